@@ -1,0 +1,260 @@
+//! The platform preset: every cost and size of the modelled hardware and
+//! software. Field docs are the user help; `presets/*.toml` say where each
+//! value comes from.
+
+use super::{check_f, check_u, toml_error, ConfigError};
+use serde::{Deserialize, Serialize};
+
+/// A whole platform preset (one TOML file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Platform {
+    /// Preset name.
+    pub name: String,
+    /// One-line description.
+    pub description: String,
+    pub topology: TopologyCfg,
+    pub link: LinkCfg,
+    pub nic: NicCfg,
+    pub host: HostCfg,
+    pub cache: CacheCfg,
+    pub library: LibraryCfg,
+}
+
+/// Hosts and the core topology of each (sockets -> dies sharing an L2 -> cores).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyCfg {
+    pub hosts: u32,
+    pub sockets: u32,
+    pub dies_per_socket: u32,
+    pub cores_per_die: u32,
+}
+
+/// Links and the switch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    /// Line rate in Gb/s.
+    pub rate_gbps: f64,
+    /// MTU in bytes (Ethernet payload).
+    pub mtu: u32,
+    /// Bytes on the wire per frame besides the frame itself (preamble, FCS, IFG).
+    pub frame_overhead_bytes: u32,
+    pub propagation_ns: f64,
+    /// Switch forwarding latency; 0 with `cut_through` = direct cable.
+    pub switch_latency_ns: f64,
+    /// Cut-through forwarding (no store-and-forward of the whole frame).
+    pub cut_through: bool,
+}
+
+/// NIC firmware, DMA and interrupt delivery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct NicCfg {
+    pub fw_rx_ns: f64,
+    pub fw_tx_ns: f64,
+    pub rx_dma_engines: u32,
+    pub dma_startup_ns: f64,
+    pub dma_MBps: f64,
+    pub tx_dma_startup_ns: f64,
+    pub irq_delivery_ns: f64,
+    pub doorbell_ns: f64,
+    pub ring_slots: u32,
+    /// Whether transmit completions are reaped through the (coalesced) interrupt.
+    pub tx_done_interrupts: bool,
+    /// The NIC's default coalescing delay in microseconds.
+    pub default_delay_us: f64,
+}
+
+/// Host OS costs and idle states.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    pub clock_ghz: f64,
+    pub irq_entry_ns: f64,
+    pub napi_poll_ns: f64,
+    pub irq_rearm_ns: f64,
+    pub driver_rx_ns: f64,
+    pub handler_drop_ns: f64,
+    pub handler_ns: f64,
+    pub tx_done_ns: f64,
+    pub syscall_ns: f64,
+    pub driver_tx_ns: f64,
+    pub wakeup_ns: f64,
+    pub block_ns: f64,
+    pub sleep_enabled: bool,
+    pub idle_before_sleep_ns: f64,
+    pub sleep_exit_ns: f64,
+}
+
+/// The cache ownership model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct CacheCfg {
+    pub line_bytes: u32,
+    /// Cost of a line transfer between dies of one socket.
+    pub same_socket_ns: f64,
+    /// Cost of a line transfer between sockets.
+    pub other_socket_ns: f64,
+    /// Cost of a line fetched from memory (e.g. written by a DMA).
+    pub memory_ns: f64,
+    pub copy_hot_MBps: f64,
+    pub copy_cold_MBps: f64,
+    pub endpoint_lines: u32,
+    pub event_lines: u32,
+    pub napi_lines: u32,
+    pub tx_lines: u32,
+}
+
+/// User-space library (Open-MX) and MPI layer costs, protocol timers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LibraryCfg {
+    pub send_ns: f64,
+    pub event_ns: f64,
+    pub post_recv_ns: f64,
+    pub mpi_send_ns: f64,
+    pub mpi_recv_ns: f64,
+    pub pull_setup_ns: f64,
+    pub ack_after: u32,
+    pub delayed_ack_us: f64,
+    pub resend_us: f64,
+    pub pull_timeout_us: f64,
+    pub spin_ns: f64,
+}
+
+const NS_MAX: f64 = 1e9; // no single modelled cost exceeds one second
+
+impl Platform {
+    /// Parses a preset TOML text (no validation).
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| toml_error("preset", e))
+    }
+
+    /// Checks every value against its allowed range; errors name the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        check_u("topology.hosts", t.hosts as u64, 2, 1024)?;
+        check_u("topology.sockets", t.sockets as u64, 1, 16)?;
+        check_u("topology.dies_per_socket", t.dies_per_socket as u64, 1, 16)?;
+        check_u("topology.cores_per_die", t.cores_per_die as u64, 1, 64)?;
+        let cores = t.sockets * t.dies_per_socket * t.cores_per_die;
+        check_u("topology (sockets*dies_per_socket*cores_per_die)", cores as u64, 1, 256)?;
+        let dies = t.sockets * t.dies_per_socket;
+        check_u("topology (sockets*dies_per_socket)", dies as u64, 1, 64)?;
+        let l = &self.link;
+        check_f("link.rate_gbps", l.rate_gbps, 0.001, 10_000.0)?;
+        check_u("link.mtu", l.mtu as u64, 576, 9000)?;
+        check_u("link.frame_overhead_bytes", l.frame_overhead_bytes as u64, 0, 1000)?;
+        check_f("link.propagation_ns", l.propagation_ns, 0.0, NS_MAX)?;
+        check_f("link.switch_latency_ns", l.switch_latency_ns, 0.0, NS_MAX)?;
+        let n = &self.nic;
+        for (k, v) in [
+            ("nic.fw_rx_ns", n.fw_rx_ns),
+            ("nic.fw_tx_ns", n.fw_tx_ns),
+            ("nic.dma_startup_ns", n.dma_startup_ns),
+            ("nic.tx_dma_startup_ns", n.tx_dma_startup_ns),
+            ("nic.irq_delivery_ns", n.irq_delivery_ns),
+            ("nic.doorbell_ns", n.doorbell_ns),
+        ] {
+            check_f(k, v, 0.0, NS_MAX)?;
+        }
+        check_f("nic.dma_MBps", n.dma_MBps, 1.0, 1e7)?;
+        check_u("nic.rx_dma_engines", n.rx_dma_engines as u64, 1, 64)?;
+        check_u("nic.ring_slots", n.ring_slots as u64, 2, 1 << 20)?;
+        check_f("nic.default_delay_us", n.default_delay_us, 0.0, 1e6)?;
+        let h = &self.host;
+        check_f("host.clock_ghz", h.clock_ghz, 0.01, 100.0)?;
+        for (k, v) in [
+            ("host.irq_entry_ns", h.irq_entry_ns),
+            ("host.napi_poll_ns", h.napi_poll_ns),
+            ("host.irq_rearm_ns", h.irq_rearm_ns),
+            ("host.driver_rx_ns", h.driver_rx_ns),
+            ("host.handler_drop_ns", h.handler_drop_ns),
+            ("host.handler_ns", h.handler_ns),
+            ("host.tx_done_ns", h.tx_done_ns),
+            ("host.syscall_ns", h.syscall_ns),
+            ("host.driver_tx_ns", h.driver_tx_ns),
+            ("host.wakeup_ns", h.wakeup_ns),
+            ("host.block_ns", h.block_ns),
+            ("host.idle_before_sleep_ns", h.idle_before_sleep_ns),
+            ("host.sleep_exit_ns", h.sleep_exit_ns),
+        ] {
+            check_f(k, v, 0.0, NS_MAX)?;
+        }
+        let c = &self.cache;
+        check_u("cache.line_bytes", c.line_bytes as u64, 8, 4096)?;
+        for (k, v) in [
+            ("cache.same_socket_ns", c.same_socket_ns),
+            ("cache.other_socket_ns", c.other_socket_ns),
+            ("cache.memory_ns", c.memory_ns),
+        ] {
+            check_f(k, v, 0.0, 1e6)?;
+        }
+        check_f("cache.copy_hot_MBps", c.copy_hot_MBps, 1.0, 1e7)?;
+        check_f("cache.copy_cold_MBps", c.copy_cold_MBps, 1.0, 1e7)?;
+        for (k, v) in [
+            ("cache.endpoint_lines", c.endpoint_lines),
+            ("cache.event_lines", c.event_lines),
+            ("cache.napi_lines", c.napi_lines),
+            ("cache.tx_lines", c.tx_lines),
+        ] {
+            check_u(k, v as u64, 0, 1024)?;
+        }
+        let b = &self.library;
+        for (k, v) in [
+            ("library.send_ns", b.send_ns),
+            ("library.event_ns", b.event_ns),
+            ("library.post_recv_ns", b.post_recv_ns),
+            ("library.mpi_send_ns", b.mpi_send_ns),
+            ("library.mpi_recv_ns", b.mpi_recv_ns),
+            ("library.pull_setup_ns", b.pull_setup_ns),
+            ("library.spin_ns", b.spin_ns),
+        ] {
+            check_f(k, v, 0.0, NS_MAX)?;
+        }
+        check_u("library.ack_after", b.ack_after as u64, 1, 1024)?;
+        check_f("library.delayed_ack_us", b.delayed_ack_us, 1.0, 1e7)?;
+        check_f("library.resend_us", b.resend_us, 10.0, 1e8)?;
+        check_f("library.pull_timeout_us", b.pull_timeout_us, 10.0, 1e8)?;
+        Ok(())
+    }
+
+    /// Cores per host.
+    pub fn cores(&self) -> u32 {
+        self.topology.sockets * self.topology.dies_per_socket * self.topology.cores_per_die
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{preset_names, preset_text};
+
+    #[test]
+    fn embedded_presets_parse_and_validate() {
+        for name in preset_names() {
+            let p = Platform::from_toml(preset_text(name).unwrap()).unwrap();
+            p.validate().unwrap();
+            assert_eq!(p.name, name);
+        }
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let text = preset_text("omx2009").unwrap().replace("[nic]\n", "[nic]\nfw_rx_nsec = 3.0\n");
+        let e = Platform::from_toml(&text).unwrap_err();
+        assert!(e.0.contains("fw_rx_nsec"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_is_named() {
+        let mut p = Platform::from_toml(preset_text("omx2009").unwrap()).unwrap();
+        p.link.mtu = 100;
+        let e = p.validate().unwrap_err();
+        assert!(e.0.contains("link.mtu") && e.0.contains("100") && e.0.contains("576"), "{e}");
+    }
+}

@@ -1,0 +1,391 @@
+//! A scenario: one simulated run (preset + overrides + NIC policy + host
+//! options + protocol options + workload). `ScenarioFile` mirrors the TOML the
+//! user writes; [`Scenario::from_toml`] validates it into checked values.
+
+use super::{check_f, check_u, preset_text, toml_error, ConfigError, Platform};
+use crate::nic::coalesce::{AdaptiveFlavor, CoalesceSpec, TimeoutMode, TimeoutSpec, STRATEGY_NAMES};
+use crate::time::Duration;
+use crate::wire::MarkedClasses;
+use serde::Deserialize;
+
+/// The scenario file as written by the user (see README for an example).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Embedded preset name or a path to a preset TOML file (default "omx2009").
+    pub preset: Option<String>,
+    /// Seed of every random choice (loss, reordering, jitter).
+    pub seed: Option<u64>,
+    /// Write every simulated frame to this pcap file.
+    pub pcap: Option<String>,
+    /// Overrides of preset values: same tables and keys as the preset file.
+    pub platform: Option<toml::Table>,
+    #[serde(default)]
+    pub nic: NicOpts,
+    #[serde(default)]
+    pub host: HostOpts,
+    #[serde(default)]
+    pub protocol: ProtocolOpts,
+    pub workload: WorkloadOpts,
+}
+
+/// NIC policy options.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicOpts {
+    /// Coalescing strategy: disabled|timeout|openmx|stream|adaptive|openmx-adaptive.
+    pub coalescing: Option<String>,
+    /// Coalescing delay in microseconds (default: the preset's NIC default).
+    pub delay_us: Option<f64>,
+    /// Frames threshold (0 = none).
+    pub frames: Option<u32>,
+    /// Timeout variant: absolute|packet|throttle.
+    pub timeout_mode: Option<String>,
+    /// Absolute cap of the packet timer in microseconds (0 = none).
+    pub cap_us: Option<f64>,
+    /// Adaptive flavour: dim|itr.
+    pub adaptive: Option<String>,
+    /// Receive steering: single-rr|single-core.
+    pub steering: Option<String>,
+    /// Core that receives the interrupt with `single-core`.
+    pub irq_core: Option<u32>,
+}
+
+/// Host options.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostOpts {
+    /// Idle cores may enter a sleep state (default: the preset's).
+    pub sleep: Option<bool>,
+    /// Core of the communicating process: an index, or "none" (OS placement).
+    pub binding: Option<toml::Value>,
+    /// How the library waits: poll|block.
+    pub wait: Option<String>,
+    /// Run a cycle soaker on every core (host overhead is measured as cycles it loses).
+    pub soaker: Option<bool>,
+}
+
+/// Protocol options.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProtocolOpts {
+    /// Marker classes turned off.
+    pub unmarked: Option<Vec<String>>,
+    pub rndv_threshold: Option<u32>,
+    /// Probability that a frame is lost.
+    pub loss: Option<f64>,
+    /// Probability that a frame is delayed behind later ones.
+    pub reorder: Option<f64>,
+    /// Add the MPI layer's costs (Open MPI over Open-MX).
+    pub mpi: Option<bool>,
+}
+
+/// The workload.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadOpts {
+    /// pingpong|stream|flood.
+    pub kind: String,
+    pub size_bytes: Option<u64>,
+    pub iterations: Option<u64>,
+    pub warmup: Option<u64>,
+    pub messages: Option<u64>,
+    pub packets: Option<u64>,
+    pub gap_ns: Option<f64>,
+    pub packet_bytes: Option<u32>,
+}
+
+/// Receive steering of the single-queue NIC (multiqueue comes with [OMX-MQ]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SteeringKind {
+    /// One queue, interrupt spread round-robin over all cores.
+    SingleRr,
+    /// One queue, interrupt bound to one core.
+    SingleCore(u32),
+}
+
+/// How the library waits for completions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitMode {
+    Poll,
+    Block,
+}
+
+/// The workload of a scenario.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Workload {
+    /// omx_perf / IMB PingPong between host 0 and host 1.
+    PingPong { size: u64, iterations: u64, warmup: u64 },
+    /// Unidirectional stream from host 0 to host 1 (receiver-side rate).
+    Stream { size: u64, messages: u64, warmup: u64 },
+    /// Invalid-packet flood into host 1 (dropped by the receive handler).
+    Flood { packets: u64, gap: Duration, packet_bytes: u32 },
+}
+
+/// A validated scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub platform: Platform,
+    pub seed: u64,
+    pub pcap: Option<String>,
+    pub coalesce: CoalesceSpec,
+    pub steering: SteeringKind,
+    pub sleep: bool,
+    /// `None` = the OS places the process.
+    pub binding: Option<u32>,
+    pub wait: WaitMode,
+    pub soaker: bool,
+    pub marked: MarkedClasses,
+    pub rndv_threshold: u32,
+    pub loss: f64,
+    pub reorder: f64,
+    pub mpi: bool,
+    pub workload: Workload,
+}
+
+fn one_of<'a>(key: &str, v: &'a str, allowed: &[&str]) -> Result<&'a str, ConfigError> {
+    if allowed.contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError::range(key, format!("{v:?}"), &format!("one of {}", allowed.join(", "))))
+    }
+}
+
+/// Merges `over` into `base` recursively (tables merge, values replace).
+fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), ConfigError> {
+    for (k, v) in over {
+        let key = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o, &key)?,
+            (Some(toml::Value::Table(_)), _) => {
+                return Err(ConfigError::new(format!("`platform.{key}` is a table in the preset; give its keys")))
+            }
+            (Some(old), new) => {
+                if std::mem::discriminant(old) != std::mem::discriminant(new)
+                    && !(old.is_float() && new.is_integer())
+                {
+                    return Err(ConfigError::new(format!(
+                        "invalid value for `platform.{key}`: {new} (expected a {} like the preset's {old})",
+                        old.type_str()
+                    )));
+                }
+                *old = if old.is_float() { toml::Value::Float(new.as_float().or(new.as_integer().map(|i| i as f64)).unwrap_or(0.0)) } else { new.clone() };
+            }
+            (None, _) => {
+                let allowed: Vec<&str> = base.keys().map(|s| s.as_str()).collect();
+                return Err(ConfigError::new(format!(
+                    "unknown key `platform.{key}` (allowed here: {})",
+                    allowed.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Loads a preset by embedded name or file path, applying overrides.
+pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Platform, ConfigError> {
+    let text: String = if preset.ends_with(".toml") || preset.contains('/') {
+        std::fs::read_to_string(preset)
+            .map_err(|e| ConfigError::new(format!("invalid value for `preset`: cannot read {preset:?}: {e}")))?
+    } else {
+        preset_text(preset)?.to_string()
+    };
+    let mut table: toml::Table = toml::from_str(&text).map_err(|e| toml_error("preset", e))?;
+    if let Some(o) = overrides {
+        merge(&mut table, o, "")?;
+    }
+    let p: Platform = toml::Value::Table(table).try_into().map_err(|e| toml_error("preset", e))?;
+    p.validate()?;
+    Ok(p)
+}
+
+impl Scenario {
+    /// Parses and validates a scenario TOML text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let file: ScenarioFile = toml::from_str(text).map_err(|e| toml_error("scenario", e))?;
+        Self::from_file(file)
+    }
+
+    /// Validates a parsed scenario file.
+    pub fn from_file(f: ScenarioFile) -> Result<Self, ConfigError> {
+        let preset = f.preset.as_deref().unwrap_or("omx2009");
+        let platform = load_platform(preset, f.platform.as_ref())?;
+        let cores = platform.cores();
+
+        // NIC
+        let strategy = one_of("nic.coalescing", f.nic.coalescing.as_deref().unwrap_or("timeout"), STRATEGY_NAMES)?;
+        let delay_us = f.nic.delay_us.unwrap_or(platform.nic.default_delay_us);
+        check_f("nic.delay_us", delay_us, 0.0, 1e6)?;
+        let frames = f.nic.frames.unwrap_or(0);
+        check_u("nic.frames", frames as u64, 0, 1 << 20)?;
+        let cap_us = f.nic.cap_us.unwrap_or(0.0);
+        check_f("nic.cap_us", cap_us, 0.0, 1e6)?;
+        let mode_name = one_of(
+            "nic.timeout_mode",
+            f.nic.timeout_mode.as_deref().unwrap_or("absolute"),
+            &["absolute", "packet", "throttle"],
+        )?;
+        let mode = match mode_name {
+            "packet" => TimeoutMode::PacketTimer,
+            "throttle" => TimeoutMode::Throttle,
+            _ => TimeoutMode::Absolute,
+        };
+        let ts = TimeoutSpec {
+            mode,
+            delay: Duration::from_ns_f64(delay_us * 1e3),
+            frames,
+            cap: Duration::from_ns_f64(cap_us * 1e3),
+        };
+        let flavor = match one_of("nic.adaptive", f.nic.adaptive.as_deref().unwrap_or("dim"), &["dim", "itr"])? {
+            "itr" => AdaptiveFlavor::Itr,
+            _ => AdaptiveFlavor::Dim,
+        };
+        let coalesce = match strategy {
+            "disabled" => CoalesceSpec::Disabled,
+            "timeout" => CoalesceSpec::Timeout(ts),
+            "openmx" => CoalesceSpec::OpenMx(ts),
+            "stream" => CoalesceSpec::Stream(ts),
+            "adaptive" => CoalesceSpec::Adaptive(flavor),
+            _ => CoalesceSpec::OpenMxAdaptive,
+        };
+        let steering = match one_of(
+            "nic.steering",
+            f.nic.steering.as_deref().unwrap_or("single-rr"),
+            &["single-rr", "single-core"],
+        )? {
+            "single-core" => {
+                let c = f.nic.irq_core.unwrap_or(0);
+                check_u("nic.irq_core", c as u64, 0, cores as u64 - 1)?;
+                SteeringKind::SingleCore(c)
+            }
+            _ => SteeringKind::SingleRr,
+        };
+
+        // Host
+        let sleep = f.host.sleep.unwrap_or(platform.host.sleep_enabled);
+        let binding = match &f.host.binding {
+            None => Some(0),
+            Some(toml::Value::String(s)) if s == "none" => None,
+            Some(toml::Value::Integer(i)) => {
+                check_u("host.binding", (*i).max(0) as u64, 0, cores as u64 - 1)?;
+                if *i < 0 {
+                    return Err(ConfigError::range("host.binding", i, "a core index or \"none\""));
+                }
+                Some(*i as u32)
+            }
+            Some(v) => {
+                return Err(ConfigError::range(
+                    "host.binding",
+                    v,
+                    &format!("a core index 0..={} or \"none\"", cores - 1),
+                ))
+            }
+        };
+        let wait = match one_of("host.wait", f.host.wait.as_deref().unwrap_or("poll"), &["poll", "block"])? {
+            "block" => WaitMode::Block,
+            _ => WaitMode::Poll,
+        };
+        let soaker = f.host.soaker.unwrap_or(false);
+
+        // Protocol
+        let mut marked = MarkedClasses::default();
+        for name in f.protocol.unmarked.iter().flatten() {
+            marked = marked.with_unmarked(name).map_err(|m| ConfigError::new(format!("protocol.unmarked: {m}")))?;
+        }
+        let rndv_threshold = f.protocol.rndv_threshold.unwrap_or(crate::wire::DEFAULT_RNDV_THRESHOLD as u32);
+        check_u("protocol.rndv_threshold", rndv_threshold as u64, 129, 1 << 20)?;
+        let loss = f.protocol.loss.unwrap_or(0.0);
+        check_f("protocol.loss", loss, 0.0, 0.5)?;
+        let reorder = f.protocol.reorder.unwrap_or(0.0);
+        check_f("protocol.reorder", reorder, 0.0, 0.5)?;
+        let mpi = f.protocol.mpi.unwrap_or(true);
+
+        // Workload
+        let w = &f.workload;
+        let kind = one_of("workload.kind", &w.kind, &["pingpong", "stream", "flood"])?;
+        let size = w.size_bytes.unwrap_or(0);
+        check_u("workload.size_bytes", size, 0, 1 << 30)?;
+        let warmup = w.warmup.unwrap_or(if kind == "pingpong" { 100 } else { 1000 });
+        check_u("workload.warmup", warmup, 0, 1 << 32)?;
+        let workload = match kind {
+            "pingpong" => {
+                let iterations = w.iterations.unwrap_or(1000);
+                check_u("workload.iterations", iterations, 1, 1 << 32)?;
+                Workload::PingPong { size, iterations, warmup }
+            }
+            "stream" => {
+                let messages = w.messages.unwrap_or(20_000);
+                check_u("workload.messages", messages, 1, 1 << 32)?;
+                Workload::Stream { size, messages, warmup }
+            }
+            _ => {
+                let packets = w.packets.unwrap_or(20_000);
+                check_u("workload.packets", packets, 1, 1 << 32)?;
+                let gap_ns = w.gap_ns.unwrap_or(2000.0);
+                check_f("workload.gap_ns", gap_ns, 1.0, 1e9)?;
+                let packet_bytes = w.packet_bytes.unwrap_or(128);
+                check_u("workload.packet_bytes", packet_bytes as u64, 60, platform.link.mtu as u64 + 14)?;
+                Workload::Flood { packets, gap: Duration::from_ns_f64(gap_ns), packet_bytes }
+            }
+        };
+        Ok(Scenario {
+            platform,
+            seed: f.seed.unwrap_or(1),
+            pcap: f.pcap,
+            coalesce,
+            steering,
+            sleep,
+            binding,
+            wait,
+            soaker,
+            marked,
+            rndv_threshold,
+            loss,
+            reorder,
+            mpi,
+            workload,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimal_scenario_uses_defaults() {
+        let s = Scenario::from_toml("[workload]\nkind = \"pingpong\"\n").unwrap();
+        assert_eq!(s.platform.name, "omx2009");
+        assert!(matches!(s.coalesce, CoalesceSpec::Timeout(t) if t.delay == Duration::from_us(75)));
+        assert_eq!(s.steering, SteeringKind::SingleRr);
+    }
+
+    #[test]
+    fn errors_name_key_value_and_allowed() {
+        let cases = [
+            ("[nic]\ncoalescing = \"fast\"\n[workload]\nkind = \"pingpong\"\n", &["nic.coalescing", "fast", "openmx"][..]),
+            ("[nic]\ndelay_us = -3\n[workload]\nkind = \"pingpong\"\n", &["nic.delay_us", "-3"][..]),
+            ("[workload]\nkind = \"pingpong\"\nsize = 3\n", &["size"][..]),
+            ("[platform.link]\nmtu = 10\n[workload]\nkind = \"stream\"\n", &["link.mtu", "10"][..]),
+            ("[platform.link]\nmtux = 10\n[workload]\nkind = \"stream\"\n", &["platform.link.mtux"][..]),
+            ("[platform.link]\nmtu = \"big\"\n[workload]\nkind = \"stream\"\n", &["platform.link.mtu", "big"][..]),
+            ("[host]\nbinding = 99\n[workload]\nkind = \"stream\"\n", &["host.binding", "99"][..]),
+            ("[protocol]\nunmarked = [\"rdnv\"]\n[workload]\nkind = \"stream\"\n", &["rdnv"][..]),
+        ];
+        for (text, needles) in cases {
+            let e = Scenario::from_toml(text).unwrap_err().0;
+            for n in needles {
+                assert!(e.contains(n), "error {e:?} should mention {n:?}");
+            }
+            assert!(!e.contains('\n'), "one line: {e:?}");
+        }
+    }
+
+    #[test]
+    fn platform_overrides_apply() {
+        let s = Scenario::from_toml("[platform.link]\nmtu = 9000\n[platform.host]\nsyscall_ns = 1\n[workload]\nkind = \"stream\"\n").unwrap();
+        assert_eq!(s.platform.link.mtu, 9000);
+        assert_eq!(s.platform.host.syscall_ns, 1.0);
+    }
+}

@@ -1,0 +1,12 @@
+//! The host: topology, cores and their states, the cache model.
+//!
+//! This module owns the *resources* of a host: which core runs what, idle and
+//! sleep bookkeeping, and cache ownership. The receive path logic (interrupt,
+//! NAPI bottom half, Open-MX receive handler, library) that consumes these
+//! resources lives in `crate::sim`, where NIC, host and protocol meet.
+
+pub mod cache;
+pub mod topology;
+
+pub use cache::{CacheCosts, CacheStats, Obj, ObjClass, Owner, Side};
+pub use topology::{Relation, Topology};

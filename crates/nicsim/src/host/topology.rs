@@ -1,0 +1,64 @@
+//! Host topology: sockets -> dies (one shared L2 each) -> cores.
+
+use crate::config::TopologyCfg;
+
+/// Relation between two cores or two dies of one host ([OMX-MQ] SC/S$/SP/OP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relation {
+    /// Same die (same core or the core sharing its L2).
+    SameDie,
+    /// Same socket, other die.
+    SameSocket,
+    /// Other socket.
+    OtherSocket,
+}
+
+/// Core numbering: core `c` is on die `c / cores_per_die`, die `d` on socket
+/// `d / dies_per_socket`.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub sockets: u16,
+    pub dies_per_socket: u16,
+    pub cores_per_die: u16,
+}
+
+impl Topology {
+    pub fn new(t: &TopologyCfg) -> Self {
+        Topology { sockets: t.sockets as u16, dies_per_socket: t.dies_per_socket as u16, cores_per_die: t.cores_per_die as u16 }
+    }
+    pub fn cores(&self) -> u16 {
+        self.sockets * self.dies_per_socket * self.cores_per_die
+    }
+    pub fn die_of(&self, core: u16) -> u16 {
+        core / self.cores_per_die
+    }
+    pub fn socket_of_die(&self, die: u16) -> u16 {
+        die / self.dies_per_socket
+    }
+    pub fn die_relation(&self, a: u16, b: u16) -> Relation {
+        if a == b {
+            Relation::SameDie
+        } else if self.socket_of_die(a) == self.socket_of_die(b) {
+            Relation::SameSocket
+        } else {
+            Relation::OtherSocket
+        }
+    }
+    pub fn core_relation(&self, a: u16, b: u16) -> Relation {
+        self.die_relation(self.die_of(a), self.die_of(b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clovertown_relations() {
+        let t = Topology { sockets: 2, dies_per_socket: 2, cores_per_die: 2 };
+        assert_eq!(t.cores(), 8);
+        assert_eq!(t.core_relation(0, 1), Relation::SameDie); // S$
+        assert_eq!(t.core_relation(0, 2), Relation::SameSocket); // SP
+        assert_eq!(t.core_relation(0, 4), Relation::OtherSocket); // OP
+    }
+}

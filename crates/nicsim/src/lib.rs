@@ -1,0 +1,29 @@
+//! nicsim: a fast, deterministic packet-level simulator and analytic model of
+//! NIC-assisted message passing (interrupt coalescing, receive steering,
+//! Open-MX-like protocol over Ethernet).
+//!
+//! The crate is the simulator core; it has no Python in it. Entry points:
+//! [`config::Scenario::from_toml`] to describe a run, [`sim::run`] to run it.
+
+#![forbid(unsafe_code)]
+
+pub mod bench;
+pub mod config;
+pub mod engine;
+pub mod host;
+pub mod net;
+pub mod nic;
+pub mod proto;
+pub mod sim;
+pub mod time;
+pub mod wire;
+pub mod workload;
+
+pub use config::{ConfigError, Scenario};
+pub use sim::{run, Metrics, SimError};
+
+/// Runs a scenario given as TOML text; errors are one line.
+pub fn run_toml(text: &str) -> Result<Metrics, String> {
+    let s = Scenario::from_toml(text).map_err(|e| e.to_string())?;
+    sim::run(&s).map_err(|e| e.to_string())
+}

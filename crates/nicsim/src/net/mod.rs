@@ -1,0 +1,118 @@
+//! The network between NICs: full-duplex links and one switch.
+//!
+//! This module owns wire timing only: serialization at the line rate with the
+//! per-frame overhead (preamble, FCS, inter-frame gap), propagation, the
+//! switch's forwarding latency (store-and-forward or cut-through) and the
+//! FIFO order of each egress link and switch output port. It does not know
+//! what a frame contains (`crate::wire`) nor what a NIC does with it
+//! (`crate::nic`). Loss and reordering injection happen at the switch.
+
+use crate::config::LinkCfg;
+use crate::time::{Duration, Instant};
+
+/// Link and switch state of the whole network.
+#[derive(Debug)]
+pub struct Network {
+    bytes_per_s: u64,
+    overhead: u32,
+    prop: Duration,
+    switch_latency: Duration,
+    cut_through: bool,
+    /// Per host: when its uplink (host -> switch) is free again.
+    up_free: Vec<Instant>,
+    /// Per host: when the switch port towards it (switch -> host) is free again.
+    down_free: Vec<Instant>,
+}
+
+/// When a frame occupies the sender's uplink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Departure {
+    /// First bit on the wire (the pcap timestamp).
+    pub start: Instant,
+    /// Last bit on the wire: the sending NIC may report transmit completion.
+    pub end: Instant,
+    /// When the frame is at the switch, ready to be forwarded.
+    pub at_switch: Instant,
+}
+
+impl Network {
+    pub fn new(cfg: &LinkCfg, hosts: usize) -> Self {
+        Network {
+            bytes_per_s: (cfg.rate_gbps * 1e9 / 8.0).round() as u64,
+            overhead: cfg.frame_overhead_bytes,
+            prop: Duration::from_ns_f64(cfg.propagation_ns),
+            switch_latency: Duration::from_ns_f64(cfg.switch_latency_ns),
+            cut_through: cfg.cut_through,
+            up_free: vec![Instant::ZERO; hosts],
+            down_free: vec![Instant::ZERO; hosts],
+        }
+    }
+
+    /// Time to serialize a frame of `frame_len` bytes (overhead included).
+    pub fn serialization(&self, frame_len: usize) -> Duration {
+        Duration::for_bytes(frame_len as u64 + self.overhead as u64, self.bytes_per_s)
+    }
+
+    /// The NIC of `host` has the frame ready at `ready`: book its uplink.
+    pub fn depart(&mut self, host: usize, ready: Instant, frame_len: usize) -> Departure {
+        let ser = self.serialization(frame_len);
+        let start = ready.max(self.up_free[host]);
+        let end = start + ser;
+        self.up_free[host] = end;
+        let at_switch = if self.cut_through { start + self.prop } else { end + self.prop };
+        Departure { start, end, at_switch }
+    }
+
+    /// The frame is at the switch at `now` (plus `extra` injected delay): book
+    /// the output port towards `dst` and return when its last bit reaches
+    /// the destination NIC.
+    pub fn forward(&mut self, dst: usize, now: Instant, frame_len: usize, extra: Duration) -> Instant {
+        let ser = self.serialization(frame_len);
+        let out = (now + self.switch_latency + extra).max(self.down_free[dst]);
+        self.down_free[dst] = out + ser;
+        out + ser + self.prop
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(cut: bool, lat: f64) -> LinkCfg {
+        LinkCfg {
+            rate_gbps: 10.0,
+            mtu: 1500,
+            frame_overhead_bytes: 24,
+            propagation_ns: 10.0,
+            switch_latency_ns: lat,
+            cut_through: cut,
+        }
+    }
+
+    #[test]
+    fn back_to_back_frames_queue_on_the_uplink() {
+        let mut n = Network::new(&cfg(true, 0.0), 2);
+        // 1514 B + 24 B overhead at 10 Gb/s = 1230.4 ns
+        let a = n.depart(0, Instant::ZERO, 1514);
+        let b = n.depart(0, Instant::ZERO, 1514);
+        assert_eq!(a.end - a.start, Duration::from_ps(1_230_400));
+        assert_eq!(b.start, a.end);
+    }
+
+    #[test]
+    fn direct_cable_latency_is_serialization_plus_two_propagations() {
+        let mut n = Network::new(&cfg(true, 0.0), 2);
+        let d = n.depart(0, Instant::ZERO, 60);
+        let arrive = n.forward(1, d.at_switch, 60, Duration::ZERO);
+        assert_eq!(arrive - Instant::ZERO, n.serialization(60) + Duration::from_ns(20));
+    }
+
+    #[test]
+    fn store_and_forward_adds_a_serialization() {
+        let mut n = Network::new(&cfg(false, 100.0), 2);
+        let d = n.depart(0, Instant::ZERO, 1514);
+        let arrive = n.forward(1, d.at_switch, 1514, Duration::ZERO);
+        let ser = n.serialization(1514);
+        assert_eq!(arrive - Instant::ZERO, ser + ser + Duration::from_ns(120));
+    }
+}

@@ -1,0 +1,184 @@
+//! The NIC: receive firmware, DMA engines, receive queues with their
+//! interrupt line and coalescing policy, steering, and the transmit path.
+//!
+//! This module owns NIC-side state and timing: the firmware is a FIFO server
+//! (per-frame time), DMA engines are FIFO servers (start-up + bytes /
+//! bandwidth, in order per engine), each receive queue has a ring of
+//! completed descriptors, an interrupt line that is masked from a raise until
+//! the host re-arms it, and a coalescing policy (`coalesce`). It does not run
+//! host code: raising an interrupt yields an event for `crate::sim`.
+
+pub mod coalesce;
+pub mod steering;
+
+use crate::config::NicCfg;
+use crate::time::{Duration, Instant};
+use coalesce::{Coalescer, Decision, TimerCmd};
+use std::collections::VecDeque;
+
+/// An entry of a receive queue's ring: a received frame or a transmit completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingEntry {
+    Rx(u32),
+    TxDone,
+}
+
+/// One receive queue with its interrupt line.
+pub struct RxQueue {
+    pub ring: VecDeque<RingEntry>,
+    pub policy: Box<dyn Coalescer>,
+    /// The line is armed (not masked).
+    pub irq_enabled: bool,
+    /// The policy asked for a raise while the line was masked.
+    pub fire_wanted: bool,
+    /// Generation of the policy timer; stale timer events carry an older one.
+    pub timer_gen: u32,
+    pub timer_at: Option<Instant>,
+    pub interrupts: u64,
+}
+
+/// What the NIC must do after a policy decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Outcome {
+    /// Raise the interrupt now (the line was armed).
+    pub raise: bool,
+    /// Schedule a timer event at this instant with this generation.
+    pub timer: Option<(Instant, u32)>,
+}
+
+impl RxQueue {
+    pub fn new(policy: Box<dyn Coalescer>, ring_slots: usize) -> Self {
+        RxQueue {
+            ring: VecDeque::with_capacity(ring_slots.min(4096)),
+            policy,
+            irq_enabled: true,
+            fire_wanted: false,
+            timer_gen: 0,
+            timer_at: None,
+            interrupts: 0,
+        }
+    }
+
+    /// Applies a policy decision: timer bookkeeping, masking, and the
+    /// policy's reset on an actual raise. Returns what to schedule.
+    pub fn apply(&mut self, now: Instant, d: Decision) -> Outcome {
+        let mut out = Outcome::default();
+        self.apply_timer(d.timer, &mut out);
+        if d.raise {
+            if self.irq_enabled {
+                self.irq_enabled = false;
+                self.fire_wanted = false;
+                self.interrupts += 1;
+                out.raise = true;
+                let d2 = self.policy.on_irq_raised(now);
+                self.apply_timer(d2.timer, &mut out);
+            } else {
+                self.fire_wanted = true;
+            }
+        }
+        out
+    }
+
+    fn apply_timer(&mut self, cmd: TimerCmd, out: &mut Outcome) {
+        match cmd {
+            TimerCmd::Keep => {}
+            TimerCmd::Cancel => {
+                self.timer_gen = self.timer_gen.wrapping_add(1);
+                self.timer_at = None;
+                out.timer = None;
+            }
+            TimerCmd::Arm(at) => {
+                if self.timer_at != Some(at) {
+                    self.timer_gen = self.timer_gen.wrapping_add(1);
+                    self.timer_at = Some(at);
+                    out.timer = Some((at, self.timer_gen));
+                }
+            }
+        }
+    }
+
+    /// The host re-enabled the interrupt after draining the ring.
+    pub fn rearm(&mut self, now: Instant) -> Outcome {
+        self.irq_enabled = true;
+        let pending = self.ring.len() as u32;
+        let d = self.policy.on_rearm(now, pending);
+        let mut out = self.apply(now, d);
+        if !out.raise && self.fire_wanted {
+            self.fire_wanted = false;
+            if pending > 0 {
+                let o2 = self.apply(now, Decision::RAISE);
+                out.raise = o2.raise;
+                if o2.timer.is_some() {
+                    out.timer = o2.timer;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// NIC timing resources.
+pub struct Nic {
+    pub queues: Vec<RxQueue>,
+    /// Frames that have arrived whose DMA has not completed.
+    pub pending: u32,
+    /// Frames DMA-ing or in rings, to enforce the ring capacity.
+    pub fw_free: Instant,
+    pub dma_free: Vec<Instant>,
+    pub tx_free: Instant,
+    fw_rx: Duration,
+    fw_tx: Duration,
+    dma_startup: Duration,
+    dma_bps: u64,
+    tx_dma_startup: Duration,
+    pub irq_delivery: Duration,
+    pub ring_slots: usize,
+    pub in_dma: u32,
+}
+
+impl Nic {
+    pub fn new(cfg: &NicCfg, queues: Vec<RxQueue>) -> Self {
+        Nic {
+            queues,
+            pending: 0,
+            fw_free: Instant::ZERO,
+            dma_free: vec![Instant::ZERO; cfg.rx_dma_engines as usize],
+            tx_free: Instant::ZERO,
+            fw_rx: Duration::from_ns_f64(cfg.fw_rx_ns),
+            fw_tx: Duration::from_ns_f64(cfg.fw_tx_ns),
+            dma_startup: Duration::from_ns_f64(cfg.dma_startup_ns),
+            dma_bps: (cfg.dma_MBps * 1e6) as u64,
+            tx_dma_startup: Duration::from_ns_f64(cfg.tx_dma_startup_ns),
+            irq_delivery: Duration::from_ns_f64(cfg.irq_delivery_ns),
+            ring_slots: cfg.ring_slots as usize,
+            in_dma: 0,
+        }
+    }
+
+    /// A frame's last bit arrived at `now`: run the firmware, then book the
+    /// earliest-free DMA engine. Returns the DMA completion time.
+    pub fn receive(&mut self, now: Instant, frame_len: usize) -> Instant {
+        let fw_done = now.max(self.fw_free) + self.fw_rx;
+        self.fw_free = fw_done;
+        let (i, free) = self.dma_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).unwrap_or((0, Instant::ZERO));
+        let done = fw_done.max(free) + self.dma_startup + Duration::for_bytes(frame_len as u64, self.dma_bps);
+        if let Some(slot) = self.dma_free.get_mut(i) {
+            *slot = done;
+        }
+        done
+    }
+
+    /// The host rang the doorbell at `now` for a frame of `frame_len` bytes:
+    /// DMA read + firmware. Returns when the frame is ready for the wire.
+    pub fn transmit(&mut self, now: Instant, frame_len: usize) -> Instant {
+        let dma_done = now.max(self.tx_free) + self.tx_dma_startup + Duration::for_bytes(frame_len as u64, self.dma_bps);
+        // The DMA of the next frame may start while the firmware handles this one.
+        self.tx_free = dma_done;
+        dma_done + self.fw_tx
+    }
+
+    /// Ring occupancy check (frames in DMA + frames in the ring).
+    pub fn ring_full(&self, q: usize) -> bool {
+        self.queues[q].ring.len() + self.in_dma as usize >= self.ring_slots
+    }
+}

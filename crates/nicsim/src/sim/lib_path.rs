@@ -1,0 +1,607 @@
+//! The user-space library (Open-MX-like) of each process: what it does next
+//! when it has the CPU (`lib_step`, which prices a segment) and what that
+//! segment changes when it completes (`lib_apply`).
+//!
+//! Priorities, as in `omx_progress`: hand queued frames to the driver, then
+//! consume ring events, then protocol timers, then the application's next
+//! operation. Waiting polls the ring or blocks in the kernel.
+
+use super::{Action, LKind, LibEvent, MediumTarget, Out, PState, Req, Unexpected, World};
+use crate::config::WaitMode;
+use crate::host::{Owner, Side};
+use crate::proto::{Arrival, PullHandle, SentMsg};
+use crate::time::{Duration, Instant};
+use crate::wire::{self, FrameRepr, MessageClass, OmxBody, PacketKind};
+use crate::workload::{Label, Op};
+
+/// Rebuilds a 32-bit sequence number from its 16 low bits on the wire,
+/// choosing the value closest to `near`.
+fn widen(near: u32, low: u16) -> u32 {
+    let base = near & !0xFFFF;
+    let mut v = base | low as u32;
+    if v > near.saturating_add(0x8000) && v >= 0x10000 {
+        v -= 0x10000;
+    } else if v.saturating_add(0x8000) < near {
+        v += 0x10000;
+    }
+    v
+}
+
+impl World {
+    fn class(&self, size: u64) -> MessageClass {
+        wire::classify(size as usize, self.c.rndv_threshold as usize)
+    }
+
+    /// Prices the next segment of process `p`; `None` if it has nothing to
+    /// run (it then polls, sleeps, or is done).
+    pub(crate) fn lib_step(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
+        let die = self.topo.die_of(self.hosts[h].procs[p].core);
+        loop {
+            let hs = &mut self.hosts[h];
+            let pr = &mut hs.procs[p];
+            if pr.state == PState::Done {
+                return None;
+            }
+            if let Some(out) = pr.outbox.front().copied() {
+                let c = &self.c;
+                let tx = self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Side::Kernel, c.tx_lines);
+                let per_frame = c.driver_tx + c.doorbell;
+                let cost = match out {
+                    Out::Msg { kind, size, frag, .. } => {
+                        let bytes = match kind {
+                            LKind::Tiny | LKind::Small => size,
+                            LKind::MediumFrag => {
+                                let per = wire::medium_frag_payload(c.mtu) as u64;
+                                (size - frag as u64 * per).min(per)
+                            }
+                            _ => 0,
+                        };
+                        c.syscall + per_frame + tx + self.cc.copy_hot(bytes)
+                    }
+                    Out::Ack { .. } => c.syscall + per_frame + tx,
+                    Out::PullStart { handle } => {
+                        let blocks = self.handles[handle as usize].blocks.min(wire::PULL_BLOCKS_OUTSTANDING as u32);
+                        c.syscall + c.pull_setup + per_frame.times(blocks as u64) + tx
+                    }
+                };
+                return Some((cost, Action::Send));
+            }
+            if let Some(ev) = pr.ring.front().copied() {
+                let c = &self.c;
+                let mut cost = c.event
+                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Side::User, c.event_lines)
+                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Side::User, c.endpoint_lines);
+                let src = Owner::Die(ev.writer_die);
+                match ev.kind {
+                    LKind::Tiny | LKind::Small => {
+                        cost += c.mpi_recv + self.cc.copy(&self.topo, &mut hs.cache, src, die, Side::User, ev.size);
+                    }
+                    LKind::MediumFrag => {
+                        cost += self.cc.copy(&self.topo, &mut hs.cache, src, die, Side::User, ev.frag_len as u64);
+                        let last = wire::medium_frag_count(ev.size as usize, c.mtu) as u32;
+                        if ev.frag_seq as u32 + 1 == last {
+                            cost += c.mpi_recv;
+                        }
+                    }
+                    LKind::PullDone => cost += c.mpi_recv,
+                    LKind::Rndv | LKind::Notify | LKind::Ack => {}
+                }
+                return Some((cost, Action::Consume));
+            }
+            if self.protocol_timers(now, h, p) {
+                continue;
+            }
+            let c = &self.c;
+            let pr = &mut self.hosts[h].procs[p];
+            if let Some(n) = pr.wait {
+                if pr.outstanding <= n {
+                    pr.wait = None;
+                } else {
+                    return match c.wait {
+                        WaitMode::Poll => {
+                            pr.state = PState::Polling;
+                            None
+                        }
+                        WaitMode::Block => Some((c.block, Action::Block)),
+                    };
+                }
+            }
+            let op = pr.program.next();
+            match op {
+                Op::Send { size, .. } => {
+                    let mut cost = c.mpi_send + c.send;
+                    match self.class(size) {
+                        MessageClass::Medium => cost += self.cc.copy_hot(size),
+                        MessageClass::Large => cost += c.pull_setup,
+                        _ => {}
+                    }
+                    return Some((cost, Action::Op(op)));
+                }
+                Op::Recv { .. } => return Some((c.post_recv, Action::Op(op))),
+                Op::WaitOutstanding(n) => pr.wait = Some(n),
+                Op::Compute(d) => {
+                    if !d.is_zero() {
+                        return Some((d, Action::None));
+                    }
+                }
+                Op::Mark(l) => {
+                    let i = l as usize;
+                    pr.marks[i] = Some(now);
+                    let irqs: u64 = self.hosts[h].irq_raised;
+                    self.hosts[h].procs[p].irq_at_mark[i] = irqs;
+                    let _ = Label::Start;
+                }
+                Op::Count => {}
+                Op::Done => {
+                    pr.state = PState::Done;
+                    self.programs_left -= 1;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Queues explicit acks and resends that are due; true if it queued any.
+    fn protocol_timers(&mut self, now: Instant, h: usize, p: usize) -> bool {
+        let (delayed, resend) = (self.c.delayed_ack, self.c.resend);
+        let mut queued = false;
+        let mut next: Option<Instant> = None;
+        let pr = &mut self.hosts[h].procs[p];
+        let ep = pr.ep;
+        for peer in 0..pr.peers.len() {
+            let ps = &mut pr.peers[peer];
+            if ps.unacked_recv > 0 {
+                match ps.ack_deadline {
+                    Some(t) if t <= now => {
+                        pr.outbox.push_back(Out::Ack { peer: peer as u16, peer_ep: ep });
+                        ps.ack_deadline = None;
+                        queued = true;
+                    }
+                    Some(t) => next = Some(next.map_or(t, |n: Instant| n.min(t))),
+                    None => {
+                        let t = now + delayed;
+                        ps.ack_deadline = Some(t);
+                        next = Some(next.map_or(t, |n: Instant| n.min(t)));
+                    }
+                }
+            }
+            let mut resends = Vec::new();
+            for m in ps.unacked_sends.iter_mut() {
+                let due = m.sent_at + resend;
+                if due <= now {
+                    m.sent_at = now;
+                    resends.push(*m);
+                } else {
+                    next = Some(next.map_or(due, |n: Instant| n.min(due)));
+                    break;
+                }
+            }
+            for m in resends {
+                queued = true;
+                Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, peer as u16, ep, m);
+            }
+        }
+        if let Some(t) = next {
+            self.arm_proc_timer(h, p, t);
+        }
+        queued
+    }
+
+    /// Queues the frames of message `m` (first send or resend).
+    fn queue_message(outbox: &mut std::collections::VecDeque<Out>, thr: u64, mtu: usize, peer: u16, peer_ep: u8, m: SentMsg) {
+        let (kind, frags) = if m.is_notify {
+            (LKind::Notify, 1)
+        } else {
+            match wire::classify(m.size as usize, thr as usize) {
+                MessageClass::Tiny => (LKind::Tiny, 1),
+                MessageClass::Small => (LKind::Small, 1),
+                MessageClass::Medium => (LKind::MediumFrag, wire::medium_frag_count(m.size as usize, mtu) as u8),
+                MessageClass::Large => (LKind::Rndv, 1),
+            }
+        };
+        for frag in 0..frags {
+            outbox.push_back(Out::Msg { peer, peer_ep, kind, seq: m.seq, tag: m.tag, size: m.size, frag, frags, rdma: m.req });
+        }
+    }
+
+    /// Applies a completed segment.
+    pub(crate) fn lib_apply(&mut self, now: Instant, h: usize, p: usize, action: Action) {
+        match action {
+            Action::None => {}
+            Action::Send => self.lib_send(now, h, p),
+            Action::Consume => {
+                if let Some(ev) = self.hosts[h].procs[p].ring.pop_front() {
+                    self.lib_consume(now, h, p, ev);
+                }
+            }
+            Action::Op(op) => self.lib_op(now, h, p, op),
+            Action::Block => {
+                let pr = &mut self.hosts[h].procs[p];
+                let nothing = pr.ring.is_empty() && pr.outbox.is_empty();
+                if nothing && pr.wait.is_some_and(|n| pr.outstanding > n) {
+                    pr.state = PState::Blocked;
+                }
+            }
+        }
+    }
+
+    fn new_req(&mut self, h: usize, p: usize, is_send: bool, size: u64, tag: u64) -> u32 {
+        let pr = &mut self.hosts[h].procs[p];
+        let r = Req { live: true, is_send, size, tag, frags_left: 0 };
+        pr.outstanding += 1;
+        if let Some(i) = pr.free_reqs.pop() {
+            pr.reqs[i as usize] = r;
+            i
+        } else {
+            pr.reqs.push(r);
+            (pr.reqs.len() - 1) as u32
+        }
+    }
+
+    fn complete(&mut self, h: usize, p: usize, req: u32) {
+        let pr = &mut self.hosts[h].procs[p];
+        let r = &mut pr.reqs[req as usize];
+        assert!(r.live, "request {req} completed twice");
+        r.live = false;
+        pr.free_reqs.push(req);
+        pr.outstanding -= 1;
+        self.completions += 1;
+    }
+
+    fn lib_op(&mut self, now: Instant, h: usize, p: usize, op: Op) {
+        match op {
+            Op::Send { peer, size, tag } => {
+                let req = self.new_req(h, p, true, size, tag);
+                let class = self.class(size);
+                let pr = &mut self.hosts[h].procs[p];
+                let dst = peer as u16;
+                let ps = &mut pr.peers[dst as usize];
+                let seq = ps.next_send;
+                ps.next_send += 1;
+                let mut rdma = req;
+                if class == MessageClass::Large {
+                    let slot = pr.regions.iter().position(|r| r.is_none()).expect("more than 256 large sends outstanding");
+                    pr.regions[slot] = Some(req);
+                    rdma = slot as u32;
+                }
+                let m = SentMsg { seq, req: rdma, sent_at: now, size, tag, is_notify: false };
+                pr.peers[dst as usize].unacked_sends.push_back(m);
+                let ep = 0; // every workload process opens endpoint 0
+                Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, dst, ep, m);
+                let t = now + self.c.resend;
+                self.arm_proc_timer(h, p, t);
+            }
+            Op::Recv { size, tag } => {
+                let req = self.new_req(h, p, false, size, tag);
+                let pr = &mut self.hosts[h].procs[p];
+                if let Some(i) = pr.unexpected.iter().position(|u| u.ev.tag == tag) {
+                    let u = pr.unexpected.remove(i).expect("index from position");
+                    match u.ev.kind {
+                        LKind::Rndv => self.start_pull(now, h, p, req, u.ev),
+                        LKind::MediumFrag if u.frags_left > 0 => {
+                            pr.reqs[req as usize].frags_left = u.frags_left;
+                            pr.medium = Some((u.ev.peer, u.ev.seq, MediumTarget::Req(req)));
+                        }
+                        _ => self.complete(h, p, req),
+                    }
+                } else {
+                    pr.posted.push_back(req);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn start_pull(&mut self, now: Instant, h: usize, p: usize, req: u32, ev: LibEvent) {
+        let mtu = self.c.mtu;
+        let replies = wire::pull_reply_count(ev.size as usize, mtu) as u32;
+        let ep = self.hosts[h].procs[p].ep;
+        let mut hd =
+            PullHandle::new(h as u16, ep, ev.peer, ev.peer_ep, req, ev.size, replies, wire::PULL_BLOCK_REPLIES as u32);
+        hd.rdma_id = ev.rdma as u8;
+        hd.last_progress = now;
+        let id = if let Some(i) = self.free_handles.pop() {
+            self.handles[i as usize] = hd;
+            i
+        } else {
+            self.handles.push(hd);
+            (self.handles.len() - 1) as u32
+        };
+        self.hosts[h].procs[p].outbox.push_back(Out::PullStart { handle: id });
+    }
+
+    fn lib_send(&mut self, now: Instant, h: usize, p: usize) {
+        let Some(out) = self.hosts[h].procs[p].outbox.pop_front() else { return };
+        match out {
+            Out::Msg { peer, peer_ep, kind, seq, tag, size, frag, frags, rdma } => {
+                let pr = &mut self.hosts[h].procs[p];
+                let ps = &mut pr.peers[peer as usize];
+                let piggy = ps.expected as u16;
+                ps.ack_sent();
+                let src_ep = pr.ep;
+                let per = wire::medium_frag_payload(self.c.mtu) as u64;
+                let last = frag + 1 == frags;
+                let (body, pk) = match kind {
+                    LKind::Tiny => (
+                        OmxBody::Tiny { dst_ep: peer_ep, src_ep, session: 0, seq: seq as u16, piggy_ack: piggy, match_info: tag, length: size as u8 },
+                        PacketKind::Tiny,
+                    ),
+                    LKind::Small => (
+                        OmxBody::Small { dst_ep: peer_ep, src_ep, session: 0, seq: seq as u16, piggy_ack: piggy, match_info: tag, length: size as u16 },
+                        PacketKind::Small,
+                    ),
+                    LKind::MediumFrag => (
+                        OmxBody::Medium {
+                            dst_ep: peer_ep,
+                            src_ep,
+                            session: 0,
+                            seq: seq as u16,
+                            piggy_ack: piggy,
+                            match_info: tag,
+                            msg_length: size as u32,
+                            frag_seq: frag,
+                            frag_pipeline: 0,
+                            frag_length: (size - frag as u64 * per).min(per) as u16,
+                        },
+                        PacketKind::Medium,
+                    ),
+                    LKind::Rndv => (
+                        OmxBody::Rndv {
+                            dst_ep: peer_ep,
+                            src_ep,
+                            session: 0,
+                            seq: seq as u16,
+                            piggy_ack: piggy,
+                            match_info: tag,
+                            msg_length: size as u32,
+                            rdma_id: rdma as u8,
+                            rdma_seqnum: 0,
+                            rdma_offset: 0,
+                        },
+                        PacketKind::Rndv,
+                    ),
+                    _ => (
+                        OmxBody::Notify {
+                            dst_ep: peer_ep,
+                            src_ep,
+                            session: 0,
+                            seq: seq as u16,
+                            piggy_ack: piggy,
+                            total_length: size as u32,
+                            puller_rdma_id: rdma as u8,
+                            puller_rdma_seqnum: 0,
+                        },
+                        PacketKind::Notify,
+                    ),
+                };
+                let marked = self.c.marked.marks(pk, last);
+                let repr = FrameRepr {
+                    dst_mac: wire::host_mac(peer),
+                    src_mac: wire::host_mac(h as u16),
+                    src_peer: h as u16,
+                    marked,
+                    body,
+                };
+                let f = self.new_frame(h as u16, peer, &repr);
+                self.transmit(now, h, f);
+                // Buffered sends complete once their last frame is handed over
+                // (the first time only: resends carry a dead request).
+                if last && matches!(kind, LKind::Tiny | LKind::Small | LKind::MediumFrag) {
+                    let r = rdma;
+                    let pr = &self.hosts[h].procs[p];
+                    if pr.reqs.get(r as usize).is_some_and(|q| q.live && q.is_send && q.size == size) {
+                        self.complete(h, p, r);
+                    }
+                }
+            }
+            Out::Ack { peer, peer_ep } => {
+                let pr = &mut self.hosts[h].procs[p];
+                let ps = &mut pr.peers[peer as usize];
+                let upto = ps.expected as u16;
+                ps.ack_sent();
+                let repr = FrameRepr {
+                    dst_mac: wire::host_mac(peer),
+                    src_mac: wire::host_mac(h as u16),
+                    src_peer: h as u16,
+                    marked: false,
+                    body: OmxBody::Ack { dst_ep: peer_ep, src_ep: pr.ep, session: 0, lib_seqnum: upto, lib_piggyack: upto },
+                };
+                let f = self.new_frame(h as u16, peer, &repr);
+                self.transmit(now, h, f);
+            }
+            Out::PullStart { handle } => {
+                let n = self.handles[handle as usize].blocks.min(wire::PULL_BLOCKS_OUTSTANDING as u32);
+                let block = wire::PULL_BLOCK_REPLIES as u32;
+                for b in 0..n {
+                    let hd = &mut self.handles[handle as usize];
+                    hd.missing[b as usize] = hd.block_len(b, block);
+                    hd.next_block = b + 1;
+                    let f = self.pull_frame(handle, b);
+                    self.transmit(now, h, f);
+                }
+                let at = now + self.c.pull_timeout;
+                self.q.push(at, h as u32, super::Ev::PullTimer { handle });
+            }
+        }
+    }
+
+    fn lib_consume(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
+        let ack_after = self.c.ack_after;
+        let pr = &mut self.hosts[h].procs[p];
+        let peer = ev.peer as usize;
+        if let Some(v) = ev.piggy {
+            if ev.kind != LKind::PullDone {
+                let ps = &mut pr.peers[peer];
+                let upto = widen(ps.next_send, v as u16);
+                ps.ack(upto);
+            }
+        }
+        match ev.kind {
+            LKind::Ack => return,
+            LKind::PullDone => {
+                // The pull finished: complete the receive, notify the sender.
+                let req = ev.seq;
+                let ps = &mut pr.peers[peer];
+                let seq = ps.next_send;
+                ps.next_send += 1;
+                let m = SentMsg { seq, req: ev.rdma, sent_at: now, size: ev.size, tag: 0, is_notify: true };
+                ps.unacked_sends.push_back(m);
+                pr.outbox.push_back(Out::Msg {
+                    peer: ev.peer,
+                    peer_ep: ev.peer_ep,
+                    kind: LKind::Notify,
+                    seq,
+                    tag: 0,
+                    size: ev.size,
+                    frag: 0,
+                    frags: 1,
+                    rdma: ev.rdma,
+                });
+                self.complete(h, p, req);
+                return;
+            }
+            _ => {}
+        }
+        let seq = widen(pr.peers[peer].expected, ev.seq as u16);
+        // A fragment of the medium message being received.
+        if ev.kind == LKind::MediumFrag {
+            if let Some((mp, ms, target)) = pr.medium {
+                if mp == ev.peer && ms == seq {
+                    let left = match target {
+                        MediumTarget::Req(r) => {
+                            let q = &mut pr.reqs[r as usize];
+                            q.frags_left -= 1;
+                            q.frags_left
+                        }
+                        MediumTarget::Unexpected => {
+                            let u = pr.unexpected.iter_mut().rev().find(|u| u.ev.peer == ev.peer && u.ev.seq == ev.seq);
+                            match u {
+                                Some(u) => {
+                                    u.frags_left -= 1;
+                                    u.frags_left
+                                }
+                                None => 0,
+                            }
+                        }
+                    };
+                    if left == 0 {
+                        pr.medium = None;
+                        if let MediumTarget::Req(r) = target {
+                            self.complete(h, p, r);
+                        }
+                        self.message_done(now, h, p, peer, ack_after);
+                    }
+                    return;
+                }
+            }
+        }
+        match pr.peers[peer].classify(seq) {
+            Arrival::Duplicate => {
+                // Already seen: the ack was lost, re-ack at once.
+                self.drops.duplicate += 1;
+                pr.outbox.push_back(Out::Ack { peer: ev.peer, peer_ep: ev.peer_ep });
+            }
+            Arrival::Early => pr.early.push(LibEvent { seq, ..ev }),
+            Arrival::InOrder if pr.medium.is_some() => pr.early.push(LibEvent { seq, ..ev }),
+            Arrival::InOrder => self.deliver(now, h, p, LibEvent { seq, ..ev }, ack_after),
+        }
+    }
+
+    /// An in-order message (or first fragment) is matched.
+    fn deliver(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent, ack_after: u32) {
+        let peer = ev.peer as usize;
+        let mtu = self.c.mtu;
+        let pr = &mut self.hosts[h].procs[p];
+        let posted = pr.posted.iter().position(|&r| pr.reqs[r as usize].tag == ev.tag);
+        let req = posted.map(|i| pr.posted.remove(i).expect("index from position"));
+        match ev.kind {
+            LKind::Tiny | LKind::Small => {
+                match req {
+                    Some(r) => self.complete(h, p, r),
+                    None => pr.unexpected.push_back(Unexpected { ev, frags_left: 0 }),
+                }
+                self.message_done(now, h, p, peer, ack_after);
+            }
+            LKind::MediumFrag => {
+                let total = wire::medium_frag_count(ev.size as usize, mtu) as u32;
+                let left = total - 1;
+                match req {
+                    Some(r) if left == 0 => {
+                        self.complete(h, p, r);
+                        self.message_done(now, h, p, peer, ack_after);
+                    }
+                    Some(r) => {
+                        pr.reqs[r as usize].frags_left = left;
+                        pr.medium = Some((ev.peer, ev.seq, MediumTarget::Req(r)));
+                    }
+                    None => {
+                        let seq16 = ev.seq as u16 as u32;
+                        pr.unexpected.push_back(Unexpected { ev: LibEvent { seq: seq16, ..ev }, frags_left: left });
+                        if left == 0 {
+                            self.message_done(now, h, p, peer, ack_after);
+                        } else {
+                            pr.medium = Some((ev.peer, ev.seq, MediumTarget::Unexpected));
+                        }
+                    }
+                }
+            }
+            LKind::Rndv => {
+                match req {
+                    Some(r) => self.start_pull(now, h, p, r, ev),
+                    None => pr.unexpected.push_back(Unexpected { ev, frags_left: 0 }),
+                }
+                self.message_done(now, h, p, peer, ack_after);
+            }
+            LKind::Notify => {
+                let slot = ev.rdma as usize;
+                if let Some(r) = pr.regions.get_mut(slot).and_then(|r| r.take()) {
+                    self.complete(h, p, r);
+                }
+                self.message_done(now, h, p, peer, ack_after);
+            }
+            LKind::Ack | LKind::PullDone => {}
+        }
+    }
+
+    /// The in-order message from `peer` is fully received: advance the
+    /// sequence, ack if due, and release early messages that are now next.
+    fn message_done(&mut self, now: Instant, h: usize, p: usize, peer: usize, ack_after: u32) {
+        let pr = &mut self.hosts[h].procs[p];
+        let ep = pr.ep;
+        if pr.peers[peer].consumed(ack_after) {
+            pr.outbox.push_front(Out::Ack { peer: peer as u16, peer_ep: ep });
+            pr.peers[peer].ack_deadline = None;
+        } else if pr.peers[peer].ack_deadline.is_none() {
+            let t = now + self.c.delayed_ack;
+            pr.peers[peer].ack_deadline = Some(t);
+            self.arm_proc_timer(h, p, t);
+        }
+        let pr = &mut self.hosts[h].procs[p];
+        if !pr.early.is_empty() {
+            let expected = pr.peers[peer].expected;
+            // Events of the now-expected message go back to the ring's head, in arrival order.
+            let mut i = pr.early.len();
+            while i > 0 {
+                i -= 1;
+                let e = pr.early[i];
+                if e.peer as usize == peer && e.seq == expected {
+                    pr.early.remove(i);
+                    pr.ring.push_front(LibEvent { seq: e.seq & 0xFFFF, ..e });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::widen;
+
+    #[test]
+    fn sequence_numbers_widen_around_wrap() {
+        assert_eq!(widen(5, 5), 5);
+        assert_eq!(widen(0x1_0002, 0xFFFF), 0xFFFF);
+        assert_eq!(widen(0xFFFE, 0x0001), 0x1_0001);
+        assert_eq!(widen(0, 3), 3);
+    }
+}

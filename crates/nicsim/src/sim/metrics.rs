@@ -1,0 +1,102 @@
+//! Metrics of a finished run and the end-of-run invariant checks.
+
+use super::{SimError, World};
+use crate::config::Workload;
+use crate::host::{ObjClass, Side};
+use std::collections::BTreeMap;
+
+/// Named metric values of one run, in a stable (sorted) order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metrics(pub BTreeMap<String, f64>);
+
+impl Metrics {
+    pub fn get(&self, k: &str) -> Option<f64> {
+        self.0.get(k).copied()
+    }
+    fn set(&mut self, k: &str, v: f64) {
+        self.0.insert(k.to_string(), v);
+    }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+impl World {
+    /// Packet conservation, interrupt accounting and request accounting.
+    pub(crate) fn check_invariants(&self) -> Result<(), SimError> {
+        let d = &self.drops;
+        let dropped_before_handler = d.loss + d.ring_full + d.malformed;
+        let accounted = self.frames_handled + dropped_before_handler + self.live_frames;
+        if self.frames_sent != accounted {
+            return Err(SimError(format!(
+                "invariant: {} frames sent but {} handled + {} dropped + {} in flight",
+                self.frames_sent, self.frames_handled, dropped_before_handler, self.live_frames
+            )));
+        }
+        for (i, h) in self.hosts.iter().enumerate() {
+            let in_flight: u64 = h.cores.iter().map(|c| c.kq.iter().filter(|w| matches!(w, super::KWork::Irq { .. })).count() as u64).sum();
+            if h.irq_raised < h.irq_handled || h.irq_raised > h.irq_handled + in_flight + 1 {
+                return Err(SimError(format!(
+                    "invariant: host {i} raised {} interrupts, handled {}",
+                    h.irq_raised, h.irq_handled
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn metrics(&self) -> Metrics {
+        let mut m = Metrics::default();
+        let irqs: u64 = self.hosts.iter().map(|h| h.irq_raised).sum();
+        m.set("interrupts", irqs as f64);
+        m.set("sim_time_us", self.q.now().as_us_f64());
+        m.set("events", self.q.popped() as f64);
+        m.set("frames", self.frames_sent as f64);
+        let d = &self.drops;
+        m.set("dropped", (d.loss + d.ring_full + d.malformed + d.no_endpoint) as f64);
+        m.set("dropped_loss", d.loss as f64);
+        m.set("dropped_ring_full", d.ring_full as f64);
+        m.set("dropped_no_endpoint", d.no_endpoint as f64);
+        m.set("duplicates", d.duplicate as f64);
+        for (i, h) in self.hosts.iter().enumerate().take(2) {
+            m.set(&format!("host{i}_interrupts"), h.irq_raised as f64);
+            m.set(&format!("host{i}_kernel_us"), h.kernel_time.as_us_f64());
+            m.set(&format!("host{i}_kernel_miss_rate"), h.cache.miss_rate(Side::Kernel));
+            m.set(&format!("host{i}_user_miss_rate"), h.cache.miss_rate(Side::User));
+            for c in ObjClass::ALL {
+                let (hit, miss) = (h.cache.hits[c as usize], h.cache.misses[c as usize]);
+                m.set(&format!("host{i}_cache_{}_misses", c.name()), (miss[0] + miss[1]) as f64);
+                m.set(&format!("host{i}_cache_{}_hits", c.name()), (hit[0] + hit[1]) as f64);
+            }
+        }
+        match self.workload {
+            Workload::PingPong { size, iterations, .. } => {
+                let pr = &self.hosts[0].procs[0];
+                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                    let half_rtt = (b - a).as_us_f64() / (2 * iterations) as f64;
+                    m.set("latency_us", half_rtt);
+                    m.set("throughput_MiBps", if half_rtt > 0.0 { size as f64 / (half_rtt * 1e-6) / MIB } else { 0.0 });
+                    let irq = (self.hosts[0].irq_raised + self.hosts[1].irq_raised) as f64;
+                    m.set("interrupts_per_msg", irq / (2 * iterations) as f64);
+                }
+            }
+            Workload::Stream { size, messages, .. } => {
+                let pr = &self.hosts[1].procs[0];
+                let start = pr.marks[0].unwrap_or(crate::time::Instant::ZERO);
+                if let Some(end) = pr.marks[1] {
+                    let secs = (end - start).as_s_f64();
+                    let irq = (pr.irq_at_mark[1] - pr.irq_at_mark[0]) as f64;
+                    let rate = if secs > 0.0 { messages as f64 / secs } else { 0.0 };
+                    m.set("msg_rate_per_s", rate);
+                    m.set("throughput_MiBps", rate * size as f64 / MIB);
+                    m.set("interrupts_per_msg", irq / messages as f64);
+                }
+            }
+            Workload::Flood { packets, .. } => {
+                let k = self.hosts[1].kernel_time;
+                m.set("overhead_ns_per_packet", k.as_ns_f64() / packets as f64);
+                m.set("interrupts_per_msg", self.hosts[1].irq_raised as f64 / packets as f64);
+            }
+        }
+        m
+    }
+}

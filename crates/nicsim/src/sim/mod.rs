@@ -1,0 +1,1293 @@
+//! The simulated world: where NICs, the network, hosts, the Open-MX-like
+//! protocol and the workloads meet, driven by one event queue.
+//!
+//! This module owns the *receive and send paths* that cross components:
+//! frame transmission (library -> driver -> NIC -> wire), reception (wire ->
+//! NIC firmware -> DMA -> coalescing -> interrupt -> NAPI bottom half ->
+//! Open-MX receive handler -> event ring -> library), core scheduling with
+//! preemption and sleep states, and metrics. Each component's own state and
+//! rules live in its module (`nic`, `net`, `host`, `proto`, `workload`); the
+//! costs come from the validated [`Scenario`].
+//!
+//! Event order is deterministic (see `crate::engine`); the only randomness
+//! (loss, reordering) comes from the scenario's seed.
+
+mod lib_path;
+mod metrics;
+
+pub use metrics::Metrics;
+
+use crate::config::{Scenario, WaitMode, Workload};
+use crate::engine::{EventQueue, SimRng};
+use crate::host::{CacheCosts, CacheStats, Obj, ObjClass, Topology};
+use crate::net::Network;
+use crate::nic::steering::Steering;
+use crate::nic::{Nic, Outcome, RingEntry, RxQueue};
+use crate::proto::{Peer, PullHandle};
+use crate::time::{Duration, Instant};
+use crate::wire::{FrameRepr, MarkedClasses, OmxBody};
+use crate::workload::Program;
+use std::collections::VecDeque;
+
+/// An error that ends a run early (never a panic).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimError(pub String);
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for SimError {}
+
+/// Maximum header bytes kept per frame (Ethernet + largest Open-MX header).
+const HDR_CAP: usize = 96;
+
+/// A frame in flight: its header as real bytes plus the payload length (the
+/// payload's contents are never interpreted, so they are not stored).
+#[derive(Clone, Copy)]
+pub(crate) struct Frame {
+    hdr: [u8; HDR_CAP],
+    hdr_len: u8,
+    len: u32,
+    src: u16,
+    dst: u16,
+}
+
+/// Events of the world. Small and `Copy`: frames travel by slab index.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Ev {
+    SwitchIn { frame: u32 },
+    NicRx { frame: u32 },
+    DmaDone { host: u16, frame: u32 },
+    TxDone { host: u16 },
+    CoalTimer { host: u16, q: u8, gen: u32 },
+    IrqArrive { host: u16, q: u8 },
+    CoreDone { host: u16, core: u16, gen: u32 },
+    ProcTimer { host: u16, p: u16 },
+    PullTimer { handle: u32 },
+    FloodTick,
+}
+
+/// Kernel work queued on a core (runs before the application).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KWork {
+    /// Hard-IRQ entry for queue `q`.
+    Irq { q: u8 },
+    /// NAPI poll of queue `q` with `budget` packets left in this poll.
+    Napi { q: u8, budget: u16 },
+    /// One ring entry being handled by the bottom half (set when started).
+    Entry { q: u8, budget: u16, entry: RingEntry },
+    /// napi_complete + re-arm of the interrupt.
+    Rearm { q: u8 },
+    /// Sending the next pull reply of a pull request being served.
+    PullReply { serve: u32 },
+}
+
+/// What a core is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cur {
+    Idle,
+    Kernel(KWork),
+    App,
+}
+
+pub(crate) struct Core {
+    kq: VecDeque<KWork>,
+    cur: Cur,
+    gen: u32,
+    /// Since when the core has been idle (None: busy, or spinning).
+    idle_since: Option<Instant>,
+    /// The process bound to this core.
+    app: Option<u16>,
+    end: Instant,
+    kernel_time: Duration,
+}
+
+/// Process states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PState {
+    /// Runnable: the library decides its next segment when it gets the core.
+    Ready,
+    /// Executing a segment on its core.
+    Running,
+    /// A segment was interrupted with this much left.
+    Preempted(Duration),
+    /// Spinning on its event ring.
+    Polling,
+    /// Asleep in the kernel until the handler wakes it.
+    Blocked,
+    /// Woken: pays the wake-up before running.
+    Waking,
+    Done,
+}
+
+/// What happens when an application segment completes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Action {
+    None,
+    /// Transmit the head of the outbox.
+    Send,
+    /// Apply the head event of the ring.
+    Consume,
+    /// Apply a workload operation.
+    Op(crate::workload::Op),
+    /// Go to sleep in the kernel.
+    Block,
+}
+
+/// A library event in an endpoint's shared event ring.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LibEvent {
+    pub kind: LKind,
+    pub peer: u16,
+    pub peer_ep: u8,
+    pub seq: u32,
+    pub piggy: Option<u32>,
+    pub tag: u64,
+    pub size: u64,
+    pub frag_len: u32,
+    pub frag_seq: u8,
+    /// For RNDV / NOTIFY: the sender's region id; for PullDone: the handle.
+    pub rdma: u32,
+    /// The die whose cache holds the event and its data (the handler's).
+    pub writer_die: u16,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LKind {
+    Tiny,
+    Small,
+    MediumFrag,
+    Rndv,
+    Notify,
+    Ack,
+    PullDone,
+}
+
+/// Something the library will hand to the driver (one system call each).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Out {
+    /// A message frame (tiny/small/medium fragment/rndv/notify).
+    Msg { peer: u16, peer_ep: u8, kind: LKind, seq: u32, tag: u64, size: u64, frag: u8, frags: u8, rdma: u32 },
+    /// An explicit ack to a peer.
+    Ack { peer: u16, peer_ep: u8 },
+    /// Start pulling a large message into a posted receive.
+    PullStart { handle: u32 },
+}
+
+/// A request (send or receive) of a process.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Req {
+    pub live: bool,
+    pub is_send: bool,
+    pub size: u64,
+    pub tag: u64,
+    /// Medium receive in progress: fragments still missing.
+    pub frags_left: u32,
+}
+
+/// An unexpected message waiting for its receive.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unexpected {
+    pub ev: LibEvent,
+    /// Medium: fragments already buffered / total.
+    pub frags_left: u32,
+}
+
+pub(crate) struct Proc {
+    pub host: u16,
+    pub core: u16,
+    pub ep: u8,
+    pub state: PState,
+    pub action: Action,
+    pub program: Program,
+    pub wait: Option<u32>,
+    pub ring: VecDeque<LibEvent>,
+    pub outbox: VecDeque<Out>,
+    pub peers: Vec<Peer>,
+    pub reqs: Vec<Req>,
+    pub free_reqs: Vec<u32>,
+    pub outstanding: u32,
+    pub posted: VecDeque<u32>,
+    pub unexpected: VecDeque<Unexpected>,
+    /// Early (out-of-order) events per peer.
+    pub early: Vec<LibEvent>,
+    /// Medium message being received: (peer, seq, req or unexpected marker).
+    pub medium: Option<(u16, u32, MediumTarget)>,
+    /// Sender regions of large sends: rdma id -> request.
+    pub regions: Vec<Option<u32>>,
+    pub ring_obj: Obj,
+    pub ep_obj: Obj,
+    pub timer_at: Option<Instant>,
+    pub marks: [Option<Instant>; 2],
+    pub irq_at_mark: [u64; 2],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MediumTarget {
+    Req(u32),
+    Unexpected,
+}
+
+/// A pull request being served by the sender's driver.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Serve {
+    pub live: bool,
+    pub dst: u16,
+    pub handle: u32,
+    pub magic: u32,
+    pub next: u32,
+    pub end: u32,
+    pub replies: u32,
+    pub size: u64,
+}
+
+pub(crate) struct HostState {
+    pub cores: Vec<Core>,
+    pub nic: Nic,
+    pub steering: Steering,
+    pub procs: Vec<Proc>,
+    /// Endpoint -> process index.
+    pub eps: Vec<Option<u16>>,
+    pub napi_obj: Obj,
+    pub tx_obj: Obj,
+    pub cache: CacheStats,
+    pub irq_raised: u64,
+    pub irq_handled: u64,
+    pub rx_frames: u64,
+    pub kernel_time: Duration,
+}
+
+/// Drop reasons (packet conservation: sent = handled + dropped + in flight).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Drops {
+    pub loss: u64,
+    pub ring_full: u64,
+    pub malformed: u64,
+    pub no_endpoint: u64,
+    pub duplicate: u64,
+    pub stale_pull: u64,
+}
+
+/// Scenario costs converted to durations once.
+pub(crate) struct Costs {
+    pub irq_entry: Duration,
+    pub napi_poll: Duration,
+    pub rearm: Duration,
+    pub driver_rx: Duration,
+    pub handler_drop: Duration,
+    pub handler: Duration,
+    pub tx_done: Duration,
+    pub syscall: Duration,
+    pub driver_tx: Duration,
+    pub doorbell: Duration,
+    pub wakeup: Duration,
+    pub block: Duration,
+    pub sleep: bool,
+    pub soaker: bool,
+    pub idle_before_sleep: Duration,
+    pub sleep_exit: Duration,
+    pub send: Duration,
+    pub event: Duration,
+    pub post_recv: Duration,
+    pub mpi_send: Duration,
+    pub mpi_recv: Duration,
+    pub pull_setup: Duration,
+    pub ack_after: u32,
+    pub delayed_ack: Duration,
+    pub resend: Duration,
+    pub pull_timeout: Duration,
+    pub endpoint_lines: u32,
+    pub event_lines: u32,
+    pub napi_lines: u32,
+    pub tx_lines: u32,
+    pub napi_budget: u16,
+    pub tx_done_irq: bool,
+    pub wait: WaitMode,
+    pub mtu: usize,
+    pub rndv_threshold: u64,
+    pub marked: MarkedClasses,
+}
+
+/// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
+pub const NAPI_BUDGET: u16 = 64;
+
+/// The whole simulated system.
+pub struct World {
+    pub(crate) q: EventQueue<Ev>,
+    pub(crate) rng: SimRng,
+    pub(crate) net: Network,
+    pub(crate) hosts: Vec<HostState>,
+    pub(crate) topo: Topology,
+    pub(crate) cc: CacheCosts,
+    pub(crate) c: Costs,
+    pub(crate) frames: Vec<Frame>,
+    pub(crate) free_frames: Vec<u32>,
+    pub(crate) live_frames: u64,
+    pub(crate) frames_sent: u64,
+    pub(crate) frames_handled: u64,
+    pub(crate) drops: Drops,
+    pub(crate) handles: Vec<PullHandle>,
+    pub(crate) free_handles: Vec<u32>,
+    pub(crate) serves: Vec<Serve>,
+    pub(crate) free_serves: Vec<u32>,
+    pub(crate) pcap: Option<Vec<(Instant, Vec<u8>)>>,
+    pub(crate) workload: Workload,
+    pub(crate) flood_left: u64,
+    pub(crate) flood_gap: Duration,
+    pub(crate) flood_bytes: u32,
+    pub(crate) loss: f64,
+    pub(crate) reorder: f64,
+    pub(crate) programs_left: u32,
+    pub(crate) completions: u64,
+    pub(crate) wire_bytes: u64,
+}
+
+fn dur(ns: f64) -> Duration {
+    Duration::from_ns_f64(ns)
+}
+
+impl World {
+    /// Builds the world of a validated scenario.
+    pub fn new(s: &Scenario) -> Self {
+        let p = &s.platform;
+        let topo = Topology::new(&p.topology);
+        let hosts_n = p.topology.hosts as usize;
+        let cores = topo.cores();
+        let h = &p.host;
+        let b = &p.library;
+        let c = Costs {
+            irq_entry: dur(h.irq_entry_ns),
+            napi_poll: dur(h.napi_poll_ns),
+            rearm: dur(h.irq_rearm_ns),
+            driver_rx: dur(h.driver_rx_ns),
+            handler_drop: dur(h.handler_drop_ns),
+            handler: dur(h.handler_ns),
+            tx_done: dur(h.tx_done_ns),
+            syscall: dur(h.syscall_ns),
+            driver_tx: dur(h.driver_tx_ns),
+            doorbell: dur(p.nic.doorbell_ns),
+            wakeup: dur(h.wakeup_ns),
+            block: dur(h.block_ns),
+            sleep: s.sleep,
+            soaker: s.soaker,
+            idle_before_sleep: dur(h.idle_before_sleep_ns),
+            sleep_exit: dur(h.sleep_exit_ns),
+            send: dur(b.send_ns),
+            event: dur(b.event_ns),
+            post_recv: dur(b.post_recv_ns),
+            mpi_send: if s.mpi { dur(b.mpi_send_ns) } else { Duration::ZERO },
+            mpi_recv: if s.mpi { dur(b.mpi_recv_ns) } else { Duration::ZERO },
+            pull_setup: dur(b.pull_setup_ns),
+            ack_after: b.ack_after,
+            delayed_ack: dur(b.delayed_ack_us * 1e3),
+            resend: dur(b.resend_us * 1e3),
+            pull_timeout: dur(b.pull_timeout_us * 1e3),
+            endpoint_lines: p.cache.endpoint_lines,
+            event_lines: p.cache.event_lines,
+            napi_lines: p.cache.napi_lines,
+            tx_lines: p.cache.tx_lines,
+            napi_budget: NAPI_BUDGET,
+            tx_done_irq: p.nic.tx_done_interrupts,
+            wait: s.wait,
+            mtu: p.link.mtu as usize,
+            rndv_threshold: s.rndv_threshold as u64,
+            marked: s.marked,
+        };
+        let mut hosts = Vec::with_capacity(hosts_n);
+        for _ in 0..hosts_n {
+            let steering = Steering::new(s.steering, cores);
+            let queues = (0..steering.queues())
+                .map(|_| RxQueue::new(s.coalesce.build(), p.nic.ring_slots as usize))
+                .collect();
+            hosts.push(HostState {
+                cores: (0..cores)
+                    .map(|_| Core {
+                        kq: VecDeque::with_capacity(16),
+                        cur: Cur::Idle,
+                        gen: 0,
+                        idle_since: Some(Instant::ZERO),
+                        app: None,
+                        end: Instant::ZERO,
+                        kernel_time: Duration::ZERO,
+                    })
+                    .collect(),
+                nic: Nic::new(&p.nic, queues),
+                steering,
+                procs: Vec::new(),
+                eps: vec![None; 256],
+                napi_obj: Obj::new(ObjClass::Napi),
+                tx_obj: Obj::new(ObjClass::TxRing),
+                cache: CacheStats::default(),
+                irq_raised: 0,
+                irq_handled: 0,
+                rx_frames: 0,
+                kernel_time: Duration::ZERO,
+            });
+        }
+        let mut w = World {
+            q: EventQueue::new(),
+            rng: SimRng::new(s.seed),
+            net: Network::new(&p.link, hosts_n),
+            hosts,
+            topo,
+            cc: CacheCosts::new(&p.cache),
+            c,
+            frames: Vec::with_capacity(1024),
+            free_frames: Vec::new(),
+            live_frames: 0,
+            frames_sent: 0,
+            frames_handled: 0,
+            drops: Drops::default(),
+            handles: Vec::new(),
+            free_handles: Vec::new(),
+            serves: Vec::new(),
+            free_serves: Vec::new(),
+            pcap: s.pcap.as_ref().map(|_| Vec::new()),
+            workload: s.workload,
+            flood_left: 0,
+            flood_gap: Duration::ZERO,
+            flood_bytes: 0,
+            loss: s.loss,
+            reorder: s.reorder,
+            programs_left: 0,
+            completions: 0,
+            wire_bytes: 0,
+        };
+        let core = s.binding.unwrap_or(0) as u16;
+        match s.workload {
+            Workload::PingPong { size, iterations, warmup } => {
+                w.spawn(0, core, 0, Program::pingpong(0, size, iterations, warmup));
+                w.spawn(1, core, 0, Program::pingpong(1, size, iterations, warmup));
+            }
+            Workload::Stream { size, messages, warmup } => {
+                w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup));
+                w.spawn(1, core, 0, Program::stream_receiver(size, messages, warmup));
+            }
+            Workload::Flood { packets, gap, packet_bytes } => {
+                w.flood_left = packets;
+                w.flood_gap = gap;
+                w.flood_bytes = packet_bytes;
+                w.q.push(Instant::ZERO, 0, Ev::FloodTick);
+            }
+        }
+        for h in 0..w.hosts.len() {
+            for core in 0..w.hosts[h].cores.len() {
+                w.dispatch(h, core);
+            }
+        }
+        w
+    }
+
+    fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {
+        let hosts = self.hosts.len();
+        let hs = &mut self.hosts[host as usize];
+        let idx = hs.procs.len() as u16;
+        hs.procs.push(Proc {
+            host,
+            core,
+            ep,
+            state: PState::Ready,
+            action: Action::None,
+            program,
+            wait: None,
+            ring: VecDeque::with_capacity(64),
+            outbox: VecDeque::with_capacity(64),
+            peers: vec![Peer::default(); hosts],
+            reqs: Vec::with_capacity(128),
+            free_reqs: Vec::new(),
+            outstanding: 0,
+            posted: VecDeque::with_capacity(128),
+            unexpected: VecDeque::new(),
+            early: Vec::new(),
+            medium: None,
+            regions: vec![None; 256],
+            ring_obj: Obj::new(ObjClass::EventRing),
+            ep_obj: Obj::new(ObjClass::Endpoint),
+            timer_at: None,
+            marks: [None; 2],
+            irq_at_mark: [0; 2],
+        });
+        hs.eps[ep as usize] = Some(idx);
+        hs.cores[core as usize].app = Some(idx);
+        hs.cores[core as usize].idle_since = None;
+        self.programs_left += 1;
+    }
+
+    /// Runs to completion (every program done, or the flood drained).
+    pub fn run(&mut self) -> Result<(), SimError> {
+        // A run that stops making progress ends with an error, never a hang.
+        let limit = Instant::ZERO + Duration::from_ms(600_000);
+        while let Some((now, ev)) = self.q.pop() {
+            if now > limit {
+                return Err(SimError(format!("no progress: simulated time passed {limit} with work left")));
+            }
+            self.handle(now, ev);
+            if self.finished() {
+                return Ok(());
+            }
+        }
+        if self.finished() {
+            Ok(())
+        } else {
+            Err(SimError(format!(
+                "deadlock: no events left at {} with {} program(s) unfinished",
+                self.q.now(),
+                self.programs_left
+            )))
+        }
+    }
+
+    fn finished(&self) -> bool {
+        match self.workload {
+            Workload::Flood { packets, .. } => {
+                self.flood_left == 0 && self.hosts[1].rx_frames + self.drops.loss >= packets && self.all_idle(1)
+            }
+            _ => self.programs_left == 0,
+        }
+    }
+
+    fn all_idle(&self, h: usize) -> bool {
+        self.hosts[h].cores.iter().all(|c| c.cur == Cur::Idle && c.kq.is_empty())
+            && self.hosts[h].nic.queues.iter().all(|q| q.ring.is_empty())
+            && self.hosts[h].nic.in_dma == 0
+    }
+
+    fn handle(&mut self, now: Instant, ev: Ev) {
+        match ev {
+            Ev::SwitchIn { frame } => self.switch_in(now, frame),
+            Ev::NicRx { frame } => self.nic_rx(now, frame),
+            Ev::DmaDone { host, frame } => self.dma_done(now, host as usize, frame),
+            Ev::TxDone { host } => self.tx_done(now, host as usize),
+            Ev::CoalTimer { host, q, gen } => {
+                let qu = &mut self.hosts[host as usize].nic.queues[q as usize];
+                if qu.timer_gen == gen && qu.timer_at.is_some() {
+                    qu.timer_at = None;
+                    let d = qu.policy.on_timer(now);
+                    let out = qu.apply(now, d);
+                    self.nic_outcome(now, host as usize, q as usize, out);
+                }
+            }
+            Ev::IrqArrive { host, q } => {
+                let h = host as usize;
+                let core = self.hosts[h].steering.irq_core(q as usize) as usize;
+                self.hosts[h].cores[core].kq.push_back(KWork::Irq { q });
+                self.kick(now, h, core);
+            }
+            Ev::CoreDone { host, core, gen } => {
+                let (h, c) = (host as usize, core as usize);
+                if self.hosts[h].cores[c].gen == gen {
+                    self.core_done(now, h, c);
+                }
+            }
+            Ev::ProcTimer { host, p } => self.proc_timer(now, host as usize, p as usize),
+            Ev::PullTimer { handle } => self.pull_timer(now, handle),
+            Ev::FloodTick => self.flood_tick(now),
+        }
+    }
+
+    // ----------------------------------------------------------------------
+    // Frames and the wire
+
+    /// Encodes `repr` into a new frame slot.
+    pub(crate) fn new_frame(&mut self, src: u16, dst: u16, repr: &FrameRepr) -> u32 {
+        let mut f = Frame { hdr: [0; HDR_CAP], hdr_len: 0, len: repr.frame_len() as u32, src, dst };
+        let hl = repr.header_len();
+        debug_assert!(hl <= HDR_CAP);
+        repr.emit(&mut f.hdr[..hl]);
+        f.hdr_len = hl as u8;
+        self.live_frames += 1;
+        if let Some(i) = self.free_frames.pop() {
+            self.frames[i as usize] = f;
+            i
+        } else {
+            self.frames.push(f);
+            (self.frames.len() - 1) as u32
+        }
+    }
+
+    fn free_frame(&mut self, id: u32) {
+        self.live_frames -= 1;
+        self.free_frames.push(id);
+    }
+
+    /// The driver of `host` rang the doorbell for `frame` at `now`.
+    pub(crate) fn transmit(&mut self, now: Instant, host: usize, frame: u32) {
+        let len = self.frames[frame as usize].len as usize;
+        let ready = self.hosts[host].nic.transmit(now, len);
+        let d = self.net.depart(host, ready, len);
+        self.frames_sent += 1;
+        self.wire_bytes += len as u64;
+        if let Some(p) = self.pcap.as_mut() {
+            let f = &self.frames[frame as usize];
+            let mut bytes = vec![0u8; len];
+            bytes[..f.hdr_len as usize].copy_from_slice(&f.hdr[..f.hdr_len as usize]);
+            p.push((d.start, bytes));
+        }
+        self.q.push(d.at_switch, host as u32, Ev::SwitchIn { frame });
+        if self.c.tx_done_irq {
+            self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16 });
+        }
+    }
+
+    fn switch_in(&mut self, now: Instant, frame: u32) {
+        if self.rng.chance(self.loss) {
+            self.drops.loss += 1;
+            self.free_frame(frame);
+            return;
+        }
+        let f = self.frames[frame as usize];
+        let extra = if self.rng.chance(self.reorder) {
+            // Held back behind up to four later frames of this size.
+            self.net.serialization(f.len as usize).times(1 + self.rng.below(4))
+        } else {
+            Duration::ZERO
+        };
+        let at = self.net.forward(f.dst as usize, now, f.len as usize, extra);
+        self.q.push(at, 1_000_000, Ev::NicRx { frame });
+    }
+
+    fn nic_rx(&mut self, now: Instant, frame: u32) {
+        let f = self.frames[frame as usize];
+        let h = f.dst as usize;
+        let repr = match FrameRepr::parse_header(&f.hdr[..f.hdr_len as usize]) {
+            Ok(r) => r,
+            Err(_) => {
+                self.drops.malformed += 1;
+                self.free_frame(frame);
+                return;
+            }
+        };
+        let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()));
+        if self.hosts[h].nic.ring_full(qi) {
+            self.drops.ring_full += 1;
+            self.free_frame(frame);
+            return;
+        }
+        let nic = &mut self.hosts[h].nic;
+        nic.pending += 1;
+        nic.in_dma += 1;
+        let qu = &mut nic.queues[qi];
+        let d = qu.policy.on_arrival(now, repr.marked);
+        let out = qu.apply(now, d);
+        let done = self.hosts[h].nic.receive(now, f.len as usize);
+        self.q.push(done, h as u32, Ev::DmaDone { host: h as u16, frame });
+        self.nic_outcome(now, h, qi, out);
+    }
+
+    fn dma_done(&mut self, now: Instant, h: usize, frame: u32) {
+        let f = self.frames[frame as usize];
+        let marked = FrameRepr::parse_header(&f.hdr[..f.hdr_len as usize]).map(|r| r.marked).unwrap_or(false);
+        let nic = &mut self.hosts[h].nic;
+        nic.pending -= 1;
+        nic.in_dma -= 1;
+        let other_pending = nic.pending;
+        let qi = 0;
+        let qu = &mut nic.queues[qi];
+        qu.ring.push_back(RingEntry::Rx(frame));
+        let d = qu.policy.on_dma_complete(
+            now,
+            crate::nic::coalesce::DmaCompletion { marked, bytes: f.len, other_pending },
+        );
+        let out = qu.apply(now, d);
+        self.nic_outcome(now, h, qi, out);
+    }
+
+    fn tx_done(&mut self, now: Instant, h: usize) {
+        let nic = &mut self.hosts[h].nic;
+        let other_pending = nic.pending;
+        let qu = &mut nic.queues[0];
+        qu.ring.push_back(RingEntry::TxDone);
+        let d = qu.policy.on_dma_complete(
+            now,
+            crate::nic::coalesce::DmaCompletion { marked: false, bytes: 0, other_pending },
+        );
+        let out = qu.apply(now, d);
+        self.nic_outcome(now, h, 0, out);
+    }
+
+    fn nic_outcome(&mut self, now: Instant, h: usize, q: usize, out: Outcome) {
+        if let Some((at, gen)) = out.timer {
+            self.q.push(at.max(now), h as u32, Ev::CoalTimer { host: h as u16, q: q as u8, gen });
+        }
+        if out.raise {
+            self.hosts[h].irq_raised += 1;
+            let at = now + self.hosts[h].nic.irq_delivery;
+            self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8 });
+        }
+    }
+
+    fn flood_tick(&mut self, now: Instant) {
+        if self.flood_left == 0 {
+            return;
+        }
+        self.flood_left -= 1;
+        // An Open-MX small frame to an endpoint nobody opened: the receive
+        // handler drops it after parsing (SPEC 3: invalid-packet flood).
+        let mut repr = FrameRepr {
+            dst_mac: crate::wire::host_mac(1),
+            src_mac: crate::wire::host_mac(0),
+            src_peer: 0,
+            marked: false,
+            body: OmxBody::Small {
+                dst_ep: 200,
+                src_ep: 0,
+                session: 0,
+                seq: 0,
+                piggy_ack: 0,
+                match_info: 0,
+                length: 0,
+            },
+        };
+        let hl = repr.header_len();
+        let payload = (self.flood_bytes as usize).saturating_sub(hl).min(crate::wire::SMALL_MAX) as u16;
+        if let OmxBody::Small { length, .. } = &mut repr.body {
+            *length = payload;
+        }
+        let id = self.new_frame(0, 1, &repr);
+        self.transmit(now, 0, id);
+        if self.flood_left > 0 {
+            self.q.push(now + self.flood_gap, 0, Ev::FloodTick);
+        }
+    }
+
+    // ----------------------------------------------------------------------
+    // Cores
+
+    /// New kernel work was queued on `core`: preempt the application if it
+    /// is running a segment, then dispatch.
+    pub(crate) fn kick(&mut self, now: Instant, h: usize, core: usize) {
+        let cs = &mut self.hosts[h].cores[core];
+        if cs.cur == Cur::App {
+            let remaining = cs.end.since(now);
+            cs.gen = cs.gen.wrapping_add(1);
+            cs.cur = Cur::Idle;
+            if let Some(p) = cs.app {
+                self.hosts[h].procs[p as usize].state = PState::Preempted(remaining);
+            }
+        }
+        self.dispatch_at(now, h, core);
+    }
+
+    fn dispatch(&mut self, h: usize, core: usize) {
+        let now = self.q.now();
+        self.dispatch_at(now, h, core);
+    }
+
+    /// Starts the next work item on an idle core: kernel work first, then
+    /// the application.
+    pub(crate) fn dispatch_at(&mut self, now: Instant, h: usize, core: usize) {
+        if self.hosts[h].cores[core].cur != Cur::Idle {
+            return;
+        }
+        loop {
+            if let Some(w) = self.hosts[h].cores[core].kq.pop_front() {
+                if let Some(cost) = self.start_kernel(now, h, core, w) {
+                    let wake = self.wake_cost(now, h, core);
+                    let cs = &mut self.hosts[h].cores[core];
+                    cs.kernel_time += cost;
+                    self.hosts[h].kernel_time += cost;
+                    self.begin(now + wake + cost, h, core);
+                    return;
+                }
+                continue; // the work vanished (e.g. empty ring): try the next
+            }
+            let Some(p) = self.hosts[h].cores[core].app else {
+                self.go_idle(now, h, core);
+                return;
+            };
+            let p = p as usize;
+            match self.hosts[h].procs[p].state {
+                PState::Preempted(rem) => {
+                    self.hosts[h].procs[p].state = PState::Running;
+                    self.hosts[h].cores[core].cur = Cur::App;
+                    self.begin(now + rem, h, core);
+                    return;
+                }
+                PState::Ready | PState::Waking => {
+                    let waking = self.hosts[h].procs[p].state == PState::Waking;
+                    match self.lib_step(now, h, p) {
+                        Some((cost, action)) => {
+                            let wake = self.wake_cost(now, h, core);
+                            let extra = if waking { self.c.wakeup } else { Duration::ZERO };
+                            let pr = &mut self.hosts[h].procs[p];
+                            pr.state = PState::Running;
+                            pr.action = action;
+                            self.hosts[h].cores[core].cur = Cur::App;
+                            self.begin(now + wake + extra + cost, h, core);
+                            return;
+                        }
+                        None => {
+                            // Polling, blocked or done: nothing to run.
+                            let st = self.hosts[h].procs[p].state;
+                            if st == PState::Polling {
+                                self.hosts[h].cores[core].idle_since = None;
+                            } else {
+                                self.go_idle(now, h, core);
+                            }
+                            return;
+                        }
+                    }
+                }
+                PState::Polling => {
+                    self.hosts[h].cores[core].idle_since = None;
+                    return;
+                }
+                PState::Running => unreachable!("running process on an idle core"),
+                PState::Blocked | PState::Done => {
+                    self.go_idle(now, h, core);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn go_idle(&mut self, now: Instant, h: usize, core: usize) {
+        let cs = &mut self.hosts[h].cores[core];
+        if cs.idle_since.is_none() {
+            cs.idle_since = Some(now);
+        }
+    }
+
+    /// Exit latency paid by a core that has been idle long enough to sleep.
+    fn wake_cost(&mut self, now: Instant, h: usize, core: usize) -> Duration {
+        let c = &self.c;
+        let cs = &mut self.hosts[h].cores[core];
+        let cost = match cs.idle_since {
+            Some(t0) if c.sleep && !c.soaker && now.since(t0) >= c.idle_before_sleep => c.sleep_exit,
+            _ => Duration::ZERO,
+        };
+        cs.idle_since = None;
+        cost
+    }
+
+    fn begin(&mut self, end: Instant, h: usize, core: usize) {
+        let cs = &mut self.hosts[h].cores[core];
+        cs.gen = cs.gen.wrapping_add(1);
+        cs.end = end;
+        self.q.push(end, h as u32, Ev::CoreDone { host: h as u16, core: core as u16, gen: cs.gen });
+    }
+
+    fn core_done(&mut self, now: Instant, h: usize, core: usize) {
+        let cur = self.hosts[h].cores[core].cur;
+        self.hosts[h].cores[core].cur = Cur::Idle;
+        match cur {
+            Cur::Kernel(w) => self.finish_kernel(now, h, core, w),
+            Cur::App => {
+                if let Some(p) = self.hosts[h].cores[core].app {
+                    let p = p as usize;
+                    let action = self.hosts[h].procs[p].action;
+                    self.hosts[h].procs[p].state = PState::Ready;
+                    self.lib_apply(now, h, p, action);
+                }
+            }
+            Cur::Idle => {}
+        }
+        self.dispatch_at(now, h, core);
+    }
+
+    /// Computes the cost of a kernel work item and marks the core busy with
+    /// it; `None` if the item turned out to have nothing to do.
+    fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<Duration> {
+        let die = self.topo.die_of(core as u16);
+        let c = &self.c;
+        let (cost, w) = match w {
+            KWork::Irq { .. } => (c.irq_entry, w),
+            KWork::Napi { q, budget } => {
+                let hs = &mut self.hosts[h];
+                let mut cost = Duration::ZERO;
+                let mut budget = budget;
+                if budget == 0 {
+                    // Budget exhausted: the poll yields and is rescheduled.
+                    hs.cores[core].kq.push_back(KWork::Napi { q, budget: c.napi_budget });
+                    return None;
+                }
+                if budget == c.napi_budget {
+                    cost += c.napi_poll
+                        + self.cc.access(&self.topo, &mut hs.cache, &mut hs.napi_obj, die, crate::host::Side::Kernel, c.napi_lines);
+                }
+                match hs.nic.queues[q as usize].ring.pop_front() {
+                    None => (cost + c.rearm, KWork::Rearm { q }),
+                    Some(entry) => {
+                        budget -= 1;
+                        cost += self.entry_cost(now, h, die, entry);
+                        (cost, KWork::Entry { q, budget, entry })
+                    }
+                }
+            }
+            KWork::Entry { .. } | KWork::Rearm { .. } => unreachable!("queued only as Napi"),
+            KWork::PullReply { serve } => {
+                if !self.serves[serve as usize].live {
+                    return None;
+                }
+                let hs = &mut self.hosts[h];
+                let tx = self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, crate::host::Side::Kernel, c.tx_lines);
+                (c.driver_tx + c.doorbell + tx, w)
+            }
+        };
+        self.hosts[h].cores[core].cur = Cur::Kernel(w);
+        Some(cost)
+    }
+
+    fn finish_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
+        match w {
+            KWork::Irq { q } => {
+                self.hosts[h].irq_handled += 1;
+                let b = self.c.napi_budget;
+                self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget: b });
+            }
+            KWork::Entry { q, budget, entry } => {
+                self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
+                match entry {
+                    RingEntry::TxDone => {}
+                    RingEntry::Rx(frame) => self.handle_frame(now, h, core, frame),
+                }
+            }
+            KWork::Rearm { q } => {
+                let out = self.hosts[h].nic.queues[q as usize].rearm(now);
+                self.nic_outcome(now, h, q as usize, out);
+            }
+            KWork::PullReply { serve } => self.send_pull_reply(now, h, core, serve),
+            KWork::Napi { .. } => unreachable!("Napi is converted when started"),
+        }
+    }
+
+    /// CPU cost of handling one ring entry in the bottom half.
+    fn entry_cost(&mut self, _now: Instant, h: usize, die: u16, entry: RingEntry) -> Duration {
+        use crate::host::Side::Kernel;
+        let c = &self.c;
+        let hs = &mut self.hosts[h];
+        match entry {
+            RingEntry::TxDone => {
+                c.tx_done + self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Kernel, c.tx_lines)
+            }
+            RingEntry::Rx(frame) => {
+                let f = self.frames[frame as usize];
+                let Ok(repr) = FrameRepr::parse_header(&f.hdr[..f.hdr_len as usize]) else {
+                    return c.driver_rx + c.handler_drop;
+                };
+                let ep = repr.body.dst_endpoint();
+                let Some(p) = hs.eps[ep as usize] else {
+                    return c.driver_rx + c.handler_drop;
+                };
+                let pr = &mut hs.procs[p as usize];
+                let mut cost = c.driver_rx
+                    + c.handler
+                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Kernel, c.endpoint_lines);
+                let payload = repr.body.payload_len() as u64;
+                match repr.body {
+                    OmxBody::Pull { .. } => {}
+                    OmxBody::PullReply { .. } => {
+                        // Copy from the DMA buffer (memory) into the pinned region.
+                        cost += self.cc.copy(&self.topo, &mut hs.cache, crate::host::Owner::Memory, die, Kernel, payload);
+                    }
+                    _ => {
+                        cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.event_lines);
+                        if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
+                            cost += self.cc.copy(&self.topo, &mut hs.cache, crate::host::Owner::Memory, die, Kernel, payload);
+                        }
+                    }
+                }
+                cost
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------------
+    // The Open-MX receive handler (bottom half), after its cost was paid.
+
+    fn handle_frame(&mut self, now: Instant, h: usize, core: usize, frame: u32) {
+        let f = self.frames[frame as usize];
+        self.free_frame(frame);
+        self.frames_handled += 1;
+        self.hosts[h].rx_frames += 1;
+        let Ok(repr) = FrameRepr::parse_header(&f.hdr[..f.hdr_len as usize]) else {
+            self.drops.malformed += 1;
+            return;
+        };
+        let ep = repr.body.dst_endpoint();
+        let Some(p) = self.hosts[h].eps[ep as usize] else {
+            self.drops.no_endpoint += 1;
+            return;
+        };
+        let p = p as usize;
+        let src = f.src;
+        let die = self.topo.die_of(core as u16);
+        let mut ev = LibEvent {
+            kind: LKind::Ack,
+            peer: src,
+            peer_ep: 0,
+            seq: 0,
+            piggy: None,
+            tag: 0,
+            size: 0,
+            frag_len: 0,
+            frag_seq: 0,
+            rdma: 0,
+            writer_die: die,
+        };
+        match repr.body {
+            OmxBody::Tiny { src_ep, seq, piggy_ack, match_info, length, .. } => {
+                ev = LibEvent { kind: LKind::Tiny, peer_ep: src_ep, seq: seq as u32, piggy: Some(piggy_ack as u32), tag: match_info, size: length as u64, ..ev };
+            }
+            OmxBody::Small { src_ep, seq, piggy_ack, match_info, length, .. } => {
+                ev = LibEvent { kind: LKind::Small, peer_ep: src_ep, seq: seq as u32, piggy: Some(piggy_ack as u32), tag: match_info, size: length as u64, ..ev };
+            }
+            OmxBody::Medium { src_ep, seq, piggy_ack, match_info, msg_length, frag_seq, frag_length, .. } => {
+                ev = LibEvent {
+                    kind: LKind::MediumFrag,
+                    peer_ep: src_ep,
+                    seq: seq as u32,
+                    piggy: Some(piggy_ack as u32),
+                    tag: match_info,
+                    size: msg_length as u64,
+                    frag_len: frag_length as u32,
+                    frag_seq,
+                    ..ev
+                };
+            }
+            OmxBody::Rndv { src_ep, seq, piggy_ack, match_info, msg_length, rdma_id, .. } => {
+                ev = LibEvent { kind: LKind::Rndv, peer_ep: src_ep, seq: seq as u32, piggy: Some(piggy_ack as u32), tag: match_info, size: msg_length as u64, rdma: rdma_id as u32, ..ev };
+            }
+            OmxBody::Notify { src_ep, seq, piggy_ack, total_length, puller_rdma_id, .. } => {
+                ev = LibEvent { kind: LKind::Notify, peer_ep: src_ep, seq: seq as u32, piggy: Some(piggy_ack as u32), size: total_length as u64, rdma: puller_rdma_id as u32, ..ev };
+            }
+            OmxBody::Ack { src_ep, lib_seqnum, .. } => {
+                ev = LibEvent { kind: LKind::Ack, peer_ep: src_ep, piggy: Some(lib_seqnum as u32), ..ev };
+            }
+            OmxBody::Pull { src_ep, total_length, frame_index, first_frame_offset, src_pull_handle, src_magic, block_length, .. } => {
+                let _ = (src_ep, block_length);
+                self.serve_pull(now, h, core, src, total_length as u64, first_frame_offset, frame_index, src_pull_handle, src_magic);
+                return;
+            }
+            OmxBody::PullReply { msg_offset, dst_pull_handle, .. } => {
+                self.pull_reply_arrived(now, h, core, dst_pull_handle, msg_offset);
+                return;
+            }
+        }
+        self.post_event(now, h, p, ev);
+    }
+
+    /// Writes an event into a process's ring and makes it notice.
+    pub(crate) fn post_event(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
+        let pr = &mut self.hosts[h].procs[p];
+        pr.ring.push_back(ev);
+        self.notify_proc(now, h, p);
+    }
+
+    /// The process has something to do: wake it if it polls or sleeps.
+    pub(crate) fn notify_proc(&mut self, now: Instant, h: usize, p: usize) {
+        let pr = &mut self.hosts[h].procs[p];
+        let core = pr.core as usize;
+        match pr.state {
+            PState::Polling => {
+                pr.state = PState::Ready;
+                self.dispatch_at(now, h, core);
+            }
+            PState::Blocked => {
+                pr.state = PState::Waking;
+                self.dispatch_at(now, h, core);
+            }
+            _ => {}
+        }
+    }
+
+    fn proc_timer(&mut self, now: Instant, h: usize, p: usize) {
+        let pr = &mut self.hosts[h].procs[p];
+        if pr.timer_at.is_some_and(|t| t <= now) {
+            pr.timer_at = None;
+            self.notify_proc(now, h, p);
+        }
+    }
+
+    /// Arms the process's protocol timer (delayed ack / resend) at `at` if
+    /// earlier than the one armed.
+    pub(crate) fn arm_proc_timer(&mut self, h: usize, p: usize, at: Instant) {
+        let pr = &mut self.hosts[h].procs[p];
+        if pr.timer_at.is_none_or(|t| at < t) {
+            pr.timer_at = Some(at);
+            self.q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
+        }
+    }
+
+    // ----------------------------------------------------------------------
+    // Large messages: the driver's pull protocol.
+
+    fn serve_pull(
+        &mut self,
+        now: Instant,
+        h: usize,
+        core: usize,
+        dst: u16,
+        size: u64,
+        first: u32,
+        block: u32,
+        handle: u32,
+        magic: u32,
+    ) {
+        let _ = block;
+        let mtu = self.c.mtu;
+        let replies = crate::wire::pull_reply_count(size as usize, mtu) as u32;
+        let end = (first + crate::wire::PULL_BLOCK_REPLIES as u32).min(replies);
+        let s = Serve { live: true, dst, handle, magic, next: first, end, replies, size };
+        let id = if let Some(i) = self.free_serves.pop() {
+            self.serves[i as usize] = s;
+            i
+        } else {
+            self.serves.push(s);
+            (self.serves.len() - 1) as u32
+        };
+        // The handler sends the replies inline, before the poll goes on.
+        self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve: id });
+        let _ = now;
+    }
+
+    fn send_pull_reply(&mut self, now: Instant, h: usize, core: usize, serve: u32) {
+        let s = self.serves[serve as usize];
+        let mtu = self.c.mtu;
+        let per = crate::wire::pull_reply_payload(mtu) as u64;
+        let idx = s.next;
+        let offset = idx as u64 * per;
+        let len = (s.size - offset).min(per) as u16;
+        let last_in_block = idx + 1 == s.end;
+        let marked = self.c.marked.marks(crate::wire::PacketKind::PullReply, last_in_block);
+        let repr = FrameRepr {
+            dst_mac: crate::wire::host_mac(s.dst),
+            src_mac: crate::wire::host_mac(h as u16),
+            src_peer: h as u16,
+            marked,
+            body: OmxBody::PullReply {
+                frame_seqnum: (idx % 256) as u8,
+                frame_length: len,
+                msg_offset: offset as u32,
+                dst_pull_handle: s.handle,
+                dst_magic: s.magic,
+            },
+        };
+        let id = self.new_frame(h as u16, s.dst, &repr);
+        self.transmit(now, h, id);
+        let sv = &mut self.serves[serve as usize];
+        sv.next += 1;
+        if sv.next < sv.end {
+            self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve });
+        } else {
+            sv.live = false;
+            self.free_serves.push(serve);
+        }
+    }
+
+    fn pull_reply_arrived(&mut self, now: Instant, h: usize, core: usize, handle: u32, offset: u32) {
+        let mtu = self.c.mtu;
+        let per = crate::wire::pull_reply_payload(mtu) as u32;
+        let block = crate::wire::PULL_BLOCK_REPLIES as u32;
+        let Some(hd) = self.handles.get_mut(handle as usize).filter(|hd| hd.live && hd.host == h as u16) else {
+            self.drops.stale_pull += 1;
+            return;
+        };
+        let idx = offset / per;
+        let (new, block_done) = hd.record(idx, block);
+        if !new {
+            self.drops.duplicate += 1;
+            return;
+        }
+        hd.last_progress = now;
+        if hd.complete() {
+            hd.live = false;
+            let (p, req, peer, peer_ep, rdma, size) =
+                (self.hosts[h].eps[hd.ep as usize], hd.req, hd.peer_host, hd.peer_ep, hd.rdma_id, hd.size);
+            self.free_handles.push(handle);
+            if let Some(p) = p {
+                let die = self.topo.die_of(core as u16);
+                let ev = LibEvent {
+                    kind: LKind::PullDone,
+                    peer,
+                    peer_ep,
+                    seq: req,
+                    piggy: None,
+                    tag: 0,
+                    size,
+                    frag_len: 0,
+                    frag_seq: 0,
+                    rdma: rdma as u32,
+                    writer_die: die,
+                };
+                self.post_event(now, h, p as usize, ev);
+            }
+        } else if block_done && hd.next_block < hd.blocks {
+            // Request the next block (the driver, from the handler).
+            let b = hd.next_block;
+            hd.next_block += 1;
+            hd.missing[b as usize] = hd.block_len(b, block);
+            let f = self.pull_frame(handle, b);
+            self.transmit(now, h, f);
+        }
+    }
+
+    /// Builds the PULL request frame for block `b` of a handle.
+    pub(crate) fn pull_frame(&mut self, handle: u32, b: u32) -> u32 {
+        let hd = &self.handles[handle as usize];
+        let block = crate::wire::PULL_BLOCK_REPLIES as u32;
+        let per = crate::wire::pull_reply_payload(self.c.mtu) as u64;
+        let first = b * block;
+        let block_bytes = (hd.size - (first as u64 * per)).min(per * block as u64);
+        let repr = FrameRepr {
+            dst_mac: crate::wire::host_mac(hd.peer_host),
+            src_mac: crate::wire::host_mac(hd.host),
+            src_peer: hd.host,
+            marked: self.c.marked.marks(crate::wire::PacketKind::Pull, false),
+            body: OmxBody::Pull {
+                dst_ep: hd.peer_ep,
+                src_ep: hd.ep,
+                session: 0,
+                total_length: hd.size as u32,
+                block_length: block_bytes as u32,
+                first_frame_offset: first,
+                frame_index: b,
+                pulled_rdma_id: hd.rdma_id,
+                src_pull_handle: handle,
+                src_magic: crate::wire::pull_magic(hd.ep),
+            },
+        };
+        let (src, dst) = (hd.host, hd.peer_host);
+        self.new_frame(src, dst, &repr)
+    }
+
+    fn pull_timer(&mut self, now: Instant, handle: u32) {
+        let to = self.c.pull_timeout;
+        let Some(hd) = self.handles.get(handle as usize).filter(|hd| hd.live) else { return };
+        if now.since(hd.last_progress) < to {
+            let at = hd.last_progress + to;
+            self.q.push(at, hd.host as u32, Ev::PullTimer { handle });
+            return;
+        }
+        // Re-request every requested block that is still incomplete.
+        let host = hd.host as usize;
+        let blocks: Vec<u32> = (0..hd.next_block).filter(|&b| hd.missing[b as usize] > 0).collect();
+        for b in blocks {
+            let f = self.pull_frame(handle, b);
+            self.transmit(now, host, f);
+        }
+        if let Some(hd) = self.handles.get_mut(handle as usize) {
+            hd.last_progress = now;
+        }
+        self.q.push(now + to, host as u32, Ev::PullTimer { handle });
+    }
+}
+
+/// Runs one scenario to completion and returns its metrics.
+pub fn run(s: &Scenario) -> Result<Metrics, SimError> {
+    let mut w = World::new(s);
+    w.run()?;
+    w.check_invariants()?;
+    if let (Some(path), Some(frames)) = (&s.pcap, w.pcap.as_mut()) {
+        frames.sort_by_key(|(t, _)| *t);
+        let file = std::fs::File::create(path).map_err(|e| SimError(format!("pcap: cannot create {path:?}: {e}")))?;
+        let mut pw = crate::wire::PcapWriter::new(std::io::BufWriter::new(file))
+            .map_err(|e| SimError(format!("pcap: {e}")))?;
+        for (t, b) in frames.iter() {
+            pw.write_frame(*t, b).map_err(|e| SimError(format!("pcap: {e}")))?;
+        }
+    }
+    Ok(w.metrics())
+}

@@ -1,0 +1,186 @@
+//! Workloads: the MPI-like programs each simulated process runs.
+//!
+//! A program is a sans-I/O state machine: the library asks it for its next
+//! operation ([`Op`]) whenever the process has nothing else to do, and tells
+//! it nothing else; completion is expressed by `Wait*` operations that the
+//! library resolves. This module owns the *shape* of each benchmark
+//! (omx_perf / IMB PingPong, a unidirectional stream); it does not know the
+//! costs of anything.
+
+use crate::time::Duration;
+
+/// One operation of a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Post a send of `size` bytes to process `peer` (a rank).
+    Send { peer: u32, size: u64, tag: u64 },
+    /// Post a receive of up to `size` bytes with `tag`.
+    Recv { size: u64, tag: u64 },
+    /// Wait until at most `n` of this process's requests are incomplete.
+    WaitOutstanding(u32),
+    /// Compute on the core for this long.
+    Compute(Duration),
+    /// Record the current time under this label (for metrics).
+    Mark(Label),
+    /// Record that one more message was consumed (receiver-side rate).
+    Count,
+    /// The program is finished.
+    Done,
+}
+
+/// Timestamps the metrics need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Label {
+    Start,
+    End,
+}
+
+/// A program's state machine.
+#[derive(Clone, Debug)]
+pub enum Program {
+    /// IMB PingPong: rank 0 sends and waits for the echo; rank 1 echoes.
+    PingPong { rank: u32, size: u64, total: u64, warmup: u64, iter: u64, step: u8 },
+    /// Stream sender: `messages` sends, at most `window` outstanding.
+    StreamSend { size: u64, messages: u64, sent: u64, window: u32, step: u8 },
+    /// Stream receiver: keeps `window` receives posted, consumes in order.
+    StreamRecv { size: u64, messages: u64, warmup: u64, posted: u64, done: u64, window: u32, step: u8 },
+    /// A process that does nothing (its host only handles traffic).
+    Idle,
+}
+
+/// IMB-style window of outstanding requests in the stream (IMB Uniband uses 64).
+pub const STREAM_WINDOW: u32 = 64;
+
+impl Program {
+    pub fn pingpong(rank: u32, size: u64, iterations: u64, warmup: u64) -> Self {
+        Program::PingPong { rank, size, total: iterations + warmup, warmup, iter: 0, step: 0 }
+    }
+    pub fn stream_sender(size: u64, messages: u64, warmup: u64) -> Self {
+        Program::StreamSend { size, messages: messages + warmup, sent: 0, window: STREAM_WINDOW, step: 0 }
+    }
+    pub fn stream_receiver(size: u64, messages: u64, warmup: u64) -> Self {
+        Program::StreamRecv { size, messages: messages + warmup, warmup, posted: 0, done: 0, window: STREAM_WINDOW, step: 0 }
+    }
+
+    /// The next operation. Each call advances the state machine by one op.
+    pub fn next(&mut self) -> Op {
+        match self {
+            Program::Idle => Op::Done,
+            Program::PingPong { rank, size, total, warmup, iter, step } => {
+                if *iter == *total {
+                    return if *step == 0 {
+                        *step = 9;
+                        Op::Mark(Label::End)
+                    } else {
+                        Op::Done
+                    };
+                }
+                let s = *step;
+                *step = (s + 1) % 5;
+                let (peer, sz) = (1 - *rank, *size);
+                let op = match (s, *rank) {
+                    (0, _) => {
+                        if *iter == *warmup {
+                            Op::Mark(Label::Start)
+                        } else {
+                            Op::Compute(Duration::ZERO)
+                        }
+                    }
+                    (1, 0) | (3, 1) => Op::Send { peer, size: sz, tag: 1 },
+                    (1, _) | (3, _) => Op::Recv { size: sz, tag: 1 },
+                    _ => Op::WaitOutstanding(0),
+                };
+                if s == 4 {
+                    *iter += 1;
+                }
+                op
+            }
+            Program::StreamSend { size, messages, sent, window, step } => {
+                if *sent == *messages {
+                    return if *step == 0 {
+                        *step = 1;
+                        Op::WaitOutstanding(0)
+                    } else {
+                        Op::Done
+                    };
+                }
+                // alternate: make room in the window, then send
+                if *step == 0 {
+                    *step = 2;
+                    Op::WaitOutstanding(*window - 1)
+                } else {
+                    *step = 0;
+                    *sent += 1;
+                    Op::Send { peer: 1, size: *size, tag: 2 }
+                }
+            }
+            Program::StreamRecv { size, messages, warmup, posted, done, window, step } => {
+                if *posted < *messages && *posted < *done + *window as u64 {
+                    *posted += 1;
+                    return Op::Recv { size: *size, tag: 2 };
+                }
+                if *done == *messages {
+                    return if *step == 0 {
+                        *step = 1;
+                        Op::Mark(Label::End)
+                    } else {
+                        Op::Done
+                    };
+                }
+                match *step {
+                    0 => {
+                        *step = 1;
+                        Op::WaitOutstanding((*posted - *done - 1) as u32)
+                    }
+                    _ => {
+                        *step = 0;
+                        *done += 1;
+                        if *done == *warmup {
+                            Op::Mark(Label::Start)
+                        } else {
+                            Op::Count
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops(p: &mut Program, n: usize) -> Vec<Op> {
+        (0..n).map(|_| p.next()).collect()
+    }
+
+    #[test]
+    fn pingpong_rank0_sends_then_receives() {
+        let mut p = Program::pingpong(0, 8, 1, 0);
+        let o = ops(&mut p, 7);
+        assert_eq!(o[0], Op::Mark(Label::Start));
+        assert_eq!(o[1], Op::Send { peer: 1, size: 8, tag: 1 });
+        assert_eq!(o[2], Op::WaitOutstanding(0));
+        assert_eq!(o[3], Op::Recv { size: 8, tag: 1 });
+        assert_eq!(o[4], Op::WaitOutstanding(0));
+        assert_eq!(o[5], Op::Mark(Label::End));
+        assert_eq!(o[6], Op::Done);
+    }
+
+    #[test]
+    fn pingpong_rank1_echoes() {
+        let mut p = Program::pingpong(1, 8, 1, 0);
+        let o = ops(&mut p, 5);
+        assert_eq!(o[1], Op::Recv { size: 8, tag: 1 });
+        assert_eq!(o[3], Op::Send { peer: 0, size: 8, tag: 1 });
+    }
+
+    #[test]
+    fn stream_receiver_keeps_a_window_posted() {
+        let mut p = Program::stream_receiver(0, 100, 0);
+        let o = ops(&mut p, 65);
+        assert!(o[..64].iter().all(|op| matches!(op, Op::Recv { .. })));
+        assert_eq!(o[64], Op::WaitOutstanding(63));
+    }
+}

@@ -1,0 +1,80 @@
+"""The compiled nicsim simulator core (Rust, via PyO3).
+
+This stub is hand-written: it documents the binding layer in
+``crates/nicsim-py`` and is checked against the compiled module with
+``python -m mypy.stubtest nicsim._core``. It owns nothing but the five entry
+points below; scenario building, sweeps, tables and plots live in the pure
+Python modules of :mod:`nicsim`.
+"""
+
+class NicsimError(ValueError):
+    """Bad input to the simulator.
+
+    Raised for unknown keys, wrong types or units, negative or impossible
+    values, impossible topologies and unknown preset names. The message names
+    the offending key, the value given and what is allowed, e.g.
+    ``nic.coalescing = "fast": expected one of disabled, timeout, ...``.
+    """
+
+def run(scenario_toml: str) -> dict[str, float | int | str]:
+    """Run one scenario and return its metrics.
+
+    Parameters
+    ----------
+    scenario_toml
+        A scenario as TOML text: optional ``preset``, ``seed``, ``pcap`` and
+        the tables ``[platform]``, ``[nic]``, ``[host]``, ``[protocol]`` and
+        ``[workload]`` (only ``workload.kind`` is required). Unknown keys are
+        errors.
+
+    Returns
+    -------
+    dict
+        Metric name to value. Always present: ``latency_us``,
+        ``throughput_MiBps``, ``msg_rate_per_s``, ``interrupts`` (int),
+        ``interrupts_per_msg``, ``overhead_ns_per_packet``, ``sim_time_us``,
+        ``events`` (int), ``frames`` (int) and ``dropped`` (int); extra
+        counters (``cache_*`` ...) may follow.
+
+    Raises
+    ------
+    NicsimError
+        If the scenario is invalid; the message names the key.
+    """
+
+def presets() -> list[str]:
+    """Names of the platform presets embedded in the binary, e.g. ``["omx2009"]``."""
+
+def preset_toml(name: str) -> str:
+    """Return the TOML text of an embedded preset, with its comments and sources.
+
+    Raises
+    ------
+    NicsimError
+        If ``name`` is not an embedded preset.
+    """
+
+def bench(kind: str, count: int) -> dict[str, float]:
+    """Time the simulator on a synthetic load.
+
+    Parameters
+    ----------
+    kind
+        ``"engine"`` (bare event queue), ``"pingpong"`` or ``"stream"`` (full
+        NIC/interrupt/handler/library path).
+    count
+        Number of events (engine) or messages / round trips to simulate.
+
+    Returns
+    -------
+    dict
+        ``events``, ``events_per_s``, ``wall_s`` and ``messages_per_s``.
+
+    Raises
+    ------
+    NicsimError
+        If ``kind`` is unknown or ``count`` is not positive.
+    """
+
+def version() -> str:
+    """Version of the compiled core (the Cargo package version)."""

@@ -1,0 +1,225 @@
+"""The ``nicsim`` command line (typer): run, reproduce, presets, bench.
+
+This module owns argument parsing, terminal output and the error contract:
+bad input prints one ``error: ...`` line on stderr and exits with status 2,
+never a traceback. The work itself is done by :mod:`nicsim`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+import nicsim
+from nicsim import _core, runner
+from nicsim._core import NicsimError
+from nicsim.scenario import Scenario, parse_value
+
+__all__ = ["app"]
+
+EXIT_BAD_INPUT = 2
+
+_out = Console()
+
+
+def _fail(message: str) -> NoReturn:
+    """Print one ``error:`` line on stderr and exit with status 2."""
+    line = " ".join(message.split())
+    print(f"error: {line}", file=sys.stderr)
+    raise SystemExit(EXIT_BAD_INPUT)
+
+
+class _App(typer.Typer):
+    """Typer app whose errors are one line on stderr, status 2."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("standalone_mode", False)
+        try:
+            status = super().__call__(*args, **kwargs)
+        except typer.TyperException as err:  # bad CLI usage or values
+            if not err.format_message():  # no_args_is_help: the help is already shown
+                raise SystemExit(EXIT_BAD_INPUT) from None
+            _fail(err.format_message())
+        except NicsimError as err:
+            _fail(str(err))
+        except typer.Abort:
+            print("error: aborted", file=sys.stderr)
+            raise SystemExit(130) from None
+        raise SystemExit(status if isinstance(status, int) else 0)
+
+
+app = _App(
+    name="nicsim",
+    help="Simulate NIC-assisted message passing and reproduce published studies.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+presets_app = typer.Typer(help="List, show and copy platform presets.", no_args_is_help=True)
+app.add_typer(presets_app, name="presets")
+
+
+class Coalescing(str, Enum):
+    disabled = "disabled"
+    timeout = "timeout"
+    openmx = "openmx"
+    stream = "stream"
+    adaptive = "adaptive"
+    openmx_adaptive = "openmx-adaptive"
+
+
+class Steering(str, Enum):
+    single_rr = "single-rr"
+    single_core = "single-core"
+
+
+class Workload(str, Enum):
+    pingpong = "pingpong"
+    stream = "stream"
+    flood = "flood"
+
+
+class BenchKind(str, Enum):
+    engine = "engine"
+    pingpong = "pingpong"
+    stream = "stream"
+
+
+def _format(value: float | int | str) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+@app.command("run")
+def run_command(
+    scenario: Annotated[
+        Path | None, typer.Option("--scenario", help="Scenario TOML file to start from.")
+    ] = None,
+    preset: Annotated[str | None, typer.Option(help="Preset name or preset TOML file.")] = None,
+    workload: Annotated[Workload | None, typer.Option(help="Workload kind.")] = None,
+    size: Annotated[int | None, typer.Option(help="Message size in bytes.")] = None,
+    coalescing: Annotated[Coalescing | None, typer.Option(help="NIC coalescing strategy.")] = None,
+    delay_us: Annotated[
+        float | None, typer.Option("--delay-us", help="Coalescing delay (µs).")
+    ] = None,
+    steering: Annotated[Steering | None, typer.Option(help="Receive steering.")] = None,
+    sleep: Annotated[
+        bool | None, typer.Option("--sleep/--no-sleep", help="Let idle cores sleep.")
+    ] = None,
+    pcap: Annotated[Path | None, typer.Option(help="Write every simulated frame here.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Set any scenario key: key.path=value (TOML value)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print metrics as JSON.")] = False,
+) -> None:
+    """Run one scenario and print its metrics."""
+    built = Scenario.load(scenario) if scenario is not None else Scenario()
+    options: dict[str, Any] = {
+        "preset": preset,
+        "workload.kind": workload.value if workload else None,
+        "workload.size_bytes": size,
+        "nic.coalescing": coalescing.value if coalescing else None,
+        "nic.delay_us": delay_us,
+        "nic.steering": steering.value if steering else None,
+        "host.sleep": sleep,
+        "pcap": str(pcap) if pcap is not None else None,
+        "seed": seed,
+    }
+    for path, value in options.items():
+        if value is not None:
+            built.set(path, value)
+    for item in set_ or []:
+        path, eq, text = item.partition("=")
+        if not eq or not path.strip():
+            _fail(f"--set {item!r}: expected key.path=value, e.g. nic.delay_us=25")
+        built.set(path.strip(), parse_value(text.strip()))
+    if not built.workload.get("kind"):
+        built.set("workload.kind", Workload.pingpong.value)
+    metrics = nicsim.run(built)
+    if as_json:
+        print(json.dumps(metrics, indent=2, sort_keys=False))
+        return
+    table = Table(title="nicsim metrics")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, value in metrics.items():
+        table.add_row(name, _format(value))
+    _out.print(table)
+
+
+@app.command("reproduce")
+def reproduce_command(
+    experiments: Annotated[
+        list[str], typer.Argument(help="Experiment ids or groups (e.g. omx-coal).")
+    ],
+    out: Annotated[Path, typer.Option(help="Output directory.")],
+    jobs: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    quick: Annotated[bool, typer.Option(help="Fewer iterations/messages per point.")] = False,
+    preset: Annotated[str | None, typer.Option(help="Preset name or preset TOML file.")] = None,
+    seed: Annotated[int, typer.Option(help="Base seed.")] = runner.DEFAULT_SEED,
+) -> None:
+    """Run experiments and write CSV, Parquet, PNG and report.md into --out."""
+    tables = nicsim.reproduce(
+        experiments, out, jobs=jobs, quick=quick, preset=preset, seed=seed, progress=True
+    )
+    rows = sum(len(t) for t in tables.values())
+    _out.print(f"wrote {len(tables)} experiment(s), {rows} rows: {out / 'report.md'}")
+
+
+@presets_app.command("list")
+def presets_list() -> None:
+    """List the embedded presets."""
+    for name in nicsim.presets():
+        print(name)
+
+
+@presets_app.command("show")
+def presets_show(name: Annotated[str, typer.Argument(help="Preset name.")]) -> None:
+    """Print an embedded preset's TOML."""
+    print(nicsim.preset_toml(name), end="")
+
+
+@presets_app.command("copy")
+def presets_copy(
+    name: Annotated[str, typer.Argument(help="Preset name.")],
+    dest: Annotated[Path, typer.Argument(help="Destination file.")],
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Copy an embedded preset to a file you can edit and pass as --preset."""
+    text = nicsim.preset_toml(name)
+    if dest.exists() and not force:
+        _fail(f"{dest} exists; pass --force to overwrite")
+    try:
+        dest.write_text(text, encoding="utf-8")
+    except OSError as err:
+        _fail(f"cannot write {dest}: {err.strerror}")
+    print(f"wrote {dest}")
+
+
+@app.command("bench")
+def bench_command(
+    kind: Annotated[BenchKind, typer.Option(help="What to time.")] = BenchKind.engine,
+    count: Annotated[int, typer.Option(help="Events or messages.")] = 1_000_000,
+) -> None:
+    """Time the simulator: events/s and messages/s."""
+    result = _core.bench(kind.value, count)
+    table = Table(title=f"nicsim bench {kind.value} ({count})")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for name, value in result.items():
+        table.add_row(name, f"{value:,.0f}" if value >= 1000 else f"{value:.4g}")
+    _out.print(table)
+
+
+@app.command("version")
+def version_command() -> None:
+    """Print the nicsim version."""
+    print(nicsim.__version__)

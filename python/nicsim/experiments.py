@@ -1,0 +1,460 @@
+"""The experiment registry: SPEC §4 studies as lists of configurations.
+
+An experiment owns *what* to run (its parameter grid, the scenario each
+configuration becomes, which metrics form its table) and the published
+values it is compared with. It does not run anything (see
+:mod:`nicsim.runner`) nor draw or write anything (:mod:`nicsim.plots`,
+:mod:`nicsim.report`).
+
+Adding an experiment: write a ``configurations`` function (quick flag →
+ordered list of parameter dicts) and a ``scenario`` function (parameters,
+quick → scenario dict without preset/seed), then ``register(Experiment(...))``
+and list its id in a group of :data:`GROUPS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from nicsim._core import NicsimError
+
+__all__ = [
+    "EXPERIMENTS",
+    "GROUPS",
+    "Claim",
+    "Experiment",
+    "Params",
+    "Published",
+    "Reader",
+    "at",
+    "difference",
+    "expand",
+    "get",
+    "grid",
+    "ratio",
+    "register",
+    "scaled",
+]
+
+#: One configuration: parameter column name → value.
+Params = dict[str, str | int | float]
+#: The scenario dict (sections as in the TOML file) of one configuration.
+ScenarioDict = dict[str, Any]
+#: Reads one number off a result table (``None`` if the rows are missing).
+Reader = Callable[[pd.DataFrame], float | None]
+
+
+@dataclass(frozen=True)
+class Published:
+    """A number a reference study reports, and how to read it off our table.
+
+    Attributes
+    ----------
+    quantity
+        Human description, e.g. ``"msg rate, 0 B, timeout"``.
+    value
+        The published value, in the unit of ``metric``.
+    simulated
+        Extracts the simulated counterpart from the experiment's table
+        (``None`` if the table lacks the row).
+    source
+        Where the value comes from, e.g. ``"[OMX-COAL] Fig. 6"``.
+    """
+
+    quantity: str
+    value: float
+    simulated: Reader
+    source: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A qualitative published statement, checked on the simulated table.
+
+    Attributes
+    ----------
+    text
+        The statement, with the quantity it is checked on.
+    value
+        Reads that quantity off the table (``None`` if rows are missing).
+    holds
+        Whether the statement holds for a value.
+    source
+        Where the statement comes from.
+    """
+
+    text: str
+    value: Reader
+    holds: Callable[[float], bool]
+    source: str
+
+    def check(self, table: pd.DataFrame) -> tuple[float, bool] | None:
+        """Return ``(simulated value, holds)``, or ``None`` if rows are missing."""
+        value = self.value(table)
+        return None if value is None else (value, self.holds(value))
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One SPEC §4 experiment.
+
+    Attributes
+    ----------
+    id
+        Stable id, e.g. ``"coalescing-pingpong"``.
+    title
+        One line for reports and plots.
+    parameters, metrics
+        Column names of the result table, in order (parameters first).
+    configurations
+        ``quick -> [Params, ...]`` in table row order.
+    scenario
+        ``(params, quick) -> scenario dict`` (without preset and seed).
+    finish
+        Optional fix-up of one row's metrics (e.g. throughput 0 at size 0).
+    published, claims
+        What the reference study reports, for the report.
+    """
+
+    id: str
+    title: str
+    parameters: tuple[str, ...]
+    metrics: tuple[str, ...]
+    configurations: Callable[[bool], list[Params]]
+    scenario: Callable[[Params, bool], ScenarioDict]
+    finish: Callable[[Params, dict[str, Any]], dict[str, Any]] | None = None
+    published: tuple[Published, ...] = ()
+    claims: tuple[Claim, ...] = field(default=())
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Parameter columns then metric columns."""
+        return self.parameters + self.metrics
+
+
+#: Registered experiments by id, in registration order.
+EXPERIMENTS: dict[str, Experiment] = {}
+#: Named groups of experiment ids (``nicsim reproduce omx-coal``).
+GROUPS: dict[str, tuple[str, ...]] = {}
+
+
+def register(experiment: Experiment) -> Experiment:
+    """Add an experiment to :data:`EXPERIMENTS` (ids must be unique)."""
+    if experiment.id in EXPERIMENTS:
+        raise ValueError(f"experiment {experiment.id!r} registered twice")
+    EXPERIMENTS[experiment.id] = experiment
+    return experiment
+
+
+def get(exp_id: str) -> Experiment:
+    """Return the experiment with this id, or raise a NicsimError naming the choices."""
+    try:
+        return EXPERIMENTS[exp_id]
+    except KeyError:
+        allowed = ", ".join(EXPERIMENTS)
+        raise NicsimError(f"experiment = {exp_id!r}: unknown; allowed: {allowed}") from None
+
+
+def expand(names: Iterable[str]) -> list[str]:
+    """Expand experiment ids and group names into unique ids, order kept.
+
+    Examples
+    --------
+    >>> expand(["coalescing-msgrate", "omx-coal"])[:2]
+    ['coalescing-msgrate', 'coalescing-pingpong']
+    """
+    out: list[str] = []
+    for name in names:
+        ids = GROUPS.get(name, (name,))
+        for exp_id in ids:
+            if exp_id not in EXPERIMENTS:
+                allowed = ", ".join([*GROUPS, *EXPERIMENTS])
+                raise NicsimError(f"experiment = {name!r}: unknown; allowed: {allowed}")
+            if exp_id not in out:
+                out.append(exp_id)
+    return out
+
+
+# -- helpers for writing experiments ---------------------------------------
+
+
+def grid(**axes: Iterable[str | int | float]) -> list[Params]:
+    """Cartesian product of the axes, first axis slowest (table row order).
+
+    Examples
+    --------
+    >>> grid(a=[1, 2], b=["x", "y"])
+    [{'a': 1, 'b': 'x'}, {'a': 1, 'b': 'y'}, {'a': 2, 'b': 'x'}, {'a': 2, 'b': 'y'}]
+    """
+    rows: list[Params] = [{}]
+    for name, values in axes.items():
+        rows = [{**row, name: value} for row in rows for value in values]
+    return rows
+
+
+def at(metric: str, **where: str | int | float) -> Reader:
+    """Return a reader of ``metric`` in the single row matching ``where``."""
+
+    def read(table: pd.DataFrame) -> float | None:
+        mask = pd.Series(True, index=table.index)
+        for column, value in where.items():
+            mask &= table[column] == value
+        hits = table.loc[mask, metric]
+        return float(hits.iloc[0]) if len(hits) == 1 else None
+
+    return read
+
+
+def ratio(numerator: Reader, denominator: Reader) -> Reader:
+    """Return a reader of ``numerator / denominator``."""
+
+    def read(table: pd.DataFrame) -> float | None:
+        num, den = numerator(table), denominator(table)
+        return None if num is None or den is None or den == 0 else num / den
+
+    return read
+
+
+def difference(minuend: Reader, subtrahend: Reader) -> Reader:
+    """Return a reader of ``minuend - subtrahend``."""
+
+    def read(table: pd.DataFrame) -> float | None:
+        a, b = minuend(table), subtrahend(table)
+        return None if a is None or b is None else a - b
+
+    return read
+
+
+def scaled(count: int, size_bytes: int, volume_bytes: int, floor: int) -> int:
+    """Repetitions: ``count``, cut so that big messages move about ``volume_bytes``.
+
+    Like IMB's ``OVERALL_VOL`` limit, so a 4 MiB sweep point does not cost
+    thousands of times more than a 0 B one; never below ``floor``.
+
+    Examples
+    --------
+    >>> scaled(1000, 0, 64 << 20, 10), scaled(1000, 4 << 20, 64 << 20, 10)
+    (1000, 16)
+    """
+    if size_bytes > 0:
+        count = min(count, max(floor, volume_bytes // size_bytes))
+    return count
+
+
+# -- [OMX-COAL]: interrupt coalescing for Open-MX ---------------------------
+
+OMX_COAL = "[OMX-COAL] Open-MX interrupt coalescing on Myri-10G (2009)"
+STRATEGIES = ("disabled", "timeout", "openmx", "stream")
+PINGPONG_SIZES = (0, *(1 << k for k in range(23)))  # 0, 1, 2, 4, ..., 4 MiB
+MSGRATE_SIZES = (0, 32768, 1048576)
+DELAYS_US = (0, 5, 10, 25, 50, 75, 100, 150, 200)
+BINDINGS = {"rr": "single-rr", "single": "single-core"}  # irq_binding → nic.steering
+IRQ_BINDING_SAVING = difference(
+    at("overhead_ns_per_packet", strategy="disabled", irq_binding="rr"),
+    at("overhead_ns_per_packet", strategy="disabled", irq_binding="single"),
+)
+
+
+def _pingpong_scenario(p: Params, quick: bool) -> ScenarioDict:
+    size = int(p["size_bytes"])
+    volume = (8 << 20) if quick else (64 << 20)
+    return {
+        "nic": {"coalescing": p["strategy"]},
+        "workload": {
+            "kind": "pingpong",
+            "size_bytes": size,
+            "iterations": scaled(100 if quick else 1000, size, volume, 4),
+            "warmup": scaled(10 if quick else 100, size, volume // 10, 1),
+        },
+    }
+
+
+def _zero_throughput_at_size_zero(p: Params, metrics: dict[str, Any]) -> dict[str, Any]:
+    if int(p["size_bytes"]) == 0:
+        metrics["throughput_MiBps"] = 0.0
+    return metrics
+
+
+def _stream_workload(size: int, quick: bool) -> dict[str, Any]:
+    volume = (32 << 20) if quick else (256 << 20)
+    return {
+        "kind": "stream",
+        "size_bytes": size,
+        "messages": scaled(2000 if quick else 20000, size, volume, 20),
+    }
+
+
+def _msgrate_scenario(p: Params, quick: bool) -> ScenarioDict:
+    return {
+        "nic": {"coalescing": p["strategy"]},
+        "workload": _stream_workload(int(p["size_bytes"]), quick),
+    }
+
+
+def _delay_sweep_scenario(p: Params, quick: bool) -> ScenarioDict:
+    # delay 0 means "coalescing disabled" as on the Myri-10G: a timeout of 0.
+    return {
+        "nic": {
+            "coalescing": "timeout",
+            "delay_us": float(p["delay_us"]),
+            "steering": BINDINGS[str(p["irq_binding"])],
+        },
+        "host": {"sleep": p["sleep"] == "on"},
+        "workload": _stream_workload(int(p["size_bytes"]), quick),
+    }
+
+
+def _irq_overhead_scenario(p: Params, quick: bool) -> ScenarioDict:
+    return {
+        "nic": {"coalescing": p["strategy"], "steering": BINDINGS[str(p["irq_binding"])]},
+        "host": {"soaker": True},
+        "workload": {"kind": "flood", "packets": 2000 if quick else 20000, "packet_bytes": 128},
+    }
+
+
+register(
+    Experiment(
+        id="coalescing-pingpong",
+        title="Ping-pong latency and throughput per coalescing strategy (MPI over Open-MX)",
+        parameters=("strategy", "size_bytes"),
+        metrics=("latency_us", "throughput_MiBps"),
+        configurations=lambda quick: grid(strategy=STRATEGIES, size_bytes=PINGPONG_SIZES),
+        scenario=_pingpong_scenario,
+        finish=_zero_throughput_at_size_zero,
+        published=(
+            Published(
+                "0 B latency, coalescing disabled (MPI)",
+                10.0,
+                at("latency_us", strategy="disabled", size_bytes=0),
+                OMX_COAL + ", §5 (MPI over Open-MX ≈ 10 µs)",
+            ),
+            Published(
+                "0 B latency, 75 µs timeout",
+                75.0,
+                at("latency_us", strategy="timeout", size_bytes=0),
+                OMX_COAL + ", §5 (small-message latency rises to about 75 µs)",
+            ),
+        ),
+    )
+)
+
+register(
+    Experiment(
+        id="coalescing-delay-sweep",
+        title="128 B stream message rate vs coalescing delay, interrupt binding and sleep",
+        parameters=("delay_us", "irq_binding", "sleep", "size_bytes"),
+        metrics=("msg_rate_per_s", "interrupts_per_msg"),
+        configurations=lambda quick: grid(
+            delay_us=DELAYS_US, irq_binding=tuple(BINDINGS), sleep=("on", "off"), size_bytes=(128,)
+        ),
+        scenario=_delay_sweep_scenario,
+        published=(
+            Published(
+                "msg rate, 75 µs, rr, sleep on, 128 B",
+                433000.0,
+                at("msg_rate_per_s", delay_us=75, irq_binding="rr", sleep="on"),
+                OMX_COAL + " (calibration target)",
+            ),
+        ),
+        claims=(
+            Claim(
+                "disabling coalescing (delay 0) cuts the rate by more than 2×: "
+                "rate(0 µs) / rate(75 µs) < 0.5 (rr, sleep on)",
+                ratio(
+                    at("msg_rate_per_s", delay_us=0, irq_binding="rr", sleep="on"),
+                    at("msg_rate_per_s", delay_us=75, irq_binding="rr", sleep="on"),
+                ),
+                lambda r: r < 0.5,
+                OMX_COAL,
+            ),
+            Claim(
+                "disabling sleep raises the rate noticeably: "
+                "rate(sleep off) / rate(sleep on) > 1.05 (75 µs, rr)",
+                ratio(
+                    at("msg_rate_per_s", delay_us=75, irq_binding="rr", sleep="off"),
+                    at("msg_rate_per_s", delay_us=75, irq_binding="rr", sleep="on"),
+                ),
+                lambda r: r > 1.05,
+                OMX_COAL,
+            ),
+        ),
+    )
+)
+
+register(
+    Experiment(
+        id="coalescing-msgrate",
+        title="Receiver-side stream message rate per coalescing strategy",
+        parameters=("strategy", "size_bytes"),
+        metrics=("msg_rate_per_s", "interrupts_per_msg"),
+        configurations=lambda quick: grid(strategy=STRATEGIES, size_bytes=MSGRATE_SIZES),
+        scenario=_msgrate_scenario,
+        published=tuple(
+            Published(
+                f"msg rate, 0 B, {strategy}",
+                rate,
+                at("msg_rate_per_s", strategy=strategy, size_bytes=0),
+                OMX_COAL + " (calibration target)",
+            )
+            for strategy, rate in (
+                ("disabled", 252000.0),
+                ("timeout", 490000.0),
+                ("openmx", 423000.0),
+                ("stream", 435000.0),
+            )
+        ),
+    )
+)
+
+register(
+    Experiment(
+        id="coalescing-irq-overhead",
+        title="Per-packet receive-stack overhead in a flood of invalid 128 B packets",
+        parameters=("strategy", "irq_binding"),
+        metrics=("overhead_ns_per_packet",),
+        configurations=lambda quick: grid(
+            strategy=("disabled", "timeout"), irq_binding=("rr", "single")
+        ),
+        scenario=_irq_overhead_scenario,
+        published=(
+            Published(
+                "overhead per packet, disabled, rr",
+                965.0,
+                at("overhead_ns_per_packet", strategy="disabled", irq_binding="rr"),
+                OMX_COAL + ", §5",
+            ),
+            Published(
+                "overhead per packet, timeout, rr",
+                774.0,
+                at("overhead_ns_per_packet", strategy="timeout", irq_binding="rr"),
+                OMX_COAL + ", §5",
+            ),
+            Published(
+                "saving of binding the interrupt to one core (disabled), ns",
+                40.0,
+                IRQ_BINDING_SAVING,
+                OMX_COAL + ", §5 (about 40 ns)",
+            ),
+        ),
+        claims=(
+            Claim(
+                "binding the interrupt to one core saves time: rr − single > 0 ns (disabled)",
+                IRQ_BINDING_SAVING,
+                lambda d: d > 0,
+                OMX_COAL,
+            ),
+        ),
+    )
+)
+
+
+GROUPS["omx-coal"] = (
+    "coalescing-pingpong",
+    "coalescing-delay-sweep",
+    "coalescing-msgrate",
+    "coalescing-irq-overhead",
+)

@@ -1,0 +1,156 @@
+"""Result files: ``<out>/<exp>.csv``, ``.parquet``, ``.png`` and ``report.md``.
+
+This module owns file formats and the Markdown report (tables, plots and the
+simulated-vs-published comparison). It does not run the simulator: it is
+given finished tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from nicsim import experiments as _experiments
+from nicsim.experiments import Experiment
+from nicsim.plots import plot
+
+__all__ = ["FLOAT_FORMAT", "Provenance", "comparison", "write_report", "write_table"]
+
+#: Fixed float format of CSV and Markdown, so output bytes are stable.
+FLOAT_FORMAT = "%.6g"
+#: Relative tolerance of the "within" column of the published comparison.
+TOLERANCE = 0.15
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How a set of tables was produced (printed at the top of the report)."""
+
+    nicsim_version: str
+    preset: str
+    seed: int
+    quick: bool
+
+    def lines(self) -> list[str]:
+        """Markdown bullet lines."""
+        return [
+            f"- nicsim version: {self.nicsim_version}",
+            f"- preset: `{self.preset}`",
+            f"- base seed: {self.seed}",
+            f"- mode: {'quick (reduced iterations/messages)' if self.quick else 'full'}",
+        ]
+
+
+def write_table(table: pd.DataFrame, out_dir: Path, exp_id: str) -> tuple[Path, Path]:
+    r"""Write ``<exp>.csv`` (fixed float format, ``\\n`` line ends) and ``<exp>.parquet``."""
+    csv_path = out_dir / f"{exp_id}.csv"
+    parquet_path = out_dir / f"{exp_id}.parquet"
+    table.to_csv(csv_path, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
+    table.to_parquet(parquet_path, index=False)
+    return csv_path, parquet_path
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return FLOAT_FORMAT % value
+    return str(value)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Format rows as a GitHub-flavoured Markdown table.
+
+    Examples
+    --------
+    >>> print(markdown_table(["a", "b"], [[1, 0.5]]))
+    | a | b |
+    |---|---|
+    | 1 | 0.5 |
+    """
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def comparison(experiment: Experiment, table: pd.DataFrame) -> list[list[Any]]:
+    """Rows ``[quantity, simulated, published, ratio, within 15%, source]``."""
+    rows: list[list[Any]] = []
+    for item in experiment.published:
+        simulated = item.simulated(table)
+        if simulated is None:
+            rows.append([item.quantity, "n/a", item.value, "n/a", "n/a", item.source])
+            continue
+        ratio = simulated / item.value
+        within = "yes" if abs(ratio - 1.0) <= TOLERANCE else "no"
+        rows.append([item.quantity, float(simulated), item.value, ratio, within, item.source])
+    return rows
+
+
+def claims(experiment: Experiment, table: pd.DataFrame) -> list[list[Any]]:
+    """Rows ``[claim, simulated, holds, source]``."""
+    rows: list[list[Any]] = []
+    for claim in experiment.claims:
+        checked = claim.check(table)
+        if checked is None:
+            rows.append([claim.text, "n/a", "n/a", claim.source])
+        else:
+            value, holds = checked
+            rows.append([claim.text, float(value), "yes" if holds else "no", claim.source])
+    return rows
+
+
+def _section(experiment: Experiment, table: pd.DataFrame) -> list[str]:
+    out = [f"## `{experiment.id}`", "", experiment.title, ""]
+    out += [f"![{experiment.id}]({experiment.id}.png)", ""]
+    rows = table.itertuples(index=False, name=None)
+    out += [markdown_table(list(table.columns), list(rows)), ""]
+    compared = comparison(experiment, table)
+    if compared:
+        header = ["quantity", "simulated", "published", "ratio", "within 15%", "source"]
+        out += ["### Simulated vs published", "", markdown_table(header, compared), ""]
+    checked = claims(experiment, table)
+    if checked:
+        header = ["published claim", "simulated", "holds", "source"]
+        out += ["### Published claims", "", markdown_table(header, checked), ""]
+    out += [f"Data: [`{experiment.id}.csv`]({experiment.id}.csv), `{experiment.id}.parquet`", ""]
+    return out
+
+
+def write_report(tables: Mapping[str, pd.DataFrame], out_dir: Path, provenance: Provenance) -> Path:
+    """Write every table, plot and ``report.md`` into ``out_dir``; return the report path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sections: list[str] = []
+    summary: list[list[Any]] = []
+    for exp_id, table in tables.items():
+        experiment = _experiments.get(exp_id)
+        write_table(table, out_dir, exp_id)
+        plot(
+            exp_id,
+            experiment.title,
+            table,
+            experiment.parameters,
+            experiment.metrics,
+            out_dir / f"{exp_id}.png",
+        )
+        sections += _section(experiment, table)
+        compared = comparison(experiment, table)
+        hits = sum(1 for row in compared if row[4] == "yes")
+        summary.append([exp_id, len(table), f"{hits}/{len(compared)}" if compared else "-"])
+    header = ["experiment", "rows", "within 15% of published"]
+    lines = [
+        "# nicsim reproduction report",
+        "",
+        *provenance.lines(),
+        "",
+        "## Summary",
+        "",
+        markdown_table(header, summary),
+        "",
+        *sections,
+    ]
+    path = out_dir / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path

@@ -1,0 +1,221 @@
+"""Scenario building: Python values to the TOML text that ``nicsim._core.run`` reads.
+
+This module owns the shape of a scenario on the Python side (sections, dotted
+key paths, overrides, loading files). It does not validate keys or values:
+the Rust core does that, and its :class:`~nicsim.NicsimError` names the key.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from nicsim._core import NicsimError
+
+__all__ = ["SECTIONS", "Scenario", "parse_value"]
+
+#: The tables of a scenario file, in the order they are written.
+SECTIONS: tuple[str, ...] = ("platform", "nic", "host", "protocol", "workload")
+
+
+def _empty() -> dict[str, Any]:
+    return {}
+
+
+@dataclass
+class Scenario:
+    """A simulation scenario: a preset plus per-section overrides.
+
+    Every field mirrors a key or table of the scenario TOML file; anything
+    left empty takes the preset's value. ``to_toml`` gives the text the core
+    runs.
+
+    Parameters
+    ----------
+    workload
+        ``[workload]`` table; ``kind`` is one of ``pingpong``, ``stream``,
+        ``flood``.
+    preset
+        Embedded preset name (see :func:`nicsim.presets`) or a preset file path.
+    seed
+        Base seed of every random choice in the run.
+    pcap
+        If set, write every simulated frame to this pcap file.
+    platform, nic, host, protocol
+        Overrides of the matching tables.
+
+    Examples
+    --------
+    >>> s = Scenario(workload={"kind": "stream", "size_bytes": 128})
+    >>> _ = s.set("nic.coalescing", "openmx").set("host.sleep", False)
+    >>> print(s.to_toml())
+    preset = "omx2009"
+    seed = 1
+    <BLANKLINE>
+    [nic]
+    coalescing = "openmx"
+    <BLANKLINE>
+    [host]
+    sleep = false
+    <BLANKLINE>
+    [workload]
+    kind = "stream"
+    size_bytes = 128
+    <BLANKLINE>
+    """
+
+    workload: dict[str, Any] = field(default_factory=lambda: {"kind": "pingpong"})
+    preset: str = "omx2009"
+    seed: int = 1
+    pcap: str | None = None
+    platform: dict[str, Any] = field(default_factory=_empty)
+    nic: dict[str, Any] = field(default_factory=_empty)
+    host: dict[str, Any] = field(default_factory=_empty)
+    protocol: dict[str, Any] = field(default_factory=_empty)
+
+    # -- building ---------------------------------------------------------
+
+    def set(self, path: str, value: Any) -> Scenario:
+        """Set one key by dotted path (``"nic.delay_us"``) and return ``self``.
+
+        A mapping value is merged into the table at ``path`` rather than
+        replacing it.
+
+        Examples
+        --------
+        >>> Scenario().set("platform.nic.mtu", 9000).platform
+        {'nic': {'mtu': 9000}}
+        """
+        head, _, rest = path.partition(".")
+        if head not in _FIELD_NAMES:
+            allowed = ", ".join(_FIELD_NAMES)
+            raise NicsimError(f"{path} = {value!r}: unknown key {head!r}; allowed: {allowed}")
+        if not rest:
+            if head in SECTIONS and isinstance(value, Mapping):
+                _merge(getattr(self, head), value)
+            elif head in SECTIONS:
+                raise NicsimError(f"{path} = {value!r}: expected a table")
+            else:
+                setattr(self, head, value)
+            return self
+        if head not in SECTIONS:
+            raise NicsimError(f"{path} = {value!r}: {head!r} is not a table")
+        table: dict[str, Any] = getattr(self, head)
+        *parents, leaf = rest.split(".")
+        for key in parents:
+            table = table.setdefault(key, {})
+            if not isinstance(table, dict):
+                raise NicsimError(f"{path} = {value!r}: {key!r} is not a table")
+        if isinstance(value, Mapping) and isinstance(table.get(leaf), dict):
+            _merge(table[leaf], value)
+        else:
+            table[leaf] = copy.deepcopy(value)
+        return self
+
+    def update(self, overrides: Mapping[str, Any]) -> Scenario:
+        """Apply several :meth:`set` calls; ``__`` in a key stands for ``.``.
+
+        Examples
+        --------
+        >>> Scenario().update({"nic__delay_us": 0.0, "seed": 7}).nic
+        {'delay_us': 0.0}
+        """
+        for key, value in overrides.items():
+            self.set(key.replace("__", "."), value)
+        return self
+
+    # -- conversion -------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the scenario as nested plain data, empty tables left out."""
+        out: dict[str, Any] = {"preset": self.preset, "seed": self.seed}
+        if self.pcap is not None:
+            out["pcap"] = str(self.pcap)
+        for name in SECTIONS:
+            table = getattr(self, name)
+            if table:
+                out[name] = copy.deepcopy(table)
+        return out
+
+    def to_toml(self) -> str:
+        """Return the TOML text that :func:`nicsim._core.run` accepts."""
+        return tomli_w.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
+        """Build a scenario from nested plain data (the shape of the TOML file).
+
+        Examples
+        --------
+        >>> Scenario.from_dict({"workload": {"kind": "flood"}, "seed": 3}).seed
+        3
+        """
+        scenario = cls(workload={})
+        for key, value in data.items():
+            scenario.set(key, value)
+        return scenario
+
+    @classmethod
+    def from_toml(cls, text: str, *, base_dir: Path | None = None) -> Scenario:
+        """Parse scenario TOML text.
+
+        A relative ``preset`` path that is not an embedded preset name is
+        resolved against ``base_dir`` (the directory of the scenario file).
+        """
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise NicsimError(f"scenario is not valid TOML: {err}") from None
+        scenario = cls.from_dict(data)
+        if base_dir is not None and "preset" in data:
+            candidate = base_dir / str(data["preset"])
+            if not Path(str(data["preset"])).is_absolute() and candidate.is_file():
+                scenario.preset = str(candidate)
+        return scenario
+
+    @classmethod
+    def load(cls, path: str | Path) -> Scenario:
+        """Read a scenario TOML file."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as err:
+            raise NicsimError(f"cannot read scenario file {str(path)!r}: {err.strerror}") from None
+        return cls.from_toml(text, base_dir=path.parent)
+
+
+_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Scenario))
+
+
+def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
+    """Deep-merge ``new`` into ``into``."""
+    for key, value in new.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = copy.deepcopy(dict(value) if isinstance(value, Mapping) else value)
+
+
+def parse_value(text: str) -> Any:
+    """Parse a command-line value as TOML, falling back to a bare string.
+
+    Examples
+    --------
+    >>> parse_value("75"), parse_value("false"), parse_value("[1, 2]"), parse_value("openmx")
+    (75, False, [1, 2], 'openmx')
+    """
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text

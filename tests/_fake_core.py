@@ -1,0 +1,72 @@
+"""A tiny stand-in for ``nicsim._core``, for unit tests of the pure-Python layers.
+
+Metrics are a deterministic function of the scenario text (so seeds and
+parameters show up in the numbers); nothing is simulated. End-to-end tests
+never use this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SECTIONS = {"platform", "nic", "host", "protocol", "workload"}
+TOP_LEVEL = {"preset", "seed", "pcap", *SECTIONS}
+
+
+class NicsimError(ValueError):
+    """Bad input (fake)."""
+
+
+def run(scenario_toml: str) -> dict[str, float | int | str]:
+    data = tomllib.loads(scenario_toml)
+    for key in data:
+        if key not in TOP_LEVEL:
+            raise NicsimError(f"{key}: unknown key; allowed: {', '.join(sorted(TOP_LEVEL))}")
+    workload = data.get("workload", {})
+    if "kind" not in workload:
+        raise NicsimError("workload.kind: missing; allowed: pingpong, stream, flood")
+    noise = int.from_bytes(hashlib.sha256(scenario_toml.encode()).digest()[:4], "big") / 2**32
+    size = int(workload.get("size_bytes", 0))
+    latency = 10.0 + size / 1000.0 + noise
+    return {
+        "latency_us": latency,
+        "throughput_MiBps": size / latency,
+        "msg_rate_per_s": 400000.0 * (1 + noise / 10),
+        "interrupts": 100 + int(noise * 100),
+        "interrupts_per_msg": 0.5 + noise / 10,
+        "overhead_ns_per_packet": 800.0 + 100 * noise,
+        "sim_time_us": 1000.0,
+        "events": 1000,
+        "frames": 200,
+        "dropped": 0,
+        "cache_misses": 3,
+    }
+
+
+def presets() -> list[str]:
+    return ["omx2009"]
+
+
+def preset_toml(name: str) -> str:
+    if name != "omx2009":
+        raise NicsimError(f"preset = {name!r}: unknown; allowed: omx2009")
+    return "# fake preset\n[nic]\ndelay_us = 75.0\n"
+
+
+def bench(kind: str, count: int) -> dict[str, float]:
+    return {
+        "events": float(count),
+        "events_per_s": 1e7,
+        "wall_s": count / 1e7,
+        "messages_per_s": 1e6,
+    }
+
+
+def version() -> str:
+    return "0.0.0+fake"

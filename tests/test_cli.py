@@ -1,0 +1,113 @@
+"""The command line: output and the one-line ``error:`` contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nicsim.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def nicsim_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the CLI in-process the way the console script does."""
+    with pytest.raises(SystemExit) as exit_info:
+        app(args=list(args), prog_name="nicsim")
+    out, err = capsys.readouterr()
+    code = exit_info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+def assert_one_error_line(err: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "--set", "nic.delay_us"], "key.path=value"),
+        (["run", "--set", "bogus.key=1"], "bogus"),
+        (["run", "--coalescing", "fast"], "fast"),
+        (["run", "--size", "lots"], "--size"),
+        (["reproduce", "omx-coal", "--out", "x", "--jobs", "0"], "jobs = 0"),
+        (["bench", "--kind", "nope"], "nope"),
+        (["reproduce", "no-such-exp", "--out", "x"], "no-such-exp"),
+        (["reproduce", "omx-coal"], "--out"),
+        (["no-such-command"], "no-such-command"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    code, _, err = nicsim_cli(capsys, *args)
+    assert code == 2
+    assert_one_error_line(err)
+    assert needle in err
+
+
+def test_presets_copy_refuses_to_overwrite(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    dest = tmp_path / "p.toml"
+    assert nicsim_cli(capsys, "presets", "copy", "omx2009", str(dest))[0] == 0
+    assert dest.read_text().strip()
+    code, _, err = nicsim_cli(capsys, "presets", "copy", "omx2009", str(dest))
+    assert code == 2
+    assert_one_error_line(err)
+
+
+def test_presets_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = nicsim_cli(capsys, "presets", "list")
+    assert code == 0 and "omx2009" in out.split()
+    code, out, _ = nicsim_cli(capsys, "presets", "show", "omx2009")
+    assert code == 0 and out.strip()
+
+
+def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = nicsim_cli(capsys, "--help")
+    assert code == 0 and "reproduce" in out
+
+
+@pytest.mark.core
+def test_run_json_prints_metrics(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = nicsim_cli(
+        capsys, "run", "--workload", "pingpong", "--set", "workload.iterations=20", "--json"
+    )
+    assert code == 0
+    metrics = json.loads(out)
+    assert metrics["latency_us"] > 0 and isinstance(metrics["events"], int)
+
+
+@pytest.mark.core
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--set", "nic.no_such_key=1"],
+        ["run", "--preset", "no-such-preset"],
+        ["run", "--set", "workload.size_bytes=-5"],
+        ["run", "--size", "-1"],
+        ["run", "--delay-us", "-3"],
+        ["bench", "--count", "0"],
+        ["presets", "show", "no-such-preset"],
+    ],
+)
+def test_core_errors_via_python_m_nicsim(args: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nicsim", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert_one_error_line(proc.stderr)
+    assert proc.stdout == ""
