@@ -160,6 +160,18 @@ def _run_one(run_fn: RunFn, job: Job) -> Metrics:
         raise NicsimError(f"{job.label}: {err}") from err
 
 
+def _run_in_worker(run_fn: RunFn, job: Job) -> Metrics | str:
+    """Run in a pool worker; a bad-input error comes back as its message.
+
+    Returning the message (not raising) keeps the error independent of how
+    the extension's exception class pickles.
+    """
+    try:
+        return _run_one(run_fn, job)
+    except NicsimError as err:
+        return str(err)
+
+
 def _run_pool(
     jobs: Sequence[Job],
     workers: int,
@@ -170,12 +182,15 @@ def _run_pool(
     # "spawn" (not fork): safe with the progress bar's thread, same on every OS.
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures: dict[Future[Metrics], int] = {
-            pool.submit(_run_one, run_fn, job): i for i, job in enumerate(jobs)
+        futures: dict[Future[Metrics | str], int] = {
+            pool.submit(_run_in_worker, run_fn, job): i for i, job in enumerate(jobs)
         }
         try:
             for future in as_completed(futures):
-                results[futures[future]] = future.result()
+                result = future.result()
+                if isinstance(result, str):
+                    raise NicsimError(result)
+                results[futures[future]] = result
                 advance()
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -47,7 +47,8 @@ fn preset_toml(name: &str) -> PyResult<String> {
 
 /// Runs a benchmark: kind in {"engine", "pingpong", "stream"}.
 #[pyfunction]
-fn bench(py: Python<'_>, kind: String, count: u64) -> PyResult<BTreeMap<String, f64>> {
+#[pyo3(name = "bench")]
+fn bench_fn(py: Python<'_>, kind: String, count: u64) -> PyResult<BTreeMap<String, f64>> {
     py.allow_threads(|| guarded(move || nicsim::bench::run(&kind, count)))
 }
 
@@ -63,7 +64,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
-    m.add_function(wrap_pyfunction!(bench, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_fn, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

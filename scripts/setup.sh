@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what nicsim needs into ./.venv (Python packages from PyPI) and
+# builds the Rust core into it. Idempotent; used by reproduce.sh and test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q "maturin>=1.5,<2" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" \
+  "typer>=0.12" "rich>=13" "tomli-w>=1.0" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "ruff>=0.5"
+# Build the extension in release mode into the venv (editable: python/ is the source).
+VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q

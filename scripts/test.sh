@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# All tests: Rust formatting, lints, unit + integration tests; Python lints,
+# types and pytest (including end-to-end runs through the compiled core).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -q -- -D warnings
+cargo test --workspace -q
+.venv/bin/ruff check python tests
+.venv/bin/mypy
+.venv/bin/python -m pytest -q
