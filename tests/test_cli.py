@@ -39,6 +39,7 @@ def assert_one_error_line(err: str) -> None:
         (["run", "--size", "lots"], "--size"),
         (["reproduce", "omx-coal", "--out", "x", "--jobs", "0"], "jobs = 0"),
         (["bench", "--kind", "nope"], "nope"),
+        (["bench", "--count", "0"], "--count 0"),
         (["reproduce", "no-such-exp", "--out", "x"], "no-such-exp"),
         (["reproduce", "omx-coal"], "--out"),
         (["no-such-command"], "no-such-command"),
@@ -83,7 +84,7 @@ def test_run_json_prints_metrics(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert code == 0
     metrics = json.loads(out)
-    assert metrics["latency_us"] > 0 and isinstance(metrics["events"], int)
+    assert metrics["latency_us"] > 0
 
 
 @pytest.mark.core
@@ -95,7 +96,6 @@ def test_run_json_prints_metrics(capsys: pytest.CaptureFixture[str]) -> None:
         ["run", "--set", "workload.size_bytes=-5"],
         ["run", "--size", "-1"],
         ["run", "--delay-us", "-3"],
-        ["bench", "--count", "0"],
         ["presets", "show", "no-such-preset"],
     ],
 )

@@ -7,6 +7,8 @@ points below; scenario building, sweeps, tables and plots live in the pure
 Python modules of :mod:`nicsim`.
 """
 
+__all__ = ["NicsimError", "bench", "preset_toml", "presets", "run", "version"]
+
 class NicsimError(ValueError):
     """Bad input to the simulator.
 
@@ -73,7 +75,7 @@ def bench(kind: str, count: int) -> dict[str, float]:
     Raises
     ------
     NicsimError
-        If ``kind`` is unknown or ``count`` is not positive.
+        If ``kind`` is unknown.
     """
 
 def version() -> str:

@@ -210,6 +210,8 @@ def bench_command(
     count: Annotated[int, typer.Option(help="Events or messages.")] = 1_000_000,
 ) -> None:
     """Time the simulator: events/s and messages/s."""
+    if count < 1:
+        _fail(f"--count {count}: must be at least 1")
     result = _core.bench(kind.value, count)
     table = Table(title=f"nicsim bench {kind.value} ({count})")
     table.add_column("measure")

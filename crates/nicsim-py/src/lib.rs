@@ -26,11 +26,25 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, String> + std::panic::UnwindSafe) ->
     }
 }
 
+/// Whether a metric is a count (returned to Python as `int`).
+fn is_count(key: &str) -> bool {
+    ["interrupts", "events", "frames", "dropped", "duplicates", "_hits", "_misses"].iter().any(|s| key.ends_with(s))
+        || key.starts_with("dropped_")
+}
+
 /// Runs one scenario (TOML text) and returns its metrics.
 #[pyfunction]
-fn run(py: Python<'_>, scenario_toml: String) -> PyResult<BTreeMap<String, f64>> {
+fn run<'py>(py: Python<'py>, scenario_toml: String) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let m = py.allow_threads(|| guarded(move || nicsim::run_toml(&scenario_toml)))?;
-    Ok(m.0)
+    let d = pyo3::types::PyDict::new(py);
+    for (k, v) in m.0 {
+        if is_count(&k) {
+            d.set_item(k, v as i64)?;
+        } else {
+            d.set_item(k, v)?;
+        }
+    }
+    Ok(d)
 }
 
 /// Names of the embedded presets.

@@ -48,7 +48,11 @@ pub fn preset_names() -> Vec<&'static str> {
 /// The TOML text of an embedded preset.
 pub fn preset_text(name: &str) -> Result<&'static str, ConfigError> {
     PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
-        ConfigError::range("preset", format!("{name:?}"), &format!("one of {:?} or a path to a .toml file", preset_names()))
+        ConfigError::range(
+            "preset",
+            format!("{name:?}"),
+            &format!("one of {:?} or a path to a .toml file", preset_names()),
+        )
     })
 }
 

@@ -120,6 +120,8 @@ pub struct LibraryCfg {
     pub mpi_recv_ns: f64,
     pub pull_setup_ns: f64,
     pub ack_after: u32,
+    /// Unacknowledged frames allowed per peer before sends wait for acks.
+    pub send_window_frames: u32,
     pub delayed_ack_us: f64,
     pub resend_us: f64,
     pub pull_timeout_us: f64,
@@ -217,6 +219,7 @@ impl Platform {
             check_f(k, v, 0.0, NS_MAX)?;
         }
         check_u("library.ack_after", b.ack_after as u64, 1, 1024)?;
+        check_u("library.send_window_frames", b.send_window_frames as u64, 1, 1 << 20)?;
         check_f("library.delayed_ack_us", b.delayed_ack_us, 1.0, 1e7)?;
         check_f("library.resend_us", b.resend_us, 10.0, 1e8)?;
         check_f("library.pull_timeout_us", b.pull_timeout_us, 10.0, 1e8)?;

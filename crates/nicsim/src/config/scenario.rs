@@ -161,15 +161,17 @@ fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), C
                 return Err(ConfigError::new(format!("`platform.{key}` is a table in the preset; give its keys")))
             }
             (Some(old), new) => {
-                if std::mem::discriminant(old) != std::mem::discriminant(new)
-                    && !(old.is_float() && new.is_integer())
-                {
+                if std::mem::discriminant(old) != std::mem::discriminant(new) && !(old.is_float() && new.is_integer()) {
                     return Err(ConfigError::new(format!(
                         "invalid value for `platform.{key}`: {new} (expected a {} like the preset's {old})",
                         old.type_str()
                     )));
                 }
-                *old = if old.is_float() { toml::Value::Float(new.as_float().or(new.as_integer().map(|i| i as f64)).unwrap_or(0.0)) } else { new.clone() };
+                *old = if old.is_float() {
+                    toml::Value::Float(new.as_float().or(new.as_integer().map(|i| i as f64)).unwrap_or(0.0))
+                } else {
+                    new.clone()
+                };
             }
             (None, _) => {
                 let allowed: Vec<&str> = base.keys().map(|s| s.as_str()).collect();
@@ -364,7 +366,10 @@ mod tests {
     #[test]
     fn errors_name_key_value_and_allowed() {
         let cases = [
-            ("[nic]\ncoalescing = \"fast\"\n[workload]\nkind = \"pingpong\"\n", &["nic.coalescing", "fast", "openmx"][..]),
+            (
+                "[nic]\ncoalescing = \"fast\"\n[workload]\nkind = \"pingpong\"\n",
+                &["nic.coalescing", "fast", "openmx"][..],
+            ),
             ("[nic]\ndelay_us = -3\n[workload]\nkind = \"pingpong\"\n", &["nic.delay_us", "-3"][..]),
             ("[workload]\nkind = \"pingpong\"\nsize = 3\n", &["size"][..]),
             ("[platform.link]\nmtu = 10\n[workload]\nkind = \"stream\"\n", &["link.mtu", "10"][..]),
@@ -384,7 +389,10 @@ mod tests {
 
     #[test]
     fn platform_overrides_apply() {
-        let s = Scenario::from_toml("[platform.link]\nmtu = 9000\n[platform.host]\nsyscall_ns = 1\n[workload]\nkind = \"stream\"\n").unwrap();
+        let s = Scenario::from_toml(
+            "[platform.link]\nmtu = 9000\n[platform.host]\nsyscall_ns = 1\n[workload]\nkind = \"stream\"\n",
+        )
+        .unwrap();
         assert_eq!(s.platform.link.mtu, 9000);
         assert_eq!(s.platform.host.syscall_ns, 1.0);
     }

@@ -26,7 +26,8 @@ pub enum ObjClass {
 }
 
 impl ObjClass {
-    pub const ALL: [ObjClass; 5] = [ObjClass::Endpoint, ObjClass::EventRing, ObjClass::Napi, ObjClass::TxRing, ObjClass::Data];
+    pub const ALL: [ObjClass; 5] =
+        [ObjClass::Endpoint, ObjClass::EventRing, ObjClass::Napi, ObjClass::TxRing, ObjClass::Data];
     pub fn name(self) -> &'static str {
         match self {
             ObjClass::Endpoint => "endpoint",
@@ -122,7 +123,15 @@ impl CacheCosts {
 
     /// Accesses `lines` lines of `obj` from die `die`; returns the stall and
     /// moves ownership.
-    pub fn access(&self, topo: &Topology, stats: &mut CacheStats, obj: &mut Obj, die: u16, side: Side, lines: u32) -> Duration {
+    pub fn access(
+        &self,
+        topo: &Topology,
+        stats: &mut CacheStats,
+        obj: &mut Obj,
+        die: u16,
+        side: Side,
+        lines: u32,
+    ) -> Duration {
         if lines == 0 {
             return Duration::ZERO;
         }
@@ -140,7 +149,15 @@ impl CacheCosts {
     }
 
     /// Copying `bytes` whose source is at `src` into the cache of `die`.
-    pub fn copy(&self, topo: &Topology, stats: &mut CacheStats, src: Owner, die: u16, side: Side, bytes: u64) -> Duration {
+    pub fn copy(
+        &self,
+        topo: &Topology,
+        stats: &mut CacheStats,
+        src: Owner,
+        die: u16,
+        side: Side,
+        bytes: u64,
+    ) -> Duration {
         if bytes == 0 {
             return Duration::ZERO;
         }

@@ -24,7 +24,11 @@ pub struct Topology {
 
 impl Topology {
     pub fn new(t: &TopologyCfg) -> Self {
-        Topology { sockets: t.sockets as u16, dies_per_socket: t.dies_per_socket as u16, cores_per_die: t.cores_per_die as u16 }
+        Topology {
+            sockets: t.sockets as u16,
+            dies_per_socket: t.dies_per_socket as u16,
+            cores_per_die: t.cores_per_die as u16,
+        }
     }
     pub fn cores(&self) -> u16 {
         self.sockets * self.dies_per_socket * self.cores_per_die

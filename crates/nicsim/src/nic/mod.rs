@@ -16,16 +16,21 @@ use crate::time::{Duration, Instant};
 use coalesce::{Coalescer, Decision, TimerCmd};
 use std::collections::VecDeque;
 
-/// An entry of a receive queue's ring: a received frame or a transmit completion.
+/// Work the bottom half takes from a queue: a received frame, or all the
+/// transmit completions reported so far (reaped together, after the
+/// received frames, as myri10ge reaps its send ring).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RingEntry {
     Rx(u32),
-    TxDone,
+    TxDone(u32),
 }
 
 /// One receive queue with its interrupt line.
 pub struct RxQueue {
-    pub ring: VecDeque<RingEntry>,
+    /// Received frames (slab ids) in DMA-completion order.
+    pub ring: VecDeque<u32>,
+    /// Transmit completions not yet reaped.
+    pub tx_done: u32,
     pub policy: Box<dyn Coalescer>,
     /// The line is armed (not masked).
     pub irq_enabled: bool,
@@ -50,6 +55,7 @@ impl RxQueue {
     pub fn new(policy: Box<dyn Coalescer>, ring_slots: usize) -> Self {
         RxQueue {
             ring: VecDeque::with_capacity(ring_slots.min(4096)),
+            tx_done: 0,
             policy,
             irq_enabled: true,
             fire_wanted: false,
@@ -97,10 +103,26 @@ impl RxQueue {
         }
     }
 
+    /// Next work for the bottom half: received frames first.
+    pub fn take(&mut self) -> Option<RingEntry> {
+        if let Some(f) = self.ring.pop_front() {
+            Some(RingEntry::Rx(f))
+        } else if self.tx_done > 0 {
+            Some(RingEntry::TxDone(std::mem::take(&mut self.tx_done)))
+        } else {
+            None
+        }
+    }
+
+    /// Entries waiting for the host.
+    pub fn pending(&self) -> u32 {
+        self.ring.len() as u32 + self.tx_done
+    }
+
     /// The host re-enabled the interrupt after draining the ring.
     pub fn rearm(&mut self, now: Instant) -> Outcome {
         self.irq_enabled = true;
-        let pending = self.ring.len() as u32;
+        let pending = self.pending();
         let d = self.policy.on_rearm(now, pending);
         let mut out = self.apply(now, d);
         if !out.raise && self.fire_wanted {
@@ -160,7 +182,8 @@ impl Nic {
     pub fn receive(&mut self, now: Instant, frame_len: usize) -> Instant {
         let fw_done = now.max(self.fw_free) + self.fw_rx;
         self.fw_free = fw_done;
-        let (i, free) = self.dma_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).unwrap_or((0, Instant::ZERO));
+        let (i, free) =
+            self.dma_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).unwrap_or((0, Instant::ZERO));
         let done = fw_done.max(free) + self.dma_startup + Duration::for_bytes(frame_len as u64, self.dma_bps);
         if let Some(slot) = self.dma_free.get_mut(i) {
             *slot = done;
@@ -171,7 +194,8 @@ impl Nic {
     /// The host rang the doorbell at `now` for a frame of `frame_len` bytes:
     /// DMA read + firmware. Returns when the frame is ready for the wire.
     pub fn transmit(&mut self, now: Instant, frame_len: usize) -> Instant {
-        let dma_done = now.max(self.tx_free) + self.tx_dma_startup + Duration::for_bytes(frame_len as u64, self.dma_bps);
+        let dma_done =
+            now.max(self.tx_free) + self.tx_dma_startup + Duration::for_bytes(frame_len as u64, self.dma_bps);
         // The DMA of the next frame may start while the firmware handles this one.
         self.tx_free = dma_done;
         dma_done + self.fw_tx

@@ -30,6 +30,8 @@ pub struct Peer {
     pub unacked_sends: VecDeque<SentMsg>,
     /// Highest seq acknowledged by the peer (+1).
     pub acked_upto: Seq,
+    /// Frames of the unacknowledged messages (the send window's use).
+    pub unacked_frames: u32,
 }
 
 /// A message kept for possible resend until acked.
@@ -42,6 +44,8 @@ pub struct SentMsg {
     pub tag: u64,
     /// For NOTIFY: the receive request it completes on the peer.
     pub is_notify: bool,
+    /// Frames of the message (medium: its fragments).
+    pub frames: u32,
 }
 
 impl Peer {
@@ -59,6 +63,7 @@ impl Peer {
         }
         while let Some(m) = self.unacked_sends.front() {
             if m.seq < upto {
+                self.unacked_frames -= m.frames;
                 self.unacked_sends.pop_front();
                 n += 1;
             } else {
@@ -127,7 +132,16 @@ pub struct PullHandle {
 }
 
 impl PullHandle {
-    pub fn new(host: u16, ep: u8, peer_host: u16, peer_ep: u8, req: u32, size: u64, replies: u32, block_replies: u32) -> Self {
+    pub fn new(
+        host: u16,
+        ep: u8,
+        peer_host: u16,
+        peer_ep: u8,
+        req: u32,
+        size: u64,
+        replies: u32,
+        block_replies: u32,
+    ) -> Self {
         let blocks = replies.div_ceil(block_replies).max(1);
         PullHandle {
             host,
@@ -184,7 +198,15 @@ mod tests {
     fn cumulative_ack_releases_oldest_first() {
         let mut p = Peer::default();
         for s in 0..5 {
-            p.unacked_sends.push_back(SentMsg { seq: s, req: s, sent_at: Instant::ZERO, size: 0, tag: 0, is_notify: false });
+            p.unacked_sends.push_back(SentMsg {
+                seq: s,
+                req: s,
+                sent_at: Instant::ZERO,
+                size: 0,
+                tag: 0,
+                is_notify: false,
+                frames: 0,
+            });
         }
         assert_eq!(p.ack(3), 3);
         assert_eq!(p.unacked_sends.front().unwrap().seq, 3);

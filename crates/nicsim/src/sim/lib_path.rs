@@ -39,9 +39,6 @@ impl World {
         loop {
             let hs = &mut self.hosts[h];
             let pr = &mut hs.procs[p];
-            if pr.state == PState::Done {
-                return None;
-            }
             if let Some(out) = pr.outbox.front().copied() {
                 let c = &self.c;
                 let tx = self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Side::Kernel, c.tx_lines);
@@ -93,6 +90,12 @@ impl World {
             }
             let c = &self.c;
             let pr = &mut self.hosts[h].procs[p];
+            if pr.finished {
+                // The library outlives the program: it keeps answering
+                // (acks, resends) until the whole run ends.
+                pr.state = PState::Done;
+                return None;
+            }
             if let Some(n) = pr.wait {
                 if pr.outstanding <= n {
                     pr.wait = None;
@@ -106,8 +109,23 @@ impl World {
                     };
                 }
             }
-            let op = pr.program.next();
+            let op = pr.pending_op.take().unwrap_or_else(|| pr.program.next());
             match op {
+                Op::Send { peer, size, .. }
+                    if pr.peers[peer as usize].unacked_frames > 0
+                        && pr.peers[peer as usize].unacked_frames + Self::frames_of(size, c.rndv_threshold, c.mtu)
+                            > c.send_window_frames =>
+                {
+                    // The send window is full: wait for acks.
+                    pr.pending_op = Some(op);
+                    return match c.wait {
+                        WaitMode::Poll => {
+                            pr.state = PState::Polling;
+                            None
+                        }
+                        WaitMode::Block => Some((c.block, Action::Block)),
+                    };
+                }
                 Op::Send { size, .. } => {
                     let mut cost = c.mpi_send + c.send;
                     match self.class(size) {
@@ -133,6 +151,26 @@ impl World {
                 }
                 Op::Count => {}
                 Op::Done => {
+                    // Finalize: flush pending acks, then wait until every
+                    // message sent was acknowledged (resends go on meanwhile).
+                    let ep = pr.ep;
+                    let mut flushed = false;
+                    for (i, ps) in pr.peers.iter_mut().enumerate() {
+                        if ps.unacked_recv > 0 {
+                            ps.ack_sent();
+                            pr.outbox.push_back(Out::Ack { peer: i as u16, peer_ep: ep });
+                            flushed = true;
+                        }
+                    }
+                    if flushed || pr.peers.iter().any(|ps| !ps.unacked_sends.is_empty()) {
+                        pr.pending_op = Some(op);
+                        if !flushed {
+                            pr.state = PState::Polling;
+                            return None;
+                        }
+                        continue;
+                    }
+                    pr.finished = true;
                     pr.state = PState::Done;
                     self.programs_left -= 1;
                     return None;
@@ -176,6 +214,10 @@ impl World {
                     break;
                 }
             }
+            if !resends.is_empty() {
+                let t = now + resend;
+                next = Some(next.map_or(t, |n: Instant| n.min(t)));
+            }
             for m in resends {
                 queued = true;
                 Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, peer as u16, ep, m);
@@ -187,8 +229,23 @@ impl World {
         queued
     }
 
+    /// Frames a message of `size` bytes puts on the wire (pull replies aside).
+    fn frames_of(size: u64, thr: u64, mtu: usize) -> u32 {
+        match wire::classify(size as usize, thr as usize) {
+            MessageClass::Medium => wire::medium_frag_count(size as usize, mtu) as u32,
+            _ => 1,
+        }
+    }
+
     /// Queues the frames of message `m` (first send or resend).
-    fn queue_message(outbox: &mut std::collections::VecDeque<Out>, thr: u64, mtu: usize, peer: u16, peer_ep: u8, m: SentMsg) {
+    fn queue_message(
+        outbox: &mut std::collections::VecDeque<Out>,
+        thr: u64,
+        mtu: usize,
+        peer: u16,
+        peer_ep: u8,
+        m: SentMsg,
+    ) {
         let (kind, frags) = if m.is_notify {
             (LKind::Notify, 1)
         } else {
@@ -200,7 +257,17 @@ impl World {
             }
         };
         for frag in 0..frags {
-            outbox.push_back(Out::Msg { peer, peer_ep, kind, seq: m.seq, tag: m.tag, size: m.size, frag, frags, rdma: m.req });
+            outbox.push_back(Out::Msg {
+                peer,
+                peer_ep,
+                kind,
+                seq: m.seq,
+                tag: m.tag,
+                size: m.size,
+                frag,
+                frags,
+                rdma: m.req,
+            });
         }
     }
 
@@ -218,7 +285,7 @@ impl World {
             Action::Block => {
                 let pr = &mut self.hosts[h].procs[p];
                 let nothing = pr.ring.is_empty() && pr.outbox.is_empty();
-                if nothing && pr.wait.is_some_and(|n| pr.outstanding > n) {
+                if nothing && (pr.wait.is_some_and(|n| pr.outstanding > n) || pr.pending_op.is_some()) {
                     pr.state = PState::Blocked;
                 }
             }
@@ -260,12 +327,15 @@ impl World {
                 ps.next_send += 1;
                 let mut rdma = req;
                 if class == MessageClass::Large {
-                    let slot = pr.regions.iter().position(|r| r.is_none()).expect("more than 256 large sends outstanding");
+                    let slot =
+                        pr.regions.iter().position(|r| r.is_none()).expect("more than 256 large sends outstanding");
                     pr.regions[slot] = Some(req);
                     rdma = slot as u32;
                 }
-                let m = SentMsg { seq, req: rdma, sent_at: now, size, tag, is_notify: false };
+                let frames = Self::frames_of(size, self.c.rndv_threshold, self.c.mtu);
+                let m = SentMsg { seq, req: rdma, sent_at: now, size, tag, is_notify: false, frames };
                 pr.peers[dst as usize].unacked_sends.push_back(m);
+                pr.peers[dst as usize].unacked_frames += frames;
                 let ep = 0; // every workload process opens endpoint 0
                 Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, dst, ep, m);
                 let t = now + self.c.resend;
@@ -280,7 +350,7 @@ impl World {
                         LKind::Rndv => self.start_pull(now, h, p, req, u.ev),
                         LKind::MediumFrag if u.frags_left > 0 => {
                             pr.reqs[req as usize].frags_left = u.frags_left;
-                            pr.medium = Some((u.ev.peer, u.ev.seq, MediumTarget::Req(req)));
+                            pr.medium = pr.medium.map(|(a, b, _, seen)| (a, b, MediumTarget::Req(req), seen));
                         }
                         _ => self.complete(h, p, req),
                     }
@@ -323,11 +393,27 @@ impl World {
                 let last = frag + 1 == frags;
                 let (body, pk) = match kind {
                     LKind::Tiny => (
-                        OmxBody::Tiny { dst_ep: peer_ep, src_ep, session: 0, seq: seq as u16, piggy_ack: piggy, match_info: tag, length: size as u8 },
+                        OmxBody::Tiny {
+                            dst_ep: peer_ep,
+                            src_ep,
+                            session: 0,
+                            seq: seq as u16,
+                            piggy_ack: piggy,
+                            match_info: tag,
+                            length: size as u8,
+                        },
                         PacketKind::Tiny,
                     ),
                     LKind::Small => (
-                        OmxBody::Small { dst_ep: peer_ep, src_ep, session: 0, seq: seq as u16, piggy_ack: piggy, match_info: tag, length: size as u16 },
+                        OmxBody::Small {
+                            dst_ep: peer_ep,
+                            src_ep,
+                            session: 0,
+                            seq: seq as u16,
+                            piggy_ack: piggy,
+                            match_info: tag,
+                            length: size as u16,
+                        },
                         PacketKind::Small,
                     ),
                     LKind::MediumFrag => (
@@ -404,7 +490,13 @@ impl World {
                     src_mac: wire::host_mac(h as u16),
                     src_peer: h as u16,
                     marked: false,
-                    body: OmxBody::Ack { dst_ep: peer_ep, src_ep: pr.ep, session: 0, lib_seqnum: upto, lib_piggyack: upto },
+                    body: OmxBody::Ack {
+                        dst_ep: peer_ep,
+                        src_ep: pr.ep,
+                        session: 0,
+                        lib_seqnum: upto,
+                        lib_piggyack: upto,
+                    },
                 };
                 let f = self.new_frame(h as u16, peer, &repr);
                 self.transmit(now, h, f);
@@ -444,8 +536,9 @@ impl World {
                 let ps = &mut pr.peers[peer];
                 let seq = ps.next_send;
                 ps.next_send += 1;
-                let m = SentMsg { seq, req: ev.rdma, sent_at: now, size: ev.size, tag: 0, is_notify: true };
+                let m = SentMsg { seq, req: ev.rdma, sent_at: now, size: ev.size, tag: 0, is_notify: true, frames: 1 };
                 ps.unacked_sends.push_back(m);
+                ps.unacked_frames += 1;
                 pr.outbox.push_back(Out::Msg {
                     peer: ev.peer,
                     peer_ep: ev.peer_ep,
@@ -465,8 +558,14 @@ impl World {
         let seq = widen(pr.peers[peer].expected, ev.seq as u16);
         // A fragment of the medium message being received.
         if ev.kind == LKind::MediumFrag {
-            if let Some((mp, ms, target)) = pr.medium {
+            if let Some((mp, ms, target, seen)) = pr.medium {
                 if mp == ev.peer && ms == seq {
+                    let bit = 1u32 << (ev.frag_seq as u32 % 32);
+                    if seen & bit != 0 {
+                        self.drops.duplicate += 1;
+                        return;
+                    }
+                    pr.medium = Some((mp, ms, target, seen | bit));
                     let left = match target {
                         MediumTarget::Req(r) => {
                             let q = &mut pr.reqs[r as usize];
@@ -532,7 +631,7 @@ impl World {
                     }
                     Some(r) => {
                         pr.reqs[r as usize].frags_left = left;
-                        pr.medium = Some((ev.peer, ev.seq, MediumTarget::Req(r)));
+                        pr.medium = Some((ev.peer, ev.seq, MediumTarget::Req(r), 1u32 << (ev.frag_seq as u32 % 32)));
                     }
                     None => {
                         let seq16 = ev.seq as u16 as u32;
@@ -540,7 +639,8 @@ impl World {
                         if left == 0 {
                             self.message_done(now, h, p, peer, ack_after);
                         } else {
-                            pr.medium = Some((ev.peer, ev.seq, MediumTarget::Unexpected));
+                            pr.medium =
+                                Some((ev.peer, ev.seq, MediumTarget::Unexpected, 1u32 << (ev.frag_seq as u32 % 32)));
                         }
                     }
                 }
@@ -579,6 +679,10 @@ impl World {
         let pr = &mut self.hosts[h].procs[p];
         if !pr.early.is_empty() {
             let expected = pr.peers[peer].expected;
+            // Stale copies (resent frames of messages now complete) are dropped.
+            let before = pr.early.len();
+            pr.early.retain(|e| e.peer as usize != peer || e.seq >= expected);
+            self.drops.duplicate += (before - pr.early.len()) as u64;
             // Events of the now-expected message go back to the ring's head, in arrival order.
             let mut i = pr.early.len();
             while i > 0 {

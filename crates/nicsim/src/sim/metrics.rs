@@ -33,7 +33,11 @@ impl World {
             )));
         }
         for (i, h) in self.hosts.iter().enumerate() {
-            let in_flight: u64 = h.cores.iter().map(|c| c.kq.iter().filter(|w| matches!(w, super::KWork::Irq { .. })).count() as u64).sum();
+            let in_flight: u64 = h
+                .cores
+                .iter()
+                .map(|c| c.kq.iter().filter(|w| matches!(w, super::KWork::Irq { .. })).count() as u64)
+                .sum();
             if h.irq_raised < h.irq_handled || h.irq_raised > h.irq_handled + in_flight + 1 {
                 return Err(SimError(format!(
                     "invariant: host {i} raised {} interrupts, handled {}",

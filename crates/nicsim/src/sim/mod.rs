@@ -203,6 +203,10 @@ pub(crate) struct Proc {
     pub action: Action,
     pub program: Program,
     pub wait: Option<u32>,
+    /// An operation held back by the send window.
+    pub pending_op: Option<crate::workload::Op>,
+    /// The program returned `Done` (the library still answers the network).
+    pub finished: bool,
     pub ring: VecDeque<LibEvent>,
     pub outbox: VecDeque<Out>,
     pub peers: Vec<Peer>,
@@ -214,7 +218,7 @@ pub(crate) struct Proc {
     /// Early (out-of-order) events per peer.
     pub early: Vec<LibEvent>,
     /// Medium message being received: (peer, seq, req or unexpected marker).
-    pub medium: Option<(u16, u32, MediumTarget)>,
+    pub medium: Option<(u16, u32, MediumTarget, u32)>,
     /// Sender regions of large sends: rdma id -> request.
     pub regions: Vec<Option<u32>>,
     pub ring_obj: Obj,
@@ -295,6 +299,7 @@ pub(crate) struct Costs {
     pub mpi_recv: Duration,
     pub pull_setup: Duration,
     pub ack_after: u32,
+    pub send_window_frames: u32,
     pub delayed_ack: Duration,
     pub resend: Duration,
     pub pull_timeout: Duration,
@@ -381,6 +386,7 @@ impl World {
             mpi_recv: if s.mpi { dur(b.mpi_recv_ns) } else { Duration::ZERO },
             pull_setup: dur(b.pull_setup_ns),
             ack_after: b.ack_after,
+            send_window_frames: b.send_window_frames,
             delayed_ack: dur(b.delayed_ack_us * 1e3),
             resend: dur(b.resend_us * 1e3),
             pull_timeout: dur(b.pull_timeout_us * 1e3),
@@ -398,9 +404,8 @@ impl World {
         let mut hosts = Vec::with_capacity(hosts_n);
         for _ in 0..hosts_n {
             let steering = Steering::new(s.steering, cores);
-            let queues = (0..steering.queues())
-                .map(|_| RxQueue::new(s.coalesce.build(), p.nic.ring_slots as usize))
-                .collect();
+            let queues =
+                (0..steering.queues()).map(|_| RxQueue::new(s.coalesce.build(), p.nic.ring_slots as usize)).collect();
             hosts.push(HostState {
                 cores: (0..cores)
                     .map(|_| Core {
@@ -492,6 +497,8 @@ impl World {
             action: Action::None,
             program,
             wait: None,
+            pending_op: None,
+            finished: false,
             ring: VecDeque::with_capacity(64),
             outbox: VecDeque::with_capacity(64),
             peers: vec![Peer::default(); hosts],
@@ -531,10 +538,27 @@ impl World {
         if self.finished() {
             Ok(())
         } else {
+            let mut who = Vec::new();
+            for (h, hs) in self.hosts.iter().enumerate() {
+                for pr in &hs.procs {
+                    if !pr.finished {
+                        who.push(format!(
+                            "host {h}: {:?}, {} outstanding, waiting for <= {:?}, {} unexpected, {} early, medium {:?}",
+                            pr.state,
+                            pr.outstanding,
+                            pr.wait,
+                            pr.unexpected.len(),
+                            pr.early.len(),
+                            pr.medium
+                        ));
+                    }
+                }
+            }
             Err(SimError(format!(
-                "deadlock: no events left at {} with {} program(s) unfinished",
+                "no progress possible: no events left at {} with {} program(s) unfinished ({})",
                 self.q.now(),
-                self.programs_left
+                self.programs_left,
+                who.join("; ")
             )))
         }
     }
@@ -550,7 +574,7 @@ impl World {
 
     fn all_idle(&self, h: usize) -> bool {
         self.hosts[h].cores.iter().all(|c| c.cur == Cur::Idle && c.kq.is_empty())
-            && self.hosts[h].nic.queues.iter().all(|q| q.ring.is_empty())
+            && self.hosts[h].nic.queues.iter().all(|q| q.pending() == 0)
             && self.hosts[h].nic.in_dma == 0
     }
 
@@ -685,11 +709,9 @@ impl World {
         let other_pending = nic.pending;
         let qi = 0;
         let qu = &mut nic.queues[qi];
-        qu.ring.push_back(RingEntry::Rx(frame));
-        let d = qu.policy.on_dma_complete(
-            now,
-            crate::nic::coalesce::DmaCompletion { marked, bytes: f.len, other_pending },
-        );
+        qu.ring.push_back(frame);
+        let d =
+            qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes: f.len, other_pending });
         let out = qu.apply(now, d);
         self.nic_outcome(now, h, qi, out);
     }
@@ -698,11 +720,10 @@ impl World {
         let nic = &mut self.hosts[h].nic;
         let other_pending = nic.pending;
         let qu = &mut nic.queues[0];
-        qu.ring.push_back(RingEntry::TxDone);
-        let d = qu.policy.on_dma_complete(
-            now,
-            crate::nic::coalesce::DmaCompletion { marked: false, bytes: 0, other_pending },
-        );
+        qu.tx_done += 1;
+        let d = qu
+            .policy
+            .on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked: false, bytes: 0, other_pending });
         let out = qu.apply(now, d);
         self.nic_outcome(now, h, 0, out);
     }
@@ -730,15 +751,7 @@ impl World {
             src_mac: crate::wire::host_mac(0),
             src_peer: 0,
             marked: false,
-            body: OmxBody::Small {
-                dst_ep: 200,
-                src_ep: 0,
-                session: 0,
-                seq: 0,
-                piggy_ack: 0,
-                match_info: 0,
-                length: 0,
-            },
+            body: OmxBody::Small { dst_ep: 200, src_ep: 0, session: 0, seq: 0, piggy_ack: 0, match_info: 0, length: 0 },
         };
         let hl = repr.header_len();
         let payload = (self.flood_bytes as usize).saturating_sub(hl).min(crate::wire::SMALL_MAX) as u16;
@@ -905,9 +918,16 @@ impl World {
                 }
                 if budget == c.napi_budget {
                     cost += c.napi_poll
-                        + self.cc.access(&self.topo, &mut hs.cache, &mut hs.napi_obj, die, crate::host::Side::Kernel, c.napi_lines);
+                        + self.cc.access(
+                            &self.topo,
+                            &mut hs.cache,
+                            &mut hs.napi_obj,
+                            die,
+                            crate::host::Side::Kernel,
+                            c.napi_lines,
+                        );
                 }
-                match hs.nic.queues[q as usize].ring.pop_front() {
+                match hs.nic.queues[q as usize].take() {
                     None => (cost + c.rearm, KWork::Rearm { q }),
                     Some(entry) => {
                         budget -= 1;
@@ -922,7 +942,14 @@ impl World {
                     return None;
                 }
                 let hs = &mut self.hosts[h];
-                let tx = self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, crate::host::Side::Kernel, c.tx_lines);
+                let tx = self.cc.access(
+                    &self.topo,
+                    &mut hs.cache,
+                    &mut hs.tx_obj,
+                    die,
+                    crate::host::Side::Kernel,
+                    c.tx_lines,
+                );
                 (c.driver_tx + c.doorbell + tx, w)
             }
         };
@@ -940,7 +967,7 @@ impl World {
             KWork::Entry { q, budget, entry } => {
                 self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
                 match entry {
-                    RingEntry::TxDone => {}
+                    RingEntry::TxDone(_) => {}
                     RingEntry::Rx(frame) => self.handle_frame(now, h, core, frame),
                 }
             }
@@ -959,8 +986,9 @@ impl World {
         let c = &self.c;
         let hs = &mut self.hosts[h];
         match entry {
-            RingEntry::TxDone => {
-                c.tx_done + self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Kernel, c.tx_lines)
+            RingEntry::TxDone(n) => {
+                c.tx_done.times(n as u64)
+                    + self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Kernel, c.tx_lines)
             }
             RingEntry::Rx(frame) => {
                 let f = self.frames[frame as usize];
@@ -980,12 +1008,20 @@ impl World {
                     OmxBody::Pull { .. } => {}
                     OmxBody::PullReply { .. } => {
                         // Copy from the DMA buffer (memory) into the pinned region.
-                        cost += self.cc.copy(&self.topo, &mut hs.cache, crate::host::Owner::Memory, die, Kernel, payload);
+                        cost +=
+                            self.cc.copy(&self.topo, &mut hs.cache, crate::host::Owner::Memory, die, Kernel, payload);
                     }
                     _ => {
                         cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.event_lines);
                         if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
-                            cost += self.cc.copy(&self.topo, &mut hs.cache, crate::host::Owner::Memory, die, Kernel, payload);
+                            cost += self.cc.copy(
+                                &self.topo,
+                                &mut hs.cache,
+                                crate::host::Owner::Memory,
+                                die,
+                                Kernel,
+                                payload,
+                            );
                         }
                     }
                 }
@@ -1029,10 +1065,26 @@ impl World {
         };
         match repr.body {
             OmxBody::Tiny { src_ep, seq, piggy_ack, match_info, length, .. } => {
-                ev = LibEvent { kind: LKind::Tiny, peer_ep: src_ep, seq: seq as u32, piggy: Some(piggy_ack as u32), tag: match_info, size: length as u64, ..ev };
+                ev = LibEvent {
+                    kind: LKind::Tiny,
+                    peer_ep: src_ep,
+                    seq: seq as u32,
+                    piggy: Some(piggy_ack as u32),
+                    tag: match_info,
+                    size: length as u64,
+                    ..ev
+                };
             }
             OmxBody::Small { src_ep, seq, piggy_ack, match_info, length, .. } => {
-                ev = LibEvent { kind: LKind::Small, peer_ep: src_ep, seq: seq as u32, piggy: Some(piggy_ack as u32), tag: match_info, size: length as u64, ..ev };
+                ev = LibEvent {
+                    kind: LKind::Small,
+                    peer_ep: src_ep,
+                    seq: seq as u32,
+                    piggy: Some(piggy_ack as u32),
+                    tag: match_info,
+                    size: length as u64,
+                    ..ev
+                };
             }
             OmxBody::Medium { src_ep, seq, piggy_ack, match_info, msg_length, frag_seq, frag_length, .. } => {
                 ev = LibEvent {
@@ -1048,17 +1100,53 @@ impl World {
                 };
             }
             OmxBody::Rndv { src_ep, seq, piggy_ack, match_info, msg_length, rdma_id, .. } => {
-                ev = LibEvent { kind: LKind::Rndv, peer_ep: src_ep, seq: seq as u32, piggy: Some(piggy_ack as u32), tag: match_info, size: msg_length as u64, rdma: rdma_id as u32, ..ev };
+                ev = LibEvent {
+                    kind: LKind::Rndv,
+                    peer_ep: src_ep,
+                    seq: seq as u32,
+                    piggy: Some(piggy_ack as u32),
+                    tag: match_info,
+                    size: msg_length as u64,
+                    rdma: rdma_id as u32,
+                    ..ev
+                };
             }
             OmxBody::Notify { src_ep, seq, piggy_ack, total_length, puller_rdma_id, .. } => {
-                ev = LibEvent { kind: LKind::Notify, peer_ep: src_ep, seq: seq as u32, piggy: Some(piggy_ack as u32), size: total_length as u64, rdma: puller_rdma_id as u32, ..ev };
+                ev = LibEvent {
+                    kind: LKind::Notify,
+                    peer_ep: src_ep,
+                    seq: seq as u32,
+                    piggy: Some(piggy_ack as u32),
+                    size: total_length as u64,
+                    rdma: puller_rdma_id as u32,
+                    ..ev
+                };
             }
             OmxBody::Ack { src_ep, lib_seqnum, .. } => {
                 ev = LibEvent { kind: LKind::Ack, peer_ep: src_ep, piggy: Some(lib_seqnum as u32), ..ev };
             }
-            OmxBody::Pull { src_ep, total_length, frame_index, first_frame_offset, src_pull_handle, src_magic, block_length, .. } => {
+            OmxBody::Pull {
+                src_ep,
+                total_length,
+                frame_index,
+                first_frame_offset,
+                src_pull_handle,
+                src_magic,
+                block_length,
+                ..
+            } => {
                 let _ = (src_ep, block_length);
-                self.serve_pull(now, h, core, src, total_length as u64, first_frame_offset, frame_index, src_pull_handle, src_magic);
+                self.serve_pull(
+                    now,
+                    h,
+                    core,
+                    src,
+                    total_length as u64,
+                    first_frame_offset,
+                    frame_index,
+                    src_pull_handle,
+                    src_magic,
+                );
                 return;
             }
             OmxBody::PullReply { msg_offset, dst_pull_handle, .. } => {
@@ -1087,6 +1175,10 @@ impl World {
             }
             PState::Blocked => {
                 pr.state = PState::Waking;
+                self.dispatch_at(now, h, core);
+            }
+            PState::Done => {
+                pr.state = PState::Ready;
                 self.dispatch_at(now, h, core);
             }
             _ => {}
@@ -1283,8 +1375,8 @@ pub fn run(s: &Scenario) -> Result<Metrics, SimError> {
     if let (Some(path), Some(frames)) = (&s.pcap, w.pcap.as_mut()) {
         frames.sort_by_key(|(t, _)| *t);
         let file = std::fs::File::create(path).map_err(|e| SimError(format!("pcap: cannot create {path:?}: {e}")))?;
-        let mut pw = crate::wire::PcapWriter::new(std::io::BufWriter::new(file))
-            .map_err(|e| SimError(format!("pcap: {e}")))?;
+        let mut pw =
+            crate::wire::PcapWriter::new(std::io::BufWriter::new(file)).map_err(|e| SimError(format!("pcap: {e}")))?;
         for (t, b) in frames.iter() {
             pw.write_frame(*t, b).map_err(|e| SimError(format!("pcap: {e}")))?;
         }

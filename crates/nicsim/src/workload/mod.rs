@@ -59,7 +59,15 @@ impl Program {
         Program::StreamSend { size, messages: messages + warmup, sent: 0, window: STREAM_WINDOW, step: 0 }
     }
     pub fn stream_receiver(size: u64, messages: u64, warmup: u64) -> Self {
-        Program::StreamRecv { size, messages: messages + warmup, warmup, posted: 0, done: 0, window: STREAM_WINDOW, step: 0 }
+        Program::StreamRecv {
+            size,
+            messages: messages + warmup,
+            warmup,
+            posted: 0,
+            done: 0,
+            window: STREAM_WINDOW,
+            step: 0,
+        }
     }
 
     /// The next operation. Each call advances the state machine by one op.

@@ -209,8 +209,7 @@ impl DimTuner {
     }
 
     fn exit_parking(&mut self) {
-        self.tune_state =
-            if self.profile_ix != 0 { DimTuneState::GoingLeft } else { DimTuneState::GoingRight };
+        self.tune_state = if self.profile_ix != 0 { DimTuneState::GoingLeft } else { DimTuneState::GoingRight };
         self.step();
     }
 
@@ -282,8 +281,7 @@ impl DimTuner {
             }
         }
         // While parked on top, the stats it parked with stay the reference.
-        if prev_state != DimTuneState::ParkingOnTop || self.tune_state != DimTuneState::ParkingOnTop
-        {
+        if prev_state != DimTuneState::ParkingOnTop || self.tune_state != DimTuneState::ParkingOnTop {
             self.prev = curr;
         }
         self.profile_ix != prev_ix
@@ -339,10 +337,7 @@ impl Dim {
         let p = tuner.profile();
         Dim {
             tuner,
-            timeout: Timeout::new(TimeoutSpec::absolute(
-                Duration::from_us(u64::from(p.usec)),
-                p.frames,
-            )),
+            timeout: Timeout::new(TimeoutSpec::absolute(Duration::from_us(u64::from(p.usec)), p.frames)),
             measuring: false,
             start: DimSample::default(),
             pkts: 0,
@@ -700,17 +695,9 @@ mod tests {
     #[test]
     fn stats_are_rates_over_whole_microseconds() {
         let start = DimSample { time: Instant::ZERO, pkts: 0, bytes: 0, events: 0 };
-        let end = DimSample {
-            time: Instant::ZERO + Duration::from_ns(3_999),
-            pkts: 10,
-            bytes: 15_000,
-            events: 64,
-        };
+        let end = DimSample { time: Instant::ZERO + Duration::from_ns(3_999), pkts: 10, bytes: 15_000, events: 64 };
         // 3.999 us -> 3 us (ktime_us_delta truncates); rates round up.
-        assert_eq!(
-            calc_stats(&start, &end),
-            Some(DimStats { ppms: 3_334, bpms: 5_000_000, epms: 21_334 })
-        );
+        assert_eq!(calc_stats(&start, &end), Some(DimStats { ppms: 3_334, bpms: 5_000_000, epms: 21_334 }));
         let same_us = DimSample { time: Instant::ZERO + Duration::from_ns(999), ..end };
         assert_eq!(calc_stats(&start, &same_us), None);
     }

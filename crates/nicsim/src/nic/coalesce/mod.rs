@@ -128,8 +128,7 @@ pub const MYRI10G_DEFAULT_DELAY: Duration = Duration::from_us(75);
 /// The strategy names of SPEC §4, in the order [`CoalesceSpec::strategy_name`]
 /// uses them. (`watchdog` is an LCI firmware mechanism, `crate::nic::watchdog`,
 /// not a coalescing policy, so it is not listed here.)
-pub const STRATEGY_NAMES: &[&str] =
-    &["disabled", "timeout", "openmx", "stream", "adaptive", "openmx-adaptive"];
+pub const STRATEGY_NAMES: &[&str] = &["disabled", "timeout", "openmx", "stream", "adaptive", "openmx-adaptive"];
 
 /// Which real-world NIC timer a [`Timeout`] models (SPEC §2.2 `timeout`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,8 +144,7 @@ pub enum TimeoutMode {
 }
 
 impl TimeoutMode {
-    pub const ALL: [TimeoutMode; 3] =
-        [TimeoutMode::Absolute, TimeoutMode::PacketTimer, TimeoutMode::Throttle];
+    pub const ALL: [TimeoutMode; 3] = [TimeoutMode::Absolute, TimeoutMode::PacketTimer, TimeoutMode::Throttle];
 
     /// The name used in configuration files and result tables.
     pub const fn name(self) -> &'static str {
@@ -179,10 +177,7 @@ impl std::error::Error for ParseTimeoutModeError {}
 impl FromStr for TimeoutMode {
     type Err = ParseTimeoutModeError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        TimeoutMode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| ParseTimeoutModeError(s.to_owned()))
+        TimeoutMode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| ParseTimeoutModeError(s.to_owned()))
     }
 }
 

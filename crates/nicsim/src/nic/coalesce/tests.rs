@@ -80,12 +80,7 @@ impl<C: Coalescer + ?Sized> Queue<C> {
         match d.timer {
             TimerCmd::Keep => {}
             TimerCmd::Arm(at) => {
-                assert!(
-                    at > self.now,
-                    "{} armed its timer at {at}, not after now = {}",
-                    self.policy.name(),
-                    self.now
-                );
+                assert!(at > self.now, "{} armed its timer at {at}, not after now = {}", self.policy.name(), self.now);
                 self.timer = Some(at);
             }
             TimerCmd::Cancel => self.timer = None,
@@ -228,10 +223,7 @@ fn stream_deferred_interrupt_waits_for_the_last_pending_dma() {
 #[rstest]
 #[case::timer(TimeoutSpec::absolute(Duration::from_us(75), 0), &[75, 275])]
 #[case::frame_threshold(TimeoutSpec::absolute(Duration::from_us(75), 2), &[1, 275])]
-fn stream_deferred_flag_never_survives_a_timeout_raise(
-    #[case] fallback: TimeoutSpec,
-    #[case] expect: &[u64],
-) {
+fn stream_deferred_flag_never_survives_a_timeout_raise(#[case] fallback: TimeoutSpec, #[case] expect: &[u64]) {
     let mut q = Queue::new(CoalesceSpec::Stream(fallback));
     q.dma(us(0), MARKED, TINY, 1);
     if fallback.frames == 2 {
@@ -305,8 +297,7 @@ fn timeout_variants_on_one_trace(#[case] spec: TimeoutSpec, #[case] expect: &[u6
 
 #[test]
 fn packet_timer_rearms_at_every_frame_step_by_step() {
-    let mut t =
-        Timeout::new(TimeoutSpec::packet_timer(Duration::from_us(10), Duration::from_us(25)));
+    let mut t = Timeout::new(TimeoutSpec::packet_timer(Duration::from_us(10), Duration::from_us(25)));
     let f = DmaCompletion { marked: false, bytes: TINY, other_pending: 0 };
     assert_eq!(t.on_dma_complete(us(0), f), Decision::arm(us(10)));
     assert_eq!(t.on_dma_complete(us(8), f), Decision::arm(us(18)));
@@ -318,11 +309,7 @@ fn packet_timer_rearms_at_every_frame_step_by_step() {
 #[case::gap_20us_frames_every_3us(20, 3, 200)]
 #[case::gap_7us_frames_every_2us(7, 2, 100)]
 #[case::gap_50us_frames_every_1us(50, 1, 300)]
-fn throttle_never_raises_twice_within_the_gap(
-    #[case] gap_us: u64,
-    #[case] every_us: u64,
-    #[case] until_us: u64,
-) {
+fn throttle_never_raises_twice_within_the_gap(#[case] gap_us: u64, #[case] every_us: u64, #[case] until_us: u64) {
     let mut q = Queue::new(CoalesceSpec::Timeout(TimeoutSpec::throttle(Duration::from_us(gap_us))));
     let mut t = 0;
     while t < until_us {
@@ -347,10 +334,7 @@ fn throttle_never_raises_twice_within_the_gap(
 #[rstest]
 #[case::timeout(CoalesceSpec::Timeout(MYRI), 75)]
 #[case::timeout_packet(
-    CoalesceSpec::Timeout(TimeoutSpec::packet_timer(
-        Duration::from_us(20),
-        Duration::from_us(90)
-    )),
+    CoalesceSpec::Timeout(TimeoutSpec::packet_timer(Duration::from_us(20), Duration::from_us(90))),
     20
 )]
 #[case::openmx(CoalesceSpec::OpenMx(MYRI), 75)]
@@ -436,11 +420,7 @@ fn all_specs() -> Vec<CoalesceSpec> {
 #[case::fast_host(None, u32::MAX, 1)]
 #[case::slow_host(Some(Duration::from_us(7)), u32::MAX, 2)]
 #[case::slow_host_small_budget(Some(Duration::from_us(3)), 4, 3)]
-fn no_timer_in_the_past_on_random_traces(
-    #[case] service: Option<Duration>,
-    #[case] budget: u32,
-    #[case] seed: u64,
-) {
+fn no_timer_in_the_past_on_random_traces(#[case] service: Option<Duration>, #[case] budget: u32, #[case] seed: u64) {
     for spec in all_specs() {
         let mut q = Queue::new(spec);
         if let Some(s) = service {
@@ -486,12 +466,7 @@ fn bulk<C: Coalescer + ?Sized>(q: &mut Queue<C>, from: Instant, ms: u64) -> Inst
 
 /// Ping-pong: the next request arrives `turnaround` after the host saw the
 /// previous one (i.e. after the interrupt).
-fn ping_pong<C: Coalescer + ?Sized>(
-    q: &mut Queue<C>,
-    from: Instant,
-    rounds: u32,
-    turnaround: Duration,
-) -> Instant {
+fn ping_pong<C: Coalescer + ?Sized>(q: &mut Queue<C>, from: Instant, rounds: u32, turnaround: Duration) -> Instant {
     let mut t = from;
     for _ in 0..rounds {
         let before = q.irqs.len();
@@ -573,10 +548,7 @@ fn itr_classifies_bulk_then_latency() {
     }
     // Each of these frames is raised at once (the gap is open), so its own
     // interrupt already reclassifies: bulk -> low -> lowest.
-    assert_eq!(
-        classes[..3],
-        [ItrClass::LowLatency, ItrClass::LowestLatency, ItrClass::LowestLatency]
-    );
+    assert_eq!(classes[..3], [ItrClass::LowLatency, ItrClass::LowestLatency, ItrClass::LowestLatency]);
     assert_eq!(q.policy.class(), ItrClass::LowestLatency);
     assert_eq!(q.policy.itr(), 40);
     // Never two interrupts closer than the smallest gap.
@@ -608,10 +580,7 @@ fn timeout_mode_names_round_trip() {
     }
     assert_eq!("packet".parse::<TimeoutMode>(), Ok(TimeoutMode::PacketTimer));
     let err = "rdtr".parse::<TimeoutMode>().unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "unknown timeout mode `rdtr` (expected one of: absolute, packet, throttle)"
-    );
+    assert_eq!(err.to_string(), "unknown timeout mode `rdtr` (expected one of: absolute, packet, throttle)");
     assert_eq!(MYRI10G_DEFAULT_DELAY, Duration::from_us(75));
     assert_eq!(STRATEGY_NAMES.len(), 6);
 }

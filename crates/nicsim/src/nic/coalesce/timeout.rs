@@ -36,14 +36,7 @@ pub struct Timeout {
 
 impl Timeout {
     pub fn new(spec: TimeoutSpec) -> Self {
-        Timeout {
-            spec,
-            first: None,
-            last: Instant::ZERO,
-            unreported: 0,
-            last_irq: None,
-            armed: false,
-        }
+        Timeout { spec, first: None, last: Instant::ZERO, unreported: 0, last_irq: None, armed: false }
     }
 
     pub fn spec(&self) -> &TimeoutSpec {

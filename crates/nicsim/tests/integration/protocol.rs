@@ -1,0 +1,38 @@
+//! The protocol completes every message under loss and reordering, and
+//! counts what it dropped.
+
+use super::run;
+
+#[test]
+fn every_message_class_completes_under_loss_and_reordering() {
+    for size in [0u64, 100, 5000, 32768, 100_000, 600_000] {
+        let m = run(&format!(
+            "seed = 3\n[protocol]\nloss = 0.01\nreorder = 0.05\n[platform.library]\nresend_us = 2000\npull_timeout_us = 2000\n[workload]\nkind = \"pingpong\"\nsize_bytes = {size}\niterations = 30\nwarmup = 0\n"
+        ));
+        assert!(m.get("latency_us").unwrap() > 0.0, "size {size}");
+    }
+}
+
+#[test]
+fn lossless_run_drops_nothing() {
+    let m = run("[workload]\nkind = \"stream\"\nsize_bytes = 32768\nmessages = 200\n");
+    assert_eq!(m.get("dropped"), Some(0.0));
+    assert_eq!(m.get("duplicates"), Some(0.0));
+}
+
+#[test]
+fn medium_message_uses_23_fragments_at_mtu_1500() {
+    // One 32 KiB message = 23 MEDIUM frames; warm-up 0, one iteration each way.
+    let m = run("[nic]\ncoalescing = \"disabled\"\n[platform.nic]\ntx_done_interrupts = false\n[workload]\nkind = \"pingpong\"\nsize_bytes = 32768\niterations = 1\nwarmup = 0\n");
+    let frames = m.get("frames").unwrap();
+    // 2 x 23 medium fragments plus at most a few explicit acks.
+    assert!((46.0..=50.0).contains(&frames), "{frames}");
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_key() {
+    let e = nicsim::run_toml("[nic]\ncoalescing = \"sometimes\"\n[workload]\nkind = \"pingpong\"\n").unwrap_err();
+    assert!(e.contains("nic.coalescing") && e.contains("sometimes") && e.contains("openmx"), "{e}");
+    let e = nicsim::run_toml("[workload]\nkind = \"pingpong\"\nwarmpu = 3\n").unwrap_err();
+    assert!(e.contains("warmpu"), "{e}");
+}
