@@ -14,6 +14,11 @@ use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, MessageClass, OmxBody, PacketKind};
 use crate::workload::{Label, Op};
 
+/// Large receives pulled at once per process; later ones wait their turn so
+/// that the pull replies in flight (4 blocks of 32 each) fit the receive
+/// ring. [estimate: Open-MX serves pulls from a bounded set of handles]
+const MAX_ACTIVE_PULLS: u32 = 1;
+
 /// Rebuilds a 32-bit sequence number from its 16 low bits on the wire,
 /// choosing the value closest to `near`.
 fn widen(near: u32, low: u16) -> u32 {
@@ -377,7 +382,13 @@ impl World {
             self.handles.push(hd);
             (self.handles.len() - 1) as u32
         };
-        self.hosts[h].procs[p].outbox.push_back(Out::PullStart { handle: id });
+        let pr = &mut self.hosts[h].procs[p];
+        if pr.pulls_active < MAX_ACTIVE_PULLS {
+            pr.pulls_active += 1;
+            pr.outbox.push_back(Out::PullStart { handle: id });
+        } else {
+            pr.pulls_waiting.push_back(id);
+        }
     }
 
     fn lib_send(&mut self, now: Instant, h: usize, p: usize) {
@@ -551,6 +562,12 @@ impl World {
                     rdma: ev.rdma,
                 });
                 self.complete(h, p, req);
+                let pr = &mut self.hosts[h].procs[p];
+                pr.pulls_active -= 1;
+                if let Some(next) = pr.pulls_waiting.pop_front() {
+                    pr.pulls_active += 1;
+                    pr.outbox.push_back(Out::PullStart { handle: next });
+                }
                 return;
             }
             _ => {}

@@ -207,6 +207,9 @@ pub(crate) struct Proc {
     pub pending_op: Option<crate::workload::Op>,
     /// The program returned `Done` (the library still answers the network).
     pub finished: bool,
+    /// Pulls started and not finished; pulls waiting to start.
+    pub pulls_active: u32,
+    pub pulls_waiting: VecDeque<u32>,
     pub ring: VecDeque<LibEvent>,
     pub outbox: VecDeque<Out>,
     pub peers: Vec<Peer>,
@@ -499,6 +502,8 @@ impl World {
             wait: None,
             pending_op: None,
             finished: false,
+            pulls_active: 0,
+            pulls_waiting: VecDeque::new(),
             ring: VecDeque::with_capacity(64),
             outbox: VecDeque::with_capacity(64),
             peers: vec![Peer::default(); hosts],
