@@ -196,7 +196,6 @@ pub(crate) struct Unexpected {
 }
 
 pub(crate) struct Proc {
-    pub host: u16,
     pub core: u16,
     pub ep: u8,
     pub state: PState,
@@ -246,7 +245,6 @@ pub(crate) struct Serve {
     pub magic: u32,
     pub next: u32,
     pub end: u32,
-    pub replies: u32,
     pub size: u64,
 }
 
@@ -493,7 +491,6 @@ impl World {
         let hs = &mut self.hosts[host as usize];
         let idx = hs.procs.len() as u16;
         hs.procs.push(Proc {
-            host,
             core,
             ep,
             state: PState::Ready,
@@ -1227,7 +1224,7 @@ impl World {
         let mtu = self.c.mtu;
         let replies = crate::wire::pull_reply_count(size as usize, mtu) as u32;
         let end = (first + crate::wire::PULL_BLOCK_REPLIES as u32).min(replies);
-        let s = Serve { live: true, dst, handle, magic, next: first, end, replies, size };
+        let s = Serve { live: true, dst, handle, magic, next: first, end, size };
         let id = if let Some(i) = self.free_serves.pop() {
             self.serves[i as usize] = s;
             i
