@@ -114,7 +114,7 @@ impl World {
                     };
                 }
             }
-            let op = pr.pending_op.take().unwrap_or_else(|| pr.program.next());
+            let op = pr.pending_op.take().unwrap_or_else(|| pr.program.next_op());
             match op {
                 Op::Send { peer, size, .. }
                     if pr.peers[peer as usize].unacked_frames > 0

@@ -71,7 +71,7 @@ impl Program {
     }
 
     /// The next operation. Each call advances the state machine by one op.
-    pub fn next(&mut self) -> Op {
+    pub fn next_op(&mut self) -> Op {
         match self {
             Program::Idle => Op::Done,
             Program::PingPong { rank, size, total, warmup, iter, step } => {
@@ -160,7 +160,7 @@ mod tests {
     use super::*;
 
     fn ops(p: &mut Program, n: usize) -> Vec<Op> {
-        (0..n).map(|_| p.next()).collect()
+        (0..n).map(|_| p.next_op()).collect()
     }
 
     #[test]
