@@ -19,24 +19,24 @@ use std::collections::BinaryHeap;
 /// Who scheduled an event: the tie-breaker after time.
 pub type Origin = u32;
 
+/// One queued event. The key `(time, origin, seq)` is packed into two
+/// words: time in picoseconds, then origin (24 bits) above seq (40 bits).
 struct Entry<E> {
-    time: Instant,
-    origin: Origin,
-    seq: u64,
+    time: u64,
+    tie: u64,
     event: E,
 }
 
+/// Origins fit in 24 bits, sequence numbers in 40 (10^12 events per run).
+const SEQ_BITS: u32 = 40;
+const ORIGIN_BITS: u32 = 24;
+
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
+        (self.time, self.tie) == (other.time, other.tie)
     }
 }
 impl<E> Eq for Entry<E> {}
-impl<E> Entry<E> {
-    fn key(&self) -> (Instant, Origin, u64) {
-        (self.time, self.origin, self.seq)
-    }
-}
 impl<E> PartialOrd for Entry<E> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
@@ -45,7 +45,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     // BinaryHeap is a max-heap: reverse so the earliest key pops first.
     fn cmp(&self, other: &Self) -> Ordering {
-        other.key().cmp(&self.key())
+        other.time.cmp(&self.time).then(other.tie.cmp(&self.tie))
     }
 }
 
@@ -55,6 +55,7 @@ pub struct EventQueue<E> {
     now: Instant,
     seq: u64,
     popped: u64,
+    peak: usize,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -65,7 +66,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), now: Instant::ZERO, seq: 0, popped: 0 }
+        EventQueue { heap: BinaryHeap::with_capacity(1024), now: Instant::ZERO, seq: 0, popped: 0, peak: 0 }
     }
 
     /// The time of the event most recently popped.
@@ -76,6 +77,11 @@ impl<E> EventQueue<E> {
     /// Number of events popped so far.
     pub fn popped(&self) -> u64 {
         self.popped
+    }
+
+    /// Most events ever waiting at once (memory is bounded by this).
+    pub fn peak(&self) -> usize {
+        self.peak
     }
 
     /// Number of events waiting.
@@ -91,22 +97,26 @@ impl<E> EventQueue<E> {
     /// modelling bug, never a user error.
     pub fn push(&mut self, time: Instant, origin: Origin, event: E) {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        debug_assert!(origin < 1 << ORIGIN_BITS && self.seq < 1 << SEQ_BITS);
         self.seq += 1;
-        self.heap.push(Entry { time, origin, seq: self.seq, event });
+        let tie = ((origin as u64 & ((1 << ORIGIN_BITS) - 1)) << SEQ_BITS) | (self.seq & ((1 << SEQ_BITS) - 1));
+        self.heap.push(Entry { time: time.as_ps(), tie, event });
+        self.peak = self.peak.max(self.heap.len());
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| Instant::from_ps(e.time))
     }
 
     /// Pops the next event and advances `now` to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
         let e = self.heap.pop()?;
-        debug_assert!(e.time >= self.now, "time went backwards");
-        self.now = e.time;
+        let time = Instant::from_ps(e.time);
+        debug_assert!(time >= self.now, "time went backwards");
+        self.now = time;
         self.popped += 1;
-        Some((e.time, e.event))
+        Some((time, e.event))
     }
 
     /// Pops the next event only if it is at or before `until`.

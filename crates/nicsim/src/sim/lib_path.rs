@@ -136,7 +136,20 @@ impl World {
                     match self.class(size) {
                         MessageClass::Medium => cost += self.cc.copy_hot(size),
                         MessageClass::Large => cost += c.pull_setup,
-                        _ => {}
+                        MessageClass::Tiny | MessageClass::Small => {
+                            // One frame: its send system call follows in the
+                            // same segment (see `lib_op`).
+                            let hs = &mut self.hosts[h];
+                            let tx = self.cc.access(
+                                &self.topo,
+                                &mut hs.cache,
+                                &mut hs.tx_obj,
+                                die,
+                                Side::Kernel,
+                                c.tx_lines,
+                            );
+                            cost += c.syscall + c.driver_tx + c.doorbell + tx + self.cc.copy_hot(size);
+                        }
                     }
                     return Some((cost, Action::Op(op)));
                 }
@@ -345,6 +358,10 @@ impl World {
                 Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, dst, ep, m);
                 let t = now + self.c.resend;
                 self.arm_proc_timer(h, p, t);
+                if matches!(class, MessageClass::Tiny | MessageClass::Small) {
+                    // Priced with the post in `lib_step`: hand the frame over now.
+                    self.lib_send(now, h, p);
+                }
             }
             Op::Recv { size, tag } => {
                 let req = self.new_req(h, p, false, size, tag);

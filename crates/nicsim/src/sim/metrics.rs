@@ -54,6 +54,7 @@ impl World {
         m.set("interrupts", irqs as f64);
         m.set("sim_time_us", self.q.now().as_us_f64());
         m.set("events", self.q.popped() as f64);
+        m.set("queue_peak", self.q.peak() as f64);
         m.set("frames", self.frames_sent as f64);
         let d = &self.drops;
         m.set("dropped", (d.loss + d.ring_full + d.malformed + d.no_endpoint) as f64);

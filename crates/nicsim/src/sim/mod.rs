@@ -49,9 +49,18 @@ const HDR_CAP: usize = 96;
 pub(crate) struct Frame {
     hdr: [u8; HDR_CAP],
     hdr_len: u8,
+    /// The receive descriptor's copy of the marker (set by the NIC firmware
+    /// when the frame arrives: [OMX-COAL] Algorithm 1, line 2).
+    marked: bool,
     len: u32,
     src: u16,
     dst: u16,
+}
+
+impl Frame {
+    fn header(&self) -> &[u8] {
+        &self.hdr[..self.hdr_len as usize]
+    }
 }
 
 /// Events of the world. Small and `Copy`: frames travel by slab index.
@@ -618,19 +627,25 @@ impl World {
 
     /// Encodes `repr` into a new frame slot.
     pub(crate) fn new_frame(&mut self, src: u16, dst: u16, repr: &FrameRepr) -> u32 {
-        let mut f = Frame { hdr: [0; HDR_CAP], hdr_len: 0, len: repr.frame_len() as u32, src, dst };
+        self.live_frames += 1;
+        let id = match self.free_frames.pop() {
+            Some(i) => i,
+            None => {
+                self.frames.push(Frame { hdr: [0; HDR_CAP], hdr_len: 0, marked: false, len: 0, src: 0, dst: 0 });
+                (self.frames.len() - 1) as u32
+            }
+        };
+        // Encoded in place: the slot's stale bytes past the header are never read.
+        let f = &mut self.frames[id as usize];
         let hl = repr.header_len();
         debug_assert!(hl <= HDR_CAP);
         repr.emit(&mut f.hdr[..hl]);
         f.hdr_len = hl as u8;
-        self.live_frames += 1;
-        if let Some(i) = self.free_frames.pop() {
-            self.frames[i as usize] = f;
-            i
-        } else {
-            self.frames.push(f);
-            (self.frames.len() - 1) as u32
-        }
+        f.marked = false;
+        f.len = repr.frame_len() as u32;
+        f.src = src;
+        f.dst = dst;
+        id
     }
 
     fn free_frame(&mut self, id: u32) {
@@ -648,7 +663,7 @@ impl World {
         if let Some(p) = self.pcap.as_mut() {
             let f = &self.frames[frame as usize];
             let mut bytes = vec![0u8; len];
-            bytes[..f.hdr_len as usize].copy_from_slice(&f.hdr[..f.hdr_len as usize]);
+            bytes[..f.hdr_len as usize].copy_from_slice(f.header());
             p.push((d.start, bytes));
         }
         self.q.push(d.at_switch, host as u32, Ev::SwitchIn { frame });
@@ -663,21 +678,21 @@ impl World {
             self.free_frame(frame);
             return;
         }
-        let f = self.frames[frame as usize];
+        let (len, dst) = (self.frames[frame as usize].len as usize, self.frames[frame as usize].dst as usize);
         let extra = if self.rng.chance(self.reorder) {
             // Held back behind up to four later frames of this size.
-            self.net.serialization(f.len as usize).times(1 + self.rng.below(4))
+            self.net.serialization(len).times(1 + self.rng.below(4))
         } else {
             Duration::ZERO
         };
-        let at = self.net.forward(f.dst as usize, now, f.len as usize, extra);
+        let at = self.net.forward(dst, now, len, extra);
         self.q.push(at, 1_000_000, Ev::NicRx { frame });
     }
 
     fn nic_rx(&mut self, now: Instant, frame: u32) {
-        let f = self.frames[frame as usize];
-        let h = f.dst as usize;
-        let repr = match FrameRepr::parse_header(&f.hdr[..f.hdr_len as usize]) {
+        let f = &mut self.frames[frame as usize];
+        let (h, len) = (f.dst as usize, f.len as usize);
+        let repr = match FrameRepr::parse_header(f.header()) {
             Ok(r) => r,
             Err(_) => {
                 self.drops.malformed += 1;
@@ -685,6 +700,7 @@ impl World {
                 return;
             }
         };
+        f.marked = repr.marked;
         let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()));
         if self.hosts[h].nic.ring_full(qi) {
             self.drops.ring_full += 1;
@@ -697,14 +713,13 @@ impl World {
         let qu = &mut nic.queues[qi];
         let d = qu.policy.on_arrival(now, repr.marked);
         let out = qu.apply(now, d);
-        let done = self.hosts[h].nic.receive(now, f.len as usize);
+        let done = self.hosts[h].nic.receive(now, len);
         self.q.push(done, h as u32, Ev::DmaDone { host: h as u16, frame });
         self.nic_outcome(now, h, qi, out);
     }
 
     fn dma_done(&mut self, now: Instant, h: usize, frame: u32) {
-        let f = self.frames[frame as usize];
-        let marked = FrameRepr::parse_header(&f.hdr[..f.hdr_len as usize]).map(|r| r.marked).unwrap_or(false);
+        let (marked, bytes) = (self.frames[frame as usize].marked, self.frames[frame as usize].len);
         let nic = &mut self.hosts[h].nic;
         nic.pending -= 1;
         nic.in_dma -= 1;
@@ -712,8 +727,7 @@ impl World {
         let qi = 0;
         let qu = &mut nic.queues[qi];
         qu.ring.push_back(frame);
-        let d =
-            qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes: f.len, other_pending });
+        let d = qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending });
         let out = qu.apply(now, d);
         self.nic_outcome(now, h, qi, out);
     }
@@ -908,11 +922,17 @@ impl World {
         let die = self.topo.die_of(core as u16);
         let c = &self.c;
         let (cost, w) = match w {
-            KWork::Irq { .. } => (c.irq_entry, w),
-            KWork::Napi { q, budget } => {
+            KWork::Irq { q } | KWork::Napi { q, .. } => {
                 let hs = &mut self.hosts[h];
-                let mut cost = Duration::ZERO;
-                let mut budget = budget;
+                // The hard IRQ schedules NAPI, which runs right after it on
+                // this core: one work item covers both (one event fewer).
+                let (mut cost, mut budget) = match w {
+                    KWork::Napi { budget, .. } => (Duration::ZERO, budget),
+                    _ => {
+                        hs.irq_handled += 1;
+                        (c.irq_entry, c.napi_budget)
+                    }
+                };
                 if budget == 0 {
                     // Budget exhausted: the poll yields and is rescheduled.
                     hs.cores[core].kq.push_back(KWork::Napi { q, budget: c.napi_budget });
@@ -961,11 +981,6 @@ impl World {
 
     fn finish_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
         match w {
-            KWork::Irq { q } => {
-                self.hosts[h].irq_handled += 1;
-                let b = self.c.napi_budget;
-                self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget: b });
-            }
             KWork::Entry { q, budget, entry } => {
                 self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
                 match entry {
@@ -978,7 +993,7 @@ impl World {
                 self.nic_outcome(now, h, q as usize, out);
             }
             KWork::PullReply { serve } => self.send_pull_reply(now, h, core, serve),
-            KWork::Napi { .. } => unreachable!("Napi is converted when started"),
+            KWork::Irq { .. } | KWork::Napi { .. } => unreachable!("converted to Entry/Rearm when started"),
         }
     }
 
@@ -993,8 +1008,7 @@ impl World {
                     + self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Kernel, c.tx_lines)
             }
             RingEntry::Rx(frame) => {
-                let f = self.frames[frame as usize];
-                let Ok(repr) = FrameRepr::parse_header(&f.hdr[..f.hdr_len as usize]) else {
+                let Ok(repr) = FrameRepr::parse_header(self.frames[frame as usize].header()) else {
                     return c.driver_rx + c.handler_drop;
                 };
                 let ep = repr.body.dst_endpoint();
@@ -1036,11 +1050,12 @@ impl World {
     // The Open-MX receive handler (bottom half), after its cost was paid.
 
     fn handle_frame(&mut self, now: Instant, h: usize, core: usize, frame: u32) {
-        let f = self.frames[frame as usize];
+        let src = self.frames[frame as usize].src;
+        let parsed = FrameRepr::parse_header(self.frames[frame as usize].header());
         self.free_frame(frame);
         self.frames_handled += 1;
         self.hosts[h].rx_frames += 1;
-        let Ok(repr) = FrameRepr::parse_header(&f.hdr[..f.hdr_len as usize]) else {
+        let Ok(repr) = parsed else {
             self.drops.malformed += 1;
             return;
         };
@@ -1050,7 +1065,6 @@ impl World {
             return;
         };
         let p = p as usize;
-        let src = f.src;
         let die = self.topo.die_of(core as u16);
         let mut ev = LibEvent {
             kind: LKind::Ack,
