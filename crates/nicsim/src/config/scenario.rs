@@ -163,8 +163,14 @@ fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), C
             (Some(old), new) => {
                 if std::mem::discriminant(old) != std::mem::discriminant(new) && !(old.is_float() && new.is_integer()) {
                     return Err(ConfigError::new(format!(
-                        "invalid value for `platform.{key}`: {new} (expected a {} like the preset's {old})",
-                        old.type_str()
+                        "invalid value for `platform.{key}`: {new} (expected {} like the preset's {old})",
+                        match old.type_str() {
+                            "integer" => "an integer",
+                            "float" => "a number",
+                            "boolean" => "a boolean",
+                            "string" => "a string",
+                            other => other,
+                        }
                     )));
                 }
                 *old = if old.is_float() {
