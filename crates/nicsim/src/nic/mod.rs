@@ -179,26 +179,30 @@ impl Nic {
 
     /// A frame's last bit arrived at `now`: run the firmware, then book the
     /// earliest-free DMA engine. Returns the DMA completion time.
+    ///
+    /// An engine is busy for the transfer itself (bytes / bandwidth); the
+    /// start-up latency (PCIe write posting) overlaps with the next transfer,
+    /// as PCIe keeps several requests in flight.
     pub fn receive(&mut self, now: Instant, frame_len: usize) -> Instant {
         let fw_done = now.max(self.fw_free) + self.fw_rx;
         self.fw_free = fw_done;
         let (i, free) =
             self.dma_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).unwrap_or((0, Instant::ZERO));
-        let done = fw_done.max(free) + self.dma_startup + Duration::for_bytes(frame_len as u64, self.dma_bps);
+        let xfer_done = fw_done.max(free) + Duration::for_bytes(frame_len as u64, self.dma_bps);
         if let Some(slot) = self.dma_free.get_mut(i) {
-            *slot = done;
+            *slot = xfer_done;
         }
-        done
+        xfer_done + self.dma_startup
     }
 
     /// The host rang the doorbell at `now` for a frame of `frame_len` bytes:
     /// DMA read + firmware. Returns when the frame is ready for the wire.
+    /// Reads are pipelined like receive DMAs: the read latency overlaps with
+    /// the next frame's transfer.
     pub fn transmit(&mut self, now: Instant, frame_len: usize) -> Instant {
-        let dma_done =
-            now.max(self.tx_free) + self.tx_dma_startup + Duration::for_bytes(frame_len as u64, self.dma_bps);
-        // The DMA of the next frame may start while the firmware handles this one.
-        self.tx_free = dma_done;
-        dma_done + self.fw_tx
+        let xfer_done = now.max(self.tx_free) + Duration::for_bytes(frame_len as u64, self.dma_bps);
+        self.tx_free = xfer_done;
+        xfer_done + self.tx_dma_startup + self.fw_tx
     }
 
     /// Ring occupancy check (frames in DMA + frames in the ring).
