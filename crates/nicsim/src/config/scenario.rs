@@ -78,6 +78,10 @@ pub struct ProtocolOpts {
     pub reorder: Option<f64>,
     /// Add the MPI layer's costs (Open MPI over Open-MX).
     pub mpi: Option<bool>,
+    /// Send the last (marked) fragment of medium messages this many places early.
+    pub misorder_degree: Option<u32>,
+    /// Random extra delay (uniform, seeded) of each frame at the switch, in ns.
+    pub jitter_ns: Option<f64>,
 }
 
 /// The workload.
@@ -140,6 +144,8 @@ pub struct Scenario {
     pub loss: f64,
     pub reorder: f64,
     pub mpi: bool,
+    pub misorder_degree: u8,
+    pub jitter_ns: f64,
     pub workload: Workload,
 }
 
@@ -308,6 +314,10 @@ impl Scenario {
         let reorder = f.protocol.reorder.unwrap_or(0.0);
         check_f("protocol.reorder", reorder, 0.0, 0.5)?;
         let mpi = f.protocol.mpi.unwrap_or(true);
+        let misorder_degree = f.protocol.misorder_degree.unwrap_or(0);
+        check_u("protocol.misorder_degree", misorder_degree as u64, 0, crate::wire::MEDIUM_MAX_FRAGS as u64 - 1)?;
+        let jitter_ns = f.protocol.jitter_ns.unwrap_or(0.0);
+        check_f("protocol.jitter_ns", jitter_ns, 0.0, 1e6)?;
 
         // Workload
         let w = &f.workload;
@@ -352,6 +362,8 @@ impl Scenario {
             loss,
             reorder,
             mpi,
+            misorder_degree: misorder_degree as u8,
+            jitter_ns,
             workload,
         })
     }

@@ -64,13 +64,13 @@ impl Network {
     }
 
     /// The frame is at the switch at `now` (plus `extra` injected delay): book
-    /// the output port towards `dst` and return when its last bit reaches
-    /// the destination NIC.
-    pub fn forward(&mut self, dst: usize, now: Instant, frame_len: usize, extra: Duration) -> Instant {
+    /// the output port towards `dst` and return when its first and its last
+    /// bit reach the destination NIC.
+    pub fn forward(&mut self, dst: usize, now: Instant, frame_len: usize, extra: Duration) -> (Instant, Instant) {
         let ser = self.serialization(frame_len);
         let out = (now + self.switch_latency + extra).max(self.down_free[dst]);
         self.down_free[dst] = out + ser;
-        out + ser + self.prop
+        (out + self.prop, out + ser + self.prop)
     }
 }
 
@@ -103,15 +103,16 @@ mod tests {
     fn direct_cable_latency_is_serialization_plus_two_propagations() {
         let mut n = Network::new(&cfg(true, 0.0), 2);
         let d = n.depart(0, Instant::ZERO, 60);
-        let arrive = n.forward(1, d.at_switch, 60, Duration::ZERO);
+        let (first, arrive) = n.forward(1, d.at_switch, 60, Duration::ZERO);
         assert_eq!(arrive - Instant::ZERO, n.serialization(60) + Duration::from_ns(20));
+        assert_eq!(arrive - first, n.serialization(60));
     }
 
     #[test]
     fn store_and_forward_adds_a_serialization() {
         let mut n = Network::new(&cfg(false, 100.0), 2);
         let d = n.depart(0, Instant::ZERO, 1514);
-        let arrive = n.forward(1, d.at_switch, 1514, Duration::ZERO);
+        let (_, arrive) = n.forward(1, d.at_switch, 1514, Duration::ZERO);
         let ser = n.serialization(1514);
         assert_eq!(arrive - Instant::ZERO, ser + ser + Duration::from_ns(120));
     }

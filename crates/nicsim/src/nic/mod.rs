@@ -142,8 +142,10 @@ impl RxQueue {
 /// NIC timing resources.
 pub struct Nic {
     pub queues: Vec<RxQueue>,
-    /// Frames that have arrived whose DMA has not completed.
+    /// Frames that have fully arrived whose DMA has not completed.
     pub pending: u32,
+    /// First-bit arrival times of frames on their way in (in order).
+    pub incoming: VecDeque<Instant>,
     /// Frames DMA-ing or in rings, to enforce the ring capacity.
     pub fw_free: Instant,
     pub dma_free: Vec<Instant>,
@@ -163,6 +165,7 @@ impl Nic {
         Nic {
             queues,
             pending: 0,
+            incoming: VecDeque::new(),
             fw_free: Instant::ZERO,
             dma_free: vec![Instant::ZERO; cfg.rx_dma_engines as usize],
             tx_free: Instant::ZERO,
@@ -203,6 +206,13 @@ impl Nic {
         let xfer_done = now.max(self.tx_free) + Duration::for_bytes(frame_len as u64, self.dma_bps);
         self.tx_free = xfer_done;
         xfer_done + self.tx_dma_startup + self.fw_tx
+    }
+
+    /// Frames the NIC is busy with at `now` besides the one just completed:
+    /// being received (first bit arrived), in the firmware, or in DMA
+    /// ("other DMAs pending" of [OMX-COAL] Algorithm 2).
+    pub fn other_pending(&self, now: Instant) -> u32 {
+        self.pending + self.incoming.iter().take_while(|&&t| t <= now).count() as u32
     }
 
     /// Ring occupancy check (frames in DMA + frames in the ring).

@@ -163,8 +163,11 @@ impl World {
                 Op::Mark(l) => {
                     let i = l as usize;
                     pr.marks[i] = Some(now);
-                    let irqs: u64 = self.hosts[h].irq_raised;
-                    self.hosts[h].procs[p].irq_at_mark[i] = irqs;
+                    // Interrupts raised so far on this host, and on every host.
+                    let all: u64 = self.hosts.iter().map(|hs| hs.irq_raised).sum();
+                    let own = self.hosts[h].irq_raised;
+                    self.hosts[h].procs[p].irq_at_mark[i] = own;
+                    self.hosts[h].procs[p].irq_all_at_mark[i] = all;
                     let _ = Label::Start;
                 }
                 Op::Count => {}
@@ -238,7 +241,15 @@ impl World {
             }
             for m in resends {
                 queued = true;
-                Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, peer as u16, ep, m);
+                Self::queue_message(
+                    &mut pr.outbox,
+                    self.c.rndv_threshold,
+                    self.c.mtu,
+                    self.c.misorder,
+                    peer as u16,
+                    ep,
+                    m,
+                );
             }
         }
         if let Some(t) = next {
@@ -260,6 +271,7 @@ impl World {
         outbox: &mut std::collections::VecDeque<Out>,
         thr: u64,
         mtu: usize,
+        misorder: u8,
         peer: u16,
         peer_ep: u8,
         m: SentMsg,
@@ -274,7 +286,17 @@ impl World {
                 MessageClass::Large => (LKind::Rndv, 1),
             }
         };
-        for frag in 0..frags {
+        // Injected mis-ordering (SPEC 3): the last (marked) fragment of a
+        // medium message goes out `misorder` places early.
+        let d = if kind == LKind::MediumFrag { misorder.min(frags - 1) } else { 0 };
+        for i in 0..frags {
+            let frag = if d == 0 || i < frags - 1 - d {
+                i
+            } else if i == frags - 1 - d {
+                frags - 1
+            } else {
+                i - 1
+            };
             outbox.push_back(Out::Msg {
                 peer,
                 peer_ep,
@@ -284,6 +306,7 @@ impl World {
                 size: m.size,
                 frag,
                 frags,
+                tail: i + 1 == frags,
                 rdma: m.req,
             });
         }
@@ -355,7 +378,7 @@ impl World {
                 pr.peers[dst as usize].unacked_sends.push_back(m);
                 pr.peers[dst as usize].unacked_frames += frames;
                 let ep = 0; // every workload process opens endpoint 0
-                Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, dst, ep, m);
+                Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, self.c.misorder, dst, ep, m);
                 let t = now + self.c.resend;
                 self.arm_proc_timer(h, p, t);
                 if matches!(class, MessageClass::Tiny | MessageClass::Small) {
@@ -411,7 +434,7 @@ impl World {
     fn lib_send(&mut self, now: Instant, h: usize, p: usize) {
         let Some(out) = self.hosts[h].procs[p].outbox.pop_front() else { return };
         match out {
-            Out::Msg { peer, peer_ep, kind, seq, tag, size, frag, frags, rdma } => {
+            Out::Msg { peer, peer_ep, kind, seq, tag, size, frag, frags, tail, rdma } => {
                 let pr = &mut self.hosts[h].procs[p];
                 let ps = &mut pr.peers[peer as usize];
                 let piggy = ps.expected as u16;
@@ -500,7 +523,7 @@ impl World {
                 self.transmit(now, h, f);
                 // Buffered sends complete once their last frame is handed over
                 // (the first time only: resends carry a dead request).
-                if last && matches!(kind, LKind::Tiny | LKind::Small | LKind::MediumFrag) {
+                if tail && matches!(kind, LKind::Tiny | LKind::Small | LKind::MediumFrag) {
                     let r = rdma;
                     let pr = &self.hosts[h].procs[p];
                     if pr.reqs.get(r as usize).is_some_and(|q| q.live && q.is_send && q.size == size) {
@@ -576,6 +599,7 @@ impl World {
                     size: ev.size,
                     frag: 0,
                     frags: 1,
+                    tail: true,
                     rdma: ev.rdma,
                 });
                 self.complete(h, p, req);
@@ -600,6 +624,8 @@ impl World {
                         return;
                     }
                     pr.medium = Some((mp, ms, target, seen | bit));
+                    let (lo, hi) = pr.medium_stamps;
+                    pr.medium_stamps = (lo.min(ev.irq_stamp), hi.max(ev.irq_stamp));
                     let left = match target {
                         MediumTarget::Req(r) => {
                             let q = &mut pr.reqs[r as usize];
@@ -619,6 +645,9 @@ impl World {
                     };
                     if left == 0 {
                         pr.medium = None;
+                        let (lo, hi) = pr.medium_stamps;
+                        self.medium_msgs += 1;
+                        self.medium_one_irq += (lo == hi) as u64;
                         if let MediumTarget::Req(r) = target {
                             self.complete(h, p, r);
                         }
@@ -658,6 +687,11 @@ impl World {
             LKind::MediumFrag => {
                 let total = wire::medium_frag_count(ev.size as usize, mtu) as u32;
                 let left = total - 1;
+                pr.medium_stamps = (ev.irq_stamp, ev.irq_stamp);
+                if left == 0 {
+                    self.medium_msgs += 1;
+                    self.medium_one_irq += 1;
+                }
                 match req {
                     Some(r) if left == 0 => {
                         self.complete(h, p, r);

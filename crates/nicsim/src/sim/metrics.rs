@@ -73,6 +73,10 @@ impl World {
                 m.set(&format!("host{i}_cache_{}_hits", c.name()), (hit[0] + hit[1]) as f64);
             }
         }
+        if self.medium_msgs > 0 {
+            m.set("medium_messages", self.medium_msgs as f64);
+            m.set("deferral_success_rate", self.medium_one_irq as f64 / self.medium_msgs as f64);
+        }
         match self.workload {
             Workload::PingPong { size, iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
@@ -80,7 +84,8 @@ impl World {
                     let half_rtt = (b - a).as_us_f64() / (2 * iterations) as f64;
                     m.set("latency_us", half_rtt);
                     m.set("throughput_MiBps", if half_rtt > 0.0 { size as f64 / (half_rtt * 1e-6) / MIB } else { 0.0 });
-                    let irq = (self.hosts[0].irq_raised + self.hosts[1].irq_raised) as f64;
+                    // Interrupts raised on both hosts per one-way transfer.
+                    let irq = (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64;
                     m.set("interrupts_per_msg", irq / (2 * iterations) as f64);
                 }
             }

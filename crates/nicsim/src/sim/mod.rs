@@ -52,6 +52,9 @@ pub(crate) struct Frame {
     /// The receive descriptor's copy of the marker (set by the NIC firmware
     /// when the frame arrives: [OMX-COAL] Algorithm 1, line 2).
     marked: bool,
+    /// Interrupts the destination host had raised when this frame's DMA
+    /// completed: the first interrupt after it is the one that reports it.
+    irq_stamp: u32,
     len: u32,
     src: u16,
     dst: u16,
@@ -161,6 +164,8 @@ pub(crate) struct LibEvent {
     pub rdma: u32,
     /// The die whose cache holds the event and its data (the handler's).
     pub writer_die: u16,
+    /// The frame's interrupt stamp (see `Frame::irq_stamp`).
+    pub irq_stamp: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,7 +183,20 @@ pub(crate) enum LKind {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Out {
     /// A message frame (tiny/small/medium fragment/rndv/notify).
-    Msg { peer: u16, peer_ep: u8, kind: LKind, seq: u32, tag: u64, size: u64, frag: u8, frags: u8, rdma: u32 },
+    /// `frag` is the fragment index; `tail` marks the message's last frame
+    /// in send order (with injected mis-ordering it is not the last index).
+    Msg {
+        peer: u16,
+        peer_ep: u8,
+        kind: LKind,
+        seq: u32,
+        tag: u64,
+        size: u64,
+        frag: u8,
+        frags: u8,
+        tail: bool,
+        rdma: u32,
+    },
     /// An explicit ack to a peer.
     Ack { peer: u16, peer_ep: u8 },
     /// Start pulling a large message into a posted receive.
@@ -230,6 +248,8 @@ pub(crate) struct Proc {
     pub early: Vec<LibEvent>,
     /// Medium message being received: (peer, seq, req or unexpected marker).
     pub medium: Option<(u16, u32, MediumTarget, u32)>,
+    /// Interrupt stamps (min, max) of the medium message's fragments.
+    pub medium_stamps: (u32, u32),
     /// Sender regions of large sends: rdma id -> request.
     pub regions: Vec<Option<u32>>,
     pub ring_obj: Obj,
@@ -237,6 +257,7 @@ pub(crate) struct Proc {
     pub timer_at: Option<Instant>,
     pub marks: [Option<Instant>; 2],
     pub irq_at_mark: [u64; 2],
+    pub irq_all_at_mark: [u64; 2],
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -323,6 +344,7 @@ pub(crate) struct Costs {
     pub mtu: usize,
     pub rndv_threshold: u64,
     pub marked: MarkedClasses,
+    pub misorder: u8,
 }
 
 /// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
@@ -357,6 +379,11 @@ pub struct World {
     pub(crate) programs_left: u32,
     pub(crate) completions: u64,
     pub(crate) wire_bytes: u64,
+    /// Medium messages received, and those whose fragments were all in host
+    /// memory before any interrupt reported one of them.
+    pub(crate) medium_msgs: u64,
+    pub(crate) medium_one_irq: u64,
+    pub(crate) jitter: Duration,
 }
 
 fn dur(ns: f64) -> Duration {
@@ -410,6 +437,7 @@ impl World {
             mtu: p.link.mtu as usize,
             rndv_threshold: s.rndv_threshold as u64,
             marked: s.marked,
+            misorder: s.misorder_degree,
         };
         let mut hosts = Vec::with_capacity(hosts_n);
         for _ in 0..hosts_n {
@@ -469,6 +497,9 @@ impl World {
             programs_left: 0,
             completions: 0,
             wire_bytes: 0,
+            medium_msgs: 0,
+            medium_one_irq: 0,
+            jitter: Duration::from_ns_f64(s.jitter_ns),
         };
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {
@@ -520,12 +551,14 @@ impl World {
             unexpected: VecDeque::new(),
             early: Vec::new(),
             medium: None,
+            medium_stamps: (0, 0),
             regions: vec![None; 256],
             ring_obj: Obj::new(ObjClass::EventRing),
             ep_obj: Obj::new(ObjClass::Endpoint),
             timer_at: None,
             marks: [None; 2],
             irq_at_mark: [0; 2],
+            irq_all_at_mark: [0; 2],
         });
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].app = Some(idx);
@@ -631,7 +664,15 @@ impl World {
         let id = match self.free_frames.pop() {
             Some(i) => i,
             None => {
-                self.frames.push(Frame { hdr: [0; HDR_CAP], hdr_len: 0, marked: false, len: 0, src: 0, dst: 0 });
+                self.frames.push(Frame {
+                    hdr: [0; HDR_CAP],
+                    hdr_len: 0,
+                    marked: false,
+                    irq_stamp: 0,
+                    len: 0,
+                    src: 0,
+                    dst: 0,
+                });
                 (self.frames.len() - 1) as u32
             }
         };
@@ -679,19 +720,25 @@ impl World {
             return;
         }
         let (len, dst) = (self.frames[frame as usize].len as usize, self.frames[frame as usize].dst as usize);
-        let extra = if self.rng.chance(self.reorder) {
+        let mut extra = if self.rng.chance(self.reorder) {
             // Held back behind up to four later frames of this size.
             self.net.serialization(len).times(1 + self.rng.below(4))
         } else {
             Duration::ZERO
         };
-        let at = self.net.forward(dst, now, len, extra);
+        if !self.jitter.is_zero() {
+            // Arrival jitter (seeded): the switch port keeps frames in order.
+            extra += Duration::from_ps(self.rng.below(self.jitter.as_ps() + 1));
+        }
+        let (first_bit, at) = self.net.forward(dst, now, len, extra);
+        self.hosts[dst].nic.incoming.push_back(first_bit);
         self.q.push(at, 1_000_000, Ev::NicRx { frame });
     }
 
     fn nic_rx(&mut self, now: Instant, frame: u32) {
         let f = &mut self.frames[frame as usize];
         let (h, len) = (f.dst as usize, f.len as usize);
+        self.hosts[h].nic.incoming.pop_front();
         let repr = match FrameRepr::parse_header(f.header()) {
             Ok(r) => r,
             Err(_) => {
@@ -720,10 +767,11 @@ impl World {
 
     fn dma_done(&mut self, now: Instant, h: usize, frame: u32) {
         let (marked, bytes) = (self.frames[frame as usize].marked, self.frames[frame as usize].len);
+        self.frames[frame as usize].irq_stamp = self.hosts[h].irq_raised as u32;
         let nic = &mut self.hosts[h].nic;
         nic.pending -= 1;
         nic.in_dma -= 1;
-        let other_pending = nic.pending;
+        let other_pending = nic.other_pending(now);
         let qi = 0;
         let qu = &mut nic.queues[qi];
         qu.ring.push_back(frame);
@@ -734,7 +782,7 @@ impl World {
 
     fn tx_done(&mut self, now: Instant, h: usize) {
         let nic = &mut self.hosts[h].nic;
-        let other_pending = nic.pending;
+        let other_pending = nic.other_pending(now);
         let qu = &mut nic.queues[0];
         qu.tx_done += 1;
         let d = qu
@@ -1050,7 +1098,7 @@ impl World {
     // The Open-MX receive handler (bottom half), after its cost was paid.
 
     fn handle_frame(&mut self, now: Instant, h: usize, core: usize, frame: u32) {
-        let src = self.frames[frame as usize].src;
+        let (src, irq_stamp) = (self.frames[frame as usize].src, self.frames[frame as usize].irq_stamp);
         let parsed = FrameRepr::parse_header(self.frames[frame as usize].header());
         self.free_frame(frame);
         self.frames_handled += 1;
@@ -1078,6 +1126,7 @@ impl World {
             frag_seq: 0,
             rdma: 0,
             writer_die: die,
+            irq_stamp,
         };
         match repr.body {
             OmxBody::Tiny { src_ep, seq, piggy_ack, match_info, length, .. } => {
@@ -1319,6 +1368,7 @@ impl World {
                     frag_seq: 0,
                     rdma: rdma as u32,
                     writer_die: die,
+                    irq_stamp: 0,
                 };
                 self.post_event(now, h, p as usize, ev);
             }
