@@ -46,6 +46,7 @@ def run(scenario_toml: str) -> dict[str, float | int | str]:
         "frames": 200,
         "dropped": 0,
         "cache_misses": 3,
+        "deferral_success_rate": noise,
     }
 
 

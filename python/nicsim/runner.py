@@ -220,15 +220,16 @@ def table(experiment: Experiment, jobs: Sequence[Job], metrics: Sequence[Metrics
     """Assemble the result table: parameter columns then metric columns."""
     rows: list[dict[str, Any]] = []
     for job, result in zip(jobs, metrics, strict=True):
-        missing = [m for m in experiment.metrics if m not in result]
+        full: dict[str, Any] = dict(result)
+        if experiment.finish is not None:
+            # finish sees every metric the core returned (it may derive columns).
+            full = experiment.finish(job.params, full)
+        missing = [m for m in experiment.metrics if m not in full]
         if missing:
             raise RuntimeError(
-                f"{job.label}: core returned no {', '.join(missing)}; got {', '.join(result)}"
+                f"{job.label}: core returned no {', '.join(missing)}; got {', '.join(full)}"
             )
-        values = {m: result[m] for m in experiment.metrics}
-        if experiment.finish is not None:
-            values = experiment.finish(job.params, values)
-        rows.append({**job.params, **values})
+        rows.append({**job.params, **{m: full[m] for m in experiment.metrics}})
     return pd.DataFrame(rows, columns=list(experiment.columns))
 
 

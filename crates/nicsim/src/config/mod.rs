@@ -38,7 +38,10 @@ impl ConfigError {
 }
 
 /// Embedded presets: (name, TOML text).
-pub const PRESETS: &[(&str, &str)] = &[("omx2009", include_str!("../../../../presets/omx2009.toml"))];
+pub const PRESETS: &[(&str, &str)] = &[
+    ("omx2009", include_str!("../../../../presets/omx2009.toml")),
+    ("modern", include_str!("../../../../presets/modern.toml")),
+];
 
 /// Names of the embedded presets.
 pub fn preset_names() -> Vec<&'static str> {
