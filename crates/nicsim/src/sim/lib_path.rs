@@ -46,6 +46,14 @@ impl World {
             let pr = &mut hs.procs[p];
             if let Some(out) = pr.outbox.front().copied() {
                 let c = &self.c;
+                if let Out::Msg { kind: LKind::Shm, size, .. } = out {
+                    // Intra-host: the driver copies the message into the
+                    // peer's memory (one copy, from this core's cache).
+                    return Some((
+                        c.syscall + self.cc.copy(&self.topo, &mut hs.cache, Owner::Memory, die, Side::Kernel, size),
+                        Action::Send,
+                    ));
+                }
                 let tx = self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Side::Kernel, c.tx_lines);
                 let per_frame = c.driver_tx + c.doorbell;
                 let cost = match out {
@@ -85,7 +93,7 @@ impl World {
                             cost += c.mpi_recv;
                         }
                     }
-                    LKind::PullDone => cost += c.mpi_recv,
+                    LKind::PullDone | LKind::Shm => cost += c.mpi_recv,
                     LKind::Rndv | LKind::Notify | LKind::Ack => {}
                 }
                 return Some((cost, Action::Consume));
@@ -131,6 +139,10 @@ impl World {
                         WaitMode::Block => Some((c.block, Action::Block)),
                     };
                 }
+                Op::Send { peer, .. } if self.ranks[peer as usize].0 as usize == h => {
+                    // Shared-memory path: the copy is priced when it is made.
+                    return Some((c.mpi_send + c.send, Action::Op(op)));
+                }
                 Op::Send { size, .. } => {
                     let mut cost = c.mpi_send + c.send;
                     match self.class(size) {
@@ -174,12 +186,11 @@ impl World {
                 Op::Done => {
                     // Finalize: flush pending acks, then wait until every
                     // message sent was acknowledged (resends go on meanwhile).
-                    let ep = pr.ep;
                     let mut flushed = false;
                     for (i, ps) in pr.peers.iter_mut().enumerate() {
                         if ps.unacked_recv > 0 {
                             ps.ack_sent();
-                            pr.outbox.push_back(Out::Ack { peer: i as u16, peer_ep: ep });
+                            pr.outbox.push_back(Out::Ack { peer: i as u16 });
                             flushed = true;
                         }
                     }
@@ -206,13 +217,12 @@ impl World {
         let mut queued = false;
         let mut next: Option<Instant> = None;
         let pr = &mut self.hosts[h].procs[p];
-        let ep = pr.ep;
         for peer in 0..pr.peers.len() {
             let ps = &mut pr.peers[peer];
             if ps.unacked_recv > 0 {
                 match ps.ack_deadline {
                     Some(t) if t <= now => {
-                        pr.outbox.push_back(Out::Ack { peer: peer as u16, peer_ep: ep });
+                        pr.outbox.push_back(Out::Ack { peer: peer as u16 });
                         ps.ack_deadline = None;
                         queued = true;
                     }
@@ -241,15 +251,7 @@ impl World {
             }
             for m in resends {
                 queued = true;
-                Self::queue_message(
-                    &mut pr.outbox,
-                    self.c.rndv_threshold,
-                    self.c.mtu,
-                    self.c.misorder,
-                    peer as u16,
-                    ep,
-                    m,
-                );
+                Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, self.c.misorder, peer as u16, m);
             }
         }
         if let Some(t) = next {
@@ -273,7 +275,6 @@ impl World {
         mtu: usize,
         misorder: u8,
         peer: u16,
-        peer_ep: u8,
         m: SentMsg,
     ) {
         let (kind, frags) = if m.is_notify {
@@ -299,7 +300,6 @@ impl World {
             };
             outbox.push_back(Out::Msg {
                 peer,
-                peer_ep,
                 kind,
                 seq: m.seq,
                 tag: m.tag,
@@ -333,9 +333,9 @@ impl World {
         }
     }
 
-    fn new_req(&mut self, h: usize, p: usize, is_send: bool, size: u64, tag: u64) -> u32 {
+    fn new_req(&mut self, h: usize, p: usize, is_send: bool, src: Option<u16>, size: u64, tag: u64) -> u32 {
         let pr = &mut self.hosts[h].procs[p];
-        let r = Req { live: true, is_send, size, tag, frags_left: 0 };
+        let r = Req { live: true, is_send, src, size, tag, frags_left: 0 };
         pr.outstanding += 1;
         if let Some(i) = pr.free_reqs.pop() {
             pr.reqs[i as usize] = r;
@@ -359,10 +359,25 @@ impl World {
     fn lib_op(&mut self, now: Instant, h: usize, p: usize, op: Op) {
         match op {
             Op::Send { peer, size, tag } => {
-                let req = self.new_req(h, p, true, size, tag);
+                let req = self.new_req(h, p, true, None, size, tag);
                 let class = self.class(size);
-                let pr = &mut self.hosts[h].procs[p];
                 let dst = peer as u16;
+                if self.ranks[dst as usize].0 as usize == h {
+                    let pr = &mut self.hosts[h].procs[p];
+                    pr.outbox.push_back(Out::Msg {
+                        peer: dst,
+                        kind: LKind::Shm,
+                        seq: 0,
+                        tag,
+                        size,
+                        frag: 0,
+                        frags: 1,
+                        tail: true,
+                        rdma: req,
+                    });
+                    return;
+                }
+                let pr = &mut self.hosts[h].procs[p];
                 let ps = &mut pr.peers[dst as usize];
                 let seq = ps.next_send;
                 ps.next_send += 1;
@@ -377,8 +392,7 @@ impl World {
                 let m = SentMsg { seq, req: rdma, sent_at: now, size, tag, is_notify: false, frames };
                 pr.peers[dst as usize].unacked_sends.push_back(m);
                 pr.peers[dst as usize].unacked_frames += frames;
-                let ep = 0; // every workload process opens endpoint 0
-                Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, self.c.misorder, dst, ep, m);
+                Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, self.c.misorder, dst, m);
                 let t = now + self.c.resend;
                 self.arm_proc_timer(h, p, t);
                 if matches!(class, MessageClass::Tiny | MessageClass::Small) {
@@ -386,10 +400,13 @@ impl World {
                     self.lib_send(now, h, p);
                 }
             }
-            Op::Recv { size, tag } => {
-                let req = self.new_req(h, p, false, size, tag);
+            Op::Recv { src, size, tag } => {
+                let src = src.map(|s| s as u16);
+                let req = self.new_req(h, p, false, src, size, tag);
                 let pr = &mut self.hosts[h].procs[p];
-                if let Some(i) = pr.unexpected.iter().position(|u| u.ev.tag == tag) {
+                if let Some(i) =
+                    pr.unexpected.iter().position(|u| u.ev.tag == tag && src.is_none_or(|s| s == u.ev.peer))
+                {
                     let u = pr.unexpected.remove(i).expect("index from position");
                     match u.ev.kind {
                         LKind::Rndv => self.start_pull(now, h, p, req, u.ev),
@@ -411,8 +428,8 @@ impl World {
         let mtu = self.c.mtu;
         let replies = wire::pull_reply_count(ev.size as usize, mtu) as u32;
         let ep = self.hosts[h].procs[p].ep;
-        let mut hd =
-            PullHandle::new(h as u16, ep, ev.peer, ev.peer_ep, req, ev.size, replies, wire::PULL_BLOCK_REPLIES as u32);
+        let (ph, pep) = self.ranks[ev.peer as usize];
+        let mut hd = PullHandle::new(h as u16, ep, ph, pep, req, ev.size, replies, wire::PULL_BLOCK_REPLIES as u32);
         hd.rdma_id = ev.rdma as u8;
         hd.last_progress = now;
         let id = if let Some(i) = self.free_handles.pop() {
@@ -434,9 +451,34 @@ impl World {
     fn lib_send(&mut self, now: Instant, h: usize, p: usize) {
         let Some(out) = self.hosts[h].procs[p].outbox.pop_front() else { return };
         match out {
-            Out::Msg { peer, peer_ep, kind, seq, tag, size, frag, frags, tail, rdma } => {
+            Out::Msg { kind: LKind::Shm, peer, tag, size, rdma, .. } => {
+                // Deliver straight into the peer's event ring; the send is
+                // complete once the copy is made.
+                let (ph, pep) = self.ranks[peer as usize];
+                let me = self.hosts[h].procs[p].rank;
+                let die = self.topo.die_of(self.hosts[h].procs[p].core);
+                let ev = LibEvent {
+                    kind: LKind::Shm,
+                    peer: me,
+                    seq: 0,
+                    piggy: None,
+                    tag,
+                    size,
+                    frag_len: 0,
+                    frag_seq: 0,
+                    rdma: 0,
+                    writer_die: die,
+                    irq_stamp: 0,
+                };
+                if let Some(q) = self.hosts[ph as usize].eps[pep as usize] {
+                    self.post_event(now, ph as usize, q as usize, ev);
+                }
+                self.complete(h, p, rdma);
+            }
+            Out::Msg { peer: rank, kind, seq, tag, size, frag, frags, tail, rdma, .. } => {
+                let (peer, peer_ep) = self.ranks[rank as usize];
                 let pr = &mut self.hosts[h].procs[p];
-                let ps = &mut pr.peers[peer as usize];
+                let ps = &mut pr.peers[rank as usize];
                 let piggy = ps.expected as u16;
                 ps.ack_sent();
                 let src_ep = pr.ep;
@@ -531,9 +573,10 @@ impl World {
                     }
                 }
             }
-            Out::Ack { peer, peer_ep } => {
+            Out::Ack { peer: rank, .. } => {
+                let (peer, peer_ep) = self.ranks[rank as usize];
                 let pr = &mut self.hosts[h].procs[p];
-                let ps = &mut pr.peers[peer as usize];
+                let ps = &mut pr.peers[rank as usize];
                 let upto = ps.expected as u16;
                 ps.ack_sent();
                 let repr = FrameRepr {
@@ -581,6 +624,18 @@ impl World {
         }
         match ev.kind {
             LKind::Ack => return,
+            LKind::Shm => {
+                // Intra-host: no sequence numbers or acks (the copy is reliable).
+                let posted = pr.posted.iter().position(|&r| {
+                    let q = &pr.reqs[r as usize];
+                    q.tag == ev.tag && q.src.is_none_or(|s| s == ev.peer)
+                });
+                match posted.and_then(|i| pr.posted.remove(i)) {
+                    Some(r) => self.complete(h, p, r),
+                    None => pr.unexpected.push_back(Unexpected { ev, frags_left: 0 }),
+                }
+                return;
+            }
             LKind::PullDone => {
                 // The pull finished: complete the receive, notify the sender.
                 let req = ev.seq;
@@ -592,7 +647,6 @@ impl World {
                 ps.unacked_frames += 1;
                 pr.outbox.push_back(Out::Msg {
                     peer: ev.peer,
-                    peer_ep: ev.peer_ep,
                     kind: LKind::Notify,
                     seq,
                     tag: 0,
@@ -661,7 +715,7 @@ impl World {
             Arrival::Duplicate => {
                 // Already seen: the ack was lost, re-ack at once.
                 self.drops.duplicate += 1;
-                pr.outbox.push_back(Out::Ack { peer: ev.peer, peer_ep: ev.peer_ep });
+                pr.outbox.push_back(Out::Ack { peer: ev.peer });
             }
             Arrival::Early => pr.early.push(LibEvent { seq, ..ev }),
             Arrival::InOrder if pr.medium.is_some() => pr.early.push(LibEvent { seq, ..ev }),
@@ -674,7 +728,10 @@ impl World {
         let peer = ev.peer as usize;
         let mtu = self.c.mtu;
         let pr = &mut self.hosts[h].procs[p];
-        let posted = pr.posted.iter().position(|&r| pr.reqs[r as usize].tag == ev.tag);
+        let posted = pr.posted.iter().position(|&r| {
+            let q = &pr.reqs[r as usize];
+            q.tag == ev.tag && q.src.is_none_or(|s| s == ev.peer)
+        });
         let req = posted.map(|i| pr.posted.remove(i).expect("index from position"));
         match ev.kind {
             LKind::Tiny | LKind::Small => {
@@ -727,7 +784,7 @@ impl World {
                 }
                 self.message_done(now, h, p, peer, ack_after);
             }
-            LKind::Ack | LKind::PullDone => {}
+            LKind::Ack | LKind::PullDone | LKind::Shm => {}
         }
     }
 
@@ -735,9 +792,8 @@ impl World {
     /// sequence, ack if due, and release early messages that are now next.
     fn message_done(&mut self, now: Instant, h: usize, p: usize, peer: usize, ack_after: u32) {
         let pr = &mut self.hosts[h].procs[p];
-        let ep = pr.ep;
         if pr.peers[peer].consumed(ack_after) {
-            pr.outbox.push_front(Out::Ack { peer: peer as u16, peer_ep: ep });
+            pr.outbox.push_front(Out::Ack { peer: peer as u16 });
             pr.peers[peer].ack_deadline = None;
         } else if pr.peers[peer].ack_deadline.is_none() {
             let t = now + self.c.delayed_ack;

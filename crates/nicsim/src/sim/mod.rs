@@ -153,7 +153,6 @@ pub(crate) enum Action {
 pub(crate) struct LibEvent {
     pub kind: LKind,
     pub peer: u16,
-    pub peer_ep: u8,
     pub seq: u32,
     pub piggy: Option<u32>,
     pub tag: u64,
@@ -177,6 +176,8 @@ pub(crate) enum LKind {
     Notify,
     Ack,
     PullDone,
+    /// A whole message through the intra-host shared-memory path.
+    Shm,
 }
 
 /// Something the library will hand to the driver (one system call each).
@@ -186,8 +187,8 @@ pub(crate) enum Out {
     /// `frag` is the fragment index; `tail` marks the message's last frame
     /// in send order (with injected mis-ordering it is not the last index).
     Msg {
+        /// Destination rank.
         peer: u16,
-        peer_ep: u8,
         kind: LKind,
         seq: u32,
         tag: u64,
@@ -198,7 +199,7 @@ pub(crate) enum Out {
         rdma: u32,
     },
     /// An explicit ack to a peer.
-    Ack { peer: u16, peer_ep: u8 },
+    Ack { peer: u16 },
     /// Start pulling a large message into a posted receive.
     PullStart { handle: u32 },
 }
@@ -208,6 +209,8 @@ pub(crate) enum Out {
 pub(crate) struct Req {
     pub live: bool,
     pub is_send: bool,
+    /// Receives: the source rank it accepts (`None`: any).
+    pub src: Option<u16>,
     pub size: u64,
     pub tag: u64,
     /// Medium receive in progress: fragments still missing.
@@ -223,6 +226,8 @@ pub(crate) struct Unexpected {
 }
 
 pub(crate) struct Proc {
+    /// MPI rank.
+    pub rank: u16,
     pub core: u16,
     pub ep: u8,
     pub state: PState,
@@ -384,6 +389,9 @@ pub struct World {
     pub(crate) medium_msgs: u64,
     pub(crate) medium_one_irq: u64,
     pub(crate) jitter: Duration,
+    /// Rank -> (host, endpoint); (host, endpoint) -> rank (u16::MAX: none).
+    pub(crate) ranks: Vec<(u16, u8)>,
+    pub(crate) rank_of: Vec<Vec<u16>>,
 }
 
 fn dur(ns: f64) -> Duration {
@@ -500,6 +508,8 @@ impl World {
             medium_msgs: 0,
             medium_one_irq: 0,
             jitter: Duration::from_ns_f64(s.jitter_ns),
+            ranks: Vec::new(),
+            rank_of: vec![vec![u16::MAX; 256]; hosts_n],
         };
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {
@@ -518,6 +528,12 @@ impl World {
                 w.q.push(Instant::ZERO, 0, Ev::FloodTick);
             }
         }
+        let n = w.ranks.len();
+        for hs in &mut w.hosts {
+            for pr in &mut hs.procs {
+                pr.peers = vec![Peer::default(); n];
+            }
+        }
         for h in 0..w.hosts.len() {
             for core in 0..w.hosts[h].cores.len() {
                 w.dispatch(h, core);
@@ -528,9 +544,13 @@ impl World {
 
     fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {
         let hosts = self.hosts.len();
+        let rank = self.ranks.len() as u16;
+        self.ranks.push((host, ep));
+        self.rank_of[host as usize][ep as usize] = rank;
         let hs = &mut self.hosts[host as usize];
         let idx = hs.procs.len() as u16;
         hs.procs.push(Proc {
+            rank,
             core,
             ep,
             state: PState::Ready,
@@ -543,7 +563,7 @@ impl World {
             pulls_waiting: VecDeque::new(),
             ring: VecDeque::with_capacity(64),
             outbox: VecDeque::with_capacity(64),
-            peers: vec![Peer::default(); hosts],
+            peers: vec![Peer::default(); hosts], // resized to the rank count by `new`
             reqs: Vec::with_capacity(128),
             free_reqs: Vec::new(),
             outstanding: 0,
@@ -1114,10 +1134,24 @@ impl World {
         };
         let p = p as usize;
         let die = self.topo.die_of(core as u16);
+        let src_ep = match repr.body {
+            OmxBody::Tiny { src_ep, .. }
+            | OmxBody::Small { src_ep, .. }
+            | OmxBody::Medium { src_ep, .. }
+            | OmxBody::Rndv { src_ep, .. }
+            | OmxBody::Notify { src_ep, .. }
+            | OmxBody::Ack { src_ep, .. }
+            | OmxBody::Pull { src_ep, .. } => src_ep,
+            OmxBody::PullReply { .. } => 0,
+        };
+        let peer = self.rank_of[src as usize][src_ep as usize];
+        if peer == u16::MAX && !matches!(repr.body, OmxBody::Pull { .. } | OmxBody::PullReply { .. }) {
+            self.drops.no_endpoint += 1;
+            return;
+        }
         let mut ev = LibEvent {
             kind: LKind::Ack,
-            peer: src,
-            peer_ep: 0,
+            peer,
             seq: 0,
             piggy: None,
             tag: 0,
@@ -1129,10 +1163,9 @@ impl World {
             irq_stamp,
         };
         match repr.body {
-            OmxBody::Tiny { src_ep, seq, piggy_ack, match_info, length, .. } => {
+            OmxBody::Tiny { seq, piggy_ack, match_info, length, .. } => {
                 ev = LibEvent {
                     kind: LKind::Tiny,
-                    peer_ep: src_ep,
                     seq: seq as u32,
                     piggy: Some(piggy_ack as u32),
                     tag: match_info,
@@ -1140,10 +1173,9 @@ impl World {
                     ..ev
                 };
             }
-            OmxBody::Small { src_ep, seq, piggy_ack, match_info, length, .. } => {
+            OmxBody::Small { seq, piggy_ack, match_info, length, .. } => {
                 ev = LibEvent {
                     kind: LKind::Small,
-                    peer_ep: src_ep,
                     seq: seq as u32,
                     piggy: Some(piggy_ack as u32),
                     tag: match_info,
@@ -1151,10 +1183,9 @@ impl World {
                     ..ev
                 };
             }
-            OmxBody::Medium { src_ep, seq, piggy_ack, match_info, msg_length, frag_seq, frag_length, .. } => {
+            OmxBody::Medium { seq, piggy_ack, match_info, msg_length, frag_seq, frag_length, .. } => {
                 ev = LibEvent {
                     kind: LKind::MediumFrag,
-                    peer_ep: src_ep,
                     seq: seq as u32,
                     piggy: Some(piggy_ack as u32),
                     tag: match_info,
@@ -1164,10 +1195,9 @@ impl World {
                     ..ev
                 };
             }
-            OmxBody::Rndv { src_ep, seq, piggy_ack, match_info, msg_length, rdma_id, .. } => {
+            OmxBody::Rndv { seq, piggy_ack, match_info, msg_length, rdma_id, .. } => {
                 ev = LibEvent {
                     kind: LKind::Rndv,
-                    peer_ep: src_ep,
                     seq: seq as u32,
                     piggy: Some(piggy_ack as u32),
                     tag: match_info,
@@ -1176,10 +1206,9 @@ impl World {
                     ..ev
                 };
             }
-            OmxBody::Notify { src_ep, seq, piggy_ack, total_length, puller_rdma_id, .. } => {
+            OmxBody::Notify { seq, piggy_ack, total_length, puller_rdma_id, .. } => {
                 ev = LibEvent {
                     kind: LKind::Notify,
-                    peer_ep: src_ep,
                     seq: seq as u32,
                     piggy: Some(piggy_ack as u32),
                     size: total_length as u64,
@@ -1187,8 +1216,8 @@ impl World {
                     ..ev
                 };
             }
-            OmxBody::Ack { src_ep, lib_seqnum, .. } => {
-                ev = LibEvent { kind: LKind::Ack, peer_ep: src_ep, piggy: Some(lib_seqnum as u32), ..ev };
+            OmxBody::Ack { lib_seqnum, .. } => {
+                ev = LibEvent { kind: LKind::Ack, piggy: Some(lib_seqnum as u32), ..ev };
             }
             OmxBody::Pull {
                 src_ep,
@@ -1358,8 +1387,7 @@ impl World {
                 let die = self.topo.die_of(core as u16);
                 let ev = LibEvent {
                     kind: LKind::PullDone,
-                    peer,
-                    peer_ep,
+                    peer: self.rank_of[peer as usize][peer_ep as usize],
                     seq: req,
                     piggy: None,
                     tag: 0,

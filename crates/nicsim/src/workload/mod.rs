@@ -14,8 +14,9 @@ use crate::time::Duration;
 pub enum Op {
     /// Post a send of `size` bytes to process `peer` (a rank).
     Send { peer: u32, size: u64, tag: u64 },
-    /// Post a receive of up to `size` bytes with `tag`.
-    Recv { size: u64, tag: u64 },
+    /// Post a receive of up to `size` bytes with `tag`, from rank `src`
+    /// (`None`: any source).
+    Recv { src: Option<u32>, size: u64, tag: u64 },
     /// Wait until at most `n` of this process's requests are incomplete.
     WaitOutstanding(u32),
     /// Compute on the core for this long.
@@ -95,7 +96,7 @@ impl Program {
                         }
                     }
                     (1, 0) | (3, 1) => Op::Send { peer, size: sz, tag: 1 },
-                    (1, _) | (3, _) => Op::Recv { size: sz, tag: 1 },
+                    (1, _) | (3, _) => Op::Recv { src: Some(peer), size: sz, tag: 1 },
                     _ => Op::WaitOutstanding(0),
                 };
                 if s == 4 {
@@ -125,7 +126,7 @@ impl Program {
             Program::StreamRecv { size, messages, warmup, posted, done, window, step } => {
                 if *posted < *messages && *posted < *done + *window as u64 {
                     *posted += 1;
-                    return Op::Recv { size: *size, tag: 2 };
+                    return Op::Recv { src: Some(0), size: *size, tag: 2 };
                 }
                 if *done == *messages {
                     return if *step == 0 {
@@ -170,7 +171,7 @@ mod tests {
         assert_eq!(o[0], Op::Mark(Label::Start));
         assert_eq!(o[1], Op::Send { peer: 1, size: 8, tag: 1 });
         assert_eq!(o[2], Op::WaitOutstanding(0));
-        assert_eq!(o[3], Op::Recv { size: 8, tag: 1 });
+        assert_eq!(o[3], Op::Recv { src: Some(1), size: 8, tag: 1 });
         assert_eq!(o[4], Op::WaitOutstanding(0));
         assert_eq!(o[5], Op::Mark(Label::End));
         assert_eq!(o[6], Op::Done);
@@ -180,7 +181,7 @@ mod tests {
     fn pingpong_rank1_echoes() {
         let mut p = Program::pingpong(1, 8, 1, 0);
         let o = ops(&mut p, 5);
-        assert_eq!(o[1], Op::Recv { size: 8, tag: 1 });
+        assert_eq!(o[1], Op::Recv { src: Some(0), size: 8, tag: 1 });
         assert_eq!(o[3], Op::Send { peer: 0, size: 8, tag: 1 });
     }
 
