@@ -47,6 +47,7 @@ def run(scenario_toml: str) -> dict[str, float | int | str]:
         "dropped": 0,
         "cache_misses": 3,
         "deferral_success_rate": noise,
+        "exec_time_s": 20.0 + noise,
     }
 
 

@@ -20,12 +20,13 @@ SPEC_COLUMNS = {
     "coalescing-transfer": (("strategy", "size_bytes"), ("transfer_time_us", "interrupts")),
     "coalescing-marking": (("unmarked_class",), ("transfer_time_us",)),
     "coalescing-misorder": (("strategy", "degree"), ("transfer_time_us", "deferral_success_rate")),
+    "coalescing-nas-is": (("class", "strategy"), ("exec_time_s", "interrupts")),
 }
 
 # Every id of SPEC §4: a registered experiment must be one of these.
 SPEC_IDS = {
     *SPEC_COLUMNS,
-    "coalescing-nas-is", "napi-knobs",
+    "napi-knobs",
     "multiqueue-pingpong", "multiqueue-idle", "multiqueue-cache", "multiqueue-alltoall",
     "multiqueue-nas", "lci-polling", "lci-multicast", "lci-multicast-apps", "lci-watchdog",
     "lci-timers", "emo-latency", "emo-overhead",

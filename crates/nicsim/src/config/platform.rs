@@ -19,6 +19,18 @@ pub struct Platform {
     pub host: HostCfg,
     pub cache: CacheCfg,
     pub library: LibraryCfg,
+    pub nas: NasCfg,
+}
+
+/// Compute costs of the NAS skeletons (set only from SPEC 5 calibration
+/// targets or documented operation counts).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NasCfg {
+    /// IS: fixed compute per iteration and rank, in microseconds.
+    pub is_iter_fixed_us: f64,
+    /// IS: compute per key of the rank per iteration, in nanoseconds.
+    pub is_ns_per_key: f64,
 }
 
 /// Hosts and the core topology of each (sockets -> dies sharing an L2 -> cores).
@@ -223,6 +235,8 @@ impl Platform {
         check_f("library.delayed_ack_us", b.delayed_ack_us, 1.0, 1e7)?;
         check_f("library.resend_us", b.resend_us, 10.0, 1e8)?;
         check_f("library.pull_timeout_us", b.pull_timeout_us, 10.0, 1e8)?;
+        check_f("nas.is_iter_fixed_us", self.nas.is_iter_fixed_us, 0.0, 1e9)?;
+        check_f("nas.is_ns_per_key", self.nas.is_ns_per_key, 0.0, 1e6)?;
         Ok(())
     }
 

@@ -97,6 +97,10 @@ pub struct WorkloadOpts {
     pub packets: Option<u64>,
     pub gap_ns: Option<f64>,
     pub packet_bytes: Option<u32>,
+    /// NAS class: B or C.
+    pub class: Option<String>,
+    /// NAS processes per host (one per core).
+    pub procs_per_host: Option<u32>,
 }
 
 /// Receive steering of the single-queue NIC (multiqueue comes with [OMX-MQ]).
@@ -124,6 +128,9 @@ pub enum Workload {
     Stream { size: u64, messages: u64, warmup: u64 },
     /// Invalid-packet flood into host 1 (dropped by the receive handler).
     Flood { packets: u64, gap: Duration, packet_bytes: u32 },
+    /// NAS IS skeleton: `keys` in total over all ranks, `iterations` timed
+    /// (plus one untimed, as NPB does), `per_host` ranks on each host.
+    NasIs { keys: u64, iterations: u64, per_host: u32 },
 }
 
 /// A validated scenario.
@@ -321,7 +328,7 @@ impl Scenario {
 
         // Workload
         let w = &f.workload;
-        let kind = one_of("workload.kind", &w.kind, &["pingpong", "stream", "flood"])?;
+        let kind = one_of("workload.kind", &w.kind, &["pingpong", "stream", "flood", "nas-is"])?;
         let size = w.size_bytes.unwrap_or(0);
         check_u("workload.size_bytes", size, 0, 1 << 30)?;
         let warmup = w.warmup.unwrap_or(if kind == "pingpong" { 100 } else { 1000 });
@@ -336,6 +343,20 @@ impl Scenario {
                 let messages = w.messages.unwrap_or(20_000);
                 check_u("workload.messages", messages, 1, 1 << 32)?;
                 Workload::Stream { size, messages, warmup }
+            }
+            "nas-is" => {
+                // NPB IS: TOTAL_KEYS = 2^25 (class B), 2^27 (class C); 10 iterations.
+                let keys = match one_of("workload.class", w.class.as_deref().unwrap_or("B"), &["S", "A", "B", "C"])? {
+                    "S" => 1 << 16,
+                    "A" => 1 << 23,
+                    "B" => 1 << 25,
+                    _ => 1 << 27,
+                };
+                let iterations = w.iterations.unwrap_or(10);
+                check_u("workload.iterations", iterations, 1, 1000)?;
+                let per_host = w.procs_per_host.unwrap_or(platform.cores());
+                check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64)?;
+                Workload::NasIs { keys, iterations, per_host }
             }
             _ => {
                 let packets = w.packets.unwrap_or(20_000);

@@ -101,6 +101,13 @@ impl World {
                     m.set("interrupts_per_msg", irq / messages as f64);
                 }
             }
+            Workload::NasIs { .. } => {
+                let pr = &self.hosts[0].procs[0];
+                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                    m.set("exec_time_s", (b - a).as_s_f64());
+                    m.set("interrupts_timed", (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64);
+                }
+            }
             Workload::Flood { packets, .. } => {
                 let k = self.hosts[1].kernel_time;
                 m.set("overhead_ns_per_packet", k.as_ns_f64() / packets as f64);

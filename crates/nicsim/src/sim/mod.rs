@@ -521,6 +521,20 @@ impl World {
                 w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup));
                 w.spawn(1, core, 0, Program::stream_receiver(size, messages, warmup));
             }
+            Workload::NasIs { keys, iterations, per_host } => {
+                let hosts = w.hosts.len() as u32;
+                let n = hosts * per_host;
+                let keys_per_proc = keys / n as u64;
+                let nas = &s.platform.nas;
+                let compute = dur(nas.is_iter_fixed_us * 1e3 + nas.is_ns_per_key * keys_per_proc as f64);
+                // Block placement: ranks 0..per_host on host 0, one per core.
+                for r in 0..n {
+                    let body = crate::workload::nas_is_iteration(r, n, keys_per_proc, compute);
+                    let prog = Program::Script { body, iters: iterations + 1, warm: 1, iter: 0, pc: 0, marked: 0 };
+                    let local = (r % per_host) as u16;
+                    w.spawn((r / per_host) as u16, local, local as u8, prog);
+                }
+            }
             Workload::Flood { packets, gap, packet_bytes } => {
                 w.flood_left = packets;
                 w.flood_gap = gap;

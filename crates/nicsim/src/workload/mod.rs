@@ -47,6 +47,10 @@ pub enum Program {
     StreamRecv { size: u64, messages: u64, warmup: u64, posted: u64, done: u64, window: u32, step: u8 },
     /// A process that does nothing (its host only handles traffic).
     Idle,
+    /// A fixed sequence of operations repeated `iters` times; the first
+    /// `warm` repetitions are not timed (Start is marked after them, End at
+    /// the end). Used for the NAS skeletons.
+    Script { body: Vec<Op>, iters: u64, warm: u64, iter: u64, pc: usize, marked: u8 },
 }
 
 /// IMB-style window of outstanding requests in the stream (IMB Uniband uses 64).
@@ -75,6 +79,27 @@ impl Program {
     pub fn next_op(&mut self) -> Op {
         match self {
             Program::Idle => Op::Done,
+            Program::Script { body, iters, warm, iter, pc, marked } => {
+                if *iter == *warm && *pc == 0 && *marked == 0 {
+                    *marked = 1;
+                    return Op::Mark(Label::Start);
+                }
+                if *iter == *iters || body.is_empty() {
+                    return if *marked < 2 {
+                        *marked = 2;
+                        Op::Mark(Label::End)
+                    } else {
+                        Op::Done
+                    };
+                }
+                let op = body[*pc];
+                *pc += 1;
+                if *pc == body.len() {
+                    *pc = 0;
+                    *iter += 1;
+                }
+                op
+            }
             Program::PingPong { rank, size, total, warmup, iter, step } => {
                 if *iter == *total {
                     return if *step == 0 {
@@ -156,6 +181,43 @@ impl Program {
     }
 }
 
+/// NAS Parallel Benchmarks IS (integer sort) communication skeleton, one
+/// iteration of one rank (NPB 3.x `is.c`, MPI version): local bucket
+/// counting, an allreduce of the bucket sizes, an alltoall of the send
+/// counts, an alltoallv of the keys, local ranking. Collectives use the
+/// algorithms of Open MPI 1.3's `tuned` component for these sizes:
+/// recursive doubling for the allreduce, linear (post everything, wait all)
+/// for alltoall(v).
+pub fn nas_is_iteration(rank: u32, nprocs: u32, keys_per_proc: u64, compute: Duration) -> Vec<Op> {
+    // NPB IS: NUM_BUCKETS = 2^10 ints in the allreduce; keys are 4-byte ints
+    // spread over all ranks (uniform approximation of the key distribution).
+    const BUCKET_BYTES: u64 = 1024 * 4;
+    let pair_bytes = keys_per_proc * 4 / nprocs as u64;
+    let mut ops = vec![Op::Compute(compute)];
+    let mut step = 0;
+    let mut mask = 1;
+    while mask < nprocs {
+        let partner = rank ^ mask;
+        if partner < nprocs {
+            ops.push(Op::Recv { src: Some(partner), size: BUCKET_BYTES, tag: 100 + step });
+            ops.push(Op::Send { peer: partner, size: BUCKET_BYTES, tag: 100 + step });
+            ops.push(Op::WaitOutstanding(0));
+        }
+        mask <<= 1;
+        step += 1;
+    }
+    for (tag, size) in [(200, 4), (300, pair_bytes)] {
+        for i in 1..nprocs {
+            ops.push(Op::Recv { src: Some((rank + nprocs - i) % nprocs), size, tag });
+        }
+        for i in 1..nprocs {
+            ops.push(Op::Send { peer: (rank + i) % nprocs, size, tag });
+        }
+        ops.push(Op::WaitOutstanding(0));
+    }
+    ops
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +245,20 @@ mod tests {
         let o = ops(&mut p, 5);
         assert_eq!(o[1], Op::Recv { src: Some(0), size: 8, tag: 1 });
         assert_eq!(o[3], Op::Send { peer: 0, size: 8, tag: 1 });
+    }
+
+    #[test]
+    fn nas_is_iteration_shape() {
+        let ops = nas_is_iteration(3, 16, 1 << 21, Duration::from_us(5));
+        assert_eq!(ops[0], Op::Compute(Duration::from_us(5)));
+        // 4 allreduce steps (send+recv+wait), then 2 x (15 recv + 15 send + wait)
+        assert_eq!(ops.len(), 1 + 4 * 3 + 2 * 31);
+        assert!(ops.contains(&Op::Send { peer: 2, size: 4096, tag: 100 }));
+        assert!(ops.contains(&Op::Send { peer: 4, size: (1 << 21) * 4 / 16, tag: 300 }));
+        let mut p = Program::Script { body: ops, iters: 2, warm: 1, iter: 0, pc: 0, marked: 0 };
+        let all: Vec<Op> = std::iter::from_fn(|| Some(p.next_op())).take_while(|o| *o != Op::Done).collect();
+        assert_eq!(all.iter().filter(|o| matches!(o, Op::Mark(_))).count(), 2);
+        assert_eq!(all.len(), 2 * 75 + 2);
     }
 
     #[test]
