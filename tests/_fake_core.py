@@ -48,6 +48,7 @@ def run(scenario_toml: str) -> dict[str, float | int | str]:
         "cache_misses": 3,
         "deferral_success_rate": noise,
         "exec_time_s": 20.0 + noise,
+        "host1_cpu_cores": 1.0 + noise,
     }
 
 

@@ -69,3 +69,36 @@ def test_report_bytes_are_stable(fake_run: RunFn, tmp_path: Path) -> None:
         report.write_report(tables, tmp_path / name, provenance)
     for file in ("coalescing-msgrate.csv", "coalescing-msgrate.png", "report.md"):
         assert (tmp_path / "a" / file).read_bytes() == (tmp_path / "b" / file).read_bytes()
+
+
+def test_summary_row_counts_published_and_claims() -> None:
+    exp = EXPERIMENTS["coalescing-irq-overhead"]
+    table = pd.DataFrame(
+        {
+            "strategy": ["disabled", "disabled", "timeout", "timeout"],
+            "irq_binding": ["rr", "single", "rr", "single"],
+            "overhead_ns_per_packet": [1000.0, 950.0, 1000.0, 960.0],
+        }
+    )
+    # 1000 vs 965 is within 15%; 1000 vs 774 and 50 vs 40 ns are not; the one claim holds.
+    assert report.summary_row(exp, table)[1:] == [4, "1/3", "1/1"]
+    # Missing rows count in n only.
+    assert report.summary_row(exp, table.iloc[0:0])[1:] == [0, "0/3", "0/1"]
+    assert report.summary_row(EXPERIMENTS["coalescing-marking"], table.iloc[0:0])[2] == "-"
+
+
+def test_report_starts_with_the_summary(fake_run: RunFn, tmp_path: Path) -> None:
+    ids = ["coalescing-msgrate", "coalescing-transfer"]
+    tables = runner.run_experiments(ids, jobs=1, quick=True, run_fn=fake_run)
+    provenance = report.Provenance(nicsim_version="9.9", preset="omx2009", seed=1, quick=True)
+    text = report.write_report(tables, tmp_path, provenance).read_text()
+    summary = text[text.index("## Summary") : text.index("## `coalescing-msgrate`")]
+    assert "| experiment | rows | published values within 15% (k/n) | claims holding (k/n) |" in (
+        summary
+    )
+    assert "| [`coalescing-msgrate`](#coalescing-msgrate) | 18 | " in summary
+    assert "| [`coalescing-transfer`](#coalescing-transfer) | 6 | - | " in summary
+    for exp_id in ids:
+        section = text[text.index(f"## `{exp_id}`") :]
+        assert section.index(f"![{exp_id}]({exp_id}.png)") < section.index("| strategy |")
+    assert text.count("### Published claims") == 1  # transfer has claims, msgrate none

@@ -94,7 +94,8 @@ def plan(
     jobs: list[Job] = []
     for index, params in enumerate(experiment.configurations(quick)):
         scenario = Scenario.from_dict(experiment.scenario(params, quick))
-        scenario.preset = preset or DEFAULT_PRESET
+        # The caller's preset wins; else the experiment's own platform; else the default.
+        scenario.preset = preset or experiment.preset or DEFAULT_PRESET
         scenario.seed = derive_seed(seed, experiment.id, index)
         jobs.append(Job(experiment.id, index, params, scenario.to_toml()))
     return jobs

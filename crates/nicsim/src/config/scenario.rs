@@ -63,6 +63,14 @@ pub struct HostOpts {
     pub wait: Option<String>,
     /// Run a cycle soaker on every core (host overhead is measured as cycles it loses).
     pub soaker: Option<bool>,
+    /// Linux napi_defer_hard_irqs: empty NAPI polls before the IRQ is re-enabled.
+    pub napi_defer_hard_irqs: Option<u32>,
+    /// Linux gro_flush_timeout (us): re-poll delay while hard IRQs are deferred.
+    pub gro_flush_timeout_us: Option<f64>,
+    /// Linux irq_suspend_timeout (us): IRQs stay suspended while the application busy-polls.
+    pub irq_suspend_timeout_us: Option<f64>,
+    /// The library busy-polls the NIC queue while it waits (SO_BUSY_POLL / prefer busy poll).
+    pub busy_poll: Option<bool>,
 }
 
 /// Protocol options.
@@ -112,6 +120,16 @@ pub enum SteeringKind {
     SingleCore(u32),
 }
 
+/// Today's Linux receive knobs (net/core/dev.c napi_complete_done,
+/// Documentation/networking/napi.rst).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct NapiKnobs {
+    pub defer_hard_irqs: u32,
+    pub gro_flush_timeout_us: f64,
+    pub irq_suspend_timeout_us: f64,
+    pub busy_poll: bool,
+}
+
 /// How the library waits for completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitMode {
@@ -146,6 +164,7 @@ pub struct Scenario {
     pub binding: Option<u32>,
     pub wait: WaitMode,
     pub soaker: bool,
+    pub napi: NapiKnobs,
     pub marked: MarkedClasses,
     pub rndv_threshold: u32,
     pub loss: f64,
@@ -308,6 +327,20 @@ impl Scenario {
             _ => WaitMode::Poll,
         };
         let soaker = f.host.soaker.unwrap_or(false);
+        let napi = NapiKnobs {
+            defer_hard_irqs: f.host.napi_defer_hard_irqs.unwrap_or(0),
+            gro_flush_timeout_us: f.host.gro_flush_timeout_us.unwrap_or(0.0),
+            irq_suspend_timeout_us: f.host.irq_suspend_timeout_us.unwrap_or(0.0),
+            busy_poll: f.host.busy_poll.unwrap_or(false),
+        };
+        check_u("host.napi_defer_hard_irqs", napi.defer_hard_irqs as u64, 0, i32::MAX as u64)?;
+        check_f("host.gro_flush_timeout_us", napi.gro_flush_timeout_us, 0.0, 1e6)?;
+        check_f("host.irq_suspend_timeout_us", napi.irq_suspend_timeout_us, 0.0, 1e6)?;
+        if napi.irq_suspend_timeout_us > 0.0 && !napi.busy_poll {
+            return Err(ConfigError::new(
+                "invalid value for `host.irq_suspend_timeout_us`: it needs `host.busy_poll = true` (preferred busy polling)",
+            ));
+        }
 
         // Protocol
         let mut marked = MarkedClasses::default();
@@ -378,6 +411,7 @@ impl Scenario {
             binding,
             wait,
             soaker,
+            napi,
             marked,
             rndv_threshold,
             loss,

@@ -40,6 +40,17 @@ pub struct RxQueue {
     pub timer_gen: u32,
     pub timer_at: Option<Instant>,
     pub interrupts: u64,
+    /// NAPI is scheduled by an interrupt (from the raise until the re-arm,
+    /// deferred re-polls included): a busy poller cannot take the queue.
+    pub napi_sched: bool,
+    /// Empty polls left before the interrupt is re-enabled
+    /// (`napi_defer_hard_irqs`).
+    pub defer_left: u32,
+    /// The interrupt is suspended by a busy-polling application
+    /// (`irq_suspend_timeout`); `suspend_until`: when it ends unless the
+    /// application polls again (`None` while it is polling).
+    pub suspended: bool,
+    pub suspend_until: Option<Instant>,
 }
 
 /// What the NIC must do after a policy decision.
@@ -62,6 +73,10 @@ impl RxQueue {
             timer_gen: 0,
             timer_at: None,
             interrupts: 0,
+            napi_sched: false,
+            defer_left: 0,
+            suspended: false,
+            suspend_until: None,
         }
     }
 

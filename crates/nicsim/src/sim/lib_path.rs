@@ -114,10 +114,7 @@ impl World {
                     pr.wait = None;
                 } else {
                     return match c.wait {
-                        WaitMode::Poll => {
-                            pr.state = PState::Polling;
-                            None
-                        }
+                        WaitMode::Poll => self.wait_polling(now, h, p),
                         WaitMode::Block => Some((c.block, Action::Block)),
                     };
                 }
@@ -132,10 +129,7 @@ impl World {
                     // The send window is full: wait for acks.
                     pr.pending_op = Some(op);
                     return match c.wait {
-                        WaitMode::Poll => {
-                            pr.state = PState::Polling;
-                            None
-                        }
+                        WaitMode::Poll => self.wait_polling(now, h, p),
                         WaitMode::Block => Some((c.block, Action::Block)),
                     };
                 }
@@ -209,6 +203,33 @@ impl World {
                 }
             }
         }
+    }
+
+    /// The process waits by polling: with busy polling it runs the NIC
+    /// queue's receive path itself (and holds the interrupt suspended with
+    /// irq_suspend_timeout); otherwise it spins on its event ring.
+    fn wait_polling(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
+        if self.c.busy_poll {
+            let die = self.topo.die_of(self.hosts[h].procs[p].core);
+            let suspend = !self.c.irq_suspend.is_zero();
+            let qu = &mut self.hosts[h].nic.queues[0];
+            if suspend && !qu.napi_sched {
+                qu.irq_enabled = false;
+                qu.suspended = true;
+                qu.suspend_until = None;
+            }
+            if !qu.napi_sched {
+                if let Some(entry) = qu.take() {
+                    let cost = self.c.napi_poll + self.entry_cost(now, h, die, entry);
+                    self.hosts[h].kernel_time += cost;
+                    return Some((cost, Action::BusyPoll(entry)));
+                }
+            }
+        }
+        let pr = &mut self.hosts[h].procs[p];
+        pr.state = PState::Polling;
+        pr.poll_since = Some(now);
+        None
     }
 
     /// Queues explicit acks and resends that are due; true if it queued any.
@@ -323,6 +344,12 @@ impl World {
                 }
             }
             Action::Op(op) => self.lib_op(now, h, p, op),
+            Action::BusyPoll(entry) => {
+                if let crate::nic::RingEntry::Rx(frame) = entry {
+                    let core = self.hosts[h].procs[p].core as usize;
+                    self.handle_frame(now, h, core, frame);
+                }
+            }
             Action::Block => {
                 let pr = &mut self.hosts[h].procs[p];
                 let nothing = pr.ring.is_empty() && pr.outbox.is_empty();

@@ -65,6 +65,10 @@ impl World {
         for (i, h) in self.hosts.iter().enumerate().take(2) {
             m.set(&format!("host{i}_interrupts"), h.irq_raised as f64);
             m.set(&format!("host{i}_kernel_us"), h.kernel_time.as_us_f64());
+            // Average cores kept busy: kernel work, application segments, spinning.
+            let span = self.q.now().as_s_f64();
+            let busy = (h.kernel_time + h.app_time + h.spin_time).as_s_f64();
+            m.set(&format!("host{i}_cpu_cores"), if span > 0.0 { busy / span } else { 0.0 });
             m.set(&format!("host{i}_kernel_miss_rate"), h.cache.miss_rate(Side::Kernel));
             m.set(&format!("host{i}_user_miss_rate"), h.cache.miss_rate(Side::User));
             for c in ObjClass::ALL {

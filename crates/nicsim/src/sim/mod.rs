@@ -69,16 +69,52 @@ impl Frame {
 /// Events of the world. Small and `Copy`: frames travel by slab index.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ev {
-    SwitchIn { frame: u32 },
-    NicRx { frame: u32 },
-    DmaDone { host: u16, frame: u32 },
-    TxDone { host: u16 },
-    CoalTimer { host: u16, q: u8, gen: u32 },
-    IrqArrive { host: u16, q: u8 },
-    CoreDone { host: u16, core: u16, gen: u32 },
-    ProcTimer { host: u16, p: u16 },
-    PullTimer { handle: u32 },
+    SwitchIn {
+        frame: u32,
+    },
+    NicRx {
+        frame: u32,
+    },
+    DmaDone {
+        host: u16,
+        frame: u32,
+    },
+    TxDone {
+        host: u16,
+    },
+    CoalTimer {
+        host: u16,
+        q: u8,
+        gen: u32,
+    },
+    IrqArrive {
+        host: u16,
+        q: u8,
+    },
+    CoreDone {
+        host: u16,
+        core: u16,
+        gen: u32,
+    },
+    ProcTimer {
+        host: u16,
+        p: u16,
+    },
+    PullTimer {
+        handle: u32,
+    },
     FloodTick,
+    /// gro_flush_timeout expired: re-poll the deferred NAPI on `core`.
+    NapiTimer {
+        host: u16,
+        q: u8,
+        core: u16,
+    },
+    /// irq_suspend_timeout expired: re-enable the suspended interrupt.
+    SuspendTimer {
+        host: u16,
+        q: u8,
+    },
 }
 
 /// Kernel work queued on a core (runs before the application).
@@ -92,6 +128,11 @@ pub(crate) enum KWork {
     Entry { q: u8, budget: u16, entry: RingEntry },
     /// napi_complete + re-arm of the interrupt.
     Rearm { q: u8 },
+    /// napi_complete with the interrupt kept masked: a gro_flush_timeout
+    /// timer will re-poll (napi_defer_hard_irqs).
+    Defer { q: u8 },
+    /// The hrtimer interrupt of a deferred NAPI: entry, then a poll.
+    TimerNapi { q: u8 },
     /// Sending the next pull reply of a pull request being served.
     PullReply { serve: u32 },
 }
@@ -146,6 +187,9 @@ pub(crate) enum Action {
     Op(crate::workload::Op),
     /// Go to sleep in the kernel.
     Block,
+    /// Busy polling: the receive path of one ring entry ran in the
+    /// application's context (SO_BUSY_POLL / prefer busy poll).
+    BusyPoll(RingEntry),
 }
 
 /// A library event in an endpoint's shared event ring.
@@ -261,6 +305,8 @@ pub(crate) struct Proc {
     pub ep_obj: Obj,
     pub timer_at: Option<Instant>,
     pub marks: [Option<Instant>; 2],
+    /// Since when the process spins in `Polling` (CPU-use accounting).
+    pub poll_since: Option<Instant>,
     pub irq_at_mark: [u64; 2],
     pub irq_all_at_mark: [u64; 2],
 }
@@ -297,6 +343,9 @@ pub(crate) struct HostState {
     pub irq_handled: u64,
     pub rx_frames: u64,
     pub kernel_time: Duration,
+    /// Application CPU time: library/compute segments and spinning.
+    pub app_time: Duration,
+    pub spin_time: Duration,
 }
 
 /// Drop reasons (packet conservation: sent = handled + dropped + in flight).
@@ -350,6 +399,10 @@ pub(crate) struct Costs {
     pub rndv_threshold: u64,
     pub marked: MarkedClasses,
     pub misorder: u8,
+    pub defer_hard_irqs: u32,
+    pub gro_flush: Duration,
+    pub irq_suspend: Duration,
+    pub busy_poll: bool,
 }
 
 /// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
@@ -446,6 +499,10 @@ impl World {
             rndv_threshold: s.rndv_threshold as u64,
             marked: s.marked,
             misorder: s.misorder_degree,
+            defer_hard_irqs: s.napi.defer_hard_irqs,
+            gro_flush: Duration::from_ns_f64(s.napi.gro_flush_timeout_us * 1e3),
+            irq_suspend: Duration::from_ns_f64(s.napi.irq_suspend_timeout_us * 1e3),
+            busy_poll: s.napi.busy_poll,
         };
         let mut hosts = Vec::with_capacity(hosts_n);
         for _ in 0..hosts_n {
@@ -475,6 +532,8 @@ impl World {
                 irq_handled: 0,
                 rx_frames: 0,
                 kernel_time: Duration::ZERO,
+                app_time: Duration::ZERO,
+                spin_time: Duration::ZERO,
             });
         }
         let mut w = World {
@@ -591,6 +650,7 @@ impl World {
             ep_obj: Obj::new(ObjClass::Endpoint),
             timer_at: None,
             marks: [None; 2],
+            poll_since: None,
             irq_at_mark: [0; 2],
             irq_all_at_mark: [0; 2],
         });
@@ -686,6 +746,21 @@ impl World {
             Ev::ProcTimer { host, p } => self.proc_timer(now, host as usize, p as usize),
             Ev::PullTimer { handle } => self.pull_timer(now, handle),
             Ev::FloodTick => self.flood_tick(now),
+            Ev::NapiTimer { host, q, core } => {
+                let (h, c) = (host as usize, core as usize);
+                self.hosts[h].cores[c].kq.push_back(KWork::TimerNapi { q });
+                self.kick(now, h, c);
+            }
+            Ev::SuspendTimer { host, q } => {
+                let h = host as usize;
+                let qu = &mut self.hosts[h].nic.queues[q as usize];
+                if qu.suspended && qu.suspend_until.is_some_and(|t| t <= now) && !qu.napi_sched {
+                    qu.suspended = false;
+                    qu.suspend_until = None;
+                    let out = qu.rearm(now);
+                    self.nic_outcome(now, h, q as usize, out);
+                }
+            }
         }
     }
 
@@ -812,6 +887,26 @@ impl World {
         let d = qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending });
         let out = qu.apply(now, d);
         self.nic_outcome(now, h, qi, out);
+        if self.c.busy_poll {
+            // A busy-polling application sees the new descriptor at once.
+            if let Some(p) = self.hosts[h].procs.iter().position(|pr| pr.state == PState::Polling) {
+                self.notify_proc(now, h, p);
+            }
+        }
+    }
+
+    /// A busy poller stopped polling: the suspended interrupt comes back
+    /// after irq_suspend_timeout unless it polls again.
+    fn release_suspension(&mut self, now: Instant, h: usize) {
+        if self.c.irq_suspend.is_zero() {
+            return;
+        }
+        let qu = &mut self.hosts[h].nic.queues[0];
+        if qu.suspended && qu.suspend_until.is_none() {
+            let at = now + self.c.irq_suspend;
+            qu.suspend_until = Some(at);
+            self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: 0 });
+        }
     }
 
     fn tx_done(&mut self, now: Instant, h: usize) {
@@ -831,6 +926,7 @@ impl World {
             self.q.push(at.max(now), h as u32, Ev::CoalTimer { host: h as u16, q: q as u8, gen });
         }
         if out.raise {
+            self.hosts[h].nic.queues[q].napi_sched = true;
             self.hosts[h].irq_raised += 1;
             let at = now + self.hosts[h].nic.irq_delivery;
             self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8 });
@@ -922,6 +1018,7 @@ impl World {
                         Some((cost, action)) => {
                             let wake = self.wake_cost(now, h, core);
                             let extra = if waking { self.c.wakeup } else { Duration::ZERO };
+                            self.hosts[h].app_time += extra + cost;
                             let pr = &mut self.hosts[h].procs[p];
                             pr.state = PState::Running;
                             pr.action = action;
@@ -1004,12 +1101,13 @@ impl World {
         let die = self.topo.die_of(core as u16);
         let c = &self.c;
         let (cost, w) = match w {
-            KWork::Irq { q } | KWork::Napi { q, .. } => {
+            KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } => {
                 let hs = &mut self.hosts[h];
                 // The hard IRQ schedules NAPI, which runs right after it on
                 // this core: one work item covers both (one event fewer).
                 let (mut cost, mut budget) = match w {
                     KWork::Napi { budget, .. } => (Duration::ZERO, budget),
+                    KWork::TimerNapi { .. } => (c.irq_entry, c.napi_budget),
                     _ => {
                         hs.irq_handled += 1;
                         (c.irq_entry, c.napi_budget)
@@ -1031,8 +1129,23 @@ impl World {
                             c.napi_lines,
                         );
                 }
-                match hs.nic.queues[q as usize].take() {
-                    None => (cost + c.rearm, KWork::Rearm { q }),
+                let qu = &mut hs.nic.queues[q as usize];
+                match qu.take() {
+                    None => {
+                        // napi_complete_done (net/core/dev.c): a poll that did
+                        // work reloads napi_defer_hard_irqs; while that count
+                        // lasts, the IRQ stays masked and gro_flush_timeout
+                        // re-polls instead.
+                        if budget < c.napi_budget {
+                            qu.defer_left = c.defer_hard_irqs;
+                        }
+                        if qu.defer_left > 0 && !c.gro_flush.is_zero() {
+                            qu.defer_left -= 1;
+                            (cost, KWork::Defer { q })
+                        } else {
+                            (cost + c.rearm, KWork::Rearm { q })
+                        }
+                    }
                     Some(entry) => {
                         budget -= 1;
                         cost += self.entry_cost(now, h, die, entry);
@@ -1040,7 +1153,7 @@ impl World {
                     }
                 }
             }
-            KWork::Entry { .. } | KWork::Rearm { .. } => unreachable!("queued only as Napi"),
+            KWork::Entry { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => unreachable!("queued only as Napi"),
             KWork::PullReply { serve } => {
                 if !self.serves[serve as usize].live {
                     return None;
@@ -1071,11 +1184,24 @@ impl World {
                 }
             }
             KWork::Rearm { q } => {
-                let out = self.hosts[h].nic.queues[q as usize].rearm(now);
+                let qu = &mut self.hosts[h].nic.queues[q as usize];
+                qu.napi_sched = false;
+                let out = if qu.suspended {
+                    // A busy poller holds the interrupt: leave it masked.
+                    crate::nic::Outcome::default()
+                } else {
+                    qu.rearm(now)
+                };
                 self.nic_outcome(now, h, q as usize, out);
             }
+            KWork::Defer { q } => {
+                let at = now + self.c.gro_flush;
+                self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u16 });
+            }
             KWork::PullReply { serve } => self.send_pull_reply(now, h, core, serve),
-            KWork::Irq { .. } | KWork::Napi { .. } => unreachable!("converted to Entry/Rearm when started"),
+            KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } => {
+                unreachable!("converted to Entry/Rearm/Defer when started")
+            }
         }
     }
 
@@ -1279,6 +1405,10 @@ impl World {
         match pr.state {
             PState::Polling => {
                 pr.state = PState::Ready;
+                if let Some(t0) = pr.poll_since.take() {
+                    self.hosts[h].spin_time += now.since(t0);
+                }
+                self.release_suspension(now, h);
                 self.dispatch_at(now, h, core);
             }
             PState::Blocked => {
