@@ -84,7 +84,9 @@ def test_summary_row_counts_published_and_claims() -> None:
     assert report.summary_row(exp, table)[1:] == [4, "1/3", "1/1"]
     # Missing rows count in n only.
     assert report.summary_row(exp, table.iloc[0:0])[1:] == [0, "0/3", "0/1"]
-    assert report.summary_row(EXPERIMENTS["coalescing-marking"], table.iloc[0:0])[2] == "-"
+    marking = EXPERIMENTS["coalescing-marking"]
+    empty = pd.DataFrame(columns=list(marking.columns))
+    assert report.summary_row(marking, empty)[1:] == [0, "-", "0/4"]
 
 
 def test_report_starts_with_the_summary(fake_run: RunFn, tmp_path: Path) -> None:

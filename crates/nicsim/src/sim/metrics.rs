@@ -65,6 +65,10 @@ impl World {
         for (i, h) in self.hosts.iter().enumerate().take(2) {
             m.set(&format!("host{i}_interrupts"), h.irq_raised as f64);
             m.set(&format!("host{i}_kernel_us"), h.kernel_time.as_us_f64());
+            if let Some(d) = h.nic.queues[0].policy.current_delay() {
+                // Adaptive policies: where the delay ended up.
+                m.set(&format!("host{i}_coalesce_delay_us"), d.as_us_f64());
+            }
             // Average cores kept busy: kernel work, application segments, spinning.
             let span = self.q.now().as_s_f64();
             let busy = (h.kernel_time + h.app_time + h.spin_time).as_s_f64();

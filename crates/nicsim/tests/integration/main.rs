@@ -4,6 +4,7 @@
 
 mod coalescing;
 mod determinism;
+mod mechanisms;
 mod pcap;
 mod protocol;
 

@@ -1,0 +1,69 @@
+//! The [OMX-COAL] mechanisms, end to end: which packets interrupt at once,
+//! what the stream-aware policy defers, where adaptive coalescing settles.
+
+use super::run;
+
+/// One-way time of a `size` ping-pong with transmit completions not
+/// interrupting (so only the marked receive path decides).
+fn oneway(strategy: &str, size: u64, unmarked: &str) -> f64 {
+    run(&format!(
+        "[platform.nic]\ntx_done_interrupts = false\n[nic]\ncoalescing = \"{strategy}\"\n[protocol]\nunmarked = [{unmarked}]\n[workload]\nkind = \"pingpong\"\nsize_bytes = {size}\niterations = 10\nwarmup = 1\n"
+    ))
+    .get("latency_us")
+    .unwrap()
+}
+
+#[test]
+fn openmx_interrupts_at_once_on_rendezvous_and_pull() {
+    let size = 100_000; // RNDV + 3 pull blocks
+    let openmx = oneway("openmx", size, "");
+    let timeout = oneway("timeout", size, "");
+    // Timeout waits for its 75 us timer at RNDV, PULL and NOTIFY at least.
+    assert!(timeout > openmx + 150.0, "timeout {timeout} vs openmx {openmx}");
+    // Unmarking RNDV (resp. PULL) puts one 75 us wait back on the path.
+    for class in ["\"rndv\"", "\"pull\""] {
+        let slower = oneway("openmx", size, class);
+        assert!(slower - openmx > 50.0 && slower - openmx < 100.0, "{class}: {slower} vs {openmx}");
+    }
+}
+
+#[test]
+fn stream_defers_while_a_dma_is_pending_and_never_beyond_the_timeout() {
+    let m = |s: &str| {
+        run(&format!(
+            "seed = 5\n[nic]\ncoalescing = \"{s}\"\n[protocol]\nmisorder_degree = 3\njitter_ns = 600\n[workload]\nkind = \"pingpong\"\nsize_bytes = 32768\niterations = 40\nwarmup = 1\n"
+        ))
+    };
+    let (stream, openmx) = (m("stream"), m("openmx"));
+    assert_eq!(stream.get("deferral_success_rate"), Some(1.0));
+    assert_eq!(openmx.get("deferral_success_rate"), Some(0.0));
+    let (ls, lo) = (stream.get("latency_us").unwrap(), openmx.get("latency_us").unwrap());
+    assert!(ls < lo + 75.0, "stream {ls} waits beyond the timeout vs openmx {lo}");
+}
+
+#[test]
+fn dim_moves_up_under_a_bulk_stream_and_down_under_ping_pong() {
+    let stream =
+        run("[nic]\ncoalescing = \"adaptive\"\n[workload]\nkind = \"stream\"\nsize_bytes = 1024\nmessages = 20000\n");
+    let pingpong = run("[nic]\ncoalescing = \"adaptive\"\n[workload]\nkind = \"pingpong\"\niterations = 2000\n");
+    let up = stream.get("host1_coalesce_delay_us").unwrap();
+    let down = pingpong.get("host1_coalesce_delay_us").unwrap();
+    assert!(up >= 64.0, "bulk stream left DIM at {up} us");
+    assert!(down <= 8.0, "ping-pong left DIM at {down} us");
+}
+
+#[test]
+fn gro_flush_timeout_defers_interrupts_and_busy_polling_cuts_latency() {
+    let base = "preset = \"modern\"\n[nic]\ncoalescing = \"disabled\"\n";
+    let pp = "[workload]\nkind = \"pingpong\"\niterations = 500\n";
+    let irq = run(&format!("{base}{pp}"));
+    let deferred = run(&format!("{base}[host]\nnapi_defer_hard_irqs = 2\ngro_flush_timeout_us = 20\n{pp}"));
+    let suspended = run(&format!(
+        "{base}[host]\nbusy_poll = true\nirq_suspend_timeout_us = 100\nnapi_defer_hard_irqs = 2\ngro_flush_timeout_us = 20\n{pp}"
+    ));
+    let l = |m: &nicsim::Metrics| m.get("latency_us").unwrap();
+    let i = |m: &nicsim::Metrics| m.get("interrupts_per_msg").unwrap();
+    assert!(i(&deferred) < 0.1 * i(&irq), "deferral keeps IRQs masked");
+    assert!(l(&deferred) > l(&irq), "re-polls every 20 us add latency");
+    assert!(l(&suspended) < l(&irq) && i(&suspended) < 0.1, "busy polling with suspended IRQs");
+}
