@@ -591,7 +591,8 @@ def _generic(table: pd.DataFrame, fig: Figure, parameters: tuple[str, ...], metr
     series = parameters[:-1]
     groups = table.groupby(list(series), sort=False) if series else [("", table)]
     for key, rows in groups:
-        ax.plot(rows[x].astype(str), rows[metric], marker="o", label=str(key))
+        label = ", ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+        ax.plot(rows[x].astype(str), rows[metric], marker="o", label=label)
     ax.set_xlabel(x)
     ax.set_ylabel(metric)
     if series and len(table):

@@ -176,7 +176,7 @@ def write_report(tables: Mapping[str, pd.DataFrame], out_dir: Path, provenance: 
         "",
         markdown_table(header, summary),
         "",
-        f"k/n: published values within {TOLERANCE:.0%} of the simulated one, and published "
+        f"k/n: simulated values within {TOLERANCE:.0%} of the published value, and published "
         "claims that hold on the simulated table; a value or claim whose rows are missing "
         "(n/a) counts in n only. Rows beyond the study (adaptive, openmx-adaptive) are drawn "
         "dashed or hatched in the plots.",

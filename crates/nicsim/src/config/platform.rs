@@ -119,6 +119,8 @@ pub struct CacheCfg {
     pub event_lines: u32,
     pub napi_lines: u32,
     pub tx_lines: u32,
+    /// Lines of a pull handle the handler updates per pull reply.
+    pub pull_lines: u32,
 }
 
 /// User-space library (Open-MX) and MPI layer costs, protocol timers.
@@ -215,6 +217,7 @@ impl Platform {
             ("cache.event_lines", c.event_lines),
             ("cache.napi_lines", c.napi_lines),
             ("cache.tx_lines", c.tx_lines),
+            ("cache.pull_lines", c.pull_lines),
         ] {
             check_u(k, v as u64, 0, 1024)?;
         }

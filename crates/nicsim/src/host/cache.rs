@@ -23,11 +23,18 @@ pub enum ObjClass {
     Napi = 2,
     TxRing = 3,
     Data = 4,
+    PullHandle = 5,
 }
 
 impl ObjClass {
-    pub const ALL: [ObjClass; 5] =
-        [ObjClass::Endpoint, ObjClass::EventRing, ObjClass::Napi, ObjClass::TxRing, ObjClass::Data];
+    pub const ALL: [ObjClass; 6] = [
+        ObjClass::Endpoint,
+        ObjClass::EventRing,
+        ObjClass::Napi,
+        ObjClass::TxRing,
+        ObjClass::Data,
+        ObjClass::PullHandle,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             ObjClass::Endpoint => "endpoint",
@@ -35,6 +42,7 @@ impl ObjClass {
             ObjClass::Napi => "napi",
             ObjClass::TxRing => "tx_ring",
             ObjClass::Data => "data",
+            ObjClass::PullHandle => "pull_handle",
         }
     }
 }
@@ -71,8 +79,8 @@ impl Obj {
 /// Hit/miss counters: [class][side].
 #[derive(Clone, Debug, Default)]
 pub struct CacheStats {
-    pub hits: [[u64; 2]; 5],
-    pub misses: [[u64; 2]; 5],
+    pub hits: [[u64; 2]; 6],
+    pub misses: [[u64; 2]; 6],
 }
 
 impl CacheStats {

@@ -8,7 +8,7 @@
 
 use super::{Action, LKind, LibEvent, MediumTarget, Out, PState, Req, Unexpected, World};
 use crate::config::WaitMode;
-use crate::host::{Owner, Side};
+use crate::host::{Obj, ObjClass, Owner, Side};
 use crate::proto::{Arrival, PullHandle, SentMsg};
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, MessageClass, OmxBody, PacketKind};
@@ -461,9 +461,11 @@ impl World {
         hd.last_progress = now;
         let id = if let Some(i) = self.free_handles.pop() {
             self.handles[i as usize] = hd;
+            self.handle_objs[i as usize] = Obj::new(ObjClass::PullHandle);
             i
         } else {
             self.handles.push(hd);
+            self.handle_objs.push(Obj::new(ObjClass::PullHandle));
             (self.handles.len() - 1) as u32
         };
         let pr = &mut self.hosts[h].procs[p];

@@ -392,6 +392,7 @@ pub(crate) struct Costs {
     pub event_lines: u32,
     pub napi_lines: u32,
     pub tx_lines: u32,
+    pub pull_lines: u32,
     pub napi_budget: u16,
     pub tx_done_irq: bool,
     pub wait: WaitMode,
@@ -424,6 +425,8 @@ pub struct World {
     pub(crate) frames_handled: u64,
     pub(crate) drops: Drops,
     pub(crate) handles: Vec<PullHandle>,
+    /// Cache state of each pull handle (same index).
+    pub(crate) handle_objs: Vec<Obj>,
     pub(crate) free_handles: Vec<u32>,
     pub(crate) serves: Vec<Serve>,
     pub(crate) free_serves: Vec<u32>,
@@ -492,6 +495,7 @@ impl World {
             event_lines: p.cache.event_lines,
             napi_lines: p.cache.napi_lines,
             tx_lines: p.cache.tx_lines,
+            pull_lines: p.cache.pull_lines,
             napi_budget: NAPI_BUDGET,
             tx_done_irq: p.nic.tx_done_interrupts,
             wait: s.wait,
@@ -551,6 +555,7 @@ impl World {
             frames_handled: 0,
             drops: Drops::default(),
             handles: Vec::new(),
+            handle_objs: Vec::new(),
             free_handles: Vec::new(),
             serves: Vec::new(),
             free_serves: Vec::new(),
@@ -1230,10 +1235,14 @@ impl World {
                 let payload = repr.body.payload_len() as u64;
                 match repr.body {
                     OmxBody::Pull { .. } => {}
-                    OmxBody::PullReply { .. } => {
-                        // Copy from the DMA buffer (memory) into the pinned region.
+                    OmxBody::PullReply { dst_pull_handle, .. } => {
+                        // Copy from the DMA buffer (memory) into the pinned region,
+                        // and update the pull handle (wherever it was last touched).
                         cost +=
                             self.cc.copy(&self.topo, &mut hs.cache, crate::host::Owner::Memory, die, Kernel, payload);
+                        if let Some(obj) = self.handle_objs.get_mut(dst_pull_handle as usize) {
+                            cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.pull_lines);
+                        }
                     }
                     _ => {
                         cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.event_lines);
