@@ -86,6 +86,7 @@ FIGSIZES: dict[str, tuple[float, float]] = {
     "coalescing-pingpong": (12.0, 4.8),
     "coalescing-msgrate": (12.0, 4.5),
     "coalescing-nas-is": (11.0, 7.0),
+    "napi-knobs": (13.0, 4.0),
 }
 
 
@@ -585,6 +586,34 @@ def _nas_is(table: pd.DataFrame, fig: Figure) -> None:
         _headroom(irqs)
 
 
+def _napi_knobs(table: pd.DataFrame, fig: Figure) -> None:
+    """Latency (ping-pong), message rate (stream) and CPU use per NAPI configuration."""
+    if table.empty:
+        _note(fig.subplots(), "no rows")
+        return
+    configs = _unique(table["config"])
+    axes = fig.subplots(1, 3)
+    panels = (
+        ("pingpong", "latency_us", "0 B one-way latency (µs)"),
+        ("stream", "msg_rate_per_s", "0 B stream rate (msg/s)"),
+        (None, "cpu_cores", "receiver CPU use (cores busy)"),
+    )
+    y = np.arange(len(configs))
+    for ax, (workload, metric, title) in zip(axes, panels, strict=True):
+        if workload is None:
+            for k, w in enumerate(("pingpong", "stream")):
+                vals = [_value(table, metric, config=c, workload=w) or 0.0 for c in configs]
+                ax.barh(y + (k - 0.5) * 0.4, vals, height=0.4, label=w)
+            ax.legend(fontsize=7)
+        else:
+            vals = [_value(table, metric, config=c, workload=workload) or 0.0 for c in configs]
+            ax.barh(y, vals, height=0.6, color="tab:blue")
+        ax.set_yticks(y, configs if ax is axes[0] else [""] * len(configs), fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(title, fontsize=9)
+    fig.suptitle("Linux NAPI knobs on the modern preset (beyond the study)", fontsize=10)
+
+
 def _generic(table: pd.DataFrame, fig: Figure, parameters: tuple[str, ...], metric: str) -> None:
     ax = fig.subplots()
     x = parameters[-1]
@@ -609,6 +638,7 @@ PLOTTERS: dict[str, Plotter] = {
     "coalescing-marking": _marking,
     "coalescing-misorder": _misorder,
     "coalescing-nas-is": _nas_is,
+    "napi-knobs": _napi_knobs,
 }
 
 
