@@ -83,6 +83,7 @@ pub struct NicCfg {
 /// Host OS costs and idle states.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
 pub struct HostCfg {
     pub clock_ghz: f64,
     pub irq_entry_ns: f64,
@@ -99,6 +100,11 @@ pub struct HostCfg {
     pub sleep_enabled: bool,
     pub idle_before_sleep_ns: f64,
     pub sleep_exit_ns: f64,
+    /// I/OAT-like copy engine: bandwidth, CPU cost to submit one copy, and
+    /// the latency from the end of a copy to its completion being seen.
+    pub ioat_MBps: f64,
+    pub ioat_submit_ns: f64,
+    pub ioat_completion_ns: f64,
 }
 
 /// The cache ownership model.
@@ -198,9 +204,12 @@ impl Platform {
             ("host.block_ns", h.block_ns),
             ("host.idle_before_sleep_ns", h.idle_before_sleep_ns),
             ("host.sleep_exit_ns", h.sleep_exit_ns),
+            ("host.ioat_submit_ns", h.ioat_submit_ns),
+            ("host.ioat_completion_ns", h.ioat_completion_ns),
         ] {
             check_f(k, v, 0.0, NS_MAX)?;
         }
+        check_f("host.ioat_MBps", h.ioat_MBps, 1.0, 1e7)?;
         let c = &self.cache;
         check_u("cache.line_bytes", c.line_bytes as u64, 8, 4096)?;
         for (k, v) in [

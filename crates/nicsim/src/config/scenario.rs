@@ -71,6 +71,8 @@ pub struct HostOpts {
     pub irq_suspend_timeout_us: Option<f64>,
     /// The library busy-polls the NIC queue while it waits (SO_BUSY_POLL / prefer busy poll).
     pub busy_poll: Option<bool>,
+    /// Offload the pull-reply copies to the I/OAT-like copy engine.
+    pub ioat: Option<bool>,
 }
 
 /// Protocol options.
@@ -164,6 +166,7 @@ pub struct Scenario {
     pub binding: Option<u32>,
     pub wait: WaitMode,
     pub soaker: bool,
+    pub ioat: bool,
     pub napi: NapiKnobs,
     pub marked: MarkedClasses,
     pub rndv_threshold: u32,
@@ -411,6 +414,7 @@ impl Scenario {
             binding,
             wait,
             soaker,
+            ioat: f.host.ioat.unwrap_or(false),
             napi,
             marked,
             rndv_threshold,

@@ -129,6 +129,8 @@ pub struct PullHandle {
     pub last_progress: Instant,
     pub rdma_id: u8,
     pub live: bool,
+    /// When the copy engine will have finished this pull's copies (I/OAT).
+    pub copies_done: Instant,
 }
 
 impl PullHandle {
@@ -159,6 +161,7 @@ impl PullHandle {
             last_progress: Instant::ZERO,
             rdma_id: 0,
             live: true,
+            copies_done: Instant::ZERO,
         }
     }
 

@@ -103,6 +103,12 @@ pub(crate) enum Ev {
     PullTimer {
         handle: u32,
     },
+    /// The copy engine finished the last copy of a completed pull.
+    PullCopied {
+        host: u16,
+        handle: u32,
+        die: u16,
+    },
     FloodTick,
     /// gro_flush_timeout expired: re-poll the deferred NAPI on `core`.
     NapiTimer {
@@ -346,6 +352,8 @@ pub(crate) struct HostState {
     /// Application CPU time: library/compute segments and spinning.
     pub app_time: Duration,
     pub spin_time: Duration,
+    /// When the host's copy engine is free again.
+    pub ioat_free: Instant,
 }
 
 /// Drop reasons (packet conservation: sent = handled + dropped + in flight).
@@ -404,6 +412,10 @@ pub(crate) struct Costs {
     pub gro_flush: Duration,
     pub irq_suspend: Duration,
     pub busy_poll: bool,
+    pub ioat: bool,
+    pub ioat_bps: u64,
+    pub ioat_submit: Duration,
+    pub ioat_completion: Duration,
 }
 
 /// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
@@ -507,6 +519,10 @@ impl World {
             gro_flush: Duration::from_ns_f64(s.napi.gro_flush_timeout_us * 1e3),
             irq_suspend: Duration::from_ns_f64(s.napi.irq_suspend_timeout_us * 1e3),
             busy_poll: s.napi.busy_poll,
+            ioat: s.ioat,
+            ioat_bps: (p.host.ioat_MBps * 1e6) as u64,
+            ioat_submit: dur(p.host.ioat_submit_ns),
+            ioat_completion: dur(p.host.ioat_completion_ns),
         };
         let mut hosts = Vec::with_capacity(hosts_n);
         for _ in 0..hosts_n {
@@ -538,6 +554,7 @@ impl World {
                 kernel_time: Duration::ZERO,
                 app_time: Duration::ZERO,
                 spin_time: Duration::ZERO,
+                ioat_free: Instant::ZERO,
             });
         }
         let mut w = World {
@@ -751,6 +768,7 @@ impl World {
             Ev::ProcTimer { host, p } => self.proc_timer(now, host as usize, p as usize),
             Ev::PullTimer { handle } => self.pull_timer(now, handle),
             Ev::FloodTick => self.flood_tick(now),
+            Ev::PullCopied { host, handle, die } => self.pull_done(now, host as usize, handle, die),
             Ev::NapiTimer { host, q, core } => {
                 let (h, c) = (host as usize, core as usize);
                 self.hosts[h].cores[c].kq.push_back(KWork::TimerNapi { q });
@@ -1236,10 +1254,14 @@ impl World {
                 match repr.body {
                     OmxBody::Pull { .. } => {}
                     OmxBody::PullReply { dst_pull_handle, .. } => {
-                        // Copy from the DMA buffer (memory) into the pinned region,
-                        // and update the pull handle (wherever it was last touched).
-                        cost +=
-                            self.cc.copy(&self.topo, &mut hs.cache, crate::host::Owner::Memory, die, Kernel, payload);
+                        // Copy from the DMA buffer (memory) into the pinned region
+                        // (or hand it to the copy engine), and update the pull
+                        // handle (wherever it was last touched).
+                        cost += if c.ioat {
+                            c.ioat_submit
+                        } else {
+                            self.cc.copy(&self.topo, &mut hs.cache, crate::host::Owner::Memory, die, Kernel, payload)
+                        };
                         if let Some(obj) = self.handle_objs.get_mut(dst_pull_handle as usize) {
                             cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.pull_lines);
                         }
@@ -1531,13 +1553,41 @@ impl World {
             return;
         }
         hd.last_progress = now;
+        if self.c.ioat {
+            // The copy engine works through its descriptors in order.
+            let bytes = (hd.size - idx as u64 * per as u64).min(per as u64);
+            let hs = &mut self.hosts[h];
+            let done = now.max(hs.ioat_free) + Duration::for_bytes(bytes, self.c.ioat_bps);
+            hs.ioat_free = done;
+            hd.copies_done = hd.copies_done.max(done + self.c.ioat_completion);
+        }
         if hd.complete() {
             hd.live = false;
+            let die = self.topo.die_of(core as u16);
+            if hd.copies_done > now {
+                let at = hd.copies_done;
+                self.q.push(at, h as u32, Ev::PullCopied { host: h as u16, handle, die });
+            } else {
+                self.pull_done(now, h, handle, die);
+            }
+        } else if block_done && hd.next_block < hd.blocks {
+            // Request the next block (the driver, from the handler).
+            let b = hd.next_block;
+            hd.next_block += 1;
+            hd.missing[b as usize] = hd.block_len(b, block);
+            let f = self.pull_frame(handle, b);
+            self.transmit(now, h, f);
+        }
+    }
+
+    /// Every reply of a pull is in the receive buffer: tell the library.
+    fn pull_done(&mut self, now: Instant, h: usize, handle: u32, die: u16) {
+        let hd = &self.handles[handle as usize];
+        {
             let (p, req, peer, peer_ep, rdma, size) =
                 (self.hosts[h].eps[hd.ep as usize], hd.req, hd.peer_host, hd.peer_ep, hd.rdma_id, hd.size);
             self.free_handles.push(handle);
             if let Some(p) = p {
-                let die = self.topo.die_of(core as u16);
                 let ev = LibEvent {
                     kind: LKind::PullDone,
                     peer: self.rank_of[peer as usize][peer_ep as usize],
@@ -1553,13 +1603,6 @@ impl World {
                 };
                 self.post_event(now, h, p as usize, ev);
             }
-        } else if block_done && hd.next_block < hd.blocks {
-            // Request the next block (the driver, from the handler).
-            let b = hd.next_block;
-            hd.next_block += 1;
-            hd.missing[b as usize] = hd.block_len(b, block);
-            let f = self.pull_frame(handle, b);
-            self.transmit(now, h, f);
         }
     }
 
