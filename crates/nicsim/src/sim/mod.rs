@@ -1015,6 +1015,18 @@ impl World {
             if let Some(w) = self.hosts[h].cores[core].kq.pop_front() {
                 if let Some(cost) = self.start_kernel(now, h, core, w) {
                     let wake = self.wake_cost(now, h, core);
+                    if (wake + cost).is_zero() {
+                        // Takes no time (e.g. a re-arm that is a posted write):
+                        // complete it now instead of scheduling an event.
+                        if let Cur::Kernel(w) = self.hosts[h].cores[core].cur {
+                            self.hosts[h].cores[core].cur = Cur::Idle;
+                            self.finish_kernel(now, h, core, w);
+                        }
+                        if self.hosts[h].cores[core].cur != Cur::Idle {
+                            return;
+                        }
+                        continue;
+                    }
                     let cs = &mut self.hosts[h].cores[core];
                     cs.kernel_time += cost;
                     self.hosts[h].kernel_time += cost;
