@@ -120,6 +120,8 @@ pub enum SteeringKind {
     SingleRr,
     /// One queue, interrupt bound to one core.
     SingleCore(u32),
+    /// [OMX-MQ]: one queue and vector per core, queue = endpoint mod cores.
+    MultiQueue,
 }
 
 /// Today's Linux receive knobs (net/core/dev.c napi_complete_done,
@@ -295,8 +297,9 @@ impl Scenario {
         let steering = match one_of(
             "nic.steering",
             f.nic.steering.as_deref().unwrap_or("single-rr"),
-            &["single-rr", "single-core"],
+            &["single-rr", "single-core", "multiqueue"],
         )? {
+            "multiqueue" => SteeringKind::MultiQueue,
             "single-core" => {
                 let c = f.nic.irq_core.unwrap_or(0);
                 check_u("nic.irq_core", c as u64, 0, cores as u64 - 1)?;
@@ -307,9 +310,41 @@ impl Scenario {
 
         // Host
         let sleep = f.host.sleep.unwrap_or(platform.host.sleep_enabled);
+        let topo = crate::host::Topology::new(&platform.topology);
+        let irq_core = match steering {
+            SteeringKind::SingleCore(c) => c as u16,
+            _ => 0,
+        };
+        // [OMX-MQ] relations to the interrupt core: same core (SC), the core
+        // sharing its L2 (S$), same socket other die (SP), other socket (OP).
+        let related = |want: crate::host::Relation| {
+            (0..topo.cores()).find(|&c| c != irq_core && topo.core_relation(c, irq_core) == want)
+        };
         let binding = match &f.host.binding {
             None => Some(0),
             Some(toml::Value::String(s)) if s == "none" => None,
+            // auto: the core that serves the process's endpoint (endpoint 0
+            // for the two-process workloads; NAS ranks get their own below).
+            Some(toml::Value::String(s)) if s == "auto" => Some(match steering {
+                SteeringKind::SingleCore(c) => c,
+                _ => 0,
+            }),
+            Some(toml::Value::String(s)) if ["SC", "S$", "SP", "OP"].contains(&s.as_str()) => {
+                let core = match s.as_str() {
+                    "SC" => Some(irq_core),
+                    "S$" => related(crate::host::Relation::SameDie),
+                    "SP" => related(crate::host::Relation::SameSocket),
+                    _ => related(crate::host::Relation::OtherSocket),
+                };
+                match core {
+                    Some(c) => Some(c as u32),
+                    None => {
+                        return Err(ConfigError::new(format!(
+                            "invalid value for `host.binding`: {s:?} (this topology has no such core relative to the interrupt core {irq_core})"
+                        )))
+                    }
+                }
+            }
             Some(toml::Value::Integer(i)) => {
                 check_u("host.binding", (*i).max(0) as u64, 0, cores as u64 - 1)?;
                 if *i < 0 {
@@ -321,7 +356,7 @@ impl Scenario {
                 return Err(ConfigError::range(
                     "host.binding",
                     v,
-                    &format!("a core index 0..={} or \"none\"", cores - 1),
+                    &format!("a core index 0..={}, \"none\", \"auto\", \"SC\", \"S$\", \"SP\" or \"OP\"", cores - 1),
                 ))
             }
         };

@@ -2,7 +2,10 @@
 //! queue's interrupt.
 //!
 //! This module owns only that mapping. `single-rr` and `single-core` use one
-//! queue; `multiqueue` ([OMX-MQ]) plugs in here with one queue per core.
+//! queue; `multiqueue` ([OMX-MQ]) has one queue and one MSI-X vector per
+//! core: an Open-MX frame goes to queue `destination endpoint mod #queues`
+//! (PULL_REPLY frames carry the endpoint in their magic, decoded by the
+//! wire layer), other traffic is hashed RSS-style on its flow.
 
 use crate::config::SteeringKind;
 
@@ -21,17 +24,30 @@ impl Steering {
 
     /// Number of receive queues.
     pub fn queues(&self) -> usize {
-        1
+        match self.kind {
+            SteeringKind::MultiQueue => self.cores as usize,
+            _ => 1,
+        }
     }
 
-    /// Queue of a frame for destination endpoint `ep` (`None`: not Open-MX).
-    pub fn queue_for(&self, _ep: Option<u8>) -> usize {
-        0
+    /// Queue of a frame for destination endpoint `ep`; `None`: not Open-MX,
+    /// hashed on `flow` (RSS-like).
+    pub fn queue_for(&self, ep: Option<u8>, flow: u32) -> usize {
+        match self.kind {
+            SteeringKind::MultiQueue => match ep {
+                Some(e) => e as usize % self.cores as usize,
+                // A multiplicative hash stands in for the Toeplitz hash of RSS.
+                None => (flow.wrapping_mul(0x9E37_79B1) >> 16) as usize % self.cores as usize,
+            },
+            _ => 0,
+        }
     }
 
     /// Core that takes the next interrupt of queue `q`.
-    pub fn irq_core(&mut self, _q: usize) -> u16 {
+    pub fn irq_core(&mut self, q: usize) -> u16 {
         match self.kind {
+            // Each queue's vector is bound to its own core.
+            SteeringKind::MultiQueue => q as u16,
             SteeringKind::SingleCore(c) => c as u16,
             SteeringKind::SingleRr => {
                 let c = self.rr_next;
@@ -51,6 +67,16 @@ mod tests {
         let mut s = Steering::new(SteeringKind::SingleRr, 4);
         let seq: Vec<u16> = (0..6).map(|_| s.irq_core(0)).collect();
         assert_eq!(seq, [0, 1, 2, 3, 0, 1]);
+    }
+
+    #[test]
+    fn multiqueue_maps_endpoints_to_their_core() {
+        let mut s = Steering::new(SteeringKind::MultiQueue, 8);
+        assert_eq!(s.queues(), 8);
+        assert_eq!(s.queue_for(Some(3), 0), 3);
+        assert_eq!(s.queue_for(Some(11), 0), 3);
+        assert_eq!(s.irq_core(5), 5);
+        assert!(s.queue_for(None, 77) < 8);
     }
 
     #[test]

@@ -212,7 +212,8 @@ impl World {
         if self.c.busy_poll {
             let die = self.topo.die_of(self.hosts[h].procs[p].core);
             let suspend = !self.c.irq_suspend.is_zero();
-            let qu = &mut self.hosts[h].nic.queues[0];
+            let q = self.hosts[h].steering.queue_for(Some(self.hosts[h].procs[p].ep), 0);
+            let qu = &mut self.hosts[h].nic.queues[q];
             if suspend && !qu.napi_sched {
                 qu.irq_enabled = false;
                 qu.suspended = true;

@@ -65,6 +65,9 @@ impl World {
         for (i, h) in self.hosts.iter().enumerate().take(2) {
             m.set(&format!("host{i}_interrupts"), h.irq_raised as f64);
             m.set(&format!("host{i}_kernel_us"), h.kernel_time.as_us_f64());
+            // How many cores did interrupt/bottom-half work (steering at a glance).
+            let irq_cores = h.cores.iter().filter(|c| !c.kernel_time.is_zero()).count();
+            m.set(&format!("host{i}_kernel_cores"), irq_cores as f64);
             if let Some(d) = h.nic.queues[0].policy.current_delay() {
                 // Adaptive policies: where the delay ended up.
                 m.set(&format!("host{i}_coalesce_delay_us"), d.as_us_f64());

@@ -52,6 +52,10 @@ pub(crate) struct Frame {
     /// The receive descriptor's copy of the marker (set by the NIC firmware
     /// when the frame arrives: [OMX-COAL] Algorithm 1, line 2).
     marked: bool,
+    /// Receive queue chosen by steering (set at arrival).
+    q: u8,
+    /// The sending endpoint (its queue gets the transmit completion).
+    src_ep: u8,
     /// Interrupts the destination host had raised when this frame's DMA
     /// completed: the first interrupt after it is the one that reports it.
     irq_stamp: u32,
@@ -81,6 +85,7 @@ pub(crate) enum Ev {
     },
     TxDone {
         host: u16,
+        q: u8,
     },
     CoalTimer {
         host: u16,
@@ -328,6 +333,8 @@ pub(crate) enum MediumTarget {
 pub(crate) struct Serve {
     pub live: bool,
     pub dst: u16,
+    /// The local endpoint whose memory is pulled.
+    pub ep: u8,
     pub handle: u32,
     pub magic: u32,
     pub next: u32,
@@ -342,7 +349,8 @@ pub(crate) struct HostState {
     pub procs: Vec<Proc>,
     /// Endpoint -> process index.
     pub eps: Vec<Option<u16>>,
-    pub napi_obj: Obj,
+    /// NAPI/driver receive state, one per queue.
+    pub napi_objs: Vec<Obj>,
     pub tx_obj: Obj,
     pub cache: CacheStats,
     pub irq_raised: u64,
@@ -527,6 +535,7 @@ impl World {
         let mut hosts = Vec::with_capacity(hosts_n);
         for _ in 0..hosts_n {
             let steering = Steering::new(s.steering, cores);
+            let steering_queues = steering.queues();
             let queues =
                 (0..steering.queues()).map(|_| RxQueue::new(s.coalesce.build(), p.nic.ring_slots as usize)).collect();
             hosts.push(HostState {
@@ -545,7 +554,7 @@ impl World {
                 steering,
                 procs: Vec::new(),
                 eps: vec![None; 256],
-                napi_obj: Obj::new(ObjClass::Napi),
+                napi_objs: vec![Obj::new(ObjClass::Napi); steering_queues],
                 tx_obj: Obj::new(ObjClass::TxRing),
                 cache: CacheStats::default(),
                 irq_raised: 0,
@@ -743,7 +752,7 @@ impl World {
             Ev::SwitchIn { frame } => self.switch_in(now, frame),
             Ev::NicRx { frame } => self.nic_rx(now, frame),
             Ev::DmaDone { host, frame } => self.dma_done(now, host as usize, frame),
-            Ev::TxDone { host } => self.tx_done(now, host as usize),
+            Ev::TxDone { host, q } => self.tx_done(now, host as usize, q as usize),
             Ev::CoalTimer { host, q, gen } => {
                 let qu = &mut self.hosts[host as usize].nic.queues[q as usize];
                 if qu.timer_gen == gen && qu.timer_at.is_some() {
@@ -800,6 +809,8 @@ impl World {
                     hdr: [0; HDR_CAP],
                     hdr_len: 0,
                     marked: false,
+                    q: 0,
+                    src_ep: 0,
                     irq_stamp: 0,
                     len: 0,
                     src: 0,
@@ -815,6 +826,16 @@ impl World {
         repr.emit(&mut f.hdr[..hl]);
         f.hdr_len = hl as u8;
         f.marked = false;
+        f.src_ep = match repr.body {
+            OmxBody::Tiny { src_ep, .. }
+            | OmxBody::Small { src_ep, .. }
+            | OmxBody::Medium { src_ep, .. }
+            | OmxBody::Rndv { src_ep, .. }
+            | OmxBody::Notify { src_ep, .. }
+            | OmxBody::Ack { src_ep, .. }
+            | OmxBody::Pull { src_ep, .. } => src_ep,
+            OmxBody::PullReply { .. } => 0, // set by the pull server
+        };
         f.len = repr.frame_len() as u32;
         f.src = src;
         f.dst = dst;
@@ -841,7 +862,9 @@ impl World {
         }
         self.q.push(d.at_switch, host as u32, Ev::SwitchIn { frame });
         if self.c.tx_done_irq {
-            self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16 });
+            let ep = self.frames[frame as usize].src_ep;
+            let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;
+            self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q });
         }
     }
 
@@ -880,7 +903,8 @@ impl World {
             }
         };
         f.marked = repr.marked;
-        let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()));
+        let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
+        f.q = qi as u8;
         if self.hosts[h].nic.ring_full(qi) {
             self.drops.ring_full += 1;
             self.free_frame(frame);
@@ -898,13 +922,15 @@ impl World {
     }
 
     fn dma_done(&mut self, now: Instant, h: usize, frame: u32) {
-        let (marked, bytes) = (self.frames[frame as usize].marked, self.frames[frame as usize].len);
+        let (marked, bytes, qi) = {
+            let f = &self.frames[frame as usize];
+            (f.marked, f.len, f.q as usize)
+        };
         self.frames[frame as usize].irq_stamp = self.hosts[h].irq_raised as u32;
         let nic = &mut self.hosts[h].nic;
         nic.pending -= 1;
         nic.in_dma -= 1;
         let other_pending = nic.other_pending(now);
-        let qi = 0;
         let qu = &mut nic.queues[qi];
         qu.ring.push_back(frame);
         let d = qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending });
@@ -920,28 +946,28 @@ impl World {
 
     /// A busy poller stopped polling: the suspended interrupt comes back
     /// after irq_suspend_timeout unless it polls again.
-    fn release_suspension(&mut self, now: Instant, h: usize) {
+    fn release_suspension(&mut self, now: Instant, h: usize, q: usize) {
         if self.c.irq_suspend.is_zero() {
             return;
         }
-        let qu = &mut self.hosts[h].nic.queues[0];
+        let qu = &mut self.hosts[h].nic.queues[q];
         if qu.suspended && qu.suspend_until.is_none() {
             let at = now + self.c.irq_suspend;
             qu.suspend_until = Some(at);
-            self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: 0 });
+            self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
         }
     }
 
-    fn tx_done(&mut self, now: Instant, h: usize) {
+    fn tx_done(&mut self, now: Instant, h: usize, qi: usize) {
         let nic = &mut self.hosts[h].nic;
         let other_pending = nic.other_pending(now);
-        let qu = &mut nic.queues[0];
+        let qu = &mut nic.queues[qi];
         qu.tx_done += 1;
         let d = qu
             .policy
             .on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked: false, bytes: 0, other_pending });
         let out = qu.apply(now, d);
-        self.nic_outcome(now, h, 0, out);
+        self.nic_outcome(now, h, qi, out);
     }
 
     fn nic_outcome(&mut self, now: Instant, h: usize, q: usize, out: Outcome) {
@@ -1158,7 +1184,7 @@ impl World {
                         + self.cc.access(
                             &self.topo,
                             &mut hs.cache,
-                            &mut hs.napi_obj,
+                            &mut hs.napi_objs[q as usize],
                             die,
                             crate::host::Side::Kernel,
                             c.napi_lines,
@@ -1413,11 +1439,13 @@ impl World {
                 ..
             } => {
                 let _ = (src_ep, block_length);
+                let local_ep = repr.body.dst_endpoint();
                 self.serve_pull(
                     now,
                     h,
                     core,
                     src,
+                    local_ep,
                     total_length as u64,
                     first_frame_offset,
                     frame_index,
@@ -1451,7 +1479,8 @@ impl World {
                 if let Some(t0) = pr.poll_since.take() {
                     self.hosts[h].spin_time += now.since(t0);
                 }
-                self.release_suspension(now, h);
+                let q = self.hosts[h].steering.queue_for(Some(self.hosts[h].procs[p].ep), 0);
+                self.release_suspension(now, h, q);
                 self.dispatch_at(now, h, core);
             }
             PState::Blocked => {
@@ -1493,6 +1522,7 @@ impl World {
         h: usize,
         core: usize,
         dst: u16,
+        ep: u8,
         size: u64,
         first: u32,
         block: u32,
@@ -1503,7 +1533,7 @@ impl World {
         let mtu = self.c.mtu;
         let replies = crate::wire::pull_reply_count(size as usize, mtu) as u32;
         let end = (first + crate::wire::PULL_BLOCK_REPLIES as u32).min(replies);
-        let s = Serve { live: true, dst, handle, magic, next: first, end, size };
+        let s = Serve { live: true, dst, ep, handle, magic, next: first, end, size };
         let id = if let Some(i) = self.free_serves.pop() {
             self.serves[i as usize] = s;
             i
@@ -1539,6 +1569,7 @@ impl World {
             },
         };
         let id = self.new_frame(h as u16, s.dst, &repr);
+        self.frames[id as usize].src_ep = s.ep;
         self.transmit(now, h, id);
         let sv = &mut self.serves[serve as usize];
         sv.next += 1;

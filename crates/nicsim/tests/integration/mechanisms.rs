@@ -82,3 +82,31 @@ fn ioat_copies_take_no_cpu_time_and_raise_large_message_throughput() {
     assert!(k(&cpu) - k(&offload) > 15_000.0, "kernel time {} vs {}", k(&cpu), k(&offload));
     assert!(t(&offload) > 1.5 * t(&cpu), "throughput {} vs {}", t(&offload), t(&cpu));
 }
+
+/// Host 1's cores that did kernel work, and the ping-pong latency.
+fn steering_run(steering: &str, binding: &str) -> (f64, f64) {
+    let m = run(&format!(
+        "[nic]\ncoalescing = \"disabled\"\nsteering = \"{steering}\"\n[host]\nbinding = {binding}\nsoaker = true\n[platform.nic]\ntx_done_interrupts = true\n[workload]\nkind = \"pingpong\"\niterations = 300\n"
+    ));
+    (m.get("host1_kernel_cores").unwrap(), m.get("latency_us").unwrap())
+}
+
+#[test]
+fn multiqueue_handles_an_endpoint_on_one_core_and_auto_binding_runs_there() {
+    let (rr_cores, _) = steering_run("single-rr", "0");
+    let (mq_cores, mq_auto) = steering_run("multiqueue", "\"auto\"");
+    assert_eq!(rr_cores, 8.0, "round-robin spreads the interrupts");
+    assert_eq!(mq_cores, 1.0, "one endpoint, one queue, one core");
+    // Binding the process elsewhere pays cache-line transfers on every message.
+    let (_, mq_other_socket) = steering_run("multiqueue", "\"OP\"");
+    assert!(mq_other_socket > mq_auto + 1.0, "OP {mq_other_socket} vs auto {mq_auto}");
+}
+
+#[test]
+fn single_core_relations_order_latency_sc_sdollar_sp_op() {
+    let l = |b: &str| steering_run("single-core", b).1;
+    let (sc, sd, sp, op) = (l("\"SC\""), l("\"S$\""), l("\"SP\""), l("\"OP\""));
+    // Same die shares the L2: no transfers; other die / socket pay them.
+    assert!(sd <= sc + 0.5, "S$ {sd} vs SC {sc}");
+    assert!(sp > sd && op > sp, "SP {sp}, OP {op}, S$ {sd}");
+}
