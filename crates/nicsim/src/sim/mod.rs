@@ -826,16 +826,7 @@ impl World {
         repr.emit(&mut f.hdr[..hl]);
         f.hdr_len = hl as u8;
         f.marked = false;
-        f.src_ep = match repr.body {
-            OmxBody::Tiny { src_ep, .. }
-            | OmxBody::Small { src_ep, .. }
-            | OmxBody::Medium { src_ep, .. }
-            | OmxBody::Rndv { src_ep, .. }
-            | OmxBody::Notify { src_ep, .. }
-            | OmxBody::Ack { src_ep, .. }
-            | OmxBody::Pull { src_ep, .. } => src_ep,
-            OmxBody::PullReply { .. } => 0, // set by the pull server
-        };
+        f.src_ep = repr.body.src_endpoint().unwrap_or(0); // pull replies: set by the pull server
         f.len = repr.frame_len() as u32;
         f.src = src;
         f.dst = dst;
@@ -1156,6 +1147,13 @@ impl World {
         self.dispatch_at(now, h, core);
     }
 
+    /// Send-path state shared with transmit-completion reaping, touched by
+    /// a core of die `die` (kernel side).
+    pub(crate) fn tx_ring_access(&mut self, h: usize, die: u16) -> Duration {
+        let hs = &mut self.hosts[h];
+        self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, crate::host::Side::Kernel, self.c.tx_lines)
+    }
+
     /// Computes the cost of a kernel work item and marks the core busy with
     /// it; `None` if the item turned out to have nothing to do.
     fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<Duration> {
@@ -1219,16 +1217,8 @@ impl World {
                 if !self.serves[serve as usize].live {
                     return None;
                 }
-                let hs = &mut self.hosts[h];
-                let tx = self.cc.access(
-                    &self.topo,
-                    &mut hs.cache,
-                    &mut hs.tx_obj,
-                    die,
-                    crate::host::Side::Kernel,
-                    c.tx_lines,
-                );
-                (c.driver_tx + c.doorbell + tx, w)
+                let send = self.c.driver_tx + self.c.doorbell;
+                (send + self.tx_ring_access(h, die), w)
             }
         };
         self.hosts[h].cores[core].cur = Cur::Kernel(w);
@@ -1343,16 +1333,7 @@ impl World {
         };
         let p = p as usize;
         let die = self.topo.die_of(core as u16);
-        let src_ep = match repr.body {
-            OmxBody::Tiny { src_ep, .. }
-            | OmxBody::Small { src_ep, .. }
-            | OmxBody::Medium { src_ep, .. }
-            | OmxBody::Rndv { src_ep, .. }
-            | OmxBody::Notify { src_ep, .. }
-            | OmxBody::Ack { src_ep, .. }
-            | OmxBody::Pull { src_ep, .. } => src_ep,
-            OmxBody::PullReply { .. } => 0,
-        };
+        let src_ep = repr.body.src_endpoint().unwrap_or(0);
         let peer = self.rank_of[src as usize][src_ep as usize];
         if peer == u16::MAX && !matches!(repr.body, OmxBody::Pull { .. } | OmxBody::PullReply { .. }) {
             self.drops.no_endpoint += 1;

@@ -98,6 +98,20 @@ impl OmxBody {
         }
     }
 
+    /// Sending endpoint, where the header carries one (all but PULL_REPLY).
+    pub fn src_endpoint(&self) -> Option<u8> {
+        match *self {
+            OmxBody::Tiny { src_ep, .. }
+            | OmxBody::Small { src_ep, .. }
+            | OmxBody::Medium { src_ep, .. }
+            | OmxBody::Rndv { src_ep, .. }
+            | OmxBody::Pull { src_ep, .. }
+            | OmxBody::Notify { src_ep, .. }
+            | OmxBody::Ack { src_ep, .. } => Some(src_ep),
+            OmxBody::PullReply { .. } => None,
+        }
+    }
+
     /// Destination endpoint for steering; PULL_REPLY decodes it from
     /// `dst_magic` (low byte, frame byte 32).
     pub fn dst_endpoint(&self) -> u8 {
