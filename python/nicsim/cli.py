@@ -78,12 +78,14 @@ class Coalescing(str, Enum):
 class Steering(str, Enum):
     single_rr = "single-rr"
     single_core = "single-core"
+    multiqueue = "multiqueue"
 
 
 class Workload(str, Enum):
     pingpong = "pingpong"
     stream = "stream"
     flood = "flood"
+    nas_is = "nas-is"
 
 
 class BenchKind(str, Enum):
