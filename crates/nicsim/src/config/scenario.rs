@@ -73,6 +73,8 @@ pub struct HostOpts {
     pub busy_poll: Option<bool>,
     /// Offload the pull-reply copies to the I/OAT-like copy engine.
     pub ioat: Option<bool>,
+    /// Direct Cache Access: NIC writes land in the cache of the core serving the queue.
+    pub dca: Option<bool>,
 }
 
 /// Protocol options.
@@ -153,6 +155,9 @@ pub enum Workload {
     /// NAS IS skeleton: `keys` in total over all ranks, `iterations` timed
     /// (plus one untimed, as NPB does), `per_host` ranks on each host.
     NasIs { keys: u64, iterations: u64, per_host: u32 },
+    /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
+    /// repetitions after `warmup`, `per_host` ranks on each host.
+    Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
 }
 
 /// A validated scenario.
@@ -169,6 +174,7 @@ pub struct Scenario {
     pub wait: WaitMode,
     pub soaker: bool,
     pub ioat: bool,
+    pub dca: bool,
     pub napi: NapiKnobs,
     pub marked: MarkedClasses,
     pub rndv_threshold: u32,
@@ -399,7 +405,7 @@ impl Scenario {
 
         // Workload
         let w = &f.workload;
-        let kind = one_of("workload.kind", &w.kind, &["pingpong", "stream", "flood", "nas-is"])?;
+        let kind = one_of("workload.kind", &w.kind, &["pingpong", "stream", "flood", "nas-is", "alltoall"])?;
         let size = w.size_bytes.unwrap_or(0);
         check_u("workload.size_bytes", size, 0, 1 << 30)?;
         let warmup = w.warmup.unwrap_or(if kind == "pingpong" { 100 } else { 1000 });
@@ -414,6 +420,13 @@ impl Scenario {
                 let messages = w.messages.unwrap_or(20_000);
                 check_u("workload.messages", messages, 1, 1 << 32)?;
                 Workload::Stream { size, messages, warmup }
+            }
+            "alltoall" => {
+                let iterations = w.iterations.unwrap_or(100);
+                check_u("workload.iterations", iterations, 1, 1 << 24)?;
+                let per_host = w.procs_per_host.unwrap_or(platform.cores());
+                check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64)?;
+                Workload::Alltoall { size, iterations, warmup: w.warmup.unwrap_or(10), per_host }
             }
             "nas-is" => {
                 // NPB IS: TOTAL_KEYS = 2^25 (class B), 2^27 (class C); 10 iterations.
@@ -450,6 +463,7 @@ impl Scenario {
             wait,
             soaker,
             ioat: f.host.ioat.unwrap_or(false),
+            dca: f.host.dca.unwrap_or(false),
             napi,
             marked,
             rndv_threshold,

@@ -43,6 +43,17 @@ impl Steering {
         }
     }
 
+    /// The core that serves queue `q` (where DCA aims its writes): its own
+    /// core with multiqueue, the bound core with single-core, core 0 with
+    /// round-robin (which has no fixed core).
+    pub fn nominal_core(&self, q: usize) -> u16 {
+        match self.kind {
+            SteeringKind::MultiQueue => q as u16,
+            SteeringKind::SingleCore(c) => c as u16,
+            SteeringKind::SingleRr => 0,
+        }
+    }
+
     /// Core that takes the next interrupt of queue `q`.
     pub fn irq_core(&mut self, q: usize) -> u16 {
         match self.kind {

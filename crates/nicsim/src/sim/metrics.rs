@@ -112,6 +112,13 @@ impl World {
                     m.set("interrupts_per_msg", irq / messages as f64);
                 }
             }
+            Workload::Alltoall { iterations, .. } => {
+                let pr = &self.hosts[0].procs[0];
+                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                    // IMB reports the time per alltoall (rank 0's view).
+                    m.set("time_us", (b - a).as_us_f64() / iterations as f64);
+                }
+            }
             Workload::NasIs { .. } => {
                 let pr = &self.hosts[0].procs[0];
                 if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {

@@ -421,6 +421,7 @@ pub(crate) struct Costs {
     pub irq_suspend: Duration,
     pub busy_poll: bool,
     pub ioat: bool,
+    pub dca: bool,
     pub ioat_bps: u64,
     pub ioat_submit: Duration,
     pub ioat_completion: Duration,
@@ -528,6 +529,7 @@ impl World {
             irq_suspend: Duration::from_ns_f64(s.napi.irq_suspend_timeout_us * 1e3),
             busy_poll: s.napi.busy_poll,
             ioat: s.ioat,
+            dca: s.dca,
             ioat_bps: (p.host.ioat_MBps * 1e6) as u64,
             ioat_submit: dur(p.host.ioat_submit_ns),
             ioat_completion: dur(p.host.ioat_completion_ns),
@@ -621,6 +623,17 @@ impl World {
                 for r in 0..n {
                     let body = crate::workload::nas_is_iteration(r, n, keys_per_proc, compute);
                     let prog = Program::Script { body, iters: iterations + 1, warm: 1, iter: 0, pc: 0, marked: 0 };
+                    let local = (r % per_host) as u16;
+                    w.spawn((r / per_host) as u16, local, local as u8, prog);
+                }
+            }
+            Workload::Alltoall { size, iterations, warmup, per_host } => {
+                let n = w.hosts.len() as u32 * per_host;
+                for r in 0..n {
+                    let mut body = Vec::new();
+                    crate::workload::alltoall_ops(&mut body, r, n, size, 400);
+                    let prog =
+                        Program::Script { body, iters: iterations + warmup, warm: warmup, iter: 0, pc: 0, marked: 0 };
                     let local = (r % per_host) as u16;
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
                 }
@@ -1279,6 +1292,15 @@ impl World {
                     + c.handler
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Kernel, c.endpoint_lines);
                 let payload = repr.body.payload_len() as u64;
+                // Where the DMA put the frame: memory, or with DCA the cache of
+                // the core that serves the queue.
+                let dma_src = if c.dca {
+                    crate::host::Owner::Die(
+                        self.topo.die_of(hs.steering.nominal_core(self.frames[frame as usize].q as usize)),
+                    )
+                } else {
+                    crate::host::Owner::Memory
+                };
                 match repr.body {
                     OmxBody::Pull { .. } => {}
                     OmxBody::PullReply { dst_pull_handle, .. } => {
@@ -1288,7 +1310,7 @@ impl World {
                         cost += if c.ioat {
                             c.ioat_submit
                         } else {
-                            self.cc.copy(&self.topo, &mut hs.cache, crate::host::Owner::Memory, die, Kernel, payload)
+                            self.cc.copy(&self.topo, &mut hs.cache, dma_src, die, Kernel, payload)
                         };
                         if let Some(obj) = self.handle_objs.get_mut(dst_pull_handle as usize) {
                             cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.pull_lines);
@@ -1297,14 +1319,7 @@ impl World {
                     _ => {
                         cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.event_lines);
                         if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
-                            cost += self.cc.copy(
-                                &self.topo,
-                                &mut hs.cache,
-                                crate::host::Owner::Memory,
-                                die,
-                                Kernel,
-                                payload,
-                            );
+                            cost += self.cc.copy(&self.topo, &mut hs.cache, dma_src, die, Kernel, payload);
                         }
                     }
                 }

@@ -206,16 +206,21 @@ pub fn nas_is_iteration(rank: u32, nprocs: u32, keys_per_proc: u64, compute: Dur
         mask <<= 1;
         step += 1;
     }
-    for (tag, size) in [(200, 4), (300, pair_bytes)] {
-        for i in 1..nprocs {
-            ops.push(Op::Recv { src: Some((rank + nprocs - i) % nprocs), size, tag });
-        }
-        for i in 1..nprocs {
-            ops.push(Op::Send { peer: (rank + i) % nprocs, size, tag });
-        }
-        ops.push(Op::WaitOutstanding(0));
-    }
+    alltoall_ops(&mut ops, rank, nprocs, 4, 200);
+    alltoall_ops(&mut ops, rank, nprocs, pair_bytes, 300);
     ops
+}
+
+/// A linear alltoall (Open MPI `tuned` basic linear): post every receive,
+/// then every send (rank+1, rank+2, ... in turn), then wait for all.
+pub fn alltoall_ops(ops: &mut Vec<Op>, rank: u32, nprocs: u32, size: u64, tag: u64) {
+    for i in 1..nprocs {
+        ops.push(Op::Recv { src: Some((rank + nprocs - i) % nprocs), size, tag });
+    }
+    for i in 1..nprocs {
+        ops.push(Op::Send { peer: (rank + i) % nprocs, size, tag });
+    }
+    ops.push(Op::WaitOutstanding(0));
 }
 
 #[cfg(test)]
