@@ -90,6 +90,8 @@ pub struct ProtocolOpts {
     pub reorder: Option<f64>,
     /// Add the MPI layer's costs (Open MPI over Open-MX).
     pub mpi: Option<bool>,
+    /// Message-passing stack: open-mx (kernel receive path) | native-mx (OS-bypass).
+    pub stack: Option<String>,
     /// Send the last (marked) fragment of medium messages this many places early.
     pub misorder_degree: Option<u32>,
     /// Random extra delay (uniform, seeded) of each frame at the switch, in ns.
@@ -181,6 +183,8 @@ pub struct Scenario {
     pub loss: f64,
     pub reorder: f64,
     pub mpi: bool,
+    /// The native MX stack (OS-bypass) instead of Open-MX.
+    pub native_mx: bool,
     pub misorder_degree: u8,
     pub jitter_ns: f64,
     pub workload: Workload,
@@ -398,6 +402,9 @@ impl Scenario {
         let reorder = f.protocol.reorder.unwrap_or(0.0);
         check_f("protocol.reorder", reorder, 0.0, 0.5)?;
         let mpi = f.protocol.mpi.unwrap_or(true);
+        let native_mx =
+            one_of("protocol.stack", f.protocol.stack.as_deref().unwrap_or("open-mx"), &["open-mx", "native-mx"])?
+                == "native-mx";
         let misorder_degree = f.protocol.misorder_degree.unwrap_or(0);
         check_u("protocol.misorder_degree", misorder_degree as u64, 0, crate::wire::MEDIUM_MAX_FRAGS as u64 - 1)?;
         let jitter_ns = f.protocol.jitter_ns.unwrap_or(0.0);
@@ -470,6 +477,7 @@ impl Scenario {
             loss,
             reorder,
             mpi,
+            native_mx,
             misorder_degree: misorder_degree as u8,
             jitter_ns,
             workload,

@@ -54,6 +54,16 @@ impl World {
                         Action::Send,
                     ));
                 }
+                if c.native {
+                    // OS-bypass send: descriptor (and small data) written to
+                    // the NIC by PIO, then the doorbell; no system call.
+                    let cost = match out {
+                        Out::Msg { kind: LKind::Tiny | LKind::Small, size, .. } => c.doorbell + self.cc.copy_hot(size),
+                        Out::PullStart { .. } => c.pull_setup + c.doorbell,
+                        _ => c.doorbell,
+                    };
+                    return Some((cost, Action::Send));
+                }
                 let tx = self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Side::Kernel, c.tx_lines);
                 let per_frame = c.driver_tx + c.doorbell;
                 let cost = match out {
@@ -81,7 +91,7 @@ impl World {
                 let mut cost = c.event
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Side::User, c.event_lines)
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Side::User, c.endpoint_lines);
-                let src = Owner::Die(ev.writer_die);
+                let src = if ev.writer_die == super::WRITER_MEMORY { Owner::Memory } else { Owner::Die(ev.writer_die) };
                 match ev.kind {
                     LKind::Tiny | LKind::Small => {
                         cost += c.mpi_recv + self.cc.copy(&self.topo, &mut hs.cache, src, die, Side::User, ev.size);
@@ -142,6 +152,9 @@ impl World {
                     match self.class(size) {
                         MessageClass::Medium => cost += self.cc.copy_hot(size),
                         MessageClass::Large => cost += c.pull_setup,
+                        MessageClass::Tiny | MessageClass::Small if c.native => {
+                            cost += c.doorbell + self.cc.copy_hot(size)
+                        }
                         MessageClass::Tiny | MessageClass::Small => {
                             // One frame: its send system call follows in the
                             // same segment (see `lib_op`).

@@ -40,6 +40,9 @@ impl std::fmt::Display for SimError {
 }
 impl std::error::Error for SimError {}
 
+/// `LibEvent::writer_die` of events the NIC wrote straight to memory.
+pub(crate) const WRITER_MEMORY: u16 = u16::MAX;
+
 /// Maximum header bytes kept per frame (Ethernet + largest Open-MX header).
 const HDR_CAP: usize = 96;
 
@@ -422,6 +425,9 @@ pub(crate) struct Costs {
     pub busy_poll: bool,
     pub ioat: bool,
     pub dca: bool,
+    /// Native MX (OS-bypass): the NIC delivers into user memory, serves
+    /// pulls itself, and never interrupts a polling library.
+    pub native: bool,
     pub ioat_bps: u64,
     pub ioat_submit: Duration,
     pub ioat_completion: Duration,
@@ -530,6 +536,7 @@ impl World {
             busy_poll: s.napi.busy_poll,
             ioat: s.ioat,
             dca: s.dca,
+            native: s.native_mx,
             ioat_bps: (p.host.ioat_MBps * 1e6) as u64,
             ioat_submit: dur(p.host.ioat_submit_ns),
             ioat_completion: dur(p.host.ioat_completion_ns),
@@ -865,7 +872,7 @@ impl World {
             p.push((d.start, bytes));
         }
         self.q.push(d.at_switch, host as u32, Ev::SwitchIn { frame });
-        if self.c.tx_done_irq {
+        if self.c.tx_done_irq && !self.c.native {
             let ep = self.frames[frame as usize].src_ep;
             let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;
             self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q });
@@ -934,6 +941,12 @@ impl World {
         let nic = &mut self.hosts[h].nic;
         nic.pending -= 1;
         nic.in_dma -= 1;
+        if self.c.native {
+            // OS-bypass: the event (and small data) is already in user
+            // memory; no ring, no coalescing, no interrupt.
+            self.handle_frame(now, h, usize::MAX, frame);
+            return;
+        }
         let other_pending = nic.other_pending(now);
         let qu = &mut nic.queues[qi];
         qu.ring.push_back(frame);
@@ -1347,7 +1360,11 @@ impl World {
             return;
         };
         let p = p as usize;
-        let die = self.topo.die_of(core as u16);
+        // The NIC itself (native MX) writes to memory: WRITER_MEMORY.
+        let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
+        if core == usize::MAX {
+            self.hosts[h].procs[p].ring_obj.owner = crate::host::Owner::Memory;
+        }
         let src_ep = repr.body.src_endpoint().unwrap_or(0);
         let peer = self.rank_of[src as usize][src_ep as usize];
         if peer == u16::MAX && !matches!(repr.body, OmxBody::Pull { .. } | OmxBody::PullReply { .. }) {
@@ -1537,6 +1554,14 @@ impl World {
             self.serves.push(s);
             (self.serves.len() - 1) as u32
         };
+        if self.c.native {
+            // The NIC firmware serves the pull: every reply goes straight to
+            // its transmit queue, no host CPU.
+            while self.serves[id as usize].live {
+                self.send_pull_reply(now, h, usize::MAX, id);
+            }
+            return;
+        }
         // The handler sends the replies inline, before the poll goes on.
         self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve: id });
         let _ = now;
@@ -1570,7 +1595,9 @@ impl World {
         let sv = &mut self.serves[serve as usize];
         sv.next += 1;
         if sv.next < sv.end {
-            self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve });
+            if core != usize::MAX {
+                self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve });
+            }
         } else {
             sv.live = false;
             self.free_serves.push(serve);
@@ -1592,7 +1619,7 @@ impl World {
             return;
         }
         hd.last_progress = now;
-        if self.c.ioat {
+        if self.c.ioat && !self.c.native {
             // The copy engine works through its descriptors in order.
             let bytes = (hd.size - idx as u64 * per as u64).min(per as u64);
             let hs = &mut self.hosts[h];
@@ -1602,7 +1629,7 @@ impl World {
         }
         if hd.complete() {
             hd.live = false;
-            let die = self.topo.die_of(core as u16);
+            let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
             if hd.copies_done > now {
                 let at = hd.copies_done;
                 self.q.push(at, h as u32, Ev::PullCopied { host: h as u16, handle, die });
