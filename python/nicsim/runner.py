@@ -231,7 +231,8 @@ def table(experiment: Experiment, jobs: Sequence[Job], metrics: Sequence[Metrics
                 f"{job.label}: core returned no {', '.join(missing)}; got {', '.join(full)}"
             )
         rows.append({**job.params, **{m: full[m] for m in experiment.metrics}})
-    return pd.DataFrame(rows, columns=list(experiment.columns))
+    frame = pd.DataFrame(rows, columns=list(experiment.columns))
+    return experiment.post(frame) if experiment.post is not None else frame
 
 
 def run_experiments(

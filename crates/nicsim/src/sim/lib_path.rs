@@ -6,7 +6,7 @@
 //! consume ring events, then protocol timers, then the application's next
 //! operation. Waiting polls the ring or blocks in the kernel.
 
-use super::{Action, LKind, LibEvent, MediumTarget, Out, PState, Req, Unexpected, World};
+use super::{Action, LKind, LibEvent, MediumRx, MediumTarget, Out, PState, Req, Unexpected, World};
 use crate::config::WaitMode;
 use crate::host::{Obj, ObjClass, Owner, Side};
 use crate::proto::{Arrival, PullHandle, SentMsg};
@@ -453,7 +453,12 @@ impl World {
                         LKind::Rndv => self.start_pull(now, h, p, req, u.ev),
                         LKind::MediumFrag if u.frags_left > 0 => {
                             pr.reqs[req as usize].frags_left = u.frags_left;
-                            pr.medium = pr.medium.map(|(a, b, _, seen)| (a, b, MediumTarget::Req(req), seen));
+                            let (peer, seq16) = (u.ev.peer, u.ev.seq);
+                            if let Some(m) = pr.medium.iter_mut().find(|m| {
+                                m.peer == peer && m.seq & 0xFFFF == seq16 && m.target == MediumTarget::Unexpected
+                            }) {
+                                m.target = MediumTarget::Req(req);
+                            }
                         }
                         _ => self.complete(h, p, req),
                     }
@@ -713,16 +718,17 @@ impl World {
         let seq = widen(pr.peers[peer].expected, ev.seq as u16);
         // A fragment of the medium message being received.
         if ev.kind == LKind::MediumFrag {
-            if let Some((mp, ms, target, seen)) = pr.medium {
-                if mp == ev.peer && ms == seq {
+            if let Some(i) = pr.medium.iter().position(|m| m.peer == ev.peer && m.seq == seq) {
+                {
+                    let m = &mut pr.medium[i];
                     let bit = 1u32 << (ev.frag_seq as u32 % 32);
-                    if seen & bit != 0 {
+                    if m.seen & bit != 0 {
                         self.drops.duplicate += 1;
                         return;
                     }
-                    pr.medium = Some((mp, ms, target, seen | bit));
-                    let (lo, hi) = pr.medium_stamps;
-                    pr.medium_stamps = (lo.min(ev.irq_stamp), hi.max(ev.irq_stamp));
+                    m.seen |= bit;
+                    m.stamps = (m.stamps.0.min(ev.irq_stamp), m.stamps.1.max(ev.irq_stamp));
+                    let target = m.target;
                     let left = match target {
                         MediumTarget::Req(r) => {
                             let q = &mut pr.reqs[r as usize];
@@ -741,8 +747,7 @@ impl World {
                         }
                     };
                     if left == 0 {
-                        pr.medium = None;
-                        let (lo, hi) = pr.medium_stamps;
+                        let (lo, hi) = pr.medium.swap_remove(i).stamps;
                         self.medium_msgs += 1;
                         self.medium_one_irq += (lo == hi) as u64;
                         if let MediumTarget::Req(r) = target {
@@ -761,7 +766,8 @@ impl World {
                 pr.outbox.push_back(Out::Ack { peer: ev.peer });
             }
             Arrival::Early => pr.early.push(LibEvent { seq, ..ev }),
-            Arrival::InOrder if pr.medium.is_some() => pr.early.push(LibEvent { seq, ..ev }),
+            // The peer's previous message is still being reassembled.
+            Arrival::InOrder if pr.medium.iter().any(|m| m.peer == ev.peer) => pr.early.push(LibEvent { seq, ..ev }),
             Arrival::InOrder => self.deliver(now, h, p, LibEvent { seq, ..ev }, ack_after),
         }
     }
@@ -787,7 +793,13 @@ impl World {
             LKind::MediumFrag => {
                 let total = wire::medium_frag_count(ev.size as usize, mtu) as u32;
                 let left = total - 1;
-                pr.medium_stamps = (ev.irq_stamp, ev.irq_stamp);
+                let rx = |target| MediumRx {
+                    peer: ev.peer,
+                    seq: ev.seq,
+                    target,
+                    seen: 1u32 << (ev.frag_seq as u32 % 32),
+                    stamps: (ev.irq_stamp, ev.irq_stamp),
+                };
                 if left == 0 {
                     self.medium_msgs += 1;
                     self.medium_one_irq += 1;
@@ -799,7 +811,7 @@ impl World {
                     }
                     Some(r) => {
                         pr.reqs[r as usize].frags_left = left;
-                        pr.medium = Some((ev.peer, ev.seq, MediumTarget::Req(r), 1u32 << (ev.frag_seq as u32 % 32)));
+                        pr.medium.push(rx(MediumTarget::Req(r)));
                     }
                     None => {
                         let seq16 = ev.seq as u16 as u32;
@@ -807,8 +819,7 @@ impl World {
                         if left == 0 {
                             self.message_done(now, h, p, peer, ack_after);
                         } else {
-                            pr.medium =
-                                Some((ev.peer, ev.seq, MediumTarget::Unexpected, 1u32 << (ev.frag_seq as u32 % 32)));
+                            pr.medium.push(rx(MediumTarget::Unexpected));
                         }
                     }
                 }

@@ -310,9 +310,9 @@ pub(crate) struct Proc {
     /// Early (out-of-order) events per peer.
     pub early: Vec<LibEvent>,
     /// Medium message being received: (peer, seq, req or unexpected marker).
-    pub medium: Option<(u16, u32, MediumTarget, u32)>,
-    /// Interrupt stamps (min, max) of the medium message's fragments.
-    pub medium_stamps: (u32, u32),
+    /// Medium messages being received, at most one per peer (a peer's
+    /// messages are consumed in sequence order).
+    pub medium: Vec<MediumRx>,
     /// Sender regions of large sends: rdma id -> request.
     pub regions: Vec<Option<u32>>,
     pub ring_obj: Obj,
@@ -323,6 +323,18 @@ pub(crate) struct Proc {
     pub poll_since: Option<Instant>,
     pub irq_at_mark: [u64; 2],
     pub irq_all_at_mark: [u64; 2],
+}
+
+/// A medium message being reassembled from its fragments.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MediumRx {
+    pub peer: u16,
+    pub seq: u32,
+    pub target: MediumTarget,
+    /// Bitmap of the fragments seen (duplicates are dropped).
+    pub seen: u32,
+    /// Interrupt stamps (min, max) of its fragments.
+    pub stamps: (u32, u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -694,8 +706,7 @@ impl World {
             posted: VecDeque::with_capacity(128),
             unexpected: VecDeque::new(),
             early: Vec::new(),
-            medium: None,
-            medium_stamps: (0, 0),
+            medium: Vec::new(),
             regions: vec![None; 256],
             ring_obj: Obj::new(ObjClass::EventRing),
             ep_obj: Obj::new(ObjClass::Endpoint),
