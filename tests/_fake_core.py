@@ -49,6 +49,9 @@ def run(scenario_toml: str) -> dict[str, float | int | str]:
         "deferral_success_rate": noise,
         "exec_time_s": 20.0 + noise,
         "host1_cpu_cores": 1.0 + noise,
+        "host1_kernel_miss_rate": noise,
+        "host1_user_miss_rate": noise / 2,
+        "time_us": 100.0 + noise,
     }
 
 
