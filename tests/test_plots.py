@@ -1,4 +1,4 @@
-"""Plots: dedicated figures for [OMX-COAL], robust to partial tables, byte-stable."""
+"""Plots: dedicated figures for [OMX-COAL] and [OMX-MQ], robust to partial tables, byte-stable."""
 
 from __future__ import annotations
 
@@ -24,13 +24,20 @@ OMX_COAL = [
     "coalescing-misorder",
     "coalescing-nas-is",
 ]
+#: The [OMX-MQ] experiments, all with a dedicated figure.
+OMX_MQ = [
+    "multiqueue-pingpong",
+    "multiqueue-idle",
+    "multiqueue-cache",
+    "multiqueue-alltoall",
+]
 
 
 @pytest.fixture(scope="module")
 def tables() -> dict[str, pd.DataFrame]:
     import _fake_core
 
-    return runner.run_experiments(OMX_COAL, jobs=1, quick=True, run_fn=_fake_core.run)
+    return runner.run_experiments(OMX_COAL + OMX_MQ, jobs=1, quick=True, run_fn=_fake_core.run)
 
 
 def _draw(exp_id: str, table: pd.DataFrame, path: Path) -> bytes:
@@ -42,6 +49,18 @@ def _draw(exp_id: str, table: pd.DataFrame, path: Path) -> bytes:
 def test_every_omx_coal_experiment_has_a_dedicated_plot() -> None:
     assert set(OMX_COAL) <= set(GROUPS["omx-coal"])
     assert set(OMX_COAL) <= set(plots.PLOTTERS)
+
+
+def test_every_omx_mq_experiment_has_a_dedicated_plot() -> None:
+    assert set(OMX_MQ) <= set(GROUPS["omx-mq"])
+    assert set(OMX_MQ) <= set(plots.PLOTTERS)
+
+
+@pytest.mark.parametrize("exp_id", OMX_MQ)
+def test_every_omx_mq_published_value_is_marked(exp_id: str) -> None:
+    # The reverse of the check below: nothing published is left off the plot.
+    marked = sorted(value for _, _, value in plots.PUBLISHED_MARKERS.get(exp_id, ()))
+    assert marked == sorted(item.value for item in EXPERIMENTS[exp_id].published)
 
 
 @pytest.mark.parametrize(("exp_id", "markers"), list(plots.PUBLISHED_MARKERS.items()))
@@ -76,14 +95,69 @@ def _subsets(exp_id: str, table: pd.DataFrame) -> dict[str, pd.DataFrame]:
     }
 
 
-@pytest.mark.parametrize("exp_id", OMX_COAL)
+@pytest.mark.parametrize("exp_id", OMX_COAL + OMX_MQ)
 def test_plots_draw_partial_tables(
     exp_id: str, tables: dict[str, pd.DataFrame], tmp_path: Path
 ) -> None:
     # pytest turns warnings into errors, so this also catches e.g. empty log axes.
     for name, subset in _subsets(exp_id, tables[exp_id]).items():
-        path = tmp_path / f"{name}.png"
+        path = tmp_path / f"{name.replace('/', '_')}.png"
         assert _draw(exp_id, subset, path)[:4] == b"\x89PNG", name
+
+
+def _mq_subsets(exp_id: str, table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Subsets that matter to the [OMX-MQ] figures beyond the generic ones."""
+    metrics = list(EXPERIMENTS[exp_id].metrics)
+    every_other_nan = table.copy()
+    every_other_nan.loc[every_other_nan.index[::2], metrics] = np.nan
+    subsets = {
+        "every other row NaN": every_other_nan,
+        "all metrics NaN": table.assign(**{m: np.nan for m in metrics}),
+        "without 0 B": table[table["size_bytes"] != 0],
+        "one size": table[table["size_bytes"] == table["size_bytes"].iloc[-1]],
+    }
+    if exp_id == "multiqueue-pingpong":
+        subsets["ioat on only"] = table[table["ioat"] == "on"]
+        subsets["no SC"] = table[table["binding"] != "SC"]
+        subsets["unknown binding"] = table.assign(binding="X$")
+    if exp_id == "multiqueue-idle":
+        subsets["unknown case"] = table.assign(irq_on_process_core="maybe")
+    if exp_id == "multiqueue-cache":
+        subsets["unknown configuration"] = table.assign(**{"steering/binding": "x/y"})
+        subsets["zero miss rates"] = table.assign(user_miss_rate=0.0)
+    if exp_id == "multiqueue-alltoall":
+        subsets["native only"] = table[table["stack"] == "native-mx"]
+        subsets["without native"] = table[table["stack"] != "native-mx"]
+    return subsets
+
+
+@pytest.mark.parametrize("exp_id", OMX_MQ)
+def test_omx_mq_plots_draw_partial_tables(
+    exp_id: str, tables: dict[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    for name, subset in _mq_subsets(exp_id, tables[exp_id]).items():
+        path = tmp_path / f"{name.replace('/', '_')}.png"
+        assert _draw(exp_id, subset, path)[:4] == b"\x89PNG", name
+
+
+def test_mq_pingpong_draws_the_published_markers(
+    tables: dict[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure()
+    try:
+        plots.PLOTTERS["multiqueue-pingpong"](tables["multiqueue-pingpong"], fig)
+        ys = [
+            np.asarray(line.get_ydata(), dtype=float)
+            for ax in fig.axes
+            for line in ax.get_lines()
+            if line.get_marker() == "D"
+        ]
+        drawn = sorted(float(y[0]) for y in ys if y.size == 1)
+    finally:
+        plt.close(fig)
+    assert drawn == sorted(v for _, _, v in plots.PUBLISHED_MARKERS["multiqueue-pingpong"])
 
 
 def test_extra_strategies_alone_still_plot(tables: dict[str, pd.DataFrame], tmp_path: Path) -> None:
@@ -98,7 +172,7 @@ def test_unknown_experiment_uses_the_generic_plot(tmp_path: Path) -> None:
     assert path.read_bytes()[:4] == b"\x89PNG"
 
 
-@pytest.mark.parametrize("exp_id", ["coalescing-pingpong", "coalescing-nas-is"])
+@pytest.mark.parametrize("exp_id", ["coalescing-pingpong", "coalescing-nas-is", *OMX_MQ])
 def test_png_bytes_are_stable(exp_id: str, tables: dict[str, pd.DataFrame], tmp_path: Path) -> None:
     first = _draw(exp_id, tables[exp_id], tmp_path / "a.png")
     assert first == _draw(exp_id, tables[exp_id], tmp_path / "b.png")

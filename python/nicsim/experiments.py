@@ -759,6 +759,8 @@ GROUPS["napi"] = ("napi-knobs",)
 # -- [OMX-MQ]: multiqueue receive stack (partial: see the closing notes) -----
 
 OMX_MQ = "[OMX-MQ] Cache-efficient Open-MX receive stack (2009/2011)"
+#: The [OMX-MQ] software (Open-MX 0.9.2, Open MPI 1.2.6) on the omx2009 hosts.
+MQ_PRESET = "omx2009-mq"
 MQ_SIZES = (0, 1, 16, 128, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304)
 #: (steering, binding): the single interrupt on core 0 with the process on the
 #: same core (SC), the core sharing its L2 (S$), the other die (SP), the other
@@ -801,6 +803,7 @@ def _mq_pingpong_scenario(p: Params, quick: bool) -> ScenarioDict:
 register(
     Experiment(
         id="multiqueue-pingpong",
+        preset=MQ_PRESET,
         title="IMB PingPong: interrupt steering, process binding, I/OAT (busy idle ranks)",
         parameters=("steering", "binding", "ioat", "size_bytes"),
         metrics=("latency_us", "throughput_MiBps"),
@@ -855,6 +858,7 @@ def _mq_idle_scenario(p: Params, quick: bool) -> ScenarioDict:
 register(
     Experiment(
         id="multiqueue-idle",
+        preset=MQ_PRESET,
         title="IMB PingPong with idle (sleeping) cores: interrupt on the process core or not",
         parameters=("irq_on_process_core", "size_bytes"),
         metrics=("latency_us", "throughput_MiBps"),
@@ -883,6 +887,7 @@ def _mq_cache_scenario(p: Params, quick: bool) -> ScenarioDict:
 register(
     Experiment(
         id="multiqueue-cache",
+        preset=MQ_PRESET,
         title="Cache misses of the receive stack (kernel) and library (user) per steering/binding",
         parameters=("steering/binding", "size_bytes"),
         metrics=("kernel_miss_rate", "user_miss_rate"),
@@ -955,6 +960,7 @@ def _placeholder_relative(p: Params, metrics: dict[str, Any]) -> dict[str, Any]:
 register(
     Experiment(
         id="multiqueue-alltoall",
+        preset=MQ_PRESET,
         title="IMB Alltoall, 8 processes per host: time relative to native MX",
         parameters=("steering", "size_bytes", "stack"),
         metrics=("time_us", "relative_to_native"),
@@ -969,11 +975,51 @@ register(
     )
 )
 
+MQ_NAS_CONFIGS = ("single-rr/open-mx", "multiqueue/open-mx", "native/native-mx")
+
+
+def _mq_nas_scenario(p: Params, quick: bool) -> ScenarioDict:
+    steering, stack = str(p["steering/stack"]).split("/")
+    cls = str(p["benchmark"]).split(".")[1]
+    return {
+        "nic": {
+            "coalescing": "disabled",
+            "steering": "single-rr" if steering == "native" else steering,
+        },
+        "protocol": {"stack": stack},
+        "workload": {"kind": "nas-is", "class": cls, "procs_per_host": 8},
+    }
+
+
+register(
+    Experiment(
+        id="multiqueue-nas",
+        preset=MQ_PRESET,
+        title="NAS (IS only so far), 16 processes: execution time per steering/stack",
+        parameters=("benchmark", "steering/stack"),
+        metrics=("exec_time_s",),
+        configurations=lambda quick: grid(
+            **{"benchmark": ("is.B.16", "is.C.16"), "steering/stack": MQ_NAS_CONFIGS}
+        ),
+        scenario=_mq_nas_scenario,
+        published=tuple(
+            Published(
+                f"{b}, single interrupt round-robin, s",
+                t,
+                at("exec_time_s", **{"benchmark": b, "steering/stack": "single-rr/open-mx"}),
+                OMX_MQ + " (calibration target: sets the IS compute cost)",
+            )
+            for b, t in (("is.B.16", 11.84), ("is.C.16", 14.69))
+        ),
+    )
+)
+
 GROUPS["omx-mq"] = (
     "multiqueue-pingpong",
     "multiqueue-idle",
     "multiqueue-cache",
     "multiqueue-alltoall",
+    "multiqueue-nas",
 )
 
 GROUPS["omx-coal"] = (

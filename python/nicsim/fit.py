@@ -52,8 +52,12 @@ class FitParam:
     hi: float = float("inf")
 
 
+#: The preset being fitted (set by :func:`fit` / :func:`main`).
+_PRESET = ["omx2009"]
+
+
 def _run(ov: Overrides, **scenario: Any) -> dict[str, float | int | str]:
-    doc: dict[str, Any] = {"preset": "omx2009", "seed": 1, "platform": ov, **scenario}
+    doc: dict[str, Any] = {"preset": _PRESET[0], "seed": 1, "platform": ov, **scenario}
     return _core.run(tomli_w.dumps(doc))
 
 
@@ -129,6 +133,65 @@ OMX2009_PARAMS = [
 ]
 
 
+def _sc_pingpong(size: int, ioat: bool, metric: str) -> Callable[[Overrides], float]:
+    """[OMX-MQ] IMB PingPong on the single interrupt core 0, process on core 0 (SC).
+
+    The other ranks busy-wait (no idle core); coalescing is off.
+    """
+
+    def f(ov: Overrides) -> float:
+        m = _run(
+            ov,
+            nic={"coalescing": "disabled", "steering": "single-core", "irq_core": 0},
+            host={"binding": "SC", "soaker": True, "ioat": ioat},
+            workload={
+                "kind": "pingpong",
+                "size_bytes": size,
+                "iterations": 300 if size < 65536 else 6,
+                "warmup": 2,
+            },
+        )
+        return _num(m, metric)
+
+    return f
+
+
+def omx2009_mq_targets() -> list[Target]:
+    """SPEC §5 [OMX-MQ] targets (same hosts, Open-MX 0.9.2 + Open MPI 1.2.6)."""
+    return [
+        Target("SC 0 B latency (us)", 10.96, _sc_pingpong(0, False, "latency_us")),
+        Target(
+            "SC 4 MiB throughput (MiB/s)", 719.0, _sc_pingpong(4 << 20, False, "throughput_MiBps")
+        ),
+        Target("SC 4 MiB I/OAT (MiB/s)", 1056.0, _sc_pingpong(4 << 20, True, "throughput_MiBps")),
+    ]
+
+
+OMX2009_MQ_PARAMS = [
+    FitParam("library", "mpi_send_ns"),
+    FitParam("library", "mpi_recv_ns"),
+    FitParam("cache", "copy_cold_MBps"),
+    FitParam("host", "ioat_MBps"),
+]
+
+#: preset -> (targets, free parameters, NAS IS targets in s, NAS scenario NIC options)
+Plan = tuple[Callable[[], list[Target]], list[FitParam], dict[str, float], dict[str, Any]]
+PLANS: dict[str, Plan] = {
+    "omx2009": (
+        lambda: omx2009_targets(),
+        OMX2009_PARAMS,
+        {"B": 21.98, "C": 32.75},
+        {"coalescing": "timeout"},
+    ),
+    "omx2009-mq": (
+        omx2009_mq_targets,
+        OMX2009_MQ_PARAMS,
+        {"B": 11.84, "C": 14.69},
+        {"coalescing": "disabled", "steering": "single-rr"},
+    ),
+}
+
+
 def _score(targets: list[Target], ov: Overrides) -> tuple[float, list[float]]:
     values = [t.measure(ov) for t in targets]
     err = sum(((v - t.published) / t.published) ** 2 for v, t in zip(values, targets, strict=True))
@@ -147,16 +210,18 @@ def fit(
     preset: str = "omx2009", rounds: int = 2, log: Callable[[str], None] = print
 ) -> tuple[Overrides, list[Target], list[float], list[float]]:
     """Fit the preset's free parameters; return overrides and the values before/after."""
+    _PRESET[0] = preset
     text = _core.preset_toml(preset)
-    targets = omx2009_targets()
+    make_targets, params, _, _ = PLANS[preset]
+    targets = make_targets()
     ov: Overrides = {}
-    for p in OMX2009_PARAMS:
+    for p in params:
         v = _current(text, p)
         ov.setdefault(p.table, {})[p.key] = round(v) if p.integer else float(round(v))
     best, before = _score(targets, ov)
     log(f"start: error {best:.4f}")
     for r in range(rounds):
-        for p in OMX2009_PARAMS:
+        for p in params:
             cur = ov[p.table][p.key]
             for factor in (0.5, 0.75, 0.9, 1.1, 1.25, 1.5):
                 cand = min(p.hi, max(p.lo, cur * factor))
@@ -193,13 +258,14 @@ def write_preset(preset: str, ov: Overrides, dest: Path) -> None:
 
 #: NPB IS keys per rank for 16 ranks: class B 2^25 / 16, class C 2^27 / 16.
 IS_KEYS_PER_RANK = {"B": (1 << 25) // 16, "C": (1 << 27) // 16}
-#: SPEC §5 targets: is.B.16 and is.C.16 with the default coalescing (75 µs timeout).
-IS_TARGETS_S = {"B": 21.98, "C": 32.75}
 IS_ITERATIONS = 10
 
 
 def _nas_time(ov: Overrides, cls: str) -> float:
-    m = _run(ov, nic={"coalescing": "timeout"}, workload={"kind": "nas-is", "class": cls})
+    # [OMX-COAL]: default coalescing (75 us timeout); [OMX-MQ]: single
+    # interrupt round-robin, coalescing off (see PLANS).
+    nic = PLANS[_PRESET[0]][3]
+    m = _run(ov, nic=nic, workload={"kind": "nas-is", "class": cls})
     return _num(m, "exec_time_s")
 
 
@@ -222,8 +288,9 @@ def fit_nas(ov: Overrides, rounds: int = 3, log: Callable[[str], None] = print) 
         }
         comm = {c: _nas_time(ov, c) - compute_s[c] for c in IS_KEYS_PER_RANK}
         # target - comm = ITER * (fixed + per_key * keys), for B and C
-        yb = (IS_TARGETS_S["B"] - comm["B"]) / IS_ITERATIONS
-        yc = (IS_TARGETS_S["C"] - comm["C"]) / IS_ITERATIONS
+        targets_s = PLANS[_PRESET[0]][2]
+        yb = (targets_s["B"] - comm["B"]) / IS_ITERATIONS
+        yc = (targets_s["C"] - comm["C"]) / IS_ITERATIONS
         per_key_s = max(0.0, (yc - yb) / (kc - kb))
         fixed_s = max(0.0, yb - per_key_s * kb)
         nas["is_iter_fixed_us"] = round(fixed_s * 1e6, 1)
@@ -238,7 +305,7 @@ def fit_nas(ov: Overrides, rounds: int = 3, log: Callable[[str], None] = print) 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m nicsim.fit omx2009 [--rounds N] [--write FILE]``."""
     ap = argparse.ArgumentParser(prog="python -m nicsim.fit", description=__doc__.splitlines()[0])
-    ap.add_argument("preset", choices=["omx2009"])
+    ap.add_argument("preset", choices=sorted(PLANS))
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--write", type=Path)
     a = ap.parse_args(argv)
@@ -249,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         "is_ns_per_key": _current(text, FitParam("nas", "is_ns_per_key")),
     }
     ov = fit_nas(ov)
-    for cls, target in IS_TARGETS_S.items():
+    for cls, target in PLANS[a.preset][2].items():
         print(f"{'is.' + cls + '.16 (s)':34} {target:>10g} {'':>10} {_nas_time(ov, cls):>10.4g}")
     print(f"{'target':34} {'published':>10} {'before':>10} {'after':>10}")
     for t, b, f in zip(targets, before, after, strict=True):

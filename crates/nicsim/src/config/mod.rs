@@ -40,6 +40,7 @@ impl ConfigError {
 /// Embedded presets: (name, TOML text).
 pub const PRESETS: &[(&str, &str)] = &[
     ("omx2009", include_str!("../../../../presets/omx2009.toml")),
+    ("omx2009-mq", include_str!("../../../../presets/omx2009-mq.toml")),
     ("modern", include_str!("../../../../presets/modern.toml")),
 ];
 
