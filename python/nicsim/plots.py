@@ -752,6 +752,7 @@ def _mq_pingpong(table: pd.DataFrame, fig: Figure) -> None:
                 throughput, rows, "throughput_MiBps", False, False, **kwargs
             )
     published = False
+    published_latency: float | None = None
     for selector, metric, value in PUBLISHED_MARKERS["multiqueue-pingpong"]:
         present = (
             (table["steering"] == selector["steering"])
@@ -764,14 +765,18 @@ def _mq_pingpong(table: pd.DataFrame, fig: Figure) -> None:
         ax = latency if metric == "latency_us" else throughput
         x = ZERO_AT if size == 0 else float(size)
         ax.plot([x], [value], **PUBLISHED_STYLE)
+        if metric == "latency_us":
+            # Lines crowd at 0 B: the value goes into the legend instead.
+            published_latency = value
+            continue
         text = f"{value:g}" + (" (I/OAT)" if selector["ioat"] == "on" else "")
         ax.annotate(
             text,
             (x, value),
-            xytext=(-6, 0) if size else (0, 6),
+            xytext=(-6, 0),
             textcoords="offset points",
-            ha="right" if size else "left",
-            va="center" if size else "bottom",
+            ha="right",
+            va="center",
             fontsize=7,
         )
         published = True
@@ -781,7 +786,14 @@ def _mq_pingpong(table: pd.DataFrame, fig: Figure) -> None:
     # Two legends: colour = steering/binding (left), line style = I/OAT (right).
     for colour, label in styles.values():
         latency.plot([], [], color=colour, linewidth=2, label=label)
-    if styles:
+    if published_latency is not None:
+        latency.plot(
+            [],
+            [],
+            label=f"{PUBLISHED_MQ_LABEL} (SC, 0 B: {published_latency:g} µs)",
+            **PUBLISHED_STYLE,
+        )
+    if styles or published_latency is not None:
         latency.legend(title="interrupt steering / binding", fontsize=7, title_fontsize=8)
     for ioat in ioats:
         throughput.plot(

@@ -72,14 +72,15 @@ fn gro_flush_timeout_defers_interrupts_and_busy_polling_cuts_latency() {
 fn ioat_copies_take_no_cpu_time_and_raise_large_message_throughput() {
     let m = |ioat: bool| {
         run(&format!(
-            "[host]\nioat = {ioat}\n[nic]\ncoalescing = \"openmx\"\n[workload]\nkind = \"pingpong\"\nsize_bytes = 4194304\niterations = 4\nwarmup = 1\n"
+            "[platform.cache]\ncopy_cold_MBps = 1000\n[host]\nioat = {ioat}\n[nic]\ncoalescing = \"openmx\"\n[workload]\nkind = \"pingpong\"\nsize_bytes = 4194304\niterations = 4\nwarmup = 1\n"
         ))
     };
     let (cpu, offload) = (m(false), m(true));
     let k = |m: &nicsim::Metrics| m.get("host1_kernel_us").unwrap();
     let t = |m: &nicsim::Metrics| m.get("throughput_MiBps").unwrap();
-    // 5 x 4 MiB received by host 1: ~20 MiB copied at 1.1 GB/s is ~19 ms of CPU.
-    assert!(k(&cpu) - k(&offload) > 15_000.0, "kernel time {} vs {}", k(&cpu), k(&offload));
+    // 5 x 4 MiB received by host 1: 20.97 MB copied at 1000 MB/s is 20.97 ms of
+    // CPU that the copy engine takes over (submitting descriptors costs a little).
+    assert!(k(&cpu) - k(&offload) > 0.8 * 20_971.0, "kernel time {} vs {}", k(&cpu), k(&offload));
     assert!(t(&offload) > 1.5 * t(&cpu), "throughput {} vs {}", t(&offload), t(&cpu));
 }
 
