@@ -614,6 +614,32 @@ def _nas_is(table: pd.DataFrame, fig: Figure) -> None:
         _headroom(irqs)
 
 
+def _mq_nas(table: pd.DataFrame, fig: Figure) -> None:
+    """Draw execution time per steering/stack, one panel per benchmark."""
+    if table.empty:
+        _note(fig.subplots(), "no rows")
+        return
+    benchmarks = _unique(table["benchmark"])
+    axes = fig.subplots(1, len(benchmarks), squeeze=False)[0]
+    published = {"is.B.16": 11.84, "is.C.16": 14.69}  # [OMX-MQ], single-rr/open-mx
+    for ax, bench in zip(axes, benchmarks, strict=True):
+        rows = table[table["benchmark"] == bench]
+        configs = _unique(rows["steering/stack"])
+        vals = [_value(rows, "exec_time_s", **{"steering/stack": c}) or 0.0 for c in configs]
+        x = np.arange(len(configs))
+        ax.bar(x, vals, color="tab:blue", width=0.6)
+        for xi, v in zip(x, vals, strict=True):
+            ax.annotate(f"{v:.2f}", (xi, v), ha="center", va="bottom", fontsize=8)
+        if bench in published and "single-rr/open-mx" in configs:
+            at_rr = configs.index("single-rr/open-mx")
+            ax.plot([at_rr], [published[bench]], label="published [OMX-MQ]", **PUBLISHED_STYLE)
+            ax.legend(fontsize=7, loc="lower right")
+        ax.set_xticks(x, configs, fontsize=8)
+        ax.set_ylabel("execution time (s)")
+        ax.set_title(bench, fontsize=10)
+        _headroom(ax)
+
+
 def _napi_knobs(table: pd.DataFrame, fig: Figure) -> None:
     """Latency (ping-pong), message rate (stream) and CPU use per NAPI configuration."""
     if table.empty:
@@ -989,6 +1015,7 @@ PLOTTERS: dict[str, Plotter] = {
     "coalescing-misorder": _misorder,
     "coalescing-nas-is": _nas_is,
     "napi-knobs": _napi_knobs,
+    "multiqueue-nas": _mq_nas,
     "multiqueue-pingpong": _mq_pingpong,
     "multiqueue-idle": _mq_idle,
     "multiqueue-cache": _mq_cache,

@@ -111,3 +111,20 @@ fn single_core_relations_order_latency_sc_sdollar_sp_op() {
     assert!(sd <= sc + 0.5, "S$ {sd} vs SC {sc}");
     assert!(sp > sd && op > sp, "SP {sp}, OP {op}, S$ {sd}");
 }
+
+#[test]
+fn round_robin_interrupts_move_the_endpoint_descriptor_between_caches() {
+    let misses = |steering: &str, binding: &str| {
+        run(&format!(
+            "[nic]\ncoalescing = \"disabled\"\nsteering = \"{steering}\"\n[host]\nbinding = {binding}\nsoaker = true\n[workload]\nkind = \"pingpong\"\niterations = 200\nwarmup = 0\n"
+        ))
+        .get("host1_cache_endpoint_misses")
+        .unwrap()
+    };
+    let rr = misses("single-rr", "0");
+    let sc = misses("single-core", "\"SC\"");
+    // Each receive's handler runs on the next core: the descriptor follows it.
+    assert!(rr > 200.0, "round-robin endpoint misses {rr}");
+    // Handler and library on one core: only the first touch misses.
+    assert!(sc <= 4.0, "SC endpoint misses {sc}");
+}
