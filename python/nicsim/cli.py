@@ -86,6 +86,10 @@ class Workload(str, Enum):
     stream = "stream"
     flood = "flood"
     nas_is = "nas-is"
+    nas_cg = "nas-cg"
+    nas_mg = "nas-mg"
+    nas_ft = "nas-ft"
+    alltoall = "alltoall"
 
 
 class BenchKind(str, Enum):

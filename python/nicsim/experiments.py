@@ -980,26 +980,30 @@ MQ_NAS_CONFIGS = ("single-rr/open-mx", "multiqueue/open-mx", "native/native-mx")
 
 def _mq_nas_scenario(p: Params, quick: bool) -> ScenarioDict:
     steering, stack = str(p["steering/stack"]).split("/")
-    cls = str(p["benchmark"]).split(".")[1]
+    bench, cls, _ = str(p["benchmark"]).split(".")
     return {
         "nic": {
             "coalescing": "disabled",
             "steering": "single-rr" if steering == "native" else steering,
         },
         "protocol": {"stack": stack},
-        "workload": {"kind": "nas-is", "class": cls, "procs_per_host": 8},
+        "workload": {"kind": f"nas-{bench}", "class": cls, "procs_per_host": 8},
     }
 
+
+#: IS (both classes, its compute fitted to the targets) and the CG, MG, FT
+#: skeletons of class B (compute from NPB's operation counts).
+MQ_NAS_BENCHMARKS = ("is.B.16", "is.C.16", "cg.B.16", "mg.B.16", "ft.B.16")
 
 register(
     Experiment(
         id="multiqueue-nas",
         preset=MQ_PRESET,
-        title="NAS (IS only so far), 16 processes: execution time per steering/stack",
+        title="NAS IS, CG, MG, FT, 16 processes: execution time per steering/stack",
         parameters=("benchmark", "steering/stack"),
         metrics=("exec_time_s",),
         configurations=lambda quick: grid(
-            **{"benchmark": ("is.B.16", "is.C.16"), "steering/stack": MQ_NAS_CONFIGS}
+            **{"benchmark": MQ_NAS_BENCHMARKS, "steering/stack": MQ_NAS_CONFIGS}
         ),
         scenario=_mq_nas_scenario,
         published=tuple(

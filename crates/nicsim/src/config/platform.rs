@@ -31,6 +31,9 @@ pub struct NasCfg {
     pub is_iter_fixed_us: f64,
     /// IS: compute per key of the rank per iteration, in nanoseconds.
     pub is_ns_per_key: f64,
+    /// CG, MG, FT: sustained floating-point rate of one core on these
+    /// kernels (their compute = NPB's documented operation count / rate).
+    pub mflops_per_core: f64,
 }
 
 /// Hosts and the core topology of each (sockets -> dies sharing an L2 -> cores).
@@ -249,6 +252,7 @@ impl Platform {
         check_f("library.pull_timeout_us", b.pull_timeout_us, 10.0, 1e8)?;
         check_f("nas.is_iter_fixed_us", self.nas.is_iter_fixed_us, 0.0, 1e9)?;
         check_f("nas.is_ns_per_key", self.nas.is_ns_per_key, 0.0, 1e6)?;
+        check_f("nas.mflops_per_core", self.nas.mflops_per_core, 1.0, 1e7)?;
         Ok(())
     }
 

@@ -157,6 +157,8 @@ pub enum Workload {
     /// NAS IS skeleton: `keys` in total over all ranks, `iterations` timed
     /// (plus one untimed, as NPB does), `per_host` ranks on each host.
     NasIs { keys: u64, iterations: u64, per_host: u32 },
+    /// NAS CG, MG or FT skeleton (class B or C), `per_host` ranks per host.
+    NasKernel { kernel: crate::workload::NasKernel, class_c: bool, per_host: u32 },
     /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
     /// repetitions after `warmup`, `per_host` ranks on each host.
     Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
@@ -412,7 +414,11 @@ impl Scenario {
 
         // Workload
         let w = &f.workload;
-        let kind = one_of("workload.kind", &w.kind, &["pingpong", "stream", "flood", "nas-is", "alltoall"])?;
+        let kind = one_of(
+            "workload.kind",
+            &w.kind,
+            &["pingpong", "stream", "flood", "nas-is", "nas-cg", "nas-mg", "nas-ft", "alltoall"],
+        )?;
         let size = w.size_bytes.unwrap_or(0);
         check_u("workload.size_bytes", size, 0, 1 << 30)?;
         let warmup = w.warmup.unwrap_or(if kind == "pingpong" { 100 } else { 1000 });
@@ -427,6 +433,25 @@ impl Scenario {
                 let messages = w.messages.unwrap_or(20_000);
                 check_u("workload.messages", messages, 1, 1 << 32)?;
                 Workload::Stream { size, messages, warmup }
+            }
+            "nas-cg" | "nas-mg" | "nas-ft" => {
+                let kernel = match kind {
+                    "nas-cg" => crate::workload::NasKernel::Cg,
+                    "nas-mg" => crate::workload::NasKernel::Mg,
+                    _ => crate::workload::NasKernel::Ft,
+                };
+                let class_c = one_of("workload.class", w.class.as_deref().unwrap_or("B"), &["B", "C"])? == "C";
+                let per_host = w.procs_per_host.unwrap_or(platform.cores());
+                check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64)?;
+                let n = per_host as u64 * platform.topology.hosts as u64;
+                if !n.is_power_of_two() || n < 4 {
+                    return Err(ConfigError::range(
+                        "workload.procs_per_host",
+                        per_host,
+                        "a value giving a power-of-two rank count of at least 4 (the NPB CG/MG/FT decompositions)",
+                    ));
+                }
+                Workload::NasKernel { kernel, class_c, per_host }
             }
             "alltoall" => {
                 let iterations = w.iterations.unwrap_or(100);

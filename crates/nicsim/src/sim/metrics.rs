@@ -119,7 +119,7 @@ impl World {
                     m.set("time_us", (b - a).as_us_f64() / iterations as f64);
                 }
             }
-            Workload::NasIs { .. } => {
+            Workload::NasIs { .. } | Workload::NasKernel { .. } => {
                 let pr = &self.hosts[0].procs[0];
                 if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
                     m.set("exec_time_s", (b - a).as_s_f64());

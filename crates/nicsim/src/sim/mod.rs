@@ -646,6 +646,19 @@ impl World {
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
                 }
             }
+            Workload::NasKernel { kernel, class_c, per_host } => {
+                let n = w.hosts.len() as u32 * per_host;
+                let prob = crate::workload::NasProblem::new(kernel, class_c);
+                // Compute per iteration and rank from NPB's operation count.
+                let secs = prob.total_ops / prob.iterations as f64 / n as f64 / (s.platform.nas.mflops_per_core * 1e6);
+                let compute = dur(secs * 1e9);
+                for r in 0..n {
+                    let body = crate::workload::nas_kernel_iteration(kernel, &prob, r, n, compute);
+                    let prog = Program::Script { body, iters: prob.iterations + 1, warm: 1, iter: 0, pc: 0, marked: 0 };
+                    let local = (r % per_host) as u16;
+                    w.spawn((r / per_host) as u16, local, local as u8, prog);
+                }
+            }
             Workload::Alltoall { size, iterations, warmup, per_host } => {
                 let n = w.hosts.len() as u32 * per_host;
                 for r in 0..n {

@@ -223,6 +223,161 @@ pub fn alltoall_ops(ops: &mut Vec<Op>, rank: u32, nprocs: u32, size: u64, tag: u
     ops.push(Op::WaitOutstanding(0));
 }
 
+/// Recursive-doubling allreduce of `size` bytes among the ranks
+/// `base + i * stride` (i < `n`, `n` a power of two) that `rank` belongs to.
+fn allreduce_ops(ops: &mut Vec<Op>, rank: u32, base: u32, stride: u32, n: u32, size: u64, tag: u64) {
+    let me = (rank - base) / stride;
+    let mut mask = 1;
+    let mut step = 0;
+    while mask < n {
+        let partner = base + (me ^ mask) * stride;
+        ops.push(Op::Recv { src: Some(partner), size, tag: tag + step });
+        ops.push(Op::Send { peer: partner, size, tag: tag + step });
+        ops.push(Op::WaitOutstanding(0));
+        mask <<= 1;
+        step += 1;
+    }
+}
+
+/// Exchange `size` bytes with `partner` (both directions), then wait.
+fn exchange_ops(ops: &mut Vec<Op>, partner: u32, size: u64, tag: u64) {
+    ops.push(Op::Recv { src: Some(partner), size, tag });
+    ops.push(Op::Send { peer: partner, size, tag });
+    ops.push(Op::WaitOutstanding(0));
+}
+
+/// The NAS kernels with communication skeletons besides IS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NasKernel {
+    Cg,
+    Mg,
+    Ft,
+}
+
+/// Problem parameters of NPB 3.x classes B and C (`npbparams.h` defaults).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NasProblem {
+    /// Timed iterations (CG: outer iterations of 25 CG steps each).
+    pub iterations: u64,
+    /// Total floating-point operations of the timed part, from the Mop/s
+    /// formula each NPB benchmark prints (cg.f, mg.f, ft.f `mflops = ...`).
+    pub total_ops: f64,
+    /// CG: matrix order; MG/FT: grid points per dimension (nx, ny, nz).
+    pub dims: [u64; 3],
+}
+
+impl NasProblem {
+    pub fn new(kernel: NasKernel, class_c: bool) -> Self {
+        match kernel {
+            NasKernel::Cg => {
+                // Class B: NA 75000, NONZER 13; class C: NA 150000, NONZER 15; NITER 75.
+                let (na, nonzer) = if class_c { (150_000u64, 15u64) } else { (75_000, 13) };
+                let niter = 75u64;
+                let nz = (nonzer * (nonzer + 1)) as f64;
+                let ops = 2.0 * (niter * na) as f64 * (3.0 + nz + 25.0 * (5.0 + nz) + 3.0);
+                NasProblem { iterations: niter, total_ops: ops, dims: [na, 0, 0] }
+            }
+            NasKernel::Mg => {
+                // Class B: 256^3, class C: 512^3; 20 iterations. ops = 58 * nit * n^3.
+                let n = if class_c { 512u64 } else { 256 };
+                let nit = 20u64;
+                NasProblem { iterations: nit, total_ops: 58.0 * (nit * n * n * n) as f64, dims: [n, n, n] }
+            }
+            NasKernel::Ft => {
+                // Class B: 512x256x256, class C: 512^3; 20 iterations.
+                let d = if class_c { [512u64, 512, 512] } else { [512, 256, 256] };
+                let niter = 20u64;
+                let nt = (d[0] * d[1] * d[2]) as f64;
+                let ops = nt * (14.8157 + 7.19641 * nt.ln() + (5.23518 + 7.21113 * nt.ln()) * niter as f64);
+                NasProblem { iterations: niter, total_ops: ops, dims: d }
+            }
+        }
+    }
+}
+
+/// One timed iteration of a NAS kernel skeleton for `rank` of `nprocs` (a
+/// power of two, at least 4), with `compute` per iteration on each rank.
+///
+/// * CG (2D grid `nprows x npcols`): per CG step, the row reduction of the
+///   matrix-vector product by recursive halving, the exchange with the
+///   transpose partner, and two scalar allreduces across the row
+///   (NPB `cg.f` `conj_grad`); 25 steps per iteration.
+/// * MG (3D grid of ranks): per level of the V-cycle, four halo exchanges of
+///   the six faces (`comm3` after resid, psinv, rprj3/interp).
+/// * FT (1D layout): one all-to-all transpose of the complex grid per
+///   iteration and a checksum allreduce (`ft.f` `transpose_x_yz`, `checksum`).
+pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs: u32, compute: Duration) -> Vec<Op> {
+    let mut ops = vec![Op::Compute(compute)];
+    let log2 = |n: u32| n.trailing_zeros();
+    match kernel {
+        NasKernel::Cg => {
+            let npcols = 1u32 << log2(nprocs).div_ceil(2);
+            let nprows = nprocs / npcols;
+            let (row, col) = (rank / npcols, rank % npcols);
+            let na = p.dims[0];
+            let seg = 8 * na / nprows as u64;
+            // With a square grid the transpose partner is (col, row).
+            let transpose = if nprows == npcols { col * npcols + row } else { rank ^ 1 };
+            for step in 0..25u64 {
+                let mut len = seg;
+                let mut mask = 1;
+                let mut k = 0;
+                while mask < npcols {
+                    len /= 2;
+                    exchange_ops(&mut ops, row * npcols + (col ^ mask), len.max(8), 1000 + step * 16 + k);
+                    mask <<= 1;
+                    k += 1;
+                }
+                if transpose != rank {
+                    exchange_ops(&mut ops, transpose, seg / npcols as u64, 1008 + step * 16);
+                }
+                allreduce_ops(&mut ops, rank, row * npcols, 1, npcols, 8, 1010 + step * 16);
+                allreduce_ops(&mut ops, rank, row * npcols, 1, npcols, 8, 1013 + step * 16);
+            }
+        }
+        NasKernel::Mg => {
+            // Ranks on a px x py x pz grid, px >= py >= pz, all powers of two.
+            let l = log2(nprocs);
+            let (px, py, pz) = (1u32 << l.div_ceil(3).max(l - 2 * (l / 3)), 1u32 << (l / 3), 1u32 << (l / 3));
+            let (px, py, pz) = if px * py * pz == nprocs { (px, py, pz) } else { (nprocs / 4, 2, 2) };
+            let (x, y, z) = (rank % px, (rank / px) % py, rank / (px * py));
+            let at = |x: u32, y: u32, z: u32| (z % pz) * px * py + (y % py) * px + (x % px);
+            let neighbours = [
+                (at(x + 1, y, z), at(x + px - 1, y, z), (py, pz)),
+                (at(x, y + 1, z), at(x, y + py - 1, z), (px, pz)),
+                (at(x, y, z + 1), at(x, y, z + pz - 1), (px, py)),
+            ];
+            let mut n = p.dims[0];
+            let mut level = 0u64;
+            while n >= 4 {
+                for pass in 0..4u64 {
+                    for (d, (up, down, (a, b))) in neighbours.iter().enumerate() {
+                        let face = 8 * (n / *a as u64).max(1) * (n / *b as u64).max(1);
+                        let tag = 2000 + level * 64 + pass * 8 + d as u64 * 2;
+                        // Faces going up carry `tag`, faces going down `tag + 1`.
+                        if *up != rank {
+                            ops.push(Op::Recv { src: Some(*down), size: face, tag });
+                            ops.push(Op::Recv { src: Some(*up), size: face, tag: tag + 1 });
+                            ops.push(Op::Send { peer: *up, size: face, tag });
+                            ops.push(Op::Send { peer: *down, size: face, tag: tag + 1 });
+                        }
+                        ops.push(Op::WaitOutstanding(0));
+                    }
+                }
+                n /= 2;
+                level += 1;
+            }
+        }
+        NasKernel::Ft => {
+            let total = p.dims[0] * p.dims[1] * p.dims[2];
+            let pair = 16 * total / (nprocs as u64 * nprocs as u64);
+            alltoall_ops(&mut ops, rank, nprocs, pair, 3000);
+            allreduce_ops(&mut ops, rank, 0, 1, nprocs, 16, 3100);
+        }
+    }
+    ops
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +419,40 @@ mod tests {
         let all: Vec<Op> = std::iter::from_fn(|| Some(p.next_op())).take_while(|o| *o != Op::Done).collect();
         assert_eq!(all.iter().filter(|o| matches!(o, Op::Mark(_))).count(), 2);
         assert_eq!(all.len(), 2 * 75 + 2);
+    }
+
+    #[test]
+    fn nas_kernel_op_counts_match_npb_formulas() {
+        // CG.B: 2*75*75000*(3+182+25*187+3) = 5.47e10 (NPB reports ~54.7 Gop).
+        let cg = NasProblem::new(NasKernel::Cg, false);
+        assert!((cg.total_ops - 5.47e10).abs() / 5.47e10 < 0.01, "{}", cg.total_ops);
+        // MG.B: 58 * 20 * 256^3 = 1.95e10.
+        assert_eq!(NasProblem::new(NasKernel::Mg, false).total_ops, 58.0 * 20.0 * 16_777_216.0);
+        assert!(NasProblem::new(NasKernel::Ft, true).total_ops > NasProblem::new(NasKernel::Ft, false).total_ops);
+    }
+
+    #[test]
+    fn nas_kernel_messages_pair_up() {
+        // Every send of every rank has a matching receive (same tag, size) at its peer.
+        for k in [NasKernel::Cg, NasKernel::Mg, NasKernel::Ft] {
+            let p = NasProblem::new(k, false);
+            let all: Vec<Vec<Op>> = (0..16).map(|r| nas_kernel_iteration(k, &p, r, 16, Duration::ZERO)).collect();
+            let mut sends = std::collections::BTreeMap::new();
+            let mut recvs = std::collections::BTreeMap::new();
+            for (r, ops) in all.iter().enumerate() {
+                for op in ops {
+                    match *op {
+                        Op::Send { peer, size, tag } => *sends.entry((r as u32, peer, tag, size)).or_insert(0) += 1,
+                        Op::Recv { src: Some(s), size, tag } => {
+                            *recvs.entry((s, r as u32, tag, size)).or_insert(0) += 1
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            assert_eq!(sends, recvs, "{k:?}");
+            assert!(!sends.is_empty());
+        }
     }
 
     #[test]

@@ -45,3 +45,19 @@ fn medium_messages_from_many_peers_interleave_without_loss() {
     assert_eq!(m.get("duplicates"), Some(0.0));
     assert!(m.get("time_us").unwrap() < 1000.0, "{:?}", m.get("time_us"));
 }
+
+#[test]
+fn nas_kernel_skeletons_complete_and_multiqueue_is_not_slower() {
+    for kind in ["nas-cg", "nas-mg", "nas-ft"] {
+        let t = |steering: &str| {
+            run(&format!(
+                "[nic]\ncoalescing = \"disabled\"\nsteering = \"{steering}\"\n[workload]\nkind = \"{kind}\"\nclass = \"B\"\nprocs_per_host = 8\n"
+            ))
+            .get("exec_time_s")
+            .unwrap()
+        };
+        let (rr, mq) = (t("single-rr"), t("multiqueue"));
+        assert!(rr > 0.5 && mq > 0.5, "{kind}: {rr} / {mq}");
+        assert!(mq <= rr * 1.01, "{kind}: multiqueue {mq} vs round-robin {rr}");
+    }
+}
