@@ -952,8 +952,8 @@ def _relative_to_native(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def _placeholder_relative(p: Params, metrics: dict[str, Any]) -> dict[str, Any]:
-    metrics["relative_to_native"] = float("nan")  # filled by _relative_to_native
+def _reserve_relative_column(p: Params, metrics: dict[str, Any]) -> dict[str, Any]:
+    metrics["relative_to_native"] = float("nan")  # computed over the table by _relative_to_native
     return metrics
 
 
@@ -970,7 +970,7 @@ register(
             for size in MQ_A2A_SIZES
         ],
         scenario=_mq_a2a_scenario,
-        finish=_placeholder_relative,
+        finish=_reserve_relative_column,
         post=_relative_to_native,
     )
 )
