@@ -809,7 +809,9 @@ impl World {
             Ev::IrqArrive { host, q } => {
                 let h = host as usize;
                 let core = self.hosts[h].steering.irq_core(q as usize) as usize;
-                self.hosts[h].cores[core].kq.push_back(KWork::Irq { q });
+                // A hard IRQ runs before any pending bottom-half work of the
+                // core (softirqs run with interrupts enabled).
+                self.hosts[h].cores[core].kq.push_front(KWork::Irq { q });
                 self.kick(now, h, core);
             }
             Ev::CoreDone { host, core, gen } => {
