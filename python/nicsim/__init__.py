@@ -16,7 +16,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import pandas as pd
 from nicsim import _core, report, runner
 from nicsim import experiments as _experiments
 from nicsim._core import NicsimError
+from nicsim.policy import CoalescingPolicy
 from nicsim.scenario import Scenario
 
 __all__ = [
@@ -55,7 +56,10 @@ def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | Path) -> Scenari
 
 
 def run(
-    scenario: Scenario | Mapping[str, Any] | str | Path, **overrides: Any
+    scenario: Scenario | Mapping[str, Any] | str | Path,
+    *,
+    policy: Callable[[], CoalescingPolicy] | None = None,
+    **overrides: Any,
 ) -> dict[str, float | int | str]:
     """Run one scenario and return its metrics.
 
@@ -68,6 +72,10 @@ def run(
         Keys to set before running: a top-level key (``seed=3``), a section
         merged into the scenario (``nic={"coalescing": "openmx"}``), or a
         dotted path written with ``__`` (``nic__delay_us=0``).
+    policy
+        A coalescing policy written in Python (see :mod:`nicsim.policy`):
+        called once per receive queue to make that queue's policy, which
+        replaces ``nic.coalescing``.
 
     Returns
     -------
@@ -94,6 +102,8 @@ def run(
     NicsimError: nic.colour: unknown key
     """
     built = _as_scenario(scenario).update(overrides)
+    if policy is not None:
+        return _core.run_policy(built.to_toml(), policy)
     return _core.run(built.to_toml())
 
 

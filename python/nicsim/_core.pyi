@@ -2,12 +2,15 @@
 
 This stub is hand-written: it documents the binding layer in
 ``crates/nicsim-py`` and is checked against the compiled module with
-``python -m mypy.stubtest nicsim._core``. It owns nothing but the five entry
+``python -m mypy.stubtest nicsim._core``. It owns nothing but the entry
 points below; scenario building, sweeps, tables and plots live in the pure
 Python modules of :mod:`nicsim`.
 """
 
-__all__ = ["NicsimError", "bench", "preset_toml", "presets", "run", "version"]
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["NicsimError", "bench", "preset_toml", "presets", "run", "run_policy", "version"]
 
 class NicsimError(ValueError):
     """Bad input to the simulator.
@@ -42,6 +45,26 @@ def run(scenario_toml: str) -> dict[str, float | int | str]:
     ------
     NicsimError
         If the scenario is invalid; the message names the key.
+    """
+
+def run_policy(scenario_toml: str, make_policy: Callable[[], Any]) -> dict[str, float | int | str]:
+    """Run one scenario with a Python coalescing policy on every receive queue.
+
+    Parameters
+    ----------
+    scenario_toml
+        A scenario as TOML text (as for :func:`run`; its ``nic.coalescing``
+        is ignored).
+    make_policy
+        Called once per receive queue; returns an object with the methods of
+        :class:`nicsim.policy.CoalescingPolicy`.
+
+    Raises
+    ------
+    NicsimError
+        If the scenario is invalid, or a policy method raised or returned
+        something other than ``None`` or a :class:`nicsim.policy.Decision`
+        (the message names the method).
     """
 
 def presets() -> list[str]:

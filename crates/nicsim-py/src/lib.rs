@@ -4,10 +4,13 @@
 //! `ValueError`) carrying one line; a Rust panic is caught and turned into
 //! the same error type so that Python never sees a Rust backtrace.
 
+use nicsim::nic::coalesce::{Coalescer, Decision, DmaCompletion, TimerCmd};
+use nicsim::time::{Duration, Instant};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 create_exception!(_core, NicsimError, PyValueError, "Bad input or an impossible scenario (one line, names the key).");
 
@@ -36,6 +39,115 @@ fn is_count(key: &str) -> bool {
 #[pyfunction]
 fn run<'py>(py: Python<'py>, scenario_toml: String) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let m = py.allow_threads(|| guarded(move || nicsim::run_toml(&scenario_toml)))?;
+    metrics_dict(py, m)
+}
+
+/// A coalescing policy written in Python: each input calls the object's
+/// method of the same name (times in integer picoseconds) and reads back a
+/// decision. The first Python error is kept and reported after the run.
+struct PyPolicy {
+    obj: Py<PyAny>,
+    error: Arc<Mutex<Option<String>>>,
+}
+
+impl PyPolicy {
+    fn call(&mut self, method: &str, args: impl for<'py> IntoPyObject<'py, Target = pyo3::types::PyTuple>) -> Decision {
+        let mut error = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        if error.is_some() {
+            return Decision::NONE;
+        }
+        Python::with_gil(|py| {
+            let out = self.obj.call_method1(py, method, args).and_then(|v| decision(py, &v));
+            out.unwrap_or_else(|e| {
+                *error = Some(format!("policy.{method}: {e}"));
+                Decision::NONE
+            })
+        })
+    }
+}
+
+/// Reads a Python decision: `None` (nothing to do) or an object with
+/// `raise_irq: bool`, `timer_ps: int | None` and `cancel_timer: bool`.
+fn decision(py: Python<'_>, v: &PyObject) -> PyResult<Decision> {
+    if v.is_none(py) {
+        return Ok(Decision::NONE);
+    }
+    let bad = |what: &str| {
+        NicsimError::new_err(format!(
+            "returned {what} (allowed: None or nicsim.policy.Decision(raise_irq=..., timer_ps=..., cancel_timer=...))"
+        ))
+    };
+    let field = |name: &str| v.getattr(py, name).map_err(|_| bad(&format!("an object without `{name}`")));
+    let raise = field("raise_irq")?.extract::<bool>(py).map_err(|_| bad("a non-bool `raise_irq`"))?;
+    let cancel = field("cancel_timer")?.extract::<bool>(py).map_err(|_| bad("a non-bool `cancel_timer`"))?;
+    let timer = field("timer_ps")?
+        .extract::<Option<u64>>(py)
+        .map_err(|_| bad("a `timer_ps` that is not None or a non-negative int"))?;
+    let timer = match (timer, cancel) {
+        (Some(ps), _) => TimerCmd::Arm(Instant::ZERO + Duration::from_ps(ps)),
+        (None, true) => TimerCmd::Cancel,
+        (None, false) => TimerCmd::Keep,
+    };
+    Ok(Decision { raise, timer })
+}
+
+fn ps(t: Instant) -> u64 {
+    t.since(Instant::ZERO).as_ps()
+}
+
+impl Coalescer for PyPolicy {
+    fn name(&self) -> &'static str {
+        "python"
+    }
+    fn on_arrival(&mut self, now: Instant, marked: bool) -> Decision {
+        self.call("on_arrival", (ps(now), marked))
+    }
+    fn on_dma_complete(&mut self, now: Instant, dma: DmaCompletion) -> Decision {
+        self.call("on_dma_complete", (ps(now), dma.marked, dma.bytes, dma.other_pending))
+    }
+    fn on_timer(&mut self, now: Instant) -> Decision {
+        self.call("on_timer", (ps(now),))
+    }
+    fn on_irq_raised(&mut self, now: Instant) -> Decision {
+        self.call("on_irq_raised", (ps(now),))
+    }
+    fn on_rearm(&mut self, now: Instant, ring_pending: u32) -> Decision {
+        self.call("on_rearm", (ps(now), ring_pending))
+    }
+}
+
+/// Runs one scenario with a Python coalescing policy: `make_policy()` is
+/// called once per receive queue and must return the policy object.
+#[pyfunction]
+fn run_policy<'py>(
+    py: Python<'py>,
+    scenario_toml: String,
+    make_policy: Py<PyAny>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
+    let mut policies = Vec::new();
+    let error = Arc::new(Mutex::new(None));
+    // Make every queue's policy up front, with the GIL held.
+    let queues = scenario.receive_queues();
+    for _ in 0..queues {
+        let obj = make_policy.call0(py).map_err(|e| NicsimError::new_err(format!("make_policy(): {e}")))?;
+        policies.push(PyPolicy { obj, error: Arc::clone(&error) });
+    }
+    let m = py.allow_threads(|| {
+        guarded(std::panic::AssertUnwindSafe(move || {
+            let mut policies = policies.into_iter();
+            let mut make =
+                || -> Box<dyn Coalescer> { Box::new(policies.next().expect("one policy per receive queue")) };
+            nicsim::sim::run_with_policy(&scenario, Some(&mut make)).map_err(|e| e.to_string())
+        }))
+    });
+    if let Some(e) = error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(NicsimError::new_err(e));
+    }
+    metrics_dict(py, m?)
+}
+
+fn metrics_dict(py: Python<'_>, m: nicsim::Metrics) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     let d = pyo3::types::PyDict::new(py);
     for (k, v) in m.0 {
         if is_count(&k) {
@@ -76,6 +188,7 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NicsimError", m.py().get_type::<NicsimError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_policy, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(bench_fn, m)?)?;

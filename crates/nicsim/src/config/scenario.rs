@@ -164,6 +164,18 @@ pub enum Workload {
     Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
 }
 
+impl Scenario {
+    /// Receive queues in the whole simulated system (each has its own
+    /// coalescing policy): one per host, or one per core with multiqueue.
+    pub fn receive_queues(&self) -> usize {
+        let per_host = match self.steering {
+            SteeringKind::MultiQueue => self.platform.cores() as usize,
+            _ => 1,
+        };
+        self.platform.topology.hosts as usize * per_host
+    }
+}
+
 /// A validated scenario.
 #[derive(Debug, Clone)]
 pub struct Scenario {

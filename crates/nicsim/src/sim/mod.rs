@@ -496,6 +496,13 @@ fn dur(ns: f64) -> Duration {
 impl World {
     /// Builds the world of a validated scenario.
     pub fn new(s: &Scenario) -> Self {
+        Self::with_policy(s, None)
+    }
+
+    /// Builds the world of a validated scenario; `policy`, if given, makes
+    /// the coalescing policy of every receive queue instead of the
+    /// scenario's strategy (a user-defined policy, e.g. from Python).
+    pub fn with_policy(s: &Scenario, mut policy: Option<PolicyFactory<'_>>) -> Self {
         let p = &s.platform;
         let topo = Topology::new(&p.topology);
         let hosts_n = p.topology.hosts as usize;
@@ -557,8 +564,15 @@ impl World {
         for _ in 0..hosts_n {
             let steering = Steering::new(s.steering, cores);
             let steering_queues = steering.queues();
-            let queues =
-                (0..steering.queues()).map(|_| RxQueue::new(s.coalesce.build(), p.nic.ring_slots as usize)).collect();
+            let queues = (0..steering.queues())
+                .map(|_| {
+                    let policy = match policy.as_mut() {
+                        Some(make) => make(),
+                        None => s.coalesce.build(),
+                    };
+                    RxQueue::new(policy, p.nic.ring_slots as usize)
+                })
+                .collect();
             hosts.push(HostState {
                 cores: (0..cores)
                     .map(|_| Core {
@@ -1749,9 +1763,18 @@ impl World {
     }
 }
 
+/// Makes the coalescing policy of one receive queue (see [`run_with_policy`]).
+pub type PolicyFactory<'a> = &'a mut dyn FnMut() -> Box<dyn crate::nic::coalesce::Coalescer>;
+
 /// Runs one scenario to completion and returns its metrics.
 pub fn run(s: &Scenario) -> Result<Metrics, SimError> {
-    let mut w = World::new(s);
+    run_with_policy(s, None)
+}
+
+/// Runs one scenario with a user-defined coalescing policy on every receive
+/// queue (`None`: the scenario's strategy).
+pub fn run_with_policy(s: &Scenario, policy: Option<PolicyFactory<'_>>) -> Result<Metrics, SimError> {
+    let mut w = World::with_policy(s, policy);
     w.run()?;
     w.check_invariants()?;
     if let (Some(path), Some(frames)) = (&s.pcap, w.pcap.as_mut()) {
