@@ -37,6 +37,7 @@ __all__ = [
     "reproduce",
     "run",
     "run_experiment",
+    "sweep",
 ]
 
 __version__: str = _core.version()
@@ -105,6 +106,53 @@ def run(
     if policy is not None:
         return _core.run_policy(built.to_toml(), policy)
     return _core.run(built.to_toml())
+
+
+def sweep(
+    scenario: Scenario | Mapping[str, Any] | str | Path,
+    axes: Mapping[str, Iterable[Any]],
+    *,
+    metrics: Iterable[str] | None = None,
+    jobs: int | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run a grid of values of some scenario keys; one table row per configuration.
+
+    Parameters
+    ----------
+    scenario
+        The base scenario (as for :func:`run`).
+    axes
+        Dotted key → values; the grid is their product, last axis fastest.
+    metrics
+        Metric columns to keep (default: all).
+    jobs
+        Worker processes (default: all usable cores; the table is the same).
+    progress
+        Show a progress bar on stderr.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column per axis (named by its key), then the metrics.
+
+    Examples
+    --------
+    >>> base = {"workload": {"kind": "stream", "messages": 300}}
+    >>> axes = {"nic.coalescing": ["disabled", "openmx"]}
+    >>> t = sweep(base, axes, metrics=["interrupts_per_msg"], jobs=1)
+    >>> bool(t["interrupts_per_msg"].iloc[0] > t["interrupts_per_msg"].iloc[1])
+    True
+    """
+    from nicsim import sweeps as _sweep
+
+    return _sweep.sweep(
+        _as_scenario(scenario),
+        {key: list(values) for key, values in axes.items()},
+        metrics=None if metrics is None else list(metrics),
+        jobs=jobs,
+        progress=progress,
+    )
 
 
 def presets() -> list[str]:

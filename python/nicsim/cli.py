@@ -1,4 +1,4 @@
-"""The ``nicsim`` command line (typer): run, reproduce, presets, bench.
+"""The ``nicsim`` command line (typer): run, sweep, reproduce, presets, bench.
 
 This module owns argument parsing, terminal output and the error contract:
 bad input prints one ``error: ...`` line on stderr and exits with status 2,
@@ -19,6 +19,7 @@ from rich.table import Table
 
 import nicsim
 from nicsim import _core, runner
+from nicsim import sweeps as _sweep
 from nicsim._core import NicsimError
 from nicsim.scenario import Scenario, parse_value
 
@@ -159,6 +160,58 @@ def run_command(
     for name, value in metrics.items():
         table.add_row(name, _format(value))
     _out.print(table)
+
+
+def _pairs(items: list[str] | None, option: str, example: str) -> list[tuple[str, str]]:
+    """Split ``key.path=value`` command-line items."""
+    pairs = []
+    for item in items or []:
+        path, eq, text = item.partition("=")
+        if not eq or not path.strip() or not text.strip():
+            _fail(f"{option} {item!r}: expected key.path=value, e.g. {example}")
+        pairs.append((path.strip(), text.strip()))
+    return pairs
+
+
+@app.command("sweep")
+def sweep_command(
+    axis: Annotated[
+        list[str],
+        typer.Option(
+            "--axis",
+            help="A swept key and its values: key.path=v1,v2,... (repeat for a grid).",
+        ),
+    ],
+    out: Annotated[Path, typer.Option(help="Output table: .csv or .parquet.")],
+    scenario: Annotated[
+        Path | None, typer.Option("--scenario", help="Scenario TOML file to start from.")
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Set a fixed scenario key: key.path=value (TOML value)."),
+    ] = None,
+    metric: Annotated[
+        list[str] | None, typer.Option("--metric", help="Metric column to keep (repeatable).")
+    ] = None,
+    jobs: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+) -> None:
+    """Run a grid of scenario values and write one table row per configuration."""
+    if out.suffix not in (".csv", ".parquet"):
+        _fail(f"--out {out}: the file must end in .csv or .parquet")
+    base = Scenario.load(scenario) if scenario is not None else Scenario()
+    for path, text in _pairs(set_, "--set", "nic.delay_us=25"):
+        base.set(path, parse_value(text))
+    axes = {
+        path: [parse_value(v.strip()) for v in text.split(",")]
+        for path, text in _pairs(axis, "--axis", "nic.delay_us=0,25,75")
+    }
+    table = _sweep.sweep(base, axes, metrics=metric, jobs=jobs, progress=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix == ".csv":
+        table.to_csv(out, index=False)
+    else:
+        table.to_parquet(out, index=False)
+    _out.print(f"wrote {len(table)} rows: {out}")
 
 
 @app.command("reproduce")
