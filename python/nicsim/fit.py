@@ -39,6 +39,15 @@ class Target:
     name: str
     published: float
     measure: Callable[[Overrides], float]
+    #: A bound rather than a value: only a simulated value above it counts
+    #: as an error (e.g. "disabling coalescing cuts the rate by more than 2x").
+    upper: bool = False
+
+    def error(self, value: float) -> float:
+        """Relative error of a simulated value (0 if a bound holds)."""
+        if self.upper and value <= self.published:
+            return 0.0
+        return (value - self.published) / self.published
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,25 @@ def _latency(mpi: bool) -> Callable[[Overrides], float]:
     return f
 
 
+def _stream128(delay_us: float) -> Callable[[Overrides], float]:
+    """[OMX-COAL] 128 B stream, round-robin interrupts, sleep on."""
+
+    def f(ov: Overrides) -> float:
+        m = _run(
+            ov,
+            nic={"coalescing": "timeout", "delay_us": delay_us, "steering": "single-rr"},
+            host={"sleep": True},
+            workload={"kind": "stream", "size_bytes": 128, "messages": 6000},
+        )
+        return _num(m, "msg_rate_per_s")
+
+    return f
+
+
+def _no_coalescing_ratio(ov: Overrides) -> float:
+    return _stream128(0)(ov) / _stream128(75)(ov)
+
+
 def _binding_saving(ov: Overrides) -> float:
     return _flood("disabled", "single-rr")(ov) - _flood("disabled", "single-core")(ov)
 
@@ -113,6 +141,8 @@ def omx2009_targets() -> list[Target]:
         Target("msgrate 0 B timeout (msg/s)", 490_000, _msgrate("timeout")),
         Target("msgrate 0 B openmx (msg/s)", 423_000, _msgrate("openmx")),
         Target("msgrate 0 B stream (msg/s)", 435_000, _msgrate("stream")),
+        Target("128 B 75 us rr sleep (msg/s)", 433_000, _stream128(75)),
+        Target("128 B delay 0 / 75 us (< 0.5)", 0.5, _no_coalescing_ratio, upper=True),
         Target("flood disabled rr (ns/pkt)", 965, dis_rr),
         Target("flood timeout rr (ns/pkt)", 774, to_rr),
         Target("flood binding saving (ns/pkt)", 40, _binding_saving),
@@ -194,7 +224,7 @@ PLANS: dict[str, Plan] = {
 
 def _score(targets: list[Target], ov: Overrides) -> tuple[float, list[float]]:
     values = [t.measure(ov) for t in targets]
-    err = sum(((v - t.published) / t.published) ** 2 for v, t in zip(values, targets, strict=True))
+    err = sum(t.error(v) ** 2 for v, t in zip(values, targets, strict=True))
     return err, values
 
 
