@@ -104,3 +104,13 @@ def test_report_starts_with_the_summary(fake_run: RunFn, tmp_path: Path) -> None
         section = text[text.index(f"## `{exp_id}`") :]
         assert section.index(f"![{exp_id}]({exp_id}.png)") < section.index("| strategy |")
     assert text.count("### Published claims") == 1  # transfer has claims, msgrate none
+
+
+def test_discussion_follows_the_claims(fake_run: RunFn, tmp_path: Path) -> None:
+    exp = EXPERIMENTS["coalescing-pingpong"]
+    assert exp.discussion
+    tables = runner.run_experiments([exp.id], quick=True, jobs=1, run_fn=fake_run)
+    text = report.write_report(tables, tmp_path, report.Provenance("t", "omx2009", 1, True))
+    body = text.read_text(encoding="utf-8")
+    assert body.index("### Published claims") < body.index("### Where the model differs")
+    assert exp.discussion in body
