@@ -50,8 +50,10 @@ def fit_lci2000(preset: str = "lci2000") -> tuple[int, float]:
 def main() -> int:
     """Print the fit."""
     cycles, latency = fit_lci2000()
-    print(f"ni.fw_tx_cycles = ni.fw_rx_cycles = {cycles}: null latency {latency:.3f} us "
-          f"(target {TARGET_LATENCY_US} us)")
+    print(
+        f"ni.fw_tx_cycles = ni.fw_rx_cycles = {cycles}: null latency {latency:.3f} us "
+        f"(target {TARGET_LATENCY_US} us)"
+    )
     return 0
 
 

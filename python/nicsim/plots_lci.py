@@ -20,7 +20,9 @@ def _polling(table: pd.DataFrame, fig: Figure) -> None:
         rows = table[table["strategy"] == strategy].sort_values("payload_bytes")
         throughput.plot(rows["payload_bytes"], rows["throughput_MBps"], marker="o", label=strategy)
         if "msg_rate_per_s" in rows:
-            rate.plot(rows["payload_bytes"], rows["msg_rate_per_s"] / 1e3, marker="o", label=strategy)
+            rate.plot(
+                rows["payload_bytes"], rows["msg_rate_per_s"] / 1e3, marker="o", label=strategy
+            )
     for ax in (throughput, rate):
         ax.axvline(1024, color="grey", linestyle=":", linewidth=1)
         ax.set_xlabel("payload (bytes); dotted: one 1 KB packet")

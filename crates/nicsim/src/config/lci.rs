@@ -192,7 +192,10 @@ impl LciPlatform {
             return Err(ConfigError::range(
                 "ni.send_buffers",
                 n.send_buffers,
-                &format!("(send_buffers + recv_buffers) * (buffer_bytes + header_bytes) <= sram_bytes = {}", n.sram_bytes),
+                &format!(
+                    "(send_buffers + recv_buffers) * (buffer_bytes + header_bytes) <= sram_bytes = {}",
+                    n.sram_bytes
+                ),
             ));
         }
         for (k, v) in [
@@ -322,9 +325,10 @@ fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), C
             (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o, &key)?,
             (Some(old), new) if !old.is_table() && !new.is_table() => {
                 if old.is_float() {
-                    let f = new.as_float().or(new.as_integer().map(|i| i as f64)).ok_or_else(|| {
-                        ConfigError::range(&format!("platform.{key}"), new, "a number")
-                    })?;
+                    let f = new
+                        .as_float()
+                        .or(new.as_integer().map(|i| i as f64))
+                        .ok_or_else(|| ConfigError::range(&format!("platform.{key}"), new, "a number"))?;
                     *old = toml::Value::Float(f);
                 } else if std::mem::discriminant(old) == std::mem::discriminant(new) {
                     *old = new.clone();
@@ -332,9 +336,7 @@ fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), C
                     return Err(ConfigError::range(&format!("platform.{key}"), new, old.type_str()));
                 }
             }
-            (Some(_), _) => {
-                return Err(ConfigError::new(format!("`platform.{key}`: a table and a value do not mix")))
-            }
+            (Some(_), _) => return Err(ConfigError::new(format!("`platform.{key}`: a table and a value do not mix"))),
             (None, _) => {
                 let allowed: Vec<&str> = base.keys().map(|s| s.as_str()).collect();
                 return Err(ConfigError::new(format!(

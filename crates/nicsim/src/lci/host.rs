@@ -169,7 +169,8 @@ impl Host {
             }
             let n = self.packets_for(o.size);
             let last = self.next_frag + 1 == n;
-            let payload = if last { (o.size - (n as u64 - 1) * self.packet_bytes as u64) as u32 } else { self.packet_bytes };
+            let payload =
+                if last { (o.size - (n as u64 - 1) * self.packet_bytes as u64) as u32 } else { self.packet_bytes };
             self.pending = Some(Packet {
                 src: self.id,
                 dst: o.dst,

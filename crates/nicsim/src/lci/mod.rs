@@ -28,7 +28,7 @@ pub mod ni;
 pub mod poll;
 pub mod workload;
 
-use crate::config::{LciScenario, ConfigError};
+use crate::config::{ConfigError, LciScenario};
 use crate::engine::{EventQueue, Origin, SimRng};
 use crate::net::grid::{Grid, GridSpec};
 use crate::sim::{Metrics, SimError};
@@ -99,6 +99,10 @@ pub struct World {
     packets_delivered: u64,
 }
 
+/// Events without a packet sent or delivered after which a run is
+/// declared stuck (a spinning `pio` host generates events forever).
+const NO_PROGRESS_EVENTS: u64 = 10_000_000;
+
 /// Event origins: host h = 2h, NI h = 2h + 1.
 fn host_origin(h: u32) -> Origin {
     2 * h
@@ -125,9 +129,8 @@ impl World {
             dma_setup: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.dma_setup_cycles)),
         };
         let n = g.hosts;
-        let hosts = (0..n)
-            .map(|h| Host::new(h, &p.host, s.polling.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
-            .collect();
+        let hosts =
+            (0..n).map(|h| Host::new(h, &p.host, s.polling.detect(), p.ni.buffer_bytes, p.ni.send_buffers)).collect();
         let nis = (0..n)
             .map(|_| {
                 Ni::new(
@@ -158,13 +161,28 @@ impl World {
 
     /// Runs until the program is done; errors if no progress is possible.
     pub fn run(&mut self) -> Result<(), SimError> {
+        // Every host enters the library at time zero (and starts polling).
         for h in 0..self.hosts.len() as u32 {
             if let Some(o) = self.program.start(h) {
                 self.hosts[h as usize].outbox.push_back(o);
-                self.host_next(h, Instant::ZERO);
             }
+            self.host_next(h, Instant::ZERO);
         }
+        let mut last_upcalls = 0;
+        let mut quiet_since = 0;
         while !self.program.done() {
+            // Idle `pio` hosts poll forever: stop when nothing is consumed for
+            // NO_PROGRESS_EVENTS events in a row.
+            let upcalls = self.packets_sent + self.packets_delivered;
+            if upcalls != last_upcalls {
+                last_upcalls = upcalls;
+                quiet_since = self.q.popped();
+            } else if self.q.popped() - quiet_since > NO_PROGRESS_EVENTS {
+                return Err(SimError(format!(
+                    "no progress: no packet sent or delivered in {NO_PROGRESS_EVENTS} events up to {} us",
+                    self.q.now().as_us_f64()
+                )));
+            }
             let Some((now, ev)) = self.q.pop() else {
                 return Err(SimError(format!(
                     "no progress: nothing left to happen at {} us and the program is not done",
@@ -347,10 +365,7 @@ impl World {
     fn check_invariants(&self) -> Result<(), SimError> {
         let delivered: u64 = self.nis.iter().map(|n| n.delivered).sum();
         if delivered != self.packets_delivered || delivered > self.packets_sent {
-            return Err(SimError(format!(
-                "invariant: {} packets sent, {} delivered",
-                self.packets_sent, delivered
-            )));
+            return Err(SimError(format!("invariant: {} packets sent, {} delivered", self.packets_sent, delivered)));
         }
         Ok(())
     }

@@ -42,7 +42,9 @@ pub enum Strategy {
     DoubleDma,
     FullPacket,
     /// double-dma below `split` payload bytes, full-packet at or above.
-    StaticSplit { split: u32 },
+    StaticSplit {
+        split: u32,
+    },
     PacketShifting,
 }
 

@@ -95,8 +95,8 @@ fn bad_input_is_one_line_naming_the_key() {
 
 #[test]
 fn run_toml_dispatches_on_the_preset_family() {
-    let m = crate::run_toml("preset = \"lci2000\"\n[workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 20")
-        .unwrap();
+    let m =
+        crate::run_toml("preset = \"lci2000\"\n[workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 20").unwrap();
     assert!(m.get("throughput_MBps").unwrap() > 0.0);
 }
 

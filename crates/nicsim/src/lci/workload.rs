@@ -27,26 +27,12 @@ pub enum Program {
 impl Program {
     pub fn new(w: &LciWorkload) -> Self {
         match *w {
-            LciWorkload::Stream { src, dst, size, messages, warmup } => Program::Stream {
-                src,
-                dst,
-                size,
-                messages,
-                warmup,
-                received: 0,
-                t0: Instant::ZERO,
-                t1: Instant::ZERO,
-            },
-            LciWorkload::PingPong { src, dst, size, iterations, warmup } => Program::PingPong {
-                src,
-                dst,
-                size,
-                iterations,
-                warmup,
-                trips: 0,
-                t0: Instant::ZERO,
-                t1: Instant::ZERO,
-            },
+            LciWorkload::Stream { src, dst, size, messages, warmup } => {
+                Program::Stream { src, dst, size, messages, warmup, received: 0, t0: Instant::ZERO, t1: Instant::ZERO }
+            }
+            LciWorkload::PingPong { src, dst, size, iterations, warmup } => {
+                Program::PingPong { src, dst, size, iterations, warmup, trips: 0, t0: Instant::ZERO, t1: Instant::ZERO }
+            }
         }
     }
 
