@@ -161,8 +161,12 @@ impl World {
 
     /// Runs until the program is done; errors if no progress is possible.
     pub fn run(&mut self) -> Result<(), SimError> {
-        // Every host enters the library at time zero (and starts polling).
+        // Every host of the program enters the library at time zero (and
+        // starts polling); the others stay out of it.
         for h in 0..self.hosts.len() as u32 {
+            if !self.program.participates(h) {
+                continue;
+            }
             if let Some(o) = self.program.start(h) {
                 self.hosts[h as usize].outbox.push_back(o);
             }

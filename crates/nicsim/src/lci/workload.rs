@@ -7,8 +7,8 @@
 //! Extension points: add a variant to [`Program`] (and to
 //! `crate::config::LciWorkload`) for broadcast latency/throughput, ASP and
 //! QR (multicast), or the DSM request/reply mixes and FFT all-to-all
-//! (watchdog, timers); implement it in [`Program::start`],
-//! [`Program::on_message`], [`Program::done`] and [`Program::metrics`].
+//! (watchdog, timers); implement it in [`Program::participates`],
+//! [`Program::start`], [`Program::on_message`], [`Program::done`] and [`Program::metrics`].
 
 use super::host::Outgoing;
 use crate::config::LciWorkload;
@@ -33,6 +33,13 @@ impl Program {
             LciWorkload::PingPong { src, dst, size, iterations, warmup } => {
                 Program::PingPong { src, dst, size, iterations, warmup, trips: 0, t0: Instant::ZERO, t1: Instant::ZERO }
             }
+        }
+    }
+
+    /// Whether `host` runs the program (enters the library and polls).
+    pub fn participates(&self, host: u32) -> bool {
+        match *self {
+            Program::Stream { src, dst, .. } | Program::PingPong { src, dst, .. } => host == src || host == dst,
         }
     }
 
