@@ -1077,3 +1077,4 @@ GROUPS["omx-coal"] = (
     "coalescing-nas-is",
     "napi-knobs",
 )
+from nicsim import exp_lci as _exp_lci  # noqa: E402,F401  registers the LCI experiments

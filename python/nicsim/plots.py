@@ -1022,6 +1022,10 @@ PLOTTERS: dict[str, Plotter] = {
     "multiqueue-alltoall": _mq_alltoall,
 }
 
+from nicsim.plots_lci import LCI_PLOTTERS  # noqa: E402  the [LCI] plotters
+
+PLOTTERS.update(LCI_PLOTTERS)
+
 
 def plot(
     exp_id: str,

@@ -11,6 +11,7 @@ pub mod bench;
 pub mod config;
 pub mod engine;
 pub mod host;
+pub mod lci;
 pub mod net;
 pub mod nic;
 pub mod proto;
@@ -24,6 +25,10 @@ pub use sim::{run, Metrics, SimError};
 
 /// Runs a scenario given as TOML text; errors are one line.
 pub fn run_toml(text: &str) -> Result<Metrics, String> {
+    // A scenario whose preset has `family = "lci"` runs in the LCI world.
+    if config::scenario_is_lci(text) {
+        return lci::run_toml(text).map_err(|e| e.to_string());
+    }
     let s = Scenario::from_toml(text).map_err(|e| e.to_string())?;
     sim::run(&s).map_err(|e| e.to_string())
 }

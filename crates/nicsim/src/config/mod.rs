@@ -8,9 +8,11 @@
 //! Presets are TOML files embedded in the binary (`presets/*.toml`); a
 //! scenario names one and may override any of its values in `[platform]`.
 
+mod lci;
 mod platform;
 mod scenario;
 
+pub use lci::*;
 pub use platform::*;
 pub use scenario::*;
 
@@ -42,6 +44,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("omx2009", include_str!("../../../../presets/omx2009.toml")),
     ("omx2009-mq", include_str!("../../../../presets/omx2009-mq.toml")),
     ("modern", include_str!("../../../../presets/modern.toml")),
+    ("lci2000", include_str!("../../../../presets/lci2000.toml")),
 ];
 
 /// Names of the embedded presets.

@@ -7,6 +7,8 @@
 //! what a frame contains (`crate::wire`) nor what a NIC does with it
 //! (`crate::nic`). Loss and reordering injection happen at the switch.
 
+pub mod grid;
+
 use crate::config::LinkCfg;
 use crate::time::{Duration, Instant};
 

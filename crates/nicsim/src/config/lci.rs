@@ -1,0 +1,410 @@
+//! Configuration of the LCI world ([LCI], SPEC §2.4): the `lci2000`-family
+//! platform preset and the LCI scenario, in the same two layers as the
+//! Open-MX configuration (serde structs with `deny_unknown_fields` whose doc
+//! comments are the user help, then a validation step whose errors name the
+//! key, the value and what is allowed).
+//!
+//! This module does not build the LCI world (`crate::lci` does). A preset
+//! belongs to the LCI family when its file has `family = "lci"`; a scenario
+//! naming such a preset is parsed by [`LciScenario::from_toml`] and run by
+//! [`crate::lci::run`].
+
+use super::{check_f, check_u, preset_text, toml_error, ConfigError};
+use crate::lci::poll::Strategy;
+use serde::{Deserialize, Serialize};
+
+/// The value of the `family` key that marks an LCI preset.
+pub const LCI_FAMILY: &str = "lci";
+
+/// A whole LCI platform preset (`presets/lci2000.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciPlatform {
+    /// Must be "lci": selects the LCI world.
+    pub family: String,
+    /// Preset name.
+    pub name: String,
+    /// One-line description.
+    pub description: String,
+    pub grid: GridCfg,
+    pub link: LciLinkCfg,
+    pub pci: PciCfg,
+    pub ni: LanaiCfg,
+    pub host: LciHostCfg,
+}
+
+/// Hosts and the 3D grid of switches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridCfg {
+    /// Number of hosts (= x * y * z * hosts_per_switch).
+    pub hosts: u32,
+    /// Switches along x, y and z.
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+    /// Hosts attached to each switch.
+    pub hosts_per_switch: u32,
+    /// Ports of one switch (hosts + up to 6 grid neighbours must fit).
+    pub switch_ports: u32,
+}
+
+/// Myrinet links and switches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct LciLinkCfg {
+    /// Link rate per direction, MB/s (10^6 B/s).
+    pub rate_MBps: f64,
+    /// Per-switch routing latency of a packet head (cut-through), ns.
+    pub switch_latency_ns: f64,
+    /// Cable propagation per link, ns.
+    pub propagation_ns: f64,
+    /// Bytes on the wire besides the LCI packet (route bytes, type, CRC).
+    pub wire_overhead_bytes: u32,
+}
+
+/// The host I/O bus (one shared PCI bus per host).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct PciCfg {
+    /// Sustained DMA burst rate, MB/s.
+    pub dma_MBps: f64,
+    /// Bus occupancy of one DMA besides its data (arbitration, address phase, turnaround), ns.
+    pub dma_overhead_ns: f64,
+    /// Host-visible cost and bus occupancy of one PIO read of NI memory, ns.
+    pub pio_read_ns: f64,
+    /// Sustained programmed-I/O write rate into NI memory, MB/s.
+    pub pio_write_MBps: f64,
+    /// Bus occupancy of one PIO write burst besides its data, ns.
+    pub pio_write_overhead_ns: f64,
+}
+
+/// The LANai network interface and its firmware.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LanaiCfg {
+    /// NI processor clock, MHz.
+    pub clock_mhz: f64,
+    /// NI SRAM, bytes (send + receive buffers must fit).
+    pub sram_bytes: u32,
+    /// Payload capacity of one NI packet buffer, bytes.
+    pub buffer_bytes: u32,
+    /// LCI packet header, bytes.
+    pub header_bytes: u32,
+    /// NI send buffers.
+    pub send_buffers: u32,
+    /// NI receive buffers.
+    pub recv_buffers: u32,
+    /// Firmware cycles to handle one send descriptor up to the network DMA start.
+    pub fw_tx_cycles: u32,
+    /// Firmware cycles to handle one received packet up to the host DMA start.
+    pub fw_rx_cycles: u32,
+    /// Firmware cycles to program one DMA (any of the three engines).
+    pub dma_setup_cycles: u32,
+}
+
+/// The host (Pentium Pro) and the LCI library.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciHostCfg {
+    /// Host clock, MHz.
+    pub clock_mhz: f64,
+    /// Pinned host receive buffers in the queue the NI DMAs into.
+    pub recv_buffers: u32,
+    /// A failed poll of a cached host flag (cache hit), ns.
+    pub poll_hit_ns: f64,
+    /// A successful poll: the NI wrote the line (cache miss), ns.
+    pub poll_miss_ns: f64,
+    /// Library send path per packet besides the PIO itself (descriptor build, bookkeeping), ns.
+    pub send_ns: f64,
+    /// Library receive path per packet: dispatch to the upcall and free the packet, ns.
+    pub upcall_ns: f64,
+    /// Dispatching an interrupt to a kernel handler, ns.
+    pub kernel_dispatch_ns: f64,
+    /// Delivering it further to a user signal handler, ns.
+    pub signal_handler_ns: f64,
+}
+
+impl LciPlatform {
+    /// Parses a preset text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| toml_error("preset", e))
+    }
+
+    /// NI cycles to nanoseconds.
+    pub fn ni_cycles_ns(&self, cycles: u32) -> f64 {
+        cycles as f64 * 1e3 / self.ni.clock_mhz
+    }
+
+    /// Bytes of one host receive buffer: header + payload capacity + FULL word.
+    pub fn host_buffer_bytes(&self) -> u32 {
+        self.ni.header_bytes + self.ni.buffer_bytes + crate::lci::poll::FLAG_BYTES
+    }
+
+    /// Range checks; errors name the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.family != LCI_FAMILY {
+            return Err(ConfigError::range("family", format!("{:?}", self.family), "\"lci\""));
+        }
+        let g = &self.grid;
+        for (k, v) in [("grid.x", g.x), ("grid.y", g.y), ("grid.z", g.z)] {
+            check_u(k, v as u64, 1, 64)?;
+        }
+        check_u("grid.switch_ports", g.switch_ports as u64, 2, 64)?;
+        check_u("grid.hosts_per_switch", g.hosts_per_switch as u64, 1, g.switch_ports as u64)?;
+        let need = g.x * g.y * g.z * g.hosts_per_switch;
+        if g.hosts != need || g.hosts < 2 {
+            return Err(ConfigError::range(
+                "grid.hosts",
+                g.hosts,
+                &format!("x*y*z*hosts_per_switch = {need}, at least 2"),
+            ));
+        }
+        let neighbours = [g.x, g.y, g.z].iter().map(|&d| if d > 2 { 2 } else { d - 1 }).sum::<u32>();
+        if g.hosts_per_switch + neighbours > g.switch_ports {
+            return Err(ConfigError::range(
+                "grid.hosts_per_switch",
+                g.hosts_per_switch,
+                &format!("at most switch_ports - grid neighbours = {}", g.switch_ports.saturating_sub(neighbours)),
+            ));
+        }
+        let l = &self.link;
+        check_f("link.rate_MBps", l.rate_MBps, 1.0, 1e6)?;
+        check_f("link.switch_latency_ns", l.switch_latency_ns, 0.0, 1e6)?;
+        check_f("link.propagation_ns", l.propagation_ns, 0.0, 1e6)?;
+        check_u("link.wire_overhead_bytes", l.wire_overhead_bytes as u64, 0, 4096)?;
+        let p = &self.pci;
+        check_f("pci.dma_MBps", p.dma_MBps, 1.0, 1e6)?;
+        check_f("pci.dma_overhead_ns", p.dma_overhead_ns, 0.0, 1e6)?;
+        check_f("pci.pio_read_ns", p.pio_read_ns, 1.0, 1e6)?;
+        check_f("pci.pio_write_MBps", p.pio_write_MBps, 1.0, 1e6)?;
+        check_f("pci.pio_write_overhead_ns", p.pio_write_overhead_ns, 0.0, 1e6)?;
+        let n = &self.ni;
+        check_f("ni.clock_mhz", n.clock_mhz, 1.0, 1e5)?;
+        check_u("ni.buffer_bytes", n.buffer_bytes as u64, 16, 1 << 20)?;
+        check_u("ni.header_bytes", n.header_bytes as u64, 4, 1024)?;
+        check_u("ni.send_buffers", n.send_buffers as u64, 1, 4096)?;
+        check_u("ni.recv_buffers", n.recv_buffers as u64, 1, 4096)?;
+        let used = (n.send_buffers as u64 + n.recv_buffers as u64) * (n.buffer_bytes + n.header_bytes) as u64;
+        if used > n.sram_bytes as u64 {
+            return Err(ConfigError::range(
+                "ni.send_buffers",
+                n.send_buffers,
+                &format!(
+                    "(send_buffers + recv_buffers) * (buffer_bytes + header_bytes) <= sram_bytes = {}",
+                    n.sram_bytes
+                ),
+            ));
+        }
+        for (k, v) in [
+            ("ni.fw_tx_cycles", n.fw_tx_cycles),
+            ("ni.fw_rx_cycles", n.fw_rx_cycles),
+            ("ni.dma_setup_cycles", n.dma_setup_cycles),
+        ] {
+            check_u(k, v as u64, 0, 1 << 24)?;
+        }
+        let h = &self.host;
+        check_f("host.clock_mhz", h.clock_mhz, 1.0, 1e5)?;
+        check_u("host.recv_buffers", h.recv_buffers as u64, 1, 1 << 16)?;
+        for (k, v) in [
+            ("host.poll_hit_ns", h.poll_hit_ns),
+            ("host.poll_miss_ns", h.poll_miss_ns),
+            ("host.send_ns", h.send_ns),
+            ("host.upcall_ns", h.upcall_ns),
+            ("host.kernel_dispatch_ns", h.kernel_dispatch_ns),
+            ("host.signal_handler_ns", h.signal_handler_ns),
+        ] {
+            check_f(k, v, 0.0, 1e9)?;
+        }
+        if h.poll_hit_ns <= 0.0 {
+            return Err(ConfigError::range("host.poll_hit_ns", h.poll_hit_ns, "> 0"));
+        }
+        Ok(())
+    }
+}
+
+/// Reads a preset (embedded name or `.toml` path) as a TOML table.
+pub fn preset_table(preset: &str) -> Result<toml::Table, ConfigError> {
+    let text: String = if preset.ends_with(".toml") || preset.contains('/') {
+        std::fs::read_to_string(preset)
+            .map_err(|e| ConfigError::new(format!("invalid value for `preset`: cannot read {preset:?}: {e}")))?
+    } else {
+        preset_text(preset)?.to_string()
+    };
+    toml::from_str(&text).map_err(|e| toml_error("preset", e))
+}
+
+/// Whether a preset table belongs to the LCI family.
+pub fn is_lci_table(t: &toml::Table) -> bool {
+    t.get("family").and_then(|v| v.as_str()) == Some(LCI_FAMILY)
+}
+
+/// Whether the scenario text names an LCI preset (the dispatch of
+/// [`crate::run_toml`]). A scenario that does not parse or names no
+/// readable preset is not LCI: the Open-MX parser then reports the error.
+pub fn scenario_is_lci(text: &str) -> bool {
+    let Ok(t) = toml::from_str::<toml::Table>(text) else { return false };
+    let preset = t.get("preset").and_then(|v| v.as_str()).unwrap_or("omx2009");
+    preset_table(preset).map(|p| is_lci_table(&p)).unwrap_or(false)
+}
+
+/// The LCI scenario file as written by the user.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciScenarioFile {
+    /// An LCI preset name ("lci2000") or a path to an LCI preset file.
+    pub preset: Option<String>,
+    /// Seed of every random choice.
+    pub seed: Option<u64>,
+    /// Overrides of preset values: same tables and keys as the preset file.
+    pub platform: Option<toml::Table>,
+    #[serde(default)]
+    pub nic: LciNicOpts,
+    pub workload: LciWorkloadOpts,
+}
+
+/// NI firmware policy options.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciNicOpts {
+    /// Arrival detection: pio|double-dma|full-packet|static-split|packet-shifting.
+    pub polling: Option<String>,
+    /// static-split: payload (bytes) from which full-packet is used (default 512).
+    pub split_bytes: Option<u32>,
+}
+
+/// The LCI workload.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciWorkloadOpts {
+    /// stream|pingpong.
+    pub kind: String,
+    /// Message payload, bytes (messages above one packet are fragmented).
+    pub size_bytes: Option<u64>,
+    /// stream: timed messages.
+    pub messages: Option<u64>,
+    /// Untimed messages first.
+    pub warmup: Option<u64>,
+    /// pingpong: timed round trips.
+    pub iterations: Option<u64>,
+    /// Sending host (default 0).
+    pub src: Option<u32>,
+    /// Receiving host (default 1).
+    pub dst: Option<u32>,
+}
+
+/// Names of the LCI workload kinds.
+pub const LCI_WORKLOADS: &[&str] = &["stream", "pingpong"];
+
+/// A validated LCI workload (`crate::lci::workload` runs it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LciWorkload {
+    /// `src` sends `warmup + messages` messages of `size` bytes to `dst`
+    /// back to back; throughput is measured at the receiver over the timed ones.
+    Stream { src: u32, dst: u32, size: u64, messages: u64, warmup: u64 },
+    /// `src` and `dst` bounce a message `warmup + iterations` times;
+    /// one-way latency = half the mean timed round trip.
+    PingPong { src: u32, dst: u32, size: u64, iterations: u64, warmup: u64 },
+}
+
+/// A validated LCI scenario.
+#[derive(Debug, Clone)]
+pub struct LciScenario {
+    pub platform: LciPlatform,
+    pub seed: u64,
+    pub polling: Strategy,
+    pub workload: LciWorkload,
+}
+
+fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), ConfigError> {
+    for (k, v) in over {
+        let key = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o, &key)?,
+            (Some(old), new) if !old.is_table() && !new.is_table() => {
+                if old.is_float() {
+                    let f = new
+                        .as_float()
+                        .or(new.as_integer().map(|i| i as f64))
+                        .ok_or_else(|| ConfigError::range(&format!("platform.{key}"), new, "a number"))?;
+                    *old = toml::Value::Float(f);
+                } else if std::mem::discriminant(old) == std::mem::discriminant(new) {
+                    *old = new.clone();
+                } else {
+                    return Err(ConfigError::range(&format!("platform.{key}"), new, old.type_str()));
+                }
+            }
+            (Some(_), _) => return Err(ConfigError::new(format!("`platform.{key}`: a table and a value do not mix"))),
+            (None, _) => {
+                let allowed: Vec<&str> = base.keys().map(|s| s.as_str()).collect();
+                return Err(ConfigError::new(format!(
+                    "unknown key `platform.{key}` (allowed here: {})",
+                    allowed.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Loads an LCI preset by name or path, applying overrides.
+pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<LciPlatform, ConfigError> {
+    let mut table = preset_table(preset)?;
+    if let Some(o) = overrides {
+        merge(&mut table, o, "")?;
+    }
+    let p: LciPlatform = toml::Value::Table(table).try_into().map_err(|e| toml_error("preset", e))?;
+    p.validate()?;
+    Ok(p)
+}
+
+impl LciScenario {
+    /// Parses and validates an LCI scenario text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let f: LciScenarioFile = toml::from_str(text).map_err(|e| toml_error("scenario", e))?;
+        Self::from_file(f)
+    }
+
+    /// Validates a parsed LCI scenario file.
+    pub fn from_file(f: LciScenarioFile) -> Result<Self, ConfigError> {
+        let platform = load_lci_platform(f.preset.as_deref().unwrap_or("lci2000"), f.platform.as_ref())?;
+        let split = f.nic.split_bytes.unwrap_or(crate::lci::poll::DEFAULT_SPLIT_BYTES);
+        check_u("nic.split_bytes", split as u64, 0, platform.ni.buffer_bytes as u64)?;
+        let polling = Strategy::parse(f.nic.polling.as_deref().unwrap_or("packet-shifting"), split)?;
+        let w = &f.workload;
+        let hosts = platform.grid.hosts as u64;
+        let src = w.src.unwrap_or(0);
+        let dst = w.dst.unwrap_or(1);
+        check_u("workload.src", src as u64, 0, hosts - 1)?;
+        check_u("workload.dst", dst as u64, 0, hosts - 1)?;
+        if src == dst {
+            return Err(ConfigError::range("workload.dst", dst, "a host other than workload.src"));
+        }
+        let size = w.size_bytes.unwrap_or(0);
+        check_u("workload.size_bytes", size, 0, 1 << 30)?;
+        let warmup = w.warmup.unwrap_or(10);
+        check_u("workload.warmup", warmup, 0, 1 << 32)?;
+        let workload = match w.kind.as_str() {
+            "stream" => {
+                let messages = w.messages.unwrap_or(1000);
+                check_u("workload.messages", messages, 1, 1 << 32)?;
+                LciWorkload::Stream { src, dst, size, messages, warmup }
+            }
+            "pingpong" => {
+                let iterations = w.iterations.unwrap_or(1000);
+                check_u("workload.iterations", iterations, 1, 1 << 32)?;
+                LciWorkload::PingPong { src, dst, size, iterations, warmup }
+            }
+            other => {
+                return Err(ConfigError::range(
+                    "workload.kind",
+                    format!("{other:?}"),
+                    &format!("one of {}", LCI_WORKLOADS.join(", ")),
+                ))
+            }
+        };
+        Ok(LciScenario { platform, seed: f.seed.unwrap_or(1), polling, workload })
+    }
+}

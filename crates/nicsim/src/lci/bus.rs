@@ -1,0 +1,117 @@
+//! The host I/O bus: one 32-bit/33 MHz PCI bus per host, shared by the
+//! host's programmed I/O to the NI and the NI's DMA engines.
+//!
+//! This module owns arbitration and occupancy only. Every transaction is
+//! granted in request order (FIFO): it starts at `max(now, bus free)` and
+//! holds the bus for its duration. A PIO poll across the bus therefore
+//! delays a DMA requested while it is in flight, and vice versa. It does
+//! not know why a transaction is made (`super::ni`, `super::host`).
+
+use crate::config::PciCfg;
+use crate::time::{Duration, Instant};
+
+/// A bus transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BusOp {
+    /// NI DMA (either direction) of `bytes`.
+    Dma { bytes: u32 },
+    /// Host read of one NI word (a poll of NI memory).
+    PioRead,
+    /// Host write burst of `bytes` into NI memory.
+    PioWrite { bytes: u32 },
+}
+
+/// Occupancy and counters of one host's bus.
+#[derive(Debug, Clone)]
+pub struct Bus {
+    dma_bps: u64,
+    dma_overhead: Duration,
+    pio_read: Duration,
+    pio_write_bps: u64,
+    pio_write_overhead: Duration,
+    free_at: Instant,
+    /// Total time the bus was held.
+    pub busy: Duration,
+    pub dmas: u64,
+    pub dma_bytes: u64,
+    pub pio_reads: u64,
+    pub pio_writes: u64,
+    /// Time transactions waited for the bus.
+    pub wait: Duration,
+}
+
+impl Bus {
+    pub fn new(c: &PciCfg) -> Self {
+        Bus {
+            dma_bps: (c.dma_MBps * 1e6).round() as u64,
+            dma_overhead: Duration::from_ns_f64(c.dma_overhead_ns),
+            pio_read: Duration::from_ns_f64(c.pio_read_ns),
+            pio_write_bps: (c.pio_write_MBps * 1e6).round() as u64,
+            pio_write_overhead: Duration::from_ns_f64(c.pio_write_overhead_ns),
+            free_at: Instant::ZERO,
+            busy: Duration::ZERO,
+            dmas: 0,
+            dma_bytes: 0,
+            pio_reads: 0,
+            pio_writes: 0,
+            wait: Duration::ZERO,
+        }
+    }
+
+    /// How long `op` holds the bus.
+    pub fn duration(&self, op: BusOp) -> Duration {
+        match op {
+            BusOp::Dma { bytes } => self.dma_overhead + Duration::for_bytes(bytes as u64, self.dma_bps),
+            BusOp::PioRead => self.pio_read,
+            BusOp::PioWrite { bytes } => {
+                self.pio_write_overhead + Duration::for_bytes(bytes as u64, self.pio_write_bps)
+            }
+        }
+    }
+
+    /// Requests the bus at `now` for `op`; returns (start, end).
+    pub fn request(&mut self, now: Instant, op: BusOp) -> (Instant, Instant) {
+        let start = now.max(self.free_at);
+        let d = self.duration(op);
+        let end = start + d;
+        self.wait += start.since(now);
+        self.free_at = end;
+        self.busy += d;
+        match op {
+            BusOp::Dma { bytes } => {
+                self.dmas += 1;
+                self.dma_bytes += bytes as u64;
+            }
+            BusOp::PioRead => self.pio_reads += 1,
+            BusOp::PioWrite { .. } => self.pio_writes += 1,
+        }
+        (start, end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pci() -> PciCfg {
+        PciCfg {
+            dma_MBps: 132.0,
+            dma_overhead_ns: 240.0,
+            pio_read_ns: 467.0,
+            pio_write_MBps: 50.0,
+            pio_write_overhead_ns: 120.0,
+        }
+    }
+
+    #[test]
+    fn a_poll_in_flight_delays_a_dma_fifo() {
+        let mut b = Bus::new(&pci());
+        let t0 = Instant::ZERO;
+        let (_, poll_end) = b.request(t0, BusOp::PioRead);
+        let (dma_start, dma_end) = b.request(t0 + Duration::from_ns(100), BusOp::Dma { bytes: 132 });
+        assert_eq!(dma_start, poll_end);
+        assert_eq!(dma_end.since(dma_start), Duration::from_ns(240 + 1000));
+        assert_eq!(b.wait, Duration::from_ns(367));
+        assert_eq!((b.dmas, b.pio_reads), (1, 1));
+    }
+}

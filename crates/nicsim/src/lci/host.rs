@@ -1,0 +1,201 @@
+//! The LCI host (Pentium Pro running the LCI library) as a sans-I/O state
+//! machine: given `now` it says what the library does next
+//! ([`Host::next_action`]); the world executes it.
+//!
+//! This module owns the host side of the host/NI interface: the queue of
+//! pinned receive buffers the NI fills (packets become visible in slot
+//! order), the processed-packet counter and the interrupts-enabled flag in
+//! host memory (both readable by the NI with a small DMA), the upcall and
+//! packet free, the host's knowledge of free NI send buffers, message
+//! fragmentation into packets, and the polling loop per [`Detect`]
+//! (failed polls of a cached flag are cache hits, the successful one a
+//! miss; `pio` polls read the NI counter across the bus). It does not own
+//! bus timing (`super::bus`) nor the NI (`super::ni`).
+//!
+//! Extension points: [`Host::irq_enabled`] (the flag the polling watchdog
+//! fetches), [`Host::signal_cost`] (kernel dispatch + user signal handler,
+//! for watchdog and NI-clock interrupts), [`Host::last_poll`] (when the
+//! library last entered and polled: the fine-grain timers' "host has
+//! polled recently" test).
+
+use super::poll::Detect;
+use super::Packet;
+use crate::config::LciHostCfg;
+use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
+
+/// A message (or `count` equal messages) the program wants sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outgoing {
+    pub dst: u32,
+    pub size: u64,
+    pub count: u64,
+}
+
+/// What the library does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostAction {
+    /// A packet is detected: successful poll (miss) + upcall + free, `cost` in all.
+    Consume { pkt: Packet, cost: Duration },
+    /// Read the NI's delivered counter across the bus (`pio` polling).
+    PollNi,
+    /// Run the library send path for the next packet (then [`HostAction::Write`]).
+    SendPath,
+    /// Write the packet and its descriptor into an NI send buffer by PIO.
+    Write(Packet),
+    /// No NI send buffer known free: read the NI's released counter by PIO.
+    ReadSendCounter,
+    /// Spin on the cached FULL flag of the next receive buffer.
+    Spin,
+}
+
+/// One host.
+#[derive(Debug)]
+pub struct Host {
+    pub id: u32,
+    detect: Detect,
+    packet_bytes: u32,
+    poll_hit: Duration,
+    poll_miss: Duration,
+    upcall: Duration,
+    pub send_cost: Duration,
+    kernel_dispatch: Duration,
+    signal_handler: Duration,
+    /// Packets the NI has made visible (flag written), in receive-buffer order.
+    pub visible: VecDeque<Packet>,
+    /// `pio`: the NI counter as last read.
+    pub known_delivered: u64,
+    /// Processed-packet counter in host memory.
+    pub consumed: u64,
+    /// Interrupts-enabled flag in host memory (toggled without telling the
+    /// NI; read by the NI's watchdog). Phase 1 never raises interrupts.
+    pub irq_enabled: bool,
+    /// When the library last polled (entered the library).
+    pub last_poll: Instant,
+    /// Messages to send, and the packet index within the head message.
+    pub outbox: VecDeque<Outgoing>,
+    next_frag: u32,
+    next_msg: u32,
+    /// Packet prepared by [`HostAction::SendPath`], to be written next.
+    pub pending: Option<Packet>,
+    /// Send buffers the host filled, and the NI's released count as last read.
+    pub posted: u64,
+    pub known_sent: u64,
+    send_buffers: u64,
+    /// Busy until an event wakes it.
+    pub busy: bool,
+    /// Spinning on the cached flag since then.
+    pub spin_since: Option<Instant>,
+    /// Counters.
+    pub polls_failed: u64,
+    pub polls_ok: u64,
+    pub upcalls: u64,
+    pub packets_sent: u64,
+    pub interrupts: u64,
+}
+
+impl Host {
+    pub fn new(id: u32, cfg: &LciHostCfg, detect: Detect, packet_bytes: u32, send_buffers: u32) -> Self {
+        Host {
+            id,
+            detect,
+            packet_bytes,
+            poll_hit: Duration::from_ns_f64(cfg.poll_hit_ns),
+            poll_miss: Duration::from_ns_f64(cfg.poll_miss_ns),
+            upcall: Duration::from_ns_f64(cfg.upcall_ns),
+            send_cost: Duration::from_ns_f64(cfg.send_ns),
+            kernel_dispatch: Duration::from_ns_f64(cfg.kernel_dispatch_ns),
+            signal_handler: Duration::from_ns_f64(cfg.signal_handler_ns),
+            visible: VecDeque::with_capacity(cfg.recv_buffers as usize),
+            known_delivered: 0,
+            consumed: 0,
+            irq_enabled: true,
+            last_poll: Instant::ZERO,
+            outbox: VecDeque::new(),
+            next_frag: 0,
+            next_msg: 0,
+            pending: None,
+            posted: 0,
+            known_sent: 0,
+            send_buffers: send_buffers as u64,
+            busy: false,
+            spin_since: None,
+            polls_failed: 0,
+            polls_ok: 0,
+            upcalls: 0,
+            packets_sent: 0,
+            interrupts: 0,
+        }
+    }
+
+    /// Cost of delivering an NI interrupt as a signal: kernel dispatch + user handler.
+    pub fn signal_cost(&self) -> Duration {
+        self.kernel_dispatch + self.signal_handler
+    }
+
+    /// Packets a message of `size` bytes needs (at least one).
+    pub fn packets_for(&self, size: u64) -> u32 {
+        size.div_ceil(self.packet_bytes as u64).max(1) as u32
+    }
+
+    /// Ends a spin at `now` (a packet became visible): counts the failed
+    /// polls (cache hits) it took.
+    pub fn end_spin(&mut self, now: Instant) {
+        if let Some(since) = self.spin_since.take() {
+            self.polls_failed += now.since(since).as_ps() / self.poll_hit.as_ps().max(1);
+        }
+    }
+
+    /// What the library does next (the host is not busy).
+    pub fn next_action(&mut self, now: Instant) -> HostAction {
+        self.last_poll = now;
+        let detected = match self.detect {
+            Detect::HostFlag => !self.visible.is_empty(),
+            Detect::NiCounter => self.consumed < self.known_delivered,
+        };
+        if detected {
+            let pkt = self.visible.pop_front().expect("NI counter ahead of visible packets");
+            self.consumed += 1;
+            self.polls_ok += 1;
+            self.upcalls += 1;
+            return HostAction::Consume { pkt, cost: self.poll_miss + self.upcall };
+        }
+        if let Some(p) = self.pending.take() {
+            return HostAction::Write(p);
+        }
+        if let Some(o) = self.outbox.front().copied() {
+            if self.posted - self.known_sent >= self.send_buffers {
+                return HostAction::ReadSendCounter;
+            }
+            let n = self.packets_for(o.size);
+            let last = self.next_frag + 1 == n;
+            let payload =
+                if last { (o.size - (n as u64 - 1) * self.packet_bytes as u64) as u32 } else { self.packet_bytes };
+            self.pending = Some(Packet {
+                src: self.id,
+                dst: o.dst,
+                msg: self.next_msg,
+                frag: self.next_frag,
+                last,
+                payload,
+                msg_bytes: o.size,
+            });
+            if last {
+                self.next_frag = 0;
+                self.next_msg = self.next_msg.wrapping_add(1);
+                let head = self.outbox.front_mut().expect("outbox head");
+                head.count -= 1;
+                if head.count == 0 {
+                    self.outbox.pop_front();
+                }
+            } else {
+                self.next_frag += 1;
+            }
+            return HostAction::SendPath;
+        }
+        match self.detect {
+            Detect::NiCounter => HostAction::PollNi,
+            Detect::HostFlag => HostAction::Spin,
+        }
+    }
+}

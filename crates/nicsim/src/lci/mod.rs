@@ -1,0 +1,424 @@
+//! The LCI world ([LCI], SPEC §2.4): Pentium Pro hosts on 32-bit/33 MHz PCI
+//! with programmable LANai 4.1 NIs on a 3D grid of Myrinet switches.
+//!
+//! This module owns the event loop that connects the pieces, and nothing
+//! else: [`host`] (library: PIO sends, receive-buffer queue, polling,
+//! upcall), [`ni`] (LANai firmware: buffers, DMA engines, delivery plans),
+//! [`bus`] (each host's shared PCI bus), [`poll`] (the five arrival
+//! detection strategies), [`workload`] (what the hosts run) and
+//! `crate::net::grid` (the switches). It is a different machine from the
+//! Open-MX world in `crate::sim` (no kernel receive path, no NAPI): it
+//! reuses only the engine ([`EventQueue`], [`SimRng`]), time and metrics.
+//!
+//! One packet's life: host `SendPath` (library CPU) -> `Write` (PIO of
+//! header + payload + descriptor across the sender's bus) -> NI firmware
+//! (`fw_tx_cycles` + one DMA set-up) -> the network DMA starts once the
+//! receiving NI has a free receive buffer (Myrinet back-pressure) -> grid
+//! (cut-through) -> receiving NI firmware (`fw_rx_cycles` + set-up) -> the
+//! strategy's NI -> host DMA(s) on the receiver's bus -> visible to the
+//! host -> poll + upcall + free.
+//!
+//! Extension points for the next phases: new [`Ev`] variants for NI timers
+//! (watchdog expiry, NI clock ticks) and signal delivery; multicast
+//! forwarding at [`Ev::Arrive`]; new [`workload::Program`] variants.
+
+pub mod bus;
+pub mod host;
+pub mod ni;
+pub mod poll;
+pub mod workload;
+
+use crate::config::{ConfigError, LciScenario};
+use crate::engine::{EventQueue, Origin, SimRng};
+use crate::net::grid::{Grid, GridSpec};
+use crate::sim::{Metrics, SimError};
+use crate::time::{Duration, Instant};
+use bus::{Bus, BusOp};
+use host::{Host, HostAction};
+use ni::{FwCosts, Ni, RxNext};
+use workload::Program;
+
+/// One LCI packet (header fields the model needs; no bytes are built).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet {
+    pub src: u32,
+    pub dst: u32,
+    /// Per-sender message number.
+    pub msg: u32,
+    /// Fragment index within the message.
+    pub frag: u32,
+    /// Last fragment of the message.
+    pub last: bool,
+    /// Payload bytes in this packet.
+    pub payload: u32,
+    /// Size of the whole message.
+    pub msg_bytes: u64,
+}
+
+/// Events of the LCI world.
+#[derive(Debug, Clone, Copy)]
+pub enum Ev {
+    /// Host `h` finished its current action.
+    HostDone(u32),
+    /// Host `h` finished the library send path: write the packet now.
+    HostWrite(u32),
+    /// Host `h`'s PIO read of its NI's delivered counter completed.
+    PollDone(u32),
+    /// Host `h`'s PIO read of its NI's released-send-buffer counter completed.
+    SendCounterDone(u32),
+    /// The descriptor written by host `h` is in its NI's SRAM.
+    Posted(u32, Packet),
+    /// NI `h`'s firmware has the network DMA of its head descriptor programmed.
+    TxReady(u32),
+    /// NI `h`'s packet tail left: its send buffer is free.
+    TxDone(u32),
+    /// A packet is entirely in NI `h`'s receive buffer.
+    Arrive(u32, Packet),
+    /// NI `h`'s receive delivery continues.
+    RxStep(u32),
+    /// NI `h` programmed the fetch of the host's processed counter.
+    RefreshDma(u32),
+    /// That fetch completed.
+    RefreshDone(u32),
+}
+
+/// The LCI world.
+pub struct World {
+    q: EventQueue<Ev>,
+    #[allow(dead_code)] // phase 1 draws nothing at random; kept for loss/jitter and DSM mixes
+    rng: SimRng,
+    grid: Grid,
+    hosts: Vec<Host>,
+    nis: Vec<Ni>,
+    buses: Vec<Bus>,
+    /// Per NI: senders whose head packet waits for one of its receive buffers.
+    blocked: Vec<Vec<u32>>,
+    header: u32,
+    program: Program,
+    packets_sent: u64,
+    packets_delivered: u64,
+}
+
+/// Events without a packet sent or delivered after which a run is
+/// declared stuck (a spinning `pio` host generates events forever).
+const NO_PROGRESS_EVENTS: u64 = 10_000_000;
+
+/// Event origins: host h = 2h, NI h = 2h + 1.
+fn host_origin(h: u32) -> Origin {
+    2 * h
+}
+fn ni_origin(h: u32) -> Origin {
+    2 * h + 1
+}
+
+impl World {
+    pub fn new(s: &LciScenario) -> Self {
+        let p = &s.platform;
+        let g = &p.grid;
+        let grid = Grid::new(GridSpec {
+            dims: [g.x, g.y, g.z],
+            hosts_per_switch: g.hosts_per_switch,
+            bytes_per_s: (p.link.rate_MBps * 1e6).round() as u64,
+            overhead_bytes: p.link.wire_overhead_bytes,
+            switch_latency: Duration::from_ns_f64(p.link.switch_latency_ns),
+            propagation: Duration::from_ns_f64(p.link.propagation_ns),
+        });
+        let costs = FwCosts {
+            tx: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.fw_tx_cycles)),
+            rx: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.fw_rx_cycles)),
+            dma_setup: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.dma_setup_cycles)),
+        };
+        let n = g.hosts;
+        let hosts =
+            (0..n).map(|h| Host::new(h, &p.host, s.polling.detect(), p.ni.buffer_bytes, p.ni.send_buffers)).collect();
+        let nis = (0..n)
+            .map(|_| {
+                Ni::new(
+                    costs,
+                    s.polling,
+                    p.ni.header_bytes,
+                    p.host_buffer_bytes(),
+                    p.host.recv_buffers,
+                    p.ni.send_buffers,
+                    p.ni.recv_buffers,
+                )
+            })
+            .collect();
+        World {
+            q: EventQueue::new(),
+            rng: SimRng::new(s.seed),
+            grid,
+            hosts,
+            nis,
+            buses: (0..n).map(|_| Bus::new(&p.pci)).collect(),
+            blocked: vec![Vec::new(); n as usize],
+            header: p.ni.header_bytes,
+            program: Program::new(&s.workload),
+            packets_sent: 0,
+            packets_delivered: 0,
+        }
+    }
+
+    /// Runs until the program is done; errors if no progress is possible.
+    pub fn run(&mut self) -> Result<(), SimError> {
+        // Every host of the program enters the library at time zero (and
+        // starts polling); the others stay out of it.
+        for h in 0..self.hosts.len() as u32 {
+            if !self.program.participates(h) {
+                continue;
+            }
+            if let Some(o) = self.program.start(h) {
+                self.hosts[h as usize].outbox.push_back(o);
+            }
+            self.host_next(h, Instant::ZERO);
+        }
+        let mut last_upcalls = 0;
+        let mut quiet_since = 0;
+        while !self.program.done() {
+            // Idle `pio` hosts poll forever: stop when nothing is consumed for
+            // NO_PROGRESS_EVENTS events in a row.
+            let upcalls = self.packets_sent + self.packets_delivered;
+            if upcalls != last_upcalls {
+                last_upcalls = upcalls;
+                quiet_since = self.q.popped();
+            } else if self.q.popped() - quiet_since > NO_PROGRESS_EVENTS {
+                return Err(SimError(format!(
+                    "no progress: no packet sent or delivered in {NO_PROGRESS_EVENTS} events up to {} us",
+                    self.q.now().as_us_f64()
+                )));
+            }
+            let Some((now, ev)) = self.q.pop() else {
+                return Err(SimError(format!(
+                    "no progress: nothing left to happen at {} us and the program is not done",
+                    self.q.now().as_us_f64()
+                )));
+            };
+            self.handle(now, ev);
+        }
+        Ok(())
+    }
+
+    fn at(&mut self, t: Instant, origin: Origin, ev: Ev) {
+        self.q.push(t, origin, ev);
+    }
+
+    /// Lets host `h` take its next action if it is free.
+    fn host_next(&mut self, h: u32, now: Instant) {
+        let host = &mut self.hosts[h as usize];
+        if host.busy || host.spin_since.is_some() {
+            return;
+        }
+        let o = host_origin(h);
+        match host.next_action(now) {
+            HostAction::Consume { pkt, cost } => {
+                host.busy = true;
+                let done = now + cost;
+                if pkt.last {
+                    if let Some(out) = self.program.on_message(h, pkt.src, done) {
+                        self.hosts[h as usize].outbox.push_back(out);
+                    }
+                }
+                self.at(done, o, Ev::HostDone(h));
+            }
+            HostAction::PollNi => {
+                host.busy = true;
+                let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
+                self.at(end, o, Ev::PollDone(h));
+            }
+            HostAction::SendPath => {
+                host.busy = true;
+                let t = now + host.send_cost;
+                self.at(t, o, Ev::HostWrite(h));
+            }
+            HostAction::Write(pkt) => {
+                host.busy = true;
+                self.write(h, now, pkt);
+            }
+            HostAction::ReadSendCounter => {
+                host.busy = true;
+                let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
+                self.at(end, o, Ev::SendCounterDone(h));
+            }
+            HostAction::Spin => host.spin_since = Some(now),
+        }
+    }
+
+    /// PIO write of header + payload, then the descriptor word.
+    fn write(&mut self, h: u32, now: Instant, pkt: Packet) {
+        let host = &mut self.hosts[h as usize];
+        host.posted += 1;
+        host.packets_sent += 1;
+        self.packets_sent += 1;
+        let bytes = self.header + pkt.payload + poll::FLAG_BYTES;
+        let (_, end) = self.buses[h as usize].request(now, BusOp::PioWrite { bytes });
+        self.at(end, host_origin(h), Ev::Posted(h, pkt));
+    }
+
+    fn handle(&mut self, now: Instant, ev: Ev) {
+        match ev {
+            Ev::HostDone(h) => {
+                self.hosts[h as usize].busy = false;
+                self.host_next(h, now);
+            }
+            Ev::HostWrite(h) => {
+                let host = &mut self.hosts[h as usize];
+                let pkt = host.pending.take().expect("HostWrite without a packet");
+                self.write(h, now, pkt);
+            }
+            Ev::PollDone(h) => {
+                let d = self.nis[h as usize].delivered;
+                let host = &mut self.hosts[h as usize];
+                if d == host.known_delivered {
+                    host.polls_failed += 1;
+                }
+                host.known_delivered = d;
+                host.busy = false;
+                self.host_next(h, now);
+            }
+            Ev::SendCounterDone(h) => {
+                let sent = self.nis[h as usize].sent;
+                let host = &mut self.hosts[h as usize];
+                host.known_sent = sent;
+                host.busy = false;
+                self.host_next(h, now);
+            }
+            Ev::Posted(h, pkt) => {
+                // The host is free once its PIO write is done.
+                self.hosts[h as usize].busy = false;
+                if let Some(t) = self.nis[h as usize].tx_post(now, pkt) {
+                    self.at(t, ni_origin(h), Ev::TxReady(h));
+                }
+                self.host_next(h, now);
+            }
+            Ev::TxReady(h) => self.try_transmit(h, now),
+            Ev::TxDone(h) => self.nis[h as usize].tx_done(),
+            Ev::Arrive(h, pkt) => {
+                self.nis[h as usize].rx_arrive(pkt);
+                self.rx_kick(h, now);
+            }
+            Ev::RxStep(h) => match self.nis[h as usize].rx_step(now, &mut self.buses[h as usize]) {
+                RxNext::Step(t) => self.at(t, ni_origin(h), Ev::RxStep(h)),
+                RxNext::Delivered(pkt) => {
+                    self.packets_delivered += 1;
+                    let host = &mut self.hosts[h as usize];
+                    host.visible.push_back(pkt);
+                    if host.spin_since.is_some() {
+                        host.end_spin(now);
+                        self.host_next(h, now);
+                    }
+                    // A receive buffer freed: senders blocked on this NI retry.
+                    let waiting = std::mem::take(&mut self.blocked[h as usize]);
+                    for &s in &waiting {
+                        self.try_transmit(s, now);
+                    }
+                    let mut waiting = waiting;
+                    waiting.clear();
+                    if self.blocked[h as usize].is_empty() {
+                        self.blocked[h as usize] = waiting;
+                    }
+                    self.rx_kick(h, now);
+                }
+            },
+            Ev::RefreshDma(h) => {
+                let t = self.nis[h as usize].refresh_dma(now, &mut self.buses[h as usize]);
+                self.at(t, ni_origin(h), Ev::RefreshDone(h));
+            }
+            Ev::RefreshDone(h) => {
+                let consumed = self.hosts[h as usize].consumed;
+                self.nis[h as usize].refresh_done(consumed);
+                self.rx_kick(h, now);
+            }
+        }
+    }
+
+    /// Starts NI `h`'s next delivery, or a fetch of the host counter if the
+    /// host queue looks full.
+    fn rx_kick(&mut self, h: u32, now: Instant) {
+        let ni = &mut self.nis[h as usize];
+        if let Some(t) = ni.rx_kick(now) {
+            self.at(t, ni_origin(h), Ev::RxStep(h));
+        } else if ni.needs_refresh() {
+            let t = ni.refresh_start(now);
+            self.at(t, ni_origin(h), Ev::RefreshDma(h));
+        }
+    }
+
+    /// NI `h` transmits its head descriptor if the destination NI has a
+    /// free receive buffer; otherwise it waits for one.
+    fn try_transmit(&mut self, h: u32, now: Instant) {
+        let Some(&pkt) = self.nis[h as usize].tx_queue.front() else { return };
+        let d = pkt.dst as usize;
+        if self.nis[d].rx_free == 0 {
+            if !self.blocked[d].contains(&h) {
+                self.blocked[d].push(h);
+            }
+            return;
+        }
+        self.nis[d].rx_free -= 1;
+        let pkt = self.nis[h as usize].tx_started();
+        let (left, arrive) = self.grid.send(h, pkt.dst, now, self.header + pkt.payload);
+        self.at(left, ni_origin(h), Ev::TxDone(h));
+        self.at(arrive, ni_origin(pkt.dst), Ev::Arrive(pkt.dst, pkt));
+        if let Some(t) = self.nis[h as usize].tx_kick(now) {
+            self.at(t, ni_origin(h), Ev::TxReady(h));
+        }
+    }
+
+    /// Packet conservation: every packet sent is delivered, or in an NI
+    /// queue, or on the wire.
+    fn check_invariants(&self) -> Result<(), SimError> {
+        let delivered: u64 = self.nis.iter().map(|n| n.delivered).sum();
+        if delivered != self.packets_delivered || delivered > self.packets_sent {
+            return Err(SimError(format!("invariant: {} packets sent, {} delivered", self.packets_sent, delivered)));
+        }
+        Ok(())
+    }
+
+    /// Metrics of the run (units in the names).
+    pub fn metrics(&self) -> Metrics {
+        let mut m = Metrics::default();
+        let mut set = |k: &str, v: f64| {
+            m.0.insert(k.to_string(), v);
+        };
+        let now = self.q.now();
+        set("sim_time_us", now.as_us_f64());
+        set("events", self.q.popped() as f64);
+        set("packets", self.packets_sent as f64);
+        set("packets_delivered", self.packets_delivered as f64);
+        let sum = |f: &dyn Fn(&Host) -> u64| self.hosts.iter().map(f).sum::<u64>() as f64;
+        set("interrupts", sum(&|h| h.interrupts));
+        set("polls_failed", sum(&|h| h.polls_failed));
+        set("polls_ok", sum(&|h| h.polls_ok));
+        set("upcalls", sum(&|h| h.upcalls));
+        set("host_dmas", self.nis.iter().map(|n| n.host_dmas).sum::<u64>() as f64);
+        set("host_counter_fetches", self.nis.iter().map(|n| n.refreshes).sum::<u64>() as f64);
+        let t = now.since(Instant::ZERO).as_ps().max(1) as f64;
+        for (i, b) in self.buses.iter().enumerate().take(2) {
+            set(&format!("host{i}_bus_busy_frac"), b.busy.as_ps() as f64 / t);
+            set(&format!("host{i}_bus_wait_us"), b.wait.as_us_f64());
+            set(&format!("host{i}_dmas"), b.dmas as f64);
+            set(&format!("host{i}_dma_bytes"), b.dma_bytes as f64);
+            set(&format!("host{i}_pio_reads"), b.pio_reads as f64);
+            set(&format!("host{i}_pio_writes"), b.pio_writes as f64);
+        }
+        self.program.metrics(&mut m);
+        m
+    }
+}
+
+/// Runs a validated LCI scenario.
+pub fn run(s: &LciScenario) -> Result<Metrics, SimError> {
+    let mut w = World::new(s);
+    w.run()?;
+    w.check_invariants()?;
+    Ok(w.metrics())
+}
+
+/// Parses, validates and runs an LCI scenario text.
+pub fn run_toml(text: &str) -> Result<Metrics, ConfigError> {
+    let s = LciScenario::from_toml(text)?;
+    run(&s).map_err(|e| ConfigError::new(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests;

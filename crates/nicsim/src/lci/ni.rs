@@ -1,0 +1,238 @@
+//! The LANai NI firmware of [LCI] as a sans-I/O state machine: it takes
+//! `now` and inputs (a descriptor posted by PIO, a packet in a receive
+//! buffer, a finished DMA) and returns when it next needs to run; the world
+//! (`super::World`) turns those times into events.
+//!
+//! This module owns the NI's resources: the firmware processor (one LANai,
+//! so firmware work is serialised through `cpu_free`), the NI send and
+//! receive buffers (1 KB each), the NI's view of the host receive queue
+//! (how many host buffers it filled, how many it knows the host freed), and
+//! the delivered-packet counter in NI SRAM that `pio` polling reads. The
+//! three DMA engines map to: the network engine (send buffer -> link, timed
+//! by `crate::net::grid`), the NI -> host engine (the [`Plan`] of each
+//! packet, priced by [`Bus`]) and the host -> NI engine (the small DMA that
+//! fetches the host's processed-packet counter, [`Ni::refresh_start`]).
+//! It does not own the host's polling (`super::host`) nor the wire.
+//!
+//! Extension points: multicast forwarding (an NI forwarding table looked up
+//! on a multicast tag, transmitting from the receive buffer before or in
+//! parallel with the host DMA) hooks into [`Ni::rx_kick`] / the world's
+//! `Ev::Arrive`; the polling watchdog and NI clock interrupts are NI timers
+//! that reuse the host -> NI fetch ([`Ni::refresh_start`] prices one small
+//! DMA of a host word).
+
+use super::bus::{Bus, BusOp};
+use super::poll::{Plan, Strategy};
+use super::Packet;
+use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
+
+/// Firmware costs, converted from NI cycles.
+#[derive(Debug, Clone, Copy)]
+pub struct FwCosts {
+    pub tx: Duration,
+    pub rx: Duration,
+    pub dma_setup: Duration,
+}
+
+/// The packet the receive side is delivering and how far it got.
+#[derive(Debug, Clone, Copy)]
+struct RxJob {
+    pkt: Packet,
+    plan: Plan,
+    /// Index of the next DMA of `plan` to start.
+    next: usize,
+    /// The firmware has programmed DMA `next` (the first is programmed with the packet).
+    programmed: bool,
+}
+
+/// What the receive side needs next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RxNext {
+    /// Run [`Ni::rx_step`] again at this time.
+    Step(Instant),
+    /// The packet is visible to the host now (flag or counter written).
+    Delivered(Packet),
+}
+
+/// One LANai NI.
+#[derive(Debug)]
+pub struct Ni {
+    costs: FwCosts,
+    strategy: Strategy,
+    header: u32,
+    host_buffer: u32,
+    host_slots: u64,
+    /// The firmware processor is busy until then.
+    pub cpu_free: Instant,
+    /// Free NI send buffers.
+    pub send_free: u32,
+    /// Send buffers released so far (a counter in SRAM the host may read by PIO).
+    pub sent: u64,
+    /// Descriptors posted by the host, not yet on the wire.
+    pub tx_queue: VecDeque<Packet>,
+    /// The firmware is handling the head of `tx_queue`.
+    pub tx_busy: bool,
+    /// Free NI receive buffers (senders hold one before transmitting: Myrinet back-pressure).
+    pub rx_free: u32,
+    /// Received packets waiting for a host buffer / the NI -> host engine.
+    pub rx_queue: VecDeque<Packet>,
+    job: Option<RxJob>,
+    /// Packets delivered to the host (the counter `pio` polling reads).
+    pub delivered: u64,
+    /// The host's processed-packet count as last fetched.
+    pub known_consumed: u64,
+    /// A host -> NI fetch of that count is in flight.
+    pub refreshing: bool,
+    /// Counters.
+    pub host_dmas: u64,
+    pub refreshes: u64,
+}
+
+impl Ni {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        costs: FwCosts,
+        strategy: Strategy,
+        header: u32,
+        host_buffer: u32,
+        host_slots: u32,
+        send_buffers: u32,
+        recv_buffers: u32,
+    ) -> Self {
+        Ni {
+            costs,
+            strategy,
+            header,
+            host_buffer,
+            host_slots: host_slots as u64,
+            cpu_free: Instant::ZERO,
+            send_free: send_buffers,
+            sent: 0,
+            tx_queue: VecDeque::with_capacity(send_buffers as usize),
+            tx_busy: false,
+            rx_free: recv_buffers,
+            rx_queue: VecDeque::with_capacity(recv_buffers as usize),
+            job: None,
+            delivered: 0,
+            known_consumed: 0,
+            refreshing: false,
+            host_dmas: 0,
+            refreshes: 0,
+        }
+    }
+
+    /// Runs `d` of firmware on the processor from `now`; returns when it ends.
+    fn fw(&mut self, now: Instant, d: Duration) -> Instant {
+        self.cpu_free = now.max(self.cpu_free) + d;
+        self.cpu_free
+    }
+
+    // -- send side ------------------------------------------------------
+
+    /// The host finished writing a packet and its descriptor into a send
+    /// buffer. Returns when the firmware has the network DMA programmed,
+    /// if it was idle.
+    pub fn tx_post(&mut self, now: Instant, pkt: Packet) -> Option<Instant> {
+        debug_assert!(self.send_free > 0, "host wrote into a busy send buffer");
+        self.send_free -= 1;
+        self.tx_queue.push_back(pkt);
+        self.tx_kick(now)
+    }
+
+    /// Starts the firmware on the next descriptor if idle.
+    pub fn tx_kick(&mut self, now: Instant) -> Option<Instant> {
+        if self.tx_busy || self.tx_queue.is_empty() {
+            return None;
+        }
+        self.tx_busy = true;
+        let c = self.costs;
+        Some(self.fw(now, c.tx + c.dma_setup))
+    }
+
+    /// The network DMA of the head descriptor started: it leaves the queue.
+    pub fn tx_started(&mut self) -> Packet {
+        self.tx_busy = false;
+        self.tx_queue.pop_front().expect("tx_started without a descriptor")
+    }
+
+    /// A packet's tail left: its send buffer is free again.
+    pub fn tx_done(&mut self) {
+        self.send_free += 1;
+        self.sent += 1;
+    }
+
+    // -- receive side ---------------------------------------------------
+
+    /// A packet is entirely in an NI receive buffer.
+    pub fn rx_arrive(&mut self, pkt: Packet) {
+        self.rx_queue.push_back(pkt);
+    }
+
+    /// Whether a host receive buffer is known to be free.
+    pub fn host_slot_free(&self) -> bool {
+        self.delivered - self.known_consumed < self.host_slots
+    }
+
+    /// Starts delivering the next packet if the engine is idle and a host
+    /// buffer is known free. Returns when to call [`Ni::rx_step`]; `None`
+    /// if idle or blocked (then see [`Ni::needs_refresh`]).
+    pub fn rx_kick(&mut self, now: Instant) -> Option<Instant> {
+        if self.job.is_some() || !self.host_slot_free() {
+            return None;
+        }
+        let pkt = self.rx_queue.pop_front()?;
+        let plan = self.strategy.plan(self.header, pkt.payload, self.host_buffer);
+        self.job = Some(RxJob { pkt, plan, next: 0, programmed: false });
+        let c = self.costs;
+        Some(self.fw(now, c.rx + c.dma_setup))
+    }
+
+    /// Advances the current delivery: programs its next DMA (the firmware
+    /// sets up a second DMA only after the first completed), starts it on
+    /// `bus`, or finishes the packet.
+    pub fn rx_step(&mut self, now: Instant, bus: &mut Bus) -> RxNext {
+        let setup = self.costs.dma_setup;
+        let job = self.job.as_mut().expect("rx_step without a job");
+        if let Some(Some(dma)) = job.plan.dmas.get(job.next).copied() {
+            if job.next > 0 && !job.programmed {
+                job.programmed = true;
+                return RxNext::Step(self.fw(now, setup));
+            }
+            job.programmed = false;
+            job.next += 1;
+            self.host_dmas += 1;
+            let (_, end) = bus.request(now, BusOp::Dma { bytes: dma.bytes });
+            return RxNext::Step(end);
+        }
+        let job = self.job.take().expect("job");
+        self.delivered += 1;
+        self.rx_free += 1;
+        RxNext::Delivered(job.pkt)
+    }
+
+    /// Whether packets wait only because the host queue looks full and no
+    /// fetch of the host's processed counter is in flight.
+    pub fn needs_refresh(&self) -> bool {
+        self.job.is_none() && !self.rx_queue.is_empty() && !self.host_slot_free() && !self.refreshing
+    }
+
+    /// Starts a fetch of the host's processed-packet counter: returns when
+    /// the firmware has programmed the host -> NI DMA ([`Ni::refresh_dma`]).
+    pub fn refresh_start(&mut self, now: Instant) -> Instant {
+        self.refreshing = true;
+        self.refreshes += 1;
+        self.fw(now, self.costs.dma_setup)
+    }
+
+    /// Starts that small DMA on `bus`; returns when it completes.
+    pub fn refresh_dma(&mut self, now: Instant, bus: &mut Bus) -> Instant {
+        bus.request(now, BusOp::Dma { bytes: super::poll::FLAG_BYTES }).1
+    }
+
+    /// The fetched counter arrived.
+    pub fn refresh_done(&mut self, host_consumed: u64) {
+        self.refreshing = false;
+        self.known_consumed = self.known_consumed.max(host_consumed);
+    }
+}

@@ -1,0 +1,202 @@
+//! The five arrival-detection (polling) strategies of [LCI] (SPEC §2.4) as a
+//! sans-I/O description: for one received packet, which NI -> host DMAs the
+//! firmware issues (offset and length in the host receive buffer), where the
+//! FULL flag lives, and how the host detects the packet.
+//!
+//! This module owns the per-packet *plan* only. The NI firmware
+//! (`super::ni`) executes the plan; the bus (`super::bus`) prices it; the
+//! host (`super::host`) polls according to [`Detect`].
+//!
+//! Host receive buffer layout (`B` = header + payload capacity + 4 bytes):
+//! the FULL word is the last 4 bytes, `[B - 4, B)`. Unshifted strategies put
+//! header + payload at offset 0; packet shifting puts payload, header and
+//! FULL word flush against the end, so the header (which carries the
+//! displacement) and the flag are at fixed offsets whatever the payload.
+
+use crate::config::ConfigError;
+use std::fmt;
+
+/// Size of the FULL word (one 32-bit word; LANai and PCI are 32-bit).
+pub const FLAG_BYTES: u32 = 4;
+/// static-split: payload from which one full-packet DMA beats two DMAs
+/// ([LCI] / SPEC §2.4: "double-dma below 512 B payload, full-packet above").
+pub const DEFAULT_SPLIT_BYTES: u32 = 512;
+
+/// Strategy names as in SPEC §2.4 and §4.
+pub const STRATEGY_NAMES: &[&str] = &["pio", "double-dma", "full-packet", "static-split", "packet-shifting"];
+
+/// How the host learns that a packet arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detect {
+    /// PIO read of the NI's delivered-packet counter across the I/O bus.
+    NiCounter,
+    /// Read of the FULL word in (cached) host memory: hit if unchanged, miss
+    /// once the NI's DMA invalidated the line.
+    HostFlag,
+}
+
+/// An arrival-detection strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    Pio,
+    DoubleDma,
+    FullPacket,
+    /// double-dma below `split` payload bytes, full-packet at or above.
+    StaticSplit {
+        split: u32,
+    },
+    PacketShifting,
+}
+
+/// One NI -> host DMA: `bytes` at `offset` of the host receive buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostDma {
+    pub offset: u32,
+    pub bytes: u32,
+}
+
+/// What the firmware does for one packet: up to two DMAs, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    pub dmas: [Option<HostDma>; 2],
+    /// Offset of the FULL word the host polls (`None` with `pio`).
+    pub flag_offset: Option<u32>,
+    /// Offset of the packet header in the host buffer.
+    pub header_offset: u32,
+}
+
+impl Plan {
+    /// Number of DMAs.
+    pub fn dma_count(&self) -> u32 {
+        self.dmas.iter().flatten().count() as u32
+    }
+    /// Bytes moved to the host.
+    pub fn dma_bytes(&self) -> u32 {
+        self.dmas.iter().flatten().map(|d| d.bytes).sum()
+    }
+}
+
+impl Strategy {
+    /// Parses a strategy name (`split` is used by static-split only).
+    pub fn parse(name: &str, split: u32) -> Result<Self, ConfigError> {
+        Ok(match name {
+            "pio" => Strategy::Pio,
+            "double-dma" => Strategy::DoubleDma,
+            "full-packet" => Strategy::FullPacket,
+            "static-split" => Strategy::StaticSplit { split },
+            "packet-shifting" => Strategy::PacketShifting,
+            _ => {
+                return Err(ConfigError::range(
+                    "nic.polling",
+                    format!("{name:?}"),
+                    &format!("one of {}", STRATEGY_NAMES.join(", ")),
+                ))
+            }
+        })
+    }
+
+    /// How the host detects arrivals under this strategy.
+    pub fn detect(self) -> Detect {
+        match self {
+            Strategy::Pio => Detect::NiCounter,
+            _ => Detect::HostFlag,
+        }
+    }
+
+    /// The plan for a packet with `header` + `payload` bytes into a host
+    /// buffer of `buffer` bytes (header + payload capacity + FULL word).
+    pub fn plan(self, header: u32, payload: u32, buffer: u32) -> Plan {
+        let flag = buffer - FLAG_BYTES;
+        let data = HostDma { offset: 0, bytes: header + payload };
+        match self {
+            Strategy::Pio => Plan { dmas: [Some(data), None], flag_offset: None, header_offset: 0 },
+            Strategy::DoubleDma => Plan {
+                dmas: [Some(data), Some(HostDma { offset: flag, bytes: FLAG_BYTES })],
+                flag_offset: Some(flag),
+                header_offset: 0,
+            },
+            Strategy::FullPacket => Plan {
+                dmas: [Some(HostDma { offset: 0, bytes: buffer }), None],
+                flag_offset: Some(flag),
+                header_offset: 0,
+            },
+            Strategy::StaticSplit { split } => {
+                if payload < split {
+                    Strategy::DoubleDma.plan(header, payload, buffer)
+                } else {
+                    Strategy::FullPacket.plan(header, payload, buffer)
+                }
+            }
+            Strategy::PacketShifting => {
+                let bytes = payload + header + FLAG_BYTES;
+                Plan {
+                    dmas: [Some(HostDma { offset: buffer - bytes, bytes }), None],
+                    flag_offset: Some(flag),
+                    header_offset: flag - header,
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Strategy::Pio => "pio",
+            Strategy::DoubleDma => "double-dma",
+            Strategy::FullPacket => "full-packet",
+            Strategy::StaticSplit { .. } => "static-split",
+            Strategy::PacketShifting => "packet-shifting",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: u32 = 16;
+    const B: u32 = 16 + 1024 + 4;
+
+    #[test]
+    fn packet_shifting_is_one_dma_with_the_flag_at_the_buffer_end() {
+        for payload in [0, 1, 16, 100, 511, 512, 1023, 1024] {
+            let p = Strategy::PacketShifting.plan(H, payload, B);
+            assert_eq!(p.dma_count(), 1, "payload {payload}");
+            let d = p.dmas[0].unwrap();
+            assert_eq!(d.offset + d.bytes, B, "DMA ends at the buffer end");
+            assert_eq!(p.flag_offset, Some(B - 4));
+            assert_eq!(p.header_offset, B - 4 - H);
+            assert_eq!(d.bytes, payload + H + 4);
+        }
+    }
+
+    #[test]
+    fn double_dma_is_two_and_full_packet_moves_the_whole_buffer() {
+        let p = Strategy::DoubleDma.plan(H, 64, B);
+        assert_eq!(p.dma_count(), 2);
+        assert_eq!(p.dma_bytes(), H + 64 + 4);
+        for payload in [0, 64, 1024] {
+            let p = Strategy::FullPacket.plan(H, payload, B);
+            assert_eq!((p.dma_count(), p.dma_bytes()), (1, B));
+        }
+    }
+
+    #[test]
+    fn static_split_switches_at_512() {
+        let s = Strategy::StaticSplit { split: DEFAULT_SPLIT_BYTES };
+        assert_eq!(s.plan(H, 511, B).dma_count(), 2);
+        assert_eq!(s.plan(H, 512, B), Strategy::FullPacket.plan(H, 512, B));
+    }
+
+    #[test]
+    fn pio_has_no_flag_and_names_round_trip() {
+        assert_eq!(Strategy::Pio.plan(H, 8, B).flag_offset, None);
+        assert_eq!(Strategy::Pio.detect(), Detect::NiCounter);
+        for n in STRATEGY_NAMES {
+            assert_eq!(Strategy::parse(n, 512).unwrap().to_string(), *n);
+        }
+        let e = Strategy::parse("shift", 512).unwrap_err();
+        assert!(e.0.contains("nic.polling") && e.0.contains("packet-shifting"), "{e}");
+    }
+}

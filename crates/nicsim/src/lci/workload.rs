@@ -1,0 +1,111 @@
+//! The programs the LCI hosts run: what each host sends, and what it does
+//! when a whole message has arrived (after the upcall of its last packet).
+//!
+//! This module owns program logic and its measurements only; it does not
+//! time anything (the world calls it at upcall time with `now`).
+//!
+//! Extension points: add a variant to [`Program`] (and to
+//! `crate::config::LciWorkload`) for broadcast latency/throughput, ASP and
+//! QR (multicast), or the DSM request/reply mixes and FFT all-to-all
+//! (watchdog, timers); implement it in [`Program::participates`],
+//! [`Program::start`], [`Program::on_message`], [`Program::done`] and [`Program::metrics`].
+
+use super::host::Outgoing;
+use crate::config::LciWorkload;
+use crate::sim::Metrics;
+use crate::time::Instant;
+
+/// A running program.
+#[derive(Debug, Clone)]
+pub enum Program {
+    /// `src` streams messages to `dst`; the receiver times the last `messages`.
+    Stream { src: u32, dst: u32, size: u64, messages: u64, warmup: u64, received: u64, t0: Instant, t1: Instant },
+    /// `src` and `dst` bounce one message; `src` times the last `iterations` round trips.
+    PingPong { src: u32, dst: u32, size: u64, iterations: u64, warmup: u64, trips: u64, t0: Instant, t1: Instant },
+}
+
+impl Program {
+    pub fn new(w: &LciWorkload) -> Self {
+        match *w {
+            LciWorkload::Stream { src, dst, size, messages, warmup } => {
+                Program::Stream { src, dst, size, messages, warmup, received: 0, t0: Instant::ZERO, t1: Instant::ZERO }
+            }
+            LciWorkload::PingPong { src, dst, size, iterations, warmup } => {
+                Program::PingPong { src, dst, size, iterations, warmup, trips: 0, t0: Instant::ZERO, t1: Instant::ZERO }
+            }
+        }
+    }
+
+    /// Whether `host` runs the program (enters the library and polls).
+    pub fn participates(&self, host: u32) -> bool {
+        match *self {
+            Program::Stream { src, dst, .. } | Program::PingPong { src, dst, .. } => host == src || host == dst,
+        }
+    }
+
+    /// What `host` sends at time zero.
+    pub fn start(&self, host: u32) -> Option<Outgoing> {
+        match *self {
+            Program::Stream { src, dst, size, messages, warmup, .. } if host == src => {
+                Some(Outgoing { dst, size, count: messages + warmup })
+            }
+            Program::PingPong { src, dst, size, .. } if host == src => Some(Outgoing { dst, size, count: 1 }),
+            _ => None,
+        }
+    }
+
+    /// A whole message from `from` reached `host`'s program at `now`.
+    pub fn on_message(&mut self, host: u32, from: u32, now: Instant) -> Option<Outgoing> {
+        match self {
+            Program::Stream { messages, warmup, received, t0, t1, .. } => {
+                *received += 1;
+                if *received == *warmup {
+                    *t0 = now;
+                }
+                if *received == *warmup + *messages {
+                    *t1 = now;
+                }
+                None
+            }
+            Program::PingPong { src, size, iterations, warmup, trips, t0, t1, .. } => {
+                if host != *src {
+                    return Some(Outgoing { dst: from, size: *size, count: 1 });
+                }
+                *trips += 1;
+                if *trips == *warmup {
+                    *t0 = now;
+                }
+                if *trips == *warmup + *iterations {
+                    *t1 = now;
+                    return None;
+                }
+                Some(Outgoing { dst: from, size: *size, count: 1 })
+            }
+        }
+    }
+
+    /// Whether the program has finished.
+    pub fn done(&self) -> bool {
+        match *self {
+            Program::Stream { messages, warmup, received, .. } => received >= messages + warmup,
+            Program::PingPong { iterations, warmup, trips, .. } => trips >= iterations + warmup,
+        }
+    }
+
+    /// The program's measurements.
+    pub fn metrics(&self, m: &mut Metrics) {
+        match *self {
+            Program::Stream { size, messages, t0, t1, .. } => {
+                let s = t1.since(t0).as_s_f64();
+                m.0.insert("msg_rate_per_s".into(), messages as f64 / s);
+                m.0.insert("throughput_MBps".into(), (size * messages) as f64 / s / 1e6);
+                m.0.insert("elapsed_us".into(), s * 1e6);
+            }
+            Program::PingPong { size, iterations, t0, t1, .. } => {
+                let one_way = t1.since(t0).as_s_f64() / (2 * iterations) as f64;
+                m.0.insert("latency_us".into(), one_way * 1e6);
+                m.0.insert("throughput_MBps".into(), size as f64 / one_way / 1e6);
+            }
+        }
+    }
+}
