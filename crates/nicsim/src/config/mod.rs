@@ -42,6 +42,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("omx2009", include_str!("../../../../presets/omx2009.toml")),
     ("omx2009-mq", include_str!("../../../../presets/omx2009-mq.toml")),
     ("modern", include_str!("../../../../presets/modern.toml")),
+    ("emo2004", include_str!("../../../../presets/emo2004.toml")),
 ];
 
 /// Names of the embedded presets.
