@@ -11,6 +11,7 @@ pub mod bench;
 pub mod config;
 pub mod engine;
 pub mod host;
+pub mod model;
 pub mod net;
 pub mod nic;
 pub mod proto;
