@@ -3,11 +3,13 @@
 This stub is hand-written: it documents the binding layer in
 ``crates/nicsim-py`` and is checked against the compiled module with
 ``python -m mypy.stubtest nicsim._core``. It owns nothing but the five entry
-points below; scenario building, sweeps, tables and plots live in the pure
+points below (and the EMO model evaluation); scenario building, sweeps, tables and plots live in the pure
 Python modules of :mod:`nicsim`.
 """
 
-__all__ = ["NicsimError", "bench", "preset_toml", "presets", "run", "version"]
+from typing import Any
+
+__all__ = ["NicsimError", "bench", "emo_echo", "preset_toml", "presets", "run", "version"]
 
 class NicsimError(ValueError):
     """Bad input to the simulator.
@@ -80,3 +82,43 @@ def bench(kind: str, count: int) -> dict[str, float]:
 
 def version() -> str:
     """Version of the compiled core (the Cargo package version)."""
+
+def emo_echo(
+    scenario_toml: str,
+    path: str,
+    sizes: list[int],
+    layers: list[tuple[str, float, str, float, float]],
+) -> list[dict[str, Any]]:
+    """Evaluate the EMO model of an [EMO] echo measurement.
+
+    The variables come from the same scenario the simulator would run (its
+    preset and options), so model and simulation share every input.
+
+    Parameters
+    ----------
+    scenario_toml
+        A scenario as TOML text (as for :func:`run`).
+    path
+        ``"to-nic"``, ``"to-kernel"`` or ``"to-app"``: where the echo server runs.
+    sizes
+        Message sizes in bytes (one frame each).
+    layers
+        Extra layers ``(name, cycles, on, latency_ns, overhead_cycles)``,
+        ``on`` in ``{"nic", "host"}``; added to both sums of the to-app paths.
+
+    Returns
+    -------
+    list of dict
+        One per size: ``path``, ``size_bytes``, ``latency_us`` (half round
+        trip), ``rtt_us``, ``overhead_cycles``, ``overhead_pct`` (echo host),
+        ``gap_us``, ``coalescing_wait_us``, the terms ``client_terms_us``,
+        ``echo_terms_us``, ``overhead_terms_cycles`` (lists of
+        ``(name, value)``), ``layers`` (names) and the variables ``client``
+        and ``echo`` (dicts such as ``{"C_N_cycles": ..., "L_NH_us": ...}``).
+
+    Raises
+    ------
+    NicsimError
+        Invalid scenario, unknown path, a size that needs several frames, or
+        a configuration the model does not cover (the message says which).
+    """

@@ -134,6 +134,13 @@ class Experiment:
     #: Optional whole-table step after the rows are assembled (e.g. ratios
     #: between rows, like ``relative_to_native``).
     post: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    #: Optional analytic model evaluated on the very scenario text the
+    #: simulator runs: ``(params, scenario_toml) -> extra metrics``, merged
+    #: into the row's metrics before ``finish``.
+    model: Callable[[Params, str], dict[str, Any]] | None = None
+    #: Optional discussion of the finished table for the report (Markdown),
+    #: e.g. where and why a model and the simulation differ.
+    notes: Callable[[pd.DataFrame], str] | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -1037,3 +1044,5 @@ GROUPS["omx-coal"] = (
     "coalescing-nas-is",
     "napi-knobs",
 )
+
+from nicsim import exp_emo as _exp_emo  # noqa: E402,F401  registers the EMO experiments

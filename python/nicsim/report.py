@@ -144,6 +144,8 @@ def _section(experiment: Experiment, table: pd.DataFrame) -> list[str]:
     if checked:
         header = ["published claim", "simulated", "holds", "source"]
         out += ["### Published claims", "", markdown_table(header, checked), ""]
+    if experiment.notes is not None:
+        out += ["### Discussion", "", experiment.notes(table), ""]
     out += [f"Data: [`{experiment.id}.csv`]({experiment.id}.csv), `{experiment.id}.parquet`", ""]
     return out
 

@@ -315,28 +315,38 @@ pub fn preset_layers(s: &Scenario) -> Vec<Layer> {
 
 /// The cache/memory layer (beyond [EMO]): line transfers the simulator's
 /// cache model charges per message when the interrupt and the process run
-/// on different dies, as host cycles (`None` when there are none).
+/// on different dies (`None` when there are none).
 ///
 /// Per message in and out on a host: the handler and the library each pull
 /// the endpoint and event-ring lines from the other's die
-/// (`cache.endpoint_lines + cache.event_lines`, twice); the NAPI state
-/// (`cache.napi_lines`) moves between consecutive interrupt cores; the
-/// transmit state (`cache.tx_lines`) moves from the sending process to the
-/// reaping interrupt and back when `nic.tx_done_interrupts`.
-pub fn cache_layer(s: &Scenario) -> Option<Layer> {
+/// (`cache.endpoint_lines + cache.event_lines`, twice: on the critical path,
+/// so C_m); the NAPI state (`cache.napi_lines`) moves between consecutive
+/// interrupt cores (C_m); with `nic.tx_done_interrupts` the transmit state
+/// (`cache.tx_lines`) moves to the reaping interrupt and back to the next
+/// send: the send's pull is on the path (C_m), the reaper's is too when the
+/// completion waits for the receive interrupt (coalescing), else it runs in
+/// its own interrupt while the message flies (O_am only).
+pub fn cache_layer(s: &Scenario) -> Result<Option<Layer>, ModelError> {
     let c = &s.platform.cache;
     let (_, to_app, _, consecutive) = placement(s);
-    let mut secs = 2.0 * (c.endpoint_lines + c.event_lines) as f64 * to_app + c.napi_lines as f64 * consecutive;
+    let mut on_path = 2.0 * (c.endpoint_lines + c.event_lines) as f64 * to_app + c.napi_lines as f64 * consecutive;
+    let mut off_path = 0.0;
     if s.platform.nic.tx_done_interrupts {
-        secs += 2.0 * c.tx_lines as f64 * to_app;
+        on_path += c.tx_lines as f64 * to_app;
+        if coalescing_wait_s(s)? > 0.0 {
+            on_path += c.tx_lines as f64 * to_app;
+        } else {
+            off_path += c.tx_lines as f64 * to_app;
+        }
     }
-    (secs > 0.0).then(|| Layer {
+    let r_h = s.platform.host.clock_ghz * 1e9;
+    Ok((on_path + off_path > 0.0).then(|| Layer {
         name: "cache".into(),
-        cycles: secs * s.platform.host.clock_ghz * 1e9,
+        cycles: on_path * r_h,
         on: On::Host,
         latency_s: 0.0,
-        overhead_cycles: 0.0,
-    })
+        overhead_cycles: off_path * r_h,
+    }))
 }
 
 /// Evaluates the [EMO] echo measurement of `path` for `size` bytes: the
@@ -348,7 +358,7 @@ pub fn echo(s: &Scenario, path: Path, size: u64, extra: &[Layer]) -> Result<Echo
     let client = echo_vars(s, Role::Client, size)?;
     let echo = echo_vars(s, Role::Echo(path), size)?;
     let mut layers = preset_layers(s);
-    layers.extend(cache_layer(s));
+    layers.extend(cache_layer(s)?);
     layers.extend(extra.iter().cloned());
     let client_terms = path_latency_terms(&client, Path::ToApp, &layers);
     let echo_terms = path_latency_terms(&echo, path, &layers);
@@ -373,6 +383,31 @@ pub fn echo(s: &Scenario, path: Path, size: u64, extra: &[Layer]) -> Result<Echo
         overhead_pct,
         coalescing_wait_s: coalescing_wait_s(s)?,
     })
+}
+
+/// A layer declared outside a preset (e.g. from Python); `on` is "nic" or
+/// "host", latency in nanoseconds.
+pub fn layer(name: &str, cycles: f64, on: &str, latency_ns: f64, overhead_cycles: f64) -> Result<Layer, ModelError> {
+    let on = match on {
+        "nic" => On::Nic,
+        "host" => On::Host,
+        _ => return Err(ModelError(format!("invalid value for `layer.on`: {on:?} (allowed: nic, host)"))),
+    };
+    for (k, v) in [("cycles", cycles), ("latency_ns", latency_ns), ("overhead_cycles", overhead_cycles)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(ModelError(format!("invalid value for `layer.{k}`: {v} (allowed: 0 ..= finite)")));
+        }
+    }
+    Ok(Layer { name: name.to_string(), cycles, on, latency_s: latency_ns * NS, overhead_cycles })
+}
+
+/// Evaluates the echo model for a scenario TOML text (the one the simulator
+/// would run), a path name and sizes; errors are one line.
+pub fn echo_toml(text: &str, path: &str, sizes: &[u64], extra: &[Layer]) -> Result<Vec<EchoEval>, String> {
+    let s = Scenario::from_toml(text).map_err(|e| e.to_string())?;
+    let path = Path::parse(path)
+        .ok_or_else(|| format!("invalid value for `path`: {path:?} (allowed: {})", super::PATH_NAMES.join(", ")))?;
+    sizes.iter().map(|&n| echo(&s, path, n, extra).map_err(|e| e.to_string())).collect()
 }
 
 #[cfg(test)]
@@ -462,21 +497,43 @@ mod tests {
     }
 
     #[test]
+    fn toml_entry_point_and_layers() {
+        let text = "preset = \"emo2004\"\n[workload]\nkind = \"pingpong\"\n";
+        let l = layer("mpi-matching", 880.0, "nic", 1000.0, 0.0).unwrap();
+        let e = echo_toml(text, "to-app", &[100, 1000], std::slice::from_ref(&l)).unwrap();
+        let plain = echo_toml(text, "to-app", &[100], &[]).unwrap();
+        // 880 cycles at 88 MHz + 1 us, in the client's and the echo's sums: 2 x 11 us on the RTT.
+        assert!(close(e[0].rtt_s - plain[0].rtt_s, 22e-6));
+        assert!(echo_toml(text, "to-disk", &[1], &[]).unwrap_err().contains("to-nic"));
+        assert!(layer("x", 1.0, "gpu", 0.0, 0.0).unwrap_err().0.contains("layer.on"));
+        assert!(layer("x", -1.0, "nic", 0.0, 0.0).unwrap_err().0.contains("layer.cycles"));
+    }
+
+    #[test]
     fn cache_layer_appears_across_dies() {
         let s = Scenario::from_toml(
             "preset = \"omx2009\"\n[nic]\nsteering = \"single-core\"\nirq_core = 0\n[host]\nbinding = \"OP\"\n[workload]\nkind = \"pingpong\"\n",
         )
         .unwrap();
-        let l = cache_layer(&s).unwrap();
+        let l = cache_layer(&s).unwrap().unwrap();
         let c = &s.platform.cache;
-        // other socket, every line: 2 x (2 + 1) x 150 ns + 2 x 15 tx lines x 150 ns (tx done in the IRQ)
+        // Other socket (150 ns a line). On the path: 2 x (2 endpoint + 1 event) lines, 15 tx
+        // lines pulled back by the send, and (75 us default coalescing: the transmit completion
+        // is reaped with the receive) 15 tx lines pulled by the reaping interrupt.
         let secs =
             (2.0 * (c.endpoint_lines + c.event_lines) as f64 + 2.0 * c.tx_lines as f64) * c.other_socket_ns * 1e-9;
         assert!(close(l.cycles, secs * 2.33e9));
+        assert_eq!(l.overhead_cycles, 0.0);
+        // Coalescing disabled: the reaping runs in its own interrupt, off the path.
+        let mut d = s.clone();
+        d.coalesce = CoalesceSpec::Disabled;
+        let l = cache_layer(&d).unwrap().unwrap();
+        let off = c.tx_lines as f64 * c.other_socket_ns * 1e-9 * 2.33e9;
+        assert!(close(l.cycles, secs * 2.33e9 - off) && close(l.overhead_cycles, off));
         let same = Scenario::from_toml(
             "preset = \"omx2009\"\n[nic]\nsteering = \"single-core\"\nirq_core = 0\n[host]\nbinding = \"SC\"\n[workload]\nkind = \"pingpong\"\n",
         )
         .unwrap();
-        assert!(cache_layer(&same).is_none());
+        assert!(cache_layer(&same).unwrap().is_none());
     }
 }

@@ -16,7 +16,7 @@
 
 pub mod from_scenario;
 
-pub use from_scenario::{echo, echo_vars, EchoEval, ModelError, Role};
+pub use from_scenario::{echo, echo_toml, echo_vars, layer, EchoEval, ModelError, Role};
 
 use std::fmt;
 
