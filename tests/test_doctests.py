@@ -10,7 +10,7 @@ import pytest
 from conftest import REAL_CORE
 
 PURE = ["nicsim.scenario", "nicsim.experiments", "nicsim.runner", "nicsim.report"]
-NEEDS_CORE = ["nicsim"]
+NEEDS_CORE = ["nicsim", "nicsim.model"]
 
 
 @pytest.mark.parametrize("name", PURE + NEEDS_CORE)

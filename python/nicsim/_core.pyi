@@ -2,9 +2,10 @@
 
 This stub is hand-written: it documents the binding layer in
 ``crates/nicsim-py`` and is checked against the compiled module with
-``python -m mypy.stubtest nicsim._core``. It owns nothing but the five entry
-points below (and the EMO model evaluation); scenario building, sweeps, tables and plots live in the pure
-Python modules of :mod:`nicsim`.
+``python -m mypy.stubtest nicsim._core``. It owns nothing but the entry
+points below (the simulator, presets, bench and the EMO model); scenario
+building, sweeps, tables and plots live in the pure Python modules of
+:mod:`nicsim`.
 """
 
 from typing import Any

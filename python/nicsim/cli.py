@@ -204,6 +204,27 @@ def _parse_sizes(text: str) -> list[int]:
     return sizes
 
 
+def _model_table(title: str, path: str, evals: list[model.Evaluation]) -> Table:
+    """One column per size; the terms of each sum, then the sums."""
+    table = Table(title=title)
+    table.add_column("sum / term")
+    for e in evals:
+        table.add_column(f"{e.size_bytes} B", justify="right")
+
+    def rows(label: str, key: str, unit: str) -> None:
+        terms = [dict(getattr(e, key)) for e in evals]
+        for term in terms[0]:
+            table.add_row(f"  {label}: {term} ({unit})", *[f"{t[term]:.4g}" for t in terms])
+
+    rows("client to-app", "client_terms_us", "µs")
+    rows(f"echo {path}", "echo_terms_us", "µs")
+    table.add_row("latency = RTT/2 (µs)", *[f"{e.latency_us:.4g}" for e in evals])
+    rows("echo-host overhead", "overhead_terms_cycles", "cycles")
+    table.add_row("overhead (% of echo host)", *[f"{e.overhead_pct:.4g}" for e in evals])
+    table.add_row("gap (µs)", *[f"{e.gap_us:.4g}" for e in evals])
+    return table
+
+
 @app.command("model")
 def model_command(
     preset: Annotated[str, typer.Option(help="Preset name or preset TOML file.")] = "emo2004",
@@ -217,7 +238,9 @@ def model_command(
     ),
     layer: Annotated[
         list[str] | None,
-        typer.Option(help="Extra layer name:cycles:on[:latency_ns[:overhead_cycles]] (repeatable)."),
+        typer.Option(
+            help="Extra layer name:cycles:on[:latency_ns[:overhead_cycles]] (repeatable)."
+        ),
     ] = None,
     set_: Annotated[
         list[str] | None,
@@ -240,27 +263,15 @@ def model_command(
     results: dict[str, list[model.Evaluation]] = {}
     for name in paths:
         results[name] = model.evaluate(
-            preset, path=name, coalescing=coalescing, sizes=size_list, layers=layers,
+            preset,
+            path=name,
+            coalescing=coalescing,
+            sizes=size_list,
+            layers=layers,
             overrides=overrides,
         )
     for name, evals in results.items():
-        table = Table(title=f"EMO {name} on {preset}, coalescing {coalescing}")
-        table.add_column("sum / term")
-        for e in evals:
-            table.add_column(f"{e.size_bytes} B", justify="right")
-
-        def rows(label: str, key: str, unit: str, evals: list[model.Evaluation] = evals) -> None:
-            terms = [dict(getattr(e, key)) for e in evals]
-            for term in terms[0]:
-                table.add_row(f"  {label}: {term} ({unit})", *[f"{t[term]:.4g}" for t in terms])
-
-        rows("client to-app", "client_terms_us", "µs")
-        rows(f"echo {name}", "echo_terms_us", "µs")
-        table.add_row("latency = RTT/2 (µs)", *[f"{e.latency_us:.4g}" for e in evals])
-        rows("echo-host overhead", "overhead_terms_cycles", "cycles")
-        table.add_row("overhead (% of echo host)", *[f"{e.overhead_pct:.4g}" for e in evals])
-        table.add_row("gap (µs)", *[f"{e.gap_us:.4g}" for e in evals])
-        _out.print(table)
+        _out.print(_model_table(f"EMO {name} on {preset}, coalescing {coalescing}", name, evals))
     if plot is not None:
         from nicsim.plots_emo import plot_model
 

@@ -80,7 +80,7 @@ class Layer:
     overhead_cycles: float = 0.0
 
     def as_tuple(self) -> tuple[str, float, str, float, float]:
-        """The form the core takes."""
+        """Return the tuple form the core takes."""
         return (self.name, self.cycles, self.on, self.latency_ns, self.overhead_cycles)
 
 
@@ -135,7 +135,7 @@ def _check(name: str, value: str, allowed: Sequence[str]) -> None:
 
 
 def coalescing_options(setting: str) -> dict[str, Any]:
-    """The ``[nic]`` options of an [EMO] coalescing setting.
+    """Return the ``[nic]`` options of an [EMO] coalescing setting.
 
     ``none``: frame threshold and maximum wait 0 (an interrupt per frame);
     ``default``: the NIC driver's defaults (the preset's delay, AceNIC frame
@@ -162,7 +162,7 @@ def echo_scenario(
     iterations: int = 300,
     warmup: int = 10,
 ) -> dict[str, Any]:
-    """The scenario dict (no preset/seed) of one [EMO] measurement.
+    """Return the scenario dict (no preset/seed) of one [EMO] measurement.
 
     The application on host 0 ping-pongs with the echo server of ``path`` on
     host 1; both libraries block while they wait, and a cycle soaker runs on
@@ -186,7 +186,9 @@ def evaluate_scenario(
 ) -> list[Evaluation]:
     """Evaluate the model on a scenario TOML text (the one the simulator runs)."""
     _check("path", path, PATHS)
-    raw = _core.emo_echo(scenario_toml, path, [int(s) for s in sizes], [l.as_tuple() for l in layers])
+    raw = _core.emo_echo(
+        scenario_toml, path, [int(s) for s in sizes], [layer.as_tuple() for layer in layers]
+    )
     return [Evaluation.from_core(d) for d in raw]
 
 

@@ -10,7 +10,7 @@ plotters into :data:`nicsim.plots.PLOTTERS` when imported (by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -33,7 +33,9 @@ def _sim_vs_model(table: pd.DataFrame, fig: Figure, sim: str, model: str, ylabel
         for setting in [c for c in COALESCING if c in set(rows["coalescing"])]:
             r = rows[rows["coalescing"] == setting].sort_values("size_bytes")
             colour = _COLOURS.get(setting, "C7")
-            ax.plot(r["size_bytes"], r[sim], marker="o", color=colour, label=f"{setting}: simulated")
+            ax.plot(
+                r["size_bytes"], r[sim], marker="o", color=colour, label=f"{setting}: simulated"
+            )
             ax.plot(r["size_bytes"], r[model], ls="--", color=colour, label=f"{setting}: model")
         ax.set_title(path)
         ax.set_xlabel("message size (B)")
@@ -56,15 +58,23 @@ def _cache(table: pd.DataFrame, fig: Figure) -> None:
     for i, binding in enumerate(dict.fromkeys(table["binding"])):
         r = table[table["binding"] == binding].sort_values("size_bytes")
         colour = f"C{i}"
-        ax.plot(r["size_bytes"], r["sim_latency_us"], marker="o", color=colour, label=f"{binding}: simulated")
-        ax.plot(r["size_bytes"], r["model_latency_us"], ls="--", color=colour, label=f"{binding}: model")
+        ax.plot(
+            r["size_bytes"],
+            r["sim_latency_us"],
+            marker="o",
+            color=colour,
+            label=f"{binding}: simulated",
+        )
+        ax.plot(
+            r["size_bytes"], r["model_latency_us"], ls="--", color=colour, label=f"{binding}: model"
+        )
     ax.set_xlabel("message size (B)")
     ax.set_ylabel("ping-pong latency (µs)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, title="process vs interrupt core")
 
 
-def plot_model(evaluations: dict[str, Sequence[Evaluation]], title: str, path: Path) -> Path:
+def plot_model(evaluations: Mapping[str, Sequence[Evaluation]], title: str, path: Path) -> Path:
     """Model latency and echo-host overhead against size, one line per path; PNG at ``path``."""
     fig = plt.figure(figsize=(10, 4), layout="constrained")
     try:
