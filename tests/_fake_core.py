@@ -118,3 +118,22 @@ def bench(kind: str, count: int) -> dict[str, float]:
 
 def version() -> str:
     return "0.0.0+fake"
+
+
+def emo_sums(
+    vars: dict[str, float],
+    config: str,
+    layers: list[tuple[str, float, str, float, float]],
+) -> dict[str, Any]:
+    """Fake: latency = sum of the *_us variables, overhead = sum of the O_* and C_H."""
+    if config not in ("full", "traditional", "coalesced", "offload"):
+        raise NicsimError(f"invalid value for `config`: {config!r}")
+    latency = sum(v for k, v in vars.items() if k.endswith("_us"))
+    overhead = sum(v for k, v in vars.items() if k.startswith(("O_", "C_H")))
+    return {
+        "latency_us": latency,
+        "overhead_cycles": overhead,
+        "gap_us": 0.0,
+        "latency_terms_us": [],
+        "overhead_terms_cycles": [],
+    }

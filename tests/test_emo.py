@@ -194,3 +194,30 @@ def test_real_core_cli_model_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "8192" in err
     code, _, err = run_cli(capsys, "model", "--layer", "x:1:gpu")
     assert code == 2 and "layer.on" in err
+
+
+def test_sums_of_hand_picked_variables() -> None:
+    v = {"C_N_cycles": 880.0, "R_N_hz": 88e6, "L_NH_us": 7.0, "R_H_hz": 1e9}
+    r = model.sums(v, "full")
+    assert r["latency_us"] > 0
+    with pytest.raises(NicsimError, match="config"):
+        model.sums(v, "fastest")
+
+
+@pytest.mark.core
+def test_real_core_sums_by_hand() -> None:
+    v = {
+        "C_N_cycles": 880.0, "R_N_hz": 88e6, "L_NH_us": 7.0, "C_H_cycles": 1000.0,
+        "R_H_hz": 1e9, "L_HA_us": 3.0, "L_NA_us": 0.5, "C_A_cycles": 2000.0,
+        "O_NH_cycles": 300.0, "O_HA_cycles": 400.0, "O_NA_cycles": 50.0, "L_W_us": 4.0,
+    }  # fmt: skip
+    full = model.sums(v, "full")
+    assert full["latency_us"] == pytest.approx(10 + 7 + 1 + 3 + 0.5 + 2 + 4)
+    assert full["overhead_cycles"] == pytest.approx(3750)
+    assert full["gap_us"] == pytest.approx(9)
+    assert model.sums(v, "coalesced")["overhead_cycles"] == pytest.approx(1400)
+    assert model.sums(v, "offload")["latency_us"] == pytest.approx(12.5)
+    layer = model.Layer("mpi-matching", cycles=176, on="nic", latency_ns=1000)
+    assert model.sums(v, "full", [layer])["latency_us"] == pytest.approx(30.5)
+    with pytest.raises(NicsimError, match="R_X"):
+        model.sums({**v, "R_X": 1.0})

@@ -10,7 +10,16 @@ building, sweeps, tables and plots live in the pure Python modules of
 
 from typing import Any
 
-__all__ = ["NicsimError", "bench", "emo_echo", "preset_toml", "presets", "run", "version"]
+__all__ = [
+    "NicsimError",
+    "bench",
+    "emo_echo",
+    "emo_sums",
+    "preset_toml",
+    "presets",
+    "run",
+    "version",
+]
 
 class NicsimError(ValueError):
     """Bad input to the simulator.
@@ -122,4 +131,35 @@ def emo_echo(
     NicsimError
         Invalid scenario, unknown path, a size that needs several frames, or
         a configuration the model does not cover (the message says which).
+    """
+
+def emo_sums(
+    vars: dict[str, float],
+    config: str,
+    layers: list[tuple[str, float, str, float, float]],
+) -> dict[str, Any]:
+    """Evaluate the EMO sums of one configuration for given variables.
+
+    Parameters
+    ----------
+    vars
+        EMO variables by name with their unit: ``C_N_cycles``, ``R_N_hz``,
+        ``L_NH_us``, ``C_H_cycles``, ``R_H_hz``, ``L_HA_us``, ``L_NA_us``,
+        ``C_A_cycles``, ``O_NH_cycles``, ``O_HA_cycles``, ``O_NA_cycles``,
+        ``L_W_us`` (missing: 0; both clocks must be > 0).
+    config
+        ``"full"``, ``"traditional"``, ``"coalesced"`` or ``"offload"``.
+    layers
+        Extra layers ``(name, cycles, on, latency_ns, overhead_cycles)``.
+
+    Returns
+    -------
+    dict
+        ``latency_us``, ``overhead_cycles``, ``gap_us`` and the terms
+        ``latency_terms_us`` and ``overhead_terms_cycles``.
+
+    Raises
+    ------
+    NicsimError
+        Unknown variable or configuration, a clock <= 0, a bad layer.
     """

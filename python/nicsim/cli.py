@@ -90,6 +90,8 @@ class Workload(str, Enum):
     nas_mg = "nas-mg"
     nas_ft = "nas-ft"
     alltoall = "alltoall"
+    echo_nic = "echo-nic"
+    echo_kernel = "echo-kernel"
 
 
 class BenchKind(str, Enum):

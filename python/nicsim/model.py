@@ -41,6 +41,7 @@ __all__ = [
     "echo_scenario",
     "evaluate",
     "evaluate_scenario",
+    "sums",
 ]
 
 #: The [EMO] measurement paths: where the echo server runs.
@@ -179,6 +180,43 @@ def echo_scenario(
             "warmup": int(warmup),
         },
     }
+
+
+def sums(
+    variables: Mapping[str, float], config: str = "full", layers: Sequence[Layer] = ()
+) -> dict[str, Any]:
+    """Evaluate the EMO sums of a configuration for variables you choose.
+
+    Parameters
+    ----------
+    variables
+        ``C_N_cycles``, ``R_N_hz``, ``L_NH_us``, ``C_H_cycles``, ``R_H_hz``,
+        ``L_HA_us``, ``L_NA_us``, ``C_A_cycles``, ``O_NH_cycles``,
+        ``O_HA_cycles``, ``O_NA_cycles``, ``L_W_us`` (missing: 0).
+    config
+        ``"full"``, ``"traditional"``, ``"coalesced"`` or ``"offload"``.
+    layers
+        Extra :class:`Layer` s.
+
+    Returns
+    -------
+    dict
+        ``latency_us``, ``overhead_cycles``, ``gap_us``, ``latency_terms_us``
+        and ``overhead_terms_cycles``.
+
+    Examples
+    --------
+    >>> v = {"C_N_cycles": 880, "R_N_hz": 88e6, "L_NH_us": 7, "C_H_cycles": 1000,
+    ...      "R_H_hz": 1e9, "L_HA_us": 3, "O_NH_cycles": 300, "O_HA_cycles": 400}
+    >>> r = sums(v, "traditional")
+    >>> round(r["latency_us"], 6), r["overhead_cycles"]
+    (21.0, 1700.0)
+    """
+    return _core.emo_sums(
+        {k: float(x) for k, x in variables.items()},
+        config,
+        [layer.as_tuple() for layer in layers],
+    )
 
 
 def evaluate_scenario(

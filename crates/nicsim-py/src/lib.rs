@@ -132,6 +132,69 @@ fn emo_echo<'py>(
     Ok(out)
 }
 
+/// The EMO sums of one configuration for given variables (keys as in the
+/// `client`/`echo` dicts of `emo_echo`; missing keys are 0).
+#[pyfunction]
+fn emo_sums<'py>(
+    py: Python<'py>,
+    vars: BTreeMap<String, f64>,
+    config: String,
+    layers: Vec<(String, f64, String, f64, f64)>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let (lat, over, gap) = guarded(move || {
+        let known = [
+            "C_N_cycles",
+            "R_N_hz",
+            "L_NH_us",
+            "C_H_cycles",
+            "R_H_hz",
+            "L_HA_us",
+            "L_NA_us",
+            "C_A_cycles",
+            "O_NH_cycles",
+            "O_HA_cycles",
+            "O_NA_cycles",
+            "L_W_us",
+        ];
+        if let Some(k) = vars.keys().find(|k| !known.contains(&k.as_str())) {
+            return Err(format!("unknown EMO variable `{k}` (allowed: {})", known.join(", ")));
+        }
+        let g = |k: &str| vars.get(k).copied().unwrap_or(0.0);
+        let v = nicsim::model::Vars {
+            c_n_cycles: g("C_N_cycles"),
+            r_n_hz: g("R_N_hz"),
+            l_nh_s: g("L_NH_us") * 1e-6,
+            c_h_cycles: g("C_H_cycles"),
+            r_h_hz: g("R_H_hz"),
+            l_ha_s: g("L_HA_us") * 1e-6,
+            l_na_s: g("L_NA_us") * 1e-6,
+            c_a_cycles: g("C_A_cycles"),
+            o_nh_cycles: g("O_NH_cycles"),
+            o_ha_cycles: g("O_HA_cycles"),
+            o_na_cycles: g("O_NA_cycles"),
+            l_w_s: g("L_W_us") * 1e-6,
+        };
+        if !(v.r_n_hz > 0.0 && v.r_h_hz > 0.0) {
+            return Err(format!("EMO clocks must be > 0 (R_N_hz = {}, R_H_hz = {})", v.r_n_hz, v.r_h_hz));
+        }
+        let c = nicsim::model::Config::parse(&config).ok_or_else(|| {
+            format!("invalid value for `config`: {config:?} (allowed: {})", nicsim::model::CONFIG_NAMES.join(", "))
+        })?;
+        let extra = layers
+            .iter()
+            .map(|(n, cy, on, l, o)| nicsim::model::layer(n, *cy, on, *l, *o).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(nicsim::model::sums(&v, c, &extra))
+    })?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("latency_us", nicsim::model::sum(&lat) * 1e6)?;
+    d.set_item("overhead_cycles", nicsim::model::sum(&over))?;
+    d.set_item("gap_us", gap * 1e6)?;
+    d.set_item("latency_terms_us", terms(&lat, 1e6))?;
+    d.set_item("overhead_terms_cycles", terms(&over, 1.0))?;
+    Ok(d)
+}
+
 /// The nicsim version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -147,5 +210,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_fn, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(emo_echo, m)?)?;
+    m.add_function(wrap_pyfunction!(emo_sums, m)?)?;
     Ok(())
 }

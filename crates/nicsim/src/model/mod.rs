@@ -268,6 +268,12 @@ pub fn gap_s(v: &Vars) -> f64 {
     max - min
 }
 
+/// The sums of one configuration for given variables: (latency terms in
+/// seconds, overhead terms in host cycles, gap in seconds).
+pub fn sums(v: &Vars, config: Config, layers: &[Layer]) -> (Vec<Term>, Vec<Term>, f64) {
+    (latency_terms(v, config, layers), overhead_terms(v, config, layers), gap_s(v))
+}
+
 /// Terms of the one-way latency of a message to the level a path reaches
 /// on one host (seconds): to-nic C_N/R_N + L_W; to-kernel C_N/R_N + L_NH +
 /// C_H/R_H + L_W; to-app the full `Latency`.

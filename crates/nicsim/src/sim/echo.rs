@@ -135,4 +135,31 @@ mod tests {
         };
         assert!(echo_reply(&ack).is_none());
     }
+
+    #[test]
+    fn echo_workloads_parse_and_refuse_large_messages() {
+        use crate::config::{EchoAt, Scenario, Workload};
+        let s = Scenario::from_toml("preset = \"emo2004\"\n[workload]\nkind = \"echo-kernel\"\nsize_bytes = 8900\n")
+            .unwrap();
+        assert!(matches!(s.workload, Workload::Echo { at: EchoAt::Kernel, size: 8900, .. }));
+        let e = Scenario::from_toml("[workload]\nkind = \"echo-nic\"\nsize_bytes = 100000\n").unwrap_err();
+        assert!(e.0.contains("workload.size_bytes") && e.0.contains("100000"), "{e}");
+    }
+
+    #[test]
+    fn nic_echo_has_no_host_work_and_kernel_echo_no_application() {
+        let run = |kind: &str| {
+            crate::run_toml(&format!(
+                "preset = \"emo2004\"\n[nic]\ncoalescing = \"disabled\"\n[workload]\nkind = \"{kind}\"\nsize_bytes = 1000\niterations = 50\nwarmup = 2\n"
+            ))
+            .unwrap()
+        };
+        let nic = run("echo-nic");
+        assert_eq!((nic.get("host1_interrupts"), nic.get("host1_kernel_us")), (Some(0.0), Some(0.0)));
+        let kernel = run("echo-kernel");
+        assert!(kernel.get("host1_interrupts").unwrap() >= 50.0);
+        // Every frame sent came back or was consumed: nothing dropped.
+        assert_eq!(kernel.get("dropped"), Some(0.0));
+        assert!(nic.get("latency_us").unwrap() > 0.0 && kernel.get("latency_us").unwrap() > 0.0);
+    }
 }
