@@ -37,7 +37,12 @@ def _sim_vs_model(table: pd.DataFrame, fig: Figure, sim: str, model: str, ylabel
                 r["size_bytes"], r[sim], marker="o", color=colour, label=f"{setting}: simulated"
             )
             ax.plot(
-                r["size_bytes"], r[model], ls="--", marker="x", color=colour, label=f"{setting}: model"
+                r["size_bytes"],
+                r[model],
+                ls="--",
+                marker="x",
+                color=colour,
+                label=f"{setting}: model",
             )
         ax.set_title(path)
         ax.set_xlabel("message size (B)")
