@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,7 +53,48 @@ def run(scenario_toml: str) -> dict[str, float | int | str]:
         "host1_kernel_miss_rate": noise,
         "host1_user_miss_rate": noise / 2,
         "time_us": 100.0 + noise,
+        "host1_cpu_pct": 10.0 + noise,
     }
+
+
+PATHS = ("to-nic", "to-kernel", "to-app")
+
+
+def emo_echo(
+    scenario_toml: str,
+    path: str,
+    sizes: list[int],
+    layers: list[tuple[str, float, str, float, float]],
+) -> list[dict[str, Any]]:
+    """Fake EMO model: linear in size, one term per sum; 8900 B needs two frames."""
+    tomllib.loads(scenario_toml)
+    if path not in PATHS:
+        raise NicsimError(f"invalid value for `path`: {path!r} (allowed: {', '.join(PATHS)})")
+    out: list[dict[str, Any]] = []
+    for size in sizes:
+        if size > 8192:
+            raise NicsimError(f"model: size_bytes = {size} needs more than one frame")
+        extra = sum(cycles / 1e3 + latency_ns / 1e3 for _, cycles, _, latency_ns, _ in layers)
+        latency = 10.0 + size / 1000.0 + extra
+        out.append(
+            {
+                "path": path,
+                "size_bytes": size,
+                "latency_us": latency,
+                "rtt_us": 2 * latency,
+                "overhead_cycles": 1000.0,
+                "overhead_pct": 0.0 if path == "to-nic" else 10.0,
+                "gap_us": 1.0,
+                "coalescing_wait_us": 0.0,
+                "client_terms_us": [("C_N/R_N", latency)],
+                "echo_terms_us": [("C_N/R_N", latency)],
+                "overhead_terms_cycles": [("C_H", 1000.0)],
+                "layers": [name for name, *_ in layers],
+                "client": {"C_N_cycles": 1.0},
+                "echo": {"C_N_cycles": 1.0},
+            }
+        )
+    return out
 
 
 def presets() -> list[str]:
@@ -76,3 +118,22 @@ def bench(kind: str, count: int) -> dict[str, float]:
 
 def version() -> str:
     return "0.0.0+fake"
+
+
+def emo_sums(
+    vars: dict[str, float],
+    config: str,
+    layers: list[tuple[str, float, str, float, float]],
+) -> dict[str, Any]:
+    """Fake: latency = sum of the *_us variables, overhead = sum of the O_* and C_H."""
+    if config not in ("full", "traditional", "coalesced", "offload"):
+        raise NicsimError(f"invalid value for `config`: {config!r}")
+    latency = sum(v for k, v in vars.items() if k.endswith("_us"))
+    overhead = sum(v for k, v in vars.items() if k.startswith(("O_", "C_H")))
+    return {
+        "latency_us": latency,
+        "overhead_cycles": overhead,
+        "gap_us": 0.0,
+        "latency_terms_us": [],
+        "overhead_terms_cycles": [],
+    }

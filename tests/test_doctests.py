@@ -10,7 +10,7 @@ import pytest
 from conftest import REAL_CORE
 
 PURE = ["nicsim.scenario", "nicsim.experiments", "nicsim.runner", "nicsim.report"]
-NEEDS_CORE = ["nicsim", "nicsim.policy", "nicsim.sweeps"]
+NEEDS_CORE = ["nicsim", "nicsim.model", "nicsim.policy", "nicsim.sweeps"]
 
 
 @pytest.mark.parametrize("name", PURE + NEEDS_CORE)

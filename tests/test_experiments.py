@@ -44,6 +44,7 @@ SPEC_IDS = {
     *SPEC_COLUMNS,
     "lci-polling", "lci-multicast", "lci-multicast-apps", "lci-watchdog",
     "lci-timers", "emo-latency", "emo-overhead",
+    "emo-cache",  # beyond SPEC §4: the EMO cache layer (issue 6, item 4)
 }  # fmt: skip
 
 

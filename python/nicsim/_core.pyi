@@ -3,14 +3,25 @@
 This stub is hand-written: it documents the binding layer in
 ``crates/nicsim-py`` and is checked against the compiled module with
 ``python -m mypy.stubtest nicsim._core``. It owns nothing but the entry
-points below; scenario building, sweeps, tables and plots live in the pure
-Python modules of :mod:`nicsim`.
+points below (the simulator, presets, bench and the EMO model); scenario
+building, sweeps, tables and plots live in the pure Python modules of
+:mod:`nicsim`.
 """
 
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["NicsimError", "bench", "preset_toml", "presets", "run", "run_policy", "version"]
+__all__ = [
+    "NicsimError",
+    "bench",
+    "emo_echo",
+    "emo_sums",
+    "preset_toml",
+    "presets",
+    "run",
+    "run_policy",
+    "version",
+]
 
 class NicsimError(ValueError):
     """Bad input to the simulator.
@@ -103,3 +114,74 @@ def bench(kind: str, count: int) -> dict[str, float]:
 
 def version() -> str:
     """Version of the compiled core (the Cargo package version)."""
+
+def emo_echo(
+    scenario_toml: str,
+    path: str,
+    sizes: list[int],
+    layers: list[tuple[str, float, str, float, float]],
+) -> list[dict[str, Any]]:
+    """Evaluate the EMO model of an [EMO] echo measurement.
+
+    The variables come from the same scenario the simulator would run (its
+    preset and options), so model and simulation share every input.
+
+    Parameters
+    ----------
+    scenario_toml
+        A scenario as TOML text (as for :func:`run`).
+    path
+        ``"to-nic"``, ``"to-kernel"`` or ``"to-app"``: where the echo server runs.
+    sizes
+        Message sizes in bytes (one frame each).
+    layers
+        Extra layers ``(name, cycles, on, latency_ns, overhead_cycles)``,
+        ``on`` in ``{"nic", "host"}``; added to both sums of the to-app paths.
+
+    Returns
+    -------
+    list of dict
+        One per size: ``path``, ``size_bytes``, ``latency_us`` (half round
+        trip), ``rtt_us``, ``overhead_cycles``, ``overhead_pct`` (echo host),
+        ``gap_us``, ``coalescing_wait_us``, the terms ``client_terms_us``,
+        ``echo_terms_us``, ``overhead_terms_cycles`` (lists of
+        ``(name, value)``), ``layers`` (names) and the variables ``client``
+        and ``echo`` (dicts such as ``{"C_N_cycles": ..., "L_NH_us": ...}``).
+
+    Raises
+    ------
+    NicsimError
+        Invalid scenario, unknown path, a size that needs several frames, or
+        a configuration the model does not cover (the message says which).
+    """
+
+def emo_sums(
+    vars: dict[str, float],
+    config: str,
+    layers: list[tuple[str, float, str, float, float]],
+) -> dict[str, Any]:
+    """Evaluate the EMO sums of one configuration for given variables.
+
+    Parameters
+    ----------
+    vars
+        EMO variables by name with their unit: ``C_N_cycles``, ``R_N_hz``,
+        ``L_NH_us``, ``C_H_cycles``, ``R_H_hz``, ``L_HA_us``, ``L_NA_us``,
+        ``C_A_cycles``, ``O_NH_cycles``, ``O_HA_cycles``, ``O_NA_cycles``,
+        ``L_W_us`` (missing: 0; both clocks must be > 0).
+    config
+        ``"full"``, ``"traditional"``, ``"coalesced"`` or ``"offload"``.
+    layers
+        Extra layers ``(name, cycles, on, latency_ns, overhead_cycles)``.
+
+    Returns
+    -------
+    dict
+        ``latency_us``, ``overhead_cycles``, ``gap_us`` and the terms
+        ``latency_terms_us`` and ``overhead_terms_cycles``.
+
+    Raises
+    ------
+    NicsimError
+        Unknown variable or configuration, a clock <= 0, a bad layer.
+    """

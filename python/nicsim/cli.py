@@ -1,4 +1,4 @@
-"""The ``nicsim`` command line (typer): run, sweep, reproduce, presets, bench.
+"""The ``nicsim`` command line (typer): run, sweep, reproduce, model, presets, bench.
 
 This module owns argument parsing, terminal output and the error contract:
 bad input prints one ``error: ...`` line on stderr and exits with status 2,
@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 import nicsim
-from nicsim import _core, runner
+from nicsim import _core, model, runner
 from nicsim import sweeps as _sweep
 from nicsim._core import NicsimError
 from nicsim.scenario import Scenario, parse_value
@@ -91,6 +91,8 @@ class Workload(str, Enum):
     nas_mg = "nas-mg"
     nas_ft = "nas-ft"
     alltoall = "alltoall"
+    echo_nic = "echo-nic"
+    echo_kernel = "echo-kernel"
 
 
 class BenchKind(str, Enum):
@@ -231,6 +233,105 @@ def reproduce_command(
     )
     rows = sum(len(t) for t in tables.values())
     _out.print(f"wrote {len(tables)} experiment(s), {rows} rows: {out / 'report.md'}")
+
+
+def _parse_layer(text: str) -> model.Layer:
+    """``name:cycles:on[:latency_ns[:overhead_cycles]]`` -> a layer."""
+    parts = text.split(":")
+    if not 3 <= len(parts) <= 5:
+        _fail(f"--layer {text!r}: expected name:cycles:on[:latency_ns[:overhead_cycles]]")
+    try:
+        numbers = [float(x) for x in [parts[1], *parts[3:]]]
+    except ValueError:
+        _fail(f"--layer {text!r}: cycles, latency_ns and overhead_cycles must be numbers")
+    latency = numbers[1] if len(numbers) > 1 else 0.0
+    overhead = numbers[2] if len(numbers) > 2 else 0.0
+    return model.Layer(parts[0], numbers[0], parts[2], latency, overhead)
+
+
+def _parse_sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"--sizes {text!r}: expected comma-separated byte counts, e.g. 100,1000,8000")
+    if not sizes or min(sizes) < 0:
+        _fail(f"--sizes {text!r}: expected at least one size >= 0")
+    return sizes
+
+
+def _model_table(title: str, path: str, evals: list[model.Evaluation]) -> Table:
+    """One column per size; the terms of each sum, then the sums."""
+    table = Table(title=title)
+    table.add_column("sum / term")
+    for e in evals:
+        table.add_column(f"{e.size_bytes} B", justify="right")
+
+    def rows(label: str, key: str, unit: str) -> None:
+        terms = [dict(getattr(e, key)) for e in evals]
+        for term in terms[0]:
+            table.add_row(f"  {label}: {term} ({unit})", *[f"{t[term]:.4g}" for t in terms])
+
+    rows("client to-app", "client_terms_us", "µs")
+    rows(f"echo {path}", "echo_terms_us", "µs")
+    table.add_row("latency = RTT/2 (µs)", *[f"{e.latency_us:.4g}" for e in evals])
+    rows("echo-host overhead", "overhead_terms_cycles", "cycles")
+    table.add_row("overhead (% of echo host)", *[f"{e.overhead_pct:.4g}" for e in evals])
+    table.add_row("gap (µs)", *[f"{e.gap_us:.4g}" for e in evals])
+    return table
+
+
+@app.command("model")
+def model_command(
+    preset: Annotated[str, typer.Option(help="Preset name or preset TOML file.")] = "emo2004",
+    path: Annotated[
+        list[str] | None,
+        typer.Option(help="to-nic | to-kernel | to-app (repeatable; default: all three)."),
+    ] = None,
+    coalescing: Annotated[str, typer.Option(help="none | default | max.")] = "none",
+    sizes: Annotated[str, typer.Option(help="Message sizes in bytes, comma-separated.")] = (
+        "100,1000,4000,8000"
+    ),
+    layer: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Extra layer name:cycles:on[:latency_ns[:overhead_cycles]] (repeatable)."
+        ),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Set any scenario key: key.path=value (TOML value)."),
+    ] = None,
+    plot: Annotated[
+        Path | None, typer.Option(help="Also plot latency and overhead vs size (PNG).")
+    ] = None,
+) -> None:
+    """Evaluate the EMO model for a preset and configuration; print each sum's terms."""
+    paths = path or list(model.PATHS)
+    size_list = _parse_sizes(sizes)
+    layers = [_parse_layer(text) for text in layer or []]
+    overrides: dict[str, Any] = {}
+    for item in set_ or []:
+        key, eq, text = item.partition("=")
+        if not eq or not key.strip():
+            _fail(f"--set {item!r}: expected key.path=value, e.g. host.wait=poll")
+        overrides[key.strip()] = parse_value(text.strip())
+    results: dict[str, list[model.Evaluation]] = {}
+    for name in paths:
+        results[name] = model.evaluate(
+            preset,
+            path=name,
+            coalescing=coalescing,
+            sizes=size_list,
+            layers=layers,
+            overrides=overrides,
+        )
+    for name, evals in results.items():
+        _out.print(_model_table(f"EMO {name} on {preset}, coalescing {coalescing}", name, evals))
+    if plot is not None:
+        from nicsim.plots_emo import plot_model
+
+        plot_model(results, f"EMO model: {preset}, coalescing {coalescing}", plot)
+        _out.print(f"wrote {plot}")
 
 
 @presets_app.command("list")

@@ -137,6 +137,14 @@ class Experiment:
     #: Markdown for the report: where the model and the study differ, and
     #: why we think so (shown after the claims).
     discussion: str = ""
+    #: Optional analytic model evaluated on the very scenario text the
+    #: simulator runs: ``(params, scenario_toml) -> extra metrics``, merged
+    #: into the row's metrics before ``finish``.
+    model: Callable[[Params, str], dict[str, Any]] | None = None
+    #: Optional discussion computed from the finished table (Markdown),
+    #: e.g. where and why a model and the simulation differ; shown after
+    #: ``discussion``.
+    notes: Callable[[pd.DataFrame], str] | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -1077,4 +1085,5 @@ GROUPS["omx-coal"] = (
     "coalescing-nas-is",
     "napi-knobs",
 )
+from nicsim import exp_emo as _exp_emo  # noqa: E402,F401  registers the EMO experiments
 from nicsim import exp_lci as _exp_lci  # noqa: E402,F401  registers the LCI experiments

@@ -1051,3 +1051,6 @@ def plot(
     finally:
         plt.close(fig)
     return path
+
+
+from nicsim import plots_emo as _plots_emo  # noqa: E402,F401  registers the EMO plotters

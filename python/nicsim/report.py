@@ -144,8 +144,11 @@ def _section(experiment: Experiment, table: pd.DataFrame) -> list[str]:
     if checked:
         header = ["published claim", "simulated", "holds", "source"]
         out += ["### Published claims", "", markdown_table(header, checked), ""]
-    if experiment.discussion:
-        out += ["### Where the model differs", "", experiment.discussion, ""]
+    discussion = [experiment.discussion] if experiment.discussion else []
+    if experiment.notes is not None:
+        discussion.append(experiment.notes(table))
+    if discussion:
+        out += ["### Where the model differs", "", *discussion, ""]
     out += [f"Data: [`{experiment.id}.csv`]({experiment.id}.csv), `{experiment.id}.parquet`", ""]
     return out
 

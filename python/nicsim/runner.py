@@ -222,6 +222,8 @@ def table(experiment: Experiment, jobs: Sequence[Job], metrics: Sequence[Metrics
     rows: list[dict[str, Any]] = []
     for job, result in zip(jobs, metrics, strict=True):
         full: dict[str, Any] = dict(result)
+        if experiment.model is not None:
+            full.update(experiment.model(job.params, job.toml))
         if experiment.finish is not None:
             # finish sees every metric the core returned (it may derive columns).
             full = experiment.finish(job.params, full)

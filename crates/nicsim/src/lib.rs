@@ -12,6 +12,7 @@ pub mod config;
 pub mod engine;
 pub mod host;
 pub mod lci;
+pub mod model;
 pub mod net;
 pub mod nic;
 pub mod proto;

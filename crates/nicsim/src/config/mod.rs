@@ -45,6 +45,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("omx2009-mq", include_str!("../../../../presets/omx2009-mq.toml")),
     ("modern", include_str!("../../../../presets/modern.toml")),
     ("lci2000", include_str!("../../../../presets/lci2000.toml")),
+    ("emo2004", include_str!("../../../../presets/emo2004.toml")),
 ];
 
 /// Names of the embedded presets.

@@ -20,6 +20,50 @@ pub struct Platform {
     pub cache: CacheCfg,
     pub library: LibraryCfg,
     pub nas: NasCfg,
+    /// EMO analytic-model inputs the simulator does not otherwise need
+    /// (optional: presets without it use the defaults of [`EmoCfg`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emo: Option<EmoCfg>,
+}
+
+/// Inputs of the EMO model (`crate::model`) and of the NIC-firmware echo
+/// (`workload.kind = "echo-nic"`): the NIC processor's clock and its
+/// byte-copy cost, plus any extra layers a user declares.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmoCfg {
+    /// Clock of the NIC processor in MHz (EMO's R_N).
+    pub nic_clock_mhz: f64,
+    /// NIC processor cycles to copy one byte between its buffers (the
+    /// firmware echo copies the payload from the receive to the send buffer).
+    pub nic_copy_cycles_per_byte: f64,
+    /// Extensible layers added to both EMO sums (`[[emo.layer]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layer: Vec<LayerCfg>,
+}
+
+impl Default for EmoCfg {
+    /// Without an `[emo]` table: R_N = 1000 MHz (NIC cycles read as
+    /// nanoseconds, so C_N/R_N is exact whatever the real clock) and a
+    /// firmware echo that swaps buffers without copying bytes.
+    fn default() -> Self {
+        EmoCfg { nic_clock_mhz: 1000.0, nic_copy_cycles_per_byte: 0.0, layer: Vec::new() }
+    }
+}
+
+/// One extra EMO layer (e.g. MPI matching offload: C_m, L_am, O_am).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerCfg {
+    pub name: String,
+    /// Protocol cycles of the layer (C_m), run on `on`'s clock.
+    pub cycles: f64,
+    /// Where the cycles run: "nic" or "host".
+    pub on: String,
+    /// Extra latency of the layer's crossing (L_am), in nanoseconds.
+    pub latency_ns: f64,
+    /// Host cycles the layer's crossing costs (O_am).
+    pub overhead_cycles: f64,
 }
 
 /// Compute costs of the NAS skeletons (set only from SPEC 5 calibration
@@ -253,7 +297,28 @@ impl Platform {
         check_f("nas.is_iter_fixed_us", self.nas.is_iter_fixed_us, 0.0, 1e9)?;
         check_f("nas.is_ns_per_key", self.nas.is_ns_per_key, 0.0, 1e6)?;
         check_f("nas.mflops_per_core", self.nas.mflops_per_core, 1.0, 1e7)?;
+        if let Some(e) = &self.emo {
+            check_f("emo.nic_clock_mhz", e.nic_clock_mhz, 0.001, 1e6)?;
+            check_f("emo.nic_copy_cycles_per_byte", e.nic_copy_cycles_per_byte, 0.0, 1e6)?;
+            for (i, l) in e.layer.iter().enumerate() {
+                check_f(&format!("emo.layer[{i}].cycles"), l.cycles, 0.0, 1e12)?;
+                check_f(&format!("emo.layer[{i}].latency_ns"), l.latency_ns, 0.0, 1e12)?;
+                check_f(&format!("emo.layer[{i}].overhead_cycles"), l.overhead_cycles, 0.0, 1e12)?;
+                if l.on != "nic" && l.on != "host" {
+                    return Err(ConfigError::range(
+                        &format!("emo.layer[{i}].on"),
+                        format!("{:?}", l.on),
+                        "one of nic, host",
+                    ));
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The EMO inputs: the preset's `[emo]` table or the defaults.
+    pub fn emo_cfg(&self) -> EmoCfg {
+        self.emo.clone().unwrap_or_default()
     }
 
     /// Cores per host.

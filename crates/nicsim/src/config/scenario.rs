@@ -162,6 +162,19 @@ pub enum Workload {
     /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
     /// repetitions after `warmup`, `per_host` ranks on each host.
     Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
+    /// [EMO] echo: the application on host 0 ping-pongs with an echo server
+    /// that runs in host 1's NIC firmware or in host 1's kernel (no copy to
+    /// user space). Metrics as for `PingPong`.
+    Echo { at: EchoAt, size: u64, iterations: u64, warmup: u64 },
+}
+
+/// Where the [EMO] echo server runs on host 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EchoAt {
+    /// In the NIC firmware: no DMA to the host, no interrupt.
+    Nic,
+    /// In the kernel receive handler (bottom half): no copy to user space.
+    Kernel,
 }
 
 impl Scenario {
@@ -429,17 +442,36 @@ impl Scenario {
         let kind = one_of(
             "workload.kind",
             &w.kind,
-            &["pingpong", "stream", "flood", "nas-is", "nas-cg", "nas-mg", "nas-ft", "alltoall"],
+            &[
+                "pingpong",
+                "stream",
+                "flood",
+                "nas-is",
+                "nas-cg",
+                "nas-mg",
+                "nas-ft",
+                "alltoall",
+                "echo-nic",
+                "echo-kernel",
+            ],
         )?;
         let size = w.size_bytes.unwrap_or(0);
         check_u("workload.size_bytes", size, 0, 1 << 30)?;
-        let warmup = w.warmup.unwrap_or(if kind == "pingpong" { 100 } else { 1000 });
+        let warmup = w.warmup.unwrap_or(if kind == "pingpong" || kind.starts_with("echo-") { 100 } else { 1000 });
         check_u("workload.warmup", warmup, 0, 1 << 32)?;
         let workload = match kind {
             "pingpong" => {
                 let iterations = w.iterations.unwrap_or(1000);
                 check_u("workload.iterations", iterations, 1, 1 << 32)?;
                 Workload::PingPong { size, iterations, warmup }
+            }
+            "echo-nic" | "echo-kernel" => {
+                let iterations = w.iterations.unwrap_or(1000);
+                check_u("workload.iterations", iterations, 1, 1 << 32)?;
+                // The echo servers turn frames around one by one: no pull protocol.
+                check_u("workload.size_bytes", size, 0, rndv_threshold as u64)?;
+                let at = if kind == "echo-nic" { EchoAt::Nic } else { EchoAt::Kernel };
+                Workload::Echo { at, size, iterations, warmup }
             }
             "stream" => {
                 let messages = w.messages.unwrap_or(20_000);

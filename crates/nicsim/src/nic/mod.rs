@@ -226,6 +226,15 @@ impl Nic {
     /// Frames the NIC is busy with at `now` besides the one just completed:
     /// being received (first bit arrived), in the firmware, or in DMA
     /// ("other DMAs pending" of [OMX-COAL] Algorithm 2).
+    /// [EMO] firmware echo: receive processing, a byte copy of `copy`
+    /// between NIC buffers, transmit processing; returns when the reply is
+    /// ready for the wire (the firmware is busy until then).
+    pub fn firmware_echo(&mut self, now: Instant, copy: Duration) -> Instant {
+        let done = now.max(self.fw_free) + self.fw_rx + copy + self.fw_tx;
+        self.fw_free = done;
+        done
+    }
+
     pub fn other_pending(&self, now: Instant) -> u32 {
         self.pending + self.incoming.iter().take_while(|&&t| t <= now).count() as u32
     }

@@ -182,6 +182,9 @@ impl World {
                 Op::Mark(l) => {
                     let i = l as usize;
                     pr.marks[i] = Some(now);
+                    for (hb, hs) in self.busy_at_mark[i].iter_mut().zip(&self.hosts) {
+                        *hb = hs.kernel_time + hs.app_time + hs.spin_time;
+                    }
                     // Interrupts raised so far on this host, and on every host.
                     let all: u64 = self.hosts.iter().map(|hs| hs.irq_raised).sum();
                     let own = self.hosts[h].irq_raised;

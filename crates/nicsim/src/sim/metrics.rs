@@ -89,7 +89,7 @@ impl World {
             m.set("deferral_success_rate", self.medium_one_irq as f64 / self.medium_msgs as f64);
         }
         match self.workload {
-            Workload::PingPong { size, iterations, .. } => {
+            Workload::PingPong { size, iterations, .. } | Workload::Echo { size, iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
                 if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
                     let half_rtt = (b - a).as_us_f64() / (2 * iterations) as f64;
@@ -98,6 +98,15 @@ impl World {
                     // Interrupts raised on both hosts per one-way transfer.
                     let irq = (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64;
                     m.set("interrupts_per_msg", irq / (2 * iterations) as f64);
+                    // [EMO] host overhead: share of each host's CPU taken from
+                    // a cycle soaker between the marks (kernel + library time).
+                    let span = (b - a).as_s_f64();
+                    for i in 0..2 {
+                        let busy = (self.busy_at_mark[1][i].saturating_sub(self.busy_at_mark[0][i])).as_s_f64();
+                        let cores = self.hosts[i].cores.len() as f64;
+                        let pct = if span > 0.0 { 100.0 * busy / (span * cores) } else { 0.0 };
+                        m.set(&format!("host{i}_cpu_pct"), pct);
+                    }
                 }
             }
             Workload::Stream { size, messages, .. } => {

@@ -12,6 +12,7 @@
 //! Event order is deterministic (see `crate::engine`); the only randomness
 //! (loss, reordering) comes from the scenario's seed.
 
+mod echo;
 mod lib_path;
 mod metrics;
 
@@ -487,6 +488,12 @@ pub struct World {
     /// Rank -> (host, endpoint); (host, endpoint) -> rank (u16::MAX: none).
     pub(crate) ranks: Vec<(u16, u8)>,
     pub(crate) rank_of: Vec<Vec<u16>>,
+    /// [EMO] echo server on host 1 (`echo-nic` / `echo-kernel` workloads).
+    pub(crate) echo: Option<crate::config::EchoAt>,
+    /// NIC firmware byte copy of the echo (EMO inputs: cycles/byte / clock).
+    pub(crate) nic_copy_ns_per_byte: f64,
+    /// CPU time used by hosts 0 and 1 at the Start and End marks.
+    pub(crate) busy_at_mark: [[Duration; 2]; 2],
 }
 
 fn dur(ns: f64) -> Duration {
@@ -635,12 +642,26 @@ impl World {
             jitter: Duration::from_ns_f64(s.jitter_ns),
             ranks: Vec::new(),
             rank_of: vec![vec![u16::MAX; 256]; hosts_n],
+            echo: None,
+            nic_copy_ns_per_byte: {
+                let e = p.emo_cfg();
+                e.nic_copy_cycles_per_byte * 1e3 / e.nic_clock_mhz
+            },
+            busy_at_mark: [[Duration::ZERO; 2]; 2],
         };
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {
             Workload::PingPong { size, iterations, warmup } => {
                 w.spawn(0, core, 0, Program::pingpong(0, size, iterations, warmup));
                 w.spawn(1, core, 0, Program::pingpong(1, size, iterations, warmup));
+            }
+            Workload::Echo { at, size, iterations, warmup } => {
+                // The client is rank 0 of a ping-pong; rank 1 is the echo
+                // server on host 1, which has no process.
+                w.spawn(0, core, 0, Program::pingpong(0, size, iterations, warmup));
+                w.echo = Some(at);
+                w.rank_of[1][0] = w.ranks.len() as u16;
+                w.ranks.push((1, 0));
             }
             Workload::Stream { size, messages, warmup } => {
                 w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup));
@@ -902,6 +923,17 @@ impl World {
     pub(crate) fn transmit(&mut self, now: Instant, host: usize, frame: u32) {
         let len = self.frames[frame as usize].len as usize;
         let ready = self.hosts[host].nic.transmit(now, len);
+        let d = self.wire_out(host, ready, frame);
+        if self.c.tx_done_irq && !self.c.native {
+            let ep = self.frames[frame as usize].src_ep;
+            let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;
+            self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q });
+        }
+    }
+
+    /// The NIC of `host` has `frame` ready for the wire at `ready`.
+    pub(crate) fn wire_out(&mut self, host: usize, ready: Instant, frame: u32) -> crate::net::Departure {
+        let len = self.frames[frame as usize].len as usize;
         let d = self.net.depart(host, ready, len);
         self.frames_sent += 1;
         self.wire_bytes += len as u64;
@@ -912,11 +944,7 @@ impl World {
             p.push((d.start, bytes));
         }
         self.q.push(d.at_switch, host as u32, Ev::SwitchIn { frame });
-        if self.c.tx_done_irq && !self.c.native {
-            let ep = self.frames[frame as usize].src_ep;
-            let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;
-            self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q });
-        }
+        d
     }
 
     fn switch_in(&mut self, now: Instant, frame: u32) {
@@ -954,6 +982,10 @@ impl World {
             }
         };
         f.marked = repr.marked;
+        if h == 1 && self.echo == Some(crate::config::EchoAt::Nic) {
+            self.nic_echo(now, frame, &repr);
+            return;
+        }
         let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
         f.q = qi as u8;
         if self.hosts[h].nic.ring_full(qi) {
@@ -1325,6 +1357,11 @@ impl World {
     /// CPU cost of handling one ring entry in the bottom half.
     fn entry_cost(&mut self, _now: Instant, h: usize, die: u16, entry: RingEntry) -> Duration {
         use crate::host::Side::Kernel;
+        if let (RingEntry::Rx(frame), Some(crate::config::EchoAt::Kernel)) = (entry, self.echo) {
+            if h == 1 {
+                return self.kernel_echo_cost(h, die, frame);
+            }
+        }
         let c = &self.c;
         let hs = &mut self.hosts[h];
         match entry {
@@ -1336,6 +1373,7 @@ impl World {
                 let Ok(repr) = FrameRepr::parse_header(self.frames[frame as usize].header()) else {
                     return c.driver_rx + c.handler_drop;
                 };
+
                 let ep = repr.body.dst_endpoint();
                 let Some(p) = hs.eps[ep as usize] else {
                     return c.driver_rx + c.handler_drop;
@@ -1394,6 +1432,10 @@ impl World {
             self.drops.malformed += 1;
             return;
         };
+        if h == 1 && self.echo == Some(crate::config::EchoAt::Kernel) {
+            self.kernel_echo(now, &repr);
+            return;
+        }
         let ep = repr.body.dst_endpoint();
         let Some(p) = self.hosts[h].eps[ep as usize] else {
             self.drops.no_endpoint += 1;

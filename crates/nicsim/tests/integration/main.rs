@@ -4,6 +4,7 @@
 
 mod coalescing;
 mod determinism;
+mod emo;
 mod mechanisms;
 mod pcap;
 mod protocol;

@@ -1,0 +1,165 @@
+//! The [EMO] echo servers of host 1: in the NIC firmware (`echo-nic`) and in
+//! the kernel receive handler (`echo-kernel`).
+//!
+//! This module owns turning a received message frame around: the reply
+//! header (endpoints swapped, the echoed sequence number acknowledged), its
+//! cost, and handing it to the wire or to the driver's send path. It does not
+//! own the client (a ping-pong rank 0 of `crate::workload`) nor the receive
+//! path before the turn-around (`super`).
+
+use super::World;
+use crate::time::{Duration, Instant};
+use crate::wire::{FrameRepr, OmxBody};
+
+/// The echo of a message frame, or `None` for frames that are not echoed
+/// (explicit acks, pull traffic): those are consumed silently.
+pub(crate) fn echo_reply(repr: &FrameRepr) -> Option<FrameRepr> {
+    // The echo acknowledges the message it returns: piggy_ack is the next
+    // expected sequence number (Open-MX semantics, see `lib_send`).
+    let body = match repr.body {
+        OmxBody::Tiny { dst_ep, src_ep, session, seq, match_info, length, .. } => OmxBody::Tiny {
+            dst_ep: src_ep,
+            src_ep: dst_ep,
+            session,
+            seq,
+            piggy_ack: seq.wrapping_add(1),
+            match_info,
+            length,
+        },
+        OmxBody::Small { dst_ep, src_ep, session, seq, match_info, length, .. } => OmxBody::Small {
+            dst_ep: src_ep,
+            src_ep: dst_ep,
+            session,
+            seq,
+            piggy_ack: seq.wrapping_add(1),
+            match_info,
+            length,
+        },
+        OmxBody::Medium {
+            dst_ep,
+            src_ep,
+            session,
+            seq,
+            match_info,
+            msg_length,
+            frag_seq,
+            frag_pipeline,
+            frag_length,
+            ..
+        } => OmxBody::Medium {
+            dst_ep: src_ep,
+            src_ep: dst_ep,
+            session,
+            seq,
+            piggy_ack: seq.wrapping_add(1),
+            match_info,
+            msg_length,
+            frag_seq,
+            frag_pipeline,
+            frag_length,
+        },
+        _ => return None,
+    };
+    Some(FrameRepr {
+        dst_mac: repr.src_mac,
+        src_mac: repr.dst_mac,
+        src_peer: crate::wire::mac_host(repr.dst_mac).unwrap_or(0),
+        marked: repr.marked,
+        body,
+    })
+}
+
+impl World {
+    /// `echo-nic`: the firmware of host 1's NIC copies the payload from its
+    /// receive buffer to a send buffer and transmits it; no DMA, no
+    /// interrupt, no host work.
+    pub(crate) fn nic_echo(&mut self, now: Instant, frame: u32, repr: &FrameRepr) {
+        let (src, dst) = (self.frames[frame as usize].src, self.frames[frame as usize].dst);
+        self.free_frame(frame);
+        self.frames_handled += 1;
+        self.hosts[1].rx_frames += 1;
+        let Some(reply) = echo_reply(repr) else { return };
+        let copy = Duration::from_ns_f64(repr.body.payload_len() as f64 * self.nic_copy_ns_per_byte);
+        let ready = self.hosts[1].nic.firmware_echo(now, copy);
+        let id = self.new_frame(dst, src, &reply);
+        self.wire_out(1, ready, id);
+    }
+
+    /// CPU cost of the kernel echo of one frame: driver receive + handler,
+    /// then the driver's send path for the reply (no system call, no copy:
+    /// the received buffer is sent back).
+    pub(crate) fn kernel_echo_cost(&mut self, h: usize, die: u16, frame: u32) -> Duration {
+        let c = &self.c;
+        let Ok(repr) = FrameRepr::parse_header(self.frames[frame as usize].header()) else {
+            return c.driver_rx + c.handler_drop;
+        };
+        if echo_reply(&repr).is_none() {
+            return c.driver_rx + c.handler_drop;
+        }
+        let send = c.driver_rx + c.handler + c.driver_tx + c.doorbell;
+        send + self.tx_ring_access(h, die)
+    }
+
+    /// `echo-kernel`: the bottom half of host 1 sends the reply.
+    pub(crate) fn kernel_echo(&mut self, now: Instant, repr: &FrameRepr) {
+        let Some(reply) = echo_reply(repr) else { return };
+        let dst = crate::wire::mac_host(repr.src_mac).unwrap_or(0);
+        let id = self.new_frame(1, dst, &reply);
+        self.transmit(now, 1, id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::host_mac;
+
+    #[test]
+    fn echo_swaps_endpoints_and_acks_the_echoed_message() {
+        let req = FrameRepr {
+            dst_mac: host_mac(1),
+            src_mac: host_mac(0),
+            src_peer: 0,
+            marked: true,
+            body: OmxBody::Small { dst_ep: 0, src_ep: 3, session: 0, seq: 7, piggy_ack: 2, match_info: 1, length: 100 },
+        };
+        let r = echo_reply(&req).unwrap();
+        assert_eq!((r.dst_mac, r.src_mac, r.src_peer, r.marked), (host_mac(0), host_mac(1), 1, true));
+        assert_eq!(
+            r.body,
+            OmxBody::Small { dst_ep: 3, src_ep: 0, session: 0, seq: 7, piggy_ack: 8, match_info: 1, length: 100 }
+        );
+        let ack = FrameRepr {
+            body: OmxBody::Ack { dst_ep: 0, src_ep: 0, session: 0, lib_seqnum: 1, lib_piggyack: 0 },
+            ..req
+        };
+        assert!(echo_reply(&ack).is_none());
+    }
+
+    #[test]
+    fn echo_workloads_parse_and_refuse_large_messages() {
+        use crate::config::{EchoAt, Scenario, Workload};
+        let s = Scenario::from_toml("preset = \"emo2004\"\n[workload]\nkind = \"echo-kernel\"\nsize_bytes = 8900\n")
+            .unwrap();
+        assert!(matches!(s.workload, Workload::Echo { at: EchoAt::Kernel, size: 8900, .. }));
+        let e = Scenario::from_toml("[workload]\nkind = \"echo-nic\"\nsize_bytes = 100000\n").unwrap_err();
+        assert!(e.0.contains("workload.size_bytes") && e.0.contains("100000"), "{e}");
+    }
+
+    #[test]
+    fn nic_echo_has_no_host_work_and_kernel_echo_no_application() {
+        let run = |kind: &str| {
+            crate::run_toml(&format!(
+                "preset = \"emo2004\"\n[nic]\ncoalescing = \"disabled\"\n[workload]\nkind = \"{kind}\"\nsize_bytes = 1000\niterations = 50\nwarmup = 2\n"
+            ))
+            .unwrap()
+        };
+        let nic = run("echo-nic");
+        assert_eq!((nic.get("host1_interrupts"), nic.get("host1_kernel_us")), (Some(0.0), Some(0.0)));
+        let kernel = run("echo-kernel");
+        assert!(kernel.get("host1_interrupts").unwrap() >= 50.0);
+        // Every frame sent came back or was consumed: nothing dropped.
+        assert_eq!(kernel.get("dropped"), Some(0.0));
+        assert!(nic.get("latency_us").unwrap() > 0.0 && kernel.get("latency_us").unwrap() > 0.0);
+    }
+}

@@ -1,0 +1,110 @@
+"""Plots of the [EMO] experiments and of ``nicsim model`` (matplotlib, PNG).
+
+This module owns the EMO figures: simulated latency/overhead (solid,
+markers) beside the model's (dashed) against the message size, one panel
+per path, one colour per coalescing setting; the cache-layer ping-pongs;
+and the model-only curves of ``nicsim model --plot``. It registers its
+plotters into :data:`nicsim.plots.PLOTTERS` when imported (by
+:mod:`nicsim.plots`); it never runs anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+
+from nicsim.model import COALESCING, PATHS, Evaluation
+from nicsim.plots import FIGSIZES, PLOTTERS
+
+__all__ = ["plot_model"]
+
+_COLOURS = {"none": "C0", "default": "C1", "max": "C3"}
+
+
+def _sim_vs_model(table: pd.DataFrame, fig: Figure, sim: str, model: str, ylabel: str) -> None:
+    paths = [p for p in PATHS if p in set(table["path"])]
+    axes = fig.subplots(1, max(len(paths), 1), sharey=False, squeeze=False)[0]
+    for ax, path in zip(axes, paths, strict=False):
+        rows = table[table["path"] == path]
+        for setting in [c for c in COALESCING if c in set(rows["coalescing"])]:
+            r = rows[rows["coalescing"] == setting].sort_values("size_bytes")
+            colour = _COLOURS.get(setting, "C7")
+            ax.plot(
+                r["size_bytes"], r[sim], marker="o", color=colour, label=f"{setting}: simulated"
+            )
+            ax.plot(
+                r["size_bytes"],
+                r[model],
+                ls="--",
+                marker="x",
+                color=colour,
+                label=f"{setting}: model",
+            )
+        ax.set_title(path)
+        ax.set_xlabel("message size (B)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    if paths:
+        axes[0].legend(fontsize=7, title="coalescing")
+
+
+def _latency(table: pd.DataFrame, fig: Figure) -> None:
+    _sim_vs_model(table, fig, "sim_latency_us", "model_latency_us", "latency (half round trip, µs)")
+
+
+def _overhead(table: pd.DataFrame, fig: Figure) -> None:
+    _sim_vs_model(table, fig, "sim_overhead_pct", "model_overhead_pct", "echo-host CPU taken (%)")
+
+
+def _cache(table: pd.DataFrame, fig: Figure) -> None:
+    ax = fig.subplots()
+    for i, binding in enumerate(dict.fromkeys(table["binding"])):
+        r = table[table["binding"] == binding].sort_values("size_bytes")
+        colour = f"C{i}"
+        ax.plot(
+            r["size_bytes"],
+            r["sim_latency_us"],
+            marker="o",
+            color=colour,
+            label=f"{binding}: simulated",
+        )
+        ax.plot(
+            r["size_bytes"], r["model_latency_us"], ls="--", color=colour, label=f"{binding}: model"
+        )
+    ax.set_xlabel("message size (B)")
+    ax.set_ylabel("ping-pong latency (µs)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, title="process vs interrupt core")
+
+
+def plot_model(evaluations: Mapping[str, Sequence[Evaluation]], title: str, path: Path) -> Path:
+    """Model latency and echo-host overhead against size, one line per path; PNG at ``path``."""
+    fig = plt.figure(figsize=(10, 4), layout="constrained")
+    try:
+        lat, over = fig.subplots(1, 2)
+        for name, evals in evaluations.items():
+            sizes = [e.size_bytes for e in evals]
+            lat.plot(sizes, [e.latency_us for e in evals], marker="o", label=name)
+            over.plot(sizes, [e.overhead_pct for e in evals], marker="o", label=name)
+        lat.set_ylabel("latency (half round trip, µs)")
+        over.set_ylabel("echo-host CPU taken (%)")
+        for ax in (lat, over):
+            ax.set_xlabel("message size (B)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle(title)
+        fig.savefig(path, dpi=100, metadata={"Software": None})
+    finally:
+        plt.close(fig)
+    return path
+
+
+PLOTTERS["emo-latency"] = _latency
+PLOTTERS["emo-overhead"] = _overhead
+PLOTTERS["emo-cache"] = _cache
+FIGSIZES["emo-latency"] = (13, 4.5)
+FIGSIZES["emo-overhead"] = (13, 4.5)

@@ -1,0 +1,223 @@
+"""[EMO]: the model API, the ``nicsim model`` command and the emo experiments."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import REAL_CORE
+from nicsim import exp_emo, model, runner
+from nicsim._core import NicsimError
+from nicsim.cli import app
+from nicsim.experiments import EXPERIMENTS, GROUPS
+from nicsim.scenario import Scenario
+
+# SPEC.md §4 rows, verbatim.
+EMO_COLUMNS = {
+    "emo-latency": (("path", "coalescing", "size_bytes"), ("sim_latency_us", "model_latency_us")),
+    "emo-overhead": (
+        ("path", "coalescing", "size_bytes"),
+        ("sim_overhead_pct", "model_overhead_pct"),
+    ),
+}
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        app(args=list(args), prog_name="nicsim")
+    out, err = capsys.readouterr()
+    code = exit_info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+@pytest.mark.parametrize("exp_id", sorted(EMO_COLUMNS))
+def test_columns_match_spec(exp_id: str) -> None:
+    exp = EXPERIMENTS[exp_id]
+    assert (exp.parameters, exp.metrics) == EMO_COLUMNS[exp_id]
+    assert exp.preset == "emo2004"
+
+
+def test_group_and_grid() -> None:
+    assert GROUPS["emo"][:2] == ("emo-latency", "emo-overhead")
+    rows = EXPERIMENTS["emo-latency"].configurations(False)
+    assert {r["path"] for r in rows} == {"to-nic", "to-kernel", "to-app"}
+    assert {r["coalescing"] for r in rows} == {"none", "default", "max"}
+    sizes = sorted({int(r["size_bytes"]) for r in rows})
+    assert sizes[0] == 100 and sizes[-1] == 8900
+    assert len(rows) == 3 * 3 * len(sizes)
+
+
+@pytest.mark.parametrize(
+    ("setting", "nic"),
+    [
+        ("none", {"coalescing": "timeout", "delay_us": 0.0, "frames": 0}),
+        ("default", {"coalescing": "timeout", "frames": 6}),
+        ("max", {"coalescing": "timeout", "delay_us": 100.0, "frames": 1000}),
+    ],
+)
+def test_coalescing_settings_are_the_spec_thresholds(setting: str, nic: dict[str, object]) -> None:
+    assert model.coalescing_options(setting) == nic
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"), [("to-nic", "echo-nic"), ("to-kernel", "echo-kernel"), ("to-app", "pingpong")]
+)
+def test_measurement_scenarios(path: str, kind: str) -> None:
+    s = model.echo_scenario(path, "max", 1000, iterations=7)
+    assert s["workload"] == {"kind": kind, "size_bytes": 1000, "iterations": 7, "warmup": 10}
+    # Overhead the way [EMO] measured it: a cycle soaker, the library blocks.
+    assert s["host"] == {"wait": "block", "soaker": True}
+    Scenario.from_dict(s).to_toml()
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: model.echo_scenario("to-disk", "none", 1), "to-kernel"),
+        (lambda: model.coalescing_options("some"), "default"),
+        (lambda: model.evaluate(path="x"), "to-app"),
+    ],
+)
+def test_bad_names_raise_naming_the_choices(call: object, needle: str) -> None:
+    with pytest.raises(NicsimError, match=needle):
+        call()  # type: ignore[operator]
+
+
+def test_evaluate_passes_layers_and_returns_terms() -> None:
+    layer = model.Layer("mpi-matching", cycles=880, on="nic", latency_ns=1000)
+    [plain] = model.evaluate(path="to-app", sizes=[1000])
+    [with_layer] = model.evaluate(path="to-app", sizes=[1000], layers=[layer])
+    assert with_layer.latency_us > plain.latency_us
+    assert "mpi-matching" in with_layer.layers
+    assert math.isclose(sum(v for _, v in plain.overhead_terms_cycles), plain.overhead_cycles)
+
+
+def test_model_column_is_nan_where_the_model_does_not_apply() -> None:
+    exp = EXPERIMENTS["emo-latency"]
+    assert exp.model is not None
+    params = {"path": "to-app", "coalescing": "none", "size_bytes": 8900}
+    toml = Scenario.from_dict(exp.scenario(params, True)).to_toml()
+    assert math.isnan(exp.model(params, toml)["model_latency_us"])
+    params["size_bytes"] = 1000
+    toml = Scenario.from_dict(exp.scenario(params, True)).to_toml()
+    assert exp.model(params, toml)["model_latency_us"] > 0
+
+
+def _table() -> pd.DataFrame:
+    rows = []
+    for path, base in (("to-nic", 10.0), ("to-kernel", 20.0), ("to-app", 30.0)):
+        for setting, wait in (("none", 0.0), ("default", 30.0), ("max", 100.0)):
+            for size in (100, 1000, 8900):
+                sim = base + wait + 0.02 * size
+                mod = math.nan if size == 8900 else sim
+                rows.append((path, setting, size, sim, mod))
+    cols = ["path", "coalescing", "size_bytes", "sim_latency_us", "model_latency_us"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def test_slopes_and_offsets() -> None:
+    table = _table()
+    for _, sim, mod in exp_emo.slopes(table):
+        assert math.isclose(sim, 0.02) and math.isclose(mod, 0.02)
+    raised = {(p, c): (s, m) for p, c, s, m in exp_emo.offsets(table)}
+    assert raised[("to-app", "max")] == pytest.approx((100.0, 100.0))
+    notes = EXPERIMENTS["emo-latency"].notes
+    assert notes is not None and "Why they agree" in notes(table)
+
+
+def test_experiment_runs_with_model_columns(fake_run: runner.RunFn) -> None:
+    table = runner.run_experiment("emo-overhead", quick=True, jobs=1, run_fn=fake_run)
+    assert list(table.columns) == [
+        "path",
+        "coalescing",
+        "size_bytes",
+        *EMO_COLUMNS["emo-overhead"][1],
+    ]
+    assert table.loc[table["size_bytes"] == 8900, "model_overhead_pct"].isna().all()
+    assert table.loc[table["size_bytes"] < 8900, "model_overhead_pct"].notna().all()
+
+
+def test_cli_model_prints_terms(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    png = tmp_path / "m.png"
+    code, out, err = run_cli(
+        capsys, "model", "--path", "to-kernel", "--sizes", "100,1000", "--plot", str(png)
+    )
+    assert code == 0, err
+    assert "C_N/R_N" in out and "latency = RTT/2" in out and "overhead" in out
+    assert png.stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["model", "--sizes", "a,b"], "--sizes"),
+        (["model", "--layer", "x:1"], "--layer"),
+        (["model", "--layer", "x:y:nic"], "numbers"),
+        (["model", "--path", "to-moon"], "to-moon"),
+        (["model", "--coalescing", "lots"], "lots"),
+    ],
+)
+def test_cli_model_bad_input_is_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    code, _, err = run_cli(capsys, *args)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and needle in err
+
+
+@pytest.mark.core
+def test_real_core_model_matches_simulation_on_emo2004() -> None:
+    """End to end: model and simulator from one scenario; slope and offset agree."""
+    assert REAL_CORE
+    import nicsim
+
+    def pair(path: str, setting: str, size: int) -> tuple[float, float]:
+        scenario = Scenario.from_dict(model.echo_scenario(path, setting, size, iterations=100))
+        scenario.preset = "emo2004"
+        sim = float(nicsim.run(scenario)["latency_us"])
+        [e] = model.evaluate_scenario(scenario.to_toml(), path, [size])
+        return sim, e.latency_us
+
+    for path in model.PATHS:
+        (s1, m1), (s2, m2) = pair(path, "none", 1000), pair(path, "none", 8000)
+        assert abs((m2 - m1) - (s2 - s1)) <= 0.10 * (s2 - s1)
+        (s3, m3) = pair(path, "max", 1000)
+        assert abs((m3 - m1) - (s3 - s1)) <= 0.10 * (s3 - s1)
+
+
+@pytest.mark.core
+def test_real_core_cli_model_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "model", "--sizes", "9000")
+    assert code == 2 and "8192" in err
+    code, _, err = run_cli(capsys, "model", "--layer", "x:1:gpu")
+    assert code == 2 and "layer.on" in err
+
+
+def test_sums_of_hand_picked_variables() -> None:
+    v = {"C_N_cycles": 880.0, "R_N_hz": 88e6, "L_NH_us": 7.0, "R_H_hz": 1e9}
+    r = model.sums(v, "full")
+    assert r["latency_us"] > 0
+    with pytest.raises(NicsimError, match="config"):
+        model.sums(v, "fastest")
+
+
+@pytest.mark.core
+def test_real_core_sums_by_hand() -> None:
+    v = {
+        "C_N_cycles": 880.0, "R_N_hz": 88e6, "L_NH_us": 7.0, "C_H_cycles": 1000.0,
+        "R_H_hz": 1e9, "L_HA_us": 3.0, "L_NA_us": 0.5, "C_A_cycles": 2000.0,
+        "O_NH_cycles": 300.0, "O_HA_cycles": 400.0, "O_NA_cycles": 50.0, "L_W_us": 4.0,
+    }  # fmt: skip
+    full = model.sums(v, "full")
+    assert full["latency_us"] == pytest.approx(10 + 7 + 1 + 3 + 0.5 + 2 + 4)
+    assert full["overhead_cycles"] == pytest.approx(3750)
+    assert full["gap_us"] == pytest.approx(9)
+    assert model.sums(v, "coalesced")["overhead_cycles"] == pytest.approx(1400)
+    assert model.sums(v, "offload")["latency_us"] == pytest.approx(12.5)
+    layer = model.Layer("mpi-matching", cycles=176, on="nic", latency_ns=1000)
+    assert model.sums(v, "full", [layer])["latency_us"] == pytest.approx(30.5)
+    with pytest.raises(NicsimError, match="R_X"):
+        model.sums({**v, "R_X": 1.0})
