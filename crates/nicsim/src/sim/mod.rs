@@ -52,6 +52,11 @@ const HDR_CAP: usize = 96;
 pub(crate) struct Frame {
     hdr: [u8; HDR_CAP],
     hdr_len: u8,
+    /// `FrameRepr::parse_header` of `hdr`, computed once when the frame is
+    /// encoded (`None`: malformed). The header bytes never change in flight,
+    /// so every hop (NIC firmware, bottom half, receive handler) reads this
+    /// instead of parsing the same bytes again.
+    parsed: Option<FrameRepr>,
     /// The receive descriptor's copy of the marker (set by the NIC firmware
     /// when the frame arrives: [OMX-COAL] Algorithm 1, line 2).
     marked: bool,
@@ -861,6 +866,7 @@ impl World {
                 self.frames.push(Frame {
                     hdr: [0; HDR_CAP],
                     hdr_len: 0,
+                    parsed: None,
                     marked: false,
                     q: 0,
                     src_ep: 0,
@@ -878,6 +884,7 @@ impl World {
         debug_assert!(hl <= HDR_CAP);
         repr.emit(&mut f.hdr[..hl]);
         f.hdr_len = hl as u8;
+        f.parsed = FrameRepr::parse_header(&f.hdr[..hl]).ok();
         f.marked = false;
         f.src_ep = repr.body.src_endpoint().unwrap_or(0); // pull replies: set by the pull server
         f.len = repr.frame_len() as u32;
@@ -938,9 +945,9 @@ impl World {
         let f = &mut self.frames[frame as usize];
         let (h, len) = (f.dst as usize, f.len as usize);
         self.hosts[h].nic.incoming.pop_front();
-        let repr = match FrameRepr::parse_header(f.header()) {
-            Ok(r) => r,
-            Err(_) => {
+        let repr = match f.parsed {
+            Some(r) => r,
+            None => {
                 self.drops.malformed += 1;
                 self.free_frame(frame);
                 return;
@@ -1326,7 +1333,7 @@ impl World {
                     + self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Kernel, c.tx_lines)
             }
             RingEntry::Rx(frame) => {
-                let Ok(repr) = FrameRepr::parse_header(self.frames[frame as usize].header()) else {
+                let Some(repr) = self.frames[frame as usize].parsed else {
                     return c.driver_rx + c.handler_drop;
                 };
                 let ep = repr.body.dst_endpoint();
@@ -1379,11 +1386,11 @@ impl World {
 
     fn handle_frame(&mut self, now: Instant, h: usize, core: usize, frame: u32) {
         let (src, irq_stamp) = (self.frames[frame as usize].src, self.frames[frame as usize].irq_stamp);
-        let parsed = FrameRepr::parse_header(self.frames[frame as usize].header());
+        let parsed = self.frames[frame as usize].parsed;
         self.free_frame(frame);
         self.frames_handled += 1;
         self.hosts[h].rx_frames += 1;
-        let Ok(repr) = parsed else {
+        let Some(repr) = parsed else {
             self.drops.malformed += 1;
             return;
         };
