@@ -23,6 +23,8 @@ pub struct Topology {
     /// `die_of` for each core, precomputed: the simulator asks it several
     /// times per event and a 16-bit division is slow.
     core_die: Vec<u16>,
+    /// `socket_of_die` for each die, precomputed likewise.
+    die_socket: Vec<u16>,
 }
 
 impl Topology {
@@ -32,7 +34,8 @@ impl Topology {
     pub fn with_shape(sockets: u16, dies_per_socket: u16, cores_per_die: u16) -> Self {
         let cores = sockets * dies_per_socket * cores_per_die;
         let core_die = (0..cores).map(|c| c / cores_per_die).collect();
-        Topology { sockets, dies_per_socket, cores_per_die, core_die }
+        let die_socket = (0..sockets * dies_per_socket).map(|d| d / dies_per_socket).collect();
+        Topology { sockets, dies_per_socket, cores_per_die, core_die, die_socket }
     }
     pub fn cores(&self) -> u16 {
         self.sockets * self.dies_per_socket * self.cores_per_die
@@ -44,7 +47,10 @@ impl Topology {
         }
     }
     pub fn socket_of_die(&self, die: u16) -> u16 {
-        die / self.dies_per_socket
+        match self.die_socket.get(die as usize) {
+            Some(&s) => s,
+            None => die / self.dies_per_socket,
+        }
     }
     pub fn die_relation(&self, a: u16, b: u16) -> Relation {
         if a == b {
