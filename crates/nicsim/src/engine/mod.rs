@@ -124,23 +124,32 @@ impl<E: Copy> EventQueue<E> {
         let top = match self.heap.first() {
             None => last,
             Some(&top) => {
-                // Sift down: `last` fills the root's hole; earlier children
-                // move up until it fits.
+                // Bottom-up (as `BinaryHeap` does): the root's hole walks
+                // down to a leaf, the earlier child moving up at each level
+                // (one comparison per level), then `last` sifts up from
+                // there; it usually belongs near the bottom.
                 let n = self.heap.len();
                 let mut i = 0;
-                loop {
-                    let mut c = 2 * i + 1;
-                    if c >= n {
-                        break;
-                    }
-                    if c + 1 < n && self.heap[c + 1].before(&self.heap[c]) {
-                        c += 1;
-                    }
-                    if !self.heap[c].before(&last) {
-                        break;
-                    }
+                let mut c = 1;
+                while c + 1 < n {
+                    // Branch-free choice of the earlier child (it is a coin
+                    // flip the predictor cannot learn).
+                    c += self.heap[c + 1].before(&self.heap[c]) as usize;
                     self.heap[i] = self.heap[c];
                     i = c;
+                    c = 2 * i + 1;
+                }
+                if c + 1 == n {
+                    self.heap[i] = self.heap[c];
+                    i = c;
+                }
+                while i > 0 {
+                    let parent = (i - 1) / 2;
+                    if !last.before(&self.heap[parent]) {
+                        break;
+                    }
+                    self.heap[i] = self.heap[parent];
+                    i = parent;
                 }
                 self.heap[i] = last;
                 top
