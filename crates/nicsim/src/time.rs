@@ -42,8 +42,14 @@ impl Duration {
     /// Time to move `bytes` at `bytes_per_s`, rounded up to the next ps.
     pub fn for_bytes(bytes: u64, bytes_per_s: u64) -> Self {
         debug_assert!(bytes_per_s > 0);
-        let ps = (bytes as u128 * 1_000_000_000_000u128).div_ceil(bytes_per_s as u128);
-        Duration(ps as u64)
+        // Every frame fits the 64-bit product (bytes < 1.8e7), which avoids
+        // a 128-bit division per hop; bigger transfers take the wide path.
+        // Both compute the same exact ceiling.
+        let ps = match bytes.checked_mul(1_000_000_000_000) {
+            Some(n) => n.div_ceil(bytes_per_s),
+            None => (bytes as u128 * 1_000_000_000_000u128).div_ceil(bytes_per_s as u128) as u64,
+        };
+        Duration(ps)
     }
     pub const fn as_ps(self) -> u64 {
         self.0
@@ -166,6 +172,10 @@ mod tests {
         // 1500 B at 10 Gb/s = 1.2 us
         assert_eq!(Duration::for_bytes(1500, 1_250_000_000), Duration::from_ns(1200));
         assert_eq!(Duration::for_bytes(1, 3), Duration::from_ps(333_333_333_334));
+        // Past the 64-bit product: the 128-bit path, same rounding.
+        let big = 40_000_000u64;
+        assert_eq!(Duration::for_bytes(big, 3).as_ps(), (big as u128 * 1_000_000_000_000).div_ceil(3) as u64);
+        assert_eq!(Duration::for_bytes(18_000_000, 7).as_ps(), (18_000_000u128 * 1_000_000_000_000).div_ceil(7) as u64);
     }
 
     #[test]

@@ -20,24 +20,37 @@ pub struct Topology {
     pub sockets: u16,
     pub dies_per_socket: u16,
     pub cores_per_die: u16,
+    /// `die_of` for each core, precomputed: the simulator asks it several
+    /// times per event and a 16-bit division is slow.
+    core_die: Vec<u16>,
+    /// `socket_of_die` for each die, precomputed likewise.
+    die_socket: Vec<u16>,
 }
 
 impl Topology {
     pub fn new(t: &TopologyCfg) -> Self {
-        Topology {
-            sockets: t.sockets as u16,
-            dies_per_socket: t.dies_per_socket as u16,
-            cores_per_die: t.cores_per_die as u16,
-        }
+        Self::with_shape(t.sockets as u16, t.dies_per_socket as u16, t.cores_per_die as u16)
+    }
+    pub fn with_shape(sockets: u16, dies_per_socket: u16, cores_per_die: u16) -> Self {
+        let cores = sockets * dies_per_socket * cores_per_die;
+        let core_die = (0..cores).map(|c| c / cores_per_die).collect();
+        let die_socket = (0..sockets * dies_per_socket).map(|d| d / dies_per_socket).collect();
+        Topology { sockets, dies_per_socket, cores_per_die, core_die, die_socket }
     }
     pub fn cores(&self) -> u16 {
         self.sockets * self.dies_per_socket * self.cores_per_die
     }
     pub fn die_of(&self, core: u16) -> u16 {
-        core / self.cores_per_die
+        match self.core_die.get(core as usize) {
+            Some(&d) => d,
+            None => core / self.cores_per_die,
+        }
     }
     pub fn socket_of_die(&self, die: u16) -> u16 {
-        die / self.dies_per_socket
+        match self.die_socket.get(die as usize) {
+            Some(&s) => s,
+            None => die / self.dies_per_socket,
+        }
     }
     pub fn die_relation(&self, a: u16, b: u16) -> Relation {
         if a == b {
@@ -59,7 +72,7 @@ mod tests {
 
     #[test]
     fn clovertown_relations() {
-        let t = Topology { sockets: 2, dies_per_socket: 2, cores_per_die: 2 };
+        let t = Topology::with_shape(2, 2, 2);
         assert_eq!(t.cores(), 8);
         assert_eq!(t.core_relation(0, 1), Relation::SameDie); // S$
         assert_eq!(t.core_relation(0, 2), Relation::SameSocket); // SP
