@@ -19,7 +19,15 @@ import numpy as np
 import pandas as pd
 
 from nicsim._core import NicsimError
-from nicsim.experiments import GROUPS, Experiment, Params, ScenarioDict, grid, register
+from nicsim.experiments import (
+    GROUPS,
+    Claim,
+    Experiment,
+    Params,
+    ScenarioDict,
+    grid,
+    register,
+)
 from nicsim.model import COALESCING, PATHS, echo_scenario, evaluate_scenario
 
 __all__ = ["CACHE_BINDINGS", "EMO", "EMO_PRESET", "SIZES", "offsets", "slopes"]
@@ -162,6 +170,55 @@ def _overhead_notes(table: pd.DataFrame) -> str:
     )
 
 
+def _worst(pairs: list[tuple[float, float]]) -> float | None:
+    """Largest |b / a - 1| over (a, b) pairs with a != 0 (``None`` if none)."""
+    devs = [abs(b / a - 1.0) for a, b in pairs if a != 0 and not math.isnan(b)]
+    return max(devs) if devs else None
+
+
+def _sim_slope(table: pd.DataFrame, path: str, setting: str) -> float | None:
+    rows = table[(table["path"] == path) & (table["coalescing"] == setting)]
+    rows = rows[rows["model_latency_us"].notna()]
+    if len(rows) < 2:
+        return None
+    x = rows["size_bytes"].to_numpy(dtype=float)
+    return float(np.polyfit(x, rows["sim_latency_us"].to_numpy(dtype=float), 1)[0])
+
+
+def _coalescing_keeps_the_slope(table: pd.DataFrame) -> float | None:
+    pairs = []
+    for path in PATHS:
+        base, top = _sim_slope(table, path, "none"), _sim_slope(table, path, COALESCING[-1])
+        if base is not None and top is not None:
+            pairs.append((base, top))
+    return _worst(pairs)
+
+
+LATENCY_CLAIMS = (
+    Claim(
+        "model latency slope vs size equals the simulator's within 10% on every path: "
+        "max abs(slope(model) / slope(sim) - 1)",
+        lambda t: _worst([(s, m) for _, s, m in slopes(t)]),
+        lambda v: v < 0.10,
+        f"{EMO}; issue 6",
+    ),
+    Claim(
+        "coalescing raises the model's and the simulator's latency offset alike (within 10%): "
+        "max abs(raise(model) / raise(sim) - 1)",
+        lambda t: _worst([(s, m) for _, _, s, m in offsets(t) if s > 0]),
+        lambda v: v < 0.10,
+        f"{EMO}; issue 6",
+    ),
+    Claim(
+        "coalescing leaves the slope of latency vs size unchanged (simulated, max vs none): "
+        "max abs(slope(max) / slope(none) - 1)",
+        _coalescing_keeps_the_slope,
+        lambda v: v < 0.10,
+        f"{EMO} (SPEC §2.5)",
+    ),
+)
+
+
 register(
     Experiment(
         id="emo-latency",
@@ -173,6 +230,7 @@ register(
         scenario=_scenario,
         model=_model,
         finish=_finish_latency,
+        claims=LATENCY_CLAIMS,
         notes=_latency_notes,
     )
 )
