@@ -65,18 +65,20 @@ def write_table(table: pd.DataFrame, out_dir: Path, exp_id: str) -> tuple[Path, 
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return FLOAT_FORMAT % value
-    return str(value)
+    # A bare "|" would end the cell.
+    return str(value).replace("|", "\\|")
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Format rows as a GitHub-flavoured Markdown table.
+    r"""Format rows as a GitHub-flavoured Markdown table (``|`` in a cell is escaped).
 
     Examples
     --------
-    >>> print(markdown_table(["a", "b"], [[1, 0.5]]))
+    >>> print(markdown_table(["a", "b"], [[1, 0.5], ["x|y", 2]]))
     | a | b |
     |---|---|
     | 1 | 0.5 |
+    | x\|y | 2 |
     """
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
