@@ -299,6 +299,9 @@ impl McProgram {
                     }
                     QrPhase::House => {
                         let bytes = self.qr_column_bytes(k);
+                        if let McProgram::Qr { columns, .. } = self {
+                            columns[h] += 1; // its own pivot column
+                        }
                         out.push(McOut::Bcast { host, size: bytes });
                         self.qr_start_update(host, out);
                     }

@@ -265,7 +265,7 @@ pub struct McState {
     /// Per NI: NIs whose head forward waits for one of its receive buffers.
     pub fwd_blocked: Vec<Vec<u32>>,
     /// Per host: program compute waiting to run once the host's sends are written.
-    pub compute: Vec<Duration>,
+    pub compute: Vec<Option<Duration>>,
     /// Program outputs being applied (reused).
     out: Vec<McOut>,
     /// Counters.
@@ -282,7 +282,7 @@ impl McState {
             descriptor_bytes,
             send_buffers: send_buffers as u64,
             fwd_blocked: vec![Vec::new(); hosts as usize],
-            compute: vec![Duration::ZERO; hosts as usize],
+            compute: vec![None; hosts as usize],
             out: Vec::with_capacity(2 * hosts as usize),
             host_forward_copies: 0,
             mc_packets_consumed: 0,
@@ -342,7 +342,8 @@ impl World {
                     host
                 }
                 McOut::Compute { host, d } => {
-                    self.mc.compute[host as usize] += d;
+                    let c = &mut self.mc.compute[host as usize];
+                    *c = Some(c.unwrap_or(Duration::ZERO) + d);
                     host
                 }
             };
@@ -396,12 +397,12 @@ impl World {
 
     /// Runs host `h`'s pending compute if its sends are all written; true if it started.
     pub(super) fn mc_compute(&mut self, h: u32, now: Instant) -> bool {
-        let c = self.mc.compute[h as usize];
+        let Some(c) = self.mc.compute[h as usize] else { return false };
         let host = &mut self.hosts[h as usize];
-        if c == Duration::ZERO || !host.outbox.is_empty() || host.pending.is_some() {
+        if !host.outbox.is_empty() || host.pending.is_some() {
             return false;
         }
-        self.mc.compute[h as usize] = Duration::ZERO;
+        self.mc.compute[h as usize] = None;
         host.busy = true;
         self.at(now + c, super::host_origin(h), Ev::ComputeDone(h));
         true
