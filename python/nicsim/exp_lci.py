@@ -112,7 +112,6 @@ register(
 )
 
 
-
 # -- Multicast (SPEC §2.4, §3, §4 rows lci-multicast, lci-multicast-apps) ---------
 
 #: SPEC §2.4 forwarding schemes, slowest first.
