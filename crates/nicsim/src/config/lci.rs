@@ -485,7 +485,7 @@ fn mc_workload(w: &LciWorkloadOpts, p: &LciPlatform, size: u64) -> Result<LciWor
         }
         "asp" => {
             let rows = w.rows.unwrap_or(1024);
-            if rows == 0 || rows % hosts != 0 || rows > 1 << 16 {
+            if rows == 0 || !rows.is_multiple_of(hosts) || rows > 1 << 16 {
                 return Err(ConfigError::range(
                     "workload.rows",
                     rows,
@@ -498,7 +498,7 @@ fn mc_workload(w: &LciWorkloadOpts, p: &LciPlatform, size: u64) -> Result<LciWor
         }
         _ => {
             let cols = w.cols.unwrap_or(512);
-            if cols == 0 || cols % hosts != 0 || cols > 1 << 16 {
+            if cols == 0 || !cols.is_multiple_of(hosts) || cols > 1 << 16 {
                 return Err(ConfigError::range(
                     "workload.cols",
                     cols,
