@@ -31,6 +31,24 @@ pub struct LciPlatform {
     pub pci: PciCfg,
     pub ni: LanaiCfg,
     pub host: LciHostCfg,
+    pub multicast: LciMulticastCfg,
+}
+
+/// Multicast forwarding costs and the compute of the multicast applications.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciMulticastCfg {
+    /// `ni` forwarding: firmware cycles per child (table lookup, header
+    /// rewrite) besides the network DMA set-up (`ni.dma_setup_cycles`).
+    pub fw_forward_cycles: u32,
+    /// `host-packet`: PIO bytes of each extra descriptor (one per child).
+    pub descriptor_bytes: u32,
+    /// ASP: host cycles per Floyd-Warshall element update.
+    pub asp_elem_cycles: u32,
+    /// QR: host cycles per matrix element of a column-norm computation.
+    pub qr_norm_cycles: u32,
+    /// QR: host cycles per matrix element of the Householder update.
+    pub qr_update_cycles: u32,
 }
 
 /// Hosts and the 3D grid of switches.
@@ -218,6 +236,16 @@ impl LciPlatform {
         ] {
             check_f(k, v, 0.0, 1e9)?;
         }
+        let m = &self.multicast;
+        for (k, v) in [
+            ("multicast.fw_forward_cycles", m.fw_forward_cycles),
+            ("multicast.asp_elem_cycles", m.asp_elem_cycles),
+            ("multicast.qr_norm_cycles", m.qr_norm_cycles),
+            ("multicast.qr_update_cycles", m.qr_update_cycles),
+        ] {
+            check_u(k, v as u64, 0, 1 << 24)?;
+        }
+        check_u("multicast.descriptor_bytes", m.descriptor_bytes as u64, 0, n.buffer_bytes as u64)?;
         if h.poll_hit_ns <= 0.0 {
             return Err(ConfigError::range("host.poll_hit_ns", h.poll_hit_ns, "> 0"));
         }
@@ -273,6 +301,10 @@ pub struct LciNicOpts {
     pub polling: Option<String>,
     /// static-split: payload (bytes) from which full-packet is used (default 512).
     pub split_bytes: Option<u32>,
+    /// Multicast forwarding: host-message|host-packet|ni (default ni).
+    pub forwarding: Option<String>,
+    /// Children per node of the per-sender spanning trees (default 2: binary).
+    pub fanout: Option<u32>,
 }
 
 /// The LCI workload.
@@ -293,10 +325,18 @@ pub struct LciWorkloadOpts {
     pub src: Option<u32>,
     /// Receiving host (default 1).
     pub dst: Option<u32>,
+    /// bcast: broadcasting host (default 0).
+    pub root: Option<u32>,
+    /// bcast: broadcasts sent back to back for the throughput (default 100).
+    pub count: Option<u64>,
+    /// asp: matrix rows = columns (a multiple of the hosts; default 1024: 4 KB rows).
+    pub rows: Option<u32>,
+    /// qr: matrix columns = rows (a multiple of the hosts; default 512).
+    pub cols: Option<u32>,
 }
 
 /// Names of the LCI workload kinds.
-pub const LCI_WORKLOADS: &[&str] = &["stream", "pingpong"];
+pub const LCI_WORKLOADS: &[&str] = &["stream", "pingpong", "bcast", "asp", "qr"];
 
 /// A validated LCI workload (`crate::lci::workload` runs it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,6 +347,16 @@ pub enum LciWorkload {
     /// `src` and `dst` bounce a message `warmup + iterations` times;
     /// one-way latency = half the mean timed round trip.
     PingPong { src: u32, dst: u32, size: u64, iterations: u64, warmup: u64 },
+    /// `root` broadcasts `size` bytes to all `hosts`: `iterations` one at a
+    /// time (latency to the last receiver), then `count` back to back
+    /// (sender throughput).
+    Bcast { hosts: u32, root: u32, size: u64, iterations: u32, count: u32 },
+    /// ASP over a `rows` x `rows` matrix, the first `iterations` iterations;
+    /// `elem_ps` of host compute per element update.
+    Asp { hosts: u32, rows: u32, iterations: u32, elem_ps: u64 },
+    /// QR over a `cols` x `cols` matrix, the first `iterations` iterations;
+    /// per-element compute of the norms and of the update.
+    Qr { hosts: u32, cols: u32, iterations: u32, norm_ps: u64, update_ps: u64 },
 }
 
 /// A validated LCI scenario.
@@ -316,6 +366,9 @@ pub struct LciScenario {
     pub seed: u64,
     pub polling: Strategy,
     pub workload: LciWorkload,
+    /// Multicast forwarding scheme and tree fan-out.
+    pub forwarding: crate::lci::multicast::Forwarding,
+    pub fanout: u32,
 }
 
 fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), ConfigError> {
@@ -397,6 +450,7 @@ impl LciScenario {
                 check_u("workload.iterations", iterations, 1, 1 << 32)?;
                 LciWorkload::PingPong { src, dst, size, iterations, warmup }
             }
+            "bcast" | "asp" | "qr" => mc_workload(w, &platform, size)?,
             other => {
                 return Err(ConfigError::range(
                     "workload.kind",
@@ -405,6 +459,61 @@ impl LciScenario {
                 ))
             }
         };
-        Ok(LciScenario { platform, seed: f.seed.unwrap_or(1), polling, workload })
+        let forwarding = crate::lci::multicast::Forwarding::parse(f.nic.forwarding.as_deref().unwrap_or("ni"))?;
+        let fanout = f.nic.fanout.unwrap_or(crate::lci::multicast::DEFAULT_FANOUT);
+        check_u("nic.fanout", fanout as u64, 1, hosts - 1)?;
+        Ok(LciScenario { platform, seed: f.seed.unwrap_or(1), polling, workload, forwarding, fanout })
     }
+}
+
+/// Validates the multicast workloads (`bcast`, `asp`, `qr`).
+fn mc_workload(w: &LciWorkloadOpts, p: &LciPlatform, size: u64) -> Result<LciWorkload, ConfigError> {
+    let hosts = p.grid.hosts;
+    let ps = |cycles: u32| (cycles as f64 * 1e6 / p.host.clock_mhz).round() as u64;
+    Ok(match w.kind.as_str() {
+        "bcast" => {
+            let root = w.root.unwrap_or(0);
+            check_u("workload.root", root as u64, 0, hosts as u64 - 1)?;
+            let iterations = w.iterations.unwrap_or(20);
+            check_u("workload.iterations", iterations, 0, 1 << 20)?;
+            let count = w.count.unwrap_or(100);
+            check_u("workload.count", count, 0, 1 << 20)?;
+            if iterations + count == 0 {
+                return Err(ConfigError::range("workload.count", count, "at least 1 when workload.iterations = 0"));
+            }
+            LciWorkload::Bcast { hosts, root, size, iterations: iterations as u32, count: count as u32 }
+        }
+        "asp" => {
+            let rows = w.rows.unwrap_or(1024);
+            if rows == 0 || !rows.is_multiple_of(hosts) || rows > 1 << 16 {
+                return Err(ConfigError::range(
+                    "workload.rows",
+                    rows,
+                    &format!("a multiple of grid.hosts = {hosts}, at most 65536"),
+                ));
+            }
+            let iterations = w.iterations.unwrap_or(rows as u64);
+            check_u("workload.iterations", iterations, 1, rows as u64)?;
+            LciWorkload::Asp { hosts, rows, iterations: iterations as u32, elem_ps: ps(p.multicast.asp_elem_cycles) }
+        }
+        _ => {
+            let cols = w.cols.unwrap_or(512);
+            if cols == 0 || !cols.is_multiple_of(hosts) || cols > 1 << 16 {
+                return Err(ConfigError::range(
+                    "workload.cols",
+                    cols,
+                    &format!("a multiple of grid.hosts = {hosts}, at most 65536"),
+                ));
+            }
+            let iterations = w.iterations.unwrap_or(cols as u64 / 4);
+            check_u("workload.iterations", iterations, 1, cols as u64 - 1)?;
+            LciWorkload::Qr {
+                hosts,
+                cols,
+                iterations: iterations as u32,
+                norm_ps: ps(p.multicast.qr_norm_cycles),
+                update_ps: ps(p.multicast.qr_update_cycles),
+            }
+        }
+    })
 }

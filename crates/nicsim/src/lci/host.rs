@@ -30,6 +30,8 @@ pub struct Outgoing {
     pub dst: u32,
     pub size: u64,
     pub count: u64,
+    /// Multicast tag of the packets (the tree's root), `None` for point to point.
+    pub bcast: Option<u32>,
 }
 
 /// What the library does next.
@@ -179,6 +181,7 @@ impl Host {
                 last,
                 payload,
                 msg_bytes: o.size,
+                bcast: o.bcast,
             });
             if last {
                 self.next_frag = 0;

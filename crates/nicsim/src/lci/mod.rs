@@ -22,8 +22,10 @@
 //! (watchdog expiry, NI clock ticks) and signal delivery; multicast
 //! forwarding at [`Ev::Arrive`]; new [`workload::Program`] variants.
 
+pub mod apps;
 pub mod bus;
 pub mod host;
+pub mod multicast;
 pub mod ni;
 pub mod poll;
 pub mod workload;
@@ -53,6 +55,9 @@ pub struct Packet {
     pub payload: u32,
     /// Size of the whole message.
     pub msg_bytes: u64,
+    /// Multicast tag: the root of the spanning tree this packet travels
+    /// (`None`: point to point). See [`multicast`].
+    pub bcast: Option<u32>,
 }
 
 /// Events of the LCI world.
@@ -80,6 +85,18 @@ pub enum Ev {
     RefreshDma(u32),
     /// That fetch completed.
     RefreshDone(u32),
+    /// Host `h` forwards a multicast packet after its upcall (`host-packet`).
+    McForward(u32, Packet),
+    /// Host `h`'s read of the released-send-buffer counter for that forward completed.
+    McSendCounterDone(u32, Packet),
+    /// Host `h` finished the send path of that forward: write it now.
+    McWrite(u32, Packet),
+    /// NI `h`'s firmware has the network DMA of its head forward programmed (`ni`).
+    FwdReady(u32),
+    /// A forward of this packet left NI `h`.
+    FwdDone(u32, Packet),
+    /// Host `h` finished a compute phase of its program.
+    ComputeDone(u32),
 }
 
 /// The LCI world.
@@ -97,6 +114,7 @@ pub struct World {
     program: Program,
     packets_sent: u64,
     packets_delivered: u64,
+    mc: multicast::McState,
 }
 
 /// Events without a packet sent or delivered after which a run is
@@ -144,7 +162,7 @@ impl World {
                 )
             })
             .collect();
-        World {
+        let mut w = World {
             q: EventQueue::new(),
             rng: SimRng::new(s.seed),
             grid,
@@ -153,16 +171,20 @@ impl World {
             buses: (0..n).map(|_| Bus::new(&p.pci)).collect(),
             blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
-            program: Program::new(&s.workload),
+            program: Program::new(&s.workload, s.fanout),
             packets_sent: 0,
             packets_delivered: 0,
-        }
+            mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
+        };
+        w.mc_init(Duration::from_ns_f64(p.ni_cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)));
+        w
     }
 
     /// Runs until the program is done; errors if no progress is possible.
     pub fn run(&mut self) -> Result<(), SimError> {
         // Every host of the program enters the library at time zero (and
         // starts polling); the others stay out of it.
+        self.mc_start(Instant::ZERO);
         for h in 0..self.hosts.len() as u32 {
             if !self.program.participates(h) {
                 continue;
@@ -208,6 +230,10 @@ impl World {
         if host.busy || host.spin_since.is_some() {
             return;
         }
+        if self.mc_compute(h, now) {
+            return;
+        }
+        let host = &mut self.hosts[h as usize];
         let o = host_origin(h);
         match host.next_action(now) {
             HostAction::Consume { pkt, cost } => {
@@ -217,6 +243,9 @@ impl World {
                     if let Some(out) = self.program.on_message(h, pkt.src, done) {
                         self.hosts[h as usize].outbox.push_back(out);
                     }
+                }
+                if self.mc_consumed(h, pkt, done) {
+                    return;
                 }
                 self.at(done, o, Ev::HostDone(h));
             }
@@ -249,7 +278,7 @@ impl World {
         host.posted += 1;
         host.packets_sent += 1;
         self.packets_sent += 1;
-        let bytes = self.header + pkt.payload + poll::FLAG_BYTES;
+        let bytes = self.header + pkt.payload + poll::FLAG_BYTES + self.mc_extra_pio_bytes(h, &pkt);
         let (_, end) = self.buses[h as usize].request(now, BusOp::PioWrite { bytes });
         self.at(end, host_origin(h), Ev::Posted(h, pkt));
     }
@@ -285,7 +314,7 @@ impl World {
             Ev::Posted(h, pkt) => {
                 // The host is free once its PIO write is done.
                 self.hosts[h as usize].busy = false;
-                if let Some(t) = self.nis[h as usize].tx_post(now, pkt) {
+                if let Some(t) = self.mc_post(h, now, pkt) {
                     self.at(t, ni_origin(h), Ev::TxReady(h));
                 }
                 self.host_next(h, now);
@@ -294,6 +323,7 @@ impl World {
             Ev::TxDone(h) => self.nis[h as usize].tx_done(),
             Ev::Arrive(h, pkt) => {
                 self.nis[h as usize].rx_arrive(pkt);
+                self.mc_arrive(h, now, pkt);
                 self.rx_kick(h, now);
             }
             Ev::RxStep(h) => match self.nis[h as usize].rx_step(now, &mut self.buses[h as usize]) {
@@ -316,6 +346,7 @@ impl World {
                     if self.blocked[h as usize].is_empty() {
                         self.blocked[h as usize] = waiting;
                     }
+                    self.mc_retry_forwards(h, now);
                     self.rx_kick(h, now);
                 }
             },
@@ -328,6 +359,12 @@ impl World {
                 self.nis[h as usize].refresh_done(consumed);
                 self.rx_kick(h, now);
             }
+            Ev::McForward(..)
+            | Ev::McSendCounterDone(..)
+            | Ev::McWrite(..)
+            | Ev::FwdReady(_)
+            | Ev::FwdDone(..)
+            | Ev::ComputeDone(_) => self.mc_handle(now, ev),
         }
     }
 
@@ -401,6 +438,7 @@ impl World {
             set(&format!("host{i}_pio_reads"), b.pio_reads as f64);
             set(&format!("host{i}_pio_writes"), b.pio_writes as f64);
         }
+        self.mc_metrics(&mut set);
         self.program.metrics(&mut m);
         m
     }
@@ -422,3 +460,6 @@ pub fn run_toml(text: &str) -> Result<Metrics, ConfigError> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod mc_tests;

@@ -87,6 +87,8 @@ pub struct Ni {
     /// Counters.
     pub host_dmas: u64,
     pub refreshes: u64,
+    /// Multicast: forwarding table, forwards, held buffers (`super::multicast`).
+    pub mc: super::multicast::NiMc,
 }
 
 impl Ni {
@@ -119,6 +121,7 @@ impl Ni {
             refreshing: false,
             host_dmas: 0,
             refreshes: 0,
+            mc: Default::default(),
         }
     }
 
@@ -137,6 +140,7 @@ impl Ni {
         debug_assert!(self.send_free > 0, "host wrote into a busy send buffer");
         self.send_free -= 1;
         self.tx_queue.push_back(pkt);
+        self.mc.tx_rel.push_back(true);
         self.tx_kick(now)
     }
 
@@ -153,11 +157,17 @@ impl Ni {
     /// The network DMA of the head descriptor started: it leaves the queue.
     pub fn tx_started(&mut self) -> Packet {
         self.tx_busy = false;
+        let releases = self.mc.tx_rel.pop_front().unwrap_or(true);
+        self.mc.inflight_rel.push_back(releases);
         self.tx_queue.pop_front().expect("tx_started without a descriptor")
     }
 
     /// A packet's tail left: its send buffer is free again.
     pub fn tx_done(&mut self) {
+        // A send buffer shared by several descriptors is released by the last.
+        if !self.mc.inflight_rel.pop_front().unwrap_or(true) {
+            return;
+        }
         self.send_free += 1;
         self.sent += 1;
     }
@@ -207,7 +217,9 @@ impl Ni {
         }
         let job = self.job.take().expect("job");
         self.delivered += 1;
-        self.rx_free += 1;
+        if self.mc.release_on_delivery(&job.pkt) {
+            self.rx_free += 1;
+        }
         RxNext::Delivered(job.pkt)
     }
 

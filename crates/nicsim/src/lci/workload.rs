@@ -10,6 +10,7 @@
 //! (watchdog, timers); implement it in [`Program::participates`],
 //! [`Program::start`], [`Program::on_message`], [`Program::done`] and [`Program::metrics`].
 
+use super::apps::McProgram;
 use super::host::Outgoing;
 use crate::config::LciWorkload;
 use crate::sim::Metrics;
@@ -22,16 +23,25 @@ pub enum Program {
     Stream { src: u32, dst: u32, size: u64, messages: u64, warmup: u64, received: u64, t0: Instant, t1: Instant },
     /// `src` and `dst` bounce one message; `src` times the last `iterations` round trips.
     PingPong { src: u32, dst: u32, size: u64, iterations: u64, warmup: u64, trips: u64, t0: Instant, t1: Instant },
+    /// A multicast program (broadcast, ASP, QR): every host takes part;
+    /// driven by `super::multicast`, not by [`Program::start`] / [`Program::on_message`].
+    Mc(Box<McProgram>),
 }
 
 impl Program {
-    pub fn new(w: &LciWorkload) -> Self {
+    pub fn new(w: &LciWorkload, fanout: u32) -> Self {
+        if let Some(p) = McProgram::new(w, fanout) {
+            return Program::Mc(Box::new(p));
+        }
         match *w {
             LciWorkload::Stream { src, dst, size, messages, warmup } => {
                 Program::Stream { src, dst, size, messages, warmup, received: 0, t0: Instant::ZERO, t1: Instant::ZERO }
             }
             LciWorkload::PingPong { src, dst, size, iterations, warmup } => {
                 Program::PingPong { src, dst, size, iterations, warmup, trips: 0, t0: Instant::ZERO, t1: Instant::ZERO }
+            }
+            LciWorkload::Bcast { .. } | LciWorkload::Asp { .. } | LciWorkload::Qr { .. } => {
+                unreachable!("multicast workloads are McProgram")
             }
         }
     }
@@ -40,6 +50,7 @@ impl Program {
     pub fn participates(&self, host: u32) -> bool {
         match *self {
             Program::Stream { src, dst, .. } | Program::PingPong { src, dst, .. } => host == src || host == dst,
+            Program::Mc(_) => true,
         }
     }
 
@@ -47,9 +58,11 @@ impl Program {
     pub fn start(&self, host: u32) -> Option<Outgoing> {
         match *self {
             Program::Stream { src, dst, size, messages, warmup, .. } if host == src => {
-                Some(Outgoing { dst, size, count: messages + warmup })
+                Some(Outgoing { dst, size, count: messages + warmup, bcast: None })
             }
-            Program::PingPong { src, dst, size, .. } if host == src => Some(Outgoing { dst, size, count: 1 }),
+            Program::PingPong { src, dst, size, .. } if host == src => {
+                Some(Outgoing { dst, size, count: 1, bcast: None })
+            }
             _ => None,
         }
     }
@@ -69,7 +82,7 @@ impl Program {
             }
             Program::PingPong { src, size, iterations, warmup, trips, t0, t1, .. } => {
                 if host != *src {
-                    return Some(Outgoing { dst: from, size: *size, count: 1 });
+                    return Some(Outgoing { dst: from, size: *size, count: 1, bcast: None });
                 }
                 *trips += 1;
                 if *trips == *warmup {
@@ -79,8 +92,9 @@ impl Program {
                     *t1 = now;
                     return None;
                 }
-                Some(Outgoing { dst: from, size: *size, count: 1 })
+                Some(Outgoing { dst: from, size: *size, count: 1, bcast: None })
             }
+            Program::Mc(_) => None,
         }
     }
 
@@ -89,6 +103,7 @@ impl Program {
         match *self {
             Program::Stream { messages, warmup, received, .. } => received >= messages + warmup,
             Program::PingPong { iterations, warmup, trips, .. } => trips >= iterations + warmup,
+            Program::Mc(ref p) => p.done(),
         }
     }
 
@@ -106,6 +121,7 @@ impl Program {
                 m.0.insert("latency_us".into(), one_way * 1e6);
                 m.0.insert("throughput_MBps".into(), size as f64 / one_way / 1e6);
             }
+            Program::Mc(ref p) => p.metrics(m),
         }
     }
 }

@@ -1,0 +1,640 @@
+//! Multicast in the LCI world ([LCI], SPEC §2.4): per-sender spanning trees
+//! and the three forwarding schemes.
+//!
+//! This module owns the tree shape ([`Tree`]: a `fanout`-ary tree over the
+//! ranks relative to the root, binary by default), the NI forwarding table
+//! in NI memory ([`ForwardTable`]), the NI's multicast state ([`NiMc`]: the
+//! queue of forwards transmitted from a receive buffer, the receive buffers
+//! held until every forward left, the send buffers shared by several
+//! descriptors) and the glue in [`World`] that decides who forwards what:
+//!
+//! * `host-message`: a host forwards a message only when all of it arrived,
+//!   by point-to-point sends (the host re-sends: one PIO copy per child).
+//! * `host-packet`: a host forwards each packet at its upcall: one PIO copy
+//!   of the packet into one NI send buffer plus one descriptor per child;
+//!   the send buffer is released when the last child's copy left.
+//! * `ni`: the NI recognises the multicast tag ([`super::Packet::bcast`]),
+//!   looks up the children in its table and transmits from the receive
+//!   buffer, then (in parallel) DMAs the packet to its host; the receive
+//!   buffer is free when both the host DMA and every forward are done. The
+//!   host is off the critical path.
+//!
+//! Flow control: a forward, like any transmission, starts only when the
+//! child's NI has a free receive buffer (Myrinet back-pressure); until then
+//! the forwarding NI waits and keeps holding its own receive buffer. It
+//! does not own the programs that multicast (`super::apps`).
+
+use super::apps::McOut;
+use super::host::Outgoing;
+use super::ni::Ni;
+use super::workload::Program;
+use super::{ni_origin, Ev, Packet, World};
+use crate::config::ConfigError;
+use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
+use std::fmt;
+
+/// Default tree fan-out: [LCI] uses binary trees (SPEC §2.4 "binary by default").
+pub const DEFAULT_FANOUT: u32 = 2;
+
+/// Forwarding scheme names as in SPEC §2.4 / §4.
+pub const FORWARDING_NAMES: &[&str] = &["host-message", "host-packet", "ni"];
+
+/// Who forwards multicast data, and at what granularity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forwarding {
+    HostMessage,
+    HostPacket,
+    Ni,
+}
+
+impl Forwarding {
+    /// Parses a scheme name (`nic.forwarding`).
+    pub fn parse(name: &str) -> Result<Self, ConfigError> {
+        Ok(match name {
+            "host-message" => Forwarding::HostMessage,
+            "host-packet" => Forwarding::HostPacket,
+            "ni" => Forwarding::Ni,
+            _ => {
+                return Err(ConfigError::range(
+                    "nic.forwarding",
+                    format!("{name:?}"),
+                    &format!("one of {}", FORWARDING_NAMES.join(", ")),
+                ))
+            }
+        })
+    }
+}
+
+impl fmt::Display for Forwarding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Forwarding::HostMessage => "host-message",
+            Forwarding::HostPacket => "host-packet",
+            Forwarding::Ni => "ni",
+        })
+    }
+}
+
+/// A `fanout`-ary spanning tree per sender over `n` ranks: rank `r` has
+/// relative rank `(r - root) mod n`; relative rank `i` has children
+/// `fanout * i + 1 ..= fanout * i + fanout` (those below `n`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tree {
+    pub n: u32,
+    pub fanout: u32,
+}
+
+impl Tree {
+    fn rel(&self, root: u32, rank: u32) -> u32 {
+        (rank + self.n - root) % self.n
+    }
+
+    /// The children of `rank` in `root`'s tree, in send order.
+    pub fn children(&self, root: u32, rank: u32) -> impl Iterator<Item = u32> {
+        let (n, f) = (self.n as u64, self.fanout as u64);
+        let first = f * self.rel(root, rank) as u64 + 1;
+        let root = root as u64;
+        (first..(first + f).min(n)).map(move |c| ((c + root) % n) as u32)
+    }
+
+    /// Number of children of `rank` in `root`'s tree.
+    pub fn child_count(&self, root: u32, rank: u32) -> u32 {
+        self.children(root, rank).count() as u32
+    }
+
+    /// The parent of `rank` in `root`'s tree (`None` for the root).
+    pub fn parent(&self, root: u32, rank: u32) -> Option<u32> {
+        let r = self.rel(root, rank);
+        (r > 0).then(|| ((r - 1) / self.fanout + root) % self.n)
+    }
+}
+
+/// The NI forwarding table in NI memory: for each root, this NI's children.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForwardTable {
+    start: Vec<u32>,
+    kids: Vec<u32>,
+}
+
+impl ForwardTable {
+    /// The table of NI `me` for every root of `tree`.
+    pub fn new(tree: Tree, me: u32) -> Self {
+        let mut start = Vec::with_capacity(tree.n as usize + 1);
+        let mut kids = Vec::new();
+        for root in 0..tree.n {
+            start.push(kids.len() as u32);
+            kids.extend(tree.children(root, me));
+        }
+        start.push(kids.len() as u32);
+        ForwardTable { start, kids }
+    }
+
+    /// This NI's children in `root`'s tree.
+    pub fn children(&self, root: u32) -> &[u32] {
+        let r = root as usize;
+        &self.kids[self.start[r] as usize..self.start[r + 1] as usize]
+    }
+
+    /// SRAM bytes the table takes (one 32-bit word per entry and per index).
+    pub fn bytes(&self) -> u32 {
+        4 * (self.start.len() + self.kids.len()) as u32
+    }
+}
+
+/// A received multicast packet whose receive buffer is held by forwards.
+#[derive(Debug, Clone, Copy)]
+struct Hold {
+    key: (u32, u32, u32),
+    forwards_left: u32,
+    delivered: bool,
+}
+
+fn key(p: &Packet) -> (u32, u32, u32) {
+    (p.src, p.msg, p.frag)
+}
+
+/// The NI's multicast state.
+#[derive(Debug, Default)]
+pub struct NiMc {
+    /// The forwarding table (`ni` forwarding only).
+    pub table: Option<ForwardTable>,
+    /// Firmware per forward: table lookup + header rewrite + one network DMA set-up.
+    pub fwd_cost: Duration,
+    /// Forwards (packet with `dst` = child) waiting for the firmware / the child's buffer.
+    pub fwd_queue: VecDeque<Packet>,
+    /// The firmware is programming, or has programmed, the head forward.
+    pub fwd_busy: bool,
+    /// The head forward is programmed and waits only for a buffer at the child.
+    pub fwd_ready: bool,
+    holds: Vec<Hold>,
+    /// Per descriptor in `tx_queue`: whether its transmission releases the send buffer
+    /// (false for all but the last descriptor sharing one buffer).
+    pub tx_rel: VecDeque<bool>,
+    /// The same for descriptors on the wire, in transmission order.
+    pub inflight_rel: VecDeque<bool>,
+    /// Counters.
+    pub forwards: u64,
+    pub fwd_waits: u64,
+    pub first_forward_at: Option<Instant>,
+}
+
+impl NiMc {
+    /// Queues the forwards of a received multicast packet to this NI's
+    /// children and holds its receive buffer; returns the number of forwards.
+    pub fn start_forward(&mut self, pkt: Packet) -> u32 {
+        let (Some(t), Some(root)) = (&self.table, pkt.bcast) else { return 0 };
+        let kids = t.children(root);
+        for &c in kids {
+            self.fwd_queue.push_back(Packet { dst: c, ..pkt });
+        }
+        let k = kids.len() as u32;
+        if k > 0 {
+            self.holds.push(Hold { key: key(&pkt), forwards_left: k, delivered: false });
+        }
+        k
+    }
+
+    /// The host DMA of `pkt` completed: whether its receive buffer is free now.
+    pub fn release_on_delivery(&mut self, pkt: &Packet) -> bool {
+        match self.holds.iter_mut().find(|h| h.key == key(pkt)) {
+            Some(h) => {
+                h.delivered = true;
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// A forward of `pkt` left: whether its receive buffer is free now.
+    pub fn release_on_forward(&mut self, pkt: &Packet) -> bool {
+        let i = self.holds.iter().position(|h| h.key == key(pkt)).expect("forward without a held buffer");
+        self.holds[i].forwards_left -= 1;
+        if self.holds[i].forwards_left > 0 {
+            return false;
+        }
+        let h = self.holds.swap_remove(i);
+        h.delivered
+    }
+
+    /// Receive buffers held by forwards.
+    pub fn held(&self) -> usize {
+        self.holds.len()
+    }
+}
+
+impl Ni {
+    /// Starts the firmware on the next forward if idle; returns when the
+    /// forward's network DMA is programmed.
+    pub fn fwd_kick(&mut self, now: Instant) -> Option<Instant> {
+        if self.mc.fwd_busy || self.mc.fwd_queue.is_empty() {
+            return None;
+        }
+        self.mc.fwd_busy = true;
+        self.cpu_free = now.max(self.cpu_free) + self.mc.fwd_cost;
+        Some(self.cpu_free)
+    }
+
+    /// Posts one send buffer whose packet goes to each of `dsts` (one
+    /// descriptor each); the buffer is released after the last one left.
+    pub fn tx_post_shared(&mut self, now: Instant, pkt: Packet, dsts: impl Iterator<Item = u32>) -> Option<Instant> {
+        debug_assert!(self.send_free > 0, "host wrote into a busy send buffer");
+        self.send_free -= 1;
+        let before = self.tx_queue.len();
+        for d in dsts {
+            self.tx_queue.push_back(Packet { dst: d, ..pkt });
+            self.mc.tx_rel.push_back(false);
+        }
+        debug_assert!(self.tx_queue.len() > before, "a shared post without a destination");
+        if let Some(last) = self.mc.tx_rel.back_mut() {
+            *last = true;
+        }
+        self.tx_kick(now)
+    }
+}
+
+/// Multicast state of the world.
+#[derive(Debug)]
+pub struct McState {
+    pub forwarding: Forwarding,
+    pub tree: Tree,
+    /// `host-packet`: PIO bytes of one extra descriptor per child.
+    pub descriptor_bytes: u32,
+    /// NI send buffers per host (the host's limit on outstanding posts).
+    send_buffers: u64,
+    /// Per NI: NIs whose head forward waits for one of its receive buffers.
+    pub fwd_blocked: Vec<Vec<u32>>,
+    /// Per host: program compute waiting to run once the host's sends are written.
+    pub compute: Vec<Option<Duration>>,
+    /// Program outputs being applied (reused).
+    out: Vec<McOut>,
+    /// Counters.
+    pub host_forward_copies: u64,
+    pub mc_packets_consumed: u64,
+    pub mc_bytes_consumed: u64,
+}
+
+impl McState {
+    pub fn new(forwarding: Forwarding, fanout: u32, hosts: u32, descriptor_bytes: u32, send_buffers: u32) -> Self {
+        McState {
+            forwarding,
+            tree: Tree { n: hosts, fanout },
+            descriptor_bytes,
+            send_buffers: send_buffers as u64,
+            fwd_blocked: vec![Vec::new(); hosts as usize],
+            compute: vec![None; hosts as usize],
+            out: Vec::with_capacity(2 * hosts as usize),
+            host_forward_copies: 0,
+            mc_packets_consumed: 0,
+            mc_bytes_consumed: 0,
+        }
+    }
+}
+
+impl World {
+    /// Builds the NI forwarding tables (`ni` forwarding) and sets firmware costs.
+    pub(super) fn mc_init(&mut self, fwd_cost: Duration) {
+        let tree = self.mc.tree;
+        let ni_tables = self.mc.forwarding == Forwarding::Ni;
+        for (i, ni) in self.nis.iter_mut().enumerate() {
+            ni.mc.fwd_cost = fwd_cost;
+            if ni_tables {
+                ni.mc.table = Some(ForwardTable::new(tree, i as u32));
+            }
+        }
+    }
+
+    /// The program's sends and compute at time zero.
+    pub(super) fn mc_start(&mut self, now: Instant) {
+        let mut out = std::mem::take(&mut self.mc.out);
+        if let Program::Mc(p) = &mut self.program {
+            p.start(&mut out);
+        }
+        self.mc_apply(now, &mut out);
+        self.mc.out = out;
+    }
+
+    /// Applies program outputs: broadcasts per the forwarding scheme,
+    /// point-to-point sends, compute; wakes spinning hosts.
+    fn mc_apply(&mut self, now: Instant, out: &mut Vec<McOut>) {
+        for o in out.drain(..) {
+            let h = match o {
+                McOut::Bcast { host, size } => {
+                    let tree = self.mc.tree;
+                    let outbox = &mut self.hosts[host as usize].outbox;
+                    match self.mc.forwarding {
+                        // MPICH-style: one point-to-point send (one PIO copy) per child.
+                        Forwarding::HostMessage => {
+                            for c in tree.children(host, host) {
+                                outbox.push_back(Outgoing { dst: c, size, count: 1, bcast: Some(host) });
+                            }
+                        }
+                        // One copy into the NI; expanded to one descriptor per child at `Posted`.
+                        Forwarding::HostPacket | Forwarding::Ni => {
+                            let first = tree.children(host, host).next().expect("a root has a child");
+                            outbox.push_back(Outgoing { dst: first, size, count: 1, bcast: Some(host) });
+                        }
+                    }
+                    host
+                }
+                McOut::Send { host, dst, size } => {
+                    self.hosts[host as usize].outbox.push_back(Outgoing { dst, size, count: 1, bcast: None });
+                    host
+                }
+                McOut::Compute { host, d } => {
+                    let c = &mut self.mc.compute[host as usize];
+                    *c = Some(c.unwrap_or(Duration::ZERO) + d);
+                    host
+                }
+            };
+            let host = &mut self.hosts[h as usize];
+            if host.spin_since.is_some() {
+                host.end_spin(now);
+                self.host_next(h, now);
+            }
+        }
+    }
+
+    /// Host `h` consumed `pkt` (upcall ends at `done`): host-level forwarding
+    /// and the program's reaction. Returns true if it scheduled the host's
+    /// next wake-up itself (a `host-packet` forward follows the upcall).
+    pub(super) fn mc_consumed(&mut self, h: u32, pkt: Packet, done: Instant) -> bool {
+        if !matches!(self.program, Program::Mc(_)) {
+            return false;
+        }
+        let mut took = false;
+        if let Some(root) = pkt.bcast {
+            self.mc.mc_packets_consumed += 1;
+            self.mc.mc_bytes_consumed += pkt.payload as u64;
+            let tree = self.mc.tree;
+            match self.mc.forwarding {
+                Forwarding::HostMessage if pkt.last => {
+                    let outbox = &mut self.hosts[h as usize].outbox;
+                    for c in tree.children(root, h) {
+                        outbox.push_back(Outgoing { dst: c, size: pkt.msg_bytes, count: 1, bcast: Some(root) });
+                    }
+                }
+                Forwarding::HostPacket if tree.child_count(root, h) > 0 => {
+                    self.at(done, super::host_origin(h), Ev::McForward(h, pkt));
+                    took = true;
+                }
+                _ => {}
+            }
+        }
+        if pkt.last {
+            let mut out = std::mem::take(&mut self.mc.out);
+            if let Program::Mc(p) = &mut self.program {
+                match pkt.bcast {
+                    Some(root) => p.on_bcast(h, root, pkt.msg_bytes, done, &mut out),
+                    None => p.on_p2p(h, pkt.src, done, &mut out),
+                }
+            }
+            self.mc_apply(done, &mut out);
+            self.mc.out = out;
+        }
+        took
+    }
+
+    /// Runs host `h`'s pending compute if its sends are all written; true if it started.
+    pub(super) fn mc_compute(&mut self, h: u32, now: Instant) -> bool {
+        let Some(c) = self.mc.compute[h as usize] else { return false };
+        let host = &mut self.hosts[h as usize];
+        if !host.outbox.is_empty() || host.pending.is_some() {
+            return false;
+        }
+        self.mc.compute[h as usize] = None;
+        host.busy = true;
+        self.at(now + c, super::host_origin(h), Ev::ComputeDone(h));
+        true
+    }
+
+    /// Extra PIO bytes of a write: `host-packet` writes one more descriptor per extra child.
+    pub(super) fn mc_extra_pio_bytes(&self, h: u32, pkt: &Packet) -> u32 {
+        match (self.mc.forwarding, pkt.bcast) {
+            (Forwarding::HostPacket, Some(root)) => {
+                self.mc.tree.child_count(root, h).saturating_sub(1) * self.mc.descriptor_bytes
+            }
+            _ => 0,
+        }
+    }
+
+    /// Hands a written packet to NI `h`: a multicast post under `host-packet`
+    /// / `ni` becomes one descriptor per child sharing the send buffer.
+    pub(super) fn mc_post(&mut self, h: u32, now: Instant, pkt: Packet) -> Option<Instant> {
+        match (self.mc.forwarding, pkt.bcast) {
+            (Forwarding::HostPacket | Forwarding::Ni, Some(root)) => {
+                let tree = self.mc.tree;
+                self.packets_sent += tree.child_count(root, h) as u64 - 1;
+                self.nis[h as usize].tx_post_shared(now, pkt, tree.children(root, h))
+            }
+            _ => self.nis[h as usize].tx_post(now, pkt),
+        }
+    }
+
+    /// A packet is in NI `h`'s receive buffer: under `ni` forwarding the
+    /// firmware queues one forward per child (ahead of the host DMA).
+    pub(super) fn mc_arrive(&mut self, h: u32, now: Instant, pkt: Packet) {
+        let ni = &mut self.nis[h as usize];
+        if ni.mc.start_forward(pkt) > 0 {
+            if let Some(t) = ni.fwd_kick(now) {
+                self.at(t, ni_origin(h), Ev::FwdReady(h));
+            }
+        }
+    }
+
+    /// NI `h` transmits its programmed head forward if the child has a free
+    /// receive buffer; otherwise it waits (holding its own buffer).
+    pub(super) fn try_forward(&mut self, h: u32, now: Instant) {
+        let ni = &self.nis[h as usize];
+        if !ni.mc.fwd_ready {
+            return;
+        }
+        let Some(&pkt) = ni.mc.fwd_queue.front() else { return };
+        let d = pkt.dst as usize;
+        if self.nis[d].rx_free == 0 {
+            if !self.mc.fwd_blocked[d].contains(&h) {
+                self.mc.fwd_blocked[d].push(h);
+                self.nis[h as usize].mc.fwd_waits += 1;
+            }
+            return;
+        }
+        self.nis[d].rx_free -= 1;
+        let ni = &mut self.nis[h as usize];
+        ni.mc.fwd_queue.pop_front();
+        ni.mc.fwd_busy = false;
+        ni.mc.fwd_ready = false;
+        ni.mc.forwards += 1;
+        ni.mc.first_forward_at.get_or_insert(now);
+        self.packets_sent += 1;
+        let (left, arrive) = self.grid.send(h, pkt.dst, now, self.header + pkt.payload);
+        self.at(left, ni_origin(h), Ev::FwdDone(h, pkt));
+        self.at(arrive, ni_origin(pkt.dst), Ev::Arrive(pkt.dst, pkt));
+        if let Some(t) = self.nis[h as usize].fwd_kick(now) {
+            self.at(t, ni_origin(h), Ev::FwdReady(h));
+        }
+    }
+
+    /// NIs whose forwards wait for a receive buffer of NI `d` retry.
+    pub(super) fn mc_retry_forwards(&mut self, d: u32, now: Instant) {
+        if self.mc.fwd_blocked[d as usize].is_empty() {
+            return;
+        }
+        let mut waiting = std::mem::take(&mut self.mc.fwd_blocked[d as usize]);
+        for &s in &waiting {
+            self.try_forward(s, now);
+        }
+        waiting.clear();
+        if self.mc.fwd_blocked[d as usize].is_empty() {
+            self.mc.fwd_blocked[d as usize] = waiting;
+        }
+    }
+
+    /// A receive buffer of NI `h` became free outside a host delivery: every
+    /// sender and forwarder waiting for one retries.
+    fn mc_buffer_freed(&mut self, h: u32, now: Instant) {
+        let waiting = std::mem::take(&mut self.blocked[h as usize]);
+        for &s in &waiting {
+            self.try_transmit(s, now);
+        }
+        let mut waiting = waiting;
+        waiting.clear();
+        if self.blocked[h as usize].is_empty() {
+            self.blocked[h as usize] = waiting;
+        }
+        self.mc_retry_forwards(h, now);
+    }
+
+    /// The multicast events (`Ev::McForward` .. `Ev::ComputeDone`).
+    pub(super) fn mc_handle(&mut self, now: Instant, ev: Ev) {
+        match ev {
+            Ev::McForward(h, pkt) => {
+                // host-packet: the upcall forwards the packet. If no NI send
+                // buffer is known free, read the NI's released counter first.
+                let host = &self.hosts[h as usize];
+                if host.posted - host.known_sent >= self.mc.send_buffers {
+                    let (_, end) = self.buses[h as usize].request(now, super::bus::BusOp::PioRead);
+                    self.at(end, super::host_origin(h), Ev::McSendCounterDone(h, pkt));
+                } else {
+                    let t = now + host.send_cost;
+                    self.at(t, super::host_origin(h), Ev::McWrite(h, pkt));
+                }
+            }
+            Ev::McSendCounterDone(h, pkt) => {
+                self.hosts[h as usize].known_sent = self.nis[h as usize].sent;
+                self.mc_handle(now, Ev::McForward(h, pkt));
+            }
+            Ev::McWrite(h, pkt) => {
+                self.mc.host_forward_copies += 1;
+                let first = self.mc.tree.children(pkt.bcast.expect("multicast"), h).next().expect("a child");
+                self.write(h, now, Packet { dst: first, ..pkt });
+            }
+            Ev::FwdReady(h) => {
+                self.nis[h as usize].mc.fwd_ready = true;
+                self.try_forward(h, now);
+            }
+            Ev::FwdDone(h, pkt) => {
+                if self.nis[h as usize].mc.release_on_forward(&pkt) {
+                    self.nis[h as usize].rx_free += 1;
+                    self.mc_buffer_freed(h, now);
+                }
+            }
+            Ev::ComputeDone(h) => {
+                self.hosts[h as usize].busy = false;
+                let mut out = std::mem::take(&mut self.mc.out);
+                if let Program::Mc(p) = &mut self.program {
+                    p.on_compute_done(h, now, &mut out);
+                }
+                self.mc_apply(now, &mut out);
+                self.mc.out = out;
+                self.host_next(h, now);
+            }
+            _ => unreachable!("not a multicast event"),
+        }
+    }
+
+    /// Multicast metrics.
+    pub(super) fn mc_metrics(&self, set: &mut dyn FnMut(&str, f64)) {
+        if !matches!(self.program, Program::Mc(_)) {
+            return;
+        }
+        set("ni_forwards", self.nis.iter().map(|n| n.mc.forwards).sum::<u64>() as f64);
+        set("ni_forward_waits", self.nis.iter().map(|n| n.mc.fwd_waits).sum::<u64>() as f64);
+        set("host_forward_copies", self.mc.host_forward_copies as f64);
+        set("mc_packets_consumed", self.mc.mc_packets_consumed as f64);
+        set("mc_bytes_consumed", self.mc.mc_bytes_consumed as f64);
+        let pio: u64 = self.buses.iter().map(|b| b.pio_writes).sum();
+        set("pio_writes", pio as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_tree_covers_every_rank_once_from_any_root() {
+        let t = Tree { n: 64, fanout: 2 };
+        for root in [0, 5, 63] {
+            let mut seen = vec![0u32; 64];
+            seen[root as usize] += 1;
+            for r in 0..64 {
+                let kids: Vec<u32> = t.children(root, r).collect();
+                assert!(kids.len() <= 2);
+                for c in kids {
+                    seen[c as usize] += 1;
+                    assert_eq!(t.parent(root, c), Some(r));
+                }
+            }
+            assert!(seen.iter().all(|&s| s == 1), "root {root}: {seen:?}");
+            assert_eq!(t.parent(root, root), None);
+            assert_eq!(t.children(root, root).collect::<Vec<_>>(), vec![(root + 1) % 64, (root + 2) % 64]);
+        }
+        // Depth of a 64-node binary tree: 6 levels below the root.
+        let depth = |mut r: u32| {
+            let mut d = 0;
+            while let Some(p) = t.parent(0, r) {
+                r = p;
+                d += 1;
+            }
+            d
+        };
+        assert_eq!((0..64).map(depth).max(), Some(6));
+    }
+
+    #[test]
+    fn forward_table_matches_the_tree() {
+        let t = Tree { n: 64, fanout: 3 };
+        let ft = ForwardTable::new(t, 7);
+        for root in 0..64 {
+            assert_eq!(ft.children(root), t.children(root, 7).collect::<Vec<_>>().as_slice());
+        }
+        assert!(ft.bytes() < 2048, "fits easily in 1 MB of SRAM");
+    }
+
+    #[test]
+    fn forwarding_names_round_trip() {
+        for n in FORWARDING_NAMES {
+            assert_eq!(Forwarding::parse(n).unwrap().to_string(), *n);
+        }
+        let e = Forwarding::parse("nic").unwrap_err();
+        assert!(e.0.contains("nic.forwarding") && e.0.contains("host-packet"), "{e}");
+    }
+
+    #[test]
+    fn held_buffer_is_free_after_host_dma_and_every_forward() {
+        let mut m = NiMc { table: Some(ForwardTable::new(Tree { n: 8, fanout: 2 }, 0)), ..NiMc::default() };
+        let p = Packet { src: 0, dst: 0, msg: 3, frag: 0, last: true, payload: 64, msg_bytes: 64, bcast: Some(7) };
+        // Root 7: rank 0 is relative rank 1, children relative 3, 4 = ranks 2, 3.
+        assert_eq!(m.start_forward(p), 2);
+        assert_eq!(m.fwd_queue.iter().map(|q| q.dst).collect::<Vec<_>>(), vec![2, 3]);
+        assert!(!m.release_on_forward(&p));
+        assert!(!m.release_on_delivery(&p), "one forward still uses the buffer");
+        assert!(m.release_on_forward(&p));
+        assert_eq!(m.held(), 0);
+        // A leaf forwards nothing and holds nothing.
+        let leaf = Packet { bcast: Some(0), ..p };
+        let mut m = NiMc { table: Some(ForwardTable::new(Tree { n: 8, fanout: 2 }, 7)), ..NiMc::default() };
+        assert_eq!(m.start_forward(leaf), 0);
+        assert!(m.release_on_delivery(&leaf));
+    }
+}
