@@ -263,7 +263,31 @@ pub struct LciScenarioFile {
     #[serde(default)]
     pub nic: LciNicOpts,
     pub workload: LciWorkloadOpts,
+    /// The reliable host protocol (timers study); absent = unreliable phase-1 sends.
+    pub protocol: Option<LciProtocolOpts>,
 }
+
+/// The reliable LCI host protocol (SPEC §2.4 fine-grain timers).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciProtocolOpts {
+    /// NI send buffers a sender may hold unacknowledged (default: the preset's ni.send_buffers, 64).
+    pub send_buffers: Option<u32>,
+    /// Delay of the explicit ack after the first unacknowledged packet, us (default 50).
+    pub ack_delay_us: Option<f64>,
+}
+
+/// A validated reliable protocol.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LciProtocol {
+    pub send_buffers: u32,
+    pub ack_delay_us: f64,
+}
+
+/// Default explicit-ack delay, us: [estimate] about four one-way null
+/// latencies (12 us, SPEC §5), so a reply in a request/reply exchange
+/// carries the ack piggy-backed before the timer fires.
+pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
 
 /// NI firmware policy options.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -273,6 +297,10 @@ pub struct LciNicOpts {
     pub polling: Option<String>,
     /// static-split: payload (bytes) from which full-packet is used (default 512).
     pub split_bytes: Option<u32>,
+    /// Polling watchdog delay: "none" (interrupt at once per packet), a number of us, or "inf" (no interrupts, default).
+    pub watchdog_us: Option<toml::Value>,
+    /// NI clock period for fine-grain timers, us (absent: no NI clock interrupts).
+    pub clock_period_us: Option<f64>,
 }
 
 /// The LCI workload.
@@ -293,10 +321,18 @@ pub struct LciWorkloadOpts {
     pub src: Option<u32>,
     /// Receiving host (default 1).
     pub dst: Option<u32>,
+    /// dsm: barnes|fft|radix.
+    pub mix: Option<String>,
+    /// dsm, fft-alltoall: processes (hosts 0 .. procs-1).
+    pub procs: Option<u32>,
+    /// dsm: shared-region operations per process.
+    pub operations: Option<u64>,
+    /// fft-alltoall: compute per iteration, us.
+    pub compute_us: Option<f64>,
 }
 
 /// Names of the LCI workload kinds.
-pub const LCI_WORKLOADS: &[&str] = &["stream", "pingpong"];
+pub const LCI_WORKLOADS: &[&str] = &["stream", "pingpong", "dsm", "fft-alltoall"];
 
 /// A validated LCI workload (`crate::lci::workload` runs it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,6 +343,10 @@ pub enum LciWorkload {
     /// `src` and `dst` bounce a message `warmup + iterations` times;
     /// one-way latency = half the mean timed round trip.
     PingPong { src: u32, dst: u32, size: u64, iterations: u64, warmup: u64 },
+    /// CRL-like DSM request/reply mix on hosts 0..procs (`crate::lci::dsm`).
+    Dsm { mix: crate::lci::dsm::Mix, procs: u32, operations: u64, seed: u64 },
+    /// FFT all-to-all: `iterations` of compute then one `size`-byte block to every other process.
+    FftAllToAll { procs: u32, iterations: u64, size: u64, compute_ns: u64, seed: u64 },
 }
 
 /// A validated LCI scenario.
@@ -316,6 +356,12 @@ pub struct LciScenario {
     pub seed: u64,
     pub polling: Strategy,
     pub workload: LciWorkload,
+    /// Polling watchdog delay (`nic.watchdog_us`).
+    pub watchdog: crate::lci::watchdog::Delay,
+    /// NI clock for fine-grain timers (`nic.clock_period_us`).
+    pub clock: Option<crate::lci::timers::ClockPolicy>,
+    /// Reliable protocol (`[protocol]`).
+    pub protocol: Option<LciProtocol>,
 }
 
 fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), ConfigError> {
@@ -397,6 +443,37 @@ impl LciScenario {
                 check_u("workload.iterations", iterations, 1, 1 << 32)?;
                 LciWorkload::PingPong { src, dst, size, iterations, warmup }
             }
+            "dsm" => {
+                let m = w.mix.as_deref().unwrap_or("barnes");
+                let mix = crate::lci::dsm::Mix::parse(m).ok_or_else(|| {
+                    ConfigError::range(
+                        "workload.mix",
+                        format!("{m:?}"),
+                        &format!("one of {}", crate::lci::dsm::MIX_NAMES.join(", ")),
+                    )
+                })?;
+                let procs = w.procs.unwrap_or(16);
+                check_u("workload.procs", procs as u64, 2, hosts)?;
+                let operations = w.operations.unwrap_or(200);
+                check_u("workload.operations", operations, 1, 1 << 32)?;
+                LciWorkload::Dsm { mix, procs, operations, seed: f.seed.unwrap_or(1) }
+            }
+            "fft-alltoall" => {
+                let procs = w.procs.unwrap_or(16);
+                check_u("workload.procs", procs as u64, 2, hosts)?;
+                let iterations = w.iterations.unwrap_or(10);
+                check_u("workload.iterations", iterations, 1, 1 << 32)?;
+                let compute = w.compute_us.unwrap_or(500.0);
+                check_f("workload.compute_us", compute, 0.0, 1e9)?;
+                let size = w.size_bytes.unwrap_or(8192);
+                LciWorkload::FftAllToAll {
+                    procs,
+                    iterations,
+                    size,
+                    compute_ns: (compute * 1e3).round() as u64,
+                    seed: f.seed.unwrap_or(1),
+                }
+            }
             other => {
                 return Err(ConfigError::range(
                     "workload.kind",
@@ -405,6 +482,42 @@ impl LciScenario {
                 ))
             }
         };
-        Ok(LciScenario { platform, seed: f.seed.unwrap_or(1), polling, workload })
+        let watchdog = parse_watchdog(f.nic.watchdog_us.as_ref())?;
+        let clock = match f.nic.clock_period_us {
+            None => None,
+            Some(p) => {
+                check_f("nic.clock_period_us", p, 0.1, 1e7)?;
+                Some(crate::lci::timers::ClockPolicy { period: crate::time::Duration::from_ns_f64(p * 1e3) })
+            }
+        };
+        let protocol = match &f.protocol {
+            None => None,
+            Some(p) => {
+                let send_buffers = p.send_buffers.unwrap_or(platform.ni.send_buffers);
+                check_u("protocol.send_buffers", send_buffers as u64, 1, platform.ni.send_buffers as u64)?;
+                let ack_delay_us = p.ack_delay_us.unwrap_or(DEFAULT_ACK_DELAY_US);
+                check_f("protocol.ack_delay_us", ack_delay_us, 0.0, 1e9)?;
+                Some(LciProtocol { send_buffers, ack_delay_us })
+            }
+        };
+        Ok(LciScenario { platform, seed: f.seed.unwrap_or(1), polling, workload, watchdog, clock, protocol })
     }
+}
+
+/// Parses `nic.watchdog_us`: "none", "inf" or a number of microseconds.
+fn parse_watchdog(v: Option<&toml::Value>) -> Result<crate::lci::watchdog::Delay, ConfigError> {
+    use crate::lci::watchdog::Delay;
+    const ALLOWED: &str = "\"none\", \"inf\" or a number of us in [0.01, 1e7]";
+    let us = match v {
+        None => return Ok(Delay::Never),
+        Some(toml::Value::String(s)) if s == "none" => return Ok(Delay::Immediate),
+        Some(toml::Value::String(s)) if s == "inf" => return Ok(Delay::Never),
+        Some(toml::Value::Integer(i)) => *i as f64,
+        Some(toml::Value::Float(x)) => *x,
+        Some(other) => return Err(ConfigError::range("nic.watchdog_us", other, ALLOWED)),
+    };
+    if !(0.01..=1e7).contains(&us) {
+        return Err(ConfigError::range("nic.watchdog_us", us, ALLOWED));
+    }
+    Ok(Delay::After(crate::time::Duration::from_ns_f64(us * 1e3)))
 }
