@@ -461,11 +461,16 @@ impl LciScenario {
             "fft-alltoall" => {
                 let procs = w.procs.unwrap_or(16);
                 check_u("workload.procs", procs as u64, 2, hosts)?;
-                let iterations = w.iterations.unwrap_or(10);
+                let iterations = w.iterations.unwrap_or(5);
                 check_u("workload.iterations", iterations, 1, 1 << 32)?;
-                let compute = w.compute_us.unwrap_or(500.0);
+                // [estimate] 5 ms of butterflies per iteration and 16 KB blocks: a
+                // 16-process 2D FFT of 2^20 complex points (16 MB) moves 1 MB per
+                // process per transpose, i.e. 64 KB per pair; a quarter of it per
+                // iteration keeps runs short while a block (16 packets) is still a
+                // quarter of the 64-buffer window.
+                let compute = w.compute_us.unwrap_or(5000.0);
                 check_f("workload.compute_us", compute, 0.0, 1e9)?;
-                let size = w.size_bytes.unwrap_or(8192);
+                let size = w.size_bytes.unwrap_or(16384);
                 LciWorkload::FftAllToAll {
                     procs,
                     iterations,

@@ -1,6 +1,8 @@
 //! FFT all-to-all program ([LCI] timers study, SPEC §3): every iteration each
-//! process computes (butterflies on its rows), then sends one block to every
-//! other process (the transpose) and polls until it has every block of the
+//! process computes its rows in `procs - 1` chunks and sends each chunk's
+//! block to the next process in rotation as soon as it is computed (the
+//! transpose overlapped with the butterflies, so a process enters the
+//! library only between chunks), then polls until it has every block of the
 //! iteration. Run over the reliable protocol (`super::reliable`) its senders
 //! need acknowledgements to reuse the 64 NI send buffers, and a receiver that
 //! went back to computing acks only from a clock-interrupt handler or when it
@@ -35,6 +37,8 @@ pub struct Fft {
     rng: SimRng,
     phase: Vec<Phase>,
     iter: Vec<u64>,
+    /// Chunks computed (and blocks sent) in the current iteration.
+    chunk: Vec<u32>,
     received: Vec<u64>,
     finish: Vec<Option<Instant>>,
     sends: Vec<(u32, Outgoing)>,
@@ -56,6 +60,7 @@ impl Fft {
             rng: SimRng::new(seed),
             phase: vec![Phase::Ready; n],
             iter: vec![0; n],
+            chunk: vec![0; n],
             received: vec![0; n],
             finish: vec![None; n],
             sends: Vec::new(),
@@ -76,23 +81,29 @@ impl Fft {
                         self.finish[i] = Some(now);
                         continue;
                     }
+                    if self.chunk[i] + 1 == self.procs {
+                        self.phase[i] = Phase::Wait;
+                        continue;
+                    }
                     self.phase[i] = Phase::Computing;
                     let f = 1.0 + COMPUTE_JITTER * (2.0 * self.rng.unit() - 1.0);
-                    return Control::Compute(Duration::from_ns_f64(self.compute.as_ns_f64() * f));
+                    let per_chunk = self.compute.as_ns_f64() / (self.procs - 1) as f64;
+                    return Control::Compute(Duration::from_ns_f64(per_chunk * f));
                 }
                 Phase::Computing | Phase::Finished => return Control::Wait,
                 Phase::Send => {
-                    for k in 1..self.procs {
-                        let dst = (h + k) % self.procs;
-                        self.sends.push((h, Outgoing { dst, size: self.block, count: 1 }));
-                    }
-                    self.phase[i] = Phase::Wait;
+                    self.chunk[i] += 1;
+                    let dst = (h + self.chunk[i]) % self.procs;
+                    self.sends.push((h, Outgoing { dst, size: self.block, count: 1 }));
+                    self.phase[i] = Phase::Ready;
+                    return Control::Wait;
                 }
                 Phase::Wait => {
                     if self.received[i] < (self.iter[i] + 1) * (self.procs as u64 - 1) {
                         return Control::Wait;
                     }
                     self.iter[i] += 1;
+                    self.chunk[i] = 0;
                     self.phase[i] = Phase::Ready;
                 }
             }
