@@ -85,7 +85,10 @@ def test_lci_watchdog_configurations_and_scenarios() -> None:
     rows = exp.configurations(False)
     assert len(rows) == len(DSM_APPS) * len(WATCHDOG_DELAYS)
     assert [r["delay_us"] for r in rows[: len(WATCHDOG_DELAYS)]] == list(WATCHDOG_DELAYS)
-    jobs = {(j.params["app"], j.params["delay_us"]): tomllib.loads(j.toml) for j in runner.plan(exp, quick=True)}
+    jobs = {
+        (j.params["app"], j.params["delay_us"]): tomllib.loads(j.toml)
+        for j in runner.plan(exp, quick=True)
+    }
     assert jobs[("radix", "none")]["nic"] == {"watchdog_us": "none"}
     assert jobs[("radix", "inf")]["nic"] == {"watchdog_us": "inf"}
     assert jobs[("fft", "30")]["nic"] == {"watchdog_us": 30.0}

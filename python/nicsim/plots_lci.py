@@ -37,14 +37,22 @@ def _watchdog(table: pd.DataFrame, fig: Figure) -> None:
     delays = list(dict.fromkeys(str(d) for d in table["delay_us"]))
     xs = range(len(delays))
     for app in dict.fromkeys(table["app"]):
-        rows = table[table["app"] == app].set_index(table["delay_us"].astype(str)[table["app"] == app])
+        rows = table[table["app"] == app].set_index(
+            table["delay_us"].astype(str)[table["app"] == app]
+        )
         rows = rows.reindex(delays)
         exec_ax.plot(xs, rows["exec_time_s"] * 1e3, marker="o", label=app)
         irq_ax.plot(xs, rows["interrupts"], marker="o", label=app)
         stuck = rows[rows["stuck"] == 1]
         for d in stuck.index:
-            exec_ax.annotate("stuck", (delays.index(str(d)), 0), xycoords=("data", "axes fraction"),
-                             ha="center", va="bottom", fontsize=7)
+            exec_ax.annotate(
+                "stuck",
+                (delays.index(str(d)), 0),
+                xycoords=("data", "axes fraction"),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
     for ax in (exec_ax, irq_ax):
         ax.set_xticks(list(xs), delays)
         ax.set_xlabel("watchdog delay (us); none = at once, inf = no interrupts")
@@ -59,8 +67,15 @@ def _timers(table: pd.DataFrame, fig: Figure) -> None:
     exec_ax, irq_ax = fig.subplots(1, 2)
     rows = table.sort_values("clock_period_us")
     exec_ax.plot(rows["clock_period_us"], rows["exec_time_s"] * 1e3, marker="o")
-    irq_ax.plot(rows["clock_period_us"], rows["clock_interrupts"], marker="o", label="clock interrupts")
-    irq_ax.plot(rows["clock_period_us"], rows["window_full_polls"], marker="s", label="polls with window full")
+    irq_ax.plot(
+        rows["clock_period_us"], rows["clock_interrupts"], marker="o", label="clock interrupts"
+    )
+    irq_ax.plot(
+        rows["clock_period_us"],
+        rows["window_full_polls"],
+        marker="s",
+        label="polls with window full",
+    )
     for ax in (exec_ax, irq_ax):
         ax.set_xscale("log")
         ax.set_xlabel("NI clock period (us)")
