@@ -36,30 +36,31 @@ def _watchdog(table: pd.DataFrame, fig: Figure) -> None:
     exec_ax, irq_ax = fig.subplots(1, 2)
     delays = list(dict.fromkeys(str(d) for d in table["delay_us"]))
     xs = range(len(delays))
+    stuck: dict[str, list[str]] = {}
     for app in dict.fromkeys(table["app"]):
-        rows = table[table["app"] == app].set_index(
-            table["delay_us"].astype(str)[table["app"] == app]
-        )
-        rows = rows.reindex(delays)
+        mine = table[table["app"] == app]
+        rows = mine.set_index(mine["delay_us"].astype(str)).reindex(delays)
         exec_ax.plot(xs, rows["exec_time_s"] * 1e3, marker="o", label=app)
         irq_ax.plot(xs, rows["interrupts"], marker="o", label=app)
-        stuck = rows[rows["stuck"] == 1]
-        for d in stuck.index:
-            exec_ax.annotate(
-                "stuck",
-                (delays.index(str(d)), 0),
-                xycoords=("data", "axes fraction"),
-                ha="center",
-                va="bottom",
-                fontsize=7,
-            )
+        for d in rows.index[rows["stuck"] == 1]:
+            stuck.setdefault(str(d), []).append(str(app))
+    for d, apps in stuck.items():
+        exec_ax.annotate(
+            "stuck:\n" + "\n".join(apps),
+            (delays.index(d), 0.02),
+            xycoords=("data", "axes fraction"),
+            ha="center",
+            va="bottom",
+            fontsize=7,
+        )
     for ax in (exec_ax, irq_ax):
         ax.set_xticks(list(xs), delays)
         ax.set_xlabel("watchdog delay (us); none = at once, inf = no interrupts")
         ax.grid(True, alpha=0.3)
-    exec_ax.set_ylabel("execution time (ms)")
+    exec_ax.set_ylabel("execution time (ms); stuck runs have none")
     irq_ax.set_ylabel("interrupts (signals delivered)")
-    irq_ax.set_yscale("symlog")
+    irq_ax.set_yscale("symlog", linthresh=1)
+    irq_ax.set_ylim(bottom=0)
     exec_ax.legend(title="app")
 
 
