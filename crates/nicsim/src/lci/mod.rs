@@ -21,6 +21,12 @@
 //! Extension points for the next phases: new [`Ev`] variants for NI timers
 //! (watchdog expiry, NI clock ticks) and signal delivery; multicast
 //! forwarding at [`Ev::Arrive`]; new [`workload::Program`] variants.
+//!
+//! Phase 2 (watchdog and timers, `docs/lci.md`): the host CPU modes and
+//! signal delivery ([`cpu`]), the NI polling watchdog ([`watchdog`]), host
+//! soft timers and NI clock interrupts ([`timers`]), the reliable protocol
+//! ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all ([`fft`])
+//! programs; the world wires them with the events after [`Ev::RefreshDone`].
 
 pub mod bus;
 pub mod cpu;
