@@ -463,14 +463,13 @@ impl LciScenario {
                 check_u("workload.procs", procs as u64, 2, hosts)?;
                 let iterations = w.iterations.unwrap_or(5);
                 check_u("workload.iterations", iterations, 1, 1 << 32)?;
-                // [estimate] 5 ms of butterflies per iteration and 16 KB blocks: a
-                // 16-process 2D FFT of 2^20 complex points (16 MB) moves 1 MB per
-                // process per transpose, i.e. 64 KB per pair; a quarter of it per
-                // iteration keeps runs short while a block (16 packets) is still a
-                // quarter of the 64-buffer window.
-                let compute = w.compute_us.unwrap_or(5000.0);
+                // [estimate] one 2D FFT of 2^20 complex points per iteration on 16
+                // processes: 5 N log2 N / P = 6.6 Mflop per process at ~100 Mflop/s
+                // (half the Pentium Pro 200's one-flop-per-cycle peak) = 65 ms, and the
+                // transpose moves 1 MB per process, i.e. 64 KB to each other process.
+                let compute = w.compute_us.unwrap_or(65000.0);
                 check_f("workload.compute_us", compute, 0.0, 1e9)?;
-                let size = w.size_bytes.unwrap_or(16384);
+                let size = w.size_bytes.unwrap_or(65536);
                 LciWorkload::FftAllToAll {
                     procs,
                     iterations,
