@@ -297,9 +297,11 @@ last period. Senders hold an NI send buffer per unacknowledged packet (64).
   compute chunks, ~4.3 ms each), so a process enters the library every chunk;
   a sender's 64-buffer window is one block, and it runs out
   (`window_full_polls`) when receivers' acks wait for their next entry instead
-  of a clock interrupt. The effect on execution time is small (well under 1% in
-  our runs): the all-to-all is limited by PIO and link bandwidth, and most acks
-  go out at the next entry anyway. With a quarter of the data per iteration
+  of a clock interrupt. Both effects are small in our runs (execution time
+  within about 2% over the whole sweep, and `window_full_polls` is noisy: the
+  10 us run also runs out of buffers, because its senders are the ones slowed
+  by interrupts): the all-to-all is limited by PIO and link bandwidth, and most
+  acks go out at the next library entry anyway. With a quarter of the data per iteration
   (16 KB blocks, 5 ms compute) the window never ran out and only the
   short-period overhead showed.
 * Workload sizes are estimates (a 2^20-point FFT on 16 processes, see
