@@ -299,10 +299,10 @@ last period. Senders hold an NI send buffer per unacknowledged packet (64).
   (`window_full_polls`) when receivers' acks wait for their next entry instead
   of a clock interrupt. Both effects are small in our runs (execution time
   within about 2% over the whole sweep, and `window_full_polls` is noisy: the
-  10 us run also runs out of buffers, because its senders are the ones slowed
-  by interrupts): the all-to-all is limited by PIO and link bandwidth, and most
-  acks go out at the next library entry anyway. With a quarter of the data per iteration
-  (16 KB blocks, 5 ms compute) the window never ran out and only the
+  10 us run also runs out of buffers; we have not isolated why): the
+  all-to-all is limited by PIO and link bandwidth, and most acks go out at the
+  next library entry anyway. With a quarter of the data per iteration (16 KB
+  blocks, 5 ms compute) the window never ran out and only the
   short-period overhead showed.
 * Workload sizes are estimates (a 2^20-point FFT on 16 processes, see
   `config/lci.rs`), not the study's program; only the shape is comparable.
