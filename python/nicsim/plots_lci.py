@@ -70,9 +70,65 @@ def _multicast_apps(table: pd.DataFrame, fig: Figure) -> None:
     ax.legend(title="forwarding")
 
 
+def _watchdog(table: pd.DataFrame, fig: Figure) -> None:
+    exec_ax, irq_ax = fig.subplots(1, 2)
+    delays = list(dict.fromkeys(str(d) for d in table["delay_us"]))
+    xs = range(len(delays))
+    stuck: dict[str, list[str]] = {}
+    for app in dict.fromkeys(table["app"]):
+        mine = table[table["app"] == app]
+        rows = mine.set_index(mine["delay_us"].astype(str)).reindex(delays)
+        exec_ax.plot(xs, rows["exec_time_s"] * 1e3, marker="o", label=app)
+        irq_ax.plot(xs, rows["interrupts"], marker="o", label=app)
+        for d in rows.index[rows["stuck"] == 1]:
+            stuck.setdefault(str(d), []).append(str(app))
+    for d, apps in stuck.items():
+        exec_ax.annotate(
+            "stuck:\n" + "\n".join(apps),
+            (delays.index(d), 0.02),
+            xycoords=("data", "axes fraction"),
+            ha="center",
+            va="bottom",
+            fontsize=7,
+        )
+    for ax in (exec_ax, irq_ax):
+        ax.set_xticks(list(xs), delays)
+        ax.set_xlabel("watchdog delay (us); none = at once, inf = no interrupts")
+        ax.grid(True, alpha=0.3)
+    exec_ax.set_ylabel("execution time (ms); stuck runs have none")
+    irq_ax.set_ylabel("interrupts (signals delivered)")
+    irq_ax.set_yscale("symlog", linthresh=1)
+    irq_ax.set_ylim(bottom=0)
+    exec_ax.legend(title="app")
+
+
+def _timers(table: pd.DataFrame, fig: Figure) -> None:
+    exec_ax, irq_ax = fig.subplots(1, 2)
+    rows = table.sort_values("clock_period_us")
+    exec_ax.plot(rows["clock_period_us"], rows["exec_time_s"] * 1e3, marker="o")
+    irq_ax.plot(
+        rows["clock_period_us"], rows["clock_interrupts"], marker="o", label="clock interrupts"
+    )
+    irq_ax.plot(
+        rows["clock_period_us"],
+        rows["window_full_polls"],
+        marker="s",
+        label="polls with window full",
+    )
+    for ax in (exec_ax, irq_ax):
+        ax.set_xscale("log")
+        ax.set_xlabel("NI clock period (us)")
+        ax.grid(True, alpha=0.3)
+    exec_ax.set_ylabel("FFT execution time (ms)")
+    irq_ax.set_ylabel("count")
+    irq_ax.legend()
+
+
 #: Dedicated plot per LCI experiment id.
 LCI_PLOTTERS: dict[str, Callable[[pd.DataFrame, Figure], None]] = {
     "lci-polling": _polling,
     "lci-multicast": _multicast,
     "lci-multicast-apps": _multicast_apps,
+    "lci-watchdog": _watchdog,
+    "lci-timers": _timers,
 }

@@ -291,7 +291,31 @@ pub struct LciScenarioFile {
     #[serde(default)]
     pub nic: LciNicOpts,
     pub workload: LciWorkloadOpts,
+    /// The reliable host protocol (timers study); absent = unreliable phase-1 sends.
+    pub protocol: Option<LciProtocolOpts>,
 }
+
+/// The reliable LCI host protocol (SPEC §2.4 fine-grain timers).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciProtocolOpts {
+    /// NI send buffers a sender may hold unacknowledged (default: the preset's ni.send_buffers, 64).
+    pub send_buffers: Option<u32>,
+    /// Delay of the explicit ack after the first unacknowledged packet, us (default 50).
+    pub ack_delay_us: Option<f64>,
+}
+
+/// A validated reliable protocol.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LciProtocol {
+    pub send_buffers: u32,
+    pub ack_delay_us: f64,
+}
+
+/// Default explicit-ack delay, us: [estimate] about four one-way null
+/// latencies (12 us, SPEC §5), so a reply in a request/reply exchange
+/// carries the ack piggy-backed before the timer fires.
+pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
 
 /// NI firmware policy options.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -305,6 +329,10 @@ pub struct LciNicOpts {
     pub forwarding: Option<String>,
     /// Children per node of the per-sender spanning trees (default 2: binary).
     pub fanout: Option<u32>,
+    /// Polling watchdog delay: "none" (interrupt at once per packet), a number of us, or "inf" (no interrupts, default).
+    pub watchdog_us: Option<toml::Value>,
+    /// NI clock period for fine-grain timers, us (absent: no NI clock interrupts).
+    pub clock_period_us: Option<f64>,
 }
 
 /// The LCI workload.
@@ -333,10 +361,18 @@ pub struct LciWorkloadOpts {
     pub rows: Option<u32>,
     /// qr: matrix columns = rows (a multiple of the hosts; default 512).
     pub cols: Option<u32>,
+    /// dsm: barnes|fft|radix.
+    pub mix: Option<String>,
+    /// dsm, fft-alltoall: processes (hosts 0 .. procs-1).
+    pub procs: Option<u32>,
+    /// dsm: shared-region operations per process.
+    pub operations: Option<u64>,
+    /// fft-alltoall: compute per iteration, us.
+    pub compute_us: Option<f64>,
 }
 
 /// Names of the LCI workload kinds.
-pub const LCI_WORKLOADS: &[&str] = &["stream", "pingpong", "bcast", "asp", "qr"];
+pub const LCI_WORKLOADS: &[&str] = &["stream", "pingpong", "bcast", "asp", "qr", "dsm", "fft-alltoall"];
 
 /// A validated LCI workload (`crate::lci::workload` runs it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,6 +393,10 @@ pub enum LciWorkload {
     /// QR over a `cols` x `cols` matrix, the first `iterations` iterations;
     /// per-element compute of the norms and of the update.
     Qr { hosts: u32, cols: u32, iterations: u32, norm_ps: u64, update_ps: u64 },
+    /// CRL-like DSM request/reply mix on hosts 0..procs (`crate::lci::dsm`).
+    Dsm { mix: crate::lci::dsm::Mix, procs: u32, operations: u64, seed: u64 },
+    /// FFT all-to-all: `iterations` of compute then one `size`-byte block to every other process.
+    FftAllToAll { procs: u32, iterations: u64, size: u64, compute_ns: u64, seed: u64 },
 }
 
 /// A validated LCI scenario.
@@ -369,6 +409,12 @@ pub struct LciScenario {
     /// Multicast forwarding scheme and tree fan-out.
     pub forwarding: crate::lci::multicast::Forwarding,
     pub fanout: u32,
+    /// Polling watchdog delay (`nic.watchdog_us`).
+    pub watchdog: crate::lci::watchdog::Delay,
+    /// NI clock for fine-grain timers (`nic.clock_period_us`).
+    pub clock: Option<crate::lci::timers::ClockPolicy>,
+    /// Reliable protocol (`[protocol]`).
+    pub protocol: Option<LciProtocol>,
 }
 
 fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), ConfigError> {
@@ -451,6 +497,41 @@ impl LciScenario {
                 LciWorkload::PingPong { src, dst, size, iterations, warmup }
             }
             "bcast" | "asp" | "qr" => mc_workload(w, &platform, size)?,
+            "dsm" => {
+                let m = w.mix.as_deref().unwrap_or("barnes");
+                let mix = crate::lci::dsm::Mix::parse(m).ok_or_else(|| {
+                    ConfigError::range(
+                        "workload.mix",
+                        format!("{m:?}"),
+                        &format!("one of {}", crate::lci::dsm::MIX_NAMES.join(", ")),
+                    )
+                })?;
+                let procs = w.procs.unwrap_or(16);
+                check_u("workload.procs", procs as u64, 2, hosts)?;
+                let operations = w.operations.unwrap_or(200);
+                check_u("workload.operations", operations, 1, 1 << 32)?;
+                LciWorkload::Dsm { mix, procs, operations, seed: f.seed.unwrap_or(1) }
+            }
+            "fft-alltoall" => {
+                let procs = w.procs.unwrap_or(16);
+                check_u("workload.procs", procs as u64, 2, hosts)?;
+                let iterations = w.iterations.unwrap_or(5);
+                check_u("workload.iterations", iterations, 1, 1 << 32)?;
+                // [estimate] one 2D FFT of 2^20 complex points per iteration on 16
+                // processes: 5 N log2 N / P = 6.6 Mflop per process at ~100 Mflop/s
+                // (half the Pentium Pro 200's one-flop-per-cycle peak) = 65 ms, and the
+                // transpose moves 1 MB per process, i.e. 64 KB to each other process.
+                let compute = w.compute_us.unwrap_or(65000.0);
+                check_f("workload.compute_us", compute, 0.0, 1e9)?;
+                let size = w.size_bytes.unwrap_or(65536);
+                LciWorkload::FftAllToAll {
+                    procs,
+                    iterations,
+                    size,
+                    compute_ns: (compute * 1e3).round() as u64,
+                    seed: f.seed.unwrap_or(1),
+                }
+            }
             other => {
                 return Err(ConfigError::range(
                     "workload.kind",
@@ -462,7 +543,35 @@ impl LciScenario {
         let forwarding = crate::lci::multicast::Forwarding::parse(f.nic.forwarding.as_deref().unwrap_or("ni"))?;
         let fanout = f.nic.fanout.unwrap_or(crate::lci::multicast::DEFAULT_FANOUT);
         check_u("nic.fanout", fanout as u64, 1, hosts - 1)?;
-        Ok(LciScenario { platform, seed: f.seed.unwrap_or(1), polling, workload, forwarding, fanout })
+        let watchdog = parse_watchdog(f.nic.watchdog_us.as_ref())?;
+        let clock = match f.nic.clock_period_us {
+            None => None,
+            Some(p) => {
+                check_f("nic.clock_period_us", p, 0.1, 1e7)?;
+                Some(crate::lci::timers::ClockPolicy { period: crate::time::Duration::from_ns_f64(p * 1e3) })
+            }
+        };
+        let protocol = match &f.protocol {
+            None => None,
+            Some(p) => {
+                let send_buffers = p.send_buffers.unwrap_or(platform.ni.send_buffers);
+                check_u("protocol.send_buffers", send_buffers as u64, 1, platform.ni.send_buffers as u64)?;
+                let ack_delay_us = p.ack_delay_us.unwrap_or(DEFAULT_ACK_DELAY_US);
+                check_f("protocol.ack_delay_us", ack_delay_us, 0.0, 1e9)?;
+                Some(LciProtocol { send_buffers, ack_delay_us })
+            }
+        };
+        Ok(LciScenario {
+            platform,
+            seed: f.seed.unwrap_or(1),
+            polling,
+            workload,
+            forwarding,
+            fanout,
+            watchdog,
+            clock,
+            protocol,
+        })
     }
 }
 
@@ -516,4 +625,22 @@ fn mc_workload(w: &LciWorkloadOpts, p: &LciPlatform, size: u64) -> Result<LciWor
             }
         }
     })
+}
+
+/// Parses `nic.watchdog_us`: "none", "inf" or a number of microseconds.
+fn parse_watchdog(v: Option<&toml::Value>) -> Result<crate::lci::watchdog::Delay, ConfigError> {
+    use crate::lci::watchdog::Delay;
+    const ALLOWED: &str = "\"none\", \"inf\" or a number of us in [0.01, 1e7]";
+    let us = match v {
+        None => return Ok(Delay::Never),
+        Some(toml::Value::String(s)) if s == "none" => return Ok(Delay::Immediate),
+        Some(toml::Value::String(s)) if s == "inf" => return Ok(Delay::Never),
+        Some(toml::Value::Integer(i)) => *i as f64,
+        Some(toml::Value::Float(x)) => *x,
+        Some(other) => return Err(ConfigError::range("nic.watchdog_us", other, ALLOWED)),
+    };
+    if !(0.01..=1e7).contains(&us) {
+        return Err(ConfigError::range("nic.watchdog_us", us, ALLOWED));
+    }
+    Ok(Delay::After(crate::time::Duration::from_ns_f64(us * 1e3)))
 }

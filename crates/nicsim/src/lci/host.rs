@@ -94,6 +94,8 @@ pub struct Host {
     pub upcalls: u64,
     pub packets_sent: u64,
     pub interrupts: u64,
+    /// The reliable protocol (timers study), if on.
+    pub rel: Option<super::reliable::Reliable>,
 }
 
 impl Host {
@@ -127,6 +129,7 @@ impl Host {
             upcalls: 0,
             packets_sent: 0,
             interrupts: 0,
+            rel: None,
         }
     }
 
@@ -160,12 +163,45 @@ impl Host {
             self.consumed += 1;
             self.polls_ok += 1;
             self.upcalls += 1;
+            if let Some(r) = self.rel.as_mut() {
+                r.on_consume(now, pkt.src, pkt.ack, pkt.ack_only);
+            }
             return HostAction::Consume { pkt, cost: self.poll_miss + self.upcall };
         }
         if let Some(p) = self.pending.take() {
             return HostAction::Write(p);
         }
-        if let Some(o) = self.outbox.front().copied() {
+        if let Some(r) = self.rel.as_mut() {
+            // Library entry polls the cycle counter: fire a due ack timer
+            // (first making sure an NI send buffer is known free for it).
+            let due = r.timers.next().is_some_and(|t| t <= now);
+            if due && self.posted - self.known_sent >= self.send_buffers {
+                return HostAction::ReadSendCounter;
+            }
+            if let Some((peer, ack)) = r.due_ack(now) {
+                let ctl = Packet {
+                    src: self.id,
+                    dst: peer,
+                    msg: u32::MAX,
+                    frag: 0,
+                    last: true,
+                    payload: 0,
+                    msg_bytes: 0,
+                    bcast: None,
+                    ack,
+                    ack_only: true,
+                };
+                self.pending = Some(ctl);
+                return HostAction::SendPath;
+            }
+        }
+        let window_full = self.rel.as_ref().is_some_and(|r| !r.can_send());
+        if window_full && !self.outbox.is_empty() {
+            if let Some(r) = self.rel.as_mut() {
+                r.stalls += 1;
+            }
+        }
+        if let Some(o) = self.outbox.front().copied().filter(|_| !window_full) {
             if self.posted - self.known_sent >= self.send_buffers {
                 return HostAction::ReadSendCounter;
             }
@@ -182,7 +218,12 @@ impl Host {
                 payload,
                 msg_bytes: o.size,
                 bcast: o.bcast,
+                ack: 0,
+                ack_only: false,
             });
+            if let (Some(r), Some(p)) = (self.rel.as_mut(), self.pending.as_mut()) {
+                p.ack = r.on_send_data(o.dst);
+            }
             if last {
                 self.next_frag = 0;
                 self.next_msg = self.next_msg.wrapping_add(1);

@@ -95,7 +95,18 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
     assert_eq!(w.mc.host_forward_copies, interior * 3);
     assert_eq!(w.buses[1].pio_writes, 3, "host 1 copied each of its 3 packets once");
     // Its one burst per packet carries one extra 8 B descriptor for the second child.
-    let p = Packet { src: 0, dst: 3, msg: 0, frag: 0, last: true, payload: 952, msg_bytes: size, bcast: Some(0) };
+    let p = Packet {
+        src: 0,
+        dst: 3,
+        msg: 0,
+        frag: 0,
+        last: true,
+        payload: 952,
+        msg_bytes: size,
+        bcast: Some(0),
+        ack: 0,
+        ack_only: false,
+    };
     assert_eq!(w.mc_extra_pio_bytes(1, &p), 8);
     assert_eq!(w.mc_extra_pio_bytes(40, &p), 0, "a leaf forwards nothing");
     assert_eq!(w.nis[1].sent, 3, "3 send buffers released (each shared by 2 descriptors)");

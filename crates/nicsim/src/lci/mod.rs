@@ -21,13 +21,25 @@
 //! Extension points for the next phases: new [`Ev`] variants for NI timers
 //! (watchdog expiry, NI clock ticks) and signal delivery; multicast
 //! forwarding at [`Ev::Arrive`]; new [`workload::Program`] variants.
+//!
+//! Phase 2 (watchdog and timers, `docs/lci.md`): the host CPU modes and
+//! signal delivery ([`cpu`]), the NI polling watchdog ([`watchdog`]), host
+//! soft timers and NI clock interrupts ([`timers`]), the reliable protocol
+//! ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all ([`fft`])
+//! programs; the world wires them with the events after [`Ev::RefreshDone`].
 
 pub mod apps;
 pub mod bus;
+pub mod cpu;
+pub mod dsm;
+pub mod fft;
 pub mod host;
 pub mod multicast;
 pub mod ni;
 pub mod poll;
+pub mod reliable;
+pub mod timers;
+pub mod watchdog;
 pub mod workload;
 
 use crate::config::{ConfigError, LciScenario};
@@ -58,6 +70,10 @@ pub struct Packet {
     /// Multicast tag: the root of the spanning tree this packet travels
     /// (`None`: point to point). See [`multicast`].
     pub bcast: Option<u32>,
+    /// Reliable protocol: cumulative count of data packets from `dst` that `src` consumed.
+    pub ack: u64,
+    /// Reliable protocol: an explicit ack (no payload, no program message).
+    pub ack_only: bool,
 }
 
 /// Events of the LCI world.
@@ -95,8 +111,22 @@ pub enum Ev {
     FwdReady(u32),
     /// A forward of this packet left NI `h`.
     FwdDone(u32, Packet),
-    /// Host `h` finished a compute phase of its program.
-    ComputeDone(u32),
+    /// Host `h` finished a compute phase of its multicast program.
+    McComputeDone(u32),
+    /// Host `h`'s compute phase of generation `gen` ends (stale if preempted since).
+    ComputeDone(u32, u64),
+    /// NI `h`'s watchdog timer with this deadline expired.
+    WatchdogExpiry(u32, Instant),
+    /// NI `h`'s watchdog fetch of the host flag and counter completed.
+    WatchdogFetched(u32),
+    /// An NI interrupt reaches host `h`'s process as a signal.
+    Signal(u32),
+    /// NI `h`'s clock ticks (fine-grain timers).
+    ClockTick(u32),
+    /// NI `h`'s clock-tick fetch of the host's timer word and last poll completed.
+    ClockFetched(u32),
+    /// Host `h`'s earliest soft timer is due (wakes a spinning library).
+    SoftTimer(u32),
 }
 
 /// The LCI world.
@@ -115,6 +145,16 @@ pub struct World {
     packets_sent: u64,
     packets_delivered: u64,
     mc: multicast::McState,
+    /// Watchdog / timers phase: per host CPU state, NI watchdogs, packets
+    /// each NI took in, the NI clock, and counters.
+    cpu: Vec<cpu::Cpu>,
+    wd: Vec<watchdog::Watchdog>,
+    received: Vec<u64>,
+    clock: Option<timers::ClockPolicy>,
+    clock_interrupts: u64,
+    signals_at_once: u64,
+    signals_merged: u64,
+    ni_host_fetches: u64,
 }
 
 /// Events without a packet sent or delivered after which a run is
@@ -175,9 +215,30 @@ impl World {
             packets_sent: 0,
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
-        };
+            cpu: vec![cpu::Cpu::new(cpu::Mode::Library); n as usize],
+            wd: vec![watchdog::Watchdog::new(s.watchdog); n as usize],
+            received: vec![0; n as usize],
+            clock: s.clock,
+            clock_interrupts: 0,
+            signals_at_once: 0,
+            signals_merged: 0,
+            ni_host_fetches: 0,
+        }
+        .with_protocol(s);
         w.mc_init(Duration::from_ns_f64(p.ni_cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)));
         w
+    }
+
+    /// Turns the reliable protocol on in every host library if configured.
+    fn with_protocol(mut self, s: &LciScenario) -> Self {
+        if let Some(p) = s.protocol {
+            let n = self.hosts.len() as u32;
+            let delay = Duration::from_ns_f64(p.ack_delay_us * 1e3);
+            for h in &mut self.hosts {
+                h.rel = Some(reliable::Reliable::new(n, p.send_buffers, delay));
+            }
+        }
+        self
     }
 
     /// Runs until the program is done; errors if no progress is possible.
@@ -187,7 +248,13 @@ impl World {
         self.mc_start(Instant::ZERO);
         for h in 0..self.hosts.len() as u32 {
             if !self.program.participates(h) {
+                self.cpu[h as usize].mode = cpu::Mode::Sleep;
                 continue;
+            }
+            // The library runs with interrupts disabled.
+            self.hosts[h as usize].irq_enabled = false;
+            if let Some(c) = self.clock {
+                self.at(Instant::ZERO + c.period, ni_origin(h), Ev::ClockTick(h));
             }
             if let Some(o) = self.program.start(h) {
                 self.hosts[h as usize].outbox.push_back(o);
@@ -227,7 +294,7 @@ impl World {
     /// Lets host `h` take its next action if it is free.
     fn host_next(&mut self, h: u32, now: Instant) {
         let host = &mut self.hosts[h as usize];
-        if host.busy || host.spin_since.is_some() {
+        if host.busy || host.spin_since.is_some() || !self.cpu[h as usize].in_library() {
             return;
         }
         if self.mc_compute(h, now) {
@@ -235,14 +302,26 @@ impl World {
         }
         let host = &mut self.hosts[h as usize];
         let o = host_origin(h);
-        match host.next_action(now) {
+        let stolen = std::mem::replace(&mut self.cpu[h as usize].stolen, Duration::ZERO);
+        if !stolen.is_zero() {
+            host.busy = true;
+            self.at(now + stolen, o, Ev::HostDone(h));
+            return;
+        }
+        let action = host.next_action(now);
+        if matches!(action, HostAction::Spin | HostAction::PollNi) && self.library_idle(h, now) {
+            return;
+        }
+        let host = &mut self.hosts[h as usize];
+        match action {
             HostAction::Consume { pkt, cost } => {
                 host.busy = true;
                 let done = now + cost;
-                if pkt.last {
+                if pkt.last && !pkt.ack_only {
                     if let Some(out) = self.program.on_message(h, pkt.src, done) {
                         self.hosts[h as usize].outbox.push_back(out);
                     }
+                    self.flush_sends(now);
                 }
                 if self.mc_consumed(h, pkt, done) {
                     return;
@@ -268,7 +347,12 @@ impl World {
                 let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
                 self.at(end, o, Ev::SendCounterDone(h));
             }
-            HostAction::Spin => host.spin_since = Some(now),
+            HostAction::Spin => {
+                host.spin_since = Some(now);
+                if let Some(t) = host.rel.as_ref().and_then(|r| r.timers.next()) {
+                    self.at(t.max(now), o, Ev::SoftTimer(h));
+                }
+            }
         }
     }
 
@@ -322,6 +406,10 @@ impl World {
             Ev::TxReady(h) => self.try_transmit(h, now),
             Ev::TxDone(h) => self.nis[h as usize].tx_done(),
             Ev::Arrive(h, pkt) => {
+                self.received[h as usize] += 1;
+                if let watchdog::Action::StartTimer(t) = self.wd[h as usize].packet_arrived(now) {
+                    self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, t));
+                }
                 self.nis[h as usize].rx_arrive(pkt);
                 self.mc_arrive(h, now, pkt);
                 self.rx_kick(h, now);
@@ -348,6 +436,9 @@ impl World {
                     }
                     self.mc_retry_forwards(h, now);
                     self.rx_kick(h, now);
+                    if self.wd[h as usize].packet_delivered() == watchdog::Action::InterruptNow {
+                        self.at(now, ni_origin(h), Ev::Signal(h));
+                    }
                 }
             },
             Ev::RefreshDma(h) => {
@@ -364,8 +455,154 @@ impl World {
             | Ev::McWrite(..)
             | Ev::FwdReady(_)
             | Ev::FwdDone(..)
-            | Ev::ComputeDone(_) => self.mc_handle(now, ev),
+            | Ev::McComputeDone(_) => self.mc_handle(now, ev),
+            Ev::ComputeDone(h, gen) => {
+                let c = &mut self.cpu[h as usize];
+                if c.gen == gen && matches!(c.mode, cpu::Mode::Compute { .. }) {
+                    c.mode = cpu::Mode::Library;
+                    self.hosts[h as usize].irq_enabled = false;
+                    self.program.compute_done(h);
+                    self.host_next(h, now);
+                }
+            }
+            Ev::WatchdogExpiry(h, t) => {
+                if self.wd[h as usize].timer_expired(t) == watchdog::Action::Fetch {
+                    let end = self.ni_fetch(h, now);
+                    self.at(end, ni_origin(h), Ev::WatchdogFetched(h));
+                }
+            }
+            Ev::WatchdogFetched(h) => {
+                let host = &self.hosts[h as usize];
+                let (irq, consumed) = (host.irq_enabled, host.consumed);
+                match self.wd[h as usize].host_state_fetched(now, irq, consumed, self.received[h as usize]) {
+                    watchdog::Action::StartTimer(t) => self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, t)),
+                    watchdog::Action::Interrupt(t) => {
+                        self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, t));
+                        self.at(now, ni_origin(h), Ev::Signal(h));
+                    }
+                    _ => {}
+                }
+            }
+            Ev::Signal(h) => self.signal(h, now),
+            Ev::ClockTick(h) => {
+                if let Some(c) = self.clock {
+                    self.at(now + c.period, ni_origin(h), Ev::ClockTick(h));
+                    let end = self.ni_fetch(h, now);
+                    self.at(end, ni_origin(h), Ev::ClockFetched(h));
+                }
+            }
+            Ev::ClockFetched(h) => {
+                let Some(c) = self.clock else { return };
+                let host = &self.hosts[h as usize];
+                let running = host.rel.as_ref().is_some_and(|r| r.timers.running());
+                // The library polls the cycle counter on every entry, so a host
+                // in it has just polled; otherwise its last entry counts.
+                let polled = if self.cpu[h as usize].in_library() { now } else { host.last_poll };
+                if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
+                    self.clock_interrupts += 1;
+                    self.signal(h, now);
+                }
+            }
+            Ev::SoftTimer(h) => {
+                let host = &mut self.hosts[h as usize];
+                if host.spin_since.is_some() {
+                    host.end_spin(now);
+                    self.host_next(h, now);
+                }
+            }
         }
+    }
+
+    /// NI `h` fetches host words (interrupts-enabled flag, processed counter,
+    /// timer word, last poll) with one small host -> NI DMA: firmware DMA
+    /// set-up, then the bus. Returns when the words are in NI SRAM.
+    fn ni_fetch(&mut self, h: u32, now: Instant) -> Instant {
+        self.ni_host_fetches += 1;
+        let t = self.nis[h as usize].host_fetch_start(now);
+        self.nis[h as usize].refresh_dma(t, &mut self.buses[h as usize])
+    }
+
+    /// An NI interrupt reaches host `h` as a signal (SPEC §2.4).
+    fn signal(&mut self, h: u32, now: Instant) {
+        let cost = self.hosts[h as usize].signal_cost();
+        let c = &mut self.cpu[h as usize];
+        match c.on_signal(now, self.hosts[h as usize].irq_enabled) {
+            cpu::Signal::Merged => self.signals_merged += 1,
+            cpu::Signal::ReturnAtOnce => {
+                self.signals_at_once += 1;
+                let host = &mut self.hosts[h as usize];
+                host.interrupts += 1;
+                if host.spin_since.is_some() {
+                    host.end_spin(now);
+                    host.busy = true;
+                    self.at(now + cost, host_origin(h), Ev::HostDone(h));
+                } else {
+                    // Busy in a library action: the CPU time is paid before the next one.
+                    c.stolen += cost;
+                }
+            }
+            cpu::Signal::Handle { resume } => {
+                c.gen += 1;
+                c.mode = cpu::Mode::Handler { resume };
+                let host = &mut self.hosts[h as usize];
+                host.interrupts += 1;
+                host.irq_enabled = false;
+                host.busy = true;
+                self.at(now + cost, host_origin(h), Ev::HostDone(h));
+            }
+        }
+    }
+
+    /// Host `h`'s library has nothing to do: leave the handler, or ask the
+    /// program whether to keep polling, compute or sleep. Returns whether
+    /// the host left the library (or was re-dispatched).
+    fn library_idle(&mut self, h: u32, now: Instant) -> bool {
+        let i = h as usize;
+        let control = match self.cpu[i].mode {
+            cpu::Mode::Handler { resume: Some(d) } => workload::Control::Compute(d),
+            cpu::Mode::Handler { resume: None } => workload::Control::Sleep,
+            _ => {
+                let c = self.program.control(h, now);
+                if self.flush_sends(now) && !self.hosts[i].outbox.is_empty() {
+                    self.host_next(h, now);
+                    return true;
+                }
+                c
+            }
+        };
+        match control {
+            workload::Control::Wait => false,
+            workload::Control::Compute(d) => {
+                let c = &mut self.cpu[i];
+                c.gen += 1;
+                c.mode = cpu::Mode::Compute { end: now + d };
+                let gen = c.gen;
+                self.hosts[i].irq_enabled = true;
+                self.at(now + d, host_origin(h), Ev::ComputeDone(h, gen));
+                true
+            }
+            workload::Control::Sleep => {
+                self.cpu[i].mode = cpu::Mode::Sleep;
+                self.hosts[i].irq_enabled = true;
+                true
+            }
+        }
+    }
+
+    /// Moves the program's new messages to the senders' outboxes, waking a
+    /// sender that spins in the library. Returns whether there were any.
+    fn flush_sends(&mut self, now: Instant) -> bool {
+        let sends = self.program.drain_sends();
+        let any = !sends.is_empty();
+        for (from, o) in sends {
+            let host = &mut self.hosts[from as usize];
+            host.outbox.push_back(o);
+            if host.spin_since.is_some() {
+                host.end_spin(now);
+                self.host_next(from, now);
+            }
+        }
+        any
     }
 
     /// Starts NI `h`'s next delivery, or a fetch of the host counter if the
@@ -440,6 +677,18 @@ impl World {
         }
         self.mc_metrics(&mut set);
         self.program.metrics(&mut m);
+        m.0.insert("watchdog_interrupts".into(), self.wd.iter().map(|w| w.raised).sum::<u64>() as f64);
+        m.0.insert("watchdog_fetches".into(), self.wd.iter().map(|w| w.fetches).sum::<u64>() as f64);
+        m.0.insert("clock_interrupts".into(), self.clock_interrupts as f64);
+        m.0.insert("signals_returned_at_once".into(), self.signals_at_once as f64);
+        m.0.insert("signals_merged".into(), self.signals_merged as f64);
+        m.0.insert("ni_host_fetches".into(), self.ni_host_fetches as f64);
+        let rel = |f: &dyn Fn(&reliable::Reliable) -> u64| {
+            self.hosts.iter().filter_map(|h| h.rel.as_ref()).map(f).sum::<u64>() as f64
+        };
+        m.0.insert("explicit_acks".into(), rel(&|r| r.explicit_acks));
+        m.0.insert("piggybacked_acks".into(), rel(&|r| r.piggybacked_acks));
+        m.0.insert("window_full_polls".into(), rel(&|r| r.stalls));
         m
     }
 }
@@ -447,7 +696,17 @@ impl World {
 /// Runs a validated LCI scenario.
 pub fn run(s: &LciScenario) -> Result<Metrics, SimError> {
     let mut w = World::new(s);
-    w.run()?;
+    if let Err(e) = w.run() {
+        // DSM/FFT programs report a run that cannot progress (e.g. no
+        // interrupts and a sleeping home node) as a result: stuck = 1,
+        // exec_time_s = NaN; the others fail with the one-line error.
+        if !matches!(w.program, Program::Dsm(_) | Program::Fft(_)) {
+            return Err(e);
+        }
+        let mut m = w.metrics();
+        m.0.insert("stuck_at_us".into(), w.q.now().as_us_f64());
+        return Ok(m);
+    }
     w.check_invariants()?;
     Ok(w.metrics())
 }

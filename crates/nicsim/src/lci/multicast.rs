@@ -404,7 +404,7 @@ impl World {
         }
         self.mc.compute[h as usize] = None;
         host.busy = true;
-        self.at(now + c, super::host_origin(h), Ev::ComputeDone(h));
+        self.at(now + c, super::host_origin(h), Ev::McComputeDone(h));
         true
     }
 
@@ -504,7 +504,7 @@ impl World {
         self.mc_retry_forwards(h, now);
     }
 
-    /// The multicast events (`Ev::McForward` .. `Ev::ComputeDone`).
+    /// The multicast events (`Ev::McForward` .. `Ev::McComputeDone`).
     pub(super) fn mc_handle(&mut self, now: Instant, ev: Ev) {
         match ev {
             Ev::McForward(h, pkt) => {
@@ -538,7 +538,7 @@ impl World {
                     self.mc_buffer_freed(h, now);
                 }
             }
-            Ev::ComputeDone(h) => {
+            Ev::McComputeDone(h) => {
                 self.hosts[h as usize].busy = false;
                 let mut out = std::mem::take(&mut self.mc.out);
                 if let Program::Mc(p) = &mut self.program {
@@ -623,7 +623,18 @@ mod tests {
     #[test]
     fn held_buffer_is_free_after_host_dma_and_every_forward() {
         let mut m = NiMc { table: Some(ForwardTable::new(Tree { n: 8, fanout: 2 }, 0)), ..NiMc::default() };
-        let p = Packet { src: 0, dst: 0, msg: 3, frag: 0, last: true, payload: 64, msg_bytes: 64, bcast: Some(7) };
+        let p = Packet {
+            src: 0,
+            dst: 0,
+            msg: 3,
+            frag: 0,
+            last: true,
+            payload: 64,
+            msg_bytes: 64,
+            bcast: Some(7),
+            ack: 0,
+            ack_only: false,
+        };
         // Root 7: rank 0 is relative rank 1, children relative 3, 4 = ranks 2, 3.
         assert_eq!(m.start_forward(p), 2);
         assert_eq!(m.fwd_queue.iter().map(|q| q.dst).collect::<Vec<_>>(), vec![2, 3]);

@@ -242,6 +242,13 @@ impl Ni {
         bus.request(now, BusOp::Dma { bytes: super::poll::FLAG_BYTES }).1
     }
 
+    /// Programs a small host -> NI DMA for the polling watchdog or the NI
+    /// clock (host flag, counters, timer word); returns when it is programmed
+    /// (then [`Ni::refresh_dma`] prices the DMA itself).
+    pub fn host_fetch_start(&mut self, now: Instant) -> Instant {
+        self.fw(now, self.costs.dma_setup)
+    }
+
     /// The fetched counter arrived.
     pub fn refresh_done(&mut self, host_consumed: u64) {
         self.refreshing = false;

@@ -117,3 +117,153 @@ fn print_polling_table() {
     let s = scenario("packet-shifting", "kind = \"pingpong\"\nsize_bytes = 0\niterations = 200");
     eprintln!("latency {:?}", run(&s).unwrap().get("latency_us"));
 }
+
+#[test]
+#[ignore]
+fn print_watchdog_and_timers_tables() {
+    for mix in ["barnes", "fft", "radix"] {
+        for d in ["\"none\"", "1", "3", "10", "30", "100", "300", "1000", "\"inf\""] {
+            let s = LciScenario::from_toml(&format!(
+                "preset = \"lci2000\"\n[nic]\nwatchdog_us = {d}\n[workload]\nkind = \"dsm\"\nmix = \"{mix}\"\nprocs = 16\noperations = 100"
+            ))
+            .unwrap();
+            let m = run(&s).unwrap();
+            eprintln!(
+                "{mix:7} {d:8} exec {:9.3} ms irq {:6} wd {:6} at_once {:6} stuck {}",
+                m.get("exec_time_s").unwrap() * 1e3,
+                m.get("interrupts").unwrap(),
+                m.get("watchdog_interrupts").unwrap(),
+                m.get("signals_returned_at_once").unwrap(),
+                m.get("stuck").unwrap()
+            );
+        }
+    }
+    let extra = std::env::var("FFT_EXTRA").unwrap_or_default().replace(';', "\n");
+    for p in [10, 30, 100, 300, 1000, 3000, 10000] {
+        let s = LciScenario::from_toml(&format!(
+            "preset = \"lci2000\"\n[nic]\nclock_period_us = {p}\n[protocol]\n{extra}\n[workload]\nkind = \"fft-alltoall\"\nprocs = 16\niterations = 5\n{}",
+            std::env::var("FFT_WL").unwrap_or_default().replace(';', "\n")
+        ))
+        .unwrap();
+        let m = run(&s).unwrap();
+        eprintln!(
+            "period {p:6} exec {:9.3} ms clock_irq {:6} expl {:6} piggy {:6} full {:6} stuck {}",
+            m.get("exec_time_s").unwrap() * 1e3,
+            m.get("clock_interrupts").unwrap(),
+            m.get("explicit_acks").unwrap(),
+            m.get("piggybacked_acks").unwrap(),
+            m.get("window_full_polls").unwrap(),
+            m.get("stuck").unwrap()
+        );
+    }
+}
+
+// -- watchdog, signals, timers, reliable protocol (phase 2) -----------------
+
+fn run_text(text: &str) -> Metrics {
+    run(&LciScenario::from_toml(&format!("preset = \"lci2000\"\n{text}")).unwrap()).unwrap()
+}
+
+#[test]
+fn watchdog_never_interrupts_a_host_that_consumes_every_packet() {
+    // The receiver spins in the library: every expiry finds all packets consumed.
+    let m = run_text("[nic]\nwatchdog_us = 1\n[workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 300");
+    assert!(m.get("watchdog_fetches").unwrap() > 0.0, "the timer ran");
+    assert_eq!(m.get("watchdog_interrupts"), Some(0.0));
+    assert_eq!(m.get("interrupts"), Some(0.0));
+}
+
+#[test]
+fn a_signal_to_a_polling_host_returns_at_once_and_costs_only_its_delivery() {
+    // `none`: every delivered packet interrupts; the ping-pong hosts poll with
+    // interrupts disabled, so each handler returns at once: one-way latency
+    // grows by exactly kernel dispatch + user signal handler (8 + 17 us).
+    let pp = "[workload]\nkind = \"pingpong\"\nsize_bytes = 0\niterations = 50";
+    let inf = run_text(&format!("[nic]\nwatchdog_us = \"inf\"\n{pp}"));
+    let none = run_text(&format!("[nic]\nwatchdog_us = \"none\"\n{pp}"));
+    let extra = none.get("latency_us").unwrap() - inf.get("latency_us").unwrap();
+    assert!((extra - 25.0).abs() < 0.01, "{extra} us");
+    assert_eq!(none.get("signals_returned_at_once"), none.get("interrupts"));
+    assert_eq!(none.get("upcalls"), inf.get("upcalls"), "the handler consumed nothing");
+}
+
+#[test]
+fn watchdog_interrupts_a_computing_home_and_inf_reports_the_stuck_run() {
+    let dsm = "[workload]\nkind = \"dsm\"\nmix = \"barnes\"\nprocs = 8\noperations = 30";
+    let m = run_text(&format!("[nic]\nwatchdog_us = 10\n{dsm}"));
+    assert_eq!(m.get("stuck"), Some(0.0));
+    assert!(m.get("exec_time_s").unwrap() > 0.0);
+    assert!(m.get("watchdog_interrupts").unwrap() > 0.0);
+    // Each watchdog interrupt is one signal (some merged into a running handler).
+    assert_eq!(m.get("watchdog_interrupts").unwrap(), m.get("interrupts").unwrap() + m.get("signals_merged").unwrap());
+    let inf = run_text(&format!("[nic]\nwatchdog_us = \"inf\"\n{dsm}"));
+    assert_eq!(inf.get("stuck"), Some(1.0));
+    assert!(inf.get("exec_time_s").unwrap().is_nan());
+    assert!(inf.get("stuck_waiting_procs").unwrap() > 0.0);
+    assert_eq!(inf.get("interrupts"), Some(0.0));
+}
+
+#[test]
+fn interrupts_fall_as_the_watchdog_delay_grows() {
+    let dsm = "[workload]\nkind = \"dsm\"\nmix = \"radix\"\nprocs = 8\noperations = 30";
+    let irq = |d: &str| run_text(&format!("[nic]\nwatchdog_us = {d}\n{dsm}")).get("interrupts").unwrap();
+    let (none, short, long) = (irq("\"none\""), irq("3"), irq("300"));
+    assert!(none > short && short > long, "{none} {short} {long}");
+}
+
+#[test]
+fn clock_interrupts_only_while_a_timer_runs_and_the_host_is_away() {
+    // No reliable protocol: no timer ever runs.
+    let fft = "[workload]\nkind = \"fft-alltoall\"\nprocs = 4\niterations = 2";
+    let m = run_text(&format!("[nic]\nclock_period_us = 10\n{fft}"));
+    assert_eq!(m.get("clock_interrupts"), Some(0.0));
+    assert!(m.get("ni_host_fetches").unwrap() > 0.0, "the NI ticked and fetched");
+    // Timers run (delayed acks) but the hosts stay in the library: no interrupt.
+    let m = run_text(
+        "[nic]\nclock_period_us = 10\n[protocol]\n[workload]\nkind = \"pingpong\"\nsize_bytes = 64\niterations = 50",
+    );
+    assert_eq!(m.get("clock_interrupts"), Some(0.0));
+    // Computing hosts with acks pending are interrupted.
+    let m = run_text(&format!("[nic]\nclock_period_us = 10\n[protocol]\n{fft}"));
+    assert!(m.get("clock_interrupts").unwrap() > 0.0);
+}
+
+#[test]
+fn reliable_protocol_delivers_every_message_once_and_a_full_window_stalls() {
+    let fft = "[workload]\nkind = \"fft-alltoall\"\nprocs = 6\niterations = 3\nsize_bytes = 3000";
+    let m = run_text(&format!("[protocol]\n{fft}"));
+    assert_eq!(m.get("stuck"), Some(0.0));
+    assert_eq!(m.get("packets"), m.get("packets_delivered"));
+    let data = 6.0 * 5.0 * 3.0 * 3.0; // procs x peers x iterations x packets per block
+    let acks = m.get("explicit_acks").unwrap();
+    assert_eq!(m.get("packets").unwrap(), data + acks, "every data packet once, plus ack-only packets");
+    // 4 buffers and acks 1 ms late: the sender stalls on its window.
+    let stream = "[workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 20\nwarmup = 0";
+    let fast = run_text(&format!("[protocol]\nack_delay_us = 1000\n{stream}"));
+    let slow = run_text(&format!("[protocol]\nsend_buffers = 4\nack_delay_us = 1000\n{stream}"));
+    assert_eq!(fast.get("window_full_polls"), Some(0.0));
+    assert!(slow.get("window_full_polls").unwrap() > 0.0);
+    assert!(slow.get("elapsed_us").unwrap() >= 4.0 * 1000.0, "{:?}", slow.get("elapsed_us"));
+    assert!(fast.get("elapsed_us").unwrap() < 1000.0);
+}
+
+#[test]
+fn watchdog_and_timer_runs_are_deterministic() {
+    let t = "[nic]\nwatchdog_us = 30\nclock_period_us = 100\n[protocol]\n[workload]\nkind = \"dsm\"\nmix = \"radix\"\nprocs = 8\noperations = 20";
+    assert_eq!(run_text(t), run_text(t));
+}
+
+#[test]
+fn bad_watchdog_and_timer_input_is_one_line_naming_the_key() {
+    let bad = |t: &str| LciScenario::from_toml(&format!("preset = \"lci2000\"\n{t}")).unwrap_err().0;
+    let e = bad("[nic]\nwatchdog_us = \"soon\"\n[workload]\nkind = \"stream\"");
+    assert!(e.contains("nic.watchdog_us") && e.contains("inf"), "{e}");
+    let e = bad("[nic]\nwatchdog_us = -1\n[workload]\nkind = \"stream\"");
+    assert!(e.contains("nic.watchdog_us"), "{e}");
+    let e = bad("[workload]\nkind = \"dsm\"\nmix = \"ocean\"");
+    assert!(e.contains("workload.mix") && e.contains("radix"), "{e}");
+    let e = bad("[protocol]\nsend_buffers = 65\n[workload]\nkind = \"stream\"");
+    assert!(e.contains("protocol.send_buffers") && !e.contains('\n'), "{e}");
+    let e = bad("[nic]\nclock_period_us = 0\n[workload]\nkind = \"stream\"");
+    assert!(e.contains("nic.clock_period_us"), "{e}");
+}

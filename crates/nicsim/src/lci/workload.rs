@@ -11,13 +11,26 @@
 //! [`Program::start`], [`Program::on_message`], [`Program::done`] and [`Program::metrics`].
 
 use super::apps::McProgram;
+use super::dsm::Dsm;
+use super::fft::Fft;
 use super::host::Outgoing;
 use crate::config::LciWorkload;
 use crate::sim::Metrics;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
+
+/// What a host whose library has nothing to do goes on with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Stay in the library, polling with interrupts disabled.
+    Wait,
+    /// Leave the library and compute this long, interrupts enabled.
+    Compute(Duration),
+    /// Leave the library and sleep, interrupts enabled, until a signal.
+    Sleep,
+}
 
 /// A running program.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Program {
     /// `src` streams messages to `dst`; the receiver times the last `messages`.
     Stream { src: u32, dst: u32, size: u64, messages: u64, warmup: u64, received: u64, t0: Instant, t1: Instant },
@@ -26,6 +39,10 @@ pub enum Program {
     /// A multicast program (broadcast, ASP, QR): every host takes part;
     /// driven by `super::multicast`, not by [`Program::start`] / [`Program::on_message`].
     Mc(Box<McProgram>),
+    /// CRL-like DSM request/reply mix (`super::dsm`).
+    Dsm(Box<Dsm>),
+    /// FFT all-to-all (`super::fft`).
+    Fft(Box<Fft>),
 }
 
 impl Program {
@@ -43,6 +60,12 @@ impl Program {
             LciWorkload::Bcast { .. } | LciWorkload::Asp { .. } | LciWorkload::Qr { .. } => {
                 unreachable!("multicast workloads are McProgram")
             }
+            LciWorkload::Dsm { mix, procs, operations, seed } => {
+                Program::Dsm(Box::new(Dsm::new(mix, procs, operations, seed)))
+            }
+            LciWorkload::FftAllToAll { procs, iterations, size, compute_ns, seed } => {
+                Program::Fft(Box::new(Fft::new(procs, iterations, size, Duration::from_ns(compute_ns), seed)))
+            }
         }
     }
 
@@ -51,6 +74,8 @@ impl Program {
         match *self {
             Program::Stream { src, dst, .. } | Program::PingPong { src, dst, .. } => host == src || host == dst,
             Program::Mc(_) => true,
+            Program::Dsm(ref d) => d.participates(host),
+            Program::Fft(ref f) => f.participates(host),
         }
     }
 
@@ -95,6 +120,14 @@ impl Program {
                 Some(Outgoing { dst: from, size: *size, count: 1, bcast: None })
             }
             Program::Mc(_) => None,
+            Program::Dsm(d) => {
+                d.on_message(host, from);
+                None
+            }
+            Program::Fft(f) => {
+                f.on_message(host);
+                None
+            }
         }
     }
 
@@ -104,6 +137,8 @@ impl Program {
             Program::Stream { messages, warmup, received, .. } => received >= messages + warmup,
             Program::PingPong { iterations, warmup, trips, .. } => trips >= iterations + warmup,
             Program::Mc(ref p) => p.done(),
+            Program::Dsm(ref d) => d.done(),
+            Program::Fft(ref f) => f.done(),
         }
     }
 
@@ -122,6 +157,35 @@ impl Program {
                 m.0.insert("throughput_MBps".into(), size as f64 / one_way / 1e6);
             }
             Program::Mc(ref p) => p.metrics(m),
+            Program::Dsm(ref d) => d.metrics(m),
+            Program::Fft(ref f) => f.metrics(m),
+        }
+    }
+
+    /// Host `h`'s library has nothing to do at `now`: stay, compute or sleep.
+    pub fn control(&mut self, h: u32, now: Instant) -> Control {
+        match self {
+            Program::Dsm(d) => d.control(h, now),
+            Program::Fft(f) => f.control(h, now),
+            _ => Control::Wait,
+        }
+    }
+
+    /// Host `h` finished the compute phase that [`Program::control`] asked for.
+    pub fn compute_done(&mut self, h: u32) {
+        match self {
+            Program::Dsm(d) => d.compute_done(h),
+            Program::Fft(f) => f.compute_done(h),
+            _ => {}
+        }
+    }
+
+    /// Messages the program decided to send since the last call: (host, message).
+    pub fn drain_sends(&mut self) -> Vec<(u32, Outgoing)> {
+        match self {
+            Program::Dsm(d) => d.drain_sends(),
+            Program::Fft(f) => f.drain_sends(),
+            _ => Vec::new(),
         }
     }
 }

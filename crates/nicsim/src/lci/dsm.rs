@@ -1,0 +1,312 @@
+//! A CRL-like DSM request/reply program ([LCI] watchdog study, SPEC §3):
+//! each process computes, then operates on a shared region whose home node
+//! is another process; it sends a request to the home and awaits the reply
+//! by polling in the library with interrupts disabled. Requests reach home
+//! nodes asynchronously: a home serves them when it polls (it is itself
+//! waiting for a reply) or in a signal handler (the watchdog interrupted its
+//! computation). A write to a shared region makes the home invalidate
+//! `fanout` sharers and await their acknowledgements before replying.
+//!
+//! This module owns the program logic and its mixes; it times nothing (the
+//! world runs compute phases on the host CPU and calls back). Messages of a
+//! pair of hosts arrive in order (one dimension-order route, FIFO NIs), so
+//! each message's kind is kept in a per-pair FIFO rather than in the packet.
+//!
+//! A process that finished its operations leaves the library and sleeps
+//! with interrupts enabled (an interrupt-driven wait for the others), so it
+//! serves requests only through interrupts: with `watchdog_us = "inf"` a
+//! request to a finished home is never served, and the run ends with a
+//! `stuck` report (see `docs/lci.md`).
+
+use super::host::Outgoing;
+use super::workload::Control;
+use crate::engine::SimRng;
+use crate::sim::Metrics;
+use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
+use std::fmt;
+
+/// The application mixes (`workload.mix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mix {
+    Barnes,
+    Fft,
+    Radix,
+}
+
+/// Names of the mixes.
+pub const MIX_NAMES: &[&str] = &["barnes", "fft", "radix"];
+
+/// Parameters of a mix. All [estimate]s from the published characterisations
+/// of the CRL applications (Johnson, Kaashoek & Wallach, "CRL:
+/// high-performance all-software distributed shared memory", SOSP 1995) and
+/// of SPLASH-2 (Woo et al., ISCA 1995): Barnes-Hut is fine-grained and
+/// read-mostly (small tree cells, frequent remote reads, rare writes); FFT
+/// is coarse-grained (a transpose moves large blocks, little write
+/// sharing); Radix permutes keys all-to-all with write sharing of buckets
+/// (invalidations).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MixParams {
+    /// Mean compute between two shared-region operations, us (exponential).
+    pub grain_us: f64,
+    /// Fraction of operations whose region is homed on another process.
+    pub remote_frac: f64,
+    /// Fraction of remote operations that are writes (home invalidates sharers).
+    pub write_frac: f64,
+    /// Sharers invalidated per write.
+    pub fanout: u32,
+    /// Request payload, bytes (region id, operation).
+    pub request_bytes: u64,
+    /// Reply payload (the region's data), bytes.
+    pub reply_bytes: u64,
+}
+
+impl Mix {
+    pub fn parse(s: &str) -> Option<Mix> {
+        match s {
+            "barnes" => Some(Mix::Barnes),
+            "fft" => Some(Mix::Fft),
+            "radix" => Some(Mix::Radix),
+            _ => None,
+        }
+    }
+
+    /// The mix's parameters (see [`MixParams`] for sources).
+    pub fn params(self) -> MixParams {
+        match self {
+            // [estimate] fine grain (~20 us between region accesses), half of them
+            // remote tree cells of ~100 B, 5% writes invalidating 2 sharers.
+            Mix::Barnes => MixParams {
+                grain_us: 20.0,
+                remote_frac: 0.5,
+                write_frac: 0.05,
+                fanout: 2,
+                request_bytes: 8,
+                reply_bytes: 128,
+            },
+            // [estimate] coarse grain (~200 us of butterflies per block), transpose
+            // reads almost all remote, 1 KB blocks, no write sharing.
+            Mix::Fft => MixParams {
+                grain_us: 200.0,
+                remote_frac: 0.9,
+                write_frac: 0.0,
+                fanout: 0,
+                request_bytes: 8,
+                reply_bytes: 1024,
+            },
+            // [estimate] medium grain (~50 us of local ranking per bucket access),
+            // mostly remote, half writes to shared buckets invalidating 4 sharers, 256 B.
+            Mix::Radix => MixParams {
+                grain_us: 50.0,
+                remote_frac: 0.8,
+                write_frac: 0.5,
+                fanout: 4,
+                request_bytes: 8,
+                reply_bytes: 256,
+            },
+        }
+    }
+}
+
+impl fmt::Display for Mix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mix::Barnes => "barnes",
+            Mix::Fft => "fft",
+            Mix::Radix => "radix",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Request { write: bool },
+    Reply,
+    Inv { txn: usize },
+    InvAck { txn: usize },
+}
+
+/// Where one process is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Next: compute (or finish).
+    Ready,
+    Computing,
+    /// Compute done: issue the next operation.
+    Issue,
+    WaitReply,
+    Finished,
+}
+
+/// A write transaction at a home: the requester and the acks it still awaits.
+#[derive(Debug, Clone, Copy)]
+struct Txn {
+    requester: u32,
+    left: u32,
+}
+
+/// The running DSM program.
+pub struct Dsm {
+    pub mix: Mix,
+    p: MixParams,
+    procs: u32,
+    ops: u64,
+    rng: SimRng,
+    phase: Vec<Phase>,
+    done_ops: Vec<u64>,
+    finish: Vec<Option<Instant>>,
+    /// Kinds in flight from a to b: `inflight[a * procs + b]`.
+    inflight: Vec<VecDeque<Kind>>,
+    txns: Vec<Txn>,
+    sends: Vec<(u32, Outgoing)>,
+    pub remote_ops: u64,
+    pub invalidations: u64,
+}
+
+impl Dsm {
+    pub fn new(mix: Mix, procs: u32, ops: u64, seed: u64) -> Self {
+        let n = procs as usize;
+        Dsm {
+            mix,
+            p: mix.params(),
+            procs,
+            ops,
+            rng: SimRng::new(seed),
+            phase: vec![Phase::Ready; n],
+            done_ops: vec![0; n],
+            finish: vec![None; n],
+            inflight: vec![VecDeque::new(); n * n],
+            txns: Vec::new(),
+            sends: Vec::new(),
+            remote_ops: 0,
+            invalidations: 0,
+        }
+    }
+
+    pub fn participates(&self, h: u32) -> bool {
+        h < self.procs
+    }
+
+    fn send(&mut self, from: u32, to: u32, kind: Kind, size: u64) {
+        self.inflight[(from * self.procs + to) as usize].push_back(kind);
+        self.sends.push((from, Outgoing { dst: to, size, count: 1, bcast: None }));
+    }
+
+    /// A host other than `a` and `b` (uniform).
+    fn other(&mut self, a: u32, b: u32) -> u32 {
+        loop {
+            let h = self.rng.below(self.procs as u64) as u32;
+            if h != a && h != b {
+                return h;
+            }
+        }
+    }
+
+    /// Host `h` is idle in the library.
+    pub fn control(&mut self, h: u32, now: Instant) -> Control {
+        let i = h as usize;
+        loop {
+            match self.phase[i] {
+                Phase::Ready => {
+                    if self.done_ops[i] >= self.ops {
+                        self.phase[i] = Phase::Finished;
+                        self.finish[i] = Some(now);
+                        continue;
+                    }
+                    self.phase[i] = Phase::Computing;
+                    // Exponential compute grain, mean grain_us.
+                    let g = -self.p.grain_us * (1.0 - self.rng.unit()).ln();
+                    return Control::Compute(Duration::from_ns_f64(g * 1e3));
+                }
+                Phase::Computing | Phase::WaitReply => return Control::Wait,
+                Phase::Issue => {
+                    if self.procs > 1 && self.rng.chance(self.p.remote_frac) {
+                        let home = self.other(h, h);
+                        let write = self.rng.chance(self.p.write_frac);
+                        self.remote_ops += 1;
+                        self.send(h, home, Kind::Request { write }, self.p.request_bytes);
+                        self.phase[i] = Phase::WaitReply;
+                        return Control::Wait;
+                    }
+                    // A local region: the access is part of the compute grain.
+                    self.done_ops[i] += 1;
+                    self.phase[i] = Phase::Ready;
+                }
+                Phase::Finished => return Control::Sleep,
+            }
+        }
+    }
+
+    pub fn compute_done(&mut self, h: u32) {
+        if self.phase[h as usize] == Phase::Computing {
+            self.phase[h as usize] = Phase::Issue;
+        }
+    }
+
+    /// A whole message from `from` reached `h`.
+    pub fn on_message(&mut self, h: u32, from: u32) {
+        let Some(kind) = self.inflight[(from * self.procs + h) as usize].pop_front() else { return };
+        match kind {
+            Kind::Request { write } => {
+                let fan = if write { self.p.fanout.min(self.procs.saturating_sub(2)) } else { 0 };
+                if fan == 0 {
+                    self.send(h, from, Kind::Reply, self.p.reply_bytes);
+                } else {
+                    let txn = self.txns.len();
+                    self.txns.push(Txn { requester: from, left: fan });
+                    for _ in 0..fan {
+                        let s = self.other(h, from);
+                        self.invalidations += 1;
+                        self.send(h, s, Kind::Inv { txn }, self.p.request_bytes);
+                    }
+                }
+            }
+            Kind::Inv { txn } => self.send(h, from, Kind::InvAck { txn }, self.p.request_bytes),
+            Kind::InvAck { txn } => {
+                let t = &mut self.txns[txn];
+                t.left -= 1;
+                if t.left == 0 {
+                    let r = t.requester;
+                    self.send(h, r, Kind::Reply, self.p.reply_bytes);
+                }
+            }
+            Kind::Reply => {
+                self.done_ops[h as usize] += 1;
+                self.phase[h as usize] = Phase::Ready;
+            }
+        }
+    }
+
+    pub fn drain_sends(&mut self) -> Vec<(u32, Outgoing)> {
+        std::mem::take(&mut self.sends)
+    }
+
+    pub fn done(&self) -> bool {
+        self.finish.iter().all(Option::is_some)
+    }
+
+    /// Processes still waiting for a reply (the stuck state, if any).
+    pub fn waiting(&self) -> usize {
+        self.phase.iter().filter(|&&p| p == Phase::WaitReply).count()
+    }
+
+    pub fn metrics(&self, m: &mut Metrics) {
+        let end = self.finish.iter().flatten().max().copied();
+        let t = if self.done() { end.map_or(f64::NAN, |e| e.as_s_f64()) } else { f64::NAN };
+        m.0.insert("exec_time_s".into(), t);
+        m.0.insert("remote_ops".into(), self.remote_ops as f64);
+        m.0.insert("invalidations".into(), self.invalidations as f64);
+        m.0.insert("stuck".into(), if self.done() { 0.0 } else { 1.0 });
+        m.0.insert("stuck_waiting_procs".into(), self.waiting() as f64);
+    }
+}
+
+impl fmt::Debug for Dsm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dsm")
+            .field("mix", &self.mix)
+            .field("procs", &self.procs)
+            .field("ops", &self.ops)
+            .finish_non_exhaustive()
+    }
+}

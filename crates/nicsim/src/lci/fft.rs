@@ -1,0 +1,143 @@
+//! FFT all-to-all program ([LCI] timers study, SPEC §3): every iteration each
+//! process computes its rows in `procs - 1` chunks and sends each chunk's
+//! block to the next process in rotation as soon as it is computed (the
+//! transpose overlapped with the butterflies, so a process enters the
+//! library only between chunks), then polls until it has every block of the
+//! iteration. Run over the reliable protocol (`super::reliable`) its senders
+//! need acknowledgements to reuse the 64 NI send buffers, and a receiver that
+//! went back to computing acks only from a clock-interrupt handler or when it
+//! returns.
+//!
+//! This module owns the program logic; it times nothing. A process that
+//! finished stays in the library polling (the final barrier), so it keeps
+//! acknowledging the others' packets.
+
+use super::host::Outgoing;
+use super::workload::Control;
+use crate::engine::SimRng;
+use crate::sim::Metrics;
+use crate::time::{Duration, Instant};
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Ready,
+    Computing,
+    Send,
+    Wait,
+    Finished,
+}
+
+/// The running FFT all-to-all.
+pub struct Fft {
+    procs: u32,
+    iterations: u64,
+    block: u64,
+    compute: Duration,
+    rng: SimRng,
+    phase: Vec<Phase>,
+    iter: Vec<u64>,
+    /// Chunks computed (and blocks sent) in the current iteration.
+    chunk: Vec<u32>,
+    received: Vec<u64>,
+    finish: Vec<Option<Instant>>,
+    sends: Vec<(u32, Outgoing)>,
+}
+
+/// Compute of one iteration varies uniformly by +-this fraction ([estimate]:
+/// load imbalance and cache effects; it skews the processes so that some
+/// compute while others still send).
+pub const COMPUTE_JITTER: f64 = 0.2;
+
+impl Fft {
+    pub fn new(procs: u32, iterations: u64, block: u64, compute: Duration, seed: u64) -> Self {
+        let n = procs as usize;
+        Fft {
+            procs,
+            iterations,
+            block,
+            compute,
+            rng: SimRng::new(seed),
+            phase: vec![Phase::Ready; n],
+            iter: vec![0; n],
+            chunk: vec![0; n],
+            received: vec![0; n],
+            finish: vec![None; n],
+            sends: Vec::new(),
+        }
+    }
+
+    pub fn participates(&self, h: u32) -> bool {
+        h < self.procs
+    }
+
+    pub fn control(&mut self, h: u32, now: Instant) -> Control {
+        let i = h as usize;
+        loop {
+            match self.phase[i] {
+                Phase::Ready => {
+                    if self.iter[i] >= self.iterations {
+                        self.phase[i] = Phase::Finished;
+                        self.finish[i] = Some(now);
+                        continue;
+                    }
+                    if self.chunk[i] + 1 == self.procs {
+                        self.phase[i] = Phase::Wait;
+                        continue;
+                    }
+                    self.phase[i] = Phase::Computing;
+                    let f = 1.0 + COMPUTE_JITTER * (2.0 * self.rng.unit() - 1.0);
+                    let per_chunk = self.compute.as_ns_f64() / (self.procs - 1) as f64;
+                    return Control::Compute(Duration::from_ns_f64(per_chunk * f));
+                }
+                Phase::Computing | Phase::Finished => return Control::Wait,
+                Phase::Send => {
+                    self.chunk[i] += 1;
+                    let dst = (h + self.chunk[i]) % self.procs;
+                    self.sends.push((h, Outgoing { dst, size: self.block, count: 1, bcast: None }));
+                    self.phase[i] = Phase::Ready;
+                    return Control::Wait;
+                }
+                Phase::Wait => {
+                    if self.received[i] < (self.iter[i] + 1) * (self.procs as u64 - 1) {
+                        return Control::Wait;
+                    }
+                    self.iter[i] += 1;
+                    self.chunk[i] = 0;
+                    self.phase[i] = Phase::Ready;
+                }
+            }
+        }
+    }
+
+    pub fn compute_done(&mut self, h: u32) {
+        if self.phase[h as usize] == Phase::Computing {
+            self.phase[h as usize] = Phase::Send;
+        }
+    }
+
+    pub fn on_message(&mut self, h: u32) {
+        self.received[h as usize] += 1;
+    }
+
+    pub fn drain_sends(&mut self) -> Vec<(u32, Outgoing)> {
+        std::mem::take(&mut self.sends)
+    }
+
+    pub fn done(&self) -> bool {
+        self.finish.iter().all(Option::is_some)
+    }
+
+    pub fn metrics(&self, m: &mut Metrics) {
+        let t =
+            if self.done() { self.finish.iter().flatten().max().map_or(f64::NAN, |e| e.as_s_f64()) } else { f64::NAN };
+        m.0.insert("exec_time_s".into(), t);
+        m.0.insert("stuck".into(), if self.done() { 0.0 } else { 1.0 });
+    }
+}
+
+impl fmt::Debug for Fft {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fft").field("procs", &self.procs).field("iterations", &self.iterations).finish_non_exhaustive()
+    }
+}
