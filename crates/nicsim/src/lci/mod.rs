@@ -424,17 +424,7 @@ impl World {
                         host.end_spin(now);
                         self.host_next(h, now);
                     }
-                    // A receive buffer freed: senders blocked on this NI retry.
-                    let waiting = std::mem::take(&mut self.blocked[h as usize]);
-                    for &s in &waiting {
-                        self.try_transmit(s, now);
-                    }
-                    let mut waiting = waiting;
-                    waiting.clear();
-                    if self.blocked[h as usize].is_empty() {
-                        self.blocked[h as usize] = waiting;
-                    }
-                    self.mc_retry_forwards(h, now);
+                    self.buffer_freed(h, now);
                     self.rx_kick(h, now);
                     if self.wd[h as usize].packet_delivered() == watchdog::Action::InterruptNow {
                         self.at(now, ni_origin(h), Ev::Signal(h));

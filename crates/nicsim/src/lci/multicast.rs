@@ -489,9 +489,9 @@ impl World {
         }
     }
 
-    /// A receive buffer of NI `h` became free outside a host delivery: every
-    /// sender and forwarder waiting for one retries.
-    fn mc_buffer_freed(&mut self, h: u32, now: Instant) {
+    /// A receive buffer of NI `h` became free: every sender and forwarder
+    /// waiting for one retries.
+    pub(super) fn buffer_freed(&mut self, h: u32, now: Instant) {
         let waiting = std::mem::take(&mut self.blocked[h as usize]);
         for &s in &waiting {
             self.try_transmit(s, now);
@@ -535,7 +535,7 @@ impl World {
             Ev::FwdDone(h, pkt) => {
                 if self.nis[h as usize].mc.release_on_forward(&pkt) {
                     self.nis[h as usize].rx_free += 1;
-                    self.mc_buffer_freed(h, now);
+                    self.buffer_freed(h, now);
                 }
             }
             Ev::McComputeDone(h) => {
