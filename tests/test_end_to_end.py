@@ -40,7 +40,12 @@ def test_unknown_key_is_a_nicsim_error_naming_it() -> None:
         nicsim.run({"workload": {"kind": "stream", "no_such_key": 1}})
 
 
-@pytest.mark.parametrize("exp_id", SMALL)
+# Every world and the model columns: Open-MX, LCI (with NaN rows of stuck
+# runs), EMO.
+DETERMINISM = [*SMALL, "lci-watchdog", "lci-multicast", "emo-latency"]
+
+
+@pytest.mark.parametrize("exp_id", DETERMINISM)
 def test_serial_and_parallel_csv_are_byte_identical(exp_id: str, tmp_path: Path) -> None:
     serial = runner.run_experiment(exp_id, jobs=1, quick=True)
     parallel = runner.run_experiment(exp_id, jobs=2, quick=True)
