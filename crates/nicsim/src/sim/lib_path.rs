@@ -272,6 +272,17 @@ impl World {
                     }
                 }
             }
+            // Fast path: the oldest unacknowledged message is not due (the
+            // loop below would stop at it).
+            if let Some(m) = ps.unacked_sends.front() {
+                let due = m.sent_at + resend;
+                if due > now {
+                    next = Some(next.map_or(due, |n: Instant| n.min(due)));
+                    continue;
+                }
+            } else {
+                continue;
+            }
             let mut resends = Vec::new();
             for m in ps.unacked_sends.iter_mut() {
                 let due = m.sent_at + resend;
