@@ -41,20 +41,13 @@ const ORIGIN_BITS: u32 = 24;
 
 /// A deterministic priority queue of timed events.
 ///
-/// A binary min-heap on `(time, tie)` behind a one-entry slot for the
-/// earliest event (see `next`), written out here rather than using
+/// A binary min-heap on `(time, tie)`, written out here rather than using
 /// `std::collections::BinaryHeap`: the sift loops move each entry once (a
 /// "hole" walks down or up), which avoids the swap-then-reread pattern of
 /// the standard pop that stalls store-to-load forwarding on 32-byte
 /// entries. This is the simulator's hottest loop (about 20 pushes and pops
 /// per simulated round trip).
 pub struct EventQueue<E> {
-    /// The earliest event, when it was pushed while earlier than everything
-    /// in `heap` (invariant: it is). About 4 events in 10 of a ping-pong
-    /// are (a handler schedules the next step of a causal chain); they go
-    /// in and out without sifting through the heap. The pop order is the same: keys
-    /// are unique and the earliest pops first either way.
-    next: Option<Entry<E>>,
     heap: Vec<Entry<E>>,
     now: Instant,
     seq: u64,
@@ -70,7 +63,7 @@ impl<E: Copy> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { next: None, heap: Vec::with_capacity(1024), now: Instant::ZERO, seq: 0, popped: 0, peak: 0 }
+        EventQueue { heap: Vec::with_capacity(1024), now: Instant::ZERO, seq: 0, popped: 0, peak: 0 }
     }
 
     /// The time of the event most recently popped.
@@ -90,11 +83,11 @@ impl<E: Copy> EventQueue<E> {
 
     /// Number of events waiting.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.next.is_some() as usize
+        self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.next.is_none() && self.heap.is_empty()
+        self.heap.is_empty()
     }
 
     /// Schedules `event` at `time`. Panics if `time` is in the past: that is a
@@ -105,22 +98,7 @@ impl<E: Copy> EventQueue<E> {
         self.seq += 1;
         let tie = ((origin as u64 & ((1 << ORIGIN_BITS) - 1)) << SEQ_BITS) | (self.seq & ((1 << SEQ_BITS) - 1));
         let e = Entry { time: time.as_ps(), tie, event };
-        match self.next {
-            // The usual case in a causal chain: the new event is the next one
-            // to run. It waits in `next`, out of the heap.
-            None if self.heap.first().is_none_or(|top| e.before(top)) => self.next = Some(e),
-            None => self.heap_push(e),
-            Some(n) if e.before(&n) => {
-                self.heap_push(n);
-                self.next = Some(e);
-            }
-            Some(_) => self.heap_push(e),
-        }
-        self.peak = self.peak.max(self.len());
-    }
-
-    /// Sift up: parents later than `e` move down into the hole.
-    fn heap_push(&mut self, e: Entry<E>) {
+        // Sift up: parents later than `e` move down into the hole.
         let mut i = self.heap.len();
         self.heap.push(e);
         while i > 0 {
@@ -132,28 +110,16 @@ impl<E: Copy> EventQueue<E> {
             i = parent;
         }
         self.heap[i] = e;
+        self.peak = self.peak.max(self.heap.len());
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Instant> {
-        self.next.as_ref().or(self.heap.first()).map(|e| Instant::from_ps(e.time))
+        self.heap.first().map(|e| Instant::from_ps(e.time))
     }
 
     /// Pops the next event and advances `now` to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let top = match self.next.take() {
-            Some(n) => n,
-            None => self.heap_pop()?,
-        };
-        let time = Instant::from_ps(top.time);
-        debug_assert!(time >= self.now, "time went backwards");
-        self.now = time;
-        self.popped += 1;
-        Some((time, top.event))
-    }
-
-    /// Removes the heap's earliest entry.
-    fn heap_pop(&mut self) -> Option<Entry<E>> {
         let last = self.heap.pop()?;
         let top = match self.heap.first() {
             None => last,
@@ -189,7 +155,11 @@ impl<E: Copy> EventQueue<E> {
                 top
             }
         };
-        Some(top)
+        let time = Instant::from_ps(top.time);
+        debug_assert!(time >= self.now, "time went backwards");
+        self.now = time;
+        self.popped += 1;
+        Some((time, top.event))
     }
 
     /// Pops the next event only if it is at or before `until`.
