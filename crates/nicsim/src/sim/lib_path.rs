@@ -53,6 +53,10 @@ impl World {
     /// run (it then polls, sleeps, or is done).
     pub(crate) fn lib_step(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
         let die = self.topo.die_of(self.hosts[h].procs[p].core);
+        // Operations that take no time (a zero compute, a mark, a wait that
+        // is already satisfied) loop back here without touching the peers:
+        // the timers checked once at `now` need no second look.
+        let mut timers_checked = false;
         loop {
             let hs = &mut self.hosts[h];
             let pr = &mut hs.procs[p];
@@ -120,8 +124,11 @@ impl World {
                 }
                 return Some((cost, Action::Consume));
             }
-            if self.protocol_timers(now, h, p) {
-                continue;
+            if !timers_checked {
+                if self.protocol_timers(now, h, p) {
+                    continue;
+                }
+                timers_checked = true;
             }
             let c = &self.c;
             let pr = &mut self.hosts[h].procs[p];
@@ -222,6 +229,7 @@ impl World {
                             pr.state = PState::Polling;
                             return None;
                         }
+                        timers_checked = false; // acks flushed: peer state changed
                         continue;
                     }
                     pr.finished = true;
