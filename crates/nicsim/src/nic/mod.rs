@@ -236,7 +236,11 @@ impl Nic {
     }
 
     pub fn other_pending(&self, now: Instant) -> u32 {
-        self.pending + self.incoming.iter().take_while(|&&t| t <= now).count() as u32
+        match self.incoming.front() {
+            // Usually none has arrived yet: no need to walk the deque.
+            Some(&t) if t <= now => self.pending + self.incoming.iter().take_while(|&&t| t <= now).count() as u32,
+            _ => self.pending,
+        }
     }
 
     /// Ring occupancy check (frames in DMA + frames in the ring).

@@ -13,6 +13,7 @@ use crate::proto::{Arrival, PullHandle, SentMsg};
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, MessageClass, OmxBody, PacketKind};
 use crate::workload::{Label, Op};
+use std::collections::VecDeque;
 
 /// Large receives pulled at once per process; later ones wait their turn so
 /// that the pull replies in flight (4 blocks of 32 each) fit the receive
@@ -21,6 +22,17 @@ const MAX_ACTIVE_PULLS: u32 = 1;
 
 /// Rebuilds a 32-bit sequence number from its 16 low bits on the wire,
 /// choosing the value closest to `near`.
+/// Removes and returns the first element of `dq` that satisfies `pred`.
+/// The front is tried first: it is the usual match (receives are posted,
+/// and messages arrive, in order), and it spares setting up an iterator.
+fn take_first<T>(dq: &mut VecDeque<T>, mut pred: impl FnMut(&T) -> bool) -> Option<T> {
+    if pred(dq.front()?) {
+        return dq.pop_front();
+    }
+    let i = dq.iter().position(pred)?;
+    dq.remove(i)
+}
+
 fn widen(near: u32, low: u16) -> u32 {
     let base = near & !0xFFFF;
     let mut v = base | low as u32;
@@ -41,6 +53,10 @@ impl World {
     /// run (it then polls, sleeps, or is done).
     pub(crate) fn lib_step(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
         let die = self.topo.die_of(self.hosts[h].procs[p].core);
+        // Operations that take no time (a zero compute, a mark, a wait that
+        // is already satisfied) loop back here without touching the peers:
+        // the timers checked once at `now` need no second look.
+        let mut timers_checked = false;
         loop {
             let hs = &mut self.hosts[h];
             let pr = &mut hs.procs[p];
@@ -108,8 +124,11 @@ impl World {
                 }
                 return Some((cost, Action::Consume));
             }
-            if self.protocol_timers(now, h, p) {
-                continue;
+            if !timers_checked {
+                if self.protocol_timers(now, h, p) {
+                    continue;
+                }
+                timers_checked = true;
             }
             let c = &self.c;
             let pr = &mut self.hosts[h].procs[p];
@@ -210,6 +229,7 @@ impl World {
                             pr.state = PState::Polling;
                             return None;
                         }
+                        timers_checked = false; // acks flushed: peer state changed
                         continue;
                     }
                     pr.finished = true;
@@ -271,6 +291,17 @@ impl World {
                         next = Some(next.map_or(t, |n: Instant| n.min(t)));
                     }
                 }
+            }
+            // Fast path: the oldest unacknowledged message is not due (the
+            // loop below would stop at it).
+            if let Some(m) = ps.unacked_sends.front() {
+                let due = m.sent_at + resend;
+                if due > now {
+                    next = Some(next.map_or(due, |n: Instant| n.min(due)));
+                    continue;
+                }
+            } else {
+                continue;
             }
             let mut resends = Vec::new();
             for m in ps.unacked_sends.iter_mut() {
@@ -448,10 +479,9 @@ impl World {
                 let src = src.map(|s| s as u16);
                 let req = self.new_req(h, p, false, src, size, tag);
                 let pr = &mut self.hosts[h].procs[p];
-                if let Some(i) =
-                    pr.unexpected.iter().position(|u| u.ev.tag == tag && src.is_none_or(|s| s == u.ev.peer))
+                if let Some(u) =
+                    take_first(&mut pr.unexpected, |u| u.ev.tag == tag && src.is_none_or(|s| s == u.ev.peer))
                 {
-                    let u = pr.unexpected.remove(i).expect("index from position");
                     match u.ev.kind {
                         LKind::Rndv => self.start_pull(now, h, p, req, u.ev),
                         LKind::MediumFrag if u.frags_left > 0 => {
@@ -677,11 +707,12 @@ impl World {
             LKind::Ack => return,
             LKind::Shm => {
                 // Intra-host: no sequence numbers or acks (the copy is reliable).
-                let posted = pr.posted.iter().position(|&r| {
-                    let q = &pr.reqs[r as usize];
+                let reqs = &pr.reqs;
+                let posted = take_first(&mut pr.posted, |&r| {
+                    let q = &reqs[r as usize];
                     q.tag == ev.tag && q.src.is_none_or(|s| s == ev.peer)
                 });
-                match posted.and_then(|i| pr.posted.remove(i)) {
+                match posted {
                     Some(r) => self.complete(h, p, r),
                     None => pr.unexpected.push_back(Unexpected { ev, frags_left: 0 }),
                 }
@@ -780,11 +811,11 @@ impl World {
         let peer = ev.peer as usize;
         let mtu = self.c.mtu;
         let pr = &mut self.hosts[h].procs[p];
-        let posted = pr.posted.iter().position(|&r| {
-            let q = &pr.reqs[r as usize];
+        let reqs = &pr.reqs;
+        let req = take_first(&mut pr.posted, |&r| {
+            let q = &reqs[r as usize];
             q.tag == ev.tag && q.src.is_none_or(|s| s == ev.peer)
         });
-        let req = posted.map(|i| pr.posted.remove(i).expect("index from position"));
         match ev.kind {
             LKind::Tiny | LKind::Small => {
                 match req {
