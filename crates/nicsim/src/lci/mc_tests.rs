@@ -117,53 +117,40 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
     assert_eq!(w.nis[1].sent, 6);
 }
 
+/// Broadcast 4 KB (4 packets) from host 0 under `forwarding`; returns when
+/// host 1 first posted a forward and when it consumed its last packet.
+fn first_forward_and_last_upcall_at_1(forwarding: &str) -> (Instant, Instant) {
+    let s = scenario(forwarding, "kind = \"bcast\"\nsize_bytes = 4096\niterations = 1\ncount = 0");
+    let mut w = World::new(&s);
+    w.mc_start(Instant::ZERO);
+    for h in 0..64 {
+        w.host_next(h, Instant::ZERO);
+    }
+    let mut first_post_by_1 = None;
+    let mut last_consumed_at_1 = None;
+    while let Some((now, ev)) = w.q.pop() {
+        if let Ev::Posted(1, _) = ev {
+            first_post_by_1.get_or_insert(now);
+        }
+        let before = w.hosts[1].upcalls;
+        w.handle(now, ev);
+        if w.hosts[1].upcalls == 4 && before == 3 {
+            last_consumed_at_1 = Some(now);
+        }
+        if w.program.done() {
+            break;
+        }
+    }
+    (first_post_by_1.expect("host 1 forwards"), last_consumed_at_1.expect("host 1 gets 4 packets"))
+}
+
 #[test]
 fn host_message_forwards_only_after_the_whole_message_arrived() {
-    let s = scenario("host-message", "kind = \"bcast\"\nsize_bytes = 4096\niterations = 1\ncount = 0");
-    let mut w = World::new(&s);
-    w.mc_start(Instant::ZERO);
-    for h in 0..64 {
-        w.host_next(h, Instant::ZERO);
-    }
-    let mut last_consumed_at_1 = None;
-    let mut first_post_by_1 = None;
-    while let Some((now, ev)) = w.q.pop() {
-        if let Ev::Posted(1, _) = ev {
-            first_post_by_1.get_or_insert(now);
-        }
-        let before = w.hosts[1].upcalls;
-        w.handle(now, ev);
-        if w.hosts[1].upcalls == 4 && before == 3 {
-            last_consumed_at_1 = Some(now);
-        }
-        if w.program.done() {
-            break;
-        }
-    }
-    assert!(first_post_by_1.unwrap() > last_consumed_at_1.unwrap());
+    let (first_post, last_upcall) = first_forward_and_last_upcall_at_1("host-message");
+    assert!(first_post > last_upcall);
     // host-packet forwards the first packet long before the last one is in.
-    let s = scenario("host-packet", "kind = \"bcast\"\nsize_bytes = 4096\niterations = 1\ncount = 0");
-    let mut w = World::new(&s);
-    w.mc_start(Instant::ZERO);
-    for h in 0..64 {
-        w.host_next(h, Instant::ZERO);
-    }
-    let mut first_post_by_1 = None;
-    let mut last_consumed_at_1 = None;
-    while let Some((now, ev)) = w.q.pop() {
-        if let Ev::Posted(1, _) = ev {
-            first_post_by_1.get_or_insert(now);
-        }
-        let before = w.hosts[1].upcalls;
-        w.handle(now, ev);
-        if w.hosts[1].upcalls == 4 && before == 3 {
-            last_consumed_at_1 = Some(now);
-        }
-        if w.program.done() {
-            break;
-        }
-    }
-    assert!(first_post_by_1.unwrap() < last_consumed_at_1.unwrap());
+    let (first_post, last_upcall) = first_forward_and_last_upcall_at_1("host-packet");
+    assert!(first_post < last_upcall);
 }
 
 #[test]
