@@ -75,6 +75,8 @@ pub struct HostOpts {
     pub ioat: Option<bool>,
     /// Direct Cache Access: NIC writes land in the cache of the core serving the queue.
     pub dca: Option<bool>,
+    /// Where transmit completions are reaped: napi|hard-irq.
+    pub tx_reap: Option<String>,
 }
 
 /// Protocol options.
@@ -145,6 +147,19 @@ pub enum WaitMode {
     Block,
 }
 
+/// Where the driver reaps transmit completions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxReap {
+    /// In the NAPI poll, after the received frames, under the one interrupt
+    /// claim (the default: see docs/design.md for why).
+    Napi,
+    /// In the hard handler, as myri10ge does (`myri10ge_intr` calls
+    /// `myri10ge_tx_done`, then re-arms `irq_claim + 1`); the receive claim
+    /// is re-armed only by `napi_complete` (`myri10ge_poll`). Transmit
+    /// completions can then interrupt while the poll runs.
+    HardIrq,
+}
+
 /// The workload of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Workload {
@@ -204,6 +219,8 @@ pub struct Scenario {
     pub soaker: bool,
     pub ioat: bool,
     pub dca: bool,
+    /// myri10ge's real interrupt structure (`hard-irq`) or the lumped one.
+    pub tx_reap: TxReap,
     pub napi: NapiKnobs,
     pub marked: MarkedClasses,
     pub rndv_threshold: u32,
@@ -402,6 +419,11 @@ impl Scenario {
             _ => WaitMode::Poll,
         };
         let soaker = f.host.soaker.unwrap_or(false);
+        let tx_reap = match one_of("host.tx_reap", f.host.tx_reap.as_deref().unwrap_or("napi"), &["napi", "hard-irq"])?
+        {
+            "hard-irq" => TxReap::HardIrq,
+            _ => TxReap::Napi,
+        };
         let napi = NapiKnobs {
             defer_hard_irqs: f.host.napi_defer_hard_irqs.unwrap_or(0),
             gro_flush_timeout_us: f.host.gro_flush_timeout_us.unwrap_or(0.0),
@@ -540,6 +562,7 @@ impl Scenario {
             soaker,
             ioat: f.host.ioat.unwrap_or(false),
             dca: f.host.dca.unwrap_or(false),
+            tx_reap,
             napi,
             marked,
             rndv_threshold,
@@ -580,6 +603,7 @@ mod tests {
             ("[platform.link]\nmtu = \"big\"\n[workload]\nkind = \"stream\"\n", &["platform.link.mtu", "big"][..]),
             ("[host]\nbinding = 99\n[workload]\nkind = \"stream\"\n", &["host.binding", "99"][..]),
             ("[protocol]\nunmarked = [\"rdnv\"]\n[workload]\nkind = \"stream\"\n", &["rdnv"][..]),
+            ("[host]\ntx_reap = \"irq\"\n[workload]\nkind = \"stream\"\n", &["host.tx_reap", "irq", "hard-irq"][..]),
         ];
         for (text, needles) in cases {
             let e = Scenario::from_toml(text).unwrap_err().0;

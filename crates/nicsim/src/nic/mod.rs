@@ -32,8 +32,17 @@ pub struct RxQueue {
     /// Transmit completions not yet reaped.
     pub tx_done: u32,
     pub policy: Box<dyn Coalescer>,
-    /// The line is armed (not masked).
+    /// The line is armed (not masked). With `split_claims` this is only the
+    /// receive claim: received frames are reported (and NAPI scheduled) only
+    /// while it is armed.
     pub irq_enabled: bool,
+    /// myri10ge's two claims (`tx_reap = "hard-irq"`): `irq_enabled` is the
+    /// receive claim (`irq_claim`, re-armed by napi_complete) and
+    /// `irq_armed` the interrupt claim (`irq_claim + 1`, re-armed when the
+    /// hard handler returns). Transmit completions interrupt whenever the
+    /// interrupt claim is armed, even while the poll runs.
+    pub split_claims: bool,
+    pub irq_armed: bool,
     /// The policy asked for a raise while the line was masked.
     pub fire_wanted: bool,
     /// Generation of the policy timer; stale timer events carry an older one.
@@ -58,6 +67,9 @@ pub struct RxQueue {
 pub struct Outcome {
     /// Raise the interrupt now (the line was armed).
     pub raise: bool,
+    /// The raise reports received frames: NAPI is scheduled by it (always,
+    /// except for a transmit-only interrupt with split claims).
+    pub rx: bool,
     /// Schedule a timer event at this instant with this generation.
     pub timer: Option<(Instant, u32)>,
 }
@@ -69,6 +81,8 @@ impl RxQueue {
             tx_done: 0,
             policy,
             irq_enabled: true,
+            split_claims: false,
+            irq_armed: true,
             fire_wanted: false,
             timer_gen: 0,
             timer_at: None,
@@ -86,11 +100,17 @@ impl RxQueue {
         let mut out = Outcome::default();
         self.apply_timer(d.timer, &mut out);
         if d.raise {
-            if self.irq_enabled {
-                self.irq_enabled = false;
+            let rx = self.irq_enabled && (!self.split_claims || !self.ring.is_empty());
+            let can = if self.split_claims { self.irq_armed && (rx || self.tx_done > 0) } else { self.irq_enabled };
+            if can {
+                if rx {
+                    self.irq_enabled = false;
+                }
+                self.irq_armed = !self.split_claims;
                 self.fire_wanted = false;
                 self.interrupts += 1;
                 out.raise = true;
+                out.rx = rx;
                 let d2 = self.policy.on_irq_raised(now);
                 self.apply_timer(d2.timer, &mut out);
             } else {
@@ -98,6 +118,17 @@ impl RxQueue {
             }
         }
         out
+    }
+
+    /// Split claims: the hard handler returned and re-armed the interrupt
+    /// claim; a raise the policy wanted meanwhile happens now.
+    pub fn rearm_claim(&mut self, now: Instant) -> Outcome {
+        self.irq_armed = true;
+        if self.fire_wanted && (self.tx_done > 0 || (self.irq_enabled && !self.ring.is_empty())) {
+            self.fire_wanted = false;
+            return self.apply(now, Decision::RAISE);
+        }
+        Outcome::default()
     }
 
     fn apply_timer(&mut self, cmd: TimerCmd, out: &mut Outcome) {
@@ -122,7 +153,7 @@ impl RxQueue {
     pub fn take(&mut self) -> Option<RingEntry> {
         if let Some(f) = self.ring.pop_front() {
             Some(RingEntry::Rx(f))
-        } else if self.tx_done > 0 {
+        } else if self.tx_done > 0 && !self.split_claims {
             Some(RingEntry::TxDone(std::mem::take(&mut self.tx_done)))
         } else {
             None
@@ -145,6 +176,7 @@ impl RxQueue {
             if pending > 0 {
                 let o2 = self.apply(now, Decision::RAISE);
                 out.raise = o2.raise;
+                out.rx = o2.rx;
                 if o2.timer.is_some() {
                     out.timer = o2.timer;
                 }

@@ -109,6 +109,8 @@ pub(crate) enum Ev {
     IrqArrive {
         host: u16,
         q: u8,
+        /// The interrupt reports received frames (schedules NAPI).
+        rx: bool,
     },
     CoreDone {
         host: u16,
@@ -149,6 +151,10 @@ const _: () = assert!(std::mem::size_of::<Ev>() == 16);
 pub(crate) enum KWork {
     /// Hard-IRQ entry for queue `q`.
     Irq { q: u8 },
+    /// Split claims (`tx_reap = "hard-irq"`): the hard handler alone, which
+    /// reaps transmit completions, re-arms the interrupt claim and, if the
+    /// interrupt reported received frames (`rx`), schedules NAPI.
+    HardIrq { q: u8, rx: bool },
     /// NAPI poll of queue `q` with `budget` packets left in this poll.
     Napi { q: u8, budget: u16 },
     /// One ring entry being handled by the bottom half (set when started).
@@ -593,7 +599,9 @@ impl World {
                         Some(make) => make(),
                         None => s.coalesce.build(),
                     };
-                    RxQueue::new(policy, p.nic.ring_slots as usize)
+                    let mut q = RxQueue::new(policy, p.nic.ring_slots as usize);
+                    q.split_claims = s.tx_reap == crate::config::TxReap::HardIrq;
+                    q
                 })
                 .collect();
             hosts.push(HostState {
@@ -858,12 +866,17 @@ impl World {
                     self.nic_outcome(now, host as usize, q as usize, out);
                 }
             }
-            Ev::IrqArrive { host, q } => {
+            Ev::IrqArrive { host, q, rx } => {
                 let h = host as usize;
                 let core = self.hosts[h].steering.irq_core(q as usize) as usize;
                 // A hard IRQ runs before any pending bottom-half work of the
                 // core (softirqs run with interrupts enabled).
-                self.hosts[h].cores[core].kq.push_front(KWork::Irq { q });
+                let w = if self.hosts[h].nic.queues[q as usize].split_claims {
+                    KWork::HardIrq { q, rx }
+                } else {
+                    KWork::Irq { q }
+                };
+                self.hosts[h].cores[core].kq.push_front(w);
                 self.kick(now, h, core);
             }
             Ev::CoreDone { host, core, gen } => {
@@ -1096,10 +1109,12 @@ impl World {
             self.q.push(at.max(now), h as u32, Ev::CoalTimer { host: h as u16, q: q as u8, gen });
         }
         if out.raise {
-            self.hosts[h].nic.queues[q].napi_sched = true;
+            if out.rx {
+                self.hosts[h].nic.queues[q].napi_sched = true;
+            }
             self.hosts[h].irq_raised += 1;
             let at = now + self.hosts[h].nic.irq_delivery;
-            self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8 });
+            self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });
         }
     }
 
@@ -1342,6 +1357,26 @@ impl World {
                     }
                 }
             }
+            KWork::HardIrq { q, .. } => {
+                // myri10ge_intr: reap every transmit completion reported so far.
+                let hs = &mut self.hosts[h];
+                hs.irq_handled += 1;
+                let n = std::mem::take(&mut hs.nic.queues[q as usize].tx_done);
+                let reap = if n > 0 {
+                    c.tx_done.times(n as u64)
+                        + self.cc.access(
+                            &self.topo,
+                            &mut hs.cache,
+                            &mut hs.tx_obj,
+                            die,
+                            crate::host::Side::Kernel,
+                            c.tx_lines,
+                        )
+                } else {
+                    Duration::ZERO
+                };
+                (c.irq_entry + reap, w)
+            }
             KWork::Entry { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => unreachable!("queued only as Napi"),
             KWork::PullReply { serve } => {
                 if !self.serves[serve as usize].live {
@@ -1380,6 +1415,15 @@ impl World {
                 self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u16 });
             }
             KWork::PullReply { serve } => self.send_pull_reply(now, h, core, serve),
+            KWork::HardIrq { q, rx } => {
+                // put_be32(htonl(3), ss->irq_claim + 1), then the softirq.
+                let out = self.hosts[h].nic.queues[q as usize].rearm_claim(now);
+                self.nic_outcome(now, h, q as usize, out);
+                if rx {
+                    let budget = self.c.napi_budget;
+                    self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
+                }
+            }
             KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } => {
                 unreachable!("converted to Entry/Rearm/Defer when started")
             }
