@@ -395,11 +395,15 @@ register(
             "At 4 MiB the receiver's bottom half is copy-bound (about 1.9 µs per "
             "1468 B pull reply with the copy rate fitted in `omx2009-mq`), so NAPI keeps "
             "polling and per-packet interrupts never happen under `disabled`, while "
-            "`timeout` still waits 75 µs for the rendezvous, the first pull requests "
-            "and the notify. Hence `disabled` ends a few percent above `timeout`, against "
-            "the study. Modelling myri10ge's transmit reaping in the hard handler (its "
-            "real structure) makes the sender pay for `disabled`, but the sender stays "
-            "faster than the receiver (see docs/design.md)."
+            "`timeout` still waits 75 µs three times per message: for the rendezvous "
+            "(with the previous notify), for the pull requests and for the first replies. "
+            "Hence `disabled` ends a few percent above `timeout`, against "
+            "the study. A NAPI receiver cannot pay for interrupts in throughput: it either "
+            'batches them away or never re-arms (docs/design.md, "Why interrupt cost '
+            "cannot cut a NAPI receiver's throughput\"). myri10ge's real structure, "
+            'transmit reaping in the hard handler (`host.tx_reap = "hard-irq"`), makes '
+            "the sender pay for `disabled` but leaves it faster than the receiver "
+            "(733 against 707 MiB/s), and it costs `openmx` 2 µs of 0 B latency."
         ),
     )
 )
