@@ -1362,20 +1362,8 @@ impl World {
                 let hs = &mut self.hosts[h];
                 hs.irq_handled += 1;
                 let n = std::mem::take(&mut hs.nic.queues[q as usize].tx_done);
-                let reap = if n > 0 {
-                    c.tx_done.times(n as u64)
-                        + self.cc.access(
-                            &self.topo,
-                            &mut hs.cache,
-                            &mut hs.tx_obj,
-                            die,
-                            crate::host::Side::Kernel,
-                            c.tx_lines,
-                        )
-                } else {
-                    Duration::ZERO
-                };
-                (c.irq_entry + reap, w)
+                let reap = if n > 0 { self.reap_cost(h, die, n) } else { Duration::ZERO };
+                (self.c.irq_entry + reap, w)
             }
             KWork::Entry { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => unreachable!("queued only as Napi"),
             KWork::PullReply { serve } => {
@@ -1430,6 +1418,14 @@ impl World {
         }
     }
 
+    /// Reaping `n` transmit completions on a core of die `die`: freeing the
+    /// skbs and touching the send-path state shared with the sender.
+    fn reap_cost(&mut self, h: usize, die: u16, n: u32) -> Duration {
+        let hs = &mut self.hosts[h];
+        self.c.tx_done.times(n as u64)
+            + self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, crate::host::Side::Kernel, self.c.tx_lines)
+    }
+
     /// CPU cost of handling one ring entry in the bottom half.
     fn entry_cost(&mut self, _now: Instant, h: usize, die: u16, entry: RingEntry) -> Duration {
         use crate::host::Side::Kernel;
@@ -1441,10 +1437,7 @@ impl World {
         let c = &self.c;
         let hs = &mut self.hosts[h];
         match entry {
-            RingEntry::TxDone(n) => {
-                c.tx_done.times(n as u64)
-                    + self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Kernel, c.tx_lines)
-            }
+            RingEntry::TxDone(n) => self.reap_cost(h, die, n),
             RingEntry::Rx(frame) => {
                 let Some(repr) = self.frames[frame as usize].parsed else {
                     return c.driver_rx + c.handler_drop;
