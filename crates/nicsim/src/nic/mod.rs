@@ -96,28 +96,40 @@ impl RxQueue {
 
     /// Applies a policy decision: timer bookkeeping, masking, and the
     /// policy's reset on an actual raise. Returns what to schedule.
+    #[inline]
     pub fn apply(&mut self, now: Instant, d: Decision) -> Outcome {
         let mut out = Outcome::default();
         self.apply_timer(d.timer, &mut out);
         if d.raise {
-            let rx = self.irq_enabled && (!self.split_claims || !self.ring.is_empty());
-            let can = if self.split_claims { self.irq_armed && (rx || self.tx_done > 0) } else { self.irq_enabled };
+            // One claim: the line can fire while armed, and always reports
+            // received frames. Split claims: the interrupt claim must be
+            // armed and there must be something to report.
+            let (can, rx) = if self.split_claims {
+                let rx = self.irq_enabled && !self.ring.is_empty();
+                (self.irq_armed && (rx || self.tx_done > 0), rx)
+            } else {
+                (self.irq_enabled, true)
+            };
             if can {
-                if rx {
-                    self.irq_enabled = false;
-                }
-                self.irq_armed = !self.split_claims;
-                self.fire_wanted = false;
-                self.interrupts += 1;
-                out.raise = true;
-                out.rx = rx;
-                let d2 = self.policy.on_irq_raised(now);
-                self.apply_timer(d2.timer, &mut out);
+                self.raise(now, rx, &mut out);
             } else {
                 self.fire_wanted = true;
             }
         }
         out
+    }
+
+    fn raise(&mut self, now: Instant, rx: bool, out: &mut Outcome) {
+        if rx {
+            self.irq_enabled = false;
+        }
+        self.irq_armed = !self.split_claims;
+        self.fire_wanted = false;
+        self.interrupts += 1;
+        out.raise = true;
+        out.rx = rx;
+        let d2 = self.policy.on_irq_raised(now);
+        self.apply_timer(d2.timer, out);
     }
 
     /// Split claims: the hard handler returned and re-armed the interrupt

@@ -846,7 +846,7 @@ impl World {
     }
 
     fn all_idle(&self, h: usize) -> bool {
-        self.hosts[h].cores.iter().all(|c| c.cur == Cur::Idle && c.kq.is_empty())
+        self.hosts[h].cores.iter().all(|c| matches!(c.cur, Cur::Idle) && c.kq.is_empty())
             && self.hosts[h].nic.queues.iter().all(|q| q.pending() == 0)
             && self.hosts[h].nic.in_dma == 0
     }
@@ -1151,7 +1151,7 @@ impl World {
     /// is running a segment, then dispatch.
     pub(crate) fn kick(&mut self, now: Instant, h: usize, core: usize) {
         let cs = &mut self.hosts[h].cores[core];
-        if cs.cur == Cur::App {
+        if matches!(cs.cur, Cur::App) {
             let remaining = cs.end.since(now);
             cs.gen = cs.gen.wrapping_add(1);
             cs.cur = Cur::Idle;
@@ -1170,7 +1170,7 @@ impl World {
     /// Starts the next work item on an idle core: kernel work first, then
     /// the application.
     pub(crate) fn dispatch_at(&mut self, now: Instant, h: usize, core: usize) {
-        if self.hosts[h].cores[core].cur != Cur::Idle {
+        if !matches!(self.hosts[h].cores[core].cur, Cur::Idle) {
             return;
         }
         loop {
@@ -1184,7 +1184,7 @@ impl World {
                             self.hosts[h].cores[core].cur = Cur::Idle;
                             self.finish_kernel(now, h, core, w);
                         }
-                        if self.hosts[h].cores[core].cur != Cur::Idle {
+                        if !matches!(self.hosts[h].cores[core].cur, Cur::Idle) {
                             return;
                         }
                         continue;
