@@ -44,10 +44,22 @@ class Target:
     upper: bool = False
 
     def error(self, value: float) -> float:
-        """Relative error of a simulated value (0 if a bound holds)."""
-        if self.upper and value <= self.published:
-            return 0.0
+        """Relative error of a simulated value (0 if a bound holds).
+
+        A published inequality is a statement, not a figure read off a plot:
+        a violated bound weighs ``BOUND_WEIGHT`` times a missed value, so the
+        fit gives up a few percent on a value before it breaks a bound.
+        """
+        if self.upper:
+            if value <= self.published:
+                return 0.0
+            return BOUND_WEIGHT * (value - self.published) / self.published
         return (value - self.published) / self.published
+
+
+#: How much more a violated bound counts than a missed value of the same
+#: relative size (see :meth:`Target.error`).
+BOUND_WEIGHT = 10.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,11 @@ class FitParam:
     lo: float = 0.0
     hi: float = float("inf")
 
+
+#: Messages per stream run: the count the coalescing-msgrate and
+#: coalescing-delay-sweep experiments use, so that the fitted preset meets
+#: its targets on the very tables the report shows.
+STREAM_MESSAGES = 20000
 
 #: The preset being fitted (set by :func:`fit` / :func:`main`).
 _PRESET = ["omx2009"]
@@ -78,7 +95,7 @@ def _num(m: dict[str, float | int | str], key: str) -> float:
 
 def _msgrate(strategy: str) -> Callable[[Overrides], float]:
     def f(ov: Overrides) -> float:
-        m = _run(ov, nic={"coalescing": strategy}, workload={"kind": "stream", "messages": 6000})
+        m = _run(ov, nic={"coalescing": strategy}, workload={"kind": "stream", "messages": STREAM_MESSAGES})
         return _num(m, "msg_rate_per_s")
 
     return f
@@ -118,7 +135,7 @@ def _stream128(delay_us: float) -> Callable[[Overrides], float]:
             ov,
             nic={"coalescing": "timeout", "delay_us": delay_us, "steering": "single-rr"},
             host={"sleep": True},
-            workload={"kind": "stream", "size_bytes": 128, "messages": 6000},
+            workload={"kind": "stream", "size_bytes": 128, "messages": STREAM_MESSAGES},
         )
         return _num(m, "msg_rate_per_s")
 
@@ -152,7 +169,7 @@ def omx2009_targets() -> list[Target]:
 
 
 OMX2009_PARAMS = [
-    FitParam("cache", "tx_lines", integer=True),
+    FitParam("cache", "tx_contention_lines", integer=True),
     FitParam("cache", "napi_lines", integer=True),
     FitParam("host", "irq_entry_ns"),
     FitParam("host", "driver_rx_ns"),
@@ -253,11 +270,13 @@ def fit(
     for r in range(rounds):
         for p in params:
             cur = ov[p.table][p.key]
-            for factor in (0.5, 0.75, 0.9, 1.1, 1.25, 1.5):
-                cand = min(p.hi, max(p.lo, cur * factor))
-                # Whole nanoseconds / whole lines: presets stay readable.
-                cand = round(cand)
-                if cand == cur:
+            # Whole nanoseconds / whole lines: presets stay readable; an
+            # integer parameter also tries its neighbours.
+            cands = [round(min(p.hi, max(p.lo, cur * f))) for f in (0.5, 0.75, 0.9, 1.1, 1.25, 1.5)]
+            if p.integer:
+                cands += [cur - 1, cur + 1]
+            for cand in dict.fromkeys(cands):
+                if cand == cur or not p.lo <= cand <= p.hi:
                     continue
                 trial = {t: dict(v) for t, v in ov.items()}
                 trial[p.table][p.key] = cand

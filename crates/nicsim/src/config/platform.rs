@@ -125,6 +125,15 @@ pub struct NicCfg {
     pub tx_done_interrupts: bool,
     /// The NIC's default coalescing delay in microseconds.
     pub default_delay_us: f64,
+    /// Where the driver reaps transmit completions unless a scenario says
+    /// otherwise (`host.tx_reap`): `napi` (in the poll) or `hard-irq` (in
+    /// the hard handler, under a claim of their own, as myri10ge does).
+    #[serde(default = "napi_reap")]
+    pub tx_reap: String,
+}
+
+fn napi_reap() -> String {
+    "napi".to_owned()
 }
 
 /// Host OS costs and idle states.
@@ -172,6 +181,11 @@ pub struct CacheCfg {
     pub event_lines: u32,
     pub napi_lines: u32,
     pub tx_lines: u32,
+    /// Extra line transfers a touch of the send-path state pays when a
+    /// core of another die is working on it at that moment (the send path
+    /// and transmit-completion reaping running concurrently).
+    #[serde(default)]
+    pub tx_contention_lines: u32,
     /// Lines of a pull handle the handler updates per pull reply.
     pub pull_lines: u32,
 }
@@ -273,6 +287,7 @@ impl Platform {
             ("cache.event_lines", c.event_lines),
             ("cache.napi_lines", c.napi_lines),
             ("cache.tx_lines", c.tx_lines),
+            ("cache.tx_contention_lines", c.tx_contention_lines),
             ("cache.pull_lines", c.pull_lines),
         ] {
             check_u(k, v as u64, 0, 1024)?;

@@ -419,8 +419,11 @@ impl Scenario {
             _ => WaitMode::Poll,
         };
         let soaker = f.host.soaker.unwrap_or(false);
-        let tx_reap = match one_of("host.tx_reap", f.host.tx_reap.as_deref().unwrap_or("napi"), &["napi", "hard-irq"])?
-        {
+        let (reap_key, reap) = match f.host.tx_reap.as_deref() {
+            Some(v) => ("host.tx_reap", v),
+            None => ("platform.nic.tx_reap", platform.nic.tx_reap.as_str()),
+        };
+        let tx_reap = match one_of(reap_key, reap, &["napi", "hard-irq"])? {
             "hard-irq" => TxReap::HardIrq,
             _ => TxReap::Napi,
         };

@@ -88,7 +88,7 @@ impl World {
     /// CPU cost of the kernel echo of one frame: driver receive + handler,
     /// then the driver's send path for the reply (no system call, no copy:
     /// the received buffer is sent back).
-    pub(crate) fn kernel_echo_cost(&mut self, h: usize, die: u16, frame: u32) -> Duration {
+    pub(crate) fn kernel_echo_cost(&mut self, now: Instant, h: usize, core: usize, frame: u32) -> Duration {
         let c = &self.c;
         let Ok(repr) = FrameRepr::parse_header(self.frames[frame as usize].header()) else {
             return c.driver_rx + c.handler_drop;
@@ -97,7 +97,7 @@ impl World {
             return c.driver_rx + c.handler_drop;
         }
         let send = c.driver_rx + c.handler + c.driver_tx + c.doorbell;
-        send + self.tx_ring_access(h, die)
+        send + self.tx_touch(now, h, core, send)
     }
 
     /// `echo-kernel`: the bottom half of host 1 sends the reply.

@@ -52,7 +52,8 @@ impl World {
     /// Prices the next segment of process `p`; `None` if it has nothing to
     /// run (it then polls, sleeps, or is done).
     pub(crate) fn lib_step(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
-        let die = self.topo.die_of(self.hosts[h].procs[p].core);
+        let core = self.hosts[h].procs[p].core as usize;
+        let die = self.topo.die_of(core as u16);
         // Operations that take no time (a zero compute, a mark, a wait that
         // is already satisfied) loop back here without touching the peers:
         // the timers checked once at `now` need no second look.
@@ -80,8 +81,9 @@ impl World {
                     };
                     return Some((cost, Action::Send));
                 }
-                let tx = self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, Side::Kernel, c.tx_lines);
                 let per_frame = c.driver_tx + c.doorbell;
+                let tx = self.tx_touch(now, h, core, c.syscall + per_frame);
+                let c = &self.c;
                 let cost = match out {
                     Out::Msg { kind, size, frag, .. } => {
                         let bytes = match kind {
@@ -177,16 +179,9 @@ impl World {
                         MessageClass::Tiny | MessageClass::Small => {
                             // One frame: its send system call follows in the
                             // same segment (see `lib_op`).
-                            let hs = &mut self.hosts[h];
-                            let tx = self.cc.access(
-                                &self.topo,
-                                &mut hs.cache,
-                                &mut hs.tx_obj,
-                                die,
-                                Side::Kernel,
-                                c.tx_lines,
-                            );
-                            cost += c.syscall + c.driver_tx + c.doorbell + tx + self.cc.copy_hot(size);
+                            let hold = c.syscall + c.driver_tx + c.doorbell;
+                            let tx = self.tx_touch(now, h, core, hold);
+                            cost += hold + tx + self.cc.copy_hot(size);
                         }
                     }
                     return Some((cost, Action::Op(op)));
@@ -246,7 +241,7 @@ impl World {
     /// irq_suspend_timeout); otherwise it spins on its event ring.
     fn wait_polling(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
         if self.c.busy_poll {
-            let die = self.topo.die_of(self.hosts[h].procs[p].core);
+            let core = self.hosts[h].procs[p].core as usize;
             let suspend = !self.c.irq_suspend.is_zero();
             let q = self.hosts[h].steering.queue_for(Some(self.hosts[h].procs[p].ep), 0);
             let qu = &mut self.hosts[h].nic.queues[q];
@@ -257,7 +252,7 @@ impl World {
             }
             if !qu.napi_sched {
                 if let Some(entry) = qu.take() {
-                    let cost = self.c.napi_poll + self.entry_cost(now, h, die, entry);
+                    let cost = self.c.napi_poll + self.entry_cost(now, h, core, entry);
                     self.hosts[h].kernel_time += cost;
                     return Some((cost, Action::BusyPoll(entry)));
                 }

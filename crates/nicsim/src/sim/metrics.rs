@@ -76,6 +76,7 @@ impl World {
             let span = self.q.now().as_s_f64();
             let busy = (h.kernel_time + h.app_time + h.spin_time).as_s_f64();
             m.set(&format!("host{i}_cpu_cores"), if span > 0.0 { busy / span } else { 0.0 });
+            m.set(&format!("host{i}_tx_contended"), h.tx_contended as f64);
             m.set(&format!("host{i}_kernel_miss_rate"), h.cache.miss_rate(Side::Kernel));
             m.set(&format!("host{i}_user_miss_rate"), h.cache.miss_rate(Side::User));
             for c in ObjClass::ALL {

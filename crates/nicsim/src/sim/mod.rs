@@ -188,6 +188,9 @@ pub(crate) struct Core {
     app: Option<u16>,
     end: Instant,
     kernel_time: Duration,
+    /// Stall owed by this core for contention it suffered during a segment
+    /// already scheduled: paid at the start of its next segment.
+    stall: Duration,
 }
 
 /// Process states.
@@ -386,6 +389,10 @@ pub(crate) struct HostState {
     /// NAPI/driver receive state, one per queue.
     pub napi_objs: Vec<Obj>,
     pub tx_obj: Obj,
+    /// The core working on the send-path state, and until when.
+    pub tx_hold: (u16, Instant),
+    /// Touches of the send-path state that found another die working on it.
+    pub tx_contended: u64,
     pub cache: CacheStats,
     pub irq_raised: u64,
     pub irq_handled: u64,
@@ -442,6 +449,7 @@ pub(crate) struct Costs {
     pub event_lines: u32,
     pub napi_lines: u32,
     pub tx_lines: u32,
+    pub tx_contention_lines: u32,
     pub pull_lines: u32,
     pub napi_budget: u16,
     pub tx_done_irq: bool,
@@ -570,6 +578,7 @@ impl World {
             event_lines: p.cache.event_lines,
             napi_lines: p.cache.napi_lines,
             tx_lines: p.cache.tx_lines,
+            tx_contention_lines: p.cache.tx_contention_lines,
             pull_lines: p.cache.pull_lines,
             napi_budget: NAPI_BUDGET,
             tx_done_irq: p.nic.tx_done_interrupts,
@@ -614,6 +623,7 @@ impl World {
                         app: None,
                         end: Instant::ZERO,
                         kernel_time: Duration::ZERO,
+                        stall: Duration::ZERO,
                     })
                     .collect(),
                 nic: Nic::new(&p.nic, queues),
@@ -622,6 +632,8 @@ impl World {
                 eps: vec![None; 256],
                 napi_objs: vec![Obj::new(ObjClass::Napi); steering_queues],
                 tx_obj: Obj::new(ObjClass::TxRing),
+                tx_hold: (0, Instant::ZERO),
+                tx_contended: 0,
                 cache: CacheStats::default(),
                 irq_raised: 0,
                 irq_handled: 0,
@@ -1190,6 +1202,7 @@ impl World {
                         continue;
                     }
                     let cs = &mut self.hosts[h].cores[core];
+                    let cost = cost + std::mem::take(&mut cs.stall);
                     cs.kernel_time += cost;
                     self.hosts[h].kernel_time += cost;
                     self.begin(now + wake + cost, h, core);
@@ -1205,7 +1218,9 @@ impl World {
             match self.hosts[h].procs[p].state {
                 PState::Preempted(rem) => {
                     self.hosts[h].procs[p].state = PState::Running;
-                    self.hosts[h].cores[core].cur = Cur::App;
+                    let cs = &mut self.hosts[h].cores[core];
+                    cs.cur = Cur::App;
+                    let rem = rem + std::mem::take(&mut cs.stall);
                     self.begin(now + rem, h, core);
                     return;
                 }
@@ -1214,6 +1229,7 @@ impl World {
                     match self.lib_step(now, h, p) {
                         Some((cost, action)) => {
                             let wake = self.wake_cost(now, h, core);
+                            let cost = cost + std::mem::take(&mut self.hosts[h].cores[core].stall);
                             let extra = if waking { self.c.wakeup } else { Duration::ZERO };
                             self.hosts[h].app_time += extra + cost;
                             let pr = &mut self.hosts[h].procs[p];
@@ -1292,11 +1308,38 @@ impl World {
         self.dispatch_at(now, h, core);
     }
 
-    /// Send-path state shared with transmit-completion reaping, touched by
-    /// a core of die `die` (kernel side).
-    pub(crate) fn tx_ring_access(&mut self, h: usize, die: u16) -> Duration {
+    /// Send-path state shared by the send path and transmit-completion
+    /// reaping (tx ring indices and slots, skbs, queue lock), touched at
+    /// `now` by `core`, which then works on it for `hold`.
+    ///
+    /// Taken in turn, each touch moves `tx_lines` lines once. Taken while a
+    /// core of another die is still working on the state, the lines bounce
+    /// back and forth between the two for the overlap: both cores stall for
+    /// `tx_contention_lines` more transfers (the other one at the start of
+    /// its next segment, since its current one is already scheduled). This
+    /// is what a stream pays when completions are reaped one at a time on
+    /// other cores while the sender keeps sending, and what a ping-pong,
+    /// whose reap is over long before the next send, does not.
+    pub(crate) fn tx_touch(&mut self, now: Instant, h: usize, core: usize, hold: Duration) -> Duration {
+        let die = self.topo.die_of(core as u16);
         let hs = &mut self.hosts[h];
-        self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, crate::host::Side::Kernel, self.c.tx_lines)
+        let mut cost =
+            self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, crate::host::Side::Kernel, self.c.tx_lines);
+        let (other, until) = hs.tx_hold;
+        let other_die = self.topo.die_of(other);
+        if other_die != die && now < until && self.c.tx_contention_lines > 0 {
+            let n = self.c.tx_contention_lines;
+            let stall = self.cc.line(&self.topo, crate::host::Owner::Die(other_die), die).times(n as u64);
+            cost += stall;
+            hs.cores[other as usize].stall += stall;
+            hs.cache.misses[crate::host::ObjClass::TxRing as usize][crate::host::Side::Kernel as usize] += 2 * n as u64;
+            hs.tx_contended += 1;
+        }
+        let end = now + cost + hold;
+        if other == core as u16 || end > until {
+            hs.tx_hold = (core as u16, end);
+        }
+        cost
     }
 
     /// Computes the cost of a kernel work item and marks the core busy with
@@ -1352,7 +1395,7 @@ impl World {
                     }
                     Some(entry) => {
                         budget -= 1;
-                        cost += self.entry_cost(now, h, die, entry);
+                        cost += self.entry_cost(now, h, core, entry);
                         (cost, KWork::Entry { q, budget, entry })
                     }
                 }
@@ -1362,7 +1405,7 @@ impl World {
                 let hs = &mut self.hosts[h];
                 hs.irq_handled += 1;
                 let n = std::mem::take(&mut hs.nic.queues[q as usize].tx_done);
-                let reap = if n > 0 { self.reap_cost(h, die, n) } else { Duration::ZERO };
+                let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
                 (self.c.irq_entry + reap, w)
             }
             KWork::Entry { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => unreachable!("queued only as Napi"),
@@ -1371,7 +1414,7 @@ impl World {
                     return None;
                 }
                 let send = self.c.driver_tx + self.c.doorbell;
-                (send + self.tx_ring_access(h, die), w)
+                (send + self.tx_touch(now, h, core, send), w)
             }
         };
         self.hosts[h].cores[core].cur = Cur::Kernel(w);
@@ -1420,24 +1463,24 @@ impl World {
 
     /// Reaping `n` transmit completions on a core of die `die`: freeing the
     /// skbs and touching the send-path state shared with the sender.
-    fn reap_cost(&mut self, h: usize, die: u16, n: u32) -> Duration {
-        let hs = &mut self.hosts[h];
-        self.c.tx_done.times(n as u64)
-            + self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, crate::host::Side::Kernel, self.c.tx_lines)
+    fn reap_cost(&mut self, now: Instant, h: usize, core: usize, n: u32) -> Duration {
+        let free = self.c.tx_done.times(n as u64);
+        free + self.tx_touch(now, h, core, free)
     }
 
     /// CPU cost of handling one ring entry in the bottom half.
-    fn entry_cost(&mut self, _now: Instant, h: usize, die: u16, entry: RingEntry) -> Duration {
+    fn entry_cost(&mut self, now: Instant, h: usize, core: usize, entry: RingEntry) -> Duration {
+        let die = self.topo.die_of(core as u16);
         use crate::host::Side::Kernel;
         if let (RingEntry::Rx(frame), Some(crate::config::EchoAt::Kernel)) = (entry, self.echo) {
             if h == 1 {
-                return self.kernel_echo_cost(h, die, frame);
+                return self.kernel_echo_cost(now, h, core, frame);
             }
         }
         let c = &self.c;
         let hs = &mut self.hosts[h];
         match entry {
-            RingEntry::TxDone(n) => self.reap_cost(h, die, n),
+            RingEntry::TxDone(n) => self.reap_cost(now, h, core, n),
             RingEntry::Rx(frame) => {
                 let Some(repr) = self.frames[frame as usize].parsed else {
                     return c.driver_rx + c.handler_drop;

@@ -21,7 +21,9 @@ fn openmx_interrupts_at_once_on_rendezvous_and_pull() {
     // Timeout waits for its 75 us timer at RNDV, PULL and NOTIFY at least.
     assert!(timeout > openmx + 150.0, "timeout {timeout} vs openmx {openmx}");
     // Unmarking RNDV (resp. PULL) puts one 75 us wait back on the path.
-    for class in ["\"rndv\"", "\"pull\""] {
+    // The NOTIFY of the previous message lands on the same host just before
+    // the RNDV and its poll can sweep an unmarked RNDV up, so both go.
+    for class in ["\"rndv\", \"notify\"", "\"pull\""] {
         let slower = oneway("openmx", size, class);
         assert!(slower - openmx > 50.0 && slower - openmx < 100.0, "{class}: {slower} vs {openmx}");
     }
@@ -132,7 +134,7 @@ fn round_robin_interrupts_move_the_endpoint_descriptor_between_caches() {
 /// NAPI masks the receive interrupt while the poll runs. A receiver that
 /// keeps pace therefore absorbs a dearer interrupt with bigger batches: a
 /// 4x longer C1E exit leaves the rate alone and cuts interrupts per message.
-/// (The transmit-line bouncing is off so that the sender's cost does not
+/// (The transmit-line bouncing and contention are off so that the sender's cost does not
 /// depend on the receiver's interrupts.) docs/design.md explains why this
 /// is the reason the model cannot put the [OMX-COAL] message-rate cut on
 /// the receiver.
@@ -143,7 +145,9 @@ fn a_napi_receiver_absorbs_a_dearer_interrupt_by_batching() {
             "disabled",
             0,
             5000,
-            &format!("[platform.cache]\ntx_lines = 0\n[platform.host]\nsleep_exit_ns = {exit_ns}.0\n"),
+            &format!(
+                "[platform.cache]\ntx_lines = 0\ntx_contention_lines = 0\n[platform.host]\nsleep_exit_ns = {exit_ns}.0\n"
+            ),
         )
     };
     let (cheap, dear) = (m(2000), m(8000));
@@ -156,32 +160,53 @@ fn a_napi_receiver_absorbs_a_dearer_interrupt_by_batching() {
 /// A copy-bound receiver never drains its ring during a 4 MiB pull, so
 /// NAPI never re-arms and `disabled` takes far fewer interrupts than there
 /// are pull replies (2873 per message at MTU 1500): its large-message
-/// throughput pays no per-packet interrupt cost.
+/// throughput pays no per-packet receive interrupt. (Transmit completions
+/// are reaped in the poll here, so that only receive interrupts count.)
 #[test]
 fn a_copy_bound_receiver_polls_through_a_large_pull() {
-    let m = pingpong("disabled", 4 << 20, 4, "");
+    let m = pingpong("disabled", 4 << 20, 4, "[host]\ntx_reap = \"napi\"\n");
     let per_msg = m.get("interrupts_per_msg").unwrap();
     assert!(per_msg < 2873.0 / 5.0, "{per_msg} interrupts per 4 MiB message");
 }
 
-/// `host.tx_reap = "hard-irq"` is myri10ge's real structure: transmit
-/// completions interrupt even while the poll runs (the sender of a 4 MiB
-/// message takes many more interrupts), and the hard handler reaps them
-/// before the softirq, on the path of the next marked interrupt: `openmx`
-/// 0 B latency pays the reap, `disabled` (reaped by its own earlier
-/// interrupt) does not. This is why the default is `napi` (docs/design.md).
+/// `tx_reap = "hard-irq"` (myri10ge's structure, the `omx2009` default):
+/// transmit completions interrupt even while the poll runs (the sender of
+/// a 4 MiB message takes many more interrupts), and the hard handler reaps
+/// them before the softirq, on the path of the next marked interrupt:
+/// `openmx` 0 B latency pays one reap (a few lines), `disabled` (reaped by
+/// its own earlier interrupt) does not; in the poll (`napi`) they are equal.
 #[test]
 fn hard_irq_reaping_puts_the_reap_on_the_marked_path() {
     let irqs = |reap: &str| {
         pingpong("disabled", 4 << 20, 4, &format!("[host]\ntx_reap = \"{reap}\"\n")).get("interrupts_per_msg").unwrap()
     };
     let (napi, hard) = (irqs("napi"), irqs("hard-irq"));
-    assert!(hard > 2.0 * napi, "interrupts per 4 MiB message: napi {napi}, hard-irq {hard}");
+    assert!(hard > 1.5 * napi, "interrupts per 4 MiB message: napi {napi}, hard-irq {hard}");
     let lat = |s: &str, reap: &str| {
         pingpong(s, 0, 200, &format!("[host]\ntx_reap = \"{reap}\"\n")).get("latency_us").unwrap()
     };
     let (d, o) = (lat("disabled", "hard-irq"), lat("openmx", "hard-irq"));
-    assert!(o > d + 1.0, "hard-irq: openmx {o} vs disabled {d}");
+    assert!(o > d + 0.3 && o < 1.1 * d, "hard-irq: openmx {o} vs disabled {d}");
     let (dn, on) = (lat("disabled", "napi"), lat("openmx", "napi"));
     assert!((on - dn).abs() < 0.5, "napi: openmx {on} vs disabled {dn}");
+}
+
+/// Send-path contention: a stream under `disabled` reaps each completion on
+/// another core while the sender keeps sending, so the two fight over the
+/// transmit state; a ping-pong reaps long before its next send, and
+/// `timeout` reaps once per batch. The extra transfers cut the `disabled`
+/// stream by more than a fifth, `timeout` by less than a tenth, and cost
+/// the ping-pong nothing.
+#[test]
+fn send_path_contention_costs_a_stream_not_a_ping_pong() {
+    let cont = |n: u32| format!("[platform.cache]\ntx_contention_lines = {n}\n");
+    let rate = |s: &str, n: u32| stream(s, 0, 5000, &cont(n)).get("msg_rate_per_s").unwrap();
+    let contended = |s: &str, n: u32| stream(s, 0, 5000, &cont(n)).get("host0_tx_contended").unwrap();
+    let (free, dear) = (rate("disabled", 0), rate("disabled", 22));
+    assert!(dear < 0.8 * free, "disabled stream: {free} -> {dear} msg/s");
+    let (tfree, tdear) = (rate("timeout", 0), rate("timeout", 22));
+    assert!(tdear > 0.9 * tfree, "timeout stream: {tfree} -> {tdear} msg/s");
+    assert!(contended("disabled", 22) > 10.0 * contended("timeout", 22).max(1.0));
+    let lat = |n: u32| pingpong("disabled", 0, 200, &cont(n)).get("latency_us").unwrap();
+    assert_eq!(lat(0), lat(22), "a ping-pong never reaps while it sends");
 }
