@@ -112,5 +112,5 @@ def test_discussion_follows_the_claims(fake_run: RunFn, tmp_path: Path) -> None:
     tables = runner.run_experiments([exp.id], quick=True, jobs=1, run_fn=fake_run)
     text = report.write_report(tables, tmp_path, report.Provenance("t", "omx2009", 1, True))
     body = text.read_text(encoding="utf-8")
-    assert body.index("### Published claims") < body.index("### Where the model differs")
+    assert body.index("### Published claims") < body.index("### Discussion")
     assert exp.discussion in body

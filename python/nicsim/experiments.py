@@ -394,16 +394,17 @@ register(
         discussion=(
             "At 4 MiB the receiver's bottom half is copy-bound (about 1.9 µs per "
             "1468 B pull reply with the copy rate fitted in `omx2009-mq`), so NAPI keeps "
-            "polling and per-packet interrupts never happen under `disabled`, while "
-            "`timeout` still waits 75 µs three times per message: for the rendezvous "
-            "(with the previous notify), for the pull requests and for the first replies. "
-            "Hence `disabled` ends a few percent above `timeout`, against "
-            "the study. A NAPI receiver cannot pay for interrupts in throughput: it either "
-            'batches them away or never re-arms (docs/design.md, "Why interrupt cost '
-            "cannot cut a NAPI receiver's throughput\"). myri10ge's real structure, "
-            'transmit reaping in the hard handler (`host.tx_reap = "hard-irq"`), makes '
-            "the sender pay for `disabled` but leaves it faster than the receiver "
-            "(733 against 707 MiB/s), and it costs `openmx` 2 µs of 0 B latency."
+            "polling and the receiver takes no per-packet interrupt in any mode; "
+            "`timeout` still waits 75 µs three times per message (rendezvous, pull "
+            "requests, first replies). What costs `disabled` more is the sender: "
+            "myri10ge reaps transmit completions in its hard handler "
+            "(`nic.tx_reap = \"hard-irq\"`), so without coalescing every pull reply's "
+            "completion interrupts a round-robin core while the bottom half is still "
+            "queueing the block, and the two fight over the transmit state "
+            "(`cache.tx_contention_lines`, fitted to the message-rate targets only). "
+            "That slows the sender below the receiver's copy rate. The same reap costs "
+            "`openmx` a few lines of 0 B latency (it is reaped by the next marked "
+            "interrupt), within the study's 10 %."
         ),
     )
 )
@@ -449,12 +450,16 @@ register(
             ),
         ),
         discussion=(
-            "The stream is sender-bound in the model: the fitted transmit-ring bouncing "
-            "(`cache.tx_lines`) is what makes short delays slow, so sleeping receiver "
-            "cores are never on the critical path and turning sleep off changes "
-            "nothing; the study's sleep effect points at a receiver-side bottleneck we "
-            "do not have. With the same fitted lines setting the 0 B `disabled` rate, "
-            "the delay-0 / 75 µs ratio stops just above 0.5 (the study: below 0.5)."
+            "The stream is sender-bound: without coalescing each transmit completion "
+            "is reaped alone on another core while the sender keeps sending, and the "
+            "two contend for the transmit state (`cache.tx_contention_lines`, fitted "
+            "with the 0 B rates to the 2× cut, which holds only narrowly). Sleep "
+            "works the other way round at short delays: a C1E exit postpones each "
+            "reap, so more completions are reaped together and contend less (at "
+            "delay 0, sleep off is slower). At 75 µs only one interrupt per batch "
+            "lands on a sleeping core, off the sender's path, so turning sleep off "
+            "changes nothing: the study's sleep effect needs a mechanism the model "
+            "lacks, such as a process that waits on a woken core once per batch."
         ),
     )
 )

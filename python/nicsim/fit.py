@@ -95,7 +95,8 @@ def _num(m: dict[str, float | int | str], key: str) -> float:
 
 def _msgrate(strategy: str) -> Callable[[Overrides], float]:
     def f(ov: Overrides) -> float:
-        m = _run(ov, nic={"coalescing": strategy}, workload={"kind": "stream", "messages": STREAM_MESSAGES})
+        workload = {"kind": "stream", "messages": STREAM_MESSAGES}
+        m = _run(ov, nic={"coalescing": strategy}, workload=workload)
         return _num(m, "msg_rate_per_s")
 
     return f
@@ -272,7 +273,8 @@ def fit(
             cur = ov[p.table][p.key]
             # Whole nanoseconds / whole lines: presets stay readable; an
             # integer parameter also tries its neighbours.
-            cands = [round(min(p.hi, max(p.lo, cur * f))) for f in (0.5, 0.75, 0.9, 1.1, 1.25, 1.5)]
+            factors = (0.5, 0.75, 0.9, 1.1, 1.25, 1.5)
+            cands: list[float] = [round(min(p.hi, max(p.lo, cur * f))) for f in factors]
             if p.integer:
                 cands += [cur - 1, cur + 1]
             for cand in dict.fromkeys(cands):

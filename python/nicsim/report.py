@@ -150,7 +150,7 @@ def _section(experiment: Experiment, table: pd.DataFrame) -> list[str]:
     if experiment.notes is not None:
         discussion.append(experiment.notes(table))
     if discussion:
-        out += ["### Where the model differs", "", *discussion, ""]
+        out += ["### Discussion", "", *discussion, ""]
     out += [f"Data: [`{experiment.id}.csv`]({experiment.id}.csv), `{experiment.id}.parquet`", ""]
     return out
 

@@ -104,7 +104,12 @@ impl World {
                 };
                 return Some((cost, Action::Send));
             }
-            if let Some(ev) = pr.ring.front().copied() {
+            // Like MPI_Wait, the progress loop returns as soon as what the
+            // program waits for is complete: the program's next operation
+            // goes before events still queued (a receiver that keeps pace
+            // only by consuming would otherwise never post its receives).
+            let program_ready = !pr.finished && pr.pending_op.is_none() && pr.wait.is_none_or(|n| pr.outstanding <= n);
+            if let (false, Some(ev)) = (program_ready, pr.ring.front().copied()) {
                 let c = &self.c;
                 let mut cost = c.event
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Side::User, c.event_lines)

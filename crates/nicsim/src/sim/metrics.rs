@@ -120,6 +120,8 @@ impl World {
                     m.set("msg_rate_per_s", rate);
                     m.set("throughput_MiBps", rate * size as f64 / MIB);
                     m.set("interrupts_per_msg", irq / messages as f64);
+                    m.set("stream_start_us", start.as_us_f64());
+                    m.set("stream_end_us", end.as_us_f64());
                 }
             }
             Workload::Alltoall { iterations, .. } => {
