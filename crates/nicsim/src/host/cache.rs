@@ -131,6 +131,7 @@ impl CacheCosts {
 
     /// Accesses `lines` lines of `obj` from die `die`; returns the stall and
     /// moves ownership.
+    #[inline]
     pub fn access(
         &self,
         topo: &Topology,

@@ -62,7 +62,8 @@ impl Steering {
             SteeringKind::SingleCore(c) => c as u16,
             SteeringKind::SingleRr => {
                 let c = self.rr_next;
-                self.rr_next = (self.rr_next + 1) % self.cores;
+                // The next core, wrapping (no division on this hot path).
+                self.rr_next = if c + 1 >= self.cores { 0 } else { c + 1 };
                 c
             }
         }

@@ -949,7 +949,10 @@ impl World {
         debug_assert!(hl <= HDR_CAP);
         repr.emit(&mut f.hdr[..hl]);
         f.hdr_len = hl as u8;
-        f.parsed = FrameRepr::parse_header(&f.hdr[..hl]).ok();
+        // `repr` is what parsing these bytes gives back (the wire tests check
+        // the round trip; the debug build checks it for every frame).
+        f.parsed = Some(*repr);
+        debug_assert_eq!(FrameRepr::parse_header(&f.hdr[..hl]).ok(), f.parsed);
         f.marked = false;
         f.src_ep = repr.body.src_endpoint().unwrap_or(0); // pull replies: set by the pull server
         f.len = repr.frame_len() as u32;
