@@ -423,6 +423,7 @@ fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), C
         match (base.get_mut(k), v) {
             (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o, &key)?,
             (Some(old), new) if !old.is_table() && !new.is_table() => {
+                super::check_count_override(&key, old, new)?;
                 if old.is_float() {
                     let f = new
                         .as_float()

@@ -39,6 +39,18 @@ impl ConfigError {
     }
 }
 
+/// A preset override of `platform.{key}`: where the preset holds an
+/// integer, it is a count or a size, so a negative value is refused here,
+/// naming the key (the typed load would only say "expected u32").
+pub(crate) fn check_count_override(key: &str, old: &toml::Value, new: &toml::Value) -> Result<(), ConfigError> {
+    match (old, new.as_integer()) {
+        (toml::Value::Integer(_), Some(n)) if n < 0 => {
+            Err(ConfigError::range(&format!("platform.{key}"), n, "a count of 0 or more"))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Embedded presets: (name, TOML text).
 pub const PRESETS: &[(&str, &str)] = &[
     ("omx2009", include_str!("../../../../presets/omx2009.toml")),

@@ -252,6 +252,7 @@ fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), C
                 return Err(ConfigError::new(format!("`platform.{key}` is a table in the preset; give its keys")))
             }
             (Some(old), new) => {
+                super::check_count_override(&key, old, new)?;
                 if std::mem::discriminant(old) != std::mem::discriminant(new) && !(old.is_float() && new.is_integer()) {
                     return Err(ConfigError::new(format!(
                         "invalid value for `platform.{key}`: {new} (expected {} like the preset's {old})",
@@ -607,6 +608,14 @@ mod tests {
             ("[host]\nbinding = 99\n[workload]\nkind = \"stream\"\n", &["host.binding", "99"][..]),
             ("[protocol]\nunmarked = [\"rdnv\"]\n[workload]\nkind = \"stream\"\n", &["rdnv"][..]),
             ("[host]\ntx_reap = \"irq\"\n[workload]\nkind = \"stream\"\n", &["host.tx_reap", "irq", "hard-irq"][..]),
+            (
+                "[platform.nic]\ntx_reap = \"soft\"\n[workload]\nkind = \"stream\"\n",
+                &["platform.nic.tx_reap", "soft", "hard-irq"][..],
+            ),
+            (
+                "[platform.cache]\ntx_contention_lines = -3\n[workload]\nkind = \"stream\"\n",
+                &["platform.cache.tx_contention_lines", "-3", "0 or more"][..],
+            ),
         ];
         for (text, needles) in cases {
             let e = Scenario::from_toml(text).unwrap_err().0;
