@@ -193,6 +193,31 @@ pub(crate) struct Core {
     stall: Duration,
 }
 
+impl Core {
+    fn go_idle(&mut self, now: Instant) {
+        if self.idle_since.is_none() {
+            self.idle_since = Some(now);
+        }
+    }
+
+    /// Exit latency paid by a core that has been idle long enough to sleep.
+    fn wake_cost(&mut self, c: &Costs, now: Instant) -> Duration {
+        let cost = match self.idle_since {
+            Some(t0) if c.sleep && !c.soaker && now.since(t0) >= c.idle_before_sleep => c.sleep_exit,
+            _ => Duration::ZERO,
+        };
+        self.idle_since = None;
+        cost
+    }
+
+    /// Starts a segment of core `core` of host `h` that ends at `end`.
+    fn begin(&mut self, q: &mut EventQueue<Ev>, end: Instant, h: usize, core: usize) {
+        self.gen = self.gen.wrapping_add(1);
+        self.end = end;
+        q.push(end, h as u32, Ev::CoreDone { host: h as u16, core: core as u16, gen: self.gen });
+    }
+}
+
 /// Process states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PState {
@@ -1191,12 +1216,14 @@ impl World {
         loop {
             if let Some(w) = self.hosts[h].cores[core].kq.pop_front() {
                 if let Some(cost) = self.start_kernel(now, h, core, w) {
-                    let wake = self.wake_cost(now, h, core);
+                    let hs = &mut self.hosts[h];
+                    let cs = &mut hs.cores[core];
+                    let wake = cs.wake_cost(&self.c, now);
                     if (wake + cost).is_zero() {
                         // Takes no time (e.g. a re-arm that is a posted write):
                         // complete it now instead of scheduling an event.
-                        if let Cur::Kernel(w) = self.hosts[h].cores[core].cur {
-                            self.hosts[h].cores[core].cur = Cur::Idle;
+                        if let Cur::Kernel(w) = cs.cur {
+                            cs.cur = Cur::Idle;
                             self.finish_kernel(now, h, core, w);
                         }
                         if !matches!(self.hosts[h].cores[core].cur, Cur::Idle) {
@@ -1204,105 +1231,82 @@ impl World {
                         }
                         continue;
                     }
-                    let cs = &mut self.hosts[h].cores[core];
                     let cost = cost + std::mem::take(&mut cs.stall);
                     cs.kernel_time += cost;
-                    self.hosts[h].kernel_time += cost;
-                    self.begin(now + wake + cost, h, core);
+                    cs.begin(&mut self.q, now + wake + cost, h, core);
+                    hs.kernel_time += cost;
                     return;
                 }
                 continue; // the work vanished (e.g. empty ring): try the next
             }
-            let Some(p) = self.hosts[h].cores[core].app else {
-                self.go_idle(now, h, core);
+            let hs = &mut self.hosts[h];
+            let cs = &mut hs.cores[core];
+            let Some(p) = cs.app else {
+                cs.go_idle(now);
                 return;
             };
             let p = p as usize;
-            match self.hosts[h].procs[p].state {
+            let pr = &mut hs.procs[p];
+            match pr.state {
                 PState::Preempted(rem) => {
-                    self.hosts[h].procs[p].state = PState::Running;
-                    let cs = &mut self.hosts[h].cores[core];
+                    pr.state = PState::Running;
                     cs.cur = Cur::App;
                     let rem = rem + std::mem::take(&mut cs.stall);
-                    self.begin(now + rem, h, core);
+                    cs.begin(&mut self.q, now + rem, h, core);
                     return;
                 }
                 PState::Ready | PState::Waking => {
-                    let waking = self.hosts[h].procs[p].state == PState::Waking;
-                    match self.lib_step(now, h, p) {
+                    let extra = if pr.state == PState::Waking { self.c.wakeup } else { Duration::ZERO };
+                    let step = self.lib_step(now, h, p);
+                    let hs = &mut self.hosts[h];
+                    let cs = &mut hs.cores[core];
+                    match step {
                         Some((cost, action)) => {
-                            let wake = self.wake_cost(now, h, core);
-                            let cost = cost + std::mem::take(&mut self.hosts[h].cores[core].stall);
-                            let extra = if waking { self.c.wakeup } else { Duration::ZERO };
-                            self.hosts[h].app_time += extra + cost;
-                            let pr = &mut self.hosts[h].procs[p];
+                            let wake = cs.wake_cost(&self.c, now);
+                            let cost = cost + std::mem::take(&mut cs.stall);
+                            hs.app_time += extra + cost;
+                            let pr = &mut hs.procs[p];
                             pr.state = PState::Running;
                             pr.action = action;
-                            self.hosts[h].cores[core].cur = Cur::App;
-                            self.begin(now + wake + extra + cost, h, core);
-                            return;
+                            cs.cur = Cur::App;
+                            cs.begin(&mut self.q, now + wake + extra + cost, h, core);
                         }
                         None => {
                             // Polling, blocked or done: nothing to run.
-                            let st = self.hosts[h].procs[p].state;
-                            if st == PState::Polling {
-                                self.hosts[h].cores[core].idle_since = None;
+                            if hs.procs[p].state == PState::Polling {
+                                cs.idle_since = None;
                             } else {
-                                self.go_idle(now, h, core);
+                                cs.go_idle(now);
                             }
-                            return;
                         }
                     }
+                    return;
                 }
                 PState::Polling => {
-                    self.hosts[h].cores[core].idle_since = None;
+                    cs.idle_since = None;
                     return;
                 }
                 PState::Running => unreachable!("running process on an idle core"),
                 PState::Blocked | PState::Done => {
-                    self.go_idle(now, h, core);
+                    cs.go_idle(now);
                     return;
                 }
             }
         }
     }
 
-    fn go_idle(&mut self, now: Instant, h: usize, core: usize) {
-        let cs = &mut self.hosts[h].cores[core];
-        if cs.idle_since.is_none() {
-            cs.idle_since = Some(now);
-        }
-    }
-
-    /// Exit latency paid by a core that has been idle long enough to sleep.
-    fn wake_cost(&mut self, now: Instant, h: usize, core: usize) -> Duration {
-        let c = &self.c;
-        let cs = &mut self.hosts[h].cores[core];
-        let cost = match cs.idle_since {
-            Some(t0) if c.sleep && !c.soaker && now.since(t0) >= c.idle_before_sleep => c.sleep_exit,
-            _ => Duration::ZERO,
-        };
-        cs.idle_since = None;
-        cost
-    }
-
-    fn begin(&mut self, end: Instant, h: usize, core: usize) {
-        let cs = &mut self.hosts[h].cores[core];
-        cs.gen = cs.gen.wrapping_add(1);
-        cs.end = end;
-        self.q.push(end, h as u32, Ev::CoreDone { host: h as u16, core: core as u16, gen: cs.gen });
-    }
-
     fn core_done(&mut self, now: Instant, h: usize, core: usize) {
-        let cur = self.hosts[h].cores[core].cur;
-        self.hosts[h].cores[core].cur = Cur::Idle;
+        let hs = &mut self.hosts[h];
+        let cs = &mut hs.cores[core];
+        let cur = std::mem::replace(&mut cs.cur, Cur::Idle);
         match cur {
             Cur::Kernel(w) => self.finish_kernel(now, h, core, w),
             Cur::App => {
-                if let Some(p) = self.hosts[h].cores[core].app {
+                if let Some(p) = cs.app {
                     let p = p as usize;
-                    let action = self.hosts[h].procs[p].action;
-                    self.hosts[h].procs[p].state = PState::Ready;
+                    let pr = &mut hs.procs[p];
+                    let action = pr.action;
+                    pr.state = PState::Ready;
                     self.lib_apply(now, h, p, action);
                 }
             }
