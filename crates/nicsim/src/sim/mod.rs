@@ -80,12 +80,12 @@ impl Frame {
 }
 
 /// Events of the world. Small and `Copy`: frames travel by slab index.
-/// A 64-bit tag and at most 8 bytes of fields (16 bytes in all, checked
-/// below): the event queue then moves an event as two whole words. With
-/// the default layout (12 bytes, a 1-byte tag) the copies were split at odd
-/// offsets and stalled store-to-load forwarding in the hot loop.
+/// Eight bytes in all (checked below), so that an event is passed to and
+/// from the event queue in a register. Built in memory field by field and
+/// then copied whole (as the 16-byte layout was), every push stalled
+/// store-to-load forwarding. Core indices fit in a byte (at most 256
+/// cores per host, checked by the topology validation), dies too (64).
 #[derive(Clone, Copy, Debug)]
-#[repr(u64)]
 pub(crate) enum Ev {
     SwitchIn {
         frame: u32,
@@ -114,7 +114,7 @@ pub(crate) enum Ev {
     },
     CoreDone {
         host: u16,
-        core: u16,
+        core: u8,
         gen: u32,
     },
     ProcTimer {
@@ -128,14 +128,15 @@ pub(crate) enum Ev {
     PullCopied {
         handle: u32,
         host: u16,
-        die: u16,
+        /// The writer's die, `u8::MAX` for memory (WRITER_MEMORY).
+        die: u8,
     },
     FloodTick,
     /// gro_flush_timeout expired: re-poll the deferred NAPI on `core`.
     NapiTimer {
         host: u16,
         q: u8,
-        core: u16,
+        core: u8,
     },
     /// irq_suspend_timeout expired: re-enable the suspended interrupt.
     SuspendTimer {
@@ -144,7 +145,7 @@ pub(crate) enum Ev {
     },
 }
 
-const _: () = assert!(std::mem::size_of::<Ev>() == 16);
+const _: () = assert!(std::mem::size_of::<Ev>() == 8);
 
 /// Kernel work queued on a core (runs before the application).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,7 +215,7 @@ impl Core {
     fn begin(&mut self, q: &mut EventQueue<Ev>, end: Instant, h: usize, core: usize) {
         self.gen = self.gen.wrapping_add(1);
         self.end = end;
-        q.push(end, h as u32, Ev::CoreDone { host: h as u16, core: core as u16, gen: self.gen });
+        q.push(end, h as u32, Ev::CoreDone { host: h as u16, core: core as u8, gen: self.gen });
     }
 }
 
@@ -925,7 +926,10 @@ impl World {
             Ev::ProcTimer { host, p } => self.proc_timer(now, host as usize, p as usize),
             Ev::PullTimer { handle } => self.pull_timer(now, handle),
             Ev::FloodTick => self.flood_tick(now),
-            Ev::PullCopied { host, handle, die } => self.pull_done(now, host as usize, handle, die),
+            Ev::PullCopied { host, handle, die } => {
+                let die = if die == u8::MAX { WRITER_MEMORY } else { die as u16 };
+                self.pull_done(now, host as usize, handle, die)
+            }
             Ev::NapiTimer { host, q, core } => {
                 let (h, c) = (host as usize, core as usize);
                 self.hosts[h].cores[c].kq.push_back(KWork::TimerNapi { q });
@@ -1450,7 +1454,7 @@ impl World {
             }
             KWork::Defer { q } => {
                 let at = now + self.c.gro_flush;
-                self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u16 });
+                self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 });
             }
             KWork::PullReply { serve } => self.send_pull_reply(now, h, core, serve),
             KWork::HardIrq { q, rx } => {
@@ -1833,7 +1837,15 @@ impl World {
             let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
             if hd.copies_done > now {
                 let at = hd.copies_done;
-                self.q.push(at, h as u32, Ev::PullCopied { host: h as u16, handle, die });
+                self.q.push(
+                    at,
+                    h as u32,
+                    Ev::PullCopied {
+                        host: h as u16,
+                        handle,
+                        die: if die == WRITER_MEMORY { u8::MAX } else { die as u8 },
+                    },
+                );
             } else {
                 self.pull_done(now, h, handle, die);
             }
