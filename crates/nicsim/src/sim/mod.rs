@@ -151,25 +151,54 @@ const _: () = assert!(std::mem::size_of::<Ev>() == 8);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum KWork {
     /// Hard-IRQ entry for queue `q`.
-    Irq { q: u8 },
+    Irq {
+        q: u8,
+    },
     /// Split claims (`tx_reap = "hard-irq"`): the hard handler alone, which
     /// reaps transmit completions, re-arms the interrupt claim and, if the
     /// interrupt reported received frames (`rx`), schedules NAPI.
-    HardIrq { q: u8, rx: bool },
+    HardIrq {
+        q: u8,
+        rx: bool,
+    },
     /// NAPI poll of queue `q` with `budget` packets left in this poll.
-    Napi { q: u8, budget: u16 },
-    /// One ring entry being handled by the bottom half (set when started).
-    Entry { q: u8, budget: u16, entry: RingEntry },
+    Napi {
+        q: u8,
+        budget: u16,
+    },
+    /// One ring entry being handled by the bottom half (set when started):
+    /// a received frame, or `n` transmit completions (`RingEntry` spelled
+    /// out, which keeps this type in eight bytes: see `Ev`).
+    EntryRx {
+        q: u8,
+        budget: u16,
+        frame: u32,
+    },
+    EntryTxDone {
+        q: u8,
+        budget: u16,
+        n: u32,
+    },
     /// napi_complete + re-arm of the interrupt.
-    Rearm { q: u8 },
+    Rearm {
+        q: u8,
+    },
     /// napi_complete with the interrupt kept masked: a gro_flush_timeout
     /// timer will re-poll (napi_defer_hard_irqs).
-    Defer { q: u8 },
+    Defer {
+        q: u8,
+    },
     /// The hrtimer interrupt of a deferred NAPI: entry, then a poll.
-    TimerNapi { q: u8 },
+    TimerNapi {
+        q: u8,
+    },
     /// Sending the next pull reply of a pull request being served.
-    PullReply { serve: u32 },
+    PullReply {
+        serve: u32,
+    },
 }
+
+const _: () = assert!(std::mem::size_of::<KWork>() == 8);
 
 /// What a core is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1407,7 +1436,11 @@ impl World {
                     Some(entry) => {
                         budget -= 1;
                         cost += self.entry_cost(now, h, core, entry);
-                        (cost, KWork::Entry { q, budget, entry })
+                        let w = match entry {
+                            RingEntry::Rx(frame) => KWork::EntryRx { q, budget, frame },
+                            RingEntry::TxDone(n) => KWork::EntryTxDone { q, budget, n },
+                        };
+                        (cost, w)
                     }
                 }
             }
@@ -1419,7 +1452,9 @@ impl World {
                 let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
                 (self.c.irq_entry + reap, w)
             }
-            KWork::Entry { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => unreachable!("queued only as Napi"),
+            KWork::EntryRx { .. } | KWork::EntryTxDone { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => {
+                unreachable!("queued only as Napi")
+            }
             KWork::PullReply { serve } => {
                 if !self.serves[serve as usize].live {
                     return None;
@@ -1434,12 +1469,12 @@ impl World {
 
     fn finish_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
         match w {
-            KWork::Entry { q, budget, entry } => {
+            KWork::EntryRx { q, budget, frame } => {
                 self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
-                match entry {
-                    RingEntry::TxDone(_) => {}
-                    RingEntry::Rx(frame) => self.handle_frame(now, h, core, frame),
-                }
+                self.handle_frame(now, h, core, frame);
+            }
+            KWork::EntryTxDone { q, budget, .. } => {
+                self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
             }
             KWork::Rearm { q } => {
                 let qu = &mut self.hosts[h].nic.queues[q as usize];
