@@ -80,12 +80,12 @@ impl Frame {
 }
 
 /// Events of the world. Small and `Copy`: frames travel by slab index.
-/// A 64-bit tag and at most 8 bytes of fields (16 bytes in all, checked
-/// below): the event queue then moves an event as two whole words. With
-/// the default layout (12 bytes, a 1-byte tag) the copies were split at odd
-/// offsets and stalled store-to-load forwarding in the hot loop.
+/// Eight bytes in all (checked below), so that an event is passed to and
+/// from the event queue in a register. Built in memory field by field and
+/// then copied whole (as the 16-byte layout was), every push stalled
+/// store-to-load forwarding. Core indices fit in a byte (at most 256
+/// cores per host, checked by the topology validation), dies too (64).
 #[derive(Clone, Copy, Debug)]
-#[repr(u64)]
 pub(crate) enum Ev {
     SwitchIn {
         frame: u32,
@@ -114,7 +114,7 @@ pub(crate) enum Ev {
     },
     CoreDone {
         host: u16,
-        core: u16,
+        core: u8,
         gen: u32,
     },
     ProcTimer {
@@ -128,14 +128,15 @@ pub(crate) enum Ev {
     PullCopied {
         handle: u32,
         host: u16,
-        die: u16,
+        /// The writer's die, `u8::MAX` for memory (WRITER_MEMORY).
+        die: u8,
     },
     FloodTick,
     /// gro_flush_timeout expired: re-poll the deferred NAPI on `core`.
     NapiTimer {
         host: u16,
         q: u8,
-        core: u16,
+        core: u8,
     },
     /// irq_suspend_timeout expired: re-enable the suspended interrupt.
     SuspendTimer {
@@ -144,31 +145,60 @@ pub(crate) enum Ev {
     },
 }
 
-const _: () = assert!(std::mem::size_of::<Ev>() == 16);
+const _: () = assert!(std::mem::size_of::<Ev>() == 8);
 
 /// Kernel work queued on a core (runs before the application).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum KWork {
     /// Hard-IRQ entry for queue `q`.
-    Irq { q: u8 },
+    Irq {
+        q: u8,
+    },
     /// Split claims (`tx_reap = "hard-irq"`): the hard handler alone, which
     /// reaps transmit completions, re-arms the interrupt claim and, if the
     /// interrupt reported received frames (`rx`), schedules NAPI.
-    HardIrq { q: u8, rx: bool },
+    HardIrq {
+        q: u8,
+        rx: bool,
+    },
     /// NAPI poll of queue `q` with `budget` packets left in this poll.
-    Napi { q: u8, budget: u16 },
-    /// One ring entry being handled by the bottom half (set when started).
-    Entry { q: u8, budget: u16, entry: RingEntry },
+    Napi {
+        q: u8,
+        budget: u16,
+    },
+    /// One ring entry being handled by the bottom half (set when started):
+    /// a received frame, or `n` transmit completions (`RingEntry` spelled
+    /// out, which keeps this type in eight bytes: see `Ev`).
+    EntryRx {
+        q: u8,
+        budget: u16,
+        frame: u32,
+    },
+    EntryTxDone {
+        q: u8,
+        budget: u16,
+        n: u32,
+    },
     /// napi_complete + re-arm of the interrupt.
-    Rearm { q: u8 },
+    Rearm {
+        q: u8,
+    },
     /// napi_complete with the interrupt kept masked: a gro_flush_timeout
     /// timer will re-poll (napi_defer_hard_irqs).
-    Defer { q: u8 },
+    Defer {
+        q: u8,
+    },
     /// The hrtimer interrupt of a deferred NAPI: entry, then a poll.
-    TimerNapi { q: u8 },
+    TimerNapi {
+        q: u8,
+    },
     /// Sending the next pull reply of a pull request being served.
-    PullReply { serve: u32 },
+    PullReply {
+        serve: u32,
+    },
 }
+
+const _: () = assert!(std::mem::size_of::<KWork>() == 8);
 
 /// What a core is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,6 +221,31 @@ pub(crate) struct Core {
     /// Stall owed by this core for contention it suffered during a segment
     /// already scheduled: paid at the start of its next segment.
     stall: Duration,
+}
+
+impl Core {
+    fn go_idle(&mut self, now: Instant) {
+        if self.idle_since.is_none() {
+            self.idle_since = Some(now);
+        }
+    }
+
+    /// Exit latency paid by a core that has been idle long enough to sleep.
+    fn wake_cost(&mut self, c: &Costs, now: Instant) -> Duration {
+        let cost = match self.idle_since {
+            Some(t0) if c.sleep && !c.soaker && now.since(t0) >= c.idle_before_sleep => c.sleep_exit,
+            _ => Duration::ZERO,
+        };
+        self.idle_since = None;
+        cost
+    }
+
+    /// Starts a segment of core `core` of host `h` that ends at `end`.
+    fn begin(&mut self, q: &mut EventQueue<Ev>, end: Instant, h: usize, core: usize) {
+        self.gen = self.gen.wrapping_add(1);
+        self.end = end;
+        q.push(end, h as u32, Ev::CoreDone { host: h as u16, core: core as u8, gen: self.gen });
+    }
 }
 
 /// Process states.
@@ -900,7 +955,10 @@ impl World {
             Ev::ProcTimer { host, p } => self.proc_timer(now, host as usize, p as usize),
             Ev::PullTimer { handle } => self.pull_timer(now, handle),
             Ev::FloodTick => self.flood_tick(now),
-            Ev::PullCopied { host, handle, die } => self.pull_done(now, host as usize, handle, die),
+            Ev::PullCopied { host, handle, die } => {
+                let die = if die == u8::MAX { WRITER_MEMORY } else { die as u16 };
+                self.pull_done(now, host as usize, handle, die)
+            }
             Ev::NapiTimer { host, q, core } => {
                 let (h, c) = (host as usize, core as usize);
                 self.hosts[h].cores[c].kq.push_back(KWork::TimerNapi { q });
@@ -1191,12 +1249,14 @@ impl World {
         loop {
             if let Some(w) = self.hosts[h].cores[core].kq.pop_front() {
                 if let Some(cost) = self.start_kernel(now, h, core, w) {
-                    let wake = self.wake_cost(now, h, core);
+                    let hs = &mut self.hosts[h];
+                    let cs = &mut hs.cores[core];
+                    let wake = cs.wake_cost(&self.c, now);
                     if (wake + cost).is_zero() {
                         // Takes no time (e.g. a re-arm that is a posted write):
                         // complete it now instead of scheduling an event.
-                        if let Cur::Kernel(w) = self.hosts[h].cores[core].cur {
-                            self.hosts[h].cores[core].cur = Cur::Idle;
+                        if let Cur::Kernel(w) = cs.cur {
+                            cs.cur = Cur::Idle;
                             self.finish_kernel(now, h, core, w);
                         }
                         if !matches!(self.hosts[h].cores[core].cur, Cur::Idle) {
@@ -1204,105 +1264,82 @@ impl World {
                         }
                         continue;
                     }
-                    let cs = &mut self.hosts[h].cores[core];
                     let cost = cost + std::mem::take(&mut cs.stall);
                     cs.kernel_time += cost;
-                    self.hosts[h].kernel_time += cost;
-                    self.begin(now + wake + cost, h, core);
+                    cs.begin(&mut self.q, now + wake + cost, h, core);
+                    hs.kernel_time += cost;
                     return;
                 }
                 continue; // the work vanished (e.g. empty ring): try the next
             }
-            let Some(p) = self.hosts[h].cores[core].app else {
-                self.go_idle(now, h, core);
+            let hs = &mut self.hosts[h];
+            let cs = &mut hs.cores[core];
+            let Some(p) = cs.app else {
+                cs.go_idle(now);
                 return;
             };
             let p = p as usize;
-            match self.hosts[h].procs[p].state {
+            let pr = &mut hs.procs[p];
+            match pr.state {
                 PState::Preempted(rem) => {
-                    self.hosts[h].procs[p].state = PState::Running;
-                    let cs = &mut self.hosts[h].cores[core];
+                    pr.state = PState::Running;
                     cs.cur = Cur::App;
                     let rem = rem + std::mem::take(&mut cs.stall);
-                    self.begin(now + rem, h, core);
+                    cs.begin(&mut self.q, now + rem, h, core);
                     return;
                 }
                 PState::Ready | PState::Waking => {
-                    let waking = self.hosts[h].procs[p].state == PState::Waking;
-                    match self.lib_step(now, h, p) {
+                    let extra = if pr.state == PState::Waking { self.c.wakeup } else { Duration::ZERO };
+                    let step = self.lib_step(now, h, p);
+                    let hs = &mut self.hosts[h];
+                    let cs = &mut hs.cores[core];
+                    match step {
                         Some((cost, action)) => {
-                            let wake = self.wake_cost(now, h, core);
-                            let cost = cost + std::mem::take(&mut self.hosts[h].cores[core].stall);
-                            let extra = if waking { self.c.wakeup } else { Duration::ZERO };
-                            self.hosts[h].app_time += extra + cost;
-                            let pr = &mut self.hosts[h].procs[p];
+                            let wake = cs.wake_cost(&self.c, now);
+                            let cost = cost + std::mem::take(&mut cs.stall);
+                            hs.app_time += extra + cost;
+                            let pr = &mut hs.procs[p];
                             pr.state = PState::Running;
                             pr.action = action;
-                            self.hosts[h].cores[core].cur = Cur::App;
-                            self.begin(now + wake + extra + cost, h, core);
-                            return;
+                            cs.cur = Cur::App;
+                            cs.begin(&mut self.q, now + wake + extra + cost, h, core);
                         }
                         None => {
                             // Polling, blocked or done: nothing to run.
-                            let st = self.hosts[h].procs[p].state;
-                            if st == PState::Polling {
-                                self.hosts[h].cores[core].idle_since = None;
+                            if hs.procs[p].state == PState::Polling {
+                                cs.idle_since = None;
                             } else {
-                                self.go_idle(now, h, core);
+                                cs.go_idle(now);
                             }
-                            return;
                         }
                     }
+                    return;
                 }
                 PState::Polling => {
-                    self.hosts[h].cores[core].idle_since = None;
+                    cs.idle_since = None;
                     return;
                 }
                 PState::Running => unreachable!("running process on an idle core"),
                 PState::Blocked | PState::Done => {
-                    self.go_idle(now, h, core);
+                    cs.go_idle(now);
                     return;
                 }
             }
         }
     }
 
-    fn go_idle(&mut self, now: Instant, h: usize, core: usize) {
-        let cs = &mut self.hosts[h].cores[core];
-        if cs.idle_since.is_none() {
-            cs.idle_since = Some(now);
-        }
-    }
-
-    /// Exit latency paid by a core that has been idle long enough to sleep.
-    fn wake_cost(&mut self, now: Instant, h: usize, core: usize) -> Duration {
-        let c = &self.c;
-        let cs = &mut self.hosts[h].cores[core];
-        let cost = match cs.idle_since {
-            Some(t0) if c.sleep && !c.soaker && now.since(t0) >= c.idle_before_sleep => c.sleep_exit,
-            _ => Duration::ZERO,
-        };
-        cs.idle_since = None;
-        cost
-    }
-
-    fn begin(&mut self, end: Instant, h: usize, core: usize) {
-        let cs = &mut self.hosts[h].cores[core];
-        cs.gen = cs.gen.wrapping_add(1);
-        cs.end = end;
-        self.q.push(end, h as u32, Ev::CoreDone { host: h as u16, core: core as u16, gen: cs.gen });
-    }
-
     fn core_done(&mut self, now: Instant, h: usize, core: usize) {
-        let cur = self.hosts[h].cores[core].cur;
-        self.hosts[h].cores[core].cur = Cur::Idle;
+        let hs = &mut self.hosts[h];
+        let cs = &mut hs.cores[core];
+        let cur = std::mem::replace(&mut cs.cur, Cur::Idle);
         match cur {
             Cur::Kernel(w) => self.finish_kernel(now, h, core, w),
             Cur::App => {
-                if let Some(p) = self.hosts[h].cores[core].app {
+                if let Some(p) = cs.app {
                     let p = p as usize;
-                    let action = self.hosts[h].procs[p].action;
-                    self.hosts[h].procs[p].state = PState::Ready;
+                    let pr = &mut hs.procs[p];
+                    let action = pr.action;
+                    pr.state = PState::Ready;
                     self.lib_apply(now, h, p, action);
                 }
             }
@@ -1399,7 +1436,11 @@ impl World {
                     Some(entry) => {
                         budget -= 1;
                         cost += self.entry_cost(now, h, core, entry);
-                        (cost, KWork::Entry { q, budget, entry })
+                        let w = match entry {
+                            RingEntry::Rx(frame) => KWork::EntryRx { q, budget, frame },
+                            RingEntry::TxDone(n) => KWork::EntryTxDone { q, budget, n },
+                        };
+                        (cost, w)
                     }
                 }
             }
@@ -1411,7 +1452,9 @@ impl World {
                 let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
                 (self.c.irq_entry + reap, w)
             }
-            KWork::Entry { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => unreachable!("queued only as Napi"),
+            KWork::EntryRx { .. } | KWork::EntryTxDone { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => {
+                unreachable!("queued only as Napi")
+            }
             KWork::PullReply { serve } => {
                 if !self.serves[serve as usize].live {
                     return None;
@@ -1426,12 +1469,12 @@ impl World {
 
     fn finish_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
         match w {
-            KWork::Entry { q, budget, entry } => {
+            KWork::EntryRx { q, budget, frame } => {
                 self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
-                match entry {
-                    RingEntry::TxDone(_) => {}
-                    RingEntry::Rx(frame) => self.handle_frame(now, h, core, frame),
-                }
+                self.handle_frame(now, h, core, frame);
+            }
+            KWork::EntryTxDone { q, budget, .. } => {
+                self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
             }
             KWork::Rearm { q } => {
                 let qu = &mut self.hosts[h].nic.queues[q as usize];
@@ -1446,7 +1489,7 @@ impl World {
             }
             KWork::Defer { q } => {
                 let at = now + self.c.gro_flush;
-                self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u16 });
+                self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 });
             }
             KWork::PullReply { serve } => self.send_pull_reply(now, h, core, serve),
             KWork::HardIrq { q, rx } => {
@@ -1829,7 +1872,15 @@ impl World {
             let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
             if hd.copies_done > now {
                 let at = hd.copies_done;
-                self.q.push(at, h as u32, Ev::PullCopied { host: h as u16, handle, die });
+                self.q.push(
+                    at,
+                    h as u32,
+                    Ev::PullCopied {
+                        host: h as u16,
+                        handle,
+                        die: if die == WRITER_MEMORY { u8::MAX } else { die as u8 },
+                    },
+                );
             } else {
                 self.pull_done(now, h, handle, die);
             }
