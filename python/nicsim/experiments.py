@@ -297,12 +297,18 @@ def _zero_throughput_at_size_zero(p: Params, metrics: dict[str, Any]) -> dict[st
     return metrics
 
 
+#: Messages per stream run (before byte-volume scaling), full and --quick;
+#: the calibration fit runs the same lengths.
+STREAM_MESSAGES, QUICK_STREAM_MESSAGES = 20000, 2000
+
+
 def _stream_workload(size: int, quick: bool) -> dict[str, Any]:
     volume = (32 << 20) if quick else (256 << 20)
+    messages = QUICK_STREAM_MESSAGES if quick else STREAM_MESSAGES
     return {
         "kind": "stream",
         "size_bytes": size,
-        "messages": scaled(2000 if quick else 20000, size, volume, 20),
+        "messages": scaled(messages, size, volume, 20),
     }
 
 

@@ -151,7 +151,7 @@ pub enum WaitMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxReap {
     /// In the NAPI poll, after the received frames, under the one interrupt
-    /// claim (the default: see docs/design.md for why).
+    /// claim (mlx5; the `modern` preset's `nic.tx_reap`).
     Napi,
     /// In the hard handler, as myri10ge does (`myri10ge_intr` calls
     /// `myri10ge_tx_done`, then re-arms `irq_claim + 1`); the receive claim
