@@ -27,3 +27,17 @@ def test_write_preset_keeps_comments_and_loads(tmp_path: Path) -> None:
     assert "[fitted]" in text
     m = nicsim.run({"preset": str(dest), "workload": {"kind": "pingpong", "iterations": 10}})
     assert float(m["latency_us"]) > 0
+
+
+def test_a_tied_cost_keeps_its_ratio_and_a_start_overrides_the_preset() -> None:
+    # The die-to-die transfer cost is fitted; socket-to-socket moves with it.
+    ov, _targets, _before, _after = fit.fit(
+        "omx2009", rounds=0, log=lambda _m: None, start={"cache.same_socket_ns": 80.0}
+    )
+    assert ov["cache"]["same_socket_ns"] == 80.0
+    assert ov["cache"]["other_socket_ns"] == round(80.0 * fit.OTHER_SOCKET_RATIO)
+
+
+def test_a_start_for_a_key_that_is_not_free_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"cache\.memory_ns is not a free parameter"):
+        fit.fit("omx2009", rounds=0, log=lambda _m: None, start={"cache.memory_ns": 90.0})
