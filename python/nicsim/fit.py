@@ -52,19 +52,23 @@ class Target:
         """Relative error of a simulated value (0 if a bound holds).
 
         A published inequality is a statement, not a figure read off a plot:
-        a violated bound weighs ``BOUND_WEIGHT`` times a missed value, so the
-        fit gives up a few percent on a value before it breaks a bound.
+        a violated bound counts as a ``BOUND_FLOOR`` miss plus ``BOUND_WEIGHT``
+        times its relative excess, so the fit gives up a few percent on a
+        value before it breaks a bound, even narrowly.
         """
         if self.upper:
             if value <= self.published:
                 return 0.0
-            return BOUND_WEIGHT * (value - self.published) / self.published
+            return BOUND_FLOOR + BOUND_WEIGHT * (value - self.published) / self.published
         return (value - self.published) / self.published
 
 
 #: How much more a violated bound counts than a missed value of the same
 #: relative size (see :meth:`Target.error`).
 BOUND_WEIGHT = 10.0
+#: The least a violated bound counts (as a 10 % miss of a value): without it
+#: a bound broken by 0.1 % would cost the fit almost nothing.
+BOUND_FLOOR = 0.1
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,8 @@ impl World {
             // goes before events still queued (a receiver that keeps pace
             // only by consuming would otherwise never post its receives).
             let program_ready = !pr.finished && pr.pending_op.is_none() && pr.wait.is_none_or(|n| pr.outstanding <= n);
-            if let (false, Some(ev)) = (program_ready, pr.ring.front().copied()) {
+            if let (false, Some(ev)) = (program_ready && pr.drain == 0, pr.ring.front().copied()) {
+                pr.drain = pr.drain.saturating_sub(1);
                 let c = &self.c;
                 let mut cost = c.event
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Side::User, c.event_lines)
@@ -435,6 +436,9 @@ impl World {
         match op {
             Op::Send { peer, size, tag } => {
                 let req = self.new_req(h, p, true, None, size, tag);
+                // omx_isend ends with a progress call (see `Proc::drain`).
+                let pr = &mut self.hosts[h].procs[p];
+                pr.drain = pr.ring.len() as u32;
                 let class = self.class(size);
                 let dst = peer as u16;
                 if self.ranks[dst as usize].0 as usize == h {

@@ -377,6 +377,11 @@ pub(crate) struct Proc {
     pub pulls_active: u32,
     pub pulls_waiting: VecDeque<u32>,
     pub ring: VecDeque<LibEvent>,
+    /// Ring events to consume before the program's next operation: like
+    /// `omx_isend`, which progresses after each send (`omx__progress` at the
+    /// end of `omx_isend`, libopen-mx/omx_send.c), a send takes in the
+    /// events already in the ring (acks, for a stream sender).
+    pub drain: u32,
     pub outbox: VecDeque<Out>,
     pub peers: Vec<Peer>,
     pub reqs: Vec<Req>,
@@ -838,6 +843,7 @@ impl World {
             pulls_active: 0,
             pulls_waiting: VecDeque::new(),
             ring: VecDeque::with_capacity(64),
+            drain: 0,
             outbox: VecDeque::with_capacity(64),
             peers: vec![Peer::default(); hosts], // resized to the rank count by `new`
             reqs: Vec::with_capacity(128),

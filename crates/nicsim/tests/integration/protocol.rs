@@ -78,3 +78,18 @@ fn a_receiver_behind_its_sender_keeps_posting_receives() {
     let rate = m.get("msg_rate_per_s").unwrap();
     assert!(rate < 600_000.0, "{rate} msg/s: faster than any sender");
 }
+
+#[test]
+fn a_stream_sender_takes_in_its_acks_as_it_sends() {
+    // omx_isend progresses after each send: acks are consumed as they come,
+    // so the send window never fills, even when both NICs hold every
+    // interrupt for 200 us (acks then take ~400 us to come back).
+    let stream = |delay: u32| {
+        run(&format!(
+            "[nic]\ncoalescing = \"timeout\"\ndelay_us = {delay}\n[workload]\nkind = \"stream\"\nsize_bytes = 128\nmessages = 6000\n"
+        ))
+    };
+    let (at75, at200) = (stream(75), stream(200));
+    let (r75, r200) = (at75.get("msg_rate_per_s").unwrap(), at200.get("msg_rate_per_s").unwrap());
+    assert!(r200 >= 0.98 * r75, "rate falls with a longer delay: {r75} -> {r200} msg/s");
+}
