@@ -40,6 +40,13 @@ def test_unknown_key_is_a_nicsim_error_naming_it() -> None:
         nicsim.run({"workload": {"kind": "stream", "no_such_key": 1}})
 
 
+def test_uniband_reports_a_rate_and_refuses_an_empty_window() -> None:
+    scenario = {"workload": {"kind": "uniband", "messages": 640, "window": 64}}
+    assert float(nicsim.run(scenario)["msg_rate_per_s"]) > 0
+    with pytest.raises(nicsim.NicsimError, match=r"workload\.window.*0"):
+        nicsim.run({"workload": {"kind": "uniband", "window": 0}})
+
+
 # Every world and the model columns: Open-MX, LCI (with NaN rows of stuck
 # runs), EMO.
 DETERMINISM = [*SMALL, "lci-watchdog", "lci-multicast", "emo-latency"]

@@ -85,6 +85,7 @@ class Steering(str, Enum):
 class Workload(str, Enum):
     pingpong = "pingpong"
     stream = "stream"
+    uniband = "uniband"
     flood = "flood"
     nas_is = "nas-is"
     nas_cg = "nas-cg"

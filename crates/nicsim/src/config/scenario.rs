@@ -110,6 +110,8 @@ pub struct WorkloadOpts {
     pub iterations: Option<u64>,
     pub warmup: Option<u64>,
     pub messages: Option<u64>,
+    /// Messages per window of the IMB Uniband stream.
+    pub window: Option<u32>,
     pub packets: Option<u64>,
     pub gap_ns: Option<f64>,
     pub packet_bytes: Option<u32>,
@@ -167,6 +169,9 @@ pub enum Workload {
     PingPong { size: u64, iterations: u64, warmup: u64 },
     /// Unidirectional stream from host 0 to host 1 (receiver-side rate).
     Stream { size: u64, messages: u64, warmup: u64 },
+    /// IMB Uniband from host 0 to host 1: windows of `window` messages, each
+    /// answered by a 1-byte ack (receiver-side rate).
+    Uniband { size: u64, messages: u64, warmup: u64, window: u32 },
     /// Invalid-packet flood into host 1 (dropped by the receive handler).
     Flood { packets: u64, gap: Duration, packet_bytes: u32 },
     /// NAS IS skeleton: `keys` in total over all ranks, `iterations` timed
@@ -471,6 +476,7 @@ impl Scenario {
             &[
                 "pingpong",
                 "stream",
+                "uniband",
                 "flood",
                 "nas-is",
                 "nas-cg",
@@ -503,6 +509,13 @@ impl Scenario {
                 let messages = w.messages.unwrap_or(20_000);
                 check_u("workload.messages", messages, 1, 1 << 32)?;
                 Workload::Stream { size, messages, warmup }
+            }
+            "uniband" => {
+                let messages = w.messages.unwrap_or(20_000);
+                check_u("workload.messages", messages, 1, 1 << 32)?;
+                let window = w.window.unwrap_or(crate::workload::STREAM_WINDOW);
+                check_u("workload.window", window as u64, 1, 1 << 16)?;
+                Workload::Uniband { size, messages, warmup, window }
             }
             "nas-cg" | "nas-mg" | "nas-ft" => {
                 let kernel = match kind {

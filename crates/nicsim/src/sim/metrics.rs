@@ -110,7 +110,7 @@ impl World {
                     }
                 }
             }
-            Workload::Stream { size, messages, .. } => {
+            Workload::Stream { size, messages, .. } | Workload::Uniband { size, messages, .. } => {
                 let pr = &self.hosts[1].procs[0];
                 let start = pr.marks[0].unwrap_or(crate::time::Instant::ZERO);
                 if let Some(end) = pr.marks[1] {

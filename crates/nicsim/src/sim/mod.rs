@@ -764,6 +764,10 @@ impl World {
                 w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup));
                 w.spawn(1, core, 0, Program::stream_receiver(size, messages, warmup));
             }
+            Workload::Uniband { size, messages, warmup, window } => {
+                w.spawn(0, core, 0, Program::uniband_sender(size, messages, warmup, window));
+                w.spawn(1, core, 0, Program::uniband_receiver(size, messages, warmup, window));
+            }
             Workload::NasIs { keys, iterations, per_host } => {
                 let hosts = w.hosts.len() as u32;
                 let n = hosts * per_host;

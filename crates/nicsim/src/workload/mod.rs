@@ -45,6 +45,12 @@ pub enum Program {
     StreamSend { size: u64, messages: u64, sent: u64, window: u32, step: u8 },
     /// Stream receiver: keeps `window` receives posted, consumes in order.
     StreamRecv { size: u64, messages: u64, warmup: u64, posted: u64, done: u64, window: u32, step: u8 },
+    /// IMB Uniband sender (IMB_uni_bandwidth): per window, `window` sends,
+    /// wait for all, then receive the receiver's 1-byte ack.
+    UnibandSend { size: u64, messages: u64, sent: u64, window: u32, in_window: u32, step: u8 },
+    /// IMB Uniband receiver: per window, `window` receives posted, each
+    /// consumed in order (counted), then a 1-byte ack back to the sender.
+    UnibandRecv { size: u64, messages: u64, warmup: u64, posted: u64, done: u64, window: u32, step: u8 },
     /// A process that does nothing (its host only handles traffic).
     Idle,
     /// A fixed sequence of operations repeated `iters` times; the first
@@ -55,6 +61,8 @@ pub enum Program {
 
 /// IMB-style window of outstanding requests in the stream (IMB Uniband uses 64).
 pub const STREAM_WINDOW: u32 = 64;
+/// Tag of IMB Uniband's per-window ack (the data messages use tag 2).
+pub const UNIBAND_ACK_TAG: u64 = 3;
 
 impl Program {
     pub fn pingpong(rank: u32, size: u64, iterations: u64, warmup: u64) -> Self {
@@ -73,6 +81,13 @@ impl Program {
             window: STREAM_WINDOW,
             step: 0,
         }
+    }
+
+    pub fn uniband_sender(size: u64, messages: u64, warmup: u64, window: u32) -> Self {
+        Program::UnibandSend { size, messages: messages + warmup, sent: 0, window, in_window: 0, step: 0 }
+    }
+    pub fn uniband_receiver(size: u64, messages: u64, warmup: u64, window: u32) -> Self {
+        Program::UnibandRecv { size, messages: messages + warmup, warmup, posted: 0, done: 0, window, step: 0 }
     }
 
     /// The next operation. Each call advances the state machine by one op.
@@ -148,6 +163,61 @@ impl Program {
                     Op::Send { peer: 1, size: *size, tag: 2 }
                 }
             }
+            Program::UnibandSend { size, messages, sent, window, in_window, step } => {
+                if *step == 0 && *in_window < *window && *sent < *messages {
+                    *in_window += 1;
+                    *sent += 1;
+                    return Op::Send { peer: 1, size: *size, tag: 2 };
+                }
+                // The window (or the last, shorter one) is out: MPI_Waitall,
+                // then MPI_Recv of the ack.
+                let s = *step;
+                *step += 1;
+                match s {
+                    0 => Op::WaitOutstanding(0),
+                    1 => Op::Recv { src: Some(1), size: 1, tag: UNIBAND_ACK_TAG },
+                    2 => Op::WaitOutstanding(0),
+                    3 if *sent < *messages => {
+                        *step = 0;
+                        *in_window = 0;
+                        self.next_op()
+                    }
+                    _ => {
+                        *step = 4;
+                        Op::Done
+                    }
+                }
+            }
+            Program::UnibandRecv { size, messages, warmup, posted, done, window, step } => match *step {
+                // Post the window's receives (the previous window is consumed).
+                0 if *posted < *messages && *posted - *done < *window as u64 => {
+                    *posted += 1;
+                    Op::Recv { src: Some(0), size: *size, tag: 2 }
+                }
+                // Consume them in order (MPI_Waitall, message by message).
+                0 | 1 if *done < *posted => {
+                    *step = 2;
+                    Op::WaitOutstanding((*posted - *done - 1) as u32)
+                }
+                2 => {
+                    *step = 1;
+                    *done += 1;
+                    if *done == *warmup {
+                        Op::Mark(Label::Start)
+                    } else if *done == *messages {
+                        Op::Mark(Label::End)
+                    } else {
+                        Op::Count
+                    }
+                }
+                // The window is consumed: MPI_Send of the ack (a tiny send
+                // completes at once), then the next window or the end.
+                0 | 1 => {
+                    *step = if *done == *messages { 3 } else { 0 };
+                    Op::Send { peer: 0, size: 1, tag: UNIBAND_ACK_TAG }
+                }
+                _ => Op::Done,
+            },
             Program::StreamRecv { size, messages, warmup, posted, done, window, step } => {
                 if *posted < *messages && *posted < *done + *window as u64 {
                     *posted += 1;
@@ -452,6 +522,71 @@ mod tests {
             }
             assert_eq!(sends, recvs, "{k:?}");
             assert!(!sends.is_empty());
+        }
+    }
+
+    #[test]
+    fn uniband_sender_waits_for_an_ack_after_each_window() {
+        // 5 messages in windows of 2: 2 + 2 + 1, each followed by
+        // Waitall, the ack receive and its wait.
+        let mut p = Program::uniband_sender(0, 5, 0, 2);
+        let send = Op::Send { peer: 1, size: 0, tag: 2 };
+        let ack =
+            [Op::WaitOutstanding(0), Op::Recv { src: Some(1), size: 1, tag: UNIBAND_ACK_TAG }, Op::WaitOutstanding(0)];
+        let mut want = vec![];
+        for n in [2, 2, 1] {
+            want.extend(std::iter::repeat_n(send, n));
+            want.extend(ack);
+        }
+        want.extend([Op::Done, Op::Done]);
+        assert_eq!(ops(&mut p, want.len()), want);
+    }
+
+    #[test]
+    fn uniband_receiver_consumes_a_window_then_acks() {
+        // 3 messages (1 warm-up) in windows of 2.
+        let mut p = Program::uniband_receiver(0, 2, 1, 2);
+        let recv = Op::Recv { src: Some(0), size: 0, tag: 2 };
+        let ack = Op::Send { peer: 0, size: 1, tag: UNIBAND_ACK_TAG };
+        let want = vec![
+            recv,
+            recv,
+            Op::WaitOutstanding(1),
+            Op::Mark(Label::Start),
+            Op::WaitOutstanding(0),
+            Op::Count,
+            ack,
+            recv,
+            Op::WaitOutstanding(0),
+            Op::Mark(Label::End),
+            ack,
+            Op::Done,
+        ];
+        assert_eq!(ops(&mut p, want.len()), want);
+    }
+
+    #[test]
+    fn uniband_sends_match_receives() {
+        let count = |p: &mut Program, pred: fn(&Op) -> bool| {
+            let mut n = 0;
+            loop {
+                let op = p.next_op();
+                if op == Op::Done {
+                    return n;
+                }
+                n += pred(&op) as u32;
+            }
+        };
+        let data_send = |op: &Op| matches!(op, Op::Send { tag: 2, .. });
+        let data_recv = |op: &Op| matches!(op, Op::Recv { tag: 2, .. });
+        let ack_send = |op: &Op| matches!(op, Op::Send { tag: UNIBAND_ACK_TAG, .. });
+        let ack_recv = |op: &Op| matches!(op, Op::Recv { tag: UNIBAND_ACK_TAG, .. });
+        for (messages, window) in [(100, 64), (128, 64), (7, 1), (3, 10)] {
+            let (s, r) =
+                (Program::uniband_sender(8, messages, 10, window), Program::uniband_receiver(8, messages, 10, window));
+            assert_eq!(count(&mut s.clone(), data_send), count(&mut r.clone(), data_recv));
+            assert_eq!(count(&mut s.clone(), ack_recv), count(&mut r.clone(), ack_send));
+            assert_eq!(count(&mut s.clone(), ack_recv) as u64, (messages + 10).div_ceil(window as u64));
         }
     }
 

@@ -93,3 +93,22 @@ fn a_stream_sender_takes_in_its_acks_as_it_sends() {
     let (r75, r200) = (at75.get("msg_rate_per_s").unwrap(), at200.get("msg_rate_per_s").unwrap());
     assert!(r200 >= 0.98 * r75, "rate falls with a longer delay: {r75} -> {r200} msg/s");
 }
+
+#[test]
+fn uniband_waits_for_the_timer_once_per_window_and_openmx_does_not() {
+    // IMB Uniband acks every window of 64: with the 75 us timeout the last
+    // messages of a window and its ack each wait for a coalescing timer,
+    // which a free-running stream never does; openmx interrupts at once on
+    // the (marked) tiny ack and messages.
+    let rate = |kind: &str, coalescing: &str| {
+        run(&format!(
+            "[nic]\ncoalescing = \"{coalescing}\"\n[workload]\nkind = \"{kind}\"\nmessages = 6400\nwindow = 64\n"
+        ))
+        .get("msg_rate_per_s")
+        .unwrap()
+    };
+    let (uni_timeout, stream_timeout) = (rate("uniband", "timeout"), rate("stream", "timeout"));
+    assert!(uni_timeout < 0.8 * stream_timeout, "uniband {uni_timeout} vs stream {stream_timeout} msg/s");
+    let uni_openmx = rate("uniband", "openmx");
+    assert!(uni_openmx > 1.2 * uni_timeout, "openmx {uni_openmx} vs timeout {uni_timeout} msg/s");
+}
