@@ -456,16 +456,17 @@ register(
             ),
         ),
         discussion=(
-            "The stream is sender-bound: without coalescing each transmit completion "
+            "Without coalescing the stream is sender-bound: each transmit completion "
             "is reaped alone on another core while the sender keeps sending, and the "
             "two contend for the transmit state (`cache.tx_contention_lines`, fitted "
-            "with the 0 B rates to the 2× cut, which holds only narrowly). Sleep "
-            "works the other way round at short delays: a C1E exit postpones each "
-            "reap, so more completions are reaped together and contend less (at "
-            "delay 0, sleep off is slower). At 75 µs only one interrupt per batch "
-            "lands on a sleeping core, off the sender's path, so turning sleep off "
-            "changes nothing: the study's sleep effect needs a mechanism the model "
-            "lacks, such as a process that waits on a woken core once per batch."
+            "with the 0 B rates to the 2× cut). With coalescing the sender and the "
+            "receiver are within a few percent of each other at the fitted costs. At "
+            "75 µs one interrupt per batch lands on a sleeping core and no process "
+            "waits for it, so turning sleep off changes nothing: the study's sleep "
+            "effect needs a mechanism the model lacks, such as a process that waits "
+            "on a woken core once per batch. IMB Uniband (`kind = \"uniband\"`) waits "
+            "so, but it also puts `timeout` far below `openmx`, the reverse of the "
+            "study (docs/design.md)."
         ),
     )
 )

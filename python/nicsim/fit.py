@@ -211,6 +211,9 @@ OMX2009_PARAMS = [
     FitParam("host", "sleep_exit_ns", lo=2000.0, hi=10000.0),
     FitParam("library", "mpi_send_ns"),
     FitParam("library", "mpi_recv_ns"),
+    # Open-MX small sends (33..128 B) copy their data into a malloc'd
+    # retransmission buffer; tiny ones do not: the 0 B / 128 B rates.
+    FitParam("library", "small_send_ns"),
 ]
 
 

@@ -197,6 +197,12 @@ pub struct LibraryCfg {
     pub send_ns: f64,
     pub event_ns: f64,
     pub post_recv_ns: f64,
+    /// Extra library cost of a small send (33..=128 B in Open-MX) over a
+    /// tiny one: `omx_isend` mallocs a buffer and copies the data into it
+    /// for retransmission, freed at the ack (libopen-mx `omx_send.c`); tiny
+    /// data travels inside the ioctl argument. Not paid by native MX.
+    #[serde(default)]
+    pub small_send_ns: f64,
     pub mpi_send_ns: f64,
     pub mpi_recv_ns: f64,
     pub pull_setup_ns: f64,
@@ -297,6 +303,7 @@ impl Platform {
             ("library.send_ns", b.send_ns),
             ("library.event_ns", b.event_ns),
             ("library.post_recv_ns", b.post_recv_ns),
+            ("library.small_send_ns", b.small_send_ns),
             ("library.mpi_send_ns", b.mpi_send_ns),
             ("library.mpi_recv_ns", b.mpi_recv_ns),
             ("library.pull_setup_ns", b.pull_setup_ns),

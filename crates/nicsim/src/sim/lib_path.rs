@@ -182,10 +182,13 @@ impl World {
                         MessageClass::Tiny | MessageClass::Small if c.native => {
                             cost += c.doorbell + self.cc.copy_hot(size)
                         }
-                        MessageClass::Tiny | MessageClass::Small => {
+                        class @ (MessageClass::Tiny | MessageClass::Small) => {
                             // One frame: its send system call follows in the
                             // same segment (see `lib_op`).
                             let hold = c.syscall + c.driver_tx + c.doorbell;
+                            if class == MessageClass::Small {
+                                cost += c.small_send;
+                            }
                             let tx = self.tx_touch(now, h, core, hold);
                             cost += hold + tx + self.cc.copy_hot(size);
                         }

@@ -112,3 +112,18 @@ fn uniband_waits_for_the_timer_once_per_window_and_openmx_does_not() {
     let uni_openmx = rate("uniband", "openmx");
     assert!(uni_openmx > 1.2 * uni_timeout, "openmx {uni_openmx} vs timeout {uni_timeout} msg/s");
 }
+
+#[test]
+fn small_sends_pay_their_retransmission_copy_and_tiny_ones_do_not() {
+    // 32 B is tiny (data inside the ioctl), 33 B small (malloc'd copy);
+    // 1 us makes the sender the bottleneck whatever the receiver costs.
+    let stream = |size: u32, small_send_ns: f64| {
+        run(&format!(
+            "[platform.library]\nsmall_send_ns = {small_send_ns:.1}\n[nic]\ncoalescing = \"timeout\"\n[workload]\nkind = \"stream\"\nsize_bytes = {size}\nmessages = 4000\n"
+        ))
+    };
+    let rate = |m: &nicsim::Metrics| m.get("msg_rate_per_s").unwrap();
+    let (small, small0) = (stream(33, 1000.0), stream(33, 0.0));
+    assert!(rate(&small) < 0.9 * rate(&small0), "small {} vs {} msg/s without the copy", rate(&small), rate(&small0));
+    assert_eq!(stream(32, 1000.0), stream(32, 0.0), "a tiny send paid the small-send copy");
+}
