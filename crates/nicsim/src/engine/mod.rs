@@ -113,7 +113,33 @@ impl<E: Copy> EventQueue<E> {
         debug_assert!(origin < 1 << ORIGIN_BITS && self.seq < 1 << SEQ_BITS);
         self.seq += 1;
         let tie = ((origin as u64 & ((1 << ORIGIN_BITS) - 1)) << SEQ_BITS) | (self.seq & ((1 << SEQ_BITS) - 1));
-        let e = Entry { time: time.as_ps(), tie, event };
+        let time = time.as_ps();
+        let n = self.heap.len();
+        if !self.sorted || n >= SORTED_MAX || n == self.heap.capacity() {
+            return self.push_slow(Entry { time, tie, event });
+        }
+        // Insertion from the end: earlier entries move up one slot. Kept
+        // apart from the rare cases and written from scalars, this needs
+        // few registers and never copies the new entry through the stack
+        // (whose 16-byte reload of two 8-byte stores would stall).
+        self.heap.push(Entry { time, tie, event });
+        let mut i = n;
+        while i > 0 && (self.heap[i - 1].time, self.heap[i - 1].tie) < (time, tie) {
+            self.heap[i] = self.heap[i - 1];
+            i -= 1;
+        }
+        let slot = &mut self.heap[i];
+        slot.time = time;
+        slot.tie = tie;
+        slot.event = event;
+        self.peak = self.peak.max(n + 1);
+    }
+
+    /// Pushes into the heap layout (switching to it when the sorted array
+    /// is full), or grows the array.
+    #[cold]
+    #[inline(never)]
+    fn push_slow(&mut self, e: Entry<E>) {
         if self.sorted && self.heap.len() >= SORTED_MAX {
             // Latest first reversed is earliest first: a valid min-heap.
             self.heap.reverse();
@@ -122,7 +148,6 @@ impl<E: Copy> EventQueue<E> {
         let mut i = self.heap.len();
         self.heap.push(e);
         if self.sorted {
-            // Insertion from the end: earlier entries move up one slot.
             while i > 0 && self.heap[i - 1].before(&e) {
                 self.heap[i] = self.heap[i - 1];
                 i -= 1;

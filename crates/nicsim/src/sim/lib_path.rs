@@ -67,7 +67,7 @@ impl World {
                     // Intra-host: the driver copies the message into the
                     // peer's memory (one copy, from this core's cache).
                     return Some((
-                        c.syscall + self.cc.copy(&self.topo, &mut hs.cache, Owner::Memory, die, Side::Kernel, size),
+                        c.syscall + self.cc.copy(&mut hs.cache, Owner::Memory, die, Side::Kernel, size),
                         Action::Send,
                     ));
                 }
@@ -117,10 +117,10 @@ impl World {
                 let src = if ev.writer_die == super::WRITER_MEMORY { Owner::Memory } else { Owner::Die(ev.writer_die) };
                 match ev.kind {
                     LKind::Tiny | LKind::Small => {
-                        cost += c.mpi_recv + self.cc.copy(&self.topo, &mut hs.cache, src, die, Side::User, ev.size);
+                        cost += c.mpi_recv + self.cc.copy(&mut hs.cache, src, die, Side::User, ev.size);
                     }
                     LKind::MediumFrag => {
-                        cost += self.cc.copy(&self.topo, &mut hs.cache, src, die, Side::User, ev.frag_len as u64);
+                        cost += self.cc.copy(&mut hs.cache, src, die, Side::User, ev.frag_len as u64);
                         let last = wire::medium_frag_count(ev.size as usize, c.mtu) as u32;
                         if ev.frag_seq as u32 + 1 == last {
                             cost += c.mpi_recv;

@@ -1559,7 +1559,7 @@ impl World {
                         cost += if c.ioat {
                             c.ioat_submit
                         } else {
-                            self.cc.copy(&self.topo, &mut hs.cache, dma_src, die, Kernel, payload)
+                            self.cc.copy(&mut hs.cache, dma_src, die, Kernel, payload)
                         };
                         if let Some(obj) = self.handle_objs.get_mut(dst_pull_handle as usize) {
                             cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.pull_lines);
@@ -1568,7 +1568,7 @@ impl World {
                     _ => {
                         cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.event_lines);
                         if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
-                            cost += self.cc.copy(&self.topo, &mut hs.cache, dma_src, die, Kernel, payload);
+                            cost += self.cc.copy(&mut hs.cache, dma_src, die, Kernel, payload);
                         }
                     }
                 }
