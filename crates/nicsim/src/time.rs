@@ -74,6 +74,34 @@ impl Duration {
     }
 }
 
+/// A fixed transfer rate that remembers its last answer. The frames of one
+/// path mostly have a single length, and [`Duration::for_bytes`] divides
+/// (tens of cycles, several times per simulated message); a repeated length
+/// gets the same value back without dividing.
+#[derive(Clone, Copy, Debug)]
+pub struct Rate {
+    bytes_per_s: u64,
+    last: Option<(u64, Duration)>,
+}
+
+impl Rate {
+    pub fn new(bytes_per_s: u64) -> Self {
+        Rate { bytes_per_s, last: None }
+    }
+    /// `Duration::for_bytes(bytes, bytes_per_s)`.
+    #[inline]
+    pub fn time(&mut self, bytes: u64) -> Duration {
+        match self.last {
+            Some((b, d)) if b == bytes => d,
+            _ => {
+                let d = Duration::for_bytes(bytes, self.bytes_per_s);
+                self.last = Some((bytes, d));
+                d
+            }
+        }
+    }
+}
+
 impl Instant {
     pub const ZERO: Instant = Instant(0);
     pub const MAX: Instant = Instant(u64::MAX);

@@ -39,16 +39,32 @@ impl<E> Entry<E> {
 const SEQ_BITS: u32 = 40;
 const ORIGIN_BITS: u32 = 24;
 
+/// While at most this many events wait, the queue is a sorted array;
+/// beyond, a binary heap (see `EventQueue`).
+const SORTED_MAX: usize = 24;
+/// A heap that shrinks to this many events goes back to a sorted array (the
+/// gap to `SORTED_MAX` keeps a queue hovering at one size from converting
+/// back and forth).
+const SORTED_AGAIN: usize = 8;
+
 /// A deterministic priority queue of timed events.
 ///
-/// A binary min-heap on `(time, tie)`, written out here rather than using
-/// `std::collections::BinaryHeap`: the sift loops move each entry once (a
-/// "hole" walks down or up), which avoids the swap-then-reread pattern of
-/// the standard pop that stalls store-to-load forwarding on 32-byte
-/// entries. This is the simulator's hottest loop (about 20 pushes and pops
-/// per simulated round trip).
+/// Two layouts of one array, chosen by size. Few events wait in most runs (a
+/// ping-pong keeps at most nine), and then the array is kept sorted latest
+/// first: a pop takes the last entry with no comparison at all, and a push
+/// is one step of insertion sort from the end (new events are mostly among
+/// the earliest, so it moves few entries). More than `SORTED_MAX` events
+/// make it a binary min-heap on `(time, tie)`, written out here rather than
+/// using `std::collections::BinaryHeap`: the sift loops move each entry once
+/// (a "hole" walks down or up), which avoids the swap-then-reread pattern of
+/// the standard pop that stalls store-to-load forwarding on 24-byte entries.
+/// Keys are unique, so both layouts pop the same events in the same order.
+/// This is the simulator's hottest code (about 20 pushes and pops per
+/// simulated round trip).
 pub struct EventQueue<E> {
+    /// Sorted latest first (`sorted`), else a min-heap.
     heap: Vec<Entry<E>>,
+    sorted: bool,
     now: Instant,
     seq: u64,
     popped: u64,
@@ -63,7 +79,7 @@ impl<E: Copy> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: Vec::with_capacity(1024), now: Instant::ZERO, seq: 0, popped: 0, peak: 0 }
+        EventQueue { heap: Vec::with_capacity(1024), sorted: true, now: Instant::ZERO, seq: 0, popped: 0, peak: 0 }
     }
 
     /// The time of the event most recently popped.
@@ -97,17 +113,55 @@ impl<E: Copy> EventQueue<E> {
         debug_assert!(origin < 1 << ORIGIN_BITS && self.seq < 1 << SEQ_BITS);
         self.seq += 1;
         let tie = ((origin as u64 & ((1 << ORIGIN_BITS) - 1)) << SEQ_BITS) | (self.seq & ((1 << SEQ_BITS) - 1));
-        let e = Entry { time: time.as_ps(), tie, event };
-        // Sift up: parents later than `e` move down into the hole.
+        let time = time.as_ps();
+        let n = self.heap.len();
+        if !self.sorted || n >= SORTED_MAX || n == self.heap.capacity() {
+            return self.push_slow(Entry { time, tie, event });
+        }
+        // Insertion from the end: earlier entries move up one slot. Kept
+        // apart from the rare cases and written from scalars, this needs
+        // few registers and never copies the new entry through the stack
+        // (whose 16-byte reload of two 8-byte stores would stall).
+        self.heap.push(Entry { time, tie, event });
+        let mut i = n;
+        while i > 0 && (self.heap[i - 1].time, self.heap[i - 1].tie) < (time, tie) {
+            self.heap[i] = self.heap[i - 1];
+            i -= 1;
+        }
+        let slot = &mut self.heap[i];
+        slot.time = time;
+        slot.tie = tie;
+        slot.event = event;
+        self.peak = self.peak.max(n + 1);
+    }
+
+    /// Pushes into the heap layout (switching to it when the sorted array
+    /// is full), or grows the array.
+    #[cold]
+    #[inline(never)]
+    fn push_slow(&mut self, e: Entry<E>) {
+        if self.sorted && self.heap.len() >= SORTED_MAX {
+            // Latest first reversed is earliest first: a valid min-heap.
+            self.heap.reverse();
+            self.sorted = false;
+        }
         let mut i = self.heap.len();
         self.heap.push(e);
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if !e.before(&self.heap[parent]) {
-                break;
+        if self.sorted {
+            while i > 0 && self.heap[i - 1].before(&e) {
+                self.heap[i] = self.heap[i - 1];
+                i -= 1;
             }
-            self.heap[i] = self.heap[parent];
-            i = parent;
+        } else {
+            // Sift up: parents later than `e` move down into the hole.
+            while i > 0 {
+                let parent = (i - 1) / 2;
+                if !e.before(&self.heap[parent]) {
+                    break;
+                }
+                self.heap[i] = self.heap[parent];
+                i = parent;
+            }
         }
         self.heap[i] = e;
         self.peak = self.peak.max(self.heap.len());
@@ -115,51 +169,58 @@ impl<E: Copy> EventQueue<E> {
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.first().map(|e| Instant::from_ps(e.time))
+        let next = if self.sorted { self.heap.last() } else { self.heap.first() };
+        next.map(|e| Instant::from_ps(e.time))
     }
 
     /// Pops the next event and advances `now` to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let last = self.heap.pop()?;
-        let top = match self.heap.first() {
-            None => last,
-            Some(&top) => {
-                // Bottom-up (as `BinaryHeap` does): the root's hole walks
-                // down to a leaf, the earlier child moving up at each level
-                // (one comparison per level), then `last` sifts up from
-                // there; it usually belongs near the bottom.
-                let n = self.heap.len();
-                let mut i = 0;
-                let mut c = 1;
-                while c + 1 < n {
-                    // Branch-free choice of the earlier child (it is a coin
-                    // flip the predictor cannot learn).
-                    c += self.heap[c + 1].before(&self.heap[c]) as usize;
-                    self.heap[i] = self.heap[c];
-                    i = c;
-                    c = 2 * i + 1;
-                }
-                if c + 1 == n {
-                    self.heap[i] = self.heap[c];
-                    i = c;
-                }
-                while i > 0 {
-                    let parent = (i - 1) / 2;
-                    if !last.before(&self.heap[parent]) {
-                        break;
-                    }
-                    self.heap[i] = self.heap[parent];
-                    i = parent;
-                }
-                self.heap[i] = last;
-                top
-            }
-        };
+        let top = if self.sorted { self.heap.pop()? } else { self.heap_pop()? };
         let time = Instant::from_ps(top.time);
         debug_assert!(time >= self.now, "time went backwards");
         self.now = time;
         self.popped += 1;
         Some((time, top.event))
+    }
+
+    /// Pops the root of the heap layout; back to the sorted layout once
+    /// few events are left.
+    fn heap_pop(&mut self) -> Option<Entry<E>> {
+        let last = self.heap.pop()?;
+        let Some(&top) = self.heap.first() else { return Some(last) };
+        // Bottom-up (as `BinaryHeap` does): the root's hole walks down to a
+        // leaf, the earlier child moving up at each level (one comparison
+        // per level), then `last` sifts up from there; it usually belongs
+        // near the bottom.
+        let n = self.heap.len();
+        let mut i = 0;
+        let mut c = 1;
+        while c + 1 < n {
+            // Branch-free choice of the earlier child (it is a coin flip
+            // the predictor cannot learn).
+            c += self.heap[c + 1].before(&self.heap[c]) as usize;
+            self.heap[i] = self.heap[c];
+            i = c;
+            c = 2 * i + 1;
+        }
+        if c + 1 == n {
+            self.heap[i] = self.heap[c];
+            i = c;
+        }
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if !last.before(&self.heap[parent]) {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        self.heap[i] = last;
+        if self.heap.len() <= SORTED_AGAIN {
+            self.heap.sort_unstable_by(|a, b| b.time.cmp(&a.time).then(b.tie.cmp(&a.tie)));
+            self.sorted = true;
+        }
+        Some(top)
     }
 
     /// Pops the next event only if it is at or before `until`.
@@ -274,6 +335,35 @@ mod tests {
         naive.sort();
         expect.extend(naive.iter().map(|e| e.2));
         assert_eq!(popped, expect);
+    }
+
+    #[test]
+    fn pop_order_holds_across_layout_switches() {
+        // Grow past SORTED_MAX and shrink below SORTED_AGAIN several times,
+        // checking every pop against a naive queue keyed (time, origin, n).
+        let mut q = EventQueue::new();
+        let mut naive: Vec<(Instant, u32, u32)> = Vec::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut n = 0u32;
+        for round in 0..6 {
+            let (pushes, pops) = if round % 2 == 0 { (3 * SORTED_MAX, 2 * SORTED_MAX) } else { (4, 3 * SORTED_MAX) };
+            for _ in 0..pushes {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let t = q.now() + Duration::from_ps(x % 64);
+                let origin = (x >> 32) as u32 % 3;
+                q.push(t, origin, n);
+                naive.push((t, origin, n));
+                n += 1;
+            }
+            for _ in 0..pops {
+                let Some(i) = (0..naive.len()).min_by_key(|&i| naive[i]) else { break };
+                let (t, _, e) = naive.remove(i);
+                assert_eq!(q.pop(), Some((t, e)));
+            }
+        }
+        assert!(q.is_empty() == naive.is_empty());
     }
 
     #[test]

@@ -121,6 +121,7 @@ impl CacheCosts {
     pub fn line(&self, topo: &Topology, from: Owner, to: u16) -> Duration {
         match from {
             Owner::Memory => self.memory,
+            Owner::Die(d) if d == to => Duration::ZERO,
             Owner::Die(d) => match topo.die_relation(d, to) {
                 Relation::SameDie => Duration::ZERO,
                 Relation::SameSocket => self.same_socket,
@@ -145,7 +146,9 @@ impl CacheCosts {
             return Duration::ZERO;
         }
         let (c, s) = (obj.class as usize, side as usize);
-        let hit = matches!(obj.owner, Owner::Die(d) if topo.die_relation(d, die) == Relation::SameDie);
+        // Same die is the same cache (`Relation::SameDie` is `d == die`):
+        // no topology lookup for a hit.
+        let hit = obj.owner == Owner::Die(die);
         if hit {
             stats.hits[c][s] += lines as u64;
             Duration::ZERO
@@ -158,19 +161,11 @@ impl CacheCosts {
     }
 
     /// Copying `bytes` whose source is at `src` into the cache of `die`.
-    pub fn copy(
-        &self,
-        topo: &Topology,
-        stats: &mut CacheStats,
-        src: Owner,
-        die: u16,
-        side: Side,
-        bytes: u64,
-    ) -> Duration {
+    pub fn copy(&self, stats: &mut CacheStats, src: Owner, die: u16, side: Side, bytes: u64) -> Duration {
         if bytes == 0 {
             return Duration::ZERO;
         }
-        let hot = matches!(src, Owner::Die(d) if topo.die_relation(d, die) == Relation::SameDie);
+        let hot = src == Owner::Die(die);
         let c = ObjClass::Data as usize;
         if hot {
             stats.hits[c][side as usize] += 1;

@@ -10,7 +10,7 @@
 pub mod grid;
 
 use crate::config::LinkCfg;
-use crate::time::{Duration, Instant};
+use crate::time::{Duration, Instant, Rate};
 
 /// Link and switch state of the whole network.
 #[derive(Debug)]
@@ -20,6 +20,9 @@ pub struct Network {
     prop: Duration,
     switch_latency: Duration,
     cut_through: bool,
+    /// The line rate, one memo per direction (see `Rate`).
+    up_rate: Rate,
+    down_rate: Rate,
     /// Per host: when its uplink (host -> switch) is free again.
     up_free: Vec<Instant>,
     /// Per host: when the switch port towards it (switch -> host) is free again.
@@ -39,8 +42,11 @@ pub struct Departure {
 
 impl Network {
     pub fn new(cfg: &LinkCfg, hosts: usize) -> Self {
+        let bytes_per_s = (cfg.rate_gbps * 1e9 / 8.0).round() as u64;
         Network {
-            bytes_per_s: (cfg.rate_gbps * 1e9 / 8.0).round() as u64,
+            bytes_per_s,
+            up_rate: Rate::new(bytes_per_s),
+            down_rate: Rate::new(bytes_per_s),
             overhead: cfg.frame_overhead_bytes,
             prop: Duration::from_ns_f64(cfg.propagation_ns),
             switch_latency: Duration::from_ns_f64(cfg.switch_latency_ns),
@@ -57,7 +63,7 @@ impl Network {
 
     /// The NIC of `host` has the frame ready at `ready`: book its uplink.
     pub fn depart(&mut self, host: usize, ready: Instant, frame_len: usize) -> Departure {
-        let ser = self.serialization(frame_len);
+        let ser = self.up_rate.time(frame_len as u64 + self.overhead as u64);
         let start = ready.max(self.up_free[host]);
         let end = start + ser;
         self.up_free[host] = end;
@@ -69,7 +75,7 @@ impl Network {
     /// the output port towards `dst` and return when its first and its last
     /// bit reach the destination NIC.
     pub fn forward(&mut self, dst: usize, now: Instant, frame_len: usize, extra: Duration) -> (Instant, Instant) {
-        let ser = self.serialization(frame_len);
+        let ser = self.down_rate.time(frame_len as u64 + self.overhead as u64);
         let out = (now + self.switch_latency + extra).max(self.down_free[dst]);
         self.down_free[dst] = out + ser;
         (out + self.prop, out + ser + self.prop)

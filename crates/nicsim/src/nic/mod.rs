@@ -12,7 +12,7 @@ pub mod coalesce;
 pub mod steering;
 
 use crate::config::NicCfg;
-use crate::time::{Duration, Instant};
+use crate::time::{Duration, Instant, Rate};
 use coalesce::{Coalescer, Decision, TimerCmd};
 use std::collections::VecDeque;
 
@@ -212,7 +212,9 @@ pub struct Nic {
     fw_rx: Duration,
     fw_tx: Duration,
     dma_startup: Duration,
-    dma_bps: u64,
+    /// DMA transfer rate, one memo per direction (see `Rate`).
+    rx_dma: Rate,
+    tx_dma: Rate,
     tx_dma_startup: Duration,
     pub irq_delivery: Duration,
     pub ring_slots: usize,
@@ -231,7 +233,8 @@ impl Nic {
             fw_rx: Duration::from_ns_f64(cfg.fw_rx_ns),
             fw_tx: Duration::from_ns_f64(cfg.fw_tx_ns),
             dma_startup: Duration::from_ns_f64(cfg.dma_startup_ns),
-            dma_bps: (cfg.dma_MBps * 1e6) as u64,
+            rx_dma: Rate::new((cfg.dma_MBps * 1e6) as u64),
+            tx_dma: Rate::new((cfg.dma_MBps * 1e6) as u64),
             tx_dma_startup: Duration::from_ns_f64(cfg.tx_dma_startup_ns),
             irq_delivery: Duration::from_ns_f64(cfg.irq_delivery_ns),
             ring_slots: cfg.ring_slots as usize,
@@ -250,7 +253,7 @@ impl Nic {
         self.fw_free = fw_done;
         let (i, free) =
             self.dma_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).unwrap_or((0, Instant::ZERO));
-        let xfer_done = fw_done.max(free) + Duration::for_bytes(frame_len as u64, self.dma_bps);
+        let xfer_done = fw_done.max(free) + self.rx_dma.time(frame_len as u64);
         if let Some(slot) = self.dma_free.get_mut(i) {
             *slot = xfer_done;
         }
@@ -262,7 +265,7 @@ impl Nic {
     /// Reads are pipelined like receive DMAs: the read latency overlaps with
     /// the next frame's transfer.
     pub fn transmit(&mut self, now: Instant, frame_len: usize) -> Instant {
-        let xfer_done = now.max(self.tx_free) + Duration::for_bytes(frame_len as u64, self.dma_bps);
+        let xfer_done = now.max(self.tx_free) + self.tx_dma.time(frame_len as u64);
         self.tx_free = xfer_done;
         xfer_done + self.tx_dma_startup + self.fw_tx
     }

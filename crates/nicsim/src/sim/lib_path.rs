@@ -9,7 +9,7 @@
 use super::{Action, LKind, LibEvent, MediumRx, MediumTarget, Out, PState, Req, Unexpected, World};
 use crate::config::WaitMode;
 use crate::host::{Obj, ObjClass, Owner, Side};
-use crate::proto::{Arrival, PullHandle, SentMsg};
+use crate::proto::{Arrival, Peer, PullHandle, SentMsg};
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, MessageClass, OmxBody, PacketKind};
 use crate::workload::{Label, Op};
@@ -67,7 +67,7 @@ impl World {
                     // Intra-host: the driver copies the message into the
                     // peer's memory (one copy, from this core's cache).
                     return Some((
-                        c.syscall + self.cc.copy(&self.topo, &mut hs.cache, Owner::Memory, die, Side::Kernel, size),
+                        c.syscall + self.cc.copy(&mut hs.cache, Owner::Memory, die, Side::Kernel, size),
                         Action::Send,
                     ));
                 }
@@ -118,10 +118,10 @@ impl World {
                 let src = if ev.writer_die == super::WRITER_MEMORY { Owner::Memory } else { Owner::Die(ev.writer_die) };
                 match ev.kind {
                     LKind::Tiny | LKind::Small => {
-                        cost += c.mpi_recv + self.cc.copy(&self.topo, &mut hs.cache, src, die, Side::User, ev.size);
+                        cost += c.mpi_recv + self.cc.copy(&mut hs.cache, src, die, Side::User, ev.size);
                     }
                     LKind::MediumFrag => {
-                        cost += self.cc.copy(&self.topo, &mut hs.cache, src, die, Side::User, ev.frag_len as u64);
+                        cost += self.cc.copy(&mut hs.cache, src, die, Side::User, ev.frag_len as u64);
                         let last = wire::medium_frag_count(ev.size as usize, c.mtu) as u32;
                         if ev.frag_seq as u32 + 1 == last {
                             cost += c.mpi_recv;
@@ -275,12 +275,12 @@ impl World {
 
     /// Queues explicit acks and resends that are due; true if it queued any.
     fn protocol_timers(&mut self, now: Instant, h: usize, p: usize) -> bool {
-        let (delayed, resend) = (self.c.delayed_ack, self.c.resend);
+        let c = &self.c;
+        let (delayed, resend) = (c.delayed_ack, c.resend);
         let mut queued = false;
         let mut next: Option<Instant> = None;
         let pr = &mut self.hosts[h].procs[p];
-        for peer in 0..pr.peers.len() {
-            let ps = &mut pr.peers[peer];
+        for (peer, ps) in pr.peers.iter_mut().enumerate() {
             if ps.unacked_recv > 0 {
                 match ps.ack_deadline {
                     Some(t) if t <= now => {
@@ -297,40 +297,48 @@ impl World {
                 }
             }
             // Fast path: the oldest unacknowledged message is not due (the
-            // loop below would stop at it).
-            if let Some(m) = ps.unacked_sends.front() {
-                let due = m.sent_at + resend;
-                if due > now {
-                    next = Some(next.map_or(due, |n: Instant| n.min(due)));
-                    continue;
-                }
+            // resend loop would stop at it).
+            let Some(m) = ps.unacked_sends.front() else { continue };
+            let due = m.sent_at + resend;
+            let t = if due > now {
+                due
             } else {
-                continue;
-            }
-            let mut resends = Vec::new();
-            for m in ps.unacked_sends.iter_mut() {
-                let due = m.sent_at + resend;
-                if due <= now {
-                    m.sent_at = now;
-                    resends.push(*m);
-                } else {
-                    next = Some(next.map_or(due, |n: Instant| n.min(due)));
-                    break;
-                }
-            }
-            if !resends.is_empty() {
-                let t = now + resend;
-                next = Some(next.map_or(t, |n: Instant| n.min(t)));
-            }
-            for m in resends {
                 queued = true;
-                Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, self.c.misorder, peer as u16, m);
-            }
+                Self::resend_due(&mut pr.outbox, ps, peer as u16, now, resend, (c.rndv_threshold, c.mtu, c.misorder))
+            };
+            next = Some(next.map_or(t, |n: Instant| n.min(t)));
         }
         if let Some(t) = next {
             self.arm_proc_timer(h, p, t);
         }
         queued
+    }
+
+    /// Queues the resends of `peer`'s messages that are due (at least the
+    /// oldest one is: lost frames or acks, rare) and returns when the
+    /// timer must look again.
+    #[cold]
+    #[inline(never)]
+    fn resend_due(
+        outbox: &mut VecDeque<Out>,
+        ps: &mut Peer,
+        peer: u16,
+        now: Instant,
+        resend: Duration,
+        (thr, mtu, misorder): (u64, usize, u8),
+    ) -> Instant {
+        // The resent ones are due again one period from now.
+        let mut next = now + resend;
+        for m in ps.unacked_sends.iter_mut() {
+            let due = m.sent_at + resend;
+            if due > now {
+                next = next.min(due);
+                break;
+            }
+            m.sent_at = now;
+            Self::queue_message(outbox, thr, mtu, misorder, peer, *m);
+        }
+        next
     }
 
     /// Frames a message of `size` bytes puts on the wire (pull replies aside).

@@ -47,16 +47,15 @@ pub(crate) const WRITER_MEMORY: u16 = u16::MAX;
 /// Maximum header bytes kept per frame (Ethernet + largest Open-MX header).
 const HDR_CAP: usize = 96;
 
-/// A frame in flight: its header as real bytes plus the payload length (the
-/// payload's contents are never interpreted, so they are not stored).
+/// A frame in flight: its header plus the payload length (the payload's
+/// contents are never interpreted, so they are not stored).
 #[derive(Clone, Copy)]
 pub(crate) struct Frame {
-    hdr: [u8; HDR_CAP],
-    hdr_len: u8,
-    /// `FrameRepr::parse_header` of `hdr`, computed once when the frame is
-    /// encoded (`None`: malformed). The header bytes never change in flight,
-    /// so every hop (NIC firmware, bottom half, receive handler) reads this
-    /// instead of parsing the same bytes again.
+    /// The header, as parsing its bytes gives it back (`None`: malformed).
+    /// Every hop (NIC firmware, bottom half, receive handler) reads this;
+    /// the bytes themselves are encoded only for the few readers that want
+    /// them (pcap, the kernel echo), by `header_bytes`. The header never
+    /// changes in flight.
     parsed: Option<FrameRepr>,
     /// The receive descriptor's copy of the marker (set by the NIC firmware
     /// when the frame arrives: [OMX-COAL] Algorithm 1, line 2).
@@ -74,8 +73,12 @@ pub(crate) struct Frame {
 }
 
 impl Frame {
-    fn header(&self) -> &[u8] {
-        &self.hdr[..self.hdr_len as usize]
+    /// Encodes the header into `buf`; returns its length (0: malformed).
+    fn header_bytes(&self, buf: &mut [u8; HDR_CAP]) -> usize {
+        let Some(repr) = self.parsed else { return 0 };
+        let hl = repr.header_len();
+        repr.emit(&mut buf[..hl]);
+        hl
     }
 }
 
@@ -999,8 +1002,6 @@ impl World {
             Some(i) => i,
             None => {
                 self.frames.push(Frame {
-                    hdr: [0; HDR_CAP],
-                    hdr_len: 0,
                     parsed: None,
                     marked: false,
                     q: 0,
@@ -1013,16 +1014,17 @@ impl World {
                 (self.frames.len() - 1) as u32
             }
         };
-        // Encoded in place: the slot's stale bytes past the header are never read.
         let f = &mut self.frames[id as usize];
-        let hl = repr.header_len();
-        debug_assert!(hl <= HDR_CAP);
-        repr.emit(&mut f.hdr[..hl]);
-        f.hdr_len = hl as u8;
-        // `repr` is what parsing these bytes gives back (the wire tests check
+        // `repr` is what parsing its bytes gives back (the wire tests check
         // the round trip; the debug build checks it for every frame).
         f.parsed = Some(*repr);
-        debug_assert_eq!(FrameRepr::parse_header(&f.hdr[..hl]).ok(), f.parsed);
+        #[cfg(debug_assertions)]
+        {
+            let mut buf = [0; HDR_CAP];
+            let hl = f.header_bytes(&mut buf);
+            debug_assert!(hl <= HDR_CAP);
+            debug_assert_eq!(FrameRepr::parse_header(&buf[..hl]).ok(), f.parsed);
+        }
         f.marked = false;
         f.src_ep = repr.body.src_endpoint().unwrap_or(0); // pull replies: set by the pull server
         f.len = repr.frame_len() as u32;
@@ -1055,9 +1057,10 @@ impl World {
         self.frames_sent += 1;
         self.wire_bytes += len as u64;
         if let Some(p) = self.pcap.as_mut() {
-            let f = &self.frames[frame as usize];
+            let mut hdr = [0; HDR_CAP];
+            let hl = self.frames[frame as usize].header_bytes(&mut hdr);
             let mut bytes = vec![0u8; len];
-            bytes[..f.hdr_len as usize].copy_from_slice(f.header());
+            bytes[..hl].copy_from_slice(&hdr[..hl]);
             p.push((d.start, bytes));
         }
         if self.direct_switch {
@@ -1571,7 +1574,7 @@ impl World {
                         cost += if c.ioat {
                             c.ioat_submit
                         } else {
-                            self.cc.copy(&self.topo, &mut hs.cache, dma_src, die, Kernel, payload)
+                            self.cc.copy(&mut hs.cache, dma_src, die, Kernel, payload)
                         };
                         if let Some(obj) = self.handle_objs.get_mut(dst_pull_handle as usize) {
                             cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.pull_lines);
@@ -1580,7 +1583,7 @@ impl World {
                     _ => {
                         cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.event_lines);
                         if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
-                            cost += self.cc.copy(&self.topo, &mut hs.cache, dma_src, die, Kernel, payload);
+                            cost += self.cc.copy(&mut hs.cache, dma_src, die, Kernel, payload);
                         }
                     }
                 }
