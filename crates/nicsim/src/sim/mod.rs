@@ -1258,11 +1258,15 @@ impl World {
     /// Starts the next work item on an idle core: kernel work first, then
     /// the application.
     pub(crate) fn dispatch_at(&mut self, now: Instant, h: usize, core: usize) {
-        if !matches!(self.hosts[h].cores[core].cur, Cur::Idle) {
-            return;
-        }
+        // Each pass looks the core up once: the checks and the application
+        // part below share that lookup (this runs for most events).
         loop {
-            if let Some(w) = self.hosts[h].cores[core].kq.pop_front() {
+            let hs = &mut self.hosts[h];
+            let cs = &mut hs.cores[core];
+            if !matches!(cs.cur, Cur::Idle) {
+                return;
+            }
+            if let Some(w) = cs.kq.pop_front() {
                 if let Some(cost) = self.start_kernel(now, h, core, w) {
                     let hs = &mut self.hosts[h];
                     let cs = &mut hs.cores[core];
@@ -1274,9 +1278,6 @@ impl World {
                             cs.cur = Cur::Idle;
                             self.finish_kernel(now, h, core, w);
                         }
-                        if !matches!(self.hosts[h].cores[core].cur, Cur::Idle) {
-                            return;
-                        }
                         continue;
                     }
                     let cost = cost + std::mem::take(&mut cs.stall);
@@ -1287,8 +1288,6 @@ impl World {
                 }
                 continue; // the work vanished (e.g. empty ring): try the next
             }
-            let hs = &mut self.hosts[h];
-            let cs = &mut hs.cores[core];
             let Some(p) = cs.app else {
                 cs.go_idle(now);
                 return;
@@ -1305,7 +1304,7 @@ impl World {
                 }
                 PState::Ready | PState::Waking => {
                     let extra = if pr.state == PState::Waking { self.c.wakeup } else { Duration::ZERO };
-                    let step = self.lib_step(now, h, p);
+                    let step = self.lib_step(now, h, p, core);
                     let hs = &mut self.hosts[h];
                     let cs = &mut hs.cores[core];
                     match step {
