@@ -1192,6 +1192,9 @@ impl World {
         self.nic_outcome(now, h, qi, out);
     }
 
+    /// Inlined: small, and run for most events (the outcome then stays in
+    /// registers).
+    #[inline(always)]
     fn nic_outcome(&mut self, now: Instant, h: usize, q: usize, out: Outcome) {
         if let Some((at, gen)) = out.timer {
             self.q.push(at.max(now), h as u32, Ev::CoalTimer { host: h as u16, q: q as u8, gen });
@@ -1276,7 +1279,7 @@ impl World {
                         // complete it now instead of scheduling an event.
                         if let Cur::Kernel(w) = cs.cur {
                             cs.cur = Cur::Idle;
-                            self.finish_kernel(now, h, core, w);
+                            self.finish_kernel_out(now, h, core, w);
                         }
                         continue;
                     }
@@ -1481,6 +1484,14 @@ impl World {
         Some(cost)
     }
 
+    /// `finish_kernel` for the rare zero-cost items of `dispatch_at`: kept
+    /// out of line there, inlined in `core_done` (every kernel segment).
+    #[inline(never)]
+    fn finish_kernel_out(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
+        self.finish_kernel(now, h, core, w);
+    }
+
+    #[inline(always)]
     fn finish_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
         match w {
             KWork::EntryRx { q, budget, frame } => {
