@@ -354,6 +354,8 @@ impl World {
     }
 
     /// Queues the frames of message `m` (first send or resend).
+    /// Inlined in `lib_op` (every send; the resend copy is cold).
+    #[inline(always)]
     fn queue_message(
         outbox: &mut std::collections::VecDeque<Out>,
         thr: u64,
