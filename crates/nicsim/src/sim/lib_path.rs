@@ -51,8 +51,9 @@ impl World {
 
     /// Prices the next segment of process `p`; `None` if it has nothing to
     /// run (it then polls, sleeps, or is done).
-    pub(crate) fn lib_step(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
-        let core = self.hosts[h].procs[p].core as usize;
+    /// `core` is the process's core (`Proc::core`), which the caller has.
+    pub(crate) fn lib_step(&mut self, now: Instant, h: usize, p: usize, core: usize) -> Option<(Duration, Action)> {
+        debug_assert_eq!(core, self.hosts[h].procs[p].core as usize);
         let die = self.topo.die_of(core as u16);
         // Operations that take no time (a zero compute, a mark, a wait that
         // is already satisfied) loop back here without touching the peers:
@@ -132,14 +133,17 @@ impl World {
                 }
                 return Some((cost, Action::Consume));
             }
-            if !timers_checked {
+            // The process is looked up again only if the timers ran.
+            let pr = if timers_checked {
+                pr
+            } else {
                 if self.protocol_timers(now, h, p) {
                     continue;
                 }
                 timers_checked = true;
-            }
+                &mut self.hosts[h].procs[p]
+            };
             let c = &self.c;
-            let pr = &mut self.hosts[h].procs[p];
             if pr.finished {
                 // The library outlives the program: it keeps answering
                 // (acks, resends) until the whole run ends.
@@ -350,6 +354,8 @@ impl World {
     }
 
     /// Queues the frames of message `m` (first send or resend).
+    /// Inlined in `lib_op` (every send; the resend copy is cold).
+    #[inline(always)]
     fn queue_message(
         outbox: &mut std::collections::VecDeque<Out>,
         thr: u64,
@@ -420,6 +426,8 @@ impl World {
         }
     }
 
+    /// Inlined: a few stores, run for every send and receive posted.
+    #[inline(always)]
     fn new_req(&mut self, h: usize, p: usize, is_send: bool, src: Option<u16>, size: u64, tag: u64) -> u32 {
         let pr = &mut self.hosts[h].procs[p];
         let r = Req { live: true, is_send, src, size, tag, frags_left: 0 };
@@ -433,6 +441,8 @@ impl World {
         }
     }
 
+    /// Inlined likewise: every message completes two requests.
+    #[inline(always)]
     fn complete(&mut self, h: usize, p: usize, req: u32) {
         let pr = &mut self.hosts[h].procs[p];
         let r = &mut pr.reqs[req as usize];

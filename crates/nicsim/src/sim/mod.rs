@@ -1192,6 +1192,9 @@ impl World {
         self.nic_outcome(now, h, qi, out);
     }
 
+    /// Inlined: small, and run for most events (the outcome then stays in
+    /// registers).
+    #[inline(always)]
     fn nic_outcome(&mut self, now: Instant, h: usize, q: usize, out: Outcome) {
         if let Some((at, gen)) = out.timer {
             self.q.push(at.max(now), h as u32, Ev::CoalTimer { host: h as u16, q: q as u8, gen });
@@ -1258,11 +1261,15 @@ impl World {
     /// Starts the next work item on an idle core: kernel work first, then
     /// the application.
     pub(crate) fn dispatch_at(&mut self, now: Instant, h: usize, core: usize) {
-        if !matches!(self.hosts[h].cores[core].cur, Cur::Idle) {
-            return;
-        }
+        // Each pass looks the core up once: the checks and the application
+        // part below share that lookup (this runs for most events).
         loop {
-            if let Some(w) = self.hosts[h].cores[core].kq.pop_front() {
+            let hs = &mut self.hosts[h];
+            let cs = &mut hs.cores[core];
+            if !matches!(cs.cur, Cur::Idle) {
+                return;
+            }
+            if let Some(w) = cs.kq.pop_front() {
                 if let Some(cost) = self.start_kernel(now, h, core, w) {
                     let hs = &mut self.hosts[h];
                     let cs = &mut hs.cores[core];
@@ -1272,10 +1279,7 @@ impl World {
                         // complete it now instead of scheduling an event.
                         if let Cur::Kernel(w) = cs.cur {
                             cs.cur = Cur::Idle;
-                            self.finish_kernel(now, h, core, w);
-                        }
-                        if !matches!(self.hosts[h].cores[core].cur, Cur::Idle) {
-                            return;
+                            self.finish_kernel_out(now, h, core, w);
                         }
                         continue;
                     }
@@ -1287,8 +1291,6 @@ impl World {
                 }
                 continue; // the work vanished (e.g. empty ring): try the next
             }
-            let hs = &mut self.hosts[h];
-            let cs = &mut hs.cores[core];
             let Some(p) = cs.app else {
                 cs.go_idle(now);
                 return;
@@ -1305,7 +1307,7 @@ impl World {
                 }
                 PState::Ready | PState::Waking => {
                     let extra = if pr.state == PState::Waking { self.c.wakeup } else { Duration::ZERO };
-                    let step = self.lib_step(now, h, p);
+                    let step = self.lib_step(now, h, p, core);
                     let hs = &mut self.hosts[h];
                     let cs = &mut hs.cores[core];
                     match step {
@@ -1482,6 +1484,14 @@ impl World {
         Some(cost)
     }
 
+    /// `finish_kernel` for the rare zero-cost items of `dispatch_at`: kept
+    /// out of line there, inlined in `core_done` (every kernel segment).
+    #[inline(never)]
+    fn finish_kernel_out(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
+        self.finish_kernel(now, h, core, w);
+    }
+
+    #[inline(always)]
     fn finish_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
         match w {
             KWork::EntryRx { q, budget, frame } => {

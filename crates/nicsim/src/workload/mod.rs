@@ -125,7 +125,9 @@ impl Program {
                     };
                 }
                 let s = *step;
-                *step = (s + 1) % 5;
+                // The five steps of an iteration, in turn (a compare is
+                // cheaper than the remainder).
+                *step = if s == 4 { 0 } else { s + 1 };
                 let (peer, sz) = (1 - *rank, *size);
                 let op = match (s, *rank) {
                     (0, _) => {
