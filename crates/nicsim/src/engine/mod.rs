@@ -153,15 +153,7 @@ impl<E: Copy> EventQueue<E> {
                 i -= 1;
             }
         } else {
-            // Sift up: parents later than `e` move down into the hole.
-            while i > 0 {
-                let parent = (i - 1) / 2;
-                if !e.before(&self.heap[parent]) {
-                    break;
-                }
-                self.heap[i] = self.heap[parent];
-                i = parent;
-            }
+            i = self.sift_up(i, &e);
         }
         self.heap[i] = e;
         self.peak = self.peak.max(self.heap.len());
@@ -207,20 +199,28 @@ impl<E: Copy> EventQueue<E> {
             self.heap[i] = self.heap[c];
             i = c;
         }
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if !last.before(&self.heap[parent]) {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            i = parent;
-        }
+        i = self.sift_up(i, &last);
         self.heap[i] = last;
         if self.heap.len() <= SORTED_AGAIN {
             self.heap.sort_unstable_by(|a, b| b.time.cmp(&a.time).then(b.tie.cmp(&a.tie)));
             self.sorted = true;
         }
         Some(top)
+    }
+
+    /// Heap layout: walks the hole at `i` up while its parent is later than
+    /// `e` (each parent moves down once); returns where `e` belongs.
+    #[inline(always)]
+    fn sift_up(&mut self, mut i: usize, e: &Entry<E>) -> usize {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if !e.before(&self.heap[parent]) {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        i
     }
 
     /// Pops the next event only if it is at or before `until`.
