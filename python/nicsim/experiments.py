@@ -404,7 +404,7 @@ register(
             "`timeout` still waits 75 µs three times per message (rendezvous, pull "
             "requests, first replies). What costs `disabled` more is the sender: "
             "myri10ge reaps transmit completions in its hard handler "
-            "(`nic.tx_reap = \"hard-irq\"`), so without coalescing every pull reply's "
+            '(`nic.tx_reap = "hard-irq"`), so without coalescing every pull reply\'s '
             "completion interrupts a round-robin core while the bottom half is still "
             "queueing the block, and the two fight over the transmit state "
             "(`cache.tx_contention_lines`, fitted to the message-rate targets only). "
@@ -464,7 +464,7 @@ register(
             "75 µs one interrupt per batch lands on a sleeping core and no process "
             "waits for it, so turning sleep off changes nothing: the study's sleep "
             "effect needs a mechanism the model lacks, such as a process that waits "
-            "on a woken core once per batch. IMB Uniband (`kind = \"uniband\"`) waits "
+            'on a woken core once per batch. IMB Uniband (`kind = "uniband"`) waits '
             "so, but it also puts `timeout` far below `openmx`, the reverse of the "
             "study (docs/design.md)."
         ),
