@@ -8,5 +8,6 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -q -- -D warnings
 cargo test --workspace -q
 .venv/bin/ruff check python tests
+.venv/bin/ruff format --check python tests
 .venv/bin/mypy
 .venv/bin/python -m pytest -q
