@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,34 @@ def test_committed_preset_is_a_fixed_point_of_the_fit() -> None:
     # presets/omx2009.toml are what `python -m nicsim.fit omx2009` produces.
     _ov, _targets, before, after = fit.fit("omx2009", rounds=1, log=lambda _m: None)
     assert before == after
+
+
+def _values(text: str) -> dict[tuple[str, str], tuple[float, str]]:
+    """(table, key) -> (number, comment) of a preset's numeric lines."""
+    out, table = {}, ""
+    for line in text.splitlines():
+        head = re.match(r"^\[(\w+)\]$", line)
+        if head:
+            table = head.group(1)
+        m = re.match(r"^(\w+)\s*=\s*([0-9.eE+-]+)\s*(#.*)?$", line)
+        if m:
+            out[table, m.group(1)] = (float(m.group(2)), m.group(3) or "")
+    return out
+
+
+def test_omx2009_mq_is_a_fixed_point_and_keeps_in_step_with_omx2009() -> None:
+    _ov, _targets, before, after = fit.fit("omx2009-mq", rounds=1, log=lambda _m: None)
+    assert before == after
+    # A value one preset fits for the other ("[fitted] in omx2009...") is
+    # the same in both: same hosts, same driver.
+    for src, dst in (("omx2009", "omx2009-mq"), ("omx2009-mq", "omx2009")):
+        src_values = _values(nicsim._core.preset_toml(src))
+        shared = 0
+        for (table, key), (value, comment) in _values(nicsim._core.preset_toml(dst)).items():
+            if re.search(rf"\[fitted\] in {src}(?![\w-])", comment):
+                assert value == src_values[table, key][0], f"{dst} {table}.{key}"
+                shared += 1
+        assert shared >= 2, (src, dst)
 
 
 def test_write_preset_keeps_comments_and_loads(tmp_path: Path) -> None:
