@@ -1270,19 +1270,20 @@ impl World {
                 return;
             }
             if let Some(w) = cs.kq.pop_front() {
-                if let Some(cost) = self.start_kernel(now, h, core, w) {
+                if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
                     let hs = &mut self.hosts[h];
                     let cs = &mut hs.cores[core];
                     let wake = cs.wake_cost(&self.c, now);
                     if (wake + cost).is_zero() {
                         // Takes no time (e.g. a re-arm that is a posted write):
-                        // complete it now instead of scheduling an event.
-                        if let Cur::Kernel(w) = cs.cur {
-                            cs.cur = Cur::Idle;
-                            self.finish_kernel_out(now, h, core, w);
-                        }
+                        // complete it now instead of scheduling an event (the
+                        // core stays idle).
+                        self.finish_kernel_out(now, h, core, w);
                         continue;
                     }
+                    // Marked busy here rather than in `start_kernel`: the
+                    // core is already looked up.
+                    cs.cur = Cur::Kernel(w);
                     let cost = cost + std::mem::take(&mut cs.stall);
                     cs.kernel_time += cost;
                     cs.begin(&mut self.q, now + wake + cost, h, core);
@@ -1399,9 +1400,10 @@ impl World {
         cost
     }
 
-    /// Computes the cost of a kernel work item and marks the core busy with
-    /// it; `None` if the item turned out to have nothing to do.
-    fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<Duration> {
+    /// Computes the cost of a kernel work item and the item the core then
+    /// works on (the caller marks the core busy with it); `None` if the item
+    /// turned out to have nothing to do.
+    fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<(Duration, KWork)> {
         let die = self.topo.die_of(core as u16);
         let c = &self.c;
         let (cost, w) = match w {
@@ -1480,8 +1482,7 @@ impl World {
                 (send + self.tx_touch(now, h, core, send), w)
             }
         };
-        self.hosts[h].cores[core].cur = Cur::Kernel(w);
-        Some(cost)
+        Some((cost, w))
     }
 
     /// `finish_kernel` for the rare zero-cost items of `dispatch_at`: kept
