@@ -961,12 +961,7 @@ impl World {
                 self.hosts[h].cores[core].kq.push_front(w);
                 self.kick(now, h, core);
             }
-            Ev::CoreDone { host, core, gen } => {
-                let (h, c) = (host as usize, core as usize);
-                if self.hosts[h].cores[c].gen == gen {
-                    self.core_done(now, h, c);
-                }
-            }
+            Ev::CoreDone { host, core, gen } => self.core_done(now, host as usize, core as usize, gen),
             Ev::ProcTimer { host, p } => self.proc_timer(now, host as usize, p as usize),
             Ev::PullTimer { handle } => self.pull_timer(now, handle),
             Ev::FloodTick => self.flood_tick(now),
@@ -1346,9 +1341,15 @@ impl World {
         }
     }
 
-    fn core_done(&mut self, now: Instant, h: usize, core: usize) {
+    /// The segment numbered `gen` of a core ended; stale if the core has
+    /// since been preempted (checked here, where the core is looked up
+    /// anyway).
+    fn core_done(&mut self, now: Instant, h: usize, core: usize, gen: u32) {
         let hs = &mut self.hosts[h];
         let cs = &mut hs.cores[core];
+        if cs.gen != gen {
+            return;
+        }
         let cur = std::mem::replace(&mut cs.cur, Cur::Idle);
         match cur {
             Cur::Kernel(w) => self.finish_kernel(now, h, core, w),
