@@ -313,7 +313,7 @@ impl World {
             next = Some(next.map_or(t, |n: Instant| n.min(t)));
         }
         if let Some(t) = next {
-            self.arm_proc_timer(h, p, t);
+            Self::arm_timer(pr, &mut self.q, h, p, t);
         }
         queued
     }

@@ -1786,10 +1786,15 @@ impl World {
     /// Arms the process's protocol timer (delayed ack / resend) at `at` if
     /// earlier than the one armed.
     pub(crate) fn arm_proc_timer(&mut self, h: usize, p: usize, at: Instant) {
-        let pr = &mut self.hosts[h].procs[p];
+        Self::arm_timer(&mut self.hosts[h].procs[p], &mut self.q, h, p, at);
+    }
+
+    /// `arm_proc_timer` for callers that already hold process `p` (`pr`):
+    /// spares looking it up again.
+    pub(crate) fn arm_timer(pr: &mut Proc, q: &mut EventQueue<Ev>, h: usize, p: usize, at: Instant) {
         if pr.timer_at.is_none_or(|t| at < t) {
             pr.timer_at = Some(at);
-            self.q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
+            q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
         }
     }
 
