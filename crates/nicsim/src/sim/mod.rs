@@ -1751,15 +1751,17 @@ impl World {
 
     /// The process has something to do: wake it if it polls or sleeps.
     pub(crate) fn notify_proc(&mut self, now: Instant, h: usize, p: usize) {
-        let pr = &mut self.hosts[h].procs[p];
+        let hs = &mut self.hosts[h];
+        let pr = &mut hs.procs[p];
         let core = pr.core as usize;
         match pr.state {
             PState::Polling => {
                 pr.state = PState::Ready;
+                let ep = pr.ep;
                 if let Some(t0) = pr.poll_since.take() {
-                    self.hosts[h].spin_time += now.since(t0);
+                    hs.spin_time += now.since(t0);
                 }
-                let q = self.hosts[h].steering.queue_for(Some(self.hosts[h].procs[p].ep), 0);
+                let q = hs.steering.queue_for(Some(ep), 0);
                 self.release_suspension(now, h, q);
                 self.dispatch_at(now, h, core);
             }
@@ -1783,14 +1785,9 @@ impl World {
         }
     }
 
-    /// Arms the process's protocol timer (delayed ack / resend) at `at` if
-    /// earlier than the one armed.
-    pub(crate) fn arm_proc_timer(&mut self, h: usize, p: usize, at: Instant) {
-        Self::arm_timer(&mut self.hosts[h].procs[p], &mut self.q, h, p, at);
-    }
-
-    /// `arm_proc_timer` for callers that already hold process `p` (`pr`):
-    /// spares looking it up again.
+    /// Arms the protocol timer (delayed ack / resend) of process `p` (`pr`,
+    /// of host `h`) at `at` if earlier than the one armed. Takes the process
+    /// and the queue rather than the world: callers already hold the process.
     pub(crate) fn arm_timer(pr: &mut Proc, q: &mut EventQueue<Ev>, h: usize, p: usize, at: Instant) {
         if pr.timer_at.is_none_or(|t| at < t) {
             pr.timer_at = Some(at);
