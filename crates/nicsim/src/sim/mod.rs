@@ -950,15 +950,13 @@ impl World {
             }
             Ev::IrqArrive { host, q, rx } => {
                 let h = host as usize;
-                let core = self.hosts[h].steering.irq_core(q as usize) as usize;
+                let hs = &mut self.hosts[h];
+                let core = hs.steering.irq_core(q as usize) as usize;
                 // A hard IRQ runs before any pending bottom-half work of the
                 // core (softirqs run with interrupts enabled).
-                let w = if self.hosts[h].nic.queues[q as usize].split_claims {
-                    KWork::HardIrq { q, rx }
-                } else {
-                    KWork::Irq { q }
-                };
-                self.hosts[h].cores[core].kq.push_front(w);
+                let w =
+                    if hs.nic.queues[q as usize].split_claims { KWork::HardIrq { q, rx } } else { KWork::Irq { q } };
+                hs.cores[core].kq.push_front(w);
                 self.kick(now, h, core);
             }
             Ev::CoreDone { host, core, gen } => self.core_done(now, host as usize, core as usize, gen),
