@@ -1112,20 +1112,23 @@ impl World {
             self.nic_echo(now, frame, &repr);
             return;
         }
-        let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
+        // The host is looked up once: the calls below (a coalescing policy
+        // among them) would otherwise make the compiler look it up again.
+        let hs = &mut self.hosts[h];
+        let qi = hs.steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
         f.q = qi as u8;
-        if self.hosts[h].nic.ring_full(qi) {
+        if hs.nic.ring_full(qi) {
             self.drops.ring_full += 1;
             self.free_frame(frame);
             return;
         }
-        let nic = &mut self.hosts[h].nic;
+        let nic = &mut hs.nic;
         nic.pending += 1;
         nic.in_dma += 1;
         let qu = &mut nic.queues[qi];
         let d = qu.policy.on_arrival(now, repr.marked);
         let out = qu.apply(now, d);
-        let done = self.hosts[h].nic.receive(now, len);
+        let done = nic.receive(now, len);
         self.q.push(done, h as u32, Ev::DmaDone { host: h as u16, frame });
         self.nic_outcome(now, h, qi, out);
     }
@@ -1193,11 +1196,12 @@ impl World {
             self.q.push(at.max(now), h as u32, Ev::CoalTimer { host: h as u16, q: q as u8, gen });
         }
         if out.raise {
+            let hs = &mut self.hosts[h];
             if out.rx {
-                self.hosts[h].nic.queues[q].napi_sched = true;
+                hs.nic.queues[q].napi_sched = true;
             }
-            self.hosts[h].irq_raised += 1;
-            let at = now + self.hosts[h].nic.irq_delivery;
+            hs.irq_raised += 1;
+            let at = now + hs.nic.irq_delivery;
             self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });
         }
     }
