@@ -1614,7 +1614,8 @@ impl World {
         let parsed = self.frames[frame as usize].parsed;
         self.free_frame(frame);
         self.frames_handled += 1;
-        self.hosts[h].rx_frames += 1;
+        let hs = &mut self.hosts[h];
+        hs.rx_frames += 1;
         let Some(repr) = parsed else {
             self.drops.malformed += 1;
             return;
@@ -1624,7 +1625,7 @@ impl World {
             return;
         }
         let ep = repr.body.dst_endpoint();
-        let Some(p) = self.hosts[h].eps[ep as usize] else {
+        let Some(p) = hs.eps[ep as usize] else {
             self.drops.no_endpoint += 1;
             return;
         };
