@@ -313,7 +313,7 @@ impl World {
             next = Some(next.map_or(t, |n: Instant| n.min(t)));
         }
         if let Some(t) = next {
-            self.arm_proc_timer(h, p, t);
+            Self::arm_timer(pr, &mut self.q, h, p, t);
         }
         queued
     }
@@ -494,7 +494,7 @@ impl World {
                 pr.peers[dst as usize].unacked_frames += frames;
                 Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, self.c.misorder, dst, m);
                 let t = now + self.c.resend;
-                self.arm_proc_timer(h, p, t);
+                Self::arm_timer(pr, &mut self.q, h, p, t);
                 if matches!(class, MessageClass::Tiny | MessageClass::Small) {
                     // Priced with the post in `lib_step`: hand the frame over now.
                     self.lib_send(now, h, p);
@@ -911,9 +911,8 @@ impl World {
         } else if pr.peers[peer].ack_deadline.is_none() {
             let t = now + self.c.delayed_ack;
             pr.peers[peer].ack_deadline = Some(t);
-            self.arm_proc_timer(h, p, t);
+            Self::arm_timer(pr, &mut self.q, h, p, t);
         }
-        let pr = &mut self.hosts[h].procs[p];
         if !pr.early.is_empty() {
             let expected = pr.peers[peer].expected;
             // Stale copies (resent frames of messages now complete) are dropped.

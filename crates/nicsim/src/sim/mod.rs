@@ -950,23 +950,16 @@ impl World {
             }
             Ev::IrqArrive { host, q, rx } => {
                 let h = host as usize;
-                let core = self.hosts[h].steering.irq_core(q as usize) as usize;
+                let hs = &mut self.hosts[h];
+                let core = hs.steering.irq_core(q as usize) as usize;
                 // A hard IRQ runs before any pending bottom-half work of the
                 // core (softirqs run with interrupts enabled).
-                let w = if self.hosts[h].nic.queues[q as usize].split_claims {
-                    KWork::HardIrq { q, rx }
-                } else {
-                    KWork::Irq { q }
-                };
-                self.hosts[h].cores[core].kq.push_front(w);
+                let w =
+                    if hs.nic.queues[q as usize].split_claims { KWork::HardIrq { q, rx } } else { KWork::Irq { q } };
+                hs.cores[core].kq.push_front(w);
                 self.kick(now, h, core);
             }
-            Ev::CoreDone { host, core, gen } => {
-                let (h, c) = (host as usize, core as usize);
-                if self.hosts[h].cores[c].gen == gen {
-                    self.core_done(now, h, c);
-                }
-            }
+            Ev::CoreDone { host, core, gen } => self.core_done(now, host as usize, core as usize, gen),
             Ev::ProcTimer { host, p } => self.proc_timer(now, host as usize, p as usize),
             Ev::PullTimer { handle } => self.pull_timer(now, handle),
             Ev::FloodTick => self.flood_tick(now),
@@ -1119,20 +1112,23 @@ impl World {
             self.nic_echo(now, frame, &repr);
             return;
         }
-        let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
+        // The host is looked up once: the calls below (a coalescing policy
+        // among them) would otherwise make the compiler look it up again.
+        let hs = &mut self.hosts[h];
+        let qi = hs.steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
         f.q = qi as u8;
-        if self.hosts[h].nic.ring_full(qi) {
+        if hs.nic.ring_full(qi) {
             self.drops.ring_full += 1;
             self.free_frame(frame);
             return;
         }
-        let nic = &mut self.hosts[h].nic;
+        let nic = &mut hs.nic;
         nic.pending += 1;
         nic.in_dma += 1;
         let qu = &mut nic.queues[qi];
         let d = qu.policy.on_arrival(now, repr.marked);
         let out = qu.apply(now, d);
-        let done = self.hosts[h].nic.receive(now, len);
+        let done = nic.receive(now, len);
         self.q.push(done, h as u32, Ev::DmaDone { host: h as u16, frame });
         self.nic_outcome(now, h, qi, out);
     }
@@ -1200,11 +1196,12 @@ impl World {
             self.q.push(at.max(now), h as u32, Ev::CoalTimer { host: h as u16, q: q as u8, gen });
         }
         if out.raise {
+            let hs = &mut self.hosts[h];
             if out.rx {
-                self.hosts[h].nic.queues[q].napi_sched = true;
+                hs.nic.queues[q].napi_sched = true;
             }
-            self.hosts[h].irq_raised += 1;
-            let at = now + self.hosts[h].nic.irq_delivery;
+            hs.irq_raised += 1;
+            let at = now + hs.nic.irq_delivery;
             self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });
         }
     }
@@ -1270,19 +1267,20 @@ impl World {
                 return;
             }
             if let Some(w) = cs.kq.pop_front() {
-                if let Some(cost) = self.start_kernel(now, h, core, w) {
+                if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
                     let hs = &mut self.hosts[h];
                     let cs = &mut hs.cores[core];
                     let wake = cs.wake_cost(&self.c, now);
                     if (wake + cost).is_zero() {
                         // Takes no time (e.g. a re-arm that is a posted write):
-                        // complete it now instead of scheduling an event.
-                        if let Cur::Kernel(w) = cs.cur {
-                            cs.cur = Cur::Idle;
-                            self.finish_kernel_out(now, h, core, w);
-                        }
+                        // complete it now instead of scheduling an event (the
+                        // core stays idle).
+                        self.finish_kernel_out(now, h, core, w);
                         continue;
                     }
+                    // Marked busy here rather than in `start_kernel`: the
+                    // core is already looked up.
+                    cs.cur = Cur::Kernel(w);
                     let cost = cost + std::mem::take(&mut cs.stall);
                     cs.kernel_time += cost;
                     cs.begin(&mut self.q, now + wake + cost, h, core);
@@ -1345,9 +1343,15 @@ impl World {
         }
     }
 
-    fn core_done(&mut self, now: Instant, h: usize, core: usize) {
+    /// The segment numbered `gen` of a core ended; stale if the core has
+    /// since been preempted (checked here, where the core is looked up
+    /// anyway).
+    fn core_done(&mut self, now: Instant, h: usize, core: usize, gen: u32) {
         let hs = &mut self.hosts[h];
         let cs = &mut hs.cores[core];
+        if cs.gen != gen {
+            return;
+        }
         let cur = std::mem::replace(&mut cs.cur, Cur::Idle);
         match cur {
             Cur::Kernel(w) => self.finish_kernel(now, h, core, w),
@@ -1399,9 +1403,10 @@ impl World {
         cost
     }
 
-    /// Computes the cost of a kernel work item and marks the core busy with
-    /// it; `None` if the item turned out to have nothing to do.
-    fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<Duration> {
+    /// Computes the cost of a kernel work item and the item the core then
+    /// works on (the caller marks the core busy with it); `None` if the item
+    /// turned out to have nothing to do.
+    fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<(Duration, KWork)> {
         let die = self.topo.die_of(core as u16);
         let c = &self.c;
         let (cost, w) = match w {
@@ -1480,8 +1485,7 @@ impl World {
                 (send + self.tx_touch(now, h, core, send), w)
             }
         };
-        self.hosts[h].cores[core].cur = Cur::Kernel(w);
-        Some(cost)
+        Some((cost, w))
     }
 
     /// `finish_kernel` for the rare zero-cost items of `dispatch_at`: kept
@@ -1610,7 +1614,8 @@ impl World {
         let parsed = self.frames[frame as usize].parsed;
         self.free_frame(frame);
         self.frames_handled += 1;
-        self.hosts[h].rx_frames += 1;
+        let hs = &mut self.hosts[h];
+        hs.rx_frames += 1;
         let Some(repr) = parsed else {
             self.drops.malformed += 1;
             return;
@@ -1620,7 +1625,7 @@ impl World {
             return;
         }
         let ep = repr.body.dst_endpoint();
-        let Some(p) = self.hosts[h].eps[ep as usize] else {
+        let Some(p) = hs.eps[ep as usize] else {
             self.drops.no_endpoint += 1;
             return;
         };
@@ -1749,15 +1754,17 @@ impl World {
 
     /// The process has something to do: wake it if it polls or sleeps.
     pub(crate) fn notify_proc(&mut self, now: Instant, h: usize, p: usize) {
-        let pr = &mut self.hosts[h].procs[p];
+        let hs = &mut self.hosts[h];
+        let pr = &mut hs.procs[p];
         let core = pr.core as usize;
         match pr.state {
             PState::Polling => {
                 pr.state = PState::Ready;
+                let ep = pr.ep;
                 if let Some(t0) = pr.poll_since.take() {
-                    self.hosts[h].spin_time += now.since(t0);
+                    hs.spin_time += now.since(t0);
                 }
-                let q = self.hosts[h].steering.queue_for(Some(self.hosts[h].procs[p].ep), 0);
+                let q = hs.steering.queue_for(Some(ep), 0);
                 self.release_suspension(now, h, q);
                 self.dispatch_at(now, h, core);
             }
@@ -1781,13 +1788,13 @@ impl World {
         }
     }
 
-    /// Arms the process's protocol timer (delayed ack / resend) at `at` if
-    /// earlier than the one armed.
-    pub(crate) fn arm_proc_timer(&mut self, h: usize, p: usize, at: Instant) {
-        let pr = &mut self.hosts[h].procs[p];
+    /// Arms the protocol timer (delayed ack / resend) of process `p` (`pr`,
+    /// of host `h`) at `at` if earlier than the one armed. Takes the process
+    /// and the queue rather than the world: callers already hold the process.
+    pub(crate) fn arm_timer(pr: &mut Proc, q: &mut EventQueue<Ev>, h: usize, p: usize, at: Instant) {
         if pr.timer_at.is_none_or(|t| at < t) {
             pr.timer_at = Some(at);
-            self.q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
+            q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
         }
     }
 
