@@ -70,3 +70,13 @@ def test_a_tied_cost_keeps_its_ratio_and_a_start_overrides_the_preset() -> None:
 def test_a_start_for_a_key_that_is_not_free_is_refused() -> None:
     with pytest.raises(ValueError, match=r"cache\.memory_ns is not a free parameter"):
         fit.fit("omx2009", rounds=0, log=lambda _m: None, start={"cache.memory_ns": 90.0})
+
+
+@pytest.mark.parametrize("item", ["abc", "cache.same_socket_ns=fast", "cache.memory_ns=90"])
+def test_fit_cli_refuses_a_bad_start_in_one_line(
+    item: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        fit.main(["omx2009", "--rounds", "0", "--start", item])
+    err = capsys.readouterr().err
+    assert "--start" in err and "Traceback" not in err

@@ -421,12 +421,10 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     start: dict[str, float] = {}
     for item in a.start:
-        key, sep, value = item.partition("=")
+        key, _, value = item.partition("=")
         try:
             start[key.strip()] = float(value)
         except ValueError:
-            sep = ""
-        if not sep:
             ap.error(
                 f"--start: {item!r} is not TABLE.KEY=VALUE with a number "
                 "(e.g. cache.same_socket_ns=70)"
