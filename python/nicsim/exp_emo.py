@@ -5,9 +5,9 @@ This module owns the [EMO] experiments of SPEC §4 (``emo-latency``,
 layer against [OMX-MQ]-style ping-pongs). Each row runs the simulator on a
 scenario and evaluates the model (:mod:`nicsim.model`) on the *same*
 scenario text, so the two columns share every input; the report's
-discussion says where and why they differ. It registers into
-:data:`nicsim.experiments.EXPERIMENTS` when imported (by
-:mod:`nicsim.experiments`).
+discussion says where and why they differ. Each
+:class:`~nicsim.exp_base.Experiment` carries its claims and plot
+(:mod:`nicsim.plots_emo`); :mod:`nicsim.experiments` lists them.
 """
 
 from __future__ import annotations
@@ -18,19 +18,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nicsim import plots_emo
 from nicsim._core import NicsimError
-from nicsim.experiments import (
-    GROUPS,
-    Claim,
-    Experiment,
-    Params,
-    ScenarioDict,
-    grid,
-    register,
-)
+from nicsim.exp_base import Claim, Experiment, Params, ScenarioDict, grid
 from nicsim.model import COALESCING, PATHS, echo_scenario, evaluate_scenario
 
-__all__ = ["CACHE_BINDINGS", "EMO", "EMO_PRESET", "SIZES", "offsets", "slopes"]
+__all__ = [
+    "CACHE",
+    "CACHE_BINDINGS",
+    "EMO",
+    "EMO_PRESET",
+    "LATENCY",
+    "OVERHEAD",
+    "SIZES",
+    "offsets",
+    "slopes",
+]
 
 EMO = "[EMO] Extensible Message-oriented Offload model (AceNIC / Pentium III, c. 2004)"
 EMO_PRESET = "emo2004"
@@ -194,60 +197,63 @@ def _coalescing_keeps_the_slope(table: pd.DataFrame) -> float | None:
     return _worst(pairs)
 
 
+#: Model and simulator read one scenario, so they must agree where the model applies.
+SHARED_INPUTS = f"{EMO}; model and simulator on one scenario (docs/emo.md)"
+
 LATENCY_CLAIMS = (
-    Claim(
-        "model latency slope vs size equals the simulator's within 10% on every path: "
-        "max abs(slope(model) / slope(sim) - 1)",
+    Claim.below(
         lambda t: _worst([(s, m) for _, s, m in slopes(t)]),
-        lambda v: v < 0.10,
-        f"{EMO}; issue 6",
+        0.1,
+        text="model latency slope vs size equals the simulator's on every path: "
+        "max abs(slope(model) / slope(sim) - 1)",
+        source=SHARED_INPUTS,
     ),
-    Claim(
-        "coalescing raises the model's and the simulator's latency offset alike (within 10%): "
-        "max abs(raise(model) / raise(sim) - 1)",
+    Claim.below(
         lambda t: _worst([(s, m) for _, _, s, m in offsets(t) if s > 0]),
-        lambda v: v < 0.10,
-        f"{EMO}; issue 6",
+        0.1,
+        text="coalescing raises the model's and the simulator's latency offset alike: "
+        "max abs(raise(model) / raise(sim) - 1)",
+        source=SHARED_INPUTS,
     ),
-    Claim(
-        "coalescing leaves the slope of latency vs size unchanged (simulated, max vs none): "
-        "max abs(slope(max) / slope(none) - 1)",
+    Claim.below(
         _coalescing_keeps_the_slope,
-        lambda v: v < 0.10,
-        f"{EMO} (SPEC §2.5)",
+        0.1,
+        text="coalescing leaves the slope of latency vs size unchanged (simulated, max vs none): "
+        "max abs(slope(max) / slope(none) - 1)",
+        source=f"{EMO} (SPEC §2.5)",
     ),
 )
 
 
-register(
-    Experiment(
-        id="emo-latency",
-        preset=EMO_PRESET,
-        title="EMO: echo latency per path and coalescing setting, simulated vs model",
-        parameters=("path", "coalescing", "size_bytes"),
-        metrics=("sim_latency_us", "model_latency_us"),
-        configurations=_configs,
-        scenario=_scenario,
-        model=_model,
-        finish=_finish_latency,
-        claims=LATENCY_CLAIMS,
-        notes=_latency_notes,
-    )
+LATENCY = Experiment(
+    id="emo-latency",
+    preset=EMO_PRESET,
+    title="EMO: echo latency per path and coalescing setting, simulated vs model",
+    parameters=("path", "coalescing", "size_bytes"),
+    metrics=("sim_latency_us", "model_latency_us"),
+    configurations=_configs,
+    scenario=_scenario,
+    plot=plots_emo.latency,
+    figsize=(13.0, 4.5),
+    model=_model,
+    finish=_finish_latency,
+    claims=LATENCY_CLAIMS,
+    notes=_latency_notes,
 )
 
-register(
-    Experiment(
-        id="emo-overhead",
-        preset=EMO_PRESET,
-        title="EMO: echo-host overhead (cycle soaker) per path and coalescing, simulated vs model",
-        parameters=("path", "coalescing", "size_bytes"),
-        metrics=("sim_overhead_pct", "model_overhead_pct"),
-        configurations=_configs,
-        scenario=_scenario,
-        model=_model,
-        finish=_finish_overhead,
-        notes=_overhead_notes,
-    )
+OVERHEAD = Experiment(
+    id="emo-overhead",
+    preset=EMO_PRESET,
+    title="EMO: echo-host overhead (cycle soaker) per path and coalescing, simulated vs model",
+    parameters=("path", "coalescing", "size_bytes"),
+    metrics=("sim_overhead_pct", "model_overhead_pct"),
+    configurations=_configs,
+    scenario=_scenario,
+    plot=plots_emo.overhead,
+    figsize=(13.0, 4.5),
+    model=_model,
+    finish=_finish_overhead,
+    notes=_overhead_notes,
 )
 
 # -- beyond the study: the cache layer against [OMX-MQ]-style ping-pongs ----
@@ -298,19 +304,16 @@ def _cache_notes(table: pd.DataFrame) -> str:
     )
 
 
-register(
-    Experiment(
-        id="emo-cache",
-        preset=CACHE_PRESET,
-        title="EMO beyond the study: cache layer vs simulated ping-pong per process placement",
-        parameters=("binding", "size_bytes"),
-        metrics=("sim_latency_us", "model_latency_us", "model_cache_us"),
-        configurations=lambda quick: grid(binding=CACHE_BINDINGS, size_bytes=CACHE_SIZES),
-        scenario=_cache_scenario,
-        model=_cache_model,
-        finish=_cache_finish,
-        notes=_cache_notes,
-    )
+CACHE = Experiment(
+    id="emo-cache",
+    preset=CACHE_PRESET,
+    title="EMO beyond the study: cache layer vs simulated ping-pong per process placement",
+    parameters=("binding", "size_bytes"),
+    metrics=("sim_latency_us", "model_latency_us", "model_cache_us"),
+    configurations=lambda quick: grid(binding=CACHE_BINDINGS, size_bytes=CACHE_SIZES),
+    scenario=_cache_scenario,
+    plot=plots_emo.cache,
+    model=_cache_model,
+    finish=_cache_finish,
+    notes=_cache_notes,
 )
-
-GROUPS["emo"] = ("emo-latency", "emo-overhead", "emo-cache")

@@ -30,7 +30,7 @@ from nicsim import _core
 # Stream runs as long as the coalescing-msgrate and coalescing-delay-sweep
 # experiments' (full and --quick), so the fitted preset meets its targets on
 # the very tables the report shows.
-from nicsim.experiments import QUICK_STREAM_MESSAGES, STREAM_MESSAGES
+from nicsim.exp_coal import QUICK_STREAM_MESSAGES, STREAM_MESSAGES
 
 __all__ = ["FitParam", "Target", "fit", "main"]
 

@@ -3,9 +3,8 @@
 This module owns the EMO figures: simulated latency/overhead (solid,
 markers) beside the model's (dashed) against the message size, one panel
 per path, one colour per coalescing setting; the cache-layer ping-pongs;
-and the model-only curves of ``nicsim model --plot``. It registers its
-plotters into :data:`nicsim.plots.PLOTTERS` when imported (by
-:mod:`nicsim.plots`); it never runs anything.
+and the model-only curves of ``nicsim model --plot``. It never runs
+anything; drawing an experiment's file is :func:`nicsim.plots.plot`.
 """
 
 from __future__ import annotations
@@ -13,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from nicsim.exp_base import Published
 from nicsim.model import COALESCING, PATHS, Evaluation
-from nicsim.plots import FIGSIZES, PLOTTERS
 
-__all__ = ["plot_model"]
+__all__ = ["cache", "latency", "overhead", "plot_model"]
 
 _COLOURS = {"none": "C0", "default": "C1", "max": "C3"}
 
@@ -52,15 +50,18 @@ def _sim_vs_model(table: pd.DataFrame, fig: Figure, sim: str, model: str, ylabel
         axes[0].legend(fontsize=7, title="coalescing")
 
 
-def _latency(table: pd.DataFrame, fig: Figure) -> None:
+def latency(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
+    """Draw simulated and model latency against the size, one panel per path."""
     _sim_vs_model(table, fig, "sim_latency_us", "model_latency_us", "latency (half round trip, µs)")
 
 
-def _overhead(table: pd.DataFrame, fig: Figure) -> None:
+def overhead(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
+    """Draw simulated and model echo-host overhead against the size, one panel per path."""
     _sim_vs_model(table, fig, "sim_overhead_pct", "model_overhead_pct", "echo-host CPU taken (%)")
 
 
-def _cache(table: pd.DataFrame, fig: Figure) -> None:
+def cache(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
+    """Draw simulated and model ping-pong latency per process placement."""
     ax = fig.subplots()
     for i, binding in enumerate(dict.fromkeys(table["binding"])):
         r = table[table["binding"] == binding].sort_values("size_bytes")
@@ -83,28 +84,19 @@ def _cache(table: pd.DataFrame, fig: Figure) -> None:
 
 def plot_model(evaluations: Mapping[str, Sequence[Evaluation]], title: str, path: Path) -> Path:
     """Model latency and echo-host overhead against size, one line per path; PNG at ``path``."""
-    fig = plt.figure(figsize=(10, 4), layout="constrained")
-    try:
-        lat, over = fig.subplots(1, 2)
-        for name, evals in evaluations.items():
-            sizes = [e.size_bytes for e in evals]
-            lat.plot(sizes, [e.latency_us for e in evals], marker="o", label=name)
-            over.plot(sizes, [e.overhead_pct for e in evals], marker="o", label=name)
-        lat.set_ylabel("latency (half round trip, µs)")
-        over.set_ylabel("echo-host CPU taken (%)")
-        for ax in (lat, over):
-            ax.set_xlabel("message size (B)")
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=8)
-        fig.suptitle(title)
-        fig.savefig(path, dpi=100, metadata={"Software": None})
-    finally:
-        plt.close(fig)
+    # A bare Figure (no pyplot): nothing global to select or close.
+    fig = Figure(figsize=(10, 4), layout="constrained")
+    lat, over = fig.subplots(1, 2)
+    for name, evals in evaluations.items():
+        sizes = [e.size_bytes for e in evals]
+        lat.plot(sizes, [e.latency_us for e in evals], marker="o", label=name)
+        over.plot(sizes, [e.overhead_pct for e in evals], marker="o", label=name)
+    lat.set_ylabel("latency (half round trip, µs)")
+    over.set_ylabel("echo-host CPU taken (%)")
+    for ax in (lat, over):
+        ax.set_xlabel("message size (B)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.savefig(path, dpi=100, metadata={"Software": None})
     return path
-
-
-PLOTTERS["emo-latency"] = _latency
-PLOTTERS["emo-overhead"] = _overhead
-PLOTTERS["emo-cache"] = _cache
-FIGSIZES["emo-latency"] = (13, 4.5)
-FIGSIZES["emo-overhead"] = (13, 4.5)

@@ -1,20 +1,24 @@
-"""Plots of the [LCI] experiments, registered into :data:`nicsim.plots.PLOTTERS`.
+"""Plots of the [LCI] experiments (matplotlib).
 
-One function per experiment id, drawing a result table on a figure; the
-multicast and watchdog/timers phases add theirs to :data:`LCI_PLOTTERS`.
+This module owns the figures of :mod:`nicsim.exp_lci`: one function per
+experiment, drawing its result table on a figure. Drawing and saving the
+file is :func:`nicsim.plots.plot`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-__all__ = ["LCI_PLOTTERS"]
+from nicsim.exp_base import Published
+
+__all__ = ["multicast", "multicast_apps", "polling", "timers", "watchdog"]
 
 
-def _polling(table: pd.DataFrame, fig: Figure) -> None:
+def polling(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
+    """Draw throughput and message rate against the payload per polling strategy."""
     throughput, rate = fig.subplots(1, 2)
     for strategy in dict.fromkeys(table["strategy"]):
         rows = table[table["strategy"] == strategy].sort_values("payload_bytes")
@@ -32,7 +36,8 @@ def _polling(table: pd.DataFrame, fig: Figure) -> None:
     throughput.legend(title="polling")
 
 
-def _multicast(table: pd.DataFrame, fig: Figure) -> None:
+def multicast(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
+    """Draw broadcast latency and sender throughput against the size per forwarding."""
     latency, throughput = fig.subplots(1, 2)
     for forwarding in dict.fromkeys(table["forwarding"]):
         rows = table[table["forwarding"] == forwarding].sort_values("size_bytes")
@@ -50,7 +55,8 @@ def _multicast(table: pd.DataFrame, fig: Figure) -> None:
     latency.legend(title="forwarding")
 
 
-def _multicast_apps(table: pd.DataFrame, fig: Figure) -> None:
+def multicast_apps(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
+    """Draw ASP and QR execution time per forwarding scheme."""
     ax = fig.subplots()
     apps = list(dict.fromkeys(table["app"]))
     forwardings = list(dict.fromkeys(table["forwarding"]))
@@ -70,7 +76,8 @@ def _multicast_apps(table: pd.DataFrame, fig: Figure) -> None:
     ax.legend(title="forwarding")
 
 
-def _watchdog(table: pd.DataFrame, fig: Figure) -> None:
+def watchdog(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
+    """Draw execution time and interrupts against the watchdog delay per DSM mix."""
     exec_ax, irq_ax = fig.subplots(1, 2)
     delays = list(dict.fromkeys(str(d) for d in table["delay_us"]))
     xs = range(len(delays))
@@ -102,7 +109,8 @@ def _watchdog(table: pd.DataFrame, fig: Figure) -> None:
     exec_ax.legend(title="app")
 
 
-def _timers(table: pd.DataFrame, fig: Figure) -> None:
+def timers(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
+    """Draw FFT execution time, clock interrupts and stalls against the clock period."""
     exec_ax, irq_ax = fig.subplots(1, 2)
     rows = table.sort_values("clock_period_us")
     exec_ax.plot(rows["clock_period_us"], rows["exec_time_s"] * 1e3, marker="o")
@@ -122,13 +130,3 @@ def _timers(table: pd.DataFrame, fig: Figure) -> None:
     exec_ax.set_ylabel("FFT execution time (ms)")
     irq_ax.set_ylabel("count")
     irq_ax.legend()
-
-
-#: Dedicated plot per LCI experiment id.
-LCI_PLOTTERS: dict[str, Callable[[pd.DataFrame, Figure], None]] = {
-    "lci-polling": _polling,
-    "lci-multicast": _multicast,
-    "lci-multicast-apps": _multicast_apps,
-    "lci-watchdog": _watchdog,
-    "lci-timers": _timers,
-}

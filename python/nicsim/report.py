@@ -163,14 +163,7 @@ def write_report(tables: Mapping[str, pd.DataFrame], out_dir: Path, provenance: 
     for exp_id, table in tables.items():
         experiment = _experiments.get(exp_id)
         write_table(table, out_dir, exp_id)
-        plot(
-            exp_id,
-            experiment.title,
-            table,
-            experiment.parameters,
-            experiment.metrics,
-            out_dir / f"{exp_id}.png",
-        )
+        plot(experiment, table, out_dir / f"{exp_id}.png")
         sections += _section(experiment, table)
         summary.append(summary_row(experiment, table))
     header = ["experiment", "rows", "published values within 15% (k/n)", "claims holding (k/n)"]
