@@ -9,7 +9,13 @@ import pytest
 
 from conftest import REAL_CORE
 
-PURE = ["nicsim.scenario", "nicsim.experiments", "nicsim.runner", "nicsim.report"]
+PURE = [
+    "nicsim.scenario",
+    "nicsim.exp_base",
+    "nicsim.experiments",
+    "nicsim.runner",
+    "nicsim.report",
+]
 NEEDS_CORE = ["nicsim", "nicsim.model", "nicsim.policy", "nicsim.sweeps"]
 
 

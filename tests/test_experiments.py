@@ -1,14 +1,22 @@
-"""The experiment registry matches SPEC §4 (ids, columns, grids)."""
+"""The experiment registry: SPEC §4 ids, columns and grids; one list; claims show their check."""
 
 from __future__ import annotations
 
+import dataclasses
+import operator
+import re
+from collections.abc import Callable
+from types import ModuleType
+
+import pandas as pd
 import pytest
 
-from nicsim import experiments
+from nicsim import exp_coal, exp_emo, exp_lci, exp_mq, experiments
+from nicsim.exp_base import Claim, Experiment
 from nicsim.experiments import EXPERIMENTS, GROUPS
 from nicsim.scenario import Scenario
 
-# SPEC.md §4, copied verbatim for the experiments implemented so far.
+# SPEC.md §4, copied verbatim.
 SPEC_COLUMNS = {
     "coalescing-pingpong": (("strategy", "size_bytes"), ("latency_us", "throughput_MiBps")),
     "coalescing-delay-sweep": (
@@ -32,7 +40,7 @@ SPEC_COLUMNS = {
     ),
     "multiqueue-alltoall": (("steering", "size_bytes", "stack"), ("time_us", "relative_to_native")),
     "multiqueue-nas": (("benchmark", "steering/stack"), ("exec_time_s",)),
-    # Beyond SPEC §4 (issue: today's Linux knobs on the modern preset).
+    # Beyond SPEC §4: today's Linux knobs on the modern preset.
     "napi-knobs": (
         ("config", "workload"),
         ("latency_us", "msg_rate_per_s", "cpu_cores", "interrupts_per_msg"),
@@ -44,7 +52,7 @@ SPEC_IDS = {
     *SPEC_COLUMNS,
     "lci-polling", "lci-multicast", "lci-multicast-apps", "lci-watchdog",
     "lci-timers", "emo-latency", "emo-overhead",
-    "emo-cache",  # beyond SPEC §4: the EMO cache layer (issue 6, item 4)
+    "emo-cache",  # beyond SPEC §4: the EMO cache layer
 }  # fmt: skip
 
 
@@ -133,3 +141,79 @@ def test_published_values_are_the_spec_numbers() -> None:
     assert values["coalescing-delay-sweep"] == [433000]
     assert values["coalescing-irq-overhead"] == [40, 774, 965]
     assert values["coalescing-pingpong"] == [10, 75]
+
+
+# -- the one list ----------------------------------------------------------
+
+STUDY_MODULES = [exp_coal, exp_mq, exp_lci, exp_emo]
+
+
+def test_all_names_every_group_and_runs_every_experiment() -> None:
+    assert GROUPS["all"] == ("omx-coal", "napi", "omx-mq", "lci", "emo")
+    assert experiments.expand(["all"]) == list(EXPERIMENTS)
+    every_group = [exp_id for group in experiments.STUDIES for exp_id in GROUPS[group]]
+    assert set(EXPERIMENTS) == set(every_group)
+
+
+@pytest.mark.parametrize("module", STUDY_MODULES, ids=lambda m: m.__name__)
+def test_every_experiment_of_a_study_module_is_listed(module: ModuleType) -> None:
+    defined = [v for v in vars(module).values() if isinstance(v, Experiment)]
+    assert defined
+    for exp in defined:
+        assert EXPERIMENTS[exp.id] is exp, f"{module.__name__}: {exp.id} not in STUDIES"
+
+
+def test_two_experiments_with_one_id_are_refused() -> None:
+    twin = dataclasses.replace(exp_coal.PINGPONG, title="another")
+    with pytest.raises(ValueError, match="coalescing-pingpong"):
+        experiments._by_id({"a": (exp_coal.PINGPONG,), "b": (twin,)})
+
+
+# -- claims: the text shows the check --------------------------------------
+
+#: The comparison and bound at the end of a claim's text (and its unit).
+CLAIM_TAIL = re.compile(r" (?P<op><=|>=|<|>) (?P<bound>-?[0-9.e+-]+)(?: (?P<unit>\S+))?$")
+COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+ALL_CLAIMS = [
+    pytest.param(claim, id=f"{exp.id}[{i}]")
+    for exp in EXPERIMENTS.values()
+    for i, claim in enumerate(exp.claims)
+]
+
+
+@pytest.mark.parametrize("claim", ALL_CLAIMS)
+def test_claim_text_states_the_check_it_makes(claim: Claim) -> None:
+    tail = CLAIM_TAIL.search(claim.text)
+    assert tail, claim.text
+    written = float(tail["bound"])
+    assert written == claim.bound
+    assert (tail["unit"] or "") == claim.unit
+    compare = COMPARE[tail["op"]]
+    step = max(abs(written), 1.0) * 1e-6
+    for value in (written - 1, written - step, written, written + step, written + 1):
+        assert claim.holds(value) == compare(value, written), (claim.text, value)
+    # The statement itself carries no second comparison that could drift.
+    assert not CLAIM_TAIL.search(claim.statement), claim.statement
+
+
+@pytest.mark.parametrize(
+    ("make", "below", "at", "above", "symbol"),
+    [
+        (Claim.below, True, False, False, "<"),
+        (Claim.at_most, True, True, False, "<="),
+        (Claim.above, False, False, True, ">"),
+        (Claim.at_least, False, True, True, ">="),
+    ],
+)
+def test_claim_constructors(
+    make: Callable[..., Claim], below: bool, at: bool, above: bool, symbol: str
+) -> None:
+    claim = make(lambda t: None, 0.75, text="x: r", source="s", unit="ns")
+    assert claim.text == f"x: r {symbol} 0.75 ns"
+    assert (claim.holds(0.5), claim.holds(0.75), claim.holds(1.0)) == (below, at, above)
+    assert claim.check(pd.DataFrame()) is None
+
+
+def test_claim_refuses_a_bound_its_text_would_round() -> None:
+    with pytest.raises(ValueError, match="bound"):
+        Claim.below(lambda t: 0.0, 1 / 3, text="x", source="s")

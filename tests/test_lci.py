@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nicsim import experiments, runner
+from nicsim import experiments, plots_lci, runner
 from nicsim.exp_lci import (
     CLOCK_PERIODS_US,
     DSM_APPS,
@@ -20,7 +20,6 @@ from nicsim.exp_lci import (
     QUICK_MC_SIZES,
     WATCHDOG_DELAYS,
 )
-from nicsim.plots import PLOTTERS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -69,7 +68,7 @@ def test_lci_polling_is_registered_in_the_lci_group() -> None:
     exp = experiments.get("lci-polling")
     assert exp.preset == "lci2000"
     assert exp.columns[:3] == ("strategy", "payload_bytes", "throughput_MBps")
-    assert "lci-polling" in PLOTTERS
+    assert exp.plot is plots_lci.polling
 
 
 def test_lci_polling_grid_and_scenarios() -> None:
@@ -105,7 +104,7 @@ def test_lci_watchdog_configurations_and_scenarios() -> None:
     assert jobs[("fft", "30")]["nic"] == {"watchdog_us": 30.0}
     assert jobs[("fft", "30")]["workload"]["kind"] == "dsm"
     assert jobs[("fft", "30")]["workload"]["mix"] == "fft"
-    assert "lci-watchdog" in PLOTTERS
+    assert exp.plot is plots_lci.watchdog
 
 
 def test_lci_watchdog_table_keeps_stuck_rows_with_a_fake_core() -> None:
@@ -128,7 +127,7 @@ def test_lci_timers_configurations_with_a_fake_core() -> None:
     assert job["workload"]["kind"] == "fft-alltoall"
     table = runner.run_experiment("lci-timers", jobs=1, quick=True, run_fn=_fake_lci_run)
     assert list(table.columns[:2]) == ["clock_period_us", "exec_time_s"]
-    assert "lci-timers" in PLOTTERS
+    assert exp.plot is plots_lci.timers
 
 
 @pytest.mark.core
@@ -185,7 +184,8 @@ def test_lci_multicast_grid_and_scenarios() -> None:
     assert first["nic"] == {"forwarding": "host-message"}
     assert first["workload"]["kind"] == "bcast"
     assert 10 <= first["workload"]["count"] <= 100
-    assert "lci-multicast" in PLOTTERS and "lci-multicast-apps" in PLOTTERS
+    assert exp.plot is plots_lci.multicast
+    assert experiments.get("lci-multicast-apps").plot is plots_lci.multicast_apps
 
 
 def test_lci_multicast_apps_scenarios() -> None:

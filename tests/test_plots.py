@@ -1,15 +1,20 @@
-"""Plots: dedicated figures for [OMX-COAL] and [OMX-MQ], robust to partial tables, byte-stable."""
+"""Plots: dedicated figures, robust to partial tables, byte-stable, marking only their
+experiment's published values."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 
-from nicsim import plots, runner
+from nicsim import plots, plots_coal, runner
+from nicsim.exp_base import Experiment, Published
 from nicsim.experiments import EXPERIMENTS, GROUPS
 
 RunFn = Callable[[str], dict[str, float | int | str]]
@@ -37,49 +42,64 @@ OMX_MQ = [
 def tables() -> dict[str, pd.DataFrame]:
     import _fake_core
 
-    return runner.run_experiments(OMX_COAL + OMX_MQ, jobs=1, quick=True, run_fn=_fake_core.run)
+    ids = [*OMX_COAL, *OMX_MQ, "multiqueue-nas"]
+    return runner.run_experiments(ids, jobs=1, quick=True, run_fn=_fake_core.run)
 
 
 def _draw(exp_id: str, table: pd.DataFrame, path: Path) -> bytes:
-    exp = EXPERIMENTS[exp_id]
-    plots.plot(exp_id, exp.title, table, exp.parameters, exp.metrics, path)
+    plots.plot(EXPERIMENTS[exp_id], table, path)
     return path.read_bytes()
 
 
-def test_every_omx_coal_experiment_has_a_dedicated_plot() -> None:
+def test_every_experiment_has_a_dedicated_plot() -> None:
     assert set(OMX_COAL) <= set(GROUPS["omx-coal"])
-    assert set(OMX_COAL) <= set(plots.PLOTTERS)
-
-
-def test_every_omx_mq_experiment_has_a_dedicated_plot() -> None:
     assert set(OMX_MQ) <= set(GROUPS["omx-mq"])
-    assert set(OMX_MQ) <= set(plots.PLOTTERS)
+    assert all(exp.plot is not None for exp in EXPERIMENTS.values())
 
 
-@pytest.mark.parametrize("exp_id", OMX_MQ)
-def test_every_omx_mq_published_value_is_marked(exp_id: str) -> None:
-    # The reverse of the check below: nothing published is left off the plot.
-    marked = sorted(value for _, _, value in plots.PUBLISHED_MARKERS.get(exp_id, ()))
-    assert marked == sorted(item.value for item in EXPERIMENTS[exp_id].published)
+def _marks(exp: Experiment, table: pd.DataFrame, published: Sequence[Published]) -> list[float]:
+    """The y of every published-value marker the experiment's plot draws."""
+    assert exp.plot is not None
+    fig = plt.figure()
+    try:
+        exp.plot(table, fig, tuple(published))
+        return sorted(
+            float(y)
+            for ax in fig.axes
+            for line in ax.get_lines()
+            if line.get_gid() == plots.PUBLISHED_GID
+            for y in np.asarray(line.get_ydata(), dtype=float)
+        )
+    finally:
+        plt.close(fig)
 
 
-@pytest.mark.parametrize(("exp_id", "markers"), list(plots.PUBLISHED_MARKERS.items()))
-def test_published_markers_match_the_registry(
-    exp_id: str, markers: tuple[tuple[dict[str, str | int], str, float], ...]
+def _is_one_of(y: float, values: Sequence[float]) -> bool:
+    # Plots draw some rates in thousands.
+    return any(math.isclose(y, v * scale) for v in values for scale in (1.0, 1e-3))
+
+
+#: Published cells a plot has no place for, and why.
+UNMARKED = {"coalescing-pingpong": "latency is drawn normalised to `disabled`"}
+
+
+@pytest.mark.parametrize("exp_id", OMX_COAL + OMX_MQ + ["multiqueue-nas"])
+def test_plot_marks_exactly_its_experiments_published_cells(
+    exp_id: str, tables: dict[str, pd.DataFrame]
 ) -> None:
     exp = EXPERIMENTS[exp_id]
-    for selector, metric, value in markers:
-        row: dict[str, object] = {column: np.nan for column in exp.metrics}
-        row.update({p: selector.get(p, "?") for p in exp.parameters})
-        row[metric] = value
-        table = pd.DataFrame([row], columns=list(exp.columns))
-        # Parameters not in the selector take the only value the grid uses.
-        for p in exp.parameters:
-            if p not in selector:
-                table[p] = exp.configurations(True)[0][p]
-        assert any(
-            item.value == value and item.simulated(table) == value for item in exp.published
-        ), (selector, metric, value)
+    table = tables[exp_id]
+    cells = [item for item in exp.published if item.cell is not None]
+    drawn = _marks(exp, table, exp.published)
+    assert all(_is_one_of(y, [item.value for item in cells]) for y in drawn), drawn
+    assert len(drawn) == (0 if exp_id in UNMARKED else len(cells))
+    # Nothing published: nothing marked (no value is kept in the plot itself).
+    assert _marks(exp, table, ()) == []
+    # Other published values: the marks follow them.
+    moved = [dataclasses.replace(item, value=2 * item.value + 1) for item in exp.published]
+    drawn = _marks(exp, table, moved)
+    assert all(_is_one_of(y, [item.value for item in moved]) for y in drawn), drawn
+    assert not any(_is_one_of(y, [item.value for item in cells]) for y in drawn), drawn
 
 
 def _subsets(exp_id: str, table: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -140,35 +160,16 @@ def test_omx_mq_plots_draw_partial_tables(
         assert _draw(exp_id, subset, path)[:4] == b"\x89PNG", name
 
 
-def test_mq_pingpong_draws_the_published_markers(
-    tables: dict[str, pd.DataFrame], tmp_path: Path
-) -> None:
-    import matplotlib.pyplot as plt
-
-    fig = plt.figure()
-    try:
-        plots.PLOTTERS["multiqueue-pingpong"](tables["multiqueue-pingpong"], fig)
-        ys = [
-            np.asarray(line.get_ydata(), dtype=float)
-            for ax in fig.axes
-            for line in ax.get_lines()
-            if line.get_marker() == "D"
-        ]
-        drawn = sorted(float(y[0]) for y in ys if y.size == 1)
-    finally:
-        plt.close(fig)
-    assert drawn == sorted(v for _, _, v in plots.PUBLISHED_MARKERS["multiqueue-pingpong"])
-
-
 def test_extra_strategies_alone_still_plot(tables: dict[str, pd.DataFrame], tmp_path: Path) -> None:
     table = tables["coalescing-msgrate"]
-    extras = table[~table["strategy"].isin(plots.STUDY_STRATEGIES)]
+    extras = table[~table["strategy"].isin(plots_coal.STUDY_STRATEGIES)]
     assert len(extras) and _draw("coalescing-msgrate", extras, tmp_path / "x.png")
 
 
-def test_unknown_experiment_uses_the_generic_plot(tmp_path: Path) -> None:
+def test_experiment_without_a_plot_uses_the_generic_one(tmp_path: Path) -> None:
     table = pd.DataFrame({"a": ["x", "y"], "b": [1, 2], "m": [0.5, 0.25]})
-    path = plots.plot("custom", "t", table, ("a", "b"), ("m",), tmp_path / "c.png")
+    custom = Experiment("custom", "t", ("a", "b"), ("m",), lambda quick: [], lambda p, q: {})
+    path = plots.plot(custom, table, tmp_path / "c.png")
     assert path.read_bytes()[:4] == b"\x89PNG"
 
 
