@@ -40,6 +40,7 @@ __all__ = [
     "cell_value",
     "generic",
     "headroom",
+    "label_above",
     "log_positive",
     "note",
     "plot",
@@ -107,6 +108,19 @@ def published_at(published: Sequence[Published], metric: str, **where: Any) -> l
 def published_cells(published: Sequence[Published]) -> list[tuple[Cell, float]]:
     """Return ``(cell, value)`` of every published value read from one table cell."""
     return [(item.cell, item.value) for item in published if item.cell is not None]
+
+
+def label_above(ax: Axes, text: str, x: float, y: float, fontsize: float) -> None:
+    """Write ``text`` just above the point ``(x, y)`` (e.g. a bar's value on its top)."""
+    ax.annotate(
+        text,
+        (x, y),
+        xytext=(0, 2),
+        textcoords="offset points",
+        ha="center",
+        va="bottom",
+        fontsize=fontsize,
+    )
 
 
 def log_positive(ax: Axes, values: Iterable[float], base: float = 10) -> None:

@@ -27,6 +27,7 @@ from nicsim.plots import (
     PUBLISHED_STYLE,
     cell_value,
     headroom,
+    label_above,
     log_positive,
     note,
     published_at,
@@ -142,15 +143,7 @@ def _strategy_bars(
             continue
         ax.bar(i, value * scale, width=0.7, **_bar_kwargs(styles[name]))
         if annotate is not None:
-            ax.annotate(
-                annotate % (value * scale),
-                (i, value * scale),
-                xytext=(0, 2),
-                textcoords="offset points",
-                ha="center",
-                va="bottom",
-                fontsize=7,
-            )
+            label_above(ax, annotate % (value * scale), i, value * scale, fontsize=7)
     ax.set_xticks(range(len(strategies)), strategies, rotation=20, ha="right")
     _mark_beyond(ax, strategies)
     ax.grid(True, axis="y", alpha=0.3)
@@ -385,15 +378,7 @@ def marking(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) ->
         text = f"{value:.0f}"
         if reference is not None and cls != "none":
             text += f"\n({value / reference - 1:+.1%})"
-        ax.annotate(
-            text,
-            (i, value),
-            xytext=(0, 2),
-            textcoords="offset points",
-            ha="center",
-            va="bottom",
-            fontsize=8,
-        )
+        label_above(ax, text, i, value, fontsize=8)
     if reference is not None:
         ax.axhline(
             reference,
@@ -422,15 +407,7 @@ def _label_bars(
     for (g, name), x in positions.items():
         value = cell_value(table, metric, **{group: g, "strategy": name})
         if value is not None:
-            ax.annotate(
-                fmt % value,
-                (x, value),
-                xytext=(0, 2),
-                textcoords="offset points",
-                ha="center",
-                va="bottom",
-                fontsize=7,
-            )
+            label_above(ax, fmt % value, x, value, fontsize=7)
 
 
 def misorder(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
