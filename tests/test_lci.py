@@ -37,8 +37,10 @@ def _fake_lci_run(scenario_toml: str) -> dict[str, float | int | str]:
         delay = data["nic"]["watchdog_us"]
         stuck = delay == "inf"
         irq = 0 if stuck else (5000 if delay == "none" else int(2000 / (1 + float(delay))))
+        # Requests to a computing home wait up to the delay: the study's U shape.
+        wait = 0.0 if delay in ("none", "inf") else float(delay) * 1e-5
         return {
-            "exec_time_s": float("nan") if stuck else 0.01 + irq * 25e-6 / 16,
+            "exec_time_s": float("nan") if stuck else 0.01 + irq * 25e-6 / 16 + wait,
             "interrupts": irq,
             "stuck": 1.0 if stuck else 0.0,
         }

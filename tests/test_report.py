@@ -50,7 +50,8 @@ def test_comparison_ratio_and_within() -> None:
     )
     rows = {row[0]: row for row in report.comparison(exp, table)}
     disabled = rows["overhead per packet, disabled, rr"]
-    assert disabled[1:5] == [1000.0, 965.0, 1000.0 / 965.0, "yes"]
+    assert disabled[1:6] == [1000.0, 965.0, 1000.0 / 965.0, "yes", "fitted"]
+    assert disabled[6] == '[OMX-COAL] §IV-B2 ("965 ns")'
     assert rows["overhead per packet, timeout, rr"][4] == "no"
     assert rows["saving of binding the interrupt to one core (disabled), ns"][1] == 50.0
     assert report.claims(exp, table)[0][1:3] == [50.0, "yes"]
@@ -80,13 +81,20 @@ def test_summary_row_counts_published_and_claims() -> None:
             "overhead_ns_per_packet": [1000.0, 950.0, 1000.0, 960.0],
         }
     )
-    # 1000 vs 965 is within 15%; 1000 vs 774 and 50 vs 40 ns are not; the one claim holds.
-    assert report.summary_row(exp, table)[1:] == [4, "1/3", "1/1"]
+    # All four are fitted: 1000 vs 965 is within 15%; 1000 vs 774, a 0 % saving vs 20 %
+    # and 50 vs 40 ns are not; nothing is predicted; the one claim holds.
+    assert report.summary_row(exp, table)[1:] == [4, "1/4", "-", "1/1"]
     # Missing rows count in n only.
-    assert report.summary_row(exp, table.iloc[0:0])[1:] == [0, "0/3", "0/1"]
+    assert report.summary_row(exp, table.iloc[0:0])[1:] == [0, "0/4", "-", "0/1"]
     marking = EXPERIMENTS["coalescing-marking"]
     empty = pd.DataFrame(columns=list(marking.columns))
-    assert report.summary_row(marking, empty)[1:] == [0, "-", "0/4"]
+    assert report.summary_row(marking, empty)[1:] == [0, "-", "-", f"0/{len(marking.claims)}"]
+    # A predicted value is counted apart from the fitted ones.
+    msgrate = EXPERIMENTS["coalescing-msgrate"]
+    fitted, predicted = report.summary_row(msgrate, pd.DataFrame(columns=list(msgrate.columns)))[
+        2:4
+    ]
+    assert (fitted, predicted) == ("0/5", "0/1")
 
 
 def test_report_starts_with_the_summary(fake_run: RunFn, tmp_path: Path) -> None:
@@ -95,15 +103,16 @@ def test_report_starts_with_the_summary(fake_run: RunFn, tmp_path: Path) -> None
     provenance = report.Provenance(nicsim_version="9.9", preset="omx2009", seed=1, quick=True)
     text = report.write_report(tables, tmp_path, provenance).read_text()
     summary = text[text.index("## Summary") : text.index("## `coalescing-msgrate`")]
-    assert "| experiment | rows | published values within 15% (k/n) | claims holding (k/n) |" in (
-        summary
-    )
+    assert (
+        "| experiment | rows | fitted values within 15% (k/n) | predicted values within 15% (k/n) "
+        "| claims holding (k/n) |"
+    ) in summary
     assert "| [`coalescing-msgrate`](#coalescing-msgrate) | 18 | " in summary
     assert "| [`coalescing-transfer`](#coalescing-transfer) | 6 | - | " in summary
     for exp_id in ids:
         section = text[text.index(f"## `{exp_id}`") :]
         assert section.index(f"![{exp_id}]({exp_id}.png)") < section.index("| strategy |")
-    assert text.count("### Published claims") == 1  # transfer has claims, msgrate none
+    assert text.count("### Claims") == 1  # transfer has claims, msgrate none
 
 
 def test_discussion_follows_the_claims(fake_run: RunFn, tmp_path: Path) -> None:
@@ -112,5 +121,5 @@ def test_discussion_follows_the_claims(fake_run: RunFn, tmp_path: Path) -> None:
     tables = runner.run_experiments([exp.id], quick=True, jobs=1, run_fn=fake_run)
     text = report.write_report(tables, tmp_path, report.Provenance("t", "omx2009", 1, True))
     body = text.read_text(encoding="utf-8")
-    assert body.index("### Published claims") < body.index("### Discussion")
+    assert body.index("### Claims") < body.index("### Discussion")
     assert exp.discussion in body

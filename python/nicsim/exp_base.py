@@ -11,28 +11,37 @@ no registry (:mod:`nicsim.experiments` lists them), runs nothing
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import pandas as pd
 
+from nicsim.studies import Quote, Ref
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
     "DEFAULT_FIGSIZE",
+    "TOLERANCE",
     "Cell",
+    "Check",
     "Claim",
     "Experiment",
     "Params",
     "Plotter",
     "Published",
+    "Quote",
     "Reader",
+    "Ref",
     "ScenarioDict",
     "at",
     "difference",
     "grid",
+    "number",
+    "own",
     "ratio",
     "scaled",
 ]
@@ -88,9 +97,27 @@ class Cell:
         return all(column in selector and selector[column] == v for column, v in where.items())
 
 
+#: Relative tolerance of "agrees" for a published value (not a bound).
+TOLERANCE = 0.15
+
+
+@dataclass(frozen=True)
+class Check:
+    """A published value against the simulated table.
+
+    ``simulated`` and ``ratio`` (simulated / published) are ``None`` when
+    the table lacks the rows; ``agrees`` is then ``None`` too. A value
+    agrees when it is within :data:`TOLERANCE`; a bound when it holds.
+    """
+
+    simulated: float | None
+    ratio: float | None
+    agrees: bool | None
+
+
 @dataclass(frozen=True)
 class Published:
-    """A number a reference study reports, and how to read it off our table.
+    """A number a reference study prints, and how to read it off our table.
 
     Attributes
     ----------
@@ -103,18 +130,115 @@ class Published:
         (``None`` if the table lacks the row). A :class:`Cell` (made by
         :func:`at`) also tells the plot where to mark the value.
     source
-        Where the value comes from, e.g. ``"[OMX-COAL] Fig. 6"``.
+        Where the study prints it, e.g. ``Ref("omx-coal", "Table I")``.
+    printed
+        The number as the study prints it there (``"490k"``, ``"29.80 %"``,
+        ``"more than a factor of two"``); empty means ``f"{value:g}"``.
+        :func:`number` of it times ``scale`` is ``value`` (unless it is
+        written in words).
+    scale
+        Converts the printed number to the unit of ``value`` (``0.01`` for
+        a percentage read as a fraction).
+    fit
+        The calibration that fitted preset parameters to this value (a key
+        of :data:`nicsim.validation.FITS`); ``None``: nothing was fitted to
+        it, so the simulated value is a prediction.
+    bound
+        ``"="``: a value (agrees within :data:`TOLERANCE`); ``"<"``/``">"``:
+        the study states a bound ("more than a factor of two").
+    note
+        Why the simulated quantity is not quite the published one, if so.
     """
 
     quantity: str
     value: float
     simulated: Reader
-    source: str
+    source: Ref
+    printed: str = ""
+    scale: float = 1.0
+    fit: str | None = None
+    bound: Literal["=", "<", ">"] = "="
+    note: str = ""
 
     @property
     def cell(self) -> Cell | None:
-        """The table cell the value belongs to, if it is one cell (else ``None``)."""
+        """The table cell the value belongs to, if it is one cell (else ``None``).
+
+        A bound is never drawn as a value, so it has no cell.
+        """
+        if self.bound != "=":
+            return None
         return self.simulated if isinstance(self.simulated, Cell) else None
+
+    @property
+    def as_printed(self) -> str:
+        """The number as the study prints it."""
+        return self.printed or f"{self.value:g}"
+
+    @property
+    def status(self) -> str:
+        """``"fitted"`` or ``"predicted"``."""
+        return "predicted" if self.fit is None else "fitted"
+
+    @property
+    def target(self) -> str:
+        """The published value as a target: ``"0.5"``, or ``"< 0.5"`` for a bound."""
+        value = f"{self.value:g}"
+        return value if self.bound == "=" else f"{self.bound} {value}"
+
+    def check(self, table: pd.DataFrame) -> Check:
+        """Compare the simulated counterpart with the published value.
+
+        Examples
+        --------
+        >>> p = Published("r", 2.0, at("r", k=1), Ref("omx-coal", "§IV-C2"))
+        >>> p.check(pd.DataFrame({"k": [1], "r": [2.2]}))
+        Check(simulated=2.2, ratio=1.1, agrees=True)
+        >>> bound = Published("r", 0.5, at("r", k=1), Ref("omx-coal", "§IV-B1"), bound="<")
+        >>> bound.check(pd.DataFrame({"k": [1], "r": [0.6]})).agrees
+        False
+        """
+        simulated = self.simulated(table)
+        if simulated is None:
+            return Check(None, None, None)
+        simulated = float(simulated)
+        ratio = simulated / self.value if self.value else None
+        if self.bound == "<":
+            agrees = simulated < self.value
+        elif self.bound == ">":
+            agrees = simulated > self.value
+        else:
+            agrees = ratio is not None and abs(ratio - 1.0) <= TOLERANCE
+        return Check(simulated, ratio, agrees)
+
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+
+
+def number(printed: str) -> float | None:
+    """Return the first number written in digits in ``printed`` (a ``k`` after it: x 1000).
+
+    Examples
+    --------
+    >>> number("490k"), number("29.80 %"), number("roughly 40 ns"), number("a factor of two")
+    (490000.0, 29.8, 40.0, None)
+    """
+    m = _NUMBER.search(printed)
+    if m is None:
+        return None
+    value = float(m.group(0))
+    return value * 1000 if printed[m.end() : m.end() + 1] == "k" else value
+
+
+def own(reason: str) -> str:
+    """Source of a claim that is nicsim's own expectation, not a study's statement.
+
+    Examples
+    --------
+    >>> own("model and simulator read one scenario")
+    "nicsim's expectation: model and simulator read one scenario"
+    """
+    return f"nicsim's expectation: {reason}"
 
 
 #: Comparison of a claim's value with its bound, by the symbol the text shows.
@@ -147,13 +271,15 @@ class Claim:
     comparison, bound
         The check: ``value <comparison> bound``.
     source
-        Where the statement comes from.
+        A :class:`Quote` of the study that makes the statement (section and
+        sentences), or, for a statement that is not a study's, its origin:
+        :func:`own` for nicsim's own expectations, or an outside document.
     unit
         Unit of the bound, written after it (e.g. ``"ns"``).
 
     Examples
     --------
-    >>> claim = Claim.below(at("r", k=1), 0.5, text="r stays small: r(1)", source="test")
+    >>> claim = Claim.below(at("r", k=1), 0.5, text="r stays small: r(1)", source=own("test"))
     >>> claim.text
     'r stays small: r(1) < 0.5'
     >>> claim.check(pd.DataFrame({"k": [1], "r": [0.25]}))
@@ -164,7 +290,7 @@ class Claim:
     value: Reader
     comparison: Comparison
     bound: float
-    source: str
+    source: Quote | str
     unit: str = ""
 
     def __post_init__(self) -> None:
@@ -175,25 +301,29 @@ class Claim:
             raise ValueError(f"bound = {self.bound!r}: the text would round it; use fewer digits")
 
     @classmethod
-    def below(cls, value: Reader, bound: float, *, text: str, source: str, unit: str = "") -> Claim:
+    def below(
+        cls, value: Reader, bound: float, *, text: str, source: Quote | str, unit: str = ""
+    ) -> Claim:
         """Claim that ``value < bound``; ``text`` is the statement without the comparison."""
         return cls(text, value, "<", bound, source, unit)
 
     @classmethod
-    def above(cls, value: Reader, bound: float, *, text: str, source: str, unit: str = "") -> Claim:
+    def above(
+        cls, value: Reader, bound: float, *, text: str, source: Quote | str, unit: str = ""
+    ) -> Claim:
         """Claim that ``value > bound``; ``text`` is the statement without the comparison."""
         return cls(text, value, ">", bound, source, unit)
 
     @classmethod
     def at_most(
-        cls, value: Reader, bound: float, *, text: str, source: str, unit: str = ""
+        cls, value: Reader, bound: float, *, text: str, source: Quote | str, unit: str = ""
     ) -> Claim:
         """Claim that ``value <= bound``; ``text`` is the statement without the comparison."""
         return cls(text, value, "<=", bound, source, unit)
 
     @classmethod
     def at_least(
-        cls, value: Reader, bound: float, *, text: str, source: str, unit: str = ""
+        cls, value: Reader, bound: float, *, text: str, source: Quote | str, unit: str = ""
     ) -> Claim:
         """Claim that ``value >= bound``; ``text`` is the statement without the comparison."""
         return cls(text, value, ">=", bound, source, unit)

@@ -15,12 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from nicsim import plots_coal
 from nicsim.exp_base import (
     Claim,
     Experiment,
     Params,
     Published,
+    Quote,
+    Reader,
+    Ref,
     ScenarioDict,
     at,
     difference,
@@ -48,6 +53,8 @@ __all__ = [
 ]
 
 OMX_COAL = "[OMX-COAL] Open-MX interrupt coalescing on Myri-10G (2009)"
+#: The study's key in :data:`nicsim.studies.PAPERS`.
+STUDY = "omx-coal"
 STRATEGIES = ("disabled", "timeout", "openmx", "stream")
 #: Extra rows beyond the study: Linux DIM, and DIM driving openmx's fallback timer.
 EXTRA_STRATEGIES = ("adaptive", "openmx-adaptive")
@@ -59,6 +66,16 @@ IRQ_BINDING_SAVING = difference(
     at("overhead_ns_per_packet", strategy="disabled", irq_binding="rr"),
     at("overhead_ns_per_packet", strategy="disabled", irq_binding="single"),
 )
+
+
+def _percent_saved(after: Reader, before: Reader) -> Reader:
+    """Reader of ``100 * (1 - after / before)``."""
+
+    def read(table: pd.DataFrame) -> float | None:
+        a, b = after(table), before(table)
+        return None if a is None or b is None or b == 0 else 100.0 * (1.0 - a / b)
+
+    return read
 
 
 def pingpong_scenario(p: Params, quick: bool) -> ScenarioDict:
@@ -126,6 +143,15 @@ def _irq_overhead_scenario(p: Params, quick: bool) -> ScenarioDict:
     }
 
 
+#: [OMX-COAL] §IV-C5, on the ping-pong (Fig. 6).
+SUMMARY_PINGPONG = Quote(
+    STUDY,
+    "§IV-C5",
+    "Results presented in this section first show that our Open-MX-specific coalescing "
+    "strategy is able to achieve a low small-message latency (as if coalescing was "
+    "disabled) and a high large-message throughput (as if coalescing was enabled).",
+)
+
 PINGPONG = Experiment(
     id="coalescing-pingpong",
     title="Ping-pong latency and throughput per coalescing strategy (MPI over Open-MX)",
@@ -143,13 +169,16 @@ PINGPONG = Experiment(
             "0 B latency, coalescing disabled (MPI)",
             10.0,
             at("latency_us", strategy="disabled", size_bytes=0),
-            OMX_COAL + ", §5 (MPI over Open-MX ≈ 10 µs)",
+            Ref(STUDY, "§IV-B3"),
+            printed="about 10 µs",
+            fit="omx2009",
         ),
         Published(
             "0 B latency, 75 µs timeout",
             75.0,
             at("latency_us", strategy="timeout", size_bytes=0),
-            OMX_COAL + ", §5 (small-message latency rises to about 75 µs)",
+            Ref(STUDY, "§IV-B3"),
+            printed="up to 75 µs",
         ),
     ),
     claims=(
@@ -161,7 +190,7 @@ PINGPONG = Experiment(
             1.1,
             text="openmx keeps the small-message latency of disabled: "
             "latency(openmx, 0 B) / latency(disabled, 0 B)",
-            source=OMX_COAL,
+            source=SUMMARY_PINGPONG,
         ),
         Claim.above(
             ratio(
@@ -171,7 +200,7 @@ PINGPONG = Experiment(
             0.95,
             text="openmx keeps the 4 MiB throughput of timeout: "
             "throughput(openmx) / throughput(timeout)",
-            source=OMX_COAL,
+            source=SUMMARY_PINGPONG,
         ),
         Claim.at_most(
             ratio(
@@ -181,7 +210,13 @@ PINGPONG = Experiment(
             1,
             text="disabled never above timeout at 4 MiB: "
             "throughput(disabled) / throughput(timeout)",
-            source=OMX_COAL,
+            source=Quote(
+                STUDY,
+                "§IV-B3",
+                "However, large-message throughput increase when interrupt coalescing is "
+                "enabled since many packets are transmitted and thus causing the lower "
+                "per-packet interrupt overhead to become important.",
+            ),
         ),
     ),
     discussion=(
@@ -216,20 +251,25 @@ DELAY_SWEEP = Experiment(
             "msg rate, 75 µs, rr, sleep on, 128 B",
             433000.0,
             at("msg_rate_per_s", delay_us=75, irq_binding="rr", sleep="on"),
-            OMX_COAL + " (calibration target)",
+            Ref(STUDY, "§IV-B1"),
+            printed="433k",
+            fit="omx2009",
         ),
-    ),
-    claims=(
-        Claim.below(
+        Published(
+            "disabling coalescing (delay 0) cuts the 128 B rate (rr, sleep on): "
+            "rate(0 µs) / rate(75 µs)",
+            0.5,
             ratio(
                 at("msg_rate_per_s", delay_us=0, irq_binding="rr", sleep="on"),
                 at("msg_rate_per_s", delay_us=75, irq_binding="rr", sleep="on"),
             ),
-            0.5,
-            text="disabling coalescing (delay 0) cuts the message rate (rr, sleep on): "
-            "rate(0 µs) / rate(75 µs)",
-            source=OMX_COAL,
+            Ref(STUDY, "§IV-B1"),
+            printed="more than a factor of two",
+            fit="omx2009",
+            bound="<",
         ),
+    ),
+    claims=(
         Claim.above(
             ratio(
                 at("msg_rate_per_s", delay_us=75, irq_binding="rr", sleep="off"),
@@ -238,7 +278,12 @@ DELAY_SWEEP = Experiment(
             1.05,
             text="disabling sleep raises the message rate (75 µs, rr): "
             "rate(sleep off) / rate(sleep on)",
-            source=OMX_COAL,
+            source=Quote(
+                STUDY,
+                "§IV-B1",
+                "Then, letting cores go to sleep when idle appears to have a huge overhead "
+                "since disabling sleeping significantly improves the message rate.",
+            ),
         ),
     ),
     discussion=(
@@ -267,19 +312,45 @@ MSGRATE = Experiment(
     scenario=_msgrate_scenario,
     plot=plots_coal.msgrate,
     figsize=(12.0, 4.5),
-    published=tuple(
+    published=(
+        *(
+            Published(
+                f"msg rate, 0 B, {strategy}",
+                rate,
+                at("msg_rate_per_s", strategy=strategy, size_bytes=0),
+                Ref(STUDY, "Table I"),
+                printed=f"{rate / 1000:g}k",
+                fit="omx2009",
+            )
+            for strategy, rate in (
+                ("disabled", 252000.0),
+                ("timeout", 490000.0),
+                ("openmx", 423000.0),
+                ("stream", 435000.0),
+            )
+        ),
         Published(
-            f"msg rate, 0 B, {strategy}",
-            rate,
-            at("msg_rate_per_s", strategy=strategy, size_bytes=0),
-            OMX_COAL + " (calibration target)",
-        )
-        for strategy, rate in (
-            ("disabled", 252000.0),
-            ("timeout", 490000.0),
-            ("openmx", 423000.0),
-            ("stream", 435000.0),
-        )
+            "disabling coalescing cuts the 0 B rate: rate(timeout) / rate(disabled)",
+            2.0,
+            ratio(
+                at("msg_rate_per_s", strategy="timeout", size_bytes=0),
+                at("msg_rate_per_s", strategy="disabled", size_bytes=0),
+            ),
+            Ref(STUDY, "§IV-C2"),
+            printed="(by a factor of 2)",
+            fit="omx2009",
+        ),
+        Published(
+            "stream raises fewer interrupts than openmx at 0 B: "
+            "interrupts per message(openmx) / (stream)",
+            2.0,
+            ratio(
+                at("interrupts_per_msg", strategy="openmx", size_bytes=0),
+                at("interrupts_per_msg", strategy="stream", size_bytes=0),
+            ),
+            Ref(STUDY, "§IV-C2"),
+            printed="by about a factor of 2",
+        ),
     ),
     discussion=(
         "Every 0 B message is marked, so `openmx` interrupts the receiving host "
@@ -310,19 +381,37 @@ IRQ_OVERHEAD = Experiment(
             "overhead per packet, disabled, rr",
             965.0,
             at("overhead_ns_per_packet", strategy="disabled", irq_binding="rr"),
-            OMX_COAL + ", §5",
+            Ref(STUDY, "§IV-B2"),
+            printed="965 ns",
+            fit="omx2009",
         ),
         Published(
             "overhead per packet, timeout, rr",
             774.0,
             at("overhead_ns_per_packet", strategy="timeout", irq_binding="rr"),
-            OMX_COAL + ", §5",
+            Ref(STUDY, "§IV-B2"),
+            printed="774 ns",
+            fit="omx2009",
+        ),
+        Published(
+            "saving of coalescing, % of the disabled overhead (rr)",
+            20.0,
+            _percent_saved(
+                at("overhead_ns_per_packet", strategy="timeout", irq_binding="rr"),
+                at("overhead_ns_per_packet", strategy="disabled", irq_binding="rr"),
+            ),
+            Ref(STUDY, "§IV-B2"),
+            printed="roughly 20 %",
+            fit="omx2009",
+            note="the printed 965 and 774 ns give 19.8 %",
         ),
         Published(
             "saving of binding the interrupt to one core (disabled), ns",
             40.0,
             IRQ_BINDING_SAVING,
-            OMX_COAL + ", §5 (about 40 ns)",
+            Ref(STUDY, "§IV-B2"),
+            printed="roughly 40 ns",
+            fit="omx2009",
         ),
     ),
     claims=(
@@ -331,7 +420,11 @@ IRQ_OVERHEAD = Experiment(
             0,
             text="binding the interrupt to one core saves time (disabled): "
             "overhead(rr) − overhead(single)",
-            source=OMX_COAL,
+            source=Quote(
+                STUDY,
+                "§IV-B2",
+                "Moreover, by binding interrupts on a single core, the overhead drops slightly",
+            ),
             unit="ns",
         ),
     ),
@@ -413,14 +506,37 @@ TRANSFER = Experiment(
             ),
             1.1,
             text="openmx transfers as fast as disabled: time(openmx) / time(disabled)",
-            source=OMX_COAL,
+            source=Quote(
+                STUDY,
+                "§IV-C3",
+                "Our modified firmware is able to achieve almost the same performance "
+                "([held] µs instead of [held] µs) while keeping a very small amount of "
+                "interrupts.",
+            ),
         ),
         Claim.below(
             ratio(at("interrupts", strategy="openmx"), at("interrupts", strategy="disabled")),
             0.5,
             text="openmx raises far fewer interrupts than disabled: "
             "interrupts(openmx) / interrupts(disabled)",
-            source=OMX_COAL,
+            source=Quote(
+                STUDY,
+                "§IV-C3",
+                "Thus, the best coalescing delay configuration for this micro-benchmark is to "
+                "disable it, even if generates more than [held] times more interrupts per "
+                "message",
+            ),
+        ),
+        Claim.below(
+            ratio(at("interrupts", strategy="openmx"), at("interrupts", strategy="timeout")),
+            1,
+            text="openmx raises fewer interrupts than the 75 µs timeout: "
+            "interrupts(openmx) / interrupts(timeout)",
+            source=Quote(
+                STUDY,
+                "§IV-C3",
+                "We even need a bit less interrupts than the usual coalescing strategy.",
+            ),
         ),
     ),
     discussion=(
@@ -429,6 +545,24 @@ TRANSFER = Experiment(
         "75 µs fallback, and the receive bottom half then runs a batch instead of "
         "overlapping with the wire."
     ),
+)
+
+
+def _unmarked(cls: str) -> Reader:
+    """time(``cls`` unmarked) / time(nothing unmarked), 234 KiB under openmx."""
+    return ratio(
+        at("transfer_time_us", unmarked_class=cls),
+        at("transfer_time_us", unmarked_class="none"),
+    )
+
+
+#: [OMX-COAL] §IV-C3 on the pull requests and the last pull reply of each block.
+MARKING_PULL = Quote(
+    STUDY,
+    "§IV-C3",
+    "Marking pull requests and the last pull replies respectively decreases the transfer "
+    "time by [held] and [held] µs. They appear less critical than the Rendezvous message "
+    "because the driver tries to pipeline 4 requests at the same time.",
 )
 
 MARKING = Experiment(
@@ -440,19 +574,74 @@ MARKING = Experiment(
     scenario=_marking_scenario,
     plot=plots_coal.marking,
     finish=_transfer_metrics,
-    claims=tuple(
-        Claim.at_least(
-            ratio(
-                at("transfer_time_us", unmarked_class=cls),
-                at("transfer_time_us", unmarked_class="none"),
-            ),
+    claims=(
+        Claim.above(
+            _unmarked("rndv"),
             1,
-            text=f"marking {cls} helps (it is marked so that the peer is notified at once): "
-            f"time({cls} unmarked) / time(none unmarked)",
-            source=OMX_COAL,
-        )
-        for cls in UNMARKED_CLASSES[1:]
+            text="marking the rendezvous helps: time(rndv unmarked) / time(none unmarked)",
+            source=Quote(
+                STUDY,
+                "§IV-C3",
+                "we observe that marking the initial Rendezvous packet is critical since it "
+                "decreases the time by [held] µs.",
+            ),
+        ),
+        *(
+            Claim.above(
+                _unmarked(cls),
+                1,
+                text=f"marking {cls} helps: time({cls} unmarked) / time(none unmarked)",
+                source=MARKING_PULL,
+            )
+            for cls in ("pull", "last_pull_reply")
+        ),
+        *(
+            Claim.below(
+                ratio(
+                    at("transfer_time_us", unmarked_class=cls),
+                    at("transfer_time_us", unmarked_class="rndv"),
+                ),
+                1,
+                text=f"{cls} is less critical than the rendezvous (4 pipelined requests): "
+                f"time({cls} unmarked) / time(rndv unmarked)",
+                source=MARKING_PULL,
+            )
+            for cls in ("pull", "last_pull_reply")
+        ),
+        Claim.below(
+            _unmarked("notify"),
+            1.02,
+            text="marking notify is not critical (within 2 %): "
+            "time(notify unmarked) / time(none unmarked)",
+            source=Quote(
+                STUDY,
+                "§IV-C3",
+                "Marking the Notify packet does not however appear critical. This surprising "
+                "result may be caused by some timing coincidence in this specific "
+                "microbenchmark.",
+            ),
+        ),
     ),
+    discussion=(
+        "In a ping-pong the notify of one message and the rendezvous of the reply "
+        "leave the same host back to back for the same host, so the interrupt of the "
+        "marked one sweeps the unmarked one up: unmarking the notify costs little (the "
+        'study\'s "timing coincidence"), and unmarking the rendezvous costs less than '
+        "unmarking the pull requests or the last pull replies, whose waits the pipeline "
+        "of 4 requests (`wire::PULL_BLOCKS_OUTSTANDING`) does not hide here: the reverse "
+        "of the study's order."
+    ),
+)
+
+
+#: [OMX-COAL] §IV-C4 on how often Algorithm 2 defers a mis-ordered message's interrupt.
+MISORDER_SUCCESS = Quote(
+    STUDY,
+    "§IV-C4",
+    "However, the success rate of the optimization is limited to [held] % when a single "
+    "packet is mis-ordered, and drops to [held] % when 3 packets are mis-ordered. Indeed, "
+    "the firmware appears to be able to defer interrupts by 3 or 4 packets but it fails to "
+    "do so as soon a small delay between packets appears.",
 )
 
 MISORDER = Experiment(
@@ -465,18 +654,61 @@ MISORDER = Experiment(
     plot=plots_coal.misorder,
     finish=_transfer_metrics,
     claims=(
-        Claim.above(
-            at("deferral_success_rate", strategy="stream", degree=3),
-            0.9,
-            text="stream defers the early marked fragment: success(stream, degree 3)",
-            source=OMX_COAL,
+        Claim.below(
+            at("deferral_success_rate", strategy="stream", degree=1),
+            1,
+            text="stream's deferral does not always succeed with one packet mis-ordered: "
+            "success(stream, degree 1)",
+            source=MISORDER_SUCCESS,
+        ),
+        Claim.below(
+            difference(
+                at("deferral_success_rate", strategy="stream", degree=3),
+                at("deferral_success_rate", strategy="stream", degree=1),
+            ),
+            0,
+            text="stream's deferral succeeds less often with 3 packets mis-ordered than with "
+            "1: success(stream, degree 3) - success(stream, degree 1)",
+            source=MISORDER_SUCCESS,
+        ),
+        *(
+            Claim.below(
+                ratio(
+                    at("transfer_time_us", strategy="stream", degree=degree),
+                    at("transfer_time_us", strategy="openmx", degree=degree),
+                ),
+                1,
+                text=f"stream shortens the mis-ordered transfer (degree {degree}): "
+                "time(stream) / time(openmx)",
+                source=Quote(
+                    STUDY,
+                    "§IV-C4",
+                    "Table III shows that the Stream coalescing firmware indeeds help "
+                    "performance in the mis-ordered case since the overall transfer time is "
+                    "reduced.",
+                ),
+            )
+            for degree in MISORDER_DEGREES[1:]
         ),
         Claim.below(
             at("deferral_success_rate", strategy="openmx", degree=3),
             0.1,
             text="openmx interrupts on the early marked fragment: success(openmx, degree 3)",
-            source=OMX_COAL,
+            source=Quote(
+                STUDY,
+                "§III-C",
+                "Indeed, since only the last fragment of medium messages or pull replies is "
+                "marked, a mis-ordered fragment may cause the interrupt to be raised before "
+                "all fragments are actually received.",
+            ),
         ),
+    ),
+    discussion=(
+        "The medium fragments leave the sender back to back and arrive with only the "
+        "seeded 600 ns jitter, so a DMA is always pending when the early marked fragment "
+        "completes and Algorithm 2 always defers (success 1 at degrees 1 and 3). The "
+        "study's firmware \"fails to do so as soon a small delay between packets "
+        "appears\": the sender's real inter-packet gaps are not modelled."
     ),
 )
 
@@ -491,6 +723,13 @@ def _nas_is_scenario(p: Params, quick: bool) -> ScenarioDict:
         "nic": {"coalescing": p["strategy"]},
         "workload": {"kind": "nas-is", "class": p["class"], "procs_per_host": 8},
     }
+
+
+def _nas_ratio(cls: str, numerator: str, denominator: str, metric: str) -> Reader:
+    return ratio(
+        at(metric, **{"class": cls, "strategy": numerator}),
+        at(metric, **{"class": cls, "strategy": denominator}),
+    )
 
 
 NAS_IS = Experiment(
@@ -509,28 +748,81 @@ NAS_IS = Experiment(
             f"is.{cls}.16, default coalescing (timeout), s",
             t,
             at("exec_time_s", **{"class": cls, "strategy": "timeout"}),
-            OMX_COAL + " (calibration target: sets the IS compute cost)",
+            Ref(STUDY, "Table IV"),
+            printed=f"{t:.2f}",
+            fit="omx2009-nas",
         )
         for cls, t in (("B", 21.98), ("C", 32.75))
     ),
-    claims=tuple(
-        Claim.below(
-            ratio(
-                at("exec_time_s", **{"class": cls, "strategy": "openmx"}),
-                at("exec_time_s", **{"class": cls, "strategy": "timeout"}),
-            ),
-            0.95,
-            text=f"openmx improves is.{cls}.16 by 7-8%: time(openmx) / time(timeout)",
-            source=OMX_COAL + " (abstract: 7-8% faster, up to 20% more interrupts)",
-        )
-        for cls in NAS_CLASSES
+    claims=(
+        *(
+            Claim.below(
+                _nas_ratio(cls, "openmx", "timeout", "exec_time_s"),
+                1,
+                text=f"openmx shortens is.{cls}.16: time(openmx) / time(timeout)",
+                source=Quote(
+                    STUDY,
+                    "§IV-D",
+                    "Our Open-MX coalescing scheme shows comparable performance to the "
+                    "regular interrupt coalescing for most tests, except the large-message "
+                    "intensive IS where the execution time is even reduced by [held] %.",
+                ),
+            )
+            for cls in NAS_CLASSES
+        ),
+        *(
+            Claim.above(
+                _nas_ratio(cls, "disabled", "timeout", "exec_time_s"),
+                1,
+                text=f"disabling coalescing lengthens is.{cls}.16: time(disabled) / time(timeout)",
+                source=Quote(
+                    STUDY,
+                    "§IV-D",
+                    "Table IV first shows that disabling interrupt coalescing never helps "
+                    "performance. It actually increases the execution time of the benchmarks "
+                    "whose network traffic is the highest (IS, FT and CG)",
+                ),
+            )
+            for cls in NAS_CLASSES
+        ),
+        *(
+            Claim.above(
+                _nas_ratio(cls, "stream", "openmx", "exec_time_s"),
+                1,
+                text=f"stream loses openmx's gain on is.{cls}.16: time(stream) / time(openmx)",
+                source=Quote(
+                    STUDY,
+                    "§IV-D",
+                    "However, our Stream coalescing optimization shows disappointing results "
+                    "since the IS performance gain mostly disappears.",
+                ),
+            )
+            for cls in NAS_CLASSES
+        ),
+        *(
+            Claim.above(
+                _nas_ratio(cls, "openmx", "timeout", "interrupts"),
+                1,
+                text=f"openmx raises more interrupts than timeout on is.{cls}.16: "
+                "interrupts(openmx) / interrupts(timeout)",
+                source=Quote(
+                    STUDY,
+                    "§IV-D",
+                    "Table V also shows that our firmware optimizations add [held] % "
+                    "interrupts on the IS benchmark while reducing the execution time by "
+                    "[held] %.",
+                ),
+            )
+            for cls in NAS_CLASSES
+        ),
     ),
     discussion=(
         "Both IS targets are used to set the skeleton's compute (the only use SPEC "
         "§5 allows), which needs a fixed 1.8 s per iteration: class C takes only "
         "1.5× class B in the study with 4× the keys. The skeleton's communication "
         "(under a second for class B) is therefore far smaller than in the real runs, "
-        "so no coalescing strategy can move the total by the published 7-8 %."
+        "which the study describes as communication-bound, so no coalescing strategy "
+        "can move the total much."
     ),
 )
 

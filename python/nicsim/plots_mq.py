@@ -255,6 +255,7 @@ def cache(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> N
     styles = _mq_styles(table[key_column].astype(str))
     sizes = sorted(int(s) for s in unique(table["size_bytes"]))
     width = 0.8 / max(len(styles), 1)
+    marked = False
     for ax, metric, title in (
         (kernel, "kernel_miss_rate", "(a) receive stack (kernel)"),
         (user, "user_miss_rate", "(b) library (user)"),
@@ -270,6 +271,12 @@ def cache(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> N
                 x = i + (k - (len(styles) - 1) / 2) * width
                 xs.append(x)
                 ys.append(value)
+                for rate in published_at(
+                    published, metric, **{key_column: key, "size_bytes": size}
+                ):
+                    mark_label = None if marked else f"{PUBLISHED_MQ_LABEL} (Table II)"
+                    ax.plot([x], [rate], label=mark_label, **PUBLISHED_STYLE)
+                    marked = True
                 if value == 0:  # a bar of height 0 is invisible: say so
                     ax.annotate(
                         "0",
