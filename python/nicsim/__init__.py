@@ -229,8 +229,10 @@ def reproduce(
 ) -> dict[str, pd.DataFrame]:
     """Run experiments (ids or groups such as ``"omx-coal"``) and write a report.
 
-    Writes ``<out_dir>/<exp>.csv``, ``.parquet`` and ``.png`` per experiment
-    and ``<out_dir>/report.md`` comparing simulated with published values.
+    Writes ``<out_dir>/<exp>.csv``, ``.parquet`` and ``.png`` per experiment,
+    ``<out_dir>/report.md`` comparing simulated with published values, and
+    ``<out_dir>/validation.md`` (:mod:`nicsim.validation`: every published
+    number of the studies, fitted or predicted, and every mechanism they name).
 
     Parameters
     ----------
@@ -259,4 +261,9 @@ def reproduce(
         quick=quick,
     )
     report.write_report(tables, Path(out_dir), provenance)
+    # Imported here so that `python -m nicsim.validation` does not find it
+    # already imported by the package.
+    from nicsim import validation
+
+    validation.write(tables, Path(out_dir) / "validation.md", provenance)
     return tables

@@ -1,0 +1,2883 @@
+"""What nicsim reproduces and what it predicts: the data of ``docs/validation.md``.
+
+This module owns the validation record of the four studies:
+
+* :data:`MECHANISMS`: every mechanism a study's prose gives as the cause of
+  a result, quoted (:class:`~nicsim.studies.Quote`), with whether nicsim
+  models it (where, and the tests that show it) or not (why);
+* :data:`NUMBERS`: the published numbers that no experiment carries (not
+  simulated, with the reason; and the platform and workload parameters the
+  presets take). Numbers an experiment simulates are its
+  :class:`~nicsim.exp_base.Published` values and are not repeated here;
+* :data:`FITS`: the calibrations, read from :mod:`nicsim.fit` and
+  :mod:`nicsim.fit_lci` (a published value is *fitted* when one of them
+  fitted preset parameters to it, *predicted* otherwise);
+* :func:`rows` and :func:`render`, which join all of that with a run's
+  result tables into ``validation.md``.
+
+It runs nothing: ``nicsim reproduce`` writes ``validation.md`` beside the
+report (:func:`write`), and ``python -m nicsim.validation --tables DIR --out
+FILE`` rebuilds it from the tables of an earlier run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from nicsim import fit as _fit
+from nicsim import fit_lci as _fit_lci
+from nicsim.exp_base import TOLERANCE, Claim, Published
+from nicsim.experiments import EXPERIMENTS
+from nicsim.report import FLOAT_FORMAT, Provenance, markdown_table
+from nicsim.studies import PAPERS, Quote, Ref
+
+__all__ = [
+    "FITS",
+    "MECHANISMS",
+    "NUMBERS",
+    "REGENERATE",
+    "STATUSES",
+    "Code",
+    "Fit",
+    "Mechanism",
+    "PublishedNumber",
+    "Row",
+    "Test",
+    "load_tables",
+    "main",
+    "render",
+    "rows",
+    "write",
+]
+
+
+# -- calibrations ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A calibration: the preset parameters one command fits to published values."""
+
+    key: str
+    preset: str
+    command: str
+    #: ``table.key`` of every parameter it sets (each marked ``[fitted]`` in the preset).
+    parameters: tuple[str, ...]
+    targets: str
+
+
+def _keys(params: Sequence[_fit.FitParam]) -> tuple[str, ...]:
+    keys: list[str] = []
+    for p in params:
+        keys.append(f"{p.table}.{p.key}")
+        keys += [f"{table}.{key}" for table, key, _ in p.tied]
+    return tuple(keys)
+
+
+#: The IS compute parameters :func:`nicsim.fit.fit_nas` solves for.
+_NAS_KEYS = ("nas.is_iter_fixed_us", "nas.is_ns_per_key")
+
+#: Every calibration, by key (the ``fit`` of a published value names one).
+FITS: dict[str, Fit] = {
+    f.key: f
+    for f in (
+        Fit(
+            "omx2009",
+            "omx2009",
+            "python -m nicsim.fit omx2009",
+            _keys(_fit.OMX2009_PARAMS),
+            "[OMX-COAL] 0 B message rates, 128 B rate and its 2× cut, flood overheads, "
+            "0 B MPI and native latencies (jointly)",
+        ),
+        Fit(
+            "omx2009-nas",
+            "omx2009",
+            "python -m nicsim.fit omx2009",
+            _NAS_KEYS,
+            "[OMX-COAL] is.B.16 and is.C.16 with default coalescing",
+        ),
+        Fit(
+            "omx2009-mq",
+            "omx2009-mq",
+            "python -m nicsim.fit omx2009-mq",
+            _keys(_fit.OMX2009_MQ_PARAMS),
+            "[OMX-MQ] Table I SC 0 B latency and 4 MiB throughput with and without I/OAT",
+        ),
+        Fit(
+            "omx2009-mq-nas",
+            "omx2009-mq",
+            "python -m nicsim.fit omx2009-mq",
+            _NAS_KEYS,
+            "[OMX-MQ] is.B.16 and is.C.16 with a single round-robin interrupt",
+        ),
+        Fit(
+            "lci2000",
+            "lci2000",
+            "python -m nicsim.fit_lci",
+            ("ni.fw_tx_cycles", "ni.fw_rx_cycles"),
+            f"[LCI] one-way null latency {_fit_lci.TARGET_LATENCY_US:g} µs",
+        ),
+    )
+}
+
+
+# -- mechanisms --------------------------------------------------------------
+
+Status = Literal["modelled", "partly", "not modelled"]
+STATUSES: tuple[Status, ...] = ("modelled", "partly", "not modelled")
+
+
+@dataclass(frozen=True)
+class Code:
+    """A place in nicsim: a repository file and a name (function, constant, key) in it."""
+
+    path: str
+    symbol: str
+
+    def __str__(self) -> str:
+        return f"`{self.path}` (`{self.symbol}`)"
+
+
+@dataclass(frozen=True)
+class Test:
+    """A test function: its file and name."""
+
+    path: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"`{self.path}::{self.name}`"
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A cause the study's prose gives for a result, and whether nicsim models it.
+
+    Attributes
+    ----------
+    name
+        Short name of the mechanism.
+    quotes
+        The study's sentences that give it (first: the main one).
+    explains
+        The published result(s) it is the cause of.
+    status
+        ``"modelled"``, ``"partly"`` or ``"not modelled"``.
+    code
+        Where nicsim models it (or where it would go).
+    tests
+        Tests that show it (a relation that fails without it).
+    shown_by
+        Experiments whose tables show it.
+    how
+        How nicsim models it and, for ``partly``/``not modelled``, what is
+        missing and what that does to the results.
+    """
+
+    name: str
+    quotes: tuple[Quote, ...]
+    explains: str
+    status: Status
+    code: tuple[Code, ...] = ()
+    tests: tuple[Test, ...] = ()
+    shown_by: tuple[str, ...] = ()
+    how: str = ""
+
+    @property
+    def study(self) -> str:
+        """The study key of its first quote."""
+        return self.quotes[0].study
+
+
+_SRC = "crates/nicsim/src/"
+_IT = "crates/nicsim/tests/integration/"
+_MECH = _IT + "mechanisms.rs"
+_COAL_IT = _IT + "coalescing.rs"
+_LCI_T = _SRC + "lci/tests.rs"
+_PRESET_COAL = "presets/omx2009.toml"
+_PRESET_MQ = "presets/omx2009-mq.toml"
+_PRESET_LCI = "presets/lci2000.toml"
+_PRESET_EMO = "presets/emo2004.toml"
+
+
+def _q(study: str, where: str, text: str) -> Quote:
+    return Quote(study, where, text)
+
+
+def _c(path: str, symbol: str) -> Code:
+    return Code(path, symbol)
+
+
+def _t(path: str, name: str) -> Test:
+    return Test(path, name)
+
+
+_COAL_MECHANISMS = (
+    Mechanism(
+        "Round-robin interrupts bounce the receive stack's lines between caches",
+        (
+            _q(
+                "omx-coal",
+                "§II-B",
+                "Moreover, since interrupts are usually scattered across all processor cores "
+                "by the hardware chipset in a round-robin manner, each interrupt may require "
+                "Open-MX data structures to be evicted from other processor caches and fetched "
+                "back into the local cache. Thus, the more interrupts, the more cache-line "
+                "bounces between cores.",
+            ),
+            _q(
+                "omx-coal",
+                "§IV-B4",
+                "Indeed, coalescing reduces the host interrupt load and improves locality "
+                "during interrupt processing since more packets are processed at once on the "
+                "same core, thus avoiding cache-line bounces.",
+            ),
+        ),
+        "message rate against coalescing delay and interrupt binding (Fig. 4); the cost of "
+        "disabling coalescing (Table I)",
+        "modelled",
+        (
+            _c(_SRC + "host/cache.rs", "pub fn access"),
+            _c(_SRC + "nic/steering.rs", "pub fn irq_core"),
+            _c(_SRC + "sim/mod.rs", "fn entry_cost"),
+        ),
+        (_t(_MECH, "round_robin_interrupts_move_the_endpoint_descriptor_between_caches"),),
+        ("coalescing-delay-sweep", "coalescing-msgrate"),
+        "Each shared object (endpoint, event ring, NAPI and transmit state, pull handle) "
+        "remembers the die whose L2 last wrote it; an access from another die pays a line "
+        "transfer (`cache.same_socket_ns`, `other_socket_ns`). There is no capacity or "
+        "eviction: a line moves only when another die touches it.",
+    ),
+    Mechanism(
+        "A sleeping core must wake up before it handles an interrupt",
+        (
+            _q(
+                "omx-coal",
+                "§IV-B1",
+                "It means that if the target core is sleeping when an interrupt is raised (for "
+                "instance because the MPI process running on this core is waiting for an I/O "
+                "to complete), several microseconds may be needed before the interrupt is "
+                "actually processed.",
+            ),
+            _q(
+                "omx-coal",
+                "§VI",
+                "Indeed, coalescing reduces the host interrupt load and also reduces the risk "
+                "of having to wakeup a sleeping idle core.",
+            ),
+        ),
+        "disabling sleep raises the 128 B message rate (Fig. 4)",
+        "partly",
+        (_c(_SRC + "sim/mod.rs", "fn wake_cost"), _c(_PRESET_COAL, "sleep_exit_ns")),
+        (_t(_MECH, "a_napi_receiver_absorbs_a_dearer_interrupt_by_batching"),),
+        ("coalescing-delay-sweep",),
+        "A core idle for longer than `host.idle_before_sleep_ns` pays `host.sleep_exit_ns` "
+        "before its next work. But the 128 B stream is bound by the two processes' own work "
+        "and NAPI absorbs the exit in bigger batches, so turning sleep off leaves the rate "
+        "unchanged (the delay-sweep claim fails): no process waits on the woken core once "
+        "per batch (docs/design.md).",
+    ),
+    Mechanism(
+        "An interrupt costs a context switch into the handler",
+        (
+            _q(
+                "omx-coal",
+                "§II-A",
+                "This interrupt suffers from a large hardware and software overhead (several "
+                "microseconds) due to the need to switch from the current processor execution "
+                "context into a dedicated interrupt handling context.",
+            ),
+        ),
+        "965 against 774 ns per packet in the flood with and without coalescing (§IV-B2); "
+        "Table I's disabled column",
+        "modelled",
+        (
+            _c(_PRESET_COAL, "irq_entry_ns"),
+            _c(_SRC + "nic/coalesce/timeout.rs", "impl Coalescer for Timeout"),
+        ),
+        (
+            _t(_COAL_IT, "flood_overhead_drops_with_coalescing_and_with_a_single_irq_core"),
+            _t(_COAL_IT, "coalescing_cuts_interrupts_per_message_in_a_stream"),
+        ),
+        ("coalescing-irq-overhead", "coalescing-msgrate"),
+        "Each interrupt costs `nic.irq_delivery_ns` + `host.irq_entry_ns` (fitted to the "
+        "flood) + the NAPI poll, plus the lines it moves and a C1E exit when the core "
+        "sleeps; coalescing shares one interrupt among the frames of a batch.",
+    ),
+    Mechanism(
+        "Binding the interrupt to one core removes a cache miss in the low-level stack",
+        (
+            _q(
+                "omx-coal",
+                "§IV-B2",
+                "We assume it is related to a cache miss being removed in the low-level "
+                "receive stack thanks to all packets being processed on the same core.",
+            ),
+        ),
+        "binding the interrupt to one core saves roughly 40 ns per packet (§IV-B2)",
+        "modelled",
+        (_c(_PRESET_COAL, "napi_lines"), _c(_SRC + "sim/mod.rs", "fn start_kernel")),
+        (_t(_COAL_IT, "flood_overhead_drops_with_coalescing_and_with_a_single_irq_core"),),
+        ("coalescing-irq-overhead",),
+        "One line of NAPI/driver state (`cache.napi_lines = 1`) follows the round-robin "
+        "interrupts; its transfer cost (`cache.same_socket_ns`) is fitted to the 40 ns.",
+    ),
+    Mechanism(
+        "A lone packet waits for the whole coalescing delay",
+        (
+            _q(
+                "omx-coal",
+                "§IV-B3",
+                "Indeed, each ping-pong iteration uses a single packet and the host has to "
+                "wait for the whole coalescing delay to expire (75 µs on Myri-10G NIC by "
+                "default).",
+            ),
+        ),
+        "0 B ping-pong latency from about 10 µs up to 75 µs (Fig. 5)",
+        "modelled",
+        (_c(_SRC + "nic/coalesce/timeout.rs", "impl Coalescer for Timeout"),),
+        (_t(_COAL_IT, "timeout_latency_follows_the_delay"),),
+        ("coalescing-pingpong",),
+        "The `timeout` policy arms an absolute timer at the first unreported frame "
+        "(ethtool `rx-usecs` semantics) and raises the interrupt when it expires.",
+    ),
+    Mechanism(
+        "Coalescing lowers the per-packet interrupt overhead of large messages",
+        (
+            _q(
+                "omx-coal",
+                "§IV-B3",
+                "However, large-message throughput increase when interrupt coalescing is "
+                "enabled since many packets are transmitted and thus causing the lower "
+                "per-packet interrupt overhead to become important.",
+            ),
+        ),
+        "large-message throughput higher with coalescing (Fig. 5)",
+        "partly",
+        (_c(_SRC + "sim/mod.rs", "fn tx_touch"), _c(_PRESET_COAL, "tx_contention_lines")),
+        (
+            _t(_MECH, "a_copy_bound_receiver_polls_through_a_large_pull"),
+            _t(_MECH, "hard_irq_reaping_puts_the_reap_on_the_marked_path"),
+        ),
+        ("coalescing-pingpong",),
+        "The receiver of a 4 MiB pull is copy-bound, so NAPI polls through the whole "
+        "transfer and takes almost no receive interrupt in any mode. `disabled` is slower, "
+        "as published, for another reason: the sender's transmit completions interrupt "
+        "round-robin cores and contend for the transmit state (`cache.tx_contention_lines`, "
+        "fitted to the message-rate targets; docs/design.md).",
+    ),
+    Mechanism(
+        "Marked latency-sensitive packets raise the interrupt at once",
+        (
+            _q(
+                "omx-coal",
+                "§IV-C1",
+                "As explained in Section III-B, marking small-message packets as "
+                "Latency-Sensitive enables low latency without requiring interrupt coalescing "
+                "to be disabled. And marking only the last fragment of medium messages or the "
+                "last fragment of a stream of pull reply packets prevents the host load from "
+                "increasing (if there were too many interrupts), while it also enforces one "
+                "interrupt to be raised on time (at the end of the message).",
+            ),
+        ),
+        "openmx keeps the latency of disabled and the throughput of timeout (Fig. 6)",
+        "modelled",
+        (
+            _c(_SRC + "wire/marker.rs", "pub fn marks"),
+            _c(_SRC + "nic/coalesce/openmx.rs", "impl Coalescer for OpenMx"),
+        ),
+        (
+            _t(_COAL_IT, "openmx_small_latency_is_within_10_percent_of_disabled"),
+            _t(_COAL_IT, "openmx_large_throughput_within_5_percent_of_timeout"),
+            _t(_SRC + "wire/marker.rs", "default_marks_per_spec"),
+        ),
+        ("coalescing-pingpong", "coalescing-transfer"),
+        "The sender marks tiny/small messages, the last medium fragment, RNDV, PULL, the "
+        "last reply of each pull block and NOTIFY; the NIC copies the mark into the "
+        "descriptor and raises at that DMA completion (Algorithm 1).",
+    ),
+    Mechanism(
+        "Unmarked ACKs, up to a fifth of the traffic, let openmx coalesce",
+        (
+            _q(
+                "omx-coal",
+                "§IV-C2",
+                "The reason is that some other packets are actually transfered (for instance "
+                "some ACKs, up to 20 % of the traffic) but these packets are not marked as "
+                "Latency-Sensitive. So even if many small packets need an immediate "
+                "interrupt, the overall number of interrupts is reduced and the message rate "
+                "thus increases.",
+            ),
+        ),
+        "openmx well above disabled at 0 B (Table I)",
+        "modelled",
+        (
+            _c(_SRC + "wire/marker.rs", "PacketKind::Ack => false"),
+            _c(_SRC + "proto/mod.rs", "pub fn consumed"),
+            _c(_PRESET_COAL, "ack_after"),
+        ),
+        (
+            _t(_SRC + "wire/marker.rs", "default_marks_per_spec"),
+            _t(_IT + "protocol.rs", "a_stream_sender_takes_in_its_acks_as_it_sends"),
+        ),
+        ("coalescing-msgrate",),
+        "The receiver sends an explicit ack after 4 unacknowledged messages "
+        "(`library.ack_after = 4`): one frame in five of a 0 B stream, never marked.",
+    ),
+    Mechanism(
+        "Stream coalescing defers the interrupt while other DMAs are pending",
+        (
+            _q(
+                "omx-coal",
+                "§III-C",
+                "We thus implemented a Stream-aware variant of our Open-MX coalescing strategy "
+                "by looking at the future incoming traffic during the DMA processing time. If "
+                "no other packet arrives before the DMA completes, the requested interrupt is "
+                "actually raised.",
+            ),
+            _q(
+                "omx-coal",
+                "§IV-C2",
+                "As expected, the Stream coalescing firmware improves the message rate for "
+                "small messages. We observed that it actually reduces the number of "
+                "interrupts by about a factor of 2.",
+            ),
+        ),
+        "stream above openmx at 0 B, with half the interrupts (Table I, §IV-C2)",
+        "partly",
+        (
+            _c(_SRC + "nic/coalesce/stream.rs", "impl Coalescer for Stream"),
+            _c(_SRC + "nic/mod.rs", "pub fn other_pending"),
+        ),
+        (
+            _t(
+                _SRC + "nic/coalesce/tests.rs",
+                "stream_deferred_interrupt_waits_for_the_last_pending_dma",
+            ),
+            _t(_MECH, "stream_defers_while_a_dma_is_pending_and_never_beyond_the_timeout"),
+        ),
+        ("coalescing-msgrate",),
+        "Algorithm 2 is modelled exactly, but the simulated sender spaces 0 B messages "
+        "further apart than one receive DMA takes, so no DMA is pending when a marked one "
+        "completes: `stream` equals `openmx` at 0 B (same rate, same interrupts). Back-to-back "
+        "arrivals from the sender's real send path are not modelled.",
+    ),
+    Mechanism(
+        "The stream firmware does more work in the NIC",
+        (
+            _q(
+                "omx-coal",
+                "§IV-C2",
+                "Moreover, the Stream coalescing modification requires more work in the NIC "
+                "and may thus limit performance under high traffic.",
+            ),
+            _q(
+                "omx-coal",
+                "§IV-D",
+                "The overhead of this optimization in the firmware may thus reduce the NIC "
+                "throughput more than it actually helps the overall performance.",
+            ),
+            _q(
+                "omx-coal",
+                "§VI",
+                "Moreover, it slightly decreases NAS performance due to more work in the NIC.",
+            ),
+        ),
+        "stream brings no gain for medium and large messages (Table I) and loses openmx's "
+        "IS gain (Table IV)",
+        "not modelled",
+        (_c(_SRC + "nic/mod.rs", "pub fn receive"),),
+        (),
+        ("coalescing-msgrate", "coalescing-nas-is"),
+        "Every policy pays the same `nic.fw_rx_ns` per frame (`Nic::receive`); the stream "
+        "bookkeeping at each DMA completion costs nothing, so `stream` can only match or "
+        "beat `openmx` on NIC work.",
+    ),
+    Mechanism(
+        "Stream's deferral fails as soon as packets are not back to back",
+        (
+            _q(
+                "omx-coal",
+                "§IV-C4",
+                "Indeed, the firmware appears to be able to defer interrupts by 3 or 4 packets "
+                "but it fails to do so as soon a small delay between packets appears. One way "
+                "to improve this result would be to look deeper in the future traffic before "
+                "deciding whether the interrupt should be raised. However, there is no easy "
+                "way to do so in the myri10ge firmware since only the processing time of a "
+                "DMA is available as such a timeout.",
+            ),
+            _q(
+                "omx-coal",
+                "§VI",
+                "It cannot always handle a high-degree of packet mis-ordering due to the "
+                "difficulty of looking at the upcoming traffic long in advance.",
+            ),
+        ),
+        "the limited success rate of the deferral with mis-ordered packets (§IV-C4, Table III)",
+        "partly",
+        (
+            _c(_SRC + "nic/coalesce/stream.rs", "impl Coalescer for Stream"),
+            _c(_SRC + "sim/lib_path.rs", "misorder"),
+        ),
+        (_t(_MECH, "stream_defers_while_a_dma_is_pending_and_never_beyond_the_timeout"),),
+        ("coalescing-misorder",),
+        "The deferral window is the pending DMAs, as in the firmware; but the fragments of a "
+        "medium message leave the simulated sender back to back (plus a seeded 600 ns "
+        "jitter), so a DMA is always pending when the early marked fragment completes and "
+        "the deferral always succeeds (the coalescing-misorder claims fail). Realistic gaps "
+        "between the sender's packets are missing.",
+    ),
+    Mechanism(
+        "The rendezvous and pull round trips are latency-sensitive",
+        (
+            _q(
+                "omx-coal",
+                "§III-A",
+                "This complex protocol is sensitive to latency since multiple round-trips are "
+                "involved, both for the Rendezvous/Notify and for requesting data fragments.",
+            ),
+        ),
+        "marking the rendezvous is critical for a 234 KiB transfer (§IV-C3)",
+        "modelled",
+        (_c(_SRC + "wire/marker.rs", "pub fn marks"), _c(_SRC + "sim/lib_path.rs", "PullStart")),
+        (_t(_MECH, "openmx_interrupts_at_once_on_rendezvous_and_pull"),),
+        ("coalescing-marking", "coalescing-transfer"),
+        "RNDV, PULL, the pull replies and NOTIFY are frames of their own; an unmarked one "
+        "waits for the 75 µs fallback timer unless another interrupt sweeps it up.",
+    ),
+    Mechanism(
+        "Four pipelined pull requests keep the wire busy when one completes late",
+        (
+            _q(
+                "omx-coal",
+                "§IV-C3",
+                "They appear less critical than the Rendezvous message because the driver "
+                "tries to pipeline 4 requests at the same time. So even if one of them "
+                "completes later because of interrupt coalescing, the wire may still be used "
+                "by the already started next requests.",
+            ),
+        ),
+        "unmarking pull requests or last pull replies costs less than unmarking the "
+        "rendezvous (§IV-C3)",
+        "modelled",
+        (
+            _c(_SRC + "wire/frag.rs", "PULL_BLOCKS_OUTSTANDING"),
+            _c(_SRC + "sim/mod.rs", "fn pull_reply_arrived"),
+        ),
+        (),
+        ("coalescing-marking",),
+        "Up to 4 blocks of 32 replies are requested at once (Open-MX "
+        "`OMX_PULL_BLOCK_DESCS_NR`), the next when a block completes. No test isolates it. "
+        "The order it explains is not reproduced: in coalescing-marking unmarking a pull "
+        "class costs more than unmarking the rendezvous (see the next mechanism).",
+    ),
+    Mechanism(
+        "An unmarked notify is swept up by a neighbouring interrupt",
+        (
+            _q(
+                "omx-coal",
+                "§IV-C3",
+                "Marking the Notify packet does not however appear critical. This surprising "
+                "result may be caused by some timing coincidence in this specific "
+                "microbenchmark.",
+            ),
+        ),
+        "marking the notify packet does not matter for the 234 KiB ping-pong (§IV-C3)",
+        "modelled",
+        (_c(_SRC + "wire/marker.rs", "pub fn marks"),),
+        (_t(_MECH, "openmx_interrupts_at_once_on_rendezvous_and_pull"),),
+        ("coalescing-marking",),
+        "In a ping-pong the notify of one message and the rendezvous of the reply leave the "
+        "same host back to back, so the interrupt of the marked one takes the unmarked one "
+        "too. The same coincidence hides most of an unmarked rendezvous.",
+    ),
+    Mechanism(
+        "Timeout coalescing may miss packets and need another interrupt",
+        (
+            _q(
+                "omx-coal",
+                "§IV-C3",
+                "We assume that our modification raises interrupts exactly on time, while the "
+                "usual coalescing may sometime miss packets and thus need another additional "
+                "interrupt later.",
+            ),
+        ),
+        "openmx needs a few less interrupts than timeout for a 234 KiB message (Table II)",
+        "modelled",
+        (
+            _c(_SRC + "nic/coalesce/timeout.rs", "impl Coalescer for Timeout"),
+            _c(_SRC + "nic/coalesce/openmx.rs", "impl Coalescer for OpenMx"),
+        ),
+        (),
+        ("coalescing-transfer",),
+        "Emerges from the absolute timer against raising at the marked DMA completion; no "
+        "test isolates it (the coalescing-transfer claim checks it).",
+    ),
+    Mechanism(
+        "A lone transfer finds idle cores, so interrupts are cheap",
+        (
+            _q(
+                "omx-coal",
+                "§IV-C3",
+                "Such a basic communication pattern does not suffer much from interrupt "
+                "overhead since no process is actually using any single core. Thus, the best "
+                "coalescing delay configuration for this micro-benchmark is to disable it",
+            ),
+        ),
+        "disabled is the fastest strategy for one 234 KiB transfer (Table II)",
+        "modelled",
+        (_c(_SRC + "sim/mod.rs", "fn dispatch_at"),),
+        (),
+        ("coalescing-transfer",),
+        "Interrupt work runs at once on an idle core (after its C1E exit if it slept); "
+        "preemption of a process happens only where one runs.",
+    ),
+    Mechanism(
+        "Interrupts raised on time speed up IS; without coalescing the hosts are overloaded",
+        (
+            _q(
+                "omx-coal",
+                "§IV-D",
+                "It confirms that our proposed strategy has the advantages of the usual "
+                "coalescing while improving large-message throughput thanks to interrupts "
+                "being raised on time.",
+            ),
+            _q(
+                "omx-coal",
+                "§IV-D",
+                "It confirms that raising a bit more interrupts when really needed actually "
+                "enhances performance by waking up the processing host on time.",
+            ),
+            _q(
+                "omx-coal",
+                "§IV-D",
+                "Table V emphasizes this result by showing that disabling interrupt "
+                "coalescing leads to [held] times more interrupts and thus much more host "
+                "overhead.",
+            ),
+        ),
+        "IS faster with openmx, slower with coalescing disabled (Tables IV and V)",
+        "partly",
+        (
+            _c(_SRC + "workload/mod.rs", "pub fn nas_is_iteration"),
+            _c(_PRESET_COAL, "is_iter_fixed_us"),
+            _c(_SRC + "sim/mod.rs", "pub(crate) fn kick"),
+        ),
+        (_t(_SRC + "workload/mod.rs", "nas_is_iteration_shape"),),
+        ("coalescing-nas-is",),
+        "Marking, interrupt costs and the preemption of computing ranks are modelled, but "
+        "the IS skeleton's compute is fitted to the two default-coalescing totals (a fixed "
+        "1.8 s per iteration), leaving communication a few percent of the run: no strategy "
+        "moves IS by more than a percent, and the coalescing-nas-is claims on openmx and "
+        "stream fail. Both studies describe IS as communication-bound.",
+    ),
+    Mechanism(
+        "Adaptive coalescing tunes the delay on past traffic",
+        (
+            _q(
+                "omx-coal",
+                "§VI",
+                "Our early tests with an experimental myri10ge adaptive coalescing support "
+                "show that it helps microbenchmarks but cannot help real applications as well "
+                "as our firmware modifications do. We assume this is related to the fact that "
+                "tuning coalescing depending on the past traffic only works for regular "
+                "communication patterns.",
+            ),
+        ),
+        "adaptive coalescing helps microbenchmarks, not applications (§VI, no data shown)",
+        "partly",
+        (_c(_SRC + "nic/coalesce/adaptive.rs", "impl Coalescer for Dim"),),
+        (
+            _t(_MECH, "dim_moves_up_under_a_bulk_stream_and_down_under_ping_pong"),
+            _t(_SRC + "nic/coalesce/tests.rs", "dim_moves_to_high_usec_under_bulk_and_parks"),
+        ),
+        ("coalescing-pingpong", "coalescing-nas-is"),
+        "nicsim's `adaptive` is Linux net_dim (DIM), a stand-in for the experimental "
+        "myri10ge support the study tried, whose algorithm is not published.",
+    ),
+)
+
+_MQ_MECHANISMS = (
+    Mechanism(
+        "Round-robin interrupts move the endpoint and pull handle descriptors between caches",
+        (
+            _q(
+                "omx-mq",
+                "§4.2",
+                "First, it shows that the original model (with a single interrupt dispatched "
+                "to all cores in a round-robin manner) is slower than any other model, due to "
+                "cache-line bounces. Indeed, consecutive packets are never processed by the "
+                "same core in the operating system. So the endpoint and pull handle "
+                "descriptors keep moving from one cache to another.",
+            ),
+        ),
+        "round-robin single IRQ slower than every other configuration (Table I)",
+        "modelled",
+        (_c(_SRC + "sim/mod.rs", "fn entry_cost"), _c(_SRC + "host/cache.rs", "pub fn access")),
+        (_t(_MECH, "round_robin_interrupts_move_the_endpoint_descriptor_between_caches"),),
+        ("multiqueue-cache", "multiqueue-alltoall"),
+        "As in [OMX-COAL]: the endpoint (`cache.endpoint_lines`) and pull handle "
+        "(`cache.pull_lines`) follow the handler's die. multiqueue-pingpong has no "
+        "round-robin row, so Table I's comparison is not made.",
+    ),
+    Mechanism(
+        "Seven of eight packets cross caches on the way to user space",
+        (
+            _q(
+                "omx-mq",
+                "§4.2",
+                "Additionally, the user-space application is running on a single core, so "
+                "seven out of eight packets on average have to move from one cache to another "
+                "when being delivered to user-space by the driver.",
+            ),
+        ),
+        "round-robin single IRQ slower than every other configuration (Table I)",
+        "partly",
+        (_c(_SRC + "host/cache.rs", "Relation::SameDie"), _c(_PRESET_MQ, "event_lines")),
+        (),
+        ("multiqueue-cache",),
+        "The handler writes the event ring on its die and the library pulls it to its own. "
+        "With 8 round-robin cores in 4 two-core dies that share an L2, 6 of 8 packets cross "
+        "a cache in the model (the library's die partner shares its L2), not 7 of 8 "
+        "per-core caches; the share is not reported.",
+    ),
+    Mechanism(
+        "The library and the handler compete for one core",
+        (
+            _q(
+                "omx-mq",
+                "§4.2",
+                "Secondly, when binding the single interrupt to a single core, the best "
+                "performance is achieved when the process and interrupt handler share a cache "
+                "but do not actually use the same core. Indeed, this case reduces the overall "
+                "latency thanks to cache hits in the receive stack, while it prevents the "
+                "user-space library and interrupt handler from competing for the same core.",
+            ),
+        ),
+        "S$ (shared cache, other core) is the best single-interrupt binding (Table I)",
+        "partly",
+        (_c(_SRC + "host/cache.rs", "Relation::SameDie"), _c(_SRC + "sim/mod.rs", "fn kick")),
+        (_t(_MECH, "single_core_relations_order_latency_sc_sdollar_sp_op"),),
+        ("multiqueue-pingpong", "emo-cache"),
+        "Cache sharing is modelled (same die: same L2, no transfer); competition is not: an "
+        "interrupt preempts the polling library at once and the library never delays the "
+        "handler, so S$ gives exactly the SC latency and the test only asserts S$ <= SC.",
+    ),
+    Mechanism(
+        "The multiqueue firmware does more work per packet",
+        (
+            _q(
+                "omx-mq",
+                "§4.2",
+                "It is related to the multiqueue implementation requiring more work in the NIC "
+                "than the single interrupt firmware. This overhead is actually related to the "
+                "generic multiqueue support in the firmware.",
+            ),
+        ),
+        "multiqueue a bit slower than the optimally bound single interrupt (Table I)",
+        "not modelled",
+        (
+            _c(_SRC + "nic/mod.rs", "pub fn receive"),
+            _c(_SRC + "nic/steering.rs", "pub fn queue_for"),
+        ),
+        (),
+        ("multiqueue-pingpong",),
+        "Steering is free: `nic.fw_rx_ns` is the same for every steering, so multiqueue "
+        "gives exactly the SC latency and throughput.",
+    ),
+    Mechanism(
+        "An interrupt on an idle core waits for it to wake up",
+        (
+            _q(
+                "omx-mq",
+                "§4.3",
+                "If an interrupt is raised onto such an idle core, it will likely be asleep "
+                "because of power saving, and will thus have to wakeup before processing the "
+                "packet. On modern processors, this wakeup overhead is several microseconds, "
+                "causing the overall latency to increase significantly.",
+            ),
+        ),
+        "latency and throughput with 7 of 8 cores idle when the interrupt is not on the "
+        "process's core (§4.3)",
+        "modelled",
+        (_c(_SRC + "sim/mod.rs", "fn wake_cost"), _c(_PRESET_MQ, "sleep_exit_ns")),
+        (),
+        ("multiqueue-idle",),
+        "A core idle for longer than `host.idle_before_sleep_ns` pays `host.sleep_exit_ns`; "
+        "no test isolates it (multiqueue-idle shows it).",
+    ),
+    Mechanism(
+        "A core sleeps only when its whole die is idle",
+        (
+            _q(
+                "omx-mq",
+                "§4.3",
+                "Actually, a core only sleeps if the entire dual-core sub-chip is idle. So "
+                "binding to the very next core works too.",
+            ),
+        ),
+        "binding the interrupt to the process's die partner avoids the wake-up too (§4.3)",
+        "not modelled",
+        (_c(_SRC + "sim/mod.rs", "fn wake_cost"),),
+        (),
+        ("multiqueue-idle",),
+        "Each core sleeps on its own idle time (`Core::wake_cost`): a busy die partner does "
+        "not keep it awake.",
+    ),
+    Mechanism(
+        "A busy-polling process keeps its core awake for the packet",
+        (
+            _q(
+                "omx-mq",
+                "§4.3",
+                "By binding the receive queue interrupt and the application to the same core, "
+                "we guarantee that this busy polling core will be the one processing the "
+                "incoming packet in the driver. It will be able to process it immediately, "
+                "causing the observed latency to be much lower.",
+            ),
+        ),
+        "interrupt on the process's core: low latency with idle cores (§4.3)",
+        "modelled",
+        (_c(_SRC + "sim/mod.rs", "PState::Polling"),),
+        (),
+        ("multiqueue-idle",),
+        "A polling process's core is never idle, so it never sleeps.",
+    ),
+    Mechanism(
+        "One core for the endpoint, the ring and the library avoids bounces",
+        (
+            _q(
+                "omx-mq",
+                "§2.1",
+                "Having a single core access the endpoint structure or shared ring in the "
+                "driver leads to no more cache-line bounces and no more concurrent accesses to "
+                "these shared resources. Additionally, all eager packets will also benefit "
+                "from having the user-space library run on the same core since a shared ring "
+                "is involved.",
+            ),
+        ),
+        "lower kernel and user miss rates with the interrupt on the process's core "
+        "(Table II, §4.4)",
+        "modelled",
+        (
+            _c(_SRC + "nic/steering.rs", "pub fn queue_for"),
+            _c(_SRC + "host/cache.rs", "pub fn access"),
+        ),
+        (_t(_MECH, "multiqueue_handles_an_endpoint_on_one_core_and_auto_binding_runs_there"),),
+        ("multiqueue-cache", "multiqueue-pingpong"),
+        'multiqueue steers an endpoint\'s frames to one queue and core; `binding = "auto"` '
+        "runs the process there.",
+    ),
+    Mechanism(
+        "Two copies per eager message pollute the cache",
+        (
+            _q(
+                "omx-mq",
+                "§4.4",
+                "Indeed, one drawback of the current Open-MX implementation up to 32 kB "
+                "messages is the matching of MPI messages in user-space: it requires one copy "
+                "from the kernel inside the shared ring and another copy back from the ring "
+                "into the application destination buffer. These copies cause too many cache "
+                "pollution, which prevents our cache efficiency improvements from being "
+                "visible.",
+            ),
+        ),
+        "32 kB miss rates do not improve with binding (Table II)",
+        "partly",
+        (_c(_SRC + "host/cache.rs", "pub fn copy"),),
+        (),
+        ("multiqueue-cache",),
+        "Both copies are modelled (hot or cold bandwidth by where the data is), but a copy "
+        "evicts nothing: with no cache capacity, copies cannot pollute, and the model's miss "
+        "rate counts one access per copy.",
+    ),
+    Mechanism(
+        "With I/OAT, misses come from the endpoint, the pull handles and other code paths",
+        (
+            _q(
+                "omx-mq",
+                "§4.4",
+                "Very large messages with I/OAT copy offload do not involve any data copy in "
+                "the receive path. Cache misses are thus mostly related to concurrent accesses "
+                "to the endpoint and pull handles in the driver.",
+            ),
+            _q(
+                "omx-mq",
+                "§4.4",
+                "But the overall rate remains high, likely because it involves some code-paths "
+                "outside of the Open-MX receive stack (*rendezvous* handshake in user-space, "
+                "send stack, ...) which are expensive for large messages.",
+            ),
+        ),
+        "1 MB (I/OAT) miss rates high in every binding (Table II)",
+        "partly",
+        (_c(_SRC + "sim/mod.rs", "fn pull_reply_arrived"), _c(_PRESET_MQ, "pull_lines")),
+        (_t(_MECH, "ioat_copies_take_no_cpu_time_and_raise_large_message_throughput"),),
+        ("multiqueue-cache",),
+        "I/OAT offload and the pull handle lines are modelled; the code paths outside the "
+        "receive stack are not in the miss rates, and multiqueue-cache runs no I/OAT row.",
+    ),
+    Mechanism(
+        "I/OAT offloads the pull-reply copy",
+        (
+            _q(
+                "omx-mq",
+                "§2.1",
+                "This copy may be offloaded to Intel *I/O Acceleration Technology* (I/OAT) DMA "
+                "engine hardware if available [11].",
+            ),
+        ),
+        "4 MB throughput 1056 against 719 MiB/s with I/OAT (Table I); 9 of 10 Gb/s (§4.1)",
+        "modelled",
+        (_c(_SRC + "sim/mod.rs", "ioat_free"), _c(_PRESET_MQ, "ioat_MBps")),
+        (_t(_MECH, "ioat_copies_take_no_cpu_time_and_raise_large_message_throughput"),),
+        ("multiqueue-pingpong",),
+        "The copy engine works through its descriptors in order at `host.ioat_MBps` "
+        "(fitted); the CPU pays only submission.",
+    ),
+    Mechanism(
+        "A single interrupt core becomes the bottleneck",
+        (
+            _q(
+                "omx-mq",
+                "§4.5",
+                "As expected, binding this single interrupt to a single core decreases the "
+                "performance as soon as the message size increases since the load on this "
+                "core becomes the limiting factor.",
+            ),
+            _q(
+                "omx-mq",
+                "§5",
+                "However, as soon as multiple processes and complex communication patterns "
+                "are involved, the performance of this model suffers, especially from load "
+                "imbalance between the cores.",
+            ),
+        ),
+        "single IRQ on one core slowest for large Alltoall messages (Fig. 5) and sometimes "
+        "for NAS (Table III)",
+        "partly",
+        (_c(_SRC + "nic/steering.rs", "pub fn irq_core"),),
+        (),
+        ("multiqueue-alltoall",),
+        "All kernel work of the single queue runs on one core and preempts the rank there, "
+        "but in multiqueue-alltoall `single-core` is slower than `single-rr` only for small "
+        "messages and faster for large ones (the bounces cost more than the load), the "
+        "reverse of the study's trend.",
+    ),
+    Mechanism(
+        "Large patterns move more data in the host, so cache efficiency matters more",
+        (
+            _q(
+                "omx-mq",
+                "§4.5",
+                "We think it is caused by such patterns requiring more data transfer within "
+                "the host and thus making cache-efficiency more important.",
+            ),
+            _q(
+                "omx-mq",
+                "§5",
+                "Communication intensive patterns reveal a large improvement since the impact "
+                "of cache pollution is larger when all cores and caches are busy.",
+            ),
+        ),
+        "multiqueue's largest gains on Alltoall and IS (§4.5, §4.6)",
+        "partly",
+        (_c(_SRC + "host/cache.rs", "pub fn access"),),
+        (),
+        ("multiqueue-alltoall", "multiqueue-nas"),
+        "Line transfers are priced, but without capacity or pollution busy caches do not "
+        "make misses dearer.",
+    ),
+    Mechanism(
+        "The single-queue stack's poor cache efficiency on IS (misses ~11× higher)",
+        (
+            _q(
+                "omx-mq",
+                "§4.6",
+                "It is likely also caused by poor performance of the initial single-queue "
+                "model because of very poor cache efficiency. Indeed, looking at cache miss "
+                "rates confirms that they are dramatically reduced by our multiqueue "
+                "implementation, by a factor of about 11 on IS.",
+            ),
+        ),
+        "IS's large multiqueue speedup (Table III)",
+        "partly",
+        (_c(_SRC + "host/cache.rs", "pub fn access"), _c(_PRESET_MQ, "is_iter_fixed_us")),
+        (),
+        ("multiqueue-nas",),
+        "multiqueue-nas reports no miss rate, the cache model has no capacity, and the IS "
+        "compute is fitted to the round-robin totals, so the multiqueue gain on IS comes "
+        "from line transfers and interrupt placement only.",
+    ),
+    Mechanism(
+        "CG and MG are not communication-intensive",
+        (
+            _q(
+                "omx-mq",
+                "§4.6",
+                "Most programs show a few percents performance improvement thanks to our work. "
+                "This impact is limited by the fact that these applications are not highly "
+                "communication intensive.",
+            ),
+        ),
+        "a few percent improvement on CG and MG (Table III)",
+        "partly",
+        (
+            _c(_SRC + "workload/mod.rs", "pub fn nas_kernel_iteration"),
+            _c(_PRESET_MQ, "mflops_per_core"),
+        ),
+        (_t(_SRC + "workload/mod.rs", "nas_kernel_op_counts_match_npb_formulas"),),
+        ("multiqueue-nas",),
+        "The skeletons compute NPB's operation counts at `nas.mflops_per_core` (an "
+        "estimate); their totals come out far below Table III, so compute is "
+        "underestimated and the communication share overstated.",
+    ),
+    Mechanism(
+        "The NIC hashes only the 8-bit destination endpoint",
+        (
+            _q(
+                "omx-mq",
+                "§3.1",
+                "Therefore, the NIC only has to convert the 8-bit destination endpoint "
+                "identifier into a queue index.",
+            ),
+        ),
+        "a stateless, cheap multiqueue filter (§3.1, §5)",
+        "modelled",
+        (_c(_SRC + "nic/steering.rs", "pub fn queue_for"),),
+        (_t(_SRC + "nic/steering.rs", "multiqueue_maps_endpoints_to_their_core"),),
+        ("multiqueue-pingpong",),
+        "Queue = destination endpoint mod queues; pull replies carry it in their magic.",
+    ),
+)
+
+_LCI_MECHANISMS = (
+    Mechanism(
+        "Polling a cached flag costs no bus traffic until the NI writes it",
+        (
+            _q(
+                "lci",
+                "§3.1",
+                "Failed polls are therefore inexpensive and generate neither memory nor I/O "
+                "traffic. When the NI writes the flag, the host will incur a cache miss and "
+                "read the flag's new value from memory.",
+            ),
+        ),
+        "DMA-based polling strategies keep small-message throughput high (Fig. 3)",
+        "modelled",
+        (_c(_SRC + "lci/host.rs", "pub fn next_action"), _c(_PRESET_LCI, "poll_hit_ns")),
+        (_t(_LCI_T, "failed_polls_are_hits_successful_ones_misses"),),
+        ("lci-polling",),
+        "A failed poll costs `host.poll_hit_ns`, the successful one `host.poll_miss_ns`; "
+        "neither touches the bus.",
+    ),
+    Mechanism(
+        "A PIO poll crosses the I/O bus",
+        (
+            _q(
+                "lci",
+                "§3.1",
+                "A simple way to implement polling on Myrinet is to let the NI increment a "
+                "variable in its memory and to let the host read the variable. This is "
+                "inefficient, however, because every poll may cause an I/O bus transfer.",
+            ),
+            _q(
+                "lci",
+                "§3.3",
+                "This strategy achieves high throughput, but increases the latency of "
+                "individual polls.",
+            ),
+        ),
+        "Programmed I/O polling: high throughput, slow polls (Fig. 3)",
+        "modelled",
+        (_c(_SRC + "lci/bus.rs", "pub fn request"), _c(_PRESET_LCI, "pio_read_ns")),
+        (
+            _t(_LCI_T, "pio_polls_occupy_the_bus_and_slow_concurrent_dma"),
+            _t(_SRC + "lci/bus.rs", "a_poll_in_flight_delays_a_dma_fifo"),
+        ),
+        ("lci-polling",),
+        "Each PIO poll holds the PCI bus for `pci.pio_read_ns` (467 ns) in FIFO order with "
+        "the NI's DMAs.",
+    ),
+    Mechanism(
+        "Full-packet DMA always moves the whole 1 KB buffer",
+        (
+            _q(
+                "lci",
+                "§3.3",
+                "The 'Full packet' strategy always uses a single DMA transfer to copy an "
+                "entire 1 Kbyte NI receive buffer to the host, irrespective of the actual "
+                "payload.",
+            ),
+        ),
+        "poor small-packet throughput of Full packet (Fig. 3)",
+        "modelled",
+        (_c(_SRC + "lci/poll.rs", "pub fn plan"),),
+        (_t(_LCI_T, "full_packet_always_moves_the_whole_buffer"),),
+        ("lci-polling",),
+        "",
+    ),
+    Mechanism(
+        "Double DMA pays a second transfer per packet",
+        (
+            _q(
+                "lci",
+                "§3.3",
+                "The 'Double DMA' strategy always uses two DMA transfers, one for the data and "
+                "one for the FULL word. This yields poor throughput, especially for packets "
+                "that are more than half-full.",
+            ),
+        ),
+        "poor throughput of Double DMA (Fig. 3)",
+        "modelled",
+        (_c(_SRC + "lci/poll.rs", "pub fn plan"),),
+        (_t(_LCI_T, "packet_shifting_issues_one_dma_per_packet_double_dma_two"),),
+        ("lci-polling",),
+        "Each DMA pays `pci.dma_overhead_ns` plus its bytes at 132 MB/s on the shared bus.",
+    ),
+    Mechanism(
+        "Static split switches strategy at 512 B",
+        (
+            _q(
+                "lci",
+                "§3.3",
+                "The 'Static split' strategy is a combination of 'Double DMA' (for packets "
+                "with a payload of less than 512 bytes) and 'Full packet' (for packets with a "
+                "larger payload).",
+            ),
+        ),
+        "Static split between Double DMA and Packet shifting (Fig. 3)",
+        "modelled",
+        (_c(_SRC + "lci/poll.rs", "pub fn plan"),),
+        (_t(_SRC + "lci/poll.rs", "static_split_switches_at_512"),),
+        ("lci-polling",),
+        "",
+    ),
+    Mechanism(
+        "Packet shifting: one DMA, the flag at the buffer's end",
+        (
+            _q(
+                "lci",
+                "§3.2",
+                "This *packet shifting* requires only a few simple calculations on the NI, "
+                "works well for large and small packets, and allows the host to poll without "
+                "generating I/O bus traffic.",
+            ),
+        ),
+        "Packet shifting attains the highest throughput (Fig. 3)",
+        "modelled",
+        (_c(_SRC + "lci/poll.rs", "pub fn plan"),),
+        (_t(_SRC + "lci/poll.rs", "packet_shifting_is_one_dma_with_the_flag_at_the_buffer_end"),),
+        ("lci-polling",),
+        "",
+    ),
+    Mechanism(
+        "Messages above 1 KB are fragmented into packets",
+        (
+            _q(
+                "lci",
+                "§3.3",
+                "All variants achieve their peak throughput with 1 Kbyte messages and maintain "
+                "that throughput for larger messages, with the exception of some dips caused "
+                "by fragmentation.",
+            ),
+        ),
+        "throughput dips above 1 KB (Fig. 3)",
+        "modelled",
+        (_c(_SRC + "lci/host.rs", "pub fn packets_for"),),
+        (_t(_LCI_T, "messages_above_one_packet_fragment"),),
+        ("lci-polling",),
+        "",
+    ),
+    Mechanism(
+        "Host forwarding copies each packet back to the NI",
+        (
+            _q(
+                "lci",
+                "§4.2",
+                "First, since each reinjected packet was already available in NI memory, "
+                "host-level forwarding results in an unnecessary host-to-NI data transfer at "
+                "each internal tree node of the multicast tree (see Figure 4, left).",
+            ),
+        ),
+        "host-level forwarding slower than NI forwarding (Fig. 5, 6)",
+        "modelled",
+        (_c(_SRC + "lci/multicast.rs", "pub fn tx_post_shared"),),
+        (
+            _t(
+                _SRC + "lci/mc_tests.rs",
+                "host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_child",
+            ),
+        ),
+        ("lci-multicast",),
+        "A host forwarder copies each packet into an NI send buffer by PIO once and posts a "
+        "descriptor per child.",
+    ),
+    Mechanism(
+        "A host that does not poll delays its subtree",
+        (
+            _q(
+                "lci",
+                "§4.2",
+                "Second, if one host does not poll the network in a timely manner, multicast "
+                "delivery will be delayed in a whole subtree.",
+            ),
+        ),
+        "host-level forwarding hurts ASP and QR (Fig. 6)",
+        "modelled",
+        (_c(_SRC + "lci/multicast.rs", "Forwarding"),),
+        (),
+        ("lci-multicast-apps",),
+        "A host forwards only when it runs the library, not while it computes (docs/lci.md); "
+        "no test isolates it.",
+    ),
+    Mechanism(
+        "NI forwarding takes the host off the critical path",
+        (
+            _q(
+                "lci",
+                "§4.2",
+                "NI-level forwarding does not require the host-to-NI data transfer and removes "
+                "the NI-to-host transfer from the critical path: a packet can be forwarded "
+                "independently of the NI-to-host copy.",
+            ),
+        ),
+        "LCI-ni has the lowest multicast latency (Fig. 5)",
+        "modelled",
+        (_c(_SRC + "lci/multicast.rs", "pub fn start_forward"),),
+        (
+            _t(
+                _SRC + "lci/mc_tests.rs",
+                "ni_forwarding_sends_to_children_before_the_host_dma_completes",
+            ),
+        ),
+        ("lci-multicast",),
+        "",
+    ),
+    Mechanism(
+        "Message-based forwarding waits for the whole message",
+        (
+            _q(
+                "lci",
+                "§4.1",
+                "Systems that layer multicasting over message-based point-to-point primitives "
+                "delay forwarding until an entire message has been received, which increases "
+                "latency and reduces throughput for multipacket messages.",
+            ),
+        ),
+        "MPICH's message-based broadcast slowest (Fig. 5, 6)",
+        "modelled",
+        (_c(_SRC + "lci/multicast.rs", "Forwarding"),),
+        (
+            _t(
+                _SRC + "lci/mc_tests.rs",
+                "host_message_forwards_only_after_the_whole_message_arrived",
+            ),
+        ),
+        ("lci-multicast", "lci-multicast-apps"),
+        "",
+    ),
+    Mechanism(
+        "Receivers that do not poll stall the sender's acknowledgements",
+        (
+            _q(
+                "lci",
+                "§4.3",
+                "MPICH and LCI-host do not process these packets until the receivers invoke a "
+                "receive primitive. Consequently, the sender is stalled, because "
+                "acknowledgements do not flow back in time.",
+            ),
+            _q(
+                "lci",
+                "§4.3",
+                "With LCI-ni, the problem does not occur, because acknowledgements are sent by "
+                "the NI, not by the host processor.",
+            ),
+        ),
+        "ASP with host forwarding needs application-level polling (Fig. 6)",
+        "partly",
+        (_c(_SRC + "lci/mod.rs", "fn try_transmit"),),
+        (
+            _t(
+                _SRC + "lci/mc_tests.rs",
+                "a_forward_waits_for_a_free_buffer_at_the_child_and_holds_its_own",
+            ),
+        ),
+        ("lci-multicast-apps",),
+        "The multicast runs have no acknowledgements: flow control is NI receive buffers "
+        "(Myrinet back-pressure), so a computing receiver stalls its parent through full "
+        "buffers; the `MPI_probe()` polls the study added to ASP are not modelled.",
+    ),
+    Mechanism(
+        "Failed polls and host forwarding take processor time from the application",
+        (
+            _q(
+                "lci",
+                "§4.3",
+                "The remaining difference is due to the processor overhead caused by failed "
+                "polls and host-level forwarding: the time spent on these activities is not "
+                "available to the application.",
+            ),
+        ),
+        "LCI-ni faster on ASP even with application-level polling (Fig. 6)",
+        "modelled",
+        (_c(_SRC + "lci/multicast.rs", "pub fn tx_post_shared"),),
+        (_t(_SRC + "lci/mc_tests.rs", "apps_finish_under_every_scheme_and_ni_is_not_slower"),),
+        ("lci-multicast-apps",),
+        "",
+    ),
+    Mechanism(
+        "An interrupt costs 8 µs in the kernel and 17 µs more as a signal",
+        (
+            _q(
+                "lci",
+                "§3.1",
+                "On a 200 MHz Pentium Pro running Linux, for example, dispatching an interrupt "
+                "to a kernel interrupt handler costs approximately 8 µs. Dispatching to a "
+                "user-level signal handler costs an additional 17 µs.",
+            ),
+        ),
+        "interrupts are worth avoiding (§5); the watchdog and timer results (Fig. 7, 8)",
+        "modelled",
+        (_c(_SRC + "lci/host.rs", "pub fn signal_cost"), _c(_PRESET_LCI, "kernel_dispatch_ns")),
+        (_t(_LCI_T, "a_signal_to_a_polling_host_returns_at_once_and_costs_only_its_delivery"),),
+        ("lci-watchdog", "lci-timers"),
+        "",
+    ),
+    Mechanism(
+        "The polling watchdog delays interrupts in the hope of a poll",
+        (
+            _q(
+                "lci",
+                "§5.1",
+                "Briefly, the NI starts a watchdog timer when it receives a packet. The NI "
+                "generates an interrupt only if the host does not poll before the timer "
+                "expires.",
+            ),
+        ),
+        "interrupts fall and performance improves with a small delay (Fig. 7)",
+        "modelled",
+        (_c(_SRC + "lci/watchdog.rs", "pub struct Watchdog"),),
+        (
+            _t(_LCI_T, "interrupts_fall_as_the_watchdog_delay_grows"),
+            _t(
+                _SRC + "lci/watchdog.rs", "raises_exactly_one_interrupt_per_expiry_without_progress"
+            ),
+        ),
+        ("lci-watchdog",),
+        "",
+    ),
+    Mechanism(
+        "The NI checks the host's progress and interrupt flag before interrupting",
+        (
+            _q(
+                "lci",
+                "§5.1",
+                "If the packet counter indicates that the host has processed all packets "
+                "delivered to it by the NI, then the NI cancels the polling watchdog timer. If "
+                "the interrupt status flag indicates that the host recently disabled "
+                "interrupts or if the packet counter shows that the host consumed *some* of "
+                "the packets delivered to it, then the NI does not generate an interrupt, but "
+                "restarts the timer.",
+            ),
+        ),
+        "few spurious interrupts with the watchdog (Fig. 7)",
+        "modelled",
+        (_c(_SRC + "lci/watchdog.rs", "pub fn host_state_fetched"),),
+        (
+            _t(_SRC + "lci/watchdog.rs", "restarts_without_interrupt_when_disabled_or_progress"),
+            _t(_SRC + "lci/watchdog.rs", "never_interrupts_when_the_host_consumed_every_packet"),
+        ),
+        ("lci-watchdog",),
+        "",
+    ),
+    Mechanism(
+        "The signal handler returns at once when interrupts are disabled",
+        (
+            _q(
+                "lci",
+                "§5.1",
+                "LCI\u2019s signal handler, however, always returns without processing packets if "
+                "the interrupt status flag in host memory indicates that interrupts are "
+                "disabled.",
+            ),
+        ),
+        "optimistic interrupt protection keeps interrupts cheap (§5.1)",
+        "modelled",
+        (_c(_SRC + "lci/cpu.rs", "pub fn on_signal"),),
+        (_t(_SRC + "lci/cpu.rs", "a_handler_that_finds_interrupts_disabled_returns_at_once"),),
+        ("lci-watchdog",),
+        "",
+    ),
+    Mechanism(
+        "Without interrupts, requests to computing or finished processes are never served",
+        (
+            _q(
+                "lci",
+                "§5.1",
+                "In fact, Radix and Barnes do not terminate when interrupts are completely "
+                "disabled, unless explicit polls are added to the application.",
+            ),
+        ),
+        "Radix and Barnes do not terminate with interrupts disabled (§5.1)",
+        "modelled",
+        (_c(_SRC + "lci/dsm.rs", "pub fn control"),),
+        (_t(_LCI_T, "watchdog_interrupts_a_computing_home_and_inf_reports_the_stuck_run"),),
+        ("lci-watchdog",),
+        'A finished process sleeps with interrupts enabled; with `watchdog_us = "inf"` a '
+        "request to it is never served and the run is reported stuck (FFT too, where the "
+        "study names only Radix and Barnes).",
+    ),
+    Mechanism(
+        "The watchdog's effect at the study's scale: 64 processors",
+        (
+            _q(
+                "lci",
+                "§5.1",
+                "Figure 7 shows the impact of different watchdog delays on the performance of "
+                "three CRL applications run on 64 processors: Barnes, FFT, and Radix.",
+            ),
+        ),
+        "execution time against watchdog delay (Fig. 7)",
+        "partly",
+        (_c("python/nicsim/exp_lci.py", "DSM_PROCS = 16"),),
+        (),
+        ("lci-watchdog",),
+        "lci-watchdog runs 16 processes, with CRL-like request/reply mixes whose parameters "
+        "are estimates, not the study's 64 processors and programs.",
+    ),
+    Mechanism(
+        "Timely acknowledgements keep senders from running out of send buffers",
+        (
+            _q(
+                "lci",
+                "§5.2",
+                "Since NI memory is small, however, acknowledgements must flow back before the "
+                "sender runs out of send buffer space.",
+            ),
+            _q(
+                "lci",
+                "§5.2",
+                "During these exchanges, processors run out of send buffers unless they "
+                "receive timely acknowledgements.",
+            ),
+        ),
+        "FFT slows down when the clock period is too long (Fig. 8)",
+        "modelled",
+        (_c(_SRC + "lci/reliable.rs", "pub fn can_send"),),
+        (
+            _t(_SRC + "lci/reliable.rs", "a_full_window_stalls_until_an_ack"),
+            _t(_LCI_T, "reliable_protocol_delivers_every_message_once_and_a_full_window_stalls"),
+        ),
+        ("lci-timers",),
+        "",
+    ),
+    Mechanism(
+        "NI clock interrupts only when a timer runs or the host has not polled",
+        (
+            _q(
+                "lci",
+                "§5.2",
+                "The NI, however, generates these interrupts only when a timer is actually "
+                "running or when the host has not recently polled the clock.",
+            ),
+        ),
+        "fine-grain timers without an interrupt every period (Fig. 8)",
+        "partly",
+        (_c(_SRC + "lci/timers.rs", "pub fn on_fetch"),),
+        (
+            _t(
+                _SRC + "lci/timers.rs",
+                "clock_interrupts_only_while_a_timer_runs_and_the_host_is_away",
+            ),
+        ),
+        ("lci-timers",),
+        "nicsim interrupts only when a timer runs *and* the host has not polled within the "
+        'last period; the sentence says "or".',
+    ),
+    Mechanism(
+        "Operating-system timers are too coarse for acknowledgement timers",
+        (
+            _q(
+                "lci",
+                "§5.2",
+                "The granularity of operating system timers, typically at least ten "
+                "milliseconds, is too coarse for this acknowledgement timer.",
+            ),
+        ),
+        "FFT performance degrades with a long clock period (Fig. 8)",
+        "modelled",
+        (_c(_SRC + "lci/timers.rs", "pub struct SoftTimers"),),
+        (_t(_SRC + "lci/timers.rs", "soft_timers_fire_when_polled_after_the_deadline"),),
+        ("lci-timers",),
+        "Soft timers are checked at every library entry and at NI clock interrupts; the "
+        "sweep reaches 10 ms. The effect is small in lci-timers (see its discussion).",
+    ),
+    Mechanism(
+        "The timers' effect at the study's scale: 64 processors",
+        (
+            _q(
+                "lci",
+                "§5.2",
+                "Figure 8 shows the impact of different clock granularities on the performance "
+                "of a Fast Fourier Transform (FFT) on CRL and on 64 processors.",
+            ),
+        ),
+        "FFT execution time against clock period (Fig. 8)",
+        "partly",
+        (_c("python/nicsim/exp_lci.py", "FFT_PROCS = 16"),),
+        (),
+        ("lci-timers",),
+        "lci-timers runs a 16-process FFT all-to-all with estimated sizes, not the study's "
+        "64-processor CRL FFT: fewer senders share each receiver, so acks wait less.",
+    ),
+)
+
+_EMO_MECHANISMS = (
+    Mechanism(
+        "Coalescing amortises the interrupt's host overhead",
+        (
+            _q(
+                "emo",
+                "§3.1",
+                "Interrupt coalescing amortizes the cost of the  $O_{NH}$  over many messages.",
+            ),
+        ),
+        "overhead with and without coalescing (Fig. 2, 7)",
+        "modelled",
+        (_c(_SRC + "model/mod.rs", "coalesc"),),
+        (_t(_SRC + "model/mod.rs", "overheads_are_the_spec_sums"),),
+        ("emo-overhead",),
+        "The model's O_NH and the simulator's interrupt cost per batch; both read one "
+        "scenario, so they agree (the study compares with measurements instead).",
+    ),
+    Mechanism(
+        "Coalescing moves L_NH: the same slope, a larger offset",
+        (
+            _q(
+                "emo",
+                "§4.1.4",
+                "Interrupt coalescing can be seen as a move to decrease the overhead effect of "
+                "the interrupt  $O_{NH}$  at the cost of the time that an interrupt will reach "
+                "the host. This means we expect that  $L_{NH}$  is the variable affected.",
+            ),
+        ),
+        "latency higher with maximum coalescing, slope unchanged (Fig. 5, 6)",
+        "modelled",
+        (_c(_SRC + "model/mod.rs", "coalesc"),),
+        (
+            _t(_SRC + "model/mod.rs", "coalescing_wait_moves_only_the_offset"),
+            _t(_IT + "emo.rs", "coalescing_raises_model_and_simulated_offset_alike"),
+        ),
+        ("emo-latency",),
+        "",
+    ),
+    Mechanism(
+        "The copy to user space steepens the application path's latency",
+        (
+            _q(
+                "emo",
+                "§4.1.4",
+                "Also as we expected, the slope of the ToApp latency increases more quickly as "
+                "it is dependant on the message size during the crossing of the wire X which "
+                "is reflected in the ToKernel slope and on the copy from kernel to user space  "
+                "$L_{HA}$ .",
+            ),
+        ),
+        "ToApp latency steeper than ToKernel and ToNIC (Fig. 4)",
+        "modelled",
+        (_c(_SRC + "sim/echo.rs", "fn kernel_echo"),),
+        (_t(_IT + "emo.rs", "model_slope_vs_size_matches_the_simulator_on_each_path"),),
+        ("emo-latency",),
+        "",
+    ),
+    Mechanism(
+        "The NIC echo includes a firmware byte copy at 88 MHz",
+        (
+            _q(
+                "emo",
+                "§4.1.2",
+                "Because of the structure of the Acenic firmware, we had to include a bcopy "
+                "(byte copy) of the entire message from the receive buffer to a transmit "
+                "buffer. This copy is performed at the speed of the Acenic processor (88 MHz).",
+            ),
+        ),
+        "ToNIC latency and its projection without the copy (Fig. 4)",
+        "modelled",
+        (_c(_SRC + "nic/mod.rs", "pub fn firmware_echo"), _c(_SRC + "sim/echo.rs", "fn nic_echo")),
+        (_t(_SRC + "sim/echo.rs", "nic_echo_has_no_host_work_and_kernel_echo_no_application"),),
+        ("emo-latency",),
+        "",
+    ),
+    Mechanism(
+        "The AceNIC's 5 µs DMA start-up belongs to L_NH",
+        (
+            _q(
+                "emo",
+                "§4.1.2",
+                "It is important to note that the startup time for the DMA engine on the "
+                "Acenic cards is approximately 5 $\\mu$ s. This will be accounted for in the  "
+                "$L_{NH}$  portion of the calculation.",
+            ),
+        ),
+        "the ToKernel - ToNIC difference (Fig. 4)",
+        "modelled",
+        (_c(_PRESET_EMO, "dma_startup_ns"),),
+        (_t(_SRC + "model/from_scenario.rs", "emo2004_wire_and_nic_terms_by_hand"),),
+        ("emo-latency",),
+        "",
+    ),
+    Mechanism(
+        "No host overhead when the echo runs in the NIC",
+        (
+            _q(
+                "emo",
+                "§4.2.4",
+                "As expected, there was no communication overhead when the UDP echoserver runs "
+                "at the NIC level.",
+            ),
+        ),
+        "zero overhead on the NIC path (Fig. 7)",
+        "modelled",
+        (_c(_SRC + "sim/echo.rs", "fn nic_echo"),),
+        (_t(_SRC + "sim/echo.rs", "nic_echo_has_no_host_work_and_kernel_echo_no_application"),),
+        ("emo-overhead",),
+        "",
+    ),
+    Mechanism(
+        "The kernel echo skips the user copy and the route lookup",
+        (
+            _q(
+                "emo",
+                "§4.1.3",
+                "The UDP echo server does not perform a copy of data to user space and does "
+                "not perform a route lookup.",
+            ),
+        ),
+        "ToKernel latency below ToApp (Fig. 4)",
+        "partly",
+        (_c(_SRC + "sim/echo.rs", "fn kernel_echo"),),
+        (_t(_SRC + "sim/echo.rs", "nic_echo_has_no_host_work_and_kernel_echo_no_application"),),
+        ("emo-latency",),
+        "The kernel echo has no user copy; nicsim has no IP layer, so there is no route "
+        "lookup to skip and the inetd echo's own code path is the Open-MX handler's.",
+    ),
+    Mechanism(
+        "Fewer interrupts per byte as messages approach 9000 B",
+        (
+            _q(
+                "emo",
+                "§4.2.4",
+                "As the size of the message approaches 9000 bytes, the number of interrupts "
+                "decreases and so the overall communication processing overhead also "
+                "decreases. This is true for all schemes but the maximum interrupt coalescing "
+                "scheme which utilizes large delays in processing interrupts to flatten out "
+                "the overhead curve.",
+            ),
+        ),
+        "kernel-path overhead falls with size except with maximum coalescing (Fig. 7)",
+        "modelled",
+        (_c(_SRC + "model/mod.rs", "coalesc"),),
+        (_t(_IT + "emo.rs", "model_and_simulated_overhead_agree_on_the_echo_host"),),
+        ("emo-overhead",),
+        "A fixed per-message cost over a longer round trip: the overhead share falls with "
+        "size; with maximum coalescing the 100 µs wait dominates.",
+    ),
+    Mechanism(
+        "The copy to the application offsets the saved interrupts",
+        (
+            _q(
+                "emo",
+                "§4.2.4",
+                "We expect that as messages become larger, the increase cost of overhead "
+                "associated with the copy of data to the application ( $O_{HA}$ ) is just "
+                "offset by the decrease cost of overhead associated with fewer interrupts "
+                "( $O_{NH}$ ).",
+            ),
+        ),
+        "application-to-application overhead constant over sizes (Fig. 8)",
+        "partly",
+        (_c(_SRC + "model/mod.rs", "coalesc"),),
+        (),
+        ("emo-overhead",),
+        "Both terms are modelled, but nicsim's echo host overhead on the application path "
+        "falls with size without coalescing and rises with maximum coalescing instead of "
+        "staying constant.",
+    ),
+)
+
+#: Every mechanism the studies' prose gives as the cause of a result.
+MECHANISMS: tuple[Mechanism, ...] = (
+    _COAL_MECHANISMS + _MQ_MECHANISMS + _LCI_MECHANISMS + _EMO_MECHANISMS
+)
+
+
+# -- published numbers no experiment carries --------------------------------
+
+Kind = Literal["result", "input"]
+
+
+@dataclass(frozen=True)
+class PublishedNumber:
+    """A number a study prints that no experiment simulates.
+
+    Attributes
+    ----------
+    quantity, value, source, printed, scale
+        As in :class:`~nicsim.exp_base.Published`.
+    reason
+        Why it is not simulated (a configuration not run, a metric not
+        measured), or, for an input, where nicsim takes it.
+    kind
+        ``"result"`` (a measurement) or ``"input"`` (a platform, protocol or
+        workload parameter of the study).
+    fit
+        For a result some calibration was fitted to (e.g. a latency only
+        the fit runs): that calibration.
+    """
+
+    quantity: str
+    value: float
+    source: Ref
+    printed: str
+    reason: str
+    kind: Kind = "result"
+    scale: float = 1.0
+    fit: str | None = None
+
+
+def _n(
+    study: str,
+    where: str,
+    quantity: str,
+    printed: str,
+    value: float,
+    reason: str,
+    *,
+    kind: Kind = "result",
+    fit: str | None = None,
+) -> PublishedNumber:
+    return PublishedNumber(quantity, value, Ref(study, where), printed, reason, kind, fit=fit)
+
+
+def _table(
+    study: str,
+    where: str,
+    rows: Sequence[tuple[str, Sequence[tuple[str, str]]]],
+    reasons: Mapping[tuple[str, str], str],
+    default: str,
+) -> list[PublishedNumber]:
+    """Numbers of a table: ``(row label, [(column label, printed), ...])`` each."""
+    out = []
+    for label, cells in rows:
+        for column, printed in cells:
+            reason = reasons.get((label, column), reasons.get((label, "*"), default))
+            value = float(printed.split()[0].replace("+", ""))
+            out.append(
+                _n(study, where, f"{label}, {column}", printed, value, reason, kind="result")
+            )
+    return out
+
+
+_COAL_TABLE_IV = [
+    (label, list(zip(("default timeout", "disabled", "openmx", "stream"), times, strict=True)))
+    for label, times in (
+        ("bt.C.16", ("271.2", "272.8", "273.3", "272.6")),
+        ("cg.C.16", ("90.04", "91.50", "90.76", "90.70")),
+        ("ep.C.16", ("31.30", "31.45", "31.49", "31.36")),
+        ("ft.B.16", ("24.24", "24.86", "24.21", "24.20")),
+        ("lu.C.16", ("203.8", "202.4", "203.2", "206.6")),
+        ("mg.C.16", ("43.91", "43.63", "43.75", "43.72")),
+        ("sp.C.16", ("549.1", "551.1", "546.8", "546.1")),
+    )
+] + [
+    ("cg.C.16", [("disabled speedup", "-1.6 %")]),
+    ("ft.B.16", [("disabled speedup", "-2.5 %")]),
+    ("lu.C.16", [("stream speedup", "-1.4 %")]),
+]
+_NO_SKELETON = "nicsim has no {} skeleton"
+_NOT_IN_COAL = "nicsim has a {} skeleton, but coalescing-nas-is runs IS only"
+
+_MQ_TABLE_II = [
+    (
+        f"{label}, {size}",
+        [("kernel", kernel), ("user", user)],
+    )
+    for label, size, kernel, user in (
+        ("IRQ on S$", "0 B", "29.70 %", "8.34 %"),
+        ("IRQ on S$", "128 B", "25.06 %", "23.05 %"),
+        ("round-robin IRQ", "32 kB", "28.77 %", "17.71 %"),
+        ("IRQ on S$", "32 kB", "23.17 %", "29.32 %"),
+        ("IRQ on SC", "32 kB", "24.49 %", "22.56 %"),
+        ("round-robin IRQ", "1 MB (I/OAT)", "27.7 %", "6.28 %"),
+        ("IRQ on S$", "1 MB (I/OAT)", "36.9 %", "7.97 %"),
+        ("IRQ on SC", "1 MB (I/OAT)", "25.20 %", "5.96 %"),
+    )
+]
+
+
+def _cache_reason(label: str) -> str:
+    if "S$" in label:
+        return "multiqueue-cache has no IRQ-on-S$ configuration"
+    if "32 kB" in label:
+        return "multiqueue-cache runs 4 KiB and 64 KiB, not 32 kB"
+    return "multiqueue-cache runs 1 MiB without I/OAT"
+
+
+def _mq_table_ii() -> list[PublishedNumber]:
+    out = []
+    for label, cells in _MQ_TABLE_II:
+        for side, printed in cells:
+            out.append(
+                PublishedNumber(
+                    f"{side} L2 miss rate, {label}",
+                    float(printed.removesuffix(" %")) / 100,
+                    Ref("omx-mq", "Table II"),
+                    printed,
+                    _cache_reason(label),
+                    scale=0.01,
+                )
+            )
+    return out
+
+
+_COAL_NUMBERS = [
+    *_table(
+        "omx-coal",
+        "Table IV",
+        _COAL_TABLE_IV,
+        {
+            ("bt.C.16", "*"): _NO_SKELETON.format("BT"),
+            ("ep.C.16", "*"): _NO_SKELETON.format("EP"),
+            ("lu.C.16", "*"): _NO_SKELETON.format("LU"),
+            ("sp.C.16", "*"): _NO_SKELETON.format("SP"),
+            ("cg.C.16", "*"): _NOT_IN_COAL.format("CG"),
+            ("mg.C.16", "*"): _NOT_IN_COAL.format("MG"),
+            ("ft.B.16", "*"): _NOT_IN_COAL.format("FT"),
+        },
+        "",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-C4",
+        "interrupts the stream firmware can defer, packets",
+        "by 3 or 4 packets",
+        3,
+        "no metric counts how far a deferral reaches",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-C3",
+        "pull requests of the 234 kiB message",
+        "5 pull requests",
+        5,
+        "not measured; nicsim's protocol needs 6 (239616 B in 1468 B replies: 164 replies "
+        "in blocks of 32, crates/nicsim/src/wire/frag.rs)",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-C3",
+        "packets exchanged for the 234 kiB message",
+        "162 packets",
+        162,
+        "not measured; nicsim sends 1 rendezvous, 6 pull requests, 164 replies and 1 notify",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-C2",
+        "share of ACKs in the traffic, %",
+        "up to 20 % of the traffic",
+        20,
+        "not measured: no table counts ack frames (nicsim sends one explicit ack per 4 "
+        "messages, `library.ack_after = 4`: 1 frame in 5 of a 0 B stream)",
+    ),
+    # inputs
+    _n(
+        "omx-coal",
+        "§IV-B1",
+        "stream message size, bytes",
+        "stream of 128 bytes messages",
+        128,
+        "coalescing-delay-sweep: `size_bytes = 128`",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-B1",
+        "coalescing delay meaning disabled, µs",
+        "(0 µs delay)",
+        0,
+        "coalescing-delay-sweep: `delay_us = 0` (a timeout of 0)",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-C3",
+        "transfer size, kiB",
+        "The 234 kiB size",
+        234,
+        "coalescing-transfer and coalescing-marking: 239616 B",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-C4",
+        "mis-ordered medium message, kiB",
+        "32 kiB medium message",
+        32,
+        "coalescing-misorder: 32768 B",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-A",
+        "host clock, GHz",
+        "2.33 GHz",
+        2.33,
+        "preset omx2009 `host.clock_ghz`",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-A",
+        "MTU, bytes",
+        "(MTU) of 1500 bytes",
+        1500,
+        "preset omx2009 `link.mtu`",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-B1",
+        "Myri-10G default coalescing delay, µs",
+        "75 µs on Myri-10G NICs",
+        75,
+        "preset omx2009 `nic.default_delay_us`",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§III-A",
+        "largest small message, bytes",
+        "Up to 128 bytes",
+        128,
+        "`wire::SMALL_MAX` (crates/nicsim/src/wire/frag.rs)",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§III-A",
+        "largest medium message, kiB",
+        "Up to 32 kiB",
+        32,
+        "`wire::DEFAULT_RNDV_THRESHOLD` = 32 KiB",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§III-A",
+        "pull replies requested at once, per request",
+        "up to 32 fragments at once",
+        32,
+        "`wire::PULL_BLOCK_REPLIES`",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-C3",
+        "pull requests the driver pipelines",
+        "pipeline 4 requests",
+        4,
+        "`wire::PULL_BLOCKS_OUTSTANDING`",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-C4",
+        "packets of a 32 kiB medium message",
+        "(23 packets)",
+        23,
+        "the same in nicsim (`wire::medium_frag_count`; test `medium_32k_at_1500_is_23_fragments`)",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-B2",
+        "flood packet size, bytes",
+        "invalid 128 bytes packets",
+        128,
+        "coalescing-irq-overhead floods 128 B packets (20000 of them, not a million: the "
+        "per-packet overhead is steady long before)",
+        kind="input",
+    ),
+    _n(
+        "omx-coal",
+        "§IV-D",
+        "NAS processes per node",
+        "8 processes were used per node",
+        8,
+        "coalescing-nas-is: `procs_per_host = 8`, 2 hosts",
+        kind="input",
+    ),
+]
+
+_MQ_NUMBERS = [
+    *_mq_table_ii(),
+    *(
+        _n(
+            "omx-mq",
+            "Table III",
+            f"{bench}, single IRQ on single core, s",
+            printed,
+            float(printed.split()[0]),
+            "multiqueue-nas has no single-IRQ-on-one-core column",
+        )
+        for bench, printed in (("cg.B.16", "34.32 s"), ("mg.B.16", "4.19 s"))
+    ),
+    _n(
+        "omx-mq",
+        "§4.1",
+        "native Open-MX ping-pong latency, µs",
+        "8 µs with a native Open-MX ping-pong",
+        8,
+        "no experiment runs the native (non-MPI) ping-pong; the omx2009 fit does "
+        "(`python -m nicsim.fit omx2009`, target 'native 0 B latency')",
+        fit="omx2009",
+    ),
+    _n(
+        "omx-mq",
+        "§4.2",
+        "packets that cross caches on the way to user space (round-robin)",
+        "seven out of eight packets",
+        7 / 8,
+        "not measured: no metric reports it (the model's answer is 6 of 8, see the mechanisms)",
+    ),
+    _n(
+        "omx-mq",
+        "§4.6",
+        "cache misses, single queue / multiqueue, on IS",
+        "by a factor of about 11",
+        11,
+        "not measured: multiqueue-nas reports no cache misses",
+    ),
+    # inputs
+    _n(
+        "omx-mq",
+        "§4.1",
+        "host clock, GHz",
+        "(2.33 GHz)",
+        2.33,
+        "preset omx2009-mq `host.clock_ghz`",
+        kind="input",
+    ),
+    _n(
+        "omx-mq",
+        "§4.1",
+        "processors per host",
+        "with 2 Intel Xeon E5345",
+        2,
+        "preset omx2009-mq `topology.sockets`",
+        kind="input",
+    ),
+    _n(
+        "omx-mq",
+        "§4.1",
+        "dies per processor (two cores sharing an L2)",
+        "2 dual-core sub-chips",
+        2,
+        "preset omx2009-mq `topology.dies_per_socket`, `cores_per_die`",
+        kind="input",
+    ),
+    _n(
+        "omx-mq",
+        "§4.1",
+        "process/interrupt bindings",
+        "4 possible process/interrupt bindings",
+        4,
+        "`host.binding` = SC, S$, SP, OP",
+        kind="input",
+    ),
+    _n(
+        "omx-mq",
+        "§4.3",
+        "idle cores with one communicating process",
+        "7 out of 8 cores are idle",
+        7,
+        "multiqueue-idle runs only the two communicating ranks",
+        kind="input",
+    ),
+    _n(
+        "omx-mq",
+        "§4.4",
+        "L1 cache size, kB",
+        "32 kB L1 caches",
+        32,
+        "not modelled: the cache model has one L2 per die and no capacity",
+        kind="input",
+    ),
+    _n(
+        "omx-mq",
+        "§3.1",
+        "destination endpoint id width, bits",
+        "8-bit destination endpoint",
+        8,
+        "the multiqueue hash takes the 8-bit endpoint (`Steering::queue_for`)",
+        kind="input",
+    ),
+]
+
+_LCI_NUMBERS = [
+    _n(
+        "lci",
+        "§3.1",
+        "LCI-ni one-way null latency, µs",
+        "(12 µs)",
+        12,
+        "no experiment runs the LCI ping-pong; the fit and the test "
+        "`null_latency_is_the_fitted_12_us` do",
+        fit="lci2000",
+    ),
+    _n(
+        "lci",
+        "§3.3",
+        "message size at which every strategy peaks, Kbyte",
+        "peak throughput with 1 Kbyte messages",
+        1,
+        "not reduced to a number: lci-polling's table and plot show where each strategy peaks",
+    ),
+    _n(
+        "lci",
+        "§3.1",
+        "kernel interrupt dispatch, µs",
+        "approximately 8 µs",
+        8,
+        "preset lci2000 `host.kernel_dispatch_ns` ([fact])",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§3.1",
+        "user signal handler dispatch, µs",
+        "an additional 17 µs",
+        17,
+        "preset lci2000 `host.signal_handler_ns` ([fact])",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§3.1",
+        "failed poll of a cached flag, ns",
+        "5 nanoseconds",
+        5,
+        "preset lci2000 `host.poll_hit_ns` ([fact])",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§3.1",
+        "successful poll (cache miss), ns",
+        "74 nanoseconds",
+        74,
+        "preset lci2000 `host.poll_miss_ns` ([fact])",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§3.1",
+        "poll across the I/O bus, ns",
+        "467 nanoseconds",
+        467,
+        "preset lci2000 `pci.pio_read_ns` ([fact])",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§2",
+        "cluster nodes",
+        "128-node",
+        128,
+        "preset lci2000 models 64 of them (`grid.hosts`)",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§2",
+        "host clock, MHz",
+        "200 MHz Intel Pentium Pro",
+        200,
+        "preset lci2000 `host.clock_mhz`",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§2",
+        "host memory, Mbyte",
+        "128 Mbyte of DRAM",
+        128,
+        "not modelled (no memory capacity)",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§2",
+        "PCI bus width, bits",
+        "32-bit, 33 MHz PCI bus",
+        32,
+        "preset lci2000 `pci.dma_MBps` = 132 (32 bit × 33 MHz)",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§2",
+        "PCI bus clock, MHz",
+        "33 MHz PCI bus",
+        33,
+        "preset lci2000 `pci.dma_MBps` = 132 (32 bit × 33 MHz)",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§2",
+        "LANai clock, MHz",
+        "33 MHz LANai 4.1",
+        33,
+        "preset lci2000 `ni.clock_mhz`",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§2",
+        "NI SRAM, Mbyte",
+        "1 Mbyte of SRAM",
+        1,
+        "preset lci2000 `ni.sram_bytes`",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§2",
+        "switch ports",
+        "8-port switches",
+        8,
+        "preset lci2000 `grid.switch_ports`",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§2",
+        "link rate, Gbit/s",
+        "1.28 Gbit/s links",
+        1.28,
+        "preset lci2000 `link.rate_MBps` = 160",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§2",
+        "send buffer, Kbyte",
+        "1 Kbyte send buffer",
+        1,
+        "preset lci2000 `ni.buffer_bytes`",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§3.3",
+        "static split threshold, bytes",
+        "less than 512 bytes",
+        512,
+        "`lci::poll::DEFAULT_SPLIT_BYTES` (`nic.split_bytes`)",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§4.3",
+        "processors in the multicast runs",
+        "on 64 processors",
+        64,
+        "lci-multicast and lci-multicast-apps run 64 processes",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§4.3",
+        "ASP row broadcast, Kbyte",
+        "4 Kbyte matrix row",
+        4,
+        "lci-multicast-apps: 1024 × 1024 32-bit distances",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§5.1",
+        "processors in the watchdog runs",
+        "run on 64 processors",
+        64,
+        "not matched: lci-watchdog runs 16 processes",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§5.2",
+        "processors in the timer runs",
+        "on 64 processors",
+        64,
+        "not matched: lci-timers runs 16 processes",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§5.2",
+        "NI send buffers of LCI-host",
+        "64 NI send buffers",
+        64,
+        "lci-timers: `protocol.send_buffers = 64`",
+        kind="input",
+    ),
+    _n(
+        "lci",
+        "§5.2",
+        "operating-system timer granularity, ms",
+        "at least ten milliseconds",
+        10,
+        "lci-timers sweeps the NI clock period up to 10 ms",
+        kind="input",
+    ),
+]
+
+_EMO_NUMBERS = [
+    _n(
+        "emo",
+        "§4",
+        "host clock, MHz",
+        "933 MHz Pentium III",
+        933,
+        "preset emo2004 `host.clock_ghz`",
+        kind="input",
+    ),
+    _n(
+        "emo",
+        "§4.1.1",
+        "smallest message, bytes",
+        "from 100 byte messages",
+        100,
+        "emo-latency and emo-overhead sizes",
+        kind="input",
+    ),
+    _n(
+        "emo",
+        "§4.1.1",
+        "largest message, bytes",
+        "through 8900 byte messages",
+        8900,
+        "emo-latency and emo-overhead sizes (simulated only: two Open-MX fragments)",
+        kind="input",
+    ),
+    _n(
+        "emo",
+        "§4.1.1",
+        "page size, KB",
+        "is 4KB",
+        4,
+        "not modelled: copies are priced per byte, page crossings cost nothing",
+        kind="input",
+    ),
+    _n(
+        "emo",
+        "§4.1.1",
+        "no coalescing: thresholds and inter-arrival times",
+        "were set to 0",
+        0,
+        "`nicsim.model.coalescing_options('none')`",
+        kind="input",
+    ),
+    _n(
+        "emo",
+        "§4.1.1",
+        "maximum coalescing: frame threshold",
+        "set to 1000",
+        1000,
+        "`nicsim.model.coalescing_options('max')`",
+        kind="input",
+    ),
+    _n(
+        "emo",
+        "§4.1.1",
+        "maximum coalescing: inter-arrival time, µs",
+        "set to 100 $\\mu$ s",
+        100,
+        "`nicsim.model.coalescing_options('max')`",
+        kind="input",
+    ),
+    _n(
+        "emo",
+        "§4.1.2",
+        "NIC processor clock, MHz",
+        "(88 MHz)",
+        88,
+        "preset emo2004 (Tigon-2 at 88 MHz: firmware costs and the echo copy)",
+        kind="input",
+    ),
+    _n(
+        "emo",
+        "§4.1.2",
+        "DMA start-up, µs",
+        "approximately 5 $\\mu$ s",
+        5,
+        "preset emo2004 `nic.dma_startup_ns`",
+        kind="input",
+    ),
+    _n(
+        "emo",
+        "§4.2.4",
+        "jumbo frame size, bytes",
+        "approaches 9000 bytes",
+        9000,
+        "preset emo2004 `link.mtu`",
+        kind="input",
+    ),
+    _n(
+        "emo",
+        "§4.1.4",
+        "NIC copy cycles per byte",
+        "was 4",
+        4,
+        "preset emo2004 (the firmware echo's copy)",
+        kind="input",
+    ),
+]
+
+#: Published numbers no experiment simulates, and the studies' parameters.
+NUMBERS: tuple[PublishedNumber, ...] = tuple(
+    _COAL_NUMBERS + _MQ_NUMBERS + _LCI_NUMBERS + _EMO_NUMBERS
+)
+
+
+# -- rows: published numbers against a run's tables -------------------------
+
+RowStatus = Literal["fitted", "predicted", "not simulated", "input"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One published number against a run (a line of ``validation.md``)."""
+
+    source: Ref
+    quantity: str
+    printed: str
+    #: The published value as compared: ``"0.5"``, or ``"< 0.5"`` for a bound.
+    target: str
+    status: RowStatus
+    experiment: str | None = None
+    simulated: float | None = None
+    ratio: float | None = None
+    agrees: bool | None = None
+    fit: str | None = None
+    note: str = ""
+    bound: bool = field(default=False)
+
+
+def _published_row(exp_id: str, item: Published, table: pd.DataFrame | None) -> Row:
+    note = item.note
+    if table is None:
+        simulated = ratio = agrees = None
+        note = "; ".join(filter(None, ["not run in this reproduction", note]))
+    else:
+        check = item.check(table)
+        simulated, ratio, agrees = check.simulated, check.ratio, check.agrees
+    return Row(
+        item.source,
+        item.quantity,
+        item.as_printed,
+        item.target,
+        "fitted" if item.fit else "predicted",
+        exp_id,
+        simulated,
+        ratio,
+        agrees,
+        item.fit,
+        note,
+        item.bound != "=",
+    )
+
+
+def rows(tables: Mapping[str, pd.DataFrame]) -> list[Row]:
+    """Every published number: those experiments simulate, then :data:`NUMBERS`.
+
+    An experiment missing from ``tables`` gives rows without a simulated value.
+    """
+    out = [
+        _published_row(exp.id, item, tables.get(exp.id))
+        for exp in EXPERIMENTS.values()
+        for item in exp.published
+    ]
+    for n in NUMBERS:
+        status: RowStatus = "input" if n.kind == "input" else "not simulated"
+        out.append(
+            Row(n.source, n.quantity, n.printed, f"{n.value:g}", status, fit=n.fit, note=n.reason)
+        )
+    return out
+
+
+# -- rendering ----------------------------------------------------------------
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else FLOAT_FORMAT % value
+
+
+def _agrees(row: Row) -> str:
+    if row.agrees is None:
+        return "n/a"
+    word = "holds" if row.bound else "yes"
+    return word if row.agrees else ("fails" if row.bound else "no")
+
+
+def _count(rows_: Sequence[Row], status: RowStatus) -> tuple[int, int]:
+    """(rows with ``status`` that agree, rows with ``status``)."""
+    selected = [r for r in rows_ if r.status == status]
+    return sum(1 for r in selected if r.agrees), len(selected)
+
+
+def _summary(all_rows: Sequence[Row]) -> list[str]:
+    header = [
+        "study",
+        "fitted (agree)",
+        "predicted (agree)",
+        "not simulated",
+        "inputs",
+        "mechanisms modelled / partly / not",
+    ]
+    body = []
+    for key, study in [*PAPERS.items(), ("", None)]:
+        selected = [r for r in all_rows if study is None or r.source.study == key]
+        mechs = [m for m in MECHANISMS if study is None or m.study == key]
+        fitted, predicted = _count(selected, "fitted"), _count(selected, "predicted")
+        body.append(
+            [
+                "**all**" if study is None else study.tag,
+                f"{fitted[1]} ({fitted[0]})",
+                f"{predicted[1]} ({predicted[0]})",
+                sum(1 for r in selected if r.status == "not simulated"),
+                sum(1 for r in selected if r.status == "input"),
+                " / ".join(str(sum(1 for m in mechs if m.status == s)) for s in STATUSES),
+            ]
+        )
+    fitted, predicted = _count(all_rows, "fitted"), _count(all_rows, "predicted")
+    return [
+        markdown_table(header, body),
+        "",
+        f"Of the published results nicsim simulates, **{fitted[1]} are fitted** (a "
+        f"calibration set preset parameters to them; {fitted[0]} agree) and **{predicted[1]} "
+        f"are predicted** (nothing was fitted to them); **{predicted[0]} of the "
+        f"{predicted[1]} predicted values agree** with the study (within "
+        f"{TOLERANCE:.0%} for a value, the bound holds for a bound). A fitted value agreeing "
+        "says only that the fit worked.",
+    ]
+
+
+def _fits_table() -> str:
+    header = ["fit", "command", "preset", "parameters it sets ([fitted])", "to"]
+    body = [
+        [f.key, f"`{f.command}`", f.preset, ", ".join(f"`{p}`" for p in f.parameters), f.targets]
+        for f in FITS.values()
+    ]
+    return markdown_table(header, body)
+
+
+def _number_table(study_rows: Sequence[Row]) -> str:
+    header = [
+        "where",
+        "quantity",
+        "as printed",
+        "published",
+        "simulated",
+        "ratio",
+        "fitted or predicted",
+        f"agrees (±{TOLERANCE:.0%}; bound holds)",
+        "experiment",
+        "note",
+    ]
+    body = []
+    for r in study_rows:
+        status = f"fitted ({r.fit})" if r.status == "fitted" else r.status
+        body.append(
+            [
+                r.source.where,
+                r.quantity,
+                r.printed,
+                r.target,
+                _num(r.simulated),
+                _num(r.ratio),
+                f"**{status}**" if r.status == "predicted" else status,
+                _agrees(r),
+                f"`{r.experiment}`" if r.experiment else "-",
+                r.note,
+            ]
+        )
+    return markdown_table(header, body)
+
+
+def _other_table(study_rows: Sequence[Row]) -> str:
+    header = ["where", "quantity", "as printed", "value", "status", "why / where nicsim has it"]
+    body = [
+        [
+            r.source.where,
+            r.quantity,
+            r.printed,
+            r.target,
+            f"not simulated (fitted: {r.fit})" if r.fit else r.status,
+            r.note,
+        ]
+        for r in study_rows
+    ]
+    return markdown_table(header, body)
+
+
+def _mechanism_lines(m: Mechanism) -> list[str]:
+    lines = [f"#### {m.name} — {m.status}", ""]
+    for i, q in enumerate(m.quotes):
+        lines += ([">"] if i else []) + [f'> {q.where}: "{q.text}"']
+    lines += ["", f"- Explains: {m.explains}."]
+    if m.code:
+        lines.append("- In nicsim: " + ", ".join(str(c) for c in m.code) + ".")
+    tests = ", ".join(str(t) for t in m.tests) if m.tests else "none isolates it"
+    lines.append(f"- Tests: {tests}.")
+    if m.shown_by:
+        lines.append("- Shown by: " + ", ".join(f"`{e}`" for e in m.shown_by) + ".")
+    if m.how:
+        lines.append(f"- How / what is missing: {m.how}")
+    return [*lines, ""]
+
+
+def _claim_rows(tables: Mapping[str, pd.DataFrame], attributed: bool) -> list[list[Any]]:
+    body: list[list[Any]] = []
+    for exp in EXPERIMENTS.values():
+        for claim in exp.claims:
+            if isinstance(claim.source, Quote) != attributed:
+                continue
+            body.append([f"`{exp.id}`", claim.text, *_claim_check(claim, tables.get(exp.id))])
+            body[-1].append(str(claim.source))
+    return body
+
+
+def _claim_check(claim: Claim, table: pd.DataFrame | None) -> list[str]:
+    checked = None if table is None else claim.check(table)
+    if checked is None:
+        return ["n/a", "n/a"]
+    value, holds = checked
+    return [FLOAT_FORMAT % value, "yes" if holds else "no"]
+
+
+def _off(all_rows: Sequence[Row]) -> list[str]:
+    off = [r for r in all_rows if r.status == "predicted" and r.agrees is not True]
+    if not off:
+        return ["Every predicted value agrees."]
+    header = ["study", "where", "quantity", "published", "simulated", "ratio", "note"]
+    body = [
+        [
+            PAPERS[r.source.study].tag,
+            r.source.where,
+            r.quantity,
+            r.target,
+            _num(r.simulated),
+            _num(r.ratio),
+            r.note,
+        ]
+        for r in off
+    ]
+    return [markdown_table(header, body)]
+
+
+REGENERATE = (
+    "nicsim reproduce all --out out/all --jobs 2 && cp out/all/validation.md docs/validation.md"
+)
+
+
+def render(tables: Mapping[str, pd.DataFrame], provenance: Provenance) -> str:
+    """Return ``validation.md`` for a run's tables."""
+    all_rows = rows(tables)
+    run = sorted(tables)
+    missing = [e for e in EXPERIMENTS if e not in tables]
+    lines = [
+        "# Validation: what nicsim reproduces and what it predicts",
+        "",
+        "Generated by `nicsim reproduce` from `nicsim.validation` (the mechanisms, the "
+        "calibrations and the published numbers no experiment carries) and the experiments' "
+        "published values, claims and result tables. Regenerate it with",
+        "",
+        f"    {REGENERATE}",
+        "",
+        "or, from the tables of an earlier run, `python -m nicsim.validation --tables out/all "
+        "--out docs/validation.md`.",
+        "",
+        *provenance.lines(),
+        f"- experiments run: {len(run)} of {len(EXPERIMENTS)}"
+        + (f" (not run: {', '.join(missing)})" if missing else ""),
+        "",
+        "Words. *Fitted*: a calibration (below) set preset parameters marked `[fitted]` to "
+        "this very number, so agreement shows only that the fit worked. *Predicted*: "
+        "everything else the simulator produces. *Not simulated*: no experiment produces it "
+        "(the reason is given). *Input*: a platform, protocol or workload parameter the "
+        "study states and the presets or experiments take. Statements attributed to a study "
+        "quote it (section and sentence); nicsim's own expectations say so. Results the "
+        "studies' texts hold back (`[held]`) are not used anywhere. Counted: every result "
+        "printed in a table or in the prose, and the parameters; not counted: version "
+        "numbers, dates, reference, section and figure numbers, lines of code.",
+        "",
+        "## Summary",
+        "",
+        *_summary(all_rows),
+        "",
+        "## Calibrations",
+        "",
+        _fits_table(),
+        "",
+        "## Predicted values that disagree with the study",
+        "",
+        *_off(all_rows),
+        "",
+        "## Published results",
+        "",
+    ]
+    for key, study in PAPERS.items():
+        results = [
+            r for r in all_rows if r.source.study == key and r.status in ("fitted", "predicted")
+        ]
+        others = [r for r in all_rows if r.source.study == key and r.status == "not simulated"]
+        lines += [f"### {study.tag} {study.title}", ""]
+        if results:
+            lines += ["Simulated:", "", _number_table(results), ""]
+        if others:
+            lines += ["Not simulated:", "", _other_table(others), ""]
+        if not results and not others:
+            lines += ["No result is printed in numbers (all are in figures).", ""]
+    lines += ["## Parameters the studies state (inputs)", ""]
+    for key, study in PAPERS.items():
+        inputs = [r for r in all_rows if r.source.study == key and r.status == "input"]
+        if inputs:
+            lines += [f"### {study.tag}", "", _other_table(inputs), ""]
+    lines += [
+        "## Mechanisms",
+        "",
+        "Every mechanism a study's prose gives as the cause of a result, quoted; whether "
+        "nicsim models it, where, the tests that show it, and what is missing.",
+        "",
+    ]
+    for key, study in PAPERS.items():
+        mechs = [m for m in MECHANISMS if m.study == key]
+        lines += [f"### {study.tag}", ""]
+        lines += [
+            markdown_table(
+                ["mechanism", "where", "status", "explains"],
+                [
+                    [
+                        m.name,
+                        ", ".join(dict.fromkeys(q.where for q in m.quotes)),
+                        m.status,
+                        m.explains,
+                    ]
+                    for m in mechs
+                ],
+            ),
+            "",
+        ]
+        for m in mechs:
+            lines += _mechanism_lines(m)
+    lines += [
+        "## Claims",
+        "",
+        "Statements the experiments check on their tables. Attributed to a study (with the quote):",
+        "",
+        markdown_table(
+            ["experiment", "claim", "simulated", "holds", "source"], _claim_rows(tables, True)
+        ),
+        "",
+        "nicsim's own expectations and outside sources (not the studies'):",
+        "",
+        markdown_table(
+            ["experiment", "claim", "simulated", "holds", "source"], _claim_rows(tables, False)
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write(tables: Mapping[str, pd.DataFrame], path: Path, provenance: Provenance) -> Path:
+    """Write :func:`render` to ``path``, whole or not at all; return the path."""
+    text = render(tables, provenance)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+# -- command line -------------------------------------------------------------
+
+
+def _provenance(directory: Path) -> Provenance:
+    """Read the provenance lines of ``report.md`` in an output directory."""
+    fields = {"nicsim version": "?", "preset": "?", "base seed": "0", "mode": "full"}
+    report = directory / "report.md"
+    if report.is_file():
+        for line in report.read_text(encoding="utf-8").splitlines():
+            key, sep, value = line.removeprefix("- ").partition(": ")
+            if line.startswith("- ") and sep and key in fields:
+                fields[key] = value.strip("`")
+    return Provenance(
+        nicsim_version=fields["nicsim version"],
+        preset=fields["preset"],
+        seed=int(fields["base seed"]),
+        quick=fields["mode"].startswith("quick"),
+    )
+
+
+def load_tables(directory: Path) -> dict[str, pd.DataFrame]:
+    """Read ``<exp>.parquet`` of every experiment present in an output directory."""
+    return {
+        exp_id: pd.read_parquet(directory / f"{exp_id}.parquet")
+        for exp_id in EXPERIMENTS
+        if (directory / f"{exp_id}.parquet").is_file()
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``python -m nicsim.validation --tables DIR --out FILE``."""
+    ap = argparse.ArgumentParser(
+        prog="python -m nicsim.validation", description=__doc__.splitlines()[0]
+    )
+    ap.add_argument(
+        "--tables",
+        type=Path,
+        required=True,
+        help="output directory of `nicsim reproduce` (its *.parquet and report.md)",
+    )
+    ap.add_argument("--out", type=Path, required=True, help="validation.md to write")
+    a = ap.parse_args(argv)
+    if not a.tables.is_dir():
+        ap.error(f"--tables {str(a.tables)!r}: not a directory")
+    tables = load_tables(a.tables)
+    if not tables:
+        ap.error(f"--tables {str(a.tables)!r}: no experiment table (*.parquet) in it")
+    path = write(tables, a.out, _provenance(a.tables))
+    print(f"wrote {path} from {len(tables)} experiment table(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
