@@ -109,6 +109,27 @@ def test_no_held_result_is_used(item: Published | PublishedNumber) -> None:
         assert "[held]" not in text and "held" not in text.split(), text
 
 
+def test_no_published_number_is_recorded_twice() -> None:
+    # A number an experiment comes to simulate moves from NUMBERS to its Published values.
+    seen: dict[tuple[Ref, str, str], str] = {}
+    for exp_id, item in ALL_NUMBERS:
+        key = (item.source, item.quantity, str(item.value))
+        assert key not in seen, f"{_id(item)}: in {seen[key]} and {exp_id or 'NUMBERS'}"
+        seen[key] = exp_id or "NUMBERS"
+    # The same table cell, copied into NUMBERS while an experiment simulates it.
+    simulated = {
+        (item.source, item.as_printed) for _, item in ALL_NUMBERS if isinstance(item, Published)
+    }
+    copied = [
+        _id(item)
+        for _, item in ALL_NUMBERS
+        if isinstance(item, PublishedNumber)
+        and item.source.where.startswith("Table")
+        and (item.source, item.printed) in simulated
+    ]
+    assert not copied, copied
+
+
 #: A cell of a Markdown table that holds only numbers (``490k``, ``29.80 % + 13.79 %``,
 #: ``91.50 (-1.6 %)``, ``34.62 s``, ``+2.8 %``); row labels such as ``0 B`` do not.
 VALUE_CELL = re.compile(r"[-+\d.\s%()ks]*\d[-+\d.\s%()ks]*")
