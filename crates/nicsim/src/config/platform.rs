@@ -2,7 +2,7 @@
 //! software. Field docs are the user help; `presets/*.toml` say where each
 //! value comes from.
 
-use super::{check_f, check_u, toml_error, ConfigError};
+use super::{check_f, check_u, toml_error, ConfigError, TxReap};
 use serde::{Deserialize, Serialize};
 
 /// A whole platform preset (one TOML file).
@@ -58,12 +58,31 @@ pub struct LayerCfg {
     pub name: String,
     /// Protocol cycles of the layer (C_m), run on `on`'s clock.
     pub cycles: f64,
-    /// Where the cycles run: "nic" or "host".
-    pub on: String,
+    /// Where the cycles run: nic | host.
+    pub on: On,
     /// Extra latency of the layer's crossing (L_am), in nanoseconds.
     pub latency_ns: f64,
     /// Host cycles the layer's crossing costs (O_am).
     pub overhead_cycles: f64,
+}
+
+/// Where an EMO layer's protocol cycles run (`emo.layer.on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum On {
+    /// `nic`: on the NIC processor's clock.
+    Nic,
+    /// `host`: on the host's clock.
+    Host,
+}
+
+impl std::fmt::Display for On {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            On::Nic => "nic",
+            On::Host => "host",
+        })
+    }
 }
 
 /// Compute costs of the NAS skeletons (set only from SPEC 5 calibration
@@ -88,6 +107,33 @@ pub struct TopologyCfg {
     pub sockets: u32,
     pub dies_per_socket: u32,
     pub cores_per_die: u32,
+}
+
+impl TopologyCfg {
+    /// How cores `a` and `b` of one host relate: core `c` is on die
+    /// `c / cores_per_die`, die `d` on socket `d / dies_per_socket`
+    /// (`crate::host::Topology` answers the same from precomputed tables).
+    pub fn core_relation(&self, a: u32, b: u32) -> Relation {
+        let (da, db) = (a / self.cores_per_die, b / self.cores_per_die);
+        if da == db {
+            Relation::SameDie
+        } else if da / self.dies_per_socket == db / self.dies_per_socket {
+            Relation::SameSocket
+        } else {
+            Relation::OtherSocket
+        }
+    }
+}
+
+/// Relation between two cores or two dies of one host ([OMX-MQ] SC/S$/SP/OP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relation {
+    /// Same die (same core or the core sharing its L2).
+    SameDie,
+    /// Same socket, other die.
+    SameSocket,
+    /// Other socket.
+    OtherSocket,
 }
 
 /// Links and the switch.
@@ -126,14 +172,10 @@ pub struct NicCfg {
     /// The NIC's default coalescing delay in microseconds.
     pub default_delay_us: f64,
     /// Where the driver reaps transmit completions unless a scenario says
-    /// otherwise (`host.tx_reap`): `napi` (in the poll) or `hard-irq` (in
+    /// otherwise (`host.tx_reap`): napi (default; in the poll) | hard-irq (in
     /// the hard handler, under a claim of their own, as myri10ge does).
-    #[serde(default = "napi_reap")]
-    pub tx_reap: String,
-}
-
-fn napi_reap() -> String {
-    "napi".to_owned()
+    #[serde(default)]
+    pub tx_reap: TxReap,
 }
 
 /// Host OS costs and idle states.
@@ -326,13 +368,6 @@ impl Platform {
                 check_f(&format!("emo.layer[{i}].cycles"), l.cycles, 0.0, 1e12)?;
                 check_f(&format!("emo.layer[{i}].latency_ns"), l.latency_ns, 0.0, 1e12)?;
                 check_f(&format!("emo.layer[{i}].overhead_cycles"), l.overhead_cycles, 0.0, 1e12)?;
-                if l.on != "nic" && l.on != "host" {
-                    return Err(ConfigError::range(
-                        &format!("emo.layer[{i}].on"),
-                        format!("{:?}", l.on),
-                        "one of nic, host",
-                    ));
-                }
             }
         }
         Ok(())

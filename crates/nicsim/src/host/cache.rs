@@ -11,8 +11,8 @@
 //!
 //! This module does not decide *who* accesses *what*: the host path does.
 
-use super::topology::{Relation, Topology};
-use crate::config::CacheCfg;
+use super::topology::Topology;
+use crate::config::{CacheCfg, Relation};
 use crate::time::Duration;
 
 /// Classes of modelled objects (for miss-rate reporting).

@@ -187,15 +187,16 @@ impl World {
             dma_setup: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.dma_setup_cycles)),
         };
         let n = g.hosts;
+        let strategy = poll::Strategy::new(s.polling, s.split_bytes);
         let hosts =
-            (0..n).map(|h| Host::new(h, &p.host, s.polling.detect(), p.ni.buffer_bytes, p.ni.send_buffers)).collect();
+            (0..n).map(|h| Host::new(h, &p.host, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers)).collect();
         let nis = (0..n)
             .map(|_| {
                 Ni::new(
                     costs,
-                    s.polling,
+                    strategy,
                     p.ni.header_bytes,
-                    p.host_buffer_bytes(),
+                    poll::host_buffer_bytes(&p.ni),
                     p.host.recv_buffers,
                     p.ni.send_buffers,
                     p.ni.recv_buffers,
@@ -218,7 +219,7 @@ impl World {
             cpu: vec![cpu::Cpu::new(cpu::Mode::Library); n as usize],
             wd: vec![watchdog::Watchdog::new(s.watchdog); n as usize],
             received: vec![0; n as usize],
-            clock: s.clock,
+            clock: s.clock_period.map(|period| timers::ClockPolicy { period }),
             clock_interrupts: 0,
             signals_at_once: 0,
             signals_merged: 0,
@@ -233,9 +234,8 @@ impl World {
     fn with_protocol(mut self, s: &LciScenario) -> Self {
         if let Some(p) = s.protocol {
             let n = self.hosts.len() as u32;
-            let delay = Duration::from_ns_f64(p.ack_delay_us * 1e3);
             for h in &mut self.hosts {
-                h.rel = Some(reliable::Reliable::new(n, p.send_buffers, delay));
+                h.rel = Some(reliable::Reliable::new(n, p.send_buffers, p.ack_delay));
             }
         }
         self

@@ -55,7 +55,7 @@ pub use frag::{
 };
 pub use frame::{FrameRepr, OmxBody};
 pub use head::PacketKind;
-pub use marker::MarkedClasses;
+pub use marker::{MarkedClasses, MarkerClass};
 pub use pcap::{PcapError, PcapReader, PcapWriter};
 
 /// Open-MX ethertype. Source: `common/omx_wire.h`, `DEFAULT_ETH_P_OMX 0x86DF`.
