@@ -90,7 +90,7 @@ impl World {
     /// the received buffer is sent back).
     pub(crate) fn kernel_echo_cost(&mut self, now: Instant, h: usize, core: usize, frame: u32) -> Duration {
         let c = &self.c;
-        let mut hdr = [0; super::HDR_CAP];
+        let mut hdr = [0; super::wire_path::HDR_CAP];
         let hl = self.frames[frame as usize].header_bytes(&mut hdr);
         let Ok(repr) = FrameRepr::parse_header(&hdr[..hl]) else {
             return c.driver_rx + c.handler_drop;
