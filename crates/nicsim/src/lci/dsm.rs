@@ -22,8 +22,8 @@ use super::host::Outgoing;
 use super::workload::Control;
 use crate::config::Mix;
 use crate::engine::SimRng;
-use crate::sim::Metrics;
 use crate::time::{Duration, Instant};
+use crate::Metrics;
 use std::collections::VecDeque;
 use std::fmt;
 

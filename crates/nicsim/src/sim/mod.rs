@@ -38,7 +38,6 @@ mod pull;
 mod wire_path;
 
 pub use build::NAPI_BUDGET;
-pub use metrics::Metrics;
 
 pub(crate) use build::Costs;
 pub(crate) use handler::{LKind, LibEvent};
@@ -55,17 +54,7 @@ use crate::nic::steering::Steering;
 use crate::nic::Nic;
 use crate::proto::PullHandle;
 use crate::time::{Duration, Instant};
-
-/// An error that ends a run early (never a panic).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SimError(pub String);
-
-impl std::fmt::Display for SimError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for SimError {}
+use crate::{Metrics, SimError};
 
 /// `LibEvent::writer_die` of events the NIC wrote straight to memory.
 pub(crate) const WRITER_MEMORY: u16 = u16::MAX;
