@@ -3,6 +3,7 @@
 //! value comes from.
 
 use super::{check_f, check_u, toml_error, ConfigError, TxReap};
+use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// A whole platform preset (one TOML file).
@@ -258,6 +259,77 @@ pub struct LibraryCfg {
 }
 
 const NS_MAX: f64 = 1e9; // no single modelled cost exceeds one second
+
+/// The preset's host, library and doorbell times as the simulator charges
+/// them: converted once, when the scenario is validated, each `*_ns` value
+/// by [`Duration::from_ns_f64`] (nearest picosecond) and each `*_us` value
+/// as `from_ns_f64(us * 1e3)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Times {
+    pub irq_entry: Duration,
+    pub napi_poll: Duration,
+    pub irq_rearm: Duration,
+    pub driver_rx: Duration,
+    pub handler_drop: Duration,
+    pub handler: Duration,
+    pub tx_done: Duration,
+    pub syscall: Duration,
+    pub driver_tx: Duration,
+    pub doorbell: Duration,
+    pub wakeup: Duration,
+    pub block: Duration,
+    pub idle_before_sleep: Duration,
+    pub sleep_exit: Duration,
+    pub ioat_submit: Duration,
+    pub ioat_completion: Duration,
+    pub send: Duration,
+    pub event: Duration,
+    pub post_recv: Duration,
+    pub small_send: Duration,
+    pub mpi_send: Duration,
+    pub mpi_recv: Duration,
+    pub pull_setup: Duration,
+    pub delayed_ack: Duration,
+    pub resend: Duration,
+    pub pull_timeout: Duration,
+}
+
+impl Times {
+    /// The times of a validated platform.
+    pub fn of(p: &Platform) -> Self {
+        let ns = Duration::from_ns_f64;
+        let us = |v: f64| Duration::from_ns_f64(v * 1e3);
+        let (h, b) = (&p.host, &p.library);
+        Times {
+            irq_entry: ns(h.irq_entry_ns),
+            napi_poll: ns(h.napi_poll_ns),
+            irq_rearm: ns(h.irq_rearm_ns),
+            driver_rx: ns(h.driver_rx_ns),
+            handler_drop: ns(h.handler_drop_ns),
+            handler: ns(h.handler_ns),
+            tx_done: ns(h.tx_done_ns),
+            syscall: ns(h.syscall_ns),
+            driver_tx: ns(h.driver_tx_ns),
+            doorbell: ns(p.nic.doorbell_ns),
+            wakeup: ns(h.wakeup_ns),
+            block: ns(h.block_ns),
+            idle_before_sleep: ns(h.idle_before_sleep_ns),
+            sleep_exit: ns(h.sleep_exit_ns),
+            ioat_submit: ns(h.ioat_submit_ns),
+            ioat_completion: ns(h.ioat_completion_ns),
+            send: ns(b.send_ns),
+            event: ns(b.event_ns),
+            post_recv: ns(b.post_recv_ns),
+            small_send: ns(b.small_send_ns),
+            mpi_send: ns(b.mpi_send_ns),
+            mpi_recv: ns(b.mpi_recv_ns),
+            pull_setup: ns(b.pull_setup_ns),
+            delayed_ack: us(b.delayed_ack_us),
+            resend: us(b.resend_us),
+            pull_timeout: us(b.pull_timeout_us),
+        }
+    }
+}
 
 impl Platform {
     /// Parses a preset TOML text (no validation).

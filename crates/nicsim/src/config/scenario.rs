@@ -4,7 +4,7 @@
 
 use super::{
     check_f, check_u, from_value, missing, one_of_names, preset_text, toml_error, AdaptiveFlavor, CoalesceSpec,
-    Coalescing, ConfigError, Platform, Relation, TimeoutMode, TimeoutSpec, DEFAULT_PRESET, SEED_LIMIT,
+    Coalescing, ConfigError, Platform, Relation, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
@@ -277,11 +277,11 @@ pub enum SteeringKind {
 
 /// Today's Linux receive knobs (net/core/dev.c napi_complete_done,
 /// Documentation/networking/napi.rst).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NapiKnobs {
     pub defer_hard_irqs: u32,
-    pub gro_flush_timeout_us: f64,
-    pub irq_suspend_timeout_us: f64,
+    pub gro_flush_timeout: Duration,
+    pub irq_suspend_timeout: Duration,
     pub busy_poll: bool,
 }
 
@@ -325,10 +325,13 @@ pub enum Workload {
     /// Invalid-packet flood into host 1 (dropped by the receive handler).
     Flood { packets: u64, gap: Duration, packet_bytes: u32 },
     /// NAS IS skeleton: `keys` in total over all ranks, `iterations` timed
-    /// (plus one untimed, as NPB does), `per_host` ranks on each host.
-    NasIs { keys: u64, iterations: u64, per_host: u32 },
-    /// NAS CG, MG or FT skeleton (class B or C), `per_host` ranks per host.
-    NasKernel { kernel: crate::workload::NasKernel, class_c: bool, per_host: u32 },
+    /// (plus one untimed, as NPB does), `per_host` ranks on each host;
+    /// `compute` per iteration and rank (from `platform.nas`).
+    NasIs { keys: u64, iterations: u64, per_host: u32, compute: Duration },
+    /// NAS CG, MG or FT skeleton (class B or C), `per_host` ranks per host;
+    /// `compute` per iteration and rank (NPB's operation count over
+    /// `platform.nas.mflops_per_core`).
+    NasKernel { kernel: crate::workload::NasKernel, class_c: bool, per_host: u32, compute: Duration },
     /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
     /// repetitions after `warmup`, `per_host` ranks on each host.
     Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
@@ -363,6 +366,8 @@ impl Scenario {
 #[derive(Debug, Clone)]
 pub struct Scenario {
     pub platform: Platform,
+    /// The platform's times, converted once.
+    pub times: Times,
     pub seed: u64,
     pub pcap: Option<String>,
     pub coalesce: CoalesceSpec,
@@ -385,7 +390,8 @@ pub struct Scenario {
     /// The native MX stack (OS-bypass) instead of Open-MX.
     pub native_mx: bool,
     pub misorder_degree: u8,
-    pub jitter_ns: f64,
+    /// Random extra delay of each frame at the switch (uniform, seeded).
+    pub jitter: Duration,
     pub workload: Workload,
 }
 
@@ -525,16 +531,19 @@ impl Scenario {
         let wait = f.host.wait.unwrap_or_default();
         let soaker = f.host.soaker.unwrap_or(false);
         let tx_reap = f.host.tx_reap.unwrap_or(platform.nic.tx_reap);
+        let defer_hard_irqs = f.host.napi_defer_hard_irqs.unwrap_or(0);
+        check_u("host.napi_defer_hard_irqs", defer_hard_irqs as u64, 0, i32::MAX as u64)?;
+        let gro_flush_timeout_us = f.host.gro_flush_timeout_us.unwrap_or(0.0);
+        check_f("host.gro_flush_timeout_us", gro_flush_timeout_us, 0.0, 1e6)?;
+        let irq_suspend_timeout_us = f.host.irq_suspend_timeout_us.unwrap_or(0.0);
+        check_f("host.irq_suspend_timeout_us", irq_suspend_timeout_us, 0.0, 1e6)?;
         let napi = NapiKnobs {
-            defer_hard_irqs: f.host.napi_defer_hard_irqs.unwrap_or(0),
-            gro_flush_timeout_us: f.host.gro_flush_timeout_us.unwrap_or(0.0),
-            irq_suspend_timeout_us: f.host.irq_suspend_timeout_us.unwrap_or(0.0),
+            defer_hard_irqs,
+            gro_flush_timeout: Duration::from_ns_f64(gro_flush_timeout_us * 1e3),
+            irq_suspend_timeout: Duration::from_ns_f64(irq_suspend_timeout_us * 1e3),
             busy_poll: f.host.busy_poll.unwrap_or(false),
         };
-        check_u("host.napi_defer_hard_irqs", napi.defer_hard_irqs as u64, 0, i32::MAX as u64)?;
-        check_f("host.gro_flush_timeout_us", napi.gro_flush_timeout_us, 0.0, 1e6)?;
-        check_f("host.irq_suspend_timeout_us", napi.irq_suspend_timeout_us, 0.0, 1e6)?;
-        if napi.irq_suspend_timeout_us > 0.0 && !napi.busy_poll {
+        if irq_suspend_timeout_us > 0.0 && !napi.busy_poll {
             return Err(ConfigError::new(
                 "invalid value for `host.irq_suspend_timeout_us`: it needs `host.busy_poll = true` (preferred busy polling)",
             ));
@@ -557,6 +566,7 @@ impl Scenario {
 
         let workload = workload(&f.workload, &platform, rndv_threshold)?;
         Ok(Scenario {
+            times: Times::of(&platform),
             platform,
             seed: f.seed.unwrap_or(1),
             pcap: f.pcap,
@@ -577,7 +587,7 @@ impl Scenario {
             mpi,
             native_mx,
             misorder_degree: misorder_degree as u8,
-            jitter_ns,
+            jitter: Duration::from_ns_f64(jitter_ns),
             workload,
         })
     }
@@ -649,7 +659,10 @@ fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32) -> Resul
                     "a value giving a power-of-two rank count of at least 4 (the NPB CG/MG/FT decompositions)",
                 ));
             }
-            Workload::NasKernel { kernel, class_c, per_host }
+            let prob = crate::workload::NasProblem::new(kernel, class_c);
+            // Compute per iteration and rank from NPB's operation count.
+            let secs = prob.total_ops / prob.iterations as f64 / n as f64 / (platform.nas.mflops_per_core * 1e6);
+            Workload::NasKernel { kernel, class_c, per_host, compute: Duration::from_ns_f64(secs * 1e9) }
         }
         WorkloadKind::Alltoall => {
             let iterations = w.iterations.unwrap_or(100);
@@ -668,7 +681,10 @@ fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32) -> Resul
             let iterations = w.iterations.unwrap_or(10);
             check_u("workload.iterations", iterations, 1, 1000)?;
             let per_host = per_host()?;
-            Workload::NasIs { keys, iterations, per_host }
+            let keys_per_proc = keys / (platform.topology.hosts * per_host) as u64;
+            let nas = &platform.nas;
+            let compute = Duration::from_ns_f64(nas.is_iter_fixed_us * 1e3 + nas.is_ns_per_key * keys_per_proc as f64);
+            Workload::NasIs { keys, iterations, per_host, compute }
         }
         WorkloadKind::Flood => {
             let packets = w.packets.unwrap_or(20_000);

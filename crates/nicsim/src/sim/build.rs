@@ -1,5 +1,5 @@
 //! Building the world of a validated scenario: the scenario's costs
-//! converted to durations once ([`Costs`]), the hosts with their cores, NIC
+//! gathered for the hot path ([`Costs`]), the hosts with their cores, NIC
 //! queues and steering, and the processes of the workload.
 //!
 //! This module owns construction only. It does not run anything: the first
@@ -19,7 +19,8 @@ use crate::wire::MarkedClasses;
 use crate::workload::Program;
 use std::collections::VecDeque;
 
-/// Scenario costs converted to durations once.
+/// The scenario's costs and switches, gathered for the hot path (the
+/// durations were converted once, at validation: `crate::config::Times`).
 pub(crate) struct Costs {
     pub irq_entry: Duration,
     pub napi_poll: Duration,
@@ -79,10 +80,6 @@ pub(crate) struct Costs {
 /// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
 pub const NAPI_BUDGET: u16 = 64;
 
-fn dur(ns: f64) -> Duration {
-    Duration::from_ns_f64(ns)
-}
-
 impl World {
     /// Builds the world of a validated scenario.
     pub fn new(s: &Scenario) -> Self {
@@ -97,37 +94,37 @@ impl World {
         let topo = Topology::new(&p.topology);
         let hosts_n = p.topology.hosts as usize;
         let cores = topo.cores();
-        let h = &p.host;
+        let t = &s.times;
         let b = &p.library;
         let c = Costs {
-            irq_entry: dur(h.irq_entry_ns),
-            napi_poll: dur(h.napi_poll_ns),
-            rearm: dur(h.irq_rearm_ns),
-            driver_rx: dur(h.driver_rx_ns),
-            handler_drop: dur(h.handler_drop_ns),
-            handler: dur(h.handler_ns),
-            tx_done: dur(h.tx_done_ns),
-            syscall: dur(h.syscall_ns),
-            driver_tx: dur(h.driver_tx_ns),
-            doorbell: dur(p.nic.doorbell_ns),
-            wakeup: dur(h.wakeup_ns),
-            block: dur(h.block_ns),
+            irq_entry: t.irq_entry,
+            napi_poll: t.napi_poll,
+            rearm: t.irq_rearm,
+            driver_rx: t.driver_rx,
+            handler_drop: t.handler_drop,
+            handler: t.handler,
+            tx_done: t.tx_done,
+            syscall: t.syscall,
+            driver_tx: t.driver_tx,
+            doorbell: t.doorbell,
+            wakeup: t.wakeup,
+            block: t.block,
             sleep: s.sleep,
             soaker: s.soaker,
-            idle_before_sleep: dur(h.idle_before_sleep_ns),
-            sleep_exit: dur(h.sleep_exit_ns),
-            send: dur(b.send_ns),
-            event: dur(b.event_ns),
-            post_recv: dur(b.post_recv_ns),
-            small_send: dur(b.small_send_ns),
-            mpi_send: if s.mpi { dur(b.mpi_send_ns) } else { Duration::ZERO },
-            mpi_recv: if s.mpi { dur(b.mpi_recv_ns) } else { Duration::ZERO },
-            pull_setup: dur(b.pull_setup_ns),
+            idle_before_sleep: t.idle_before_sleep,
+            sleep_exit: t.sleep_exit,
+            send: t.send,
+            event: t.event,
+            post_recv: t.post_recv,
+            small_send: t.small_send,
+            mpi_send: if s.mpi { t.mpi_send } else { Duration::ZERO },
+            mpi_recv: if s.mpi { t.mpi_recv } else { Duration::ZERO },
+            pull_setup: t.pull_setup,
             ack_after: b.ack_after,
             send_window_frames: b.send_window_frames,
-            delayed_ack: dur(b.delayed_ack_us * 1e3),
-            resend: dur(b.resend_us * 1e3),
-            pull_timeout: dur(b.pull_timeout_us * 1e3),
+            delayed_ack: t.delayed_ack,
+            resend: t.resend,
+            pull_timeout: t.pull_timeout,
             endpoint_lines: p.cache.endpoint_lines,
             event_lines: p.cache.event_lines,
             napi_lines: p.cache.napi_lines,
@@ -142,15 +139,15 @@ impl World {
             marked: s.marked,
             misorder: s.misorder_degree,
             defer_hard_irqs: s.napi.defer_hard_irqs,
-            gro_flush: Duration::from_ns_f64(s.napi.gro_flush_timeout_us * 1e3),
-            irq_suspend: Duration::from_ns_f64(s.napi.irq_suspend_timeout_us * 1e3),
+            gro_flush: s.napi.gro_flush_timeout,
+            irq_suspend: s.napi.irq_suspend_timeout,
             busy_poll: s.napi.busy_poll,
             ioat: s.ioat,
             dca: s.dca,
             native: s.native_mx,
             ioat_bps: (p.host.ioat_MBps * 1e6) as u64,
-            ioat_submit: dur(p.host.ioat_submit_ns),
-            ioat_completion: dur(p.host.ioat_completion_ns),
+            ioat_submit: t.ioat_submit,
+            ioat_completion: t.ioat_completion,
         };
         let mut hosts = Vec::with_capacity(hosts_n);
         for _ in 0..hosts_n {
@@ -229,8 +226,8 @@ impl World {
             wire_bytes: 0,
             medium_msgs: 0,
             medium_one_irq: 0,
-            jitter: Duration::from_ns_f64(s.jitter_ns),
-            direct_switch: hosts_n <= 2 && s.loss == 0.0 && s.reorder == 0.0 && s.jitter_ns == 0.0,
+            jitter: s.jitter,
+            direct_switch: hosts_n <= 2 && s.loss == 0.0 && s.reorder == 0.0 && s.jitter.is_zero(),
             ranks: Vec::new(),
             rank_of: vec![vec![u16::MAX; 256]; hosts_n],
             echo: None,
@@ -262,12 +259,10 @@ impl World {
                 w.spawn(0, core, 0, Program::uniband_sender(size, messages, warmup, window));
                 w.spawn(1, core, 0, Program::uniband_receiver(size, messages, warmup, window));
             }
-            Workload::NasIs { keys, iterations, per_host } => {
+            Workload::NasIs { keys, iterations, per_host, compute } => {
                 let hosts = w.hosts.len() as u32;
                 let n = hosts * per_host;
                 let keys_per_proc = keys / n as u64;
-                let nas = &s.platform.nas;
-                let compute = dur(nas.is_iter_fixed_us * 1e3 + nas.is_ns_per_key * keys_per_proc as f64);
                 // Block placement: ranks 0..per_host on host 0, one per core.
                 for r in 0..n {
                     let body = crate::workload::nas_is_iteration(r, n, keys_per_proc, compute);
@@ -276,12 +271,9 @@ impl World {
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
                 }
             }
-            Workload::NasKernel { kernel, class_c, per_host } => {
+            Workload::NasKernel { kernel, class_c, per_host, compute } => {
                 let n = w.hosts.len() as u32 * per_host;
                 let prob = crate::workload::NasProblem::new(kernel, class_c);
-                // Compute per iteration and rank from NPB's operation count.
-                let secs = prob.total_ops / prob.iterations as f64 / n as f64 / (s.platform.nas.mflops_per_core * 1e6);
-                let compute = dur(secs * 1e9);
                 for r in 0..n {
                     let body = crate::workload::nas_kernel_iteration(kernel, &prob, r, n, compute);
                     let prog = Program::Script { body, iters: prob.iterations + 1, warm: 1, iter: 0, pc: 0, marked: 0 };
