@@ -24,6 +24,10 @@ use crate::config::LciHostCfg;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
+/// The message number of an ack-only control packet: none of the
+/// sender's messages (those count up from 0), so it never matches one.
+pub const ACK_ONLY_MSG: u32 = u32::MAX;
+
 /// A message (or `count` equal messages) the program wants sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outgoing {
@@ -182,7 +186,7 @@ impl Host {
                 let ctl = Packet {
                     src: self.id,
                     dst: peer,
-                    msg: u32::MAX,
+                    msg: ACK_ONLY_MSG,
                     frag: 0,
                     last: true,
                     payload: 0,

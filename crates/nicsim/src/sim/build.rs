@@ -6,7 +6,9 @@
 //! dispatch of every core is the only work it starts, and what the stages do
 //! afterwards lives in their own files.
 
-use super::{Action, Core, Cur, Drops, Ev, HostState, PState, PolicyFactory, Proc, World};
+use super::{
+    Action, Core, Cur, Drops, Ev, HostState, PState, PolicyFactory, Proc, World, ECHO_HOST, FLOOD_ORIGIN, NO_RANK,
+};
 use crate::config::{Scenario, WaitMode, Workload};
 use crate::engine::{EventQueue, SimRng};
 use crate::host::{CacheCosts, CacheStats, Obj, ObjClass, Topology};
@@ -15,7 +17,7 @@ use crate::nic::steering::Steering;
 use crate::nic::{Nic, RxQueue};
 use crate::proto::Peer;
 use crate::time::{Duration, Instant};
-use crate::wire::MarkedClasses;
+use crate::wire::{MarkedClasses, ENDPOINTS, RDMA_REGIONS};
 use crate::workload::Program;
 use std::collections::VecDeque;
 
@@ -180,7 +182,7 @@ impl World {
                 nic: Nic::new(&p.nic, queues),
                 steering,
                 procs: Vec::new(),
-                eps: vec![None; 256],
+                eps: vec![None; ENDPOINTS],
                 napi_objs: vec![Obj::new(ObjClass::Napi); steering_queues],
                 tx_obj: Obj::new(ObjClass::TxRing),
                 tx_hold: (0, Instant::ZERO),
@@ -229,7 +231,7 @@ impl World {
             jitter: s.jitter,
             direct_switch: hosts_n <= 2 && s.loss == 0.0 && s.reorder == 0.0 && s.jitter.is_zero(),
             ranks: Vec::new(),
-            rank_of: vec![vec![u16::MAX; 256]; hosts_n],
+            rank_of: vec![vec![NO_RANK; ENDPOINTS]; hosts_n],
             echo: None,
             nic_copy_ns_per_byte: {
                 let e = p.emo_cfg();
@@ -248,8 +250,8 @@ impl World {
                 // server on host 1, which has no process.
                 w.spawn(0, core, 0, Program::pingpong(0, size, iterations, warmup));
                 w.echo = Some(at);
-                w.rank_of[1][0] = w.ranks.len() as u16;
-                w.ranks.push((1, 0));
+                w.rank_of[ECHO_HOST][0] = w.ranks.len() as u16;
+                w.ranks.push((ECHO_HOST as u16, 0));
             }
             Workload::Stream { size, messages, warmup } => {
                 w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup));
@@ -285,7 +287,7 @@ impl World {
                 let n = w.hosts.len() as u32 * per_host;
                 for r in 0..n {
                     let mut body = Vec::new();
-                    crate::workload::alltoall_ops(&mut body, r, n, size, 400);
+                    crate::workload::alltoall_ops(&mut body, r, n, size, crate::workload::tag::ALLTOALL);
                     let prog =
                         Program::Script { body, iters: iterations + warmup, warm: warmup, iter: 0, pc: 0, marked: 0 };
                     let local = (r % per_host) as u16;
@@ -296,7 +298,7 @@ impl World {
                 w.flood_left = packets;
                 w.flood_gap = gap;
                 w.flood_bytes = packet_bytes;
-                w.q.push(Instant::ZERO, 0, Ev::FloodTick);
+                w.q.push(Instant::ZERO, FLOOD_ORIGIN, Ev::FloodTick);
             }
         }
         let n = w.ranks.len();
@@ -343,7 +345,7 @@ impl World {
             unexpected: VecDeque::new(),
             early: Vec::new(),
             medium: Vec::new(),
-            regions: vec![None; 256],
+            regions: vec![None; RDMA_REGIONS],
             ring_obj: Obj::new(ObjClass::EventRing),
             ep_obj: Obj::new(ObjClass::Endpoint),
             timer_at: None,

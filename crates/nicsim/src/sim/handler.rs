@@ -6,7 +6,7 @@
 //! This module owns the frame -> event step. It does not price it (`kernel`)
 //! nor act on the event (`lib_recv`).
 
-use super::{PState, World, WRITER_MEMORY};
+use super::{PState, World, ECHO_HOST, NO_RANK, WRITER_MEMORY};
 use crate::time::Instant;
 use crate::wire::OmxBody;
 
@@ -54,7 +54,7 @@ impl World {
             self.drops.malformed += 1;
             return;
         };
-        if h == 1 && self.echo == Some(crate::config::EchoAt::Kernel) {
+        if h == ECHO_HOST && self.echo == Some(crate::config::EchoAt::Kernel) {
             self.kernel_echo(now, &repr);
             return;
         }
@@ -71,7 +71,7 @@ impl World {
         }
         let src_ep = repr.body.src_endpoint().unwrap_or(0);
         let peer = self.rank_of[src as usize][src_ep as usize];
-        if peer == u16::MAX && !matches!(repr.body, OmxBody::Pull { .. } | OmxBody::PullReply { .. }) {
+        if peer == NO_RANK && !matches!(repr.body, OmxBody::Pull { .. } | OmxBody::PullReply { .. }) {
             self.drops.no_endpoint += 1;
             return;
         }

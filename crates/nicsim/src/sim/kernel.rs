@@ -7,7 +7,7 @@
 //! This module owns scheduling and pricing on cores. It does not own what a
 //! handled frame does (`handler`) nor what the library runs (`lib_path`).
 
-use super::{Costs, Ev, PState, World};
+use super::{Costs, Ev, PState, World, ECHO_HOST};
 use crate::engine::EventQueue;
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
@@ -429,7 +429,7 @@ impl World {
         let die = self.topo.die_of(core as u16);
         use crate::host::Side::Kernel;
         if let (RingEntry::Rx(frame), Some(crate::config::EchoAt::Kernel)) = (entry, self.echo) {
-            if h == 1 {
+            if h == ECHO_HOST {
                 return self.kernel_echo_cost(now, h, core, frame);
             }
         }

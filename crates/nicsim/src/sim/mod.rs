@@ -47,7 +47,7 @@ pub(crate) use pull::Serve;
 pub(crate) use wire_path::Frame;
 
 use crate::config::{Scenario, Workload};
-use crate::engine::{EventQueue, SimRng};
+use crate::engine::{EventQueue, Origin, SimRng};
 use crate::host::{CacheCosts, CacheStats, Obj, Topology};
 use crate::net::Network;
 use crate::nic::steering::Steering;
@@ -58,6 +58,28 @@ use crate::{Metrics, SimError};
 
 /// `LibEvent::writer_die` of events the NIC wrote straight to memory.
 pub(crate) const WRITER_MEMORY: u16 = u16::MAX;
+
+/// The event origin of the network (frames arriving at a NIC). Hosts use
+/// their index as origin (at most 1,024, `config::Platform::validate`);
+/// this one is above every host and below the engine's 2^24 origins, so
+/// at equal times host events come first (`crate::engine`).
+pub(crate) const NETWORK_ORIGIN: Origin = 1_000_000;
+
+/// The event origin of the flood generator: host 0, which sends it.
+pub(crate) const FLOOD_ORIGIN: Origin = 0;
+
+/// `rank_of` entry of an endpoint that no rank holds.
+pub(crate) const NO_RANK: u16 = u16::MAX;
+
+/// The host that runs the [EMO] echo server (`workload.kind = "echo-*"`);
+/// host 0 runs the client.
+pub(crate) const ECHO_HOST: usize = 1;
+
+/// A run whose simulated time passes this with work left is stuck (a
+/// resend storm, a lost wake-up) and ends with an error instead of
+/// hanging: ten simulated minutes, 18 times the longest experiment run
+/// (NAS IS class C, 33 s in `coalescing-nas-is`).
+const NO_PROGRESS_LIMIT: Duration = Duration::from_ms(600_000);
 
 /// Events of the world. Small and `Copy`: frames travel by slab index.
 /// Eight bytes in all (checked below), so that an event is passed to and
@@ -204,7 +226,7 @@ pub struct World {
     /// source, so a frame's switch traversal is known when it departs and
     /// needs no event of its own.
     pub(crate) direct_switch: bool,
-    /// Rank -> (host, endpoint); (host, endpoint) -> rank (u16::MAX: none).
+    /// Rank -> (host, endpoint); (host, endpoint) -> rank ([`NO_RANK`]: none).
     pub(crate) ranks: Vec<(u16, u8)>,
     pub(crate) rank_of: Vec<Vec<u16>>,
     /// [EMO] echo server on host 1 (`echo-nic` / `echo-kernel` workloads).
@@ -219,7 +241,7 @@ impl World {
     /// Runs to completion (every program done, or the flood drained).
     pub fn run(&mut self) -> Result<(), SimError> {
         // A run that stops making progress ends with an error, never a hang.
-        let limit = Instant::ZERO + Duration::from_ms(600_000);
+        let limit = Instant::ZERO + NO_PROGRESS_LIMIT;
         while let Some((now, ev)) = self.q.pop() {
             if now > limit {
                 return Err(SimError(format!("no progress: simulated time passed {limit} with work left")));

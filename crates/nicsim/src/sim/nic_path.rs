@@ -7,7 +7,7 @@
 //! itself lives in `crate::nic::coalesce`; what the core does with the
 //! interrupt lives in `kernel`.
 
-use super::{Ev, PState, World};
+use super::{Ev, PState, World, ECHO_HOST};
 use crate::nic::Outcome;
 use crate::time::Instant;
 
@@ -25,7 +25,7 @@ impl World {
             }
         };
         f.marked = repr.marked;
-        if h == 1 && self.echo == Some(crate::config::EchoAt::Nic) {
+        if h == ECHO_HOST && self.echo == Some(crate::config::EchoAt::Nic) {
             self.nic_echo(now, frame, &repr);
             return;
         }

@@ -7,7 +7,7 @@
 //! it (`nic_path`) nor who builds frames (the library, the pull protocol, the
 //! echo servers).
 
-use super::{Ev, World};
+use super::{Ev, World, FLOOD_ORIGIN, NETWORK_ORIGIN};
 use crate::time::{Duration, Instant};
 use crate::wire::{FrameRepr, OmxBody};
 
@@ -154,7 +154,7 @@ impl World {
         let (len, dst) = (self.frames[frame as usize].len as usize, self.frames[frame as usize].dst as usize);
         let (first_bit, at) = self.net.forward(dst, now, len, extra);
         self.hosts[dst].nic.incoming.push_back(first_bit);
-        self.q.push(at, 1_000_000, Ev::NicRx { frame });
+        self.q.push(at, NETWORK_ORIGIN, Ev::NicRx { frame });
     }
 
     pub(super) fn flood_tick(&mut self, now: Instant) {
@@ -179,7 +179,7 @@ impl World {
         let id = self.new_frame(0, 1, &repr);
         self.transmit(now, 0, id);
         if self.flood_left > 0 {
-            self.q.push(now + self.flood_gap, 0, Ev::FloodTick);
+            self.q.push(now + self.flood_gap, FLOOD_ORIGIN, Ev::FloodTick);
         }
     }
 }
