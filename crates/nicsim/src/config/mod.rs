@@ -1,9 +1,16 @@
 //! Configuration: platform presets and scenarios, in two layers.
 //!
 //! This module owns parsing (serde structs with `deny_unknown_fields`, whose
-//! doc comments are the user help) and validation (range checks whose errors
-//! name the key, the value and what is allowed). It does not build the
-//! simulated world: `crate::sim` turns a validated [`Scenario`] into one.
+//! doc comments are the user help; every name a key accepts is a serde enum)
+//! and validation (checked values: [`Duration`](crate::time::Duration)s, not
+//! floating-point time; errors name the key, the value and what is allowed).
+//! It does not build the simulated world: `crate::sim` turns a validated
+//! [`Scenario`] into one, `crate::lci` an [`LciScenario`].
+//!
+//! Dependencies run one way: configuration depends only on the leaf modules
+//! `crate::time`, `crate::wire` and `crate::workload`; the components (`nic`,
+//! `host`, `net`, `lci`) and the worlds (`sim`, `lci`, `model`) use the
+//! configuration types, which live here.
 //!
 //! Presets are TOML files embedded in the binary (`presets/*.toml`); a
 //! scenario names one and may override any of its values in `[platform]`.

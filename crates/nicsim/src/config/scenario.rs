@@ -264,7 +264,7 @@ pub enum NasClass {
     C,
 }
 
-/// Receive steering of the single-queue NIC (multiqueue comes with [OMX-MQ]).
+/// Validated receive steering (`nic.steering`, `nic.irq_core`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SteeringKind {
     /// One queue, interrupt spread round-robin over all cores.
@@ -275,7 +275,7 @@ pub enum SteeringKind {
     MultiQueue,
 }
 
-/// Today's Linux receive knobs (net/core/dev.c napi_complete_done,
+/// The Linux receive knobs (net/core/dev.c napi_complete_done,
 /// Documentation/networking/napi.rst).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NapiKnobs {

@@ -74,7 +74,7 @@ pub struct Host {
     /// Processed-packet counter in host memory.
     pub consumed: u64,
     /// Interrupts-enabled flag in host memory (toggled without telling the
-    /// NI; read by the NI's watchdog). Phase 1 never raises interrupts.
+    /// NI; read by the NI's watchdog).
     pub irq_enabled: bool,
     /// When the library last polled (entered the library).
     pub last_poll: Instant,

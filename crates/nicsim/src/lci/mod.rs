@@ -8,7 +8,8 @@
 //! detection strategies), [`workload`] (what the hosts run) and
 //! `crate::net::grid` (the switches). It is a different machine from the
 //! Open-MX world in `crate::sim` (no kernel receive path, no NAPI): it
-//! reuses only the engine ([`EventQueue`], [`SimRng`]), time and metrics.
+//! shares only the engine (`crate::engine`), time, configuration and
+//! metrics with it.
 //!
 //! One packet's life: host `SendPath` (library CPU) -> `Write` (PIO of
 //! header + payload + descriptor across the sender's bus) -> NI firmware
@@ -18,13 +19,12 @@
 //! strategy's NI -> host DMA(s) on the receiver's bus -> visible to the
 //! host -> poll + upcall + free.
 //!
-//! Extension points for the next phases: new [`Ev`] variants for NI timers
-//! (watchdog expiry, NI clock ticks) and signal delivery; multicast
-//! forwarding at [`Ev::Arrive`]; new [`workload::Program`] variants.
+//! Multicast ([`multicast`], [`apps`]): per-sender spanning trees whose
+//! packets are forwarded by the host library or by the NI firmware.
 //!
-//! Phase 2 (watchdog and timers, `docs/lci.md`): the host CPU modes and
-//! signal delivery ([`cpu`]), the NI polling watchdog ([`watchdog`]), host
-//! soft timers and NI clock interrupts ([`timers`]), the reliable protocol
+//! Interrupts and timers (`docs/lci.md`): the host CPU modes and signal
+//! delivery ([`cpu`]), the NI polling watchdog ([`watchdog`]), host soft
+//! timers and NI clock interrupts ([`timers`]), the reliable protocol
 //! ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all ([`fft`])
 //! programs; the world wires them with the events after [`Ev::RefreshDone`].
 
@@ -43,7 +43,7 @@ pub mod watchdog;
 pub mod workload;
 
 use crate::config::{ConfigError, LciScenario};
-use crate::engine::{EventQueue, Origin, SimRng};
+use crate::engine::{EventQueue, Origin};
 use crate::net::grid::{Grid, GridSpec};
 use crate::time::{Duration, Instant};
 use crate::{Metrics, SimError};
@@ -132,8 +132,6 @@ pub enum Ev {
 /// The LCI world.
 pub struct World {
     q: EventQueue<Ev>,
-    #[allow(dead_code)] // phase 1 draws nothing at random; kept for loss/jitter and DSM mixes
-    rng: SimRng,
     grid: Grid,
     hosts: Vec<Host>,
     nis: Vec<Ni>,
@@ -205,7 +203,6 @@ impl World {
             .collect();
         let mut w = World {
             q: EventQueue::new(),
-            rng: SimRng::new(s.seed),
             grid,
             hosts,
             nis,

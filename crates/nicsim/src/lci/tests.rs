@@ -158,7 +158,7 @@ fn print_watchdog_and_timers_tables() {
     }
 }
 
-// -- watchdog, signals, timers, reliable protocol (phase 2) -----------------
+// -- watchdog, signals, timers, reliable protocol ----------------------------
 
 fn run_text(text: &str) -> Metrics {
     run(&LciScenario::from_toml(&format!("preset = \"lci2000\"\n{text}")).unwrap()).unwrap()

@@ -188,7 +188,7 @@ fn placement(s: &Scenario) -> (f64, f64, f64, f64) {
 pub fn echo_vars(s: &Scenario, role: Role, size: u64) -> Result<Vars, ModelError> {
     if s.native_mx {
         return Err(ModelError(
-            "model: `protocol.stack` = \"native-mx\" (the NIC -> application path L_NA/O_NA) is not mapped yet (allowed: open-mx)"
+            "model: `protocol.stack` = \"native-mx\" (the NIC -> application path L_NA/O_NA) is not modelled (allowed: open-mx)"
                 .into(),
         ));
     }
