@@ -555,10 +555,93 @@ pub enum LciWorkload {
     FftAllToAll { procs: u32, iterations: u64, size: u64, compute_ns: u64, seed: u64 },
 }
 
+/// The LCI preset's times and rates as the world charges them, converted
+/// once at validation (NI cycles at `ni.clock_mhz`, nanoseconds by
+/// [`Duration::from_ns_f64`], `*_MBps` to whole bytes per second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LciTimes {
+    /// NI firmware: a send descriptor, a received packet, one DMA set-up.
+    pub fw_tx: Duration,
+    pub fw_rx: Duration,
+    pub dma_setup: Duration,
+    /// NI multicast forwarding of one packet to one child (table lookup and
+    /// header rewrite plus the network DMA set-up).
+    pub fw_forward: Duration,
+    /// Myrinet links: rate, per-switch routing latency, cable propagation.
+    pub link_bytes_per_s: u64,
+    pub switch_latency: Duration,
+    pub propagation: Duration,
+    pub host: LciHostTimes,
+    pub bus: BusTimes,
+}
+
+/// The LCI host library's costs (`[host]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LciHostTimes {
+    pub poll_hit: Duration,
+    pub poll_miss: Duration,
+    pub send: Duration,
+    pub upcall: Duration,
+    pub kernel_dispatch: Duration,
+    pub signal_handler: Duration,
+}
+
+/// The host I/O bus (`[pci]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BusTimes {
+    pub dma_bytes_per_s: u64,
+    pub dma_overhead: Duration,
+    pub pio_read: Duration,
+    pub pio_write_bytes_per_s: u64,
+    pub pio_write_overhead: Duration,
+}
+
+impl BusTimes {
+    /// The times of a validated `[pci]` table.
+    pub fn of(c: &PciCfg) -> Self {
+        BusTimes {
+            dma_bytes_per_s: (c.dma_MBps * 1e6).round() as u64,
+            dma_overhead: Duration::from_ns_f64(c.dma_overhead_ns),
+            pio_read: Duration::from_ns_f64(c.pio_read_ns),
+            pio_write_bytes_per_s: (c.pio_write_MBps * 1e6).round() as u64,
+            pio_write_overhead: Duration::from_ns_f64(c.pio_write_overhead_ns),
+        }
+    }
+}
+
+impl LciTimes {
+    /// The times of a validated LCI platform.
+    pub fn of(p: &LciPlatform) -> Self {
+        let cycles = |c: u32| Duration::from_ns_f64(p.ni_cycles_ns(c));
+        let ns = Duration::from_ns_f64;
+        let h = &p.host;
+        LciTimes {
+            fw_tx: cycles(p.ni.fw_tx_cycles),
+            fw_rx: cycles(p.ni.fw_rx_cycles),
+            dma_setup: cycles(p.ni.dma_setup_cycles),
+            fw_forward: cycles(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles),
+            link_bytes_per_s: (p.link.rate_MBps * 1e6).round() as u64,
+            switch_latency: ns(p.link.switch_latency_ns),
+            propagation: ns(p.link.propagation_ns),
+            host: LciHostTimes {
+                poll_hit: ns(h.poll_hit_ns),
+                poll_miss: ns(h.poll_miss_ns),
+                send: ns(h.send_ns),
+                upcall: ns(h.upcall_ns),
+                kernel_dispatch: ns(h.kernel_dispatch_ns),
+                signal_handler: ns(h.signal_handler_ns),
+            },
+            bus: BusTimes::of(&p.pci),
+        }
+    }
+}
+
 /// A validated LCI scenario.
 #[derive(Debug, Clone)]
 pub struct LciScenario {
     pub platform: LciPlatform,
+    /// The platform's times, converted once.
+    pub times: LciTimes,
     pub seed: u64,
     /// Arrival detection (`nic.polling`) and, for static-split, its split
     /// payload (`nic.split_bytes`).
@@ -714,6 +797,7 @@ impl LciScenario {
             }
         };
         Ok(LciScenario {
+            times: LciTimes::of(&platform),
             platform,
             seed: f.seed.unwrap_or(1),
             polling,

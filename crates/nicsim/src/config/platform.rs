@@ -260,10 +260,10 @@ pub struct LibraryCfg {
 
 const NS_MAX: f64 = 1e9; // no single modelled cost exceeds one second
 
-/// The preset's host, library and doorbell times as the simulator charges
-/// them: converted once, when the scenario is validated, each `*_ns` value
-/// by [`Duration::from_ns_f64`] (nearest picosecond) and each `*_us` value
-/// as `from_ns_f64(us * 1e3)`.
+/// The preset's times and rates as the simulator charges them: converted
+/// once, when the scenario is validated, each `*_ns` value by
+/// [`Duration::from_ns_f64`] (nearest picosecond), each `*_us` value as
+/// `from_ns_f64(us * 1e3)` and each `*_MBps` rate to whole bytes per second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Times {
     pub irq_entry: Duration,
@@ -292,6 +292,53 @@ pub struct Times {
     pub delayed_ack: Duration,
     pub resend: Duration,
     pub pull_timeout: Duration,
+    /// The I/OAT-like copy engine's rate, bytes per second.
+    pub ioat_bytes_per_s: u64,
+    pub nic: NicTimes,
+    pub link: LinkTimes,
+    pub cache: CacheTimes,
+}
+
+/// The NIC's firmware, DMA and interrupt-delivery times (`[nic]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NicTimes {
+    pub fw_rx: Duration,
+    pub fw_tx: Duration,
+    pub dma_startup: Duration,
+    pub tx_dma_startup: Duration,
+    pub irq_delivery: Duration,
+    /// DMA rate, bytes per second (both directions).
+    pub dma_bytes_per_s: u64,
+}
+
+/// The links' rate and delays (`[link]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkTimes {
+    /// Line rate, bytes per second (`rate_gbps * 1e9 / 8`, rounded).
+    pub bytes_per_s: u64,
+    pub propagation: Duration,
+    pub switch_latency: Duration,
+}
+
+/// Cache-line transfer costs and copy rates (`[cache]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheTimes {
+    pub same_socket: Duration,
+    pub other_socket: Duration,
+    pub memory: Duration,
+    pub copy_hot_bytes_per_s: u64,
+    pub copy_cold_bytes_per_s: u64,
+}
+
+impl LinkTimes {
+    /// The times of a validated `[link]` table.
+    pub fn of(l: &LinkCfg) -> Self {
+        LinkTimes {
+            bytes_per_s: (l.rate_gbps * 1e9 / 8.0).round() as u64,
+            propagation: Duration::from_ns_f64(l.propagation_ns),
+            switch_latency: Duration::from_ns_f64(l.switch_latency_ns),
+        }
+    }
 }
 
 impl Times {
@@ -327,6 +374,23 @@ impl Times {
             delayed_ack: us(b.delayed_ack_us),
             resend: us(b.resend_us),
             pull_timeout: us(b.pull_timeout_us),
+            ioat_bytes_per_s: (h.ioat_MBps * 1e6) as u64,
+            nic: NicTimes {
+                fw_rx: ns(p.nic.fw_rx_ns),
+                fw_tx: ns(p.nic.fw_tx_ns),
+                dma_startup: ns(p.nic.dma_startup_ns),
+                tx_dma_startup: ns(p.nic.tx_dma_startup_ns),
+                irq_delivery: ns(p.nic.irq_delivery_ns),
+                dma_bytes_per_s: (p.nic.dma_MBps * 1e6) as u64,
+            },
+            link: LinkTimes::of(&p.link),
+            cache: CacheTimes {
+                same_socket: ns(p.cache.same_socket_ns),
+                other_socket: ns(p.cache.other_socket_ns),
+                memory: ns(p.cache.memory_ns),
+                copy_hot_bytes_per_s: (p.cache.copy_hot_MBps * 1e6) as u64,
+                copy_cold_bytes_per_s: (p.cache.copy_cold_MBps * 1e6) as u64,
+            },
         }
     }
 }

@@ -20,7 +20,7 @@
 
 use super::poll::Detect;
 use super::Packet;
-use crate::config::LciHostCfg;
+use crate::config::{LciHostCfg, LciHostTimes};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
@@ -103,17 +103,24 @@ pub struct Host {
 }
 
 impl Host {
-    pub fn new(id: u32, cfg: &LciHostCfg, detect: Detect, packet_bytes: u32, send_buffers: u32) -> Self {
+    pub fn new(
+        id: u32,
+        cfg: &LciHostCfg,
+        t: &LciHostTimes,
+        detect: Detect,
+        packet_bytes: u32,
+        send_buffers: u32,
+    ) -> Self {
         Host {
             id,
             detect,
             packet_bytes,
-            poll_hit: Duration::from_ns_f64(cfg.poll_hit_ns),
-            poll_miss: Duration::from_ns_f64(cfg.poll_miss_ns),
-            upcall: Duration::from_ns_f64(cfg.upcall_ns),
-            send_cost: Duration::from_ns_f64(cfg.send_ns),
-            kernel_dispatch: Duration::from_ns_f64(cfg.kernel_dispatch_ns),
-            signal_handler: Duration::from_ns_f64(cfg.signal_handler_ns),
+            poll_hit: t.poll_hit,
+            poll_miss: t.poll_miss,
+            upcall: t.upcall,
+            send_cost: t.send,
+            kernel_dispatch: t.kernel_dispatch,
+            signal_handler: t.signal_handler,
             visible: VecDeque::with_capacity(cfg.recv_buffers as usize),
             known_delivered: 0,
             consumed: 0,

@@ -169,25 +169,22 @@ fn ni_origin(h: u32) -> Origin {
 
 impl World {
     pub fn new(s: &LciScenario) -> Self {
-        let p = &s.platform;
+        let (p, t) = (&s.platform, &s.times);
         let g = &p.grid;
         let grid = Grid::new(GridSpec {
             dims: [g.x, g.y, g.z],
             hosts_per_switch: g.hosts_per_switch,
-            bytes_per_s: (p.link.rate_MBps * 1e6).round() as u64,
+            bytes_per_s: t.link_bytes_per_s,
             overhead_bytes: p.link.wire_overhead_bytes,
-            switch_latency: Duration::from_ns_f64(p.link.switch_latency_ns),
-            propagation: Duration::from_ns_f64(p.link.propagation_ns),
+            switch_latency: t.switch_latency,
+            propagation: t.propagation,
         });
-        let costs = FwCosts {
-            tx: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.fw_tx_cycles)),
-            rx: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.fw_rx_cycles)),
-            dma_setup: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.dma_setup_cycles)),
-        };
+        let costs = FwCosts { tx: t.fw_tx, rx: t.fw_rx, dma_setup: t.dma_setup };
         let n = g.hosts;
         let strategy = poll::Strategy::new(s.polling, s.split_bytes);
-        let hosts =
-            (0..n).map(|h| Host::new(h, &p.host, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers)).collect();
+        let hosts = (0..n)
+            .map(|h| Host::new(h, &p.host, &t.host, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
+            .collect();
         let nis = (0..n)
             .map(|_| {
                 Ni::new(
@@ -206,7 +203,7 @@ impl World {
             grid,
             hosts,
             nis,
-            buses: (0..n).map(|_| Bus::new(&p.pci)).collect(),
+            buses: (0..n).map(|_| Bus::new(&t.bus)).collect(),
             blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
             program: Program::new(&s.workload, s.fanout),
@@ -223,7 +220,7 @@ impl World {
             ni_host_fetches: 0,
         }
         .with_protocol(s);
-        w.mc_init(Duration::from_ns_f64(p.ni_cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)));
+        w.mc_init(t.fw_forward);
         w
     }
 

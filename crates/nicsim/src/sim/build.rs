@@ -147,7 +147,7 @@ impl World {
             ioat: s.ioat,
             dca: s.dca,
             native: s.native_mx,
-            ioat_bps: (p.host.ioat_MBps * 1e6) as u64,
+            ioat_bps: t.ioat_bytes_per_s,
             ioat_submit: t.ioat_submit,
             ioat_completion: t.ioat_completion,
         };
@@ -179,7 +179,7 @@ impl World {
                         stall: Duration::ZERO,
                     })
                     .collect(),
-                nic: Nic::new(&p.nic, queues),
+                nic: Nic::new(&p.nic, &s.times.nic, queues),
                 steering,
                 procs: Vec::new(),
                 eps: vec![None; ENDPOINTS],
@@ -200,10 +200,10 @@ impl World {
         let mut w = World {
             q: EventQueue::new(),
             rng: SimRng::new(s.seed),
-            net: Network::new(&p.link, hosts_n),
+            net: Network::new(&p.link, &s.times.link, hosts_n),
             hosts,
             topo,
-            cc: CacheCosts::new(&p.cache),
+            cc: CacheCosts::new(&s.times.cache),
             c,
             frames: Vec::with_capacity(1024),
             free_frames: Vec::new(),
