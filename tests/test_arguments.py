@@ -7,6 +7,7 @@ and a scenario without ``workload.kind`` is refused naming that key.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,7 +88,8 @@ def test_the_core_gives_the_same_seed_message() -> None:
 @pytest.mark.core
 @pytest.mark.parametrize("workload", [{}, {"size_bytes": 8}])
 def test_a_missing_kind_is_named(workload: dict[str, Any]) -> None:
-    with pytest.raises(nicsim.NicsimError, match=r"^missing key `workload\.kind` \(required: one of pingpong"):
+    message = r"^missing key `workload\.kind` \(required: one of pingpong"
+    with pytest.raises(nicsim.NicsimError, match=message):
         nicsim.run({"workload": workload})
 
 
@@ -98,7 +100,8 @@ def test_type_errors_name_the_key() -> None:
         match=r'^invalid value for `workload\.size_bytes`: "big" \(allowed: an integer 0 \.\.=',
     ):
         nicsim.run({"workload": {"kind": "stream", "size_bytes": "big"}})
-    with pytest.raises(nicsim.NicsimError, match=r"^invalid value for `nic\.coalescing`: 3 \(allowed: one of"):
+    message = r"^invalid value for `nic\.coalescing`: 3 \(allowed: one of"
+    with pytest.raises(nicsim.NicsimError, match=message):
         nicsim.run({**BASE, "nic": {"coalescing": 3}})
 
 
@@ -107,10 +110,13 @@ def test_type_errors_name_the_key() -> None:
     ("args", "needle"),
     [
         (["run", "--seed", "-1"], SEED_ERROR.format(-1)),
-        (["reproduce", "coalescing-msgrate", "--quick", "--out", "OUT", "--seed", "-1"], SEED_ERROR.format(-1)),
+        (
+            ["reproduce", "coalescing-msgrate", "--quick", "--out", "OUT", "--seed", "-1"],
+            SEED_ERROR.format(-1),
+        ),
         (["sweep", "--axis", "seed=1,-1", "--out", "OUT/s.csv"], SEED_ERROR.format(-1)),
         (["run", "--scenario", "NOKIND"], "missing key `workload.kind`"),
-        (["run", "--set", "workload.size_bytes=\"big\""], "`workload.size_bytes`"),
+        (["run", "--set", 'workload.size_bytes="big"'], "`workload.size_bytes`"),
     ],
 )
 def test_cli_errors_are_one_line(args: list[str], needle: str, tmp_path: Path) -> None:
@@ -133,6 +139,4 @@ def test_cli_errors_are_one_line(args: list[str], needle: str, tmp_path: Path) -
 
 
 def _escape(text: str) -> str:
-    import re
-
     return re.escape(text)

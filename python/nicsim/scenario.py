@@ -110,7 +110,8 @@ class Scenario:
             raise NicsimError(f"{path} = {value!r}: unknown key {head!r}; allowed: {allowed}")
         if head == "seed" and not rest:
             check_seed(value)
-        if head == "pcap" and not rest and value is not None and not isinstance(value, str | os.PathLike):
+        path_like = isinstance(value, str | os.PathLike)
+        if head == "pcap" and not rest and value is not None and not path_like:
             raise NicsimError(f"pcap = {value!r}: expected a file path (str or pathlib.Path)")
         if not rest:
             if head in SECTIONS and isinstance(value, Mapping):
