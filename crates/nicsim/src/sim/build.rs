@@ -13,7 +13,7 @@ use crate::host::{CacheCosts, CacheStats, Obj, ObjClass, Topology};
 use crate::net::Network;
 use crate::nic::steering::Steering;
 use crate::nic::{Nic, RxQueue};
-use crate::proto::Peer;
+use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
 use crate::wire::MarkedClasses;
 use crate::workload::Program;
@@ -44,10 +44,8 @@ pub(crate) struct Costs {
     pub mpi_send: Duration,
     pub mpi_recv: Duration,
     pub pull_setup: Duration,
-    pub ack_after: u32,
-    pub send_window_frames: u32,
-    pub delayed_ack: Duration,
-    pub resend: Duration,
+    /// The library protocol's acks, resends and send window.
+    pub proto: Params,
     pub pull_timeout: Duration,
     pub endpoint_lines: u32,
     pub event_lines: u32,
@@ -123,10 +121,12 @@ impl World {
             mpi_send: if s.mpi { dur(b.mpi_send_ns) } else { Duration::ZERO },
             mpi_recv: if s.mpi { dur(b.mpi_recv_ns) } else { Duration::ZERO },
             pull_setup: dur(b.pull_setup_ns),
-            ack_after: b.ack_after,
-            send_window_frames: b.send_window_frames,
-            delayed_ack: dur(b.delayed_ack_us * 1e3),
-            resend: dur(b.resend_us * 1e3),
+            proto: Params {
+                ack_after: b.ack_after,
+                delayed_ack: dur(b.delayed_ack_us * 1e3),
+                resend: dur(b.resend_us * 1e3),
+                send_window_frames: b.send_window_frames,
+            },
             pull_timeout: dur(b.pull_timeout_us * 1e3),
             endpoint_lines: p.cache.endpoint_lines,
             event_lines: p.cache.event_lines,
@@ -310,7 +310,7 @@ impl World {
         let n = w.ranks.len();
         for hs in &mut w.hosts {
             for pr in &mut hs.procs {
-                pr.peers = vec![Peer::default(); n];
+                pr.proto = Endpoint::new(w.c.proto, n);
             }
         }
         for h in 0..w.hosts.len() {
@@ -343,7 +343,7 @@ impl World {
             ring: VecDeque::with_capacity(64),
             drain: 0,
             outbox: VecDeque::with_capacity(64),
-            peers: vec![Peer::default(); hosts], // resized to the rank count by `new`
+            proto: Endpoint::new(self.c.proto, hosts), // resized to the rank count by `new`
             reqs: Vec::with_capacity(128),
             free_reqs: Vec::new(),
             outstanding: 0,
