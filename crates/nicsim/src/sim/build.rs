@@ -15,7 +15,7 @@ use crate::host::{CacheCosts, CacheStats, Obj, ObjClass, Topology};
 use crate::net::Network;
 use crate::nic::steering::Steering;
 use crate::nic::{Nic, RxQueue};
-use crate::proto::Peer;
+use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
 use crate::wire::{MarkedClasses, ENDPOINTS, RDMA_REGIONS};
 use crate::workload::Program;
@@ -47,10 +47,8 @@ pub(crate) struct Costs {
     pub mpi_send: Duration,
     pub mpi_recv: Duration,
     pub pull_setup: Duration,
-    pub ack_after: u32,
-    pub send_window_frames: u32,
-    pub delayed_ack: Duration,
-    pub resend: Duration,
+    /// The library protocol's acks, resends and send window.
+    pub proto: Params,
     pub pull_timeout: Duration,
     pub endpoint_lines: u32,
     pub event_lines: u32,
@@ -122,10 +120,12 @@ impl World {
             mpi_send: if s.mpi { t.mpi_send } else { Duration::ZERO },
             mpi_recv: if s.mpi { t.mpi_recv } else { Duration::ZERO },
             pull_setup: t.pull_setup,
-            ack_after: b.ack_after,
-            send_window_frames: b.send_window_frames,
-            delayed_ack: t.delayed_ack,
-            resend: t.resend,
+            proto: Params {
+                ack_after: b.ack_after,
+                delayed_ack: t.delayed_ack,
+                resend: t.resend,
+                send_window_frames: b.send_window_frames,
+            },
             pull_timeout: t.pull_timeout,
             endpoint_lines: p.cache.endpoint_lines,
             event_lines: p.cache.event_lines,
@@ -304,7 +304,7 @@ impl World {
         let n = w.ranks.len();
         for hs in &mut w.hosts {
             for pr in &mut hs.procs {
-                pr.peers = vec![Peer::default(); n];
+                pr.proto = Endpoint::new(w.c.proto, n);
             }
         }
         for h in 0..w.hosts.len() {
@@ -337,7 +337,7 @@ impl World {
             ring: VecDeque::with_capacity(64),
             drain: 0,
             outbox: VecDeque::with_capacity(64),
-            peers: vec![Peer::default(); hosts], // resized to the rank count by `new`
+            proto: Endpoint::new(self.c.proto, hosts), // resized to the rank count by `new`
             reqs: Vec::with_capacity(128),
             free_reqs: Vec::new(),
             outstanding: 0,

@@ -7,39 +7,28 @@
 //! nor act on the event (`lib_recv`).
 
 use super::{PState, World, ECHO_HOST, NO_RANK, WRITER_MEMORY};
+use crate::proto::Msg;
 use crate::time::Instant;
 use crate::wire::OmxBody;
 
-/// A library event in an endpoint's shared event ring.
+/// A library event in an endpoint's shared event ring: a message header and
+/// where it came from.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LibEvent {
-    pub kind: LKind,
+    pub msg: Msg,
+    /// The sender's rank.
     pub peer: u16,
-    pub seq: u32,
-    pub piggy: Option<u32>,
-    pub tag: u64,
-    pub size: u64,
-    pub frag_len: u32,
-    pub frag_seq: u8,
-    /// For RNDV / NOTIFY: the sender's region id; for PullDone: the handle.
-    pub rdma: u32,
     /// The die whose cache holds the event and its data (the handler's).
     pub writer_die: u16,
     /// The frame's interrupt stamp (see `Frame::irq_stamp`).
     pub irq_stamp: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LKind {
-    Tiny,
-    Small,
-    MediumFrag,
-    Rndv,
-    Notify,
-    Ack,
-    PullDone,
-    /// A whole message through the intra-host shared-memory path.
-    Shm,
+impl LibEvent {
+    /// The same event with the message's sequence number set to `seq`.
+    pub(crate) fn with_seq(self, seq: u32) -> Self {
+        LibEvent { msg: Msg { seq, ..self.msg }, ..self }
+    }
 }
 
 impl World {
@@ -75,108 +64,20 @@ impl World {
             self.drops.no_endpoint += 1;
             return;
         }
-        let mut ev = LibEvent {
-            kind: LKind::Ack,
-            peer,
-            seq: 0,
-            piggy: None,
-            tag: 0,
-            size: 0,
-            frag_len: 0,
-            frag_seq: 0,
-            rdma: 0,
-            writer_die: die,
-            irq_stamp,
-        };
-        match repr.body {
-            OmxBody::Tiny { seq, piggy_ack, match_info, length, .. } => {
-                ev = LibEvent {
-                    kind: LKind::Tiny,
-                    seq: seq as u32,
-                    piggy: Some(piggy_ack as u32),
-                    tag: match_info,
-                    size: length as u64,
-                    ..ev
-                };
-            }
-            OmxBody::Small { seq, piggy_ack, match_info, length, .. } => {
-                ev = LibEvent {
-                    kind: LKind::Small,
-                    seq: seq as u32,
-                    piggy: Some(piggy_ack as u32),
-                    tag: match_info,
-                    size: length as u64,
-                    ..ev
-                };
-            }
-            OmxBody::Medium { seq, piggy_ack, match_info, msg_length, frag_seq, frag_length, .. } => {
-                ev = LibEvent {
-                    kind: LKind::MediumFrag,
-                    seq: seq as u32,
-                    piggy: Some(piggy_ack as u32),
-                    tag: match_info,
-                    size: msg_length as u64,
-                    frag_len: frag_length as u32,
-                    frag_seq,
-                    ..ev
-                };
-            }
-            OmxBody::Rndv { seq, piggy_ack, match_info, msg_length, rdma_id, .. } => {
-                ev = LibEvent {
-                    kind: LKind::Rndv,
-                    seq: seq as u32,
-                    piggy: Some(piggy_ack as u32),
-                    tag: match_info,
-                    size: msg_length as u64,
-                    rdma: rdma_id as u32,
-                    ..ev
-                };
-            }
-            OmxBody::Notify { seq, piggy_ack, total_length, puller_rdma_id, .. } => {
-                ev = LibEvent {
-                    kind: LKind::Notify,
-                    seq: seq as u32,
-                    piggy: Some(piggy_ack as u32),
-                    size: total_length as u64,
-                    rdma: puller_rdma_id as u32,
-                    ..ev
-                };
-            }
-            OmxBody::Ack { lib_seqnum, .. } => {
-                ev = LibEvent { kind: LKind::Ack, piggy: Some(lib_seqnum as u32), ..ev };
-            }
-            OmxBody::Pull {
-                src_ep,
-                total_length,
-                frame_index,
-                first_frame_offset,
-                src_pull_handle,
-                src_magic,
-                block_length,
-                ..
-            } => {
-                let _ = (src_ep, block_length);
-                let local_ep = repr.body.dst_endpoint();
-                self.serve_pull(
-                    now,
-                    h,
-                    core,
-                    src,
-                    local_ep,
-                    total_length as u64,
-                    first_frame_offset,
-                    frame_index,
-                    src_pull_handle,
-                    src_magic,
-                );
-                return;
-            }
-            OmxBody::PullReply { msg_offset, dst_pull_handle, .. } => {
-                self.pull_reply_arrived(now, h, core, dst_pull_handle, msg_offset);
-                return;
-            }
+        match Msg::parse(&repr.body) {
+            Some(msg) => self.post_event(now, h, p, LibEvent { msg, peer, writer_die: die, irq_stamp }),
+            None => match repr.body {
+                OmxBody::Pull { total_length, first_frame_offset, src_pull_handle, src_magic, .. } => {
+                    let local_ep = repr.body.dst_endpoint();
+                    let size = total_length as u64;
+                    self.serve_pull(now, h, core, src, local_ep, size, first_frame_offset, src_pull_handle, src_magic);
+                }
+                OmxBody::PullReply { msg_offset, dst_pull_handle, .. } => {
+                    self.pull_reply_arrived(now, h, core, dst_pull_handle, msg_offset);
+                }
+                _ => unreachable!("every other body is a library message"),
+            },
         }
-        self.post_event(now, h, p, ev);
     }
 
     /// Writes an event into a process's ring and makes it notice.

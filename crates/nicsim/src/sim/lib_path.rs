@@ -12,10 +12,10 @@
 //! acting on ring events lives in `lib_recv`.
 
 use super::lib_recv::take_first;
-use super::{Action, LKind, MediumTarget, Out, PState, Req, World};
+use super::{Action, MediumTarget, Out, PState, Req, World};
 use crate::config::WaitMode;
 use crate::host::{Owner, Side};
-use crate::proto::SentMsg;
+use crate::proto::Kind;
 use crate::time::{Duration, Instant};
 use crate::wire::{self, MessageClass};
 use crate::workload::{Label, Op};
@@ -40,7 +40,7 @@ impl World {
             let pr = &mut hs.procs[p];
             if let Some(out) = pr.outbox.front().copied() {
                 let c = &self.c;
-                if let Out::Msg { kind: LKind::Shm, size, .. } = out {
+                if let Out::Msg { kind: Kind::Shm, size, .. } = out {
                     // Intra-host: the driver copies the message into the
                     // peer's memory (one copy, from this core's cache).
                     return Some((
@@ -52,7 +52,7 @@ impl World {
                     // OS-bypass send: descriptor (and small data) written to
                     // the NIC by PIO, then the doorbell; no system call.
                     let cost = match out {
-                        Out::Msg { kind: LKind::Tiny | LKind::Small, size, .. } => c.doorbell + self.cc.copy_hot(size),
+                        Out::Msg { kind: Kind::Tiny | Kind::Small, size, .. } => c.doorbell + self.cc.copy_hot(size),
                         Out::PullStart { .. } => c.pull_setup + c.doorbell,
                         _ => c.doorbell,
                     };
@@ -64,8 +64,8 @@ impl World {
                 let cost = match out {
                     Out::Msg { kind, size, frag, .. } => {
                         let bytes = match kind {
-                            LKind::Tiny | LKind::Small => size,
-                            LKind::MediumFrag => {
+                            Kind::Tiny | Kind::Small => size,
+                            Kind::MediumFrag => {
                                 let per = wire::medium_frag_payload(c.mtu) as u64;
                                 (size - frag as u64 * per).min(per)
                             }
@@ -75,7 +75,8 @@ impl World {
                     }
                     Out::Ack { .. } => c.syscall + per_frame + tx,
                     Out::PullStart { handle } => {
-                        let blocks = self.handles[handle as usize].blocks.min(wire::PULL_BLOCKS_OUTSTANDING as u32);
+                        let blocks =
+                            self.handles[handle as usize].proto.blocks().min(wire::PULL_BLOCKS_OUTSTANDING as u32);
                         c.syscall + c.pull_setup + per_frame.times(blocks as u64) + tx
                     }
                 };
@@ -93,19 +94,20 @@ impl World {
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Side::User, c.event_lines)
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Side::User, c.endpoint_lines);
                 let src = if ev.writer_die == super::WRITER_MEMORY { Owner::Memory } else { Owner::Die(ev.writer_die) };
-                match ev.kind {
-                    LKind::Tiny | LKind::Small => {
-                        cost += c.mpi_recv + self.cc.copy(&mut hs.cache, src, die, Side::User, ev.size);
+                let m = ev.msg;
+                match m.kind {
+                    Kind::Tiny | Kind::Small => {
+                        cost += c.mpi_recv + self.cc.copy(&mut hs.cache, src, die, Side::User, m.size);
                     }
-                    LKind::MediumFrag => {
-                        cost += self.cc.copy(&mut hs.cache, src, die, Side::User, ev.frag_len as u64);
-                        let last = wire::medium_frag_count(ev.size as usize, c.mtu) as u32;
-                        if ev.frag_seq as u32 + 1 == last {
+                    Kind::MediumFrag => {
+                        cost += self.cc.copy(&mut hs.cache, src, die, Side::User, m.frag_len as u64);
+                        let last = wire::medium_frag_count(m.size as usize, c.mtu) as u32;
+                        if m.frag_seq as u32 + 1 == last {
                             cost += c.mpi_recv;
                         }
                     }
-                    LKind::PullDone | LKind::Shm => cost += c.mpi_recv,
-                    LKind::Rndv | LKind::Notify | LKind::Ack => {}
+                    Kind::PullDone | Kind::Shm => cost += c.mpi_recv,
+                    Kind::Rndv | Kind::Notify | Kind::Ack => {}
                 }
                 return Some((cost, Action::Consume));
             }
@@ -139,9 +141,7 @@ impl World {
             let op = pr.pending_op.take().unwrap_or_else(|| pr.program.next_op());
             match op {
                 Op::Send { peer, size, .. }
-                    if pr.peers[peer as usize].unacked_frames > 0
-                        && pr.peers[peer as usize].unacked_frames + Self::frames_of(size, c.rndv_threshold, c.mtu)
-                            > c.send_window_frames =>
+                    if pr.proto.window_full(peer as u16, Self::frames_of(size, c.rndv_threshold, c.mtu)) =>
                 {
                     // The send window is full: wait for acks.
                     pr.pending_op = Some(op);
@@ -199,15 +199,9 @@ impl World {
                 Op::Done => {
                     // Finalize: flush pending acks, then wait until every
                     // message sent was acknowledged (resends go on meanwhile).
-                    let mut flushed = false;
-                    for (i, ps) in pr.peers.iter_mut().enumerate() {
-                        if ps.unacked_recv > 0 {
-                            ps.ack_sent();
-                            pr.outbox.push_back(Out::Ack { peer: i as u16 });
-                            flushed = true;
-                        }
-                    }
-                    if flushed || pr.peers.iter().any(|ps| !ps.unacked_sends.is_empty()) {
+                    let outbox = &mut pr.outbox;
+                    let flushed = pr.proto.flush_acks(|peer| outbox.push_back(Out::Ack { peer }));
+                    if flushed || !pr.proto.all_acked() {
                         pr.pending_op = Some(op);
                         if !flushed {
                             pr.state = PState::Polling;
@@ -320,7 +314,7 @@ impl World {
                     let pr = &mut self.hosts[h].procs[p];
                     pr.outbox.push_back(Out::Msg {
                         peer: dst,
-                        kind: LKind::Shm,
+                        kind: Kind::Shm,
                         seq: 0,
                         tag,
                         size,
@@ -332,9 +326,6 @@ impl World {
                     return;
                 }
                 let pr = &mut self.hosts[h].procs[p];
-                let ps = &mut pr.peers[dst as usize];
-                let seq = ps.next_send;
-                ps.next_send += 1;
                 let mut rdma = req;
                 if class == MessageClass::Large {
                     let slot =
@@ -343,11 +334,9 @@ impl World {
                     rdma = slot as u32;
                 }
                 let frames = Self::frames_of(size, self.c.rndv_threshold, self.c.mtu);
-                let m = SentMsg { seq, req: rdma, sent_at: now, size, tag, is_notify: false, frames };
-                pr.peers[dst as usize].unacked_sends.push_back(m);
-                pr.peers[dst as usize].unacked_frames += frames;
+                let m = pr.proto.send(dst, now, rdma, size, tag, false, frames);
                 Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, self.c.misorder, dst, m);
-                let t = now + self.c.resend;
+                let t = now + self.c.proto.resend;
                 Self::arm_timer(pr, &mut self.q, h, p, t);
                 if matches!(class, MessageClass::Tiny | MessageClass::Small) {
                     // Priced with the post in `lib_step`: hand the frame over now.
@@ -359,13 +348,13 @@ impl World {
                 let req = self.new_req(h, p, false, src, size, tag);
                 let pr = &mut self.hosts[h].procs[p];
                 if let Some(u) =
-                    take_first(&mut pr.unexpected, |u| u.ev.tag == tag && src.is_none_or(|s| s == u.ev.peer))
+                    take_first(&mut pr.unexpected, |u| u.ev.msg.tag == tag && src.is_none_or(|s| s == u.ev.peer))
                 {
-                    match u.ev.kind {
-                        LKind::Rndv => self.start_pull(now, h, p, req, u.ev),
-                        LKind::MediumFrag if u.frags_left > 0 => {
+                    match u.ev.msg.kind {
+                        Kind::Rndv => self.start_pull(now, h, p, req, u.ev),
+                        Kind::MediumFrag if u.frags_left > 0 => {
                             pr.reqs[req as usize].frags_left = u.frags_left;
-                            let (peer, seq16) = (u.ev.peer, u.ev.seq);
+                            let (peer, seq16) = (u.ev.peer, u.ev.msg.seq);
                             if let Some(m) = pr.medium.iter_mut().find(|m| {
                                 m.peer == peer && m.seq & 0xFFFF == seq16 && m.target == MediumTarget::Unexpected
                             }) {

@@ -6,8 +6,8 @@
 //! This file owns the event -> request step. Pricing the consumption lives
 //! in `lib_path`; the per-peer sequence state in `crate::proto::Peer`.
 
-use super::{LKind, LibEvent, MediumRx, MediumTarget, Out, Unexpected, World};
-use crate::proto::{Arrival, SentMsg};
+use super::{LibEvent, MediumRx, MediumTarget, Out, Unexpected, World};
+use crate::proto::{AckPlan, Arrival, Kind};
 use crate::time::Instant;
 use crate::wire;
 use std::collections::VecDeque;
@@ -23,39 +23,23 @@ pub(super) fn take_first<T>(dq: &mut VecDeque<T>, mut pred: impl FnMut(&T) -> bo
     dq.remove(i)
 }
 
-/// Rebuilds a 32-bit sequence number from its 16 low bits on the wire,
-/// choosing the value closest to `near`.
-pub(super) fn widen(near: u32, low: u16) -> u32 {
-    let base = near & !0xFFFF;
-    let mut v = base | low as u32;
-    if v > near.saturating_add(0x8000) && v >= 0x10000 {
-        v -= 0x10000;
-    } else if v.saturating_add(0x8000) < near {
-        v += 0x10000;
-    }
-    v
-}
-
 impl World {
     pub(super) fn lib_consume(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
-        let ack_after = self.c.ack_after;
         let pr = &mut self.hosts[h].procs[p];
-        let peer = ev.peer as usize;
-        if let Some(v) = ev.piggy {
-            if ev.kind != LKind::PullDone {
-                let ps = &mut pr.peers[peer];
-                let upto = widen(ps.next_send, v as u16);
-                ps.ack(upto);
+        let m = ev.msg;
+        if let Some(v) = m.piggy {
+            if m.kind != Kind::PullDone {
+                pr.proto.process_ack(ev.peer, v as u16);
             }
         }
-        match ev.kind {
-            LKind::Ack => return,
-            LKind::Shm => {
+        match m.kind {
+            Kind::Ack => return,
+            Kind::Shm => {
                 // Intra-host: no sequence numbers or acks (the copy is reliable).
                 let reqs = &pr.reqs;
                 let posted = take_first(&mut pr.posted, |&r| {
                     let q = &reqs[r as usize];
-                    q.tag == ev.tag && q.src.is_none_or(|s| s == ev.peer)
+                    q.tag == m.tag && q.src.is_none_or(|s| s == ev.peer)
                 });
                 match posted {
                     Some(r) => self.complete(h, p, r),
@@ -63,25 +47,20 @@ impl World {
                 }
                 return;
             }
-            LKind::PullDone => {
+            Kind::PullDone => {
                 // The pull finished: complete the receive, notify the sender.
-                let req = ev.seq;
-                let ps = &mut pr.peers[peer];
-                let seq = ps.next_send;
-                ps.next_send += 1;
-                let m = SentMsg { seq, req: ev.rdma, sent_at: now, size: ev.size, tag: 0, is_notify: true, frames: 1 };
-                ps.unacked_sends.push_back(m);
-                ps.unacked_frames += 1;
+                let req = m.seq;
+                let sent = pr.proto.send(ev.peer, now, m.rdma, m.size, 0, true, 1);
                 pr.outbox.push_back(Out::Msg {
                     peer: ev.peer,
-                    kind: LKind::Notify,
-                    seq,
+                    kind: Kind::Notify,
+                    seq: sent.seq,
                     tag: 0,
-                    size: ev.size,
+                    size: m.size,
                     frag: 0,
                     frags: 1,
                     tail: true,
-                    rdma: ev.rdma,
+                    rdma: m.rdma,
                 });
                 self.complete(h, p, req);
                 let pr = &mut self.hosts[h].procs[p];
@@ -94,20 +73,20 @@ impl World {
             }
             _ => {}
         }
-        let seq = widen(pr.peers[peer].expected, ev.seq as u16);
+        let (seq, arrival) = pr.proto.arrival(ev.peer, m.seq as u16);
         // A fragment of the medium message being received.
-        if ev.kind == LKind::MediumFrag {
-            if let Some(i) = pr.medium.iter().position(|m| m.peer == ev.peer && m.seq == seq) {
+        if m.kind == Kind::MediumFrag {
+            if let Some(i) = pr.medium.iter().position(|rx| rx.peer == ev.peer && rx.seq == seq) {
                 {
-                    let m = &mut pr.medium[i];
-                    let bit = 1u32 << (ev.frag_seq as u32 % 32);
-                    if m.seen & bit != 0 {
+                    let rx = &mut pr.medium[i];
+                    let bit = 1u32 << (m.frag_seq as u32 % 32);
+                    if rx.seen & bit != 0 {
                         self.drops.duplicate += 1;
                         return;
                     }
-                    m.seen |= bit;
-                    m.stamps = (m.stamps.0.min(ev.irq_stamp), m.stamps.1.max(ev.irq_stamp));
-                    let target = m.target;
+                    rx.seen |= bit;
+                    rx.stamps = (rx.stamps.0.min(ev.irq_stamp), rx.stamps.1.max(ev.irq_stamp));
+                    let target = rx.target;
                     let left = match target {
                         MediumTarget::Req(r) => {
                             let q = &mut pr.reqs[r as usize];
@@ -115,7 +94,8 @@ impl World {
                             q.frags_left
                         }
                         MediumTarget::Unexpected => {
-                            let u = pr.unexpected.iter_mut().rev().find(|u| u.ev.peer == ev.peer && u.ev.seq == ev.seq);
+                            let u =
+                                pr.unexpected.iter_mut().rev().find(|u| u.ev.peer == ev.peer && u.ev.msg.seq == m.seq);
                             match u {
                                 Some(u) => {
                                     u.frags_left -= 1;
@@ -132,51 +112,51 @@ impl World {
                         if let MediumTarget::Req(r) = target {
                             self.complete(h, p, r);
                         }
-                        self.message_done(now, h, p, peer, ack_after);
+                        self.message_done(now, h, p, ev.peer);
                     }
                     return;
                 }
             }
         }
-        match pr.peers[peer].classify(seq) {
+        match arrival {
             Arrival::Duplicate => {
                 // Already seen: the ack was lost, re-ack at once.
                 self.drops.duplicate += 1;
                 pr.outbox.push_back(Out::Ack { peer: ev.peer });
             }
-            Arrival::Early => pr.early.push(LibEvent { seq, ..ev }),
+            Arrival::Early => pr.early.push(ev.with_seq(seq)),
             // The peer's previous message is still being reassembled.
-            Arrival::InOrder if pr.medium.iter().any(|m| m.peer == ev.peer) => pr.early.push(LibEvent { seq, ..ev }),
-            Arrival::InOrder => self.deliver(now, h, p, LibEvent { seq, ..ev }, ack_after),
+            Arrival::InOrder if pr.medium.iter().any(|rx| rx.peer == ev.peer) => pr.early.push(ev.with_seq(seq)),
+            Arrival::InOrder => self.deliver(now, h, p, ev.with_seq(seq)),
         }
     }
 
     /// An in-order message (or first fragment) is matched.
-    pub(super) fn deliver(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent, ack_after: u32) {
-        let peer = ev.peer as usize;
+    pub(super) fn deliver(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
+        let (peer, m) = (ev.peer, ev.msg);
         let mtu = self.c.mtu;
         let pr = &mut self.hosts[h].procs[p];
         let reqs = &pr.reqs;
         let req = take_first(&mut pr.posted, |&r| {
             let q = &reqs[r as usize];
-            q.tag == ev.tag && q.src.is_none_or(|s| s == ev.peer)
+            q.tag == m.tag && q.src.is_none_or(|s| s == peer)
         });
-        match ev.kind {
-            LKind::Tiny | LKind::Small => {
+        match m.kind {
+            Kind::Tiny | Kind::Small => {
                 match req {
                     Some(r) => self.complete(h, p, r),
                     None => pr.unexpected.push_back(Unexpected { ev, frags_left: 0 }),
                 }
-                self.message_done(now, h, p, peer, ack_after);
+                self.message_done(now, h, p, peer);
             }
-            LKind::MediumFrag => {
-                let total = wire::medium_frag_count(ev.size as usize, mtu) as u32;
+            Kind::MediumFrag => {
+                let total = wire::medium_frag_count(m.size as usize, mtu) as u32;
                 let left = total - 1;
                 let rx = |target| MediumRx {
-                    peer: ev.peer,
-                    seq: ev.seq,
+                    peer,
+                    seq: m.seq,
                     target,
-                    seen: 1u32 << (ev.frag_seq as u32 % 32),
+                    seen: 1u32 << (m.frag_seq as u32 % 32),
                     stamps: (ev.irq_stamp, ev.irq_stamp),
                 };
                 if left == 0 {
@@ -186,82 +166,66 @@ impl World {
                 match req {
                     Some(r) if left == 0 => {
                         self.complete(h, p, r);
-                        self.message_done(now, h, p, peer, ack_after);
+                        self.message_done(now, h, p, peer);
                     }
                     Some(r) => {
                         pr.reqs[r as usize].frags_left = left;
                         pr.medium.push(rx(MediumTarget::Req(r)));
                     }
                     None => {
-                        let seq16 = ev.seq as u16 as u32;
-                        pr.unexpected.push_back(Unexpected { ev: LibEvent { seq: seq16, ..ev }, frags_left: left });
+                        let seq16 = m.seq as u16 as u32;
+                        pr.unexpected.push_back(Unexpected { ev: ev.with_seq(seq16), frags_left: left });
                         if left == 0 {
-                            self.message_done(now, h, p, peer, ack_after);
+                            self.message_done(now, h, p, peer);
                         } else {
                             pr.medium.push(rx(MediumTarget::Unexpected));
                         }
                     }
                 }
             }
-            LKind::Rndv => {
+            Kind::Rndv => {
                 match req {
                     Some(r) => self.start_pull(now, h, p, r, ev),
                     None => pr.unexpected.push_back(Unexpected { ev, frags_left: 0 }),
                 }
-                self.message_done(now, h, p, peer, ack_after);
+                self.message_done(now, h, p, peer);
             }
-            LKind::Notify => {
-                let slot = ev.rdma as usize;
+            Kind::Notify => {
+                let slot = m.rdma as usize;
                 if let Some(r) = pr.regions.get_mut(slot).and_then(|r| r.take()) {
                     self.complete(h, p, r);
                 }
-                self.message_done(now, h, p, peer, ack_after);
+                self.message_done(now, h, p, peer);
             }
-            LKind::Ack | LKind::PullDone | LKind::Shm => {}
+            Kind::Ack | Kind::PullDone | Kind::Shm => {}
         }
     }
 
     /// The in-order message from `peer` is fully received: advance the
     /// sequence, ack if due, and release early messages that are now next.
-    pub(super) fn message_done(&mut self, now: Instant, h: usize, p: usize, peer: usize, ack_after: u32) {
+    pub(super) fn message_done(&mut self, now: Instant, h: usize, p: usize, peer: u16) {
         let pr = &mut self.hosts[h].procs[p];
-        if pr.peers[peer].consumed(ack_after) {
-            pr.outbox.push_front(Out::Ack { peer: peer as u16 });
-            pr.peers[peer].ack_deadline = None;
-        } else if pr.peers[peer].ack_deadline.is_none() {
-            let t = now + self.c.delayed_ack;
-            pr.peers[peer].ack_deadline = Some(t);
-            Self::arm_timer(pr, &mut self.q, h, p, t);
+        match pr.proto.delivered(peer, now) {
+            AckPlan::AckNow => pr.outbox.push_front(Out::Ack { peer }),
+            AckPlan::ArmTimer(t) => Self::arm_timer(pr, &mut self.q, h, p, t),
+            AckPlan::Pending => {}
         }
         if !pr.early.is_empty() {
-            let expected = pr.peers[peer].expected;
+            let expected = pr.proto.expected(peer);
             // Stale copies (resent frames of messages now complete) are dropped.
             let before = pr.early.len();
-            pr.early.retain(|e| e.peer as usize != peer || e.seq >= expected);
+            pr.early.retain(|e| e.peer != peer || e.msg.seq >= expected);
             self.drops.duplicate += (before - pr.early.len()) as u64;
             // Events of the now-expected message go back to the ring's head, in arrival order.
             let mut i = pr.early.len();
             while i > 0 {
                 i -= 1;
                 let e = pr.early[i];
-                if e.peer as usize == peer && e.seq == expected {
+                if e.peer == peer && e.msg.seq == expected {
                     pr.early.remove(i);
-                    pr.ring.push_front(LibEvent { seq: e.seq & 0xFFFF, ..e });
+                    pr.ring.push_front(e.with_seq(e.msg.seq & 0xFFFF));
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::widen;
-
-    #[test]
-    fn sequence_numbers_widen_around_wrap() {
-        assert_eq!(widen(5, 5), 5);
-        assert_eq!(widen(0x1_0002, 0xFFFF), 0xFFFF);
-        assert_eq!(widen(0xFFFE, 0x0001), 0x1_0001);
-        assert_eq!(widen(0, 3), 3);
     }
 }

@@ -40,10 +40,10 @@ mod wire_path;
 pub use build::NAPI_BUDGET;
 
 pub(crate) use build::Costs;
-pub(crate) use handler::{LKind, LibEvent};
+pub(crate) use handler::LibEvent;
 pub(crate) use kernel::{Core, Cur, KWork};
 pub(crate) use process::{Action, MediumRx, MediumTarget, Out, PState, Proc, Req, Unexpected};
-pub(crate) use pull::Serve;
+pub(crate) use pull::{Pull, Serve};
 pub(crate) use wire_path::Frame;
 
 use crate::config::{Scenario, Workload};
@@ -52,7 +52,6 @@ use crate::host::{CacheCosts, CacheStats, Obj, Topology};
 use crate::net::Network;
 use crate::nic::steering::Steering;
 use crate::nic::Nic;
-use crate::proto::PullHandle;
 use crate::time::{Duration, Instant};
 use crate::{Metrics, SimError};
 
@@ -201,7 +200,7 @@ pub struct World {
     pub(crate) frames_sent: u64,
     pub(crate) frames_handled: u64,
     pub(crate) drops: Drops,
-    pub(crate) handles: Vec<PullHandle>,
+    pub(crate) handles: Vec<Pull>,
     /// Cache state of each pull handle (same index).
     pub(crate) handle_objs: Vec<Obj>,
     pub(crate) free_handles: Vec<u32>,

@@ -1,14 +1,15 @@
 //! The state of a simulated process: its scheduling state, the action of
 //! the segment it runs, its requests, unexpected and early messages, medium
-//! messages being reassembled, and what its library will hand to the driver.
+//! messages being reassembled, what its library will hand to the driver, and
+//! its protocol state (`crate::proto::Endpoint`).
 //!
 //! This module owns these types only; the library that changes them lives in
 //! `lib_path`, `lib_send` and `lib_recv`.
 
-use super::{LKind, LibEvent};
+use super::LibEvent;
 use crate::host::Obj;
 use crate::nic::RingEntry;
-use crate::proto::Peer;
+use crate::proto::{Endpoint, Kind};
 use crate::time::{Duration, Instant};
 use crate::workload::Program;
 use std::collections::VecDeque;
@@ -57,7 +58,7 @@ pub(crate) enum Out {
     Msg {
         /// Destination rank.
         peer: u16,
-        kind: LKind,
+        kind: Kind,
         seq: u32,
         tag: u64,
         size: u64,
@@ -116,7 +117,8 @@ pub(crate) struct Proc {
     /// events already in the ring (acks, for a stream sender).
     pub drain: u32,
     pub outbox: VecDeque<Out>,
-    pub peers: Vec<Peer>,
+    /// The protocol towards every rank (sequence numbers, acks, resends).
+    pub proto: Endpoint,
     pub reqs: Vec<Req>,
     pub free_reqs: Vec<u32>,
     pub outstanding: u32,
