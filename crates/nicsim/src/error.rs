@@ -3,15 +3,7 @@
 //! a panic. Bad input is a `crate::config::ConfigError`, found before any
 //! run starts.
 
-use std::fmt;
-
 /// An error that ends a run early.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct SimError(pub String);
-
-impl fmt::Display for SimError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for SimError {}

@@ -30,15 +30,9 @@ use std::fmt;
 
 /// A configuration error: one line naming the key, the value and what is
 /// allowed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ConfigError(pub String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for ConfigError {}
 
 impl ConfigError {
     pub fn new(msg: impl Into<String>) -> Self {

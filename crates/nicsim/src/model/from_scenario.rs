@@ -31,18 +31,11 @@ use super::{path_latency_terms, path_overhead_terms, sum, Layer, Path, Term, Var
 use crate::config::{CoalesceSpec, On, Relation, Scenario, SteeringKind, TimeoutMode, TimeoutSpec, WaitMode};
 use crate::host::Topology;
 use crate::wire::{self, FrameRepr, MessageClass, OmxBody};
-use std::fmt;
 
 /// A scenario the model cannot evaluate: one line naming what and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ModelError(pub String);
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for ModelError {}
 
 /// Which host of the [EMO] echo a set of variables describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
