@@ -20,6 +20,10 @@ SECTIONS = {"platform", "nic", "host", "protocol", "workload"}
 TOP_LEVEL = {"preset", "seed", "pcap", *SECTIONS}
 
 
+DEFAULT_PRESET = "omx2009"
+SEED_LIMIT = 2**63
+
+
 class NicsimError(ValueError):
     """Bad input (fake)."""
 

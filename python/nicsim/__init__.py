@@ -44,6 +44,11 @@ __version__: str = _core.version()
 
 
 def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | Path) -> Scenario:
+    if not isinstance(scenario, Scenario | Mapping | str | Path):
+        raise NicsimError(
+            f"scenario = {scenario!r}: expected a nicsim.Scenario, a dict shaped like the "
+            "scenario file, TOML text or the path of a .toml file"
+        )
     if isinstance(scenario, Scenario):
         return Scenario.from_dict(scenario.to_dict())
     if isinstance(scenario, Path):
@@ -89,7 +94,10 @@ def run(
     Raises
     ------
     NicsimError
-        If the scenario is invalid (unknown key, bad value, ...).
+        If the scenario is invalid (unknown key, bad value, missing
+        ``workload.kind``, ...) or an argument has the wrong type (a
+        ``scenario`` that is none of the above, a ``policy`` that is not
+        callable, a ``pcap`` that is not a path); the message names it.
 
     Examples
     --------
@@ -102,6 +110,11 @@ def run(
     Traceback (most recent call last):
     NicsimError: nic.colour: unknown key
     """
+    if policy is not None and not callable(policy):
+        raise NicsimError(
+            f"policy = {policy!r}: expected a callable returning a "
+            "nicsim.policy.CoalescingPolicy (e.g. the class) or None"
+        )
     built = _as_scenario(scenario).update(overrides)
     if policy is not None:
         return _core.run_policy(built.to_toml(), policy)
@@ -146,6 +159,8 @@ def sweep(
     """
     from nicsim import sweeps as _sweep
 
+    if not isinstance(axes, Mapping):
+        raise NicsimError(f"axes = {axes!r}: expected a dict of dotted key -> list of values")
     return _sweep.sweep(
         _as_scenario(scenario),
         {key: list(values) for key, values in axes.items()},
@@ -199,9 +214,11 @@ def run_experiment(
     quick
         Fewer iterations/messages per configuration (same rows).
     preset
-        Preset name or file; default ``"omx2009"``.
+        Preset name or file; default: the experiment's own, else
+        ``nicsim._core.DEFAULT_PRESET`` (``"omx2009"``).
     seed
-        Base seed; each row's seed is derived from (seed, id, row index).
+        Base seed, ``0 <= seed < 2**63``; each row's seed is derived from
+        (seed, id, row index).
 
     Returns
     -------

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "DEFAULT_PRESET",
+    "SEED_LIMIT",
     "NicsimError",
     "bench",
     "emo_echo",
@@ -23,13 +25,20 @@ __all__ = [
     "version",
 ]
 
+DEFAULT_PRESET: str
+"""The preset of a scenario that names none (``"omx2009"``, the [OMX-COAL] testbed)."""
+
+SEED_LIMIT: int
+"""Seeds are integers ``0 <= seed < SEED_LIMIT`` (2**63: TOML integers are signed 64-bit)."""
+
 class NicsimError(ValueError):
     """Bad input to the simulator.
 
-    Raised for unknown keys, wrong types or units, negative or impossible
-    values, impossible topologies and unknown preset names. The message names
-    the offending key, the value given and what is allowed, e.g.
-    ``nic.coalescing = "fast": expected one of disabled, timeout, ...``.
+    Raised for unknown or missing keys, wrong types or units, negative or
+    impossible values, impossible topologies and unknown preset names. The
+    message is one line naming the offending key, the value given and what is
+    allowed, e.g. ``invalid value for `nic.coalescing`: "fast" (allowed: one
+    of disabled, timeout, openmx, stream, adaptive, openmx-adaptive)``.
     """
 
 def run(scenario_toml: str) -> dict[str, float | int | str]:

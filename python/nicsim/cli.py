@@ -151,8 +151,6 @@ def run_command(
         if not eq or not path.strip():
             _fail(f"--set {item!r}: expected key.path=value, e.g. nic.delay_us=25")
         built.set(path.strip(), parse_value(text.strip()))
-    if not built.workload.get("kind"):
-        built.set("workload.kind", Workload.pingpong.value)
     metrics = nicsim.run(built)
     if as_json:
         print(json.dumps(metrics, indent=2, sort_keys=False))

@@ -99,7 +99,7 @@ OTHER_SOCKET_RATIO = 150.0 / 110.0
 
 
 #: The preset being fitted (set by :func:`fit` / :func:`main`).
-_PRESET = ["omx2009"]
+_PRESET = [_core.DEFAULT_PRESET]
 
 
 def _run(ov: Overrides, **scenario: Any) -> dict[str, float | int | str]:
@@ -291,7 +291,7 @@ def _current(preset_text: str, p: FitParam) -> float:
 
 
 def fit(
-    preset: str = "omx2009",
+    preset: str = _core.DEFAULT_PRESET,
     rounds: int = 2,
     log: Callable[[str], None] = print,
     start: dict[str, float] | None = None,

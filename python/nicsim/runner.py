@@ -22,9 +22,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from nicsim import experiments as _experiments
-from nicsim._core import NicsimError
+from nicsim._core import DEFAULT_PRESET, SEED_LIMIT, NicsimError
 from nicsim.experiments import Experiment, Params
-from nicsim.scenario import Scenario
+from nicsim.scenario import Scenario, check_seed
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -43,10 +43,9 @@ Metrics = dict[str, float | int | str]
 #: Runs one scenario TOML text. Must be a module-level function to run in a pool.
 RunFn = Callable[[str], Metrics]
 
-DEFAULT_PRESET = "omx2009"
 DEFAULT_SEED = 1
-#: Seeds are kept below 2**63 so they fit a TOML (signed 64-bit) integer.
-SEED_BITS = 63
+#: Derived seeds are kept below ``SEED_LIMIT`` (2**63, a TOML signed 64-bit integer).
+SEED_BITS = SEED_LIMIT.bit_length() - 1
 
 
 def derive_seed(base_seed: int, experiment_id: str, index: int) -> int:
@@ -91,6 +90,7 @@ def plan(
     seed: int = DEFAULT_SEED,
 ) -> list[Job]:
     """Turn an experiment into its jobs, in table row order."""
+    check_seed(seed)
     jobs: list[Job] = []
     for index, params in enumerate(experiment.configurations(quick)):
         scenario = Scenario.from_dict(experiment.scenario(params, quick))

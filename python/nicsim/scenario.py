@@ -3,11 +3,14 @@
 This module owns the shape of a scenario on the Python side (sections, dotted
 key paths, overrides, loading files). It does not validate keys or values:
 the Rust core does that, and its :class:`~nicsim.NicsimError` names the key.
+Two top-level values are checked here because Python uses them itself: the
+seed (also the base of derived seeds, :func:`check_seed`) and the pcap path.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -21,9 +24,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from nicsim._core import NicsimError
+from nicsim._core import DEFAULT_PRESET, SEED_LIMIT, NicsimError
 
-__all__ = ["SECTIONS", "Scenario", "parse_value"]
+__all__ = ["SECTIONS", "Scenario", "check_seed", "parse_value"]
 
 #: The tables of a scenario file, in the order they are written.
 SECTIONS: tuple[str, ...] = ("platform", "nic", "host", "protocol", "workload")
@@ -44,14 +47,18 @@ class Scenario:
     Parameters
     ----------
     workload
-        ``[workload]`` table; ``kind`` is one of ``pingpong``, ``stream``,
-        ``flood``.
+        ``[workload]`` table; ``kind`` (required by the core) is one of
+        ``pingpong`` (the default here), ``stream``, ``uniband``, ``flood``,
+        ``nas-is``, ``nas-cg``, ``nas-mg``, ``nas-ft``, ``alltoall``,
+        ``echo-nic``, ``echo-kernel``, or with an LCI preset ``stream``,
+        ``pingpong``, ``bcast``, ``asp``, ``qr``, ``dsm``, ``fft-alltoall``.
     preset
-        Embedded preset name (see :func:`nicsim.presets`) or a preset file path.
+        Embedded preset name (see :func:`nicsim.presets`) or a preset file
+        path; default ``nicsim._core.DEFAULT_PRESET`` (``"omx2009"``).
     seed
-        Base seed of every random choice in the run.
+        Base seed of every random choice in the run: ``0 <= seed < 2**63``.
     pcap
-        If set, write every simulated frame to this pcap file.
+        If set, write every simulated frame to this pcap file (a path).
     platform, nic, host, protocol
         Overrides of the matching tables.
 
@@ -76,7 +83,7 @@ class Scenario:
     """
 
     workload: dict[str, Any] = field(default_factory=lambda: {"kind": "pingpong"})
-    preset: str = "omx2009"
+    preset: str = DEFAULT_PRESET
     seed: int = 1
     pcap: str | None = None
     platform: dict[str, Any] = field(default_factory=_empty)
@@ -101,6 +108,11 @@ class Scenario:
         if head not in _FIELD_NAMES:
             allowed = ", ".join(_FIELD_NAMES)
             raise NicsimError(f"{path} = {value!r}: unknown key {head!r}; allowed: {allowed}")
+        if head == "seed" and not rest:
+            check_seed(value)
+        path_like = isinstance(value, str | os.PathLike)
+        if head == "pcap" and not rest and value is not None and not path_like:
+            raise NicsimError(f"pcap = {value!r}: expected a file path (str or pathlib.Path)")
         if not rest:
             if head in SECTIONS and isinstance(value, Mapping):
                 _merge(getattr(self, head), value)
@@ -205,6 +217,28 @@ def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
             _merge(into[key], value)
         else:
             into[key] = copy.deepcopy(dict(value) if isinstance(value, Mapping) else value)
+
+
+def check_seed(seed: object) -> int:
+    """Return ``seed`` if it is an allowed seed, else raise :class:`NicsimError`.
+
+    Seeds are integers ``0 <= seed < nicsim._core.SEED_LIMIT`` (2**63: the
+    scenario is TOML, whose integers are signed 64-bit). The message is the
+    core's, so a bad seed reads the same from every entry point.
+
+    Examples
+    --------
+    >>> check_seed(7)
+    7
+    >>> check_seed(-1)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    NicsimError: invalid value for `seed`: -1 (allowed: an integer 0 ..= 9223372036854775807)
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
+        raise NicsimError(
+            f"invalid value for `seed`: {seed!r} (allowed: an integer 0 ..= {SEED_LIMIT - 1})"
+        )
+    return seed
 
 
 def parse_value(text: str) -> Any:

@@ -316,6 +316,8 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NicsimError", m.py().get_type::<NicsimError>())?;
+    m.add("DEFAULT_PRESET", nicsim::config::DEFAULT_PRESET)?;
+    m.add("SEED_LIMIT", nicsim::config::SEED_LIMIT)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_policy, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

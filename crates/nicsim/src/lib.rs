@@ -10,8 +10,10 @@
 pub mod bench;
 pub mod config;
 pub mod engine;
+pub mod error;
 pub mod host;
 pub mod lci;
+pub mod metrics;
 pub mod model;
 pub mod net;
 pub mod nic;
@@ -22,7 +24,9 @@ pub mod wire;
 pub mod workload;
 
 pub use config::{ConfigError, Scenario};
-pub use sim::{run, Metrics, SimError};
+pub use error::SimError;
+pub use metrics::Metrics;
+pub use sim::run;
 
 /// Runs a scenario given as TOML text; errors are one line.
 pub fn run_toml(text: &str) -> Result<Metrics, String> {

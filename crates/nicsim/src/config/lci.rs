@@ -9,9 +9,12 @@
 //! naming such a preset is parsed by [`LciScenario::from_toml`] and run by
 //! [`crate::lci::run`].
 
-use super::{check_f, check_u, preset_text, toml_error, ConfigError};
-use crate::lci::poll::Strategy;
+use super::{
+    check_f, check_u, from_value, missing, one_of_names, preset_text, toml_error, ConfigError, DEFAULT_PRESET,
+};
+use crate::time::Duration;
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// The value of the `family` key that marks an LCI preset.
 pub const LCI_FAMILY: &str = "lci";
@@ -156,11 +159,6 @@ impl LciPlatform {
         cycles as f64 * 1e3 / self.ni.clock_mhz
     }
 
-    /// Bytes of one host receive buffer: header + payload capacity + FULL word.
-    pub fn host_buffer_bytes(&self) -> u32 {
-        self.ni.header_bytes + self.ni.buffer_bytes + crate::lci::poll::FLAG_BYTES
-    }
-
     /// Range checks; errors name the key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.family != LCI_FAMILY {
@@ -274,24 +272,30 @@ pub fn is_lci_table(t: &toml::Table) -> bool {
 /// readable preset is not LCI: the Open-MX parser then reports the error.
 pub fn scenario_is_lci(text: &str) -> bool {
     let Ok(t) = toml::from_str::<toml::Table>(text) else { return false };
-    let preset = t.get("preset").and_then(|v| v.as_str()).unwrap_or("omx2009");
+    let preset = t.get("preset").and_then(|v| v.as_str()).unwrap_or(DEFAULT_PRESET);
     preset_table(preset).map(|p| is_lci_table(&p)).unwrap_or(false)
 }
 
-/// The LCI scenario file as written by the user.
+/// The LCI preset of an LCI scenario read on its own
+/// ([`LciScenario::from_toml`]) that names none.
+pub const DEFAULT_LCI_PRESET: &str = "lci2000";
+
+/// The LCI scenario file as written by the user. Only `workload.kind` is
+/// required.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LciScenarioFile {
     /// An LCI preset name ("lci2000") or a path to an LCI preset file.
     pub preset: Option<String>,
-    /// Seed of every random choice.
+    /// Seed of every random choice; 0 ..= 2^63 - 1.
     pub seed: Option<u64>,
     /// Overrides of preset values: same tables and keys as the preset file.
     pub platform: Option<toml::Table>,
     #[serde(default)]
     pub nic: LciNicOpts,
+    #[serde(default)]
     pub workload: LciWorkloadOpts,
-    /// The reliable host protocol (timers study); absent = unreliable phase-1 sends.
+    /// The reliable host protocol (timers study); absent = unreliable sends.
     pub protocol: Option<LciProtocolOpts>,
 }
 
@@ -309,7 +313,7 @@ pub struct LciProtocolOpts {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LciProtocol {
     pub send_buffers: u32,
-    pub ack_delay_us: f64,
+    pub ack_delay: Duration,
 }
 
 /// Default explicit-ack delay, us: [estimate] about four one-way null
@@ -317,30 +321,165 @@ pub struct LciProtocol {
 /// carries the ack piggy-backed before the timer fires.
 pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
 
+/// static-split: payload from which one full-packet DMA beats two DMAs
+/// ([LCI] / SPEC §2.4: "double-dma below 512 B payload, full-packet above").
+pub const DEFAULT_SPLIT_BYTES: u32 = 512;
+
+/// Default multicast tree fan-out: [LCI] uses binary trees (SPEC §2.4
+/// "binary by default").
+pub const DEFAULT_FANOUT: u32 = 2;
+
 /// NI firmware policy options.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LciNicOpts {
-    /// Arrival detection: pio|double-dma|full-packet|static-split|packet-shifting.
-    pub polling: Option<String>,
+    /// Arrival detection: pio | double-dma | full-packet | static-split |
+    /// packet-shifting (default).
+    pub polling: Option<Polling>,
     /// static-split: payload (bytes) from which full-packet is used (default 512).
     pub split_bytes: Option<u32>,
-    /// Multicast forwarding: host-message|host-packet|ni (default ni).
-    pub forwarding: Option<String>,
+    /// Multicast forwarding: host-message | host-packet | ni (default).
+    pub forwarding: Option<Forwarding>,
     /// Children per node of the per-sender spanning trees (default 2: binary).
     pub fanout: Option<u32>,
-    /// Polling watchdog delay: "none" (interrupt at once per packet), a number of us, or "inf" (no interrupts, default).
-    pub watchdog_us: Option<toml::Value>,
+    /// Polling watchdog delay: "none" (interrupt at once per packet), a
+    /// number of us in [0.01, 1e7], or "inf" (no interrupts, default).
+    pub watchdog_us: Option<WatchdogOpt>,
     /// NI clock period for fine-grain timers, us (absent: no NI clock interrupts).
     pub clock_period_us: Option<f64>,
+}
+
+/// `nic.polling`: the five arrival-detection strategies of [LCI] (SPEC §2.4,
+/// `crate::lci::poll`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Polling {
+    /// The host reads the NI's delivered-packet counter across the bus.
+    Pio,
+    /// Data DMA, then a separate DMA of the FULL word.
+    DoubleDma,
+    /// One DMA of the whole buffer, FULL word included.
+    FullPacket,
+    /// double-dma below `nic.split_bytes` payload bytes, full-packet above.
+    StaticSplit,
+    /// One DMA of payload, header and FULL word flush against the buffer's end.
+    #[default]
+    PacketShifting,
+}
+
+/// `nic.forwarding`: who forwards multicast data, and at what granularity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Forwarding {
+    /// The host library re-sends each whole message to its children.
+    HostMessage,
+    /// The host library re-sends each packet as it arrives.
+    HostPacket,
+    /// The NI firmware forwards each packet (default).
+    #[default]
+    Ni,
+}
+
+impl fmt::Display for Forwarding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Forwarding::HostMessage => "host-message",
+            Forwarding::HostPacket => "host-packet",
+            Forwarding::Ni => "ni",
+        })
+    }
+}
+
+/// `workload.mix`: the DSM application mixes (`crate::lci::dsm`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mix {
+    /// Barnes-Hut: fine-grained, read-mostly (default).
+    #[default]
+    Barnes,
+    /// FFT: coarse-grained transposes.
+    Fft,
+    /// Radix: all-to-all permutation with write sharing.
+    Radix,
+}
+
+impl fmt::Display for Mix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mix::Barnes => "barnes",
+            Mix::Fft => "fft",
+            Mix::Radix => "radix",
+        })
+    }
+}
+
+/// `nic.watchdog_us` as written: "none", "inf" or a number of microseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WatchdogOpt {
+    None,
+    Inf,
+    Us(f64),
+}
+
+/// The allowed values of `nic.watchdog_us`.
+const WATCHDOG_ALLOWED: &str = "\"none\", \"inf\" or a number of us in [0.01, 1e7]";
+
+impl<'de> Deserialize<'de> for WatchdogOpt {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = WatchdogOpt;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(WATCHDOG_ALLOWED)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<WatchdogOpt, E> {
+                Ok(WatchdogOpt::Us(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<WatchdogOpt, E> {
+                Ok(WatchdogOpt::Us(v as f64))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<WatchdogOpt, E> {
+                Ok(WatchdogOpt::Us(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<WatchdogOpt, E> {
+                match v {
+                    "none" => Ok(WatchdogOpt::None),
+                    "inf" => Ok(WatchdogOpt::Inf),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The validated watchdog delay (`nic.watchdog_us`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchdogDelay {
+    /// `none`: no watchdog; the NI interrupts at once for every packet it delivers.
+    Immediate,
+    /// A timer of this length.
+    After(Duration),
+    /// `inf`: no interrupts at all.
+    Never,
+}
+
+impl fmt::Display for WatchdogDelay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WatchdogDelay::Immediate => write!(f, "none"),
+            WatchdogDelay::After(d) => write!(f, "{}", d.as_us_f64()),
+            WatchdogDelay::Never => write!(f, "inf"),
+        }
+    }
 }
 
 /// The LCI workload.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LciWorkloadOpts {
-    /// stream|pingpong.
-    pub kind: String,
+    /// Required: stream | pingpong | bcast | asp | qr | dsm | fft-alltoall.
+    pub kind: Option<LciWorkloadKind>,
     /// Message payload, bytes (messages above one packet are fragmented).
     pub size_bytes: Option<u64>,
     /// stream: timed messages.
@@ -361,8 +500,8 @@ pub struct LciWorkloadOpts {
     pub rows: Option<u32>,
     /// qr: matrix columns = rows (a multiple of the hosts; default 512).
     pub cols: Option<u32>,
-    /// dsm: barnes|fft|radix.
-    pub mix: Option<String>,
+    /// dsm: barnes (default) | fft | radix.
+    pub mix: Option<Mix>,
     /// dsm, fft-alltoall: processes (hosts 0 .. procs-1).
     pub procs: Option<u32>,
     /// dsm: shared-region operations per process.
@@ -371,8 +510,25 @@ pub struct LciWorkloadOpts {
     pub compute_us: Option<f64>,
 }
 
-/// Names of the LCI workload kinds.
-pub const LCI_WORKLOADS: &[&str] = &["stream", "pingpong", "bcast", "asp", "qr", "dsm", "fft-alltoall"];
+/// `workload.kind` of an LCI scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LciWorkloadKind {
+    /// One-way stream between two hosts.
+    Stream,
+    /// Ping-pong between two hosts.
+    Pingpong,
+    /// Broadcast from one root to every host.
+    Bcast,
+    /// All-pairs shortest paths (Floyd-Warshall, row broadcasts).
+    Asp,
+    /// QR factorisation (column broadcasts).
+    Qr,
+    /// CRL-like DSM request/reply mix.
+    Dsm,
+    /// FFT transposes: compute, then a block to every other process.
+    FftAlltoall,
+}
 
 /// A validated LCI workload (`crate::lci::workload` runs it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -394,25 +550,111 @@ pub enum LciWorkload {
     /// per-element compute of the norms and of the update.
     Qr { hosts: u32, cols: u32, iterations: u32, norm_ps: u64, update_ps: u64 },
     /// CRL-like DSM request/reply mix on hosts 0..procs (`crate::lci::dsm`).
-    Dsm { mix: crate::lci::dsm::Mix, procs: u32, operations: u64, seed: u64 },
+    Dsm { mix: Mix, procs: u32, operations: u64, seed: u64 },
     /// FFT all-to-all: `iterations` of compute then one `size`-byte block to every other process.
     FftAllToAll { procs: u32, iterations: u64, size: u64, compute_ns: u64, seed: u64 },
+}
+
+/// The LCI preset's times and rates as the world charges them, converted
+/// once at validation (NI cycles at `ni.clock_mhz`, nanoseconds by
+/// [`Duration::from_ns_f64`], `*_MBps` to whole bytes per second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LciTimes {
+    /// NI firmware: a send descriptor, a received packet, one DMA set-up.
+    pub fw_tx: Duration,
+    pub fw_rx: Duration,
+    pub dma_setup: Duration,
+    /// NI multicast forwarding of one packet to one child (table lookup and
+    /// header rewrite plus the network DMA set-up).
+    pub fw_forward: Duration,
+    /// Myrinet links: rate, per-switch routing latency, cable propagation.
+    pub link_bytes_per_s: u64,
+    pub switch_latency: Duration,
+    pub propagation: Duration,
+    pub host: LciHostTimes,
+    pub bus: BusTimes,
+}
+
+/// The LCI host library's costs (`[host]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LciHostTimes {
+    pub poll_hit: Duration,
+    pub poll_miss: Duration,
+    pub send: Duration,
+    pub upcall: Duration,
+    pub kernel_dispatch: Duration,
+    pub signal_handler: Duration,
+}
+
+/// The host I/O bus (`[pci]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BusTimes {
+    pub dma_bytes_per_s: u64,
+    pub dma_overhead: Duration,
+    pub pio_read: Duration,
+    pub pio_write_bytes_per_s: u64,
+    pub pio_write_overhead: Duration,
+}
+
+impl BusTimes {
+    /// The times of a validated `[pci]` table.
+    pub fn of(c: &PciCfg) -> Self {
+        BusTimes {
+            dma_bytes_per_s: (c.dma_MBps * 1e6).round() as u64,
+            dma_overhead: Duration::from_ns_f64(c.dma_overhead_ns),
+            pio_read: Duration::from_ns_f64(c.pio_read_ns),
+            pio_write_bytes_per_s: (c.pio_write_MBps * 1e6).round() as u64,
+            pio_write_overhead: Duration::from_ns_f64(c.pio_write_overhead_ns),
+        }
+    }
+}
+
+impl LciTimes {
+    /// The times of a validated LCI platform.
+    pub fn of(p: &LciPlatform) -> Self {
+        let cycles = |c: u32| Duration::from_ns_f64(p.ni_cycles_ns(c));
+        let ns = Duration::from_ns_f64;
+        let h = &p.host;
+        LciTimes {
+            fw_tx: cycles(p.ni.fw_tx_cycles),
+            fw_rx: cycles(p.ni.fw_rx_cycles),
+            dma_setup: cycles(p.ni.dma_setup_cycles),
+            fw_forward: cycles(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles),
+            link_bytes_per_s: (p.link.rate_MBps * 1e6).round() as u64,
+            switch_latency: ns(p.link.switch_latency_ns),
+            propagation: ns(p.link.propagation_ns),
+            host: LciHostTimes {
+                poll_hit: ns(h.poll_hit_ns),
+                poll_miss: ns(h.poll_miss_ns),
+                send: ns(h.send_ns),
+                upcall: ns(h.upcall_ns),
+                kernel_dispatch: ns(h.kernel_dispatch_ns),
+                signal_handler: ns(h.signal_handler_ns),
+            },
+            bus: BusTimes::of(&p.pci),
+        }
+    }
 }
 
 /// A validated LCI scenario.
 #[derive(Debug, Clone)]
 pub struct LciScenario {
     pub platform: LciPlatform,
+    /// The platform's times, converted once.
+    pub times: LciTimes,
     pub seed: u64,
-    pub polling: Strategy,
+    /// Arrival detection (`nic.polling`) and, for static-split, its split
+    /// payload (`nic.split_bytes`).
+    pub polling: Polling,
+    pub split_bytes: u32,
     pub workload: LciWorkload,
     /// Multicast forwarding scheme and tree fan-out.
-    pub forwarding: crate::lci::multicast::Forwarding,
+    pub forwarding: Forwarding,
     pub fanout: u32,
     /// Polling watchdog delay (`nic.watchdog_us`).
-    pub watchdog: crate::lci::watchdog::Delay,
-    /// NI clock for fine-grain timers (`nic.clock_period_us`).
-    pub clock: Option<crate::lci::timers::ClockPolicy>,
+    pub watchdog: WatchdogDelay,
+    /// NI clock period for fine-grain timers (`nic.clock_period_us`).
+    pub clock_period: Option<Duration>,
     /// Reliable protocol (`[protocol]`).
     pub protocol: Option<LciProtocol>,
 }
@@ -455,7 +697,7 @@ pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Resul
     if let Some(o) = overrides {
         merge(&mut table, o, "")?;
     }
-    let p: LciPlatform = toml::Value::Table(table).try_into().map_err(|e| toml_error("preset", e))?;
+    let p: LciPlatform = from_value("platform", toml::Value::Table(table))?;
     p.validate()?;
     Ok(p)
 }
@@ -463,17 +705,21 @@ pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Resul
 impl LciScenario {
     /// Parses and validates an LCI scenario text.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        let f: LciScenarioFile = toml::from_str(text).map_err(|e| toml_error("scenario", e))?;
-        Self::from_file(f)
+        let table: toml::Table = toml::from_str(text).map_err(|e| toml_error("scenario", e))?;
+        Self::from_file(from_value("", toml::Value::Table(table))?)
     }
 
     /// Validates a parsed LCI scenario file.
     pub fn from_file(f: LciScenarioFile) -> Result<Self, ConfigError> {
-        let platform = load_lci_platform(f.preset.as_deref().unwrap_or("lci2000"), f.platform.as_ref())?;
-        let split = f.nic.split_bytes.unwrap_or(crate::lci::poll::DEFAULT_SPLIT_BYTES);
-        check_u("nic.split_bytes", split as u64, 0, platform.ni.buffer_bytes as u64)?;
-        let polling = Strategy::parse(f.nic.polling.as_deref().unwrap_or("packet-shifting"), split)?;
+        let platform = load_lci_platform(f.preset.as_deref().unwrap_or(DEFAULT_LCI_PRESET), f.platform.as_ref())?;
+        if let Some(seed) = f.seed {
+            check_u("seed", seed, 0, super::SEED_LIMIT - 1)?;
+        }
+        let split_bytes = f.nic.split_bytes.unwrap_or(DEFAULT_SPLIT_BYTES);
+        check_u("nic.split_bytes", split_bytes as u64, 0, platform.ni.buffer_bytes as u64)?;
+        let polling = f.nic.polling.unwrap_or_default();
         let w = &f.workload;
+        let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<LciWorkloadKind>()))?;
         let hosts = platform.grid.hosts as u64;
         let src = w.src.unwrap_or(0);
         let dst = w.dst.unwrap_or(1);
@@ -486,34 +732,29 @@ impl LciScenario {
         check_u("workload.size_bytes", size, 0, 1 << 30)?;
         let warmup = w.warmup.unwrap_or(10);
         check_u("workload.warmup", warmup, 0, 1 << 32)?;
-        let workload = match w.kind.as_str() {
-            "stream" => {
+        let workload = match kind {
+            LciWorkloadKind::Stream => {
                 let messages = w.messages.unwrap_or(1000);
                 check_u("workload.messages", messages, 1, 1 << 32)?;
                 LciWorkload::Stream { src, dst, size, messages, warmup }
             }
-            "pingpong" => {
+            LciWorkloadKind::Pingpong => {
                 let iterations = w.iterations.unwrap_or(1000);
                 check_u("workload.iterations", iterations, 1, 1 << 32)?;
                 LciWorkload::PingPong { src, dst, size, iterations, warmup }
             }
-            "bcast" | "asp" | "qr" => mc_workload(w, &platform, size)?,
-            "dsm" => {
-                let m = w.mix.as_deref().unwrap_or("barnes");
-                let mix = crate::lci::dsm::Mix::parse(m).ok_or_else(|| {
-                    ConfigError::range(
-                        "workload.mix",
-                        format!("{m:?}"),
-                        &format!("one of {}", crate::lci::dsm::MIX_NAMES.join(", ")),
-                    )
-                })?;
+            LciWorkloadKind::Bcast | LciWorkloadKind::Asp | LciWorkloadKind::Qr => {
+                mc_workload(kind, w, &platform, size)?
+            }
+            LciWorkloadKind::Dsm => {
+                let mix = w.mix.unwrap_or_default();
                 let procs = w.procs.unwrap_or(16);
                 check_u("workload.procs", procs as u64, 2, hosts)?;
                 let operations = w.operations.unwrap_or(200);
                 check_u("workload.operations", operations, 1, 1 << 32)?;
                 LciWorkload::Dsm { mix, procs, operations, seed: f.seed.unwrap_or(1) }
             }
-            "fft-alltoall" => {
+            LciWorkloadKind::FftAlltoall => {
                 let procs = w.procs.unwrap_or(16);
                 check_u("workload.procs", procs as u64, 2, hosts)?;
                 let iterations = w.iterations.unwrap_or(5);
@@ -533,23 +774,16 @@ impl LciScenario {
                     seed: f.seed.unwrap_or(1),
                 }
             }
-            other => {
-                return Err(ConfigError::range(
-                    "workload.kind",
-                    format!("{other:?}"),
-                    &format!("one of {}", LCI_WORKLOADS.join(", ")),
-                ))
-            }
         };
-        let forwarding = crate::lci::multicast::Forwarding::parse(f.nic.forwarding.as_deref().unwrap_or("ni"))?;
-        let fanout = f.nic.fanout.unwrap_or(crate::lci::multicast::DEFAULT_FANOUT);
+        let forwarding = f.nic.forwarding.unwrap_or_default();
+        let fanout = f.nic.fanout.unwrap_or(DEFAULT_FANOUT);
         check_u("nic.fanout", fanout as u64, 1, hosts - 1)?;
-        let watchdog = parse_watchdog(f.nic.watchdog_us.as_ref())?;
-        let clock = match f.nic.clock_period_us {
+        let watchdog = watchdog(f.nic.watchdog_us)?;
+        let clock_period = match f.nic.clock_period_us {
             None => None,
             Some(p) => {
                 check_f("nic.clock_period_us", p, 0.1, 1e7)?;
-                Some(crate::lci::timers::ClockPolicy { period: crate::time::Duration::from_ns_f64(p * 1e3) })
+                Some(Duration::from_ns_f64(p * 1e3))
             }
         };
         let protocol = match &f.protocol {
@@ -559,29 +793,36 @@ impl LciScenario {
                 check_u("protocol.send_buffers", send_buffers as u64, 1, platform.ni.send_buffers as u64)?;
                 let ack_delay_us = p.ack_delay_us.unwrap_or(DEFAULT_ACK_DELAY_US);
                 check_f("protocol.ack_delay_us", ack_delay_us, 0.0, 1e9)?;
-                Some(LciProtocol { send_buffers, ack_delay_us })
+                Some(LciProtocol { send_buffers, ack_delay: Duration::from_ns_f64(ack_delay_us * 1e3) })
             }
         };
         Ok(LciScenario {
+            times: LciTimes::of(&platform),
             platform,
             seed: f.seed.unwrap_or(1),
             polling,
+            split_bytes,
             workload,
             forwarding,
             fanout,
             watchdog,
-            clock,
+            clock_period,
             protocol,
         })
     }
 }
 
 /// Validates the multicast workloads (`bcast`, `asp`, `qr`).
-fn mc_workload(w: &LciWorkloadOpts, p: &LciPlatform, size: u64) -> Result<LciWorkload, ConfigError> {
+fn mc_workload(
+    kind: LciWorkloadKind,
+    w: &LciWorkloadOpts,
+    p: &LciPlatform,
+    size: u64,
+) -> Result<LciWorkload, ConfigError> {
     let hosts = p.grid.hosts;
     let ps = |cycles: u32| (cycles as f64 * 1e6 / p.host.clock_mhz).round() as u64;
-    Ok(match w.kind.as_str() {
-        "bcast" => {
+    Ok(match kind {
+        LciWorkloadKind::Bcast => {
             let root = w.root.unwrap_or(0);
             check_u("workload.root", root as u64, 0, hosts as u64 - 1)?;
             let iterations = w.iterations.unwrap_or(20);
@@ -593,7 +834,7 @@ fn mc_workload(w: &LciWorkloadOpts, p: &LciPlatform, size: u64) -> Result<LciWor
             }
             LciWorkload::Bcast { hosts, root, size, iterations: iterations as u32, count: count as u32 }
         }
-        "asp" => {
+        LciWorkloadKind::Asp => {
             let rows = w.rows.unwrap_or(1024);
             if rows == 0 || !rows.is_multiple_of(hosts) || rows > 1 << 16 {
                 return Err(ConfigError::range(
@@ -628,20 +869,63 @@ fn mc_workload(w: &LciWorkloadOpts, p: &LciPlatform, size: u64) -> Result<LciWor
     })
 }
 
-/// Parses `nic.watchdog_us`: "none", "inf" or a number of microseconds.
-fn parse_watchdog(v: Option<&toml::Value>) -> Result<crate::lci::watchdog::Delay, ConfigError> {
-    use crate::lci::watchdog::Delay;
-    const ALLOWED: &str = "\"none\", \"inf\" or a number of us in [0.01, 1e7]";
+/// Validates `nic.watchdog_us`.
+fn watchdog(v: Option<WatchdogOpt>) -> Result<WatchdogDelay, ConfigError> {
     let us = match v {
-        None => return Ok(Delay::Never),
-        Some(toml::Value::String(s)) if s == "none" => return Ok(Delay::Immediate),
-        Some(toml::Value::String(s)) if s == "inf" => return Ok(Delay::Never),
-        Some(toml::Value::Integer(i)) => *i as f64,
-        Some(toml::Value::Float(x)) => *x,
-        Some(other) => return Err(ConfigError::range("nic.watchdog_us", other, ALLOWED)),
+        None | Some(WatchdogOpt::Inf) => return Ok(WatchdogDelay::Never),
+        Some(WatchdogOpt::None) => return Ok(WatchdogDelay::Immediate),
+        Some(WatchdogOpt::Us(us)) => us,
     };
     if !(0.01..=1e7).contains(&us) {
-        return Err(ConfigError::range("nic.watchdog_us", us, ALLOWED));
+        return Err(ConfigError::range("nic.watchdog_us", us, WATCHDOG_ALLOWED));
     }
-    Ok(Delay::After(crate::time::Duration::from_ns_f64(us * 1e3)))
+    Ok(WatchdogDelay::After(Duration::from_ns_f64(us * 1e3)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[rstest::rstest]
+    #[case::missing_kind(
+        "preset = \"lci2000\"\n[workload]\nsize_bytes = 8",
+        "missing key `workload.kind` (required: one of stream, pingpong, bcast, asp, qr, dsm, fft-alltoall)"
+    )]
+    #[case::type_error(
+        "preset = \"lci2000\"\n[workload]\nkind = \"stream\"\nsize_bytes = \"big\"",
+        "invalid value for `workload.size_bytes`: \"big\" (allowed: an integer 0 ..= 9223372036854775807)"
+    )]
+    #[case::polling(
+        "preset = \"lci2000\"\n[nic]\npolling = \"shift\"\n[workload]\nkind = \"stream\"",
+        "invalid value for `nic.polling`: \"shift\" (allowed: one of pio, double-dma, full-packet, static-split, \
+         packet-shifting)"
+    )]
+    #[case::watchdog_name(
+        "preset = \"lci2000\"\n[nic]\nwatchdog_us = \"never\"\n[workload]\nkind = \"stream\"",
+        "invalid value for `nic.watchdog_us`: \"never\" (allowed: \"none\", \"inf\" or a number of us in [0.01, 1e7])"
+    )]
+    #[case::watchdog_range(
+        "preset = \"lci2000\"\n[nic]\nwatchdog_us = 0\n[workload]\nkind = \"stream\"",
+        "invalid value for `nic.watchdog_us`: 0 (allowed: \"none\", \"inf\" or a number of us in [0.01, 1e7])"
+    )]
+    #[case::mix(
+        "preset = \"lci2000\"\n[workload]\nkind = \"dsm\"\nmix = \"ocean\"",
+        "invalid value for `workload.mix`: \"ocean\" (allowed: one of barnes, fft, radix)"
+    )]
+    fn error_messages(#[case] text: &str, #[case] want: &str) {
+        assert_eq!(LciScenario::from_toml(text).unwrap_err().0, want);
+    }
+
+    #[test]
+    fn watchdog_values() {
+        let parse = |v: &str| {
+            LciScenario::from_toml(&format!("[nic]\nwatchdog_us = {v}\n[workload]\nkind = \"stream\""))
+                .unwrap()
+                .watchdog
+        };
+        assert_eq!(parse("\"none\""), WatchdogDelay::Immediate);
+        assert_eq!(parse("\"inf\""), WatchdogDelay::Never);
+        assert_eq!(parse("20"), WatchdogDelay::After(Duration::from_us(20)));
+        assert_eq!(parse("0.5"), WatchdogDelay::After(Duration::from_ns(500)));
+    }
 }

@@ -1,34 +1,38 @@
 //! Configuration: platform presets and scenarios, in two layers.
 //!
 //! This module owns parsing (serde structs with `deny_unknown_fields`, whose
-//! doc comments are the user help) and validation (range checks whose errors
-//! name the key, the value and what is allowed). It does not build the
-//! simulated world: `crate::sim` turns a validated [`Scenario`] into one.
+//! doc comments are the user help; every name a key accepts is a serde enum)
+//! and validation (checked values: [`Duration`](crate::time::Duration)s, not
+//! floating-point time; errors name the key, the value and what is allowed).
+//! It does not build the simulated world: `crate::sim` turns a validated
+//! [`Scenario`] into one, `crate::lci` an [`LciScenario`].
+//!
+//! Dependencies run one way: configuration depends only on the leaf modules
+//! `crate::time`, `crate::wire` and `crate::workload`; the components (`nic`,
+//! `host`, `net`, `lci`) and the worlds (`sim`, `lci`, `model`) use the
+//! configuration types, which live here.
 //!
 //! Presets are TOML files embedded in the binary (`presets/*.toml`); a
 //! scenario names one and may override any of its values in `[platform]`.
 
+mod coalesce;
 mod lci;
 mod platform;
 mod scenario;
 
+pub use coalesce::*;
 pub use lci::*;
 pub use platform::*;
 pub use scenario::*;
 
+use serde::de::DeserializeOwned;
 use std::fmt;
 
 /// A configuration error: one line naming the key, the value and what is
 /// allowed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ConfigError(pub String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for ConfigError {}
 
 impl ConfigError {
     pub fn new(msg: impl Into<String>) -> Self {
@@ -50,6 +54,16 @@ pub(crate) fn check_count_override(key: &str, old: &toml::Value, new: &toml::Val
         _ => Ok(()),
     }
 }
+
+/// The preset of a scenario that names none: the [OMX-COAL] testbed
+/// (SPEC §5), the platform of the main reproduction. The Python package
+/// reads it from the binding (`nicsim._core.DEFAULT_PRESET`).
+pub const DEFAULT_PRESET: &str = "omx2009";
+
+/// Seeds are below 2^63: a scenario is TOML, whose integers are signed
+/// 64-bit (TOML 1.0, "Integer"). The Python package checks the same bound
+/// (`nicsim._core.SEED_LIMIT`).
+pub const SEED_LIMIT: u64 = 1 << 63;
 
 /// Embedded presets: (name, TOML text).
 pub const PRESETS: &[(&str, &str)] = &[
@@ -76,10 +90,200 @@ pub fn preset_text(name: &str) -> Result<&'static str, ConfigError> {
     })
 }
 
-/// Turns a toml/serde error into one line, prefixed with where it happened.
+/// Turns a TOML syntax error into one line, prefixed with where it happened.
 pub(crate) fn toml_error(what: &str, e: toml::de::Error) -> ConfigError {
     let msg = e.message().replace('\n', " ");
     ConfigError(format!("{what}: {msg}"))
+}
+
+/// Deserializes `T` from parsed TOML; every error names the dotted key
+/// (`prefix` + the path inside `value`), the value given and what is
+/// allowed. serde alone reports only the type ("expected u64"):
+/// `serde_path_to_error` records the path to the failing field.
+pub(crate) fn from_value<T: DeserializeOwned>(prefix: &str, value: toml::Value) -> Result<T, ConfigError> {
+    let copy = value.clone();
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let key = dotted(prefix, e.path());
+        let given = lookup(&copy, e.path()).map(|v| v.to_string());
+        let mut msg = e.inner().message().to_owned();
+        // A name field given another type: serde knows only that it wanted a
+        // string. Ask again with an empty string there, which it refuses
+        // with the list of names.
+        if msg.ends_with("expected string only") {
+            let mut probe = copy.clone();
+            if let Some(v) = lookup_mut(&mut probe, e.path()) {
+                *v = toml::Value::String(String::new());
+                if let Err(again) = serde_path_to_error::deserialize::<_, T>(probe) {
+                    if again.path().to_string() == e.path().to_string() {
+                        if let Some(rest) = again.inner().message().strip_prefix("unknown variant ") {
+                            msg = format!(
+                                "invalid type: {}, expected {}",
+                                given.as_deref().unwrap_or("?"),
+                                after_expected(rest)
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        ConfigError(serde_message(&key, given.as_deref(), &msg))
+    })
+}
+
+/// The value at `path` inside `root`, to change it.
+fn lookup_mut<'a>(root: &'a mut toml::Value, path: &serde_path_to_error::Path) -> Option<&'a mut toml::Value> {
+    use serde_path_to_error::Segment;
+    path.iter().try_fold(root, |v, seg| match seg {
+        Segment::Seq { index } => v.as_array_mut()?.get_mut(*index),
+        Segment::Map { key } => v.as_table_mut()?.get_mut(key),
+        Segment::Enum { .. } | Segment::Unknown => Some(v),
+    })
+}
+
+/// `prefix` followed by the path, dot-separated, list indices in brackets.
+fn dotted(prefix: &str, path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut key = prefix.trim_end_matches('.').to_owned();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => key.push_str(&format!("[{index}]")),
+            Segment::Map { key: k } | Segment::Enum { variant: k } => {
+                if !key.is_empty() {
+                    key.push('.');
+                }
+                key.push_str(k);
+            }
+            Segment::Unknown => {}
+        }
+    }
+    key
+}
+
+/// The value at `path` inside `root`, if the path leads to one.
+fn lookup<'a>(root: &'a toml::Value, path: &serde_path_to_error::Path) -> Option<&'a toml::Value> {
+    use serde_path_to_error::Segment;
+    path.iter().try_fold(root, |v, seg| match seg {
+        Segment::Seq { index } => v.as_array()?.get(*index),
+        Segment::Map { key } => v.as_table()?.get(key),
+        Segment::Enum { .. } | Segment::Unknown => Some(v),
+    })
+}
+
+/// One line from serde's message about `key` (whose TOML value is `given`):
+/// serde words its errors as "invalid type: X, expected Y", "unknown variant
+/// `x`, expected one of `a`, `b`", "unknown field `f`, expected ..." and
+/// "missing field `f`" (serde `de::Error`'s provided methods); anything else
+/// is kept as it is, after the key.
+fn serde_message(key: &str, given: Option<&str>, msg: &str) -> String {
+    let msg = msg.replace('\n', " ");
+    let ticked = |s: &str| s.split('`').nth(1).map(str::to_owned);
+    if let Some(rest) = msg.strip_prefix("unknown field ") {
+        // The path already ends with the unknown key.
+        return format!("unknown key `{key}` (allowed here: {})", names(after_expected(rest)));
+    }
+    if let Some(rest) = msg.strip_prefix("missing field ") {
+        let field = ticked(rest).unwrap_or_default();
+        let full = if key.is_empty() { field } else { format!("{key}.{field}") };
+        return format!("missing key `{full}`");
+    }
+    if let Some(rest) = msg.strip_prefix("unknown variant ") {
+        let value = given.map(str::to_owned).unwrap_or_else(|| format!("{:?}", ticked(rest).unwrap_or_default()));
+        return ConfigError::range(key, value, &format!("one of {}", names(after_expected(rest)))).0;
+    }
+    for head in ["invalid type: ", "invalid value: ", "invalid length "] {
+        if let Some(rest) = msg.strip_prefix(head) {
+            let (unexpected, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
+            let value = given.map(str::to_owned).unwrap_or_else(|| unexpected.to_owned());
+            return ConfigError::range(key, value, &expected_in_words(expected)).0;
+        }
+    }
+    format!("`{key}`: {msg}")
+}
+
+/// The part of a serde message after "expected ".
+fn after_expected(s: &str) -> &str {
+    s.split_once("expected ").map(|(_, e)| e).unwrap_or("")
+}
+
+/// serde's list of names (`` `a`, `b` ``, `` `a` or `b` ``, "one of ...")
+/// as plain comma-separated names.
+fn names(list: &str) -> String {
+    let list = list.trim_start_matches("one of ");
+    let names: Vec<&str> = list.split('`').skip(1).step_by(2).collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// serde's "expected" text in the words of the scenario file.
+fn expected_in_words(expected: &str) -> String {
+    match expected {
+        "u8" => format!("an integer 0 ..= {}", u8::MAX),
+        "u16" => format!("an integer 0 ..= {}", u16::MAX),
+        "u32" => format!("an integer 0 ..= {}", u32::MAX),
+        "u64" => format!("an integer 0 ..= {}", i64::MAX),
+        "i64" | "i32" => "an integer".to_owned(),
+        "f64" | "f32" => "a number".to_owned(),
+        "a boolean" => "true or false".to_owned(),
+        "a sequence" => "a list".to_owned(),
+        e if e.starts_with("struct ") || e == "a map" => "a table".to_owned(),
+        e if e.contains('`') => format!("one of {}", names(e)),
+        e => e.to_owned(),
+    }
+}
+
+/// The names serde accepts for a field-less enum `T` (its variants after
+/// `rename_all`), in declaration order: the user help of an error lists
+/// them from the type itself, so the list cannot drift from the parser.
+pub fn variant_names<T: DeserializeOwned>() -> &'static [&'static str] {
+    struct Probe(Option<&'static [&'static str]>);
+    #[derive(Debug)]
+    struct Stop;
+    impl fmt::Display for Stop {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("probe")
+        }
+    }
+    impl std::error::Error for Stop {}
+    impl serde::de::Error for Stop {
+        fn custom<M: fmt::Display>(_: M) -> Self {
+            Stop
+        }
+    }
+    impl<'de> serde::Deserializer<'de> for &mut Probe {
+        type Error = Stop;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
+            Err(Stop)
+        }
+        fn deserialize_enum<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            variants: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Stop> {
+            self.0 = Some(variants);
+            Err(Stop)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+            unit_struct newtype_struct seq tuple tuple_struct map struct identifier ignored_any
+        }
+    }
+    let mut probe = Probe(None);
+    let _ = T::deserialize(&mut probe);
+    probe.0.unwrap_or(&[])
+}
+
+/// "one of a, b, c" for the enum `T`.
+pub(crate) fn one_of_names<T: DeserializeOwned>() -> String {
+    format!("one of {}", variant_names::<T>().join(", "))
+}
+
+/// A missing required key: names it and what it may be.
+pub(crate) fn missing(key: &str, allowed: &str) -> ConfigError {
+    ConfigError(format!("missing key `{key}` (required: {allowed})"))
 }
 
 /// Checks `lo <= v <= hi` for a float key.

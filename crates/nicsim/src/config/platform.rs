@@ -2,7 +2,8 @@
 //! software. Field docs are the user help; `presets/*.toml` say where each
 //! value comes from.
 
-use super::{check_f, check_u, toml_error, ConfigError};
+use super::{check_f, check_u, toml_error, ConfigError, TxReap};
+use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// A whole platform preset (one TOML file).
@@ -58,12 +59,31 @@ pub struct LayerCfg {
     pub name: String,
     /// Protocol cycles of the layer (C_m), run on `on`'s clock.
     pub cycles: f64,
-    /// Where the cycles run: "nic" or "host".
-    pub on: String,
+    /// Where the cycles run: nic | host.
+    pub on: On,
     /// Extra latency of the layer's crossing (L_am), in nanoseconds.
     pub latency_ns: f64,
     /// Host cycles the layer's crossing costs (O_am).
     pub overhead_cycles: f64,
+}
+
+/// Where an EMO layer's protocol cycles run (`emo.layer.on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum On {
+    /// `nic`: on the NIC processor's clock.
+    Nic,
+    /// `host`: on the host's clock.
+    Host,
+}
+
+impl std::fmt::Display for On {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            On::Nic => "nic",
+            On::Host => "host",
+        })
+    }
 }
 
 /// Compute costs of the NAS skeletons (set only from SPEC 5 calibration
@@ -88,6 +108,33 @@ pub struct TopologyCfg {
     pub sockets: u32,
     pub dies_per_socket: u32,
     pub cores_per_die: u32,
+}
+
+impl TopologyCfg {
+    /// How cores `a` and `b` of one host relate: core `c` is on die
+    /// `c / cores_per_die`, die `d` on socket `d / dies_per_socket`
+    /// (`crate::host::Topology` answers the same from precomputed tables).
+    pub fn core_relation(&self, a: u32, b: u32) -> Relation {
+        let (da, db) = (a / self.cores_per_die, b / self.cores_per_die);
+        if da == db {
+            Relation::SameDie
+        } else if da / self.dies_per_socket == db / self.dies_per_socket {
+            Relation::SameSocket
+        } else {
+            Relation::OtherSocket
+        }
+    }
+}
+
+/// Relation between two cores or two dies of one host ([OMX-MQ] SC/S$/SP/OP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relation {
+    /// Same die (same core or the core sharing its L2).
+    SameDie,
+    /// Same socket, other die.
+    SameSocket,
+    /// Other socket.
+    OtherSocket,
 }
 
 /// Links and the switch.
@@ -126,14 +173,10 @@ pub struct NicCfg {
     /// The NIC's default coalescing delay in microseconds.
     pub default_delay_us: f64,
     /// Where the driver reaps transmit completions unless a scenario says
-    /// otherwise (`host.tx_reap`): `napi` (in the poll) or `hard-irq` (in
+    /// otherwise (`host.tx_reap`): napi (default; in the poll) | hard-irq (in
     /// the hard handler, under a claim of their own, as myri10ge does).
-    #[serde(default = "napi_reap")]
-    pub tx_reap: String,
-}
-
-fn napi_reap() -> String {
-    "napi".to_owned()
+    #[serde(default)]
+    pub tx_reap: TxReap,
 }
 
 /// Host OS costs and idle states.
@@ -216,6 +259,141 @@ pub struct LibraryCfg {
 }
 
 const NS_MAX: f64 = 1e9; // no single modelled cost exceeds one second
+
+/// The preset's times and rates as the simulator charges them: converted
+/// once, when the scenario is validated, each `*_ns` value by
+/// [`Duration::from_ns_f64`] (nearest picosecond), each `*_us` value as
+/// `from_ns_f64(us * 1e3)` and each `*_MBps` rate to whole bytes per second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Times {
+    pub irq_entry: Duration,
+    pub napi_poll: Duration,
+    pub irq_rearm: Duration,
+    pub driver_rx: Duration,
+    pub handler_drop: Duration,
+    pub handler: Duration,
+    pub tx_done: Duration,
+    pub syscall: Duration,
+    pub driver_tx: Duration,
+    pub doorbell: Duration,
+    pub wakeup: Duration,
+    pub block: Duration,
+    pub idle_before_sleep: Duration,
+    pub sleep_exit: Duration,
+    pub ioat_submit: Duration,
+    pub ioat_completion: Duration,
+    pub send: Duration,
+    pub event: Duration,
+    pub post_recv: Duration,
+    pub small_send: Duration,
+    pub mpi_send: Duration,
+    pub mpi_recv: Duration,
+    pub pull_setup: Duration,
+    pub delayed_ack: Duration,
+    pub resend: Duration,
+    pub pull_timeout: Duration,
+    /// The I/OAT-like copy engine's rate, bytes per second.
+    pub ioat_bytes_per_s: u64,
+    pub nic: NicTimes,
+    pub link: LinkTimes,
+    pub cache: CacheTimes,
+}
+
+/// The NIC's firmware, DMA and interrupt-delivery times (`[nic]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NicTimes {
+    pub fw_rx: Duration,
+    pub fw_tx: Duration,
+    pub dma_startup: Duration,
+    pub tx_dma_startup: Duration,
+    pub irq_delivery: Duration,
+    /// DMA rate, bytes per second (both directions).
+    pub dma_bytes_per_s: u64,
+}
+
+/// The links' rate and delays (`[link]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkTimes {
+    /// Line rate, bytes per second (`rate_gbps * 1e9 / 8`, rounded).
+    pub bytes_per_s: u64,
+    pub propagation: Duration,
+    pub switch_latency: Duration,
+}
+
+/// Cache-line transfer costs and copy rates (`[cache]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheTimes {
+    pub same_socket: Duration,
+    pub other_socket: Duration,
+    pub memory: Duration,
+    pub copy_hot_bytes_per_s: u64,
+    pub copy_cold_bytes_per_s: u64,
+}
+
+impl LinkTimes {
+    /// The times of a validated `[link]` table.
+    pub fn of(l: &LinkCfg) -> Self {
+        LinkTimes {
+            bytes_per_s: (l.rate_gbps * 1e9 / 8.0).round() as u64,
+            propagation: Duration::from_ns_f64(l.propagation_ns),
+            switch_latency: Duration::from_ns_f64(l.switch_latency_ns),
+        }
+    }
+}
+
+impl Times {
+    /// The times of a validated platform.
+    pub fn of(p: &Platform) -> Self {
+        let ns = Duration::from_ns_f64;
+        let us = |v: f64| Duration::from_ns_f64(v * 1e3);
+        let (h, b) = (&p.host, &p.library);
+        Times {
+            irq_entry: ns(h.irq_entry_ns),
+            napi_poll: ns(h.napi_poll_ns),
+            irq_rearm: ns(h.irq_rearm_ns),
+            driver_rx: ns(h.driver_rx_ns),
+            handler_drop: ns(h.handler_drop_ns),
+            handler: ns(h.handler_ns),
+            tx_done: ns(h.tx_done_ns),
+            syscall: ns(h.syscall_ns),
+            driver_tx: ns(h.driver_tx_ns),
+            doorbell: ns(p.nic.doorbell_ns),
+            wakeup: ns(h.wakeup_ns),
+            block: ns(h.block_ns),
+            idle_before_sleep: ns(h.idle_before_sleep_ns),
+            sleep_exit: ns(h.sleep_exit_ns),
+            ioat_submit: ns(h.ioat_submit_ns),
+            ioat_completion: ns(h.ioat_completion_ns),
+            send: ns(b.send_ns),
+            event: ns(b.event_ns),
+            post_recv: ns(b.post_recv_ns),
+            small_send: ns(b.small_send_ns),
+            mpi_send: ns(b.mpi_send_ns),
+            mpi_recv: ns(b.mpi_recv_ns),
+            pull_setup: ns(b.pull_setup_ns),
+            delayed_ack: us(b.delayed_ack_us),
+            resend: us(b.resend_us),
+            pull_timeout: us(b.pull_timeout_us),
+            ioat_bytes_per_s: (h.ioat_MBps * 1e6) as u64,
+            nic: NicTimes {
+                fw_rx: ns(p.nic.fw_rx_ns),
+                fw_tx: ns(p.nic.fw_tx_ns),
+                dma_startup: ns(p.nic.dma_startup_ns),
+                tx_dma_startup: ns(p.nic.tx_dma_startup_ns),
+                irq_delivery: ns(p.nic.irq_delivery_ns),
+                dma_bytes_per_s: (p.nic.dma_MBps * 1e6) as u64,
+            },
+            link: LinkTimes::of(&p.link),
+            cache: CacheTimes {
+                same_socket: ns(p.cache.same_socket_ns),
+                other_socket: ns(p.cache.other_socket_ns),
+                memory: ns(p.cache.memory_ns),
+                copy_hot_bytes_per_s: (p.cache.copy_hot_MBps * 1e6) as u64,
+                copy_cold_bytes_per_s: (p.cache.copy_cold_MBps * 1e6) as u64,
+            },
+        }
+    }
+}
 
 impl Platform {
     /// Parses a preset TOML text (no validation).
@@ -326,13 +504,6 @@ impl Platform {
                 check_f(&format!("emo.layer[{i}].cycles"), l.cycles, 0.0, 1e12)?;
                 check_f(&format!("emo.layer[{i}].latency_ns"), l.latency_ns, 0.0, 1e12)?;
                 check_f(&format!("emo.layer[{i}].overhead_cycles"), l.overhead_cycles, 0.0, 1e12)?;
-                if l.on != "nic" && l.on != "host" {
-                    return Err(ConfigError::range(
-                        &format!("emo.layer[{i}].on"),
-                        format!("{:?}", l.on),
-                        "one of nic, host",
-                    ));
-                }
             }
         }
         Ok(())

@@ -2,19 +2,23 @@
 //! options + protocol options + workload). `ScenarioFile` mirrors the TOML the
 //! user writes; [`Scenario::from_toml`] validates it into checked values.
 
-use super::{check_f, check_u, preset_text, toml_error, ConfigError, Platform};
-use crate::nic::coalesce::{AdaptiveFlavor, CoalesceSpec, TimeoutMode, TimeoutSpec, STRATEGY_NAMES};
+use super::{
+    check_f, check_u, from_value, missing, one_of_names, preset_text, toml_error, AdaptiveFlavor, CoalesceSpec,
+    Coalescing, ConfigError, Platform, Relation, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
+};
 use crate::time::Duration;
-use crate::wire::MarkedClasses;
-use serde::Deserialize;
+use crate::wire::{MarkedClasses, MarkerClass};
+use serde::{Deserialize, Serialize};
 
 /// The scenario file as written by the user (see README for an example).
+/// Only `workload.kind` is required.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
-    /// Embedded preset name or a path to a preset TOML file (default "omx2009").
+    /// Embedded preset name or a path to a preset TOML file (default
+    /// [`DEFAULT_PRESET`], "omx2009").
     pub preset: Option<String>,
-    /// Seed of every random choice (loss, reordering, jitter).
+    /// Seed of every random choice (loss, reordering, jitter); 0 ..= 2^63 - 1.
     pub seed: Option<u64>,
     /// Write every simulated frame to this pcap file.
     pub pcap: Option<String>,
@@ -26,6 +30,7 @@ pub struct ScenarioFile {
     pub host: HostOpts,
     #[serde(default)]
     pub protocol: ProtocolOpts,
+    #[serde(default)]
     pub workload: WorkloadOpts,
 }
 
@@ -33,22 +38,36 @@ pub struct ScenarioFile {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NicOpts {
-    /// Coalescing strategy: disabled|timeout|openmx|stream|adaptive|openmx-adaptive.
-    pub coalescing: Option<String>,
+    /// Coalescing strategy: disabled | timeout (default) | openmx | stream |
+    /// adaptive | openmx-adaptive.
+    pub coalescing: Option<Coalescing>,
     /// Coalescing delay in microseconds (default: the preset's NIC default).
     pub delay_us: Option<f64>,
     /// Frames threshold (0 = none).
     pub frames: Option<u32>,
-    /// Timeout variant: absolute|packet|throttle.
-    pub timeout_mode: Option<String>,
+    /// Timeout variant: absolute (default) | packet | throttle.
+    pub timeout_mode: Option<TimeoutMode>,
     /// Absolute cap of the packet timer in microseconds (0 = none).
     pub cap_us: Option<f64>,
-    /// Adaptive flavour: dim|itr.
-    pub adaptive: Option<String>,
-    /// Receive steering: single-rr|single-core.
-    pub steering: Option<String>,
-    /// Core that receives the interrupt with `single-core`.
+    /// Adaptive flavour: dim (default) | itr.
+    pub adaptive: Option<AdaptiveFlavor>,
+    /// Receive steering: single-rr (default) | single-core | multiqueue.
+    pub steering: Option<Steering>,
+    /// Core that receives the interrupt with `single-core` (default 0).
     pub irq_core: Option<u32>,
+}
+
+/// `nic.steering`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Steering {
+    /// One queue, interrupt spread round-robin over all cores (default).
+    #[default]
+    SingleRr,
+    /// One queue, interrupt bound to `nic.irq_core`.
+    SingleCore,
+    /// [OMX-MQ]: one queue and vector per core, queue = endpoint mod cores.
+    Multiqueue,
 }
 
 /// Host options.
@@ -57,10 +76,12 @@ pub struct NicOpts {
 pub struct HostOpts {
     /// Idle cores may enter a sleep state (default: the preset's).
     pub sleep: Option<bool>,
-    /// Core of the communicating process: an index, or "none" (OS placement).
-    pub binding: Option<toml::Value>,
-    /// How the library waits: poll|block.
-    pub wait: Option<String>,
+    /// Core of the communicating process: a core index (default 0), "none"
+    /// (OS placement), "auto" (the core serving its queue), or one of SC |
+    /// S$ | SP | OP (relative to the interrupt core, [OMX-MQ]).
+    pub binding: Option<BindingOpt>,
+    /// How the library waits: poll (default) | block.
+    pub wait: Option<WaitMode>,
     /// Run a cycle soaker on every core (host overhead is measured as cycles it loses).
     pub soaker: Option<bool>,
     /// Linux napi_defer_hard_irqs: empty NAPI polls before the IRQ is re-enabled.
@@ -75,53 +96,175 @@ pub struct HostOpts {
     pub ioat: Option<bool>,
     /// Direct Cache Access: NIC writes land in the cache of the core serving the queue.
     pub dca: Option<bool>,
-    /// Where transmit completions are reaped: napi|hard-irq.
-    pub tx_reap: Option<String>,
+    /// Where transmit completions are reaped: napi | hard-irq (default: the
+    /// preset's `nic.tx_reap`).
+    pub tx_reap: Option<TxReap>,
+}
+
+/// `host.binding`: a core index or a named placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindingOpt {
+    Core(u32),
+    Named(BindingName),
+}
+
+/// The named placements of `host.binding`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum BindingName {
+    /// `none`: the OS places the process.
+    #[serde(rename = "none")]
+    Os,
+    /// `auto`: the core that serves the process's queue.
+    #[serde(rename = "auto")]
+    Auto,
+    /// `SC`: the interrupt core itself.
+    SC,
+    /// `S$`: the core sharing the interrupt core's L2.
+    #[serde(rename = "S$")]
+    SameCache,
+    /// `SP`: a core of the interrupt core's socket, other die.
+    SP,
+    /// `OP`: a core of the other socket.
+    OP,
+}
+
+impl<'de> Deserialize<'de> for BindingOpt {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = BindingOpt;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let names: Vec<String> =
+                    super::variant_names::<BindingName>().iter().map(|n| format!("{n:?}")).collect();
+                write!(f, "a core index or one of {}", names.join(", "))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<BindingOpt, E> {
+                u32::try_from(v)
+                    .map(BindingOpt::Core)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<BindingOpt, E> {
+                u32::try_from(v)
+                    .map(BindingOpt::Core)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<BindingOpt, E> {
+                use serde::de::IntoDeserializer;
+                BindingName::deserialize(v.into_deserializer())
+                    .map(BindingOpt::Named)
+                    .map_err(|_: E| E::invalid_value(serde::de::Unexpected::Str(v), &self))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Protocol options.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProtocolOpts {
-    /// Marker classes turned off.
-    pub unmarked: Option<Vec<String>>,
+    /// Marker classes turned off: any of tiny_small, medium_last, rndv, pull,
+    /// last_pull_reply, notify.
+    pub unmarked: Option<Vec<MarkerClass>>,
+    /// Message size from which the rendezvous (pull) protocol is used, bytes.
     pub rndv_threshold: Option<u32>,
     /// Probability that a frame is lost.
     pub loss: Option<f64>,
     /// Probability that a frame is delayed behind later ones.
     pub reorder: Option<f64>,
-    /// Add the MPI layer's costs (Open MPI over Open-MX).
+    /// Add the MPI layer's costs (Open MPI over Open-MX; default true).
     pub mpi: Option<bool>,
-    /// Message-passing stack: open-mx (kernel receive path) | native-mx (OS-bypass).
-    pub stack: Option<String>,
+    /// Message-passing stack: open-mx (default; kernel receive path) |
+    /// native-mx (OS-bypass).
+    pub stack: Option<Stack>,
     /// Send the last (marked) fragment of medium messages this many places early.
     pub misorder_degree: Option<u32>,
     /// Random extra delay (uniform, seeded) of each frame at the switch, in ns.
     pub jitter_ns: Option<f64>,
 }
 
+/// `protocol.stack`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stack {
+    /// Open-MX over the kernel's Ethernet receive path (default).
+    #[default]
+    OpenMx,
+    /// Myricom's native MX: OS-bypass, the baseline of [OMX-COAL].
+    NativeMx,
+}
+
 /// The workload.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadOpts {
-    /// pingpong|stream|flood.
-    pub kind: String,
+    /// Required: pingpong | stream | uniband | flood | nas-is | nas-cg |
+    /// nas-mg | nas-ft | alltoall | echo-nic | echo-kernel.
+    pub kind: Option<WorkloadKind>,
+    /// Message size in bytes (0 ..= 2^30; default 0).
     pub size_bytes: Option<u64>,
+    /// pingpong, echo-*: timed round trips (default 1000); alltoall: timed
+    /// repetitions (default 100); nas-is: timed iterations (default 10).
     pub iterations: Option<u64>,
+    /// Untimed messages or round trips first (default 100 for pingpong and
+    /// echo-*, 10 for alltoall, 1000 otherwise).
     pub warmup: Option<u64>,
+    /// stream, uniband: timed messages (default 20000).
     pub messages: Option<u64>,
-    /// Messages per window of the IMB Uniband stream.
+    /// uniband: messages per window, each window answered by a 1-byte ack
+    /// (IMB Uniband; default 64).
     pub window: Option<u32>,
+    /// flood: invalid packets sent (default 20000).
     pub packets: Option<u64>,
+    /// flood: gap between packets in ns (default 2000).
     pub gap_ns: Option<f64>,
+    /// flood: bytes per packet (default 128).
     pub packet_bytes: Option<u32>,
-    /// NAS class: B or C.
-    pub class: Option<String>,
-    /// NAS processes per host (one per core).
+    /// NAS class: S | A | B (default) | C; nas-cg, nas-mg and nas-ft have B and C only.
+    pub class: Option<NasClass>,
+    /// nas-*, alltoall: processes per host (default: one per core).
     pub procs_per_host: Option<u32>,
 }
 
-/// Receive steering of the single-queue NIC (multiqueue comes with [OMX-MQ]).
+/// `workload.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// omx_perf / IMB PingPong between host 0 and host 1.
+    Pingpong,
+    /// Unidirectional stream from host 0 to host 1.
+    Stream,
+    /// IMB Uniband: windows of messages, each answered by a 1-byte ack.
+    Uniband,
+    /// Invalid-packet flood into host 1.
+    Flood,
+    /// NAS IS skeleton.
+    NasIs,
+    /// NAS CG skeleton.
+    NasCg,
+    /// NAS MG skeleton.
+    NasMg,
+    /// NAS FT skeleton.
+    NasFt,
+    /// IMB Alltoall.
+    Alltoall,
+    /// [EMO] echo server in host 1's NIC firmware.
+    EchoNic,
+    /// [EMO] echo server in host 1's kernel.
+    EchoKernel,
+}
+
+/// `workload.class`: the NPB problem class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum NasClass {
+    S,
+    A,
+    #[default]
+    B,
+    C,
+}
+
+/// Validated receive steering (`nic.steering`, `nic.irq_core`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SteeringKind {
     /// One queue, interrupt spread round-robin over all cores.
@@ -132,30 +275,37 @@ pub enum SteeringKind {
     MultiQueue,
 }
 
-/// Today's Linux receive knobs (net/core/dev.c napi_complete_done,
+/// The Linux receive knobs (net/core/dev.c napi_complete_done,
 /// Documentation/networking/napi.rst).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NapiKnobs {
     pub defer_hard_irqs: u32,
-    pub gro_flush_timeout_us: f64,
-    pub irq_suspend_timeout_us: f64,
+    pub gro_flush_timeout: Duration,
+    pub irq_suspend_timeout: Duration,
     pub busy_poll: bool,
 }
 
-/// How the library waits for completions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the library waits for completions (`host.wait`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum WaitMode {
+    /// `poll` (default): spin on the event ring.
+    #[default]
     Poll,
+    /// `block`: sleep in the kernel until an event wakes the process.
     Block,
 }
 
-/// Where the driver reaps transmit completions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where the driver reaps transmit completions (`host.tx_reap`,
+/// `platform.nic.tx_reap`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum TxReap {
-    /// In the NAPI poll, after the received frames, under the one interrupt
-    /// claim (mlx5; the `modern` preset's `nic.tx_reap`).
+    /// `napi`: in the NAPI poll, after the received frames, under the one interrupt
+    /// claim (mlx5; the `modern` preset's `nic.tx_reap`). The default.
+    #[default]
     Napi,
-    /// In the hard handler, as myri10ge does (`myri10ge_intr` calls
+    /// `hard-irq`: in the hard handler, as myri10ge does (`myri10ge_intr` calls
     /// `myri10ge_tx_done`, then re-arms `irq_claim + 1`); the receive claim
     /// is re-armed only by `napi_complete` (`myri10ge_poll`). Transmit
     /// completions can then interrupt while the poll runs.
@@ -175,10 +325,13 @@ pub enum Workload {
     /// Invalid-packet flood into host 1 (dropped by the receive handler).
     Flood { packets: u64, gap: Duration, packet_bytes: u32 },
     /// NAS IS skeleton: `keys` in total over all ranks, `iterations` timed
-    /// (plus one untimed, as NPB does), `per_host` ranks on each host.
-    NasIs { keys: u64, iterations: u64, per_host: u32 },
-    /// NAS CG, MG or FT skeleton (class B or C), `per_host` ranks per host.
-    NasKernel { kernel: crate::workload::NasKernel, class_c: bool, per_host: u32 },
+    /// (plus one untimed, as NPB does), `per_host` ranks on each host;
+    /// `compute` per iteration and rank (from `platform.nas`).
+    NasIs { keys: u64, iterations: u64, per_host: u32, compute: Duration },
+    /// NAS CG, MG or FT skeleton (class B or C), `per_host` ranks per host;
+    /// `compute` per iteration and rank (NPB's operation count over
+    /// `platform.nas.mflops_per_core`).
+    NasKernel { kernel: crate::workload::NasKernel, class_c: bool, per_host: u32, compute: Duration },
     /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
     /// repetitions after `warmup`, `per_host` ranks on each host.
     Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
@@ -213,6 +366,8 @@ impl Scenario {
 #[derive(Debug, Clone)]
 pub struct Scenario {
     pub platform: Platform,
+    /// The platform's times, converted once.
+    pub times: Times,
     pub seed: u64,
     pub pcap: Option<String>,
     pub coalesce: CoalesceSpec,
@@ -235,16 +390,9 @@ pub struct Scenario {
     /// The native MX stack (OS-bypass) instead of Open-MX.
     pub native_mx: bool,
     pub misorder_degree: u8,
-    pub jitter_ns: f64,
+    /// Random extra delay of each frame at the switch (uniform, seeded).
+    pub jitter: Duration,
     pub workload: Workload,
-}
-
-fn one_of<'a>(key: &str, v: &'a str, allowed: &[&str]) -> Result<&'a str, ConfigError> {
-    if allowed.contains(&v) {
-        Ok(v)
-    } else {
-        Err(ConfigError::range(key, format!("{v:?}"), &format!("one of {}", allowed.join(", "))))
-    }
 }
 
 /// Merges `over` into `base` recursively (tables merge, values replace).
@@ -300,7 +448,7 @@ pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Pl
     if let Some(o) = overrides {
         merge(&mut table, o, "")?;
     }
-    let p: Platform = toml::Value::Table(table).try_into().map_err(|e| toml_error("preset", e))?;
+    let p: Platform = from_value("platform", toml::Value::Table(table))?;
     p.validate()?;
     Ok(p)
 }
@@ -308,151 +456,101 @@ pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Pl
 impl Scenario {
     /// Parses and validates a scenario TOML text.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        let file: ScenarioFile = toml::from_str(text).map_err(|e| toml_error("scenario", e))?;
-        Self::from_file(file)
+        let table: toml::Table = toml::from_str(text).map_err(|e| toml_error("scenario", e))?;
+        Self::from_file(from_value("", toml::Value::Table(table))?)
     }
 
     /// Validates a parsed scenario file.
     pub fn from_file(f: ScenarioFile) -> Result<Self, ConfigError> {
-        let preset = f.preset.as_deref().unwrap_or("omx2009");
+        let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
         let platform = load_platform(preset, f.platform.as_ref())?;
         let cores = platform.cores();
+        if let Some(seed) = f.seed {
+            check_u("seed", seed, 0, SEED_LIMIT - 1)?;
+        }
 
         // NIC
-        let strategy = one_of("nic.coalescing", f.nic.coalescing.as_deref().unwrap_or("timeout"), STRATEGY_NAMES)?;
         let delay_us = f.nic.delay_us.unwrap_or(platform.nic.default_delay_us);
         check_f("nic.delay_us", delay_us, 0.0, 1e6)?;
         let frames = f.nic.frames.unwrap_or(0);
         check_u("nic.frames", frames as u64, 0, 1 << 20)?;
         let cap_us = f.nic.cap_us.unwrap_or(0.0);
         check_f("nic.cap_us", cap_us, 0.0, 1e6)?;
-        let mode_name = one_of(
-            "nic.timeout_mode",
-            f.nic.timeout_mode.as_deref().unwrap_or("absolute"),
-            &["absolute", "packet", "throttle"],
-        )?;
-        let mode = match mode_name {
-            "packet" => TimeoutMode::PacketTimer,
-            "throttle" => TimeoutMode::Throttle,
-            _ => TimeoutMode::Absolute,
-        };
         let ts = TimeoutSpec {
-            mode,
+            mode: f.nic.timeout_mode.unwrap_or_default(),
             delay: Duration::from_ns_f64(delay_us * 1e3),
             frames,
             cap: Duration::from_ns_f64(cap_us * 1e3),
         };
-        let flavor = match one_of("nic.adaptive", f.nic.adaptive.as_deref().unwrap_or("dim"), &["dim", "itr"])? {
-            "itr" => AdaptiveFlavor::Itr,
-            _ => AdaptiveFlavor::Dim,
-        };
-        let coalesce = match strategy {
-            "disabled" => CoalesceSpec::Disabled,
-            "timeout" => CoalesceSpec::Timeout(ts),
-            "openmx" => CoalesceSpec::OpenMx(ts),
-            "stream" => CoalesceSpec::Stream(ts),
-            "adaptive" => CoalesceSpec::Adaptive(flavor),
-            _ => CoalesceSpec::OpenMxAdaptive,
-        };
-        let steering = match one_of(
-            "nic.steering",
-            f.nic.steering.as_deref().unwrap_or("single-rr"),
-            &["single-rr", "single-core", "multiqueue"],
-        )? {
-            "multiqueue" => SteeringKind::MultiQueue,
-            "single-core" => {
+        let coalesce = CoalesceSpec::new(f.nic.coalescing.unwrap_or_default(), ts, f.nic.adaptive.unwrap_or_default());
+        let steering = match f.nic.steering.unwrap_or_default() {
+            Steering::SingleRr => SteeringKind::SingleRr,
+            Steering::Multiqueue => SteeringKind::MultiQueue,
+            Steering::SingleCore => {
                 let c = f.nic.irq_core.unwrap_or(0);
                 check_u("nic.irq_core", c as u64, 0, cores as u64 - 1)?;
                 SteeringKind::SingleCore(c)
             }
-            _ => SteeringKind::SingleRr,
         };
 
         // Host
         let sleep = f.host.sleep.unwrap_or(platform.host.sleep_enabled);
-        let topo = crate::host::Topology::new(&platform.topology);
         let irq_core = match steering {
-            SteeringKind::SingleCore(c) => c as u16,
+            SteeringKind::SingleCore(c) => c,
             _ => 0,
         };
         // [OMX-MQ] relations to the interrupt core: same core (SC), the core
         // sharing its L2 (S$), same socket other die (SP), other socket (OP).
-        let related = |want: crate::host::Relation| {
-            (0..topo.cores()).find(|&c| c != irq_core && topo.core_relation(c, irq_core) == want)
+        let related = |want: Relation| {
+            (0..cores).find(|&c| c != irq_core && platform.topology.core_relation(c, irq_core) == want)
         };
-        let binding = match &f.host.binding {
+        let binding = match f.host.binding {
             None => Some(0),
-            Some(toml::Value::String(s)) if s == "none" => None,
+            Some(BindingOpt::Core(c)) => {
+                check_u("host.binding", c as u64, 0, cores as u64 - 1)?;
+                Some(c)
+            }
+            Some(BindingOpt::Named(BindingName::Os)) => None,
             // auto: the core that serves the process's endpoint (endpoint 0
-            // for the two-process workloads; NAS ranks get their own below).
-            Some(toml::Value::String(s)) if s == "auto" => Some(match steering {
-                SteeringKind::SingleCore(c) => c,
-                _ => 0,
-            }),
-            Some(toml::Value::String(s)) if ["SC", "S$", "SP", "OP"].contains(&s.as_str()) => {
-                let core = match s.as_str() {
-                    "SC" => Some(irq_core),
-                    "S$" => related(crate::host::Relation::SameDie),
-                    "SP" => related(crate::host::Relation::SameSocket),
-                    _ => related(crate::host::Relation::OtherSocket),
+            // for the two-process workloads; NAS ranks get their own).
+            Some(BindingOpt::Named(BindingName::Auto)) => Some(irq_core),
+            Some(BindingOpt::Named(BindingName::SC)) => Some(irq_core),
+            Some(BindingOpt::Named(name)) => {
+                let (want, s) = match name {
+                    BindingName::SameCache => (Relation::SameDie, "S$"),
+                    BindingName::SP => (Relation::SameSocket, "SP"),
+                    _ => (Relation::OtherSocket, "OP"),
                 };
-                match core {
-                    Some(c) => Some(c as u32),
-                    None => {
-                        return Err(ConfigError::new(format!(
-                            "invalid value for `host.binding`: {s:?} (this topology has no such core relative to the interrupt core {irq_core})"
-                        )))
-                    }
-                }
-            }
-            Some(toml::Value::Integer(i)) => {
-                check_u("host.binding", (*i).max(0) as u64, 0, cores as u64 - 1)?;
-                if *i < 0 {
-                    return Err(ConfigError::range("host.binding", i, "a core index or \"none\""));
-                }
-                Some(*i as u32)
-            }
-            Some(v) => {
-                return Err(ConfigError::range(
-                    "host.binding",
-                    v,
-                    &format!("a core index 0..={}, \"none\", \"auto\", \"SC\", \"S$\", \"SP\" or \"OP\"", cores - 1),
-                ))
+                Some(related(want).ok_or_else(|| {
+                    ConfigError::new(format!(
+                        "invalid value for `host.binding`: {s:?} (this topology has no such core relative to the interrupt core {irq_core})"
+                    ))
+                })?)
             }
         };
-        let wait = match one_of("host.wait", f.host.wait.as_deref().unwrap_or("poll"), &["poll", "block"])? {
-            "block" => WaitMode::Block,
-            _ => WaitMode::Poll,
-        };
+        let wait = f.host.wait.unwrap_or_default();
         let soaker = f.host.soaker.unwrap_or(false);
-        let (reap_key, reap) = match f.host.tx_reap.as_deref() {
-            Some(v) => ("host.tx_reap", v),
-            None => ("platform.nic.tx_reap", platform.nic.tx_reap.as_str()),
-        };
-        let tx_reap = match one_of(reap_key, reap, &["napi", "hard-irq"])? {
-            "hard-irq" => TxReap::HardIrq,
-            _ => TxReap::Napi,
-        };
+        let tx_reap = f.host.tx_reap.unwrap_or(platform.nic.tx_reap);
+        let defer_hard_irqs = f.host.napi_defer_hard_irqs.unwrap_or(0);
+        check_u("host.napi_defer_hard_irqs", defer_hard_irqs as u64, 0, i32::MAX as u64)?;
+        let gro_flush_timeout_us = f.host.gro_flush_timeout_us.unwrap_or(0.0);
+        check_f("host.gro_flush_timeout_us", gro_flush_timeout_us, 0.0, 1e6)?;
+        let irq_suspend_timeout_us = f.host.irq_suspend_timeout_us.unwrap_or(0.0);
+        check_f("host.irq_suspend_timeout_us", irq_suspend_timeout_us, 0.0, 1e6)?;
         let napi = NapiKnobs {
-            defer_hard_irqs: f.host.napi_defer_hard_irqs.unwrap_or(0),
-            gro_flush_timeout_us: f.host.gro_flush_timeout_us.unwrap_or(0.0),
-            irq_suspend_timeout_us: f.host.irq_suspend_timeout_us.unwrap_or(0.0),
+            defer_hard_irqs,
+            gro_flush_timeout: Duration::from_ns_f64(gro_flush_timeout_us * 1e3),
+            irq_suspend_timeout: Duration::from_ns_f64(irq_suspend_timeout_us * 1e3),
             busy_poll: f.host.busy_poll.unwrap_or(false),
         };
-        check_u("host.napi_defer_hard_irqs", napi.defer_hard_irqs as u64, 0, i32::MAX as u64)?;
-        check_f("host.gro_flush_timeout_us", napi.gro_flush_timeout_us, 0.0, 1e6)?;
-        check_f("host.irq_suspend_timeout_us", napi.irq_suspend_timeout_us, 0.0, 1e6)?;
-        if napi.irq_suspend_timeout_us > 0.0 && !napi.busy_poll {
+        if irq_suspend_timeout_us > 0.0 && !napi.busy_poll {
             return Err(ConfigError::new(
                 "invalid value for `host.irq_suspend_timeout_us`: it needs `host.busy_poll = true` (preferred busy polling)",
             ));
         }
 
         // Protocol
-        let mut marked = MarkedClasses::default();
-        for name in f.protocol.unmarked.iter().flatten() {
-            marked = marked.with_unmarked(name).map_err(|m| ConfigError::new(format!("protocol.unmarked: {m}")))?;
-        }
+        let marked = f.protocol.unmarked.iter().flatten().fold(MarkedClasses::default(), |m, &c| m.with_unmarked(c));
         let rndv_threshold = f.protocol.rndv_threshold.unwrap_or(crate::wire::DEFAULT_RNDV_THRESHOLD as u32);
         check_u("protocol.rndv_threshold", rndv_threshold as u64, 129, 1 << 20)?;
         let loss = f.protocol.loss.unwrap_or(0.0);
@@ -460,114 +558,15 @@ impl Scenario {
         let reorder = f.protocol.reorder.unwrap_or(0.0);
         check_f("protocol.reorder", reorder, 0.0, 0.5)?;
         let mpi = f.protocol.mpi.unwrap_or(true);
-        let native_mx =
-            one_of("protocol.stack", f.protocol.stack.as_deref().unwrap_or("open-mx"), &["open-mx", "native-mx"])?
-                == "native-mx";
+        let native_mx = f.protocol.stack.unwrap_or_default() == Stack::NativeMx;
         let misorder_degree = f.protocol.misorder_degree.unwrap_or(0);
         check_u("protocol.misorder_degree", misorder_degree as u64, 0, crate::wire::MEDIUM_MAX_FRAGS as u64 - 1)?;
         let jitter_ns = f.protocol.jitter_ns.unwrap_or(0.0);
         check_f("protocol.jitter_ns", jitter_ns, 0.0, 1e6)?;
 
-        // Workload
-        let w = &f.workload;
-        let kind = one_of(
-            "workload.kind",
-            &w.kind,
-            &[
-                "pingpong",
-                "stream",
-                "uniband",
-                "flood",
-                "nas-is",
-                "nas-cg",
-                "nas-mg",
-                "nas-ft",
-                "alltoall",
-                "echo-nic",
-                "echo-kernel",
-            ],
-        )?;
-        let size = w.size_bytes.unwrap_or(0);
-        check_u("workload.size_bytes", size, 0, 1 << 30)?;
-        let warmup = w.warmup.unwrap_or(if kind == "pingpong" || kind.starts_with("echo-") { 100 } else { 1000 });
-        check_u("workload.warmup", warmup, 0, 1 << 32)?;
-        let workload = match kind {
-            "pingpong" => {
-                let iterations = w.iterations.unwrap_or(1000);
-                check_u("workload.iterations", iterations, 1, 1 << 32)?;
-                Workload::PingPong { size, iterations, warmup }
-            }
-            "echo-nic" | "echo-kernel" => {
-                let iterations = w.iterations.unwrap_or(1000);
-                check_u("workload.iterations", iterations, 1, 1 << 32)?;
-                // The echo servers turn frames around one by one: no pull protocol.
-                check_u("workload.size_bytes", size, 0, rndv_threshold as u64)?;
-                let at = if kind == "echo-nic" { EchoAt::Nic } else { EchoAt::Kernel };
-                Workload::Echo { at, size, iterations, warmup }
-            }
-            "stream" => {
-                let messages = w.messages.unwrap_or(20_000);
-                check_u("workload.messages", messages, 1, 1 << 32)?;
-                Workload::Stream { size, messages, warmup }
-            }
-            "uniband" => {
-                let messages = w.messages.unwrap_or(20_000);
-                check_u("workload.messages", messages, 1, 1 << 32)?;
-                let window = w.window.unwrap_or(crate::workload::STREAM_WINDOW);
-                check_u("workload.window", window as u64, 1, 1 << 16)?;
-                Workload::Uniband { size, messages, warmup, window }
-            }
-            "nas-cg" | "nas-mg" | "nas-ft" => {
-                let kernel = match kind {
-                    "nas-cg" => crate::workload::NasKernel::Cg,
-                    "nas-mg" => crate::workload::NasKernel::Mg,
-                    _ => crate::workload::NasKernel::Ft,
-                };
-                let class_c = one_of("workload.class", w.class.as_deref().unwrap_or("B"), &["B", "C"])? == "C";
-                let per_host = w.procs_per_host.unwrap_or(platform.cores());
-                check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64)?;
-                let n = per_host as u64 * platform.topology.hosts as u64;
-                if !n.is_power_of_two() || n < 4 {
-                    return Err(ConfigError::range(
-                        "workload.procs_per_host",
-                        per_host,
-                        "a value giving a power-of-two rank count of at least 4 (the NPB CG/MG/FT decompositions)",
-                    ));
-                }
-                Workload::NasKernel { kernel, class_c, per_host }
-            }
-            "alltoall" => {
-                let iterations = w.iterations.unwrap_or(100);
-                check_u("workload.iterations", iterations, 1, 1 << 24)?;
-                let per_host = w.procs_per_host.unwrap_or(platform.cores());
-                check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64)?;
-                Workload::Alltoall { size, iterations, warmup: w.warmup.unwrap_or(10), per_host }
-            }
-            "nas-is" => {
-                // NPB IS: TOTAL_KEYS = 2^25 (class B), 2^27 (class C); 10 iterations.
-                let keys = match one_of("workload.class", w.class.as_deref().unwrap_or("B"), &["S", "A", "B", "C"])? {
-                    "S" => 1 << 16,
-                    "A" => 1 << 23,
-                    "B" => 1 << 25,
-                    _ => 1 << 27,
-                };
-                let iterations = w.iterations.unwrap_or(10);
-                check_u("workload.iterations", iterations, 1, 1000)?;
-                let per_host = w.procs_per_host.unwrap_or(platform.cores());
-                check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64)?;
-                Workload::NasIs { keys, iterations, per_host }
-            }
-            _ => {
-                let packets = w.packets.unwrap_or(20_000);
-                check_u("workload.packets", packets, 1, 1 << 32)?;
-                let gap_ns = w.gap_ns.unwrap_or(2000.0);
-                check_f("workload.gap_ns", gap_ns, 1.0, 1e9)?;
-                let packet_bytes = w.packet_bytes.unwrap_or(128);
-                check_u("workload.packet_bytes", packet_bytes as u64, 60, platform.link.mtu as u64 + 14)?;
-                Workload::Flood { packets, gap: Duration::from_ns_f64(gap_ns), packet_bytes }
-            }
-        };
+        let workload = workload(&f.workload, &platform, rndv_threshold)?;
         Ok(Scenario {
+            times: Times::of(&platform),
             platform,
             seed: f.seed.unwrap_or(1),
             pcap: f.pcap,
@@ -588,10 +587,115 @@ impl Scenario {
             mpi,
             native_mx,
             misorder_degree: misorder_degree as u8,
-            jitter_ns,
+            jitter: Duration::from_ns_f64(jitter_ns),
             workload,
         })
     }
+}
+
+/// Validates `[workload]`.
+fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32) -> Result<Workload, ConfigError> {
+    let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<WorkloadKind>()))?;
+    let size = w.size_bytes.unwrap_or(0);
+    check_u("workload.size_bytes", size, 0, 1 << 30)?;
+    let warmup = w.warmup.unwrap_or(match kind {
+        WorkloadKind::Pingpong | WorkloadKind::EchoNic | WorkloadKind::EchoKernel => 100,
+        _ => 1000,
+    });
+    check_u("workload.warmup", warmup, 0, 1 << 32)?;
+    let per_host = || {
+        let per_host = w.procs_per_host.unwrap_or(platform.cores());
+        check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64).map(|_| per_host)
+    };
+    Ok(match kind {
+        WorkloadKind::Pingpong => {
+            let iterations = w.iterations.unwrap_or(1000);
+            check_u("workload.iterations", iterations, 1, 1 << 32)?;
+            Workload::PingPong { size, iterations, warmup }
+        }
+        WorkloadKind::EchoNic | WorkloadKind::EchoKernel => {
+            let iterations = w.iterations.unwrap_or(1000);
+            check_u("workload.iterations", iterations, 1, 1 << 32)?;
+            // The echo servers turn frames around one by one: no pull protocol.
+            check_u("workload.size_bytes", size, 0, rndv_threshold as u64)?;
+            let at = if kind == WorkloadKind::EchoNic { EchoAt::Nic } else { EchoAt::Kernel };
+            Workload::Echo { at, size, iterations, warmup }
+        }
+        WorkloadKind::Stream => {
+            let messages = w.messages.unwrap_or(20_000);
+            check_u("workload.messages", messages, 1, 1 << 32)?;
+            Workload::Stream { size, messages, warmup }
+        }
+        WorkloadKind::Uniband => {
+            let messages = w.messages.unwrap_or(20_000);
+            check_u("workload.messages", messages, 1, 1 << 32)?;
+            let window = w.window.unwrap_or(crate::workload::STREAM_WINDOW);
+            check_u("workload.window", window as u64, 1, 1 << 16)?;
+            Workload::Uniband { size, messages, warmup, window }
+        }
+        WorkloadKind::NasCg | WorkloadKind::NasMg | WorkloadKind::NasFt => {
+            let kernel = match kind {
+                WorkloadKind::NasCg => crate::workload::NasKernel::Cg,
+                WorkloadKind::NasMg => crate::workload::NasKernel::Mg,
+                _ => crate::workload::NasKernel::Ft,
+            };
+            let class_c = match w.class.unwrap_or_default() {
+                NasClass::B => false,
+                NasClass::C => true,
+                other => {
+                    return Err(ConfigError::range(
+                        "workload.class",
+                        format!("\"{other:?}\""),
+                        "B or C (the NPB classes of the CG, MG and FT skeletons)",
+                    ))
+                }
+            };
+            let per_host = per_host()?;
+            let n = per_host as u64 * platform.topology.hosts as u64;
+            if !n.is_power_of_two() || n < 4 {
+                return Err(ConfigError::range(
+                    "workload.procs_per_host",
+                    per_host,
+                    "a value giving a power-of-two rank count of at least 4 (the NPB CG/MG/FT decompositions)",
+                ));
+            }
+            let prob = crate::workload::NasProblem::new(kernel, class_c);
+            // Compute per iteration and rank from NPB's operation count.
+            let secs = prob.total_ops / prob.iterations as f64 / n as f64 / (platform.nas.mflops_per_core * 1e6);
+            Workload::NasKernel { kernel, class_c, per_host, compute: Duration::from_ns_f64(secs * 1e9) }
+        }
+        WorkloadKind::Alltoall => {
+            let iterations = w.iterations.unwrap_or(100);
+            check_u("workload.iterations", iterations, 1, 1 << 24)?;
+            let per_host = per_host()?;
+            Workload::Alltoall { size, iterations, warmup: w.warmup.unwrap_or(10), per_host }
+        }
+        WorkloadKind::NasIs => {
+            // NPB IS: TOTAL_KEYS = 2^16 (S), 2^23 (A), 2^25 (B), 2^27 (C).
+            let keys = match w.class.unwrap_or_default() {
+                NasClass::S => 1 << 16,
+                NasClass::A => 1 << 23,
+                NasClass::B => 1 << 25,
+                NasClass::C => 1 << 27,
+            };
+            let iterations = w.iterations.unwrap_or(10);
+            check_u("workload.iterations", iterations, 1, 1000)?;
+            let per_host = per_host()?;
+            let keys_per_proc = keys / (platform.topology.hosts * per_host) as u64;
+            let nas = &platform.nas;
+            let compute = Duration::from_ns_f64(nas.is_iter_fixed_us * 1e3 + nas.is_ns_per_key * keys_per_proc as f64);
+            Workload::NasIs { keys, iterations, per_host, compute }
+        }
+        WorkloadKind::Flood => {
+            let packets = w.packets.unwrap_or(20_000);
+            check_u("workload.packets", packets, 1, 1 << 32)?;
+            let gap_ns = w.gap_ns.unwrap_or(2000.0);
+            check_f("workload.gap_ns", gap_ns, 1.0, 1e9)?;
+            let packet_bytes = w.packet_bytes.unwrap_or(128);
+            check_u("workload.packet_bytes", packet_bytes as u64, 60, platform.link.mtu as u64 + 14)?;
+            Workload::Flood { packets, gap: Duration::from_ns_f64(gap_ns), packet_bytes }
+        }
+    })
 }
 
 #[cfg(test)]
@@ -637,6 +741,92 @@ mod tests {
             }
             assert!(!e.contains('\n'), "one line: {e:?}");
         }
+    }
+
+    /// Exact messages: one line naming the key, the value and what is
+    /// allowed, for type errors as for range errors.
+    #[rstest::rstest]
+    #[case::type_error(
+        "[workload]\nkind = \"stream\"\nsize_bytes = \"big\"",
+        "invalid value for `workload.size_bytes`: \"big\" (allowed: an integer 0 ..= 9223372036854775807)"
+    )]
+    #[case::float_key(
+        "[nic]\ndelay_us = \"x\"\n[workload]\nkind = \"stream\"",
+        "invalid value for `nic.delay_us`: \"x\" (allowed: a number)"
+    )]
+    #[case::negative_seed(
+        "seed = -1\n[workload]\nkind = \"stream\"",
+        "invalid value for `seed`: -1 (allowed: an integer 0 ..= 9223372036854775807)"
+    )]
+    #[case::missing_kind(
+        "[workload]\nsize_bytes = 8",
+        "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
+         nas-ft, alltoall, echo-nic, echo-kernel)"
+    )]
+    #[case::missing_workload(
+        "seed = 3",
+        "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
+         nas-ft, alltoall, echo-nic, echo-kernel)"
+    )]
+    #[case::unknown_kind(
+        "[workload]\nkind = \"pong\"",
+        "invalid value for `workload.kind`: \"pong\" (allowed: one of pingpong, stream, uniband, flood, nas-is, \
+         nas-cg, nas-mg, nas-ft, alltoall, echo-nic, echo-kernel)"
+    )]
+    #[case::name_of_wrong_type(
+        "[nic]\ncoalescing = 3\n[workload]\nkind = \"stream\"",
+        "invalid value for `nic.coalescing`: 3 (allowed: one of disabled, timeout, openmx, stream, adaptive, \
+         openmx-adaptive)"
+    )]
+    #[case::unknown_key(
+        "[nic]\nbogus = 1\n[workload]\nkind = \"stream\"",
+        "unknown key `nic.bogus` (allowed here: coalescing, delay_us, frames, timeout_mode, cap_us, adaptive, \
+         steering, irq_core)"
+    )]
+    #[case::list_item(
+        "[protocol]\nunmarked = [\"rndv\", \"rdnv\"]\n[workload]\nkind = \"stream\"",
+        "invalid value for `protocol.unmarked[1]`: \"rdnv\" (allowed: one of tiny_small, medium_last, rndv, pull, \
+         last_pull_reply, notify)"
+    )]
+    #[case::not_a_list(
+        "[protocol]\nunmarked = \"rndv\"\n[workload]\nkind = \"stream\"",
+        "invalid value for `protocol.unmarked`: \"rndv\" (allowed: a list)"
+    )]
+    #[case::binding(
+        "[host]\nbinding = -1\n[workload]\nkind = \"stream\"",
+        "invalid value for `host.binding`: -1 (allowed: a core index or one of \"none\", \"auto\", \"SC\", \"S$\", \
+         \"SP\", \"OP\")"
+    )]
+    #[case::u32_overflow(
+        "[workload]\nkind = \"uniband\"\nwindow = 5000000000",
+        "invalid value for `workload.window`: 5000000000 (allowed: an integer 0 ..= 4294967295)"
+    )]
+    #[case::nas_class(
+        "[workload]\nkind = \"nas-cg\"\nclass = \"A\"",
+        "invalid value for `workload.class`: \"A\" (allowed: B or C (the NPB classes of the CG, MG and FT skeletons))"
+    )]
+    #[case::table_expected("nic = 3\n[workload]\nkind = \"stream\"", "invalid value for `nic`: 3 (allowed: a table)")]
+    #[case::preset_enum(
+        "[platform.nic]\ntx_reap = \"soft\"\n[workload]\nkind = \"stream\"",
+        "invalid value for `platform.nic.tx_reap`: \"soft\" (allowed: one of napi, hard-irq)"
+    )]
+    fn error_messages(#[case] text: &str, #[case] want: &str) {
+        assert_eq!(Scenario::from_toml(text).unwrap_err().0, want);
+    }
+
+    /// Every accepted name parses, and the help of each field lists it.
+    #[test]
+    fn enumerations_accept_every_listed_name() {
+        for kind in crate::config::variant_names::<WorkloadKind>() {
+            let text = format!("[workload]\nkind = \"{kind}\"\nprocs_per_host = 2\n");
+            assert!(Scenario::from_toml(&text).is_ok(), "{kind}");
+        }
+        for b in crate::config::variant_names::<BindingName>() {
+            let text = format!("[host]\nbinding = \"{b}\"\n[workload]\nkind = \"stream\"\n");
+            assert!(Scenario::from_toml(&text).is_ok(), "{b}");
+        }
+        let s = Scenario::from_toml("[host]\nbinding = \"none\"\n[workload]\nkind = \"stream\"\n").unwrap();
+        assert_eq!(s.binding, None);
     }
 
     #[test]

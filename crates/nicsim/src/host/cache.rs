@@ -11,8 +11,8 @@
 //!
 //! This module does not decide *who* accesses *what*: the host path does.
 
-use super::topology::{Relation, Topology};
-use crate::config::CacheCfg;
+use super::topology::Topology;
+use crate::config::{CacheTimes, Relation};
 use crate::time::Duration;
 
 /// Classes of modelled objects (for miss-rate reporting).
@@ -107,13 +107,13 @@ pub struct CacheCosts {
 }
 
 impl CacheCosts {
-    pub fn new(c: &CacheCfg) -> Self {
+    pub fn new(c: &CacheTimes) -> Self {
         CacheCosts {
-            same_socket: Duration::from_ns_f64(c.same_socket_ns),
-            other_socket: Duration::from_ns_f64(c.other_socket_ns),
-            memory: Duration::from_ns_f64(c.memory_ns),
-            copy_hot_bps: (c.copy_hot_MBps * 1e6) as u64,
-            copy_cold_bps: (c.copy_cold_MBps * 1e6) as u64,
+            same_socket: c.same_socket,
+            other_socket: c.other_socket,
+            memory: c.memory,
+            copy_hot_bps: c.copy_hot_bytes_per_s,
+            copy_cold_bps: c.copy_cold_bytes_per_s,
         }
     }
 

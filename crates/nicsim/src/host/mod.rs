@@ -9,4 +9,4 @@ pub mod cache;
 pub mod topology;
 
 pub use cache::{CacheCosts, CacheStats, Obj, ObjClass, Owner, Side};
-pub use topology::{Relation, Topology};
+pub use topology::Topology;

@@ -1,17 +1,6 @@
 //! Host topology: sockets -> dies (one shared L2 each) -> cores.
 
-use crate::config::TopologyCfg;
-
-/// Relation between two cores or two dies of one host ([OMX-MQ] SC/S$/SP/OP).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Relation {
-    /// Same die (same core or the core sharing its L2).
-    SameDie,
-    /// Same socket, other die.
-    SameSocket,
-    /// Other socket.
-    OtherSocket,
-}
+use crate::config::{Relation, TopologyCfg};
 
 /// Core numbering: core `c` is on die `c / cores_per_die`, die `d` on socket
 /// `d / dies_per_socket`.
@@ -77,5 +66,20 @@ mod tests {
         assert_eq!(t.core_relation(0, 1), Relation::SameDie); // S$
         assert_eq!(t.core_relation(0, 2), Relation::SameSocket); // SP
         assert_eq!(t.core_relation(0, 4), Relation::OtherSocket); // OP
+    }
+
+    /// The tables agree with the configuration's arithmetic (which
+    /// validates `host.binding`) on every pair of cores.
+    #[test]
+    fn tables_match_the_configuration() {
+        for (s, d, c) in [(2, 2, 2), (1, 1, 4), (2, 1, 4), (4, 2, 1)] {
+            let cfg = TopologyCfg { hosts: 2, sockets: s, dies_per_socket: d, cores_per_die: c };
+            let t = Topology::new(&cfg);
+            for a in 0..t.cores() {
+                for b in 0..t.cores() {
+                    assert_eq!(t.core_relation(a, b), cfg.core_relation(a as u32, b as u32), "{cfg:?} {a} {b}");
+                }
+            }
+        }
     }
 }

@@ -11,8 +11,8 @@
 
 use super::multicast::Tree;
 use crate::config::LciWorkload;
-use crate::sim::Metrics;
 use crate::time::{Duration, Instant};
+use crate::Metrics;
 
 /// What a program asks of a host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

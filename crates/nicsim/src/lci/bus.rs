@@ -7,7 +7,7 @@
 //! delays a DMA requested while it is in flight, and vice versa. It does
 //! not know why a transaction is made (`super::ni`, `super::host`).
 
-use crate::config::PciCfg;
+use crate::config::BusTimes;
 use crate::time::{Duration, Instant};
 
 /// A bus transaction.
@@ -41,13 +41,13 @@ pub struct Bus {
 }
 
 impl Bus {
-    pub fn new(c: &PciCfg) -> Self {
+    pub fn new(c: &BusTimes) -> Self {
         Bus {
-            dma_bps: (c.dma_MBps * 1e6).round() as u64,
-            dma_overhead: Duration::from_ns_f64(c.dma_overhead_ns),
-            pio_read: Duration::from_ns_f64(c.pio_read_ns),
-            pio_write_bps: (c.pio_write_MBps * 1e6).round() as u64,
-            pio_write_overhead: Duration::from_ns_f64(c.pio_write_overhead_ns),
+            dma_bps: c.dma_bytes_per_s,
+            dma_overhead: c.dma_overhead,
+            pio_read: c.pio_read,
+            pio_write_bps: c.pio_write_bytes_per_s,
+            pio_write_overhead: c.pio_write_overhead,
             free_at: Instant::ZERO,
             busy: Duration::ZERO,
             dmas: 0,
@@ -93,14 +93,14 @@ impl Bus {
 mod tests {
     use super::*;
 
-    fn pci() -> PciCfg {
-        PciCfg {
+    fn pci() -> BusTimes {
+        BusTimes::of(&crate::config::PciCfg {
             dma_MBps: 132.0,
             dma_overhead_ns: 240.0,
             pio_read_ns: 467.0,
             pio_write_MBps: 50.0,
             pio_write_overhead_ns: 120.0,
-        }
+        })
     }
 
     #[test]

@@ -20,22 +20,12 @@
 
 use super::host::Outgoing;
 use super::workload::Control;
+use crate::config::Mix;
 use crate::engine::SimRng;
-use crate::sim::Metrics;
 use crate::time::{Duration, Instant};
+use crate::Metrics;
 use std::collections::VecDeque;
 use std::fmt;
-
-/// The application mixes (`workload.mix`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mix {
-    Barnes,
-    Fft,
-    Radix,
-}
-
-/// Names of the mixes.
-pub const MIX_NAMES: &[&str] = &["barnes", "fft", "radix"];
 
 /// Parameters of a mix. All [estimate]s from the published characterisations
 /// of the CRL applications (Johnson, Kaashoek & Wallach, "CRL:
@@ -61,16 +51,8 @@ pub struct MixParams {
     pub reply_bytes: u64,
 }
 
+/// The DSM world's reading of a mix.
 impl Mix {
-    pub fn parse(s: &str) -> Option<Mix> {
-        match s {
-            "barnes" => Some(Mix::Barnes),
-            "fft" => Some(Mix::Fft),
-            "radix" => Some(Mix::Radix),
-            _ => None,
-        }
-    }
-
     /// The mix's parameters (see [`MixParams`] for sources).
     pub fn params(self) -> MixParams {
         match self {
@@ -105,16 +87,6 @@ impl Mix {
                 reply_bytes: 256,
             },
         }
-    }
-}
-
-impl fmt::Display for Mix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Mix::Barnes => "barnes",
-            Mix::Fft => "fft",
-            Mix::Radix => "radix",
-        })
     }
 }
 

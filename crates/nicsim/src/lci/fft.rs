@@ -15,8 +15,8 @@
 use super::host::Outgoing;
 use super::workload::Control;
 use crate::engine::SimRng;
-use crate::sim::Metrics;
 use crate::time::{Duration, Instant};
+use crate::Metrics;
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

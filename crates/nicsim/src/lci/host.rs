@@ -20,9 +20,13 @@
 
 use super::poll::Detect;
 use super::Packet;
-use crate::config::LciHostCfg;
+use crate::config::{LciHostCfg, LciHostTimes};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
+
+/// The message number of an ack-only control packet: none of the
+/// sender's messages (those count up from 0), so it never matches one.
+pub const ACK_ONLY_MSG: u32 = u32::MAX;
 
 /// A message (or `count` equal messages) the program wants sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +74,7 @@ pub struct Host {
     /// Processed-packet counter in host memory.
     pub consumed: u64,
     /// Interrupts-enabled flag in host memory (toggled without telling the
-    /// NI; read by the NI's watchdog). Phase 1 never raises interrupts.
+    /// NI; read by the NI's watchdog).
     pub irq_enabled: bool,
     /// When the library last polled (entered the library).
     pub last_poll: Instant,
@@ -99,17 +103,24 @@ pub struct Host {
 }
 
 impl Host {
-    pub fn new(id: u32, cfg: &LciHostCfg, detect: Detect, packet_bytes: u32, send_buffers: u32) -> Self {
+    pub fn new(
+        id: u32,
+        cfg: &LciHostCfg,
+        t: &LciHostTimes,
+        detect: Detect,
+        packet_bytes: u32,
+        send_buffers: u32,
+    ) -> Self {
         Host {
             id,
             detect,
             packet_bytes,
-            poll_hit: Duration::from_ns_f64(cfg.poll_hit_ns),
-            poll_miss: Duration::from_ns_f64(cfg.poll_miss_ns),
-            upcall: Duration::from_ns_f64(cfg.upcall_ns),
-            send_cost: Duration::from_ns_f64(cfg.send_ns),
-            kernel_dispatch: Duration::from_ns_f64(cfg.kernel_dispatch_ns),
-            signal_handler: Duration::from_ns_f64(cfg.signal_handler_ns),
+            poll_hit: t.poll_hit,
+            poll_miss: t.poll_miss,
+            upcall: t.upcall,
+            send_cost: t.send,
+            kernel_dispatch: t.kernel_dispatch,
+            signal_handler: t.signal_handler,
             visible: VecDeque::with_capacity(cfg.recv_buffers as usize),
             known_delivered: 0,
             consumed: 0,
@@ -182,7 +193,7 @@ impl Host {
                 let ctl = Packet {
                     src: self.id,
                     dst: peer,
-                    msg: u32::MAX,
+                    msg: ACK_ONLY_MSG,
                     frag: 0,
                     last: true,
                     payload: 0,

@@ -1,8 +1,8 @@
 //! Mechanism tests of multicast forwarding (packet traces through the whole
 //! LCI world): who forwards what, when, and with how many bus crossings.
 
-use super::multicast::Forwarding;
 use super::*;
+use crate::config::Forwarding;
 use crate::config::LciScenario;
 
 const SCHEMES: [&str; 3] = ["host-message", "host-packet", "ni"];

@@ -8,7 +8,8 @@
 //! detection strategies), [`workload`] (what the hosts run) and
 //! `crate::net::grid` (the switches). It is a different machine from the
 //! Open-MX world in `crate::sim` (no kernel receive path, no NAPI): it
-//! reuses only the engine ([`EventQueue`], [`SimRng`]), time and metrics.
+//! shares only the engine (`crate::engine`), time, configuration and
+//! metrics with it.
 //!
 //! One packet's life: host `SendPath` (library CPU) -> `Write` (PIO of
 //! header + payload + descriptor across the sender's bus) -> NI firmware
@@ -18,13 +19,12 @@
 //! strategy's NI -> host DMA(s) on the receiver's bus -> visible to the
 //! host -> poll + upcall + free.
 //!
-//! Extension points for the next phases: new [`Ev`] variants for NI timers
-//! (watchdog expiry, NI clock ticks) and signal delivery; multicast
-//! forwarding at [`Ev::Arrive`]; new [`workload::Program`] variants.
+//! Multicast ([`multicast`], [`apps`]): per-sender spanning trees whose
+//! packets are forwarded by the host library or by the NI firmware.
 //!
-//! Phase 2 (watchdog and timers, `docs/lci.md`): the host CPU modes and
-//! signal delivery ([`cpu`]), the NI polling watchdog ([`watchdog`]), host
-//! soft timers and NI clock interrupts ([`timers`]), the reliable protocol
+//! Interrupts and timers (`docs/lci.md`): the host CPU modes and signal
+//! delivery ([`cpu`]), the NI polling watchdog ([`watchdog`]), host soft
+//! timers and NI clock interrupts ([`timers`]), the reliable protocol
 //! ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all ([`fft`])
 //! programs; the world wires them with the events after [`Ev::RefreshDone`].
 
@@ -43,10 +43,10 @@ pub mod watchdog;
 pub mod workload;
 
 use crate::config::{ConfigError, LciScenario};
-use crate::engine::{EventQueue, Origin, SimRng};
+use crate::engine::{EventQueue, Origin};
 use crate::net::grid::{Grid, GridSpec};
-use crate::sim::{Metrics, SimError};
 use crate::time::{Duration, Instant};
+use crate::{Metrics, SimError};
 use bus::{Bus, BusOp};
 use host::{Host, HostAction};
 use ni::{FwCosts, Ni, RxNext};
@@ -132,8 +132,6 @@ pub enum Ev {
 /// The LCI world.
 pub struct World {
     q: EventQueue<Ev>,
-    #[allow(dead_code)] // phase 1 draws nothing at random; kept for loss/jitter and DSM mixes
-    rng: SimRng,
     grid: Grid,
     hosts: Vec<Host>,
     nis: Vec<Ni>,
@@ -171,31 +169,29 @@ fn ni_origin(h: u32) -> Origin {
 
 impl World {
     pub fn new(s: &LciScenario) -> Self {
-        let p = &s.platform;
+        let (p, t) = (&s.platform, &s.times);
         let g = &p.grid;
         let grid = Grid::new(GridSpec {
             dims: [g.x, g.y, g.z],
             hosts_per_switch: g.hosts_per_switch,
-            bytes_per_s: (p.link.rate_MBps * 1e6).round() as u64,
+            bytes_per_s: t.link_bytes_per_s,
             overhead_bytes: p.link.wire_overhead_bytes,
-            switch_latency: Duration::from_ns_f64(p.link.switch_latency_ns),
-            propagation: Duration::from_ns_f64(p.link.propagation_ns),
+            switch_latency: t.switch_latency,
+            propagation: t.propagation,
         });
-        let costs = FwCosts {
-            tx: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.fw_tx_cycles)),
-            rx: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.fw_rx_cycles)),
-            dma_setup: Duration::from_ns_f64(p.ni_cycles_ns(p.ni.dma_setup_cycles)),
-        };
+        let costs = FwCosts { tx: t.fw_tx, rx: t.fw_rx, dma_setup: t.dma_setup };
         let n = g.hosts;
-        let hosts =
-            (0..n).map(|h| Host::new(h, &p.host, s.polling.detect(), p.ni.buffer_bytes, p.ni.send_buffers)).collect();
+        let strategy = poll::Strategy::new(s.polling, s.split_bytes);
+        let hosts = (0..n)
+            .map(|h| Host::new(h, &p.host, &t.host, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
+            .collect();
         let nis = (0..n)
             .map(|_| {
                 Ni::new(
                     costs,
-                    s.polling,
+                    strategy,
                     p.ni.header_bytes,
-                    p.host_buffer_bytes(),
+                    poll::host_buffer_bytes(&p.ni),
                     p.host.recv_buffers,
                     p.ni.send_buffers,
                     p.ni.recv_buffers,
@@ -204,11 +200,10 @@ impl World {
             .collect();
         let mut w = World {
             q: EventQueue::new(),
-            rng: SimRng::new(s.seed),
             grid,
             hosts,
             nis,
-            buses: (0..n).map(|_| Bus::new(&p.pci)).collect(),
+            buses: (0..n).map(|_| Bus::new(&t.bus)).collect(),
             blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
             program: Program::new(&s.workload, s.fanout),
@@ -218,14 +213,14 @@ impl World {
             cpu: vec![cpu::Cpu::new(cpu::Mode::Library); n as usize],
             wd: vec![watchdog::Watchdog::new(s.watchdog); n as usize],
             received: vec![0; n as usize],
-            clock: s.clock,
+            clock: s.clock_period.map(|period| timers::ClockPolicy { period }),
             clock_interrupts: 0,
             signals_at_once: 0,
             signals_merged: 0,
             ni_host_fetches: 0,
         }
         .with_protocol(s);
-        w.mc_init(Duration::from_ns_f64(p.ni_cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)));
+        w.mc_init(t.fw_forward);
         w
     }
 
@@ -233,9 +228,8 @@ impl World {
     fn with_protocol(mut self, s: &LciScenario) -> Self {
         if let Some(p) = s.protocol {
             let n = self.hosts.len() as u32;
-            let delay = Duration::from_ns_f64(p.ack_delay_us * 1e3);
             for h in &mut self.hosts {
-                h.rel = Some(reliable::Reliable::new(n, p.send_buffers, delay));
+                h.rel = Some(reliable::Reliable::new(n, p.send_buffers, p.ack_delay));
             }
         }
         self

@@ -29,52 +29,9 @@ use super::host::Outgoing;
 use super::ni::Ni;
 use super::workload::Program;
 use super::{ni_origin, Ev, Packet, World};
-use crate::config::ConfigError;
+use crate::config::Forwarding;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
-use std::fmt;
-
-/// Default tree fan-out: [LCI] uses binary trees (SPEC §2.4 "binary by default").
-pub const DEFAULT_FANOUT: u32 = 2;
-
-/// Forwarding scheme names as in SPEC §2.4 / §4.
-pub const FORWARDING_NAMES: &[&str] = &["host-message", "host-packet", "ni"];
-
-/// Who forwards multicast data, and at what granularity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Forwarding {
-    HostMessage,
-    HostPacket,
-    Ni,
-}
-
-impl Forwarding {
-    /// Parses a scheme name (`nic.forwarding`).
-    pub fn parse(name: &str) -> Result<Self, ConfigError> {
-        Ok(match name {
-            "host-message" => Forwarding::HostMessage,
-            "host-packet" => Forwarding::HostPacket,
-            "ni" => Forwarding::Ni,
-            _ => {
-                return Err(ConfigError::range(
-                    "nic.forwarding",
-                    format!("{name:?}"),
-                    &format!("one of {}", FORWARDING_NAMES.join(", ")),
-                ))
-            }
-        })
-    }
-}
-
-impl fmt::Display for Forwarding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Forwarding::HostMessage => "host-message",
-            Forwarding::HostPacket => "host-packet",
-            Forwarding::Ni => "ni",
-        })
-    }
-}
 
 /// A `fanout`-ary spanning tree per sender over `n` ranks: rank `r` has
 /// relative rank `(r - root) mod n`; relative rank `i` has children
@@ -613,11 +570,11 @@ mod tests {
 
     #[test]
     fn forwarding_names_round_trip() {
-        for n in FORWARDING_NAMES {
-            assert_eq!(Forwarding::parse(n).unwrap().to_string(), *n);
+        // Result tables print the names the parser accepts.
+        for n in crate::config::variant_names::<Forwarding>() {
+            let f: Forwarding = toml::Value::String(n.to_string()).try_into().unwrap();
+            assert_eq!(f.to_string(), *n);
         }
-        let e = Forwarding::parse("nic").unwrap_err();
-        assert!(e.0.contains("nic.forwarding") && e.0.contains("host-packet"), "{e}");
     }
 
     #[test]

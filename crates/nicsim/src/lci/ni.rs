@@ -92,7 +92,6 @@ pub struct Ni {
 }
 
 impl Ni {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         costs: FwCosts,
         strategy: Strategy,

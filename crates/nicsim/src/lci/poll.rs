@@ -13,17 +13,16 @@
 //! FULL word flush against the end, so the header (which carries the
 //! displacement) and the flag are at fixed offsets whatever the payload.
 
-use crate::config::ConfigError;
+use crate::config::{LanaiCfg, Polling};
 use std::fmt;
 
 /// Size of the FULL word (one 32-bit word; LANai and PCI are 32-bit).
 pub const FLAG_BYTES: u32 = 4;
-/// static-split: payload from which one full-packet DMA beats two DMAs
-/// ([LCI] / SPEC §2.4: "double-dma below 512 B payload, full-packet above").
-pub const DEFAULT_SPLIT_BYTES: u32 = 512;
 
-/// Strategy names as in SPEC §2.4 and §4.
-pub const STRATEGY_NAMES: &[&str] = &["pio", "double-dma", "full-packet", "static-split", "packet-shifting"];
+/// Bytes of one host receive buffer: header + payload capacity + FULL word.
+pub fn host_buffer_bytes(ni: &LanaiCfg) -> u32 {
+    ni.header_bytes + ni.buffer_bytes + FLAG_BYTES
+}
 
 /// How the host learns that a packet arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,22 +76,16 @@ impl Plan {
 }
 
 impl Strategy {
-    /// Parses a strategy name (`split` is used by static-split only).
-    pub fn parse(name: &str, split: u32) -> Result<Self, ConfigError> {
-        Ok(match name {
-            "pio" => Strategy::Pio,
-            "double-dma" => Strategy::DoubleDma,
-            "full-packet" => Strategy::FullPacket,
-            "static-split" => Strategy::StaticSplit { split },
-            "packet-shifting" => Strategy::PacketShifting,
-            _ => {
-                return Err(ConfigError::range(
-                    "nic.polling",
-                    format!("{name:?}"),
-                    &format!("one of {}", STRATEGY_NAMES.join(", ")),
-                ))
-            }
-        })
+    /// The strategy `nic.polling` names; `split` (`nic.split_bytes`) is
+    /// used by static-split only.
+    pub fn new(polling: Polling, split: u32) -> Self {
+        match polling {
+            Polling::Pio => Strategy::Pio,
+            Polling::DoubleDma => Strategy::DoubleDma,
+            Polling::FullPacket => Strategy::FullPacket,
+            Polling::StaticSplit => Strategy::StaticSplit { split },
+            Polling::PacketShifting => Strategy::PacketShifting,
+        }
     }
 
     /// How the host detects arrivals under this strategy.
@@ -184,7 +177,7 @@ mod tests {
 
     #[test]
     fn static_split_switches_at_512() {
-        let s = Strategy::StaticSplit { split: DEFAULT_SPLIT_BYTES };
+        let s = Strategy::StaticSplit { split: crate::config::DEFAULT_SPLIT_BYTES };
         assert_eq!(s.plan(H, 511, B).dma_count(), 2);
         assert_eq!(s.plan(H, 512, B), Strategy::FullPacket.plan(H, 512, B));
     }
@@ -193,10 +186,10 @@ mod tests {
     fn pio_has_no_flag_and_names_round_trip() {
         assert_eq!(Strategy::Pio.plan(H, 8, B).flag_offset, None);
         assert_eq!(Strategy::Pio.detect(), Detect::NiCounter);
-        for n in STRATEGY_NAMES {
-            assert_eq!(Strategy::parse(n, 512).unwrap().to_string(), *n);
+        // Result tables print the names the parser accepts.
+        for n in crate::config::variant_names::<Polling>() {
+            let p: Polling = toml::Value::String(n.to_string()).try_into().unwrap();
+            assert_eq!(Strategy::new(p, 512).to_string(), *n);
         }
-        let e = Strategy::parse("shift", 512).unwrap_err();
-        assert!(e.0.contains("nic.polling") && e.0.contains("packet-shifting"), "{e}");
     }
 }

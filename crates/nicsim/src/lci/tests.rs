@@ -103,7 +103,7 @@ fn run_toml_dispatches_on_the_preset_family() {
 #[test]
 #[ignore]
 fn print_polling_table() {
-    for s in poll::STRATEGY_NAMES {
+    for s in crate::config::variant_names::<crate::config::Polling>() {
         for size in [0, 16, 64, 256, 512, 768, 1024, 1536, 2048, 4096] {
             let (_, m) = stream(s, size, 500);
             eprintln!(
@@ -158,7 +158,7 @@ fn print_watchdog_and_timers_tables() {
     }
 }
 
-// -- watchdog, signals, timers, reliable protocol (phase 2) -----------------
+// -- watchdog, signals, timers, reliable protocol ----------------------------
 
 fn run_text(text: &str) -> Metrics {
     run(&LciScenario::from_toml(&format!("preset = \"lci2000\"\n{text}")).unwrap()).unwrap()

@@ -13,29 +13,9 @@
 //! deliver the interrupt (the world turns it into a signal to the host
 //! process: kernel dispatch + user signal handler, `Host::signal_cost`).
 
-use crate::time::{Duration, Instant};
+use crate::config::WatchdogDelay;
+use crate::time::Instant;
 use std::fmt;
-
-/// The watchdog delay (`nic.watchdog_us`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Delay {
-    /// `none`: no watchdog; the NI interrupts at once for every packet it delivers.
-    Immediate,
-    /// A timer of this length.
-    After(Duration),
-    /// `inf`: no interrupts at all (the phase-1 behaviour).
-    Never,
-}
-
-impl fmt::Display for Delay {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Delay::Immediate => write!(f, "none"),
-            Delay::After(d) => write!(f, "{}", d.as_us_f64()),
-            Delay::Never => write!(f, "inf"),
-        }
-    }
-}
 
 /// Watchdog states (SPEC §2.4 names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +71,7 @@ impl fmt::Display for Action {
 /// One NI's watchdog.
 #[derive(Debug, Clone)]
 pub struct Watchdog {
-    delay: Delay,
+    delay: WatchdogDelay,
     pub state: State,
     /// The host's processed counter as of the last fetch.
     seen_consumed: u64,
@@ -101,14 +81,14 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    pub fn new(delay: Delay) -> Self {
+    pub fn new(delay: WatchdogDelay) -> Self {
         Watchdog { delay, state: State::Idle, seen_consumed: 0, fetches: 0, raised: 0 }
     }
 
     /// A packet reached the NI (`Immediate`: call [`Watchdog::packet_delivered`] instead).
     pub fn packet_arrived(&mut self, now: Instant) -> Action {
         match (self.delay, self.state) {
-            (Delay::After(d), State::Idle) => {
+            (WatchdogDelay::After(d), State::Idle) => {
                 let t = now + d;
                 self.state = State::Running(t);
                 Action::StartTimer(t)
@@ -119,7 +99,7 @@ impl Watchdog {
 
     /// A packet became visible to the host: with `none` the NI interrupts at once.
     pub fn packet_delivered(&mut self) -> Action {
-        if self.delay == Delay::Immediate {
+        if self.delay == WatchdogDelay::Immediate {
             self.raised += 1;
             Action::InterruptNow
         } else {
@@ -143,7 +123,7 @@ impl Watchdog {
         if self.state != State::Fetching {
             return Action::None;
         }
-        let Delay::After(d) = self.delay else { return Action::None };
+        let WatchdogDelay::After(d) = self.delay else { return Action::None };
         let progress = consumed > self.seen_consumed;
         self.seen_consumed = consumed;
         if consumed >= received {
@@ -164,6 +144,7 @@ impl Watchdog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Duration;
 
     fn us(n: u64) -> Instant {
         Instant::ZERO + Duration::from_us(n)
@@ -177,7 +158,7 @@ mod tests {
 
     #[test]
     fn never_interrupts_when_the_host_consumed_every_packet() {
-        let mut w = Watchdog::new(Delay::After(Duration::from_us(10)));
+        let mut w = Watchdog::new(WatchdogDelay::After(Duration::from_us(10)));
         assert_eq!(w.packet_arrived(us(0)), Action::StartTimer(us(10)));
         // More packets while running: no second timer.
         assert_eq!(w.packet_arrived(us(3)), Action::None);
@@ -190,7 +171,7 @@ mod tests {
 
     #[test]
     fn restarts_without_interrupt_when_disabled_or_progress() {
-        let mut w = Watchdog::new(Delay::After(Duration::from_us(10)));
+        let mut w = Watchdog::new(WatchdogDelay::After(Duration::from_us(10)));
         w.packet_arrived(us(0));
         let t = expire(&mut w);
         // Interrupts disabled, nothing consumed: restart.
@@ -203,7 +184,7 @@ mod tests {
 
     #[test]
     fn raises_exactly_one_interrupt_per_expiry_without_progress() {
-        let mut w = Watchdog::new(Delay::After(Duration::from_us(10)));
+        let mut w = Watchdog::new(WatchdogDelay::After(Duration::from_us(10)));
         w.packet_arrived(us(0));
         let t = expire(&mut w);
         let again = t + Duration::from_us(10);
@@ -221,10 +202,10 @@ mod tests {
 
     #[test]
     fn none_interrupts_per_delivery_and_inf_never() {
-        let mut w = Watchdog::new(Delay::Immediate);
+        let mut w = Watchdog::new(WatchdogDelay::Immediate);
         assert_eq!(w.packet_arrived(us(0)), Action::None);
         assert_eq!(w.packet_delivered(), Action::InterruptNow);
-        let mut w = Watchdog::new(Delay::Never);
+        let mut w = Watchdog::new(WatchdogDelay::Never);
         assert_eq!(w.packet_arrived(us(0)), Action::None);
         assert_eq!(w.packet_delivered(), Action::None);
         assert_eq!(w.raised, 0);
@@ -233,7 +214,7 @@ mod tests {
     #[test]
     fn display_names() {
         assert_eq!(State::Running(us(1)).to_string(), "timer running");
-        assert_eq!(Delay::Never.to_string(), "inf");
+        assert_eq!(WatchdogDelay::Never.to_string(), "inf");
         assert_eq!(Action::Interrupt(us(1)).to_string(), "raise interrupt and restart");
     }
 }

@@ -15,8 +15,8 @@ use super::dsm::Dsm;
 use super::fft::Fft;
 use super::host::Outgoing;
 use crate::config::LciWorkload;
-use crate::sim::Metrics;
 use crate::time::{Duration, Instant};
+use crate::Metrics;
 
 /// What a host whose library has nothing to do goes on with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

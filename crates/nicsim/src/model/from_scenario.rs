@@ -27,23 +27,15 @@
 //! the application and the interrupt run on different dies (line transfers
 //! of the cache model: endpoint, event ring, NAPI and transmit state).
 
-use super::{path_latency_terms, path_overhead_terms, sum, Layer, On, Path, Term, Vars};
-use crate::config::{Scenario, SteeringKind, WaitMode};
-use crate::host::{Relation, Topology};
-use crate::nic::coalesce::{CoalesceSpec, TimeoutMode};
+use super::{path_latency_terms, path_overhead_terms, sum, Layer, Path, Term, Vars};
+use crate::config::{CoalesceSpec, On, Relation, Scenario, SteeringKind, TimeoutMode, TimeoutSpec, WaitMode};
+use crate::host::Topology;
 use crate::wire::{self, FrameRepr, MessageClass, OmxBody};
-use std::fmt;
 
 /// A scenario the model cannot evaluate: one line naming what and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ModelError(pub String);
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for ModelError {}
 
 /// Which host of the [EMO] echo a set of variables describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +77,7 @@ const NS: f64 = 1e-9;
 /// The interrupt coalescing wait of a lone message frame (seconds): what the
 /// policy adds between the frame's DMA completion and its interrupt.
 pub fn coalescing_wait_s(s: &Scenario) -> Result<f64, ModelError> {
-    let timeout = |ts: &crate::nic::coalesce::TimeoutSpec| -> Result<f64, ModelError> {
+    let timeout = |ts: &TimeoutSpec| -> Result<f64, ModelError> {
         if ts.frames == 1 {
             return Ok(0.0);
         }
@@ -189,7 +181,7 @@ fn placement(s: &Scenario) -> (f64, f64, f64, f64) {
 pub fn echo_vars(s: &Scenario, role: Role, size: u64) -> Result<Vars, ModelError> {
     if s.native_mx {
         return Err(ModelError(
-            "model: `protocol.stack` = \"native-mx\" (the NIC -> application path L_NA/O_NA) is not mapped yet (allowed: open-mx)"
+            "model: `protocol.stack` = \"native-mx\" (the NIC -> application path L_NA/O_NA) is not modelled (allowed: open-mx)"
                 .into(),
         ));
     }
@@ -306,7 +298,7 @@ pub fn preset_layers(s: &Scenario) -> Vec<Layer> {
         .map(|l| Layer {
             name: l.name.clone(),
             cycles: l.cycles,
-            on: if l.on == "nic" { On::Nic } else { On::Host },
+            on: l.on,
             latency_s: l.latency_ns * NS,
             overhead_cycles: l.overhead_cycles,
         })
@@ -388,11 +380,8 @@ pub fn echo(s: &Scenario, path: Path, size: u64, extra: &[Layer]) -> Result<Echo
 /// A layer declared outside a preset (e.g. from Python); `on` is "nic" or
 /// "host", latency in nanoseconds.
 pub fn layer(name: &str, cycles: f64, on: &str, latency_ns: f64, overhead_cycles: f64) -> Result<Layer, ModelError> {
-    let on = match on {
-        "nic" => On::Nic,
-        "host" => On::Host,
-        _ => return Err(ModelError(format!("invalid value for `layer.on`: {on:?} (allowed: nic, host)"))),
-    };
+    let on = crate::config::from_value::<On>("layer.on", toml::Value::String(on.to_owned()))
+        .map_err(|e| ModelError(e.to_string()))?;
     for (k, v) in [("cycles", cycles), ("latency_ns", latency_ns), ("overhead_cycles", overhead_cycles)] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(ModelError(format!("invalid value for `layer.{k}`: {v} (allowed: 0 ..= finite)")));

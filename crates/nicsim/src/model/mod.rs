@@ -18,7 +18,7 @@ pub mod from_scenario;
 
 pub use from_scenario::{echo, echo_toml, echo_vars, layer, EchoEval, ModelError, Role};
 
-use std::fmt;
+use crate::config::On;
 
 /// The EMO variables (SPEC §2.5).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -47,22 +47,6 @@ pub struct Vars {
     pub o_na_cycles: f64,
     /// L_W: wire latency.
     pub l_w_s: f64,
-}
-
-/// Where a layer's protocol cycles run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum On {
-    Nic,
-    Host,
-}
-
-impl fmt::Display for On {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            On::Nic => "nic",
-            On::Host => "host",
-        })
-    }
 }
 
 /// An extra layer of the extensible model, added to both sums: e.g. MPI

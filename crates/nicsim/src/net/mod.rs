@@ -9,7 +9,7 @@
 
 pub mod grid;
 
-use crate::config::LinkCfg;
+use crate::config::{LinkCfg, LinkTimes};
 use crate::time::{Duration, Instant, Rate};
 
 /// Link and switch state of the whole network.
@@ -41,15 +41,15 @@ pub struct Departure {
 }
 
 impl Network {
-    pub fn new(cfg: &LinkCfg, hosts: usize) -> Self {
-        let bytes_per_s = (cfg.rate_gbps * 1e9 / 8.0).round() as u64;
+    pub fn new(cfg: &LinkCfg, t: &LinkTimes, hosts: usize) -> Self {
+        let bytes_per_s = t.bytes_per_s;
         Network {
             bytes_per_s,
             up_rate: Rate::new(bytes_per_s),
             down_rate: Rate::new(bytes_per_s),
             overhead: cfg.frame_overhead_bytes,
-            prop: Duration::from_ns_f64(cfg.propagation_ns),
-            switch_latency: Duration::from_ns_f64(cfg.switch_latency_ns),
+            prop: t.propagation,
+            switch_latency: t.switch_latency,
             cut_through: cfg.cut_through,
             up_free: vec![Instant::ZERO; hosts],
             down_free: vec![Instant::ZERO; hosts],
@@ -86,6 +86,11 @@ impl Network {
 mod tests {
     use super::*;
 
+    fn net(cut: bool, lat: f64) -> Network {
+        let c = cfg(cut, lat);
+        Network::new(&c, &LinkTimes::of(&c), 2)
+    }
+
     fn cfg(cut: bool, lat: f64) -> LinkCfg {
         LinkCfg {
             rate_gbps: 10.0,
@@ -99,7 +104,7 @@ mod tests {
 
     #[test]
     fn back_to_back_frames_queue_on_the_uplink() {
-        let mut n = Network::new(&cfg(true, 0.0), 2);
+        let mut n = net(true, 0.0);
         // 1514 B + 24 B overhead at 10 Gb/s = 1230.4 ns
         let a = n.depart(0, Instant::ZERO, 1514);
         let b = n.depart(0, Instant::ZERO, 1514);
@@ -109,7 +114,7 @@ mod tests {
 
     #[test]
     fn direct_cable_latency_is_serialization_plus_two_propagations() {
-        let mut n = Network::new(&cfg(true, 0.0), 2);
+        let mut n = net(true, 0.0);
         let d = n.depart(0, Instant::ZERO, 60);
         let (first, arrive) = n.forward(1, d.at_switch, 60, Duration::ZERO);
         assert_eq!(arrive - Instant::ZERO, n.serialization(60) + Duration::from_ns(20));
@@ -118,7 +123,7 @@ mod tests {
 
     #[test]
     fn store_and_forward_adds_a_serialization() {
-        let mut n = Network::new(&cfg(false, 100.0), 2);
+        let mut n = net(false, 100.0);
         let d = n.depart(0, Instant::ZERO, 1514);
         let (_, arrive) = n.forward(1, d.at_switch, 1514, Duration::ZERO);
         let ser = n.serialization(1514);

@@ -11,7 +11,7 @@
 pub mod coalesce;
 pub mod steering;
 
-use crate::config::NicCfg;
+use crate::config::{NicCfg, NicTimes};
 use crate::time::{Duration, Instant, Rate};
 use coalesce::{Coalescer, Decision, TimerCmd};
 use std::collections::VecDeque;
@@ -222,7 +222,7 @@ pub struct Nic {
 }
 
 impl Nic {
-    pub fn new(cfg: &NicCfg, queues: Vec<RxQueue>) -> Self {
+    pub fn new(cfg: &NicCfg, t: &NicTimes, queues: Vec<RxQueue>) -> Self {
         Nic {
             queues,
             pending: 0,
@@ -230,13 +230,13 @@ impl Nic {
             fw_free: Instant::ZERO,
             dma_free: vec![Instant::ZERO; cfg.rx_dma_engines as usize],
             tx_free: Instant::ZERO,
-            fw_rx: Duration::from_ns_f64(cfg.fw_rx_ns),
-            fw_tx: Duration::from_ns_f64(cfg.fw_tx_ns),
-            dma_startup: Duration::from_ns_f64(cfg.dma_startup_ns),
-            rx_dma: Rate::new((cfg.dma_MBps * 1e6) as u64),
-            tx_dma: Rate::new((cfg.dma_MBps * 1e6) as u64),
-            tx_dma_startup: Duration::from_ns_f64(cfg.tx_dma_startup_ns),
-            irq_delivery: Duration::from_ns_f64(cfg.irq_delivery_ns),
+            fw_rx: t.fw_rx,
+            fw_tx: t.fw_tx,
+            dma_startup: t.dma_startup,
+            rx_dma: Rate::new(t.dma_bytes_per_s),
+            tx_dma: Rate::new(t.dma_bytes_per_s),
+            tx_dma_startup: t.tx_dma_startup,
+            irq_delivery: t.irq_delivery,
             ring_slots: cfg.ring_slots as usize,
             in_dma: 0,
         }

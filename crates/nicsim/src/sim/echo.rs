@@ -8,64 +8,24 @@
 //! path before the turn-around (`super`).
 
 use super::World;
+use crate::proto::{Kind, Msg};
 use crate::time::{Duration, Instant};
-use crate::wire::{FrameRepr, OmxBody};
+use crate::wire::FrameRepr;
 
 /// The echo of a message frame, or `None` for frames that are not echoed
 /// (explicit acks, pull traffic): those are consumed silently.
 pub(crate) fn echo_reply(repr: &FrameRepr) -> Option<FrameRepr> {
+    let m = Msg::parse(&repr.body).filter(|m| matches!(m.kind, Kind::Tiny | Kind::Small | Kind::MediumFrag))?;
     // The echo acknowledges the message it returns: piggy_ack is the next
     // expected sequence number (Open-MX semantics, see `lib_send`).
-    let body = match repr.body {
-        OmxBody::Tiny { dst_ep, src_ep, session, seq, match_info, length, .. } => OmxBody::Tiny {
-            dst_ep: src_ep,
-            src_ep: dst_ep,
-            session,
-            seq,
-            piggy_ack: seq.wrapping_add(1),
-            match_info,
-            length,
-        },
-        OmxBody::Small { dst_ep, src_ep, session, seq, match_info, length, .. } => OmxBody::Small {
-            dst_ep: src_ep,
-            src_ep: dst_ep,
-            session,
-            seq,
-            piggy_ack: seq.wrapping_add(1),
-            match_info,
-            length,
-        },
-        OmxBody::Medium {
-            dst_ep,
-            src_ep,
-            session,
-            seq,
-            match_info,
-            msg_length,
-            frag_seq,
-            frag_pipeline,
-            frag_length,
-            ..
-        } => OmxBody::Medium {
-            dst_ep: src_ep,
-            src_ep: dst_ep,
-            session,
-            seq,
-            piggy_ack: seq.wrapping_add(1),
-            match_info,
-            msg_length,
-            frag_seq,
-            frag_pipeline,
-            frag_length,
-        },
-        _ => return None,
-    };
+    let piggy = (m.seq as u16).wrapping_add(1);
+    let (dst_ep, src_ep) = (repr.body.dst_endpoint(), repr.body.src_endpoint()?);
     Some(FrameRepr {
         dst_mac: repr.src_mac,
         src_mac: repr.dst_mac,
         src_peer: crate::wire::mac_host(repr.dst_mac).unwrap_or(0),
         marked: repr.marked,
-        body,
+        body: Msg { piggy: Some(piggy.into()), ..m }.emit(src_ep, dst_ep),
     })
 }
 
@@ -90,7 +50,7 @@ impl World {
     /// the received buffer is sent back).
     pub(crate) fn kernel_echo_cost(&mut self, now: Instant, h: usize, core: usize, frame: u32) -> Duration {
         let c = &self.c;
-        let mut hdr = [0; super::HDR_CAP];
+        let mut hdr = [0; super::wire_path::HDR_CAP];
         let hl = self.frames[frame as usize].header_bytes(&mut hdr);
         let Ok(repr) = FrameRepr::parse_header(&hdr[..hl]) else {
             return c.driver_rx + c.handler_drop;
@@ -114,7 +74,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::host_mac;
+    use crate::wire::{host_mac, OmxBody};
 
     #[test]
     fn echo_swaps_endpoints_and_acks_the_echoed_message() {

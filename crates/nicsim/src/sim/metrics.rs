@@ -1,22 +1,10 @@
-//! Metrics of a finished run and the end-of-run invariant checks.
+//! The Open-MX world's metrics at the end of a run and its end-of-run
+//! invariant checks.
 
-use super::{SimError, World};
+use super::World;
 use crate::config::Workload;
 use crate::host::{ObjClass, Side};
-use std::collections::BTreeMap;
-
-/// Named metric values of one run, in a stable (sorted) order.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Metrics(pub BTreeMap<String, f64>);
-
-impl Metrics {
-    pub fn get(&self, k: &str) -> Option<f64> {
-        self.0.get(k).copied()
-    }
-    fn set(&mut self, k: &str, v: f64) {
-        self.0.insert(k.to_string(), v);
-    }
-}
+use crate::{Metrics, SimError};
 
 const MIB: f64 = 1024.0 * 1024.0;
 

@@ -12,6 +12,7 @@
 //! last PULL_REPLY of each block, NOTIFY. Explicit ACKs are never marked.
 
 use super::PacketKind;
+use serde::Deserialize;
 
 /// The marked classes; each `true` field marks its frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,11 +45,26 @@ impl Default for MarkedClasses {
     }
 }
 
-impl MarkedClasses {
-    /// Class names accepted by [`with_unmarked`](Self::with_unmarked), in
-    /// field order.
-    pub const NAMES: [&'static str; 6] = ["tiny_small", "medium_last", "rndv", "pull", "last_pull_reply", "notify"];
+/// A marker class by its scenario name (`protocol.unmarked`): one field of
+/// [`MarkedClasses`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkerClass {
+    /// `tiny_small`: TINY and SMALL frames.
+    TinySmall,
+    /// `medium_last`: the last MEDIUM fragment of each message.
+    MediumLast,
+    /// `rndv`: RNDV frames.
+    Rndv,
+    /// `pull`: PULL requests.
+    Pull,
+    /// `last_pull_reply`: the last PULL_REPLY of each block.
+    LastPullReply,
+    /// `notify`: NOTIFY frames.
+    Notify,
+}
 
+impl MarkedClasses {
     /// No class marked (the marker is never set).
     pub fn none() -> Self {
         MarkedClasses {
@@ -61,32 +77,27 @@ impl MarkedClasses {
         }
     }
 
-    /// `self` with the class called `name` unmarked; the error names the bad
-    /// value and the allowed names.
-    pub fn with_unmarked(mut self, name: &str) -> Result<Self, String> {
-        *self
-            .field_mut(name)
-            .ok_or_else(|| format!("unknown marked class {name:?}; expected one of: {}", Self::NAMES.join(", ")))? =
-            false;
-        Ok(self)
+    /// `self` with `class` unmarked.
+    pub fn with_unmarked(mut self, class: MarkerClass) -> Self {
+        *self.field_mut(class) = false;
+        self
     }
 
-    /// Whether the class called `name` is marked (`None` for unknown names).
-    pub fn get(&self, name: &str) -> Option<bool> {
+    /// Whether `class` is marked.
+    pub fn get(&self, class: MarkerClass) -> bool {
         let mut copy = *self;
-        copy.field_mut(name).map(|f| *f)
+        *copy.field_mut(class)
     }
 
-    fn field_mut(&mut self, name: &str) -> Option<&mut bool> {
-        Some(match name {
-            "tiny_small" => &mut self.tiny_small,
-            "medium_last" => &mut self.medium_last,
-            "rndv" => &mut self.rndv,
-            "pull" => &mut self.pull,
-            "last_pull_reply" => &mut self.last_pull_reply,
-            "notify" => &mut self.notify,
-            _ => return None,
-        })
+    fn field_mut(&mut self, class: MarkerClass) -> &mut bool {
+        match class {
+            MarkerClass::TinySmall => &mut self.tiny_small,
+            MarkerClass::MediumLast => &mut self.medium_last,
+            MarkerClass::Rndv => &mut self.rndv,
+            MarkerClass::Pull => &mut self.pull,
+            MarkerClass::LastPullReply => &mut self.last_pull_reply,
+            MarkerClass::Notify => &mut self.notify,
+        }
     }
 
     /// Whether a frame of `kind` is marked. `last_in_group` matters only for
@@ -138,37 +149,34 @@ mod tests {
     #[test]
     fn unmarking_each_class_turns_off_exactly_its_frames() {
         // (class, kinds it covers) for the frames that end their group.
-        let covers: [(&str, &[PacketKind]); 6] = [
-            ("tiny_small", &[PacketKind::Tiny, PacketKind::Small]),
-            ("medium_last", &[PacketKind::Medium]),
-            ("rndv", &[PacketKind::Rndv]),
-            ("pull", &[PacketKind::Pull]),
-            ("last_pull_reply", &[PacketKind::PullReply]),
-            ("notify", &[PacketKind::Notify]),
+        let covers: [(MarkerClass, &[PacketKind]); 6] = [
+            (MarkerClass::TinySmall, &[PacketKind::Tiny, PacketKind::Small]),
+            (MarkerClass::MediumLast, &[PacketKind::Medium]),
+            (MarkerClass::Rndv, &[PacketKind::Rndv]),
+            (MarkerClass::Pull, &[PacketKind::Pull]),
+            (MarkerClass::LastPullReply, &[PacketKind::PullReply]),
+            (MarkerClass::Notify, &[PacketKind::Notify]),
         ];
-        for (name, kinds) in covers {
-            let m = MarkedClasses::default().with_unmarked(name).unwrap();
-            assert_eq!(m.get(name), Some(false));
+        let mut all = MarkedClasses::default();
+        for (class, kinds) in covers {
+            let m = MarkedClasses::default().with_unmarked(class);
+            assert!(!m.get(class));
             for k in PacketKind::ALL {
                 let want = k != PacketKind::Ack && !kinds.contains(&k);
-                assert_eq!(m.marks(k, true), want, "unmarked {name}, kind {k}");
+                assert_eq!(m.marks(k, true), want, "unmarked {class:?}, kind {k}");
             }
+            all = all.with_unmarked(class);
         }
-        let mut m = MarkedClasses::default();
-        for name in MarkedClasses::NAMES {
-            m = m.with_unmarked(name).unwrap();
-        }
-        assert_eq!(m, MarkedClasses::none());
+        assert_eq!(all, MarkedClasses::none());
     }
 
     #[test]
-    fn unknown_class_is_an_error_listing_names() {
-        let err = MarkedClasses::default().with_unmarked("medium").unwrap_err();
-        assert_eq!(
-            err,
-            "unknown marked class \"medium\"; expected one of: tiny_small, medium_last, \
-             rndv, pull, last_pull_reply, notify"
-        );
-        assert_eq!(MarkedClasses::default().get("bogus"), None);
+    fn class_names_are_the_field_names() {
+        let names = ["tiny_small", "medium_last", "rndv", "pull", "last_pull_reply", "notify"];
+        for name in names {
+            let class: MarkerClass = toml::Value::String(name.into()).try_into().unwrap();
+            assert!(!MarkedClasses::default().with_unmarked(class).get(class), "{name}");
+        }
+        assert!(toml::Value::String("medium".into()).try_into::<MarkerClass>().is_err());
     }
 }

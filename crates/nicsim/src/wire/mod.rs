@@ -55,7 +55,7 @@ pub use frag::{
 };
 pub use frame::{FrameRepr, OmxBody};
 pub use head::PacketKind;
-pub use marker::MarkedClasses;
+pub use marker::{MarkedClasses, MarkerClass};
 pub use pcap::{PcapError, PcapReader, PcapWriter};
 
 /// Open-MX ethertype. Source: `common/omx_wire.h`, `DEFAULT_ETH_P_OMX 0x86DF`.
@@ -121,6 +121,14 @@ pub fn host_mac(host: u16) -> [u8; 6] {
 pub fn mac_host(mac: [u8; 6]) -> Option<u16> {
     (mac[..4] == HOST_MAC_PREFIX).then(|| u16::from_be_bytes([mac[4], mac[5]]))
 }
+
+/// Endpoints per host: the endpoint index is one byte of every Open-MX
+/// header (`dst_endpoint`/`src_endpoint`, `uint8_t` in `omx_wire.h`).
+pub const ENDPOINTS: usize = 1 << 8;
+
+/// Registered regions per endpoint that a rendezvous can name: the region
+/// id is one byte (`pulled_rdma_id`, `uint8_t` in `struct omx_pkt_rndv`).
+pub const RDMA_REGIONS: usize = 1 << 8;
 
 /// XOR constant of the endpoint pull magic. Source: Open-MX
 /// `driver/linux/omx_pull.c` (j-r-jones/open-mx, the 1.0-era tree):

@@ -61,8 +61,35 @@ pub enum Program {
 
 /// IMB-style window of outstanding requests in the stream (IMB Uniband uses 64).
 pub const STREAM_WINDOW: u32 = 64;
-/// Tag of IMB Uniband's per-window ack (the data messages use tag 2).
-pub const UNIBAND_ACK_TAG: u64 = 3;
+/// Message tags of the programs. Receives match on (source, tag) as in MPI,
+/// so every exchange of every program has its own tag or block of tags and
+/// no receive can take another exchange's message. The values themselves
+/// are arbitrary (only their distinctness matters; a test checks it).
+pub mod tag {
+    /// omx_perf / IMB PingPong messages.
+    pub const PINGPONG: u64 = 1;
+    /// Stream and IMB Uniband data messages.
+    pub const STREAM: u64 = 2;
+    /// IMB Uniband's per-window 1-byte ack.
+    pub const UNIBAND_ACK: u64 = 3;
+    /// NAS IS bucket-size allreduce: `IS_ALLREDUCE + step` (recursive doubling).
+    pub const IS_ALLREDUCE: u64 = 100;
+    /// NAS IS key-count alltoall.
+    pub const IS_COUNTS: u64 = 200;
+    /// NAS IS key alltoallv.
+    pub const IS_KEYS: u64 = 300;
+    /// IMB Alltoall.
+    pub const ALLTOALL: u64 = 400;
+    /// NAS CG: 16 tags per iteration from `CG + 16 * iteration`: row
+    /// exchanges `+ k`, the transpose `+ 8`, the two allreduces `+ 10` and `+ 13`.
+    pub const CG: u64 = 1000;
+    /// NAS MG halo faces: `MG + 64 * level + 8 * pass + 2 * axis` (up), `+ 1` (down).
+    pub const MG: u64 = 2000;
+    /// NAS FT transpose alltoall.
+    pub const FT_TRANSPOSE: u64 = 3000;
+    /// NAS FT checksum allreduce (`FT_CHECKSUM + step`).
+    pub const FT_CHECKSUM: u64 = 3100;
+}
 
 impl Program {
     pub fn pingpong(rank: u32, size: u64, iterations: u64, warmup: u64) -> Self {
@@ -137,8 +164,8 @@ impl Program {
                             Op::Compute(Duration::ZERO)
                         }
                     }
-                    (1, 0) | (3, 1) => Op::Send { peer, size: sz, tag: 1 },
-                    (1, _) | (3, _) => Op::Recv { src: Some(peer), size: sz, tag: 1 },
+                    (1, 0) | (3, 1) => Op::Send { peer, size: sz, tag: tag::PINGPONG },
+                    (1, _) | (3, _) => Op::Recv { src: Some(peer), size: sz, tag: tag::PINGPONG },
                     _ => Op::WaitOutstanding(0),
                 };
                 if s == 4 {
@@ -162,14 +189,14 @@ impl Program {
                 } else {
                     *step = 0;
                     *sent += 1;
-                    Op::Send { peer: 1, size: *size, tag: 2 }
+                    Op::Send { peer: 1, size: *size, tag: tag::STREAM }
                 }
             }
             Program::UnibandSend { size, messages, sent, window, in_window, step } => {
                 if *step == 0 && *in_window < *window && *sent < *messages {
                     *in_window += 1;
                     *sent += 1;
-                    return Op::Send { peer: 1, size: *size, tag: 2 };
+                    return Op::Send { peer: 1, size: *size, tag: tag::STREAM };
                 }
                 // The window (or the last, shorter one) is out: MPI_Waitall,
                 // then MPI_Recv of the ack.
@@ -177,7 +204,7 @@ impl Program {
                 *step += 1;
                 match s {
                     0 => Op::WaitOutstanding(0),
-                    1 => Op::Recv { src: Some(1), size: 1, tag: UNIBAND_ACK_TAG },
+                    1 => Op::Recv { src: Some(1), size: 1, tag: tag::UNIBAND_ACK },
                     2 => Op::WaitOutstanding(0),
                     3 if *sent < *messages => {
                         *step = 0;
@@ -194,7 +221,7 @@ impl Program {
                 // Post the window's receives (the previous window is consumed).
                 0 if *posted < *messages && *posted - *done < *window as u64 => {
                     *posted += 1;
-                    Op::Recv { src: Some(0), size: *size, tag: 2 }
+                    Op::Recv { src: Some(0), size: *size, tag: tag::STREAM }
                 }
                 // Consume them in order (MPI_Waitall, message by message).
                 0 | 1 if *done < *posted => {
@@ -216,14 +243,14 @@ impl Program {
                 // completes at once), then the next window or the end.
                 0 | 1 => {
                     *step = if *done == *messages { 3 } else { 0 };
-                    Op::Send { peer: 0, size: 1, tag: UNIBAND_ACK_TAG }
+                    Op::Send { peer: 0, size: 1, tag: tag::UNIBAND_ACK }
                 }
                 _ => Op::Done,
             },
             Program::StreamRecv { size, messages, warmup, posted, done, window, step } => {
                 if *posted < *messages && *posted < *done + *window as u64 {
                     *posted += 1;
-                    return Op::Recv { src: Some(0), size: *size, tag: 2 };
+                    return Op::Recv { src: Some(0), size: *size, tag: tag::STREAM };
                 }
                 if *done == *messages {
                     return if *step == 0 {
@@ -271,15 +298,15 @@ pub fn nas_is_iteration(rank: u32, nprocs: u32, keys_per_proc: u64, compute: Dur
     while mask < nprocs {
         let partner = rank ^ mask;
         if partner < nprocs {
-            ops.push(Op::Recv { src: Some(partner), size: BUCKET_BYTES, tag: 100 + step });
-            ops.push(Op::Send { peer: partner, size: BUCKET_BYTES, tag: 100 + step });
+            ops.push(Op::Recv { src: Some(partner), size: BUCKET_BYTES, tag: tag::IS_ALLREDUCE + step });
+            ops.push(Op::Send { peer: partner, size: BUCKET_BYTES, tag: tag::IS_ALLREDUCE + step });
             ops.push(Op::WaitOutstanding(0));
         }
         mask <<= 1;
         step += 1;
     }
-    alltoall_ops(&mut ops, rank, nprocs, 4, 200);
-    alltoall_ops(&mut ops, rank, nprocs, pair_bytes, 300);
+    alltoall_ops(&mut ops, rank, nprocs, 4, tag::IS_COUNTS);
+    alltoall_ops(&mut ops, rank, nprocs, pair_bytes, tag::IS_KEYS);
     ops
 }
 
@@ -396,15 +423,15 @@ pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs
                 let mut k = 0;
                 while mask < npcols {
                     len /= 2;
-                    exchange_ops(&mut ops, row * npcols + (col ^ mask), len.max(8), 1000 + step * 16 + k);
+                    exchange_ops(&mut ops, row * npcols + (col ^ mask), len.max(8), tag::CG + step * 16 + k);
                     mask <<= 1;
                     k += 1;
                 }
                 if transpose != rank {
-                    exchange_ops(&mut ops, transpose, seg / npcols as u64, 1008 + step * 16);
+                    exchange_ops(&mut ops, transpose, seg / npcols as u64, tag::CG + step * 16 + 8);
                 }
-                allreduce_ops(&mut ops, rank, row * npcols, 1, npcols, 8, 1010 + step * 16);
-                allreduce_ops(&mut ops, rank, row * npcols, 1, npcols, 8, 1013 + step * 16);
+                allreduce_ops(&mut ops, rank, row * npcols, 1, npcols, 8, tag::CG + step * 16 + 10);
+                allreduce_ops(&mut ops, rank, row * npcols, 1, npcols, 8, tag::CG + step * 16 + 13);
             }
         }
         NasKernel::Mg => {
@@ -425,7 +452,7 @@ pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs
                 for pass in 0..4u64 {
                     for (d, (up, down, (a, b))) in neighbours.iter().enumerate() {
                         let face = 8 * (n / *a as u64).max(1) * (n / *b as u64).max(1);
-                        let tag = 2000 + level * 64 + pass * 8 + d as u64 * 2;
+                        let tag = tag::MG + level * 64 + pass * 8 + d as u64 * 2;
                         // Faces going up carry `tag`, faces going down `tag + 1`.
                         if *up != rank {
                             ops.push(Op::Recv { src: Some(*down), size: face, tag });
@@ -443,8 +470,8 @@ pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs
         NasKernel::Ft => {
             let total = p.dims[0] * p.dims[1] * p.dims[2];
             let pair = 16 * total / (nprocs as u64 * nprocs as u64);
-            alltoall_ops(&mut ops, rank, nprocs, pair, 3000);
-            allreduce_ops(&mut ops, rank, 0, 1, nprocs, 16, 3100);
+            alltoall_ops(&mut ops, rank, nprocs, pair, tag::FT_TRANSPOSE);
+            allreduce_ops(&mut ops, rank, 0, 1, nprocs, 16, tag::FT_CHECKSUM);
         }
     }
     ops
@@ -463,9 +490,9 @@ mod tests {
         let mut p = Program::pingpong(0, 8, 1, 0);
         let o = ops(&mut p, 7);
         assert_eq!(o[0], Op::Mark(Label::Start));
-        assert_eq!(o[1], Op::Send { peer: 1, size: 8, tag: 1 });
+        assert_eq!(o[1], Op::Send { peer: 1, size: 8, tag: tag::PINGPONG });
         assert_eq!(o[2], Op::WaitOutstanding(0));
-        assert_eq!(o[3], Op::Recv { src: Some(1), size: 8, tag: 1 });
+        assert_eq!(o[3], Op::Recv { src: Some(1), size: 8, tag: tag::PINGPONG });
         assert_eq!(o[4], Op::WaitOutstanding(0));
         assert_eq!(o[5], Op::Mark(Label::End));
         assert_eq!(o[6], Op::Done);
@@ -475,8 +502,8 @@ mod tests {
     fn pingpong_rank1_echoes() {
         let mut p = Program::pingpong(1, 8, 1, 0);
         let o = ops(&mut p, 5);
-        assert_eq!(o[1], Op::Recv { src: Some(0), size: 8, tag: 1 });
-        assert_eq!(o[3], Op::Send { peer: 0, size: 8, tag: 1 });
+        assert_eq!(o[1], Op::Recv { src: Some(0), size: 8, tag: tag::PINGPONG });
+        assert_eq!(o[3], Op::Send { peer: 0, size: 8, tag: tag::PINGPONG });
     }
 
     #[test]
@@ -532,9 +559,9 @@ mod tests {
         // 5 messages in windows of 2: 2 + 2 + 1, each followed by
         // Waitall, the ack receive and its wait.
         let mut p = Program::uniband_sender(0, 5, 0, 2);
-        let send = Op::Send { peer: 1, size: 0, tag: 2 };
+        let send = Op::Send { peer: 1, size: 0, tag: tag::STREAM };
         let ack =
-            [Op::WaitOutstanding(0), Op::Recv { src: Some(1), size: 1, tag: UNIBAND_ACK_TAG }, Op::WaitOutstanding(0)];
+            [Op::WaitOutstanding(0), Op::Recv { src: Some(1), size: 1, tag: tag::UNIBAND_ACK }, Op::WaitOutstanding(0)];
         let mut want = vec![];
         for n in [2, 2, 1] {
             want.extend(std::iter::repeat_n(send, n));
@@ -548,8 +575,8 @@ mod tests {
     fn uniband_receiver_consumes_a_window_then_acks() {
         // 3 messages (1 warm-up) in windows of 2.
         let mut p = Program::uniband_receiver(0, 2, 1, 2);
-        let recv = Op::Recv { src: Some(0), size: 0, tag: 2 };
-        let ack = Op::Send { peer: 0, size: 1, tag: UNIBAND_ACK_TAG };
+        let recv = Op::Recv { src: Some(0), size: 0, tag: tag::STREAM };
+        let ack = Op::Send { peer: 0, size: 1, tag: tag::UNIBAND_ACK };
         let want = vec![
             recv,
             recv,
@@ -579,10 +606,10 @@ mod tests {
                 n += pred(&op) as u32;
             }
         };
-        let data_send = |op: &Op| matches!(op, Op::Send { tag: 2, .. });
-        let data_recv = |op: &Op| matches!(op, Op::Recv { tag: 2, .. });
-        let ack_send = |op: &Op| matches!(op, Op::Send { tag: UNIBAND_ACK_TAG, .. });
-        let ack_recv = |op: &Op| matches!(op, Op::Recv { tag: UNIBAND_ACK_TAG, .. });
+        let data_send = |op: &Op| matches!(op, Op::Send { tag: tag::STREAM, .. });
+        let data_recv = |op: &Op| matches!(op, Op::Recv { tag: tag::STREAM, .. });
+        let ack_send = |op: &Op| matches!(op, Op::Send { tag: tag::UNIBAND_ACK, .. });
+        let ack_recv = |op: &Op| matches!(op, Op::Recv { tag: tag::UNIBAND_ACK, .. });
         for (messages, window) in [(100, 64), (128, 64), (7, 1), (3, 10)] {
             let (s, r) =
                 (Program::uniband_sender(8, messages, 10, window), Program::uniband_receiver(8, messages, 10, window));
@@ -598,5 +625,30 @@ mod tests {
         let o = ops(&mut p, 65);
         assert!(o[..64].iter().all(|op| matches!(op, Op::Recv { .. })));
         assert_eq!(o[64], Op::WaitOutstanding(63));
+    }
+
+    #[test]
+    fn tag_blocks_do_not_overlap() {
+        // The largest runs the configuration allows: 1024 hosts x 256
+        // cores = 2^18 ranks (18 doubling steps), CG's 25 iterations of 16
+        // tags, MG from 512 points (class C) down to 4 (8 levels).
+        let steps = 18;
+        let mut blocks = [
+            (tag::PINGPONG, tag::PINGPONG),
+            (tag::STREAM, tag::STREAM),
+            (tag::UNIBAND_ACK, tag::UNIBAND_ACK),
+            (tag::IS_ALLREDUCE, tag::IS_ALLREDUCE + steps),
+            (tag::IS_COUNTS, tag::IS_COUNTS),
+            (tag::IS_KEYS, tag::IS_KEYS),
+            (tag::ALLTOALL, tag::ALLTOALL),
+            (tag::CG, tag::CG + 16 * 25 - 1),
+            (tag::MG, tag::MG + 64 * 8 - 1),
+            (tag::FT_TRANSPOSE, tag::FT_TRANSPOSE),
+            (tag::FT_CHECKSUM, tag::FT_CHECKSUM + steps),
+        ];
+        blocks.sort();
+        for pair in blocks.windows(2) {
+            assert!(pair[0].1 < pair[1].0, "{pair:?}");
+        }
     }
 }

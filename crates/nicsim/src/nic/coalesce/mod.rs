@@ -17,12 +17,12 @@
 //! throttle, with a frames threshold), `openmx` ([OMX-COAL] Algorithm 1),
 //! `stream` ([OMX-COAL] Algorithm 2), and `adaptive` (Linux DIM / ixgbe ITR),
 //! plus `openmx-adaptive` (markers with a DIM-driven fallback timer). One file
-//! per policy; [`CoalesceSpec`] is the configuration value the simulator
-//! builds a policy instance from.
+//! per policy; [`CoalesceSpec`] (a configuration value, `crate::config`)
+//! names a policy and [`CoalesceSpec::build`] makes an instance of it.
 
+use crate::config::{AdaptiveFlavor, CoalesceSpec, TimeoutSpec};
 use crate::time::{Duration, Instant};
 use std::fmt;
-use std::str::FromStr;
 
 mod adaptive;
 mod disabled;
@@ -120,130 +120,7 @@ impl fmt::Debug for dyn Coalescer {
     }
 }
 
-/// Myri-10G default coalescing delay: the myri10ge Linux driver's
-/// `myri10ge_intr_coal_delay = 75` (µs), drivers/net/ethernet/myricom/myri10ge/myri10ge.c;
-/// also SPEC §5 preset `omx2009`.
-pub const MYRI10G_DEFAULT_DELAY: Duration = Duration::from_us(75);
-
-/// The strategy names of SPEC §4, in the order [`CoalesceSpec::strategy_name`]
-/// uses them. (`watchdog` is an LCI firmware mechanism, `crate::nic::watchdog`,
-/// not a coalescing policy, so it is not listed here.)
-pub const STRATEGY_NAMES: &[&str] = &["disabled", "timeout", "openmx", "stream", "adaptive", "openmx-adaptive"];
-
-/// Which real-world NIC timer a [`Timeout`] models (SPEC §2.2 `timeout`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimeoutMode {
-    /// The timer starts at the first unreported frame and is not re-armed
-    /// (ethtool rx-usecs / rx-frames; Myri-10G firmware).
-    Absolute,
-    /// The timer is re-armed at every frame (e1000 RDTR), bounded by an
-    /// absolute cap from the first unreported frame (e1000 RADV).
-    PacketTimer,
-    /// A minimum gap between two interrupts (e1000 ITR).
-    Throttle,
-}
-
-impl TimeoutMode {
-    pub const ALL: [TimeoutMode; 3] = [TimeoutMode::Absolute, TimeoutMode::PacketTimer, TimeoutMode::Throttle];
-
-    /// The name used in configuration files and result tables.
-    pub const fn name(self) -> &'static str {
-        match self {
-            TimeoutMode::Absolute => "absolute",
-            TimeoutMode::PacketTimer => "packet",
-            TimeoutMode::Throttle => "throttle",
-        }
-    }
-}
-
-impl fmt::Display for TimeoutMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// An unknown timeout mode name (the allowed ones are listed in the message).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseTimeoutModeError(pub String);
-
-impl fmt::Display for ParseTimeoutModeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown timeout mode `{}` (expected one of: absolute, packet, throttle)", self.0)
-    }
-}
-
-impl std::error::Error for ParseTimeoutModeError {}
-
-impl FromStr for TimeoutMode {
-    type Err = ParseTimeoutModeError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        TimeoutMode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| ParseTimeoutModeError(s.to_owned()))
-    }
-}
-
-/// Parameters of the timeout policy and of the fallback timer of `openmx` and
-/// `stream`.
-///
-/// * `Absolute`: raise when `delay > 0 && now - first >= delay` or
-///   `frames > 0 && n >= frames`; both zero = raise on every frame (ethtool
-///   rx-usecs = 0, rx-frames = 0). `cap` is ignored.
-/// * `PacketTimer`: raise at `min(last + delay, first + cap)`; `cap == 0`
-///   means no absolute cap (e1000: RADV = 0 disables the absolute timer);
-///   `delay == 0` raises on every frame (RDTR = 0); `frames > 0` also raises
-///   on the `frames`-th unreported frame.
-/// * `Throttle`: at most one interrupt per `delay`; `frames` and `cap` are
-///   ignored.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TimeoutSpec {
-    pub mode: TimeoutMode,
-    pub delay: Duration,
-    pub frames: u32,
-    pub cap: Duration,
-}
-
-impl TimeoutSpec {
-    /// ethtool rx-usecs / rx-frames semantics.
-    pub const fn absolute(delay: Duration, frames: u32) -> Self {
-        TimeoutSpec { mode: TimeoutMode::Absolute, delay, frames, cap: Duration::ZERO }
-    }
-    /// e1000 RDTR (`delay`) + RADV (`cap`).
-    pub const fn packet_timer(delay: Duration, cap: Duration) -> Self {
-        TimeoutSpec { mode: TimeoutMode::PacketTimer, delay, frames: 0, cap }
-    }
-    /// e1000 ITR: minimum gap between interrupts.
-    pub const fn throttle(gap: Duration) -> Self {
-        TimeoutSpec { mode: TimeoutMode::Throttle, delay: gap, frames: 0, cap: Duration::ZERO }
-    }
-    /// The Myri-10G default: absolute, 75 µs, no frame threshold.
-    pub const fn myri10g_default() -> Self {
-        TimeoutSpec::absolute(MYRI10G_DEFAULT_DELAY, 0)
-    }
-}
-
-/// Which adaptive algorithm `adaptive` runs.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum AdaptiveFlavor {
-    /// Linux DIM (lib/dim/net_dim.c) over the RX EQE profile table.
-    Dim,
-    /// ixgbe-style ITR classes (lowest / low / bulk latency).
-    Itr,
-}
-
-/// A coalescing policy and its parameters: what the simulator is configured
-/// with, turned into a policy instance by [`CoalesceSpec::build`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CoalesceSpec {
-    Disabled,
-    Timeout(TimeoutSpec),
-    /// [OMX-COAL] Algorithm 1 with this fallback timer.
-    OpenMx(TimeoutSpec),
-    /// [OMX-COAL] Algorithm 2 with this fallback timer.
-    Stream(TimeoutSpec),
-    Adaptive(AdaptiveFlavor),
-    /// Marked frames raise at once; DIM drives the fallback timer.
-    OpenMxAdaptive,
-}
-
+/// The NIC builds the policy a configuration names.
 impl CoalesceSpec {
     /// A fresh policy instance (one per receive queue). Allocates once; the
     /// policy itself never allocates afterwards.
@@ -256,18 +133,6 @@ impl CoalesceSpec {
             CoalesceSpec::Adaptive(AdaptiveFlavor::Dim) => Box::new(Dim::new()),
             CoalesceSpec::Adaptive(AdaptiveFlavor::Itr) => Box::new(Itr::new()),
             CoalesceSpec::OpenMxAdaptive => Box::new(OpenMxAdaptive::new()),
-        }
-    }
-
-    /// The strategy name (one of [`STRATEGY_NAMES`]).
-    pub fn strategy_name(&self) -> &'static str {
-        match self {
-            CoalesceSpec::Disabled => "disabled",
-            CoalesceSpec::Timeout(_) => "timeout",
-            CoalesceSpec::OpenMx(_) => "openmx",
-            CoalesceSpec::Stream(_) => "stream",
-            CoalesceSpec::Adaptive(_) => "adaptive",
-            CoalesceSpec::OpenMxAdaptive => "openmx-adaptive",
         }
     }
 }

@@ -15,7 +15,8 @@
 //! re-armed per packet), RADV (receive absolute delay, 0 = disabled) and ITR
 //! (interrupt throttling: minimum inter-interrupt interval).
 
-use super::{Coalescer, Decision, DmaCompletion, TimeoutMode, TimeoutSpec, TimerCmd};
+use super::{Coalescer, Decision, DmaCompletion, TimeoutSpec, TimerCmd};
+use crate::config::TimeoutMode;
 use crate::time::{Duration, Instant};
 
 /// The timeout policy; see [`TimeoutSpec`] for the exact rule of each mode.

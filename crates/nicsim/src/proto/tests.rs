@@ -1,0 +1,420 @@
+//! Packet-trace tests of the protocol state machines (STYLE rule 7).
+//!
+//! Each test drives an [`Endpoint`] or a pull handle the way the library and
+//! the drivers do, one frame or timer at a time, with the times written out
+//! in microseconds, and asserts the exact actions that come back. Frames go
+//! through [`Msg::emit`] and [`Msg::parse`], so the wire mapping is exercised
+//! on the way.
+
+use super::*;
+use crate::time::{Duration, Instant};
+use crate::wire::{OmxBody, PULL_BLOCKS_OUTSTANDING, PULL_BLOCK_REPLIES};
+use rstest::rstest;
+
+fn us(x: u64) -> Instant {
+    Instant::ZERO + Duration::from_us(x)
+}
+
+/// The defaults of the `[library]` table: ack after 4, delayed ack 50 µs,
+/// resend 1000 µs, window 64 frames.
+const PARAMS: Params = Params {
+    ack_after: 4,
+    delayed_ack: Duration::from_us(50),
+    resend: Duration::from_us(1000),
+    send_window_frames: 64,
+};
+
+/// The other side of every trace.
+const PEER: u16 = 1;
+
+/// Sends a one-frame message from `ep` at `now` and returns the body on the
+/// wire (sequence number and piggy-backed ack as the library puts them).
+fn send_tiny(ep: &mut Endpoint, now: Instant, tag: u64) -> OmxBody {
+    let m = ep.send(PEER, now, 0, 8, tag, false, 1);
+    let piggy = ep.dispatch_ack(PEER);
+    Msg { seq: m.seq, piggy: Some(piggy.into()), tag, size: 8, ..Msg::new(Kind::Tiny) }.emit(0, 0)
+}
+
+/// An explicit ACK from `ep` (what the library sends for `Due::Ack`).
+fn send_ack(ep: &mut Endpoint) -> OmxBody {
+    let upto = ep.dispatch_ack(PEER);
+    Msg { piggy: Some(upto.into()), ..Msg::new(Kind::Ack) }.emit(0, 0)
+}
+
+/// What the receiving library does with a frame at `now`: take in its ack,
+/// then classify the message and, in order, deliver it.
+#[derive(Debug, PartialEq, Eq)]
+enum Got {
+    AckOnly,
+    Delivered(u32, AckPlan),
+    Early(u32),
+    Duplicate,
+}
+
+fn receive(ep: &mut Endpoint, now: Instant, body: &OmxBody) -> Got {
+    let m = Msg::parse(body).expect("a library message");
+    ep.process_ack(PEER, m.piggy.unwrap() as u16);
+    if m.kind == Kind::Ack {
+        return Got::AckOnly;
+    }
+    match ep.arrival(PEER, m.seq as u16) {
+        (seq, Arrival::InOrder) => Got::Delivered(seq, ep.delivered(PEER, now)),
+        (seq, Arrival::Early) => Got::Early(seq),
+        (_, Arrival::Duplicate) => Got::Duplicate,
+    }
+}
+
+/// The deadlines due at `now`, as (peer, what), and the next deadline.
+fn poll(ep: &mut Endpoint, now: Instant) -> (Vec<(u16, Due)>, Option<Instant>) {
+    let mut due = Vec::new();
+    let next = ep.dispatch(now, |p, d| due.push((p, d)));
+    if due.is_empty() {
+        assert_eq!(next, ep.poll_at(), "with nothing due, dispatch returns poll_at");
+    }
+    (due, next)
+}
+
+fn seqs(due: &[(u16, Due)]) -> Vec<u32> {
+    due.iter()
+        .map(|(_, d)| match d {
+            Due::Resend(m) => m.seq,
+            Due::Ack => panic!("an ack among resends"),
+        })
+        .collect()
+}
+
+fn pair() -> (Endpoint, Endpoint) {
+    (Endpoint::new(PARAMS, 2), Endpoint::new(PARAMS, 2))
+}
+
+// --- The wire mapping ----------------------------------------------------------
+
+#[rstest]
+#[case::tiny(Msg { seq: 7, piggy: Some(3), tag: 42, size: 32, ..Msg::new(Kind::Tiny) })]
+#[case::small(Msg { seq: 65535, piggy: Some(0), tag: u64::MAX, size: 128, ..Msg::new(Kind::Small) })]
+#[case::medium(Msg { seq: 9, piggy: Some(1), tag: 5, size: 40_000, frag_len: 1452, frag_seq: 27, ..Msg::new(Kind::MediumFrag) })]
+#[case::rndv(Msg { seq: 2, piggy: Some(2), tag: 6, size: 1 << 20, rdma: 200, ..Msg::new(Kind::Rndv) })]
+#[case::notify(Msg { seq: 4, piggy: Some(8), size: 1 << 20, rdma: 17, ..Msg::new(Kind::Notify) })]
+#[case::ack(Msg { piggy: Some(12), ..Msg::new(Kind::Ack) })]
+fn parse_inverts_emit(#[case] m: Msg) {
+    let body = m.emit(3, 4);
+    assert_eq!((body.dst_endpoint(), body.src_endpoint()), (3, Some(4)));
+    assert_eq!(Msg::parse(&body), Some(m));
+}
+
+#[test]
+fn pull_traffic_is_not_a_library_message() {
+    let pull = OmxBody::Pull {
+        dst_ep: 0,
+        src_ep: 0,
+        session: 0,
+        total_length: 1 << 20,
+        block_length: 32 * 1468,
+        first_frame_offset: 0,
+        frame_index: 0,
+        pulled_rdma_id: 0,
+        src_pull_handle: 0,
+        src_magic: 0,
+    };
+    let reply =
+        OmxBody::PullReply { frame_seqnum: 0, frame_length: 1468, msg_offset: 0, dst_pull_handle: 0, dst_magic: 0 };
+    assert_eq!((Msg::parse(&pull), Msg::parse(&reply)), (None, None));
+}
+
+#[test]
+fn sequence_numbers_widen_around_wrap() {
+    assert_eq!(widen(5, 5), 5);
+    assert_eq!(widen(0x1_0002, 0xFFFF), 0xFFFF);
+    assert_eq!(widen(0xFFFE, 0x0001), 0x1_0001);
+    assert_eq!(widen(0, 3), 3);
+}
+
+// --- Acks -------------------------------------------------------------------
+
+/// The receiver acks explicitly after `ack_after` in-order messages; before
+/// that the first message starts the delayed-ack timer and later ones find
+/// it running.
+#[rstest]
+#[case(1)]
+#[case(2)]
+#[case(4)]
+fn explicit_ack_after_ack_after_in_order_messages(#[case] ack_after: u32) {
+    let params = Params { ack_after, ..PARAMS };
+    let (mut a, mut b) = (Endpoint::new(params, 2), Endpoint::new(params, 2));
+    let mut plans = Vec::new();
+    for i in 0..ack_after {
+        let f = send_tiny(&mut a, us(i as u64), 0);
+        match receive(&mut b, us(i as u64), &f) {
+            Got::Delivered(seq, plan) => {
+                assert_eq!(seq, i);
+                plans.push(plan);
+            }
+            other => panic!("message {i}: {other:?}"),
+        }
+    }
+    let mut want = Vec::new();
+    if ack_after > 1 {
+        want.push(AckPlan::ArmTimer(us(50)));
+        want.extend((2..ack_after).map(|_| AckPlan::Pending));
+    }
+    want.push(AckPlan::AckNow);
+    assert_eq!(plans, want);
+    // The ack is sent: it acknowledges every message, and cancels the timer.
+    let ack = send_ack(&mut b);
+    assert_eq!(poll(&mut b, us(1000)), (vec![], None), "no delayed ack after the explicit one");
+    assert_eq!(a.unacked(PEER).count(), ack_after as usize);
+    assert_eq!(receive(&mut a, us(10), &ack), Got::AckOnly);
+    assert_eq!(a.unacked(PEER).count(), 0);
+}
+
+#[test]
+fn delayed_ack_fires_after_delayed_ack_us() {
+    let (mut a, mut b) = pair();
+    let f = send_tiny(&mut a, us(0), 0);
+    assert_eq!(receive(&mut b, us(10), &f), Got::Delivered(0, AckPlan::ArmTimer(us(60))));
+    assert_eq!(poll(&mut b, us(59)), (vec![], Some(us(60))), "not yet");
+    assert_eq!(poll(&mut b, us(60)), (vec![(PEER, Due::Ack)], None), "at 10 + 50 µs");
+    assert_eq!(b.poll_at(), Some(Instant::ZERO), "the ack is queued, not sent: look again now");
+    let ack = send_ack(&mut b);
+    assert_eq!(poll(&mut b, us(200)), (vec![], None));
+    assert_eq!(receive(&mut a, us(70), &ack), Got::AckOnly);
+    assert!(a.all_acked());
+}
+
+#[test]
+fn piggy_backed_ack_cancels_the_delayed_ack() {
+    let (mut a, mut b) = pair();
+    let f = send_tiny(&mut a, us(0), 0);
+    assert_eq!(receive(&mut b, us(10), &f), Got::Delivered(0, AckPlan::ArmTimer(us(60))));
+    // B answers before the timer: the answer carries the ack.
+    let reply = send_tiny(&mut b, us(20), 0);
+    assert_eq!(poll(&mut b, us(60)).0, vec![], "the delayed ack was cancelled");
+    assert_eq!(receive(&mut a, us(30), &reply), Got::Delivered(0, AckPlan::ArmTimer(us(80))));
+    assert!(a.all_acked(), "the piggy-backed ack released A's message");
+}
+
+/// Acks are cumulative: an ack up to `upto` releases exactly the messages
+/// before it, oldest first, and an older ack releases nothing more.
+#[rstest]
+#[case(0, 0)]
+#[case(1, 1)]
+#[case(3, 3)]
+#[case(5, 5)]
+fn piggy_backed_acks_release_unacked_messages_oldest_first(#[case] upto: u16, #[case] released: usize) {
+    let (mut a, _) = pair();
+    for i in 0..5 {
+        a.send(PEER, us(i), i as u32, 8, 0, false, 2);
+    }
+    assert_eq!(a.unacked_frames(PEER), 10);
+    assert_eq!(a.process_ack(PEER, upto), released);
+    let left: Vec<u32> = a.unacked(PEER).map(|m| m.seq).collect();
+    assert_eq!(left, (upto as u32..5).collect::<Vec<_>>());
+    assert_eq!(a.unacked_frames(PEER), 2 * left.len() as u32);
+    assert_eq!(a.process_ack(PEER, upto.saturating_sub(1)), 0, "an older ack releases nothing");
+}
+
+#[test]
+fn acks_are_widened_across_the_16_bit_wrap() {
+    let (mut a, _) = pair();
+    for i in 0..0x1_0003u32 {
+        a.send(PEER, us(0), i, 8, 0, false, 1);
+        if i % 1000 == 999 {
+            a.process_ack(PEER, (i - 10) as u16);
+        }
+    }
+    // 0x1_0002 is the last seq sent; its low bits ack up to it.
+    // The last ack before the wrap was up to 64_999 - 10.
+    assert_eq!(a.unacked(PEER).next().unwrap().seq, 64_989);
+    assert_eq!(a.process_ack(PEER, 0x0002), 0x1_0002 - 64_989);
+    assert_eq!(a.unacked(PEER).map(|m| m.seq).collect::<Vec<_>>(), vec![0x1_0002]);
+}
+
+// --- Arrivals ------------------------------------------------------------------
+
+#[test]
+fn duplicates_are_dropped_and_early_messages_kept() {
+    let (mut a, mut b) = pair();
+    let f0 = send_tiny(&mut a, us(0), 0);
+    let f1 = send_tiny(&mut a, us(1), 1);
+    let f2 = send_tiny(&mut a, us(2), 2);
+    // f1 is overtaken by f2.
+    assert_eq!(receive(&mut b, us(10), &f0), Got::Delivered(0, AckPlan::ArmTimer(us(60))));
+    assert_eq!(receive(&mut b, us(11), &f2), Got::Early(2));
+    assert_eq!(receive(&mut b, us(12), &f1), Got::Delivered(1, AckPlan::Pending));
+    // A resent copy of f0 (its ack was lost) is a duplicate, and so is f2
+    // once the library delivered it.
+    assert_eq!(receive(&mut b, us(13), &f0), Got::Duplicate);
+    assert_eq!(b.expected(PEER), 2);
+    assert_eq!(receive(&mut b, us(14), &f2), Got::Delivered(2, AckPlan::Pending));
+    assert_eq!(receive(&mut b, us(15), &f2), Got::Duplicate);
+    assert_eq!(b.expected(PEER), 3, "each message is delivered once");
+}
+
+// --- Resends and the send window -------------------------------------------------
+
+#[test]
+fn resend_after_the_resend_timeout_until_acked() {
+    let (mut a, mut b) = pair();
+    let _lost = send_tiny(&mut a, us(0), 0);
+    assert_eq!(poll(&mut a, us(999)), (vec![], Some(us(1000))));
+    let (due, next) = poll(&mut a, us(1000));
+    assert_eq!(seqs(&due), vec![0], "resent at 0 + 1000 µs");
+    assert_eq!(next, Some(us(2000)), "and due again one period later");
+    // The resend is lost too: a second one.
+    assert_eq!(seqs(&poll(&mut a, us(2000)).0), vec![0]);
+    // Its copy arrives, B acks, A stops resending.
+    let copy = Msg { piggy: Some(0), tag: 0, size: 8, ..Msg::new(Kind::Tiny) }.emit(0, 0);
+    assert_eq!(receive(&mut b, us(2010), &copy), Got::Delivered(0, AckPlan::ArmTimer(us(2060))));
+    let ack = send_ack(&mut b);
+    assert_eq!(receive(&mut a, us(2020), &ack), Got::AckOnly);
+    assert_eq!(poll(&mut a, us(5000)), (vec![], None));
+}
+
+/// Resends go oldest first, and only while the oldest is due: a message
+/// queued behind one just resent waits for it, although its own timer is
+/// looked at when it would have been due.
+#[test]
+fn resends_go_in_queue_order_behind_the_oldest() {
+    let (mut a, _) = pair();
+    for t in [0, 10, 500] {
+        send_tiny(&mut a, us(t), 0);
+    }
+    let (due, next) = poll(&mut a, us(1010));
+    assert_eq!(seqs(&due), vec![0, 1]);
+    assert_eq!(next, Some(us(1500)), "the third would be due first");
+    assert_eq!(a.poll_at(), Some(us(2010)), "but the oldest, resent, is");
+    assert_eq!(poll(&mut a, us(1500)), (vec![], Some(us(2010))));
+    let (due, next) = poll(&mut a, us(2010));
+    assert_eq!(seqs(&due), vec![0, 1, 2]);
+    assert_eq!(next, Some(us(3010)));
+}
+
+#[test]
+fn delayed_ack_and_resend_of_one_peer_come_out_ack_first() {
+    let (mut a, mut b) = pair();
+    let f = send_tiny(&mut b, us(0), 0);
+    assert_eq!(receive(&mut a, us(5), &f), Got::Delivered(0, AckPlan::ArmTimer(us(55))));
+    a.send(PEER, us(0), 0, 8, 0, false, 1);
+    let (due, next) = poll(&mut a, us(1000));
+    assert_eq!(due.len(), 2);
+    assert_eq!(due[0], (PEER, Due::Ack));
+    assert!(matches!(due[1], (PEER, Due::Resend(m)) if m.seq == 0));
+    assert_eq!(next, Some(us(2000)));
+}
+
+#[rstest]
+#[case::fits(60, 4, false)]
+#[case::exceeds(61, 4, true)]
+#[case::alone_always_goes(0, 100, false)]
+fn send_window_counts_unacked_frames(#[case] in_flight: u32, #[case] frames: u32, #[case] full: bool) {
+    let (mut a, _) = pair();
+    if in_flight > 0 {
+        a.send(PEER, us(0), 0, 0, 0, false, in_flight);
+    }
+    assert_eq!(a.window_full(PEER, frames), full);
+    a.process_ack(PEER, 1);
+    assert!(!a.window_full(PEER, frames), "acks open the window");
+}
+
+#[test]
+fn finalizing_flushes_unacked_receives() {
+    let (mut a, mut b) = pair();
+    let f = send_tiny(&mut a, us(0), 0);
+    receive(&mut b, us(1), &f);
+    let mut flushed = Vec::new();
+    assert!(b.flush_acks(|p| flushed.push(p)));
+    assert_eq!(flushed, vec![PEER]);
+    assert!(!b.flush_acks(|_| panic!("nothing left to flush")));
+    assert_eq!(poll(&mut b, us(100)), (vec![], None), "no delayed ack after the flush");
+}
+
+// --- The pull handle ---------------------------------------------------------------
+
+const BLOCK: u32 = PULL_BLOCK_REPLIES as u32;
+const TIMEOUT: Duration = Duration::from_us(1000);
+
+/// The blocks requested and not complete, from the handle's own answers.
+fn outstanding(h: &PullHandle) -> Vec<u32> {
+    std::iter::successors(h.incomplete_from(0), |&b| h.incomplete_from(b + 1)).collect()
+}
+
+#[test]
+fn pull_handle_keeps_four_blocks_of_32_outstanding() {
+    let blocks = 10;
+    let mut h = PullHandle::new(us(0), blocks * BLOCK - 5);
+    assert_eq!(h.blocks(), blocks);
+    assert_eq!(h.block(9), (9 * BLOCK, BLOCK - 5), "the last block is short");
+    assert_eq!(h.start(), 0..PULL_BLOCKS_OUTSTANDING as u32);
+    let mut requested = Vec::new();
+    let mut t = 0;
+    for idx in 0..blocks * BLOCK - 5 {
+        t += 1;
+        assert_eq!(outstanding(&h).len(), (blocks - idx / BLOCK).min(4) as usize, "before reply {idx}");
+        match h.process(us(t), idx) {
+            // The last blocks complete with no block left to request.
+            OnReply::Progress => assert!(idx % BLOCK != BLOCK - 1 || idx / BLOCK >= blocks - 4),
+            OnReply::Request(b) => {
+                assert_eq!(idx % BLOCK, BLOCK - 1, "a block completes at its 32nd reply");
+                requested.push(b);
+            }
+            OnReply::Complete => assert_eq!(idx, blocks * BLOCK - 6),
+            OnReply::Duplicate => panic!("reply {idx} is new"),
+        }
+    }
+    assert_eq!(requested, (4..blocks).collect::<Vec<_>>(), "each completed block requests the next");
+    assert!(!h.live());
+    assert_eq!(h.poll_at(TIMEOUT), None);
+}
+
+#[test]
+fn lost_pull_reply_is_rerequested_after_pull_timeout() {
+    let mut h = PullHandle::new(us(0), 2 * BLOCK);
+    assert_eq!(h.start(), 0..2);
+    // Every reply but #5 arrives, the last at 64 µs.
+    for idx in (0..2 * BLOCK).filter(|&i| i != 5) {
+        let on = h.process(us(idx as u64 + 1), idx);
+        assert!(matches!(on, OnReply::Progress), "reply {idx}: {on:?}");
+    }
+    assert_eq!(h.poll_at(TIMEOUT), Some(us(64 + 1000)));
+    // The timer set at the start finds progress: it waits for a whole
+    // timeout after the last reply.
+    assert_eq!(h.on_timer(us(1000), TIMEOUT), OnTimer::Wait(us(1064)));
+    assert_eq!(h.on_timer(us(1063), TIMEOUT), OnTimer::Wait(us(1064)));
+    assert_eq!(h.on_timer(us(1064), TIMEOUT), OnTimer::Rerequest(us(2064)));
+    assert_eq!(outstanding(&h), vec![0], "only the block with the lost reply");
+    // Lost again: another re-request one timeout later, not before.
+    assert_eq!(h.on_timer(us(2063), TIMEOUT), OnTimer::Wait(us(2064)));
+    assert_eq!(h.on_timer(us(2064), TIMEOUT), OnTimer::Rerequest(us(3064)));
+    // The re-requested block comes back whole: only #5 is new.
+    assert_eq!(h.process(us(3000), 4), OnReply::Duplicate);
+    assert_eq!(h.process(us(3001), 5), OnReply::Complete);
+    assert_eq!(h.poll_at(TIMEOUT), None);
+}
+
+#[rstest]
+#[case::twice(3, 3)]
+#[case::beyond_the_message(40, 40)]
+fn pull_replies_are_dropped_if_seen_or_outside(#[case] first: u32, #[case] again: u32) {
+    let mut h = PullHandle::new(us(0), 40);
+    h.start();
+    if first < 40 {
+        assert_eq!(h.process(us(1), first), OnReply::Progress);
+    }
+    assert_eq!(h.process(us(2), again), OnReply::Duplicate);
+}
+
+#[test]
+fn pull_serve_sends_the_replies_of_one_block() {
+    let per = 1468;
+    let size = 40 * per + 100; // 41 replies: a block of 32 and one of 9
+    let mut s = PullServe::new(32, size, per);
+    let replies: Vec<ServedReply> = (0..9).map(|_| s.next_reply()).collect();
+    assert_eq!(replies.iter().map(|r| r.idx).collect::<Vec<_>>(), (32..41).collect::<Vec<_>>());
+    assert_eq!(replies[0].offset, 32 * per);
+    assert_eq!(replies[8].len, 100, "the message's last reply is short");
+    assert!(replies[..8].iter().all(|r| r.len == per as u32 && !r.last_in_block && !r.done));
+    assert!(replies[8].last_in_block && replies[8].done);
+    let mut first = PullServe::new(0, size, per);
+    let n = std::iter::from_fn(|| Some(first.next_reply())).position(|r| r.done).unwrap() + 1;
+    assert_eq!(n, 32, "a whole block");
+}

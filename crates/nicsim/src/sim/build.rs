@@ -1,0 +1,362 @@
+//! Building the world of a validated scenario: the scenario's costs
+//! gathered for the hot path ([`Costs`]), the hosts with their cores, NIC
+//! queues and steering, and the processes of the workload.
+//!
+//! This module owns construction only. It does not run anything: the first
+//! dispatch of every core is the only work it starts, and what the stages do
+//! afterwards lives in their own files.
+
+use super::{
+    Action, Core, Cur, Drops, Ev, HostState, PState, PolicyFactory, Proc, World, ECHO_HOST, FLOOD_ORIGIN, NO_RANK,
+};
+use crate::config::{Scenario, WaitMode, Workload};
+use crate::engine::{EventQueue, SimRng};
+use crate::host::{CacheCosts, CacheStats, Obj, ObjClass, Topology};
+use crate::net::Network;
+use crate::nic::steering::Steering;
+use crate::nic::{Nic, RxQueue};
+use crate::proto::{Endpoint, Params};
+use crate::time::{Duration, Instant};
+use crate::wire::{MarkedClasses, ENDPOINTS, RDMA_REGIONS};
+use crate::workload::Program;
+use std::collections::VecDeque;
+
+/// The scenario's costs and switches, gathered for the hot path (the
+/// durations were converted once, at validation: `crate::config::Times`).
+pub(crate) struct Costs {
+    pub irq_entry: Duration,
+    pub napi_poll: Duration,
+    pub rearm: Duration,
+    pub driver_rx: Duration,
+    pub handler_drop: Duration,
+    pub handler: Duration,
+    pub tx_done: Duration,
+    pub syscall: Duration,
+    pub driver_tx: Duration,
+    pub doorbell: Duration,
+    pub wakeup: Duration,
+    pub block: Duration,
+    pub sleep: bool,
+    pub soaker: bool,
+    pub idle_before_sleep: Duration,
+    pub sleep_exit: Duration,
+    pub send: Duration,
+    pub event: Duration,
+    pub post_recv: Duration,
+    pub small_send: Duration,
+    pub mpi_send: Duration,
+    pub mpi_recv: Duration,
+    pub pull_setup: Duration,
+    /// The library protocol's acks, resends and send window.
+    pub proto: Params,
+    pub pull_timeout: Duration,
+    pub endpoint_lines: u32,
+    pub event_lines: u32,
+    pub napi_lines: u32,
+    pub tx_lines: u32,
+    pub tx_contention_lines: u32,
+    pub pull_lines: u32,
+    pub napi_budget: u16,
+    pub tx_done_irq: bool,
+    pub wait: WaitMode,
+    pub mtu: usize,
+    pub rndv_threshold: u64,
+    pub marked: MarkedClasses,
+    pub misorder: u8,
+    pub defer_hard_irqs: u32,
+    pub gro_flush: Duration,
+    pub irq_suspend: Duration,
+    pub busy_poll: bool,
+    pub ioat: bool,
+    pub dca: bool,
+    /// Native MX (OS-bypass): the NIC delivers into user memory, serves
+    /// pulls itself, and never interrupts a polling library.
+    pub native: bool,
+    pub ioat_bps: u64,
+    pub ioat_submit: Duration,
+    pub ioat_completion: Duration,
+}
+
+/// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
+pub const NAPI_BUDGET: u16 = 64;
+
+impl World {
+    /// Builds the world of a validated scenario.
+    pub fn new(s: &Scenario) -> Self {
+        Self::with_policy(s, None)
+    }
+
+    /// Builds the world of a validated scenario; `policy`, if given, makes
+    /// the coalescing policy of every receive queue instead of the
+    /// scenario's strategy (a user-defined policy, e.g. from Python).
+    pub fn with_policy(s: &Scenario, mut policy: Option<PolicyFactory<'_>>) -> Self {
+        let p = &s.platform;
+        let topo = Topology::new(&p.topology);
+        let hosts_n = p.topology.hosts as usize;
+        let cores = topo.cores();
+        let t = &s.times;
+        let b = &p.library;
+        let c = Costs {
+            irq_entry: t.irq_entry,
+            napi_poll: t.napi_poll,
+            rearm: t.irq_rearm,
+            driver_rx: t.driver_rx,
+            handler_drop: t.handler_drop,
+            handler: t.handler,
+            tx_done: t.tx_done,
+            syscall: t.syscall,
+            driver_tx: t.driver_tx,
+            doorbell: t.doorbell,
+            wakeup: t.wakeup,
+            block: t.block,
+            sleep: s.sleep,
+            soaker: s.soaker,
+            idle_before_sleep: t.idle_before_sleep,
+            sleep_exit: t.sleep_exit,
+            send: t.send,
+            event: t.event,
+            post_recv: t.post_recv,
+            small_send: t.small_send,
+            mpi_send: if s.mpi { t.mpi_send } else { Duration::ZERO },
+            mpi_recv: if s.mpi { t.mpi_recv } else { Duration::ZERO },
+            pull_setup: t.pull_setup,
+            proto: Params {
+                ack_after: b.ack_after,
+                delayed_ack: t.delayed_ack,
+                resend: t.resend,
+                send_window_frames: b.send_window_frames,
+            },
+            pull_timeout: t.pull_timeout,
+            endpoint_lines: p.cache.endpoint_lines,
+            event_lines: p.cache.event_lines,
+            napi_lines: p.cache.napi_lines,
+            tx_lines: p.cache.tx_lines,
+            tx_contention_lines: p.cache.tx_contention_lines,
+            pull_lines: p.cache.pull_lines,
+            napi_budget: NAPI_BUDGET,
+            tx_done_irq: p.nic.tx_done_interrupts,
+            wait: s.wait,
+            mtu: p.link.mtu as usize,
+            rndv_threshold: s.rndv_threshold as u64,
+            marked: s.marked,
+            misorder: s.misorder_degree,
+            defer_hard_irqs: s.napi.defer_hard_irqs,
+            gro_flush: s.napi.gro_flush_timeout,
+            irq_suspend: s.napi.irq_suspend_timeout,
+            busy_poll: s.napi.busy_poll,
+            ioat: s.ioat,
+            dca: s.dca,
+            native: s.native_mx,
+            ioat_bps: t.ioat_bytes_per_s,
+            ioat_submit: t.ioat_submit,
+            ioat_completion: t.ioat_completion,
+        };
+        let mut hosts = Vec::with_capacity(hosts_n);
+        for _ in 0..hosts_n {
+            let steering = Steering::new(s.steering, cores);
+            let steering_queues = steering.queues();
+            let queues = (0..steering.queues())
+                .map(|_| {
+                    let policy = match policy.as_mut() {
+                        Some(make) => make(),
+                        None => s.coalesce.build(),
+                    };
+                    let mut q = RxQueue::new(policy, p.nic.ring_slots as usize);
+                    q.split_claims = s.tx_reap == crate::config::TxReap::HardIrq;
+                    q
+                })
+                .collect();
+            hosts.push(HostState {
+                cores: (0..cores)
+                    .map(|_| Core {
+                        kq: VecDeque::with_capacity(16),
+                        cur: Cur::Idle,
+                        gen: 0,
+                        idle_since: Some(Instant::ZERO),
+                        app: None,
+                        end: Instant::ZERO,
+                        kernel_time: Duration::ZERO,
+                        stall: Duration::ZERO,
+                    })
+                    .collect(),
+                nic: Nic::new(&p.nic, &s.times.nic, queues),
+                steering,
+                procs: Vec::new(),
+                eps: vec![None; ENDPOINTS],
+                napi_objs: vec![Obj::new(ObjClass::Napi); steering_queues],
+                tx_obj: Obj::new(ObjClass::TxRing),
+                tx_hold: (0, Instant::ZERO),
+                tx_contended: 0,
+                cache: CacheStats::default(),
+                irq_raised: 0,
+                irq_handled: 0,
+                rx_frames: 0,
+                kernel_time: Duration::ZERO,
+                app_time: Duration::ZERO,
+                spin_time: Duration::ZERO,
+                ioat_free: Instant::ZERO,
+            });
+        }
+        let mut w = World {
+            q: EventQueue::new(),
+            rng: SimRng::new(s.seed),
+            net: Network::new(&p.link, &s.times.link, hosts_n),
+            hosts,
+            topo,
+            cc: CacheCosts::new(&s.times.cache),
+            c,
+            frames: Vec::with_capacity(1024),
+            free_frames: Vec::new(),
+            live_frames: 0,
+            frames_sent: 0,
+            frames_handled: 0,
+            drops: Drops::default(),
+            handles: Vec::new(),
+            handle_objs: Vec::new(),
+            free_handles: Vec::new(),
+            serves: Vec::new(),
+            free_serves: Vec::new(),
+            pcap: s.pcap.as_ref().map(|_| Vec::new()),
+            workload: s.workload,
+            flood_left: 0,
+            flood_gap: Duration::ZERO,
+            flood_bytes: 0,
+            loss: s.loss,
+            reorder: s.reorder,
+            programs_left: 0,
+            completions: 0,
+            wire_bytes: 0,
+            medium_msgs: 0,
+            medium_one_irq: 0,
+            jitter: s.jitter,
+            direct_switch: hosts_n <= 2 && s.loss == 0.0 && s.reorder == 0.0 && s.jitter.is_zero(),
+            ranks: Vec::new(),
+            rank_of: vec![vec![NO_RANK; ENDPOINTS]; hosts_n],
+            echo: None,
+            nic_copy_ns_per_byte: {
+                let e = p.emo_cfg();
+                e.nic_copy_cycles_per_byte * 1e3 / e.nic_clock_mhz
+            },
+            busy_at_mark: [[Duration::ZERO; 2]; 2],
+        };
+        let core = s.binding.unwrap_or(0) as u16;
+        match s.workload {
+            Workload::PingPong { size, iterations, warmup } => {
+                w.spawn(0, core, 0, Program::pingpong(0, size, iterations, warmup));
+                w.spawn(1, core, 0, Program::pingpong(1, size, iterations, warmup));
+            }
+            Workload::Echo { at, size, iterations, warmup } => {
+                // The client is rank 0 of a ping-pong; rank 1 is the echo
+                // server on host 1, which has no process.
+                w.spawn(0, core, 0, Program::pingpong(0, size, iterations, warmup));
+                w.echo = Some(at);
+                w.rank_of[ECHO_HOST][0] = w.ranks.len() as u16;
+                w.ranks.push((ECHO_HOST as u16, 0));
+            }
+            Workload::Stream { size, messages, warmup } => {
+                w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup));
+                w.spawn(1, core, 0, Program::stream_receiver(size, messages, warmup));
+            }
+            Workload::Uniband { size, messages, warmup, window } => {
+                w.spawn(0, core, 0, Program::uniband_sender(size, messages, warmup, window));
+                w.spawn(1, core, 0, Program::uniband_receiver(size, messages, warmup, window));
+            }
+            Workload::NasIs { keys, iterations, per_host, compute } => {
+                let hosts = w.hosts.len() as u32;
+                let n = hosts * per_host;
+                let keys_per_proc = keys / n as u64;
+                // Block placement: ranks 0..per_host on host 0, one per core.
+                for r in 0..n {
+                    let body = crate::workload::nas_is_iteration(r, n, keys_per_proc, compute);
+                    let prog = Program::Script { body, iters: iterations + 1, warm: 1, iter: 0, pc: 0, marked: 0 };
+                    let local = (r % per_host) as u16;
+                    w.spawn((r / per_host) as u16, local, local as u8, prog);
+                }
+            }
+            Workload::NasKernel { kernel, class_c, per_host, compute } => {
+                let n = w.hosts.len() as u32 * per_host;
+                let prob = crate::workload::NasProblem::new(kernel, class_c);
+                for r in 0..n {
+                    let body = crate::workload::nas_kernel_iteration(kernel, &prob, r, n, compute);
+                    let prog = Program::Script { body, iters: prob.iterations + 1, warm: 1, iter: 0, pc: 0, marked: 0 };
+                    let local = (r % per_host) as u16;
+                    w.spawn((r / per_host) as u16, local, local as u8, prog);
+                }
+            }
+            Workload::Alltoall { size, iterations, warmup, per_host } => {
+                let n = w.hosts.len() as u32 * per_host;
+                for r in 0..n {
+                    let mut body = Vec::new();
+                    crate::workload::alltoall_ops(&mut body, r, n, size, crate::workload::tag::ALLTOALL);
+                    let prog =
+                        Program::Script { body, iters: iterations + warmup, warm: warmup, iter: 0, pc: 0, marked: 0 };
+                    let local = (r % per_host) as u16;
+                    w.spawn((r / per_host) as u16, local, local as u8, prog);
+                }
+            }
+            Workload::Flood { packets, gap, packet_bytes } => {
+                w.flood_left = packets;
+                w.flood_gap = gap;
+                w.flood_bytes = packet_bytes;
+                w.q.push(Instant::ZERO, FLOOD_ORIGIN, Ev::FloodTick);
+            }
+        }
+        let n = w.ranks.len();
+        for hs in &mut w.hosts {
+            for pr in &mut hs.procs {
+                pr.proto = Endpoint::new(w.c.proto, n);
+            }
+        }
+        for h in 0..w.hosts.len() {
+            for core in 0..w.hosts[h].cores.len() {
+                w.dispatch(h, core);
+            }
+        }
+        w
+    }
+
+    pub(super) fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {
+        let hosts = self.hosts.len();
+        let rank = self.ranks.len() as u16;
+        self.ranks.push((host, ep));
+        self.rank_of[host as usize][ep as usize] = rank;
+        let hs = &mut self.hosts[host as usize];
+        let idx = hs.procs.len() as u16;
+        hs.procs.push(Proc {
+            rank,
+            core,
+            ep,
+            state: PState::Ready,
+            action: Action::None,
+            program,
+            wait: None,
+            pending_op: None,
+            finished: false,
+            pulls_active: 0,
+            pulls_waiting: VecDeque::new(),
+            ring: VecDeque::with_capacity(64),
+            drain: 0,
+            outbox: VecDeque::with_capacity(64),
+            proto: Endpoint::new(self.c.proto, hosts), // resized to the rank count by `new`
+            reqs: Vec::with_capacity(128),
+            free_reqs: Vec::new(),
+            outstanding: 0,
+            posted: VecDeque::with_capacity(128),
+            unexpected: VecDeque::new(),
+            early: Vec::new(),
+            medium: Vec::new(),
+            regions: vec![None; RDMA_REGIONS],
+            ring_obj: Obj::new(ObjClass::EventRing),
+            ep_obj: Obj::new(ObjClass::Endpoint),
+            timer_at: None,
+            marks: [None; 2],
+            poll_since: None,
+            irq_at_mark: [0; 2],
+            irq_all_at_mark: [0; 2],
+        });
+        hs.eps[ep as usize] = Some(idx);
+        hs.cores[core as usize].app = Some(idx);
+        hs.cores[core as usize].idle_since = None;
+        self.programs_left += 1;
+    }
+}

@@ -1,0 +1,117 @@
+//! The Open-MX receive handler (bottom half, after its cost was paid) and
+//! the event ring: a received frame becomes a library event ([`LibEvent`])
+//! in its endpoint's ring, or goes to the pull protocol; and the process
+//! that owns the ring is made to notice.
+//!
+//! This module owns the frame -> event step. It does not price it (`kernel`)
+//! nor act on the event (`lib_recv`).
+
+use super::{PState, World, ECHO_HOST, NO_RANK, WRITER_MEMORY};
+use crate::proto::Msg;
+use crate::time::Instant;
+use crate::wire::OmxBody;
+
+/// A library event in an endpoint's shared event ring: a message header and
+/// where it came from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LibEvent {
+    pub msg: Msg,
+    /// The sender's rank.
+    pub peer: u16,
+    /// The die whose cache holds the event and its data (the handler's).
+    pub writer_die: u16,
+    /// The frame's interrupt stamp (see `Frame::irq_stamp`).
+    pub irq_stamp: u32,
+}
+
+impl LibEvent {
+    /// The same event with the message's sequence number set to `seq`.
+    pub(crate) fn with_seq(self, seq: u32) -> Self {
+        LibEvent { msg: Msg { seq, ..self.msg }, ..self }
+    }
+}
+
+impl World {
+    pub(super) fn handle_frame(&mut self, now: Instant, h: usize, core: usize, frame: u32) {
+        let (src, irq_stamp) = (self.frames[frame as usize].src, self.frames[frame as usize].irq_stamp);
+        let parsed = self.frames[frame as usize].parsed;
+        self.free_frame(frame);
+        self.frames_handled += 1;
+        let hs = &mut self.hosts[h];
+        hs.rx_frames += 1;
+        let Some(repr) = parsed else {
+            self.drops.malformed += 1;
+            return;
+        };
+        if h == ECHO_HOST && self.echo == Some(crate::config::EchoAt::Kernel) {
+            self.kernel_echo(now, &repr);
+            return;
+        }
+        let ep = repr.body.dst_endpoint();
+        let Some(p) = hs.eps[ep as usize] else {
+            self.drops.no_endpoint += 1;
+            return;
+        };
+        let p = p as usize;
+        // The NIC itself (native MX) writes to memory: WRITER_MEMORY.
+        let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
+        if core == usize::MAX {
+            self.hosts[h].procs[p].ring_obj.owner = crate::host::Owner::Memory;
+        }
+        let src_ep = repr.body.src_endpoint().unwrap_or(0);
+        let peer = self.rank_of[src as usize][src_ep as usize];
+        if peer == NO_RANK && !matches!(repr.body, OmxBody::Pull { .. } | OmxBody::PullReply { .. }) {
+            self.drops.no_endpoint += 1;
+            return;
+        }
+        match Msg::parse(&repr.body) {
+            Some(msg) => self.post_event(now, h, p, LibEvent { msg, peer, writer_die: die, irq_stamp }),
+            None => match repr.body {
+                OmxBody::Pull { total_length, first_frame_offset, src_pull_handle, src_magic, .. } => {
+                    let local_ep = repr.body.dst_endpoint();
+                    let size = total_length as u64;
+                    self.serve_pull(now, h, core, src, local_ep, size, first_frame_offset, src_pull_handle, src_magic);
+                }
+                OmxBody::PullReply { msg_offset, dst_pull_handle, .. } => {
+                    self.pull_reply_arrived(now, h, core, dst_pull_handle, msg_offset);
+                }
+                _ => unreachable!("every other body is a library message"),
+            },
+        }
+    }
+
+    /// Writes an event into a process's ring and makes it notice.
+    pub(crate) fn post_event(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
+        let pr = &mut self.hosts[h].procs[p];
+        pr.ring.push_back(ev);
+        self.notify_proc(now, h, p);
+    }
+
+    /// The process has something to do: wake it if it polls or sleeps.
+    pub(crate) fn notify_proc(&mut self, now: Instant, h: usize, p: usize) {
+        let hs = &mut self.hosts[h];
+        let pr = &mut hs.procs[p];
+        let core = pr.core as usize;
+        match pr.state {
+            PState::Polling => {
+                pr.state = PState::Ready;
+                let ep = pr.ep;
+                if let Some(t0) = pr.poll_since.take() {
+                    hs.spin_time += now.since(t0);
+                }
+                let q = hs.steering.queue_for(Some(ep), 0);
+                self.release_suspension(now, h, q);
+                self.dispatch_at(now, h, core);
+            }
+            PState::Blocked => {
+                pr.state = PState::Waking;
+                self.dispatch_at(now, h, core);
+            }
+            PState::Done => {
+                pr.state = PState::Ready;
+                self.dispatch_at(now, h, core);
+            }
+            _ => {}
+        }
+    }
+}

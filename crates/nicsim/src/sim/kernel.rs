@@ -1,0 +1,489 @@
+//! Cores and the kernel: what a core runs (kernel work before the
+//! application, preemption, sleep states), the kernel work items (hard IRQ,
+//! NAPI polls with their budget, re-arming or deferring the interrupt,
+//! serving pull replies), and what each costs, including the send-path
+//! state shared between cores (`tx_touch`).
+//!
+//! This module owns scheduling and pricing on cores. It does not own what a
+//! handled frame does (`handler`) nor what the library runs (`lib_path`).
+
+use super::{Costs, Ev, PState, World, ECHO_HOST};
+use crate::engine::EventQueue;
+use crate::nic::RingEntry;
+use crate::time::{Duration, Instant};
+use crate::wire::OmxBody;
+use std::collections::VecDeque;
+
+/// Kernel work queued on a core (runs before the application).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KWork {
+    /// Hard-IRQ entry for queue `q`.
+    Irq {
+        q: u8,
+    },
+    /// Split claims (`tx_reap = "hard-irq"`): the hard handler alone, which
+    /// reaps transmit completions, re-arms the interrupt claim and, if the
+    /// interrupt reported received frames (`rx`), schedules NAPI.
+    HardIrq {
+        q: u8,
+        rx: bool,
+    },
+    /// NAPI poll of queue `q` with `budget` packets left in this poll.
+    Napi {
+        q: u8,
+        budget: u16,
+    },
+    /// One ring entry being handled by the bottom half (set when started):
+    /// a received frame, or `n` transmit completions (`RingEntry` spelled
+    /// out, which keeps this type in eight bytes: see `Ev`).
+    EntryRx {
+        q: u8,
+        budget: u16,
+        frame: u32,
+    },
+    EntryTxDone {
+        q: u8,
+        budget: u16,
+        n: u32,
+    },
+    /// napi_complete + re-arm of the interrupt.
+    Rearm {
+        q: u8,
+    },
+    /// napi_complete with the interrupt kept masked: a gro_flush_timeout
+    /// timer will re-poll (napi_defer_hard_irqs).
+    Defer {
+        q: u8,
+    },
+    /// The hrtimer interrupt of a deferred NAPI: entry, then a poll.
+    TimerNapi {
+        q: u8,
+    },
+    /// Sending the next pull reply of a pull request being served.
+    PullReply {
+        serve: u32,
+    },
+}
+
+const _: () = assert!(std::mem::size_of::<KWork>() == 8);
+
+/// What a core is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cur {
+    Idle,
+    Kernel(KWork),
+    App,
+}
+
+pub(crate) struct Core {
+    pub(super) kq: VecDeque<KWork>,
+    pub(super) cur: Cur,
+    pub(super) gen: u32,
+    /// Since when the core has been idle (None: busy, or spinning).
+    pub(super) idle_since: Option<Instant>,
+    /// The process bound to this core.
+    pub(super) app: Option<u16>,
+    pub(super) end: Instant,
+    pub(super) kernel_time: Duration,
+    /// Stall owed by this core for contention it suffered during a segment
+    /// already scheduled: paid at the start of its next segment.
+    pub(super) stall: Duration,
+}
+
+impl Core {
+    pub(super) fn go_idle(&mut self, now: Instant) {
+        if self.idle_since.is_none() {
+            self.idle_since = Some(now);
+        }
+    }
+
+    /// Exit latency paid by a core that has been idle long enough to sleep.
+    pub(super) fn wake_cost(&mut self, c: &Costs, now: Instant) -> Duration {
+        let cost = match self.idle_since {
+            Some(t0) if c.sleep && !c.soaker && now.since(t0) >= c.idle_before_sleep => c.sleep_exit,
+            _ => Duration::ZERO,
+        };
+        self.idle_since = None;
+        cost
+    }
+
+    /// Starts a segment of core `core` of host `h` that ends at `end`.
+    pub(super) fn begin(&mut self, q: &mut EventQueue<Ev>, end: Instant, h: usize, core: usize) {
+        self.gen = self.gen.wrapping_add(1);
+        self.end = end;
+        q.push(end, h as u32, Ev::CoreDone { host: h as u16, core: core as u8, gen: self.gen });
+    }
+}
+
+impl World {
+    /// New kernel work was queued on `core`: preempt the application if it
+    /// is running a segment, then dispatch.
+    pub(crate) fn kick(&mut self, now: Instant, h: usize, core: usize) {
+        let cs = &mut self.hosts[h].cores[core];
+        if matches!(cs.cur, Cur::App) {
+            let remaining = cs.end.since(now);
+            cs.gen = cs.gen.wrapping_add(1);
+            cs.cur = Cur::Idle;
+            if let Some(p) = cs.app {
+                self.hosts[h].procs[p as usize].state = PState::Preempted(remaining);
+            }
+        }
+        self.dispatch_at(now, h, core);
+    }
+
+    pub(super) fn dispatch(&mut self, h: usize, core: usize) {
+        let now = self.q.now();
+        self.dispatch_at(now, h, core);
+    }
+
+    /// Starts the next work item on an idle core: kernel work first, then
+    /// the application.
+    pub(crate) fn dispatch_at(&mut self, now: Instant, h: usize, core: usize) {
+        // Each pass looks the core up once: the checks and the application
+        // part below share that lookup (this runs for most events).
+        loop {
+            let hs = &mut self.hosts[h];
+            let cs = &mut hs.cores[core];
+            if !matches!(cs.cur, Cur::Idle) {
+                return;
+            }
+            if let Some(w) = cs.kq.pop_front() {
+                if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
+                    let hs = &mut self.hosts[h];
+                    let cs = &mut hs.cores[core];
+                    let wake = cs.wake_cost(&self.c, now);
+                    if (wake + cost).is_zero() {
+                        // Takes no time (e.g. a re-arm that is a posted write):
+                        // complete it now instead of scheduling an event (the
+                        // core stays idle).
+                        self.finish_kernel_out(now, h, core, w);
+                        continue;
+                    }
+                    // Marked busy here rather than in `start_kernel`: the
+                    // core is already looked up.
+                    cs.cur = Cur::Kernel(w);
+                    let cost = cost + std::mem::take(&mut cs.stall);
+                    cs.kernel_time += cost;
+                    cs.begin(&mut self.q, now + wake + cost, h, core);
+                    hs.kernel_time += cost;
+                    return;
+                }
+                continue; // the work vanished (e.g. empty ring): try the next
+            }
+            let Some(p) = cs.app else {
+                cs.go_idle(now);
+                return;
+            };
+            let p = p as usize;
+            let pr = &mut hs.procs[p];
+            match pr.state {
+                PState::Preempted(rem) => {
+                    pr.state = PState::Running;
+                    cs.cur = Cur::App;
+                    let rem = rem + std::mem::take(&mut cs.stall);
+                    cs.begin(&mut self.q, now + rem, h, core);
+                    return;
+                }
+                PState::Ready | PState::Waking => {
+                    let extra = if pr.state == PState::Waking { self.c.wakeup } else { Duration::ZERO };
+                    let step = self.lib_step(now, h, p, core);
+                    let hs = &mut self.hosts[h];
+                    let cs = &mut hs.cores[core];
+                    match step {
+                        Some((cost, action)) => {
+                            let wake = cs.wake_cost(&self.c, now);
+                            let cost = cost + std::mem::take(&mut cs.stall);
+                            hs.app_time += extra + cost;
+                            let pr = &mut hs.procs[p];
+                            pr.state = PState::Running;
+                            pr.action = action;
+                            cs.cur = Cur::App;
+                            cs.begin(&mut self.q, now + wake + extra + cost, h, core);
+                        }
+                        None => {
+                            // Polling, blocked or done: nothing to run.
+                            if hs.procs[p].state == PState::Polling {
+                                cs.idle_since = None;
+                            } else {
+                                cs.go_idle(now);
+                            }
+                        }
+                    }
+                    return;
+                }
+                PState::Polling => {
+                    cs.idle_since = None;
+                    return;
+                }
+                PState::Running => unreachable!("running process on an idle core"),
+                PState::Blocked | PState::Done => {
+                    cs.go_idle(now);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The segment numbered `gen` of a core ended; stale if the core has
+    /// since been preempted (checked here, where the core is looked up
+    /// anyway).
+    pub(super) fn core_done(&mut self, now: Instant, h: usize, core: usize, gen: u32) {
+        let hs = &mut self.hosts[h];
+        let cs = &mut hs.cores[core];
+        if cs.gen != gen {
+            return;
+        }
+        let cur = std::mem::replace(&mut cs.cur, Cur::Idle);
+        match cur {
+            Cur::Kernel(w) => self.finish_kernel(now, h, core, w),
+            Cur::App => {
+                if let Some(p) = cs.app {
+                    let p = p as usize;
+                    let pr = &mut hs.procs[p];
+                    let action = pr.action;
+                    pr.state = PState::Ready;
+                    self.lib_apply(now, h, p, action);
+                }
+            }
+            Cur::Idle => {}
+        }
+        self.dispatch_at(now, h, core);
+    }
+
+    /// Send-path state shared by the send path and transmit-completion
+    /// reaping (tx ring indices and slots, skbs, queue lock), touched at
+    /// `now` by `core`, which then works on it for `hold`.
+    ///
+    /// Taken in turn, each touch moves `tx_lines` lines once. Taken while a
+    /// core of another die is still working on the state, the lines bounce
+    /// back and forth between the two for the overlap: both cores stall for
+    /// `tx_contention_lines` more transfers (the other one at the start of
+    /// its next segment, since its current one is already scheduled). This
+    /// is what a stream pays when completions are reaped one at a time on
+    /// other cores while the sender keeps sending, and what a ping-pong,
+    /// whose reap is over long before the next send, does not.
+    pub(crate) fn tx_touch(&mut self, now: Instant, h: usize, core: usize, hold: Duration) -> Duration {
+        let die = self.topo.die_of(core as u16);
+        let hs = &mut self.hosts[h];
+        let mut cost =
+            self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, crate::host::Side::Kernel, self.c.tx_lines);
+        let (other, until) = hs.tx_hold;
+        let other_die = self.topo.die_of(other);
+        if other_die != die && now < until && self.c.tx_contention_lines > 0 {
+            let n = self.c.tx_contention_lines;
+            let stall = self.cc.line(&self.topo, crate::host::Owner::Die(other_die), die).times(n as u64);
+            cost += stall;
+            hs.cores[other as usize].stall += stall;
+            hs.cache.misses[crate::host::ObjClass::TxRing as usize][crate::host::Side::Kernel as usize] += 2 * n as u64;
+            hs.tx_contended += 1;
+        }
+        let end = now + cost + hold;
+        if other == core as u16 || end > until {
+            hs.tx_hold = (core as u16, end);
+        }
+        cost
+    }
+
+    /// Computes the cost of a kernel work item and the item the core then
+    /// works on (the caller marks the core busy with it); `None` if the item
+    /// turned out to have nothing to do.
+    pub(super) fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<(Duration, KWork)> {
+        let die = self.topo.die_of(core as u16);
+        let c = &self.c;
+        let (cost, w) = match w {
+            KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } => {
+                let hs = &mut self.hosts[h];
+                // The hard IRQ schedules NAPI, which runs right after it on
+                // this core: one work item covers both (one event fewer).
+                let (mut cost, mut budget) = match w {
+                    KWork::Napi { budget, .. } => (Duration::ZERO, budget),
+                    KWork::TimerNapi { .. } => (c.irq_entry, c.napi_budget),
+                    _ => {
+                        hs.irq_handled += 1;
+                        (c.irq_entry, c.napi_budget)
+                    }
+                };
+                if budget == 0 {
+                    // Budget exhausted: the poll yields and is rescheduled.
+                    hs.cores[core].kq.push_back(KWork::Napi { q, budget: c.napi_budget });
+                    return None;
+                }
+                if budget == c.napi_budget {
+                    cost += c.napi_poll
+                        + self.cc.access(
+                            &self.topo,
+                            &mut hs.cache,
+                            &mut hs.napi_objs[q as usize],
+                            die,
+                            crate::host::Side::Kernel,
+                            c.napi_lines,
+                        );
+                }
+                let qu = &mut hs.nic.queues[q as usize];
+                match qu.take() {
+                    None => {
+                        // napi_complete_done (net/core/dev.c): a poll that did
+                        // work reloads napi_defer_hard_irqs; while that count
+                        // lasts, the IRQ stays masked and gro_flush_timeout
+                        // re-polls instead.
+                        if budget < c.napi_budget {
+                            qu.defer_left = c.defer_hard_irqs;
+                        }
+                        if qu.defer_left > 0 && !c.gro_flush.is_zero() {
+                            qu.defer_left -= 1;
+                            (cost, KWork::Defer { q })
+                        } else {
+                            (cost + c.rearm, KWork::Rearm { q })
+                        }
+                    }
+                    Some(entry) => {
+                        budget -= 1;
+                        cost += self.entry_cost(now, h, core, entry);
+                        let w = match entry {
+                            RingEntry::Rx(frame) => KWork::EntryRx { q, budget, frame },
+                            RingEntry::TxDone(n) => KWork::EntryTxDone { q, budget, n },
+                        };
+                        (cost, w)
+                    }
+                }
+            }
+            KWork::HardIrq { q, .. } => {
+                // myri10ge_intr: reap every transmit completion reported so far.
+                let hs = &mut self.hosts[h];
+                hs.irq_handled += 1;
+                let n = std::mem::take(&mut hs.nic.queues[q as usize].tx_done);
+                let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
+                (self.c.irq_entry + reap, w)
+            }
+            KWork::EntryRx { .. } | KWork::EntryTxDone { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => {
+                unreachable!("queued only as Napi")
+            }
+            KWork::PullReply { serve } => {
+                if !self.serves[serve as usize].live {
+                    return None;
+                }
+                let send = self.c.driver_tx + self.c.doorbell;
+                (send + self.tx_touch(now, h, core, send), w)
+            }
+        };
+        Some((cost, w))
+    }
+
+    /// `finish_kernel` for the rare zero-cost items of `dispatch_at`: kept
+    /// out of line there, inlined in `core_done` (every kernel segment).
+    #[inline(never)]
+    pub(super) fn finish_kernel_out(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
+        self.finish_kernel(now, h, core, w);
+    }
+
+    #[inline(always)]
+    pub(super) fn finish_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
+        match w {
+            KWork::EntryRx { q, budget, frame } => {
+                self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
+                self.handle_frame(now, h, core, frame);
+            }
+            KWork::EntryTxDone { q, budget, .. } => {
+                self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
+            }
+            KWork::Rearm { q } => {
+                let qu = &mut self.hosts[h].nic.queues[q as usize];
+                qu.napi_sched = false;
+                let out = if qu.suspended {
+                    // A busy poller holds the interrupt: leave it masked.
+                    crate::nic::Outcome::default()
+                } else {
+                    qu.rearm(now)
+                };
+                self.nic_outcome(now, h, q as usize, out);
+            }
+            KWork::Defer { q } => {
+                let at = now + self.c.gro_flush;
+                self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 });
+            }
+            KWork::PullReply { serve } => self.send_pull_reply(now, h, core, serve),
+            KWork::HardIrq { q, rx } => {
+                // put_be32(htonl(3), ss->irq_claim + 1), then the softirq.
+                let out = self.hosts[h].nic.queues[q as usize].rearm_claim(now);
+                self.nic_outcome(now, h, q as usize, out);
+                if rx {
+                    let budget = self.c.napi_budget;
+                    self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
+                }
+            }
+            KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } => {
+                unreachable!("converted to Entry/Rearm/Defer when started")
+            }
+        }
+    }
+
+    /// Reaping `n` transmit completions on a core of die `die`: freeing the
+    /// skbs and touching the send-path state shared with the sender.
+    pub(super) fn reap_cost(&mut self, now: Instant, h: usize, core: usize, n: u32) -> Duration {
+        let free = self.c.tx_done.times(n as u64);
+        free + self.tx_touch(now, h, core, free)
+    }
+
+    /// CPU cost of handling one ring entry in the bottom half.
+    pub(super) fn entry_cost(&mut self, now: Instant, h: usize, core: usize, entry: RingEntry) -> Duration {
+        let die = self.topo.die_of(core as u16);
+        use crate::host::Side::Kernel;
+        if let (RingEntry::Rx(frame), Some(crate::config::EchoAt::Kernel)) = (entry, self.echo) {
+            if h == ECHO_HOST {
+                return self.kernel_echo_cost(now, h, core, frame);
+            }
+        }
+        let c = &self.c;
+        let hs = &mut self.hosts[h];
+        match entry {
+            RingEntry::TxDone(n) => self.reap_cost(now, h, core, n),
+            RingEntry::Rx(frame) => {
+                let Some(repr) = self.frames[frame as usize].parsed else {
+                    return c.driver_rx + c.handler_drop;
+                };
+
+                let ep = repr.body.dst_endpoint();
+                let Some(p) = hs.eps[ep as usize] else {
+                    return c.driver_rx + c.handler_drop;
+                };
+                let pr = &mut hs.procs[p as usize];
+                let mut cost = c.driver_rx
+                    + c.handler
+                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Kernel, c.endpoint_lines);
+                let payload = repr.body.payload_len() as u64;
+                // Where the DMA put the frame: memory, or with DCA the cache of
+                // the core that serves the queue.
+                let dma_src = if c.dca {
+                    crate::host::Owner::Die(
+                        self.topo.die_of(hs.steering.nominal_core(self.frames[frame as usize].q as usize)),
+                    )
+                } else {
+                    crate::host::Owner::Memory
+                };
+                match repr.body {
+                    OmxBody::Pull { .. } => {}
+                    OmxBody::PullReply { dst_pull_handle, .. } => {
+                        // Copy from the DMA buffer (memory) into the pinned region
+                        // (or hand it to the copy engine), and update the pull
+                        // handle (wherever it was last touched).
+                        cost += if c.ioat {
+                            c.ioat_submit
+                        } else {
+                            self.cc.copy(&mut hs.cache, dma_src, die, Kernel, payload)
+                        };
+                        if let Some(obj) = self.handle_objs.get_mut(dst_pull_handle as usize) {
+                            cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.pull_lines);
+                        }
+                    }
+                    _ => {
+                        cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.event_lines);
+                        if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
+                            cost += self.cc.copy(&mut hs.cache, dma_src, die, Kernel, payload);
+                        }
+                    }
+                }
+                cost
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! The library's send side: handing the head of the outbox to the driver
+//! (a message frame, an explicit ack, the start of a pull), queueing the
+//! frames of a message (first send or resend), and the protocol timers
+//! (delayed acks, resends) that refill the outbox.
+//!
+//! This file owns the outbox -> frame step and the timers. Deciding what to
+//! send lives in `lib_path`; the wire in `wire_path`.
+
+use super::{Ev, LibEvent, Out, Proc, World};
+use crate::engine::EventQueue;
+use crate::proto::{Due, Kind, Msg, SentMsg};
+use crate::time::Instant;
+use crate::wire::{self, FrameRepr, MessageClass};
+use std::collections::VecDeque;
+
+impl World {
+    /// Queues explicit acks and resends that are due; true if it queued any.
+    pub(super) fn protocol_timers(&mut self, now: Instant, h: usize, p: usize) -> bool {
+        let c = &self.c;
+        let mut queued = false;
+        let pr = &mut self.hosts[h].procs[p];
+        let outbox = &mut pr.outbox;
+        let next = pr.proto.dispatch(now, |peer, due| {
+            queued = true;
+            match due {
+                Due::Ack => outbox.push_back(Out::Ack { peer }),
+                Due::Resend(m) => Self::queue_message(outbox, c.rndv_threshold, c.mtu, c.misorder, peer, m),
+            }
+        });
+        if let Some(t) = next {
+            Self::arm_timer(pr, &mut self.q, h, p, t);
+        }
+        queued
+    }
+
+    /// Frames a message of `size` bytes puts on the wire (pull replies aside).
+    pub(super) fn frames_of(size: u64, thr: u64, mtu: usize) -> u32 {
+        match wire::classify(size as usize, thr as usize) {
+            MessageClass::Medium => wire::medium_frag_count(size as usize, mtu) as u32,
+            _ => 1,
+        }
+    }
+
+    /// Queues the frames of message `m` (first send or resend).
+    /// Inlined in `lib_op` (every send; the resend copy is cold).
+    #[inline(always)]
+    pub(super) fn queue_message(outbox: &mut VecDeque<Out>, thr: u64, mtu: usize, misorder: u8, peer: u16, m: SentMsg) {
+        let (kind, frags) = if m.is_notify {
+            (Kind::Notify, 1)
+        } else {
+            match wire::classify(m.size as usize, thr as usize) {
+                MessageClass::Tiny => (Kind::Tiny, 1),
+                MessageClass::Small => (Kind::Small, 1),
+                MessageClass::Medium => (Kind::MediumFrag, wire::medium_frag_count(m.size as usize, mtu) as u8),
+                MessageClass::Large => (Kind::Rndv, 1),
+            }
+        };
+        // Injected mis-ordering (SPEC 3): the last (marked) fragment of a
+        // medium message goes out `misorder` places early.
+        let d = if kind == Kind::MediumFrag { misorder.min(frags - 1) } else { 0 };
+        for i in 0..frags {
+            let frag = if d == 0 || i < frags - 1 - d {
+                i
+            } else if i == frags - 1 - d {
+                frags - 1
+            } else {
+                i - 1
+            };
+            outbox.push_back(Out::Msg {
+                peer,
+                kind,
+                seq: m.seq,
+                tag: m.tag,
+                size: m.size,
+                frag,
+                frags,
+                tail: i + 1 == frags,
+                rdma: m.req,
+            });
+        }
+    }
+
+    pub(super) fn lib_send(&mut self, now: Instant, h: usize, p: usize) {
+        let Some(out) = self.hosts[h].procs[p].outbox.pop_front() else { return };
+        match out {
+            Out::Msg { kind: Kind::Shm, peer, tag, size, rdma, .. } => {
+                // Deliver straight into the peer's event ring; the send is
+                // complete once the copy is made.
+                let (ph, pep) = self.ranks[peer as usize];
+                let me = self.hosts[h].procs[p].rank;
+                let die = self.topo.die_of(self.hosts[h].procs[p].core);
+                let msg = Msg { tag, size, ..Msg::new(Kind::Shm) };
+                let ev = LibEvent { msg, peer: me, writer_die: die, irq_stamp: 0 };
+                if let Some(q) = self.hosts[ph as usize].eps[pep as usize] {
+                    self.post_event(now, ph as usize, q as usize, ev);
+                }
+                self.complete(h, p, rdma);
+            }
+            Out::Msg { peer: rank, kind, seq, tag, size, frag, frags, tail, rdma, .. } => {
+                let (peer, peer_ep) = self.ranks[rank as usize];
+                let pr = &mut self.hosts[h].procs[p];
+                let piggy = pr.proto.dispatch_ack(rank);
+                let per = wire::medium_frag_payload(self.c.mtu) as u64;
+                let frag_len = if kind == Kind::MediumFrag { (size - frag as u64 * per).min(per) as u32 } else { 0 };
+                let msg = Msg { kind, seq, piggy: Some(piggy.into()), tag, size, frag_len, frag_seq: frag, rdma };
+                let body = msg.emit(peer_ep, pr.ep);
+                let last = frag + 1 == frags;
+                let marked = self.c.marked.marks(body.kind(), last);
+                let repr = FrameRepr {
+                    dst_mac: wire::host_mac(peer),
+                    src_mac: wire::host_mac(h as u16),
+                    src_peer: h as u16,
+                    marked,
+                    body,
+                };
+                let f = self.new_frame(h as u16, peer, &repr);
+                self.transmit(now, h, f);
+                // Buffered sends complete once their last frame is handed over
+                // (the first time only: resends carry a dead request).
+                if tail && matches!(kind, Kind::Tiny | Kind::Small | Kind::MediumFrag) {
+                    let r = rdma;
+                    let pr = &self.hosts[h].procs[p];
+                    if pr.reqs.get(r as usize).is_some_and(|q| q.live && q.is_send && q.size == size) {
+                        self.complete(h, p, r);
+                    }
+                }
+            }
+            Out::Ack { peer: rank, .. } => {
+                let (peer, peer_ep) = self.ranks[rank as usize];
+                let pr = &mut self.hosts[h].procs[p];
+                let upto = pr.proto.dispatch_ack(rank);
+                let repr = FrameRepr {
+                    dst_mac: wire::host_mac(peer),
+                    src_mac: wire::host_mac(h as u16),
+                    src_peer: h as u16,
+                    marked: false,
+                    body: Msg { piggy: Some(upto.into()), ..Msg::new(Kind::Ack) }.emit(peer_ep, pr.ep),
+                };
+                let f = self.new_frame(h as u16, peer, &repr);
+                self.transmit(now, h, f);
+            }
+            Out::PullStart { handle } => self.pull_start(now, h, handle),
+        }
+    }
+
+    pub(super) fn proc_timer(&mut self, now: Instant, h: usize, p: usize) {
+        let pr = &mut self.hosts[h].procs[p];
+        if pr.timer_at.is_some_and(|t| t <= now) {
+            pr.timer_at = None;
+            self.notify_proc(now, h, p);
+        }
+    }
+
+    /// Arms the protocol timer (delayed ack / resend) of process `p` (`pr`,
+    /// of host `h`) at `at` if earlier than the one armed. Takes the process
+    /// and the queue rather than the world: callers already hold the process.
+    pub(crate) fn arm_timer(pr: &mut Proc, q: &mut EventQueue<Ev>, h: usize, p: usize, at: Instant) {
+        if pr.timer_at.is_none_or(|t| at < t) {
+            pr.timer_at = Some(at);
+            q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The NIC of the receiving host: a frame's arrival (steering, ring space,
+//! the coalescing policy's view of it), its DMA into host memory, transmit
+//! completions, and the outcome of a coalescing decision (a timer, an
+//! interrupt towards a core); busy polling's interrupt suspension.
+//!
+//! This module owns the path from `Ev::NicRx` to `Ev::IrqArrive`. The policy
+//! itself lives in `crate::nic::coalesce`; what the core does with the
+//! interrupt lives in `kernel`.
+
+use super::{Ev, PState, World, ECHO_HOST};
+use crate::nic::Outcome;
+use crate::time::Instant;
+
+impl World {
+    pub(super) fn nic_rx(&mut self, now: Instant, frame: u32) {
+        let f = &mut self.frames[frame as usize];
+        let (h, len) = (f.dst as usize, f.len as usize);
+        self.hosts[h].nic.incoming.pop_front();
+        let repr = match f.parsed {
+            Some(r) => r,
+            None => {
+                self.drops.malformed += 1;
+                self.free_frame(frame);
+                return;
+            }
+        };
+        f.marked = repr.marked;
+        if h == ECHO_HOST && self.echo == Some(crate::config::EchoAt::Nic) {
+            self.nic_echo(now, frame, &repr);
+            return;
+        }
+        // The host is looked up once: the calls below (a coalescing policy
+        // among them) would otherwise make the compiler look it up again.
+        let hs = &mut self.hosts[h];
+        let qi = hs.steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
+        f.q = qi as u8;
+        if hs.nic.ring_full(qi) {
+            self.drops.ring_full += 1;
+            self.free_frame(frame);
+            return;
+        }
+        let nic = &mut hs.nic;
+        nic.pending += 1;
+        nic.in_dma += 1;
+        let qu = &mut nic.queues[qi];
+        let d = qu.policy.on_arrival(now, repr.marked);
+        let out = qu.apply(now, d);
+        let done = nic.receive(now, len);
+        self.q.push(done, h as u32, Ev::DmaDone { host: h as u16, frame });
+        self.nic_outcome(now, h, qi, out);
+    }
+
+    pub(super) fn dma_done(&mut self, now: Instant, h: usize, frame: u32) {
+        let (marked, bytes, qi) = {
+            let f = &self.frames[frame as usize];
+            (f.marked, f.len, f.q as usize)
+        };
+        self.frames[frame as usize].irq_stamp = self.hosts[h].irq_raised as u32;
+        let nic = &mut self.hosts[h].nic;
+        nic.pending -= 1;
+        nic.in_dma -= 1;
+        if self.c.native {
+            // OS-bypass: the event (and small data) is already in user
+            // memory; no ring, no coalescing, no interrupt.
+            self.handle_frame(now, h, usize::MAX, frame);
+            return;
+        }
+        let other_pending = nic.other_pending(now);
+        let qu = &mut nic.queues[qi];
+        qu.ring.push_back(frame);
+        let d = qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending });
+        let out = qu.apply(now, d);
+        self.nic_outcome(now, h, qi, out);
+        if self.c.busy_poll {
+            // A busy-polling application sees the new descriptor at once.
+            if let Some(p) = self.hosts[h].procs.iter().position(|pr| pr.state == PState::Polling) {
+                self.notify_proc(now, h, p);
+            }
+        }
+    }
+
+    /// A busy poller stopped polling: the suspended interrupt comes back
+    /// after irq_suspend_timeout unless it polls again.
+    pub(super) fn release_suspension(&mut self, now: Instant, h: usize, q: usize) {
+        if self.c.irq_suspend.is_zero() {
+            return;
+        }
+        let qu = &mut self.hosts[h].nic.queues[q];
+        if qu.suspended && qu.suspend_until.is_none() {
+            let at = now + self.c.irq_suspend;
+            qu.suspend_until = Some(at);
+            self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
+        }
+    }
+
+    pub(super) fn tx_done(&mut self, now: Instant, h: usize, qi: usize) {
+        let nic = &mut self.hosts[h].nic;
+        let other_pending = nic.other_pending(now);
+        let qu = &mut nic.queues[qi];
+        qu.tx_done += 1;
+        let d = qu
+            .policy
+            .on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked: false, bytes: 0, other_pending });
+        let out = qu.apply(now, d);
+        self.nic_outcome(now, h, qi, out);
+    }
+
+    /// Inlined: small, and run for most events (the outcome then stays in
+    /// registers).
+    #[inline(always)]
+    pub(super) fn nic_outcome(&mut self, now: Instant, h: usize, q: usize, out: Outcome) {
+        if let Some((at, gen)) = out.timer {
+            self.q.push(at.max(now), h as u32, Ev::CoalTimer { host: h as u16, q: q as u8, gen });
+        }
+        if out.raise {
+            let hs = &mut self.hosts[h];
+            if out.rx {
+                hs.nic.queues[q].napi_sched = true;
+            }
+            hs.irq_raised += 1;
+            let at = now + hs.nic.irq_delivery;
+            self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });
+        }
+    }
+}

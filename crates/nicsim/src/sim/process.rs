@@ -1,0 +1,161 @@
+//! The state of a simulated process: its scheduling state, the action of
+//! the segment it runs, its requests, unexpected and early messages, medium
+//! messages being reassembled, what its library will hand to the driver, and
+//! its protocol state (`crate::proto::Endpoint`).
+//!
+//! This module owns these types only; the library that changes them lives in
+//! `lib_path`, `lib_send` and `lib_recv`.
+
+use super::LibEvent;
+use crate::host::Obj;
+use crate::nic::RingEntry;
+use crate::proto::{Endpoint, Kind};
+use crate::time::{Duration, Instant};
+use crate::workload::Program;
+use std::collections::VecDeque;
+
+/// Process states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PState {
+    /// Runnable: the library decides its next segment when it gets the core.
+    Ready,
+    /// Executing a segment on its core.
+    Running,
+    /// A segment was interrupted with this much left.
+    Preempted(Duration),
+    /// Spinning on its event ring.
+    Polling,
+    /// Asleep in the kernel until the handler wakes it.
+    Blocked,
+    /// Woken: pays the wake-up before running.
+    Waking,
+    Done,
+}
+
+/// What happens when an application segment completes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Action {
+    None,
+    /// Transmit the head of the outbox.
+    Send,
+    /// Apply the head event of the ring.
+    Consume,
+    /// Apply a workload operation.
+    Op(crate::workload::Op),
+    /// Go to sleep in the kernel.
+    Block,
+    /// Busy polling: the receive path of one ring entry ran in the
+    /// application's context (SO_BUSY_POLL / prefer busy poll).
+    BusyPoll(RingEntry),
+}
+
+/// Something the library will hand to the driver (one system call each).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Out {
+    /// A message frame (tiny/small/medium fragment/rndv/notify).
+    /// `frag` is the fragment index; `tail` marks the message's last frame
+    /// in send order (with injected mis-ordering it is not the last index).
+    Msg {
+        /// Destination rank.
+        peer: u16,
+        kind: Kind,
+        seq: u32,
+        tag: u64,
+        size: u64,
+        frag: u8,
+        frags: u8,
+        tail: bool,
+        rdma: u32,
+    },
+    /// An explicit ack to a peer.
+    Ack { peer: u16 },
+    /// Start pulling a large message into a posted receive.
+    PullStart { handle: u32 },
+}
+
+/// A request (send or receive) of a process.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Req {
+    pub live: bool,
+    pub is_send: bool,
+    /// Receives: the source rank it accepts (`None`: any).
+    pub src: Option<u16>,
+    pub size: u64,
+    pub tag: u64,
+    /// Medium receive in progress: fragments still missing.
+    pub frags_left: u32,
+}
+
+/// An unexpected message waiting for its receive.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unexpected {
+    pub ev: LibEvent,
+    /// Medium: fragments already buffered / total.
+    pub frags_left: u32,
+}
+
+pub(crate) struct Proc {
+    /// MPI rank.
+    pub rank: u16,
+    pub core: u16,
+    pub ep: u8,
+    pub state: PState,
+    pub action: Action,
+    pub program: Program,
+    pub wait: Option<u32>,
+    /// An operation held back by the send window.
+    pub pending_op: Option<crate::workload::Op>,
+    /// The program returned `Done` (the library still answers the network).
+    pub finished: bool,
+    /// Pulls started and not finished; pulls waiting to start.
+    pub pulls_active: u32,
+    pub pulls_waiting: VecDeque<u32>,
+    pub ring: VecDeque<LibEvent>,
+    /// Ring events to consume before the program's next operation: like
+    /// `omx_isend`, which progresses after each send (`omx__progress` at the
+    /// end of `omx_isend`, libopen-mx/omx_send.c), a send takes in the
+    /// events already in the ring (acks, for a stream sender).
+    pub drain: u32,
+    pub outbox: VecDeque<Out>,
+    /// The protocol towards every rank (sequence numbers, acks, resends).
+    pub proto: Endpoint,
+    pub reqs: Vec<Req>,
+    pub free_reqs: Vec<u32>,
+    pub outstanding: u32,
+    pub posted: VecDeque<u32>,
+    pub unexpected: VecDeque<Unexpected>,
+    /// Early (out-of-order) events per peer.
+    pub early: Vec<LibEvent>,
+    /// Medium message being received: (peer, seq, req or unexpected marker).
+    /// Medium messages being received, at most one per peer (a peer's
+    /// messages are consumed in sequence order).
+    pub medium: Vec<MediumRx>,
+    /// Sender regions of large sends: rdma id -> request.
+    pub regions: Vec<Option<u32>>,
+    pub ring_obj: Obj,
+    pub ep_obj: Obj,
+    pub timer_at: Option<Instant>,
+    pub marks: [Option<Instant>; 2],
+    /// Since when the process spins in `Polling` (CPU-use accounting).
+    pub poll_since: Option<Instant>,
+    pub irq_at_mark: [u64; 2],
+    pub irq_all_at_mark: [u64; 2],
+}
+
+/// A medium message being reassembled from its fragments.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MediumRx {
+    pub peer: u16,
+    pub seq: u32,
+    pub target: MediumTarget,
+    /// Bitmap of the fragments seen (duplicates are dropped).
+    pub seen: u32,
+    /// Interrupt stamps (min, max) of its fragments.
+    pub stamps: (u32, u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MediumTarget {
+    Req(u32),
+    Unexpected,
+}

@@ -1,0 +1,261 @@
+//! Large messages: the drivers' pull protocol. The receiver's library
+//! starts a pull handle (`start_pull`); the receiver's driver requests blocks
+//! of replies and re-requests them on a timeout; the sender's driver (or its
+//! NIC, native MX) serves each request with a block of pull replies; the last
+//! reply (or the copy engine's last copy) completes the pull.
+//!
+//! This file owns the pulls' addressing, frames, timer events and copies
+//! (I/OAT). Which replies and blocks are wanted and due is decided by
+//! `crate::proto::{PullHandle, PullServe}`; pricing lives in `kernel` and
+//! `lib_path`.
+
+use super::{Ev, KWork, LibEvent, Out, World, WRITER_MEMORY};
+use crate::host::{Obj, ObjClass};
+use crate::proto::{Kind, Msg, OnReply, OnTimer, PullHandle, PullServe};
+use crate::time::{Duration, Instant};
+use crate::wire::{self, FrameRepr, OmxBody, PacketKind};
+
+/// Large receives pulled at once per process; later ones wait their turn so
+/// that the pull replies in flight (4 blocks of 32 each) fit the receive
+/// ring. [estimate: Open-MX serves pulls from a bounded set of handles]
+const MAX_ACTIVE_PULLS: u32 = 1;
+
+/// A pull of the receiver's driver: the protocol's handle, and what the pull
+/// is of and for.
+#[derive(Clone, Debug)]
+pub(crate) struct Pull {
+    pub proto: PullHandle,
+    /// The pulling (host, endpoint) and the receive request it completes.
+    pub host: u16,
+    pub ep: u8,
+    pub req: u32,
+    /// The sender (host, endpoint) being pulled from, and its region id.
+    pub peer_host: u16,
+    pub peer_ep: u8,
+    pub rdma_id: u8,
+    pub size: u64,
+    /// When the copy engine will have finished this pull's copies (I/OAT).
+    pub copies_done: Instant,
+}
+
+/// A pull request being served by the sender's driver.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Serve {
+    pub live: bool,
+    pub dst: u16,
+    /// The local endpoint whose memory is pulled.
+    pub ep: u8,
+    pub handle: u32,
+    pub magic: u32,
+    pub proto: PullServe,
+}
+
+impl World {
+    pub(super) fn start_pull(&mut self, now: Instant, h: usize, p: usize, req: u32, ev: LibEvent) {
+        let size = ev.msg.size;
+        let replies = wire::pull_reply_count(size as usize, self.c.mtu) as u32;
+        let (peer_host, peer_ep) = self.ranks[ev.peer as usize];
+        let hd = Pull {
+            proto: PullHandle::new(now, replies),
+            host: h as u16,
+            ep: self.hosts[h].procs[p].ep,
+            req,
+            peer_host,
+            peer_ep,
+            rdma_id: ev.msg.rdma as u8,
+            size,
+            copies_done: Instant::ZERO,
+        };
+        let id = if let Some(i) = self.free_handles.pop() {
+            self.handles[i as usize] = hd;
+            self.handle_objs[i as usize] = Obj::new(ObjClass::PullHandle);
+            i
+        } else {
+            self.handles.push(hd);
+            self.handle_objs.push(Obj::new(ObjClass::PullHandle));
+            (self.handles.len() - 1) as u32
+        };
+        let pr = &mut self.hosts[h].procs[p];
+        if pr.pulls_active < MAX_ACTIVE_PULLS {
+            pr.pulls_active += 1;
+            pr.outbox.push_back(Out::PullStart { handle: id });
+        } else {
+            pr.pulls_waiting.push_back(id);
+        }
+    }
+
+    /// The library's pull start was handed to the driver: it requests the
+    /// first blocks and starts the pull timer.
+    pub(super) fn pull_start(&mut self, now: Instant, h: usize, handle: u32) {
+        for b in self.handles[handle as usize].proto.start() {
+            let f = self.pull_frame(handle, b);
+            self.transmit(now, h, f);
+        }
+        let at = now + self.c.pull_timeout;
+        self.q.push(at, h as u32, Ev::PullTimer { handle });
+    }
+
+    /// A PULL request for the block starting at reply `first` of a
+    /// `size`-byte message arrived from host `dst` for local endpoint `ep`.
+    pub(super) fn serve_pull(
+        &mut self,
+        now: Instant,
+        h: usize,
+        core: usize,
+        dst: u16,
+        ep: u8,
+        size: u64,
+        first: u32,
+        handle: u32,
+        magic: u32,
+    ) {
+        let per = wire::pull_reply_payload(self.c.mtu) as u64;
+        let s = Serve { live: true, dst, ep, handle, magic, proto: PullServe::new(first, size, per) };
+        let id = if let Some(i) = self.free_serves.pop() {
+            self.serves[i as usize] = s;
+            i
+        } else {
+            self.serves.push(s);
+            (self.serves.len() - 1) as u32
+        };
+        if self.c.native {
+            // The NIC firmware serves the pull: every reply goes straight to
+            // its transmit queue, no host CPU.
+            while self.serves[id as usize].live {
+                self.send_pull_reply(now, h, usize::MAX, id);
+            }
+            return;
+        }
+        // The handler sends the replies inline, before the poll goes on.
+        self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve: id });
+    }
+
+    pub(super) fn send_pull_reply(&mut self, now: Instant, h: usize, core: usize, serve: u32) {
+        let s = &mut self.serves[serve as usize];
+        let r = s.proto.next_reply();
+        let (dst, ep) = (s.dst, s.ep);
+        let repr = FrameRepr {
+            dst_mac: wire::host_mac(dst),
+            src_mac: wire::host_mac(h as u16),
+            src_peer: h as u16,
+            marked: self.c.marked.marks(PacketKind::PullReply, r.last_in_block),
+            body: OmxBody::PullReply {
+                frame_seqnum: (r.idx % 256) as u8,
+                frame_length: r.len as u16,
+                msg_offset: r.offset as u32,
+                dst_pull_handle: s.handle,
+                dst_magic: s.magic,
+            },
+        };
+        let id = self.new_frame(h as u16, dst, &repr);
+        self.frames[id as usize].src_ep = ep;
+        self.transmit(now, h, id);
+        if !r.done {
+            if core != usize::MAX {
+                self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve });
+            }
+        } else {
+            self.serves[serve as usize].live = false;
+            self.free_serves.push(serve);
+        }
+    }
+
+    pub(super) fn pull_reply_arrived(&mut self, now: Instant, h: usize, core: usize, handle: u32, offset: u32) {
+        let per = wire::pull_reply_payload(self.c.mtu) as u32;
+        let Some(hd) = self.handles.get_mut(handle as usize).filter(|hd| hd.proto.live() && hd.host == h as u16) else {
+            self.drops.stale_pull += 1;
+            return;
+        };
+        let idx = offset / per;
+        let on = hd.proto.process(now, idx);
+        if on == OnReply::Duplicate {
+            self.drops.duplicate += 1;
+            return;
+        }
+        if self.c.ioat && !self.c.native {
+            // The copy engine works through its descriptors in order.
+            let bytes = (hd.size - idx as u64 * per as u64).min(per as u64);
+            let hs = &mut self.hosts[h];
+            let done = now.max(hs.ioat_free) + Duration::for_bytes(bytes, self.c.ioat_bps);
+            hs.ioat_free = done;
+            hd.copies_done = hd.copies_done.max(done + self.c.ioat_completion);
+        }
+        match on {
+            OnReply::Complete => {
+                let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
+                if hd.copies_done > now {
+                    let at = hd.copies_done;
+                    let die = if die == WRITER_MEMORY { u8::MAX } else { die as u8 };
+                    self.q.push(at, h as u32, Ev::PullCopied { host: h as u16, handle, die });
+                } else {
+                    self.pull_done(now, h, handle, die);
+                }
+            }
+            OnReply::Request(b) => {
+                // Request the next block (the driver, from the handler).
+                let f = self.pull_frame(handle, b);
+                self.transmit(now, h, f);
+            }
+            OnReply::Progress | OnReply::Duplicate => {}
+        }
+    }
+
+    /// Every reply of a pull is in the receive buffer: tell the library.
+    pub(super) fn pull_done(&mut self, now: Instant, h: usize, handle: u32, die: u16) {
+        let hd = &self.handles[handle as usize];
+        let p = self.hosts[h].eps[hd.ep as usize];
+        let msg = Msg { seq: hd.req, size: hd.size, rdma: hd.rdma_id as u32, ..Msg::new(Kind::PullDone) };
+        let peer = self.rank_of[hd.peer_host as usize][hd.peer_ep as usize];
+        self.free_handles.push(handle);
+        if let Some(p) = p {
+            self.post_event(now, h, p as usize, LibEvent { msg, peer, writer_die: die, irq_stamp: 0 });
+        }
+    }
+
+    /// Builds the PULL request frame for block `b` of a handle.
+    pub(crate) fn pull_frame(&mut self, handle: u32, b: u32) -> u32 {
+        let hd = &self.handles[handle as usize];
+        let per = wire::pull_reply_payload(self.c.mtu) as u64;
+        let (first, _) = hd.proto.block(b);
+        let block_bytes = (hd.size - (first as u64 * per)).min(per * wire::PULL_BLOCK_REPLIES as u64);
+        let repr = FrameRepr {
+            dst_mac: wire::host_mac(hd.peer_host),
+            src_mac: wire::host_mac(hd.host),
+            src_peer: hd.host,
+            marked: self.c.marked.marks(PacketKind::Pull, false),
+            body: OmxBody::Pull {
+                dst_ep: hd.peer_ep,
+                src_ep: hd.ep,
+                session: 0,
+                total_length: hd.size as u32,
+                block_length: block_bytes as u32,
+                first_frame_offset: first,
+                frame_index: b,
+                pulled_rdma_id: hd.rdma_id,
+                src_pull_handle: handle,
+                src_magic: wire::pull_magic(hd.ep),
+            },
+        };
+        let (src, dst) = (hd.host, hd.peer_host);
+        self.new_frame(src, dst, &repr)
+    }
+
+    pub(super) fn pull_timer(&mut self, now: Instant, handle: u32) {
+        let to = self.c.pull_timeout;
+        let Some(hd) = self.handles.get_mut(handle as usize).filter(|hd| hd.proto.live()) else { return };
+        let host = hd.host as usize;
+        match hd.proto.on_timer(now, to) {
+            OnTimer::Wait(at) => self.q.push(at, host as u32, Ev::PullTimer { handle }),
+            OnTimer::Rerequest(at) => {
+                // Request every requested block that is still incomplete again.
+                let mut from = 0;
+                while let Some(b) = self.handles[handle as usize].proto.incomplete_from(from) {
+                    let f = self.pull_frame(handle, b);
+                    self.transmit(now, host, f);
+                    from = b + 1;
+                }
+                self.q.push(at, host as u32, Ev::PullTimer { handle });
+            }
+        }
+    }
+}
