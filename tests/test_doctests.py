@@ -9,7 +9,15 @@ import pytest
 
 from conftest import REAL_CORE
 
-PURE = ["nicsim.scenario", "nicsim.experiments", "nicsim.runner", "nicsim.report"]
+PURE = [
+    "nicsim.scenario",
+    "nicsim.experiments",
+    "nicsim.runner",
+    "nicsim.report",
+    "nicsim.store",
+    "nicsim.outputs",
+    "nicsim.executor",
+]
 NEEDS_CORE = ["nicsim", "nicsim.model", "nicsim.policy", "nicsim.sweeps"]
 
 

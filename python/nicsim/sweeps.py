@@ -1,25 +1,28 @@
 """Parameter sweeps of one scenario: the grid of some keys' values → a table.
 
 This module owns expanding axes into configurations and assembling the
-table; running is :func:`nicsim.runner.run_jobs` (parallel over local cores,
-results placed by configuration index, so serial and parallel sweeps give
-identical tables). Every configuration runs with the base scenario's seed
-(common random numbers), so rows differ only by the swept keys.
+table; running is :func:`nicsim.runner.run_jobs` (local processes or Dask,
+results placed by configuration index, so every executor gives identical
+tables). Every configuration runs with the base scenario's seed (common
+random numbers), so rows differ only by the swept keys.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from nicsim import runner
 from nicsim._core import NicsimError
+from nicsim.executor import Executor
 from nicsim.scenario import Scenario
+from nicsim.store import Store
 
-__all__ = ["plan_sweep", "sweep"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["plan_sweep", "run_planned", "sweep"]
 
 
 def plan_sweep(base: Scenario, axes: Mapping[str, Sequence[Any]]) -> list[runner.Job]:
@@ -56,6 +59,8 @@ def sweep(
     jobs: int | None = None,
     progress: bool = False,
     run_fn: runner.RunFn = runner.core_run,
+    executor: Executor | None = None,
+    store: Store | None = None,
 ) -> pd.DataFrame:
     """Run the grid of ``axes`` over ``base``; one row per configuration.
 
@@ -68,11 +73,13 @@ def sweep(
     metrics
         Metric columns to keep (default: all, in the core's order).
     jobs
-        Worker processes (default: all usable cores; 1 = serial).
+        Worker processes when no ``executor`` is given (1 = serial).
     progress
         Show a progress bar on stderr.
     run_fn
         Runs one scenario TOML (default: the compiled core).
+    executor, store
+        Where to run and the results store (see :func:`nicsim.runner.run_jobs`).
 
     Returns
     -------
@@ -85,9 +92,37 @@ def sweep(
         On an invalid key or value (naming the configuration), or an unknown
         metric name.
     """
-    planned = plan_sweep(base, axes)
+    return run_planned(
+        plan_sweep(base, axes),
+        metrics=metrics,
+        jobs=jobs,
+        progress=progress,
+        run_fn=run_fn,
+        executor=executor,
+        store=store,
+    )
+
+
+def run_planned(
+    planned: Sequence[runner.Job],
+    *,
+    metrics: Sequence[str] | None = None,
+    jobs: int | None = None,
+    progress: bool = False,
+    run_fn: runner.RunFn = runner.core_run,
+    executor: Executor | None = None,
+    store: Store | None = None,
+) -> pd.DataFrame:
+    """Run the jobs of :func:`plan_sweep` and assemble the table (arguments as :func:`sweep`)."""
+    import pandas as pd
+
     results = runner.run_jobs(
-        planned, workers=jobs, progress="sweep" if progress else None, run_fn=run_fn
+        planned,
+        workers=jobs,
+        progress="sweep" if progress else None,
+        run_fn=run_fn,
+        executor=executor,
+        store=store,
     )
     rows = []
     for job, result in zip(planned, results, strict=True):
