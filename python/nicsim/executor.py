@@ -9,8 +9,8 @@ table never depends on which executor ran it or in what order.
 
 * :class:`LocalExecutor` (the default, no Dask needed): ``jobs`` worker
   processes (spawned; they ignore SIGINT so that only the parent decides,
-  and are killed when it is interrupted); ``jobs = 1`` runs in this
-  process. If a worker process dies, the pool is rebuilt and the unfinished
+  are killed when it is interrupted, and end themselves if it dies);
+  ``jobs = 1`` runs in this process. If a worker process dies, the pool is rebuilt and the unfinished
   jobs resubmitted, up to :data:`ALLOWED_FAILURES` times.
 * :class:`DaskExecutor`: a ``dask.distributed`` client of a running
   scheduler (``--scheduler tcp://HOST:8786`` or ``NICSIM_SCHEDULER``) or of
@@ -34,6 +34,8 @@ import re
 import signal
 import socket
 import sys
+import threading
+import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -218,9 +220,26 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _ignore_sigint() -> None:
-    """Pool worker initialiser: the parent alone handles Ctrl-C (and kills us)."""
+#: How often a pool worker checks that its parent is still alive (seconds).
+PARENT_CHECK_S = 0.5
+
+
+def _init_worker(parent: int) -> None:
+    """Pool worker initialiser: leave Ctrl-C to the parent, and die with it.
+
+    The parent alone handles SIGINT (and kills its workers). If the parent is
+    killed outright (SIGKILL), a pool worker would otherwise wait forever on
+    its call queue: a watcher thread ends the worker once it is orphaned
+    (the core releases the GIL, so this works mid-run too).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="nicsim-parent-watch", daemon=True).start()
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
@@ -277,7 +296,8 @@ class LocalExecutor(Executor):
         pool = ProcessPoolExecutor(
             max_workers=min(self.workers, len(tasks)),
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_ignore_sigint,
+            initializer=_init_worker,
+            initargs=(os.getpid(),),
         )
         try:
             futures: dict[Future[Outcome], Task] = {
