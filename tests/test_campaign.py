@@ -285,6 +285,24 @@ def _read_only_dir(tmp_path: Path) -> Path:
         (["run", "--pcap", "{missing}/t.pcap"], "does not exist"),
         (["run", "--pcap", "{ro}/t.pcap"], "cannot write"),
         (["presets", "copy", "omx2009", "{missing}/p.toml"], "does not exist"),
+        (["reproduce", "coalescing-msgrate", "--out", "{dir}", "--preset", "nope"], "nope"),
+        (
+            [
+                "reproduce",
+                "coalescing-msgrate",
+                "--out",
+                "{dir}",
+                "--jobs",
+                "2",
+                "--dask-local",
+                "2",
+            ],
+            "give one of",
+        ),
+        (
+            ["sweep", "--axis", "nic.delay_us=0", "--out", "{dir}/s.csv", "--scheduler", "x"],
+            "tcp://HOST:8786",
+        ),
     ],
 )
 def test_output_paths_are_checked_before_any_work(

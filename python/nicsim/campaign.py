@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nicsim import _core, outputs, runner
 from nicsim import executor as _executor
-from nicsim import outputs, runner
 from nicsim._core import NicsimError
 from nicsim.scenario import Scenario
 from nicsim.store import Store
@@ -72,6 +72,8 @@ def reproduce(
     from nicsim.progress import Reporter
 
     ids = _experiments.expand(experiments)
+    if preset is not None and not Path(preset).is_file():
+        _core.preset_toml(preset)  # an unknown name fails here, before any work
     chosen = _executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
     out = outputs.check_dir(out_dir, option)
     reporter = Reporter(f"nicsim {', '.join(ids)}" if progress else None)
@@ -86,7 +88,7 @@ def reproduce(
             executor=chosen,
             store=store,
         )
-        from nicsim import _core, report
+        from nicsim import report
 
         provenance = report.Provenance(
             nicsim_version=_core.version(),

@@ -10,8 +10,9 @@ table never depends on which executor ran it or in what order.
 * :class:`LocalExecutor` (the default, no Dask needed): ``jobs`` worker
   processes (spawned; they ignore SIGINT so that only the parent decides,
   are killed when it is interrupted, and end themselves if it dies);
-  ``jobs = 1`` runs in this process. If a worker process dies, the pool is rebuilt and the unfinished
-  jobs resubmitted, up to :data:`ALLOWED_FAILURES` times.
+  ``jobs = 1`` runs in this process. If a worker process dies, the pool is
+  rebuilt and the unfinished jobs resubmitted, up to
+  :data:`ALLOWED_FAILURES` times.
 * :class:`DaskExecutor`: a ``dask.distributed`` client of a running
   scheduler (``--scheduler tcp://HOST:8786`` or ``NICSIM_SCHEDULER``) or of
   a ``LocalCluster`` it starts (``--dask-local N``). Dask reschedules the
