@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,18 +57,21 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def dask_cluster(tmp: Path, workers: int = 2) -> Iterator[Cluster]:
-    """Start ``dask scheduler`` and ``workers`` single-threaded ``dask worker`` processes."""
+def dask_cluster(tmp: Path, workers: int = 2, paths: Sequence[str] = ()) -> Iterator[Cluster]:
+    """Start ``dask scheduler`` and ``workers`` single-threaded ``dask worker`` processes.
+
+    ``paths`` gives some workers another ``PYTHONPATH`` (another nicsim).
+    """
     pytest.importorskip("distributed")
     dask = [sys.executable, "-m", "dask"]
     scheduler_file = tmp / "scheduler.json"
     processes: list[subprocess.Popen[bytes]] = []
 
-    def spawn(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    def spawn(args: list[str], log: Path, path: str = ENV["PYTHONPATH"]) -> subprocess.Popen[bytes]:
         with log.open("wb") as sink:
             process = subprocess.Popen(
                 args,
-                env=ENV,
+                env={**ENV, "PYTHONPATH": path},
                 cwd=tmp,
                 stdout=sink,
                 stderr=subprocess.STDOUT,
@@ -92,6 +95,7 @@ def dask_cluster(tmp: Path, workers: int = 2) -> Iterator[Cluster]:
                 [*dask, "worker", address, *["--nthreads", "1", "--no-nanny", "--name"], f"w{n}",
                  "--local-directory", str(tmp / f"w{n}")],
                 log,
+                *paths[n : n + 1],
             )
             for n, log in enumerate(logs)
         ]  # fmt: skip
@@ -241,3 +245,31 @@ def test_a_worker_killed_mid_campaign_loses_nothing(tmp_path: Path) -> None:
     assert "Remove worker" in scheduler_log  # the scheduler saw the worker go
     assert f"{total} run(s) simulated, 0 reused" in err
     assert (tmp_path / "dask.csv").read_bytes() == local
+
+
+@pytest.mark.parametrize(
+    ("store_py", "needle"),
+    [
+        (None, "a worker cannot load nicsim (ModuleNotFoundError"),
+        ("def build_id():\n    return '0.0.0-elsewhere'\n", "runs nicsim 0.0.0-elsewhere"),
+    ],
+    ids=["no-nicsim", "other-build"],
+)
+def test_workers_that_cannot_run_this_nicsim_are_refused_before_work(
+    tmp_path: Path, store_py: str | None, needle: str
+) -> None:
+    other = tmp_path / "other" / "nicsim"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("")
+    if store_py is not None:
+        (other / "store.py").write_text(store_py)
+    with dask_cluster(tmp_path, workers=2, paths=[ENV["PYTHONPATH"], str(other.parent)]) as cluster:
+        proc = subprocess.run(
+            [sys.executable, "-m", "nicsim", *sweep_args(SWEEP_AXES, SWEEP_BASE), "--out",
+             "s.csv", "--scheduler", cluster.address],
+            env=ENV, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert needle in proc.stderr and "install the same nicsim wheel" in proc.stderr
+    assert not list((tmp_path / ".s.csv.nicsim").glob("store/*/*.json"))  # nothing ran

@@ -205,6 +205,10 @@ class Executor:
     def start(self) -> None:
         """Connect to or start the workers."""
 
+    def notes(self) -> list[str]:
+        """Lines worth telling the user once started (dashboard, missing workers)."""
+        return []
+
     def run(self, tasks: Sequence[Task], run_fn: RunFn, on_result: OnResult) -> None:
         """Run ``tasks`` in the order given (longest first); call ``on_result`` as each ends."""
         raise NotImplementedError
@@ -327,6 +331,12 @@ class LocalExecutor(Executor):
         return []
 
 
+def _reason(err: BaseException) -> str:
+    """Return the first line of an exception's message, or its type name."""
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
+
+
 def _distributed() -> Any:
     """Import ``distributed`` (or fail with how to install it)."""
     try:
@@ -361,6 +371,7 @@ class DaskExecutor(Executor):
             self.description = f"Dask LocalCluster of {local_workers} workers"
         self._client: Any = None
         self._cluster: Any = None
+        self._workers = 0
 
     def start(self) -> None:
         """Connect to the scheduler (or start the LocalCluster)."""
@@ -372,9 +383,18 @@ class DaskExecutor(Executor):
                     self.address, timeout=CONNECT_TIMEOUT_S, set_as_default=False
                 )
             except (OSError, TimeoutError) as err:
-                reason = " ".join(str(err).split()) or type(err).__name__
                 raise NicsimError(
-                    f"scheduler = {self.address!r}: cannot connect: {reason}"
+                    f"scheduler = {self.address!r}: cannot connect: {_reason(err)}"
+                ) from None
+            try:
+                # The scheduler unpickles every task, so it needs nicsim too.
+                self._client.run_on_scheduler(build_id)
+            except Exception as err:
+                self.close()
+                raise NicsimError(
+                    f"scheduler = {self.address!r}: the scheduler cannot load nicsim "
+                    f"({_reason(err)}); install the same nicsim wheel where the scheduler "
+                    "and the workers run"
                 ) from None
         else:
             with warnings.catch_warnings():
@@ -391,6 +411,39 @@ class DaskExecutor(Executor):
             self.dashboard = self._client.dashboard_link or None
         except (KeyError, AttributeError):  # a scheduler without a dashboard
             self.dashboard = None
+        self._check_workers()
+
+    def _check_workers(self) -> None:
+        """Refuse, before any work, workers that cannot load nicsim or run another build.
+
+        Workers that join later are checked by every result they send.
+        """
+        local = build_id()
+        try:
+            builds: dict[str, str] = self._client.run(build_id)
+        except Exception as err:
+            self.close()
+            raise NicsimError(
+                f"{self.description}: a worker cannot load nicsim ({_reason(err)}); install "
+                "the same nicsim wheel on every worker"
+            ) from None
+        for worker, build in sorted(builds.items()):
+            if build != local:
+                self.close()
+                raise NicsimError(
+                    f"Dask worker {worker} runs nicsim {build}, this client {local}: install "
+                    "the same nicsim wheel on every worker"
+                )
+        self._workers = len(builds)
+
+    def notes(self) -> list[str]:
+        """Dashboard address, and a word when no worker is connected yet."""
+        lines = [f"{self.description}; dashboard: {self.dashboard or 'none'}"]
+        if self._workers == 0:
+            lines.append(
+                f"no Dask worker connected yet; waiting (start one: dask worker {self.address})"
+            )
+        return lines
 
     def run(self, tasks: Sequence[Task], run_fn: RunFn, on_result: OnResult) -> None:
         """Run the tasks; see :meth:`Executor.run`."""
@@ -416,8 +469,8 @@ class DaskExecutor(Executor):
                 outcome = self._result(future, task, distributed)
                 if outcome[0] != local:
                     raise NicsimError(
-                        f"a Dask worker runs nicsim {outcome[0]}, this client {local}: install "
-                        "the same nicsim wheel on every worker"
+                        f"a Dask worker runs nicsim {outcome[0]}, this client {local}: "
+                        "install the same nicsim wheel on every worker"
                     )
                 on_result(task, outcome)
                 future.release()

@@ -179,8 +179,8 @@ def run_jobs(
     if todo:
         executor.start()
         try:
-            if executor.dashboard:
-                reporter.note(f"{executor.description}; dashboard: {executor.dashboard}")
+            for line in executor.notes():
+                reporter.note(line)
             with reporter.bar(len(first), len(first) - len(todo)):
                 executor.run(todo, run_fn, on_result)
         finally:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from nicsim import runner
 from nicsim._core import NicsimError
-from nicsim.executor import Executor
+from nicsim.executor import Executor, LocalExecutor, default_jobs
 from nicsim.scenario import Scenario
 from nicsim.store import Store
 
@@ -59,10 +59,8 @@ def sweep(
     jobs: int | None = None,
     progress: bool = False,
     run_fn: runner.RunFn = runner.core_run,
-    executor: Executor | None = None,
-    store: Store | None = None,
 ) -> pd.DataFrame:
-    """Run the grid of ``axes`` over ``base``; one row per configuration.
+    """Run the grid of ``axes`` over ``base`` on local processes; one row per configuration.
 
     Parameters
     ----------
@@ -73,13 +71,11 @@ def sweep(
     metrics
         Metric columns to keep (default: all, in the core's order).
     jobs
-        Worker processes when no ``executor`` is given (1 = serial).
+        Worker processes (default: all usable cores; 1 = serial).
     progress
         Show a progress bar on stderr.
     run_fn
         Runs one scenario TOML (default: the compiled core).
-    executor, store
-        Where to run and the results store (see :func:`nicsim.runner.run_jobs`).
 
     Returns
     -------
@@ -95,30 +91,30 @@ def sweep(
     return run_planned(
         plan_sweep(base, axes),
         metrics=metrics,
-        jobs=jobs,
         progress=progress,
         run_fn=run_fn,
-        executor=executor,
-        store=store,
+        executor=LocalExecutor(default_jobs() if jobs is None else jobs),
     )
 
 
 def run_planned(
     planned: Sequence[runner.Job],
     *,
+    executor: Executor,
     metrics: Sequence[str] | None = None,
-    jobs: int | None = None,
     progress: bool = False,
     run_fn: runner.RunFn = runner.core_run,
-    executor: Executor | None = None,
     store: Store | None = None,
 ) -> pd.DataFrame:
-    """Run the jobs of :func:`plan_sweep` and assemble the table (arguments as :func:`sweep`)."""
+    """Run the jobs of :func:`plan_sweep` on ``executor`` and assemble the table.
+
+    ``store`` is a results store to resume from and add to (see
+    :func:`nicsim.runner.run_jobs`); the other arguments are as in :func:`sweep`.
+    """
     import pandas as pd
 
     results = runner.run_jobs(
         planned,
-        workers=jobs,
         progress="sweep" if progress else None,
         run_fn=run_fn,
         executor=executor,
