@@ -273,3 +273,11 @@ def test_workers_that_cannot_run_this_nicsim_are_refused_before_work(
     assert proc.stderr.strip().splitlines()[-1].startswith("error: ")
     assert needle in proc.stderr and "install the same nicsim wheel" in proc.stderr
     assert not list((tmp_path / ".s.csv.nicsim").glob("store/*/*.json"))  # nothing ran
+
+
+def test_a_dask_local_cluster_gives_the_local_table(tmp_path: Path) -> None:
+    local = local_csv(tmp_path, "local.csv", SWEEP_AXES, SWEEP_BASE)
+    sweep = sweep_args(SWEEP_AXES, SWEEP_BASE)
+    err = nicsim_cli(*sweep, "--out", "dask.csv", "--dask-local", "2", cwd=tmp_path)
+    assert "Dask LocalCluster of 2 workers; dashboard: http://" in err
+    assert (tmp_path / "dask.csv").read_bytes() == local
