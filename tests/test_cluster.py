@@ -281,3 +281,29 @@ def test_a_dask_local_cluster_gives_the_local_table(tmp_path: Path) -> None:
     err = nicsim_cli(*sweep, "--out", "dask.csv", "--dask-local", "2", cwd=tmp_path)
     assert "Dask LocalCluster of 2 workers; dashboard: http://" in err
     assert (tmp_path / "dask.csv").read_bytes() == local
+
+
+def test_a_lost_scheduler_ends_the_campaign_in_one_line_keeping_its_runs(tmp_path: Path) -> None:
+    axes: dict[str, list[object]] = {"nic.delay_us": list(range(0, 100, 5))}
+    base = {"workload": {"kind": "stream", "messages": 20000, "size_bytes": 8192}}
+    store = tmp_path / ".s.csv.nicsim" / "store"
+    with dask_cluster(tmp_path, workers=1) as cluster:
+        campaign = subprocess.Popen(
+            [sys.executable, "-m", "nicsim", *sweep_args(axes, base), "--out", "s.csv",
+             "--scheduler", cluster.address],
+            env=ENV, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            wait_for(lambda: len(list(store.glob("*/*.json"))) >= 2, START_TIMEOUT_S, "2 runs")
+            os.killpg(cluster.scheduler.pid, signal.SIGKILL)
+            _, err = campaign.communicate(timeout=120)
+        finally:
+            if campaign.poll() is None:
+                campaign.kill()
+                campaign.wait()
+    assert campaign.returncode == 2, err
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith("error: ") and "scheduler-connection-lost" in lines[-1]
+    assert "Traceback" not in err
+    assert len(list(store.glob("*/*.json"))) >= 2  # what finished is kept for a resume
+    assert not (tmp_path / "s.csv").exists()

@@ -78,6 +78,8 @@ ALLOWED_FAILURES = 3
 SCHEDULER_ENV = "NICSIM_SCHEDULER"
 #: Seconds to wait for a Dask scheduler to answer.
 CONNECT_TIMEOUT_S = 10
+#: Loggers of the Dask client side (Dask's configuration gives the client its own level).
+DASK_CLIENT_LOGGERS = ("distributed", "distributed.client")
 #: Dask's address forms: ``tcp://host:port`` and friends, or a bare ``host:port``.
 ADDRESS = re.compile(r"^((tcp|tls|ucx|ws|wss)://)?[\w.\-\[\]:]+:\d+/?$|^inproc://\S+$")
 
@@ -372,10 +374,19 @@ class DaskExecutor(Executor):
         self._client: Any = None
         self._cluster: Any = None
         self._workers = 0
+        self._log_levels: dict[str, int] = {}
 
     def start(self) -> None:
-        """Connect to the scheduler (or start the LocalCluster)."""
+        """Connect to the scheduler (or start the LocalCluster).
+
+        Until :meth:`close`, the client's own log lines are held back (a lost
+        scheduler is logged with a traceback while it retries): the campaign
+        reports what went wrong in one line.
+        """
         distributed = _distributed()
+        for name in DASK_CLIENT_LOGGERS:
+            self._log_levels[name] = logging.getLogger(name).level
+            logging.getLogger(name).setLevel(logging.CRITICAL)
         if self.address is not None:
             _reachable(self.address)
             try:
@@ -491,16 +502,27 @@ class DaskExecutor(Executor):
             raise NicsimError(
                 f"a Dask worker cannot run nicsim ({err}): install the nicsim wheel on every worker"
             ) from None
+        except distributed.client.FutureCancelledError as err:
+            # The scheduler went away (or someone cancelled the task).
+            raise NicsimError(
+                f"{task.label}: cancelled by Dask ({err.reason}); the finished runs are kept "
+                "and the same command resumes"
+            ) from None
         return outcome
 
     def close(self) -> None:
         """Close the client (and the LocalCluster this executor started)."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-        if self._cluster is not None:
-            self._cluster.close()
-            self._cluster = None
+        try:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+            if self._cluster is not None:
+                self._cluster.close()
+                self._cluster = None
+        finally:
+            for name, level in self._log_levels.items():
+                logging.getLogger(name).setLevel(level)
+            self._log_levels.clear()
 
 
 def choose(
