@@ -6,5 +6,7 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 OUT=${1:-out/omx-coal}
 shift || true
+# nicsim creates --out itself but never a missing parent directory.
+mkdir -p "$(dirname "$OUT")"
 .venv/bin/nicsim reproduce omx-coal --out "$OUT" "$@"
 echo "report: $OUT/report.md"

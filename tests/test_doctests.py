@@ -15,6 +15,9 @@ PURE = [
     "nicsim.experiments",
     "nicsim.runner",
     "nicsim.report",
+    "nicsim.store",
+    "nicsim.outputs",
+    "nicsim.executor",
 ]
 NEEDS_CORE = ["nicsim", "nicsim.model", "nicsim.policy", "nicsim.sweeps"]
 

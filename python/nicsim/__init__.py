@@ -1,8 +1,10 @@
 """nicsim: a fast, deterministic simulator of NIC-assisted message passing.
 
 The public Python API. Scenarios are run by the compiled Rust core
-(``nicsim._core``); this package builds scenarios, runs experiment sweeps in
-parallel and writes tables, plots and reports.
+(``nicsim._core``); this package builds scenarios, runs sweeps and
+experiments on local processes or a Dask cluster, and writes tables, plots
+and reports. Importing it loads neither pandas nor matplotlib: the modules
+that need them are imported when a table or plot is made.
 
 Examples
 --------
@@ -16,17 +18,19 @@ True
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from nicsim import _core, report, runner
-from nicsim import experiments as _experiments
+from nicsim import _core, runner
 from nicsim._core import NicsimError
-from nicsim.policy import CoalescingPolicy
 from nicsim.scenario import Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from nicsim.policy import CoalescingPolicy
 
 __all__ = [
     "NicsimError",
@@ -41,6 +45,17 @@ __all__ = [
 ]
 
 __version__: str = _core.version()
+#: Submodules loaded on first use as attributes (``nicsim.model.evaluate``).
+_SUBMODULES = frozenset(
+    {"campaign", "executor", "experiments", "model", "outputs", "plots", "policy", "report",
+     "runner", "store", "sweeps"}
+)  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"nicsim.{name}")
+    raise AttributeError(f"module 'nicsim' has no attribute {name!r}")
 
 
 def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | Path) -> Scenario:
@@ -95,9 +110,11 @@ def run(
     ------
     NicsimError
         If the scenario is invalid (unknown key, bad value, missing
-        ``workload.kind``, ...) or an argument has the wrong type (a
+        ``workload.kind``, ...), an argument has the wrong type (a
         ``scenario`` that is none of the above, a ``policy`` that is not
-        callable, a ``pcap`` that is not a path); the message names it.
+        callable, a ``pcap`` that is not a path; the message names it),
+        or the ``pcap`` file cannot be written (checked before the run;
+        the trace is written whole or not at all).
 
     Examples
     --------
@@ -116,9 +133,22 @@ def run(
             "nicsim.policy.CoalescingPolicy (e.g. the class) or None"
         )
     built = _as_scenario(scenario).update(overrides)
+    if built.pcap is None:
+        return _run_core(built, policy)
+    from nicsim import outputs
+
+    target = outputs.check_file(str(built.pcap), "pcap")
+    with outputs.atomic_file(target) as temp:
+        built.pcap = str(temp)
+        return _run_core(built, policy)
+
+
+def _run_core(
+    scenario: Scenario, policy: Callable[[], CoalescingPolicy] | None
+) -> dict[str, float | int | str]:
     if policy is not None:
-        return _core.run_policy(built.to_toml(), policy)
-    return _core.run(built.to_toml())
+        return _core.run_policy(scenario.to_toml(), policy)
+    return _core.run(scenario.to_toml())
 
 
 def sweep(
@@ -127,6 +157,10 @@ def sweep(
     *,
     metrics: Iterable[str] | None = None,
     jobs: int | None = None,
+    scheduler: str | None = None,
+    dask_local: int | None = None,
+    store: str | Path | None = None,
+    fresh: bool = False,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run a grid of values of some scenario keys; one table row per configuration.
@@ -140,9 +174,23 @@ def sweep(
     metrics
         Metric columns to keep (default: all).
     jobs
-        Worker processes (default: all usable cores; the table is the same).
+        Local worker processes (``1`` = serial in this process).
+    scheduler
+        Run on the Dask cluster of this scheduler, e.g. ``"tcp://10.0.0.1:8786"``.
+    dask_local
+        Run on a Dask ``LocalCluster`` of this many workers.
+    store
+        Directory of a results store: finished runs are kept there and a
+        later call with the same configurations skips them.
+    fresh
+        Run every configuration again, ignoring what ``store`` holds.
     progress
         Show a progress bar on stderr.
+
+    With none of ``jobs``, ``scheduler`` and ``dask_local``, the
+    ``NICSIM_SCHEDULER`` environment variable names a scheduler if set,
+    else all usable cores run local processes. The table is the same
+    whichever runs it.
 
     Returns
     -------
@@ -157,16 +205,20 @@ def sweep(
     >>> bool(t["interrupts_per_msg"].iloc[0] > t["interrupts_per_msg"].iloc[1])
     True
     """
-    from nicsim import sweeps as _sweep
+    from nicsim import executor, sweeps
+    from nicsim.store import Store
 
     if not isinstance(axes, Mapping):
         raise NicsimError(f"axes = {axes!r}: expected a dict of dotted key -> list of values")
-    return _sweep.sweep(
-        _as_scenario(scenario),
-        {key: list(values) for key, values in axes.items()},
+    base = _as_scenario(scenario)
+    planned = sweeps.plan_sweep(base, {key: list(values) for key, values in axes.items()})
+    chosen = executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
+    return sweeps.run_planned(
+        planned,
         metrics=None if metrics is None else list(metrics),
-        jobs=jobs,
         progress=progress,
+        executor=chosen,
+        store=None if store is None else Store(Path(store), fresh=fresh),
     )
 
 
@@ -201,6 +253,11 @@ def run_experiment(
     preset: str | None = None,
     *,
     seed: int = runner.DEFAULT_SEED,
+    scheduler: str | None = None,
+    dask_local: int | None = None,
+    store: str | Path | None = None,
+    fresh: bool = False,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Run one SPEC §4 experiment and return its table.
 
@@ -209,8 +266,8 @@ def run_experiment(
     exp_id
         Experiment id, e.g. ``"coalescing-msgrate"`` (see
         ``nicsim.experiments.EXPERIMENTS``).
-    jobs
-        Worker processes; ``None`` = all usable cores, ``1`` = serial.
+    jobs, scheduler, dask_local
+        Where to run, as in :func:`sweep`; ``jobs=1`` is serial.
     quick
         Fewer iterations/messages per configuration (same rows).
     preset
@@ -219,6 +276,10 @@ def run_experiment(
     seed
         Base seed, ``0 <= seed < 2**63``; each row's seed is derived from
         (seed, id, row index).
+    store, fresh
+        A results store to resume from and add to, as in :func:`sweep`.
+    progress
+        Show a progress bar on stderr.
 
     Returns
     -------
@@ -231,7 +292,21 @@ def run_experiment(
     >>> list(t.columns)
     ['strategy', 'irq_binding', 'overhead_ns_per_packet']
     """
-    return runner.run_experiment(exp_id, jobs=jobs, quick=quick, preset=preset, seed=seed)
+    from nicsim import executor
+    from nicsim import experiments as _experiments
+    from nicsim.store import Store
+
+    _experiments.get(exp_id)
+    chosen = executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
+    return runner.run_experiment(
+        exp_id,
+        quick=quick,
+        preset=preset,
+        seed=seed,
+        progress=progress,
+        executor=chosen,
+        store=None if store is None else Store(Path(store), fresh=fresh),
+    )
 
 
 def reproduce(
@@ -242,6 +317,9 @@ def reproduce(
     *,
     preset: str | None = None,
     seed: int = runner.DEFAULT_SEED,
+    scheduler: str | None = None,
+    dask_local: int | None = None,
+    fresh: bool = False,
     progress: bool = False,
 ) -> dict[str, pd.DataFrame]:
     """Run experiments (ids or groups such as ``"omx-coal"``) and write a report.
@@ -250,15 +328,23 @@ def reproduce(
     ``<out_dir>/report.md`` comparing simulated with published values, and
     ``<out_dir>/validation.md`` (:mod:`nicsim.validation`: every published
     number of the studies, fitted or predicted, and every mechanism they name).
+    The files replace the previous reproduction in ``out_dir`` as a whole,
+    at the end: an interrupted run leaves the previous set. Finished runs
+    are kept in ``<out_dir>/.nicsim/store``, so running the same
+    reproduction again (after an interrupt, say) simulates only what is
+    missing.
 
     Parameters
     ----------
     experiments
         Experiment ids and/or group names (``nicsim.experiments.GROUPS``).
     out_dir
-        Output directory (created if missing).
-    jobs, quick, preset, seed
+        Output directory: created if missing (its parent must exist); used
+        by one reproduction at a time.
+    jobs, quick, preset, seed, scheduler, dask_local
         As in :func:`run_experiment`.
+    fresh
+        Run everything again, ignoring the results store.
     progress
         Show a progress bar on stderr.
 
@@ -266,21 +352,24 @@ def reproduce(
     -------
     dict of str to pandas.DataFrame
         The tables, keyed by experiment id in run order.
-    """
-    ids = _experiments.expand(experiments)
-    tables = runner.run_experiments(
-        ids, jobs=jobs, quick=quick, preset=preset, seed=seed, progress=progress
-    )
-    provenance = report.Provenance(
-        nicsim_version=__version__,
-        preset=preset or runner.DEFAULT_PRESET,
-        seed=seed,
-        quick=quick,
-    )
-    report.write_report(tables, Path(out_dir), provenance)
-    # Imported here so that `python -m nicsim.validation` does not find it
-    # already imported by the package.
-    from nicsim import validation
 
-    validation.write(tables, Path(out_dir) / "validation.md", provenance)
-    return tables
+    Raises
+    ------
+    NicsimError
+        Before anything runs, if an experiment is unknown, ``out_dir``
+        cannot be written or is in use by another reproduction.
+    """
+    from nicsim import campaign
+
+    return campaign.reproduce(
+        experiments,
+        out_dir,
+        jobs=jobs,
+        scheduler=scheduler,
+        dask_local=dask_local,
+        quick=quick,
+        preset=preset,
+        seed=seed,
+        progress=progress,
+        fresh=fresh,
+    )

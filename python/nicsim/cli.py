@@ -2,7 +2,9 @@
 
 This module owns argument parsing, terminal output and the error contract:
 bad input prints one ``error: ...`` line on stderr and exits with status 2,
-never a traceback. The work itself is done by :mod:`nicsim`.
+never a traceback, before any work starts; an interrupt exits with status
+130. The work itself is done by :mod:`nicsim` (campaigns that write files by
+:mod:`nicsim.campaign`). Importing it loads neither pandas nor matplotlib.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from rich.table import Table
 
 import nicsim
 from nicsim import _core, model, runner
-from nicsim import sweeps as _sweep
 from nicsim._core import NicsimError
 from nicsim.scenario import Scenario, parse_value
 
 __all__ = ["app"]
 
 EXIT_BAD_INPUT = 2
+#: 128 + SIGINT, as a shell reports a command ended by Ctrl-C.
+EXIT_INTERRUPTED = 130
 
 _out = Console()
 
@@ -50,9 +53,9 @@ class _App(typer.Typer):
             _fail(err.format_message())
         except NicsimError as err:
             _fail(str(err))
-        except typer.Abort:
-            print("error: aborted", file=sys.stderr)
-            raise SystemExit(130) from None
+        except (typer.Abort, KeyboardInterrupt):
+            print("error: interrupted", file=sys.stderr)
+            raise SystemExit(EXIT_INTERRUPTED) from None
         raise SystemExit(status if isinstance(status, int) else 0)
 
 
@@ -174,6 +177,41 @@ def _pairs(items: list[str] | None, option: str, example: str) -> list[tuple[str
     return pairs
 
 
+# Options shared by the campaign verbs (sweep, reproduce).
+JobsOption = Annotated[
+    int | None, typer.Option(help="Local worker processes (default: all cores).")
+]
+SchedulerOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Run on this Dask scheduler, e.g. tcp://HOST:8786 (default: $NICSIM_SCHEDULER).",
+        show_default=False,
+    ),
+]
+DaskLocalOption = Annotated[
+    int | None,
+    typer.Option("--dask-local", help="Run on a Dask LocalCluster of N workers.", metavar="N"),
+]
+FreshOption = Annotated[
+    bool, typer.Option(help="Run every job again, ignoring the finished ones kept under --out.")
+]
+QuietOption = Annotated[
+    bool, typer.Option(help="No progress bar and no notes (errors are still printed).")
+]
+
+
+def _interrupted(store: Path) -> NoReturn:
+    """Say what an interrupted campaign kept, and exit 130."""
+    from nicsim.store import Store
+
+    kept = Store(store).done()
+    print(
+        f"error: interrupted; {kept} finished run(s) kept in {store}: the same command resumes",
+        file=sys.stderr,
+    )
+    raise SystemExit(EXIT_INTERRUPTED)
+
+
 @app.command("sweep")
 def sweep_command(
     axis: Annotated[
@@ -194,11 +232,19 @@ def sweep_command(
     metric: Annotated[
         list[str] | None, typer.Option("--metric", help="Metric column to keep (repeatable).")
     ] = None,
-    jobs: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    jobs: JobsOption = None,
+    scheduler: SchedulerOption = None,
+    dask_local: DaskLocalOption = None,
+    fresh: FreshOption = False,
+    quiet: QuietOption = False,
 ) -> None:
-    """Run a grid of scenario values and write one table row per configuration."""
-    if out.suffix not in (".csv", ".parquet"):
-        _fail(f"--out {out}: the file must end in .csv or .parquet")
+    """Run a grid of scenario values and write one table row per configuration.
+
+    Finished runs are kept beside the table (.NAME.nicsim/store), so an
+    interrupted sweep resumes where it stopped.
+    """
+    from nicsim import campaign, outputs
+
     base = Scenario.load(scenario) if scenario is not None else Scenario()
     for path, text in _pairs(set_, "--set", "nic.delay_us=25"):
         base.set(path, parse_value(text))
@@ -206,13 +252,23 @@ def sweep_command(
         path: [parse_value(v.strip()) for v in text.split(",")]
         for path, text in _pairs(axis, "--axis", "nic.delay_us=0,25,75")
     }
-    table = _sweep.sweep(base, axes, metrics=metric, jobs=jobs, progress=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix == ".csv":
-        table.to_csv(out, index=False)
-    else:
-        table.to_parquet(out, index=False)
-    _out.print(f"wrote {len(table)} rows: {out}")
+    try:
+        table = campaign.sweep_to_file(
+            base,
+            axes,
+            out,
+            metrics=metric,
+            jobs=jobs,
+            scheduler=scheduler,
+            dask_local=dask_local,
+            progress=not quiet,
+            fresh=fresh,
+            option="--out",
+        )
+    except KeyboardInterrupt:
+        _interrupted(outputs.state_dir(out, is_dir=False) / "store")
+    if not quiet:
+        _out.print(f"wrote {len(table)} rows: {out}")
 
 
 @app.command("reproduce")
@@ -220,18 +276,43 @@ def reproduce_command(
     experiments: Annotated[
         list[str], typer.Argument(help="Experiment ids or groups (e.g. omx-coal).")
     ],
-    out: Annotated[Path, typer.Option(help="Output directory.")],
-    jobs: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    out: Annotated[Path, typer.Option(help="Output directory (its parent must exist).")],
+    jobs: JobsOption = None,
+    scheduler: SchedulerOption = None,
+    dask_local: DaskLocalOption = None,
     quick: Annotated[bool, typer.Option(help="Fewer iterations/messages per point.")] = False,
     preset: Annotated[str | None, typer.Option(help="Preset name or preset TOML file.")] = None,
     seed: Annotated[int, typer.Option(help="Base seed.")] = runner.DEFAULT_SEED,
+    fresh: FreshOption = False,
+    quiet: QuietOption = False,
 ) -> None:
-    """Run experiments and write CSV, Parquet, PNG and report.md into --out."""
-    tables = nicsim.reproduce(
-        experiments, out, jobs=jobs, quick=quick, preset=preset, seed=seed, progress=True
-    )
+    """Run experiments and write CSV, Parquet, PNG and report.md into --out.
+
+    The files replace the previous reproduction in --out as a whole. Finished
+    runs are kept in --out/.nicsim/store, so an interrupted reproduction
+    resumes where it stopped.
+    """
+    from nicsim import campaign, outputs
+
+    try:
+        tables = campaign.reproduce(
+            experiments,
+            out,
+            jobs=jobs,
+            scheduler=scheduler,
+            dask_local=dask_local,
+            quick=quick,
+            preset=preset,
+            seed=seed,
+            progress=not quiet,
+            fresh=fresh,
+            option="--out",
+        )
+    except KeyboardInterrupt:
+        _interrupted(outputs.state_dir(out, is_dir=True) / "store")
     rows = sum(len(t) for t in tables.values())
-    _out.print(f"wrote {len(tables)} experiment(s), {rows} rows: {out / 'report.md'}")
+    if not quiet:
+        _out.print(f"wrote {len(tables)} experiment(s), {rows} rows: {out / 'report.md'}")
 
 
 def _parse_layer(text: str) -> model.Layer:
@@ -305,6 +386,10 @@ def model_command(
     ] = None,
 ) -> None:
     """Evaluate the EMO model for a preset and configuration; print each sum's terms."""
+    from nicsim import outputs
+
+    if plot is not None:
+        outputs.check_file(plot, "--plot")
     paths = path or list(model.PATHS)
     size_list = _parse_sizes(sizes)
     layers = [_parse_layer(text) for text in layer or []]
@@ -329,7 +414,8 @@ def model_command(
     if plot is not None:
         from nicsim.plots_emo import plot_model
 
-        plot_model(results, f"EMO model: {preset}, coalescing {coalescing}", plot)
+        with outputs.atomic_file(plot) as temp:
+            plot_model(results, f"EMO model: {preset}, coalescing {coalescing}", temp)
         _out.print(f"wrote {plot}")
 
 
@@ -353,13 +439,14 @@ def presets_copy(
     force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
 ) -> None:
     """Copy an embedded preset to a file you can edit and pass as --preset."""
+    from nicsim import outputs
+
     text = nicsim.preset_toml(name)
     if dest.exists() and not force:
         _fail(f"{dest} exists; pass --force to overwrite")
-    try:
-        dest.write_text(text, encoding="utf-8")
-    except OSError as err:
-        _fail(f"cannot write {dest}: {err.strerror}")
+    outputs.check_file(dest, "dest")
+    with outputs.atomic_file(dest) as temp:
+        temp.write_text(text, encoding="utf-8")
     print(f"wrote {dest}")
 
 

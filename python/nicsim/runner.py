@@ -1,47 +1,48 @@
-"""Running experiments: configurations → scenarios → core runs → tables.
+"""Running experiments: configurations → scenarios → jobs → tables.
 
-This module owns seeding, parallelism and assembling result tables. Results
-are placed by configuration index, never by completion order, so serial and
-parallel runs give identical tables. It knows nothing about individual
-experiments (:mod:`nicsim.experiments`) or output files (:mod:`nicsim.report`).
+This module owns seeding, planning jobs and assembling result tables, and
+the glue of a campaign: identical scenarios run once, jobs already in the
+results store (:mod:`nicsim.store`) are skipped, the rest go to an executor
+(:mod:`nicsim.executor`: local processes or Dask) longest first, and each
+result is stored as it arrives. Results are placed by configuration index,
+never by completion order, so every executor gives identical tables. It
+knows nothing about individual experiments (:mod:`nicsim.experiments`) or
+output files (:mod:`nicsim.report`); pandas is imported only to build a
+table.
 """
 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
-import os
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from nicsim import experiments as _experiments
 from nicsim._core import DEFAULT_PRESET, SEED_LIMIT, NicsimError
-from nicsim.experiments import Experiment, Params
+from nicsim.executor import Executor, Outcome, RunFn, Task, choose, core_run, default_jobs
+from nicsim.executor import scenario_cost as _cost
 from nicsim.scenario import Scenario, check_seed
+from nicsim.store import Metrics, Store, job_key
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from nicsim.experiments import Experiment, Params
 
 __all__ = [
     "DEFAULT_PRESET",
     "DEFAULT_SEED",
     "Job",
     "RunFn",
+    "core_run",
+    "default_jobs",
     "derive_seed",
     "plan",
     "run_experiment",
     "run_experiments",
     "run_jobs",
+    "table",
 ]
-
-#: Metrics of one core run.
-Metrics = dict[str, float | int | str]
-#: Runs one scenario TOML text. Must be a module-level function to run in a pool.
-RunFn = Callable[[str], Metrics]
 
 DEFAULT_SEED = 1
 #: Derived seeds are kept below ``SEED_LIMIT`` (2**63, a TOML signed 64-bit integer).
@@ -101,124 +102,100 @@ def plan(
     return jobs
 
 
-def core_run(scenario_toml: str) -> Metrics:
-    """Default :data:`RunFn`: the compiled core."""
-    from nicsim import _core
-
-    return _core.run(scenario_toml)
-
-
-def default_jobs() -> int:
-    """Return the default number of worker processes: the cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def run_jobs(
     jobs: Sequence[Job],
     *,
     workers: int | None = None,
     progress: str | None = None,
     run_fn: RunFn = core_run,
+    executor: Executor | None = None,
+    store: Store | None = None,
 ) -> list[Metrics]:
     """Run jobs and return their metrics in the order of ``jobs``.
 
     Parameters
     ----------
     jobs
-        What to run.
+        What to run. Jobs with the same scenario run once.
     workers
-        Worker processes; ``None`` = all usable cores, ``1`` = serial in this
-        process.
+        Local worker processes when no ``executor`` is given: ``None`` = as
+        :func:`nicsim.executor.choose` decides (``NICSIM_SCHEDULER`` or all
+        usable cores), ``1`` = serial in this process.
     progress
-        If given, show a progress bar on stderr with this description.
+        Description of the progress bar on stderr, and notes (resumed jobs,
+        the Dask dashboard); ``None`` is quiet.
     run_fn
-        Runs one scenario; a module-level function (it is pickled to workers).
+        Runs one scenario; importable by name (it is pickled to workers).
+    executor
+        Where to run (default: from ``workers``). It is started only if
+        some job is not in the store, and closed before returning.
+    store
+        Results of finished jobs: read to skip them, written as each ends.
+
+    Raises
+    ------
+    NicsimError
+        On a job's bad input, labelled with the job (the campaign stops; the
+        jobs that finished are in the store).
     """
-    workers = default_jobs() if workers is None else workers
-    if workers < 1:
-        raise NicsimError(f"jobs = {workers}: must be at least 1")
-    results: list[Metrics | None] = [None] * len(jobs)
-    with _progress_bar(progress, len(jobs)) as advance:
-        if workers == 1 or len(jobs) <= 1:
-            for i, job in enumerate(jobs):
-                results[i] = _run_one(run_fn, job)
-                advance()
-        else:
-            _run_pool(jobs, min(workers, len(jobs)), run_fn, results, advance)
-    done = [r for r in results if r is not None]
-    if len(done) != len(jobs):  # pragma: no cover - a pool bug, not user input
-        raise RuntimeError(f"{len(jobs) - len(done)} job(s) returned no result")
-    return done
+    from nicsim.progress import Reporter
 
-
-def _run_one(run_fn: RunFn, job: Job) -> Metrics:
-    try:
-        return run_fn(job.toml)
-    except NicsimError as err:
-        raise NicsimError(f"{job.label}: {err}") from err
-
-
-def _run_in_worker(run_fn: RunFn, job: Job) -> Metrics | str:
-    """Run in a pool worker; a bad-input error comes back as its message.
-
-    Returning the message (not raising) keeps the error independent of how
-    the extension's exception class pickles.
-    """
-    try:
-        return _run_one(run_fn, job)
-    except NicsimError as err:
-        return str(err)
-
-
-def _run_pool(
-    jobs: Sequence[Job],
-    workers: int,
-    run_fn: RunFn,
-    results: list[Metrics | None],
-    advance: Callable[[], None],
-) -> None:
-    # "spawn" (not fork): safe with the progress bar's thread, same on every OS.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures: dict[Future[Metrics | str], int] = {
-            pool.submit(_run_in_worker, run_fn, job): i for i, job in enumerate(jobs)
-        }
-        try:
-            for future in as_completed(futures):
-                result = future.result()
-                if isinstance(result, str):
-                    raise NicsimError(result)
-                results[futures[future]] = result
-                advance()
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-
-
-@contextmanager
-def _progress_bar(description: str | None, total: int) -> Iterator[Callable[[], None]]:
-    """Yield an ``advance()`` callback; draws a rich bar on stderr if ``description``."""
-    if description is None or total <= 1:
-        yield lambda: None
-        return
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
+    executor = executor if executor is not None else choose(jobs=workers)
+    reporter = Reporter(progress)
+    keys = [job_key(job.toml) for job in jobs]
+    first: dict[str, Job] = {}
+    for key, job in zip(keys, jobs, strict=True):
+        first.setdefault(key, job)
+    results: dict[str, Metrics] = {}
+    if store is not None:
+        for key in first:
+            stored = store.get(key)
+            if stored is not None:
+                results[key] = stored
+        if results:
+            reporter.note(
+                f"resuming: {len(results)} of {len(first)} runs already done "
+                f"in {store.root} (--fresh runs them again)"
+            )
+    # Longest first; sorted() is stable, so equal estimates keep row order.
+    todo = sorted(
+        (
+            Task(key, job.toml, job.label, _cost(job.toml))
+            for key, job in first.items()
+            if key not in results
+        ),
+        key=lambda task: -task.cost,
     )
-    task = bar.add_task(description, total=total)
-    with bar:
-        yield lambda: bar.advance(task)
+
+    def on_result(task: Task, outcome: Outcome) -> None:
+        value = outcome[1]
+        if isinstance(value, str):
+            raise NicsimError(f"{task.label}: {value}")
+        if store is not None:
+            store.put(task.key, task.toml, value)
+        results[task.key] = value
+        reporter.advance()
+
+    if todo:
+        executor.start()
+        try:
+            for line in executor.notes():
+                reporter.note(line)
+            with reporter.bar(len(first), len(first) - len(todo)):
+                executor.run(todo, run_fn, on_result)
+        finally:
+            executor.close()
+    if store is not None:
+        reporter.note(
+            f"{len(todo)} run(s) simulated, {len(first) - len(todo)} reused from {store.root}"
+        )
+    return [results[key] for key in keys]
 
 
 def table(experiment: Experiment, jobs: Sequence[Job], metrics: Sequence[Metrics]) -> pd.DataFrame:
     """Assemble the result table: parameter columns then metric columns."""
+    import pandas as pd
+
     rows: list[dict[str, Any]] = []
     for job, result in zip(jobs, metrics, strict=True):
         full: dict[str, Any] = dict(result)
@@ -246,13 +223,22 @@ def run_experiments(
     seed: int = DEFAULT_SEED,
     progress: bool = False,
     run_fn: RunFn = core_run,
+    executor: Executor | None = None,
+    store: Store | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Run several experiments in one worker pool; tables keyed by id, in order."""
+    """Run several experiments as one campaign; tables keyed by id, in order.
+
+    ``jobs``, ``executor`` and ``store`` are as in :func:`run_jobs`.
+    """
+    from nicsim import experiments as _experiments
+
     chosen = [_experiments.get(exp_id) for exp_id in exp_ids]
     planned = [plan(e, quick=quick, preset=preset, seed=seed) for e in chosen]
     flat = [job for exp_jobs in planned for job in exp_jobs]
     label = f"nicsim {', '.join(exp_ids)}" if progress else None
-    metrics = run_jobs(flat, workers=jobs, progress=label, run_fn=run_fn)
+    metrics = run_jobs(
+        flat, workers=jobs, progress=label, run_fn=run_fn, executor=executor, store=store
+    )
     tables: dict[str, pd.DataFrame] = {}
     start = 0
     for experiment, exp_jobs in zip(chosen, planned, strict=True):
@@ -271,6 +257,8 @@ def run_experiment(
     seed: int = DEFAULT_SEED,
     progress: bool = False,
     run_fn: RunFn = core_run,
+    executor: Executor | None = None,
+    store: Store | None = None,
 ) -> pd.DataFrame:
     """Run one experiment and return its table (see :func:`nicsim.run_experiment`)."""
     return run_experiments(
@@ -281,4 +269,6 @@ def run_experiment(
         seed=seed,
         progress=progress,
         run_fn=run_fn,
+        executor=executor,
+        store=store,
     )[exp_id]

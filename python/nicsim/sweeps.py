@@ -1,25 +1,28 @@
 """Parameter sweeps of one scenario: the grid of some keys' values → a table.
 
 This module owns expanding axes into configurations and assembling the
-table; running is :func:`nicsim.runner.run_jobs` (parallel over local cores,
-results placed by configuration index, so serial and parallel sweeps give
-identical tables). Every configuration runs with the base scenario's seed
-(common random numbers), so rows differ only by the swept keys.
+table; running is :func:`nicsim.runner.run_jobs` (local processes or Dask,
+results placed by configuration index, so every executor gives identical
+tables). Every configuration runs with the base scenario's seed (common
+random numbers), so rows differ only by the swept keys.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from nicsim import runner
 from nicsim._core import NicsimError
+from nicsim.executor import Executor, LocalExecutor, default_jobs
 from nicsim.scenario import Scenario
+from nicsim.store import Store
 
-__all__ = ["plan_sweep", "sweep"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["plan_sweep", "run_planned", "sweep"]
 
 
 def plan_sweep(base: Scenario, axes: Mapping[str, Sequence[Any]]) -> list[runner.Job]:
@@ -57,7 +60,7 @@ def sweep(
     progress: bool = False,
     run_fn: runner.RunFn = runner.core_run,
 ) -> pd.DataFrame:
-    """Run the grid of ``axes`` over ``base``; one row per configuration.
+    """Run the grid of ``axes`` over ``base`` on local processes; one row per configuration.
 
     Parameters
     ----------
@@ -85,9 +88,37 @@ def sweep(
         On an invalid key or value (naming the configuration), or an unknown
         metric name.
     """
-    planned = plan_sweep(base, axes)
+    return run_planned(
+        plan_sweep(base, axes),
+        metrics=metrics,
+        progress=progress,
+        run_fn=run_fn,
+        executor=LocalExecutor(default_jobs() if jobs is None else jobs),
+    )
+
+
+def run_planned(
+    planned: Sequence[runner.Job],
+    *,
+    executor: Executor,
+    metrics: Sequence[str] | None = None,
+    progress: bool = False,
+    run_fn: runner.RunFn = runner.core_run,
+    store: Store | None = None,
+) -> pd.DataFrame:
+    """Run the jobs of :func:`plan_sweep` on ``executor`` and assemble the table.
+
+    ``store`` is a results store to resume from and add to (see
+    :func:`nicsim.runner.run_jobs`); the other arguments are as in :func:`sweep`.
+    """
+    import pandas as pd
+
     results = runner.run_jobs(
-        planned, workers=jobs, progress="sweep" if progress else None, run_fn=run_fn
+        planned,
+        progress="sweep" if progress else None,
+        run_fn=run_fn,
+        executor=executor,
+        store=store,
     )
     rows = []
     for job, result in zip(planned, results, strict=True):

@@ -1,0 +1,158 @@
+"""Campaigns that write files: ``reproduce`` into a directory, a sweep into a table file.
+
+This module owns the order of a campaign, the same for the command line and
+the Python API: every input and output is checked and the output locked
+before anything is simulated; jobs already in the output's results store are
+skipped and the others stored as they finish; files are written whole at the
+end (:mod:`nicsim.outputs`). Running is :mod:`nicsim.runner`, writing the
+files :mod:`nicsim.report`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nicsim import _core, outputs, runner
+from nicsim import executor as _executor
+from nicsim._core import NicsimError
+from nicsim.scenario import Scenario, check_seed
+from nicsim.store import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from nicsim.progress import Reporter
+    from nicsim.report import Provenance
+
+__all__ = ["TABLE_SUFFIXES", "reproduce", "sweep_to_file"]
+
+#: File types a sweep table can be written as.
+TABLE_SUFFIXES = (".csv", ".parquet")
+
+
+@contextmanager
+def _locked_state(
+    output: Path, *, is_dir: bool, option: str, fresh: bool, reporter: Reporter
+) -> Iterator[Store]:
+    """Hold the output's lock; finish any cut-short write; yield its results store."""
+    state = outputs.state_dir(output, is_dir=is_dir)
+    with outputs.OutputLock(state, output, option) as lock:
+        if lock.stale_pid is not None:
+            reporter.note(f"{option} {output}: took over the lock of pid {lock.stale_pid}, gone")
+        if is_dir:
+            outputs.recover(output, state)
+        store = Store(state / "store", fresh=fresh)
+        store.remove_temporaries()
+        yield store
+
+
+def reproduce(
+    experiments: Iterable[str],
+    out_dir: str | Path,
+    *,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    dask_local: int | None = None,
+    quick: bool = False,
+    preset: str | None = None,
+    seed: int = runner.DEFAULT_SEED,
+    progress: bool = False,
+    fresh: bool = False,
+    option: str = "out_dir",
+    run_fn: runner.RunFn = runner.core_run,
+) -> dict[str, pd.DataFrame]:
+    """Run experiments and replace the reproduction in ``out_dir`` (see :func:`nicsim.reproduce`).
+
+    ``option`` names ``out_dir`` in error messages (``--out`` on the command
+    line); ``run_fn`` runs one scenario (default: the compiled core).
+    """
+    from nicsim import experiments as _experiments
+    from nicsim.progress import Reporter
+
+    ids = _experiments.expand(experiments)
+    check_seed(seed)
+    if preset is not None and not Path(preset).is_file():
+        _core.preset_toml(preset)  # an unknown name fails here, before any work
+    chosen = _executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
+    out = outputs.check_dir(out_dir, option)
+    reporter = Reporter(f"nicsim {', '.join(ids)}" if progress else None)
+    with _locked_state(out, is_dir=True, option=option, fresh=fresh, reporter=reporter) as store:
+        tables = runner.run_experiments(
+            ids,
+            quick=quick,
+            preset=preset,
+            seed=seed,
+            progress=progress,
+            run_fn=run_fn,
+            executor=chosen,
+            store=store,
+        )
+        from nicsim import report
+
+        provenance = report.Provenance(
+            nicsim_version=_core.version(),
+            preset=preset or runner.DEFAULT_PRESET,
+            seed=seed,
+            quick=quick,
+        )
+        state = outputs.state_dir(out, is_dir=True)
+        outputs.replace_set(out, state, lambda staging: _write_set(tables, staging, provenance))
+    return tables
+
+
+def _write_set(tables: Mapping[str, pd.DataFrame], staging: Path, provenance: Provenance) -> None:
+    """Write one reproduction's files into ``staging``: tables, plots, report, validation."""
+    from nicsim import report, validation
+
+    report.write_report(tables, staging, provenance)
+    validation.write(tables, staging / "validation.md", provenance)
+
+
+def sweep_to_file(
+    base: Scenario,
+    axes: Mapping[str, Sequence[Any]],
+    out: str | Path,
+    *,
+    metrics: Sequence[str] | None = None,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    dask_local: int | None = None,
+    progress: bool = False,
+    fresh: bool = False,
+    option: str = "out",
+    run_fn: runner.RunFn = runner.core_run,
+) -> pd.DataFrame:
+    """Run a sweep and write its table to ``out`` (``.csv`` or ``.parquet``), whole.
+
+    The results store is ``.<name>.nicsim/store`` beside the file.
+    """
+    from nicsim import sweeps
+    from nicsim.progress import Reporter
+
+    target = Path(out)
+    if target.suffix not in TABLE_SUFFIXES:
+        raise NicsimError(f"{option} {target}: the file must end in .csv or .parquet")
+    planned = sweeps.plan_sweep(base, axes)
+    chosen = _executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
+    outputs.check_file(target, option)
+    reporter = Reporter("sweep" if progress else None)
+    with _locked_state(
+        target, is_dir=False, option=option, fresh=fresh, reporter=reporter
+    ) as store:
+        table = sweeps.run_planned(
+            planned,
+            metrics=metrics,
+            progress=progress,
+            run_fn=run_fn,
+            executor=chosen,
+            store=store,
+        )
+        with outputs.atomic_file(target) as temp:
+            if target.suffix == ".csv":
+                table.to_csv(temp, index=False)
+            else:
+                table.to_parquet(temp, index=False)
+    return table
