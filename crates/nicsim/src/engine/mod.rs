@@ -222,14 +222,6 @@ impl<E: Copy> EventQueue<E> {
         }
         i
     }
-
-    /// Pops the next event only if it is at or before `until`.
-    pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, E)> {
-        match self.peek_time() {
-            Some(t) if t <= until => self.pop(),
-            _ => None,
-        }
-    }
 }
 
 /// The simulator's seeded random number generator (PCG 64-bit MCG: small
