@@ -115,10 +115,6 @@ impl Endpoint {
         self.not_before = self.not_before.min(t);
     }
 
-    pub fn params(&self) -> &Params {
-        &self.params
-    }
-
     // --- Sending ---------------------------------------------------------
 
     /// Whether a message of `frames` frames to `peer` must wait for acks:

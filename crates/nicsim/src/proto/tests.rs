@@ -294,6 +294,24 @@ fn resends_go_in_queue_order_behind_the_oldest() {
     assert_eq!(next, Some(us(3010)));
 }
 
+/// Once the resent messages are acked, the one behind them is the oldest,
+/// and overdue: it goes at the next look, even with a wake-up armed later
+/// (the earliest-deadline bound moved back for it).
+#[test]
+fn an_ack_of_resent_messages_exposes_an_overdue_one() {
+    let (mut a, _) = pair();
+    for t in [0, 10, 500] {
+        send_tiny(&mut a, us(t), 0);
+    }
+    assert_eq!(seqs(&poll(&mut a, us(1010)).0), vec![0, 1]);
+    assert_eq!(poll(&mut a, us(1500)), (vec![], Some(us(2010))));
+    assert_eq!(a.process_ack(PEER, 2), 2);
+    assert_eq!(a.poll_at(), Some(us(1500)));
+    let mut due = Vec::new();
+    assert_eq!(a.dispatch(us(1600), Some(us(2010)), |p, d| due.push((p, d))), Some(us(2600)));
+    assert_eq!(seqs(&due), vec![2]);
+}
+
 #[test]
 fn delayed_ack_and_resend_of_one_peer_come_out_ack_first() {
     let (mut a, mut b) = pair();
