@@ -96,16 +96,23 @@ struct Peer {
 pub struct Endpoint {
     params: Params,
     peers: Vec<Peer>,
+    /// No deadline is earlier than this (a lower bound of
+    /// [`Endpoint::poll_at`], kept by every transition that sets or moves
+    /// a deadline earlier, and made exact again by [`Endpoint::dispatch`]):
+    /// it lets `dispatch` skip the scan of every peer.
+    not_before: Instant,
 }
 
 impl Endpoint {
     /// An endpoint with nothing sent or received, towards `peers` ranks.
     pub fn new(params: Params, peers: usize) -> Self {
-        Endpoint { params, peers: vec![Peer::default(); peers] }
+        Endpoint { params, peers: vec![Peer::default(); peers], not_before: Instant::MAX }
     }
 
-    pub fn params(&self) -> &Params {
-        &self.params
+    /// A deadline was set, or moved earlier, to `t`.
+    #[inline(always)]
+    fn deadline_at(&mut self, t: Instant) {
+        self.not_before = self.not_before.min(t);
     }
 
     // --- Sending ---------------------------------------------------------
@@ -133,9 +140,13 @@ impl Endpoint {
     ) -> SentMsg {
         let ps = &mut self.peers[peer as usize];
         let m = SentMsg { seq: ps.next_send, req, sent_at: now, size, tag, is_notify, frames };
+        let oldest = ps.unacked_sends.is_empty();
         ps.next_send += 1;
         ps.unacked_sends.push_back(m);
         ps.unacked_frames += frames;
+        if oldest {
+            self.deadline_at(now + self.params.resend);
+        }
         m
     }
 
@@ -153,6 +164,12 @@ impl Endpoint {
             ps.unacked_frames -= m.frames;
             ps.unacked_sends.pop_front();
             n += 1;
+        }
+        // The new oldest may be due before the one released (it was not
+        // resent with it).
+        if let (true, Some(m)) = (n > 0, ps.unacked_sends.front()) {
+            let t = m.sent_at + self.params.resend;
+            self.deadline_at(t);
         }
         n
     }
@@ -192,10 +209,12 @@ impl Endpoint {
         ps.unacked_recv += 1;
         if ps.unacked_recv >= self.params.ack_after {
             ps.ack_deadline = None;
+            self.deadline_at(Instant::ZERO);
             AckPlan::AckNow
         } else if ps.ack_deadline.is_none() {
             let t = now + self.params.delayed_ack;
             ps.ack_deadline = Some(t);
+            self.deadline_at(t);
             AckPlan::ArmTimer(t)
         } else {
             AckPlan::Pending
@@ -212,21 +231,36 @@ impl Endpoint {
     /// Runs the deadlines that passed at `now`, peer by peer in rank order:
     /// `emit(peer, Due::Ack)` for a delayed ack, then `emit(peer,
     /// Due::Resend(m))` for each message not acknowledged in time, oldest
-    /// first (each due again one resend period from now). Returns the next
-    /// deadline ([`Endpoint::poll_at`] after these transitions).
+    /// first (each due again one resend period from now, and any message
+    /// behind them that was due goes with them). Returns when to look again
+    /// (the next deadline, or earlier), or `None` if nothing is due before
+    /// `armed`, the caller's wake-up already set.
     ///
     /// A peer with in-order messages unacknowledged and no delayed ack
     /// running (an explicit ack was queued and not yet sent) gets one from
     /// `now`.
-    pub fn dispatch(&mut self, now: Instant, mut emit: impl FnMut(u16, Due)) -> Option<Instant> {
+    pub fn dispatch(
+        &mut self,
+        now: Instant,
+        armed: Option<Instant>,
+        mut emit: impl FnMut(u16, Due),
+    ) -> Option<Instant> {
+        debug_assert!(self.poll_at().is_none_or(|t| t >= self.not_before), "not_before bounds poll_at");
+        // Nothing is due, and the caller wakes up before anything will be:
+        // the scan below would find nothing to do.
+        if now < self.not_before && armed.is_some_and(|t| t <= self.not_before) {
+            return None;
+        }
         let Params { delayed_ack, resend, .. } = self.params;
         let mut next: Option<Instant> = None;
+        let mut ack_queued = false;
         for (peer, ps) in self.peers.iter_mut().enumerate() {
             if ps.unacked_recv > 0 {
                 match ps.ack_deadline {
                     Some(t) if t <= now => {
                         emit(peer as u16, Due::Ack);
                         ps.ack_deadline = None;
+                        ack_queued = true;
                     }
                     Some(t) => next = Some(next.map_or(t, |n: Instant| n.min(t))),
                     None => {
@@ -243,6 +277,9 @@ impl Endpoint {
             let t = if due > now { due } else { Self::resend_due(ps, peer as u16, now, resend, &mut emit) };
             next = Some(next.map_or(t, |n: Instant| n.min(t)));
         }
+        // `next` is every deadline's (the resent messages' included), except
+        // that of an ack queued: that one is owed at once.
+        self.not_before = if ack_queued { Instant::ZERO } else { next.unwrap_or(Instant::MAX) };
         next
     }
 

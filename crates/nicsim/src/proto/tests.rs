@@ -67,7 +67,7 @@ fn receive(ep: &mut Endpoint, now: Instant, body: &OmxBody) -> Got {
 /// The deadlines due at `now`, as (peer, what), and the next deadline.
 fn poll(ep: &mut Endpoint, now: Instant) -> (Vec<(u16, Due)>, Option<Instant>) {
     let mut due = Vec::new();
-    let next = ep.dispatch(now, |p, d| due.push((p, d)));
+    let next = ep.dispatch(now, None, |p, d| due.push((p, d)));
     if due.is_empty() {
         assert_eq!(next, ep.poll_at(), "with nothing due, dispatch returns poll_at");
     }
@@ -191,6 +191,11 @@ fn piggy_backed_ack_cancels_the_delayed_ack() {
     assert_eq!(poll(&mut b, us(60)).0, vec![], "the delayed ack was cancelled");
     assert_eq!(receive(&mut a, us(30), &reply), Got::Delivered(0, AckPlan::ArmTimer(us(80))));
     assert!(a.all_acked(), "the piggy-backed ack released A's message");
+    // A later message starts a new delayed ack at B.
+    let f = send_tiny(&mut a, us(40), 1);
+    assert_eq!(receive(&mut b, us(45), &f), Got::Delivered(1, AckPlan::ArmTimer(us(95))));
+    assert_eq!(poll(&mut b, us(94)).0, vec![]);
+    assert_eq!(poll(&mut b, us(95)).0, vec![(PEER, Due::Ack)]);
 }
 
 /// Acks are cumulative: an ack up to `upto` releases exactly the messages
@@ -289,6 +294,24 @@ fn resends_go_in_queue_order_behind_the_oldest() {
     assert_eq!(next, Some(us(3010)));
 }
 
+/// Once the resent messages are acked, the one behind them is the oldest,
+/// and overdue: it goes at the next look, even with a wake-up armed later
+/// (the earliest-deadline bound moved back for it).
+#[test]
+fn an_ack_of_resent_messages_exposes_an_overdue_one() {
+    let (mut a, _) = pair();
+    for t in [0, 10, 500] {
+        send_tiny(&mut a, us(t), 0);
+    }
+    assert_eq!(seqs(&poll(&mut a, us(1010)).0), vec![0, 1]);
+    assert_eq!(poll(&mut a, us(1500)), (vec![], Some(us(2010))));
+    assert_eq!(a.process_ack(PEER, 2), 2);
+    assert_eq!(a.poll_at(), Some(us(1500)));
+    let mut due = Vec::new();
+    assert_eq!(a.dispatch(us(1600), Some(us(2010)), |p, d| due.push((p, d))), Some(us(2600)));
+    assert_eq!(seqs(&due), vec![2]);
+}
+
 #[test]
 fn delayed_ack_and_resend_of_one_peer_come_out_ack_first() {
     let (mut a, mut b) = pair();
@@ -300,6 +323,63 @@ fn delayed_ack_and_resend_of_one_peer_come_out_ack_first() {
     assert_eq!(due[0], (PEER, Due::Ack));
     assert!(matches!(due[1], (PEER, Due::Resend(m)) if m.seq == 0));
     assert_eq!(next, Some(us(2000)));
+}
+
+/// With a wake-up already armed, `dispatch` skips its scan of the peers only
+/// when the scan would queue nothing and ask for no earlier wake-up: checked
+/// against a copy that scans, at every poll of a long pseudo-random trace of
+/// sends, acks, deliveries and timers towards three peers.
+#[test]
+fn dispatch_skips_its_scan_only_when_the_scan_would_do_nothing() {
+    let mut ep = Endpoint::new(PARAMS, 3);
+    let (mut x, mut now, mut armed) = (0x9E37_79B9_7F4A_7C15u64, us(0), None::<Instant>);
+    let (mut skipped, mut polls) = (0, 0);
+    for _ in 0..50_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let peer = (x % 3) as u16;
+        // Mostly a few µs between steps, sometimes more than a resend period.
+        now += Duration::from_us(if (x >> 40) % 8 == 0 { (x >> 50) % 1500 } else { (x >> 50) % 20 });
+        match (x >> 8) % 6 {
+            0 | 1 => {
+                ep.send(peer, now, 0, 8, 0, false, 1);
+            }
+            2 => {
+                let oldest = ep.unacked(peer).next().map(|m| m.seq);
+                if let Some(oldest) = oldest {
+                    ep.process_ack(peer, (oldest + (x >> 20) as u32 % 3) as u16);
+                }
+            }
+            3 => {
+                ep.delivered(peer, now);
+            }
+            4 => {
+                ep.dispatch_ack(peer);
+            }
+            _ => {
+                polls += 1;
+                let (mut scan, mut scanned, mut queued) = (ep.clone(), Vec::new(), Vec::new());
+                let scan_next = scan.dispatch(now, None, |p, d| scanned.push((p, d)));
+                let next = ep.dispatch(now, armed, |p, d| queued.push((p, d)));
+                assert_eq!(queued, scanned);
+                match next {
+                    Some(t) => assert_eq!(Some(t), scan_next),
+                    None => {
+                        skipped += 1;
+                        assert!(scan_next.is_none_or(|t| armed.is_some_and(|a| a <= t)), "a wake-up is missed");
+                    }
+                }
+                if let Some(t) = next.filter(|&t| armed.is_none_or(|a| t < a)) {
+                    armed = Some(t);
+                }
+            }
+        }
+        if armed.is_some_and(|a| a <= now) {
+            armed = None; // the timer fired
+        }
+    }
+    assert!(skipped > polls / 10 && skipped < polls, "the trace exercises both ways ({skipped} of {polls})");
 }
 
 #[rstest]

@@ -24,6 +24,9 @@ pub(crate) struct LibEvent {
     pub irq_stamp: u32,
 }
 
+// Rings hold these by value: keep them at most six words.
+const _: () = assert!(std::mem::size_of::<LibEvent>() <= 48);
+
 impl LibEvent {
     /// The same event with the message's sequence number set to `seq`.
     pub(crate) fn with_seq(self, seq: u32) -> Self {

@@ -226,7 +226,8 @@ impl World {
 
     /// The segment numbered `gen` of a core ended; stale if the core has
     /// since been preempted (checked here, where the core is looked up
-    /// anyway).
+    /// anyway). Inlined into the event loop (its only caller, `handle`).
+    #[inline(always)]
     pub(super) fn core_done(&mut self, now: Instant, h: usize, core: usize, gen: u32) {
         let hs = &mut self.hosts[h];
         let cs = &mut hs.cores[core];

@@ -5,7 +5,6 @@
 //! Priorities, as in `omx_progress`: hand queued frames to the driver, then
 //! consume ring events, then protocol timers, then the application's next
 //! operation. Waiting polls the ring or blocks in the kernel.
-
 //!
 //! This file owns the library's decisions and the application's operations.
 //! Handing frames to the driver and the protocol timers live in `lib_send`;
@@ -18,7 +17,7 @@ use crate::host::{Owner, Side};
 use crate::proto::Kind;
 use crate::time::{Duration, Instant};
 use crate::wire::{self, MessageClass};
-use crate::workload::{Label, Op};
+use crate::workload::Op;
 
 impl World {
     pub(super) fn class(&self, size: u64) -> MessageClass {
@@ -193,7 +192,6 @@ impl World {
                     let own = self.hosts[h].irq_raised;
                     self.hosts[h].procs[p].irq_at_mark[i] = own;
                     self.hosts[h].procs[p].irq_all_at_mark[i] = all;
-                    let _ = Label::Start;
                 }
                 Op::Count => {}
                 Op::Done => {

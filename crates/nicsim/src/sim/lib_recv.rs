@@ -4,7 +4,8 @@
 //! reassembled; completed pulls notify the sender.
 //!
 //! This file owns the event -> request step. Pricing the consumption lives
-//! in `lib_path`; the per-peer sequence state in `crate::proto::Peer`.
+//! in `lib_path`; sequence numbers and acks are `crate::proto::Endpoint`'s
+//! transitions, which this file applies.
 
 use super::{LibEvent, MediumRx, MediumTarget, Out, Unexpected, World};
 use crate::proto::{AckPlan, Arrival, Kind};

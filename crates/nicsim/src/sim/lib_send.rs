@@ -3,8 +3,10 @@
 //! frames of a message (first send or resend), and the protocol timers
 //! (delayed acks, resends) that refill the outbox.
 //!
-//! This file owns the outbox -> frame step and the timers. Deciding what to
-//! send lives in `lib_path`; the wire in `wire_path`.
+//! This file owns the outbox -> frame step and the timer event. Deciding
+//! what to send lives in `lib_path`; which acks and resends are due in
+//! `crate::proto::Endpoint`; headers in `crate::proto::Msg`; the wire in
+//! `wire_path`.
 
 use super::{Ev, LibEvent, Out, Proc, World};
 use crate::engine::EventQueue;
@@ -20,7 +22,7 @@ impl World {
         let mut queued = false;
         let pr = &mut self.hosts[h].procs[p];
         let outbox = &mut pr.outbox;
-        let next = pr.proto.dispatch(now, |peer, due| {
+        let next = pr.proto.dispatch(now, pr.timer_at, |peer, due| {
             queued = true;
             match due {
                 Due::Ack => outbox.push_back(Out::Ack { peer }),

@@ -16,11 +16,13 @@
 //!   a coalescing decision raises;
 //! * `kernel`: cores, kernel work items, dispatch and NAPI;
 //! * `handler`: the Open-MX receive handler and the event ring;
-//! * `pull`: the drivers' pull protocol for large messages;
+//! * `pull`: the drivers' pull of large messages;
 //! * `echo`, `metrics`: the [EMO] echo servers; metrics and invariants.
 //!
 //! Each component's own state and rules live in its module (`nic`, `net`,
-//! `host`, `proto`, `workload`); the costs come from the validated
+//! `host`, `workload`; the protocol's sequence numbers, acks, resends and
+//! pull blocks in `proto`, whose transitions the library, the handler and
+//! the drivers apply here); the costs come from the validated
 //! [`Scenario`]. Event order is deterministic (see `crate::engine`); the only
 //! randomness (loss, reordering) comes from the scenario's seed.
 
@@ -293,6 +295,8 @@ impl World {
             && self.hosts[h].nic.in_dma == 0
     }
 
+    /// Inlined into `run`, its only caller: the event loop is one function.
+    #[inline(always)]
     fn handle(&mut self, now: Instant, ev: Ev) {
         match ev {
             Ev::SwitchIn { frame } => self.switch_in(now, frame),
