@@ -28,6 +28,8 @@ pub(crate) struct Costs {
     pub napi_poll: Duration,
     pub rearm: Duration,
     pub driver_rx: Duration,
+    /// The part of `driver_rx` after the frame's event is posted.
+    pub rx_tail: Duration,
     pub handler_drop: Duration,
     pub handler: Duration,
     pub tx_done: Duration,
@@ -101,6 +103,7 @@ impl World {
             napi_poll: t.napi_poll,
             rearm: t.irq_rearm,
             driver_rx: t.driver_rx,
+            rx_tail: t.driver_rx_tail,
             handler_drop: t.handler_drop,
             handler: t.handler,
             tx_done: t.tx_done,
@@ -177,6 +180,7 @@ impl World {
                         end: Instant::ZERO,
                         kernel_time: Duration::ZERO,
                         stall: Duration::ZERO,
+                        tail: Duration::ZERO,
                     })
                     .collect(),
                 nic: Nic::new(&p.nic, &s.times.nic, queues),

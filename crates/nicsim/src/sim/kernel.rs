@@ -88,6 +88,10 @@ pub(crate) struct Core {
     /// Stall owed by this core for contention it suffered during a segment
     /// already scheduled: paid at the start of its next segment.
     pub(super) stall: Duration,
+    /// Kernel work owed after a frame's event was posted (the end of the
+    /// driver's receive work, `host.driver_rx_tail_ns`): paid by the next
+    /// kernel item on this core, before the application gets the core back.
+    pub(super) tail: Duration,
 }
 
 impl Core {
@@ -152,6 +156,7 @@ impl World {
                     let hs = &mut self.hosts[h];
                     let cs = &mut hs.cores[core];
                     let wake = cs.wake_cost(&self.c, now);
+                    let cost = cost + std::mem::take(&mut cs.tail);
                     if (wake + cost).is_zero() {
                         // Takes no time (e.g. a re-arm that is a posted write):
                         // complete it now instead of scheduling an event (the
@@ -339,7 +344,13 @@ impl World {
                     }
                     Some(entry) => {
                         budget -= 1;
-                        cost += self.entry_cost(now, h, core, entry);
+                        // The end of the driver's work on a received frame
+                        // comes after its event is posted (`Core::tail`).
+                        let e = self.entry_cost(now, h, core, entry);
+                        cost += match entry {
+                            RingEntry::Rx(_) => e.saturating_sub(self.c.rx_tail),
+                            RingEntry::TxDone(_) => e,
+                        };
                         let w = match entry {
                             RingEntry::Rx(frame) => KWork::EntryRx { q, budget, frame },
                             RingEntry::TxDone(n) => KWork::EntryTxDone { q, budget, n },
@@ -381,7 +392,9 @@ impl World {
     pub(super) fn finish_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
         match w {
             KWork::EntryRx { q, budget, frame } => {
-                self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
+                let cs = &mut self.hosts[h].cores[core];
+                cs.kq.push_front(KWork::Napi { q, budget });
+                cs.tail = self.c.rx_tail;
                 self.handle_frame(now, h, core, frame);
             }
             KWork::EntryTxDone { q, budget, .. } => {
