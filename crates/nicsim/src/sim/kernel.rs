@@ -101,13 +101,36 @@ impl Core {
         }
     }
 
-    /// Exit latency paid by a core that has been idle long enough to sleep.
-    pub(super) fn wake_cost(&mut self, c: &Costs, now: Instant) -> Duration {
-        let cost = match self.idle_since {
-            Some(t0) if c.sleep && !c.soaker && now.since(t0) >= c.idle_before_sleep => c.sleep_exit,
-            _ => Duration::ZERO,
-        };
-        self.idle_since = None;
+    /// Exit latency paid by core `core` of `cores` when it starts work: the
+    /// C1E exit if its whole die has been idle long enough to sleep. A core
+    /// whose die sibling is busy (or spinning) does not sleep: "a core only
+    /// sleeps if the entire dual-core sub-chip is idle" ([OMX-MQ] §4.3,
+    /// footnote). Dies are `cores_per_die` consecutive cores.
+    pub(super) fn wake_cost(
+        cores: &mut [Core],
+        cores_per_die: usize,
+        core: usize,
+        c: &Costs,
+        now: Instant,
+    ) -> Duration {
+        let mut cost = Duration::ZERO;
+        if let Some(t0) = cores[core].idle_since {
+            if c.sleep && !c.soaker && now.since(t0) >= c.idle_before_sleep {
+                // The die went to sleep when its last core became idle.
+                let first = core - core % cores_per_die;
+                let mut die_idle = Some(t0);
+                for other in &cores[first..first + cores_per_die] {
+                    die_idle = match (die_idle, other.idle_since) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        _ => None,
+                    };
+                }
+                if die_idle.is_some_and(|t| now.since(t) >= c.idle_before_sleep) {
+                    cost = c.sleep_exit;
+                }
+            }
+        }
+        cores[core].idle_since = None;
         cost
     }
 
@@ -154,8 +177,8 @@ impl World {
             if let Some(w) = cs.kq.pop_front() {
                 if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
                     let hs = &mut self.hosts[h];
+                    let wake = Core::wake_cost(&mut hs.cores, self.topo.cores_per_die as usize, core, &self.c, now);
                     let cs = &mut hs.cores[core];
-                    let wake = cs.wake_cost(&self.c, now);
                     let cost = cost + std::mem::take(&mut cs.tail);
                     if (wake + cost).is_zero() {
                         // Takes no time (e.g. a re-arm that is a posted write):
@@ -193,10 +216,11 @@ impl World {
                     let extra = if pr.state == PState::Waking { self.c.wakeup } else { Duration::ZERO };
                     let step = self.lib_step(now, h, p, core);
                     let hs = &mut self.hosts[h];
-                    let cs = &mut hs.cores[core];
                     match step {
                         Some((cost, action)) => {
-                            let wake = cs.wake_cost(&self.c, now);
+                            let wake =
+                                Core::wake_cost(&mut hs.cores, self.topo.cores_per_die as usize, core, &self.c, now);
+                            let cs = &mut hs.cores[core];
                             let cost = cost + std::mem::take(&mut cs.stall);
                             hs.app_time += extra + cost;
                             let pr = &mut hs.procs[p];
@@ -207,6 +231,7 @@ impl World {
                         }
                         None => {
                             // Polling, blocked or done: nothing to run.
+                            let cs = &mut hs.cores[core];
                             if hs.procs[p].state == PState::Polling {
                                 cs.idle_since = None;
                             } else {
