@@ -161,6 +161,16 @@ pub struct LinkCfg {
 pub struct NicCfg {
     pub fw_rx_ns: f64,
     pub fw_tx_ns: f64,
+    /// Extra firmware time per received frame under the `stream` policy:
+    /// tracking the DMAs in flight and deciding at each completion whether
+    /// to defer ([OMX-COAL] §IV-C2: it "requires more work in the NIC").
+    #[serde(default)]
+    pub fw_rx_stream_ns: f64,
+    /// Extra firmware time per received frame with `multiqueue` steering:
+    /// the generic multiqueue support and the endpoint hash ([OMX-MQ] §4.2:
+    /// it requires "more work in the NIC than the single interrupt firmware").
+    #[serde(default)]
+    pub fw_rx_multiqueue_ns: f64,
     pub rx_dma_engines: u32,
     pub dma_startup_ns: f64,
     pub dma_MBps: f64,
@@ -310,6 +320,8 @@ pub struct Times {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NicTimes {
     pub fw_rx: Duration,
+    pub fw_rx_stream: Duration,
+    pub fw_rx_multiqueue: Duration,
     pub fw_tx: Duration,
     pub dma_startup: Duration,
     pub tx_dma_startup: Duration,
@@ -385,6 +397,8 @@ impl Times {
             ioat_bytes_per_s: (h.ioat_MBps * 1e6) as u64,
             nic: NicTimes {
                 fw_rx: ns(p.nic.fw_rx_ns),
+                fw_rx_stream: ns(p.nic.fw_rx_stream_ns),
+                fw_rx_multiqueue: ns(p.nic.fw_rx_multiqueue_ns),
                 fw_tx: ns(p.nic.fw_tx_ns),
                 dma_startup: ns(p.nic.dma_startup_ns),
                 tx_dma_startup: ns(p.nic.tx_dma_startup_ns),
@@ -430,6 +444,8 @@ impl Platform {
         for (k, v) in [
             ("nic.fw_rx_ns", n.fw_rx_ns),
             ("nic.fw_tx_ns", n.fw_tx_ns),
+            ("nic.fw_rx_stream_ns", n.fw_rx_stream_ns),
+            ("nic.fw_rx_multiqueue_ns", n.fw_rx_multiqueue_ns),
             ("nic.dma_startup_ns", n.dma_startup_ns),
             ("nic.tx_dma_startup_ns", n.tx_dma_startup_ns),
             ("nic.irq_delivery_ns", n.irq_delivery_ns),

@@ -209,8 +209,13 @@ pub struct Nic {
     pub fw_free: Instant,
     pub dma_free: Vec<Instant>,
     pub tx_free: Instant,
+    /// Firmware time per received frame, the policy's and the steering's
+    /// own work included.
     fw_rx: Duration,
     fw_tx: Duration,
+    /// Firmware time spent on received frames, and their number.
+    pub fw_rx_busy: Duration,
+    pub fw_rx_frames: u64,
     dma_startup: Duration,
     /// DMA transfer rate, one memo per direction (see `Rate`).
     rx_dma: Rate,
@@ -222,7 +227,9 @@ pub struct Nic {
 }
 
 impl Nic {
-    pub fn new(cfg: &NicCfg, t: &NicTimes, queues: Vec<RxQueue>) -> Self {
+    /// A NIC whose receive firmware spends `fw_rx_extra` per frame on top of
+    /// `t.fw_rx` (the coalescing policy's and the steering's own work).
+    pub fn new(cfg: &NicCfg, t: &NicTimes, queues: Vec<RxQueue>, fw_rx_extra: Duration) -> Self {
         Nic {
             queues,
             pending: 0,
@@ -230,8 +237,10 @@ impl Nic {
             fw_free: Instant::ZERO,
             dma_free: vec![Instant::ZERO; cfg.rx_dma_engines as usize],
             tx_free: Instant::ZERO,
-            fw_rx: t.fw_rx,
+            fw_rx: t.fw_rx + fw_rx_extra,
             fw_tx: t.fw_tx,
+            fw_rx_busy: Duration::ZERO,
+            fw_rx_frames: 0,
             dma_startup: t.dma_startup,
             rx_dma: Rate::new(t.dma_bytes_per_s),
             tx_dma: Rate::new(t.dma_bytes_per_s),
@@ -251,6 +260,8 @@ impl Nic {
     pub fn receive(&mut self, now: Instant, frame_len: usize) -> Instant {
         let fw_done = now.max(self.fw_free) + self.fw_rx;
         self.fw_free = fw_done;
+        self.fw_rx_busy += self.fw_rx;
+        self.fw_rx_frames += 1;
         let (i, free) =
             self.dma_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).unwrap_or((0, Instant::ZERO));
         let xfer_done = fw_done.max(free) + self.rx_dma.time(frame_len as u64);

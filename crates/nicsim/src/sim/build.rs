@@ -154,6 +154,12 @@ impl World {
             ioat_submit: t.ioat_submit,
             ioat_completion: t.ioat_completion,
         };
+        // The firmware's per-frame work for the policy and the steering (a
+        // policy given from outside runs on the host: no firmware work).
+        let stream = policy.is_none() && matches!(s.coalesce, crate::config::CoalesceSpec::Stream(_));
+        let multiqueue = s.steering == crate::config::SteeringKind::MultiQueue;
+        let fw_rx_extra = if stream { t.nic.fw_rx_stream } else { Duration::ZERO }
+            + if multiqueue { t.nic.fw_rx_multiqueue } else { Duration::ZERO };
         let mut hosts = Vec::with_capacity(hosts_n);
         for _ in 0..hosts_n {
             let steering = Steering::new(s.steering, cores);
@@ -183,7 +189,7 @@ impl World {
                         tail: Duration::ZERO,
                     })
                     .collect(),
-                nic: Nic::new(&p.nic, &s.times.nic, queues),
+                nic: Nic::new(&p.nic, &s.times.nic, queues, fw_rx_extra),
                 steering,
                 procs: Vec::new(),
                 eps: vec![None; ENDPOINTS],

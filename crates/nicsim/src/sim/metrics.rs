@@ -65,6 +65,10 @@ impl World {
             let busy = (h.kernel_time + h.app_time + h.spin_time).as_s_f64();
             m.set(&format!("host{i}_cpu_cores"), if span > 0.0 { busy / span } else { 0.0 });
             m.set(&format!("host{i}_tx_contended"), h.tx_contended as f64);
+            if h.nic.fw_rx_frames > 0 {
+                let per = h.nic.fw_rx_busy.as_ns_f64() / h.nic.fw_rx_frames as f64;
+                m.set(&format!("host{i}_nic_rx_ns_per_frame"), per);
+            }
             m.set(&format!("host{i}_kernel_miss_rate"), h.cache.miss_rate(Side::Kernel));
             m.set(&format!("host{i}_user_miss_rate"), h.cache.miss_rate(Side::User));
             for c in ObjClass::ALL {

@@ -257,3 +257,20 @@ fn send_path_contention_costs_a_stream_not_a_ping_pong() {
     let lat = |n: u32| pingpong("disabled", 0, 200, &cont(n)).get("latency_us").unwrap();
     assert_eq!(lat(0), lat(22), "a ping-pong never reaps while it sends");
 }
+
+#[test]
+fn stream_and_multiqueue_firmware_spend_more_nic_time_per_frame() {
+    // [OMX-COAL] IV-C2: the stream firmware "requires more work in the NIC";
+    // [OMX-MQ] 4.2: the multiqueue firmware does more than the single-queue one.
+    let fw = |strategy: &str, steering: &str| {
+        run(&format!(
+            "[nic]\ncoalescing = \"{strategy}\"\nsteering = \"{steering}\"\n[workload]\nkind = \"stream\"\nsize_bytes = 0\nmessages = 2000\n"
+        ))
+        .get("host1_nic_rx_ns_per_frame")
+        .unwrap()
+    };
+    let (openmx, stream) = (fw("openmx", "single-rr"), fw("stream", "single-rr"));
+    assert!(stream > openmx + 40.0, "NIC ns per frame: stream {stream}, openmx {openmx}");
+    let mq = fw("openmx", "multiqueue");
+    assert!(mq > openmx + 100.0, "NIC ns per frame: multiqueue {mq}, single queue {openmx}");
+}
