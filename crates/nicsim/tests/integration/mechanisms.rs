@@ -274,3 +274,22 @@ fn stream_and_multiqueue_firmware_spend_more_nic_time_per_frame() {
     let mq = fw("openmx", "multiqueue");
     assert!(mq > openmx + 100.0, "NIC ns per frame: multiqueue {mq}, single queue {openmx}");
 }
+
+#[test]
+fn stream_defers_on_back_to_back_fragments_and_fails_when_the_sender_is_slower_than_a_dma() {
+    // [OMX-COAL] IV-C4: the firmware defers "by 3 or 4 packets but it fails
+    // to do so as soon a small delay between packets appears". The sender
+    // hands a medium message to the driver one fragment per ioctl (about
+    // 1.4 us each on omx2009), less than the receiver's firmware + DMA of a
+    // full frame (about 1.5 us): the next fragment has started arriving when
+    // the marked one's DMA completes. A slower send path leaves a gap.
+    let success = |driver_tx_ns: u32| {
+        run(&format!(
+            "[platform.host]\ndriver_tx_ns = {driver_tx_ns}.0\n[nic]\ncoalescing = \"stream\"\n[protocol]\nmisorder_degree = 1\n[workload]\nkind = \"pingpong\"\nsize_bytes = 32768\niterations = 20\nwarmup = 1\n"
+        ))
+        .get("deferral_success_rate")
+        .unwrap()
+    };
+    assert_eq!(success(650), 1.0, "back to back");
+    assert_eq!(success(1500), 0.0, "a gap longer than the DMA");
+}
