@@ -248,7 +248,7 @@ _COAL_MECHANISMS = (
         (
             _c(_SRC + "host/cache.rs", "pub fn access"),
             _c(_SRC + "nic/steering.rs", "pub fn irq_core"),
-            _c(_SRC + "sim/mod.rs", "fn entry_cost"),
+            _c(_SRC + "sim/kernel.rs", "fn entry_cost"),
         ),
         (_t(_MECH, "round_robin_interrupts_move_the_endpoint_descriptor_between_caches"),),
         ("coalescing-delay-sweep", "coalescing-msgrate"),
@@ -277,7 +277,7 @@ _COAL_MECHANISMS = (
         ),
         "disabling sleep raises the 128 B message rate (Fig. 4)",
         "partly",
-        (_c(_SRC + "sim/mod.rs", "fn wake_cost"), _c(_PRESET_COAL, "sleep_exit_ns")),
+        (_c(_SRC + "sim/kernel.rs", "fn wake_cost"), _c(_PRESET_COAL, "sleep_exit_ns")),
         (_t(_MECH, "a_napi_receiver_absorbs_a_dearer_interrupt_by_batching"),),
         ("coalescing-delay-sweep",),
         "A core idle for longer than `host.idle_before_sleep_ns` pays `host.sleep_exit_ns` "
@@ -325,7 +325,7 @@ _COAL_MECHANISMS = (
         ),
         "binding the interrupt to one core saves roughly 40 ns per packet (§IV-B2)",
         "modelled",
-        (_c(_PRESET_COAL, "napi_lines"), _c(_SRC + "sim/mod.rs", "fn start_kernel")),
+        (_c(_PRESET_COAL, "napi_lines"), _c(_SRC + "sim/kernel.rs", "fn start_kernel")),
         (_t(_COAL_IT, "flood_overhead_drops_with_coalescing_and_with_a_single_irq_core"),),
         ("coalescing-irq-overhead",),
         "One line of NAPI/driver state (`cache.napi_lines = 1`) follows the round-robin "
@@ -363,7 +363,7 @@ _COAL_MECHANISMS = (
         ),
         "large-message throughput higher with coalescing (Fig. 5)",
         "partly",
-        (_c(_SRC + "sim/mod.rs", "fn tx_touch"), _c(_PRESET_COAL, "tx_contention_lines")),
+        (_c(_SRC + "sim/kernel.rs", "fn tx_touch"), _c(_PRESET_COAL, "tx_contention_lines")),
         (
             _t(_MECH, "a_copy_bound_receiver_polls_through_a_large_pull"),
             _t(_MECH, "hard_irq_reaping_puts_the_reap_on_the_marked_path"),
@@ -422,7 +422,7 @@ _COAL_MECHANISMS = (
         "modelled",
         (
             _c(_SRC + "wire/marker.rs", "PacketKind::Ack => false"),
-            _c(_SRC + "proto/mod.rs", "pub fn consumed"),
+            _c(_SRC + "proto/endpoint.rs", "pub fn delivered"),
             _c(_PRESET_COAL, "ack_after"),
         ),
         (
@@ -571,7 +571,7 @@ _COAL_MECHANISMS = (
         "modelled",
         (
             _c(_SRC + "wire/frag.rs", "PULL_BLOCKS_OUTSTANDING"),
-            _c(_SRC + "sim/mod.rs", "fn pull_reply_arrived"),
+            _c(_SRC + "sim/pull.rs", "fn pull_reply_arrived"),
         ),
         (),
         ("coalescing-marking",),
@@ -635,7 +635,7 @@ _COAL_MECHANISMS = (
         ),
         "disabled is the fastest strategy for one 234 KiB transfer (Table II)",
         "modelled",
-        (_c(_SRC + "sim/mod.rs", "fn dispatch_at"),),
+        (_c(_SRC + "sim/kernel.rs", "fn dispatch_at"),),
         (),
         ("coalescing-transfer",),
         "Interrupt work runs at once on an idle core (after its C1E exit if it slept); "
@@ -670,7 +670,7 @@ _COAL_MECHANISMS = (
         (
             _c(_SRC + "workload/mod.rs", "pub fn nas_is_iteration"),
             _c(_PRESET_COAL, "is_iter_fixed_us"),
-            _c(_SRC + "sim/mod.rs", "pub(crate) fn kick"),
+            _c(_SRC + "sim/kernel.rs", "pub(crate) fn kick"),
         ),
         (_t(_SRC + "workload/mod.rs", "nas_is_iteration_shape"),),
         ("coalescing-nas-is",),
@@ -722,7 +722,7 @@ _MQ_MECHANISMS = (
         ),
         "round-robin single IRQ slower than every other configuration (Table I)",
         "modelled",
-        (_c(_SRC + "sim/mod.rs", "fn entry_cost"), _c(_SRC + "host/cache.rs", "pub fn access")),
+        (_c(_SRC + "sim/kernel.rs", "fn entry_cost"), _c(_SRC + "host/cache.rs", "pub fn access")),
         (_t(_MECH, "round_robin_interrupts_move_the_endpoint_descriptor_between_caches"),),
         ("multiqueue-cache", "multiqueue-alltoall"),
         "As in [OMX-COAL]: the endpoint (`cache.endpoint_lines`) and pull handle "
@@ -765,7 +765,7 @@ _MQ_MECHANISMS = (
         ),
         "S$ (shared cache, other core) is the best single-interrupt binding (Table I)",
         "partly",
-        (_c(_SRC + "host/cache.rs", "Relation::SameDie"), _c(_SRC + "sim/mod.rs", "fn kick")),
+        (_c(_SRC + "host/cache.rs", "Relation::SameDie"), _c(_SRC + "sim/kernel.rs", "fn kick")),
         (_t(_MECH, "single_core_relations_order_latency_sc_sdollar_sp_op"),),
         ("multiqueue-pingpong", "emo-cache"),
         "Cache sharing is modelled (same die: same L2, no transfer); competition is not: an "
@@ -809,7 +809,7 @@ _MQ_MECHANISMS = (
         "latency and throughput with 7 of 8 cores idle when the interrupt is not on the "
         "process's core (§4.3)",
         "modelled",
-        (_c(_SRC + "sim/mod.rs", "fn wake_cost"), _c(_PRESET_MQ, "sleep_exit_ns")),
+        (_c(_SRC + "sim/kernel.rs", "fn wake_cost"), _c(_PRESET_MQ, "sleep_exit_ns")),
         (),
         ("multiqueue-idle",),
         "A core idle for longer than `host.idle_before_sleep_ns` pays `host.sleep_exit_ns`; "
@@ -827,7 +827,7 @@ _MQ_MECHANISMS = (
         ),
         "binding the interrupt to the process's die partner avoids the wake-up too (§4.3)",
         "not modelled",
-        (_c(_SRC + "sim/mod.rs", "fn wake_cost"),),
+        (_c(_SRC + "sim/kernel.rs", "fn wake_cost"),),
         (),
         ("multiqueue-idle",),
         "Each core sleeps on its own idle time (`Core::wake_cost`): a busy die partner does "
@@ -847,7 +847,7 @@ _MQ_MECHANISMS = (
         ),
         "interrupt on the process's core: low latency with idle cores (§4.3)",
         "modelled",
-        (_c(_SRC + "sim/mod.rs", "PState::Polling"),),
+        (_c(_SRC + "sim/lib_path.rs", "PState::Polling"),),
         (),
         ("multiqueue-idle",),
         "A polling process's core is never idle, so it never sleeps.",
@@ -920,7 +920,7 @@ _MQ_MECHANISMS = (
         ),
         "1 MB (I/OAT) miss rates high in every binding (Table II)",
         "partly",
-        (_c(_SRC + "sim/mod.rs", "fn pull_reply_arrived"), _c(_PRESET_MQ, "pull_lines")),
+        (_c(_SRC + "sim/pull.rs", "fn pull_reply_arrived"), _c(_PRESET_MQ, "pull_lines")),
         (_t(_MECH, "ioat_copies_take_no_cpu_time_and_raise_large_message_throughput"),),
         ("multiqueue-cache",),
         "I/OAT offload and the pull handle lines are modelled; the code paths outside the "
