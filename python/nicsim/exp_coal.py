@@ -809,7 +809,6 @@ NAS_IS = Experiment(
             at("exec_time_s", **{"class": cls, "strategy": "timeout"}),
             Ref(STUDY, "Table IV"),
             printed=f"{t:.2f}",
-            fit="omx2009-nas",
         )
         for cls, t in (("B", 21.98), ("C", 32.75))
     ),

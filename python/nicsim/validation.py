@@ -83,9 +83,6 @@ def _keys(params: Sequence[_fit.FitParam]) -> tuple[str, ...]:
     return tuple(keys)
 
 
-#: The IS compute parameters :func:`nicsim.fit.fit_nas` solves for.
-_NAS_KEYS = ("nas.is_iter_fixed_us", "nas.is_ns_per_key")
-
 #: Every calibration, by key (the ``fit`` of a published value names one).
 FITS: dict[str, Fit] = {
     f.key: f
@@ -99,25 +96,11 @@ FITS: dict[str, Fit] = {
             "0 B MPI and native latencies (jointly)",
         ),
         Fit(
-            "omx2009-nas",
-            "omx2009",
-            "python -m nicsim.fit omx2009",
-            _NAS_KEYS,
-            "[OMX-COAL] is.B.16 and is.C.16 with default coalescing",
-        ),
-        Fit(
             "omx2009-mq",
             "omx2009-mq",
             "python -m nicsim.fit omx2009-mq",
             _keys(_fit.OMX2009_MQ_PARAMS),
             "[OMX-MQ] Table I SC 0 B latency and 4 MiB throughput with and without I/OAT",
-        ),
-        Fit(
-            "omx2009-mq-nas",
-            "omx2009-mq",
-            "python -m nicsim.fit omx2009-mq",
-            _NAS_KEYS,
-            "[OMX-MQ] is.B.16 and is.C.16 with a single round-robin interrupt",
         ),
         Fit(
             "lci2000",
@@ -669,10 +652,13 @@ _COAL_MECHANISMS = (
         "partly",
         (
             _c(_SRC + "workload/mod.rs", "pub fn nas_is_iteration"),
-            _c(_PRESET_COAL, "is_iter_fixed_us"),
+            _c(_PRESET_COAL, "mem_MBps"),
             _c(_SRC + "sim/mod.rs", "pub(crate) fn kick"),
         ),
-        (_t(_SRC + "workload/mod.rs", "nas_is_iteration_shape"),),
+        (
+            _t(_SRC + "workload/mod.rs", "nas_is_iteration_shape"),
+            _t(_SRC + "workload/mod.rs", "nas_is_messages_per_iteration_follow_npb"),
+        ),
         ("coalescing-nas-is",),
         "Marking, interrupt costs and the preemption of computing ranks are modelled, but "
         "the IS skeleton's compute is fitted to the two default-coalescing totals (a fixed "
@@ -1011,7 +997,7 @@ _MQ_MECHANISMS = (
         ),
         "IS's large multiqueue speedup (Table III)",
         "partly",
-        (_c(_SRC + "host/cache.rs", "pub fn access"), _c(_PRESET_MQ, "is_iter_fixed_us")),
+        (_c(_SRC + "host/cache.rs", "pub fn access"), _c(_SRC + "workload/mod.rs", "pub fn nas_is_work")),
         (),
         ("multiqueue-nas",),
         "multiqueue-nas reports no miss rate, the cache model has no capacity, and the IS "
@@ -1033,9 +1019,12 @@ _MQ_MECHANISMS = (
         "partly",
         (
             _c(_SRC + "workload/mod.rs", "pub fn nas_kernel_iteration"),
-            _c(_PRESET_MQ, "mflops_per_core"),
+            _c(_PRESET_MQ, "mem_MBps"),
         ),
-        (_t(_SRC + "workload/mod.rs", "nas_kernel_op_counts_match_npb_formulas"),),
+        (
+            _t(_SRC + "workload/mod.rs", "nas_kernel_op_counts_match_npb_formulas"),
+            _t(_SRC + "workload/mod.rs", "nas_kernel_work_is_npb_ops_and_memory_traffic"),
+        ),
         ("multiqueue-nas",),
         "The skeletons compute NPB's operation counts at `nas.mflops_per_core` (an "
         "estimate); their totals come out far below Table III, so compute is "
@@ -2032,17 +2021,6 @@ _COAL_NUMBERS = [
 
 _MQ_NUMBERS = [
     *_mq_table_ii(),
-    *(
-        _n(
-            "omx-mq",
-            "Table III",
-            f"{bench}, single IRQ on single core, s",
-            printed,
-            float(printed.split()[0]),
-            "multiqueue-nas has no single-IRQ-on-one-core column",
-        )
-        for bench, printed in (("cg.B.16", "34.32 s"), ("mg.B.16", "4.19 s"))
-    ),
     _n(
         "omx-mq",
         "§4.1",
