@@ -45,3 +45,15 @@ fn the_two_presets_of_the_same_hosts_compute_the_same() {
     let (coal, mq) = (t("omx2009"), t("omx2009-mq"));
     assert!((coal / mq - 1.0).abs() < 0.02, "omx2009 {coal} s, omx2009-mq {mq} s");
 }
+
+#[test]
+fn is_is_communication_bound_enough_for_coalescing_to_move_it() {
+    // With IS's compute at NPB's work (not a fitted 1.8 s per iteration),
+    // the interrupt per packet of disabled coalescing costs IS class B
+    // several percent against the 75 us timeout (the study: disabling
+    // coalescing "increases the execution time of the benchmarks whose
+    // network traffic is the highest (IS, FT and CG)").
+    let t = |c: &str| is_time("omx2009", "B", 3, 6000.0, &format!("coalescing = \"{c}\""));
+    let (disabled, timeout) = (t("disabled"), t("timeout"));
+    assert!(disabled > 1.05 * timeout, "disabled {disabled} s, timeout {timeout} s");
+}
