@@ -998,7 +998,10 @@ _MQ_MECHANISMS = (
         ),
         "IS's large multiqueue speedup (Table III)",
         "partly",
-        (_c(_SRC + "host/cache.rs", "pub fn access"), _c(_SRC + "workload/mod.rs", "pub fn nas_is_work")),
+        (
+            _c(_SRC + "host/cache.rs", "pub fn access"),
+            _c(_SRC + "workload/mod.rs", "pub fn nas_is_work"),
+        ),
         (),
         ("multiqueue-nas",),
         "multiqueue-nas reports no miss rate and the cache model has no capacity: the "
