@@ -205,8 +205,6 @@ def _targets() -> dict[str, list[float]]:
     return {
         "omx2009": [t.published for t in fit.omx2009_targets()],
         "omx2009-mq": [t.published for t in fit.omx2009_mq_targets()],
-        "omx2009-nas": list(fit.PLANS["omx2009"][2].values()),
-        "omx2009-mq-nas": list(fit.PLANS["omx2009-mq"][2].values()),
         "lci2000": [fit_lci.TARGET_LATENCY_US],
     }
 

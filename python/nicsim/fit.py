@@ -258,21 +258,12 @@ OMX2009_MQ_PARAMS = [
     FitParam("host", "ioat_MBps"),
 ]
 
-#: preset -> (targets, free parameters, NAS IS targets in s, NAS scenario NIC options)
-Plan = tuple[Callable[[], list[Target]], list[FitParam], dict[str, float], dict[str, Any]]
+#: preset -> (targets, free parameters). The NAS totals are no target: the
+#: skeletons' compute is NPB's work at the preset's CPU rates (SPEC §5).
+Plan = tuple[Callable[[], list[Target]], list[FitParam]]
 PLANS: dict[str, Plan] = {
-    "omx2009": (
-        lambda: omx2009_targets(),
-        OMX2009_PARAMS,
-        {"B": 21.98, "C": 32.75},
-        {"coalescing": "timeout"},
-    ),
-    "omx2009-mq": (
-        omx2009_mq_targets,
-        OMX2009_MQ_PARAMS,
-        {"B": 11.84, "C": 14.69},
-        {"coalescing": "disabled", "steering": "single-rr"},
-    ),
+    "omx2009": (lambda: omx2009_targets(), OMX2009_PARAMS),
+    "omx2009-mq": (omx2009_mq_targets, OMX2009_MQ_PARAMS),
 }
 
 
@@ -305,7 +296,7 @@ def fit(
     start = dict(start or {})
     _PRESET[0] = preset
     text = _core.preset_toml(preset)
-    make_targets, params, _, _ = PLANS[preset]
+    make_targets, params = PLANS[preset]
     targets = make_targets()
     ov: Overrides = {}
     for p in params:
@@ -359,52 +350,6 @@ def write_preset(preset: str, ov: Overrides, dest: Path) -> None:
     dest.write_text("\n".join(out) + "\n")
 
 
-#: NPB IS keys per rank for 16 ranks: class B 2^25 / 16, class C 2^27 / 16.
-IS_KEYS_PER_RANK = {"B": (1 << 25) // 16, "C": (1 << 27) // 16}
-IS_ITERATIONS = 10
-
-
-def _nas_time(ov: Overrides, cls: str) -> float:
-    # [OMX-COAL]: default coalescing (75 us timeout); [OMX-MQ]: single
-    # interrupt round-robin, coalescing off (see PLANS).
-    nic = PLANS[_PRESET[0]][3]
-    m = _run(ov, nic=nic, workload={"kind": "nas-is", "class": cls})
-    return _num(m, "exec_time_s")
-
-
-def fit_nas(ov: Overrides, rounds: int = 3, log: Callable[[str], None] = print) -> Overrides:
-    """Set the IS compute cost (fixed per iteration + per key) from the two IS targets.
-
-    The skeleton's time is communication plus ``IS_ITERATIONS`` times
-    ``fixed + per_key * keys``; the communication part is measured by
-    running it, the two compute parameters solve the two targets exactly,
-    and the solve is repeated because interrupts landing on computing cores
-    couple the two parts.
-    """
-    ov = {t: dict(v) for t, v in ov.items()}
-    nas = ov.setdefault("nas", {"is_iter_fixed_us": 0.0, "is_ns_per_key": 0.0})
-    kb, kc = IS_KEYS_PER_RANK["B"], IS_KEYS_PER_RANK["C"]
-    for r in range(rounds):
-        compute_s = {
-            c: IS_ITERATIONS * (nas["is_iter_fixed_us"] * 1e-6 + nas["is_ns_per_key"] * 1e-9 * k)
-            for c, k in IS_KEYS_PER_RANK.items()
-        }
-        comm = {c: _nas_time(ov, c) - compute_s[c] for c in IS_KEYS_PER_RANK}
-        # target - comm = ITER * (fixed + per_key * keys), for B and C
-        targets_s = PLANS[_PRESET[0]][2]
-        yb = (targets_s["B"] - comm["B"]) / IS_ITERATIONS
-        yc = (targets_s["C"] - comm["C"]) / IS_ITERATIONS
-        per_key_s = max(0.0, (yc - yb) / (kc - kb))
-        fixed_s = max(0.0, yb - per_key_s * kb)
-        nas["is_iter_fixed_us"] = round(fixed_s * 1e6, 1)
-        nas["is_ns_per_key"] = round(per_key_s * 1e9, 3)
-        log(
-            f"nas round {r + 1}: comm B {comm['B']:.3f} s, C {comm['C']:.3f} s -> "
-            f"fixed {nas['is_iter_fixed_us']} us/iter, {nas['is_ns_per_key']} ns/key"
-        )
-    return ov
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m nicsim.fit omx2009 [--rounds N] [--write FILE]``."""
     ap = argparse.ArgumentParser(prog="python -m nicsim.fit", description=__doc__.splitlines()[0])
@@ -433,14 +378,6 @@ def main(argv: list[str] | None = None) -> int:
         ov, targets, before, after = fit(a.preset, a.rounds, start=start)
     except ValueError as e:
         ap.error(str(e))
-    text = _core.preset_toml(a.preset)
-    ov["nas"] = {
-        "is_iter_fixed_us": _current(text, FitParam("nas", "is_iter_fixed_us")),
-        "is_ns_per_key": _current(text, FitParam("nas", "is_ns_per_key")),
-    }
-    ov = fit_nas(ov)
-    for cls, target in PLANS[a.preset][2].items():
-        print(f"{'is.' + cls + '.16 (s)':34} {target:>10g} {'':>10} {_nas_time(ov, cls):>10.4g}")
     print(f"{'target':34} {'published':>10} {'before':>10} {'after':>10}")
     for t, b, f in zip(targets, before, after, strict=True):
         print(f"{t.name:34} {t.published:>10g} {b:>10.4g} {f:>10.4g}")

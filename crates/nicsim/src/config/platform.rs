@@ -86,18 +86,24 @@ impl std::fmt::Display for On {
     }
 }
 
-/// Compute costs of the NAS skeletons (set only from SPEC 5 calibration
-/// targets or documented operation counts).
+/// The host's compute rates the NAS skeletons run their documented work at
+/// (the work itself, operations and memory traffic per iteration, is the
+/// benchmark's: `workload::NasProblem::work`, `workload::nas_is_work`). A
+/// rank's compute per iteration is the larger of its operations at the
+/// core's rate and its bytes at its share of the host's memory bandwidth.
+/// Presets describing the same CPU share these values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
 pub struct NasCfg {
-    /// IS: fixed compute per iteration and rank, in microseconds.
-    pub is_iter_fixed_us: f64,
-    /// IS: compute per key of the rank per iteration, in nanoseconds.
-    pub is_ns_per_key: f64,
-    /// CG, MG, FT: sustained floating-point rate of one core on these
-    /// kernels (their compute = NPB's documented operation count / rate).
-    pub mflops_per_core: f64,
+    /// CG, MG, FT: sustained double-precision floating-point operations per
+    /// cycle of one core on compiled NPB code whose data is in cache.
+    pub flops_per_cycle: f64,
+    /// IS: sustained integer instructions per cycle of one core on IS's key loops.
+    pub int_ipc: f64,
+    /// Sustained memory bandwidth of one host with every core streaming
+    /// (STREAM-like), in MB/s; the ranks of a host share it evenly.
+    pub mem_MBps: f64,
 }
 
 /// Hosts and the core topology of each (sockets -> dies sharing an L2 -> cores).
@@ -519,9 +525,9 @@ impl Platform {
         check_f("library.delayed_ack_us", b.delayed_ack_us, 1.0, 1e7)?;
         check_f("library.resend_us", b.resend_us, 10.0, 1e8)?;
         check_f("library.pull_timeout_us", b.pull_timeout_us, 10.0, 1e8)?;
-        check_f("nas.is_iter_fixed_us", self.nas.is_iter_fixed_us, 0.0, 1e9)?;
-        check_f("nas.is_ns_per_key", self.nas.is_ns_per_key, 0.0, 1e6)?;
-        check_f("nas.mflops_per_core", self.nas.mflops_per_core, 1.0, 1e7)?;
+        check_f("nas.flops_per_cycle", self.nas.flops_per_cycle, 0.01, 64.0)?;
+        check_f("nas.int_ipc", self.nas.int_ipc, 0.01, 16.0)?;
+        check_f("nas.mem_MBps", self.nas.mem_MBps, 1.0, 1e8)?;
         if let Some(e) = &self.emo {
             check_f("emo.nic_clock_mhz", e.nic_clock_mhz, 0.001, 1e6)?;
             check_f("emo.nic_copy_cycles_per_byte", e.nic_copy_cycles_per_byte, 0.0, 1e6)?;

@@ -326,11 +326,12 @@ pub enum Workload {
     Flood { packets: u64, gap: Duration, packet_bytes: u32 },
     /// NAS IS skeleton: `keys` in total over all ranks, `iterations` timed
     /// (plus one untimed, as NPB does), `per_host` ranks on each host;
-    /// `compute` per iteration and rank (from `platform.nas`).
-    NasIs { keys: u64, iterations: u64, per_host: u32, compute: Duration },
+    /// compute per iteration and rank `before` and `after` the key exchange
+    /// (NPB's work at the rates of `platform.nas`).
+    NasIs { keys: u64, iterations: u64, per_host: u32, before: Duration, after: Duration },
     /// NAS CG, MG or FT skeleton (class B or C), `per_host` ranks per host;
-    /// `compute` per iteration and rank (NPB's operation count over
-    /// `platform.nas.mflops_per_core`).
+    /// `compute` per iteration and rank (NPB's work at the rates of
+    /// `platform.nas`).
     NasKernel { kernel: crate::workload::NasKernel, class_c: bool, per_host: u32, compute: Duration },
     /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
     /// repetitions after `warmup`, `per_host` ranks on each host.
@@ -594,6 +595,14 @@ impl Scenario {
 }
 
 /// Validates `[workload]`.
+/// The NAS skeletons' rates on `platform`: floating-point operations per
+/// second of one core, and the memory bandwidth (bytes per second) of one of
+/// `per_host` ranks sharing their host's.
+fn nas_rates(platform: &Platform, per_host: u32) -> (f64, f64) {
+    let nas = &platform.nas;
+    (nas.flops_per_cycle * platform.host.clock_ghz * 1e9, nas.mem_MBps * 1e6 / per_host as f64)
+}
+
 fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32) -> Result<Workload, ConfigError> {
     let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<WorkloadKind>()))?;
     let size = w.size_bytes.unwrap_or(0);
@@ -660,9 +669,9 @@ fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32) -> Resul
                 ));
             }
             let prob = crate::workload::NasProblem::new(kernel, class_c);
-            // Compute per iteration and rank from NPB's operation count.
-            let secs = prob.total_ops / prob.iterations as f64 / n as f64 / (platform.nas.mflops_per_core * 1e6);
-            Workload::NasKernel { kernel, class_c, per_host, compute: Duration::from_ns_f64(secs * 1e9) }
+            let (flops_per_s, bytes_per_s) = nas_rates(platform, per_host);
+            let compute = prob.work(n as u32).time(flops_per_s, bytes_per_s);
+            Workload::NasKernel { kernel, class_c, per_host, compute }
         }
         WorkloadKind::Alltoall => {
             let iterations = w.iterations.unwrap_or(100);
@@ -671,20 +680,24 @@ fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32) -> Resul
             Workload::Alltoall { size, iterations, warmup: w.warmup.unwrap_or(10), per_host }
         }
         WorkloadKind::NasIs => {
-            // NPB IS: TOTAL_KEYS = 2^16 (S), 2^23 (A), 2^25 (B), 2^27 (C).
-            let keys = match w.class.unwrap_or_default() {
-                NasClass::S => 1 << 16,
-                NasClass::A => 1 << 23,
-                NasClass::B => 1 << 25,
-                NasClass::C => 1 << 27,
+            // NPB IS: TOTAL_KEYS = 2^16 (S), 2^23 (A), 2^25 (B), 2^27 (C);
+            // MAX_KEY = 2^11, 2^19, 2^21, 2^23.
+            let (keys, max_key) = match w.class.unwrap_or_default() {
+                NasClass::S => (1 << 16, 1 << 11),
+                NasClass::A => (1 << 23, 1 << 19),
+                NasClass::B => (1 << 25, 1 << 21),
+                NasClass::C => (1 << 27, 1 << 23),
             };
             let iterations = w.iterations.unwrap_or(10);
             check_u("workload.iterations", iterations, 1, 1000)?;
             let per_host = per_host()?;
-            let keys_per_proc = keys / (platform.topology.hosts * per_host) as u64;
-            let nas = &platform.nas;
-            let compute = Duration::from_ns_f64(nas.is_iter_fixed_us * 1e3 + nas.is_ns_per_key * keys_per_proc as f64);
-            Workload::NasIs { keys, iterations, per_host, compute }
+            let n = platform.topology.hosts * per_host;
+            let (before, after) = crate::workload::nas_is_work(keys / n as u64, max_key, n);
+            let (_, bytes_per_s) = nas_rates(platform, per_host);
+            let insns_per_s = platform.nas.int_ipc * platform.host.clock_ghz * 1e9;
+            let before = before.time(insns_per_s, bytes_per_s);
+            let after = after.time(insns_per_s, bytes_per_s);
+            Workload::NasIs { keys, iterations, per_host, before, after }
         }
         WorkloadKind::Flood => {
             let packets = w.packets.unwrap_or(20_000);

@@ -271,13 +271,13 @@ impl World {
                 w.spawn(0, core, 0, Program::uniband_sender(size, messages, warmup, window));
                 w.spawn(1, core, 0, Program::uniband_receiver(size, messages, warmup, window));
             }
-            Workload::NasIs { keys, iterations, per_host, compute } => {
+            Workload::NasIs { keys, iterations, per_host, before, after } => {
                 let hosts = w.hosts.len() as u32;
                 let n = hosts * per_host;
                 let keys_per_proc = keys / n as u64;
                 // Block placement: ranks 0..per_host on host 0, one per core.
                 for r in 0..n {
-                    let body = crate::workload::nas_is_iteration(r, n, keys_per_proc, compute);
+                    let body = crate::workload::nas_is_iteration(r, n, keys_per_proc, before, after);
                     let prog = Program::Script { body, iters: iterations + 1, warm: 1, iter: 0, pc: 0, marked: 0 };
                     let local = (r % per_host) as u16;
                     w.spawn((r / per_host) as u16, local, local as u8, prog);

@@ -1,0 +1,59 @@
+//! The NAS skeletons compute NPB's work at the host's rates: their time
+//! follows the work and the memory bandwidth the ranks of a host share, and
+//! the same CPU gives the same compute in every preset of its hosts.
+
+use super::run;
+
+/// NAS IS with 8 ranks on each of the 2 hosts, `iterations` timed, the
+/// host's memory bandwidth `mem_mbps`, on `preset`.
+fn is_time(preset: &str, class: &str, iterations: u32, mem_mbps: f64, nic: &str) -> f64 {
+    run(&format!(
+        "preset = \"{preset}\"\n[platform.nas]\nmem_MBps = {mem_mbps}\n[nic]\n{nic}\n[workload]\nkind = \"nas-is\"\nclass = \"{class}\"\niterations = {iterations}\nprocs_per_host = 8\n"
+    ))
+    .get("exec_time_s")
+    .unwrap()
+}
+
+#[test]
+fn is_time_grows_with_the_per_key_memory_work() {
+    // Class A: 2^23 keys, 2^19 per rank; IS is memory-bound on these hosts
+    // (16 B per key before the exchange, 4 B after, a 2^15-entry range of
+    // 8 B), so halving the bandwidth adds one more compute time per iteration.
+    let nic = "coalescing = \"timeout\"";
+    let (fast, slow) = (is_time("omx2009", "A", 3, 6000.0, nic), is_time("omx2009", "A", 3, 3000.0, nic));
+    let per_rank_bytes = 20.0 * (1u64 << 19) as f64 + 8.0 * (1u64 << 15) as f64;
+    let compute_at_6000 = per_rank_bytes / (6000e6 / 8.0);
+    let added = slow - fast;
+    assert!(
+        (added / (3.0 * compute_at_6000) - 1.0).abs() < 0.15,
+        "{added} s added, expected ~{} s",
+        3.0 * compute_at_6000
+    );
+}
+
+#[test]
+fn the_two_presets_of_the_same_hosts_compute_the_same() {
+    // Same CPU, same rates: a rank alone on each host (no communication
+    // worth the name) computes MG class B in the same time on both presets.
+    let t = |preset: &str| {
+        run(&format!(
+            "preset = \"{preset}\"\n[nic]\ncoalescing = \"disabled\"\n[workload]\nkind = \"nas-mg\"\nclass = \"B\"\nprocs_per_host = 2\n"
+        ))
+        .get("exec_time_s")
+        .unwrap()
+    };
+    let (coal, mq) = (t("omx2009"), t("omx2009-mq"));
+    assert!((coal / mq - 1.0).abs() < 0.02, "omx2009 {coal} s, omx2009-mq {mq} s");
+}
+
+#[test]
+fn is_is_communication_bound_enough_for_coalescing_to_move_it() {
+    // With IS's compute at NPB's work (not a fitted 1.8 s per iteration),
+    // the interrupt per packet of disabled coalescing costs IS class B
+    // several percent against the 75 us timeout (the study: disabling
+    // coalescing "increases the execution time of the benchmarks whose
+    // network traffic is the highest (IS, FT and CG)").
+    let t = |c: &str| is_time("omx2009", "B", 3, 6000.0, &format!("coalescing = \"{c}\""));
+    let (disabled, timeout) = (t("disabled"), t("timeout"));
+    assert!(disabled > 1.05 * timeout, "disabled {disabled} s, timeout {timeout} s");
+}
