@@ -54,6 +54,7 @@ fn flood_overhead_drops_with_coalescing_and_with_a_single_irq_core() {
         .unwrap()
     };
     let (d_rr, t_rr, d_one) = (f("disabled", "single-rr"), f("timeout", "single-rr"), f("disabled", "single-core"));
-    assert!(d_rr > t_rr + 100.0, "disabled {d_rr} vs timeout {t_rr}");
+    // [OMX-COAL] Table: 965 vs 774 ns; the fitted model gives about 100 ns between them.
+    assert!(d_rr > t_rr + 50.0, "disabled {d_rr} vs timeout {t_rr}");
     assert!(d_one < d_rr, "single core {d_one} vs rr {d_rr}");
 }
