@@ -477,13 +477,13 @@ _COAL_MECHANISMS = (
         ),
         "stream brings no gain for medium and large messages (Table I) and loses openmx's "
         "IS gain (Table IV)",
-        "not modelled",
-        (_c(_SRC + "nic/mod.rs", "pub fn receive"),),
-        (),
+        "modelled",
+        (_c(_SRC + "nic/mod.rs", "pub fn receive"), _c(_PRESET_COAL, "fw_rx_stream_ns")),
+        (_t(_MECH, "stream_and_multiqueue_firmware_spend_more_nic_time_per_frame"),),
         ("coalescing-msgrate", "coalescing-nas-is"),
-        "Every policy pays the same `nic.fw_rx_ns` per frame (`Nic::receive`); the stream "
-        "bookkeeping at each DMA completion costs nothing, so `stream` can only match or "
-        "beat `openmx` on NIC work.",
+        "The stream policy adds `nic.fw_rx_stream_ns` (55 ns, an estimate: about 20 LANai "
+        "cycles for the patch's bookkeeping) to the firmware time of every received frame; "
+        "it shows under high packet rates (`host{N}_nic_rx_ns_per_frame`).",
     ),
     Mechanism(
         "Stream's deferral fails as soon as packets are not back to back",
@@ -751,13 +751,21 @@ _MQ_MECHANISMS = (
             ),
         ),
         "S$ (shared cache, other core) is the best single-interrupt binding (Table I)",
-        "partly",
-        (_c(_SRC + "host/cache.rs", "Relation::SameDie"), _c(_SRC + "sim/kernel.rs", "fn kick")),
-        (_t(_MECH, "single_core_relations_order_latency_sc_sdollar_sp_op"),),
+        "modelled",
+        (
+            _c(_SRC + "host/cache.rs", "Relation::SameDie"),
+            _c(_SRC + "sim/kernel.rs", "fn kick"),
+            _c(_PRESET_MQ, "driver_rx_tail_ns"),
+        ),
+        (
+            _t(_MECH, "single_core_relations_order_latency_sc_sdollar_sp_op"),
+            _t(_MECH, "sdollar_latency_is_below_sc_when_the_library_polls_on_the_interrupted_core"),
+        ),
         ("multiqueue-pingpong", "emo-cache"),
-        "Cache sharing is modelled (same die: same L2, no transfer); competition is not: an "
-        "interrupt preempts the polling library at once and the library never delays the "
-        "handler, so S$ gives exactly the SC latency and the test only asserts S$ <= SC.",
+        "Cache sharing: same die, same L2, no transfer. Competition: the driver's work after "
+        "a frame's event is posted (`host.driver_rx_tail_ns`, skb free and ring refill, 200 "
+        "ns, an estimate) runs on the interrupted core before the library there sees the "
+        "event (SC); a library on the die partner (S$) sees it at once.",
     ),
     Mechanism(
         "The multiqueue firmware does more work per packet",
@@ -771,15 +779,17 @@ _MQ_MECHANISMS = (
             ),
         ),
         "multiqueue a bit slower than the optimally bound single interrupt (Table I)",
-        "not modelled",
+        "modelled",
         (
             _c(_SRC + "nic/mod.rs", "pub fn receive"),
             _c(_SRC + "nic/steering.rs", "pub fn queue_for"),
+            _c(_PRESET_MQ, "fw_rx_multiqueue_ns"),
         ),
-        (),
+        (_t(_MECH, "stream_and_multiqueue_firmware_spend_more_nic_time_per_frame"),),
         ("multiqueue-pingpong",),
-        "Steering is free: `nic.fw_rx_ns` is the same for every steering, so multiqueue "
-        "gives exactly the SC latency and throughput.",
+        "Multiqueue steering adds `nic.fw_rx_multiqueue_ns` (110 ns, an estimate: about 40 "
+        "LANai cycles for the endpoint decode and the generic multi-slice support) to the "
+        "firmware time of every received frame.",
     ),
     Mechanism(
         "An interrupt on an idle core waits for it to wake up",
@@ -813,12 +823,12 @@ _MQ_MECHANISMS = (
             ),
         ),
         "binding the interrupt to the process's die partner avoids the wake-up too (§4.3)",
-        "not modelled",
+        "modelled",
         (_c(_SRC + "sim/kernel.rs", "fn wake_cost"),),
-        (),
+        (_t(_MECH, "an_interrupt_core_whose_die_sibling_polls_does_not_sleep"),),
         ("multiqueue-idle",),
-        "Each core sleeps on its own idle time (`Core::wake_cost`): a busy die partner does "
-        "not keep it awake.",
+        "A core pays the C1E exit only if every core of its die has been idle for "
+        "`host.idle_before_sleep_ns`: a polling or busy die partner keeps it awake.",
     ),
     Mechanism(
         "A busy-polling process keeps its core awake for the packet",
