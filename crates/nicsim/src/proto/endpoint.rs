@@ -441,6 +441,13 @@ impl Endpoint {
         self.peers[peer as usize].unacked_sends.iter()
     }
 
+    /// `peer`'s deadlines: its delayed ack (while messages are
+    /// unacknowledged) and its next resend round.
+    pub fn deadlines(&self, peer: u16) -> (Option<Instant>, Option<Instant>) {
+        let ps = &self.peers[peer as usize];
+        (if ps.unacked_recv > 0 { ps.ack_deadline } else { None }, ps.resend_at)
+    }
+
     /// Frames of the messages sent to `peer` and not yet acknowledged.
     pub fn unacked_frames(&self, peer: u16) -> u32 {
         self.peers[peer as usize].unacked_frames
