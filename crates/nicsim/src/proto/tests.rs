@@ -540,3 +540,40 @@ fn pull_serve_sends_the_replies_of_one_block() {
     let n = std::iter::from_fn(|| Some(first.next_reply())).position(|r| r.done).unwrap() + 1;
     assert_eq!(n, 32, "a whole block");
 }
+
+/// The timer work per poll does not grow with the number of peers: the same
+/// traffic (a stream to a few peers, delayed acks from a few others, a lost
+/// message now and then) costs as many heap entries per poll towards 8
+/// peers as towards 256 (with a scan of the peers it would cost 32 times
+/// more).
+#[test]
+fn timer_work_per_poll_does_not_grow_with_the_peers() {
+    fn visits_per_poll(peers: usize) -> f64 {
+        let mut ep = Endpoint::new(PARAMS, peers);
+        let mut now = us(0);
+        let mut polls = 0u64;
+        for i in 0..20_000u32 {
+            now += Duration::from_us(3);
+            let peer = (i % 4) as u16 * (peers as u16 / 4);
+            ep.send(peer, now, 0, 8, 0, false, 1);
+            if i % 13 != 0 {
+                let next = ep.unacked(peer).last().map(|m| m.seq + 1).unwrap();
+                ep.process_ack(peer, next as u16);
+            }
+            ep.delivered(peer + 1, now);
+            if i % 3 == 0 {
+                ep.dispatch_ack(peer + 1);
+            }
+            ep.dispatch(now, |p, d| {
+                if d == Due::Ack {
+                    let _ = p;
+                }
+            });
+            polls += 1;
+        }
+        ep.timer_visits as f64 / polls as f64
+    }
+    let (small, large) = (visits_per_poll(8), visits_per_poll(256));
+    assert!(small > 0.0);
+    assert!(large <= small * 1.1, "per poll: {small} heap entries at 8 peers, {large} at 256");
+}

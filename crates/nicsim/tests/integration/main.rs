@@ -6,6 +6,7 @@ mod coalescing;
 mod determinism;
 mod emo;
 mod mechanisms;
+mod overload;
 mod pcap;
 mod protocol;
 
