@@ -36,11 +36,14 @@ pub struct Params {
 /// after 0.5 s (`RESEND_PER_SECOND` = 2, `omx_lib.h`) and stops a round when
 /// its expected-event slots run out; at the model's millisecond resend delay
 /// an uncapped round re-floods the receive ring it overflowed]
-pub const RESENDS_PER_PEER: usize = 8;
+pub const RESENDS_PER_PEER: usize = 32;
 
-/// Consecutive resend rounds towards a peer with no ack in between double
-/// the delay, up to `resend << RESEND_BACKOFF_MAX` (2 ms << 6 = 128 ms on
-/// `omx2009`, still below Open-MX's fixed 0.5 s). [estimate: Open-MX keeps
+/// From the third consecutive resend round towards a peer with no ack in
+/// between, each round doubles the delay, up to `resend <<
+/// RESEND_BACKOFF_MAX` (2 ms << 6 = 128 ms on `omx2009`, still below
+/// Open-MX's fixed 0.5 s). The first two rounds keep the plain delay: a
+/// large transfer outlasts it without any loss (the rendezvous is acked
+/// with the notify), and those resends are not an overload. [estimate: Open-MX keeps
 /// the delay fixed and gives up after `OMX_RESENDS_MAX` = 1000 resends
 /// (`omx_init.c`); doubling is TCP's retransmission back-off (RFC 6298 5.5),
 /// which lets a millisecond timer drain an overflowed ring]
@@ -114,6 +117,9 @@ struct Peer {
     resend_at: Option<Instant>,
     /// Resend rounds since the last ack that released a message.
     backoff: u8,
+    /// When the oldest message's next resend round is due (`resend_at` is
+    /// this, or earlier for a message behind it).
+    round_at: Instant,
     /// The time of this peer's live entry in [`Endpoint::timers`]
     /// (`Instant::MAX`: none). Entries of other times are stale.
     armed: Instant,
@@ -130,6 +136,7 @@ impl Default for Peer {
             unacked_frames: 0,
             resend_at: None,
             backoff: 0,
+            round_at: Instant::MAX,
             armed: Instant::MAX,
         }
     }
@@ -232,7 +239,8 @@ impl Endpoint {
         ps.unacked_frames += frames;
         self.unacked_total += 1;
         if oldest {
-            ps.resend_at = Some(now + self.params.resend);
+            ps.round_at = now + self.params.resend;
+            ps.resend_at = Some(ps.round_at);
             ps.backoff = 0;
             self.rearm(peer);
         }
@@ -261,6 +269,7 @@ impl Endpoint {
             // released (it was not resent with it).
             ps.backoff = 0;
             ps.resend_at = ps.unacked_sends.front().map(|m| m.sent_at + self.params.resend);
+            ps.round_at = ps.resend_at.unwrap_or(Instant::MAX);
             self.rearm(peer);
         }
         n
@@ -322,11 +331,13 @@ impl Endpoint {
 
     /// Runs the deadlines that passed at `now`, peer by peer in rank order:
     /// `emit(peer, Due::Ack)` for a delayed ack, then a resend round:
-    /// `emit(peer, Due::Resend(m))` for each of the peer's oldest
-    /// [`RESENDS_PER_PEER`] messages not (re)sent within a resend period,
-    /// oldest first. The next round towards that peer is due `resend <<
-    /// rounds without an ack` from now (at most [`RESEND_BACKOFF_MAX`]
-    /// doublings); an ack that releases a message ends the back-off.
+    /// `emit(peer, Due::Resend(m))` for each message not (re)sent within a
+    /// resend period, oldest first, up to the first that is not due and at
+    /// most [`RESENDS_PER_PEER`]. The next round towards that peer is due
+    /// one period from now, doubled per round without an ack from the third
+    /// (at most [`RESEND_BACKOFF_MAX`] doublings), or earlier when a message
+    /// behind the resent ones falls due; an ack that releases a message ends
+    /// the back-off.
     /// Returns the earliest deadline left (`None`: nothing to wait for).
     ///
     /// Costs O(log peers) per deadline that passed or moved; nothing is
@@ -365,16 +376,25 @@ impl Endpoint {
                 ps.ack_deadline = None;
             }
             if ps.resend_at.is_some_and(|t| t <= now) {
+                if ps.round_at <= now {
+                    // The resent ones are due again after the back-off.
+                    ps.backoff = (ps.backoff + 1).min(RESEND_BACKOFF_MAX + 1);
+                    ps.round_at = now + resend.times(1u64 << ps.backoff.saturating_sub(1));
+                }
+                // A message behind them that was not due wakes the peer up at
+                // its own time, and goes if the oldest is due then.
+                let mut next = ps.round_at;
                 for m in ps.unacked_sends.iter_mut().take(RESENDS_PER_PEER) {
-                    if m.sent_at + resend > now {
-                        continue;
+                    let due = m.sent_at + resend;
+                    if due > now {
+                        next = next.min(due);
+                        break;
                     }
                     m.sent_at = now;
                     self.resent += 1;
                     emit(peer, Due::Resend(*m));
                 }
-                ps.backoff = (ps.backoff + 1).min(RESEND_BACKOFF_MAX);
-                ps.resend_at = Some(now + resend.times(1u64 << ps.backoff));
+                ps.resend_at = Some(next);
             }
             self.rearm(peer);
         }

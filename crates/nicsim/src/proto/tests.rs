@@ -264,16 +264,19 @@ fn resend_after_the_resend_timeout_until_acked() {
     assert_eq!(poll(&mut a, us(999)), (vec![], Some(us(1000))));
     let (due, next) = poll(&mut a, us(1000));
     assert_eq!(seqs(&due), vec![0], "resent at 0 + 1000 µs");
-    assert_eq!(next, Some(us(3000)), "and due again two periods later (back-off)");
-    // The resend is lost too: a second one, and the delay doubles again.
-    let (due, next) = poll(&mut a, us(3000));
+    assert_eq!(next, Some(us(2000)), "and due again one period later");
+    // The resend is lost too: a second one, and from the third the delay doubles.
+    let (due, next) = poll(&mut a, us(2000));
     assert_eq!(seqs(&due), vec![0]);
-    assert_eq!(next, Some(us(7000)));
+    assert_eq!(next, Some(us(4000)));
+    let (due, next) = poll(&mut a, us(4000));
+    assert_eq!(seqs(&due), vec![0]);
+    assert_eq!(next, Some(us(8000)));
     // Its copy arrives, B acks, A stops resending.
     let copy = Msg { piggy: Some(0), tag: 0, size: 8, ..Msg::new(Kind::Tiny) }.emit(0, 0);
-    assert_eq!(receive(&mut b, us(3010), &copy), Got::Delivered(0, AckPlan::ArmTimer(us(3060))));
+    assert_eq!(receive(&mut b, us(4010), &copy), Got::Delivered(0, AckPlan::ArmTimer(us(4060))));
     let ack = send_ack(&mut b);
-    assert_eq!(receive(&mut a, us(3020), &ack), Got::AckOnly);
+    assert_eq!(receive(&mut a, us(4020), &ack), Got::AckOnly);
     assert_eq!(poll(&mut a, us(9000)), (vec![], None));
 }
 
@@ -284,7 +287,7 @@ fn resend_after_the_resend_timeout_until_acked() {
 fn resend_rounds_back_off_until_an_ack() {
     let (mut a, _) = pair();
     send_tiny(&mut a, us(0), 0);
-    send_tiny(&mut a, us(1), 0);
+    send_tiny(&mut a, us(0), 0);
     let (mut now, mut last) = (us(1000), us(0));
     let mut gaps = Vec::new();
     for _ in 0..9 {
@@ -294,7 +297,7 @@ fn resend_rounds_back_off_until_an_ack() {
         gaps.push(next.since(now).as_us_f64() as u64);
         (last, now) = (now, next);
     }
-    assert_eq!(gaps, vec![2000, 4000, 8000, 16000, 32000, 64000, 64000, 64000, 64000]);
+    assert_eq!(gaps, vec![1000, 2000, 4000, 8000, 16000, 32000, 64000, 64000, 64000]);
     // One message is acked: the other is due one period after its last resend.
     assert_eq!(a.process_ack(PEER, 1), 1);
     assert_eq!(a.poll_at(), Some(last + Duration::from_us(1000)));
@@ -307,7 +310,7 @@ fn resend_rounds_back_off_until_an_ack() {
 #[test]
 fn a_resend_round_is_capped_per_peer() {
     let (mut a, _) = pair();
-    for t in 0..20 {
+    for t in 0..40 {
         send_tiny(&mut a, us(t), 0);
     }
     let (due, _) = poll(&mut a, us(2000));
@@ -315,8 +318,9 @@ fn a_resend_round_is_capped_per_peer() {
     assert_eq!(a.resent, RESENDS_PER_PEER as u64);
 }
 
-/// Resends go oldest first, the ones due at the round, and the round is due
-/// again after the back-off even for a message behind them that was not due.
+/// Resends go oldest first, and only while the oldest is due: a message
+/// queued behind one just resent waits for it, although its own timer is
+/// looked at when it would have been due.
 #[test]
 fn resends_go_in_queue_order_behind_the_oldest() {
     let (mut a, _) = pair();
@@ -325,11 +329,11 @@ fn resends_go_in_queue_order_behind_the_oldest() {
     }
     let (due, next) = poll(&mut a, us(1010));
     assert_eq!(seqs(&due), vec![0, 1]);
-    assert_eq!(next, Some(us(3010)), "the round waits two periods");
-    assert_eq!(poll(&mut a, us(1500)), (vec![], Some(us(3010))));
-    let (due, next) = poll(&mut a, us(3010));
+    assert_eq!(next, Some(us(1500)), "the third would be due first");
+    assert_eq!(poll(&mut a, us(1500)), (vec![], Some(us(2010))), "but the oldest, resent, is not");
+    let (due, next) = poll(&mut a, us(2010));
     assert_eq!(seqs(&due), vec![0, 1, 2]);
-    assert_eq!(next, Some(us(7010)));
+    assert_eq!(next, Some(us(4010)), "the third round waits two periods");
 }
 
 /// Once the resent messages are acked, the one behind them is the oldest,
@@ -341,11 +345,10 @@ fn an_ack_of_resent_messages_exposes_an_overdue_one() {
         send_tiny(&mut a, us(t), 0);
     }
     assert_eq!(seqs(&poll(&mut a, us(1010)).0), vec![0, 1]);
-    assert_eq!(poll(&mut a, us(1500)), (vec![], Some(us(3010))));
     assert_eq!(a.process_ack(PEER, 2), 2);
     assert_eq!(a.poll_at(), Some(us(1500)));
     let mut due = Vec::new();
-    assert_eq!(a.dispatch(us(1600), |p, d| due.push((p, d))), Some(us(3600)));
+    assert_eq!(a.dispatch(us(1600), |p, d| due.push((p, d))), Some(us(2600)));
     assert_eq!(seqs(&due), vec![2]);
 }
 
@@ -359,7 +362,7 @@ fn delayed_ack_and_resend_of_one_peer_come_out_ack_first() {
     assert_eq!(due.len(), 2);
     assert_eq!(due[0], (PEER, Due::Ack));
     assert!(matches!(due[1], (PEER, Due::Resend(m)) if m.seq == 0));
-    assert_eq!(next, Some(us(3000)));
+    assert_eq!(next, Some(us(2000)));
 }
 
 /// The deadlines come from a heap: `dispatch` looks at the entries that
