@@ -103,6 +103,8 @@ class BenchKind(str, Enum):
     engine = "engine"
     pingpong = "pingpong"
     stream = "stream"
+    alltoall = "alltoall"
+    nas_is = "nas-is"
 
 
 def _format(value: float | int | str) -> str:
@@ -454,8 +456,31 @@ def presets_copy(
 def bench_command(
     kind: Annotated[BenchKind, typer.Option(help="What to time.")] = BenchKind.engine,
     count: Annotated[int, typer.Option(help="Events or messages.")] = 1_000_000,
+    procs: Annotated[
+        int, typer.Option(help="alltoall, nas-is: processes, run at N = 2, 4, ... up to this.")
+    ] = 256,
 ) -> None:
-    """Time the simulator: events/s and messages/s."""
+    """Time the simulator: events/s and messages/s, or cost per event by system size."""
+    if kind in (BenchKind.alltoall, BenchKind.nas_is):
+        if not 2 <= procs <= 8192:
+            _fail(f"--procs {procs}: must be from 2 to 8192")
+        table = Table(title=f"nicsim bench {kind.value} (N = 2 ... {procs})")
+        for col in ("N", "events", "ns/event", "wall s", "peak RSS MiB", "dropped"):
+            table.add_column(col, justify="right")
+        n = 2
+        while n <= procs:
+            r = _core.bench(kind.value, n)
+            table.add_row(
+                str(n),
+                f"{r['events']:,.0f}",
+                f"{r['ns_per_event']:.1f}",
+                f"{r['wall_s']:.3f}",
+                f"{r['peak_rss_MiB']:.1f}",
+                f"{r['dropped']:,.0f}",
+            )
+            n *= 2
+        _out.print(table)
+        return
     if count < 1:
         _fail(f"--count {count}: must be at least 1")
     result = _core.bench(kind.value, count)

@@ -171,7 +171,8 @@ fn preset_toml(name: &str) -> PyResult<String> {
     nicsim::config::preset_text(name).map(String::from).map_err(|e| NicsimError::new_err(e.to_string()))
 }
 
-/// Runs a benchmark: kind in {"engine", "pingpong", "stream"}.
+/// Runs a benchmark: kind in {"engine", "pingpong", "stream"} (`count`
+/// events or messages), or {"alltoall", "nas-is"} (`count` processes).
 #[pyfunction]
 #[pyo3(name = "bench")]
 fn bench_fn(py: Python<'_>, kind: String, count: u64) -> PyResult<BTreeMap<String, f64>> {

@@ -48,7 +48,58 @@ pub fn run(kind: &str, count: u64) -> Result<BTreeMap<String, f64>, String> {
                 out.insert("round_trips_per_s".into(), count as f64 / wall);
             }
         }
-        other => return Err(format!("invalid value for `kind`: {other:?} (allowed: engine, pingpong, stream)")),
+        "alltoall" | "nas-is" => {
+            // `count` is the number of processes N.
+            if !(2..=8192).contains(&count) {
+                return Err(format!("invalid value for `procs`: {count} (allowed: 2 to 8192)"));
+            }
+            let text = if kind == "alltoall" {
+                // 64 B to every other rank, one rank per host; about 4,096
+                // messages per rank in all, whatever N.
+                let iterations = (4096 / count).max(1);
+                format!(
+                    "[platform.topology]\nhosts = {count}\n[workload]\nkind = \"alltoall\"\nsize_bytes = 64\niterations = {iterations}\nwarmup = 0\n"
+                )
+            } else {
+                // NAS IS class S, 8 ranks per host on N/8 hosts, one switch.
+                let per_host = count.min(8);
+                let hosts = (count / per_host).max(1);
+                format!(
+                    "[platform.topology]\nhosts = {hosts}\n[workload]\nkind = \"nas-is\"\nclass = \"S\"\nprocs_per_host = {per_host}\n"
+                )
+            };
+            reset_peak_rss();
+            let t0 = std::time::Instant::now();
+            let m = crate::run_toml(&text)?;
+            let wall = t0.elapsed().as_secs_f64();
+            let events = m.get("events").unwrap_or(0.0);
+            out.insert("procs".into(), count as f64);
+            out.insert("events".into(), events);
+            out.insert("ns_per_event".into(), wall * 1e9 / events.max(1.0));
+            out.insert("wall_s".into(), wall);
+            out.insert("peak_rss_MiB".into(), peak_rss_kib().unwrap_or(0) as f64 / 1024.0);
+            out.insert("dropped".into(), m.get("dropped").unwrap_or(0.0));
+        }
+        other => {
+            return Err(format!(
+                "invalid value for `kind`: {other:?} (allowed: engine, pingpong, stream, alltoall, nas-is)"
+            ))
+        }
     }
     Ok(out)
+}
+
+/// Resets the process's peak resident set (`VmHWM`) to its current size
+/// (Linux: writing 5 to `/proc/self/clear_refs`), so that each bench run
+/// reports its own peak. Elsewhere, or if refused, the peak stays the
+/// process's.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The process's peak resident set in KiB (`VmHWM` of `/proc/self/status`).
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }

@@ -11,7 +11,8 @@
 
 use super::{widen, Seq};
 use crate::time::{Duration, Instant};
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// The protocol's parameters (from the scenario's `[library]` table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +26,28 @@ pub struct Params {
     /// Frames a peer may have unacknowledged before further sends wait.
     pub send_window_frames: u32,
 }
+
+/// Messages of one peer that a resend round may put on the wire again: the
+/// oldest this many unacknowledged. The ones behind them wait for the ack
+/// that the resent ones bring back (cumulative acks: a receiver keeps the
+/// early messages it got, so filling the gap acknowledges them). [estimate:
+/// Open-MX resends every due request of its `non_acked_req_q` at once
+/// (`omx__process_resend_requests`, libopen-mx `omx_send.c`), but it resends
+/// after 0.5 s (`RESEND_PER_SECOND` = 2, `omx_lib.h`) and stops a round when
+/// its expected-event slots run out; at the model's millisecond resend delay
+/// an uncapped round re-floods the receive ring it overflowed]
+pub const RESENDS_PER_PEER: usize = 32;
+
+/// From the third consecutive resend round towards a peer with no ack in
+/// between, each round doubles the delay, up to `resend <<
+/// RESEND_BACKOFF_MAX` (2 ms << 6 = 128 ms on `omx2009`, still below
+/// Open-MX's fixed 0.5 s). The first two rounds keep the plain delay: a
+/// large transfer outlasts it without any loss (the rendezvous is acked
+/// with the notify), and those resends are not an overload. [estimate: Open-MX keeps
+/// the delay fixed and gives up after `OMX_RESENDS_MAX` = 1000 resends
+/// (`omx_init.c`); doubling is TCP's retransmission back-off (RFC 6298 5.5),
+/// which lets a millisecond timer drain an overflowed ring]
+pub const RESEND_BACKOFF_MAX: u8 = 6;
 
 /// A message kept for possible resend until acked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +98,7 @@ pub enum Due {
 }
 
 /// State towards one remote peer.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Peer {
     /// Next sequence number to send.
     next_send: Seq,
@@ -89,30 +112,100 @@ struct Peer {
     unacked_sends: VecDeque<SentMsg>,
     /// Frames of the unacknowledged messages (the send window's use).
     unacked_frames: u32,
+    /// When the next resend round is due (set while messages are
+    /// unacknowledged).
+    resend_at: Option<Instant>,
+    /// Resend rounds since the last ack that released a message.
+    backoff: u8,
+    /// When the oldest message's next resend round is due (`resend_at` is
+    /// this, or earlier for a message behind it).
+    round_at: Instant,
+    /// The time of this peer's live entry in [`Endpoint::timers`]
+    /// (`Instant::MAX`: none). Entries of other times are stale.
+    armed: Instant,
 }
 
-/// The protocol state of one endpoint: one [`Peer`] per rank of the run.
+impl Default for Peer {
+    fn default() -> Self {
+        Peer {
+            next_send: 0,
+            expected: 0,
+            unacked_recv: 0,
+            ack_deadline: None,
+            unacked_sends: VecDeque::new(),
+            unacked_frames: 0,
+            resend_at: None,
+            backoff: 0,
+            round_at: Instant::MAX,
+            armed: Instant::MAX,
+        }
+    }
+}
+
+impl Peer {
+    /// The peer's earliest deadline: its delayed ack or its resend round.
+    /// (An ack owed with no timer is already queued by the caller: it has
+    /// no deadline.)
+    fn deadline(&self) -> Option<Instant> {
+        let ack = if self.unacked_recv > 0 { self.ack_deadline } else { None };
+        match (ack, self.resend_at) {
+            (Some(a), Some(r)) => Some(a.min(r)),
+            (a, r) => a.or(r),
+        }
+    }
+}
+
+/// The protocol state of one endpoint: one [`Peer`] per rank of the run, and
+/// the peers' deadlines in a min-heap, so that finding what is due costs
+/// O(log peers) per deadline and nothing per peer (the shape of Open-MX's
+/// time-ordered `non_acked_req_q` and `partners_to_ack_delayed_list`, whose
+/// heads `omx__prepare_progress_wakeup` reads, libopen-mx `omx_ack.c`).
 #[derive(Clone, Debug)]
 pub struct Endpoint {
     params: Params,
     peers: Vec<Peer>,
-    /// No deadline is earlier than this (a lower bound of
-    /// [`Endpoint::poll_at`], kept by every transition that sets or moves
-    /// a deadline earlier, and made exact again by [`Endpoint::dispatch`]):
-    /// it lets `dispatch` skip the scan of every peer.
-    not_before: Instant,
+    /// (deadline, peer): at most one live entry per peer (the one equal to
+    /// its `armed`); an entry is pushed only when a peer's deadline moves
+    /// earlier than its live one, and a live entry whose peer's deadline
+    /// moved later is pushed again at the later time when it comes up.
+    timers: BinaryHeap<Reverse<(Instant, u16)>>,
+    /// Peers due in one `dispatch`, put in rank order (kept to reuse its
+    /// allocation).
+    due: Vec<u16>,
+    /// Unacknowledged messages, all peers together.
+    unacked_total: u32,
+    /// Heap entries looked at by `dispatch` (a debug counter of the timer
+    /// work: it must not grow with the number of peers).
+    pub timer_visits: u64,
+    /// Messages put on the wire again by resend rounds.
+    pub resent: u64,
 }
 
 impl Endpoint {
     /// An endpoint with nothing sent or received, towards `peers` ranks.
     pub fn new(params: Params, peers: usize) -> Self {
-        Endpoint { params, peers: vec![Peer::default(); peers], not_before: Instant::MAX }
+        Endpoint {
+            params,
+            peers: vec![Peer::default(); peers],
+            timers: BinaryHeap::new(),
+            due: Vec::new(),
+            unacked_total: 0,
+            timer_visits: 0,
+            resent: 0,
+        }
     }
 
-    /// A deadline was set, or moved earlier, to `t`.
+    /// `peer`'s deadline may have moved earlier: give it a heap entry if it
+    /// is earlier than its live one.
     #[inline(always)]
-    fn deadline_at(&mut self, t: Instant) {
-        self.not_before = self.not_before.min(t);
+    fn rearm(&mut self, peer: u16) {
+        let ps = &mut self.peers[peer as usize];
+        if let Some(t) = ps.deadline() {
+            if t < ps.armed {
+                ps.armed = t;
+                self.timers.push(Reverse((t, peer)));
+            }
+        }
     }
 
     // --- Sending ---------------------------------------------------------
@@ -144,8 +237,12 @@ impl Endpoint {
         ps.next_send += 1;
         ps.unacked_sends.push_back(m);
         ps.unacked_frames += frames;
+        self.unacked_total += 1;
         if oldest {
-            self.deadline_at(now + self.params.resend);
+            ps.round_at = now + self.params.resend;
+            ps.resend_at = Some(ps.round_at);
+            ps.backoff = 0;
+            self.rearm(peer);
         }
         m
     }
@@ -165,11 +262,15 @@ impl Endpoint {
             ps.unacked_sends.pop_front();
             n += 1;
         }
-        // The new oldest may be due before the one released (it was not
-        // resent with it).
-        if let (true, Some(m)) = (n > 0, ps.unacked_sends.front()) {
-            let t = m.sent_at + self.params.resend;
-            self.deadline_at(t);
+        if n > 0 {
+            self.unacked_total -= n as u32;
+            // The peer answers: the back-off ends, and the new oldest is due
+            // one period after it was (re)sent, maybe before the one
+            // released (it was not resent with it).
+            ps.backoff = 0;
+            ps.resend_at = ps.unacked_sends.front().map(|m| m.sent_at + self.params.resend);
+            ps.round_at = ps.resend_at.unwrap_or(Instant::MAX);
+            self.rearm(peer);
         }
         n
     }
@@ -202,19 +303,19 @@ impl Endpoint {
     }
 
     /// The in-order message from `peer` was delivered at `now`: the next one
-    /// is expected, and it waits for an ack ([`AckPlan`]).
+    /// is expected, and it waits for an ack ([`AckPlan`]). The caller queues
+    /// the explicit ack of [`AckPlan::AckNow`] at once.
     pub fn delivered(&mut self, peer: u16, now: Instant) -> AckPlan {
         let ps = &mut self.peers[peer as usize];
         ps.expected += 1;
         ps.unacked_recv += 1;
         if ps.unacked_recv >= self.params.ack_after {
             ps.ack_deadline = None;
-            self.deadline_at(Instant::ZERO);
             AckPlan::AckNow
         } else if ps.ack_deadline.is_none() {
             let t = now + self.params.delayed_ack;
             ps.ack_deadline = Some(t);
-            self.deadline_at(t);
+            self.rearm(peer);
             AckPlan::ArmTimer(t)
         } else {
             AckPlan::Pending
@@ -229,104 +330,114 @@ impl Endpoint {
     // --- Timers and the end of a run --------------------------------------
 
     /// Runs the deadlines that passed at `now`, peer by peer in rank order:
-    /// `emit(peer, Due::Ack)` for a delayed ack, then `emit(peer,
-    /// Due::Resend(m))` for each message not acknowledged in time, oldest
-    /// first (each due again one resend period from now, and any message
-    /// behind them that was due goes with them). Returns when to look again
-    /// (the next deadline, or earlier), or `None` if nothing is due before
-    /// `armed`, the caller's wake-up already set.
+    /// `emit(peer, Due::Ack)` for a delayed ack, then a resend round:
+    /// `emit(peer, Due::Resend(m))` for each message not (re)sent within a
+    /// resend period, oldest first, up to the first that is not due and at
+    /// most [`RESENDS_PER_PEER`]. The next round towards that peer is due
+    /// one period from now, doubled per round without an ack from the third
+    /// (at most [`RESEND_BACKOFF_MAX`] doublings), or earlier when a message
+    /// behind the resent ones falls due; an ack that releases a message ends
+    /// the back-off.
+    /// Returns the earliest deadline left (`None`: nothing to wait for).
     ///
-    /// A peer with in-order messages unacknowledged and no delayed ack
-    /// running (an explicit ack was queued and not yet sent) gets one from
-    /// `now`.
-    pub fn dispatch(
-        &mut self,
-        now: Instant,
-        armed: Option<Instant>,
-        mut emit: impl FnMut(u16, Due),
-    ) -> Option<Instant> {
-        debug_assert!(self.poll_at().is_none_or(|t| t >= self.not_before), "not_before bounds poll_at");
-        // Nothing is due, and the caller wakes up before anything will be:
-        // the scan below would find nothing to do.
-        if now < self.not_before && armed.is_some_and(|t| t <= self.not_before) {
-            return None;
+    /// Costs O(log peers) per deadline that passed or moved; nothing is
+    /// scanned per peer.
+    pub fn dispatch(&mut self, now: Instant, mut emit: impl FnMut(u16, Due)) -> Option<Instant> {
+        while let Some(&Reverse((t, peer))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            self.timer_visits += 1;
+            let ps = &mut self.peers[peer as usize];
+            if ps.armed == t {
+                ps.armed = Instant::MAX;
+                self.due.push(peer);
+            }
         }
-        let Params { delayed_ack, resend, .. } = self.params;
-        let mut next: Option<Instant> = None;
-        let mut ack_queued = false;
-        for (peer, ps) in self.peers.iter_mut().enumerate() {
-            if ps.unacked_recv > 0 {
-                match ps.ack_deadline {
-                    Some(t) if t <= now => {
-                        emit(peer as u16, Due::Ack);
-                        ps.ack_deadline = None;
-                        ack_queued = true;
+        if !self.due.is_empty() {
+            self.run_due(now, &mut emit);
+        }
+        self.poll_at_exact()
+    }
+
+    /// The peers whose live entry passed, in rank order (as a scan of the
+    /// peers would meet them).
+    #[cold]
+    #[inline(never)]
+    fn run_due(&mut self, now: Instant, emit: &mut impl FnMut(u16, Due)) {
+        let mut due = std::mem::take(&mut self.due);
+        due.sort_unstable();
+        let Params { resend, .. } = self.params;
+        for &peer in &due {
+            let ps = &mut self.peers[peer as usize];
+            if ps.unacked_recv > 0 && ps.ack_deadline.is_some_and(|t| t <= now) {
+                emit(peer, Due::Ack);
+                ps.ack_deadline = None;
+            }
+            if ps.resend_at.is_some_and(|t| t <= now) {
+                if ps.round_at <= now {
+                    // The resent ones are due again after the back-off.
+                    ps.backoff = (ps.backoff + 1).min(RESEND_BACKOFF_MAX + 1);
+                    ps.round_at = now + resend.times(1u64 << ps.backoff.saturating_sub(1));
+                }
+                // A message behind them that was not due wakes the peer up at
+                // its own time, and goes if the oldest is due then.
+                let mut next = ps.round_at;
+                for m in ps.unacked_sends.iter_mut().take(RESENDS_PER_PEER) {
+                    let due = m.sent_at + resend;
+                    if due > now {
+                        next = next.min(due);
+                        break;
                     }
-                    Some(t) => next = Some(next.map_or(t, |n: Instant| n.min(t))),
-                    None => {
-                        let t = now + delayed_ack;
-                        ps.ack_deadline = Some(t);
-                        next = Some(next.map_or(t, |n: Instant| n.min(t)));
+                    m.sent_at = now;
+                    self.resent += 1;
+                    emit(peer, Due::Resend(*m));
+                }
+                ps.resend_at = Some(next);
+            }
+            self.rearm(peer);
+        }
+        due.clear();
+        self.due = due;
+    }
+
+    /// Makes the heap's first entry exact (a live entry at its peer's
+    /// current deadline) and returns its time: stale entries are dropped,
+    /// and a live one whose peer's deadline moved later is pushed again.
+    fn poll_at_exact(&mut self) -> Option<Instant> {
+        while let Some(&Reverse((t, peer))) = self.timers.peek() {
+            let ps = &mut self.peers[peer as usize];
+            if ps.armed != t {
+                self.timers.pop();
+                self.timer_visits += 1;
+                continue;
+            }
+            match ps.deadline() {
+                Some(d) if d == t => return Some(t),
+                d => {
+                    self.timers.pop();
+                    self.timer_visits += 1;
+                    ps.armed = Instant::MAX;
+                    if d.is_some() {
+                        self.rearm(peer);
                     }
                 }
             }
-            // Fast path: the oldest unacknowledged message is not due (the
-            // resend loop would stop at it).
-            let Some(m) = ps.unacked_sends.front() else { continue };
-            let due = m.sent_at + resend;
-            let t = if due > now { due } else { Self::resend_due(ps, peer as u16, now, resend, &mut emit) };
-            next = Some(next.map_or(t, |n: Instant| n.min(t)));
         }
-        // `next` is every deadline's (the resent messages' included), except
-        // that of an ack queued: that one is owed at once.
-        self.not_before = if ack_queued { Instant::ZERO } else { next.unwrap_or(Instant::MAX) };
-        next
+        None
     }
 
-    /// Resends `peer`'s messages that are due (at least the oldest one is:
-    /// lost frames or acks, rare) and returns when to look again.
-    #[cold]
-    #[inline(never)]
-    fn resend_due(
-        ps: &mut Peer,
-        peer: u16,
-        now: Instant,
-        resend: Duration,
-        emit: &mut impl FnMut(u16, Due),
-    ) -> Instant {
-        // The resent ones are due again one period from now.
-        let mut next = now + resend;
-        for m in ps.unacked_sends.iter_mut() {
-            let due = m.sent_at + resend;
-            if due > now {
-                next = next.min(due);
-                break;
-            }
-            m.sent_at = now;
-            emit(peer, Due::Resend(*m));
-        }
-        next
-    }
-
-    /// The earliest protocol deadline: a delayed ack, or the resend of the
-    /// oldest unacknowledged message to some peer (`None`: nothing to wait
-    /// for; `Instant::ZERO`: an ack is owed with no timer running, so
-    /// [`Endpoint::dispatch`] must start one). Before it, `dispatch` does
-    /// nothing and returns it.
+    /// No protocol deadline is earlier than this (`None`: nothing to wait
+    /// for). [`Endpoint::dispatch`] returns the exact earliest deadline.
     pub fn poll_at(&self) -> Option<Instant> {
-        let resend = self.params.resend;
-        self.peers
-            .iter()
-            .flat_map(|ps| {
-                let ack = (ps.unacked_recv > 0).then_some(ps.ack_deadline.unwrap_or(Instant::ZERO));
-                let rs = ps.unacked_sends.front().map(|m| m.sent_at + resend);
-                ack.into_iter().chain(rs)
-            })
-            .min()
+        self.timers.peek().map(|&Reverse((t, _))| t)
     }
 
     /// Finalizing: every peer with in-order messages unacknowledged is acked
     /// now (`emit(peer)` each, in rank order). Returns whether any was.
+    /// Runs once per process (at the end of its program): it scans the
+    /// peers.
     pub fn flush_acks(&mut self, mut emit: impl FnMut(u16)) -> bool {
         let mut flushed = false;
         for (i, ps) in self.peers.iter_mut().enumerate() {
@@ -342,12 +453,19 @@ impl Endpoint {
 
     /// Whether every message sent was acknowledged.
     pub fn all_acked(&self) -> bool {
-        self.peers.iter().all(|ps| ps.unacked_sends.is_empty())
+        self.unacked_total == 0
     }
 
     /// Messages sent to `peer` and not yet acknowledged, oldest first.
     pub fn unacked(&self, peer: u16) -> impl Iterator<Item = &SentMsg> {
         self.peers[peer as usize].unacked_sends.iter()
+    }
+
+    /// `peer`'s deadlines: its delayed ack (while messages are
+    /// unacknowledged) and its next resend round.
+    pub fn deadlines(&self, peer: u16) -> (Option<Instant>, Option<Instant>) {
+        let ps = &self.peers[peer as usize];
+        (if ps.unacked_recv > 0 { ps.ack_deadline } else { None }, ps.resend_at)
     }
 
     /// Frames of the messages sent to `peer` and not yet acknowledged.

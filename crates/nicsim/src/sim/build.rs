@@ -356,6 +356,7 @@ impl World {
             early: Vec::new(),
             medium: Vec::new(),
             regions: vec![None; RDMA_REGIONS],
+            need_region: VecDeque::new(),
             ring_obj: Obj::new(ObjClass::EventRing),
             ep_obj: Obj::new(ObjClass::Endpoint),
             timer_at: None,

@@ -24,6 +24,14 @@ pub(crate) struct LibEvent {
     pub irq_stamp: u32,
 }
 
+/// Message events an endpoint's ring holds; a message frame that finds it
+/// full is dropped (counted as `dropped_event_queue_full`) and recovered
+/// by the sender's resend. [fact: `OMX_UNEXP_EVENTQ_ENTRY_NR` = 1024,
+/// Open-MX `common/omx_io.h`; the driver's `omx_notify_unexp_event` fails
+/// with `UNEXP_EVENTQ_FULL` when the library has not released a slot,
+/// `driver/linux/omx_event.c`]
+pub(crate) const EVENT_RING_SLOTS: usize = 1024;
+
 // Rings hold these by value: keep them at most six words.
 const _: () = assert!(std::mem::size_of::<LibEvent>() <= 48);
 
@@ -68,7 +76,15 @@ impl World {
             return;
         }
         match Msg::parse(&repr.body) {
-            Some(msg) => self.post_event(now, h, p, LibEvent { msg, peer, writer_die: die, irq_stamp }),
+            Some(msg) => {
+                if self.hosts[h].procs[p].ring.len() >= EVENT_RING_SLOTS {
+                    // The library did not release slots fast enough: the
+                    // frame is dropped and the sender resends it.
+                    self.drops.event_queue_full += 1;
+                    return;
+                }
+                self.post_event(now, h, p, LibEvent { msg, peer, writer_die: die, irq_stamp })
+            }
             None => match repr.body {
                 OmxBody::Pull { total_length, first_frame_offset, src_pull_handle, src_magic, .. } => {
                     let local_ep = repr.body.dst_endpoint();

@@ -11,7 +11,7 @@
 //! acting on ring events lives in `lib_recv`.
 
 use super::lib_recv::take_first;
-use super::{Action, MediumTarget, Out, PState, Req, World};
+use super::{Action, MediumTarget, Out, PState, Queued, Req, World};
 use crate::config::WaitMode;
 use crate::host::{Owner, Side};
 use crate::proto::Kind;
@@ -299,6 +299,48 @@ impl World {
         self.completions += 1;
     }
 
+    /// Puts a posted send to a remote peer on its way: a region for a large
+    /// one, a sequence number, its frames in the outbox, the resend timer.
+    /// The caller checked that a large send finds a free region.
+    fn submit_send(&mut self, now: Instant, h: usize, p: usize, s: Queued) {
+        let Queued { req, peer: dst, size, tag } = s;
+        let class = self.class(size);
+        let pr = &mut self.hosts[h].procs[p];
+        let mut rdma = req;
+        if class == MessageClass::Large {
+            let slot = pr.regions.iter().position(|r| r.is_none()).expect("the caller found a free region");
+            pr.regions[slot] = Some(req);
+            rdma = slot as u32;
+        }
+        let frames = Self::frames_of(size, self.c.rndv_threshold, self.c.mtu);
+        let m = pr.proto.send(dst, now, rdma, size, tag, false, frames);
+        Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, self.c.misorder, dst, m);
+        let t = now + self.c.proto.resend;
+        Self::arm_timer(pr, &mut self.q, h, p, t);
+        if matches!(class, MessageClass::Tiny | MessageClass::Small) {
+            // Priced with the post in `lib_step`: hand the frame over now.
+            self.lib_send(now, h, p);
+        }
+    }
+
+    /// A region was freed: the sends that waited for one go, in the order
+    /// they were posted, until a large one finds none free (Open-MX retries
+    /// its `need_resources_send_req_q` in order when resources come back,
+    /// `omx__process_delayed_requests`, libopen-mx `omx_send.c`).
+    pub(super) fn submit_waiting_sends(&mut self, now: Instant, h: usize, p: usize) {
+        loop {
+            let large = MessageClass::Large;
+            let thr = self.c.rndv_threshold as usize;
+            let pr = &mut self.hosts[h].procs[p];
+            let Some(&s) = pr.need_region.front() else { return };
+            if wire::classify(s.size as usize, thr) == large && pr.regions.iter().all(|r| r.is_some()) {
+                return;
+            }
+            pr.need_region.pop_front();
+            self.submit_send(now, h, p, s);
+        }
+    }
+
     pub(super) fn lib_op(&mut self, now: Instant, h: usize, p: usize, op: Op) {
         match op {
             Op::Send { peer, size, tag } => {
@@ -324,22 +366,14 @@ impl World {
                     return;
                 }
                 let pr = &mut self.hosts[h].procs[p];
-                let mut rdma = req;
-                if class == MessageClass::Large {
-                    let slot =
-                        pr.regions.iter().position(|r| r.is_none()).expect("more than 256 large sends outstanding");
-                    pr.regions[slot] = Some(req);
-                    rdma = slot as u32;
+                let no_region = class == MessageClass::Large && pr.regions.iter().all(|r| r.is_some());
+                if no_region || !pr.need_region.is_empty() {
+                    // Every region is in use: the send waits for one, and
+                    // later sends wait behind it (they must keep their order).
+                    pr.need_region.push_back(Queued { req, peer: dst, size, tag });
+                    return;
                 }
-                let frames = Self::frames_of(size, self.c.rndv_threshold, self.c.mtu);
-                let m = pr.proto.send(dst, now, rdma, size, tag, false, frames);
-                Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, self.c.misorder, dst, m);
-                let t = now + self.c.proto.resend;
-                Self::arm_timer(pr, &mut self.q, h, p, t);
-                if matches!(class, MessageClass::Tiny | MessageClass::Small) {
-                    // Priced with the post in `lib_step`: hand the frame over now.
-                    self.lib_send(now, h, p);
-                }
+                self.submit_send(now, h, p, Queued { req, peer: dst, size, tag });
             }
             Op::Recv { src, size, tag } => {
                 let src = src.map(|s| s as u16);

@@ -197,6 +197,9 @@ impl World {
                     self.complete(h, p, r);
                 }
                 self.message_done(now, h, p, peer);
+                if !self.hosts[h].procs[p].need_region.is_empty() {
+                    self.submit_waiting_sends(now, h, p);
+                }
             }
             Kind::Ack | Kind::PullDone | Kind::Shm => {}
         }

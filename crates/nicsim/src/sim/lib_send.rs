@@ -22,7 +22,7 @@ impl World {
         let mut queued = false;
         let pr = &mut self.hosts[h].procs[p];
         let outbox = &mut pr.outbox;
-        let next = pr.proto.dispatch(now, pr.timer_at, |peer, due| {
+        let next = pr.proto.dispatch(now, |peer, due| {
             queued = true;
             match due {
                 Due::Ack => outbox.push_back(Out::Ack { peer }),

@@ -36,6 +36,28 @@ impl World {
         Ok(())
     }
 
+    /// Drops at the event ring, resends, and the largest allocation of each
+    /// per-process queue over every process (a memory proxy: each queue's
+    /// capacity is its high-water mark, rounded up to a power of two). Set
+    /// only when a run had drops or resends, so that every other run's
+    /// metrics stay as they were.
+    fn bound_metrics(&self, m: &mut Metrics) {
+        let resent: u64 = self.hosts.iter().flat_map(|h| &h.procs).map(|p| p.proto.resent).sum();
+        let d = &self.drops;
+        if resent == 0 && d.event_queue_full == 0 && d.ring_full == 0 && d.loss == 0 {
+            return;
+        }
+        m.set("dropped_event_queue_full", d.event_queue_full as f64);
+        m.set("resends", resent as f64);
+        let procs = || self.hosts.iter().flat_map(|h| &h.procs);
+        m.set("peak_ring_slots", procs().map(|p| p.ring.capacity()).max().unwrap_or(0) as f64);
+        m.set("peak_outbox", procs().map(|p| p.outbox.capacity()).max().unwrap_or(0) as f64);
+        m.set("peak_unexpected", procs().map(|p| p.unexpected.capacity()).max().unwrap_or(0) as f64);
+        m.set("peak_early", procs().map(|p| p.early.capacity()).max().unwrap_or(0) as f64);
+        m.set("peak_need_region", procs().map(|p| p.need_region.capacity()).max().unwrap_or(0) as f64);
+        m.set("peak_frames_live", self.frames.len() as f64);
+    }
+
     pub(crate) fn metrics(&self) -> Metrics {
         let mut m = Metrics::default();
         let irqs: u64 = self.hosts.iter().map(|h| h.irq_raised).sum();
@@ -45,11 +67,12 @@ impl World {
         m.set("queue_peak", self.q.peak() as f64);
         m.set("frames", self.frames_sent as f64);
         let d = &self.drops;
-        m.set("dropped", (d.loss + d.ring_full + d.malformed + d.no_endpoint) as f64);
+        m.set("dropped", (d.loss + d.ring_full + d.malformed + d.no_endpoint + d.event_queue_full) as f64);
         m.set("dropped_loss", d.loss as f64);
         m.set("dropped_ring_full", d.ring_full as f64);
         m.set("dropped_no_endpoint", d.no_endpoint as f64);
         m.set("duplicates", d.duplicate as f64);
+        self.bound_metrics(&mut m);
         for (i, h) in self.hosts.iter().enumerate().take(2) {
             m.set(&format!("host{i}_interrupts"), h.irq_raised as f64);
             m.set(&format!("host{i}_kernel_us"), h.kernel_time.as_us_f64());

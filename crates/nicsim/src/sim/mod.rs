@@ -44,7 +44,7 @@ pub use build::NAPI_BUDGET;
 pub(crate) use build::Costs;
 pub(crate) use handler::LibEvent;
 pub(crate) use kernel::{Core, Cur, KWork};
-pub(crate) use process::{Action, MediumRx, MediumTarget, Out, PState, Proc, Req, Unexpected};
+pub(crate) use process::{Action, MediumRx, MediumTarget, Out, PState, Proc, Queued, Req, Unexpected};
 pub(crate) use pull::{Pull, Serve};
 pub(crate) use wire_path::Frame;
 
@@ -150,6 +150,42 @@ pub(crate) enum Ev {
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 8);
 
+impl Ev {
+    /// The stage an event belongs to (named in a stall error).
+    fn stage(&self) -> &'static str {
+        match self {
+            Ev::SwitchIn { .. } => "switch (SwitchIn, wire_path)",
+            Ev::NicRx { .. } => "NIC receive (NicRx, nic_path)",
+            Ev::DmaDone { .. } => "receive DMA (DmaDone, nic_path)",
+            Ev::TxDone { .. } => "transmit completion (TxDone, nic_path)",
+            Ev::CoalTimer { .. } => "coalescing timer (CoalTimer, nic)",
+            Ev::IrqArrive { .. } => "interrupt (IrqArrive, kernel)",
+            Ev::CoreDone { .. } => "core segment (CoreDone, kernel and library)",
+            Ev::ProcTimer { .. } => "protocol timer (ProcTimer, lib_send)",
+            Ev::PullTimer { .. } => "pull timer (PullTimer, pull)",
+            Ev::PullCopied { .. } => "copy engine (PullCopied, pull)",
+            Ev::FloodTick => "flood generator (FloodTick)",
+            Ev::NapiTimer { .. } => "NAPI timer (NapiTimer, kernel)",
+            Ev::SuspendTimer { .. } => "IRQ suspend timer (SuspendTimer, kernel)",
+        }
+    }
+}
+
+/// The run loop looks at its rate every this many events.
+const WATCH_EVENTS: u64 = 1 << 20;
+
+/// Events per simulated microsecond and host above which a run is taken as
+/// stalled (simulated time barely advancing), if sustained for
+/// [`STALL_WINDOWS`] looks. A host at full line rate handles under 20
+/// frames per µs (64 B frames at 10 Gb/s) at under ten events each.
+const MAX_EVENTS_PER_US_PER_HOST: f64 = 1_000.0;
+
+/// Consecutive looks over the rate bound before the run ends (16 M events).
+const STALL_WINDOWS: u32 = 16;
+
+/// Events sampled, once a stall is seen, to name the stage that dominates.
+const STALL_SAMPLE: u64 = 1 << 16;
+
 pub(crate) struct HostState {
     pub cores: Vec<Core>,
     pub nic: Nic,
@@ -185,6 +221,8 @@ pub(crate) struct Drops {
     pub no_endpoint: u64,
     pub duplicate: u64,
     pub stale_pull: u64,
+    /// Message frames the handler found no event-ring slot for.
+    pub event_queue_full: u64,
 }
 
 /// The whole simulated system.
@@ -243,9 +281,38 @@ impl World {
     pub fn run(&mut self) -> Result<(), SimError> {
         // A run that stops making progress ends with an error, never a hang.
         let limit = Instant::ZERO + NO_PROGRESS_LIMIT;
+        let hosts = self.hosts.len() as f64;
+        let (mut next_look, mut since, mut hot) = (WATCH_EVENTS, Instant::ZERO, 0u32);
+        // Once the rate stays over the bound: events per stage, sampled.
+        let mut sample: Option<(u64, Vec<(&'static str, u64)>)> = None;
         while let Some((now, ev)) = self.q.pop() {
             if now > limit {
                 return Err(SimError(format!("no progress: simulated time passed {limit} with work left")));
+            }
+            if self.q.popped() >= next_look {
+                next_look += WATCH_EVENTS;
+                let span_us = now.since(since).as_us_f64();
+                since = now;
+                hot = if WATCH_EVENTS as f64 > MAX_EVENTS_PER_US_PER_HOST * hosts * span_us { hot + 1 } else { 0 };
+                if hot >= STALL_WINDOWS && sample.is_none() {
+                    sample = Some((0, Vec::new()));
+                }
+            }
+            if let Some((n, counts)) = sample.as_mut() {
+                match counts.iter_mut().find(|(k, _)| *k == ev.stage()) {
+                    Some((_, c)) => *c += 1,
+                    None => counts.push((ev.stage(), 1)),
+                }
+                *n += 1;
+                if *n == STALL_SAMPLE {
+                    let (stage, c) = counts.iter().max_by_key(|(_, c)| *c).copied().unwrap_or(("none", 0));
+                    return Err(SimError(format!(
+                        "stalled: simulated time advances by under 1 µs per {} events per host at {now} \
+                         ({hot} looks of {WATCH_EVENTS} events); {:.0} % of the events are {stage}",
+                        MAX_EVENTS_PER_US_PER_HOST,
+                        100.0 * c as f64 / *n as f64
+                    )));
+                }
             }
             self.handle(now, ev);
             if self.finished() {

@@ -73,6 +73,16 @@ pub(crate) enum Out {
     PullStart { handle: u32 },
 }
 
+/// A posted send to a remote peer that waits for a region.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Queued {
+    pub req: u32,
+    /// Destination rank.
+    pub peer: u16,
+    pub size: u64,
+    pub tag: u64,
+}
+
 /// A request (send or receive) of a process.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Req {
@@ -132,6 +142,11 @@ pub(crate) struct Proc {
     pub medium: Vec<MediumRx>,
     /// Sender regions of large sends: rdma id -> request.
     pub regions: Vec<Option<u32>>,
+    /// Sends posted while every region was in use, and the sends posted
+    /// behind them (Open-MX's `need_resources_send_req_q`: a large send
+    /// that finds no region is queued, and later sends queue behind it,
+    /// libopen-mx `omx_send.c`, `omx_large.c`).
+    pub need_region: VecDeque<Queued>,
     pub ring_obj: Obj,
     pub ep_obj: Obj,
     pub timer_at: Option<Instant>,

@@ -7,6 +7,7 @@ mod determinism;
 mod emo;
 mod mechanisms;
 mod nas;
+mod overload;
 mod pcap;
 mod protocol;
 
