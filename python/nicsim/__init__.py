@@ -60,6 +60,7 @@ def run(
     scenario: Scenario | Mapping[str, Any] | str | Path,
     *,
     policy: Callable[[], CoalescingPolicy] | None = None,
+    progress: Callable[[int, int], object] | None = None,
     **overrides: Any,
 ) -> dict[str, float | int | str]:
     """Run one scenario and return its metrics.
@@ -77,6 +78,10 @@ def run(
         A coalescing policy written in Python (see :mod:`nicsim.policy`):
         called once per receive queue to make that queue's policy, which
         replaces ``nic.coalescing``.
+    progress
+        Called as ``progress(sim_time_ps, events)`` about 20 times per
+        second while the run lasts (not at all for a run shorter than
+        50 ms); an exception it raises stops the run and is raised here.
 
     Returns
     -------
@@ -90,6 +95,9 @@ def run(
     ------
     NicsimError
         If the scenario is invalid (unknown key, bad value, ...).
+    KeyboardInterrupt
+        On Ctrl-C (SIGINT) during the run: the core looks for pending
+        signals a few times per second and stops.
 
     Examples
     --------
@@ -104,8 +112,8 @@ def run(
     """
     built = _as_scenario(scenario).update(overrides)
     if policy is not None:
-        return _core.run_policy(built.to_toml(), policy)
-    return _core.run(built.to_toml())
+        return _core.run_policy(built.to_toml(), policy, progress)
+    return _core.run(built.to_toml(), progress)
 
 
 def sweep(

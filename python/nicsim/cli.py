@@ -2,13 +2,15 @@
 
 This module owns argument parsing, terminal output and the error contract:
 bad input prints one ``error: ...`` line on stderr and exits with status 2,
-never a traceback. The work itself is done by :mod:`nicsim`.
+Ctrl-C prints ``interrupted`` and exits with status 130, never a traceback.
+The work itself is done by :mod:`nicsim`.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -26,6 +28,8 @@ from nicsim.scenario import Scenario, parse_value
 __all__ = ["app"]
 
 EXIT_BAD_INPUT = 2
+#: 128 + SIGINT, as a shell reports a command ended by Ctrl-C.
+EXIT_INTERRUPTED = 130
 
 _out = Console()
 
@@ -37,8 +41,14 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(EXIT_BAD_INPUT)
 
 
+def _interrupted() -> NoReturn:
+    """Print ``interrupted`` on stderr and exit with status 130."""
+    print("interrupted", file=sys.stderr)
+    raise SystemExit(EXIT_INTERRUPTED)
+
+
 class _App(typer.Typer):
-    """Typer app whose errors are one line on stderr, status 2."""
+    """Typer app whose errors are one line on stderr, status 2 (130 on Ctrl-C)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", False)
@@ -50,9 +60,13 @@ class _App(typer.Typer):
             _fail(err.format_message())
         except NicsimError as err:
             _fail(str(err))
+        except KeyboardInterrupt:  # Ctrl-C outside the command (typer handles it inside)
+            _interrupted()
         except typer.Abort:
             print("error: aborted", file=sys.stderr)
-            raise SystemExit(130) from None
+            raise SystemExit(EXIT_INTERRUPTED) from None
+        if status == EXIT_INTERRUPTED:  # typer returns 130 for a KeyboardInterrupt in a command
+            _interrupted()
         raise SystemExit(status if isinstance(status, int) else 0)
 
 
@@ -106,6 +120,43 @@ def _format(value: float | int | str) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
+class _RunProgress:
+    """The progress line of a long run on stderr: simulated time and events.
+
+    A run ends when its programs finish, so there is no target time to show
+    a fraction of; the line says how far the simulated clock and the event
+    count have gone. Shown after the first second, redrawn at most four times
+    per second, erased when the run ends.
+    """
+
+    SHOW_AFTER_S = 1.0
+    REDRAW_S = 0.25
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.drawn = self.start - self.REDRAW_S
+        self.shown = False
+
+    def __call__(self, sim_time_ps: int, events: int) -> None:
+        now = time.monotonic()
+        if now - self.start < self.SHOW_AFTER_S or now - self.drawn < self.REDRAW_S:
+            return
+        self.drawn = now
+        self.shown = True
+        line = (
+            f"simulated {sim_time_ps / 1e9:,.3f} ms, {events / 1e6:,.1f} M events, "
+            f"{now - self.start:.0f} s (Ctrl-C stops)"
+        )
+        sys.stderr.write(f"\r{line}\x1b[K")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        """Erase the line if it was drawn."""
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
 @app.command("run")
 def run_command(
     scenario: Annotated[
@@ -153,7 +204,12 @@ def run_command(
         built.set(path.strip(), parse_value(text.strip()))
     if not built.workload.get("kind"):
         built.set("workload.kind", Workload.pingpong.value)
-    metrics = nicsim.run(built)
+    progress = _RunProgress() if sys.stderr.isatty() else None
+    try:
+        metrics = nicsim.run(built, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
     if as_json:
         print(json.dumps(metrics, indent=2, sort_keys=False))
         return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -182,7 +183,9 @@ def _run_pool(
 ) -> None:
     # "spawn" (not fork): safe with the progress bar's thread, same on every OS.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_leave_sigint_to_parent
+    ) as pool:
         futures: dict[Future[Metrics | str], int] = {
             pool.submit(_run_in_worker, run_fn, job): i for i, job in enumerate(jobs)
         }
@@ -194,14 +197,37 @@ def _run_pool(
                 results[futures[future]] = result
                 advance()
         except BaseException:
+            # Ctrl-C or a failed job: end the jobs the workers hold now, not
+            # after they finish (a job may run for minutes).
+            _stop_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
             raise
 
 
+def _leave_sigint_to_parent() -> None:
+    """Ignore SIGINT in a pool worker: the parent alone handles Ctrl-C.
+
+    A terminal sends it to the whole process group; the parent stops the
+    workers (see :func:`_stop_workers`).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's worker processes (their results are not wanted)."""
+    for process in list(pool._processes.values()):
+        process.terminate()
+
+
 @contextmanager
 def _progress_bar(description: str | None, total: int) -> Iterator[Callable[[], None]]:
-    """Yield an ``advance()`` callback; draws a rich bar on stderr if ``description``."""
-    if description is None or total <= 1:
+    """Yield an ``advance()`` callback; draws a rich bar on a terminal's stderr.
+
+    Nothing is drawn without ``description``, or when stderr is not a
+    terminal (a pipe or file gets no bar and no blank line).
+    """
+    console = Console(stderr=True)
+    if description is None or total <= 1 or not console.is_terminal:
         yield lambda: None
         return
     bar = Progress(
@@ -209,7 +235,7 @@ def _progress_bar(description: str | None, total: int) -> Iterator[Callable[[], 
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=console,
         transient=True,
     )
     task = bar.add_task(description, total=total)

@@ -50,6 +50,7 @@ pub(crate) use wire_path::Frame;
 use crate::config::{Scenario, Workload};
 use crate::engine::{EventQueue, SimRng};
 use crate::host::{CacheCosts, CacheStats, Obj, Topology};
+use crate::interrupt::{self, Check};
 use crate::net::Network;
 use crate::nic::steering::Steering;
 use crate::nic::Nic;
@@ -66,6 +67,23 @@ impl std::fmt::Display for SimError {
     }
 }
 impl std::error::Error for SimError {}
+
+impl SimError {
+    /// The one line of a run stopped by its interrupt check.
+    const INTERRUPTED: &'static str = "interrupted";
+
+    /// The error of a run whose interrupt check asked it to stop
+    /// (see [`crate::interrupt`]).
+    pub fn interrupted() -> Self {
+        SimError(Self::INTERRUPTED.to_string())
+    }
+
+    /// Whether the run was stopped by its interrupt check (not a failure of
+    /// the scenario).
+    pub fn is_interrupted(&self) -> bool {
+        self.0 == Self::INTERRUPTED
+    }
+}
 
 /// `LibEvent::writer_die` of events the NIC wrote straight to memory.
 pub(crate) const WRITER_MEMORY: u16 = u16::MAX;
@@ -229,11 +247,23 @@ pub struct World {
 impl World {
     /// Runs to completion (every program done, or the flood drained).
     pub fn run(&mut self) -> Result<(), SimError> {
+        self.run_checked(&mut interrupt::never)
+    }
+
+    /// Runs to completion, calling `check` every [`interrupt::CHECK_EVERY`]
+    /// events; stops with [`SimError::interrupted`] when it says so.
+    pub fn run_checked(&mut self, mut check: Check<'_>) -> Result<(), SimError> {
         // A run that stops making progress ends with an error, never a hang.
         let limit = Instant::ZERO + Duration::from_ms(600_000);
         while let Some((now, ev)) = self.q.pop() {
-            if now > limit {
-                return Err(SimError(format!("no progress: simulated time passed {limit} with work left")));
+            // Every CHECK_EVERY events, not every event: the stall bound and
+            // the caller's interrupt check.
+            let events = self.q.popped();
+            if interrupt::due(events) {
+                if now > limit {
+                    return Err(SimError(format!("no progress: simulated time passed {limit} with work left")));
+                }
+                interrupt::ask(&mut check, interrupt::Progress { now, events })?;
             }
             self.handle(now, ev);
             if self.finished() {
@@ -347,8 +377,14 @@ pub fn run(s: &Scenario) -> Result<Metrics, SimError> {
 /// Runs one scenario with a user-defined coalescing policy on every receive
 /// queue (`None`: the scenario's strategy).
 pub fn run_with_policy(s: &Scenario, policy: Option<PolicyFactory<'_>>) -> Result<Metrics, SimError> {
+    run_checked(s, policy, &mut interrupt::never)
+}
+
+/// Runs one scenario as [`run_with_policy`] does, calling `check` every
+/// [`interrupt::CHECK_EVERY`] events. A stopped run writes no pcap file.
+pub fn run_checked(s: &Scenario, policy: Option<PolicyFactory<'_>>, check: Check<'_>) -> Result<Metrics, SimError> {
     let mut w = World::with_policy(s, policy);
-    w.run()?;
+    w.run_checked(check)?;
     w.check_invariants()?;
     if let (Some(path), Some(frames)) = (&s.pcap, w.pcap.as_mut()) {
         frames.sort_by_key(|(t, _)| *t);

@@ -5,6 +5,7 @@
 mod coalescing;
 mod determinism;
 mod emo;
+mod interrupt;
 mod mechanisms;
 mod pcap;
 mod protocol;
