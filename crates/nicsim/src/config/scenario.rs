@@ -342,6 +342,20 @@ impl Scenario {
             frames,
             cap: Duration::from_ns_f64(cap_us * 1e3),
         };
+        // The absolute timer with no delay raises only on the frames
+        // threshold: the last frames of a run below it would never be
+        // reported (ethtool rx-usecs = 0, rx-frames = N > 1).
+        if mode == TimeoutMode::Absolute
+            && ts.delay.is_zero()
+            && frames > 1
+            && matches!(strategy, "timeout" | "openmx" | "stream")
+        {
+            return Err(ConfigError::range(
+                "nic.frames",
+                frames,
+                "0 or 1 when nic.delay_us = 0 with the absolute timeout (fewer frames would never be reported)",
+            ));
+        }
         let flavor = match one_of("nic.adaptive", f.nic.adaptive.as_deref().unwrap_or("dim"), &["dim", "itr"])? {
             "itr" => AdaptiveFlavor::Itr,
             _ => AdaptiveFlavor::Dim,
@@ -453,8 +467,26 @@ impl Scenario {
         for name in f.protocol.unmarked.iter().flatten() {
             marked = marked.with_unmarked(name).map_err(|m| ConfigError::new(format!("protocol.unmarked: {m}")))?;
         }
-        let rndv_threshold = f.protocol.rndv_threshold.unwrap_or(crate::wire::DEFAULT_RNDV_THRESHOLD as u32);
-        check_u("protocol.rndv_threshold", rndv_threshold as u64, 129, 1 << 20)?;
+        // A message below the threshold travels as MEDIUM, in at most
+        // MEDIUM_MAX_FRAGS fragments: the threshold cannot exceed what they
+        // carry at this MTU (46464 B at 1500), and the default is lowered
+        // to it on links whose MTU is too small for 32 KiB.
+        let mtu = platform.link.mtu as usize;
+        let medium_max = crate::wire::medium_max_size(mtu) as u32;
+        let rndv_threshold =
+            f.protocol.rndv_threshold.unwrap_or((crate::wire::DEFAULT_RNDV_THRESHOLD as u32).min(medium_max));
+        if !(129..=medium_max.min(1 << 20)).contains(&rndv_threshold) {
+            return Err(ConfigError::range(
+                "protocol.rndv_threshold",
+                rndv_threshold,
+                &format!(
+                    "129 ..= {}: a MEDIUM message travels in at most {} fragments of {} bytes at platform.link.mtu = {mtu}",
+                    medium_max.min(1 << 20),
+                    crate::wire::MEDIUM_MAX_FRAGS,
+                    crate::wire::medium_frag_payload(mtu)
+                ),
+            ));
+        }
         let loss = f.protocol.loss.unwrap_or(0.0);
         check_f("protocol.loss", loss, 0.0, 0.5)?;
         let reorder = f.protocol.reorder.unwrap_or(0.0);

@@ -301,7 +301,11 @@ impl World {
     fn finished(&self) -> bool {
         match self.workload {
             Workload::Flood { packets, .. } => {
-                self.flood_left == 0 && self.hosts[1].rx_frames + self.drops.loss >= packets && self.all_idle(1)
+                // Every flood frame reached host 1's handler or was dropped
+                // on the way (the flood is the only traffic).
+                let d = &self.drops;
+                let dropped = d.loss + d.ring_full + d.malformed;
+                self.flood_left == 0 && self.hosts[1].rx_frames + dropped >= packets && self.all_idle(1)
             }
             _ => self.programs_left == 0,
         }
