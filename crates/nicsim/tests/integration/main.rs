@@ -5,6 +5,7 @@
 mod coalescing;
 mod determinism;
 mod emo;
+mod fuzz_corpus;
 mod interrupt;
 mod mechanisms;
 mod pcap;
