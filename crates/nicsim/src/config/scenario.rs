@@ -534,6 +534,14 @@ impl Scenario {
                 check_u("workload.iterations", iterations, 1, 1 << 32)?;
                 // The echo servers turn frames around one by one: no pull protocol.
                 check_u("workload.size_bytes", size, 0, rndv_threshold as u64)?;
+                // Nor any resend: a lost frame would leave the client waiting forever.
+                if loss > 0.0 {
+                    return Err(ConfigError::range(
+                        "protocol.loss",
+                        loss,
+                        &format!("0 with workload.kind = {kind:?} (the echo servers resend nothing)"),
+                    ));
+                }
                 let at = if kind == "echo-nic" { EchoAt::Nic } else { EchoAt::Kernel };
                 Workload::Echo { at, size, iterations, warmup }
             }

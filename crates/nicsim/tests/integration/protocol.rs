@@ -169,6 +169,10 @@ fn scenarios_that_could_never_end_are_refused_naming_the_key() {
     super::run(
         "[platform.nic]\nring_slots = 32\n[workload]\nkind = \"pingpong\"\nsize_bytes = 100000\niterations = 3\n",
     );
+    // The [EMO] echo servers resend nothing: loss would strand the client.
+    let e =
+        nicsim::run_toml("[protocol]\nloss = 0.125\n[workload]\nkind = \"echo-nic\"\nsize_bytes = 1453\n").unwrap_err();
+    assert!(e.contains("protocol.loss") && e.contains("echo-nic"), "{e}");
     // A MEDIUM message travels in at most 32 fragments (46464 B at MTU 1500).
     let e = nicsim::run_toml("[protocol]\nrndv_threshold = 65536\n[workload]\nkind = \"pingpong\"\n").unwrap_err();
     assert!(e.contains("protocol.rndv_threshold") && e.contains("46464") && e.contains("mtu = 1500"), "{e}");
