@@ -28,7 +28,7 @@ class NicsimError(ValueError):
     """Bad input (fake)."""
 
 
-def run(scenario_toml: str) -> dict[str, float | int | str]:
+def run(scenario_toml: str, progress: object = None) -> dict[str, float | int | str]:
     data = tomllib.loads(scenario_toml)
     for key in data:
         if key not in TOP_LEVEL:

@@ -80,6 +80,7 @@ def run(
     scenario: Scenario | Mapping[str, Any] | str | Path,
     *,
     policy: Callable[[], CoalescingPolicy] | None = None,
+    progress: Callable[[int, int], object] | None = None,
     **overrides: Any,
 ) -> dict[str, float | int | str]:
     """Run one scenario and return its metrics.
@@ -97,6 +98,10 @@ def run(
         A coalescing policy written in Python (see :mod:`nicsim.policy`):
         called once per receive queue to make that queue's policy, which
         replaces ``nic.coalescing``.
+    progress
+        Called as ``progress(sim_time_ps, events)`` about 20 times per
+        second while the run lasts (not at all for a run shorter than
+        50 ms); an exception it raises stops the run and is raised here.
 
     Returns
     -------
@@ -115,6 +120,9 @@ def run(
         callable, a ``pcap`` that is not a path; the message names it),
         or the ``pcap`` file cannot be written (checked before the run;
         the trace is written whole or not at all).
+    KeyboardInterrupt
+        On Ctrl-C (SIGINT) during the run: the core looks for pending
+        signals a few times per second and stops.
 
     Examples
     --------
@@ -134,21 +142,23 @@ def run(
         )
     built = _as_scenario(scenario).update(overrides)
     if built.pcap is None:
-        return _run_core(built, policy)
+        return _run_core(built, policy, progress)
     from nicsim import outputs
 
     target = outputs.check_file(str(built.pcap), "pcap")
     with outputs.atomic_file(target) as temp:
         built.pcap = str(temp)
-        return _run_core(built, policy)
+        return _run_core(built, policy, progress)
 
 
 def _run_core(
-    scenario: Scenario, policy: Callable[[], CoalescingPolicy] | None
+    scenario: Scenario,
+    policy: Callable[[], CoalescingPolicy] | None,
+    progress: Callable[[int, int], object] | None,
 ) -> dict[str, float | int | str]:
     if policy is not None:
-        return _core.run_policy(scenario.to_toml(), policy)
-    return _core.run(scenario.to_toml())
+        return _core.run_policy(scenario.to_toml(), policy, progress)
+    return _core.run(scenario.to_toml(), progress)
 
 
 def sweep(

@@ -41,8 +41,14 @@ class NicsimError(ValueError):
     of disabled, timeout, openmx, stream, adaptive, openmx-adaptive)``.
     """
 
-def run(scenario_toml: str) -> dict[str, float | int | str]:
+def run(
+    scenario_toml: str, progress: Callable[[int, int], object] | None = None
+) -> dict[str, float | int | str]:
     """Run one scenario and return its metrics.
+
+    The run releases the GIL. Every 50 ms of wall time it takes it back to
+    run Python's signal handlers and call ``progress``: Ctrl-C stops it with
+    ``KeyboardInterrupt``.
 
     Parameters
     ----------
@@ -51,6 +57,10 @@ def run(scenario_toml: str) -> dict[str, float | int | str]:
         the tables ``[platform]``, ``[nic]``, ``[host]``, ``[protocol]`` and
         ``[workload]`` (only ``workload.kind`` is required). Unknown keys are
         errors.
+    progress
+        Called as ``progress(sim_time_ps, events)`` every 50 ms of wall time
+        while the run lasts; an exception it raises stops the run and is
+        raised unchanged.
 
     Returns
     -------
@@ -65,9 +75,15 @@ def run(scenario_toml: str) -> dict[str, float | int | str]:
     ------
     NicsimError
         If the scenario is invalid; the message names the key.
+    KeyboardInterrupt
+        If SIGINT arrived during the run (the run stops, no pcap is written).
     """
 
-def run_policy(scenario_toml: str, make_policy: Callable[[], Any]) -> dict[str, float | int | str]:
+def run_policy(
+    scenario_toml: str,
+    make_policy: Callable[[], Any],
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, float | int | str]:
     """Run one scenario with a Python coalescing policy on every receive queue.
 
     Parameters
@@ -78,13 +94,19 @@ def run_policy(scenario_toml: str, make_policy: Callable[[], Any]) -> dict[str, 
     make_policy
         Called once per receive queue; returns an object with the methods of
         :class:`nicsim.policy.CoalescingPolicy`.
+    progress
+        As for :func:`run`.
 
     Raises
     ------
     NicsimError
-        If the scenario is invalid, or a policy method raised or returned
-        something other than ``None`` or a :class:`nicsim.policy.Decision`
-        (the message names the method).
+        If the scenario is invalid, or a policy method raised an
+        ``Exception`` or returned something other than ``None`` or a
+        :class:`nicsim.policy.Decision` (the message names the method); the
+        run stops at the first such error.
+    KeyboardInterrupt
+        If SIGINT arrived during the run (in a policy method or between
+        them): the run stops.
     """
 
 def presets() -> list[str]:

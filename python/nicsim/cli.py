@@ -2,15 +2,17 @@
 
 This module owns argument parsing, terminal output and the error contract:
 bad input prints one ``error: ...`` line on stderr and exits with status 2,
-never a traceback, before any work starts; an interrupt exits with status
-130. The work itself is done by :mod:`nicsim` (campaigns that write files by
-:mod:`nicsim.campaign`). Importing it loads neither pandas nor matplotlib.
+never a traceback, before any work starts; Ctrl-C prints one
+``error: interrupted`` line and exits with status 130. The work itself is
+done by :mod:`nicsim` (campaigns that write files by :mod:`nicsim.campaign`).
+Importing it loads neither pandas nor matplotlib.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -40,8 +42,14 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(EXIT_BAD_INPUT)
 
 
+def _stopped() -> NoReturn:
+    """Print ``error: interrupted`` on stderr and exit with status 130."""
+    print("error: interrupted", file=sys.stderr)
+    raise SystemExit(EXIT_INTERRUPTED)
+
+
 class _App(typer.Typer):
-    """Typer app whose errors are one line on stderr, status 2."""
+    """Typer app whose errors are one line on stderr, status 2 (130 on Ctrl-C)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", False)
@@ -53,9 +61,10 @@ class _App(typer.Typer):
             _fail(err.format_message())
         except NicsimError as err:
             _fail(str(err))
-        except (typer.Abort, KeyboardInterrupt):
-            print("error: interrupted", file=sys.stderr)
-            raise SystemExit(EXIT_INTERRUPTED) from None
+        except (typer.Abort, KeyboardInterrupt):  # Ctrl-C outside a command's own handler
+            _stopped()
+        if status == EXIT_INTERRUPTED:  # typer returns 130 for a KeyboardInterrupt in a command
+            _stopped()
         raise SystemExit(status if isinstance(status, int) else 0)
 
 
@@ -111,6 +120,43 @@ def _format(value: float | int | str) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
+class _RunProgress:
+    """The progress line of a long run on stderr: simulated time and events.
+
+    A run ends when its programs finish, so there is no target time to show
+    a fraction of; the line says how far the simulated clock and the event
+    count have gone. Shown after the first second, redrawn at most four times
+    per second, erased when the run ends.
+    """
+
+    SHOW_AFTER_S = 1.0
+    REDRAW_S = 0.25
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.drawn = self.start - self.REDRAW_S
+        self.shown = False
+
+    def __call__(self, sim_time_ps: int, events: int) -> None:
+        now = time.monotonic()
+        if now - self.start < self.SHOW_AFTER_S or now - self.drawn < self.REDRAW_S:
+            return
+        self.drawn = now
+        self.shown = True
+        line = (
+            f"simulated {sim_time_ps / 1e9:,.3f} ms, {events / 1e6:,.1f} M events, "
+            f"{now - self.start:.0f} s (Ctrl-C stops)"
+        )
+        sys.stderr.write(f"\r{line}\x1b[K")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        """Erase the line if it was drawn."""
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
 @app.command("run")
 def run_command(
     scenario: Annotated[
@@ -156,7 +202,12 @@ def run_command(
         if not eq or not path.strip():
             _fail(f"--set {item!r}: expected key.path=value, e.g. nic.delay_us=25")
         built.set(path.strip(), parse_value(text.strip()))
-    metrics = nicsim.run(built)
+    progress = _RunProgress() if sys.stderr.isatty() else None
+    try:
+        metrics = nicsim.run(built, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
     if as_json:
         print(json.dumps(metrics, indent=2, sort_keys=False))
         return

@@ -3,6 +3,11 @@
 //! Every error crosses into Python as `nicsim._core.NicsimError` (a
 //! `ValueError`) carrying one line; a Rust panic is caught and turned into
 //! the same error type so that Python never sees a Rust backtrace.
+//!
+//! Runs release the GIL. Their interrupt check ([`Watch`]) takes it back a
+//! few times per second to run Python's signal handlers and report
+//! progress, so Ctrl-C raises `KeyboardInterrupt` within a fraction of a
+//! second of a long run.
 
 use nicsim::nic::coalesce::{Coalescer, Decision, DmaCompletion, TimerCmd};
 use nicsim::time::{Duration, Instant};
@@ -35,19 +40,94 @@ fn is_count(key: &str) -> bool {
         || key.starts_with("dropped_")
 }
 
-/// Runs one scenario (TOML text) and returns its metrics.
+/// Wall time between two looks at Python during a run. Python's own eval
+/// loop looks for signals every 5 ms (`sys.getswitchinterval`); 50 ms keeps
+/// Ctrl-C well under the half second a person notices while taking the GIL
+/// only 20 times per second, which costs nothing measurable even when other
+/// Python threads hold it.
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The interrupt check of a run started from Python. Called by the core
+/// every `nicsim::interrupt::CHECK_EVERY` events with the GIL released; at
+/// most every [`LOOK_EVERY`] of wall time it takes the GIL, runs the
+/// pending signal handlers (`Python::check_signals`) and calls the progress
+/// callback. The first Python exception (`KeyboardInterrupt` from the SIGINT
+/// handler, or one raised by the callback) stops the run and is kept, to be
+/// raised unchanged when the run returns.
+struct Watch {
+    progress: Option<Py<PyAny>>,
+    /// A Python policy's first error (see [`PyPolicy`]): it stops the run too.
+    policy_error: Option<Arc<Mutex<Option<PyErr>>>>,
+    next_look: std::time::Instant,
+    error: Option<PyErr>,
+}
+
+impl Watch {
+    fn new(progress: Option<Py<PyAny>>) -> Self {
+        Watch { progress, policy_error: None, next_look: std::time::Instant::now() + LOOK_EVERY, error: None }
+    }
+
+    fn check(&mut self, at: nicsim::interrupt::Progress) -> bool {
+        if let Some(e) = &self.policy_error {
+            if e.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+                return true;
+            }
+        }
+        let t = std::time::Instant::now();
+        if t < self.next_look {
+            return false;
+        }
+        self.next_look = t + LOOK_EVERY;
+        let progress = &self.progress;
+        let looked = Python::with_gil(|py| {
+            py.check_signals()?;
+            if let Some(f) = progress {
+                f.call1(py, (ps(at.now), at.events))?;
+            }
+            Ok(())
+        });
+        match looked {
+            Ok(()) => false,
+            Err(e) => {
+                self.error = Some(e);
+                true
+            }
+        }
+    }
+
+    /// The run's result in Python: the kept exception if the check stopped
+    /// it, else its metrics or its one-line error.
+    fn finish<T>(self, result: PyResult<T>) -> PyResult<T> {
+        match self.error {
+            Some(e) => Err(e),
+            None => result,
+        }
+    }
+}
+
+/// Runs one scenario (TOML text) and returns its metrics; `progress(sim_time_ps,
+/// events)` is called a few times per second while it runs.
 #[pyfunction]
-fn run<'py>(py: Python<'py>, scenario_toml: String) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    let m = py.allow_threads(|| guarded(move || nicsim::run_toml(&scenario_toml)))?;
-    metrics_dict(py, m)
+#[pyo3(signature = (scenario_toml, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    scenario_toml: String,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let mut watch = Watch::new(progress);
+    let m = py.allow_threads(|| {
+        guarded(std::panic::AssertUnwindSafe(|| nicsim::run_toml_checked(&scenario_toml, &mut |at| watch.check(at))))
+    });
+    metrics_dict(py, watch.finish(m)?)
 }
 
 /// A coalescing policy written in Python: each input calls the object's
 /// method of the same name (times in integer picoseconds) and reads back a
-/// decision. The first Python error is kept and reported after the run.
+/// decision. The first Python error is kept (it stops the run, see
+/// [`Watch`]) and reported after it.
 struct PyPolicy {
     obj: Py<PyAny>,
-    error: Arc<Mutex<Option<String>>>,
+    error: Arc<Mutex<Option<PyErr>>>,
 }
 
 impl PyPolicy {
@@ -59,7 +139,14 @@ impl PyPolicy {
         Python::with_gil(|py| {
             let out = self.obj.call_method1(py, method, args).and_then(|v| decision(py, &v));
             out.unwrap_or_else(|e| {
-                *error = Some(format!("policy.{method}: {e}"));
+                // An `Exception` is the policy's bug: reported as a
+                // NicsimError naming the method. Anything else
+                // (KeyboardInterrupt, SystemExit) is raised as it is.
+                *error = Some(if e.is_instance_of::<pyo3::exceptions::PyException>(py) {
+                    NicsimError::new_err(format!("policy.{method}: {e}"))
+                } else {
+                    e
+                });
                 Decision::NONE
             })
         })
@@ -117,12 +204,15 @@ impl Coalescer for PyPolicy {
 }
 
 /// Runs one scenario with a Python coalescing policy: `make_policy()` is
-/// called once per receive queue and must return the policy object.
+/// called once per receive queue and must return the policy object;
+/// `progress` as for [`run`].
 #[pyfunction]
+#[pyo3(signature = (scenario_toml, make_policy, progress=None))]
 fn run_policy<'py>(
     py: Python<'py>,
     scenario_toml: String,
     make_policy: Py<PyAny>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
     let mut policies = Vec::new();
@@ -133,16 +223,19 @@ fn run_policy<'py>(
         let obj = make_policy.call0(py).map_err(|e| NicsimError::new_err(format!("make_policy(): {e}")))?;
         policies.push(PyPolicy { obj, error: Arc::clone(&error) });
     }
+    let mut watch = Watch::new(progress);
+    watch.policy_error = Some(Arc::clone(&error));
     let m = py.allow_threads(|| {
-        guarded(std::panic::AssertUnwindSafe(move || {
+        guarded(std::panic::AssertUnwindSafe(|| {
             let mut policies = policies.into_iter();
             let mut make =
                 || -> Box<dyn Coalescer> { Box::new(policies.next().expect("one policy per receive queue")) };
-            nicsim::sim::run_with_policy(&scenario, Some(&mut make)).map_err(|e| e.to_string())
+            nicsim::sim::run_checked(&scenario, Some(&mut make), &mut |at| watch.check(at)).map_err(|e| e.to_string())
         }))
     });
+    let m = watch.finish(m);
     if let Some(e) = error.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        return Err(NicsimError::new_err(e));
+        return Err(e);
     }
     metrics_dict(py, m?)
 }
@@ -176,7 +269,11 @@ fn preset_toml(name: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(name = "bench")]
 fn bench_fn(py: Python<'_>, kind: String, count: u64) -> PyResult<BTreeMap<String, f64>> {
-    py.allow_threads(|| guarded(move || nicsim::bench::run(&kind, count)))
+    let mut watch = Watch::new(None);
+    let figures = py.allow_threads(|| {
+        guarded(std::panic::AssertUnwindSafe(|| nicsim::bench::run_checked(&kind, count, &mut |at| watch.check(at))))
+    });
+    watch.finish(figures)
 }
 
 /// A (name, value) term list as Python tuples, scaled (e.g. seconds -> us).

@@ -8,6 +8,16 @@ use std::collections::BTreeMap;
 
 /// Runs benchmark `kind` with `count` units; returns named figures.
 pub fn run(kind: &str, count: u64) -> Result<BTreeMap<String, f64>, String> {
+    run_checked(kind, count, &mut crate::interrupt::never)
+}
+
+/// Runs benchmark `kind` as [`run`] does; the full-path kinds call `check`
+/// as any run does (see [`crate::interrupt`]), so its cost is in the figures.
+pub fn run_checked(
+    kind: &str,
+    count: u64,
+    check: crate::interrupt::Check<'_>,
+) -> Result<BTreeMap<String, f64>, String> {
     let mut out = BTreeMap::new();
     let t0 = std::time::Instant::now();
     match kind {
@@ -36,7 +46,7 @@ pub fn run(kind: &str, count: u64) -> Result<BTreeMap<String, f64>, String> {
             } else {
                 format!("[workload]\nkind = \"stream\"\nmessages = {count}\nwarmup = 0\n")
             };
-            let m = crate::run_toml(&text)?;
+            let m = crate::run_toml_checked(&text, check)?;
             let wall = t0.elapsed().as_secs_f64();
             let events = m.get("events").unwrap_or(0.0);
             let msgs = if kind == "pingpong" { 2 * count } else { count } as f64;

@@ -12,6 +12,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod interrupt;
 pub mod lci;
 pub mod metrics;
 pub mod model;
@@ -30,10 +31,18 @@ pub use sim::run;
 
 /// Runs a scenario given as TOML text; errors are one line.
 pub fn run_toml(text: &str) -> Result<Metrics, String> {
+    run_toml_checked(text, &mut interrupt::never)
+}
+
+/// Runs a scenario given as TOML text, calling `check` every
+/// [`interrupt::CHECK_EVERY`] events (see [`interrupt`]); errors are one
+/// line, `"interrupted"` when the check stopped the run.
+pub fn run_toml_checked(text: &str, check: interrupt::Check<'_>) -> Result<Metrics, String> {
     // A scenario whose preset has `family = "lci"` runs in the LCI world.
     if config::scenario_is_lci(text) {
-        return lci::run_toml(text).map_err(|e| e.to_string());
+        let s = config::LciScenario::from_toml(text).map_err(|e| e.to_string())?;
+        return lci::run_checked(&s, check).map_err(|e| e.to_string());
     }
     let s = Scenario::from_toml(text).map_err(|e| e.to_string())?;
-    sim::run(&s).map_err(|e| e.to_string())
+    sim::run_checked(&s, None, check).map_err(|e| e.to_string())
 }

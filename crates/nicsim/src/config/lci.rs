@@ -329,6 +329,9 @@ pub const DEFAULT_SPLIT_BYTES: u32 = 512;
 /// "binary by default").
 pub const DEFAULT_FANOUT: u32 = 2;
 
+/// Size of the FULL word (one 32-bit word; LANai and PCI are 32-bit).
+pub const FLAG_BYTES: u32 = 4;
+
 /// NI firmware policy options.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -776,13 +779,28 @@ impl LciScenario {
             }
         };
         let forwarding = f.nic.forwarding.unwrap_or_default();
-        let fanout = f.nic.fanout.unwrap_or(DEFAULT_FANOUT);
+        // The default fan-out, on a grid too small for it: as many children as there are other hosts.
+        let fanout = f.nic.fanout.unwrap_or(DEFAULT_FANOUT.min(hosts as u32 - 1));
         check_u("nic.fanout", fanout as u64, 1, hosts - 1)?;
         let watchdog = watchdog(f.nic.watchdog_us)?;
         let clock_period = match f.nic.clock_period_us {
             None => None,
             Some(p) => {
-                check_f("nic.clock_period_us", p, 0.1, 1e7)?;
+                // Each tick's host fetch (firmware DMA set-up, then a small DMA
+                // on the PCI bus) must end within the period: shorter periods
+                // pile fetches up without bound and the NI does nothing else.
+                let pci = &platform.pci;
+                let fetch_us = (platform.ni_cycles_ns(platform.ni.dma_setup_cycles)
+                    + pci.dma_overhead_ns
+                    + FLAG_BYTES as f64 * 1e3 / pci.dma_MBps)
+                    / 1e3;
+                if !(p.is_finite() && p >= fetch_us && p <= 1e7) {
+                    return Err(ConfigError::range(
+                        "nic.clock_period_us",
+                        p,
+                        &format!("{fetch_us:.3} ..= 1e7: one tick's host fetch takes {fetch_us:.3} us"),
+                    ));
+                }
                 Some(Duration::from_ns_f64(p * 1e3))
             }
         };
@@ -796,6 +814,19 @@ impl LciScenario {
                 Some(LciProtocol { send_buffers, ack_delay: Duration::from_ns_f64(ack_delay_us * 1e3) })
             }
         };
+        let multicast =
+            matches!(workload, LciWorkload::Bcast { .. } | LciWorkload::Asp { .. } | LciWorkload::Qr { .. });
+        if protocol.is_some() && multicast && forwarding != Forwarding::HostMessage {
+            // Its windows and acks count packets between a sender and a
+            // receiver host; a packet forwarded along a tree by the NI or
+            // packet by packet by a host is outside that model (such runs
+            // can wait forever for an ack).
+            return Err(ConfigError::range(
+                "nic.forwarding",
+                format!("{:?}", forwarding.to_string()),
+                "\"host-message\" with [protocol] (the reliable protocol) and a multicast workload",
+            ));
+        }
         Ok(LciScenario {
             times: LciTimes::of(&platform),
             platform,

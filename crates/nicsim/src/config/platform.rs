@@ -461,7 +461,11 @@ impl Platform {
         }
         check_f("nic.dma_MBps", n.dma_MBps, 1.0, 1e7)?;
         check_u("nic.rx_dma_engines", n.rx_dma_engines as u64, 1, 64)?;
-        check_u("nic.ring_slots", n.ring_slots as u64, 2, 1 << 20)?;
+        // A medium message's fragments and a pull block arrive back to back
+        // and are resent whole: a ring that cannot hold them drops the same
+        // tail on every try, and the run never ends.
+        let min_ring = crate::wire::MEDIUM_MAX_FRAGS.max(crate::wire::PULL_BLOCK_REPLIES) as u64;
+        check_u("nic.ring_slots", n.ring_slots as u64, min_ring, 1 << 20)?;
         check_f("nic.default_delay_us", n.default_delay_us, 0.0, 1e6)?;
         let h = &self.host;
         check_f("host.clock_ghz", h.clock_ghz, 0.01, 100.0)?;

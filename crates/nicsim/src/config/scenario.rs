@@ -483,7 +483,22 @@ impl Scenario {
             frames,
             cap: Duration::from_ns_f64(cap_us * 1e3),
         };
-        let coalesce = CoalesceSpec::new(f.nic.coalescing.unwrap_or_default(), ts, f.nic.adaptive.unwrap_or_default());
+        let coalescing = f.nic.coalescing.unwrap_or_default();
+        // The absolute timer with no delay raises only on the frames
+        // threshold: the last frames of a run below it would never be
+        // reported (ethtool rx-usecs = 0, rx-frames = N > 1).
+        if ts.mode == TimeoutMode::Absolute
+            && ts.delay.is_zero()
+            && frames > 1
+            && matches!(coalescing, Coalescing::Timeout | Coalescing::Openmx | Coalescing::Stream)
+        {
+            return Err(ConfigError::range(
+                "nic.frames",
+                frames,
+                "0 or 1 when nic.delay_us = 0 with the absolute timeout (fewer frames would never be reported)",
+            ));
+        }
+        let coalesce = CoalesceSpec::new(coalescing, ts, f.nic.adaptive.unwrap_or_default());
         let steering = match f.nic.steering.unwrap_or_default() {
             Steering::SingleRr => SteeringKind::SingleRr,
             Steering::Multiqueue => SteeringKind::MultiQueue,
@@ -552,8 +567,26 @@ impl Scenario {
 
         // Protocol
         let marked = f.protocol.unmarked.iter().flatten().fold(MarkedClasses::default(), |m, &c| m.with_unmarked(c));
-        let rndv_threshold = f.protocol.rndv_threshold.unwrap_or(crate::wire::DEFAULT_RNDV_THRESHOLD as u32);
-        check_u("protocol.rndv_threshold", rndv_threshold as u64, 129, 1 << 20)?;
+        // A message below the threshold travels as MEDIUM, in at most
+        // MEDIUM_MAX_FRAGS fragments: the threshold cannot exceed what they
+        // carry at this MTU (46464 B at 1500), and the default is lowered
+        // to it on links whose MTU is too small for 32 KiB.
+        let mtu = platform.link.mtu as usize;
+        let medium_max = crate::wire::medium_max_size(mtu) as u32;
+        let rndv_threshold =
+            f.protocol.rndv_threshold.unwrap_or((crate::wire::DEFAULT_RNDV_THRESHOLD as u32).min(medium_max));
+        if !(129..=medium_max.min(1 << 20)).contains(&rndv_threshold) {
+            return Err(ConfigError::range(
+                "protocol.rndv_threshold",
+                rndv_threshold,
+                &format!(
+                    "129 ..= {}: a MEDIUM message travels in at most {} fragments of {} bytes at platform.link.mtu = {mtu}",
+                    medium_max.min(1 << 20),
+                    crate::wire::MEDIUM_MAX_FRAGS,
+                    crate::wire::medium_frag_payload(mtu)
+                ),
+            ));
+        }
         let loss = f.protocol.loss.unwrap_or(0.0);
         check_f("protocol.loss", loss, 0.0, 0.5)?;
         let reorder = f.protocol.reorder.unwrap_or(0.0);
@@ -565,7 +598,7 @@ impl Scenario {
         let jitter_ns = f.protocol.jitter_ns.unwrap_or(0.0);
         check_f("protocol.jitter_ns", jitter_ns, 0.0, 1e6)?;
 
-        let workload = workload(&f.workload, &platform, rndv_threshold)?;
+        let workload = workload(&f.workload, &platform, rndv_threshold, loss)?;
         Ok(Scenario {
             times: Times::of(&platform),
             platform,
@@ -603,7 +636,7 @@ fn nas_rates(platform: &Platform, per_host: u32) -> (f64, f64) {
     (nas.flops_per_cycle * platform.host.clock_ghz * 1e9, nas.mem_MBps * 1e6 / per_host as f64)
 }
 
-fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32) -> Result<Workload, ConfigError> {
+fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32, loss: f64) -> Result<Workload, ConfigError> {
     let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<WorkloadKind>()))?;
     let size = w.size_bytes.unwrap_or(0);
     check_u("workload.size_bytes", size, 0, 1 << 30)?;
@@ -627,6 +660,14 @@ fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32) -> Resul
             check_u("workload.iterations", iterations, 1, 1 << 32)?;
             // The echo servers turn frames around one by one: no pull protocol.
             check_u("workload.size_bytes", size, 0, rndv_threshold as u64)?;
+            // Nor any resend: a lost frame would leave the client waiting forever.
+            if loss > 0.0 {
+                return Err(ConfigError::range(
+                    "protocol.loss",
+                    loss,
+                    &format!("0 with workload.kind = {kind:?} (the echo servers resend nothing)"),
+                ));
+            }
             let at = if kind == WorkloadKind::EchoNic { EchoAt::Nic } else { EchoAt::Kernel };
             Workload::Echo { at, size, iterations, warmup }
         }

@@ -44,6 +44,7 @@ pub mod workload;
 
 use crate::config::{ConfigError, LciScenario};
 use crate::engine::{EventQueue, Origin};
+use crate::interrupt::{self, Check};
 use crate::net::grid::{Grid, GridSpec};
 use crate::time::{Duration, Instant};
 use crate::{Metrics, SimError};
@@ -237,6 +238,13 @@ impl World {
 
     /// Runs until the program is done; errors if no progress is possible.
     pub fn run(&mut self) -> Result<(), SimError> {
+        self.run_checked(&mut interrupt::never)
+    }
+
+    /// Runs as [`World::run`] does, calling `check` every
+    /// [`interrupt::CHECK_EVERY`] events; stops with
+    /// [`SimError::interrupted`] when it says so.
+    pub fn run_checked(&mut self, mut check: Check<'_>) -> Result<(), SimError> {
         // Every host of the program enters the library at time zero (and
         // starts polling); the others stay out of it.
         self.mc_start(Instant::ZERO);
@@ -276,6 +284,10 @@ impl World {
                     self.q.now().as_us_f64()
                 )));
             };
+            let events = self.q.popped();
+            if interrupt::due(events) {
+                interrupt::ask(&mut check, interrupt::Progress { now, events })?;
+            }
             self.handle(now, ev);
         }
         Ok(())
@@ -679,12 +691,19 @@ impl World {
 
 /// Runs a validated LCI scenario.
 pub fn run(s: &LciScenario) -> Result<Metrics, SimError> {
+    run_checked(s, &mut interrupt::never)
+}
+
+/// Runs a validated LCI scenario, calling `check` every
+/// [`interrupt::CHECK_EVERY`] events (see [`crate::interrupt`]).
+pub fn run_checked(s: &LciScenario, check: Check<'_>) -> Result<Metrics, SimError> {
     let mut w = World::new(s);
-    if let Err(e) = w.run() {
+    if let Err(e) = w.run_checked(check) {
         // DSM/FFT programs report a run that cannot progress (e.g. no
         // interrupts and a sleeping home node) as a result: stuck = 1,
-        // exec_time_s = NaN; the others fail with the one-line error.
-        if !matches!(w.program, Program::Dsm(_) | Program::Fft(_)) {
+        // exec_time_s = NaN; the others fail with the one-line error, and
+        // every program stops at once when interrupted.
+        if e.is_interrupted() || !matches!(w.program, Program::Dsm(_) | Program::Fft(_)) {
             return Err(e);
         }
         let mut m = w.metrics();

@@ -16,8 +16,7 @@
 use crate::config::{LanaiCfg, Polling};
 use std::fmt;
 
-/// Size of the FULL word (one 32-bit word; LANai and PCI are 32-bit).
-pub const FLAG_BYTES: u32 = 4;
+pub use crate::config::FLAG_BYTES;
 
 /// Bytes of one host receive buffer: header + payload capacity + FULL word.
 pub fn host_buffer_bytes(ni: &LanaiCfg) -> u32 {

@@ -267,3 +267,30 @@ fn bad_watchdog_and_timer_input_is_one_line_naming_the_key() {
     let e = bad("[nic]\nclock_period_us = 0\n[workload]\nkind = \"stream\"");
     assert!(e.contains("nic.clock_period_us"), "{e}");
 }
+
+/// Found by the property test (tests/test_properties.py): scenarios that
+/// were valid but could never end are refused before any work, naming the
+/// key; a default that did not fit a small grid adapts to it.
+#[test]
+fn scenarios_that_could_never_end_are_refused_naming_the_key() {
+    let two_hosts = "preset = \"lci2000\"\n[platform.grid]\nhosts = 2\nx = 1\ny = 1\nz = 1\nhosts_per_switch = 2\n";
+    // The default fan-out (2) on two hosts: one child, not an error.
+    let s = LciScenario::from_toml(&format!("{two_hosts}[workload]\nkind = \"stream\"\n")).unwrap();
+    assert_eq!(s.fanout, 1);
+    // An NI clock faster than one tick's host fetch (606 ns of firmware DMA
+    // set-up at 33 MHz, then 270 ns on the bus) piles fetches up forever.
+    let clock = |p: f64| format!("{two_hosts}[nic]\nclock_period_us = {p}\n[workload]\nkind = \"stream\"\n");
+    let e = LciScenario::from_toml(&clock(0.5)).unwrap_err().0;
+    assert!(e.contains("nic.clock_period_us") && e.contains("0.5") && e.contains("0.876"), "{e}");
+    LciScenario::from_toml(&clock(0.9)).unwrap();
+    // The reliable protocol with packet-level multicast forwarding.
+    let qr = |fw: &str| {
+        format!("preset = \"lci2000\"\n[nic]\nforwarding = \"{fw}\"\n[workload]\nkind = \"qr\"\ncols = 128\niterations = 2\n[protocol]\nack_delay_us = 50\n")
+    };
+    for fw in ["ni", "host-packet"] {
+        let e = LciScenario::from_toml(&qr(fw)).unwrap_err().0;
+        assert!(e.contains("nic.forwarding") && e.contains(fw) && e.contains("host-message"), "{e}");
+    }
+    let m = crate::run_toml(&qr("host-message")).unwrap();
+    assert!(m.get("explicit_acks").unwrap() + m.get("piggybacked_acks").unwrap() > 0.0);
+}

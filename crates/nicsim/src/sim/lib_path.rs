@@ -263,6 +263,13 @@ impl World {
                 }
             }
             Action::Block => {
+                // A protocol timer that fired during the blocking call found
+                // the process running and woke nothing: look at the timers
+                // again before sleeping (queue what is due, re-arm the rest),
+                // or a lost frame would never be resent.
+                if self.hosts[h].procs[p].timer_at.is_none() {
+                    self.protocol_timers(now, h, p);
+                }
                 let pr = &mut self.hosts[h].procs[p];
                 let nothing = pr.ring.is_empty() && pr.outbox.is_empty();
                 if nothing && (pr.wait.is_some_and(|n| pr.outstanding > n) || pr.pending_op.is_some()) {

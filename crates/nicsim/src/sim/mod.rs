@@ -51,6 +51,7 @@ pub(crate) use wire_path::Frame;
 use crate::config::{Scenario, Workload};
 use crate::engine::{EventQueue, Origin, SimRng};
 use crate::host::{CacheCosts, CacheStats, Obj, Topology};
+use crate::interrupt::{self, Check};
 use crate::net::Network;
 use crate::nic::steering::Steering;
 use crate::nic::Nic;
@@ -279,6 +280,12 @@ pub struct World {
 impl World {
     /// Runs to completion (every program done, or the flood drained).
     pub fn run(&mut self) -> Result<(), SimError> {
+        self.run_checked(&mut interrupt::never)
+    }
+
+    /// Runs to completion, calling `check` every [`interrupt::CHECK_EVERY`]
+    /// events; stops with [`SimError::interrupted`] when it says so.
+    pub fn run_checked(&mut self, mut check: Check<'_>) -> Result<(), SimError> {
         // A run that stops making progress ends with an error, never a hang.
         let limit = Instant::ZERO + NO_PROGRESS_LIMIT;
         let hosts = self.hosts.len() as f64;
@@ -286,8 +293,14 @@ impl World {
         // Once the rate stays over the bound: events per stage, sampled.
         let mut sample: Option<(u64, Vec<(&'static str, u64)>)> = None;
         while let Some((now, ev)) = self.q.pop() {
-            if now > limit {
-                return Err(SimError(format!("no progress: simulated time passed {limit} with work left")));
+            // Every CHECK_EVERY events, not every event: the stall bound and
+            // the caller's interrupt check.
+            let events = self.q.popped();
+            if interrupt::due(events) {
+                if now > limit {
+                    return Err(SimError(format!("no progress: simulated time passed {limit} with work left")));
+                }
+                interrupt::ask(&mut check, interrupt::Progress { now, events })?;
             }
             if self.q.popped() >= next_look {
                 next_look += WATCH_EVENTS;
@@ -350,7 +363,11 @@ impl World {
     fn finished(&self) -> bool {
         match self.workload {
             Workload::Flood { packets, .. } => {
-                self.flood_left == 0 && self.hosts[1].rx_frames + self.drops.loss >= packets && self.all_idle(1)
+                // Every flood frame reached host 1's handler or was dropped
+                // on the way (the flood is the only traffic).
+                let d = &self.drops;
+                let dropped = d.loss + d.ring_full + d.malformed;
+                self.flood_left == 0 && self.hosts[1].rx_frames + dropped >= packets && self.all_idle(1)
             }
             _ => self.programs_left == 0,
         }
@@ -428,8 +445,14 @@ pub fn run(s: &Scenario) -> Result<Metrics, SimError> {
 /// Runs one scenario with a user-defined coalescing policy on every receive
 /// queue (`None`: the scenario's strategy).
 pub fn run_with_policy(s: &Scenario, policy: Option<PolicyFactory<'_>>) -> Result<Metrics, SimError> {
+    run_checked(s, policy, &mut interrupt::never)
+}
+
+/// Runs one scenario as [`run_with_policy`] does, calling `check` every
+/// [`interrupt::CHECK_EVERY`] events. A stopped run writes no pcap file.
+pub fn run_checked(s: &Scenario, policy: Option<PolicyFactory<'_>>, check: Check<'_>) -> Result<Metrics, SimError> {
     let mut w = World::with_policy(s, policy);
-    w.run()?;
+    w.run_checked(check)?;
     w.check_invariants()?;
     if let (Some(path), Some(frames)) = (&s.pcap, w.pcap.as_mut()) {
         frames.sort_by_key(|(t, _)| *t);

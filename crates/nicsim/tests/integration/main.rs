@@ -5,6 +5,8 @@
 mod coalescing;
 mod determinism;
 mod emo;
+mod fuzz_corpus;
+mod interrupt;
 mod mechanisms;
 mod nas;
 mod overload;

@@ -128,3 +128,72 @@ fn small_sends_pay_their_retransmission_copy_and_tiny_ones_do_not() {
     assert!(rate(&small) < 0.9 * rate(&small0), "small {} vs {} msg/s without the copy", rate(&small), rate(&small0));
     assert_eq!(stream(32, 1000.0), stream(32, 0.0), "a tiny send paid the small-send copy");
 }
+
+/// A flood faster than the host drains its ring: the overflow is counted as
+/// ring-full drops and the run ends once every frame is handled or dropped
+/// (it used to wait forever for the dropped ones).
+#[test]
+fn a_flood_that_overflows_the_ring_ends_with_ring_full_drops() {
+    let m = super::run("[platform.nic]\nring_slots = 32\n[workload]\nkind = \"flood\"\npackets = 3000\ngap_ns = 10\n");
+    assert!(m.get("dropped_ring_full").unwrap() > 0.0);
+    assert_eq!(m.get("frames"), Some(3000.0));
+    assert_eq!(m.get("dropped").unwrap(), m.get("dropped_ring_full").unwrap() + m.get("dropped_no_endpoint").unwrap());
+}
+
+/// Bounds that keep a valid scenario from never ending are refused before
+/// any work, naming the key: a ring smaller than a medium message or a pull
+/// block (32 frames, resent whole: the same tail is dropped on every try)
+/// an absolute timer with no delay but a frames threshold above 1 (the last
+/// frames below it are never reported), and a rendezvous threshold above
+/// what 32 MEDIUM fragments carry (such a message can never be sent).
+#[test]
+fn scenarios_that_could_never_end_are_refused_naming_the_key() {
+    let e = nicsim::run_toml("[platform.nic]\nring_slots = 31\n[workload]\nkind = \"pingpong\"\n").unwrap_err();
+    assert!(e.contains("nic.ring_slots") && e.contains("31") && e.contains("32"), "{e}");
+    for strategy in ["timeout", "openmx", "stream"] {
+        let e = nicsim::run_toml(&format!(
+            "[nic]\ncoalescing = \"{strategy}\"\ndelay_us = 0\nframes = 15\n[workload]\nkind = \"flood\"\npackets = 1\n"
+        ))
+        .unwrap_err();
+        assert!(e.contains("nic.frames") && e.contains("15") && e.contains("nic.delay_us = 0"), "{e}");
+    }
+    // One frame is a threshold every frame reaches; the packet timer and
+    // the throttle raise on every frame with no delay.
+    super::run(
+        "[nic]\ncoalescing = \"timeout\"\ndelay_us = 0\nframes = 1\n[workload]\nkind = \"flood\"\npackets = 3\n",
+    );
+    for mode in ["packet", "throttle"] {
+        super::run(&format!(
+            "[nic]\ncoalescing = \"timeout\"\ntimeout_mode = \"{mode}\"\ndelay_us = 0\nframes = 15\n[workload]\nkind = \"flood\"\npackets = 1\n"
+        ));
+    }
+    super::run(
+        "[platform.nic]\nring_slots = 32\n[workload]\nkind = \"pingpong\"\nsize_bytes = 100000\niterations = 3\n",
+    );
+    // The [EMO] echo servers resend nothing: loss would strand the client.
+    let e =
+        nicsim::run_toml("[protocol]\nloss = 0.125\n[workload]\nkind = \"echo-nic\"\nsize_bytes = 1453\n").unwrap_err();
+    assert!(e.contains("protocol.loss") && e.contains("echo-nic"), "{e}");
+    // A MEDIUM message travels in at most 32 fragments (46464 B at MTU 1500).
+    let e = nicsim::run_toml("[protocol]\nrndv_threshold = 65536\n[workload]\nkind = \"pingpong\"\n").unwrap_err();
+    assert!(e.contains("protocol.rndv_threshold") && e.contains("46464") && e.contains("mtu = 1500"), "{e}");
+    // On a small MTU the default threshold comes down to what 32 fragments carry.
+    let m = super::run(
+        "[platform.link]\nmtu = 576\n[workload]\nkind = \"pingpong\"\nsize_bytes = 16897\niterations = 2\nwarmup = 0\n",
+    );
+    assert!(m.get("latency_us").unwrap() > 0.0);
+}
+
+/// A resend timer that fires while the process is in its blocking call
+/// (wait = "block") finds it running and wakes nothing; the process looks at
+/// its timers again before it sleeps, so a lost frame is still resent (both
+/// sides used to sleep forever).
+#[test]
+fn a_blocking_process_still_resends_lost_frames() {
+    for seed in [1, 3] {
+        let m = super::run(&format!(
+            "seed = {seed}\n[host]\nbusy_poll = true\nwait = \"block\"\nsleep = false\n[protocol]\nloss = 0.125\njitter_ns = 1.0\n[workload]\nkind = \"pingpong\"\niterations = 20\n"
+        ));
+        assert!(m.get("dropped_loss").unwrap() > 0.0);
+    }
+}

@@ -1,0 +1,37 @@
+// The property the `parse_scenario` fuzz target checks, shared with the
+// stable replay of its corpus (`tests/integration/fuzz_corpus.rs`), which
+// `include!`s this file: any text through both scenario parsers (Open-MX
+// and LCI) and the dispatch between them returns a value or a one-line
+// error, and never panics.
+
+/// Checks one input (any bytes; the parsers take UTF-8 text).
+pub fn check_scenario_text(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    // A preset given as a path is read from the file system: a fuzzer that
+    // names /dev/zero would test the disk, not the parser. Embedded presets
+    // and preset overrides are still parsed.
+    if names_a_preset_file(text) {
+        return;
+    }
+    let lci = nicsim::config::scenario_is_lci(text);
+    for err in [
+        nicsim::Scenario::from_toml(text).err().map(|e| e.0),
+        nicsim::config::LciScenario::from_toml(text).err().map(|e| e.0),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        assert!(!err.contains('\n'), "a multi-line error: {err:?}");
+        assert!(!err.is_empty(), "an empty error");
+    }
+    if let Ok(s) = nicsim::Scenario::from_toml(text) {
+        assert!(!lci, "an LCI preset parsed as an Open-MX scenario");
+        assert!(s.receive_queues() >= 2);
+    }
+}
+
+/// Whether `preset` (at the top level) is a path rather than a name.
+fn names_a_preset_file(text: &str) -> bool {
+    let Ok(t) = text.parse::<toml::Table>() else { return false };
+    t.get("preset").and_then(|v| v.as_str()).is_some_and(|p| p.ends_with(".toml") || p.contains('/'))
+}
