@@ -9,8 +9,8 @@
 //! Python binding's check re-takes the GIL to run `Python::check_signals`
 //! and to report progress.
 
-use crate::SimError;
 use crate::time::Instant;
+use crate::SimError;
 
 /// Events between two calls of a run's interrupt check.
 ///
