@@ -665,7 +665,10 @@ fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32, loss: f6
                 return Err(ConfigError::range(
                     "protocol.loss",
                     loss,
-                    &format!("0 with workload.kind = {kind:?} (the echo servers resend nothing)"),
+                    &format!(
+                        "0 with workload.kind = \"{}\" (the echo servers resend nothing)",
+                        if kind == WorkloadKind::EchoNic { "echo-nic" } else { "echo-kernel" }
+                    ),
                 ));
             }
             let at = if kind == WorkloadKind::EchoNic { EchoAt::Nic } else { EchoAt::Kernel };

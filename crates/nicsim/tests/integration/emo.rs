@@ -92,15 +92,3 @@ fn print_overhead_model_vs_sim() {
         }
     }
 }
-
-#[test]
-fn echo_servers_survive_loss_deterministically() {
-    for kind in ["echo-nic", "echo-kernel"] {
-        let text = format!(
-            "preset = \"emo2004\"\nseed = 3\n[protocol]\nloss = 0.02\n[nic]\ncoalescing = \"disabled\"\n[workload]\nkind = \"{kind}\"\nsize_bytes = 1000\niterations = 200\nwarmup = 5\n"
-        );
-        let a = super::run(&text);
-        assert!(a.get("dropped_loss").unwrap() > 0.0, "{kind}: the seed should lose frames");
-        assert_eq!(a, super::run(&text), "{kind}: same seed, same metrics");
-    }
-}
