@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -192,7 +193,7 @@ def scenario_cost(scenario_toml: str) -> float:
 OnResult = Callable[[Task, Outcome], None]
 
 
-class Executor:
+class Executor(ABC):
     """Runs tasks somewhere and reports each outcome as it arrives.
 
     Constructing one is cheap and does not check the cluster; :meth:`start`
@@ -205,18 +206,20 @@ class Executor:
     dashboard: str | None = None
 
     def start(self) -> None:
-        """Connect to or start the workers."""
+        """Connect to or start the workers (by default there is nothing to start)."""
+        return None
 
     def notes(self) -> list[str]:
         """Lines worth telling the user once started (dashboard, missing workers)."""
         return []
 
+    @abstractmethod
     def run(self, tasks: Sequence[Task], run_fn: RunFn, on_result: OnResult) -> None:
         """Run ``tasks`` in the order given (longest first); call ``on_result`` as each ends."""
-        raise NotImplementedError
 
     def close(self) -> None:
-        """Release the workers or the cluster connection."""
+        """Release the workers or the cluster connection (by default there is none)."""
+        return None
 
 
 def default_jobs() -> int:

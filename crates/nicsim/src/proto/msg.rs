@@ -104,7 +104,7 @@ impl Msg {
     }
 
     /// The body that carries this header from endpoint `src_ep` to `dst_ep`
-    /// (session 0: the model does not simulate endpoint reopening). Wire
+    /// (Open-MX session id 0: the model does not simulate endpoint reopening). Wire
     /// fields are the low bits of the header's (sequence numbers 16, sizes
     /// 8 / 16 / 32, region ids 8). An ACK carries `piggy` both as its
     /// cumulative ack and as `lib_seqnum`.
