@@ -177,7 +177,8 @@ pub struct ProtocolOpts {
     /// Message-passing stack: open-mx (default; kernel receive path) |
     /// native-mx (OS-bypass).
     pub stack: Option<Stack>,
-    /// Send the last (marked) fragment of medium messages this many places early.
+    /// Mis-ordering degree X of medium messages: fragment N - X carries the
+    /// marker instead of the last one N ([OMX-COAL] IV-C4's method).
     pub misorder_degree: Option<u32>,
     /// Random extra delay (uniform, seeded) of each frame at the switch, in ns.
     pub jitter_ns: Option<f64>,

@@ -321,7 +321,7 @@ impl World {
         }
         let frames = Self::frames_of(size, self.c.rndv_threshold, self.c.mtu);
         let m = pr.proto.send(dst, now, rdma, size, tag, false, frames);
-        Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, self.c.misorder, dst, m);
+        Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, dst, m);
         let t = now + self.c.proto.resend;
         Self::arm_timer(pr, &mut self.q, h, p, t);
         if matches!(class, MessageClass::Tiny | MessageClass::Small) {

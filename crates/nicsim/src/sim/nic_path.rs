@@ -15,7 +15,6 @@ impl World {
     pub(super) fn nic_rx(&mut self, now: Instant, frame: u32) {
         let f = &mut self.frames[frame as usize];
         let (h, len) = (f.dst as usize, f.len as usize);
-        self.hosts[h].nic.incoming.pop_front();
         let repr = match f.parsed {
             Some(r) => r,
             None => {
@@ -65,7 +64,7 @@ impl World {
             self.handle_frame(now, h, usize::MAX, frame);
             return;
         }
-        let other_pending = nic.other_pending(now);
+        let other_pending = nic.other_pending();
         let qu = &mut nic.queues[qi];
         qu.ring.push_back(frame);
         let d = qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending });
@@ -95,7 +94,7 @@ impl World {
 
     pub(super) fn tx_done(&mut self, now: Instant, h: usize, qi: usize) {
         let nic = &mut self.hosts[h].nic;
-        let other_pending = nic.other_pending(now);
+        let other_pending = nic.other_pending();
         let qu = &mut nic.queues[qi];
         qu.tx_done += 1;
         let d = qu

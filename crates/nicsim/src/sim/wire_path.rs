@@ -152,8 +152,7 @@ impl World {
     /// destination and schedule its arrival at the destination NIC.
     pub(super) fn forward(&mut self, now: Instant, frame: u32, extra: Duration) {
         let (len, dst) = (self.frames[frame as usize].len as usize, self.frames[frame as usize].dst as usize);
-        let (first_bit, at) = self.net.forward(dst, now, len, extra);
-        self.hosts[dst].nic.incoming.push_back(first_bit);
+        let (_, at) = self.net.forward(dst, now, len, extra);
         self.q.push(at, NETWORK_ORIGIN, Ev::NicRx { frame });
     }
 

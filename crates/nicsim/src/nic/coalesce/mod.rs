@@ -82,8 +82,8 @@ pub struct DmaCompletion {
     pub marked: bool,
     /// Frame length in bytes (for DIM's byte counters).
     pub bytes: u32,
-    /// Other frames of this NIC that have started arriving but whose DMA has
-    /// not completed yet ("other DMAs pending", [OMX-COAL] Algorithm 2).
+    /// Other frames this NIC has received whole whose DMA has not completed
+    /// yet ("other DMAs pending", [OMX-COAL] Algorithm 2; `Nic::other_pending`).
     pub other_pending: u32,
 }
 

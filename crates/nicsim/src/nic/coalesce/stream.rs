@@ -2,10 +2,14 @@
 //! marking with a *DeferredInterrupt* flag.
 //!
 //! This file owns the deferral rule: a marked frame whose DMA completes while
-//! other frames of the NIC are still being received/DMAed does not interrupt
-//! at once; the interrupt is deferred to the next DMA completion that finds no
-//! other DMA pending. The count of pending DMAs is the NIC's
-//! ([`DmaCompletion::other_pending`]); the fallback timer is a [`Timeout`].
+//! other frames the NIC has received are still in its firmware or DMA does
+//! not interrupt at once; the interrupt is deferred to the next DMA
+//! completion that finds no other DMA pending. The count of pending DMAs is
+//! the NIC's ([`DmaCompletion::other_pending`]): frames received whole, so
+//! the deferral reaches the next frame only if it arrives within the marked
+//! frame's own firmware + DMA time, i.e. back to back ([OMX-COAL] IV-C4:
+//! "it fails to do so as soon a small delay between packets appears"); the
+//! fallback timer is a [`Timeout`].
 //! Invariant: the deferred flag never survives an interrupt, whatever raised
 //! it (marker, deferral, timeout, or the NIC at re-arm).
 
