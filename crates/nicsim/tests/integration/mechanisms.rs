@@ -303,3 +303,26 @@ fn stream_defers_on_back_to_back_fragments_and_fails_on_a_small_gap() {
     assert_eq!(success(650), 1.0, "back to back");
     assert_eq!(success(950), 0.0, "a 0.3 us gap between fragments");
 }
+
+#[test]
+fn a_saturated_receive_bottom_half_hides_the_policy_at_32_kib() {
+    // The receiver's bottom half (driver, handler, copy of each 1468 B
+    // fragment into the event ring) is slower per frame than the sender's
+    // one ioctl per fragment: its ring never drains, NAPI never re-arms the
+    // receive claim, and no policy gets to raise a receive interrupt. What
+    // interrupts is the transmit completion of the receiver's explicit acks
+    // (one per `library.ack_after` = 4 messages, reaped in the hard handler).
+    let m = |s: &str| stream(s, 32768, 600, "");
+    let (timeout, openmx, stream_) = (m("timeout"), m("openmx"), m("stream"));
+    let rate = |x: &nicsim::Metrics| x.get("msg_rate_per_s").unwrap();
+    let irq = |x: &nicsim::Metrics| x.get("interrupts_per_msg").unwrap();
+    assert_eq!(rate(&timeout), rate(&openmx));
+    assert_eq!(rate(&openmx), rate(&stream_));
+    for x in [&timeout, &openmx, &stream_] {
+        assert!((irq(x) - 0.25).abs() < 0.01, "receiver interrupts per message {}", irq(x));
+    }
+    // Without those transmit-completion interrupts the receiver raises
+    // (almost) none at all.
+    let quiet = stream("openmx", 32768, 600, "[platform.nic]\ntx_done_interrupts = false\n");
+    assert!(irq(&quiet) < 0.01, "receiver interrupts per message without tx-done: {}", irq(&quiet));
+}
