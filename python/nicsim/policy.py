@@ -76,8 +76,9 @@ class CoalescingPolicy:
     ) -> Decision | None:
         """Answer a received frame (or a transmit completion: unmarked, 0 B) reaching the ring.
 
-        ``other_pending``: frames of this NIC being received or DMA-ed
-        ([OMX-COAL] Algorithm 2, "other DMAs pending").
+        ``other_pending``: other frames this NIC has received whole and not
+        yet delivered, in its firmware or DMA ([OMX-COAL] Algorithm 2, "other
+        DMAs pending"; a frame still arriving off the wire does not count).
         """
         return None
 
