@@ -51,6 +51,9 @@ pub enum Role {
 pub struct EchoEval {
     pub path: Path,
     pub size_bytes: u64,
+    /// Frames the simulator cuts the message into at the MTU; the model
+    /// prices the message as one unit whatever this is.
+    pub frames: u64,
     pub client: Vars,
     pub echo: Vars,
     pub layers: Vec<Layer>,
@@ -109,8 +112,30 @@ pub fn coalescing_wait_s(s: &Scenario) -> Result<f64, ModelError> {
     }
 }
 
-/// The message frame of `size` bytes, or why the model does not cover it.
-fn message_frame(s: &Scenario, size: u64) -> Result<(FrameRepr, MessageClass), ModelError> {
+/// The message of `size` bytes as [EMO] prices it: one unit behind one
+/// header, whatever the number of frames the protocol cuts it into.
+#[derive(Debug, Clone, Copy)]
+struct Message {
+    class: MessageClass,
+    /// Bytes that cross the bus and the wire: one frame header + the payload.
+    bytes: f64,
+    payload: f64,
+    /// Frames the simulator sends (MTU fragmentation); the model ignores it.
+    frames: u64,
+}
+
+/// The message of `size` bytes, or why the model does not cover it.
+///
+/// EMO is message-oriented ([EMO] abstract: it "models it in a
+/// message-oriented rather than flow-oriented manner"): a message pays each
+/// per-message cost once and each per-byte cost over all its bytes. A
+/// message that spans several frames is therefore priced as one frame of its
+/// size: the model has no packets, so neither the per-frame costs paid again
+/// for each further frame nor the overlap of successive frames in the
+/// pipeline (EMO's gap, §2.0.3) enter its latency. The study kept its
+/// messages within one jumbo frame "to avoid fragmentation and reassembly or
+/// multiple packets" (§4.1.1); the simulator cuts them at the MTU.
+fn message(s: &Scenario, size: u64) -> Result<Message, ModelError> {
     let mtu = s.platform.link.mtu as usize;
     let class = wire::classify(size as usize, s.rndv_threshold as usize);
     let one = wire::medium_frag_payload(mtu) as u64;
@@ -121,7 +146,7 @@ fn message_frame(s: &Scenario, size: u64) -> Result<(FrameRepr, MessageClass), M
         MessageClass::Small => {
             OmxBody::Small { dst_ep: 0, src_ep: 0, session: 0, seq: 0, piggy_ack: 0, match_info: 0, length: size as u16 }
         }
-        MessageClass::Medium if size <= one => OmxBody::Medium {
+        MessageClass::Medium => OmxBody::Medium {
             dst_ep: 0,
             src_ep: 0,
             session: 0,
@@ -131,16 +156,22 @@ fn message_frame(s: &Scenario, size: u64) -> Result<(FrameRepr, MessageClass), M
             msg_length: size as u32,
             frag_seq: 0,
             frag_pipeline: 0,
-            frag_length: size as u16,
+            frag_length: size.min(one) as u16,
         },
-        _ => {
+        MessageClass::Large => {
             return Err(ModelError(format!(
-                "model: size_bytes = {size} needs more than one frame (allowed: 0 ..= {one} at MTU {mtu}; fragment pipelining is not modelled)"
+                "model: size_bytes = {size} goes by rendezvous and pull (allowed: 0 ..= {} = `protocol.rndv_threshold`; the pull protocol is not one message in EMO's sum)",
+                s.rndv_threshold
             )))
         }
     };
     let repr = FrameRepr { dst_mac: wire::host_mac(1), src_mac: wire::host_mac(0), src_peer: 0, marked: true, body };
-    Ok((repr, class))
+    let frames = match class {
+        MessageClass::Medium => wire::medium_frag_count(size as usize, mtu) as u64,
+        _ => 1,
+    };
+    let bytes = (repr.header_len() + size as usize).max(repr.frame_len()) as f64;
+    Ok(Message { class, bytes, payload: size as f64, frames })
 }
 
 /// Where the interrupts of the process's queue land relative to the
@@ -190,9 +221,7 @@ pub fn echo_vars(s: &Scenario, role: Role, size: u64) -> Result<Vars, ModelError
     let emo = p.emo_cfg();
     let r_h = host.clock_ghz * 1e9;
     let r_n = emo.nic_clock_mhz * 1e6;
-    let (frame, class) = message_frame(s, size)?;
-    let frame_len = frame.frame_len() as f64;
-    let payload = frame.body.payload_len() as f64;
+    let Message { class, bytes: frame_len, payload, .. } = message(s, size)?;
     let dma = frame_len / (nic.dma_MBps * 1e6);
     let hot = |b: f64| b / (p.cache.copy_hot_MBps * 1e6);
     let cold = |b: f64| b / (p.cache.copy_cold_MBps * 1e6);
@@ -362,6 +391,7 @@ pub fn echo(s: &Scenario, path: Path, size: u64, extra: &[Layer]) -> Result<Echo
     Ok(EchoEval {
         path,
         size_bytes: size,
+        frames: message(s, size)?.frames,
         client,
         echo,
         gap_s: super::gap_s(&client),
@@ -418,8 +448,7 @@ mod tests {
     fn emo2004_wire_and_nic_terms_by_hand() {
         let s = emo("");
         // 1000 B medium: Open-MX medium header + Ethernet header.
-        let (f, _) = message_frame(&s, 1000).unwrap();
-        let len = f.frame_len() as f64;
+        let len = message(&s, 1000).unwrap().bytes;
         let v = echo_vars(&s, Role::Echo(Path::ToNic), 1000).unwrap();
         // L_W = (len + 24) B at 1 Gb/s + 2 x 10 ns
         assert!(close(v.l_w_s, (len + 24.0) * 8e-9 + 20e-9));
@@ -432,8 +461,7 @@ mod tests {
     #[test]
     fn emo2004_host_terms_by_hand() {
         let s = emo("delay_us = 0");
-        let (f, _) = message_frame(&s, 1000).unwrap();
-        let len = f.frame_len() as f64;
+        let len = message(&s, 1000).unwrap().bytes;
         let v = echo_vars(&s, Role::Echo(Path::ToKernel), 1000).unwrap();
         // L_NH = 2 x len / 200 MB/s + 5 us + 0 wait + 1 us + (2 + 0.5) us + 5 us
         assert!(close(v.l_nh_s, 2.0 * len / 200e6 + 5e-6 + 1e-6 + 2.5e-6 + 5e-6));
@@ -481,10 +509,27 @@ mod tests {
     }
 
     #[test]
+    fn a_message_of_several_frames_is_priced_as_one() {
+        let s = emo("delay_us = 0");
+        // MTU 9000: Open-MX medium fragments of 8192 B, so 8900 B is two frames, 32000 B four.
+        let (one, two, four) = (message(&s, 8000).unwrap(), message(&s, 8900).unwrap(), message(&s, 32000).unwrap());
+        assert_eq!((one.frames, two.frames, four.frames), (1, 2, 4));
+        // One header whatever the frame count: the bytes grow by the payload only.
+        assert_eq!(two.bytes - one.bytes, 900.0);
+        assert_eq!(four.bytes - one.bytes, 24000.0);
+        let (a, b) = (echo_vars(&s, Role::Client, 8000).unwrap(), echo_vars(&s, Role::Client, 32000).unwrap());
+        // The per-message costs (interrupt, driver, handler) once: O_NH does not grow.
+        assert_eq!(a.o_nh_cycles, b.o_nh_cycles);
+        // The per-byte terms grow with the 24000 extra bytes only (serialization at 1 Gb/s).
+        assert!(close(b.l_w_s - a.l_w_s, 24000.0 * 8e-9));
+        assert_eq!(echo(&s, Path::ToKernel, 32000, &[]).unwrap().frames, 4);
+    }
+
+    #[test]
     fn too_big_or_native_is_an_error_naming_the_key() {
         let s = emo("");
-        let e = echo(&s, Path::ToApp, 8900, &[]).unwrap_err();
-        assert!(e.0.contains("size_bytes") && e.0.contains("8192"), "{e}");
+        let e = echo(&s, Path::ToApp, 40000, &[]).unwrap_err();
+        assert!(e.0.contains("size_bytes") && e.0.contains("rndv_threshold") && e.0.contains("32768"), "{e}");
         let mut n = emo("");
         n.native_mx = true;
         assert!(echo(&n, Path::ToApp, 100, &[]).unwrap_err().0.contains("protocol.stack"));
