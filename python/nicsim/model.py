@@ -92,10 +92,13 @@ class Evaluation:
     Latencies are half the echo round trip (client to-app latency + echo
     path latency) in µs, as the simulator's ``latency_us``; the overhead is
     the echo host's CPU share (all cores). Terms are ``(name, value)``.
+    ``frames`` is the number of frames the simulator cuts the message into
+    at the MTU; EMO prices the message as one unit whatever it is.
     """
 
     path: str
     size_bytes: int
+    frames: int
     latency_us: float
     rtt_us: float
     overhead_cycles: float
@@ -115,6 +118,7 @@ class Evaluation:
         return cls(
             path=str(d["path"]),
             size_bytes=int(d["size_bytes"]),
+            frames=int(d["frames"]),
             latency_us=float(d["latency_us"]),
             rtt_us=float(d["rtt_us"]),
             overhead_cycles=float(d["overhead_cycles"]),
