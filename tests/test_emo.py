@@ -105,9 +105,13 @@ def test_model_prices_several_frames_and_refuses_rendezvous() -> None:
     assert exp.model is not None
 
     def toml(size: int) -> str:
-        params = {"path": "to-app", "coalescing": "none", "size_bytes": size}
+        params: dict[str, str | int | float] = {
+            "path": "to-app",
+            "coalescing": "none",
+            "size_bytes": size,
+        }
         scenario = Scenario.from_dict(exp.scenario(params, True))
-        scenario.preset = exp.preset
+        scenario.preset = str(exp.preset)
         return scenario.to_toml()
 
     m = exp.model({"path": "to-app", "size_bytes": 32000}, toml(32000))

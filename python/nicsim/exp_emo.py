@@ -95,7 +95,7 @@ def _finish_overhead(p: Params, m: dict[str, Any]) -> dict[str, Any]:
 
 
 def _one_frame(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of one-frame messages: where the study verified its model."""
+    """Return the rows of one-frame messages: where the study verified its model."""
     return table[table["frames"] == 1]
 
 
@@ -150,13 +150,18 @@ def departures(table: pd.DataFrame, setting: str = "none") -> list[tuple[str, in
     """Per path and size: frames and (simulated - model) latency (µs), coalescing ``setting``."""
     rows = table[(table["coalescing"] == setting) & table["model_latency_us"].notna()]
     return [
-        (str(r.path), int(r.size_bytes), int(r.frames), float(r.sim_latency_us - r.model_latency_us))
+        (
+            str(r.path),
+            int(r.size_bytes),
+            int(r.frames),
+            float(r.sim_latency_us - r.model_latency_us),
+        )
         for r in rows.sort_values(["path", "size_bytes"]).itertuples()
     ]
 
 
 def _departure(table: pd.DataFrame, path: str, frames: int) -> float | None:
-    """Largest |simulated - model| (µs) over rows of ``path`` with ``frames`` frames, no coalescing."""
+    """Largest |simulated - model| (µs) over ``path`` rows of ``frames`` frames, no coalescing."""
     devs = [abs(d) for p, _, f, d in departures(table) if p == path and f == frames]
     return max(devs) if devs else None
 
@@ -180,7 +185,7 @@ def projected_to_nic(table: pd.DataFrame, column: str, setting: str) -> pd.Serie
 
 
 def decomposition(table: pd.DataFrame, setting: str = "default") -> pd.DataFrame:
-    """The study's Figure 4 split of the one-frame latencies (µs), simulated and model.
+    """Split the one-frame latencies (µs) as the study's Figure 4 does, simulated and model.
 
     Columns per size: ``to_nic``, ``projected_to_nic`` (less the bcopy),
     ``nh`` = ToKernel - projected ToNIC (the study's L_NH + C_H/R_H) and
@@ -217,14 +222,14 @@ def _projected_slope_ratio(table: pd.DataFrame) -> float | None:
 
 WHY = (
     "Where model and simulation agree, and why: on the study's own ground (one frame per "
-    "message, §4.1.1: \"We wanted to remain within the jumbo frame size to avoid "
-    "fragmentation and reassembly or multiple packets\") an echo ping-pong is a serial "
+    'message, §4.1.1: "We wanted to remain within the jumbo frame size to avoid '
+    'fragmentation and reassembly or multiple packets") an echo ping-pong is a serial '
     "chain: nothing overlaps, nothing is shared, and each stage the simulator runs (DMA "
     "with its 5 µs start-up, coalescing wait, interrupt, driver, handler, wake-up, copies, "
     "wire) is a term of EMO's sum computed from the same preset. The study found the same: "
-    "\"The model, and the assumptions we made about the variables, are verified by the "
-    "results.\" Where they part, and why: EMO is message-oriented (abstract: \"models it "
-    "in a message-oriented rather than flow-oriented manner\") and prices a message as one "
+    '"The model, and the assumptions we made about the variables, are verified by the '
+    'results." Where they part, and why: EMO is message-oriented (abstract: "models it '
+    'in a message-oriented rather than flow-oriented manner") and prices a message as one '
     "unit; the simulator cuts it at the MTU into Open-MX fragments of 8192 B (8900 B is "
     "already two, where the study's UDP datagram was one jumbo frame). Each further frame "
     "pays the per-frame costs again (firmware, DMA start-up, interrupt, driver and handler "
@@ -292,7 +297,7 @@ def _latency_notes(table: pd.DataFrame) -> str:
         lines += [
             "",
             "The study expected the projected ToNIC and the ToKernel slopes to be the same "
-            "(\"since we expect the interrupt latency to be constant\"); in nicsim the kernel "
+            '("since we expect the interrupt latency to be constant"); in nicsim the kernel '
             "echo's bytes also cross the 64-bit/33 MHz PCI bus twice more (receive and "
             "transmit DMA at `nic.dma_MBps`), a per-byte part of L_NH that steepens ToKernel.",
         ]
@@ -366,8 +371,8 @@ def _coalescing_order(table: pd.DataFrame) -> float | None:
 
 
 MESSAGE_ORIENTED = own(
-    "EMO prices a message as one unit (abstract: \"message-oriented rather than "
-    "flow-oriented\") and the study kept its messages in one frame (§4.1.1), so beyond one "
+    'EMO prices a message as one unit (abstract: "message-oriented rather than '
+    'flow-oriented") and the study kept its messages in one frame (§4.1.1), so beyond one '
     "frame the simulated packets (per-frame costs, pipelining) depart from its sum"
 )
 

@@ -1740,7 +1740,10 @@ _EMO_MECHANISMS = (
         (_c(_SRC + "model/from_scenario.rs", "fn message"),),
         (
             _t(_SRC + "model/from_scenario.rs", "a_message_of_several_frames_is_priced_as_one"),
-            _t(_IT + "emo.rs", "several_frames_part_from_the_message_oriented_sum_more_with_more_frames"),
+            _t(
+                _IT + "emo.rs",
+                "several_frames_part_from_the_message_oriented_sum_more_with_more_frames",
+            ),
         ),
         ("emo-latency",),
         "The model prices a message once (per-message costs once, per-byte costs over all "
