@@ -254,7 +254,8 @@ def evaluate(
     coalescing
         ``"none"``, ``"default"`` or ``"max"``.
     sizes
-        Message sizes in bytes (one frame each).
+        Message sizes in bytes (up to the rendezvous threshold; several
+        frames are priced as one message).
     layers
         Extra :class:`Layer` s (the preset's ``[[emo.layer]]`` are always in).
     overrides
