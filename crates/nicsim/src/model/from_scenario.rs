@@ -77,9 +77,19 @@ pub struct EchoEval {
 
 const NS: f64 = 1e-9;
 
-/// The interrupt coalescing wait of a lone message frame (seconds): what the
-/// policy adds between the frame's DMA completion and its interrupt.
+/// The interrupt coalescing wait of a lone message frame on the echo host
+/// (host 1; seconds): what the policy adds between the frame's DMA
+/// completion and its interrupt.
 pub fn coalescing_wait_s(s: &Scenario) -> Result<f64, ModelError> {
+    wait_of(&s.coalesce)
+}
+
+/// The same on the client (host 0), whose coalescing `nic.host0` may set apart.
+pub fn client_coalescing_wait_s(s: &Scenario) -> Result<f64, ModelError> {
+    wait_of(s.host0_coalesce.as_ref().unwrap_or(&s.coalesce))
+}
+
+fn wait_of(spec: &CoalesceSpec) -> Result<f64, ModelError> {
     let timeout = |ts: &TimeoutSpec| -> Result<f64, ModelError> {
         if ts.frames == 1 {
             return Ok(0.0);
@@ -100,7 +110,7 @@ pub fn coalescing_wait_s(s: &Scenario) -> Result<f64, ModelError> {
             TimeoutMode::Throttle => Ok(0.0),
         }
     };
-    match &s.coalesce {
+    match spec {
         CoalesceSpec::Disabled => Ok(0.0),
         CoalesceSpec::Timeout(ts) => timeout(ts),
         // [OMX-COAL]: marked frames (every message frame of the echo) interrupt at once.
@@ -235,7 +245,10 @@ pub fn echo_vars(s: &Scenario, role: Role, size: u64) -> Result<Vars, ModelError
         let copy = emo.nic_copy_cycles_per_byte * payload;
         return Ok(Vars { c_n_cycles: fw + copy, r_n_hz: r_n, r_h_hz: r_h, l_w_s: l_w, ..Vars::default() });
     }
-    let wait = coalescing_wait_s(s)?;
+    let wait = match role {
+        Role::Client => client_coalescing_wait_s(s)?,
+        Role::Echo(_) => coalescing_wait_s(s)?,
+    };
     let block = s.wait == WaitMode::Block;
     let has_app = role != Role::Echo(Path::ToKernel);
     let (irq_on_app_core, _, irq_on_app_die, _) = placement(s);
@@ -492,6 +505,24 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.0.contains("nic.frames"), "{e}");
+    }
+
+    #[test]
+    fn the_client_keeps_its_own_coalescing() {
+        // [EMO] 4: Host A at the driver's defaults (30 us, 6 frames) while Host B's setting varies.
+        let s = emo("delay_us = 0\n[nic.host0]\nframes = 6");
+        assert_eq!(coalescing_wait_s(&s).unwrap(), 0.0);
+        assert!(close(client_coalescing_wait_s(&s).unwrap(), 30e-6));
+        let plain = emo("delay_us = 0");
+        let (a, b) = (echo(&s, Path::ToKernel, 1000, &[]).unwrap(), echo(&plain, Path::ToKernel, 1000, &[]).unwrap());
+        // One wait per round trip, on the client's receive: half of it on the latency.
+        assert!(close(a.latency_s - b.latency_s, 15e-6));
+        assert!(close(a.echo.l_nh_s, b.echo.l_nh_s));
+        let e = Scenario::from_toml(
+            "preset = \"emo2004\"\n[nic.host0]\ndelay_us = 0\nframes = 6\n[workload]\nkind = \"pingpong\"\n",
+        )
+        .unwrap_err();
+        assert!(e.0.contains("nic.host0.frames"), "{e}");
     }
 
     #[test]

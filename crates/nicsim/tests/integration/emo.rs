@@ -68,6 +68,20 @@ fn model_and_simulated_overhead_agree_on_the_echo_host() {
 }
 
 #[test]
+fn host_a_keeps_default_coalescing_while_host_b_disables_it() {
+    // [EMO] 4: "Host A remains constant throughout the measurements" (default coalescing).
+    for path in [Path::ToKernel, Path::ToApp] {
+        let both = scenario(path, 0.0, 0, 1000);
+        let text = both.replace("[host]", "[nic.host0]\nframes = 6\n[host]");
+        let (sim0, sim) = (super::run(&both).get("latency_us").unwrap(), super::run(&text).get("latency_us").unwrap());
+        // One 30 us wait per round trip (DEF_JUMBO_RX_COAL on Host A's receive): 15 us on the half.
+        assert!((sim - sim0 - 15.0).abs() < 0.01, "{path:?}: {sim0} -> {sim} us");
+        let model = echo(&Scenario::from_toml(&text).unwrap(), path, 1000, &[]).unwrap().latency_s * 1e6;
+        assert!((model - sim).abs() <= 1e-6 * sim, "{path:?}: model {model} us vs simulated {sim} us");
+    }
+}
+
+#[test]
 fn several_frames_part_from_the_message_oriented_sum_more_with_more_frames() {
     // MTU 9000: 8000 B is one Open-MX fragment, 16000 B two, 32000 B four.
     for path in Path::ALL {
