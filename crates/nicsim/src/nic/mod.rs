@@ -224,6 +224,9 @@ pub struct Nic {
     pub irq_delivery: Duration,
     pub ring_slots: usize,
     pub in_dma: u32,
+    /// `nic.dma_shared_bus`: when the one bus both DMA directions use is
+    /// free (`None`: each direction has its own engines).
+    bus_free: Option<Instant>,
 }
 
 impl Nic {
@@ -248,6 +251,7 @@ impl Nic {
             irq_delivery: t.irq_delivery,
             ring_slots: cfg.ring_slots as usize,
             in_dma: 0,
+            bus_free: cfg.dma_shared_bus.then_some(Instant::ZERO),
         }
     }
 
@@ -256,12 +260,20 @@ impl Nic {
     ///
     /// An engine is busy for the transfer itself (bytes / bandwidth); the
     /// start-up latency (PCIe write posting) overlaps with the next transfer,
-    /// as PCIe keeps several requests in flight.
+    /// as PCIe keeps several requests in flight. With `nic.dma_shared_bus`
+    /// both directions share one bus, held from start-up to last byte.
     pub fn receive(&mut self, now: Instant, frame_len: usize) -> Instant {
         let fw_done = now.max(self.fw_free) + self.fw_rx;
         self.fw_free = fw_done;
         self.fw_rx_busy += self.fw_rx;
         self.fw_rx_frames += 1;
+        if let Some(bus) = self.bus_free.as_mut() {
+            // One PCI bus: the transfer waits for it and holds it from its
+            // start-up to its last byte.
+            let done = fw_done.max(*bus) + self.dma_startup + self.rx_dma.time(frame_len as u64);
+            *bus = done;
+            return done;
+        }
         let (i, free) =
             self.dma_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).unwrap_or((0, Instant::ZERO));
         let xfer_done = fw_done.max(free) + self.rx_dma.time(frame_len as u64);
@@ -274,16 +286,18 @@ impl Nic {
     /// The host rang the doorbell at `now` for a frame of `frame_len` bytes:
     /// DMA read + firmware. Returns when the frame is ready for the wire.
     /// Reads are pipelined like receive DMAs: the read latency overlaps with
-    /// the next frame's transfer.
+    /// the next frame's transfer (on a shared bus it holds the bus instead).
     pub fn transmit(&mut self, now: Instant, frame_len: usize) -> Instant {
+        if let Some(bus) = self.bus_free.as_mut() {
+            let done = now.max(*bus) + self.tx_dma_startup + self.tx_dma.time(frame_len as u64);
+            *bus = done;
+            return done + self.fw_tx;
+        }
         let xfer_done = now.max(self.tx_free) + self.tx_dma.time(frame_len as u64);
         self.tx_free = xfer_done;
         xfer_done + self.tx_dma_startup + self.fw_tx
     }
 
-    /// Frames the NIC is busy with at `now` besides the one just completed:
-    /// being received (first bit arrived), in the firmware, or in DMA
-    /// ("other DMAs pending" of [OMX-COAL] Algorithm 2).
     /// [EMO] firmware echo: receive processing, a byte copy of `copy`
     /// between NIC buffers, transmit processing; returns when the reply is
     /// ready for the wire (the firmware is busy until then).
@@ -293,6 +307,9 @@ impl Nic {
         done
     }
 
+    /// Frames the NIC is busy with at `now` besides the one just completed:
+    /// being received (first bit arrived), in the firmware, or in DMA
+    /// ("other DMAs pending" of [OMX-COAL] Algorithm 2).
     pub fn other_pending(&self, now: Instant) -> u32 {
         match self.incoming.front() {
             // Usually none has arrived yet: no need to walk the deque.

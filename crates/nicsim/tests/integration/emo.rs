@@ -98,6 +98,24 @@ fn several_frames_part_from_the_message_oriented_sum_more_with_more_frames() {
 }
 
 #[test]
+fn the_shared_pci_bus_slows_only_overlapping_frames() {
+    // emo2004's AceNIC: receive and transmit DMA take turns on one PCI bus
+    // (`nic.dma_shared_bus`). A one-frame echo never overlaps them; the
+    // kernel echo of several frames reads reply k while frame k+1 arrives.
+    let apart = |text: &str| text.replace("[host]", "[platform.nic]\ndma_shared_bus = false\n[host]");
+    for (size, slower) in [(8000, false), (32000, true)] {
+        let shared = scenario(Path::ToKernel, 0.0, 0, size);
+        let (s, a) =
+            (super::run(&shared).get("latency_us").unwrap(), super::run(&apart(&shared)).get("latency_us").unwrap());
+        if slower {
+            assert!(s > a + 10.0, "{size} B: shared bus {s} us vs separate {a} us");
+        } else {
+            assert!((s - a).abs() < 1e-6 * a, "{size} B: shared bus {s} us vs separate {a} us");
+        }
+    }
+}
+
+#[test]
 fn each_frame_brings_its_own_host_work_beyond_the_model() {
     // The echo host's overhead: the model counts the per-message work once, the
     // simulator pays interrupt, driver and handler per frame.
