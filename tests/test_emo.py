@@ -75,6 +75,8 @@ def test_measurement_scenarios(path: str, kind: str) -> None:
     assert s["workload"] == {"kind": kind, "size_bytes": 1000, "iterations": 7, "warmup": 10}
     # Overhead the way [EMO] measured it: a cycle soaker, the library blocks.
     assert s["host"] == {"wait": "block", "soaker": True}
+    # The setting is Host B's; Host A keeps the AceNIC defaults ([EMO] §4).
+    assert s["nic"] == {**model.coalescing_options("max"), "host0": {"frames": 6}}
     Scenario.from_dict(s).to_toml()
 
 

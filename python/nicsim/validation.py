@@ -1806,13 +1806,19 @@ _EMO_MECHANISMS = (
             ),
         ),
         "the coalescing comparison (Fig. 5, 6)",
-        "not modelled",
-        (_c("python/nicsim/model.py", "def coalescing_options"),),
-        (),
+        "modelled",
+        (
+            _c("python/nicsim/model.py", "def echo_scenario"),
+            _c(_SRC + "model/from_scenario.rs", "pub fn client_coalescing_wait_s"),
+        ),
+        (
+            _t(_SRC + "model/from_scenario.rs", "the_client_keeps_its_own_coalescing"),
+            _t(_IT + "emo.rs", "host_a_keeps_default_coalescing_while_host_b_disables_it"),
+        ),
         ("emo-latency",),
-        "A scenario has one `[nic]` coalescing setting for every host, so both hosts take "
-        "none/default/max: the raise over `none` is two waits per round trip where the "
-        "study's Host B setting adds one, and its `none` rows include Host A's default wait.",
+        "`nic.host0` gives host 0 its own timeout coalescing; the EMO scenarios keep it at "
+        "the AceNIC defaults (30 µs, 6 frames) while none/default/max set host 1's, so every "
+        "row includes Host A's wait and Host B's setting adds one wait per round trip.",
     ),
     Mechanism(
         "One shared PCI bus for the AceNIC's receive and transmit DMA",
@@ -1825,14 +1831,14 @@ _EMO_MECHANISMS = (
             ),
         ),
         "the latency of messages of several frames (beyond the study)",
-        "not modelled",
-        (_c(_SRC + "nic/mod.rs", "pub fn receive"),),
-        (),
+        "modelled",
+        (_c(_SRC + "nic/mod.rs", "pub fn receive"), _c(_PRESET_EMO, "dma_shared_bus")),
+        (_t(_IT + "emo.rs", "the_shared_pci_bus_slows_only_overlapping_frames"),),
         ("emo-latency",),
-        "nicsim's NIC overlaps receive and transmit DMA and each DMA's start-up with the next "
-        "transfer, as on PCIe; on the AceNIC's 64-bit/33 MHz PCI bus the two directions share "
-        "the bus. One-frame echoes never overlap them; for several frames the simulated "
-        "latencies are a lower bound.",
+        "`nic.dma_shared_bus` (emo2004: the AceNIC's 64-bit/33 MHz PCI slot): receive and "
+        "transmit DMA take turns, each holding the bus from its start-up to its last byte. "
+        "One-frame echoes never overlap them (model = simulation); the kernel echo of several "
+        "frames reads a reply while the next frame is written, so the bus bounds it.",
     ),
 )
 
