@@ -246,7 +246,7 @@ WHY = (
     "kernel echo of several frames reads reply k from host memory while frame k+1 is "
     "written, so the bus, not the wire, bounds that path. Coalescing: "
     "the setting is Host B's; Host A keeps the driver's defaults throughout (§4: \"Host A "
-    "remains constant throughout the measurements\"; `nic.host0`), so every row includes "
+    'remains constant throughout the measurements"; `nic.host0`), so every row includes '
     "Host A's wait and Host B's setting adds one wait per round trip. A lone ping-pong "
     "frame never reaches the 6-frame `default` threshold, so it waits the full "
     "DEF_JUMBO_RX_COAL = 30 µs."
