@@ -14,7 +14,7 @@
 //! |---|---|
 //! | C_N (NIC cycles) | `nic.fw_rx_ns + nic.fw_tx_ns` at R_N; the firmware echo adds `emo.nic_copy_cycles_per_byte` x payload |
 //! | R_N | `emo.nic_clock_mhz` |
-//! | L_NH | receive DMA (`frame / nic.dma_MBps + nic.dma_startup_ns`) + coalescing wait + `nic.irq_delivery_ns` + `host.irq_entry_ns + host.napi_poll_ns` (+ `host.sleep_exit_ns` when the interrupt core sleeps); send DMA (`frame / nic.dma_MBps + nic.tx_dma_startup_ns`) |
+//! | L_NH | receive DMA (`frame / nic.dma_MBps + nic.dma_startup_ns`) + coalescing wait (the client's: `nic.host0` when set) + `nic.irq_delivery_ns` + `host.irq_entry_ns + host.napi_poll_ns` (+ `host.sleep_exit_ns` when the interrupt core sleeps); send DMA (`frame / nic.dma_MBps + nic.tx_dma_startup_ns`) |
 //! | O_NH | `host.irq_entry_ns + host.napi_poll_ns + host.irq_rearm_ns` (+ the transmit-completion interrupt when `nic.tx_done_interrupts`) |
 //! | C_H, R_H | receive: `host.driver_rx_ns + host.handler_ns` + copy of the payload from DMA memory (`cache.copy_cold_MBps`; tiny messages carry none); send: `host.syscall_ns + host.driver_tx_ns + nic.doorbell_ns` + copy into the frame (`cache.copy_hot_MBps`); kernel echo: `driver_rx + handler + driver_tx + doorbell`; R_H = `host.clock_ghz` |
 //! | L_HA | `host.irq_rearm_ns` (+ `host.wakeup_ns` when the library blocks) |
@@ -22,6 +22,13 @@
 //! | C_A | receive: `library.event_ns` (+ `library.mpi_recv_ns`) + copy from the event ring to the application; send: `library.send_ns` (+ `library.mpi_send_ns`) (+ a hot copy of medium messages) |
 //! | L_NA, O_NA | 0: the Open-MX stack has no NIC -> application path |
 //! | L_W | serialization of the frame + `link.frame_overhead_bytes` at `link.rate_gbps`, + 2 x `link.propagation_ns` + `link.switch_latency_ns` (+ one more serialization without cut-through) |
+//!
+//! A message is one unit ([EMO] is message-oriented): "frame" above is one
+//! header plus the whole payload, whatever the number of frames the
+//! simulator cuts it into. What the simulator runs and the model leaves out
+//! therefore shows only on messages of several frames: per-frame costs paid
+//! again, successive frames overlapping in the pipeline, and (with
+//! `nic.dma_shared_bus`) receive and transmit DMA taking turns on one bus.
 //!
 //! Layers: the preset's `[[emo.layer]]`, plus a derived `cache` layer when
 //! the application and the interrupt run on different dies (line transfers
