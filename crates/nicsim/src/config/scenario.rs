@@ -877,7 +877,7 @@ mod tests {
     #[case::unknown_key(
         "[nic]\nbogus = 1\n[workload]\nkind = \"stream\"",
         "unknown key `nic.bogus` (allowed here: coalescing, delay_us, frames, timeout_mode, cap_us, adaptive, \
-         steering, irq_core)"
+         steering, irq_core, host0)"
     )]
     #[case::list_item(
         "[protocol]\nunmarked = [\"rndv\", \"rdnv\"]\n[workload]\nkind = \"stream\"",
