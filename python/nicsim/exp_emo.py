@@ -249,7 +249,9 @@ WHY = (
     'remains constant throughout the measurements"; `nic.host0`), so every row includes '
     "Host A's wait and Host B's setting adds one wait per round trip. A lone ping-pong "
     "frame never reaches the 6-frame `default` threshold, so it waits the full "
-    "DEF_JUMBO_RX_COAL = 30 µs."
+    "DEF_JUMBO_RX_COAL = 30 µs. Beyond one frame the raise shrinks: the frames of one "
+    "message arrive within one wait and share its interrupt, which a fixed L_NH offset "
+    "cannot show."
 )
 
 
