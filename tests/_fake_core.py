@@ -70,20 +70,21 @@ def emo_echo(
     sizes: list[int],
     layers: list[tuple[str, float, str, float, float]],
 ) -> list[dict[str, Any]]:
-    """Fake EMO model: linear in size, one term per sum; 8900 B needs two frames."""
+    """Fake EMO model: linear in size, one term per sum; 8192 B a frame, rendezvous above 32 KiB."""
     tomllib.loads(scenario_toml)
     if path not in PATHS:
         raise NicsimError(f"invalid value for `path`: {path!r} (allowed: {', '.join(PATHS)})")
     out: list[dict[str, Any]] = []
     for size in sizes:
-        if size > 8192:
-            raise NicsimError(f"model: size_bytes = {size} needs more than one frame")
+        if size > 32768:
+            raise NicsimError(f"model: size_bytes = {size} goes by rendezvous and pull")
         extra = sum(cycles / 1e3 + latency_ns / 1e3 for _, cycles, _, latency_ns, _ in layers)
         latency = 10.0 + size / 1000.0 + extra
         out.append(
             {
                 "path": path,
                 "size_bytes": size,
+                "frames": max(1, -(-size // 8192)),
                 "latency_us": latency,
                 "rtt_us": 2 * latency,
                 "overhead_cycles": 1000.0,

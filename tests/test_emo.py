@@ -15,12 +15,15 @@ from nicsim.cli import app
 from nicsim.experiments import EXPERIMENTS, GROUPS
 from nicsim.scenario import Scenario
 
-# SPEC.md §4 rows, verbatim.
+# SPEC.md §4 rows, with the frames per message the simulator sends before them.
 EMO_COLUMNS = {
-    "emo-latency": (("path", "coalescing", "size_bytes"), ("sim_latency_us", "model_latency_us")),
+    "emo-latency": (
+        ("path", "coalescing", "size_bytes"),
+        ("frames", "sim_latency_us", "model_latency_us"),
+    ),
     "emo-overhead": (
         ("path", "coalescing", "size_bytes"),
-        ("sim_overhead_pct", "model_overhead_pct"),
+        ("frames", "sim_overhead_pct", "model_overhead_pct"),
     ),
 }
 
@@ -46,7 +49,9 @@ def test_group_and_grid() -> None:
     assert {r["path"] for r in rows} == {"to-nic", "to-kernel", "to-app"}
     assert {r["coalescing"] for r in rows} == {"none", "default", "max"}
     sizes = sorted({int(r["size_bytes"]) for r in rows})
-    assert sizes[0] == 100 and sizes[-1] == 8900
+    # The study's 100 ... 8900 B, then messages of several frames beyond it.
+    assert sizes[0] == 100 and 8900 in sizes and sizes[-1] == 32000
+    assert set(exp_emo.STUDY_SIZES) <= set(sizes)
     assert len(rows) == 3 * 3 * len(sizes)
 
 
@@ -70,6 +75,8 @@ def test_measurement_scenarios(path: str, kind: str) -> None:
     assert s["workload"] == {"kind": kind, "size_bytes": 1000, "iterations": 7, "warmup": 10}
     # Overhead the way [EMO] measured it: a cycle soaker, the library blocks.
     assert s["host"] == {"wait": "block", "soaker": True}
+    # The setting is Host B's; Host A keeps the AceNIC defaults ([EMO] §4).
+    assert s["nic"] == {**model.coalescing_options("max"), "host0": {"frames": 6}}
     Scenario.from_dict(s).to_toml()
 
 
@@ -95,37 +102,73 @@ def test_evaluate_passes_layers_and_returns_terms() -> None:
     assert math.isclose(sum(v for _, v in plain.overhead_terms_cycles), plain.overhead_cycles)
 
 
-def test_model_column_is_nan_where_the_model_does_not_apply() -> None:
+def test_model_prices_several_frames_and_refuses_rendezvous() -> None:
     exp = EXPERIMENTS["emo-latency"]
     assert exp.model is not None
-    params = {"path": "to-app", "coalescing": "none", "size_bytes": 8900}
-    toml = Scenario.from_dict(exp.scenario(params, True)).to_toml()
-    assert math.isnan(exp.model(params, toml)["model_latency_us"])
-    params["size_bytes"] = 1000
-    toml = Scenario.from_dict(exp.scenario(params, True)).to_toml()
-    assert exp.model(params, toml)["model_latency_us"] > 0
+
+    def toml(size: int) -> str:
+        params: dict[str, str | int | float] = {
+            "path": "to-app",
+            "coalescing": "none",
+            "size_bytes": size,
+        }
+        scenario = Scenario.from_dict(exp.scenario(params, True))
+        scenario.preset = str(exp.preset)
+        return scenario.to_toml()
+
+    m = exp.model({"path": "to-app", "size_bytes": 32000}, toml(32000))
+    # MTU 9000: Open-MX medium fragments of 8192 B.
+    assert m["frames"] == 4 and m["model_latency_us"] > 0
+    assert math.isnan(exp.model({"path": "to-app", "size_bytes": 40000}, toml(40000))["frames"])
 
 
 def _table() -> pd.DataFrame:
+    """Model = simulated on one frame; beyond, the simulated frames overlap (below the model)."""
     rows = []
     for path, base in (("to-nic", 10.0), ("to-kernel", 20.0), ("to-app", 30.0)):
         for setting, wait in (("none", 0.0), ("default", 30.0), ("max", 100.0)):
-            for size in (100, 1000, 8900):
-                sim = base + wait + 0.02 * size
-                mod = math.nan if size == 8900 else sim
-                rows.append((path, setting, size, sim, mod))
-    cols = ["path", "coalescing", "size_bytes", "sim_latency_us", "model_latency_us"]
+            for size, frames in ((100, 1), (1000, 1), (8000, 1), (16000, 2), (32000, 4)):
+                mod = base + wait + 0.02 * size
+                sim = mod - 5.0 * (frames - 1) ** 2
+                rows.append((path, setting, size, frames, sim, mod))
+    cols = ["path", "coalescing", "size_bytes", "frames", "sim_latency_us", "model_latency_us"]
     return pd.DataFrame(rows, columns=cols)
 
 
-def test_slopes_and_offsets() -> None:
+def test_slopes_offsets_and_departures() -> None:
     table = _table()
     for _, sim, mod in exp_emo.slopes(table):
         assert math.isclose(sim, 0.02) and math.isclose(mod, 0.02)
     raised = {(p, c): (s, m) for p, c, s, m in exp_emo.offsets(table)}
     assert raised[("to-app", "max")] == pytest.approx((100.0, 100.0))
+    gone = {(p, n): d for p, n, _, d in exp_emo.departures(table)}
+    assert gone[("to-kernel", 8000)] == 0.0 and gone[("to-kernel", 32000)] == -45.0
     notes = EXPERIMENTS["emo-latency"].notes
-    assert notes is not None and "Why they agree" in notes(table)
+    assert notes is not None and "Where they part" in notes(table)
+
+
+def test_claims_hold_on_agreement_and_departure_and_fail_without() -> None:
+    from nicsim.report import claims
+
+    exp = EXPERIMENTS["emo-latency"]
+    held = {row[0]: row[2] for row in claims(exp, _table())}
+    one, several = (c.text for c in exp.claims[:2])
+    assert held[one] == "yes" and held[several] == "yes"
+    # Without the pipelining (simulated = model on every row), the departure claim fails;
+    # with a one-frame disagreement, the agreement claim fails.
+    flat = _table().assign(sim_latency_us=lambda t: t["model_latency_us"])
+    assert {row[0]: row[2] for row in claims(exp, flat)}[several] != "yes"
+    off = _table().assign(sim_latency_us=lambda t: t["model_latency_us"] * 1.1)
+    assert {row[0]: row[2] for row in claims(exp, off)}[one] == "no"
+
+
+def test_decomposition_takes_half_a_bcopy_off_to_nic() -> None:
+    d = exp_emo.decomposition(_table(), "none")
+    # 8000 B: half of 8000 x 4 cycles at 88 MHz off the ToNIC latency.
+    assert d.loc[8000, "sim_to_nic"] - d.loc[8000, "sim_projected_to_nic"] == pytest.approx(
+        8000 * 4 / 88 / 2
+    )
+    assert list(d.index) == [100, 1000, 8000]  # one-frame sizes only
 
 
 def test_experiment_runs_with_model_columns(fake_run: runner.RunFn) -> None:
@@ -136,8 +179,8 @@ def test_experiment_runs_with_model_columns(fake_run: runner.RunFn) -> None:
         "size_bytes",
         *EMO_COLUMNS["emo-overhead"][1],
     ]
-    assert table.loc[table["size_bytes"] == 8900, "model_overhead_pct"].isna().all()
-    assert table.loc[table["size_bytes"] < 8900, "model_overhead_pct"].notna().all()
+    assert table["model_overhead_pct"].notna().all()
+    assert (table.loc[table["size_bytes"] > 8192, "frames"] > 1).all()
 
 
 def test_cli_model_prints_terms(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -190,8 +233,8 @@ def test_real_core_model_matches_simulation_on_emo2004() -> None:
 
 @pytest.mark.core
 def test_real_core_cli_model_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "model", "--sizes", "9000")
-    assert code == 2 and "8192" in err
+    code, _, err = run_cli(capsys, "model", "--sizes", "40000")
+    assert code == 2 and "32768" in err
     code, _, err = run_cli(capsys, "model", "--layer", "x:1:gpu")
     assert code == 2 and "layer.on" in err
 

@@ -164,7 +164,9 @@ def emo_echo(
     path
         ``"to-nic"``, ``"to-kernel"`` or ``"to-app"``: where the echo server runs.
     sizes
-        Message sizes in bytes (one frame each).
+        Message sizes in bytes; a message of several frames is priced as one
+        unit (EMO is message-oriented), ``frames`` says how many the
+        simulator sends.
     layers
         Extra layers ``(name, cycles, on, latency_ns, overhead_cycles)``,
         ``on`` in ``{"nic", "host"}``; added to both sums of the to-app paths.
@@ -172,8 +174,8 @@ def emo_echo(
     Returns
     -------
     list of dict
-        One per size: ``path``, ``size_bytes``, ``latency_us`` (half round
-        trip), ``rtt_us``, ``overhead_cycles``, ``overhead_pct`` (echo host),
+        One per size: ``path``, ``size_bytes``, ``frames``, ``latency_us``
+        (half round trip), ``rtt_us``, ``overhead_cycles``, ``overhead_pct`` (echo host),
         ``gap_us``, ``coalescing_wait_us``, the terms ``client_terms_us``,
         ``echo_terms_us``, ``overhead_terms_cycles`` (lists of
         ``(name, value)``), ``layers`` (names) and the variables ``client``
@@ -182,7 +184,7 @@ def emo_echo(
     Raises
     ------
     NicsimError
-        Invalid scenario, unknown path, a size that needs several frames, or
+        Invalid scenario, unknown path, a rendezvous size, or
         a configuration the model does not cover (the message says which).
     """
 

@@ -2,7 +2,8 @@
 
 This module owns the EMO figures: simulated latency/overhead (solid,
 markers) beside the model's (dashed) against the message size, one panel
-per path, one colour per coalescing setting; the cache-layer ping-pongs;
+per path, one colour per coalescing setting, sizes of several frames
+shaded; the cache-layer ping-pongs;
 and the model-only curves of ``nicsim model --plot``. It never runs
 anything; drawing an experiment's file is :func:`nicsim.plots.plot`.
 """
@@ -42,6 +43,10 @@ def _sim_vs_model(table: pd.DataFrame, fig: Figure, sim: str, model: str, ylabel
                 color=colour,
                 label=f"{setting}: model",
             )
+        several = rows.loc[rows["frames"] > 1, "size_bytes"] if "frames" in rows else []
+        if len(several):
+            # Beyond one frame: the simulated packets part from EMO's message-oriented sum.
+            ax.axvspan(min(several), max(several), color="0.9", zorder=0, label="several frames")
         ax.set_title(path)
         ax.set_xlabel("message size (B)")
         ax.set_ylabel(ylabel)

@@ -325,6 +325,7 @@ fn emo_echo<'py>(
         let d = pyo3::types::PyDict::new(py);
         d.set_item("path", e.path.name())?;
         d.set_item("size_bytes", e.size_bytes)?;
+        d.set_item("frames", e.frames)?;
         d.set_item("latency_us", e.latency_s * 1e6)?;
         d.set_item("rtt_us", e.rtt_s * 1e6)?;
         d.set_item("overhead_cycles", e.overhead_cycles)?;

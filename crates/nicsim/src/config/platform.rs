@@ -193,6 +193,12 @@ pub struct NicCfg {
     /// the hard handler, under a claim of their own, as myri10ge does).
     #[serde(default)]
     pub tx_reap: TxReap,
+    /// Receive and transmit DMA share one bus, each transfer holding it from
+    /// its start-up to its last byte (a conventional PCI bus, as the AceNIC's
+    /// 64-bit/33 MHz slot). Default false: the directions run side by side
+    /// and a start-up overlaps the previous transfer (PCIe).
+    #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
+    pub dma_shared_bus: bool,
 }
 
 /// Host OS costs and idle states.

@@ -55,6 +55,20 @@ pub struct NicOpts {
     pub steering: Option<Steering>,
     /// Core that receives the interrupt with `single-core` (default 0).
     pub irq_core: Option<u32>,
+    /// Host 0's own timeout coalescing, when it differs from the other
+    /// hosts' (the [EMO] testbed kept Host A at the driver's defaults while
+    /// Host B's setting varied). Default: as the other hosts.
+    pub host0: Option<Host0Nic>,
+}
+
+/// `nic.host0`: host 0's absolute-timeout coalescing.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host0Nic {
+    /// Coalescing delay in microseconds (default: the preset's NIC default).
+    pub delay_us: Option<f64>,
+    /// Frames threshold (0 = none).
+    pub frames: Option<u32>,
 }
 
 /// `nic.steering`.
@@ -373,6 +387,8 @@ pub struct Scenario {
     pub seed: u64,
     pub pcap: Option<String>,
     pub coalesce: CoalesceSpec,
+    /// Host 0's coalescing when `nic.host0` sets it apart (else `coalesce`).
+    pub host0_coalesce: Option<CoalesceSpec>,
     pub steering: SteeringKind,
     pub sleep: bool,
     /// `None` = the OS places the process.
@@ -500,6 +516,28 @@ impl Scenario {
             ));
         }
         let coalesce = CoalesceSpec::new(coalescing, ts, f.nic.adaptive.unwrap_or_default());
+        let host0_coalesce = match &f.nic.host0 {
+            None => None,
+            Some(h) => {
+                let delay_us = h.delay_us.unwrap_or(platform.nic.default_delay_us);
+                check_f("nic.host0.delay_us", delay_us, 0.0, 1e6)?;
+                let frames = h.frames.unwrap_or(0);
+                check_u("nic.host0.frames", frames as u64, 0, 1 << 20)?;
+                if delay_us == 0.0 && frames > 1 {
+                    return Err(ConfigError::range(
+                        "nic.host0.frames",
+                        frames,
+                        "0 or 1 when nic.host0.delay_us = 0 (fewer frames would never be reported)",
+                    ));
+                }
+                Some(CoalesceSpec::Timeout(TimeoutSpec {
+                    mode: TimeoutMode::Absolute,
+                    delay: Duration::from_ns_f64(delay_us * 1e3),
+                    frames,
+                    cap: Duration::ZERO,
+                }))
+            }
+        };
         let steering = match f.nic.steering.unwrap_or_default() {
             Steering::SingleRr => SteeringKind::SingleRr,
             Steering::Multiqueue => SteeringKind::MultiQueue,
@@ -606,6 +644,7 @@ impl Scenario {
             seed: f.seed.unwrap_or(1),
             pcap: f.pcap,
             coalesce,
+            host0_coalesce,
             steering,
             sleep,
             binding,
@@ -839,7 +878,7 @@ mod tests {
     #[case::unknown_key(
         "[nic]\nbogus = 1\n[workload]\nkind = \"stream\"",
         "unknown key `nic.bogus` (allowed here: coalescing, delay_us, frames, timeout_mode, cap_us, adaptive, \
-         steering, irq_core)"
+         steering, irq_core, host0)"
     )]
     #[case::list_item(
         "[protocol]\nunmarked = [\"rndv\", \"rdnv\"]\n[workload]\nkind = \"stream\"",

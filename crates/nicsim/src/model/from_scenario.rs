@@ -14,7 +14,7 @@
 //! |---|---|
 //! | C_N (NIC cycles) | `nic.fw_rx_ns + nic.fw_tx_ns` at R_N; the firmware echo adds `emo.nic_copy_cycles_per_byte` x payload |
 //! | R_N | `emo.nic_clock_mhz` |
-//! | L_NH | receive DMA (`frame / nic.dma_MBps + nic.dma_startup_ns`) + coalescing wait + `nic.irq_delivery_ns` + `host.irq_entry_ns + host.napi_poll_ns` (+ `host.sleep_exit_ns` when the interrupt core sleeps); send DMA (`frame / nic.dma_MBps + nic.tx_dma_startup_ns`) |
+//! | L_NH | receive DMA (`frame / nic.dma_MBps + nic.dma_startup_ns`) + coalescing wait (the client's: `nic.host0` when set) + `nic.irq_delivery_ns` + `host.irq_entry_ns + host.napi_poll_ns` (+ `host.sleep_exit_ns` when the interrupt core sleeps); send DMA (`frame / nic.dma_MBps + nic.tx_dma_startup_ns`) |
 //! | O_NH | `host.irq_entry_ns + host.napi_poll_ns + host.irq_rearm_ns` (+ the transmit-completion interrupt when `nic.tx_done_interrupts`) |
 //! | C_H, R_H | receive: `host.driver_rx_ns + host.handler_ns` + copy of the payload from DMA memory (`cache.copy_cold_MBps`; tiny messages carry none); send: `host.syscall_ns + host.driver_tx_ns + nic.doorbell_ns` + copy into the frame (`cache.copy_hot_MBps`); kernel echo: `driver_rx + handler + driver_tx + doorbell`; R_H = `host.clock_ghz` |
 //! | L_HA | `host.irq_rearm_ns` (+ `host.wakeup_ns` when the library blocks) |
@@ -22,6 +22,13 @@
 //! | C_A | receive: `library.event_ns` (+ `library.mpi_recv_ns`) + copy from the event ring to the application; send: `library.send_ns` (+ `library.mpi_send_ns`) (+ a hot copy of medium messages) |
 //! | L_NA, O_NA | 0: the Open-MX stack has no NIC -> application path |
 //! | L_W | serialization of the frame + `link.frame_overhead_bytes` at `link.rate_gbps`, + 2 x `link.propagation_ns` + `link.switch_latency_ns` (+ one more serialization without cut-through) |
+//!
+//! A message is one unit ([EMO] is message-oriented): "frame" above is one
+//! header plus the whole payload, whatever the number of frames the
+//! simulator cuts it into. What the simulator runs and the model leaves out
+//! therefore shows only on messages of several frames: per-frame costs paid
+//! again, successive frames overlapping in the pipeline, and (with
+//! `nic.dma_shared_bus`) receive and transmit DMA taking turns on one bus.
 //!
 //! Layers: the preset's `[[emo.layer]]`, plus a derived `cache` layer when
 //! the application and the interrupt run on different dies (line transfers
@@ -51,6 +58,9 @@ pub enum Role {
 pub struct EchoEval {
     pub path: Path,
     pub size_bytes: u64,
+    /// Frames the simulator cuts the message into at the MTU; the model
+    /// prices the message as one unit whatever this is.
+    pub frames: u64,
     pub client: Vars,
     pub echo: Vars,
     pub layers: Vec<Layer>,
@@ -74,9 +84,19 @@ pub struct EchoEval {
 
 const NS: f64 = 1e-9;
 
-/// The interrupt coalescing wait of a lone message frame (seconds): what the
-/// policy adds between the frame's DMA completion and its interrupt.
+/// The interrupt coalescing wait of a lone message frame on the echo host
+/// (host 1; seconds): what the policy adds between the frame's DMA
+/// completion and its interrupt.
 pub fn coalescing_wait_s(s: &Scenario) -> Result<f64, ModelError> {
+    wait_of(&s.coalesce)
+}
+
+/// The same on the client (host 0), whose coalescing `nic.host0` may set apart.
+pub fn client_coalescing_wait_s(s: &Scenario) -> Result<f64, ModelError> {
+    wait_of(s.host0_coalesce.as_ref().unwrap_or(&s.coalesce))
+}
+
+fn wait_of(spec: &CoalesceSpec) -> Result<f64, ModelError> {
     let timeout = |ts: &TimeoutSpec| -> Result<f64, ModelError> {
         if ts.frames == 1 {
             return Ok(0.0);
@@ -97,7 +117,7 @@ pub fn coalescing_wait_s(s: &Scenario) -> Result<f64, ModelError> {
             TimeoutMode::Throttle => Ok(0.0),
         }
     };
-    match &s.coalesce {
+    match spec {
         CoalesceSpec::Disabled => Ok(0.0),
         CoalesceSpec::Timeout(ts) => timeout(ts),
         // [OMX-COAL]: marked frames (every message frame of the echo) interrupt at once.
@@ -109,8 +129,30 @@ pub fn coalescing_wait_s(s: &Scenario) -> Result<f64, ModelError> {
     }
 }
 
-/// The message frame of `size` bytes, or why the model does not cover it.
-fn message_frame(s: &Scenario, size: u64) -> Result<(FrameRepr, MessageClass), ModelError> {
+/// The message of `size` bytes as [EMO] prices it: one unit behind one
+/// header, whatever the number of frames the protocol cuts it into.
+#[derive(Debug, Clone, Copy)]
+struct Message {
+    class: MessageClass,
+    /// Bytes that cross the bus and the wire: one frame header + the payload.
+    bytes: f64,
+    payload: f64,
+    /// Frames the simulator sends (MTU fragmentation); the model ignores it.
+    frames: u64,
+}
+
+/// The message of `size` bytes, or why the model does not cover it.
+///
+/// EMO is message-oriented ([EMO] abstract: it "models it in a
+/// message-oriented rather than flow-oriented manner"): a message pays each
+/// per-message cost once and each per-byte cost over all its bytes. A
+/// message that spans several frames is therefore priced as one frame of its
+/// size: the model has no packets, so neither the per-frame costs paid again
+/// for each further frame nor the overlap of successive frames in the
+/// pipeline (EMO's gap, §2.0.3) enter its latency. The study kept its
+/// messages within one jumbo frame "to avoid fragmentation and reassembly or
+/// multiple packets" (§4.1.1); the simulator cuts them at the MTU.
+fn message(s: &Scenario, size: u64) -> Result<Message, ModelError> {
     let mtu = s.platform.link.mtu as usize;
     let class = wire::classify(size as usize, s.rndv_threshold as usize);
     let one = wire::medium_frag_payload(mtu) as u64;
@@ -121,7 +163,7 @@ fn message_frame(s: &Scenario, size: u64) -> Result<(FrameRepr, MessageClass), M
         MessageClass::Small => {
             OmxBody::Small { dst_ep: 0, src_ep: 0, session: 0, seq: 0, piggy_ack: 0, match_info: 0, length: size as u16 }
         }
-        MessageClass::Medium if size <= one => OmxBody::Medium {
+        MessageClass::Medium => OmxBody::Medium {
             dst_ep: 0,
             src_ep: 0,
             session: 0,
@@ -131,16 +173,22 @@ fn message_frame(s: &Scenario, size: u64) -> Result<(FrameRepr, MessageClass), M
             msg_length: size as u32,
             frag_seq: 0,
             frag_pipeline: 0,
-            frag_length: size as u16,
+            frag_length: size.min(one) as u16,
         },
-        _ => {
+        MessageClass::Large => {
             return Err(ModelError(format!(
-                "model: size_bytes = {size} needs more than one frame (allowed: 0 ..= {one} at MTU {mtu}; fragment pipelining is not modelled)"
+                "model: size_bytes = {size} goes by rendezvous and pull (allowed: 0 ..= {} = `protocol.rndv_threshold`; the pull protocol is not one message in EMO's sum)",
+                s.rndv_threshold
             )))
         }
     };
     let repr = FrameRepr { dst_mac: wire::host_mac(1), src_mac: wire::host_mac(0), src_peer: 0, marked: true, body };
-    Ok((repr, class))
+    let frames = match class {
+        MessageClass::Medium => wire::medium_frag_count(size as usize, mtu) as u64,
+        _ => 1,
+    };
+    let bytes = (repr.header_len() + size as usize).max(repr.frame_len()) as f64;
+    Ok(Message { class, bytes, payload: size as f64, frames })
 }
 
 /// Where the interrupts of the process's queue land relative to the
@@ -190,9 +238,7 @@ pub fn echo_vars(s: &Scenario, role: Role, size: u64) -> Result<Vars, ModelError
     let emo = p.emo_cfg();
     let r_h = host.clock_ghz * 1e9;
     let r_n = emo.nic_clock_mhz * 1e6;
-    let (frame, class) = message_frame(s, size)?;
-    let frame_len = frame.frame_len() as f64;
-    let payload = frame.body.payload_len() as f64;
+    let Message { class, bytes: frame_len, payload, .. } = message(s, size)?;
     let dma = frame_len / (nic.dma_MBps * 1e6);
     let hot = |b: f64| b / (p.cache.copy_hot_MBps * 1e6);
     let cold = |b: f64| b / (p.cache.copy_cold_MBps * 1e6);
@@ -206,7 +252,10 @@ pub fn echo_vars(s: &Scenario, role: Role, size: u64) -> Result<Vars, ModelError
         let copy = emo.nic_copy_cycles_per_byte * payload;
         return Ok(Vars { c_n_cycles: fw + copy, r_n_hz: r_n, r_h_hz: r_h, l_w_s: l_w, ..Vars::default() });
     }
-    let wait = coalescing_wait_s(s)?;
+    let wait = match role {
+        Role::Client => client_coalescing_wait_s(s)?,
+        Role::Echo(_) => coalescing_wait_s(s)?,
+    };
     let block = s.wait == WaitMode::Block;
     let has_app = role != Role::Echo(Path::ToKernel);
     let (irq_on_app_core, _, irq_on_app_die, _) = placement(s);
@@ -362,6 +411,7 @@ pub fn echo(s: &Scenario, path: Path, size: u64, extra: &[Layer]) -> Result<Echo
     Ok(EchoEval {
         path,
         size_bytes: size,
+        frames: message(s, size)?.frames,
         client,
         echo,
         gap_s: super::gap_s(&client),
@@ -418,8 +468,7 @@ mod tests {
     fn emo2004_wire_and_nic_terms_by_hand() {
         let s = emo("");
         // 1000 B medium: Open-MX medium header + Ethernet header.
-        let (f, _) = message_frame(&s, 1000).unwrap();
-        let len = f.frame_len() as f64;
+        let len = message(&s, 1000).unwrap().bytes;
         let v = echo_vars(&s, Role::Echo(Path::ToNic), 1000).unwrap();
         // L_W = (len + 24) B at 1 Gb/s + 2 x 10 ns
         assert!(close(v.l_w_s, (len + 24.0) * 8e-9 + 20e-9));
@@ -432,8 +481,7 @@ mod tests {
     #[test]
     fn emo2004_host_terms_by_hand() {
         let s = emo("delay_us = 0");
-        let (f, _) = message_frame(&s, 1000).unwrap();
-        let len = f.frame_len() as f64;
+        let len = message(&s, 1000).unwrap().bytes;
         let v = echo_vars(&s, Role::Echo(Path::ToKernel), 1000).unwrap();
         // L_NH = 2 x len / 200 MB/s + 5 us + 0 wait + 1 us + (2 + 0.5) us + 5 us
         assert!(close(v.l_nh_s, 2.0 * len / 200e6 + 5e-6 + 1e-6 + 2.5e-6 + 5e-6));
@@ -467,6 +515,24 @@ mod tests {
     }
 
     #[test]
+    fn the_client_keeps_its_own_coalescing() {
+        // [EMO] 4: Host A at the driver's defaults (30 us, 6 frames) while Host B's setting varies.
+        let s = emo("delay_us = 0\n[nic.host0]\nframes = 6");
+        assert_eq!(coalescing_wait_s(&s).unwrap(), 0.0);
+        assert!(close(client_coalescing_wait_s(&s).unwrap(), 30e-6));
+        let plain = emo("delay_us = 0");
+        let (a, b) = (echo(&s, Path::ToKernel, 1000, &[]).unwrap(), echo(&plain, Path::ToKernel, 1000, &[]).unwrap());
+        // One wait per round trip, on the client's receive: half of it on the latency.
+        assert!(close(a.latency_s - b.latency_s, 15e-6));
+        assert!(close(a.echo.l_nh_s, b.echo.l_nh_s));
+        let e = Scenario::from_toml(
+            "preset = \"emo2004\"\n[nic.host0]\ndelay_us = 0\nframes = 6\n[workload]\nkind = \"pingpong\"\n",
+        )
+        .unwrap_err();
+        assert!(e.0.contains("nic.host0.frames"), "{e}");
+    }
+
+    #[test]
     fn echo_sums_and_overhead_share() {
         let s = emo("delay_us = 0");
         let e = echo(&s, Path::ToKernel, 1000, &[]).unwrap();
@@ -481,10 +547,27 @@ mod tests {
     }
 
     #[test]
+    fn a_message_of_several_frames_is_priced_as_one() {
+        let s = emo("delay_us = 0");
+        // MTU 9000: Open-MX medium fragments of 8192 B, so 8900 B is two frames, 32000 B four.
+        let (one, two, four) = (message(&s, 8000).unwrap(), message(&s, 8900).unwrap(), message(&s, 32000).unwrap());
+        assert_eq!((one.frames, two.frames, four.frames), (1, 2, 4));
+        // One header whatever the frame count: the bytes grow by the payload only.
+        assert_eq!(two.bytes - one.bytes, 900.0);
+        assert_eq!(four.bytes - one.bytes, 24000.0);
+        let (a, b) = (echo_vars(&s, Role::Client, 8000).unwrap(), echo_vars(&s, Role::Client, 32000).unwrap());
+        // The per-message costs (interrupt, driver, handler) once: O_NH does not grow.
+        assert_eq!(a.o_nh_cycles, b.o_nh_cycles);
+        // The per-byte terms grow with the 24000 extra bytes only (serialization at 1 Gb/s).
+        assert!(close(b.l_w_s - a.l_w_s, 24000.0 * 8e-9));
+        assert_eq!(echo(&s, Path::ToKernel, 32000, &[]).unwrap().frames, 4);
+    }
+
+    #[test]
     fn too_big_or_native_is_an_error_naming_the_key() {
         let s = emo("");
-        let e = echo(&s, Path::ToApp, 8900, &[]).unwrap_err();
-        assert!(e.0.contains("size_bytes") && e.0.contains("8192"), "{e}");
+        let e = echo(&s, Path::ToApp, 40000, &[]).unwrap_err();
+        assert!(e.0.contains("size_bytes") && e.0.contains("rndv_threshold") && e.0.contains("32768"), "{e}");
         let mut n = emo("");
         n.native_mx = true;
         assert!(echo(&n, Path::ToApp, 100, &[]).unwrap_err().0.contains("protocol.stack"));

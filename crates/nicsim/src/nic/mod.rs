@@ -224,6 +224,9 @@ pub struct Nic {
     pub irq_delivery: Duration,
     pub ring_slots: usize,
     pub in_dma: u32,
+    /// `nic.dma_shared_bus`: when the one bus both DMA directions use is
+    /// free (`None`: each direction has its own engines).
+    bus_free: Option<Instant>,
 }
 
 impl Nic {
@@ -247,6 +250,7 @@ impl Nic {
             irq_delivery: t.irq_delivery,
             ring_slots: cfg.ring_slots as usize,
             in_dma: 0,
+            bus_free: cfg.dma_shared_bus.then_some(Instant::ZERO),
         }
     }
 
@@ -255,12 +259,20 @@ impl Nic {
     ///
     /// An engine is busy for the transfer itself (bytes / bandwidth); the
     /// start-up latency (PCIe write posting) overlaps with the next transfer,
-    /// as PCIe keeps several requests in flight.
+    /// as PCIe keeps several requests in flight. With `nic.dma_shared_bus`
+    /// both directions share one bus, held from start-up to last byte.
     pub fn receive(&mut self, now: Instant, frame_len: usize) -> Instant {
         let fw_done = now.max(self.fw_free) + self.fw_rx;
         self.fw_free = fw_done;
         self.fw_rx_busy += self.fw_rx;
         self.fw_rx_frames += 1;
+        if let Some(bus) = self.bus_free.as_mut() {
+            // One PCI bus: the transfer waits for it and holds it from its
+            // start-up to its last byte.
+            let done = fw_done.max(*bus) + self.dma_startup + self.rx_dma.time(frame_len as u64);
+            *bus = done;
+            return done;
+        }
         let (i, free) =
             self.dma_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).unwrap_or((0, Instant::ZERO));
         let xfer_done = fw_done.max(free) + self.rx_dma.time(frame_len as u64);
@@ -273,8 +285,13 @@ impl Nic {
     /// The host rang the doorbell at `now` for a frame of `frame_len` bytes:
     /// DMA read + firmware. Returns when the frame is ready for the wire.
     /// Reads are pipelined like receive DMAs: the read latency overlaps with
-    /// the next frame's transfer.
+    /// the next frame's transfer (on a shared bus it holds the bus instead).
     pub fn transmit(&mut self, now: Instant, frame_len: usize) -> Instant {
+        if let Some(bus) = self.bus_free.as_mut() {
+            let done = now.max(*bus) + self.tx_dma_startup + self.tx_dma.time(frame_len as u64);
+            *bus = done;
+            return done + self.fw_tx;
+        }
         let xfer_done = now.max(self.tx_free) + self.tx_dma.time(frame_len as u64);
         self.tx_free = xfer_done;
         xfer_done + self.tx_dma_startup + self.fw_tx

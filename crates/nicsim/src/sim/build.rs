@@ -161,14 +161,20 @@ impl World {
         let fw_rx_extra = if stream { t.nic.fw_rx_stream } else { Duration::ZERO }
             + if multiqueue { t.nic.fw_rx_multiqueue } else { Duration::ZERO };
         let mut hosts = Vec::with_capacity(hosts_n);
-        for _ in 0..hosts_n {
+        for h in 0..hosts_n {
             let steering = Steering::new(s.steering, cores);
             let steering_queues = steering.queues();
+            // `nic.host0` sets host 0's coalescing apart (an absolute timeout:
+            // no stream firmware work).
+            let (spec, fw_rx_extra) = match (&s.host0_coalesce, h) {
+                (Some(spec), 0) => (spec, if multiqueue { t.nic.fw_rx_multiqueue } else { Duration::ZERO }),
+                _ => (&s.coalesce, fw_rx_extra),
+            };
             let queues = (0..steering.queues())
                 .map(|_| {
                     let policy = match policy.as_mut() {
                         Some(make) => make(),
-                        None => s.coalesce.build(),
+                        None => spec.build(),
                     };
                     let mut q = RxQueue::new(policy, p.nic.ring_slots as usize);
                     q.split_claims = s.tx_reap == crate::config::TxReap::HardIrq;
