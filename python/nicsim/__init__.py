@@ -18,6 +18,10 @@ True
 
 from __future__ import annotations
 
+# First, before any other import: Ctrl-C while the ``nicsim`` command loads
+# ends it with one line, not a traceback (see nicsim._launch).
+from nicsim import _launch  # noqa: F401  # isort: skip
+
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
