@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,8 +16,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+import nicsim
 from nicsim import NicsimError, Scenario
-from nicsim.scenario import parse_value
+from nicsim.scenario import MAX_FILE_BYTES, parse_value, read_toml_file
 
 
 def test_set_and_toml_round_trip() -> None:
@@ -70,3 +75,99 @@ def test_missing_file_is_a_nicsim_error(tmp_path: Path) -> None:
 )
 def test_parse_value(text: str, value: object) -> None:
     assert parse_value(text) == value
+
+
+# -- configuration files: regular, at most MAX_FILE_BYTES, UTF-8 --------------
+
+
+def _fifo(tmp_path: Path) -> Path:
+    fifo = tmp_path / "s.toml"
+    os.mkfifo(fifo)
+    return fifo
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda _: Path("/dev/zero"), "is a character device"),
+        (lambda tmp: tmp, "is a directory"),
+        (_fifo, "is a FIFO (named pipe)"),
+    ],
+    ids=["dev-zero", "directory", "fifo"],
+)
+def test_a_scenario_path_that_is_not_a_regular_file_is_refused_at_once(
+    tmp_path: Path, make: Callable[[Path], Path], says: str
+) -> None:
+    path = make(tmp_path)
+    started = time.monotonic()
+    with pytest.raises(NicsimError) as err:
+        Scenario.load(path)
+    assert time.monotonic() - started < 5  # no wait for a FIFO writer, no endless read
+    assert str(err.value) == (
+        f"scenario file {str(path)!r} {says} (allowed: a regular TOML file of at most 1024 KiB)"
+    )
+
+
+def test_a_scenario_file_over_the_bound_is_refused_and_one_at_it_is_read(
+    tmp_path: Path,
+) -> None:
+    big = tmp_path / "big.toml"
+    with big.open("wb") as handle:  # sparse: the size is known without writing it
+        handle.truncate(MAX_FILE_BYTES + 1)
+    with pytest.raises(NicsimError, match=f"is {MAX_FILE_BYTES + 1} bytes"):
+        Scenario.load(big)
+    at = tmp_path / "at.toml"
+    at.write_text("# padding\n".ljust(MAX_FILE_BYTES - 40) + '\n[workload]\nkind = "flood"\n')
+    assert at.stat().st_size <= MAX_FILE_BYTES
+    assert Scenario.load(at).workload == {"kind": "flood"}
+
+
+def test_a_file_whose_size_is_unknown_is_read_only_up_to_the_bound() -> None:
+    """/proc files say size 0; the read stops one byte past the bound."""
+    proc = Path("/proc/self/environ")
+    if not proc.exists():
+        pytest.skip("no /proc")
+    assert len(read_toml_file(proc, "scenario file")) <= MAX_FILE_BYTES
+
+
+def test_a_binary_scenario_file_is_named_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_bytes(b"seed = 1\n\xff\xfe")
+    with pytest.raises(NicsimError, match=r"'.*s\.toml' is not UTF-8 text \(byte 9: 0xff"):
+        Scenario.load(path)
+
+
+def test_run_reads_a_toml_path_given_as_a_string_or_names_it(tmp_path: Path) -> None:
+    """A one-line string ending in .toml is a path: missing or a FIFO, the file is named."""
+    missing = str(tmp_path / "missing.toml")
+    with pytest.raises(NicsimError, match=r"cannot read scenario file '.*missing\.toml'"):
+        nicsim.run(missing)
+    with pytest.raises(NicsimError, match="is a FIFO"):
+        nicsim.run(str(_fifo(tmp_path)))
+
+
+@pytest.mark.core
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda _: Path("/dev/zero"), "is a character device"),
+        (lambda tmp: tmp / "dir.toml", "is a directory"),
+        (_fifo, "is a FIFO (named pipe)"),
+        (lambda tmp: tmp / "big.toml", f"is {MAX_FILE_BYTES + 1} bytes"),
+    ],
+    ids=["dev-zero", "directory", "fifo", "huge"],
+)
+def test_the_core_refuses_a_preset_path_that_is_not_a_small_regular_file(
+    tmp_path: Path, make: Callable[[Path], Path], says: str
+) -> None:
+    (tmp_path / "dir.toml").mkdir()
+    with (tmp_path / "big.toml").open("wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)
+    path = make(tmp_path)
+    for preset_family in ({"kind": "pingpong"}, {"kind": "stream"}):
+        with pytest.raises(NicsimError) as err:
+            nicsim.run({"preset": str(path), "workload": preset_family})
+        assert str(err.value) == (
+            f"invalid value for `preset`: {json.dumps(str(path))} {says} "
+            "(allowed: a regular TOML file of at most 1024 KiB)"
+        )

@@ -73,9 +73,10 @@ def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | Path) -> Scenari
     if isinstance(scenario, Path):
         return Scenario.load(scenario)
     if isinstance(scenario, str):
-        path = Path(scenario)
-        if scenario.endswith(".toml") and "\n" not in scenario and path.is_file():
-            return Scenario.load(path)
+        # One line ending in .toml is a path (as TOML text it would be invalid):
+        # a missing or unreadable file is then named as such.
+        if scenario.endswith(".toml") and "\n" not in scenario:
+            return Scenario.load(scenario)
         return Scenario.from_toml(scenario)
     return Scenario.from_dict(scenario)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -26,10 +27,69 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 from nicsim._core import DEFAULT_PRESET, SEED_LIMIT, NicsimError
 
-__all__ = ["SECTIONS", "Scenario", "check_seed", "parse_value"]
+__all__ = ["MAX_FILE_BYTES", "SECTIONS", "Scenario", "check_seed", "parse_value", "read_toml_file"]
 
 #: The tables of a scenario file, in the order they are written.
 SECTIONS: tuple[str, ...] = ("platform", "nic", "host", "protocol", "workload")
+
+#: The largest scenario file read, in bytes: a scenario is a few hundred
+#: bytes, a preset 5 to 14 KiB; the bound keeps a mistaken path (a log, a
+#: disk image) from being read whole. The core reads preset files under the
+#: same bound (``MAX_FILE_BYTES`` in ``crates/nicsim/src/config/mod.rs``).
+MAX_FILE_BYTES = 1 << 20
+
+_ALLOWED_FILE = f"allowed: a regular TOML file of at most {MAX_FILE_BYTES >> 10} KiB"
+
+
+def _file_kind(mode: int) -> str:
+    """Name, in words, what a file that is not a regular file is."""
+    kinds = [
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def read_toml_file(path: str | os.PathLike[str], what: str) -> str:
+    """Read a configuration file: a regular file of at most :data:`MAX_FILE_BYTES` of UTF-8.
+
+    Anything else is refused before it is read, with a :class:`NicsimError`
+    naming ``what`` (e.g. ``"scenario file"``), the path and what it is: a
+    FIFO (opening one waits for a writer), a device (``/dev/zero`` never
+    ends), a directory, or a bigger file. The read stops one byte past the
+    bound, for files whose size the file system does not know.
+
+    Examples
+    --------
+    >>> read_toml_file("/dev/zero", "scenario file")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    NicsimError: scenario file '/dev/zero' is a character device (allowed: ...)
+    """
+    name = os.fspath(path)
+    try:
+        info = os.stat(name)
+        if not stat.S_ISREG(info.st_mode):
+            raise NicsimError(f"{what} {name!r} is {_file_kind(info.st_mode)} ({_ALLOWED_FILE})")
+        if info.st_size > MAX_FILE_BYTES:
+            raise NicsimError(f"{what} {name!r} is {info.st_size} bytes ({_ALLOWED_FILE})")
+        with open(name, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise NicsimError(f"cannot read {what} {name!r}: {err.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise NicsimError(
+            f"{what} {name!r} holds more than {MAX_FILE_BYTES} bytes ({_ALLOWED_FILE})"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise NicsimError(
+            f"{what} {name!r} is not UTF-8 text (byte {err.start}: {data[err.start]:#04x}; "
+            f"{_ALLOWED_FILE})"
+        ) from None
 
 
 def _empty() -> dict[str, Any]:
@@ -198,13 +258,9 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:
-        """Read a scenario TOML file."""
+        """Read a scenario TOML file (as :func:`read_toml_file` allows)."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as err:
-            raise NicsimError(f"cannot read scenario file {str(path)!r}: {err.strerror}") from None
-        return cls.from_toml(text, base_dir=path.parent)
+        return cls.from_toml(read_toml_file(path, "scenario file"), base_dir=path.parent)
 
 
 _FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Scenario))
