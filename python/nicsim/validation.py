@@ -35,6 +35,7 @@ import pandas as pd
 
 from nicsim import fit as _fit
 from nicsim import fit_lci as _fit_lci
+from nicsim import fitted as _fitted
 from nicsim.exp_base import TOLERANCE, Claim, Published
 from nicsim.experiments import EXPERIMENTS
 from nicsim.report import FLOAT_FORMAT, Provenance, markdown_table
@@ -2734,6 +2735,12 @@ def render(tables: Mapping[str, pd.DataFrame], provenance: Provenance) -> str:
         "## Calibrations",
         "",
         _fits_table(),
+        "",
+        "Every `[fitted]` preset value and its physical range with the range's source "
+        "(`python -m nicsim.fitted`): a value at a bound of its range, or outside it, "
+        "is a misfit.",
+        "",
+        _fitted.audit_table(),
         "",
         "## Predicted values that disagree with the study",
         "",
