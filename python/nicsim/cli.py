@@ -31,6 +31,8 @@ __all__ = ["app"]
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = _launch.EXIT_INTERRUPTED
+#: The largest ``bench --count`` (the core's count is an unsigned 64-bit integer).
+COUNT_LIMIT = 2**64 - 1
 
 _out = Console()
 
@@ -537,8 +539,8 @@ def bench_command(
             n *= 2
         _out.print(table)
         return
-    if count < 1:
-        _fail(f"--count {count}: must be at least 1")
+    if not 1 <= count <= COUNT_LIMIT:
+        _fail(f"--count {count}: must be from 1 to {COUNT_LIMIT} (the core counts in 64 bits)")
     result = _core.bench(kind.value, count)
     table = Table(title=f"nicsim bench {kind.value} ({count})")
     table.add_column("measure")
