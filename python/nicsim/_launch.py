@@ -16,8 +16,9 @@ removing partial outputs.
 
 Imported as a library (a script, a notebook, pytest, a worker process of a
 campaign) the module changes nothing. Out of its reach: the interpreter's
-own start-up (its first ~10 ms, before any of nicsim runs), where Python
-either dies of the signal silently or raises in the importer.
+own start-up and the search for the package (the first 10 to 25 ms on the
+2-core test machine, before any of nicsim runs), where Python either dies
+of the signal silently or raises in the importer.
 """
 
 # Only built-in modules: this runs before anything else of nicsim, and each
