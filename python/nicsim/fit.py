@@ -435,9 +435,8 @@ def main(argv: list[str] | None = None) -> int:
     for table, values in ov.items():
         for k, v in values.items():
             print(f"{table}.{k} = {v:g}")
+    # The misfits themselves are in the fit's log above.
     pinned = misfits(a.preset, ov)
-    for line in pinned:
-        print(line)
     print(f"{len(pinned)} misfit(s): fitted values at a bound of (or outside) their range")
     if a.write:
         write_preset(a.preset, ov, a.write)
