@@ -140,3 +140,125 @@ def test_cli_errors_are_one_line(args: list[str], needle: str, tmp_path: Path) -
 
 def _escape(text: str) -> str:
     return re.escape(text)
+
+
+# -- every argument of the wrong type is named, before any work ----------------
+
+QUICK = "coalescing-irq-overhead"
+#: (call, start of the message): nothing runs, nothing is written.
+WRONG_TYPES: list[tuple[str, Any, str]] = [
+    ("run progress", lambda: nicsim.run(BASE, progress=5), r"progress = 5: expected a callable"),
+    (
+        "None value",
+        lambda: nicsim.run(BASE, nic__delay_us=None),
+        r"invalid value for `nic\.delay_us`: None \(allowed: a num",
+    ),
+    (
+        "object value",
+        lambda: nicsim.run(BASE, nic__delay_us=object()),
+        r"invalid value for `nic\.delay_us`: <object",
+    ),
+    (
+        "int beyond 64 bits",
+        lambda: nicsim.run(BASE, workload__size_bytes=2**70),
+        r"invalid value for `workload\.size_bytes`: 1180591620717411303424 \(allowed",
+    ),
+    ("non-string key", lambda: nicsim.run({5: 1}), r"key 5: expected a dotted key string"),
+    (
+        "nested non-string key",
+        lambda: nicsim.run({**BASE, "nic": {5: 1}}),
+        r"nic: key 5 is not a string",
+    ),
+    (
+        "preset None",
+        lambda: nicsim.run({**BASE, "preset": None}),
+        r"invalid value for `preset`: None",
+    ),
+    (
+        "axis of one value",
+        lambda: nicsim.sweep(BASE, {"nic.delay_us": 5}),
+        r"axes\['nic\.delay_us'\] = 5: expected a list",
+    ),
+    (
+        "axis of a string",
+        lambda: nicsim.sweep(BASE, {"nic.delay_us": "0,25"}),
+        r"axes\['nic\.delay_us'\] = '0,25'",
+    ),
+    (
+        "jobs text",
+        lambda: nicsim.sweep(BASE, {"seed": [1]}, jobs="2"),
+        r"jobs = '2': expected a number of workers",
+    ),
+    (
+        "dask_local float",
+        lambda: nicsim.sweep(BASE, {"seed": [1]}, dask_local=1.5),
+        r"dask_local = 1\.5",
+    ),
+    (
+        "scheduler int",
+        lambda: nicsim.sweep(BASE, {"seed": [1]}, scheduler=5),
+        r"scheduler = 5: expected an address",
+    ),
+    (
+        "store int",
+        lambda: nicsim.sweep(BASE, {"seed": [1]}, jobs=1, store=5),
+        r"store = 5: expected a path",
+    ),
+    (
+        "experiment preset",
+        lambda: nicsim.run_experiment(QUICK, preset=5),
+        r"preset = 5: expected a path",
+    ),
+    ("experiment jobs", lambda: nicsim.run_experiment(QUICK, jobs=True), r"jobs = True"),
+    (
+        "experiments int",
+        lambda: nicsim.reproduce(5, "out"),
+        r"experiments = 5: expected a name or a list",
+    ),
+    (
+        "out_dir int",
+        lambda: nicsim.reproduce([QUICK], 5),
+        r"out_dir = 5: expected a directory path",
+    ),
+    ("preset name int", lambda: nicsim.preset_toml(5), r"name = 5: expected a preset name"),
+    ("set key int", lambda: Scenario().set(5, 1), r"key 5: expected a dotted key string"),
+    ("from_dict int", lambda: Scenario.from_dict(5), r"scenario = 5: expected a dict"),
+    ("from_toml int", lambda: Scenario.from_toml(5), r"scenario = 5: expected TOML text"),
+    ("load int", lambda: Scenario.load(5), r"scenario file = 5: expected a path"),
+    ("update int", lambda: Scenario().update(5), r"overrides = 5: expected a dict"),
+    ("section int", lambda: Scenario(workload=5).to_toml(), r"workload = 5: expected a table"),
+    (
+        "model sizes negative",
+        lambda: nicsim.model.evaluate(sizes=[-1]),
+        r"sizes = \[-1\]: expected a list",
+    ),
+    ("model sizes int", lambda: nicsim.model.evaluate(sizes=5), r"sizes = 5: expected a list"),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"), [c[1:] for c in WRONG_TYPES], ids=[c[0] for c in WRONG_TYPES]
+)
+def test_an_argument_of_the_wrong_type_is_a_named_error_before_any_work(
+    call: Any, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(nicsim.NicsimError, match="^" + message):
+        call()
+    assert list(tmp_path.iterdir()) == [], "nothing written"
+
+
+def test_numbers_of_other_types_are_written_as_plain_toml() -> None:
+    """NumPy numbers (a sweep over np.arange, say) are numbers, not a type error."""
+    import numpy as np
+
+    s = Scenario(workload={"kind": "stream", "size_bytes": np.int64(128)})
+    s.set("nic.delay_us", np.float64(25.0)).set("platform.nic.ring_slots", np.uint16(256))
+    assert "size_bytes = 128\n" in s.to_toml() and "delay_us = 25.0\n" in s.to_toml()
+    assert "ring_slots = 256\n" in s.to_toml()
+
+
+@pytest.mark.core
+def test_one_metric_or_experiment_may_be_given_as_a_string() -> None:
+    table = nicsim.sweep(BASE, {"seed": [1]}, metrics="latency_us", jobs=1)
+    assert list(table.columns) == ["seed", "latency_us"]

@@ -43,6 +43,9 @@ def assert_one_error_line(err: str) -> None:
         (["reproduce", "no-such-exp", "--out", "x"], "no-such-exp"),
         (["reproduce", "omx-coal"], "--out"),
         (["no-such-command"], "no-such-command"),
+        (["bench", "--count", str(2**64)], "--count 18446744073709551616: must be from 1 to"),
+        (["run", "--size", str(10**20)], "`workload.size_bytes`: 100000000000000000000"),
+        (["run", "--scenario", "/dev/zero"], "'/dev/zero' is a character device"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(

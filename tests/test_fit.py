@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import nicsim
-from nicsim import fit
+from nicsim import fit, fit_lci
 
 pytestmark = pytest.mark.core
 
@@ -80,3 +80,47 @@ def test_fit_cli_refuses_a_bad_start_in_one_line(
         fit.main(["omx2009", "--rounds", "0", "--start", item])
     err = capsys.readouterr().err
     assert "--start" in err and "Traceback" not in err
+
+
+# -- ranges: the fit searches inside the preset's physical ranges --------------
+# (kept apart from the fixed-point tests above: these do not depend on the
+# committed values, only on the ranges the presets state)
+
+
+def test_the_fit_takes_each_free_parameters_range_from_the_preset() -> None:
+    for preset, (_targets, params) in fit.PLANS.items():
+        bounds = fit.param_ranges(preset, params)
+        assert {p.path for p in params} <= set(bounds), preset
+        assert all(r.source for r in bounds.values())
+    assert str(fit.param_ranges("omx2009", fit.OMX2009_PARAMS)["host.sleep_exit_ns"]) == (
+        "2000 .. 10000"
+    )
+
+
+def test_a_free_parameter_without_a_range_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"no '# \[range .*' comment for cache\.memory_ns"):
+        fit.param_ranges("omx2009", [fit.FitParam("cache", "memory_ns")])
+
+
+def test_a_start_outside_the_range_is_clamped_and_a_result_at_a_bound_is_a_misfit() -> None:
+    logged: list[str] = []
+    start = {"library.mpi_send_ns": 9000.0, "library.mpi_recv_ns": 500.0}
+    ov, _targets, _before, _after = fit.fit("omx2009-mq", rounds=0, log=logged.append, start=start)
+    assert ov["library"] == {"mpi_send_ns": 2000.0, "mpi_recv_ns": 500.0}
+    assert (
+        "library.mpi_send_ns = 9000 is outside its range 100 .. 2000: starting from 2000" in logged
+    )
+    pinned = [line for line in logged if line.startswith("misfit:")]
+    assert len(pinned) == 1 and pinned[0].startswith(
+        "misfit: library.mpi_send_ns = 2000 at upper bound 100 .. 2000 (Open MPI over Open-MX"
+    )
+    assert fit.misfits("omx2009-mq", ov) == pinned
+
+
+def test_the_lci_fit_stays_inside_the_range_of_both_firmware_costs() -> None:
+    bounds = fit_lci.cycle_range()
+    assert (bounds.lo, bounds.hi) == (20.0, 396.0)
+    cycles, latency, status = fit_lci.fit_lci2000()
+    assert bounds.lo <= cycles <= bounds.hi
+    assert status == bounds.status(cycles)
+    assert abs(latency - fit_lci.TARGET_LATENCY_US) < 0.5

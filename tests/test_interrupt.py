@@ -1,9 +1,18 @@
-"""Interrupting a local campaign (a real ``nicsim sweep`` subprocess, by Ctrl-C
-or SIGKILL): it leaves the previous table whole and keeps what finished, and
-the same command then simulates only the rest and writes the same table."""
+"""Interrupting the ``nicsim`` command.
+
+Wherever Ctrl-C lands after the interpreter has started (importing nicsim,
+typer and rich; parsing the arguments; building the scenario; in the core;
+writing an output; shutting down), the command ends with one
+``error: interrupted`` line and status 130, never a traceback, and leaves no
+partial output. An interrupted local campaign (a real ``nicsim sweep``
+subprocess, by Ctrl-C or SIGKILL) leaves the previous table whole and keeps
+what finished, and the same command then simulates only the rest and writes
+the same table.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import signal
 import subprocess
 import sys
@@ -42,6 +51,132 @@ def entries(store: Path) -> dict[str, tuple[int, int]]:
         for p in store.glob("*/*.json")
         if not p.name.startswith(".")
     }
+
+
+#: A copy of the console script that sends itself SIGINT at one point, named
+#: by $SIGINT_AT: ``import:MODULE`` (when MODULE starts to load), ``call:F``
+#: (when the function at dotted path F is entered), ``exit`` (in atexit, after
+#: the command has ended). The script is named ``nicsim`` like the console
+#: script, so nicsim sees the process as the command.
+LAUNCHER = """\
+import atexit, importlib, os, signal, sys
+
+kind, _, name = os.environ["SIGINT_AT"].partition(":")
+
+def sigint():
+    os.kill(os.getpid(), signal.SIGINT)
+
+class Finder:
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == name:
+            sigint()
+        return None
+
+if kind == "import":
+    sys.meta_path.insert(0, Finder())
+from nicsim.cli import app
+
+if kind == "call":
+    owner_path, _, attr = name.rpartition(".")
+    module_path, _, cls = owner_path.partition(":")
+    owner = importlib.import_module(module_path)
+    owner = getattr(owner, cls) if cls else owner
+    real = getattr(owner, attr)
+
+    def wrapper(*args, **kwargs):
+        sigint()
+        return real(*args, **kwargs)
+
+    setattr(owner, attr, wrapper)
+if kind == "exit":
+    atexit.register(sigint)
+sys.exit(app())
+"""
+
+#: The click that typer parses with (recent typer carries its own copy).
+CLICK = "typer._click" if importlib.util.find_spec("typer._click") else "click"
+#: (where SIGINT lands, the command): from the first module nicsim imports to
+#: writing the output.
+POINTS = [
+    ("import:nicsim._core", ["presets", "list"]),
+    ("import:nicsim.scenario", ["presets", "list"]),
+    ("import:typer", ["presets", "list"]),
+    ("import:rich.table", ["presets", "list"]),
+    ("import:nicsim.cli", ["presets", "list"]),
+    (f"call:{CLICK}.core:Parameter.handle_parse_result", ["run", "--size", "64"]),
+    ("call:nicsim.scenario:Scenario.set", ["run", "--size", "64"]),
+    ("call:nicsim._core.run", ["run", "--size", "64"]),
+    ("import:nicsim.outputs", ["presets", "copy", "omx2009", "copy.toml"]),
+    ("call:pathlib:Path.write_text", ["presets", "copy", "omx2009", "copy.toml"]),
+    ("call:os.replace", ["presets", "copy", "omx2009", "copy.toml"]),
+    ("call:rich.console:Console.print", ["run", "--size", "64"]),
+]
+
+
+@pytest.mark.parametrize(("point", "args"), POINTS, ids=[p for p, _ in POINTS])
+def test_ctrl_c_anywhere_in_the_command_is_one_line_and_status_130(
+    tmp_path: Path, point: str, args: list[str]
+) -> None:
+    launcher = tmp_path / "bin" / "nicsim"
+    launcher.parent.mkdir()
+    launcher.write_text(LAUNCHER)
+    proc = subprocess.run(
+        [sys.executable, str(launcher), *args], env={**env(), "SIGINT_AT": point},
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip().splitlines() == ["error: interrupted"]
+    # No partial output: the copy is written whole or not at all.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin"]
+
+
+def test_ctrl_c_while_python_m_nicsim_loads_is_one_line_and_status_130(tmp_path: Path) -> None:
+    """``python -m nicsim`` is the command too (a sitecustomize hook sends the signal)."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os, signal, sys\n"
+        "class Finder:\n"
+        "    def find_spec(self, fullname, path=None, target=None):\n"
+        "        if fullname == 'typer':\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "sys.meta_path.insert(0, Finder())\n"
+    )
+    paths = {"PYTHONPATH": f"{tmp_path}:{ROOT / 'python'}"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "nicsim", "presets", "list"], env={**env(), **paths},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (130, "error: interrupted\n"), proc.stderr
+
+
+def test_ctrl_c_after_the_command_keeps_its_whole_output(tmp_path: Path) -> None:
+    launcher = tmp_path / "nicsim"
+    launcher.write_text(LAUNCHER)
+    proc = subprocess.run(
+        [sys.executable, str(launcher), "presets", "list"], env={**env(), "SIGINT_AT": "exit"},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 130 and proc.stderr == "error: interrupted\n"
+    assert proc.stdout.split() == nicsim.presets()
+
+
+def test_a_program_importing_nicsim_keeps_keyboard_interrupt(tmp_path: Path) -> None:
+    """Only the command changes Ctrl-C: a script importing nicsim sees KeyboardInterrupt."""
+    script = tmp_path / "study.py"
+    script.write_text(
+        "import os, signal\n"
+        "import nicsim.cli\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    for _ in range(10**6): pass\n"
+        "except KeyboardInterrupt:\n"
+        "    print('caught')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)], env=env(), capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (0, "caught\n"), proc.stderr
 
 
 @pytest.fixture(scope="module")

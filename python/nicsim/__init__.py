@@ -18,7 +18,12 @@ True
 
 from __future__ import annotations
 
+# First, before any other import: Ctrl-C while the ``nicsim`` command loads
+# ends it with one line, not a traceback (see nicsim._launch).
+from nicsim import _launch  # noqa: F401  # isort: skip
+
 import importlib
+import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,11 +74,39 @@ def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | Path) -> Scenari
     if isinstance(scenario, Path):
         return Scenario.load(scenario)
     if isinstance(scenario, str):
-        path = Path(scenario)
-        if scenario.endswith(".toml") and "\n" not in scenario and path.is_file():
-            return Scenario.load(path)
+        # One line ending in .toml is a path (as TOML text it would be invalid):
+        # a missing or unreadable file is then named as such.
+        if scenario.endswith(".toml") and "\n" not in scenario:
+            return Scenario.load(scenario)
         return Scenario.from_toml(scenario)
     return Scenario.from_dict(scenario)
+
+
+def _check_where(jobs: object, scheduler: object, dask_local: object) -> None:
+    """Refuse ``jobs``, ``scheduler`` or ``dask_local`` of the wrong type, naming it."""
+    for name, value in (("jobs", jobs), ("dask_local", dask_local)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise NicsimError(f"{name} = {value!r}: expected a number of workers (>= 1) or None")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise NicsimError(
+            f"scheduler = {scheduler!r}: expected an address such as 'tcp://10.0.0.1:8786' or None"
+        )
+
+
+def _check_path(name: str, value: object) -> None:
+    if value is not None and not isinstance(value, str | os.PathLike):
+        raise NicsimError(f"{name} = {value!r}: expected a path (str or pathlib.Path)")
+
+
+def _names(name: str, value: object) -> list[str]:
+    """Return one name or an iterable of names as a list; else raise a named error."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        items = list(value)
+        if all(isinstance(item, str) for item in items):
+            return items
+    raise NicsimError(f"{name} = {value!r}: expected a name or a list of names")
 
 
 def run(
@@ -140,6 +173,10 @@ def run(
             f"policy = {policy!r}: expected a callable returning a "
             "nicsim.policy.CoalescingPolicy (e.g. the class) or None"
         )
+    if progress is not None and not callable(progress):
+        raise NicsimError(
+            f"progress = {progress!r}: expected a callable progress(sim_time_ps, events) or None"
+        )
     built = _as_scenario(scenario).update(overrides)
     if built.pcap is None:
         return _run_core(built, policy, progress)
@@ -182,7 +219,7 @@ def sweep(
     axes
         Dotted key → values; the grid is their product, last axis fastest.
     metrics
-        Metric columns to keep (default: all).
+        Metric columns to keep (default: all); one may be given as a string.
     jobs
         Local worker processes (``1`` = serial in this process).
     scheduler
@@ -220,12 +257,17 @@ def sweep(
 
     if not isinstance(axes, Mapping):
         raise NicsimError(f"axes = {axes!r}: expected a dict of dotted key -> list of values")
+    for key, values in axes.items():
+        if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+            raise NicsimError(f"axes[{key!r}] = {values!r}: expected a list of values")
+    _check_where(jobs, scheduler, dask_local)
+    _check_path("store", store)
     base = _as_scenario(scenario)
     planned = sweeps.plan_sweep(base, {key: list(values) for key, values in axes.items()})
     chosen = executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
     return sweeps.run_planned(
         planned,
-        metrics=None if metrics is None else list(metrics),
+        metrics=None if metrics is None else _names("metrics", metrics),
         progress=progress,
         executor=chosen,
         store=None if store is None else Store(Path(store), fresh=fresh),
@@ -253,6 +295,8 @@ def preset_toml(name: str) -> str:
     >>> "[" in preset_toml("omx2009")
     True
     """
+    if not isinstance(name, str):
+        raise NicsimError(f"name = {name!r}: expected a preset name such as 'omx2009'")
     return _core.preset_toml(name)
 
 
@@ -307,6 +351,9 @@ def run_experiment(
     from nicsim.store import Store
 
     _experiments.get(exp_id)
+    _check_where(jobs, scheduler, dask_local)
+    _check_path("preset", preset)
+    _check_path("store", store)
     chosen = executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
     return runner.run_experiment(
         exp_id,
@@ -347,7 +394,8 @@ def reproduce(
     Parameters
     ----------
     experiments
-        Experiment ids and/or group names (``nicsim.experiments.GROUPS``).
+        Experiment ids and/or group names (``nicsim.experiments.GROUPS``);
+        one name may be given as a string.
     out_dir
         Output directory: created if missing (its parent must exist); used
         by one reproduction at a time.
@@ -371,8 +419,12 @@ def reproduce(
     """
     from nicsim import campaign
 
+    _check_where(jobs, scheduler, dask_local)
+    _check_path("preset", preset)
+    if not isinstance(out_dir, str | os.PathLike):
+        raise NicsimError(f"out_dir = {out_dir!r}: expected a directory path (str or pathlib.Path)")
     return campaign.reproduce(
-        experiments,
+        _names("experiments", experiments),
         out_dir,
         jobs=jobs,
         scheduler=scheduler,

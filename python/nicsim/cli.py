@@ -3,7 +3,8 @@
 This module owns argument parsing, terminal output and the error contract:
 bad input prints one ``error: ...`` line on stderr and exits with status 2,
 never a traceback, before any work starts; Ctrl-C prints one
-``error: interrupted`` line and exits with status 130. The work itself is
+``error: interrupted`` line and exits with status 130 (while the command
+loads and after it ends too: :mod:`nicsim._launch`). The work itself is
 done by :mod:`nicsim` (campaigns that write files by :mod:`nicsim.campaign`).
 Importing it loads neither pandas nor matplotlib.
 """
@@ -22,21 +23,23 @@ from rich.console import Console
 from rich.table import Table
 
 import nicsim
-from nicsim import _core, model, runner
+from nicsim import _core, _launch, model, runner
 from nicsim._core import NicsimError
 from nicsim.scenario import Scenario, parse_value
 
 __all__ = ["app"]
 
 EXIT_BAD_INPUT = 2
-#: 128 + SIGINT, as a shell reports a command ended by Ctrl-C.
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = _launch.EXIT_INTERRUPTED
+#: The largest ``bench --count`` (the core's count is an unsigned 64-bit integer).
+COUNT_LIMIT = 2**64 - 1
 
 _out = Console()
 
 
 def _fail(message: str) -> NoReturn:
     """Print one ``error:`` line on stderr and exit with status 2."""
+    _launch.command_ended()  # Ctrl-C from now on exits at once
     line = " ".join(message.split())
     print(f"error: {line}", file=sys.stderr)
     raise SystemExit(EXIT_BAD_INPUT)
@@ -44,6 +47,7 @@ def _fail(message: str) -> NoReturn:
 
 def _stopped() -> NoReturn:
     """Print ``error: interrupted`` on stderr and exit with status 130."""
+    _launch.command_ended()  # a second Ctrl-C now exits at once
     print("error: interrupted", file=sys.stderr)
     raise SystemExit(EXIT_INTERRUPTED)
 
@@ -54,7 +58,11 @@ class _App(typer.Typer):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", False)
         try:
+            _launch.command_started()
             status = super().__call__(*args, **kwargs)
+            if status == EXIT_INTERRUPTED:  # typer's status for a KeyboardInterrupt in a command
+                raise KeyboardInterrupt
+            _launch.command_ended()
         except typer.TyperException as err:  # bad CLI usage or values
             if not err.format_message():  # no_args_is_help: the help is already shown
                 raise SystemExit(EXIT_BAD_INPUT) from None
@@ -62,8 +70,6 @@ class _App(typer.Typer):
         except NicsimError as err:
             _fail(str(err))
         except (typer.Abort, KeyboardInterrupt):  # Ctrl-C outside a command's own handler
-            _stopped()
-        if status == EXIT_INTERRUPTED:  # typer returns 130 for a KeyboardInterrupt in a command
             _stopped()
         raise SystemExit(status if isinstance(status, int) else 0)
 
@@ -257,6 +263,7 @@ def _interrupted(store: Path) -> NoReturn:
     """Say what an interrupted campaign kept, and exit 130."""
     from nicsim.store import Store
 
+    _launch.command_ended()  # a second Ctrl-C now exits at once
     kept = Store(store).done()
     print(
         f"error: interrupted; {kept} finished run(s) kept in {store}: the same command resumes",
@@ -532,8 +539,8 @@ def bench_command(
             n *= 2
         _out.print(table)
         return
-    if count < 1:
-        _fail(f"--count {count}: must be at least 1")
+    if not 1 <= count <= COUNT_LIMIT:
+        _fail(f"--count {count}: must be from 1 to {COUNT_LIMIT} (the core counts in 64 bits)")
     result = _core.bench(kind.value, count)
     table = Table(title=f"nicsim bench {kind.value} ({count})")
     table.add_column("measure")

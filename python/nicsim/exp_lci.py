@@ -320,8 +320,9 @@ MULTICAST_APPS = Experiment(
 DSM_APPS = ("barnes", "fft", "radix")
 #: Watchdog delays: ``none`` = interrupt at once per packet, ``inf`` = no interrupts.
 WATCHDOG_DELAYS = ("none", "1", "3", "10", "30", "100", "300", "1000", "inf")
-#: Processes and shared-region operations per process (full, quick).
-DSM_PROCS = 16
+#: Processes: "three CRL applications run on 64 processors" ([LCI] §5.1, Figure 7).
+DSM_PROCS = 64
+#: Shared-region operations per process (full, quick).
 DSM_OPERATIONS = (300, 40)
 
 
@@ -444,8 +445,9 @@ requests to a computing home wait for the watchdog.
   is polling: the handler returns at once but costs the 25 us delivery each time.
 * Short delays interrupt a computing home almost at once (fast service, many
   interrupts); long delays let requests wait up to the delay, so execution time
-  rises again at 300-1000 us; the minimum lies at a moderate delay (10-100 us
-  in our runs: about the compute grain of the mix or below it).
+  rises again at 300-1000 us; the minimum lies at a short to moderate delay
+  (1-100 us in our 64-process runs: about the compute grain of the mix or
+  below it).
 * `inf` (no interrupts): a process that finished its operations sleeps (an
   interrupt-driven wait for the others), so a request to it is never served and
   the run cannot progress. The simulator ends the run and reports it as
@@ -463,9 +465,21 @@ requests to a computing home wait for the watchdog.
 
 #: NI clock periods, 10 us ... 10 ms.
 CLOCK_PERIODS_US = (10, 30, 100, 300, 1000, 3000, 10000)
-#: FFT all-to-all: processes and iterations (full, quick).
-FFT_PROCS = 16
-FFT_ITERATIONS = (5, 2)
+#: Processes: "a Fast Fourier Transform (FFT) on CRL and on 64 processors" ([LCI] §5.2).
+FFT_PROCS = 64
+#: [estimate] The transpose block one process sends to each other one: 64 KB,
+#: so that a process sends more than its 64 one-KB send buffers hold before
+#: acks return, as the study's FFT does ("processors run out of send buffers
+#: unless they receive timely acknowledgements", §5.2). On 64 processes that
+#: is 2^24 complex points (16 B each, 4 MB per process).
+FFT_BLOCK_BYTES = 65536
+#: [estimate] Compute per iteration and process: 5 N log2 N / P flops for
+#: N = 2^24, P = 64 (31.5 Mflop) at ~100 Mflop/s (half the Pentium Pro 200's
+#: one-flop-per-cycle peak, the core's estimate for the FFT workload).
+FFT_COMPUTE_US = 5 * 2**24 * 24 / FFT_PROCS / 100.0
+#: Iterations (full, quick): one iteration of 64 processes is about 4 s of
+#: simulation on the 2-core test machine.
+FFT_ITERATIONS = (3, 1)
 
 
 def _timers_scenario(p: Params, quick: bool) -> ScenarioDict:
@@ -476,6 +490,8 @@ def _timers_scenario(p: Params, quick: bool) -> ScenarioDict:
             "kind": "fft-alltoall",
             "procs": FFT_PROCS,
             "iterations": FFT_ITERATIONS[1] if quick else FFT_ITERATIONS[0],
+            "size_bytes": FFT_BLOCK_BYTES,
+            "compute_us": float(round(FFT_COMPUTE_US)),
         },
     }
 
@@ -545,18 +561,21 @@ last period. Senders hold an NI send buffer per unacknowledged packet (64).
   packets that arrived meanwhile and arms new timers, so interrupts and
   execution time grow as the period shrinks.
 * Long periods: acks wait for the receiver's next library entry. The transpose
-  is overlapped with the butterflies (a 64 KB block is sent after each of the 15
-  compute chunks, ~4.3 ms each), so a process enters the library every chunk;
+  is overlapped with the butterflies (a 64 KB block is sent after each of the 63
+  compute chunks, ~5 ms each), so a process enters the library every chunk;
   a sender's 64-buffer window is one block, and it runs out
   (`window_full_polls`) when receivers' acks wait for their next entry instead
   of a clock interrupt. Both effects are small in our runs (execution time
-  within about 2% over the whole sweep, and `window_full_polls` is noisy: the
-  10 us run also runs out of buffers; we have not isolated why): the
-  all-to-all is limited by PIO and link bandwidth, and most acks go out at the
-  next library entry anyway. With a quarter of the data per iteration (16 KB
-  blocks, 5 ms compute) the window never ran out and only the
-  short-period overhead showed.
-* Workload sizes are estimates (a 2^20-point FFT on 16 processes, see
-  `config/lci.rs`), not the study's program; only the shape is comparable.
+  within about 2% over the whole sweep, and `window_full_polls` is not
+  monotone: the shortest periods also run out of buffers, since each clock
+  interrupt delays the computing host's own sends; we have not isolated it
+  further): the all-to-all is limited by PIO and link bandwidth, and most acks
+  go out at the next library entry anyway. The same 2^20-point problem as on
+  16 processes would leave 4 KB blocks on 64: 4 packets to a peer per chunk,
+  never 64 outstanding, and only the short-period overhead shows.
+* Workload sizes are estimates (64 KB blocks, a 2^24-point FFT on the study's
+  64 processes: `FFT_BLOCK_BYTES`, `FFT_COMPUTE_US`), not the study's program;
+  only the shape is comparable. A full run of the sweep simulates about 100 s
+  on the 2-core test machine (`--quick`, one iteration: about 25 s).
 """,
 )

@@ -19,9 +19,11 @@ import pandas as pd
 from nicsim import plots_mq
 from nicsim.exp_base import (
     Cell,
+    Claim,
     Experiment,
     Params,
     Published,
+    Quote,
     Reader,
     Ref,
     ScenarioDict,
@@ -40,10 +42,14 @@ STUDY = "omx-mq"
 #: The [OMX-MQ] software (Open-MX 0.9.2, Open MPI 1.2.6) on the omx2009 hosts.
 MQ_PRESET = "omx2009-mq"
 MQ_SIZES = (0, 1, 16, 128, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304)
-#: (steering, binding): the single interrupt on core 0 with the process on the
-#: same core (SC), the core sharing its L2 (S$), the other die (SP), the other
-#: socket (OP); multiqueue with automatic binding; and DCA beyond the study.
+#: (steering, binding): the rows of [OMX-MQ] Table I: the single interrupt
+#: dispatched round-robin to all cores (one value for every binding in the
+#: study: the process runs on one core, here the OS's choice, core 0); the
+#: single interrupt on core 0 with the process on the same core (SC), the core
+#: sharing its L2 (S$), the other die (SP), the other socket (OP); multiqueue
+#: with automatic binding; and DCA beyond the study.
 MQ_CONFIGS = (
+    ("single-rr", "none"),
     ("single-core", "SC"),
     ("single-core", "S$"),
     ("single-core", "SP"),
@@ -74,6 +80,40 @@ def _gbps(mib_per_s: Reader) -> Reader:
     def read(table: pd.DataFrame) -> float | None:
         value = mib_per_s(table)
         return None if value is None else value * 1.048576 * 8 / 1000
+
+    return read
+
+
+#: Table I's configurations other than round-robin (DCA is beyond the study).
+TABLE_I_OTHERS = tuple(c for c in MQ_CONFIGS if c[0] != "single-rr" and "dca" not in c[1])
+
+#: [OMX-MQ] §4.2 on Table I.
+ROUND_ROBIN_SLOWEST = Quote(
+    STUDY,
+    "§4.2",
+    "First, it shows that the original model (with a single interrupt dispatched to all "
+    "cores in a round-robin manner) is slower than any other model, due to cache-line "
+    "bounces.",
+)
+
+
+def _round_robin_over_slowest_other(metric: str, ioat: str, size: int) -> Reader:
+    """Reader of round-robin's ``metric`` over the slowest other Table I row's.
+
+    The slowest row has the largest latency or the smallest throughput.
+    """
+    where: dict[str, str | int | float] = {"ioat": ioat, "size_bytes": size}
+    rr = at(metric, steering="single-rr", binding="none", **where)
+    others = [at(metric, steering=st, binding=b, **where) for st, b in TABLE_I_OTHERS]
+    largest = metric == "latency_us"
+
+    def read(table: pd.DataFrame) -> float | None:
+        values = [v for v in (cell(table) for cell in others) if v is not None]
+        value = rr(table)
+        if value is None or len(values) < len(others):
+            return None
+        bound = max(values) if largest else min(values)
+        return None if bound == 0 else value / bound
 
     return read
 
@@ -151,6 +191,26 @@ PINGPONG = Experiment(
             Ref(STUDY, "§4.1"),
             printed="9 out the raw 10-gigabit/s",
             fit="omx2009-mq",
+        ),
+    ),
+    claims=(
+        Claim.above(
+            _round_robin_over_slowest_other("latency_us", "off", 0),
+            1,
+            text="round-robin single IRQ has the largest 0 B latency of Table I's rows: "
+            "latency(round-robin) / largest latency of SC, S$, SP, OP, multiqueue",
+            source=ROUND_ROBIN_SLOWEST,
+        ),
+        *(
+            Claim.below(
+                _round_robin_over_slowest_other("throughput_MiBps", ioat, 4 << 20),
+                1,
+                text=f"round-robin single IRQ has the lowest 4 MiB throughput{label} of "
+                "Table I's rows: throughput(round-robin) / smallest throughput of SC, S$, "
+                "SP, OP, multiqueue",
+                source=ROUND_ROBIN_SLOWEST,
+            )
+            for ioat, label in (("off", ""), ("on", " with I/OAT"))
         ),
     ),
 )

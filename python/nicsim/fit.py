@@ -31,6 +31,7 @@ from nicsim import _core
 # experiments' (full and --quick), so the fitted preset meets its targets on
 # the very tables the report shows.
 from nicsim.exp_coal import QUICK_STREAM_MESSAGES, STREAM_MESSAGES
+from nicsim.fitted import Range, ranges
 
 __all__ = ["FitParam", "Target", "fit", "main"]
 
@@ -73,17 +74,24 @@ BOUND_FLOOR = 0.1
 
 @dataclass(frozen=True)
 class FitParam:
-    """A free parameter: preset table, key, and whether it is an integer."""
+    """A free parameter: preset table, key, and whether it is an integer.
+
+    Its range is the preset's (``# [range TABLE.KEY LO .. HI ...]``, read by
+    :mod:`nicsim.fitted`): the fit starts inside it and searches only there.
+    """
 
     table: str
     key: str
     integer: bool = False
-    lo: float = 0.0
-    hi: float = float("inf")
     #: Keys that move with this one in a fixed ratio: ``(table, key, ratio)``
     #: is set to ``round(value * ratio)`` (two costs of one kind whose ratio
     #: is estimated while their scale is fitted).
     tied: tuple[tuple[str, str, float], ...] = ()
+
+    @property
+    def path(self) -> str:
+        """``table.key``, as the preset's range comment names it."""
+        return f"{self.table}.{self.key}"
 
     def assign(self, ov: Overrides, value: float) -> None:
         """Set this parameter (and the keys tied to it) in ``ov``."""
@@ -198,17 +206,10 @@ OMX2009_PARAMS = [
     # between interrupt cores: it sets the scale of a line transfer; the
     # socket-to-socket cost keeps its estimated ratio to die-to-die (the
     # extra hop through the MCH snoop filter).
-    FitParam(
-        "cache",
-        "same_socket_ns",
-        lo=30.0,
-        hi=200.0,
-        tied=(("cache", "other_socket_ns", OTHER_SOCKET_RATIO),),
-    ),
+    FitParam("cache", "same_socket_ns", tied=(("cache", "other_socket_ns", OTHER_SOCKET_RATIO),)),
     FitParam("host", "irq_entry_ns"),
     FitParam("host", "driver_rx_ns"),
-    # SPEC 2.3: the exit latency of the sleep state is "several microseconds".
-    FitParam("host", "sleep_exit_ns", lo=2000.0, hi=10000.0),
+    FitParam("host", "sleep_exit_ns"),
     FitParam("library", "mpi_send_ns"),
     FitParam("library", "mpi_recv_ns"),
     # Open-MX small sends (33..128 B) copy their data into a malloc'd
@@ -281,6 +282,44 @@ def _current(preset_text: str, p: FitParam) -> float:
     return float(m.group(1))
 
 
+def param_ranges(preset: str, params: list[FitParam]) -> dict[str, Range]:
+    """Return each free parameter's range as the preset states it.
+
+    Raises
+    ------
+    ValueError
+        If a free parameter (or a key tied to it) has no range comment in
+        the preset: a fit needs a physical range with a source for each.
+    """
+    stated = ranges(_core.preset_toml(preset))
+    keys = [p.path for p in params] + [f"{t}.{k}" for p in params for t, k, _ in p.tied]
+    missing = [key for key in keys if key not in stated]
+    if missing:
+        raise ValueError(
+            f"{preset}: no '# [range TABLE.KEY LO .. HI shared|per-study] SOURCE' comment for "
+            f"{', '.join(missing)} (every fitted parameter needs one; docs/presets.md)"
+        )
+    return {key: stated[key] for key in keys}
+
+
+def misfits(preset: str, ov: Overrides) -> list[str]:
+    """Describe every fitted value of ``ov`` that is not strictly inside its range.
+
+    A value pinned at a bound is a misfit: the targets pull it past what the
+    hardware allows, so something the model leaves out is being absorbed.
+    """
+    stated = ranges(_core.preset_toml(preset))
+    out = []
+    for table, values in ov.items():
+        for key, value in values.items():
+            r = stated.get(f"{table}.{key}")
+            status = "no range" if r is None else r.status(value)
+            if status != "inside":
+                where = "" if r is None else f" {r} ({r.source})"
+                out.append(f"misfit: {table}.{key} = {value:g} {status}{where}")
+    return out
+
+
 def fit(
     preset: str = _core.DEFAULT_PRESET,
     rounds: int = 2,
@@ -288,6 +327,11 @@ def fit(
     start: dict[str, float] | None = None,
 ) -> tuple[Overrides, list[Target], list[float], list[float]]:
     """Fit the preset's free parameters; return overrides and the values before/after.
+
+    Each parameter starts inside its range (a preset value outside it is
+    moved to the nearest bound, and the log says so) and is searched only
+    inside it; at the end the log names every value pinned at a bound as a
+    misfit (:func:`misfits`).
 
     ``start`` maps ``"table.key"`` of free parameters to starting values other
     than the preset's (coordinate descent moves one parameter at a time, so a
@@ -297,12 +341,16 @@ def fit(
     _PRESET[0] = preset
     text = _core.preset_toml(preset)
     make_targets, params = PLANS[preset]
+    bounds = param_ranges(preset, params)
     targets = make_targets()
     ov: Overrides = {}
     for p in params:
-        v = start.pop(f"{p.table}.{p.key}", None)
+        v = start.pop(p.path, None)
         v = _current(text, p) if v is None else v
-        p.assign(ov, round(v) if p.integer else float(round(v)))
+        inside = bounds[p.path].clamp(v)
+        if inside != v:
+            log(f"{p.path} = {v:g} is outside its range {bounds[p.path]}: starting from {inside:g}")
+        p.assign(ov, round(inside) if p.integer else float(round(inside)))
     if start:
         free = ", ".join(f"{p.table}.{p.key}" for p in params)
         unknown = ", ".join(start)
@@ -317,11 +365,12 @@ def fit(
             # Whole nanoseconds / whole lines: presets stay readable; an
             # integer parameter also tries its neighbours.
             factors = (0.5, 0.75, 0.9, 1.1, 1.25, 1.5)
-            cands: list[float] = [round(min(p.hi, max(p.lo, cur * f))) for f in factors]
+            bound = bounds[p.path]
+            cands: list[float] = [round(bound.clamp(cur * f)) for f in factors]
             if p.integer:
                 cands += [cur - 1, cur + 1]
             for cand in dict.fromkeys(cands):
-                if cand == cur or not p.lo <= cand <= p.hi:
+                if cand == cur or not bound.lo <= cand <= bound.hi:
                     continue
                 trial = {t: dict(v) for t, v in ov.items()}
                 p.assign(trial, cand)
@@ -330,6 +379,8 @@ def fit(
                     best, ov = err, trial
             log(f"round {r + 1}: {p.table}.{p.key} = {ov[p.table][p.key]:g} (error {best:.4f})")
     _, after = _score(targets, ov)
+    for line in misfits(preset, ov):
+        log(line)
     return ov, targets, before, after
 
 
@@ -384,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
     for table, values in ov.items():
         for k, v in values.items():
             print(f"{table}.{k} = {v:g}")
+    # The misfits themselves are in the fit's log above.
+    pinned = misfits(a.preset, ov)
+    print(f"{len(pinned)} misfit(s): fitted values at a bound of (or outside) their range")
     if a.write:
         write_preset(a.preset, ov, a.write)
         print(f"wrote {a.write}")

@@ -10,7 +10,10 @@ seed (also the base of derived seeds, :func:`check_seed`) and the pcap path.
 from __future__ import annotations
 
 import copy
+import datetime
+import numbers
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -26,10 +29,69 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 from nicsim._core import DEFAULT_PRESET, SEED_LIMIT, NicsimError
 
-__all__ = ["SECTIONS", "Scenario", "check_seed", "parse_value"]
+__all__ = ["MAX_FILE_BYTES", "SECTIONS", "Scenario", "check_seed", "parse_value", "read_toml_file"]
 
 #: The tables of a scenario file, in the order they are written.
 SECTIONS: tuple[str, ...] = ("platform", "nic", "host", "protocol", "workload")
+
+#: The largest scenario file read, in bytes: a scenario is a few hundred
+#: bytes, a preset 5 to 14 KiB; the bound keeps a mistaken path (a log, a
+#: disk image) from being read whole. The core reads preset files under the
+#: same bound (``MAX_FILE_BYTES`` in ``crates/nicsim/src/config/mod.rs``).
+MAX_FILE_BYTES = 1 << 20
+
+_ALLOWED_FILE = f"allowed: a regular TOML file of at most {MAX_FILE_BYTES >> 10} KiB"
+
+
+def _file_kind(mode: int) -> str:
+    """Name, in words, what a file that is not a regular file is."""
+    kinds = [
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def read_toml_file(path: str | os.PathLike[str], what: str) -> str:
+    """Read a configuration file: a regular file of at most :data:`MAX_FILE_BYTES` of UTF-8.
+
+    Anything else is refused before it is read, with a :class:`NicsimError`
+    naming ``what`` (e.g. ``"scenario file"``), the path and what it is: a
+    FIFO (opening one waits for a writer), a device (``/dev/zero`` never
+    ends), a directory, or a bigger file. The read stops one byte past the
+    bound, for files whose size the file system does not know.
+
+    Examples
+    --------
+    >>> read_toml_file("/dev/zero", "scenario file")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    NicsimError: scenario file '/dev/zero' is a character device (allowed: ...)
+    """
+    name = os.fspath(path)
+    try:
+        info = os.stat(name)
+        if not stat.S_ISREG(info.st_mode):
+            raise NicsimError(f"{what} {name!r} is {_file_kind(info.st_mode)} ({_ALLOWED_FILE})")
+        if info.st_size > MAX_FILE_BYTES:
+            raise NicsimError(f"{what} {name!r} is {info.st_size} bytes ({_ALLOWED_FILE})")
+        with open(name, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise NicsimError(f"cannot read {what} {name!r}: {err.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise NicsimError(
+            f"{what} {name!r} holds more than {MAX_FILE_BYTES} bytes ({_ALLOWED_FILE})"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise NicsimError(
+            f"{what} {name!r} is not UTF-8 text (byte {err.start}: {data[err.start]:#04x}; "
+            f"{_ALLOWED_FILE})"
+        ) from None
 
 
 def _empty() -> dict[str, Any]:
@@ -104,6 +166,8 @@ class Scenario:
         >>> Scenario().set("platform.nic.mtu", 9000).platform
         {'nic': {'mtu': 9000}}
         """
+        if not isinstance(path, str):
+            raise NicsimError(f"key {path!r}: expected a dotted key string, e.g. 'nic.delay_us'")
         head, _, rest = path.partition(".")
         if head not in _FIELD_NAMES:
             allowed = ", ".join(_FIELD_NAMES)
@@ -143,8 +207,10 @@ class Scenario:
         >>> Scenario().update({"nic__delay_us": 0.0, "seed": 7}).nic
         {'delay_us': 0.0}
         """
+        if not isinstance(overrides, Mapping):
+            raise NicsimError(f"overrides = {overrides!r}: expected a dict of key -> value")
         for key, value in overrides.items():
-            self.set(key.replace("__", "."), value)
+            self.set(key.replace("__", ".") if isinstance(key, str) else key, value)
         return self
 
     # -- conversion -------------------------------------------------------
@@ -161,8 +227,27 @@ class Scenario:
         return out
 
     def to_toml(self) -> str:
-        """Return the TOML text that :func:`nicsim._core.run` accepts."""
-        return tomli_w.dumps(self.to_dict())
+        """Return the TOML text that :func:`nicsim._core.run` accepts.
+
+        Raises
+        ------
+        NicsimError
+            If a value cannot be written as TOML, naming its key: ``None``,
+            an object of another type, a non-string key, an integer beyond
+            64 bits, a section that is not a table. NumPy-style numbers are
+            written as plain ones.
+
+        Examples
+        --------
+        >>> Scenario().set("nic.delay_us", None).to_toml()  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        NicsimError: invalid value for `nic.delay_us`: None (allowed: a number, ...)
+        """
+        for name in SECTIONS:
+            table = getattr(self, name)
+            if not isinstance(table, Mapping):
+                raise NicsimError(f"{name} = {table!r}: expected a table")
+        return tomli_w.dumps(_plain(self.to_dict(), ""))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
@@ -173,6 +258,8 @@ class Scenario:
         >>> Scenario.from_dict({"workload": {"kind": "flood"}, "seed": 3}).seed
         3
         """
+        if not isinstance(data, Mapping):
+            raise NicsimError(f"scenario = {data!r}: expected a dict shaped like the scenario file")
         scenario = cls(workload={})
         for key, value in data.items():
             scenario.set(key, value)
@@ -185,6 +272,8 @@ class Scenario:
         A relative ``preset`` path that is not an embedded preset name is
         resolved against ``base_dir`` (the directory of the scenario file).
         """
+        if not isinstance(text, str):
+            raise NicsimError(f"scenario = {text!r}: expected TOML text (a str)")
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
@@ -198,16 +287,50 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:
-        """Read a scenario TOML file."""
+        """Read a scenario TOML file (as :func:`read_toml_file` allows)."""
+        if not isinstance(path, str | os.PathLike):
+            raise NicsimError(f"scenario file = {path!r}: expected a path (str or pathlib.Path)")
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as err:
-            raise NicsimError(f"cannot read scenario file {str(path)!r}: {err.strerror}") from None
-        return cls.from_toml(text, base_dir=path.parent)
+        return cls.from_toml(read_toml_file(path, "scenario file"), base_dir=path.parent)
 
 
 _FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Scenario))
+
+
+#: TOML integers are signed 64-bit (TOML 1.0, "Integer").
+_INT64 = range(-(2**63), 2**63)
+_ALLOWED_VALUE = "a number, string, boolean, list or table"
+
+
+def _plain(value: Any, key: str) -> Any:
+    """Return ``value`` as plain TOML data, or raise :class:`NicsimError` naming ``key``.
+
+    Numbers of other types (``numbers.Integral`` / ``numbers.Real``, e.g.
+    NumPy's) become ``int`` / ``float``; dates and times stay (TOML has them).
+    """
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise NicsimError(f"{key or 'scenario'}: key {k!r} is not a string")
+            out[k] = _plain(v, f"{key}.{k}" if key else k)
+        return out
+    if isinstance(value, list | tuple):
+        return [_plain(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, bool | str | float | datetime.date | datetime.time):
+        return value
+    if isinstance(value, numbers.Integral):
+        if int(value) not in _INT64:
+            raise NicsimError(
+                f"invalid value for `{key}`: {value} (allowed: an integer of 64 bits, "
+                f"{_INT64.start} ..= {_INT64.stop - 1})"
+            )
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    what = "None" if value is None else f"{value!r} ({type(value).__name__})"
+    leave = "; leave the key out to take the preset's value" if value is None else ""
+    raise NicsimError(f"invalid value for `{key}`: {what} (allowed: {_ALLOWED_VALUE}{leave})")
 
 
 def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:

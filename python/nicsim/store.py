@@ -30,6 +30,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from nicsim.scenario import MAX_FILE_BYTES
+
 __all__ = ["Metrics", "Store", "build_id", "job_key"]
 
 #: Metrics of one core run.
@@ -83,7 +85,8 @@ def job_key(scenario_toml: str) -> str:
     preset = data.get("preset")
     if isinstance(preset, str) and os.path.isfile(preset):
         digest.update(b"\0preset-file\0")
-        digest.update(Path(preset).read_bytes())
+        with open(preset, "rb") as handle:  # bounded: the core refuses a bigger preset
+            digest.update(handle.read(MAX_FILE_BYTES + 1))
     return digest.hexdigest()[:32]
 
 

@@ -254,8 +254,7 @@ impl LciPlatform {
 /// Reads a preset (embedded name or `.toml` path) as a TOML table.
 pub fn preset_table(preset: &str) -> Result<toml::Table, ConfigError> {
     let text: String = if preset.ends_with(".toml") || preset.contains('/') {
-        std::fs::read_to_string(preset)
-            .map_err(|e| ConfigError::new(format!("invalid value for `preset`: cannot read {preset:?}: {e}")))?
+        super::read_config_file("preset", preset)?
     } else {
         preset_text(preset)?.to_string()
     };

@@ -65,6 +65,70 @@ pub const DEFAULT_PRESET: &str = "omx2009";
 /// (`nicsim._core.SEED_LIMIT`).
 pub const SEED_LIMIT: u64 = 1 << 63;
 
+/// The largest preset file read, in bytes. The embedded presets are 5 to
+/// 14 KiB of TOML with their comments; a bound far above that keeps a
+/// mistaken path (a log, a disk image) from being read into memory whole.
+/// The Python package reads scenario files under the same bound
+/// (`nicsim.scenario.MAX_FILE_BYTES`).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// Reads the configuration file at `path`, named by the key `key`: a
+/// regular file of at most [`MAX_FILE_BYTES`] of UTF-8. Anything else is
+/// refused before it is read, naming the key, the path and what it is: a
+/// FIFO (opening one waits for a writer), a device (`/dev/zero` never
+/// ends), a directory, or a bigger file. The read itself stops one byte
+/// past the bound, for files whose size the file system does not know.
+pub(crate) fn read_config_file(key: &str, path: &str) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let refuse = |why: String| {
+        ConfigError(format!(
+            "invalid value for `{key}`: {path:?} {why} (allowed: a regular TOML file of at most {} KiB)",
+            MAX_FILE_BYTES >> 10
+        ))
+    };
+    let unreadable = |e: std::io::Error| ConfigError(format!("invalid value for `{key}`: cannot read {path:?}: {e}"));
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
+    if !meta.is_file() {
+        return Err(refuse(format!("is {}", file_kind(&meta.file_type()))));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(refuse(format!("is {} bytes", meta.len())));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text))
+        .map_err(unreadable)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(refuse(format!("holds more than {MAX_FILE_BYTES} bytes")));
+    }
+    Ok(text)
+}
+
+/// What a file that is not a regular file is, for [`read_config_file`].
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// Embedded presets: (name, TOML text).
 pub const PRESETS: &[(&str, &str)] = &[
     ("omx2009", include_str!("../../../../presets/omx2009.toml")),
@@ -301,5 +365,73 @@ pub(crate) fn check_u(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigE
         Ok(())
     } else {
         Err(ConfigError::range(key, v, &format!("{lo} ..= {hi}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A fresh directory under the system temp dir, for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("nicsim-config-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn refusal(path: &str) -> String {
+        read_config_file("preset", path).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_device_is_refused_before_it_is_read() {
+        let msg = refusal("/dev/zero");
+        assert!(msg.starts_with("invalid value for `preset`: \"/dev/zero\" is a character device"), "{msg}");
+        assert!(msg.ends_with("(allowed: a regular TOML file of at most 1024 KiB)"), "{msg}");
+    }
+
+    #[test]
+    fn a_directory_is_refused() {
+        let dir = scratch("dir");
+        let msg = refusal(dir.to_str().unwrap());
+        assert!(msg.contains("is a directory"), "{msg}");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let fifo = scratch("fifo").join("preset.toml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return; // no mkfifo on this system
+        }
+        let msg = refusal(fifo.to_str().unwrap());
+        assert!(msg.contains("is a FIFO (named pipe)"), "{msg}");
+    }
+
+    #[test]
+    fn a_file_over_the_bound_is_refused_and_one_at_it_is_read() {
+        let dir = scratch("size");
+        let big = dir.join("big.toml");
+        // Sparse: the size is known without writing a mebibyte.
+        std::fs::File::create(&big).unwrap().set_len(MAX_FILE_BYTES + 1).unwrap();
+        let msg = refusal(big.to_str().unwrap());
+        assert!(msg.contains(&format!("is {} bytes", MAX_FILE_BYTES + 1)), "{msg}");
+        let at = dir.join("at.toml");
+        std::fs::write(&at, " ".repeat(MAX_FILE_BYTES as usize)).unwrap();
+        assert_eq!(read_config_file("preset", at.to_str().unwrap()).unwrap().len() as u64, MAX_FILE_BYTES);
+    }
+
+    #[test]
+    fn a_missing_file_names_the_key_and_the_path() {
+        let msg = refusal("/no/such/preset.toml");
+        assert!(msg.starts_with("invalid value for `preset`: cannot read \"/no/such/preset.toml\": "), "{msg}");
+    }
+
+    #[test]
+    fn a_scenario_naming_dev_zero_as_its_preset_is_refused() {
+        let err = Scenario::from_toml("preset = \"/dev/zero\"\n[workload]\nkind = \"pingpong\"\n").unwrap_err();
+        assert!(err.to_string().contains("is a character device"), "{err}");
     }
 }

@@ -457,8 +457,7 @@ fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), C
 /// Loads a preset by embedded name or file path, applying overrides.
 pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Platform, ConfigError> {
     let text: String = if preset.ends_with(".toml") || preset.contains('/') {
-        std::fs::read_to_string(preset)
-            .map_err(|e| ConfigError::new(format!("invalid value for `preset`: cannot read {preset:?}: {e}")))?
+        super::read_config_file("preset", preset)?
     } else {
         preset_text(preset)?.to_string()
     };
