@@ -175,6 +175,13 @@ impl CacheStats {
         }
     }
 
+    /// (accesses, misses) of both sides and every class.
+    pub fn totals(&self) -> (u64, u64) {
+        let m: u64 = self.misses.iter().flatten().sum();
+        let h: u64 = self.hits.iter().flatten().sum();
+        (h + m, m)
+    }
+
     /// Counts `lines` accesses of `class` from `side`, `miss` of them misses.
     #[inline]
     fn count(&mut self, class: ObjClass, side: Side, lines: u64, miss: u64) {
