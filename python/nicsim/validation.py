@@ -1826,49 +1826,6 @@ _COAL_TABLE_IV = [
 _NO_SKELETON = "nicsim has no {} skeleton"
 _NOT_IN_COAL = "nicsim has a {} skeleton, but coalescing-nas-is runs IS only"
 
-_MQ_TABLE_II = [
-    (
-        f"{label}, {size}",
-        [("kernel", kernel), ("user", user)],
-    )
-    for label, size, kernel, user in (
-        ("IRQ on S$", "0 B", "29.70 %", "8.34 %"),
-        ("IRQ on S$", "128 B", "25.06 %", "23.05 %"),
-        ("round-robin IRQ", "32 kB", "28.77 %", "17.71 %"),
-        ("IRQ on S$", "32 kB", "23.17 %", "29.32 %"),
-        ("IRQ on SC", "32 kB", "24.49 %", "22.56 %"),
-        ("round-robin IRQ", "1 MB (I/OAT)", "27.7 %", "6.28 %"),
-        ("IRQ on S$", "1 MB (I/OAT)", "36.9 %", "7.97 %"),
-        ("IRQ on SC", "1 MB (I/OAT)", "25.20 %", "5.96 %"),
-    )
-]
-
-
-def _cache_reason(label: str) -> str:
-    if "S$" in label:
-        return "multiqueue-cache has no IRQ-on-S$ configuration"
-    if "32 kB" in label:
-        return "multiqueue-cache runs 4 KiB and 64 KiB, not 32 kB"
-    return "multiqueue-cache runs 1 MiB without I/OAT"
-
-
-def _mq_table_ii() -> list[PublishedNumber]:
-    out = []
-    for label, cells in _MQ_TABLE_II:
-        for side, printed in cells:
-            out.append(
-                PublishedNumber(
-                    f"{side} L2 miss rate, {label}",
-                    float(printed.removesuffix(" %")) / 100,
-                    Ref("omx-mq", "Table II"),
-                    printed,
-                    _cache_reason(label),
-                    scale=0.01,
-                )
-            )
-    return out
-
-
 _COAL_NUMBERS = [
     *_table(
         "omx-coal",
@@ -2050,7 +2007,6 @@ _COAL_NUMBERS = [
 ]
 
 _MQ_NUMBERS = [
-    *_mq_table_ii(),
     _n(
         "omx-mq",
         "§4.1",
