@@ -300,7 +300,7 @@ def cache(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> N
         ax.set_axisbelow(True)
         if not any_value:
             note(ax, f"no {metric} values")
-    kernel.set_ylabel("miss rate (misses / modelled accesses)")
+    kernel.set_ylabel("L2 miss rate (misses / L2 accesses)")
     kernel.set_ylim(0, 1.3)
     kernel.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     if styles:

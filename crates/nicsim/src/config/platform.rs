@@ -234,12 +234,18 @@ pub struct HostCfg {
     pub ioat_completion_ns: f64,
 }
 
-/// The cache ownership model.
+/// The cache model: one L2 per die, its capacity, line transfers and the
+/// lines the receive path touches (`host/cache.rs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(non_snake_case)]
 pub struct CacheCfg {
     pub line_bytes: u32,
+    /// Capacity of the cache the cores of one die share, KiB.
+    pub l2_kib: u32,
+    /// Demand misses per 4 KB page of a sequential copy whose lines are not
+    /// in the cache, before the hardware prefetcher runs ahead of it.
+    pub prefetch_misses_per_page: u32,
     /// Cost of a line transfer between dies of one socket.
     pub same_socket_ns: f64,
     /// Cost of a line transfer between sockets.
@@ -259,6 +265,16 @@ pub struct CacheCfg {
     pub tx_contention_lines: u32,
     /// Lines of a pull handle the handler updates per pull reply.
     pub pull_lines: u32,
+    /// Lines the NIC wrote by DMA that the driver reads per received frame
+    /// besides its payload (receive completion entry, frame headers).
+    pub rx_dma_lines: u32,
+    /// Lines of a die's private kernel state (skb, per-CPU driver and
+    /// socket-buffer state) touched per frame received, sent or reaped.
+    pub kernel_private_lines: u32,
+    /// Lines of a process's private library and MPI state (requests,
+    /// matching queues, partner state) touched per message sent or event
+    /// consumed.
+    pub user_private_lines: u32,
 }
 
 /// User-space library (Open-MX) and MPI layer costs, protocol timers.
@@ -351,7 +367,7 @@ pub struct LinkTimes {
     pub switch_latency: Duration,
 }
 
-/// Cache-line transfer costs and copy rates (`[cache]`).
+/// Cache-line transfer costs, copy rates and line geometry (`[cache]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheTimes {
     pub same_socket: Duration,
@@ -359,6 +375,8 @@ pub struct CacheTimes {
     pub memory: Duration,
     pub copy_hot_bytes_per_s: u64,
     pub copy_cold_bytes_per_s: u64,
+    pub line_bytes: u32,
+    pub prefetch_misses_per_page: u32,
 }
 
 impl LinkTimes {
@@ -424,6 +442,8 @@ impl Times {
                 memory: ns(p.cache.memory_ns),
                 copy_hot_bytes_per_s: (p.cache.copy_hot_MBps * 1e6) as u64,
                 copy_cold_bytes_per_s: (p.cache.copy_cold_MBps * 1e6) as u64,
+                line_bytes: p.cache.line_bytes,
+                prefetch_misses_per_page: p.cache.prefetch_misses_per_page,
             },
         }
     }
@@ -498,6 +518,8 @@ impl Platform {
         check_f("host.driver_rx_tail_ns", h.driver_rx_tail_ns, 0.0, h.driver_rx_ns)?;
         let c = &self.cache;
         check_u("cache.line_bytes", c.line_bytes as u64, 8, 4096)?;
+        // At least one line.
+        check_u("cache.l2_kib", c.l2_kib as u64, (c.line_bytes as u64).div_ceil(1024), 1 << 20)?;
         for (k, v) in [
             ("cache.same_socket_ns", c.same_socket_ns),
             ("cache.other_socket_ns", c.other_socket_ns),
@@ -514,6 +536,10 @@ impl Platform {
             ("cache.tx_lines", c.tx_lines),
             ("cache.tx_contention_lines", c.tx_contention_lines),
             ("cache.pull_lines", c.pull_lines),
+            ("cache.prefetch_misses_per_page", c.prefetch_misses_per_page),
+            ("cache.rx_dma_lines", c.rx_dma_lines),
+            ("cache.kernel_private_lines", c.kernel_private_lines),
+            ("cache.user_private_lines", c.user_private_lines),
         ] {
             check_u(k, v as u64, 0, 1024)?;
         }

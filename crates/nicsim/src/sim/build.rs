@@ -11,7 +11,7 @@ use super::{
 };
 use crate::config::{Scenario, WaitMode, Workload};
 use crate::engine::{EventQueue, SimRng};
-use crate::host::{CacheCosts, CacheStats, Obj, ObjClass, Topology};
+use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Topology};
 use crate::net::Network;
 use crate::nic::steering::Steering;
 use crate::nic::{Nic, RxQueue};
@@ -58,6 +58,9 @@ pub(crate) struct Costs {
     pub tx_lines: u32,
     pub tx_contention_lines: u32,
     pub pull_lines: u32,
+    pub rx_dma_lines: u32,
+    pub kernel_private_lines: u64,
+    pub user_private_lines: u64,
     pub napi_budget: u16,
     pub tx_done_irq: bool,
     pub wait: WaitMode,
@@ -136,6 +139,9 @@ impl World {
             tx_lines: p.cache.tx_lines,
             tx_contention_lines: p.cache.tx_contention_lines,
             pull_lines: p.cache.pull_lines,
+            rx_dma_lines: p.cache.rx_dma_lines,
+            kernel_private_lines: p.cache.kernel_private_lines as u64,
+            user_private_lines: p.cache.user_private_lines as u64,
             napi_budget: NAPI_BUDGET,
             tx_done_irq: p.nic.tx_done_interrupts,
             wait: s.wait,
@@ -160,6 +166,9 @@ impl World {
         let multiqueue = s.steering == crate::config::SteeringKind::MultiQueue;
         let fw_rx_extra = if stream { t.nic.fw_rx_stream } else { Duration::ZERO }
             + if multiqueue { t.nic.fw_rx_multiqueue } else { Duration::ZERO };
+        // One L2 per die, `cache.l2_kib` each.
+        let dies = (p.topology.sockets * p.topology.dies_per_socket) as usize;
+        let l2_lines = p.cache.l2_kib as u64 * 1024 / p.cache.line_bytes as u64;
         let mut hosts = Vec::with_capacity(hosts_n);
         for h in 0..hosts_n {
             let steering = Steering::new(s.steering, cores);
@@ -203,7 +212,8 @@ impl World {
                 tx_obj: Obj::new(ObjClass::TxRing),
                 tx_hold: (0, Instant::ZERO),
                 tx_contended: 0,
-                cache: CacheStats::default(),
+                cache: CacheStats::new(dies, l2_lines),
+                lines: HostLines::new(dies),
                 irq_raised: 0,
                 irq_handled: 0,
                 rx_frames: 0,
@@ -371,6 +381,7 @@ impl World {
             irq_at_mark: [0; 2],
             irq_all_at_mark: [0; 2],
         });
+        hs.lines.procs.push(Default::default());
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].app = Some(idx);
         hs.cores[core as usize].idle_since = None;

@@ -298,6 +298,9 @@ impl World {
         let hs = &mut self.hosts[h];
         let mut cost =
             self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, crate::host::Side::Kernel, self.c.tx_lines);
+        // The skbs allocated or freed: this die's own kernel state.
+        let kernel = &mut hs.lines.kernel[die as usize];
+        self.cc.touch(&mut hs.cache, kernel, die, crate::host::Side::Kernel, self.c.kernel_private_lines);
         let (other, until) = hs.tx_hold;
         let other_die = self.topo.die_of(other);
         if other_die != die && now < until && self.c.tx_contention_lines > 0 {
@@ -499,6 +502,14 @@ impl World {
                 } else {
                     crate::host::Owner::Memory
                 };
+                // The receive completion and the headers the NIC wrote, and
+                // this die's skb and driver state: counted, their time is in
+                // `driver_rx` (see `host/cache.rs`).
+                let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
+                self.cc.touch(&mut hs.cache, &mut dma, die, Kernel, c.rx_dma_lines as u64);
+                let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
+                self.cc.touch(&mut hs.cache, &mut hs.lines.kernel[die as usize], die, Kernel, c.kernel_private_lines);
+                let lines = &mut hs.lines.procs[p as usize];
                 match repr.body {
                     OmxBody::Pull { .. } => {}
                     OmxBody::PullReply { dst_pull_handle, .. } => {
@@ -508,7 +519,7 @@ impl World {
                         cost += if c.ioat {
                             c.ioat_submit
                         } else {
-                            self.cc.copy(&mut hs.cache, dma_src, die, Kernel, payload)
+                            self.cc.copy(&mut hs.cache, &mut dma, Some(&mut lines.app), die, Kernel, payload)
                         };
                         if let Some(obj) = self.handle_objs.get_mut(dst_pull_handle as usize) {
                             cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.pull_lines);
@@ -517,7 +528,9 @@ impl World {
                     _ => {
                         cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.event_lines);
                         if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
-                            cost += self.cc.copy(&mut hs.cache, dma_src, die, Kernel, payload);
+                            // Into the next slot of the receive queue.
+                            let slot = lines.slot_to_write();
+                            cost += self.cc.copy(&mut hs.cache, &mut dma, Some(slot), die, Kernel, payload);
                         }
                     }
                 }

@@ -42,10 +42,7 @@ impl World {
                 if let Out::Msg { kind: Kind::Shm, size, .. } = out {
                     // Intra-host: the driver copies the message into the
                     // peer's memory (one copy, from this core's cache).
-                    return Some((
-                        c.syscall + self.cc.copy(&mut hs.cache, Owner::Memory, die, Side::Kernel, size),
-                        Action::Send,
-                    ));
+                    return Some((c.syscall + self.cc.copy_time(false, size), Action::Send));
                 }
                 if c.native {
                     // OS-bypass send: descriptor (and small data) written to
@@ -92,14 +89,41 @@ impl World {
                 let mut cost = c.event
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Side::User, c.event_lines)
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Side::User, c.endpoint_lines);
-                let src = if ev.writer_die == super::WRITER_MEMORY { Owner::Memory } else { Owner::Die(ev.writer_die) };
+                // The library's own state, counted (its time is in `event`).
+                let lines = &mut hs.lines.procs[p];
+                self.cc.touch(&mut hs.cache, &mut lines.private, die, Side::User, c.user_private_lines);
                 let m = ev.msg;
+                // A tiny message's data is in the event; a small one's or a
+                // medium fragment's in the receive queue slot the driver
+                // filled (the NIC's DMA for native MX: memory).
+                let data = match m.kind {
+                    Kind::Tiny => m.size,
+                    Kind::Small => m.size,
+                    Kind::MediumFrag => m.frag_len as u64,
+                    _ => 0,
+                };
+                let copy = match m.kind {
+                    Kind::Tiny => {
+                        let app = &mut lines.app;
+                        self.cc.touch(&mut hs.cache, app, die, Side::User, self.cc.lines(data));
+                        self.cc.copy_time(ev.writer_die == die, data)
+                    }
+                    Kind::Small | Kind::MediumFrag if ev.writer_die == super::WRITER_MEMORY => {
+                        let mut dma = crate::host::Obj::dma_written(&hs.cache, Owner::Memory);
+                        self.cc.copy(&mut hs.cache, &mut dma, Some(&mut lines.app), die, Side::User, data)
+                    }
+                    Kind::Small | Kind::MediumFrag => {
+                        let (slot, app) = lines.slot_to_read();
+                        self.cc.copy(&mut hs.cache, slot, Some(app), die, Side::User, data)
+                    }
+                    _ => Duration::ZERO,
+                };
                 match m.kind {
                     Kind::Tiny | Kind::Small => {
-                        cost += c.mpi_recv + self.cc.copy(&mut hs.cache, src, die, Side::User, m.size);
+                        cost += c.mpi_recv + copy;
                     }
                     Kind::MediumFrag => {
-                        cost += self.cc.copy(&mut hs.cache, src, die, Side::User, m.frag_len as u64);
+                        cost += copy;
                         let last = wire::medium_frag_count(m.size as usize, c.mtu) as u32;
                         if m.frag_seq as u32 + 1 == last {
                             cost += c.mpi_recv;
@@ -155,6 +179,15 @@ impl World {
                 }
                 Op::Send { size, .. } => {
                     let mut cost = c.mpi_send + c.send;
+                    // The library's state and the data read from the
+                    // application's buffer (a large message's is pulled by
+                    // the NIC): counted, their time is in `send` and the copy.
+                    let hs = &mut self.hosts[h];
+                    let lines = &mut hs.lines.procs[p];
+                    self.cc.touch(&mut hs.cache, &mut lines.private, die, Side::User, c.user_private_lines);
+                    if wire::classify(size as usize, c.rndv_threshold as usize) != MessageClass::Large {
+                        self.cc.touch(&mut hs.cache, &mut lines.app, die, Side::User, self.cc.lines(size));
+                    }
                     match self.class(size) {
                         MessageClass::Medium => cost += self.cc.copy_hot(size),
                         MessageClass::Large => cost += c.pull_setup,

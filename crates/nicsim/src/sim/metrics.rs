@@ -100,6 +100,10 @@ impl World {
                 m.set(&format!("host{i}_cache_{}_hits", c.name()), (hit[0] + hit[1]) as f64);
             }
         }
+        // L2 misses per access over every host and side.
+        let (accesses, misses) =
+            self.hosts.iter().map(|h| h.cache.totals()).fold((0, 0), |(a, m), (x, y)| (a + x, m + y));
+        m.set("cache_miss_rate", if accesses > 0 { misses as f64 / accesses as f64 } else { 0.0 });
         if self.medium_msgs > 0 {
             m.set("medium_messages", self.medium_msgs as f64);
             m.set("deferral_success_rate", self.medium_one_irq as f64 / self.medium_msgs as f64);

@@ -50,7 +50,7 @@ pub(crate) use wire_path::Frame;
 
 use crate::config::{Scenario, Workload};
 use crate::engine::{EventQueue, Origin, SimRng};
-use crate::host::{CacheCosts, CacheStats, Obj, Topology};
+use crate::host::{CacheCosts, CacheStats, HostLines, Obj, Topology};
 use crate::interrupt::{self, Check};
 use crate::net::Network;
 use crate::nic::steering::Steering;
@@ -202,6 +202,8 @@ pub(crate) struct HostState {
     /// Touches of the send-path state that found another die working on it.
     pub tx_contended: u64,
     pub cache: CacheStats,
+    /// The kernel's per-die and the processes' private objects.
+    pub lines: HostLines,
     pub irq_raised: u64,
     pub irq_handled: u64,
     pub rx_frames: u64,
