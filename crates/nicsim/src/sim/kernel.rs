@@ -105,7 +105,10 @@ impl Core {
     /// C1E exit if its whole die has been idle long enough to sleep. A core
     /// whose die sibling is busy (or spinning) does not sleep: "a core only
     /// sleeps if the entire dual-core sub-chip is idle" ([OMX-MQ] §4.3,
-    /// footnote). Dies are `cores_per_die` consecutive cores.
+    /// footnote). Dies are `cores_per_die` consecutive cores. A core that
+    /// was not idle (busy, or spinning) pays nothing: checked inline, the
+    /// rest is out of line.
+    #[inline(always)]
     pub(super) fn wake_cost(
         cores: &mut [Core],
         cores_per_die: usize,
@@ -113,6 +116,14 @@ impl Core {
         c: &Costs,
         now: Instant,
     ) -> Duration {
+        if cores[core].idle_since.is_none() {
+            return Duration::ZERO;
+        }
+        Self::wake_cost_idle(cores, cores_per_die, core, c, now)
+    }
+
+    #[inline(never)]
+    fn wake_cost_idle(cores: &mut [Core], cores_per_die: usize, core: usize, c: &Costs, now: Instant) -> Duration {
         let mut cost = Duration::ZERO;
         if let Some(t0) = cores[core].idle_since {
             if c.sleep && !c.soaker && now.since(t0) >= c.idle_before_sleep {
