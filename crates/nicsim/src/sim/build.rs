@@ -6,6 +6,7 @@
 //! dispatch of every core is the only work it starts, and what the stages do
 //! afterwards lives in their own files.
 
+use super::kernel::KQueue;
 use super::{
     Action, Core, Cur, Drops, Ev, HostState, PState, PolicyFactory, Proc, World, ECHO_HOST, FLOOD_ORIGIN, NO_RANK,
 };
@@ -193,7 +194,7 @@ impl World {
             hosts.push(HostState {
                 cores: (0..cores)
                     .map(|_| Core {
-                        kq: VecDeque::with_capacity(16),
+                        kq: KQueue::with_capacity(16),
                         cur: Cur::Idle,
                         gen: 0,
                         idle_since: Some(Instant::ZERO),
