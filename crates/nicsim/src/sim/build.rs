@@ -248,6 +248,7 @@ impl World {
                 e.nic_copy_cycles_per_byte * 1e3 / e.nic_clock_mhz
             },
             busy_at_mark: [[Duration::ZERO; 2]; 2],
+            failed: None,
         };
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {

@@ -143,6 +143,41 @@ impl Core {
 }
 
 impl World {
+    /// The irq_suspend_timeout timer of queue `q` fired. While the queue is
+    /// suspended one such timer is pending, at the deadline the last busy
+    /// poll set. A process still busy-polling the queue (it sees every new
+    /// descriptor, `dma_done`) or a NAPI poll in progress keeps the
+    /// suspension for another timeout; otherwise the interrupt is enabled
+    /// again, raised at once if frames wait. As Linux: "the IRQ suspension
+    /// timer ... will re-enable IRQs if the application stops polling"
+    /// (Documentation/networking/napi.rst, IRQ suspension; the per-NAPI
+    /// `irq_suspend_timeout`, 6.13), so that a poller that stops (its
+    /// program ended, or it computes) never leaves frames stranded.
+    pub(super) fn suspend_timer(&mut self, now: Instant, h: usize, q: usize) {
+        let hs = &mut self.hosts[h];
+        let qu = &hs.nic.queues[q];
+        if !qu.suspended {
+            return;
+        }
+        let until = qu.suspend_until.unwrap_or(now);
+        let steering = &hs.steering;
+        let polled = || hs.procs.iter().any(|pr| pr.state == PState::Polling && steering.queue_for(Some(pr.ep), 0) == q);
+        let at = if until > now {
+            until
+        } else if qu.napi_sched || polled() {
+            now + self.c.irq_suspend
+        } else {
+            let qu = &mut hs.nic.queues[q];
+            qu.suspended = false;
+            qu.suspend_until = None;
+            let out = qu.rearm(now);
+            self.nic_outcome(now, h, q, out);
+            return;
+        };
+        hs.nic.queues[q].suspend_until = Some(at);
+        self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
+    }
+
     /// New kernel work was queued on `core`: preempt the application if it
     /// is running a segment, then dispatch.
     pub(crate) fn kick(&mut self, now: Instant, h: usize, core: usize) {
