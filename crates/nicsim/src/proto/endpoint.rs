@@ -193,6 +193,10 @@ pub struct Endpoint {
     pub timer_visits: u64,
     /// Messages put on the wire again by resend rounds.
     pub resent: u64,
+    /// New messages sent while their peer's send window was full (see
+    /// [`Endpoint::window_full`]): every send waits for the window, so the
+    /// run's invariants require none.
+    pub window_overruns: u64,
 }
 
 impl Endpoint {
@@ -206,6 +210,7 @@ impl Endpoint {
             unacked_total: 0,
             timer_visits: 0,
             resent: 0,
+            window_overruns: 0,
         }
     }
 
@@ -245,6 +250,9 @@ impl Endpoint {
         is_notify: bool,
         frames: u32,
     ) -> SentMsg {
+        if self.window_full(peer, frames) {
+            self.window_overruns += 1;
+        }
         let ps = &mut self.peers[peer as usize];
         let m = SentMsg { seq: ps.next_send, req, sent_at: now, first_sent: now, size, tag, is_notify, frames };
         let oldest = ps.unacked_sends.is_empty();

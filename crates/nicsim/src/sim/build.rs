@@ -358,6 +358,7 @@ impl World {
             medium: Vec::new(),
             regions: vec![None; RDMA_REGIONS],
             need_region: VecDeque::new(),
+            need_window: VecDeque::new(),
             ring_obj: Obj::new(ObjClass::EventRing),
             ep_obj: Obj::new(ObjClass::Endpoint),
             timer_at: None,

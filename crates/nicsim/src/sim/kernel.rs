@@ -145,14 +145,16 @@ impl Core {
 impl World {
     /// The irq_suspend_timeout timer of queue `q` fired. While the queue is
     /// suspended one such timer is pending, at the deadline the last busy
-    /// poll set. A process still busy-polling the queue (it sees every new
-    /// descriptor, `dma_done`) or a NAPI poll in progress keeps the
-    /// suspension for another timeout; otherwise the interrupt is enabled
-    /// again, raised at once if frames wait. As Linux: "the IRQ suspension
-    /// timer ... will re-enable IRQs if the application stops polling"
-    /// (Documentation/networking/napi.rst, IRQ suspension; the per-NAPI
-    /// `irq_suspend_timeout`, 6.13), so that a poller that stops (its
-    /// program ended, or it computes) never leaves frames stranded.
+    /// poll that found work set. A NAPI poll in progress, or a process still
+    /// busy-polling an empty queue (it sees every new descriptor,
+    /// `dma_done`), keeps the suspension for another timeout; frames left
+    /// in the ring for a whole timeout, or no poller, enable the interrupt
+    /// again (raised at once if frames wait). As Linux: the suspension
+    /// timer re-enables IRQs if the application stops finding events in
+    /// its busy polls (Documentation/networking/napi.rst, IRQ suspension;
+    /// the per-NAPI `irq_suspend_timeout`, 6.13), so that a poller that
+    /// stops (its program ended, it computes, it waits for acks without
+    /// polling) never leaves frames stranded.
     pub(super) fn suspend_timer(&mut self, now: Instant, h: usize, q: usize) {
         let hs = &mut self.hosts[h];
         let qu = &hs.nic.queues[q];
@@ -164,7 +166,7 @@ impl World {
         let polled = || hs.procs.iter().any(|pr| pr.state == PState::Polling && steering.queue_for(Some(pr.ep), 0) == q);
         let at = if until > now {
             until
-        } else if qu.napi_sched || polled() {
+        } else if qu.napi_sched || (qu.pending() == 0 && polled()) {
             now + self.c.irq_suspend
         } else {
             let qu = &mut hs.nic.queues[q];

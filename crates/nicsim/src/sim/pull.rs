@@ -272,7 +272,7 @@ impl World {
                 let (size, peer) = (hd.size, hd.peer_host);
                 let secs = deadline.as_us_f64() / 1e6;
                 self.fail(format!(
-                    "pull timed out: host {host} pulled {size} bytes from host {peer} for over {secs:.0} s \
+                    "pull timed out: host {host} pulled {size} bytes from host {peer} for over {secs} s \
                      (library.resend_us x {RESENDS_MAX}, Open-MX's pull deadline) without completing it"
                 ));
             }
