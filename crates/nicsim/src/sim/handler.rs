@@ -86,7 +86,9 @@ impl World {
                 self.post_event(now, h, p, LibEvent { msg, peer, writer_die: die, irq_stamp })
             }
             None => match repr.body {
-                OmxBody::Pull { total_length, block_length, first_frame_offset, src_pull_handle, src_magic, .. } => {
+                OmxBody::Pull {
+                    total_length, block_length, first_frame_offset, src_pull_handle, src_magic, ..
+                } => {
                     let local_ep = repr.body.dst_endpoint();
                     let size = total_length as u64;
                     let (first, len) = (first_frame_offset, block_length);

@@ -163,7 +163,8 @@ impl World {
         }
         let until = qu.suspend_until.unwrap_or(now);
         let steering = &hs.steering;
-        let polled = || hs.procs.iter().any(|pr| pr.state == PState::Polling && steering.queue_for(Some(pr.ep), 0) == q);
+        let polled =
+            || hs.procs.iter().any(|pr| pr.state == PState::Polling && steering.queue_for(Some(pr.ep), 0) == q);
         let at = if until > now {
             until
         } else if qu.napi_sched || (qu.pending() == 0 && polled()) {

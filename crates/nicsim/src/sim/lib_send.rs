@@ -57,9 +57,7 @@ impl World {
         self.fail(format!(
             "peer unreachable: rank {me} (host {h}) gave up on rank {peer} (host {}): message {} of {} bytes \
              unacknowledged for {secs} s (library.resend_us x {RESENDS_MAX}, Open-MX's OMX_RESENDS_MAX)",
-            self.ranks[peer as usize].0,
-            m.seq,
-            m.size
+            self.ranks[peer as usize].0, m.seq, m.size
         ));
     }
 
