@@ -200,6 +200,9 @@ const STALL_WINDOWS: u32 = 16;
 const STALL_SAMPLE: u64 = 1 << 16;
 const QUIET_SAMPLE: u64 = 256;
 
+/// Events sampled per stage (see [`Ev::stage`]).
+type StageCounts = Vec<(&'static str, u64)>;
+
 /// Why the run loop samples its events before ending.
 #[derive(Clone, Copy)]
 enum Stall {
@@ -317,7 +320,7 @@ impl World {
         let hosts = self.hosts.len() as f64;
         let (mut next_look, mut since, mut hot) = (WATCH_EVENTS, Instant::ZERO, 0u32);
         // Once a stall is seen: why, and the events per stage, sampled.
-        let mut sample: Option<(Stall, u64, Vec<(&'static str, u64)>)> = None;
+        let mut sample: Option<(Stall, u64, StageCounts)> = None;
         while let Some((now, ev)) = self.q.pop() {
             // Every CHECK_EVERY events, not every event: a stage that gave
             // up, the progress window and the caller's interrupt check.
