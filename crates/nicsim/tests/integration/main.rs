@@ -13,6 +13,7 @@ mod overload;
 mod pcap;
 mod protocol;
 mod stalls;
+mod window;
 
 use nicsim::Metrics;
 
