@@ -144,12 +144,13 @@ impl Core {
 
 impl World {
     /// The irq_suspend_timeout timer of queue `q` fired. While the queue is
-    /// suspended one such timer is pending, at the deadline the last busy
-    /// poll that found work set. A NAPI poll in progress, or a process still
-    /// busy-polling an empty queue (it sees every new descriptor,
-    /// `dma_done`), keeps the suspension for another timeout; frames left
-    /// in the ring for a whole timeout, or no poller, enable the interrupt
-    /// again (raised at once if frames wait). As Linux: the suspension
+    /// suspended such a timer is pending (at `suspend_until`, the deadline
+    /// the last busy poll that found work set), except while a process busy
+    /// polls the empty queue: it sees every new descriptor (`dma_done`
+    /// wakes it, and the timer starts again). A NAPI poll in progress keeps
+    /// the suspension for another timeout; frames left in the ring for a
+    /// whole timeout, or no poller, enable the interrupt again (raised at
+    /// once if frames wait). As Linux: the suspension
     /// timer re-enables IRQs if the application stops finding events in
     /// its busy polls (Documentation/networking/napi.rst, IRQ suspension;
     /// the per-NAPI `irq_suspend_timeout`, 6.13), so that a poller that
@@ -167,8 +168,11 @@ impl World {
             || hs.procs.iter().any(|pr| pr.state == PState::Polling && steering.queue_for(Some(pr.ep), 0) == q);
         let at = if until > now {
             until
-        } else if qu.napi_sched || (qu.pending() == 0 && polled()) {
+        } else if qu.napi_sched {
             now + self.c.irq_suspend
+        } else if qu.pending() == 0 && polled() {
+            hs.nic.queues[q].suspend_until = None;
+            return;
         } else {
             let qu = &mut hs.nic.queues[q];
             qu.suspended = false;

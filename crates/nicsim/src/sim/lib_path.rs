@@ -227,15 +227,14 @@ impl World {
             let q = self.hosts[h].steering.queue_for(Some(self.hosts[h].procs[p].ep), 0);
             let qu = &mut self.hosts[h].nic.queues[q];
             if suspend && !qu.napi_sched {
-                // Each busy poll pushes the suspension's deadline on; the
-                // first one starts its timer (`suspend_timer`).
+                // Each busy poll pushes the suspension's deadline on, and
+                // starts its timer if none is pending (`suspend_timer`).
                 qu.irq_enabled = false;
+                qu.suspended = true;
                 let at = now + self.c.irq_suspend;
-                if !qu.suspended {
-                    qu.suspended = true;
+                if qu.suspend_until.replace(at).is_none() {
                     self.q.push(at, h as u32, super::Ev::SuspendTimer { host: h as u16, q: q as u8 });
                 }
-                qu.suspend_until = Some(at);
             }
             if !qu.napi_sched {
                 if let Some(entry) = qu.take() {

@@ -84,12 +84,15 @@ impl World {
     }
 
     /// A busy poller found work on queue `q`: the suspension lasts
-    /// irq_suspend_timeout from now (its timer is already pending,
-    /// `suspend_timer`).
+    /// irq_suspend_timeout from now, and its timer starts if none is pending
+    /// (`suspend_timer`).
     pub(super) fn release_suspension(&mut self, now: Instant, h: usize, q: usize) {
         let qu = &mut self.hosts[h].nic.queues[q];
         if qu.suspended {
-            qu.suspend_until = Some(now + self.c.irq_suspend);
+            let at = now + self.c.irq_suspend;
+            if qu.suspend_until.replace(at).is_none() {
+                self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
+            }
         }
     }
 
