@@ -32,22 +32,30 @@ pub struct Params {
 /// that the resent ones bring back (cumulative acks: a receiver keeps the
 /// early messages it got, so filling the gap acknowledges them). [estimate:
 /// Open-MX resends every due request of its `non_acked_req_q` at once
-/// (`omx__process_resend_requests`, libopen-mx `omx_send.c`), but it resends
-/// after 0.5 s (`RESEND_PER_SECOND` = 2, `omx_lib.h`) and stops a round when
-/// its expected-event slots run out; at the model's millisecond resend delay
-/// an uncapped round re-floods the receive ring it overflowed]
+/// (`omx__process_resend_requests`, libopen-mx `omx_send.c`) but stops a
+/// round when its expected-event slots run out; an uncapped round re-floods
+/// the receive ring it overflowed]
 pub const RESENDS_PER_PEER: usize = 32;
 
 /// From the third consecutive resend round towards a peer with no ack in
 /// between, each round doubles the delay, up to `resend <<
-/// RESEND_BACKOFF_MAX` (2 ms << 6 = 128 ms on `omx2009`, still below
-/// Open-MX's fixed 0.5 s). The first two rounds keep the plain delay: a
-/// large transfer outlasts it without any loss (the rendezvous is acked
-/// with the notify), and those resends are not an overload. [estimate: Open-MX keeps
-/// the delay fixed and gives up after `OMX_RESENDS_MAX` = 1000 resends
-/// (`omx_init.c`); doubling is TCP's retransmission back-off (RFC 6298 5.5),
-/// which lets a millisecond timer drain an overflowed ring]
+/// RESEND_BACKOFF_MAX`. The first two rounds keep the plain delay: a large
+/// transfer outlasts it without any loss (the rendezvous is acked with the
+/// notify), and those resends are not an overload. [estimate: Open-MX keeps
+/// the delay fixed (`RESEND_PER_SECOND` = 2, libopen-mx `omx_lib.h`);
+/// doubling is TCP's retransmission back-off (RFC 6298 5.5), which lets a
+/// short configured delay drain an overflowed ring]
 pub const RESEND_BACKOFF_MAX: u8 = 6;
+
+/// A message still unacknowledged this many resend delays after it was
+/// first sent makes the library give up on its peer ([`Due::GiveUp`]).
+/// Open-MX gives up on a request resent more than `req_resends_max` = 1000
+/// times (`OMX_RESENDS_MAX` in the environment; libopen-mx `omx_init.c`),
+/// and then resets the partner (`omx__partner_cleanup`,
+/// `omx__process_resend_requests`, libopen-mx `omx_send.c`); at its fixed
+/// delay that is 1000 delays after the first send. The model's rounds back
+/// off ([`RESEND_BACKOFF_MAX`]), so it counts the delays, not the rounds.
+pub const RESENDS_MAX: u64 = 1000;
 
 /// A message kept for possible resend until acked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +65,8 @@ pub struct SentMsg {
     pub req: u32,
     /// When it was last put on the wire.
     pub sent_at: Instant,
+    /// When it was first put on the wire (the give-up counts from here).
+    pub first_sent: Instant,
     pub size: u64,
     pub tag: u64,
     /// For NOTIFY: the receive request it completes on the peer.
@@ -95,6 +105,10 @@ pub enum Due {
     Ack,
     /// The message was not acknowledged in time: send it again.
     Resend(SentMsg),
+    /// The message is still unacknowledged [`RESENDS_MAX`] resend delays
+    /// after its first send: the peer is taken as dead (nothing more is
+    /// resent to it).
+    GiveUp(SentMsg),
 }
 
 /// State towards one remote peer.
@@ -179,6 +193,10 @@ pub struct Endpoint {
     pub timer_visits: u64,
     /// Messages put on the wire again by resend rounds.
     pub resent: u64,
+    /// New messages sent while their peer's send window was full (see
+    /// [`Endpoint::window_full`]): every send waits for the window, so the
+    /// run's invariants require none.
+    pub window_overruns: u64,
 }
 
 impl Endpoint {
@@ -192,6 +210,7 @@ impl Endpoint {
             unacked_total: 0,
             timer_visits: 0,
             resent: 0,
+            window_overruns: 0,
         }
     }
 
@@ -231,8 +250,11 @@ impl Endpoint {
         is_notify: bool,
         frames: u32,
     ) -> SentMsg {
+        if self.window_full(peer, frames) {
+            self.window_overruns += 1;
+        }
         let ps = &mut self.peers[peer as usize];
-        let m = SentMsg { seq: ps.next_send, req, sent_at: now, size, tag, is_notify, frames };
+        let m = SentMsg { seq: ps.next_send, req, sent_at: now, first_sent: now, size, tag, is_notify, frames };
         let oldest = ps.unacked_sends.is_empty();
         ps.next_send += 1;
         ps.unacked_sends.push_back(m);
@@ -333,7 +355,9 @@ impl Endpoint {
     /// `emit(peer, Due::Ack)` for a delayed ack, then a resend round:
     /// `emit(peer, Due::Resend(m))` for each message not (re)sent within a
     /// resend period, oldest first, up to the first that is not due and at
-    /// most [`RESENDS_PER_PEER`]. The next round towards that peer is due
+    /// most [`RESENDS_PER_PEER`]; `emit(peer, Due::GiveUp(m))` instead, and
+    /// no more resends to that peer, for a message due that was first sent
+    /// [`RESENDS_MAX`] resend delays ago or more. The next round towards that peer is due
     /// one period from now, doubled per round without an ack from the third
     /// (at most [`RESEND_BACKOFF_MAX`] doublings), or earlier when a message
     /// behind the resent ones falls due; an ack that releases a message ends
@@ -390,11 +414,16 @@ impl Endpoint {
                         next = next.min(due);
                         break;
                     }
+                    if now.since(m.first_sent) >= resend.times(RESENDS_MAX) {
+                        emit(peer, Due::GiveUp(*m));
+                        next = Instant::MAX;
+                        break;
+                    }
                     m.sent_at = now;
                     self.resent += 1;
                     emit(peer, Due::Resend(*m));
                 }
-                ps.resend_at = Some(next);
+                ps.resend_at = (next != Instant::MAX).then_some(next);
             }
             self.rearm(peer);
         }

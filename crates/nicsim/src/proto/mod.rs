@@ -28,7 +28,9 @@ mod pull;
 #[cfg(test)]
 mod tests;
 
-pub use endpoint::{AckPlan, Arrival, Due, Endpoint, Params, SentMsg, RESENDS_PER_PEER, RESEND_BACKOFF_MAX};
+pub use endpoint::{
+    AckPlan, Arrival, Due, Endpoint, Params, SentMsg, RESENDS_MAX, RESENDS_PER_PEER, RESEND_BACKOFF_MAX,
+};
 pub use msg::{Kind, Msg};
 pub use pull::{OnReply, OnTimer, PullHandle, PullServe, ServedReply};
 

@@ -1,9 +1,10 @@
 //! The drivers' pull of a large message (Open-MX `omx_pull.c`): the
 //! receiver's [`PullHandle`] requests the message in blocks of
 //! [`PULL_BLOCK_REPLIES`] replies, [`PULL_BLOCKS_OUTSTANDING`] blocks at a
-//! time, asks for the next block when one completes, and asks again for
-//! every incomplete block when no reply came for a timeout; the sender's
-//! [`PullServe`] answers one request with the replies of its block.
+//! time, asks for the next block when one completes, asks again for every
+//! incomplete block when no reply came for a timeout, and gives up when the
+//! pull outlives its deadline; the sender's [`PullServe`] answers one
+//! request with the replies it names.
 //!
 //! This file owns which replies and blocks are wanted, received and due.
 //! It does not own addressing, frames or the copy of the data
@@ -34,9 +35,13 @@ pub enum OnReply {
 pub enum OnTimer {
     /// A reply came within the timeout: look again at this instant.
     Wait(Instant),
-    /// No reply for a whole timeout: request every incomplete block again
-    /// ([`PullHandle::incomplete_from`]), and look again at this instant.
+    /// No reply for a whole timeout: request the missing part of every
+    /// incomplete block again ([`PullHandle::incomplete_from`],
+    /// [`PullHandle::missing_span`]), and look again at this instant.
     Rerequest(Instant),
+    /// The pull outlived its deadline: it fails (Open-MX reports
+    /// `OMX_EVT_PULL_DONE_TIMEOUT`).
+    GiveUp,
 }
 
 /// The receiver's side of one pull.
@@ -55,6 +60,8 @@ pub struct PullHandle {
     /// When a new reply last arrived, or blocks were last (re-)requested by
     /// the timer; the pull started then if neither happened yet.
     last_progress: Instant,
+    /// When the pull started (its deadline counts from here).
+    started: Instant,
     live: bool,
 }
 
@@ -70,6 +77,7 @@ impl PullHandle {
             got: vec![0; (replies as usize).div_ceil(64).max(1)],
             done_replies: 0,
             last_progress: now,
+            started: now,
             live: true,
         }
     }
@@ -126,8 +134,16 @@ impl PullHandle {
         }
     }
 
-    /// The pull timer (`timeout`: `pull_timeout_us`) fired at `now`.
-    pub fn on_timer(&mut self, now: Instant, timeout: Duration) -> OnTimer {
+    /// The pull timer (`timeout`: `pull_timeout_us`) fired at `now`; a pull
+    /// still incomplete `deadline` after it started gives up. (Open-MX's
+    /// driver aborts a pull handle whose timer finds `jiffies` past its
+    /// `last_retransmit_jiffies`, set at creation to the library's
+    /// `retransmit_delay_jiffies`: its resend delay times its resend limit,
+    /// `omx_pull_handle_timeout_handler`, driver/linux `omx_pull.c`.)
+    pub fn on_timer(&mut self, now: Instant, timeout: Duration, deadline: Duration) -> OnTimer {
+        if now.since(self.started) > deadline {
+            return OnTimer::GiveUp;
+        }
         if now.since(self.last_progress) < timeout {
             return OnTimer::Wait(self.last_progress + timeout);
         }
@@ -139,6 +155,21 @@ impl PullHandle {
     /// request again, in order, after [`OnTimer::Rerequest`]).
     pub fn incomplete_from(&self, from: u32) -> Option<u32> {
         (from..self.next_block).find(|&b| self.missing[b as usize] > 0)
+    }
+
+    /// The part of block `b` to request again: from its first missing reply
+    /// to its end (first reply, replies). Asking for the whole block again
+    /// would put the replies already received first in the burst: when the
+    /// burst overflows the receive ring, the same tail replies would be the
+    /// ones dropped every time. [estimate: Open-MX re-requests whole blocks
+    /// (`omx_pull_handle_timeout_handler`, driver/linux `omx_pull.c`); its
+    /// PULL request names its first frame and its length (`struct
+    /// omx_pkt_pull_request`), so a partial block is a valid request]
+    pub fn missing_span(&self, b: u32) -> (u32, u32) {
+        let (first, n) = self.block(b);
+        let got = |i: u32| self.got[(i / 64) as usize] & (1 << (i % 64)) != 0;
+        let start = (first..first + n).find(|&i| !got(i)).unwrap_or(first);
+        (start, first + n - start)
     }
 
     /// When the pull timer must look next (`None`: the pull is done).
@@ -172,11 +203,12 @@ pub struct PullServe {
 }
 
 impl PullServe {
-    /// Serving the block starting at reply `first` of a `size`-byte message,
-    /// in replies of `per` bytes of payload.
-    pub fn new(first: u32, size: u64, per: u64) -> Self {
+    /// Serving `count` replies (at most a block, and no further than the
+    /// message) starting at reply `first` of a `size`-byte message, in
+    /// replies of `per` bytes of payload.
+    pub fn new(first: u32, count: u32, size: u64, per: u64) -> Self {
         let replies = size.div_ceil(per).max(1) as u32;
-        PullServe { next: first, end: (first + BLOCK).min(replies), size, per }
+        PullServe { next: first, end: (first + count.clamp(1, BLOCK)).min(replies), size, per }
     }
 
     /// The next reply to send.

@@ -78,7 +78,7 @@ fn seqs(due: &[(u16, Due)]) -> Vec<u32> {
     due.iter()
         .map(|(_, d)| match d {
             Due::Resend(m) => m.seq,
-            Due::Ack => panic!("an ack among resends"),
+            Due::Ack | Due::GiveUp(_) => panic!("not a resend: {d:?}"),
         })
         .collect()
 }
@@ -457,6 +457,7 @@ fn finalizing_flushes_unacked_receives() {
 
 const BLOCK: u32 = PULL_BLOCK_REPLIES as u32;
 const TIMEOUT: Duration = Duration::from_us(1000);
+const DEADLINE: Duration = Duration::from_us(1_000_000);
 
 /// The blocks requested and not complete, from the handle's own answers.
 fn outstanding(h: &PullHandle) -> Vec<u32> {
@@ -503,17 +504,67 @@ fn lost_pull_reply_is_rerequested_after_pull_timeout() {
     assert_eq!(h.poll_at(TIMEOUT), Some(us(64 + 1000)));
     // The timer set at the start finds progress: it waits for a whole
     // timeout after the last reply.
-    assert_eq!(h.on_timer(us(1000), TIMEOUT), OnTimer::Wait(us(1064)));
-    assert_eq!(h.on_timer(us(1063), TIMEOUT), OnTimer::Wait(us(1064)));
-    assert_eq!(h.on_timer(us(1064), TIMEOUT), OnTimer::Rerequest(us(2064)));
+    assert_eq!(h.on_timer(us(1000), TIMEOUT, DEADLINE), OnTimer::Wait(us(1064)));
+    assert_eq!(h.on_timer(us(1063), TIMEOUT, DEADLINE), OnTimer::Wait(us(1064)));
+    assert_eq!(h.on_timer(us(1064), TIMEOUT, DEADLINE), OnTimer::Rerequest(us(2064)));
     assert_eq!(outstanding(&h), vec![0], "only the block with the lost reply");
+    assert_eq!(h.missing_span(0), (5, BLOCK - 5), "from the lost reply to the block's end");
     // Lost again: another re-request one timeout later, not before.
-    assert_eq!(h.on_timer(us(2063), TIMEOUT), OnTimer::Wait(us(2064)));
-    assert_eq!(h.on_timer(us(2064), TIMEOUT), OnTimer::Rerequest(us(3064)));
-    // The re-requested block comes back whole: only #5 is new.
-    assert_eq!(h.process(us(3000), 4), OnReply::Duplicate);
-    assert_eq!(h.process(us(3001), 5), OnReply::Complete);
+    assert_eq!(h.on_timer(us(2063), TIMEOUT, DEADLINE), OnTimer::Wait(us(2064)));
+    assert_eq!(h.on_timer(us(2064), TIMEOUT, DEADLINE), OnTimer::Rerequest(us(3064)));
+    // The re-requested span comes back: #5 is new, the rest duplicates.
+    assert_eq!(h.process(us(3000), 5), OnReply::Complete);
+    assert_eq!(h.process(us(3001), 6), OnReply::Duplicate);
     assert_eq!(h.poll_at(TIMEOUT), None);
+}
+
+/// Replies dropped at the tail of every burst: a re-request that starts at
+/// the first missing reply makes every reply that gets through new, so the
+/// pull completes however small the window that gets through; re-requesting
+/// whole blocks would get the same head replies (duplicates) through each
+/// time and never the tail.
+#[test]
+fn rerequests_start_at_the_first_missing_reply_so_tails_get_through() {
+    let mut h = PullHandle::new(us(0), BLOCK);
+    h.start();
+    // Only the first 8 replies of any burst get through (a small ring).
+    let through = 8;
+    for idx in 0..through {
+        h.process(us(1), idx);
+    }
+    let mut t = 1;
+    let mut rounds = 0;
+    while h.live() {
+        t += 1000;
+        assert!(matches!(h.on_timer(us(t), TIMEOUT, DEADLINE), OnTimer::Rerequest(_)));
+        let (first, n) = h.missing_span(0);
+        assert_eq!(first + n, BLOCK, "to the block's end");
+        for idx in first..first + n.min(through) {
+            assert_ne!(h.process(us(t), idx), OnReply::Duplicate, "reply {idx} got through and is new");
+        }
+        rounds += 1;
+        assert!(rounds < 10, "the pull completes");
+    }
+    assert_eq!(rounds, (BLOCK - through).div_ceil(through));
+}
+
+/// A pull still incomplete `deadline` after its start gives up (Open-MX's
+/// `OMX_EVT_PULL_DONE_TIMEOUT`), even if it re-requested all along.
+#[test]
+fn pull_gives_up_after_its_deadline() {
+    let mut h = PullHandle::new(us(0), BLOCK);
+    h.start();
+    let deadline = Duration::from_us(5000);
+    let mut t = 0;
+    loop {
+        t += 1000;
+        match h.on_timer(us(t), TIMEOUT, deadline) {
+            OnTimer::Rerequest(_) => assert!(t <= 5000, "re-requests until the deadline"),
+            OnTimer::GiveUp => break,
+            OnTimer::Wait(_) => panic!("no reply came"),
+        }
+    }
+    assert_eq!(t, 6000, "the first timer past the deadline");
 }
 
 #[rstest]
@@ -532,16 +583,21 @@ fn pull_replies_are_dropped_if_seen_or_outside(#[case] first: u32, #[case] again
 fn pull_serve_sends_the_replies_of_one_block() {
     let per = 1468;
     let size = 40 * per + 100; // 41 replies: a block of 32 and one of 9
-    let mut s = PullServe::new(32, size, per);
+    let mut s = PullServe::new(32, 32, size, per);
     let replies: Vec<ServedReply> = (0..9).map(|_| s.next_reply()).collect();
     assert_eq!(replies.iter().map(|r| r.idx).collect::<Vec<_>>(), (32..41).collect::<Vec<_>>());
     assert_eq!(replies[0].offset, 32 * per);
     assert_eq!(replies[8].len, 100, "the message's last reply is short");
     assert!(replies[..8].iter().all(|r| r.len == per as u32 && !r.last_in_block && !r.done));
     assert!(replies[8].last_in_block && replies[8].done);
-    let mut first = PullServe::new(0, size, per);
+    let mut first = PullServe::new(0, 32, size, per);
     let n = std::iter::from_fn(|| Some(first.next_reply())).position(|r| r.done).unwrap() + 1;
     assert_eq!(n, 32, "a whole block");
+    // A re-request of a block's missing part: from its first reply to the
+    // block's end, not into the next block.
+    let mut part = PullServe::new(5, 27, size, per);
+    let idx: Vec<u32> = std::iter::from_fn(|| Some(part.next_reply())).take(27).map(|r| r.idx).collect();
+    assert_eq!(idx, (5..32).collect::<Vec<_>>());
 }
 
 /// The timer work per poll does not grow with the number of peers: the same
@@ -579,4 +635,34 @@ fn timer_work_per_poll_does_not_grow_with_the_peers() {
     let (small, large) = (visits_per_poll(8), visits_per_poll(256));
     assert!(small > 0.0);
     assert!(large <= small * 1.1, "per poll: {small} heap entries at 8 peers, {large} at 256");
+}
+
+/// A peer that never acknowledges: the message is resent round after round
+/// (backing off), and once it has been unacknowledged for `RESENDS_MAX`
+/// resend delays the endpoint gives up on the peer (Open-MX's
+/// `OMX_RESENDS_MAX`) and resends nothing more to it.
+#[test]
+fn endpoint_gives_up_on_a_peer_after_resends_max_delays() {
+    let mut a = Endpoint::new(PARAMS, 2);
+    let sent = a.send(PEER, us(0), 7, 8, 0, false, 1);
+    let limit = PARAMS.resend.times(RESENDS_MAX);
+    let (mut resends, mut gave_up) = (0u64, None);
+    while let Some(now) = a.poll_at() {
+        a.dispatch(now, |p, d| match d {
+            Due::Resend(m) => {
+                assert_eq!((p, m.seq), (PEER, sent.seq));
+                assert!(now.since(us(0)) < limit, "no resend after the limit");
+                resends += 1;
+            }
+            Due::GiveUp(m) => gave_up = Some((p, m.seq, now)),
+            Due::Ack => panic!("nothing to ack"),
+        });
+    }
+    let (p, seq, at) = gave_up.expect("the endpoint gave up");
+    assert_eq!((p, seq), (PEER, sent.seq));
+    assert!(at.since(us(0)) >= limit, "not before {limit}");
+    assert!(at.since(us(0)) <= limit + PARAMS.resend.times(1 << RESEND_BACKOFF_MAX), "at the first round after it");
+    assert!(resends > 10, "resent all along: {resends}");
+    assert!(!a.all_acked(), "the message is not acknowledged");
+    assert_eq!(a.deadlines(PEER).1, None, "no more resend rounds");
 }

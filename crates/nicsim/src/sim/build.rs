@@ -265,6 +265,7 @@ impl World {
                 e.nic_copy_cycles_per_byte * 1e3 / e.nic_clock_mhz
             },
             busy_at_mark: [[Duration::ZERO; 2]; 2],
+            failed: None,
         };
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {
@@ -374,6 +375,7 @@ impl World {
             medium: Vec::new(),
             regions: vec![None; RDMA_REGIONS],
             need_region: VecDeque::new(),
+            need_window: VecDeque::new(),
             ring_obj: Obj::new(ObjClass::EventRing),
             ep_obj: Obj::new(ObjClass::Endpoint),
             timer_at: None,

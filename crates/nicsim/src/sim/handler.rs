@@ -86,10 +86,13 @@ impl World {
                 self.post_event(now, h, p, LibEvent { msg, peer, writer_die: die, irq_stamp })
             }
             None => match repr.body {
-                OmxBody::Pull { total_length, first_frame_offset, src_pull_handle, src_magic, .. } => {
+                OmxBody::Pull {
+                    total_length, block_length, first_frame_offset, src_pull_handle, src_magic, ..
+                } => {
                     let local_ep = repr.body.dst_endpoint();
                     let size = total_length as u64;
-                    self.serve_pull(now, h, core, src, local_ep, size, first_frame_offset, src_pull_handle, src_magic);
+                    let (first, len) = (first_frame_offset, block_length);
+                    self.serve_pull(now, h, core, src, local_ep, size, first, len, src_pull_handle, src_magic);
                 }
                 OmxBody::PullReply { msg_offset, dst_pull_handle, .. } => {
                     self.pull_reply_arrived(now, h, core, dst_pull_handle, msg_offset);

@@ -207,6 +207,48 @@ impl Core {
 }
 
 impl World {
+    /// The irq_suspend_timeout timer of queue `q` fired. While the queue is
+    /// suspended such a timer is pending (at `suspend_until`, the deadline
+    /// the last busy poll that found work set), except while a process busy
+    /// polls the empty queue: it sees every new descriptor (`dma_done`
+    /// wakes it, and the timer starts again). A NAPI poll in progress keeps
+    /// the suspension for another timeout; frames left in the ring for a
+    /// whole timeout, or no poller, enable the interrupt again (raised at
+    /// once if frames wait). As Linux: the suspension
+    /// timer re-enables IRQs if the application stops finding events in
+    /// its busy polls (Documentation/networking/napi.rst, IRQ suspension;
+    /// the per-NAPI `irq_suspend_timeout`, 6.13), so that a poller that
+    /// stops (its program ended, it computes, it waits for acks without
+    /// polling) never leaves frames stranded.
+    pub(super) fn suspend_timer(&mut self, now: Instant, h: usize, q: usize) {
+        let hs = &mut self.hosts[h];
+        let qu = &hs.nic.queues[q];
+        if !qu.suspended {
+            return;
+        }
+        let until = qu.suspend_until.unwrap_or(now);
+        let steering = &hs.steering;
+        let polled =
+            || hs.procs.iter().any(|pr| pr.state == PState::Polling && steering.queue_for(Some(pr.ep), 0) == q);
+        let at = if until > now {
+            until
+        } else if qu.napi_sched {
+            now + self.c.irq_suspend
+        } else if qu.pending() == 0 && polled() {
+            hs.nic.queues[q].suspend_until = None;
+            return;
+        } else {
+            let qu = &mut hs.nic.queues[q];
+            qu.suspended = false;
+            qu.suspend_until = None;
+            let out = qu.rearm(now);
+            self.nic_outcome(now, h, q, out);
+            return;
+        };
+        hs.nic.queues[q].suspend_until = Some(at);
+        self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
+    }
+
     /// New kernel work was queued on `core`: preempt the application if it
     /// is running a segment, then dispatch.
     pub(crate) fn kick(&mut self, now: Instant, h: usize, core: usize) {

@@ -260,9 +260,14 @@ impl World {
             let q = self.hosts[h].steering.queue_for(Some(self.hosts[h].procs[p].ep), 0);
             let qu = &mut self.hosts[h].nic.queues[q];
             if suspend && !qu.napi_sched {
+                // Each busy poll pushes the suspension's deadline on, and
+                // starts its timer if none is pending (`suspend_timer`).
                 qu.irq_enabled = false;
                 qu.suspended = true;
-                qu.suspend_until = None;
+                let at = now + self.c.irq_suspend;
+                if qu.suspend_until.replace(at).is_none() {
+                    self.q.push(at, h as u32, super::Ev::SuspendTimer { host: h as u16, q: q as u8 });
+                }
             }
             if !qu.napi_sched {
                 if let Some(entry) = qu.take() {
@@ -363,17 +368,24 @@ impl World {
         }
     }
 
-    /// A region was freed: the sends that waited for one go, in the order
-    /// they were posted, until a large one finds none free (Open-MX retries
-    /// its `need_resources_send_req_q` in order when resources come back,
-    /// `omx__process_delayed_requests`, libopen-mx `omx_send.c`).
+    /// A region was freed, or an ack opened a send window: the sends that
+    /// waited for one go, in the order they were posted, until a large one
+    /// finds no region free or one finds its peer's send window full
+    /// (Open-MX retries its `need_resources_send_req_q` in order when
+    /// resources come back, `omx__process_delayed_requests`, libopen-mx
+    /// `omx_send.c`); then the notifies that waited for a window.
     pub(super) fn submit_waiting_sends(&mut self, now: Instant, h: usize, p: usize) {
+        self.submit_waiting_notifies(now, h, p);
         loop {
             let large = MessageClass::Large;
             let thr = self.c.rndv_threshold as usize;
+            let frames = |size| Self::frames_of(size, self.c.rndv_threshold, self.c.mtu);
             let pr = &mut self.hosts[h].procs[p];
             let Some(&s) = pr.need_region.front() else { return };
             if wire::classify(s.size as usize, thr) == large && pr.regions.iter().all(|r| r.is_some()) {
+                return;
+            }
+            if pr.proto.window_full(s.peer, frames(s.size)) {
                 return;
             }
             pr.need_region.pop_front();

@@ -29,10 +29,15 @@ impl World {
         let pr = &mut self.hosts[h].procs[p];
         let m = ev.msg;
         if let Some(v) = m.piggy {
-            if m.kind != Kind::PullDone {
-                pr.proto.process_ack(ev.peer, v as u16);
+            if m.kind != Kind::PullDone
+                && pr.proto.process_ack(ev.peer, v as u16) > 0
+                && !(pr.need_region.is_empty() && pr.need_window.is_empty())
+            {
+                // The ack opened the peer's send window.
+                self.submit_waiting_sends(now, h, p);
             }
         }
+        let pr = &mut self.hosts[h].procs[p];
         match m.kind {
             Kind::Ack => return,
             Kind::Shm => {
@@ -49,20 +54,15 @@ impl World {
                 return;
             }
             Kind::PullDone => {
-                // The pull finished: complete the receive, notify the sender.
+                // The pull finished: complete the receive, notify the sender
+                // (once its send window has room, behind the notifies that
+                // wait for one).
                 let req = m.seq;
-                let sent = pr.proto.send(ev.peer, now, m.rdma, m.size, 0, true, 1);
-                pr.outbox.push_back(Out::Msg {
-                    peer: ev.peer,
-                    kind: Kind::Notify,
-                    seq: sent.seq,
-                    tag: 0,
-                    size: m.size,
-                    frag: 0,
-                    frags: 1,
-                    tail: true,
-                    rdma: m.rdma,
-                });
+                if pr.need_window.is_empty() && !pr.proto.window_full(ev.peer, 1) {
+                    Self::send_notify(now, pr, ev.peer, m.rdma, m.size);
+                } else {
+                    pr.need_window.push_back((ev.peer, m.rdma, m.size));
+                }
                 self.complete(h, p, req);
                 let pr = &mut self.hosts[h].procs[p];
                 pr.pulls_active -= 1;
@@ -202,6 +202,36 @@ impl World {
                 }
             }
             Kind::Ack | Kind::PullDone | Kind::Shm => {}
+        }
+    }
+
+    /// Sends the notify of a completed pull of region `rdma` (`size` bytes)
+    /// to `peer`: it takes a sequence number and is kept for resend.
+    fn send_notify(now: Instant, pr: &mut super::Proc, peer: u16, rdma: u32, size: u64) {
+        let sent = pr.proto.send(peer, now, rdma, size, 0, true, 1);
+        pr.outbox.push_back(Out::Msg {
+            peer,
+            kind: Kind::Notify,
+            seq: sent.seq,
+            tag: 0,
+            size,
+            frag: 0,
+            frags: 1,
+            tail: true,
+            rdma,
+        });
+    }
+
+    /// The notifies that waited for a send window go, in order, until one
+    /// finds its peer's window still full.
+    pub(super) fn submit_waiting_notifies(&mut self, now: Instant, h: usize, p: usize) {
+        let pr = &mut self.hosts[h].procs[p];
+        while let Some(&(peer, rdma, size)) = pr.need_window.front() {
+            if pr.proto.window_full(peer, 1) {
+                break;
+            }
+            pr.need_window.pop_front();
+            Self::send_notify(now, pr, peer, rdma, size);
         }
     }
 

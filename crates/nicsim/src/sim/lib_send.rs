@@ -10,7 +10,7 @@
 
 use super::{Ev, LibEvent, Out, Proc, World};
 use crate::engine::EventQueue;
-use crate::proto::{Due, Kind, Msg, SentMsg};
+use crate::proto::{Due, Kind, Msg, SentMsg, RESENDS_MAX};
 use crate::time::Instant;
 use crate::wire::{self, FrameRepr, MessageClass};
 use std::collections::VecDeque;
@@ -24,19 +24,41 @@ impl World {
     pub(super) fn protocol_timers(&mut self, now: Instant, h: usize, p: usize) -> bool {
         let c = &self.c;
         let mut queued = false;
+        let mut gave_up = None;
         let pr = &mut self.hosts[h].procs[p];
         let outbox = &mut pr.outbox;
-        let next = pr.proto.dispatch(now, |peer, due| {
-            queued = true;
-            match due {
-                Due::Ack => outbox.push_back(Out::Ack { peer }),
-                Due::Resend(m) => Self::queue_message(outbox, c.rndv_threshold, c.mtu, peer, m),
+        let next = pr.proto.dispatch(now, |peer, due| match due {
+            Due::Ack => {
+                queued = true;
+                outbox.push_back(Out::Ack { peer })
             }
+            Due::Resend(m) => {
+                queued = true;
+                Self::queue_message(outbox, c.rndv_threshold, c.mtu, peer, m)
+            }
+            Due::GiveUp(m) => gave_up = Some((peer, m)),
         });
         if let Some(t) = next {
             Self::arm_timer(pr, &mut self.q, h, p, t);
         }
+        if let Some((peer, m)) = gave_up {
+            self.give_up(h, p, peer, m);
+        }
         queued
+    }
+
+    /// The library gave up on `peer` (message `m` unacknowledged for
+    /// [`RESENDS_MAX`] resend delays): the run fails, naming both ends.
+    #[cold]
+    #[inline(never)]
+    fn give_up(&mut self, h: usize, p: usize, peer: u16, m: SentMsg) {
+        let me = self.hosts[h].procs[p].rank;
+        let secs = self.c.proto.resend.times(RESENDS_MAX).as_us_f64() / 1e6;
+        self.fail(format!(
+            "peer unreachable: rank {me} (host {h}) gave up on rank {peer} (host {}): message {} of {} bytes \
+             unacknowledged for {secs} s (library.resend_us x {RESENDS_MAX}, Open-MX's OMX_RESENDS_MAX)",
+            self.ranks[peer as usize].0, m.seq, m.size
+        ));
     }
 
     /// Frames a message of `size` bytes puts on the wire (pull replies aside).

@@ -32,6 +32,14 @@ impl World {
                     h.irq_raised, h.irq_handled
                 )));
             }
+            for pr in &h.procs {
+                if pr.proto.window_overruns > 0 {
+                    return Err(SimError(format!(
+                        "invariant: rank {} (host {i}) sent {} message(s) beyond a full send window",
+                        pr.rank, pr.proto.window_overruns
+                    )));
+                }
+            }
         }
         Ok(())
     }

@@ -77,11 +77,21 @@ pub(crate) const NO_RANK: u16 = u16::MAX;
 /// host 0 runs the client.
 pub(crate) const ECHO_HOST: usize = 1;
 
-/// A run whose simulated time passes this with work left is stuck (a
-/// resend storm, a lost wake-up) and ends with an error instead of
-/// hanging: ten simulated minutes, 18 times the longest experiment run
-/// (NAS IS class C, 33 s in `coalescing-nas-is`).
-const NO_PROGRESS_LIMIT: Duration = Duration::from_ms(600_000);
+/// A run in which no message completes (no request finishes; for the flood,
+/// no frame reaches host 1's handler) for this many of its longest protocol
+/// timer (resend delay, pull timeout, delayed ack) is stalled: nothing but
+/// timers firing, or a timer re-arming without any delivery. Twice the
+/// library's resend limit: a peer that stops answering makes the library
+/// give up first ([`crate::proto::RESENDS_MAX`] delays, a named error),
+/// while a run that is slow but progressing (many resends that each let a
+/// message through) completes a message well within it.
+const STALL_TIMERS: u64 = 2 * crate::proto::RESENDS_MAX;
+
+/// The stall window is at least this: ten simulated minutes without a
+/// message completing, 18 times the longest experiment run (NAS IS class C,
+/// 33 s in `coalescing-nas-is`), so that short configured timers do not
+/// make a long compute phase or a huge transfer look stalled.
+const STALL_WINDOW_MIN: Duration = Duration::from_ms(600_000);
 
 /// Events of the world. Small and `Copy`: frames travel by slab index.
 /// Eight bytes in all (checked below), so that an event is passed to and
@@ -184,8 +194,23 @@ const MAX_EVENTS_PER_US_PER_HOST: f64 = 1_000.0;
 /// Consecutive looks over the rate bound before the run ends (16 M events).
 const STALL_WINDOWS: u32 = 16;
 
-/// Events sampled, once a stall is seen, to name the stage that dominates.
+/// Events sampled, once a stall is seen, to name the stage that dominates:
+/// for a rate stall, and for a run without progress (whose events are
+/// sparse timers).
 const STALL_SAMPLE: u64 = 1 << 16;
+const QUIET_SAMPLE: u64 = 256;
+
+/// Events sampled per stage (see [`Ev::stage`]).
+type StageCounts = Vec<(&'static str, u64)>;
+
+/// Why the run loop samples its events before ending.
+#[derive(Clone, Copy)]
+enum Stall {
+    /// Simulated time barely advances (`hot` looks over the rate bound).
+    Rate { hot: u32 },
+    /// No message completed since `since` (the window passed).
+    Quiet { since: Instant, window: Duration },
+}
 
 pub(crate) struct HostState {
     pub cores: Vec<Core>,
@@ -277,6 +302,9 @@ pub struct World {
     pub(crate) nic_copy_ns_per_byte: f64,
     /// CPU time used by hosts 0 and 1 at the Start and End marks.
     pub(crate) busy_at_mark: [[Duration; 2]; 2],
+    /// Why the run failed, if a stage gave up (the library on a peer, a
+    /// driver on a pull); the run loop ends with it.
+    pub(crate) failed: Option<SimError>,
 }
 
 impl World {
@@ -289,18 +317,25 @@ impl World {
     /// events; stops with [`SimError::interrupted`] when it says so.
     pub fn run_checked(&mut self, mut check: Check<'_>) -> Result<(), SimError> {
         // A run that stops making progress ends with an error, never a hang.
-        let limit = Instant::ZERO + NO_PROGRESS_LIMIT;
+        let window = self.stall_window();
+        let (mut progress, mut progress_at) = (self.progress(), Instant::ZERO);
         let hosts = self.hosts.len() as f64;
         let (mut next_look, mut since, mut hot) = (WATCH_EVENTS, Instant::ZERO, 0u32);
-        // Once the rate stays over the bound: events per stage, sampled.
-        let mut sample: Option<(u64, Vec<(&'static str, u64)>)> = None;
+        // Once a stall is seen: why, and the events per stage, sampled.
+        let mut sample: Option<(Stall, u64, StageCounts)> = None;
         while let Some((now, ev)) = self.q.pop() {
-            // Every CHECK_EVERY events, not every event: the stall bound and
-            // the caller's interrupt check.
+            // Every CHECK_EVERY events, not every event: a stage that gave
+            // up, the progress window and the caller's interrupt check.
             let events = self.q.popped();
             if interrupt::due(events) {
-                if now > limit {
-                    return Err(SimError(format!("no progress: simulated time passed {limit} with work left")));
+                if let Some(e) = self.failed.take() {
+                    return Err(e);
+                }
+                let p = self.progress();
+                if p != progress {
+                    (progress, progress_at) = (p, now);
+                } else if now.since(progress_at) > window && sample.is_none() {
+                    sample = Some((Stall::Quiet { since: progress_at, window }, 0, Vec::new()));
                 }
                 interrupt::ask(&mut check, interrupt::Progress { now, events })?;
             }
@@ -310,29 +345,27 @@ impl World {
                 since = now;
                 hot = if WATCH_EVENTS as f64 > MAX_EVENTS_PER_US_PER_HOST * hosts * span_us { hot + 1 } else { 0 };
                 if hot >= STALL_WINDOWS && sample.is_none() {
-                    sample = Some((0, Vec::new()));
+                    sample = Some((Stall::Rate { hot }, 0, Vec::new()));
                 }
             }
-            if let Some((n, counts)) = sample.as_mut() {
+            if let Some((why, n, counts)) = sample.as_mut() {
                 match counts.iter_mut().find(|(k, _)| *k == ev.stage()) {
                     Some((_, c)) => *c += 1,
                     None => counts.push((ev.stage(), 1)),
                 }
                 *n += 1;
-                if *n == STALL_SAMPLE {
-                    let (stage, c) = counts.iter().max_by_key(|(_, c)| *c).copied().unwrap_or(("none", 0));
-                    return Err(SimError(format!(
-                        "stalled: simulated time advances by under 1 µs per {} events per host at {now} \
-                         ({hot} looks of {WATCH_EVENTS} events); {:.0} % of the events are {stage}",
-                        MAX_EVENTS_PER_US_PER_HOST,
-                        100.0 * c as f64 / *n as f64
-                    )));
+                let limit = if matches!(why, Stall::Rate { .. }) { STALL_SAMPLE } else { QUIET_SAMPLE };
+                if *n == limit {
+                    return Err(Self::stalled(now, *why, *n, counts));
                 }
             }
             self.handle(now, ev);
             if self.finished() {
-                return Ok(());
+                return self.failed.take().map_or(Ok(()), Err);
             }
+        }
+        if let Some(e) = self.failed.take() {
+            return Err(e);
         }
         if self.finished() {
             Ok(())
@@ -359,6 +392,51 @@ impl World {
                 self.programs_left,
                 who.join("; ")
             )))
+        }
+    }
+
+    /// The error of a stalled run: why, and the stage whose events
+    /// dominate the `n` sampled.
+    #[cold]
+    fn stalled(now: Instant, why: Stall, n: u64, counts: &[(&'static str, u64)]) -> SimError {
+        let (stage, c) = counts.iter().max_by_key(|(_, c)| *c).copied().unwrap_or(("none", 0));
+        let share = 100.0 * c as f64 / n as f64;
+        SimError(match why {
+            Stall::Rate { hot } => format!(
+                "stalled: simulated time advances by under 1 µs per {} events per host at {now} \
+                 ({hot} looks of {WATCH_EVENTS} events); {share:.0} % of the events are {stage}",
+                MAX_EVENTS_PER_US_PER_HOST
+            ),
+            Stall::Quiet { since, window } => format!(
+                "no progress: no message completed since {since} ({:.0} s of simulated time, the stall \
+                 window) at {now}; {share:.0} % of the {n} events since are {stage}",
+                window.as_us_f64() / 1e6
+            ),
+        })
+    }
+
+    /// Simulated time without a message completing after which the run is
+    /// stalled: [`STALL_TIMERS`] of its longest protocol timer, at least
+    /// [`STALL_WINDOW_MIN`].
+    fn stall_window(&self) -> Duration {
+        let longest = self.c.proto.resend.max(self.c.pull_timeout).max(self.c.proto.delayed_ack);
+        longest.times(STALL_TIMERS).max(STALL_WINDOW_MIN)
+    }
+
+    /// What the stall window watches: requests completed, or for the flood
+    /// the frames host 1's handler got.
+    fn progress(&self) -> u64 {
+        match self.workload {
+            Workload::Flood { .. } => self.hosts[1].rx_frames,
+            _ => self.completions,
+        }
+    }
+
+    /// A stage gave up: the run ends with `why` (the first one given).
+    #[cold]
+    pub(crate) fn fail(&mut self, why: String) {
+        if self.failed.is_none() {
+            self.failed = Some(SimError(why));
         }
     }
 
@@ -422,16 +500,7 @@ impl World {
                 self.hosts[h].cores[c].kq.push_back(KWork::TimerNapi { q });
                 self.kick(now, h, c);
             }
-            Ev::SuspendTimer { host, q } => {
-                let h = host as usize;
-                let qu = &mut self.hosts[h].nic.queues[q as usize];
-                if qu.suspended && qu.suspend_until.is_some_and(|t| t <= now) && !qu.napi_sched {
-                    qu.suspended = false;
-                    qu.suspend_until = None;
-                    let out = qu.rearm(now);
-                    self.nic_outcome(now, h, q as usize, out);
-                }
-            }
+            Ev::SuspendTimer { host, q } => self.suspend_timer(now, host as usize, q as usize),
         }
     }
 }

@@ -72,23 +72,26 @@ impl World {
         self.nic_outcome(now, h, qi, out);
         if self.c.busy_poll {
             // A busy-polling application sees the new descriptor at once.
-            if let Some(p) = self.hosts[h].procs.iter().position(|pr| pr.state == PState::Polling) {
+            // The one polling this queue, that is (with multiqueue each
+            // process polls its own).
+            let hs = &self.hosts[h];
+            let polls = |pr: &super::Proc| pr.state == PState::Polling && hs.steering.queue_for(Some(pr.ep), 0) == qi;
+            if let Some(p) = hs.procs.iter().position(polls) {
                 self.notify_proc(now, h, p);
             }
         }
     }
 
-    /// A busy poller stopped polling: the suspended interrupt comes back
-    /// after irq_suspend_timeout unless it polls again.
+    /// A busy poller found work on queue `q`: the suspension lasts
+    /// irq_suspend_timeout from now, and its timer starts if none is pending
+    /// (`suspend_timer`).
     pub(super) fn release_suspension(&mut self, now: Instant, h: usize, q: usize) {
-        if self.c.irq_suspend.is_zero() {
-            return;
-        }
         let qu = &mut self.hosts[h].nic.queues[q];
-        if qu.suspended && qu.suspend_until.is_none() {
+        if qu.suspended {
             let at = now + self.c.irq_suspend;
-            qu.suspend_until = Some(at);
-            self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
+            if qu.suspend_until.replace(at).is_none() {
+                self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
+            }
         }
     }
 

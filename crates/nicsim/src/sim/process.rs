@@ -147,6 +147,11 @@ pub(crate) struct Proc {
     /// that finds no region is queued, and later sends queue behind it,
     /// libopen-mx `omx_send.c`, `omx_large.c`).
     pub need_region: VecDeque<Queued>,
+    /// Notifies (peer, region id, size) waiting for the peer's send window
+    /// (Open-MX queues a send to a throttled partner on its
+    /// `throttling_sends` list and submits it when acks open the window,
+    /// `omx__process_throttling_requests`, libopen-mx `omx_send.c`).
+    pub need_window: VecDeque<(u16, u32, u64)>,
     pub ring_obj: Obj,
     pub ep_obj: Obj,
     pub timer_at: Option<Instant>,

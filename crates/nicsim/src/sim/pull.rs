@@ -11,7 +11,7 @@
 
 use super::{Ev, KWork, LibEvent, Out, World, WRITER_MEMORY};
 use crate::host::{Obj, ObjClass};
-use crate::proto::{Kind, Msg, OnReply, OnTimer, PullHandle, PullServe};
+use crate::proto::{Kind, Msg, OnReply, OnTimer, PullHandle, PullServe, RESENDS_MAX};
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, OmxBody, PacketKind};
 
@@ -95,8 +95,9 @@ impl World {
         self.q.push(at, h as u32, Ev::PullTimer { handle });
     }
 
-    /// A PULL request for the block starting at reply `first` of a
-    /// `size`-byte message arrived from host `dst` for local endpoint `ep`.
+    /// A PULL request for `block_length` bytes starting at reply `first` of
+    /// a `size`-byte message arrived from host `dst` for local endpoint
+    /// `ep`.
     pub(super) fn serve_pull(
         &mut self,
         now: Instant,
@@ -106,11 +107,13 @@ impl World {
         ep: u8,
         size: u64,
         first: u32,
+        block_length: u32,
         handle: u32,
         magic: u32,
     ) {
         let per = wire::pull_reply_payload(self.c.mtu) as u64;
-        let s = Serve { live: true, dst, ep, handle, magic, proto: PullServe::new(first, size, per) };
+        let count = (block_length as u64).div_ceil(per) as u32;
+        let s = Serve { live: true, dst, ep, handle, magic, proto: PullServe::new(first, count, size, per) };
         let id = if let Some(i) = self.free_serves.pop() {
             self.serves[i as usize] = s;
             i
@@ -214,10 +217,16 @@ impl World {
 
     /// Builds the PULL request frame for block `b` of a handle.
     pub(crate) fn pull_frame(&mut self, handle: u32, b: u32) -> u32 {
+        let (first, replies) = self.handles[handle as usize].proto.block(b);
+        self.pull_request(handle, b, first, replies)
+    }
+
+    /// Builds the PULL request frame for `replies` replies of block `b`
+    /// starting at reply `first`.
+    fn pull_request(&mut self, handle: u32, b: u32, first: u32, replies: u32) -> u32 {
         let hd = &self.handles[handle as usize];
         let per = wire::pull_reply_payload(self.c.mtu) as u64;
-        let (first, _) = hd.proto.block(b);
-        let block_bytes = (hd.size - (first as u64 * per)).min(per * wire::PULL_BLOCK_REPLIES as u64);
+        let block_bytes = (hd.size - (first as u64 * per)).min(per * replies as u64);
         let repr = FrameRepr {
             dst_mac: wire::host_mac(hd.peer_host),
             src_mac: wire::host_mac(hd.host),
@@ -242,19 +251,30 @@ impl World {
 
     pub(super) fn pull_timer(&mut self, now: Instant, handle: u32) {
         let to = self.c.pull_timeout;
+        let deadline = self.c.proto.resend.times(RESENDS_MAX);
         let Some(hd) = self.handles.get_mut(handle as usize).filter(|hd| hd.proto.live()) else { return };
         let host = hd.host as usize;
-        match hd.proto.on_timer(now, to) {
+        match hd.proto.on_timer(now, to, deadline) {
             OnTimer::Wait(at) => self.q.push(at, host as u32, Ev::PullTimer { handle }),
             OnTimer::Rerequest(at) => {
-                // Request every requested block that is still incomplete again.
+                // Request the missing part of every requested block that is
+                // still incomplete again.
                 let mut from = 0;
                 while let Some(b) = self.handles[handle as usize].proto.incomplete_from(from) {
-                    let f = self.pull_frame(handle, b);
+                    let (first, replies) = self.handles[handle as usize].proto.missing_span(b);
+                    let f = self.pull_request(handle, b, first, replies);
                     self.transmit(now, host, f);
                     from = b + 1;
                 }
                 self.q.push(at, host as u32, Ev::PullTimer { handle });
+            }
+            OnTimer::GiveUp => {
+                let (size, peer) = (hd.size, hd.peer_host);
+                let secs = deadline.as_us_f64() / 1e6;
+                self.fail(format!(
+                    "pull timed out: host {host} pulled {size} bytes from host {peer} for over {secs} s \
+                     (library.resend_us x {RESENDS_MAX}, Open-MX's pull deadline) without completing it"
+                ));
             }
         }
     }

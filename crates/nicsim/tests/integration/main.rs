@@ -12,6 +12,8 @@ mod nas;
 mod overload;
 mod pcap;
 mod protocol;
+mod stalls;
+mod window;
 
 use nicsim::Metrics;
 

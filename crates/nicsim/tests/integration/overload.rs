@@ -40,7 +40,9 @@ fn alltoall_on_64_hosts_finishes_in_bounded_memory() {
     assert!(drop_rate < 0.5, "drops per frame {drop_rate}");
     assert!(dup_rate < 1.0, "duplicates per frame {dup_rate}");
     assert!(peak_queue <= 2048.0, "largest queue {peak_queue}");
-    assert!(m.get("queue_peak").unwrap() < 20_000.0, "events pending {:?}", m.get("queue_peak"));
+    // 28.8 K events at Open-MX's 0.5 s resend delay (under 20 K at 2 ms):
+    // a constant bound, not one that grows with the run.
+    assert!(m.get("queue_peak").unwrap() < 40_000.0, "events pending {:?}", m.get("queue_peak"));
 }
 
 /// A uniband window of 300 large messages holds more sends than the 256
