@@ -145,3 +145,28 @@ fn peak_rss_kib() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Messages sent per rank by the bench scenario `kind` at `n` ranks
+    /// (each completes two requests: its send and its receive).
+    fn messages_per_rank(kind: &str, n: u64) -> f64 {
+        let s = crate::Scenario::from_toml(&scale_scenario(kind, n).unwrap()).unwrap();
+        let mut w = crate::sim::World::new(&s);
+        w.run().unwrap();
+        w.completions as f64 / 2.0 / n as f64
+    }
+
+    #[test]
+    fn bench_scenarios_give_each_rank_the_same_work_at_every_size() {
+        let target = SCALE_MESSAGES_PER_RANK as f64;
+        for kind in ["alltoall", "nas-is"] {
+            for n in [2, 16, 64] {
+                let got = messages_per_rank(kind, n);
+                assert!((0.5 * target..=1.1 * target).contains(&got), "{kind} at {n} ranks: {got} messages per rank");
+            }
+        }
+    }
+}
