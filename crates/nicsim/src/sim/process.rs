@@ -315,10 +315,25 @@ impl<T: Copy> BySource<T> {
 
     /// Removes and returns the first item (in insertion order) with `tag`
     /// whose source is `src` or none; `src = None` accepts every source.
+    #[inline]
     pub fn take(&mut self, src: Option<u16>, tag: u64) -> Option<T> {
         if self.len == 0 {
             return None;
         }
+        match (src, self.wild) {
+            // No wildcards: the source's own list alone.
+            (Some(s), None) => {
+                let list = *self.lists.get(s as usize)?;
+                let (_, prev, i) = self.first_match(list, tag)?;
+                Some(self.unlink(s as u32, prev, i))
+            }
+            _ => self.take_among(src, tag),
+        }
+    }
+
+    /// `take` where wildcards take part: the earliest of the candidates.
+    #[cold]
+    fn take_among(&mut self, src: Option<u16>, tag: u64) -> Option<T> {
         // Candidates: (order, list key, entry before, entry); key u32::MAX
         // is the wildcard list.
         let mut best: Option<(u64, u32, u32, u32)> = None;
@@ -346,8 +361,18 @@ impl<T: Copy> BySource<T> {
             consider(self, u32::MAX, list);
         }
         let (_, key, prev, i) = best?;
+        Some(self.unlink(key, prev, i))
+    }
+
+    /// Removes entry `i` (after `prev`) from list `key` (`u32::MAX`: the
+    /// wildcards) and returns its item.
+    #[inline]
+    fn unlink(&mut self, key: u32, prev: u32, i: u32) -> T {
         let next = self.slab[i as usize].next;
-        let list = if key == u32::MAX { self.wild.as_mut()? } else { &mut self.lists[key as usize] };
+        let list = match self.wild.as_mut() {
+            Some(w) if key == u32::MAX => w,
+            _ => &mut self.lists[key as usize],
+        };
         if prev == NIL {
             list.head = next;
         } else {
@@ -358,7 +383,7 @@ impl<T: Copy> BySource<T> {
         }
         self.free.push(i);
         self.len -= 1;
-        Some(self.slab[i as usize].item)
+        self.slab[i as usize].item
     }
 }
 
