@@ -633,7 +633,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let src = if x % 11 == 0 { None } else { Some((x >> 8) as u16 % 5) };
+            let src = if x.is_multiple_of(11) { None } else { Some((x >> 8) as u16 % 5) };
             let tag = (x >> 16) % 3;
             if (x >> 24) % 5 < 3 {
                 q.push(src, tag, v);
