@@ -515,7 +515,8 @@ def bench_command(
     if kind in (BenchKind.alltoall, BenchKind.nas_is):
         if not 2 <= procs <= 8192:
             _fail(f"--procs {procs}: must be from 2 to 8192")
-        layout = "1 rank per host" if kind is BenchKind.alltoall else "8 ranks per host, NAS IS class S"
+        alltoall = kind is BenchKind.alltoall
+        layout = "1 rank per host" if alltoall else "8 ranks per host, NAS IS class S"
         table = Table(title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout})")
         for col in ("N", "events", "ns/event", "wall s", "peak RSS MiB", "dropped", "sim ms"):
             table.add_column(col, justify="right")
