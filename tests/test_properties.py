@@ -18,10 +18,11 @@ top of that: no negative or non-finite counts, drops within frames sent,
 per-host interrupts summing to the total, simulated time and the progress
 reports moving forward only.
 
-Kept out of the draws until issue 15's overload work fixes them, each named
-where it is left out: more than 256 large sends outstanding (uniband
-windows), IS and all-to-all at 64 processes or more (resend storm), rings of
-32-63 slots under pull load, and IRQ suspension under loss.
+IS and all-to-all are drawn up to 128 ranks (one iteration of small
+messages from 64 ranks on, see ``MANY_RANKS``). Kept out of the draws until
+issue 15's overload work fixes them, each named where it is left out: more
+than 256 large sends outstanding (uniband windows), rings of 32-63 slots
+under pull load, and IRQ suspension under loss.
 """
 
 from __future__ import annotations
