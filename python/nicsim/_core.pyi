@@ -128,19 +128,26 @@ def bench(kind: str, count: int) -> dict[str, float]:
     ----------
     kind
         ``"engine"`` (bare event queue), ``"pingpong"`` or ``"stream"`` (full
-        NIC/interrupt/handler/library path).
+        NIC/interrupt/handler/library path), or ``"alltoall"`` / ``"nas-is"``
+        (cost per event by system size: 64 B all-to-all with one rank per
+        host, or NAS IS class S with 8 ranks per host, each rank sending
+        about ``messages_per_rank`` messages whatever the size).
     count
-        Number of events (engine) or messages / round trips to simulate.
+        Number of events (engine), messages / round trips to simulate
+        (pingpong, stream), or processes N (alltoall, nas-is).
 
     Returns
     -------
     dict
-        ``events``, ``events_per_s``, ``wall_s`` and ``messages_per_s``.
+        ``events``, ``events_per_s``, ``wall_s`` and ``messages_per_s``;
+        for alltoall and nas-is: ``procs``, ``events``, ``ns_per_event``,
+        ``wall_s``, ``peak_rss_MiB``, ``dropped``, ``messages_per_rank`` and
+        ``sim_time_ms``.
 
     Raises
     ------
     NicsimError
-        If ``kind`` is unknown.
+        If ``kind`` is unknown or ``count`` out of range.
     """
 
 def version() -> str:

@@ -522,8 +522,10 @@ def bench_command(
     if kind in (BenchKind.alltoall, BenchKind.nas_is):
         if not 2 <= procs <= 8192:
             _fail(f"--procs {procs}: must be from 2 to 8192")
-        table = Table(title=f"nicsim bench {kind.value} (N = 2 ... {procs})")
-        for col in ("N", "events", "ns/event", "wall s", "peak RSS MiB", "dropped"):
+        alltoall = kind is BenchKind.alltoall
+        layout = "1 rank per host" if alltoall else "8 ranks per host, NAS IS class S"
+        table = Table(title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout})")
+        for col in ("N", "events", "ns/event", "wall s", "peak RSS MiB", "dropped", "sim ms"):
             table.add_column(col, justify="right")
         n = 2
         while n <= procs:
@@ -535,7 +537,9 @@ def bench_command(
                 f"{r['wall_s']:.3f}",
                 f"{r['peak_rss_MiB']:.1f}",
                 f"{r['dropped']:,.0f}",
+                f"{r['sim_time_ms']:.1f}",
             )
+            table.caption = f"about {r['messages_per_rank']:,.0f} messages per rank at every N"
             n *= 2
         _out.print(table)
         return

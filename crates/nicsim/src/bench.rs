@@ -60,27 +60,10 @@ pub fn run_checked(
         }
         "alltoall" | "nas-is" => {
             // `count` is the number of processes N.
-            if !(2..=8192).contains(&count) {
-                return Err(format!("invalid value for `procs`: {count} (allowed: 2 to 8192)"));
-            }
-            let text = if kind == "alltoall" {
-                // 64 B to every other rank, one rank per host; about 4,096
-                // messages per rank in all, whatever N.
-                let iterations = (4096 / count).max(1);
-                format!(
-                    "[platform.topology]\nhosts = {count}\n[workload]\nkind = \"alltoall\"\nsize_bytes = 64\niterations = {iterations}\nwarmup = 0\n"
-                )
-            } else {
-                // NAS IS class S, 8 ranks per host on N/8 hosts, one switch.
-                let per_host = count.min(8);
-                let hosts = (count / per_host).max(1);
-                format!(
-                    "[platform.topology]\nhosts = {hosts}\n[workload]\nkind = \"nas-is\"\nclass = \"S\"\nprocs_per_host = {per_host}\n"
-                )
-            };
+            let text = scale_scenario(kind, count)?;
             reset_peak_rss();
             let t0 = std::time::Instant::now();
-            let m = crate::run_toml(&text)?;
+            let m = crate::run_toml_checked(&text, check)?;
             let wall = t0.elapsed().as_secs_f64();
             let events = m.get("events").unwrap_or(0.0);
             out.insert("procs".into(), count as f64);
@@ -89,6 +72,8 @@ pub fn run_checked(
             out.insert("wall_s".into(), wall);
             out.insert("peak_rss_MiB".into(), peak_rss_kib().unwrap_or(0) as f64 / 1024.0);
             out.insert("dropped".into(), m.get("dropped").unwrap_or(0.0));
+            out.insert("messages_per_rank".into(), SCALE_MESSAGES_PER_RANK as f64);
+            out.insert("sim_time_ms".into(), m.get("sim_time_us").unwrap_or(0.0) / 1e3);
         }
         other => {
             return Err(format!(
@@ -97,6 +82,53 @@ pub fn run_checked(
         }
     }
     Ok(out)
+}
+
+/// Messages each rank sends in a size benchmark (`alltoall`, `nas-is`),
+/// whatever N: the runs do the same work per rank, so the cost per event
+/// can be compared across N, and the whole table up to 1,024 ranks takes
+/// minutes. An alltoall sends N - 1 messages per rank per repetition, so
+/// from N = 4,097 a single repetition sends more.
+pub const SCALE_MESSAGES_PER_RANK: u64 = 4096;
+
+/// The scenario of the size benchmark `kind` at `n` processes:
+/// * `alltoall`: 64 B to every other rank, one rank per host on `n` hosts,
+///   `SCALE_MESSAGES_PER_RANK / (n - 1)` repetitions (at least one), no
+///   warm-up;
+/// * `nas-is`: NAS IS class S, 8 ranks per host on `n / 8` hosts (two hosts
+///   of `n / 2` below 16 ranks, so that messages cross the network), as many
+///   iterations (at most 1,000) as make about `SCALE_MESSAGES_PER_RANK`
+///   messages per rank with the warm-up iteration, at least one.
+///
+/// The hosts share one switch (the platform's single-switch network).
+pub fn scale_scenario(kind: &str, n: u64) -> Result<String, String> {
+    if !(2..=8192).contains(&n) {
+        return Err(format!("invalid value for `procs`: {n} (allowed: 2 to 8192)"));
+    }
+    match kind {
+        "alltoall" => {
+            let iterations = (SCALE_MESSAGES_PER_RANK / (n - 1)).max(1);
+            Ok(format!(
+                "[platform.topology]\nhosts = {n}\n[workload]\nkind = \"alltoall\"\nsize_bytes = 64\n\
+                 iterations = {iterations}\nwarmup = 0\nprocs_per_host = 1\n"
+            ))
+        }
+        "nas-is" => {
+            if !n.is_power_of_two() {
+                return Err(format!("invalid value for `procs`: {n} (nas-is: a power of two from 2 to 8192)"));
+            }
+            let hosts = (n / 8).max(2);
+            let per_host = n / hosts;
+            // Per iteration: the allreduce's log2(n) exchanges, then two alltoalls.
+            let per_iteration = 2 * (n - 1) + n.trailing_zeros() as u64;
+            let iterations = (SCALE_MESSAGES_PER_RANK / per_iteration).saturating_sub(1).clamp(1, 1000);
+            Ok(format!(
+                "[platform.topology]\nhosts = {hosts}\n[workload]\nkind = \"nas-is\"\nclass = \"S\"\n\
+                 procs_per_host = {per_host}\niterations = {iterations}\n"
+            ))
+        }
+        other => Err(format!("invalid value for `kind`: {other:?} (allowed here: alltoall, nas-is)")),
+    }
 }
 
 /// Resets the process's peak resident set (`VmHWM`) to its current size
@@ -112,4 +144,29 @@ fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Messages sent per rank by the bench scenario `kind` at `n` ranks
+    /// (each completes two requests: its send and its receive).
+    fn messages_per_rank(kind: &str, n: u64) -> f64 {
+        let s = crate::Scenario::from_toml(&scale_scenario(kind, n).unwrap()).unwrap();
+        let mut w = crate::sim::World::new(&s);
+        w.run().unwrap();
+        w.completions as f64 / 2.0 / n as f64
+    }
+
+    #[test]
+    fn bench_scenarios_give_each_rank_the_same_work_at_every_size() {
+        let target = SCALE_MESSAGES_PER_RANK as f64;
+        for kind in ["alltoall", "nas-is"] {
+            for n in [2, 16, 64] {
+                let got = messages_per_rank(kind, n);
+                assert!((0.5 * target..=1.1 * target).contains(&got), "{kind} at {n} ranks: {got} messages per rank");
+            }
+        }
+    }
 }

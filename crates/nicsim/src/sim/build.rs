@@ -7,6 +7,7 @@
 //! afterwards lives in their own files.
 
 use super::kernel::KQueue;
+use super::process::{BySource, Early, MediumRxs, Regions};
 use super::{
     Action, Core, Cur, Drops, Ev, HostState, PState, PolicyFactory, Proc, World, ECHO_HOST, FLOOD_ORIGIN, NO_RANK,
 };
@@ -18,7 +19,7 @@ use crate::nic::steering::Steering;
 use crate::nic::{Nic, RxQueue};
 use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
-use crate::wire::{MarkedClasses, ENDPOINTS, RDMA_REGIONS};
+use crate::wire::{MarkedClasses, ENDPOINTS};
 use crate::workload::Program;
 use std::collections::VecDeque;
 
@@ -369,11 +370,11 @@ impl World {
             reqs: Vec::with_capacity(128),
             free_reqs: Vec::new(),
             outstanding: 0,
-            posted: VecDeque::with_capacity(128),
-            unexpected: VecDeque::new(),
-            early: Vec::new(),
-            medium: Vec::new(),
-            regions: vec![None; RDMA_REGIONS],
+            posted: BySource::new(),
+            unexpected: BySource::new(),
+            early: Early::default(),
+            medium: MediumRxs::default(),
+            regions: Regions::default(),
             need_region: VecDeque::new(),
             need_window: VecDeque::new(),
             ring_obj: Obj::new(ObjClass::EventRing),

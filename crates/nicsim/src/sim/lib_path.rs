@@ -10,7 +10,6 @@
 //! Handing frames to the driver and the protocol timers live in `lib_send`;
 //! acting on ring events lives in `lib_recv`.
 
-use super::lib_recv::take_first;
 use super::{Action, MediumTarget, Out, PState, Queued, Req, World};
 use crate::config::WaitMode;
 use crate::host::{Owner, Side};
@@ -319,9 +318,9 @@ impl World {
 
     /// Inlined: a few stores, run for every send and receive posted.
     #[inline(always)]
-    pub(super) fn new_req(&mut self, h: usize, p: usize, is_send: bool, src: Option<u16>, size: u64, tag: u64) -> u32 {
+    pub(super) fn new_req(&mut self, h: usize, p: usize, is_send: bool, size: u64) -> u32 {
         let pr = &mut self.hosts[h].procs[p];
-        let r = Req { live: true, is_send, src, size, tag, frags_left: 0 };
+        let r = Req { live: true, is_send, size };
         pr.outstanding += 1;
         if let Some(i) = pr.free_reqs.pop() {
             pr.reqs[i as usize] = r;
@@ -353,9 +352,7 @@ impl World {
         let pr = &mut self.hosts[h].procs[p];
         let mut rdma = req;
         if class == MessageClass::Large {
-            let slot = pr.regions.iter().position(|r| r.is_none()).expect("the caller found a free region");
-            pr.regions[slot] = Some(req);
-            rdma = slot as u32;
+            rdma = pr.regions.take(req).expect("the caller found a free region");
         }
         let frames = Self::frames_of(size, self.c.rndv_threshold, self.c.mtu);
         let m = pr.proto.send(dst, now, rdma, size, tag, false, frames);
@@ -382,7 +379,7 @@ impl World {
             let frames = |size| Self::frames_of(size, self.c.rndv_threshold, self.c.mtu);
             let pr = &mut self.hosts[h].procs[p];
             let Some(&s) = pr.need_region.front() else { return };
-            if wire::classify(s.size as usize, thr) == large && pr.regions.iter().all(|r| r.is_some()) {
+            if wire::classify(s.size as usize, thr) == large && pr.regions.is_full() {
                 return;
             }
             if pr.proto.window_full(s.peer, frames(s.size)) {
@@ -396,7 +393,7 @@ impl World {
     pub(super) fn lib_op(&mut self, now: Instant, h: usize, p: usize, op: Op) {
         match op {
             Op::Send { peer, size, tag } => {
-                let req = self.new_req(h, p, true, None, size, tag);
+                let req = self.new_req(h, p, true, size);
                 // omx_isend ends with a progress call (see `Proc::drain`).
                 let pr = &mut self.hosts[h].procs[p];
                 pr.drain = pr.ring.len() as u32;
@@ -418,7 +415,7 @@ impl World {
                     return;
                 }
                 let pr = &mut self.hosts[h].procs[p];
-                let no_region = class == MessageClass::Large && pr.regions.iter().all(|r| r.is_some());
+                let no_region = class == MessageClass::Large && pr.regions.is_full();
                 if no_region || !pr.need_region.is_empty() {
                     // Every region is in use: the send waits for one, and
                     // later sends wait behind it (they must keep their order).
@@ -429,26 +426,24 @@ impl World {
             }
             Op::Recv { src, size, tag } => {
                 let src = src.map(|s| s as u16);
-                let req = self.new_req(h, p, false, src, size, tag);
+                let req = self.new_req(h, p, false, size);
                 let pr = &mut self.hosts[h].procs[p];
-                if let Some(u) =
-                    take_first(&mut pr.unexpected, |u| u.ev.msg.tag == tag && src.is_none_or(|s| s == u.ev.peer))
-                {
-                    match u.ev.msg.kind {
+                match pr.unexpected.take(src, tag) {
+                    Some(u) => match u.ev.msg.kind {
                         Kind::Rndv => self.start_pull(now, h, p, req, u.ev),
-                        Kind::MediumFrag if u.frags_left > 0 => {
-                            pr.reqs[req as usize].frags_left = u.frags_left;
+                        Kind::MediumFrag => {
+                            // Its fragments still coming in now complete the receive.
                             let (peer, seq16) = (u.ev.peer, u.ev.msg.seq);
-                            if let Some(m) = pr.medium.iter_mut().find(|m| {
-                                m.peer == peer && m.seq & 0xFFFF == seq16 && m.target == MediumTarget::Unexpected
-                            }) {
-                                m.target = MediumTarget::Req(req);
+                            match pr.medium.get_mut(peer) {
+                                Some(m) if m.seq & 0xFFFF == seq16 && m.target == MediumTarget::Unexpected => {
+                                    m.target = MediumTarget::Req(req)
+                                }
+                                _ => self.complete(h, p, req),
                             }
                         }
                         _ => self.complete(h, p, req),
-                    }
-                } else {
-                    pr.posted.push_back(req);
+                    },
+                    None => pr.posted.push(src, tag, req),
                 }
             }
             _ => {}

@@ -11,18 +11,6 @@ use super::{LibEvent, MediumRx, MediumTarget, Out, Unexpected, World};
 use crate::proto::{AckPlan, Arrival, Kind};
 use crate::time::Instant;
 use crate::wire;
-use std::collections::VecDeque;
-
-/// Removes and returns the first element of `dq` that satisfies `pred`.
-/// The front is tried first: it is the usual match (receives are posted,
-/// and messages arrive, in order), and it spares setting up an iterator.
-pub(super) fn take_first<T>(dq: &mut VecDeque<T>, mut pred: impl FnMut(&T) -> bool) -> Option<T> {
-    if pred(dq.front()?) {
-        return dq.pop_front();
-    }
-    let i = dq.iter().position(pred)?;
-    dq.remove(i)
-}
 
 impl World {
     pub(super) fn lib_consume(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
@@ -42,14 +30,9 @@ impl World {
             Kind::Ack => return,
             Kind::Shm => {
                 // Intra-host: no sequence numbers or acks (the copy is reliable).
-                let reqs = &pr.reqs;
-                let posted = take_first(&mut pr.posted, |&r| {
-                    let q = &reqs[r as usize];
-                    q.tag == m.tag && q.src.is_none_or(|s| s == ev.peer)
-                });
-                match posted {
+                match pr.posted.take(Some(ev.peer), m.tag) {
                     Some(r) => self.complete(h, p, r),
-                    None => pr.unexpected.push_back(Unexpected { ev, frags_left: 0 }),
+                    None => pr.unexpected.push(Some(ev.peer), m.tag, Unexpected { ev }),
                 }
                 return;
             }
@@ -77,46 +60,26 @@ impl World {
         let (seq, arrival) = pr.proto.arrival(ev.peer, m.seq as u16);
         // A fragment of the medium message being received.
         if m.kind == Kind::MediumFrag {
-            if let Some(i) = pr.medium.iter().position(|rx| rx.peer == ev.peer && rx.seq == seq) {
-                {
-                    let rx = &mut pr.medium[i];
-                    let bit = 1u32 << (m.frag_seq as u32 % 32);
-                    if rx.seen & bit != 0 {
-                        self.drops.duplicate += 1;
-                        return;
-                    }
-                    rx.seen |= bit;
-                    rx.stamps = (rx.stamps.0.min(ev.irq_stamp), rx.stamps.1.max(ev.irq_stamp));
-                    let target = rx.target;
-                    let left = match target {
-                        MediumTarget::Req(r) => {
-                            let q = &mut pr.reqs[r as usize];
-                            q.frags_left -= 1;
-                            q.frags_left
-                        }
-                        MediumTarget::Unexpected => {
-                            let u =
-                                pr.unexpected.iter_mut().rev().find(|u| u.ev.peer == ev.peer && u.ev.msg.seq == m.seq);
-                            match u {
-                                Some(u) => {
-                                    u.frags_left -= 1;
-                                    u.frags_left
-                                }
-                                None => 0,
-                            }
-                        }
-                    };
-                    if left == 0 {
-                        let (lo, hi) = pr.medium.swap_remove(i).stamps;
-                        self.medium_msgs += 1;
-                        self.medium_one_irq += (lo == hi) as u64;
-                        if let MediumTarget::Req(r) = target {
-                            self.complete(h, p, r);
-                        }
-                        self.message_done(now, h, p, ev.peer);
-                    }
+            if let Some(rx) = pr.medium.get_mut(ev.peer).filter(|rx| rx.seq == seq) {
+                let bit = 1u32 << (m.frag_seq as u32 % 32);
+                if rx.seen & bit != 0 {
+                    self.drops.duplicate += 1;
                     return;
                 }
+                rx.seen |= bit;
+                rx.stamps = (rx.stamps.0.min(ev.irq_stamp), rx.stamps.1.max(ev.irq_stamp));
+                rx.left -= 1;
+                if rx.left == 0 {
+                    let MediumRx { target, stamps: (lo, hi), .. } = *rx;
+                    pr.medium.remove(ev.peer);
+                    self.medium_msgs += 1;
+                    self.medium_one_irq += (lo == hi) as u64;
+                    if let MediumTarget::Req(r) = target {
+                        self.complete(h, p, r);
+                    }
+                    self.message_done(now, h, p, ev.peer);
+                }
+                return;
             }
         }
         match arrival {
@@ -127,7 +90,7 @@ impl World {
             }
             Arrival::Early => pr.early.push(ev.with_seq(seq)),
             // The peer's previous message is still being reassembled.
-            Arrival::InOrder if pr.medium.iter().any(|rx| rx.peer == ev.peer) => pr.early.push(ev.with_seq(seq)),
+            Arrival::InOrder if pr.medium.contains(ev.peer) => pr.early.push(ev.with_seq(seq)),
             Arrival::InOrder => self.deliver(now, h, p, ev.with_seq(seq)),
         }
     }
@@ -137,16 +100,12 @@ impl World {
         let (peer, m) = (ev.peer, ev.msg);
         let mtu = self.c.mtu;
         let pr = &mut self.hosts[h].procs[p];
-        let reqs = &pr.reqs;
-        let req = take_first(&mut pr.posted, |&r| {
-            let q = &reqs[r as usize];
-            q.tag == m.tag && q.src.is_none_or(|s| s == peer)
-        });
+        let req = pr.posted.take(Some(peer), m.tag);
         match m.kind {
             Kind::Tiny | Kind::Small => {
                 match req {
                     Some(r) => self.complete(h, p, r),
-                    None => pr.unexpected.push_back(Unexpected { ev, frags_left: 0 }),
+                    None => pr.unexpected.push(Some(peer), m.tag, Unexpected { ev }),
                 }
                 self.message_done(now, h, p, peer);
             }
@@ -157,6 +116,7 @@ impl World {
                     peer,
                     seq: m.seq,
                     target,
+                    left,
                     seen: 1u32 << (m.frag_seq as u32 % 32),
                     stamps: (ev.irq_stamp, ev.irq_stamp),
                 };
@@ -169,17 +129,14 @@ impl World {
                         self.complete(h, p, r);
                         self.message_done(now, h, p, peer);
                     }
-                    Some(r) => {
-                        pr.reqs[r as usize].frags_left = left;
-                        pr.medium.push(rx(MediumTarget::Req(r)));
-                    }
+                    Some(r) => pr.medium.insert(rx(MediumTarget::Req(r))),
                     None => {
                         let seq16 = m.seq as u16 as u32;
-                        pr.unexpected.push_back(Unexpected { ev: ev.with_seq(seq16), frags_left: left });
+                        pr.unexpected.push(Some(peer), m.tag, Unexpected { ev: ev.with_seq(seq16) });
                         if left == 0 {
                             self.message_done(now, h, p, peer);
                         } else {
-                            pr.medium.push(rx(MediumTarget::Unexpected));
+                            pr.medium.insert(rx(MediumTarget::Unexpected));
                         }
                     }
                 }
@@ -187,13 +144,12 @@ impl World {
             Kind::Rndv => {
                 match req {
                     Some(r) => self.start_pull(now, h, p, r, ev),
-                    None => pr.unexpected.push_back(Unexpected { ev, frags_left: 0 }),
+                    None => pr.unexpected.push(Some(peer), m.tag, Unexpected { ev }),
                 }
                 self.message_done(now, h, p, peer);
             }
             Kind::Notify => {
-                let slot = m.rdma as usize;
-                if let Some(r) = pr.regions.get_mut(slot).and_then(|r| r.take()) {
+                if let Some(r) = pr.regions.release(m.rdma) {
                     self.complete(h, p, r);
                 }
                 self.message_done(now, h, p, peer);
@@ -245,21 +201,11 @@ impl World {
             AckPlan::Pending => {}
         }
         if !pr.early.is_empty() {
+            // Events of the now-expected message go back to the ring's head,
+            // in arrival order; stale copies (resent frames of messages now
+            // complete) are dropped.
             let expected = pr.proto.expected(peer);
-            // Stale copies (resent frames of messages now complete) are dropped.
-            let before = pr.early.len();
-            pr.early.retain(|e| e.peer != peer || e.msg.seq >= expected);
-            self.drops.duplicate += (before - pr.early.len()) as u64;
-            // Events of the now-expected message go back to the ring's head, in arrival order.
-            let mut i = pr.early.len();
-            while i > 0 {
-                i -= 1;
-                let e = pr.early[i];
-                if e.peer == peer && e.msg.seq == expected {
-                    pr.early.remove(i);
-                    pr.ring.push_front(e.with_seq(e.msg.seq & 0xFFFF));
-                }
-            }
+            self.drops.duplicate += pr.early.release(peer, expected, &mut pr.ring);
         }
     }
 }

@@ -60,8 +60,8 @@ impl World {
         let procs = || self.hosts.iter().flat_map(|h| &h.procs);
         m.set("peak_ring_slots", procs().map(|p| p.ring.capacity()).max().unwrap_or(0) as f64);
         m.set("peak_outbox", procs().map(|p| p.outbox.capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_unexpected", procs().map(|p| p.unexpected.capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_early", procs().map(|p| p.early.capacity()).max().unwrap_or(0) as f64);
+        m.set("peak_unexpected", procs().map(|p| p.unexpected.peak_capacity()).max().unwrap_or(0) as f64);
+        m.set("peak_early", procs().map(|p| p.early.peak_capacity()).max().unwrap_or(0) as f64);
         m.set("peak_need_region", procs().map(|p| p.need_region.capacity()).max().unwrap_or(0) as f64);
         m.set("peak_frames_live", self.frames.len() as f64);
     }

@@ -12,6 +12,7 @@ mod nas;
 mod overload;
 mod pcap;
 mod protocol;
+mod scale;
 mod stalls;
 mod window;
 

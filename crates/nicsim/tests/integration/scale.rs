@@ -1,0 +1,30 @@
+//! Size: the benchmark scenarios of `nicsim bench --kind alltoall|nas-is`
+//! are checked, and large runs finish with their queues bounded by what is
+//! in flight. (That each rank gets the same work at every size, and that
+//! the bookkeeping per message does not grow with the rank count, is
+//! tested inside the crate, on counters: `bench.rs`, `sim/process.rs`.)
+
+use super::run;
+use nicsim::bench::scale_scenario;
+
+#[test]
+fn bench_scenarios_refuse_sizes_out_of_range() {
+    assert!(scale_scenario("alltoall", 1).unwrap_err().contains("procs"));
+    assert!(scale_scenario("nas-is", 24).unwrap_err().contains("power of two"));
+    assert!(scale_scenario("pingpong", 8).unwrap_err().contains("kind"));
+}
+
+/// NAS IS class B on 64 ranks (8 hosts of 8, 32 KiB per pair): the
+/// alltoallv sends 56 messages of 22 medium fragments into each host's
+/// 512-slot ring at once. It finishes, and what it holds stays bounded:
+/// events pending, frames live, and the per-process queues.
+#[test]
+fn nas_is_class_b_on_64_ranks_finishes_with_bounded_queues() {
+    let m = run("[platform.topology]\nhosts = 8\n[workload]\nkind = \"nas-is\"\nclass = \"B\"\nprocs_per_host = 8\niterations = 1\n");
+    assert!(m.get("exec_time_s").unwrap() > 0.0);
+    assert!(m.get("queue_peak").unwrap() < 10_000.0, "events pending {:?}", m.get("queue_peak"));
+    for key in ["peak_frames_live", "peak_ring_slots", "peak_outbox", "peak_unexpected", "peak_early"] {
+        let v = m.get(key).unwrap_or(0.0);
+        assert!(v <= 8192.0, "{key} = {v}");
+    }
+}
