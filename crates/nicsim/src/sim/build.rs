@@ -267,6 +267,7 @@ impl World {
             },
             busy_at_mark: [[Duration::ZERO; 2]; 2],
             failed: None,
+            ring_full_at_progress: 0,
         };
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {

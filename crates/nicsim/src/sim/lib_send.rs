@@ -56,8 +56,11 @@ impl World {
         let secs = self.c.proto.resend.times(RESENDS_MAX).as_us_f64() / 1e6;
         self.fail(format!(
             "peer unreachable: rank {me} (host {h}) gave up on rank {peer} (host {}): message {} of {} bytes \
-             unacknowledged for {secs} s (library.resend_us x {RESENDS_MAX}, Open-MX's OMX_RESENDS_MAX)",
-            self.ranks[peer as usize].0, m.seq, m.size
+             unacknowledged for {secs} s (library.resend_us x {RESENDS_MAX}, Open-MX's OMX_RESENDS_MAX){}",
+            self.ranks[peer as usize].0,
+            m.seq,
+            m.size,
+            self.ring_overflow_note()
         ));
     }
 

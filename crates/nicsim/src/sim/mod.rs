@@ -209,6 +209,7 @@ enum Stall {
     /// Simulated time barely advances (`hot` looks over the rate bound).
     Rate { hot: u32 },
     /// No message completed since `since` (the window passed).
+    /// No message completed since `since` (the window passed).
     Quiet { since: Instant, window: Duration },
 }
 
@@ -305,6 +306,9 @@ pub struct World {
     /// Why the run failed, if a stage gave up (the library on a peer, a
     /// driver on a pull); the run loop ends with it.
     pub(crate) failed: Option<SimError>,
+    /// Frames dropped at full receive rings when a message last completed
+    /// (as seen by the run loop's periodic check).
+    pub(crate) ring_full_at_progress: u64,
 }
 
 impl World {
@@ -333,7 +337,7 @@ impl World {
                 }
                 let p = self.progress();
                 if p != progress {
-                    (progress, progress_at) = (p, now);
+                    (progress, progress_at, self.ring_full_at_progress) = (p, now, self.drops.ring_full);
                 } else if now.since(progress_at) > window && sample.is_none() {
                     sample = Some((Stall::Quiet { since: progress_at, window }, 0, Vec::new()));
                 }
@@ -356,7 +360,7 @@ impl World {
                 *n += 1;
                 let limit = if matches!(why, Stall::Rate { .. }) { STALL_SAMPLE } else { QUIET_SAMPLE };
                 if *n == limit {
-                    return Err(Self::stalled(now, *why, *n, counts));
+                    return Err(self.stalled(now, *why, *n, counts));
                 }
             }
             self.handle(now, ev);
@@ -398,7 +402,7 @@ impl World {
     /// The error of a stalled run: why, and the stage whose events
     /// dominate the `n` sampled.
     #[cold]
-    fn stalled(now: Instant, why: Stall, n: u64, counts: &[(&'static str, u64)]) -> SimError {
+    fn stalled(&self, now: Instant, why: Stall, n: u64, counts: &[(&'static str, u64)]) -> SimError {
         let (stage, c) = counts.iter().max_by_key(|(_, c)| *c).copied().unwrap_or(("none", 0));
         let share = 100.0 * c as f64 / n as f64;
         SimError(match why {
@@ -409,8 +413,9 @@ impl World {
             ),
             Stall::Quiet { since, window } => format!(
                 "no progress: no message completed since {since} ({:.0} s of simulated time, the stall \
-                 window) at {now}; {share:.0} % of the {n} events since are {stage}",
-                window.as_us_f64() / 1e6
+                 window) at {now}; {share:.0} % of the {n} events since are {stage}{}",
+                window.as_us_f64() / 1e6,
+                self.ring_overflow_note()
             ),
         })
     }
@@ -430,6 +435,24 @@ impl World {
             Workload::Flood { .. } => self.hosts[1].rx_frames,
             _ => self.completions,
         }
+    }
+
+    /// Why a run without progress may be stuck, when frames were dropped at
+    /// full receive rings since the last message completed: Open-MX
+    /// resends a message whole, so when every resend round overflows a ring
+    /// the same way the same fragments are lost every round. Empty
+    /// otherwise.
+    pub(crate) fn ring_overflow_note(&self) -> String {
+        let dropped = self.drops.ring_full - self.ring_full_at_progress;
+        if dropped == 0 {
+            return String::new();
+        }
+        let slots = self.hosts.iter().map(|h| h.nic.ring_slots).min().unwrap_or(0);
+        format!(
+            "; {dropped} frames were dropped at full receive rings since the last message completed: each \
+             resend round overflows a ring the same way (Open-MX resends whole messages); `nic.ring_slots` = \
+             {slots} is too small for this load (allowed: up to 1048576)"
+        )
     }
 
     /// A stage gave up: the run ends with `why` (the first one given).

@@ -273,7 +273,8 @@ impl World {
                 let secs = deadline.as_us_f64() / 1e6;
                 self.fail(format!(
                     "pull timed out: host {host} pulled {size} bytes from host {peer} for over {secs} s \
-                     (library.resend_us x {RESENDS_MAX}, Open-MX's pull deadline) without completing it"
+                     (library.resend_us x {RESENDS_MAX}, Open-MX's pull deadline) without completing it{}",
+                    self.ring_overflow_note()
                 ));
             }
         }
