@@ -46,6 +46,8 @@ def assert_one_error_line(err: str) -> None:
         (["bench", "--count", str(2**64)], "--count 18446744073709551616: must be from 1 to"),
         (["run", "--size", str(10**20)], "`workload.size_bytes`: 100000000000000000000"),
         (["run", "--scenario", "/dev/zero"], "'/dev/zero' is a character device"),
+        (["reproduce", "omx-coal", "--preset", "/dev/zero", "--out", "x"], "is a character device"),
+        (["model", "--preset", "lci2000"], "an LCI preset"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from nicsim import _core, outputs, runner
 from nicsim import executor as _executor
 from nicsim._core import NicsimError
-from nicsim.scenario import Scenario, check_seed
+from nicsim.scenario import Scenario, check_seed, read_toml_file
 from nicsim.store import Store
 
 if TYPE_CHECKING:
@@ -74,8 +74,13 @@ def reproduce(
 
     ids = _experiments.expand(experiments)
     check_seed(seed)
-    if preset is not None and not Path(preset).is_file():
-        _core.preset_toml(preset)  # an unknown name fails here, before any work
+    if preset is not None:
+        # Before any work: an existing path must be a readable preset file (a
+        # device or FIFO is refused by name), anything else a preset name.
+        if Path(preset).exists():
+            read_toml_file(preset, "preset file")
+        else:
+            _core.preset_toml(preset)
     chosen = _executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
     out = outputs.check_dir(out_dir, option)
     reporter = Reporter(f"nicsim {', '.join(ids)}" if progress else None)

@@ -480,6 +480,19 @@ impl Scenario {
     /// Validates a parsed scenario file.
     pub fn from_file(f: ScenarioFile) -> Result<Self, ConfigError> {
         let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
+        // An LCI preset describes the other world: `run` sends its scenarios
+        // there; here (the EMO model, custom policies) it is refused by name.
+        if super::lci::preset_table(preset).is_ok_and(|t| super::lci::is_lci_table(&t)) {
+            let open_mx: Vec<&str> = super::preset_names()
+                .into_iter()
+                .filter(|n| !super::lci::preset_table(n).is_ok_and(|t| super::lci::is_lci_table(&t)))
+                .collect();
+            return Err(ConfigError::range(
+                "preset",
+                format!("{preset:?} (an LCI preset, family = \"lci\")"),
+                &format!("an Open-MX preset here: one of {open_mx:?} or a path to one"),
+            ));
+        }
         let platform = load_platform(preset, f.platform.as_ref())?;
         let cores = platform.cores();
         if let Some(seed) = f.seed {
@@ -804,6 +817,13 @@ mod tests {
         assert_eq!(s.platform.name, "omx2009");
         assert!(matches!(s.coalesce, CoalesceSpec::Timeout(t) if t.delay == Duration::from_us(75)));
         assert_eq!(s.steering, SteeringKind::SingleRr);
+    }
+
+    #[test]
+    fn an_lci_preset_is_refused_by_name_in_the_open_mx_world() {
+        let e = Scenario::from_toml("preset = \"lci2000\"\n[workload]\nkind = \"pingpong\"\n").unwrap_err().to_string();
+        assert!(e.contains("`preset`") && e.contains("an LCI preset") && e.contains("omx2009"), "{e}");
+        assert!(!e.contains("lci2000\", \""), "the Open-MX presets listed exclude the LCI one: {e}");
     }
 
     #[test]

@@ -90,8 +90,10 @@ fn ioat_copies_take_no_cpu_time_and_raise_large_message_throughput() {
     let k = |m: &nicsim::Metrics| m.get("host1_kernel_us").unwrap();
     let t = |m: &nicsim::Metrics| m.get("throughput_MiBps").unwrap();
     // 5 x 4 MiB received by host 1: 20.97 MB copied at 1000 MB/s is 20.97 ms of
-    // CPU that the copy engine takes over (submitting descriptors costs a little).
-    assert!(k(&cpu) - k(&offload) > 0.8 * 20_971.0, "kernel time {} vs {}", k(&cpu), k(&offload));
+    // CPU that the copy engine takes over, less the offload's own kernel work
+    // (submitting descriptors, and the lines the engine wrote, which the
+    // kernel then reads from memory): most of it, not all.
+    assert!(k(&cpu) - k(&offload) > 0.7 * 20_971.0, "kernel time {} vs {}", k(&cpu), k(&offload));
     assert!(t(&offload) > 1.5 * t(&cpu), "throughput {} vs {}", t(&offload), t(&cpu));
 }
 
