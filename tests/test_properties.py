@@ -442,7 +442,9 @@ def run_checked(scenario: Scenario) -> dict[str, float | int | str] | NicsimErro
         metrics = nicsim.run(scenario, progress=watch)
     except NicsimError as err:
         message = str(err)
-        assert not message.startswith(FAILURES) or ring_too_small(message, scenario), f"{message}\n{scenario}"
+        assert not message.startswith(FAILURES) or ring_too_small(message, scenario), (
+            f"{message}\n{scenario}"
+        )
         assert "\n" not in message
         return err
     assert reports == sorted(reports), "progress moves forward only"

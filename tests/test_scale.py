@@ -65,7 +65,9 @@ def test_a_ring_too_small_for_whole_message_resends_is_named() -> None:
         "platform": {"nic": {"ring_slots": 64}, "link": {"mtu": 576}},
         "workload": {"kind": "nas-is", "class": "S", "iterations": 1, "procs_per_host": 16},
     }
-    with pytest.raises(nicsim.NicsimError, match=r"dropped at full receive rings.*`nic.ring_slots` = 64"):
+    with pytest.raises(
+        nicsim.NicsimError, match=r"dropped at full receive rings.*`nic.ring_slots` = 64"
+    ):
         nicsim.run(scenario)
     scenario["platform"]["nic"]["ring_slots"] = 512
     assert float(nicsim.run(scenario)["exec_time_s"]) > 0
