@@ -511,6 +511,13 @@ class DaskExecutor(Executor):
                 f"{task.label}: cancelled by Dask ({err.reason}); the finished runs are kept "
                 "and the same command resumes"
             ) from None
+        except OSError as err:
+            # The scheduler went away while the result was being fetched
+            # (Dask's CommClosedError is an OSError): the same outcome.
+            raise NicsimError(
+                f"{task.label}: cancelled by Dask (scheduler-connection-lost: {err}); the "
+                "finished runs are kept and the same command resumes"
+            ) from None
         return outcome
 
     def close(self) -> None:
