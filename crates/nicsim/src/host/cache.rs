@@ -333,8 +333,9 @@ impl CacheCosts {
     }
 
     /// Accesses `lines` lines of `obj` from die `die`; returns the stall and
-    /// moves ownership.
-    #[inline]
+    /// moves ownership. Always inlined: it runs for most events, and an
+    /// outlined copy cost 4 % of a stream's time.
+    #[inline(always)]
     pub fn access(
         &self,
         topo: &Topology,

@@ -381,6 +381,7 @@ impl World {
             ring_obj: Obj::new(ObjClass::EventRing),
             ep_obj: Obj::new(ObjClass::Endpoint),
             timer_at: None,
+            timer_events: Default::default(),
             marks: [None; 2],
             poll_since: None,
             irq_at_mark: [0; 2],

@@ -179,19 +179,35 @@ impl World {
 
     pub(super) fn proc_timer(&mut self, now: Instant, h: usize, p: usize) {
         let pr = &mut self.hosts[h].procs[p];
-        if pr.timer_at.is_some_and(|t| t <= now) {
-            pr.timer_at = None;
-            self.notify_proc(now, h, p);
+        pr.timer_events.fired(now);
+        match pr.timer_at {
+            Some(t) if t <= now => {
+                pr.timer_at = None;
+                self.notify_proc(now, h, p);
+            }
+            // An earlier event standing in for this deadline (see
+            // `arm_timer`): queue the deadline's own event now.
+            Some(t) if !pr.timer_events.any_by(t) => {
+                pr.timer_events.insert(t);
+                self.q.push(t, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
+            }
+            _ => {}
         }
     }
 
     /// Arms the protocol timer (delayed ack / resend) of process `p` (`pr`,
-    /// of host `h`) at `at` if earlier than the one armed. Takes the process
-    /// and the queue rather than the world: callers already hold the process.
+    /// of host `h`) at `at` if earlier than the one armed. An event already
+    /// queued at or before `at` stands in for it (it fires, finds the
+    /// deadline later, and queues its event then: `process::TimerEvents`). Takes
+    /// the process and the queue rather than the world: callers already
+    /// hold the process.
     pub(crate) fn arm_timer(pr: &mut Proc, q: &mut EventQueue<Ev>, h: usize, p: usize, at: Instant) {
         if pr.timer_at.is_none_or(|t| at < t) {
             pr.timer_at = Some(at);
-            q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
+            if !pr.timer_events.any_by(at) {
+                pr.timer_events.insert(at);
+                q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
+            }
         }
     }
 }

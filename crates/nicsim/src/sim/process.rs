@@ -150,7 +150,11 @@ pub(crate) struct Proc {
     pub need_window: VecDeque<(u16, u32, u64)>,
     pub ring_obj: Obj,
     pub ep_obj: Obj,
+    /// The protocol deadline the process wants its timer event at.
     pub timer_at: Option<Instant>,
+    /// Times of the process's `ProcTimer` events still queued (earliest
+    /// first; a few are tracked, see `World::arm_timer`).
+    pub timer_events: TimerEvents,
     pub marks: [Option<Instant>; 2],
     /// Since when the process spins in `Polling` (CPU-use accounting).
     pub poll_since: Option<Instant>,
@@ -736,5 +740,55 @@ mod tests {
         assert_eq!(r.take(5), Some(7));
         assert_eq!(r.take(6), Some(130));
         assert_eq!(r.release(RDMA_REGIONS as u32 + 3), None);
+    }
+}
+
+/// The times of a process's queued protocol-timer events, earliest first.
+///
+/// A deadline earlier than the queued event (a delayed ack before a resend)
+/// needs an event of its own, and the later event stays queued: the engine
+/// cancels nothing. At Open-MX's 0.5 s resend delay, re-pushing the later
+/// deadline after every earlier one left hundreds of such events queued per
+/// process in a ping-pong (the queue's peak 9 -> 985 events, twice the time
+/// per event). Knowing which events are queued, a deadline at or after one
+/// of them needs no new event: that one fires first and re-arms the rest.
+/// Untracked events (beyond [`Self::CAP`]) still fire and re-arm alike.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TimerEvents {
+    at: [Instant; Self::CAP],
+    len: u8,
+}
+
+impl TimerEvents {
+    /// Events tracked per process: a resend and a delayed ack, with room.
+    pub const CAP: usize = 4;
+
+    /// Whether an event is queued at or before `t`.
+    #[inline]
+    pub fn any_by(&self, t: Instant) -> bool {
+        self.len > 0 && self.at[0] <= t
+    }
+
+    /// Records an event queued at `t` (untracked when full).
+    #[inline]
+    pub fn insert(&mut self, t: Instant) {
+        let n = self.len as usize;
+        if n == Self::CAP {
+            return;
+        }
+        let i = self.at[..n].partition_point(|&x| x <= t);
+        self.at.copy_within(i..n, i + 1);
+        self.at[i] = t;
+        self.len += 1;
+    }
+
+    /// The event queued at `t` fired (the earliest, when tracked).
+    #[inline]
+    pub fn fired(&mut self, t: Instant) {
+        let n = self.len as usize;
+        if n > 0 && self.at[0] == t {
+            self.at.copy_within(1..n, 0);
+            self.len -= 1;
+        }
     }
 }
