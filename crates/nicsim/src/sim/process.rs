@@ -792,3 +792,30 @@ impl TimerEvents {
         }
     }
 }
+
+#[cfg(test)]
+mod timer_events_tests {
+    use super::TimerEvents;
+    use crate::time::{Duration, Instant};
+
+    fn at(us: u64) -> Instant {
+        Instant::ZERO + Duration::from_us(us)
+    }
+
+    #[test]
+    fn keeps_the_earliest_first_and_forgets_what_fired() {
+        let mut t = TimerEvents::default();
+        assert!(!t.any_by(at(10)));
+        t.insert(at(500));
+        t.insert(at(1));
+        assert!(t.any_by(at(1)) && !t.any_by(Instant::ZERO));
+        t.fired(at(1));
+        assert!(!t.any_by(at(499)) && t.any_by(at(500)));
+        t.fired(at(7)); // an untracked event: nothing changes
+        assert!(t.any_by(at(500)));
+        for us in 0..10 {
+            t.insert(at(us)); // beyond CAP: untracked
+        }
+        assert!(t.any_by(at(0)));
+    }
+}

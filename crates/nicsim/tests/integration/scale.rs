@@ -28,3 +28,12 @@ fn nas_is_class_b_on_64_ranks_finishes_with_bounded_queues() {
         assert!(v <= 8192.0, "{key} = {v}");
     }
 }
+
+/// A ping-pong keeps a handful of events queued however long the protocol
+/// timers are: at Open-MX's 0.5 s resend delay each delayed ack used to
+/// leave a resend event behind (hundreds queued per process).
+#[test]
+fn a_pingpong_keeps_a_handful_of_events_queued() {
+    let m = run("[workload]\nkind = \"pingpong\"\niterations = 20000\n");
+    assert!(m.get("queue_peak").unwrap() <= 16.0, "events pending {:?}", m.get("queue_peak"));
+}
