@@ -39,20 +39,8 @@ impl<E> Entry<E> {
 const SEQ_BITS: u32 = 40;
 const ORIGIN_BITS: u32 = 24;
 
-/// From this many waiting events the heap is 4-ary; back to binary at
-/// `BINARY_AGAIN`. Four children per node halve the depth, and a node's
-/// children are adjacent (96 bytes): once the heap outgrows the L1 cache
-/// (thousands of events, an all-to-all over hundreds of hosts) a pop's cost
-/// is its cache misses, one or two lines per level (LaMarca and Ladner,
-/// "The influence of caches on the performance of heaps", 1996). Below,
-/// where the heap is cached, the binary heap's one comparison per level
-/// (against three) is faster (measured: all-to-all of 16 ranks 7 % slower
-/// 4-ary).
-const QUAD_MIN: usize = 4096;
-const BINARY_AGAIN: usize = 1024;
-
 /// While at most this many events wait, the queue is a sorted array;
-/// beyond, a binary or 4-ary heap (see `EventQueue`).
+/// beyond, a binary heap (see `EventQueue`).
 const SORTED_MAX: usize = 24;
 /// A heap that shrinks to this many events goes back to a sorted array (the
 /// gap to `SORTED_MAX` keeps a queue hovering at one size from converting
@@ -66,7 +54,7 @@ const SORTED_AGAIN: usize = 8;
 /// first: a pop takes the last entry with no comparison at all, and a push
 /// is one step of insertion sort from the end (new events are mostly among
 /// the earliest, so it moves few entries). More than `SORTED_MAX` events
-/// make it a min-heap on `(time, tie)`, binary or, from `QUAD_MIN`, 4-ary, written out here rather than
+/// make it a binary min-heap on `(time, tie)`, written out here rather than
 /// using `std::collections::BinaryHeap`: the sift loops move each entry once
 /// (a "hole" walks down or up), which avoids the swap-then-reread pattern of
 /// the standard pop that stalls store-to-load forwarding on 24-byte entries.
@@ -77,8 +65,6 @@ pub struct EventQueue<E> {
     /// Sorted latest first (`sorted`), else a min-heap.
     heap: Vec<Entry<E>>,
     sorted: bool,
-    /// The heap layout is 4-ary, else binary.
-    quad: bool,
     now: Instant,
     seq: u64,
     popped: u64,
@@ -93,15 +79,7 @@ impl<E: Copy> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue {
-            heap: Vec::with_capacity(1024),
-            sorted: true,
-            quad: false,
-            now: Instant::ZERO,
-            seq: 0,
-            popped: 0,
-            peak: 0,
-        }
+        EventQueue { heap: Vec::with_capacity(1024), sorted: true, now: Instant::ZERO, seq: 0, popped: 0, peak: 0 }
     }
 
     /// The time of the event most recently popped.
@@ -174,27 +152,10 @@ impl<E: Copy> EventQueue<E> {
                 self.heap[i] = self.heap[i - 1];
                 i -= 1;
             }
-        } else if self.quad {
-            i = self.sift_up::<4>(i, &e);
         } else {
-            i = self.sift_up::<2>(i, &e);
-            if self.heap.len() >= QUAD_MIN {
-                self.heap[i] = e;
-                return self.relayout(true);
-            }
+            i = self.sift_up(i, &e);
         }
         self.heap[i] = e;
-        self.peak = self.peak.max(self.heap.len());
-    }
-
-    /// Switches the heap layout to 4-ary (`quad`) or binary. An array
-    /// sorted earliest first is a heap of either arity; this is rare (the
-    /// thresholds are far apart), so sorting costs nothing that shows.
-    #[cold]
-    #[inline(never)]
-    fn relayout(&mut self, quad: bool) {
-        self.heap.sort_unstable_by(|a, b| a.time.cmp(&b.time).then(a.tie.cmp(&b.tie)));
-        self.quad = quad;
         self.peak = self.peak.max(self.heap.len());
     }
 
@@ -219,31 +180,16 @@ impl<E: Copy> EventQueue<E> {
     fn heap_pop(&mut self) -> Option<Entry<E>> {
         let last = self.heap.pop()?;
         let Some(&top) = self.heap.first() else { return Some(last) };
-        if self.quad {
-            self.quad_pop(last);
-            if self.heap.len() <= BINARY_AGAIN {
-                self.relayout(false);
-            }
-        } else {
-            self.binary_pop(last);
-            if self.heap.len() <= SORTED_AGAIN {
-                self.heap.sort_unstable_by(|a, b| b.time.cmp(&a.time).then(b.tie.cmp(&a.tie)));
-                self.sorted = true;
-            }
-        }
-        Some(top)
-    }
-
-    /// Binary layout: the root's hole walks down to a leaf (bottom-up, as
-    /// `BinaryHeap` does), the earlier child moving up at each level (one
-    /// branch-free comparison per level), then `last` sifts up from there;
-    /// it usually belongs near the bottom.
-    #[inline(always)]
-    fn binary_pop(&mut self, last: Entry<E>) {
+        // Bottom-up (as `BinaryHeap` does): the root's hole walks down to a
+        // leaf, the earlier child moving up at each level (one comparison
+        // per level), then `last` sifts up from there; it usually belongs
+        // near the bottom.
         let n = self.heap.len();
         let mut i = 0;
         let mut c = 1;
         while c + 1 < n {
+            // Branch-free choice of the earlier child (it is a coin flip
+            // the predictor cannot learn).
             c += self.heap[c + 1].before(&self.heap[c]) as usize;
             self.heap[i] = self.heap[c];
             i = c;
@@ -253,51 +199,21 @@ impl<E: Copy> EventQueue<E> {
             self.heap[i] = self.heap[c];
             i = c;
         }
-        i = self.sift_up::<2>(i, &last);
+        i = self.sift_up(i, &last);
         self.heap[i] = last;
-    }
-
-    /// 4-ary layout: as `binary_pop`, with four children per level.
-    #[inline(always)]
-    fn quad_pop(&mut self, last: Entry<E>) {
-        // Bottom-up (as `BinaryHeap` does): the root's hole walks down to a
-        // leaf, the earliest child moving up at each level, then `last`
-        // sifts up from there; it usually belongs near the bottom.
-        let n = self.heap.len();
-        let mut i = 0;
-        let mut c = 1;
-        while c + 4 <= n {
-            // Branch-free choice of the earliest of four children (a coin
-            // flip the predictor cannot learn): two pairs, then their winners.
-            let h = &self.heap;
-            let a = c + h[c + 1].before(&h[c]) as usize;
-            let b = c + 2 + h[c + 3].before(&h[c + 2]) as usize;
-            let m = if h[b].before(&h[a]) { b } else { a };
-            self.heap[i] = self.heap[m];
-            i = m;
-            c = 4 * i + 1;
+        if self.heap.len() <= SORTED_AGAIN {
+            self.heap.sort_unstable_by(|a, b| b.time.cmp(&a.time).then(b.tie.cmp(&a.tie)));
+            self.sorted = true;
         }
-        if c < n {
-            // A last, partial family: leaves only.
-            let mut m = c;
-            for k in c + 1..n {
-                if self.heap[k].before(&self.heap[m]) {
-                    m = k;
-                }
-            }
-            self.heap[i] = self.heap[m];
-            i = m;
-        }
-        i = self.sift_up::<4>(i, &last);
-        self.heap[i] = last;
+        Some(top)
     }
 
     /// Heap layout: walks the hole at `i` up while its parent is later than
     /// `e` (each parent moves down once); returns where `e` belongs.
     #[inline(always)]
-    fn sift_up<const ARITY: usize>(&mut self, mut i: usize, e: &Entry<E>) -> usize {
+    fn sift_up(&mut self, mut i: usize, e: &Entry<E>) -> usize {
         while i > 0 {
-            let parent = (i - 1) / ARITY;
+            let parent = (i - 1) / 2;
             if !e.before(&self.heap[parent]) {
                 break;
             }
@@ -440,33 +356,6 @@ mod tests {
             }
         }
         assert!(q.is_empty() == naive.is_empty());
-    }
-
-    #[test]
-    fn pop_order_holds_across_heap_arities() {
-        // Grow past QUAD_MIN, shrink below BINARY_AGAIN, grow again, drain:
-        // every pop against a reference set keyed (time, origin, n).
-        let mut q = EventQueue::new();
-        let mut naive = std::collections::BTreeSet::new();
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut n = 0u32;
-        for (pushes, pops) in [(3 * QUAD_MIN, 3 * QUAD_MIN - BINARY_AGAIN / 2), (2 * QUAD_MIN, 3 * QUAD_MIN)] {
-            for _ in 0..pushes {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let t = q.now() + Duration::from_ps(x % 4096);
-                let origin = (x >> 32) as u32 % 5;
-                q.push(t, origin, n);
-                naive.insert((t, origin, n));
-                n += 1;
-            }
-            for _ in 0..pops {
-                let Some((t, _, e)) = naive.pop_first() else { break };
-                assert_eq!(q.pop(), Some((t, e)));
-            }
-        }
-        assert!(q.is_empty() && naive.is_empty());
     }
 
     #[test]

@@ -11,7 +11,8 @@
 
 use super::{widen, Seq};
 use crate::time::{Duration, Instant};
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// The protocol's parameters (from the scenario's `[library]` table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,15 +134,10 @@ struct Peer {
     /// When the oldest message's next resend round is due (`resend_at` is
     /// this, or earlier for a message behind it).
     round_at: Instant,
-    /// The time of this peer's entry in [`Endpoint::timers`]
-    /// (`Instant::MAX`: none).
+    /// The time of this peer's live entry in [`Endpoint::timers`]
+    /// (`Instant::MAX`: none). Entries of other times are stale.
     armed: Instant,
-    /// Where that entry is in [`Endpoint::timers`] (`NO_SLOT`: none).
-    slot: u32,
 }
-
-/// [`Peer::slot`] of a peer with no timer entry.
-const NO_SLOT: u32 = u32::MAX;
 
 impl Default for Peer {
     fn default() -> Self {
@@ -156,7 +152,6 @@ impl Default for Peer {
             backoff: 0,
             round_at: Instant::MAX,
             armed: Instant::MAX,
-            slot: NO_SLOT,
         }
     }
 }
@@ -183,14 +178,11 @@ impl Peer {
 pub struct Endpoint {
     params: Params,
     peers: Vec<Peer>,
-    /// (deadline, peer), a binary min-heap with at most one entry per peer
-    /// (at its `armed`, in its `slot`): an entry moves earlier in place when
-    /// a peer's deadline moves earlier than it, and an entry whose peer's
-    /// deadline moved later (or went) is moved later (or removed) when it
-    /// comes up. Indexed rather than lazily deleted, so the heap holds at
-    /// most one entry per peer, never one per deadline change (a ping-pong
-    /// would otherwise keep a resend period's worth of dead entries).
-    timers: Vec<(Instant, u16)>,
+    /// (deadline, peer): at most one live entry per peer (the one equal to
+    /// its `armed`); an entry is pushed only when a peer's deadline moves
+    /// earlier than its live one, and a live entry whose peer's deadline
+    /// moved later is pushed again at the later time when it comes up.
+    timers: BinaryHeap<Reverse<(Instant, u16)>>,
     /// Peers due in one `dispatch`, put in rank order (kept to reuse its
     /// allocation).
     due: Vec<u16>,
@@ -213,7 +205,7 @@ impl Endpoint {
         Endpoint {
             params,
             peers: vec![Peer::default(); peers],
-            timers: Vec::new(),
+            timers: BinaryHeap::new(),
             due: Vec::new(),
             unacked_total: 0,
             timer_visits: 0,
@@ -230,71 +222,9 @@ impl Endpoint {
         if let Some(t) = ps.deadline() {
             if t < ps.armed {
                 ps.armed = t;
-                self.place(peer, t);
+                self.timers.push(Reverse((t, peer)));
             }
         }
-    }
-
-    /// Gives `peer`'s heap entry the time `t` (adding it if it has none).
-    fn place(&mut self, peer: u16, t: Instant) {
-        let slot = self.peers[peer as usize].slot;
-        if slot == NO_SLOT {
-            self.timers.push((t, peer));
-            self.sift_up(self.timers.len() - 1, (t, peer));
-        } else if (t, peer) < self.timers[slot as usize] {
-            self.sift_up(slot as usize, (t, peer));
-        } else {
-            self.sift_down(slot as usize, (t, peer));
-        }
-    }
-
-    /// Removes the heap's first entry.
-    fn remove_first(&mut self) {
-        let Some(&(_, first)) = self.timers.first() else { return };
-        self.peers[first as usize].slot = NO_SLOT;
-        let last = self.timers.pop().expect("not empty");
-        if !self.timers.is_empty() {
-            self.sift_down(0, last);
-        }
-    }
-
-    /// Puts `e` at the hole `i`, or above it where it belongs.
-    fn sift_up(&mut self, mut i: usize, e: (Instant, u16)) {
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if e >= self.timers[parent] {
-                break;
-            }
-            self.set_slot(i, self.timers[parent]);
-            i = parent;
-        }
-        self.set_slot(i, e);
-    }
-
-    /// Puts `e` at the hole `i`, or below it where it belongs.
-    fn sift_down(&mut self, mut i: usize, e: (Instant, u16)) {
-        let n = self.timers.len();
-        loop {
-            let mut c = 2 * i + 1;
-            if c >= n {
-                break;
-            }
-            if c + 1 < n && self.timers[c + 1] < self.timers[c] {
-                c += 1;
-            }
-            if e <= self.timers[c] {
-                break;
-            }
-            self.set_slot(i, self.timers[c]);
-            i = c;
-        }
-        self.set_slot(i, e);
-    }
-
-    #[inline(always)]
-    fn set_slot(&mut self, i: usize, e: (Instant, u16)) {
-        self.timers[i] = e;
-        self.peers[e.1 as usize].slot = i as u32;
     }
 
     // --- Sending ---------------------------------------------------------
@@ -437,14 +367,17 @@ impl Endpoint {
     /// Costs O(log peers) per deadline that passed or moved; nothing is
     /// scanned per peer.
     pub fn dispatch(&mut self, now: Instant, mut emit: impl FnMut(u16, Due)) -> Option<Instant> {
-        while let Some(&(t, peer)) = self.timers.first() {
+        while let Some(&Reverse((t, peer))) = self.timers.peek() {
             if t > now {
                 break;
             }
-            self.remove_first();
+            self.timers.pop();
             self.timer_visits += 1;
-            self.peers[peer as usize].armed = Instant::MAX;
-            self.due.push(peer);
+            let ps = &mut self.peers[peer as usize];
+            if ps.armed == t {
+                ps.armed = Instant::MAX;
+                self.due.push(peer);
+            }
         }
         if !self.due.is_empty() {
             self.run_due(now, &mut emit);
@@ -498,25 +431,26 @@ impl Endpoint {
         self.due = due;
     }
 
-    /// Makes the heap's first entry exact (at its peer's current deadline)
-    /// and returns its time: an entry whose peer's deadline moved is moved
-    /// there, one whose peer has none left is removed.
+    /// Makes the heap's first entry exact (a live entry at its peer's
+    /// current deadline) and returns its time: stale entries are dropped,
+    /// and a live one whose peer's deadline moved later is pushed again.
     fn poll_at_exact(&mut self) -> Option<Instant> {
-        while let Some(&(t, peer)) = self.timers.first() {
+        while let Some(&Reverse((t, peer))) = self.timers.peek() {
             let ps = &mut self.peers[peer as usize];
-            let d = ps.deadline();
-            if d == Some(t) {
-                return Some(t);
+            if ps.armed != t {
+                self.timers.pop();
+                self.timer_visits += 1;
+                continue;
             }
-            self.timer_visits += 1;
-            match d {
-                Some(d) => {
-                    ps.armed = d;
-                    self.place(peer, d);
-                }
-                None => {
+            match ps.deadline() {
+                Some(d) if d == t => return Some(t),
+                d => {
+                    self.timers.pop();
+                    self.timer_visits += 1;
                     ps.armed = Instant::MAX;
-                    self.remove_first();
+                    if d.is_some() {
+                        self.rearm(peer);
+                    }
                 }
             }
         }
@@ -526,7 +460,7 @@ impl Endpoint {
     /// No protocol deadline is earlier than this (`None`: nothing to wait
     /// for). [`Endpoint::dispatch`] returns the exact earliest deadline.
     pub fn poll_at(&self) -> Option<Instant> {
-        self.timers.first().map(|&(t, _)| t)
+        self.timers.peek().map(|&Reverse((t, _))| t)
     }
 
     /// Finalizing: every peer with in-order messages unacknowledged is acked
@@ -554,11 +488,6 @@ impl Endpoint {
     /// Messages sent to `peer` and not yet acknowledged, oldest first.
     pub fn unacked(&self, peer: u16) -> impl Iterator<Item = &SentMsg> {
         self.peers[peer as usize].unacked_sends.iter()
-    }
-
-    /// Entries in the timer heap (at most one per peer).
-    pub fn timer_entries(&self) -> usize {
-        self.timers.len()
     }
 
     /// `peer`'s deadlines: its delayed ack (while messages are

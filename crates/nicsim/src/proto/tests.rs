@@ -369,9 +369,8 @@ fn delayed_ack_and_resend_of_one_peer_come_out_ack_first() {
 /// passed, not at the peers. Checked against a brute-force model of the
 /// deadlines (each peer's delayed ack and oldest resend) over a long
 /// pseudo-random trace towards 200 peers: every poll returns the exact
-/// earliest deadline, the heap entries looked at stay a small multiple
-/// of the deadlines that passed, and the heap never holds more entries than
-/// there are peers.
+/// earliest deadline, and the heap entries looked at stay a small multiple
+/// of the deadlines that passed.
 #[test]
 fn dispatch_returns_the_earliest_deadline_without_a_scan() {
     let peers = 200u16;
@@ -423,7 +422,6 @@ fn dispatch_returns_the_earliest_deadline_without_a_scan() {
                 assert!(next.is_none_or(|t| t > now), "nothing due is left");
             }
         }
-        assert!(ep.timer_entries() <= peers as usize, "one heap entry per peer at most");
     }
     assert!(polls > 5_000);
     assert!(ep.timer_visits < 4 * polls + 50_000, "heap work per poll is bounded ({} visits)", ep.timer_visits);
