@@ -6,8 +6,8 @@
 //! dispatch of every core is the only work it starts, and what the stages do
 //! afterwards lives in their own files.
 
+use super::indexes::{BySource, Early, MediumRxs, Regions};
 use super::kernel::KQueue;
-use super::process::{BySource, Early, MediumRxs, Regions};
 use super::{
     Action, Core, Cur, Drops, Ev, HostState, PState, PolicyFactory, Proc, World, ECHO_HOST, FLOOD_ORIGIN, NO_RANK,
 };

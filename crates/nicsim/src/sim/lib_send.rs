@@ -198,7 +198,7 @@ impl World {
     /// Arms the protocol timer (delayed ack / resend) of process `p` (`pr`,
     /// of host `h`) at `at` if earlier than the one armed. An event already
     /// queued at or before `at` stands in for it (it fires, finds the
-    /// deadline later, and queues its event then: `process::TimerEvents`). Takes
+    /// deadline later, and queues its event then: `indexes::TimerEvents`). Takes
     /// the process and the queue rather than the world: callers already
     /// hold the process.
     pub(crate) fn arm_timer(pr: &mut Proc, q: &mut EventQueue<Ev>, h: usize, p: usize, at: Instant) {

@@ -29,6 +29,7 @@
 mod build;
 mod echo;
 mod handler;
+mod indexes;
 mod kernel;
 mod lib_path;
 mod lib_recv;
