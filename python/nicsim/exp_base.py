@@ -42,6 +42,7 @@ __all__ = [
     "grid",
     "number",
     "own",
+    "percent_above",
     "ratio",
     "scaled",
 ]
@@ -446,6 +447,20 @@ def difference(minuend: Reader, subtrahend: Reader) -> Reader:
     def read(table: pd.DataFrame) -> float | None:
         a, b = minuend(table), subtrahend(table)
         return None if a is None or b is None else a - b
+
+    return read
+
+
+def percent_above(numerator: Reader, denominator: Reader) -> Reader:
+    """Return a reader of ``100 * (numerator / denominator - 1)``: how many percent above.
+
+    A study's "speedup" of one run over another reads so (negative: a slowdown).
+    """
+    quotient = ratio(numerator, denominator)
+
+    def read(table: pd.DataFrame) -> float | None:
+        value = quotient(table)
+        return None if value is None else 100.0 * (value - 1.0)
 
     return read
 

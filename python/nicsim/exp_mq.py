@@ -29,6 +29,7 @@ from nicsim.exp_base import (
     ScenarioDict,
     at,
     grid,
+    percent_above,
     ratio,
     scaled,
 )
@@ -492,16 +493,10 @@ MQ_NAS_BENCHMARKS = ("is.B.16", "is.C.16", "cg.B.16", "mg.B.16", "ft.B.16")
 
 def _improvement(benchmark: str) -> Reader:
     """Reader of ``100 * (time(round-robin) / time(multiqueue) - 1)`` of one benchmark."""
-    gain = ratio(
+    return percent_above(
         at("exec_time_s", **{"benchmark": benchmark, "steering/stack": "single-rr/open-mx"}),
         at("exec_time_s", **{"benchmark": benchmark, "steering/stack": "multiqueue/open-mx"}),
     )
-
-    def read(table: pd.DataFrame) -> float | None:
-        value = gain(table)
-        return None if value is None else 100.0 * (value - 1.0)
-
-    return read
 
 
 NAS = Experiment(
