@@ -40,6 +40,8 @@ SPEC_COLUMNS = {
     ),
     "multiqueue-alltoall": (("steering", "size_bytes", "stack"), ("time_us", "relative_to_native")),
     "multiqueue-nas": (("benchmark", "steering/stack"), ("exec_time_s",)),
+    # Beyond SPEC §4: Table IV's CG, MG and FT rows, which SPEC's list leaves out.
+    "coalescing-nas": (("benchmark", "strategy"), ("exec_time_s", "interrupts")),
     # Beyond SPEC §4: today's Linux knobs on the modern preset.
     "napi-knobs": (
         ("config", "workload"),
@@ -218,3 +220,28 @@ def test_claim_constructors(
 def test_claim_refuses_a_bound_its_text_would_round() -> None:
     with pytest.raises(ValueError, match="bound"):
         Claim.below(lambda t: 0.0, 1 / 3, text="x", source="s")
+
+
+def test_coalescing_nas_runs_table_iv_rows_and_reads_its_speedups() -> None:
+    exp = EXPERIMENTS["coalescing-nas"]
+    for row in exp.configurations(False):
+        bench, cls, procs = str(row["benchmark"]).split(".")
+        scenario = exp.scenario(row, False)
+        assert scenario["workload"] == {"kind": f"nas-{bench}", "class": cls, "procs_per_host": 8}
+        assert 2 * scenario["workload"]["procs_per_host"] == int(procs)
+        assert scenario["nic"] == {"coalescing": row["strategy"]}
+    times = [p for p in exp.published if p.cell is not None]
+    assert len(times) == 12 and {p.source.where for p in exp.published} == {"Table IV"}
+    # The printed speedups are 100 (time(timeout) / time(disabled) - 1) of the printed times.
+    table = pd.DataFrame(
+        [
+            {"benchmark": b, "strategy": s, "exec_time_s": float(t)}
+            for b, cells in exp_coal.TABLE_IV.items()
+            for s, t in cells.items()
+        ]
+    )
+    speedups = [p for p in exp.published if p.cell is None]
+    assert [p.value for p in speedups] == [-1.6, -2.5]
+    for p in speedups:
+        simulated = p.simulated(table)
+        assert simulated is not None and round(simulated, 1) == p.value

@@ -28,6 +28,7 @@ OMX_COAL = [
     "coalescing-marking",
     "coalescing-misorder",
     "coalescing-nas-is",
+    "coalescing-nas",
 ]
 #: The [OMX-MQ] experiments, all with a dedicated figure.
 OMX_MQ = [
@@ -173,7 +174,9 @@ def test_experiment_without_a_plot_uses_the_generic_one(tmp_path: Path) -> None:
     assert path.read_bytes()[:4] == b"\x89PNG"
 
 
-@pytest.mark.parametrize("exp_id", ["coalescing-pingpong", "coalescing-nas-is", *OMX_MQ])
+@pytest.mark.parametrize(
+    "exp_id", ["coalescing-pingpong", "coalescing-nas-is", "coalescing-nas", *OMX_MQ]
+)
 def test_png_bytes_are_stable(exp_id: str, tables: dict[str, pd.DataFrame], tmp_path: Path) -> None:
     first = _draw(exp_id, tables[exp_id], tmp_path / "a.png")
     assert first == _draw(exp_id, tables[exp_id], tmp_path / "b.png")

@@ -44,6 +44,7 @@ STUDIES: dict[str, tuple[Experiment, ...]] = {
         exp_coal.MARKING,
         exp_coal.MISORDER,
         exp_coal.NAS_IS,
+        exp_coal.NAS,
         exp_coal.NAPI_KNOBS,
     ),
     "napi": (exp_coal.NAPI_KNOBS,),

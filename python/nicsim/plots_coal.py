@@ -21,7 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from nicsim.exp_base import Published
+from nicsim.exp_base import Plotter, Published
 from nicsim.plots import (
     BEYOND,
     PUBLISHED_STYLE,
@@ -46,7 +46,7 @@ __all__ = [
     "misorder",
     "msgrate",
     "napi_knobs",
-    "nas_is",
+    "nas",
     "pingpong",
     "transfer",
 ]
@@ -429,34 +429,44 @@ def misorder(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -
         ax.legend(fontsize=8, loc="upper center", ncols=3)
 
 
-def nas_is(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
-    """Draw execution time (published marked) and interrupts per strategy, per class."""
-    classes = unique(table["class"])
-    axes = fig.subplots(2, len(classes), squeeze=False)
-    for col, cls in enumerate(classes):
-        rows = table[table["class"] == cls]
-        time, irqs = axes[0][col], axes[1][col]
-        xs = _strategy_bars(time, rows, "exec_time_s", annotate="%.2f")
-        values = [v for v in rows["exec_time_s"] if not pd.isna(v)]
-        for name, x in xs.items():
-            for seconds in published_at(
-                published, "exec_time_s", **{"class": cls, "strategy": name}
-            ):
-                time.plot([x], [seconds], label=PUBLISHED_LABEL, **PUBLISHED_STYLE)
-                values.append(seconds)
-        # Differences are a few percent: zoom on the values (the axis does not start at 0).
-        if values:
-            low, high = min(values), max(values)
-            span = max(high - low, 0.02 * high)
-            time.set_ylim(low - 0.6 * span, high + 0.6 * span)
-        time.set_title(f"is.{cls}.16: execution time (axis not from 0)", fontsize=10)
-        time.set_ylabel("execution time (s)")
-        if time.get_legend_handles_labels()[0]:
-            time.legend(fontsize=7, loc="upper left")
-        _strategy_bars(irqs, rows, "interrupts", annotate="%.0f")
-        irqs.set_title(f"is.{cls}.16: interrupts", fontsize=10)
-        irqs.set_ylabel("interrupts")
-        headroom(irqs)
+def nas(column: str, name: str = "{}") -> Plotter:
+    """Return the NAS figure with a column of panels per value of ``column``.
+
+    Each column draws execution time (published marked, axis zoomed on the
+    values) and interrupts per strategy; ``name`` formats the value into
+    the panel titles (``"is.{}.16"`` for a class).
+    """
+
+    def draw(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
+        values_of_column = unique(table[column])
+        axes = fig.subplots(2, len(values_of_column), squeeze=False)
+        for col, value in enumerate(values_of_column):
+            rows = table[table[column] == value]
+            title = name.format(value)
+            time, irqs = axes[0][col], axes[1][col]
+            xs = _strategy_bars(time, rows, "exec_time_s", annotate="%.2f")
+            values = [v for v in rows["exec_time_s"] if not pd.isna(v)]
+            for strategy, x in xs.items():
+                for seconds in published_at(
+                    published, "exec_time_s", **{column: value, "strategy": strategy}
+                ):
+                    time.plot([x], [seconds], label=PUBLISHED_LABEL, **PUBLISHED_STYLE)
+                    values.append(seconds)
+            # Differences are a few percent: zoom on the values (the axis does not start at 0).
+            if values:
+                low, high = min(values), max(values)
+                span = max(high - low, 0.02 * high)
+                time.set_ylim(low - 0.6 * span, high + 0.6 * span)
+            time.set_title(f"{title}: execution time (axis not from 0)", fontsize=10)
+            time.set_ylabel("execution time (s)")
+            if time.get_legend_handles_labels()[0]:
+                time.legend(fontsize=7, loc="upper left")
+            _strategy_bars(irqs, rows, "interrupts", annotate="%.0f")
+            irqs.set_title(f"{title}: interrupts", fontsize=10)
+            irqs.set_ylabel("interrupts")
+            headroom(irqs)
+
+    return draw
 
 
 def napi_knobs(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> None:
