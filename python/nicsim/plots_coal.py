@@ -446,11 +446,13 @@ def nas(column: str, name: str = "{}") -> Plotter:
             time, irqs = axes[0][col], axes[1][col]
             xs = _strategy_bars(time, rows, "exec_time_s", annotate="%.2f")
             values = [v for v in rows["exec_time_s"] if not pd.isna(v)]
+            label: str | None = PUBLISHED_LABEL  # one legend entry, however many marks
             for strategy, x in xs.items():
                 for seconds in published_at(
                     published, "exec_time_s", **{column: value, "strategy": strategy}
                 ):
-                    time.plot([x], [seconds], label=PUBLISHED_LABEL, **PUBLISHED_STYLE)
+                    time.plot([x], [seconds], label=label, **PUBLISHED_STYLE)
+                    label = None
                     values.append(seconds)
             # Differences are a few percent: zoom on the values (the axis does not start at 0).
             if values:
@@ -460,7 +462,7 @@ def nas(column: str, name: str = "{}") -> Plotter:
             time.set_title(f"{title}: execution time (axis not from 0)", fontsize=10)
             time.set_ylabel("execution time (s)")
             if time.get_legend_handles_labels()[0]:
-                time.legend(fontsize=7, loc="upper left")
+                time.legend(fontsize=7, loc="best")
             _strategy_bars(irqs, rows, "interrupts", annotate="%.0f")
             irqs.set_title(f"{title}: interrupts", fontsize=10)
             irqs.set_ylabel("interrupts")
