@@ -46,7 +46,7 @@
 //! This module does not decide *who* accesses *what*: the host path does.
 
 use super::topology::Topology;
-use crate::config::{CacheTimes, Relation};
+use crate::config::CacheTimes;
 use crate::time::Duration;
 
 /// Classes of modelled objects (for miss-rate reporting).
@@ -160,9 +160,11 @@ impl CacheStats {
     }
 
     /// Whether lines last touched on `owner` at `stamp` are in die `die`'s L2.
+    /// Both tests are made (`&`, no short cut: one branch fewer; the
+    /// wrapping difference is meaningless, and unused, for another owner).
     #[inline]
     pub fn holds(&self, owner: Owner, stamp: u64, die: u16) -> bool {
-        owner == Owner::Die(die) && self.resident(die, stamp)
+        (owner == Owner::Die(die)) & (self.fill[die as usize].wrapping_sub(stamp) < self.capacity)
     }
 
     /// Whether lines put in die `die`'s L2 at `stamp` are still there.
@@ -270,8 +272,8 @@ impl HostLines {
 /// Transfer costs by relation, copy bandwidths, and the line geometry.
 #[derive(Clone, Debug)]
 pub struct CacheCosts {
-    same_socket: Duration,
-    other_socket: Duration,
+    /// A line's transfer by die distance: same die, same socket, other socket.
+    by_distance: [Duration; 3],
     memory: Duration,
     copy_hot_bps: u64,
     copy_cold_bps: u64,
@@ -292,8 +294,7 @@ impl CacheCosts {
     pub fn new(c: &CacheTimes) -> Self {
         let line_bytes = (c.line_bytes as u64).max(1);
         CacheCosts {
-            same_socket: c.same_socket,
-            other_socket: c.other_socket,
+            by_distance: [Duration::ZERO, c.same_socket, c.other_socket],
             memory: c.memory,
             copy_hot_bps: c.copy_hot_bytes_per_s,
             copy_cold_bps: c.copy_cold_bytes_per_s,
@@ -309,16 +310,13 @@ impl CacheCosts {
         bytes.div_ceil(self.line_bytes)
     }
 
-    /// Cost of one line moving from `from` to a core of die `to`.
+    /// Cost of one line moving from `from` to a core of die `to`: looked
+    /// up by the distance between the dies (`Topology::die_distance`).
+    #[inline(always)]
     pub fn line(&self, topo: &Topology, from: Owner, to: u16) -> Duration {
         match from {
             Owner::Memory => self.memory,
-            Owner::Die(d) if d == to => Duration::ZERO,
-            Owner::Die(d) => match topo.die_relation(d, to) {
-                Relation::SameDie => Duration::ZERO,
-                Relation::SameSocket => self.same_socket,
-                Relation::OtherSocket => self.other_socket,
-            },
+            Owner::Die(d) => self.by_distance[topo.die_distance(d, to)],
         }
     }
 
@@ -349,35 +347,36 @@ impl CacheCosts {
             return Duration::ZERO;
         }
         let n = lines as u64;
-        if stats.holds(obj.owner, obj.stamp, die) {
-            stats.count(obj.class, side, n, 0);
-            obj.stamp = stats.fill[die as usize];
-            Duration::ZERO
-        } else {
-            stats.count(obj.class, side, n, n);
-            let cost = self.line(topo, Self::source(stats, obj.owner, obj.stamp), die).times(n);
-            obj.owner = Owner::Die(die);
-            obj.stamp = stats.insert(die, n);
-            cost
-        }
+        let hit = stats.holds(obj.owner, obj.stamp, die);
+        let cost =
+            if hit { Duration::ZERO } else { self.line(topo, Self::source(stats, obj.owner, obj.stamp), die).times(n) };
+        Self::moved(stats, obj, die, side, n, hit);
+        cost
+    }
+
+    /// The bookkeeping of `n` lines of `obj` accessed from die `die`, a hit
+    /// or not: counted, and `obj` is then in that die's L2, stamped after
+    /// the lines a miss brings in. Written without a branch on `hit` (a hit
+    /// leaves the owner and the fill clock as they are), which hits and
+    /// misses alternating unpredictably would mispredict.
+    #[inline(always)]
+    fn moved(stats: &mut CacheStats, obj: &mut Obj, die: u16, side: Side, n: u64, hit: bool) {
+        let miss = if hit { 0 } else { n };
+        stats.count(obj.class, side, n, miss);
+        obj.owner = Owner::Die(die);
+        obj.stamp = stats.insert(die, miss);
     }
 
     /// Counts `lines` accesses of `obj` from die `die` and moves it there,
     /// charging nothing (their time is in a fitted cost; see the module
     /// documentation).
-    #[inline]
+    #[inline(always)]
     pub fn touch(&self, stats: &mut CacheStats, obj: &mut Obj, die: u16, side: Side, lines: u64) {
         if lines == 0 {
             return;
         }
-        if stats.holds(obj.owner, obj.stamp, die) {
-            stats.count(obj.class, side, lines, 0);
-            obj.stamp = stats.fill[die as usize];
-        } else {
-            stats.count(obj.class, side, lines, lines);
-            obj.owner = Owner::Die(die);
-            obj.stamp = stats.insert(die, lines);
-        }
+        let hit = stats.holds(obj.owner, obj.stamp, die);
+        Self::moved(stats, obj, die, side, lines, hit);
     }
 
     /// Demand misses of a sequential stream over `lines` lines not in the
