@@ -46,7 +46,7 @@
 //! This module does not decide *who* accesses *what*: the host path does.
 
 use super::topology::Topology;
-use crate::config::CacheTimes;
+use crate::config::{CacheTimes, Relation};
 use crate::time::Duration;
 
 /// Classes of modelled objects (for miss-rate reporting).
@@ -272,8 +272,9 @@ impl HostLines {
 /// Transfer costs by relation, copy bandwidths, and the line geometry.
 #[derive(Clone, Debug)]
 pub struct CacheCosts {
-    /// A line's transfer by die distance: same die, same socket, other socket.
-    by_distance: [Duration; 3],
+    /// A line's transfer by the relation of the two dies, indexed by
+    /// `Relation as usize` (`Topology::die_distance`).
+    by_relation: [Duration; 3],
     memory: Duration,
     copy_hot_bps: u64,
     copy_cold_bps: u64,
@@ -294,7 +295,14 @@ impl CacheCosts {
     pub fn new(c: &CacheTimes) -> Self {
         let line_bytes = (c.line_bytes as u64).max(1);
         CacheCosts {
-            by_distance: [Duration::ZERO, c.same_socket, c.other_socket],
+            by_relation: {
+                // Within a die the L2 is shared: nothing moves.
+                let mut t = [Duration::ZERO; 3];
+                t[Relation::SameDie as usize] = Duration::ZERO;
+                t[Relation::SameSocket as usize] = c.same_socket;
+                t[Relation::OtherSocket as usize] = c.other_socket;
+                t
+            },
             memory: c.memory,
             copy_hot_bps: c.copy_hot_bytes_per_s,
             copy_cold_bps: c.copy_cold_bytes_per_s,
@@ -311,12 +319,12 @@ impl CacheCosts {
     }
 
     /// Cost of one line moving from `from` to a core of die `to`: looked
-    /// up by the distance between the dies (`Topology::die_distance`).
+    /// up by the relation of the two dies (`Topology::die_distance`).
     #[inline(always)]
     pub fn line(&self, topo: &Topology, from: Owner, to: u16) -> Duration {
         match from {
             Owner::Memory => self.memory,
-            Owner::Die(d) => self.by_distance[topo.die_distance(d, to)],
+            Owner::Die(d) => self.by_relation[topo.die_distance(d, to)],
         }
     }
 

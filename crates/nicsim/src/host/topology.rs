@@ -50,7 +50,7 @@ impl Topology {
             Relation::OtherSocket
         }
     }
-    /// [`Topology::die_relation`] as a number, 0 (same die), 1 (same
+    /// [`Topology::die_relation`] as a number (`Relation as usize`): 0 (same die), 1 (same
     /// socket) or 2 (other socket), computed without a branch.
     #[inline(always)]
     pub fn die_distance(&self, a: u16, b: u16) -> usize {
