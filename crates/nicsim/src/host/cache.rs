@@ -160,9 +160,11 @@ impl CacheStats {
     }
 
     /// Whether lines last touched on `owner` at `stamp` are in die `die`'s L2.
+    /// Both tests are made (`&`, no short cut: one branch fewer; the
+    /// wrapping difference is meaningless, and unused, for another owner).
     #[inline]
     pub fn holds(&self, owner: Owner, stamp: u64, die: u16) -> bool {
-        owner == Owner::Die(die) && self.resident(die, stamp)
+        (owner == Owner::Die(die)) & (self.fill[die as usize].wrapping_sub(stamp) < self.capacity)
     }
 
     /// Whether lines put in die `die`'s L2 at `stamp` are still there.
@@ -270,8 +272,9 @@ impl HostLines {
 /// Transfer costs by relation, copy bandwidths, and the line geometry.
 #[derive(Clone, Debug)]
 pub struct CacheCosts {
-    same_socket: Duration,
-    other_socket: Duration,
+    /// A line's transfer by the relation of the two dies, indexed by
+    /// `Relation as usize` (`Topology::die_distance`).
+    by_relation: [Duration; 3],
     memory: Duration,
     copy_hot_bps: u64,
     copy_cold_bps: u64,
@@ -292,8 +295,14 @@ impl CacheCosts {
     pub fn new(c: &CacheTimes) -> Self {
         let line_bytes = (c.line_bytes as u64).max(1);
         CacheCosts {
-            same_socket: c.same_socket,
-            other_socket: c.other_socket,
+            by_relation: {
+                // Within a die the L2 is shared: nothing moves.
+                let mut t = [Duration::ZERO; 3];
+                t[Relation::SameDie as usize] = Duration::ZERO;
+                t[Relation::SameSocket as usize] = c.same_socket;
+                t[Relation::OtherSocket as usize] = c.other_socket;
+                t
+            },
             memory: c.memory,
             copy_hot_bps: c.copy_hot_bytes_per_s,
             copy_cold_bps: c.copy_cold_bytes_per_s,
@@ -309,16 +318,13 @@ impl CacheCosts {
         bytes.div_ceil(self.line_bytes)
     }
 
-    /// Cost of one line moving from `from` to a core of die `to`.
+    /// Cost of one line moving from `from` to a core of die `to`: looked
+    /// up by the relation of the two dies (`Topology::die_distance`).
+    #[inline(always)]
     pub fn line(&self, topo: &Topology, from: Owner, to: u16) -> Duration {
         match from {
             Owner::Memory => self.memory,
-            Owner::Die(d) if d == to => Duration::ZERO,
-            Owner::Die(d) => match topo.die_relation(d, to) {
-                Relation::SameDie => Duration::ZERO,
-                Relation::SameSocket => self.same_socket,
-                Relation::OtherSocket => self.other_socket,
-            },
+            Owner::Die(d) => self.by_relation[topo.die_distance(d, to)],
         }
     }
 
@@ -349,27 +355,38 @@ impl CacheCosts {
             return Duration::ZERO;
         }
         let n = lines as u64;
-        if stats.holds(obj.owner, obj.stamp, die) {
-            stats.count(obj.class, side, n, 0);
-            obj.stamp = stats.fill[die as usize];
-            Duration::ZERO
-        } else {
-            stats.count(obj.class, side, n, n);
-            let cost = self.line(topo, Self::source(stats, obj.owner, obj.stamp), die).times(n);
-            obj.owner = Owner::Die(die);
-            obj.stamp = stats.insert(die, n);
-            cost
-        }
+        let hit = stats.holds(obj.owner, obj.stamp, die);
+        let cost =
+            if hit { Duration::ZERO } else { self.line(topo, Self::source(stats, obj.owner, obj.stamp), die).times(n) };
+        Self::moved(stats, obj, die, side, n, hit);
+        cost
+    }
+
+    /// The bookkeeping of `n` lines of `obj` accessed from die `die`, a hit
+    /// or not: counted, and `obj` is then in that die's L2, stamped after
+    /// the lines a miss brings in. Written without a branch on `hit` (a hit
+    /// leaves the owner and the fill clock as they are), which hits and
+    /// misses alternating unpredictably would mispredict.
+    #[inline(always)]
+    fn moved(stats: &mut CacheStats, obj: &mut Obj, die: u16, side: Side, n: u64, hit: bool) {
+        let miss = if hit { 0 } else { n };
+        stats.count(obj.class, side, n, miss);
+        obj.owner = Owner::Die(die);
+        obj.stamp = stats.insert(die, miss);
     }
 
     /// Counts `lines` accesses of `obj` from die `die` and moves it there,
     /// charging nothing (their time is in a fitted cost; see the module
     /// documentation).
-    #[inline]
+    #[inline(always)]
     pub fn touch(&self, stats: &mut CacheStats, obj: &mut Obj, die: u16, side: Side, lines: u64) {
         if lines == 0 {
             return;
         }
+        // Each caller touches one kind of object (private state that stays
+        // in its die's L2, lines a DMA just wrote), whose outcome repeats:
+        // a branch on it is predicted, and spares a hit the fill clock's
+        // store.
         if stats.holds(obj.owner, obj.stamp, die) {
             stats.count(obj.class, side, lines, 0);
             obj.stamp = stats.fill[die as usize];

@@ -50,6 +50,12 @@ impl Topology {
             Relation::OtherSocket
         }
     }
+    /// [`Topology::die_relation`] as a number (`Relation as usize`): 0 (same die), 1 (same
+    /// socket) or 2 (other socket), computed without a branch.
+    #[inline(always)]
+    pub fn die_distance(&self, a: u16, b: u16) -> usize {
+        (a != b) as usize + (self.socket_of_die(a) != self.socket_of_die(b)) as usize
+    }
     pub fn core_relation(&self, a: u16, b: u16) -> Relation {
         self.die_relation(self.die_of(a), self.die_of(b))
     }
@@ -78,6 +84,8 @@ mod tests {
             for a in 0..t.cores() {
                 for b in 0..t.cores() {
                     assert_eq!(t.core_relation(a, b), cfg.core_relation(a as u32, b as u32), "{cfg:?} {a} {b}");
+                    let (da, db) = (t.die_of(a), t.die_of(b));
+                    assert_eq!(t.die_distance(da, db), t.die_relation(da, db) as usize, "{cfg:?} {a} {b}");
                 }
             }
         }

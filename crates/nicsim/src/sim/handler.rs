@@ -121,8 +121,12 @@ impl World {
                 if let Some(t0) = pr.poll_since.take() {
                     hs.spin_time += now.since(t0);
                 }
-                let q = hs.steering.queue_for(Some(ep), 0);
-                self.release_suspension(now, h, q);
+                // Only busy polling with irq_suspend_timeout suspends a
+                // queue's interrupt (`wait_polling`).
+                if !self.c.irq_suspend.is_zero() {
+                    let q = hs.steering.queue_for(Some(ep), 0);
+                    self.release_suspension(now, h, q);
+                }
                 self.dispatch_at(now, h, core);
             }
             PState::Blocked => {

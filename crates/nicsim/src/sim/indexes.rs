@@ -435,8 +435,14 @@ mod tests {
             if !extra.is_empty() {
                 assert!(resent > 0, "the lossy run resends");
             }
+            // Up to two looks per message are not shared at 256 ranks: a
+            // message's resend deadline and its delayed ack each get a heap
+            // entry, looked at once when it falls due, which the many
+            // messages to one peer of the 8-rank run share (64 B: 1.1 looks
+            // per message at 8 ranks, 2.5 at 256; a scan of the peers
+            // would be over 100).
             assert!(
-                large <= 1.5 * small,
+                large <= 1.5 * small + 2.0,
                 "{size} B {extra:?}: {small:.2} looks per message at 8 ranks, {large:.2} at 256"
             );
         }

@@ -9,6 +9,7 @@
 
 use super::{Costs, Ev, PState, World, ECHO_HOST};
 use crate::engine::EventQueue;
+use crate::host::Topology;
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
@@ -162,40 +163,33 @@ impl Core {
     /// was not idle (busy, or spinning) pays nothing: checked inline, the
     /// rest is out of line.
     #[inline(always)]
-    pub(super) fn wake_cost(
-        cores: &mut [Core],
-        cores_per_die: usize,
-        core: usize,
-        c: &Costs,
-        now: Instant,
-    ) -> Duration {
+    pub(super) fn wake_cost(cores: &mut [Core], topo: &Topology, core: usize, c: &Costs, now: Instant) -> Duration {
         if cores[core].idle_since.is_none() {
             return Duration::ZERO;
         }
-        Self::wake_cost_idle(cores, cores_per_die, core, c, now)
+        Self::wake_cost_idle(cores, topo, core, c, now)
     }
 
+    /// The die went to sleep when its last core became idle, if that was
+    /// `idle_before_sleep` ago: the latest idle start of its cores, a busy
+    /// one counting as never idle (no branch per core, nor on the outcome).
     #[inline(never)]
-    fn wake_cost_idle(cores: &mut [Core], cores_per_die: usize, core: usize, c: &Costs, now: Instant) -> Duration {
-        let mut cost = Duration::ZERO;
-        if let Some(t0) = cores[core].idle_since {
-            if c.sleep && !c.soaker && now.since(t0) >= c.idle_before_sleep {
-                // The die went to sleep when its last core became idle.
-                let first = core - core % cores_per_die;
-                let mut die_idle = Some(t0);
-                for other in &cores[first..first + cores_per_die] {
-                    die_idle = match (die_idle, other.idle_since) {
-                        (Some(a), Some(b)) => Some(a.max(b)),
-                        _ => None,
-                    };
-                }
-                if die_idle.is_some_and(|t| now.since(t) >= c.idle_before_sleep) {
-                    cost = c.sleep_exit;
-                }
-            }
-        }
+    fn wake_cost_idle(cores: &mut [Core], topo: &Topology, core: usize, c: &Costs, now: Instant) -> Duration {
+        let per_die = topo.cores_per_die as usize;
+        let first = topo.die_of(core as u16) as usize * per_die;
+        let busy = u64::MAX;
+        let die_idle = cores[first..first + per_die].iter().map(|o| o.idle_since.map_or(busy, |t| t.as_ps())).max();
         cores[core].idle_since = None;
-        cost
+        let die_idle = die_idle.unwrap_or(busy);
+        let slept = c.sleep
+            & !c.soaker
+            & (die_idle != busy)
+            & (now.as_ps().saturating_sub(die_idle) >= c.idle_before_sleep.as_ps());
+        if slept {
+            c.sleep_exit
+        } else {
+            Duration::ZERO
+        }
     }
 
     /// Starts a segment of core `core` of host `h` that ends at `end`.
@@ -283,7 +277,7 @@ impl World {
             if let Some(w) = cs.kq.pop_front() {
                 if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
                     let hs = &mut self.hosts[h];
-                    let wake = Core::wake_cost(&mut hs.cores, self.topo.cores_per_die as usize, core, &self.c, now);
+                    let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c, now);
                     let cs = &mut hs.cores[core];
                     let cost = cost + std::mem::take(&mut cs.tail);
                     if (wake + cost).is_zero() {
@@ -324,8 +318,7 @@ impl World {
                     let hs = &mut self.hosts[h];
                     match step {
                         Some((cost, action)) => {
-                            let wake =
-                                Core::wake_cost(&mut hs.cores, self.topo.cores_per_die as usize, core, &self.c, now);
+                            let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c, now);
                             let cs = &mut hs.cores[core];
                             let cost = cost + std::mem::take(&mut cs.stall);
                             hs.app_time += extra + cost;

@@ -365,7 +365,8 @@ impl World {
                 }
             }
             self.handle(now, ev);
-            if self.finished() {
+            // `finished` implies no program left (a flood runs none).
+            if self.programs_left == 0 && self.finished() {
                 return self.failed.take().map_or(Ok(()), Err);
             }
         }
