@@ -124,7 +124,9 @@ const IN_ROUND: u8 = 2;
 /// State towards one remote peer: 48 bytes, kept for every rank of the run
 /// (at 1,024 ranks, 48 MiB for all processes together). Messages it has
 /// unacknowledged are in the endpoint's slab, the resend round state of a
-/// peer that is being resent to in [`Endpoint::rounds`].
+/// peer that is being resent to in [`Endpoint::rounds`]. An ack that
+/// releases every message unacknowledged (the usual case) reads and writes
+/// this record only.
 #[derive(Clone, Copy, Debug)]
 struct Peer {
     /// Next sequence number to send.
@@ -135,10 +137,12 @@ struct Peer {
     unacked_recv: u32,
     /// Frames of the unacknowledged messages (the send window's use).
     unacked_frames: u32,
-    /// Oldest and newest unacknowledged message (slots of
-    /// [`Endpoint::sent`], linked oldest first; `NIL`: none).
-    head: u32,
-    tail: u32,
+    /// The newest unacknowledged message (a slot of [`Endpoint::sent`],
+    /// linked newest first; `NIL`: none), and how many there are: they are
+    /// the sequence numbers `next_send - count .. next_send` (acks release
+    /// the oldest first).
+    newest: u32,
+    count: u32,
     /// The delayed ack's entry in [`Endpoint::acks`] (valid with `ACK_ARMED`).
     ack_ticket: u32,
     /// `ACK_ARMED`, `IN_ROUND`.
@@ -160,8 +164,8 @@ impl Default for Peer {
             expected: 0,
             unacked_recv: 0,
             unacked_frames: 0,
-            head: NIL,
-            tail: NIL,
+            newest: NIL,
+            count: 0,
             ack_ticket: 0,
             flags: 0,
             resend_at: Instant::MAX,
@@ -181,8 +185,8 @@ struct Round {
     backoff: u8,
 }
 
-/// A slot of [`Endpoint::sent`]: an unacknowledged message and the next
-/// (newer) one to the same peer, or the next free slot.
+/// A slot of [`Endpoint::sent`]: an unacknowledged message and the one
+/// sent before it to the same peer, or the next free slot.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     m: SentMsg,
@@ -203,7 +207,9 @@ struct Slot {
 ///   resend delay in a steady exchange).
 ///
 /// The unacknowledged messages of all peers share one slab (`sent`), each
-/// peer's linked oldest first; freed slots are reused last freed first, so
+/// peer's linked newest first, so that a send links its message without
+/// reading the one before; the messages an ack releases are freed as one
+/// chain, without reading them. Freed slots are reused last freed first, so
 /// the slab is as large as the most messages ever unacknowledged at once.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
@@ -213,15 +219,25 @@ pub struct Endpoint {
     /// order; the entry of ticket `ack_base` first.
     acks: VecDeque<(Instant, u16)>,
     ack_base: u32,
+    /// The entry at the head of `acks` is known to be live (saves reading
+    /// its peer at every `dispatch`).
+    ack_head_live: bool,
     /// (resend round, peer): one live entry per peer at most (the one equal
     /// to its `armed`); a live entry whose peer's round moved later is
     /// pushed again at the later time when it comes up.
     resends: BinaryHeap<Reverse<(Instant, u16)>>,
     /// Round state of the peers with `IN_ROUND`.
     rounds: BTreeMap<u16, Round>,
-    /// Unacknowledged messages, all peers together; free slots from `free`.
+    /// Unacknowledged messages, all peers together.
     sent: Vec<Slot>,
-    free: u32,
+    /// Chains of free slots of `sent` (the messages an ack released), the
+    /// last freed last.
+    free: Vec<u32>,
+    /// Slots of one peer's messages, oldest first (`run_due`, `unacked`).
+    scratch: Vec<u32>,
+    /// The heap's first entry is known to be exact (saves reading its peer
+    /// at every `dispatch`).
+    resend_top_exact: bool,
     /// Peers due in one `dispatch`, put in rank order (kept to reuse its
     /// allocation).
     due: Vec<u16>,
@@ -238,22 +254,6 @@ pub struct Endpoint {
     pub window_overruns: u64,
 }
 
-/// The messages a peer has unacknowledged, oldest first (see
-/// [`Endpoint::unacked`]).
-pub struct Unacked<'a> {
-    sent: &'a [Slot],
-    at: u32,
-}
-
-impl<'a> Iterator for Unacked<'a> {
-    type Item = &'a SentMsg;
-    fn next(&mut self) -> Option<&'a SentMsg> {
-        let s = self.sent.get(self.at as usize)?;
-        self.at = s.next;
-        Some(&s.m)
-    }
-}
-
 impl Endpoint {
     /// An endpoint with nothing sent or received, towards `peers` ranks.
     pub fn new(params: Params, peers: usize) -> Self {
@@ -262,10 +262,13 @@ impl Endpoint {
             peers: vec![Peer::default(); peers],
             acks: VecDeque::new(),
             ack_base: 0,
+            ack_head_live: false,
             resends: BinaryHeap::new(),
             rounds: BTreeMap::new(),
             sent: Vec::new(),
-            free: NIL,
+            free: Vec::new(),
+            scratch: Vec::new(),
+            resend_top_exact: false,
             due: Vec::new(),
             unacked_total: 0,
             timer_visits: 0,
@@ -282,6 +285,28 @@ impl Endpoint {
         if ps.resend_at < ps.armed {
             ps.armed = ps.resend_at;
             self.resends.push(Reverse((ps.resend_at, peer)));
+            self.resend_top_exact = false;
+        }
+    }
+
+    /// `peer`'s resend round changed: the heap's first entry is no longer
+    /// known to be exact if it is `peer`'s.
+    #[inline(always)]
+    fn round_moved(&mut self, peer: u16) {
+        if self.resends.peek().is_some_and(|&Reverse((_, p))| p == peer) {
+            self.resend_top_exact = false;
+        }
+    }
+
+    /// `peer`'s delayed ack is cancelled (if armed).
+    #[inline(always)]
+    fn cancel_ack(&mut self, peer: u16) {
+        let ps = &mut self.peers[peer as usize];
+        if ps.flags & ACK_ARMED != 0 {
+            ps.flags &= !ACK_ARMED;
+            if ps.ack_ticket == self.ack_base {
+                self.ack_head_live = false;
+            }
         }
     }
 
@@ -302,18 +327,38 @@ impl Endpoint {
         self.acks.get(ps.ack_ticket.wrapping_sub(self.ack_base) as usize).map(|&(t, _)| t)
     }
 
-    /// Puts `m` in a slot (the last freed first).
-    fn store(&mut self, m: SentMsg) -> u32 {
-        let slot = Slot { m, next: NIL };
-        if self.free == NIL {
-            self.sent.push(slot);
-            (self.sent.len() - 1) as u32
-        } else {
-            let i = self.free;
-            self.free = self.sent[i as usize].next;
-            self.sent[i as usize] = slot;
-            i
+    /// Puts `m` in a slot (the last freed first), linked to `next`.
+    fn store(&mut self, m: SentMsg, next: u32) -> u32 {
+        let slot = Slot { m, next };
+        match self.free.last_mut() {
+            None => {
+                self.sent.push(slot);
+                (self.sent.len() - 1) as u32
+            }
+            Some(chain) => {
+                let i = *chain;
+                match self.sent[i as usize].next {
+                    NIL => {
+                        self.free.pop();
+                    }
+                    rest => *chain = rest,
+                }
+                self.sent[i as usize] = slot;
+                i
+            }
         }
+    }
+
+    /// Puts the slots of `peer`'s unacknowledged messages, oldest first, in
+    /// `scratch`.
+    fn collect_unacked(&mut self, peer: u16) {
+        self.scratch.clear();
+        let mut at = self.peers[peer as usize].newest;
+        while at != NIL {
+            self.scratch.push(at);
+            at = self.sent[at as usize].next;
+        }
+        self.scratch.reverse();
     }
 
     // --- Sending ---------------------------------------------------------
@@ -342,27 +387,24 @@ impl Endpoint {
         if self.window_full(peer, frames) {
             self.window_overruns += 1;
         }
-        let seq = self.peers[peer as usize].next_send;
+        let (seq, newest) = (self.peers[peer as usize].next_send, self.peers[peer as usize].newest);
         let m = SentMsg { seq, req, sent_at: now, first_sent: now, size, tag, is_notify, frames };
-        let slot = self.store(m);
+        let slot = self.store(m, newest);
         let ps = &mut self.peers[peer as usize];
         ps.next_send += 1;
         ps.unacked_frames += frames;
+        ps.newest = slot;
+        ps.count += 1;
         self.unacked_total += 1;
-        if ps.tail == NIL {
+        if ps.count == 1 {
             // The oldest: its round is due one resend delay from now.
-            ps.head = slot;
-            ps.tail = slot;
             ps.resend_at = now + self.params.resend;
             if ps.flags & IN_ROUND != 0 {
                 ps.flags &= !IN_ROUND;
                 self.rounds.remove(&peer);
             }
+            self.round_moved(peer);
             self.rearm(peer);
-        } else {
-            let tail = ps.tail;
-            ps.tail = slot;
-            self.sent[tail as usize].next = slot;
         }
         m
     }
@@ -373,47 +415,53 @@ impl Endpoint {
     pub fn process_ack(&mut self, peer: u16, low: u16) -> usize {
         let ps = &mut self.peers[peer as usize];
         let upto = widen(ps.next_send, low);
-        let mut n = 0;
-        while ps.head != NIL {
-            let slot = &mut self.sent[ps.head as usize];
-            if slot.m.seq >= upto {
-                break;
-            }
-            ps.unacked_frames -= slot.m.frames;
-            let next = slot.next;
-            slot.next = self.free;
-            self.free = ps.head;
-            ps.head = next;
-            n += 1;
+        let oldest = ps.next_send - ps.count;
+        let n = upto.saturating_sub(oldest).min(ps.count);
+        if n == 0 {
+            return 0;
         }
-        if n > 0 {
-            self.unacked_total -= n as u32;
-            // The peer answers: the back-off ends, and the new oldest is due
-            // one period after it was (re)sent, maybe before the one
-            // released (it was not resent with it).
-            ps.resend_at = match ps.head {
-                NIL => {
-                    ps.tail = NIL;
-                    Instant::MAX
-                }
-                h => self.sent[h as usize].m.sent_at + self.params.resend,
-            };
-            if ps.flags & IN_ROUND != 0 {
-                ps.flags &= !IN_ROUND;
-                self.rounds.remove(&peer);
+        self.unacked_total -= n;
+        let keep = ps.count - n;
+        ps.count = keep;
+        if keep == 0 {
+            self.free.push(ps.newest);
+            ps.newest = NIL;
+            ps.unacked_frames = 0;
+            ps.resend_at = Instant::MAX;
+        } else {
+            // The kept ones are the newest: walk to the oldest kept, and
+            // free the chain behind it.
+            let (mut at, mut frames) = (ps.newest, 0);
+            for _ in 1..keep {
+                frames += self.sent[at as usize].m.frames;
+                at = self.sent[at as usize].next;
             }
-            self.rearm(peer);
+            let last = &mut self.sent[at as usize];
+            frames += last.m.frames;
+            self.free.push(last.next);
+            last.next = NIL;
+            ps.unacked_frames = frames;
+            // The new oldest is due one period after it was (re)sent, maybe
+            // before the one released (it was not resent with it).
+            ps.resend_at = last.m.sent_at + self.params.resend;
         }
-        n
+        // The peer answers: the back-off ends.
+        if ps.flags & IN_ROUND != 0 {
+            ps.flags &= !IN_ROUND;
+            self.rounds.remove(&peer);
+        }
+        self.round_moved(peer);
+        self.rearm(peer);
+        n as usize
     }
 
     /// The cumulative ack a frame to `peer` carries (piggy-backed on a
     /// message, or an explicit ACK): its 16 low bits. Everything received in
     /// order is acknowledged from now on, and the delayed ack is cancelled.
     pub fn dispatch_ack(&mut self, peer: u16) -> u16 {
+        self.cancel_ack(peer);
         let ps = &mut self.peers[peer as usize];
         ps.unacked_recv = 0;
-        ps.flags &= !ACK_ARMED;
         ps.expected as u16
     }
 
@@ -444,13 +492,14 @@ impl Endpoint {
         ps.expected += 1;
         ps.unacked_recv += 1;
         if ps.unacked_recv >= self.params.ack_after {
-            ps.flags &= !ACK_ARMED;
+            self.cancel_ack(peer);
             AckPlan::AckNow
         } else if ps.flags & ACK_ARMED == 0 {
             let t = now + self.params.delayed_ack;
             debug_assert!(self.acks.back().is_none_or(|&(last, _)| last <= t), "delayed acks armed out of order");
             ps.flags |= ACK_ARMED;
             ps.ack_ticket = self.ack_base.wrapping_add(self.acks.len() as u32);
+            self.ack_head_live |= self.acks.is_empty();
             self.acks.push_back((t, peer));
             AckPlan::ArmTimer(t)
         } else {
@@ -490,6 +539,7 @@ impl Endpoint {
             }
             self.acks.pop_front();
             self.ack_base = self.ack_base.wrapping_add(1);
+            self.ack_head_live = false;
             self.timer_visits += 1;
         }
         while let Some(&Reverse((t, peer))) = self.resends.peek() {
@@ -497,6 +547,7 @@ impl Endpoint {
                 break;
             }
             self.resends.pop();
+            self.resend_top_exact = false;
             self.timer_visits += 1;
             let ps = &mut self.peers[peer as usize];
             if ps.armed == t {
@@ -540,10 +591,9 @@ impl Endpoint {
                 // A message behind them that was not due wakes the peer up at
                 // its own time, and goes if the oldest is due then.
                 let mut next = round.round_at;
-                let mut at = ps.head;
-                for _ in 0..RESENDS_PER_PEER {
-                    let Some(slot) = self.sent.get_mut(at as usize) else { break };
-                    let m = &mut slot.m;
+                self.collect_unacked(peer);
+                for &at in self.scratch.iter().take(RESENDS_PER_PEER) {
+                    let m = &mut self.sent[at as usize].m;
                     let due = m.sent_at + resend;
                     if due > now {
                         next = next.min(due);
@@ -557,11 +607,12 @@ impl Endpoint {
                     m.sent_at = now;
                     self.resent += 1;
                     emit(peer, Due::Resend(*m));
-                    at = slot.next;
                 }
+                let ps = &mut self.peers[peer as usize];
                 ps.resend_at = next;
                 ps.flags |= IN_ROUND;
                 self.rounds.insert(peer, round);
+                self.round_moved(peer);
             }
             self.rearm(peer);
         }
@@ -574,23 +625,27 @@ impl Endpoint {
     /// earlier than the first delayed ack, stale entries are dropped and a
     /// live one whose peer's round moved later is pushed again.
     fn poll_at_exact(&mut self) -> Option<Instant> {
-        while let Some(&(_, peer)) = self.acks.front() {
-            if self.ack_live(peer, self.ack_base) && self.peers[peer as usize].unacked_recv > 0 {
-                break;
+        if !self.ack_head_live {
+            while let Some(&(_, peer)) = self.acks.front() {
+                if self.ack_live(peer, self.ack_base) {
+                    break;
+                }
+                self.acks.pop_front();
+                self.ack_base = self.ack_base.wrapping_add(1);
+                self.timer_visits += 1;
             }
-            self.acks.pop_front();
-            self.ack_base = self.ack_base.wrapping_add(1);
-            self.timer_visits += 1;
+            self.ack_head_live = true;
         }
         let ack = self.acks.front().map(|&(t, _)| t);
         while let Some(&Reverse((t, peer))) = self.resends.peek() {
-            if ack.is_some_and(|a| a <= t) {
-                // No resend round is earlier than this entry.
+            if self.resend_top_exact || ack.is_some_and(|a| a <= t) {
+                // Exact, or no resend round is earlier than this entry.
                 break;
             }
             let ps = &mut self.peers[peer as usize];
             if ps.armed == t && ps.resend_at == t {
-                return Some(t);
+                self.resend_top_exact = true;
+                break;
             }
             self.resends.pop();
             self.timer_visits += 1;
@@ -599,7 +654,7 @@ impl Endpoint {
                 self.rearm(peer);
             }
         }
-        ack
+        self.poll_at()
     }
 
     /// No protocol deadline is earlier than this (`None`: nothing to wait
@@ -627,6 +682,7 @@ impl Endpoint {
                 flushed = true;
             }
         }
+        self.ack_head_live = false;
         flushed
     }
 
@@ -636,8 +692,16 @@ impl Endpoint {
     }
 
     /// Messages sent to `peer` and not yet acknowledged, oldest first.
-    pub fn unacked(&self, peer: u16) -> Unacked<'_> {
-        Unacked { sent: &self.sent, at: self.peers[peer as usize].head }
+    /// (For tests and diagnostics: it collects them.)
+    pub fn unacked(&self, peer: u16) -> impl DoubleEndedIterator<Item = &SentMsg> {
+        let mut newest_first = Vec::new();
+        let mut at = self.peers[peer as usize].newest;
+        while at != NIL {
+            let slot = &self.sent[at as usize];
+            newest_first.push(&slot.m);
+            at = slot.next;
+        }
+        newest_first.into_iter().rev()
     }
 
     /// `peer`'s deadlines: its delayed ack (while messages are

@@ -29,7 +29,7 @@ mod pull;
 mod tests;
 
 pub use endpoint::{
-    AckPlan, Arrival, Due, Endpoint, Params, SentMsg, Unacked, RESENDS_MAX, RESENDS_PER_PEER, RESEND_BACKOFF_MAX,
+    AckPlan, Arrival, Due, Endpoint, Params, SentMsg, RESENDS_MAX, RESENDS_PER_PEER, RESEND_BACKOFF_MAX,
 };
 pub use msg::{Kind, Msg};
 pub use pull::{OnReply, OnTimer, PullHandle, PullServe, ServedReply};
