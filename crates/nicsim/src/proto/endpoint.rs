@@ -711,6 +711,20 @@ impl Endpoint {
         (self.ack_at(peer), (ps.resend_at != Instant::MAX).then_some(ps.resend_at))
     }
 
+    /// Bytes this endpoint holds (its allocations), for the memory tests.
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.peers.capacity() * size_of::<Peer>()
+            + self.sent.capacity() * size_of::<Slot>()
+            + self.free.capacity() * 4
+            + self.scratch.capacity() * 4
+            + self.acks.capacity() * size_of::<(Instant, u16)>()
+            + self.resends.capacity() * size_of::<Reverse<(Instant, u16)>>()
+            + self.due.capacity() * 2
+            + self.rounds.len() * (size_of::<(u16, Round)>() + 16)
+    }
+
     /// Frames of the messages sent to `peer` and not yet acknowledged.
     pub fn unacked_frames(&self, peer: u16) -> u32 {
         self.peers[peer as usize].unacked_frames
