@@ -133,15 +133,17 @@ struct Peer {
     next_send: Seq,
     /// Next in-order sequence number expected.
     expected: Seq,
-    /// Messages received in order and not yet acknowledged.
-    unacked_recv: u32,
+    /// Messages received in order and not yet acknowledged (saturating:
+    /// only compared with 0 and with `ack_after` <= 1,024).
+    unacked_recv: u16,
     /// Frames of the unacknowledged messages (the send window's use).
     unacked_frames: u32,
-    /// The newest unacknowledged message (a slot of [`Endpoint::sent`],
-    /// linked newest first; `NIL`: none), and how many there are: they are
-    /// the sequence numbers `next_send - count .. next_send` (acks release
-    /// the oldest first).
-    newest: u32,
+    /// The oldest and newest unacknowledged message (slots of
+    /// [`Endpoint::sent`], linked oldest first; `NIL`: none), and how many
+    /// there are: they are the sequence numbers `next_send - count ..
+    /// next_send` (acks release the oldest first).
+    head: u32,
+    tail: u32,
     count: u32,
     /// The delayed ack's entry in [`Endpoint::acks`] (valid with `ACK_ARMED`).
     ack_ticket: u32,
@@ -164,7 +166,8 @@ impl Default for Peer {
             expected: 0,
             unacked_recv: 0,
             unacked_frames: 0,
-            newest: NIL,
+            head: NIL,
+            tail: NIL,
             count: 0,
             ack_ticket: 0,
             flags: 0,
@@ -186,7 +189,7 @@ struct Round {
 }
 
 /// A slot of [`Endpoint::sent`]: an unacknowledged message and the one
-/// sent before it to the same peer, or the next free slot.
+/// sent after it to the same peer, or the next free slot.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     m: SentMsg,
@@ -207,10 +210,10 @@ struct Slot {
 ///   resend delay in a steady exchange).
 ///
 /// The unacknowledged messages of all peers share one slab (`sent`), each
-/// peer's linked newest first, so that a send links its message without
-/// reading the one before; the messages an ack releases are freed as one
-/// chain, without reading them. Freed slots are reused last freed first, so
-/// the slab is as large as the most messages ever unacknowledged at once.
+/// peer's linked oldest first; the messages an ack releases are freed as
+/// one chain, and when it releases them all (the usual case) without
+/// reading them. Freed slots are reused last freed first, so the slab is as
+/// large as the most messages ever unacknowledged at once.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
     params: Params,
@@ -327,9 +330,9 @@ impl Endpoint {
         self.acks.get(ps.ack_ticket.wrapping_sub(self.ack_base) as usize).map(|&(t, _)| t)
     }
 
-    /// Puts `m` in a slot (the last freed first), linked to `next`.
-    fn store(&mut self, m: SentMsg, next: u32) -> u32 {
-        let slot = Slot { m, next };
+    /// Puts `m` in a slot (the last freed first).
+    fn store(&mut self, m: SentMsg) -> u32 {
+        let slot = Slot { m, next: NIL };
         match self.free.last_mut() {
             None => {
                 self.sent.push(slot);
@@ -353,12 +356,11 @@ impl Endpoint {
     /// `scratch`.
     fn collect_unacked(&mut self, peer: u16) {
         self.scratch.clear();
-        let mut at = self.peers[peer as usize].newest;
+        let mut at = self.peers[peer as usize].head;
         while at != NIL {
             self.scratch.push(at);
             at = self.sent[at as usize].next;
         }
-        self.scratch.reverse();
     }
 
     // --- Sending ---------------------------------------------------------
@@ -387,17 +389,21 @@ impl Endpoint {
         if self.window_full(peer, frames) {
             self.window_overruns += 1;
         }
-        let (seq, newest) = (self.peers[peer as usize].next_send, self.peers[peer as usize].newest);
+        let seq = self.peers[peer as usize].next_send;
         let m = SentMsg { seq, req, sent_at: now, first_sent: now, size, tag, is_notify, frames };
-        let slot = self.store(m, newest);
+        let slot = self.store(m);
         let ps = &mut self.peers[peer as usize];
         ps.next_send += 1;
         ps.unacked_frames += frames;
-        ps.newest = slot;
         ps.count += 1;
         self.unacked_total += 1;
-        if ps.count == 1 {
+        if ps.tail != NIL {
+            self.sent[ps.tail as usize].next = slot;
+            ps.tail = slot;
+        } else {
             // The oldest: its round is due one resend delay from now.
+            ps.head = slot;
+            ps.tail = slot;
             ps.resend_at = now + self.params.resend;
             if ps.flags & IN_ROUND != 0 {
                 ps.flags &= !IN_ROUND;
@@ -421,29 +427,27 @@ impl Endpoint {
             return 0;
         }
         self.unacked_total -= n;
-        let keep = ps.count - n;
-        ps.count = keep;
-        if keep == 0 {
-            self.free.push(ps.newest);
-            ps.newest = NIL;
+        ps.count -= n;
+        self.free.push(ps.head);
+        if ps.count == 0 {
+            ps.head = NIL;
+            ps.tail = NIL;
             ps.unacked_frames = 0;
             ps.resend_at = Instant::MAX;
         } else {
-            // The kept ones are the newest: walk to the oldest kept, and
-            // free the chain behind it.
-            let (mut at, mut frames) = (ps.newest, 0);
-            for _ in 1..keep {
-                frames += self.sent[at as usize].m.frames;
+            // Walk the released ones, and end their chain.
+            let mut at = ps.head;
+            for _ in 1..n {
+                ps.unacked_frames -= self.sent[at as usize].m.frames;
                 at = self.sent[at as usize].next;
             }
             let last = &mut self.sent[at as usize];
-            frames += last.m.frames;
-            self.free.push(last.next);
+            ps.unacked_frames -= last.m.frames;
+            ps.head = last.next;
             last.next = NIL;
-            ps.unacked_frames = frames;
             // The new oldest is due one period after it was (re)sent, maybe
             // before the one released (it was not resent with it).
-            ps.resend_at = last.m.sent_at + self.params.resend;
+            ps.resend_at = self.sent[ps.head as usize].m.sent_at + self.params.resend;
         }
         // The peer answers: the back-off ends.
         if ps.flags & IN_ROUND != 0 {
@@ -490,8 +494,8 @@ impl Endpoint {
     pub fn delivered(&mut self, peer: u16, now: Instant) -> AckPlan {
         let ps = &mut self.peers[peer as usize];
         ps.expected += 1;
-        ps.unacked_recv += 1;
-        if ps.unacked_recv >= self.params.ack_after {
+        ps.unacked_recv = ps.unacked_recv.saturating_add(1);
+        if ps.unacked_recv as u32 >= self.params.ack_after {
             self.cancel_ack(peer);
             AckPlan::AckNow
         } else if ps.flags & ACK_ARMED == 0 {
@@ -692,16 +696,10 @@ impl Endpoint {
     }
 
     /// Messages sent to `peer` and not yet acknowledged, oldest first.
-    /// (For tests and diagnostics: it collects them.)
-    pub fn unacked(&self, peer: u16) -> impl DoubleEndedIterator<Item = &SentMsg> {
-        let mut newest_first = Vec::new();
-        let mut at = self.peers[peer as usize].newest;
-        while at != NIL {
-            let slot = &self.sent[at as usize];
-            newest_first.push(&slot.m);
-            at = slot.next;
-        }
-        newest_first.into_iter().rev()
+    pub fn unacked(&self, peer: u16) -> impl Iterator<Item = &SentMsg> {
+        let sent = &self.sent;
+        let first = sent.get(self.peers[peer as usize].head as usize);
+        std::iter::successors(first, move |s| sent.get(s.next as usize)).map(|s| &s.m)
     }
 
     /// `peer`'s deadlines: its delayed ack (while messages are
