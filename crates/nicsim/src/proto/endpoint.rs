@@ -241,6 +241,12 @@ pub struct Endpoint {
     /// The heap's first entry is known to be exact (saves reading its peer
     /// at every `dispatch`).
     resend_top_exact: bool,
+    /// `next` is the exact earliest deadline (`Instant::MAX`: none), as the
+    /// last `dispatch` returned it: nothing moved a deadline earlier, nor
+    /// the earliest one, since. `dispatch` returns it at once while it has
+    /// not passed (most library steps).
+    next: Instant,
+    next_known: bool,
     /// Peers due in one `dispatch`, put in rank order (kept to reuse its
     /// allocation).
     due: Vec<u16>,
@@ -272,6 +278,8 @@ impl Endpoint {
             free: Vec::new(),
             scratch: Vec::new(),
             resend_top_exact: false,
+            next: Instant::MAX,
+            next_known: false,
             due: Vec::new(),
             unacked_total: 0,
             timer_visits: 0,
@@ -289,6 +297,7 @@ impl Endpoint {
             ps.armed = ps.resend_at;
             self.resends.push(Reverse((ps.resend_at, peer)));
             self.resend_top_exact = false;
+            self.next_known = false;
         }
     }
 
@@ -298,6 +307,7 @@ impl Endpoint {
     fn round_moved(&mut self, peer: u16) {
         if self.resends.peek().is_some_and(|&Reverse((_, p))| p == peer) {
             self.resend_top_exact = false;
+            self.next_known = false;
         }
     }
 
@@ -309,6 +319,7 @@ impl Endpoint {
             ps.flags &= !ACK_ARMED;
             if ps.ack_ticket == self.ack_base {
                 self.ack_head_live = false;
+                self.next_known = false;
             }
         }
     }
@@ -503,7 +514,10 @@ impl Endpoint {
             debug_assert!(self.acks.back().is_none_or(|&(last, _)| last <= t), "delayed acks armed out of order");
             ps.flags |= ACK_ARMED;
             ps.ack_ticket = self.ack_base.wrapping_add(self.acks.len() as u32);
-            self.ack_head_live |= self.acks.is_empty();
+            if self.acks.is_empty() {
+                self.ack_head_live = true;
+                self.next_known = false;
+            }
             self.acks.push_back((t, peer));
             AckPlan::ArmTimer(t)
         } else {
@@ -534,6 +548,9 @@ impl Endpoint {
     /// Costs O(1) per delayed ack and O(log peers) per resend deadline that
     /// passed or moved; nothing is scanned per peer.
     pub fn dispatch(&mut self, now: Instant, mut emit: impl FnMut(u16, Due)) -> Option<Instant> {
+        if self.next_known && self.next > now {
+            return (self.next != Instant::MAX).then_some(self.next);
+        }
         while let Some(&(t, peer)) = self.acks.front() {
             if t > now {
                 break;
@@ -562,7 +579,9 @@ impl Endpoint {
         if !self.due.is_empty() {
             self.run_due(now, &mut emit);
         }
-        self.poll_at_exact()
+        let next = self.poll_at_exact();
+        (self.next, self.next_known) = (next.unwrap_or(Instant::MAX), true);
+        next
     }
 
     /// The peers whose live entry passed, in rank order (as a scan of the
@@ -687,6 +706,7 @@ impl Endpoint {
             }
         }
         self.ack_head_live = false;
+        self.next_known = false;
         flushed
     }
 
