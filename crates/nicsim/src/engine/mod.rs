@@ -66,9 +66,12 @@ const FAR_PS: u64 = 50_000_000;
 /// using `std::collections::BinaryHeap`: the sift loops move each entry once
 /// (a "hole" walks down or up), which avoids the swap-then-reread pattern of
 /// the standard pop that stalls store-to-load forwarding on 24-byte entries.
-/// Keys are unique, so both layouts pop the same events in the same order.
-/// This is the simulator's hottest code (about 20 pushes and pops per
-/// simulated round trip).
+/// In the heap layout, events due `FAR_PS` or more ahead (timers, mostly)
+/// wait in a second heap, and a pop takes the earlier of the two first
+/// entries: the heap that most pops walk holds only the events that follow
+/// one another closely. Keys are unique, so every layout pops the same
+/// events in the same order. This is the simulator's hottest code (about
+/// 20 pushes and pops per simulated round trip).
 pub struct EventQueue<E> {
     /// Sorted latest first (`sorted`), else a min-heap.
     heap: Vec<Entry<E>>,
