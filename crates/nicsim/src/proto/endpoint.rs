@@ -292,13 +292,31 @@ impl Endpoint {
     /// if it is earlier than its live one.
     #[inline(always)]
     fn rearm(&mut self, peer: u16) {
-        let ps = &mut self.peers[peer as usize];
+        let ps = &self.peers[peer as usize];
         if ps.resend_at < ps.armed {
-            ps.armed = ps.resend_at;
-            self.resends.push(Reverse((ps.resend_at, peer)));
-            self.resend_top_exact = false;
-            self.next_known = false;
+            self.arm(peer);
         }
+    }
+
+    /// Pushes `peer`'s heap entry at its resend round (once per resend
+    /// delay in a steady exchange: out of line).
+    #[cold]
+    #[inline(never)]
+    fn arm(&mut self, peer: u16) {
+        let ps = &mut self.peers[peer as usize];
+        ps.armed = ps.resend_at;
+        self.resends.push(Reverse((ps.resend_at, peer)));
+        self.resend_top_exact = false;
+        self.next_known = false;
+    }
+
+    /// `peer` leaves its resend round (`IN_ROUND`): an ack released a
+    /// message, or it had none unacknowledged.
+    #[cold]
+    #[inline(never)]
+    fn end_round(&mut self, peer: u16) {
+        self.peers[peer as usize].flags &= !IN_ROUND;
+        self.rounds.remove(&peer);
     }
 
     /// `peer`'s resend round changed: the heap's first entry is no longer
@@ -417,8 +435,7 @@ impl Endpoint {
             ps.tail = slot;
             ps.resend_at = now + self.params.resend;
             if ps.flags & IN_ROUND != 0 {
-                ps.flags &= !IN_ROUND;
-                self.rounds.remove(&peer);
+                self.end_round(peer);
             }
             self.round_moved(peer);
             self.rearm(peer);
@@ -446,24 +463,11 @@ impl Endpoint {
             ps.unacked_frames = 0;
             ps.resend_at = Instant::MAX;
         } else {
-            // Walk the released ones, and end their chain.
-            let mut at = ps.head;
-            for _ in 1..n {
-                ps.unacked_frames -= self.sent[at as usize].m.frames;
-                at = self.sent[at as usize].next;
-            }
-            let last = &mut self.sent[at as usize];
-            ps.unacked_frames -= last.m.frames;
-            ps.head = last.next;
-            last.next = NIL;
-            // The new oldest is due one period after it was (re)sent, maybe
-            // before the one released (it was not resent with it).
-            ps.resend_at = self.sent[ps.head as usize].m.sent_at + self.params.resend;
+            self.release_oldest(peer, n);
         }
         // The peer answers: the back-off ends.
-        if ps.flags & IN_ROUND != 0 {
-            ps.flags &= !IN_ROUND;
-            self.rounds.remove(&peer);
+        if self.peers[peer as usize].flags & IN_ROUND != 0 {
+            self.end_round(peer);
         }
         self.round_moved(peer);
         self.rearm(peer);
@@ -478,6 +482,25 @@ impl Endpoint {
         let ps = &mut self.peers[peer as usize];
         ps.unacked_recv = 0;
         ps.expected as u16
+    }
+
+    /// `peer`'s `n` oldest messages were released and freed as one chain,
+    /// and some are left: walk the released ones and end their chain.
+    #[inline(never)]
+    fn release_oldest(&mut self, peer: u16, n: u32) {
+        let ps = &mut self.peers[peer as usize];
+        let mut at = ps.head;
+        for _ in 1..n {
+            ps.unacked_frames -= self.sent[at as usize].m.frames;
+            at = self.sent[at as usize].next;
+        }
+        let last = &mut self.sent[at as usize];
+        ps.unacked_frames -= last.m.frames;
+        ps.head = last.next;
+        last.next = NIL;
+        // The new oldest is due one period after it was (re)sent, maybe
+        // before the one released (it was not resent with it).
+        ps.resend_at = self.sent[ps.head as usize].m.sent_at + self.params.resend;
     }
 
     // --- Receiving -------------------------------------------------------
@@ -547,10 +570,17 @@ impl Endpoint {
     ///
     /// Costs O(1) per delayed ack and O(log peers) per resend deadline that
     /// passed or moved; nothing is scanned per peer.
+    #[inline(always)]
     pub fn dispatch(&mut self, now: Instant, mut emit: impl FnMut(u16, Due)) -> Option<Instant> {
         if self.next_known && self.next > now {
             return (self.next != Instant::MAX).then_some(self.next);
         }
+        self.dispatch_passed(now, &mut emit)
+    }
+
+    /// `dispatch` once a deadline may have passed, or moved.
+    #[inline(never)]
+    fn dispatch_passed(&mut self, now: Instant, mut emit: impl FnMut(u16, Due)) -> Option<Instant> {
         while let Some(&(t, peer)) = self.acks.front() {
             if t > now {
                 break;
