@@ -47,14 +47,6 @@ const SORTED_MAX: usize = 24;
 /// back and forth).
 const SORTED_AGAIN: usize = 8;
 
-/// In the heap layout, events due this far ahead of the current time or
-/// more wait in a second heap (`far`): protocol timers (delayed acks 1 ms,
-/// resends 0.5 s), coalescing timers (75 µs). [measured: in a 512-rank
-/// all-to-all, 1,900 of the 3,200 waiting events are such timers, while
-/// the events that follow one another (core segments, DMA, wire) are due
-/// within microseconds]
-const FAR_PS: u64 = 50_000_000;
-
 /// A deterministic priority queue of timed events.
 ///
 /// Two layouts of one array, chosen by size. Few events wait in most runs (a
@@ -66,21 +58,13 @@ const FAR_PS: u64 = 50_000_000;
 /// using `std::collections::BinaryHeap`: the sift loops move each entry once
 /// (a "hole" walks down or up), which avoids the swap-then-reread pattern of
 /// the standard pop that stalls store-to-load forwarding on 24-byte entries.
-/// In the heap layout, events due `FAR_PS` or more ahead (timers, mostly)
-/// wait in a second heap, and a pop takes the earlier of the two first
-/// entries: the heap that most pops walk holds only the events that follow
-/// one another closely. Keys are unique, so every layout pops the same
-/// events in the same order. This is the simulator's hottest code (about
-/// 20 pushes and pops per simulated round trip).
+/// Keys are unique, so both layouts pop the same events in the same order.
+/// This is the simulator's hottest code (about 20 pushes and pops per
+/// simulated round trip).
 pub struct EventQueue<E> {
     /// Sorted latest first (`sorted`), else a min-heap.
     heap: Vec<Entry<E>>,
     sorted: bool,
-    /// Heap layout only: a min-heap of the events that were `FAR_PS` or
-    /// more ahead when pushed. A pop takes the earlier of the two heaps'
-    /// first entries, so the order is that of one queue; the heap of near
-    /// events, popped most, stays small enough to stay in cache.
-    far: Vec<Entry<E>>,
     now: Instant,
     seq: u64,
     popped: u64,
@@ -95,15 +79,7 @@ impl<E: Copy> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue {
-            heap: Vec::with_capacity(1024),
-            sorted: true,
-            far: Vec::new(),
-            now: Instant::ZERO,
-            seq: 0,
-            popped: 0,
-            peak: 0,
-        }
+        EventQueue { heap: Vec::with_capacity(1024), sorted: true, now: Instant::ZERO, seq: 0, popped: 0, peak: 0 }
     }
 
     /// The time of the event most recently popped.
@@ -123,11 +99,11 @@ impl<E: Copy> EventQueue<E> {
 
     /// Number of events waiting.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.far.len()
+        self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.far.is_empty()
+        self.heap.is_empty()
     }
 
     /// Schedules `event` at `time`. Panics if `time` is in the past: that is a
@@ -169,34 +145,24 @@ impl<E: Copy> EventQueue<E> {
             self.heap.reverse();
             self.sorted = false;
         }
+        let mut i = self.heap.len();
+        self.heap.push(e);
         if self.sorted {
-            let mut i = self.heap.len();
-            self.heap.push(e);
             while i > 0 && self.heap[i - 1].before(&e) {
                 self.heap[i] = self.heap[i - 1];
                 i -= 1;
             }
-            self.heap[i] = e;
-        } else if e.time >= self.now.as_ps().saturating_add(FAR_PS) {
-            heap_push(&mut self.far, e);
         } else {
-            heap_push(&mut self.heap, e);
+            i = self.sift_up(i, &e);
         }
-        self.peak = self.peak.max(self.len());
+        self.heap[i] = e;
+        self.peak = self.peak.max(self.heap.len());
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Instant> {
-        let next = if self.sorted { self.heap.last() } else { self.first_of_heaps() };
+        let next = if self.sorted { self.heap.last() } else { self.heap.first() };
         next.map(|e| Instant::from_ps(e.time))
-    }
-
-    /// Heap layout: the earlier of the two heaps' first entries.
-    fn first_of_heaps(&self) -> Option<&Entry<E>> {
-        match (self.heap.first(), self.far.first()) {
-            (Some(n), Some(f)) => Some(if f.before(n) { f } else { n }),
-            (n, f) => n.or(f),
-        }
     }
 
     /// Pops the next event and advances `now` to its time.
@@ -209,77 +175,53 @@ impl<E: Copy> EventQueue<E> {
         Some((time, top.event))
     }
 
-    /// Pops the earlier root of the heap layout; back to the sorted layout
-    /// once few events are left. Out of line: the run loop, which inlines
-    /// `pop`, stays small for the runs that never leave the sorted layout.
-    #[inline(never)]
+    /// Pops the root of the heap layout; back to the sorted layout once
+    /// few events are left.
     fn heap_pop(&mut self) -> Option<Entry<E>> {
-        let far_first = match (self.heap.first(), self.far.first()) {
-            (Some(n), Some(f)) => f.before(n),
-            (None, Some(_)) => true,
-            _ => false,
-        };
-        let top = if far_first { heap_pop(&mut self.far) } else { heap_pop(&mut self.heap) };
-        if self.heap.len() <= SORTED_AGAIN && self.heap.len() + self.far.len() <= SORTED_MAX {
-            self.heap.append(&mut self.far);
+        let last = self.heap.pop()?;
+        let Some(&top) = self.heap.first() else { return Some(last) };
+        // Bottom-up (as `BinaryHeap` does): the root's hole walks down to a
+        // leaf, the earlier child moving up at each level (one comparison
+        // per level), then `last` sifts up from there; it usually belongs
+        // near the bottom.
+        let n = self.heap.len();
+        let mut i = 0;
+        let mut c = 1;
+        while c + 1 < n {
+            // Branch-free choice of the earlier child (it is a coin flip
+            // the predictor cannot learn).
+            c += self.heap[c + 1].before(&self.heap[c]) as usize;
+            self.heap[i] = self.heap[c];
+            i = c;
+            c = 2 * i + 1;
+        }
+        if c + 1 == n {
+            self.heap[i] = self.heap[c];
+            i = c;
+        }
+        i = self.sift_up(i, &last);
+        self.heap[i] = last;
+        if self.heap.len() <= SORTED_AGAIN {
             self.heap.sort_unstable_by(|a, b| b.time.cmp(&a.time).then(b.tie.cmp(&a.tie)));
             self.sorted = true;
         }
-        top
+        Some(top)
     }
-}
 
-/// Pushes `e` into the min-heap `heap`.
-#[inline(always)]
-fn heap_push<E: Copy>(heap: &mut Vec<Entry<E>>, e: Entry<E>) {
-    let i = heap.len();
-    heap.push(e);
-    let i = sift_up(heap, i, &e);
-    heap[i] = e;
-}
-
-/// Pops the root of the min-heap `heap`.
-#[inline(always)]
-fn heap_pop<E: Copy>(heap: &mut Vec<Entry<E>>) -> Option<Entry<E>> {
-    let last = heap.pop()?;
-    let Some(&top) = heap.first() else { return Some(last) };
-    // Bottom-up (as `BinaryHeap` does): the root's hole walks down to a
-    // leaf, the earlier child moving up at each level (one comparison
-    // per level), then `last` sifts up from there; it usually belongs
-    // near the bottom.
-    let n = heap.len();
-    let mut i = 0;
-    let mut c = 1;
-    while c + 1 < n {
-        // Branch-free choice of the earlier child (it is a coin flip
-        // the predictor cannot learn).
-        c += heap[c + 1].before(&heap[c]) as usize;
-        heap[i] = heap[c];
-        i = c;
-        c = 2 * i + 1;
-    }
-    if c + 1 == n {
-        heap[i] = heap[c];
-        i = c;
-    }
-    i = sift_up(heap, i, &last);
-    heap[i] = last;
-    Some(top)
-}
-
-/// Min-heap `heap`: walks the hole at `i` up while its parent is later than
-/// `e` (each parent moves down once); returns where `e` belongs.
-#[inline(always)]
-fn sift_up<E: Copy>(heap: &mut [Entry<E>], mut i: usize, e: &Entry<E>) -> usize {
-    while i > 0 {
-        let parent = (i - 1) / 2;
-        if !e.before(&heap[parent]) {
-            break;
+    /// Heap layout: walks the hole at `i` up while its parent is later than
+    /// `e` (each parent moves down once); returns where `e` belongs.
+    #[inline(always)]
+    fn sift_up(&mut self, mut i: usize, e: &Entry<E>) -> usize {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if !e.before(&self.heap[parent]) {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
         }
-        heap[i] = heap[parent];
-        i = parent;
+        i
     }
-    i
 }
 
 /// The simulator's seeded random number generator (PCG 64-bit MCG: small
@@ -414,50 +356,6 @@ mod tests {
             }
         }
         assert!(q.is_empty() == naive.is_empty());
-    }
-
-    #[test]
-    fn far_events_pop_in_key_order_with_the_near_ones() {
-        // Delays from picoseconds to ten times FAR_PS, so that both heaps
-        // fill, with equal times across them; checked pop by pop against a
-        // naive queue keyed (time, origin, n), through layout switches.
-        let mut q = EventQueue::new();
-        let mut naive: Vec<(Instant, u32, u32)> = Vec::new();
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut n = 0u32;
-        let mut far_seen = 0;
-        for round in 0..400 {
-            let pushes = if round % 50 < 25 { 12 } else { 2 };
-            for _ in 0..pushes {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let delay = match x % 4 {
-                    0 => x % 100,
-                    1 => FAR_PS - 2 + x % 4,
-                    2 => FAR_PS * (1 + (x >> 8) % 10),
-                    _ => (x >> 8) % (3 * FAR_PS),
-                };
-                let t = q.now() + Duration::from_ps(delay);
-                let origin = (x >> 32) as u32 % 3;
-                q.push(t, origin, n);
-                naive.push((t, origin, n));
-                n += 1;
-            }
-            far_seen = far_seen.max(q.far.len());
-            for _ in 0..6 {
-                let Some(i) = (0..naive.len()).min_by_key(|&i| naive[i]) else { break };
-                let (t, _, e) = naive.remove(i);
-                assert_eq!(q.peek_time(), Some(t));
-                assert_eq!(q.pop(), Some((t, e)));
-            }
-        }
-        while let Some(i) = (0..naive.len()).min_by_key(|&i| naive[i]) {
-            let (t, _, e) = naive.remove(i);
-            assert_eq!(q.pop(), Some((t, e)));
-        }
-        assert!(q.is_empty());
-        assert!(far_seen > 50, "the far heap was used ({far_seen} at most)");
     }
 
     #[test]
