@@ -365,12 +365,12 @@ fn delayed_ack_and_resend_of_one_peer_come_out_ack_first() {
     assert_eq!(next, Some(us(2000)));
 }
 
-/// The deadlines come from a heap: `dispatch` looks at the entries that
-/// passed, not at the peers. Checked against a brute-force model of the
-/// deadlines (each peer's delayed ack and oldest resend) over a long
-/// pseudo-random trace towards 200 peers: every poll returns the exact
-/// earliest deadline, and the heap entries looked at stay a small multiple
-/// of the deadlines that passed.
+/// The deadlines come from a FIFO (delayed acks) and a heap (resend
+/// rounds): `dispatch` looks at the entries that passed, not at the peers.
+/// Checked against a brute-force model of the deadlines (each peer's
+/// delayed ack and oldest resend) over a long pseudo-random trace towards
+/// 200 peers: every poll returns the exact earliest deadline, and the
+/// entries looked at stay a small multiple of the deadlines that passed.
 #[test]
 fn dispatch_returns_the_earliest_deadline_without_a_scan() {
     let peers = 200u16;
