@@ -291,7 +291,7 @@ impl<E: Copy> Radix<E> {
         self.buckets[b] = from;
         let z = &mut self.buckets[0];
         if z.len() > 1 {
-            z.sort_unstable_by(|a, b| b.tie.cmp(&a.tie));
+            z.sort_unstable_by_key(|e| std::cmp::Reverse(e.tie));
         }
     }
 
