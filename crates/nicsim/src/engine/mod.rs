@@ -223,7 +223,8 @@ const RADIX_BUCKETS: usize = 65;
 /// bucket, and each move is a sequential read and append rather than a
 /// heap's dependent loads.
 struct Radix<E> {
-    buckets: [Vec<Entry<E>>; RADIX_BUCKETS],
+    /// Boxed: the sorted layout's fields stay on one cache line.
+    buckets: Box<[Vec<Entry<E>>; RADIX_BUCKETS]>,
     /// Bit `b - 1` set: bucket `b` (from 1) holds entries.
     nonempty: u64,
     /// The time of the last popped entry; no entry is earlier.
@@ -233,7 +234,7 @@ struct Radix<E> {
 
 impl<E: Copy> Radix<E> {
     fn new() -> Self {
-        Radix { buckets: std::array::from_fn(|_| Vec::new()), nonempty: 0, last: 0, len: 0 }
+        Radix { buckets: Box::new(std::array::from_fn(|_| Vec::new())), nonempty: 0, last: 0, len: 0 }
     }
 
     /// The bucket of an entry at `time`: the bit length of `time ^ last`.
