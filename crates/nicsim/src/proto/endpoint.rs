@@ -12,7 +12,7 @@
 use super::{widen, Seq};
 use crate::time::{Duration, Instant};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 /// The protocol's parameters (from the scenario's `[library]` table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,8 +111,16 @@ pub enum Due {
     GiveUp(SentMsg),
 }
 
-/// State towards one remote peer.
-#[derive(Clone, Debug)]
+/// No slot of [`Endpoint::sent`].
+const NIL: u32 = u32::MAX;
+
+/// State towards one remote peer: 64 bytes (one cache line), kept for every
+/// rank of the run. The messages it has unacknowledged are in the
+/// endpoint's slab ([`Endpoint::sent`]), so that a peer holds no buffer of
+/// its own: at 1,024 ranks a process keeps 64 KiB of peers, and the slab is
+/// as large as the most messages it ever had unacknowledged at once.
+/// Deadlines are `Instant::MAX` when not set.
+#[derive(Clone, Copy, Debug)]
 struct Peer {
     /// Next sequence number to send.
     next_send: Seq,
@@ -120,17 +128,19 @@ struct Peer {
     expected: Seq,
     /// Messages received in order and not yet acknowledged.
     unacked_recv: u32,
-    /// Deadline of the delayed explicit ack, if one is due.
-    ack_deadline: Option<Instant>,
-    /// Sent, not yet acknowledged messages (for resend), oldest first.
-    unacked_sends: VecDeque<SentMsg>,
     /// Frames of the unacknowledged messages (the send window's use).
     unacked_frames: u32,
-    /// When the next resend round is due (set while messages are
-    /// unacknowledged).
-    resend_at: Option<Instant>,
+    /// The oldest and the newest unacknowledged message: slots of
+    /// [`Endpoint::sent`], linked oldest first (`NIL`: none).
+    head: u32,
+    tail: u32,
     /// Resend rounds since the last ack that released a message.
     backoff: u8,
+    /// Deadline of the delayed explicit ack, if one is due.
+    ack_deadline: Instant,
+    /// When the next resend round is due (set while messages are
+    /// unacknowledged).
+    resend_at: Instant,
     /// When the oldest message's next resend round is due (`resend_at` is
     /// this, or earlier for a message behind it).
     round_at: Instant,
@@ -139,17 +149,20 @@ struct Peer {
     armed: Instant,
 }
 
+const _: () = assert!(std::mem::size_of::<Peer>() == 64);
+
 impl Default for Peer {
     fn default() -> Self {
         Peer {
             next_send: 0,
             expected: 0,
             unacked_recv: 0,
-            ack_deadline: None,
-            unacked_sends: VecDeque::new(),
             unacked_frames: 0,
-            resend_at: None,
+            head: NIL,
+            tail: NIL,
             backoff: 0,
+            ack_deadline: Instant::MAX,
+            resend_at: Instant::MAX,
             round_at: Instant::MAX,
             armed: Instant::MAX,
         }
@@ -157,16 +170,28 @@ impl Default for Peer {
 }
 
 impl Peer {
-    /// The peer's earliest deadline: its delayed ack or its resend round.
-    /// (An ack owed with no timer is already queued by the caller: it has
-    /// no deadline.)
-    fn deadline(&self) -> Option<Instant> {
-        let ack = if self.unacked_recv > 0 { self.ack_deadline } else { None };
-        match (ack, self.resend_at) {
-            (Some(a), Some(r)) => Some(a.min(r)),
-            (a, r) => a.or(r),
-        }
+    /// The peer's earliest deadline (`Instant::MAX`: none): its delayed ack
+    /// or its resend round. (An ack owed with no timer is already queued by
+    /// the caller: it has no deadline.)
+    #[inline(always)]
+    fn deadline(&self) -> Instant {
+        let ack = if self.unacked_recv > 0 { self.ack_deadline } else { Instant::MAX };
+        ack.min(self.resend_at)
     }
+}
+
+/// A slot of [`Endpoint::sent`]: an unacknowledged message and the slot of
+/// the one sent after it to the same peer, or a free slot and the next free
+/// one (`NIL`: the last).
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    m: SentMsg,
+    next: u32,
+}
+
+/// `Some(t)` unless `t` is `Instant::MAX` (the sentinel of no deadline).
+fn set(t: Instant) -> Option<Instant> {
+    (t != Instant::MAX).then_some(t)
 }
 
 /// The protocol state of one endpoint: one [`Peer`] per rank of the run, and
@@ -174,10 +199,20 @@ impl Peer {
 /// O(log peers) per deadline and nothing per peer (the shape of Open-MX's
 /// time-ordered `non_acked_req_q` and `partners_to_ack_delayed_list`, whose
 /// heads `omx__prepare_progress_wakeup` reads, libopen-mx `omx_ack.c`).
+///
+/// The unacknowledged messages of all peers share one slab (`sent`), each
+/// peer's linked oldest first; an ack hands the slots it releases back to
+/// the free list as one chain. Freed slots are reused last freed first, so
+/// a send mostly writes a slot still in cache.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
     params: Params,
     peers: Vec<Peer>,
+    /// Unacknowledged messages of all peers, and free slots.
+    sent: Vec<Slot>,
+    /// The first free slot of `sent` (`NIL`: none; the others follow by
+    /// `Slot::next`).
+    free: u32,
     /// (deadline, peer): at most one live entry per peer (the one equal to
     /// its `armed`); an entry is pushed only when a peer's deadline moves
     /// earlier than its live one, and a live entry whose peer's deadline
@@ -205,6 +240,8 @@ impl Endpoint {
         Endpoint {
             params,
             peers: vec![Peer::default(); peers],
+            sent: Vec::new(),
+            free: NIL,
             timers: BinaryHeap::new(),
             due: Vec::new(),
             unacked_total: 0,
@@ -219,11 +256,25 @@ impl Endpoint {
     #[inline(always)]
     fn rearm(&mut self, peer: u16) {
         let ps = &mut self.peers[peer as usize];
-        if let Some(t) = ps.deadline() {
-            if t < ps.armed {
-                ps.armed = t;
-                self.timers.push(Reverse((t, peer)));
-            }
+        let t = ps.deadline();
+        if t < ps.armed {
+            ps.armed = t;
+            self.timers.push(Reverse((t, peer)));
+        }
+    }
+
+    /// Puts `m` in a slot (the last freed first), linked after nothing.
+    #[inline(always)]
+    fn store(&mut self, m: SentMsg) -> u32 {
+        let slot = Slot { m, next: NIL };
+        let i = self.free;
+        if i == NIL {
+            self.sent.push(slot);
+            (self.sent.len() - 1) as u32
+        } else {
+            self.free = self.sent[i as usize].next;
+            self.sent[i as usize] = slot;
+            i
         }
     }
 
@@ -253,18 +304,24 @@ impl Endpoint {
         if self.window_full(peer, frames) {
             self.window_overruns += 1;
         }
+        let seq = self.peers[peer as usize].next_send;
+        let m = SentMsg { seq, req, sent_at: now, first_sent: now, size, tag, is_notify, frames };
+        let slot = self.store(m);
         let ps = &mut self.peers[peer as usize];
-        let m = SentMsg { seq: ps.next_send, req, sent_at: now, first_sent: now, size, tag, is_notify, frames };
-        let oldest = ps.unacked_sends.is_empty();
         ps.next_send += 1;
-        ps.unacked_sends.push_back(m);
         ps.unacked_frames += frames;
         self.unacked_total += 1;
-        if oldest {
+        if ps.head == NIL {
+            ps.head = slot;
+            ps.tail = slot;
             ps.round_at = now + self.params.resend;
-            ps.resend_at = Some(ps.round_at);
+            ps.resend_at = ps.round_at;
             ps.backoff = 0;
             self.rearm(peer);
+        } else {
+            let tail = ps.tail;
+            ps.tail = slot;
+            self.sent[tail as usize].next = slot;
         }
         m
     }
@@ -275,23 +332,33 @@ impl Endpoint {
     pub fn process_ack(&mut self, peer: u16, low: u16) -> usize {
         let ps = &mut self.peers[peer as usize];
         let upto = widen(ps.next_send, low);
-        let mut n = 0;
-        while let Some(m) = ps.unacked_sends.front() {
-            if m.seq >= upto {
+        let first = ps.head;
+        let (mut at, mut last, mut n, mut frames) = (first, NIL, 0, 0);
+        while at != NIL {
+            let s = &self.sent[at as usize];
+            if s.m.seq >= upto {
                 break;
             }
-            ps.unacked_frames -= m.frames;
-            ps.unacked_sends.pop_front();
+            frames += s.m.frames;
             n += 1;
+            last = at;
+            at = s.next;
         }
         if n > 0 {
+            // The released chain `first ..= last` goes to the free list whole.
+            self.sent[last as usize].next = self.free;
+            self.free = first;
             self.unacked_total -= n as u32;
+            let resend = self.params.resend;
+            let ps = &mut self.peers[peer as usize];
+            ps.unacked_frames -= frames;
+            ps.head = at;
             // The peer answers: the back-off ends, and the new oldest is due
             // one period after it was (re)sent, maybe before the one
             // released (it was not resent with it).
             ps.backoff = 0;
-            ps.resend_at = ps.unacked_sends.front().map(|m| m.sent_at + self.params.resend);
-            ps.round_at = ps.resend_at.unwrap_or(Instant::MAX);
+            ps.resend_at = if at == NIL { Instant::MAX } else { self.sent[at as usize].m.sent_at + resend };
+            ps.round_at = ps.resend_at;
             self.rearm(peer);
         }
         n
@@ -303,7 +370,7 @@ impl Endpoint {
     pub fn dispatch_ack(&mut self, peer: u16) -> u16 {
         let ps = &mut self.peers[peer as usize];
         ps.unacked_recv = 0;
-        ps.ack_deadline = None;
+        ps.ack_deadline = Instant::MAX;
         ps.expected as u16
     }
 
@@ -332,11 +399,11 @@ impl Endpoint {
         ps.expected += 1;
         ps.unacked_recv += 1;
         if ps.unacked_recv >= self.params.ack_after {
-            ps.ack_deadline = None;
+            ps.ack_deadline = Instant::MAX;
             AckPlan::AckNow
-        } else if ps.ack_deadline.is_none() {
+        } else if ps.ack_deadline == Instant::MAX {
             let t = now + self.params.delayed_ack;
-            ps.ack_deadline = Some(t);
+            ps.ack_deadline = t;
             self.rearm(peer);
             AckPlan::ArmTimer(t)
         } else {
@@ -395,11 +462,11 @@ impl Endpoint {
         let Params { resend, .. } = self.params;
         for &peer in &due {
             let ps = &mut self.peers[peer as usize];
-            if ps.unacked_recv > 0 && ps.ack_deadline.is_some_and(|t| t <= now) {
+            if ps.unacked_recv > 0 && ps.ack_deadline <= now {
                 emit(peer, Due::Ack);
-                ps.ack_deadline = None;
+                ps.ack_deadline = Instant::MAX;
             }
-            if ps.resend_at.is_some_and(|t| t <= now) {
+            if ps.resend_at <= now {
                 if ps.round_at <= now {
                     // The resent ones are due again after the back-off.
                     ps.backoff = (ps.backoff + 1).min(RESEND_BACKOFF_MAX + 1);
@@ -408,7 +475,13 @@ impl Endpoint {
                 // A message behind them that was not due wakes the peer up at
                 // its own time, and goes if the oldest is due then.
                 let mut next = ps.round_at;
-                for m in ps.unacked_sends.iter_mut().take(RESENDS_PER_PEER) {
+                let mut at = ps.head;
+                for _ in 0..RESENDS_PER_PEER {
+                    if at == NIL {
+                        break;
+                    }
+                    let Slot { m, next: after } = &mut self.sent[at as usize];
+                    at = *after;
                     let due = m.sent_at + resend;
                     if due > now {
                         next = next.min(due);
@@ -423,7 +496,7 @@ impl Endpoint {
                     self.resent += 1;
                     emit(peer, Due::Resend(*m));
                 }
-                ps.resend_at = (next != Instant::MAX).then_some(next);
+                self.peers[peer as usize].resend_at = next;
             }
             self.rearm(peer);
         }
@@ -442,16 +515,15 @@ impl Endpoint {
                 self.timer_visits += 1;
                 continue;
             }
-            match ps.deadline() {
-                Some(d) if d == t => return Some(t),
-                d => {
-                    self.timers.pop();
-                    self.timer_visits += 1;
-                    ps.armed = Instant::MAX;
-                    if d.is_some() {
-                        self.rearm(peer);
-                    }
-                }
+            let d = ps.deadline();
+            if d == t {
+                return Some(t);
+            }
+            self.timers.pop();
+            self.timer_visits += 1;
+            ps.armed = Instant::MAX;
+            if d != Instant::MAX {
+                self.rearm(peer);
             }
         }
         None
@@ -472,7 +544,7 @@ impl Endpoint {
         for (i, ps) in self.peers.iter_mut().enumerate() {
             if ps.unacked_recv > 0 {
                 ps.unacked_recv = 0;
-                ps.ack_deadline = None;
+                ps.ack_deadline = Instant::MAX;
                 emit(i as u16);
                 flushed = true;
             }
@@ -487,14 +559,25 @@ impl Endpoint {
 
     /// Messages sent to `peer` and not yet acknowledged, oldest first.
     pub fn unacked(&self, peer: u16) -> impl Iterator<Item = &SentMsg> {
-        self.peers[peer as usize].unacked_sends.iter()
+        let mut at = self.peers[peer as usize].head;
+        std::iter::from_fn(move || {
+            let s = self.sent.get(at as usize)?;
+            at = s.next;
+            Some(&s.m)
+        })
     }
 
     /// `peer`'s deadlines: its delayed ack (while messages are
     /// unacknowledged) and its next resend round.
     pub fn deadlines(&self, peer: u16) -> (Option<Instant>, Option<Instant>) {
         let ps = &self.peers[peer as usize];
-        (if ps.unacked_recv > 0 { ps.ack_deadline } else { None }, ps.resend_at)
+        (set(if ps.unacked_recv > 0 { ps.ack_deadline } else { Instant::MAX }), set(ps.resend_at))
+    }
+
+    /// Slots of the slab that holds the unacknowledged messages of all
+    /// peers: the most that were ever unacknowledged at once.
+    pub fn slots(&self) -> usize {
+        self.sent.len()
     }
 
     /// Frames of the messages sent to `peer` and not yet acknowledged.

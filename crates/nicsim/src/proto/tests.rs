@@ -637,6 +637,44 @@ fn timer_work_per_poll_does_not_grow_with_the_peers() {
     assert!(large <= small * 1.1, "per poll: {small} heap entries at 8 peers, {large} at 256");
 }
 
+/// The unacknowledged messages of all peers share one slab that grows only
+/// to the most ever in flight at once: a burst of three messages to each of
+/// 1,023 peers takes 3,069 slots, and rounds of one message to each peer
+/// after it (acked peer by peer, in another order than sent) reuse them;
+/// every peer keeps its own messages in sequence order throughout.
+#[test]
+fn unacked_sends_share_a_slab_as_large_as_the_most_in_flight() {
+    let peers = 1024u16;
+    let mut ep = Endpoint::new(PARAMS, peers as usize);
+    let mut now = us(0);
+    for _ in 0..3 {
+        for p in 1..peers {
+            now += Duration::from_us(1);
+            ep.send(p, now, 0, 8, 0, false, 1);
+        }
+    }
+    assert_eq!(ep.slots(), 3 * (peers as usize - 1));
+    for p in (1..peers).rev() {
+        assert_eq!(ep.unacked(p).map(|m| m.seq).collect::<Vec<_>>(), vec![0, 1, 2]);
+        ep.process_ack(p, 3);
+    }
+    assert!(ep.all_acked());
+    for round in 0..5u32 {
+        for p in 1..peers {
+            now += Duration::from_us(1);
+            ep.send(p, now, 0, 8, 0, false, 1);
+        }
+        // Acks of the even peers first, then the odd ones.
+        for p in (2..peers).step_by(2).chain((1..peers).step_by(2)) {
+            assert_eq!(ep.unacked(p).map(|m| m.seq).collect::<Vec<_>>(), vec![3 + round]);
+            assert_eq!(ep.unacked_frames(p), 1);
+            assert_eq!(ep.process_ack(p, (4 + round) as u16), 1);
+        }
+        assert!(ep.all_acked());
+    }
+    assert_eq!(ep.slots(), 3 * (peers as usize - 1), "no slot beyond the burst's");
+}
+
 /// A peer that never acknowledges: the message is resent round after round
 /// (backing off), and once it has been unacknowledged for `RESENDS_MAX`
 /// resend delays the endpoint gives up on the peer (Open-MX's
