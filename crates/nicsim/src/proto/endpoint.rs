@@ -136,6 +136,11 @@ struct Peer {
     tail: u32,
     /// Resend rounds since the last ack that released a message.
     backoff: u8,
+    /// The peer is in [`Endpoint::owed`].
+    owed: bool,
+    /// How many messages are unacknowledged: the sequence numbers
+    /// `next_send - count .. next_send` (acks release the oldest first).
+    count: u32,
     /// Deadline of the delayed explicit ack, if one is due.
     ack_deadline: Instant,
     /// When the next resend round is due (set while messages are
@@ -161,6 +166,8 @@ impl Default for Peer {
             head: NIL,
             tail: NIL,
             backoff: 0,
+            owed: false,
+            count: 0,
             ack_deadline: Instant::MAX,
             resend_at: Instant::MAX,
             round_at: Instant::MAX,
@@ -181,12 +188,20 @@ impl Peer {
 }
 
 /// A slot of [`Endpoint::sent`]: an unacknowledged message and the slot of
-/// the one sent after it to the same peer, or a free slot and the next free
-/// one (`NIL`: the last).
+/// the one sent after it to the same peer, or a free slot and the next one
+/// of its chain (`NIL`: the last).
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     m: SentMsg,
     next: u32,
+}
+
+/// Pushes a peer on a list that takes each peer once in a while (out of
+/// line: the fast path only tests the peer's flag).
+#[cold]
+#[inline(never)]
+fn push_cold(list: &mut Vec<u16>, peer: u16) {
+    list.push(peer);
 }
 
 /// `Some(t)` unless `t` is `Instant::MAX` (the sentinel of no deadline).
@@ -201,8 +216,10 @@ fn set(t: Instant) -> Option<Instant> {
 /// heads `omx__prepare_progress_wakeup` reads, libopen-mx `omx_ack.c`).
 ///
 /// The unacknowledged messages of all peers share one slab (`sent`), each
-/// peer's linked oldest first; an ack hands the slots it releases back to
-/// the free list as one chain. Freed slots are reused last freed first, so
+/// peer's linked oldest first; an ack hands the slots it releases back as
+/// one chain, and when it releases every message of its peer (the usual
+/// case) it reads none of them: a peer's messages end with a `NIL` link, so
+/// its chain is ready as it is. Freed slots are reused last freed first, so
 /// a send mostly writes a slot still in cache.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
@@ -210,9 +227,9 @@ pub struct Endpoint {
     peers: Vec<Peer>,
     /// Unacknowledged messages of all peers, and free slots.
     sent: Vec<Slot>,
-    /// The first free slot of `sent` (`NIL`: none; the others follow by
-    /// `Slot::next`).
-    free: u32,
+    /// The first slots of the chains of free slots of `sent` (the others
+    /// of a chain follow by `Slot::next`), the last freed last.
+    free: Vec<u32>,
     /// (deadline, peer): at most one live entry per peer (the one equal to
     /// its `armed`); an entry is pushed only when a peer's deadline moves
     /// earlier than its live one, and a live entry whose peer's deadline
@@ -221,11 +238,17 @@ pub struct Endpoint {
     /// Peers due in one `dispatch`, put in rank order (kept to reuse its
     /// allocation).
     due: Vec<u16>,
+    /// Peers that were delivered a message since [`Endpoint::flush_acks`]
+    /// last ran (each once, with `Peer::owed`): the only ones it may have
+    /// to ack.
+    owed: Vec<u16>,
     /// Unacknowledged messages, all peers together.
     unacked_total: u32,
     /// Heap entries looked at by `dispatch` (a debug counter of the timer
     /// work: it must not grow with the number of peers).
     pub timer_visits: u64,
+    /// Peers looked at by `flush_acks` (a debug counter as above).
+    pub flush_visits: u64,
     /// Messages put on the wire again by resend rounds.
     pub resent: u64,
     /// New messages sent while their peer's send window was full (see
@@ -241,11 +264,13 @@ impl Endpoint {
             params,
             peers: vec![Peer::default(); peers],
             sent: Vec::new(),
-            free: NIL,
+            free: Vec::new(),
             timers: BinaryHeap::new(),
             due: Vec::new(),
+            owed: Vec::new(),
             unacked_total: 0,
             timer_visits: 0,
+            flush_visits: 0,
             resent: 0,
             window_overruns: 0,
         }
@@ -267,14 +292,22 @@ impl Endpoint {
     #[inline(always)]
     fn store(&mut self, m: SentMsg) -> u32 {
         let slot = Slot { m, next: NIL };
-        let i = self.free;
-        if i == NIL {
-            self.sent.push(slot);
-            (self.sent.len() - 1) as u32
-        } else {
-            self.free = self.sent[i as usize].next;
-            self.sent[i as usize] = slot;
-            i
+        match self.free.last_mut() {
+            None => {
+                self.sent.push(slot);
+                (self.sent.len() - 1) as u32
+            }
+            Some(chain) => {
+                let i = *chain;
+                match self.sent[i as usize].next {
+                    NIL => {
+                        self.free.pop();
+                    }
+                    rest => *chain = rest,
+                }
+                self.sent[i as usize] = slot;
+                i
+            }
         }
     }
 
@@ -309,6 +342,7 @@ impl Endpoint {
         let slot = self.store(m);
         let ps = &mut self.peers[peer as usize];
         ps.next_send += 1;
+        ps.count += 1;
         ps.unacked_frames += frames;
         self.unacked_total += 1;
         if ps.head == NIL {
@@ -332,36 +366,53 @@ impl Endpoint {
     pub fn process_ack(&mut self, peer: u16, low: u16) -> usize {
         let ps = &mut self.peers[peer as usize];
         let upto = widen(ps.next_send, low);
+        let n = upto.saturating_sub(ps.next_send - ps.count).min(ps.count);
+        if n == 0 {
+            return 0;
+        }
         let first = ps.head;
-        let (mut at, mut last, mut n, mut frames) = (first, NIL, 0, 0);
-        while at != NIL {
+        let at = if n == ps.count {
+            // All of them: the peer's chain ends with `NIL` already.
+            ps.unacked_frames = 0;
+            NIL
+        } else {
+            self.release_oldest(peer, n)
+        };
+        self.free.push(first);
+        self.unacked_total -= n;
+        let resend = self.params.resend;
+        let ps = &mut self.peers[peer as usize];
+        ps.count -= n;
+        ps.head = at;
+        if at == NIL {
+            ps.tail = NIL;
+        }
+        // The peer answers: the back-off ends, and the new oldest is due one
+        // period after it was (re)sent, maybe before the one released (it
+        // was not resent with it).
+        ps.backoff = 0;
+        ps.resend_at = if at == NIL { Instant::MAX } else { self.sent[at as usize].m.sent_at + resend };
+        ps.round_at = ps.resend_at;
+        self.rearm(peer);
+        n as usize
+    }
+
+    /// Releases the `n` oldest of `peer`'s unacknowledged messages (fewer
+    /// than all): their frames leave the window, and the chain of their
+    /// slots is cut after the last. Returns the slot of the oldest left.
+    fn release_oldest(&mut self, peer: u16, n: u32) -> u32 {
+        let mut at = self.peers[peer as usize].head;
+        let mut frames = 0;
+        for _ in 1..n {
             let s = &self.sent[at as usize];
-            if s.m.seq >= upto {
-                break;
-            }
             frames += s.m.frames;
-            n += 1;
-            last = at;
             at = s.next;
         }
-        if n > 0 {
-            // The released chain `first ..= last` goes to the free list whole.
-            self.sent[last as usize].next = self.free;
-            self.free = first;
-            self.unacked_total -= n as u32;
-            let resend = self.params.resend;
-            let ps = &mut self.peers[peer as usize];
-            ps.unacked_frames -= frames;
-            ps.head = at;
-            // The peer answers: the back-off ends, and the new oldest is due
-            // one period after it was (re)sent, maybe before the one
-            // released (it was not resent with it).
-            ps.backoff = 0;
-            ps.resend_at = if at == NIL { Instant::MAX } else { self.sent[at as usize].m.sent_at + resend };
-            ps.round_at = ps.resend_at;
-            self.rearm(peer);
-        }
-        n
+        let last = &mut self.sent[at as usize];
+        frames += last.m.frames;
+        let rest = std::mem::replace(&mut last.next, NIL);
+        self.peers[peer as usize].unacked_frames -= frames;
+        rest
     }
 
     /// The cumulative ack a frame to `peer` carries (piggy-backed on a
@@ -398,6 +449,10 @@ impl Endpoint {
         let ps = &mut self.peers[peer as usize];
         ps.expected += 1;
         ps.unacked_recv += 1;
+        if !ps.owed {
+            ps.owed = true;
+            push_cold(&mut self.owed, peer);
+        }
         if ps.unacked_recv >= self.params.ack_after {
             ps.ack_deadline = Instant::MAX;
             AckPlan::AckNow
@@ -537,18 +592,30 @@ impl Endpoint {
 
     /// Finalizing: every peer with in-order messages unacknowledged is acked
     /// now (`emit(peer)` each, in rank order). Returns whether any was.
-    /// Runs once per process (at the end of its program): it scans the
-    /// peers.
+    /// Runs at the end of a process's program, and again each time the
+    /// process wakes up while its sends wait for acks: it looks only at the
+    /// peers delivered a message since it last ran, not at every peer.
+    #[inline(never)]
     pub fn flush_acks(&mut self, mut emit: impl FnMut(u16)) -> bool {
+        if self.owed.is_empty() {
+            return false;
+        }
+        let mut owed = std::mem::take(&mut self.owed);
+        owed.sort_unstable();
         let mut flushed = false;
-        for (i, ps) in self.peers.iter_mut().enumerate() {
+        self.flush_visits += owed.len() as u64;
+        for &peer in &owed {
+            let ps = &mut self.peers[peer as usize];
+            ps.owed = false;
             if ps.unacked_recv > 0 {
                 ps.unacked_recv = 0;
                 ps.ack_deadline = Instant::MAX;
-                emit(i as u16);
+                emit(peer);
                 flushed = true;
             }
         }
+        owed.clear();
+        self.owed = owed;
         flushed
     }
 

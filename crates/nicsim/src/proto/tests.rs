@@ -675,6 +675,30 @@ fn unacked_sends_share_a_slab_as_large_as_the_most_in_flight() {
     assert_eq!(ep.slots(), 3 * (peers as usize - 1), "no slot beyond the burst's");
 }
 
+/// Finalizing acks, in rank order, the peers with in-order messages
+/// unacknowledged, and looks only at the peers delivered a message since
+/// the last flush (a process woken again and again while it waits for its
+/// own acks must not scan all its peers each time).
+#[test]
+fn flush_acks_looks_only_at_peers_delivered_since_the_last_flush() {
+    let mut ep = Endpoint::new(PARAMS, 1024);
+    for peer in [900, 3, 517] {
+        ep.delivered(peer, us(1));
+    }
+    ep.delivered(3, us(2));
+    ep.dispatch_ack(517); // its ack went out piggy-backed
+    let mut acked = Vec::new();
+    assert!(ep.flush_acks(|p| acked.push(p)));
+    assert_eq!(acked, vec![3, 900]);
+    assert_eq!(ep.flush_visits, 3);
+    assert!(!ep.flush_acks(|_| panic!("nothing owed")));
+    assert_eq!(ep.flush_visits, 3, "an empty flush looks at no peer");
+    ep.delivered(42, us(3));
+    acked.clear();
+    assert!(ep.flush_acks(|p| acked.push(p)));
+    assert_eq!((acked, ep.flush_visits), (vec![42], 4));
+}
+
 /// A peer that never acknowledges: the message is resent round after round
 /// (backing off), and once it has been unacknowledged for `RESENDS_MAX`
 /// resend delays the endpoint gives up on the peer (Open-MX's
