@@ -137,11 +137,19 @@ impl Obj {
     }
 }
 
-/// A host's L2s (their fill clocks) and the hit/miss counters: [class][side].
+/// Line accesses of one object class from one side.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count {
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// A host's L2s (their fill clocks) and the hit/miss counters.
 #[derive(Clone, Debug)]
 pub struct CacheStats {
-    pub hits: [[u64; 2]; CLASSES],
-    pub misses: [[u64; 2]; CLASSES],
+    /// [class][side]: an access counts a hit and a miss side by side, in
+    /// one cache line of the simulator's own.
+    pub counts: [[Count; 2]; CLASSES],
     /// Lines brought into each die's L2 so far.
     fill: Vec<u64>,
     /// Lines one L2 holds.
@@ -151,12 +159,7 @@ pub struct CacheStats {
 impl CacheStats {
     /// `dies` L2s of `capacity_lines` lines each.
     pub fn new(dies: usize, capacity_lines: u64) -> Self {
-        CacheStats {
-            hits: [[0; 2]; CLASSES],
-            misses: [[0; 2]; CLASSES],
-            fill: vec![0; dies],
-            capacity: capacity_lines.max(1),
-        }
+        CacheStats { counts: [[Count::default(); 2]; CLASSES], fill: vec![0; dies], capacity: capacity_lines.max(1) }
     }
 
     /// Whether lines last touched on `owner` at `stamp` are in die `die`'s L2.
@@ -175,8 +178,8 @@ impl CacheStats {
 
     pub fn miss_rate(&self, side: Side) -> f64 {
         let s = side as usize;
-        let h: u64 = self.hits.iter().map(|r| r[s]).sum();
-        let m: u64 = self.misses.iter().map(|r| r[s]).sum();
+        let h: u64 = self.counts.iter().map(|r| r[s].hits).sum();
+        let m: u64 = self.counts.iter().map(|r| r[s].misses).sum();
         if h + m == 0 {
             0.0
         } else {
@@ -186,8 +189,8 @@ impl CacheStats {
 
     /// (accesses, misses) of both sides and every class.
     pub fn totals(&self) -> (u64, u64) {
-        let m: u64 = self.misses.iter().flatten().sum();
-        let h: u64 = self.hits.iter().flatten().sum();
+        let m: u64 = self.counts.iter().flatten().map(|c| c.misses).sum();
+        let h: u64 = self.counts.iter().flatten().map(|c| c.hits).sum();
         (h + m, m)
     }
 
@@ -195,8 +198,9 @@ impl CacheStats {
     #[inline]
     fn count(&mut self, class: ObjClass, side: Side, lines: u64, miss: u64) {
         let (c, s) = (class as usize, side as usize);
-        self.hits[c][s] += lines - miss;
-        self.misses[c][s] += miss;
+        let k = &mut self.counts[c][s];
+        k.hits += lines - miss;
+        k.misses += miss;
     }
 
     /// `lines` lines enter die `die`'s L2; returns its fill clock after.
@@ -495,8 +499,8 @@ mod tests {
         let mut big = Obj::new(ObjClass::Private);
         cc.touch(&mut st, &mut big, 0, Side::Kernel, 100);
         assert_eq!(cc.access(&t, &mut st, &mut ep, 0, Side::Kernel, 2), Duration::from_ns(200));
-        assert_eq!(st.misses[ObjClass::Endpoint as usize][0], 4);
-        assert_eq!(st.hits[ObjClass::Endpoint as usize][0], 2);
+        assert_eq!(st.counts[ObjClass::Endpoint as usize][0].misses, 4);
+        assert_eq!(st.counts[ObjClass::Endpoint as usize][0].hits, 2);
     }
 
     #[test]
@@ -545,13 +549,13 @@ mod tests {
         // whose demand requests then hit.
         let cold = cc.copy(&mut st, &mut dma, Some(&mut slot), 0, Side::Kernel, 32768);
         assert_eq!(cold, Duration::for_bytes(32768, 1_500_000_000));
-        assert_eq!(st.misses[ObjClass::Dma as usize][0], 512);
-        assert_eq!(st.hits[ObjClass::Dma as usize][0], 512 - 16);
-        assert_eq!(st.misses[ObjClass::Recvq as usize][0], 512);
+        assert_eq!(st.counts[ObjClass::Dma as usize][0].misses, 512);
+        assert_eq!(st.counts[ObjClass::Dma as usize][0].hits, 512 - 16);
+        assert_eq!(st.counts[ObjClass::Recvq as usize][0].misses, 512);
         // The library on the same die copies the slot out: hot, no miss.
         let hot = cc.copy(&mut st, &mut slot, Some(&mut app), 0, Side::User, 32768);
         assert_eq!(hot, Duration::for_bytes(32768, 4_500_000_000));
-        assert_eq!(st.misses[ObjClass::Recvq as usize][1], 0);
+        assert_eq!(st.counts[ObjClass::Recvq as usize][1].misses, 0);
         // On another die: cold.
         let mut app2 = Obj::new(ObjClass::AppBuf);
         let other = cc.copy(&mut st, &mut slot, Some(&mut app2), 2, Side::User, 32768);

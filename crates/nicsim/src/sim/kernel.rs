@@ -407,7 +407,8 @@ impl World {
             let stall = self.cc.line(&self.topo, crate::host::Owner::Die(other_die), die).times(n as u64);
             cost += stall;
             hs.cores[other as usize].stall += stall;
-            hs.cache.misses[crate::host::ObjClass::TxRing as usize][crate::host::Side::Kernel as usize] += 2 * n as u64;
+            hs.cache.counts[crate::host::ObjClass::TxRing as usize][crate::host::Side::Kernel as usize].misses +=
+                2 * n as u64;
             hs.tx_contended += 1;
         }
         let end = now + cost + hold;

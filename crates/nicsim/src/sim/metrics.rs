@@ -103,9 +103,9 @@ impl World {
             m.set(&format!("host{i}_kernel_miss_rate"), h.cache.miss_rate(Side::Kernel));
             m.set(&format!("host{i}_user_miss_rate"), h.cache.miss_rate(Side::User));
             for c in ObjClass::ALL {
-                let (hit, miss) = (h.cache.hits[c as usize], h.cache.misses[c as usize]);
-                m.set(&format!("host{i}_cache_{}_misses", c.name()), (miss[0] + miss[1]) as f64);
-                m.set(&format!("host{i}_cache_{}_hits", c.name()), (hit[0] + hit[1]) as f64);
+                let [k, u] = h.cache.counts[c as usize];
+                m.set(&format!("host{i}_cache_{}_misses", c.name()), (k.misses + u.misses) as f64);
+                m.set(&format!("host{i}_cache_{}_hits", c.name()), (k.hits + u.hits) as f64);
             }
         }
         // L2 misses per access over every host and side.
