@@ -221,29 +221,33 @@ fn set(t: Instant) -> Option<Instant> {
 /// case) it reads none of them: a peer's messages end with a `NIL` link, so
 /// its chain is ready as it is. Freed slots are reused last freed first, so
 /// a send mostly writes a slot still in cache.
+///
+/// Laid out in declaration order (`repr(C)`), what a send or an ack reads
+/// first, as [`crate::sim`]'s process state is.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Endpoint {
-    params: Params,
     peers: Vec<Peer>,
     /// Unacknowledged messages of all peers, and free slots.
     sent: Vec<Slot>,
-    /// The first slots of the chains of free slots of `sent` (the others
-    /// of a chain follow by `Slot::next`), the last freed last.
-    free: Vec<u32>,
     /// (deadline, peer): at most one live entry per peer (the one equal to
     /// its `armed`); an entry is pushed only when a peer's deadline moves
     /// earlier than its live one, and a live entry whose peer's deadline
     /// moved later is pushed again at the later time when it comes up.
     timers: BinaryHeap<Reverse<(Instant, u16)>>,
-    /// Peers due in one `dispatch`, put in rank order (kept to reuse its
-    /// allocation).
-    due: Vec<u16>,
+    /// The first slots of the chains of free slots of `sent` (the others
+    /// of a chain follow by `Slot::next`), the last freed last.
+    free: Vec<u32>,
+    params: Params,
+    /// Unacknowledged messages, all peers together.
+    unacked_total: u32,
     /// Peers that were delivered a message since [`Endpoint::flush_acks`]
     /// last ran (each once, with `Peer::owed`): the only ones it may have
     /// to ack.
     owed: Vec<u16>,
-    /// Unacknowledged messages, all peers together.
-    unacked_total: u32,
+    /// Peers due in one `dispatch`, put in rank order (kept to reuse its
+    /// allocation).
+    due: Vec<u16>,
     /// Heap entries looked at by `dispatch` (a debug counter of the timer
     /// work: it must not grow with the number of peers).
     pub timer_visits: u64,

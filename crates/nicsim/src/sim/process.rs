@@ -100,40 +100,55 @@ pub(crate) struct Unexpected {
     pub ev: LibEvent,
 }
 
+/// A process: its program's progress, its library state and its protocol
+/// state. Laid out in declaration order (`repr(C)`), the fields most events
+/// read first: at hundreds of ranks a process's state is out of the
+/// simulator's caches when its next event comes, and the fields an event
+/// reads then share a few cache lines instead of being spread over the
+/// struct's 18.
+#[repr(C)]
 pub(crate) struct Proc {
-    /// MPI rank.
-    pub rank: u16,
-    pub core: u16,
-    pub ep: u8,
     pub state: PState,
-    pub action: Action,
-    pub program: Program,
-    pub wait: Option<u32>,
-    /// An operation held back by the send window.
-    pub pending_op: Option<crate::workload::Op>,
+    pub ep: u8,
     /// The program returned `Done` (the library still answers the network).
     pub finished: bool,
-    /// Pulls started and not finished; pulls waiting to start.
-    pub pulls_active: u32,
-    pub pulls_waiting: VecDeque<u32>,
-    pub ring: VecDeque<LibEvent>,
+    pub core: u16,
+    /// MPI rank.
+    pub rank: u16,
     /// Ring events to consume before the program's next operation: like
     /// `omx_isend`, which progresses after each send (`omx__progress` at the
     /// end of `omx_isend`, libopen-mx/omx_send.c), a send takes in the
     /// events already in the ring (acks, for a stream sender).
     pub drain: u32,
+    pub outstanding: u32,
+    /// Pulls started and not finished.
+    pub pulls_active: u32,
+    pub wait: Option<u32>,
+    pub action: Action,
+    /// An operation held back by the send window.
+    pub pending_op: Option<crate::workload::Op>,
+    /// The protocol deadline the process wants its timer event at.
+    pub timer_at: Option<Instant>,
+    /// Since when the process spins in `Polling` (CPU-use accounting).
+    pub poll_since: Option<Instant>,
+    pub program: Program,
+    pub ring: VecDeque<LibEvent>,
     pub outbox: VecDeque<Out>,
-    /// The protocol towards every rank (sequence numbers, acks, resends).
-    pub proto: Endpoint,
     pub reqs: Vec<Req>,
     pub free_reqs: Vec<u32>,
-    pub outstanding: u32,
-    /// Receives posted and not matched yet (request ids).
-    pub posted: BySource<u32>,
-    /// Messages that found no posted receive.
-    pub unexpected: BySource<Unexpected>,
+    pub ring_obj: Obj,
+    pub ep_obj: Obj,
+    /// Times of the process's `ProcTimer` events still queued (earliest
+    /// first; a few are tracked, see `World::arm_timer`).
+    pub timer_events: TimerEvents,
     /// Early (out-of-order) events.
     pub early: Early,
+    /// Receives posted and not matched yet (request ids).
+    pub posted: BySource<u32>,
+    /// The protocol towards every rank (sequence numbers, acks, resends).
+    pub proto: Endpoint,
+    /// Messages that found no posted receive.
+    pub unexpected: BySource<Unexpected>,
     /// Medium messages being received, at most one per peer (a peer's
     /// messages are consumed in sequence order).
     pub medium: MediumRxs,
@@ -149,16 +164,9 @@ pub(crate) struct Proc {
     /// `throttling_sends` list and submits it when acks open the window,
     /// `omx__process_throttling_requests`, libopen-mx `omx_send.c`).
     pub need_window: VecDeque<(u16, u32, u64)>,
-    pub ring_obj: Obj,
-    pub ep_obj: Obj,
-    /// The protocol deadline the process wants its timer event at.
-    pub timer_at: Option<Instant>,
-    /// Times of the process's `ProcTimer` events still queued (earliest
-    /// first; a few are tracked, see `World::arm_timer`).
-    pub timer_events: TimerEvents,
+    /// Pulls waiting to start.
+    pub pulls_waiting: VecDeque<u32>,
     pub marks: [Option<Instant>; 2],
-    /// Since when the process spins in `Polling` (CPU-use accounting).
-    pub poll_since: Option<Instant>,
     pub irq_at_mark: [u64; 2],
     pub irq_all_at_mark: [u64; 2],
 }
