@@ -188,9 +188,12 @@ impl Peer {
 }
 
 /// A slot of [`Endpoint::sent`]: an unacknowledged message and the slot of
-/// the one sent after it to the same peer, or a free slot and the next one
-/// of its chain (`NIL`: the last).
+/// the one sent after it to the same peer (`NIL`: none). One cache line
+/// (64-byte aligned): at hundreds of ranks the slot a send writes or an ack
+/// reads is out of the simulator's caches, and a slot across two lines
+/// would be two misses.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Slot {
     m: SentMsg,
     next: u32,
@@ -216,11 +219,10 @@ fn set(t: Instant) -> Option<Instant> {
 /// heads `omx__prepare_progress_wakeup` reads, libopen-mx `omx_ack.c`).
 ///
 /// The unacknowledged messages of all peers share one slab (`sent`), each
-/// peer's linked oldest first; an ack hands the slots it releases back as
-/// one chain, and when it releases every message of its peer (the usual
-/// case) it reads none of them: a peer's messages end with a `NIL` link, so
-/// its chain is ready as it is. Freed slots are reused last freed first, so
-/// a send mostly writes a slot still in cache.
+/// peer's linked oldest first, and the free slots are a stack of indices: a
+/// send writes its slot without reading it (a store that misses the cache
+/// waits in the store buffer, a load that misses stalls what depends on
+/// it), and an ack that releases a peer's only message reads no slot.
 ///
 /// Laid out in declaration order (`repr(C)`), what a send or an ack reads
 /// first, as [`crate::sim`]'s process state is.
@@ -235,8 +237,7 @@ pub struct Endpoint {
     /// earlier than its live one, and a live entry whose peer's deadline
     /// moved later is pushed again at the later time when it comes up.
     timers: BinaryHeap<Reverse<(Instant, u16)>>,
-    /// The first slots of the chains of free slots of `sent` (the others
-    /// of a chain follow by `Slot::next`), the last freed last.
+    /// Free slots of `sent`, the last freed last (reused first).
     free: Vec<u32>,
     params: Params,
     /// Unacknowledged messages, all peers together.
@@ -296,19 +297,12 @@ impl Endpoint {
     #[inline(always)]
     fn store(&mut self, m: SentMsg) -> u32 {
         let slot = Slot { m, next: NIL };
-        match self.free.last_mut() {
+        match self.free.pop() {
             None => {
                 self.sent.push(slot);
                 (self.sent.len() - 1) as u32
             }
-            Some(chain) => {
-                let i = *chain;
-                match self.sent[i as usize].next {
-                    NIL => {
-                        self.free.pop();
-                    }
-                    rest => *chain = rest,
-                }
+            Some(i) => {
                 self.sent[i as usize] = slot;
                 i
             }
@@ -376,13 +370,16 @@ impl Endpoint {
         }
         let first = ps.head;
         let at = if n == ps.count {
-            // All of them: the peer's chain ends with `NIL` already.
             ps.unacked_frames = 0;
+            if n == 1 {
+                self.free.push(first);
+            } else {
+                self.free_chain(first);
+            }
             NIL
         } else {
             self.release_oldest(peer, n)
         };
-        self.free.push(first);
         self.unacked_total -= n;
         let resend = self.params.resend;
         let ps = &mut self.peers[peer as usize];
@@ -401,22 +398,28 @@ impl Endpoint {
         n as usize
     }
 
+    /// Frees the slots of the chain from `at` to its end.
+    fn free_chain(&mut self, mut at: u32) {
+        while at != NIL {
+            self.free.push(at);
+            at = self.sent[at as usize].next;
+        }
+    }
+
     /// Releases the `n` oldest of `peer`'s unacknowledged messages (fewer
-    /// than all): their frames leave the window, and the chain of their
-    /// slots is cut after the last. Returns the slot of the oldest left.
+    /// than all): their frames leave the window and their slots are freed.
+    /// Returns the slot of the oldest left.
     fn release_oldest(&mut self, peer: u16, n: u32) -> u32 {
         let mut at = self.peers[peer as usize].head;
         let mut frames = 0;
-        for _ in 1..n {
+        for _ in 0..n {
+            self.free.push(at);
             let s = &self.sent[at as usize];
             frames += s.m.frames;
             at = s.next;
         }
-        let last = &mut self.sent[at as usize];
-        frames += last.m.frames;
-        let rest = std::mem::replace(&mut last.next, NIL);
         self.peers[peer as usize].unacked_frames -= frames;
-        rest
+        at
     }
 
     /// The cumulative ack a frame to `peer` carries (piggy-backed on a
