@@ -208,7 +208,7 @@ fn push_cold(list: &mut Vec<u16>, peer: u16) {
 }
 
 /// `Some(t)` unless `t` is `Instant::MAX` (the sentinel of no deadline).
-fn set(t: Instant) -> Option<Instant> {
+fn unless_max(t: Instant) -> Option<Instant> {
     (t != Instant::MAX).then_some(t)
 }
 
@@ -368,14 +368,10 @@ impl Endpoint {
         if n == 0 {
             return 0;
         }
-        let first = ps.head;
-        let at = if n == ps.count {
+        let at = if ps.count == 1 {
+            // The peer's only message: its slot need not be read.
             ps.unacked_frames = 0;
-            if n == 1 {
-                self.free.push(first);
-            } else {
-                self.free_chain(first);
-            }
+            self.free.push(ps.head);
             NIL
         } else {
             self.release_oldest(peer, n)
@@ -398,17 +394,9 @@ impl Endpoint {
         n as usize
     }
 
-    /// Frees the slots of the chain from `at` to its end.
-    fn free_chain(&mut self, mut at: u32) {
-        while at != NIL {
-            self.free.push(at);
-            at = self.sent[at as usize].next;
-        }
-    }
-
-    /// Releases the `n` oldest of `peer`'s unacknowledged messages (fewer
-    /// than all): their frames leave the window and their slots are freed.
-    /// Returns the slot of the oldest left.
+    /// Releases the `n` oldest of `peer`'s unacknowledged messages: their
+    /// frames leave the window and their slots are freed. Returns the slot
+    /// of the oldest left (`NIL`: none).
     fn release_oldest(&mut self, peer: u16, n: u32) -> u32 {
         let mut at = self.peers[peer as usize].head;
         let mut frames = 0;
@@ -645,7 +633,7 @@ impl Endpoint {
     /// unacknowledged) and its next resend round.
     pub fn deadlines(&self, peer: u16) -> (Option<Instant>, Option<Instant>) {
         let ps = &self.peers[peer as usize];
-        (set(if ps.unacked_recv > 0 { ps.ack_deadline } else { Instant::MAX }), set(ps.resend_at))
+        (unless_max(if ps.unacked_recv > 0 { ps.ack_deadline } else { Instant::MAX }), unless_max(ps.resend_at))
     }
 
     /// Slots of the slab that holds the unacknowledged messages of all

@@ -395,9 +395,10 @@ mod tests {
     use crate::sim::World;
 
     /// Bookkeeping work of a whole run per message sent: protocol-timer
-    /// heap entries and peers owed an ack looked at, posted receives and unexpected messages
-    /// looked at while matching, early events looked at, region bitmap
-    /// words looked at. Also the messages sent and the resends.
+    /// heap entries and peers owed an ack looked at, posted receives and
+    /// unexpected messages looked at while matching, early events looked
+    /// at, region bitmap words looked at. Also the messages sent and the
+    /// resends.
     fn work_per_message(text: &str) -> (f64, u64, u64) {
         let s = crate::Scenario::from_toml(text).unwrap();
         let mut w = World::new(&s);
