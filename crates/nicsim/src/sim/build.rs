@@ -298,7 +298,7 @@ impl World {
                 // Block placement: ranks 0..per_host on host 0, one per core.
                 for r in 0..n {
                     let body = crate::workload::nas_is_iteration(r, n, keys_per_proc, before, after);
-                    let prog = Program::Script { body, iters: iterations + 1, warm: 1, iter: 0, pc: 0, marked: 0 };
+                    let prog = Program::script(body, iterations + 1, 1);
                     let local = (r % per_host) as u16;
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
                 }
@@ -308,7 +308,7 @@ impl World {
                 let prob = crate::workload::NasProblem::new(kernel, class_c);
                 for r in 0..n {
                     let body = crate::workload::nas_kernel_iteration(kernel, &prob, r, n, compute);
-                    let prog = Program::Script { body, iters: prob.iterations + 1, warm: 1, iter: 0, pc: 0, marked: 0 };
+                    let prog = Program::script(body, prob.iterations + 1, 1);
                     let local = (r % per_host) as u16;
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
                 }
@@ -316,10 +316,9 @@ impl World {
             Workload::Alltoall { size, iterations, warmup, per_host } => {
                 let n = w.hosts.len() as u32 * per_host;
                 for r in 0..n {
-                    let mut body = Vec::new();
+                    let mut body = crate::workload::Body::new();
                     crate::workload::alltoall_ops(&mut body, r, n, size, crate::workload::tag::ALLTOALL);
-                    let prog =
-                        Program::Script { body, iters: iterations + warmup, warm: warmup, iter: 0, pc: 0, marked: 0 };
+                    let prog = Program::script(body, iterations + warmup, warmup);
                     let local = (r % per_host) as u16;
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
                 }

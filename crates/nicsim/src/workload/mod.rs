@@ -53,10 +53,82 @@ pub enum Program {
     UnibandRecv { size: u64, messages: u64, warmup: u64, posted: u64, done: u64, window: u32, step: u8 },
     /// A process that does nothing (its host only handles traffic).
     Idle,
-    /// A fixed sequence of operations repeated `iters` times; the first
-    /// `warm` repetitions are not timed (Start is marked after them, End at
-    /// the end). Used for the NAS skeletons.
-    Script { body: Vec<Op>, iters: u64, warm: u64, iter: u64, pc: usize, marked: u8 },
+    /// A fixed sequence of steps repeated `iters` times; the first `warm`
+    /// repetitions are not timed (Start is marked after them, End at the
+    /// end). `pc` is the step, `sub` the operation within it. Used for the
+    /// all-to-all and the NAS skeletons. Build with [`Program::script`].
+    Script { body: Vec<Step>, iters: u64, warm: u64, iter: u64, pc: usize, sub: u32, marked: u8 },
+}
+
+/// One step of a [`Program::Script`]: an operation, or a ring of them that
+/// is made as the program reaches each one. A collective that talks to
+/// every other rank takes one step, not one operation per rank: kept as
+/// operations, the programs of an n-rank all-to-all would hold n^2 of them
+/// (64 MiB at 1,024 ranks, per alltoall of an iteration), all made before
+/// the run starts, where a ring holds four numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Op(Op),
+    /// `Recv` from `rank - 1`, `rank - 2`, ..., `rank - (n - 1)` (mod n).
+    RecvRing {
+        rank: u32,
+        n: u32,
+        size: u64,
+        tag: u64,
+    },
+    /// `Send` to `rank + 1`, `rank + 2`, ..., `rank + (n - 1)` (mod n).
+    SendRing {
+        rank: u32,
+        n: u32,
+        size: u64,
+        tag: u64,
+    },
+}
+
+impl Step {
+    /// Number of operations of the step (a ring of n ranks: n - 1; rings
+    /// are of two ranks or more, see [`alltoall_ops`]).
+    pub fn n_ops(&self) -> u32 {
+        match *self {
+            Step::Op(_) => 1,
+            Step::RecvRing { n, .. } | Step::SendRing { n, .. } => n - 1,
+        }
+    }
+
+    /// Operation `i` (< `len`) of the step.
+    #[inline]
+    pub fn op(&self, i: u32) -> Op {
+        match *self {
+            Step::Op(op) => op,
+            Step::RecvRing { rank, n, size, tag } => Op::Recv { src: Some((rank + n - 1 - i) % n), size, tag },
+            Step::SendRing { rank, n, size, tag } => Op::Send { peer: (rank + 1 + i) % n, size, tag },
+        }
+    }
+
+    /// The step's operations, in order.
+    pub fn ops(&self) -> impl Iterator<Item = Op> + '_ {
+        (0..self.n_ops()).map(|i| self.op(i))
+    }
+}
+
+/// The steps of a script being written: plain operations are pushed one
+/// by one, rings of them as one step.
+#[derive(Clone, Debug, Default)]
+pub struct Body(pub Vec<Step>);
+
+impl Body {
+    pub fn new() -> Self {
+        Body(Vec::new())
+    }
+
+    pub fn push(&mut self, op: Op) {
+        self.0.push(Step::Op(op));
+    }
+
+    /// The steps' operations, in order (what the script runs per iteration).
+    pub fn ops(&self) -> impl Iterator<Item = Op> + '_ {
+        self.0.iter().flat_map(Step::ops)
+    }
 }
 
 /// IMB-style window of outstanding requests in the stream (IMB Uniband uses 64).
@@ -93,6 +165,11 @@ pub mod tag {
 }
 
 impl Program {
+    /// `body` repeated `iters` times, the first `warm` of them untimed.
+    pub fn script(body: Body, iters: u64, warm: u64) -> Self {
+        Program::Script { body: body.0, iters, warm, iter: 0, pc: 0, sub: 0, marked: 0 }
+    }
+
     pub fn pingpong(rank: u32, size: u64, iterations: u64, warmup: u64) -> Self {
         Program::PingPong { rank, size, total: iterations + warmup, warmup, iter: 0, step: 0 }
     }
@@ -122,8 +199,8 @@ impl Program {
     pub fn next_op(&mut self) -> Op {
         match self {
             Program::Idle => Op::Done,
-            Program::Script { body, iters, warm, iter, pc, marked } => {
-                if *iter == *warm && *pc == 0 && *marked == 0 {
+            Program::Script { body, iters, warm, iter, pc, sub, marked } => {
+                if *iter == *warm && *pc == 0 && *sub == 0 && *marked == 0 {
                     *marked = 1;
                     return Op::Mark(Label::Start);
                 }
@@ -135,11 +212,16 @@ impl Program {
                         Op::Done
                     };
                 }
-                let op = body[*pc];
-                *pc += 1;
-                if *pc == body.len() {
-                    *pc = 0;
-                    *iter += 1;
+                let step = &body[*pc];
+                let op = step.op(*sub);
+                *sub += 1;
+                if *sub == step.n_ops() {
+                    *sub = 0;
+                    *pc += 1;
+                    if *pc == body.len() {
+                        *pc = 0;
+                        *iter += 1;
+                    }
                 }
                 op
             }
@@ -296,9 +378,10 @@ pub const IS_ALLREDUCE_BYTES: u64 = (1024 + 5) * 4;
 /// alltoall(v). NPB hands each rank a run of whole buckets holding about
 /// `TOTAL_KEYS / nprocs` keys, and every rank's keys follow the same
 /// distribution, so each pair exchanges `keys_per_proc / nprocs` keys.
-pub fn nas_is_iteration(rank: u32, nprocs: u32, keys_per_proc: u64, before: Duration, after: Duration) -> Vec<Op> {
+pub fn nas_is_iteration(rank: u32, nprocs: u32, keys_per_proc: u64, before: Duration, after: Duration) -> Body {
     let pair_bytes = keys_per_proc * 4 / nprocs as u64;
-    let mut ops = vec![Op::Compute(before)];
+    let mut ops = Body::new();
+    ops.push(Op::Compute(before));
     let mut step = 0;
     let mut mask = 1;
     while mask < nprocs {
@@ -375,19 +458,18 @@ pub fn nas_is_work(keys_per_proc: u64, max_key: u64, nprocs: u32) -> (NasWork, N
 
 /// A linear alltoall (Open MPI `tuned` basic linear): post every receive,
 /// then every send (rank+1, rank+2, ... in turn), then wait for all.
-pub fn alltoall_ops(ops: &mut Vec<Op>, rank: u32, nprocs: u32, size: u64, tag: u64) {
-    for i in 1..nprocs {
-        ops.push(Op::Recv { src: Some((rank + nprocs - i) % nprocs), size, tag });
-    }
-    for i in 1..nprocs {
-        ops.push(Op::Send { peer: (rank + i) % nprocs, size, tag });
+/// Each is one ring step ([`Step`]).
+pub fn alltoall_ops(ops: &mut Body, rank: u32, nprocs: u32, size: u64, tag: u64) {
+    if nprocs > 1 {
+        ops.0.push(Step::RecvRing { rank, n: nprocs, size, tag });
+        ops.0.push(Step::SendRing { rank, n: nprocs, size, tag });
     }
     ops.push(Op::WaitOutstanding(0));
 }
 
 /// Recursive-doubling allreduce of `size` bytes among the ranks
 /// `base + i * stride` (i < `n`, `n` a power of two) that `rank` belongs to.
-fn allreduce_ops(ops: &mut Vec<Op>, rank: u32, base: u32, stride: u32, n: u32, size: u64, tag: u64) {
+fn allreduce_ops(ops: &mut Body, rank: u32, base: u32, stride: u32, n: u32, size: u64, tag: u64) {
     let me = (rank - base) / stride;
     let mut mask = 1;
     let mut step = 0;
@@ -402,7 +484,7 @@ fn allreduce_ops(ops: &mut Vec<Op>, rank: u32, base: u32, stride: u32, n: u32, s
 }
 
 /// Exchange `size` bytes with `partner` (both directions), then wait.
-fn exchange_ops(ops: &mut Vec<Op>, partner: u32, size: u64, tag: u64) {
+fn exchange_ops(ops: &mut Body, partner: u32, size: u64, tag: u64) {
     ops.push(Op::Recv { src: Some(partner), size, tag });
     ops.push(Op::Send { peer: partner, size, tag });
     ops.push(Op::WaitOutstanding(0));
@@ -526,8 +608,9 @@ fn cg_npcols(nprocs: u32) -> u32 {
 ///   the six faces (`comm3` after resid, psinv, rprj3/interp).
 /// * FT (1D layout): one all-to-all transpose of the complex grid per
 ///   iteration and a checksum allreduce (`ft.f` `transpose_x_yz`, `checksum`).
-pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs: u32, compute: Duration) -> Vec<Op> {
-    let mut ops = vec![Op::Compute(compute)];
+pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs: u32, compute: Duration) -> Body {
+    let mut ops = Body::new();
+    ops.push(Op::Compute(compute));
     let log2 = |n: u32| n.trailing_zeros();
     match kernel {
         NasKernel::Cg => {
@@ -633,23 +716,57 @@ mod tests {
     #[test]
     fn nas_is_iteration_shape() {
         let (before, after) = (Duration::from_us(5), Duration::from_us(3));
-        let ops = nas_is_iteration(3, 16, 1 << 21, before, after);
+        let body = nas_is_iteration(3, 16, 1 << 21, before, after);
+        let ops: Vec<Op> = body.ops().collect();
         assert_eq!(ops[0], Op::Compute(before));
         assert_eq!(*ops.last().unwrap(), Op::Compute(after));
         // 4 allreduce steps (send+recv+wait), then 2 x (15 recv + 15 send + wait)
         assert_eq!(ops.len(), 1 + 4 * 3 + 2 * 31 + 1);
         assert!(ops.contains(&Op::Send { peer: 2, size: 4116, tag: 100 }));
         assert!(ops.contains(&Op::Send { peer: 4, size: (1 << 21) * 4 / 16, tag: 300 }));
-        let mut p = Program::Script { body: ops, iters: 2, warm: 1, iter: 0, pc: 0, marked: 0 };
+        // Each alltoall is two ring steps and its wait, whatever the ranks.
+        assert_eq!(body.0.len(), 1 + 4 * 3 + 2 * 3 + 1);
+        let mut p = Program::script(body, 2, 1);
         let all: Vec<Op> = std::iter::from_fn(|| Some(p.next_op())).take_while(|o| *o != Op::Done).collect();
         assert_eq!(all.iter().filter(|o| matches!(o, Op::Mark(_))).count(), 2);
         assert_eq!(all.len(), 2 * 76 + 2);
     }
 
+    #[test]
+    fn alltoall_rings_post_every_receive_then_send_in_rank_order() {
+        // Open MPI's basic linear alltoall, rank 2 of 5: receives from
+        // 1, 0, 4, 3, then sends to 3, 4, 0, 1, then waits for them all.
+        let mut body = Body::new();
+        alltoall_ops(&mut body, 2, 5, 64, 9);
+        let recv = |src| Op::Recv { src: Some(src), size: 64, tag: 9 };
+        let send = |peer| Op::Send { peer, size: 64, tag: 9 };
+        let want = [recv(1), recv(0), recv(4), recv(3), send(3), send(4), send(0), send(1), Op::WaitOutstanding(0)];
+        assert_eq!(body.ops().collect::<Vec<_>>(), want);
+        // Run as a script (one untimed iteration, one timed), the rings
+        // come out whole in every iteration.
+        let mut p = Program::script(body, 2, 1);
+        let mut run = want.to_vec();
+        run.push(Op::Mark(Label::Start));
+        run.extend(want);
+        run.extend([Op::Mark(Label::End), Op::Done]);
+        assert_eq!(ops(&mut p, run.len()), run);
+        // The program's size does not grow with the ranks.
+        for n in [2, 64, 1024] {
+            let mut big = Body::new();
+            alltoall_ops(&mut big, n - 1, n, 64, 9);
+            assert_eq!(big.0.len(), 3, "{n} ranks");
+            assert_eq!(big.ops().count(), 2 * (n as usize - 1) + 1);
+        }
+        // A single rank exchanges nothing: no ring, only the wait.
+        let mut one = Body::new();
+        alltoall_ops(&mut one, 0, 1, 64, 9);
+        assert_eq!(one.ops().collect::<Vec<_>>(), [Op::WaitOutstanding(0)]);
+    }
+
     /// Bytes each rank sends per IS iteration, by tag block, for `n` ranks.
     fn is_bytes_sent(rank: u32, n: u32, keys_per_proc: u64) -> [u64; 3] {
         let mut out = [0; 3];
-        for op in nas_is_iteration(rank, n, keys_per_proc, Duration::ZERO, Duration::ZERO) {
+        for op in nas_is_iteration(rank, n, keys_per_proc, Duration::ZERO, Duration::ZERO).ops() {
             if let Op::Send { size, tag, .. } = op {
                 out[match tag {
                     t if t < tag::IS_COUNTS => 0,
@@ -726,7 +843,8 @@ mod tests {
         // Every send of every rank has a matching receive (same tag, size) at its peer.
         for k in [NasKernel::Cg, NasKernel::Mg, NasKernel::Ft] {
             let p = NasProblem::new(k, false);
-            let all: Vec<Vec<Op>> = (0..16).map(|r| nas_kernel_iteration(k, &p, r, 16, Duration::ZERO)).collect();
+            let all: Vec<Vec<Op>> =
+                (0..16).map(|r| nas_kernel_iteration(k, &p, r, 16, Duration::ZERO).ops().collect()).collect();
             let mut sends = std::collections::BTreeMap::new();
             let mut recvs = std::collections::BTreeMap::new();
             for (r, ops) in all.iter().enumerate() {
