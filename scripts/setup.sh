@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what nicsim needs into ./.venv (Python packages from PyPI) and
-# builds the Rust core into it. Idempotent; used by reproduce.sh and test.sh.
+# builds the Rust core into it (--pgo: profile-guided, scripts/pgo.sh).
+# Idempotent; used by reproduce.sh and test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -11,5 +12,10 @@ fi
 .venv/bin/python -m pip install -q "maturin>=1.5,<2" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" \
   "typer>=0.12" "rich>=13" "tomli-w>=1.0" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "ruff>=0.5" \
   "dask[distributed]>=2024.1"  # the optional nicsim[dask] extra: the cluster tests use it
-# Build the extension in release mode into the venv (editable: python/ is the source).
-VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q
+# Build the extension in release mode into the venv (editable: python/ is the source);
+# with --pgo, optimised with the profile of a training run (scripts/pgo.sh).
+if [ "${1:-}" = "--pgo" ]; then
+  ./scripts/pgo.sh
+else
+  VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q
+fi
