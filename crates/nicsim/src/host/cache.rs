@@ -144,16 +144,19 @@ pub struct Count {
     pub misses: u64,
 }
 
-/// A host's L2s (their fill clocks) and the hit/miss counters.
+/// A host's L2s (their fill clocks) and the hit/miss counters. `repr(C)`:
+/// the capacity and the fill clocks' handle, which every access reads,
+/// share a line, ahead of the counters.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct CacheStats {
+    /// Lines one L2 holds.
+    capacity: u64,
+    /// Lines brought into each die's L2 so far.
+    fill: Vec<u64>,
     /// [class][side]: an access counts a hit and a miss side by side, in
     /// one cache line of the simulator's own.
     pub counts: [[Count; 2]; CLASSES],
-    /// Lines brought into each die's L2 so far.
-    fill: Vec<u64>,
-    /// Lines one L2 holds.
-    capacity: u64,
 }
 
 impl CacheStats {
