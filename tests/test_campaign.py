@@ -481,7 +481,8 @@ def _modules_after(code: str) -> set[str]:
     return set(proc.stdout.split())
 
 
-HEAVY = {"pandas", "pyarrow", "matplotlib"}
+# pydantic: typer 0.29 imports it to parse the options of every command.
+HEAVY = {"pandas", "pyarrow", "matplotlib", "pydantic"}
 
 
 @pytest.mark.core
