@@ -25,9 +25,7 @@ pub enum RingEntry {
     TxDone(u32),
 }
 
-/// One receive queue with its interrupt line. Aligned to a cache line, so
-/// that it spans two lines of the simulator's own, not three.
-#[repr(align(64))]
+/// One receive queue with its interrupt line.
 pub struct RxQueue {
     /// Received frames (slab ids) in DMA-completion order.
     pub ring: VecDeque<u32>,

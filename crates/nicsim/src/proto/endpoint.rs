@@ -114,14 +114,13 @@ pub enum Due {
 /// No slot of [`Endpoint::sent`].
 const NIL: u32 = u32::MAX;
 
-/// State towards one remote peer: 64 bytes, aligned to a cache line so that
-/// it is one line and not two, kept for every rank of the run. The messages it has unacknowledged are in the
+/// State towards one remote peer: 64 bytes (one cache line), kept for every
+/// rank of the run. The messages it has unacknowledged are in the
 /// endpoint's slab ([`Endpoint::sent`]), so that a peer holds no buffer of
 /// its own: at 1,024 ranks a process keeps 64 KiB of peers, and the slab is
 /// as large as the most messages it ever had unacknowledged at once.
 /// Deadlines are `Instant::MAX` when not set.
 #[derive(Clone, Copy, Debug)]
-#[repr(align(64))]
 struct Peer {
     /// Next sequence number to send.
     next_send: Seq,

@@ -105,9 +105,8 @@ pub(crate) struct Unexpected {
 /// read first: at hundreds of ranks a process's state is out of the
 /// simulator's caches when its next event comes, and the fields an event
 /// reads then share a few cache lines instead of being spread over the
-/// struct's 18. Aligned to a line, so that the first of them is the
-/// process's own.
-#[repr(C, align(64))]
+/// struct's 18.
+#[repr(C)]
 pub(crate) struct Proc {
     pub state: PState,
     pub ep: u8,

@@ -15,11 +15,8 @@ use crate::wire::{FrameRepr, OmxBody};
 pub(super) const HDR_CAP: usize = 96;
 
 /// A frame in flight: its header plus the payload length (the payload's
-/// contents are never interpreted, so they are not stored). One cache line
-/// of the simulator's own (64 bytes, aligned): every hop of the frame reads
-/// it, a few events apart.
+/// contents are never interpreted, so they are not stored).
 #[derive(Clone, Copy)]
-#[repr(align(64))]
 pub(crate) struct Frame {
     /// The header, as parsing its bytes gives it back (`None`: malformed).
     /// Every hop (NIC firmware, bottom half, receive handler) reads this;
@@ -41,8 +38,6 @@ pub(crate) struct Frame {
     pub(super) src: u16,
     pub(super) dst: u16,
 }
-
-const _: () = assert!(std::mem::size_of::<Frame>() == 64);
 
 impl Frame {
     /// Encodes the header into `buf`; returns its length (0: malformed).
