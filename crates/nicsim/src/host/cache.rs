@@ -220,10 +220,8 @@ impl CacheStats {
 /// 1024 slots of 4 KB, Open-MX `common/omx_io.h`]
 pub const RECVQ_SLOTS: usize = 1024;
 
-/// A process's own modelled objects: one line of the simulator's own
-/// (64-byte aligned, not straddling two).
+/// A process's own modelled objects.
 #[derive(Clone, Debug)]
-#[repr(align(64))]
 pub struct ProcLines {
     /// Library and MPI state (`cache.user_private_lines` a message).
     pub private: Obj,
@@ -235,8 +233,6 @@ pub struct ProcLines {
     pub recvq_written: u64,
     pub recvq_read: u64,
 }
-
-const _: () = assert!(std::mem::size_of::<ProcLines>() == 64);
 
 impl Default for ProcLines {
     fn default() -> Self {

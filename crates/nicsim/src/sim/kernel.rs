@@ -129,9 +129,6 @@ pub(crate) enum Cur {
     App,
 }
 
-/// A core's state, 64-byte aligned: it starts a line of the simulator's
-/// own and shares none with another core's (each event reads one core).
-#[repr(align(64))]
 pub(crate) struct Core {
     pub(super) kq: KQueue,
     pub(super) cur: Cur,
