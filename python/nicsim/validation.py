@@ -678,13 +678,13 @@ _COAL_MECHANISMS = (
         "IS faster with openmx, slower with coalescing disabled (Tables IV and V)",
         "partly",
         (
-            _c(_SRC + "workload/mod.rs", "pub fn nas_is_iteration"),
+            _c(_SRC + "workload/nas.rs", "pub fn nas_is_iteration"),
             _c(_PRESET_COAL, "mem_MBps"),
             _c(_SRC + "sim/kernel.rs", "pub(crate) fn kick"),
         ),
         (
-            _t(_SRC + "workload/mod.rs", "nas_is_iteration_shape"),
-            _t(_SRC + "workload/mod.rs", "nas_is_messages_per_iteration_follow_npb"),
+            _t(_SRC + "workload/nas.rs", "nas_is_iteration_shape"),
+            _t(_SRC + "workload/nas.rs", "nas_is_messages_per_iteration_follow_npb"),
         ),
         ("coalescing-nas-is", "coalescing-nas"),
         "Marking, interrupt costs and the preemption of computing ranks are modelled, and "
@@ -1054,7 +1054,7 @@ _MQ_MECHANISMS = (
         "partly",
         (
             _c(_SRC + "host/cache.rs", "pub fn access"),
-            _c(_SRC + "workload/mod.rs", "pub fn nas_is_work"),
+            _c(_SRC + "workload/nas.rs", "pub fn nas_is_work"),
         ),
         (),
         ("multiqueue-nas",),
@@ -1079,12 +1079,12 @@ _MQ_MECHANISMS = (
         "a few percent improvement on CG and MG (Table III)",
         "modelled",
         (
-            _c(_SRC + "workload/mod.rs", "pub fn nas_kernel_iteration"),
+            _c(_SRC + "workload/nas.rs", "pub fn nas_kernel_iteration"),
             _c(_PRESET_MQ, "mem_MBps"),
         ),
         (
-            _t(_SRC + "workload/mod.rs", "nas_kernel_op_counts_match_npb_formulas"),
-            _t(_SRC + "workload/mod.rs", "nas_kernel_work_is_npb_ops_and_memory_traffic"),
+            _t(_SRC + "workload/nas.rs", "nas_kernel_op_counts_match_npb_formulas"),
+            _t(_SRC + "workload/nas.rs", "nas_kernel_work_is_npb_ops_and_memory_traffic"),
         ),
         ("multiqueue-nas",),
         "The skeletons compute NPB's operation counts and memory traffic at the hosts' "

@@ -1,0 +1,454 @@
+//! The NAS Parallel Benchmarks skeletons (IS, CG, MG, FT): per rank and
+//! iteration, the work a core does and the messages of the collectives it
+//! takes part in, written as the steps of a script ([`super::Program::script`]);
+//! and those collectives (linear all-to-all, recursive-doubling allreduce,
+//! pairwise exchange), which the plain all-to-all workload uses too.
+
+use super::{tag, Body, Op, Step};
+use crate::time::Duration;
+
+/// NPB IS: `NUM_BUCKETS` (2^10) bucket sizes plus `TEST_ARRAY_SIZE` (5)
+/// verification counts, 4-byte ints, go through the allreduce (`is.c`
+/// `rank`: `MPI_Allreduce(bucket_size, ..., NUM_BUCKETS+TEST_ARRAY_SIZE)`).
+pub const IS_ALLREDUCE_BYTES: u64 = (1024 + 5) * 4;
+
+/// NAS Parallel Benchmarks IS (integer sort) skeleton, one iteration of one
+/// rank (NPB 3.x `is.c` `rank()`, MPI version): bucket counting and the
+/// scatter of the keys into their buckets (`before`), an allreduce of the
+/// bucket sizes, an alltoall of the send counts, an alltoallv of the keys,
+/// then the ranking of the received keys (`after`). Collectives use the
+/// algorithms of Open MPI's `tuned` component for these sizes: recursive
+/// doubling for the allreduce, linear (post everything, wait all) for
+/// alltoall(v). NPB hands each rank a run of whole buckets holding about
+/// `TOTAL_KEYS / nprocs` keys, and every rank's keys follow the same
+/// distribution, so each pair exchanges `keys_per_proc / nprocs` keys.
+pub fn nas_is_iteration(rank: u32, nprocs: u32, keys_per_proc: u64, before: Duration, after: Duration) -> Body {
+    let pair_bytes = keys_per_proc * 4 / nprocs as u64;
+    let mut ops = Body::new();
+    ops.push(Op::Compute(before));
+    let mut step = 0;
+    let mut mask = 1;
+    while mask < nprocs {
+        let partner = rank ^ mask;
+        if partner < nprocs {
+            ops.push(Op::Recv { src: Some(partner), size: IS_ALLREDUCE_BYTES, tag: tag::IS_ALLREDUCE + step });
+            ops.push(Op::Send { peer: partner, size: IS_ALLREDUCE_BYTES, tag: tag::IS_ALLREDUCE + step });
+            ops.push(Op::WaitOutstanding(0));
+        }
+        mask <<= 1;
+        step += 1;
+    }
+    alltoall_ops(&mut ops, rank, nprocs, 4, tag::IS_COUNTS);
+    alltoall_ops(&mut ops, rank, nprocs, pair_bytes, tag::IS_KEYS);
+    ops.push(Op::Compute(after));
+    ops
+}
+
+/// The work of one rank in one timed iteration of a NAS benchmark: what the
+/// core executes and what it moves to and from memory. The compute time is
+/// the larger of the two at the core's rate and the rank's share of the
+/// host's memory bandwidth (the roofline bound: Williams, Waterman and
+/// Patterson, "Roofline", CACM 52(4), 2009).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NasWork {
+    /// Floating-point operations (CG, MG, FT) or integer instructions (IS).
+    pub ops: f64,
+    /// Bytes between memory and the caches (write-allocate included).
+    pub bytes: f64,
+}
+
+impl NasWork {
+    /// Time of this work at `ops_per_s` on the core and `bytes_per_s` of
+    /// memory bandwidth available to the rank.
+    pub fn time(&self, ops_per_s: f64, bytes_per_s: f64) -> Duration {
+        Duration::from_ns_f64((self.ops / ops_per_s).max(self.bytes / bytes_per_s) * 1e9)
+    }
+}
+
+/// IS bytes per key before the exchange: the counting pass reads the key
+/// (4 B); the scatter pass reads it again and stores it into its bucket
+/// (4 B + 4 B write-allocate). `is.c` `rank()`, the two loops over `key_array`.
+const IS_BYTES_PER_KEY_BEFORE: f64 = 16.0;
+/// IS instructions per key before the exchange: load, shift, load-add-store
+/// of the bucket count (5); load, shift, load and bump the bucket pointer,
+/// store the key (7).
+const IS_INSNS_PER_KEY_BEFORE: f64 = 12.0;
+/// IS after the exchange: the counting of the received keys reads each key
+/// (4 B); its counters (the rank's key range, 512 KiB in class B, 2 MiB in
+/// class C) stay in the 4 MiB L2 the rank shares with one other.
+const IS_BYTES_PER_KEY_AFTER: f64 = 4.0;
+/// Load, subtract the range base, load-add-store of the counter.
+const IS_INSNS_PER_KEY_AFTER: f64 = 5.0;
+/// Per entry of the rank's key range: zeroing it (4 B + 4 B write-allocate)
+/// before the counting; the prefix sum after it runs in cache.
+const IS_BYTES_PER_RANGE_ENTRY: f64 = 8.0;
+/// Zeroing (2) and the prefix sum (load, add, store: 3).
+const IS_INSNS_PER_RANGE_ENTRY: f64 = 5.0;
+
+/// NPB IS work of one rank per iteration: `(before, after)` the exchange,
+/// for `keys_per_proc` keys and a key range of `max_key` values over
+/// `nprocs` ranks (NPB 3.x `MAX_KEY` = 2^11 (S), 2^19 (A), 2^21 (B), 2^23 (C)).
+pub fn nas_is_work(keys_per_proc: u64, max_key: u64, nprocs: u32) -> (NasWork, NasWork) {
+    let keys = keys_per_proc as f64;
+    let range = (max_key / nprocs as u64) as f64;
+    (
+        NasWork { ops: IS_INSNS_PER_KEY_BEFORE * keys, bytes: IS_BYTES_PER_KEY_BEFORE * keys },
+        NasWork {
+            ops: IS_INSNS_PER_KEY_AFTER * keys + IS_INSNS_PER_RANGE_ENTRY * range,
+            bytes: IS_BYTES_PER_KEY_AFTER * keys + IS_BYTES_PER_RANGE_ENTRY * range,
+        },
+    )
+}
+
+/// A linear alltoall (Open MPI `tuned` basic linear): post every receive,
+/// then every send (rank+1, rank+2, ... in turn), then wait for all.
+/// Each is one ring step ([`Step`]).
+pub fn alltoall_ops(ops: &mut Body, rank: u32, nprocs: u32, size: u64, tag: u64) {
+    if nprocs > 1 {
+        ops.0.push(Step::RecvRing { rank, n: nprocs, size, tag });
+        ops.0.push(Step::SendRing { rank, n: nprocs, size, tag });
+    }
+    ops.push(Op::WaitOutstanding(0));
+}
+
+/// Recursive-doubling allreduce of `size` bytes among the ranks
+/// `base + i * stride` (i < `n`, `n` a power of two) that `rank` belongs to.
+fn allreduce_ops(ops: &mut Body, rank: u32, base: u32, stride: u32, n: u32, size: u64, tag: u64) {
+    let me = (rank - base) / stride;
+    let mut mask = 1;
+    let mut step = 0;
+    while mask < n {
+        let partner = base + (me ^ mask) * stride;
+        ops.push(Op::Recv { src: Some(partner), size, tag: tag + step });
+        ops.push(Op::Send { peer: partner, size, tag: tag + step });
+        ops.push(Op::WaitOutstanding(0));
+        mask <<= 1;
+        step += 1;
+    }
+}
+
+/// Exchange `size` bytes with `partner` (both directions), then wait.
+fn exchange_ops(ops: &mut Body, partner: u32, size: u64, tag: u64) {
+    ops.push(Op::Recv { src: Some(partner), size, tag });
+    ops.push(Op::Send { peer: partner, size, tag });
+    ops.push(Op::WaitOutstanding(0));
+}
+
+/// The NAS kernels with communication skeletons besides IS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NasKernel {
+    Cg,
+    Mg,
+    Ft,
+}
+
+/// CG bytes per nonzero per matrix-vector product: the value (8 B) and its
+/// column index (4 B) stream from memory (the matrix, 160 MiB in class B,
+/// is far larger than the caches); the gathered vector segment (150 KiB in
+/// class B at 16 ranks) stays in L2.
+const CG_BYTES_PER_NONZERO: f64 = 12.0;
+/// CG bytes per vector element per CG step (`cg.f` `conj_grad`): q = A.p
+/// is written (8 B + 8 B write-allocate), p.q reads two vectors (16 B),
+/// z += alpha p and r -= alpha q read two and write one each (2 x 24 B),
+/// r.r reads one (8 B), p = r + beta p reads two and writes one (24 B).
+const CG_BYTES_PER_ELEMENT_STEP: f64 = 112.0;
+/// MG bytes per finest-grid point per iteration (`mg.f` `mg3P` then
+/// `resid`): on the finest grid rprj3 reads r (8 B), interp updates u and
+/// reads the coarse grid (17 B), resid reads u and v and writes r (24 B +
+/// 8 B write-allocate) twice, psinv reads r and updates u (24 B): 113 B;
+/// the coarser levels add an eighth each, and zero3 clears them (16 B per
+/// point): about 130 B in all.
+const MG_BYTES_PER_POINT: f64 = 130.0;
+/// FT bytes per grid point per iteration (`ft.f`, 1D layout): evolve reads
+/// u0 and the twiddle factors and writes u1 (16 + 8 + 16 B + 16 B
+/// write-allocate); the FFTs along two local dimensions each read and write
+/// the complex grid once through a cached scratch block (2 x 32 B); the
+/// local transpose before the alltoall and the one after it each read and
+/// write it (2 x 48 B with write-allocate); the last FFT dimension (32 B):
+/// 248 B.
+const FT_BYTES_PER_POINT: f64 = 248.0;
+
+/// Problem parameters of NPB 3.x classes B and C (`npbparams.h` defaults).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NasProblem {
+    pub kernel: NasKernel,
+    /// Timed iterations (CG: outer iterations of 25 CG steps each).
+    pub iterations: u64,
+    /// Total floating-point operations of the timed part, from the Mop/s
+    /// formula each NPB benchmark prints (cg.f, mg.f, ft.f `mflops = ...`).
+    pub total_ops: f64,
+    /// CG: matrix order and NONZER; MG/FT: grid points per dimension (nx, ny, nz).
+    pub dims: [u64; 3],
+}
+
+impl NasProblem {
+    pub fn new(kernel: NasKernel, class_c: bool) -> Self {
+        match kernel {
+            NasKernel::Cg => {
+                // Class B: NA 75000, NONZER 13; class C: NA 150000, NONZER 15; NITER 75.
+                let (na, nonzer) = if class_c { (150_000u64, 15u64) } else { (75_000, 13) };
+                let niter = 75u64;
+                let nz = (nonzer * (nonzer + 1)) as f64;
+                let ops = 2.0 * (niter * na) as f64 * (3.0 + nz + 25.0 * (5.0 + nz) + 3.0);
+                NasProblem { kernel, iterations: niter, total_ops: ops, dims: [na, nonzer, 0] }
+            }
+            NasKernel::Mg => {
+                // Class B: 256^3, class C: 512^3; 20 iterations. ops = 58 * nit * n^3.
+                let n = if class_c { 512u64 } else { 256 };
+                let nit = 20u64;
+                NasProblem { kernel, iterations: nit, total_ops: 58.0 * (nit * n * n * n) as f64, dims: [n, n, n] }
+            }
+            NasKernel::Ft => {
+                // Class B: 512x256x256, class C: 512^3; 20 iterations.
+                let d = if class_c { [512u64, 512, 512] } else { [512, 256, 256] };
+                let niter = 20u64;
+                let nt = (d[0] * d[1] * d[2]) as f64;
+                let ops = nt * (14.8157 + 7.19641 * nt.ln() + (5.23518 + 7.21113 * nt.ln()) * niter as f64);
+                NasProblem { kernel, iterations: niter, total_ops: ops, dims: d }
+            }
+        }
+    }
+
+    /// The work of one of `nprocs` ranks in one timed iteration: NPB's
+    /// operation count shared evenly, and the memory traffic of the
+    /// kernel's passes over its data (the constants above).
+    pub fn work(&self, nprocs: u32) -> NasWork {
+        let n = nprocs as f64;
+        let ops = self.total_ops / self.iterations as f64 / n;
+        let bytes = match self.kernel {
+            NasKernel::Cg => {
+                // 25 CG steps and the residual's product per iteration; the
+                // nonzeros as cg.f's operation count has them (NA x NONZER x
+                // (NONZER+1)); each rank keeps vector segments of NA / npcols,
+                // so the vectors exist nprows times over.
+                let (na, nonzer) = (self.dims[0] as f64, self.dims[1] as f64);
+                let nprows = (nprocs / cg_npcols(nprocs)) as f64;
+                26.0 * CG_BYTES_PER_NONZERO * na * nonzer * (nonzer + 1.0)
+                    + 25.0 * CG_BYTES_PER_ELEMENT_STEP * na * nprows
+            }
+            NasKernel::Mg => MG_BYTES_PER_POINT * (self.dims[0] * self.dims[1] * self.dims[2]) as f64,
+            NasKernel::Ft => FT_BYTES_PER_POINT * (self.dims[0] * self.dims[1] * self.dims[2]) as f64,
+        };
+        NasWork { ops, bytes: bytes / n }
+    }
+}
+
+/// Columns of NPB CG's process grid (`cg.f` `setup_proc_info`: npcols =
+/// nprows for an even power of two, twice nprows otherwise).
+fn cg_npcols(nprocs: u32) -> u32 {
+    1u32 << nprocs.trailing_zeros().div_ceil(2)
+}
+
+/// One timed iteration of a NAS kernel skeleton for `rank` of `nprocs` (a
+/// power of two, at least 4), with `compute` per iteration on each rank.
+///
+/// * CG (2D grid `nprows x npcols`): per CG step, the row reduction of the
+///   matrix-vector product by recursive halving, the exchange with the
+///   transpose partner, and two scalar allreduces across the row
+///   (NPB `cg.f` `conj_grad`); 25 steps per iteration, then the residual's
+///   product (same exchanges, one scalar) and the main loop's allreduce of
+///   two norms (16 B).
+/// * MG (3D grid of ranks): per level of the V-cycle, four halo exchanges of
+///   the six faces (`comm3` after resid, psinv, rprj3/interp).
+/// * FT (1D layout): one all-to-all transpose of the complex grid per
+///   iteration and a checksum allreduce (`ft.f` `transpose_x_yz`, `checksum`).
+pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs: u32, compute: Duration) -> Body {
+    let mut ops = Body::new();
+    ops.push(Op::Compute(compute));
+    let log2 = |n: u32| n.trailing_zeros();
+    match kernel {
+        NasKernel::Cg => {
+            let npcols = cg_npcols(nprocs);
+            let nprows = nprocs / npcols;
+            let (row, col) = (rank / npcols, rank % npcols);
+            let na = p.dims[0];
+            let seg = 8 * na / nprows as u64;
+            // With a square grid the transpose partner is (col, row).
+            let transpose = if nprows == npcols { col * npcols + row } else { rank ^ 1 };
+            // 25 CG steps, then (step 25) the residual's product with its
+            // scalar reduction and the main loop's reduction of the two norms.
+            for step in 0..26u64 {
+                let mut len = seg;
+                let mut mask = 1;
+                let mut k = 0;
+                while mask < npcols {
+                    len /= 2;
+                    exchange_ops(&mut ops, row * npcols + (col ^ mask), len.max(8), tag::CG + step * 16 + k);
+                    mask <<= 1;
+                    k += 1;
+                }
+                if transpose != rank {
+                    exchange_ops(&mut ops, transpose, seg / npcols as u64, tag::CG + step * 16 + 8);
+                }
+                allreduce_ops(&mut ops, rank, row * npcols, 1, npcols, 8, tag::CG + step * 16 + 10);
+                let second = if step == 25 { 16 } else { 8 };
+                allreduce_ops(&mut ops, rank, row * npcols, 1, npcols, second, tag::CG + step * 16 + 13);
+            }
+        }
+        NasKernel::Mg => {
+            // Ranks on a px x py x pz grid, px >= py >= pz, all powers of two.
+            let l = log2(nprocs);
+            let (px, py, pz) = (1u32 << l.div_ceil(3).max(l - 2 * (l / 3)), 1u32 << (l / 3), 1u32 << (l / 3));
+            let (px, py, pz) = if px * py * pz == nprocs { (px, py, pz) } else { (nprocs / 4, 2, 2) };
+            let (x, y, z) = (rank % px, (rank / px) % py, rank / (px * py));
+            let at = |x: u32, y: u32, z: u32| (z % pz) * px * py + (y % py) * px + (x % px);
+            let neighbours = [
+                (at(x + 1, y, z), at(x + px - 1, y, z), (py, pz)),
+                (at(x, y + 1, z), at(x, y + py - 1, z), (px, pz)),
+                (at(x, y, z + 1), at(x, y, z + pz - 1), (px, py)),
+            ];
+            let mut n = p.dims[0];
+            let mut level = 0u64;
+            while n >= 4 {
+                for pass in 0..4u64 {
+                    for (d, (up, down, (a, b))) in neighbours.iter().enumerate() {
+                        let face = 8 * (n / *a as u64).max(1) * (n / *b as u64).max(1);
+                        let tag = tag::MG + level * 64 + pass * 8 + d as u64 * 2;
+                        // Faces going up carry `tag`, faces going down `tag + 1`.
+                        if *up != rank {
+                            ops.push(Op::Recv { src: Some(*down), size: face, tag });
+                            ops.push(Op::Recv { src: Some(*up), size: face, tag: tag + 1 });
+                            ops.push(Op::Send { peer: *up, size: face, tag });
+                            ops.push(Op::Send { peer: *down, size: face, tag: tag + 1 });
+                        }
+                        ops.push(Op::WaitOutstanding(0));
+                    }
+                }
+                n /= 2;
+                level += 1;
+            }
+        }
+        NasKernel::Ft => {
+            let total = p.dims[0] * p.dims[1] * p.dims[2];
+            let pair = 16 * total / (nprocs as u64 * nprocs as u64);
+            alltoall_ops(&mut ops, rank, nprocs, pair, tag::FT_TRANSPOSE);
+            allreduce_ops(&mut ops, rank, 0, 1, nprocs, 16, tag::FT_CHECKSUM);
+        }
+    }
+    ops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Program;
+
+    #[test]
+    fn nas_is_iteration_shape() {
+        let (before, after) = (Duration::from_us(5), Duration::from_us(3));
+        let body = nas_is_iteration(3, 16, 1 << 21, before, after);
+        let ops: Vec<Op> = body.ops().collect();
+        assert_eq!(ops[0], Op::Compute(before));
+        assert_eq!(*ops.last().unwrap(), Op::Compute(after));
+        // 4 allreduce steps (send+recv+wait), then 2 x (15 recv + 15 send + wait)
+        assert_eq!(ops.len(), 1 + 4 * 3 + 2 * 31 + 1);
+        assert!(ops.contains(&Op::Send { peer: 2, size: 4116, tag: 100 }));
+        assert!(ops.contains(&Op::Send { peer: 4, size: (1 << 21) * 4 / 16, tag: 300 }));
+        // Each alltoall is two ring steps and its wait, whatever the ranks.
+        assert_eq!(body.0.len(), 1 + 4 * 3 + 2 * 3 + 1);
+        let mut p = Program::script(body, 2, 1);
+        let all: Vec<Op> = std::iter::from_fn(|| Some(p.next_op())).take_while(|o| *o != Op::Done).collect();
+        assert_eq!(all.iter().filter(|o| matches!(o, Op::Mark(_))).count(), 2);
+        assert_eq!(all.len(), 2 * 76 + 2);
+    }
+
+    /// Bytes each rank sends per IS iteration, by tag block, for `n` ranks.
+    fn is_bytes_sent(rank: u32, n: u32, keys_per_proc: u64) -> [u64; 3] {
+        let mut out = [0; 3];
+        for op in nas_is_iteration(rank, n, keys_per_proc, Duration::ZERO, Duration::ZERO).ops() {
+            if let Op::Send { size, tag, .. } = op {
+                out[match tag {
+                    t if t < tag::IS_COUNTS => 0,
+                    tag::IS_COUNTS => 1,
+                    _ => 2,
+                }] += size;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn nas_is_messages_per_iteration_follow_npb() {
+        // NPB is.c per iteration and rank, for n ranks: the allreduce of
+        // NUM_BUCKETS + TEST_ARRAY_SIZE ints (log2 n recursive-doubling
+        // steps), one int of send count to every other rank, and all its
+        // keys but its own share to the others.
+        for (n, keys) in [(16u32, (1u64 << 25) / 16), (16, (1 << 27) / 16), (64, (1 << 25) / 64)] {
+            for rank in [0, n / 2 + 1, n - 1] {
+                let [reduce, counts, key_bytes] = is_bytes_sent(rank, n, keys);
+                assert_eq!(reduce, n.trailing_zeros() as u64 * (1024 + 5) * 4);
+                assert_eq!(counts, 4 * (n as u64 - 1));
+                assert_eq!(key_bytes, 4 * keys / n as u64 * (n as u64 - 1));
+            }
+        }
+    }
+
+    #[test]
+    fn nas_is_work_grows_with_the_keys_and_is_memory_bound_on_a_shared_host() {
+        // Class B and C at 16 ranks: 4x the keys, 4x the key range.
+        let (b0, b1) = nas_is_work((1 << 25) / 16, 1 << 21, 16);
+        let (c0, c1) = nas_is_work((1 << 27) / 16, 1 << 23, 16);
+        assert!((c0.bytes / b0.bytes - 4.0).abs() < 1e-9);
+        assert!(c1.ops > 3.9 * b1.ops && c1.bytes > 3.9 * b1.bytes);
+        // A 2.33 GHz core at 1.5 instructions per cycle and 6 GB/s shared by
+        // 8 ranks: memory decides, so the time scales with the bandwidth.
+        let (ips, bw) = (1.5 * 2.33e9, 6e9 / 8.0);
+        assert!(b0.bytes / bw > b0.ops / ips);
+        let (slow, fast) = (b0.time(ips, bw / 2.0).as_ps() as f64, b0.time(ips, bw).as_ps() as f64);
+        assert!((slow / fast - 2.0).abs() < 1e-6);
+        // Alone on its host the rank is faster.
+        assert!(b0.time(ips, 6e9) < b0.time(ips, bw));
+    }
+
+    #[test]
+    fn nas_kernel_work_is_npb_ops_and_memory_traffic() {
+        for (k, bytes_per_op) in [(NasKernel::Cg, (6.0, 7.5)), (NasKernel::Mg, (2.0, 2.5)), (NasKernel::Ft, (1.7, 2.1))]
+        {
+            let p = NasProblem::new(k, false);
+            let (w16, w32) = (p.work(16), p.work(32));
+            // The operations are NPB's count shared by the ranks.
+            assert!((w16.ops * 16.0 * p.iterations as f64 - p.total_ops).abs() / p.total_ops < 1e-9);
+            assert!((w16.ops / w32.ops - 2.0).abs() < 1e-9, "{k:?}");
+            let ratio = w16.bytes / w16.ops;
+            assert!(ratio > bytes_per_op.0 && ratio < bytes_per_op.1, "{k:?}: {ratio} B/flop");
+        }
+        // CG keeps vector segments once per process row: more rows, more bytes.
+        let cg = NasProblem::new(NasKernel::Cg, false);
+        assert!(cg.work(64).bytes * 64.0 > cg.work(16).bytes * 16.0);
+    }
+
+    #[test]
+    fn nas_kernel_op_counts_match_npb_formulas() {
+        // CG.B: 2*75*75000*(3+182+25*187+3) = 5.47e10 (NPB reports ~54.7 Gop).
+        let cg = NasProblem::new(NasKernel::Cg, false);
+        assert!((cg.total_ops - 5.47e10).abs() / 5.47e10 < 0.01, "{}", cg.total_ops);
+        // MG.B: 58 * 20 * 256^3 = 1.95e10.
+        assert_eq!(NasProblem::new(NasKernel::Mg, false).total_ops, 58.0 * 20.0 * 16_777_216.0);
+        assert!(NasProblem::new(NasKernel::Ft, true).total_ops > NasProblem::new(NasKernel::Ft, false).total_ops);
+    }
+
+    #[test]
+    fn nas_kernel_messages_pair_up() {
+        // Every send of every rank has a matching receive (same tag, size) at its peer.
+        for k in [NasKernel::Cg, NasKernel::Mg, NasKernel::Ft] {
+            let p = NasProblem::new(k, false);
+            let all: Vec<Vec<Op>> =
+                (0..16).map(|r| nas_kernel_iteration(k, &p, r, 16, Duration::ZERO).ops().collect()).collect();
+            let mut sends = std::collections::BTreeMap::new();
+            let mut recvs = std::collections::BTreeMap::new();
+            for (r, ops) in all.iter().enumerate() {
+                for op in ops {
+                    match *op {
+                        Op::Send { peer, size, tag } => *sends.entry((r as u32, peer, tag, size)).or_insert(0) += 1,
+                        Op::Recv { src: Some(s), size, tag } => {
+                            *recvs.entry((s, r as u32, tag, size)).or_insert(0) += 1
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            assert_eq!(sends, recvs, "{k:?}");
+            assert!(!sends.is_empty());
+        }
+    }
+}
