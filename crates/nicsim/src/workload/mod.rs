@@ -95,7 +95,7 @@ impl Step {
         }
     }
 
-    /// Operation `i` (< `len`) of the step.
+    /// Operation `i` (< [`Step::n_ops`]) of the step.
     #[inline]
     pub fn op(&self, i: u32) -> Op {
         match *self {
