@@ -5,6 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# The extension's allocator, mimalloc, is C built by cargo (cc crate).
+if ! command -v "${CC:-cc}" >/dev/null; then
+  echo "setup: no C compiler (\`${CC:-cc}\` not found): the core's allocator (mimalloc) is built from C;" \
+    "install one (Debian: apt-get install gcc) or set CC" >&2
+  exit 1
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi

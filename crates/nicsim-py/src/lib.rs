@@ -17,6 +17,15 @@ use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+/// mimalloc, for its transparent huge pages: a 1,024-rank run keeps some
+/// 300 MiB of state that its events read in no particular order, and with
+/// the system allocator's 4 KiB pages most of those reads missed the TLB
+/// as well as the caches (`docs/performance.md`, "Huge pages"). Python's
+/// own objects keep Python's allocator. `MIMALLOC_ALLOW_THP=0` in the
+/// environment turns the huge pages off.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 create_exception!(_core, NicsimError, PyValueError, "Bad input or an impossible scenario (one line, names the key).");
 
 fn guarded<T>(f: impl FnOnce() -> Result<T, String> + std::panic::UnwindSafe) -> PyResult<T> {

@@ -5,6 +5,11 @@
 //! ```
 //! demonstrates the whole path: `cargo run --release --example run -- scenario.toml`
 
+/// The extension's allocator (see `nicsim-py`), so that runs timed here
+/// time what `nicsim` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let path = std::env::args().nth(1).expect("usage: run SCENARIO.toml");
     let text = std::fs::read_to_string(&path).expect("readable scenario file");
