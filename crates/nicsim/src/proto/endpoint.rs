@@ -230,6 +230,11 @@ fn unless_max(t: Instant) -> Option<Instant> {
 #[repr(C)]
 pub struct Endpoint {
     peers: Vec<Peer>,
+    /// The time of [`Endpoint::timers`]' first entry (`Instant::MAX`: none),
+    /// beside `peers`: every library step asks [`Endpoint::poll_at`], and
+    /// this way reads the line a send or a delivery reads anyway, not the
+    /// heap's (at hundreds of ranks one cache miss fewer per step).
+    first: Instant,
     /// Unacknowledged messages of all peers, and free slots.
     sent: Vec<Slot>,
     /// (deadline, peer): at most one live entry per peer (the one equal to
@@ -268,6 +273,7 @@ impl Endpoint {
         Endpoint {
             params,
             peers: vec![Peer::default(); peers],
+            first: Instant::MAX,
             sent: Vec::new(),
             free: Vec::new(),
             timers: BinaryHeap::new(),
@@ -290,6 +296,7 @@ impl Endpoint {
         if t < ps.armed {
             ps.armed = t;
             self.timers.push(Reverse((t, peer)));
+            self.first = self.first.min(t);
         }
     }
 
@@ -484,11 +491,8 @@ impl Endpoint {
     /// Costs O(log peers) per deadline that passed or moved; nothing is
     /// scanned per peer.
     pub fn dispatch(&mut self, now: Instant, mut emit: impl FnMut(u16, Due)) -> Option<Instant> {
-        while let Some(&Reverse((t, peer))) = self.timers.peek() {
-            if t > now {
-                break;
-            }
-            self.timers.pop();
+        while self.first <= now {
+            let Some(Reverse((t, peer))) = self.pop_timer() else { break };
             self.timer_visits += 1;
             let ps = &mut self.peers[peer as usize];
             if ps.armed == t {
@@ -561,7 +565,7 @@ impl Endpoint {
         while let Some(&Reverse((t, peer))) = self.timers.peek() {
             let ps = &mut self.peers[peer as usize];
             if ps.armed != t {
-                self.timers.pop();
+                self.pop_timer();
                 self.timer_visits += 1;
                 continue;
             }
@@ -569,9 +573,9 @@ impl Endpoint {
             if d == t {
                 return Some(t);
             }
-            self.timers.pop();
-            self.timer_visits += 1;
             ps.armed = Instant::MAX;
+            self.pop_timer();
+            self.timer_visits += 1;
             if d != Instant::MAX {
                 self.rearm(peer);
             }
@@ -582,7 +586,16 @@ impl Endpoint {
     /// No protocol deadline is earlier than this (`None`: nothing to wait
     /// for). [`Endpoint::dispatch`] returns the exact earliest deadline.
     pub fn poll_at(&self) -> Option<Instant> {
-        self.timers.peek().map(|&Reverse((t, _))| t)
+        debug_assert_eq!(self.first, self.timers.peek().map_or(Instant::MAX, |&Reverse((t, _))| t));
+        (self.first != Instant::MAX).then_some(self.first)
+    }
+
+    /// Takes the heap's first entry, keeping [`Endpoint::first`].
+    #[inline(always)]
+    fn pop_timer(&mut self) -> Option<Reverse<(Instant, u16)>> {
+        let e = self.timers.pop();
+        self.first = self.timers.peek().map_or(Instant::MAX, |&Reverse((t, _))| t);
+        e
     }
 
     /// Finalizing: every peer with in-order messages unacknowledged is acked

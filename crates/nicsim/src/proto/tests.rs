@@ -728,3 +728,24 @@ fn endpoint_gives_up_on_a_peer_after_resends_max_delays() {
     assert!(!a.all_acked(), "the message is not acknowledged");
     assert_eq!(a.deadlines(PEER).1, None, "no more resend rounds");
 }
+
+/// `poll_at` keeps the earliest deadline of all peers as heap entries come
+/// and go (it reads a copy kept beside the peers, not the heap): two peers'
+/// resends 300 µs apart, the earlier taken first.
+#[test]
+fn poll_at_follows_the_earliest_peer_as_deadlines_pass() {
+    let mut a = Endpoint::new(PARAMS, 3);
+    assert_eq!(a.poll_at(), None);
+    a.send(2, us(300), 0, 8, 0, false, 1);
+    assert_eq!(a.poll_at(), Some(us(1300)));
+    a.send(PEER, us(0), 0, 8, 0, false, 1);
+    assert_eq!(a.poll_at(), Some(us(1000)), "an earlier deadline comes first");
+    let mut due = Vec::new();
+    let next = a.dispatch(us(1000), |p, d| due.push((p, d)));
+    assert_eq!(due.iter().map(|(p, _)| *p).collect::<Vec<_>>(), vec![PEER]);
+    assert_eq!((next, a.poll_at()), (Some(us(1300)), Some(us(1300))), "the other peer's is next");
+    due.clear();
+    a.dispatch(us(1300), |p, d| due.push((p, d)));
+    assert_eq!(due.iter().map(|(p, _)| *p).collect::<Vec<_>>(), vec![2]);
+    assert_eq!(a.poll_at(), Some(us(2000)), "the first peer's second round");
+}
