@@ -40,6 +40,7 @@ def assert_one_error_line(err: str) -> None:
         (["reproduce", "omx-coal", "--out", "x", "--jobs", "0"], "jobs = 0"),
         (["bench", "--kind", "nope"], "nope"),
         (["bench", "--count", "0"], "--count 0"),
+        (["bench", "--kind", "alltoall", "--repeat", "0"], "--repeat 0: must be from 1 to 100"),
         (["reproduce", "no-such-exp", "--out", "x"], "no-such-exp"),
         (["reproduce", "omx-coal"], "--out"),
         (["no-such-command"], "no-such-command"),
@@ -116,3 +117,18 @@ def test_core_errors_via_python_m_nicsim(args: list[str]) -> None:
     assert proc.returncode == 2, proc.stderr
     assert_one_error_line(proc.stderr)
     assert proc.stdout == ""
+
+
+@pytest.mark.core
+def test_size_bench_gives_the_median_of_its_repeats_and_their_range(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["bench", "--kind", "alltoall", "--procs", "4", "--repeat", "3"]
+    code, out, _ = nicsim_cli(capsys, *args)
+    assert code == 0 and "median of 3 runs" in out
+    rows = [line.split("│")[1:-1] for line in out.splitlines() if line.startswith("│")]
+    assert [r[0].strip() for r in rows] == ["2", "4"]
+    for r in rows:
+        median = float(r[2])
+        low, high = (float(x) for x in r[3].split("-"))
+        assert low <= median <= high, r

@@ -102,7 +102,7 @@ def _thp_mode() -> str | None:
     return text[text.index("[") + 1 : text.index("]")]
 
 
-@pytest.mark.skipif(_thp_mode() in (None, "never"), reason="the kernel gives no transparent huge pages")
+@pytest.mark.skipif(_thp_mode() in (None, "never"), reason="the kernel gives no huge pages")
 def test_the_core_asks_the_kernel_for_huge_pages() -> None:
     """The core's allocator (mimalloc) asks for transparent huge pages, which
     a kernel in THP "madvise" mode gives only on request: with 4 KiB pages a

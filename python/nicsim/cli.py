@@ -510,6 +510,51 @@ def presets_copy(
     print(f"wrote {dest}")
 
 
+#: Most runs per N of a size benchmark (`nicsim bench --repeat`): 1,024 ranks
+#: take about ten seconds a run.
+REPEAT_LIMIT = 100
+
+
+def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
+    """Build the cost-per-event table for N = 2, 4, ... procs.
+
+    Each N runs `repeat` times and its times are the medians; the events,
+    drops and simulated time are those of every run (runs are deterministic).
+    """
+    import statistics
+
+    alltoall = kind is BenchKind.alltoall
+    layout = "1 rank per host" if alltoall else "8 ranks per host, NAS IS class S"
+    runs = f"; median of {repeat} runs" if repeat > 1 else ""
+    table = Table(title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout}{runs})")
+    columns = "N|events|ns/event|range|build s|wall s|peak RSS MiB|drops|sim ms"
+    for col in columns.split("|"):
+        if col != "range" or repeat > 1:
+            table.add_column(col, justify="right")
+    n = 2
+    while n <= procs:
+        rs = [_core.bench(kind.value, n) for _ in range(repeat)]
+        ns = [r["ns_per_event"] for r in rs]
+        r = rs[0]
+        row = [str(n), f"{r['events']:,.0f}", f"{statistics.median(ns):.1f}"]
+        if repeat > 1:
+            row.append(f"{min(ns):.0f}-{max(ns):.0f}")
+        row += [
+            f"{statistics.median(x['build_s'] for x in rs):.3f}",
+            f"{statistics.median(x['wall_s'] for x in rs):.3f}",
+            f"{max(x['peak_rss_MiB'] for x in rs):.1f}",
+            f"{r['dropped']:,.0f}",
+            f"{r['sim_time_ms']:.1f}",
+        ]
+        table.add_row(*row)
+        table.caption = (
+            f"about {r['messages_per_rank']:,.0f} messages per rank at every N; "
+            "ns/event: the event loop alone, without the build"
+        )
+        n *= 2
+    return table
+
+
 @app.command("bench")
 def bench_command(
     kind: Annotated[BenchKind, typer.Option(help="What to time.")] = BenchKind.engine,
@@ -517,36 +562,20 @@ def bench_command(
     procs: Annotated[
         int, typer.Option(help="alltoall, nas-is: processes, run at N = 2, 4, ... up to this.")
     ] = 256,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            help="alltoall, nas-is: runs per N; times are their medians (on a shared machine)."
+        ),
+    ] = 1,
 ) -> None:
     """Time the simulator: events/s and messages/s, or cost per event by system size."""
     if kind in (BenchKind.alltoall, BenchKind.nas_is):
         if not 2 <= procs <= 8192:
             _fail(f"--procs {procs}: must be from 2 to 8192")
-        alltoall = kind is BenchKind.alltoall
-        layout = "1 rank per host" if alltoall else "8 ranks per host, NAS IS class S"
-        table = Table(title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout})")
-        columns = "N|events|ns/event|build s|wall s|peak RSS MiB|dropped|sim ms"
-        for col in columns.split("|"):
-            table.add_column(col, justify="right")
-        n = 2
-        while n <= procs:
-            r = _core.bench(kind.value, n)
-            table.add_row(
-                str(n),
-                f"{r['events']:,.0f}",
-                f"{r['ns_per_event']:.1f}",
-                f"{r['build_s']:.3f}",
-                f"{r['wall_s']:.3f}",
-                f"{r['peak_rss_MiB']:.1f}",
-                f"{r['dropped']:,.0f}",
-                f"{r['sim_time_ms']:.1f}",
-            )
-            table.caption = (
-                f"about {r['messages_per_rank']:,.0f} messages per rank at every N; "
-                "ns/event: the event loop alone, without the build"
-            )
-            n *= 2
-        _out.print(table)
+        if not 1 <= repeat <= REPEAT_LIMIT:
+            _fail(f"--repeat {repeat}: must be from 1 to {REPEAT_LIMIT}")
+        _out.print(_size_table(kind, procs, repeat))
         return
     if not 1 <= count <= COUNT_LIMIT:
         _fail(f"--count {count}: must be from 1 to {COUNT_LIMIT} (the core counts in 64 bits)")
