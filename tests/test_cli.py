@@ -126,8 +126,8 @@ def test_size_bench_gives_the_median_of_its_repeats_and_their_range(
     args = ["bench", "--kind", "alltoall", "--procs", "4", "--repeat", "3"]
     code, out, _ = nicsim_cli(capsys, *args)
     assert code == 0 and "median of 3 runs" in out
-    rows = [line.split("│")[1:-1] for line in out.splitlines() if line.startswith("│")]
-    assert [r[0].strip() for r in rows] == ["2", "4"]
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["2"], ["4"])]
+    assert [r[0] for r in rows] == ["2", "4"]
     for r in rows:
         median = float(r[2])
         low, high = (float(x) for x in r[3].split("-"))

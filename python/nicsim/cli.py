@@ -520,25 +520,25 @@ def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
 
     Each N runs `repeat` times and its times are the medians; the events,
     drops and simulated time are those of every run (runs are deterministic).
+    Rows are made first: each column is then at least as wide as its values,
+    so that a narrow terminal wraps a header, never cuts a number (print it
+    with ``crop=False``).
     """
     import statistics
 
-    alltoall = kind is BenchKind.alltoall
-    layout = "1 rank per host" if alltoall else "8 ranks per host, NAS IS class S"
-    runs = f"; median of {repeat} runs" if repeat > 1 else ""
-    table = Table(title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout}{runs})")
-    columns = "N|events|ns/event|range|build s|wall s|peak RSS MiB|drops|sim ms"
-    for col in columns.split("|"):
-        if col != "range" or repeat > 1:
-            table.add_column(col, justify="right")
+    from rich import box
+
+    rows: list[list[str]] = []
+    messages = 0.0
     n = 2
     while n <= procs:
         rs = [_core.bench(kind.value, n) for _ in range(repeat)]
         ns = [r["ns_per_event"] for r in rs]
         r = rs[0]
+        messages = r["messages_per_rank"]
         row = [str(n), f"{r['events']:,.0f}", f"{statistics.median(ns):.1f}"]
         if repeat > 1:
-            row.append(f"{min(ns):.0f}-{max(ns):.0f}")
+            row.append(f"{min(ns):.1f}-{max(ns):.1f}")
         row += [
             f"{statistics.median(x['build_s'] for x in rs):.3f}",
             f"{statistics.median(x['wall_s'] for x in rs):.3f}",
@@ -546,12 +546,30 @@ def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
             f"{r['dropped']:,.0f}",
             f"{r['sim_time_ms']:.1f}",
         ]
-        table.add_row(*row)
-        table.caption = (
-            f"about {r['messages_per_rank']:,.0f} messages per rank at every N; "
-            "ns/event: the event loop alone, without the build"
-        )
+        rows.append(row)
         n *= 2
+    alltoall = kind is BenchKind.alltoall
+    layout = "1 rank per host" if alltoall else "8 ranks per host, NAS IS class S"
+    runs = f"; median of {repeat} runs" if repeat > 1 else ""
+    table = Table(
+        title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout}{runs})",
+        caption=f"about {messages:,.0f} messages per rank at every N; "
+        "ns/event: the event loop alone, without the build",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    columns = ["N", "events", "ns/event", "range", "build s", "wall s", "peak RSS MiB", "drops"]
+    columns.append("sim ms")
+    if repeat == 1:
+        columns.remove("range")
+    for i, col in enumerate(columns):
+        # One-word headers stay whole too; "peak RSS MiB" may wrap.
+        header = len(col) if len(col) <= len("ns/event") else 0
+        width = max(header, *(len(row[i]) for row in rows))
+        table.add_column(col, justify="right", min_width=width)
+    for row in rows:
+        table.add_row(*row)
     return table
 
 
@@ -575,7 +593,7 @@ def bench_command(
             _fail(f"--procs {procs}: must be from 2 to 8192")
         if not 1 <= repeat <= REPEAT_LIMIT:
             _fail(f"--repeat {repeat}: must be from 1 to {REPEAT_LIMIT}")
-        _out.print(_size_table(kind, procs, repeat))
+        _out.print(_size_table(kind, procs, repeat), crop=False)
         return
     if not 1 <= count <= COUNT_LIMIT:
         _fail(f"--count {count}: must be from 1 to {COUNT_LIMIT} (the core counts in 64 bits)")
