@@ -263,16 +263,17 @@ impl ProcLines {
     }
 }
 
-/// A host's private objects: per die (the kernel's) and per process.
+/// A host's private objects per die (the kernel's). A process's are in
+/// its own state (`ProcLines`, kept by the simulator beside the process's
+/// other objects).
 #[derive(Clone, Debug)]
 pub struct HostLines {
     pub kernel: Vec<Obj>,
-    pub procs: Vec<ProcLines>,
 }
 
 impl HostLines {
     pub fn new(dies: usize) -> Self {
-        HostLines { kernel: vec![Obj::new(ObjClass::Private); dies], procs: Vec::new() }
+        HostLines { kernel: vec![Obj::new(ObjClass::Private); dies] }
     }
 }
 

@@ -379,6 +379,7 @@ impl World {
             need_window: VecDeque::new(),
             ring_obj: Obj::new(ObjClass::EventRing),
             ep_obj: Obj::new(ObjClass::Endpoint),
+            lines: Default::default(),
             timer_at: None,
             timer_events: Default::default(),
             marks: [None; 2],
@@ -386,7 +387,6 @@ impl World {
             irq_at_mark: [0; 2],
             irq_all_at_mark: [0; 2],
         });
-        hs.lines.procs.push(Default::default());
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].app = Some(idx);
         hs.cores[core as usize].idle_since = None;

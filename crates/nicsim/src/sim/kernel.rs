@@ -609,7 +609,7 @@ impl World {
                 self.cc.touch(&mut hs.cache, &mut dma, die, Kernel, c.rx_dma_lines as u64);
                 let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
                 self.cc.touch(&mut hs.cache, &mut hs.lines.kernel[die as usize], die, Kernel, c.kernel_private_lines);
-                let lines = &mut hs.lines.procs[p as usize];
+                let lines = &mut pr.lines;
                 match repr.body {
                     OmxBody::Pull { .. } => {}
                     OmxBody::PullReply { dst_pull_handle, .. } => {

@@ -89,7 +89,7 @@ impl World {
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Side::User, c.event_lines)
                     + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Side::User, c.endpoint_lines);
                 // The library's own state, counted (its time is in `event`).
-                let lines = &mut hs.lines.procs[p];
+                let lines = &mut pr.lines;
                 self.cc.touch(&mut hs.cache, &mut lines.private, die, Side::User, c.user_private_lines);
                 let m = ev.msg;
                 // A tiny message's data is in the event; a small one's or a
@@ -182,7 +182,7 @@ impl World {
                     // application's buffer (a large message's is pulled by
                     // the NIC): counted, their time is in `send` and the copy.
                     let hs = &mut self.hosts[h];
-                    let lines = &mut hs.lines.procs[p];
+                    let lines = &mut hs.procs[p].lines;
                     self.cc.touch(&mut hs.cache, &mut lines.private, die, Side::User, c.user_private_lines);
                     if wire::classify(size as usize, c.rndv_threshold as usize) != MessageClass::Large {
                         self.cc.touch(&mut hs.cache, &mut lines.app, die, Side::User, self.cc.lines(size));

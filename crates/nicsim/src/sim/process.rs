@@ -138,6 +138,10 @@ pub(crate) struct Proc {
     pub free_reqs: Vec<u32>,
     pub ring_obj: Obj,
     pub ep_obj: Obj,
+    /// The process's other cache-model objects (library state, application
+    /// buffers, receive queue slots), beside the two above: a message's
+    /// handler and library step touch them together.
+    pub lines: crate::host::ProcLines,
     /// Times of the process's `ProcTimer` events still queued (earliest
     /// first; a few are tracked, see `World::arm_timer`).
     pub timer_events: TimerEvents,
