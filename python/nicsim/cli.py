@@ -559,10 +559,9 @@ def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
         pad_edge=False,
         collapse_padding=True,
     )
-    columns = ["N", "events", "ns/event", "range", "build s", "wall s", "peak RSS MiB", "drops"]
-    columns.append("sim ms")
-    if repeat == 1:
-        columns.remove("range")
+    columns = ["N", "events", "ns/event"]
+    columns += ["range"] if repeat > 1 else []
+    columns += ["build s", "wall s", "peak RSS MiB", "drops", "sim ms"]
     for i, col in enumerate(columns):
         # One-word headers stay whole too; "peak RSS MiB" may wrap.
         header = len(col) if len(col) <= len("ns/event") else 0
