@@ -4,7 +4,7 @@
 //! `ValueError`) carrying one line; a Rust panic is caught and turned into
 //! the same error type so that Python never sees a Rust backtrace.
 //!
-//! Runs release the GIL. Their interrupt check ([`Watch`]) takes it back a
+//! Runs release the GIL. Their interrupt check (`Watch`) takes it back a
 //! few times per second to run Python's signal handlers and report
 //! progress, so Ctrl-C raises `KeyboardInterrupt` within a fraction of a
 //! second of a long run.

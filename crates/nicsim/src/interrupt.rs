@@ -14,7 +14,7 @@ use crate::SimError;
 
 /// Events between two calls of a run's interrupt check.
 ///
-/// The loop tests the event count after each pop (see [`due`]), so the hot
+/// The loop tests the event count after each pop (see `due`), so the hot
 /// path pays one test and a branch that is almost never taken; the Open-MX
 /// world runs its stall bound at the same point instead of on every event,
 /// so its per-event work is what it was without the check. At the 20-30 million events per second of the core this is

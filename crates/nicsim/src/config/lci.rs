@@ -1,4 +1,4 @@
-//! Configuration of the LCI world ([LCI], SPEC §2.4): the `lci2000`-family
+//! Configuration of the LCI world (\[LCI], SPEC §2.4): the `lci2000`-family
 //! platform preset and the LCI scenario, in the same two layers as the
 //! Open-MX configuration (serde structs with `deny_unknown_fields` whose doc
 //! comments are the user help, then a validation step whose errors name the
@@ -315,16 +315,16 @@ pub struct LciProtocol {
     pub ack_delay: Duration,
 }
 
-/// Default explicit-ack delay, us: [estimate] about four one-way null
+/// Default explicit-ack delay, us: \[estimate] about four one-way null
 /// latencies (12 us, SPEC §5), so a reply in a request/reply exchange
 /// carries the ack piggy-backed before the timer fires.
 pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
 
 /// static-split: payload from which one full-packet DMA beats two DMAs
-/// ([LCI] / SPEC §2.4: "double-dma below 512 B payload, full-packet above").
+/// (\[LCI] / SPEC §2.4: "double-dma below 512 B payload, full-packet above").
 pub const DEFAULT_SPLIT_BYTES: u32 = 512;
 
-/// Default multicast tree fan-out: [LCI] uses binary trees (SPEC §2.4
+/// Default multicast tree fan-out: \[LCI] uses binary trees (SPEC §2.4
 /// "binary by default").
 pub const DEFAULT_FANOUT: u32 = 2;
 
@@ -351,7 +351,7 @@ pub struct LciNicOpts {
     pub clock_period_us: Option<f64>,
 }
 
-/// `nic.polling`: the five arrival-detection strategies of [LCI] (SPEC §2.4,
+/// `nic.polling`: the five arrival-detection strategies of \[LCI] (SPEC §2.4,
 /// `crate::lci::poll`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]

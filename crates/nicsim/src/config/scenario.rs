@@ -56,7 +56,7 @@ pub struct NicOpts {
     /// Core that receives the interrupt with `single-core` (default 0).
     pub irq_core: Option<u32>,
     /// Host 0's own timeout coalescing, when it differs from the other
-    /// hosts' (the [EMO] testbed kept Host A at the driver's defaults while
+    /// hosts' (the \[EMO] testbed kept Host A at the driver's defaults while
     /// Host B's setting varied). Default: as the other hosts.
     pub host0: Option<Host0Nic>,
 }
@@ -263,9 +263,9 @@ pub enum WorkloadKind {
     NasFt,
     /// IMB Alltoall.
     Alltoall,
-    /// [EMO] echo server in host 1's NIC firmware.
+    /// \[EMO] echo server in host 1's NIC firmware.
     EchoNic,
-    /// [EMO] echo server in host 1's kernel.
+    /// \[EMO] echo server in host 1's kernel.
     EchoKernel,
 }
 
@@ -351,13 +351,13 @@ pub enum Workload {
     /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
     /// repetitions after `warmup`, `per_host` ranks on each host.
     Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
-    /// [EMO] echo: the application on host 0 ping-pongs with an echo server
+    /// \[EMO] echo: the application on host 0 ping-pongs with an echo server
     /// that runs in host 1's NIC firmware or in host 1's kernel (no copy to
     /// user space). Metrics as for `PingPong`.
     Echo { at: EchoAt, size: u64, iterations: u64, warmup: u64 },
 }
 
-/// Where the [EMO] echo server runs on host 1.
+/// Where the \[EMO] echo server runs on host 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EchoAt {
     /// In the NIC firmware: no DMA to the host, no interrupt.

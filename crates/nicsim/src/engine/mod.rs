@@ -54,7 +54,7 @@ const SORTED_AGAIN: usize = 8;
 /// first: a pop takes the last entry with no comparison at all, and a push
 /// is one step of insertion sort from the end (new events are mostly among
 /// the earliest, so it moves few entries). More than `SORTED_MAX` events
-/// go to a [`Radix`] heap: a push is an append, and a pop moves entries
+/// go to a `Radix` heap: a push is an append, and a pop moves entries
 /// between buckets by sequential reads and appends, about 0.5 more moves
 /// per doubling of the events waiting (4.9 per pop at 256, 6.4 at 2,048,
 /// 7.9 at 16,384 in a hold model with delays up to 1 µs), where a binary

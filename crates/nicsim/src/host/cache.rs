@@ -154,7 +154,7 @@ pub struct CacheStats {
     capacity: u64,
     /// Lines brought into each die's L2 so far.
     fill: Vec<u64>,
-    /// [class][side]: an access counts a hit and a miss side by side, in
+    /// \[class]\[side]: an access counts a hit and a miss side by side, in
     /// one cache line of the simulator's own.
     pub counts: [[Count; 2]; CLASSES],
 }

@@ -1,4 +1,4 @@
-//! The multicast programs of [LCI] (SPEC §3): broadcast latency and sender
+//! The multicast programs of \[LCI] (SPEC §3): broadcast latency and sender
 //! throughput, ASP (pipelined row broadcasts with computing receivers) and
 //! QR (column broadcast + reduce-to-all per iteration).
 //!

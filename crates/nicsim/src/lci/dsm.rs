@@ -1,4 +1,4 @@
-//! A CRL-like DSM request/reply program ([LCI] watchdog study, SPEC §3):
+//! A CRL-like DSM request/reply program (\[LCI] watchdog study, SPEC §3):
 //! each process computes, then operates on a shared region whose home node
 //! is another process; it sends a request to the home and awaits the reply
 //! by polling in the library with interrupts disabled. Requests reach home
@@ -27,7 +27,7 @@ use crate::Metrics;
 use std::collections::VecDeque;
 use std::fmt;
 
-/// Parameters of a mix. All [estimate]s from the published characterisations
+/// Parameters of a mix. All \[estimate]s from the published characterisations
 /// of the CRL applications (Johnson, Kaashoek & Wallach, "CRL:
 /// high-performance all-software distributed shared memory", SOSP 1995) and
 /// of SPLASH-2 (Woo et al., ISCA 1995): Barnes-Hut is fine-grained and

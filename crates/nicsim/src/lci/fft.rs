@@ -1,4 +1,4 @@
-//! FFT all-to-all program ([LCI] timers study, SPEC §3): every iteration each
+//! FFT all-to-all program (\[LCI] timers study, SPEC §3): every iteration each
 //! process computes its rows in `procs - 1` chunks and sends each chunk's
 //! block to the next process in rotation as soon as it is computed (the
 //! transpose overlapped with the butterflies, so a process enters the
@@ -44,7 +44,7 @@ pub struct Fft {
     sends: Vec<(u32, Outgoing)>,
 }
 
-/// Compute of one iteration varies uniformly by +-this fraction ([estimate]:
+/// Compute of one iteration varies uniformly by +-this fraction (\[estimate]:
 /// load imbalance and cache effects; it skews the processes so that some
 /// compute while others still send).
 pub const COMPUTE_JITTER: f64 = 0.2;

@@ -1,4 +1,4 @@
-//! The LCI world ([LCI], SPEC §2.4): Pentium Pro hosts on 32-bit/33 MHz PCI
+//! The LCI world (\[LCI], SPEC §2.4): Pentium Pro hosts on 32-bit/33 MHz PCI
 //! with programmable LANai 4.1 NIs on a 3D grid of Myrinet switches.
 //!
 //! This module owns the event loop that connects the pieces, and nothing

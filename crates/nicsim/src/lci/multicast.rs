@@ -1,4 +1,4 @@
-//! Multicast in the LCI world ([LCI], SPEC §2.4): per-sender spanning trees
+//! Multicast in the LCI world (\[LCI], SPEC §2.4): per-sender spanning trees
 //! and the three forwarding schemes.
 //!
 //! This module owns the tree shape ([`Tree`]: a `fanout`-ary tree over the

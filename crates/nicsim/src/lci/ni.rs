@@ -1,4 +1,4 @@
-//! The LANai NI firmware of [LCI] as a sans-I/O state machine: it takes
+//! The LANai NI firmware of \[LCI] as a sans-I/O state machine: it takes
 //! `now` and inputs (a descriptor posted by PIO, a packet in a receive
 //! buffer, a finished DMA) and returns when it next needs to run; the world
 //! (`super::World`) turns those times into events.

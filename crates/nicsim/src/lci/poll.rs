@@ -1,4 +1,4 @@
-//! The five arrival-detection (polling) strategies of [LCI] (SPEC §2.4) as a
+//! The five arrival-detection (polling) strategies of \[LCI] (SPEC §2.4) as a
 //! sans-I/O description: for one received packet, which NI -> host DMAs the
 //! firmware issues (offset and length in the host receive buffer), where the
 //! FULL flag lives, and how the host detects the packet.

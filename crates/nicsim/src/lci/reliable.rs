@@ -1,4 +1,4 @@
-//! The reliable LCI host protocol of the [LCI] timers study (SPEC §2.4),
+//! The reliable LCI host protocol of the \[LCI] timers study (SPEC §2.4),
 //! sans-I/O: per-peer packet counts as sequence numbers, a window of NI send
 //! buffers (64: a packet keeps its NI send buffer, its retransmission copy,
 //! until acknowledged), cumulative acknowledgements piggy-backed on every

@@ -1,4 +1,4 @@
-//! [LCI] NI-assisted fine-grain timers (SPEC §2.4): host soft timers and
+//! \[LCI] NI-assisted fine-grain timers (SPEC §2.4): host soft timers and
 //! the NI clock-interrupt policy, both sans-I/O.
 //!
 //! The host keeps its timers in memory and checks them against its cycle

@@ -1,4 +1,4 @@
-//! The [LCI] polling watchdog with optimistic interrupt protection (SPEC
+//! The \[LCI] polling watchdog with optimistic interrupt protection (SPEC
 //! §2.4), as a sans-I/O state machine of the NI firmware.
 //!
 //! The host toggles an interrupts-enabled flag in its own memory without

@@ -1,7 +1,7 @@
 //! EMO variables from a validated [`Scenario`]: the mapping from the
 //! simulator's costs (platform preset + scenario options) to C_N, L_NH, ...
 //!
-//! This module owns that mapping and the [EMO] echo measurement built on it.
+//! This module owns that mapping and the \[EMO] echo measurement built on it.
 //! It reads the same `Scenario` the simulator runs, so model and simulation
 //! never disagree by construction of their inputs; every cost below names
 //! the preset key it comes from and the simulator step that charges it
@@ -23,7 +23,7 @@
 //! | L_NA, O_NA | 0: the Open-MX stack has no NIC -> application path |
 //! | L_W | serialization of the frame + `link.frame_overhead_bytes` at `link.rate_gbps`, + 2 x `link.propagation_ns` + `link.switch_latency_ns` (+ one more serialization without cut-through) |
 //!
-//! A message is one unit ([EMO] is message-oriented): "frame" above is one
+//! A message is one unit (\[EMO] is message-oriented): "frame" above is one
 //! header plus the whole payload, whatever the number of frames the
 //! simulator cuts it into. What the simulator runs and the model leaves out
 //! therefore shows only on messages of several frames: per-frame costs paid
@@ -44,7 +44,7 @@ use crate::wire::{self, FrameRepr, MessageClass, OmxBody};
 #[error("{0}")]
 pub struct ModelError(pub String);
 
-/// Which host of the [EMO] echo a set of variables describes.
+/// Which host of the \[EMO] echo a set of variables describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     /// The client application (host 0): sends, and receives the echo.
@@ -53,7 +53,7 @@ pub enum Role {
     Echo(Path),
 }
 
-/// The model's evaluation of one [EMO] echo measurement.
+/// The model's evaluation of one \[EMO] echo measurement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EchoEval {
     pub path: Path,
@@ -129,7 +129,7 @@ fn wait_of(spec: &CoalesceSpec) -> Result<f64, ModelError> {
     }
 }
 
-/// The message of `size` bytes as [EMO] prices it: one unit behind one
+/// The message of `size` bytes as \[EMO] prices it: one unit behind one
 /// header, whatever the number of frames the protocol cuts it into.
 #[derive(Debug, Clone, Copy)]
 struct Message {
@@ -143,7 +143,7 @@ struct Message {
 
 /// The message of `size` bytes, or why the model does not cover it.
 ///
-/// EMO is message-oriented ([EMO] abstract: it "models it in a
+/// EMO is message-oriented (\[EMO] abstract: it "models it in a
 /// message-oriented rather than flow-oriented manner"): a message pays each
 /// per-message cost once and each per-byte cost over all its bytes. A
 /// message that spans several frames is therefore priced as one frame of its
@@ -354,7 +354,7 @@ pub fn preset_layers(s: &Scenario) -> Vec<Layer> {
         .collect()
 }
 
-/// The cache/memory layer (beyond [EMO]): line transfers the simulator's
+/// The cache/memory layer (beyond \[EMO]): line transfers the simulator's
 /// cache model charges per message when the interrupt and the process run
 /// on different dies (`None` when there are none).
 ///
@@ -390,7 +390,7 @@ pub fn cache_layer(s: &Scenario) -> Result<Option<Layer>, ModelError> {
     }))
 }
 
-/// Evaluates the [EMO] echo measurement of `path` for `size` bytes: the
+/// Evaluates the \[EMO] echo measurement of `path` for `size` bytes: the
 /// client's to-app latency plus the echo host's path latency is the round
 /// trip; the echo host's path overhead over that round trip is its CPU share.
 /// `extra` layers (e.g. declared from Python) join the preset's and the

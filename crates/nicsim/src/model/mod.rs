@@ -1,4 +1,4 @@
-//! The EMO analytic model ([EMO], SPEC §2.5): latency, overhead and gap of a
+//! The EMO analytic model (\[EMO], SPEC §2.5): latency, overhead and gap of a
 //! message protocol split across NIC, host OS and application, as pure
 //! functions of its variables.
 //!
@@ -115,7 +115,7 @@ impl Config {
     }
 }
 
-/// The [EMO] measurement paths: where the echo server runs.
+/// The \[EMO] measurement paths: where the echo server runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Path {
     /// Application-to-NIC: the echo server is NIC firmware.

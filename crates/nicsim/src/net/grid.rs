@@ -1,5 +1,5 @@
 //! A 3D grid (mesh, no wrap-around) of crossbar switches with cut-through
-//! routing: the Myrinet network of the [LCI] cluster.
+//! routing: the Myrinet network of the \[LCI] cluster.
 //!
 //! This module owns wire timing of the grid only: which directed channels a
 //! packet crosses (dimension-order routing: x, then y, then z), each

@@ -297,7 +297,7 @@ impl Nic {
         xfer_done + self.tx_dma_startup + self.fw_tx
     }
 
-    /// [EMO] firmware echo: receive processing, a byte copy of `copy`
+    /// \[EMO] firmware echo: receive processing, a byte copy of `copy`
     /// between NIC buffers, transmit processing; returns when the reply is
     /// ready for the wire (the firmware is busy until then).
     pub fn firmware_echo(&mut self, now: Instant, copy: Duration) -> Instant {

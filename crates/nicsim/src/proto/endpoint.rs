@@ -212,7 +212,7 @@ fn unless_max(t: Instant) -> Option<Instant> {
     (t != Instant::MAX).then_some(t)
 }
 
-/// The protocol state of one endpoint: one [`Peer`] per rank of the run, and
+/// The protocol state of one endpoint: one `Peer` per rank of the run, and
 /// the peers' deadlines in a min-heap, so that finding what is due costs
 /// O(log peers) per deadline and nothing per peer (the shape of Open-MX's
 /// time-ordered `non_acked_req_q` and `partners_to_ack_delayed_list`, whose

@@ -1,4 +1,4 @@
-//! The [EMO] echo servers of host 1: in the NIC firmware (`echo-nic`) and in
+//! The \[EMO] echo servers of host 1: in the NIC firmware (`echo-nic`) and in
 //! the kernel receive handler (`echo-kernel`).
 //!
 //! This module owns turning a received message frame around: the reply

@@ -1,8 +1,8 @@
 //! The simulated world: where NICs, the network, hosts, the Open-MX-like
 //! protocol and the workloads meet, driven by one event queue.
 //!
-//! This module owns the world's state ([`World`], one [`HostState`] per
-//! host), its events ([`Ev`]) and the event loop (`run`, `handle`), which
+//! This module owns the world's state ([`World`], one `HostState` per
+//! host), its events (`Ev`) and the event loop (`run`, `handle`), which
 //! hands each event to the stage it belongs to. The stages are one `impl
 //! World` file each, in the order a message crosses them:
 //!
@@ -17,7 +17,7 @@
 //! * `kernel`: cores, kernel work items, dispatch and NAPI;
 //! * `handler`: the Open-MX receive handler and the event ring;
 //! * `pull`: the drivers' pull of large messages;
-//! * `echo`, `metrics`: the [EMO] echo servers; metrics and invariants.
+//! * `echo`, `metrics`: the \[EMO] echo servers; metrics and invariants.
 //!
 //! Each component's own state and rules live in its module (`nic`, `net`,
 //! `host`, `workload`; the protocol's sequence numbers, acks, resends and
@@ -74,7 +74,7 @@ pub(crate) const FLOOD_ORIGIN: Origin = 0;
 /// `rank_of` entry of an endpoint that no rank holds.
 pub(crate) const NO_RANK: u16 = u16::MAX;
 
-/// The host that runs the [EMO] echo server (`workload.kind = "echo-*"`);
+/// The host that runs the \[EMO] echo server (`workload.kind = "echo-*"`);
 /// host 0 runs the client.
 pub(crate) const ECHO_HOST: usize = 1;
 
@@ -303,7 +303,7 @@ pub struct World {
     /// Rank -> (host, endpoint); (host, endpoint) -> rank ([`NO_RANK`]: none).
     pub(crate) ranks: Vec<(u16, u8)>,
     pub(crate) rank_of: Vec<Vec<u16>>,
-    /// [EMO] echo server on host 1 (`echo-nic` / `echo-kernel` workloads).
+    /// \[EMO] echo server on host 1 (`echo-nic` / `echo-kernel` workloads).
     pub(crate) echo: Option<crate::config::EchoAt>,
     /// NIC firmware byte copy of the echo (EMO inputs: cycles/byte / clock).
     pub(crate) nic_copy_ns_per_byte: f64,

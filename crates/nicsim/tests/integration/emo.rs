@@ -1,4 +1,4 @@
-//! [EMO]: the analytic model against the simulator, both from the same
+//! \[EMO]: the analytic model against the simulator, both from the same
 //! `emo2004` scenario (nothing fitted): on one-frame messages (the study's
 //! ground) latency slope vs size on each path and the offset interrupt
 //! coalescing adds agree; on messages of several frames the simulated
@@ -8,7 +8,7 @@
 use nicsim::model::{echo, Path};
 use nicsim::Scenario;
 
-/// The [EMO] measurement scenario: echo server per path, coalescing
+/// The \[EMO] measurement scenario: echo server per path, coalescing
 /// thresholds (`none` = 0/0, `max` = 1000 frames / 100 us), blocking
 /// library, cycle soaker on the hosts.
 fn scenario(path: Path, delay_us: f64, frames: u32, size: u64) -> String {
