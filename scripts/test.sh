@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # All tests: Rust formatting, lints, API docs (no broken links), unit +
-# integration tests; Python lints,
-# types and pytest (including end-to-end runs through the compiled core).
+# integration tests; Python lints, types and pytest (including end-to-end
+# runs through the compiled core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
