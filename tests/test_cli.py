@@ -132,3 +132,39 @@ def test_size_bench_gives_the_median_of_its_repeats_and_their_range(
         median = float(r[2])
         low, high = (float(x) for x in r[3].split("-"))
         assert low <= median <= high, r
+    assert rows[0][4] == "1.00"
+    assert float(rows[1][4]) == pytest.approx(float(rows[1][2]) / float(rows[0][2]), abs=0.02)
+
+
+def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stand-in core whose N = 2 gets slower with each round, as a VM's
+    # load may drift: every N must be run once per round, in turn.
+    calls: list[int] = []
+
+    def bench(kind: str, n: int) -> dict[str, float]:
+        calls.append(n)
+        rounds = calls.count(n)
+        ns = {2: 10.0 * rounds, 4: 30.0, 8: 45.0}[n]
+        return {
+            "ns_per_event": ns,
+            "events": 1000.0 * n,
+            "messages_per_rank": 4096.0,
+            "build_s": 0.001,
+            "wall_s": 0.01,
+            "peak_rss_MiB": 30.0,
+            "dropped": 0.0,
+            "sim_time_ms": 1.0,
+        }
+
+    monkeypatch.setattr("nicsim.cli._core.bench", bench)
+    args = ["bench", "--kind", "alltoall", "--procs", "8", "--repeat", "3"]
+    code, out, _ = nicsim_cli(capsys, *args)
+    assert code == 0, out
+    assert calls == [2, 4, 8] * 3
+    lines = (line.split() for line in out.splitlines())
+    rows = {r[0]: r for r in lines if r[:1] in (["2"], ["4"], ["8"])}
+    # N = 2's median is 20 (10, 20, 30): 4 is 1.5x it, 8 2.25x.
+    assert [rows[n][2] for n in "248"] == ["20.0", "30.0", "45.0"]
+    assert [rows[n][4] for n in "248"] == ["1.00", "1.50", "2.25"]

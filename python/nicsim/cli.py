@@ -520,6 +520,10 @@ def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
 
     Each N runs `repeat` times and its times are the medians; the events,
     drops and simulated time are those of every run (runs are deterministic).
+    The repeats go round all the sizes in turn (2, 4, ... procs, then again),
+    so that a change in the machine's load over the minutes of a bench
+    falls on every N alike rather than on a few, and the ratio to N = 2 is
+    taken between runs spread over the same span.
     Rows are made first: each column is then at least as wide as its values,
     so that a narrow terminal wraps a header, never cuts a number (print it
     with ``crop=False``).
@@ -528,18 +532,25 @@ def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
 
     from rich import box
 
+    sizes = [2 << i for i in range(procs.bit_length()) if 2 << i <= procs]
+    runs: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
+    for _ in range(repeat):
+        for n in sizes:
+            runs[n].append(_core.bench(kind.value, n))
+    base = statistics.median(r["ns_per_event"] for r in runs[sizes[0]])
     rows: list[list[str]] = []
     messages = 0.0
-    n = 2
-    while n <= procs:
-        rs = [_core.bench(kind.value, n) for _ in range(repeat)]
+    for n in sizes:
+        rs = runs[n]
         ns = [r["ns_per_event"] for r in rs]
         r = rs[0]
         messages = r["messages_per_rank"]
-        row = [str(n), f"{r['events']:,.0f}", f"{statistics.median(ns):.1f}"]
+        median = statistics.median(ns)
+        row = [str(n), f"{r['events']:,.0f}", f"{median:.1f}"]
         if repeat > 1:
             row.append(f"{min(ns):.1f}-{max(ns):.1f}")
         row += [
+            f"{median / base:.2f}",
             f"{statistics.median(x['build_s'] for x in rs):.3f}",
             f"{statistics.median(x['wall_s'] for x in rs):.3f}",
             f"{max(x['peak_rss_MiB'] for x in rs):.1f}",
@@ -547,21 +558,21 @@ def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
             f"{r['sim_time_ms']:.1f}",
         ]
         rows.append(row)
-        n *= 2
     alltoall = kind is BenchKind.alltoall
     layout = "1 rank per host" if alltoall else "8 ranks per host, NAS IS class S"
-    runs = f"; median of {repeat} runs" if repeat > 1 else ""
+    of_runs = f"; median of {repeat} runs" if repeat > 1 else ""
     table = Table(
-        title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout}{runs})",
+        title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout}{of_runs})",
         caption=f"about {messages:,.0f} messages per rank at every N; "
-        "ns/event: the event loop alone, without the build",
+        "ns/event: the event loop alone, without the build; "
+        "x N=2: its ratio to N = 2's",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         collapse_padding=True,
     )
     columns = ["N", "events", "ns/event"]
     columns += ["range"] if repeat > 1 else []
-    columns += ["build s", "wall s", "peak RSS MiB", "drops", "sim ms"]
+    columns += ["x N=2", "build s", "wall s", "peak RSS MiB", "drops", "sim ms"]
     for i, col in enumerate(columns):
         # One-word headers stay whole too; "peak RSS MiB" may wrap.
         header = len(col) if len(col) <= len("ns/event") else 0
