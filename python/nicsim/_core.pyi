@@ -128,20 +128,22 @@ def bench(kind: str, count: int) -> dict[str, float]:
     ----------
     kind
         ``"engine"`` (bare event queue), ``"pingpong"`` or ``"stream"`` (full
-        NIC/interrupt/handler/library path), or ``"alltoall"`` / ``"nas-is"``
-        (cost per event by system size: 64 B all-to-all with one rank per
-        host, or NAS IS class S with 8 ranks per host, each rank sending
-        about ``messages_per_rank`` messages whatever the size).
+        NIC/interrupt/handler/library path), or ``"alltoall"`` /
+        ``"exchange"`` / ``"nas-is"`` (cost per event by system size: 64 B
+        all-to-all or IMB Exchange with one rank per host, or NAS IS class S
+        with 8 ranks per host, each rank sending about ``messages_per_rank``
+        messages whatever the size).
     count
         Number of events (engine), messages / round trips to simulate
-        (pingpong, stream), or processes N (alltoall, nas-is).
+        (pingpong, stream), or processes N (alltoall, exchange, nas-is).
 
     Returns
     -------
     dict
         ``events``, ``events_per_s``, ``wall_s`` and ``messages_per_s``;
-        for alltoall and nas-is: ``procs``, ``events``, ``ns_per_event``,
-        ``wall_s``, ``peak_rss_MiB``, ``dropped``, ``messages_per_rank`` and
+        for alltoall, exchange and nas-is: ``procs``, ``events``,
+        ``ns_per_event`` (the event loop alone), ``build_s``, ``wall_s``,
+        ``peak_rss_MiB``, ``dropped``, ``messages_per_rank`` and
         ``sim_time_ms``.
 
     Raises

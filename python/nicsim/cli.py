@@ -110,6 +110,7 @@ class Workload(str, Enum):
     nas_mg = "nas-mg"
     nas_ft = "nas-ft"
     alltoall = "alltoall"
+    exchange = "exchange"
     echo_nic = "echo-nic"
     echo_kernel = "echo-kernel"
 
@@ -119,7 +120,16 @@ class BenchKind(str, Enum):
     pingpong = "pingpong"
     stream = "stream"
     alltoall = "alltoall"
+    exchange = "exchange"
     nas_is = "nas-is"
+
+
+#: The size benchmarks: N = 2, 4, ... --procs, and how their ranks are laid out.
+SIZE_BENCHES = {
+    BenchKind.alltoall: "1 rank per host",
+    BenchKind.exchange: "IMB Exchange, 1 rank per host",
+    BenchKind.nas_is: "8 ranks per host, NAS IS class S",
+}
 
 
 def _format(value: float | int | str) -> str:
@@ -558,8 +568,7 @@ def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
             f"{r['sim_time_ms']:.1f}",
         ]
         rows.append(row)
-    alltoall = kind is BenchKind.alltoall
-    layout = "1 rank per host" if alltoall else "8 ranks per host, NAS IS class S"
+    layout = SIZE_BENCHES[kind]
     of_runs = f"; median of {repeat} runs" if repeat > 1 else ""
     table = Table(
         title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout}{of_runs})",
@@ -588,17 +597,19 @@ def bench_command(
     kind: Annotated[BenchKind, typer.Option(help="What to time.")] = BenchKind.engine,
     count: Annotated[int, typer.Option(help="Events or messages.")] = 1_000_000,
     procs: Annotated[
-        int, typer.Option(help="alltoall, nas-is: processes, run at N = 2, 4, ... up to this.")
+        int,
+        typer.Option(help="alltoall, exchange, nas-is: processes, at N = 2, 4, ... up to this."),
     ] = 256,
     repeat: Annotated[
         int,
         typer.Option(
-            help="alltoall, nas-is: runs per N; times are their medians (on a shared machine)."
+            help="alltoall, exchange, nas-is: rounds of runs over the sizes; times are their "
+            "medians (on a shared machine)."
         ),
     ] = 1,
 ) -> None:
     """Time the simulator: events/s and messages/s, or cost per event by system size."""
-    if kind in (BenchKind.alltoall, BenchKind.nas_is):
+    if kind in SIZE_BENCHES:
         if not 2 <= procs <= 8192:
             _fail(f"--procs {procs}: must be from 2 to 8192")
         if not 1 <= repeat <= REPEAT_LIMIT:

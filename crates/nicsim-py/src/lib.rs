@@ -274,7 +274,8 @@ fn preset_toml(name: &str) -> PyResult<String> {
 }
 
 /// Runs a benchmark: kind in {"engine", "pingpong", "stream"} (`count`
-/// events or messages), or {"alltoall", "nas-is"} (`count` processes).
+/// events or messages), or {"alltoall", "exchange", "nas-is"} (`count`
+/// processes).
 #[pyfunction]
 #[pyo3(name = "bench")]
 fn bench_fn(py: Python<'_>, kind: String, count: u64) -> PyResult<BTreeMap<String, f64>> {

@@ -58,7 +58,7 @@ pub fn run_checked(
                 out.insert("round_trips_per_s".into(), count as f64 / wall);
             }
         }
-        "alltoall" | "nas-is" => {
+        "alltoall" | "exchange" | "nas-is" => {
             // `count` is the number of processes N.
             let text = scale_scenario(kind, count)?;
             let s = crate::config::Scenario::from_toml(&text).map_err(|e| e.to_string())?;
@@ -87,14 +87,15 @@ pub fn run_checked(
         }
         other => {
             return Err(format!(
-                "invalid value for `kind`: {other:?} (allowed: engine, pingpong, stream, alltoall, nas-is)"
+                "invalid value for `kind`: {other:?} (allowed: engine, pingpong, stream, alltoall, exchange, nas-is)"
             ))
         }
     }
     Ok(out)
 }
 
-/// Messages each rank sends in a size benchmark (`alltoall`, `nas-is`),
+/// Messages each rank sends in a size benchmark (`alltoall`, `exchange`,
+/// `nas-is`),
 /// whatever N: the runs do the same work per rank, so the cost per event
 /// can be compared across N, and the whole table up to 1,024 ranks takes
 /// minutes. An alltoall sends N - 1 messages per rank per repetition, so
@@ -104,7 +105,12 @@ pub const SCALE_MESSAGES_PER_RANK: u64 = 4096;
 /// The scenario of the size benchmark `kind` at `n` processes:
 /// * `alltoall`: 64 B to every other rank, one rank per host on `n` hosts,
 ///   `SCALE_MESSAGES_PER_RANK / (n - 1)` repetitions (at least one), no
-///   warm-up;
+///   warm-up: each rank has a receive posted from, and a message in flight
+///   to, every other rank, so the run's live state grows as n^2;
+/// * `exchange`: IMB Exchange of 64 B, one rank per host on `n` hosts,
+///   `SCALE_MESSAGES_PER_RANK / 2` repetitions, no warm-up: each rank talks
+///   to its two neighbours only, so the live state per rank is the same at
+///   every n (what is left to grow is the run's fixed per-rank state);
 /// * `nas-is`: NAS IS class S, 8 ranks per host on `n / 8` hosts (two hosts
 ///   of `n / 2` below 16 ranks, so that messages cross the network), as many
 ///   iterations (at most 1,000) as make about `SCALE_MESSAGES_PER_RANK`
@@ -123,6 +129,13 @@ pub fn scale_scenario(kind: &str, n: u64) -> Result<String, String> {
                  iterations = {iterations}\nwarmup = 0\nprocs_per_host = 1\n"
             ))
         }
+        "exchange" => {
+            let iterations = SCALE_MESSAGES_PER_RANK / 2;
+            Ok(format!(
+                "[platform.topology]\nhosts = {n}\n[workload]\nkind = \"exchange\"\nsize_bytes = 64\n\
+                 iterations = {iterations}\nwarmup = 0\nprocs_per_host = 1\n"
+            ))
+        }
         "nas-is" => {
             if !n.is_power_of_two() {
                 return Err(format!("invalid value for `procs`: {n} (nas-is: a power of two from 2 to 8192)"));
@@ -137,7 +150,7 @@ pub fn scale_scenario(kind: &str, n: u64) -> Result<String, String> {
                  procs_per_host = {per_host}\niterations = {iterations}\n"
             ))
         }
-        other => Err(format!("invalid value for `kind`: {other:?} (allowed here: alltoall, nas-is)")),
+        other => Err(format!("invalid value for `kind`: {other:?} (allowed here: alltoall, exchange, nas-is)")),
     }
 }
 
@@ -172,7 +185,7 @@ mod tests {
     #[test]
     fn bench_scenarios_give_each_rank_the_same_work_at_every_size() {
         let target = SCALE_MESSAGES_PER_RANK as f64;
-        for kind in ["alltoall", "nas-is"] {
+        for kind in ["alltoall", "exchange", "nas-is"] {
             for n in [2, 16, 64] {
                 let got = messages_per_rank(kind, n);
                 assert!((0.5 * target..=1.1 * target).contains(&got), "{kind} at {n} ranks: {got} messages per rank");

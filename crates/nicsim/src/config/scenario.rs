@@ -214,15 +214,16 @@ pub enum Stack {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadOpts {
     /// Required: pingpong | stream | uniband | flood | nas-is | nas-cg |
-    /// nas-mg | nas-ft | alltoall | echo-nic | echo-kernel.
+    /// nas-mg | nas-ft | alltoall | exchange | echo-nic | echo-kernel.
     pub kind: Option<WorkloadKind>,
     /// Message size in bytes (0 ..= 2^30; default 0).
     pub size_bytes: Option<u64>,
-    /// pingpong, echo-*: timed round trips (default 1000); alltoall: timed
-    /// repetitions (default 100); nas-is: timed iterations (default 10).
+    /// pingpong, echo-*: timed round trips (default 1000); alltoall,
+    /// exchange: timed repetitions (default 100); nas-is: timed iterations
+    /// (default 10).
     pub iterations: Option<u64>,
     /// Untimed messages or round trips first (default 100 for pingpong and
-    /// echo-*, 10 for alltoall, 1000 otherwise).
+    /// echo-*, 10 for alltoall and exchange, 1000 otherwise).
     pub warmup: Option<u64>,
     /// stream, uniband: timed messages (default 20000).
     pub messages: Option<u64>,
@@ -237,7 +238,7 @@ pub struct WorkloadOpts {
     pub packet_bytes: Option<u32>,
     /// NAS class: S | A | B (default) | C; nas-cg, nas-mg and nas-ft have B and C only.
     pub class: Option<NasClass>,
-    /// nas-*, alltoall: processes per host (default: one per core).
+    /// nas-*, alltoall, exchange: processes per host (default: one per core).
     pub procs_per_host: Option<u32>,
 }
 
@@ -263,6 +264,8 @@ pub enum WorkloadKind {
     NasFt,
     /// IMB Alltoall.
     Alltoall,
+    /// IMB Exchange: each rank with its two neighbours of a periodic chain.
+    Exchange,
     /// \[EMO] echo server in host 1's NIC firmware.
     EchoNic,
     /// \[EMO] echo server in host 1's kernel.
@@ -351,6 +354,11 @@ pub enum Workload {
     /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
     /// repetitions after `warmup`, `per_host` ranks on each host.
     Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
+    /// IMB Exchange: `size` bytes to each neighbour of a periodic chain of
+    /// ranks (rank - 1 and rank + 1, mod the rank count) and from each,
+    /// `iterations` timed repetitions after `warmup`, `per_host` ranks on
+    /// each host.
+    Exchange { size: u64, iterations: u64, warmup: u64, per_host: u32 },
     /// \[EMO] echo: the application on host 0 ping-pongs with an echo server
     /// that runs in host 1's NIC firmware or in host 1's kernel (no copy to
     /// user space). Metrics as for `PingPong`.
@@ -769,11 +777,16 @@ fn workload(w: &WorkloadOpts, platform: &Platform, rndv_threshold: u32, loss: f6
             let compute = prob.work(n as u32).time(flops_per_s, bytes_per_s);
             Workload::NasKernel { kernel, class_c, per_host, compute }
         }
-        WorkloadKind::Alltoall => {
+        WorkloadKind::Alltoall | WorkloadKind::Exchange => {
             let iterations = w.iterations.unwrap_or(100);
             check_u("workload.iterations", iterations, 1, 1 << 24)?;
             let per_host = per_host()?;
-            Workload::Alltoall { size, iterations, warmup: w.warmup.unwrap_or(10), per_host }
+            let warmup = w.warmup.unwrap_or(10);
+            if kind == WorkloadKind::Alltoall {
+                Workload::Alltoall { size, iterations, warmup, per_host }
+            } else {
+                Workload::Exchange { size, iterations, warmup, per_host }
+            }
         }
         WorkloadKind::NasIs => {
             // NPB IS: TOTAL_KEYS = 2^16 (S), 2^23 (A), 2^25 (B), 2^27 (C);
@@ -877,17 +890,17 @@ mod tests {
     #[case::missing_kind(
         "[workload]\nsize_bytes = 8",
         "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
-         nas-ft, alltoall, echo-nic, echo-kernel)"
+         nas-ft, alltoall, exchange, echo-nic, echo-kernel)"
     )]
     #[case::missing_workload(
         "seed = 3",
         "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
-         nas-ft, alltoall, echo-nic, echo-kernel)"
+         nas-ft, alltoall, exchange, echo-nic, echo-kernel)"
     )]
     #[case::unknown_kind(
         "[workload]\nkind = \"pong\"",
         "invalid value for `workload.kind`: \"pong\" (allowed: one of pingpong, stream, uniband, flood, nas-is, \
-         nas-cg, nas-mg, nas-ft, alltoall, echo-nic, echo-kernel)"
+         nas-cg, nas-mg, nas-ft, alltoall, exchange, echo-nic, echo-kernel)"
     )]
     #[case::name_of_wrong_type(
         "[nic]\ncoalescing = 3\n[workload]\nkind = \"stream\"",

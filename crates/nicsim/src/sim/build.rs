@@ -323,6 +323,16 @@ impl World {
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
                 }
             }
+            Workload::Exchange { size, iterations, warmup, per_host } => {
+                let n = w.hosts.len() as u32 * per_host;
+                for r in 0..n {
+                    let mut body = crate::workload::Body::new();
+                    crate::workload::exchange_ops(&mut body, r, n, size, crate::workload::tag::EXCHANGE);
+                    let prog = Program::script(body, iterations + warmup, warmup);
+                    let local = (r % per_host) as u16;
+                    w.spawn((r / per_host) as u16, local, local as u8, prog);
+                }
+            }
             Workload::Flood { packets, gap, packet_bytes } => {
                 w.flood_left = packets;
                 w.flood_gap = gap;

@@ -151,10 +151,10 @@ impl World {
                     m.set("stream_end_us", end.as_us_f64());
                 }
             }
-            Workload::Alltoall { iterations, .. } => {
+            Workload::Alltoall { iterations, .. } | Workload::Exchange { iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
                 if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
-                    // IMB reports the time per alltoall (rank 0's view).
+                    // IMB reports the time per repetition (rank 0's view).
                     m.set("time_us", (b - a).as_us_f64() / iterations as f64);
                 }
             }

@@ -152,6 +152,8 @@ pub mod tag {
     pub const IS_KEYS: u64 = 300;
     /// IMB Alltoall.
     pub const ALLTOALL: u64 = 400;
+    /// IMB Exchange (one tag both ways, as IMB's `s_tag`).
+    pub const EXCHANGE: u64 = 500;
     /// NAS CG: 16 tags per CG step from `CG + 16 * step` (25 steps, then
     /// step 25 for the residual): row exchanges `+ k`, the transpose `+ 8`,
     /// the two allreduces `+ 10` and `+ 13`.
@@ -363,6 +365,26 @@ impl Program {
     }
 }
 
+/// One repetition of IMB Exchange for `rank` of `n` (at least 2): a send
+/// to the right neighbour and one to the left (`rank + 1`, `rank - 1`, mod
+/// `n`), then a receive from the left and one from the right, then a wait
+/// for all (`IMB_exchange`, Intel MPI Benchmarks `src_c/IMB_exchange.c`:
+/// `MPI_Isend` right, `MPI_Isend` left, `MPI_Recv` left, `MPI_Recv` right,
+/// `MPI_Waitall`). IMB's receives block in turn; here both are posted
+/// before the one wait, so a message from the right that comes first is
+/// matched by a posted receive rather than kept as unexpected. Each rank
+/// talks to two others whatever `n`: the work and the state per rank do
+/// not grow with the run (`nicsim bench --kind exchange`).
+pub fn exchange_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tag: u64) {
+    debug_assert!(n >= 2 && rank < n);
+    let (left, right) = ((rank + n - 1) % n, (rank + 1) % n);
+    ops.push(Op::Send { peer: right, size, tag });
+    ops.push(Op::Send { peer: left, size, tag });
+    ops.push(Op::Recv { src: Some(left), size, tag });
+    ops.push(Op::Recv { src: Some(right), size, tag });
+    ops.push(Op::WaitOutstanding(0));
+}
+
 mod nas;
 pub use nas::*;
 
@@ -500,6 +522,30 @@ mod tests {
     }
 
     #[test]
+    fn exchange_talks_to_both_neighbours_of_a_periodic_chain() {
+        let ops = |rank, n| {
+            let mut body = Body::new();
+            exchange_ops(&mut body, rank, n, 8, tag::EXCHANGE);
+            body.ops().collect::<Vec<_>>()
+        };
+        let send = |p| Op::Send { peer: p, size: 8, tag: tag::EXCHANGE };
+        let recv = |p| Op::Recv { src: Some(p), size: 8, tag: tag::EXCHANGE };
+        let wait = Op::WaitOutstanding(0);
+        assert_eq!(ops(0, 4), [send(1), send(3), recv(3), recv(1), wait]);
+        assert_eq!(ops(3, 4), [send(0), send(2), recv(2), recv(0), wait]);
+        // Two ranks: both neighbours are the other one.
+        assert_eq!(ops(1, 2), [send(0), send(0), recv(0), recv(0), wait]);
+        // Every send has its receive: what rank r sends to its right, r + 1
+        // receives from its left, and the other way round.
+        let n = 5;
+        for r in 0..n {
+            let next = (r + 1) % n;
+            assert!(ops(r, n).contains(&send(next)) && ops(next, n).contains(&recv(r)));
+            assert!(ops(next, n).contains(&send(r)) && ops(r, n).contains(&recv(next)));
+        }
+    }
+
+    #[test]
     fn tag_blocks_do_not_overlap() {
         // The largest runs the configuration allows: 1024 hosts x 256
         // cores = 2^18 ranks (18 doubling steps), CG's 26 steps of 16
@@ -513,6 +559,7 @@ mod tests {
             (tag::IS_COUNTS, tag::IS_COUNTS),
             (tag::IS_KEYS, tag::IS_KEYS),
             (tag::ALLTOALL, tag::ALLTOALL),
+            (tag::EXCHANGE, tag::EXCHANGE),
             (tag::CG, tag::CG + 16 * 26 - 1),
             (tag::MG, tag::MG + 64 * 8 - 1),
             (tag::FT_TRANSPOSE, tag::FT_TRANSPOSE),

@@ -1,5 +1,5 @@
-//! Size: the benchmark scenarios of `nicsim bench --kind alltoall|nas-is`
-//! are checked, and large runs finish with their queues bounded by what is
+//! Size: the benchmark scenarios of `nicsim bench --kind
+//! alltoall|exchange|nas-is` are checked, and large runs finish with their queues bounded by what is
 //! in flight. (That each rank gets the same work at every size, and that
 //! the bookkeeping per message does not grow with the rank count, is
 //! tested inside the crate, on counters: `bench.rs`, `sim/process.rs`.)
@@ -10,6 +10,7 @@ use nicsim::bench::scale_scenario;
 #[test]
 fn bench_scenarios_refuse_sizes_out_of_range() {
     assert!(scale_scenario("alltoall", 1).unwrap_err().contains("procs"));
+    assert!(scale_scenario("exchange", 1).unwrap_err().contains("procs"));
     assert!(scale_scenario("nas-is", 24).unwrap_err().contains("power of two"));
     assert!(scale_scenario("pingpong", 8).unwrap_err().contains("kind"));
 }
@@ -36,4 +37,27 @@ fn nas_is_class_b_on_64_ranks_finishes_with_bounded_queues() {
 fn a_pingpong_keeps_a_handful_of_events_queued() {
     let m = run("[workload]\nkind = \"pingpong\"\niterations = 20000\n");
     assert!(m.get("queue_peak").unwrap() <= 16.0, "events pending {:?}", m.get("queue_peak"));
+}
+
+/// IMB Exchange, one rank per host on one switch: each rank talks to its
+/// two neighbours whatever the size, so a run of 128 ranks is 16 runs of 8
+/// side by side. A repetition takes the same simulated time, each message
+/// the same events, and the events pending per rank are as many at both
+/// sizes.
+#[test]
+fn an_exchange_does_the_same_per_rank_at_every_size() {
+    let at = |hosts: u32| {
+        run(&format!(
+            "[platform.topology]\nhosts = {hosts}\n[workload]\nkind = \"exchange\"\nsize_bytes = 64\n\
+             iterations = 50\nwarmup = 5\nprocs_per_host = 1\n"
+        ))
+    };
+    let (small, large) = (at(8), at(128));
+    let per_message = |m: &nicsim::Metrics, n: f64| m.get("events").unwrap() / (2.0 * 55.0 * n);
+    assert!(small.get("time_us").unwrap() > 0.0);
+    assert_eq!(small.get("time_us"), large.get("time_us"));
+    let (a, b) = (per_message(&small, 8.0), per_message(&large, 128.0));
+    assert!((a - b).abs() < 0.01 * a, "events per message: {a} at 8 ranks, {b} at 128");
+    let (qa, qb) = (small.get("queue_peak").unwrap() / 8.0, large.get("queue_peak").unwrap() / 128.0);
+    assert!(qb <= 1.1 * qa, "events pending per rank: {qa} at 8 ranks, {qb} at 128");
 }
