@@ -153,7 +153,9 @@ def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
             "messages_per_rank": 4096.0,
             "build_s": 0.001,
             "wall_s": 0.01,
-            "peak_rss_MiB": 30.0,
+            # What the allocator kept from the larger runs of the round
+            # before counts in a later round's peak.
+            "peak_rss_MiB": 10.0 * n + 100.0 * (rounds - 1),
             "dropped": 0.0,
             "sim_time_ms": 1.0,
         }
@@ -168,3 +170,5 @@ def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
     # N = 2's median is 20 (10, 20, 30): 4 is 1.5x it, 8 2.25x.
     assert [rows[n][2] for n in "248"] == ["20.0", "30.0", "45.0"]
     assert [rows[n][4] for n in "248"] == ["1.00", "1.50", "2.25"]
+    # Peak RSS: the first round's, the least.
+    assert [rows[n][7] for n in "248"] == ["20.0", "40.0", "80.0"]
