@@ -193,6 +193,24 @@ mod tests {
         }
     }
 
+    /// A process keeps protocol records for the ranks it talks to: two
+    /// neighbours in an exchange (at most two pages of 64 ranks), every
+    /// rank in an all-to-all.
+    #[test]
+    fn peer_records_follow_the_ranks_a_process_talks_to() {
+        let bytes = |kind: &str| {
+            let s = crate::Scenario::from_toml(&scale_scenario(kind, 256).unwrap()).unwrap();
+            let mut w = crate::sim::World::new(&s);
+            w.run().unwrap();
+            let each: Vec<usize> = w.hosts.iter().flat_map(|h| &h.procs).map(|p| p.proto.peer_bytes()).collect();
+            (*each.iter().min().unwrap(), *each.iter().max().unwrap())
+        };
+        let page = crate::paged::PAGE * 64;
+        let (low, high) = bytes("exchange");
+        assert!(low >= page && high <= 2 * page, "exchange: {low}..{high} bytes of peers per process");
+        assert_eq!(bytes("alltoall"), (4 * page, 4 * page));
+    }
+
     /// ns per event prices the event loop alone: the build is timed apart
     /// and lies within the wall time, outside the events' share.
     #[test]

@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod model;
 pub mod net;
 pub mod nic;
+pub mod paged;
 pub mod proto;
 pub mod sim;
 pub mod time;

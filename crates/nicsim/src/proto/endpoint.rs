@@ -10,6 +10,7 @@
 //! that wakes the library when a deadline passes.
 
 use super::{widen, Seq};
+use crate::paged::Paged;
 use crate::time::{Duration, Instant};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -114,11 +115,13 @@ pub enum Due {
 /// No slot of [`Endpoint::sent`].
 const NIL: u32 = u32::MAX;
 
-/// State towards one remote peer: 64 bytes (one cache line), kept for every
-/// rank of the run. The messages it has unacknowledged are in the
+/// State towards one remote peer: 64 bytes (one cache line), kept for each
+/// rank the endpoint talks to (in pages of 64 ranks, see [`crate::paged`]:
+/// a process of a 1,024-rank all-to-all keeps 64 KiB of peers, one of a
+/// halo exchange 4 or 8 KiB). The messages it has unacknowledged are in the
 /// endpoint's slab ([`Endpoint::sent`]), so that a peer holds no buffer of
-/// its own: at 1,024 ranks a process keeps 64 KiB of peers, and the slab is
-/// as large as the most messages it ever had unacknowledged at once.
+/// its own, and the slab is as large as the most messages it ever had
+/// unacknowledged at once.
 /// Deadlines are `Instant::MAX` when not set.
 #[derive(Clone, Copy, Debug)]
 struct Peer {
@@ -229,7 +232,9 @@ fn unless_max(t: Instant) -> Option<Instant> {
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Endpoint {
-    peers: Vec<Peer>,
+    /// One record per rank of the run, made a page of ranks at a time as
+    /// the endpoint talks to them ([`crate::paged`]).
+    peers: Paged<Peer>,
     /// The time of [`Endpoint::timers`]' first entry (`Instant::MAX`: none),
     /// beside `peers`: every library step asks [`Endpoint::poll_at`], and
     /// this way reads the line a send or a delivery reads anyway, not the
@@ -272,7 +277,7 @@ impl Endpoint {
     pub fn new(params: Params, peers: usize) -> Self {
         Endpoint {
             params,
-            peers: vec![Peer::default(); peers],
+            peers: Paged::new(peers, Peer::default()),
             first: Instant::MAX,
             sent: Vec::new(),
             free: Vec::new(),
@@ -285,6 +290,12 @@ impl Endpoint {
             resent: 0,
             window_overruns: 0,
         }
+    }
+
+    /// Bytes of peer records made so far (pages of [`crate::paged::PAGE`]
+    /// ranks): what the endpoint holds for the ranks it talked to.
+    pub fn peer_bytes(&self) -> usize {
+        self.peers.pages_made() * crate::paged::PAGE * std::mem::size_of::<Peer>()
     }
 
     /// `peer`'s deadline may have moved earlier: give it a heap entry if it
