@@ -193,22 +193,26 @@ mod tests {
         }
     }
 
-    /// A process keeps protocol records for the ranks it talks to: two
-    /// neighbours in an exchange (at most two pages of 64 ranks), every
-    /// rank in an all-to-all.
+    /// A process keeps protocol records and receive lists for the ranks
+    /// it talks to: two neighbours in an exchange (at most two pages of 64
+    /// ranks), every rank in an all-to-all.
     #[test]
-    fn peer_records_follow_the_ranks_a_process_talks_to() {
-        let bytes = |kind: &str| {
+    fn per_peer_state_follows_the_ranks_a_process_talks_to() {
+        let made = |kind: &str| {
             let s = crate::Scenario::from_toml(&scale_scenario(kind, 256).unwrap()).unwrap();
             let mut w = crate::sim::World::new(&s);
             w.run().unwrap();
-            let each: Vec<usize> = w.hosts.iter().flat_map(|h| &h.procs).map(|p| p.proto.peer_bytes()).collect();
-            (*each.iter().min().unwrap(), *each.iter().max().unwrap())
+            let procs = || w.hosts.iter().flat_map(|h| &h.procs);
+            let peers: Vec<usize> = procs().map(|p| p.proto.peer_bytes()).collect();
+            let lists: Vec<usize> = procs().map(|p| p.posted.list_pages()).collect();
+            let range = |v: &[usize]| (*v.iter().min().unwrap(), *v.iter().max().unwrap());
+            (range(&peers), range(&lists))
         };
         let page = crate::paged::PAGE * 64;
-        let (low, high) = bytes("exchange");
+        let ((low, high), (lists_low, lists_high)) = made("exchange");
         assert!(low >= page && high <= 2 * page, "exchange: {low}..{high} bytes of peers per process");
-        assert_eq!(bytes("alltoall"), (4 * page, 4 * page));
+        assert!(lists_low >= 1 && lists_high <= 2, "exchange: {lists_low}..{lists_high} pages of posted lists");
+        assert_eq!(made("alltoall"), ((4 * page, 4 * page), (4, 4)));
     }
 
     /// ns per event prices the event loop alone: the build is timed apart

@@ -1,10 +1,11 @@
 //! A table indexed by rank, made a page at a time.
 //!
-//! A process keeps a record for each rank it talks to (its protocol state
-//! towards that peer). Allocated for every rank of the run, that is n
-//! records per process and n^2 in all, whatever the communication pattern:
-//! 64 MiB of protocol records at 1,024 ranks, 4 GiB at 8,192, for a halo
-//! exchange whose ranks each talk to two neighbours. [`Paged`] keeps its
+//! A process keeps state for each rank it talks to: its protocol record
+//! towards that peer, the heads of its receive lists by source. Allocated
+//! for every rank of the run, that is n entries per process and n^2 in
+//! all, whatever the communication pattern: 64 MiB of protocol records at
+//! 1,024 ranks, 4 GiB at 8,192, for a halo exchange whose ranks each talk
+//! to two neighbours. [`Paged`] keeps its
 //! entries in pages of [`PAGE`], each made on the first mutable access to
 //! one of its entries; reading an entry of a page never made gives the
 //! empty value. Memory is then O(the ranks a process talks to), and an
@@ -42,6 +43,40 @@ impl<T: Copy> Paged<T> {
     /// Pages made so far (each holds `PAGE` entries).
     pub fn pages_made(&self) -> usize {
         self.pages.iter().filter(|p| p.is_some()).count()
+    }
+
+    /// Entry `i`, or `None` past the end.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<&T> {
+        (i < self.len).then(|| &self[i])
+    }
+
+    /// Whether entry `i`'s page was made (an entry of a page never made
+    /// holds the empty value).
+    pub fn is_made(&self, i: usize) -> bool {
+        self.pages.get(i / PAGE).is_some_and(Option::is_some)
+    }
+
+    /// Grows the table to `len` entries (the new ones empty; no page is
+    /// made). Nothing to do for a table already as long: checked inline.
+    #[inline(always)]
+    pub fn grow(&mut self, len: usize) {
+        if len > self.len {
+            self.grow_to(len);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_to(&mut self, len: usize) {
+        self.len = len;
+        self.pages.resize(len.div_ceil(PAGE), None);
+    }
+}
+
+impl<T: Copy + Default> Default for Paged<T> {
+    fn default() -> Self {
+        Paged::new(0, T::default())
     }
 }
 
@@ -103,6 +138,18 @@ mod tests {
             v[i] = k;
         }
         assert!((0..1000).all(|i| t[i] == v[i]));
+    }
+
+    #[test]
+    fn grows_without_making_pages() {
+        let mut t = Paged::new(0, 0u16);
+        assert_eq!(t.get(0), None);
+        t.grow(10);
+        t[9] = 4;
+        t.grow(5 * PAGE);
+        assert_eq!((t.len(), t.pages_made(), t.get(9), t.get(5 * PAGE - 1)), (5 * PAGE, 1, Some(&4), Some(&0)));
+        assert_eq!(t.get(5 * PAGE), None);
+        assert!(t.is_made(0) && t.is_made(PAGE - 1) && !t.is_made(PAGE) && !t.is_made(10 * PAGE));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use super::process::{grown_capacity, MediumRx};
 use super::LibEvent;
+use crate::paged::{Paged, PAGE};
 use crate::time::Instant;
 use crate::wire::RDMA_REGIONS;
 use std::collections::{BTreeMap, VecDeque};
@@ -20,6 +21,12 @@ const NIL: u32 = u32::MAX;
 struct List {
     head: u32,
     tail: u32,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List::EMPTY
+    }
 }
 
 impl List {
@@ -57,8 +64,10 @@ struct Entry<T> {
 pub(crate) struct BySource<T> {
     slab: Vec<Entry<T>>,
     free: Vec<u32>,
-    /// List per source rank, grown to the highest rank seen.
-    lists: Vec<List>,
+    /// List per source rank, grown to the highest rank seen, made a page
+    /// of ranks at a time ([`crate::paged`]): a process that receives from
+    /// a few ranks of many keeps a few pages.
+    lists: Paged<List>,
     /// Items with no source.
     wild: Option<List>,
     order: u64,
@@ -74,7 +83,7 @@ impl<T: Copy> BySource<T> {
         BySource {
             slab: Vec::new(),
             free: Vec::new(),
-            lists: Vec::new(),
+            lists: Paged::new(0, List::EMPTY),
             wild: None,
             order: 0,
             len: 0,
@@ -85,6 +94,11 @@ impl<T: Copy> BySource<T> {
 
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// Pages of per-source lists made so far (see [`crate::paged`]).
+    pub fn list_pages(&self) -> usize {
+        self.lists.pages_made()
     }
 
     /// What a `VecDeque` holding these items would have as capacity.
@@ -109,9 +123,7 @@ impl<T: Copy> BySource<T> {
         let list = match src {
             Some(s) => {
                 let s = s as usize;
-                if s >= self.lists.len() {
-                    self.lists.resize(s + 1, List::EMPTY);
-                }
+                self.lists.grow(s + 1);
                 &mut self.lists[s]
             }
             None => self.wild.get_or_insert(List::EMPTY),
@@ -179,9 +191,17 @@ impl<T: Copy> BySource<T> {
                 }
             }
             None => {
-                for s in 0..self.lists.len() {
+                // Every source's list, its pages never made skipped (their
+                // lists are empty).
+                let mut s = 0;
+                while s < self.lists.len() {
+                    if !self.lists.is_made(s) {
+                        s += PAGE - s % PAGE;
+                        continue;
+                    }
                     let list = self.lists[s];
                     consider(self, s as u32, list);
+                    s += 1;
                 }
             }
         }
