@@ -97,6 +97,7 @@ impl<T: Copy> BySource<T> {
     }
 
     /// Pages of per-source lists made so far (see [`crate::paged`]).
+    #[cfg(test)]
     pub fn list_pages(&self) -> usize {
         self.lists.pages_made()
     }
