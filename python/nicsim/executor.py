@@ -121,7 +121,7 @@ class Task:
 #: ranks, measured on the built-in experiments); class C is ~4x the keys or grid.
 NAS_B_EVENTS = {"nas-is": 3.0e6, "nas-cg": 3.5e6, "nas-mg": 1.4e6, "nas-ft": 2.3e7}
 NAS_CLASS_SCALE = {"S": 1 / 512, "A": 1 / 4, "B": 1.0, "C": 4.0}
-#: Default message counts per kind (the core's defaults, config/scenario.rs).
+#: Default message counts per kind (the core's defaults, config/workload.rs).
 DEFAULT_COUNT = {"pingpong": 1000, "stream": 20_000, "uniband": 20_000, "flood": 20_000}
 
 

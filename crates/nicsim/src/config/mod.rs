@@ -19,11 +19,13 @@ mod coalesce;
 mod lci;
 mod platform;
 mod scenario;
+mod workload;
 
 pub use coalesce::*;
 pub use lci::*;
 pub use platform::*;
 pub use scenario::*;
+pub use workload::*;
 
 use serde::de::DeserializeOwned;
 use std::fmt;

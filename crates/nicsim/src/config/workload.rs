@@ -1,0 +1,262 @@
+//! `[workload]`: what the simulated processes run. `WorkloadOpts` mirrors
+//! the TOML table; [`workload`] validates it into a [`Workload`] (called by
+//! [`super::Scenario::from_toml`], which knows the platform it runs on).
+
+use super::{check_f, check_u, missing, one_of_names, ConfigError, Platform};
+use crate::time::Duration;
+use serde::Deserialize;
+
+/// The workload.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadOpts {
+    /// Required: pingpong | stream | uniband | flood | nas-is | nas-cg |
+    /// nas-mg | nas-ft | alltoall | exchange | echo-nic | echo-kernel.
+    pub kind: Option<WorkloadKind>,
+    /// Message size in bytes (0 ..= 2^30; default 0).
+    pub size_bytes: Option<u64>,
+    /// pingpong, echo-*: timed round trips (default 1000); alltoall,
+    /// exchange: timed repetitions (default 100); nas-is: timed iterations
+    /// (default 10).
+    pub iterations: Option<u64>,
+    /// Untimed messages or round trips first (default 100 for pingpong and
+    /// echo-*, 10 for alltoall and exchange, 1000 otherwise).
+    pub warmup: Option<u64>,
+    /// stream, uniband: timed messages (default 20000).
+    pub messages: Option<u64>,
+    /// uniband: messages per window, each window answered by a 1-byte ack
+    /// (IMB Uniband; default 64).
+    pub window: Option<u32>,
+    /// flood: invalid packets sent (default 20000).
+    pub packets: Option<u64>,
+    /// flood: gap between packets in ns (default 2000).
+    pub gap_ns: Option<f64>,
+    /// flood: bytes per packet (default 128).
+    pub packet_bytes: Option<u32>,
+    /// NAS class: S | A | B (default) | C; nas-cg, nas-mg and nas-ft have B and C only.
+    pub class: Option<NasClass>,
+    /// nas-*, alltoall, exchange: processes per host (default: one per core).
+    pub procs_per_host: Option<u32>,
+}
+
+/// `workload.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// omx_perf / IMB PingPong between host 0 and host 1.
+    Pingpong,
+    /// Unidirectional stream from host 0 to host 1.
+    Stream,
+    /// IMB Uniband: windows of messages, each answered by a 1-byte ack.
+    Uniband,
+    /// Invalid-packet flood into host 1.
+    Flood,
+    /// NAS IS skeleton.
+    NasIs,
+    /// NAS CG skeleton.
+    NasCg,
+    /// NAS MG skeleton.
+    NasMg,
+    /// NAS FT skeleton.
+    NasFt,
+    /// IMB Alltoall.
+    Alltoall,
+    /// IMB Exchange: each rank with its two neighbours of a periodic chain.
+    Exchange,
+    /// \[EMO] echo server in host 1's NIC firmware.
+    EchoNic,
+    /// \[EMO] echo server in host 1's kernel.
+    EchoKernel,
+}
+
+/// `workload.class`: the NPB problem class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum NasClass {
+    S,
+    A,
+    #[default]
+    B,
+    C,
+}
+
+/// The workload of a scenario.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Workload {
+    /// omx_perf / IMB PingPong between host 0 and host 1.
+    PingPong { size: u64, iterations: u64, warmup: u64 },
+    /// Unidirectional stream from host 0 to host 1 (receiver-side rate).
+    Stream { size: u64, messages: u64, warmup: u64 },
+    /// IMB Uniband from host 0 to host 1: windows of `window` messages, each
+    /// answered by a 1-byte ack (receiver-side rate).
+    Uniband { size: u64, messages: u64, warmup: u64, window: u32 },
+    /// Invalid-packet flood into host 1 (dropped by the receive handler).
+    Flood { packets: u64, gap: Duration, packet_bytes: u32 },
+    /// NAS IS skeleton: `keys` in total over all ranks, `iterations` timed
+    /// (plus one untimed, as NPB does), `per_host` ranks on each host;
+    /// compute per iteration and rank `before` and `after` the key exchange
+    /// (NPB's work at the rates of `platform.nas`).
+    NasIs { keys: u64, iterations: u64, per_host: u32, before: Duration, after: Duration },
+    /// NAS CG, MG or FT skeleton (class B or C), `per_host` ranks per host;
+    /// `compute` per iteration and rank (NPB's work at the rates of
+    /// `platform.nas`).
+    NasKernel { kernel: crate::workload::NasKernel, class_c: bool, per_host: u32, compute: Duration },
+    /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
+    /// repetitions after `warmup`, `per_host` ranks on each host.
+    Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
+    /// IMB Exchange: `size` bytes to each neighbour of a periodic chain of
+    /// ranks (rank - 1 and rank + 1, mod the rank count) and from each,
+    /// `iterations` timed repetitions after `warmup`, `per_host` ranks on
+    /// each host.
+    Exchange { size: u64, iterations: u64, warmup: u64, per_host: u32 },
+    /// \[EMO] echo: the application on host 0 ping-pongs with an echo server
+    /// that runs in host 1's NIC firmware or in host 1's kernel (no copy to
+    /// user space). Metrics as for `PingPong`.
+    Echo { at: EchoAt, size: u64, iterations: u64, warmup: u64 },
+}
+
+/// Where the \[EMO] echo server runs on host 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EchoAt {
+    /// In the NIC firmware: no DMA to the host, no interrupt.
+    Nic,
+    /// In the kernel receive handler (bottom half): no copy to user space.
+    Kernel,
+}
+
+/// The NAS skeletons' rates on `platform`: floating-point operations per
+/// second of one core, and the memory bandwidth (bytes per second) of one of
+/// `per_host` ranks sharing their host's.
+fn nas_rates(platform: &Platform, per_host: u32) -> (f64, f64) {
+    let nas = &platform.nas;
+    (nas.flops_per_cycle * platform.host.clock_ghz * 1e9, nas.mem_MBps * 1e6 / per_host as f64)
+}
+
+/// Validates `[workload]`.
+pub(super) fn workload(
+    w: &WorkloadOpts,
+    platform: &Platform,
+    rndv_threshold: u32,
+    loss: f64,
+) -> Result<Workload, ConfigError> {
+    let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<WorkloadKind>()))?;
+    let size = w.size_bytes.unwrap_or(0);
+    check_u("workload.size_bytes", size, 0, 1 << 30)?;
+    let warmup = w.warmup.unwrap_or(match kind {
+        WorkloadKind::Pingpong | WorkloadKind::EchoNic | WorkloadKind::EchoKernel => 100,
+        _ => 1000,
+    });
+    check_u("workload.warmup", warmup, 0, 1 << 32)?;
+    let per_host = || {
+        let per_host = w.procs_per_host.unwrap_or(platform.cores());
+        check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64).map(|_| per_host)
+    };
+    Ok(match kind {
+        WorkloadKind::Pingpong => {
+            let iterations = w.iterations.unwrap_or(1000);
+            check_u("workload.iterations", iterations, 1, 1 << 32)?;
+            Workload::PingPong { size, iterations, warmup }
+        }
+        WorkloadKind::EchoNic | WorkloadKind::EchoKernel => {
+            let iterations = w.iterations.unwrap_or(1000);
+            check_u("workload.iterations", iterations, 1, 1 << 32)?;
+            // The echo servers turn frames around one by one: no pull protocol.
+            check_u("workload.size_bytes", size, 0, rndv_threshold as u64)?;
+            // Nor any resend: a lost frame would leave the client waiting forever.
+            if loss > 0.0 {
+                return Err(ConfigError::range(
+                    "protocol.loss",
+                    loss,
+                    &format!(
+                        "0 with workload.kind = \"{}\" (the echo servers resend nothing)",
+                        if kind == WorkloadKind::EchoNic { "echo-nic" } else { "echo-kernel" }
+                    ),
+                ));
+            }
+            let at = if kind == WorkloadKind::EchoNic { EchoAt::Nic } else { EchoAt::Kernel };
+            Workload::Echo { at, size, iterations, warmup }
+        }
+        WorkloadKind::Stream => {
+            let messages = w.messages.unwrap_or(20_000);
+            check_u("workload.messages", messages, 1, 1 << 32)?;
+            Workload::Stream { size, messages, warmup }
+        }
+        WorkloadKind::Uniband => {
+            let messages = w.messages.unwrap_or(20_000);
+            check_u("workload.messages", messages, 1, 1 << 32)?;
+            let window = w.window.unwrap_or(crate::workload::STREAM_WINDOW);
+            check_u("workload.window", window as u64, 1, 1 << 16)?;
+            Workload::Uniband { size, messages, warmup, window }
+        }
+        WorkloadKind::NasCg | WorkloadKind::NasMg | WorkloadKind::NasFt => {
+            let kernel = match kind {
+                WorkloadKind::NasCg => crate::workload::NasKernel::Cg,
+                WorkloadKind::NasMg => crate::workload::NasKernel::Mg,
+                _ => crate::workload::NasKernel::Ft,
+            };
+            let class_c = match w.class.unwrap_or_default() {
+                NasClass::B => false,
+                NasClass::C => true,
+                other => {
+                    return Err(ConfigError::range(
+                        "workload.class",
+                        format!("\"{other:?}\""),
+                        "B or C (the NPB classes of the CG, MG and FT skeletons)",
+                    ))
+                }
+            };
+            let per_host = per_host()?;
+            let n = per_host as u64 * platform.topology.hosts as u64;
+            if !n.is_power_of_two() || n < 4 {
+                return Err(ConfigError::range(
+                    "workload.procs_per_host",
+                    per_host,
+                    "a value giving a power-of-two rank count of at least 4 (the NPB CG/MG/FT decompositions)",
+                ));
+            }
+            let prob = crate::workload::NasProblem::new(kernel, class_c);
+            let (flops_per_s, bytes_per_s) = nas_rates(platform, per_host);
+            let compute = prob.work(n as u32).time(flops_per_s, bytes_per_s);
+            Workload::NasKernel { kernel, class_c, per_host, compute }
+        }
+        WorkloadKind::Alltoall | WorkloadKind::Exchange => {
+            let iterations = w.iterations.unwrap_or(100);
+            check_u("workload.iterations", iterations, 1, 1 << 24)?;
+            let per_host = per_host()?;
+            let warmup = w.warmup.unwrap_or(10);
+            if kind == WorkloadKind::Alltoall {
+                Workload::Alltoall { size, iterations, warmup, per_host }
+            } else {
+                Workload::Exchange { size, iterations, warmup, per_host }
+            }
+        }
+        WorkloadKind::NasIs => {
+            // NPB IS: TOTAL_KEYS = 2^16 (S), 2^23 (A), 2^25 (B), 2^27 (C);
+            // MAX_KEY = 2^11, 2^19, 2^21, 2^23.
+            let (keys, max_key) = match w.class.unwrap_or_default() {
+                NasClass::S => (1 << 16, 1 << 11),
+                NasClass::A => (1 << 23, 1 << 19),
+                NasClass::B => (1 << 25, 1 << 21),
+                NasClass::C => (1 << 27, 1 << 23),
+            };
+            let iterations = w.iterations.unwrap_or(10);
+            check_u("workload.iterations", iterations, 1, 1000)?;
+            let per_host = per_host()?;
+            let n = platform.topology.hosts * per_host;
+            let (before, after) = crate::workload::nas_is_work(keys / n as u64, max_key, n);
+            let (_, bytes_per_s) = nas_rates(platform, per_host);
+            let insns_per_s = platform.nas.int_ipc * platform.host.clock_ghz * 1e9;
+            let before = before.time(insns_per_s, bytes_per_s);
+            let after = after.time(insns_per_s, bytes_per_s);
+            Workload::NasIs { keys, iterations, per_host, before, after }
+        }
+        WorkloadKind::Flood => {
+            let packets = w.packets.unwrap_or(20_000);
+            check_u("workload.packets", packets, 1, 1 << 32)?;
+            let gap_ns = w.gap_ns.unwrap_or(2000.0);
+            check_f("workload.gap_ns", gap_ns, 1.0, 1e9)?;
+            let packet_bytes = w.packet_bytes.unwrap_or(128);
+            check_u("workload.packet_bytes", packet_bytes as u64, 60, platform.link.mtu as u64 + 14)?;
+            Workload::Flood { packets, gap: Duration::from_ns_f64(gap_ns), packet_bytes }
+        }
+    })
+}
