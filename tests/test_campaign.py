@@ -127,6 +127,15 @@ def test_cost_estimate_orders_the_builtin_heavy_jobs() -> None:
     assert nas_c > nas_b > pingpong
     assert big_stream > pingpong
     assert cost({"workload": "not a table"}) == 0.0
+    # Collectives by their messages: an exchange sends 2 per rank, an
+    # all-to-all P - 1, and both grow with the hosts.
+    a2a, exchange = ({"kind": k, "procs_per_host": 1} for k in ("alltoall", "exchange"))
+
+    def on(hosts: int, w: dict[str, object]) -> float:
+        return cost({"platform": {"topology": {"hosts": hosts}}, "workload": w})
+
+    assert on(64, a2a) > on(64, exchange) > on(8, exchange) > 0
+    assert on(64, exchange) == 8 * on(8, exchange)
 
 
 def test_identical_scenarios_run_once_and_resume_skips_stored(tmp_path: Path) -> None:

@@ -131,8 +131,9 @@ def estimate_cost(scenario: Mapping[str, Any]) -> float:
     The estimate is ``messages x frames per message x events per frame`` by
     workload kind: frames per message are ``1 + size_bytes / 1024`` (payload
     plus protocol frames), a ping-pong counts both directions, an all-to-all
-    ``P x (P - 1)`` messages per iteration for ``P = 2 x procs_per_host``
-    ranks, a NAS kernel its measured class-B event count scaled by class.
+    ``P x (P - 1)`` messages per iteration and an exchange ``2 P``, for
+    ``P = hosts x procs_per_host`` ranks, a NAS kernel its measured class-B
+    event count scaled by class.
     On the built-in experiments it is within about 3x of the events
     actually simulated, which is all the order needs; it never changes a
     result, only when a job starts.
@@ -159,9 +160,12 @@ def estimate_cost(scenario: Mapping[str, Any]) -> float:
         return NAS_B_EVENTS[kind] * scale * (num("iterations", 10) + 1) / 11
     if kind == "pingpong" or kind.startswith("echo-"):
         return (num("iterations", 1000) + num("warmup", 100)) * 2 * frames * 5
-    if kind == "alltoall":
-        ranks = 2 * num("procs_per_host", 8)
-        return (num("iterations", 100) + num("warmup", 10)) * ranks * (ranks - 1) * frames * 2
+    if kind in ("alltoall", "exchange"):
+        topology = scenario.get("platform", {}).get("topology", {})
+        hosts = topology.get("hosts", 2) if isinstance(topology, Mapping) else 2
+        ranks = (hosts if isinstance(hosts, int) else 2) * num("procs_per_host", 8)
+        per_iteration = ranks * (ranks - 1) if kind == "alltoall" else 2 * ranks
+        return (num("iterations", 100) + num("warmup", 10)) * per_iteration * frames * 2
     if kind == "flood":
         return num("packets", 20_000) * 5
     if kind == "dsm":
