@@ -9,9 +9,8 @@
 //! naming such a preset is parsed by [`LciScenario::from_toml`] and run by
 //! [`crate::lci::run`].
 
-use super::{
-    check_f, check_u, from_value, missing, one_of_names, preset_text, toml_error, ConfigError, DEFAULT_PRESET,
-};
+use super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
+use super::{check_f, check_u, from_value, preset_text, toml_error, ConfigError, DEFAULT_PRESET};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -392,29 +391,6 @@ impl fmt::Display for Forwarding {
     }
 }
 
-/// `workload.mix`: the DSM application mixes (`crate::lci::dsm`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mix {
-    /// Barnes-Hut: fine-grained, read-mostly (default).
-    #[default]
-    Barnes,
-    /// FFT: coarse-grained transposes.
-    Fft,
-    /// Radix: all-to-all permutation with write sharing.
-    Radix,
-}
-
-impl fmt::Display for Mix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Mix::Barnes => "barnes",
-            Mix::Fft => "fft",
-            Mix::Radix => "radix",
-        })
-    }
-}
-
 /// `nic.watchdog_us` as written: "none", "inf" or a number of microseconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum WatchdogOpt {
@@ -474,87 +450,6 @@ impl fmt::Display for WatchdogDelay {
             WatchdogDelay::Never => write!(f, "inf"),
         }
     }
-}
-
-/// The LCI workload.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LciWorkloadOpts {
-    /// Required: stream | pingpong | bcast | asp | qr | dsm | fft-alltoall.
-    pub kind: Option<LciWorkloadKind>,
-    /// Message payload, bytes (messages above one packet are fragmented).
-    pub size_bytes: Option<u64>,
-    /// stream: timed messages.
-    pub messages: Option<u64>,
-    /// Untimed messages first.
-    pub warmup: Option<u64>,
-    /// pingpong: timed round trips.
-    pub iterations: Option<u64>,
-    /// Sending host (default 0).
-    pub src: Option<u32>,
-    /// Receiving host (default 1).
-    pub dst: Option<u32>,
-    /// bcast: broadcasting host (default 0).
-    pub root: Option<u32>,
-    /// bcast: broadcasts sent back to back for the throughput (default 100).
-    pub count: Option<u64>,
-    /// asp: matrix rows = columns (a multiple of the hosts; default 1024: 4 KB rows).
-    pub rows: Option<u32>,
-    /// qr: matrix columns = rows (a multiple of the hosts; default 512).
-    pub cols: Option<u32>,
-    /// dsm: barnes (default) | fft | radix.
-    pub mix: Option<Mix>,
-    /// dsm, fft-alltoall: processes (hosts 0 .. procs-1).
-    pub procs: Option<u32>,
-    /// dsm: shared-region operations per process.
-    pub operations: Option<u64>,
-    /// fft-alltoall: compute per iteration, us.
-    pub compute_us: Option<f64>,
-}
-
-/// `workload.kind` of an LCI scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LciWorkloadKind {
-    /// One-way stream between two hosts.
-    Stream,
-    /// Ping-pong between two hosts.
-    Pingpong,
-    /// Broadcast from one root to every host.
-    Bcast,
-    /// All-pairs shortest paths (Floyd-Warshall, row broadcasts).
-    Asp,
-    /// QR factorisation (column broadcasts).
-    Qr,
-    /// CRL-like DSM request/reply mix.
-    Dsm,
-    /// FFT transposes: compute, then a block to every other process.
-    FftAlltoall,
-}
-
-/// A validated LCI workload (`crate::lci::workload` runs it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LciWorkload {
-    /// `src` sends `warmup + messages` messages of `size` bytes to `dst`
-    /// back to back; throughput is measured at the receiver over the timed ones.
-    Stream { src: u32, dst: u32, size: u64, messages: u64, warmup: u64 },
-    /// `src` and `dst` bounce a message `warmup + iterations` times;
-    /// one-way latency = half the mean timed round trip.
-    PingPong { src: u32, dst: u32, size: u64, iterations: u64, warmup: u64 },
-    /// `root` broadcasts `size` bytes to all `hosts`: `iterations` one at a
-    /// time (latency to the last receiver), then `count` back to back
-    /// (sender throughput).
-    Bcast { hosts: u32, root: u32, size: u64, iterations: u32, count: u32 },
-    /// ASP over a `rows` x `rows` matrix, the first `iterations` iterations;
-    /// `elem_ps` of host compute per element update.
-    Asp { hosts: u32, rows: u32, iterations: u32, elem_ps: u64 },
-    /// QR over a `cols` x `cols` matrix, the first `iterations` iterations;
-    /// per-element compute of the norms and of the update.
-    Qr { hosts: u32, cols: u32, iterations: u32, norm_ps: u64, update_ps: u64 },
-    /// CRL-like DSM request/reply mix on hosts 0..procs (`crate::lci::dsm`).
-    Dsm { mix: Mix, procs: u32, operations: u64, seed: u64 },
-    /// FFT all-to-all: `iterations` of compute then one `size`-byte block to every other process.
-    FftAllToAll { procs: u32, iterations: u64, size: u64, compute_ns: u64, seed: u64 },
 }
 
 /// The LCI preset's times and rates as the world charges them, converted
@@ -720,63 +615,8 @@ impl LciScenario {
         let split_bytes = f.nic.split_bytes.unwrap_or(DEFAULT_SPLIT_BYTES);
         check_u("nic.split_bytes", split_bytes as u64, 0, platform.ni.buffer_bytes as u64)?;
         let polling = f.nic.polling.unwrap_or_default();
-        let w = &f.workload;
-        let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<LciWorkloadKind>()))?;
+        let workload = lci_workload(&f.workload, &platform, f.seed)?;
         let hosts = platform.grid.hosts as u64;
-        let src = w.src.unwrap_or(0);
-        let dst = w.dst.unwrap_or(1);
-        check_u("workload.src", src as u64, 0, hosts - 1)?;
-        check_u("workload.dst", dst as u64, 0, hosts - 1)?;
-        if src == dst {
-            return Err(ConfigError::range("workload.dst", dst, "a host other than workload.src"));
-        }
-        let size = w.size_bytes.unwrap_or(0);
-        check_u("workload.size_bytes", size, 0, 1 << 30)?;
-        let warmup = w.warmup.unwrap_or(10);
-        check_u("workload.warmup", warmup, 0, 1 << 32)?;
-        let workload = match kind {
-            LciWorkloadKind::Stream => {
-                let messages = w.messages.unwrap_or(1000);
-                check_u("workload.messages", messages, 1, 1 << 32)?;
-                LciWorkload::Stream { src, dst, size, messages, warmup }
-            }
-            LciWorkloadKind::Pingpong => {
-                let iterations = w.iterations.unwrap_or(1000);
-                check_u("workload.iterations", iterations, 1, 1 << 32)?;
-                LciWorkload::PingPong { src, dst, size, iterations, warmup }
-            }
-            LciWorkloadKind::Bcast | LciWorkloadKind::Asp | LciWorkloadKind::Qr => {
-                mc_workload(kind, w, &platform, size)?
-            }
-            LciWorkloadKind::Dsm => {
-                let mix = w.mix.unwrap_or_default();
-                let procs = w.procs.unwrap_or(16);
-                check_u("workload.procs", procs as u64, 2, hosts)?;
-                let operations = w.operations.unwrap_or(200);
-                check_u("workload.operations", operations, 1, 1 << 32)?;
-                LciWorkload::Dsm { mix, procs, operations, seed: f.seed.unwrap_or(1) }
-            }
-            LciWorkloadKind::FftAlltoall => {
-                let procs = w.procs.unwrap_or(16);
-                check_u("workload.procs", procs as u64, 2, hosts)?;
-                let iterations = w.iterations.unwrap_or(5);
-                check_u("workload.iterations", iterations, 1, 1 << 32)?;
-                // [estimate] one 2D FFT of 2^20 complex points per iteration on 16
-                // processes: 5 N log2 N / P = 6.6 Mflop per process at ~100 Mflop/s
-                // (half the Pentium Pro 200's one-flop-per-cycle peak) = 65 ms, and the
-                // transpose moves 1 MB per process, i.e. 64 KB to each other process.
-                let compute = w.compute_us.unwrap_or(65000.0);
-                check_f("workload.compute_us", compute, 0.0, 1e9)?;
-                let size = w.size_bytes.unwrap_or(65536);
-                LciWorkload::FftAllToAll {
-                    procs,
-                    iterations,
-                    size,
-                    compute_ns: (compute * 1e3).round() as u64,
-                    seed: f.seed.unwrap_or(1),
-                }
-            }
-        };
         let forwarding = f.nic.forwarding.unwrap_or_default();
         // The default fan-out, on a grid too small for it: as many children as there are other hosts.
         let fanout = f.nic.fanout.unwrap_or(DEFAULT_FANOUT.min(hosts as u32 - 1));
@@ -840,63 +680,6 @@ impl LciScenario {
             protocol,
         })
     }
-}
-
-/// Validates the multicast workloads (`bcast`, `asp`, `qr`).
-fn mc_workload(
-    kind: LciWorkloadKind,
-    w: &LciWorkloadOpts,
-    p: &LciPlatform,
-    size: u64,
-) -> Result<LciWorkload, ConfigError> {
-    let hosts = p.grid.hosts;
-    let ps = |cycles: u32| (cycles as f64 * 1e6 / p.host.clock_mhz).round() as u64;
-    Ok(match kind {
-        LciWorkloadKind::Bcast => {
-            let root = w.root.unwrap_or(0);
-            check_u("workload.root", root as u64, 0, hosts as u64 - 1)?;
-            let iterations = w.iterations.unwrap_or(20);
-            check_u("workload.iterations", iterations, 0, 1 << 20)?;
-            let count = w.count.unwrap_or(100);
-            check_u("workload.count", count, 0, 1 << 20)?;
-            if iterations + count == 0 {
-                return Err(ConfigError::range("workload.count", count, "at least 1 when workload.iterations = 0"));
-            }
-            LciWorkload::Bcast { hosts, root, size, iterations: iterations as u32, count: count as u32 }
-        }
-        LciWorkloadKind::Asp => {
-            let rows = w.rows.unwrap_or(1024);
-            if rows == 0 || !rows.is_multiple_of(hosts) || rows > 1 << 16 {
-                return Err(ConfigError::range(
-                    "workload.rows",
-                    rows,
-                    &format!("a multiple of grid.hosts = {hosts}, at most 65536"),
-                ));
-            }
-            let iterations = w.iterations.unwrap_or(rows as u64);
-            check_u("workload.iterations", iterations, 1, rows as u64)?;
-            LciWorkload::Asp { hosts, rows, iterations: iterations as u32, elem_ps: ps(p.multicast.asp_elem_cycles) }
-        }
-        _ => {
-            let cols = w.cols.unwrap_or(512);
-            if cols == 0 || !cols.is_multiple_of(hosts) || cols > 1 << 16 {
-                return Err(ConfigError::range(
-                    "workload.cols",
-                    cols,
-                    &format!("a multiple of grid.hosts = {hosts}, at most 65536"),
-                ));
-            }
-            let iterations = w.iterations.unwrap_or(cols as u64 / 4);
-            check_u("workload.iterations", iterations, 1, cols as u64 - 1)?;
-            LciWorkload::Qr {
-                hosts,
-                cols,
-                iterations: iterations as u32,
-                norm_ps: ps(p.multicast.qr_norm_cycles),
-                update_ps: ps(p.multicast.qr_update_cycles),
-            }
-        }
-    })
 }
 
 /// Validates `nic.watchdog_us`.

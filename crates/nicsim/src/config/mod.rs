@@ -17,12 +17,14 @@
 
 mod coalesce;
 mod lci;
+mod lci_workload;
 mod platform;
 mod scenario;
 mod workload;
 
 pub use coalesce::*;
 pub use lci::*;
+pub use lci_workload::*;
 pub use platform::*;
 pub use scenario::*;
 pub use workload::*;
