@@ -313,21 +313,18 @@ impl World {
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
                 }
             }
-            Workload::Alltoall { size, iterations, warmup, per_host } => {
+            Workload::Alltoall { size, iterations, warmup, per_host }
+            | Workload::Exchange { size, iterations, warmup, per_host } => {
+                use crate::workload::{alltoall_ops, exchange_ops, tag};
                 let n = w.hosts.len() as u32 * per_host;
+                let exchange = matches!(s.workload, Workload::Exchange { .. });
                 for r in 0..n {
                     let mut body = crate::workload::Body::new();
-                    crate::workload::alltoall_ops(&mut body, r, n, size, crate::workload::tag::ALLTOALL);
-                    let prog = Program::script(body, iterations + warmup, warmup);
-                    let local = (r % per_host) as u16;
-                    w.spawn((r / per_host) as u16, local, local as u8, prog);
-                }
-            }
-            Workload::Exchange { size, iterations, warmup, per_host } => {
-                let n = w.hosts.len() as u32 * per_host;
-                for r in 0..n {
-                    let mut body = crate::workload::Body::new();
-                    crate::workload::exchange_ops(&mut body, r, n, size, crate::workload::tag::EXCHANGE);
+                    if exchange {
+                        exchange_ops(&mut body, r, n, size, tag::EXCHANGE);
+                    } else {
+                        alltoall_ops(&mut body, r, n, size, tag::ALLTOALL);
+                    }
                     let prog = Program::script(body, iterations + warmup, warmup);
                     let local = (r % per_host) as u16;
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
