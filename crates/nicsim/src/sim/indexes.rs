@@ -300,8 +300,8 @@ impl Early {
 pub(crate) struct MediumRxs {
     rx: Vec<MediumRx>,
     /// Peer rank -> position in `rx` + 1 (0: none), grown to the highest
-    /// rank seen.
-    at: Vec<u32>,
+    /// rank seen, made a page of ranks at a time ([`crate::paged`]).
+    at: Paged<u32>,
 }
 
 impl std::fmt::Debug for MediumRxs {
@@ -326,9 +326,7 @@ impl MediumRxs {
     /// Starts receiving `rx` (its peer has none in progress).
     pub fn insert(&mut self, rx: MediumRx) {
         let p = rx.peer as usize;
-        if p >= self.at.len() {
-            self.at.resize(p + 1, 0);
-        }
+        self.at.grow(p + 1);
         debug_assert_eq!(self.at[p], 0, "two medium messages from peer {p} at once");
         self.rx.push(rx);
         self.at[p] = self.rx.len() as u32;
@@ -336,7 +334,8 @@ impl MediumRxs {
 
     /// Ends the message from `peer`.
     pub fn remove(&mut self, peer: u16) -> Option<MediumRx> {
-        let i = std::mem::take(self.at.get_mut(peer as usize)?).checked_sub(1)? as usize;
+        let i = self.at.get(peer as usize)?.checked_sub(1)? as usize;
+        self.at[peer as usize] = 0;
         let rx = self.rx.swap_remove(i);
         if let Some(moved) = self.rx.get(i) {
             self.at[moved.peer as usize] = i as u32 + 1;
