@@ -215,7 +215,7 @@ fn unless_max(t: Instant) -> Option<Instant> {
     (t != Instant::MAX).then_some(t)
 }
 
-/// The protocol state of one endpoint: one `Peer` per rank of the run, and
+/// The protocol state of one endpoint: one `Peer` per rank it talks to, and
 /// the peers' deadlines in a min-heap, so that finding what is due costs
 /// O(log peers) per deadline and nothing per peer (the shape of Open-MX's
 /// time-ordered `non_acked_req_q` and `partners_to_ack_delayed_list`, whose
@@ -232,8 +232,8 @@ fn unless_max(t: Instant) -> Option<Instant> {
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Endpoint {
-    /// One record per rank of the run, made a page of ranks at a time as
-    /// the endpoint talks to them ([`crate::paged`]).
+    /// A record per rank of the run, made a page of ranks at a time as
+    /// the endpoint first talks to them ([`crate::paged`]).
     peers: Paged<Peer>,
     /// The time of [`Endpoint::timers`]' first entry (`Instant::MAX`: none),
     /// beside `peers`: every library step asks [`Endpoint::poll_at`], and
