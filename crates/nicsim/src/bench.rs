@@ -122,17 +122,16 @@ pub fn scale_scenario(kind: &str, n: u64) -> Result<String, String> {
         return Err(format!("invalid value for `procs`: {n} (allowed: 2 to 8192)"));
     }
     match kind {
-        "alltoall" => {
-            let iterations = (SCALE_MESSAGES_PER_RANK / (n - 1)).max(1);
+        "alltoall" | "exchange" => {
+            // An alltoall sends n - 1 messages per rank per repetition, an
+            // exchange two.
+            let iterations = if kind == "alltoall" {
+                (SCALE_MESSAGES_PER_RANK / (n - 1)).max(1)
+            } else {
+                SCALE_MESSAGES_PER_RANK / 2
+            };
             Ok(format!(
-                "[platform.topology]\nhosts = {n}\n[workload]\nkind = \"alltoall\"\nsize_bytes = 64\n\
-                 iterations = {iterations}\nwarmup = 0\nprocs_per_host = 1\n"
-            ))
-        }
-        "exchange" => {
-            let iterations = SCALE_MESSAGES_PER_RANK / 2;
-            Ok(format!(
-                "[platform.topology]\nhosts = {n}\n[workload]\nkind = \"exchange\"\nsize_bytes = 64\n\
+                "[platform.topology]\nhosts = {n}\n[workload]\nkind = \"{kind}\"\nsize_bytes = 64\n\
                  iterations = {iterations}\nwarmup = 0\nprocs_per_host = 1\n"
             ))
         }
