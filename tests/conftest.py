@@ -3,6 +3,7 @@ tested against ``_fake_core`` and every test marked ``core`` is skipped."""
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import pytest
@@ -13,6 +14,12 @@ import _fake_core
 # No example database: nothing written into the repository, runs repeatable.
 settings.register_profile("nicsim", database=None, derandomize=True)
 settings.load_profile("nicsim")
+
+# A background job of a non-interactive shell starts with SIGINT ignored, and
+# so would every command the tests start, which the interrupt tests stop with
+# SIGINT as a terminal's Ctrl-C would: give them the default disposition.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 try:
     import nicsim._core  # noqa: F401

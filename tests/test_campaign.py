@@ -199,6 +199,38 @@ def test_local_pool_retries_jobs_of_a_worker_that_died(
     assert results == [_core.run(job.toml) for job in jobs]
 
 
+def test_a_stopped_pool_has_killed_its_workers_and_ended_its_manager_thread() -> None:
+    """``_stop`` returns once the pool has cleaned up: the command may exit at once.
+
+    Exiting while the pool's manager thread still closed its wake-up pipe could
+    print an ``OSError`` after the command's last line (``executor._stop``).
+    """
+    import multiprocessing
+    import signal
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(
+        max_workers=2,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=executor._init_worker,
+        initargs=(os.getpid(),),
+    )
+    futures = [pool.submit(time.sleep, 60) for _ in range(4)]
+    processes = list(pool._processes.values())  # type: ignore[attr-defined]
+    manager = pool._executor_manager_thread  # type: ignore[attr-defined]
+    assert len(processes) == 2 and manager.is_alive()
+    started = time.monotonic()
+    executor._stop(pool)
+    assert time.monotonic() - started < executor.MANAGER_JOIN_S + 1
+    if not hasattr(pool, "terminate_workers"):  # Python < 3.14: nicsim's own stop
+        assert not manager.is_alive()
+    for process in processes:
+        process.join(5)
+        assert process.exitcode == -signal.SIGTERM
+    assert all(f.done() for f in futures)
+
+
 # -- choosing the executor ---------------------------------------------------
 
 

@@ -225,8 +225,8 @@ def test_interrupted_campaign_keeps_finished_runs_and_the_rerun_skips_them(
     if signum == signal.SIGINT:
         assert proc.returncode == 130, err
         lines = err.strip().splitlines()
-        assert lines[-1].startswith("error: interrupted;") and "Traceback" not in err
-        assert f"{len(kept)} finished run(s) kept" in lines[-1]
+        assert lines[-1].startswith("error: interrupted;") and "Traceback" not in err, err
+        assert f"{len(kept)} finished run(s) kept" in lines[-1], err
     else:
         assert proc.returncode == -signal.SIGKILL
     # The previous table is untouched and no partial file is left beside it.

@@ -256,19 +256,32 @@ def _init_worker(parent: int) -> None:
     threading.Thread(target=watch, name="nicsim-parent-watch", daemon=True).start()
 
 
+#: How long :func:`_stop` waits for the pool's manager thread to clean up.
+MANAGER_JOIN_S = 2.0
+
+
 def _stop(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started and kill the worker processes now."""
+    """Cancel what has not started, kill the workers, and await the pool's clean-up."""
     terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
     if terminate is not None:
         terminate()
         return
     # Before 3.14 the pool has no public way to stop running calls; its
-    # processes are in ``_processes`` (what ``terminate_workers`` uses), which
+    # processes are in ``_processes`` (what ``terminate_workers`` uses) and
+    # its manager thread in ``_executor_manager_thread``, both of which
     # ``shutdown`` clears, so take them first.
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
+    # The manager thread sees the workers die and closes its wake-up pipe.
+    # Python's exit hook for pools writes to that pipe without a lock before
+    # 3.12.8/3.13.1 (CPython gh-125451): exiting while the thread closes it
+    # printed ``OSError: [Errno 9] Bad file descriptor`` after our last line.
+    # Once the thread has ended, the hook finds the pipe closed and skips it.
+    if manager is not None:
+        manager.join(MANAGER_JOIN_S)
 
 
 class LocalExecutor(Executor):
