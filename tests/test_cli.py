@@ -125,15 +125,15 @@ def test_size_bench_gives_the_median_of_its_repeats_and_their_range(
 ) -> None:
     args = ["bench", "--kind", "alltoall", "--procs", "4", "--repeat", "3"]
     code, out, _ = nicsim_cli(capsys, *args)
-    assert code == 0 and "median of 3 runs" in out
+    assert code == 0 and "median of 3 rounds" in out
     rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["2"], ["4"])]
     assert [r[0] for r in rows] == ["2", "4"]
     for r in rows:
-        median = float(r[2])
-        low, high = (float(x) for x in r[3].split("-"))
+        median = float(r[3])
+        low, high = (float(x) for x in r[4].split("-"))
         assert low <= median <= high, r
-    assert rows[0][4] == "1.00"
-    assert float(rows[1][4]) == pytest.approx(float(rows[1][2]) / float(rows[0][2]), abs=0.02)
+    assert rows[0][5] == "1.00"
+    assert float(rows[1][5]) == pytest.approx(float(rows[1][3]) / float(rows[0][3]), abs=0.02)
 
 
 def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
@@ -150,6 +150,9 @@ def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
         return {
             "ns_per_event": ns,
             "events": 1000.0 * n,
+            # Short runs are made again: fewer of them as N grows.
+            "runs": {2: 40.0, 4: 20.0, 8: 1.0}[n] + rounds - 1,
+            "min_loop_s": 0.25,
             "messages_per_rank": 4096.0,
             "build_s": 0.001,
             "wall_s": 0.01,
@@ -167,8 +170,11 @@ def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
     assert calls == [2, 4, 8] * 3
     lines = (line.split() for line in out.splitlines())
     rows = {r[0]: r for r in lines if r[:1] in (["2"], ["4"], ["8"])}
+    # Runs of each N's world: the median over the rounds.
+    assert [rows[n][2] for n in "248"] == ["41", "21", "2"]
     # N = 2's median is 20 (10, 20, 30): 4 is 1.5x it, 8 2.25x.
-    assert [rows[n][2] for n in "248"] == ["20.0", "30.0", "45.0"]
-    assert [rows[n][4] for n in "248"] == ["1.00", "1.50", "2.25"]
+    assert [rows[n][3] for n in "248"] == ["20.0", "30.0", "45.0"]
+    assert [rows[n][5] for n in "248"] == ["1.00", "1.50", "2.25"]
     # Peak RSS: the first round's, the least.
-    assert [rows[n][7] for n in "248"] == ["20.0", "40.0", "80.0"]
+    assert [rows[n][8] for n in "248"] == ["20.0", "40.0", "80.0"]
+    assert "add up to 0.25 s" in " ".join(out.split())

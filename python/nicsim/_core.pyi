@@ -141,9 +141,11 @@ def bench(kind: str, count: int) -> dict[str, float]:
     -------
     dict
         ``events``, ``events_per_s``, ``wall_s`` and ``messages_per_s``;
-        for alltoall, exchange and nas-is: ``procs``, ``events``,
-        ``ns_per_event`` (the event loop alone), ``build_s``, ``wall_s``,
-        ``peak_rss_MiB``, ``dropped``, ``messages_per_rank`` and
+        for alltoall, exchange and nas-is: ``procs``, ``events`` (of one
+        run), ``runs`` (the world is made and run again until the event
+        loops add up to ``min_loop_s`` seconds), ``ns_per_event`` (the event
+        loops alone, over all the runs), ``build_s`` and ``wall_s`` (per
+        run), ``peak_rss_MiB``, ``dropped``, ``messages_per_rank`` and
         ``sim_time_ms``.
 
     Raises

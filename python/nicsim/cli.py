@@ -520,7 +520,7 @@ def presets_copy(
     print(f"wrote {dest}")
 
 
-#: Most runs per N of a size benchmark (`nicsim bench --repeat`): 1,024 ranks
+#: Most rounds of a size benchmark (`nicsim bench --repeat`): 1,024 ranks
 #: take about ten seconds a run.
 REPEAT_LIMIT = 100
 
@@ -528,10 +528,12 @@ REPEAT_LIMIT = 100
 def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
     """Build the cost-per-event table for N = 2, 4, ... procs.
 
-    Each N runs `repeat` times and its times are the medians, its peak RSS
-    the least; the events, drops and simulated time are those of every run
-    (runs are deterministic).
-    The repeats go round all the sizes in turn (2, 4, ... procs, then again),
+    Each N is measured in `repeat` rounds and its times are the medians, its
+    peak RSS the least; the events, drops and simulated time are those of
+    every run (runs are deterministic). Within a round the core runs a
+    small N's world several times over (its ``runs``), so that every figure
+    rests on a quarter of a second of event loop or more.
+    The rounds go round all the sizes in turn (2, 4, ... procs, then again),
     so that a change in the machine's load over the minutes of a bench
     falls on every N alike rather than on a few, and the ratio to N = 2 is
     taken between runs spread over the same span.
@@ -550,14 +552,16 @@ def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
             runs[n].append(_core.bench(kind.value, n))
     base = statistics.median(r["ns_per_event"] for r in runs[sizes[0]])
     rows: list[list[str]] = []
-    messages = 0.0
+    messages = min_loop_s = 0.0
     for n in sizes:
         rs = runs[n]
         ns = [r["ns_per_event"] for r in rs]
         r = rs[0]
         messages = r["messages_per_rank"]
+        min_loop_s = r.get("min_loop_s", 0.0)
         median = statistics.median(ns)
-        row = [str(n), f"{r['events']:,.0f}", f"{median:.1f}"]
+        runs_of_n = statistics.median(x.get("runs", 1.0) for x in rs)
+        row = [str(n), f"{r['events']:,.0f}", f"{runs_of_n:.0f}", f"{median:.1f}"]
         if repeat > 1:
             row.append(f"{min(ns):.1f}-{max(ns):.1f}")
         row += [
@@ -573,17 +577,18 @@ def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
         ]
         rows.append(row)
     layout = SIZE_BENCHES[kind]
-    of_runs = f"; median of {repeat} runs" if repeat > 1 else ""
+    of_rounds = f"; median of {repeat} rounds" if repeat > 1 else ""
     table = Table(
-        title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout}{of_runs})",
+        title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout}{of_rounds})",
         caption=f"about {messages:,.0f} messages per rank at every N; "
-        "ns/event: the event loop alone, without the build; "
+        "runs: how often a round builds and runs the N's world, until its event loops "
+        f"add up to {min_loop_s:g} s; ns/event: the event loops alone, without the builds; "
         "x N=2: its ratio to N = 2's",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         collapse_padding=True,
     )
-    columns = ["N", "events", "ns/event"]
+    columns = ["N", "events", "runs", "ns/event"]
     columns += ["range"] if repeat > 1 else []
     columns += ["x N=2", "build s", "wall s", "peak RSS MiB", "drops", "sim ms"]
     for i, col in enumerate(columns):
