@@ -136,16 +136,16 @@ def test_size_bench_gives_the_median_of_its_repeats_and_their_range(
     assert float(rows[1][5]) == pytest.approx(float(rows[1][3]) / float(rows[0][3]), abs=0.02)
 
 
-def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A stand-in core whose N = 2 gets slower with each round, as a VM's
-    # load may drift: every N must be run once per round, in turn.
-    calls: list[int] = []
+class DriftingCore:
+    """A stand-in core's size bench whose N = 2 gets slower with each round,
+    as a VM's load may drift; it records the N of every call."""
 
-    def bench(kind: str, n: int) -> dict[str, float]:
-        calls.append(n)
-        rounds = calls.count(n)
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def __call__(self, kind: str, n: int) -> dict[str, float]:
+        self.calls.append(n)
+        rounds = self.calls.count(n)
         ns = {2: 10.0 * rounds, 4: 30.0, 8: 45.0}[n]
         return {
             "ns_per_event": ns,
@@ -163,11 +163,17 @@ def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
             "sim_time_ms": 1.0,
         }
 
+
+def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every N must be run once per round, in turn.
+    bench = DriftingCore()
     monkeypatch.setattr("nicsim.cli._core.bench", bench)
     args = ["bench", "--kind", "alltoall", "--procs", "8", "--repeat", "3"]
     code, out, _ = nicsim_cli(capsys, *args)
     assert code == 0, out
-    assert calls == [2, 4, 8] * 3
+    assert bench.calls == [2, 4, 8] * 3
     lines = (line.split() for line in out.splitlines())
     rows = {r[0]: r for r in lines if r[:1] in (["2"], ["4"], ["8"])}
     # Runs of each N's world: the median over the rounds.
@@ -178,3 +184,85 @@ def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
     # Peak RSS: the first round's, the least.
     assert [rows[n][8] for n in "248"] == ["20.0", "40.0", "80.0"]
     assert "add up to 0.25 s" in " ".join(out.split())
+
+
+def test_size_bench_writes_the_table_as_csv_in_full(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import csv
+
+    from nicsim import bench
+
+    monkeypatch.setattr("nicsim.cli._core.bench", DriftingCore())
+    out = tmp_path / "alltoall.csv"
+    args = ["bench", "--kind", "exchange", "--procs", "8", "--repeat", "3", "--out", str(out)]
+    code, printed, _ = nicsim_cli(capsys, *args)
+    assert code == 0 and f"wrote {out}" in " ".join(printed.split())
+    with out.open(newline="") as handle:
+        table = list(csv.DictReader(handle))
+    assert list(table[0]) == list(bench.COLUMNS)
+    assert [r["procs"] for r in table] == ["2", "4", "8"]
+    assert {r["kind"] for r in table} == {"exchange"} and {r["rounds"] for r in table} == {"3"}
+    assert [float(r["ns_per_event"]) for r in table] == [20.0, 30.0, 45.0]
+    assert (table[0]["ns_per_event_min"], table[0]["ns_per_event_max"]) == ("10.0", "30.0")
+    # Full precision, not the table's two decimals: 45 / 20.
+    assert [float(r["x_n2"]) for r in table] == [1.0, 1.5, 2.25]
+    assert [float(r["runs"]) for r in table] == [41.0, 21.0, 2.0]
+    assert [float(r["peak_rss_MiB"]) for r in table] == [20.0, 40.0, 80.0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alltoall.csv"]
+
+
+def test_simple_bench_writes_one_row(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    figures = {"events": 1000.0, "events_per_s": 1.0 / 3.0, "wall_s": 3000.0}
+    monkeypatch.setattr("nicsim.cli._core.bench", lambda kind, count: dict(figures))
+    out = tmp_path / "engine.csv"
+    code, _, _ = nicsim_cli(capsys, "bench", "--count", "1000", "--out", str(out))
+    assert code == 0
+    header, row = out.read_text().splitlines()
+    assert header == "kind,count,events,events_per_s,wall_s,build"
+    assert row.split(",")[:5] == ["engine", "1000", "1000.0", repr(1.0 / 3.0), "3000.0"]
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [("b.txt", "unknown file type '.txt' (allowed: .csv)"), ("no/dir/b.csv", "does not exist")],
+)
+def test_bench_out_is_checked_before_any_run(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    name: str,
+    needle: str,
+) -> None:
+    bench = DriftingCore()
+    monkeypatch.setattr("nicsim.cli._core.bench", bench)
+    out = tmp_path / name
+    code, _, err = nicsim_cli(
+        capsys, "bench", "--kind", "alltoall", "--procs", "4", "--out", str(out)
+    )
+    assert code == 2 and bench.calls == []
+    assert_one_error_line(err)
+    assert f"--out {out}" in err and needle in err
+
+
+def test_an_interrupted_bench_leaves_the_previous_csv(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    drifting = DriftingCore()
+
+    def bench(kind: str, n: int) -> dict[str, float]:
+        if n == 8:
+            raise KeyboardInterrupt
+        return drifting(kind, n)
+
+    monkeypatch.setattr("nicsim.cli._core.bench", bench)
+    out = tmp_path / "b.csv"
+    out.write_text("previous\n")
+    code, _, err = nicsim_cli(
+        capsys, "bench", "--kind", "alltoall", "--procs", "8", "--out", str(out)
+    )
+    assert (code, err) == (130, "error: interrupted\n")
+    assert out.read_text() == "previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.csv"]

@@ -18,6 +18,7 @@ PURE = [
     "nicsim.store",
     "nicsim.outputs",
     "nicsim.executor",
+    "nicsim.bench",
 ]
 NEEDS_CORE = ["nicsim", "nicsim.model", "nicsim.policy", "nicsim.sweeps"]
 

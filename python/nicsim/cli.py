@@ -124,14 +124,6 @@ class BenchKind(str, Enum):
     nas_is = "nas-is"
 
 
-#: The size benchmarks: N = 2, 4, ... --procs, and how their ranks are laid out.
-SIZE_BENCHES = {
-    BenchKind.alltoall: "1 rank per host",
-    BenchKind.exchange: "IMB Exchange, 1 rank per host",
-    BenchKind.nas_is: "8 ranks per host, NAS IS class S",
-}
-
-
 def _format(value: float | int | str) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
@@ -525,65 +517,40 @@ def presets_copy(
 REPEAT_LIMIT = 100
 
 
-def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
-    """Build the cost-per-event table for N = 2, 4, ... procs.
+def _size_table(kind: str, procs: int, repeat: int, rows: list[dict[str, Any]]) -> Table:
+    """Render the rows of :func:`nicsim.bench.size_rows` as the cost-per-event table.
 
-    Each N is measured in `repeat` rounds and its times are the medians, its
-    peak RSS the least; the events, drops and simulated time are those of
-    every run (runs are deterministic). Within a round the core runs a
-    small N's world several times over (its ``runs``), so that every figure
-    rests on a quarter of a second of event loop or more.
-    The rounds go round all the sizes in turn (2, 4, ... procs, then again),
-    so that a change in the machine's load over the minutes of a bench
-    falls on every N alike rather than on a few, and the ratio to N = 2 is
-    taken between runs spread over the same span.
-    Rows are made first: each column is then at least as wide as its values,
+    Cells are made first: each column is then at least as wide as its values,
     so that a narrow terminal wraps a header, never cuts a number (print it
     with ``crop=False``).
     """
-    import statistics
-
     from rich import box
 
-    sizes = [2 << i for i in range(procs.bit_length()) if 2 << i <= procs]
-    runs: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
-    for _ in range(repeat):
-        for n in sizes:
-            runs[n].append(_core.bench(kind.value, n))
-    base = statistics.median(r["ns_per_event"] for r in runs[sizes[0]])
-    rows: list[list[str]] = []
-    messages = min_loop_s = 0.0
-    for n in sizes:
-        rs = runs[n]
-        ns = [r["ns_per_event"] for r in rs]
-        r = rs[0]
-        messages = r["messages_per_rank"]
-        min_loop_s = r.get("min_loop_s", 0.0)
-        median = statistics.median(ns)
-        runs_of_n = statistics.median(x.get("runs", 1.0) for x in rs)
-        row = [str(n), f"{r['events']:,.0f}", f"{runs_of_n:.0f}", f"{median:.1f}"]
+    from nicsim.bench import SIZE_BENCHES
+
+    cells: list[list[str]] = []
+    for r in rows:
+        row = [str(r["procs"]), f"{r['events']:,.0f}", f"{r['runs']:.0f}"]
+        row.append(f"{r['ns_per_event']:.1f}")
         if repeat > 1:
-            row.append(f"{min(ns):.1f}-{max(ns):.1f}")
+            row.append(f"{r['ns_per_event_min']:.1f}-{r['ns_per_event_max']:.1f}")
         row += [
-            f"{median / base:.2f}",
-            f"{statistics.median(x['build_s'] for x in rs):.3f}",
-            f"{statistics.median(x['wall_s'] for x in rs):.3f}",
-            # The least over the rounds: a run's peak counts what the
-            # allocator still holds from a larger run before it, and only
-            # the first round runs the sizes smallest first.
-            f"{min(x['peak_rss_MiB'] for x in rs):.1f}",
+            f"{r['x_n2']:.2f}",
+            f"{r['build_s']:.3f}",
+            f"{r['wall_s']:.3f}",
+            f"{r['peak_rss_MiB']:.1f}",
             f"{r['dropped']:,.0f}",
             f"{r['sim_time_ms']:.1f}",
         ]
-        rows.append(row)
-    layout = SIZE_BENCHES[kind]
+        cells.append(row)
+    last = rows[-1]
     of_rounds = f"; median of {repeat} rounds" if repeat > 1 else ""
     table = Table(
-        title=f"nicsim bench {kind.value} (N = 2 ... {procs}; {layout}{of_rounds})",
-        caption=f"about {messages:,.0f} messages per rank at every N; "
+        title=f"nicsim bench {kind} (N = 2 ... {procs}; {SIZE_BENCHES[kind]}{of_rounds})",
+        caption=f"about {last['messages_per_rank']:,.0f} messages per rank at every N; "
         "runs: how often a round builds and runs the N's world, until its event loops "
-        f"add up to {min_loop_s:g} s; ns/event: the event loops alone, without the builds; "
-        "x N=2: its ratio to N = 2's",
+        f"add up to {last['min_loop_s']:g} s; ns/event: the event loops alone, without the "
+        "builds; x N=2: its ratio to N = 2's",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         collapse_padding=True,
@@ -594,9 +561,9 @@ def _size_table(kind: BenchKind, procs: int, repeat: int) -> Table:
     for i, col in enumerate(columns):
         # One-word headers stay whole too; "peak RSS MiB" may wrap.
         header = len(col) if len(col) <= len("ns/event") else 0
-        width = max(header, *(len(row[i]) for row in rows))
+        width = max(header, *(len(row[i]) for row in cells))
         table.add_column(col, justify="right", min_width=width)
-    for row in rows:
+    for row in cells:
         table.add_row(*row)
     return table
 
@@ -616,24 +583,45 @@ def bench_command(
             "medians (on a shared machine)."
         ),
     ] = 1,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Also write the figures as CSV, one row per N (or one row), whole."),
+    ] = None,
 ) -> None:
     """Time the simulator: events/s and messages/s, or cost per event by system size."""
-    if kind in SIZE_BENCHES:
+    from nicsim import bench, outputs
+    from nicsim.store import build_id
+
+    if out is not None:
+        if out.suffix != ".csv":
+            _fail(f"--out {out}: unknown file type {out.suffix!r} (allowed: .csv)")
+        outputs.check_file(out, "--out")
+    rows: list[dict[str, Any]]
+    columns: tuple[str, ...]
+    if kind.value in bench.SIZE_BENCHES:
         if not 2 <= procs <= 8192:
             _fail(f"--procs {procs}: must be from 2 to 8192")
         if not 1 <= repeat <= REPEAT_LIMIT:
             _fail(f"--repeat {repeat}: must be from 1 to {REPEAT_LIMIT}")
-        _out.print(_size_table(kind, procs, repeat), crop=False)
-        return
-    if not 1 <= count <= COUNT_LIMIT:
-        _fail(f"--count {count}: must be from 1 to {COUNT_LIMIT} (the core counts in 64 bits)")
-    result = _core.bench(kind.value, count)
-    table = Table(title=f"nicsim bench {kind.value} ({count})")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    for name, value in result.items():
-        table.add_row(name, f"{value:,.0f}" if value >= 1000 else f"{value:.4g}")
-    _out.print(table)
+        rows = bench.size_rows(kind.value, procs, repeat)
+        columns = bench.COLUMNS
+        _out.print(_size_table(kind.value, procs, repeat, rows), crop=False)
+    else:
+        if not 1 <= count <= COUNT_LIMIT:
+            _fail(f"--count {count}: must be from 1 to {COUNT_LIMIT} (the core counts in 64 bits)")
+        result = _core.bench(kind.value, count)
+        table = Table(title=f"nicsim bench {kind.value} ({count})")
+        table.add_column("measure")
+        table.add_column("value", justify="right")
+        for name, value in result.items():
+            table.add_row(name, f"{value:,.0f}" if value >= 1000 else f"{value:.4g}")
+        _out.print(table)
+        rows = [{"kind": kind.value, "count": count, **result, "build": build_id()}]
+        columns = tuple(rows[0])
+    if out is not None:
+        with outputs.atomic_file(out) as temp:
+            bench.write_csv(temp, rows, columns)
+        _out.print(f"wrote {out}")
 
 
 @app.command("version")
