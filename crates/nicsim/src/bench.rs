@@ -67,9 +67,9 @@ pub fn run_checked(
             // world (its hosts, every rank's peers and programs) is timed
             // apart, as it is paid once whatever the run's length. A run
             // whose loop is shorter than `SCALE_MIN_LOOP_S` is made again
-            // (a new world each time) until the loops add up to it: a few
-            // milliseconds are mostly the first touch of fresh memory and
-            // cold caches, and one such run is no steady figure.
+            // (a new world each time) until the loops add up to it: one run
+            // of a few milliseconds weighs its cold caches and any hiccup
+            // of the machine too much to be a steady figure.
             let (mut build, mut run, mut wall, mut runs) = (0.0, 0.0, 0.0, 0u32);
             let mut first: Option<crate::metrics::Metrics> = None;
             while runs == 0 || (run < SCALE_MIN_LOOP_S && runs < SCALE_MAX_RUNS) {
