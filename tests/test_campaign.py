@@ -524,6 +524,8 @@ def _modules_after(code: str) -> set[str]:
 
 # pydantic: typer 0.29 imports it to parse the options of every command.
 HEAVY = {"pandas", "pyarrow", "matplotlib", "pydantic"}
+# What only a Dask campaign needs (its client's log levels, a probe of the scheduler).
+DASK_ONLY = {"logging", "socket"}
 
 
 @pytest.mark.core
@@ -535,6 +537,7 @@ def test_import_and_run_load_no_table_or_plot_library() -> None:
         "except SystemExit as e:\n    assert e.code == 0, e.code"
     )
     assert not HEAVY & _modules_after(run_cli)
+    assert not DASK_ONLY & (_modules_after("import nicsim") | _modules_after(run_cli))
     worker = (
         "from nicsim import executor\n"
         "toml = '[workload]\\nkind = \"stream\"\\nmessages = 50\\n'\n"

@@ -29,11 +29,9 @@ no pandas, pyarrow or matplotlib.
 from __future__ import annotations
 
 import importlib.util
-import logging
 import os
 import re
 import signal
-import socket
 import sys
 import threading
 import time
@@ -403,6 +401,8 @@ class DaskExecutor(Executor):
         scheduler is logged with a traceback while it retries): the campaign
         reports what went wrong in one line.
         """
+        import logging  # here: a local campaign or `nicsim run` never needs it
+
         distributed = _distributed()
         for name in DASK_CLIENT_LOGGERS:
             self._log_levels[name] = logging.getLogger(name).level
@@ -547,6 +547,8 @@ class DaskExecutor(Executor):
                 self._cluster.close()
                 self._cluster = None
         finally:
+            import logging
+
             for name, level in self._log_levels.items():
                 logging.getLogger(name).setLevel(level)
             self._log_levels.clear()
@@ -608,6 +610,8 @@ def _reachable(address: str) -> None:
 
     Dask itself would retry until its connect timeout.
     """
+    import socket
+
     scheme, _, rest = address.rpartition("://")
     if scheme not in ("", "tcp", "tls"):
         return
