@@ -266,3 +266,21 @@ def test_an_interrupted_bench_leaves_the_previous_csv(
     assert (code, err) == (130, "error: interrupted\n")
     assert out.read_text() == "previous\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.csv"]
+
+
+def test_size_bench_draws_its_progress_in_ranks_on_a_terminal() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from nicsim import bench
+    from nicsim.progress import Reporter
+
+    shown = Reporter("nicsim bench alltoall", unit="ranks")
+    screen = StringIO()
+    shown._console = Console(file=screen, force_terminal=True, width=150)
+    rows = bench.size_rows("alltoall", 8, 2, bench=DriftingCore(), reporter=shown)
+    assert [r["procs"] for r in rows] == [2, 4, 8]
+    # Two rounds of 2 + 4 + 8 ranks: an N's run counts N.
+    drawn = screen.getvalue()
+    assert "28/28" in drawn and "ranks/s" in drawn and "nicsim bench alltoall" in drawn

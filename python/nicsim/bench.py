@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from nicsim import _core
+from nicsim.progress import Reporter
 from nicsim.store import build_id
 
 #: The size benchmarks: how their ranks are laid out.
@@ -61,7 +62,11 @@ def sizes(procs: int) -> list[int]:
 
 
 def size_rows(
-    kind: str, procs: int, repeat: int, bench: BenchFn | None = None
+    kind: str,
+    procs: int,
+    repeat: int,
+    bench: BenchFn | None = None,
+    reporter: Reporter | None = None,
 ) -> list[dict[str, float | str]]:
     """Measure ``kind`` at every N and return one row per N (see :data:`COLUMNS`).
 
@@ -74,13 +79,18 @@ def size_rows(
     so that a change in the machine's load over the minutes of a bench
     falls on every N alike rather than on a few, and the ratio to N = 2 is
     taken between runs spread over the same span.
+    ``reporter`` draws a bar counted in ranks (an N's run is N ranks'
+    work, as every rank sends the same messages), on a terminal only.
     """
     run = bench or _core.bench
+    shown = reporter or Reporter(None)
     ns_list = sizes(procs)
     runs: dict[int, list[dict[str, float]]] = {n: [] for n in ns_list}
-    for _ in range(repeat):
-        for n in ns_list:
-            runs[n].append(run(kind, n))
+    with shown.bar(total=repeat * sum(ns_list)):
+        for _ in range(repeat):
+            for n in ns_list:
+                runs[n].append(run(kind, n))
+                shown.advance(n)
     base = statistics.median(r["ns_per_event"] for r in runs[ns_list[0]])
     build = build_id()
     rows: list[dict[str, float | str]] = []

@@ -603,7 +603,10 @@ def bench_command(
             _fail(f"--procs {procs}: must be from 2 to 8192")
         if not 1 <= repeat <= REPEAT_LIMIT:
             _fail(f"--repeat {repeat}: must be from 1 to {REPEAT_LIMIT}")
-        rows = bench.size_rows(kind.value, procs, repeat)
+        from nicsim.progress import Reporter
+
+        reporter = Reporter(f"nicsim bench {kind.value}", unit="ranks")
+        rows = bench.size_rows(kind.value, procs, repeat, reporter=reporter)
         columns = bench.COLUMNS
         _out.print(_size_table(kind.value, procs, repeat, rows), crop=False)
     else:

@@ -37,10 +37,13 @@ class Reporter:
     description
         Label of the bar (e.g. ``"nicsim omx-coal"``); ``None`` is quiet:
         no bar and no notes.
+    unit
+        What the bar counts, for its rate (``"jobs"``: jobs per second).
     """
 
-    def __init__(self, description: str | None) -> None:
+    def __init__(self, description: str | None, unit: str = "jobs") -> None:
         self.description = description
+        self.unit = unit
         self._console: Console | None = None
         self._bar: Progress | None = None
         self._task: TaskID | None = None
@@ -74,7 +77,7 @@ class Reporter:
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            RateColumn(),
+            RateColumn(self.unit),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
@@ -90,16 +93,20 @@ class Reporter:
             self._bar = None
             self._task = None
 
-    def advance(self) -> None:
-        """One more job done."""
+    def advance(self, steps: int = 1) -> None:
+        """Count ``steps`` more units done (one job, by default)."""
         if self._bar is not None and self._task is not None:
-            self._bar.advance(self._task)
+            self._bar.advance(self._task, steps)
 
 
 class RateColumn(ProgressColumn):
-    """Jobs per second (rich averages the speed over the last half minute)."""
+    """Units per second (rich averages the speed over the last half minute)."""
+
+    def __init__(self, unit: str = "jobs") -> None:
+        super().__init__()
+        self.unit = unit
 
     def render(self, task: Task) -> Text:
         """Render the rate of ``task``."""
         speed = task.speed
-        return Text("-- jobs/s" if speed is None else f"{speed:.2f} jobs/s")
+        return Text(f"-- {self.unit}/s" if speed is None else f"{speed:.2f} {self.unit}/s")
