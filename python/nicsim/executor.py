@@ -274,9 +274,10 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     for process in processes:
         process.terminate()
     # The manager thread sees the workers die and closes its wake-up pipe.
-    # Python's exit hook for pools writes to that pipe without a lock before
-    # 3.12.8/3.13.1 (CPython gh-125451): exiting while the thread closes it
-    # printed ``OSError: [Errno 9] Bad file descriptor`` after our last line.
+    # Python's exit hook for pools writes to that pipe without a lock (until
+    # CPython gh-125451, October 2024, never in 3.11): exiting while the
+    # thread closes it printed ``OSError: [Errno 9] Bad file descriptor``
+    # after our last line.
     # Once the thread has ended, the hook finds the pipe closed and skips it.
     if manager is not None:
         manager.join(MANAGER_JOIN_S)
