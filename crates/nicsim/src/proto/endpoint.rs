@@ -115,6 +115,12 @@ pub enum Due {
 /// No slot of [`Endpoint::sent`].
 const NIL: u32 = u32::MAX;
 
+/// Stale entries the protocol-timer heap may hold beyond as many as its
+/// live ones before they are dropped at once: a few peers' worth, so that
+/// an endpoint with one or two deadlines pending does not compact at every
+/// other push.
+pub(crate) const HEAP_SLACK: usize = 32;
+
 /// State towards one remote peer: 64 bytes (one cache line), kept for each
 /// rank the endpoint talks to (in pages of 64 ranks, see [`crate::paged`]:
 /// a process of a 1,024-rank all-to-all keeps 64 KiB of peers, one of a
@@ -246,7 +252,13 @@ pub struct Endpoint {
     /// its `armed`); an entry is pushed only when a peer's deadline moves
     /// earlier than its live one, and a live entry whose peer's deadline
     /// moved later is pushed again at the later time when it comes up.
+    /// The entries left behind are stale; they are dropped when they come
+    /// up, or all at once when they outnumber the live ones
+    /// ([`Endpoint::compact`]): a push never takes the heap past twice its
+    /// live peers and [`HEAP_SLACK`].
     timers: BinaryHeap<Reverse<(Instant, u16)>>,
+    /// Peers with a live entry in `timers` (`armed` not `Instant::MAX`).
+    live: u32,
     /// Free slots of `sent`, the last freed last (reused first).
     free: Vec<u32>,
     params: Params,
@@ -264,6 +276,9 @@ pub struct Endpoint {
     pub timer_visits: u64,
     /// Peers looked at by `flush_acks` (a debug counter as above).
     pub flush_visits: u64,
+    /// Times the heap's stale entries were dropped at once (see
+    /// [`Endpoint::compact`]).
+    pub compactions: u64,
     /// Messages put on the wire again by resend rounds.
     pub resent: u64,
     /// New messages sent while their peer's send window was full (see
@@ -282,11 +297,13 @@ impl Endpoint {
             sent: Vec::new(),
             free: Vec::new(),
             timers: BinaryHeap::new(),
+            live: 0,
             due: Vec::new(),
             owed: Vec::new(),
             unacked_total: 0,
             timer_visits: 0,
             flush_visits: 0,
+            compactions: 0,
             resent: 0,
             window_overruns: 0,
         }
@@ -305,10 +322,47 @@ impl Endpoint {
         let ps = &mut self.peers[peer as usize];
         let t = ps.deadline();
         if t < ps.armed {
+            self.live += u32::from(ps.armed == Instant::MAX);
             ps.armed = t;
             self.timers.push(Reverse((t, peer)));
             self.first = self.first.min(t);
+            if self.timers.len() > 2 * self.live as usize + HEAP_SLACK {
+                self.compact();
+            }
         }
+    }
+
+    /// Drops every stale entry of the heap at once, leaving one entry per
+    /// live peer. Run when the heap holds more than twice as many entries
+    /// as live peers (and [`HEAP_SLACK`] more), so its O(entries × log)
+    /// cost is paid at most once per `live + HEAP_SLACK` pushes.
+    ///
+    /// Without it, a deadline that keeps moving earlier and back (a delayed
+    /// ack due long before the resend round, at each message received)
+    /// leaves an entry per move until the resend delay passes, half a
+    /// second of simulated time at Open-MX's: the heap's memory grew with
+    /// the messages received in that time, not with the deadlines pending.
+    /// The entries left at the resend round's time all match the peer's
+    /// `armed` again once the ack has gone, so they are deduplicated, not
+    /// only filtered. What the endpoint does is unchanged: a stale or
+    /// duplicate entry does nothing when it comes up.
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        let peers = &self.peers;
+        let mut entries = std::mem::take(&mut self.timers).into_vec();
+        entries.retain(|&Reverse((t, peer))| peers[peer as usize].armed == t);
+        entries.sort_unstable();
+        entries.dedup();
+        debug_assert_eq!(entries.len(), self.live as usize);
+        self.timers = BinaryHeap::from(entries);
+        self.first = self.timers.peek().map_or(Instant::MAX, |&Reverse((t, _))| t);
+        self.compactions += 1;
+    }
+
+    /// Entries of the protocol-timer heap, live and stale.
+    pub fn timer_entries(&self) -> usize {
+        self.timers.len()
     }
 
     /// Puts `m` in a slot (the last freed first), linked after nothing.
@@ -508,6 +562,7 @@ impl Endpoint {
             let ps = &mut self.peers[peer as usize];
             if ps.armed == t {
                 ps.armed = Instant::MAX;
+                self.live -= 1;
                 self.due.push(peer);
             }
         }
@@ -585,6 +640,7 @@ impl Endpoint {
                 return Some(t);
             }
             ps.armed = Instant::MAX;
+            self.live -= 1;
             self.pop_timer();
             self.timer_visits += 1;
             if d != Instant::MAX {

@@ -600,6 +600,55 @@ fn pull_serve_sends_the_replies_of_one_block() {
     assert_eq!(idx, (5..32).collect::<Vec<_>>());
 }
 
+/// The protocol-timer heap holds what is pending, not what happened: 16
+/// peers, each with a message unacknowledged (its resend round at 1 ms)
+/// and a message received every 80 µs whose delayed ack falls due 50 µs
+/// later. Each received message moves the peer's deadline earlier (an
+/// entry) and, once acked, back to the resend round (another): 360 entries
+/// by the end of the first millisecond if none were dropped before they
+/// came up. The heap stays within twice the live peers and the slack, and
+/// every ack still goes out once, at its deadline.
+#[test]
+fn the_timer_heap_is_bounded_by_the_deadlines_pending() {
+    let peers = 16u16;
+    let mut ep = Endpoint::new(PARAMS, peers as usize);
+    for p in 0..peers {
+        ep.send(p, us(0), 0, 8, 0, false, 1);
+    }
+    let mut most = 0;
+    let mut acks = Vec::new();
+    let mut received = 0;
+    let mut now = us(0);
+    while now < us(900) {
+        now += Duration::from_us(5);
+        let peer = received % peers;
+        ep.delivered(peer, now);
+        received += 1;
+        let mut due = Vec::new();
+        ep.dispatch(now, |p, d| {
+            assert_eq!(d, Due::Ack, "no resend is due before 1 ms");
+            due.push(p);
+        });
+        for p in due {
+            ep.dispatch_ack(p);
+            acks.push((p, now));
+        }
+        most = most.max(ep.timer_entries());
+    }
+    // Each ack at the first poll at or after its message's arrival + 50 µs
+    // (polls every 5 µs): the message received 10 polls before.
+    assert_eq!(acks.len() as u16, received - 10);
+    for (i, &(p, at)) in acks.iter().enumerate() {
+        assert_eq!(p, i as u16 % peers);
+        assert_eq!(at, us(5 * (i as u64 + 1) + 50));
+    }
+    assert!(ep.compactions > 0);
+    assert!(
+        most <= 2 * peers as usize + super::endpoint::HEAP_SLACK,
+        "{most} heap entries for {peers} peers with a deadline"
+    );
+}
+
 /// The timer work per poll does not grow with the number of peers: the same
 /// traffic (a stream to a few peers, delayed acks from a few others, a lost
 /// message now and then) costs as many heap entries per poll towards 8
