@@ -550,6 +550,23 @@ def test_import_and_run_load_no_table_or_plot_library() -> None:
     )
 
 
+def test_the_commands_annotations_are_evaluated_once_at_import() -> None:
+    """typer reads every command's annotations on every command line; as
+    strings (``from __future__ import annotations``) they were compiled
+    again on each run, 14 ms of a small ``nicsim run``."""
+    import inspect
+
+    from nicsim import cli
+
+    commands = [
+        f for f in vars(cli).values() if inspect.isfunction(f) and f.__name__.endswith("_command")
+    ]
+    assert len(commands) >= 6
+    for f in commands:
+        hints = f.__annotations__
+        assert hints and not any(isinstance(h, str) for h in hints.values()), f.__name__
+
+
 @pytest.mark.core
 def test_local_worker_processes_start_without_them() -> None:
     import _probe

@@ -7,9 +7,13 @@ never a traceback, before any work starts; Ctrl-C prints one
 loads and after it ends too: :mod:`nicsim._launch`). The work itself is
 done by :mod:`nicsim` (campaigns that write files by :mod:`nicsim.campaign`).
 Importing it loads neither pandas nor matplotlib.
-"""
 
-from __future__ import annotations
+Unlike the rest of the package, this module evaluates its annotations when
+it defines its functions (no ``from __future__ import annotations``): typer
+reads every command's annotations each time the command line is parsed,
+and as strings it compiled them again on every run (14 ms of a small
+``nicsim run``), where evaluated ones are part of the cached bytecode.
+"""
 
 import json
 import sys
