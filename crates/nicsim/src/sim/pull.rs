@@ -36,6 +36,14 @@ pub(crate) struct Pull {
     pub size: u64,
     /// When the copy engine will have finished this pull's copies (I/OAT).
     pub copies_done: Instant,
+    /// The time of the handle's queued `PullTimer` event (`None`: none). A
+    /// handle has at most one: its timer is never cancelled when a pull
+    /// completes, so a handle reused before its last pull's event fired
+    /// keeps that event, which comes before the new pull's first deadline
+    /// and is re-armed at it ([`PullHandle::on_timer`] waits until then).
+    /// A new event for every pull kept one per pull started while its
+    /// handle stayed in use, and the queue grew with the run's length.
+    pub timer: Option<Instant>,
 }
 
 /// A pull request being served by the sender's driver.
@@ -65,9 +73,11 @@ impl World {
             rdma_id: ev.msg.rdma as u8,
             size,
             copies_done: Instant::ZERO,
+            timer: None,
         };
         let id = if let Some(i) = self.free_handles.pop() {
-            self.handles[i as usize] = hd;
+            let timer = self.handles[i as usize].timer;
+            self.handles[i as usize] = Pull { timer, ..hd };
             self.handle_objs[i as usize] = Obj::new(ObjClass::PullHandle);
             i
         } else {
@@ -92,7 +102,15 @@ impl World {
             self.transmit(now, h, f);
         }
         let at = now + self.c.pull_timeout;
-        self.q.push(at, h as u32, Ev::PullTimer { handle });
+        let hd = &mut self.handles[handle as usize];
+        match hd.timer {
+            // The handle's last pull started before this one.
+            Some(queued) => debug_assert!(queued <= at),
+            None => {
+                hd.timer = Some(at);
+                self.q.push(at, h as u32, Ev::PullTimer { handle });
+            }
+        }
     }
 
     /// A PULL request for `block_length` bytes starting at reply `first` of
@@ -252,10 +270,17 @@ impl World {
     pub(super) fn pull_timer(&mut self, now: Instant, handle: u32) {
         let to = self.c.pull_timeout;
         let deadline = self.c.proto.resend.times(RESENDS_MAX);
-        let Some(hd) = self.handles.get_mut(handle as usize).filter(|hd| hd.proto.live()) else { return };
+        let hd = &mut self.handles[handle as usize];
+        hd.timer = None;
+        if !hd.proto.live() {
+            return;
+        }
         let host = hd.host as usize;
         match hd.proto.on_timer(now, to, deadline) {
-            OnTimer::Wait(at) => self.q.push(at, host as u32, Ev::PullTimer { handle }),
+            OnTimer::Wait(at) => {
+                hd.timer = Some(at);
+                self.q.push(at, host as u32, Ev::PullTimer { handle })
+            }
             OnTimer::Rerequest(at) => {
                 // Request the missing part of every requested block that is
                 // still incomplete again.
@@ -266,6 +291,7 @@ impl World {
                     self.transmit(now, host, f);
                     from = b + 1;
                 }
+                self.handles[handle as usize].timer = Some(at);
                 self.q.push(at, host as u32, Ev::PullTimer { handle });
             }
             OnTimer::GiveUp => {

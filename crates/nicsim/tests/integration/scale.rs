@@ -61,3 +61,23 @@ fn an_exchange_does_the_same_per_rank_at_every_size() {
     let (qa, qb) = (small.get("queue_peak").unwrap() / 8.0, large.get("queue_peak").unwrap() / 128.0);
     assert!(qb <= 1.1 * qa, "events pending per rank: {qa} at 8 ranks, {qb} at 128");
 }
+
+/// Large messages (pulls) keep as many events queued in a long run as in a
+/// short one: 16 ranks on 2 hosts, all-to-all of 40,000 B, 5 and 20
+/// repetitions. A pull handle's timer event is not cancelled when its pull
+/// completes; when every pull queued one of its own, a handle reused
+/// before its last event fired carried one event more per pull, re-armed
+/// each time it found the handle in use (804 events pending after 5
+/// repetitions, 2,706 after 20).
+#[test]
+fn pulls_keep_as_many_events_queued_in_a_long_run_as_in_a_short_one() {
+    let peak = |reps: u32| {
+        let m = run(&format!(
+            "[platform.topology]\nhosts = 2\n[workload]\nkind = \"alltoall\"\nsize_bytes = 40000\n\
+             iterations = {reps}\nwarmup = 0\n"
+        ));
+        m.get("queue_peak").unwrap()
+    };
+    let (short, long) = (peak(5), peak(20));
+    assert!(long <= short * 1.25, "events pending: {short} after 5 repetitions, {long} after 20");
+}
