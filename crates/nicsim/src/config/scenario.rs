@@ -686,6 +686,18 @@ mod tests {
         "[workload]\nkind = \"nas-cg\"\nclass = \"A\"",
         "invalid value for `workload.class`: \"A\" (allowed: B or C (the NPB classes of the CG, MG and FT skeletons))"
     )]
+    #[case::unread_key(
+        "[workload]\nkind = \"stream\"\niterations = 5",
+        "`workload.iterations` = 5 is not read by workload.kind = \"stream\" (its keys: size_bytes, messages, warmup)"
+    )]
+    #[case::unread_size(
+        "[workload]\nkind = \"nas-is\"\nsize_bytes = 64",
+        "`workload.size_bytes` = 64 is not read by workload.kind = \"nas-is\" (its keys: class, iterations, procs_per_host)"
+    )]
+    #[case::unread_class(
+        "[workload]\nkind = \"pingpong\"\nclass = \"C\"",
+        "`workload.class` = \"C\" is not read by workload.kind = \"pingpong\" (its keys: size_bytes, iterations, warmup)"
+    )]
     #[case::table_expected("nic = 3\n[workload]\nkind = \"stream\"", "invalid value for `nic`: 3 (allowed: a table)")]
     #[case::preset_enum(
         "[platform.nic]\ntx_reap = \"soft\"\n[workload]\nkind = \"stream\"",
@@ -699,7 +711,9 @@ mod tests {
     #[test]
     fn enumerations_accept_every_listed_name() {
         for kind in crate::config::variant_names::<WorkloadKind>() {
-            let text = format!("[workload]\nkind = \"{kind}\"\nprocs_per_host = 2\n");
+            let collective = kind.starts_with("nas-") || ["alltoall", "exchange"].contains(kind);
+            let per_host = if collective { "procs_per_host = 2\n" } else { "" };
+            let text = format!("[workload]\nkind = \"{kind}\"\n{per_host}");
             assert!(Scenario::from_toml(&text).is_ok(), "{kind}");
         }
         for b in crate::config::variant_names::<BindingName>() {

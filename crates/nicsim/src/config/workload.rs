@@ -131,6 +131,56 @@ fn nas_rates(platform: &Platform, per_host: u32) -> (f64, f64) {
     (nas.flops_per_cycle * platform.host.clock_ghz * 1e9, nas.mem_MBps * 1e6 / per_host as f64)
 }
 
+/// The `[workload]` keys besides `kind` that `kind` reads (`size_bytes` is
+/// the message size; the NAS skeletons size their own messages).
+fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
+    use WorkloadKind::*;
+    const ROUND_TRIPS: &[&str] = &["size_bytes", "iterations", "warmup"];
+    const MESSAGES: &[&str] = &["size_bytes", "messages", "warmup"];
+    const COLLECTIVE: &[&str] = &["size_bytes", "iterations", "warmup", "procs_per_host"];
+    match kind {
+        Pingpong => ("pingpong", ROUND_TRIPS),
+        EchoNic => ("echo-nic", ROUND_TRIPS),
+        EchoKernel => ("echo-kernel", ROUND_TRIPS),
+        Stream => ("stream", MESSAGES),
+        Uniband => ("uniband", &["size_bytes", "messages", "warmup", "window"]),
+        Flood => ("flood", &["packets", "gap_ns", "packet_bytes"]),
+        NasIs => ("nas-is", &["class", "iterations", "procs_per_host"]),
+        NasCg => ("nas-cg", &["class", "procs_per_host"]),
+        NasMg => ("nas-mg", &["class", "procs_per_host"]),
+        NasFt => ("nas-ft", &["class", "procs_per_host"]),
+        Alltoall => ("alltoall", COLLECTIVE),
+        Exchange => ("exchange", COLLECTIVE),
+    }
+}
+
+/// A key the workload does not read is refused, naming it: it would
+/// otherwise be ignored, and a stream given `iterations = 5` would send its
+/// default 20,000 messages without a word.
+fn check_keys_used(w: &WorkloadOpts, kind: WorkloadKind) -> Result<(), ConfigError> {
+    let set: [(&str, Option<String>); 10] = [
+        ("size_bytes", w.size_bytes.map(|v| v.to_string())),
+        ("iterations", w.iterations.map(|v| v.to_string())),
+        ("warmup", w.warmup.map(|v| v.to_string())),
+        ("messages", w.messages.map(|v| v.to_string())),
+        ("window", w.window.map(|v| v.to_string())),
+        ("packets", w.packets.map(|v| v.to_string())),
+        ("gap_ns", w.gap_ns.map(|v| v.to_string())),
+        ("packet_bytes", w.packet_bytes.map(|v| v.to_string())),
+        ("class", w.class.map(|v| format!("\"{v:?}\""))),
+        ("procs_per_host", w.procs_per_host.map(|v| v.to_string())),
+    ];
+    let (name, keys) = keys_of(kind);
+    match set.into_iter().find(|(key, value)| value.is_some() && !keys.contains(key)) {
+        None => Ok(()),
+        Some((key, value)) => Err(ConfigError::new(format!(
+            "`workload.{key}` = {} is not read by workload.kind = \"{name}\" (its keys: {})",
+            value.unwrap_or_default(),
+            keys.join(", ")
+        ))),
+    }
+}
+
 /// Validates `[workload]`.
 pub(super) fn workload(
     w: &WorkloadOpts,
@@ -139,6 +189,7 @@ pub(super) fn workload(
     loss: f64,
 ) -> Result<Workload, ConfigError> {
     let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<WorkloadKind>()))?;
+    check_keys_used(w, kind)?;
     let size = w.size_bytes.unwrap_or(0);
     check_u("workload.size_bytes", size, 0, 1 << 30)?;
     let warmup = w.warmup.unwrap_or(match kind {
