@@ -725,6 +725,16 @@ mod tests {
         "preset = \"lci2000\"\n[workload]\nkind = \"dsm\"\nmix = \"ocean\"",
         "invalid value for `workload.mix`: \"ocean\" (allowed: one of barnes, fft, radix)"
     )]
+    #[case::unread_key(
+        "preset = \"lci2000\"\n[workload]\nkind = \"stream\"\niterations = 5",
+        "`workload.iterations` = 5 is not read by workload.kind = \"stream\" (its keys: size_bytes, messages, \
+         warmup, src, dst)"
+    )]
+    #[case::unread_mix(
+        "preset = \"lci2000\"\n[workload]\nkind = \"bcast\"\nmix = \"fft\"",
+        "`workload.mix` = \"fft\" is not read by workload.kind = \"bcast\" (its keys: size_bytes, root, \
+         iterations, count)"
+    )]
     fn error_messages(#[case] text: &str, #[case] want: &str) {
         assert_eq!(LciScenario::from_toml(text).unwrap_err().0, want);
     }

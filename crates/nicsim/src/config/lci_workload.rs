@@ -2,7 +2,7 @@
 //! and their validation into an [`LciWorkload`], which `crate::lci::workload`
 //! runs. Called by [`super::LciScenario::from_file`].
 
-use super::{check_f, check_u, missing, one_of_names, ConfigError, LciPlatform};
+use super::{check_f, check_read, check_u, missing, one_of_names, ConfigError, LciPlatform};
 use serde::Deserialize;
 use std::fmt;
 
@@ -110,6 +110,43 @@ pub enum LciWorkload {
     FftAllToAll { procs: u32, iterations: u64, size: u64, compute_ns: u64, seed: u64 },
 }
 
+/// The `[workload]` keys besides `kind` that `kind` reads.
+fn keys_of(kind: LciWorkloadKind) -> (&'static str, &'static [&'static str]) {
+    use LciWorkloadKind::*;
+    match kind {
+        Stream => ("stream", &["size_bytes", "messages", "warmup", "src", "dst"]),
+        Pingpong => ("pingpong", &["size_bytes", "iterations", "warmup", "src", "dst"]),
+        Bcast => ("bcast", &["size_bytes", "root", "iterations", "count"]),
+        Asp => ("asp", &["rows", "iterations"]),
+        Qr => ("qr", &["cols", "iterations"]),
+        Dsm => ("dsm", &["mix", "procs", "operations"]),
+        FftAlltoall => ("fft-alltoall", &["procs", "iterations", "compute_us", "size_bytes"]),
+    }
+}
+
+/// Refuses a key that `kind` does not read ([`check_read`]).
+fn check_keys_used(w: &LciWorkloadOpts, kind: LciWorkloadKind) -> Result<(), ConfigError> {
+    let text = |v: Option<u64>| v.map(|v| v.to_string());
+    let set = [
+        ("size_bytes", text(w.size_bytes)),
+        ("messages", text(w.messages)),
+        ("warmup", text(w.warmup)),
+        ("iterations", text(w.iterations)),
+        ("src", text(w.src.map(u64::from))),
+        ("dst", text(w.dst.map(u64::from))),
+        ("root", text(w.root.map(u64::from))),
+        ("count", text(w.count)),
+        ("rows", text(w.rows.map(u64::from))),
+        ("cols", text(w.cols.map(u64::from))),
+        ("mix", w.mix.map(|v| format!("\"{v}\""))),
+        ("procs", text(w.procs.map(u64::from))),
+        ("operations", text(w.operations)),
+        ("compute_us", w.compute_us.map(|v| v.to_string())),
+    ];
+    let (name, keys) = keys_of(kind);
+    check_read(name, &set, keys)
+}
+
 /// Validates `[workload]` of an LCI scenario on `platform` (`seed`: the
 /// scenario's, which the DSM and FFT workloads draw from).
 pub(super) fn lci_workload(
@@ -118,6 +155,7 @@ pub(super) fn lci_workload(
     seed: Option<u64>,
 ) -> Result<LciWorkload, ConfigError> {
     let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<LciWorkloadKind>()))?;
+    check_keys_used(w, kind)?;
     let hosts = platform.grid.hosts as u64;
     let src = w.src.unwrap_or(0);
     let dst = w.dst.unwrap_or(1);

@@ -349,6 +349,21 @@ pub(crate) fn one_of_names<T: DeserializeOwned>() -> String {
     format!("one of {}", variant_names::<T>().join(", "))
 }
 
+/// The first `[workload]` key of `set` (name, value if given) that a
+/// workload of kind `kind` does not read (`keys`), as an error naming it
+/// and the kind's keys. Such a key would otherwise be ignored: a stream
+/// given `iterations = 5` would send its default messages without a word.
+pub(crate) fn check_read(kind: &str, set: &[(&str, Option<String>)], keys: &[&str]) -> Result<(), ConfigError> {
+    match set.iter().find(|(key, value)| value.is_some() && !keys.contains(key)) {
+        None => Ok(()),
+        Some((key, value)) => Err(ConfigError(format!(
+            "`workload.{key}` = {} is not read by workload.kind = \"{kind}\" (its keys: {})",
+            value.as_deref().unwrap_or_default(),
+            keys.join(", ")
+        ))),
+    }
+}
+
 /// A missing required key: names it and what it may be.
 pub(crate) fn missing(key: &str, allowed: &str) -> ConfigError {
     ConfigError(format!("missing key `{key}` (required: {allowed})"))

@@ -2,7 +2,7 @@
 //! the TOML table; [`workload`] validates it into a [`Workload`] (called by
 //! [`super::Scenario::from_toml`], which knows the platform it runs on).
 
-use super::{check_f, check_u, missing, one_of_names, ConfigError, Platform};
+use super::{check_f, check_read, check_u, missing, one_of_names, ConfigError, Platform};
 use crate::time::Duration;
 use serde::Deserialize;
 
@@ -154,31 +154,23 @@ fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
     }
 }
 
-/// A key the workload does not read is refused, naming it: it would
-/// otherwise be ignored, and a stream given `iterations = 5` would send its
-/// default 20,000 messages without a word.
+/// Refuses a key that `kind` does not read ([`check_read`]).
 fn check_keys_used(w: &WorkloadOpts, kind: WorkloadKind) -> Result<(), ConfigError> {
-    let set: [(&str, Option<String>); 10] = [
-        ("size_bytes", w.size_bytes.map(|v| v.to_string())),
-        ("iterations", w.iterations.map(|v| v.to_string())),
-        ("warmup", w.warmup.map(|v| v.to_string())),
-        ("messages", w.messages.map(|v| v.to_string())),
-        ("window", w.window.map(|v| v.to_string())),
-        ("packets", w.packets.map(|v| v.to_string())),
+    let text = |v: Option<u64>| v.map(|v| v.to_string());
+    let set = [
+        ("size_bytes", text(w.size_bytes)),
+        ("iterations", text(w.iterations)),
+        ("warmup", text(w.warmup)),
+        ("messages", text(w.messages)),
+        ("window", text(w.window.map(u64::from))),
+        ("packets", text(w.packets)),
         ("gap_ns", w.gap_ns.map(|v| v.to_string())),
-        ("packet_bytes", w.packet_bytes.map(|v| v.to_string())),
+        ("packet_bytes", text(w.packet_bytes.map(u64::from))),
         ("class", w.class.map(|v| format!("\"{v:?}\""))),
-        ("procs_per_host", w.procs_per_host.map(|v| v.to_string())),
+        ("procs_per_host", text(w.procs_per_host.map(u64::from))),
     ];
     let (name, keys) = keys_of(kind);
-    match set.into_iter().find(|(key, value)| value.is_some() && !keys.contains(key)) {
-        None => Ok(()),
-        Some((key, value)) => Err(ConfigError::new(format!(
-            "`workload.{key}` = {} is not read by workload.kind = \"{name}\" (its keys: {})",
-            value.unwrap_or_default(),
-            keys.join(", ")
-        ))),
-    }
+    check_read(name, &set, keys)
 }
 
 /// Validates `[workload]`.
