@@ -3,11 +3,11 @@
 //! runs. Called by [`super::LciScenario::from_file`].
 
 use super::{check_f, check_read, check_u, missing, one_of_names, ConfigError, LciPlatform};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// `workload.mix`: the DSM application mixes (`crate::lci::dsm`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mix {
     /// Barnes-Hut: fine-grained, read-mostly (default).
@@ -30,7 +30,7 @@ impl fmt::Display for Mix {
 }
 
 /// The LCI workload.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LciWorkloadOpts {
     /// Required: stream | pingpong | bcast | asp | qr | dsm | fft-alltoall.
@@ -66,7 +66,7 @@ pub struct LciWorkloadOpts {
 }
 
 /// `workload.kind` of an LCI scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LciWorkloadKind {
     /// One-way stream between two hosts.
@@ -124,29 +124,6 @@ fn keys_of(kind: LciWorkloadKind) -> (&'static str, &'static [&'static str]) {
     }
 }
 
-/// Refuses a key that `kind` does not read ([`check_read`]).
-fn check_keys_used(w: &LciWorkloadOpts, kind: LciWorkloadKind) -> Result<(), ConfigError> {
-    let text = |v: Option<u64>| v.map(|v| v.to_string());
-    let set = [
-        ("size_bytes", text(w.size_bytes)),
-        ("messages", text(w.messages)),
-        ("warmup", text(w.warmup)),
-        ("iterations", text(w.iterations)),
-        ("src", text(w.src.map(u64::from))),
-        ("dst", text(w.dst.map(u64::from))),
-        ("root", text(w.root.map(u64::from))),
-        ("count", text(w.count)),
-        ("rows", text(w.rows.map(u64::from))),
-        ("cols", text(w.cols.map(u64::from))),
-        ("mix", w.mix.map(|v| format!("\"{v}\""))),
-        ("procs", text(w.procs.map(u64::from))),
-        ("operations", text(w.operations)),
-        ("compute_us", w.compute_us.map(|v| v.to_string())),
-    ];
-    let (name, keys) = keys_of(kind);
-    check_read(name, &set, keys)
-}
-
 /// Validates `[workload]` of an LCI scenario on `platform` (`seed`: the
 /// scenario's, which the DSM and FFT workloads draw from).
 pub(super) fn lci_workload(
@@ -155,7 +132,8 @@ pub(super) fn lci_workload(
     seed: Option<u64>,
 ) -> Result<LciWorkload, ConfigError> {
     let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<LciWorkloadKind>()))?;
-    check_keys_used(w, kind)?;
+    let (name, keys) = keys_of(kind);
+    check_read(w, name, keys)?;
     let hosts = platform.grid.hosts as u64;
     let src = w.src.unwrap_or(0);
     let dst = w.dst.unwrap_or(1);

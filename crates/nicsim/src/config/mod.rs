@@ -349,16 +349,18 @@ pub(crate) fn one_of_names<T: DeserializeOwned>() -> String {
     format!("one of {}", variant_names::<T>().join(", "))
 }
 
-/// The first `[workload]` key of `set` (name, value if given) that a
-/// workload of kind `kind` does not read (`keys`), as an error naming it
+/// Refuses a `[workload]` key that a workload of kind `kind` does not read
+/// (`keys`: the ones it does, besides `kind`), naming the key, its value
 /// and the kind's keys. Such a key would otherwise be ignored: a stream
 /// given `iterations = 5` would send its default messages without a word.
-pub(crate) fn check_read(kind: &str, set: &[(&str, Option<String>)], keys: &[&str]) -> Result<(), ConfigError> {
-    match set.iter().find(|(key, value)| value.is_some() && !keys.contains(key)) {
+/// The keys set are read back from the options (`opts`) as TOML, so a key
+/// added to the table is refused for every kind that does not list it.
+pub(crate) fn check_read<T: serde::Serialize>(opts: &T, kind: &str, keys: &[&str]) -> Result<(), ConfigError> {
+    let set = toml::Table::try_from(opts).map_err(|e| ConfigError(format!("workload: {e}")))?;
+    match set.iter().find(|(key, _)| key.as_str() != "kind" && !keys.contains(&key.as_str())) {
         None => Ok(()),
         Some((key, value)) => Err(ConfigError(format!(
-            "`workload.{key}` = {} is not read by workload.kind = \"{kind}\" (its keys: {})",
-            value.as_deref().unwrap_or_default(),
+            "`workload.{key}` = {value} is not read by workload.kind = \"{kind}\" (its keys: {})",
             keys.join(", ")
         ))),
     }

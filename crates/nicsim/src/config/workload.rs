@@ -4,10 +4,10 @@
 
 use super::{check_f, check_read, check_u, missing, one_of_names, ConfigError, Platform};
 use crate::time::Duration;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The workload.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadOpts {
     /// Required: pingpong | stream | uniband | flood | nas-is | nas-cg |
@@ -40,7 +40,7 @@ pub struct WorkloadOpts {
 }
 
 /// `workload.kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
     /// omx_perf / IMB PingPong between host 0 and host 1.
@@ -70,7 +70,7 @@ pub enum WorkloadKind {
 }
 
 /// `workload.class`: the NPB problem class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
 pub enum NasClass {
     S,
     A,
@@ -154,25 +154,6 @@ fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
     }
 }
 
-/// Refuses a key that `kind` does not read ([`check_read`]).
-fn check_keys_used(w: &WorkloadOpts, kind: WorkloadKind) -> Result<(), ConfigError> {
-    let text = |v: Option<u64>| v.map(|v| v.to_string());
-    let set = [
-        ("size_bytes", text(w.size_bytes)),
-        ("iterations", text(w.iterations)),
-        ("warmup", text(w.warmup)),
-        ("messages", text(w.messages)),
-        ("window", text(w.window.map(u64::from))),
-        ("packets", text(w.packets)),
-        ("gap_ns", w.gap_ns.map(|v| v.to_string())),
-        ("packet_bytes", text(w.packet_bytes.map(u64::from))),
-        ("class", w.class.map(|v| format!("\"{v:?}\""))),
-        ("procs_per_host", text(w.procs_per_host.map(u64::from))),
-    ];
-    let (name, keys) = keys_of(kind);
-    check_read(name, &set, keys)
-}
-
 /// Validates `[workload]`.
 pub(super) fn workload(
     w: &WorkloadOpts,
@@ -181,7 +162,8 @@ pub(super) fn workload(
     loss: f64,
 ) -> Result<Workload, ConfigError> {
     let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<WorkloadKind>()))?;
-    check_keys_used(w, kind)?;
+    let (name, keys) = keys_of(kind);
+    check_read(w, name, keys)?;
     let size = w.size_bytes.unwrap_or(0);
     check_u("workload.size_bytes", size, 0, 1 << 30)?;
     let warmup = w.warmup.unwrap_or(match kind {
