@@ -276,8 +276,8 @@ pub struct Endpoint {
     pub timer_visits: u64,
     /// Peers looked at by `flush_acks` (a debug counter as above).
     pub flush_visits: u64,
-    /// Times the heap's stale entries were dropped at once (see
-    /// [`Endpoint::compact`]).
+    /// Times the heap's stale entries were dropped all at once, when they
+    /// outnumbered the live ones.
     pub compactions: u64,
     /// Messages put on the wire again by resend rounds.
     pub resent: u64,
