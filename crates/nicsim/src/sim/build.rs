@@ -237,6 +237,7 @@ impl World {
             free_frames: Vec::new(),
             live_frames: 0,
             frames_sent: 0,
+            irq_raised_all: 0,
             frames_handled: 0,
             drops: Drops::default(),
             handles: Vec::new(),

@@ -220,7 +220,7 @@ impl World {
                         *hb = hs.kernel_time + hs.app_time + hs.spin_time;
                     }
                     // Interrupts raised so far on this host, and on every host.
-                    let all: u64 = self.hosts.iter().map(|hs| hs.irq_raised).sum();
+                    let all = self.irq_raised_all;
                     let own = self.hosts[h].irq_raised;
                     self.hosts[h].procs[p].irq_at_mark[i] = own;
                     self.hosts[h].procs[p].irq_all_at_mark[i] = all;

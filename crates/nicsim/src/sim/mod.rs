@@ -274,6 +274,10 @@ pub struct World {
     pub(crate) live_frames: u64,
     pub(crate) frames_sent: u64,
     pub(crate) frames_handled: u64,
+    /// Interrupts raised on every host so far (the sum of the hosts'
+    /// `irq_raised`, kept as they are raised: a process's mark reads it,
+    /// and summing the hosts there cost a pass over every host per mark).
+    pub(crate) irq_raised_all: u64,
     pub(crate) drops: Drops,
     pub(crate) handles: Vec<Pull>,
     /// Cache state of each pull handle (same index).

@@ -120,6 +120,7 @@ impl World {
                 hs.nic.queues[q].napi_sched = true;
             }
             hs.irq_raised += 1;
+            self.irq_raised_all += 1;
             let at = now + hs.nic.irq_delivery;
             self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });
         }
