@@ -41,8 +41,8 @@ pub(crate) struct Pull {
     /// completes, so a handle reused before its last pull's event fired
     /// keeps that event, which comes before the new pull's first deadline
     /// and is re-armed at it ([`PullHandle::on_timer`] waits until then).
-    /// A new event for every pull kept one per pull started while its
-    /// handle stayed in use, and the queue grew with the run's length.
+    /// An event for every pull would leave one more per pull started while
+    /// its handle stayed in use, and the queue would grow with the run.
     pub timer: Option<Instant>,
 }
 

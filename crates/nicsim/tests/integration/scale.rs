@@ -65,10 +65,10 @@ fn an_exchange_does_the_same_per_rank_at_every_size() {
 /// Large messages (pulls) keep as many events queued in a long run as in a
 /// short one: 16 ranks on 2 hosts, all-to-all of 40,000 B, 5 and 20
 /// repetitions. A pull handle's timer event is not cancelled when its pull
-/// completes; when every pull queued one of its own, a handle reused
-/// before its last event fired carried one event more per pull, re-armed
-/// each time it found the handle in use (804 events pending after 5
-/// repetitions, 2,706 after 20).
+/// completes; if every pull queued one of its own, a handle reused before
+/// its last event fired would carry one event more per pull, re-armed each
+/// time it found the handle in use (804 events pending after 5
+/// repetitions, 2,706 after 20, measured so).
 #[test]
 fn pulls_keep_as_many_events_queued_in_a_long_run_as_in_a_short_one() {
     let peak = |reps: u32| {
