@@ -342,10 +342,9 @@ impl Endpoint {
     /// leaves an entry per move until the resend delay passes, half a
     /// second of simulated time at Open-MX's: the heap's memory would grow
     /// with the messages received in that time, not with the deadlines
-    /// pending.
-    /// The entries left at the resend round's time all match the peer's
-    /// `armed` again once the ack has gone, so they are deduplicated, not
-    /// only filtered. What the endpoint does is unchanged: a stale or
+    /// pending. The entries left at the resend round's time all match the
+    /// peer's `armed` again once the ack has gone, so they are deduplicated,
+    /// not only filtered. What the endpoint does is unchanged: a stale or
     /// duplicate entry does nothing when it comes up.
     #[cold]
     #[inline(never)]
