@@ -247,6 +247,21 @@ mod tests {
         assert_eq!(made("alltoall"), ((4 * page, 4 * page), (4, 4)));
     }
 
+    /// A process keeps the receive-queue slots it has filled, not all
+    /// 1,024 of them: in an exchange of two repetitions, one rank per host,
+    /// each rank receives four messages of 64 B, a slot each.
+    #[test]
+    fn a_process_keeps_the_receive_queue_slots_it_has_filled() {
+        let toml = "[platform.topology]\nhosts = 16\n[workload]\nkind = \"exchange\"\n\
+                    size_bytes = 64\niterations = 2\nwarmup = 0\nprocs_per_host = 1\n";
+        let mut w = crate::sim::World::new(&crate::Scenario::from_toml(toml).unwrap());
+        w.run().unwrap();
+        for p in w.hosts.iter().flat_map(|h| &h.procs) {
+            let (filled, kept) = (p.lines.recvq_written, p.lines.recvq.len());
+            assert_eq!((filled, kept), (4, 4), "rank {}: slots filled, slots kept", p.rank);
+        }
+    }
+
     /// A run of a few milliseconds is made again until the loops add up to
     /// `SCALE_MIN_LOOP_S`; its events are one run's.
     #[test]

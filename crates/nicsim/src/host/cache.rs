@@ -227,8 +227,11 @@ pub struct ProcLines {
     pub private: Obj,
     /// The application's buffers.
     pub app: Obj,
-    /// The receive queue's slots, shared with the driver.
-    pub recvq: Box<[Obj]>,
+    /// The receive queue's slots, shared with the driver: as many as have
+    /// been used, up to [`RECVQ_SLOTS`]. A slot not yet used is in memory,
+    /// as every slot is at the start, so a process that receives few
+    /// messages keeps few (16 KiB for all of them, at 8,192 ranks 128 MiB).
+    pub recvq: Vec<Obj>,
     /// Slots the driver filled, and the library emptied, so far.
     pub recvq_written: u64,
     pub recvq_read: u64,
@@ -239,7 +242,7 @@ impl Default for ProcLines {
         ProcLines {
             private: Obj::new(ObjClass::Private),
             app: Obj::new(ObjClass::AppBuf),
-            recvq: vec![Obj::new(ObjClass::Recvq); RECVQ_SLOTS].into_boxed_slice(),
+            recvq: Vec::new(),
             recvq_written: 0,
             recvq_read: 0,
         }
@@ -251,7 +254,7 @@ impl ProcLines {
     pub fn slot_to_write(&mut self) -> &mut Obj {
         let i = (self.recvq_written % RECVQ_SLOTS as u64) as usize;
         self.recvq_written += 1;
-        &mut self.recvq[i]
+        slot(&mut self.recvq, i)
     }
 
     /// The slot the library empties next (and moves on), with the buffer
@@ -259,8 +262,19 @@ impl ProcLines {
     pub fn slot_to_read(&mut self) -> (&mut Obj, &mut Obj) {
         let i = (self.recvq_read % RECVQ_SLOTS as u64) as usize;
         self.recvq_read += 1;
-        (&mut self.recvq[i], &mut self.app)
+        (slot(&mut self.recvq, i), &mut self.app)
     }
+}
+
+/// Slot `i` of a receive queue whose slots `0..i` have been used: the next
+/// one is made, in memory, the first time either side reaches it (each
+/// side moves one slot at a time, so `i` is at most the slots made).
+#[inline(always)]
+fn slot(recvq: &mut Vec<Obj>, i: usize) -> &mut Obj {
+    if i == recvq.len() {
+        recvq.push(Obj::new(ObjClass::Recvq));
+    }
+    &mut recvq[i]
 }
 
 /// A host's private objects per die (the kernel's). A process's are in
@@ -564,5 +578,31 @@ mod tests {
         let mut app2 = Obj::new(ObjClass::AppBuf);
         let other = cc.copy(&mut st, &mut slot, Some(&mut app2), 2, Side::User, 32768);
         assert_eq!(other, cold);
+    }
+
+    #[test]
+    fn receive_queue_slots_are_made_as_they_are_reached_and_reused_after_the_last() {
+        let mut lines = ProcLines::default();
+        for _ in 0..3 {
+            lines.slot_to_write().stamp = 7;
+        }
+        // Read ahead of the writes: a slot the driver never filled is in memory.
+        for _ in 0..4 {
+            lines.slot_to_read();
+        }
+        assert_eq!(lines.recvq.len(), 4);
+        assert_eq!(lines.recvq[3].owner, Owner::Memory);
+        assert_eq!(lines.recvq[3].stamp, 0);
+        for _ in 3..RECVQ_SLOTS {
+            lines.slot_to_write();
+        }
+        assert_eq!(lines.recvq.len(), RECVQ_SLOTS);
+        // The next write goes round to slot 0 and finds what was left there.
+        let first = lines.slot_to_write();
+        assert_eq!(first.stamp, 7);
+        first.stamp = 9;
+        assert_eq!(lines.recvq.len(), RECVQ_SLOTS);
+        assert_eq!(lines.recvq.capacity(), RECVQ_SLOTS);
+        assert_eq!(lines.recvq[0].stamp, 9);
     }
 }
