@@ -214,7 +214,7 @@ def test_a_stopped_pool_has_killed_its_workers_and_ended_its_manager_thread() ->
         max_workers=2,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=executor._init_worker,
-        initargs=(os.getpid(),),
+        initargs=(os.getpid(), 2),
     )
     futures = [pool.submit(time.sleep, 60) for _ in range(4)]
     processes = list(pool._processes.values())  # type: ignore[attr-defined]

@@ -112,3 +112,68 @@ def test_the_core_asks_the_kernel_for_huge_pages() -> None:
     if _thp_mode() == "madvise":
         # The check can fail: without the request there are none.
         assert _huge_kib({"MIMALLOC_ALLOW_THP": "0"}) == 0
+
+
+# -- the memory a run may hold -----------------------------------------------
+
+#: A run long enough to reach the core's first interrupt check (4,096 events).
+_SMALL_RUN = {"workload": {"kind": "pingpong", "iterations": 2000, "warmup": 0}}
+
+
+def test_a_run_over_its_memory_limit_stops_with_its_size_and_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run that holds more than its limit stops with an error that names
+    both, instead of growing until the allocator or the kernel ends it."""
+    monkeypatch.setenv("NICSIM_MEMORY_LIMIT_MIB", "1")
+    limit = r"over its limit of 1 MiB \(NICSIM_MEMORY_LIMIT_MIB = 1\)"
+    with pytest.raises(nicsim.NicsimError, match=limit):
+        nicsim.run(_SMALL_RUN)
+    monkeypatch.setenv("NICSIM_MEMORY_LIMIT_MIB", "100000")
+    assert nicsim.run(_SMALL_RUN)["events"] > 4096
+
+
+@pytest.mark.parametrize(
+    ("var", "value"),
+    [
+        ("NICSIM_MEMORY_LIMIT_MIB", "2GB"),
+        ("NICSIM_MEMORY_LIMIT_MIB", "0"),
+        ("NICSIM_MEMORY_SHARES", "-1"),
+    ],
+)
+def test_an_invalid_memory_setting_is_named_before_the_run(
+    monkeypatch: pytest.MonkeyPatch, var: str, value: str
+) -> None:
+    monkeypatch.delenv("NICSIM_MEMORY_LIMIT_MIB", raising=False)
+    monkeypatch.setenv(var, value)
+    with pytest.raises(nicsim.NicsimError, match=f'invalid value for `{var}`: "{value}"'):
+        nicsim.run(_SMALL_RUN)
+
+
+def test_the_command_line_names_the_limit_in_one_line() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nicsim", "run", "--workload", "pingpong"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NICSIM_MEMORY_LIMIT_MIB": "1"},
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: the run was stopped holding "), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_a_campaigns_workers_share_the_memory_limit() -> None:
+    """Local workers run at once: each run's default limit is its share."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from nicsim import executor
+
+    with ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=executor._init_worker,
+        initargs=(os.getpid(), 3),
+    ) as pool:
+        assert pool.submit(os.getenv, executor.MEMORY_SHARES_ENV).result() == "3"

@@ -236,15 +236,25 @@ def default_jobs() -> int:
 PARENT_CHECK_S = 0.5
 
 
-def _init_worker(parent: int) -> None:
-    """Pool worker initialiser: leave Ctrl-C to the parent, and die with it.
+#: The environment variable that tells the core how many runs share the
+#: machine's memory (``nicsim::memory``: each run's default limit is its
+#: share of three quarters of the machine).
+MEMORY_SHARES_ENV = "NICSIM_MEMORY_SHARES"
+
+
+def _init_worker(parent: int, shares: int) -> None:
+    """Pool worker initialiser: leave Ctrl-C to the parent, die with it, share the memory.
 
     The parent alone handles SIGINT (and kills its workers). If the parent is
     killed outright (SIGKILL), a pool worker would otherwise wait forever on
     its call queue: a watcher thread ends the worker once it is orphaned
-    (the core releases the GIL, so this works mid-run too).
+    (the core releases the GIL, so this works mid-run too). The ``shares``
+    workers run at once, so each run's default memory limit is a
+    ``shares``-th of what one run alone may hold (unless the environment
+    sets it).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ.setdefault(MEMORY_SHARES_ENV, str(shares))
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -318,12 +328,13 @@ class LocalExecutor(Executor):
         from concurrent.futures.process import BrokenProcessPool
 
         rank = {task.key: i for i, task in enumerate(tasks)}
+        workers = min(self.workers, len(tasks))
         # "spawn" (not fork): safe beside the progress bar's thread, the same on every OS.
         pool = ProcessPoolExecutor(
-            max_workers=min(self.workers, len(tasks)),
+            max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
-            initargs=(os.getpid(),),
+            initargs=(os.getpid(), workers),
         )
         try:
             futures: dict[Future[Outcome], Task] = {

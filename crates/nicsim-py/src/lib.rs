@@ -7,7 +7,8 @@
 //! Runs release the GIL. Their interrupt check (`Watch`) takes it back a
 //! few times per second to run Python's signal handlers and report
 //! progress, so Ctrl-C raises `KeyboardInterrupt` within a fraction of a
-//! second of a long run.
+//! second of a long run; at the same looks it stops a run that holds more
+//! memory than its limit (`nicsim::memory`).
 
 use nicsim::nic::coalesce::{Coalescer, Decision, DmaCompletion, TimerCmd};
 use nicsim::time::{Duration, Instant};
@@ -58,22 +59,27 @@ const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The interrupt check of a run started from Python. Called by the core
 /// every `nicsim::interrupt::CHECK_EVERY` events with the GIL released; at
-/// most every [`LOOK_EVERY`] of wall time it takes the GIL, runs the
-/// pending signal handlers (`Python::check_signals`) and calls the progress
-/// callback. The first Python exception (`KeyboardInterrupt` from the SIGINT
-/// handler, or one raised by the callback) stops the run and is kept, to be
-/// raised unchanged when the run returns.
+/// its first call and then at most every [`LOOK_EVERY`] of wall time it
+/// compares the process's memory with the run's limit, takes the GIL, runs
+/// the pending signal handlers (`Python::check_signals`) and calls the
+/// progress callback. The first error (the memory limit's, `KeyboardInterrupt`
+/// from the SIGINT handler, or one raised by the callback) stops the run and
+/// is kept, to be raised unchanged when the run returns.
 struct Watch {
     progress: Option<Py<PyAny>>,
     /// A Python policy's first error (see [`PyPolicy`]): it stops the run too.
     policy_error: Option<Arc<Mutex<Option<PyErr>>>>,
+    memory: Option<nicsim::memory::Limit>,
     next_look: std::time::Instant,
     error: Option<PyErr>,
 }
 
 impl Watch {
-    fn new(progress: Option<Py<PyAny>>) -> Self {
-        Watch { progress, policy_error: None, next_look: std::time::Instant::now() + LOOK_EVERY, error: None }
+    /// A run's watch; an invalid memory limit in the environment is an
+    /// error before the run starts.
+    fn new(progress: Option<Py<PyAny>>) -> PyResult<Self> {
+        let memory = nicsim::memory::Limit::from_env().map_err(NicsimError::new_err)?;
+        Ok(Watch { progress, policy_error: None, memory, next_look: std::time::Instant::now(), error: None })
     }
 
     fn check(&mut self, at: nicsim::interrupt::Progress) -> bool {
@@ -87,6 +93,10 @@ impl Watch {
             return false;
         }
         self.next_look = t + LOOK_EVERY;
+        if let Some(Err(e)) = self.memory.as_ref().map(nicsim::memory::Limit::check) {
+            self.error = Some(NicsimError::new_err(e));
+            return true;
+        }
         let progress = &self.progress;
         let looked = Python::with_gil(|py| {
             py.check_signals()?;
@@ -123,7 +133,7 @@ fn run<'py>(
     scenario_toml: String,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    let mut watch = Watch::new(progress);
+    let mut watch = Watch::new(progress)?;
     let m = py.allow_threads(|| {
         guarded(std::panic::AssertUnwindSafe(|| nicsim::run_toml_checked(&scenario_toml, &mut |at| watch.check(at))))
     });
@@ -232,7 +242,7 @@ fn run_policy<'py>(
         let obj = make_policy.call0(py).map_err(|e| NicsimError::new_err(format!("make_policy(): {e}")))?;
         policies.push(PyPolicy { obj, error: Arc::clone(&error) });
     }
-    let mut watch = Watch::new(progress);
+    let mut watch = Watch::new(progress)?;
     watch.policy_error = Some(Arc::clone(&error));
     let m = py.allow_threads(|| {
         guarded(std::panic::AssertUnwindSafe(|| {
@@ -279,7 +289,7 @@ fn preset_toml(name: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(name = "bench")]
 fn bench_fn(py: Python<'_>, kind: String, count: u64) -> PyResult<BTreeMap<String, f64>> {
-    let mut watch = Watch::new(None);
+    let mut watch = Watch::new(None)?;
     let figures = py.allow_threads(|| {
         guarded(std::panic::AssertUnwindSafe(|| nicsim::bench::run_checked(&kind, count, &mut |at| watch.check(at))))
     });

@@ -62,7 +62,7 @@ pub fn run_checked(
             // `count` is the number of processes N.
             let text = scale_scenario(kind, count)?;
             let s = crate::config::Scenario::from_toml(&text).map_err(|e| e.to_string())?;
-            reset_peak_rss();
+            crate::memory::reset_peak();
             // The cost per event is the event loop's alone: building the
             // world (its hosts, every rank's peers and programs) is timed
             // apart, as it is paid once whatever the run's length. A run
@@ -101,7 +101,7 @@ pub fn run_checked(
             out.insert("ns_per_event".into(), run * 1e9 / (events * per_run).max(1.0));
             out.insert("build_s".into(), build / per_run);
             out.insert("wall_s".into(), wall / per_run);
-            out.insert("peak_rss_MiB".into(), peak_rss_kib().unwrap_or(0) as f64 / 1024.0);
+            out.insert("peak_rss_MiB".into(), crate::memory::peak_kib().unwrap_or(0) as f64 / 1024.0);
             out.insert("dropped".into(), m.get("dropped").unwrap_or(0.0));
             out.insert("messages_per_rank".into(), SCALE_MESSAGES_PER_RANK as f64);
             out.insert("sim_time_ms".into(), m.get("sim_time_us").unwrap_or(0.0) / 1e3);
@@ -184,21 +184,6 @@ pub fn scale_scenario(kind: &str, n: u64) -> Result<String, String> {
         }
         other => Err(format!("invalid value for `kind`: {other:?} (allowed here: alltoall, exchange, nas-is)")),
     }
-}
-
-/// Resets the process's peak resident set (`VmHWM`) to its current size
-/// (Linux: writing 5 to `/proc/self/clear_refs`), so that each bench run
-/// reports its own peak. Elsewhere, or if refused, the peak stays the
-/// process's.
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// The process's peak resident set in KiB (`VmHWM` of `/proc/self/status`).
-fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[cfg(test)]

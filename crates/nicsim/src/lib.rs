@@ -14,6 +14,7 @@ pub mod error;
 pub mod host;
 pub mod interrupt;
 pub mod lci;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod net;

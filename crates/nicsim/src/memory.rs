@@ -1,0 +1,199 @@
+//! The memory a run may hold, and the process's own figures for it.
+//!
+//! A run keeps what it has in flight, and some workloads keep a lot: an
+//! all-to-all has a message and a posted receive live for every pair of
+//! ranks, about 370 bytes a pair (376 MiB at 1,024 ranks), so 8,192 ranks
+//! hold some 24 GiB. Left
+//! alone, such a run grows until the allocator fails (the process aborts)
+//! or the kernel's out-of-memory killer ends it, or another process. A
+//! [`Limit`] lets a caller's interrupt check (`crate::interrupt`) stop it
+//! first, with an error that gives its size and the limit: the Python
+//! binding checks it at each of its looks, 20 times a second.
+//!
+//! Figures come from Linux's `/proc`; elsewhere there are none, and no
+//! limit is kept unless one is set.
+
+/// The environment variable that sets a run's limit, in MiB.
+pub const LIMIT_VAR: &str = "NICSIM_MEMORY_LIMIT_MIB";
+
+/// The environment variable that tells a run how many runs share the
+/// machine at once (a campaign's worker processes: `nicsim.executor` sets
+/// it); the default limit is divided among them.
+pub const SHARES_VAR: &str = "NICSIM_MEMORY_SHARES";
+
+/// The share of the machine's memory the runs on it may hold when
+/// [`LIMIT_VAR`] is not set: three quarters, which leaves the rest of the
+/// machine room to work.
+pub const DEFAULT_SHARE: (u64, u64) = (3, 4);
+
+/// How much resident memory a run's process may hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limit {
+    /// The limit in KiB.
+    pub kib: u64,
+    /// Where it comes from, for the error message.
+    pub source: String,
+}
+
+impl Limit {
+    /// The limit [`LIMIT_VAR`] sets, else [`DEFAULT_SHARE`] of the machine's
+    /// memory divided among [`SHARES_VAR`] runs; `None` where neither is
+    /// known. A value of either that is not a whole number, at least 1, is
+    /// an error naming it.
+    pub fn from_env() -> Result<Option<Limit>, String> {
+        if let Some(text) = var(LIMIT_VAR)? {
+            return Limit::parse(&text).map(Some);
+        }
+        let shares = match var(SHARES_VAR)? {
+            Some(text) => whole(SHARES_VAR, &text, "runs")?,
+            None => 1,
+        };
+        Ok(machine_kib().map(|total| Limit::share_of(total, shares)))
+    }
+
+    /// The limit of a [`LIMIT_VAR`] value.
+    pub fn parse(text: &str) -> Result<Limit, String> {
+        let mib = whole(LIMIT_VAR, text, "MiB")?;
+        Ok(Limit { kib: mib.saturating_mul(1024), source: format!("{LIMIT_VAR} = {mib}") })
+    }
+
+    /// The default limit of one of `shares` runs on a machine of `total_kib`.
+    pub fn share_of(total_kib: u64, shares: u64) -> Limit {
+        let (num, den) = DEFAULT_SHARE;
+        let whole_machine = format!("{num}/{den} of this machine's {} MiB", thousands(total_kib / 1024));
+        let among = if shares > 1 { format!(", shared by {shares} runs at once") } else { String::new() };
+        Limit {
+            kib: total_kib / den * num / shares,
+            source: format!("{whole_machine}{among}; set {LIMIT_VAR} to change it"),
+        }
+    }
+
+    /// An error if the process now holds more than the limit (nothing
+    /// where its memory cannot be read).
+    pub fn check(&self) -> Result<(), String> {
+        match resident_kib() {
+            Some(held) if held > self.kib => Err(self.exceeded(held)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The error of a process that holds `held` KiB.
+    pub fn exceeded(&self, held: u64) -> String {
+        format!(
+            "the run was stopped holding {} MiB of memory, over its limit of {} MiB ({}): \
+             its state grows with what it keeps in flight (an all-to-all keeps every pair \
+             of ranks'), so run fewer ranks or less at once",
+            thousands(held / 1024),
+            thousands(self.kib / 1024),
+            self.source
+        )
+    }
+}
+
+/// The process's resident memory in KiB (`VmRSS`).
+pub fn resident_kib() -> Option<u64> {
+    status_kib("VmRSS:")
+}
+
+/// The process's peak resident memory in KiB (`VmHWM`).
+pub fn peak_kib() -> Option<u64> {
+    status_kib("VmHWM:")
+}
+
+/// Resets the process's peak resident memory to its current size (Linux:
+/// writing 5 to `/proc/self/clear_refs`). Elsewhere, or if refused, the
+/// peak stays the process's.
+pub fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The machine's memory in KiB (`MemTotal` of `/proc/meminfo`).
+pub fn machine_kib() -> Option<u64> {
+    field_kib(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemTotal:")
+}
+
+/// An environment variable's value, if set.
+fn var(name: &str) -> Result<Option<String>, String> {
+    match std::env::var(name) {
+        Ok(text) => Ok(Some(text)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(raw)) => Err(invalid(name, &format!("{raw:?}"), "a whole number")),
+    }
+}
+
+/// A whole number of `unit`, at least 1.
+fn whole(name: &str, text: &str, unit: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(invalid(name, &format!("{text:?}"), &format!("a whole number of {unit}"))),
+    }
+}
+
+fn invalid(name: &str, shown: &str, allowed: &str) -> String {
+    format!("invalid value for `{name}`: {shown} (allowed: {allowed}, at least 1)")
+}
+
+fn status_kib(field: &str) -> Option<u64> {
+    field_kib(&std::fs::read_to_string("/proc/self/status").ok()?, field)
+}
+
+/// The value of a `Name:   123 kB` line.
+fn field_kib(text: &str, field: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// 12345 as "12,345".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_limit_is_a_whole_number_of_mib_and_anything_else_is_named() {
+        assert_eq!(Limit::parse(" 2048 ").unwrap().kib, 2048 * 1024);
+        assert_eq!(Limit::parse("18446744073709551615").unwrap().kib, u64::MAX);
+        for bad in ["0", "-1", "1.5", "2GB", "", "99999999999999999999"] {
+            let e = Limit::parse(bad).unwrap_err();
+            assert!(e.contains(LIMIT_VAR) && e.contains(&format!("{bad:?}")) && e.contains("at least 1"), "{e}");
+        }
+    }
+
+    #[test]
+    fn runs_that_share_the_machine_share_its_default_limit() {
+        let total = 24 * 1024 * 1024;
+        let alone = Limit::share_of(total, 1);
+        assert_eq!(alone.kib, 18 * 1024 * 1024);
+        assert_eq!(alone.source, format!("3/4 of this machine's 24,576 MiB; set {LIMIT_VAR} to change it"));
+        let pair = Limit::share_of(total, 2);
+        assert_eq!(pair.kib, 9 * 1024 * 1024);
+        assert!(pair.source.contains("shared by 2 runs at once"), "{}", pair.source);
+    }
+
+    #[test]
+    fn a_process_over_its_limit_is_told_its_size_and_the_limit() {
+        let Some(held) = resident_kib() else { return };
+        assert!(held > 1024, "a test process holds more than 1 MiB: {held} KiB");
+        let tight = Limit::parse("1").unwrap();
+        let e = tight.check().unwrap_err();
+        assert!(e.contains("over its limit of 1 MiB") && e.contains(&format!("{LIMIT_VAR} = 1")), "{e}");
+        let roomy = Limit { kib: held * 4, source: "test".into() };
+        assert_eq!(roomy.check(), Ok(()));
+        assert!(Limit::from_env().unwrap().is_some_and(|l| l.kib > 0));
+        assert_eq!(
+            Limit { kib: 0, source: "s".into() }.exceeded(12_345 * 1024).split(" MiB").next(),
+            Some("the run was stopped holding 12,345")
+        );
+    }
+}
