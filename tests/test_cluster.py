@@ -286,6 +286,19 @@ def test_a_dask_local_cluster_gives_the_local_table(tmp_path: Path) -> None:
     assert (tmp_path / "dask.csv").read_bytes() == local
 
 
+def test_a_dask_local_clusters_workers_share_the_memory_limit() -> None:
+    """Its workers run at once: each run's default memory limit is its share."""
+    from nicsim import executor
+
+    dask = executor.DaskExecutor(local_workers=2)
+    dask.start()
+    try:
+        shares = dask._client.run(os.getenv, executor.MEMORY_SHARES_ENV)
+    finally:
+        dask.close()
+    assert sorted(shares.values()) == ["2", "2"]
+
+
 def test_a_lost_scheduler_ends_the_campaign_in_one_line_keeping_its_runs(tmp_path: Path) -> None:
     axes: dict[str, list[object]] = {"nic.delay_us": list(range(0, 100, 5))}
     base = {"workload": {"kind": "stream", "messages": 20000, "size_bytes": 8192}}

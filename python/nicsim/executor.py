@@ -448,6 +448,9 @@ class DaskExecutor(Executor):
                     threads_per_worker=1,
                     processes=True,
                     silence_logs=logging.ERROR,
+                    # Its workers run at once, like a local pool's: each run's
+                    # default memory limit is its share (`_init_worker`).
+                    env={MEMORY_SHARES_ENV: str(self.local_workers)},
                 )
             self._client = distributed.Client(self._cluster, set_as_default=False)
         try:
