@@ -4,10 +4,11 @@
 //! else: both worlds' event loops (`crate::sim`, `crate::lci`) call a
 //! [`Check`] every [`CHECK_EVERY`] events with the run's [`Progress`], and
 //! end with [`SimError::interrupted`] when it answers `true`. What the check
-//! looks at (a pending Ctrl-C, a deadline, a progress display) is the
-//! caller's business: the core reads no clock and knows no signal. The
-//! Python binding's check re-takes the GIL to run `Python::check_signals`
-//! and to report progress.
+//! looks at (a pending Ctrl-C, a deadline, the process's memory against a
+//! [`crate::memory::Limit`], a progress display) is the caller's business:
+//! the core reads no clock and knows no signal. The Python binding's check
+//! compares the memory with its limit and re-takes the GIL to run
+//! `Python::check_signals` and to report progress.
 
 use crate::time::Instant;
 use crate::SimError;
