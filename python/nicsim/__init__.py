@@ -132,9 +132,9 @@ def run(
         called once per receive queue to make that queue's policy, which
         replaces ``nic.coalescing``.
     progress
-        Called as ``progress(sim_time_ps, events)`` about 20 times per
-        second while the run lasts (not at all for a run shorter than
-        50 ms); an exception it raises stops the run and is raised here.
+        Called as ``progress(sim_time_ps, events)`` after the run's first
+        4,096 events and then about 20 times per second while it lasts;
+        an exception it raises stops the run and is raised here.
 
     Returns
     -------
@@ -152,7 +152,9 @@ def run(
         ``scenario`` that is none of the above, a ``policy`` that is not
         callable, a ``pcap`` that is not a path; the message names it),
         or the ``pcap`` file cannot be written (checked before the run;
-        the trace is written whole or not at all).
+        the trace is written whole or not at all), or the run held more
+        memory than its limit (``NICSIM_MEMORY_LIMIT_MIB``, by default three
+        quarters of the machine's memory; the message gives both).
     KeyboardInterrupt
         On Ctrl-C (SIGINT) during the run: the core looks for pending
         signals a few times per second and stops.

@@ -46,8 +46,10 @@ def run(
 ) -> dict[str, float | int | str]:
     """Run one scenario and return its metrics.
 
-    The run releases the GIL. Every 50 ms of wall time it takes it back to
-    run Python's signal handlers and call ``progress``: Ctrl-C stops it with
+    The run releases the GIL. After its first 4,096 events and then every
+    50 ms of wall time it compares the process's memory with its limit
+    (``NICSIM_MEMORY_LIMIT_MIB``), and takes the GIL back to run Python's
+    signal handlers and call ``progress``: Ctrl-C stops it with
     ``KeyboardInterrupt``.
 
     Parameters
@@ -58,9 +60,9 @@ def run(
         ``[workload]`` (only ``workload.kind`` is required). Unknown keys are
         errors.
     progress
-        Called as ``progress(sim_time_ps, events)`` every 50 ms of wall time
-        while the run lasts; an exception it raises stops the run and is
-        raised unchanged.
+        Called as ``progress(sim_time_ps, events)`` at those times while the
+        run lasts; an exception it raises stops the run and is raised
+        unchanged.
 
     Returns
     -------
@@ -74,7 +76,8 @@ def run(
     Raises
     ------
     NicsimError
-        If the scenario is invalid; the message names the key.
+        If the scenario is invalid (the message names the key), or the run
+        held more memory than its limit (the message gives both).
     KeyboardInterrupt
         If SIGINT arrived during the run (the run stops, no pcap is written).
     """
