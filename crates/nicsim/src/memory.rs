@@ -3,9 +3,9 @@
 //! A run keeps what it has in flight, and some workloads keep a lot: an
 //! all-to-all has a message and a posted receive live for every pair of
 //! ranks, 300 to 370 bytes a pair (319 MiB at 1,024 ranks, 376 MiB with
-//! huge pages), so 8,192 ranks would hold 20 to 24 GiB. Left
-//! alone, such a run grows until the allocator fails (the process aborts)
-//! or the kernel's out-of-memory killer ends it, or another process. A
+//! huge pages), so 8,192 ranks would hold 20 to 24 GiB. Left alone, such a
+//! run grows until the allocator fails (the process aborts) or the
+//! kernel's out-of-memory killer ends it, or some other process. A
 //! [`Limit`] lets a caller's interrupt check (`crate::interrupt`) stop it
 //! first, with an error that gives its size and the limit: the Python
 //! binding checks it at each of its looks, 20 times a second.
