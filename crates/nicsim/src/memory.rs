@@ -81,8 +81,8 @@ impl Limit {
     pub fn exceeded(&self, held: u64) -> String {
         format!(
             "the run was stopped holding {} MiB of memory, over its limit of {} MiB ({}): \
-             its state grows with what it keeps in flight (an all-to-all keeps every pair \
-             of ranks'), so run fewer ranks or less at once",
+             its state grows with what it keeps in flight (an all-to-all, for one, keeps state for \
+             every pair of ranks), so run fewer ranks or less at once",
             thousands(held / 1024),
             thousands(self.kib / 1024),
             self.source
