@@ -22,6 +22,8 @@ TOP_LEVEL = {"preset", "seed", "pcap", *SECTIONS}
 
 DEFAULT_PRESET = "omx2009"
 SEED_LIMIT = 2**63
+MEMORY_LIMIT_VAR = "NICSIM_MEMORY_LIMIT_MIB"
+MEMORY_SHARES_VAR = "NICSIM_MEMORY_SHARES"
 
 
 class NicsimError(ValueError):

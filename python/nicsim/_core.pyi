@@ -13,6 +13,8 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_PRESET",
+    "MEMORY_LIMIT_VAR",
+    "MEMORY_SHARES_VAR",
     "SEED_LIMIT",
     "NicsimError",
     "bench",
@@ -30,6 +32,10 @@ DEFAULT_PRESET: str
 
 SEED_LIMIT: int
 """Seeds are integers ``0 <= seed < SEED_LIMIT`` (2**63: TOML integers are signed 64-bit)."""
+MEMORY_LIMIT_VAR: str
+"""The environment variable that sets a run's memory limit in MiB (``NICSIM_MEMORY_LIMIT_MIB``)."""
+MEMORY_SHARES_VAR: str
+"""The environment variable that tells a run how many runs share the machine's default limit."""
 
 class NicsimError(ValueError):
     """Bad input to the simulator.

@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nicsim._core import NicsimError
+from nicsim._core import MEMORY_SHARES_VAR, NicsimError
 from nicsim.store import Metrics, build_id
 
 if sys.version_info >= (3, 11):
@@ -239,7 +239,7 @@ PARENT_CHECK_S = 0.5
 #: The environment variable that tells the core how many runs share the
 #: machine's memory (``nicsim::memory``: each run's default limit is its
 #: share of three quarters of the machine).
-MEMORY_SHARES_ENV = "NICSIM_MEMORY_SHARES"
+MEMORY_SHARES_ENV = MEMORY_SHARES_VAR
 
 
 def _init_worker(parent: int, shares: int) -> None:

@@ -437,6 +437,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NicsimError", m.py().get_type::<NicsimError>())?;
     m.add("DEFAULT_PRESET", nicsim::config::DEFAULT_PRESET)?;
     m.add("SEED_LIMIT", nicsim::config::SEED_LIMIT)?;
+    m.add("MEMORY_LIMIT_VAR", nicsim::memory::LIMIT_VAR)?;
+    m.add("MEMORY_SHARES_VAR", nicsim::memory::SHARES_VAR)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_policy, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
