@@ -7,8 +7,8 @@
 //! Runs release the GIL. Their interrupt check (`Watch`) takes it back a
 //! few times per second to run Python's signal handlers and report
 //! progress, so Ctrl-C raises `KeyboardInterrupt` within a fraction of a
-//! second of a long run; at the same looks it stops a run that holds more
-//! memory than its limit (`nicsim::memory`).
+//! second of a long run. The same check stops a run that holds more
+//! memory than its limit (`nicsim::memory::Guard`).
 
 use nicsim::nic::coalesce::{Coalescer, Decision, DmaCompletion, TimerCmd};
 use nicsim::time::{Duration, Instant};
@@ -58,18 +58,19 @@ fn is_count(key: &str) -> bool {
 const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The interrupt check of a run started from Python. Called by the core
-/// every `nicsim::interrupt::CHECK_EVERY` events with the GIL released; at
-/// its first call and then at most every [`LOOK_EVERY`] of wall time it
-/// compares the process's memory with the run's limit, takes the GIL, runs
-/// the pending signal handlers (`Python::check_signals`) and calls the
-/// progress callback. The first error (the memory limit's, `KeyboardInterrupt`
-/// from the SIGINT handler, or one raised by the callback) stops the run and
-/// is kept, to be raised unchanged when the run returns.
+/// every `nicsim::interrupt::CHECK_EVERY` events with the GIL released, it
+/// has the run's memory guard compare the process's memory with the run's
+/// limit, and takes the GIL, runs the pending signal handlers
+/// (`Python::check_signals`) and calls the progress callback; both at its
+/// first call and then at most every [`LOOK_EVERY`] of wall time. The first
+/// error (the memory limit's, `KeyboardInterrupt` from the SIGINT handler,
+/// or one raised by the callback) stops the run and is kept, to be raised
+/// unchanged when the run returns.
 struct Watch {
     progress: Option<Py<PyAny>>,
     /// A Python policy's first error (see [`PyPolicy`]): it stops the run too.
     policy_error: Option<Arc<Mutex<Option<PyErr>>>>,
-    memory: Option<nicsim::memory::Limit>,
+    memory: Option<nicsim::memory::Guard>,
     next_look: std::time::Instant,
     error: Option<PyErr>,
 }
@@ -78,7 +79,7 @@ impl Watch {
     /// A run's watch; an invalid memory limit in the environment is an
     /// error before the run starts.
     fn new(progress: Option<Py<PyAny>>) -> PyResult<Self> {
-        let memory = nicsim::memory::Limit::from_env().map_err(NicsimError::new_err)?;
+        let memory = nicsim::memory::Guard::from_env().map_err(NicsimError::new_err)?;
         Ok(Watch { progress, policy_error: None, memory, next_look: std::time::Instant::now(), error: None })
     }
 
@@ -89,14 +90,14 @@ impl Watch {
             }
         }
         let t = std::time::Instant::now();
+        if let Some(Err(e)) = self.memory.as_mut().map(|guard| guard.look(t)) {
+            self.error = Some(NicsimError::new_err(e));
+            return true;
+        }
         if t < self.next_look {
             return false;
         }
         self.next_look = t + LOOK_EVERY;
-        if let Some(Err(e)) = self.memory.as_ref().map(nicsim::memory::Limit::check) {
-            self.error = Some(NicsimError::new_err(e));
-            return true;
-        }
         let progress = &self.progress;
         let looked = Python::with_gil(|py| {
             py.check_signals()?;

@@ -31,7 +31,10 @@ pub use error::SimError;
 pub use metrics::Metrics;
 pub use sim::run;
 
-/// Runs a scenario given as TOML text; errors are one line.
+/// Runs a scenario given as TOML text to its end; errors are one line.
+/// Nothing stops it, not even its memory: a caller that wants the limit
+/// of [`memory`] passes a [`memory::Guard`]'s look in the check of
+/// [`run_toml_checked`], as `nicsim run` and `examples/run` do.
 pub fn run_toml(text: &str) -> Result<Metrics, String> {
     run_toml_checked(text, &mut interrupt::never)
 }
