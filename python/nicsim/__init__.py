@@ -154,7 +154,8 @@ def run(
         or the ``pcap`` file cannot be written (checked before the run;
         the trace is written whole or not at all), or the run held more
         memory than its limit (``NICSIM_MEMORY_LIMIT_MIB``, by default three
-        quarters of the machine's memory; the message gives both).
+        quarters of the machine's memory, or of its cgroup's limit where
+        that is lower; the message gives both).
     KeyboardInterrupt
         On Ctrl-C (SIGINT) during the run: the core looks for pending
         signals a few times per second and stops.

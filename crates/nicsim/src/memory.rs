@@ -11,8 +11,13 @@
 //! binding and `examples/run` keep a [`Guard`] in their checks, which
 //! looks 20 times a second.
 //!
-//! Figures come from Linux's `/proc`; elsewhere there are none, and no
-//! limit is kept unless one is set.
+//! The default limit is a share of the memory the process may use: the
+//! machine's, or less where a cgroup limits it (a container, a batch
+//! system's allocation), since the kernel ends the cgroup's processes at
+//! that limit whatever the machine has.
+//!
+//! Figures come from Linux's `/proc` and `/sys/fs/cgroup`; elsewhere there
+//! are none, and no limit is kept unless one is set.
 
 /// The environment variable that sets a run's limit, in MiB.
 pub const LIMIT_VAR: &str = "NICSIM_MEMORY_LIMIT_MIB";
@@ -22,9 +27,9 @@ pub const LIMIT_VAR: &str = "NICSIM_MEMORY_LIMIT_MIB";
 /// it); the default limit is divided among them.
 pub const SHARES_VAR: &str = "NICSIM_MEMORY_SHARES";
 
-/// The share of the machine's memory the runs on it may hold when
-/// [`LIMIT_VAR`] is not set: three quarters, which leaves the rest of the
-/// machine room to work.
+/// The share of the memory the process may use ([`room`]) that the runs
+/// on a machine may hold when [`LIMIT_VAR`] is not set: three quarters,
+/// which leaves the rest of the machine room to work.
 pub const DEFAULT_SHARE: (u64, u64) = (3, 4);
 
 /// How much resident memory a run's process may hold.
@@ -37,9 +42,9 @@ pub struct Limit {
 }
 
 impl Limit {
-    /// The limit [`LIMIT_VAR`] sets, else [`DEFAULT_SHARE`] of the machine's
-    /// memory divided among [`SHARES_VAR`] runs; `None` where neither is
-    /// known. A value of either that is not a whole number, at least 1, is
+    /// The limit [`LIMIT_VAR`] sets, else [`DEFAULT_SHARE`] of the memory
+    /// the process may use ([`room`]) divided among [`SHARES_VAR`] runs;
+    /// `None` where neither is known. A value of either that is not a whole number, at least 1, is
     /// an error naming it.
     pub fn from_env() -> Result<Option<Limit>, String> {
         if let Some(text) = var(LIMIT_VAR)? {
@@ -49,7 +54,7 @@ impl Limit {
             Some(text) => whole(SHARES_VAR, &text, "runs")?,
             None => 1,
         };
-        Ok(machine_kib().map(|total| Limit::share_of(total, shares)))
+        Ok(room().map(|room| Limit::share_of(&room, shares)))
     }
 
     /// The limit of a [`LIMIT_VAR`] value.
@@ -58,14 +63,13 @@ impl Limit {
         Ok(Limit { kib: mib.saturating_mul(1024), source: format!("{LIMIT_VAR} = {mib}") })
     }
 
-    /// The default limit of one of `shares` runs on a machine of `total_kib`.
-    pub fn share_of(total_kib: u64, shares: u64) -> Limit {
+    /// The default limit of one of `shares` runs in `room`.
+    pub fn share_of(room: &Room, shares: u64) -> Limit {
         let (num, den) = DEFAULT_SHARE;
-        let whole_machine = format!("{num}/{den} of this machine's {} MiB", thousands(total_kib / 1024));
         let among = if shares > 1 { format!(", shared by {shares} runs at once") } else { String::new() };
         Limit {
-            kib: total_kib / den * num / shares,
-            source: format!("{whole_machine}{among}; set {LIMIT_VAR} to change it"),
+            kib: room.kib / den * num / shares,
+            source: format!("{num}/{den} of {}{among}; set {LIMIT_VAR} to change it", room.describe()),
         }
     }
 
@@ -152,6 +156,92 @@ pub fn machine_kib() -> Option<u64> {
     field_kib(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemTotal:")
 }
 
+/// The memory the process may use: the machine's, or a cgroup's limit
+/// where that is lower.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Room {
+    pub kib: u64,
+    /// Whether a cgroup's limit sets it.
+    pub cgroup: bool,
+}
+
+impl Room {
+    fn describe(&self) -> String {
+        let mib = thousands(self.kib / 1024);
+        if self.cgroup {
+            format!("the {mib} MiB its cgroup allows")
+        } else {
+            format!("this machine's {mib} MiB")
+        }
+    }
+}
+
+/// The memory this process may use ([`Room`]); `None` where the machine's
+/// cannot be read.
+pub fn room() -> Option<Room> {
+    let machine = machine_kib()?;
+    Some(match cgroup_kib() {
+        Some(kib) if kib < machine => Room { kib, cgroup: true },
+        _ => Room { kib: machine, cgroup: false },
+    })
+}
+
+/// The lowest memory limit, in KiB, of the cgroups that hold this process
+/// (each of its memory controller's cgroups, from its own up to the root of
+/// the hierarchy it sees); `None` where none is set or none can be read.
+pub fn cgroup_kib() -> Option<u64> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    cgroup_limit(&cgroups, &mounts, |path| std::fs::read_to_string(path).ok())
+}
+
+/// [`cgroup_kib`] from the texts of `/proc/self/cgroup` and
+/// `/proc/self/mountinfo`, reading the limit files with `read`.
+///
+/// cgroup v2 (one line `0::PATH`, a `cgroup2` mount) limits by
+/// `memory.max` (`max`: none); v1 (a line `N:...memory...:PATH`, a `cgroup`
+/// mount with the `memory` option) by `memory.limit_in_bytes` (a huge
+/// number: none). A mount shows the hierarchy from its root (the fourth
+/// field of `mountinfo`), which in a container is the container's own
+/// cgroup: the process's path is taken relative to it, and where it lies
+/// outside, the mount's root is all that is read.
+fn cgroup_limit(cgroups: &str, mountinfo: &str, read: impl Fn(&std::path::Path) -> Option<String>) -> Option<u64> {
+    let v2 = cgroups.lines().find_map(|l| l.strip_prefix("0::"));
+    let v1 = cgroups.lines().find_map(|l| {
+        let mut fields = l.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        controllers.split(',').any(|c| c == "memory").then_some(path)
+    });
+    let mut lowest: Option<u64> = None;
+    for line in mountinfo.lines() {
+        let Some((mount, fs)) = line.split_once(" - ") else { continue };
+        let mount: Vec<&str> = mount.split(' ').collect();
+        let fs: Vec<&str> = fs.split(' ').collect();
+        let (Some(root), Some(point), Some(kind)) = (mount.get(3), mount.get(4), fs.first()) else { continue };
+        let (path, file) = match *kind {
+            "cgroup2" => (v2, "memory.max"),
+            "cgroup" if fs.get(2).is_some_and(|o| o.split(',').any(|o| o == "memory")) => (v1, "memory.limit_in_bytes"),
+            _ => continue,
+        };
+        let Some(path) = path else { continue };
+        let top = std::path::PathBuf::from(point);
+        let mut dir = match std::path::Path::new(path).strip_prefix(root) {
+            Ok(below) => top.join(below),
+            Err(_) => top.clone(),
+        };
+        loop {
+            let bytes = read(&dir.join(file)).and_then(|t| t.trim().parse::<u64>().ok());
+            if let Some(kib) = bytes.map(|b| b / 1024) {
+                lowest = Some(lowest.map_or(kib, |l| l.min(kib)));
+            }
+            if dir == top || !dir.pop() {
+                break;
+            }
+        }
+    }
+    lowest
+}
+
 /// An environment variable's value, if set.
 fn var(name: &str) -> Result<Option<String>, String> {
     match std::env::var(name) {
@@ -212,13 +302,72 @@ mod tests {
 
     #[test]
     fn runs_that_share_the_machine_share_its_default_limit() {
-        let total = 24 * 1024 * 1024;
-        let alone = Limit::share_of(total, 1);
+        let machine = Room { kib: 24 * 1024 * 1024, cgroup: false };
+        let alone = Limit::share_of(&machine, 1);
         assert_eq!(alone.kib, 18 * 1024 * 1024);
         assert_eq!(alone.source, format!("3/4 of this machine's 24,576 MiB; set {LIMIT_VAR} to change it"));
-        let pair = Limit::share_of(total, 2);
+        let pair = Limit::share_of(&machine, 2);
         assert_eq!(pair.kib, 9 * 1024 * 1024);
         assert!(pair.source.contains("shared by 2 runs at once"), "{}", pair.source);
+        let job = Limit::share_of(&Room { kib: 8 * 1024 * 1024, cgroup: true }, 1);
+        assert_eq!(job.kib, 6 * 1024 * 1024);
+        assert!(job.source.starts_with("3/4 of the 8,192 MiB its cgroup allows;"), "{}", job.source);
+    }
+
+    /// The limit files of a fake `/sys/fs/cgroup`.
+    fn files<'a>(limits: &'a [(&'a str, &'a str)]) -> impl Fn(&std::path::Path) -> Option<String> + 'a {
+        move |path| limits.iter().find(|(p, _)| std::path::Path::new(p) == path).map(|(_, t)| t.to_string())
+    }
+
+    const V2_MOUNT: &str = "31 23 0:28 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate";
+    const V1_MOUNTS: &str = "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755\n\
+        32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n\
+        35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n\
+        41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw";
+
+    #[test]
+    fn a_cgroup_v2_limit_anywhere_above_the_process_is_its_limit() {
+        let cgroups = "0::/system.slice/job-42.scope\n";
+        // The job's own cgroup sets none; its parent 8 GiB; the root none.
+        let limits = [
+            ("/sys/fs/cgroup/system.slice/job-42.scope/memory.max", "max\n"),
+            ("/sys/fs/cgroup/system.slice/memory.max", "8589934592\n"),
+        ];
+        assert_eq!(cgroup_limit(cgroups, V2_MOUNT, files(&limits)), Some(8 * 1024 * 1024));
+        assert_eq!(cgroup_limit(cgroups, V2_MOUNT, files(&limits[..1])), None);
+        // No memory controller mounted, or no cgroup line: nothing.
+        assert_eq!(cgroup_limit(cgroups, "", files(&limits)), None);
+        assert_eq!(cgroup_limit("", V2_MOUNT, files(&limits)), None);
+    }
+
+    #[test]
+    fn a_cgroup_v1_memory_controller_is_read_and_its_unlimited_value_is_no_limit() {
+        // As on the development VM: v1 with an unlimited memory cgroup.
+        let cgroups = "5:devices:/\n4:memory:/process_api/77fe\n1:cpu,cpuacct:/\n0::/\n";
+        let unlimited = [("/sys/fs/cgroup/memory/process_api/77fe/memory.limit_in_bytes", "9223372036854771712")];
+        let huge = cgroup_limit(cgroups, V1_MOUNTS, files(&unlimited));
+        assert_eq!(huge, Some(9223372036854771712 / 1024));
+        let limited = [
+            ("/sys/fs/cgroup/memory/process_api/77fe/memory.limit_in_bytes", "4294967296"),
+            ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712"),
+        ];
+        assert_eq!(cgroup_limit(cgroups, V1_MOUNTS, files(&limited)), Some(4 * 1024 * 1024));
+        // The v2 hierarchy mounted beside it holds no memory controller here.
+        assert_eq!(cgroup_limit("0::/\n", V1_MOUNTS, files(&limited)), None);
+    }
+
+    #[test]
+    fn a_container_that_sees_its_own_cgroup_as_the_mount_root_reads_that() {
+        // A container without a cgroup namespace: its path is the host's,
+        // and the mount's root is that same cgroup.
+        let cgroups = "4:memory:/docker/abc\n";
+        let mount = "35 31 0:32 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory";
+        let limits = [("/sys/fs/cgroup/memory/memory.limit_in_bytes", "2147483648")];
+        assert_eq!(cgroup_limit(cgroups, mount, files(&limits)), Some(2 * 1024 * 1024));
+        // A path outside the mount's root (not a path prefix: /docker/ab):
+        // the root alone is read.
+        let other = "35 31 0:32 /docker/ab /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory";
+        assert_eq!(cgroup_limit(cgroups, other, files(&limits)), Some(2 * 1024 * 1024));
     }
 
     #[test]
