@@ -1,9 +1,10 @@
 //! The memory a run may hold, and the process's own figures for it.
 //!
 //! A run keeps what it has in flight, and some workloads keep a lot: an
-//! all-to-all has a message and a posted receive live for every pair of
-//! ranks, 300 to 370 bytes a pair (319 MiB at 1,024 ranks, 376 MiB with
-//! huge pages), so 8,192 ranks would hold 20 to 24 GiB. Left alone, such a
+//! all-to-all has a message and a posted receive live for the pairs of
+//! ranks it has in flight, 300 to 370 bytes a pair (319 MiB at 1,024
+//! ranks, 376 MiB with huge pages; 12.1 GiB at 8,192 ranks, 1,024 hosts of
+//! 8), so a few more ranks need more than a machine has. Left alone, such a
 //! run grows until the allocator fails (the process aborts) or the
 //! kernel's out-of-memory killer ends it, or some other process. A
 //! [`Limit`] lets a caller's interrupt check (`crate::interrupt`) stop it
