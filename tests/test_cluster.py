@@ -5,6 +5,7 @@ killed in the middle of a campaign."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -286,17 +288,56 @@ def test_a_dask_local_cluster_gives_the_local_table(tmp_path: Path) -> None:
     assert (tmp_path / "dask.csv").read_bytes() == local
 
 
-def test_a_dask_local_clusters_workers_share_the_memory_limit() -> None:
-    """Its workers run at once: each run's default memory limit is its share."""
+#: What a run's default memory limit is divided by, as a task sees it.
+SHARES_SEEN = functools.partial(os.getenv, "NICSIM_MEMORY_SHARES")
+
+
+def shares_seen(client: Any) -> list[str]:
+    """The memory shares a task sees on each of the client's workers."""
+    from nicsim import executor
+
+    assert executor.MEMORY_SHARES_ENV == "NICSIM_MEMORY_SHARES"
+    workers = list(client.scheduler_info()["workers"])
+    futures = [
+        client.submit(executor.run_task, SHARES_SEEN, "unset", workers=[w], pure=False)
+        for w in workers
+    ]
+    return sorted(f.result()[1] for f in futures)
+
+
+def test_a_dask_workers_runs_share_the_memory_as_dask_shares_it() -> None:
+    """A worker's runs are told the machine's memory over the worker's limit."""
+    import distributed
+    from distributed.system import MEMORY_LIMIT
+
+    def shares(**cluster: Any) -> list[str]:
+        with (
+            distributed.LocalCluster(
+                threads_per_worker=1, processes=True, dashboard_address=None, **cluster
+            ) as local,
+            distributed.Client(local) as client,
+        ):
+            return shares_seen(client)
+
+    # Two workers of half the machine each.
+    assert shares(n_workers=2, memory_limit=0.5) == ["2", "2"]
+    # A worker given a third of the machine (as `dask worker --memory-limit`).
+    assert shares(n_workers=1, memory_limit=int(MEMORY_LIMIT / 3)) == ["3"]
+    # No limit: the runs' default is left alone (one run's share).
+    assert shares(n_workers=1, memory_limit=0) == ["unset"]
+    # The environment's word stands.
+    assert shares(n_workers=2, env={"NICSIM_MEMORY_SHARES": "5"}) == ["5", "5"]
+
+
+def test_a_dask_local_clusters_workers_share_the_machine_as_a_local_pools_do() -> None:
     from nicsim import executor
 
     dask = executor.DaskExecutor(local_workers=2)
     dask.start()
     try:
-        shares = dask._client.run(os.getenv, executor.MEMORY_SHARES_ENV)
+        assert shares_seen(dask._client) == ["2", "2"]
     finally:
         dask.close()
-    assert sorted(shares.values()) == ["2", "2"]
 
 
 def test_a_lost_scheduler_ends_the_campaign_in_one_line_keeping_its_runs(tmp_path: Path) -> None:

@@ -97,10 +97,40 @@ def run_task(run_fn: RunFn, scenario_toml: str) -> Outcome:
     does not depend on how the extension's exception class pickles; the
     build id lets the client refuse a worker running other code.
     """
+    _share_a_dask_workers_memory()
     try:
         return build_id(), run_fn(scenario_toml)
     except NicsimError as err:
         return build_id(), str(err)
+
+
+def _share_a_dask_workers_memory() -> None:
+    """In a Dask worker, divide the runs' default memory limit as Dask divides the machine.
+
+    Dask gives each worker process a memory limit: by default the memory
+    the machine (or its cgroup) has, divided among the worker processes
+    started together (``dask worker --nworkers N``, a ``LocalCluster``),
+    and its nanny ends a worker that goes past it, with every task the
+    worker was running. A run's default limit is three quarters of what
+    its process may use, divided among the runs that share the machine, so
+    the worker tells its runs how many they are: the machine's memory over
+    the worker's limit. A run that outgrows its share then stops with its
+    size and its limit, before the nanny's kill. Nothing is changed where
+    the environment sets the shares, outside a Dask worker, or for a
+    worker without a memory limit.
+    """
+    distributed = sys.modules.get("distributed")
+    if distributed is None or MEMORY_SHARES_ENV in os.environ:
+        return
+    try:
+        worker = distributed.get_worker()
+    except ValueError:  # not in a Dask worker's task
+        return
+    limit = worker.memory_manager.memory_limit
+    if limit:
+        from distributed.system import MEMORY_LIMIT  # loaded with the worker
+
+        os.environ[MEMORY_SHARES_ENV] = str(max(1, round(MEMORY_LIMIT / limit)))
 
 
 @dataclass(frozen=True)
@@ -440,17 +470,19 @@ class DaskExecutor(Executor):
                     "and the workers run"
                 ) from None
         else:
+            workers = self.local_workers or 1
             with warnings.catch_warnings():
                 # "Port 8787 is already in use": another port is taken, and printed.
                 warnings.simplefilter("ignore", UserWarning)
                 self._cluster = distributed.LocalCluster(
-                    n_workers=self.local_workers,
+                    n_workers=workers,
                     threads_per_worker=1,
                     processes=True,
                     silence_logs=logging.ERROR,
-                    # Its workers run at once, like a local pool's: each run's
-                    # default memory limit is its share (`_init_worker`).
-                    env={MEMORY_SHARES_ENV: str(self.local_workers)},
+                    # Each worker may hold its share of the machine, as a
+                    # local pool's worker does (Dask's default share goes by
+                    # the cores); its runs are told so by `run_task`.
+                    memory_limit=1 / workers,
                 )
             self._client = distributed.Client(self._cluster, set_as_default=False)
         try:
