@@ -200,7 +200,8 @@ pub fn cgroup_kib() -> Option<u64> {
 /// `/proc/self/mountinfo`, reading the limit files with `read`.
 ///
 /// cgroup v2 (one line `0::PATH`, a `cgroup2` mount) limits by
-/// `memory.max` (`max`: none); v1 (a line `N:...memory...:PATH`, a `cgroup`
+/// `memory.max`, where the kernel ends the cgroup's processes, and
+/// `memory.high`, above which it throttles them (`max`: none); v1 (a line `N:...memory...:PATH`, a `cgroup`
 /// mount with the `memory` option) by `memory.limit_in_bytes` (a huge
 /// number: none). A mount shows the hierarchy from its root (the fourth
 /// field of `mountinfo`), which in a container is the container's own
@@ -219,9 +220,11 @@ fn cgroup_limit(cgroups: &str, mountinfo: &str, read: impl Fn(&std::path::Path) 
         let mount: Vec<&str> = mount.split(' ').collect();
         let fs: Vec<&str> = fs.split(' ').collect();
         let (Some(root), Some(point), Some(kind)) = (mount.get(3), mount.get(4), fs.first()) else { continue };
-        let (path, file) = match *kind {
-            "cgroup2" => (v2, "memory.max"),
-            "cgroup" if fs.get(2).is_some_and(|o| o.split(',').any(|o| o == "memory")) => (v1, "memory.limit_in_bytes"),
+        let (path, files) = match *kind {
+            "cgroup2" => (v2, &["memory.max", "memory.high"][..]),
+            "cgroup" if fs.get(2).is_some_and(|o| o.split(',').any(|o| o == "memory")) => {
+                (v1, &["memory.limit_in_bytes"][..])
+            }
             _ => continue,
         };
         let Some(path) = path else { continue };
@@ -231,9 +234,11 @@ fn cgroup_limit(cgroups: &str, mountinfo: &str, read: impl Fn(&std::path::Path) 
             Err(_) => top.clone(),
         };
         loop {
-            let bytes = read(&dir.join(file)).and_then(|t| t.trim().parse::<u64>().ok());
-            if let Some(kib) = bytes.map(|b| b / 1024) {
-                lowest = Some(lowest.map_or(kib, |l| l.min(kib)));
+            for file in files {
+                let bytes = read(&dir.join(file)).and_then(|t| t.trim().parse::<u64>().ok());
+                if let Some(kib) = bytes.map(|b| b / 1024) {
+                    lowest = Some(lowest.map_or(kib, |l| l.min(kib)));
+                }
             }
             if dir == top || !dir.pop() {
                 break;
@@ -336,6 +341,9 @@ mod tests {
         ];
         assert_eq!(cgroup_limit(cgroups, V2_MOUNT, files(&limits)), Some(8 * 1024 * 1024));
         assert_eq!(cgroup_limit(cgroups, V2_MOUNT, files(&limits[..1])), None);
+        // A throttling threshold below the hard limit counts as the limit.
+        let throttled = [limits[0], limits[1], ("/sys/fs/cgroup/system.slice/job-42.scope/memory.high", "4294967296")];
+        assert_eq!(cgroup_limit(cgroups, V2_MOUNT, files(&throttled)), Some(4 * 1024 * 1024));
         // No memory controller mounted, or no cgroup line: nothing.
         assert_eq!(cgroup_limit(cgroups, "", files(&limits)), None);
         assert_eq!(cgroup_limit("", V2_MOUNT, files(&limits)), None);
