@@ -698,6 +698,12 @@ mod tests {
         "[workload]\nkind = \"pingpong\"\nclass = \"C\"",
         "`workload.class` = \"C\" is not read by workload.kind = \"pingpong\" (its keys: size_bytes, iterations, warmup)"
     )]
+    #[case::ranks_beyond_16_bits(
+        "[platform.topology]\nhosts = 1024\nsockets = 16\ndies_per_socket = 1\ncores_per_die = 16\n\
+         [workload]\nkind = \"exchange\"\nprocs_per_host = 256",
+        "invalid value for `workload.procs_per_host`: 256 (allowed: at most 63 with topology.hosts = 1024: a run \
+         has at most 65535 ranks)"
+    )]
     #[case::table_expected("nic = 3\n[workload]\nkind = \"stream\"", "invalid value for `nic`: 3 (allowed: a table)")]
     #[case::preset_enum(
         "[platform.nic]\ntx_reap = \"soft\"\n[workload]\nkind = \"stream\"",

@@ -6,6 +6,10 @@ use super::{check_f, check_read, check_u, missing, one_of_names, ConfigError, Pl
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
+/// The most ranks a run may have: frames, events and the protocol name a
+/// rank in 16 bits, and the last value means "no rank".
+pub const MAX_RANKS: u32 = u16::MAX as u32;
+
 /// The workload.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -173,7 +177,19 @@ pub(super) fn workload(
     check_u("workload.warmup", warmup, 0, 1 << 32)?;
     let per_host = || {
         let per_host = w.procs_per_host.unwrap_or(platform.cores());
-        check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64).map(|_| per_host)
+        check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64)?;
+        let hosts = platform.topology.hosts;
+        if per_host as u64 * hosts as u64 > MAX_RANKS as u64 {
+            return Err(ConfigError::range(
+                "workload.procs_per_host",
+                per_host,
+                &format!(
+                    "at most {} with topology.hosts = {hosts}: a run has at most {MAX_RANKS} ranks",
+                    MAX_RANKS / hosts
+                ),
+            ));
+        }
+        Ok(per_host)
     };
     Ok(match kind {
         WorkloadKind::Pingpong => {

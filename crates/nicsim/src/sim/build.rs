@@ -354,7 +354,8 @@ impl World {
 
     pub(super) fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {
         let hosts = self.hosts.len();
-        let rank = self.ranks.len() as u16;
+        // The configuration caps the ranks below `NO_RANK`.
+        let rank = u16::try_from(self.ranks.len()).ok().filter(|&r| r != NO_RANK).expect("at most MAX_RANKS ranks");
         self.ranks.push((host, ep));
         self.rank_of[host as usize][ep as usize] = rank;
         let hs = &mut self.hosts[host as usize];

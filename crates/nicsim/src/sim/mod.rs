@@ -71,8 +71,10 @@ pub(crate) const NETWORK_ORIGIN: Origin = 1_000_000;
 /// The event origin of the flood generator: host 0, which sends it.
 pub(crate) const FLOOD_ORIGIN: Origin = 0;
 
-/// `rank_of` entry of an endpoint that no rank holds.
+/// `rank_of` entry of an endpoint that no rank holds (a rank id above every
+/// rank's: the configuration allows at most this many ranks).
 pub(crate) const NO_RANK: u16 = u16::MAX;
+const _: () = assert!(NO_RANK as u32 == crate::config::MAX_RANKS);
 
 /// The host that runs the \[EMO] echo server (`workload.kind = "echo-*"`);
 /// host 0 runs the client.
