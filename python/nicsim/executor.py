@@ -107,17 +107,17 @@ def run_task(run_fn: RunFn, scenario_toml: str) -> Outcome:
 def _share_a_dask_workers_memory() -> None:
     """In a Dask worker, divide the runs' default memory limit as Dask divides the machine.
 
-    Dask gives each worker process a memory limit: by default the memory
-    the machine (or its cgroup) has, divided among the worker processes
-    started together (``dask worker --nworkers N``, a ``LocalCluster``),
-    and its nanny ends a worker that goes past it, with every task the
-    worker was running. A run's default limit is three quarters of what
-    its process may use, divided among the runs that share the machine, so
-    the worker tells its runs how many they are: the machine's memory over
-    the worker's limit. A run that outgrows its share then stops with its
-    size and its limit, before the nanny's kill. Nothing is changed where
-    the environment sets the shares, outside a Dask worker, or for a
-    worker without a memory limit.
+    Dask gives each worker process a memory limit (``--memory-limit``; by
+    default the machine's memory, or its cgroup's, in the proportion of
+    the machine's cores that the worker's threads are), and its nanny ends
+    a worker that goes past it, with every task the worker was running.
+    A run's default limit is three quarters of what its process may use,
+    divided among the runs that share the machine, so the worker tells its
+    runs how many they are: the machine's memory over the worker's limit.
+    A run that outgrows its share then stops with its size and its limit,
+    before the nanny's kill. Nothing is changed where the environment sets
+    the shares, outside a Dask worker, or for a worker without a memory
+    limit.
     """
     distributed = sys.modules.get("distributed")
     if distributed is None or MEMORY_SHARES_ENV in os.environ:

@@ -45,8 +45,8 @@ pub struct Limit {
 impl Limit {
     /// The limit [`LIMIT_VAR`] sets, else [`DEFAULT_SHARE`] of the memory
     /// the process may use ([`room`]) divided among [`SHARES_VAR`] runs;
-    /// `None` where neither is known. A value of either that is not a whole number, at least 1, is
-    /// an error naming it.
+    /// `None` where neither is known. A value of either that is not a
+    /// whole number, at least 1, is an error naming it.
     pub fn from_env() -> Result<Option<Limit>, String> {
         if let Some(text) = var(LIMIT_VAR)? {
             return Limit::parse(&text).map(Some);
@@ -201,9 +201,9 @@ pub fn cgroup_kib() -> Option<u64> {
 ///
 /// cgroup v2 (one line `0::PATH`, a `cgroup2` mount) limits by
 /// `memory.max`, where the kernel ends the cgroup's processes, and
-/// `memory.high`, above which it throttles them (`max`: none); v1 (a line `N:...memory...:PATH`, a `cgroup`
-/// mount with the `memory` option) by `memory.limit_in_bytes` (a huge
-/// number: none). A mount shows the hierarchy from its root (the fourth
+/// `memory.high`, above which it throttles them (`max`: none); v1 (a line
+/// `N:...memory...:PATH`, a `cgroup` mount with the `memory` option) by
+/// `memory.limit_in_bytes` (a huge number: none). A mount shows the hierarchy from its root (the fourth
 /// field of `mountinfo`), which in a container is the container's own
 /// cgroup: the process's path is taken relative to it, and where it lies
 /// outside, the mount's root is all that is read.
