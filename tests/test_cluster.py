@@ -288,19 +288,14 @@ def test_a_dask_local_cluster_gives_the_local_table(tmp_path: Path) -> None:
     assert (tmp_path / "dask.csv").read_bytes() == local
 
 
-#: What a run's default memory limit is divided by, as a task sees it.
-SHARES_SEEN = functools.partial(os.getenv, "NICSIM_MEMORY_SHARES")
-
-
 def shares_seen(client: Any) -> list[str]:
-    """The memory shares a task sees on each of the client's workers."""
+    """The memory shares a task sees on each of the client's workers ("unset": none)."""
     from nicsim import executor
 
-    assert executor.MEMORY_SHARES_ENV == "NICSIM_MEMORY_SHARES"
+    seen = functools.partial(os.getenv, executor.MEMORY_SHARES_ENV)
     workers = list(client.scheduler_info()["workers"])
     futures = [
-        client.submit(executor.run_task, SHARES_SEEN, "unset", workers=[w], pure=False)
-        for w in workers
+        client.submit(executor.run_task, seen, "unset", workers=[w], pure=False) for w in workers
     ]
     return sorted(f.result()[1] for f in futures)
 
