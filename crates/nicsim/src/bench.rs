@@ -232,6 +232,38 @@ mod tests {
         assert_eq!(made("alltoall"), ((4 * page, 4 * page), (4, 4)));
     }
 
+    /// Nor does the table of where a process's pages are grow with the
+    /// ranks of the run: beyond the first 4,096 ranks, a chunk of page
+    /// addresses covers 4,096 ranks and is made with its first page. In an
+    /// exchange of 8,192 ranks, 8 to a host, the first and last rank of a
+    /// host each have one neighbour on another host and the protocol's
+    /// record of it (the other six talk through shared memory). A rank's
+    /// posted receives wait in one page of lists: its neighbour's across
+    /// the wire, whose message comes last, if it has one. A process makes
+    /// the chunk of ranks 4,096 to 8,191 only for a neighbour among them.
+    #[test]
+    fn the_pages_addresses_follow_the_ranks_a_process_talks_to() {
+        let toml = "[platform.topology]\nhosts = 1024\n[workload]\nkind = \"exchange\"\n\
+                    size_bytes = 64\niterations = 1\nwarmup = 0\nprocs_per_host = 8\n";
+        let mut w = crate::sim::World::new(&crate::Scenario::from_toml(toml).unwrap());
+        w.run().unwrap();
+        let n = w.ranks.len();
+        let page = crate::paged::PAGE * 64;
+        let beyond = |rank: usize| usize::from(rank >= 4096);
+        for p in w.hosts.iter().flat_map(|h| &h.procs) {
+            let r = p.rank as usize;
+            let (left, right) = ((r + n - 1) % n, (r + 1) % n);
+            let wire = match r % 8 {
+                0 => Some(left),
+                7 => Some(right),
+                _ => None,
+            };
+            let want = (wire.map_or(0, beyond), wire.map_or(0, |_| page), beyond(wire.unwrap_or(left)), 1);
+            let made = (p.proto.peer_chunks(), p.proto.peer_bytes(), p.posted.list_chunks(), p.posted.list_pages());
+            assert_eq!(made, want, "rank {r}: chunks and bytes of peers, chunks and pages of lists");
+        }
+    }
+
     /// A process keeps the receive-queue slots it has filled, not all
     /// 1,024 of them: in an exchange of two repetitions, one rank per host,
     /// each rank receives four messages of 64 B, a slot each.

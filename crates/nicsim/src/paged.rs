@@ -5,23 +5,44 @@
 //! for every rank of the run, that is n entries per process and n^2 in
 //! all, whatever the communication pattern: 64 MiB of protocol records at
 //! 1,024 ranks, 4 GiB at 8,192, for a halo exchange whose ranks each talk
-//! to two neighbours. [`Paged`] keeps its
-//! entries in pages of [`PAGE`], each made on the first mutable access to
-//! one of its entries; reading an entry of a page never made gives the
-//! empty value. Memory is then O(the ranks a process talks to), and an
-//! access costs the page table's index and one load of the page's address
-//! (the table is one word per page: 128 bytes at 1,024 ranks).
+//! to two neighbours. [`Paged`] keeps its entries in pages of [`PAGE`],
+//! each made on the first mutable access to one of its entries; reading an
+//! entry of a page never made gives the empty value.
+//!
+//! Where the pages are is a table too. For the first `PAGE * CHUNK` (4,096)
+//! ranks it is one address per page, made with the table (at most 512
+//! bytes): an access reads the address and then the entry. Beyond them a
+//! flat table would grow with the ranks of the run, not with those a
+//! process talks to: n/8 bytes per process, n^2/8 in all, 0.5 GiB per
+//! table at 65,535 ranks. So the pages of the higher ranks are found
+//! through chunks of [`CHUNK`] addresses, each made with its first page:
+//! an access there reads one address more.
 
 use std::ops::{Index, IndexMut};
 
 /// Entries per page (a power of two: the division is a shift).
 pub const PAGE: usize = 64;
 
+/// Page addresses per chunk (a power of two); a chunk covers
+/// `PAGE * CHUNK` entries and is 512 bytes.
+pub const CHUNK: usize = 64;
+
+type Page<T> = Box<[T; PAGE]>;
+type Chunk<T> = [Option<Page<T>>; CHUNK];
+type Chunks<T> = Vec<Option<Box<Chunk<T>>>>;
+
 /// `len` entries, all equal to an empty value until written; see the module
 /// documentation.
 #[derive(Clone, Debug)]
 pub struct Paged<T> {
-    pages: Vec<Option<Box<[T; PAGE]>>>,
+    /// The pages of the first `PAGE * CHUNK` entries, one slot per page
+    /// of the table's length (at most `CHUNK`).
+    first: Box<[Option<Page<T>>]>,
+    /// The pages of the entries beyond: chunk `k` at `rest[k]`, as far as
+    /// the highest chunk made. (Boxed, as `first` is a boxed slice, so
+    /// that the table is no larger than a flat one: it sits inside every
+    /// process's hot state.)
+    rest: Option<Box<Chunks<T>>>,
     empty: T,
     len: usize,
 }
@@ -29,7 +50,9 @@ pub struct Paged<T> {
 impl<T: Copy> Paged<T> {
     /// `len` entries equal to `empty`; no page is made yet.
     pub fn new(len: usize, empty: T) -> Self {
-        Paged { pages: vec![None; len.div_ceil(PAGE)], empty, len }
+        let mut t = Paged { first: Box::default(), rest: None, empty, len: 0 };
+        t.grow(len);
+        t
     }
 
     pub fn len(&self) -> usize {
@@ -42,7 +65,14 @@ impl<T: Copy> Paged<T> {
 
     /// Pages made so far (each holds `PAGE` entries).
     pub fn pages_made(&self) -> usize {
-        self.pages.iter().filter(|p| p.is_some()).count()
+        let made = |pages: &[Option<Page<T>>]| pages.iter().filter(|p| p.is_some()).count();
+        made(&self.first) + self.rest.iter().flat_map(|r| r.iter().flatten()).map(|c| made(&c[..])).sum::<usize>()
+    }
+
+    /// Chunks of page addresses made so far beyond the first `PAGE * CHUNK`
+    /// entries.
+    pub fn chunks_made(&self) -> usize {
+        self.rest.iter().flat_map(|r| r.iter().flatten()).count()
     }
 
     /// Entry `i`, or `None` past the end.
@@ -54,7 +84,7 @@ impl<T: Copy> Paged<T> {
     /// Whether entry `i`'s page was made (an entry of a page never made
     /// holds the empty value).
     pub fn is_made(&self, i: usize) -> bool {
-        self.pages.get(i / PAGE).is_some_and(Option::is_some)
+        self.page(i).is_some()
     }
 
     /// Grows the table to `len` entries (the new ones empty; no page is
@@ -70,7 +100,51 @@ impl<T: Copy> Paged<T> {
     #[inline(never)]
     fn grow_to(&mut self, len: usize) {
         self.len = len;
-        self.pages.resize(len.div_ceil(PAGE), None);
+        let mut first = std::mem::take(&mut self.first).into_vec();
+        first.resize_with(len.div_ceil(PAGE).min(CHUNK), || None);
+        self.first = first.into_boxed_slice();
+    }
+
+    /// The page holding entry `i`, if it was made.
+    #[inline(always)]
+    fn page(&self, i: usize) -> Option<&[T; PAGE]> {
+        match self.first.get(i / PAGE) {
+            Some(page) => page.as_deref(),
+            None => self.page_beyond(i),
+        }
+    }
+
+    /// [`Paged::page`] beyond the first `PAGE * CHUNK` entries.
+    #[inline(never)]
+    fn page_beyond(&self, i: usize) -> Option<&[T; PAGE]> {
+        let p = (i / PAGE).checked_sub(CHUNK)?;
+        self.rest.as_ref()?.get(p / CHUNK)?.as_deref()?[p % CHUNK].as_deref()
+    }
+
+    /// The page holding entry `i`, made if it was not.
+    #[inline(always)]
+    fn page_mut(&mut self, i: usize) -> &mut [T; PAGE] {
+        if i / PAGE < self.first.len() {
+            // Borrowed apart, so that the empty value is read only to make
+            // a page (an entry can be 64 bytes).
+            let Paged { first, empty, .. } = self;
+            return first[i / PAGE].get_or_insert_with(|| new_page(*empty));
+        }
+        self.page_mut_beyond(i)
+    }
+
+    /// [`Paged::page_mut`] beyond the first `PAGE * CHUNK` entries: makes
+    /// the chunk too if it was not.
+    #[inline(never)]
+    fn page_mut_beyond(&mut self, i: usize) -> &mut [T; PAGE] {
+        let Some(p) = (i / PAGE).checked_sub(CHUNK) else { panic!("index {i} of {} entries", self.len) };
+        let rest = self.rest.get_or_insert_with(Box::default);
+        if p / CHUNK >= rest.len() {
+            rest.resize_with(p / CHUNK + 1, || None);
+        }
+        let empty = self.empty;
+        let chunk = rest[p / CHUNK].get_or_insert_with(|| Box::new([const { None }; CHUNK]));
+        chunk[p % CHUNK].get_or_insert_with(|| new_page(empty))
     }
 }
 
@@ -83,7 +157,7 @@ impl<T: Copy + Default> Default for Paged<T> {
 /// A page of empty entries (out of line: made once per page).
 #[cold]
 #[inline(never)]
-fn new_page<T: Copy>(empty: T) -> Box<[T; PAGE]> {
+fn new_page<T: Copy>(empty: T) -> Page<T> {
     Box::new([empty; PAGE])
 }
 
@@ -93,7 +167,7 @@ impl<T: Copy> Index<usize> for Paged<T> {
     #[inline(always)]
     fn index(&self, i: usize) -> &T {
         debug_assert!(i < self.len, "index {i} of {} entries", self.len);
-        match &self.pages[i / PAGE] {
+        match self.page(i) {
             Some(page) => &page[i % PAGE],
             None => &self.empty,
         }
@@ -105,8 +179,7 @@ impl<T: Copy> IndexMut<usize> for Paged<T> {
     #[inline(always)]
     fn index_mut(&mut self, i: usize) -> &mut T {
         debug_assert!(i < self.len, "index {i} of {} entries", self.len);
-        let empty = self.empty;
-        &mut self.pages[i / PAGE].get_or_insert_with(|| new_page(empty))[i % PAGE]
+        &mut self.page_mut(i)[i % PAGE]
     }
 }
 
@@ -153,9 +226,48 @@ mod tests {
     }
 
     #[test]
-    #[should_panic]
-    fn an_index_past_the_pages_panics() {
+    fn makes_the_chunks_of_the_pages_written_and_no_others() {
+        // 65,535 ranks: the first 4,096 in the flat part, the rest in 15
+        // chunks, of which a rank that talks to ranks 1, 5,000 and 65,000
+        // makes two (the first and the last). The table grows past the flat
+        // part after a write, as a receive list does.
+        let n = 65_535;
+        let mut t = Paged::new(100, 0u32);
+        t[1] = 10;
+        t.grow(n);
+        assert_eq!((t.pages_made(), t.chunks_made()), (1, 0));
+        for (i, v) in [(5_000, 20), (65_000, 30)] {
+            t[i] = v;
+        }
+        assert_eq!((t.pages_made(), t.chunks_made()), (3, 2));
+        assert_eq!((t[1], t[5_000], t[65_000], t[64_999], t[40_000], t[n - 1]), (10, 20, 30, 0, 0, 0));
+        assert!(t.is_made(65_000 - 65_000 % PAGE) && !t.is_made(40_000) && !t.is_made(PAGE * CHUNK));
+        // Against a vector, through interleaved writes in every chunk.
+        let mut v: Vec<u32> = (0..n).map(|i| t[i]).collect();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for k in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let i = (x % n as u64) as usize;
+            t[i] = k;
+            v[i] = k;
+        }
+        assert!((0..n).all(|i| t[i] == v[i]));
+        assert_eq!(t.chunks_made(), n.div_ceil(PAGE * CHUNK) - 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "index 10 of 10 entries")]
+    fn an_index_past_the_end_panics() {
         let t = Paged::new(10, 0u8);
-        let _ = t[PAGE];
+        let _ = t[10];
+    }
+
+    #[test]
+    #[should_panic(expected = "index 10 of 10 entries")]
+    fn a_write_past_the_end_panics() {
+        let mut t = Paged::new(10, 0u8);
+        t[10] = 1;
     }
 }

@@ -194,6 +194,13 @@ impl Peer {
         let ack = if self.unacked_recv > 0 { self.ack_deadline } else { Instant::MAX };
         ack.min(self.resend_at)
     }
+
+    /// Whether `frames` more frames would pass a send window of `window`
+    /// (see [`Endpoint::window_full`]).
+    #[inline(always)]
+    fn window_full(&self, frames: u32, window: u32) -> bool {
+        self.unacked_frames > 0 && self.unacked_frames + frames > window
+    }
 }
 
 /// A slot of [`Endpoint::sent`]: an unacknowledged message and the slot of
@@ -206,6 +213,38 @@ impl Peer {
 struct Slot {
     m: SentMsg,
     next: u32,
+}
+
+/// Puts `m` in a slot of `sent` (the last freed of `free` first), linked
+/// after nothing.
+#[inline(always)]
+fn store(sent: &mut Vec<Slot>, free: &mut Vec<u32>, m: SentMsg) -> u32 {
+    let slot = Slot { m, next: NIL };
+    match free.pop() {
+        None => {
+            sent.push(slot);
+            (sent.len() - 1) as u32
+        }
+        Some(i) => {
+            sent[i as usize] = slot;
+            i
+        }
+    }
+}
+
+/// Releases the `n` oldest of a peer's unacknowledged messages, linked
+/// from slot `head` of `sent`: their slots go to `free`. Returns the slot
+/// of the oldest left (`NIL`: none) and the frames released.
+fn release_oldest(sent: &[Slot], free: &mut Vec<u32>, head: u32, n: u32) -> (u32, u32) {
+    let mut at = head;
+    let mut frames = 0;
+    for _ in 0..n {
+        free.push(at);
+        let s = &sent[at as usize];
+        frames += s.m.frames;
+        at = s.next;
+    }
+    (at, frames)
 }
 
 /// Pushes a peer on a list that takes each peer once in a while (out of
@@ -315,6 +354,12 @@ impl Endpoint {
         self.peers.pages_made() * crate::paged::PAGE * std::mem::size_of::<Peer>()
     }
 
+    /// Chunks of page addresses of the peer records made so far (see
+    /// [`crate::paged`]).
+    pub fn peer_chunks(&self) -> usize {
+        self.peers.chunks_made()
+    }
+
     /// `peer`'s deadline may have moved earlier: give it a heap entry if it
     /// is earlier than its live one.
     #[inline(always)]
@@ -365,30 +410,13 @@ impl Endpoint {
         self.timers.len()
     }
 
-    /// Puts `m` in a slot (the last freed first), linked after nothing.
-    #[inline(always)]
-    fn store(&mut self, m: SentMsg) -> u32 {
-        let slot = Slot { m, next: NIL };
-        match self.free.pop() {
-            None => {
-                self.sent.push(slot);
-                (self.sent.len() - 1) as u32
-            }
-            Some(i) => {
-                self.sent[i as usize] = slot;
-                i
-            }
-        }
-    }
-
     // --- Sending ---------------------------------------------------------
 
     /// Whether a message of `frames` frames to `peer` must wait for acks:
     /// the peer's unacknowledged frames plus these would exceed the send
     /// window (a message alone always goes, however large).
     pub fn window_full(&self, peer: u16, frames: u32) -> bool {
-        let ps = &self.peers[peer as usize];
-        ps.unacked_frames > 0 && ps.unacked_frames + frames > self.params.send_window_frames
+        self.peers[peer as usize].window_full(frames, self.params.send_window_frames)
     }
 
     /// Sends a new message to `peer`: it takes the next sequence number and
@@ -404,13 +432,14 @@ impl Endpoint {
         is_notify: bool,
         frames: u32,
     ) -> SentMsg {
-        if self.window_full(peer, frames) {
+        // The peer is looked up once: its record's page is a cache miss at
+        // hundreds of ranks, its lookup a few instructions at any size.
+        let ps = &mut self.peers[peer as usize];
+        if ps.window_full(frames, self.params.send_window_frames) {
             self.window_overruns += 1;
         }
-        let seq = self.peers[peer as usize].next_send;
-        let m = SentMsg { seq, req, sent_at: now, first_sent: now, size, tag, is_notify, frames };
-        let slot = self.store(m);
-        let ps = &mut self.peers[peer as usize];
+        let m = SentMsg { seq: ps.next_send, req, sent_at: now, first_sent: now, size, tag, is_notify, frames };
+        let slot = store(&mut self.sent, &mut self.free, m);
         ps.next_send += 1;
         ps.count += 1;
         ps.unacked_frames += frames;
@@ -434,6 +463,7 @@ impl Endpoint {
     /// 16 low bits of the next sequence number it expects: every message
     /// before it is released, oldest first. Returns how many were.
     pub fn process_ack(&mut self, peer: u16, low: u16) -> usize {
+        let resend = self.params.resend;
         let ps = &mut self.peers[peer as usize];
         let upto = widen(ps.next_send, low);
         let n = upto.saturating_sub(ps.next_send - ps.count).min(ps.count);
@@ -446,11 +476,11 @@ impl Endpoint {
             self.free.push(ps.head);
             NIL
         } else {
-            self.release_oldest(peer, n)
+            let (at, frames) = release_oldest(&self.sent, &mut self.free, ps.head, n);
+            ps.unacked_frames -= frames;
+            at
         };
         self.unacked_total -= n;
-        let resend = self.params.resend;
-        let ps = &mut self.peers[peer as usize];
         ps.count -= n;
         ps.head = at;
         if at == NIL {
@@ -464,22 +494,6 @@ impl Endpoint {
         ps.round_at = ps.resend_at;
         self.rearm(peer);
         n as usize
-    }
-
-    /// Releases the `n` oldest of `peer`'s unacknowledged messages: their
-    /// frames leave the window and their slots are freed. Returns the slot
-    /// of the oldest left (`NIL`: none).
-    fn release_oldest(&mut self, peer: u16, n: u32) -> u32 {
-        let mut at = self.peers[peer as usize].head;
-        let mut frames = 0;
-        for _ in 0..n {
-            self.free.push(at);
-            let s = &self.sent[at as usize];
-            frames += s.m.frames;
-            at = s.next;
-        }
-        self.peers[peer as usize].unacked_frames -= frames;
-        at
     }
 
     /// The cumulative ack a frame to `peer` carries (piggy-backed on a

@@ -102,6 +102,12 @@ impl<T: Copy> BySource<T> {
         self.lists.pages_made()
     }
 
+    /// Chunks of page addresses made so far (see [`crate::paged`]).
+    #[cfg(test)]
+    pub fn list_chunks(&self) -> usize {
+        self.lists.chunks_made()
+    }
+
     /// What a `VecDeque` holding these items would have as capacity.
     pub fn peak_capacity(&self) -> usize {
         grown_capacity(self.high)
