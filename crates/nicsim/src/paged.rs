@@ -10,7 +10,7 @@
 //! entry of a page never made gives the empty value.
 //!
 //! Where the pages are is a table too. For the first `PAGE * CHUNK` (4,096)
-//! ranks it is one address per page, made with the table (at most 512
+//! ranks it is one address per page, made with the first page (at most 512
 //! bytes): an access reads the address and then the entry. Beyond them a
 //! flat table would grow with the ranks of the run, not with those a
 //! process talks to: n/8 bytes per process, n^2/8 in all, 0.5 GiB per
@@ -35,8 +35,9 @@ type Chunks<T> = Vec<Option<Box<Chunk<T>>>>;
 /// documentation.
 #[derive(Clone, Debug)]
 pub struct Paged<T> {
-    /// The pages of the first `PAGE * CHUNK` entries, one slot per page
-    /// of the table's length (at most `CHUNK`).
+    /// The pages of the first `PAGE * CHUNK` entries: none until one is
+    /// made, then one slot per page of the table's length (at most
+    /// `CHUNK`).
     first: Box<[Option<Page<T>>]>,
     /// The pages of the entries beyond: chunk `k` at `rest[k]`, as far as
     /// the highest chunk made. (Boxed, as `first` is a boxed slice, so
@@ -48,11 +49,9 @@ pub struct Paged<T> {
 }
 
 impl<T: Copy> Paged<T> {
-    /// `len` entries equal to `empty`; no page is made yet.
+    /// `len` entries equal to `empty`; nothing is allocated yet.
     pub fn new(len: usize, empty: T) -> Self {
-        let mut t = Paged { first: Box::default(), rest: None, empty, len: 0 };
-        t.grow(len);
-        t
+        Paged { first: Box::default(), rest: None, empty, len }
     }
 
     pub fn len(&self) -> usize {
@@ -87,22 +86,11 @@ impl<T: Copy> Paged<T> {
         self.page(i).is_some()
     }
 
-    /// Grows the table to `len` entries (the new ones empty; no page is
-    /// made). Nothing to do for a table already as long: checked inline.
+    /// Grows the table to `len` entries (the new ones empty; nothing is
+    /// allocated).
     #[inline(always)]
     pub fn grow(&mut self, len: usize) {
-        if len > self.len {
-            self.grow_to(len);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn grow_to(&mut self, len: usize) {
-        self.len = len;
-        let mut first = std::mem::take(&mut self.first).into_vec();
-        first.resize_with(len.div_ceil(PAGE).min(CHUNK), || None);
-        self.first = first.into_boxed_slice();
+        self.len = self.len.max(len);
     }
 
     /// The page holding entry `i`, if it was made.
@@ -114,7 +102,8 @@ impl<T: Copy> Paged<T> {
         }
     }
 
-    /// [`Paged::page`] beyond the first `PAGE * CHUNK` entries.
+    /// [`Paged::page`] beyond the first pages' slots (or before they
+    /// are made).
     #[inline(never)]
     fn page_beyond(&self, i: usize) -> Option<&[T; PAGE]> {
         let p = (i / PAGE).checked_sub(CHUNK)?;
@@ -133,11 +122,18 @@ impl<T: Copy> Paged<T> {
         self.page_mut_beyond(i)
     }
 
-    /// [`Paged::page_mut`] beyond the first `PAGE * CHUNK` entries: makes
-    /// the chunk too if it was not.
+    /// [`Paged::page_mut`] beyond the first pages' slots: makes them (or
+    /// more of them, as the table grew), or the chunk, if they were not.
     #[inline(never)]
     fn page_mut_beyond(&mut self, i: usize) -> &mut [T; PAGE] {
-        let Some(p) = (i / PAGE).checked_sub(CHUNK) else { panic!("index {i} of {} entries", self.len) };
+        assert!(i < self.len, "index {i} of {} entries", self.len);
+        let Some(p) = (i / PAGE).checked_sub(CHUNK) else {
+            let mut first = std::mem::take(&mut self.first).into_vec();
+            first.resize_with(self.len.div_ceil(PAGE).min(CHUNK), || None);
+            self.first = first.into_boxed_slice();
+            let empty = self.empty;
+            return self.first[i / PAGE].get_or_insert_with(|| new_page(empty));
+        };
         let rest = self.rest.get_or_insert_with(Box::default);
         if p / CHUNK >= rest.len() {
             rest.resize_with(p / CHUNK + 1, || None);
