@@ -358,6 +358,10 @@ impl MediumRxs {
 /// slots.
 #[derive(Clone, Debug)]
 pub(crate) struct Regions {
+    /// Region id -> request (`NIL`: free), as far as the highest id taken:
+    /// a process holds slots for the regions it has had in use at once,
+    /// not all [`RDMA_REGIONS`] (1 KiB a process, 63 MiB at 64,512 ranks,
+    /// most of which never send a large message).
     req: Vec<u32>,
     /// Bit `i % 64` of word `i / 64` is set while region `i` is free.
     free: [u64; RDMA_REGIONS / 64],
@@ -372,7 +376,7 @@ const _: () = assert!(RDMA_REGIONS / 64 <= u8::BITS as usize);
 impl Default for Regions {
     fn default() -> Self {
         let words = ((1u16 << (RDMA_REGIONS / 64)) - 1) as u8;
-        Regions { req: vec![NIL; RDMA_REGIONS], free: [u64::MAX; RDMA_REGIONS / 64], words, visits: 0 }
+        Regions { req: Vec::new(), free: [u64::MAX; RDMA_REGIONS / 64], words, visits: 0 }
     }
 }
 
@@ -393,6 +397,9 @@ impl Regions {
         *bits &= *bits - 1;
         if *bits == 0 {
             self.words &= !(1 << w);
+        }
+        if id >= self.req.len() {
+            self.req.resize(id + 1, NIL);
         }
         self.req[id] = req;
         Some(id as u32)
@@ -601,6 +608,17 @@ mod tests {
         assert_eq!(r.take(5), Some(7));
         assert_eq!(r.take(6), Some(130));
         assert_eq!(r.release(RDMA_REGIONS as u32 + 3), None);
+    }
+
+    #[test]
+    fn regions_keep_slots_for_the_most_in_use_at_once() {
+        let mut r = Regions::default();
+        assert_eq!((r.req.len(), r.release(5)), (0, None));
+        for round in 0..10 {
+            assert_eq!((r.take(round), r.take(100 + round), r.take(200 + round)), (Some(0), Some(1), Some(2)));
+            assert_eq!((r.release(1), r.release(0), r.release(2)), (Some(100 + round), Some(round), Some(200 + round)));
+        }
+        assert_eq!(r.req.len(), 3);
     }
 }
 
