@@ -16,7 +16,7 @@
 //! process talks to: n/8 bytes per process, n^2/8 in all, 0.5 GiB per
 //! table at 65,535 ranks. So the pages of the higher ranks are found
 //! through chunks of [`CHUNK`] addresses, each made with its first page:
-//! an access there reads one address more.
+//! an access there reads one address more, out of line.
 
 use std::ops::{Index, IndexMut};
 

@@ -432,8 +432,8 @@ impl Endpoint {
         is_notify: bool,
         frames: u32,
     ) -> SentMsg {
-        // The peer is looked up once: its record's page is a cache miss at
-        // hundreds of ranks, its lookup a few instructions at any size.
+        // The peer's record is looked up once (a lookup reads and tests its
+        // page's address).
         let ps = &mut self.peers[peer as usize];
         if ps.window_full(frames, self.params.send_window_frames) {
             self.window_overruns += 1;
