@@ -116,7 +116,7 @@ def test_the_core_asks_the_kernel_for_huge_pages() -> None:
 
 # -- the memory a run may hold -----------------------------------------------
 
-#: A run long enough to reach the core's first interrupt check (4,096 events).
+#: A run well past the core's first interrupt check (1,024 events).
 _SMALL_RUN = {"workload": {"kind": "pingpong", "iterations": 2000, "warmup": 0}}
 
 

@@ -133,7 +133,7 @@ def run(
         replaces ``nic.coalescing``.
     progress
         Called as ``progress(sim_time_ps, events)`` after the run's first
-        4,096 events and then about 20 times per second while it lasts;
+        1,024 events and then about 20 times per second while it lasts;
         an exception it raises stops the run and is raised here.
 
     Returns

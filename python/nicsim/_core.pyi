@@ -52,7 +52,7 @@ def run(
 ) -> dict[str, float | int | str]:
     """Run one scenario and return its metrics.
 
-    The run releases the GIL. After its first 4,096 events and then every
+    The run releases the GIL. After its first 1,024 events and then every
     50 ms of wall time it compares the process's memory with its limit
     (``NICSIM_MEMORY_LIMIT_MIB``), and takes the GIL back to run Python's
     signal handlers and call ``progress``: Ctrl-C stops it with

@@ -18,11 +18,14 @@ use crate::SimError;
 /// The loop tests the event count after each pop (see `due`), so the hot
 /// path pays one test and a branch that is almost never taken; the Open-MX
 /// world runs its stall bound at the same point instead of on every event,
-/// so its per-event work is what it was without the check. At the 20-30 million events per second of the core this is
-/// a check every 150-200 µs of wall time: a stop request is seen long before
-/// a person notices, and a check that does real work (taking the GIL, reading
-/// a clock) runs a few thousand times per second at most.
-pub const CHECK_EVERY: u32 = 4096;
+/// so its per-event work is what it was without the check. At the 10-30
+/// million events per second of the core this is a check every 35-100 µs of
+/// wall time: a stop request is seen long before a person notices, and the
+/// memory a run allocates between two checks stays small even when all its
+/// processes grow their tables at once (see [`crate::memory::Guard`]). A
+/// check that reads a clock costs about 25 ns, 0.03 ns per event; one that
+/// does more (taking the GIL, reading `/proc`) paces itself by that clock.
+pub const CHECK_EVERY: u32 = 1024;
 const _: () = assert!(CHECK_EVERY.is_power_of_two(), "`due` is a mask test");
 
 /// Where a run is when its check is called.

@@ -98,11 +98,11 @@ pub const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(50)
 /// than its [`Limit`].
 ///
 /// A run is stopped past its limit by what it allocated since the last
-/// look: in 50 ms, or in one interval of the check (4,096 events) where
+/// look: in 50 ms, or in one interval of the check (1,024 events) where
 /// that takes longer. In a symmetric workload every process grows its
 /// per-peer tables at the same point of the run, so those bursts are
-/// large: an all-to-all of 8,192 ranks was stopped at 2,277 MiB against a
-/// limit of 2,000, having grown by 688 MiB within 4,096 events.
+/// large: an all-to-all of 8,192 ranks is stopped at 2,101 MiB against a
+/// limit of 2,000 (at 2,261 MiB when the check came every 4,096 events).
 #[derive(Clone, Debug)]
 pub struct Guard {
     limit: Limit,
