@@ -526,6 +526,8 @@ def _modules_after(code: str) -> set[str]:
 HEAVY = {"pandas", "pyarrow", "matplotlib", "pydantic"}
 # What only a Dask campaign needs (its client's log levels, a probe of the scheduler).
 DASK_ONLY = {"logging", "socket"}
+# What only a campaign needs (its runner, executor and results store).
+CAMPAIGN_ONLY = {"nicsim.runner", "nicsim.executor", "nicsim.store", "hashlib"}
 
 
 @pytest.mark.core
@@ -538,6 +540,7 @@ def test_import_and_run_load_no_table_or_plot_library() -> None:
     )
     assert not HEAVY & _modules_after(run_cli)
     assert not DASK_ONLY & (_modules_after("import nicsim") | _modules_after(run_cli))
+    assert not CAMPAIGN_ONLY & (_modules_after("import nicsim") | _modules_after(run_cli))
     worker = (
         "from nicsim import executor\n"
         "toml = '[workload]\\nkind = \"stream\"\\nmessages = 50\\n'\n"

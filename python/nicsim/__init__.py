@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nicsim import _core, runner
+from nicsim import _core
 from nicsim._core import NicsimError
-from nicsim.scenario import Scenario
+from nicsim.scenario import DEFAULT_SEED, Scenario
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -309,7 +309,7 @@ def run_experiment(
     quick: bool = False,
     preset: str | None = None,
     *,
-    seed: int = runner.DEFAULT_SEED,
+    seed: int = DEFAULT_SEED,
     scheduler: str | None = None,
     dask_local: int | None = None,
     store: str | Path | None = None,
@@ -349,7 +349,7 @@ def run_experiment(
     >>> list(t.columns)
     ['strategy', 'irq_binding', 'overhead_ns_per_packet']
     """
-    from nicsim import executor
+    from nicsim import executor, runner
     from nicsim import experiments as _experiments
     from nicsim.store import Store
 
@@ -376,7 +376,7 @@ def reproduce(
     quick: bool = False,
     *,
     preset: str | None = None,
-    seed: int = runner.DEFAULT_SEED,
+    seed: int = DEFAULT_SEED,
     scheduler: str | None = None,
     dask_local: int | None = None,
     fresh: bool = False,

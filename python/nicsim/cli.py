@@ -27,9 +27,9 @@ from rich.console import Console
 from rich.table import Table
 
 import nicsim
-from nicsim import _core, _launch, model, runner
+from nicsim import _core, _launch, model
 from nicsim._core import NicsimError
-from nicsim.scenario import Scenario, parse_value
+from nicsim.scenario import DEFAULT_SEED, Scenario, parse_value
 
 __all__ = ["app"]
 
@@ -348,7 +348,7 @@ def reproduce_command(
     dask_local: DaskLocalOption = None,
     quick: Annotated[bool, typer.Option(help="Fewer iterations/messages per point.")] = False,
     preset: Annotated[str | None, typer.Option(help="Preset name or preset TOML file.")] = None,
-    seed: Annotated[int, typer.Option(help="Base seed.")] = runner.DEFAULT_SEED,
+    seed: Annotated[int, typer.Option(help="Base seed.")] = DEFAULT_SEED,
     fresh: FreshOption = False,
     quiet: QuietOption = False,
 ) -> None:

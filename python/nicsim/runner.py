@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from nicsim._core import DEFAULT_PRESET, SEED_LIMIT, NicsimError
 from nicsim.executor import Executor, Outcome, RunFn, Task, choose, core_run, default_jobs
 from nicsim.executor import scenario_cost as _cost
-from nicsim.scenario import Scenario, check_seed
+from nicsim.scenario import DEFAULT_SEED, Scenario, check_seed
 from nicsim.store import Metrics, Store, job_key
 
 if TYPE_CHECKING:
@@ -44,7 +44,6 @@ __all__ = [
     "table",
 ]
 
-DEFAULT_SEED = 1
 #: Derived seeds are kept below ``SEED_LIMIT`` (2**63, a TOML signed 64-bit integer).
 SEED_BITS = SEED_LIMIT.bit_length() - 1
 

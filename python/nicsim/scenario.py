@@ -29,7 +29,15 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 from nicsim._core import DEFAULT_PRESET, SEED_LIMIT, NicsimError
 
-__all__ = ["MAX_FILE_BYTES", "SECTIONS", "Scenario", "check_seed", "parse_value", "read_toml_file"]
+__all__ = [
+    "DEFAULT_SEED",
+    "MAX_FILE_BYTES",
+    "SECTIONS",
+    "Scenario",
+    "check_seed",
+    "parse_value",
+    "read_toml_file",
+]
 
 #: The tables of a scenario file, in the order they are written.
 SECTIONS: tuple[str, ...] = ("platform", "nic", "host", "protocol", "workload")
@@ -340,6 +348,10 @@ def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
             _merge(into[key], value)
         else:
             into[key] = copy.deepcopy(dict(value) if isinstance(value, Mapping) else value)
+
+
+#: The base seed of a campaign when none is given.
+DEFAULT_SEED = 1
 
 
 def check_seed(seed: object) -> int:
