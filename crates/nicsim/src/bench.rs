@@ -232,6 +232,18 @@ mod tests {
         assert_eq!(made("alltoall"), ((4 * page, 4 * page), (4, 4)));
     }
 
+    /// The world of an exchange of 64 B on `hosts` hosts of `per_host`
+    /// ranks, `iterations` repetitions, run to its end.
+    fn ran_exchange(hosts: u32, per_host: u32, iterations: u32) -> crate::sim::World {
+        let toml = format!(
+            "[platform.topology]\nhosts = {hosts}\n[workload]\nkind = \"exchange\"\nsize_bytes = 64\n\
+             iterations = {iterations}\nwarmup = 0\nprocs_per_host = {per_host}\n"
+        );
+        let mut w = crate::sim::World::new(&crate::Scenario::from_toml(&toml).unwrap());
+        w.run().unwrap();
+        w
+    }
+
     /// Nor does the table of where a process's pages are grow with the
     /// ranks of the run: beyond the first 4,096 ranks, a chunk of page
     /// addresses covers 4,096 ranks and is made with its first page. In an
@@ -243,10 +255,7 @@ mod tests {
     /// the chunk of ranks 4,096 to 8,191 only for a neighbour among them.
     #[test]
     fn the_pages_addresses_follow_the_ranks_a_process_talks_to() {
-        let toml = "[platform.topology]\nhosts = 1024\n[workload]\nkind = \"exchange\"\n\
-                    size_bytes = 64\niterations = 1\nwarmup = 0\nprocs_per_host = 8\n";
-        let mut w = crate::sim::World::new(&crate::Scenario::from_toml(toml).unwrap());
-        w.run().unwrap();
+        let w = ran_exchange(1024, 8, 1);
         let n = w.ranks.len();
         let page = crate::paged::PAGE * 64;
         let beyond = |rank: usize| usize::from(rank >= 4096);
@@ -269,10 +278,7 @@ mod tests {
     /// each rank receives four messages of 64 B, a slot each.
     #[test]
     fn a_process_keeps_the_receive_queue_slots_it_has_filled() {
-        let toml = "[platform.topology]\nhosts = 16\n[workload]\nkind = \"exchange\"\n\
-                    size_bytes = 64\niterations = 2\nwarmup = 0\nprocs_per_host = 1\n";
-        let mut w = crate::sim::World::new(&crate::Scenario::from_toml(toml).unwrap());
-        w.run().unwrap();
+        let w = ran_exchange(16, 1, 2);
         for p in w.hosts.iter().flat_map(|h| &h.procs) {
             let (filled, kept) = (p.lines.recvq_written, p.lines.recvq.len());
             assert_eq!((filled, kept), (4, 4), "rank {}: slots filled, slots kept", p.rank);
