@@ -23,8 +23,9 @@ use crate::SimError;
 /// wall time: a stop request is seen long before a person notices, and the
 /// memory a run allocates between two checks stays small even when all its
 /// processes grow their tables at once (see [`crate::memory::Guard`]). A
-/// check that reads a clock costs about 25 ns, 0.03 ns per event; one that
-/// does more (taking the GIL, reading `/proc`) paces itself by that clock.
+/// check that reads a clock adds 0.03 % to a ping-pong's instructions
+/// (`examples/run`); one that does more (taking the GIL, reading `/proc`)
+/// paces itself by that clock.
 pub const CHECK_EVERY: u32 = 1024;
 const _: () = assert!(CHECK_EVERY.is_power_of_two(), "`due` is a mask test");
 
