@@ -9,7 +9,8 @@
 use super::indexes::{BySource, Early, MediumRxs, Regions};
 use super::kernel::KQueue;
 use super::{
-    Action, Core, Cur, Drops, Ev, HostState, PState, PolicyFactory, Proc, World, ECHO_HOST, FLOOD_ORIGIN, NO_RANK,
+    Action, Core, Cur, Drops, Ev, HostState, PState, PolicyFactory, Proc, ProcSet, World, ECHO_HOST, FLOOD_ORIGIN,
+    NO_RANK,
 };
 use crate::config::{Scenario, WaitMode, Workload};
 use crate::engine::{EventQueue, SimRng};
@@ -223,6 +224,7 @@ impl World {
                 app_time: Duration::ZERO,
                 spin_time: Duration::ZERO,
                 ioat_free: Instant::ZERO,
+                pollers: vec![ProcSet::default(); steering_queues],
             });
         }
         let mut w = World {

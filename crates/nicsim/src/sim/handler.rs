@@ -116,11 +116,11 @@ impl World {
         let core = pr.core as usize;
         match pr.state {
             PState::Polling => {
-                pr.state = PState::Ready;
                 let ep = pr.ep;
                 if let Some(t0) = pr.poll_since.take() {
                     hs.spin_time += now.since(t0);
                 }
+                hs.stop_polling(p);
                 // Only busy polling with irq_suspend_timeout suspends a
                 // queue's interrupt (`wait_polling`).
                 if !self.c.irq_suspend.is_zero() {

@@ -221,14 +221,11 @@ impl World {
             return;
         }
         let until = qu.suspend_until.unwrap_or(now);
-        let steering = &hs.steering;
-        let polled =
-            || hs.procs.iter().any(|pr| pr.state == PState::Polling && steering.queue_for(Some(pr.ep), 0) == q);
         let at = if until > now {
             until
         } else if qu.napi_sched {
             now + self.c.irq_suspend
-        } else if qu.pending() == 0 && polled() {
+        } else if qu.pending() == 0 && hs.poller_of(q).is_some() {
             hs.nic.queues[q].suspend_until = None;
             return;
         } else {

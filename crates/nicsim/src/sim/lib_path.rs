@@ -234,7 +234,7 @@ impl World {
                     if flushed || !pr.proto.all_acked() {
                         pr.pending_op = Some(op);
                         if !flushed {
-                            pr.state = PState::Polling;
+                            self.hosts[h].start_polling(p);
                             return None;
                         }
                         timers_checked = false; // acks flushed: peer state changed
@@ -276,9 +276,8 @@ impl World {
                 }
             }
         }
-        let pr = &mut self.hosts[h].procs[p];
-        pr.state = PState::Polling;
-        pr.poll_since = Some(now);
+        self.hosts[h].start_polling(p);
+        self.hosts[h].procs[p].poll_since = Some(now);
         None
     }
 

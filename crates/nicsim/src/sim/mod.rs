@@ -45,7 +45,7 @@ pub use build::NAPI_BUDGET;
 pub(crate) use build::Costs;
 pub(crate) use handler::LibEvent;
 pub(crate) use kernel::{Core, Cur, KWork};
-pub(crate) use process::{Action, MediumRx, MediumTarget, Out, PState, Proc, Queued, Req, Unexpected};
+pub(crate) use process::{Action, MediumRx, MediumTarget, Out, PState, Proc, ProcSet, Queued, Req, Unexpected};
 pub(crate) use pull::{Pull, Serve};
 pub(crate) use wire_path::Frame;
 
@@ -247,6 +247,42 @@ pub(crate) struct HostState {
     pub eps: Vec<Option<u16>>,
     /// When the host's copy engine is free again.
     pub ioat_free: Instant,
+    /// The processes in `Polling`, by the receive queue they poll: a busy
+    /// poller woken by a new descriptor is found without a scan of the
+    /// host's processes.
+    pub pollers: Vec<ProcSet>,
+}
+
+impl HostState {
+    /// Process `p` spins on its event ring (or, busy polling, its queue).
+    pub(crate) fn start_polling(&mut self, p: usize) {
+        let pr = &mut self.procs[p];
+        pr.state = PState::Polling;
+        let q = self.steering.queue_for(Some(pr.ep), 0);
+        self.pollers[q].insert(p);
+    }
+
+    /// Process `p`, polling, was notified: it is ready to run.
+    pub(crate) fn stop_polling(&mut self, p: usize) {
+        let pr = &mut self.procs[p];
+        debug_assert_eq!(pr.state, PState::Polling);
+        pr.state = PState::Ready;
+        let q = self.steering.queue_for(Some(pr.ep), 0);
+        self.pollers[q].remove(p);
+    }
+
+    /// The first process (lowest index) polling queue `q`, if any.
+    pub(crate) fn poller_of(&self, q: usize) -> Option<usize> {
+        let first = self.pollers[q].first();
+        debug_assert_eq!(
+            first,
+            self.procs
+                .iter()
+                .position(|pr| pr.state == PState::Polling && self.steering.queue_for(Some(pr.ep), 0) == q),
+            "the pollers of queue {q} are not the processes polling it"
+        );
+        first
+    }
 }
 
 /// Drop reasons (packet conservation: sent = handled + dropped + in flight).

@@ -7,7 +7,7 @@
 //! itself lives in `crate::nic::coalesce`; what the core does with the
 //! interrupt lives in `kernel`.
 
-use super::{Ev, PState, World, ECHO_HOST};
+use super::{Ev, World, ECHO_HOST};
 use crate::nic::Outcome;
 use crate::time::Instant;
 
@@ -74,9 +74,7 @@ impl World {
             // A busy-polling application sees the new descriptor at once.
             // The one polling this queue, that is (with multiqueue each
             // process polls its own).
-            let hs = &self.hosts[h];
-            let polls = |pr: &super::Proc| pr.state == PState::Polling && hs.steering.queue_for(Some(pr.ep), 0) == qi;
-            if let Some(p) = hs.procs.iter().position(polls) {
+            if let Some(p) = self.hosts[h].poller_of(qi) {
                 self.notify_proc(now, h, p);
             }
         }

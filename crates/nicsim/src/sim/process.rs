@@ -175,6 +175,29 @@ pub(crate) struct Proc {
     pub irq_all_at_mark: [u64; 2],
 }
 
+/// Processes of one host, as a set of their indices: a host has at most
+/// 256 cores (topology validation) and a process per core at most, so four
+/// words hold any host's. The lowest index comes out first, as a scan of
+/// the host's processes in order would meet them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ProcSet([u64; 4]);
+
+impl ProcSet {
+    pub fn insert(&mut self, p: usize) {
+        self.0[p / 64] |= 1 << (p % 64);
+    }
+
+    pub fn remove(&mut self, p: usize) {
+        self.0[p / 64] &= !(1 << (p % 64));
+    }
+
+    /// The lowest index in the set.
+    pub fn first(&self) -> Option<usize> {
+        let w = self.0.iter().position(|&w| w != 0)?;
+        Some(w * 64 + self.0[w].trailing_zeros() as usize)
+    }
+}
+
 /// A medium message being reassembled from its fragments.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MediumRx {
@@ -203,5 +226,32 @@ pub(crate) fn grown_capacity(high: usize) -> usize {
         0
     } else {
         high.next_power_of_two().max(4)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProcSet;
+
+    #[test]
+    fn a_proc_set_gives_its_lowest_index_first() {
+        let mut s = ProcSet::default();
+        assert_eq!(s.first(), None);
+        for p in [255, 130, 64, 63] {
+            s.insert(p);
+        }
+        assert_eq!(s.first(), Some(63));
+        s.remove(63);
+        assert_eq!(s.first(), Some(64));
+        s.remove(64);
+        s.remove(64);
+        assert_eq!(s.first(), Some(130));
+        s.remove(130);
+        assert_eq!(s.first(), Some(255));
+        s.insert(0);
+        assert_eq!(s.first(), Some(0));
+        s.remove(0);
+        s.remove(255);
+        assert_eq!(s, ProcSet::default());
     }
 }

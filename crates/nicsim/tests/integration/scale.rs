@@ -1,8 +1,9 @@
 //! Size: the benchmark scenarios of `nicsim bench --kind
-//! alltoall|exchange|nas-is` are checked, and large runs finish with their queues bounded by what is
-//! in flight. (That each rank gets the same work at every size, and that
+//! alltoall|exchange|nas-is` are checked, large runs finish with their queues bounded by what is
+//! in flight, and busy pollers are found without a scan of their host's
+//! processes. (That each rank gets the same work at every size, and that
 //! the bookkeeping per message does not grow with the rank count, is
-//! tested inside the crate, on counters: `bench.rs`, `sim/process.rs`.)
+//! tested inside the crate, on counters: `bench.rs`, `sim/indexes.rs`.)
 
 use super::run;
 use nicsim::bench::scale_scenario;
@@ -80,4 +81,26 @@ fn pulls_keep_as_many_events_queued_in_a_long_run_as_in_a_short_one() {
     };
     let (short, long) = (peak(5), peak(20));
     assert!(long <= short * 1.25, "events pending: {short} after 5 repetitions, {long} after 20");
+}
+
+/// Busy polling with 32 processes on each of 2 hosts, all on one receive
+/// queue (`single-rr`) or each on its own (`multiqueue`): a new descriptor
+/// wakes the first process polling its queue, found in the host's set of
+/// that queue's pollers rather than by a scan of the host's processes
+/// (tests build with debug assertions, which check the set against such a
+/// scan at every look). Pollers woken so take frames without an interrupt.
+#[test]
+fn busy_pollers_are_found_by_their_queue_with_32_processes_a_host() {
+    for steering in ["single-rr", "multiqueue"] {
+        let interrupts = |wait: &str| {
+            let m = run(&format!(
+                "[platform.topology]\nhosts = 2\nsockets = 2\ncores_per_die = 16\n\
+                 [host]\nbusy_poll = true\nwait = \"{wait}\"\n[nic]\nsteering = \"{steering}\"\n\
+                 [workload]\nkind = \"alltoall\"\nsize_bytes = 64\niterations = 4\nwarmup = 0\nprocs_per_host = 32\n"
+            ));
+            m.get("interrupts").unwrap()
+        };
+        let (poll, block) = (interrupts("poll"), interrupts("block"));
+        assert!(poll < block, "{steering}: {poll} interrupts polling, {block} blocking");
+    }
 }
