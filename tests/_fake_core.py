@@ -24,6 +24,7 @@ DEFAULT_PRESET = "omx2009"
 SEED_LIMIT = 2**63
 MEMORY_LIMIT_VAR = "NICSIM_MEMORY_LIMIT_MIB"
 MEMORY_SHARES_VAR = "NICSIM_MEMORY_SHARES"
+SCALE_MAX_PROCS = {"alltoall": 1024, "exchange": 1024, "nas-is": 8192}
 
 
 class NicsimError(ValueError):

@@ -247,6 +247,32 @@ def test_bench_out_is_checked_before_any_run(
     assert f"--out {out}" in err and needle in err
 
 
+@pytest.mark.parametrize(
+    ("kind", "procs", "top"),
+    [
+        ("alltoall", 3000, 1024),
+        ("exchange", 1025, 1024),
+        ("nas-is", 16384, 8192),
+        ("alltoall", 1, 1024),
+    ],
+)
+def test_bench_procs_out_of_range_is_refused_before_any_run(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    procs: int,
+    top: int,
+) -> None:
+    # One rank per host for the all-to-all and the exchange: past 1,024 the
+    # run of N = 2,048 used to fail on `topology.hosts`, after the smaller Ns.
+    bench = DriftingCore()
+    monkeypatch.setattr("nicsim.cli._core.bench", bench)
+    code, _, err = nicsim_cli(capsys, "bench", "--kind", kind, "--procs", str(procs))
+    assert code == 2 and bench.calls == []
+    assert_one_error_line(err)
+    assert f"--procs {procs}: must be from 2 to {top} for {kind}" in err
+
+
 def test_an_interrupted_bench_leaves_the_previous_csv(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_PRESET",
     "MEMORY_LIMIT_VAR",
     "MEMORY_SHARES_VAR",
+    "SCALE_MAX_PROCS",
     "SEED_LIMIT",
     "NicsimError",
     "bench",
@@ -36,6 +37,9 @@ MEMORY_LIMIT_VAR: str
 """The environment variable that sets a run's memory limit in MiB (``NICSIM_MEMORY_LIMIT_MIB``)."""
 MEMORY_SHARES_VAR: str
 """The environment variable that tells a run how many runs share the machine's default limit."""
+SCALE_MAX_PROCS: dict[str, int]
+"""The most processes of each size benchmark (``"alltoall"``, ``"exchange"``: one rank per
+host, at most 1,024 hosts; ``"nas-is"``: 8 ranks per host)."""
 
 class NicsimError(ValueError):
     """Bad input to the simulator.

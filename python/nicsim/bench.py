@@ -52,6 +52,20 @@ COLUMNS = (
 )
 
 
+def check_procs(kind: str, procs: int) -> str | None:
+    """Why ``procs`` is out of range for the size benchmark ``kind`` (``None``: it is not).
+
+    >>> check_procs("alltoall", 1024) is None
+    True
+    >>> print(check_procs("alltoall", 3000))
+    --procs 3000: must be from 2 to 1024 for alltoall (1 rank per host)
+    """
+    top = _core.SCALE_MAX_PROCS[kind]
+    if 2 <= procs <= top:
+        return None
+    return f"--procs {procs}: must be from 2 to {top} for {kind} ({SIZE_BENCHES[kind]})"
+
+
 def sizes(procs: int) -> list[int]:
     """N = 2, 4, 8, ... up to ``procs``.
 
@@ -81,7 +95,12 @@ def size_rows(
     taken between runs spread over the same span.
     ``reporter`` draws a bar counted in ranks (an N's run is N ranks'
     work, as every rank sends the same messages), on a terminal only.
+    A ``procs`` out of :func:`check_procs`' range raises ``ValueError``
+    before any run.
     """
+    error = check_procs(kind, procs)
+    if error is not None:
+        raise ValueError(error)
     run = bench or _core.bench
     shown = reporter or Reporter(None)
     ns_list = sizes(procs)

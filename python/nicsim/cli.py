@@ -578,7 +578,11 @@ def bench_command(
     count: Annotated[int, typer.Option(help="Events or messages.")] = 1_000_000,
     procs: Annotated[
         int,
-        typer.Option(help="alltoall, exchange, nas-is: processes, at N = 2, 4, ... up to this."),
+        typer.Option(
+            help="alltoall, exchange, nas-is: processes, at N = 2, 4, ... up to this (at most "
+            + ", ".join(f"{n} for {kind}" for kind, n in _core.SCALE_MAX_PROCS.items())
+            + ")."
+        ),
     ] = 256,
     repeat: Annotated[
         int,
@@ -603,8 +607,9 @@ def bench_command(
     rows: list[dict[str, Any]]
     columns: tuple[str, ...]
     if kind.value in bench.SIZE_BENCHES:
-        if not 2 <= procs <= 8192:
-            _fail(f"--procs {procs}: must be from 2 to 8192")
+        procs_error = bench.check_procs(kind.value, procs)
+        if procs_error is not None:
+            _fail(procs_error)
         if not 1 <= repeat <= REPEAT_LIMIT:
             _fail(f"--repeat {repeat}: must be from 1 to {REPEAT_LIMIT}")
         from nicsim.progress import Reporter

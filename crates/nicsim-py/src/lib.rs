@@ -440,6 +440,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SEED_LIMIT", nicsim::config::SEED_LIMIT)?;
     m.add("MEMORY_LIMIT_VAR", nicsim::memory::LIMIT_VAR)?;
     m.add("MEMORY_SHARES_VAR", nicsim::memory::SHARES_VAR)?;
+    let scale_max: BTreeMap<&str, u64> = nicsim::bench::SCALE_KINDS
+        .iter()
+        .map(|&(kind, per_host)| (kind, per_host * nicsim::config::MAX_HOSTS as u64))
+        .collect();
+    m.add("SCALE_MAX_PROCS", scale_max)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_policy, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

@@ -135,6 +135,23 @@ pub const SCALE_MAX_RUNS: u32 = 1000;
 /// from N = 4,097 a single repetition sends more.
 pub const SCALE_MESSAGES_PER_RANK: u64 = 4096;
 
+/// The size benchmarks and the ranks each puts on a host: one for the
+/// all-to-all and the exchange, 8 for IS (from 16 ranks).
+pub const SCALE_KINDS: [(&str, u64); 3] = [("alltoall", 1), ("exchange", 1), ("nas-is", 8)];
+
+/// The most processes the size benchmark `kind` runs: its ranks per host
+/// times [`crate::config::MAX_HOSTS`].
+pub fn scale_max_procs(kind: &str) -> Result<u64, String> {
+    match SCALE_KINDS.iter().find(|(k, _)| *k == kind) {
+        Some((_, per_host)) => Ok(per_host * crate::config::MAX_HOSTS as u64),
+        None => Err(unknown_kind(kind)),
+    }
+}
+
+fn unknown_kind(kind: &str) -> String {
+    format!("invalid value for `kind`: {kind:?} (allowed here: alltoall, exchange, nas-is)")
+}
+
 /// The scenario of the size benchmark `kind` at `n` processes:
 /// * `alltoall`: 64 B to every other rank, one rank per host on `n` hosts,
 ///   `SCALE_MESSAGES_PER_RANK / (n - 1)` repetitions (at least one), no
@@ -151,8 +168,9 @@ pub const SCALE_MESSAGES_PER_RANK: u64 = 4096;
 ///
 /// The hosts share one switch (the platform's single-switch network).
 pub fn scale_scenario(kind: &str, n: u64) -> Result<String, String> {
-    if !(2..=8192).contains(&n) {
-        return Err(format!("invalid value for `procs`: {n} (allowed: 2 to 8192)"));
+    let max = scale_max_procs(kind)?;
+    if !(2..=max).contains(&n) {
+        return Err(format!("invalid value for `procs`: {n} (allowed for {kind}: 2 to {max})"));
     }
     match kind {
         "alltoall" | "exchange" => {
@@ -170,7 +188,7 @@ pub fn scale_scenario(kind: &str, n: u64) -> Result<String, String> {
         }
         "nas-is" => {
             if !n.is_power_of_two() {
-                return Err(format!("invalid value for `procs`: {n} (nas-is: a power of two from 2 to 8192)"));
+                return Err(format!("invalid value for `procs`: {n} (nas-is: a power of two from 2 to {max})"));
             }
             let hosts = (n / 8).max(2);
             let per_host = n / hosts;
@@ -182,7 +200,7 @@ pub fn scale_scenario(kind: &str, n: u64) -> Result<String, String> {
                  procs_per_host = {per_host}\niterations = {iterations}\n"
             ))
         }
-        other => Err(format!("invalid value for `kind`: {other:?} (allowed here: alltoall, exchange, nas-is)")),
+        other => Err(unknown_kind(other)),
     }
 }
 

@@ -449,6 +449,11 @@ impl Times {
     }
 }
 
+/// The most hosts a platform may have (`topology.hosts`): the size the
+/// simulator is tested and measured at (runs of a thousand ranks, one per
+/// host; `nicsim bench`).
+pub const MAX_HOSTS: u32 = 1024;
+
 impl Platform {
     /// Parses a preset TOML text (no validation).
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
@@ -458,7 +463,7 @@ impl Platform {
     /// Checks every value against its allowed range; errors name the key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let t = &self.topology;
-        check_u("topology.hosts", t.hosts as u64, 2, 1024)?;
+        check_u("topology.hosts", t.hosts as u64, 2, MAX_HOSTS as u64)?;
         check_u("topology.sockets", t.sockets as u64, 1, 16)?;
         check_u("topology.dies_per_socket", t.dies_per_socket as u64, 1, 16)?;
         check_u("topology.cores_per_die", t.cores_per_die as u64, 1, 64)?;

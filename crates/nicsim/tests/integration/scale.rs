@@ -6,7 +6,7 @@
 //! tested inside the crate, on counters: `bench.rs`, `sim/indexes.rs`.)
 
 use super::run;
-use nicsim::bench::scale_scenario;
+use nicsim::bench::{scale_max_procs, scale_scenario};
 
 #[test]
 fn bench_scenarios_refuse_sizes_out_of_range() {
@@ -14,6 +14,15 @@ fn bench_scenarios_refuse_sizes_out_of_range() {
     assert!(scale_scenario("exchange", 1).unwrap_err().contains("procs"));
     assert!(scale_scenario("nas-is", 24).unwrap_err().contains("power of two"));
     assert!(scale_scenario("pingpong", 8).unwrap_err().contains("kind"));
+    assert!(scale_max_procs("pingpong").is_err());
+    // The largest size of each is a valid scenario, and the next is refused
+    // by the bench itself, naming `procs`, not by the platform's host cap.
+    for (kind, top) in [("alltoall", 1024), ("exchange", 1024), ("nas-is", 8192)] {
+        assert_eq!(scale_max_procs(kind), Ok(top));
+        nicsim::Scenario::from_toml(&scale_scenario(kind, top).unwrap()).unwrap();
+        let e = scale_scenario(kind, top + 1).unwrap_err();
+        assert!(e.contains("`procs`") && e.contains(&top.to_string()), "{e}");
+    }
 }
 
 /// NAS IS class B on 64 ranks (8 hosts of 8, 32 KiB per pair): the
