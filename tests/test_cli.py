@@ -226,51 +226,39 @@ def test_simple_bench_writes_one_row(
 
 
 @pytest.mark.parametrize(
-    ("name", "needle"),
-    [("b.txt", "unknown file type '.txt' (allowed: .csv)"), ("no/dir/b.csv", "does not exist")],
+    ("kind", "procs", "out", "needles"),
+    [
+        ("alltoall", 4, "b.txt", ("--out {out}", "unknown file type '.txt' (allowed: .csv)")),
+        ("alltoall", 4, "no/dir/b.csv", ("--out {out}", "does not exist")),
+        # One rank per host for the all-to-all and the exchange: past 1,024
+        # the run of N = 2,048 used to fail on `topology.hosts`, after the
+        # smaller sizes had run.
+        ("alltoall", 3000, None, ("--procs 3000: must be from 2 to 1024 for alltoall",)),
+        ("exchange", 1025, None, ("--procs 1025: must be from 2 to 1024 for exchange",)),
+        ("nas-is", 16384, None, ("--procs 16384: must be from 2 to 8192 for nas-is",)),
+        ("alltoall", 1, None, ("--procs 1: must be from 2 to 1024 for alltoall",)),
+    ],
 )
-def test_bench_out_is_checked_before_any_run(
+def test_bench_arguments_are_checked_before_any_run(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
-    name: str,
-    needle: str,
-) -> None:
-    bench = DriftingCore()
-    monkeypatch.setattr("nicsim.cli._core.bench", bench)
-    out = tmp_path / name
-    code, _, err = nicsim_cli(
-        capsys, "bench", "--kind", "alltoall", "--procs", "4", "--out", str(out)
-    )
-    assert code == 2 and bench.calls == []
-    assert_one_error_line(err)
-    assert f"--out {out}" in err and needle in err
-
-
-@pytest.mark.parametrize(
-    ("kind", "procs", "top"),
-    [
-        ("alltoall", 3000, 1024),
-        ("exchange", 1025, 1024),
-        ("nas-is", 16384, 8192),
-        ("alltoall", 1, 1024),
-    ],
-)
-def test_bench_procs_out_of_range_is_refused_before_any_run(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
     kind: str,
     procs: int,
-    top: int,
+    out: str | None,
+    needles: tuple[str, ...],
 ) -> None:
-    # One rank per host for the all-to-all and the exchange: past 1,024 the
-    # run of N = 2,048 used to fail on `topology.hosts`, after the smaller Ns.
     bench = DriftingCore()
     monkeypatch.setattr("nicsim.cli._core.bench", bench)
-    code, _, err = nicsim_cli(capsys, "bench", "--kind", kind, "--procs", str(procs))
+    args = ["bench", "--kind", kind, "--procs", str(procs)]
+    path = None if out is None else tmp_path / out
+    if path is not None:
+        args += ["--out", str(path)]
+    code, _, err = nicsim_cli(capsys, *args)
     assert code == 2 and bench.calls == []
     assert_one_error_line(err)
-    assert f"--procs {procs}: must be from 2 to {top} for {kind}" in err
+    for needle in needles:
+        assert needle.format(out=path) in err, err
 
 
 def test_an_interrupted_bench_leaves_the_previous_csv(
