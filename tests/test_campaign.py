@@ -553,6 +553,20 @@ def test_import_and_run_load_no_table_or_plot_library() -> None:
     )
 
 
+@pytest.mark.core
+def test_a_json_run_loads_no_rich() -> None:
+    """``nicsim run --json`` prints no table: rich (some 40 ms of imports)
+    is loaded with the first table or message."""
+    run_cli = (
+        "from nicsim.cli import app\n"
+        "try:\n    app(args=['run', '--set', 'workload.iterations=20'{}], prog_name='nicsim')\n"
+        "except SystemExit as e:\n    assert e.code == 0, e.code"
+    )
+    assert not {m for m in _modules_after(run_cli.format(", '--json'")) if m.startswith("rich")}
+    # The check can fail: the metrics table is rich's.
+    assert "rich.table" in _modules_after(run_cli.format(""))
+
+
 def test_the_commands_annotations_are_evaluated_once_at_import() -> None:
     """typer reads every command's annotations on every command line; as
     strings (``from __future__ import annotations``) they were compiled

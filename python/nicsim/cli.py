@@ -15,21 +15,24 @@ and as strings it compiled them again on every run (14 ms of a small
 ``nicsim run``), where evaluated ones are part of the cached bytecode.
 """
 
+import functools
 import json
 import sys
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 import nicsim
 from nicsim import _core, _launch, model
 from nicsim._core import NicsimError
 from nicsim.scenario import DEFAULT_SEED, Scenario, parse_value
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 __all__ = ["app"]
 
@@ -38,7 +41,17 @@ EXIT_INTERRUPTED = _launch.EXIT_INTERRUPTED
 #: The largest ``bench --count`` (the core's count is an unsigned 64-bit integer).
 COUNT_LIMIT = 2**64 - 1
 
-_out = Console()
+
+@functools.cache
+def _out() -> "Console":
+    """Return the console that tables and messages go to.
+
+    rich is imported with the first of them: ``nicsim run --json`` prints
+    without it.
+    """
+    from rich.console import Console
+
+    return Console()
 
 
 def _fail(message: str) -> NoReturn:
@@ -223,12 +236,14 @@ def run_command(
     if as_json:
         print(json.dumps(metrics, indent=2, sort_keys=False))
         return
+    from rich.table import Table
+
     table = Table(title="nicsim metrics")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in metrics.items():
         table.add_row(name, _format(value))
-    _out.print(table)
+    _out().print(table)
 
 
 def _pairs(items: list[str] | None, option: str, example: str) -> list[tuple[str, str]]:
@@ -334,7 +349,7 @@ def sweep_command(
     except KeyboardInterrupt:
         _interrupted(outputs.state_dir(out, is_dir=False) / "store")
     if not quiet:
-        _out.print(f"wrote {len(table)} rows: {out}")
+        _out().print(f"wrote {len(table)} rows: {out}")
 
 
 @app.command("reproduce")
@@ -378,7 +393,7 @@ def reproduce_command(
         _interrupted(outputs.state_dir(out, is_dir=True) / "store")
     rows = sum(len(t) for t in tables.values())
     if not quiet:
-        _out.print(f"wrote {len(tables)} experiment(s), {rows} rows: {out / 'report.md'}")
+        _out().print(f"wrote {len(tables)} experiment(s), {rows} rows: {out / 'report.md'}")
 
 
 def _parse_layer(text: str) -> model.Layer:
@@ -405,8 +420,10 @@ def _parse_sizes(text: str) -> list[int]:
     return sizes
 
 
-def _model_table(title: str, path: str, evals: list[model.Evaluation]) -> Table:
+def _model_table(title: str, path: str, evals: list[model.Evaluation]) -> "Table":
     """One column per size; the terms of each sum, then the sums."""
+    from rich.table import Table
+
     table = Table(title=title)
     table.add_column("sum / term")
     for e in evals:
@@ -476,13 +493,13 @@ def model_command(
             overrides=overrides,
         )
     for name, evals in results.items():
-        _out.print(_model_table(f"EMO {name} on {preset}, coalescing {coalescing}", name, evals))
+        _out().print(_model_table(f"EMO {name} on {preset}, coalescing {coalescing}", name, evals))
     if plot is not None:
         from nicsim.plots_emo import plot_model
 
         with outputs.atomic_file(plot) as temp:
             plot_model(results, f"EMO model: {preset}, coalescing {coalescing}", temp)
-        _out.print(f"wrote {plot}")
+        _out().print(f"wrote {plot}")
 
 
 @presets_app.command("list")
@@ -521,7 +538,7 @@ def presets_copy(
 REPEAT_LIMIT = 100
 
 
-def _size_table(kind: str, procs: int, repeat: int, rows: list[dict[str, Any]]) -> Table:
+def _size_table(kind: str, procs: int, repeat: int, rows: list[dict[str, Any]]) -> "Table":
     """Render the rows of :func:`nicsim.bench.size_rows` as the cost-per-event table.
 
     Cells are made first: each column is then at least as wide as its values,
@@ -529,6 +546,7 @@ def _size_table(kind: str, procs: int, repeat: int, rows: list[dict[str, Any]]) 
     with ``crop=False``).
     """
     from rich import box
+    from rich.table import Table
 
     from nicsim.bench import SIZE_BENCHES
 
@@ -617,23 +635,25 @@ def bench_command(
         reporter = Reporter(f"nicsim bench {kind.value}", unit="ranks")
         rows = bench.size_rows(kind.value, procs, repeat, reporter=reporter)
         columns = bench.COLUMNS
-        _out.print(_size_table(kind.value, procs, repeat, rows), crop=False)
+        _out().print(_size_table(kind.value, procs, repeat, rows), crop=False)
     else:
         if not 1 <= count <= COUNT_LIMIT:
             _fail(f"--count {count}: must be from 1 to {COUNT_LIMIT} (the core counts in 64 bits)")
+        from rich.table import Table
+
         result = _core.bench(kind.value, count)
         table = Table(title=f"nicsim bench {kind.value} ({count})")
         table.add_column("measure")
         table.add_column("value", justify="right")
         for name, value in result.items():
             table.add_row(name, f"{value:,.0f}" if value >= 1000 else f"{value:.4g}")
-        _out.print(table)
+        _out().print(table)
         rows = [{"kind": kind.value, "count": count, **result, "build": build_id()}]
         columns = tuple(rows[0])
     if out is not None:
         with outputs.atomic_file(out) as temp:
             bench.write_csv(temp, rows, columns)
-        _out.print(f"wrote {out}")
+        _out().print(f"wrote {out}")
 
 
 @app.command("version")
