@@ -171,7 +171,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         ),
         "interrupt on the process's core: low latency with idle cores (§4.3)",
         "modelled",
-        (_c(_SRC + "sim/lib_path.rs", "PState::Polling"),),
+        (_c(_SRC + "sim/kernel.rs", "PState::Polling"),),
         (),
         ("multiqueue-idle",),
         "A polling process's core is never idle, so it never sleeps.",
