@@ -1,51 +1,160 @@
-"""The calibration procedure: re-runnable and already applied to the preset."""
+"""The joint calibration of the Open-MX hosts, and the cross-study prediction."""
 
 from __future__ import annotations
 
-import re
+import math
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import nicsim
-from nicsim import fit, fit_lci
+from nicsim import fit, fit_lci, holdout
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 pytestmark = pytest.mark.core
 
+#: Keys the two Open-MX presets may hold different values for: each study's
+#: own software (its MPI layer) and the preset's name. Everything else
+#: describes the same hosts ([OMX-COAL] §IV-A, [OMX-MQ] §4.1).
+PER_STUDY = {
+    "name",
+    "description",
+    "library.mpi_send_ns",
+    "library.mpi_recv_ns",
+    "library.send_ns",
+    "library.event_ns",
+}
 
-def test_committed_preset_is_a_fixed_point_of_the_fit() -> None:
-    # One more round of coordinate descent finds nothing better: the values in
-    # presets/omx2009.toml are what `python -m nicsim.fit omx2009` produces.
-    _ov, _targets, before, after = fit.fit("omx2009", rounds=1, log=lambda _m: None)
-    assert before == after
 
-
-def _values(text: str) -> dict[tuple[str, str], tuple[float, str]]:
-    """(table, key) -> (number, comment) of a preset's numeric lines."""
-    out, table = {}, ""
-    for line in text.splitlines():
-        head = re.match(r"^\[(\w+)\]$", line)
-        if head:
-            table = head.group(1)
-        m = re.match(r"^(\w+)\s*=\s*([0-9.eE+-]+)\s*(#.*)?$", line)
-        if m:
-            out[table, m.group(1)] = (float(m.group(2)), m.group(3) or "")
+def _flat(doc: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in doc.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{path}."))
+        else:
+            out[path] = value
     return out
 
 
-def test_omx2009_mq_is_a_fixed_point_and_keeps_in_step_with_omx2009() -> None:
-    _ov, _targets, before, after = fit.fit("omx2009-mq", rounds=1, log=lambda _m: None)
-    assert before == after
-    # A value one preset fits for the other ("[fitted] in omx2009...") is
-    # the same in both: same hosts, same driver.
-    for src, dst in (("omx2009", "omx2009-mq"), ("omx2009-mq", "omx2009")):
-        src_values = _values(nicsim._core.preset_toml(src))
-        shared = 0
-        for (table, key), (value, comment) in _values(nicsim._core.preset_toml(dst)).items():
-            if re.search(rf"\[fitted\] in {src}(?![\w-])", comment):
-                assert value == src_values[table, key][0], f"{dst} {table}.{key}"
-                shared += 1
-        assert shared >= 2, (src, dst)
+def test_both_open_mx_presets_read_one_set_of_hardware_values() -> None:
+    coal = _flat(tomllib.loads(nicsim._core.preset_toml("omx2009")))
+    mq = _flat(tomllib.loads(nicsim._core.preset_toml("omx2009-mq")))
+    assert set(coal) == set(mq)
+    differ = {k for k in coal if coal[k] != mq[k]}
+    assert differ <= PER_STUDY, sorted(differ - PER_STUDY)
+    # The fit's shared parameters are among the values both presets hold.
+    assert {p.path for p in fit.SHARED} <= set(coal) - PER_STUDY
+
+
+def test_a_shared_parameter_has_one_range_in_both_presets() -> None:
+    for p in fit.SHARED:
+        a = fit.param_ranges("omx2009", [p])[p.path]
+        b = fit.param_ranges("omx2009-mq", [p])[p.path]
+        assert (a.lo, a.hi, a.scope) == (b.lo, b.hi, b.scope) == (a.lo, a.hi, "shared"), p.path
+
+
+def test_the_committed_fitted_values_are_inside_their_ranges() -> None:
+    for study in fit.STUDIES.values():
+        params = list(fit.SHARED) + list(study.software)
+        text = nicsim._core.preset_toml(study.preset)
+        bounds = fit.param_ranges(study.preset, params)
+        for p in params:
+            value = fit._current(text, p)
+            assert bounds[p.path].status(value) == "inside", (study.preset, p.path, value)
+
+
+def test_a_free_parameter_without_a_range_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"no '# \[range .*' comment for cache\.memory_ns"):
+        fit.param_ranges("omx2009", [fit.FitParam("cache", "memory_ns")])
+
+
+def test_a_tied_cost_keeps_its_ratio() -> None:
+    ov: fit.Overrides = {}
+    fit.SHARED[5].assign(ov, 80.0)
+    assert ov["cache"] == {
+        "same_socket_ns": 80.0,
+        "other_socket_ns": float(round(80.0 * fit.OTHER_SOCKET_RATIO)),
+    }
+    fit.MPI.assign(ov, 1234.4)
+    assert ov["library"] == {"mpi_send_ns": 1234.0, "mpi_recv_ns": 1234.0}
+
+
+# -- the optimizer on a problem with a known answer ----------------------------
+
+
+def _fake_studies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two studies whose targets are cheap functions of the overrides.
+
+    Study "a" pins irq_entry_ns and driver_rx_ns; study "b" pins
+    driver_rx_ns and its own software cost. The true values are 600, 400
+    and 900.
+    """
+
+    def value(key: str) -> Any:
+        def get(preset: str, ov: fit.Overrides) -> float:
+            table, k = key.split(".")
+            return ov[table][k]
+
+        return get
+
+    def combo(preset: str, ov: fit.Overrides) -> float:
+        return ov["host"]["driver_rx_ns"] + ov["library"]["mpi_send_ns"]
+
+    a = [
+        fit.Target("a: irq", 600.0, value("host.irq_entry_ns")),
+        fit.Target("a: rx", 400.0, value("host.driver_rx_ns")),
+    ]
+    b = [fit.Target("b: rx + mpi", 1300.0, combo)]
+    studies = {
+        "omx-coal": fit.Study("omx-coal", "omx2009", lambda: a),
+        "omx-mq": fit.Study("omx-mq", "omx2009-mq", lambda: b, software=(fit.MPI,)),
+    }
+    monkeypatch.setattr(fit, "STUDIES", studies)
+    shared = [fit.FitParam("host", "irq_entry_ns"), fit.FitParam("host", "driver_rx_ns")]
+    monkeypatch.setattr(fit, "SHARED", shared)
+
+
+def test_the_joint_fit_finds_known_values_and_says_what_pins_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _fake_studies(monkeypatch)
+    result = fit.fit(start_mid=True, max_evals=30, log=lambda _m: None)
+    got = {p.param: p for p in result.pinning}
+    assert abs(got["host.irq_entry_ns"].value - 600) <= 2
+    assert abs(got["host.driver_rx_ns"].value - 400) <= 2
+    assert abs(got["library.mpi_send_ns (omx2009-mq)"].value - 900) <= 4
+    assert got["host.irq_entry_ns"].pinned_by == ("a: irq",)
+    assert got["library.mpi_send_ns (omx2009-mq)"].pinned_by == ("b: rx + mpi",)
+    assert set(got["host.driver_rx_ns"].pinned_by) == {"a: rx", "b: rx + mpi"}
+    assert all(math.isfinite(p.stderr) for p in result.pinning)
+    assert result.cost_after < 1e-4 < result.cost_before
+    # One value per shared key in both presets; the software only in its own.
+    coal, mq = result.overrides["omx2009"], result.overrides["omx2009-mq"]
+    assert coal["host"] == mq["host"]
+    assert "library" not in coal and mq["library"]["mpi_recv_ns"] == mq["library"]["mpi_send_ns"]
+
+
+def test_a_holdout_fit_sees_only_the_other_study(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_studies(monkeypatch)
+    result = fit.fit(["omx-coal"], start_mid=True, max_evals=30, log=lambda _m: None)
+    assert {s for s, *_ in result.targets} == {"omx-coal"}
+    ov = holdout.held_out_preset("omx-mq", result)
+    assert abs(ov["host"]["irq_entry_ns"] - 600) <= 2
+    # No target of "a" says anything of the MPI layer: it takes its range's middle.
+    bounds = fit.param_ranges("omx2009-mq", [fit.MPI])["library.mpi_send_ns"]
+    assert ov["library"]["mpi_send_ns"] == round((bounds.lo + bounds.hi) / 2)
+
+
+def test_an_unknown_study_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown study 'omx-lci'"):
+        fit.fit(["omx-lci"], log=lambda _m: None)
 
 
 def test_write_preset_keeps_comments_and_loads(tmp_path: Path) -> None:
@@ -56,65 +165,6 @@ def test_write_preset_keeps_comments_and_loads(tmp_path: Path) -> None:
     assert "[fitted]" in text
     m = nicsim.run({"preset": str(dest), "workload": {"kind": "pingpong", "iterations": 10}})
     assert float(m["latency_us"]) > 0
-
-
-def test_a_tied_cost_keeps_its_ratio_and_a_start_overrides_the_preset() -> None:
-    # The die-to-die transfer cost is fitted; socket-to-socket moves with it.
-    ov, _targets, _before, _after = fit.fit(
-        "omx2009", rounds=0, log=lambda _m: None, start={"cache.same_socket_ns": 80.0}
-    )
-    assert ov["cache"]["same_socket_ns"] == 80.0
-    assert ov["cache"]["other_socket_ns"] == round(80.0 * fit.OTHER_SOCKET_RATIO)
-
-
-def test_a_start_for_a_key_that_is_not_free_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"cache\.memory_ns is not a free parameter"):
-        fit.fit("omx2009", rounds=0, log=lambda _m: None, start={"cache.memory_ns": 90.0})
-
-
-@pytest.mark.parametrize("item", ["abc", "cache.same_socket_ns=fast", "cache.memory_ns=90"])
-def test_fit_cli_refuses_a_bad_start_in_one_line(
-    item: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with pytest.raises(SystemExit):
-        fit.main(["omx2009", "--rounds", "0", "--start", item])
-    err = capsys.readouterr().err
-    assert "--start" in err and "Traceback" not in err
-
-
-# -- ranges: the fit searches inside the preset's physical ranges --------------
-# (kept apart from the fixed-point tests above: these do not depend on the
-# committed values, only on the ranges the presets state)
-
-
-def test_the_fit_takes_each_free_parameters_range_from_the_preset() -> None:
-    for preset, (_targets, params) in fit.PLANS.items():
-        bounds = fit.param_ranges(preset, params)
-        assert {p.path for p in params} <= set(bounds), preset
-        assert all(r.source for r in bounds.values())
-    assert str(fit.param_ranges("omx2009", fit.OMX2009_PARAMS)["host.sleep_exit_ns"]) == (
-        "2000 .. 10000"
-    )
-
-
-def test_a_free_parameter_without_a_range_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"no '# \[range .*' comment for cache\.memory_ns"):
-        fit.param_ranges("omx2009", [fit.FitParam("cache", "memory_ns")])
-
-
-def test_a_start_outside_the_range_is_clamped_and_a_result_at_a_bound_is_a_misfit() -> None:
-    logged: list[str] = []
-    start = {"library.mpi_send_ns": 9000.0, "library.mpi_recv_ns": 500.0}
-    ov, _targets, _before, _after = fit.fit("omx2009-mq", rounds=0, log=logged.append, start=start)
-    assert ov["library"] == {"mpi_send_ns": 2000.0, "mpi_recv_ns": 500.0}
-    assert (
-        "library.mpi_send_ns = 9000 is outside its range 100 .. 2000: starting from 2000" in logged
-    )
-    pinned = [line for line in logged if line.startswith("misfit:")]
-    assert len(pinned) == 1 and pinned[0].startswith(
-        "misfit: library.mpi_send_ns = 2000 at upper bound 100 .. 2000 (Open MPI over Open-MX"
-    )
-    assert fit.misfits("omx2009-mq", ov) == pinned
 
 
 def test_the_lci_fit_stays_inside_the_range_of_both_firmware_costs() -> None:

@@ -180,12 +180,7 @@ PRESET_NAMES = sorted(p.stem for p in PRESETS.glob("*.toml"))
 #: (preset, parameter) whose committed value lies outside or at a bound of its stated range:
 #: misfits the presets' next refit must resolve (docs/presets.md). The marks
 #: are strict: a value brought inside makes its test fail until it is removed.
-OUTSIDE = {
-    ("omx2009", "host.irq_entry_ns"): "the fit pins it at its 200 ns lower bound",
-    ("omx2009-mq", "host.irq_entry_ns"): "shared with omx2009",
-    ("omx2009-mq", "library.mpi_send_ns"): "the fit pins it at the ~2 us the MPI layer adds",
-    ("omx2009-mq", "library.mpi_recv_ns"): "the fit pins it at the ~2 us the MPI layer adds",
-}
+OUTSIDE: dict[tuple[str, str], str] = {}
 #: Shared (hardware) parameters whose value differs between presets of the same hosts.
 DIFFERS: dict[str, str] = {}
 

@@ -154,7 +154,7 @@ PINGPONG = Experiment(
             10.96,
             at("latency_us", steering="single-core", binding="SC", ioat="off", size_bytes=0),
             Ref(STUDY, "Table I"),
-            fit="omx2009-mq",
+            fit="open-mx",
         ),
         Published(
             "4 MiB throughput, SC",
@@ -167,14 +167,14 @@ PINGPONG = Experiment(
                 size_bytes=4 << 20,
             ),
             Ref(STUDY, "Table I"),
-            fit="omx2009-mq",
+            fit="open-mx",
         ),
         Published(
             "4 MiB throughput, SC, I/OAT",
             1056.0,
             SC_IOAT_4MIB,
             Ref(STUDY, "Table I"),
-            fit="omx2009-mq",
+            fit="open-mx",
         ),
         Published(
             "MPI ping-pong latency on the setup (read at SC, 0 B), µs",
@@ -182,7 +182,7 @@ PINGPONG = Experiment(
             lambda table: SC_0B(table),
             Ref(STUDY, "§4.1"),
             printed="close to 10 µs",
-            fit="omx2009-mq",
+            fit="open-mx",
             note="the study does not say which binding; Table I's SC cell is the fitted one",
         ),
         Published(
@@ -191,7 +191,7 @@ PINGPONG = Experiment(
             _gbps(SC_IOAT_4MIB),
             Ref(STUDY, "§4.1"),
             printed="9 out the raw 10-gigabit/s",
-            fit="omx2009-mq",
+            fit="open-mx",
         ),
     ),
     claims=(

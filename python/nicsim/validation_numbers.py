@@ -274,9 +274,9 @@ _MQ_NUMBERS = [
         "native Open-MX ping-pong latency, µs",
         "8 µs with a native Open-MX ping-pong",
         8,
-        "no experiment runs the native (non-MPI) ping-pong; the omx2009 fit does "
-        "(`python -m nicsim.fit omx2009`, target 'native 0 B latency')",
-        fit="omx2009",
+        "no experiment runs the native (non-MPI) ping-pong at SC; the joint fit does "
+        "(`python -m nicsim.fit`, target 'native 0 B latency, SC')",
+        fit="open-mx",
     ),
     _n(
         "omx-mq",
