@@ -174,3 +174,26 @@ def test_the_lci_fit_stays_inside_the_range_of_both_firmware_costs() -> None:
     assert bounds.lo <= cycles <= bounds.hi
     assert status == bounds.status(cycles)
     assert abs(latency - fit_lci.TARGET_LATENCY_US) < 0.5
+
+
+def test_the_cross_study_section_counts_what_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_studies(monkeypatch)
+    result = fit.fit(["omx-coal"], start_mid=True, max_evals=30, log=lambda _m: None)
+    rows = [
+        holdout.Prediction("[OMX-MQ] Table I", "a", "10", 11.0, 1.1, True),
+        holdout.Prediction("[OMX-MQ] Table I", "b", "10", 20.0, 2.0, False),
+        holdout.Prediction("[OMX-MQ] §4.1", "c", "< 1", 0.5, 0.5, True),
+        holdout.Prediction("[OMX-MQ] §4.2", "d", "8", None, None, None),
+    ]
+    text = holdout.render("omx-mq", result, rows)
+    assert text.startswith("### Fit on [OMX-COAL], predict [OMX-MQ]")
+    assert "**2 of 3**" in text  # the row without a simulated value is not counted
+    assert "| [OMX-MQ] Table I | b | 10 | 20 | 2 | no |" in text
+
+
+def test_the_committed_validation_shows_both_directions() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text()
+    section = text.split("## Cross-study prediction", 1)[1].split("\n## ", 1)[0]
+    for heading in ("Fit on [OMX-MQ], predict [OMX-COAL]", "Fit on [OMX-COAL], predict [OMX-MQ]"):
+        assert f"### {heading}" in section
+    assert section.count(" of ") >= 2 and "within 15%" in section

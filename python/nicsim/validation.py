@@ -361,6 +361,30 @@ def _off(all_rows: Sequence[Row]) -> list[str]:
     return [markdown_table(header, body)]
 
 
+#: The cross-study prediction, as ``python -m nicsim.holdout`` last wrote it:
+#: a fit and two campaigns, too long to run with every reproduction.
+CROSS_STUDY = Path(__file__).with_name("cross_study.md")
+CROSS_STUDY_COMMAND = "python -m nicsim.holdout --out python/nicsim/cross_study.md"
+
+
+def _cross_study() -> list[str]:
+    """Return the "Cross-study prediction" section, from :data:`CROSS_STUDY`."""
+    head = [
+        "## Cross-study prediction",
+        "",
+        "[OMX-COAL] and [OMX-MQ] ran the same hosts with different software: a calibration "
+        "on one of them alone, every parameter started from the middle of its range, "
+        "predicts the other's visible numbers (its own software costs take the middle of "
+        "their range, or the other study's fit where its preset borrows them). Written by "
+        f"`{CROSS_STUDY_COMMAND}`, which a reproduction does not re-run.",
+        "",
+    ]
+    if not CROSS_STUDY.is_file():
+        return [*head, f"(not computed: run `{CROSS_STUDY_COMMAND}`)", ""]
+    text = CROSS_STUDY.read_text(encoding="utf-8").strip()
+    return [*head, text, ""]
+
+
 REGENERATE = (
     "nicsim reproduce all --out out/all --jobs 2 && cp out/all/validation.md docs/validation.md"
 )
@@ -411,6 +435,7 @@ def render(tables: Mapping[str, pd.DataFrame], provenance: Provenance) -> str:
         "",
         _fitted.audit_table(),
         "",
+        *_cross_study(),
         "## Predicted values that disagree with the study",
         "",
         *_off(all_rows),
