@@ -97,7 +97,9 @@ fn pulls_keep_as_many_events_queued_in_a_long_run_as_in_a_short_one() {
 /// wakes the first process polling its queue, found in the host's set of
 /// that queue's pollers rather than by a scan of the host's processes
 /// (tests build with debug assertions, which check the set against such a
-/// scan at every look). Pollers woken so take frames without an interrupt.
+/// scan at every look). Pollers woken so take frames without an interrupt
+/// (with the interrupt delivered at once and light library and MPI costs,
+/// so that blocking processes do not batch frames of their own).
 #[test]
 fn busy_pollers_are_found_by_their_queue_with_32_processes_a_host() {
     for steering in ["single-rr", "multiqueue"] {
@@ -105,7 +107,9 @@ fn busy_pollers_are_found_by_their_queue_with_32_processes_a_host() {
             let m = run(&format!(
                 "[platform.topology]\nhosts = 2\nsockets = 2\ncores_per_die = 16\n\
                  [host]\nbusy_poll = true\nwait = \"{wait}\"\n[nic]\nsteering = \"{steering}\"\n\
-                 [workload]\nkind = \"alltoall\"\nsize_bytes = 64\niterations = 4\nwarmup = 0\nprocs_per_host = 32\n"
+                 [workload]\nkind = \"alltoall\"\nsize_bytes = 64\niterations = 4\nwarmup = 0\nprocs_per_host = 32\n\
+                 [platform.nic]\nirq_delivery_ns = 250.0\n[platform.library]\nsend_ns = 300.0\nevent_ns = 250.0\n\
+                 mpi_send_ns = 482.0\nmpi_recv_ns = 1392.0\n"
             ));
             m.get("interrupts").unwrap()
         };
