@@ -32,6 +32,7 @@ import argparse
 import math
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -41,24 +42,32 @@ from typing import Any
 import tomli_w
 
 from nicsim import _core
+from nicsim.exp_base import TOLERANCE
 
 # Streams run as long as the coalescing-msgrate and coalescing-delay-sweep
 # experiments' (full and --quick), so the fitted presets meet their targets
 # on the very tables the report shows.
 from nicsim.exp_coal import NATIVE, QUICK_STREAM_MESSAGES, STREAM_MESSAGES
 from nicsim.fitted import Range, ranges
+from nicsim.report import markdown_table
+from nicsim.studies import PAPERS
 
 __all__ = [
     "SHARED",
     "STUDIES",
     "FitParam",
     "FitResult",
+    "Prediction",
     "Study",
     "Target",
     "fit",
+    "held_out_preset",
     "main",
     "misfits",
     "param_ranges",
+    "predict",
+    "render",
+    "run",
     "write_preset",
 ]
 
@@ -600,6 +609,128 @@ def borrowed(result: FitResult) -> dict[str, Overrides]:
     return out
 
 
+# -- cross-study prediction ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One visible published number of the held-out study against the prediction."""
+
+    where: str
+    quantity: str
+    published: str
+    simulated: float | None
+    ratio: float | None
+    agrees: bool | None
+
+
+def held_out_preset(study: str, result: FitResult) -> Overrides:
+    """Return the held-out study's preset values from a fit on the other study.
+
+    Shared values come from ``result``; the held-out study's software
+    (:attr:`nicsim.fit.Study.software`) takes the middle of its range, or the
+    value the other study fitted where the preset borrows it.
+    """
+    held = STUDIES[study]
+    (fitted_preset,) = result.overrides
+    shared_keys = {(p.table, p.key) for p in SHARED}
+    shared_keys |= {(t, k) for p in SHARED for t, k, _ in p.tied}
+    ov: Overrides = {}
+    for table, values in result.overrides[fitted_preset].items():
+        for key, value in values.items():
+            if (table, key) in shared_keys:
+                ov.setdefault(table, {})[key] = value
+    bounds = param_ranges(held.preset, held.software)
+    for p in held.software:
+        r = bounds[p.path]
+        p.assign(ov, (r.lo + r.hi) / 2)
+    for path, source in held.borrowed:
+        table, key = path.split(".")
+        src = STUDIES[source].preset
+        found = result.overrides.get(src, {}).get(table, {}).get(key)
+        if found is not None:
+            ov.setdefault(table, {})[key] = found
+    return ov
+
+
+def predict(study: str, ov: Overrides, jobs: int | None = None) -> list[Prediction]:
+    """Run the held-out study's experiments with ``ov`` on its preset; compare its numbers."""
+    from nicsim import runner
+    from nicsim.experiments import STUDIES as GROUPS
+
+    held = STUDIES[study]
+    experiments = [e for e in GROUPS[study] if e.preset in (None, held.preset)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{held.preset}-holdout.toml"
+        write_preset(held.preset, ov, path)
+        tables = runner.run_experiments([e.id for e in experiments], jobs=jobs, preset=str(path))
+    out = []
+    for e in experiments:
+        for item in e.published:
+            if item.source.study != study:
+                continue
+            check = item.check(tables[e.id])
+            out.append(
+                Prediction(
+                    str(item.source),
+                    item.quantity,
+                    item.target,
+                    check.simulated,
+                    check.ratio,
+                    check.agrees,
+                )
+            )
+    return out
+
+
+def render(study: str, result: FitResult, rows: list[Prediction]) -> str:
+    """One direction as Markdown: the fit, its parameters, and the predictions."""
+    (fitted_on,) = {s for s, *_ in result.targets}
+    tag, held_tag = PAPERS[fitted_on].tag, PAPERS[study].tag
+    simulated = [r for r in rows if r.agrees is not None]
+    agree = sum(1 for r in simulated if r.agrees)
+    lines = [
+        f"### Fit on {tag}, predict {held_tag}",
+        "",
+        f"`python -m nicsim.fit --holdout {study}`: {len(result.targets)} targets of {tag}, "
+        f"error {result.cost_before:.3g} at the middle of the ranges, {result.cost_after:.3g} "
+        f"fitted. **{agree} of {len(simulated)}** of {held_tag}'s visible numbers within "
+        f"{TOLERANCE:.0%} (a bound: holds).",
+        "",
+        markdown_table(
+            ["parameter", "fitted on " + tag, "range", "pinned by"],
+            [
+                [f"`{p.param}`", f"{p.value:g}", str(p.range), "; ".join(p.pinned_by) or "-"]
+                for p in result.pinning
+            ],
+        ),
+        "",
+        markdown_table(
+            ["where", "quantity", "published", "predicted", "ratio", "agrees"],
+            [
+                [
+                    r.where,
+                    r.quantity,
+                    r.published,
+                    "-" if r.simulated is None else f"{r.simulated:.4g}",
+                    "-" if r.ratio is None else f"{r.ratio:.3g}",
+                    "-" if r.agrees is None else ("yes" if r.agrees else "no"),
+                ]
+                for r in rows
+            ],
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def run(study: str, *, starts: int = 4, max_evals: int = 30, jobs: int | None = None) -> str:
+    """Fit on the study other than ``study``, predict ``study``; return the Markdown."""
+    others = [s for s in STUDIES if s != study]
+    result = fit(others, start_mid=True, starts=starts, max_evals=max_evals, log=lambda _m: None)
+    rows = predict(study, held_out_preset(study, result), jobs=jobs)
+    return render(study, result, rows)
+
+
 def write_preset(preset: str, ov: Overrides, dest: Path) -> None:
     """Write a copy of the preset with the values of ``ov`` (comments kept)."""
     text = _core.preset_toml(preset)
@@ -658,9 +789,7 @@ def main(argv: list[str] | None = None) -> int:
         if path is not None and not path.is_dir():
             ap.error(f"{path}: no such directory")
     if a.holdout:
-        from nicsim import holdout
-
-        text = holdout.run(a.holdout, starts=a.starts, max_evals=a.max_evals)
+        text = run(a.holdout, starts=a.starts, max_evals=a.max_evals)
         print(text)
         if a.out:
             a.out.write_text(text + "\n")

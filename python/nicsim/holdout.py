@@ -19,137 +19,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-from nicsim import fit as _fit
-from nicsim.exp_base import TOLERANCE
-from nicsim.experiments import STUDIES as GROUPS
-from nicsim.report import markdown_table
-from nicsim.studies import PAPERS
+from nicsim.fit import STUDIES, Prediction, held_out_preset, predict, render, run
 
-__all__ = ["Prediction", "main", "predict", "render", "run"]
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """One visible published number of the held-out study against the prediction."""
-
-    where: str
-    quantity: str
-    published: str
-    simulated: float | None
-    ratio: float | None
-    agrees: bool | None
-
-
-def held_out_preset(study: str, result: _fit.FitResult) -> _fit.Overrides:
-    """Return the held-out study's preset values from a fit on the other study.
-
-    Shared values come from ``result``; the held-out study's software
-    (:attr:`nicsim.fit.Study.software`) takes the middle of its range, or the
-    value the other study fitted where the preset borrows it.
-    """
-    held = _fit.STUDIES[study]
-    (fitted_preset,) = result.overrides
-    shared_keys = {(p.table, p.key) for p in _fit.SHARED}
-    shared_keys |= {(t, k) for p in _fit.SHARED for t, k, _ in p.tied}
-    ov: _fit.Overrides = {}
-    for table, values in result.overrides[fitted_preset].items():
-        for key, value in values.items():
-            if (table, key) in shared_keys:
-                ov.setdefault(table, {})[key] = value
-    bounds = _fit.param_ranges(held.preset, held.software)
-    for p in held.software:
-        r = bounds[p.path]
-        p.assign(ov, (r.lo + r.hi) / 2)
-    for path, source in held.borrowed:
-        table, key = path.split(".")
-        src = _fit.STUDIES[source].preset
-        found = result.overrides.get(src, {}).get(table, {}).get(key)
-        if found is not None:
-            ov.setdefault(table, {})[key] = found
-    return ov
-
-
-def predict(study: str, ov: _fit.Overrides, jobs: int | None = None) -> list[Prediction]:
-    """Run the held-out study's experiments with ``ov`` on its preset; compare its numbers."""
-    from nicsim import runner
-
-    held = _fit.STUDIES[study]
-    experiments = [e for e in GROUPS[study] if e.preset in (None, held.preset)]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"{held.preset}-holdout.toml"
-        _fit.write_preset(held.preset, ov, path)
-        tables = runner.run_experiments([e.id for e in experiments], jobs=jobs, preset=str(path))
-    out = []
-    for e in experiments:
-        for item in e.published:
-            if item.source.study != study:
-                continue
-            check = item.check(tables[e.id])
-            out.append(
-                Prediction(
-                    str(item.source),
-                    item.quantity,
-                    item.target,
-                    check.simulated,
-                    check.ratio,
-                    check.agrees,
-                )
-            )
-    return out
-
-
-def render(study: str, result: _fit.FitResult, rows: list[Prediction]) -> str:
-    """One direction as Markdown: the fit, its parameters, and the predictions."""
-    (fitted_on,) = {s for s, *_ in result.targets}
-    tag, held_tag = PAPERS[fitted_on].tag, PAPERS[study].tag
-    simulated = [r for r in rows if r.agrees is not None]
-    agree = sum(1 for r in simulated if r.agrees)
-    lines = [
-        f"### Fit on {tag}, predict {held_tag}",
-        "",
-        f"`python -m nicsim.fit --holdout {study}`: {len(result.targets)} targets of {tag}, "
-        f"error {result.cost_before:.3g} at the middle of the ranges, {result.cost_after:.3g} "
-        f"fitted. **{agree} of {len(simulated)}** of {held_tag}'s visible numbers within "
-        f"{TOLERANCE:.0%} (a bound: holds).",
-        "",
-        markdown_table(
-            ["parameter", "fitted on " + tag, "range", "pinned by"],
-            [
-                [f"`{p.param}`", f"{p.value:g}", str(p.range), "; ".join(p.pinned_by) or "-"]
-                for p in result.pinning
-            ],
-        ),
-        "",
-        markdown_table(
-            ["where", "quantity", "published", "predicted", "ratio", "agrees"],
-            [
-                [
-                    r.where,
-                    r.quantity,
-                    r.published,
-                    "-" if r.simulated is None else f"{r.simulated:.4g}",
-                    "-" if r.ratio is None else f"{r.ratio:.3g}",
-                    "-" if r.agrees is None else ("yes" if r.agrees else "no"),
-                ]
-                for r in rows
-            ],
-        ),
-    ]
-    return "\n".join(lines)
-
-
-def run(study: str, *, starts: int = 4, max_evals: int = 30, jobs: int | None = None) -> str:
-    """Fit on the study other than ``study``, predict ``study``; return the Markdown."""
-    others = [s for s in _fit.STUDIES if s != study]
-    result = _fit.fit(
-        others, start_mid=True, starts=starts, max_evals=max_evals, log=lambda _m: None
-    )
-    rows = predict(study, held_out_preset(study, result), jobs=jobs)
-    return render(study, result, rows)
+__all__ = ["Prediction", "held_out_preset", "main", "predict", "render", "run"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.out is not None and not a.out.parent.is_dir():
         ap.error(f"--out {a.out}: no such directory {a.out.parent}")
-    text = "\n\n".join(run(s, starts=a.starts, max_evals=a.max_evals) for s in _fit.STUDIES) + "\n"
+    text = "\n\n".join(run(s, starts=a.starts, max_evals=a.max_evals) for s in STUDIES) + "\n"
     if a.out is None:
         print(text, end="")
     else:
