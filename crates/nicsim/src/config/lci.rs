@@ -10,7 +10,9 @@
 //! [`crate::lci::run`].
 
 use super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
-use super::{check_f, check_u, from_value, preset_text, toml_error, ConfigError, DEFAULT_PRESET};
+use super::{
+    check_f, check_u, from_value, int_or, preset_text, toml_error, toml_error_in, ConfigError, Int, DEFAULT_PRESET,
+};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -252,12 +254,12 @@ impl LciPlatform {
 
 /// Reads a preset (embedded name or `.toml` path) as a TOML table.
 pub fn preset_table(preset: &str) -> Result<toml::Table, ConfigError> {
-    let text: String = if preset.ends_with(".toml") || preset.contains('/') {
+    let text: String = if super::overrides::is_file(preset) {
         super::read_config_file("preset", preset)?
     } else {
         preset_text(preset)?.to_string()
     };
-    toml::from_str(&text).map_err(|e| toml_error("preset", e))
+    toml::from_str(&text).map_err(|e| toml_error_in("preset", &text, e))
 }
 
 /// Whether a preset table belongs to the LCI family.
@@ -286,7 +288,7 @@ pub struct LciScenarioFile {
     /// An LCI preset name ("lci2000") or a path to an LCI preset file.
     pub preset: Option<String>,
     /// Seed of every random choice; 0 ..= 2^63 - 1.
-    pub seed: Option<u64>,
+    pub seed: Option<Int>,
     /// Overrides of preset values: same tables and keys as the preset file.
     pub platform: Option<toml::Table>,
     #[serde(default)]
@@ -302,7 +304,7 @@ pub struct LciScenarioFile {
 #[serde(deny_unknown_fields)]
 pub struct LciProtocolOpts {
     /// NI send buffers a sender may hold unacknowledged (default: the preset's ni.send_buffers, 64).
-    pub send_buffers: Option<u32>,
+    pub send_buffers: Option<Int>,
     /// Delay of the explicit ack after the first unacknowledged packet, us (default 50).
     pub ack_delay_us: Option<f64>,
 }
@@ -338,11 +340,11 @@ pub struct LciNicOpts {
     /// packet-shifting (default).
     pub polling: Option<Polling>,
     /// static-split: payload (bytes) from which full-packet is used (default 512).
-    pub split_bytes: Option<u32>,
+    pub split_bytes: Option<Int>,
     /// Multicast forwarding: host-message | host-packet | ni (default).
     pub forwarding: Option<Forwarding>,
     /// Children per node of the per-sender spanning trees (default 2: binary).
-    pub fanout: Option<u32>,
+    pub fanout: Option<Int>,
     /// Polling watchdog delay: "none" (interrupt at once per packet), a
     /// number of us in [0.01, 1e7], or "inf" (no interrupts, default).
     pub watchdog_us: Option<WatchdogOpt>,
@@ -556,71 +558,35 @@ pub struct LciScenario {
     pub protocol: Option<LciProtocol>,
 }
 
-fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), ConfigError> {
-    for (k, v) in over {
-        let key = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-        match (base.get_mut(k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o, &key)?,
-            (Some(old), new) if !old.is_table() && !new.is_table() => {
-                super::check_count_override(&key, old, new)?;
-                if old.is_float() {
-                    let f = new
-                        .as_float()
-                        .or(new.as_integer().map(|i| i as f64))
-                        .ok_or_else(|| ConfigError::range(&format!("platform.{key}"), new, "a number"))?;
-                    *old = toml::Value::Float(f);
-                } else if std::mem::discriminant(old) == std::mem::discriminant(new) {
-                    *old = new.clone();
-                } else {
-                    return Err(ConfigError::range(&format!("platform.{key}"), new, old.type_str()));
-                }
-            }
-            (Some(_), _) => return Err(ConfigError::new(format!("`platform.{key}`: a table and a value do not mix"))),
-            (None, _) => {
-                let allowed: Vec<&str> = base.keys().map(|s| s.as_str()).collect();
-                return Err(ConfigError::new(format!(
-                    "unknown key `platform.{key}` (allowed here: {})",
-                    allowed.join(", ")
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Loads an LCI preset by name or path, applying overrides.
+/// Loads an LCI preset by name or path, applying overrides; errors name a
+/// key as the user wrote it (see `load_platform`).
 pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<LciPlatform, ConfigError> {
-    let mut table = preset_table(preset)?;
-    if let Some(o) = overrides {
-        merge(&mut table, o, "")?;
-    }
-    let p: LciPlatform = from_value("platform", toml::Value::Table(table))?;
-    p.validate()?;
-    Ok(p)
+    let table = preset_table(preset)?;
+    let source = super::overrides::Source { preset, is_file: super::overrides::is_file(preset), overrides };
+    super::overrides::load(&source, table, LciPlatform::validate)
 }
 
 impl LciScenario {
     /// Parses and validates an LCI scenario text.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| toml_error("scenario", e))?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
         Self::from_file(from_value("", toml::Value::Table(table))?)
     }
 
     /// Validates a parsed LCI scenario file.
     pub fn from_file(f: LciScenarioFile) -> Result<Self, ConfigError> {
         let platform = load_lci_platform(f.preset.as_deref().unwrap_or(DEFAULT_LCI_PRESET), f.platform.as_ref())?;
-        if let Some(seed) = f.seed {
-            check_u("seed", seed, 0, super::SEED_LIMIT - 1)?;
-        }
-        let split_bytes = f.nic.split_bytes.unwrap_or(DEFAULT_SPLIT_BYTES);
-        check_u("nic.split_bytes", split_bytes as u64, 0, platform.ni.buffer_bytes as u64)?;
+        let seed = f.seed.as_ref().map(|s| s.range("seed", 0, super::SEED_LIMIT - 1)).transpose()?;
+        let buffer_bytes = platform.ni.buffer_bytes as u64;
+        let split_bytes =
+            int_or("nic.split_bytes", &f.nic.split_bytes, DEFAULT_SPLIT_BYTES as u64, 0, buffer_bytes)? as u32;
         let polling = f.nic.polling.unwrap_or_default();
-        let workload = lci_workload(&f.workload, &platform, f.seed)?;
+        let workload = lci_workload(&f.workload, &platform, seed)?;
         let hosts = platform.grid.hosts as u64;
         let forwarding = f.nic.forwarding.unwrap_or_default();
         // The default fan-out, on a grid too small for it: as many children as there are other hosts.
-        let fanout = f.nic.fanout.unwrap_or(DEFAULT_FANOUT.min(hosts as u32 - 1));
-        check_u("nic.fanout", fanout as u64, 1, hosts - 1)?;
+        let fanout =
+            int_or("nic.fanout", &f.nic.fanout, DEFAULT_FANOUT.min(hosts as u32 - 1) as u64, 1, hosts - 1)? as u32;
         let watchdog = watchdog(f.nic.watchdog_us)?;
         let clock_period = match f.nic.clock_period_us {
             None => None,
@@ -646,8 +612,8 @@ impl LciScenario {
         let protocol = match &f.protocol {
             None => None,
             Some(p) => {
-                let send_buffers = p.send_buffers.unwrap_or(platform.ni.send_buffers);
-                check_u("protocol.send_buffers", send_buffers as u64, 1, platform.ni.send_buffers as u64)?;
+                let most = platform.ni.send_buffers as u64;
+                let send_buffers = int_or("protocol.send_buffers", &p.send_buffers, most, 1, most)? as u32;
                 let ack_delay_us = p.ack_delay_us.unwrap_or(DEFAULT_ACK_DELAY_US);
                 check_f("protocol.ack_delay_us", ack_delay_us, 0.0, 1e9)?;
                 Some(LciProtocol { send_buffers, ack_delay: Duration::from_ns_f64(ack_delay_us * 1e3) })
@@ -669,7 +635,7 @@ impl LciScenario {
         Ok(LciScenario {
             times: LciTimes::of(&platform),
             platform,
-            seed: f.seed.unwrap_or(1),
+            seed: seed.unwrap_or(1),
             polling,
             split_bytes,
             workload,
@@ -706,7 +672,23 @@ mod tests {
     )]
     #[case::type_error(
         "preset = \"lci2000\"\n[workload]\nkind = \"stream\"\nsize_bytes = \"big\"",
-        "invalid value for `workload.size_bytes`: \"big\" (allowed: an integer 0 ..= 9223372036854775807)"
+        "invalid value for `workload.size_bytes`: \"big\" (allowed: an integer 0 ..= 1073741824)"
+    )]
+    #[case::grid_negative(
+        "preset = \"lci2000\"\n[platform.grid]\nx = -1\n[workload]\nkind = \"stream\"",
+        "invalid value for `platform.grid.x`: -1 (allowed: an integer 1 ..= 64)"
+    )]
+    #[case::hosts_of_the_grid(
+        "preset = \"lci2000\"\n[platform.grid]\nhosts = 3\n[workload]\nkind = \"stream\"",
+        "invalid value for `platform.grid.hosts`: 3 (allowed: x*y*z*hosts_per_switch = 64, at least 2)"
+    )]
+    #[case::rows(
+        "preset = \"lci2000\"\n[workload]\nkind = \"asp\"\nrows = \"many\"",
+        "invalid value for `workload.rows`: \"many\" (allowed: a multiple of platform.grid.hosts = 64, at most 65536)"
+    )]
+    #[case::src_of_the_grid(
+        "preset = \"lci2000\"\n[workload]\nkind = \"stream\"\nsrc = -1",
+        "invalid value for `workload.src`: -1 (allowed: an integer 0 ..= 63)"
     )]
     #[case::polling(
         "preset = \"lci2000\"\n[nic]\npolling = \"shift\"\n[workload]\nkind = \"stream\"",

@@ -2,7 +2,7 @@
 //! and their validation into an [`LciWorkload`], which `crate::lci::workload`
 //! runs. Called by [`super::LciScenario::from_file`].
 
-use super::{check_f, check_read, check_u, missing, one_of_names, ConfigError, LciPlatform};
+use super::{check_f, check_read, int_or, missing, one_of_names, ConfigError, Int, LciPlatform};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -36,31 +36,31 @@ pub struct LciWorkloadOpts {
     /// Required: stream | pingpong | bcast | asp | qr | dsm | fft-alltoall.
     pub kind: Option<LciWorkloadKind>,
     /// Message payload, bytes (messages above one packet are fragmented).
-    pub size_bytes: Option<u64>,
+    pub size_bytes: Option<Int>,
     /// stream: timed messages.
-    pub messages: Option<u64>,
+    pub messages: Option<Int>,
     /// Untimed messages first.
-    pub warmup: Option<u64>,
+    pub warmup: Option<Int>,
     /// pingpong: timed round trips.
-    pub iterations: Option<u64>,
+    pub iterations: Option<Int>,
     /// Sending host (default 0).
-    pub src: Option<u32>,
+    pub src: Option<Int>,
     /// Receiving host (default 1).
-    pub dst: Option<u32>,
+    pub dst: Option<Int>,
     /// bcast: broadcasting host (default 0).
-    pub root: Option<u32>,
+    pub root: Option<Int>,
     /// bcast: broadcasts sent back to back for the throughput (default 100).
-    pub count: Option<u64>,
+    pub count: Option<Int>,
     /// asp: matrix rows = columns (a multiple of the hosts; default 1024: 4 KB rows).
-    pub rows: Option<u32>,
+    pub rows: Option<Int>,
     /// qr: matrix columns = rows (a multiple of the hosts; default 512).
-    pub cols: Option<u32>,
+    pub cols: Option<Int>,
     /// dsm: barnes (default) | fft | radix.
     pub mix: Option<Mix>,
     /// dsm, fft-alltoall: processes (hosts 0 .. procs-1).
-    pub procs: Option<u32>,
+    pub procs: Option<Int>,
     /// dsm: shared-region operations per process.
-    pub operations: Option<u64>,
+    pub operations: Option<Int>,
     /// fft-alltoall: compute per iteration, us.
     pub compute_us: Option<f64>,
 }
@@ -135,49 +135,39 @@ pub(super) fn lci_workload(
     let (name, keys) = keys_of(kind);
     check_read(w, name, keys)?;
     let hosts = platform.grid.hosts as u64;
-    let src = w.src.unwrap_or(0);
-    let dst = w.dst.unwrap_or(1);
-    check_u("workload.src", src as u64, 0, hosts - 1)?;
-    check_u("workload.dst", dst as u64, 0, hosts - 1)?;
+    let src = int_or("workload.src", &w.src, 0, 0, hosts - 1)? as u32;
+    let dst = int_or("workload.dst", &w.dst, 1, 0, hosts - 1)? as u32;
     if src == dst {
         return Err(ConfigError::range("workload.dst", dst, "a host other than workload.src"));
     }
-    let size = w.size_bytes.unwrap_or(0);
-    check_u("workload.size_bytes", size, 0, 1 << 30)?;
-    let warmup = w.warmup.unwrap_or(10);
-    check_u("workload.warmup", warmup, 0, 1 << 32)?;
+    let size = int_or("workload.size_bytes", &w.size_bytes, 0, 0, 1 << 30)?;
+    let warmup = int_or("workload.warmup", &w.warmup, 10, 0, 1 << 32)?;
     Ok(match kind {
         LciWorkloadKind::Stream => {
-            let messages = w.messages.unwrap_or(1000);
-            check_u("workload.messages", messages, 1, 1 << 32)?;
+            let messages = int_or("workload.messages", &w.messages, 1000, 1, 1 << 32)?;
             LciWorkload::Stream { src, dst, size, messages, warmup }
         }
         LciWorkloadKind::Pingpong => {
-            let iterations = w.iterations.unwrap_or(1000);
-            check_u("workload.iterations", iterations, 1, 1 << 32)?;
+            let iterations = int_or("workload.iterations", &w.iterations, 1000, 1, 1 << 32)?;
             LciWorkload::PingPong { src, dst, size, iterations, warmup }
         }
         LciWorkloadKind::Bcast | LciWorkloadKind::Asp | LciWorkloadKind::Qr => mc_workload(kind, w, platform, size)?,
         LciWorkloadKind::Dsm => {
             let mix = w.mix.unwrap_or_default();
-            let procs = w.procs.unwrap_or(16);
-            check_u("workload.procs", procs as u64, 2, hosts)?;
-            let operations = w.operations.unwrap_or(200);
-            check_u("workload.operations", operations, 1, 1 << 32)?;
+            let procs = int_or("workload.procs", &w.procs, 16, 2, hosts)? as u32;
+            let operations = int_or("workload.operations", &w.operations, 200, 1, 1 << 32)?;
             LciWorkload::Dsm { mix, procs, operations, seed: seed.unwrap_or(1) }
         }
         LciWorkloadKind::FftAlltoall => {
-            let procs = w.procs.unwrap_or(16);
-            check_u("workload.procs", procs as u64, 2, hosts)?;
-            let iterations = w.iterations.unwrap_or(5);
-            check_u("workload.iterations", iterations, 1, 1 << 32)?;
+            let procs = int_or("workload.procs", &w.procs, 16, 2, hosts)? as u32;
+            let iterations = int_or("workload.iterations", &w.iterations, 5, 1, 1 << 32)?;
             // [estimate] one 2D FFT of 2^20 complex points per iteration on 16
             // processes: 5 N log2 N / P = 6.6 Mflop per process at ~100 Mflop/s
             // (half the Pentium Pro 200's one-flop-per-cycle peak) = 65 ms, and the
             // transpose moves 1 MB per process, i.e. 64 KB to each other process.
             let compute = w.compute_us.unwrap_or(65000.0);
             check_f("workload.compute_us", compute, 0.0, 1e9)?;
-            let size = w.size_bytes.unwrap_or(65536);
+            let size = int_or("workload.size_bytes", &w.size_bytes, 65536, 0, 1 << 30)?;
             LciWorkload::FftAllToAll {
                 procs,
                 iterations,
@@ -200,41 +190,22 @@ fn mc_workload(
     let ps = |cycles: u32| (cycles as f64 * 1e6 / p.host.clock_mhz).round() as u64;
     Ok(match kind {
         LciWorkloadKind::Bcast => {
-            let root = w.root.unwrap_or(0);
-            check_u("workload.root", root as u64, 0, hosts as u64 - 1)?;
-            let iterations = w.iterations.unwrap_or(20);
-            check_u("workload.iterations", iterations, 0, 1 << 20)?;
-            let count = w.count.unwrap_or(100);
-            check_u("workload.count", count, 0, 1 << 20)?;
+            let root = int_or("workload.root", &w.root, 0, 0, hosts as u64 - 1)? as u32;
+            let iterations = int_or("workload.iterations", &w.iterations, 20, 0, 1 << 20)?;
+            let count = int_or("workload.count", &w.count, 100, 0, 1 << 20)?;
             if iterations + count == 0 {
                 return Err(ConfigError::range("workload.count", count, "at least 1 when workload.iterations = 0"));
             }
             LciWorkload::Bcast { hosts, root, size, iterations: iterations as u32, count: count as u32 }
         }
         LciWorkloadKind::Asp => {
-            let rows = w.rows.unwrap_or(1024);
-            if rows == 0 || !rows.is_multiple_of(hosts) || rows > 1 << 16 {
-                return Err(ConfigError::range(
-                    "workload.rows",
-                    rows,
-                    &format!("a multiple of grid.hosts = {hosts}, at most 65536"),
-                ));
-            }
-            let iterations = w.iterations.unwrap_or(rows as u64);
-            check_u("workload.iterations", iterations, 1, rows as u64)?;
+            let rows = multiple_of_hosts("workload.rows", &w.rows, 1024, hosts)?;
+            let iterations = int_or("workload.iterations", &w.iterations, rows as u64, 1, rows as u64)?;
             LciWorkload::Asp { hosts, rows, iterations: iterations as u32, elem_ps: ps(p.multicast.asp_elem_cycles) }
         }
         _ => {
-            let cols = w.cols.unwrap_or(512);
-            if cols == 0 || !cols.is_multiple_of(hosts) || cols > 1 << 16 {
-                return Err(ConfigError::range(
-                    "workload.cols",
-                    cols,
-                    &format!("a multiple of grid.hosts = {hosts}, at most 65536"),
-                ));
-            }
-            let iterations = w.iterations.unwrap_or(cols as u64 / 4);
-            check_u("workload.iterations", iterations, 1, cols as u64 - 1)?;
+            let cols = multiple_of_hosts("workload.cols", &w.cols, 512, hosts)?;
+            let iterations = int_or("workload.iterations", &w.iterations, cols as u64 / 4, 1, cols as u64 - 1)?;
             LciWorkload::Qr {
                 hosts,
                 cols,
@@ -244,4 +215,18 @@ fn mc_workload(
             }
         }
     })
+}
+
+/// A matrix dimension (`workload.rows`, `workload.cols`): a positive
+/// multiple of the hosts, at most 65536 (`default` when absent).
+fn multiple_of_hosts(key: &str, v: &Option<Int>, default: u32, hosts: u32) -> Result<u32, ConfigError> {
+    let allowed = format!("a multiple of platform.grid.hosts = {hosts}, at most 65536");
+    let n = match v {
+        None => return Ok(default),
+        Some(v) => v.integer(key, &allowed)?,
+    };
+    match u32::try_from(n) {
+        Ok(n) if n > 0 && n.is_multiple_of(hosts) && n <= 1 << 16 => Ok(n),
+        _ => Err(ConfigError::range(key, n, &allowed)),
+    }
 }

@@ -18,6 +18,7 @@
 mod coalesce;
 mod lci;
 mod lci_workload;
+mod overrides;
 mod platform;
 mod scenario;
 mod workload;
@@ -30,6 +31,7 @@ pub use scenario::*;
 pub use workload::*;
 
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A configuration error: one line naming the key, the value and what is
@@ -47,15 +49,69 @@ impl ConfigError {
     }
 }
 
-/// A preset override of `platform.{key}`: where the preset holds an
-/// integer, it is a count or a size, so a negative value is refused here,
-/// naming the key (the typed load would only say "expected u32").
-pub(crate) fn check_count_override(key: &str, old: &toml::Value, new: &toml::Value) -> Result<(), ConfigError> {
-    match (old, new.as_integer()) {
-        (toml::Value::Integer(_), Some(n)) if n < 0 => {
-            Err(ConfigError::range(&format!("platform.{key}"), n, "a count of 0 or more"))
+/// An integer key of a scenario as the user wrote it, whatever its TOML
+/// type. Validation reads it with [`Int::range`], against the key's real
+/// limits, so that a value of the wrong type ("big"), a negative one and one
+/// out of range get the same message: the key, the value and those limits
+/// (not the range of a Rust type).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct Int(pub toml::Value);
+
+impl Int {
+    /// The value if it is an integer in `lo ..= hi`, else an error naming
+    /// `key`, the value and the range.
+    pub fn range(&self, key: &str, lo: u64, hi: u64) -> Result<u64, ConfigError> {
+        match self.0.as_integer().and_then(|v| u64::try_from(v).ok()) {
+            Some(v) if (lo..=hi).contains(&v) => Ok(v),
+            _ => Err(ConfigError::range(key, &self.0, &format!("an integer {lo} ..= {hi}"))),
         }
-        _ => Ok(()),
+    }
+
+    /// The value if it is an integer, else an error naming `key`, the value
+    /// and `allowed` (for a key whose limits are not a plain range).
+    pub fn integer(&self, key: &str, allowed: &str) -> Result<i64, ConfigError> {
+        self.0.as_integer().ok_or_else(|| ConfigError::range(key, &self.0, allowed))
+    }
+}
+
+/// An optional integer key: its value in `lo ..= hi`, or `default` when
+/// absent.
+pub(crate) fn int_or(key: &str, v: &Option<Int>, default: u64, lo: u64, hi: u64) -> Result<u64, ConfigError> {
+    match v {
+        None => Ok(default),
+        Some(v) => v.range(key, lo, hi),
+    }
+}
+
+/// The world a scenario runs in: the Open-MX one, or the LCI one for a
+/// scenario naming a preset of `family = "lci"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum World {
+    /// Open-MX over Ethernet (`crate::sim`).
+    OpenMx,
+    /// \[LCI] on Myrinet (`crate::lci`).
+    Lci,
+}
+
+impl World {
+    /// The world's name: "open-mx" or "lci".
+    pub fn name(self) -> &'static str {
+        match self {
+            World::OpenMx => "open-mx",
+            World::Lci => "lci",
+        }
+    }
+}
+
+/// Checks a scenario text as a run would before it starts (parsing and
+/// every validation), without building its world; returns the world it
+/// would run in. A campaign checks every run this way before the first.
+pub fn check_toml(text: &str) -> Result<World, ConfigError> {
+    if scenario_is_lci(text) {
+        LciScenario::from_toml(text).map(|_| World::Lci)
+    } else {
+        Scenario::from_toml(text).map(|_| World::OpenMx)
     }
 }
 
@@ -164,11 +220,52 @@ pub(crate) fn toml_error(what: &str, e: toml::de::Error) -> ConfigError {
     ConfigError(format!("{what}: {msg}"))
 }
 
+/// [`toml_error`] for an error in `text`, with its line. The TOML parser
+/// refuses lists, inline tables and dotted keys nested 80 deep or more
+/// ("recursion limit exceeded"): the message says so.
+pub(crate) fn toml_error_in(what: &str, text: &str, e: toml::de::Error) -> ConfigError {
+    let line = e.span().and_then(|s| text.get(..s.start)).map(|before| before.matches('\n').count() + 1);
+    let mut msg = e.message().replace('\n', " ");
+    if msg.contains("recursion limit exceeded") {
+        msg.push_str(" (lists, inline tables and dotted keys nest at most 79 deep)");
+    }
+    match line {
+        Some(line) => ConfigError(format!("{what}: line {line}: {msg}")),
+        None => ConfigError(format!("{what}: {msg}")),
+    }
+}
+
 /// Deserializes `T` from parsed TOML; every error names the dotted key
 /// (`prefix` + the path inside `value`), the value given and what is
 /// allowed. serde alone reports only the type ("expected u64"):
 /// `serde_path_to_error` records the path to the failing field.
 pub(crate) fn from_value<T: DeserializeOwned>(prefix: &str, value: toml::Value) -> Result<T, ConfigError> {
+    try_from_value(prefix, value).map_err(|e| ConfigError(e.msg))
+}
+
+/// One step of the path to a key: a table key or a list index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PathPart {
+    Key(String),
+    Index(usize),
+}
+
+/// An error of [`try_from_value`]: its one-line message and what it is about.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyError {
+    /// The dotted key (`prefix` + path), as the message names it.
+    pub key: String,
+    /// The path to the key inside the deserialized value.
+    pub path: Vec<PathPart>,
+    /// The value found there, as TOML.
+    pub given: Option<String>,
+    /// The one-line message.
+    pub msg: String,
+}
+
+/// [`from_value`], its error with the key's path and value (to word the
+/// error again with more context, as a platform's loading does).
+pub(crate) fn try_from_value<T: DeserializeOwned>(prefix: &str, value: toml::Value) -> Result<T, KeyError> {
     let copy = value.clone();
     serde_path_to_error::deserialize(value).map_err(|e| {
         let key = dotted(prefix, e.path());
@@ -194,7 +291,17 @@ pub(crate) fn from_value<T: DeserializeOwned>(prefix: &str, value: toml::Value) 
                 }
             }
         }
-        ConfigError(serde_message(&key, given.as_deref(), &msg))
+        let path = e
+            .path()
+            .iter()
+            .filter_map(|seg| match seg {
+                serde_path_to_error::Segment::Seq { index } => Some(PathPart::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => Some(PathPart::Key(key.clone())),
+                _ => None,
+            })
+            .collect();
+        let msg = serde_message(&key, given.as_deref(), &msg);
+        KeyError { key, path, given, msg }
     })
 }
 
@@ -385,7 +492,7 @@ pub(crate) fn check_u(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigE
     if v >= lo && v <= hi {
         Ok(())
     } else {
-        Err(ConfigError::range(key, v, &format!("{lo} ..= {hi}")))
+        Err(ConfigError::range(key, v, &format!("an integer {lo} ..= {hi}")))
     }
 }
 
@@ -448,6 +555,17 @@ mod tests {
     fn a_missing_file_names_the_key_and_the_path() {
         let msg = refusal("/no/such/preset.toml");
         assert!(msg.starts_with("invalid value for `preset`: cannot read \"/no/such/preset.toml\": "), "{msg}");
+    }
+
+    #[test]
+    fn a_value_nested_too_deep_is_one_line_with_its_line() {
+        let deep = format!("[workload]\nkind = \"pingpong\"\nfoo = {}{}\n", "[".repeat(500), "]".repeat(500));
+        let dotted = format!("[workload]\nkind = \"pingpong\"\n[platform.{}]\n", vec!["a"; 1000].join("."));
+        for (text, line) in [(deep, 3), (dotted, 3)] {
+            let e = check_toml(&text).unwrap_err().0;
+            assert!(e.starts_with(&format!("scenario: line {line}: ")), "{e}");
+            assert!(e.contains("nest at most 79 deep") && !e.contains('\n'), "{e}");
+        }
     }
 
     #[test]

@@ -4,8 +4,8 @@
 
 use super::workload::{workload, Workload, WorkloadOpts};
 use super::{
-    check_f, check_u, from_value, preset_text, toml_error, AdaptiveFlavor, CoalesceSpec, Coalescing, ConfigError,
-    Platform, Relation, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
+    check_f, check_u, from_value, int_or, preset_text, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing,
+    ConfigError, Int, Platform, Relation, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
@@ -20,7 +20,7 @@ pub struct ScenarioFile {
     /// [`DEFAULT_PRESET`], "omx2009").
     pub preset: Option<String>,
     /// Seed of every random choice (loss, reordering, jitter); 0 ..= 2^63 - 1.
-    pub seed: Option<u64>,
+    pub seed: Option<Int>,
     /// Write every simulated frame to this pcap file.
     pub pcap: Option<String>,
     /// Overrides of preset values: same tables and keys as the preset file.
@@ -44,8 +44,8 @@ pub struct NicOpts {
     pub coalescing: Option<Coalescing>,
     /// Coalescing delay in microseconds (default: the preset's NIC default).
     pub delay_us: Option<f64>,
-    /// Frames threshold (0 = none).
-    pub frames: Option<u32>,
+    /// Frames threshold (0 = none; at most 2^20).
+    pub frames: Option<Int>,
     /// Timeout variant: absolute (default) | packet | throttle.
     pub timeout_mode: Option<TimeoutMode>,
     /// Absolute cap of the packet timer in microseconds (0 = none).
@@ -55,7 +55,7 @@ pub struct NicOpts {
     /// Receive steering: single-rr (default) | single-core | multiqueue.
     pub steering: Option<Steering>,
     /// Core that receives the interrupt with `single-core` (default 0).
-    pub irq_core: Option<u32>,
+    pub irq_core: Option<Int>,
     /// Host 0's own timeout coalescing, when it differs from the other
     /// hosts' (the \[EMO] testbed kept Host A at the driver's defaults while
     /// Host B's setting varied). Default: as the other hosts.
@@ -68,8 +68,8 @@ pub struct NicOpts {
 pub struct Host0Nic {
     /// Coalescing delay in microseconds (default: the preset's NIC default).
     pub delay_us: Option<f64>,
-    /// Frames threshold (0 = none).
-    pub frames: Option<u32>,
+    /// Frames threshold (0 = none; at most 2^20).
+    pub frames: Option<Int>,
 }
 
 /// `nic.steering`.
@@ -100,7 +100,7 @@ pub struct HostOpts {
     /// Run a cycle soaker on every core (host overhead is measured as cycles it loses).
     pub soaker: Option<bool>,
     /// Linux napi_defer_hard_irqs: empty NAPI polls before the IRQ is re-enabled.
-    pub napi_defer_hard_irqs: Option<u32>,
+    pub napi_defer_hard_irqs: Option<Int>,
     /// Linux gro_flush_timeout (us): re-poll delay while hard IRQs are deferred.
     pub gro_flush_timeout_us: Option<f64>,
     /// Linux irq_suspend_timeout (us): IRQs stay suspended while the application busy-polls.
@@ -182,7 +182,7 @@ pub struct ProtocolOpts {
     /// last_pull_reply, notify.
     pub unmarked: Option<Vec<MarkerClass>>,
     /// Message size from which the rendezvous (pull) protocol is used, bytes.
-    pub rndv_threshold: Option<u32>,
+    pub rndv_threshold: Option<Int>,
     /// Probability that a frame is lost.
     pub loss: Option<f64>,
     /// Probability that a frame is delayed behind later ones.
@@ -194,7 +194,7 @@ pub struct ProtocolOpts {
     pub stack: Option<Stack>,
     /// Mis-ordering degree X of medium messages: fragment N - X carries the
     /// marker instead of the last one N ([OMX-COAL] IV-C4's method).
-    pub misorder_degree: Option<u32>,
+    pub misorder_degree: Option<Int>,
     /// Random extra delay (uniform, seeded) of each frame at the switch, in ns.
     pub jitter_ns: Option<f64>,
 }
@@ -305,67 +305,23 @@ pub struct Scenario {
     pub workload: Workload,
 }
 
-/// Merges `over` into `base` recursively (tables merge, values replace).
-fn merge(base: &mut toml::Table, over: &toml::Table, path: &str) -> Result<(), ConfigError> {
-    for (k, v) in over {
-        let key = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-        match (base.get_mut(k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o, &key)?,
-            (Some(toml::Value::Table(_)), _) => {
-                return Err(ConfigError::new(format!("`platform.{key}` is a table in the preset; give its keys")))
-            }
-            (Some(old), new) => {
-                super::check_count_override(&key, old, new)?;
-                if std::mem::discriminant(old) != std::mem::discriminant(new) && !(old.is_float() && new.is_integer()) {
-                    return Err(ConfigError::new(format!(
-                        "invalid value for `platform.{key}`: {new} (expected {} like the preset's {old})",
-                        match old.type_str() {
-                            "integer" => "an integer",
-                            "float" => "a number",
-                            "boolean" => "a boolean",
-                            "string" => "a string",
-                            other => other,
-                        }
-                    )));
-                }
-                *old = if old.is_float() {
-                    toml::Value::Float(new.as_float().or(new.as_integer().map(|i| i as f64)).unwrap_or(0.0))
-                } else {
-                    new.clone()
-                };
-            }
-            (None, _) => {
-                let allowed: Vec<&str> = base.keys().map(|s| s.as_str()).collect();
-                return Err(ConfigError::new(format!(
-                    "unknown key `platform.{key}` (allowed here: {})",
-                    allowed.join(", ")
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Loads a preset by embedded name or file path, applying overrides.
+/// Errors name a key as the user wrote it: `platform.KEY` for a value of
+/// the scenario or of an embedded preset, the key of the file for a value
+/// read from a preset file.
 pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Platform, ConfigError> {
-    let text: String = if preset.ends_with(".toml") || preset.contains('/') {
-        super::read_config_file("preset", preset)?
-    } else {
-        preset_text(preset)?.to_string()
-    };
-    let mut table: toml::Table = toml::from_str(&text).map_err(|e| toml_error("preset", e))?;
-    if let Some(o) = overrides {
-        merge(&mut table, o, "")?;
-    }
-    let p: Platform = from_value("platform", toml::Value::Table(table))?;
-    p.validate()?;
-    Ok(p)
+    let is_file = super::overrides::is_file(preset);
+    let text: String =
+        if is_file { super::read_config_file("preset", preset)? } else { preset_text(preset)?.to_string() };
+    let table: toml::Table = toml::from_str(&text).map_err(|e| toml_error_in("preset", &text, e))?;
+    let source = super::overrides::Source { preset, is_file, overrides };
+    super::overrides::load(&source, table, Platform::validate)
 }
 
 impl Scenario {
     /// Parses and validates a scenario TOML text.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| toml_error("scenario", e))?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
         Self::from_file(from_value("", toml::Value::Table(table))?)
     }
 
@@ -387,15 +343,12 @@ impl Scenario {
         }
         let platform = load_platform(preset, f.platform.as_ref())?;
         let cores = platform.cores();
-        if let Some(seed) = f.seed {
-            check_u("seed", seed, 0, SEED_LIMIT - 1)?;
-        }
+        let seed = int_or("seed", &f.seed, 1, 0, SEED_LIMIT - 1)?;
 
         // NIC
         let delay_us = f.nic.delay_us.unwrap_or(platform.nic.default_delay_us);
         check_f("nic.delay_us", delay_us, 0.0, 1e6)?;
-        let frames = f.nic.frames.unwrap_or(0);
-        check_u("nic.frames", frames as u64, 0, 1 << 20)?;
+        let frames = int_or("nic.frames", &f.nic.frames, 0, 0, 1 << 20)? as u32;
         let cap_us = f.nic.cap_us.unwrap_or(0.0);
         check_f("nic.cap_us", cap_us, 0.0, 1e6)?;
         let ts = TimeoutSpec {
@@ -425,8 +378,7 @@ impl Scenario {
             Some(h) => {
                 let delay_us = h.delay_us.unwrap_or(platform.nic.default_delay_us);
                 check_f("nic.host0.delay_us", delay_us, 0.0, 1e6)?;
-                let frames = h.frames.unwrap_or(0);
-                check_u("nic.host0.frames", frames as u64, 0, 1 << 20)?;
+                let frames = int_or("nic.host0.frames", &h.frames, 0, 0, 1 << 20)? as u32;
                 if delay_us == 0.0 && frames > 1 {
                     return Err(ConfigError::range(
                         "nic.host0.frames",
@@ -446,8 +398,7 @@ impl Scenario {
             Steering::SingleRr => SteeringKind::SingleRr,
             Steering::Multiqueue => SteeringKind::MultiQueue,
             Steering::SingleCore => {
-                let c = f.nic.irq_core.unwrap_or(0);
-                check_u("nic.irq_core", c as u64, 0, cores as u64 - 1)?;
+                let c = int_or("nic.irq_core", &f.nic.irq_core, 0, 0, cores as u64 - 1)? as u32;
                 SteeringKind::SingleCore(c)
             }
         };
@@ -490,8 +441,8 @@ impl Scenario {
         let wait = f.host.wait.unwrap_or_default();
         let soaker = f.host.soaker.unwrap_or(false);
         let tx_reap = f.host.tx_reap.unwrap_or(platform.nic.tx_reap);
-        let defer_hard_irqs = f.host.napi_defer_hard_irqs.unwrap_or(0);
-        check_u("host.napi_defer_hard_irqs", defer_hard_irqs as u64, 0, i32::MAX as u64)?;
+        let defer_hard_irqs =
+            int_or("host.napi_defer_hard_irqs", &f.host.napi_defer_hard_irqs, 0, 0, i32::MAX as u64)? as u32;
         let gro_flush_timeout_us = f.host.gro_flush_timeout_us.unwrap_or(0.0);
         check_f("host.gro_flush_timeout_us", gro_flush_timeout_us, 0.0, 1e6)?;
         let irq_suspend_timeout_us = f.host.irq_suspend_timeout_us.unwrap_or(0.0);
@@ -516,28 +467,31 @@ impl Scenario {
         // to it on links whose MTU is too small for 32 KiB.
         let mtu = platform.link.mtu as usize;
         let medium_max = crate::wire::medium_max_size(mtu) as u32;
-        let rndv_threshold =
-            f.protocol.rndv_threshold.unwrap_or((crate::wire::DEFAULT_RNDV_THRESHOLD as u32).min(medium_max));
-        if !(129..=medium_max.min(1 << 20)).contains(&rndv_threshold) {
-            return Err(ConfigError::range(
-                "protocol.rndv_threshold",
-                rndv_threshold,
-                &format!(
-                    "129 ..= {}: a MEDIUM message travels in at most {} fragments of {} bytes at platform.link.mtu = {mtu}",
-                    medium_max.min(1 << 20),
+        let rndv_max = medium_max.min(1 << 20);
+        let rndv_threshold = match &f.protocol.rndv_threshold {
+            None => (crate::wire::DEFAULT_RNDV_THRESHOLD as u32).min(medium_max),
+            Some(v) => v.range("protocol.rndv_threshold", 129, rndv_max as u64).map_err(|e| {
+                ConfigError(format!(
+                    "{}: a MEDIUM message travels in at most {} fragments of {} bytes at platform.link.mtu = {mtu})",
+                    e.0.trim_end_matches(')'),
                     crate::wire::MEDIUM_MAX_FRAGS,
                     crate::wire::medium_frag_payload(mtu)
-                ),
-            ));
-        }
+                ))
+            })? as u32,
+        };
         let loss = f.protocol.loss.unwrap_or(0.0);
         check_f("protocol.loss", loss, 0.0, 0.5)?;
         let reorder = f.protocol.reorder.unwrap_or(0.0);
         check_f("protocol.reorder", reorder, 0.0, 0.5)?;
         let mpi = f.protocol.mpi.unwrap_or(true);
         let native_mx = f.protocol.stack.unwrap_or_default() == Stack::NativeMx;
-        let misorder_degree = f.protocol.misorder_degree.unwrap_or(0);
-        check_u("protocol.misorder_degree", misorder_degree as u64, 0, crate::wire::MEDIUM_MAX_FRAGS as u64 - 1)?;
+        let misorder_degree = int_or(
+            "protocol.misorder_degree",
+            &f.protocol.misorder_degree,
+            0,
+            0,
+            crate::wire::MEDIUM_MAX_FRAGS as u64 - 1,
+        )?;
         let jitter_ns = f.protocol.jitter_ns.unwrap_or(0.0);
         check_f("protocol.jitter_ns", jitter_ns, 0.0, 1e6)?;
 
@@ -545,7 +499,7 @@ impl Scenario {
         Ok(Scenario {
             times: Times::of(&platform),
             platform,
-            seed: f.seed.unwrap_or(1),
+            seed,
             pcap: f.pcap,
             coalesce,
             host0_coalesce,
@@ -612,7 +566,7 @@ mod tests {
             ),
             (
                 "[platform.cache]\ntx_contention_lines = -3\n[workload]\nkind = \"stream\"\n",
-                &["platform.cache.tx_contention_lines", "-3", "0 or more"][..],
+                &["platform.cache.tx_contention_lines", "-3", "0 ..= 1024"][..],
             ),
         ];
         for (text, needles) in cases {
@@ -629,7 +583,52 @@ mod tests {
     #[rstest::rstest]
     #[case::type_error(
         "[workload]\nkind = \"stream\"\nsize_bytes = \"big\"",
-        "invalid value for `workload.size_bytes`: \"big\" (allowed: an integer 0 ..= 9223372036854775807)"
+        "invalid value for `workload.size_bytes`: \"big\" (allowed: an integer 0 ..= 1073741824)"
+    )]
+    #[case::negative_size(
+        "[workload]\nkind = \"stream\"\nsize_bytes = -1",
+        "invalid value for `workload.size_bytes`: -1 (allowed: an integer 0 ..= 1073741824)"
+    )]
+    #[case::iterations_of_the_kind(
+        "[workload]\nkind = \"nas-is\"\niterations = \"ten\"",
+        "invalid value for `workload.iterations`: \"ten\" (allowed: an integer 1 ..= 1000)"
+    )]
+    #[case::irq_core_of_the_topology(
+        "[nic]\nsteering = \"single-core\"\nirq_core = -1\n[workload]\nkind = \"stream\"",
+        "invalid value for `nic.irq_core`: -1 (allowed: an integer 0 ..= 7)"
+    )]
+    #[case::rndv_threshold(
+        "[protocol]\nrndv_threshold = -1\n[workload]\nkind = \"stream\"",
+        "invalid value for `protocol.rndv_threshold`: -1 (allowed: an integer 129 ..= 46464: a MEDIUM message \
+         travels in at most 32 fragments of 1452 bytes at platform.link.mtu = 1500)"
+    )]
+    #[case::hosts_negative(
+        "[platform.topology]\nhosts = -2\n[workload]\nkind = \"stream\"",
+        "invalid value for `platform.topology.hosts`: -2 (allowed: an integer 2 ..= 1024)"
+    )]
+    #[case::hosts_below(
+        "[platform.topology]\nhosts = 1\n[workload]\nkind = \"stream\"",
+        "invalid value for `platform.topology.hosts`: 1 (allowed: an integer 2 ..= 1024)"
+    )]
+    #[case::hosts_beyond_32_bits(
+        "[platform.topology]\nhosts = 5000000000\n[workload]\nkind = \"stream\"",
+        "invalid value for `platform.topology.hosts`: 5000000000 (allowed: an integer 2 ..= 1024)"
+    )]
+    #[case::hosts_not_a_number(
+        "[platform.topology]\nhosts = \"many\"\n[workload]\nkind = \"stream\"",
+        "invalid value for `platform.topology.hosts`: \"many\" (allowed: an integer 2 ..= 1024)"
+    )]
+    #[case::count_without_a_range(
+        "[platform.cache]\ntx_contention_lines = -3\n[workload]\nkind = \"stream\"",
+        "invalid value for `platform.cache.tx_contention_lines`: -3 (allowed: an integer 0 ..= 1024)"
+    )]
+    #[case::number_of_the_preset(
+        "[platform.link]\nrate_gbps = \"fast\"\n[workload]\nkind = \"stream\"",
+        "invalid value for `platform.link.rate_gbps`: \"fast\" (allowed: a number 0.001 ..= 10000)"
+    )]
+    #[case::value_for_a_table(
+        "[platform]\ntopology = 3\n[workload]\nkind = \"stream\"",
+        "`platform.topology` is a table in the preset; give its keys"
     )]
     #[case::float_key(
         "[nic]\ndelay_us = \"x\"\n[workload]\nkind = \"stream\"",
@@ -680,7 +679,7 @@ mod tests {
     )]
     #[case::u32_overflow(
         "[workload]\nkind = \"uniband\"\nwindow = 5000000000",
-        "invalid value for `workload.window`: 5000000000 (allowed: an integer 0 ..= 4294967295)"
+        "invalid value for `workload.window`: 5000000000 (allowed: an integer 1 ..= 65536)"
     )]
     #[case::nas_class(
         "[workload]\nkind = \"nas-cg\"\nclass = \"A\"",
@@ -701,8 +700,8 @@ mod tests {
     #[case::ranks_beyond_16_bits(
         "[platform.topology]\nhosts = 1024\nsockets = 16\ndies_per_socket = 1\ncores_per_die = 16\n\
          [workload]\nkind = \"exchange\"\nprocs_per_host = 256",
-        "invalid value for `workload.procs_per_host`: 256 (allowed: at most 63 with topology.hosts = 1024: a run \
-         has at most 65535 ranks)"
+        "invalid value for `workload.procs_per_host`: 256 (allowed: at most 63 with platform.topology.hosts = 1024: \
+         a run has at most 65535 ranks)"
     )]
     #[case::table_expected("nic = 3\n[workload]\nkind = \"stream\"", "invalid value for `nic`: 3 (allowed: a table)")]
     #[case::preset_enum(
@@ -728,6 +727,34 @@ mod tests {
         }
         let s = Scenario::from_toml("[host]\nbinding = \"none\"\n[workload]\nkind = \"stream\"\n").unwrap();
         assert_eq!(s.binding, None);
+    }
+
+    /// A value of the scenario names its key as the scenario does, one of
+    /// a preset file as the file does, whichever check refuses it.
+    #[test]
+    fn a_preset_file_value_is_named_as_the_file_names_it() {
+        let dir = std::env::temp_dir().join(format!("nicsim-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("mine.toml");
+        let preset = crate::config::preset_text("omx2009").unwrap().replace("hosts = 2", "hosts = 1");
+        std::fs::write(&file, preset).unwrap();
+        let path = file.to_str().unwrap();
+        let run = |platform: &str| {
+            Scenario::from_toml(&format!("preset = {path:?}\n{platform}[workload]\nkind = \"stream\"\n")).unwrap_err().0
+        };
+        assert_eq!(
+            run(""),
+            format!("preset file {path:?}: invalid value for `topology.hosts`: 1 (allowed: an integer 2 ..= 1024)")
+        );
+        assert_eq!(
+            run("[platform.topology]\nhosts = 0\n"),
+            "invalid value for `platform.topology.hosts`: 0 (allowed: an integer 2 ..= 1024)"
+        );
+        assert!(Scenario::from_toml(&format!(
+            "preset = {path:?}\n[platform.topology]\nhosts = 4\n[workload]\nkind = \"stream\"\n"
+        ))
+        .is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the TOML table; [`workload`] validates it into a [`Workload`] (called by
 //! [`super::Scenario::from_toml`], which knows the platform it runs on).
 
-use super::{check_f, check_read, check_u, missing, one_of_names, ConfigError, Platform};
+use super::{check_f, check_read, check_u, int_or, missing, one_of_names, ConfigError, Int, Platform};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -18,29 +18,29 @@ pub struct WorkloadOpts {
     /// nas-mg | nas-ft | alltoall | exchange | echo-nic | echo-kernel.
     pub kind: Option<WorkloadKind>,
     /// Message size in bytes (0 ..= 2^30; default 0).
-    pub size_bytes: Option<u64>,
+    pub size_bytes: Option<Int>,
     /// pingpong, echo-*: timed round trips (default 1000); alltoall,
     /// exchange: timed repetitions (default 100); nas-is: timed iterations
     /// (default 10).
-    pub iterations: Option<u64>,
+    pub iterations: Option<Int>,
     /// Untimed messages or round trips first (default 100 for pingpong and
     /// echo-*, 10 for alltoall and exchange, 1000 otherwise).
-    pub warmup: Option<u64>,
+    pub warmup: Option<Int>,
     /// stream, uniband: timed messages (default 20000).
-    pub messages: Option<u64>,
+    pub messages: Option<Int>,
     /// uniband: messages per window, each window answered by a 1-byte ack
     /// (IMB Uniband; default 64).
-    pub window: Option<u32>,
+    pub window: Option<Int>,
     /// flood: invalid packets sent (default 20000).
-    pub packets: Option<u64>,
+    pub packets: Option<Int>,
     /// flood: gap between packets in ns (default 2000).
     pub gap_ns: Option<f64>,
     /// flood: bytes per packet (default 128).
-    pub packet_bytes: Option<u32>,
+    pub packet_bytes: Option<Int>,
     /// NAS class: S | A | B (default) | C; nas-cg, nas-mg and nas-ft have B and C only.
     pub class: Option<NasClass>,
     /// nas-*, alltoall, exchange: processes per host (default: one per core).
-    pub procs_per_host: Option<u32>,
+    pub procs_per_host: Option<Int>,
 }
 
 /// `workload.kind`.
@@ -168,23 +168,22 @@ pub(super) fn workload(
     let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<WorkloadKind>()))?;
     let (name, keys) = keys_of(kind);
     check_read(w, name, keys)?;
-    let size = w.size_bytes.unwrap_or(0);
-    check_u("workload.size_bytes", size, 0, 1 << 30)?;
-    let warmup = w.warmup.unwrap_or(match kind {
+    let size = int_or("workload.size_bytes", &w.size_bytes, 0, 0, 1 << 30)?;
+    let default_warmup = match kind {
         WorkloadKind::Pingpong | WorkloadKind::EchoNic | WorkloadKind::EchoKernel => 100,
         _ => 1000,
-    });
-    check_u("workload.warmup", warmup, 0, 1 << 32)?;
+    };
+    let warmup = int_or("workload.warmup", &w.warmup, default_warmup, 0, 1 << 32)?;
     let per_host = || {
-        let per_host = w.procs_per_host.unwrap_or(platform.cores());
-        check_u("workload.procs_per_host", per_host as u64, 1, platform.cores() as u64)?;
+        let cores = platform.cores() as u64;
+        let per_host = int_or("workload.procs_per_host", &w.procs_per_host, cores, 1, cores)? as u32;
         let hosts = platform.topology.hosts;
         if per_host as u64 * hosts as u64 > MAX_RANKS as u64 {
             return Err(ConfigError::range(
                 "workload.procs_per_host",
                 per_host,
                 &format!(
-                    "at most {} with topology.hosts = {hosts}: a run has at most {MAX_RANKS} ranks",
+                    "at most {} with platform.topology.hosts = {hosts}: a run has at most {MAX_RANKS} ranks",
                     MAX_RANKS / hosts
                 ),
             ));
@@ -193,13 +192,11 @@ pub(super) fn workload(
     };
     Ok(match kind {
         WorkloadKind::Pingpong => {
-            let iterations = w.iterations.unwrap_or(1000);
-            check_u("workload.iterations", iterations, 1, 1 << 32)?;
+            let iterations = int_or("workload.iterations", &w.iterations, 1000, 1, 1 << 32)?;
             Workload::PingPong { size, iterations, warmup }
         }
         WorkloadKind::EchoNic | WorkloadKind::EchoKernel => {
-            let iterations = w.iterations.unwrap_or(1000);
-            check_u("workload.iterations", iterations, 1, 1 << 32)?;
+            let iterations = int_or("workload.iterations", &w.iterations, 1000, 1, 1 << 32)?;
             // The echo servers turn frames around one by one: no pull protocol.
             check_u("workload.size_bytes", size, 0, rndv_threshold as u64)?;
             // Nor any resend: a lost frame would leave the client waiting forever.
@@ -217,15 +214,13 @@ pub(super) fn workload(
             Workload::Echo { at, size, iterations, warmup }
         }
         WorkloadKind::Stream => {
-            let messages = w.messages.unwrap_or(20_000);
-            check_u("workload.messages", messages, 1, 1 << 32)?;
+            let messages = int_or("workload.messages", &w.messages, 20_000, 1, 1 << 32)?;
             Workload::Stream { size, messages, warmup }
         }
         WorkloadKind::Uniband => {
-            let messages = w.messages.unwrap_or(20_000);
-            check_u("workload.messages", messages, 1, 1 << 32)?;
-            let window = w.window.unwrap_or(crate::workload::STREAM_WINDOW);
-            check_u("workload.window", window as u64, 1, 1 << 16)?;
+            let messages = int_or("workload.messages", &w.messages, 20_000, 1, 1 << 32)?;
+            let window =
+                int_or("workload.window", &w.window, crate::workload::STREAM_WINDOW as u64, 1, 1 << 16)? as u32;
             Workload::Uniband { size, messages, warmup, window }
         }
         WorkloadKind::NasCg | WorkloadKind::NasMg | WorkloadKind::NasFt => {
@@ -260,10 +255,9 @@ pub(super) fn workload(
             Workload::NasKernel { kernel, class_c, per_host, compute }
         }
         WorkloadKind::Alltoall | WorkloadKind::Exchange => {
-            let iterations = w.iterations.unwrap_or(100);
-            check_u("workload.iterations", iterations, 1, 1 << 24)?;
+            let iterations = int_or("workload.iterations", &w.iterations, 100, 1, 1 << 24)?;
             let per_host = per_host()?;
-            let warmup = w.warmup.unwrap_or(10);
+            let warmup = int_or("workload.warmup", &w.warmup, 10, 0, 1 << 32)?;
             if kind == WorkloadKind::Alltoall {
                 Workload::Alltoall { size, iterations, warmup, per_host }
             } else {
@@ -279,8 +273,7 @@ pub(super) fn workload(
                 NasClass::B => (1 << 25, 1 << 21),
                 NasClass::C => (1 << 27, 1 << 23),
             };
-            let iterations = w.iterations.unwrap_or(10);
-            check_u("workload.iterations", iterations, 1, 1000)?;
+            let iterations = int_or("workload.iterations", &w.iterations, 10, 1, 1000)?;
             let per_host = per_host()?;
             let n = platform.topology.hosts * per_host;
             let (before, after) = crate::workload::nas_is_work(keys / n as u64, max_key, n);
@@ -291,12 +284,11 @@ pub(super) fn workload(
             Workload::NasIs { keys, iterations, per_host, before, after }
         }
         WorkloadKind::Flood => {
-            let packets = w.packets.unwrap_or(20_000);
-            check_u("workload.packets", packets, 1, 1 << 32)?;
+            let packets = int_or("workload.packets", &w.packets, 20_000, 1, 1 << 32)?;
             let gap_ns = w.gap_ns.unwrap_or(2000.0);
             check_f("workload.gap_ns", gap_ns, 1.0, 1e9)?;
-            let packet_bytes = w.packet_bytes.unwrap_or(128);
-            check_u("workload.packet_bytes", packet_bytes as u64, 60, platform.link.mtu as u64 + 14)?;
+            let packet_bytes =
+                int_or("workload.packet_bytes", &w.packet_bytes, 128, 60, platform.link.mtu as u64 + 14)? as u32;
             Workload::Flood { packets, gap: Duration::from_ns_f64(gap_ns), packet_bytes }
         }
     })
