@@ -31,14 +31,24 @@ class NicsimError(ValueError):
     """Bad input (fake)."""
 
 
-def run(scenario_toml: str, progress: object = None) -> dict[str, float | int | str]:
+def _checked(scenario_toml: str) -> dict[str, Any]:
     data = tomllib.loads(scenario_toml)
     for key in data:
         if key not in TOP_LEVEL:
             raise NicsimError(f"{key}: unknown key; allowed: {', '.join(sorted(TOP_LEVEL))}")
-    workload = data.get("workload", {})
-    if "kind" not in workload:
+    if "kind" not in data.get("workload", {}):
         raise NicsimError("workload.kind: missing; allowed: pingpong, stream, flood")
+    return data
+
+
+def check(scenario_toml: str) -> str:
+    _checked(scenario_toml)
+    return "open-mx"
+
+
+def run(scenario_toml: str, progress: object = None) -> dict[str, float | int | str]:
+    data = _checked(scenario_toml)
+    workload = data["workload"]
     noise = int.from_bytes(hashlib.sha256(scenario_toml.encode()).digest()[:4], "big") / 2**32
     size = int(workload.get("size_bytes", 0))
     latency = 10.0 + size / 1000.0 + noise

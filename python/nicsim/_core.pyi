@@ -19,6 +19,7 @@ __all__ = [
     "SEED_LIMIT",
     "NicsimError",
     "bench",
+    "check",
     "emo_echo",
     "emo_sums",
     "preset_toml",
@@ -120,6 +121,25 @@ def run_policy(
     KeyboardInterrupt
         If SIGINT arrived during the run (in a policy method or between
         them): the run stops.
+    """
+
+def check(scenario_toml: str) -> str:
+    """Check a scenario as :func:`run` does before it starts, without running it.
+
+    Parsing and every validation of the scenario and its preset; nothing is
+    built or simulated, so it takes a fraction of a millisecond.
+
+    Returns
+    -------
+    str
+        The world the scenario runs in: ``"open-mx"``, or ``"lci"`` for a
+        preset of the LCI family.
+
+    Raises
+    ------
+    NicsimError
+        If the scenario is invalid (the message is the one :func:`run`
+        would raise).
     """
 
 def presets() -> list[str]:

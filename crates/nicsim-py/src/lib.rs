@@ -272,6 +272,15 @@ fn metrics_dict(py: Python<'_>, m: nicsim::Metrics) -> PyResult<Bound<'_, pyo3::
     Ok(d)
 }
 
+/// Checks a scenario (TOML text) as `run` would before it starts, without
+/// running it; returns the world it would run in ("open-mx" or "lci").
+#[pyfunction]
+fn check(scenario_toml: &str) -> PyResult<&'static str> {
+    guarded(std::panic::AssertUnwindSafe(|| {
+        nicsim::config::check_toml(scenario_toml).map(|w| w.name()).map_err(|e| e.to_string())
+    }))
+}
+
 /// Names of the embedded presets.
 #[pyfunction]
 fn presets() -> Vec<String> {
@@ -447,6 +456,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SCALE_MAX_PROCS", scale_max)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(bench_fn, m)?)?;
