@@ -226,7 +226,7 @@ def run_command(
         path, eq, text = item.partition("=")
         if not eq or not path.strip():
             _fail(f"--set {item!r}: expected key.path=value, e.g. nic.delay_us=25")
-        built.set(path.strip(), parse_value(text.strip()))
+        built.set(path.strip(), parse_value(text.strip(), path.strip()))
     progress = _RunProgress() if sys.stderr.isatty() else None
     try:
         metrics = nicsim.run(built, progress=progress)
@@ -481,7 +481,7 @@ def model_command(
         key, eq, text = item.partition("=")
         if not eq or not key.strip():
             _fail(f"--set {item!r}: expected key.path=value, e.g. host.wait=poll")
-        overrides[key.strip()] = parse_value(text.strip())
+        overrides[key.strip()] = parse_value(text.strip(), key.strip())
     results: dict[str, list[model.Evaluation]] = {}
     for name in paths:
         results[name] = model.evaluate(

@@ -15,7 +15,7 @@ import numbers
 import os
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from nicsim._core import DEFAULT_PRESET, SEED_LIMIT, NicsimError
 
 __all__ = [
     "DEFAULT_SEED",
+    "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "SECTIONS",
     "Scenario",
@@ -49,6 +50,136 @@ SECTIONS: tuple[str, ...] = ("platform", "nic", "host", "protocol", "workload")
 MAX_FILE_BYTES = 1 << 20
 
 _ALLOWED_FILE = f"allowed: a regular TOML file of at most {MAX_FILE_BYTES >> 10} KiB"
+
+#: The deepest a scenario value may sit: the parts of its dotted key plus
+#: the lists and tables around it. A scenario's deepest keys have 4 or 5
+#: (``platform.emo.layer[0].cycles``); the bound keeps a mistaken value
+#: (``foo = [[[[...]]]]``, a 1,000-part dotted key) from recursing through
+#: the TOML parser and every copy, and stays below what the core's parser
+#: takes (80 levels).
+MAX_DEPTH = 32
+_ALLOWED_DEPTH = f"allowed: at most {MAX_DEPTH} levels"
+
+
+def _show_key(parts: Sequence[str | int]) -> str:
+    """Return a key path as written (``a.b[0].c``), cut after 60 characters."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if len(text) > 60:
+            return f"{text[:60]}…"
+    return text
+
+
+def _too_deep(value: Any, prefix: list[str | int], limit: int) -> list[str | int] | None:
+    """Return the path to a value nested deeper than ``limit`` inside ``value``, or ``None``.
+
+    ``prefix`` is the path to ``value`` itself (its parts count). Iterative,
+    and it stops at ``limit``, so a value of any depth (or one that contains
+    itself) is measured without recursion.
+    """
+    stack: list[tuple[Any, list[str | int]]] = [(value, prefix)]
+    while stack:
+        item, path = stack.pop()
+        if len(path) > limit:
+            return path
+        if isinstance(item, Mapping):
+            stack.extend((v, [*path, str(k)]) for k, v in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, [*path, i]) for i, v in enumerate(item))
+    return None
+
+
+def check_depth(value: Any, key: str, where: str = "") -> None:
+    """Raise :class:`NicsimError` if ``value`` at ``key`` nests deeper than :data:`MAX_DEPTH`.
+
+    The message names the key as written (cut after 60 characters) and the
+    bound; ``where`` (e.g. ``"scenario file 'a.toml': "``) goes first.
+
+    Examples
+    --------
+    >>> check_depth({"delay_us": 0}, "nic")
+    >>> check_depth([[[[0]]]] , "workload.x")
+    >>> check_depth(0, ".".join(["a"] * 40))  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    NicsimError: `a.a.a...` nests more than 32 levels (allowed: at most 32 levels ...)
+    """
+    prefix: list[str | int] = list(key.split(".")) if key else []
+    path = _too_deep(value, prefix, MAX_DEPTH)
+    if path is not None:
+        raise NicsimError(
+            f"{where}`{_show_key(path)}` nests more than {MAX_DEPTH} levels "
+            f"({_ALLOWED_DEPTH} of dotted-key parts, tables and lists)"
+        )
+
+
+def _skip_string(text: str, i: int) -> int:
+    """Return the index just past the TOML string that starts at ``text[i]``."""
+    quote = text[i]
+    if text.startswith(quote * 3, i):
+        end = text.find(quote * 3, i + 3)
+        return len(text) if end < 0 else end + 3
+    i += 1
+    while i < len(text) and text[i] not in (quote, "\n"):
+        i += 2 if quote == '"' and text[i] == "\\" else 1
+    return i + 1
+
+
+def _deep_statement(text: str, limit: int) -> tuple[int, str] | None:
+    """Find the first statement whose value nests lists or tables deeper than ``limit``.
+
+    A scan of the text (strings and comments skipped), for text the TOML
+    parser cannot read for its depth. Returns (line, key as written) or
+    ``None``.
+    """
+    depth, line, i = 0, 1, 0
+    start, start_line = 0, 1
+    key, key_line = "", 1
+    while i < len(text):
+        char = text[i]
+        if char == "\n":
+            line += 1
+            if depth == 0:
+                start, start_line = i + 1, line
+        elif char == "#":
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        elif char in "\"'":
+            i = _skip_string(text, i)
+            continue
+        elif char == "=" and depth == 0:
+            key, key_line = text[start:i].strip(), start_line
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return key_line, key
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    return None
+
+
+def loads(text: str, what: str) -> dict[str, Any]:
+    """Parse TOML text (``what`` names it in errors: ``"scenario"``, a file) into plain data.
+
+    Raises :class:`NicsimError`, one line, for invalid TOML and for a value
+    nested deeper than :data:`MAX_DEPTH` (naming its key), whether the TOML
+    parser reads it or not.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise NicsimError(f"{what} is not valid TOML: {err}") from None
+    except RecursionError:
+        found = _deep_statement(text, MAX_DEPTH)
+        where = f"line {found[0]}: `{_show_key([found[1]])}`" if found else "a value"
+        raise NicsimError(
+            f"{what}: {where} nests more than {MAX_DEPTH} levels "
+            f"({_ALLOWED_DEPTH} of dotted-key parts, tables and lists)"
+        ) from None
+    check_depth(data, "", f"{what}: ")
+    return data
 
 
 def _file_kind(mode: int) -> str:
@@ -176,6 +307,7 @@ class Scenario:
         """
         if not isinstance(path, str):
             raise NicsimError(f"key {path!r}: expected a dotted key string, e.g. 'nic.delay_us'")
+        check_depth(value, path)
         head, _, rest = path.partition(".")
         if head not in _FIELD_NAMES:
             allowed = ", ".join(_FIELD_NAMES)
@@ -274,18 +406,17 @@ class Scenario:
         return scenario
 
     @classmethod
-    def from_toml(cls, text: str, *, base_dir: Path | None = None) -> Scenario:
-        """Parse scenario TOML text.
+    def from_toml(
+        cls, text: str, *, base_dir: Path | None = None, what: str = "scenario"
+    ) -> Scenario:
+        """Parse scenario TOML text (``what`` names it in errors).
 
         A relative ``preset`` path that is not an embedded preset name is
         resolved against ``base_dir`` (the directory of the scenario file).
         """
         if not isinstance(text, str):
             raise NicsimError(f"scenario = {text!r}: expected TOML text (a str)")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as err:
-            raise NicsimError(f"scenario is not valid TOML: {err}") from None
+        data = loads(text, what)
         scenario = cls.from_dict(data)
         if base_dir is not None and "preset" in data:
             candidate = base_dir / str(data["preset"])
@@ -299,7 +430,8 @@ class Scenario:
         if not isinstance(path, str | os.PathLike):
             raise NicsimError(f"scenario file = {path!r}: expected a path (str or pathlib.Path)")
         path = Path(path)
-        return cls.from_toml(read_toml_file(path, "scenario file"), base_dir=path.parent)
+        text = read_toml_file(path, "scenario file")
+        return cls.from_toml(text, base_dir=path.parent, what=f"scenario file {str(path)!r}")
 
 
 _FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Scenario))
@@ -376,15 +508,28 @@ def check_seed(seed: object) -> int:
     return seed
 
 
-def parse_value(text: str) -> Any:
-    """Parse a command-line value as TOML, falling back to a bare string.
+def parse_value(text: str, key: str = "value") -> Any:
+    """Parse a command-line value of ``key`` as TOML, falling back to a bare string.
+
+    Raises :class:`NicsimError` naming ``key`` if the value nests lists or
+    tables deeper than :data:`MAX_DEPTH`.
 
     Examples
     --------
     >>> parse_value("75"), parse_value("false"), parse_value("[1, 2]"), parse_value("openmx")
     (75, False, [1, 2], 'openmx')
+    >>> parse_value("[" * 500 + "]" * 500, "nic.delay_us")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    NicsimError: `nic.delay_us` nests more than 32 levels (allowed: ...)
     """
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise NicsimError(
+            f"`{_show_key(key.split('.'))}` nests more than {MAX_DEPTH} levels "
+            f"({_ALLOWED_DEPTH} of dotted-key parts, tables and lists)"
+        ) from None
+    check_depth(value, key)
+    return value
