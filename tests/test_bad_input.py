@@ -1,18 +1,26 @@
 """Bad input: one line naming the thing, before any work where it can be known
 before, and nothing left half-done.
 
-Deeply nested values, and limits and keys in messages.
+Deeply nested values, a full disk during a campaign, limits and keys in
+messages, and file modes and the lock of a run that failed.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import nicsim
+from nicsim import campaign, outputs, report, store
 from nicsim._core import NicsimError
+from nicsim.executor import RunFn
 from nicsim.scenario import MAX_DEPTH, Scenario, check_depth, parse_value
 from test_cli import assert_one_error_line, nicsim_cli
 
@@ -119,6 +127,178 @@ def test_a_deep_command_line_value_names_its_key(
     assert list(tmp_path.iterdir()) == []  # nothing made
 
 
+# -- a full disk ---------------------------------------------------------------
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
+def _entries(out: Path) -> dict[str, bytes]:
+    found = sorted((out / ".nicsim" / "store").glob("*/*.json"))
+    return {p.name: p.read_bytes() for p in found}
+
+
+def _disk_full(*args: object, **kwargs: object) -> None:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as a write() does: no file name
+
+
+@pytest.fixture
+def previous_set(tmp_path: Path, fake_run: RunFn) -> Path:
+    """An --out holding a whole reproduction (seed 1), and its store."""
+    out = tmp_path / "out"
+    campaign.reproduce(["coalescing-irq-overhead"], out, jobs=1, seed=1, run_fn=fake_run)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("target", "failing"),
+    [
+        ("coalescing-irq-overhead.png", "plot"),
+        ("coalescing-irq-overhead.csv", "to_csv"),
+        ("validation.md", "validation"),
+        ("report.md", "report"),
+    ],
+)
+def test_a_full_disk_names_the_file_and_keeps_the_previous_set(
+    previous_set: Path, fake_run: RunFn, monkeypatch: pytest.MonkeyPatch, target: str, failing: str
+) -> None:
+    out = previous_set
+    before, stored = _files(out), _entries(out)
+    if failing == "plot":
+        monkeypatch.setattr(report, "plot", _disk_full)
+    elif failing == "to_csv":
+        import pandas as pd
+
+        monkeypatch.setattr(pd.DataFrame, "to_csv", _disk_full)
+    elif failing == "validation":
+        from nicsim import validation
+
+        monkeypatch.setattr(validation, "write", _disk_full)
+    else:
+        real = Path.write_text
+
+        def full_for_report(self: Path, *args: Any, **kwargs: Any) -> int:
+            if self.name == "report.md":
+                _disk_full()
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(Path, "write_text", full_for_report)
+    with pytest.raises(NicsimError) as err:
+        campaign.reproduce(
+            ["coalescing-irq-overhead"], out, jobs=1, seed=2, run_fn=fake_run, option="--out"
+        )
+    message = str(err.value)
+    assert message == (
+        f"--out {out}: cannot write {out / target}: No space left on device; "
+        f"the files {out} held before are kept"
+    )
+    assert _files(out) == before  # the seed-1 set, whole
+    now = _entries(out)
+    assert {k: v for k, v in now.items() if k in stored} == stored  # kept, and seed 2's added
+    assert len(now) > len(stored)
+    assert sorted(p.name for p in (out / ".nicsim").iterdir()) == ["manifest.json", "store"]
+
+
+def test_a_full_disk_in_the_store_names_the_entry_and_keeps_the_others(
+    tmp_path: Path, fake_run: RunFn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = tmp_path / "s.csv"
+    base = Scenario(workload={"kind": "stream"})
+    campaign.sweep_to_file(base, {"nic.delay_us": [0, 25]}, table, jobs=1, run_fn=fake_run)
+    before = table.read_bytes()
+    entries = tmp_path / ".s.csv.nicsim" / "store"
+    stored = {p: p.read_bytes() for p in entries.glob("*/*.json")}
+    real = Path.write_text
+    written: list[Path] = []
+
+    def full_after_one(self: Path, *args: Any, **kwargs: Any) -> int:
+        if self.name.endswith(store.TEMP_SUFFIX):
+            written.append(self)
+            if len(written) > 1:
+                _disk_full()
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_after_one)
+    axes = {"nic.delay_us": [0, 25, 50, 75, 100]}
+    with pytest.raises(NicsimError) as err:
+        campaign.sweep_to_file(base, axes, table, jobs=1, run_fn=fake_run, option="--out")
+    message = str(err.value)
+    assert message.startswith(f"cannot write {entries}/")
+    assert ".json: No space left on device (the results store" in message
+    assert "\n" not in message
+    assert table.read_bytes() == before
+    now = {p: p.read_bytes() for p in entries.glob("*/*.json")}
+    assert {p: now[p] for p in stored} == stored and len(now) == len(stored) + 1
+    assert not list(entries.glob("*/.*"))  # no half-written entry
+    assert not (tmp_path / ".s.csv.nicsim" / "lock").exists()
+
+
+def test_a_full_disk_writing_the_table_keeps_the_previous_one(
+    tmp_path: Path, fake_run: RunFn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pandas as pd
+
+    table = tmp_path / "s.csv"
+    base = Scenario(workload={"kind": "stream"})
+    campaign.sweep_to_file(base, {"nic.delay_us": [0, 25]}, table, jobs=1, run_fn=fake_run)
+    before = table.read_bytes()
+    monkeypatch.setattr(pd.DataFrame, "to_csv", _disk_full)
+    with pytest.raises(NicsimError) as err:
+        campaign.sweep_to_file(base, {"nic.delay_us": [0, 5]}, table, jobs=1, run_fn=fake_run)
+    assert str(err.value) == (
+        f"cannot write {table}: No space left on device; its previous content is kept"
+    )
+    assert table.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".s.csv.nicsim", "s.csv"]
+
+
+def test_a_full_disk_writing_the_lock_names_it_and_leaves_none(
+    tmp_path: Path, fake_run: RunFn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(outputs.os, "pwrite", _disk_full)
+    out = tmp_path / "out"
+    with pytest.raises(NicsimError) as err:
+        campaign.reproduce(
+            ["coalescing-irq-overhead"], out, jobs=1, run_fn=fake_run, option="--out"
+        )
+    assert str(err.value) == (
+        f"--out {out}: cannot write {out / '.nicsim' / 'lock'}: No space left on device"
+    )
+    assert not (out / ".nicsim").exists()
+
+
+@pytest.mark.core
+def test_a_full_disk_on_the_command_line_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report, "plot", _disk_full)
+    out = tmp_path / "out"
+    args = ["reproduce", "coalescing-irq-overhead", "--quick", "--jobs", "1", "--quiet"]
+    code, _, err = nicsim_cli(capsys, *args, "--out", str(out))
+    assert code == 2
+    assert_one_error_line(err)
+    assert f"cannot write {out / 'coalescing-irq-overhead.png'}: No space left on device" in err
+    assert len(_entries(out)) == 4  # the runs are kept: the same command resumes
+
+
+@pytest.mark.core
+def test_a_full_disk_writing_a_pcap_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(*args: object) -> None:
+        raise NicsimError("pcap: No space left on device (os error 28)")
+
+    monkeypatch.setattr(nicsim, "_run_core", full)
+    target = tmp_path / "t.pcap"
+    with pytest.raises(NicsimError) as err:
+        nicsim.run({"workload": {"kind": "pingpong"}}, pcap=str(target))
+    assert (
+        str(err.value) == f"pcap {target}: cannot write it: No space left on device (os error 28)"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 # -- limits and keys in messages -----------------------------------------------
 
 
@@ -164,3 +344,70 @@ def test_a_key_of_a_preset_file_is_named_as_the_file_names_it(tmp_path: Path) ->
         f'preset file "{preset}": invalid value for `topology.hosts`: 1 '
         "(allowed: an integer 2 ..= 1024)"
     )
+
+
+# -- file modes and locks --------------------------------------------------------
+
+
+@contextmanager
+def _umask(mask: int) -> Iterator[None]:
+    previous = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027], ids=["umask-022", "umask-027"])
+def test_every_output_gets_the_mode_of_a_new_file(
+    tmp_path: Path, fake_run: RunFn, mask: int
+) -> None:
+    out = tmp_path / "out"
+    table = tmp_path / "s.csv"
+    with _umask(mask):
+        campaign.reproduce(["coalescing-irq-overhead"], out, jobs=1, run_fn=fake_run)
+        base = Scenario(workload={"kind": "stream"})
+        campaign.sweep_to_file(base, {"nic.delay_us": [0]}, table, jobs=1, run_fn=fake_run)
+    want = 0o666 & ~mask
+    files = [*out.iterdir(), table, *tmp_path.glob(".s.csv.nicsim/store/*/*.json")]
+    assert "validation.md" in [p.name for p in files]
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in files if p.is_file()}
+    assert modes == dict.fromkeys(modes, want), modes
+
+
+def test_a_failed_campaign_leaves_no_lock(tmp_path: Path, fake_run: RunFn) -> None:
+    def fail_on_delay(toml: str) -> dict[str, float | int | str]:
+        if "delay_us = 25" in toml:
+            raise NicsimError("invalid value for `nic.delay_us`: a stand-in refusal")
+        return fake_run(toml)
+
+    table = tmp_path / "s.csv"
+    base = Scenario(workload={"kind": "stream"})
+    with pytest.raises(NicsimError, match="a stand-in refusal"):
+        campaign.sweep_to_file(base, {"nic.delay_us": [25]}, table, jobs=1, run_fn=fail_on_delay)
+    assert list(tmp_path.iterdir()) == []  # no lock, nor its empty state directory
+    with pytest.raises(NicsimError, match="a stand-in refusal"):
+        campaign.sweep_to_file(base, {"nic.delay_us": [0, 25]}, table, jobs=1, run_fn=fail_on_delay)
+    state = tmp_path / ".s.csv.nicsim"
+    assert sorted(p.name for p in state.iterdir()) == ["store"]  # the finished run, no lock
+    campaign.sweep_to_file(base, {"nic.delay_us": [0]}, table, jobs=1, run_fn=fail_on_delay)
+    assert sorted(p.name for p in state.iterdir()) == ["store"]
+
+
+def test_a_lock_file_removed_by_its_holder_is_not_taken(tmp_path: Path) -> None:
+    # One holder ends while another opened the old lock file: the second
+    # takes the lock on the file now at the path, never on the removed one.
+    out = tmp_path / "out"
+    first = outputs.OutputLock(out / ".nicsim", out, "--out")
+    first.acquire()
+    stale = os.open(first.path, os.O_RDWR)
+    first.release()
+    try:
+        second = outputs.OutputLock(out / ".nicsim", out, "--out")
+        with second:
+            assert second.path.exists()
+            third = outputs.OutputLock(out / ".nicsim", out, "--out")
+            with pytest.raises(NicsimError, match="in use by another nicsim"):
+                third.acquire()
+    finally:
+        os.close(stale)

@@ -188,7 +188,14 @@ def run(
     target = outputs.check_file(str(built.pcap), "pcap")
     with outputs.atomic_file(target) as temp:
         built.pcap = str(temp)
-        return _run_core(built, policy, progress)
+        try:
+            return _run_core(built, policy, progress)
+        except NicsimError as err:
+            # The core names the file it writes, a temporary one: name the pcap.
+            why = str(err).removeprefix("pcap: ")
+            if why == str(err):
+                raise
+            raise NicsimError(f"pcap {target}: cannot write it: {why}") from None
 
 
 def _run_core(

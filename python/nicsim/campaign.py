@@ -104,7 +104,9 @@ def reproduce(
             quick=quick,
         )
         state = outputs.state_dir(out, is_dir=True)
-        outputs.replace_set(out, state, lambda staging: _write_set(tables, staging, provenance))
+        outputs.replace_set(
+            out, state, lambda staging: _write_set(tables, staging, provenance), f"{option} {out}"
+        )
     return tables
 
 
@@ -113,7 +115,8 @@ def _write_set(tables: Mapping[str, pd.DataFrame], staging: Path, provenance: Pr
     from nicsim import report, validation
 
     report.write_report(tables, staging, provenance)
-    validation.write(tables, staging / "validation.md", provenance)
+    with outputs.naming(staging / "validation.md"):
+        validation.write(tables, staging / "validation.md", provenance)
 
 
 def sweep_to_file(

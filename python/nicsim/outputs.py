@@ -20,6 +20,12 @@ it writes (``reproduce --out``, ``sweep --out``, ``run --pcap``,
 * **One writer.** :class:`OutputLock` takes ``<state>/lock`` with ``flock``
   and writes its pid there; the kernel drops the lock when its holder dies,
   so a lock file left by a killed run is recognised as stale and taken over.
+  A run that ends, finished or failed, removes its lock file (and the state
+  directory, if that leaves it empty).
+* **Like any file.** Every file written gets the mode a new file gets
+  (``0o666`` less the umask), whatever made it.
+* **A full disk** (or any failed write) is one :class:`NicsimError` naming
+  the file that could not be written; what was there before stays whole.
 
 Each output has a state directory beside its files (``<out>/.nicsim`` for a
 directory, ``.<name>.nicsim`` next to a file) holding the lock, the results
@@ -38,7 +44,7 @@ import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
 
@@ -49,6 +55,8 @@ __all__ = [
     "atomic_file",
     "check_dir",
     "check_file",
+    "naming",
+    "new_file_mode",
     "recover",
     "replace_set",
     "state_dir",
@@ -132,12 +140,54 @@ def _temp_name(final: Path) -> Path:
     return final.with_name(f".{final.name}.{secrets.token_hex(4)}.tmp{final.suffix}")
 
 
+def _cannot_write(path: object, err: OSError) -> NicsimError:
+    """Return the one-line error of a write that failed (a full disk, say)."""
+    return NicsimError(f"cannot write {path}: {err.strerror or err}")
+
+
+@contextmanager
+def naming(path: Path) -> Iterator[None]:
+    """Give an :class:`OSError` raised in the block ``path`` as its file name, if it has none.
+
+    Writers such as pandas and matplotlib raise a write's error (``ENOSPC``)
+    without the name of the file they were writing.
+    """
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None:
+            err.filename = str(path)
+        raise
+
+
+def new_file_mode(directory: Path) -> int:
+    """Return the mode a new file gets in ``directory``: ``0o666`` less the umask.
+
+    Read from a file made for the purpose, so that it is what ``open``
+    gives (the umask cannot be read without changing it, which would race
+    with other threads).
+    """
+    handle, name = tempfile.mkstemp(prefix=".nicsim-mode-", dir=directory)
+    try:
+        os.close(handle)
+        os.unlink(name)
+        handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            return os.fstat(handle).st_mode & 0o777
+        finally:
+            os.close(handle)
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(name)
+
+
 @contextmanager
 def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
 
     On any exception (an interrupt included) the temporary file is removed
-    and ``path`` keeps its previous content.
+    and ``path`` keeps its previous content; an :class:`OSError` (a full
+    disk, say) becomes a :class:`NicsimError` naming ``path``.
 
     Examples
     --------
@@ -153,6 +203,10 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield temp
         os.replace(temp, final)
+    except OSError as err:
+        temp.unlink(missing_ok=True)
+        kept = "; its previous content is kept" if final.exists() else ""
+        raise NicsimError(f"{_cannot_write(final, err)}{kept}") from None
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
@@ -197,37 +251,78 @@ class OutputLock:
     ) -> None:
         self.release()
 
+    @property
+    def path(self) -> Path:
+        """The lock file."""
+        return self.state / "lock"
+
     def acquire(self) -> None:
         """Take the lock or fail with a one-line error naming the holder."""
         what = f"{self.option} {self.output}"
-        try:
-            # Only the leaf: check_dir / check_file made sure its parent exists.
-            self.state.parent.mkdir(exist_ok=True)
-            self.state.mkdir(exist_ok=True)
-            handle = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as err:
-            raise NicsimError(f"{what}: cannot create {self.state}: {err.strerror}") from None
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _read(handle) or "unknown"
+        # A holder that ends removes the lock file (and an empty state
+        # directory) while it holds the lock: a lock taken on a file that
+        # is no longer the one at the path is let go and taken again.
+        for _ in range(100):
+            handle = self._open(what)
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read(handle) or "unknown"
+                os.close(handle)
+                raise NicsimError(
+                    f"{what}: in use by another nicsim (pid {holder}); wait for it to finish "
+                    "or choose another output"
+                ) from None
+            if _same_file(handle, self.path):
+                break
             os.close(handle)
-            raise NicsimError(
-                f"{what}: in use by another nicsim (pid {holder}); wait for it to finish "
-                "or choose another output"
-            ) from None
+        else:  # pragma: no cover - a hundred holders ending in turn under our feet
+            raise NicsimError(f"{what}: cannot take the lock {self.path}: it keeps being removed")
         previous = _read(handle)
         self.stale_pid = previous.split()[0] if previous else None
-        os.ftruncate(handle, 0)
-        os.pwrite(handle, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)
+        try:
+            os.ftruncate(handle, 0)
+            os.pwrite(handle, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)
+        except OSError as err:
+            self._handle = handle
+            self.release()
+            raise NicsimError(f"{what}: {_cannot_write(self.path, err)}") from None
         self._handle = handle
 
+    def _open(self, what: str) -> int:
+        """Open (creating) the lock file and the state directory it lives in."""
+        for _ in range(100):
+            try:
+                # Only the leaf: check_dir / check_file made sure its parent exists.
+                self.state.parent.mkdir(exist_ok=True)
+                self.state.mkdir(exist_ok=True)
+                return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            except FileNotFoundError as err:
+                # A holder that ended removed the state directory in between.
+                missing = err
+            except OSError as err:
+                raise NicsimError(f"{what}: cannot create {self.state}: {err.strerror}") from None
+        raise NicsimError(f"{what}: cannot create {self.state}: {missing.strerror}")
+
     def release(self) -> None:
-        """Empty the lock file (a clean exit) and drop the lock."""
+        """Remove the lock file (and the state directory if that empties it); drop the lock."""
         if self._handle is not None:
-            os.ftruncate(self._handle, 0)
+            with suppress(OSError):
+                self.path.unlink()
+            with suppress(OSError):
+                self.state.rmdir()  # only if empty: a store or manifest stays
             os.close(self._handle)
             self._handle = None
+
+
+def _same_file(handle: int, path: Path) -> bool:
+    """Whether the open file ``handle`` is the one at ``path`` now."""
+    try:
+        there = os.stat(path)
+    except FileNotFoundError:
+        return False
+    here = os.fstat(handle)
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _read(handle: int) -> str:
@@ -257,8 +352,13 @@ def _signals_held() -> Iterator[None]:
 
 
 def _write_json(path: Path, data: object) -> None:
-    with atomic_file(path) as temp:
+    temp = _temp_name(path)
+    try:
         temp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
 
 
 def _complete(out: Path, state: Path) -> None:
@@ -289,34 +389,57 @@ def recover(out: Path, state: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def replace_set(out: Path, state: Path, write: Callable[[Path], object]) -> list[str]:
+def replace_set(
+    out: Path, state: Path, write: Callable[[Path], object], what: str | None = None
+) -> list[str]:
     """Replace the set of files in ``out`` as a whole; return the new file names.
 
     ``write(staging)`` writes every file of the new set into a staging
-    directory; if it fails or is interrupted, ``out`` is untouched. Then the
-    files are moved into ``out`` (``report.md`` last) under a journal, with
+    directory; if it fails or is interrupted, ``out`` is untouched (a write
+    that fails, on a full disk say, is a :class:`NicsimError` naming the
+    file, prefixed with ``what``). Then the files get the mode of a new file
+    and are moved into ``out`` (``report.md`` last) under a journal, with
     SIGINT and SIGTERM held off. Call while holding the output's lock.
     """
     recover(out, state)
     staging = state / f"staging-{os.getpid()}"
-    staging.mkdir()
     try:
+        staging.mkdir()
         write(staging)
+        names = sorted(p.name for p in staging.iterdir() if p.is_file())
+        # mkstemp makes its files 0o600: every file reads as one open() made.
+        mode = new_file_mode(staging)
+        for name in names:
+            os.chmod(staging / name, mode)
+        names.sort(key=lambda name: name == REPORT)
+        previous = _manifest(state)
+        journal = {
+            "staging": staging.name,
+            "files": names,
+            "remove": [name for name in previous if name not in names],
+        }
+        with _signals_held():
+            _write_json(state / JOURNAL, journal)
+            _complete(out, state)
+    except OSError as err:
+        shutil.rmtree(staging, ignore_errors=True)
+        (state / JOURNAL).unlink(missing_ok=True)
+        raise _failed_set(out, staging, err, what) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    names = sorted(p.name for p in staging.iterdir() if p.is_file())
-    names.sort(key=lambda name: name == REPORT)
-    previous = _manifest(state)
-    journal = {
-        "staging": staging.name,
-        "files": names,
-        "remove": [name for name in previous if name not in names],
-    }
-    with _signals_held():
-        _write_json(state / JOURNAL, journal)
-        _complete(out, state)
     return names
+
+
+def _failed_set(out: Path, staging: Path, err: OSError, what: str | None) -> NicsimError:
+    """Return the error of a set not written: the file, why, and that ``out`` is whole."""
+    failed = Path(err.filename) if err.filename is not None else staging
+    if failed.parent == staging:
+        failed = out / failed.name
+    prefix = f"{what}: " if what else ""
+    return NicsimError(
+        f"{prefix}{_cannot_write(failed, err)}; the files {out} held before are kept"
+    )
 
 
 def _manifest(state: Path) -> Sequence[str]:

@@ -17,6 +17,7 @@ import pandas as pd
 from nicsim import exp_base
 from nicsim import experiments as _experiments
 from nicsim.experiments import Experiment
+from nicsim.outputs import naming
 from nicsim.plots import plot
 
 __all__ = [
@@ -58,8 +59,10 @@ def write_table(table: pd.DataFrame, out_dir: Path, exp_id: str) -> tuple[Path, 
     r"""Write ``<exp>.csv`` (fixed float format, ``\\n`` line ends) and ``<exp>.parquet``."""
     csv_path = out_dir / f"{exp_id}.csv"
     parquet_path = out_dir / f"{exp_id}.parquet"
-    table.to_csv(csv_path, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
-    table.to_parquet(parquet_path, index=False)
+    with naming(csv_path):
+        table.to_csv(csv_path, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
+    with naming(parquet_path):
+        table.to_parquet(parquet_path, index=False)
     return csv_path, parquet_path
 
 
@@ -176,14 +179,19 @@ def _section(experiment: Experiment, table: pd.DataFrame) -> list[str]:
 
 
 def write_report(tables: Mapping[str, pd.DataFrame], out_dir: Path, provenance: Provenance) -> Path:
-    """Write every table, plot and ``report.md`` into ``out_dir``; return the report path."""
+    """Write every table, plot and ``report.md`` into ``out_dir``; return the report path.
+
+    An :class:`OSError` of a write (a full disk, say) carries the name of the
+    file being written (:func:`nicsim.outputs.naming`).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     sections: list[str] = []
     summary: list[list[Any]] = []
     for exp_id, table in tables.items():
         experiment = _experiments.get(exp_id)
         write_table(table, out_dir, exp_id)
-        plot(experiment, table, out_dir / f"{exp_id}.png")
+        with naming(out_dir / f"{exp_id}.png"):
+            plot(experiment, table, out_dir / f"{exp_id}.png")
         sections += _section(experiment, table)
         summary.append(summary_row(experiment, table))
     header = [
@@ -214,5 +222,6 @@ def write_report(tables: Mapping[str, pd.DataFrame], out_dir: Path, provenance: 
         *sections,
     ]
     path = out_dir / "report.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
+    with naming(path):
+        path.write_text("\n".join(lines), encoding="utf-8")
     return path

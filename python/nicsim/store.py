@@ -30,6 +30,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from nicsim._core import NicsimError
 from nicsim.scenario import MAX_FILE_BYTES
 
 __all__ = ["Metrics", "Store", "build_id", "job_key"]
@@ -133,15 +134,28 @@ class Store:
         return metrics
 
     def put(self, key: str, scenario_toml: str, metrics: Metrics) -> None:
-        """Write one finished job: whole, under a temporary name, then renamed."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        """Write one finished job: whole, under a temporary name, then renamed.
+
+        Raises
+        ------
+        NicsimError
+            If the entry cannot be written (a full disk, say), naming it;
+            the entries written before stay whole.
+        """
         record = {"key": key, "build": self.dir.name, "metrics": metrics, "scenario": scenario_toml}
         final = self._path(key)
         temp = final.with_name(f".{final.name}.{os.getpid()}{TEMP_SUFFIX}")
         try:
+            self.dir.mkdir(parents=True, exist_ok=True)
             # json writes floats as repr(): they read back bit for bit (NaN too).
             temp.write_text(json.dumps(record, indent=1), encoding="utf-8")
             os.replace(temp, final)
+        except OSError as err:
+            temp.unlink(missing_ok=True)
+            raise NicsimError(
+                f"cannot write {final}: {err.strerror or err} (the results store {self.root} "
+                "keeps the runs finished before it: the same command resumes once it can write)"
+            ) from None
         except BaseException:
             temp.unlink(missing_ok=True)
             raise
