@@ -1,0 +1,269 @@
+"""What a run reports: the names of its metrics, its headline, and their groups.
+
+This module owns three views of the metrics the core returns:
+
+* **Names.** :func:`reported` lists what a run of a workload kind may
+  report, in each world (Open-MX, or LCI for a preset of that family), so
+  that ``nicsim sweep --metric`` and :func:`nicsim.sweep`'s ``metrics`` are
+  checked before any run (:func:`check_names`).
+* **Headline.** :func:`summary` picks the rows ``nicsim run`` prints first:
+  the workload's headline (latency and throughput of a ping-pong, message
+  rate and throughput of a stream, execution time of NAS or an all-to-all,
+  host overhead per packet of a flood), interrupts, CPU per host, drops.
+* **Groups.** :func:`groups` sorts every metric of a run into the groups of
+  ``nicsim run --all`` (headline, interrupts, drops, host CPU, NIC, I/O bus,
+  cache, protocol, run).
+
+It computes nothing: the core does (``crates/nicsim/src/sim/metrics.rs``,
+``crates/nicsim/src/lci/``). ``tests/test_metrics.py`` runs every workload
+kind of both worlds and checks that each name it reports is listed here, so
+a metric added to the core without a name here fails that test.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from nicsim._core import NicsimError
+
+__all__ = ["WORLDS", "check_names", "groups", "reported", "summary"]
+
+#: The worlds a scenario runs in (``nicsim._core.check`` tells which).
+WORLDS = ("open-mx", "lci")
+
+#: Hosts whose own metrics (``host0_*``, ``host1_*``) a run reports: the
+#: two of the point-to-point workloads.
+_HOSTS = (0, 1)
+
+# -- Open-MX world (crates/nicsim/src/sim/metrics.rs) ----------------------
+
+_OPEN_MX = frozenset(
+    {"interrupts", "sim_time_us", "events", "queue_peak", "frames", "dropped", "dropped_loss",
+     "dropped_ring_full", "dropped_no_endpoint", "duplicates", "cache_miss_rate",
+     "medium_messages", "deferral_success_rate",
+     # set when a run had drops or resends
+     "dropped_event_queue_full", "resends", "peak_ring_slots", "peak_outbox", "peak_unexpected",
+     "peak_early", "peak_need_region", "peak_frames_live"}
+)  # fmt: skip
+_CACHE_OBJECTS = ("endpoint", "event_ring", "napi", "tx_ring", "dma", "pull_handle", "recvq",
+                  "private", "app_buffer")  # fmt: skip
+_OPEN_MX_HOST = frozenset(
+    {"interrupts", "kernel_us", "kernel_cores", "coalesce_delay_us", "cpu_cores", "tx_contended",
+     "nic_rx_ns_per_frame", "kernel_miss_rate", "user_miss_rate",
+     *(f"cache_{obj}_{what}" for obj in _CACHE_OBJECTS for what in ("hits", "misses"))}
+)  # fmt: skip
+_ROUND_TRIP = frozenset(
+    {"latency_us", "throughput_MiBps", "interrupts_per_msg", "host0_cpu_pct", "host1_cpu_pct"}
+)
+_STREAM = frozenset(
+    {"msg_rate_per_s", "throughput_MiBps", "interrupts_per_msg", "stream_start_us",
+     "stream_end_us"}
+)  # fmt: skip
+_NAS = frozenset({"exec_time_s", "interrupts_timed"})
+_OPEN_MX_KINDS: dict[str, frozenset[str]] = {
+    "pingpong": _ROUND_TRIP,
+    "echo-nic": _ROUND_TRIP,
+    "echo-kernel": _ROUND_TRIP,
+    "stream": _STREAM,
+    "uniband": _STREAM,
+    "flood": frozenset({"overhead_ns_per_packet", "interrupts_per_msg"}),
+    "alltoall": frozenset({"time_us"}),
+    "exchange": frozenset({"time_us"}),
+    "nas-is": _NAS,
+    "nas-cg": _NAS,
+    "nas-mg": _NAS,
+    "nas-ft": _NAS,
+}
+
+# -- LCI world (crates/nicsim/src/lci/) -------------------------------------
+
+_LCI = frozenset(
+    {"sim_time_us", "events", "packets", "packets_delivered", "interrupts", "polls_failed",
+     "polls_ok", "upcalls", "host_dmas", "host_counter_fetches", "watchdog_interrupts",
+     "watchdog_fetches", "clock_interrupts", "signals_returned_at_once", "signals_merged",
+     "ni_host_fetches", "explicit_acks", "piggybacked_acks", "window_full_polls"}
+)  # fmt: skip
+_LCI_HOST = frozenset(
+    {"bus_busy_frac", "bus_wait_us", "dmas", "dma_bytes", "pio_reads", "pio_writes"}
+)
+_MULTICAST = frozenset(
+    {"ni_forwards", "ni_forward_waits", "host_forward_copies", "mc_packets_consumed",
+     "mc_bytes_consumed", "pio_writes"}
+)  # fmt: skip
+_STUCK = frozenset({"exec_time_s", "stuck", "stuck_at_us"})
+_LCI_KINDS: dict[str, frozenset[str]] = {
+    "stream": frozenset({"msg_rate_per_s", "throughput_MBps", "elapsed_us"}),
+    "pingpong": frozenset({"latency_us", "throughput_MBps"}),
+    "bcast": _MULTICAST | {"latency_us", "throughput_MBps", "burst_us"},
+    "asp": _MULTICAST | {"exec_time_s"},
+    "qr": _MULTICAST | {"exec_time_s"},
+    "dsm": _STUCK | {"remote_ops", "invalidations", "stuck_waiting_procs"},
+    "fft-alltoall": _STUCK,
+}
+
+_WORLD_TABLES = {
+    "open-mx": (_OPEN_MX, _OPEN_MX_HOST, _OPEN_MX_KINDS),
+    "lci": (_LCI, _LCI_HOST, _LCI_KINDS),
+}
+
+
+def reported(world: str, kind: str) -> frozenset[str]:
+    """Every metric name a run of workload ``kind`` in ``world`` may report.
+
+    Some are reported only when they apply (drops and resends after a loss,
+    ``medium_messages`` when medium messages were sent).
+
+    Examples
+    --------
+    >>> "latency_us" in reported("open-mx", "pingpong")
+    True
+    >>> "latency_us" in reported("open-mx", "stream")
+    False
+    """
+    common, host, kinds = _WORLD_TABLES[world]
+    per_host = {f"host{i}_{name}" for i in _HOSTS for name in host}
+    return common | per_host | kinds.get(kind, frozenset())
+
+
+def check_names(names: Sequence[str], world: str, kind: str, where: str) -> None:
+    """Raise :class:`NicsimError` for the first of ``names`` a run of ``kind`` does not report.
+
+    ``where`` names the run (e.g. ``"sweep[2] workload.kind=stream"``); the
+    message gives the names that run reports.
+    """
+    known = reported(world, kind)
+    for name in names:
+        if name in known:
+            continue
+        common, host, kinds = _WORLD_TABLES[world]
+        others = [k for k, listed in kinds.items() if name in listed]
+        if others:
+            hint = f"; workload.kind = {', '.join(others)} report it"
+        else:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+        plain = ", ".join(sorted(common | kinds.get(kind, frozenset())))
+        hosts = "/".join(f"host{i}_" for i in _HOSTS)
+        raise NicsimError(
+            f"metric {name!r} is not reported by {where} (workload.kind = {kind!r}{hint}; "
+            f"allowed: {plain}; and {hosts} followed by one of {', '.join(sorted(host))})"
+        )
+
+
+# -- the summary of `nicsim run` -------------------------------------------
+
+#: The workload's headline metrics, in the order shown, with what each is.
+HEADLINE: dict[str, str] = {
+    "latency_us": "one-way latency (half a round trip), µs",
+    "msg_rate_per_s": "messages per second at the receiver",
+    "throughput_MiBps": "payload throughput, MiB/s",
+    "throughput_MBps": "payload throughput, MB/s",
+    "time_us": "time per repetition (rank 0), µs",
+    "exec_time_s": "execution time, s",
+    "overhead_ns_per_packet": "receiver's kernel time per packet, ns",
+    "burst_us": "time of the back-to-back broadcasts, µs",
+    "stuck": "1: the program could not go on",
+}
+_INTERRUPTS: dict[str, str] = {
+    "interrupts_per_msg": "interrupts per message",
+    "interrupts": "interrupts raised, every host",
+    "interrupts_timed": "interrupts raised in the timed part",
+}
+#: Shown only when not zero.
+_INTERRUPTS_IF_ANY: dict[str, str] = {
+    "watchdog_interrupts": "interrupts of the polling watchdog",
+    "clock_interrupts": "interrupts of the NI clock",
+}
+_CPU = re.compile(r"^host(\d+)_(cpu_cores|cpu_pct)$")
+_CPU_WORDS = {
+    "cpu_cores": "host {}: cores busy, run average",
+    "cpu_pct": "host {}: % of its cores, timed part",
+}
+_DROPS: dict[str, str] = {"dropped": "frames dropped"}
+_DROPS_IF_ANY: dict[str, str] = {
+    "dropped_loss": "  lost on the wire (protocol.loss)",
+    "dropped_ring_full": "  receive ring full",
+    "dropped_no_endpoint": "  no endpoint (invalid packets)",
+    "dropped_event_queue_full": "  event queue full",
+    "duplicates": "frames received twice",
+    "resends": "frames sent again",
+}
+
+
+def summary(metrics: Mapping[str, object]) -> list[tuple[str, str]]:
+    """Return (metric, what it is) of the rows ``nicsim run`` prints first, in order.
+
+    The workload's headline, interrupts, CPU per host and drops, each row
+    one the run reported (a counter that is usually zero only when it is
+    not).
+
+    Examples
+    --------
+    >>> rows = summary({"latency_us": 9.9, "interrupts": 4, "dropped": 0, "duplicates": 0})
+    >>> [name for name, _ in rows]
+    ['latency_us', 'interrupts', 'dropped']
+    """
+    rows = [(k, v) for k, v in HEADLINE.items() if k in metrics]
+    if "stuck_at_us" in metrics and metrics.get("stuck"):
+        rows.append(("stuck_at_us", "when it stopped, µs"))
+    rows += [(k, v) for k, v in _INTERRUPTS.items() if k in metrics]
+    rows += [(k, v) for k, v in _INTERRUPTS_IF_ANY.items() if metrics.get(k)]
+    cpu = sorted(
+        (int(m.group(1)), m.group(2), key) for key in metrics if (m := _CPU.match(key)) is not None
+    )
+    rows += [(key, _CPU_WORDS[what].format(host)) for host, what, key in cpu]
+    rows += [(k, v) for k, v in _DROPS.items() if k in metrics]
+    rows += [(k, v) for k, v in _DROPS_IF_ANY.items() if metrics.get(k)]
+    return rows
+
+
+# -- the groups of `nicsim run --all` ---------------------------------------
+
+_GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (title, re.compile(pattern))
+    for title, pattern in (
+        ("interrupts", r"interrupts"),
+        ("drops", r"^(dropped.*|duplicates|resends)$"),
+        ("host CPU", r"^host\d+_(cpu_.*|kernel_us|kernel_cores|tx_contended)$"),
+        (
+            "NIC",
+            r"^host\d+_(nic_.*|coalesce_.*)$|^(ni_.*|host_dmas|host_counter_fetches"
+            r"|host_forward_copies|watchdog_fetches)$",
+        ),
+        ("I/O bus", r"^host\d+_(bus_.*|dmas|dma_bytes|pio_.*)$|^pio_writes$"),
+        ("cache", r"cache|miss_rate"),
+        (
+            "protocol",
+            r"^(medium_messages|deferral_success_rate|stream_.*|packets.*|polls_.*|upcalls"
+            r"|signals_.*|.*_acks|window_full_polls|mc_.*|elapsed_us|remote_ops|invalidations"
+            r"|stuck.*)$",
+        ),
+        ("run", r"^(sim_time_us|events|frames|queue_peak|peak_.*)$"),
+    )
+)
+
+
+def groups(names: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """Sort metric names into the groups of ``nicsim run --all``; each name in one group.
+
+    Groups come in a fixed order (headline, interrupts, drops, host CPU,
+    NIC, I/O bus, cache, protocol, run, other); names keep their order
+    within a group, and empty groups are left out.
+
+    Examples
+    --------
+    >>> groups(["events", "latency_us", "host0_cpu_cores", "host0_interrupts"])
+    [('headline', ['latency_us']), ('interrupts', ['host0_interrupts']), \
+('host CPU', ['host0_cpu_cores']), ('run', ['events'])]
+    """
+    titles = ["headline", *(title for title, _ in _GROUPS), "other"]
+    found: dict[str, list[str]] = {title: [] for title in titles}
+    for name in names:
+        if name in HEADLINE:
+            found["headline"].append(name)
+            continue
+        title = next((t for t, pattern in _GROUPS if pattern.search(name)), "other")
+        found[title].append(name)
+    return [(title, found[title]) for title in titles if found[title]]
