@@ -1,8 +1,9 @@
 """Bad input: one line naming the thing, before any work where it can be known
 before, and nothing left half-done.
 
-Deeply nested values, a full disk during a campaign, limits and keys in
-messages, and file modes and the lock of a run that failed.
+Deeply nested values, a full disk during a campaign, sweep axes given twice
+or checked late, limits and keys in messages, and file modes and the lock of
+a run that failed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 import nicsim
-from nicsim import campaign, outputs, report, store
+from nicsim import campaign, outputs, report, runner, store
 from nicsim._core import NicsimError
 from nicsim.executor import RunFn
 from nicsim.scenario import MAX_DEPTH, Scenario, check_depth, parse_value
@@ -297,6 +298,117 @@ def test_a_full_disk_writing_a_pcap_names_it(
         str(err.value) == f"pcap {target}: cannot write it: No space left on device (os error 28)"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+# -- sweeps: axes, and every check before the first run ----------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--axis", f"nic.delay_us=0,{DEEP}"], "`nic.delay_us` nests"),
+        (["--axis", "nic.delay_us=0", "--set", f"nic.frames={DEEP}"], "`nic.frames` nests"),
+    ],
+)
+def test_a_deep_sweep_value_names_its_key(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], needle: str
+) -> None:
+    code, _, err = nicsim_cli(capsys, "sweep", *args, "--out", str(tmp_path / "s.csv"))
+    assert code == 2
+    assert_one_error_line(err)
+    assert needle in err and "more than 32 levels" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.core
+def test_a_deep_sweep_axis_raises_nicsim_error_from_python() -> None:
+    with pytest.raises(NicsimError, match=r"^`nic\.delay_us\[0\]"):
+        nicsim.sweep({"workload": {"kind": "stream"}}, {"nic.delay_us": [0, _nested(100)]})
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--axis", "nic.delay_us=0,25", "--axis", "nic.delay_us=75"],
+         "--axis nic.delay_us is given twice; give its values once, e.g. "
+         "--axis nic.delay_us=0,25,75"),
+        (["--axis", "nic.delay_us=0,25", "--set", "nic.delay_us=5"],
+         "--set nic.delay_us and --axis nic.delay_us: a key is fixed (--set) or swept (--axis)"),
+        (["--axis", "nic=3", "--axis", "nic.delay_us=0"],
+         "sweep axes 'nic' and 'nic.delay_us': one sets the other"),
+    ],
+)  # fmt: skip
+def test_a_sweep_key_given_twice_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], needle: str
+) -> None:
+    code, _, err = nicsim_cli(capsys, "sweep", *args, "--out", str(tmp_path / "s.csv"))
+    assert code == 2
+    assert_one_error_line(err)
+    assert needle in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.core
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--axis", "nic.delay_us=0,25,-5"],
+         "sweep[2] nic.delay_us=-5: invalid value for `nic.delay_us`: -5"),
+        (["--axis", "workload.size_bytes=0,64", "--axis", "nic.frames=1,-1"],
+         "sweep[1] workload.size_bytes=0 nic.frames=-1: invalid value for `nic.frames`: -1 "
+         "(allowed: an integer 0 ..= 1048576)"),
+        (["--axis", "nic.delay_us=0,25", "--metric", "latency_us"],
+         "metric 'latency_us' is not reported by sweep[0] nic.delay_us=0 (workload.kind = "
+         "'stream'; workload.kind = pingpong, echo-nic, echo-kernel report it;"),
+        (["--axis", "workload.kind=stream,pingpong", "--metric", "msg_rate_per_s"],
+         "metric 'msg_rate_per_s' is not reported by sweep[1] workload.kind=pingpong"),
+        (["--axis", "nic.delay_us=0", "--metric", "msg_rate_per_s", "--metric", "bogus"],
+         "metric 'bogus' is not reported by sweep[0]"),
+    ],
+)  # fmt: skip
+def test_a_sweep_checks_every_point_and_metric_before_any_run(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    needle: str,
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a run started before every point was checked")
+
+    monkeypatch.setattr(runner, "run_jobs", refuse)
+    out = tmp_path / "s.csv"
+    fixed = ["--set", "workload.kind=stream", "--set", "workload.messages=100"]
+    if "workload.kind" in " ".join(args):
+        fixed = []
+    code, _, err = nicsim_cli(capsys, "sweep", *args, *fixed, "--out", str(out), "--jobs", "1")
+    assert code == 2
+    assert_one_error_line(err)
+    assert needle in err
+    assert list(tmp_path.iterdir()) == []  # no table, no store, no lock
+
+
+@pytest.mark.core
+def test_the_python_sweep_checks_every_point_and_metric_before_any_run(tmp_path: Path) -> None:
+    base = {"workload": {"kind": "stream", "messages": 100}}
+    with pytest.raises(NicsimError, match=r"^sweep\[1\] nic\.delay_us=-5: "):
+        nicsim.sweep(base, {"nic.delay_us": [0, -5]}, jobs=1, store=tmp_path / "store")
+    with pytest.raises(NicsimError, match=r"^metric 'latency_us' is not reported by sweep\[0\]"):
+        nicsim.sweep(
+            base, {"nic.delay_us": [0]}, metrics="latency_us", jobs=1, store=tmp_path / "store"
+        )
+    assert list(tmp_path.iterdir()) == []  # nothing ran, so nothing was stored
+
+
+@pytest.mark.core
+def test_a_campaign_checks_every_run_before_the_first(tmp_path: Path) -> None:
+    good = Scenario(workload={"kind": "stream", "messages": 100}).to_toml()
+    bad = Scenario(workload={"kind": "stream", "messages": 0}).to_toml()
+    jobs = [runner.Job("x", 0, {"n": 0}, good), runner.Job("x", 1, {"n": 1}, bad)]
+    kept = store.Store(tmp_path / "store")
+    with pytest.raises(NicsimError, match=r"^x\[1\] n=1: invalid value for `workload.messages`"):
+        runner.run_jobs(jobs, workers=1, store=kept)
+    assert kept.done() == 0
 
 
 # -- limits and keys in messages -----------------------------------------------

@@ -254,6 +254,13 @@ def sweep(
     pandas.DataFrame
         One column per axis (named by its key), then the metrics.
 
+    Raises
+    ------
+    NicsimError
+        Before any run: if a configuration of the grid is invalid (naming
+        it, e.g. ``sweep[3] nic.delay_us=-5: ...``), a metric is not one its
+        workload reports, or two axes set the same key.
+
     Examples
     --------
     >>> base = {"workload": {"kind": "stream", "messages": 300}}
@@ -274,10 +281,12 @@ def sweep(
     _check_path("store", store)
     base = _as_scenario(scenario)
     planned = sweeps.plan_sweep(base, {key: list(values) for key, values in axes.items()})
+    names = None if metrics is None else _names("metrics", metrics)
+    sweeps.check_planned(planned, names)
     chosen = executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
     return sweeps.run_planned(
         planned,
-        metrics=None if metrics is None else _names("metrics", metrics),
+        metrics=names,
         progress=progress,
         executor=chosen,
         store=None if store is None else Store(Path(store), fresh=fresh),

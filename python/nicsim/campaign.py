@@ -144,6 +144,7 @@ def sweep_to_file(
     if target.suffix not in TABLE_SUFFIXES:
         raise NicsimError(f"{option} {target}: the file must end in .csv or .parquet")
     planned = sweeps.plan_sweep(base, axes)
+    sweeps.check_planned(planned, metrics, run_fn=run_fn)
     chosen = _executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
     outputs.check_file(target, option)
     reporter = Reporter("sweep" if progress else None)

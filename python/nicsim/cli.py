@@ -327,12 +327,20 @@ def sweep_command(
     from nicsim import campaign, outputs
 
     base = Scenario.load(scenario) if scenario is not None else Scenario()
-    for path, text in _pairs(set_, "--set", "nic.delay_us=25"):
-        base.set(path, parse_value(text))
-    axes = {
-        path: [parse_value(v.strip()) for v in text.split(",")]
-        for path, text in _pairs(axis, "--axis", "nic.delay_us=0,25,75")
-    }
+    fixed = _pairs(set_, "--set", "nic.delay_us=25")
+    for path, text in fixed:
+        base.set(path, parse_value(text, path))
+    axes: dict[str, list[Any]] = {}
+    for path, text in _pairs(axis, "--axis", "nic.delay_us=0,25,75"):
+        if path in axes:
+            _fail(
+                f"--axis {path} is given twice; give its values once, "
+                f"e.g. --axis {path}={','.join(map(str, [*axes[path], text]))}"
+            )
+        axes[path] = [parse_value(v.strip(), path) for v in text.split(",")]
+    for path, _ in fixed:
+        if path in axes:
+            _fail(f"--set {path} and --axis {path}: a key is fixed (--set) or swept (--axis)")
     try:
         table = campaign.sweep_to_file(
             base,

@@ -134,8 +134,10 @@ def run_jobs(
     Raises
     ------
     NicsimError
-        On a job's bad input, labelled with the job (the campaign stops; the
-        jobs that finished are in the store).
+        On a job's bad input, labelled with the job: with the compiled core,
+        every job to run is checked before the first runs; an error found
+        only while running stops the campaign (the jobs that finished are
+        in the store).
     """
     from nicsim.progress import Reporter
 
@@ -165,6 +167,17 @@ def run_jobs(
         ),
         key=lambda task: -task.cost,
     )
+
+    if run_fn is core_run:
+        # Every run's input before the first run: a bad value in the last
+        # configuration stops the campaign before it simulates the others.
+        from nicsim import _core
+
+        for task in todo:
+            try:
+                _core.check(task.toml)
+            except NicsimError as err:
+                raise NicsimError(f"{task.label}: {err}") from None
 
     def on_result(task: Task, outcome: Outcome) -> None:
         value = outcome[1]

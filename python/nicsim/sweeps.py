@@ -10,6 +10,7 @@ random numbers), so rows differ only by the swept keys.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +20,15 @@ from nicsim.executor import Executor, LocalExecutor, default_jobs
 from nicsim.scenario import Scenario
 from nicsim.store import Store
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["plan_sweep", "run_planned", "sweep"]
+__all__ = ["check_planned", "plan_sweep", "run_planned", "sweep"]
 
 
 def plan_sweep(base: Scenario, axes: Mapping[str, Sequence[Any]]) -> list[runner.Job]:
@@ -38,8 +44,16 @@ def plan_sweep(base: Scenario, axes: Mapping[str, Sequence[Any]]) -> list[runner
     if not axes:
         raise NicsimError("sweep: no axis given (e.g. nic.delay_us=0,25,75)")
     for key, values in axes.items():
+        if not isinstance(key, str):
+            raise NicsimError(f"sweep axis {key!r}: expected a dotted key, e.g. 'nic.delay_us'")
         if len(values) == 0:
             raise NicsimError(f"sweep axis {key!r}: no values")
+    for key in axes:
+        inner = next((k for k in axes if k != key and k.startswith(f"{key}.")), None)
+        if inner is not None:
+            raise NicsimError(
+                f"sweep axes {key!r} and {inner!r}: one sets the other (a key is swept by one axis)"
+            )
     jobs = []
     names = list(axes)
     for index, combo in enumerate(itertools.product(*axes.values())):
@@ -49,6 +63,42 @@ def plan_sweep(base: Scenario, axes: Mapping[str, Sequence[Any]]) -> list[runner
             scenario.set(key, value)
         jobs.append(runner.Job("sweep", index, params, scenario.to_toml()))
     return jobs
+
+
+def check_planned(
+    planned: Sequence[runner.Job],
+    metrics: Sequence[str] | None,
+    *,
+    run_fn: runner.RunFn = runner.core_run,
+) -> None:
+    """Check every configuration of a sweep and the metric names, before any run.
+
+    Each job's scenario is checked as the core checks it before a run
+    (:func:`nicsim._core.check`), and each metric name against what a run of
+    the job's workload reports (:func:`nicsim.metrics.reported`). Only for
+    the compiled core (``run_fn`` :func:`~nicsim.runner.core_run`): another
+    ``run_fn`` reports its own metrics and checks its own input.
+
+    Raises
+    ------
+    NicsimError
+        Naming the first configuration that would fail (``sweep[3]
+        nic.delay_us=-5: ...``) or the metric and the configuration that does
+        not report it.
+    """
+    if run_fn is not runner.core_run:
+        return
+    from nicsim import _core
+    from nicsim import metrics as _metrics
+
+    for job in planned:
+        try:
+            world = _core.check(job.toml)
+        except NicsimError as err:
+            raise NicsimError(f"{job.label}: {err}") from None
+        if metrics:
+            kind = str(tomllib.loads(job.toml).get("workload", {}).get("kind", ""))
+            _metrics.check_names(metrics, world, kind, job.label)
 
 
 def sweep(
@@ -85,11 +135,13 @@ def sweep(
     Raises
     ------
     NicsimError
-        On an invalid key or value (naming the configuration), or an unknown
-        metric name.
+        Before any run, on an invalid key or value (naming the
+        configuration), or a metric name a configuration does not report.
     """
+    planned = plan_sweep(base, axes)
+    check_planned(planned, metrics, run_fn=run_fn)
     return run_planned(
-        plan_sweep(base, axes),
+        planned,
         metrics=metrics,
         progress=progress,
         run_fn=run_fn,
