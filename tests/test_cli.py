@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from nicsim.cli import app
+import nicsim
+from nicsim.cli import _format, app
+from nicsim.scenario import Scenario, parse_value
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -91,6 +93,111 @@ def test_run_json_prints_metrics(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     metrics = json.loads(out)
     assert metrics["latency_us"] > 0
+    # Every metric of the run, not only the summary's.
+    expected = nicsim.run({"workload": {"kind": "pingpong", "iterations": 20}})
+    assert sorted(metrics) == sorted(expected) and "host1_cache_dma_misses" in metrics
+
+
+def _rows(out: str) -> list[str]:
+    """The first word of each line of a table: the metric names, in order."""
+    return [line.split()[0] for line in out.splitlines() if line.split()]
+
+
+#: Small runs of each kind of headline, and what their summary shows, in order.
+SUMMARIES = [
+    (
+        ["--workload", "pingpong", "--set", "workload.iterations=20"],
+        ["latency_us", "throughput_MiBps", "interrupts_per_msg", "interrupts",
+         "host0_cpu_cores", "host0_cpu_pct", "host1_cpu_cores", "host1_cpu_pct", "dropped"],
+    ),
+    (
+        ["--workload", "stream", "--set", "workload.messages=300"],
+        ["msg_rate_per_s", "throughput_MiBps", "interrupts_per_msg", "interrupts",
+         "host0_cpu_cores", "host1_cpu_cores", "dropped"],
+    ),
+    (
+        ["--workload", "flood", "--set", "workload.packets=300"],
+        ["overhead_ns_per_packet", "interrupts_per_msg", "interrupts", "host0_cpu_cores",
+         "host1_cpu_cores", "dropped", "dropped_no_endpoint"],
+    ),
+    (
+        ["--workload", "alltoall", "--set", "workload.iterations=2",
+         "--set", "workload.procs_per_host=1"],
+        ["time_us", "interrupts", "host0_cpu_cores", "host1_cpu_cores", "dropped"],
+    ),
+    (
+        ["--workload", "nas-is", "--set", "workload.class='S'", "--set", "workload.iterations=1",
+         "--set", "workload.procs_per_host=1"],
+        ["exec_time_s", "interrupts", "interrupts_timed", "host0_cpu_cores", "host1_cpu_cores",
+         "dropped"],
+    ),
+    (
+        ["--preset", "lci2000", "--workload", "pingpong", "--set", "workload.iterations=20"],
+        ["latency_us", "throughput_MBps", "interrupts"],
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.core
+@pytest.mark.parametrize(("args", "rows"), SUMMARIES, ids=lambda v: " ".join(v)[:40])
+def test_run_prints_the_workloads_headline_first(
+    capsys: pytest.CaptureFixture[str], args: list[str], rows: list[str]
+) -> None:
+    code, out, _ = nicsim_cli(capsys, "run", *args)
+    assert code == 0
+    metrics = nicsim.run(_scenario_of(args))
+    shown = [name for name in _rows(out) if name in metrics]
+    assert shown == rows  # the headline first, then interrupts, CPU per host, drops
+    for name in rows:  # each with its value as the table formats it
+        line = next(line for line in out.splitlines() if line.split()[:1] == [name])
+        assert line.split()[1] == _format(metrics[name])
+    assert "host0_cache_dma_misses" not in out and "sim_time_us" not in out
+    assert f"all {len(metrics)} metrics: --all, or --json" in " ".join(out.split())
+
+
+def _scenario_of(args: list[str]) -> Scenario:
+    """The scenario ``nicsim run ARGS`` runs (the options these tests use)."""
+    built = Scenario()
+    for option, value in zip(args[::2], args[1::2], strict=True):
+        if option == "--set":
+            key, _, text = value.partition("=")
+            built.set(key, parse_value(text, key))
+        else:
+            built.set({"--workload": "workload.kind", "--preset": "preset"}[option], value)
+    return built
+
+
+@pytest.mark.core
+def test_run_all_prints_every_metric_once_in_groups(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["run", "--workload", "stream", "--set", "workload.messages=300"]
+    code, out, _ = nicsim_cli(capsys, *args, "--all")
+    assert code == 0
+    code, as_json, _ = nicsim_cli(capsys, *args, "--json")
+    metrics = json.loads(as_json)
+    summary, _, everything = out.partition("every metric")
+    # Below the header and its rule: group titles, their metrics indented under them.
+    lines = [line for line in everything.splitlines() if line.strip()][2:]
+    depth = {len(line) - len(line.lstrip()) for line in lines}
+    title_at, name_at = sorted(depth)
+    titles = [line.strip() for line in lines if len(line) - len(line.lstrip()) == title_at]
+    names = [line.split()[0] for line in lines if len(line) - len(line.lstrip()) == name_at]
+    assert titles == ["headline", "interrupts", "drops", "host CPU", "NIC", "cache", "protocol",
+                      "run"]  # fmt: skip
+    assert sorted(names) == sorted(metrics)  # every metric, each once
+    group_of = {}
+    for line in lines:
+        if len(line) - len(line.lstrip()) == title_at:
+            title = line.strip()
+        elif len(line) - len(line.lstrip()) == name_at:
+            group_of[line.split()[0]] = title
+    assert group_of["msg_rate_per_s"] == "headline"
+    assert group_of["host0_cpu_cores"] == "host CPU"
+    assert group_of["host1_nic_rx_ns_per_frame"] == "NIC"
+    assert group_of["host1_cache_dma_misses"] == "cache"
+    assert group_of["host1_interrupts"] == "interrupts"
+    assert group_of["dropped_ring_full"] == "drops"
+    assert group_of["events"] == "run"
+    assert "msg_rate_per_s" in _rows(summary)
 
 
 @pytest.mark.core

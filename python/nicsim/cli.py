@@ -204,9 +204,12 @@ def run_command(
         list[str] | None,
         typer.Option("--set", help="Set any scenario key: key.path=value (TOML value)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print metrics as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print every metric as JSON.")] = False,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Print every metric, in groups, after the summary.")
+    ] = False,
 ) -> None:
-    """Run one scenario and print its metrics."""
+    """Run one scenario and print its summary: headline, interrupts, CPU per host, drops."""
     built = Scenario.load(scenario) if scenario is not None else Scenario()
     options: dict[str, Any] = {
         "preset": preset,
@@ -236,14 +239,52 @@ def run_command(
     if as_json:
         print(json.dumps(metrics, indent=2, sort_keys=False))
         return
+    _out().print(_summary_table(built, metrics))
+    sim_ms = float(metrics.get("sim_time_us", 0.0)) / 1e3
+    line = f"simulated {sim_ms:,.3f} ms in {metrics.get('events', 0):,} events"
+    if show_all:
+        _out().print(line, highlight=False)
+        _out().print(_all_table(metrics))
+    else:
+        _out().print(f"{line}; all {len(metrics)} metrics: --all, or --json", highlight=False)
+
+
+def _summary_table(scenario: Scenario, metrics: dict[str, Any]) -> "Table":
+    """Make the first table of ``nicsim run``: the headline, interrupts, CPU, drops."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title="nicsim metrics")
+    from nicsim.metrics import summary
+
+    workload = scenario.workload.get("kind", "?")
+    size = scenario.workload.get("size_bytes")
+    what = f"{workload}, {size} B" if size is not None else str(workload)
+    table = Table(title=f"nicsim run: {what} on {scenario.preset}", box=box.SIMPLE_HEAD)
     table.add_column("metric")
     table.add_column("value", justify="right")
-    for name, value in metrics.items():
-        table.add_row(name, _format(value))
-    _out().print(table)
+    table.add_column("what it is")
+    for name, meaning in summary(metrics):
+        table.add_row(name, _format(metrics[name]), meaning)
+    return table
+
+
+def _all_table(metrics: dict[str, Any]) -> "Table":
+    """Make the table of every metric of a run, in groups (:func:`nicsim.metrics.groups`)."""
+    from rich import box
+    from rich.table import Table
+
+    from nicsim.metrics import groups
+
+    table = Table(title="every metric", box=box.SIMPLE_HEAD)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for i, (title, names) in enumerate(groups(metrics)):
+        if i:
+            table.add_section()
+        table.add_row(f"[bold]{title}[/bold]", "")
+        for name in names:
+            table.add_row(f"  {name}", _format(metrics[name]))
+    return table
 
 
 def _pairs(items: list[str] | None, option: str, example: str) -> list[tuple[str, str]]:
