@@ -2,8 +2,8 @@
 before, and nothing left half-done.
 
 Deeply nested values, a full disk during a campaign, sweep axes given twice
-or checked late, limits and keys in messages, and file modes and the lock of
-a run that failed.
+or checked late, limits in messages, file modes and the lock of a run that
+failed, and what ``nicsim`` shows of itself.
 """
 
 from __future__ import annotations
@@ -523,3 +523,26 @@ def test_a_lock_file_removed_by_its_holder_is_not_taken(tmp_path: Path) -> None:
                 third.acquire()
     finally:
         os.close(stale)
+
+
+# -- the package's names -------------------------------------------------------
+
+
+def test_dir_lists_the_api_and_the_submodules_only() -> None:
+    listed = set(dir(nicsim))
+    for name in ["Any", "Callable", "Iterable", "Mapping", "Path", "TYPE_CHECKING", "os",
+                 "importlib", "annotations", "pd", "_core", "_launch", "_as_scenario"]:  # fmt: skip
+        assert name not in listed, name
+    public = {name for name in listed if not name.startswith("__")} | {"__version__"}
+    assert set(nicsim.__all__) <= public
+    for name in public - set(nicsim.__all__):  # the submodules, loaded on first use
+        assert getattr(nicsim, name).__name__ == f"nicsim.{name}"
+    for name in nicsim.__all__:
+        assert getattr(nicsim, name) is not None
+
+
+def test_star_import_gives_the_api() -> None:
+    namespace: dict[str, Any] = {}
+    exec("from nicsim import *", namespace)
+    assert set(namespace) - {"__builtins__"} == set(nicsim.__all__)
+    assert namespace["run"] is nicsim.run and namespace["NicsimError"] is NicsimError

@@ -52,8 +52,8 @@ __all__ = [
 __version__: str = _core.version()
 #: Submodules loaded on first use as attributes (``nicsim.model.evaluate``).
 _SUBMODULES = frozenset(
-    {"campaign", "executor", "experiments", "model", "outputs", "plots", "policy", "report",
-     "runner", "store", "sweeps"}
+    {"campaign", "executor", "experiments", "metrics", "model", "outputs", "plots", "policy",
+     "report", "runner", "scenario", "store", "sweeps"}
 )  # fmt: skip
 
 
@@ -61,6 +61,15 @@ def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"nicsim.{name}")
     raise AttributeError(f"module 'nicsim' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """List the public API (``__all__``), the submodules and the module's own dunders.
+
+    Not the names this module imports for itself (``Any``, ``Path``, ``os``...).
+    """
+    dunders = (name for name in globals() if name.startswith("__") and name.endswith("__"))
+    return sorted({*__all__, *_SUBMODULES, *dunders})
 
 
 def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | Path) -> Scenario:
