@@ -184,6 +184,17 @@ pub struct NicCfg {
     pub irq_delivery_ns: f64,
     pub doorbell_ns: f64,
     pub ring_slots: u32,
+    /// Frames of at most this many bytes take a buffer of a second receive
+    /// ring of their own, of `ring_slots` entries too (myri10ge's `rx_small`
+    /// beside `rx_big`): a ring full of data does not drop them. 0: one ring.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub small_bytes: u32,
+    /// The driver restocks a receive ring at the end of a poll only once
+    /// fewer than this many of its buffers are posted and not yet processed
+    /// (myri10ge's `myri10ge_fill_thresh`); then it posts the whole ring
+    /// again. 0: every buffer is given back as its frame is processed.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub fill_thresh: u32,
     /// Whether transmit completions are reaped through the (coalesced) interrupt.
     pub tx_done_interrupts: bool,
     /// The NIC's default coalescing delay in microseconds.
@@ -497,6 +508,8 @@ impl Platform {
         // tail on every try, and the run never ends.
         let min_ring = crate::wire::MEDIUM_MAX_FRAGS.max(crate::wire::PULL_BLOCK_REPLIES) as u64;
         check_u("nic.ring_slots", n.ring_slots as u64, min_ring, 1 << 20)?;
+        check_u("nic.small_bytes", n.small_bytes as u64, 0, 65_535)?;
+        check_u("nic.fill_thresh", n.fill_thresh as u64, 0, n.ring_slots as u64)?;
         check_f("nic.default_delay_us", n.default_delay_us, 0.0, 1e6)?;
         let h = &self.host;
         check_f("host.clock_ghz", h.clock_ghz, 0.01, 100.0)?;
@@ -590,6 +603,10 @@ impl Platform {
     pub fn cores(&self) -> u32 {
         self.topology.sockets * self.topology.dies_per_socket * self.topology.cores_per_die
     }
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 #[cfg(test)]

@@ -25,10 +25,26 @@ pub enum RingEntry {
     TxDone(u32),
 }
 
+/// The bit of a ring entry that says its frame took a buffer of the small
+/// ring (frame slab ids stay below it).
+pub const SMALL_RING_BIT: u32 = 1 << 31;
+
 /// One receive queue with its interrupt line.
 pub struct RxQueue {
-    /// Received frames (slab ids) in DMA-completion order.
+    /// Received frames (slab ids, [`SMALL_RING_BIT`] set for a frame in a
+    /// small-ring buffer) in DMA-completion order: one completion ring, as
+    /// myri10ge's `rx_done` serves both buffer rings.
     pub ring: VecDeque<u32>,
+    /// Of `ring`, the frames in small-ring buffers.
+    pub small_in_ring: u32,
+    /// Buffers of the big and the small ring posted and not yet processed
+    /// by the driver (myri10ge's `fill_cnt - cnt`): the NIC can fill those
+    /// not already holding a frame.
+    pub posted: [u32; 2],
+    /// Restock threshold (`nic.fill_thresh`; 0: restocked frame by frame)
+    /// and ring size.
+    fill_thresh: u32,
+    ring_slots: u32,
     /// Transmit completions not yet reaped.
     pub tx_done: u32,
     pub policy: Box<dyn Coalescer>,
@@ -75,9 +91,13 @@ pub struct Outcome {
 }
 
 impl RxQueue {
-    pub fn new(policy: Box<dyn Coalescer>, ring_slots: usize) -> Self {
+    pub fn new(policy: Box<dyn Coalescer>, ring_slots: usize, fill_thresh: u32) -> Self {
         RxQueue {
             ring: VecDeque::with_capacity(ring_slots.min(4096)),
+            small_in_ring: 0,
+            posted: [ring_slots as u32; 2],
+            fill_thresh,
+            ring_slots: ring_slots as u32,
             tx_done: 0,
             policy,
             irq_enabled: true,
@@ -161,10 +181,37 @@ impl RxQueue {
         }
     }
 
+    /// A frame's DMA completed into a buffer of the small ring or the big one.
+    pub fn push_rx(&mut self, frame: u32, small: bool) {
+        debug_assert!(frame & SMALL_RING_BIT == 0, "frame slab id {frame} too large");
+        if small {
+            self.small_in_ring += 1;
+            self.ring.push_back(frame | SMALL_RING_BIT);
+        } else {
+            self.ring.push_back(frame);
+        }
+    }
+
+    /// The end of a poll: a ring with fewer than `fill_thresh` buffers
+    /// posted and unprocessed is posted whole again (myri10ge restocks at the
+    /// end of `myri10ge_clean_rx_done`).
+    pub fn restock(&mut self) {
+        for posted in &mut self.posted {
+            if *posted < self.fill_thresh {
+                *posted = self.ring_slots;
+            }
+        }
+    }
+
     /// Next work for the bottom half: received frames first.
     pub fn take(&mut self) -> Option<RingEntry> {
         if let Some(f) = self.ring.pop_front() {
-            Some(RingEntry::Rx(f))
+            let small = f & SMALL_RING_BIT != 0;
+            self.small_in_ring -= small as u32;
+            if self.fill_thresh > 0 {
+                self.posted[small as usize] -= 1;
+            }
+            Some(RingEntry::Rx(f & !SMALL_RING_BIT))
         } else if self.tx_done > 0 && !self.split_claims {
             Some(RingEntry::TxDone(std::mem::take(&mut self.tx_done)))
         } else {
@@ -223,7 +270,11 @@ pub struct Nic {
     tx_dma_startup: Duration,
     pub irq_delivery: Duration,
     pub ring_slots: usize,
+    /// Frames of at most this many bytes use the small ring (0: none).
+    pub small_bytes: u32,
     pub in_dma: u32,
+    /// Of `in_dma`, the frames bound for small-ring buffers.
+    pub in_dma_small: u32,
     /// `nic.dma_shared_bus`: when the one bus both DMA directions use is
     /// free (`None`: each direction has its own engines).
     bus_free: Option<Instant>,
@@ -249,7 +300,9 @@ impl Nic {
             tx_dma_startup: t.tx_dma_startup,
             irq_delivery: t.irq_delivery,
             ring_slots: cfg.ring_slots as usize,
+            small_bytes: cfg.small_bytes,
             in_dma: 0,
+            in_dma_small: 0,
             bus_free: cfg.dma_shared_bus.then_some(Instant::ZERO),
         }
     }
@@ -322,8 +375,87 @@ impl Nic {
         self.pending
     }
 
-    /// Ring occupancy check (frames in DMA + frames in the ring).
-    pub fn ring_full(&self, q: usize) -> bool {
-        self.queues[q].ring.len() + self.in_dma as usize >= self.ring_slots
+    /// Whether a frame of `len` bytes takes a small-ring buffer: myri10ge's
+    /// firmware fills a buffer of `rx_small` for a frame of at most
+    /// `small_bytes`, of `rx_big` for a larger one (`myri10ge_clean_rx_done`).
+    #[inline]
+    pub fn is_small(&self, len: usize) -> bool {
+        len <= self.small_bytes as usize
+    }
+
+    /// Whether queue `q` has no free buffer for a frame of this ring class:
+    /// the frames in DMA and in the ring, of that class, fill what is posted.
+    pub fn ring_full(&self, q: usize, small: bool) -> bool {
+        let qu = &self.queues[q];
+        let used = if small {
+            qu.small_in_ring + self.in_dma_small
+        } else {
+            (qu.ring.len() as u32 - qu.small_in_ring) + (self.in_dma - self.in_dma_small)
+        };
+        used >= qu.posted[small as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{preset_text, Platform, Times};
+
+    /// The omx2009 NIC with one queue, its rings of `slots` entries.
+    fn nic(small_bytes: u32, fill_thresh: u32, slots: u32) -> Nic {
+        let mut p = Platform::from_toml(preset_text("omx2009").unwrap()).unwrap();
+        (p.nic.small_bytes, p.nic.fill_thresh, p.nic.ring_slots) = (small_bytes, fill_thresh, slots);
+        let queue = RxQueue::new(Box::new(coalesce::Disabled), slots as usize, fill_thresh);
+        Nic::new(&p.nic, &Times::of(&p).nic, vec![queue], Duration::ZERO)
+    }
+
+    /// Fills queue 0 with `n` frames of `len` bytes, as the firmware does.
+    fn fill(nic: &mut Nic, n: u32, len: usize) -> u32 {
+        let mut taken = 0;
+        for f in 0..n {
+            let small = nic.is_small(len);
+            if !nic.ring_full(0, small) {
+                nic.queues[0].push_rx(f, small);
+                taken += 1;
+            }
+        }
+        taken
+    }
+
+    #[test]
+    fn a_small_frame_takes_a_buffer_of_its_own_ring_when_data_fill_the_other() {
+        let mut two = nic(126, 0, 32);
+        assert_eq!(fill(&mut two, 40, 1514), 32, "the big ring holds 32");
+        assert!(two.ring_full(0, false) && !two.ring_full(0, true));
+        assert_eq!(fill(&mut two, 5, 60), 5, "acks and pull requests still get in");
+        // Processed in arrival order, each giving its buffer back to its ring.
+        assert_eq!(two.queues[0].take(), Some(RingEntry::Rx(0)));
+        assert_eq!((two.queues[0].small_in_ring, two.ring_full(0, false)), (5, false));
+        let mut one = nic(0, 0, 32);
+        assert_eq!(fill(&mut one, 40, 1514), 32);
+        assert_eq!(fill(&mut one, 5, 60), 0, "one ring: a 60 B frame is dropped too");
+    }
+
+    #[test]
+    fn with_a_fill_threshold_buffers_come_back_only_when_a_poll_restocks() {
+        let mut nic = nic(0, 16, 32);
+        assert_eq!(fill(&mut nic, 32, 1514), 32);
+        for _ in 0..20 {
+            nic.queues[0].take();
+        }
+        // 12 frames wait, 12 buffers posted: no room until a restock.
+        assert!(nic.ring_full(0, false));
+        nic.queues[0].restock();
+        assert_eq!(nic.queues[0].posted[0], 32);
+        assert_eq!(fill(&mut nic, 40, 1514), 20);
+        // Above the threshold a restock gives nothing back.
+        nic.queues[0].take();
+        nic.queues[0].restock();
+        assert_eq!(nic.queues[0].posted[0], 31);
+        // Without a threshold every processed frame frees its buffer at once.
+        let mut eager = self::nic(0, 0, 32);
+        fill(&mut eager, 32, 1514);
+        eager.queues[0].take();
+        assert!(!eager.ring_full(0, false));
     }
 }

@@ -188,7 +188,7 @@ impl World {
                         Some(make) => make(),
                         None => spec.build(),
                     };
-                    let mut q = RxQueue::new(policy, p.nic.ring_slots as usize);
+                    let mut q = RxQueue::new(policy, p.nic.ring_slots as usize, p.nic.fill_thresh);
                     q.split_claims = s.tx_reap == crate::config::TxReap::HardIrq;
                     q
                 })

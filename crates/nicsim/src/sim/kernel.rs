@@ -436,6 +436,7 @@ impl World {
                 };
                 if budget == 0 {
                     // Budget exhausted: the poll yields and is rescheduled.
+                    hs.nic.queues[q as usize].restock();
                     hs.cores[core].kq.push_back(KWork::Napi { q, budget: c.napi_budget });
                     return None;
                 }
@@ -453,6 +454,7 @@ impl World {
                 let qu = &mut hs.nic.queues[q as usize];
                 match qu.take() {
                     None => {
+                        qu.restock();
                         // napi_complete_done (net/core/dev.c): a poll that did
                         // work reloads napi_defer_hard_irqs; while that count
                         // lasts, the IRQ stays masked and gro_flush_timeout

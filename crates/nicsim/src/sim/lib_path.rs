@@ -269,7 +269,10 @@ impl World {
                 }
             }
             if !qu.napi_sched {
-                if let Some(entry) = qu.take() {
+                let taken = qu.take();
+                // A busy poll is a poll of its own: it restocks at its end.
+                qu.restock();
+                if let Some(entry) = taken {
                     let cost = self.c.napi_poll + self.entry_cost(now, h, core, entry);
                     self.hosts[h].kernel_time += cost;
                     return Some((cost, Action::BusyPoll(entry)));

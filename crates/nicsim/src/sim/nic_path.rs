@@ -33,7 +33,8 @@ impl World {
         let hs = &mut self.hosts[h];
         let qi = hs.steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
         f.q = qi as u8;
-        if hs.nic.ring_full(qi) {
+        let small = hs.nic.is_small(len);
+        if hs.nic.ring_full(qi, small) {
             self.drops.ring_full += 1;
             self.free_frame(frame);
             return;
@@ -41,6 +42,7 @@ impl World {
         let nic = &mut hs.nic;
         nic.pending += 1;
         nic.in_dma += 1;
+        nic.in_dma_small += small as u32;
         let qu = &mut nic.queues[qi];
         let d = qu.policy.on_arrival(now, repr.marked);
         let out = qu.apply(now, d);
@@ -56,8 +58,10 @@ impl World {
         };
         self.frames[frame as usize].irq_stamp = self.hosts[h].irq_raised as u32;
         let nic = &mut self.hosts[h].nic;
+        let small = nic.is_small(bytes as usize);
         nic.pending -= 1;
         nic.in_dma -= 1;
+        nic.in_dma_small -= small as u32;
         if self.c.native {
             // OS-bypass: the event (and small data) is already in user
             // memory; no ring, no coalescing, no interrupt.
@@ -66,7 +70,7 @@ impl World {
         }
         let other_pending = nic.other_pending();
         let qu = &mut nic.queues[qi];
-        qu.ring.push_back(frame);
+        qu.push_rx(frame, small);
         let d = qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending });
         let out = qu.apply(now, d);
         self.nic_outcome(now, h, qi, out);
