@@ -245,3 +245,16 @@ def test_coalescing_nas_runs_table_iv_rows_and_reads_its_speedups() -> None:
     for p in speedups:
         simulated = p.simulated(table)
         assert simulated is not None and round(simulated, 1) == p.value
+
+
+def test_the_omx_coal_micro_benchmarks_run_native_open_mx_and_its_nas_runs_mpi() -> None:
+    # [OMX-COAL] §IV-B1 "between two Open-MX processes", §IV-B3 "an Open-MX
+    # ping-pong benchmark"; §IV-D runs the NAS through Open MPI 1.3.0.
+    from nicsim.experiments import STUDIES
+
+    for exp in STUDIES["omx-coal"]:
+        if exp.preset is not None or exp.id == "coalescing-irq-overhead":
+            continue  # another platform; a flood has no library
+        params = exp.configurations(True)[0]
+        mpi = exp.scenario(params, True).get("protocol", {}).get("mpi", True)
+        assert mpi is exp.id.startswith("coalescing-nas"), exp.id
