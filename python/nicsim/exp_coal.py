@@ -238,7 +238,7 @@ PINGPONG = Experiment(
     ),
     discussion=(
         "At 4 MiB the receiver's bottom half is copy-bound (about 1.9 µs per "
-        "1468 B pull reply with the copy rate fitted in `omx2009-mq`), so NAPI keeps "
+        "1468 B pull reply at the fitted copy rate), so NAPI keeps "
         "polling and the receiver takes no per-packet interrupt in any mode; "
         "`timeout` still waits 75 µs three times per message (rendezvous, pull "
         "requests, first replies). What costs `disabled` more is the sender: "
