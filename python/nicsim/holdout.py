@@ -21,7 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from nicsim.fit import STUDIES, Prediction, held_out_preset, predict, render, run
+from nicsim.fit import HOLDOUT_STARTS, STUDIES, Prediction, held_out_preset, predict, render, run
 
 __all__ = ["Prediction", "held_out_preset", "main", "predict", "render", "run"]
 
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m nicsim.holdout", description=__doc__.splitlines()[0]
     )
     ap.add_argument("--out", type=Path, help="write the Markdown here (default: print it)")
-    ap.add_argument("--starts", type=int, default=4)
+    ap.add_argument("--starts", type=int, default=HOLDOUT_STARTS)
     ap.add_argument("--max-evals", type=int, default=30)
     a = ap.parse_args(argv)
     if a.out is not None and not a.out.parent.is_dir():
