@@ -728,7 +728,9 @@ def render(study: str, result: FitResult, rows: list[Prediction]) -> str:
 HOLDOUT_STARTS = 8
 
 
-def run(study: str, *, starts: int = HOLDOUT_STARTS, max_evals: int = 30, jobs: int | None = None) -> str:
+def run(
+    study: str, *, starts: int = HOLDOUT_STARTS, max_evals: int = 30, jobs: int | None = None
+) -> str:
     """Fit on the study other than ``study``, predict ``study``; return the Markdown."""
     others = [s for s in STUDIES if s != study]
     result = fit(others, start_mid=True, starts=starts, max_evals=max_evals, log=lambda _m: None)
