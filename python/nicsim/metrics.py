@@ -50,7 +50,8 @@ _OPEN_MX = frozenset(
 _CACHE_OBJECTS = ("endpoint", "event_ring", "napi", "tx_ring", "dma", "pull_handle", "recvq",
                   "private", "app_buffer")  # fmt: skip
 _OPEN_MX_HOST = frozenset(
-    {"interrupts", "kernel_us", "kernel_cores", "coalesce_delay_us", "cpu_cores", "tx_contended",
+    {"interrupts", "rx_interrupts", "kernel_us", "kernel_cores", "coalesce_delay_us", "cpu_cores",
+     "tx_contended",
      "nic_rx_ns_per_frame", "kernel_miss_rate", "user_miss_rate",
      *(f"cache_{obj}_{what}" for obj in _CACHE_OBJECTS for what in ("hits", "misses"))}
 )  # fmt: skip

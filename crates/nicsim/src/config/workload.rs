@@ -116,6 +116,9 @@ pub enum Workload {
     /// that runs in host 1's NIC firmware or in host 1's kernel (no copy to
     /// user space). Metrics as for `PingPong`.
     Echo { at: EchoAt, size: u64, iterations: u64, warmup: u64 },
+    /// A captured trace replayed into one host's NIC (`sim::run_replay`,
+    /// which gives the frames; no scenario file names this kind).
+    Replay,
 }
 
 /// Where the \[EMO] echo server runs on host 1.

@@ -218,6 +218,7 @@ impl World {
                 cache: CacheStats::new(dies, l2_lines),
                 lines: HostLines::new(dies),
                 irq_raised: 0,
+                irq_rx: 0,
                 irq_handled: 0,
                 rx_frames: 0,
                 kernel_time: Duration::ZERO,
@@ -252,6 +253,7 @@ impl World {
             flood_left: 0,
             flood_gap: Duration::ZERO,
             flood_bytes: 0,
+            replay: None,
             loss: s.loss,
             reorder: s.reorder,
             programs_left: 0,
@@ -339,6 +341,8 @@ impl World {
                 w.flood_bytes = packet_bytes;
                 w.q.push(Instant::ZERO, FLOOD_ORIGIN, Ev::FloodTick);
             }
+            // The frames come with `World::start_replay` (`replay::run_replay`).
+            Workload::Replay => {}
         }
         let n = w.ranks.len();
         for hs in &mut w.hosts {

@@ -46,12 +46,19 @@ impl World {
     pub(super) fn handle_frame(&mut self, now: Instant, h: usize, core: usize, frame: u32) {
         let (src, irq_stamp) = (self.frames[frame as usize].src, self.frames[frame as usize].irq_stamp);
         let parsed = self.frames[frame as usize].parsed;
+        if self.replay.is_some() {
+            self.replay_handled(now, frame);
+        }
         self.free_frame(frame);
         self.frames_handled += 1;
         let hs = &mut self.hosts[h];
         hs.rx_frames += 1;
         let Some(repr) = parsed else {
-            self.drops.malformed += 1;
+            // A replayed frame that is not Open-MX is generic traffic,
+            // delivered here (`replay`); any other is malformed.
+            if self.replay.is_none() {
+                self.drops.malformed += 1;
+            }
             return;
         };
         if h == ECHO_HOST && self.echo == Some(crate::config::EchoAt::Kernel) {

@@ -83,6 +83,7 @@ impl World {
         self.bound_metrics(&mut m);
         for (i, h) in self.hosts.iter().enumerate().take(2) {
             m.set(&format!("host{i}_interrupts"), h.irq_raised as f64);
+            m.set(&format!("host{i}_rx_interrupts"), h.irq_rx as f64);
             m.set(&format!("host{i}_kernel_us"), h.kernel_time.as_us_f64());
             // How many cores did interrupt/bottom-half work (steering at a glance).
             let irq_cores = h.cores.iter().filter(|c| !c.kernel_time.is_zero()).count();
@@ -170,6 +171,7 @@ impl World {
                 m.set("overhead_ns_per_packet", k.as_ns_f64() / packets as f64);
                 m.set("interrupts_per_msg", self.hosts[1].irq_raised as f64 / packets as f64);
             }
+            Workload::Replay => self.replay_metrics(&mut m),
         }
         m
     }

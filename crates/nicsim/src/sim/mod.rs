@@ -17,6 +17,7 @@
 //! * `kernel`: cores, kernel work items, dispatch and NAPI;
 //! * `handler`: the Open-MX receive handler and the event ring;
 //! * `pull`: the drivers' pull of large messages;
+//! * `replay`: the frames of a capture injected into a receiving NIC;
 //! * `echo`, `metrics`: the \[EMO] echo servers; metrics and invariants.
 //!
 //! Each component's own state and rules live in its module (`nic`, `net`,
@@ -38,9 +39,11 @@ mod metrics;
 mod nic_path;
 mod process;
 mod pull;
+mod replay;
 mod wire_path;
 
 pub use build::NAPI_BUDGET;
+pub use replay::{run_replay, ReplayFrame, ReplayKind, ReplaySeries, REPLAY_MAX_FRAMES};
 
 pub(crate) use build::Costs;
 pub(crate) use handler::LibEvent;
@@ -149,6 +152,8 @@ pub(crate) enum Ev {
         die: u8,
     },
     FloodTick,
+    /// The next frame of a replayed capture reaches its NIC (`replay`).
+    ReplayTick,
     /// gro_flush_timeout expired: re-poll the deferred NAPI on `core`.
     NapiTimer {
         host: u16,
@@ -179,6 +184,7 @@ impl Ev {
             Ev::PullTimer { .. } => "pull timer (PullTimer, pull)",
             Ev::PullCopied { .. } => "copy engine (PullCopied, pull)",
             Ev::FloodTick => "flood generator (FloodTick)",
+            Ev::ReplayTick => "capture replay (ReplayTick, replay)",
             Ev::NapiTimer { .. } => "NAPI timer (NapiTimer, kernel)",
             Ev::SuspendTimer { .. } => "IRQ suspend timer (SuspendTimer, kernel)",
         }
@@ -238,6 +244,8 @@ pub(crate) struct HostState {
     /// NAPI/driver receive state, one per queue.
     pub napi_objs: Vec<Obj>,
     pub irq_raised: u64,
+    /// Interrupts raised that report received frames (schedule NAPI).
+    pub irq_rx: u64,
     pub irq_handled: u64,
     pub rx_frames: u64,
     pub spin_time: Duration,
@@ -328,6 +336,8 @@ pub struct World {
     pub(crate) flood_left: u64,
     pub(crate) flood_gap: Duration,
     pub(crate) flood_bytes: u32,
+    /// The replay source (`replay`), when the world replays a capture.
+    pub(crate) replay: Option<Box<replay::Replay>>,
     pub(crate) loss: f64,
     pub(crate) reorder: f64,
     pub(crate) programs_left: u32,
@@ -482,6 +492,7 @@ impl World {
     fn progress(&self) -> u64 {
         match self.workload {
             Workload::Flood { .. } => self.hosts[1].rx_frames,
+            Workload::Replay => self.replay.as_ref().map_or(0, |r| self.hosts[r.host].rx_frames),
             _ => self.completions,
         }
     }
@@ -521,6 +532,7 @@ impl World {
                 let dropped = d.loss + d.ring_full + d.malformed;
                 self.flood_left == 0 && self.hosts[1].rx_frames + dropped >= packets && self.all_idle(1)
             }
+            Workload::Replay => self.replay_finished(),
             _ => self.programs_left == 0,
         }
     }
@@ -563,6 +575,7 @@ impl World {
             Ev::ProcTimer { host, p } => self.proc_timer(now, host as usize, p as usize),
             Ev::PullTimer { handle } => self.pull_timer(now, handle),
             Ev::FloodTick => self.flood_tick(now),
+            Ev::ReplayTick => self.replay_tick(now),
             Ev::PullCopied { host, handle, die } => {
                 let die = if die == u8::MAX { WRITER_MEMORY } else { die as u16 };
                 self.pull_done(now, host as usize, handle, die)

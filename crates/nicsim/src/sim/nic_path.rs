@@ -14,7 +14,7 @@ use crate::time::Instant;
 impl World {
     pub(super) fn nic_rx(&mut self, now: Instant, frame: u32) {
         let f = &mut self.frames[frame as usize];
-        let (h, len) = (f.dst as usize, f.len as usize);
+        let h = f.dst as usize;
         let repr = match f.parsed {
             Some(r) => r,
             None => {
@@ -28,11 +28,21 @@ impl World {
             self.nic_echo(now, frame, &repr);
             return;
         }
+        let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
+        self.nic_accept(now, h, frame, qi);
+    }
+
+    /// Frame `frame`, steered to queue `qi` of host `h`, takes a ring slot
+    /// (or is dropped at a full ring), starts its DMA, and the coalescing
+    /// policy sees its arrival (its marker flag is set).
+    #[inline(always)]
+    pub(super) fn nic_accept(&mut self, now: Instant, h: usize, frame: u32, qi: usize) {
+        let f = &mut self.frames[frame as usize];
+        let (len, marked) = (f.len as usize, f.marked);
+        f.q = qi as u8;
         // The host is looked up once: the calls below (a coalescing policy
         // among them) would otherwise make the compiler look it up again.
         let hs = &mut self.hosts[h];
-        let qi = hs.steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
-        f.q = qi as u8;
         let small = hs.nic.is_small(len);
         if hs.nic.ring_full(qi, small) {
             self.drops.ring_full += 1;
@@ -44,7 +54,7 @@ impl World {
         nic.in_dma += 1;
         nic.in_dma_small += small as u32;
         let qu = &mut nic.queues[qi];
-        let d = qu.policy.on_arrival(now, repr.marked);
+        let d = qu.policy.on_arrival(now, marked);
         let out = qu.apply(now, d);
         let done = nic.receive(now, len);
         self.q.push(done, h as u32, Ev::DmaDone { host: h as u16, frame });
@@ -120,6 +130,7 @@ impl World {
             let hs = &mut self.hosts[h];
             if out.rx {
                 hs.nic.queues[q].napi_sched = true;
+                hs.irq_rx += 1;
             }
             hs.irq_raised += 1;
             self.irq_raised_all += 1;

@@ -52,23 +52,7 @@ impl Frame {
 impl World {
     /// Encodes `repr` into a new frame slot.
     pub(crate) fn new_frame(&mut self, src: u16, dst: u16, repr: &FrameRepr) -> u32 {
-        self.live_frames += 1;
-        let id = match self.free_frames.pop() {
-            Some(i) => i,
-            None => {
-                self.frames.push(Frame {
-                    parsed: None,
-                    marked: false,
-                    q: 0,
-                    src_ep: 0,
-                    irq_stamp: 0,
-                    len: 0,
-                    src: 0,
-                    dst: 0,
-                });
-                (self.frames.len() - 1) as u32
-            }
-        };
+        let id = self.alloc_frame();
         let f = &mut self.frames[id as usize];
         // `repr` is what parsing its bytes gives back (the wire tests check
         // the round trip; the debug build checks it for every frame).
@@ -86,6 +70,28 @@ impl World {
         f.src = src;
         f.dst = dst;
         id
+    }
+
+    /// A free frame slot (its fields are the caller's to set).
+    #[inline]
+    pub(crate) fn alloc_frame(&mut self) -> u32 {
+        self.live_frames += 1;
+        match self.free_frames.pop() {
+            Some(i) => i,
+            None => {
+                self.frames.push(Frame {
+                    parsed: None,
+                    marked: false,
+                    q: 0,
+                    src_ep: 0,
+                    irq_stamp: 0,
+                    len: 0,
+                    src: 0,
+                    dst: 0,
+                });
+                (self.frames.len() - 1) as u32
+            }
+        }
     }
 
     pub(super) fn free_frame(&mut self, id: u32) {

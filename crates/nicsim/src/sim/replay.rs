@@ -1,0 +1,277 @@
+//! The replay source: the frames of a capture, injected at their arrival
+//! times into one receiving host's NIC; the generalisation of the
+//! invalid-packet flood (`wire_path::flood_tick`).
+//!
+//! This module owns the replayed frames (given once, in arrival order, then
+//! only indexed), the injection (`Ev::ReplayTick` -> the NIC's receive path)
+//! and what the replay measures per frame: the delay from NIC arrival to the
+//! handler finishing the frame, and the host's interrupts so far at each
+//! arrival. It does not own reading capture files (the Python front reads
+//! them with a packet library and passes each frame's time, length and
+//! header bytes), nor what the NIC, the coalescing policy, the kernel or the
+//! handler do with a frame (`nic_path`, `kernel`, `handler`).
+//!
+//! An Open-MX frame (EtherType 0x86DF) is decoded by `wire::FrameRepr::
+//! parse_header`; the NIC firmware copies its marker bit into the descriptor
+//! as for any simulated frame, steering reads its destination endpoint, and
+//! the Open-MX handler takes it (no process opened an endpoint on the
+//! replay host, so the handler drops it after parsing, at its drop cost, as
+//! the flood's packets). One whose header does not decode is dropped by the
+//! NIC as malformed. Any other frame is generic traffic: unmarked (or as
+//! the caller marks it), steered on its flow hash, through the driver at its
+//! per-frame cost plus the handler's drop cost (the simulator has no IP
+//! stack: this is the cheapest handling a frame gets after the driver), and
+//! delivered there.
+
+use super::{Ev, World, NETWORK_ORIGIN};
+use crate::config::Workload;
+use crate::time::{Duration, Instant};
+use crate::wire::{FrameRepr, ETHERTYPE_OMX, ETH_HEADER_LEN};
+use crate::Metrics;
+
+/// The most frames one replay takes (Python refuses a larger capture before
+/// reading it whole): about 120 MB of frames and per-frame results.
+pub const REPLAY_MAX_FRAMES: usize = 1_000_000;
+
+/// What a captured frame is to the receiving NIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayKind {
+    /// An Open-MX frame whose header decoded.
+    Omx(FrameRepr),
+    /// EtherType 0x86DF whose header did not decode: the NIC drops it.
+    Malformed,
+    /// Any other EtherType: generic traffic, steered on `flow`.
+    Other { marked: bool, flow: u32 },
+}
+
+/// One captured frame: when its last bit reached the receiving NIC, its
+/// length on the wire and what it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplayFrame {
+    pub at: Instant,
+    pub len: u32,
+    pub kind: ReplayKind,
+}
+
+impl ReplayFrame {
+    /// A captured frame from its header bytes (at least the Ethernet
+    /// header; an Open-MX frame's whole header). `mark` marks a frame that
+    /// is not Open-MX (a user policy's choice); `flow` is its flow hash.
+    pub fn from_capture(at: Instant, len: u32, head: &[u8], mark: bool, flow: u32) -> Self {
+        let ethertype = head.get(12..ETH_HEADER_LEN).map(|b| u16::from_be_bytes([b[0], b[1]]));
+        let kind = if ethertype == Some(ETHERTYPE_OMX) {
+            match FrameRepr::parse_header(head) {
+                Ok(repr) => ReplayKind::Omx(repr),
+                Err(_) => ReplayKind::Malformed,
+            }
+        } else {
+            ReplayKind::Other { marked: mark, flow }
+        };
+        ReplayFrame { at, len: len.max(crate::wire::MIN_FRAME_LEN as u32), kind }
+    }
+}
+
+/// Per-frame results of a replay, in the order of the frames given.
+#[derive(Clone, Debug, Default)]
+pub struct ReplaySeries {
+    /// Arrival at the NIC (the capture's times, from the first frame's).
+    pub arrival: Vec<Instant>,
+    /// From arrival to the handler finishing the frame; `None`: dropped.
+    pub delay: Vec<Option<Duration>>,
+    /// Interrupts the host had raised when the frame arrived.
+    pub irq_before: Vec<u64>,
+}
+
+/// The replay source's state: the frames, the next one due, and what it
+/// measures.
+pub(crate) struct Replay {
+    frames: Vec<ReplayFrame>,
+    next: usize,
+    /// The receiving host.
+    pub(crate) host: usize,
+    /// Frame slab id -> index of the replayed frame it carries.
+    slot: Vec<u32>,
+    series: ReplaySeries,
+    /// Frames that reached the handler, and how many were Open-MX, marked.
+    handled: u64,
+    omx: u64,
+    marked: u64,
+}
+
+impl Replay {
+    /// The replay of `frames` (sorted here by arrival, stably) into `host`.
+    pub(crate) fn new(mut frames: Vec<ReplayFrame>, host: usize) -> Self {
+        frames.sort_by_key(|f| f.at);
+        let n = frames.len();
+        Replay {
+            next: 0,
+            host,
+            slot: Vec::new(),
+            series: ReplaySeries {
+                arrival: frames.iter().map(|f| f.at).collect(),
+                delay: vec![None; n],
+                irq_before: vec![0; n],
+            },
+            frames,
+            handled: 0,
+            omx: 0,
+            marked: 0,
+        }
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.frames.len() as u64
+    }
+
+    /// Every frame was injected.
+    pub(crate) fn exhausted(&self) -> bool {
+        self.next == self.frames.len()
+    }
+}
+
+impl World {
+    /// Starts the replay of `r` (called once, at build time).
+    pub(crate) fn start_replay(&mut self, r: Replay) {
+        if let Some(f) = r.frames.first() {
+            self.q.push(f.at, NETWORK_ORIGIN, Ev::ReplayTick);
+        }
+        self.replay = Some(Box::new(r));
+    }
+
+    /// The next captured frame reaches the receiving NIC.
+    pub(super) fn replay_tick(&mut self, now: Instant) {
+        let Some(r) = self.replay.as_mut() else { return };
+        let i = r.next;
+        let f = r.frames[i];
+        r.next += 1;
+        let h = r.host;
+        r.series.irq_before[i] = self.hosts[h].irq_raised;
+        if let Some(next) = r.frames.get(r.next) {
+            self.q.push(next.at.max(now), NETWORK_ORIGIN, Ev::ReplayTick);
+        }
+        let id = self.alloc_frame();
+        let r = self.replay.as_mut().expect("replaying");
+        if r.slot.len() <= id as usize {
+            r.slot.resize(id as usize + 1, 0);
+        }
+        r.slot[id as usize] = i as u32;
+        self.frames_sent += 1;
+        self.wire_bytes += f.len as u64;
+        let fr = &mut self.frames[id as usize];
+        (fr.len, fr.src, fr.dst, fr.src_ep, fr.marked) = (f.len, 0, h as u16, 0, false);
+        match f.kind {
+            ReplayKind::Omx(repr) => {
+                fr.parsed = Some(repr);
+                self.nic_rx(now, id);
+            }
+            ReplayKind::Malformed => {
+                fr.parsed = None;
+                self.nic_rx(now, id);
+            }
+            ReplayKind::Other { marked, flow } => {
+                fr.parsed = None;
+                fr.marked = marked;
+                let q = self.hosts[h].steering.queue_for(None, flow);
+                self.nic_accept(now, h, id, q);
+            }
+        }
+    }
+
+    /// The handler finished frame `id` at `now` (replays only): its delay.
+    pub(super) fn replay_handled(&mut self, now: Instant, id: u32) {
+        let Some(r) = self.replay.as_mut() else { return };
+        let i = r.slot[id as usize] as usize;
+        r.series.delay[i] = Some(now.since(r.frames[i].at));
+        r.handled += 1;
+        if let ReplayKind::Omx(repr) = r.frames[i].kind {
+            r.omx += 1;
+            r.marked += repr.marked as u64;
+        } else if let ReplayKind::Other { marked: true, .. } = r.frames[i].kind {
+            r.marked += 1;
+        }
+    }
+
+    /// The replay's own metrics, on top of the world's.
+    pub(super) fn replay_metrics(&self, m: &mut Metrics) {
+        let Some(r) = self.replay.as_ref() else { return };
+        let hs = &self.hosts[r.host];
+        let n = r.len();
+        let d = &self.drops;
+        m.set("replay_frames", n as f64);
+        m.set("replay_handled_frames", r.handled as f64);
+        m.set("replay_omx_frames", r.omx as f64);
+        m.set("replay_other_frames", (r.handled - r.omx) as f64);
+        m.set("replay_marked_frames", r.marked as f64);
+        // Dropped before the handler (full ring, malformed Open-MX header).
+        m.set("replay_dropped", (d.ring_full + d.malformed + d.loss) as f64);
+        m.set("replay_interrupts", hs.irq_raised as f64);
+        m.set("replay_rx_interrupts", hs.irq_rx as f64);
+        m.set("replay_interrupts_per_frame", if n > 0 { hs.irq_raised as f64 / n as f64 } else { 0.0 });
+        let busy = hs.kernel_time + hs.app_time + hs.spin_time;
+        m.set("replay_cpu_ns_per_frame", if r.handled > 0 { busy.as_ns_f64() / r.handled as f64 } else { 0.0 });
+        let mut delays: Vec<u64> = r.series.delay.iter().flatten().map(|d| d.as_ps()).collect();
+        delays.sort_unstable();
+        let pick = |q: f64| -> f64 {
+            if delays.is_empty() {
+                return 0.0;
+            }
+            // Nearest rank: the smallest delay with at least q of them at or below it.
+            let rank = ((q * delays.len() as f64).ceil() as usize).clamp(1, delays.len());
+            delays[rank - 1] as f64 / 1e6
+        };
+        m.set("replay_delay_p50_us", pick(0.50));
+        m.set("replay_delay_p99_us", pick(0.99));
+        m.set("replay_delay_max_us", pick(1.0));
+        let span = r.frames.last().map_or(Duration::ZERO, |f| f.at.since(Instant::ZERO));
+        m.set("replay_span_us", span.as_us_f64());
+    }
+
+    /// The per-frame results (the world keeps them until it is dropped).
+    pub(crate) fn take_replay_series(&mut self) -> ReplaySeries {
+        self.replay.as_mut().map(|r| std::mem::take(&mut r.series)).unwrap_or_default()
+    }
+
+    /// The replay is over: every frame injected and accounted for (handled
+    /// or dropped before the handler), and the host idle.
+    pub(super) fn replay_finished(&self) -> bool {
+        let Some(r) = self.replay.as_ref() else { return true };
+        let d = &self.drops;
+        r.exhausted()
+            && self.hosts[r.host].rx_frames + d.loss + d.ring_full + d.malformed >= r.len()
+            && self.all_idle(r.host)
+    }
+}
+
+/// Runs `frames` into host `host` of scenario `s` (whose workload is
+/// replaced by the replay), with a user coalescing policy if given;
+/// returns the world's metrics with the replay's and the per-frame series.
+pub fn run_replay(
+    s: &crate::Scenario,
+    frames: Vec<ReplayFrame>,
+    host: usize,
+    policy: Option<super::PolicyFactory<'_>>,
+    check: crate::interrupt::Check<'_>,
+) -> Result<(Metrics, ReplaySeries), crate::SimError> {
+    if frames.is_empty() {
+        return Err(crate::SimError("replay: no frames to replay".into()));
+    }
+    if frames.len() > REPLAY_MAX_FRAMES {
+        return Err(crate::SimError(format!(
+            "replay: {} frames, more than the {REPLAY_MAX_FRAMES} a replay takes",
+            frames.len()
+        )));
+    }
+    let hosts = s.platform.topology.hosts as usize;
+    if host >= hosts {
+        return Err(crate::SimError(format!("replay: host {host} does not exist (the preset has {hosts})")));
+    }
+    let mut s = s.clone();
+    s.workload = Workload::Replay;
+    s.pcap = None;
+    let mut w = World::with_policy(&s, policy);
+    w.start_replay(Replay::new(frames, host));
+    w.run_checked(check)?;
+    w.check_invariants()?;
+    let m = w.metrics();
+    Ok((m, w.take_replay_series()))
+}
