@@ -93,6 +93,38 @@ def run(
         If SIGINT arrived during the run (the run stops, no pcap is written).
     """
 
+def replay(
+    scenario_toml: str,
+    frames: list[tuple[int, int, bytes, bool, int]],
+    make_policy: Callable[[], Any] | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> tuple[dict[str, float | int | str], tuple[list[int], list[int], list[int]]]:
+    """Replay captured frames into host 1 of a scenario (its workload is replaced).
+
+    Parameters
+    ----------
+    scenario_toml
+        A scenario as TOML text (its workload is a placeholder).
+    frames
+        ``(arrival_ns, wire_length, header_bytes, marked, flow)`` per frame;
+        the core decodes Open-MX headers (EtherType 0x86DF) itself, and reads
+        ``marked`` and ``flow`` only for other frames. At most 1,000,000.
+    make_policy, progress
+        As for :func:`run_policy` (``None``: the scenario's policy).
+
+    Returns
+    -------
+    tuple
+        The metrics (``replay_*`` and the run's), and per frame in arrival
+        order: arrival (ps), delay to the handler's end (ps, -1: dropped),
+        the host's interrupts at its arrival.
+
+    Raises
+    ------
+    NicsimError
+        An invalid scenario, no frames, too many, or a policy's error.
+    """
+
 def run_policy(
     scenario_toml: str,
     make_policy: Callable[[], Any],

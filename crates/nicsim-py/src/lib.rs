@@ -235,14 +235,8 @@ fn run_policy<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
-    let mut policies = Vec::new();
     let error = Arc::new(Mutex::new(None));
-    // Make every queue's policy up front, with the GIL held.
-    let queues = scenario.receive_queues();
-    for _ in 0..queues {
-        let obj = make_policy.call0(py).map_err(|e| NicsimError::new_err(format!("make_policy(): {e}")))?;
-        policies.push(PyPolicy { obj, error: Arc::clone(&error) });
-    }
+    let policies = py_policies(py, &scenario, &make_policy, &error)?;
     let mut watch = Watch::new(progress)?;
     watch.policy_error = Some(Arc::clone(&error));
     let m = py.allow_threads(|| {
@@ -258,6 +252,75 @@ fn run_policy<'py>(
         return Err(e);
     }
     metrics_dict(py, m?)
+}
+
+/// Makes every receive queue's Python policy up front, with the GIL held.
+fn py_policies(
+    py: Python<'_>,
+    scenario: &nicsim::Scenario,
+    make_policy: &Py<PyAny>,
+    error: &Arc<Mutex<Option<PyErr>>>,
+) -> PyResult<Vec<PyPolicy>> {
+    (0..scenario.receive_queues())
+        .map(|_| {
+            let obj = make_policy.call0(py).map_err(|e| NicsimError::new_err(format!("make_policy(): {e}")))?;
+            Ok(PyPolicy { obj, error: Arc::clone(error) })
+        })
+        .collect()
+}
+
+/// The per-frame results of a replay: arrival (ps), delay (ps, -1 for a
+/// frame dropped before the handler), the host's interrupts at arrival.
+type Series = (Vec<u64>, Vec<i64>, Vec<u64>);
+
+/// Replays captured frames into host 1 of a scenario (its workload is
+/// replaced): each frame is `(arrival_ns, wire_length, header_bytes,
+/// marked, flow)`, `marked` and `flow` read for frames that are not
+/// Open-MX. Returns the metrics and the per-frame series; `make_policy`
+/// and `progress` as for [`run_policy`].
+#[pyfunction]
+#[pyo3(signature = (scenario_toml, frames, make_policy=None, progress=None))]
+fn replay<'py>(
+    py: Python<'py>,
+    scenario_toml: String,
+    frames: Vec<(u64, u32, Bound<'py, pyo3::types::PyBytes>, bool, u32)>,
+    make_policy: Option<Py<PyAny>>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Series)> {
+    let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
+    let frames: Vec<nicsim::sim::ReplayFrame> = frames
+        .iter()
+        .map(|(ns, len, head, mark, flow)| {
+            let at = Instant::ZERO + Duration::from_ns(*ns);
+            nicsim::sim::ReplayFrame::from_capture(at, *len, head.as_bytes(), *mark, *flow)
+        })
+        .collect();
+    let error = Arc::new(Mutex::new(None));
+    let policies = match &make_policy {
+        Some(make) => Some(py_policies(py, &scenario, make, &error)?),
+        None => None,
+    };
+    let mut watch = Watch::new(progress)?;
+    watch.policy_error = Some(Arc::clone(&error));
+    let out = py.allow_threads(|| {
+        guarded(std::panic::AssertUnwindSafe(|| {
+            let mut policies = policies.map(|p| p.into_iter());
+            let mut make = || -> Box<dyn Coalescer> {
+                Box::new(policies.as_mut().and_then(|p| p.next()).expect("one policy per receive queue"))
+            };
+            let factory: Option<nicsim::sim::PolicyFactory<'_>> =
+                if make_policy.is_some() { Some(&mut make) } else { None };
+            nicsim::sim::run_replay(&scenario, frames, 1, factory, &mut |at| watch.check(at)).map_err(|e| e.to_string())
+        }))
+    });
+    let out = watch.finish(out);
+    if let Some(e) = error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(e);
+    }
+    let (m, series) = out?;
+    let arrival = series.arrival.iter().map(|&t| ps(t)).collect();
+    let delay = series.delay.iter().map(|d| d.map_or(-1, |d| d.as_ps() as i64)).collect();
+    Ok((metrics_dict(py, m)?, (arrival, delay, series.irq_before)))
 }
 
 fn metrics_dict(py: Python<'_>, m: nicsim::Metrics) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
@@ -456,6 +519,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SCALE_MAX_PROCS", scale_max)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
