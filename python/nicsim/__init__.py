@@ -35,6 +35,7 @@ from nicsim.scenario import DEFAULT_SEED, Scenario
 if TYPE_CHECKING:
     import pandas as pd
 
+    from nicsim.capture import Capture, ReplayResult
     from nicsim.policy import CoalescingPolicy
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "__version__",
     "preset_toml",
     "presets",
+    "replay",
     "reproduce",
     "run",
     "run_experiment",
@@ -52,8 +54,8 @@ __all__ = [
 __version__: str = _core.version()
 #: Submodules loaded on first use as attributes (``nicsim.model.evaluate``).
 _SUBMODULES = frozenset(
-    {"campaign", "executor", "experiments", "metrics", "model", "outputs", "plots", "policy",
-     "report", "runner", "scenario", "store", "sweeps"}
+    {"campaign", "capture", "executor", "experiments", "metrics", "model", "outputs", "plots",
+     "policy", "report", "runner", "scenario", "store", "sweeps"}
 )  # fmt: skip
 
 
@@ -205,6 +207,36 @@ def run(
             if why == str(err):
                 raise
             raise NicsimError(f"pcap {target}: cannot write it: {why}") from None
+
+
+def replay(
+    capture: str | Path | Capture,
+    *,
+    preset: str | None = None,
+    coalescing: str | None = None,
+    steering: str | None = None,
+    delay_us: float | None = None,
+    host_mac: str | None = None,
+    scenario: Scenario | Mapping[str, Any] | None = None,
+    policy: Callable[[], CoalescingPolicy] | None = None,
+    mark: Callable[[bytes], bool] | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> ReplayResult:
+    """Replay a pcap or pcapng capture into a receiving host: :func:`nicsim.capture.replay`."""
+    from nicsim import capture as _capture
+
+    return _capture.replay(
+        capture,
+        preset=preset,
+        coalescing=coalescing,
+        steering=steering,
+        delay_us=delay_us,
+        host_mac=host_mac,
+        scenario=scenario,
+        policy=policy,
+        mark=mark,
+        progress=progress,
+    )
 
 
 def _run_core(
