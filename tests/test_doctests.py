@@ -20,7 +20,7 @@ PURE = [
     "nicsim.executor",
     "nicsim.bench",
 ]
-NEEDS_CORE = ["nicsim", "nicsim.model", "nicsim.policy", "nicsim.sweeps"]
+NEEDS_CORE = ["nicsim", "nicsim.capture", "nicsim.model", "nicsim.policy", "nicsim.sweeps"]
 
 
 @pytest.mark.parametrize("name", PURE + NEEDS_CORE)

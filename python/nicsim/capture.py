@@ -184,7 +184,8 @@ def read_capture(path: str | Path) -> Capture:
 
     handle = p.open("rb")
     try:
-        reader = RawPcapReader(handle)
+        # scapy's readers take a file object too (PcapReader_metaclass.open).
+        reader = RawPcapReader(handle)  # type: ignore[arg-type]
     except (Scapy_Exception, OSError, EOFError) as err:
         handle.close()
         raise NicsimError(f"pcap {p}: not a pcap or pcapng capture ({err})") from None

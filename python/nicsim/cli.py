@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 import nicsim
-from nicsim import _core, _launch, model
+from nicsim import _core, _launch, cli_replay, model
 from nicsim._core import NicsimError
 from nicsim.scenario import DEFAULT_SEED, Scenario, parse_value
 
@@ -100,6 +100,7 @@ app = _App(
 )
 presets_app = typer.Typer(help="List, show and copy platform presets.", no_args_is_help=True)
 app.add_typer(presets_app, name="presets")
+app.command("replay")(cli_replay.replay_command)
 
 
 class Coalescing(str, Enum):

@@ -1,0 +1,169 @@
+"""``nicsim replay``: a capture through a receiving host's NIC policies.
+
+This module owns the command's options, their checks (all made before the
+capture is read or anything runs) and its table; reading the capture and
+running it is :mod:`nicsim.capture`, the files of ``--out`` are
+:mod:`nicsim.plots_replay`. :mod:`nicsim.cli` registers
+:func:`replay_command` on its app, whose error contract it follows: a bad
+input raises :class:`NicsimError`, which the app prints as one line (exit
+2). Like ``cli``, it evaluates its annotations when it defines its
+functions (typer reads them on every run).
+"""
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from nicsim import _core
+from nicsim._core import NicsimError
+from nicsim.scenario import Scenario, parse_value
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from nicsim.capture import ReplayResult
+
+__all__ = ["replay_command"]
+
+#: The policies ``--coalescing`` and ``--compare`` take (``nic.coalescing``).
+POLICIES = ["disabled", "timeout", "openmx", "stream", "adaptive", "openmx-adaptive"]
+#: The columns of the table, with what they are.
+COLUMNS = {
+    "interrupts": "irqs",
+    "interrupts_per_frame": "irq/frame",
+    "cpu_ns_per_frame": "CPU ns/frame",
+    "delay_p50_us": "p50 µs",
+    "delay_p99_us": "p99 µs",
+    "delay_max_us": "max µs",
+    "dropped": "drops",
+}
+
+
+def _fail(message: str) -> Any:
+    raise NicsimError(message)
+
+
+def _policies(compare: str | None, coalescing: str | None) -> list[str]:
+    """Return the policies to run: ``--compare``'s (checked), else the one given or the preset's."""
+    if coalescing is not None and coalescing not in POLICIES:
+        _fail(f"--coalescing {coalescing!r}: unknown policy (allowed: {', '.join(POLICIES)})")
+    if compare is None:
+        return [coalescing] if coalescing is not None else [""]
+    if coalescing is not None:
+        _fail("--compare and --coalescing: give one of them (--compare runs each policy it lists)")
+    names = [n.strip() for n in compare.split(",") if n.strip()]
+    if not names:
+        _fail(
+            f"--compare {compare!r}: expected policies separated by commas, "
+            "e.g. disabled,timeout,openmx"
+        )
+    for name in names:
+        if name not in POLICIES:
+            _fail(f"--compare: unknown policy {name!r} (allowed: {', '.join(POLICIES)})")
+    if len(set(names)) != len(names):
+        _fail(f"--compare {compare!r}: a policy is listed twice")
+    return names
+
+
+def replay_command(
+    pcap: Annotated[Path, typer.Option(help="Capture to replay: pcap or pcapng, Ethernet frames.")],
+    preset: Annotated[str | None, typer.Option(help="Preset of the receiving host.")] = None,
+    coalescing: Annotated[
+        str | None, typer.Option(help=f"NIC coalescing strategy: {', '.join(POLICIES)}.")
+    ] = None,
+    compare: Annotated[
+        str | None,
+        typer.Option(
+            help="Run each of these policies, one row each, e.g. "
+            "disabled,timeout,openmx,stream,adaptive."
+        ),
+    ] = None,
+    delay_us: Annotated[
+        float | None, typer.Option("--delay-us", help="Coalescing delay (µs).")
+    ] = None,
+    steering: Annotated[
+        str | None, typer.Option(help="Receive steering: single-rr, single-core or multiqueue.")
+    ] = None,
+    host_mac: Annotated[
+        str | None,
+        typer.Option(
+            "--host-mac", help="Receiving host's MAC (default: the one most frames go to)."
+        ),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Set any scenario key: key.path=value (TOML value)."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Directory for summary.csv, timeline.csv and timeline.png.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print every metric of each policy as JSON.")
+    ] = False,
+) -> None:
+    """Replay a capture's frames to one host through its NIC policy: interrupts, CPU, delay."""
+    from nicsim import capture, outputs
+
+    policies = _policies(compare, coalescing)
+    base = Scenario()
+    for path, value in (("preset", preset), ("nic.delay_us", delay_us), ("nic.steering", steering)):
+        if value is not None:
+            base.set(path, value)
+    for item in set_ or []:
+        path, eq, text = item.partition("=")
+        if not eq or not path.strip():
+            _fail(f"--set {item!r}: expected key.path=value, e.g. nic.delay_us=25")
+        base.set(path.strip(), parse_value(text.strip(), path.strip()))
+    base.workload = {"kind": "flood"}  # checked as a placeholder; the capture replaces it
+    for name in policies:
+        trial = Scenario.from_dict(base.to_dict())
+        if name:
+            trial.set("nic.coalescing", name)
+        _core.check(trial.to_toml())
+    target = outputs.check_dir(out, "--out") if out is not None else None
+    if host_mac is not None:
+        capture._parse_mac(host_mac)
+    read = capture.read_capture(pcap)
+    results: dict[str, ReplayResult] = {}
+    for name in policies:
+        results[name or "preset's"] = capture.replay(
+            read, coalescing=name or None, host_mac=host_mac, scenario=base
+        )
+    first = next(iter(results.values()))
+    frames = first.metrics["replay_frames"]
+    title = f"nicsim replay: {pcap.name}, {frames:,} frames to {first.host_mac}, {base.preset}"
+    if as_json:
+        print(json.dumps({name: r.metrics for name, r in results.items()}, indent=2))
+    else:
+        _console().print(_table(title, results))
+    if target is not None:
+        from nicsim import plots_replay
+
+        written = plots_replay.write(results, target, title)
+        if not as_json:
+            _console().print(f"wrote {', '.join(str(p) for p in written)}", highlight=False)
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+def _table(title: str, results: "dict[str, ReplayResult]") -> "Table":
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    table.add_column("policy", no_wrap=True)
+    for header in COLUMNS.values():
+        table.add_column(header, justify="right", no_wrap=True)
+    for name, r in results.items():
+        s: dict[str, Any] = r.summary()
+        table.add_row(
+            name,
+            *(f"{s[key]:.4g}" if isinstance(s[key], float) else str(s[key]) for key in COLUMNS),
+        )
+    return table

@@ -1,0 +1,109 @@
+"""A replay's tables and plot: interrupts and delivery delay over time.
+
+This module owns turning replays (:class:`nicsim.capture.ReplayResult`, one
+per coalescing policy) into the tables ``nicsim replay --out`` writes (one
+summary row per policy; the capture cut into equal time bins, per policy)
+and the PNG of both over time. It never runs the simulator; it writes only
+the files it is asked for, whole (:func:`nicsim.outputs.atomic_file`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from nicsim import outputs
+from nicsim.capture import percentile
+
+if TYPE_CHECKING:
+    from nicsim.capture import ReplayResult
+
+__all__ = ["BINS", "plot", "summary_table", "timeline", "write"]
+
+#: Time bins of the timeline (the capture's span cut into this many).
+BINS = 100
+
+
+def summary_table(results: Mapping[str, ReplayResult]) -> pd.DataFrame:
+    """One row per policy: the numbers ``nicsim replay`` prints."""
+    return pd.DataFrame([{"policy": name, **r.summary()} for name, r in results.items()])
+
+
+def timeline(results: Mapping[str, ReplayResult], bins: int = BINS) -> pd.DataFrame:
+    """Per policy and time bin: frames arrived, interrupts raised, delay p50/max (µs).
+
+    Interrupts of a bin are those raised between the first arrival in it and
+    the first arrival of the next (the count the host had at each arrival).
+    """
+    rows: list[dict[str, Any]] = []
+    for name, r in results.items():
+        if not r.arrival_ps:
+            continue
+        span = max(r.arrival_ps[-1], 1)
+        width = span / bins
+        per_bin: list[list[int]] = [[] for _ in range(bins)]
+        for i, t in enumerate(r.arrival_ps):
+            per_bin[min(int(t / width), bins - 1)].append(i)
+        total = int(r.metrics["replay_interrupts"])
+        for b, idx in enumerate(per_bin):
+            later = next((per_bin[k][0] for k in range(b + 1, bins) if per_bin[k]), None)
+            start = r.irq_before[idx[0]] if idx else 0
+            end = r.irq_before[later] if later is not None else total
+            delays = [r.delay_ps[i] / 1e6 for i in idx if r.delay_ps[i] >= 0]
+            rows.append(
+                {
+                    "policy": name,
+                    "time_us": round(b * width / 1e6, 3),
+                    "frames": len(idx),
+                    "interrupts": end - start if idx else 0,
+                    "delay_p50_us": percentile(delays, 0.5),
+                    "delay_max_us": max(delays, default=0.0),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def plot(table: pd.DataFrame, path: Path, title: str) -> Path:
+    """Draw interrupts per bin and the delay (p50; max dashed) over time, a colour per policy."""
+    fig, (ax_irq, ax_delay) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    for i, (name, rows) in enumerate(table.groupby("policy", sort=False)):
+        colour = f"C{i}"
+        ax_irq.step(rows["time_us"], rows["interrupts"], where="post", color=colour, label=name)
+        ax_delay.plot(rows["time_us"], rows["delay_p50_us"], color=colour, label=f"{name} p50")
+        ax_delay.plot(
+            rows["time_us"], rows["delay_max_us"], color=colour, linestyle="--", linewidth=0.8
+        )
+    ax_irq.set_ylabel("interrupts per bin")
+    ax_irq.legend(fontsize=8)
+    ax_delay.set_ylabel("delivery delay, µs (dashed: max)")
+    ax_delay.set_xlabel("capture time, µs")
+    ax_irq.set_title(title, fontsize=10)
+    fig.tight_layout()
+    try:
+        with outputs.atomic_file(path) as temp:
+            # No software/date metadata, so the bytes depend on the data only.
+            fig.savefig(temp, format="png", dpi=100, metadata={"Software": None})
+    finally:
+        plt.close(fig)
+    return path
+
+
+def write(results: Mapping[str, ReplayResult], out: Path, title: str) -> list[Path]:
+    """Write ``summary.csv``, ``timeline.csv`` and ``timeline.png`` into ``out``."""
+    out.mkdir(exist_ok=True)
+    summary, line = summary_table(results), timeline(results)
+    written = []
+    for name, table in (("summary.csv", summary), ("timeline.csv", line)):
+        with outputs.atomic_file(out / name) as temp:
+            temp.write_text(table.to_csv(index=False, float_format="%.6g"))
+        written.append(out / name)
+    written.append(plot(line, out / "timeline.png", title))
+    return written
