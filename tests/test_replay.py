@@ -283,3 +283,30 @@ def test_host_mac_picks_the_receiving_host(bursts: tuple[Path, int]) -> None:
     assert other.host_mac == OTHER and other.metrics["replay_frames"] == 20
     with pytest.raises(NicsimError, match=r"no frame of .* goes to it"):
         nicsim.replay(path, host_mac="02:00:00:00:00:09")
+
+
+@pytest.mark.core
+def test_an_unknown_policy_is_refused_before_the_capture_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def never(path: Any) -> Any:
+        raise AssertionError("read the capture")
+
+    monkeypatch.setattr(capture, "read_capture", never)
+    with pytest.raises(NicsimError, match="fast"):
+        nicsim.replay("any.pcap", coalescing="fast")
+
+
+@pytest.mark.core
+def test_a_capture_that_pauses_longer_than_the_stall_window_replays(tmp_path: Path) -> None:
+    # 3,000 frames, ten simulated minutes and more of silence, 3,000 more.
+    path = tmp_path / "pause.pcap"
+    writer = PcapWriter(str(path), nano=True)
+    for i in range(6000):
+        pkt = Ether(dst=HOST, src=OTHER) / IP() / UDP()
+        pkt.time = Decimal(i * 2_000 + (700 * 10**9 if i >= 3000 else 0)) / 10**9
+        writer.write(pkt)
+    writer.close()
+    m = nicsim.replay(path, coalescing="timeout").metrics
+    assert m["replay_handled_frames"] == 6000
+    assert m["replay_span_us"] > 700e6

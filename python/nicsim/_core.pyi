@@ -24,6 +24,7 @@ __all__ = [
     "emo_sums",
     "preset_toml",
     "presets",
+    "replay",
     "run",
     "run_policy",
     "version",

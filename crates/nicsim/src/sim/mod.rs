@@ -481,10 +481,12 @@ impl World {
 
     /// Simulated time without a message completing after which the run is
     /// stalled: [`STALL_TIMERS`] of its longest protocol timer, at least
-    /// [`STALL_WINDOW_MIN`].
+    /// [`STALL_WINDOW_MIN`]; a replay's at least its longest quiet gap too
+    /// (a capture may pause for longer than the window).
     fn stall_window(&self) -> Duration {
         let longest = self.c.proto.resend.max(self.c.pull_timeout).max(self.c.proto.delayed_ack);
-        longest.times(STALL_TIMERS).max(STALL_WINDOW_MIN)
+        let gap = self.replay.as_ref().map_or(Duration::ZERO, |r| r.longest_gap());
+        longest.times(STALL_TIMERS).max(STALL_WINDOW_MIN).max(gap + STALL_WINDOW_MIN)
     }
 
     /// What the stall window watches: requests completed, or for the flood

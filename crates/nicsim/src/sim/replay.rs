@@ -123,6 +123,17 @@ impl Replay {
         self.frames.len() as u64
     }
 
+    /// The longest time between two frames (or before the first).
+    pub(crate) fn longest_gap(&self) -> Duration {
+        let mut last = Instant::ZERO;
+        let mut gap = Duration::ZERO;
+        for f in &self.frames {
+            gap = gap.max(f.at.since(last));
+            last = f.at;
+        }
+        gap
+    }
+
     /// Every frame was injected.
     pub(crate) fn exhausted(&self) -> bool {
         self.next == self.frames.len()
