@@ -112,7 +112,7 @@ def test_report_starts_with_the_summary(fake_run: RunFn, tmp_path: Path) -> None
     for exp_id in ids:
         section = text[text.index(f"## `{exp_id}`") :]
         assert section.index(f"![{exp_id}]({exp_id}.png)") < section.index("| strategy |")
-    assert text.count("### Claims") == 1  # transfer has claims, msgrate none
+    assert text.count("### Claims") == 2  # msgrate (since 94a16da) and transfer have claims
 
 
 def test_discussion_follows_the_claims(fake_run: RunFn, tmp_path: Path) -> None:
