@@ -97,7 +97,13 @@ impl World {
     /// Builds the world of a validated scenario; `policy`, if given, makes
     /// the coalescing policy of every receive queue instead of the
     /// scenario's strategy (a user-defined policy, e.g. from Python).
-    pub fn with_policy(s: &Scenario, mut policy: Option<PolicyFactory<'_>>) -> Self {
+    pub fn with_policy(s: &Scenario, policy: Option<PolicyFactory<'_>>) -> Self {
+        Self::build(s, policy, None)
+    }
+
+    /// Builds the world as [`World::with_policy`] does, recording its
+    /// timeline from the start if `trace` is given (`sim::trace`).
+    pub fn build(s: &Scenario, mut policy: Option<PolicyFactory<'_>>, trace: Option<super::TraceCfg>) -> Self {
         let p = &s.platform;
         let topo = Topology::new(&p.topology);
         let hosts_n = p.topology.hosts as usize;
@@ -228,6 +234,10 @@ impl World {
                 pollers: vec![ProcSet::default(); steering_queues],
             });
         }
+        let trace = trace.map(|cfg| {
+            let shape = hosts.iter().map(|h| (h.cores.len() as u16, h.nic.queues.len() as u16)).collect();
+            Box::new(super::Tracer::new(cfg, shape))
+        });
         let mut w = World {
             q: EventQueue::new(),
             rng: SimRng::new(s.seed),
@@ -273,6 +283,7 @@ impl World {
             busy_at_mark: [[Duration::ZERO; 2]; 2],
             failed: None,
             ring_full_at_progress: 0,
+            trace,
         };
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {

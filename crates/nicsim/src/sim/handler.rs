@@ -126,6 +126,9 @@ impl World {
                 let ep = pr.ep;
                 if let Some(t0) = pr.poll_since.take() {
                     hs.spin_time += now.since(t0);
+                    if let Some(t) = self.trace.as_deref_mut() {
+                        t.spin(h, core, t0, now);
+                    }
                 }
                 hs.stop_polling(p);
                 // Only busy polling with irq_suspend_timeout suspends a

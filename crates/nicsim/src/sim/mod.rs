@@ -40,6 +40,7 @@ mod nic_path;
 mod process;
 mod pull;
 mod replay;
+mod trace;
 mod wire_path;
 
 pub use build::NAPI_BUDGET;
@@ -50,6 +51,7 @@ pub(crate) use handler::LibEvent;
 pub(crate) use kernel::{Core, Cur, KWork};
 pub(crate) use process::{Action, MediumRx, MediumTarget, Out, PState, Proc, ProcSet, Queued, Req, Unexpected};
 pub(crate) use pull::{Pull, Serve};
+pub use trace::{Record, TraceCfg, Tracer, What, TRACK_NIC_TX, TRACK_RX_QUEUE};
 pub(crate) use wire_path::Frame;
 
 use crate::config::{Scenario, Workload};
@@ -367,6 +369,8 @@ pub struct World {
     /// Frames dropped at full receive rings when a message last completed
     /// (as seen by the run loop's periodic check).
     pub(crate) ring_full_at_progress: u64,
+    /// The timeline, when one was asked for (`run_traced`).
+    pub(crate) trace: Option<Box<Tracer>>,
 }
 
 impl World {
@@ -557,6 +561,9 @@ impl World {
                 let qu = &mut self.hosts[host as usize].nic.queues[q as usize];
                 if qu.timer_gen == gen && qu.timer_at.is_some() {
                     qu.timer_at = None;
+                    if let Some(t) = self.trace.as_deref_mut() {
+                        t.nic(host as usize, q as usize, now, What::TimerFired, 0);
+                    }
                     let d = qu.policy.on_timer(now);
                     let out = qu.apply(now, d);
                     self.nic_outcome(now, host as usize, q as usize, out);
@@ -609,7 +616,18 @@ pub fn run_with_policy(s: &Scenario, policy: Option<PolicyFactory<'_>>) -> Resul
 /// Runs one scenario as [`run_with_policy`] does, calling `check` every
 /// [`interrupt::CHECK_EVERY`] events. A stopped run writes no pcap file.
 pub fn run_checked(s: &Scenario, policy: Option<PolicyFactory<'_>>, check: Check<'_>) -> Result<Metrics, SimError> {
-    let mut w = World::with_policy(s, policy);
+    run_traced(s, policy, check, None).map(|(m, _)| m)
+}
+
+/// Runs one scenario as [`run_checked`] does and, given a [`TraceCfg`],
+/// records its timeline (`sim::trace`); the metrics are the same.
+pub fn run_traced(
+    s: &Scenario,
+    policy: Option<PolicyFactory<'_>>,
+    check: Check<'_>,
+    trace: Option<TraceCfg>,
+) -> Result<(Metrics, Option<Box<Tracer>>), SimError> {
+    let mut w = World::build(s, policy, trace);
     w.run_checked(check)?;
     w.check_invariants()?;
     if let (Some(path), Some(frames)) = (&s.pcap, w.pcap.as_mut()) {
@@ -621,5 +639,5 @@ pub fn run_checked(s: &Scenario, policy: Option<PolicyFactory<'_>>, check: Check
             pw.write_frame(*t, b).map_err(|e| SimError(format!("pcap: {e}")))?;
         }
     }
-    Ok(w.metrics())
+    Ok((w.metrics(), w.trace.take()))
 }

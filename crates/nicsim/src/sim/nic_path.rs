@@ -58,6 +58,9 @@ impl World {
         let out = qu.apply(now, d);
         let done = nic.receive(now, len);
         self.q.push(done, h as u32, Ev::DmaDone { host: h as u16, frame });
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.dma(h, qi, frame, now, done, len as u32);
+        }
         self.nic_outcome(now, h, qi, out);
     }
 
@@ -125,6 +128,10 @@ impl World {
     pub(super) fn nic_outcome(&mut self, now: Instant, h: usize, q: usize, out: Outcome) {
         if let Some((at, gen)) = out.timer {
             self.q.push(at.max(now), h as u32, Ev::CoalTimer { host: h as u16, q: q as u8, gen });
+            if let Some(t) = self.trace.as_deref_mut() {
+                let ns = at.max(now).since(now).as_ps() / 1000;
+                t.nic(h, q, now, super::What::TimerArmed, ns.min(u32::MAX as u64) as u32);
+            }
         }
         if out.raise {
             let hs = &mut self.hosts[h];
@@ -136,6 +143,9 @@ impl World {
             self.irq_raised_all += 1;
             let at = now + hs.nic.irq_delivery;
             self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.nic(h, q, now, super::What::IrqRaised, out.rx as u32);
+            }
         }
     }
 }

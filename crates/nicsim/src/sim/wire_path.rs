@@ -117,6 +117,9 @@ impl World {
         let d = self.net.depart(host, ready, len);
         self.frames_sent += 1;
         self.wire_bytes += len as u64;
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.wire(host, frame, d.start, d.end, len as u32);
+        }
         if let Some(p) = self.pcap.as_mut() {
             let mut hdr = [0; HDR_CAP];
             let hl = self.frames[frame as usize].header_bytes(&mut hdr);

@@ -14,6 +14,7 @@ mod pcap;
 mod protocol;
 mod scale;
 mod stalls;
+mod timeline;
 mod window;
 
 use nicsim::Metrics;
