@@ -156,6 +156,41 @@ def run_policy(
         them): the run stops.
     """
 
+def run_trace(
+    scenario_toml: str,
+    from_ps: int,
+    until_ps: int,
+    cap: int,
+    make_policy: Callable[[], Any] | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> tuple[dict[str, float | int | str], dict[str, Any]]:
+    """Run one scenario and record its timeline (:mod:`nicsim.trace` writes it).
+
+    Parameters
+    ----------
+    scenario_toml
+        A scenario as TOML text (as for :func:`run`); not of the LCI world.
+    from_ps, until_ps
+        Keep the records that overlap this window of simulated time (ps).
+    cap
+        Keep at most this many records.
+    make_policy
+        As for :func:`run_policy`, or ``None``: the scenario's policy.
+    progress
+        As for :func:`run`.
+
+    Returns
+    -------
+    tuple
+        The metrics (those of the same run untraced) and the timeline:
+        ``kinds`` (name, category, Chrome phase, argument name of each record
+        kind), ``tracks`` (host, track, name), ``records`` (32 bytes each,
+        little-endian: ts and dur in ps, arrow id, argument, host, track,
+        kind, 3 bytes of padding), ``over_cap`` (records the cap left out)
+        and ``spin_overlap_ps`` (per host, spinning the CPU metrics count
+        that the records leave out).
+    """
+
 def check(scenario_toml: str) -> str:
     """Check a scenario as :func:`run` does before it starts, without running it.
 

@@ -234,24 +234,82 @@ fn run_policy<'py>(
     make_policy: Py<PyAny>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
+    let (m, _) = run_world(py, &scenario_toml, Some(make_policy), progress, None)?;
+    metrics_dict(py, m)
+}
+
+/// Runs one scenario (with a Python policy if `make_policy` is given) and
+/// records its timeline: the records in `[from_ps, until_ps]`, at most
+/// `cap`. Returns the metrics and the timeline (`nicsim.trace` writes it).
+#[pyfunction]
+#[pyo3(signature = (scenario_toml, from_ps, until_ps, cap, make_policy=None, progress=None))]
+fn run_trace<'py>(
+    py: Python<'py>,
+    scenario_toml: String,
+    from_ps: u64,
+    until_ps: u64,
+    cap: u64,
+    make_policy: Option<Py<PyAny>>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Bound<'py, pyo3::types::PyDict>)> {
+    if nicsim::config::scenario_is_lci(&scenario_toml) {
+        return Err(NicsimError::new_err("trace: runs on the lci2000 preset (the LCI world) have no timeline"));
+    }
+    let cfg = nicsim::sim::TraceCfg { from: Instant::from_ps(from_ps), until: Instant::from_ps(until_ps), cap };
+    let (m, tracer) = run_world(py, &scenario_toml, make_policy, progress, Some(cfg))?;
+    let tracer = tracer.ok_or_else(|| NicsimError::new_err("internal error (please report): no timeline"))?;
+    let d = pyo3::types::PyDict::new(py);
+    let kinds: Vec<_> = nicsim::sim::What::ALL.iter().map(|w| w.describe()).collect();
+    d.set_item("kinds", kinds)?;
+    d.set_item("tracks", tracer.tracks())?;
+    d.set_item("over_cap", tracer.over_cap)?;
+    d.set_item("spin_overlap_ps", tracer.spin_overlap.clone())?;
+    let records = tracer.into_records();
+    let mut bytes = Vec::with_capacity(records.len() * 32);
+    for r in &records {
+        bytes.extend_from_slice(&r.ts.to_le_bytes());
+        bytes.extend_from_slice(&r.dur.to_le_bytes());
+        bytes.extend_from_slice(&r.id.to_le_bytes());
+        bytes.extend_from_slice(&r.arg.to_le_bytes());
+        bytes.extend_from_slice(&r.host.to_le_bytes());
+        bytes.extend_from_slice(&r.track.to_le_bytes());
+        bytes.extend_from_slice(&[r.what as u8, 0, 0, 0]);
+    }
+    d.set_item("records", pyo3::types::PyBytes::new(py, &bytes))?;
+    Ok((metrics_dict(py, m)?, d))
+}
+
+/// A run of the Open-MX world, with a Python policy and a timeline if given.
+fn run_world(
+    py: Python<'_>,
+    scenario_toml: &str,
+    make_policy: Option<Py<PyAny>>,
+    progress: Option<Py<PyAny>>,
+    trace: Option<nicsim::sim::TraceCfg>,
+) -> PyResult<(nicsim::Metrics, Option<Box<nicsim::sim::Tracer>>)> {
+    let scenario = nicsim::Scenario::from_toml(scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
     let error = Arc::new(Mutex::new(None));
-    let policies = py_policies(py, &scenario, &make_policy, &error)?;
+    let policies = match &make_policy {
+        Some(make) => py_policies(py, &scenario, make, &error)?,
+        None => Vec::new(),
+    };
     let mut watch = Watch::new(progress)?;
     watch.policy_error = Some(Arc::clone(&error));
+    let with_policy = make_policy.is_some();
     let m = py.allow_threads(|| {
         guarded(std::panic::AssertUnwindSafe(|| {
             let mut policies = policies.into_iter();
             let mut make =
                 || -> Box<dyn Coalescer> { Box::new(policies.next().expect("one policy per receive queue")) };
-            nicsim::sim::run_checked(&scenario, Some(&mut make), &mut |at| watch.check(at)).map_err(|e| e.to_string())
+            let policy: Option<nicsim::sim::PolicyFactory<'_>> = if with_policy { Some(&mut make) } else { None };
+            nicsim::sim::run_traced(&scenario, policy, &mut |at| watch.check(at), trace).map_err(|e| e.to_string())
         }))
     });
     let m = watch.finish(m);
     if let Some(e) = error.lock().unwrap_or_else(|e| e.into_inner()).take() {
         return Err(e);
     }
-    metrics_dict(py, m?)
+    m
 }
 
 /// Makes every receive queue's Python policy up front, with the GIL held.
@@ -520,6 +578,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_policy, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(run_trace, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
