@@ -55,7 +55,7 @@ __version__: str = _core.version()
 #: Submodules loaded on first use as attributes (``nicsim.model.evaluate``).
 _SUBMODULES = frozenset(
     {"campaign", "capture", "executor", "experiments", "metrics", "model", "outputs", "plots",
-     "policy", "report", "runner", "scenario", "store", "sweeps"}
+     "policy", "report", "runner", "scenario", "store", "sweeps", "trace"}
 )  # fmt: skip
 
 
@@ -125,6 +125,10 @@ def run(
     *,
     policy: Callable[[], CoalescingPolicy] | None = None,
     progress: Callable[[int, int], object] | None = None,
+    trace: str | Path | None = None,
+    trace_from_us: float | None = None,
+    trace_until_us: float | None = None,
+    trace_cap: int | None = None,
     **overrides: Any,
 ) -> dict[str, float | int | str]:
     """Run one scenario and return its metrics.
@@ -146,6 +150,16 @@ def run(
         Called as ``progress(sim_time_ps, events)`` after the run's first
         1,024 events and then about 20 times per second while it lasts;
         an exception it raises stops the run and is raised here.
+    trace
+        Write the run's timeline to this file, as Chrome trace-event JSON
+        for Perfetto or ``chrome://tracing`` (:mod:`nicsim.trace`); the
+        metrics are those of the same run without it.
+    trace_from_us, trace_until_us
+        Keep the events that overlap this window of simulated time (µs);
+        default: the whole run.
+    trace_cap
+        Keep at most this many events (default 1,000,000); the file says
+        whether the cap cut the timeline.
 
     Returns
     -------
@@ -192,15 +206,18 @@ def run(
             f"progress = {progress!r}: expected a callable progress(sim_time_ps, events) or None"
         )
     built = _as_scenario(scenario).update(overrides)
+    from nicsim import trace as timeline
+
+    wanted = timeline.request(trace, trace_from_us, trace_until_us, trace_cap)
     if built.pcap is None:
-        return _run_core(built, policy, progress)
+        return _run_core(built, policy, progress, wanted)
     from nicsim import outputs
 
     target = outputs.check_file(str(built.pcap), "pcap")
     with outputs.atomic_file(target) as temp:
         built.pcap = str(temp)
         try:
-            return _run_core(built, policy, progress)
+            return _run_core(built, policy, progress, wanted)
         except NicsimError as err:
             # The core names the file it writes, a temporary one: name the pcap.
             why = str(err).removeprefix("pcap: ")
@@ -243,7 +260,12 @@ def _run_core(
     scenario: Scenario,
     policy: Callable[[], CoalescingPolicy] | None,
     progress: Callable[[int, int], object] | None,
+    wanted: Any = None,
 ) -> dict[str, float | int | str]:
+    if wanted is not None:
+        from nicsim import trace as timeline
+
+        return timeline.run(scenario.to_toml(), wanted, policy, progress)
     if policy is not None:
         return _core.run_policy(scenario.to_toml(), policy, progress)
     return _core.run(scenario.to_toml(), progress)

@@ -209,8 +209,18 @@ def run_command(
     show_all: Annotated[
         bool, typer.Option("--all", help="Print every metric, in groups, after the summary.")
     ] = False,
+    trace: Annotated[
+        Path | None, typer.Option(help="Write the timeline here: Chrome trace JSON (Perfetto).")
+    ] = None,
+    trace_from: Annotated[float | None, typer.Option(help="Timeline from (simulated µs).")] = None,
+    trace_until: Annotated[float | None, typer.Option(help="Timeline to (simulated µs).")] = None,
+    trace_cap: Annotated[int | None, typer.Option(help="Timeline events kept, at most.")] = None,
 ) -> None:
     """Run one scenario and print its summary: headline, interrupts, CPU per host, drops."""
+    from nicsim import trace as timeline
+
+    flags = ("--trace", "--trace-from", "--trace-until", "--trace-cap")
+    timeline.request(trace, trace_from, trace_until, trace_cap, names=flags)
     built = Scenario.load(scenario) if scenario is not None else Scenario()
     options: dict[str, Any] = {
         "preset": preset,
@@ -233,7 +243,10 @@ def run_command(
         built.set(path.strip(), parse_value(text.strip(), path.strip()))
     progress = _RunProgress() if sys.stderr.isatty() else None
     try:
-        metrics = nicsim.run(built, progress=progress)
+        metrics = nicsim.run(
+            built, progress=progress, trace=trace, trace_from_us=trace_from,
+            trace_until_us=trace_until, trace_cap=trace_cap,
+        )  # fmt: skip
     finally:
         if progress is not None:
             progress.close()
@@ -248,6 +261,8 @@ def run_command(
         _out().print(_all_table(metrics))
     else:
         _out().print(f"{line}; all {len(metrics)} metrics: --all, or --json", highlight=False)
+    if trace is not None:
+        _out().print(f"timeline: {trace} (open it in https://ui.perfetto.dev)", highlight=False)
 
 
 def _summary_table(scenario: Scenario, metrics: dict[str, Any]) -> "Table":
