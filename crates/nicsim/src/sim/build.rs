@@ -236,7 +236,7 @@ impl World {
         }
         let trace = trace.map(|cfg| {
             let shape = hosts.iter().map(|h| (h.cores.len() as u16, h.nic.queues.len() as u16)).collect();
-            Box::new(super::Tracer::new(cfg, shape))
+            Box::new(super::Tracer::new(cfg, shape, topo.cores_per_die, t.idle_before_sleep))
         });
         let mut w = World {
             q: EventQueue::new(),

@@ -192,18 +192,6 @@ impl Core {
         }
     }
 
-    /// When the die of idle core `core` went to sleep, if it did (what
-    /// [`Core::wake_cost`] is about to charge for): for the timeline only.
-    #[cold]
-    pub(super) fn slept_since(cores: &[Core], topo: &Topology, core: usize, c: &Costs) -> Option<Instant> {
-        cores[core].idle_since?;
-        let per_die = topo.cores_per_die as usize;
-        let first = topo.die_of(core as u16) as usize * per_die;
-        let idle = cores[first..first + per_die].iter().map(|o| o.idle_since).collect::<Option<Vec<_>>>()?;
-        let last = idle.into_iter().max()?;
-        (c.sleep && !c.soaker).then(|| last + c.idle_before_sleep)
-    }
-
     /// Starts a segment of core `core` of host `h` that ends at `end`.
     pub(super) fn begin(&mut self, q: &mut EventQueue<Ev>, end: Instant, h: usize, core: usize) {
         self.gen = self.gen.wrapping_add(1);
@@ -289,8 +277,6 @@ impl World {
             if let Some(w_in) = cs.kq.pop_front() {
                 if let Some((cost, w)) = self.start_kernel(now, h, core, w_in) {
                     let hs = &mut self.hosts[h];
-                    let slept =
-                        self.trace.as_ref().and_then(|_| Core::slept_since(&hs.cores, &self.topo, core, &self.c));
                     let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c, now);
                     let cs = &mut hs.cores[core];
                     let cost = cost + std::mem::take(&mut cs.tail);
@@ -309,7 +295,7 @@ impl World {
                     cs.begin(&mut self.q, now + wake + cost, h, core);
                     hs.kernel_time += cost;
                     if let Some(t) = self.trace.as_deref_mut() {
-                        t.kernel(h, core, now, slept, wake, (w_in, w), cost, self.c.irq_entry);
+                        t.kernel(h, core, now, wake, (w_in, w), cost, self.c.irq_entry);
                     }
                     return;
                 }
@@ -338,10 +324,6 @@ impl World {
                     let hs = &mut self.hosts[h];
                     match step {
                         Some((cost, action)) => {
-                            let slept = self
-                                .trace
-                                .as_ref()
-                                .and_then(|_| Core::slept_since(&hs.cores, &self.topo, core, &self.c));
                             let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c, now);
                             let cs = &mut hs.cores[core];
                             let cost = cost + std::mem::take(&mut cs.stall);
@@ -352,7 +334,7 @@ impl World {
                             cs.cur = Cur::App;
                             cs.begin(&mut self.q, now + wake + extra + cost, h, core);
                             if let Some(t) = self.trace.as_deref_mut() {
-                                t.app(h, core, now, slept, wake, extra, cost, action);
+                                t.app(h, core, now, wake, extra, cost, action);
                             }
                         }
                         None => {

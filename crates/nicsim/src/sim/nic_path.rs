@@ -129,8 +129,7 @@ impl World {
         if let Some((at, gen)) = out.timer {
             self.q.push(at.max(now), h as u32, Ev::CoalTimer { host: h as u16, q: q as u8, gen });
             if let Some(t) = self.trace.as_deref_mut() {
-                let ns = at.max(now).since(now).as_ps() / 1000;
-                t.nic(h, q, now, super::What::TimerArmed, ns.min(u32::MAX as u64) as u32);
+                t.timer_armed(h, q, now, at);
             }
         }
         if out.raise {

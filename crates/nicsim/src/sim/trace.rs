@@ -104,7 +104,8 @@ const NONE: (u32, u32) = (u32::MAX, u32::MAX);
 /// What the recorder keeps of one core: the records of the application
 /// segment running (first, last), what it runs, where its wake-up ends and
 /// what is left of that wake-up after a preemption; the kernel segment
-/// last started (start, end).
+/// last started (start, end); until when the core was last busy or
+/// spinning (where its idle time starts, for the sleep records).
 #[derive(Clone, Copy)]
 struct CoreTrace {
     app_open: (u32, u32),
@@ -112,6 +113,7 @@ struct CoreTrace {
     wake_end: u64,
     resume_wake: u64,
     kernel_seg: (u64, u64),
+    busy_until: u64,
 }
 
 /// A run's timeline so far (see the module notes).
@@ -133,13 +135,23 @@ pub struct Tracer {
     next_flow: u32,
     /// Per host: cores and receive queues (for the track names).
     shape: Vec<(u16, u16)>,
+    /// Cores per die, and the idle time after which a die sleeps.
+    cores_per_die: usize,
+    idle_before_sleep: u64,
 }
 
 impl Tracer {
-    /// A recorder for hosts of the given (cores, receive queues).
-    pub(crate) fn new(cfg: TraceCfg, shape: Vec<(u16, u16)>) -> Self {
-        let core =
-            CoreTrace { app_open: NONE, app_what: What::Compute, wake_end: 0, resume_wake: 0, kernel_seg: (0, 0) };
+    /// A recorder for hosts of the given (cores, receive queues), whose
+    /// dies of `cores_per_die` sleep after `idle_before_sleep`.
+    pub(crate) fn new(cfg: TraceCfg, shape: Vec<(u16, u16)>, cores_per_die: u16, idle_before_sleep: Duration) -> Self {
+        let core = CoreTrace {
+            app_open: NONE,
+            app_what: What::Compute,
+            wake_end: 0,
+            resume_wake: 0,
+            kernel_seg: (0, 0),
+            busy_until: 0,
+        };
         Tracer {
             cfg,
             records: Vec::new(),
@@ -150,6 +162,8 @@ impl Tracer {
             departed: Vec::new(),
             next_flow: 0,
             shape,
+            cores_per_die: cores_per_die.max(1) as usize,
+            idle_before_sleep: idle_before_sleep.as_ps(),
         }
     }
 
@@ -201,22 +215,20 @@ impl Tracer {
         Some(self.records.len() as u32 - 1)
     }
 
-    /// A core starts a segment at `now`: the sleep it leaves (since
-    /// `slept`, if its die slept), the exit latency `wake` (its record).
-    fn leave_idle(
-        &mut self,
-        h: usize,
-        core: usize,
-        now: Instant,
-        slept: Option<Instant>,
-        wake: Duration,
-    ) -> (u64, Option<u32>) {
+    /// A core starts a segment at `now`, paying the exit latency `wake`
+    /// (its record) if its die slept: since the die's cores were last busy
+    /// and then idle for `idle_before_sleep` (the sleep's record).
+    fn leave_idle(&mut self, h: usize, core: usize, now: Instant, wake: Duration) -> (u64, Option<u32>) {
         let (t, w) = (now.as_ps(), wake.as_ps());
         if w == 0 {
             return (t, None);
         }
-        if let Some(s) = slept.filter(|s| *s < now) {
-            self.push(s.as_ps(), t - s.as_ps(), h, core as u16, What::Sleep, 0, 0);
+        let first = core / self.cores_per_die * self.cores_per_die;
+        let die = &self.cores[h][first..(first + self.cores_per_die).min(self.cores[h].len())];
+        let idle = die.iter().map(|c| c.busy_until).max().unwrap_or(0);
+        let slept = idle + self.idle_before_sleep;
+        if slept < t {
+            self.push(slept, t - slept, h, core as u16, What::Sleep, 0, 0);
         }
         (t + w, self.push(t, w, h, core as u16, What::WakeUp, 0, 0))
     }
@@ -224,20 +236,22 @@ impl Tracer {
     /// A kernel segment: item `w_in` taken from the queue, working on
     /// `w_out` for `cost` (a hard IRQ's entry, `irq_entry`, first).
     #[allow(clippy::too_many_arguments)]
+    #[cold]
+    #[inline(never)]
     pub(crate) fn kernel(
         &mut self,
         h: usize,
         core: usize,
         now: Instant,
-        slept: Option<Instant>,
         wake: Duration,
         (w_in, w_out): (KWork, KWork),
         cost: Duration,
         irq_entry: Duration,
     ) {
-        let mut t = self.leave_idle(h, core, now, slept, wake).0;
+        let mut t = self.leave_idle(h, core, now, wake).0;
         let end = t + cost.as_ps();
-        self.cores[h][core].kernel_seg = (t, end);
+        let ct = &mut self.cores[h][core];
+        (ct.kernel_seg, ct.busy_until) = ((t, end), end);
         let track = core as u16;
         let entry = match w_in {
             KWork::Irq { q } => Some((What::HardIrq, q)),
@@ -266,18 +280,19 @@ impl Tracer {
     /// An application segment: the process's wake-up (`extra`), then
     /// `cost` of `action`.
     #[allow(clippy::too_many_arguments)]
+    #[cold]
+    #[inline(never)]
     pub(crate) fn app(
         &mut self,
         h: usize,
         core: usize,
         now: Instant,
-        slept: Option<Instant>,
         wake: Duration,
         extra: Duration,
         cost: Duration,
         action: Action,
     ) {
-        let (t, woke) = self.leave_idle(h, core, now, slept, wake);
+        let (t, woke) = self.leave_idle(h, core, now, wake);
         let track = core as u16;
         let (what, arg) = match action {
             Action::None => (What::Compute, 0),
@@ -293,12 +308,14 @@ impl Tracer {
         let first = woke.or(first).or(last);
         let last = last.or(first);
         let ct = &mut self.cores[h][core];
-        (ct.app_what, ct.wake_end) = (what, t);
+        (ct.app_what, ct.wake_end, ct.busy_until) = (what, t, t + extra.as_ps() + cost.as_ps());
         ct.app_open = first.zip(last).unwrap_or(NONE);
     }
 
     /// A preempted application segment resumes at `now` for `rest`: what
     /// was left of its wake-up, then its work.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn app_resume(&mut self, h: usize, core: usize, now: Instant, rest: Duration) {
         let ct = self.cores[h][core];
         let (t, rest) = (now.as_ps(), rest.as_ps());
@@ -306,16 +323,18 @@ impl Tracer {
         let woke = if w > 0 { self.push(t, w, h, core as u16, What::WakeUp, 0, 0) } else { None };
         let work = self.push(t + w, rest - w, h, core as u16, ct.app_what, 0, 0);
         let ct = &mut self.cores[h][core];
-        (ct.wake_end, ct.resume_wake) = (t + w, 0);
+        (ct.wake_end, ct.resume_wake, ct.busy_until) = (t + w, 0, t + rest);
         ct.app_open = woke.or(work).zip(work.or(woke)).unwrap_or(NONE);
     }
 
     /// Kernel work preempts the application segment of `core` at `now`:
     /// its records end there.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn preempt(&mut self, h: usize, core: usize, now: Instant) {
         let now = now.as_ps();
         let ct = &mut self.cores[h][core];
-        ct.resume_wake = ct.wake_end.saturating_sub(now);
+        (ct.resume_wake, ct.busy_until) = (ct.wake_end.saturating_sub(now), now);
         let (a, b) = std::mem::replace(&mut ct.app_open, NONE);
         if a == u32::MAX {
             return;
@@ -335,8 +354,12 @@ impl Tracer {
     /// ends at that segment's start: the CPU metrics count the rest twice
     /// (spinning and kernel work), the records once; `spin_overlap` keeps
     /// the difference.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn spin(&mut self, h: usize, core: usize, since: Instant, now: Instant) {
-        let (s, e) = self.cores[h][core].kernel_seg;
+        let ct = &mut self.cores[h][core];
+        ct.busy_until = ct.busy_until.max(now.as_ps());
+        let (s, e) = ct.kernel_seg;
         let (t0, mut t1) = (since.as_ps(), now.as_ps());
         if s > t0 && s < t1 && e > t1 {
             self.spin_overlap[h] += t1 - s;
@@ -346,6 +369,8 @@ impl Tracer {
     }
 
     /// Host `h`'s NIC put frame slot `frame` on the wire over `[start, end]`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn wire(&mut self, h: usize, frame: u32, start: Instant, end: Instant, bytes: u32) {
         let (s, e) = (start.as_ps(), end.as_ps());
         self.push(s, e - s, h, TRACK_NIC_TX, What::Wire, bytes, 0);
@@ -359,6 +384,8 @@ impl Tracer {
     /// Frame slot `frame` reached host `h`'s queue `q` at `now`; its DMA
     /// completes at `done`. Its arrow from the sending NIC is kept when
     /// both ends are in the window.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn dma(&mut self, h: usize, q: usize, frame: u32, now: Instant, done: Instant, bytes: u32) {
         let track = TRACK_RX_QUEUE + q as u16;
         // DMAs of one queue overlap while they are pipelined: each record
@@ -382,7 +409,17 @@ impl Tracer {
         self.records.push(Record { ts: start, dur: 0, id, arg: 0, host: h as u16, track, what: What::FrameIn });
     }
 
+    /// Host `h`'s queue `q` armed its coalescing timer at `now` for `at`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn timer_armed(&mut self, h: usize, q: usize, now: Instant, at: Instant) {
+        let ns = at.max(now).since(now).as_ps() / 1000;
+        self.nic(h, q, now, What::TimerArmed, ns.min(u32::MAX as u64) as u32);
+    }
+
     /// An instant on host `h`'s receive queue `q`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn nic(&mut self, h: usize, q: usize, now: Instant, what: What, arg: u32) {
         self.push(now.as_ps(), 0, h, TRACK_RX_QUEUE + q as u16, what, arg, 0);
     }
