@@ -274,8 +274,8 @@ impl World {
             if !matches!(cs.cur, Cur::Idle) {
                 return;
             }
-            if let Some(w_in) = cs.kq.pop_front() {
-                if let Some((cost, w)) = self.start_kernel(now, h, core, w_in) {
+            if let Some(w) = cs.kq.pop_front() {
+                if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
                     let hs = &mut self.hosts[h];
                     let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c, now);
                     let cs = &mut hs.cores[core];
@@ -294,8 +294,8 @@ impl World {
                     cs.kernel_time += cost;
                     cs.begin(&mut self.q, now + wake + cost, h, core);
                     hs.kernel_time += cost;
-                    if let Some(t) = self.trace.as_deref_mut() {
-                        t.kernel(h, core, now, wake, (w_in, w), cost, self.c.irq_entry);
+                    if self.trace.is_some() {
+                        self.trace_kernel(now, h, core, wake, w, cost);
                     }
                     return;
                 }
@@ -333,8 +333,8 @@ impl World {
                             pr.action = action;
                             cs.cur = Cur::App;
                             cs.begin(&mut self.q, now + wake + extra + cost, h, core);
-                            if let Some(t) = self.trace.as_deref_mut() {
-                                t.app(h, core, now, wake, extra, cost, action);
+                            if self.trace.is_some() {
+                                self.trace_app(now, h, core, wake, extra, cost);
                             }
                         }
                         None => {

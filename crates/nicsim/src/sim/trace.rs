@@ -21,7 +21,7 @@
 //! [`Tracer::spin_overlap`] (a spin the metrics count over kernel work that
 //! a record cannot hold).
 
-use super::{Action, KWork};
+use super::{Action, KWork, World};
 use crate::time::{Duration, Instant};
 use crate::workload::Op;
 
@@ -58,7 +58,6 @@ macro_rules! whats {
 
 whats! {
     HardIrq = ("hard IRQ", "kernel", "X", "queue"),
-    TimerIrq = ("hrtimer IRQ (gro_flush_timeout)", "kernel", "X", "queue"),
     Handler = ("NAPI poll: rx frame, Open-MX handler", "kernel", "X", "queue"),
     TxReap = ("NAPI poll: tx completions", "kernel", "X", "completions"),
     NapiComplete = ("NAPI complete, IRQ re-armed", "kernel", "X", "queue"),
@@ -133,6 +132,10 @@ pub struct Tracer {
     /// Per frame slot: the sending host and when the frame left.
     departed: Vec<(u16, u64)>,
     next_flow: u32,
+    /// Per host: the interrupts its cores had handled at its last kernel
+    /// record (a kernel segment that handled one more began with a hard
+    /// IRQ's entry).
+    irq_handled: Vec<u64>,
     /// Per host: cores and receive queues (for the track names).
     shape: Vec<(u16, u16)>,
     /// Cores per die, and the idle time after which a die sleeps.
@@ -161,6 +164,7 @@ impl Tracer {
             dma_end: shape.iter().map(|&(_, q)| vec![0; q as usize]).collect(),
             departed: Vec::new(),
             next_flow: 0,
+            irq_handled: vec![0; shape.len()],
             shape,
             cores_per_die: cores_per_die.max(1) as usize,
             idle_before_sleep: idle_before_sleep.as_ps(),
@@ -233,29 +237,33 @@ impl Tracer {
         (t + w, self.push(t, w, h, core as u16, What::WakeUp, 0, 0))
     }
 
-    /// A kernel segment: item `w_in` taken from the queue, working on
-    /// `w_out` for `cost` (a hard IRQ's entry, `irq_entry`, first).
+    /// A kernel segment working on `w_out` for `cost`; `irq_handled`, the
+    /// host's count of interrupts handled, tells whether it began with a
+    /// hard IRQ's entry (`irq_entry`).
     #[allow(clippy::too_many_arguments)]
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn kernel(
+    fn kernel(
         &mut self,
         h: usize,
         core: usize,
         now: Instant,
         wake: Duration,
-        (w_in, w_out): (KWork, KWork),
+        w_out: KWork,
         cost: Duration,
-        irq_entry: Duration,
+        (irq_entry, irq_handled): (Duration, u64),
     ) {
+        let entered = std::mem::replace(&mut self.irq_handled[h], irq_handled) < irq_handled;
         let mut t = self.leave_idle(h, core, now, wake).0;
         let end = t + cost.as_ps();
         let ct = &mut self.cores[h][core];
         (ct.kernel_seg, ct.busy_until) = ((t, end), end);
         let track = core as u16;
-        let entry = match w_in {
-            KWork::Irq { q } => Some((What::HardIrq, q)),
-            KWork::TimerNapi { q } => Some((What::TimerIrq, q)),
+        let entry = match w_out {
+            KWork::HardIrq { .. } | KWork::PullReply { .. } => None,
+            KWork::EntryRx { q, .. } | KWork::EntryTxDone { q, .. } | KWork::Rearm { q } | KWork::Defer { q }
+                if entered =>
+            {
+                Some((What::HardIrq, q))
+            }
             _ => None,
         };
         if let Some((what, q)) = entry {
@@ -280,9 +288,7 @@ impl Tracer {
     /// An application segment: the process's wake-up (`extra`), then
     /// `cost` of `action`.
     #[allow(clippy::too_many_arguments)]
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn app(
+    fn app(
         &mut self,
         h: usize,
         core: usize,
@@ -422,5 +428,47 @@ impl Tracer {
     #[inline(never)]
     pub(crate) fn nic(&mut self, h: usize, q: usize, now: Instant, what: What, arg: u32) {
         self.push(now.as_ps(), 0, h, TRACK_RX_QUEUE + q as u16, what, arg, 0);
+    }
+}
+
+impl World {
+    /// A kernel segment of `core` started at `now` (see `dispatch_at`):
+    /// the sleep exit `wake`, then `cost` working on `w`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_kernel(
+        &mut self,
+        now: Instant,
+        h: usize,
+        core: usize,
+        wake: Duration,
+        w: KWork,
+        cost: Duration,
+    ) {
+        let handled = self.hosts[h].irq_handled;
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.kernel(h, core, now, wake, w, cost, (self.c.irq_entry, handled));
+        }
+    }
+
+    /// An application segment of `core` started at `now`: the sleep exit
+    /// `wake`, the process's wake-up `extra` (if it was blocked), then
+    /// `cost` of its action.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_app(
+        &mut self,
+        now: Instant,
+        h: usize,
+        core: usize,
+        wake: Duration,
+        extra: Duration,
+        cost: Duration,
+    ) {
+        let Some(p) = self.hosts[h].cores[core].app else { return };
+        let action = self.hosts[h].procs[p as usize].action;
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.app(h, core, now, wake, extra, cost, action);
+        }
     }
 }
