@@ -123,7 +123,7 @@ pub struct Tracer {
     pub over_cap: u64,
     /// Per host: spinning (ps) that the CPU metrics count and the records
     /// leave out, where a spin overlapped a kernel segment it cannot hold
-    /// (see [`Tracer::spin`]).
+    /// (see `Tracer::spin`).
     pub spin_overlap: Vec<u64>,
     /// Per host and core.
     cores: Vec<Vec<CoreTrace>>,
