@@ -206,9 +206,11 @@ def run(
             f"progress = {progress!r}: expected a callable progress(sim_time_ps, events) or None"
         )
     built = _as_scenario(scenario).update(overrides)
-    from nicsim import trace as timeline
+    wanted = None
+    if any(v is not None for v in (trace, trace_from_us, trace_until_us, trace_cap)):
+        from nicsim import trace as timeline
 
-    wanted = timeline.request(trace, trace_from_us, trace_until_us, trace_cap)
+        wanted = timeline.request(trace, trace_from_us, trace_until_us, trace_cap)
     if built.pcap is None:
         return _run_core(built, policy, progress, wanted)
     from nicsim import outputs

@@ -27,6 +27,7 @@ __all__ = [
     "replay",
     "run",
     "run_policy",
+    "run_trace",
     "version",
 ]
 

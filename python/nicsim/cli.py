@@ -217,10 +217,11 @@ def run_command(
     trace_cap: Annotated[int | None, typer.Option(help="Timeline events kept, at most.")] = None,
 ) -> None:
     """Run one scenario and print its summary: headline, interrupts, CPU per host, drops."""
-    from nicsim import trace as timeline
+    if any(v is not None for v in (trace, trace_from, trace_until, trace_cap)):
+        from nicsim import trace as timeline
 
-    flags = ("--trace", "--trace-from", "--trace-until", "--trace-cap")
-    timeline.request(trace, trace_from, trace_until, trace_cap, names=flags)
+        flags = ("--trace", "--trace-from", "--trace-until", "--trace-cap")
+        timeline.request(trace, trace_from, trace_until, trace_cap, names=flags)
     built = Scenario.load(scenario) if scenario is not None else Scenario()
     options: dict[str, Any] = {
         "preset": preset,

@@ -19,7 +19,7 @@ scenario and seed give the same bytes.
 
 Examples
 --------
->>> import json, tempfile, pathlib
+>>> import json, tempfile, pathlib, nicsim
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.json"
 >>> m = nicsim.run({"workload": {"kind": "pingpong", "iterations": 5}}, trace=path)
 >>> data = json.loads(path.read_text())
@@ -37,8 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import nicsim
-from nicsim import outputs
+from nicsim import _core
 from nicsim._core import NicsimError
 
 __all__ = ["BUSY_CATEGORIES", "CAP_DEFAULT", "CAP_MAX", "Request", "request", "run", "write"]
@@ -115,6 +114,8 @@ def request(
         raise NicsimError(
             f"{cap_name} = {cap!r}: expected a whole number of events in 1 ..= {CAP_MAX:,}"
         )
+    from nicsim import outputs  # with the first trace asked for: it loads `socket`
+
     target = outputs.check_file(path, path_name)
     return Request(target, start, end, cap)
 
@@ -126,9 +127,11 @@ def run(
     progress: Callable[[int, int], object] | None,
 ) -> dict[str, float | int | str]:
     """Run the scenario ``toml`` with its timeline; write it to ``req.target``."""
+    from nicsim import outputs
+
     until = _UNTIL_NONE if req.until_ps is None else req.until_ps
     with outputs.atomic_file(req.target) as temp:
-        metrics, data = nicsim._core.run_trace(toml, req.from_ps, until, req.cap, policy, progress)
+        metrics, data = _core.run_trace(toml, req.from_ps, until, req.cap, policy, progress)
         with open(temp, "w", encoding="utf-8") as out:
             write(out, data, req, metrics)
     return metrics
@@ -153,7 +156,7 @@ def write(out: IO[str], data: Mapping[str, Any], req: Request, metrics: Mapping[
     records = data["records"]
     count = len(records) // _RECORD.size
     other = {
-        "generator": f"nicsim {nicsim._core.version()}",
+        "generator": f"nicsim {_core.version()}",
         "time_unit": "ts and dur in simulated µs (picosecond digits)",
         "window_us": {
             "from": req.from_ps / _PS_PER_US,
