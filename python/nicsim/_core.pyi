@@ -106,7 +106,7 @@ def replay(
     Parameters
     ----------
     scenario_toml
-        A scenario as TOML text (its workload is a placeholder).
+        A scenario as TOML text (its workload stands in for the checks; the core feeds the frames).
     frames
         ``(arrival_ns, wire_length, header_bytes, marked, flow)`` per frame;
         the core decodes Open-MX headers (EtherType 0x86DF) itself, and reads

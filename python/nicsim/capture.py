@@ -315,7 +315,7 @@ def replay(
     ):
         if value is not None:
             built.set(path, value)
-    # A placeholder workload for the checks; the core replaces it by the capture.
+    # The scenario checks need a workload: a flood stands in; the core feeds the capture.
     built.workload = {"kind": "flood"}
     built.pcap = None
     _core.check(built.to_toml())

@@ -116,7 +116,7 @@ def replay_command(
         if not eq or not path.strip():
             _fail(f"--set {item!r}: expected key.path=value, e.g. nic.delay_us=25")
         base.set(path.strip(), parse_value(text.strip(), path.strip()))
-    base.workload = {"kind": "flood"}  # checked as a placeholder; the capture replaces it
+    base.workload = {"kind": "flood"}  # stands in for the checks; the core feeds the capture
     for name in policies:
         trial = Scenario.from_dict(base.to_dict())
         if name:
