@@ -400,8 +400,10 @@ MECHANISMS: tuple[Mechanism, ...] = (
         ),
         (),
         ("coalescing-marking",),
-        "Up to 4 blocks of 32 replies are requested at once (Open-MX "
-        "`OMX_PULL_BLOCK_DESCS_NR`), the next when a block completes. No test isolates it. "
+        "A window of 4 blocks of 32 replies is requested at once (Open-MX "
+        "`OMX_PULL_BLOCK_DESCS_NR`); it moves on when its first block completes, and a later "
+        "block completing first asks the earlier ones again at once (`omx_pull.c`). No test "
+        "isolates the overlap. "
         "The order it explains is not reproduced: in coalescing-marking unmarking a pull "
         "class costs more than unmarking the rendezvous (see the next mechanism).",
     ),
@@ -504,12 +506,13 @@ MECHANISMS: tuple[Mechanism, ...] = (
         ("coalescing-nas-is", "coalescing-nas"),
         "Marking, interrupt costs and the preemption of computing ranks are modelled, and "
         "IS, CG, MG and FT compute NPB's work at the hosts' rates (no fitted compute). "
-        "With the preset's 512-slot receive rings IS, MG and FT drop frames when the "
-        "ranks pull at once, and Open-MX's resend and pull timers recover them; nicsim's "
-        "judgement is that the drops, not the coalescing strategy, decide those times and "
-        "the order of the strategies (see the two experiments' discussions). With "
-        "`nic.ring_slots = 4096` nothing is dropped: disabling coalescing then costs IS "
-        "16-17 % and FT 8 %, and openmx is within 1.5 % of the 75 us timeout, not faster.",
+        "With the preset's 1024-slot receive rings IS drops frames when its ranks pull "
+        "from all their peers at once, and Open-MX's early re-requests and pull timer "
+        "recover them; nicsim's judgement is that the drops, not the coalescing strategy, "
+        "decide the IS times and the order of the strategies (see the two experiments' "
+        "discussions). MG and FT, one remote pull a rank, drop nothing. With "
+        "`nic.ring_slots = 16384` IS drops nothing either: disabling coalescing then costs "
+        "IS 21 % and FT 10 %, and openmx is within 1.5 % of the 75 us timeout, not faster.",
     ),
     Mechanism(
         "Adaptive coalescing tunes the delay on past traffic",

@@ -243,7 +243,8 @@ _COAL_NUMBERS = [
         "packets of a 32 kiB medium message",
         "(23 packets)",
         23,
-        "the same in nicsim (`wire::medium_frag_count`; test `medium_32k_at_1500_is_23_fragments`)",
+        "the same in nicsim (`wire::Layout::medium_frag_count`; "
+        "test `medium_32k_at_1500_is_23_fragments`)",
         kind="input",
     ),
     _n(

@@ -307,10 +307,17 @@ pub struct LibraryCfg {
     pub ack_after: u32,
     /// Unacknowledged frames allowed per peer before sends wait for acks.
     pub send_window_frames: u32,
+    /// Large receives a process pulls at once; later ones wait for one to
+    /// finish.
+    pub max_pulls: u32,
     pub delayed_ack_us: f64,
     pub resend_us: f64,
     pub pull_timeout_us: f64,
     pub spin_ns: f64,
+    /// How this Open-MX build cuts messages into frames: "open-mx-1.0"
+    /// (the default), "open-mx-0.9" or "mx" ([`crate::wire::WireMode`]).
+    #[serde(default)]
+    pub wire: crate::wire::WireMode,
 }
 
 const NS_MAX: f64 = 1e9; // no single modelled cost exceeds one second
@@ -576,6 +583,7 @@ impl Platform {
         }
         check_u("library.ack_after", b.ack_after as u64, 1, 1024)?;
         check_u("library.send_window_frames", b.send_window_frames as u64, 1, 1 << 20)?;
+        check_u("library.max_pulls", b.max_pulls as u64, 1, 1 << 16)?;
         check_f("library.delayed_ack_us", b.delayed_ack_us, 1.0, 1e7)?;
         check_f("library.resend_us", b.resend_us, 10.0, 1e8)?;
         check_f("library.pull_timeout_us", b.pull_timeout_us, 10.0, 1e8)?;

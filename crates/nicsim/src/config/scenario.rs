@@ -293,6 +293,9 @@ pub struct Scenario {
     pub tx_reap: TxReap,
     pub napi: NapiKnobs,
     pub marked: MarkedClasses,
+    /// How the Open-MX build cuts messages at the link's MTU
+    /// (`library.wire`, `link.mtu`).
+    pub layout: crate::wire::Layout,
     pub rndv_threshold: u32,
     pub loss: f64,
     pub reorder: f64,
@@ -466,7 +469,15 @@ impl Scenario {
         // carry at this MTU (46464 B at 1500), and the default is lowered
         // to it on links whose MTU is too small for 32 KiB.
         let mtu = platform.link.mtu as usize;
-        let medium_max = crate::wire::medium_max_size(mtu) as u32;
+        let wire = platform.library.wire;
+        let layout = crate::wire::Layout::new(wire, mtu).map_err(|why| {
+            ConfigError(format!(
+                "invalid value for `library.wire`: \"{}\" at `link.mtu` = {mtu}: {why} (allowed: \"open-mx-1.0\" \
+                 at any MTU, \"open-mx-0.9\", \"mx\" from MTU 4144)",
+                wire.name()
+            ))
+        })?;
+        let medium_max = layout.medium_max_size() as u32;
         let rndv_max = medium_max.min(1 << 20);
         let rndv_threshold = match &f.protocol.rndv_threshold {
             None => (crate::wire::DEFAULT_RNDV_THRESHOLD as u32).min(medium_max),
@@ -475,7 +486,7 @@ impl Scenario {
                     "{}: a MEDIUM message travels in at most {} fragments of {} bytes at platform.link.mtu = {mtu})",
                     e.0.trim_end_matches(')'),
                     crate::wire::MEDIUM_MAX_FRAGS,
-                    crate::wire::medium_frag_payload(mtu)
+                    layout.medium_frag
                 ))
             })? as u32,
         };
@@ -513,6 +524,7 @@ impl Scenario {
             tx_reap,
             napi,
             marked,
+            layout,
             rndv_threshold,
             loss,
             reorder,

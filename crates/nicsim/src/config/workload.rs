@@ -133,6 +133,15 @@ pub enum EchoAt {
 /// The NAS skeletons' rates on `platform`: floating-point operations per
 /// second of one core, and the memory bandwidth (bytes per second) of one of
 /// `per_host` ranks sharing their host's.
+/// Bytes of L2 each of `per_host` ranks has, one rank a core filling the
+/// dies in turn: a die's L2 (`cache.l2_kib`) over the ranks on it.
+fn l2_share(platform: &Platform, per_host: u32) -> f64 {
+    let t = &platform.topology;
+    let dies = t.sockets * t.dies_per_socket;
+    let on_die = per_host.div_ceil(dies).clamp(1, t.cores_per_die);
+    platform.cache.l2_kib as f64 * 1024.0 / on_die as f64
+}
+
 fn nas_rates(platform: &Platform, per_host: u32) -> (f64, f64) {
     let nas = &platform.nas;
     (nas.flops_per_cycle * platform.host.clock_ghz * 1e9, nas.mem_MBps * 1e6 / per_host as f64)
@@ -254,7 +263,7 @@ pub(super) fn workload(
             }
             let prob = crate::workload::NasProblem::new(kernel, class_c);
             let (flops_per_s, bytes_per_s) = nas_rates(platform, per_host);
-            let compute = prob.work(n as u32).time(flops_per_s, bytes_per_s);
+            let compute = prob.work(n as u32, l2_share(platform, per_host)).time(flops_per_s, bytes_per_s);
             Workload::NasKernel { kernel, class_c, per_host, compute }
         }
         WorkloadKind::Alltoall | WorkloadKind::Exchange => {

@@ -153,9 +153,8 @@ struct Message {
 /// messages within one jumbo frame "to avoid fragmentation and reassembly or
 /// multiple packets" (§4.1.1); the simulator cuts them at the MTU.
 fn message(s: &Scenario, size: u64) -> Result<Message, ModelError> {
-    let mtu = s.platform.link.mtu as usize;
     let class = wire::classify(size as usize, s.rndv_threshold as usize);
-    let one = wire::medium_frag_payload(mtu) as u64;
+    let one = s.layout.medium_frag as u64;
     let body = match class {
         MessageClass::Tiny => {
             OmxBody::Tiny { dst_ep: 0, src_ep: 0, session: 0, seq: 0, piggy_ack: 0, match_info: 0, length: size as u8 }
@@ -184,7 +183,7 @@ fn message(s: &Scenario, size: u64) -> Result<Message, ModelError> {
     };
     let repr = FrameRepr { dst_mac: wire::host_mac(1), src_mac: wire::host_mac(0), src_peer: 0, marked: true, body };
     let frames = match class {
-        MessageClass::Medium => wire::medium_frag_count(size as usize, mtu) as u64,
+        MessageClass::Medium => s.layout.medium_frag_count(size as usize) as u64,
         _ => 1,
     };
     let bytes = (repr.header_len() + size as usize).max(repr.frame_len()) as f64;

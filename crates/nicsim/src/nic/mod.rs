@@ -26,8 +26,24 @@ pub enum RingEntry {
 }
 
 /// The bit of a ring entry that says its frame took a buffer of the small
-/// ring (frame slab ids stay below it).
+/// ring (frame slab ids stay below bit 29, where the buffer count sits).
 pub const SMALL_RING_BIT: u32 = 1 << 31;
+
+/// Where a ring entry keeps the big-ring buffers its frame fills, less one
+/// (bits 29 and 30: one to four pages).
+const BUFS_SHIFT: u32 = 29;
+const BUFS_MASK: u32 = 3 << BUFS_SHIFT;
+
+/// Bytes of one big-ring buffer when a frame does not fit a smaller one:
+/// myri10ge posts page-sized buffers (`MYRI10GE_ALLOC_SIZE`, one page at
+/// `MYRI10GE_ALLOC_ORDER` 0) and `myri10ge_open` sets `big_bytes` to it once
+/// `mtu + ETH_HLEN + VLAN_HLEN + MXGEFW_PAD` reaches half a page; a frame
+/// longer than a buffer fills several, one ring entry each
+/// (`myri10ge_rx_done`: `remainder -= MYRI10GE_ALLOC_SIZE`, `rx->cnt++`).
+pub const BIG_BUFFER_BYTES: usize = 4096;
+
+/// Bytes the firmware writes before a frame in its buffer (`MXGEFW_PAD`).
+pub const MXGEFW_PAD: usize = 2;
 
 /// One receive queue with its interrupt line.
 pub struct RxQueue {
@@ -35,8 +51,10 @@ pub struct RxQueue {
     /// small-ring buffer) in DMA-completion order: one completion ring, as
     /// myri10ge's `rx_done` serves both buffer rings.
     pub ring: VecDeque<u32>,
-    /// Of `ring`, the frames in small-ring buffers.
+    /// Of `ring`, the frames in small-ring buffers, and the big-ring
+    /// buffers the others fill.
     pub small_in_ring: u32,
+    pub big_in_ring: u32,
     /// Buffers of the big and the small ring posted and not yet processed
     /// by the driver (myri10ge's `fill_cnt - cnt`): the NIC can fill those
     /// not already holding a frame.
@@ -95,6 +113,7 @@ impl RxQueue {
         RxQueue {
             ring: VecDeque::with_capacity(ring_slots.min(4096)),
             small_in_ring: 0,
+            big_in_ring: 0,
             posted: [ring_slots as u32; 2],
             fill_thresh,
             ring_slots: ring_slots as u32,
@@ -181,14 +200,17 @@ impl RxQueue {
         }
     }
 
-    /// A frame's DMA completed into a buffer of the small ring or the big one.
-    pub fn push_rx(&mut self, frame: u32, small: bool) {
-        debug_assert!(frame & SMALL_RING_BIT == 0, "frame slab id {frame} too large");
+    /// A frame's DMA completed into a buffer of the small ring, or into
+    /// `bufs` (1 to 4) buffers of the big one.
+    pub fn push_rx(&mut self, frame: u32, small: bool, bufs: u32) {
+        debug_assert!(frame >> BUFS_SHIFT == 0, "frame slab id {frame} too large");
+        debug_assert!((1..=4).contains(&bufs), "{bufs} buffers");
         if small {
             self.small_in_ring += 1;
             self.ring.push_back(frame | SMALL_RING_BIT);
         } else {
-            self.ring.push_back(frame);
+            self.big_in_ring += bufs;
+            self.ring.push_back(frame | (bufs - 1) << BUFS_SHIFT);
         }
     }
 
@@ -207,11 +229,16 @@ impl RxQueue {
     pub fn take(&mut self) -> Option<RingEntry> {
         if let Some(f) = self.ring.pop_front() {
             let small = f & SMALL_RING_BIT != 0;
-            self.small_in_ring -= small as u32;
-            if self.fill_thresh > 0 {
-                self.posted[small as usize] -= 1;
+            let bufs = if small { 1 } else { ((f & BUFS_MASK) >> BUFS_SHIFT) + 1 };
+            if small {
+                self.small_in_ring -= 1;
+            } else {
+                self.big_in_ring -= bufs;
             }
-            Some(RingEntry::Rx(f & !SMALL_RING_BIT))
+            if self.fill_thresh > 0 {
+                self.posted[small as usize] -= bufs;
+            }
+            Some(RingEntry::Rx(f & !(SMALL_RING_BIT | BUFS_MASK)))
         } else if self.tx_done > 0 && !self.split_claims {
             Some(RingEntry::TxDone(std::mem::take(&mut self.tx_done)))
         } else {
@@ -273,8 +300,10 @@ pub struct Nic {
     /// Frames of at most this many bytes use the small ring (0: none).
     pub small_bytes: u32,
     pub in_dma: u32,
-    /// Of `in_dma`, the frames bound for small-ring buffers.
+    /// Of `in_dma`, the frames bound for small-ring buffers, and the
+    /// big-ring buffers the others fill.
     pub in_dma_small: u32,
+    pub in_dma_big: u32,
     /// `nic.dma_shared_bus`: when the one bus both DMA directions use is
     /// free (`None`: each direction has its own engines).
     bus_free: Option<Instant>,
@@ -303,6 +332,7 @@ impl Nic {
             small_bytes: cfg.small_bytes,
             in_dma: 0,
             in_dma_small: 0,
+            in_dma_big: 0,
             bus_free: cfg.dma_shared_bus.then_some(Instant::ZERO),
         }
     }
@@ -383,16 +413,20 @@ impl Nic {
         len <= self.small_bytes as usize
     }
 
-    /// Whether queue `q` has no free buffer for a frame of this ring class:
-    /// the frames in DMA and in the ring, of that class, fill what is posted.
-    pub fn ring_full(&self, q: usize, small: bool) -> bool {
+    /// Big-ring buffers a frame of `len` bytes fills (one below a page).
+    #[inline]
+    pub fn big_bufs(len: usize) -> u32 {
+        (len + MXGEFW_PAD).div_ceil(BIG_BUFFER_BYTES) as u32
+    }
+
+    /// Whether queue `q` has too few free buffers for a frame of this ring
+    /// class that fills `bufs` of them (1 for the small ring): the buffers
+    /// of that class in DMA and in the ring, and the frame's, exceed what
+    /// is posted.
+    pub fn ring_full(&self, q: usize, small: bool, bufs: u32) -> bool {
         let qu = &self.queues[q];
-        let used = if small {
-            qu.small_in_ring + self.in_dma_small
-        } else {
-            (qu.ring.len() as u32 - qu.small_in_ring) + (self.in_dma - self.in_dma_small)
-        };
-        used >= qu.posted[small as usize]
+        let used = if small { qu.small_in_ring + self.in_dma_small } else { qu.big_in_ring + self.in_dma_big };
+        used + bufs > qu.posted[small as usize]
     }
 }
 
@@ -414,8 +448,9 @@ mod tests {
         let mut taken = 0;
         for f in 0..n {
             let small = nic.is_small(len);
-            if !nic.ring_full(0, small) {
-                nic.queues[0].push_rx(f, small);
+            let bufs = if small { 1 } else { Nic::big_bufs(len) };
+            if !nic.ring_full(0, small, bufs) {
+                nic.queues[0].push_rx(f, small, bufs);
                 taken += 1;
             }
         }
@@ -426,11 +461,11 @@ mod tests {
     fn a_small_frame_takes_a_buffer_of_its_own_ring_when_data_fill_the_other() {
         let mut two = nic(126, 0, 32);
         assert_eq!(fill(&mut two, 40, 1514), 32, "the big ring holds 32");
-        assert!(two.ring_full(0, false) && !two.ring_full(0, true));
+        assert!(two.ring_full(0, false, 1) && !two.ring_full(0, true, 1));
         assert_eq!(fill(&mut two, 5, 60), 5, "acks and pull requests still get in");
         // Processed in arrival order, each giving its buffer back to its ring.
         assert_eq!(two.queues[0].take(), Some(RingEntry::Rx(0)));
-        assert_eq!((two.queues[0].small_in_ring, two.ring_full(0, false)), (5, false));
+        assert_eq!((two.queues[0].small_in_ring, two.ring_full(0, false, 1)), (5, false));
         let mut one = nic(0, 0, 32);
         assert_eq!(fill(&mut one, 40, 1514), 32);
         assert_eq!(fill(&mut one, 5, 60), 0, "one ring: a 60 B frame is dropped too");
@@ -444,7 +479,7 @@ mod tests {
             nic.queues[0].take();
         }
         // 12 frames wait, 12 buffers posted: no room until a restock.
-        assert!(nic.ring_full(0, false));
+        assert!(nic.ring_full(0, false, 1));
         nic.queues[0].restock();
         assert_eq!(nic.queues[0].posted[0], 32);
         assert_eq!(fill(&mut nic, 40, 1514), 20);
@@ -456,6 +491,24 @@ mod tests {
         let mut eager = self::nic(0, 0, 32);
         fill(&mut eager, 32, 1514);
         eager.queues[0].take();
-        assert!(!eager.ring_full(0, false));
+        assert!(!eager.ring_full(0, false, 1));
+    }
+
+    /// A jumbo frame fills several page-sized buffers, so a ring holds
+    /// fewer of them; each gives all its buffers back when processed.
+    #[test]
+    fn a_frame_longer_than_a_page_fills_several_buffers() {
+        assert_eq!(Nic::big_bufs(1514), 1);
+        assert_eq!(Nic::big_bufs(4094), 1);
+        assert_eq!(Nic::big_bufs(4095), 2, "the pad pushes it over a page");
+        assert_eq!(Nic::big_bufs(4144), 2, "an MX-wire 4 KiB reply");
+        assert_eq!(Nic::big_bufs(9014), 3);
+        let mut nic = nic(1518, 0, 32);
+        assert_eq!(fill(&mut nic, 40, 4144), 16, "32 buffers, two a frame");
+        assert_eq!(nic.queues[0].big_in_ring, 32);
+        assert!(!nic.ring_full(0, true, 1), "a 1518-byte frame goes to the small ring");
+        assert_eq!(nic.queues[0].take(), Some(RingEntry::Rx(0)));
+        assert_eq!(nic.queues[0].big_in_ring, 30);
+        assert!(!nic.ring_full(0, false, 2) && nic.ring_full(0, false, 3));
     }
 }

@@ -9,8 +9,8 @@
 //!   towards every peer: sequence numbers, piggy-backed and explicit acks,
 //!   the delayed-ack timer, resends and the send window.
 //! * [`PullHandle`] and [`PullServe`] (`pull.rs`): the drivers' pull of a
-//!   large message (blocks of 32 replies, 4 outstanding, re-requests on a
-//!   timeout) on the receiving side, and the serving of one block on the
+//!   large message (blocks of 32 replies in a window of 4, re-requests
+//!   when a later block completes first and on a timeout) on the receiving side, and the serving of one block on the
 //!   sending side.
 //!
 //! This module owns protocol state and its transitions. It does not charge
@@ -32,7 +32,7 @@ pub use endpoint::{
     AckPlan, Arrival, Due, Endpoint, Params, SentMsg, RESENDS_MAX, RESENDS_PER_PEER, RESEND_BACKOFF_MAX,
 };
 pub use msg::{Kind, Msg};
-pub use pull::{OnReply, OnTimer, PullHandle, PullServe, ServedReply};
+pub use pull::{Blocks, OnReply, OnTimer, PullHandle, PullServe, ServedReply};
 
 /// Sequence numbers are 16-bit on the wire (Open-MX `omx_seqnum_t` is 16-bit
 /// with a session in the upper bits); the model keeps them in `u32` and puts

@@ -1,20 +1,34 @@
 //! The drivers' pull of a large message (Open-MX `omx_pull.c`): the
-//! receiver's [`PullHandle`] requests the message in blocks of
-//! [`PULL_BLOCK_REPLIES`] replies, [`PULL_BLOCKS_OUTSTANDING`] blocks at a
-//! time, asks for the next block when one completes, asks again for every
-//! incomplete block when no reply came for a timeout, and gives up when the
-//! pull outlives its deadline; the sender's [`PullServe`] answers one
-//! request with the replies it names.
+//! receiver's [`PullHandle`] requests the message in blocks of replies (32,
+//! or 8 on the MX wire: `crate::wire::Layout`), a window of [`PULL_BLOCKS_OUTSTANDING`]
+//! blocks that moves on when its first block completes; it asks again for
+//! the earlier blocks at once when a later one completes before them, for
+//! every incomplete block when no reply came for a timeout, and gives up
+//! when the pull outlives its deadline; the sender's [`PullServe`] answers
+//! one request with the replies it names.
 //!
 //! This file owns which replies and blocks are wanted, received and due.
 //! It does not own addressing, frames or the copy of the data
 //! (`crate::sim::pull`).
 
 use crate::time::{Duration, Instant};
-use crate::wire::{PULL_BLOCKS_OUTSTANDING, PULL_BLOCK_REPLIES};
+use crate::wire::PULL_BLOCKS_OUTSTANDING;
 use std::ops::Range;
 
-const BLOCK: u32 = PULL_BLOCK_REPLIES as u32;
+const WINDOW: u32 = PULL_BLOCKS_OUTSTANDING as u32;
+
+/// A run of blocks `start..end` to (re-)request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocks {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Blocks {
+    pub fn iter(self) -> Range<u32> {
+        self.start..self.end
+    }
+}
 
 /// What a pull reply did to its handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,8 +38,16 @@ pub enum OnReply {
     Duplicate,
     /// Recorded; nothing else to do.
     Progress,
-    /// Recorded, and it completed a block: request this block next.
-    Request(u32),
+    /// Recorded, and it completed the window's first block: the window
+    /// moved past every completed block at its head, and these blocks enter
+    /// it (request them).
+    Request(Blocks),
+    /// Recorded, and it completed a later block of the window while an
+    /// earlier one is still incomplete: a reply of the earlier ones was
+    /// likely lost, so request again the incomplete blocks among these
+    /// ([`PullHandle::incomplete_from`], [`PullHandle::missing_span`]).
+    /// Each block is asked again this way at most once per timeout.
+    Rerequest(Blocks),
     /// The last missing reply: the pull is complete (the handle is done).
     Complete,
 }
@@ -47,11 +69,18 @@ pub enum OnTimer {
 /// The receiver's side of one pull.
 #[derive(Clone, Debug)]
 pub struct PullHandle {
-    /// Total replies and blocks.
+    /// Total replies, replies per block, and blocks.
     replies: u32,
+    block: u32,
     blocks: u32,
-    /// Next block to request.
+    /// The window: its first block (the oldest incomplete one) and the
+    /// next block to request (`first..next_block`, at most
+    /// [`PULL_BLOCKS_OUTSTANDING`] blocks).
+    first: u32,
     next_block: u32,
+    /// Blocks at the head of the window asked again early since the last
+    /// timeout (Open-MX `already_rerequested_blocks`).
+    rerequested: u32,
     /// Replies still missing per requested block (index = block).
     missing: Vec<u32>,
     /// Bitmap of received replies (to drop duplicates).
@@ -66,13 +95,17 @@ pub struct PullHandle {
 }
 
 impl PullHandle {
-    /// A pull of `replies` replies started at `now`, nothing requested yet.
-    pub fn new(now: Instant, replies: u32) -> Self {
-        let blocks = replies.div_ceil(BLOCK).max(1);
+    /// A pull of `replies` replies in blocks of `block` started at `now`,
+    /// nothing requested yet.
+    pub fn new(now: Instant, replies: u32, block: u32) -> Self {
+        let blocks = replies.div_ceil(block).max(1);
         PullHandle {
             replies,
+            block,
             blocks,
+            first: 0,
             next_block: 0,
+            rerequested: 0,
             missing: vec![0; blocks as usize],
             got: vec![0; (replies as usize).div_ceil(64).max(1)],
             done_replies: 0,
@@ -94,7 +127,7 @@ impl PullHandle {
 
     /// The first blocks to request ([`PULL_BLOCKS_OUTSTANDING`] at most).
     pub fn start(&mut self) -> Range<u32> {
-        let n = self.blocks.min(PULL_BLOCKS_OUTSTANDING as u32);
+        let n = self.blocks.min(WINDOW);
         for b in 0..n {
             self.request(b);
         }
@@ -103,7 +136,7 @@ impl PullHandle {
 
     /// First reply of block `b` and its replies.
     pub fn block(&self, b: u32) -> (u32, u32) {
-        (b * BLOCK, (self.replies - b * BLOCK).min(BLOCK))
+        (b * self.block, (self.replies - b * self.block).min(self.block))
     }
 
     fn request(&mut self, b: u32) {
@@ -111,7 +144,16 @@ impl PullHandle {
         self.next_block = b + 1;
     }
 
-    /// Reply `idx` arrived at `now`.
+    /// Reply `idx` arrived at `now`. As Open-MX's driver does
+    /// (`omx_progress_pull_on_recv_pull_reply_locked`, driver/linux
+    /// `omx_pull.c`, 1.0.901 to 1.5.4): when the window's first block
+    /// completes, the window moves past the completed blocks at its head and
+    /// takes new ones; when a later block completes first, "there is a good
+    /// chance that one packet got lost for the former blocks. In this case,
+    /// we optimistically re-request the former blocks. To avoid
+    /// re-requesting too often, we do it only once per timeout" (its notes
+    /// about retransmission). Nothing new enters the window while its first
+    /// block is incomplete.
     pub fn process(&mut self, now: Instant, idx: u32) -> OnReply {
         let (w, bit) = ((idx / 64) as usize, idx % 64);
         if idx >= self.replies || self.got[w] & (1 << bit) != 0 {
@@ -119,18 +161,38 @@ impl PullHandle {
         }
         self.got[w] |= 1 << bit;
         self.done_replies += 1;
-        let b = (idx / BLOCK) as usize;
-        self.missing[b] = self.missing[b].saturating_sub(1);
+        let b = idx / self.block;
+        self.missing[b as usize] = self.missing[b as usize].saturating_sub(1);
         self.last_progress = now;
         if self.done_replies == self.replies {
             self.live = false;
-            OnReply::Complete
-        } else if self.missing[b] == 0 && self.next_block < self.blocks {
-            let next = self.next_block;
-            self.request(next);
-            OnReply::Request(next)
-        } else {
-            OnReply::Progress
+            return OnReply::Complete;
+        }
+        if self.missing[b as usize] != 0 || b < self.first {
+            return OnReply::Progress;
+        }
+        if b == self.first {
+            while self.first < self.next_block && self.missing[self.first as usize] == 0 {
+                self.first += 1;
+                self.rerequested = self.rerequested.saturating_sub(1);
+            }
+            let from = self.next_block;
+            while self.next_block < self.blocks && self.next_block - self.first < WINDOW {
+                self.request(self.next_block);
+            }
+            return if self.next_block > from {
+                OnReply::Request(Blocks { start: from, end: self.next_block })
+            } else {
+                OnReply::Progress
+            };
+        }
+        let from = self.first + self.rerequested;
+        match (from..b).rev().find(|&e| self.missing[e as usize] > 0) {
+            Some(last) => {
+                self.rerequested = last + 1 - self.first;
+                OnReply::Rerequest(Blocks { start: from, end: last + 1 })
+            }
+            None => OnReply::Progress,
         }
     }
 
@@ -148,13 +210,14 @@ impl PullHandle {
             return OnTimer::Wait(self.last_progress + timeout);
         }
         self.last_progress = now;
+        self.rerequested = 0;
         OnTimer::Rerequest(now + timeout)
     }
 
     /// The first requested, incomplete block at or after `from` (blocks to
     /// request again, in order, after [`OnTimer::Rerequest`]).
     pub fn incomplete_from(&self, from: u32) -> Option<u32> {
-        (from..self.next_block).find(|&b| self.missing[b as usize] > 0)
+        (from.max(self.first)..self.next_block).find(|&b| self.missing[b as usize] > 0)
     }
 
     /// The part of block `b` to request again: from its first missing reply
@@ -203,12 +266,12 @@ pub struct PullServe {
 }
 
 impl PullServe {
-    /// Serving `count` replies (at most a block, and no further than the
-    /// message) starting at reply `first` of a `size`-byte message, in
-    /// replies of `per` bytes of payload.
-    pub fn new(first: u32, count: u32, size: u64, per: u64) -> Self {
+    /// Serving `count` replies (at most a block of `block`, and no further
+    /// than the message) starting at reply `first` of a `size`-byte message,
+    /// in replies of `per` bytes of payload.
+    pub fn new(first: u32, count: u32, size: u64, per: u64, block: u32) -> Self {
         let replies = size.div_ceil(per).max(1) as u32;
-        PullServe { next: first, end: (first + count.clamp(1, BLOCK)).min(replies), size, per }
+        PullServe { next: first, end: (first + count.clamp(1, block)).min(replies), size, per }
     }
 
     /// The next reply to send.

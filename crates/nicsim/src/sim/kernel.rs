@@ -632,7 +632,11 @@ impl World {
                         } else {
                             self.cc.copy(&mut hs.cache, &mut dma, Some(&mut lines.app), die, Kernel, payload)
                         };
-                        if let Some(obj) = self.handle_objs.get_mut(dst_pull_handle as usize) {
+                        // A stale reply (its handle since reused by another
+                        // host) finds no handle here: the handler drops it.
+                        let i = dst_pull_handle as usize;
+                        let mine = self.handles.get(i).is_some_and(|hd| hd.host as usize == h);
+                        if let Some(obj) = self.handle_objs.get_mut(i).filter(|_| mine) {
                             cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.pull_lines);
                         }
                     }

@@ -61,7 +61,7 @@ impl World {
                         let bytes = match kind {
                             Kind::Tiny | Kind::Small => size,
                             Kind::MediumFrag => {
-                                let per = wire::medium_frag_payload(c.mtu) as u64;
+                                let per = c.layout.medium_frag as u64;
                                 (size - frag as u64 * per).min(per)
                             }
                             _ => 0,
@@ -123,7 +123,7 @@ impl World {
                     }
                     Kind::MediumFrag => {
                         cost += copy;
-                        let last = wire::medium_frag_count(m.size as usize, c.mtu) as u32;
+                        let last = c.layout.medium_frag_count(m.size as usize) as u32;
                         if m.frag_seq as u32 + 1 == last {
                             cost += c.mpi_recv;
                         }
@@ -163,7 +163,7 @@ impl World {
             let op = pr.pending_op.take().unwrap_or_else(|| pr.program.next_op());
             match op {
                 Op::Send { peer, size, .. }
-                    if pr.proto.window_full(peer as u16, Self::frames_of(size, c.rndv_threshold, c.mtu)) =>
+                    if pr.proto.window_full(peer as u16, Self::frames_of(size, c.rndv_threshold, c.layout)) =>
                 {
                     // The send window is full: wait for acks.
                     pr.pending_op = Some(op);
@@ -356,9 +356,9 @@ impl World {
         if class == MessageClass::Large {
             rdma = pr.regions.take(req).expect("the caller found a free region");
         }
-        let frames = Self::frames_of(size, self.c.rndv_threshold, self.c.mtu);
+        let frames = Self::frames_of(size, self.c.rndv_threshold, self.c.layout);
         let m = pr.proto.send(dst, now, rdma, size, tag, false, frames);
-        Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.mtu, dst, m);
+        Self::queue_message(&mut pr.outbox, self.c.rndv_threshold, self.c.layout, dst, m);
         let t = now + self.c.proto.resend;
         Self::arm_timer(pr, &mut self.q, h, p, t);
         if matches!(class, MessageClass::Tiny | MessageClass::Small) {
@@ -378,7 +378,7 @@ impl World {
         loop {
             let large = MessageClass::Large;
             let thr = self.c.rndv_threshold as usize;
-            let frames = |size| Self::frames_of(size, self.c.rndv_threshold, self.c.mtu);
+            let frames = |size| Self::frames_of(size, self.c.rndv_threshold, self.c.layout);
             let pr = &mut self.hosts[h].procs[p];
             let Some(&s) = pr.need_region.front() else { return };
             if wire::classify(s.size as usize, thr) == large && pr.regions.is_full() {

@@ -10,7 +10,6 @@
 use super::{LibEvent, MediumRx, MediumTarget, Out, Unexpected, World};
 use crate::proto::{AckPlan, Arrival, Kind};
 use crate::time::Instant;
-use crate::wire;
 
 impl World {
     pub(super) fn lib_consume(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
@@ -98,7 +97,7 @@ impl World {
     /// An in-order message (or first fragment) is matched.
     pub(super) fn deliver(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
         let (peer, m) = (ev.peer, ev.msg);
-        let mtu = self.c.mtu;
+        let layout = self.c.layout;
         let pr = &mut self.hosts[h].procs[p];
         let req = pr.posted.take(Some(peer), m.tag);
         match m.kind {
@@ -110,7 +109,7 @@ impl World {
                 self.message_done(now, h, p, peer);
             }
             Kind::MediumFrag => {
-                let total = wire::medium_frag_count(m.size as usize, mtu) as u32;
+                let total = layout.medium_frag_count(m.size as usize) as u32;
                 let left = total - 1;
                 let rx = |target| MediumRx {
                     peer,

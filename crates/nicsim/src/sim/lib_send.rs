@@ -45,7 +45,7 @@ impl World {
             }
             Due::Resend(m) => {
                 queued = true;
-                Self::queue_message(outbox, c.rndv_threshold, c.mtu, peer, m)
+                Self::queue_message(outbox, c.rndv_threshold, c.layout, peer, m)
             }
             Due::GiveUp(m) => gave_up = Some((peer, m)),
         });
@@ -76,9 +76,9 @@ impl World {
     }
 
     /// Frames a message of `size` bytes puts on the wire (pull replies aside).
-    pub(super) fn frames_of(size: u64, thr: u64, mtu: usize) -> u32 {
+    pub(super) fn frames_of(size: u64, thr: u64, layout: wire::Layout) -> u32 {
         match wire::classify(size as usize, thr as usize) {
-            MessageClass::Medium => wire::medium_frag_count(size as usize, mtu) as u32,
+            MessageClass::Medium => layout.medium_frag_count(size as usize) as u32,
             _ => 1,
         }
     }
@@ -86,14 +86,14 @@ impl World {
     /// Queues the frames of message `m` (first send or resend), in order.
     /// Inlined in `lib_op` (every send; the resend copy is cold).
     #[inline(always)]
-    pub(super) fn queue_message(outbox: &mut VecDeque<Out>, thr: u64, mtu: usize, peer: u16, m: SentMsg) {
+    pub(super) fn queue_message(outbox: &mut VecDeque<Out>, thr: u64, layout: wire::Layout, peer: u16, m: SentMsg) {
         let (kind, frags) = if m.is_notify {
             (Kind::Notify, 1)
         } else {
             match wire::classify(m.size as usize, thr as usize) {
                 MessageClass::Tiny => (Kind::Tiny, 1),
                 MessageClass::Small => (Kind::Small, 1),
-                MessageClass::Medium => (Kind::MediumFrag, wire::medium_frag_count(m.size as usize, mtu) as u8),
+                MessageClass::Medium => (Kind::MediumFrag, layout.medium_frag_count(m.size as usize) as u8),
                 MessageClass::Large => (Kind::Rndv, 1),
             }
         };
@@ -145,7 +145,7 @@ impl World {
                 let (peer, peer_ep) = self.ranks[rank as usize];
                 let pr = &mut self.hosts[h].procs[p];
                 let piggy = pr.proto.dispatch_ack(rank);
-                let per = wire::medium_frag_payload(self.c.mtu) as u64;
+                let per = self.c.layout.medium_frag as u64;
                 let frag_len = if kind == Kind::MediumFrag { (size - frag as u64 * per).min(per) as u32 } else { 0 };
                 let msg = Msg { kind, seq, piggy: Some(piggy.into()), tag, size, frag_len, frag_seq: frag, rdma };
                 let body = msg.emit(peer_ep, pr.ep);

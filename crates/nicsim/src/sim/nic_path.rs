@@ -8,7 +8,7 @@
 //! interrupt lives in `kernel`.
 
 use super::{Ev, World, ECHO_HOST};
-use crate::nic::Outcome;
+use crate::nic::{Nic, Outcome};
 use crate::time::Instant;
 
 impl World {
@@ -44,7 +44,8 @@ impl World {
         // among them) would otherwise make the compiler look it up again.
         let hs = &mut self.hosts[h];
         let small = hs.nic.is_small(len);
-        if hs.nic.ring_full(qi, small) {
+        let bufs = if small { 1 } else { Nic::big_bufs(len) };
+        if hs.nic.ring_full(qi, small, bufs) {
             self.drops.ring_full += 1;
             self.free_frame(frame);
             return;
@@ -53,6 +54,7 @@ impl World {
         nic.pending += 1;
         nic.in_dma += 1;
         nic.in_dma_small += small as u32;
+        nic.in_dma_big += bufs * !small as u32;
         let qu = &mut nic.queues[qi];
         let d = qu.policy.on_arrival(now, marked);
         let out = qu.apply(now, d);
@@ -72,9 +74,11 @@ impl World {
         self.frames[frame as usize].irq_stamp = self.hosts[h].irq_raised as u32;
         let nic = &mut self.hosts[h].nic;
         let small = nic.is_small(bytes as usize);
+        let bufs = if small { 1 } else { Nic::big_bufs(bytes as usize) };
         nic.pending -= 1;
         nic.in_dma -= 1;
         nic.in_dma_small -= small as u32;
+        nic.in_dma_big -= bufs * !small as u32;
         if self.c.native {
             // OS-bypass: the event (and small data) is already in user
             // memory; no ring, no coalescing, no interrupt.
@@ -83,7 +87,7 @@ impl World {
         }
         let other_pending = nic.other_pending();
         let qu = &mut nic.queues[qi];
-        qu.push_rx(frame, small);
+        qu.push_rx(frame, small, bufs);
         let d = qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending });
         let out = qu.apply(now, d);
         self.nic_outcome(now, h, qi, out);

@@ -15,11 +15,6 @@ use crate::proto::{Kind, Msg, OnReply, OnTimer, PullHandle, PullServe, RESENDS_M
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, OmxBody, PacketKind};
 
-/// Large receives pulled at once per process; later ones wait their turn so
-/// that the pull replies in flight (4 blocks of 32 each) fit the receive
-/// ring. [estimate: Open-MX serves pulls from a bounded set of handles]
-const MAX_ACTIVE_PULLS: u32 = 1;
-
 /// A pull of the receiver's driver: the protocol's handle, and what the pull
 /// is of and for.
 #[derive(Clone, Debug)]
@@ -61,10 +56,10 @@ pub(crate) struct Serve {
 impl World {
     pub(super) fn start_pull(&mut self, now: Instant, h: usize, p: usize, req: u32, ev: LibEvent) {
         let size = ev.msg.size;
-        let replies = wire::pull_reply_count(size as usize, self.c.mtu) as u32;
+        let replies = self.c.layout.pull_reply_count(size as usize) as u32;
         let (peer_host, peer_ep) = self.ranks[ev.peer as usize];
         let hd = Pull {
-            proto: PullHandle::new(now, replies),
+            proto: PullHandle::new(now, replies, self.c.layout.block_replies as u32),
             host: h as u16,
             ep: self.hosts[h].procs[p].ep,
             req,
@@ -86,7 +81,7 @@ impl World {
             (self.handles.len() - 1) as u32
         };
         let pr = &mut self.hosts[h].procs[p];
-        if pr.pulls_active < MAX_ACTIVE_PULLS {
+        if pr.pulls_active < self.c.max_pulls {
             pr.pulls_active += 1;
             pr.outbox.push_back(Out::PullStart { handle: id });
         } else {
@@ -129,9 +124,16 @@ impl World {
         handle: u32,
         magic: u32,
     ) {
-        let per = wire::pull_reply_payload(self.c.mtu) as u64;
+        let per = self.c.layout.pull_reply as u64;
         let count = (block_length as u64).div_ceil(per) as u32;
-        let s = Serve { live: true, dst, ep, handle, magic, proto: PullServe::new(first, count, size, per) };
+        let s = Serve {
+            live: true,
+            dst,
+            ep,
+            handle,
+            magic,
+            proto: PullServe::new(first, count, size, per, self.c.layout.block_replies as u32),
+        };
         let id = if let Some(i) = self.free_serves.pop() {
             self.serves[i as usize] = s;
             i
@@ -182,7 +184,7 @@ impl World {
     }
 
     pub(super) fn pull_reply_arrived(&mut self, now: Instant, h: usize, core: usize, handle: u32, offset: u32) {
-        let per = wire::pull_reply_payload(self.c.mtu) as u32;
+        let per = self.c.layout.pull_reply as u32;
         let Some(hd) = self.handles.get_mut(handle as usize).filter(|hd| hd.proto.live() && hd.host == h as u16) else {
             self.drops.stale_pull += 1;
             return;
@@ -212,11 +214,15 @@ impl World {
                     self.pull_done(now, h, handle, die);
                 }
             }
-            OnReply::Request(b) => {
-                // Request the next block (the driver, from the handler).
-                let f = self.pull_frame(handle, b);
-                self.transmit(now, h, f);
+            OnReply::Request(blocks) => {
+                // The window moved: request the blocks that entered it (the
+                // driver, from the handler).
+                for b in blocks.iter() {
+                    let f = self.pull_frame(handle, b);
+                    self.transmit(now, h, f);
+                }
             }
+            OnReply::Rerequest(blocks) => self.rerequest(now, h, handle, blocks.start, blocks.end),
             OnReply::Progress | OnReply::Duplicate => {}
         }
     }
@@ -243,7 +249,7 @@ impl World {
     /// starting at reply `first`.
     fn pull_request(&mut self, handle: u32, b: u32, first: u32, replies: u32) -> u32 {
         let hd = &self.handles[handle as usize];
-        let per = wire::pull_reply_payload(self.c.mtu) as u64;
+        let per = self.c.layout.pull_reply as u64;
         let block_bytes = (hd.size - (first as u64 * per)).min(per * replies as u64);
         let repr = FrameRepr {
             dst_mac: wire::host_mac(hd.peer_host),
@@ -267,6 +273,18 @@ impl World {
         self.new_frame(src, dst, &repr)
     }
 
+    /// Requests again the missing part of every requested, incomplete block
+    /// of `from..end`.
+    fn rerequest(&mut self, now: Instant, h: usize, handle: u32, from: u32, end: u32) {
+        let mut from = from;
+        while let Some(b) = self.handles[handle as usize].proto.incomplete_from(from).filter(|&b| b < end) {
+            let (first, replies) = self.handles[handle as usize].proto.missing_span(b);
+            let f = self.pull_request(handle, b, first, replies);
+            self.transmit(now, h, f);
+            from = b + 1;
+        }
+    }
+
     pub(super) fn pull_timer(&mut self, now: Instant, handle: u32) {
         let to = self.c.pull_timeout;
         let deadline = self.c.proto.resend.times(RESENDS_MAX);
@@ -282,15 +300,7 @@ impl World {
                 self.q.push(at, host as u32, Ev::PullTimer { handle })
             }
             OnTimer::Rerequest(at) => {
-                // Request the missing part of every requested block that is
-                // still incomplete again.
-                let mut from = 0;
-                while let Some(b) = self.handles[handle as usize].proto.incomplete_from(from) {
-                    let (first, replies) = self.handles[handle as usize].proto.missing_span(b);
-                    let f = self.pull_request(handle, b, first, replies);
-                    self.transmit(now, host, f);
-                    from = b + 1;
-                }
+                self.rerequest(now, host, handle, 0, u32::MAX);
                 self.handles[handle as usize].timer = Some(at);
                 self.q.push(at, host as u32, Ev::PullTimer { handle });
             }

@@ -49,9 +49,8 @@ pub mod rndv;
 mod testutil;
 
 pub use frag::{
-    classify, medium_frag_count, medium_frag_payload, medium_max_size, pull_block_count, pull_reply_count,
-    pull_reply_payload, MessageClass, DEFAULT_RNDV_THRESHOLD, MEDIUM_MAX_FRAGS, PULL_BLOCKS_OUTSTANDING,
-    PULL_BLOCK_REPLIES, SMALL_MAX, TINY_MAX,
+    classify, Layout, MessageClass, WireMode, DEFAULT_RNDV_THRESHOLD, MEDIUM_MAX_FRAGS, MX_FRAME_PAYLOAD,
+    MX_PULL_BLOCK_REPLIES, PULL_BLOCKS_OUTSTANDING, PULL_BLOCK_REPLIES, SMALL_MAX, TINY_MAX,
 };
 pub use frame::{FrameRepr, OmxBody};
 pub use head::PacketKind;

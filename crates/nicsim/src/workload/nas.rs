@@ -111,6 +111,19 @@ pub fn alltoall_ops(ops: &mut Body, rank: u32, nprocs: u32, size: u64, tag: u64)
     ops.push(Op::WaitOutstanding(0));
 }
 
+/// A pairwise alltoall (Open MPI `tuned` pairwise, which Open MPI 1.2 and
+/// 1.3 choose for blocks of 3000 bytes and more:
+/// `ompi_coll_tuned_alltoall_intra_dec_fixed`): `nprocs - 1` steps, each a
+/// send to `rank + step` and a receive from `rank - step`, waited for
+/// before the next.
+pub fn pairwise_alltoall_ops(ops: &mut Body, rank: u32, nprocs: u32, size: u64, tag: u64) {
+    for step in 1..nprocs {
+        ops.push(Op::Recv { src: Some((rank + nprocs - step) % nprocs), size, tag });
+        ops.push(Op::Send { peer: (rank + step) % nprocs, size, tag });
+        ops.push(Op::WaitOutstanding(0));
+    }
+}
+
 /// Recursive-doubling allreduce of `size` bytes among the ranks
 /// `base + i * stride` (i < `n`, `n` a power of two) that `rank` belongs to.
 fn allreduce_ops(ops: &mut Body, rank: u32, base: u32, stride: u32, n: u32, size: u64, tag: u64) {
@@ -159,6 +172,20 @@ const CG_BYTES_PER_ELEMENT_STEP: f64 = 112.0;
 /// the coarser levels add an eighth each, and zero3 clears them (16 B per
 /// point): about 130 B in all.
 const MG_BYTES_PER_POINT: f64 = 130.0;
+/// Of [`MG_BYTES_PER_POINT`], the finest grid's reads through a 27-point
+/// stencil, which walks three planes of its input at once (`mg.f`: rprj3
+/// reads r, resid reads u twice, psinv reads r: 4 x 8 B). Read once each
+/// when the L2 keeps a plane between its three uses.
+const MG_STENCIL_BYTES: f64 = 32.0;
+/// The same reads when the L2 cannot keep the planes: resid's and psinv's
+/// planes come from memory three times, rprj3's (stride 2 across planes)
+/// one and a half times: 8 x 1.5 + 16 x 3 + 8 x 3.
+const MG_STENCIL_BYTES_UNCACHED: f64 = 84.0;
+/// Planes a stencil sweep keeps in the L2 to read its input once: the three
+/// it reads and one each of the two other arrays it streams (resid: v and
+/// r; psinv: u). [estimate: one LRU pass; the reuse distance of a plane is
+/// two planes of the sweep]
+const MG_STENCIL_PLANES: f64 = 5.0;
 /// FT bytes per grid point per iteration (`ft.f`, 1D layout): evolve reads
 /// u0 and the twiddle factors and writes u1 (16 + 8 + 16 B + 16 B
 /// write-allocate); the FFTs along two local dimensions each read and write
@@ -211,8 +238,9 @@ impl NasProblem {
 
     /// The work of one of `nprocs` ranks in one timed iteration: NPB's
     /// operation count shared evenly, and the memory traffic of the
-    /// kernel's passes over its data (the constants above).
-    pub fn work(&self, nprocs: u32) -> NasWork {
+    /// kernel's passes over its data (the constants above), with
+    /// `l2_share` bytes of L2 cache to itself.
+    pub fn work(&self, nprocs: u32, l2_share: f64) -> NasWork {
         let n = nprocs as f64;
         let ops = self.total_ops / self.iterations as f64 / n;
         let bytes = match self.kernel {
@@ -226,10 +254,29 @@ impl NasProblem {
                 26.0 * CG_BYTES_PER_NONZERO * na * nonzer * (nonzer + 1.0)
                     + 25.0 * CG_BYTES_PER_ELEMENT_STEP * na * nprows
             }
-            NasKernel::Mg => MG_BYTES_PER_POINT * (self.dims[0] * self.dims[1] * self.dims[2]) as f64,
+            NasKernel::Mg => {
+                let points = (self.dims[0] * self.dims[1] * self.dims[2]) as f64;
+                let stencil =
+                    if self.mg_planes_fit(nprocs, l2_share) { MG_STENCIL_BYTES } else { MG_STENCIL_BYTES_UNCACHED };
+                (MG_BYTES_PER_POINT - MG_STENCIL_BYTES + stencil) * points
+            }
             NasKernel::Ft => FT_BYTES_PER_POINT * (self.dims[0] * self.dims[1] * self.dims[2]) as f64,
         };
         NasWork { ops, bytes: bytes / n }
+    }
+}
+
+impl NasProblem {
+    /// Whether MG's finest-grid stencil sweeps find their planes in the L2:
+    /// five planes (`MG_STENCIL_PLANES`) of a rank's block (`mg.f` arrays
+    /// `(n1, n2, n3)` with one ghost layer on each side, `n1`, `n2` the
+    /// grid divided over [`mg_grid`]'s first two axes) in `l2_share`
+    /// bytes. The coarser grids' planes are a quarter as large each level
+    /// down, and taken to fit.
+    pub fn mg_planes_fit(&self, nprocs: u32, l2_share: f64) -> bool {
+        let (px, py, _) = mg_grid(nprocs);
+        let (n1, n2) = (self.dims[0] / px as u64 + 2, self.dims[1] / py as u64 + 2);
+        MG_STENCIL_PLANES * (8 * n1 * n2) as f64 <= l2_share
     }
 }
 
@@ -237,6 +284,19 @@ impl NasProblem {
 /// nprows for an even power of two, twice nprows otherwise).
 fn cg_npcols(nprocs: u32) -> u32 {
     1u32 << nprocs.trailing_zeros().div_ceil(2)
+}
+
+/// NPB MG's process grid `(pi(1), pi(2), pi(3))` (`mg.f` `setup`: `dx =
+/// log_p / 3`, `dy = (log_p - dx) / 2`, the rest on the third axis; rank
+/// `me` sits at `(me mod pi(1), (me / pi(1)) mod pi(2), me / (pi(1) pi(2)))`).
+/// 16 ranks make a 2 x 2 x 4 grid: with 8 ranks a host, each rank has one
+/// neighbour on the other host along the third axis.
+pub fn mg_grid(nprocs: u32) -> (u32, u32, u32) {
+    let log_p = nprocs.trailing_zeros();
+    let dx = log_p / 3;
+    let dy = (log_p - dx) / 2;
+    let (px, py) = (1 << dx, 1 << dy);
+    (px, py, nprocs / (px * py))
 }
 
 /// One timed iteration of a NAS kernel skeleton for `rank` of `nprocs` (a
@@ -251,11 +311,11 @@ fn cg_npcols(nprocs: u32) -> u32 {
 /// * MG (3D grid of ranks): per level of the V-cycle, four halo exchanges of
 ///   the six faces (`comm3` after resid, psinv, rprj3/interp).
 /// * FT (1D layout): one all-to-all transpose of the complex grid per
-///   iteration and a checksum allreduce (`ft.f` `transpose_x_yz`, `checksum`).
+///   iteration (pairwise: its blocks are megabytes) and a checksum
+///   allreduce (`ft.f` `transpose_x_yz`, `checksum`).
 pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs: u32, compute: Duration) -> Body {
     let mut ops = Body::new();
     ops.push(Op::Compute(compute));
-    let log2 = |n: u32| n.trailing_zeros();
     match kernel {
         NasKernel::Cg => {
             let npcols = cg_npcols(nprocs);
@@ -286,10 +346,7 @@ pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs
             }
         }
         NasKernel::Mg => {
-            // Ranks on a px x py x pz grid, px >= py >= pz, all powers of two.
-            let l = log2(nprocs);
-            let (px, py, pz) = (1u32 << l.div_ceil(3).max(l - 2 * (l / 3)), 1u32 << (l / 3), 1u32 << (l / 3));
-            let (px, py, pz) = if px * py * pz == nprocs { (px, py, pz) } else { (nprocs / 4, 2, 2) };
+            let (px, py, pz) = mg_grid(nprocs);
             let (x, y, z) = (rank % px, (rank / px) % py, rank / (px * py));
             let at = |x: u32, y: u32, z: u32| (z % pz) * px * py + (y % py) * px + (x % px);
             let neighbours = [
@@ -321,7 +378,7 @@ pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs
         NasKernel::Ft => {
             let total = p.dims[0] * p.dims[1] * p.dims[2];
             let pair = 16 * total / (nprocs as u64 * nprocs as u64);
-            alltoall_ops(&mut ops, rank, nprocs, pair, tag::FT_TRANSPOSE);
+            pairwise_alltoall_ops(&mut ops, rank, nprocs, pair, tag::FT_TRANSPOSE);
             allreduce_ops(&mut ops, rank, 0, 1, nprocs, 16, tag::FT_CHECKSUM);
         }
     }
@@ -405,7 +462,7 @@ mod tests {
         for (k, bytes_per_op) in [(NasKernel::Cg, (6.0, 7.5)), (NasKernel::Mg, (2.0, 2.5)), (NasKernel::Ft, (1.7, 2.1))]
         {
             let p = NasProblem::new(k, false);
-            let (w16, w32) = (p.work(16), p.work(32));
+            let (w16, w32) = (p.work(16, 2e6), p.work(32, 2e6));
             // The operations are NPB's count shared by the ranks.
             assert!((w16.ops * 16.0 * p.iterations as f64 - p.total_ops).abs() / p.total_ops < 1e-9);
             assert!((w16.ops / w32.ops - 2.0).abs() < 1e-9, "{k:?}");
@@ -414,7 +471,7 @@ mod tests {
         }
         // CG keeps vector segments once per process row: more rows, more bytes.
         let cg = NasProblem::new(NasKernel::Cg, false);
-        assert!(cg.work(64).bytes * 64.0 > cg.work(16).bytes * 16.0);
+        assert!(cg.work(64, 2e6).bytes * 64.0 > cg.work(16, 2e6).bytes * 16.0);
     }
 
     #[test]
@@ -450,5 +507,43 @@ mod tests {
             assert_eq!(sends, recvs, "{k:?}");
             assert!(!sends.is_empty());
         }
+    }
+
+    /// NPB MG's grid: 16 ranks on 2 x 2 x 4, so with 8 ranks a host each
+    /// rank's halo crosses the hosts towards one neighbour, not two.
+    #[test]
+    fn mg_decomposes_as_npb_setup_does() {
+        assert_eq!(mg_grid(16), (2, 2, 4));
+        assert_eq!(mg_grid(8), (2, 2, 2));
+        assert_eq!(mg_grid(4), (1, 2, 2));
+        assert_eq!(mg_grid(64), (4, 4, 4));
+        let p = NasProblem::new(NasKernel::Mg, true);
+        for rank in 0..16u32 {
+            let remote: std::collections::BTreeSet<u32> =
+                nas_kernel_iteration(NasKernel::Mg, &p, rank, 16, Duration::ZERO)
+                    .ops()
+                    .filter_map(|op| match op {
+                        Op::Send { peer, .. } if peer / 8 != rank / 8 => Some(peer),
+                        _ => None,
+                    })
+                    .collect();
+            assert_eq!(remote.len(), 1, "rank {rank} talks across hosts to {remote:?}");
+        }
+    }
+
+    /// MG's stencils read each plane once while the L2 holds their planes:
+    /// class B on 16 ranks (130 x 130 planes of 8 B, 676 kB for five) does
+    /// in the 2 MB a rank has on a Xeon E5345 die, class C (258 x 258,
+    /// 2.66 MB) does not and moves 40 % more bytes per point.
+    #[test]
+    fn mg_stencil_planes_fit_the_l2_in_class_b_not_c() {
+        let share = 4096.0 * 1024.0 / 2.0;
+        let (b, c) = (NasProblem::new(NasKernel::Mg, false), NasProblem::new(NasKernel::Mg, true));
+        assert!(b.mg_planes_fit(16, share) && !c.mg_planes_fit(16, share));
+        assert!(c.mg_planes_fit(16, 4.0 * share), "a larger cache keeps them");
+        let per_point = |p: &NasProblem, l2| p.work(16, l2).bytes * 16.0 / (p.dims[0] * p.dims[1] * p.dims[2]) as f64;
+        assert!((per_point(&b, share) - 130.0).abs() < 1e-9);
+        assert!((per_point(&c, share) - 182.0).abs() < 1e-9);
+        assert!((per_point(&c, 4.0 * share) - 130.0).abs() < 1e-9);
     }
 }

@@ -5,14 +5,19 @@
 use super::run;
 
 /// NAS IS with 8 ranks on each of the 2 hosts, `iterations` timed, the
-/// host's memory bandwidth `mem_mbps`, on `preset`.
+/// host's memory bandwidth `mem_mbps`, on `preset`, with receive rings that
+/// hold every pull reply in flight (nothing dropped, no resend timer).
 fn is_time(preset: &str, class: &str, iterations: u32, mem_mbps: f64, nic: &str) -> f64 {
     run(&format!(
-        "preset = \"{preset}\"\n[platform.nas]\nmem_MBps = {mem_mbps}\n[nic]\n{nic}\n[workload]\nkind = \"nas-is\"\nclass = \"{class}\"\niterations = {iterations}\nprocs_per_host = 8\n"
+        "preset = \"{preset}\"\n[platform.nas]\nmem_MBps = {mem_mbps}\n[platform.nic]\nring_slots = {RING}\n[nic]\n{nic}\n[workload]\nkind = \"nas-is\"\nclass = \"{class}\"\niterations = {iterations}\nprocs_per_host = 8\n"
     ))
     .get("exec_time_s")
     .unwrap()
 }
+
+/// Receive ring entries that hold every reply 16 ranks' pulls have in
+/// flight at once (8 remote pulls a rank, 128 replies each, 8 ranks a host).
+const RING: u32 = 16384;
 
 #[test]
 fn is_time_grows_with_the_per_key_memory_work() {
@@ -57,7 +62,7 @@ fn is_is_communication_bound_enough_for_coalescing_to_move_it() {
     // such waits, not the per-packet work, then decide the time.
     let t = |c: &str| {
         run(&format!(
-            "preset = \"omx2009\"\n[platform.nas]\nmem_MBps = 6000.0\n[platform.nic]\nring_slots = 4096\n[nic]\ncoalescing = \"{c}\"\n[workload]\nkind = \"nas-is\"\nclass = \"B\"\niterations = 3\nprocs_per_host = 8\n"
+            "preset = \"omx2009\"\n[platform.nas]\nmem_MBps = 6000.0\n[platform.nic]\nring_slots = {RING}\n[nic]\ncoalescing = \"{c}\"\n[workload]\nkind = \"nas-is\"\nclass = \"B\"\niterations = 3\nprocs_per_host = 8\n"
         ))
     };
     let (disabled, timeout) = (t("disabled"), t("timeout"));

@@ -27,8 +27,9 @@ fn bench_scenarios_refuse_sizes_out_of_range() {
 
 /// NAS IS class B on 64 ranks (8 hosts of 8, 32 KiB per pair): the
 /// alltoallv sends 56 messages of 22 medium fragments into each host's
-/// 512-slot ring at once. It finishes, and what it holds stays bounded:
-/// events pending, frames live, and the per-process queues.
+/// 1024-slot ring at once. It finishes, and what it holds stays bounded:
+/// events pending, frames live (the 8 hosts' rings and what the wire and
+/// the NICs hold), and the per-process queues.
 #[test]
 fn nas_is_class_b_on_64_ranks_finishes_with_bounded_queues() {
     let m = run("[platform.topology]\nhosts = 8\n[workload]\nkind = \"nas-is\"\nclass = \"B\"\nprocs_per_host = 8\niterations = 1\n");
@@ -36,7 +37,7 @@ fn nas_is_class_b_on_64_ranks_finishes_with_bounded_queues() {
     assert!(m.get("queue_peak").unwrap() < 10_000.0, "events pending {:?}", m.get("queue_peak"));
     for key in ["peak_frames_live", "peak_ring_slots", "peak_outbox", "peak_unexpected", "peak_early"] {
         let v = m.get(key).unwrap_or(0.0);
-        assert!(v <= 8192.0, "{key} = {v}");
+        assert!(v <= 16384.0, "{key} = {v}");
     }
 }
 
@@ -99,7 +100,9 @@ fn pulls_keep_as_many_events_queued_in_a_long_run_as_in_a_short_one() {
 /// (tests build with debug assertions, which check the set against such a
 /// scan at every look). Pollers woken so take frames without an interrupt
 /// (with the interrupt delivered at once and light library and MPI costs,
-/// so that blocking processes do not batch frames of their own).
+/// so that blocking processes do not batch frames of their own). On 512-slot
+/// rings, which this all-to-all overflows; on 1024 slots nothing is dropped
+/// and polling and blocking raise as many interrupts (72 with `single-rr`).
 #[test]
 fn busy_pollers_are_found_by_their_queue_with_32_processes_a_host() {
     for steering in ["single-rr", "multiqueue"] {
@@ -108,7 +111,7 @@ fn busy_pollers_are_found_by_their_queue_with_32_processes_a_host() {
                 "[platform.topology]\nhosts = 2\nsockets = 2\ncores_per_die = 16\n\
                  [host]\nbusy_poll = true\nwait = \"{wait}\"\n[nic]\nsteering = \"{steering}\"\n\
                  [workload]\nkind = \"alltoall\"\nsize_bytes = 64\niterations = 4\nwarmup = 0\nprocs_per_host = 32\n\
-                 [platform.nic]\nirq_delivery_ns = 250.0\n[platform.library]\nsend_ns = 300.0\nevent_ns = 250.0\n\
+                 [platform.nic]\nirq_delivery_ns = 250.0\nring_slots = 512\n[platform.library]\nsend_ns = 300.0\nevent_ns = 250.0\n\
                  mpi_send_ns = 482.0\nmpi_recv_ns = 1392.0\n"
             ));
             m.get("interrupts").unwrap()
