@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import nicsim
-from nicsim import campaign, outputs, report, runner, store
+from nicsim import campaign, outputs, report, runner, store, validation
 from nicsim._core import NicsimError
 from nicsim.executor import RunFn
 from nicsim.scenario import MAX_DEPTH, Scenario, check_depth, parse_value
@@ -485,6 +485,17 @@ def test_every_output_gets_the_mode_of_a_new_file(
     assert "validation.md" in [p.name for p in files]
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in files if p.is_file()}
     assert modes == dict.fromkeys(modes, want), modes
+
+
+def test_the_validation_command_writes_the_mode_of_a_new_file(
+    tmp_path: Path, fake_run: RunFn
+) -> None:
+    out = tmp_path / "out"
+    campaign.reproduce(["coalescing-irq-overhead"], out, jobs=1, run_fn=fake_run)
+    target = tmp_path / "validation.md"
+    with _umask(0o022):
+        assert validation.main(["--tables", str(out), "--out", str(target)]) == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
 
 
 def test_a_failed_campaign_leaves_no_lock(tmp_path: Path, fake_run: RunFn) -> None:

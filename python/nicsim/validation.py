@@ -25,9 +25,7 @@ FILE`` rebuilds it from the tables of an earlier run.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +38,7 @@ from nicsim import fit_lci as _fit_lci
 from nicsim import fitted as _fitted
 from nicsim.exp_base import TOLERANCE, Claim, Published
 from nicsim.experiments import EXPERIMENTS
+from nicsim.outputs import atomic_file
 from nicsim.report import FLOAT_FORMAT, Provenance, markdown_table
 from nicsim.studies import PAPERS, Quote, Ref
 from nicsim.validation_mechanisms import MECHANISMS, STATUSES, Code, Mechanism, Test
@@ -510,14 +509,9 @@ def write(tables: Mapping[str, pd.DataFrame], path: Path, provenance: Provenance
     """Write :func:`render` to ``path``, whole or not at all; return the path."""
     text = render(tables, provenance)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # atomic_file: mode 0666 less the umask, as every other output.
+    with atomic_file(path) as temp:
+        temp.write_text(text, encoding="utf-8")
     return path
 
 
