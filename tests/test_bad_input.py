@@ -348,6 +348,27 @@ def test_a_sweep_key_given_twice_is_refused(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "verb",
+    [
+        ["run", "--workload", "pingpong"],
+        ["sweep", "--axis", "nic.frames=1"],
+        ["replay", "--pcap", "x.pcap"],
+    ],
+)
+def test_a_set_key_given_twice_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, verb: list[str]
+) -> None:
+    # Before, the second value silently won.
+    out = ["--out", str(tmp_path / "s.csv")] if verb[0] == "sweep" else []
+    args = [*verb, "--set", "nic.delay_us=0", "--set", "nic.delay_us=25", *out]
+    code, _, err = nicsim_cli(capsys, *args)
+    assert code == 2
+    assert_one_error_line(err)
+    assert "--set nic.delay_us given twice" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.core
 @pytest.mark.parametrize(
     ("args", "needle"),

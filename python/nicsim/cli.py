@@ -28,7 +28,7 @@ import typer
 import nicsim
 from nicsim import _core, _launch, cli_replay, model
 from nicsim._core import NicsimError
-from nicsim.scenario import DEFAULT_SEED, Scenario, parse_value
+from nicsim.scenario import DEFAULT_SEED, Scenario, parse_sets, parse_value
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -237,11 +237,8 @@ def run_command(
     for path, value in options.items():
         if value is not None:
             built.set(path, value)
-    for item in set_ or []:
-        path, eq, text = item.partition("=")
-        if not eq or not path.strip():
-            _fail(f"--set {item!r}: expected key.path=value, e.g. nic.delay_us=25")
-        built.set(path.strip(), parse_value(text.strip(), path.strip()))
+    for path, value in parse_sets(set_ or []):
+        built.set(path, value)
     progress = _RunProgress() if sys.stderr.isatty() else None
     try:
         metrics = nicsim.run(
@@ -306,13 +303,15 @@ def _all_table(metrics: dict[str, Any]) -> "Table":
 
 def _pairs(items: list[str] | None, option: str, example: str) -> list[tuple[str, str]]:
     """Split ``key.path=value`` command-line items."""
-    pairs = []
+    pairs: dict[str, str] = {}
     for item in items or []:
         path, eq, text = item.partition("=")
         if not eq or not path.strip() or not text.strip():
             _fail(f"{option} {item!r}: expected key.path=value, e.g. {example}")
-        pairs.append((path.strip(), text.strip()))
-    return pairs
+        if path.strip() in pairs:
+            _fail(f"{option} {path.strip()} given twice: give each key once")
+        pairs[path.strip()] = text.strip()
+    return list(pairs.items())
 
 
 # Options shared by the campaign verbs (sweep, reproduce).
@@ -542,12 +541,7 @@ def model_command(
     paths = path or list(model.PATHS)
     size_list = _parse_sizes(sizes)
     layers = [_parse_layer(text) for text in layer or []]
-    overrides: dict[str, Any] = {}
-    for item in set_ or []:
-        key, eq, text = item.partition("=")
-        if not eq or not key.strip():
-            _fail(f"--set {item!r}: expected key.path=value, e.g. host.wait=poll")
-        overrides[key.strip()] = parse_value(text.strip(), key.strip())
+    overrides: dict[str, Any] = dict(parse_sets(set_ or [], example="host.wait=poll"))
     results: dict[str, list[model.Evaluation]] = {}
     for name in paths:
         results[name] = model.evaluate(

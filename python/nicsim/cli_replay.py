@@ -18,7 +18,7 @@ import typer
 
 from nicsim import _core
 from nicsim._core import NicsimError
-from nicsim.scenario import Scenario, parse_value
+from nicsim.scenario import Scenario, parse_sets
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -111,11 +111,8 @@ def replay_command(
     for path, value in (("preset", preset), ("nic.delay_us", delay_us), ("nic.steering", steering)):
         if value is not None:
             base.set(path, value)
-    for item in set_ or []:
-        path, eq, text = item.partition("=")
-        if not eq or not path.strip():
-            _fail(f"--set {item!r}: expected key.path=value, e.g. nic.delay_us=25")
-        base.set(path.strip(), parse_value(text.strip(), path.strip()))
+    for path, value in parse_sets(set_ or []):
+        base.set(path, value)
     base.workload = {"kind": "flood"}  # stands in for the checks; the core feeds the capture
     for name in policies:
         trial = Scenario.from_dict(base.to_dict())

@@ -36,6 +36,7 @@ __all__ = [
     "SECTIONS",
     "Scenario",
     "check_seed",
+    "parse_sets",
     "parse_value",
     "read_toml_file",
 ]
@@ -533,3 +534,34 @@ def parse_value(text: str, key: str = "value") -> Any:
         ) from None
     check_depth(value, key)
     return value
+
+
+def parse_sets(
+    items: Sequence[str], option: str = "--set", example: str = "nic.delay_us=25"
+) -> list[tuple[str, Any]]:
+    """Parse ``key.path=value`` command-line items, each key at most once.
+
+    Raises :class:`NicsimError` naming the item for a malformed one, and the
+    key for one given twice (the second would silently win).
+
+    Examples
+    --------
+    >>> parse_sets(["nic.delay_us=25", "host.wait=poll"])
+    [('nic.delay_us', 25), ('host.wait', 'poll')]
+    >>> parse_sets(["nic.delay_us=0", "nic.delay_us=25"])  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    NicsimError: --set nic.delay_us given twice (0, then 25): give each key once
+    """
+    pairs: dict[str, tuple[str, Any]] = {}
+    for item in items:
+        path, eq, text = item.partition("=")
+        path = path.strip()
+        if not eq or not path or not text.strip():
+            raise NicsimError(f"{option} {item!r}: expected key.path=value, e.g. {example}")
+        if path in pairs:
+            raise NicsimError(
+                f"{option} {path} given twice ({pairs[path][0]}, then {text.strip()}): "
+                "give each key once"
+            )
+        pairs[path] = (text.strip(), parse_value(text.strip(), path))
+    return [(path, value) for path, (_, value) in pairs.items()]
