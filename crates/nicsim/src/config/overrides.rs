@@ -78,7 +78,7 @@ fn parse_path(key: &str) -> Vec<PathPart> {
 }
 
 /// The first key a validation message names (its first `` `...` ``).
-fn named_key(msg: &str) -> Option<&str> {
+pub(crate) fn named_key(msg: &str) -> Option<&str> {
     let start = msg.find('`')? + 1;
     let len = msg[start..].find('`')?;
     Some(&msg[start..start + len])
@@ -86,7 +86,7 @@ fn named_key(msg: &str) -> Option<&str> {
 
 /// The "allowed" part of a validation message: what follows `(allowed: `,
 /// up to its closing parenthesis.
-fn allowed_part(msg: &str) -> Option<&str> {
+pub(crate) fn allowed_part(msg: &str) -> Option<&str> {
     let start = msg.find("(allowed: ")? + "(allowed: ".len();
     msg.strip_suffix(')').and_then(|m| m.get(start..))
 }
@@ -219,7 +219,7 @@ fn lookup<'a>(root: &'a toml::Value, path: &[PathPart]) -> Option<&'a toml::Valu
 }
 
 /// The value at `path` inside `root`, to change it.
-fn lookup_mut<'a>(root: &'a mut toml::Value, path: &[PathPart]) -> Option<&'a mut toml::Value> {
+pub(crate) fn lookup_mut<'a>(root: &'a mut toml::Value, path: &[PathPart]) -> Option<&'a mut toml::Value> {
     path.iter().try_fold(root, |v, part| match part {
         PathPart::Key(k) => v.as_table_mut()?.get_mut(k),
         PathPart::Index(i) => v.as_array_mut()?.get_mut(*i),

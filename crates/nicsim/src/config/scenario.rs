@@ -4,8 +4,8 @@
 
 use super::workload::{workload, Workload, WorkloadOpts};
 use super::{
-    check_f, check_u, from_value, int_or, preset_text, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing,
-    ConfigError, Int, Platform, Relation, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
+    check_f, check_u, int_or, preset_text, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing, ConfigError, Int,
+    Platform, Relation, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
@@ -325,7 +325,37 @@ impl Scenario {
     /// Parses and validates a scenario TOML text.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
         let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
-        Self::from_file(from_value("", toml::Value::Table(table))?)
+        let root = toml::Value::Table(table);
+        match super::try_from_value::<ScenarioFile>("", root.clone()) {
+            Ok(f) => Self::from_file(f),
+            Err(e) => Err(Self::number_limits(&root, e)),
+        }
+    }
+
+    /// The error of a number key given a value of another type, with the
+    /// key's real limits where its validation has some (serde knows only
+    /// "a number"): the value is replaced by probes at the ends of the
+    /// numbers, and the first one the validation refuses for this key tells
+    /// what it allows.
+    fn number_limits(root: &toml::Value, e: super::KeyError) -> ConfigError {
+        use super::overrides::{allowed_part, lookup_mut, named_key};
+        if !e.msg.ends_with("(allowed: a number)") {
+            return ConfigError(e.msg);
+        }
+        for probe in [0.0, f64::MAX] {
+            let mut copy = root.clone();
+            let Some(slot) = lookup_mut(&mut copy, &e.path) else { break };
+            *slot = toml::Value::Float(probe);
+            let Ok(f) = super::try_from_value::<ScenarioFile>("", copy) else { continue };
+            let Err(refused) = Self::from_file(f) else { continue };
+            if named_key(&refused.0) != Some(e.key.as_str()) {
+                continue;
+            }
+            if let Some(allowed) = allowed_part(&refused.0).filter(|a| a.starts_with(|c: char| c.is_ascii_digit())) {
+                return ConfigError::range(&e.key, e.given.clone().unwrap_or_default(), &format!("a number {allowed}"));
+            }
+        }
+        ConfigError(e.msg)
     }
 
     /// Validates a parsed scenario file.
@@ -644,7 +674,11 @@ mod tests {
     )]
     #[case::float_key(
         "[nic]\ndelay_us = \"x\"\n[workload]\nkind = \"stream\"",
-        "invalid value for `nic.delay_us`: \"x\" (allowed: a number)"
+        "invalid value for `nic.delay_us`: \"x\" (allowed: a number 0 ..= 1000000)"
+    )]
+    #[case::float_key_of_the_protocol(
+        "[protocol]\nloss = \"x\"\n[workload]\nkind = \"stream\"",
+        "invalid value for `protocol.loss`: \"x\" (allowed: a number 0 ..= 0.5)"
     )]
     #[case::negative_seed(
         "seed = -1\n[workload]\nkind = \"stream\"",

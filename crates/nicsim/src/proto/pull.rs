@@ -146,7 +146,7 @@ impl PullHandle {
 
     /// Reply `idx` arrived at `now`. As Open-MX's driver does
     /// (`omx_progress_pull_on_recv_pull_reply_locked`, driver/linux
-    /// `omx_pull.c`, 1.0.901 to 1.5.4): when the window's first block
+    /// `omx_pull.c`, 0.9.2 to 1.5.4): when the window's first block
     /// completes, the window moves past the completed blocks at its head and
     /// takes new ones; when a later block completes first, "there is a good
     /// chance that one packet got lost for the former blocks. In this case,
