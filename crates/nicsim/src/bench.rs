@@ -316,6 +316,30 @@ mod tests {
         assert_eq!(r["events"], once.get("events").unwrap());
     }
 
+    /// Pushes and pops of the event queue per unit of the `pingpong` and
+    /// `stream` benches (a round trip, a message), counted by the queue. A
+    /// 0 B round trip is 24.04 events (per message 7 core segments, 2
+    /// interrupts, `NicRx`, `DmaDone`, `TxDone`; a few protocol timers), a
+    /// streamed message 8.91, each pushed once and popped once: 48.01 and
+    /// 17.82 operations. An event added to the path fails here before it
+    /// shows in a bench (docs/performance.md, "Where the time goes").
+    #[test]
+    fn queue_operations_per_round_trip_do_not_grow() {
+        let ops = |toml: &str, units: f64| {
+            let mut w = crate::sim::World::new(&crate::Scenario::from_toml(toml).unwrap());
+            w.run().unwrap();
+            (w.q.pushed() + w.q.popped()) as f64 / units
+        };
+        let n = 20_000;
+        let pp = format!(
+            "[nic]\ncoalescing = \"disabled\"\n[workload]\nkind = \"pingpong\"\niterations = {n}\nwarmup = 0\n"
+        );
+        let st = format!("[workload]\nkind = \"stream\"\nmessages = {n}\nwarmup = 0\n");
+        let (pp, st) = (ops(&pp, n as f64), ops(&st, n as f64));
+        assert!(pp <= 48.1, "{pp} queue operations per ping-pong round trip (48.01 expected)");
+        assert!(st <= 17.9, "{st} queue operations per streamed message (17.82 expected)");
+    }
+
     /// ns per event prices the event loop alone: the build is timed apart
     /// and lies within the wall time, outside the events' share.
     #[test]

@@ -103,6 +103,11 @@ impl<E: Copy> EventQueue<E> {
         self.popped
     }
 
+    /// Number of events pushed so far.
+    pub fn pushed(&self) -> u64 {
+        self.seq
+    }
+
     /// Most events ever waiting at once (memory is bounded by this).
     pub fn peak(&self) -> usize {
         self.peak
