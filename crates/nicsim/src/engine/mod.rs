@@ -143,13 +143,18 @@ impl<E: Copy> EventQueue<E> {
         // apart from the rare cases and written from scalars, this needs
         // few registers and never copies the new entry through the stack
         // (whose 16-byte reload of two 8-byte stores would stall).
+        // The loop runs on a slice of known length (no bounds check per
+        // step) and compares keys as one 128-bit number (no branch between
+        // the time and the tie).
         self.sorted.push(Entry { time, tie, event });
+        let key = (time as u128) << 64 | tie as u128;
+        let s = &mut self.sorted[..=n];
         let mut i = n;
-        while i > 0 && (self.sorted[i - 1].time, self.sorted[i - 1].tie) < (time, tie) {
-            self.sorted[i] = self.sorted[i - 1];
+        while i > 0 && ((s[i - 1].time as u128) << 64 | s[i - 1].tie as u128) < key {
+            s[i] = s[i - 1];
             i -= 1;
         }
-        let slot = &mut self.sorted[i];
+        let slot = &mut s[i];
         slot.time = time;
         slot.tie = tie;
         slot.event = event;
