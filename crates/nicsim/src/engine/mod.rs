@@ -131,9 +131,7 @@ impl<E: Copy> EventQueue<E> {
         let tie = ((origin as u64 & ((1 << ORIGIN_BITS) - 1)) << SEQ_BITS) | (self.seq & ((1 << SEQ_BITS) - 1));
         let time = time.as_ps();
         if !self.small {
-            self.radix.push(Entry { time, tie, event });
-            self.peak = self.peak.max(self.radix.len);
-            return;
+            return self.push_radix(time, tie, event);
         }
         let n = self.sorted.len();
         if n >= SORTED_MAX || n == self.sorted.capacity() {
@@ -161,6 +159,14 @@ impl<E: Copy> EventQueue<E> {
         self.peak = self.peak.max(n + 1);
     }
 
+    /// A push in the radix layout, out of line (the sorted layout's path
+    /// stays small), with the key and the event passed in registers.
+    #[inline(never)]
+    fn push_radix(&mut self, time: u64, tie: u64, event: E) {
+        self.radix.push(time, tie, event);
+        self.peak = self.peak.max(self.radix.len);
+    }
+
     /// Moves to the radix layout when the sorted array is full, or grows
     /// the sorted array.
     #[cold]
@@ -169,7 +175,7 @@ impl<E: Copy> EventQueue<E> {
         if self.small && self.sorted.len() >= SORTED_MAX {
             self.radix.last = self.now.as_ps();
             for old in self.sorted.drain(..) {
-                self.radix.push(old);
+                self.radix.push(old.time, old.tie, old.event);
             }
             self.small = false;
         }
@@ -182,7 +188,7 @@ impl<E: Copy> EventQueue<E> {
             }
             self.sorted[i] = e;
         } else {
-            self.radix.push(e);
+            self.radix.push(e.time, e.tie, e.event);
         }
         self.peak = self.peak.max(self.len());
     }
@@ -255,24 +261,45 @@ impl<E: Copy> Radix<E> {
         (u64::BITS - (time ^ self.last).leading_zeros()) as usize
     }
 
-    #[inline]
-    fn push(&mut self, e: Entry<E>) {
-        debug_assert!(e.time >= self.last, "radix heap: key below the last popped one");
-        self.len += 1;
-        let b = self.bucket(e.time);
-        if b == 0 {
-            let z = &mut self.buckets[0];
-            let mut i = z.len();
-            z.push(e);
-            while i > 0 && z[i - 1].tie < e.tie {
-                z[i] = z[i - 1];
-                i -= 1;
-            }
-            z[i] = e;
-        } else {
-            self.buckets[b].push(e);
-            self.nonempty |= 1 << (b - 1);
+    /// Inlined where the entry is made (`EventQueue::push_radix`), its
+    /// key and event passed as scalars, here and to the cold path: an
+    /// `Entry` passed by reference anywhere here made LLVM build it on the
+    /// stack as 8-byte words and copy it into the bucket as 16 bytes, a
+    /// store-forwarding stall on every push (a tenth of the time of a
+    /// 1,024-rank exchange went to it).
+    #[inline(always)]
+    fn push(&mut self, time: u64, tie: u64, event: E) {
+        debug_assert!(time >= self.last, "radix heap: key below the last popped one");
+        let b = self.bucket(time);
+        let v = &mut self.buckets[b];
+        if b == 0 || v.len() == v.capacity() {
+            return self.push_slow(b, time, tie, event);
         }
+        v.push(Entry { time, tie, event });
+        self.len += 1;
+        self.nonempty |= 1 << (b - 1);
+    }
+
+    /// An entry at `last` itself (into bucket 0, kept sorted by `tie`), or
+    /// into a bucket that must grow first.
+    #[cold]
+    #[inline(never)]
+    fn push_slow(&mut self, b: usize, time: u64, tie: u64, event: E) {
+        let e = Entry { time, tie, event };
+        self.len += 1;
+        let v = &mut self.buckets[b];
+        if b > 0 {
+            v.push(e);
+            self.nonempty |= 1 << (b - 1);
+            return;
+        }
+        let mut i = v.len();
+        v.push(e);
+        while i > 0 && v[i - 1].tie < e.tie {
+            v[i] = v[i - 1];
+            i -= 1;
+        }
+        v[i] = e;
     }
 
     #[inline]
