@@ -301,17 +301,23 @@ def _all_table(metrics: dict[str, Any]) -> "Table":
     return table
 
 
-def _pairs(items: list[str] | None, option: str, example: str) -> list[tuple[str, str]]:
-    """Split ``key.path=value`` command-line items."""
-    pairs: dict[str, str] = {}
+def _pairs(
+    items: list[str] | None, option: str, example: str, *, once: bool = True
+) -> list[tuple[str, str]]:
+    """Split ``key.path=value`` command-line items, in order.
+
+    A key given twice is refused unless ``once`` is false (``sweep --axis``
+    then names the values to give at once).
+    """
+    pairs: list[tuple[str, str]] = []
     for item in items or []:
         path, eq, text = item.partition("=")
         if not eq or not path.strip() or not text.strip():
             _fail(f"{option} {item!r}: expected key.path=value, e.g. {example}")
-        if path.strip() in pairs:
+        if once and any(p == path.strip() for p, _ in pairs):
             _fail(f"{option} {path.strip()} given twice: give each key once")
-        pairs[path.strip()] = text.strip()
-    return list(pairs.items())
+        pairs.append((path.strip(), text.strip()))
+    return pairs
 
 
 # Options shared by the campaign verbs (sweep, reproduce).
@@ -388,7 +394,7 @@ def sweep_command(
     for path, text in fixed:
         base.set(path, parse_value(text, path))
     axes: dict[str, list[Any]] = {}
-    for path, text in _pairs(axis, "--axis", "nic.delay_us=0,25,75"):
+    for path, text in _pairs(axis, "--axis", "nic.delay_us=0,25,75", once=False):
         if path in axes:
             _fail(
                 f"--axis {path} is given twice; give its values once, "
