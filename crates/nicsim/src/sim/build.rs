@@ -6,11 +6,11 @@
 //! dispatch of every core is the only work it starts, and what the stages do
 //! afterwards lives in their own files.
 
+use super::echo::ECHO_HOST;
 use super::indexes::{BySource, Early, MediumRxs, Regions};
 use super::kernel::KQueue;
 use super::{
-    Action, Core, Cur, Drops, Ev, HostState, PState, PolicyFactory, Proc, ProcSet, World, ECHO_HOST, FLOOD_ORIGIN,
-    NO_RANK,
+    Action, Core, Cur, Drops, Echo, Ev, Flood, HostState, PState, PolicyFactory, Proc, ProcSet, World, NO_RANK,
 };
 use crate::config::{Scenario, WaitMode, Workload};
 use crate::engine::{EventQueue, SimRng};
@@ -235,6 +235,7 @@ impl World {
                 spin_time: Duration::ZERO,
                 ioat_free: Instant::ZERO,
                 pollers: vec![ProcSet::default(); steering_queues],
+                echo: None,
             });
         }
         let trace = trace.map(|cfg| {
@@ -263,9 +264,7 @@ impl World {
             free_serves: Vec::new(),
             pcap: s.pcap.as_ref().map(|_| Vec::new()),
             workload: s.workload,
-            flood_left: 0,
-            flood_gap: Duration::ZERO,
-            flood_bytes: 0,
+            flood: None,
             replay: None,
             loss: s.loss,
             reorder: s.reorder,
@@ -278,11 +277,6 @@ impl World {
             direct_switch: hosts_n <= 2 && s.loss == 0.0 && s.reorder == 0.0 && s.jitter.is_zero(),
             ranks: Vec::new(),
             rank_of: vec![vec![NO_RANK; ENDPOINTS]; hosts_n],
-            echo: None,
-            nic_copy_ns_per_byte: {
-                let e = p.emo_cfg();
-                e.nic_copy_cycles_per_byte * 1e3 / e.nic_clock_mhz
-            },
             busy_at_mark: [[Duration::ZERO; 2]; 2],
             failed: None,
             ring_full_at_progress: 0,
@@ -298,7 +292,9 @@ impl World {
                 // The client is rank 0 of a ping-pong; rank 1 is the echo
                 // server on host 1, which has no process.
                 w.spawn(0, core, 0, Program::pingpong(0, size, iterations, warmup));
-                w.echo = Some(at);
+                let e = p.emo_cfg();
+                let copy_ns_per_byte = e.nic_copy_cycles_per_byte * 1e3 / e.nic_clock_mhz;
+                w.hosts[ECHO_HOST].echo = Some(Echo::new(at, copy_ns_per_byte));
                 w.rank_of[ECHO_HOST][0] = w.ranks.len() as u16;
                 w.ranks.push((ECHO_HOST as u16, 0));
             }
@@ -350,10 +346,8 @@ impl World {
                 }
             }
             Workload::Flood { packets, gap, packet_bytes } => {
-                w.flood_left = packets;
-                w.flood_gap = gap;
-                w.flood_bytes = packet_bytes;
-                w.q.push(Instant::ZERO, FLOOD_ORIGIN, Ev::FloodTick);
+                w.flood = Some(Flood::new(packets, gap, packet_bytes));
+                w.q.push(Instant::ZERO, Flood::origin(), Ev::FloodTick);
             }
             // The frames come with `World::start_replay` (`replay::run_replay`).
             Workload::Replay => {}

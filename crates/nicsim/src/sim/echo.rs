@@ -1,16 +1,52 @@
-//! The \[EMO] echo servers of host 1: in the NIC firmware (`echo-nic`) and in
-//! the kernel receive handler (`echo-kernel`).
+//! The \[EMO] echo server: a component the build wires onto the host that
+//! runs it (host 1 of the `echo-nic` / `echo-kernel` workloads), in its NIC
+//! firmware or in its kernel receive handler.
 //!
 //! This module owns turning a received message frame around: the reply
 //! header (endpoints swapped, the echoed sequence number acknowledged), its
-//! cost, and handing it to the wire or to the driver's send path. It does not
-//! own the client (a ping-pong rank 0 of `crate::workload`) nor the receive
-//! path before the turn-around (`super`).
+//! cost (the firmware's byte copy; the kernel's driver and handler work),
+//! and handing it to the wire or to the driver's send path. The world asks
+//! the host's [`Echo`] at the two places a frame can be turned around (NIC
+//! receive, `nic_path`; the bottom half's ring entry, `kernel` and
+//! `handler`). It does not own the client (a ping-pong rank 0 of
+//! `crate::workload`) nor the receive path before the turn-around (`super`).
 
 use super::World;
+use crate::config::EchoAt;
 use crate::proto::{Kind, Msg};
 use crate::time::{Duration, Instant};
 use crate::wire::FrameRepr;
+
+/// The host that runs the echo server; host 0 runs the client.
+pub(crate) const ECHO_HOST: usize = 1;
+
+/// An echo server: where it runs and what its firmware copy costs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Echo {
+    at: EchoAt,
+    /// NIC firmware byte copy of the echo (EMO inputs: cycles/byte / clock).
+    copy_ns_per_byte: f64,
+}
+
+impl Echo {
+    /// An echo server at `at`, whose firmware copies `copy_ns_per_byte`.
+    pub(crate) fn new(at: EchoAt, copy_ns_per_byte: f64) -> Self {
+        Echo { at, copy_ns_per_byte }
+    }
+
+    /// Where the server runs.
+    #[inline]
+    pub(crate) fn at(&self) -> EchoAt {
+        self.at
+    }
+
+    /// The NIC firmware's turn-around of `repr`: the reply and the byte
+    /// copy it costs, or `None` for a frame that is not echoed.
+    pub(crate) fn firmware_reply(&self, repr: &FrameRepr) -> Option<(FrameRepr, Duration)> {
+        let reply = echo_reply(repr)?;
+        Some((reply, Duration::from_ns_f64(repr.body.payload_len() as f64 * self.copy_ns_per_byte)))
+    }
+}
 
 /// The echo of a message frame, or `None` for frames that are not echoed
 /// (explicit acks, pull traffic): those are consumed silently.
@@ -29,26 +65,34 @@ pub(crate) fn echo_reply(repr: &FrameRepr) -> Option<FrameRepr> {
     })
 }
 
+impl super::HostState {
+    /// The host runs an echo server at `at`.
+    #[inline(always)]
+    pub(super) fn echoes_at(&self, at: EchoAt) -> bool {
+        matches!(self.echo, Some(e) if e.at() == at)
+    }
+}
+
 impl World {
-    /// `echo-nic`: the firmware of host 1's NIC copies the payload from its
-    /// receive buffer to a send buffer and transmits it; no DMA, no
+    /// `echo-nic`: the firmware of host `h`'s NIC copies the payload from
+    /// its receive buffer to a send buffer and transmits it; no DMA, no
     /// interrupt, no host work.
-    pub(crate) fn nic_echo(&mut self, now: Instant, frame: u32, repr: &FrameRepr) {
+    pub(super) fn nic_echo(&mut self, now: Instant, h: usize, frame: u32, repr: &FrameRepr) {
         let (src, dst) = (self.frames[frame as usize].src, self.frames[frame as usize].dst);
         self.free_frame(frame);
         self.frames_handled += 1;
-        self.hosts[1].rx_frames += 1;
-        let Some(reply) = echo_reply(repr) else { return };
-        let copy = Duration::from_ns_f64(repr.body.payload_len() as f64 * self.nic_copy_ns_per_byte);
-        let ready = self.hosts[1].nic.firmware_echo(now, copy);
+        let hs = &mut self.hosts[h];
+        hs.rx_frames += 1;
+        let Some((reply, copy)) = hs.echo.and_then(|e| e.firmware_reply(repr)) else { return };
+        let ready = hs.nic.firmware_echo(now, copy);
         let id = self.new_frame(dst, src, &reply);
-        self.wire_out(1, ready, id);
+        self.wire_out(h, ready, id);
     }
 
     /// CPU cost of the kernel echo of one frame: driver receive + handler,
     /// then the driver's send path for the reply (no system call, no copy:
     /// the received buffer is sent back).
-    pub(crate) fn kernel_echo_cost(&mut self, now: Instant, h: usize, core: usize, frame: u32) -> Duration {
+    pub(super) fn kernel_echo_cost(&mut self, now: Instant, h: usize, core: usize, frame: u32) -> Duration {
         let c = &self.c;
         let mut hdr = [0; super::wire_path::HDR_CAP];
         let hl = self.frames[frame as usize].header_bytes(&mut hdr);
@@ -62,12 +106,12 @@ impl World {
         send + self.tx_touch(now, h, core, send)
     }
 
-    /// `echo-kernel`: the bottom half of host 1 sends the reply.
-    pub(crate) fn kernel_echo(&mut self, now: Instant, repr: &FrameRepr) {
+    /// `echo-kernel`: the bottom half of host `h` sends the reply.
+    pub(super) fn kernel_echo(&mut self, now: Instant, h: usize, repr: &FrameRepr) {
         let Some(reply) = echo_reply(repr) else { return };
         let dst = crate::wire::mac_host(repr.src_mac).unwrap_or(0);
-        let id = self.new_frame(1, dst, &reply);
-        self.transmit(now, 1, id);
+        let id = self.new_frame(h as u16, dst, &reply);
+        self.transmit(now, h, id);
     }
 }
 

@@ -6,7 +6,7 @@
 //! This module owns the frame -> event step. It does not price it (`kernel`)
 //! nor act on the event (`lib_recv`).
 
-use super::{PState, World, ECHO_HOST, NO_RANK, WRITER_MEMORY};
+use super::{PState, World, NO_RANK, WRITER_MEMORY};
 use crate::proto::Msg;
 use crate::time::Instant;
 use crate::wire::OmxBody;
@@ -61,8 +61,8 @@ impl World {
             }
             return;
         };
-        if h == ECHO_HOST && self.echo == Some(crate::config::EchoAt::Kernel) {
-            self.kernel_echo(now, &repr);
+        if hs.echoes_at(crate::config::EchoAt::Kernel) {
+            self.kernel_echo(now, h, &repr);
             return;
         }
         let ep = repr.body.dst_endpoint();

@@ -7,7 +7,7 @@
 //! This module owns scheduling and pricing on cores. It does not own what a
 //! handled frame does (`handler`) nor what the library runs (`lib_path`).
 
-use super::{Costs, Ev, PState, World, ECHO_HOST};
+use super::{Costs, Ev, PState, World};
 use crate::engine::EventQueue;
 use crate::host::Topology;
 use crate::nic::RingEntry;
@@ -581,8 +581,8 @@ impl World {
     pub(super) fn entry_cost(&mut self, now: Instant, h: usize, core: usize, entry: RingEntry) -> Duration {
         let die = self.topo.die_of(core as u16);
         use crate::host::Side::Kernel;
-        if let (RingEntry::Rx(frame), Some(crate::config::EchoAt::Kernel)) = (entry, self.echo) {
-            if h == ECHO_HOST {
+        if let RingEntry::Rx(frame) = entry {
+            if self.hosts[h].echoes_at(crate::config::EchoAt::Kernel) {
                 return self.kernel_echo_cost(now, h, core, frame);
             }
         }

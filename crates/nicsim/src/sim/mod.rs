@@ -18,7 +18,11 @@
 //! * `handler`: the Open-MX receive handler and the event ring;
 //! * `pull`: the drivers' pull of large messages;
 //! * `replay`: the frames of a capture injected into a receiving NIC;
-//! * `echo`, `metrics`: the \[EMO] echo servers; metrics and invariants.
+//! * `echo`, `flood`: the \[EMO] echo server and the invalid-packet flood,
+//!   components the build wires onto the host they run on (an `Echo` in
+//!   its `HostState`, the `Flood` source in the world), which answer the
+//!   frames and ticks the world routes to them;
+//! * `metrics`: metrics and invariants.
 //!
 //! Each component's own state and rules live in its module (`nic`, `net`,
 //! `host`, `workload`; the protocol's sequence numbers, acks, resends and
@@ -29,6 +33,7 @@
 
 mod build;
 mod echo;
+mod flood;
 mod handler;
 mod indexes;
 mod kernel;
@@ -47,6 +52,8 @@ pub use build::NAPI_BUDGET;
 pub use replay::{run_replay, ReplayFrame, ReplayKind, ReplaySeries, REPLAY_MAX_FRAMES};
 
 pub(crate) use build::Costs;
+pub(crate) use echo::Echo;
+pub(crate) use flood::Flood;
 pub(crate) use handler::LibEvent;
 pub(crate) use kernel::{Core, Cur, KWork};
 pub(crate) use process::{Action, MediumRx, MediumTarget, Out, PState, Proc, ProcSet, Queued, Req, Unexpected};
@@ -73,17 +80,10 @@ pub(crate) const WRITER_MEMORY: u16 = u16::MAX;
 /// at equal times host events come first (`crate::engine`).
 pub(crate) const NETWORK_ORIGIN: Origin = 1_000_000;
 
-/// The event origin of the flood generator: host 0, which sends it.
-pub(crate) const FLOOD_ORIGIN: Origin = 0;
-
 /// `rank_of` entry of an endpoint that no rank holds (a rank id above every
 /// rank's: the configuration allows at most this many ranks).
 pub(crate) const NO_RANK: u16 = u16::MAX;
 const _: () = assert!(NO_RANK as u32 == crate::config::MAX_RANKS);
-
-/// The host that runs the \[EMO] echo server (`workload.kind = "echo-*"`);
-/// host 0 runs the client.
-pub(crate) const ECHO_HOST: usize = 1;
 
 /// A run in which no message completes (no request finishes; for the flood,
 /// no frame reaches host 1's handler) for this many of its longest protocol
@@ -261,6 +261,9 @@ pub(crate) struct HostState {
     /// poller woken by a new descriptor is found without a scan of the
     /// host's processes.
     pub pollers: Vec<ProcSet>,
+    /// The \[EMO] echo server this host runs (`echo-nic` / `echo-kernel`
+    /// workloads: host 1), wired at build time.
+    pub echo: Option<Echo>,
 }
 
 impl HostState {
@@ -335,9 +338,8 @@ pub struct World {
     pub(crate) free_serves: Vec<u32>,
     pub(crate) pcap: Option<Vec<(Instant, Vec<u8>)>>,
     pub(crate) workload: Workload,
-    pub(crate) flood_left: u64,
-    pub(crate) flood_gap: Duration,
-    pub(crate) flood_bytes: u32,
+    /// The flood source (`flood`), when the workload is a flood.
+    pub(crate) flood: Option<Flood>,
     /// The replay source (`replay`), when the world replays a capture.
     pub(crate) replay: Option<Box<replay::Replay>>,
     pub(crate) loss: f64,
@@ -357,10 +359,6 @@ pub struct World {
     /// Rank -> (host, endpoint); (host, endpoint) -> rank ([`NO_RANK`]: none).
     pub(crate) ranks: Vec<(u16, u8)>,
     pub(crate) rank_of: Vec<Vec<u16>>,
-    /// \[EMO] echo server on host 1 (`echo-nic` / `echo-kernel` workloads).
-    pub(crate) echo: Option<crate::config::EchoAt>,
-    /// NIC firmware byte copy of the echo (EMO inputs: cycles/byte / clock).
-    pub(crate) nic_copy_ns_per_byte: f64,
     /// CPU time used by hosts 0 and 1 at the Start and End marks.
     pub(crate) busy_at_mark: [[Duration; 2]; 2],
     /// Why the run failed, if a stage gave up (the library on a peer, a
@@ -497,7 +495,7 @@ impl World {
     /// the frames host 1's handler got.
     fn progress(&self) -> u64 {
         match self.workload {
-            Workload::Flood { .. } => self.hosts[1].rx_frames,
+            Workload::Flood { .. } => self.hosts[Flood::TO].rx_frames,
             Workload::Replay => self.replay.as_ref().map_or(0, |r| self.hosts[r.host].rx_frames),
             _ => self.completions,
         }
@@ -531,12 +529,14 @@ impl World {
 
     fn finished(&self) -> bool {
         match self.workload {
-            Workload::Flood { packets, .. } => {
+            Workload::Flood { .. } => {
                 // Every flood frame reached host 1's handler or was dropped
                 // on the way (the flood is the only traffic).
                 let d = &self.drops;
                 let dropped = d.loss + d.ring_full + d.malformed;
-                self.flood_left == 0 && self.hosts[1].rx_frames + dropped >= packets && self.all_idle(1)
+                self.flood.is_none_or(|f| {
+                    f.drained() && self.hosts[Flood::TO].rx_frames + dropped >= f.packets() && self.all_idle(Flood::TO)
+                })
             }
             Workload::Replay => self.replay_finished(),
             _ => self.programs_left == 0,

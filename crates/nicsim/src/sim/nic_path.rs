@@ -7,7 +7,8 @@
 //! itself lives in `crate::nic::coalesce`; what the core does with the
 //! interrupt lives in `kernel`.
 
-use super::{Ev, World, ECHO_HOST};
+use super::{Ev, World};
+use crate::config::EchoAt;
 use crate::nic::{Nic, Outcome};
 use crate::time::Instant;
 
@@ -24,8 +25,8 @@ impl World {
             }
         };
         f.marked = repr.marked;
-        if h == ECHO_HOST && self.echo == Some(crate::config::EchoAt::Nic) {
-            self.nic_echo(now, frame, &repr);
+        if self.hosts[h].echoes_at(EchoAt::Nic) {
+            self.nic_echo(now, h, frame, &repr);
             return;
         }
         let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);

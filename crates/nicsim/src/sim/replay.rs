@@ -1,6 +1,6 @@
 //! The replay source: the frames of a capture, injected at their arrival
 //! times into one receiving host's NIC; the generalisation of the
-//! invalid-packet flood (`wire_path::flood_tick`).
+//! invalid-packet flood (`flood`).
 //!
 //! This module owns the replayed frames (given once, in arrival order, then
 //! only indexed), the injection (`Ev::ReplayTick` -> the NIC's receive path)

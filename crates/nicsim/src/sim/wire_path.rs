@@ -5,11 +5,11 @@
 //! This module owns a frame from the moment it is encoded until it reaches
 //! the destination NIC (`Ev::NicRx`). It does not own what the NIC does with
 //! it (`nic_path`) nor who builds frames (the library, the pull protocol, the
-//! echo servers).
+//! echo servers, the flood source).
 
-use super::{Ev, World, FLOOD_ORIGIN, NETWORK_ORIGIN};
+use super::{Ev, World, NETWORK_ORIGIN};
 use crate::time::{Duration, Instant};
-use crate::wire::{FrameRepr, OmxBody};
+use crate::wire::FrameRepr;
 
 /// Maximum header bytes kept per frame (Ethernet + largest Open-MX header).
 pub(super) const HDR_CAP: usize = 96;
@@ -163,31 +163,5 @@ impl World {
         let (len, dst) = (self.frames[frame as usize].len as usize, self.frames[frame as usize].dst as usize);
         let (_, at) = self.net.forward(dst, now, len, extra);
         self.q.push(at, NETWORK_ORIGIN, Ev::NicRx { frame });
-    }
-
-    pub(super) fn flood_tick(&mut self, now: Instant) {
-        if self.flood_left == 0 {
-            return;
-        }
-        self.flood_left -= 1;
-        // An Open-MX small frame to an endpoint nobody opened: the receive
-        // handler drops it after parsing (SPEC 3: invalid-packet flood).
-        let mut repr = FrameRepr {
-            dst_mac: crate::wire::host_mac(1),
-            src_mac: crate::wire::host_mac(0),
-            src_peer: 0,
-            marked: false,
-            body: OmxBody::Small { dst_ep: 200, src_ep: 0, session: 0, seq: 0, piggy_ack: 0, match_info: 0, length: 0 },
-        };
-        let hl = repr.header_len();
-        let payload = (self.flood_bytes as usize).saturating_sub(hl).min(crate::wire::SMALL_MAX) as u16;
-        if let OmxBody::Small { length, .. } = &mut repr.body {
-            *length = payload;
-        }
-        let id = self.new_frame(0, 1, &repr);
-        self.transmit(now, 0, id);
-        if self.flood_left > 0 {
-            self.q.push(now + self.flood_gap, FLOOD_ORIGIN, Ev::FloodTick);
-        }
     }
 }
