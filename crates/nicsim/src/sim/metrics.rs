@@ -166,10 +166,13 @@ impl World {
                     m.set("interrupts_timed", (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64);
                 }
             }
-            Workload::Flood { packets, .. } => {
-                let k = self.hosts[1].kernel_time;
-                m.set("overhead_ns_per_packet", k.as_ns_f64() / packets as f64);
-                m.set("interrupts_per_msg", self.hosts[1].irq_raised as f64 / packets as f64);
+            Workload::Flood { .. } => {
+                if let Some(f) = &self.flood {
+                    let to = &self.hosts[super::flood::Flood::TO];
+                    let packets = f.packets() as f64;
+                    m.set("overhead_ns_per_packet", to.kernel_time.as_ns_f64() / packets);
+                    m.set("interrupts_per_msg", to.irq_raised as f64 / packets);
+                }
             }
             Workload::Replay => self.replay_metrics(&mut m),
         }
