@@ -301,21 +301,16 @@ def _all_table(metrics: dict[str, Any]) -> "Table":
     return table
 
 
-def _pairs(
-    items: list[str] | None, option: str, example: str, *, once: bool = True
-) -> list[tuple[str, str]]:
-    """Split ``key.path=value`` command-line items, in order.
+def _axes(items: list[str] | None) -> list[tuple[str, str]]:
+    """Split ``sweep --axis key.path=v1,v2`` items, in order.
 
-    A key given twice is refused unless ``once`` is false (``sweep --axis``
-    then names the values to give at once).
+    A key given twice is left to the caller, which names the values to give at once.
     """
     pairs: list[tuple[str, str]] = []
     for item in items or []:
         path, eq, text = item.partition("=")
         if not eq or not path.strip() or not text.strip():
-            _fail(f"{option} {item!r}: expected key.path=value, e.g. {example}")
-        if once and any(p == path.strip() for p, _ in pairs):
-            _fail(f"{option} {path.strip()} given twice: give each key once")
+            _fail(f"--axis {item!r}: expected key.path=value, e.g. nic.delay_us=0,25,75")
         pairs.append((path.strip(), text.strip()))
     return pairs
 
@@ -390,11 +385,11 @@ def sweep_command(
     from nicsim import campaign, outputs
 
     base = Scenario.load(scenario) if scenario is not None else Scenario()
-    fixed = _pairs(set_, "--set", "nic.delay_us=25")
-    for path, text in fixed:
-        base.set(path, parse_value(text, path))
+    fixed = parse_sets(set_ or [])
+    for path, value in fixed:
+        base.set(path, value)
     axes: dict[str, list[Any]] = {}
-    for path, text in _pairs(axis, "--axis", "nic.delay_us=0,25,75", once=False):
+    for path, text in _axes(axis):
         if path in axes:
             _fail(
                 f"--axis {path} is given twice; give its values once, "
