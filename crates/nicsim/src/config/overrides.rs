@@ -78,7 +78,7 @@ fn parse_path(key: &str) -> Vec<PathPart> {
 }
 
 /// The first key a validation message names (its first `` `...` ``).
-pub(crate) fn named_key(msg: &str) -> Option<&str> {
+fn named_key(msg: &str) -> Option<&str> {
     let start = msg.find('`')? + 1;
     let len = msg[start..].find('`')?;
     Some(&msg[start..start + len])
@@ -86,7 +86,7 @@ pub(crate) fn named_key(msg: &str) -> Option<&str> {
 
 /// The "allowed" part of a validation message: what follows `(allowed: `,
 /// up to its closing parenthesis.
-pub(crate) fn allowed_part(msg: &str) -> Option<&str> {
+fn allowed_part(msg: &str) -> Option<&str> {
     let start = msg.find("(allowed: ")? + "(allowed: ".len();
     msg.strip_suffix(')').and_then(|m| m.get(start..))
 }
@@ -210,6 +210,36 @@ fn with_limits<P: DeserializeOwned>(
     source.name(&e.key, &e.msg)
 }
 
+/// The error of a scenario's number key given a value of another type
+/// (`e`, from deserializing `root`), with the key's real limits where its
+/// validation (`validate`, a parsed file's error) has some: serde knows
+/// only "a number", so the value is replaced by probes at the ends of the
+/// numbers, and the first one the validation refuses for this key tells
+/// what it allows, as [`with_limits`] does for the platform's keys.
+pub(crate) fn number_limits<F: DeserializeOwned>(
+    root: &toml::Value,
+    e: KeyError,
+    validate: impl Fn(F) -> Option<ConfigError>,
+) -> ConfigError {
+    if !e.msg.ends_with("(allowed: a number)") {
+        return ConfigError(e.msg);
+    }
+    for probe in [0.0, f64::MAX] {
+        let mut copy = root.clone();
+        let Some(slot) = lookup_mut(&mut copy, &e.path) else { break };
+        *slot = toml::Value::Float(probe);
+        let Ok(f) = try_from_value::<F>("", copy) else { continue };
+        let Some(refused) = validate(f) else { continue };
+        if named_key(&refused.0) != Some(e.key.as_str()) {
+            continue;
+        }
+        if let Some(allowed) = allowed_part(&refused.0).filter(|a| a.starts_with(|c: char| c.is_ascii_digit())) {
+            return ConfigError::range(&e.key, e.given.clone().unwrap_or_default(), &format!("a number {allowed}"));
+        }
+    }
+    ConfigError(e.msg)
+}
+
 /// The value at `path` inside `root`.
 fn lookup<'a>(root: &'a toml::Value, path: &[PathPart]) -> Option<&'a toml::Value> {
     path.iter().try_fold(root, |v, part| match part {
@@ -219,7 +249,7 @@ fn lookup<'a>(root: &'a toml::Value, path: &[PathPart]) -> Option<&'a toml::Valu
 }
 
 /// The value at `path` inside `root`, to change it.
-pub(crate) fn lookup_mut<'a>(root: &'a mut toml::Value, path: &[PathPart]) -> Option<&'a mut toml::Value> {
+fn lookup_mut<'a>(root: &'a mut toml::Value, path: &[PathPart]) -> Option<&'a mut toml::Value> {
     path.iter().try_fold(root, |v, part| match part {
         PathPart::Key(k) => v.as_table_mut()?.get_mut(k),
         PathPart::Index(i) => v.as_array_mut()?.get_mut(*i),

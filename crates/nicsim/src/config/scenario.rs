@@ -328,34 +328,8 @@ impl Scenario {
         let root = toml::Value::Table(table);
         match super::try_from_value::<ScenarioFile>("", root.clone()) {
             Ok(f) => Self::from_file(f),
-            Err(e) => Err(Self::number_limits(&root, e)),
+            Err(e) => Err(super::overrides::number_limits(&root, e, |f| Self::from_file(f).err())),
         }
-    }
-
-    /// The error of a number key given a value of another type, with the
-    /// key's real limits where its validation has some (serde knows only
-    /// "a number"): the value is replaced by probes at the ends of the
-    /// numbers, and the first one the validation refuses for this key tells
-    /// what it allows.
-    fn number_limits(root: &toml::Value, e: super::KeyError) -> ConfigError {
-        use super::overrides::{allowed_part, lookup_mut, named_key};
-        if !e.msg.ends_with("(allowed: a number)") {
-            return ConfigError(e.msg);
-        }
-        for probe in [0.0, f64::MAX] {
-            let mut copy = root.clone();
-            let Some(slot) = lookup_mut(&mut copy, &e.path) else { break };
-            *slot = toml::Value::Float(probe);
-            let Ok(f) = super::try_from_value::<ScenarioFile>("", copy) else { continue };
-            let Err(refused) = Self::from_file(f) else { continue };
-            if named_key(&refused.0) != Some(e.key.as_str()) {
-                continue;
-            }
-            if let Some(allowed) = allowed_part(&refused.0).filter(|a| a.starts_with(|c: char| c.is_ascii_digit())) {
-                return ConfigError::range(&e.key, e.given.clone().unwrap_or_default(), &format!("a number {allowed}"));
-            }
-        }
-        ConfigError(e.msg)
     }
 
     /// Validates a parsed scenario file.
