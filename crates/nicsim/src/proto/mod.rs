@@ -26,6 +26,8 @@ mod msg;
 mod pull;
 
 #[cfg(test)]
+mod pull_tests;
+#[cfg(test)]
 mod tests;
 
 pub use endpoint::{
