@@ -311,7 +311,10 @@ impl World {
                 PState::Preempted(rem) => {
                     pr.state = PState::Running;
                     cs.cur = Cur::App;
-                    let rem = rem + std::mem::take(&mut cs.stall);
+                    // A stall owed since is paid now: CPU time like the rest.
+                    let stall = std::mem::take(&mut cs.stall);
+                    hs.app_time += stall;
+                    let rem = rem + stall;
                     cs.begin(&mut self.q, now + rem, h, core);
                     if let Some(t) = self.trace.as_deref_mut() {
                         t.app_resume(h, core, now, rem);

@@ -38,11 +38,14 @@ fn is_time_grows_with_the_per_key_memory_work() {
 
 #[test]
 fn the_two_presets_of_the_same_hosts_compute_the_same() {
-    // Same CPU, same rates: a rank alone on each host (no communication
-    // worth the name) computes MG class B in the same time on both presets.
+    // Same CPU, same rates: two ranks on each host, with the same fabric
+    // and Open-MX build (the studies' MTUs and wires differ), compute MG
+    // class B in the same time on both presets.
     let t = |preset: &str| {
         run(&format!(
-            "preset = \"{preset}\"\n[nic]\ncoalescing = \"disabled\"\n[workload]\nkind = \"nas-mg\"\nclass = \"B\"\nprocs_per_host = 2\n"
+            "preset = \"{preset}\"\n[platform.link]\nmtu = 1500\n[platform.nic]\nsmall_bytes = 126\n\
+             [platform.library]\nwire = \"open-mx-1.0\"\n[nic]\ncoalescing = \"disabled\"\n\
+             [workload]\nkind = \"nas-mg\"\nclass = \"B\"\nprocs_per_host = 2\n"
         ))
         .get("exec_time_s")
         .unwrap()
