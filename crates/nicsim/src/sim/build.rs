@@ -323,7 +323,8 @@ impl World {
                 let prob = crate::workload::NasProblem::new(kernel, class_c);
                 for r in 0..n {
                     let body = crate::workload::nas_kernel_iteration(kernel, &prob, r, n, compute);
-                    let prog = Program::script(body, prob.iterations + 1, 1);
+                    // One untimed step first, as NPB runs the problem once.
+                    let prog = Program::script(body, prob.timed_steps() + 1, 1);
                     let local = (r % per_host) as u16;
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
                 }

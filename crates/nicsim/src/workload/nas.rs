@@ -194,12 +194,20 @@ const MG_STENCIL_PLANES: f64 = 5.0;
 /// write it (2 x 48 B with write-allocate); the last FFT dimension (32 B):
 /// 248 B.
 const FT_BYTES_PER_POINT: f64 = 248.0;
+/// FT bytes per grid point of the timed set-up (`ft.f`, between
+/// `timer_start(T_total)` and the first iteration): `compute_indexmap`
+/// writes the twiddle factors (8 B + 8 B write-allocate),
+/// `compute_initial_conditions` writes u1 (16 B + 16 B write-allocate), and
+/// the forward `fft(1, u1, u0)` makes an iteration's passes less evolve's
+/// (248 - 56 B): 240 B.
+const FT_SETUP_BYTES_PER_POINT: f64 = 240.0;
 
 /// Problem parameters of NPB 3.x classes B and C (`npbparams.h` defaults).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NasProblem {
     pub kernel: NasKernel,
-    /// Timed iterations (CG: outer iterations of 25 CG steps each).
+    /// Iterations of the benchmark (CG: outer iterations of 25 CG steps
+    /// each); [`NasProblem::timed_steps`] says how many the skeleton times.
     pub iterations: u64,
     /// Total floating-point operations of the timed part, from the Mop/s
     /// formula each NPB benchmark prints (cg.f, mg.f, ft.f `mflops = ...`).
@@ -236,13 +244,31 @@ impl NasProblem {
         }
     }
 
-    /// The work of one of `nprocs` ranks in one timed iteration: NPB's
-    /// operation count shared evenly, and the memory traffic of the
-    /// kernel's passes over its data (the constants above), with
-    /// `l2_share` bytes of L2 cache to itself.
+    /// Steps of the skeleton in the timed region, each with one step's
+    /// communication and [`NasProblem::work`]'s compute. CG and MG time
+    /// their iterations. FT times its set-up too: `ft.f` runs the whole
+    /// problem once untimed, then "Start over from the beginning. Note that
+    /// all operations must be timed, in contrast to other benchmarks": the
+    /// twiddle factors, the initial conditions and the forward FFT, whose
+    /// transpose is one more all-to-all, before the `niter` iterations. The
+    /// set-up is one more step (its checksum allreduce of 16 B aside, its
+    /// communication is an iteration's).
+    pub fn timed_steps(&self) -> u64 {
+        match self.kernel {
+            NasKernel::Ft => self.iterations + 1,
+            NasKernel::Cg | NasKernel::Mg => self.iterations,
+        }
+    }
+
+    /// The work of one of `nprocs` ranks in one timed step: NPB's
+    /// operation count (which counts FT's set-up) and the memory traffic of
+    /// the kernel's passes over its data (the constants above) shared
+    /// evenly over the ranks and the [`NasProblem::timed_steps`], with
+    /// `l2_share` bytes of L2 cache to each rank.
     pub fn work(&self, nprocs: u32, l2_share: f64) -> NasWork {
         let n = nprocs as f64;
-        let ops = self.total_ops / self.iterations as f64 / n;
+        let steps = self.timed_steps() as f64;
+        let ops = self.total_ops / steps / n;
         let bytes = match self.kernel {
             NasKernel::Cg => {
                 // 25 CG steps and the residual's product per iteration; the
@@ -260,7 +286,10 @@ impl NasProblem {
                     if self.mg_planes_fit(nprocs, l2_share) { MG_STENCIL_BYTES } else { MG_STENCIL_BYTES_UNCACHED };
                 (MG_BYTES_PER_POINT - MG_STENCIL_BYTES + stencil) * points
             }
-            NasKernel::Ft => FT_BYTES_PER_POINT * (self.dims[0] * self.dims[1] * self.dims[2]) as f64,
+            NasKernel::Ft => {
+                let points = (self.dims[0] * self.dims[1] * self.dims[2]) as f64;
+                (FT_BYTES_PER_POINT * self.iterations as f64 + FT_SETUP_BYTES_PER_POINT) * points / steps
+            }
         };
         NasWork { ops, bytes: bytes / n }
     }
@@ -458,13 +487,31 @@ mod tests {
     }
 
     #[test]
+    fn ft_times_its_set_up_and_forward_fft_as_one_more_step() {
+        // ft.f times the twiddle factors, the initial conditions and the
+        // forward FFT (with its transpose) before its 20 iterations; CG and
+        // MG time their iterations only.
+        for class_c in [false, true] {
+            let ft = NasProblem::new(NasKernel::Ft, class_c);
+            assert_eq!(ft.timed_steps(), ft.iterations + 1);
+            let points = (ft.dims[0] * ft.dims[1] * ft.dims[2]) as f64;
+            let timed = ft.work(16, 2e6).bytes * 16.0 * ft.timed_steps() as f64;
+            assert!((timed / ((248.0 * 20.0 + 240.0) * points) - 1.0).abs() < 1e-9);
+            for k in [NasKernel::Cg, NasKernel::Mg] {
+                let p = NasProblem::new(k, class_c);
+                assert_eq!(p.timed_steps(), p.iterations, "{k:?}");
+            }
+        }
+    }
+
+    #[test]
     fn nas_kernel_work_is_npb_ops_and_memory_traffic() {
         for (k, bytes_per_op) in [(NasKernel::Cg, (6.0, 7.5)), (NasKernel::Mg, (2.0, 2.5)), (NasKernel::Ft, (1.7, 2.1))]
         {
             let p = NasProblem::new(k, false);
             let (w16, w32) = (p.work(16, 2e6), p.work(32, 2e6));
             // The operations are NPB's count shared by the ranks.
-            assert!((w16.ops * 16.0 * p.iterations as f64 - p.total_ops).abs() / p.total_ops < 1e-9);
+            assert!((w16.ops * 16.0 * p.timed_steps() as f64 - p.total_ops).abs() / p.total_ops < 1e-9);
             assert!((w16.ops / w32.ops - 2.0).abs() < 1e-9, "{k:?}");
             let ratio = w16.bytes / w16.ops;
             assert!(ratio > bytes_per_op.0 && ratio < bytes_per_op.1, "{k:?}: {ratio} B/flop");
