@@ -11,7 +11,16 @@ from types import ModuleType
 import pandas as pd
 import pytest
 
-from nicsim import exp_coal, exp_emo, exp_lci, exp_mq, experiments
+from nicsim import (
+    exp_coal,
+    exp_coal_nas,
+    exp_coal_transfer,
+    exp_emo,
+    exp_lci,
+    exp_mq,
+    exp_napi,
+    experiments,
+)
 from nicsim.exp_base import Claim, Experiment
 from nicsim.experiments import EXPERIMENTS, GROUPS
 from nicsim.scenario import Scenario
@@ -148,7 +157,7 @@ def test_published_values_are_the_spec_numbers() -> None:
 
 # -- the one list ----------------------------------------------------------
 
-STUDY_MODULES = [exp_coal, exp_mq, exp_lci, exp_emo]
+STUDY_MODULES = [exp_coal, exp_coal_transfer, exp_coal_nas, exp_napi, exp_mq, exp_lci, exp_emo]
 
 
 def test_all_names_every_group_and_runs_every_experiment() -> None:
@@ -236,7 +245,7 @@ def test_coalescing_nas_runs_table_iv_rows_and_reads_its_speedups() -> None:
     table = pd.DataFrame(
         [
             {"benchmark": b, "strategy": s, "exec_time_s": float(t)}
-            for b, cells in exp_coal.TABLE_IV.items()
+            for b, cells in exp_coal_nas.TABLE_IV.items()
             for s, t in cells.items()
         ]
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from nicsim import exp_coal, fit, fit_lci, report, runner, validation
+from nicsim import exp_coal_transfer, fit, fit_lci, report, runner, validation
 from nicsim.exp_base import Claim, Published, number
 from nicsim.experiments import EXPERIMENTS
 from nicsim.studies import PAPERS, Quote, Ref, locate, normalise, paper_text, papers_dir
@@ -275,7 +275,7 @@ def test_every_study_has_mechanisms_and_the_unmodelled_ones_are_counted() -> Non
 
 
 def test_marking_notify_is_claimed_not_critical_as_the_study_says() -> None:
-    [notify] = [c for c in exp_coal.MARKING.claims if "notify" in c.text]
+    [notify] = [c for c in exp_coal_transfer.MARKING.claims if "notify" in c.text]
     assert notify.comparison == "<" and notify.bound > 1
     assert isinstance(notify.source, Quote)
     assert "Notify packet does not however appear critical" in notify.source.text
@@ -284,7 +284,7 @@ def test_marking_notify_is_claimed_not_critical_as_the_study_says() -> None:
 
 
 def test_no_claim_says_stream_always_defers_a_misordered_message() -> None:
-    stream = [c for c in exp_coal.MISORDER.claims if "success(stream" in c.text]
+    stream = [c for c in exp_coal_transfer.MISORDER.claims if "success(stream" in c.text]
     assert stream and all(c.comparison == "<" for c in stream)
     perfect = pd.DataFrame(
         {

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nicsim import exp_coal, exp_emo, exp_lci, exp_mq
+from nicsim import exp_coal, exp_coal_nas, exp_coal_transfer, exp_emo, exp_lci, exp_mq, exp_napi
 from nicsim._core import NicsimError
 from nicsim.exp_base import Experiment, Params
 
@@ -40,14 +40,14 @@ STUDIES: dict[str, tuple[Experiment, ...]] = {
         exp_coal.DELAY_SWEEP,
         exp_coal.MSGRATE,
         exp_coal.IRQ_OVERHEAD,
-        exp_coal.TRANSFER,
-        exp_coal.MARKING,
-        exp_coal.MISORDER,
-        exp_coal.NAS_IS,
-        exp_coal.NAS,
-        exp_coal.NAPI_KNOBS,
+        exp_coal_transfer.TRANSFER,
+        exp_coal_transfer.MARKING,
+        exp_coal_transfer.MISORDER,
+        exp_coal_nas.NAS_IS,
+        exp_coal_nas.NAS,
+        exp_napi.NAPI_KNOBS,
     ),
-    "napi": (exp_coal.NAPI_KNOBS,),
+    "napi": (exp_napi.NAPI_KNOBS,),
     "omx-mq": (
         exp_mq.PINGPONG,
         exp_mq.IDLE,

@@ -1,6 +1,7 @@
 """Plots of the [OMX-COAL] experiments and of ``napi-knobs`` (matplotlib).
 
-This module owns the figures of :mod:`nicsim.exp_coal`. They follow the
+This module owns the figures of :mod:`nicsim.exp_coal`, :mod:`nicsim.exp_coal_transfer`,
+:mod:`nicsim.exp_coal_nas` and :mod:`nicsim.exp_napi`. They follow the
 study (Goglin & Furmento, Cluster 2009): ping-pong time normalised to
 "coalescing disabled", message rate against the coalescing delay,
 per-strategy bars with the published numbers as black markers. The study's
