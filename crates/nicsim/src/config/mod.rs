@@ -18,6 +18,7 @@
 mod coalesce;
 mod lci;
 mod lci_workload;
+mod nic_features;
 mod overrides;
 mod platform;
 mod scenario;
@@ -26,6 +27,7 @@ mod workload;
 pub use coalesce::*;
 pub use lci::*;
 pub use lci_workload::*;
+pub use nic_features::*;
 pub use platform::*;
 pub use scenario::*;
 pub use workload::*;

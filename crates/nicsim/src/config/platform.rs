@@ -210,6 +210,20 @@ pub struct NicCfg {
     /// and a start-up overlaps the previous transfer (PCIe).
     #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
     pub dma_shared_bus: bool,
+    /// \[LCI] NI-level multicast forwarding: the firmware keeps a
+    /// forwarding table and sends a multicast frame on to the next hosts of
+    /// its tree itself, besides delivering it (`crate::nic::multicast`).
+    /// Default false; a scenario turns it on with `nic.multicast_forwarding`.
+    #[serde(default)]
+    pub multicast_forwarding: bool,
+    /// Firmware time per forwarded copy on top of `fw_tx_ns` (table lookup
+    /// and header rewrite).
+    #[serde(default)]
+    pub mcast_fwd_ns: f64,
+    /// \[LCI] polling watchdog interval in microseconds (`crate::nic::watchdog`);
+    /// 0 (the default): none. A scenario sets it with `nic.watchdog_us`.
+    #[serde(default)]
+    pub watchdog_us: f64,
 }
 
 /// Host OS costs and idle states.
@@ -374,6 +388,8 @@ pub struct NicTimes {
     pub irq_delivery: Duration,
     /// DMA rate, bytes per second (both directions).
     pub dma_bytes_per_s: u64,
+    /// Firmware time per forwarded multicast copy (`nic.mcast_fwd_ns`).
+    pub mcast_fwd: Duration,
 }
 
 /// The links' rate and delays (`[link]`).
@@ -452,6 +468,7 @@ impl Times {
                 tx_dma_startup: ns(p.nic.tx_dma_startup_ns),
                 irq_delivery: ns(p.nic.irq_delivery_ns),
                 dma_bytes_per_s: (p.nic.dma_MBps * 1e6) as u64,
+                mcast_fwd: ns(p.nic.mcast_fwd_ns),
             },
             link: LinkTimes::of(&p.link),
             cache: CacheTimes {
@@ -505,6 +522,7 @@ impl Platform {
             ("nic.tx_dma_startup_ns", n.tx_dma_startup_ns),
             ("nic.irq_delivery_ns", n.irq_delivery_ns),
             ("nic.doorbell_ns", n.doorbell_ns),
+            ("nic.mcast_fwd_ns", n.mcast_fwd_ns),
         ] {
             check_f(k, v, 0.0, NS_MAX)?;
         }
@@ -518,6 +536,7 @@ impl Platform {
         check_u("nic.small_bytes", n.small_bytes as u64, 0, 65_535)?;
         check_u("nic.fill_thresh", n.fill_thresh as u64, 0, n.ring_slots as u64)?;
         check_f("nic.default_delay_us", n.default_delay_us, 0.0, 1e6)?;
+        check_f("nic.watchdog_us", n.watchdog_us, 0.0, super::nic_features::WATCHDOG_US_MAX)?;
         let h = &self.host;
         check_f("host.clock_ghz", h.clock_ghz, 0.01, 100.0)?;
         for (k, v) in [

@@ -2,6 +2,7 @@
 //! options + protocol options + workload). `ScenarioFile` mirrors the TOML the
 //! user writes; [`Scenario::from_toml`] validates it into checked values.
 
+use super::nic_features::{ni_features, NiFeatures};
 use super::workload::{workload, Workload, WorkloadOpts};
 use super::{
     check_f, check_u, int_or, preset_text, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing, ConfigError, Int,
@@ -56,6 +57,12 @@ pub struct NicOpts {
     pub steering: Option<Steering>,
     /// Core that receives the interrupt with `single-core` (default 0).
     pub irq_core: Option<Int>,
+    /// \[LCI] polling watchdog interval in microseconds, 0 ..= 10^6 (0: none;
+    /// default: the preset's `nic.watchdog_us`).
+    pub watchdog_us: Option<f64>,
+    /// \[LCI] NI-level multicast forwarding in the firmware (default: the
+    /// preset's `nic.multicast_forwarding`); used by `workload.forwarding = "ni"`.
+    pub multicast_forwarding: Option<bool>,
     /// Host 0's own timeout coalescing, when it differs from the other
     /// hosts' (the \[EMO] testbed kept Host A at the driver's defaults while
     /// Host B's setting varied). Default: as the other hosts.
@@ -305,6 +312,8 @@ pub struct Scenario {
     pub misorder_degree: u8,
     /// Random extra delay of each frame at the switch (uniform, seeded).
     pub jitter: Duration,
+    /// The \[LCI] NIC features: polling watchdog, multicast forwarding.
+    pub ni: NiFeatures,
     pub workload: Workload,
 }
 
@@ -511,6 +520,7 @@ impl Scenario {
         check_f("protocol.jitter_ns", jitter_ns, 0.0, 1e6)?;
 
         let workload = workload(&f.workload, &platform, rndv_threshold, loss)?;
+        let ni = ni_features(&f.nic, &platform, &workload, native_mx)?;
         Ok(Scenario {
             times: Times::of(&platform),
             platform,
@@ -536,6 +546,7 @@ impl Scenario {
             native_mx,
             misorder_degree: misorder_degree as u8,
             jitter: Duration::from_ns_f64(jitter_ns),
+            ni,
             workload,
         })
     }

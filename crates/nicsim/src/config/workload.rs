@@ -2,12 +2,13 @@
 //! the TOML table; [`workload`] validates it into a [`Workload`] (called by
 //! [`super::Scenario::from_toml`], which knows the platform it runs on).
 
-use super::{check_f, check_read, check_u, int_or, missing, one_of_names, ConfigError, Int, Platform};
+use super::{check_f, check_read, check_u, int_or, missing, one_of_names, BcastForwarding, ConfigError, Int, Platform};
+use crate::nic::multicast::Tree;
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
-/// The most ranks a run may have: frames, events and the protocol name a
-/// rank in 16 bits, and the last value means "no rank".
+/// The most ranks a run may have: frames, events, the protocol and the
+/// multicast tag name a rank in 16 bits, and the last value means "no rank".
 pub const MAX_RANKS: u32 = u16::MAX as u32;
 
 /// The workload.
@@ -15,13 +16,13 @@ pub const MAX_RANKS: u32 = u16::MAX as u32;
 #[serde(deny_unknown_fields)]
 pub struct WorkloadOpts {
     /// Required: pingpong | stream | uniband | flood | nas-is | nas-cg |
-    /// nas-mg | nas-ft | alltoall | exchange | echo-nic | echo-kernel.
+    /// nas-mg | nas-ft | alltoall | exchange | bcast | echo-nic | echo-kernel.
     pub kind: Option<WorkloadKind>,
     /// Message size in bytes (0 ..= 2^30; default 0).
     pub size_bytes: Option<Int>,
     /// pingpong, echo-*: timed round trips (default 1000); alltoall,
-    /// exchange: timed repetitions (default 100); nas-is: timed iterations
-    /// (default 10).
+    /// exchange, bcast: timed repetitions (default 100); nas-is: timed
+    /// iterations (default 10).
     pub iterations: Option<Int>,
     /// Untimed messages or round trips first (default 100 for pingpong and
     /// echo-*, 10 for alltoall and exchange, 1000 otherwise).
@@ -39,8 +40,16 @@ pub struct WorkloadOpts {
     pub packet_bytes: Option<Int>,
     /// NAS class: S | A | B (default) | C; nas-cg, nas-mg and nas-ft have B and C only.
     pub class: Option<NasClass>,
-    /// nas-*, alltoall, exchange: processes per host (default: one per core).
+    /// nas-*, alltoall, exchange, bcast: processes per host (default: one
+    /// per core).
     pub procs_per_host: Option<Int>,
+    /// bcast: the spanning tree from rank 0: binary (default, \[LCI]'s) |
+    /// binomial | chain.
+    pub tree: Option<Tree>,
+    /// bcast: who forwards down the tree: host (default; point-to-point
+    /// sends) | ni (the NIC firmware, \[LCI] §4.2; needs
+    /// `nic.multicast_forwarding = true` and a one-frame message).
+    pub forwarding: Option<BcastForwarding>,
 }
 
 /// `workload.kind`.
@@ -67,6 +76,9 @@ pub enum WorkloadKind {
     Alltoall,
     /// IMB Exchange: each rank with its two neighbours of a periodic chain.
     Exchange,
+    /// A broadcast from rank 0 down a spanning tree, forwarded by the hosts
+    /// or by the NICs (\[LCI] §4), each followed by an ack up the tree.
+    Bcast,
     /// \[EMO] echo server in host 1's NIC firmware.
     EchoNic,
     /// \[EMO] echo server in host 1's kernel.
@@ -112,6 +124,11 @@ pub enum Workload {
     /// `iterations` timed repetitions after `warmup`, `per_host` ranks on
     /// each host.
     Exchange { size: u64, iterations: u64, warmup: u64, per_host: u32 },
+    /// A broadcast of `size` bytes from rank 0 down `tree`, forwarded by
+    /// the hosts or the NICs (`forwarding`), then a 0-byte ack from every
+    /// rank up the same tree (which paces the repetitions); `iterations`
+    /// timed after `warmup`, `per_host` ranks on each host.
+    Bcast { size: u64, iterations: u64, warmup: u64, per_host: u32, tree: Tree, forwarding: BcastForwarding },
     /// \[EMO] echo: the application on host 0 ping-pongs with an echo server
     /// that runs in host 1's NIC firmware or in host 1's kernel (no copy to
     /// user space). Metrics as for `PingPong`.
@@ -167,6 +184,7 @@ fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
         NasFt => ("nas-ft", &["class", "procs_per_host"]),
         Alltoall => ("alltoall", COLLECTIVE),
         Exchange => ("exchange", COLLECTIVE),
+        Bcast => ("bcast", &["size_bytes", "iterations", "warmup", "procs_per_host", "tree", "forwarding"]),
     }
 }
 
@@ -275,6 +293,27 @@ pub(super) fn workload(
             } else {
                 Workload::Exchange { size, iterations, warmup, per_host }
             }
+        }
+        WorkloadKind::Bcast => {
+            let iterations = int_or("workload.iterations", &w.iterations, 100, 1, 1 << 24)?;
+            let per_host = per_host()?;
+            let warmup = int_or("workload.warmup", &w.warmup, 10, 0, 1 << 32)?;
+            let forwarding = w.forwarding.unwrap_or_default();
+            let tree = w.tree.unwrap_or_default();
+            if forwarding == BcastForwarding::Ni {
+                // The firmware forwards frames one by one, and nobody resends
+                // a forwarded copy ([LCI] leaves reliability to its own
+                // protocol, "described elsewhere").
+                check_u("workload.size_bytes", size, 0, crate::wire::SMALL_MAX as u64)?;
+                if loss > 0.0 {
+                    return Err(ConfigError::range(
+                        "protocol.loss",
+                        loss,
+                        "0 with workload.forwarding = \"ni\" (a forwarded multicast copy is never resent)",
+                    ));
+                }
+            }
+            Workload::Bcast { size, iterations, warmup, per_host, tree, forwarding }
         }
         WorkloadKind::NasIs => {
             // NPB IS: TOTAL_KEYS = 2^16 (S), 2^23 (A), 2^25 (B), 2^27 (C);

@@ -9,12 +9,16 @@
 //! host code: raising an interrupt yields an event for `crate::sim`.
 
 pub mod coalesce;
+pub mod multicast;
 pub mod steering;
+pub mod watchdog;
 
 use crate::config::{NicCfg, NicTimes};
 use crate::time::{Duration, Instant, Rate};
 use coalesce::{Coalescer, Decision, TimerCmd};
+use multicast::ForwardTable;
 use std::collections::VecDeque;
+use watchdog::{Expiry, Watchdog};
 
 /// Work the bottom half takes from a queue: a received frame, or all the
 /// transmit completions reported so far (reaped together, after the
@@ -94,6 +98,13 @@ pub struct RxQueue {
     /// application polls again (`None` while it is polling).
     pub suspended: bool,
     pub suspend_until: Option<Instant>,
+    /// The polling watchdog (`nic.watchdog_us` > 0): holds the policy's
+    /// raises while the host may still poll the frames up (`watchdog`).
+    pub watchdog: Option<Box<Watchdog>>,
+    /// Frames the NIC put in the ring, and those the host took out of it
+    /// (NAPI or a busy poll): the watchdog's view of the host's progress.
+    delivered: u64,
+    taken: u64,
 }
 
 /// What the NIC must do after a policy decision.
@@ -106,6 +117,9 @@ pub struct Outcome {
     pub rx: bool,
     /// Schedule a timer event at this instant with this generation.
     pub timer: Option<(Instant, u32)>,
+    /// Schedule the polling watchdog's event at this instant with this
+    /// generation.
+    pub watchdog: Option<(Instant, u32)>,
 }
 
 impl RxQueue {
@@ -130,6 +144,9 @@ impl RxQueue {
             defer_left: 0,
             suspended: false,
             suspend_until: None,
+            watchdog: None,
+            delivered: 0,
+            taken: 0,
         }
     }
 
@@ -140,22 +157,34 @@ impl RxQueue {
         let mut out = Outcome::default();
         self.apply_timer(d.timer, &mut out);
         if d.raise {
-            // One claim: the line can fire while armed, and always reports
-            // received frames. Split claims: the interrupt claim must be
-            // armed and there must be something to report.
-            let (can, rx) = if self.split_claims {
-                let rx = self.irq_enabled && !self.ring.is_empty();
-                (self.irq_armed && (rx || self.tx_done > 0), rx)
-            } else {
-                (self.irq_enabled, true)
-            };
-            if can {
-                self.raise(now, rx, &mut out);
-            } else {
-                self.fire_wanted = true;
+            // The watchdog holds a raise for received frames a process may
+            // still poll up (transmit completions alone are not held).
+            if let Some(w) = self.watchdog.as_deref_mut() {
+                if !self.ring.is_empty() && !w.on_raise_wanted() {
+                    return out;
+                }
             }
+            self.request_raise(now, &mut out);
         }
         out
+    }
+
+    /// The line raises now if it can, or remembers the raise.
+    fn request_raise(&mut self, now: Instant, out: &mut Outcome) {
+        // One claim: the line can fire while armed, and always reports
+        // received frames. Split claims: the interrupt claim must be
+        // armed and there must be something to report.
+        let (can, rx) = if self.split_claims {
+            let rx = self.irq_enabled && !self.ring.is_empty();
+            (self.irq_armed && (rx || self.tx_done > 0), rx)
+        } else {
+            (self.irq_enabled, true)
+        };
+        if can {
+            self.raise(now, rx, out);
+        } else {
+            self.fire_wanted = true;
+        }
     }
 
     fn raise(&mut self, now: Instant, rx: bool, out: &mut Outcome) {
@@ -167,8 +196,40 @@ impl RxQueue {
         self.interrupts += 1;
         out.raise = true;
         out.rx = rx;
+        if let Some(w) = self.watchdog.as_deref_mut() {
+            w.on_irq_raised();
+        }
         let d2 = self.policy.on_irq_raised(now);
         self.apply_timer(d2.timer, out);
+    }
+
+    /// A frame's DMA into the ring completed: the watchdog's timer starts
+    /// if it has one and none runs (the event to schedule).
+    #[inline]
+    pub fn watchdog_delivered(&mut self, now: Instant) -> Option<(Instant, u32)> {
+        self.watchdog.as_deref_mut()?.on_delivered(now)
+    }
+
+    /// The watchdog's event of generation `gen` fired: its next event, and
+    /// the interrupt it lets out when the host made no progress. When the
+    /// host picked every frame up, a raise the policy asked for is dropped
+    /// and the policy is told the host saw every frame (a re-arm with none
+    /// pending).
+    pub fn watchdog_timer(&mut self, now: Instant, gen: u32) -> Outcome {
+        let Some(w) = self.watchdog.as_deref_mut() else { return Outcome::default() };
+        match w.on_timer(now, gen, self.delivered, self.taken) {
+            Expiry::Stale | Expiry::Drained { held: false } => Outcome::default(),
+            Expiry::Arm(at, gen) => Outcome { watchdog: Some((at, gen)), ..Outcome::default() },
+            Expiry::Raise(at, gen) => {
+                let mut out = Outcome { watchdog: Some((at, gen)), ..Outcome::default() };
+                self.request_raise(now, &mut out);
+                out
+            }
+            Expiry::Drained { held: true } => {
+                let d = self.policy.on_rearm(now, 0);
+                self.apply(now, d)
+            }
+        }
     }
 
     /// Split claims: the hard handler returned and re-armed the interrupt
@@ -177,7 +238,9 @@ impl RxQueue {
         self.irq_armed = true;
         if self.fire_wanted && (self.tx_done > 0 || (self.irq_enabled && !self.ring.is_empty())) {
             self.fire_wanted = false;
-            return self.apply(now, Decision::RAISE);
+            let mut out = Outcome::default();
+            self.request_raise(now, &mut out);
+            return out;
         }
         Outcome::default()
     }
@@ -205,6 +268,7 @@ impl RxQueue {
     pub fn push_rx(&mut self, frame: u32, small: bool, bufs: u32) {
         debug_assert!(frame >> BUFS_SHIFT == 0, "frame slab id {frame} too large");
         debug_assert!((1..=4).contains(&bufs), "{bufs} buffers");
+        self.delivered += 1;
         if small {
             self.small_in_ring += 1;
             self.ring.push_back(frame | SMALL_RING_BIT);
@@ -238,6 +302,7 @@ impl RxQueue {
             if self.fill_thresh > 0 {
                 self.posted[small as usize] -= bufs;
             }
+            self.taken += 1;
             Some(RingEntry::Rx(f & !(SMALL_RING_BIT | BUFS_MASK)))
         } else if self.tx_done > 0 && !self.split_claims {
             Some(RingEntry::TxDone(std::mem::take(&mut self.tx_done)))
@@ -260,7 +325,8 @@ impl RxQueue {
         if !out.raise && self.fire_wanted {
             self.fire_wanted = false;
             if pending > 0 {
-                let o2 = self.apply(now, Decision::RAISE);
+                let mut o2 = Outcome::default();
+                self.request_raise(now, &mut o2);
                 out.raise = o2.raise;
                 out.rx = o2.rx;
                 if o2.timer.is_some() {
@@ -307,6 +373,13 @@ pub struct Nic {
     /// `nic.dma_shared_bus`: when the one bus both DMA directions use is
     /// free (`None`: each direction has its own engines).
     bus_free: Option<Instant>,
+    /// The multicast forwarding table (`nic.multicast_forwarding`, set by
+    /// the build for a multicast workload), and the firmware's time per
+    /// forward on top of its transmit work (`nic.mcast_fwd_ns`).
+    pub forwarding: Option<ForwardTable>,
+    fw_fwd: Duration,
+    /// Copies the firmware forwarded.
+    pub forwards: u64,
 }
 
 impl Nic {
@@ -334,6 +407,9 @@ impl Nic {
             in_dma_small: 0,
             in_dma_big: 0,
             bus_free: cfg.dma_shared_bus.then_some(Instant::ZERO),
+            forwarding: None,
+            fw_fwd: t.mcast_fwd,
+            forwards: 0,
         }
     }
 
@@ -386,6 +462,19 @@ impl Nic {
     pub fn firmware_echo(&mut self, now: Instant, copy: Duration) -> Instant {
         let done = now.max(self.fw_free) + self.fw_rx + copy + self.fw_tx;
         self.fw_free = done;
+        done
+    }
+
+    /// \[LCI] NI-level multicast: the firmware forwards one copy of a
+    /// frame that sits in its receive buffer (a table lookup and a header
+    /// rewrite, then transmit processing; no DMA: the data never leave the
+    /// NIC). Returns when the copy is ready for the wire (the firmware is
+    /// busy until then). Called once per child, after the frame's own
+    /// receive processing, so the copies leave in send order.
+    pub fn firmware_forward(&mut self, now: Instant) -> Instant {
+        let done = now.max(self.fw_free) + self.fw_fwd + self.fw_tx;
+        self.fw_free = done;
+        self.forwards += 1;
         done
     }
 

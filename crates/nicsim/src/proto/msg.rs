@@ -7,6 +7,7 @@
 //! ([`super::Endpoint`], `crate::sim`). PULL and PULL_REPLY frames are the
 //! drivers' business and have no [`Msg`] (see `super::pull`).
 
+use crate::nic::multicast::root_of;
 use crate::wire::OmxBody;
 
 /// What a library event is: one of the six message kinds on the wire, or one
@@ -23,6 +24,11 @@ pub enum Kind {
     PullDone,
     /// A whole message through the intra-host shared-memory path.
     Shm,
+    /// A TINY or SMALL frame with the multicast tag (`crate::nic::multicast`):
+    /// a whole message from the root, forwarded by the NICs, outside the
+    /// sender's sequence numbers and acks (no `seq`, no `piggy`); `rdma`
+    /// holds the root's rank.
+    Mcast,
 }
 
 /// A message header as the library reads and writes it: the fields of a
@@ -45,7 +51,8 @@ pub struct Msg {
     pub frag_len: u32,
     pub frag_seq: u8,
     /// RNDV: the sender's region id; NOTIFY: the puller's region id;
-    /// PullDone: the sender's region id of the pulled message.
+    /// PullDone: the sender's region id of the pulled message; Mcast: the
+    /// root's rank.
     pub rdma: u32,
 }
 
@@ -59,6 +66,14 @@ impl Msg {
     /// and PULL_REPLY.
     pub fn parse(body: &OmxBody) -> Option<Msg> {
         let m = match *body {
+            OmxBody::Tiny { session, match_info, length, .. } if root_of(session).is_some() => {
+                let root = root_of(session).unwrap_or(0);
+                Msg { tag: match_info, size: length.into(), rdma: root.into(), ..Msg::new(Kind::Mcast) }
+            }
+            OmxBody::Small { session, match_info, length, .. } if root_of(session).is_some() => {
+                let root = root_of(session).unwrap_or(0);
+                Msg { tag: match_info, size: length.into(), rdma: root.into(), ..Msg::new(Kind::Mcast) }
+            }
             OmxBody::Tiny { seq, piggy_ack, match_info, length, .. } => Msg {
                 seq: seq.into(),
                 piggy: Some(piggy_ack.into()),
@@ -161,6 +176,15 @@ impl Msg {
                 puller_rdma_seqnum: 0,
             },
             Kind::Ack => OmxBody::Ack { dst_ep, src_ep, session, lib_seqnum: piggy_ack, lib_piggyack: piggy_ack },
+            Kind::Mcast => {
+                let session = crate::nic::multicast::tag(self.rdma as u16);
+                let (match_info, length) = (self.tag, self.size as u16);
+                if self.size as usize <= crate::wire::TINY_MAX {
+                    OmxBody::Tiny { dst_ep, src_ep, session, seq: 0, piggy_ack: 0, match_info, length: length as u8 }
+                } else {
+                    OmxBody::Small { dst_ep, src_ep, session, seq: 0, piggy_ack: 0, match_info, length }
+                }
+            }
             Kind::PullDone | Kind::Shm => unreachable!("library-local events are never sent"),
         }
     }

@@ -16,7 +16,9 @@ use crate::config::{Scenario, WaitMode, Workload};
 use crate::engine::{EventQueue, SimRng};
 use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Topology};
 use crate::net::Network;
+use crate::nic::multicast::ForwardTable;
 use crate::nic::steering::Steering;
+use crate::nic::watchdog::Watchdog;
 use crate::nic::{Nic, RxQueue};
 use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
@@ -199,6 +201,9 @@ impl World {
                     };
                     let mut q = RxQueue::new(policy, p.nic.ring_slots as usize, p.nic.fill_thresh);
                     q.split_claims = s.tx_reap == crate::config::TxReap::HardIrq;
+                    // The watchdog fetches the host's counter with a small
+                    // DMA read: the NIC's read latency.
+                    q.watchdog = s.ni.watchdog.map(|d| Box::new(Watchdog::new(d, t.nic.tx_dma_startup)));
                     q
                 })
                 .collect();
@@ -344,6 +349,23 @@ impl World {
                     let prog = Program::script(body, iterations + warmup, warmup);
                     let local = (r % per_host) as u16;
                     w.spawn((r / per_host) as u16, local, local as u8, prog);
+                }
+            }
+            Workload::Bcast { size, iterations, warmup, per_host, tree, forwarding } => {
+                let n = w.hosts.len() as u32 * per_host;
+                let ni = forwarding == crate::config::BcastForwarding::Ni;
+                for r in 0..n {
+                    let mut body = crate::workload::Body::new();
+                    crate::workload::bcast_ops(&mut body, r, n, size, tree, ni);
+                    let prog = Program::script(body, iterations + warmup, warmup);
+                    let local = (r % per_host) as u16;
+                    w.spawn((r / per_host) as u16, local, local as u8, prog);
+                }
+                if ni {
+                    // Every NIC holds the forwarding table of the run's tree.
+                    for hs in &mut w.hosts {
+                        hs.nic.forwarding = Some(ForwardTable { tree, ranks: n });
+                    }
                 }
             }
             Workload::Flood { packets, gap, packet_bytes } => {

@@ -59,7 +59,7 @@ impl World {
                 let cost = match out {
                     Out::Msg { kind, size, frag, .. } => {
                         let bytes = match kind {
-                            Kind::Tiny | Kind::Small => size,
+                            Kind::Tiny | Kind::Small | Kind::Mcast => size,
                             Kind::MediumFrag => {
                                 let per = c.layout.medium_frag as u64;
                                 (size - frag as u64 * per).min(per)
@@ -91,7 +91,11 @@ impl World {
                 // The library's own state, counted (its time is in `event`).
                 let lines = &mut pr.lines;
                 self.cc.touch(&mut hs.cache, &mut lines.private, die, Side::User, c.user_private_lines);
-                let m = ev.msg;
+                let mut m = ev.msg;
+                if m.kind == Kind::Mcast {
+                    // A multicast frame is read as the TINY or SMALL frame it is.
+                    m.kind = if m.size as usize <= wire::TINY_MAX { Kind::Tiny } else { Kind::Small };
+                }
                 // A tiny message's data is in the event; a small one's or a
                 // medium fragment's in the receive queue slot the driver
                 // filled (the NIC's DMA for native MX: memory).
@@ -129,7 +133,7 @@ impl World {
                         }
                     }
                     Kind::PullDone | Kind::Shm => cost += c.mpi_recv,
-                    Kind::Rndv | Kind::Notify | Kind::Ack => {}
+                    Kind::Rndv | Kind::Notify | Kind::Ack | Kind::Mcast => {}
                 }
                 return Some((cost, Action::Consume));
             }
@@ -176,7 +180,7 @@ impl World {
                     // Shared-memory path: the copy is priced when it is made.
                     return Some((c.mpi_send + c.send, Action::Op(op)));
                 }
-                Op::Send { size, .. } => {
+                Op::Send { size, .. } | Op::Mcast { size, .. } => {
                     let mut cost = c.mpi_send + c.send;
                     // The library's state and the data read from the
                     // application's buffer (a large message's is pulled by
@@ -425,6 +429,27 @@ impl World {
                     return;
                 }
                 self.submit_send(now, h, p, Queued { req, peer: dst, size, tag });
+            }
+            Op::Mcast { size, tag } => {
+                // One frame handed to the NIC, priced with the post in
+                // `lib_step` as a TINY or SMALL send (`mcast`).
+                let req = self.new_req(h, p, true, size);
+                let pr = &mut self.hosts[h].procs[p];
+                pr.drain = pr.ring.len() as u32;
+                let me = pr.rank;
+                let kind = Kind::Mcast;
+                pr.outbox.push_back(Out::Msg {
+                    peer: me,
+                    kind,
+                    seq: 0,
+                    tag,
+                    size,
+                    frag: 0,
+                    frags: 1,
+                    tail: true,
+                    rdma: req,
+                });
+                self.lib_send(now, h, p);
             }
             Op::Recv { src, size, tag } => {
                 let src = src.map(|s| s as u16);

@@ -27,8 +27,9 @@ impl World {
         let pr = &mut self.hosts[h].procs[p];
         match m.kind {
             Kind::Ack => return,
-            Kind::Shm => {
-                // Intra-host: no sequence numbers or acks (the copy is reliable).
+            Kind::Shm | Kind::Mcast => {
+                // Intra-host: no sequence numbers or acks (the copy is
+                // reliable); multicast: outside them (`crate::nic::multicast`).
                 match pr.posted.take(Some(ev.peer), m.tag) {
                     Some(r) => self.complete(h, p, r),
                     None => pr.unexpected.push(Some(ev.peer), m.tag, Unexpected { ev }),
@@ -156,7 +157,7 @@ impl World {
                     self.submit_waiting_sends(now, h, p);
                 }
             }
-            Kind::Ack | Kind::PullDone | Kind::Shm => {}
+            Kind::Ack | Kind::PullDone | Kind::Shm | Kind::Mcast => {}
         }
     }
 

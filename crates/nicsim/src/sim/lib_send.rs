@@ -141,6 +141,10 @@ impl World {
                 }
                 self.complete(h, p, rdma);
             }
+            Out::Msg { kind: Kind::Mcast, tag, size, rdma, .. } => {
+                self.mcast_send(now, h, p, tag, size);
+                self.complete(h, p, rdma);
+            }
             Out::Msg { peer: rank, kind, seq, tag, size, frag, frags, tail, rdma, .. } => {
                 let (peer, peer_ep) = self.ranks[rank as usize];
                 let pr = &mut self.hosts[h].procs[p];

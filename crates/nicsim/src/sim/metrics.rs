@@ -113,6 +113,12 @@ impl World {
         let (accesses, misses) =
             self.hosts.iter().map(|h| h.cache.totals()).fold((0, 0), |(a, m), (x, y)| (a + x, m + y));
         m.set("cache_miss_rate", if accesses > 0 { misses as f64 / accesses as f64 } else { 0.0 });
+        if self.hosts[0].nic.queues[0].watchdog.is_some() {
+            let dogs = || self.hosts.iter().flat_map(|h| &h.nic.queues).filter_map(|q| q.watchdog.as_deref());
+            m.set("watchdog_held", dogs().map(|w| w.holds).sum::<u64>() as f64);
+            m.set("watchdog_saved", dogs().map(|w| w.saved).sum::<u64>() as f64);
+            m.set("watchdog_fetches", dogs().map(|w| w.fetches).sum::<u64>() as f64);
+        }
         if self.medium_msgs > 0 {
             m.set("medium_messages", self.medium_msgs as f64);
             m.set("deferral_success_rate", self.medium_one_irq as f64 / self.medium_msgs as f64);
@@ -158,6 +164,21 @@ impl World {
                     // IMB reports the time per repetition (rank 0's view).
                     m.set("time_us", (b - a).as_us_f64() / iterations as f64);
                 }
+            }
+            Workload::Bcast { iterations, warmup, .. } => {
+                let pr = &self.hosts[0].procs[0];
+                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                    // Per repetition (broadcast and ack), rank 0's view.
+                    m.set("time_us", (b - a).as_us_f64() / iterations as f64);
+                }
+                // Host CPU work (kernel and library, spinning apart) per
+                // repetition, every repetition: host 1 is an inner node of
+                // every tree of three ranks or more.
+                for (i, h) in self.hosts.iter().enumerate().take(2) {
+                    let work = (h.kernel_time + h.app_time).as_us_f64();
+                    m.set(&format!("host{i}_work_us_per_bcast"), work / (iterations + warmup) as f64);
+                }
+                m.set("mcast_forwards", self.hosts.iter().map(|h| h.nic.forwards).sum::<u64>() as f64);
             }
             Workload::NasIs { .. } | Workload::NasKernel { .. } => {
                 let pr = &self.hosts[0].procs[0];

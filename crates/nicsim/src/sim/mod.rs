@@ -22,6 +22,10 @@
 //!   components the build wires onto the host they run on (an `Echo` in
 //!   its `HostState`, the `Flood` source in the world), which answer the
 //!   frames and ticks the world routes to them;
+//! * `mcast`: \[LCI] NI-level multicast forwarding, the firmware's copies
+//!   of a tagged frame down its tree (the table is the NIC's,
+//!   `crate::nic::multicast`); the polling watchdog is the receive
+//!   queue's (`crate::nic::watchdog`), its event routed here;
 //! * `metrics`: metrics and invariants.
 //!
 //! Each component's own state and rules live in its module (`nic`, `net`,
@@ -40,7 +44,10 @@ mod kernel;
 mod lib_path;
 mod lib_recv;
 mod lib_send;
+mod mcast;
 mod metrics;
+#[cfg(test)]
+mod ni_tests;
 mod nic_path;
 mod process;
 mod pull;
@@ -167,6 +174,12 @@ pub(crate) enum Ev {
         host: u16,
         q: u8,
     },
+    /// The polling watchdog's timer or its fetch of the host's counter.
+    WatchdogTimer {
+        host: u16,
+        q: u8,
+        gen: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 8);
@@ -189,6 +202,7 @@ impl Ev {
             Ev::ReplayTick => "capture replay (ReplayTick, replay)",
             Ev::NapiTimer { .. } => "NAPI timer (NapiTimer, kernel)",
             Ev::SuspendTimer { .. } => "IRQ suspend timer (SuspendTimer, kernel)",
+            Ev::WatchdogTimer { .. } => "polling watchdog (WatchdogTimer, nic)",
         }
     }
 }
@@ -595,6 +609,10 @@ impl World {
                 self.kick(now, h, c);
             }
             Ev::SuspendTimer { host, q } => self.suspend_timer(now, host as usize, q as usize),
+            Ev::WatchdogTimer { host, q, gen } => {
+                let out = self.hosts[host as usize].nic.queues[q as usize].watchdog_timer(now, gen);
+                self.nic_outcome(now, host as usize, q as usize, out);
+            }
         }
     }
 }

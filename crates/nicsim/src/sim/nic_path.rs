@@ -29,8 +29,12 @@ impl World {
             self.nic_echo(now, h, frame, &repr);
             return;
         }
-        let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()), f.src as u32);
+        let src = f.src;
+        let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()), src as u32);
         self.nic_accept(now, h, frame, qi);
+        if self.hosts[h].nic.forwarding.is_some() {
+            self.nic_forward(now, h, src, &repr);
+        }
     }
 
     /// Frame `frame`, steered to queue `qi` of host `h`, takes a ring slot
@@ -90,7 +94,10 @@ impl World {
         let qu = &mut nic.queues[qi];
         qu.push_rx(frame, small, bufs);
         let d = qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending });
-        let out = qu.apply(now, d);
+        let mut out = qu.apply(now, d);
+        if qu.watchdog.is_some() {
+            out.watchdog = qu.watchdog_delivered(now).or(out.watchdog);
+        }
         self.nic_outcome(now, h, qi, out);
         if self.c.busy_poll {
             // A busy-polling application sees the new descriptor at once.
@@ -136,6 +143,9 @@ impl World {
             if let Some(t) = self.trace.as_deref_mut() {
                 t.timer_armed(h, q, now, at);
             }
+        }
+        if let Some((at, gen)) = out.watchdog {
+            self.q.push(at.max(now), h as u32, Ev::WatchdogTimer { host: h as u16, q: q as u8, gen });
         }
         if out.raise {
             let hs = &mut self.hosts[h];

@@ -14,6 +14,11 @@ use crate::time::Duration;
 pub enum Op {
     /// Post a send of `size` bytes to process `peer` (a rank).
     Send { peer: u32, size: u64, tag: u64 },
+    /// Multicast `size` bytes (one frame) with `tag` to every other rank:
+    /// one frame handed to this rank's NIC, whose firmware and the others'
+    /// forward it down this rank's tree (`crate::nic::multicast`); complete
+    /// once handed over. The other ranks `Recv` it from this one.
+    Mcast { size: u64, tag: u64 },
     /// Post a receive of up to `size` bytes with `tag`, from rank `src`
     /// (`None`: any source).
     Recv { src: Option<u32>, size: u64, tag: u64 },
@@ -154,6 +159,10 @@ pub mod tag {
     pub const ALLTOALL: u64 = 400;
     /// IMB Exchange (one tag both ways, as IMB's `s_tag`).
     pub const EXCHANGE: u64 = 500;
+    /// The broadcast's data, down the tree.
+    pub const BCAST: u64 = 600;
+    /// The broadcast's 0-byte acks, up the tree.
+    pub const BCAST_ACK: u64 = 601;
     /// NAS CG: 16 tags per CG step from `CG + 16 * step` (25 steps, then
     /// step 25 for the residual): row exchanges `+ k`, the transpose `+ 8`,
     /// the two allreduces `+ 10` and `+ 13`.
@@ -385,6 +394,44 @@ pub fn exchange_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tag: u64) {
     ops.push(Op::WaitOutstanding(0));
 }
 
+/// One repetition of the broadcast for `rank` of `n`: `size` bytes from
+/// rank 0 down `tree`, then a 0-byte ack from every rank up it (each rank
+/// acks once its subtree has), so a repetition ends when every rank has
+/// the data and the next one cannot overrun a slow rank.
+///
+/// * `ni = false` (\[LCI] §4.1, host-level forwarding): a rank receives
+///   the data from its parent, waits for it, and sends it to each child.
+/// * `ni = true` (\[LCI] §4.2): rank 0 multicasts one frame
+///   ([`Op::Mcast`]); every other rank only receives it, from rank 0: the
+///   NICs forward it.
+pub fn bcast_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tree: crate::nic::multicast::Tree, ni: bool) {
+    use crate::nic::multicast::{children, parent, MAX_CHILDREN};
+    let mut kids = [0; MAX_CHILDREN];
+    let k = children(tree, n, 0, rank, &mut kids);
+    let up = parent(tree, n, 0, rank);
+    match (ni, up) {
+        (true, None) => ops.push(Op::Mcast { size, tag: tag::BCAST }),
+        (true, Some(_)) => ops.push(Op::Recv { src: Some(0), size, tag: tag::BCAST }),
+        (false, up) => {
+            if let Some(p) = up {
+                ops.push(Op::Recv { src: Some(p), size, tag: tag::BCAST });
+                ops.push(Op::WaitOutstanding(0));
+            }
+            for &c in &kids[..k] {
+                ops.push(Op::Send { peer: c, size, tag: tag::BCAST });
+            }
+        }
+    }
+    for &c in &kids[..k] {
+        ops.push(Op::Recv { src: Some(c), size: 0, tag: tag::BCAST_ACK });
+    }
+    ops.push(Op::WaitOutstanding(0));
+    if let Some(p) = up {
+        ops.push(Op::Send { peer: p, size: 0, tag: tag::BCAST_ACK });
+        ops.push(Op::WaitOutstanding(0));
+    }
+}
+
 mod nas;
 pub use nas::*;
 
@@ -546,6 +593,28 @@ mod tests {
     }
 
     #[test]
+    fn bcast_forwards_on_the_host_or_leaves_it_to_the_nic() {
+        use crate::nic::multicast::Tree;
+        let ops = |rank, ni| {
+            let mut b = Body::new();
+            bcast_ops(&mut b, rank, 7, 64, Tree::Binary, ni);
+            b.ops().collect::<Vec<_>>()
+        };
+        let data = |peer| Op::Send { peer, size: 64, tag: tag::BCAST };
+        // Host-level: rank 1 receives from 0, then sends to 3 and 4.
+        let host = ops(1, false);
+        assert_eq!(host[0], Op::Recv { src: Some(0), size: 64, tag: tag::BCAST });
+        assert!(host.contains(&data(3)) && host.contains(&data(4)));
+        // NI-level: rank 1 sends no data; rank 0 multicasts once.
+        let ni = ops(1, true);
+        assert!(!ni.iter().any(|o| matches!(o, Op::Send { tag: tag::BCAST, .. })));
+        assert_eq!(ops(0, true)[0], Op::Mcast { size: 64, tag: tag::BCAST });
+        // Both ack up the same tree.
+        let ack = Op::Send { peer: 0, size: 0, tag: tag::BCAST_ACK };
+        assert!(host.contains(&ack) && ni.contains(&ack));
+    }
+
+    #[test]
     fn tag_blocks_do_not_overlap() {
         // The largest runs the configuration allows: 1024 hosts x 256
         // cores = 2^18 ranks (18 doubling steps), CG's 26 steps of 16
@@ -560,6 +629,7 @@ mod tests {
             (tag::IS_KEYS, tag::IS_KEYS),
             (tag::ALLTOALL, tag::ALLTOALL),
             (tag::EXCHANGE, tag::EXCHANGE),
+            (tag::BCAST, tag::BCAST_ACK),
             (tag::CG, tag::CG + 16 * 26 - 1),
             (tag::MG, tag::MG + 64 * 8 - 1),
             (tag::FT_TRANSPOSE, tag::FT_TRANSPOSE),
