@@ -129,6 +129,7 @@ class Workload(str, Enum):
     nas_ft = "nas-ft"
     alltoall = "alltoall"
     exchange = "exchange"
+    bcast = "bcast"
     echo_nic = "echo-nic"
     echo_kernel = "echo-kernel"
 

@@ -45,7 +45,9 @@ _OPEN_MX = frozenset(
      "medium_messages", "deferral_success_rate",
      # set when a run had drops or resends
      "dropped_event_queue_full", "resends", "peak_ring_slots", "peak_outbox", "peak_unexpected",
-     "peak_early", "peak_need_region", "peak_frames_live"}
+     "peak_early", "peak_need_region", "peak_frames_live",
+     # set when the polling watchdog is on (nic.watchdog_us > 0)
+     "watchdog_held", "watchdog_saved", "watchdog_fetches"}
 )  # fmt: skip
 _CACHE_OBJECTS = ("endpoint", "event_ring", "napi", "tx_ring", "dma", "pull_handle", "recvq",
                   "private", "app_buffer")  # fmt: skip
@@ -72,6 +74,9 @@ _OPEN_MX_KINDS: dict[str, frozenset[str]] = {
     "flood": frozenset({"overhead_ns_per_packet", "interrupts_per_msg"}),
     "alltoall": frozenset({"time_us"}),
     "exchange": frozenset({"time_us"}),
+    "bcast": frozenset(
+        {"time_us", "mcast_forwards", "host0_work_us_per_bcast", "host1_work_us_per_bcast"}
+    ),
     "nas-is": _NAS,
     "nas-cg": _NAS,
     "nas-mg": _NAS,
@@ -227,11 +232,11 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for title, pattern in (
         ("interrupts", r"interrupts"),
         ("drops", r"^(dropped.*|duplicates|resends)$"),
-        ("host CPU", r"^host\d+_(cpu_.*|kernel_us|kernel_cores|tx_contended)$"),
+        ("host CPU", r"^host\d+_(cpu_.*|kernel_us|kernel_cores|tx_contended|work_us_per_bcast)$"),
         (
             "NIC",
             r"^host\d+_(nic_.*|coalesce_.*)$|^(ni_.*|host_dmas|host_counter_fetches"
-            r"|host_forward_copies|watchdog_fetches)$",
+            r"|host_forward_copies|watchdog_.*|mcast_forwards)$",
         ),
         ("I/O bus", r"^host\d+_(bus_.*|dmas|dma_bytes|pio_.*)$|^pio_writes$"),
         ("cache", r"cache|miss_rate"),

@@ -252,7 +252,7 @@ class Scenario:
         ``[workload]`` table; ``kind`` (required by the core) is one of
         ``pingpong`` (the default here), ``stream``, ``uniband``, ``flood``,
         ``nas-is``, ``nas-cg``, ``nas-mg``, ``nas-ft``, ``alltoall``,
-        ``exchange``, ``echo-nic``, ``echo-kernel``, or with an LCI preset ``stream``,
+        ``exchange``, ``bcast``, ``echo-nic``, ``echo-kernel``, or with an LCI preset ``stream``,
         ``pingpong``, ``bcast``, ``asp``, ``qr``, ``dsm``, ``fft-alltoall``.
     preset
         Embedded preset name (see :func:`nicsim.presets`) or a preset file
