@@ -47,7 +47,9 @@ impl World {
                     // OS-bypass send: descriptor (and small data) written to
                     // the NIC by PIO, then the doorbell; no system call.
                     let cost = match out {
-                        Out::Msg { kind: Kind::Tiny | Kind::Small, size, .. } => c.doorbell + self.cc.copy_hot(size),
+                        Out::Msg { kind: Kind::Tiny | Kind::Small | Kind::Mcast, size, .. } => {
+                            c.doorbell + self.cc.copy_hot(size)
+                        }
                         Out::PullStart { .. } => c.pull_setup + c.doorbell,
                         _ => c.doorbell,
                     };
