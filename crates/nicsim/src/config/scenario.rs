@@ -672,17 +672,17 @@ mod tests {
     #[case::missing_kind(
         "[workload]\nsize_bytes = 8",
         "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
-         nas-ft, alltoall, exchange, echo-nic, echo-kernel)"
+         nas-ft, alltoall, exchange, bcast, echo-nic, echo-kernel)"
     )]
     #[case::missing_workload(
         "seed = 3",
         "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
-         nas-ft, alltoall, exchange, echo-nic, echo-kernel)"
+         nas-ft, alltoall, exchange, bcast, echo-nic, echo-kernel)"
     )]
     #[case::unknown_kind(
         "[workload]\nkind = \"pong\"",
         "invalid value for `workload.kind`: \"pong\" (allowed: one of pingpong, stream, uniband, flood, nas-is, \
-         nas-cg, nas-mg, nas-ft, alltoall, exchange, echo-nic, echo-kernel)"
+         nas-cg, nas-mg, nas-ft, alltoall, exchange, bcast, echo-nic, echo-kernel)"
     )]
     #[case::name_of_wrong_type(
         "[nic]\ncoalescing = 3\n[workload]\nkind = \"stream\"",
@@ -692,7 +692,7 @@ mod tests {
     #[case::unknown_key(
         "[nic]\nbogus = 1\n[workload]\nkind = \"stream\"",
         "unknown key `nic.bogus` (allowed here: coalescing, delay_us, frames, timeout_mode, cap_us, adaptive, \
-         steering, irq_core, host0)"
+         steering, irq_core, watchdog_us, multicast_forwarding, host0)"
     )]
     #[case::list_item(
         "[protocol]\nunmarked = [\"rndv\", \"rdnv\"]\n[workload]\nkind = \"stream\"",
