@@ -610,6 +610,9 @@ impl World {
             }
             Ev::SuspendTimer { host, q } => self.suspend_timer(now, host as usize, q as usize),
             Ev::WatchdogTimer { host, q, gen } => {
+                if let Some(t) = self.trace.as_deref_mut() {
+                    t.nic(host as usize, q as usize, now, What::WatchdogFired, 0);
+                }
                 let out = self.hosts[host as usize].nic.queues[q as usize].watchdog_timer(now, gen);
                 self.nic_outcome(now, host as usize, q as usize, out);
             }

@@ -79,6 +79,7 @@ whats! {
     TimerArmed = ("coalescing timer armed", "nic", "i", "fires_in_ns"),
     TimerFired = ("coalescing timer fired", "nic", "i", ""),
     IrqRaised = ("interrupt raised", "nic", "i", "rx"),
+    WatchdogFired = ("polling watchdog: expiry or fetch back", "nic", "i", ""),
     FrameOut = ("frame", "frame", "s", ""),
     FrameIn = ("frame", "frame", "f", ""),
     Deleted = ("", "", "", ""),
