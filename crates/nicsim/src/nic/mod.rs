@@ -117,9 +117,6 @@ pub struct Outcome {
     pub rx: bool,
     /// Schedule a timer event at this instant with this generation.
     pub timer: Option<(Instant, u32)>,
-    /// Schedule the polling watchdog's event at this instant with this
-    /// generation.
-    pub watchdog: Option<(Instant, u32)>,
 }
 
 impl RxQueue {
@@ -210,24 +207,25 @@ impl RxQueue {
         self.watchdog.as_deref_mut()?.on_delivered(now)
     }
 
-    /// The watchdog's event of generation `gen` fired: its next event, and
-    /// the interrupt it lets out when the host made no progress. When the
-    /// host picked every frame up, a raise the policy asked for is dropped
-    /// and the policy is told the host saw every frame (a re-arm with none
-    /// pending).
-    pub fn watchdog_timer(&mut self, now: Instant, gen: u32) -> Outcome {
-        let Some(w) = self.watchdog.as_deref_mut() else { return Outcome::default() };
+    /// The watchdog's event of generation `gen` fired: the interrupt it
+    /// lets out when the host made no progress, and its next event (at
+    /// this instant, this generation). When the host picked every frame
+    /// up, a raise the policy asked for is dropped and the policy is told
+    /// the host saw every frame (a re-arm with none pending). Kept apart
+    /// from [`Outcome`], which every frame's path returns.
+    pub fn watchdog_timer(&mut self, now: Instant, gen: u32) -> (Outcome, Option<(Instant, u32)>) {
+        let Some(w) = self.watchdog.as_deref_mut() else { return (Outcome::default(), None) };
         match w.on_timer(now, gen, self.delivered, self.taken) {
-            Expiry::Stale | Expiry::Drained { held: false } => Outcome::default(),
-            Expiry::Arm(at, gen) => Outcome { watchdog: Some((at, gen)), ..Outcome::default() },
+            Expiry::Stale | Expiry::Drained { held: false } => (Outcome::default(), None),
+            Expiry::Arm(at, gen) => (Outcome::default(), Some((at, gen))),
             Expiry::Raise(at, gen) => {
-                let mut out = Outcome { watchdog: Some((at, gen)), ..Outcome::default() };
+                let mut out = Outcome::default();
                 self.request_raise(now, &mut out);
-                out
+                (out, Some((at, gen)))
             }
             Expiry::Drained { held: true } => {
                 let d = self.policy.on_rearm(now, 0);
-                self.apply(now, d)
+                (self.apply(now, d), None)
             }
         }
     }

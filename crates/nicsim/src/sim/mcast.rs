@@ -48,7 +48,9 @@ impl World {
     /// `repr` (from host `src`) at `now`: a multicast frame is copied to
     /// the children of the rank it is addressed to, in its root's tree, one
     /// copy after another; any other frame is left alone. Returns when the
-    /// last copy left the NIC (`None`: no copy).
+    /// last copy left the NIC (`None`: no copy). Out of line: only NICs
+    /// with a table call it.
+    #[inline(never)]
     pub(super) fn nic_forward(&mut self, now: Instant, h: usize, src: u16, repr: &FrameRepr) -> Option<Instant> {
         let table = self.hosts[h].nic.forwarding?;
         let (root, _) = retarget(&repr.body, 0)?;

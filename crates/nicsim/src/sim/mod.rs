@@ -613,7 +613,10 @@ impl World {
                 if let Some(t) = self.trace.as_deref_mut() {
                     t.nic(host as usize, q as usize, now, What::WatchdogFired, 0);
                 }
-                let out = self.hosts[host as usize].nic.queues[q as usize].watchdog_timer(now, gen);
+                let (out, next) = self.hosts[host as usize].nic.queues[q as usize].watchdog_timer(now, gen);
+                if let Some((at, gen)) = next {
+                    self.q.push(at, host as u32, Ev::WatchdogTimer { host, q, gen });
+                }
                 self.nic_outcome(now, host as usize, q as usize, out);
             }
         }

@@ -25,14 +25,15 @@ impl World {
             }
         };
         f.marked = repr.marked;
-        if self.hosts[h].echoes_at(EchoAt::Nic) {
+        let hs = &self.hosts[h];
+        if hs.echoes_at(EchoAt::Nic) {
             self.nic_echo(now, h, frame, &repr);
             return;
         }
-        let src = f.src;
-        let qi = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()), src as u32);
+        let (src, forwards) = (f.src, hs.nic.forwarding.is_some());
+        let qi = hs.steering.queue_for(Some(repr.body.dst_endpoint()), src as u32);
         self.nic_accept(now, h, frame, qi);
-        if self.hosts[h].nic.forwarding.is_some() {
+        if forwards {
             self.nic_forward(now, h, src, &repr);
         }
     }
@@ -94,9 +95,11 @@ impl World {
         let qu = &mut nic.queues[qi];
         qu.push_rx(frame, small, bufs);
         let d = qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending });
-        let mut out = qu.apply(now, d);
+        let out = qu.apply(now, d);
         if qu.watchdog.is_some() {
-            out.watchdog = qu.watchdog_delivered(now).or(out.watchdog);
+            if let Some((at, gen)) = qu.watchdog_delivered(now) {
+                self.q.push(at, h as u32, Ev::WatchdogTimer { host: h as u16, q: qi as u8, gen });
+            }
         }
         self.nic_outcome(now, h, qi, out);
         if self.c.busy_poll {
@@ -143,9 +146,6 @@ impl World {
             if let Some(t) = self.trace.as_deref_mut() {
                 t.timer_armed(h, q, now, at);
             }
-        }
-        if let Some((at, gen)) = out.watchdog {
-            self.q.push(at.max(now), h as u32, Ev::WatchdogTimer { host: h as u16, q: q as u8, gen });
         }
         if out.raise {
             let hs = &mut self.hosts[h];
