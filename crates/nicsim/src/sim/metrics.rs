@@ -172,8 +172,8 @@ impl World {
                     m.set("time_us", (b - a).as_us_f64() / iterations as f64);
                 }
                 // Host CPU work (kernel and library, spinning apart) per
-                // repetition, every repetition: host 1 is an inner node of
-                // every tree of three ranks or more.
+                // repetition, every repetition: with one rank per host,
+                // host 1 is an inner node of every tree of three ranks or more.
                 for (i, h) in self.hosts.iter().enumerate().take(2) {
                     let work = (h.kernel_time + h.app_time).as_us_f64();
                     m.set(&format!("host{i}_work_us_per_bcast"), work / (iterations + warmup) as f64);
