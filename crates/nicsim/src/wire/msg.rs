@@ -31,6 +31,9 @@ pub mod field {
     pub const LIB_PIGGYACK: Field = 10..12;
     pub const MATCH_A: Field = 12..16;
     pub const MATCH_B: Field = 16..20;
+    /// The endpoint's session id (0 in the model, which does not reopen
+    /// endpoints); bit 31 set is the model's multicast tag, the root's rank
+    /// in the low 16 bits (`crate::nic::multicast::tag`).
     pub const SESSION: Field = 20..24;
 }
 
