@@ -68,7 +68,7 @@ def test_the_watchdog_spares_interrupts_while_the_receiver_polls(preset: str, po
     per_message = _stream(preset, "disabled", "poll", 0.0)
     alone = _stream(preset, policy, "poll", 0.0)
     dog = _stream(preset, policy, "poll", 20.0)
-    assert dog["watchdog_saved"] > 0
+    assert dog["watchdog_fetches"] > 0  # it looked at the ring
     assert dog["host1_rx_interrupts"] < alone["host1_rx_interrupts"]
     assert dog["host1_rx_interrupts"] < per_message["host1_rx_interrupts"]
     # Nobody polls: the watchdog lets the interrupts out, the stream completes.

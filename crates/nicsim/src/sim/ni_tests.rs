@@ -96,7 +96,10 @@ fn the_watchdog_spares_interrupts_while_a_process_polls(
     let alone = stream(preset, policy, "poll", 0.0);
     let dog = stream(preset, policy, "poll", 20.0);
     let irqs = |m: &Metrics| get(m, "host1_rx_interrupts");
-    assert!(get(&dog, "watchdog_saved") > 0.0, "{preset} {policy}");
+    // The watchdog looked at the ring (how many raises it held or dropped
+    // depends on the policy: a timer the host's polls keep ahead of is
+    // never asked to raise).
+    assert!(get(&dog, "watchdog_fetches") > 0.0, "{preset} {policy}");
     assert!(irqs(&dog) < irqs(&alone), "{preset} {policy}: {} with the watchdog, {} without", irqs(&dog), irqs(&alone));
     assert!(irqs(&dog) < irqs(&per_message), "{preset} {policy}");
     assert!(alone.get("watchdog_held").is_none(), "no watchdog, no metric");
