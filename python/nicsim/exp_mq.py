@@ -307,6 +307,13 @@ def _table2_note(size: int, side: str, config: str) -> str:
             "the model's two cores of a die share one L2 and nothing else, so S$ gets SC's "
             "rates; per-core L1s and the transfers between them are not modelled"
         )
+    if size == 32768 and config == "single-rr/none":
+        notes.append(
+            "a 32 kB round trip raises 8 interrupts on the receiver at MTU 9000 (one for the "
+            "8 fragments, 7 for the reply's transmit completions), as many as the host has "
+            "cores: strict round-robin puts every receive on core 1, beside the process's "
+            "core 0 (an artefact of the model's exact timing, which jitter would break up)"
+        )
     if size == 32768 and side == "user":
         notes.append(
             "the library's copy finds the receive queue slot in its L2 when the driver wrote "
