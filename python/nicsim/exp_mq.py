@@ -312,7 +312,7 @@ def _table2_note(size: int, side: str, config: str) -> str:
             "a 32 kB round trip raises 8 interrupts on the receiver at MTU 9000 (one for the "
             "8 fragments, 7 for the reply's transmit completions), as many as the host has "
             "cores: strict round-robin puts every receive on core 1, beside the process's "
-            "core 0 (an artefact of the model's exact timing, which jitter would break up)"
+            "core 0 (an artefact of the model's exact, repeating timing)"
         )
     if size == 32768 and side == "user":
         notes.append(
