@@ -181,6 +181,11 @@ const MG_STENCIL_BYTES: f64 = 32.0;
 /// planes come from memory three times, rprj3's (stride 2 across planes)
 /// one and a half times: 8 x 1.5 + 16 x 3 + 8 x 3.
 const MG_STENCIL_BYTES_UNCACHED: f64 = 84.0;
+/// MG bytes per finest-grid point of the timed set-up (`mg.f`, between
+/// `timer_start(T_bench)` and the first iteration, and after the last):
+/// one `resid` (24 B + 8 B write-allocate, and its stencil reads of u as an
+/// iteration's resid has them) and two `norm2u3` passes over r (2 x 8 B).
+const MG_SETUP_BYTES_PER_POINT: f64 = 48.0;
 /// Planes a stencil sweep keeps in the L2 to read its input once: the three
 /// it reads and one each of the two other arrays it streams (resid: v and
 /// r; psinv: u). [estimate: one LRU pass; the reuse distance of a plane is
@@ -245,8 +250,11 @@ impl NasProblem {
     }
 
     /// Steps of the skeleton in the timed region, each with one step's
-    /// communication and [`NasProblem::work`]'s compute. CG and MG time
-    /// their iterations. FT times its set-up too: `ft.f` runs the whole
+    /// communication and [`NasProblem::work`]'s compute. CG times its
+    /// iterations; MG its iterations and a residual and two norms around
+    /// them (`mg.f`), whose memory passes [`NasProblem::work`] spreads over
+    /// the iterations (their one halo exchange and two allreduces aside).
+    /// FT times its set-up too: `ft.f` runs the whole
     /// problem once untimed, then "Start over from the beginning. Note that
     /// all operations must be timed, in contrast to other benchmarks": the
     /// twiddle factors, the initial conditions and the forward FFT, whose
@@ -282,9 +290,13 @@ impl NasProblem {
             }
             NasKernel::Mg => {
                 let points = (self.dims[0] * self.dims[1] * self.dims[2]) as f64;
-                let stencil =
-                    if self.mg_planes_fit(nprocs, l2_share) { MG_STENCIL_BYTES } else { MG_STENCIL_BYTES_UNCACHED };
-                (MG_BYTES_PER_POINT - MG_STENCIL_BYTES + stencil) * points
+                let fit = self.mg_planes_fit(nprocs, l2_share);
+                let stencil = if fit { MG_STENCIL_BYTES } else { MG_STENCIL_BYTES_UNCACHED };
+                // The set-up's resid reads u's planes three times too when
+                // they miss the L2 (24 B instead of 8, as in an iteration).
+                let setup = MG_SETUP_BYTES_PER_POINT + if fit { 0.0 } else { 16.0 };
+                let iterations = self.iterations as f64;
+                ((MG_BYTES_PER_POINT - MG_STENCIL_BYTES + stencil) * iterations + setup) * points / steps
             }
             NasKernel::Ft => {
                 let points = (self.dims[0] * self.dims[1] * self.dims[2]) as f64;
@@ -487,6 +499,21 @@ mod tests {
     }
 
     #[test]
+    fn mg_times_a_residual_and_two_norms_beside_its_iterations() {
+        // mg.f: resid and norm2u3 after timer_start(T_bench), norm2u3
+        // again before timer_stop: 48 B a point once (64 B when the
+        // stencil planes miss the L2), spread over the 20 iterations.
+        for (class_c, l2, setup, stencil) in [(false, 2e6, 48.0, 32.0), (true, 2e6, 64.0, 84.0)] {
+            let mg = NasProblem::new(NasKernel::Mg, class_c);
+            assert_eq!(mg.timed_steps(), mg.iterations);
+            let points = (mg.dims[0] * mg.dims[1] * mg.dims[2]) as f64;
+            let timed = mg.work(16, l2).bytes * 16.0 * mg.timed_steps() as f64;
+            let want = ((130.0 - 32.0 + stencil) * 20.0 + setup) * points;
+            assert!((timed / want - 1.0).abs() < 1e-9, "class C {class_c}: {timed} against {want}");
+        }
+    }
+
+    #[test]
     fn ft_times_its_set_up_and_forward_fft_as_one_more_step() {
         // ft.f times the twiddle factors, the initial conditions and the
         // forward FFT (with its transpose) before its 20 iterations; CG and
@@ -589,8 +616,10 @@ mod tests {
         assert!(b.mg_planes_fit(16, share) && !c.mg_planes_fit(16, share));
         assert!(c.mg_planes_fit(16, 4.0 * share), "a larger cache keeps them");
         let per_point = |p: &NasProblem, l2| p.work(16, l2).bytes * 16.0 / (p.dims[0] * p.dims[1] * p.dims[2]) as f64;
-        assert!((per_point(&b, share) - 130.0).abs() < 1e-9);
-        assert!((per_point(&c, share) - 182.0).abs() < 1e-9);
-        assert!((per_point(&c, 4.0 * share) - 130.0).abs() < 1e-9);
+        // An iteration's 130 B (182 B), and the timed set-up's 48 B (64 B)
+        // spread over the 20 iterations.
+        assert!((per_point(&b, share) - (130.0 + 48.0 / 20.0)).abs() < 1e-9);
+        assert!((per_point(&c, share) - (182.0 + 64.0 / 20.0)).abs() < 1e-9);
+        assert!((per_point(&c, 4.0 * share) - (130.0 + 48.0 / 20.0)).abs() < 1e-9);
     }
 }
