@@ -24,6 +24,7 @@
 mod endpoint;
 mod msg;
 mod pull;
+mod timers;
 
 #[cfg(test)]
 mod pull_tests;
