@@ -364,12 +364,24 @@ impl Endpoint {
     /// is earlier than its live one.
     #[inline(always)]
     fn rearm(&mut self, peer: u16) {
+        self.rearm_in_order(peer, Instant::MAX);
+    }
+
+    /// [`Endpoint::rearm`], where a deadline at `in_order` is at or after
+    /// every one given this way before (a resend round one resend delay
+    /// after a send): its entry goes to the timers' run.
+    #[inline(always)]
+    fn rearm_in_order(&mut self, peer: u16, in_order: Instant) {
         let ps = &mut self.peers[peer as usize];
         let t = ps.deadline();
         if t < ps.armed {
             self.live += u32::from(ps.armed == Instant::MAX);
             ps.armed = t;
-            self.timers.push((t, peer));
+            if t == in_order {
+                self.timers.push_in_order((t, peer));
+            } else {
+                self.timers.push((t, peer));
+            }
             self.first = self.first.min(t);
             if self.timers.len() > 2 * self.live as usize + HEAP_SLACK {
                 self.compact();
@@ -443,10 +455,11 @@ impl Endpoint {
         if ps.head == NIL {
             ps.head = slot;
             ps.tail = slot;
-            ps.round_at = now + self.params.resend;
-            ps.resend_at = ps.round_at;
+            let round = now + self.params.resend;
+            ps.round_at = round;
+            ps.resend_at = round;
             ps.backoff = 0;
-            self.rearm(peer);
+            self.rearm_in_order(peer, round);
         } else {
             let tail = ps.tail;
             ps.tail = slot;

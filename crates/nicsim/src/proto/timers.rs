@@ -10,28 +10,39 @@ use std::collections::{BinaryHeap, VecDeque};
 pub(crate) type Entry = (Instant, u16);
 
 /// A min-queue of [`Entry`]s in two parts: the entries pushed in order (each
-/// at or after the last one of the run) in a first-in first-out run, the
-/// others in a binary heap. Taking the earliest compares the two fronts.
+/// at or after the last one of the run, [`Timers::push_in_order`]) in a
+/// first-in first-out run, the others in a binary heap. Taking the earliest
+/// compares the two fronts.
 ///
 /// Most deadlines an endpoint pushes are a resend round one resend delay
 /// after a send (`now + resend`, Open-MX's 0.5 s): each is at or after the
 /// one pushed before it, so they go to the run, which is read and written
 /// at its ends. The heap keeps the rest (delayed acks, deadlines pushed
-/// again as they come up), few and short-lived. With every entry in one
-/// heap, an endpoint talking to a thousand peers kept a thousand of them
-/// there, and each pop walked ten levels of a heap out of the simulator's
-/// caches.
+/// again as they come up, backed-off resend rounds up to 32 s out), few and
+/// short-lived. With every entry in one heap, an endpoint talking to a
+/// thousand peers kept a thousand of them there, and each pop walked ten
+/// levels of a heap out of the simulator's caches. Only the caller knows
+/// which pushes come in order: a far deadline in the run would send every
+/// later one to the heap until it came up.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Timers {
     /// Entries in the order pushed, which is their order.
     run: VecDeque<Entry>,
-    /// The entries pushed before the run's last.
+    /// The other entries.
     heap: BinaryHeap<Reverse<Entry>>,
 }
 
 impl Timers {
+    /// An entry in no particular order.
     #[inline(always)]
     pub fn push(&mut self, e: Entry) {
+        self.heap.push(Reverse(e));
+    }
+
+    /// An entry that is usually at or after the last one pushed this way
+    /// (one that is not goes to the heap).
+    #[inline(always)]
+    pub fn push_in_order(&mut self, e: Entry) {
         match self.run.back() {
             Some(&last) if e < last => self.heap.push(Reverse(e)),
             _ => self.run.push_back(e),
@@ -68,15 +79,25 @@ impl Timers {
         self.run.len() + self.heap.len()
     }
 
-    /// Keeps the entries `keep` accepts, each once (all of them in the run
-    /// afterwards). Reuses the two parts' buffers.
+    /// Keeps the entries `keep` accepts, each once, each in the part it was
+    /// in (an entry in both stays in the run). Reuses the parts' buffers.
     pub fn retain_unique(&mut self, mut keep: impl FnMut(&Entry) -> bool) {
-        let mut all = Vec::from(std::mem::take(&mut self.run));
-        all.extend(self.heap.drain().map(|Reverse(e)| e));
-        all.retain(|e| keep(e));
-        all.sort_unstable();
-        all.dedup();
-        self.run = VecDeque::from(all);
+        // The run stays in order, so its duplicates are neighbours.
+        self.run.retain(|e| keep(e));
+        let run = self.run.make_contiguous();
+        let mut w = 0;
+        for r in 0..run.len() {
+            if w == 0 || run[r] != run[w - 1] {
+                run[w] = run[r];
+                w += 1;
+            }
+        }
+        self.run.truncate(w);
+        let mut heap = std::mem::take(&mut self.heap).into_vec();
+        heap.retain(|Reverse(e)| keep(e) && self.run.binary_search(e).is_err());
+        heap.sort_unstable();
+        heap.dedup();
+        self.heap = BinaryHeap::from(heap);
     }
 }
 
@@ -102,12 +123,16 @@ mod tests {
                 0..=3 => {
                     now += x % 5;
                     let e = (Instant::from_ps(now + 500), (x >> 8) as u16 % 64);
-                    t.push(e);
+                    t.push_in_order(e);
                     h.push(Reverse(e));
                 }
                 4 => {
                     let e = (Instant::from_ps(now + x % 50), (x >> 8) as u16 % 64);
-                    t.push(e);
+                    if x & 1 == 0 {
+                        t.push(e);
+                    } else {
+                        t.push_in_order(e);
+                    }
                     h.push(Reverse(e));
                 }
                 _ => {
