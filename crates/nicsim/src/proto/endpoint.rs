@@ -9,10 +9,11 @@
 //! the frames (`crate::sim` builds them from [`super::Msg`]) nor the event
 //! that wakes the library when a deadline passes.
 
-use super::timers::Timers;
 use super::{widen, Seq};
 use crate::paged::Paged;
 use crate::time::{Duration, Instant};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// The protocol's parameters (from the scenario's `[library]` table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -260,8 +261,7 @@ fn unless_max(t: Instant) -> Option<Instant> {
 }
 
 /// The protocol state of one endpoint: one `Peer` per rank it talks to, and
-/// the peers' deadlines in a min-queue ([`Timers`]: the ones pushed in time
-/// order in a run, the others in a heap), so that finding what is due costs
+/// the peers' deadlines in a min-heap, so that finding what is due costs
 /// O(log peers) per deadline and nothing per peer (the shape of Open-MX's
 /// time-ordered `non_acked_req_q` and `partners_to_ack_delayed_list`, whose
 /// heads `omx__prepare_progress_wakeup` reads, libopen-mx `omx_ack.c`).
@@ -293,9 +293,9 @@ pub struct Endpoint {
     /// moved later is pushed again at the later time when it comes up.
     /// The entries left behind are stale; they are dropped when they come
     /// up, or all at once when they outnumber the live ones
-    /// ([`Endpoint::compact`]): a push never takes the queue past twice its
+    /// ([`Endpoint::compact`]): a push never takes the heap past twice its
     /// live peers and [`HEAP_SLACK`].
-    timers: Timers,
+    timers: BinaryHeap<Reverse<(Instant, u16)>>,
     /// Peers with a live entry in `timers` (`armed` not `Instant::MAX`).
     live: u32,
     /// Free slots of `sent`, the last freed last (reused first).
@@ -335,7 +335,7 @@ impl Endpoint {
             first: Instant::MAX,
             sent: Vec::new(),
             free: Vec::new(),
-            timers: Timers::default(),
+            timers: BinaryHeap::new(),
             live: 0,
             due: Vec::new(),
             owed: Vec::new(),
@@ -364,24 +364,12 @@ impl Endpoint {
     /// is earlier than its live one.
     #[inline(always)]
     fn rearm(&mut self, peer: u16) {
-        self.rearm_in_order(peer, Instant::MAX);
-    }
-
-    /// [`Endpoint::rearm`], where a deadline at `in_order` is at or after
-    /// every one given this way before (a resend round one resend delay
-    /// after a send): its entry goes to the timers' run.
-    #[inline(always)]
-    fn rearm_in_order(&mut self, peer: u16, in_order: Instant) {
         let ps = &mut self.peers[peer as usize];
         let t = ps.deadline();
         if t < ps.armed {
             self.live += u32::from(ps.armed == Instant::MAX);
             ps.armed = t;
-            if t == in_order {
-                self.timers.push_in_order((t, peer));
-            } else {
-                self.timers.push((t, peer));
-            }
+            self.timers.push(Reverse((t, peer)));
             self.first = self.first.min(t);
             if self.timers.len() > 2 * self.live as usize + HEAP_SLACK {
                 self.compact();
@@ -407,9 +395,13 @@ impl Endpoint {
     #[inline(never)]
     fn compact(&mut self) {
         let peers = &self.peers;
-        self.timers.retain_unique(|&(t, peer)| peers[peer as usize].armed == t);
-        debug_assert_eq!(self.timers.len(), self.live as usize);
-        self.first = self.timers.peek().map_or(Instant::MAX, |(t, _)| t);
+        let mut entries = std::mem::take(&mut self.timers).into_vec();
+        entries.retain(|&Reverse((t, peer))| peers[peer as usize].armed == t);
+        entries.sort_unstable();
+        entries.dedup();
+        debug_assert_eq!(entries.len(), self.live as usize);
+        self.timers = BinaryHeap::from(entries);
+        self.first = self.timers.peek().map_or(Instant::MAX, |&Reverse((t, _))| t);
         self.compactions += 1;
     }
 
@@ -455,11 +447,10 @@ impl Endpoint {
         if ps.head == NIL {
             ps.head = slot;
             ps.tail = slot;
-            let round = now + self.params.resend;
-            ps.round_at = round;
-            ps.resend_at = round;
+            ps.round_at = now + self.params.resend;
+            ps.resend_at = ps.round_at;
             ps.backoff = 0;
-            self.rearm_in_order(peer, round);
+            self.rearm(peer);
         } else {
             let tail = ps.tail;
             ps.tail = slot;
@@ -580,7 +571,7 @@ impl Endpoint {
     /// scanned per peer.
     pub fn dispatch(&mut self, now: Instant, mut emit: impl FnMut(u16, Due)) -> Option<Instant> {
         while self.first <= now {
-            let Some((t, peer)) = self.pop_timer() else { break };
+            let Some(Reverse((t, peer))) = self.pop_timer() else { break };
             self.timer_visits += 1;
             let ps = &mut self.peers[peer as usize];
             if ps.armed == t {
@@ -651,7 +642,7 @@ impl Endpoint {
     /// current deadline) and returns its time: stale entries are dropped,
     /// and a live one whose peer's deadline moved later is pushed again.
     fn poll_at_exact(&mut self) -> Option<Instant> {
-        while let Some((t, peer)) = self.timers.peek() {
+        while let Some(&Reverse((t, peer))) = self.timers.peek() {
             let ps = &mut self.peers[peer as usize];
             if ps.armed != t {
                 self.pop_timer();
@@ -676,15 +667,15 @@ impl Endpoint {
     /// No protocol deadline is earlier than this (`None`: nothing to wait
     /// for). [`Endpoint::dispatch`] returns the exact earliest deadline.
     pub fn poll_at(&self) -> Option<Instant> {
-        debug_assert_eq!(self.first, self.timers.peek().map_or(Instant::MAX, |(t, _)| t));
+        debug_assert_eq!(self.first, self.timers.peek().map_or(Instant::MAX, |&Reverse((t, _))| t));
         (self.first != Instant::MAX).then_some(self.first)
     }
 
     /// Takes the heap's first entry, keeping [`Endpoint::first`].
     #[inline(always)]
-    fn pop_timer(&mut self) -> Option<(Instant, u16)> {
+    fn pop_timer(&mut self) -> Option<Reverse<(Instant, u16)>> {
         let e = self.timers.pop();
-        self.first = self.timers.peek().map_or(Instant::MAX, |(t, _)| t);
+        self.first = self.timers.peek().map_or(Instant::MAX, |&Reverse((t, _))| t);
         e
     }
 

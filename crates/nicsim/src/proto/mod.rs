@@ -24,7 +24,6 @@
 mod endpoint;
 mod msg;
 mod pull;
-mod timers;
 
 #[cfg(test)]
 mod pull_tests;

@@ -340,16 +340,11 @@ impl World {
     }
 
     /// Inlined likewise: every message completes two requests.
-    ///
-    /// The request is written, not read (its double completion is checked
-    /// in debug builds, which the tests run): at hundreds of ranks its line
-    /// is out of the caches by the time its message comes, and a load that
-    /// misses stalls what follows where a store waits in the store buffer.
     #[inline(always)]
     pub(super) fn complete(&mut self, h: usize, p: usize, req: u32) {
         let pr = &mut self.hosts[h].procs[p];
         let r = &mut pr.reqs[req as usize];
-        debug_assert!(r.live, "request {req} completed twice");
+        assert!(r.live, "request {req} completed twice");
         r.live = false;
         pr.free_reqs.push(req);
         pr.outstanding -= 1;
