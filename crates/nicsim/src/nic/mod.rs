@@ -261,6 +261,18 @@ impl RxQueue {
         }
     }
 
+    /// The policy timer of generation `gen` fired: what the policy's
+    /// decision asks for, or `None` for a timer cancelled or re-armed since.
+    #[inline]
+    pub fn coal_timer(&mut self, now: Instant, gen: u32) -> Option<Outcome> {
+        if self.timer_gen != gen || self.timer_at.is_none() {
+            return None;
+        }
+        self.timer_at = None;
+        let d = self.policy.on_timer(now);
+        Some(self.apply(now, d))
+    }
+
     /// A frame's DMA completed into a buffer of the small ring, or into
     /// `bufs` (1 to 4) buffers of the big one.
     pub fn push_rx(&mut self, frame: u32, small: bool, bufs: u32) {

@@ -240,6 +240,24 @@ impl World {
         self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
     }
 
+    /// The interrupt of queue `q` reaches its core (`Ev::IrqArrive`; `rx`:
+    /// it reports received frames). A hard IRQ runs before any pending
+    /// bottom-half work of the core (softirqs run with interrupts enabled).
+    pub(super) fn irq_arrive(&mut self, now: Instant, h: usize, q: u8, rx: bool) {
+        let hs = &mut self.hosts[h];
+        let core = hs.steering.irq_core(q as usize) as usize;
+        let w = if hs.nic.queues[q as usize].split_claims { KWork::HardIrq { q, rx } } else { KWork::Irq { q } };
+        hs.cores[core].kq.push_front(w);
+        self.kick(now, h, core);
+    }
+
+    /// The gro_flush_timeout of a NAPI deferred on `core` expired
+    /// (`Ev::NapiTimer`): the hrtimer interrupt re-polls queue `q`.
+    pub(super) fn napi_timer(&mut self, now: Instant, h: usize, q: u8, core: usize) {
+        self.hosts[h].cores[core].kq.push_back(KWork::TimerNapi { q });
+        self.kick(now, h, core);
+    }
+
     /// New kernel work was queued on `core`: preempt the application if it
     /// is running a segment, then dispatch.
     pub(crate) fn kick(&mut self, now: Instant, h: usize, core: usize) {

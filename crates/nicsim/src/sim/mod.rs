@@ -3,8 +3,9 @@
 //!
 //! This module owns the world's state ([`World`], one `HostState` per
 //! host), its events (`Ev`) and the event loop (`run`, `handle`), which
-//! hands each event to the stage it belongs to. The stages are one `impl
-//! World` file each, in the order a message crosses them:
+//! hands each event to the stage it belongs to: one line per event kind,
+//! no stage logic of its own. The stages are one `impl World` file each, in
+//! the order a message crosses them:
 //!
 //! * `build`: turning a validated [`Scenario`] into a world (costs, hosts,
 //!   processes);
@@ -12,9 +13,11 @@
 //!   process (what it runs next, what it hands to the driver, what it does
 //!   with a ring event), on the state of `process`;
 //! * `wire_path`: frames, the driver's doorbell, the wire and the switch;
-//! * `nic_path`: NIC receive, DMA, transmit completions, and the interrupt
-//!   a coalescing decision raises;
-//! * `kernel`: cores, kernel work items, dispatch and NAPI;
+//! * `nic_path`: NIC receive, DMA, transmit completions, the receive
+//!   queue's timers (coalescing, polling watchdog), and the interrupt a
+//!   coalescing decision raises;
+//! * `kernel`: cores, an interrupt's arrival, kernel work items, dispatch
+//!   and NAPI (its deferral timer);
 //! * `handler`: the Open-MX receive handler and the event ring;
 //! * `pull`: the drivers' pull of large messages;
 //! * `replay`: the frames of a capture injected into a receiving NIC;
@@ -25,7 +28,7 @@
 //! * `mcast`: \[LCI] NI-level multicast forwarding, the firmware's copies
 //!   of a tagged frame down its tree (the table is the NIC's,
 //!   `crate::nic::multicast`); the polling watchdog is the receive
-//!   queue's (`crate::nic::watchdog`), its event routed here;
+//!   queue's (`crate::nic::watchdog`), its event routed to `nic_path`;
 //! * `metrics`: metrics and invariants.
 //!
 //! Each component's own state and rules live in its module (`nic`, `net`,
@@ -571,54 +574,17 @@ impl World {
             Ev::NicRx { frame } => self.nic_rx(now, frame),
             Ev::DmaDone { host, frame } => self.dma_done(now, host as usize, frame),
             Ev::TxDone { host, q } => self.tx_done(now, host as usize, q as usize),
-            Ev::CoalTimer { host, q, gen } => {
-                let qu = &mut self.hosts[host as usize].nic.queues[q as usize];
-                if qu.timer_gen == gen && qu.timer_at.is_some() {
-                    qu.timer_at = None;
-                    if let Some(t) = self.trace.as_deref_mut() {
-                        t.nic(host as usize, q as usize, now, What::TimerFired, 0);
-                    }
-                    let d = qu.policy.on_timer(now);
-                    let out = qu.apply(now, d);
-                    self.nic_outcome(now, host as usize, q as usize, out);
-                }
-            }
-            Ev::IrqArrive { host, q, rx } => {
-                let h = host as usize;
-                let hs = &mut self.hosts[h];
-                let core = hs.steering.irq_core(q as usize) as usize;
-                // A hard IRQ runs before any pending bottom-half work of the
-                // core (softirqs run with interrupts enabled).
-                let w =
-                    if hs.nic.queues[q as usize].split_claims { KWork::HardIrq { q, rx } } else { KWork::Irq { q } };
-                hs.cores[core].kq.push_front(w);
-                self.kick(now, h, core);
-            }
+            Ev::CoalTimer { host, q, gen } => self.coal_timer(now, host as usize, q as usize, gen),
+            Ev::IrqArrive { host, q, rx } => self.irq_arrive(now, host as usize, q, rx),
             Ev::CoreDone { host, core, gen } => self.core_done(now, host as usize, core as usize, gen),
             Ev::ProcTimer { host, p } => self.proc_timer(now, host as usize, p as usize),
             Ev::PullTimer { handle } => self.pull_timer(now, handle),
             Ev::FloodTick => self.flood_tick(now),
             Ev::ReplayTick => self.replay_tick(now),
-            Ev::PullCopied { host, handle, die } => {
-                let die = if die == u8::MAX { WRITER_MEMORY } else { die as u16 };
-                self.pull_done(now, host as usize, handle, die)
-            }
-            Ev::NapiTimer { host, q, core } => {
-                let (h, c) = (host as usize, core as usize);
-                self.hosts[h].cores[c].kq.push_back(KWork::TimerNapi { q });
-                self.kick(now, h, c);
-            }
+            Ev::PullCopied { host, handle, die } => self.pull_copied(now, host as usize, handle, die),
+            Ev::NapiTimer { host, q, core } => self.napi_timer(now, host as usize, q, core as usize),
             Ev::SuspendTimer { host, q } => self.suspend_timer(now, host as usize, q as usize),
-            Ev::WatchdogTimer { host, q, gen } => {
-                if let Some(t) = self.trace.as_deref_mut() {
-                    t.nic(host as usize, q as usize, now, What::WatchdogFired, 0);
-                }
-                let (out, next) = self.hosts[host as usize].nic.queues[q as usize].watchdog_timer(now, gen);
-                if let Some((at, gen)) = next {
-                    self.q.push(at, host as u32, Ev::WatchdogTimer { host, q, gen });
-                }
-                self.nic_outcome(now, host as usize, q as usize, out);
-            }
+            Ev::WatchdogTimer { host, q, gen } => self.watchdog_timer(now, host as usize, q as usize, gen),
         }
     }
 }

@@ -1,13 +1,15 @@
 //! The NIC of the receiving host: a frame's arrival (steering, ring space,
 //! the coalescing policy's view of it), its DMA into host memory, transmit
-//! completions, and the outcome of a coalescing decision (a timer, an
+//! completions, the queue's firmware timers (the coalescing timer, the
+//! polling watchdog) and the outcome of a coalescing decision (a timer, an
 //! interrupt towards a core); busy polling's interrupt suspension.
 //!
 //! This module owns the path from `Ev::NicRx` to `Ev::IrqArrive`. The policy
-//! itself lives in `crate::nic::coalesce`; what the core does with the
-//! interrupt lives in `kernel`.
+//! and the watchdog themselves live in `crate::nic` (the receive queue's
+//! state and rules); what the core does with the interrupt lives in
+//! `kernel`.
 
-use super::{Ev, World};
+use super::{Ev, What, World};
 use crate::config::EchoAt;
 use crate::nic::{Nic, Outcome};
 use crate::time::Instant;
@@ -112,6 +114,33 @@ impl World {
         }
     }
 
+    /// The coalescing timer of queue `q` fired (`Ev::CoalTimer`): the
+    /// queue's policy decides (`RxQueue::coal_timer`; nothing if the timer
+    /// is stale).
+    pub(super) fn coal_timer(&mut self, now: Instant, h: usize, q: usize, gen: u32) {
+        if let Some(out) = self.hosts[h].nic.queues[q].coal_timer(now, gen) {
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.nic(h, q, now, What::TimerFired, 0);
+            }
+            self.nic_outcome(now, h, q, out);
+        }
+    }
+
+    /// The polling watchdog of queue `q` fired (`Ev::WatchdogTimer`): the
+    /// queue's watchdog looks at the host's progress
+    /// (`RxQueue::watchdog_timer`); its next event and the interrupt it
+    /// lets out.
+    pub(super) fn watchdog_timer(&mut self, now: Instant, h: usize, q: usize, gen: u32) {
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.nic(h, q, now, What::WatchdogFired, 0);
+        }
+        let (out, next) = self.hosts[h].nic.queues[q].watchdog_timer(now, gen);
+        if let Some((at, gen)) = next {
+            self.q.push(at, h as u32, Ev::WatchdogTimer { host: h as u16, q: q as u8, gen });
+        }
+        self.nic_outcome(now, h, q, out);
+    }
+
     /// A busy poller found work on queue `q`: the suspension lasts
     /// irq_suspend_timeout from now, and its timer starts if none is pending
     /// (`suspend_timer`).
@@ -158,7 +187,7 @@ impl World {
             let at = now + hs.nic.irq_delivery;
             self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });
             if let Some(t) = self.trace.as_deref_mut() {
-                t.nic(h, q, now, super::What::IrqRaised, out.rx as u32);
+                t.nic(h, q, now, What::IrqRaised, out.rx as u32);
             }
         }
     }

@@ -227,6 +227,14 @@ impl World {
         }
     }
 
+    /// The copy engine finished the last copy of a completed pull
+    /// (`Ev::PullCopied`, whose `die` is the writer's die, `u8::MAX` for
+    /// memory).
+    pub(super) fn pull_copied(&mut self, now: Instant, h: usize, handle: u32, die: u8) {
+        let die = if die == u8::MAX { WRITER_MEMORY } else { die as u16 };
+        self.pull_done(now, h, handle, die)
+    }
+
     /// Every reply of a pull is in the receive buffer: tell the library.
     pub(super) fn pull_done(&mut self, now: Instant, h: usize, handle: u32, die: u16) {
         let hd = &self.handles[handle as usize];
