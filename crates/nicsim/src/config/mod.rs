@@ -22,6 +22,7 @@ mod nic_features;
 mod overrides;
 mod platform;
 mod scenario;
+mod units;
 mod workload;
 
 pub use coalesce::*;

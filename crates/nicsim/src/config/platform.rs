@@ -2,8 +2,8 @@
 //! software. Field docs are the user help; `presets/*.toml` say where each
 //! value comes from.
 
+use super::units::cost_table;
 use super::{check_f, check_u, toml_error, ConfigError, TxReap};
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// A whole platform preset (one TOML file).
@@ -143,343 +143,254 @@ pub enum Relation {
     OtherSocket,
 }
 
-/// Links and the switch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkCfg {
-    /// Line rate in Gb/s.
-    pub rate_gbps: f64,
-    /// MTU in bytes (Ethernet payload).
-    pub mtu: u32,
-    /// Bytes on the wire per frame besides the frame itself (preamble, FCS, IFG).
-    pub frame_overhead_bytes: u32,
-    pub propagation_ns: f64,
-    /// Switch forwarding latency; 0 with `cut_through` = direct cable.
-    pub switch_latency_ns: f64,
-    /// Cut-through forwarding (no store-and-forward of the whole frame).
-    pub cut_through: bool,
+/// No single modelled cost exceeds one second.
+const NS_MAX: f64 = 1e9;
+
+/// A medium message's fragments and a pull block arrive back to back and
+/// are resent whole: a ring that cannot hold them drops the same tail on
+/// every try, and the run never ends (`nic.ring_slots`' least value).
+const MIN_RING: u32 = {
+    let (m, p) = (crate::wire::MEDIUM_MAX_FRAGS, crate::wire::PULL_BLOCK_REPLIES);
+    (if m > p { m } else { p }) as u32
+};
+
+cost_table! {
+    /// Links and the switch.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct LinkCfg in "link" as l {
+        /// Line rate in Gb/s.
+        pub rate_gbps: f64 [0.001, 10_000.0] => gbps bytes_per_s,
+        /// MTU in bytes (Ethernet payload).
+        pub mtu: u32 [576, 9000],
+        /// Bytes on the wire per frame besides the frame itself (preamble, FCS, IFG).
+        pub frame_overhead_bytes: u32 [0, 1000],
+        pub propagation_ns: f64 [0.0, NS_MAX] => ns propagation,
+        /// Switch forwarding latency; 0 with `cut_through` = direct cable.
+        pub switch_latency_ns: f64 [0.0, NS_MAX] => ns switch_latency,
+        /// Cut-through forwarding (no store-and-forward of the whole frame).
+        pub cut_through: bool,
+    }
+    /// The links' rate (bytes per second) and delays (`[link]`).
+    pub struct LinkTimes;
 }
 
-/// NIC firmware, DMA and interrupt delivery.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-pub struct NicCfg {
-    pub fw_rx_ns: f64,
-    pub fw_tx_ns: f64,
-    /// Extra firmware time per received frame under the `stream` policy:
-    /// tracking the DMAs in flight and deciding at each completion whether
-    /// to defer ([OMX-COAL] §IV-C2: it "requires more work in the NIC").
-    #[serde(default)]
-    pub fw_rx_stream_ns: f64,
-    /// Extra firmware time per received frame with `multiqueue` steering:
-    /// the generic multiqueue support and the endpoint hash ([OMX-MQ] §4.2:
-    /// it requires "more work in the NIC than the single interrupt firmware").
-    #[serde(default)]
-    pub fw_rx_multiqueue_ns: f64,
-    pub rx_dma_engines: u32,
-    pub dma_startup_ns: f64,
-    pub dma_MBps: f64,
-    pub tx_dma_startup_ns: f64,
-    pub irq_delivery_ns: f64,
-    pub doorbell_ns: f64,
-    pub ring_slots: u32,
-    /// Frames of at most this many bytes take a buffer of a second receive
-    /// ring of their own, of `ring_slots` entries too (myri10ge's `rx_small`
-    /// beside `rx_big`): a ring full of data does not drop them. 0: one ring.
-    #[serde(default, skip_serializing_if = "is_zero_u32")]
-    pub small_bytes: u32,
-    /// The driver restocks a receive ring at the end of a poll only once
-    /// fewer than this many of its buffers are posted and not yet processed
-    /// (myri10ge's `myri10ge_fill_thresh`); then it posts the whole ring
-    /// again. 0: every buffer is given back as its frame is processed.
-    #[serde(default, skip_serializing_if = "is_zero_u32")]
-    pub fill_thresh: u32,
-    /// Whether transmit completions are reaped through the (coalesced) interrupt.
-    pub tx_done_interrupts: bool,
-    /// The NIC's default coalescing delay in microseconds.
-    pub default_delay_us: f64,
-    /// Where the driver reaps transmit completions unless a scenario says
-    /// otherwise (`host.tx_reap`): napi (default; in the poll) | hard-irq (in
-    /// the hard handler, under a claim of their own, as myri10ge does).
-    #[serde(default)]
-    pub tx_reap: TxReap,
-    /// Receive and transmit DMA share one bus, each transfer holding it from
-    /// its start-up to its last byte (a conventional PCI bus, as the AceNIC's
-    /// 64-bit/33 MHz slot). Default false: the directions run side by side
-    /// and a start-up overlaps the previous transfer (PCIe).
-    #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
-    pub dma_shared_bus: bool,
-    /// \[LCI] NI-level multicast forwarding: the firmware keeps a
-    /// forwarding table and sends a multicast frame on to the next hosts of
-    /// its tree itself, besides delivering it (`crate::nic::multicast`).
-    /// Default false; a scenario turns it on with `nic.multicast_forwarding`.
-    #[serde(default)]
-    pub multicast_forwarding: bool,
-    /// Firmware time per forwarded copy on top of `fw_tx_ns` (table lookup
-    /// and header rewrite).
-    #[serde(default)]
-    pub mcast_fwd_ns: f64,
-    /// \[LCI] polling watchdog interval in microseconds (`crate::nic::watchdog`);
-    /// 0 (the default): none. A scenario sets it with `nic.watchdog_us`.
-    #[serde(default)]
-    pub watchdog_us: f64,
+cost_table! {
+    /// NIC firmware, DMA and interrupt delivery.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(non_snake_case)]
+    pub struct NicCfg in "nic" as n {
+        pub fw_rx_ns: f64 [0.0, NS_MAX] => ns fw_rx,
+        pub fw_tx_ns: f64 [0.0, NS_MAX] => ns fw_tx,
+        /// Extra firmware time per received frame under the `stream` policy:
+        /// tracking the DMAs in flight and deciding at each completion whether
+        /// to defer ([OMX-COAL] §IV-C2: it "requires more work in the NIC").
+        #[serde(default)]
+        pub fw_rx_stream_ns: f64 [0.0, NS_MAX] => ns fw_rx_stream,
+        /// Extra firmware time per received frame with `multiqueue` steering:
+        /// the generic multiqueue support and the endpoint hash ([OMX-MQ] §4.2:
+        /// it requires "more work in the NIC than the single interrupt firmware").
+        #[serde(default)]
+        pub fw_rx_multiqueue_ns: f64 [0.0, NS_MAX] => ns fw_rx_multiqueue,
+        pub rx_dma_engines: u32 [1, 64],
+        pub dma_startup_ns: f64 [0.0, NS_MAX] => ns dma_startup,
+        /// DMA rate (both directions).
+        pub dma_MBps: f64 [1.0, 1e7] => MBps dma_bytes_per_s,
+        pub tx_dma_startup_ns: f64 [0.0, NS_MAX] => ns tx_dma_startup,
+        pub irq_delivery_ns: f64 [0.0, NS_MAX] => ns irq_delivery,
+        pub doorbell_ns: f64 [0.0, NS_MAX] => ns doorbell,
+        pub ring_slots: u32 [MIN_RING, 1 << 20],
+        /// Frames of at most this many bytes take a buffer of a second receive
+        /// ring of their own, of `ring_slots` entries too (myri10ge's `rx_small`
+        /// beside `rx_big`): a ring full of data does not drop them. 0: one ring.
+        #[serde(default, skip_serializing_if = "is_zero_u32")]
+        pub small_bytes: u32 [0, 65_535],
+        /// The driver restocks a receive ring at the end of a poll only once
+        /// fewer than this many of its buffers are posted and not yet processed
+        /// (myri10ge's `myri10ge_fill_thresh`); then it posts the whole ring
+        /// again. 0: every buffer is given back as its frame is processed.
+        #[serde(default, skip_serializing_if = "is_zero_u32")]
+        pub fill_thresh: u32 [0, n.ring_slots],
+        /// Whether transmit completions are reaped through the (coalesced) interrupt.
+        pub tx_done_interrupts: bool,
+        /// The NIC's default coalescing delay in microseconds.
+        pub default_delay_us: f64 [0.0, 1e6],
+        /// Where the driver reaps transmit completions unless a scenario says
+        /// otherwise (`host.tx_reap`): napi (default; in the poll) | hard-irq (in
+        /// the hard handler, under a claim of their own, as myri10ge does).
+        #[serde(default)]
+        pub tx_reap: TxReap,
+        /// Receive and transmit DMA share one bus, each transfer holding it from
+        /// its start-up to its last byte (a conventional PCI bus, as the AceNIC's
+        /// 64-bit/33 MHz slot). Default false: the directions run side by side
+        /// and a start-up overlaps the previous transfer (PCIe).
+        #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
+        pub dma_shared_bus: bool,
+        /// \[LCI] NI-level multicast forwarding: the firmware keeps a
+        /// forwarding table and sends a multicast frame on to the next hosts of
+        /// its tree itself, besides delivering it (`crate::nic::multicast`).
+        /// Default false; a scenario turns it on with `nic.multicast_forwarding`.
+        #[serde(default)]
+        pub multicast_forwarding: bool,
+        /// Firmware time per forwarded copy on top of `fw_tx_ns` (table lookup
+        /// and header rewrite).
+        #[serde(default)]
+        pub mcast_fwd_ns: f64 [0.0, NS_MAX] => ns mcast_fwd,
+        /// \[LCI] polling watchdog interval in microseconds (`crate::nic::watchdog`);
+        /// 0 (the default): none. A scenario sets it with `nic.watchdog_us`.
+        #[serde(default)]
+        pub watchdog_us: f64 [0.0, super::nic_features::WATCHDOG_US_MAX],
+    }
+    /// The NIC's firmware, DMA, doorbell and interrupt-delivery times
+    /// (`[nic]`).
+    pub struct NicTimes;
 }
 
-/// Host OS costs and idle states.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-pub struct HostCfg {
-    pub clock_ghz: f64,
-    pub irq_entry_ns: f64,
-    pub napi_poll_ns: f64,
-    pub irq_rearm_ns: f64,
-    pub driver_rx_ns: f64,
-    /// The part of `driver_rx_ns` the core spends after the Open-MX handler
-    /// has posted the frame's event: freeing the skb and refilling its
-    /// receive-ring slot. A library polling on another core sees the event
-    /// meanwhile; one polling on this core waits for it ([OMX-MQ] §4.2).
-    #[serde(default)]
-    pub driver_rx_tail_ns: f64,
-    pub handler_drop_ns: f64,
-    pub handler_ns: f64,
-    pub tx_done_ns: f64,
-    pub syscall_ns: f64,
-    pub driver_tx_ns: f64,
-    pub wakeup_ns: f64,
-    pub block_ns: f64,
-    pub sleep_enabled: bool,
-    pub idle_before_sleep_ns: f64,
-    pub sleep_exit_ns: f64,
-    /// I/OAT-like copy engine: bandwidth, CPU cost to submit one copy, and
-    /// the latency from the end of a copy to its completion being seen.
-    pub ioat_MBps: f64,
-    pub ioat_submit_ns: f64,
-    pub ioat_completion_ns: f64,
+cost_table! {
+    /// Host OS costs and idle states.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(non_snake_case)]
+    pub struct HostCfg in "host" as h {
+        pub clock_ghz: f64 [0.01, 100.0],
+        pub irq_entry_ns: f64 [0.0, NS_MAX] => ns irq_entry,
+        pub napi_poll_ns: f64 [0.0, NS_MAX] => ns napi_poll,
+        pub irq_rearm_ns: f64 [0.0, NS_MAX] => ns irq_rearm,
+        pub driver_rx_ns: f64 [0.0, NS_MAX] => ns driver_rx,
+        /// The part of `driver_rx_ns` the core spends after the Open-MX handler
+        /// has posted the frame's event: freeing the skb and refilling its
+        /// receive-ring slot. A library polling on another core sees the event
+        /// meanwhile; one polling on this core waits for it ([OMX-MQ] §4.2).
+        #[serde(default)]
+        pub driver_rx_tail_ns: f64 [0.0, h.driver_rx_ns] => ns driver_rx_tail,
+        pub handler_drop_ns: f64 [0.0, NS_MAX] => ns handler_drop,
+        pub handler_ns: f64 [0.0, NS_MAX] => ns handler,
+        pub tx_done_ns: f64 [0.0, NS_MAX] => ns tx_done,
+        pub syscall_ns: f64 [0.0, NS_MAX] => ns syscall,
+        pub driver_tx_ns: f64 [0.0, NS_MAX] => ns driver_tx,
+        pub wakeup_ns: f64 [0.0, NS_MAX] => ns wakeup,
+        pub block_ns: f64 [0.0, NS_MAX] => ns block,
+        pub sleep_enabled: bool,
+        pub idle_before_sleep_ns: f64 [0.0, NS_MAX] => ns idle_before_sleep,
+        pub sleep_exit_ns: f64 [0.0, NS_MAX] => ns sleep_exit,
+        /// I/OAT-like copy engine: bandwidth, CPU cost to submit one copy, and
+        /// the latency from the end of a copy to its completion being seen.
+        pub ioat_MBps: f64 [1.0, 1e7] => MBps ioat_bytes_per_s,
+        pub ioat_submit_ns: f64 [0.0, NS_MAX] => ns ioat_submit,
+        pub ioat_completion_ns: f64 [0.0, NS_MAX] => ns ioat_completion,
+    }
+    /// The host's kernel, driver and copy-engine costs (`[host]`).
+    pub struct HostTimes;
 }
 
-/// The cache model: one L2 per die, its capacity, line transfers and the
-/// lines the receive path touches (`host/cache.rs`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-pub struct CacheCfg {
-    pub line_bytes: u32,
-    /// Capacity of the cache the cores of one die share, KiB.
-    pub l2_kib: u32,
-    /// Demand misses per 4 KB page of a sequential copy whose lines are not
-    /// in the cache, before the hardware prefetcher runs ahead of it.
-    pub prefetch_misses_per_page: u32,
-    /// Cost of a line transfer between dies of one socket.
-    pub same_socket_ns: f64,
-    /// Cost of a line transfer between sockets.
-    pub other_socket_ns: f64,
-    /// Cost of a line fetched from memory (e.g. written by a DMA).
-    pub memory_ns: f64,
-    pub copy_hot_MBps: f64,
-    pub copy_cold_MBps: f64,
-    pub endpoint_lines: u32,
-    pub event_lines: u32,
-    pub napi_lines: u32,
-    pub tx_lines: u32,
-    /// Extra line transfers a touch of the send-path state pays when a
-    /// core of another die is working on it at that moment (the send path
-    /// and transmit-completion reaping running concurrently).
-    #[serde(default)]
-    pub tx_contention_lines: u32,
-    /// Lines of a pull handle the handler updates per pull reply.
-    pub pull_lines: u32,
-    /// Lines the NIC wrote by DMA that the driver reads per received frame
-    /// besides its payload (receive completion entry, frame headers).
-    pub rx_dma_lines: u32,
-    /// Lines of a die's private kernel state (skb, per-CPU driver and
-    /// socket-buffer state) touched per frame received, sent or reaped.
-    pub kernel_private_lines: u32,
-    /// Lines of a process's private library and MPI state (requests,
-    /// matching queues, partner state) touched per message sent or event
-    /// consumed.
-    pub user_private_lines: u32,
+cost_table! {
+    /// The cache model: one L2 per die, its capacity, line transfers and the
+    /// lines the receive path touches (`host/cache.rs`).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(non_snake_case)]
+    pub struct CacheCfg in "cache" as c {
+        pub line_bytes: u32 [8, 4096] => count line_bytes,
+        /// Capacity of the cache the cores of one die share, KiB (at least
+        /// one line).
+        pub l2_kib: u32 [c.line_bytes.div_ceil(1024), 1 << 20],
+        /// Demand misses per 4 KB page of a sequential copy whose lines are not
+        /// in the cache, before the hardware prefetcher runs ahead of it.
+        pub prefetch_misses_per_page: u32 [0, 1024] => count prefetch_misses_per_page,
+        /// Cost of a line transfer between dies of one socket.
+        pub same_socket_ns: f64 [0.0, 1e6] => ns same_socket,
+        /// Cost of a line transfer between sockets.
+        pub other_socket_ns: f64 [0.0, 1e6] => ns other_socket,
+        /// Cost of a line fetched from memory (e.g. written by a DMA).
+        pub memory_ns: f64 [0.0, 1e6] => ns memory,
+        pub copy_hot_MBps: f64 [1.0, 1e7] => MBps copy_hot_bytes_per_s,
+        pub copy_cold_MBps: f64 [1.0, 1e7] => MBps copy_cold_bytes_per_s,
+        pub endpoint_lines: u32 [0, 1024] => count endpoint_lines,
+        pub event_lines: u32 [0, 1024] => count event_lines,
+        pub napi_lines: u32 [0, 1024] => count napi_lines,
+        pub tx_lines: u32 [0, 1024] => count tx_lines,
+        /// Extra line transfers a touch of the send-path state pays when a
+        /// core of another die is working on it at that moment (the send path
+        /// and transmit-completion reaping running concurrently).
+        #[serde(default)]
+        pub tx_contention_lines: u32 [0, 1024] => count tx_contention_lines,
+        /// Lines of a pull handle the handler updates per pull reply.
+        pub pull_lines: u32 [0, 1024] => count pull_lines,
+        /// Lines the NIC wrote by DMA that the driver reads per received frame
+        /// besides its payload (receive completion entry, frame headers).
+        pub rx_dma_lines: u32 [0, 1024] => count rx_dma_lines,
+        /// Lines of a die's private kernel state (skb, per-CPU driver and
+        /// socket-buffer state) touched per frame received, sent or reaped.
+        pub kernel_private_lines: u32 [0, 1024] => count kernel_private_lines,
+        /// Lines of a process's private library and MPI state (requests,
+        /// matching queues, partner state) touched per message sent or event
+        /// consumed.
+        pub user_private_lines: u32 [0, 1024] => count user_private_lines,
+    }
+    /// Cache-line transfer costs, copy rates, line geometry and the lines
+    /// each stage touches (`[cache]`).
+    pub struct CacheTimes;
 }
 
-/// User-space library (Open-MX) and MPI layer costs, protocol timers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LibraryCfg {
-    pub send_ns: f64,
-    pub event_ns: f64,
-    pub post_recv_ns: f64,
-    /// Extra library cost of a small send (33..=128 B in Open-MX) over a
-    /// tiny one: `omx_isend` mallocs a buffer and copies the data into it
-    /// for retransmission, freed at the ack (libopen-mx `omx_send.c`); tiny
-    /// data travels inside the ioctl argument. Not paid by native MX.
-    #[serde(default)]
-    pub small_send_ns: f64,
-    pub mpi_send_ns: f64,
-    pub mpi_recv_ns: f64,
-    pub pull_setup_ns: f64,
-    pub ack_after: u32,
-    /// Unacknowledged frames allowed per peer before sends wait for acks.
-    pub send_window_frames: u32,
-    /// Large receives a process pulls at once; later ones wait for one to
-    /// finish.
-    pub max_pulls: u32,
-    pub delayed_ack_us: f64,
-    pub resend_us: f64,
-    pub pull_timeout_us: f64,
-    pub spin_ns: f64,
-    /// How this Open-MX build cuts messages into frames: "open-mx-1.0"
-    /// (the default), "open-mx-0.9" or "mx" ([`crate::wire::WireMode`]).
-    #[serde(default)]
-    pub wire: crate::wire::WireMode,
+cost_table! {
+    /// User-space library (Open-MX) and MPI layer costs, protocol timers.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct LibraryCfg in "library" as b {
+        pub send_ns: f64 [0.0, NS_MAX] => ns send,
+        pub event_ns: f64 [0.0, NS_MAX] => ns event,
+        pub post_recv_ns: f64 [0.0, NS_MAX] => ns post_recv,
+        /// Extra library cost of a small send (33..=128 B in Open-MX) over a
+        /// tiny one: `omx_isend` mallocs a buffer and copies the data into it
+        /// for retransmission, freed at the ack (libopen-mx `omx_send.c`); tiny
+        /// data travels inside the ioctl argument. Not paid by native MX.
+        #[serde(default)]
+        pub small_send_ns: f64 [0.0, NS_MAX] => ns small_send,
+        pub mpi_send_ns: f64 [0.0, NS_MAX] => ns mpi_send,
+        pub mpi_recv_ns: f64 [0.0, NS_MAX] => ns mpi_recv,
+        pub pull_setup_ns: f64 [0.0, NS_MAX] => ns pull_setup,
+        pub ack_after: u32 [1, 1024] => count ack_after,
+        /// Unacknowledged frames allowed per peer before sends wait for acks.
+        pub send_window_frames: u32 [1, 1 << 20] => count send_window_frames,
+        /// Large receives a process pulls at once; later ones wait for one to
+        /// finish.
+        pub max_pulls: u32 [1, 1 << 16] => count max_pulls,
+        pub delayed_ack_us: f64 [1.0, 1e7] => us delayed_ack,
+        pub resend_us: f64 [10.0, 1e8] => us resend,
+        pub pull_timeout_us: f64 [10.0, 1e8] => us pull_timeout,
+        pub spin_ns: f64 [0.0, NS_MAX],
+        /// How this Open-MX build cuts messages into frames: "open-mx-1.0"
+        /// (the default), "open-mx-0.9" or "mx" ([`crate::wire::WireMode`]).
+        #[serde(default)]
+        pub wire: crate::wire::WireMode,
+    }
+    /// The library's and the MPI layer's costs, its protocol timers and
+    /// limits (`[library]`).
+    pub struct LibraryTimes;
 }
 
-const NS_MAX: f64 = 1e9; // no single modelled cost exceeds one second
-
-/// The preset's times and rates as the simulator charges them: converted
-/// once, when the scenario is validated, each `*_ns` value by
-/// [`Duration::from_ns_f64`] (nearest picosecond), each `*_us` value as
-/// `from_ns_f64(us * 1e3)` and each `*_MBps` rate to whole bytes per second.
+/// The preset's times and rates as the simulator charges them, table by
+/// table: converted once, when the scenario is validated (each key's unit
+/// is declared on its line of the table: `cost_table!`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Times {
-    pub irq_entry: Duration,
-    pub napi_poll: Duration,
-    pub irq_rearm: Duration,
-    pub driver_rx: Duration,
-    pub driver_rx_tail: Duration,
-    pub handler_drop: Duration,
-    pub handler: Duration,
-    pub tx_done: Duration,
-    pub syscall: Duration,
-    pub driver_tx: Duration,
-    pub doorbell: Duration,
-    pub wakeup: Duration,
-    pub block: Duration,
-    pub idle_before_sleep: Duration,
-    pub sleep_exit: Duration,
-    pub ioat_submit: Duration,
-    pub ioat_completion: Duration,
-    pub send: Duration,
-    pub event: Duration,
-    pub post_recv: Duration,
-    pub small_send: Duration,
-    pub mpi_send: Duration,
-    pub mpi_recv: Duration,
-    pub pull_setup: Duration,
-    pub delayed_ack: Duration,
-    pub resend: Duration,
-    pub pull_timeout: Duration,
-    /// The I/OAT-like copy engine's rate, bytes per second.
-    pub ioat_bytes_per_s: u64,
-    pub nic: NicTimes,
     pub link: LinkTimes,
+    pub nic: NicTimes,
+    pub host: HostTimes,
     pub cache: CacheTimes,
-}
-
-/// The NIC's firmware, DMA and interrupt-delivery times (`[nic]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NicTimes {
-    pub fw_rx: Duration,
-    pub fw_rx_stream: Duration,
-    pub fw_rx_multiqueue: Duration,
-    pub fw_tx: Duration,
-    pub dma_startup: Duration,
-    pub tx_dma_startup: Duration,
-    pub irq_delivery: Duration,
-    /// DMA rate, bytes per second (both directions).
-    pub dma_bytes_per_s: u64,
-    /// Firmware time per forwarded multicast copy (`nic.mcast_fwd_ns`).
-    pub mcast_fwd: Duration,
-}
-
-/// The links' rate and delays (`[link]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LinkTimes {
-    /// Line rate, bytes per second (`rate_gbps * 1e9 / 8`, rounded).
-    pub bytes_per_s: u64,
-    pub propagation: Duration,
-    pub switch_latency: Duration,
-}
-
-/// Cache-line transfer costs, copy rates and line geometry (`[cache]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CacheTimes {
-    pub same_socket: Duration,
-    pub other_socket: Duration,
-    pub memory: Duration,
-    pub copy_hot_bytes_per_s: u64,
-    pub copy_cold_bytes_per_s: u64,
-    pub line_bytes: u32,
-    pub prefetch_misses_per_page: u32,
-}
-
-impl LinkTimes {
-    /// The times of a validated `[link]` table.
-    pub fn of(l: &LinkCfg) -> Self {
-        LinkTimes {
-            bytes_per_s: (l.rate_gbps * 1e9 / 8.0).round() as u64,
-            propagation: Duration::from_ns_f64(l.propagation_ns),
-            switch_latency: Duration::from_ns_f64(l.switch_latency_ns),
-        }
-    }
+    pub library: LibraryTimes,
 }
 
 impl Times {
     /// The times of a validated platform.
     pub fn of(p: &Platform) -> Self {
-        let ns = Duration::from_ns_f64;
-        let us = |v: f64| Duration::from_ns_f64(v * 1e3);
-        let (h, b) = (&p.host, &p.library);
         Times {
-            irq_entry: ns(h.irq_entry_ns),
-            napi_poll: ns(h.napi_poll_ns),
-            irq_rearm: ns(h.irq_rearm_ns),
-            driver_rx: ns(h.driver_rx_ns),
-            driver_rx_tail: ns(h.driver_rx_tail_ns),
-            handler_drop: ns(h.handler_drop_ns),
-            handler: ns(h.handler_ns),
-            tx_done: ns(h.tx_done_ns),
-            syscall: ns(h.syscall_ns),
-            driver_tx: ns(h.driver_tx_ns),
-            doorbell: ns(p.nic.doorbell_ns),
-            wakeup: ns(h.wakeup_ns),
-            block: ns(h.block_ns),
-            idle_before_sleep: ns(h.idle_before_sleep_ns),
-            sleep_exit: ns(h.sleep_exit_ns),
-            ioat_submit: ns(h.ioat_submit_ns),
-            ioat_completion: ns(h.ioat_completion_ns),
-            send: ns(b.send_ns),
-            event: ns(b.event_ns),
-            post_recv: ns(b.post_recv_ns),
-            small_send: ns(b.small_send_ns),
-            mpi_send: ns(b.mpi_send_ns),
-            mpi_recv: ns(b.mpi_recv_ns),
-            pull_setup: ns(b.pull_setup_ns),
-            delayed_ack: us(b.delayed_ack_us),
-            resend: us(b.resend_us),
-            pull_timeout: us(b.pull_timeout_us),
-            ioat_bytes_per_s: (h.ioat_MBps * 1e6) as u64,
-            nic: NicTimes {
-                fw_rx: ns(p.nic.fw_rx_ns),
-                fw_rx_stream: ns(p.nic.fw_rx_stream_ns),
-                fw_rx_multiqueue: ns(p.nic.fw_rx_multiqueue_ns),
-                fw_tx: ns(p.nic.fw_tx_ns),
-                dma_startup: ns(p.nic.dma_startup_ns),
-                tx_dma_startup: ns(p.nic.tx_dma_startup_ns),
-                irq_delivery: ns(p.nic.irq_delivery_ns),
-                dma_bytes_per_s: (p.nic.dma_MBps * 1e6) as u64,
-                mcast_fwd: ns(p.nic.mcast_fwd_ns),
-            },
             link: LinkTimes::of(&p.link),
-            cache: CacheTimes {
-                same_socket: ns(p.cache.same_socket_ns),
-                other_socket: ns(p.cache.other_socket_ns),
-                memory: ns(p.cache.memory_ns),
-                copy_hot_bytes_per_s: (p.cache.copy_hot_MBps * 1e6) as u64,
-                copy_cold_bytes_per_s: (p.cache.copy_cold_MBps * 1e6) as u64,
-                line_bytes: p.cache.line_bytes,
-                prefetch_misses_per_page: p.cache.prefetch_misses_per_page,
-            },
+            nic: NicTimes::of(&p.nic),
+            host: HostTimes::of(&p.host),
+            cache: CacheTimes::of(&p.cache),
+            library: LibraryTimes::of(&p.library),
         }
     }
 }
@@ -506,106 +417,11 @@ impl Platform {
         check_u("topology (sockets*dies_per_socket*cores_per_die)", cores as u64, 1, 256)?;
         let dies = t.sockets * t.dies_per_socket;
         check_u("topology (sockets*dies_per_socket)", dies as u64, 1, 64)?;
-        let l = &self.link;
-        check_f("link.rate_gbps", l.rate_gbps, 0.001, 10_000.0)?;
-        check_u("link.mtu", l.mtu as u64, 576, 9000)?;
-        check_u("link.frame_overhead_bytes", l.frame_overhead_bytes as u64, 0, 1000)?;
-        check_f("link.propagation_ns", l.propagation_ns, 0.0, NS_MAX)?;
-        check_f("link.switch_latency_ns", l.switch_latency_ns, 0.0, NS_MAX)?;
-        let n = &self.nic;
-        for (k, v) in [
-            ("nic.fw_rx_ns", n.fw_rx_ns),
-            ("nic.fw_tx_ns", n.fw_tx_ns),
-            ("nic.fw_rx_stream_ns", n.fw_rx_stream_ns),
-            ("nic.fw_rx_multiqueue_ns", n.fw_rx_multiqueue_ns),
-            ("nic.dma_startup_ns", n.dma_startup_ns),
-            ("nic.tx_dma_startup_ns", n.tx_dma_startup_ns),
-            ("nic.irq_delivery_ns", n.irq_delivery_ns),
-            ("nic.doorbell_ns", n.doorbell_ns),
-            ("nic.mcast_fwd_ns", n.mcast_fwd_ns),
-        ] {
-            check_f(k, v, 0.0, NS_MAX)?;
-        }
-        check_f("nic.dma_MBps", n.dma_MBps, 1.0, 1e7)?;
-        check_u("nic.rx_dma_engines", n.rx_dma_engines as u64, 1, 64)?;
-        // A medium message's fragments and a pull block arrive back to back
-        // and are resent whole: a ring that cannot hold them drops the same
-        // tail on every try, and the run never ends.
-        let min_ring = crate::wire::MEDIUM_MAX_FRAGS.max(crate::wire::PULL_BLOCK_REPLIES) as u64;
-        check_u("nic.ring_slots", n.ring_slots as u64, min_ring, 1 << 20)?;
-        check_u("nic.small_bytes", n.small_bytes as u64, 0, 65_535)?;
-        check_u("nic.fill_thresh", n.fill_thresh as u64, 0, n.ring_slots as u64)?;
-        check_f("nic.default_delay_us", n.default_delay_us, 0.0, 1e6)?;
-        check_f("nic.watchdog_us", n.watchdog_us, 0.0, super::nic_features::WATCHDOG_US_MAX)?;
-        let h = &self.host;
-        check_f("host.clock_ghz", h.clock_ghz, 0.01, 100.0)?;
-        for (k, v) in [
-            ("host.irq_entry_ns", h.irq_entry_ns),
-            ("host.napi_poll_ns", h.napi_poll_ns),
-            ("host.irq_rearm_ns", h.irq_rearm_ns),
-            ("host.driver_rx_ns", h.driver_rx_ns),
-            ("host.handler_drop_ns", h.handler_drop_ns),
-            ("host.handler_ns", h.handler_ns),
-            ("host.tx_done_ns", h.tx_done_ns),
-            ("host.syscall_ns", h.syscall_ns),
-            ("host.driver_tx_ns", h.driver_tx_ns),
-            ("host.wakeup_ns", h.wakeup_ns),
-            ("host.block_ns", h.block_ns),
-            ("host.idle_before_sleep_ns", h.idle_before_sleep_ns),
-            ("host.sleep_exit_ns", h.sleep_exit_ns),
-            ("host.ioat_submit_ns", h.ioat_submit_ns),
-            ("host.ioat_completion_ns", h.ioat_completion_ns),
-        ] {
-            check_f(k, v, 0.0, NS_MAX)?;
-        }
-        check_f("host.ioat_MBps", h.ioat_MBps, 1.0, 1e7)?;
-        check_f("host.driver_rx_tail_ns", h.driver_rx_tail_ns, 0.0, h.driver_rx_ns)?;
-        let c = &self.cache;
-        check_u("cache.line_bytes", c.line_bytes as u64, 8, 4096)?;
-        // At least one line.
-        check_u("cache.l2_kib", c.l2_kib as u64, (c.line_bytes as u64).div_ceil(1024), 1 << 20)?;
-        for (k, v) in [
-            ("cache.same_socket_ns", c.same_socket_ns),
-            ("cache.other_socket_ns", c.other_socket_ns),
-            ("cache.memory_ns", c.memory_ns),
-        ] {
-            check_f(k, v, 0.0, 1e6)?;
-        }
-        check_f("cache.copy_hot_MBps", c.copy_hot_MBps, 1.0, 1e7)?;
-        check_f("cache.copy_cold_MBps", c.copy_cold_MBps, 1.0, 1e7)?;
-        for (k, v) in [
-            ("cache.endpoint_lines", c.endpoint_lines),
-            ("cache.event_lines", c.event_lines),
-            ("cache.napi_lines", c.napi_lines),
-            ("cache.tx_lines", c.tx_lines),
-            ("cache.tx_contention_lines", c.tx_contention_lines),
-            ("cache.pull_lines", c.pull_lines),
-            ("cache.prefetch_misses_per_page", c.prefetch_misses_per_page),
-            ("cache.rx_dma_lines", c.rx_dma_lines),
-            ("cache.kernel_private_lines", c.kernel_private_lines),
-            ("cache.user_private_lines", c.user_private_lines),
-        ] {
-            check_u(k, v as u64, 0, 1024)?;
-        }
-        let b = &self.library;
-        for (k, v) in [
-            ("library.send_ns", b.send_ns),
-            ("library.event_ns", b.event_ns),
-            ("library.post_recv_ns", b.post_recv_ns),
-            ("library.small_send_ns", b.small_send_ns),
-            ("library.mpi_send_ns", b.mpi_send_ns),
-            ("library.mpi_recv_ns", b.mpi_recv_ns),
-            ("library.pull_setup_ns", b.pull_setup_ns),
-            ("library.spin_ns", b.spin_ns),
-        ] {
-            check_f(k, v, 0.0, NS_MAX)?;
-        }
-        check_u("library.ack_after", b.ack_after as u64, 1, 1024)?;
-        check_u("library.send_window_frames", b.send_window_frames as u64, 1, 1 << 20)?;
-        check_u("library.max_pulls", b.max_pulls as u64, 1, 1 << 16)?;
-        check_f("library.delayed_ack_us", b.delayed_ack_us, 1.0, 1e7)?;
-        check_f("library.resend_us", b.resend_us, 10.0, 1e8)?;
-        check_f("library.pull_timeout_us", b.pull_timeout_us, 10.0, 1e8)?;
+        self.link.check()?;
+        self.nic.check()?;
+        self.host.check()?;
+        self.cache.check()?;
+        self.library.check()?;
         check_f("nas.flops_per_cycle", self.nas.flops_per_cycle, 0.01, 64.0)?;
         check_f("nas.int_ipc", self.nas.int_ipc, 0.01, 16.0)?;
         check_f("nas.mem_MBps", self.nas.mem_MBps, 1.0, 1e8)?;

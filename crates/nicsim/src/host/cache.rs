@@ -495,6 +495,16 @@ mod tests {
             copy_cold_bytes_per_s: 1_500_000_000,
             line_bytes: 64,
             prefetch_misses_per_page: 2,
+            // The lines each stage touches: not the cache model's.
+            endpoint_lines: 0,
+            event_lines: 0,
+            napi_lines: 0,
+            tx_lines: 0,
+            tx_contention_lines: 0,
+            pull_lines: 0,
+            rx_dma_lines: 0,
+            kernel_private_lines: 0,
+            user_private_lines: 0,
         })
     }
 

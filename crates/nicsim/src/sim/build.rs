@@ -12,7 +12,7 @@ use super::kernel::KQueue;
 use super::{
     Action, Core, Cur, Drops, Echo, Ev, Flood, HostState, PState, PolicyFactory, Proc, ProcSet, World, NO_RANK,
 };
-use crate::config::{Scenario, WaitMode, Workload};
+use crate::config::{CacheTimes, HostTimes, LibraryTimes, NicTimes, Scenario, WaitMode, Workload};
 use crate::engine::{EventQueue, SimRng};
 use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Topology};
 use crate::net::Network;
@@ -26,53 +26,31 @@ use crate::wire::{MarkedClasses, ENDPOINTS};
 use crate::workload::Program;
 use std::collections::VecDeque;
 
-/// The scenario's costs and switches, gathered for the hot path (the
-/// durations were converted once, at validation: `crate::config::Times`).
+/// The scenario's costs and switches, gathered for the hot path: the
+/// preset's tables as charged (converted once, at validation, each by the
+/// unit its key declares: `crate::config::Times`), copied whole, and the
+/// scenario's switches.
 pub(crate) struct Costs {
-    pub irq_entry: Duration,
-    pub napi_poll: Duration,
-    pub rearm: Duration,
-    pub driver_rx: Duration,
-    /// The part of `driver_rx` after the frame's event is posted.
-    pub rx_tail: Duration,
-    pub handler_drop: Duration,
-    pub handler: Duration,
-    pub tx_done: Duration,
-    pub syscall: Duration,
-    pub driver_tx: Duration,
-    pub doorbell: Duration,
-    pub wakeup: Duration,
-    pub block: Duration,
+    /// `[host]`: the kernel's, the driver's and the copy engine's costs.
+    pub host: HostTimes,
+    /// `[library]`: the library's and the MPI layer's costs (`mpi_send`
+    /// and `mpi_recv` zero when the scenario runs no MPI layer).
+    pub lib: LibraryTimes,
+    /// `[nic]`, for the doorbell the send path rings (the NIC's own work is
+    /// priced by `crate::nic::Nic`, built from the same table).
+    pub nic: NicTimes,
+    /// `[cache]`, for the lines each stage touches (the transfers are
+    /// priced by `crate::host::CacheCosts`, built from the same table).
+    pub cache: CacheTimes,
     pub sleep: bool,
     pub soaker: bool,
-    pub idle_before_sleep: Duration,
-    pub sleep_exit: Duration,
-    pub send: Duration,
-    pub event: Duration,
-    pub post_recv: Duration,
-    pub small_send: Duration,
-    pub mpi_send: Duration,
-    pub mpi_recv: Duration,
-    pub pull_setup: Duration,
     /// The library protocol's acks, resends and send window.
     pub proto: Params,
-    pub pull_timeout: Duration,
-    pub endpoint_lines: u32,
-    pub event_lines: u32,
-    pub napi_lines: u32,
-    pub tx_lines: u32,
-    pub tx_contention_lines: u32,
-    pub pull_lines: u32,
-    pub rx_dma_lines: u32,
-    pub kernel_private_lines: u64,
-    pub user_private_lines: u64,
     pub napi_budget: u16,
     pub tx_done_irq: bool,
     pub wait: WaitMode,
     pub layout: crate::wire::Layout,
     pub rndv_threshold: u64,
-    /// Large receives a process pulls at once (`library.max_pulls`).
-    pub max_pulls: u32,
     pub marked: MarkedClasses,
     pub misorder: u8,
     pub defer_hard_irqs: u32,
@@ -84,9 +62,6 @@ pub(crate) struct Costs {
     /// Native MX (OS-bypass): the NIC delivers into user memory, serves
     /// pulls itself, and never interrupts a polling library.
     pub native: bool,
-    pub ioat_bps: u64,
-    pub ioat_submit: Duration,
-    pub ioat_completion: Duration,
 }
 
 /// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
@@ -113,54 +88,29 @@ impl World {
         let hosts_n = p.topology.hosts as usize;
         let cores = topo.cores();
         let t = &s.times;
-        let b = &p.library;
+        let lib = if s.mpi {
+            t.library
+        } else {
+            LibraryTimes { mpi_send: Duration::ZERO, mpi_recv: Duration::ZERO, ..t.library }
+        };
         let c = Costs {
-            irq_entry: t.irq_entry,
-            napi_poll: t.napi_poll,
-            rearm: t.irq_rearm,
-            driver_rx: t.driver_rx,
-            rx_tail: t.driver_rx_tail,
-            handler_drop: t.handler_drop,
-            handler: t.handler,
-            tx_done: t.tx_done,
-            syscall: t.syscall,
-            driver_tx: t.driver_tx,
-            doorbell: t.doorbell,
-            wakeup: t.wakeup,
-            block: t.block,
+            host: t.host,
+            lib,
+            nic: t.nic,
+            cache: t.cache,
             sleep: s.sleep,
             soaker: s.soaker,
-            idle_before_sleep: t.idle_before_sleep,
-            sleep_exit: t.sleep_exit,
-            send: t.send,
-            event: t.event,
-            post_recv: t.post_recv,
-            small_send: t.small_send,
-            mpi_send: if s.mpi { t.mpi_send } else { Duration::ZERO },
-            mpi_recv: if s.mpi { t.mpi_recv } else { Duration::ZERO },
-            pull_setup: t.pull_setup,
             proto: Params {
-                ack_after: b.ack_after,
-                delayed_ack: t.delayed_ack,
-                resend: t.resend,
-                send_window_frames: b.send_window_frames,
+                ack_after: lib.ack_after,
+                delayed_ack: lib.delayed_ack,
+                resend: lib.resend,
+                send_window_frames: lib.send_window_frames,
             },
-            pull_timeout: t.pull_timeout,
-            endpoint_lines: p.cache.endpoint_lines,
-            event_lines: p.cache.event_lines,
-            napi_lines: p.cache.napi_lines,
-            tx_lines: p.cache.tx_lines,
-            tx_contention_lines: p.cache.tx_contention_lines,
-            pull_lines: p.cache.pull_lines,
-            rx_dma_lines: p.cache.rx_dma_lines,
-            kernel_private_lines: p.cache.kernel_private_lines as u64,
-            user_private_lines: p.cache.user_private_lines as u64,
             napi_budget: NAPI_BUDGET,
             tx_done_irq: p.nic.tx_done_interrupts,
             wait: s.wait,
             layout: s.layout,
             rndv_threshold: s.rndv_threshold as u64,
-            max_pulls: p.library.max_pulls,
             marked: s.marked,
             misorder: s.misorder_degree,
             defer_hard_irqs: s.napi.defer_hard_irqs,
@@ -170,9 +120,6 @@ impl World {
             ioat: s.ioat,
             dca: s.dca,
             native: s.native_mx,
-            ioat_bps: t.ioat_bytes_per_s,
-            ioat_submit: t.ioat_submit,
-            ioat_completion: t.ioat_completion,
         };
         // The firmware's per-frame work for the policy and the steering (a
         // policy given from outside runs on the host: no firmware work).
@@ -245,7 +192,7 @@ impl World {
         }
         let trace = trace.map(|cfg| {
             let shape = hosts.iter().map(|h| (h.cores.len() as u16, h.nic.queues.len() as u16)).collect();
-            Box::new(super::Tracer::new(cfg, shape, topo.cores_per_die, t.idle_before_sleep))
+            Box::new(super::Tracer::new(cfg, shape, topo.cores_per_die, t.host.idle_before_sleep))
         });
         let mut w = World {
             q: EventQueue::new(),

@@ -97,12 +97,12 @@ impl World {
         let mut hdr = [0; super::wire_path::HDR_CAP];
         let hl = self.frames[frame as usize].header_bytes(&mut hdr);
         let Ok(repr) = FrameRepr::parse_header(&hdr[..hl]) else {
-            return c.driver_rx + c.handler_drop;
+            return c.host.driver_rx + c.host.handler_drop;
         };
         if echo_reply(&repr).is_none() {
-            return c.driver_rx + c.handler_drop;
+            return c.host.driver_rx + c.host.handler_drop;
         }
-        let send = c.driver_rx + c.handler + c.driver_tx + c.doorbell;
+        let send = c.host.driver_rx + c.host.handler + c.host.driver_tx + c.nic.doorbell;
         send + self.tx_touch(now, h, core, send)
     }
 

@@ -184,9 +184,9 @@ impl Core {
         let slept = c.sleep
             & !c.soaker
             & (die_idle != busy)
-            & (now.as_ps().saturating_sub(die_idle) >= c.idle_before_sleep.as_ps());
+            & (now.as_ps().saturating_sub(die_idle) >= c.host.idle_before_sleep.as_ps());
         if slept {
-            c.sleep_exit
+            c.host.sleep_exit
         } else {
             Duration::ZERO
         }
@@ -340,7 +340,7 @@ impl World {
                     return;
                 }
                 PState::Ready | PState::Waking => {
-                    let extra = if pr.state == PState::Waking { self.c.wakeup } else { Duration::ZERO };
+                    let extra = if pr.state == PState::Waking { self.c.host.wakeup } else { Duration::ZERO };
                     let step = self.lib_step(now, h, p, core);
                     let hs = &mut self.hosts[h];
                     match step {
@@ -425,15 +425,21 @@ impl World {
     pub(crate) fn tx_touch(&mut self, now: Instant, h: usize, core: usize, hold: Duration) -> Duration {
         let die = self.topo.die_of(core as u16);
         let hs = &mut self.hosts[h];
-        let mut cost =
-            self.cc.access(&self.topo, &mut hs.cache, &mut hs.tx_obj, die, crate::host::Side::Kernel, self.c.tx_lines);
+        let mut cost = self.cc.access(
+            &self.topo,
+            &mut hs.cache,
+            &mut hs.tx_obj,
+            die,
+            crate::host::Side::Kernel,
+            self.c.cache.tx_lines,
+        );
         // The skbs allocated or freed: this die's own kernel state.
         let kernel = &mut hs.lines.kernel[die as usize];
-        self.cc.touch(&mut hs.cache, kernel, die, crate::host::Side::Kernel, self.c.kernel_private_lines);
+        self.cc.touch(&mut hs.cache, kernel, die, crate::host::Side::Kernel, self.c.cache.kernel_private_lines as u64);
         let (other, until) = hs.tx_hold;
         let other_die = self.topo.die_of(other);
-        if other_die != die && now < until && self.c.tx_contention_lines > 0 {
-            let n = self.c.tx_contention_lines;
+        if other_die != die && now < until && self.c.cache.tx_contention_lines > 0 {
+            let n = self.c.cache.tx_contention_lines;
             let stall = self.cc.line(&self.topo, crate::host::Owner::Die(other_die), die).times(n as u64);
             cost += stall;
             hs.cores[other as usize].stall += stall;
@@ -461,10 +467,10 @@ impl World {
                 // this core: one work item covers both (one event fewer).
                 let (mut cost, mut budget) = match w {
                     KWork::Napi { budget, .. } => (Duration::ZERO, budget),
-                    KWork::TimerNapi { .. } => (c.irq_entry, c.napi_budget),
+                    KWork::TimerNapi { .. } => (c.host.irq_entry, c.napi_budget),
                     _ => {
                         hs.irq_handled += 1;
-                        (c.irq_entry, c.napi_budget)
+                        (c.host.irq_entry, c.napi_budget)
                     }
                 };
                 if budget == 0 {
@@ -474,14 +480,14 @@ impl World {
                     return None;
                 }
                 if budget == c.napi_budget {
-                    cost += c.napi_poll
+                    cost += c.host.napi_poll
                         + self.cc.access(
                             &self.topo,
                             &mut hs.cache,
                             &mut hs.napi_objs[q as usize],
                             die,
                             crate::host::Side::Kernel,
-                            c.napi_lines,
+                            c.cache.napi_lines,
                         );
                 }
                 let qu = &mut hs.nic.queues[q as usize];
@@ -499,7 +505,7 @@ impl World {
                             qu.defer_left -= 1;
                             (cost, KWork::Defer { q })
                         } else {
-                            (cost + c.rearm, KWork::Rearm { q })
+                            (cost + c.host.irq_rearm, KWork::Rearm { q })
                         }
                     }
                     Some(entry) => {
@@ -508,7 +514,7 @@ impl World {
                         // comes after its event is posted (`Core::tail`).
                         let e = self.entry_cost(now, h, core, entry);
                         cost += match entry {
-                            RingEntry::Rx(_) => e.saturating_sub(self.c.rx_tail),
+                            RingEntry::Rx(_) => e.saturating_sub(self.c.host.driver_rx_tail),
                             RingEntry::TxDone(_) => e,
                         };
                         let w = match entry {
@@ -525,7 +531,7 @@ impl World {
                 hs.irq_handled += 1;
                 let n = std::mem::take(&mut hs.nic.queues[q as usize].tx_done);
                 let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
-                (self.c.irq_entry + reap, w)
+                (self.c.host.irq_entry + reap, w)
             }
             KWork::EntryRx { .. } | KWork::EntryTxDone { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => {
                 unreachable!("queued only as Napi")
@@ -534,7 +540,7 @@ impl World {
                 if !self.serves[serve as usize].live {
                     return None;
                 }
-                let send = self.c.driver_tx + self.c.doorbell;
+                let send = self.c.host.driver_tx + self.c.nic.doorbell;
                 (send + self.tx_touch(now, h, core, send), w)
             }
         };
@@ -554,7 +560,7 @@ impl World {
             KWork::EntryRx { q, budget, frame } => {
                 let cs = &mut self.hosts[h].cores[core];
                 cs.kq.push_front(KWork::Napi { q, budget });
-                cs.tail = self.c.rx_tail;
+                cs.tail = self.c.host.driver_rx_tail;
                 self.handle_frame(now, h, core, frame);
             }
             KWork::EntryTxDone { q, budget, .. } => {
@@ -594,7 +600,7 @@ impl World {
     /// Reaping `n` transmit completions on a core of die `die`: freeing the
     /// skbs and touching the send-path state shared with the sender.
     pub(super) fn reap_cost(&mut self, now: Instant, h: usize, core: usize, n: u32) -> Duration {
-        let free = self.c.tx_done.times(n as u64);
+        let free = self.c.host.tx_done.times(n as u64);
         free + self.tx_touch(now, h, core, free)
     }
 
@@ -613,17 +619,17 @@ impl World {
             RingEntry::TxDone(n) => self.reap_cost(now, h, core, n),
             RingEntry::Rx(frame) => {
                 let Some(repr) = self.frames[frame as usize].parsed else {
-                    return c.driver_rx + c.handler_drop;
+                    return c.host.driver_rx + c.host.handler_drop;
                 };
 
                 let ep = repr.body.dst_endpoint();
                 let Some(p) = hs.eps[ep as usize] else {
-                    return c.driver_rx + c.handler_drop;
+                    return c.host.driver_rx + c.host.handler_drop;
                 };
                 let pr = &mut hs.procs[p as usize];
-                let mut cost = c.driver_rx
-                    + c.handler
-                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Kernel, c.endpoint_lines);
+                let mut cost = c.host.driver_rx
+                    + c.host.handler
+                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Kernel, c.cache.endpoint_lines);
                 let payload = repr.body.payload_len() as u64;
                 // Where the DMA put the frame: memory, or with DCA the cache of
                 // the core that serves the queue.
@@ -638,9 +644,15 @@ impl World {
                 // this die's skb and driver state: counted, their time is in
                 // `driver_rx` (see `host/cache.rs`).
                 let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
-                self.cc.touch(&mut hs.cache, &mut dma, die, Kernel, c.rx_dma_lines as u64);
+                self.cc.touch(&mut hs.cache, &mut dma, die, Kernel, c.cache.rx_dma_lines as u64);
                 let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
-                self.cc.touch(&mut hs.cache, &mut hs.lines.kernel[die as usize], die, Kernel, c.kernel_private_lines);
+                self.cc.touch(
+                    &mut hs.cache,
+                    &mut hs.lines.kernel[die as usize],
+                    die,
+                    Kernel,
+                    c.cache.kernel_private_lines as u64,
+                );
                 let lines = &mut pr.lines;
                 match repr.body {
                     OmxBody::Pull { .. } => {}
@@ -649,7 +661,7 @@ impl World {
                         // (or hand it to the copy engine), and update the pull
                         // handle (wherever it was last touched).
                         cost += if c.ioat {
-                            c.ioat_submit
+                            c.host.ioat_submit
                         } else {
                             self.cc.copy(&mut hs.cache, &mut dma, Some(&mut lines.app), die, Kernel, payload)
                         };
@@ -658,11 +670,18 @@ impl World {
                         let i = dst_pull_handle as usize;
                         let mine = self.handles.get(i).is_some_and(|hd| hd.host as usize == h);
                         if let Some(obj) = self.handle_objs.get_mut(i).filter(|_| mine) {
-                            cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.pull_lines);
+                            cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.cache.pull_lines);
                         }
                     }
                     _ => {
-                        cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.event_lines);
+                        cost += self.cc.access(
+                            &self.topo,
+                            &mut hs.cache,
+                            &mut pr.ring_obj,
+                            die,
+                            Kernel,
+                            c.cache.event_lines,
+                        );
                         if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
                             // Into the next slot of the receive queue.
                             let slot = lines.slot_to_write();

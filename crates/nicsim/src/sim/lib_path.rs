@@ -41,22 +41,22 @@ impl World {
                 if let Out::Msg { kind: Kind::Shm, size, .. } = out {
                     // Intra-host: the driver copies the message into the
                     // peer's memory (one copy, from this core's cache).
-                    return Some((c.syscall + self.cc.copy_time(false, size), Action::Send));
+                    return Some((c.host.syscall + self.cc.copy_time(false, size), Action::Send));
                 }
                 if c.native {
                     // OS-bypass send: descriptor (and small data) written to
                     // the NIC by PIO, then the doorbell; no system call.
                     let cost = match out {
                         Out::Msg { kind: Kind::Tiny | Kind::Small | Kind::Mcast, size, .. } => {
-                            c.doorbell + self.cc.copy_hot(size)
+                            c.nic.doorbell + self.cc.copy_hot(size)
                         }
-                        Out::PullStart { .. } => c.pull_setup + c.doorbell,
-                        _ => c.doorbell,
+                        Out::PullStart { .. } => c.lib.pull_setup + c.nic.doorbell,
+                        _ => c.nic.doorbell,
                     };
                     return Some((cost, Action::Send));
                 }
-                let per_frame = c.driver_tx + c.doorbell;
-                let tx = self.tx_touch(now, h, core, c.syscall + per_frame);
+                let per_frame = c.host.driver_tx + c.nic.doorbell;
+                let tx = self.tx_touch(now, h, core, c.host.syscall + per_frame);
                 let c = &self.c;
                 let cost = match out {
                     Out::Msg { kind, size, frag, .. } => {
@@ -68,13 +68,13 @@ impl World {
                             }
                             _ => 0,
                         };
-                        c.syscall + per_frame + tx + self.cc.copy_hot(bytes)
+                        c.host.syscall + per_frame + tx + self.cc.copy_hot(bytes)
                     }
-                    Out::Ack { .. } => c.syscall + per_frame + tx,
+                    Out::Ack { .. } => c.host.syscall + per_frame + tx,
                     Out::PullStart { handle } => {
                         let blocks =
                             self.handles[handle as usize].proto.blocks().min(wire::PULL_BLOCKS_OUTSTANDING as u32);
-                        c.syscall + c.pull_setup + per_frame.times(blocks as u64) + tx
+                        c.host.syscall + c.lib.pull_setup + per_frame.times(blocks as u64) + tx
                     }
                 };
                 return Some((cost, Action::Send));
@@ -87,12 +87,19 @@ impl World {
             if let (false, Some(ev)) = (program_ready && pr.drain == 0, pr.ring.front().copied()) {
                 pr.drain = pr.drain.saturating_sub(1);
                 let c = &self.c;
-                let mut cost = c.event
-                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Side::User, c.event_lines)
-                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Side::User, c.endpoint_lines);
+                let mut cost = c.lib.event
+                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Side::User, c.cache.event_lines)
+                    + self.cc.access(
+                        &self.topo,
+                        &mut hs.cache,
+                        &mut pr.ep_obj,
+                        die,
+                        Side::User,
+                        c.cache.endpoint_lines,
+                    );
                 // The library's own state, counted (its time is in `event`).
                 let lines = &mut pr.lines;
-                self.cc.touch(&mut hs.cache, &mut lines.private, die, Side::User, c.user_private_lines);
+                self.cc.touch(&mut hs.cache, &mut lines.private, die, Side::User, c.cache.user_private_lines as u64);
                 let mut m = ev.msg;
                 if m.kind == Kind::Mcast {
                     // A multicast frame is read as the TINY or SMALL frame it is.
@@ -125,16 +132,16 @@ impl World {
                 };
                 match m.kind {
                     Kind::Tiny | Kind::Small => {
-                        cost += c.mpi_recv + copy;
+                        cost += c.lib.mpi_recv + copy;
                     }
                     Kind::MediumFrag => {
                         cost += copy;
                         let last = c.layout.medium_frag_count(m.size as usize) as u32;
                         if m.frag_seq as u32 + 1 == last {
-                            cost += c.mpi_recv;
+                            cost += c.lib.mpi_recv;
                         }
                     }
-                    Kind::PullDone | Kind::Shm => cost += c.mpi_recv,
+                    Kind::PullDone | Kind::Shm => cost += c.lib.mpi_recv,
                     Kind::Rndv | Kind::Notify | Kind::Ack | Kind::Mcast => {}
                 }
                 return Some((cost, Action::Consume));
@@ -162,7 +169,7 @@ impl World {
                 } else {
                     return match c.wait {
                         WaitMode::Poll => self.wait_polling(now, h, p),
-                        WaitMode::Block => Some((c.block, Action::Block)),
+                        WaitMode::Block => Some((c.host.block, Action::Block)),
                     };
                 }
             }
@@ -175,36 +182,42 @@ impl World {
                     pr.pending_op = Some(op);
                     return match c.wait {
                         WaitMode::Poll => self.wait_polling(now, h, p),
-                        WaitMode::Block => Some((c.block, Action::Block)),
+                        WaitMode::Block => Some((c.host.block, Action::Block)),
                     };
                 }
                 Op::Send { peer, .. } if self.ranks[peer as usize].0 as usize == h => {
                     // Shared-memory path: the copy is priced when it is made.
-                    return Some((c.mpi_send + c.send, Action::Op(op)));
+                    return Some((c.lib.mpi_send + c.lib.send, Action::Op(op)));
                 }
                 Op::Send { size, .. } | Op::Mcast { size, .. } => {
-                    let mut cost = c.mpi_send + c.send;
+                    let mut cost = c.lib.mpi_send + c.lib.send;
                     // The library's state and the data read from the
                     // application's buffer (a large message's is pulled by
                     // the NIC): counted, their time is in `send` and the copy.
                     let hs = &mut self.hosts[h];
                     let lines = &mut hs.procs[p].lines;
-                    self.cc.touch(&mut hs.cache, &mut lines.private, die, Side::User, c.user_private_lines);
+                    self.cc.touch(
+                        &mut hs.cache,
+                        &mut lines.private,
+                        die,
+                        Side::User,
+                        c.cache.user_private_lines as u64,
+                    );
                     if wire::classify(size as usize, c.rndv_threshold as usize) != MessageClass::Large {
                         self.cc.touch(&mut hs.cache, &mut lines.app, die, Side::User, self.cc.lines(size));
                     }
                     match self.class(size) {
                         MessageClass::Medium => cost += self.cc.copy_hot(size),
-                        MessageClass::Large => cost += c.pull_setup,
+                        MessageClass::Large => cost += c.lib.pull_setup,
                         MessageClass::Tiny | MessageClass::Small if c.native => {
-                            cost += c.doorbell + self.cc.copy_hot(size)
+                            cost += c.nic.doorbell + self.cc.copy_hot(size)
                         }
                         class @ (MessageClass::Tiny | MessageClass::Small) => {
                             // One frame: its send system call follows in the
                             // same segment (see `lib_op`).
-                            let hold = c.syscall + c.driver_tx + c.doorbell;
+                            let hold = c.host.syscall + c.host.driver_tx + c.nic.doorbell;
                             if class == MessageClass::Small {
-                                cost += c.small_send;
+                                cost += c.lib.small_send;
                             }
                             let tx = self.tx_touch(now, h, core, hold);
                             cost += hold + tx + self.cc.copy_hot(size);
@@ -212,7 +225,7 @@ impl World {
                     }
                     return Some((cost, Action::Op(op)));
                 }
-                Op::Recv { .. } => return Some((c.post_recv, Action::Op(op))),
+                Op::Recv { .. } => return Some((c.lib.post_recv, Action::Op(op))),
                 Op::WaitOutstanding(n) => pr.wait = Some(n),
                 Op::Compute(d) => {
                     if !d.is_zero() {
@@ -279,7 +292,7 @@ impl World {
                 // A busy poll is a poll of its own: it restocks at its end.
                 qu.restock();
                 if let Some(entry) = taken {
-                    let cost = self.c.napi_poll + self.entry_cost(now, h, core, entry);
+                    let cost = self.c.host.napi_poll + self.entry_cost(now, h, core, entry);
                     self.hosts[h].kernel_time += cost;
                     return Some((cost, Action::BusyPoll(entry)));
                 }

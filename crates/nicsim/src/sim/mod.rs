@@ -503,7 +503,7 @@ impl World {
     /// [`STALL_WINDOW_MIN`]; a replay's at least its longest quiet gap too
     /// (a capture may pause for longer than the window).
     fn stall_window(&self) -> Duration {
-        let longest = self.c.proto.resend.max(self.c.pull_timeout).max(self.c.proto.delayed_ack);
+        let longest = self.c.proto.resend.max(self.c.lib.pull_timeout).max(self.c.proto.delayed_ack);
         let gap = self.replay.as_ref().map_or(Duration::ZERO, |r| r.longest_gap());
         longest.times(STALL_TIMERS).max(STALL_WINDOW_MIN).max(gap + STALL_WINDOW_MIN)
     }

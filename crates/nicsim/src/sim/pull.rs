@@ -81,7 +81,7 @@ impl World {
             (self.handles.len() - 1) as u32
         };
         let pr = &mut self.hosts[h].procs[p];
-        if pr.pulls_active < self.c.max_pulls {
+        if pr.pulls_active < self.c.lib.max_pulls {
             pr.pulls_active += 1;
             pr.outbox.push_back(Out::PullStart { handle: id });
         } else {
@@ -96,7 +96,7 @@ impl World {
             let f = self.pull_frame(handle, b);
             self.transmit(now, h, f);
         }
-        let at = now + self.c.pull_timeout;
+        let at = now + self.c.lib.pull_timeout;
         let hd = &mut self.handles[handle as usize];
         match hd.timer {
             // The handle's last pull started before this one.
@@ -199,9 +199,9 @@ impl World {
             // The copy engine works through its descriptors in order.
             let bytes = (hd.size - idx as u64 * per as u64).min(per as u64);
             let hs = &mut self.hosts[h];
-            let done = now.max(hs.ioat_free) + Duration::for_bytes(bytes, self.c.ioat_bps);
+            let done = now.max(hs.ioat_free) + Duration::for_bytes(bytes, self.c.host.ioat_bytes_per_s);
             hs.ioat_free = done;
-            hd.copies_done = hd.copies_done.max(done + self.c.ioat_completion);
+            hd.copies_done = hd.copies_done.max(done + self.c.host.ioat_completion);
         }
         match on {
             OnReply::Complete => {
@@ -294,7 +294,7 @@ impl World {
     }
 
     pub(super) fn pull_timer(&mut self, now: Instant, handle: u32) {
-        let to = self.c.pull_timeout;
+        let to = self.c.lib.pull_timeout;
         let deadline = self.c.proto.resend.times(RESENDS_MAX);
         let hd = &mut self.handles[handle as usize];
         hd.timer = None;

@@ -448,7 +448,7 @@ impl World {
     ) {
         let handled = self.hosts[h].irq_handled;
         if let Some(t) = self.trace.as_deref_mut() {
-            t.kernel(h, core, now, wake, w, cost, (self.c.irq_entry, handled));
+            t.kernel(h, core, now, wake, w, cost, (self.c.host.irq_entry, handled));
         }
     }
 
