@@ -3,12 +3,14 @@
 //! in its endpoint's ring, or goes to the pull protocol; and the process
 //! that owns the ring is made to notice.
 //!
-//! This module owns the frame -> event step. It does not price it (`kernel`)
-//! nor act on the event (`lib_recv`).
+//! This module owns the frame -> event step and its price (`handler_cost`:
+//! the driver's and the handler's work per frame, which the bottom half in
+//! `kernel` charges before the handler runs). It does not schedule that
+//! work on a core (`kernel`) nor act on the event (`lib_recv`).
 
 use super::{PState, World, NO_RANK, WRITER_MEMORY};
 use crate::proto::Msg;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
 
 /// A library event in an endpoint's shared event ring: a message header and
@@ -43,6 +45,83 @@ impl LibEvent {
 }
 
 impl World {
+    /// CPU cost of the driver and the Open-MX handler for received frame
+    /// `frame` on `core` (charged by the bottom half before
+    /// [`World::handle_frame`] runs): the driver's per-frame work, the
+    /// endpoint, event-ring and pull-handle lines the handler touches and
+    /// the payload it copies out of the DMA buffer, or the drop of a frame
+    /// that is malformed or finds no endpoint.
+    #[inline(always)]
+    pub(super) fn handler_cost(&mut self, h: usize, core: usize, frame: u32) -> Duration {
+        use crate::host::Side::Kernel;
+        let die = self.topo.die_of(core as u16);
+        let c = &self.c;
+        let hs = &mut self.hosts[h];
+        let Some(repr) = self.frames[frame as usize].parsed else {
+            return c.host.driver_rx + c.host.handler_drop;
+        };
+
+        let ep = repr.body.dst_endpoint();
+        let Some(p) = hs.eps[ep as usize] else {
+            return c.host.driver_rx + c.host.handler_drop;
+        };
+        let pr = &mut hs.procs[p as usize];
+        let mut cost = c.host.driver_rx
+            + c.host.handler
+            + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Kernel, c.cache.endpoint_lines);
+        let payload = repr.body.payload_len() as u64;
+        // Where the DMA put the frame: memory, or with DCA the cache of
+        // the core that serves the queue.
+        let dma_src = if c.dca {
+            crate::host::Owner::Die(self.topo.die_of(hs.steering.nominal_core(self.frames[frame as usize].q as usize)))
+        } else {
+            crate::host::Owner::Memory
+        };
+        // The receive completion and the headers the NIC wrote, and
+        // this die's skb and driver state: counted, their time is in
+        // `driver_rx` (see `host/cache.rs`).
+        let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
+        self.cc.touch(&mut hs.cache, &mut dma, die, Kernel, c.cache.rx_dma_lines as u64);
+        let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
+        self.cc.touch(
+            &mut hs.cache,
+            &mut hs.lines.kernel[die as usize],
+            die,
+            Kernel,
+            c.cache.kernel_private_lines as u64,
+        );
+        let lines = &mut pr.lines;
+        match repr.body {
+            OmxBody::Pull { .. } => {}
+            OmxBody::PullReply { dst_pull_handle, .. } => {
+                // Copy from the DMA buffer (memory) into the pinned region
+                // (or hand it to the copy engine), and update the pull
+                // handle (wherever it was last touched).
+                cost += if c.ioat {
+                    c.host.ioat_submit
+                } else {
+                    self.cc.copy(&mut hs.cache, &mut dma, Some(&mut lines.app), die, Kernel, payload)
+                };
+                // A stale reply (its handle since reused by another
+                // host) finds no handle here: the handler drops it.
+                let i = dst_pull_handle as usize;
+                let mine = self.handles.get(i).is_some_and(|hd| hd.host as usize == h);
+                if let Some(obj) = self.handle_objs.get_mut(i).filter(|_| mine) {
+                    cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.cache.pull_lines);
+                }
+            }
+            _ => {
+                cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.cache.event_lines);
+                if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
+                    // Into the next slot of the receive queue.
+                    let slot = lines.slot_to_write();
+                    cost += self.cc.copy(&mut hs.cache, &mut dma, Some(slot), die, Kernel, payload);
+                }
+            }
+        }
+        cost
+    }
+
     pub(super) fn handle_frame(&mut self, now: Instant, h: usize, core: usize, frame: u32) {
         let (src, irq_stamp) = (self.frames[frame as usize].src, self.frames[frame as usize].irq_stamp);
         let parsed = self.frames[frame as usize].parsed;

@@ -5,14 +5,14 @@
 //! state shared between cores (`tx_touch`).
 //!
 //! This module owns scheduling and pricing on cores. It does not own what a
-//! handled frame does (`handler`) nor what the library runs (`lib_path`).
+//! handled frame does nor its price (`handler`, `handler_cost`), nor what
+//! the library runs (`lib_path`).
 
 use super::{Costs, Ev, PState, World};
 use crate::engine::EventQueue;
 use crate::host::Topology;
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
-use crate::wire::OmxBody;
 use std::collections::VecDeque;
 
 /// Kernel work queued on a core (runs before the application).
@@ -604,92 +604,17 @@ impl World {
         free + self.tx_touch(now, h, core, free)
     }
 
-    /// CPU cost of handling one ring entry in the bottom half.
+    /// CPU cost of handling one ring entry in the bottom half: reaping
+    /// transmit completions, or a received frame's driver and handler work
+    /// (`handler_cost`, beside the handler) or the kernel echo's.
     pub(super) fn entry_cost(&mut self, now: Instant, h: usize, core: usize, entry: RingEntry) -> Duration {
-        let die = self.topo.die_of(core as u16);
-        use crate::host::Side::Kernel;
-        if let RingEntry::Rx(frame) = entry {
-            if self.hosts[h].echoes_at(crate::config::EchoAt::Kernel) {
-                return self.kernel_echo_cost(now, h, core, frame);
-            }
-        }
-        let c = &self.c;
-        let hs = &mut self.hosts[h];
         match entry {
             RingEntry::TxDone(n) => self.reap_cost(now, h, core, n),
             RingEntry::Rx(frame) => {
-                let Some(repr) = self.frames[frame as usize].parsed else {
-                    return c.host.driver_rx + c.host.handler_drop;
-                };
-
-                let ep = repr.body.dst_endpoint();
-                let Some(p) = hs.eps[ep as usize] else {
-                    return c.host.driver_rx + c.host.handler_drop;
-                };
-                let pr = &mut hs.procs[p as usize];
-                let mut cost = c.host.driver_rx
-                    + c.host.handler
-                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Kernel, c.cache.endpoint_lines);
-                let payload = repr.body.payload_len() as u64;
-                // Where the DMA put the frame: memory, or with DCA the cache of
-                // the core that serves the queue.
-                let dma_src = if c.dca {
-                    crate::host::Owner::Die(
-                        self.topo.die_of(hs.steering.nominal_core(self.frames[frame as usize].q as usize)),
-                    )
-                } else {
-                    crate::host::Owner::Memory
-                };
-                // The receive completion and the headers the NIC wrote, and
-                // this die's skb and driver state: counted, their time is in
-                // `driver_rx` (see `host/cache.rs`).
-                let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
-                self.cc.touch(&mut hs.cache, &mut dma, die, Kernel, c.cache.rx_dma_lines as u64);
-                let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
-                self.cc.touch(
-                    &mut hs.cache,
-                    &mut hs.lines.kernel[die as usize],
-                    die,
-                    Kernel,
-                    c.cache.kernel_private_lines as u64,
-                );
-                let lines = &mut pr.lines;
-                match repr.body {
-                    OmxBody::Pull { .. } => {}
-                    OmxBody::PullReply { dst_pull_handle, .. } => {
-                        // Copy from the DMA buffer (memory) into the pinned region
-                        // (or hand it to the copy engine), and update the pull
-                        // handle (wherever it was last touched).
-                        cost += if c.ioat {
-                            c.host.ioat_submit
-                        } else {
-                            self.cc.copy(&mut hs.cache, &mut dma, Some(&mut lines.app), die, Kernel, payload)
-                        };
-                        // A stale reply (its handle since reused by another
-                        // host) finds no handle here: the handler drops it.
-                        let i = dst_pull_handle as usize;
-                        let mine = self.handles.get(i).is_some_and(|hd| hd.host as usize == h);
-                        if let Some(obj) = self.handle_objs.get_mut(i).filter(|_| mine) {
-                            cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.cache.pull_lines);
-                        }
-                    }
-                    _ => {
-                        cost += self.cc.access(
-                            &self.topo,
-                            &mut hs.cache,
-                            &mut pr.ring_obj,
-                            die,
-                            Kernel,
-                            c.cache.event_lines,
-                        );
-                        if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
-                            // Into the next slot of the receive queue.
-                            let slot = lines.slot_to_write();
-                            cost += self.cc.copy(&mut hs.cache, &mut dma, Some(slot), die, Kernel, payload);
-                        }
-                    }
+                if self.hosts[h].echoes_at(crate::config::EchoAt::Kernel) {
+                    return self.kernel_echo_cost(now, h, core, frame);
                 }
-                cost
+                self.handler_cost(h, core, frame)
             }
         }
     }
