@@ -6,13 +6,14 @@
 //! consume ring events, then protocol timers, then the application's next
 //! operation. Waiting polls the ring or blocks in the kernel.
 //!
-//! This file owns the library's decisions and the application's operations.
-//! Handing frames to the driver and the protocol timers live in `lib_send`;
-//! acting on ring events lives in `lib_recv`.
+//! This file owns the library's decisions and the application's operations
+//! and their price. Handing frames to the driver, its price (`send_cost`)
+//! and the protocol timers live in `lib_send`; acting on ring events and its
+//! price (`consume_cost`) in `lib_recv`.
 
 use super::{Action, MediumTarget, Out, PState, Queued, Req, World};
 use crate::config::WaitMode;
-use crate::host::{Owner, Side};
+use crate::host::Side;
 use crate::proto::Kind;
 use crate::time::{Duration, Instant};
 use crate::wire::{self, MessageClass};
@@ -37,47 +38,7 @@ impl World {
             let hs = &mut self.hosts[h];
             let pr = &mut hs.procs[p];
             if let Some(out) = pr.outbox.front().copied() {
-                let c = &self.c;
-                if let Out::Msg { kind: Kind::Shm, size, .. } = out {
-                    // Intra-host: the driver copies the message into the
-                    // peer's memory (one copy, from this core's cache).
-                    return Some((c.host.syscall + self.cc.copy_time(false, size), Action::Send));
-                }
-                if c.native {
-                    // OS-bypass send: descriptor (and small data) written to
-                    // the NIC by PIO, then the doorbell; no system call.
-                    let cost = match out {
-                        Out::Msg { kind: Kind::Tiny | Kind::Small | Kind::Mcast, size, .. } => {
-                            c.nic.doorbell + self.cc.copy_hot(size)
-                        }
-                        Out::PullStart { .. } => c.lib.pull_setup + c.nic.doorbell,
-                        _ => c.nic.doorbell,
-                    };
-                    return Some((cost, Action::Send));
-                }
-                let per_frame = c.host.driver_tx + c.nic.doorbell;
-                let tx = self.tx_touch(now, h, core, c.host.syscall + per_frame);
-                let c = &self.c;
-                let cost = match out {
-                    Out::Msg { kind, size, frag, .. } => {
-                        let bytes = match kind {
-                            Kind::Tiny | Kind::Small | Kind::Mcast => size,
-                            Kind::MediumFrag => {
-                                let per = c.layout.medium_frag as u64;
-                                (size - frag as u64 * per).min(per)
-                            }
-                            _ => 0,
-                        };
-                        c.host.syscall + per_frame + tx + self.cc.copy_hot(bytes)
-                    }
-                    Out::Ack { .. } => c.host.syscall + per_frame + tx,
-                    Out::PullStart { handle } => {
-                        let blocks =
-                            self.handles[handle as usize].proto.blocks().min(wire::PULL_BLOCKS_OUTSTANDING as u32);
-                        c.host.syscall + c.lib.pull_setup + per_frame.times(blocks as u64) + tx
-                    }
-                };
-                return Some((cost, Action::Send));
+                return Some((self.send_cost(now, h, core, out), Action::Send));
             }
             // Like MPI_Wait, the progress loop returns as soon as what the
             // program waits for is complete: the program's next operation
@@ -86,64 +47,7 @@ impl World {
             let program_ready = !pr.finished && pr.pending_op.is_none() && pr.wait.is_none_or(|n| pr.outstanding <= n);
             if let (false, Some(ev)) = (program_ready && pr.drain == 0, pr.ring.front().copied()) {
                 pr.drain = pr.drain.saturating_sub(1);
-                let c = &self.c;
-                let mut cost = c.lib.event
-                    + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Side::User, c.cache.event_lines)
-                    + self.cc.access(
-                        &self.topo,
-                        &mut hs.cache,
-                        &mut pr.ep_obj,
-                        die,
-                        Side::User,
-                        c.cache.endpoint_lines,
-                    );
-                // The library's own state, counted (its time is in `event`).
-                let lines = &mut pr.lines;
-                self.cc.touch(&mut hs.cache, &mut lines.private, die, Side::User, c.cache.user_private_lines as u64);
-                let mut m = ev.msg;
-                if m.kind == Kind::Mcast {
-                    // A multicast frame is read as the TINY or SMALL frame it is.
-                    m.kind = if m.size as usize <= wire::TINY_MAX { Kind::Tiny } else { Kind::Small };
-                }
-                // A tiny message's data is in the event; a small one's or a
-                // medium fragment's in the receive queue slot the driver
-                // filled (the NIC's DMA for native MX: memory).
-                let data = match m.kind {
-                    Kind::Tiny => m.size,
-                    Kind::Small => m.size,
-                    Kind::MediumFrag => m.frag_len as u64,
-                    _ => 0,
-                };
-                let copy = match m.kind {
-                    Kind::Tiny => {
-                        let app = &mut lines.app;
-                        self.cc.touch(&mut hs.cache, app, die, Side::User, self.cc.lines(data));
-                        self.cc.copy_time(ev.writer_die == die, data)
-                    }
-                    Kind::Small | Kind::MediumFrag if ev.writer_die == super::WRITER_MEMORY => {
-                        let mut dma = crate::host::Obj::dma_written(&hs.cache, Owner::Memory);
-                        self.cc.copy(&mut hs.cache, &mut dma, Some(&mut lines.app), die, Side::User, data)
-                    }
-                    Kind::Small | Kind::MediumFrag => {
-                        let (slot, app) = lines.slot_to_read();
-                        self.cc.copy(&mut hs.cache, slot, Some(app), die, Side::User, data)
-                    }
-                    _ => Duration::ZERO,
-                };
-                match m.kind {
-                    Kind::Tiny | Kind::Small => {
-                        cost += c.lib.mpi_recv + copy;
-                    }
-                    Kind::MediumFrag => {
-                        cost += copy;
-                        let last = c.layout.medium_frag_count(m.size as usize) as u32;
-                        if m.frag_seq as u32 + 1 == last {
-                            cost += c.lib.mpi_recv;
-                        }
-                    }
-                    Kind::PullDone | Kind::Shm => cost += c.lib.mpi_recv,
-                    Kind::Rndv | Kind::Notify | Kind::Ack | Kind::Mcast => {}
-                }
+                let cost = pr.consume_cost(&self.c, &self.cc, &self.topo, &mut hs.cache, die, ev);
                 return Some((cost, Action::Consume));
             }
             // The process is looked up again only if the timers ran.

@@ -3,13 +3,87 @@
 //! receives (or kept as unexpected); early ones wait; medium fragments are
 //! reassembled; completed pulls notify the sender.
 //!
-//! This file owns the event -> request step. Pricing the consumption lives
-//! in `lib_path`; sequence numbers and acks are `crate::proto::Endpoint`'s
+//! This file owns the event -> request step and its price (`consume_cost`,
+//! which `lib_path` charges as the segment before it); sequence numbers and acks are `crate::proto::Endpoint`'s
 //! transitions, which this file applies.
 
-use super::{LibEvent, MediumRx, MediumTarget, Out, Unexpected, World};
+use super::{Costs, LibEvent, MediumRx, MediumTarget, Out, Proc, Unexpected, World};
+use crate::host::{CacheCosts, CacheStats, Owner, Side, Topology};
 use crate::proto::{AckPlan, Arrival, Kind};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
+use crate::wire;
+
+impl Proc {
+    /// CPU cost of the process consuming ring event `ev` on die `die`
+    /// (`World::lib_consume` acts on it when the segment ends): the
+    /// library's event handling, the ring, endpoint and private lines it
+    /// touches in its host's caches (`cache`), the data copied out of the
+    /// event or the receive-queue slot into the application's buffer, and
+    /// the MPI layer's receive completion.
+    #[inline(always)]
+    pub(super) fn consume_cost(
+        &mut self,
+        c: &Costs,
+        cc: &CacheCosts,
+        topo: &Topology,
+        cache: &mut CacheStats,
+        die: u16,
+        ev: LibEvent,
+    ) -> Duration {
+        let pr = self;
+        let mut cost = c.lib.event
+            + cc.access(topo, cache, &mut pr.ring_obj, die, Side::User, c.cache.event_lines)
+            + cc.access(topo, cache, &mut pr.ep_obj, die, Side::User, c.cache.endpoint_lines);
+        // The library's own state, counted (its time is in `event`).
+        let lines = &mut pr.lines;
+        cc.touch(cache, &mut lines.private, die, Side::User, c.cache.user_private_lines as u64);
+        let mut m = ev.msg;
+        if m.kind == Kind::Mcast {
+            // A multicast frame is read as the TINY or SMALL frame it is.
+            m.kind = if m.size as usize <= wire::TINY_MAX { Kind::Tiny } else { Kind::Small };
+        }
+        // A tiny message's data is in the event; a small one's or a
+        // medium fragment's in the receive queue slot the driver
+        // filled (the NIC's DMA for native MX: memory).
+        let data = match m.kind {
+            Kind::Tiny => m.size,
+            Kind::Small => m.size,
+            Kind::MediumFrag => m.frag_len as u64,
+            _ => 0,
+        };
+        let copy = match m.kind {
+            Kind::Tiny => {
+                let app = &mut lines.app;
+                cc.touch(cache, app, die, Side::User, cc.lines(data));
+                cc.copy_time(ev.writer_die == die, data)
+            }
+            Kind::Small | Kind::MediumFrag if ev.writer_die == super::WRITER_MEMORY => {
+                let mut dma = crate::host::Obj::dma_written(cache, Owner::Memory);
+                cc.copy(cache, &mut dma, Some(&mut lines.app), die, Side::User, data)
+            }
+            Kind::Small | Kind::MediumFrag => {
+                let (slot, app) = lines.slot_to_read();
+                cc.copy(cache, slot, Some(app), die, Side::User, data)
+            }
+            _ => Duration::ZERO,
+        };
+        match m.kind {
+            Kind::Tiny | Kind::Small => {
+                cost += c.lib.mpi_recv + copy;
+            }
+            Kind::MediumFrag => {
+                cost += copy;
+                let last = c.layout.medium_frag_count(m.size as usize) as u32;
+                if m.frag_seq as u32 + 1 == last {
+                    cost += c.lib.mpi_recv;
+                }
+            }
+            Kind::PullDone | Kind::Shm => cost += c.lib.mpi_recv,
+            Kind::Rndv | Kind::Notify | Kind::Ack | Kind::Mcast => {}
+        }
+        cost
+    }
+}
 
 impl World {
     pub(super) fn lib_consume(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {

@@ -3,19 +3,69 @@
 //! frames of a message (first send or resend), and the protocol timers
 //! (delayed acks, resends) that refill the outbox.
 //!
-//! This file owns the outbox -> frame step and the timer event. Deciding
-//! what to send lives in `lib_path`; which acks and resends are due in
+//! This file owns the outbox -> frame step, its price (`send_cost`, which
+//! `lib_path` charges as the segment before it) and the timer event.
+//! Deciding what to send lives in `lib_path`; which acks and resends are due in
 //! `crate::proto::Endpoint`; headers in `crate::proto::Msg`; the wire in
 //! `wire_path`.
 
 use super::{Ev, LibEvent, Out, Proc, World};
 use crate::engine::EventQueue;
 use crate::proto::{Due, Kind, Msg, SentMsg, RESENDS_MAX};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, MessageClass};
 use std::collections::VecDeque;
 
 impl World {
+    /// CPU cost of handing `out`, the head of the outbox of a process on
+    /// `core`, to the driver (`lib_send` does it when the segment ends):
+    /// the system call, the driver and the doorbell per frame, the send-path
+    /// state (`tx_touch`) and the data copied into the frame; for native MX
+    /// the doorbell and the data written by PIO; for an intra-host message
+    /// the driver's copy into the peer's memory.
+    #[inline(always)]
+    pub(super) fn send_cost(&mut self, now: Instant, h: usize, core: usize, out: Out) -> Duration {
+        let c = &self.c;
+        if let Out::Msg { kind: Kind::Shm, size, .. } = out {
+            // Intra-host: the driver copies the message into the
+            // peer's memory (one copy, from this core's cache).
+            return c.host.syscall + self.cc.copy_time(false, size);
+        }
+        if c.native {
+            // OS-bypass send: descriptor (and small data) written to
+            // the NIC by PIO, then the doorbell; no system call.
+            let cost = match out {
+                Out::Msg { kind: Kind::Tiny | Kind::Small | Kind::Mcast, size, .. } => {
+                    c.nic.doorbell + self.cc.copy_hot(size)
+                }
+                Out::PullStart { .. } => c.lib.pull_setup + c.nic.doorbell,
+                _ => c.nic.doorbell,
+            };
+            return cost;
+        }
+        let per_frame = c.host.driver_tx + c.nic.doorbell;
+        let tx = self.tx_touch(now, h, core, c.host.syscall + per_frame);
+        let c = &self.c;
+        match out {
+            Out::Msg { kind, size, frag, .. } => {
+                let bytes = match kind {
+                    Kind::Tiny | Kind::Small | Kind::Mcast => size,
+                    Kind::MediumFrag => {
+                        let per = c.layout.medium_frag as u64;
+                        (size - frag as u64 * per).min(per)
+                    }
+                    _ => 0,
+                };
+                c.host.syscall + per_frame + tx + self.cc.copy_hot(bytes)
+            }
+            Out::Ack { .. } => c.host.syscall + per_frame + tx,
+            Out::PullStart { handle } => {
+                let blocks = self.handles[handle as usize].proto.blocks().min(wire::PULL_BLOCKS_OUTSTANDING as u32);
+                c.host.syscall + c.lib.pull_setup + per_frame.times(blocks as u64) + tx
+            }
+        }
+    }
+
     /// Queues explicit acks and resends that are due; true if it queued any.
     /// Inlined into its two callers: `lib_step` runs it on every library
     /// step, and an outlined copy costs a call there (measured: +12
