@@ -5,12 +5,14 @@
 //! (per-frame time), DMA engines are FIFO servers (start-up + bytes /
 //! bandwidth, in order per engine), each receive queue has a ring of
 //! completed descriptors, an interrupt line that is masked from a raise until
-//! the host re-arms it, and a coalescing policy (`coalesce`). It does not run
-//! host code: raising an interrupt yields an event for `crate::sim`.
+//! the host re-arms it (or while a busy poller holds it suspended,
+//! `suspend`), and a coalescing policy (`coalesce`). It does not run host
+//! code: raising an interrupt yields an event for `crate::sim`.
 
 pub mod coalesce;
 pub mod multicast;
 pub mod steering;
+pub mod suspend;
 pub mod watchdog;
 
 use crate::config::{NicCfg, NicTimes};
@@ -18,6 +20,7 @@ use crate::time::{Duration, Instant, Rate};
 use coalesce::{Coalescer, Decision, TimerCmd};
 use multicast::ForwardTable;
 use std::collections::VecDeque;
+use suspend::Suspension;
 use watchdog::{Expiry, Watchdog};
 
 /// Work the bottom half takes from a queue: a received frame, or all the
@@ -93,11 +96,9 @@ pub struct RxQueue {
     /// Empty polls left before the interrupt is re-enabled
     /// (`napi_defer_hard_irqs`).
     pub defer_left: u32,
-    /// The interrupt is suspended by a busy-polling application
-    /// (`irq_suspend_timeout`); `suspend_until`: when it ends unless the
-    /// application polls again (`None` while it is polling).
-    pub suspended: bool,
-    pub suspend_until: Option<Instant>,
+    /// The interrupt's suspension by a busy-polling application
+    /// (`irq_suspend_timeout`, `suspend`).
+    pub suspension: Suspension,
     /// The polling watchdog (`nic.watchdog_us` > 0): holds the policy's
     /// raises while the host may still poll the frames up (`watchdog`).
     pub watchdog: Option<Box<Watchdog>>,
@@ -139,8 +140,7 @@ impl RxQueue {
             interrupts: 0,
             napi_sched: false,
             defer_left: 0,
-            suspended: false,
-            suspend_until: None,
+            suspension: Suspension::default(),
             watchdog: None,
             delivered: 0,
             taken: 0,
@@ -324,6 +324,26 @@ impl RxQueue {
     /// Entries waiting for the host.
     pub fn pending(&self) -> u32 {
         self.ring.len() as u32 + self.tx_done
+    }
+
+    /// A busy poll of the queue with no NAPI scheduled masks the interrupt
+    /// and suspends it until `now + timeout` (`Suspension::busy_poll`): the
+    /// suspension's timer event to schedule, if none is pending.
+    pub fn busy_poll_suspend(&mut self, now: Instant, timeout: Duration) -> Option<Instant> {
+        self.irq_enabled = false;
+        self.suspension.busy_poll(now, timeout)
+    }
+
+    /// The suspension's timer fired (`Suspension::on_timer`; `polled`: a
+    /// process busy polls this queue): its next event, and the outcome of
+    /// the interrupt enabled again if the suspension ended.
+    pub fn suspend_timer(&mut self, now: Instant, timeout: Duration, polled: bool) -> (Option<Instant>, Outcome) {
+        let parked = self.pending() == 0 && polled;
+        match self.suspension.on_timer(now, timeout, self.napi_sched, parked) {
+            suspend::Expiry::Stale | suspend::Expiry::Parked => (None, Outcome::default()),
+            suspend::Expiry::Again(at) => (Some(at), Outcome::default()),
+            suspend::Expiry::Over => (None, self.rearm(now)),
+        }
     }
 
     /// The host re-enabled the interrupt after draining the ring.

@@ -201,43 +201,21 @@ impl Core {
 }
 
 impl World {
-    /// The irq_suspend_timeout timer of queue `q` fired. While the queue is
-    /// suspended such a timer is pending (at `suspend_until`, the deadline
-    /// the last busy poll that found work set), except while a process busy
-    /// polls the empty queue: it sees every new descriptor (`dma_done`
-    /// wakes it, and the timer starts again). A NAPI poll in progress keeps
-    /// the suspension for another timeout; frames left in the ring for a
-    /// whole timeout, or no poller, enable the interrupt again (raised at
-    /// once if frames wait). As Linux: the suspension
-    /// timer re-enables IRQs if the application stops finding events in
-    /// its busy polls (Documentation/networking/napi.rst, IRQ suspension;
-    /// the per-NAPI `irq_suspend_timeout`, 6.13), so that a poller that
-    /// stops (its program ended, it computes, it waits for acks without
-    /// polling) never leaves frames stranded.
+    /// The irq_suspend_timeout timer of queue `q` fired (`Ev::SuspendTimer`):
+    /// the queue's suspension decides (`crate::nic::suspend`: it lasts while
+    /// a poll keeps finding work or runs, and is parked without a timer
+    /// while a process busy polls the empty queue, which sees every new
+    /// descriptor: `dma_done` wakes it, and its next poll starts the timer
+    /// again). Its next timer is scheduled here, and when it ends the
+    /// interrupt enabled again (raised at once if frames wait).
     pub(super) fn suspend_timer(&mut self, now: Instant, h: usize, q: usize) {
         let hs = &mut self.hosts[h];
-        let qu = &hs.nic.queues[q];
-        if !qu.suspended {
-            return;
+        let polled = hs.poller_of(q).is_some();
+        let (next, out) = hs.nic.queues[q].suspend_timer(now, self.c.irq_suspend, polled);
+        if let Some(at) = next {
+            self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
         }
-        let until = qu.suspend_until.unwrap_or(now);
-        let at = if until > now {
-            until
-        } else if qu.napi_sched {
-            now + self.c.irq_suspend
-        } else if qu.pending() == 0 && hs.poller_of(q).is_some() {
-            hs.nic.queues[q].suspend_until = None;
-            return;
-        } else {
-            let qu = &mut hs.nic.queues[q];
-            qu.suspended = false;
-            qu.suspend_until = None;
-            let out = qu.rearm(now);
-            self.nic_outcome(now, h, q, out);
-            return;
-        };
-        hs.nic.queues[q].suspend_until = Some(at);
-        self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
+        self.nic_outcome(now, h, q, out);
     }
 
     /// The interrupt of queue `q` reaches its core (`Ev::IrqArrive`; `rx`:
@@ -569,7 +547,7 @@ impl World {
             KWork::Rearm { q } => {
                 let qu = &mut self.hosts[h].nic.queues[q as usize];
                 qu.napi_sched = false;
-                let out = if qu.suspended {
+                let out = if qu.suspension.is_active() {
                     // A busy poller holds the interrupt: leave it masked.
                     crate::nic::Outcome::default()
                 } else {

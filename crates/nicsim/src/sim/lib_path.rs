@@ -184,10 +184,7 @@ impl World {
             if suspend && !qu.napi_sched {
                 // Each busy poll pushes the suspension's deadline on, and
                 // starts its timer if none is pending (`suspend_timer`).
-                qu.irq_enabled = false;
-                qu.suspended = true;
-                let at = now + self.c.irq_suspend;
-                if qu.suspend_until.replace(at).is_none() {
+                if let Some(at) = qu.busy_poll_suspend(now, self.c.irq_suspend) {
                     self.q.push(at, h as u32, super::Ev::SuspendTimer { host: h as u16, q: q as u8 });
                 }
             }

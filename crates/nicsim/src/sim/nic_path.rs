@@ -145,12 +145,8 @@ impl World {
     /// irq_suspend_timeout from now, and its timer starts if none is pending
     /// (`suspend_timer`).
     pub(super) fn release_suspension(&mut self, now: Instant, h: usize, q: usize) {
-        let qu = &mut self.hosts[h].nic.queues[q];
-        if qu.suspended {
-            let at = now + self.c.irq_suspend;
-            if qu.suspend_until.replace(at).is_none() {
-                self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
-            }
+        if let Some(at) = self.hosts[h].nic.queues[q].suspension.found_work(now, self.c.irq_suspend) {
+            self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
         }
     }
 
