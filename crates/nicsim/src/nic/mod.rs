@@ -90,12 +90,13 @@ pub struct RxQueue {
     pub timer_gen: u32,
     pub timer_at: Option<Instant>,
     pub interrupts: u64,
-    /// NAPI is scheduled by an interrupt (from the raise until the re-arm,
-    /// deferred re-polls included): a busy poller cannot take the queue.
-    pub napi_sched: bool,
+    /// NAPI is scheduled by an interrupt (from a raise that reports
+    /// received frames until the re-arm, deferred re-polls included): a
+    /// busy poller cannot take the queue.
+    napi_sched: bool,
     /// Empty polls left before the interrupt is re-enabled
     /// (`napi_defer_hard_irqs`).
-    pub defer_left: u32,
+    defer_left: u32,
     /// The interrupt's suspension by a busy-polling application
     /// (`irq_suspend_timeout`, `suspend`).
     pub suspension: Suspension,
@@ -187,6 +188,7 @@ impl RxQueue {
     fn raise(&mut self, now: Instant, rx: bool, out: &mut Outcome) {
         if rx {
             self.irq_enabled = false;
+            self.napi_sched = true;
         }
         self.irq_armed = !self.split_claims;
         self.fire_wanted = false;
@@ -324,6 +326,44 @@ impl RxQueue {
     /// Entries waiting for the host.
     pub fn pending(&self) -> u32 {
         self.ring.len() as u32 + self.tx_done
+    }
+
+    /// Whether NAPI is scheduled by an interrupt (a busy poller cannot take
+    /// the queue meanwhile).
+    #[inline]
+    pub fn napi_scheduled(&self) -> bool {
+        self.napi_sched
+    }
+
+    /// A NAPI poll found the ring empty (napi_complete_done,
+    /// net/core/dev.c): the rings are restocked, a poll that did work
+    /// (`did_work`) reloads the `defer_hard_irqs` count, and while that
+    /// count lasts (and a gro_flush_timeout is set, `gro_flush`) the
+    /// interrupt stays masked and a timer re-polls instead. True to defer,
+    /// false to re-arm ([`RxQueue::napi_done`]).
+    #[inline]
+    pub fn napi_poll_empty(&mut self, did_work: bool, defer_hard_irqs: u32, gro_flush: bool) -> bool {
+        self.restock();
+        if did_work {
+            self.defer_left = defer_hard_irqs;
+        }
+        if self.defer_left > 0 && gro_flush {
+            self.defer_left -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The poll is complete and NAPI unscheduled: the interrupt is re-armed
+    /// ([`RxQueue::rearm`]), unless a busy poller holds it suspended.
+    pub fn napi_done(&mut self, now: Instant) -> Outcome {
+        self.napi_sched = false;
+        if self.suspension.is_active() {
+            Outcome::default()
+        } else {
+            self.rearm(now)
+        }
     }
 
     /// A busy poll of the queue with no NAPI scheduled masks the interrupt

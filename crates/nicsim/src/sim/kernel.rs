@@ -471,16 +471,9 @@ impl World {
                 let qu = &mut hs.nic.queues[q as usize];
                 match qu.take() {
                     None => {
-                        qu.restock();
-                        // napi_complete_done (net/core/dev.c): a poll that did
-                        // work reloads napi_defer_hard_irqs; while that count
-                        // lasts, the IRQ stays masked and gro_flush_timeout
-                        // re-polls instead.
-                        if budget < c.napi_budget {
-                            qu.defer_left = c.defer_hard_irqs;
-                        }
-                        if qu.defer_left > 0 && !c.gro_flush.is_zero() {
-                            qu.defer_left -= 1;
+                        // napi_complete_done: defer (a gro_flush_timeout
+                        // timer re-polls) or re-arm.
+                        if qu.napi_poll_empty(budget < c.napi_budget, c.defer_hard_irqs, !c.gro_flush.is_zero()) {
                             (cost, KWork::Defer { q })
                         } else {
                             (cost + c.host.irq_rearm, KWork::Rearm { q })
@@ -545,14 +538,7 @@ impl World {
                 self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
             }
             KWork::Rearm { q } => {
-                let qu = &mut self.hosts[h].nic.queues[q as usize];
-                qu.napi_sched = false;
-                let out = if qu.suspension.is_active() {
-                    // A busy poller holds the interrupt: leave it masked.
-                    crate::nic::Outcome::default()
-                } else {
-                    qu.rearm(now)
-                };
+                let out = self.hosts[h].nic.queues[q as usize].napi_done(now);
                 self.nic_outcome(now, h, q as usize, out);
             }
             KWork::Defer { q } => {

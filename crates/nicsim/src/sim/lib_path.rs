@@ -181,14 +181,14 @@ impl World {
             let suspend = !self.c.irq_suspend.is_zero();
             let q = self.hosts[h].steering.queue_for(Some(self.hosts[h].procs[p].ep), 0);
             let qu = &mut self.hosts[h].nic.queues[q];
-            if suspend && !qu.napi_sched {
+            if suspend && !qu.napi_scheduled() {
                 // Each busy poll pushes the suspension's deadline on, and
                 // starts its timer if none is pending (`suspend_timer`).
                 if let Some(at) = qu.busy_poll_suspend(now, self.c.irq_suspend) {
                     self.q.push(at, h as u32, super::Ev::SuspendTimer { host: h as u16, q: q as u8 });
                 }
             }
-            if !qu.napi_sched {
+            if !qu.napi_scheduled() {
                 let taken = qu.take();
                 // A busy poll is a poll of its own: it restocks at its end.
                 qu.restock();

@@ -174,10 +174,8 @@ impl World {
         }
         if out.raise {
             let hs = &mut self.hosts[h];
-            if out.rx {
-                hs.nic.queues[q].napi_sched = true;
-                hs.irq_rx += 1;
-            }
+            // The queue scheduled NAPI if the interrupt reports frames.
+            hs.irq_rx += out.rx as u64;
             hs.irq_raised += 1;
             self.irq_raised_all += 1;
             let at = now + hs.nic.irq_delivery;
