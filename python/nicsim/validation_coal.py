@@ -373,7 +373,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         ),
         "marking the rendezvous is critical for a 234 KiB transfer (§IV-C3)",
         "modelled",
-        (_c(_SRC + "wire/marker.rs", "pub fn marks"), _c(_SRC + "sim/lib_path.rs", "PullStart")),
+        (_c(_SRC + "wire/marker.rs", "pub fn marks"), _c(_SRC + "sim/lib_send.rs", "PullStart")),
         (_t(_MECH, "openmx_interrupts_at_once_on_rendezvous_and_pull"),),
         ("coalescing-marking", "coalescing-transfer"),
         "RNDV, PULL, the pull replies and NOTIFY are frames of their own; an unmarked one "
