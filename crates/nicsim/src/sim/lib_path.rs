@@ -323,17 +323,7 @@ impl World {
                 let dst = peer as u16;
                 if self.ranks[dst as usize].0 as usize == h {
                     let pr = &mut self.hosts[h].procs[p];
-                    pr.outbox.push_back(Out::Msg {
-                        peer: dst,
-                        kind: Kind::Shm,
-                        seq: 0,
-                        tag,
-                        size,
-                        frag: 0,
-                        frags: 1,
-                        tail: true,
-                        rdma: req,
-                    });
+                    pr.outbox.push_back(Out::one_frame(dst, Kind::Shm, 0, tag, size, req));
                     return;
                 }
                 let pr = &mut self.hosts[h].procs[p];
@@ -353,18 +343,7 @@ impl World {
                 let pr = &mut self.hosts[h].procs[p];
                 pr.drain = pr.ring.len() as u32;
                 let me = pr.rank;
-                let kind = Kind::Mcast;
-                pr.outbox.push_back(Out::Msg {
-                    peer: me,
-                    kind,
-                    seq: 0,
-                    tag,
-                    size,
-                    frag: 0,
-                    frags: 1,
-                    tail: true,
-                    rdma: req,
-                });
+                pr.outbox.push_back(Out::one_frame(me, Kind::Mcast, 0, tag, size, req));
                 self.lib_send(now, h, p);
             }
             Op::Recv { src, size, tag } => {

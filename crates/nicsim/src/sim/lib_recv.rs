@@ -239,17 +239,7 @@ impl World {
     /// to `peer`: it takes a sequence number and is kept for resend.
     fn send_notify(now: Instant, pr: &mut super::Proc, peer: u16, rdma: u32, size: u64) {
         let sent = pr.proto.send(peer, now, rdma, size, 0, true, 1);
-        pr.outbox.push_back(Out::Msg {
-            peer,
-            kind: Kind::Notify,
-            seq: sent.seq,
-            tag: 0,
-            size,
-            frag: 0,
-            frags: 1,
-            tail: true,
-            rdma,
-        });
+        pr.outbox.push_back(Out::one_frame(peer, Kind::Notify, sent.seq, 0, size, rdma));
     }
 
     /// The notifies that waited for a send window go, in order, until one

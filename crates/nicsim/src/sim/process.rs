@@ -75,6 +75,14 @@ pub(crate) enum Out {
     PullStart { handle: u32 },
 }
 
+impl Out {
+    /// A message of one frame (a shared-memory copy, a multicast, a
+    /// notify): fragment 0 of 1, its own tail.
+    pub(crate) fn one_frame(peer: u16, kind: Kind, seq: u32, tag: u64, size: u64, rdma: u32) -> Self {
+        Out::Msg { peer, kind, seq, tag, size, frag: 0, frags: 1, tail: true, rdma }
+    }
+}
+
 /// A posted send to a remote peer that waits for a region.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Queued {
