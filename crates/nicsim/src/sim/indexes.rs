@@ -6,7 +6,6 @@
 //! grew with the ranks of the run, and counts what it looks at (`visits`) so
 //! a test can check that the work per message does not grow with them.
 
-use super::process::{grown_capacity, MediumRx};
 use super::LibEvent;
 use crate::paged::{Paged, PAGE};
 use crate::time::Instant;
@@ -420,11 +419,42 @@ impl Regions {
     }
 }
 
+/// A medium message being reassembled from its fragments.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MediumRx {
+    pub peer: u16,
+    pub seq: u32,
+    pub target: MediumTarget,
+    /// Fragments still missing.
+    pub left: u32,
+    /// Bitmap of the fragments seen (duplicates are dropped).
+    pub seen: u32,
+    /// Interrupt stamps (min, max) of its fragments.
+    pub stamps: (u32, u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MediumTarget {
+    Req(u32),
+    Unexpected,
+}
+
+/// What a `Vec` or `VecDeque` that had held at most `high` entries would
+/// have as capacity (the `peak_*` metrics are capacities: the high-water
+/// mark rounded up as those containers grow, from four entries by doubling).
+pub(crate) fn grown_capacity(high: usize) -> usize {
+    if high == 0 {
+        0
+    } else {
+        high.next_power_of_two().max(4)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::MediumTarget;
     use super::*;
     use crate::proto::{Kind, Msg};
-    use crate::sim::process::MediumTarget;
     use crate::sim::World;
 
     /// Bookkeeping work of a whole run per message sent: protocol-timer

@@ -102,7 +102,7 @@ pub(crate) struct Req {
 }
 
 /// An unexpected message waiting for its receive (a medium one's further
-/// fragments are counted in its [`MediumRx`] while they come in).
+/// fragments are counted in its [`MediumRx`](super::indexes::MediumRx) while they come in).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Unexpected {
     pub ev: LibEvent,
@@ -203,37 +203,6 @@ impl ProcSet {
     pub fn first(&self) -> Option<usize> {
         let w = self.0.iter().position(|&w| w != 0)?;
         Some(w * 64 + self.0[w].trailing_zeros() as usize)
-    }
-}
-
-/// A medium message being reassembled from its fragments.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct MediumRx {
-    pub peer: u16,
-    pub seq: u32,
-    pub target: MediumTarget,
-    /// Fragments still missing.
-    pub left: u32,
-    /// Bitmap of the fragments seen (duplicates are dropped).
-    pub seen: u32,
-    /// Interrupt stamps (min, max) of its fragments.
-    pub stamps: (u32, u32),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MediumTarget {
-    Req(u32),
-    Unexpected,
-}
-
-/// What a `Vec` or `VecDeque` that had held at most `high` entries would
-/// have as capacity (the `peak_*` metrics are capacities: the high-water
-/// mark rounded up as those containers grow, from four entries by doubling).
-pub(crate) fn grown_capacity(high: usize) -> usize {
-    if high == 0 {
-        0
-    } else {
-        high.next_power_of_two().max(4)
     }
 }
 
