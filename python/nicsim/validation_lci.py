@@ -211,7 +211,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         ),
         "LCI-ni has the lowest multicast latency (Fig. 5)",
         "modelled",
-        (_c(_SRC + "lci/multicast.rs", "pub fn start_forward"),),
+        (_c(_SRC + "lci/ni_mc.rs", "pub fn start_forward"),),
         (
             _t(
                 _SRC + "lci/mc_tests.rs",

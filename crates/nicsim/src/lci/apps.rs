@@ -9,7 +9,7 @@
 //! everything. A host learns which broadcast arrived from the root and the
 //! per-root arrival order (each tree delivers a root's messages in order).
 
-use super::multicast::Tree;
+use super::tree::Tree;
 use crate::config::LciWorkload;
 use crate::time::{Duration, Instant};
 use crate::Metrics;

@@ -18,8 +18,8 @@
 //! request to a finished home is never served, and the run ends with a
 //! `stuck` report (see `docs/lci.md`).
 
+use super::host::Control;
 use super::host::Outgoing;
-use super::workload::Control;
 use crate::config::Mix;
 use crate::engine::SimRng;
 use crate::time::{Duration, Instant};

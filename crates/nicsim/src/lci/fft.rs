@@ -12,8 +12,8 @@
 //! finished stays in the library polling (the final barrier), so it keeps
 //! acknowledging the others' packets.
 
+use super::host::Control;
 use super::host::Outgoing;
-use super::workload::Control;
 use crate::engine::SimRng;
 use crate::time::{Duration, Instant};
 use crate::Metrics;

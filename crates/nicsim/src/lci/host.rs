@@ -24,6 +24,17 @@ use crate::config::{LciHostCfg, LciHostTimes};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
+/// What a host whose library has nothing to do goes on with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Stay in the library, polling with interrupts disabled.
+    Wait,
+    /// Leave the library and compute this long, interrupts enabled.
+    Compute(Duration),
+    /// Leave the library and sleep, interrupts enabled, until a signal.
+    Sleep,
+}
+
 /// The message number of an ack-only control packet: none of the
 /// sender's messages (those count up from 0), so it never matches one.
 pub const ACK_ONLY_MSG: u32 = u32::MAX;

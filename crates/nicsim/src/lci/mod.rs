@@ -36,9 +36,11 @@ pub mod fft;
 pub mod host;
 pub mod multicast;
 pub mod ni;
+pub mod ni_mc;
 pub mod poll;
 pub mod reliable;
 pub mod timers;
+pub mod tree;
 pub mod watchdog;
 pub mod workload;
 

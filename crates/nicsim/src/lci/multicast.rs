@@ -1,12 +1,13 @@
 //! Multicast in the LCI world (\[LCI], SPEC §2.4): per-sender spanning trees
 //! and the three forwarding schemes.
 //!
-//! This module owns the tree shape ([`Tree`]: a `fanout`-ary tree over the
-//! ranks relative to the root, binary by default), the NI forwarding table
-//! in NI memory ([`ForwardTable`]), the NI's multicast state ([`NiMc`]: the
-//! queue of forwards transmitted from a receive buffer, the receive buffers
-//! held until every forward left, the send buffers shared by several
-//! descriptors) and the glue in [`World`] that decides who forwards what:
+//! This module owns the glue in [`World`] that decides who forwards what,
+//! over the tree shape of `super::tree` ([`Tree`]: a `fanout`-ary tree over
+//! the ranks relative to the root, binary by default) and the NI state of
+//! `super::ni_mc` (the forwarding table in NI memory, [`ForwardTable`], and
+//! [`NiMc`]: the queue of forwards transmitted from a receive buffer, the
+//! receive buffers held until every forward left, the send buffers shared
+//! by several descriptors):
 //!
 //! * `host-message`: a host forwards a message only when all of it arrived,
 //!   by point-to-point sends (the host re-sends: one PIO copy per child).
@@ -27,158 +28,12 @@
 use super::apps::McOut;
 use super::host::Outgoing;
 use super::ni::Ni;
+pub use super::ni_mc::{ForwardTable, NiMc};
+pub use super::tree::Tree;
 use super::workload::Program;
 use super::{ni_origin, Ev, Packet, World};
 use crate::config::Forwarding;
 use crate::time::{Duration, Instant};
-use std::collections::VecDeque;
-
-/// A `fanout`-ary spanning tree per sender over `n` ranks: rank `r` has
-/// relative rank `(r - root) mod n`; relative rank `i` has children
-/// `fanout * i + 1 ..= fanout * i + fanout` (those below `n`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tree {
-    pub n: u32,
-    pub fanout: u32,
-}
-
-impl Tree {
-    fn rel(&self, root: u32, rank: u32) -> u32 {
-        (rank + self.n - root) % self.n
-    }
-
-    /// The children of `rank` in `root`'s tree, in send order.
-    pub fn children(&self, root: u32, rank: u32) -> impl Iterator<Item = u32> {
-        let (n, f) = (self.n as u64, self.fanout as u64);
-        let first = f * self.rel(root, rank) as u64 + 1;
-        let root = root as u64;
-        (first..(first + f).min(n)).map(move |c| ((c + root) % n) as u32)
-    }
-
-    /// Number of children of `rank` in `root`'s tree.
-    pub fn child_count(&self, root: u32, rank: u32) -> u32 {
-        self.children(root, rank).count() as u32
-    }
-
-    /// The parent of `rank` in `root`'s tree (`None` for the root).
-    pub fn parent(&self, root: u32, rank: u32) -> Option<u32> {
-        let r = self.rel(root, rank);
-        (r > 0).then(|| ((r - 1) / self.fanout + root) % self.n)
-    }
-}
-
-/// The NI forwarding table in NI memory: for each root, this NI's children.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ForwardTable {
-    start: Vec<u32>,
-    kids: Vec<u32>,
-}
-
-impl ForwardTable {
-    /// The table of NI `me` for every root of `tree`.
-    pub fn new(tree: Tree, me: u32) -> Self {
-        let mut start = Vec::with_capacity(tree.n as usize + 1);
-        let mut kids = Vec::new();
-        for root in 0..tree.n {
-            start.push(kids.len() as u32);
-            kids.extend(tree.children(root, me));
-        }
-        start.push(kids.len() as u32);
-        ForwardTable { start, kids }
-    }
-
-    /// This NI's children in `root`'s tree.
-    pub fn children(&self, root: u32) -> &[u32] {
-        let r = root as usize;
-        &self.kids[self.start[r] as usize..self.start[r + 1] as usize]
-    }
-
-    /// SRAM bytes the table takes (one 32-bit word per entry and per index).
-    pub fn bytes(&self) -> u32 {
-        4 * (self.start.len() + self.kids.len()) as u32
-    }
-}
-
-/// A received multicast packet whose receive buffer is held by forwards.
-#[derive(Debug, Clone, Copy)]
-struct Hold {
-    key: (u32, u32, u32),
-    forwards_left: u32,
-    delivered: bool,
-}
-
-fn key(p: &Packet) -> (u32, u32, u32) {
-    (p.src, p.msg, p.frag)
-}
-
-/// The NI's multicast state.
-#[derive(Debug, Default)]
-pub struct NiMc {
-    /// The forwarding table (`ni` forwarding only).
-    pub table: Option<ForwardTable>,
-    /// Firmware per forward: table lookup + header rewrite + one network DMA set-up.
-    pub fwd_cost: Duration,
-    /// Forwards (packet with `dst` = child) waiting for the firmware / the child's buffer.
-    pub fwd_queue: VecDeque<Packet>,
-    /// The firmware is programming, or has programmed, the head forward.
-    pub fwd_busy: bool,
-    /// The head forward is programmed and waits only for a buffer at the child.
-    pub fwd_ready: bool,
-    holds: Vec<Hold>,
-    /// Per descriptor in `tx_queue`: whether its transmission releases the send buffer
-    /// (false for all but the last descriptor sharing one buffer).
-    pub tx_rel: VecDeque<bool>,
-    /// The same for descriptors on the wire, in transmission order.
-    pub inflight_rel: VecDeque<bool>,
-    /// Counters.
-    pub forwards: u64,
-    pub fwd_waits: u64,
-    pub first_forward_at: Option<Instant>,
-}
-
-impl NiMc {
-    /// Queues the forwards of a received multicast packet to this NI's
-    /// children and holds its receive buffer; returns the number of forwards.
-    pub fn start_forward(&mut self, pkt: Packet) -> u32 {
-        let (Some(t), Some(root)) = (&self.table, pkt.bcast) else { return 0 };
-        let kids = t.children(root);
-        for &c in kids {
-            self.fwd_queue.push_back(Packet { dst: c, ..pkt });
-        }
-        let k = kids.len() as u32;
-        if k > 0 {
-            self.holds.push(Hold { key: key(&pkt), forwards_left: k, delivered: false });
-        }
-        k
-    }
-
-    /// The host DMA of `pkt` completed: whether its receive buffer is free now.
-    pub fn release_on_delivery(&mut self, pkt: &Packet) -> bool {
-        match self.holds.iter_mut().find(|h| h.key == key(pkt)) {
-            Some(h) => {
-                h.delivered = true;
-                false
-            }
-            None => true,
-        }
-    }
-
-    /// A forward of `pkt` left: whether its receive buffer is free now.
-    pub fn release_on_forward(&mut self, pkt: &Packet) -> bool {
-        let i = self.holds.iter().position(|h| h.key == key(pkt)).expect("forward without a held buffer");
-        self.holds[i].forwards_left -= 1;
-        if self.holds[i].forwards_left > 0 {
-            return false;
-        }
-        let h = self.holds.swap_remove(i);
-        h.delivered
-    }
-
-    /// Receive buffers held by forwards.
-    pub fn held(&self) -> usize {
-        self.holds.len()
-    }
-}
 
 impl Ni {
     /// Starts the firmware on the next forward if idle; returns when the
@@ -579,7 +434,7 @@ mod tests {
 
     #[test]
     fn held_buffer_is_free_after_host_dma_and_every_forward() {
-        let mut m = NiMc { table: Some(ForwardTable::new(Tree { n: 8, fanout: 2 }, 0)), ..NiMc::default() };
+        let mut m = NiMc::new(Some(ForwardTable::new(Tree { n: 8, fanout: 2 }, 0)));
         let p = Packet {
             src: 0,
             dst: 0,
@@ -601,7 +456,7 @@ mod tests {
         assert_eq!(m.held(), 0);
         // A leaf forwards nothing and holds nothing.
         let leaf = Packet { bcast: Some(0), ..p };
-        let mut m = NiMc { table: Some(ForwardTable::new(Tree { n: 8, fanout: 2 }, 7)), ..NiMc::default() };
+        let mut m = NiMc::new(Some(ForwardTable::new(Tree { n: 8, fanout: 2 }, 7)));
         assert_eq!(m.start_forward(leaf), 0);
         assert!(m.release_on_delivery(&leaf));
     }

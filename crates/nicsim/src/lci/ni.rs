@@ -87,8 +87,8 @@ pub struct Ni {
     /// Counters.
     pub host_dmas: u64,
     pub refreshes: u64,
-    /// Multicast: forwarding table, forwards, held buffers (`super::multicast`).
-    pub mc: super::multicast::NiMc,
+    /// Multicast: forwarding table, forwards, held buffers (`super::ni_mc`).
+    pub mc: super::ni_mc::NiMc,
 }
 
 impl Ni {

@@ -13,21 +13,11 @@
 use super::apps::McProgram;
 use super::dsm::Dsm;
 use super::fft::Fft;
+pub use super::host::Control;
 use super::host::Outgoing;
 use crate::config::LciWorkload;
 use crate::time::{Duration, Instant};
 use crate::Metrics;
-
-/// What a host whose library has nothing to do goes on with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Control {
-    /// Stay in the library, polling with interrupts disabled.
-    Wait,
-    /// Leave the library and compute this long, interrupts enabled.
-    Compute(Duration),
-    /// Leave the library and sleep, interrupts enabled, until a signal.
-    Sleep,
-}
 
 /// A running program.
 #[derive(Debug)]
