@@ -1,0 +1,242 @@
+//! Tests of the scenario's validation: defaults, overrides, bindings and the messages of bad input.
+
+use super::*;
+use crate::config::WorkloadKind;
+
+#[test]
+fn minimal_scenario_uses_defaults() {
+    let s = Scenario::from_toml("[workload]\nkind = \"pingpong\"\n").unwrap();
+    assert_eq!(s.platform.name, "omx2009");
+    assert!(matches!(s.coalesce, CoalesceSpec::Timeout(t) if t.delay == Duration::from_us(75)));
+    assert_eq!(s.steering, SteeringKind::SingleRr);
+}
+
+#[test]
+fn an_lci_preset_is_refused_by_name_in_the_open_mx_world() {
+    let e = Scenario::from_toml("preset = \"lci2000\"\n[workload]\nkind = \"pingpong\"\n").unwrap_err().to_string();
+    assert!(e.contains("`preset`") && e.contains("an LCI preset") && e.contains("omx2009"), "{e}");
+    assert!(!e.contains("lci2000\", \""), "the Open-MX presets listed exclude the LCI one: {e}");
+}
+
+#[test]
+fn errors_name_key_value_and_allowed() {
+    let cases = [
+        ("[nic]\ncoalescing = \"fast\"\n[workload]\nkind = \"pingpong\"\n", &["nic.coalescing", "fast", "openmx"][..]),
+        ("[nic]\ndelay_us = -3\n[workload]\nkind = \"pingpong\"\n", &["nic.delay_us", "-3"][..]),
+        ("[workload]\nkind = \"pingpong\"\nsize = 3\n", &["size"][..]),
+        ("[platform.link]\nmtu = 10\n[workload]\nkind = \"stream\"\n", &["link.mtu", "10"][..]),
+        ("[platform.link]\nmtux = 10\n[workload]\nkind = \"stream\"\n", &["platform.link.mtux"][..]),
+        ("[platform.link]\nmtu = \"big\"\n[workload]\nkind = \"stream\"\n", &["platform.link.mtu", "big"][..]),
+        ("[host]\nbinding = 99\n[workload]\nkind = \"stream\"\n", &["host.binding", "99"][..]),
+        ("[protocol]\nunmarked = [\"rdnv\"]\n[workload]\nkind = \"stream\"\n", &["rdnv"][..]),
+        ("[host]\ntx_reap = \"irq\"\n[workload]\nkind = \"stream\"\n", &["host.tx_reap", "irq", "hard-irq"][..]),
+        (
+            "[platform.nic]\ntx_reap = \"soft\"\n[workload]\nkind = \"stream\"\n",
+            &["platform.nic.tx_reap", "soft", "hard-irq"][..],
+        ),
+        (
+            "[platform.cache]\ntx_contention_lines = -3\n[workload]\nkind = \"stream\"\n",
+            &["platform.cache.tx_contention_lines", "-3", "0 ..= 1024"][..],
+        ),
+    ];
+    for (text, needles) in cases {
+        let e = Scenario::from_toml(text).unwrap_err().0;
+        for n in needles {
+            assert!(e.contains(n), "error {e:?} should mention {n:?}");
+        }
+        assert!(!e.contains('\n'), "one line: {e:?}");
+    }
+}
+
+/// Exact messages: one line naming the key, the value and what is
+/// allowed, for type errors as for range errors.
+#[rstest::rstest]
+#[case::type_error(
+    "[workload]\nkind = \"stream\"\nsize_bytes = \"big\"",
+    "invalid value for `workload.size_bytes`: \"big\" (allowed: an integer 0 ..= 1073741824)"
+)]
+#[case::negative_size(
+    "[workload]\nkind = \"stream\"\nsize_bytes = -1",
+    "invalid value for `workload.size_bytes`: -1 (allowed: an integer 0 ..= 1073741824)"
+)]
+#[case::iterations_of_the_kind(
+    "[workload]\nkind = \"nas-is\"\niterations = \"ten\"",
+    "invalid value for `workload.iterations`: \"ten\" (allowed: an integer 1 ..= 1000)"
+)]
+#[case::irq_core_of_the_topology(
+    "[nic]\nsteering = \"single-core\"\nirq_core = -1\n[workload]\nkind = \"stream\"",
+    "invalid value for `nic.irq_core`: -1 (allowed: an integer 0 ..= 7)"
+)]
+#[case::rndv_threshold(
+    "[protocol]\nrndv_threshold = -1\n[workload]\nkind = \"stream\"",
+    "invalid value for `protocol.rndv_threshold`: -1 (allowed: an integer 129 ..= 46464: a MEDIUM message \
+     travels in at most 32 fragments of 1452 bytes at platform.link.mtu = 1500)"
+)]
+#[case::hosts_negative(
+    "[platform.topology]\nhosts = -2\n[workload]\nkind = \"stream\"",
+    "invalid value for `platform.topology.hosts`: -2 (allowed: an integer 2 ..= 1024)"
+)]
+#[case::hosts_below(
+    "[platform.topology]\nhosts = 1\n[workload]\nkind = \"stream\"",
+    "invalid value for `platform.topology.hosts`: 1 (allowed: an integer 2 ..= 1024)"
+)]
+#[case::hosts_beyond_32_bits(
+    "[platform.topology]\nhosts = 5000000000\n[workload]\nkind = \"stream\"",
+    "invalid value for `platform.topology.hosts`: 5000000000 (allowed: an integer 2 ..= 1024)"
+)]
+#[case::hosts_not_a_number(
+    "[platform.topology]\nhosts = \"many\"\n[workload]\nkind = \"stream\"",
+    "invalid value for `platform.topology.hosts`: \"many\" (allowed: an integer 2 ..= 1024)"
+)]
+#[case::count_without_a_range(
+    "[platform.cache]\ntx_contention_lines = -3\n[workload]\nkind = \"stream\"",
+    "invalid value for `platform.cache.tx_contention_lines`: -3 (allowed: an integer 0 ..= 1024)"
+)]
+#[case::number_of_the_preset(
+    "[platform.link]\nrate_gbps = \"fast\"\n[workload]\nkind = \"stream\"",
+    "invalid value for `platform.link.rate_gbps`: \"fast\" (allowed: a number 0.001 ..= 10000)"
+)]
+#[case::value_for_a_table(
+    "[platform]\ntopology = 3\n[workload]\nkind = \"stream\"",
+    "`platform.topology` is a table in the preset; give its keys"
+)]
+#[case::float_key(
+    "[nic]\ndelay_us = \"x\"\n[workload]\nkind = \"stream\"",
+    "invalid value for `nic.delay_us`: \"x\" (allowed: a number 0 ..= 1000000)"
+)]
+#[case::float_key_of_the_protocol(
+    "[protocol]\nloss = \"x\"\n[workload]\nkind = \"stream\"",
+    "invalid value for `protocol.loss`: \"x\" (allowed: a number 0 ..= 0.5)"
+)]
+#[case::negative_seed(
+    "seed = -1\n[workload]\nkind = \"stream\"",
+    "invalid value for `seed`: -1 (allowed: an integer 0 ..= 9223372036854775807)"
+)]
+#[case::missing_kind(
+    "[workload]\nsize_bytes = 8",
+    "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
+     nas-ft, alltoall, exchange, bcast, echo-nic, echo-kernel)"
+)]
+#[case::missing_workload(
+    "seed = 3",
+    "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
+     nas-ft, alltoall, exchange, bcast, echo-nic, echo-kernel)"
+)]
+#[case::unknown_kind(
+    "[workload]\nkind = \"pong\"",
+    "invalid value for `workload.kind`: \"pong\" (allowed: one of pingpong, stream, uniband, flood, nas-is, \
+     nas-cg, nas-mg, nas-ft, alltoall, exchange, bcast, echo-nic, echo-kernel)"
+)]
+#[case::name_of_wrong_type(
+    "[nic]\ncoalescing = 3\n[workload]\nkind = \"stream\"",
+    "invalid value for `nic.coalescing`: 3 (allowed: one of disabled, timeout, openmx, stream, adaptive, \
+     openmx-adaptive)"
+)]
+#[case::unknown_key(
+    "[nic]\nbogus = 1\n[workload]\nkind = \"stream\"",
+    "unknown key `nic.bogus` (allowed here: coalescing, delay_us, frames, timeout_mode, cap_us, adaptive, \
+     steering, irq_core, watchdog_us, multicast_forwarding, host0)"
+)]
+#[case::list_item(
+    "[protocol]\nunmarked = [\"rndv\", \"rdnv\"]\n[workload]\nkind = \"stream\"",
+    "invalid value for `protocol.unmarked[1]`: \"rdnv\" (allowed: one of tiny_small, medium_last, rndv, pull, \
+     last_pull_reply, notify)"
+)]
+#[case::not_a_list(
+    "[protocol]\nunmarked = \"rndv\"\n[workload]\nkind = \"stream\"",
+    "invalid value for `protocol.unmarked`: \"rndv\" (allowed: a list)"
+)]
+#[case::binding(
+    "[host]\nbinding = -1\n[workload]\nkind = \"stream\"",
+    "invalid value for `host.binding`: -1 (allowed: a core index or one of \"none\", \"auto\", \"SC\", \"S$\", \
+     \"SP\", \"OP\")"
+)]
+#[case::u32_overflow(
+    "[workload]\nkind = \"uniband\"\nwindow = 5000000000",
+    "invalid value for `workload.window`: 5000000000 (allowed: an integer 1 ..= 65536)"
+)]
+#[case::nas_class(
+    "[workload]\nkind = \"nas-cg\"\nclass = \"A\"",
+    "invalid value for `workload.class`: \"A\" (allowed: B or C (the NPB classes of the CG, MG and FT skeletons))"
+)]
+#[case::unread_key(
+    "[workload]\nkind = \"stream\"\niterations = 5",
+    "`workload.iterations` = 5 is not read by workload.kind = \"stream\" (its keys: size_bytes, messages, warmup)"
+)]
+#[case::unread_size(
+    "[workload]\nkind = \"nas-is\"\nsize_bytes = 64",
+    "`workload.size_bytes` = 64 is not read by workload.kind = \"nas-is\" (its keys: class, iterations, procs_per_host)"
+)]
+#[case::unread_class(
+    "[workload]\nkind = \"pingpong\"\nclass = \"C\"",
+    "`workload.class` = \"C\" is not read by workload.kind = \"pingpong\" (its keys: size_bytes, iterations, warmup)"
+)]
+#[case::ranks_beyond_16_bits(
+    "[platform.topology]\nhosts = 1024\nsockets = 16\ndies_per_socket = 1\ncores_per_die = 16\n\
+     [workload]\nkind = \"exchange\"\nprocs_per_host = 256",
+    "invalid value for `workload.procs_per_host`: 256 (allowed: at most 63 with platform.topology.hosts = 1024: \
+     a run has at most 65535 ranks)"
+)]
+#[case::table_expected("nic = 3\n[workload]\nkind = \"stream\"", "invalid value for `nic`: 3 (allowed: a table)")]
+#[case::preset_enum(
+    "[platform.nic]\ntx_reap = \"soft\"\n[workload]\nkind = \"stream\"",
+    "invalid value for `platform.nic.tx_reap`: \"soft\" (allowed: one of napi, hard-irq)"
+)]
+fn error_messages(#[case] text: &str, #[case] want: &str) {
+    assert_eq!(Scenario::from_toml(text).unwrap_err().0, want);
+}
+
+/// Every accepted name parses, and the help of each field lists it.
+#[test]
+fn enumerations_accept_every_listed_name() {
+    for kind in crate::config::variant_names::<WorkloadKind>() {
+        let collective = kind.starts_with("nas-") || ["alltoall", "exchange"].contains(kind);
+        let per_host = if collective { "procs_per_host = 2\n" } else { "" };
+        let text = format!("[workload]\nkind = \"{kind}\"\n{per_host}");
+        assert!(Scenario::from_toml(&text).is_ok(), "{kind}");
+    }
+    for b in crate::config::variant_names::<BindingName>() {
+        let text = format!("[host]\nbinding = \"{b}\"\n[workload]\nkind = \"stream\"\n");
+        assert!(Scenario::from_toml(&text).is_ok(), "{b}");
+    }
+    let s = Scenario::from_toml("[host]\nbinding = \"none\"\n[workload]\nkind = \"stream\"\n").unwrap();
+    assert_eq!(s.binding, None);
+}
+
+/// A value of the scenario names its key as the scenario does, one of
+/// a preset file as the file does, whichever check refuses it.
+#[test]
+fn a_preset_file_value_is_named_as_the_file_names_it() {
+    let dir = std::env::temp_dir().join(format!("nicsim-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mine.toml");
+    let preset = crate::config::preset_text("omx2009").unwrap().replace("hosts = 2", "hosts = 1");
+    std::fs::write(&file, preset).unwrap();
+    let path = file.to_str().unwrap();
+    let run = |platform: &str| {
+        Scenario::from_toml(&format!("preset = {path:?}\n{platform}[workload]\nkind = \"stream\"\n")).unwrap_err().0
+    };
+    assert_eq!(
+        run(""),
+        format!("preset file {path:?}: invalid value for `topology.hosts`: 1 (allowed: an integer 2 ..= 1024)")
+    );
+    assert_eq!(
+        run("[platform.topology]\nhosts = 0\n"),
+        "invalid value for `platform.topology.hosts`: 0 (allowed: an integer 2 ..= 1024)"
+    );
+    assert!(Scenario::from_toml(&format!(
+        "preset = {path:?}\n[platform.topology]\nhosts = 4\n[workload]\nkind = \"stream\"\n"
+    ))
+    .is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn platform_overrides_apply() {
+    let s = Scenario::from_toml(
+        "[platform.link]\nmtu = 9000\n[platform.host]\nsyscall_ns = 1\n[workload]\nkind = \"stream\"\n",
+    )
+    .unwrap();
+    assert_eq!(s.platform.link.mtu, 9000);
+    assert_eq!(s.platform.host.syscall_ns, 1.0);
+}
