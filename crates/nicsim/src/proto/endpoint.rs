@@ -9,6 +9,7 @@
 //! the frames (`crate::sim` builds them from [`super::Msg`]) nor the event
 //! that wakes the library when a deadline passes.
 
+use super::sent::{release_oldest, store, SentMsg, Slot, NIL};
 use super::{widen, Seq};
 use crate::paged::Paged;
 use crate::time::{Duration, Instant};
@@ -58,24 +59,6 @@ pub const RESEND_BACKOFF_MAX: u8 = 6;
 /// off ([`RESEND_BACKOFF_MAX`]), so it counts the delays, not the rounds.
 pub const RESENDS_MAX: u64 = 1000;
 
-/// A message kept for possible resend until acked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SentMsg {
-    pub seq: Seq,
-    /// The request (or, for a large message, the region id) it carries.
-    pub req: u32,
-    /// When it was last put on the wire.
-    pub sent_at: Instant,
-    /// When it was first put on the wire (the give-up counts from here).
-    pub first_sent: Instant,
-    pub size: u64,
-    pub tag: u64,
-    /// For NOTIFY: the receive request it completes on the peer.
-    pub is_notify: bool,
-    /// Frames of the message (medium: its fragments).
-    pub frames: u32,
-}
-
 /// How an arriving message relates to the expected sequence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrival {
@@ -111,9 +94,6 @@ pub enum Due {
     /// resent to it).
     GiveUp(SentMsg),
 }
-
-/// No slot of [`Endpoint::sent`].
-const NIL: u32 = u32::MAX;
 
 /// Stale entries the protocol-timer heap may hold beyond as many as its
 /// live ones before they are dropped at once: a few peers' worth, so that
@@ -201,50 +181,6 @@ impl Peer {
     fn window_full(&self, frames: u32, window: u32) -> bool {
         self.unacked_frames > 0 && self.unacked_frames + frames > window
     }
-}
-
-/// A slot of [`Endpoint::sent`]: an unacknowledged message and the slot of
-/// the one sent after it to the same peer (`NIL`: none). One cache line
-/// (64-byte aligned): at hundreds of ranks the slot a send writes or an ack
-/// reads is out of the simulator's caches, and a slot across two lines
-/// would be two misses.
-#[derive(Clone, Copy, Debug)]
-#[repr(align(64))]
-struct Slot {
-    m: SentMsg,
-    next: u32,
-}
-
-/// Puts `m` in a slot of `sent` (the last freed of `free` first), linked
-/// after nothing.
-#[inline(always)]
-fn store(sent: &mut Vec<Slot>, free: &mut Vec<u32>, m: SentMsg) -> u32 {
-    let slot = Slot { m, next: NIL };
-    match free.pop() {
-        None => {
-            sent.push(slot);
-            (sent.len() - 1) as u32
-        }
-        Some(i) => {
-            sent[i as usize] = slot;
-            i
-        }
-    }
-}
-
-/// Releases the `n` oldest of a peer's unacknowledged messages, linked
-/// from slot `head` of `sent`: their slots go to `free`. Returns the slot
-/// of the oldest left (`NIL`: none) and the frames released.
-fn release_oldest(sent: &[Slot], free: &mut Vec<u32>, head: u32, n: u32) -> (u32, u32) {
-    let mut at = head;
-    let mut frames = 0;
-    for _ in 0..n {
-        free.push(at);
-        let s = &sent[at as usize];
-        frames += s.m.frames;
-        at = s.next;
-    }
-    (at, frames)
 }
 
 /// Pushes a peer on a list that takes each peer once in a while (out of

@@ -24,17 +24,17 @@
 mod endpoint;
 mod msg;
 mod pull;
+mod sent;
 
 #[cfg(test)]
 mod pull_tests;
 #[cfg(test)]
 mod tests;
 
-pub use endpoint::{
-    AckPlan, Arrival, Due, Endpoint, Params, SentMsg, RESENDS_MAX, RESENDS_PER_PEER, RESEND_BACKOFF_MAX,
-};
+pub use endpoint::{AckPlan, Arrival, Due, Endpoint, Params, RESENDS_MAX, RESENDS_PER_PEER, RESEND_BACKOFF_MAX};
 pub use msg::{Kind, Msg};
 pub use pull::{Blocks, OnReply, OnTimer, PullHandle, PullServe, ServedReply};
+pub use sent::SentMsg;
 
 /// Sequence numbers are 16-bit on the wire (Open-MX `omx_seqnum_t` is 16-bit
 /// with a session in the upper bits); the model keeps them in `u32` and puts
