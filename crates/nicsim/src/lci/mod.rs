@@ -5,7 +5,8 @@
 //! else: [`host`] (library: PIO sends, receive-buffer queue, polling,
 //! upcall), [`ni`] (LANai firmware: buffers, DMA engines, delivery plans),
 //! [`bus`] (each host's shared PCI bus), [`poll`] (the five arrival
-//! detection strategies), [`workload`] (what the hosts run) and
+//! detection strategies), [`workload`] (what the hosts run), `metrics`
+//! (the run's metrics by name) and
 //! `crate::net::grid` (the switches). It is a different machine from the
 //! Open-MX world in `crate::sim` (no kernel receive path, no NAPI): it
 //! shares only the engine (`crate::engine`), time, configuration and
@@ -34,6 +35,7 @@ pub mod cpu;
 pub mod dsm;
 pub mod fft;
 pub mod host;
+mod metrics;
 pub mod multicast;
 pub mod ni;
 pub mod ni_mc;
@@ -644,50 +646,6 @@ impl World {
             return Err(SimError(format!("invariant: {} packets sent, {} delivered", self.packets_sent, delivered)));
         }
         Ok(())
-    }
-
-    /// Metrics of the run (units in the names).
-    pub fn metrics(&self) -> Metrics {
-        let mut m = Metrics::default();
-        let mut set = |k: &str, v: f64| {
-            m.0.insert(k.to_string(), v);
-        };
-        let now = self.q.now();
-        set("sim_time_us", now.as_us_f64());
-        set("events", self.q.popped() as f64);
-        set("packets", self.packets_sent as f64);
-        set("packets_delivered", self.packets_delivered as f64);
-        let sum = |f: &dyn Fn(&Host) -> u64| self.hosts.iter().map(f).sum::<u64>() as f64;
-        set("interrupts", sum(&|h| h.interrupts));
-        set("polls_failed", sum(&|h| h.polls_failed));
-        set("polls_ok", sum(&|h| h.polls_ok));
-        set("upcalls", sum(&|h| h.upcalls));
-        set("host_dmas", self.nis.iter().map(|n| n.host_dmas).sum::<u64>() as f64);
-        set("host_counter_fetches", self.nis.iter().map(|n| n.refreshes).sum::<u64>() as f64);
-        let t = now.since(Instant::ZERO).as_ps().max(1) as f64;
-        for (i, b) in self.buses.iter().enumerate().take(2) {
-            set(&format!("host{i}_bus_busy_frac"), b.busy.as_ps() as f64 / t);
-            set(&format!("host{i}_bus_wait_us"), b.wait.as_us_f64());
-            set(&format!("host{i}_dmas"), b.dmas as f64);
-            set(&format!("host{i}_dma_bytes"), b.dma_bytes as f64);
-            set(&format!("host{i}_pio_reads"), b.pio_reads as f64);
-            set(&format!("host{i}_pio_writes"), b.pio_writes as f64);
-        }
-        self.mc_metrics(&mut set);
-        self.program.metrics(&mut m);
-        m.0.insert("watchdog_interrupts".into(), self.wd.iter().map(|w| w.raised).sum::<u64>() as f64);
-        m.0.insert("watchdog_fetches".into(), self.wd.iter().map(|w| w.fetches).sum::<u64>() as f64);
-        m.0.insert("clock_interrupts".into(), self.clock_interrupts as f64);
-        m.0.insert("signals_returned_at_once".into(), self.signals_at_once as f64);
-        m.0.insert("signals_merged".into(), self.signals_merged as f64);
-        m.0.insert("ni_host_fetches".into(), self.ni_host_fetches as f64);
-        let rel = |f: &dyn Fn(&reliable::Reliable) -> u64| {
-            self.hosts.iter().filter_map(|h| h.rel.as_ref()).map(f).sum::<u64>() as f64
-        };
-        m.0.insert("explicit_acks".into(), rel(&|r| r.explicit_acks));
-        m.0.insert("piggybacked_acks".into(), rel(&|r| r.piggybacked_acks));
-        m.0.insert("window_full_polls".into(), rel(&|r| r.stalls));
-        m
     }
 }
 
