@@ -1,0 +1,114 @@
+//! Tests of the NIC's receive queues and rings: buffer classes, ring
+//! occupancy and the DMA engines.
+
+use super::*;
+use crate::config::{preset_text, Platform, Times};
+
+/// The omx2009 NIC with one queue, its rings of `slots` entries.
+fn nic(small_bytes: u32, fill_thresh: u32, slots: u32) -> Nic {
+    let mut p = Platform::from_toml(preset_text("omx2009").unwrap()).unwrap();
+    (p.nic.small_bytes, p.nic.fill_thresh, p.nic.ring_slots) = (small_bytes, fill_thresh, slots);
+    let queue = RxQueue::new(Box::new(coalesce::Disabled), slots as usize, fill_thresh);
+    Nic::new(&p.nic, &Times::of(&p).nic, vec![queue], Duration::ZERO)
+}
+
+/// Fills queue 0 with `n` frames of `len` bytes, as the firmware does.
+fn fill(nic: &mut Nic, n: u32, len: usize) -> u32 {
+    let mut taken = 0;
+    for f in 0..n {
+        let small = nic.is_small(len);
+        let bufs = if small { 1 } else { Nic::big_bufs(len) };
+        if !nic.ring_full(0, small, bufs) {
+            nic.queues[0].push_rx(f, small, bufs);
+            taken += 1;
+        }
+    }
+    taken
+}
+
+#[test]
+fn a_small_frame_takes_a_buffer_of_its_own_ring_when_data_fill_the_other() {
+    let mut two = nic(126, 0, 32);
+    assert_eq!(fill(&mut two, 40, 1514), 32, "the big ring holds 32");
+    assert!(two.ring_full(0, false, 1) && !two.ring_full(0, true, 1));
+    assert_eq!(fill(&mut two, 5, 60), 5, "acks and pull requests still get in");
+    // Processed in arrival order, each giving its buffer back to its ring.
+    assert_eq!(two.queues[0].take(), Some(RingEntry::Rx(0)));
+    assert_eq!((two.queues[0].small_in_ring, two.ring_full(0, false, 1)), (5, false));
+    let mut one = nic(0, 0, 32);
+    assert_eq!(fill(&mut one, 40, 1514), 32);
+    assert_eq!(fill(&mut one, 5, 60), 0, "one ring: a 60 B frame is dropped too");
+}
+
+#[test]
+fn with_a_fill_threshold_buffers_come_back_only_when_a_poll_restocks() {
+    let mut nic = nic(0, 16, 32);
+    assert_eq!(fill(&mut nic, 32, 1514), 32);
+    for _ in 0..20 {
+        nic.queues[0].take();
+    }
+    // 12 frames wait, 12 buffers posted: no room until a restock.
+    assert!(nic.ring_full(0, false, 1));
+    nic.queues[0].restock();
+    assert_eq!(nic.queues[0].posted[0], 32);
+    assert_eq!(fill(&mut nic, 40, 1514), 20);
+    // Above the threshold a restock gives nothing back.
+    nic.queues[0].take();
+    nic.queues[0].restock();
+    assert_eq!(nic.queues[0].posted[0], 31);
+    // Without a threshold every processed frame frees its buffer at once.
+    let mut eager = self::nic(0, 0, 32);
+    fill(&mut eager, 32, 1514);
+    eager.queues[0].take();
+    assert!(!eager.ring_full(0, false, 1));
+}
+
+/// The queue's view of the watchdog, packet by packet: the policy's
+/// raise waits for an expiry; a frame polled up meanwhile makes it
+/// unnecessary, a frame nobody takes lets it out.
+#[test]
+fn the_watchdog_holds_the_policys_raise_until_an_expiry_without_progress() {
+    let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
+    let us = Duration::from_us;
+    q.watchdog = Some(Box::new(Watchdog::new(us(10), us(1))));
+    let t0 = Instant::ZERO;
+    q.push_rx(0, true, 1);
+    let (at, gen) = q.watchdog_delivered(t0).unwrap();
+    assert_eq!(at, t0 + us(10));
+    assert!(!q.apply(t0, Decision::RAISE).raise, "held");
+    // A busy poll takes the frame: the expiry and its fetch find it taken.
+    assert_eq!(q.take(), Some(RingEntry::Rx(0)));
+    let (out, next) = q.watchdog_timer(at, gen);
+    let (back, gen) = next.unwrap();
+    assert_eq!((out.raise, back), (false, at + us(1)));
+    let (out, next) = q.watchdog_timer(back, gen);
+    assert!(!out.raise && next.is_none());
+    assert_eq!(q.interrupts, 0);
+    // Nobody takes the next frame: the held raise goes out at the fetch's return.
+    q.push_rx(1, true, 1);
+    let (at, gen) = q.watchdog_delivered(back).unwrap();
+    assert!(!q.apply(back, Decision::RAISE).raise);
+    let (_, next) = q.watchdog_timer(at, gen);
+    let (back, gen) = next.unwrap();
+    let (out, next) = q.watchdog_timer(back, gen);
+    assert!(out.raise && out.rx && next.is_some());
+    assert_eq!(q.interrupts, 1);
+}
+
+/// A jumbo frame fills several page-sized buffers, so a ring holds
+/// fewer of them; each gives all its buffers back when processed.
+#[test]
+fn a_frame_longer_than_a_page_fills_several_buffers() {
+    assert_eq!(Nic::big_bufs(1514), 1);
+    assert_eq!(Nic::big_bufs(4094), 1);
+    assert_eq!(Nic::big_bufs(4095), 2, "the pad pushes it over a page");
+    assert_eq!(Nic::big_bufs(4144), 2, "an MX-wire 4 KiB reply");
+    assert_eq!(Nic::big_bufs(9014), 3);
+    let mut nic = nic(1518, 0, 32);
+    assert_eq!(fill(&mut nic, 40, 4144), 16, "32 buffers, two a frame");
+    assert_eq!(nic.queues[0].big_in_ring, 32);
+    assert!(!nic.ring_full(0, true, 1), "a 1518-byte frame goes to the small ring");
+    assert_eq!(nic.queues[0].take(), Some(RingEntry::Rx(0)));
+    assert_eq!(nic.queues[0].big_in_ring, 30);
+    assert!(!nic.ring_full(0, false, 2) && nic.ring_full(0, false, 3));
+}
