@@ -1,5 +1,5 @@
-//! Tests of the NIC's receive queues and rings: buffer classes, ring
-//! occupancy and the DMA engines.
+//! Tests of the NIC's receive queues: buffer classes and ring occupancy,
+//! jumbo frames across page buffers, and a watchdog holding a raise.
 
 use super::*;
 use crate::config::{preset_text, Platform, Times};
