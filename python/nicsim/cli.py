@@ -15,7 +15,6 @@ and as strings it compiled them again on every run (14 ms of a small
 ``nicsim run``), where evaluated ones are part of the cached bytecode.
 """
 
-import functools
 import json
 import sys
 import time
@@ -26,12 +25,11 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 import nicsim
-from nicsim import _core, _launch, cli_replay, model
+from nicsim import _core, _launch, cli_common, cli_model, cli_replay
 from nicsim._core import NicsimError
 from nicsim.scenario import DEFAULT_SEED, Scenario, parse_sets, parse_value
 
 if TYPE_CHECKING:
-    from rich.console import Console
     from rich.table import Table
 
 __all__ = ["app"]
@@ -42,16 +40,7 @@ EXIT_INTERRUPTED = _launch.EXIT_INTERRUPTED
 COUNT_LIMIT = 2**64 - 1
 
 
-@functools.cache
-def _out() -> "Console":
-    """Return the console that tables and messages go to.
-
-    rich is imported with the first of them: ``nicsim run --json`` prints
-    without it.
-    """
-    from rich.console import Console
-
-    return Console()
+_out = cli_common.console
 
 
 def _fail(message: str) -> NoReturn:
@@ -463,105 +452,7 @@ def reproduce_command(
         _out().print(f"wrote {len(tables)} experiment(s), {rows} rows: {out / 'report.md'}")
 
 
-def _parse_layer(text: str) -> model.Layer:
-    """``name:cycles:on[:latency_ns[:overhead_cycles]]`` -> a layer."""
-    parts = text.split(":")
-    if not 3 <= len(parts) <= 5:
-        _fail(f"--layer {text!r}: expected name:cycles:on[:latency_ns[:overhead_cycles]]")
-    try:
-        numbers = [float(x) for x in [parts[1], *parts[3:]]]
-    except ValueError:
-        _fail(f"--layer {text!r}: cycles, latency_ns and overhead_cycles must be numbers")
-    latency = numbers[1] if len(numbers) > 1 else 0.0
-    overhead = numbers[2] if len(numbers) > 2 else 0.0
-    return model.Layer(parts[0], numbers[0], parts[2], latency, overhead)
-
-
-def _parse_sizes(text: str) -> list[int]:
-    try:
-        sizes = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        _fail(f"--sizes {text!r}: expected comma-separated byte counts, e.g. 100,1000,8000")
-    if not sizes or min(sizes) < 0:
-        _fail(f"--sizes {text!r}: expected at least one size >= 0")
-    return sizes
-
-
-def _model_table(title: str, path: str, evals: list[model.Evaluation]) -> "Table":
-    """One column per size; the terms of each sum, then the sums."""
-    from rich.table import Table
-
-    table = Table(title=title)
-    table.add_column("sum / term")
-    for e in evals:
-        table.add_column(f"{e.size_bytes} B", justify="right")
-
-    def rows(label: str, key: str, unit: str) -> None:
-        terms = [dict(getattr(e, key)) for e in evals]
-        for term in terms[0]:
-            table.add_row(f"  {label}: {term} ({unit})", *[f"{t[term]:.4g}" for t in terms])
-
-    rows("client to-app", "client_terms_us", "µs")
-    rows(f"echo {path}", "echo_terms_us", "µs")
-    table.add_row("latency = RTT/2 (µs)", *[f"{e.latency_us:.4g}" for e in evals])
-    rows("echo-host overhead", "overhead_terms_cycles", "cycles")
-    table.add_row("overhead (% of echo host)", *[f"{e.overhead_pct:.4g}" for e in evals])
-    table.add_row("gap (µs)", *[f"{e.gap_us:.4g}" for e in evals])
-    return table
-
-
-@app.command("model")
-def model_command(
-    preset: Annotated[str, typer.Option(help="Preset name or preset TOML file.")] = "emo2004",
-    path: Annotated[
-        list[str] | None,
-        typer.Option(help="to-nic | to-kernel | to-app (repeatable; default: all three)."),
-    ] = None,
-    coalescing: Annotated[str, typer.Option(help="none | default | max.")] = "none",
-    sizes: Annotated[str, typer.Option(help="Message sizes in bytes, comma-separated.")] = (
-        "100,1000,4000,8000"
-    ),
-    layer: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Extra layer name:cycles:on[:latency_ns[:overhead_cycles]] (repeatable)."
-        ),
-    ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="Set any scenario key: key.path=value (TOML value)."),
-    ] = None,
-    plot: Annotated[
-        Path | None, typer.Option(help="Also plot latency and overhead vs size (PNG).")
-    ] = None,
-) -> None:
-    """Evaluate the EMO model for a preset and configuration; print each sum's terms."""
-    from nicsim import outputs
-
-    if plot is not None:
-        outputs.check_file(plot, "--plot")
-    paths = path or list(model.PATHS)
-    size_list = _parse_sizes(sizes)
-    layers = [_parse_layer(text) for text in layer or []]
-    overrides: dict[str, Any] = dict(parse_sets(set_ or [], example="host.wait=poll"))
-    results: dict[str, list[model.Evaluation]] = {}
-    for name in paths:
-        results[name] = model.evaluate(
-            preset,
-            path=name,
-            coalescing=coalescing,
-            sizes=size_list,
-            layers=layers,
-            overrides=overrides,
-        )
-    for name, evals in results.items():
-        _out().print(_model_table(f"EMO {name} on {preset}, coalescing {coalescing}", name, evals))
-    if plot is not None:
-        from nicsim.plots_emo import plot_model
-
-        with outputs.atomic_file(plot) as temp:
-            plot_model(results, f"EMO model: {preset}, coalescing {coalescing}", temp)
-        _out().print(f"wrote {plot}")
+app.command("model")(cli_model.model_command)
 
 
 @presets_app.command("list")

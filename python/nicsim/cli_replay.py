@@ -18,6 +18,7 @@ import typer
 
 from nicsim import _core
 from nicsim._core import NicsimError
+from nicsim.cli_common import console
 from nicsim.scenario import Scenario, parse_sets
 
 if TYPE_CHECKING:
@@ -134,19 +135,13 @@ def replay_command(
     if as_json:
         print(json.dumps({name: r.metrics for name, r in results.items()}, indent=2))
     else:
-        _console().print(_table(title, results))
+        console().print(_table(title, results))
     if target is not None:
         from nicsim import plots_replay
 
         written = plots_replay.write(results, target, title)
         if not as_json:
-            _console().print(f"wrote {', '.join(str(p) for p in written)}", highlight=False)
-
-
-def _console() -> Any:
-    from rich.console import Console
-
-    return Console()
+            console().print(f"wrote {', '.join(str(p) for p in written)}", highlight=False)
 
 
 def _table(title: str, results: "dict[str, ReplayResult]") -> "Table":

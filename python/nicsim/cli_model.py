@@ -1,0 +1,133 @@
+"""``nicsim model``: the EMO analytic model's sums for a preset, printed term by term.
+
+This module owns the ``model`` subcommand: it parses ``--layer`` and
+``--sizes``, evaluates :mod:`nicsim.model` for each path and prints each
+sum's terms per size (and plots them with ``--plot``). :mod:`nicsim.cli`
+registers :func:`model_command` on its app, whose error contract it
+follows: a bad input raises :class:`NicsimError`, which the app prints as
+one line (exit 2). As there, annotations are evaluated when the function
+is defined (no ``from __future__ import annotations``): typer reads them.
+"""
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from nicsim import model
+from nicsim._core import NicsimError
+from nicsim.cli_common import console
+from nicsim.scenario import parse_sets
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+__all__ = ["model_command"]
+
+
+def _parse_layer(text: str) -> model.Layer:
+    """``name:cycles:on[:latency_ns[:overhead_cycles]]`` -> a layer."""
+    parts = text.split(":")
+    if not 3 <= len(parts) <= 5:
+        raise NicsimError(
+            f"--layer {text!r}: expected name:cycles:on[:latency_ns[:overhead_cycles]]"
+        )
+    try:
+        numbers = [float(x) for x in [parts[1], *parts[3:]]]
+    except ValueError:
+        raise NicsimError(
+            f"--layer {text!r}: cycles, latency_ns and overhead_cycles must be numbers"
+        ) from None
+    latency = numbers[1] if len(numbers) > 1 else 0.0
+    overhead = numbers[2] if len(numbers) > 2 else 0.0
+    return model.Layer(parts[0], numbers[0], parts[2], latency, overhead)
+
+
+def _parse_sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise NicsimError(
+            f"--sizes {text!r}: expected comma-separated byte counts, e.g. 100,1000,8000"
+        ) from None
+    if not sizes or min(sizes) < 0:
+        raise NicsimError(f"--sizes {text!r}: expected at least one size >= 0")
+    return sizes
+
+
+def _model_table(title: str, path: str, evals: list[model.Evaluation]) -> "Table":
+    """One column per size; the terms of each sum, then the sums."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("sum / term")
+    for e in evals:
+        table.add_column(f"{e.size_bytes} B", justify="right")
+
+    def rows(label: str, key: str, unit: str) -> None:
+        terms = [dict(getattr(e, key)) for e in evals]
+        for term in terms[0]:
+            table.add_row(f"  {label}: {term} ({unit})", *[f"{t[term]:.4g}" for t in terms])
+
+    rows("client to-app", "client_terms_us", "µs")
+    rows(f"echo {path}", "echo_terms_us", "µs")
+    table.add_row("latency = RTT/2 (µs)", *[f"{e.latency_us:.4g}" for e in evals])
+    rows("echo-host overhead", "overhead_terms_cycles", "cycles")
+    table.add_row("overhead (% of echo host)", *[f"{e.overhead_pct:.4g}" for e in evals])
+    table.add_row("gap (µs)", *[f"{e.gap_us:.4g}" for e in evals])
+    return table
+
+
+def model_command(
+    preset: Annotated[str, typer.Option(help="Preset name or preset TOML file.")] = "emo2004",
+    path: Annotated[
+        list[str] | None,
+        typer.Option(help="to-nic | to-kernel | to-app (repeatable; default: all three)."),
+    ] = None,
+    coalescing: Annotated[str, typer.Option(help="none | default | max.")] = "none",
+    sizes: Annotated[str, typer.Option(help="Message sizes in bytes, comma-separated.")] = (
+        "100,1000,4000,8000"
+    ),
+    layer: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Extra layer name:cycles:on[:latency_ns[:overhead_cycles]] (repeatable)."
+        ),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Set any scenario key: key.path=value (TOML value)."),
+    ] = None,
+    plot: Annotated[
+        Path | None, typer.Option(help="Also plot latency and overhead vs size (PNG).")
+    ] = None,
+) -> None:
+    """Evaluate the EMO model for a preset and configuration; print each sum's terms."""
+    from nicsim import outputs
+
+    if plot is not None:
+        outputs.check_file(plot, "--plot")
+    paths = path or list(model.PATHS)
+    size_list = _parse_sizes(sizes)
+    layers = [_parse_layer(text) for text in layer or []]
+    overrides: dict[str, Any] = dict(parse_sets(set_ or [], example="host.wait=poll"))
+    results: dict[str, list[model.Evaluation]] = {}
+    for name in paths:
+        results[name] = model.evaluate(
+            preset,
+            path=name,
+            coalescing=coalescing,
+            sizes=size_list,
+            layers=layers,
+            overrides=overrides,
+        )
+    for name, evals in results.items():
+        console().print(
+            _model_table(f"EMO {name} on {preset}, coalescing {coalescing}", name, evals)
+        )
+    if plot is not None:
+        from nicsim.plots_emo import plot_model
+
+        with outputs.atomic_file(plot) as temp:
+            plot_model(results, f"EMO model: {preset}, coalescing {coalescing}", temp)
+        console().print(f"wrote {plot}")
