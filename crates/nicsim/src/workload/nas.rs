@@ -140,10 +140,11 @@ fn allreduce_ops(ops: &mut Body, rank: u32, base: u32, stride: u32, n: u32, size
     }
 }
 
-/// Exchange `size` bytes with `partner` (both directions), then wait.
-fn exchange_ops(ops: &mut Body, partner: u32, size: u64, tag: u64) {
-    ops.push(Op::Recv { src: Some(partner), size, tag });
-    ops.push(Op::Send { peer: partner, size, tag });
+/// Receive `recv` bytes from `peer` and send it `send` bytes, then wait
+/// for both (NPB's `mpi_irecv`, `mpi_send`, `mpi_wait`).
+fn exchange_ops(ops: &mut Body, peer: u32, send: u64, recv: u64, tag: u64) {
+    ops.push(Op::Recv { src: Some(peer), size: recv, tag });
+    ops.push(Op::Send { peer, size: send, tag });
     ops.push(Op::WaitOutstanding(0));
 }
 
@@ -327,6 +328,78 @@ fn cg_npcols(nprocs: u32) -> u32 {
     1u32 << nprocs.trailing_zeros().div_ceil(2)
 }
 
+/// One exchange of NPB CG: the peer, the bytes sent to it and the bytes
+/// received from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CgExchange {
+    pub peer: u32,
+    pub send: u64,
+    pub recv: u64,
+}
+
+/// The exchanges of one CG step for one rank, as NPB's `cg.f`
+/// `setup_submatrix_info` sets them up (NPB 3.3 `CG/cg.f`), with `rows =
+/// na / nprows` elements of 8 B in a rank's row block:
+///
+/// * the row reduction of `w = A.p`, in the order `conj_grad` runs it
+///   (`i = l2npcols, 1, -1`): partner `i` is the rank of the same row
+///   whose column differs in bit `l2npcols - i`. With a square grid every
+///   step sends and receives the whole row block (`reduce_send_lengths(i)
+///   = send_len = lastrow - firstrow + 1`, `reduce_recv_lengths(i) =
+///   lastrow - firstrow + 1`): a recursive doubling, not a halving. With
+///   `npcols = 2 nprows` a rank owns half the block (`send_len`: the upper
+///   half for an even rank) and the first step swaps the other halves;
+/// * the transpose exchange (`exch_proc`): `send_len` elements each way
+///   (`exch_recv_length = lastcol - firstcol + 1` is the same number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CgExchanges {
+    /// The row reduction, in `conj_grad`'s order; `l2npcols` are used.
+    pub reduce: [CgExchange; 16],
+    pub l2npcols: usize,
+    pub transpose: CgExchange,
+}
+
+impl CgExchanges {
+    /// `na` the problem's order; `nprocs` a power of two.
+    pub fn new(na: u64, rank: u32, nprocs: u32) -> CgExchanges {
+        let npcols = cg_npcols(nprocs);
+        let nprows = nprocs / npcols;
+        let (row, col) = (rank / npcols, rank % npcols);
+        let rows = na / nprows as u64;
+        let odd = rank % 2 == 1;
+        let square = npcols == nprows;
+        // send_len: the row block, or the rank's half of it.
+        let half = |odd: bool| if odd { rows / 2 } else { rows.div_ceil(2) };
+        let send_len = if square { rows } else { half(odd) };
+        let l2npcols = npcols.trailing_zeros() as usize;
+        let none = CgExchange { peer: rank, send: 0, recv: 0 };
+        let mut reduce = [none; 16];
+        for (k, r) in reduce.iter_mut().take(l2npcols).enumerate() {
+            // i = l2npcols - k: partner's column differs in bit k.
+            let peer = row * npcols + (col ^ (1 << k));
+            let (send, recv) = if square {
+                (rows, rows)
+            } else if k == 0 {
+                (rows - send_len, send_len)
+            } else {
+                (send_len, send_len)
+            };
+            *r = CgExchange { peer, send: 8 * send, recv: 8 * recv };
+        }
+        let peer = if square {
+            (rank % nprows) * nprows + rank / nprows
+        } else {
+            let pair = rank / 2;
+            2 * ((pair % nprows) * nprows + pair / nprows) + rank % 2
+        };
+        // The peer has this rank's parity, so it sends as many elements as
+        // it receives: `exch_recv_length` is `send_len` (when `na` divides
+        // evenly; otherwise they differ by at most one element).
+        let transpose = CgExchange { peer, send: 8 * send_len, recv: 8 * send_len };
+        CgExchanges { reduce, l2npcols, transpose }
+    }
+}
+
 /// NPB MG's process grid `(pi(1), pi(2), pi(3))` (`mg.f` `setup`: `dx =
 /// log_p / 3`, `dy = (log_p - dx) / 2`, the rest on the third axis; rank
 /// `me` sits at `(me mod pi(1), (me / pi(1)) mod pi(2), me / (pi(1) pi(2)))`).
@@ -344,11 +417,11 @@ pub fn mg_grid(nprocs: u32) -> (u32, u32, u32) {
 /// power of two, at least 4), with `compute` per iteration on each rank.
 ///
 /// * CG (2D grid `nprows x npcols`): per CG step, the row reduction of the
-///   matrix-vector product by recursive halving, the exchange with the
-///   transpose partner, and two scalar allreduces across the row
-///   (NPB `cg.f` `conj_grad`); 25 steps per iteration, then the residual's
-///   product (same exchanges, one scalar) and the main loop's allreduce of
-///   two norms (16 B).
+///   matrix-vector product, the exchange with the transpose partner, and
+///   two scalar allreduces across the row (NPB `cg.f` `conj_grad`, sizes
+///   and partners from `setup_submatrix_info`, see [`CgExchanges`]); 25
+///   steps per iteration, then the residual's product (same exchanges, one
+///   scalar) and the main loop's allreduce of two norms (16 B).
 /// * MG (3D grid of ranks): per level of the V-cycle, four halo exchanges of
 ///   the six faces (`comm3` after resid, psinv, rprj3/interp).
 /// * FT (1D layout): one all-to-all transpose of the complex grid per
@@ -359,31 +432,26 @@ pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs
     ops.push(Op::Compute(compute));
     match kernel {
         NasKernel::Cg => {
-            let npcols = cg_npcols(nprocs);
-            let nprows = nprocs / npcols;
-            let (row, col) = (rank / npcols, rank % npcols);
-            let na = p.dims[0];
-            let seg = 8 * na / nprows as u64;
-            // With a square grid the transpose partner is (col, row).
-            let transpose = if nprows == npcols { col * npcols + row } else { rank ^ 1 };
+            let x = CgExchanges::new(p.dims[0], rank, nprocs);
             // 25 CG steps, then (step 25) the residual's product with its
             // scalar reduction and the main loop's reduction of the two norms.
             for step in 0..26u64 {
-                let mut len = seg;
-                let mut mask = 1;
-                let mut k = 0;
-                while mask < npcols {
-                    len /= 2;
-                    exchange_ops(&mut ops, row * npcols + (col ^ mask), len.max(8), tag::CG + step * 16 + k);
-                    mask <<= 1;
-                    k += 1;
+                let tag = tag::CG + step * 16;
+                for (k, r) in x.reduce.iter().take(x.l2npcols).enumerate() {
+                    exchange_ops(&mut ops, r.peer, r.send, r.recv, tag + k as u64);
                 }
-                if transpose != rank {
-                    exchange_ops(&mut ops, transpose, seg / npcols as u64, tag::CG + step * 16 + 8);
+                let t = x.transpose;
+                if t.peer != rank {
+                    exchange_ops(&mut ops, t.peer, t.send, t.recv, tag + 8);
                 }
-                allreduce_ops(&mut ops, rank, row * npcols, 1, npcols, 8, tag::CG + step * 16 + 10);
                 let second = if step == 25 { 16 } else { 8 };
-                allreduce_ops(&mut ops, rank, row * npcols, 1, npcols, second, tag::CG + step * 16 + 13);
+                for (size, base) in [(8, tag + 10), (second, tag + 13)] {
+                    // The scalar sums take the row partners the other way
+                    // round: `i = 1 .. l2npcols`.
+                    for (k, r) in x.reduce.iter().take(x.l2npcols).rev().enumerate() {
+                        exchange_ops(&mut ops, r.peer, size, size, base + k as u64);
+                    }
+                }
             }
         }
         NasKernel::Mg => {
@@ -510,6 +578,37 @@ mod tests {
             let timed = mg.work(16, l2).bytes * 16.0 * mg.timed_steps() as f64;
             let want = ((130.0 - 32.0 + stencil) * 20.0 + setup) * points;
             assert!((timed / want - 1.0).abs() < 1e-9, "class C {class_c}: {timed} against {want}");
+        }
+    }
+
+    #[test]
+    fn cg_exchanges_are_cg_f_s_whole_row_blocks_and_match_pairwise() {
+        // Class B on 16 ranks (4 x 4): both row-reduction steps and the
+        // transpose carry na / nprows = 18,750 doubles, not halves.
+        let x = CgExchanges::new(75_000, 6, 16);
+        assert_eq!(x.l2npcols, 2);
+        let peers: Vec<u32> = x.reduce[..2].iter().map(|r| r.peer).collect();
+        assert_eq!(peers, [7, 4], "row 1: column bit 0 first, then bit 1");
+        for r in &x.reduce[..2] {
+            assert_eq!((r.send, r.recv), (150_000, 150_000));
+        }
+        // exch_proc = mod(me, nprows) * nprows + me / nprows
+        assert_eq!(x.transpose, CgExchange { peer: 9, send: 150_000, recv: 150_000 });
+        // 8 ranks (2 x 4): exch_proc = 2 (mod(me/2, nprows) nprows + me/2/nprows) + mod(me, 2).
+        assert_eq!(CgExchanges::new(75_000, 2, 8).transpose.peer, 4);
+        assert_eq!(CgExchanges::new(75_000, 3, 8).transpose.peer, 5);
+        // Every exchange is one both ends agree on: what one sends the other receives.
+        for (na, n) in [(75_000u64, 4u32), (75_000, 8), (75_001, 8), (150_000, 16), (150_000, 32), (75_000, 128)] {
+            for rank in 0..n {
+                let me = CgExchanges::new(na, rank, n);
+                for (k, r) in me.reduce[..me.l2npcols].iter().enumerate() {
+                    let them = CgExchanges::new(na, r.peer, n).reduce[k];
+                    assert_eq!((them.peer, them.send, them.recv), (rank, r.recv, r.send), "{na} {n} {rank} {k}");
+                }
+                let t = me.transpose;
+                let them = CgExchanges::new(na, t.peer, n).transpose;
+                assert_eq!((them.peer, them.send, them.recv), (rank, t.recv, t.send), "{na} {n} {rank}");
+            }
         }
     }
 
