@@ -285,7 +285,7 @@ _MQ_NUMBERS = [
         "packets that cross caches on the way to user space (round-robin)",
         "seven out of eight packets",
         7 / 8,
-        "not measured: no metric reports it (the model's answer is 6 of 8, see the mechanisms)",
+        "not measured: no metric reports it (the model's answer is 7 of 8, see the mechanisms)",
     ),
     _n(
         "omx-mq",

@@ -295,6 +295,9 @@ cost_table! {
         /// Capacity of the cache the cores of one die share, KiB (at least
         /// one line).
         pub l2_kib: u32 [c.line_bytes.div_ceil(1024), 1 << 20],
+        /// Capacity of one core's own L1 data cache, KiB (at least one
+        /// line).
+        pub l1d_kib: u32 [c.line_bytes.div_ceil(1024), 1 << 20],
         /// Demand misses per 4 KB page of a sequential copy whose lines are not
         /// in the cache, before the hardware prefetcher runs ahead of it.
         pub prefetch_misses_per_page: u32 [0, 1024] => count prefetch_misses_per_page,

@@ -1,5 +1,5 @@
 //! The cache model: where each object of the receive path is, per die L2,
-//! with the L2s' capacity.
+//! with the L2s' capacity, and which core's L1 has its latest lines.
 //!
 //! Every modelled object (endpoint descriptor, event ring, NAPI and transmit
 //! state, pull handles, the shared receive queue's data slots, the driver's
@@ -36,6 +36,22 @@
 //! Every modelled line access is taken as an L2 access (the study: "our
 //! overall workload is much larger than the 32 kB L1 caches").
 //!
+//! Each core's L1 data cache is tracked only for what it does to those
+//! counters: an object also remembers the core that touched it last and
+//! that core's L1 fill clock (`cache.l1d_kib`, LRU by insertions as the
+//! L2s). Lines another core of the same die modified and still holds in its
+//! L1 are not in the shared L2 for the requester: its request finds them in
+//! the sibling core ("an HITM response indicates that an L1 miss ... found
+//! the missed cache line in the other core in a modified state", Intel 64
+//! and IA-32 Optimization Reference Manual, Intel Core microarchitecture
+//! bus events) and the line comes in, a miss. [OMX-MQ] §4.2 counts the
+//! same way ("seven out of eight packets on average have to move from one
+//! cache to another" with 8 cores), and its Table II has the interrupt on
+//! the core sharing the cache (S$) miss as often as round-robin, far above
+//! the same core (SC). Such a transfer stays on the die and is charged
+//! nothing: the study finds S$ the fastest binding, "thanks to cache hits
+//! in the receive stack" (§4.2).
+//!
 //! What is charged: a transfer between dies (by relation), a line that the
 //! capacity has evicted (one memory access), and a copy at the cold rate when
 //! its source is not in the copier's L2. Accesses that are only counted (the
@@ -45,7 +61,7 @@
 //!
 //! This module does not decide *who* accesses *what*: the host path does.
 
-use super::topology::Topology;
+use super::topology::{Cpu, Topology};
 use crate::config::{CacheTimes, Relation};
 use crate::time::Duration;
 
@@ -113,18 +129,26 @@ pub enum Owner {
     Die(u16),
 }
 
+/// [`Obj::core`] of an object no core has touched since a DMA wrote it.
+pub const NO_CORE: u16 = u16::MAX;
+
 /// One modelled object.
 #[derive(Clone, Copy, Debug)]
 pub struct Obj {
     pub class: ObjClass,
     pub owner: Owner,
+    /// The core that touched it last (its L1 has the latest lines), or
+    /// [`NO_CORE`].
+    pub core: u16,
+    /// That core's L1 fill clock just after the touch (wrapping).
+    pub l1: u32,
     /// The owner die's fill clock just after the object's last touch there.
     pub stamp: u64,
 }
 
 impl Obj {
     pub fn new(class: ObjClass) -> Self {
-        Obj { class, owner: Owner::Memory, stamp: 0 }
+        Obj { class, owner: Owner::Memory, core: NO_CORE, l1: 0, stamp: 0 }
     }
 
     /// Lines just written by a DMA into die `die`'s L2 (DCA) or memory.
@@ -133,7 +157,7 @@ impl Obj {
             Owner::Die(d) => stats.fill[d as usize],
             Owner::Memory => 0,
         };
-        Obj { class: ObjClass::Dma, owner: at, stamp }
+        Obj { class: ObjClass::Dma, owner: at, core: NO_CORE, l1: 0, stamp }
     }
 }
 
@@ -154,15 +178,51 @@ pub struct CacheStats {
     capacity: u64,
     /// Lines brought into each die's L2 so far.
     fill: Vec<u64>,
+    /// Lines one core's L1 data cache holds.
+    l1_capacity: u32,
+    /// Lines brought into each core's L1 so far (wrapping).
+    l1_fill: Vec<u32>,
     /// \[class]\[side]: an access counts a hit and a miss side by side, in
     /// one cache line of the simulator's own.
     pub counts: [[Count; 2]; CLASSES],
 }
 
 impl CacheStats {
-    /// `dies` L2s of `capacity_lines` lines each.
-    pub fn new(dies: usize, capacity_lines: u64) -> Self {
-        CacheStats { counts: [[Count::default(); 2]; CLASSES], fill: vec![0; dies], capacity: capacity_lines.max(1) }
+    /// `dies` L2s of `capacity_lines` lines each, and `cores` L1s of
+    /// `l1_lines` lines each.
+    pub fn new(dies: usize, capacity_lines: u64, cores: usize, l1_lines: u32) -> Self {
+        CacheStats {
+            counts: [[Count::default(); 2]; CLASSES],
+            fill: vec![0; dies],
+            capacity: capacity_lines.max(1),
+            l1_capacity: l1_lines.max(1),
+            l1_fill: vec![0; cores],
+        }
+    }
+
+    /// Whether `obj`'s latest lines are in the L1 of another core than
+    /// `at`'s on the same die (modified there: this stack's objects are
+    /// written on every use). The L2 request of `at` then finds them in the
+    /// sibling core (a snoop HITM), and the line comes in: an L2 miss to the
+    /// counters, though nothing leaves the die. [`NO_CORE`] (lines a DMA
+    /// wrote) is in no L1.
+    #[inline]
+    fn in_sibling_l1(&self, obj: &Obj, at: Cpu) -> bool {
+        obj.owner == Owner::Die(at.die)
+            && obj.core != at.core
+            && self.l1_fill.get(obj.core as usize).is_some_and(|&f| f.wrapping_sub(obj.l1) < self.l1_capacity)
+    }
+
+    /// `n` lines of `obj` in core `at`'s L1 after its access: they come
+    /// in unless that core had them still.
+    #[inline]
+    fn fill_l1(&mut self, obj: &mut Obj, at: Cpu, n: u64) {
+        let f = &mut self.l1_fill[at.core as usize];
+        if obj.core != at.core || f.wrapping_sub(obj.l1) >= self.l1_capacity {
+            *f = f.wrapping_add(n as u32);
+        }
+        obj.core = at.core;
+        obj.l1 = *f;
     }
 
     /// Whether lines last touched on `owner` at `stamp` are in die `die`'s L2.
@@ -277,17 +337,17 @@ fn slot(recvq: &mut Vec<Obj>, i: usize) -> &mut Obj {
     &mut recvq[i]
 }
 
-/// A host's private objects per die (the kernel's). A process's are in
-/// its own state (`ProcLines`, kept by the simulator beside the process's
-/// other objects).
+/// A host's private objects per core (the kernel's skbs and driver state,
+/// from the per-CPU slab). A process's are in its own state (`ProcLines`,
+/// kept by the simulator beside the process's other objects).
 #[derive(Clone, Debug)]
 pub struct HostLines {
     pub kernel: Vec<Obj>,
 }
 
 impl HostLines {
-    pub fn new(dies: usize) -> Self {
-        HostLines { kernel: vec![Obj::new(ObjClass::Private); dies] }
+    pub fn new(cores: usize) -> Self {
+        HostLines { kernel: vec![Obj::new(ObjClass::Private); cores] }
     }
 }
 
@@ -360,7 +420,7 @@ impl CacheCosts {
         }
     }
 
-    /// Accesses `lines` lines of `obj` from die `die`; returns the stall and
+    /// Accesses `lines` lines of `obj` from core `at`; returns the stall and
     /// moves ownership. Always inlined: it runs for most events, and an
     /// outlined copy cost 4 % of a stream's time.
     #[inline(always)]
@@ -369,7 +429,7 @@ impl CacheCosts {
         topo: &Topology,
         stats: &mut CacheStats,
         obj: &mut Obj,
-        die: u16,
+        at: Cpu,
         side: Side,
         lines: u32,
     ) -> Duration {
@@ -377,46 +437,55 @@ impl CacheCosts {
             return Duration::ZERO;
         }
         let n = lines as u64;
-        let hit = stats.holds(obj.owner, obj.stamp, die);
-        let cost =
-            if hit { Duration::ZERO } else { self.line(topo, Self::source(stats, obj.owner, obj.stamp), die).times(n) };
-        Self::moved(stats, obj, die, side, n, hit);
+        let hit = stats.holds(obj.owner, obj.stamp, at.die);
+        let cost = if hit {
+            Duration::ZERO
+        } else {
+            self.line(topo, Self::source(stats, obj.owner, obj.stamp), at.die).times(n)
+        };
+        let sibling = stats.in_sibling_l1(obj, at);
+        Self::moved(stats, obj, at, side, n, hit, sibling);
         cost
     }
 
-    /// The bookkeeping of `n` lines of `obj` accessed from die `die`, a hit
-    /// or not: counted, and `obj` is then in that die's L2, stamped after
-    /// the lines a miss brings in. Written without a branch on `hit` (a hit
-    /// leaves the owner and the fill clock as they are), which hits and
-    /// misses alternating unpredictably would mispredict.
+    /// The bookkeeping of `n` lines of `obj` accessed from core `at`, an
+    /// L2 hit or not: counted (a hit on lines modified in the sibling
+    /// core's L1 as a miss), and `obj` is then in that die's L2, stamped
+    /// after the lines a miss brings in, and in the core's L1. Written
+    /// without a branch on `hit` (a hit leaves the owner and the fill clock
+    /// as they are), which hits and misses alternating unpredictably would
+    /// mispredict.
     #[inline(always)]
-    fn moved(stats: &mut CacheStats, obj: &mut Obj, die: u16, side: Side, n: u64, hit: bool) {
+    fn moved(stats: &mut CacheStats, obj: &mut Obj, at: Cpu, side: Side, n: u64, hit: bool, sibling: bool) {
         let miss = if hit { 0 } else { n };
-        stats.count(obj.class, side, n, miss);
-        obj.owner = Owner::Die(die);
-        obj.stamp = stats.insert(die, miss);
+        stats.count(obj.class, side, n, if sibling { n } else { miss });
+        obj.owner = Owner::Die(at.die);
+        obj.stamp = stats.insert(at.die, miss);
+        stats.fill_l1(obj, at, n);
     }
 
-    /// Counts `lines` accesses of `obj` from die `die` and moves it there,
+    /// Counts `lines` accesses of `obj` from core `at` and moves it there,
     /// charging nothing (their time is in a fitted cost; see the module
     /// documentation).
     #[inline(always)]
-    pub fn touch(&self, stats: &mut CacheStats, obj: &mut Obj, die: u16, side: Side, lines: u64) {
+    pub fn touch(&self, stats: &mut CacheStats, obj: &mut Obj, at: Cpu, side: Side, lines: u64) {
         if lines == 0 {
             return;
         }
         // Each caller touches one kind of object (private state that stays
-        // in its die's L2, lines a DMA just wrote), whose outcome repeats:
-        // a branch on it is predicted, and spares a hit the fill clock's
-        // store.
-        if stats.holds(obj.owner, obj.stamp, die) {
-            stats.count(obj.class, side, lines, 0);
-            obj.stamp = stats.fill[die as usize];
+        // in its core's caches, lines a DMA just wrote), whose outcome
+        // repeats: a branch on it is predicted, and spares a hit the fill
+        // clock's store.
+        if stats.holds(obj.owner, obj.stamp, at.die) {
+            let sibling = stats.in_sibling_l1(obj, at);
+            stats.count(obj.class, side, lines, if sibling { lines } else { 0 });
+            obj.stamp = stats.fill[at.die as usize];
         } else {
             stats.count(obj.class, side, lines, lines);
-            obj.owner = Owner::Die(die);
-            obj.stamp = stats.insert(die, lines);
+            obj.owner = Owner::Die(at.die);
+            obj.stamp = stats.insert(at.die, lines);
         }
+        stats.fill_l1(obj, at, lines);
     }
 
     /// Demand misses of a sequential stream over `lines` lines not in the
@@ -428,17 +497,17 @@ impl CacheCosts {
         (pages * self.prefetch_misses).min(lines)
     }
 
-    /// Copies `bytes` from `src` into `dst` on a core of die `die`: the cost
-    /// at the hot rate if the source is in that die's L2, else at the cold
+    /// Copies `bytes` from `src` into `dst` on core `at`: the cost at the
+    /// hot rate if the source is in that core's die's L2, else at the cold
     /// rate. Source and destination lines are counted (streamed: every line
     /// not in the L2 is a miss, and the prefetcher's requests for all but the
-    /// first of each page are accesses too) and end in the copier's L2.
+    /// first of each page are accesses too) and end in the copier's caches.
     pub fn copy(
         &self,
         stats: &mut CacheStats,
         src: &mut Obj,
         dst: Option<&mut Obj>,
-        die: u16,
+        at: Cpu,
         side: Side,
         bytes: u64,
     ) -> Duration {
@@ -446,28 +515,30 @@ impl CacheCosts {
             return Duration::ZERO;
         }
         let n = self.lines(bytes);
-        let hot = stats.holds(src.owner, src.stamp, die);
+        let hot = stats.holds(src.owner, src.stamp, at.die);
         if let Some(dst) = dst {
-            self.stream(stats, dst, die, side, n);
+            self.stream(stats, dst, at, side, n);
         }
-        self.stream(stats, src, die, side, n);
+        self.stream(stats, src, at, side, n);
         self.copy_time(hot, bytes)
     }
 
-    /// `n` lines of `obj` streamed through die `die`'s L2.
+    /// `n` lines of `obj` streamed through core `at`'s caches.
     #[inline]
-    fn stream(&self, stats: &mut CacheStats, obj: &mut Obj, die: u16, side: Side, n: u64) {
-        if stats.holds(obj.owner, obj.stamp, die) {
-            stats.count(obj.class, side, n, 0);
-            obj.stamp = stats.fill[die as usize];
+    fn stream(&self, stats: &mut CacheStats, obj: &mut Obj, at: Cpu, side: Side, n: u64) {
+        if stats.holds(obj.owner, obj.stamp, at.die) {
+            let sibling = stats.in_sibling_l1(obj, at);
+            stats.count(obj.class, side, n, if sibling { n } else { 0 });
+            obj.stamp = stats.fill[at.die as usize];
         } else {
             // n lines come in: n demand requests, of which all but the first
             // of each page hit a prefetched line, plus the prefetches.
             let prefetched = n - self.stream_misses(n);
             stats.count(obj.class, side, n + prefetched, n);
-            obj.owner = Owner::Die(die);
-            obj.stamp = stats.insert(die, n);
+            obj.owner = Owner::Die(at.die);
+            obj.stamp = stats.insert(at.die, n);
         }
+        stats.fill_l1(obj, at, n);
     }
 
     /// Copying bytes already in the accessor's cache (e.g. application data).
@@ -508,25 +579,30 @@ mod tests {
         })
     }
 
-    /// Clovertown: two sockets of two dies.
+    /// Clovertown: two sockets of two dies of two cores.
     fn topo() -> Topology {
         Topology::with_shape(2, 2, 2)
+    }
+
+    /// The first core of die `die`.
+    fn on(die: u16) -> Cpu {
+        Cpu { core: 2 * die, die }
     }
 
     #[test]
     fn an_object_stays_in_its_l2_until_capacity_lines_come_in_after_it() {
         let (cc, t) = (costs(), topo());
-        let mut st = CacheStats::new(4, 100);
+        let mut st = CacheStats::new(4, 100, 8, 512);
         let mut ep = Obj::new(ObjClass::Endpoint);
         let mut other = Obj::new(ObjClass::Private);
-        assert_eq!(cc.access(&t, &mut st, &mut ep, 0, Side::Kernel, 2), Duration::from_ns(200));
+        assert_eq!(cc.access(&t, &mut st, &mut ep, on(0), Side::Kernel, 2), Duration::from_ns(200));
         // 97 lines more: 99 in the L2 since, below its 100: still there.
-        cc.touch(&mut st, &mut other, 0, Side::Kernel, 97);
-        assert_eq!(cc.access(&t, &mut st, &mut ep, 0, Side::Kernel, 2), Duration::ZERO);
+        cc.touch(&mut st, &mut other, on(0), Side::Kernel, 97);
+        assert_eq!(cc.access(&t, &mut st, &mut ep, on(0), Side::Kernel, 2), Duration::ZERO);
         // 100 more after that last touch: evicted, one memory access a line.
         let mut big = Obj::new(ObjClass::Private);
-        cc.touch(&mut st, &mut big, 0, Side::Kernel, 100);
-        assert_eq!(cc.access(&t, &mut st, &mut ep, 0, Side::Kernel, 2), Duration::from_ns(200));
+        cc.touch(&mut st, &mut big, on(0), Side::Kernel, 100);
+        assert_eq!(cc.access(&t, &mut st, &mut ep, on(0), Side::Kernel, 2), Duration::from_ns(200));
         assert_eq!(st.counts[ObjClass::Endpoint as usize][0].misses, 4);
         assert_eq!(st.counts[ObjClass::Endpoint as usize][0].hits, 2);
     }
@@ -536,11 +612,11 @@ mod tests {
         let cc = costs();
         // Per round: each object of the working set touched once, in turn.
         let run = |objs: usize| {
-            let mut st = CacheStats::new(4, 1000);
+            let mut st = CacheStats::new(4, 1000, 8, 512);
             let mut set: Vec<Obj> = vec![Obj::new(ObjClass::Private); objs];
             for _ in 0..10 {
                 for o in set.iter_mut() {
-                    cc.touch(&mut st, o, 0, Side::User, 10);
+                    cc.touch(&mut st, o, on(0), Side::User, 10);
                 }
             }
             st.miss_rate(Side::User)
@@ -554,39 +630,69 @@ mod tests {
     #[test]
     fn a_line_moves_between_dies_at_the_relation_cost_or_from_memory_once_evicted() {
         let (cc, t) = (costs(), topo());
-        let mut st = CacheStats::new(4, 100);
+        let mut st = CacheStats::new(4, 100, 8, 512);
         let mut ring = Obj::new(ObjClass::EventRing);
-        cc.access(&t, &mut st, &mut ring, 0, Side::Kernel, 1);
-        assert_eq!(cc.access(&t, &mut st, &mut ring, 1, Side::User, 1), Duration::from_ns(68));
-        assert_eq!(cc.access(&t, &mut st, &mut ring, 3, Side::Kernel, 1), Duration::from_ns(93));
+        cc.access(&t, &mut st, &mut ring, on(0), Side::Kernel, 1);
+        assert_eq!(cc.access(&t, &mut st, &mut ring, on(1), Side::User, 1), Duration::from_ns(68));
+        assert_eq!(cc.access(&t, &mut st, &mut ring, on(3), Side::Kernel, 1), Duration::from_ns(93));
         let mut big = Obj::new(ObjClass::Private);
-        cc.touch(&mut st, &mut big, 3, Side::Kernel, 100);
+        cc.touch(&mut st, &mut big, on(3), Side::Kernel, 100);
         // Evicted from die 3: die 2 gets it from memory.
-        assert_eq!(cc.access(&t, &mut st, &mut ring, 2, Side::User, 1), Duration::from_ns(100));
+        assert_eq!(cc.access(&t, &mut st, &mut ring, on(2), Side::User, 1), Duration::from_ns(100));
+    }
+
+    #[test]
+    fn lines_modified_in_the_sibling_core_s_l1_count_as_misses_and_cost_nothing() {
+        let (cc, t) = (costs(), topo());
+        // 4 dies of 100 lines each; 8 cores with L1s of 10 lines.
+        let mut st = CacheStats::new(4, 100, 8, 10);
+        let (core0, core1) = (Cpu { core: 0, die: 0 }, Cpu { core: 1, die: 0 });
+        let mut ring = Obj::new(ObjClass::EventRing);
+        cc.access(&t, &mut st, &mut ring, core0, Side::Kernel, 2);
+        // The sibling reads what core 0 wrote: the L2 is shared, so no
+        // time, but the lines come from core 0's L1: two misses.
+        assert_eq!(cc.access(&t, &mut st, &mut ring, core1, Side::User, 2), Duration::ZERO);
+        assert_eq!(st.counts[ObjClass::EventRing as usize][1], Count { hits: 0, misses: 2 });
+        // The same core again: a hit.
+        cc.access(&t, &mut st, &mut ring, core1, Side::User, 2);
+        assert_eq!(st.counts[ObjClass::EventRing as usize][1], Count { hits: 2, misses: 2 });
+        // Core 1 streams 10 more lines through its L1: the ring's lines
+        // left it for the L2, where core 0 finds them: a hit.
+        let mut other = Obj::new(ObjClass::Private);
+        cc.touch(&mut st, &mut other, core1, Side::User, 10);
+        cc.access(&t, &mut st, &mut ring, core0, Side::Kernel, 2);
+        assert_eq!(st.counts[ObjClass::EventRing as usize][0], Count { hits: 2, misses: 2 });
+        // Copies and touches count a sibling's lines the same way.
+        let mut slot = Obj::new(ObjClass::Recvq);
+        cc.touch(&mut st, &mut slot, core0, Side::Kernel, 4);
+        let mut app = Obj::new(ObjClass::AppBuf);
+        let hot = cc.copy(&mut st, &mut slot, Some(&mut app), core1, Side::User, 256);
+        assert_eq!(hot, cc.copy_hot(256));
+        assert_eq!(st.counts[ObjClass::Recvq as usize][1], Count { hits: 0, misses: 4 });
     }
 
     #[test]
     fn a_cold_copy_brings_every_line_in_and_runs_at_the_cold_rate() {
         let cc = costs();
-        let mut st = CacheStats::new(4, 1 << 16);
+        let mut st = CacheStats::new(4, 1 << 16, 8, 512);
         let mut dma = Obj::dma_written(&st, Owner::Memory);
         let mut slot = Obj::new(ObjClass::Recvq);
         let mut app = Obj::new(ObjClass::AppBuf);
         // 32 KiB from DMA memory: 512 lines come in on each side; 8 pages of
         // 2 demand misses each, the prefetcher requests the other 496 lines,
         // whose demand requests then hit.
-        let cold = cc.copy(&mut st, &mut dma, Some(&mut slot), 0, Side::Kernel, 32768);
+        let cold = cc.copy(&mut st, &mut dma, Some(&mut slot), on(0), Side::Kernel, 32768);
         assert_eq!(cold, Duration::for_bytes(32768, 1_500_000_000));
         assert_eq!(st.counts[ObjClass::Dma as usize][0].misses, 512);
         assert_eq!(st.counts[ObjClass::Dma as usize][0].hits, 512 - 16);
         assert_eq!(st.counts[ObjClass::Recvq as usize][0].misses, 512);
         // The library on the same die copies the slot out: hot, no miss.
-        let hot = cc.copy(&mut st, &mut slot, Some(&mut app), 0, Side::User, 32768);
+        let hot = cc.copy(&mut st, &mut slot, Some(&mut app), on(0), Side::User, 32768);
         assert_eq!(hot, Duration::for_bytes(32768, 4_500_000_000));
         assert_eq!(st.counts[ObjClass::Recvq as usize][1].misses, 0);
         // On another die: cold.
         let mut app2 = Obj::new(ObjClass::AppBuf);
-        let other = cc.copy(&mut st, &mut slot, Some(&mut app2), 2, Side::User, 32768);
+        let other = cc.copy(&mut st, &mut slot, Some(&mut app2), on(2), Side::User, 32768);
         assert_eq!(other, cold);
     }
 

@@ -9,4 +9,4 @@ pub mod cache;
 pub mod topology;
 
 pub use cache::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Owner, ProcLines, Side};
-pub use topology::Topology;
+pub use topology::{Cpu, Topology};

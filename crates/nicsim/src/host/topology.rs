@@ -2,6 +2,14 @@
 
 use crate::config::{Relation, TopologyCfg};
 
+/// A core (host-wide index) and its die: the cache model's place of an
+/// access (the die's shared L2, the core's own L1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cpu {
+    pub core: u16,
+    pub die: u16,
+}
+
 /// Core numbering: core `c` is on die `c / cores_per_die`, die `d` on socket
 /// `d / dies_per_socket`.
 #[derive(Clone, Debug)]
@@ -28,6 +36,11 @@ impl Topology {
     }
     pub fn cores(&self) -> u16 {
         self.sockets * self.dies_per_socket * self.cores_per_die
+    }
+    /// Core `core` with its die: where the cache model places an access.
+    #[inline]
+    pub fn cpu(&self, core: u16) -> Cpu {
+        Cpu { core, die: self.die_of(core) }
     }
     pub fn die_of(&self, core: u16) -> u16 {
         match self.core_die.get(core as usize) {

@@ -130,6 +130,8 @@ impl World {
         // One L2 per die, `cache.l2_kib` each.
         let dies = (p.topology.sockets * p.topology.dies_per_socket) as usize;
         let l2_lines = p.cache.l2_kib as u64 * 1024 / p.cache.line_bytes as u64;
+        // And one L1 data cache per core, `cache.l1d_kib` each.
+        let l1_lines = p.cache.l1d_kib * 1024 / p.cache.line_bytes;
         let mut hosts = Vec::with_capacity(hosts_n);
         for h in 0..hosts_n {
             let steering = Steering::new(s.steering, cores);
@@ -176,8 +178,8 @@ impl World {
                 tx_obj: Obj::new(ObjClass::TxRing),
                 tx_hold: (0, Instant::ZERO),
                 tx_contended: 0,
-                cache: CacheStats::new(dies, l2_lines),
-                lines: HostLines::new(dies),
+                cache: CacheStats::new(dies, l2_lines, cores as usize, l1_lines),
+                lines: HostLines::new(cores as usize),
                 irq_raised: 0,
                 irq_rx: 0,
                 irq_handled: 0,

@@ -54,7 +54,7 @@ impl World {
     #[inline(always)]
     pub(super) fn handler_cost(&mut self, h: usize, core: usize, frame: u32) -> Duration {
         use crate::host::Side::Kernel;
-        let die = self.topo.die_of(core as u16);
+        let at = self.topo.cpu(core as u16);
         let c = &self.c;
         let hs = &mut self.hosts[h];
         let Some(repr) = self.frames[frame as usize].parsed else {
@@ -68,7 +68,7 @@ impl World {
         let pr = &mut hs.procs[p as usize];
         let mut cost = c.host.driver_rx
             + c.host.handler
-            + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, die, Kernel, c.cache.endpoint_lines);
+            + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, at, Kernel, c.cache.endpoint_lines);
         let payload = repr.body.payload_len() as u64;
         // Where the DMA put the frame: memory, or with DCA the cache of
         // the core that serves the queue.
@@ -81,15 +81,9 @@ impl World {
         // this die's skb and driver state: counted, their time is in
         // `driver_rx` (see `host/cache.rs`).
         let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
-        self.cc.touch(&mut hs.cache, &mut dma, die, Kernel, c.cache.rx_dma_lines as u64);
+        self.cc.touch(&mut hs.cache, &mut dma, at, Kernel, c.cache.rx_dma_lines as u64);
         let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
-        self.cc.touch(
-            &mut hs.cache,
-            &mut hs.lines.kernel[die as usize],
-            die,
-            Kernel,
-            c.cache.kernel_private_lines as u64,
-        );
+        self.cc.touch(&mut hs.cache, &mut hs.lines.kernel[core], at, Kernel, c.cache.kernel_private_lines as u64);
         let lines = &mut pr.lines;
         match repr.body {
             OmxBody::Pull { .. } => {}
@@ -100,22 +94,22 @@ impl World {
                 cost += if c.ioat {
                     c.host.ioat_submit
                 } else {
-                    self.cc.copy(&mut hs.cache, &mut dma, Some(&mut lines.app), die, Kernel, payload)
+                    self.cc.copy(&mut hs.cache, &mut dma, Some(&mut lines.app), at, Kernel, payload)
                 };
                 // A stale reply (its handle since reused by another
                 // host) finds no handle here: the handler drops it.
                 let i = dst_pull_handle as usize;
                 let mine = self.handles.get(i).is_some_and(|hd| hd.host as usize == h);
                 if let Some(obj) = self.handle_objs.get_mut(i).filter(|_| mine) {
-                    cost += self.cc.access(&self.topo, &mut hs.cache, obj, die, Kernel, c.cache.pull_lines);
+                    cost += self.cc.access(&self.topo, &mut hs.cache, obj, at, Kernel, c.cache.pull_lines);
                 }
             }
             _ => {
-                cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, die, Kernel, c.cache.event_lines);
+                cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, at, Kernel, c.cache.event_lines);
                 if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
                     // Into the next slot of the receive queue.
                     let slot = lines.slot_to_write();
-                    cost += self.cc.copy(&mut hs.cache, &mut dma, Some(slot), die, Kernel, payload);
+                    cost += self.cc.copy(&mut hs.cache, &mut dma, Some(slot), at, Kernel, payload);
                 }
             }
         }

@@ -401,19 +401,20 @@ impl World {
     /// other cores while the sender keeps sending, and what a ping-pong,
     /// whose reap is over long before the next send, does not.
     pub(crate) fn tx_touch(&mut self, now: Instant, h: usize, core: usize, hold: Duration) -> Duration {
-        let die = self.topo.die_of(core as u16);
+        let at = self.topo.cpu(core as u16);
+        let die = at.die;
         let hs = &mut self.hosts[h];
         let mut cost = self.cc.access(
             &self.topo,
             &mut hs.cache,
             &mut hs.tx_obj,
-            die,
+            at,
             crate::host::Side::Kernel,
             self.c.cache.tx_lines,
         );
-        // The skbs allocated or freed: this die's own kernel state.
-        let kernel = &mut hs.lines.kernel[die as usize];
-        self.cc.touch(&mut hs.cache, kernel, die, crate::host::Side::Kernel, self.c.cache.kernel_private_lines as u64);
+        // The skbs allocated or freed: this core's own kernel state.
+        let kernel = &mut hs.lines.kernel[core];
+        self.cc.touch(&mut hs.cache, kernel, at, crate::host::Side::Kernel, self.c.cache.kernel_private_lines as u64);
         let (other, until) = hs.tx_hold;
         let other_die = self.topo.die_of(other);
         if other_die != die && now < until && self.c.cache.tx_contention_lines > 0 {
@@ -436,7 +437,7 @@ impl World {
     /// works on (the caller marks the core busy with it); `None` if the item
     /// turned out to have nothing to do.
     pub(super) fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<(Duration, KWork)> {
-        let die = self.topo.die_of(core as u16);
+        let at = self.topo.cpu(core as u16);
         let c = &self.c;
         let (cost, w) = match w {
             KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } => {
@@ -463,7 +464,7 @@ impl World {
                             &self.topo,
                             &mut hs.cache,
                             &mut hs.napi_objs[q as usize],
-                            die,
+                            at,
                             crate::host::Side::Kernel,
                             c.cache.napi_lines,
                         );
@@ -561,7 +562,7 @@ impl World {
         }
     }
 
-    /// Reaping `n` transmit completions on a core of die `die`: freeing the
+    /// Reaping `n` transmit completions on core `core`: freeing the
     /// skbs and touching the send-path state shared with the sender.
     pub(super) fn reap_cost(&mut self, now: Instant, h: usize, core: usize, n: u32) -> Duration {
         let free = self.c.host.tx_done.times(n as u64);

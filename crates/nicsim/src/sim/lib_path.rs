@@ -29,7 +29,7 @@ impl World {
     /// `core` is the process's core (`Proc::core`), which the caller has.
     pub(crate) fn lib_step(&mut self, now: Instant, h: usize, p: usize, core: usize) -> Option<(Duration, Action)> {
         debug_assert_eq!(core, self.hosts[h].procs[p].core as usize);
-        let die = self.topo.die_of(core as u16);
+        let at = self.topo.cpu(core as u16);
         // Operations that take no time (a zero compute, a mark, a wait that
         // is already satisfied) loop back here without touching the peers:
         // the timers checked once at `now` need no second look.
@@ -47,7 +47,7 @@ impl World {
             let program_ready = !pr.finished && pr.pending_op.is_none() && pr.wait.is_none_or(|n| pr.outstanding <= n);
             if let (false, Some(ev)) = (program_ready && pr.drain == 0, pr.ring.front().copied()) {
                 pr.drain = pr.drain.saturating_sub(1);
-                let cost = pr.consume_cost(&self.c, &self.cc, &self.topo, &mut hs.cache, die, ev);
+                let cost = pr.consume_cost(&self.c, &self.cc, &self.topo, &mut hs.cache, at, ev);
                 return Some((cost, Action::Consume));
             }
             // The process is looked up again only if the timers ran.
@@ -100,15 +100,9 @@ impl World {
                     // the NIC): counted, their time is in `send` and the copy.
                     let hs = &mut self.hosts[h];
                     let lines = &mut hs.procs[p].lines;
-                    self.cc.touch(
-                        &mut hs.cache,
-                        &mut lines.private,
-                        die,
-                        Side::User,
-                        c.cache.user_private_lines as u64,
-                    );
+                    self.cc.touch(&mut hs.cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64);
                     if wire::classify(size as usize, c.rndv_threshold as usize) != MessageClass::Large {
-                        self.cc.touch(&mut hs.cache, &mut lines.app, die, Side::User, self.cc.lines(size));
+                        self.cc.touch(&mut hs.cache, &mut lines.app, at, Side::User, self.cc.lines(size));
                     }
                     match self.class(size) {
                         MessageClass::Medium => cost += self.cc.copy_hot(size),

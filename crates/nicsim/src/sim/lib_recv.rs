@@ -8,7 +8,7 @@
 //! transitions, which this file applies.
 
 use super::{Costs, LibEvent, MediumRx, MediumTarget, Out, Proc, Unexpected, World};
-use crate::host::{CacheCosts, CacheStats, Owner, Side, Topology};
+use crate::host::{CacheCosts, CacheStats, Cpu, Owner, Side, Topology};
 use crate::proto::{AckPlan, Arrival, Kind};
 use crate::time::{Duration, Instant};
 use crate::wire;
@@ -27,16 +27,16 @@ impl Proc {
         cc: &CacheCosts,
         topo: &Topology,
         cache: &mut CacheStats,
-        die: u16,
+        at: Cpu,
         ev: LibEvent,
     ) -> Duration {
         let pr = self;
         let mut cost = c.lib.event
-            + cc.access(topo, cache, &mut pr.ring_obj, die, Side::User, c.cache.event_lines)
-            + cc.access(topo, cache, &mut pr.ep_obj, die, Side::User, c.cache.endpoint_lines);
+            + cc.access(topo, cache, &mut pr.ring_obj, at, Side::User, c.cache.event_lines)
+            + cc.access(topo, cache, &mut pr.ep_obj, at, Side::User, c.cache.endpoint_lines);
         // The library's own state, counted (its time is in `event`).
         let lines = &mut pr.lines;
-        cc.touch(cache, &mut lines.private, die, Side::User, c.cache.user_private_lines as u64);
+        cc.touch(cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64);
         let mut m = ev.msg;
         if m.kind == Kind::Mcast {
             // A multicast frame is read as the TINY or SMALL frame it is.
@@ -54,16 +54,16 @@ impl Proc {
         let copy = match m.kind {
             Kind::Tiny => {
                 let app = &mut lines.app;
-                cc.touch(cache, app, die, Side::User, cc.lines(data));
-                cc.copy_time(ev.writer_die == die, data)
+                cc.touch(cache, app, at, Side::User, cc.lines(data));
+                cc.copy_time(ev.writer_die == at.die, data)
             }
             Kind::Small | Kind::MediumFrag if ev.writer_die == super::WRITER_MEMORY => {
                 let mut dma = crate::host::Obj::dma_written(cache, Owner::Memory);
-                cc.copy(cache, &mut dma, Some(&mut lines.app), die, Side::User, data)
+                cc.copy(cache, &mut dma, Some(&mut lines.app), at, Side::User, data)
             }
             Kind::Small | Kind::MediumFrag => {
                 let (slot, app) = lines.slot_to_read();
-                cc.copy(cache, slot, Some(app), die, Side::User, data)
+                cc.copy(cache, slot, Some(app), at, Side::User, data)
             }
             _ => Duration::ZERO,
         };
