@@ -1,21 +1,54 @@
 //! The \[LCI] NIC features of the Open-MX world, validated: the polling
-//! watchdog (`nic.watchdog_us`) and NI-level multicast forwarding
-//! (`nic.multicast_forwarding`, used by `workload.forwarding = "ni"`).
+//! watchdog (`nic.watchdog_us`), NI-level multicast forwarding
+//! (`nic.multicast_forwarding`, used by `workload.forwarding = "ni"`), the
+//! NI clock of fine-grain timers (`nic.clock_period_us`) and packet-shifting
+//! delivery (`nic.rx_delivery`).
 //!
 //! This module owns the cross-checks between those keys, the workload and
 //! the stack (each error names the key, its value and what is allowed). It
 //! does not own the features themselves (`crate::nic::watchdog`,
-//! `crate::nic::multicast`) nor the preset keys' ranges
-//! (`Platform::validate`).
+//! `crate::nic::multicast`, `crate::nic::timers`, `crate::nic::delivery`)
+//! nor the preset keys' ranges (`Platform::validate`).
 
 use super::scenario::NicOpts;
 use super::{check_f, ConfigError, Platform, Workload};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// The longest watchdog interval, µs: a second, far beyond the study's
 /// useful range ("a large range of delays works well", \[LCI] §5.1, Figure 7).
 pub const WATCHDOG_US_MAX: f64 = 1e6;
+
+/// The longest NI clock period, µs: a second ([LCI] §5.2, Figure 8: "performance
+/// degrades when the clock period is larger than" a fraction of that).
+pub const CLOCK_PERIOD_US_MAX: f64 = 1e6;
+
+/// `nic.rx_delivery`: how the NIC lays a received frame into host memory
+/// and where the driver (or a busy-polling process) looks for it
+/// (`crate::nic::delivery`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RxDelivery {
+    /// `ring` (default): myri10ge's: the frame into a posted buffer, then a
+    /// completion entry into the receive-done ring, the flag the poller
+    /// reads (two DMA writes; the entry's line and the header's line).
+    #[default]
+    Ring,
+    /// `shifted`: \[LCI] §3.2 packet shifting: payload, headers and a
+    /// status word flush against the end of the buffer in one DMA write;
+    /// the poller reads one line at a fixed offset.
+    Shifted,
+}
+
+impl fmt::Display for RxDelivery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RxDelivery::Ring => "ring",
+            RxDelivery::Shifted => "shifted",
+        })
+    }
+}
 
 /// `workload.forwarding`: who forwards a broadcast down its tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
@@ -38,6 +71,11 @@ pub struct NiFeatures {
     pub watchdog: Option<Duration>,
     /// The firmware has a multicast forwarding table.
     pub multicast_forwarding: bool,
+    /// The NI clock's period (`None`: no NI clock; the library's timers
+    /// run when the process enters the library or the OS timer wakes it).
+    pub clock: Option<Duration>,
+    /// The receive layout.
+    pub rx_delivery: RxDelivery,
 }
 
 /// Validates the \[LCI] NIC features of a scenario against its platform,
@@ -67,8 +105,48 @@ pub(super) fn ni_features(
             ));
         }
     }
+    let clock_us = nic.clock_period_us.unwrap_or(platform.nic.clock_period_us);
+    check_f("nic.clock_period_us", clock_us, 0.0, CLOCK_PERIOD_US_MAX)?;
+    // Each tick fetches the host's words with a small DMA read: the next
+    // tick must not come before it returns.
+    let fetch_us = platform.nic.tx_dma_startup_ns / 1e3;
+    if clock_us > 0.0 && clock_us < fetch_us {
+        return Err(ConfigError::range(
+            "nic.clock_period_us",
+            clock_us,
+            &format!(
+                "0 (no NI clock), or {fetch_us} ..= {CLOCK_PERIOD_US_MAX}: at least the tick's fetch of the host's \
+                 words (nic.tx_dma_startup_ns)"
+            ),
+        ));
+    }
+    let rx_delivery = nic.rx_delivery.unwrap_or(platform.nic.rx_delivery);
+    if rx_delivery == RxDelivery::Shifted {
+        if native_mx {
+            return Err(ConfigError::range(
+                "nic.rx_delivery",
+                "\"shifted\"",
+                "\"ring\" with protocol.stack = \"native-mx\" (the MX firmware writes events, not frames)",
+            ));
+        }
+        // The ring's two lines (completion entry, headers) must be in the
+        // preset's count for shifted to take one away.
+        if platform.cache.rx_dma_lines < 2 {
+            return Err(ConfigError::range(
+                "nic.rx_delivery",
+                "\"shifted\"",
+                &format!(
+                    "\"ring\" when cache.rx_dma_lines ({}) counts fewer than the completion entry's and the \
+                     headers' lines (2)",
+                    platform.cache.rx_dma_lines
+                ),
+            ));
+        }
+    }
     Ok(NiFeatures {
         watchdog: (watchdog_us > 0.0).then(|| Duration::from_ns_f64(watchdog_us * 1e3)),
         multicast_forwarding,
+        clock: (clock_us > 0.0).then(|| Duration::from_ns_f64(clock_us * 1e3)),
+        rx_delivery,
     })
 }

@@ -241,6 +241,16 @@ cost_table! {
         /// 0 (the default): none. A scenario sets it with `nic.watchdog_us`.
         #[serde(default)]
         pub watchdog_us: f64 [0.0, super::nic_features::WATCHDOG_US_MAX],
+        /// \[LCI] NI clock period in microseconds for the library's fine-grain
+        /// timers (`crate::nic::timers`); 0 (the default): none. A scenario
+        /// sets it with `nic.clock_period_us`.
+        #[serde(default)]
+        pub clock_period_us: f64 [0.0, super::nic_features::CLOCK_PERIOD_US_MAX],
+        /// How the NIC lays a received frame into host memory: ring (default;
+        /// myri10ge's receive-done ring) | shifted (\[LCI] packet shifting,
+        /// `crate::nic::delivery`). A scenario sets it with `nic.rx_delivery`.
+        #[serde(default)]
+        pub rx_delivery: super::RxDelivery,
     }
     /// The NIC's firmware, DMA, doorbell and interrupt-delivery times
     /// (`[nic]`).
@@ -271,6 +281,11 @@ cost_table! {
         pub driver_tx_ns: f64 [0.0, NS_MAX] => ns driver_tx,
         pub wakeup_ns: f64 [0.0, NS_MAX] => ns wakeup,
         pub block_ns: f64 [0.0, NS_MAX] => ns block,
+        /// Delivering a signal to a running process and returning from its
+        /// handler (the NI clock's interrupt makes the library run in one:
+        /// `nic.clock_period_us`), on top of `irq_entry_ns`.
+        #[serde(default)]
+        pub signal_ns: f64 [0.0, NS_MAX] => ns signal,
         pub sleep_enabled: bool,
         pub idle_before_sleep_ns: f64 [0.0, NS_MAX] => ns idle_before_sleep,
         pub sleep_exit_ns: f64 [0.0, NS_MAX] => ns sleep_exit,

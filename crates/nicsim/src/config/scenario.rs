@@ -63,6 +63,13 @@ pub struct NicOpts {
     /// \[LCI] NI-level multicast forwarding in the firmware (default: the
     /// preset's `nic.multicast_forwarding`); used by `workload.forwarding = "ni"`.
     pub multicast_forwarding: Option<bool>,
+    /// \[LCI] NI clock period in microseconds for the library's fine-grain
+    /// timers, 0 or nic.tx_dma_startup_ns ..= 10^6 (0: none; default: the
+    /// preset's `nic.clock_period_us`).
+    pub clock_period_us: Option<f64>,
+    /// How the NIC lays a received frame into host memory: ring | shifted
+    /// (\[LCI] packet shifting; default: the preset's `nic.rx_delivery`).
+    pub rx_delivery: Option<super::RxDelivery>,
     /// Host 0's own timeout coalescing, when it differs from the other
     /// hosts' (the \[EMO] testbed kept Host A at the driver's defaults while
     /// Host B's setting varied). Default: as the other hosts.
@@ -312,7 +319,8 @@ pub struct Scenario {
     pub misorder_degree: u8,
     /// Random extra delay of each frame at the switch (uniform, seeded).
     pub jitter: Duration,
-    /// The \[LCI] NIC features: polling watchdog, multicast forwarding.
+    /// The \[LCI] NIC features: polling watchdog, multicast forwarding, NI
+    /// clock, packet-shifting delivery.
     pub ni: NiFeatures,
     pub workload: Workload,
 }

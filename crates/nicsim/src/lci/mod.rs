@@ -39,9 +39,7 @@ mod metrics;
 pub mod multicast;
 pub mod ni;
 pub mod ni_mc;
-pub mod poll;
 pub mod reliable;
-pub mod timers;
 pub mod tree;
 pub mod watchdog;
 pub mod workload;
@@ -50,6 +48,7 @@ use crate::config::{ConfigError, LciScenario};
 use crate::engine::{EventQueue, Origin};
 use crate::interrupt::{self, Check};
 use crate::net::grid::{Grid, GridSpec};
+use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
 use crate::{Metrics, SimError};
 use bus::{Bus, BusOp};
@@ -196,7 +195,7 @@ impl World {
                     costs,
                     strategy,
                     p.ni.header_bytes,
-                    poll::host_buffer_bytes(&p.ni),
+                    ni::host_buffer_bytes(&p.ni),
                     p.host.recv_buffers,
                     p.ni.send_buffers,
                     p.ni.recv_buffers,

@@ -22,10 +22,17 @@
 //! DMA of a host word).
 
 use super::bus::{Bus, BusOp};
-use super::poll::{Plan, Strategy};
+use super::poll::{Plan, Strategy, FLAG_BYTES};
 use super::Packet;
+use crate::config::LanaiCfg;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
+
+/// Bytes of one host receive buffer: header + payload capacity + FULL word
+/// (the layouts of `crate::nic::delivery`).
+pub fn host_buffer_bytes(ni: &LanaiCfg) -> u32 {
+    ni.header_bytes + ni.buffer_bytes + FLAG_BYTES
+}
 
 /// Firmware costs, converted from NI cycles.
 #[derive(Debug, Clone, Copy)]

@@ -3,7 +3,7 @@
 //! buffers (64: a packet keeps its NI send buffer, its retransmission copy,
 //! until acknowledged), cumulative acknowledgements piggy-backed on every
 //! data packet, and delayed explicit acks driven by a host soft timer
-//! (`super::timers::SoftTimers`): when the library consumes a data packet it
+//! (`crate::nic::timers::SoftTimers`): when the library consumes a data packet it
 //! arms the peer's timer `ack_delay` ahead; when the library polls the clock
 //! past the deadline it sends an ack-only packet (which needs no ack and no
 //! window slot: it uses the NI's control buffer).
@@ -13,7 +13,7 @@
 //! lost on Myrinet in this model, so nothing is retransmitted: the window is
 //! what the protocol costs.
 
-use super::timers::SoftTimers;
+use crate::nic::timers::SoftTimers;
 use crate::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]

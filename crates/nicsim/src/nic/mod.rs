@@ -10,9 +10,11 @@
 //! code: raising an interrupt yields an event for `crate::sim`.
 
 pub mod coalesce;
+pub mod delivery;
 pub mod multicast;
 pub mod steering;
 pub mod suspend;
+pub mod timers;
 pub mod watchdog;
 
 use crate::config::{NicCfg, NicTimes};
@@ -450,6 +452,10 @@ pub struct Nic {
     fw_fwd: Duration,
     /// Copies the firmware forwarded.
     pub forwards: u64,
+    /// Bytes each receive DMA writes besides the frame: 0 for myri10ge's
+    /// ring (its completion entry is a write of its own, not priced),
+    /// the status word with packet shifting (`nic.rx_delivery`, `delivery`).
+    pub rx_extra_bytes: u32,
 }
 
 impl Nic {
@@ -480,6 +486,7 @@ impl Nic {
             forwarding: None,
             fw_fwd: t.mcast_fwd,
             forwards: 0,
+            rx_extra_bytes: 0,
         }
     }
 
@@ -491,6 +498,7 @@ impl Nic {
     /// as PCIe keeps several requests in flight. With `nic.dma_shared_bus`
     /// both directions share one bus, held from start-up to last byte.
     pub fn receive(&mut self, now: Instant, frame_len: usize) -> Instant {
+        let frame_len = frame_len + self.rx_extra_bytes as usize;
         let fw_done = now.max(self.fw_free) + self.fw_rx;
         self.fw_free = fw_done;
         self.fw_rx_busy += self.fw_rx;

@@ -13,9 +13,11 @@ use super::{
     Action, Core, Cur, Drops, Echo, Ev, Flood, HostState, PState, PolicyFactory, Proc, ProcSet, World, NO_RANK,
 };
 use crate::config::{CacheTimes, HostTimes, LibraryTimes, NicTimes, Scenario, WaitMode, Workload};
+use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
 use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Topology};
 use crate::net::Network;
+use crate::nic::delivery::Strategy;
 use crate::nic::multicast::ForwardTable;
 use crate::nic::steering::Steering;
 use crate::nic::watchdog::Watchdog;
@@ -62,6 +64,26 @@ pub(crate) struct Costs {
     /// Native MX (OS-bypass): the NIC delivers into user memory, serves
     /// pulls itself, and never interrupts a polling library.
     pub native: bool,
+    /// Of `cache.rx_dma_lines`, the lines the poller no longer reads per
+    /// frame with `nic.rx_delivery = "shifted"` (0 with the ring):
+    /// [`rx_delivery_plan`].
+    pub rx_lines_saved: u32,
+}
+
+/// Header bytes of the longest Open-MX frame header (Ethernet + Open-MX,
+/// a MEDIUM fragment's): what the driver reads besides the payload.
+const RX_HEADER_BYTES: u32 = crate::wire::frag::MEDIUM_HEADER_LEN as u32;
+
+/// The per-frame plans of `nic.rx_delivery` (`crate::nic::delivery`) for an
+/// Open-MX frame in a page buffer (its status word the page's last bytes)
+/// with `line`-byte cache lines: the DMA writes per frame and the lines the
+/// poller reads to see a frame, under myri10ge's ring and under `delivery`.
+pub(crate) fn rx_delivery_plan(delivery: RxDelivery, line: u32) -> [(u32, u32); 2] {
+    let buffer = crate::nic::BIG_BUFFER_BYTES as u32;
+    [RxDelivery::Ring, delivery].map(|d| {
+        let plan = Strategy::of_delivery(d).plan(RX_HEADER_BYTES, 0, buffer);
+        (plan.dma_count(), plan.poll_lines(RX_HEADER_BYTES, line))
+    })
 }
 
 /// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
@@ -120,6 +142,10 @@ impl World {
             ioat: s.ioat,
             dca: s.dca,
             native: s.native_mx,
+            rx_lines_saved: {
+                let [(_, ring), (_, ours)] = rx_delivery_plan(s.ni.rx_delivery, p.cache.line_bytes);
+                ring - ours
+            },
         };
         // The firmware's per-frame work for the policy and the steering (a
         // policy given from outside runs on the host: no firmware work).
@@ -170,7 +196,12 @@ impl World {
                         tail: Duration::ZERO,
                     })
                     .collect(),
-                nic: Nic::new(&p.nic, &s.times.nic, queues, fw_rx_extra),
+                nic: {
+                    let mut nic = Nic::new(&p.nic, &s.times.nic, queues, fw_rx_extra);
+                    // Packet shifting writes the status word with the frame.
+                    nic.rx_extra_bytes = if s.ni.rx_delivery == RxDelivery::Shifted { FLAG_BYTES } else { 0 };
+                    nic
+                },
                 steering,
                 procs: Vec::new(),
                 eps: vec![None; ENDPOINTS],
@@ -235,7 +266,14 @@ impl World {
             failed: None,
             ring_full_at_progress: 0,
             trace,
+            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup))),
         };
+        if let Some(period) = s.ni.clock {
+            // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
+            for h in 0..w.hosts.len() {
+                w.q.push(Instant::ZERO + period, h as u32, Ev::ClockTick { host: h as u16 });
+            }
+        }
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {
             Workload::PingPong { size, iterations, warmup } => {
@@ -381,6 +419,8 @@ impl World {
             poll_since: None,
             irq_at_mark: [0; 2],
             irq_all_at_mark: [0; 2],
+            lib_at: Instant::ZERO,
+            timer_missed: None,
         });
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].app = Some(idx);

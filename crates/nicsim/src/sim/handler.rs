@@ -81,7 +81,12 @@ impl World {
         // this die's skb and driver state: counted, their time is in
         // `driver_rx` (see `host/cache.rs`).
         let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
-        self.cc.touch(&mut hs.cache, &mut dma, at, Kernel, c.cache.rx_dma_lines as u64);
+        self.cc.touch(&mut hs.cache, &mut dma, at, Kernel, (c.cache.rx_dma_lines - c.rx_lines_saved) as u64);
+        if c.rx_lines_saved > 0 {
+            // Packet shifting: the status word shares the headers' line, so
+            // the completion entry's line (in `driver_rx`) is not read.
+            cost = cost.saturating_sub(self.cc.line(&self.topo, dma_src, at.die).times(c.rx_lines_saved as u64));
+        }
         let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
         self.cc.touch(&mut hs.cache, &mut hs.lines.kernel[core], at, Kernel, c.cache.kernel_private_lines as u64);
         let lines = &mut pr.lines;

@@ -64,6 +64,11 @@ pub(crate) enum KWork {
     PullReply {
         serve: u32,
     },
+    /// An NI clock interrupt for process `p`: the hard IRQ and the signal
+    /// that runs its library (`clock`).
+    Signal {
+        p: u16,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<KWork>() == 8);
@@ -515,6 +520,7 @@ impl World {
                 let send = self.c.host.driver_tx + self.c.nic.doorbell;
                 (send + self.tx_touch(now, h, core, send), w)
             }
+            KWork::Signal { p } => (self.signal_cost(h, p as usize), w),
         };
         Some((cost, w))
     }
@@ -547,6 +553,7 @@ impl World {
                 self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 });
             }
             KWork::PullReply { serve } => self.send_pull_reply(now, h, core, serve),
+            KWork::Signal { p } => self.signal_done(now, h, p as usize),
             KWork::HardIrq { q, rx } => {
                 // put_be32(htonl(3), ss->irq_claim + 1), then the softirq.
                 let out = self.hosts[h].nic.queues[q as usize].rearm_claim(now);

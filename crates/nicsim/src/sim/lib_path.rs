@@ -127,6 +127,8 @@ impl World {
                 Op::WaitOutstanding(n) => pr.wait = Some(n),
                 Op::Compute(d) => {
                     if !d.is_zero() {
+                        // The library has just polled the clock (its timers).
+                        pr.lib_at = now;
                         return Some((d, Action::None));
                     }
                 }
@@ -201,6 +203,7 @@ impl World {
     /// Applies a completed segment.
     pub(crate) fn lib_apply(&mut self, now: Instant, h: usize, p: usize, action: Action) {
         match action {
+            Action::None if self.clock.is_some() => self.computed(now, h, p),
             Action::None => {}
             Action::Send => self.lib_send(now, h, p),
             Action::Consume => {

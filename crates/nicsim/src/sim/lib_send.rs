@@ -248,6 +248,11 @@ impl World {
         match pr.timer_at {
             Some(t) if t <= now => {
                 pr.timer_at = None;
+                if self.clock.is_some() && super::clock::computing(pr) {
+                    // Nothing wakes a computing process: its library runs
+                    // the deadline when it next enters (`clock` reports when).
+                    pr.timer_missed.get_or_insert(t);
+                }
                 self.notify_proc(now, h, p);
             }
             // An earlier event standing in for this deadline (see

@@ -2,7 +2,7 @@
 //! invariant checks.
 
 use super::World;
-use crate::config::Workload;
+use crate::config::{RxDelivery, Workload};
 use crate::host::{ObjClass, Side};
 use crate::{Metrics, SimError};
 
@@ -118,6 +118,25 @@ impl World {
             m.set("watchdog_held", dogs().map(|w| w.holds).sum::<u64>() as f64);
             m.set("watchdog_saved", dogs().map(|w| w.saved).sum::<u64>() as f64);
             m.set("watchdog_fetches", dogs().map(|w| w.fetches).sum::<u64>() as f64);
+        }
+        if let Some(c) = self.clock.as_deref() {
+            m.set("clock_ticks", c.ticks as f64);
+            m.set("clock_interrupts", c.interrupts as f64);
+            m.set("clock_signals", c.signals as f64);
+            m.set("timers_missed", c.missed as f64);
+            let mean = if c.missed > 0 { c.late_sum.as_us_f64() / c.missed as f64 } else { 0.0 };
+            m.set("timer_late_us_mean", mean);
+            m.set("timer_late_us_max", c.late_max.as_us_f64());
+        }
+        if self.hosts[0].nic.rx_extra_bytes > 0 {
+            // Packet shifting: per received frame, the DMA writes and the
+            // lines the poller reads (the ring's beside them).
+            let [ring, ours] = super::build::rx_delivery_plan(RxDelivery::Shifted, self.c.cache.line_bytes as u32);
+            let frames = self.hosts.iter().map(|h| h.nic.fw_rx_frames).sum::<u64>() as f64;
+            m.set("rx_dma_writes", frames * ours.0 as f64);
+            m.set("rx_dma_writes_ring", frames * ring.0 as f64);
+            m.set("rx_poll_lines", frames * ours.1 as f64);
+            m.set("rx_poll_lines_ring", frames * ring.1 as f64);
         }
         if self.medium_msgs > 0 {
             m.set("medium_messages", self.medium_msgs as f64);

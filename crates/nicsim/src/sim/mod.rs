@@ -29,6 +29,8 @@
 //!   of a tagged frame down its tree (the table is the NIC's,
 //!   `crate::nic::multicast`); the polling watchdog is the receive
 //!   queue's (`crate::nic::watchdog`), its event routed to `nic_path`;
+//! * `clock`: the \[LCI] NI clock of the library's fine-grain timers, its
+//!   ticks and the interrupt that runs a computing process's library;
 //! * `metrics`: metrics and invariants.
 //!
 //! Each component's own state and rules live in its module (`nic`, `net`,
@@ -39,6 +41,7 @@
 //! randomness (loss, reordering) comes from the scenario's seed.
 
 mod build;
+mod clock;
 mod echo;
 mod flood;
 mod handler;
@@ -184,6 +187,19 @@ pub(crate) enum Ev {
         q: u8,
         gen: u32,
     },
+    /// The NI clock ticks (`clock`).
+    ClockTick {
+        host: u16,
+    },
+    /// The tick's fetch of the host's timer words is back.
+    ClockFetched {
+        host: u16,
+    },
+    /// A clock interrupt reaches process `p`'s core.
+    ClockIrq {
+        host: u16,
+        p: u16,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 8);
@@ -207,6 +223,8 @@ impl Ev {
             Ev::NapiTimer { .. } => "NAPI timer (NapiTimer, kernel)",
             Ev::SuspendTimer { .. } => "IRQ suspend timer (SuspendTimer, kernel)",
             Ev::WatchdogTimer { .. } => "polling watchdog (WatchdogTimer, nic)",
+            Ev::ClockTick { .. } | Ev::ClockFetched { .. } => "NI clock (ClockTick, clock)",
+            Ev::ClockIrq { .. } => "NI clock interrupt (ClockIrq, clock)",
         }
     }
 }
@@ -387,6 +405,8 @@ pub struct World {
     pub(crate) ring_full_at_progress: u64,
     /// The timeline, when one was asked for (`run_traced`).
     pub(crate) trace: Option<Box<Tracer>>,
+    /// The \[LCI] NI clocks (`nic.clock_period_us` > 0), their counters.
+    pub(crate) clock: Option<Box<clock::Clock>>,
 }
 
 impl World {
@@ -586,6 +606,9 @@ impl World {
             Ev::NapiTimer { host, q, core } => self.napi_timer(now, host as usize, q, core as usize),
             Ev::SuspendTimer { host, q } => self.suspend_timer(now, host as usize, q as usize),
             Ev::WatchdogTimer { host, q, gen } => self.watchdog_timer(now, host as usize, q as usize, gen),
+            Ev::ClockTick { host } => self.clock_tick(now, host as usize),
+            Ev::ClockFetched { host } => self.clock_fetched(now, host as usize),
+            Ev::ClockIrq { host, p } => self.clock_irq(now, host as usize, p as usize),
         }
     }
 }

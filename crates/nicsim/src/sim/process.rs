@@ -181,6 +181,12 @@ pub(crate) struct Proc {
     pub marks: [Option<Instant>; 2],
     pub irq_at_mark: [u64; 2],
     pub irq_all_at_mark: [u64; 2],
+    /// When the library last ran before the computation under way (the
+    /// "last polled the clock" word the NI clock reads, `clock`).
+    pub lib_at: Instant,
+    /// The protocol deadline the OS timer found the process computing at
+    /// (only with an NI clock: `clock` reports how late it ran).
+    pub timer_missed: Option<Instant>,
 }
 
 /// Processes of one host, as a set of their indices: a host has at most

@@ -63,6 +63,7 @@ whats! {
     NapiComplete = ("NAPI complete, IRQ re-armed", "kernel", "X", "queue"),
     NapiDefer = ("NAPI complete, IRQ kept masked", "kernel", "X", "queue"),
     PullReply = ("bottom half: pull reply sent", "kernel", "X", ""),
+    ClockSignal = ("NI clock interrupt: signal, library run", "kernel", "X", "process"),
     Send = ("library: frame to the driver", "app", "X", ""),
     Consume = ("library: ring event", "app", "X", ""),
     SendPost = ("library: MPI send posted", "app", "X", "bytes"),
@@ -259,7 +260,7 @@ impl Tracer {
         (ct.kernel_seg, ct.busy_until) = ((t, end), end);
         let track = core as u16;
         let entry = match w_out {
-            KWork::HardIrq { .. } | KWork::PullReply { .. } => None,
+            KWork::HardIrq { .. } | KWork::PullReply { .. } | KWork::Signal { .. } => None,
             KWork::EntryRx { q, .. } | KWork::EntryTxDone { q, .. } | KWork::Rearm { q } | KWork::Defer { q }
                 if entered =>
             {
@@ -279,6 +280,7 @@ impl Tracer {
             KWork::Rearm { q } => (What::NapiComplete, q as u32),
             KWork::Defer { q } => (What::NapiDefer, q as u32),
             KWork::PullReply { .. } => (What::PullReply, 0),
+            KWork::Signal { p } => (What::ClockSignal, p as u32),
             KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } => (What::Handler, q as u32),
         };
         if end > t {

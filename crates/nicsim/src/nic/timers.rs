@@ -1,18 +1,24 @@
-//! \[LCI] NI-assisted fine-grain timers (SPEC §2.4): host soft timers and
-//! the NI clock-interrupt policy, both sans-I/O.
+//! NI-assisted fine-grain timers (\[LCI] §5.2, SPEC §2.4): host soft
+//! timers and the NI clock-interrupt policy, both sans-I/O.
 //!
 //! The host keeps its timers in memory and checks them against its cycle
-//! counter whenever it enters the library ([`SoftTimers::expired`]); it
-//! writes "a timer is running" and "I last polled the clock at t" to host
-//! memory. The NI ticks every clock period; at each tick it reads those two
-//! words with one small DMA and raises a clock interrupt only if a timer is
-//! running *and* the host has not polled within the last period
-//! ([`ClockPolicy::on_fetch`]). The interrupt only makes the host enter the
-//! library (as a signal handler), which polls the clock and fires the timers
-//! that are due.
+//! counter whenever it enters the library; it writes "a timer is running"
+//! and "I last polled the clock at t" to host memory. The NI ticks every
+//! clock period; at each tick it reads those two words with one small DMA
+//! and raises a clock interrupt only if a timer is running *and* the host
+//! has not polled within the last period ([`ClockPolicy::on_fetch`]). The
+//! interrupt only makes the host enter the library (as a signal handler),
+//! which polls the clock and fires the timers that are due.
 //!
-//! This module does not time the tick, the fetch or the signal (the world
-//! does), nor decide what a timer does (`super::reliable`: delayed acks).
+//! Both worlds use [`ClockPolicy`]: the LCI world (`crate::lci`) with its
+//! per-peer [`SoftTimers`] (the delayed explicit acks of
+//! `crate::lci::reliable`), the Open-MX world (`crate::sim`,
+//! `nic.clock_period_us`) with the library's protocol deadlines (delayed
+//! acks, resends: `crate::proto::Endpoint`) as its running timers.
+//!
+//! This module does not time the tick, the fetch or the signal (each world
+//! does), nor decide what a timer does (`crate::lci::reliable`,
+//! `crate::proto`).
 
 use crate::time::{Duration, Instant};
 use std::fmt;
@@ -60,7 +66,7 @@ impl SoftTimers {
     }
 }
 
-/// The NI clock (`nic.clock_period_us`).
+/// The NI clock (`nic.clock_period_us` in both worlds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClockPolicy {
     pub period: Duration,

@@ -1,11 +1,21 @@
-//! The five arrival-detection (polling) strategies of \[LCI] (SPEC §2.4) as a
-//! sans-I/O description: for one received packet, which NI -> host DMAs the
-//! firmware issues (offset and length in the host receive buffer), where the
-//! FULL flag lives, and how the host detects the packet.
+//! How a NIC lays a received packet into a host receive buffer and how the
+//! host learns that it is there: the five arrival-detection strategies of
+//! \[LCI] §3 (SPEC §2.4) as a sans-I/O plan. For one packet the plan says
+//! which NIC -> host DMAs the firmware issues (offset and length in the
+//! host buffer), where the FULL flag lives, and how the host detects the
+//! packet; [`Plan::poll_lines`] says how many cache lines the host reads to
+//! see the flag and the header.
 //!
-//! This module owns the per-packet *plan* only. The NI firmware
-//! (`super::ni`) executes the plan; the bus (`super::bus`) prices it; the
-//! host (`super::host`) polls according to [`Detect`].
+//! Both worlds use it: the LCI world (`crate::lci`, `nic.polling`) runs
+//! every strategy; the Open-MX world (`crate::sim`, `nic.rx_delivery`)
+//! maps myri10ge's receive-done ring onto [`Strategy::DoubleDma`] (the
+//! frame, then a completion entry apart from it) and `shifted` onto
+//! [`Strategy::PacketShifting`].
+//!
+//! This module owns the per-packet *plan* only. It does not execute it
+//! (the LCI NI, `crate::lci::ni`, or the Open-MX NIC, `crate::nic::Nic`),
+//! price it on a bus (`crate::lci::bus`, `Nic::receive`) nor poll
+//! (`crate::lci::host`, the main world's driver and busy poller).
 //!
 //! Host receive buffer layout (`B` = header + payload capacity + 4 bytes):
 //! the FULL word is the last 4 bytes, `[B - 4, B)`. Unshifted strategies put
@@ -13,15 +23,10 @@
 //! FULL word flush against the end, so the header (which carries the
 //! displacement) and the flag are at fixed offsets whatever the payload.
 
-use crate::config::{LanaiCfg, Polling};
+use crate::config::{Polling, RxDelivery};
 use std::fmt;
 
 pub use crate::config::FLAG_BYTES;
-
-/// Bytes of one host receive buffer: header + payload capacity + FULL word.
-pub fn host_buffer_bytes(ni: &LanaiCfg) -> u32 {
-    ni.header_bytes + ni.buffer_bytes + FLAG_BYTES
-}
 
 /// How the host learns that a packet arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +77,20 @@ impl Plan {
     pub fn dma_bytes(&self) -> u32 {
         self.dmas.iter().flatten().map(|d| d.bytes).sum()
     }
+
+    /// Cache lines of `line` bytes the host reads to see the packet: the
+    /// flag's and the `header` bytes' (one line when they share it). The
+    /// buffer starts on a line; the NIC's DMA invalidated every line it
+    /// wrote, so each is a miss. `pio` reads the header only (its counter
+    /// is in NIC memory).
+    pub fn poll_lines(&self, header: u32, line: u32) -> u32 {
+        let lines = |from: u32, len: u32| (from / line, (from + len.max(1) - 1) / line);
+        let (h0, h1) = lines(self.header_offset, header);
+        let Some(flag) = self.flag_offset else { return h1 - h0 + 1 };
+        let (f0, f1) = lines(flag, FLAG_BYTES);
+        let overlap = (h1.min(f1) + 1).saturating_sub(h0.max(f0));
+        (h1 - h0 + 1) + (f1 - f0 + 1) - overlap
+    }
 }
 
 impl Strategy {
@@ -84,6 +103,17 @@ impl Strategy {
             Polling::FullPacket => Strategy::FullPacket,
             Polling::StaticSplit => Strategy::StaticSplit { split },
             Polling::PacketShifting => Strategy::PacketShifting,
+        }
+    }
+
+    /// The strategy of the Open-MX world's `nic.rx_delivery`: myri10ge's
+    /// receive-done ring writes the frame, then a completion entry in a
+    /// ring of its own (a second DMA; the flag the driver polls is apart
+    /// from the header), as `double-dma`; `shifted` is packet shifting.
+    pub fn of_delivery(d: RxDelivery) -> Self {
+        match d {
+            RxDelivery::Ring => Strategy::DoubleDma,
+            RxDelivery::Shifted => Strategy::PacketShifting,
         }
     }
 
@@ -182,6 +212,23 @@ mod tests {
     }
 
     #[test]
+    fn the_shifted_flag_shares_the_header_line_and_the_ring_flag_does_not() {
+        // An Open-MX frame's headers (Ethernet + Open-MX, 48 B) in a 4 KiB
+        // page buffer with 64 B lines: myri10ge's ring reads the completion
+        // entry's line and the header's; shifted reads one line.
+        let (h, b) = (48, 4096);
+        for payload in [0, 8, 1452, 4000] {
+            let ring = Strategy::of_delivery(RxDelivery::Ring).plan(h, payload, b);
+            let shifted = Strategy::of_delivery(RxDelivery::Shifted).plan(h, payload, b);
+            assert_eq!((ring.dma_count(), shifted.dma_count()), (2, 1), "payload {payload}");
+            assert_eq!((ring.poll_lines(h, 64), shifted.poll_lines(h, 64)), (2, 1), "payload {payload}");
+        }
+        // A header that does not fit the flag's line spills into the one before.
+        assert_eq!(Strategy::PacketShifting.plan(62, 0, b).poll_lines(62, 64), 2);
+        assert_eq!(Strategy::Pio.plan(H, 8, B).poll_lines(H, 64), 1);
+    }
+
+    #[test]
     fn pio_has_no_flag_and_names_round_trip() {
         assert_eq!(Strategy::Pio.plan(H, 8, B).flag_offset, None);
         assert_eq!(Strategy::Pio.detect(), Detect::NiCounter);
@@ -189,6 +236,10 @@ mod tests {
         for n in crate::config::variant_names::<Polling>() {
             let p: Polling = toml::Value::String(n.to_string()).try_into().unwrap();
             assert_eq!(Strategy::new(p, 512).to_string(), *n);
+        }
+        for n in crate::config::variant_names::<RxDelivery>() {
+            let d: RxDelivery = toml::Value::String(n.to_string()).try_into().unwrap();
+            assert_eq!(d.to_string(), *n);
         }
     }
 }

@@ -1,0 +1,153 @@
+//! The \[LCI] NI clock of the library's fine-grain timers
+//! (`nic.clock_period_us`, \[LCI] §5.2): each NIC ticks every period, reads
+//! its processes' timer words with one small DMA, and interrupts a process
+//! that has a protocol deadline pending and has not entered its library
+//! within the period. The interrupt reaches the process as a signal whose
+//! handler runs its library once (queued frames go out, ring events are
+//! taken, due timers fire: a delayed ack, a resend); then the computation it
+//! interrupted resumes.
+//!
+//! Without the NI clock the library's timers run when the process enters
+//! the library, or when the OS timer wakes a process that sleeps or spins in
+//! it (`Ev::ProcTimer`); a process that computes meets its deadlines only
+//! when its computation ends.
+//!
+//! This file owns the tick, the fetch's return, the interrupt's arrival, the
+//! signal's price and what it does to the process, and the clock's
+//! counters. The decision is `crate::nic::timers::ClockPolicy`'s; the timers
+//! are the library's (`crate::proto::Endpoint`, run by `protocol_timers` in
+//! `lib_send`); the interrupt's kernel work runs on the process's core as
+//! `KWork::Signal` (`kernel`).
+
+use super::{Ev, KWork, PState, Proc, World};
+use crate::nic::timers::{ClockPolicy, Tick};
+use crate::time::{Duration, Instant};
+use crate::workload::Op;
+
+/// A world's NI clocks (one per NIC, all of one period) and their counters.
+pub(crate) struct Clock {
+    policy: ClockPolicy,
+    /// The tick's DMA read of the host's words (`nic.tx_dma_startup_ns`,
+    /// the NIC's read latency, as the polling watchdog's fetch).
+    fetch: Duration,
+    pub ticks: u64,
+    /// Clock interrupts raised, and those whose signal found the process
+    /// computing and ran its library.
+    pub interrupts: u64,
+    pub signals: u64,
+    /// Protocol deadlines that passed while their process computed, and how
+    /// late the library ran them (sum and worst).
+    pub missed: u64,
+    pub late_sum: Duration,
+    pub late_max: Duration,
+}
+
+impl Clock {
+    pub fn new(period: Duration, fetch: Duration) -> Self {
+        Clock {
+            policy: ClockPolicy { period },
+            fetch,
+            ticks: 0,
+            interrupts: 0,
+            signals: 0,
+            missed: 0,
+            late_sum: Duration::ZERO,
+            late_max: Duration::ZERO,
+        }
+    }
+
+    pub fn period(&self) -> Duration {
+        self.policy.period
+    }
+
+    /// The library ran a deadline that had passed at `due` while its
+    /// process computed, at `now`.
+    pub fn ran_late(&mut self, due: Instant, now: Instant) {
+        let late = now.since(due);
+        self.missed += 1;
+        self.late_sum += late;
+        self.late_max = self.late_max.max(late);
+    }
+}
+
+/// Whether `pr` is outside its library: computing (running or preempted
+/// in a compute segment). Any other state is in the library (a segment of
+/// it, spinning on its ring) or asleep in the kernel, where the OS timer
+/// wakes it at its deadline.
+pub(crate) fn computing(pr: &Proc) -> bool {
+    matches!(pr.state, PState::Running | PState::Preempted(_)) && matches!(pr.action, super::Action::None)
+}
+
+impl World {
+    /// Host `h`'s NIC ticks (`Ev::ClockTick`): the next tick, and the
+    /// fetch of the host's timer words.
+    pub(super) fn clock_tick(&mut self, now: Instant, h: usize) {
+        let Some(c) = self.clock.as_deref_mut() else { return };
+        c.ticks += 1;
+        let (next, back) = (now + c.period(), now + c.fetch);
+        self.q.push(next, h as u32, Ev::ClockTick { host: h as u16 });
+        self.q.push(back, h as u32, Ev::ClockFetched { host: h as u16 });
+    }
+
+    /// The tick's fetch is back (`Ev::ClockFetched`): each process with a
+    /// protocol deadline pending ("a timer running") that has not entered
+    /// its library within the period gets a clock interrupt. A process in
+    /// its library polls the clock there: it counts as having just polled.
+    pub(super) fn clock_fetched(&mut self, now: Instant, h: usize) {
+        let Some(c) = self.clock.as_deref_mut() else { return };
+        let hs = &self.hosts[h];
+        for (p, pr) in hs.procs.iter().enumerate() {
+            let running = pr.proto.poll_at().is_some();
+            let polled = if computing(pr) { pr.lib_at } else { now };
+            if c.policy.on_fetch(now, running, polled) == Tick::Interrupt {
+                c.interrupts += 1;
+                let at = now + hs.nic.irq_delivery;
+                self.q.push(at, h as u32, Ev::ClockIrq { host: h as u16, p: p as u16 });
+            }
+        }
+    }
+
+    /// A clock interrupt reaches process `p`'s core (`Ev::ClockIrq`): its
+    /// hard IRQ and the signal run before anything else there.
+    pub(super) fn clock_irq(&mut self, now: Instant, h: usize, p: usize) {
+        let core = self.hosts[h].procs[p].core as usize;
+        self.hosts[h].cores[core].kq.push_front(KWork::Signal { p: p as u16 });
+        self.kick(now, h, core);
+    }
+
+    /// The kernel work of a clock interrupt for process `p`: the hard IRQ,
+    /// and the signal's delivery and return when the process computes (in
+    /// its library, the handler returns at once: it has just polled).
+    pub(super) fn signal_cost(&self, h: usize, p: usize) -> Duration {
+        let signal = if computing(&self.hosts[h].procs[p]) { self.c.host.signal } else { Duration::ZERO };
+        self.c.host.irq_entry + signal
+    }
+
+    /// The signal handler ran: a computing process runs its library now
+    /// (`lib_step`, which polls the clock and fires its due timers), then
+    /// the rest of its computation, held as its next operation.
+    pub(super) fn signal_done(&mut self, now: Instant, h: usize, p: usize) {
+        let pr = &mut self.hosts[h].procs[p];
+        let PState::Preempted(rem) = pr.state else { return };
+        if !computing(pr) {
+            return;
+        }
+        debug_assert!(pr.pending_op.is_none(), "a computing process holds no operation back");
+        pr.pending_op = Some(Op::Compute(rem));
+        pr.state = PState::Ready;
+        if let Some(c) = self.clock.as_deref_mut() {
+            c.signals += 1;
+        }
+        self.computed(now, h, p);
+    }
+
+    /// Process `p` leaves its computation for its library at `now` (the
+    /// computation ended, or a clock signal broke in): a deadline that
+    /// passed meanwhile runs now. Kept out of line: only computations pass.
+    #[inline(never)]
+    pub(super) fn computed(&mut self, now: Instant, h: usize, p: usize) {
+        if let (Some(due), Some(c)) = (self.hosts[h].procs[p].timer_missed.take(), self.clock.as_deref_mut()) {
+            c.ran_late(due, now);
+        }
+    }
+}
