@@ -1,7 +1,8 @@
 //! Composition of the \[LCI] NIC features with the Open-MX world's hosts
-//! (issue 34, step 3): NI-level multicast forwarding and the polling
-//! watchdog on `omx2009` and `modern`, each under a coalescing policy, with
-//! a result that shows the feature acting.
+//! (issue 34): NI-level multicast forwarding, the polling watchdog, the NI
+//! clock of fine-grain timers and packet-shifting delivery on `omx2009` and
+//! `modern`, each under a coalescing policy, with a result that shows the
+//! feature acting.
 
 use crate::Metrics;
 use rstest::rstest;
@@ -133,4 +134,98 @@ fn the_watchdog_raises_the_interrupt_when_nobody_polls(
     if matches!(policy, "disabled" | "openmx") {
         assert!(lat(&dog) > lat(&alone) + interval / 2.0, "{preset} {policy}: {} vs {}", lat(&dog), lat(&alone));
     }
+}
+
+/// NAS IS class A, two ranks per host, whose library acks after 100 µs
+/// (a fine-grain delayed ack, \[LCI] §5.2's use of its timers), under
+/// `policy`, with an NI clock of `clock_us` (0: none).
+fn nas_is(preset: &str, policy: &str, clock_us: f64) -> Metrics {
+    run(&format!(
+        "preset = \"{preset}\"\n[platform.library]\ndelayed_ack_us = 100\n\
+         [nic]\ncoalescing = \"{policy}\"\nclock_period_us = {clock_us}\n\
+         [workload]\nkind = \"nas-is\"\nclass = \"A\"\nprocs_per_host = 2\n"
+    ))
+}
+
+/// \[LCI] §5.2: a deadline that passes while its process computes runs,
+/// without an NI clock, when the computation ends (a clock of a second
+/// never ticks within the run: the OS timer's case); with a 50 µs clock the
+/// interrupt's signal runs it within two periods (a signal at a tick before
+/// the deadline counts as a poll, so the next tick may pass).
+#[rstest]
+fn the_ni_clock_runs_a_computing_process_s_timers_in_time(
+    #[values("omx2009", "modern")] preset: &str,
+    #[values("disabled", "timeout", "openmx", "stream", "adaptive")] policy: &str,
+) {
+    let (os, ni, off) = (nas_is(preset, policy, 1e6), nas_is(preset, policy, 50.0), nas_is(preset, policy, 0.0));
+    assert!(off.get("clock_ticks").is_none(), "no clock, no metric");
+    assert_eq!(get(&os, "clock_interrupts"), 0.0);
+    assert_eq!(get(&os, "exec_time_s"), get(&off, "exec_time_s"), "{preset} {policy}: a clock that never ticks");
+    assert!(get(&os, "timers_missed") > 0.0, "{preset} {policy}: deadlines pass during the computations");
+    assert!(get(&ni, "clock_signals") > 0.0, "{preset} {policy}");
+    let late = |m: &Metrics| (get(m, "timer_late_us_mean"), get(m, "timer_late_us_max"));
+    let ((os_mean, _), (ni_mean, ni_max)) = (late(&os), late(&ni));
+    assert!(ni_max <= 2.0 * 50.0 + 10.0, "{preset} {policy}: {ni_max} µs late at worst");
+    assert!(ni_mean < os_mean / 10.0, "{preset} {policy}: {ni_mean} µs late with the clock, {os_mean} µs without");
+}
+
+/// A ping-pong's processes are always in their library (spinning) or
+/// asleep in it: the NI clock ticks and never interrupts.
+#[rstest]
+fn the_ni_clock_leaves_a_process_in_its_library_alone(#[values("poll", "block")] wait: &str) {
+    let m = run(&format!(
+        "[nic]\nclock_period_us = 20\n[host]\nwait = \"{wait}\"\n\
+         [workload]\nkind = \"pingpong\"\niterations = 200\nwarmup = 10\n"
+    ));
+    assert!(get(&m, "clock_ticks") > 10.0, "{wait}");
+    assert_eq!(get(&m, "clock_interrupts"), 0.0, "{wait}");
+}
+
+/// A 0-byte stream into host 1 (`busy`: its process busy polls its queue),
+/// under `policy`, the NIC laying frames out as `delivery` says.
+fn stream0(preset: &str, policy: &str, busy: bool, delivery: &str) -> Metrics {
+    run(&format!(
+        "preset = \"{preset}\"\n[nic]\ncoalescing = \"{policy}\"\nrx_delivery = \"{delivery}\"\n\
+         [host]\nbusy_poll = {busy}\n[workload]\nkind = \"stream\"\nsize_bytes = 0\nmessages = 2000\nwarmup = 100\n"
+    ))
+}
+
+/// \[LCI] §3.2: packet shifting writes each frame with its status word in
+/// one DMA (the ring: two), and whoever polls the queue (NAPI, or the busy
+/// poller) reads one line the NIC wrote besides the payload instead of
+/// two: half the DMA-written lines missed, less kernel time on host 1.
+#[rstest]
+fn shifted_delivery_is_one_write_and_one_line_per_frame(
+    #[values("omx2009", "modern")] preset: &str,
+    #[values("disabled", "timeout", "openmx", "stream", "adaptive")] policy: &str,
+    #[values(false, true)] busy: bool,
+) {
+    let (ring, shifted) = (stream0(preset, policy, busy, "ring"), stream0(preset, policy, busy, "shifted"));
+    assert!(ring.get("rx_dma_writes").is_none(), "ring: no metric");
+    assert_eq!(get(&shifted, "rx_dma_writes") * 2.0, get(&shifted, "rx_dma_writes_ring"));
+    assert_eq!(get(&shifted, "rx_poll_lines") * 2.0, get(&shifted, "rx_poll_lines_ring"));
+    let misses = |m: &Metrics| get(m, "host1_cache_dma_misses");
+    assert_eq!(misses(&shifted) * 2.0, misses(&ring), "{preset} {policy} {busy}");
+    let k = |m: &Metrics| get(m, "host1_kernel_us");
+    assert!(k(&shifted) < k(&ring), "{preset} {policy} {busy}: {} µs vs {} µs", k(&shifted), k(&ring));
+}
+
+#[test]
+fn the_clock_and_the_delivery_refuse_what_they_cannot_do() {
+    let e = crate::run_toml("[nic]\nclock_period_us = 0.5\n[workload]\nkind = \"stream\"\n").unwrap_err();
+    assert!(e.contains("`nic.clock_period_us`: 0.5") && e.contains("0.7 ..= 1000000"), "{e}");
+    let e = crate::run_toml("[nic]\nclock_period_us = -3\n[workload]\nkind = \"stream\"\n").unwrap_err();
+    assert!(e.contains("`nic.clock_period_us`: -3"), "{e}");
+    let e = crate::run_toml("[nic]\nrx_delivery = \"shift\"\n[workload]\nkind = \"stream\"\n").unwrap_err();
+    assert!(e.contains("nic.rx_delivery") && e.contains("shift") && e.contains("ring, shifted"), "{e}");
+    let e = crate::run_toml(
+        "[nic]\nrx_delivery = \"shifted\"\n[protocol]\nstack = \"native-mx\"\n[workload]\nkind = \"stream\"\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("`nic.rx_delivery`: \"shifted\"") && e.contains("native-mx"), "{e}");
+    let e = crate::run_toml(
+        "[platform.cache]\nrx_dma_lines = 1\n[nic]\nrx_delivery = \"shifted\"\n[workload]\nkind = \"stream\"\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("`nic.rx_delivery`") && e.contains("cache.rx_dma_lines (1)"), "{e}");
 }
