@@ -1,8 +1,9 @@
-"""The [LCI] NIC features in the Open-MX world (issue 34, step 3).
+"""The [LCI] NIC features in the Open-MX world (issue 34).
 
-NI-level multicast forwarding and the polling watchdog, from scenario
-dicts, on the ``omx2009`` and ``modern`` presets with a coalescing policy:
-each test asserts a relation that holds only if the feature acts.
+NI-level multicast forwarding, the polling watchdog, the NI clock of
+fine-grain timers and packet-shifting delivery, from scenario dicts, on the
+``omx2009`` and ``modern`` presets with a coalescing policy: each test
+asserts a relation that holds only if the feature acts.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import nicsim
 from nicsim import NicsimError
 
 PRESETS = ["omx2009", "modern"]
+POLICIES = ["disabled", "timeout", "openmx", "stream", "adaptive"]
 
 
 def _bcast(preset: str, forwarding: str, policy: str = "openmx") -> dict[str, Any]:
@@ -75,3 +77,74 @@ def test_the_watchdog_spares_interrupts_while_the_receiver_polls(preset: str, po
     asleep = _stream(preset, policy, "block", 20.0)
     assert asleep["host1_rx_interrupts"] > 0
     assert asleep["msg_rate_per_s"] > 0
+
+
+def _nas_is(preset: str, policy: str, clock_period_us: float) -> dict[str, Any]:
+    # A 100 us delayed ack: the fine-grain timer [LCI] §5.2 uses its NI clock for.
+    return nicsim.run(
+        {
+            "preset": preset,
+            "platform": {"library": {"delayed_ack_us": 100.0}},
+            "nic": {"coalescing": policy, "clock_period_us": clock_period_us},
+            "workload": {"kind": "nas-is", "class": "A", "procs_per_host": 2},
+        }
+    )
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("policy", POLICIES)
+def test_the_ni_clock_runs_the_timers_of_a_computing_process(preset: str, policy: str) -> None:
+    # A clock of a second never ticks within the run: the OS timer alone,
+    # which does not interrupt a computation.
+    os_timer, clock = _nas_is(preset, policy, 1e6), _nas_is(preset, policy, 50.0)
+    assert "clock_ticks" not in _nas_is(preset, policy, 0.0)
+    assert os_timer["clock_interrupts"] == 0 and os_timer["timers_missed"] > 0
+    assert clock["clock_signals"] > 0
+    # Run within two periods of their deadline, not when the computation ends.
+    assert clock["timer_late_us_max"] <= 2 * 50.0 + 10.0
+    assert clock["timer_late_us_mean"] < os_timer["timer_late_us_mean"] / 10
+
+
+def test_the_ni_clock_period_is_checked() -> None:
+    with pytest.raises(NicsimError, match=r"nic\.clock_period_us.*0\.5.*0\.7 \.\.= 1000000"):
+        nicsim.run({"nic": {"clock_period_us": 0.5}, "workload": {"kind": "stream"}})
+
+
+def _stream0(preset: str, policy: str, busy: bool, delivery: str) -> dict[str, Any]:
+    return nicsim.run(
+        {
+            "preset": preset,
+            "nic": {"coalescing": policy, "rx_delivery": delivery},
+            "host": {"busy_poll": busy},
+            "workload": {"kind": "stream", "size_bytes": 0, "messages": 2000, "warmup": 100},
+        }
+    )
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("busy", [False, True])
+def test_shifted_delivery_is_one_write_and_one_line_per_frame(
+    preset: str, policy: str, busy: bool
+) -> None:
+    ring = _stream0(preset, policy, busy, "ring")
+    shifted = _stream0(preset, policy, busy, "shifted")
+    assert "rx_dma_writes" not in ring
+    assert shifted["rx_dma_writes"] * 2 == shifted["rx_dma_writes_ring"]
+    # Whoever polls (NAPI or the busy poller) misses one DMA-written line
+    # per frame instead of two, and host 1's kernel works less.
+    assert shifted["host1_cache_dma_misses"] * 2 == ring["host1_cache_dma_misses"]
+    assert shifted["host1_kernel_us"] < ring["host1_kernel_us"]
+
+
+def test_shifted_delivery_is_refused_where_it_cannot_be() -> None:
+    with pytest.raises(NicsimError, match=r"nic\.rx_delivery.*shift.*ring, shifted"):
+        nicsim.run({"nic": {"rx_delivery": "shift"}, "workload": {"kind": "stream"}})
+    with pytest.raises(NicsimError, match=r"nic\.rx_delivery.*native-mx"):
+        nicsim.run(
+            {
+                "nic": {"rx_delivery": "shifted"},
+                "protocol": {"stack": "native-mx"},
+                "workload": {"kind": "stream"},
+            }
+        )

@@ -47,7 +47,12 @@ _OPEN_MX = frozenset(
      "dropped_event_queue_full", "resends", "peak_ring_slots", "peak_outbox", "peak_unexpected",
      "peak_early", "peak_need_region", "peak_frames_live",
      # set when the polling watchdog is on (nic.watchdog_us > 0)
-     "watchdog_held", "watchdog_saved", "watchdog_fetches"}
+     "watchdog_held", "watchdog_saved", "watchdog_fetches",
+     # set when the NI clock is on (nic.clock_period_us > 0)
+     "clock_ticks", "clock_interrupts", "clock_signals", "timers_missed", "timer_late_us_mean",
+     "timer_late_us_max",
+     # set with packet-shifting delivery (nic.rx_delivery = "shifted")
+     "rx_dma_writes", "rx_dma_writes_ring", "rx_poll_lines", "rx_poll_lines_ring"}
 )  # fmt: skip
 _CACHE_OBJECTS = ("endpoint", "event_ring", "napi", "tx_ring", "dma", "pull_handle", "recvq",
                   "private", "app_buffer")  # fmt: skip
@@ -236,7 +241,7 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "NIC",
             r"^host\d+_(nic_.*|coalesce_.*)$|^(ni_.*|host_dmas|host_counter_fetches"
-            r"|host_forward_copies|watchdog_.*|mcast_forwards)$",
+            r"|host_forward_copies|watchdog_.*|mcast_forwards|clock_.*|rx_dma_writes.*|rx_poll_lines.*)$",
         ),
         ("I/O bus", r"^host\d+_(bus_.*|dmas|dma_bytes|pio_.*)$|^pio_writes$"),
         ("cache", r"cache|miss_rate"),
@@ -244,7 +249,7 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "protocol",
             r"^(medium_messages|deferral_success_rate|stream_.*|packets.*|polls_.*|upcalls"
             r"|signals_.*|.*_acks|window_full_polls|mc_.*|elapsed_us|remote_ops|invalidations"
-            r"|stuck.*)$",
+            r"|stuck.*|timers_missed|timer_late_.*)$",
         ),
         ("run", r"^(sim_time_us|events|frames|queue_peak|peak_.*)$"),
     )

@@ -522,7 +522,7 @@ _LCI_NUMBERS = [
         "static split threshold, bytes",
         "less than 512 bytes",
         512,
-        "`lci::poll::DEFAULT_SPLIT_BYTES` (`nic.split_bytes`)",
+        "`config::DEFAULT_SPLIT_BYTES` (`nic.split_bytes`)",
         kind="input",
     ),
     _n(

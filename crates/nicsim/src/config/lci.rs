@@ -353,7 +353,7 @@ pub struct LciNicOpts {
 }
 
 /// `nic.polling`: the five arrival-detection strategies of \[LCI] (SPEC §2.4,
-/// `crate::lci::poll`).
+/// `crate::nic::delivery`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Polling {

@@ -20,8 +20,9 @@ use std::fmt;
 /// useful range ("a large range of delays works well", \[LCI] §5.1, Figure 7).
 pub const WATCHDOG_US_MAX: f64 = 1e6;
 
-/// The longest NI clock period, µs: a second ([LCI] §5.2, Figure 8: "performance
-/// degrades when the clock period is larger than" a fraction of that).
+/// The longest NI clock period, µs: a second, beyond the study's range
+/// (\[LCI] §5.2, Figure 8: "performance degrades when the clock period is
+/// larger than" a number of milliseconds).
 pub const CLOCK_PERIOD_US_MAX: f64 = 1e6;
 
 /// `nic.rx_delivery`: how the NIC lays a received frame into host memory
