@@ -268,12 +268,8 @@ impl World {
             trace,
             clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup))),
         };
-        if let Some(period) = s.ni.clock {
-            // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
-            for h in 0..w.hosts.len() {
-                w.q.push(Instant::ZERO + period, h as u32, Ev::ClockTick { host: h as u16 });
-            }
-        }
+        // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
+        w.start_clocks();
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {
             Workload::PingPong { size, iterations, warmup } => {

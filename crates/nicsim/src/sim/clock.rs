@@ -40,6 +40,12 @@ pub(crate) struct Clock {
     pub missed: u64,
     pub late_sum: Duration,
     pub late_max: Duration,
+    /// The clock's own events in the queue (ticks, fetches, interrupts on
+    /// their way): when nothing else is, nothing else will come (a clock
+    /// interrupt needs a computing process, whose segment has its event),
+    /// and the clocks stop, so that a run that cannot go on ends as one
+    /// without a clock does.
+    queued: usize,
 }
 
 impl Clock {
@@ -53,6 +59,7 @@ impl Clock {
             missed: 0,
             late_sum: Duration::ZERO,
             late_max: Duration::ZERO,
+            queued: 0,
         }
     }
 
@@ -79,11 +86,26 @@ pub(crate) fn computing(pr: &Proc) -> bool {
 }
 
 impl World {
+    /// Every NIC's first tick, one period in (the build's).
+    pub(super) fn start_clocks(&mut self) {
+        let Some(c) = self.clock.as_deref_mut() else { return };
+        for h in 0..self.hosts.len() {
+            c.queued += 1;
+            self.q.push(Instant::ZERO + c.period(), h as u32, Ev::ClockTick { host: h as u16 });
+        }
+    }
+
     /// Host `h`'s NIC ticks (`Ev::ClockTick`): the next tick, and the
-    /// fetch of the host's timer words.
+    /// fetch of the host's timer words; none once only the clocks' own
+    /// events are left.
     pub(super) fn clock_tick(&mut self, now: Instant, h: usize) {
         let Some(c) = self.clock.as_deref_mut() else { return };
+        c.queued -= 1;
+        if self.q.len() == c.queued {
+            return;
+        }
         c.ticks += 1;
+        c.queued += 2;
         let (next, back) = (now + c.period(), now + c.fetch);
         self.q.push(next, h as u32, Ev::ClockTick { host: h as u16 });
         self.q.push(back, h as u32, Ev::ClockFetched { host: h as u16 });
@@ -95,12 +117,14 @@ impl World {
     /// its library polls the clock there: it counts as having just polled.
     pub(super) fn clock_fetched(&mut self, now: Instant, h: usize) {
         let Some(c) = self.clock.as_deref_mut() else { return };
+        c.queued -= 1;
         let hs = &self.hosts[h];
         for (p, pr) in hs.procs.iter().enumerate() {
             let running = pr.proto.poll_at().is_some();
             let polled = if computing(pr) { pr.lib_at } else { now };
             if c.policy.on_fetch(now, running, polled) == Tick::Interrupt {
                 c.interrupts += 1;
+                c.queued += 1;
                 let at = now + hs.nic.irq_delivery;
                 self.q.push(at, h as u32, Ev::ClockIrq { host: h as u16, p: p as u16 });
             }
@@ -110,6 +134,9 @@ impl World {
     /// A clock interrupt reaches process `p`'s core (`Ev::ClockIrq`): its
     /// hard IRQ and the signal run before anything else there.
     pub(super) fn clock_irq(&mut self, now: Instant, h: usize, p: usize) {
+        if let Some(c) = self.clock.as_deref_mut() {
+            c.queued -= 1;
+        }
         let core = self.hosts[h].procs[p].core as usize;
         self.hosts[h].cores[core].kq.push_front(KWork::Signal { p: p as u16 });
         self.kick(now, h, core);
