@@ -607,6 +607,13 @@ impl Endpoint {
         (self.first != Instant::MAX).then_some(self.first)
     }
 
+    /// Whether a timer runs: some peer's deadline is armed (the "count of
+    /// running timers" \[LCI] §5.2's NI clock reads; an armed deadline that
+    /// an ack has since moved later counts until it comes up).
+    pub fn timers_running(&self) -> bool {
+        self.live > 0
+    }
+
     /// Takes the heap's first entry, keeping [`Endpoint::first`].
     #[inline(always)]
     fn pop_timer(&mut self) -> Option<Reverse<(Instant, u16)>> {

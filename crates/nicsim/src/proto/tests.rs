@@ -651,3 +651,20 @@ fn poll_at_follows_the_earliest_peer_as_deadlines_pass() {
     assert_eq!(due.iter().map(|(p, _)| *p).collect::<Vec<_>>(), vec![2]);
     assert_eq!(a.poll_at(), Some(us(2000)), "the first peer's second round");
 }
+
+/// The "timer running" word of the NI clock (\[LCI] §5.2): a message sent
+/// arms its resend; once it is acked, the armed deadline counts until it
+/// comes up, and then nothing runs.
+#[test]
+fn a_timer_runs_from_a_send_until_its_acked_deadline_comes_up() {
+    let (mut a, mut b) = (Endpoint::new(PARAMS, 2), Endpoint::new(PARAMS, 2));
+    assert!(!a.timers_running());
+    let body = send_tiny(&mut a, us(0), 7);
+    assert!(a.timers_running(), "the resend is armed");
+    receive(&mut b, us(10), &body);
+    let ack = send_ack(&mut b);
+    receive(&mut a, us(20), &ack);
+    assert!(a.timers_running(), "the armed deadline has not come up yet");
+    assert_eq!(a.dispatch(us(1000), |_, _| panic!("nothing is due")), None);
+    assert!(!a.timers_running());
+}

@@ -120,7 +120,7 @@ impl World {
         c.queued -= 1;
         let hs = &self.hosts[h];
         for (p, pr) in hs.procs.iter().enumerate() {
-            let running = pr.proto.poll_at().is_some();
+            let running = pr.proto.timers_running();
             let polled = if computing(pr) { pr.lib_at } else { now };
             if c.policy.on_fetch(now, running, polled) == Tick::Interrupt {
                 c.interrupts += 1;
