@@ -252,8 +252,8 @@ fn run_trace<'py>(
     make_policy: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Bound<'py, pyo3::types::PyDict>)> {
-    if nicsim::config::scenario_is_lci(&scenario_toml) {
-        return Err(NicsimError::new_err("trace: runs on the lci2000 preset (the LCI world) have no timeline"));
+    if nicsim::config::world_of(&scenario_toml) == nicsim::config::World::Lci {
+        return Err(NicsimError::new_err("trace: the LCI stack's runs (the LCI world) have no timeline"));
     }
     let cfg = nicsim::sim::TraceCfg { from: Instant::from_ps(from_ps), until: Instant::from_ps(until_ps), cap };
     let (m, tracer) = run_world(py, &scenario_toml, make_policy, progress, Some(cfg))?;

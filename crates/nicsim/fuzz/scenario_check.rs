@@ -13,7 +13,7 @@ pub fn check_scenario_text(data: &[u8]) {
     if names_a_preset_file(text) {
         return;
     }
-    let lci = nicsim::config::scenario_is_lci(text);
+    let lci = nicsim::config::world_of(text) == nicsim::config::World::Lci;
     for err in [
         nicsim::Scenario::from_toml(text).err().map(|e| e.0),
         nicsim::config::LciScenario::from_toml(text).err().map(|e| e.0),
@@ -25,7 +25,7 @@ pub fn check_scenario_text(data: &[u8]) {
         assert!(!err.is_empty(), "an empty error");
     }
     if let Ok(s) = nicsim::Scenario::from_toml(text) {
-        assert!(!lci, "an LCI preset parsed as an Open-MX scenario");
+        assert!(!lci, "an LCI-world scenario parsed as a main-world scenario");
         assert!(s.receive_queues() >= 2);
     }
 }

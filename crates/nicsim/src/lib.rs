@@ -43,8 +43,8 @@ pub fn run_toml(text: &str) -> Result<Metrics, String> {
 /// [`interrupt::CHECK_EVERY`] events (see [`interrupt`]); errors are one
 /// line, `"interrupted"` when the check stopped the run.
 pub fn run_toml_checked(text: &str, check: interrupt::Check<'_>) -> Result<Metrics, String> {
-    // A scenario whose preset has `family = "lci"` runs in the LCI world.
-    if config::scenario_is_lci(text) {
+    // The LCI stack's scenarios run in the LCI world (`config::world_of`).
+    if config::world_of(text) == config::World::Lci {
         let s = config::LciScenario::from_toml(text).map_err(|e| e.to_string())?;
         return lci::run_checked(&s, check).map_err(|e| e.to_string());
     }

@@ -10,9 +10,7 @@
 //! [`crate::lci::run`].
 
 use super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
-use super::{
-    check_f, check_u, from_value, int_or, preset_text, toml_error, toml_error_in, ConfigError, Int, DEFAULT_PRESET,
-};
+use super::{check_f, check_u, from_value, int_or, preset_text, toml_error, toml_error_in, ConfigError, Int};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -36,6 +34,16 @@ pub struct LciPlatform {
     pub ni: LanaiCfg,
     pub host: LciHostCfg,
     pub multicast: LciMulticastCfg,
+    /// What the main world's stack needs besides the hardware above
+    /// (`config::lci_platform`); the LCI world reads none of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<super::lci_platform::KernelCfg>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<super::lci_platform::P6CacheCfg>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<super::lci_platform::OmxLibraryCfg>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nas: Option<super::NasCfg>,
 }
 
 /// Multicast forwarding costs and the compute of the multicast applications.
@@ -149,23 +157,10 @@ pub struct LciHostCfg {
     pub signal_handler_ns: f64,
 }
 
-impl LciPlatform {
-    /// Parses a preset text.
-    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|e| toml_error("preset", e))
-    }
-
-    /// NI cycles to nanoseconds.
-    pub fn ni_cycles_ns(&self, cycles: u32) -> f64 {
-        cycles as f64 * 1e3 / self.ni.clock_mhz
-    }
-
-    /// Range checks; errors name the key.
+impl GridCfg {
+    /// Range checks; errors name the key (`grid.*`).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.family != LCI_FAMILY {
-            return Err(ConfigError::range("family", format!("{:?}", self.family), "\"lci\""));
-        }
-        let g = &self.grid;
+        let g = self;
         for (k, v) in [("grid.x", g.x), ("grid.y", g.y), ("grid.z", g.z)] {
             check_u(k, v as u64, 1, 64)?;
         }
@@ -187,6 +182,27 @@ impl LciPlatform {
                 &format!("at most switch_ports - grid neighbours = {}", g.switch_ports.saturating_sub(neighbours)),
             ));
         }
+        Ok(())
+    }
+}
+
+impl LciPlatform {
+    /// Parses a preset text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| toml_error("preset", e))
+    }
+
+    /// NI cycles to nanoseconds.
+    pub fn ni_cycles_ns(&self, cycles: u32) -> f64 {
+        cycles as f64 * 1e3 / self.ni.clock_mhz
+    }
+
+    /// Range checks; errors name the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.family != LCI_FAMILY {
+            return Err(ConfigError::range("family", format!("{:?}", self.family), "\"lci\""));
+        }
+        self.grid.validate()?;
         let l = &self.link;
         check_f("link.rate_MBps", l.rate_MBps, 1.0, 1e6)?;
         check_f("link.switch_latency_ns", l.switch_latency_ns, 0.0, 1e6)?;
@@ -267,13 +283,29 @@ pub fn is_lci_table(t: &toml::Table) -> bool {
     t.get("family").and_then(|v| v.as_str()) == Some(LCI_FAMILY)
 }
 
-/// Whether the scenario text names an LCI preset (the dispatch of
-/// [`crate::run_toml`]). A scenario that does not parse or names no
-/// readable preset is not LCI: the Open-MX parser then reports the error.
-pub fn scenario_is_lci(text: &str) -> bool {
-    let Ok(t) = toml::from_str::<toml::Table>(text) else { return false };
-    let preset = t.get("preset").and_then(|v| v.as_str()).unwrap_or(DEFAULT_PRESET);
-    preset_table(preset).map(|p| is_lci_table(&p)).unwrap_or(false)
+/// The value of `protocol.stack` that asks for the LCI stack (the LCI
+/// world) on an LCI-family preset.
+pub const LCI_STACK: &str = "lci";
+
+/// Removes `protocol.stack = "lci"` from an LCI scenario's table (the
+/// world's dispatch read it, `config::world_of`); a `[protocol]` left empty
+/// is removed too: it named the stack, not the reliable protocol. Another
+/// stack is refused by name.
+fn take_stack(table: &mut toml::Table) -> Result<(), ConfigError> {
+    let Some(toml::Value::Table(p)) = table.get_mut("protocol") else { return Ok(()) };
+    let Some(stack) = p.remove("stack") else { return Ok(()) };
+    if stack.as_str() != Some(LCI_STACK) {
+        let kind = table.get("workload").and_then(|w| w.get("kind")).map(|k| k.to_string()).unwrap_or_default();
+        return Err(ConfigError::range(
+            "protocol.stack",
+            stack,
+            &format!("\"lci\" with workload.kind = {kind}: only the LCI stack runs it"),
+        ));
+    }
+    if p.is_empty() {
+        table.remove("protocol");
+    }
+    Ok(())
 }
 
 /// The LCI preset of an LCI scenario read on its own
@@ -569,7 +601,8 @@ pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Resul
 impl LciScenario {
     /// Parses and validates an LCI scenario text.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
+        take_stack(&mut table)?;
         Self::from_file(from_value("", toml::Value::Table(table))?)
     }
 

@@ -17,6 +17,7 @@
 
 mod coalesce;
 mod lci;
+mod lci_platform;
 mod lci_workload;
 mod nic_features;
 mod overrides;
@@ -27,6 +28,7 @@ mod workload;
 
 pub use coalesce::*;
 pub use lci::*;
+pub use lci_platform::*;
 pub use lci_workload::*;
 pub use nic_features::*;
 pub use platform::*;
@@ -87,8 +89,8 @@ pub(crate) fn int_or(key: &str, v: &Option<Int>, default: u64, lo: u64, hi: u64)
     }
 }
 
-/// The world a scenario runs in: the Open-MX one, or the LCI one for a
-/// scenario naming a preset of `family = "lci"`.
+/// The world a scenario runs in: the main (Open-MX) one, or the LCI one
+/// for the LCI stack's scenarios ([`world_of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum World {
     /// Open-MX over Ethernet (`crate::sim`).
@@ -107,11 +109,36 @@ impl World {
     }
 }
 
+/// The world a scenario text runs in (the dispatch of [`crate::run_toml`]).
+/// A scenario on an LCI-family preset (`family = "lci"`) runs in the LCI
+/// world when it asks for the LCI stack (`protocol.stack = "lci"`) or for
+/// a workload only that stack has (an LCI kind not in
+/// [`MAIN_KINDS_ON_LCI`]: bcast, asp, qr, dsm, fft-alltoall); its MPI
+/// workloads run in the main world on the mapped platform
+/// ([`main_platform`]). Every other scenario runs in the main world, as do
+/// texts that do not parse or name no readable preset: its parser then
+/// reports the error.
+pub fn world_of(text: &str) -> World {
+    let Ok(t) = toml::from_str::<toml::Table>(text) else { return World::OpenMx };
+    let preset = t.get("preset").and_then(|v| v.as_str()).unwrap_or(DEFAULT_PRESET);
+    if !preset_table(preset).is_ok_and(|p| is_lci_table(&p)) {
+        return World::OpenMx;
+    }
+    let field = |table: &str, key: &str| t.get(table).and_then(|v| v.get(key)).and_then(|v| v.as_str());
+    if field("protocol", "stack") == Some(LCI_STACK) {
+        return World::Lci;
+    }
+    match field("workload", "kind") {
+        Some(k) if !MAIN_KINDS_ON_LCI.contains(&k) && variant_names::<LciWorkloadKind>().contains(&k) => World::Lci,
+        _ => World::OpenMx,
+    }
+}
+
 /// Checks a scenario text as a run would before it starts (parsing and
 /// every validation), without building its world; returns the world it
 /// would run in. A campaign checks every run this way before the first.
 pub fn check_toml(text: &str) -> Result<World, ConfigError> {
-    if scenario_is_lci(text) {
+    if world_of(text) == World::Lci {
         LciScenario::from_toml(text).map(|_| World::Lci)
     } else {
         Scenario::from_toml(text).map(|_| World::OpenMx)

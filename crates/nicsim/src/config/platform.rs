@@ -25,6 +25,12 @@ pub struct Platform {
     /// (optional: presets without it use the defaults of [`EmoCfg`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emo: Option<EmoCfg>,
+    /// The network as a 3D grid of cut-through switches (the Myrinet of
+    /// \[LCI], `crate::net::grid`) instead of one switch; absent: one switch.
+    /// Its switches and cables take `link`'s rate, overhead, switch latency
+    /// and propagation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<super::GridCfg>,
 }
 
 /// Inputs of the EMO model (`crate::model`) and of the NIC-firmware echo
@@ -436,6 +442,16 @@ impl Platform {
         let dies = t.sockets * t.dies_per_socket;
         check_u("topology (sockets*dies_per_socket)", dies as u64, 1, 64)?;
         self.link.check()?;
+        if let Some(g) = &self.grid {
+            g.validate()?;
+            if g.hosts != t.hosts {
+                return Err(ConfigError::range("topology.hosts", t.hosts, &format!("grid.hosts = {}", g.hosts)));
+            }
+            if !self.link.cut_through {
+                // The grid routes cut-through only (`crate::net::grid`).
+                return Err(ConfigError::range("link.cut_through", false, "true with a grid"));
+            }
+        }
         self.nic.check()?;
         self.host.check()?;
         self.cache.check()?;

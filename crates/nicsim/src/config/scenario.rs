@@ -352,20 +352,16 @@ impl Scenario {
     /// Validates a parsed scenario file.
     pub fn from_file(f: ScenarioFile) -> Result<Self, ConfigError> {
         let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
-        // An LCI preset describes the other world: `run` sends its scenarios
-        // there; here (the EMO model, custom policies) it is refused by name.
-        if super::lci::preset_table(preset).is_ok_and(|t| super::lci::is_lci_table(&t)) {
-            let open_mx: Vec<&str> = super::preset_names()
-                .into_iter()
-                .filter(|n| !super::lci::preset_table(n).is_ok_and(|t| super::lci::is_lci_table(&t)))
-                .collect();
-            return Err(ConfigError::range(
-                "preset",
-                format!("{preset:?} (an LCI preset, family = \"lci\")"),
-                &format!("an Open-MX preset here: one of {open_mx:?} or a path to one"),
-            ));
-        }
-        let platform = load_platform(preset, f.platform.as_ref())?;
+        // An LCI-family preset is mapped onto this world's platform for
+        // its MPI workloads (`config::lci_platform`); `run` sends the LCI
+        // stack's scenarios to the LCI world (`config::world_of`).
+        let lci_hw = super::lci::preset_table(preset).is_ok_and(|t| super::lci::is_lci_table(&t));
+        let platform = if lci_hw {
+            check_kind_on_lci(preset, &f.workload)?;
+            super::load_main_platform(preset, f.platform.as_ref())?
+        } else {
+            load_platform(preset, f.platform.as_ref())?
+        };
         let cores = platform.cores();
         let seed = int_or("seed", &f.seed, 1, 0, SEED_LIMIT - 1)?;
 
@@ -527,6 +523,25 @@ impl Scenario {
         let jitter_ns = f.protocol.jitter_ns.unwrap_or(0.0);
         check_f("protocol.jitter_ns", jitter_ns, 0.0, 1e6)?;
 
+        if platform.grid.is_some() {
+            // The grid books a frame's whole path when it leaves its NIC
+            // (`crate::net::grid`): nothing happens to it at a switch.
+            for (key, v) in [("protocol.loss", loss), ("protocol.reorder", reorder), ("protocol.jitter_ns", jitter_ns)]
+            {
+                if v != 0.0 {
+                    return Err(ConfigError::range(key, v, "0 on a platform whose network is a grid"));
+                }
+            }
+        }
+        let (ioat, dca) = (f.host.ioat.unwrap_or(false), f.host.dca.unwrap_or(false));
+        if lci_hw {
+            for (key, on) in [("host.ioat", ioat), ("host.dca", dca)] {
+                if on {
+                    let allowed = format!("false on preset {preset:?}: its hosts have no copy engine nor DCA");
+                    return Err(ConfigError::range(key, on, &allowed));
+                }
+            }
+        }
         let workload = workload(&f.workload, &platform, rndv_threshold, loss)?;
         let ni = ni_features(&f.nic, &platform, &workload, native_mx)?;
         Ok(Scenario {
@@ -541,8 +556,8 @@ impl Scenario {
             binding,
             wait,
             soaker,
-            ioat: f.host.ioat.unwrap_or(false),
-            dca: f.host.dca.unwrap_or(false),
+            ioat,
+            dca,
             tx_reap,
             napi,
             marked,
@@ -558,6 +573,26 @@ impl Scenario {
             workload,
         })
     }
+}
+
+/// Refuses, on the LCI-family preset `preset`, a workload the main world
+/// does not run there, naming the kinds it does and the LCI stack's.
+fn check_kind_on_lci(preset: &str, w: &WorkloadOpts) -> Result<(), ConfigError> {
+    let Some(kind) = w.kind else { return Ok(()) };
+    let name = toml::Value::try_from(kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    if super::MAIN_KINDS_ON_LCI.contains(&name.as_str()) {
+        return Ok(());
+    }
+    let lci: Vec<&str> = super::variant_names::<super::LciWorkloadKind>().to_vec();
+    Err(ConfigError::range(
+        "workload.kind",
+        format!("{name:?} on preset {preset:?}"),
+        &format!(
+            "in the main world one of {}; with protocol.stack = \"lci\", one of {}",
+            super::MAIN_KINDS_ON_LCI.join(", "),
+            lci.join(", ")
+        ),
+    ))
 }
 
 #[cfg(test)]

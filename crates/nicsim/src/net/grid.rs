@@ -5,7 +5,8 @@
 //! packet crosses (dimension-order routing: x, then y, then z), each
 //! channel's serialization at the link rate, per-switch routing latency and
 //! cable propagation. It does not know what a packet carries nor what an NI
-//! does with it (`crate::lci`).
+//! does with it (`crate::lci`, or the main world's `sim::wire_path` when a
+//! platform has a `grid`).
 //!
 //! Layout: switch `s` sits at `(s % x, (s / x) % y, s / (x * y))`; host `h`
 //! hangs off switch `h / hosts_per_switch`. With 64 hosts and 8-port
@@ -82,6 +83,13 @@ impl Grid {
     /// byte is ready at `ready`; books every channel on its path and returns
     /// (time its tail has left `src`'s NI, time its tail is in `dst`'s NI).
     pub fn send(&mut self, src: u32, dst: u32, ready: Instant, bytes: u32) -> (Instant, Instant) {
+        let r = self.route(src, dst, ready, bytes);
+        (r.tail_left, r.arrive)
+    }
+
+    /// [`Grid::send`], with the time the packet's first byte leaves `src`'s
+    /// NI (the main world's trace and pcap stamp a frame with it).
+    pub fn route(&mut self, src: u32, dst: u32, ready: Instant, bytes: u32) -> Route {
         let ser = self.serialization(bytes);
         let sw_lat = self.spec.switch_latency;
         let prop = self.spec.propagation;
@@ -113,8 +121,19 @@ impl Grid {
         let down = (hosts + dst) as usize;
         let st = head.max(self.free[down]);
         self.free[down] = st + ser;
-        (tail_left, st + ser + prop)
+        Route { start, tail_left, arrive: st + ser + prop }
     }
+}
+
+/// One packet's booking on the grid ([`Grid::route`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// Its first byte leaves the sending NI.
+    pub start: Instant,
+    /// Its tail has left the sending NI.
+    pub tail_left: Instant,
+    /// Its tail is in the destination NI.
+    pub arrive: Instant,
 }
 
 #[cfg(test)]

@@ -1,16 +1,19 @@
-//! The network between NICs: full-duplex links and one switch.
+//! The network between NICs: full-duplex links and one switch, or a grid of
+//! switches (`grid`) when the platform has one.
 //!
 //! This module owns wire timing only: serialization at the line rate with the
 //! per-frame overhead (preamble, FCS, inter-frame gap), propagation, the
 //! switch's forwarding latency (store-and-forward or cut-through) and the
 //! FIFO order of each egress link and switch output port. It does not know
 //! what a frame contains (`crate::wire`) nor what a NIC does with it
-//! (`crate::nic`). Loss and reordering injection happen at the switch.
+//! (`crate::nic`). Loss and reordering injection happen at the switch (the
+//! one-switch network only).
 
 pub mod grid;
 
-use crate::config::{LinkCfg, LinkTimes};
+use crate::config::{GridCfg, LinkCfg, LinkTimes};
 use crate::time::{Duration, Instant, Rate};
+use grid::{Grid, GridSpec};
 
 /// Link and switch state of the whole network.
 #[derive(Debug)]
@@ -27,6 +30,9 @@ pub struct Network {
     up_free: Vec<Instant>,
     /// Per host: when the switch port towards it (switch -> host) is free again.
     down_free: Vec<Instant>,
+    /// The grid of switches, when the platform has one: it then carries
+    /// every frame (`up_free` and `down_free` stay unused).
+    pub grid: Option<Grid>,
 }
 
 /// When a frame occupies the sender's uplink.
@@ -41,8 +47,18 @@ pub struct Departure {
 }
 
 impl Network {
-    pub fn new(cfg: &LinkCfg, t: &LinkTimes, hosts: usize) -> Self {
+    pub fn new(cfg: &LinkCfg, t: &LinkTimes, hosts: usize, grid: Option<&GridCfg>) -> Self {
         let bytes_per_s = t.bytes_per_s;
+        let grid = grid.map(|g| {
+            Grid::new(GridSpec {
+                dims: [g.x, g.y, g.z],
+                hosts_per_switch: g.hosts_per_switch,
+                bytes_per_s,
+                overhead_bytes: cfg.frame_overhead_bytes,
+                switch_latency: t.switch_latency,
+                propagation: t.propagation,
+            })
+        });
         Network {
             bytes_per_s,
             up_rate: Rate::new(bytes_per_s),
@@ -53,6 +69,7 @@ impl Network {
             cut_through: cfg.cut_through,
             up_free: vec![Instant::ZERO; hosts],
             down_free: vec![Instant::ZERO; hosts],
+            grid,
         }
     }
 
@@ -88,7 +105,7 @@ mod tests {
 
     fn net(cut: bool, lat: f64) -> Network {
         let c = cfg(cut, lat);
-        Network::new(&c, &LinkTimes::of(&c), 2)
+        Network::new(&c, &LinkTimes::of(&c), 2, None)
     }
 
     fn cfg(cut: bool, lat: f64) -> LinkCfg {

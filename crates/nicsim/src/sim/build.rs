@@ -230,7 +230,7 @@ impl World {
         let mut w = World {
             q: EventQueue::new(),
             rng: SimRng::new(s.seed),
-            net: Network::new(&p.link, &s.times.link, hosts_n),
+            net: Network::new(&p.link, &s.times.link, hosts_n, p.grid.as_ref()),
             hosts,
             topo,
             cc: CacheCosts::new(&s.times.cache),

@@ -1,6 +1,7 @@
 //! Frames and the wire: the frame slab, the driver's doorbell (`transmit`),
 //! the link out of the NIC, the switch (loss, reordering, jitter) and the
-//! link to the destination NIC; and the invalid-packet flood source.
+//! link to the destination NIC, or the grid of switches when the platform
+//! has one (`net::grid`); and the invalid-packet flood source.
 //!
 //! This module owns a frame from the moment it is encoded until it reaches
 //! the destination NIC (`Ev::NicRx`). It does not own what the NIC does with
@@ -114,7 +115,17 @@ impl World {
     /// The NIC of `host` has `frame` ready for the wire at `ready`.
     pub(crate) fn wire_out(&mut self, host: usize, ready: Instant, frame: u32) -> crate::net::Departure {
         let len = self.frames[frame as usize].len as usize;
-        let d = self.net.depart(host, ready, len);
+        let (d, routed) = match self.net.grid.as_mut() {
+            None => (self.net.depart(host, ready, len), false),
+            Some(grid) => {
+                // The grid books the whole path now (`net::grid`): the frame
+                // is at its destination NIC when its tail is.
+                let dst = self.frames[frame as usize].dst as u32;
+                let r = grid.route(host as u32, dst, ready, len as u32);
+                self.q.push(r.arrive, NETWORK_ORIGIN, Ev::NicRx { frame });
+                (crate::net::Departure { start: r.start, end: r.tail_left, at_switch: r.arrive }, true)
+            }
+        };
         self.frames_sent += 1;
         self.wire_bytes += len as u64;
         if let Some(t) = self.trace.as_deref_mut() {
@@ -126,6 +137,9 @@ impl World {
             let mut bytes = vec![0u8; len];
             bytes[..hl].copy_from_slice(&hdr[..hl]);
             p.push((d.start, bytes));
+        }
+        if routed {
+            return d; // booked above
         }
         if self.direct_switch {
             // Nothing can happen to the frame at the switch that depends on

@@ -12,10 +12,27 @@ fn minimal_scenario_uses_defaults() {
 }
 
 #[test]
-fn an_lci_preset_is_refused_by_name_in_the_open_mx_world() {
-    let e = Scenario::from_toml("preset = \"lci2000\"\n[workload]\nkind = \"pingpong\"\n").unwrap_err().to_string();
-    assert!(e.contains("`preset`") && e.contains("an LCI preset") && e.contains("omx2009"), "{e}");
-    assert!(!e.contains("lci2000\", \""), "the Open-MX presets listed exclude the LCI one: {e}");
+fn an_lci_preset_maps_onto_this_world_for_an_mpi_workload() {
+    let s = Scenario::from_toml("preset = \"lci2000\"\n[workload]\nkind = \"pingpong\"\n").unwrap();
+    assert_eq!((s.platform.name.as_str(), s.platform.cores()), ("lci2000", 1));
+    assert!(s.platform.grid.is_some());
+}
+
+#[test]
+fn what_this_world_does_not_run_on_an_lci_preset_is_refused_by_name() {
+    let cases = [
+        ("[workload]\nkind = \"flood\"\n", &["`workload.kind`", "flood", "lci2000", "alltoall", "asp"][..]),
+        ("[host]\nioat = true\n[workload]\nkind = \"stream\"\n", &["`host.ioat`", "true", "copy engine"][..]),
+        ("[protocol]\nloss = 0.1\n[workload]\nkind = \"stream\"\n", &["`protocol.loss`", "0.1", "grid"][..]),
+        ("[platform.grid]\nx = 99\n[workload]\nkind = \"stream\"\n", &["grid.x`", "99"][..]),
+    ];
+    for (text, needles) in cases {
+        let e = Scenario::from_toml(&format!("preset = \"lci2000\"\n{text}")).unwrap_err().to_string();
+        assert!(!e.contains('\n'), "{e}");
+        for n in needles {
+            assert!(e.contains(n), "{n:?} not in {e:?}");
+        }
+    }
 }
 
 #[test]
