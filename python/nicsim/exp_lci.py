@@ -4,8 +4,11 @@ This module owns the [LCI] experiments of SPEC §4: arrival detection
 (``lci-polling``), NI-level multicast (``lci-multicast``,
 ``lci-multicast-apps``), the polling watchdog (``lci-watchdog``) and
 NI-assisted fine-grain timers (``lci-timers``). Every experiment runs on the
-``lci2000`` preset, whose ``family = "lci"`` makes the core run the LCI
-world (``crates/nicsim/src/lci``). Scenario sections for the LCI world:
+``lci2000`` preset in the LCI world (``crates/nicsim/src/lci``), which runs
+the LCI stack's scenarios: ``protocol.stack = "lci"``, or a workload only
+that stack has (``bcast``, ``asp``, ``qr``, ``dsm``, ``fft-alltoall``; on
+``lci2000`` a ``stream`` or ``pingpong`` without the stack runs the main
+world's MPI). Scenario sections for the LCI world:
 ``nic.polling`` (and ``nic.split_bytes``), ``workload.kind`` =
 ``stream``/``pingpong`` with ``size_bytes``, ``messages``/``iterations``,
 ``warmup``, ``src``, ``dst``; ``platform`` overrides the preset's tables.
@@ -70,6 +73,8 @@ def _polling_scenario(p: Params, quick: bool) -> ScenarioDict:
     floor = 200 if quick else 1000
     messages = max(floor, volume // max(size, 1)) if size > 0 else floor
     return {
+        # The LCI stack: on lci2000 a stream of the main world's MPI runs otherwise.
+        "protocol": {"stack": "lci"},
         "nic": {"polling": p["strategy"]},
         "workload": {
             "kind": "stream",

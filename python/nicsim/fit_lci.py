@@ -35,6 +35,7 @@ def null_latency_us(fw_cycles: int, preset: str = "lci2000") -> float:
         "preset": preset,
         "seed": 1,
         "platform": {"ni": {"fw_tx_cycles": fw_cycles, "fw_rx_cycles": fw_cycles}},
+        "protocol": {"stack": "lci"},
         "nic": {"polling": "packet-shifting"},
         "workload": {"kind": "pingpong", "size_bytes": 0, "iterations": 200, "warmup": 10},
     }

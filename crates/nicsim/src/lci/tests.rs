@@ -94,10 +94,20 @@ fn bad_input_is_one_line_naming_the_key() {
 }
 
 #[test]
-fn run_toml_dispatches_on_the_preset_family() {
-    let m =
-        crate::run_toml("preset = \"lci2000\"\n[workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 20").unwrap();
+fn run_toml_dispatches_on_the_stack_and_the_workload() {
+    let stream = "[workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 20";
+    // The LCI stack: the LCI world's metrics (MB/s).
+    let lci = format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n{stream}");
+    let m = crate::run_toml(&lci).unwrap();
     assert!(m.get("throughput_MBps").unwrap() > 0.0);
+    // The same hardware without the stack: the main world's MPI (MiB/s).
+    let m = crate::run_toml(&format!("preset = \"lci2000\"\n{stream}")).unwrap();
+    assert!(m.get("throughput_MBps").is_none() && m.get("throughput_MiBps").unwrap() > 0.0);
+    // A workload only the LCI stack has needs no stack key; another stack is refused by name.
+    let asp = "[workload]\nkind = \"asp\"\nrows = 64\niterations = 2";
+    assert!(crate::run_toml(&format!("preset = \"lci2000\"\n{asp}")).is_ok());
+    let e = crate::run_toml(&format!("preset = \"lci2000\"\n[protocol]\nstack = \"open-mx\"\n{asp}")).unwrap_err();
+    assert!(e.contains("`protocol.stack`") && e.contains("open-mx") && e.contains("\"lci\""), "{e}");
 }
 
 #[test]
