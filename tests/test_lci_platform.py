@@ -1,0 +1,140 @@
+"""The [LCI] cluster (``lci2000``) as a platform of the main world.
+
+The main world's MPI workloads run on the ``lci2000`` preset's hardware
+(``crates/nicsim/src/config/lci_platform.rs``): one 200 MHz Pentium Pro per
+host, the LANai NI's firmware at 33 MHz, DMA over a 32-bit/33 MHz PCI bus,
+160 MB/s Myrinet links in a grid of cut-through switches. These tests check
+relations the hardware implies, each able to fail, with every bound read
+from the preset file (no number fitted to a result).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import nicsim
+from nicsim import _core
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESET: dict[str, Any] = tomllib.loads((ROOT / "presets" / "lci2000.toml").read_text())
+MIB = float(1 << 20)
+
+
+def _run(scenario: dict[str, Any]) -> dict[str, float | int | str]:
+    return nicsim.run({"preset": "lci2000", **scenario})
+
+
+def _num(metrics: dict[str, float | int | str], key: str) -> float:
+    value = metrics[key]
+    assert isinstance(value, (int, float)), (key, value)
+    return float(value)
+
+
+def _pingpong(size: int, **sections: Any) -> dict[str, float | int | str]:
+    workload = {"kind": "pingpong", "size_bytes": size, "iterations": 20, "warmup": 2}
+    return _run({**sections, "workload": workload})
+
+
+def test_mpi_workloads_run_in_the_main_world_and_the_lci_stack_in_its_own() -> None:
+    def world(text: str) -> str:
+        return str(_core.check(f'preset = "lci2000"\n{text}'))
+
+    assert world('[workload]\nkind = "pingpong"\n') == "open-mx"
+    assert world('[workload]\nkind = "alltoall"\n') == "open-mx"
+    assert world('[protocol]\nstack = "lci"\n[workload]\nkind = "pingpong"\n') == "lci"
+    assert world('[workload]\nkind = "dsm"\n') == "lci"
+
+
+def test_a_workload_neither_stack_runs_there_is_named() -> None:
+    with pytest.raises(nicsim.NicsimError) as e:
+        _run({"workload": {"kind": "flood"}})
+    msg = str(e.value)
+    for needle in ("`workload.kind`", "flood", "lci2000", "alltoall", "fft-alltoall"):
+        assert needle in msg, msg
+
+
+def test_zero_byte_latency_is_that_of_the_slow_pci_and_lanai_path() -> None:
+    lci = _num(_pingpong(0), "latency_us")
+    omx = nicsim.run(
+        {
+            "preset": "omx2009",
+            "nic": {"coalescing": "disabled"},
+            "workload": {"kind": "pingpong", "size_bytes": 0, "iterations": 20, "warmup": 2},
+        }
+    )
+    # Both NIs' firmware (a packet plus a DMA set-up each, at the LANai's
+    # clock) and one interrupt reaching the kernel ([LCI] §3.1) lie on the
+    # one-way path of the kernel stack.
+    ni = PRESET["ni"]
+    cycles = ni["fw_tx_cycles"] + ni["fw_rx_cycles"] + 2 * ni["dma_setup_cycles"]
+    firmware_us = cycles / ni["clock_mhz"]
+    floor_us = firmware_us + PRESET["host"]["kernel_dispatch_ns"] / 1e3
+    assert lci > floor_us
+    assert lci > 3 * _num(omx, "latency_us")
+    assert lci < 1000.0
+    # OS bypass skips the interrupt and the kernel: faster, still above the firmware.
+    native = _num(_pingpong(0, protocol={"stack": "native-mx"}), "latency_us")
+    assert firmware_us < native < lci
+
+
+def test_large_message_throughput_is_bounded_by_the_pci_bus_and_the_link() -> None:
+    bound_mib = min(PRESET["pci"]["dma_MBps"], PRESET["link"]["rate_MBps"]) * 1e6 / MIB
+    native = _num(_pingpong(1 << 20, protocol={"stack": "native-mx"}), "throughput_MiBps")
+    assert 0.6 * bound_mib < native < bound_mib
+    # The kernel stack copies every byte out of DMA-written memory on the
+    # host's CPU: at most the cold copy's rate, below OS bypass.
+    omx = _num(_pingpong(1 << 20), "throughput_MiBps")
+    assert omx < PRESET["cache"]["copy_cold_MBps"] * 1e6 / MIB
+    assert omx < native
+
+
+def test_latency_grows_with_the_switches_crossed() -> None:
+    one_switch = {"grid": {"hosts": 2, "x": 1, "y": 1, "z": 1, "hosts_per_switch": 2}}
+    two_switches = {"grid": {"hosts": 2, "x": 2, "y": 1, "z": 1, "hosts_per_switch": 1}}
+    near = _num(_pingpong(0, platform=one_switch), "latency_us")
+    far = _num(_pingpong(0, platform=two_switches), "latency_us")
+    # Cut-through: one more switch and one more cable per direction, not a
+    # second serialization.
+    hop_us = (PRESET["link"]["switch_latency_ns"] + PRESET["link"]["propagation_ns"]) / 1e3
+    assert far - near == pytest.approx(hop_us, abs=1e-3)
+
+
+def test_alltoall_on_the_whole_grid_is_bounded_by_each_hosts_receive_work() -> None:
+    m = _run({"workload": {"kind": "alltoall", "size_bytes": 1024, "iterations": 3, "warmup": 1}})
+    assert m["dropped"] == 0
+    # Every host receives a message from each of the others, and its one
+    # core runs the driver, the handler and the library for each.
+    k, lib = PRESET["kernel"], PRESET["library"]
+    cycles = k["driver_rx_cycles"] + k["handler_cycles"] + lib["event_cycles"]
+    per_msg_us = cycles / PRESET["host"]["clock_mhz"]
+    peers = PRESET["grid"]["hosts"] - 1
+    assert _num(m, "time_us") > peers * per_msg_us
+
+
+def test_nas_is_runs_on_the_whole_grid() -> None:
+    m = _run({"workload": {"kind": "nas-is", "class": "S", "iterations": 2}})
+    assert m["dropped"] == 0 and _num(m, "exec_time_s") > 0
+
+
+def test_the_cli_runs_an_mpi_workload_on_lci2000() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nicsim", "run", "--preset", "lci2000", "--workload", "pingpong"]
+        + ["--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["latency_us"] > 0
