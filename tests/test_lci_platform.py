@@ -128,9 +128,9 @@ def test_nas_is_runs_on_the_whole_grid() -> None:
 
 
 def test_the_cli_runs_an_mpi_workload_on_lci2000() -> None:
+    args = ["run", "--preset", "lci2000", "--workload", "pingpong", "--json"]
     proc = subprocess.run(
-        [sys.executable, "-m", "nicsim", "run", "--preset", "lci2000", "--workload", "pingpong"]
-        + ["--json"],
+        [sys.executable, "-m", "nicsim", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
