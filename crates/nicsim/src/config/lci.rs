@@ -10,7 +10,7 @@
 //! [`crate::lci::run`].
 
 use super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
-use super::{check_f, check_u, from_value, int_or, preset_text, toml_error, toml_error_in, ConfigError, Int};
+use super::{check_f, check_u, from_value, int_or, preset_text, toml_error, toml_error_in, ConfigError, GridCfg, Int};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -61,22 +61,6 @@ pub struct LciMulticastCfg {
     pub qr_norm_cycles: u32,
     /// QR: host cycles per matrix element of the Householder update.
     pub qr_update_cycles: u32,
-}
-
-/// Hosts and the 3D grid of switches.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GridCfg {
-    /// Number of hosts (= x * y * z * hosts_per_switch).
-    pub hosts: u32,
-    /// Switches along x, y and z.
-    pub x: u32,
-    pub y: u32,
-    pub z: u32,
-    /// Hosts attached to each switch.
-    pub hosts_per_switch: u32,
-    /// Ports of one switch (hosts + up to 6 grid neighbours must fit).
-    pub switch_ports: u32,
 }
 
 /// Myrinet links and switches.
@@ -155,35 +139,6 @@ pub struct LciHostCfg {
     pub kernel_dispatch_ns: f64,
     /// Delivering it further to a user signal handler, ns.
     pub signal_handler_ns: f64,
-}
-
-impl GridCfg {
-    /// Range checks; errors name the key (`grid.*`).
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        let g = self;
-        for (k, v) in [("grid.x", g.x), ("grid.y", g.y), ("grid.z", g.z)] {
-            check_u(k, v as u64, 1, 64)?;
-        }
-        check_u("grid.switch_ports", g.switch_ports as u64, 2, 64)?;
-        check_u("grid.hosts_per_switch", g.hosts_per_switch as u64, 1, g.switch_ports as u64)?;
-        let need = g.x * g.y * g.z * g.hosts_per_switch;
-        if g.hosts != need || g.hosts < 2 {
-            return Err(ConfigError::range(
-                "grid.hosts",
-                g.hosts,
-                &format!("x*y*z*hosts_per_switch = {need}, at least 2"),
-            ));
-        }
-        let neighbours = [g.x, g.y, g.z].iter().map(|&d| if d > 2 { 2 } else { d - 1 }).sum::<u32>();
-        if g.hosts_per_switch + neighbours > g.switch_ports {
-            return Err(ConfigError::range(
-                "grid.hosts_per_switch",
-                g.hosts_per_switch,
-                &format!("at most switch_ports - grid neighbours = {}", g.switch_ports.saturating_sub(neighbours)),
-            ));
-        }
-        Ok(())
-    }
 }
 
 impl LciPlatform {

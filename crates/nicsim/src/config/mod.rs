@@ -16,6 +16,7 @@
 //! scenario names one and may override any of its values in `[platform]`.
 
 mod coalesce;
+mod grid;
 mod lci;
 mod lci_platform;
 mod lci_workload;
@@ -27,6 +28,7 @@ mod units;
 mod workload;
 
 pub use coalesce::*;
+pub use grid::*;
 pub use lci::*;
 pub use lci_platform::*;
 pub use lci_workload::*;
