@@ -50,7 +50,7 @@ def assert_one_error_line(err: str) -> None:
         (["run", "--size", str(10**20)], "`workload.size_bytes`: 100000000000000000000"),
         (["run", "--scenario", "/dev/zero"], "'/dev/zero' is a character device"),
         (["reproduce", "omx-coal", "--preset", "/dev/zero", "--out", "x"], "is a character device"),
-        (["model", "--preset", "lci2000"], "an LCI preset"),
+        (["model", "--preset", "lci2000"], '"echo-nic" on preset "lci2000"'),
     ],
 )
 def test_bad_input_is_one_line_exit_2(
@@ -132,8 +132,14 @@ SUMMARIES = [
          "dropped"],
     ),
     (
-        ["--preset", "lci2000", "--workload", "pingpong", "--set", "workload.iterations=20"],
+        ["--preset", "lci2000", "--workload", "pingpong", "--set", "protocol.stack='lci'",
+         "--set", "workload.iterations=20"],
         ["latency_us", "throughput_MBps", "interrupts"],
+    ),
+    (
+        ["--preset", "lci2000", "--workload", "pingpong", "--set", "workload.iterations=20"],
+        ["latency_us", "throughput_MiBps", "interrupts_per_msg", "interrupts",
+         "host0_cpu_cores", "host0_cpu_pct", "host1_cpu_cores", "host1_cpu_pct", "dropped"],
     ),
 ]  # fmt: skip
 

@@ -373,6 +373,8 @@ def lci_scenarios(draw: st.DrawFn) -> Scenario:
             "grid": {"hosts": hosts, "x": x, "y": y, "z": z, "hosts_per_switch": per_switch}
         },
         "nic": nic,
+        # The LCI stack: stream and pingpong would otherwise run the main world's MPI.
+        "protocol": {"stack": "lci"},
         "workload": workload,
     }
     if workload["kind"] in ("stream", "pingpong") and hosts > 2 and draw(st.booleans()):
@@ -382,7 +384,7 @@ def lci_scenarios(draw: st.DrawFn) -> Scenario:
             # The reliable protocol is modelled for host-message forwarding
             # only (validated: a named error otherwise).
             nic["forwarding"] = "host-message"
-        scenario["protocol"] = draw(
+        scenario["protocol"] |= draw(
             st.fixed_dictionaries(
                 {},
                 optional={

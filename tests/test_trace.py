@@ -172,7 +172,7 @@ def test_trace_keeps_its_window_and_its_cap_and_says_so(tmp_path: Path) -> None:
         ({"trace": "T", "trace_from_us": 5, "trace_until_us": 5}, "must be above"),
         ({"trace": "T", "trace_until_us": "soon"}, "trace_until_us = 'soon'"),
         ({"trace": "no/such/dir/t.json"}, "does not exist"),
-        ({"trace": "T", "preset": "lci2000"}, "no timeline"),
+        ({"trace": "T", "preset": "lci2000", "protocol": {"stack": "lci"}}, "no timeline"),
     ],
 )
 def test_bad_trace_options_are_one_line_before_any_run(
