@@ -3,7 +3,8 @@
 This module owns three views of the metrics the core returns:
 
 * **Names.** :func:`reported` lists what a run of a workload kind may
-  report, in each world (Open-MX, or LCI for a preset of that family), so
+  report, in each world (Open-MX, or LCI for the LCI stack's runs on a
+  preset of that family: ``nicsim._core.check`` tells which), so
   that ``nicsim sweep --metric`` and :func:`nicsim.sweep`'s ``metrics`` are
   checked before any run (:func:`check_names`).
 * **Headline.** :func:`summary` picks the rows ``nicsim run`` prints first:
