@@ -82,6 +82,7 @@ pub struct KernelCfg {
 pub struct P6CacheCfg {
     pub line_bytes: u32,
     pub l2_kib: u32,
+    pub l1d_kib: u32,
     pub prefetch_misses_per_page: u32,
     pub memory_ns: f64,
     pub copy_hot_MBps: f64,
@@ -229,6 +230,8 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             multicast_forwarding: false,
             mcast_fwd_ns: ni_ns(p.multicast.fw_forward_cycles),
             watchdog_us: 0.0,
+            clock_period_us: 0.0,
+            rx_delivery: super::RxDelivery::default(),
         },
         host: HostCfg {
             clock_ghz: clock_mhz / 1e3,
@@ -253,10 +256,13 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             ioat_MBps: c.copy_cold_MBps,
             ioat_submit_ns: 0.0,
             ioat_completion_ns: 0.0,
+            // [LCI] §3.1's dispatch to a user-level signal handler.
+            signal_ns: p.host.signal_handler_ns,
         },
         cache: CacheCfg {
             line_bytes: c.line_bytes,
             l2_kib: c.l2_kib,
+            l1d_kib: c.l1d_kib,
             prefetch_misses_per_page: c.prefetch_misses_per_page,
             // One die per host: never charged.
             same_socket_ns: c.memory_ns,
