@@ -9,8 +9,8 @@
 //! everything. A host learns which broadcast arrived from the root and the
 //! per-root arrival order (each tree delivers a root's messages in order).
 
-use super::tree::Tree;
 use crate::config::LciWorkload;
+use crate::nic::multicast::Kary;
 use crate::time::{Duration, Instant};
 use crate::Metrics;
 
@@ -97,7 +97,7 @@ pub enum McProgram {
         iterations: u32,
         norm_elem: Duration,
         update_elem: Duration,
-        tree: Tree,
+        tree: Kary,
         k: Vec<u32>,
         phase: Vec<QrPhase>,
         /// Per host: children's contributions received (toward its next send).
@@ -145,7 +145,7 @@ impl McProgram {
                 iterations,
                 norm_elem: Duration::from_ps(norm_ps),
                 update_elem: Duration::from_ps(update_ps),
-                tree: Tree { n, fanout },
+                tree: Kary { n, fanout },
                 k: vec![0; n as usize],
                 phase: vec![QrPhase::Norm; n as usize],
                 contrib: vec![0; n as usize],

@@ -40,7 +40,6 @@ pub mod multicast;
 pub mod ni;
 pub mod ni_mc;
 pub mod reliable;
-pub mod tree;
 pub mod watchdog;
 pub mod workload;
 

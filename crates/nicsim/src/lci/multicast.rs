@@ -2,7 +2,7 @@
 //! and the three forwarding schemes.
 //!
 //! This module owns the glue in [`World`] that decides who forwards what,
-//! over the tree shape of `super::tree` ([`Tree`]: a `fanout`-ary tree over
+//! over the tree shape of `crate::nic::multicast` ([`Kary`]: a `fanout`-ary tree over
 //! the ranks relative to the root, binary by default) and the NI state of
 //! `super::ni_mc` (the forwarding table in NI memory, [`ForwardTable`], and
 //! [`NiMc`]: the queue of forwards transmitted from a receive buffer, the
@@ -29,10 +29,10 @@ use super::apps::McOut;
 use super::host::Outgoing;
 use super::ni::Ni;
 pub use super::ni_mc::{ForwardTable, NiMc};
-pub use super::tree::Tree;
 use super::workload::Program;
 use super::{ni_origin, Ev, Packet, World};
 use crate::config::Forwarding;
+pub use crate::nic::multicast::Kary;
 use crate::time::{Duration, Instant};
 
 impl Ni {
@@ -69,7 +69,7 @@ impl Ni {
 #[derive(Debug)]
 pub struct McState {
     pub forwarding: Forwarding,
-    pub tree: Tree,
+    pub tree: Kary,
     /// `host-packet`: PIO bytes of one extra descriptor per child.
     pub descriptor_bytes: u32,
     /// NI send buffers per host (the host's limit on outstanding posts).
@@ -90,7 +90,7 @@ impl McState {
     pub fn new(forwarding: Forwarding, fanout: u32, hosts: u32, descriptor_bytes: u32, send_buffers: u32) -> Self {
         McState {
             forwarding,
-            tree: Tree { n: hosts, fanout },
+            tree: Kary { n: hosts, fanout },
             descriptor_bytes,
             send_buffers: send_buffers as u64,
             fwd_blocked: vec![Vec::new(); hosts as usize],
@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn binary_tree_covers_every_rank_once_from_any_root() {
-        let t = Tree { n: 64, fanout: 2 };
+        let t = Kary { n: 64, fanout: 2 };
         for root in [0, 5, 63] {
             let mut seen = vec![0u32; 64];
             seen[root as usize] += 1;
@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn forward_table_matches_the_tree() {
-        let t = Tree { n: 64, fanout: 3 };
+        let t = Kary { n: 64, fanout: 3 };
         let ft = ForwardTable::new(t, 7);
         for root in 0..64 {
             assert_eq!(ft.children(root), t.children(root, 7).collect::<Vec<_>>().as_slice());
@@ -434,7 +434,7 @@ mod tests {
 
     #[test]
     fn held_buffer_is_free_after_host_dma_and_every_forward() {
-        let mut m = NiMc::new(Some(ForwardTable::new(Tree { n: 8, fanout: 2 }, 0)));
+        let mut m = NiMc::new(Some(ForwardTable::new(Kary { n: 8, fanout: 2 }, 0)));
         let p = Packet {
             src: 0,
             dst: 0,
@@ -456,7 +456,7 @@ mod tests {
         assert_eq!(m.held(), 0);
         // A leaf forwards nothing and holds nothing.
         let leaf = Packet { bcast: Some(0), ..p };
-        let mut m = NiMc::new(Some(ForwardTable::new(Tree { n: 8, fanout: 2 }, 7)));
+        let mut m = NiMc::new(Some(ForwardTable::new(Kary { n: 8, fanout: 2 }, 7)));
         assert_eq!(m.start_forward(leaf), 0);
         assert!(m.release_on_delivery(&leaf));
     }

@@ -5,8 +5,8 @@
 //! module owns that state and its bookkeeping; when the firmware forwards,
 //! and who forwards what, is `super::multicast`'s.
 
-use super::tree::Tree;
 use super::Packet;
+use crate::nic::multicast::Kary;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
@@ -19,7 +19,7 @@ pub struct ForwardTable {
 
 impl ForwardTable {
     /// The table of NI `me` for every root of `tree`.
-    pub fn new(tree: Tree, me: u32) -> Self {
+    pub fn new(tree: Kary, me: u32) -> Self {
         let mut start = Vec::with_capacity(tree.n as usize + 1);
         let mut kids = Vec::new();
         for root in 0..tree.n {

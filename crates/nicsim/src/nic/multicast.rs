@@ -54,6 +54,41 @@ impl fmt::Display for Tree {
     }
 }
 
+/// A `fanout`-ary spanning tree per root over `n` ranks: relative rank `i`
+/// has children `fanout * i + 1 ..= fanout * i + fanout` (those below `n`).
+/// [`Tree::Binary`] is the one of fan-out 2; the \[LCI] world's multicast
+/// (`crate::lci::multicast`) takes any fan-out (`nic.fanout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kary {
+    pub n: u32,
+    pub fanout: u32,
+}
+
+impl Kary {
+    fn rel(&self, root: u32, rank: u32) -> u32 {
+        (rank + self.n - root) % self.n
+    }
+
+    /// The children of `rank` in `root`'s tree, in send order.
+    pub fn children(&self, root: u32, rank: u32) -> impl Iterator<Item = u32> {
+        let (n, f) = (self.n as u64, self.fanout as u64);
+        let first = f * self.rel(root, rank) as u64 + 1;
+        let root = root as u64;
+        (first..(first + f).min(n)).map(move |c| ((c + root) % n) as u32)
+    }
+
+    /// Number of children of `rank` in `root`'s tree.
+    pub fn child_count(&self, root: u32, rank: u32) -> u32 {
+        self.children(root, rank).count() as u32
+    }
+
+    /// The parent of `rank` in `root`'s tree (`None` for the root).
+    pub fn parent(&self, root: u32, rank: u32) -> Option<u32> {
+        let r = self.rel(root, rank);
+        (r > 0).then(|| ((r - 1) / self.fanout + root) % self.n)
+    }
+}
+
 /// Children a relative rank has at most in a tree over at most 2^16 ranks
 /// (binomial: one per power of two).
 pub const MAX_CHILDREN: usize = 16;
@@ -68,11 +103,9 @@ pub fn children(tree: Tree, n: u32, root: u32, rank: u32, out: &mut [u32; MAX_CH
     let mut k = 0;
     match tree {
         Tree::Binary => {
-            for c in [2 * i as u64 + 1, 2 * i as u64 + 2] {
-                if c < n as u64 {
-                    out[k] = abs(c as u32);
-                    k += 1;
-                }
+            for c in (Kary { n, fanout: 2 }).children(root, rank) {
+                out[k] = c;
+                k += 1;
             }
         }
         Tree::Binomial => {
@@ -101,7 +134,7 @@ pub fn parent(tree: Tree, n: u32, root: u32, rank: u32) -> Option<u32> {
         return None;
     }
     let p = match tree {
-        Tree::Binary => (i - 1) / 2,
+        Tree::Binary => return (Kary { n, fanout: 2 }).parent(root, rank),
         // Clear the highest set bit.
         Tree::Binomial => i & !(1 << (31 - i.leading_zeros())),
         Tree::Chain => i - 1,
