@@ -33,20 +33,22 @@ pub struct Platform {
     pub grid: Option<super::GridCfg>,
 }
 
-/// Inputs of the EMO model (`crate::model`) and of the NIC-firmware echo
-/// (`workload.kind = "echo-nic"`): the NIC processor's clock and its
-/// byte-copy cost, plus any extra layers a user declares.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EmoCfg {
-    /// Clock of the NIC processor in MHz (EMO's R_N).
-    pub nic_clock_mhz: f64,
-    /// NIC processor cycles to copy one byte between its buffers (the
-    /// firmware echo copies the payload from the receive to the send buffer).
-    pub nic_copy_cycles_per_byte: f64,
-    /// Extensible layers added to both EMO sums (`[[emo.layer]]`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub layer: Vec<LayerCfg>,
+cost_table! {
+    /// Inputs of the EMO model (`crate::model`) and of the NIC-firmware echo
+    /// (`workload.kind = "echo-nic"`): the NIC processor's clock and its
+    /// byte-copy cost, plus any extra layers a user declares.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct EmoCfg in "emo" as e {
+        /// Clock of the NIC processor in MHz (EMO's R_N).
+        pub nic_clock_mhz: f64 [0.001, 1e6],
+        /// NIC processor cycles to copy one byte between its buffers (the
+        /// firmware echo copies the payload from the receive to the send buffer).
+        pub nic_copy_cycles_per_byte: f64 [0.0, 1e6],
+        /// Extensible layers added to both EMO sums (`[[emo.layer]]`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub layer: Vec<LayerCfg>,
+    }
 }
 
 impl Default for EmoCfg {
@@ -92,34 +94,38 @@ impl std::fmt::Display for On {
     }
 }
 
-/// The host's compute rates the NAS skeletons run their documented work at
-/// (the work itself, operations and memory traffic per iteration, is the
-/// benchmark's: `workload::NasProblem::work`, `workload::nas_is_work`). A
-/// rank's compute per iteration is the larger of its operations at the
-/// core's rate and its bytes at its share of the host's memory bandwidth.
-/// Presets describing the same CPU share these values.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-pub struct NasCfg {
-    /// CG, MG, FT: sustained double-precision floating-point operations per
-    /// cycle of one core on compiled NPB code whose data is in cache.
-    pub flops_per_cycle: f64,
-    /// IS: sustained integer instructions per cycle of one core on IS's key loops.
-    pub int_ipc: f64,
-    /// Sustained memory bandwidth of one host with every core streaming
-    /// (STREAM-like), in MB/s; the ranks of a host share it evenly.
-    pub mem_MBps: f64,
+cost_table! {
+    /// The host's compute rates the NAS skeletons run their documented work at
+    /// (the work itself, operations and memory traffic per iteration, is the
+    /// benchmark's: `workload::NasProblem::work`, `workload::nas_is_work`). A
+    /// rank's compute per iteration is the larger of its operations at the
+    /// core's rate and its bytes at its share of the host's memory bandwidth.
+    /// Presets describing the same CPU share these values.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(non_snake_case)]
+    pub struct NasCfg in "nas" as n {
+        /// CG, MG, FT: sustained double-precision floating-point operations per
+        /// cycle of one core on compiled NPB code whose data is in cache.
+        pub flops_per_cycle: f64 [0.01, 64.0],
+        /// IS: sustained integer instructions per cycle of one core on IS's key loops.
+        pub int_ipc: f64 [0.01, 16.0],
+        /// Sustained memory bandwidth of one host with every core streaming
+        /// (STREAM-like), in MB/s; the ranks of a host share it evenly.
+        pub mem_MBps: f64 [1.0, 1e8],
+    }
 }
 
-/// Hosts and the core topology of each (sockets -> dies sharing an L2 -> cores).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TopologyCfg {
-    pub hosts: u32,
-    pub sockets: u32,
-    pub dies_per_socket: u32,
-    pub cores_per_die: u32,
+cost_table! {
+    /// Hosts and the core topology of each (sockets -> dies sharing an L2 -> cores).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct TopologyCfg in "topology" as t {
+        pub hosts: u32 [2, MAX_HOSTS],
+        pub sockets: u32 [1, 16],
+        pub dies_per_socket: u32 [1, 16],
+        pub cores_per_die: u32 [1, 64],
+    }
 }
 
 impl TopologyCfg {
@@ -433,10 +439,7 @@ impl Platform {
     /// Checks every value against its allowed range; errors name the key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let t = &self.topology;
-        check_u("topology.hosts", t.hosts as u64, 2, MAX_HOSTS as u64)?;
-        check_u("topology.sockets", t.sockets as u64, 1, 16)?;
-        check_u("topology.dies_per_socket", t.dies_per_socket as u64, 1, 16)?;
-        check_u("topology.cores_per_die", t.cores_per_die as u64, 1, 64)?;
+        t.check()?;
         let cores = t.sockets * t.dies_per_socket * t.cores_per_die;
         check_u("topology (sockets*dies_per_socket*cores_per_die)", cores as u64, 1, 256)?;
         let dies = t.sockets * t.dies_per_socket;
@@ -456,12 +459,9 @@ impl Platform {
         self.host.check()?;
         self.cache.check()?;
         self.library.check()?;
-        check_f("nas.flops_per_cycle", self.nas.flops_per_cycle, 0.01, 64.0)?;
-        check_f("nas.int_ipc", self.nas.int_ipc, 0.01, 16.0)?;
-        check_f("nas.mem_MBps", self.nas.mem_MBps, 1.0, 1e8)?;
+        self.nas.check()?;
         if let Some(e) = &self.emo {
-            check_f("emo.nic_clock_mhz", e.nic_clock_mhz, 0.001, 1e6)?;
-            check_f("emo.nic_copy_cycles_per_byte", e.nic_copy_cycles_per_byte, 0.0, 1e6)?;
+            e.check()?;
             for (i, l) in e.layer.iter().enumerate() {
                 check_f(&format!("emo.layer[{i}].cycles"), l.cycles, 0.0, 1e12)?;
                 check_f(&format!("emo.layer[{i}].latency_ns"), l.latency_ns, 0.0, 1e12)?;

@@ -91,7 +91,9 @@ macro_rules! charged {
 /// range `[lo, hi]` checked in that order, the error naming `host.<key>`;
 /// a bound may read an earlier key through the name after `as`), and
 /// `HostTimes` with `HostTimes::of(&HostCfg)`, one field per key with a
-/// unit (`=> unit name`: the value converted by [`charged!`]).
+/// unit (`=> unit name`: the value converted by [`charged!`]). A table
+/// the simulator reads as written (topology, NAS rates) has no units and
+/// no `pub struct ...Times;`: the serde struct and its check only.
 macro_rules! cost_table {
     (
         $(#[$attr:meta])*
@@ -104,11 +106,12 @@ macro_rules! cost_table {
         $(#[$tattr:meta])*
         pub struct $times:ident;
     ) => {
-        $(#[$attr])*
-        pub struct $cfg {
-            $( $(#[$fattr])* pub $key: $ty, )*
+        $crate::config::units::cost_table! {
+            $(#[$attr])*
+            pub struct $cfg in $table as $this {
+                $( $(#[$fattr])* pub $key : $ty $([$lo, $hi])?, )*
+            }
         }
-
         $(#[$tattr])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct $times {
@@ -117,7 +120,28 @@ macro_rules! cost_table {
                 pub $name: $crate::config::units::charged_type!($unit),
             )?)*
         }
-
+        impl $times {
+            /// The values of a validated table as the simulator charges them.
+            pub fn of($this: &$cfg) -> Self {
+                $times {
+                    $($( $name: $crate::config::units::charged!($unit, $this.$key), )?)*
+                }
+            }
+        }
+    };
+    (
+        $(#[$attr:meta])*
+        pub struct $cfg:ident in $table:literal as $this:ident {
+            $(
+                $(#[$fattr:meta])*
+                pub $key:ident : $ty:ty $([$lo:expr, $hi:expr])?,
+            )*
+        }
+    ) => {
+        $(#[$attr])*
+        pub struct $cfg {
+            $( $(#[$fattr])* pub $key: $ty, )*
+        }
         impl $cfg {
             /// Checks each key of the table against its range; the error
             /// names the first key out of it.
@@ -128,15 +152,6 @@ macro_rules! cost_table {
                     InRange::check($this.$key, concat!($table, ".", stringify!($key)), $lo, $hi)?;
                 )?)*
                 Ok(())
-            }
-        }
-
-        impl $times {
-            /// The values of a validated table as the simulator charges them.
-            pub fn of($this: &$cfg) -> Self {
-                $times {
-                    $($( $name: $crate::config::units::charged!($unit, $this.$key), )?)*
-                }
             }
         }
     };
