@@ -2,8 +2,8 @@
 
 :class:`Mechanism`: a cause a study's prose gives for a result, quoted, and
 whether nicsim models it; :class:`Code` and :class:`Test` name where, and
-what shows it. The four studies' catalogues (``validation_coal`` ...
-``validation_emo``) build them with the short helpers below.
+what shows it. The four studies' catalogues are data
+(``mechanisms/*.toml``), read into these records.
 """
 
 from __future__ import annotations
@@ -77,24 +77,3 @@ class Mechanism:
     def study(self) -> str:
         """The study key of its first quote."""
         return self.quotes[0].study
-
-
-#: Repository paths the catalogues cite.
-SRC = "crates/nicsim/src/"
-IT = "crates/nicsim/tests/integration/"
-MECH = IT + "mechanisms.rs"
-
-
-def quote(study: str, where: str, text: str) -> Quote:
-    """Return a study's sentence with the section it is in."""
-    return Quote(study, where, text)
-
-
-def code_at(path: str, symbol: str) -> Code:
-    """Return a name in a repository file."""
-    return Code(path, symbol)
-
-
-def test_at(path: str, name: str) -> Test:
-    """Return a test function in a repository file."""
-    return Test(path, name)
