@@ -78,8 +78,9 @@ def test_wheel_carries_the_presets_and_the_dask_extra(wheel: Path) -> None:
         scripts = archive.read(entry_points).decode()
     assert any(n.startswith("nicsim/_core") and n.endswith(".so") for n in names)
     assert "nicsim/py.typed" in names and "nicsim/executor.py" in names
-    # The mechanisms catalogue is data the report reads.
+    # The mechanisms catalogue and the published numbers are data the report reads.
     assert {f"nicsim/mechanisms/{c}.toml" for c in ("coal", "mq", "lci", "emo")} <= set(names)
+    assert "nicsim/numbers.toml" in names
     assert "nicsim=nicsim.cli:app" in scripts.replace(" ", "")
     assert "Provides-Extra: dask" in meta
     assert any(
