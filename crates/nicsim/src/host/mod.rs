@@ -1,9 +1,14 @@
-//! The host: topology, cores and their states, the cache model.
+//! The host's hardware that the receive path reads: its topology (sockets,
+//! dies sharing an L2, cores) and the cache model (which die's L2 holds
+//! each object, which core's L1 its latest lines, and what a line costs to
+//! move).
 //!
-//! This module owns the *resources* of a host: which core runs what, idle and
-//! sleep bookkeeping, and the caches (which die's L2 holds which object). The receive path logic (interrupt,
-//! NAPI bottom half, Open-MX receive handler, library) that consumes these
-//! resources lives in `crate::sim`, where NIC, host and protocol meet.
+//! It does not own the cores' state and dispatch: a core's kernel work
+//! queue, what it runs, its idle and sleep bookkeeping are `crate::sim`'s
+//! `kernel` (`Core`, `KQueue`), since a core's work items and the events
+//! it schedules are the world's. The receive path that consumes these
+//! resources (interrupt, NAPI bottom half, Open-MX handler, library) lives
+//! in `crate::sim` too, where NIC, host and protocol meet.
 
 pub mod cache;
 pub mod topology;
