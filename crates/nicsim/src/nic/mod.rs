@@ -59,39 +59,39 @@ pub struct RxQueue {
     /// Received frames (slab ids, [`SMALL_RING_BIT`] set for a frame in a
     /// small-ring buffer) in DMA-completion order: one completion ring, as
     /// myri10ge's `rx_done` serves both buffer rings.
-    pub ring: VecDeque<u32>,
+    ring: VecDeque<u32>,
     /// Of `ring`, the frames in small-ring buffers, and the big-ring
     /// buffers the others fill.
-    pub small_in_ring: u32,
-    pub big_in_ring: u32,
+    small_in_ring: u32,
+    big_in_ring: u32,
     /// Buffers of the big and the small ring posted and not yet processed
     /// by the driver (myri10ge's `fill_cnt - cnt`): the NIC can fill those
     /// not already holding a frame.
-    pub posted: [u32; 2],
+    posted: [u32; 2],
     /// Restock threshold (`nic.fill_thresh`; 0: restocked frame by frame)
     /// and ring size.
     fill_thresh: u32,
     ring_slots: u32,
     /// Transmit completions not yet reaped.
-    pub tx_done: u32,
+    tx_done: u32,
     pub policy: Box<dyn Coalescer>,
     /// The line is armed (not masked). With `split_claims` this is only the
     /// receive claim: received frames are reported (and NAPI scheduled) only
     /// while it is armed.
-    pub irq_enabled: bool,
+    irq_enabled: bool,
     /// myri10ge's two claims (`tx_reap = "hard-irq"`): `irq_enabled` is the
     /// receive claim (`irq_claim`, re-armed by napi_complete) and
     /// `irq_armed` the interrupt claim (`irq_claim + 1`, re-armed when the
     /// hard handler returns). Transmit completions interrupt whenever the
     /// interrupt claim is armed, even while the poll runs.
     pub split_claims: bool,
-    pub irq_armed: bool,
+    irq_armed: bool,
     /// The policy asked for a raise while the line was masked.
-    pub fire_wanted: bool,
+    fire_wanted: bool,
     /// Generation of the policy timer; stale timer events carry an older one.
-    pub timer_gen: u32,
-    pub timer_at: Option<Instant>,
-    pub interrupts: u64,
+    timer_gen: u32,
+    timer_at: Option<Instant>,
+    interrupts: u64,
     /// NAPI is scheduled by an interrupt (from a raise that reports
     /// received frames until the re-arm, deferred re-polls included): a
     /// busy poller cannot take the queue.
@@ -323,6 +323,19 @@ impl RxQueue {
         } else {
             None
         }
+    }
+
+    /// A transmit completion the NIC reported on this queue's line.
+    #[inline]
+    pub fn tx_completed(&mut self) {
+        self.tx_done += 1;
+    }
+
+    /// Takes the transmit completions not yet reaped (the hard handler's
+    /// reap under split claims).
+    #[inline]
+    pub fn take_tx_done(&mut self) -> u32 {
+        std::mem::take(&mut self.tx_done)
     }
 
     /// Entries waiting for the host.

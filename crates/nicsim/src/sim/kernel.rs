@@ -506,7 +506,7 @@ impl World {
                 // myri10ge_intr: reap every transmit completion reported so far.
                 let hs = &mut self.hosts[h];
                 hs.irq_handled += 1;
-                let n = std::mem::take(&mut hs.nic.queues[q as usize].tx_done);
+                let n = hs.nic.queues[q as usize].take_tx_done();
                 let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
                 (self.c.host.irq_entry + reap, w)
             }

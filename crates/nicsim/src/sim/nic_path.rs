@@ -154,7 +154,7 @@ impl World {
         let nic = &mut self.hosts[h].nic;
         let other_pending = nic.other_pending();
         let qu = &mut nic.queues[qi];
-        qu.tx_done += 1;
+        qu.tx_completed();
         let d = qu
             .policy
             .on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked: false, bytes: 0, other_pending });
