@@ -53,7 +53,10 @@ _OPEN_MX = frozenset(
      "clock_ticks", "clock_interrupts", "clock_signals", "timers_missed", "timer_late_us_mean",
      "timer_late_us_max",
      # set with packet-shifting delivery (nic.rx_delivery = "shifted")
-     "rx_dma_writes", "rx_dma_writes_ring", "rx_poll_lines", "rx_poll_lines_ring"}
+     "rx_dma_writes", "rx_dma_writes_ring", "rx_poll_lines", "rx_poll_lines_ring",
+     # set with link-level back-pressure (nic.flow_control = true)
+     "flow_control_held", "flow_control_overflow", "flow_control_stops", "flow_control_wait_us_max",
+     "flow_control_wait_us_mean"}
 )  # fmt: skip
 _CACHE_OBJECTS = ("endpoint", "event_ring", "napi", "tx_ring", "dma", "pull_handle", "recvq",
                   "private", "app_buffer")  # fmt: skip

@@ -232,6 +232,16 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             watchdog_us: 0.0,
             clock_period_us: 0.0,
             rx_delivery: super::RxDelivery::default(),
+            // Myrinet links stop the sender when the receiver cannot take a
+            // packet: [LCI] §2 "LCI-ni does not implement retransmission,
+            // assuming that the hardware neither drops nor corrupts packets"
+            // (the Myrinet link's stop/go flow control; docs/design.md).
+            flow_control: true,
+            // What can wait for a stopped NI: its receive buffers, and every
+            // other NI's send buffers (a stopped sender holds its packets in
+            // them; senders are not stopped here, so the waiting frames stand
+            // for those).
+            flow_control_frames: p.ni.recv_buffers + p.grid.hosts.saturating_sub(1) * p.ni.send_buffers,
         },
         host: HostCfg {
             clock_ghz: clock_mhz / 1e3,

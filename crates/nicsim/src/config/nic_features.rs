@@ -1,13 +1,16 @@
 //! The \[LCI] NIC features of the Open-MX world, validated: the polling
 //! watchdog (`nic.watchdog_us`), NI-level multicast forwarding
 //! (`nic.multicast_forwarding`, used by `workload.forwarding = "ni"`), the
-//! NI clock of fine-grain timers (`nic.clock_period_us`) and packet-shifting
-//! delivery (`nic.rx_delivery`).
+//! NI clock of fine-grain timers (`nic.clock_period_us`), packet-shifting
+//! delivery (`nic.rx_delivery`), and link-level back-pressure
+//! (`nic.flow_control`, Myrinet's own and \[LCI]'s premise: "the hardware
+//! neither drops nor corrupts packets").
 //!
 //! This module owns the cross-checks between those keys, the workload and
 //! the stack (each error names the key, its value and what is allowed). It
 //! does not own the features themselves (`crate::nic::watchdog`,
-//! `crate::nic::multicast`, `crate::nic::timers`, `crate::nic::delivery`)
+//! `crate::nic::multicast`, `crate::nic::timers`, `crate::nic::delivery`,
+//! `crate::nic::flow`)
 //! nor the preset keys' ranges (`Platform::validate`).
 
 use super::scenario::NicOpts;
@@ -77,6 +80,9 @@ pub struct NiFeatures {
     pub clock: Option<Duration>,
     /// The receive layout.
     pub rx_delivery: RxDelivery,
+    /// Link-level back-pressure: the frames that can wait at a stopped
+    /// link (`None`: no flow control; a full ring drops).
+    pub flow_control: Option<u32>,
 }
 
 /// Validates the \[LCI] NIC features of a scenario against its platform,
@@ -144,10 +150,20 @@ pub(super) fn ni_features(
             ));
         }
     }
+    let flow_control = nic.flow_control.unwrap_or(platform.nic.flow_control);
+    let flow_frames = platform.nic.flow_control_frames;
+    if flow_control && flow_frames == 0 {
+        return Err(ConfigError::range(
+            "nic.flow_control_frames",
+            flow_frames,
+            "1 ..= 1048576 with nic.flow_control = true (the frames a stopped link holds)",
+        ));
+    }
     Ok(NiFeatures {
         watchdog: (watchdog_us > 0.0).then(|| Duration::from_ns_f64(watchdog_us * 1e3)),
         multicast_forwarding,
         clock: (clock_us > 0.0).then(|| Duration::from_ns_f64(clock_us * 1e3)),
         rx_delivery,
+        flow_control: flow_control.then_some(flow_frames),
     })
 }

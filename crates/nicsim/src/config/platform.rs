@@ -263,6 +263,19 @@ cost_table! {
         /// `crate::nic::delivery`). A scenario sets it with `nic.rx_delivery`.
         #[serde(default)]
         pub rx_delivery: super::RxDelivery,
+        /// Link-level back-pressure (Myrinet stop/go, 802.3x PAUSE honoured
+        /// by the link partner): a frame that finds its receive ring full
+        /// waits at the stopped link instead of being dropped
+        /// (`crate::nic::flow`). Default false; a scenario sets it with
+        /// `nic.flow_control`.
+        #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
+        pub flow_control: bool,
+        /// Frames that can wait at a stopped link (the NIC's packet buffer
+        /// and what the stopped upstream holds): the bound of the FIFO, past
+        /// which a frame is dropped. Read only with `flow_control`, which
+        /// needs it at least 1.
+        #[serde(default, skip_serializing_if = "is_zero_u32")]
+        pub flow_control_frames: u32 [0, 1 << 20],
     }
     /// The NIC's firmware, DMA, doorbell and interrupt-delivery times
     /// (`[nic]`).

@@ -70,6 +70,10 @@ pub struct NicOpts {
     /// How the NIC lays a received frame into host memory: ring | shifted
     /// (\[LCI] packet shifting; default: the preset's `nic.rx_delivery`).
     pub rx_delivery: Option<super::RxDelivery>,
+    /// Link-level back-pressure: a frame that finds its receive ring full
+    /// waits at the stopped link instead of being dropped (default: the
+    /// preset's `nic.flow_control`; the bound is its `nic.flow_control_frames`).
+    pub flow_control: Option<bool>,
     /// Host 0's own timeout coalescing, when it differs from the other
     /// hosts' (the \[EMO] testbed kept Host A at the driver's defaults while
     /// Host B's setting varied). Default: as the other hosts.

@@ -11,6 +11,7 @@
 
 pub mod coalesce;
 pub mod delivery;
+pub mod flow;
 pub mod multicast;
 pub mod steering;
 pub mod suspend;
@@ -20,6 +21,7 @@ pub mod watchdog;
 use crate::config::{NicCfg, NicTimes};
 use crate::time::{Duration, Instant, Rate};
 use coalesce::{Coalescer, Decision, TimerCmd};
+use flow::{FlowControl, Held, Hold};
 use multicast::ForwardTable;
 use std::collections::VecDeque;
 use suspend::Suspension;
@@ -469,6 +471,11 @@ pub struct Nic {
     /// ring (its completion entry is a write of its own, not priced),
     /// the status word with packet shifting (`nic.rx_delivery`, `delivery`).
     pub rx_extra_bytes: u32,
+    /// Link-level back-pressure (`nic.flow_control`, `flow`): the frames
+    /// waiting at the stopped link, and whether any does (the one check
+    /// an arriving frame and a freed buffer make).
+    pub flow: Option<Box<FlowControl>>,
+    flow_waiting: bool,
 }
 
 impl Nic {
@@ -500,7 +507,40 @@ impl Nic {
             fw_fwd: t.mcast_fwd,
             forwards: 0,
             rx_extra_bytes: 0,
+            flow: None,
+            flow_waiting: false,
         }
+    }
+
+    /// Frames wait at the stopped link (`flow`): an arriving frame queues
+    /// behind them, and freed ring space must let them in.
+    #[inline(always)]
+    pub fn flow_waiting(&self) -> bool {
+        self.flow_waiting
+    }
+
+    /// A frame waits at the stopped link (flow control is on). `None`
+    /// without flow control: the frame is dropped.
+    pub fn flow_hold(&mut self, h: Held) -> Option<Hold> {
+        let f = self.flow.as_deref_mut()?;
+        let r = f.hold(h);
+        self.flow_waiting = f.waiting() > 0;
+        Some(r)
+    }
+
+    /// The frame at the head of the stopped link enters the NIC at `now`
+    /// if its ring has room for it (its slab id and queue); `None` if
+    /// nothing waits or it still does not fit (it stays at the head, and
+    /// so do the frames behind it).
+    pub fn flow_admit(&mut self, now: Instant) -> Option<(u32, usize)> {
+        let head = *self.flow.as_deref()?.head()?;
+        if self.ring_full(head.q as usize, head.small, head.bufs) {
+            return None;
+        }
+        let f = self.flow.as_deref_mut()?;
+        let h = f.admit(now)?;
+        self.flow_waiting = f.waiting() > 0;
+        Some((h.frame, h.q as usize))
     }
 
     /// A frame's last bit arrived at `now`: run the firmware, then book the

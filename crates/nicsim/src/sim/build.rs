@@ -200,6 +200,8 @@ impl World {
                     let mut nic = Nic::new(&p.nic, &s.times.nic, queues, fw_rx_extra);
                     // Packet shifting writes the status word with the frame.
                     nic.rx_extra_bytes = if s.ni.rx_delivery == RxDelivery::Shifted { FLAG_BYTES } else { 0 };
+                    // Flow control: the FIFO of the stopped link, allocated to its bound.
+                    nic.flow = s.ni.flow_control.map(|n| Box::new(crate::nic::flow::FlowControl::new(n)));
                     nic
                 },
                 steering,

@@ -442,6 +442,11 @@ impl World {
     /// works on (the caller marks the core busy with it); `None` if the item
     /// turned out to have nothing to do.
     pub(super) fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<(Duration, KWork)> {
+        if let KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } = w {
+            // The poll takes a frame or restocks: room for a frame waiting
+            // at a stopped link (`nic.flow_control`)?
+            self.flow_kick(now, h);
+        }
         let at = self.topo.cpu(core as u16);
         let c = &self.c;
         let (cost, w) = match w {

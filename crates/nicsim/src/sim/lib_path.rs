@@ -188,6 +188,7 @@ impl World {
                 let taken = qu.take();
                 // A busy poll is a poll of its own: it restocks at its end.
                 qu.restock();
+                self.flow_kick(now, h);
                 if let Some(entry) = taken {
                     let cost = self.c.host.napi_poll + self.entry_cost(now, h, core, entry);
                     self.hosts[h].kernel_time += cost;

@@ -128,6 +128,24 @@ impl World {
             m.set("timer_late_us_mean", mean);
             m.set("timer_late_us_max", c.late_max.as_us_f64());
         }
+        if self.hosts[0].nic.flow.is_some() {
+            // Link-level back-pressure: frames that waited at a stopped
+            // link, how long, and those dropped at the FIFO's bound.
+            let mut all = crate::nic::flow::FlowStats::default();
+            for f in self.hosts.iter().filter_map(|h| h.nic.flow.as_deref()) {
+                let s = f.stats;
+                (all.held, all.overflow, all.stops) =
+                    (all.held + s.held, all.overflow + s.overflow, all.stops + s.stops);
+                (all.admitted, all.wait_sum) = (all.admitted + s.admitted, all.wait_sum + s.wait_sum);
+                all.wait_max = all.wait_max.max(s.wait_max);
+            }
+            m.set("flow_control_held", all.held as f64);
+            m.set("flow_control_overflow", all.overflow as f64);
+            m.set("flow_control_stops", all.stops as f64);
+            m.set("flow_control_wait_us_max", all.wait_max.as_us_f64());
+            let mean = if all.admitted > 0 { all.wait_sum.as_us_f64() / all.admitted as f64 } else { 0.0 };
+            m.set("flow_control_wait_us_mean", mean);
+        }
         if self.hosts[0].nic.rx_extra_bytes > 0 {
             // Packet shifting: per received frame, the DMA writes and the
             // lines the poller reads (the ring's beside them).

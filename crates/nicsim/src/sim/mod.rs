@@ -200,6 +200,11 @@ pub(crate) enum Ev {
         host: u16,
         p: u16,
     },
+    /// Ring space freed while frames wait at the stopped link
+    /// (`nic.flow_control`): the NIC lets in those that fit.
+    FlowResume {
+        host: u16,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 8);
@@ -225,6 +230,7 @@ impl Ev {
             Ev::WatchdogTimer { .. } => "polling watchdog (WatchdogTimer, nic)",
             Ev::ClockTick { .. } | Ev::ClockFetched { .. } => "NI clock (ClockTick, clock)",
             Ev::ClockIrq { .. } => "NI clock interrupt (ClockIrq, clock)",
+            Ev::FlowResume { .. } => "link flow control (FlowResume, nic_path)",
         }
     }
 }
@@ -609,6 +615,7 @@ impl World {
             Ev::ClockTick { host } => self.clock_tick(now, host as usize),
             Ev::ClockFetched { host } => self.clock_fetched(now, host as usize),
             Ev::ClockIrq { host, p } => self.clock_irq(now, host as usize, p as usize),
+            Ev::FlowResume { host } => self.flow_resume(now, host as usize),
         }
     }
 }

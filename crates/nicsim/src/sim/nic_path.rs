@@ -2,15 +2,19 @@
 //! the coalescing policy's view of it), its DMA into host memory, transmit
 //! completions, the queue's firmware timers (the coalescing timer, the
 //! polling watchdog) and the outcome of a coalescing decision (a timer, an
-//! interrupt towards a core); busy polling's interrupt suspension.
+//! interrupt towards a core); busy polling's interrupt suspension; with
+//! `nic.flow_control`, frames that wait at the stopped link and their
+//! admission when ring space frees (`flow_hold`, `flow_resume`).
 //!
 //! This module owns the path from `Ev::NicRx` to `Ev::IrqArrive`. The policy
 //! and the watchdog themselves live in `crate::nic` (the receive queue's
-//! state and rules); what the core does with the interrupt lives in
+//! state and rules), and so does the FIFO of waiting frames
+//! (`crate::nic::flow`); what the core does with the interrupt lives in
 //! `kernel`.
 
 use super::{Ev, What, World};
 use crate::config::EchoAt;
+use crate::nic::flow::{Held, Hold};
 use crate::nic::{Nic, Outcome};
 use crate::time::Instant;
 
@@ -34,9 +38,20 @@ impl World {
         }
         let (src, forwards) = (f.src, hs.nic.forwarding.is_some());
         let qi = hs.steering.queue_for(Some(repr.body.dst_endpoint()), src as u32);
-        self.nic_accept(now, h, frame, qi);
+        self.nic_ingress(now, h, frame, qi);
         if forwards {
             self.nic_forward(now, h, src, &repr);
+        }
+    }
+
+    /// Frame `frame`, steered to queue `qi` of host `h`, reaches the NIC:
+    /// it waits behind the frames held at a stopped link, or goes in.
+    #[inline(always)]
+    pub(super) fn nic_ingress(&mut self, now: Instant, h: usize, frame: u32, qi: usize) {
+        if self.hosts[h].nic.flow_waiting() {
+            self.flow_hold(now, h, frame, qi);
+        } else {
+            self.nic_accept(now, h, frame, qi);
         }
     }
 
@@ -54,6 +69,10 @@ impl World {
         let small = hs.nic.is_small(len);
         let bufs = if small { 1 } else { Nic::big_bufs(len) };
         if hs.nic.ring_full(qi, small, bufs) {
+            if hs.nic.flow.is_some() {
+                self.flow_hold(now, h, frame, qi);
+                return;
+            }
             self.drops.ring_full += 1;
             self.free_frame(frame);
             return;
@@ -75,6 +94,8 @@ impl World {
     }
 
     pub(super) fn dma_done(&mut self, now: Instant, h: usize, frame: u32) {
+        // The frame leaves the DMA count: room for a waiting frame?
+        self.flow_kick(now, h);
         let (marked, bytes, qi) = {
             let f = &self.frames[frame as usize];
             (f.marked, f.len, f.q as usize)
@@ -182,6 +203,73 @@ impl World {
             self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });
             if let Some(t) = self.trace.as_deref_mut() {
                 t.nic(h, q, now, What::IrqRaised, out.rx as u32);
+            }
+        }
+    }
+
+    /// Flow control (`nic.flow_control`): the frame cannot enter the NIC
+    /// now (its ring is full, or frames wait before it) and waits at the
+    /// stopped link; at the FIFO's bound, or if the ring could never hold
+    /// it, it is dropped as without flow control.
+    #[cold]
+    #[inline(never)]
+    fn flow_hold(&mut self, now: Instant, h: usize, frame: u32, qi: usize) {
+        let len = self.frames[frame as usize].len as usize;
+        let nic = &mut self.hosts[h].nic;
+        let small = nic.is_small(len);
+        let bufs = if small { 1 } else { Nic::big_bufs(len) };
+        let held = Held { frame, q: qi as u8, small, bufs, since: now };
+        let fits_ever = bufs as usize <= nic.ring_slots;
+        match nic.flow_hold(held).filter(|_| fits_ever) {
+            Some(Hold::Stopped) => {
+                if let Some(t) = self.trace.as_deref_mut() {
+                    t.nic(h, qi, now, What::LinkStopped, 0);
+                }
+            }
+            Some(Hold::Queued) => {}
+            Some(Hold::Overflow) | None => {
+                self.drops.ring_full += 1;
+                self.free_frame(frame);
+            }
+        }
+    }
+
+    /// Ring space may have freed on host `h` (a take, a restock, a DMA
+    /// completion): if frames wait at its stopped link, an admission
+    /// attempt runs once this event is done (`Ev::FlowResume`). One check
+    /// when nothing waits.
+    #[inline(always)]
+    pub(super) fn flow_kick(&mut self, now: Instant, h: usize) {
+        if self.hosts[h].nic.flow_waiting() {
+            self.flow_schedule(now, h);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn flow_schedule(&mut self, now: Instant, h: usize) {
+        if let Some(f) = self.hosts[h].nic.flow.as_deref_mut() {
+            if f.want_resume() {
+                self.q.push(now, h as u32, Ev::FlowResume { host: h as u16 });
+            }
+        }
+    }
+
+    /// `Ev::FlowResume`: the frames at the head of the stopped link enter
+    /// the NIC in arrival order while their rings have room (each through
+    /// `nic_accept`: its DMA starts and the coalescing policy sees it now);
+    /// the link restarts when none waits.
+    pub(super) fn flow_resume(&mut self, now: Instant, h: usize) {
+        let Some(f) = self.hosts[h].nic.flow.as_deref_mut() else { return };
+        f.resume_fired();
+        let mut q = 0;
+        while let Some((frame, qi)) = self.hosts[h].nic.flow_admit(now) {
+            self.nic_accept(now, h, frame, qi);
+            q = qi;
+        }
+        if !self.hosts[h].nic.flow_waiting() {
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.nic(h, q, now, What::LinkRestarted, 0);
             }
         }
     }

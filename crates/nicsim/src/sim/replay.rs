@@ -183,7 +183,7 @@ impl World {
                 fr.parsed = None;
                 fr.marked = marked;
                 let q = self.hosts[h].steering.queue_for(None, flow);
-                self.nic_accept(now, h, id, q);
+                self.nic_ingress(now, h, id, q);
             }
         }
     }

@@ -81,6 +81,8 @@ whats! {
     TimerFired = ("coalescing timer fired", "nic", "i", ""),
     IrqRaised = ("interrupt raised", "nic", "i", "rx"),
     WatchdogFired = ("polling watchdog: expiry or fetch back", "nic", "i", ""),
+    LinkStopped = ("flow control: link stopped (ring full)", "nic", "i", ""),
+    LinkRestarted = ("flow control: link restarted", "nic", "i", ""),
     FrameOut = ("frame", "frame", "s", ""),
     FrameIn = ("frame", "frame", "f", ""),
     Deleted = ("", "", "", ""),

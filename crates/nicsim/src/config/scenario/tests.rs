@@ -152,7 +152,7 @@ fn errors_name_key_value_and_allowed() {
 #[case::unknown_key(
     "[nic]\nbogus = 1\n[workload]\nkind = \"stream\"",
     "unknown key `nic.bogus` (allowed here: coalescing, delay_us, frames, timeout_mode, cap_us, adaptive, \
-     steering, irq_core, watchdog_us, multicast_forwarding, clock_period_us, rx_delivery, host0)"
+     steering, irq_core, watchdog_us, multicast_forwarding, clock_period_us, rx_delivery, flow_control, host0)"
 )]
 #[case::list_item(
     "[protocol]\nunmarked = [\"rndv\", \"rdnv\"]\n[workload]\nkind = \"stream\"",
