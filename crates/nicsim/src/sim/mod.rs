@@ -44,6 +44,8 @@ mod build;
 mod clock;
 mod echo;
 mod flood;
+#[cfg(test)]
+mod flow_tests;
 mod handler;
 mod indexes;
 mod kernel;

@@ -1,0 +1,104 @@
+//! Link-level back-pressure (`nic.flow_control`, issue 34) in the Open-MX
+//! world: a receiver whose ring is too small for its traffic drops frames
+//! and waits for Open-MX's resend and pull timers without it, and drops
+//! none with it; the waiting frames enter the NIC in the order they
+//! arrived; with flow control on and nothing held a run is unchanged.
+
+use super::{run_traced, TraceCfg, What, TRACK_NIC_TX};
+use crate::time::Instant;
+use crate::{interrupt, Metrics, Scenario};
+use std::collections::HashMap;
+
+fn get(m: &Metrics, key: &str) -> f64 {
+    m.get(key).unwrap_or_else(|| panic!("no metric {key}"))
+}
+
+/// Two hosts exchanging 64 KiB messages (pulls: replies fill the big
+/// ring, pull requests and notifies the small one) on rings of 32
+/// buffers, the least a pull block needs: a pull window (4 blocks) does
+/// not fit.
+fn exchange(flow_control: bool) -> String {
+    format!(
+        "preset = \"omx2009\"\n[platform.nic]\nring_slots = 32\n[nic]\nflow_control = {flow_control}\n\
+         [workload]\nkind = \"exchange\"\nsize_bytes = 65536\niterations = 20\n"
+    )
+}
+
+fn run(text: &str) -> Metrics {
+    crate::run_toml(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[test]
+fn a_full_ring_drops_and_times_out_without_flow_control_and_waits_with_it() {
+    let off = run(&exchange(false));
+    let on = run(&exchange(true));
+    assert!(get(&off, "dropped_ring_full") > 0.0, "the tiny ring drops without flow control");
+    assert!(off.get("flow_control_held").is_none(), "the metrics appear only with flow control");
+    assert_eq!(get(&on, "dropped"), 0.0);
+    assert!(get(&on, "flow_control_held") > 0.0);
+    assert_eq!(get(&on, "flow_control_overflow"), 0.0);
+    let wait_max = get(&on, "flow_control_wait_us_max");
+    assert!(wait_max > 0.0 && get(&on, "flow_control_wait_us_mean") <= wait_max);
+    // Without flow control the dropped replies wait for Open-MX's 1 s pull
+    // timer; with it, for the receiver's next poll.
+    let (t_off, t_on) = (get(&off, "time_us"), get(&on, "time_us"));
+    assert!(t_off > 1e5, "{t_off} us per iteration: a pull timeout");
+    assert!(t_on * 100.0 < t_off, "{t_on} us against {t_off} us");
+    assert!(wait_max < 1e4, "a frame waits for a poll, not a timer: {wait_max} us");
+}
+
+/// Frames leave host 0 in order on one link and reach host 1 in that order;
+/// the waiting ones must enter host 1's NIC in that order too, the small
+/// frames (pull requests, notifies: a ring of their own with room) behind
+/// the replies held before them. The timeline pairs each frame's departure
+/// (`FrameOut`) with the start of its DMA at host 1 (`FrameIn`).
+#[test]
+fn waiting_frames_enter_the_nic_in_arrival_order() {
+    let s = Scenario::from_toml(&exchange(true)).unwrap();
+    let all = TraceCfg { from: Instant::ZERO, until: Instant::from_ps(u64::MAX), cap: u64::MAX };
+    let (m, t) = run_traced(&s, None, &mut interrupt::never, Some(all)).unwrap();
+    assert!(get(&m, "flow_control_held") > 0.0);
+    let records = t.expect("a timeline").into_records();
+    let left: HashMap<u32, u64> = records
+        .iter()
+        .filter(|r| r.what == What::FrameOut && r.host == 0 && r.track == TRACK_NIC_TX)
+        .map(|r| (r.id, r.ts))
+        .collect();
+    let mut entered: Vec<(u64, u64)> = records
+        .iter()
+        .filter(|r| r.what == What::FrameIn && r.host == 1)
+        .filter_map(|r| left.get(&r.id).map(|&out| (r.ts, out)))
+        .collect();
+    entered.sort_unstable();
+    assert!(entered.len() > 1000, "{} frames paired", entered.len());
+    for w in entered.windows(2) {
+        assert!(w[0].1 <= w[1].1, "a frame sent at {} ps entered before one sent at {} ps", w[1].1, w[0].1);
+    }
+    // Every stop is an instant of a queue track, and every stop ended.
+    let count = |what| records.iter().filter(|r| r.what == what).count();
+    assert!(count(What::LinkStopped) > 0);
+    assert_eq!(count(What::LinkStopped), get(&m, "flow_control_stops") as usize);
+    assert_eq!(count(What::LinkRestarted), count(What::LinkStopped));
+}
+
+/// With room in the ring nothing waits: flow control changes no result.
+#[test]
+fn with_room_flow_control_changes_nothing() {
+    let text = |fc: bool| {
+        format!("[nic]\nflow_control = {fc}\n[workload]\nkind = \"stream\"\nsize_bytes = 1024\nmessages = 500\n")
+    };
+    let (off, on) = (run(&text(false)), run(&text(true)));
+    assert_eq!(get(&on, "flow_control_held"), 0.0);
+    for key in ["msg_rate_per_s", "interrupts", "sim_time_us", "events"] {
+        assert_eq!(get(&off, key), get(&on, key), "{key}");
+    }
+}
+
+#[test]
+fn flow_control_needs_a_bound() {
+    let e = crate::run_toml(
+        "[platform.nic]\nflow_control_frames = 0\n[nic]\nflow_control = true\n[workload]\nkind = \"stream\"\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("nic.flow_control_frames") && e.contains("nic.flow_control = true"), "{e}");
+}
