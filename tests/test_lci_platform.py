@@ -122,6 +122,23 @@ def test_alltoall_on_the_whole_grid_is_bounded_by_each_hosts_receive_work() -> N
     assert _num(m, "time_us") > peers * per_msg_us
 
 
+def test_a_64_kib_alltoall_on_the_whole_grid_stalls_instead_of_dropping() -> None:
+    """Myrinet stops a sender whose receiver cannot take a packet ([LCI] §2:
+    "the hardware neither drops nor corrupts packets"): the mapping turns
+    ``nic.flow_control`` on, and the 64 KiB all-to-all of the 64 hosts, whose
+    pulls overflow a host's ring, drops nothing; without it the dropped
+    replies wait for Open-MX's timers."""
+    workload = {"kind": "alltoall", "size_bytes": 65536, "iterations": 3, "warmup": 1}
+    stalled = _run({"workload": workload})
+    dropped = _run({"nic": {"flow_control": False}, "workload": workload})
+    assert stalled["dropped"] == 0 and stalled["flow_control_overflow"] == 0
+    assert _num(stalled, "flow_control_held") > 0
+    assert _num(dropped, "dropped_ring_full") > 0
+    # A frame waits for its host's next poll, never for a resend timer.
+    assert _num(stalled, "flow_control_wait_us_max") < PRESET["library"]["resend_us"]
+    assert _num(stalled, "time_us") < _num(dropped, "time_us")
+
+
 def test_nas_is_runs_on_the_whole_grid() -> None:
     m = _run({"workload": {"kind": "nas-is", "class": "S", "iterations": 2}})
     assert m["dropped"] == 0 and _num(m, "exec_time_s") > 0

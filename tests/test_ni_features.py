@@ -1,13 +1,16 @@
 """The [LCI] NIC features in the Open-MX world (issue 34).
 
 NI-level multicast forwarding, the polling watchdog, the NI clock of
-fine-grain timers and packet-shifting delivery, from scenario dicts, on the
-``omx2009`` and ``modern`` presets with a coalescing policy: each test
-asserts a relation that holds only if the feature acts.
+fine-grain timers, packet-shifting delivery and link-level back-pressure
+(``nic.flow_control``), from scenario dicts, on the ``omx2009`` and
+``modern`` presets with a coalescing policy: each test asserts a relation
+that holds only if the feature acts.
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -145,6 +148,64 @@ def test_shifted_delivery_is_refused_where_it_cannot_be() -> None:
             {
                 "nic": {"rx_delivery": "shifted"},
                 "protocol": {"stack": "native-mx"},
+                "workload": {"kind": "stream"},
+            }
+        )
+
+
+def _exchange(
+    preset: str, flow_control: bool, policy: str = "openmx", trace: Path | None = None
+) -> dict[str, Any]:
+    """Two hosts exchanging 64 KiB messages (pulls) on rings of 32 buffers,
+    the least a pull block needs: a pull window does not fit."""
+    return nicsim.run(
+        {
+            "preset": preset,
+            "platform": {"nic": {"ring_slots": 32}},
+            "nic": {"coalescing": policy, "flow_control": flow_control},
+            "workload": {"kind": "exchange", "size_bytes": 65536, "iterations": 10},
+        },
+        trace=trace,
+    )
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("preset", PRESETS)
+def test_flow_control_turns_ring_drops_into_waits(preset: str, policy: str) -> None:
+    off, on = _exchange(preset, False, policy), _exchange(preset, True, policy)
+    assert off["dropped_ring_full"] > 0
+    assert "flow_control_held" not in off
+    assert on["dropped"] == 0
+    assert on["flow_control_held"] > 0 and on["flow_control_overflow"] == 0
+    # The dropped frames wait for a resend or pull timer (0.5 s, 1 s on
+    # omx2009); the held ones for the receiver's next poll.
+    assert on["flow_control_wait_us_max"] < 1e4
+    assert on["time_us"] * 10 < off["time_us"]
+
+
+def test_waiting_frames_enter_the_nic_in_arrival_order(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    m = _exchange("omx2009", True, trace=path)
+    assert m["flow_control_held"] > 0
+    events = json.loads(path.read_text())["traceEvents"]
+    # Each frame is an arrow from the sending NIC ("s", its departure) to
+    # the receiving queue ("f", the start of its DMA).
+    left = {e["id"]: e["ts"] for e in events if e["ph"] == "s" and e["pid"] == 0}
+    entered = sorted((e["ts"], left[e["id"]]) for e in events if e["ph"] == "f" and e["pid"] == 1)
+    assert len(entered) > 1000
+    departures = [out for _, out in entered]
+    assert departures == sorted(departures), "a frame entered host 1's NIC before one sent earlier"
+    stops = [e for e in events if e.get("name") == "flow control: link stopped (ring full)"]
+    restarts = [e for e in events if e.get("name") == "flow control: link restarted"]
+    assert len(stops) == m["flow_control_stops"] == len(restarts) > 0
+
+
+def test_flow_control_needs_a_bound() -> None:
+    with pytest.raises(NicsimError, match=r"nic\.flow_control_frames.*nic\.flow_control = true"):
+        nicsim.run(
+            {
+                "platform": {"nic": {"flow_control_frames": 0}},
+                "nic": {"flow_control": True},
                 "workload": {"kind": "stream"},
             }
         )
