@@ -31,6 +31,11 @@
 //! * an Open-MX frame's payload is at most one NI buffer (`ni.buffer_bytes`
 //!   is the link's MTU). The frames keep the main world's 14-byte Ethernet
 //!   header (Open-MX's wire format), on top of the Myrinet framing.
+//! * link-level back-pressure is on (`nic.flow_control`; Myrinet stops a
+//!   sender whose receiver cannot take a packet): a frame that finds its
+//!   host's ring full waits at that host's ingress, up to the NI's receive
+//!   buffers plus every other NI's send buffers
+//!   (`nic.flow_control_frames`); the sender is not stopped (`nic::flow`).
 
 use super::{
     check_f, check_u, CacheCfg, ConfigError, EmoCfg, HostCfg, LciPlatform, LibraryCfg, LinkCfg, NicCfg, Platform,
