@@ -21,14 +21,16 @@ pytestmark = pytest.mark.core
 
 #: Keys the two Open-MX presets may hold different values for: each study's
 #: own software (its MPI layer and Open-MX build), the MTU the fabric was
-#: configured for with it (and the small-buffer size myri10ge derives from
-#: the MTU), and the preset's name. Everything else describes the same
+#: configured for with it (and what derives from the MTU: myri10ge's
+#: small-buffer size, the flow-control bound in frames), and the preset's
+#: name. Everything else describes the same
 #: hosts ([OMX-COAL] §IV-A, [OMX-MQ] §4.1).
 PER_STUDY = {
     "name",
     "description",
     "link.mtu",
     "nic.small_bytes",
+    "nic.flow_control_frames",
     "library.wire",
     "library.mpi_send_ns",
     "library.mpi_recv_ns",

@@ -245,7 +245,8 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "NIC",
             r"^host\d+_(nic_.*|coalesce_.*)$|^(ni_.*|host_dmas|host_counter_fetches"
-            r"|host_forward_copies|watchdog_.*|mcast_forwards|clock_.*|rx_dma_writes.*|rx_poll_lines.*)$",
+            r"|host_forward_copies|watchdog_.*|mcast_forwards|clock_.*|rx_dma_writes.*|rx_poll_lines.*"
+            r"|flow_control_.*)$",
         ),
         ("I/O bus", r"^host\d+_(bus_.*|dmas|dma_bytes|pio_.*)$|^pio_writes$"),
         ("cache", r"cache|miss_rate"),
