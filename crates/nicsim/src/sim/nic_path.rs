@@ -219,8 +219,9 @@ impl World {
         let small = nic.is_small(len);
         let bufs = if small { 1 } else { Nic::big_bufs(len) };
         let held = Held { frame, q: qi as u8, small, bufs, since: now };
-        let fits_ever = bufs as usize <= nic.ring_slots;
-        match nic.flow_hold(held).filter(|_| fits_ever) {
+        // A frame no ring could ever hold would stop the link for good.
+        let hold = if bufs as usize <= nic.ring_slots { nic.flow_hold(held) } else { None };
+        match hold {
             Some(Hold::Stopped) => {
                 if let Some(t) = self.trace.as_deref_mut() {
                     t.nic(h, qi, now, What::LinkStopped, 0);
