@@ -578,3 +578,26 @@ def test_star_import_gives_the_api() -> None:
     exec("from nicsim import *", namespace)
     assert set(namespace) - {"__builtins__"} == set(nicsim.__all__)
     assert namespace["run"] is nicsim.run and namespace["NicsimError"] is NicsimError
+
+
+def test_the_mx_wire_below_its_mtu_names_the_wire_and_the_least_mtu() -> None:
+    # omx2009-mq runs Open-MX 0.9.2's MX wire, whose frames are 4 KiB.
+    with pytest.raises(nicsim.NicsimError) as err:
+        nicsim.run(
+            {
+                "preset": "omx2009-mq",
+                "platform": {"link": {"mtu": 1500}},
+                "workload": {"kind": "pingpong", "iterations": 1},
+            }
+        )
+    message = str(err.value)
+    assert "`library.wire`" in message and "4144" in message and "open-mx-1.0" in message
+    # The 1.0 wire runs there.
+    m = nicsim.run(
+        {
+            "preset": "omx2009-mq",
+            "platform": {"link": {"mtu": 1500}, "library": {"wire": "open-mx-1.0"}},
+            "workload": {"kind": "pingpong", "iterations": 1},
+        }
+    )
+    assert m["latency_us"] > 0
