@@ -2,8 +2,10 @@
 
 Every workload kind on every preset, with random sizes, windows, process
 counts, hosts, loss, jitter, reordering, mis-ordering, coalescing strategies,
-steering, binding, wait modes and NAPI knobs, and the LCI world's polling,
-forwarding, watchdog, clock and protocol options. Message counts are small
+steering, binding, wait modes and NAPI knobs, the [LCI] NIC features of the
+Open-MX world (polling watchdog, NI clock, shifted delivery, flow control)
+composed with them, and the LCI world's polling, forwarding, watchdog,
+clock and protocol options. Message counts are small
 so that each run takes milliseconds. Each run must either return metrics
 whose invariants hold or raise a :class:`NicsimError` that names a key (bad
 input found before any work): never a panic, an internal error, an invariant
