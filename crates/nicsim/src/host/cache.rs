@@ -37,10 +37,12 @@
 //! overall workload is much larger than the 32 kB L1 caches").
 //!
 //! Each core's L1 data cache is tracked only for what it does to those
-//! counters: an object also remembers the core that touched it last and
-//! that core's L1 fill clock (`cache.l1d_kib`, LRU by insertions as the
-//! L2s). Lines another core of the same die modified and still holds in its
-//! L1 are not in the shared L2 for the requester: its request finds them in
+//! counters: an object also remembers the core that touched it last, whose
+//! L1 (`cache.l1d_kib`) keeps its lines until that many lines came into the
+//! die after them (the die's fill clock, which counts at least the lines
+//! the L2 brought in for that core). Lines another core of the same die
+//! modified and still holds in its L1 are not in the shared L2 for the
+//! requester: its request finds them in
 //! the sibling core ("an HITM response indicates that an L1 miss ... found
 //! the missed cache line in the other core in a modified state", Intel 64
 //! and IA-32 Optimization Reference Manual, Intel Core microarchitecture
@@ -137,18 +139,16 @@ pub const NO_CORE: u16 = u16::MAX;
 pub struct Obj {
     pub class: ObjClass,
     pub owner: Owner,
-    /// The core that touched it last (its L1 has the latest lines), or
-    /// [`NO_CORE`].
+    /// The core that touched it last (its L1 has the latest lines while
+    /// they last there), or [`NO_CORE`].
     pub core: u16,
-    /// That core's L1 fill clock just after the touch (wrapping).
-    pub l1: u32,
     /// The owner die's fill clock just after the object's last touch there.
     pub stamp: u64,
 }
 
 impl Obj {
     pub fn new(class: ObjClass) -> Self {
-        Obj { class, owner: Owner::Memory, core: NO_CORE, l1: 0, stamp: 0 }
+        Obj { class, owner: Owner::Memory, core: NO_CORE, stamp: 0 }
     }
 
     /// Lines just written by a DMA into die `die`'s L2 (DCA) or memory.
@@ -157,7 +157,7 @@ impl Obj {
             Owner::Die(d) => stats.fill[d as usize],
             Owner::Memory => 0,
         };
-        Obj { class: ObjClass::Dma, owner: at, core: NO_CORE, l1: 0, stamp }
+        Obj { class: ObjClass::Dma, owner: at, core: NO_CORE, stamp }
     }
 }
 
@@ -179,50 +179,39 @@ pub struct CacheStats {
     /// Lines brought into each die's L2 so far.
     fill: Vec<u64>,
     /// Lines one core's L1 data cache holds.
-    l1_capacity: u32,
-    /// Lines brought into each core's L1 so far (wrapping).
-    l1_fill: Vec<u32>,
+    l1_capacity: u64,
     /// \[class]\[side]: an access counts a hit and a miss side by side, in
     /// one cache line of the simulator's own.
     pub counts: [[Count; 2]; CLASSES],
 }
 
 impl CacheStats {
-    /// `dies` L2s of `capacity_lines` lines each, and `cores` L1s of
-    /// `l1_lines` lines each.
-    pub fn new(dies: usize, capacity_lines: u64, cores: usize, l1_lines: u32) -> Self {
+    /// `dies` L2s of `capacity_lines` lines each, and L1 data caches of
+    /// `l1_lines` lines.
+    pub fn new(dies: usize, capacity_lines: u64, l1_lines: u32) -> Self {
         CacheStats {
             counts: [[Count::default(); 2]; CLASSES],
             fill: vec![0; dies],
             capacity: capacity_lines.max(1),
-            l1_capacity: l1_lines.max(1),
-            l1_fill: vec![0; cores],
+            l1_capacity: l1_lines.max(1) as u64,
         }
     }
 
     /// Whether `obj`'s latest lines are in the L1 of another core than
-    /// `at`'s on the same die (modified there: this stack's objects are
-    /// written on every use). The L2 request of `at` then finds them in the
-    /// sibling core (a snoop HITM), and the line comes in: an L2 miss to the
-    /// counters, though nothing leaves the die. [`NO_CORE`] (lines a DMA
-    /// wrote) is in no L1.
-    #[inline]
+    /// `at`'s on the same die: modified there (this stack's objects are
+    /// written on every use), so the L2 request of `at` finds them in the
+    /// sibling core (a snoop HITM) and the line comes in, an L2 miss to the
+    /// counters, though nothing leaves the die. The sibling's L1 still has
+    /// them while fewer than its capacity in lines came into the die since
+    /// its touch (the die's fill clock: a core's L1 takes at least the
+    /// lines its L2 brings in for it). [`NO_CORE`] (lines a DMA wrote) is
+    /// in no L1.
+    #[inline(always)]
     fn in_sibling_l1(&self, obj: &Obj, at: Cpu) -> bool {
-        obj.owner == Owner::Die(at.die)
-            && obj.core != at.core
-            && self.l1_fill.get(obj.core as usize).is_some_and(|&f| f.wrapping_sub(obj.l1) < self.l1_capacity)
-    }
-
-    /// `n` lines of `obj` in core `at`'s L1 after its access: they come
-    /// in unless that core had them still.
-    #[inline]
-    fn fill_l1(&mut self, obj: &mut Obj, at: Cpu, n: u64) {
-        let f = &mut self.l1_fill[at.core as usize];
-        if obj.core != at.core || f.wrapping_sub(obj.l1) >= self.l1_capacity {
-            *f = f.wrapping_add(n as u32);
-        }
-        obj.core = at.core;
-        obj.l1 = *f;
+        (obj.owner == Owner::Die(at.die))
+            & (obj.core != at.core)
+            & (obj.core != NO_CORE)
+            & (self.fill[at.die as usize].wrapping_sub(obj.stamp) < self.l1_capacity)
     }
 
     /// Whether lines last touched on `owner` at `stamp` are in die `die`'s L2.
@@ -461,7 +450,7 @@ impl CacheCosts {
         stats.count(obj.class, side, n, if sibling { n } else { miss });
         obj.owner = Owner::Die(at.die);
         obj.stamp = stats.insert(at.die, miss);
-        stats.fill_l1(obj, at, n);
+        obj.core = at.core;
     }
 
     /// Counts `lines` accesses of `obj` from core `at` and moves it there,
@@ -485,7 +474,7 @@ impl CacheCosts {
             obj.owner = Owner::Die(at.die);
             obj.stamp = stats.insert(at.die, lines);
         }
-        stats.fill_l1(obj, at, lines);
+        obj.core = at.core;
     }
 
     /// Demand misses of a sequential stream over `lines` lines not in the
@@ -538,7 +527,7 @@ impl CacheCosts {
             obj.owner = Owner::Die(at.die);
             obj.stamp = stats.insert(at.die, n);
         }
-        stats.fill_l1(obj, at, n);
+        obj.core = at.core;
     }
 
     /// Copying bytes already in the accessor's cache (e.g. application data).
@@ -592,7 +581,7 @@ mod tests {
     #[test]
     fn an_object_stays_in_its_l2_until_capacity_lines_come_in_after_it() {
         let (cc, t) = (costs(), topo());
-        let mut st = CacheStats::new(4, 100, 8, 512);
+        let mut st = CacheStats::new(4, 100, 512);
         let mut ep = Obj::new(ObjClass::Endpoint);
         let mut other = Obj::new(ObjClass::Private);
         assert_eq!(cc.access(&t, &mut st, &mut ep, on(0), Side::Kernel, 2), Duration::from_ns(200));
@@ -612,7 +601,7 @@ mod tests {
         let cc = costs();
         // Per round: each object of the working set touched once, in turn.
         let run = |objs: usize| {
-            let mut st = CacheStats::new(4, 1000, 8, 512);
+            let mut st = CacheStats::new(4, 1000, 512);
             let mut set: Vec<Obj> = vec![Obj::new(ObjClass::Private); objs];
             for _ in 0..10 {
                 for o in set.iter_mut() {
@@ -630,7 +619,7 @@ mod tests {
     #[test]
     fn a_line_moves_between_dies_at_the_relation_cost_or_from_memory_once_evicted() {
         let (cc, t) = (costs(), topo());
-        let mut st = CacheStats::new(4, 100, 8, 512);
+        let mut st = CacheStats::new(4, 100, 512);
         let mut ring = Obj::new(ObjClass::EventRing);
         cc.access(&t, &mut st, &mut ring, on(0), Side::Kernel, 1);
         assert_eq!(cc.access(&t, &mut st, &mut ring, on(1), Side::User, 1), Duration::from_ns(68));
@@ -645,7 +634,7 @@ mod tests {
     fn lines_modified_in_the_sibling_core_s_l1_count_as_misses_and_cost_nothing() {
         let (cc, t) = (costs(), topo());
         // 4 dies of 100 lines each; 8 cores with L1s of 10 lines.
-        let mut st = CacheStats::new(4, 100, 8, 10);
+        let mut st = CacheStats::new(4, 100, 10);
         let (core0, core1) = (Cpu { core: 0, die: 0 }, Cpu { core: 1, die: 0 });
         let mut ring = Obj::new(ObjClass::EventRing);
         cc.access(&t, &mut st, &mut ring, core0, Side::Kernel, 2);
@@ -674,7 +663,7 @@ mod tests {
     #[test]
     fn a_cold_copy_brings_every_line_in_and_runs_at_the_cold_rate() {
         let cc = costs();
-        let mut st = CacheStats::new(4, 1 << 16, 8, 512);
+        let mut st = CacheStats::new(4, 1 << 16, 512);
         let mut dma = Obj::dma_written(&st, Owner::Memory);
         let mut slot = Obj::new(ObjClass::Recvq);
         let mut app = Obj::new(ObjClass::AppBuf);

@@ -211,7 +211,7 @@ impl World {
                 tx_obj: Obj::new(ObjClass::TxRing),
                 tx_hold: (0, Instant::ZERO),
                 tx_contended: 0,
-                cache: CacheStats::new(dies, l2_lines, cores as usize, l1_lines),
+                cache: CacheStats::new(dies, l2_lines, l1_lines),
                 lines: HostLines::new(cores as usize),
                 irq_raised: 0,
                 irq_rx: 0,
