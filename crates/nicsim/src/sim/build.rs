@@ -64,7 +64,7 @@ pub(crate) struct Costs {
     /// Native MX (OS-bypass): the NIC delivers into user memory, serves
     /// pulls itself, and never interrupts a polling library.
     pub native: bool,
-    /// Of `cache.rx_dma_lines`, the lines the poller no longer reads per
+    /// Of `cache.rx_dma_lines`, the lines the poller does not read per
     /// frame with `nic.rx_delivery = "shifted"` (0 with the ring):
     /// [`rx_delivery_plan`].
     pub rx_lines_saved: u32,
