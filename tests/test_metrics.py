@@ -1,5 +1,5 @@
 """The names, headline and groups of what a run reports (:mod:`nicsim.metrics`),
-against real runs of every workload kind of both worlds."""
+against real runs of every workload kind of both stacks."""
 
 from __future__ import annotations
 

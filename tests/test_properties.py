@@ -3,8 +3,8 @@
 Every workload kind on every preset, with random sizes, windows, process
 counts, hosts, loss, jitter, reordering, mis-ordering, coalescing strategies,
 steering, binding, wait modes and NAPI knobs, the [LCI] NIC features of the
-Open-MX world (polling watchdog, NI clock, shifted delivery, flow control)
-composed with them, and the LCI world's polling, forwarding, watchdog,
+Open-MX NIC (polling watchdog, NI clock, shifted delivery, flow control)
+composed with them, and the LCI stack's polling, forwarding, watchdog,
 clock and protocol options. Message counts are small
 so that each run takes milliseconds. Each run must either return metrics
 whose invariants hold or raise a :class:`NicsimError` that names a key (bad
@@ -502,7 +502,7 @@ def check_metrics(m: dict[str, float | int | str], scenario: Scenario) -> None:
                 assert m[end] <= m["sim_time_us"]
         if "stream_start_us" in m:
             assert m["stream_start_us"] <= m["stream_end_us"]
-    else:  # the LCI world
+    else:  # the LCI stack
         # Explicit acks of the reliable protocol may still be on their way.
         assert m["packets_delivered"] <= m["packets"]
 

@@ -170,7 +170,7 @@ def run_trace(
     Parameters
     ----------
     scenario_toml
-        A scenario as TOML text (as for :func:`run`); not of the LCI world.
+        A scenario as TOML text (as for :func:`run`); not of the LCI stack.
     from_ps, until_ps
         Keep the records that overlap this window of simulated time (ps).
     cap

@@ -4,11 +4,11 @@ This module owns the [LCI] experiments of SPEC §4: arrival detection
 (``lci-polling``), NI-level multicast (``lci-multicast``,
 ``lci-multicast-apps``), the polling watchdog (``lci-watchdog``) and
 NI-assisted fine-grain timers (``lci-timers``). Every experiment runs on the
-``lci2000`` preset in the LCI world (``crates/nicsim/src/lci``), which runs
-the LCI stack's scenarios: ``protocol.stack = "lci"``, or a workload only
+``lci2000`` preset with the LCI stack (``crates/nicsim/src/lci``), which a
+scenario asks for with ``protocol.stack = "lci"``, or with a workload only
 that stack has (``bcast``, ``asp``, ``qr``, ``dsm``, ``fft-alltoall``; on
-``lci2000`` a ``stream`` or ``pingpong`` without the stack runs the main
-world's MPI). Scenario sections for the LCI world:
+``lci2000`` a ``stream`` or ``pingpong`` without the stack runs Open-MX's
+MPI). Scenario sections for the LCI stack:
 ``nic.polling`` (and ``nic.split_bytes``), ``workload.kind`` =
 ``stream``/``pingpong`` with ``size_bytes``, ``messages``/``iterations``,
 ``warmup``, ``src``, ``dst``; ``platform`` overrides the preset's tables.

@@ -17,7 +17,7 @@ This module owns three views of the metrics the core returns:
 
 It computes nothing: the core does (``crates/nicsim/src/sim/metrics.rs``,
 ``crates/nicsim/src/lci/``). ``tests/test_metrics.py`` runs every workload
-kind of both worlds and checks that each name it reports is listed here, so
+kind of both stacks (Open-MX and LCI) and checks that each name it reports is listed here, so
 a metric added to the core without a name here fails that test.
 """
 
@@ -92,7 +92,7 @@ _OPEN_MX_KINDS: dict[str, frozenset[str]] = {
     "nas-ft": _NAS,
 }
 
-# -- LCI world (crates/nicsim/src/lci/) -------------------------------------
+# -- LCI stack (crates/nicsim/src/lci/) -------------------------------------
 
 _LCI = frozenset(
     {"sim_time_us", "events", "packets", "packets_delivered", "interrupts", "polls_failed",

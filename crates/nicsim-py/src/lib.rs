@@ -252,9 +252,6 @@ fn run_trace<'py>(
     make_policy: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Bound<'py, pyo3::types::PyDict>)> {
-    if nicsim::config::world_of(&scenario_toml) == nicsim::config::World::Lci {
-        return Err(NicsimError::new_err("trace: the LCI stack's runs (the LCI world) have no timeline"));
-    }
     let cfg = nicsim::sim::TraceCfg { from: Instant::from_ps(from_ps), until: Instant::from_ps(until_ps), cap };
     let (m, tracer) = run_world(py, &scenario_toml, make_policy, progress, Some(cfg))?;
     let tracer = tracer.ok_or_else(|| NicsimError::new_err("internal error (please report): no timeline"))?;
@@ -279,7 +276,9 @@ fn run_trace<'py>(
     Ok((metrics_dict(py, m)?, d))
 }
 
-/// A run of the Open-MX world, with a Python policy and a timeline if given.
+/// A run of a scenario, with a Python policy and a timeline if given (the
+/// LCI stack's runs take neither: its NIs have no coalescing policy, and
+/// the timeline records the Open-MX path's stages).
 fn run_world(
     py: Python<'_>,
     scenario_toml: &str,
@@ -288,6 +287,17 @@ fn run_world(
     trace: Option<nicsim::sim::TraceCfg>,
 ) -> PyResult<(nicsim::Metrics, Option<Box<nicsim::sim::Tracer>>)> {
     let scenario = nicsim::Scenario::from_toml(scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
+    if scenario.lci.is_some() {
+        if trace.is_some() {
+            return Err(NicsimError::new_err("trace: the LCI stack's runs have no timeline"));
+        }
+        if make_policy.is_some() {
+            return Err(NicsimError::new_err(
+                "policy: the LCI stack's NIs have no coalescing policy (their interrupts come from the polling \
+                 watchdog, nic.watchdog_us)",
+            ));
+        }
+    }
     let error = Arc::new(Mutex::new(None));
     let policies = match &make_policy {
         Some(make) => py_policies(py, &scenario, make, &error)?,
@@ -394,7 +404,7 @@ fn metrics_dict(py: Python<'_>, m: nicsim::Metrics) -> PyResult<Bound<'_, pyo3::
 }
 
 /// Checks a scenario (TOML text) as `run` would before it starts, without
-/// running it; returns the world it would run in ("open-mx" or "lci").
+/// running it; returns the stack family its hosts run ("open-mx" or "lci").
 #[pyfunction]
 fn check(scenario_toml: &str) -> PyResult<&'static str> {
     guarded(std::panic::AssertUnwindSafe(|| {

@@ -1,7 +1,7 @@
 // The property the `parse_scenario` fuzz target checks, shared with the
 // stable replay of its corpus (`tests/integration/fuzz_corpus.rs`), which
 // `include!`s this file: any text through both scenario parsers (Open-MX
-// and LCI) and the dispatch between them returns a value or a one-line
+// and the LCI stack's options) and the choice between them returns a value or a one-line
 // error, and never panics.
 
 /// Checks one input (any bytes; the parsers take UTF-8 text).
@@ -13,7 +13,7 @@ pub fn check_scenario_text(data: &[u8]) {
     if names_a_preset_file(text) {
         return;
     }
-    let lci = nicsim::config::world_of(text) == nicsim::config::World::Lci;
+    let lci = nicsim::config::stack_of(text) == nicsim::config::StackFamily::Lci;
     for err in [
         nicsim::Scenario::from_toml(text).err().map(|e| e.0),
         nicsim::config::LciScenario::from_toml(text).err().map(|e| e.0),
@@ -25,7 +25,8 @@ pub fn check_scenario_text(data: &[u8]) {
         assert!(!err.is_empty(), "an empty error");
     }
     if let Ok(s) = nicsim::Scenario::from_toml(text) {
-        assert!(!lci, "an LCI-world scenario parsed as a main-world scenario");
+        // The stack the text asks for is the one its scenario runs.
+        assert_eq!(s.lci.is_some(), lci, "stack_of and the parsed scenario disagree");
         assert!(s.receive_queues() >= 2);
     }
 }

@@ -1,9 +1,9 @@
 //! How a caller watches a run and stops it early: the interrupt check.
 //!
 //! This module owns the contract between a run and its caller, and nothing
-//! else: both worlds' event loops (`crate::sim`, `crate::lci`) call a
-//! [`Check`] every [`CHECK_EVERY`] events with the run's [`Progress`], and
-//! end with [`SimError::interrupted`] when it answers `true`. What the check
+//! else: the world's event loop (`crate::sim`, whichever stack its hosts
+//! run) calls a [`Check`] every [`CHECK_EVERY`] events with the run's
+//! [`Progress`], and ends with [`SimError::interrupted`] when it answers `true`. What the check
 //! looks at (a pending Ctrl-C, a deadline, the process's memory against a
 //! [`crate::memory::Limit`], a progress display) is the caller's business:
 //! the core reads no clock and knows no signal. The Python binding's check

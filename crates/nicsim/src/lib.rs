@@ -43,11 +43,6 @@ pub fn run_toml(text: &str) -> Result<Metrics, String> {
 /// [`interrupt::CHECK_EVERY`] events (see [`interrupt`]); errors are one
 /// line, `"interrupted"` when the check stopped the run.
 pub fn run_toml_checked(text: &str, check: interrupt::Check<'_>) -> Result<Metrics, String> {
-    // The LCI stack's scenarios run in the LCI world (`config::world_of`).
-    if config::world_of(text) == config::World::Lci {
-        let s = config::LciScenario::from_toml(text).map_err(|e| e.to_string())?;
-        return lci::run_checked(&s, check).map_err(|e| e.to_string());
-    }
     let s = Scenario::from_toml(text).map_err(|e| e.to_string())?;
     sim::run_checked(&s, None, check).map_err(|e| e.to_string())
 }

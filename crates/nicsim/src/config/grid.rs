@@ -1,6 +1,6 @@
 //! The `[grid]` table: hosts on a 3D grid of crossbar switches (the
-//! Myrinet of \[LCI]), read by both worlds (`crate::lci`, and the main
-//! world's network when a platform has one, `crate::net`).
+//! Myrinet of \[LCI]), read by the LCI stack (`crate::lci`) and by the
+//! world's network when a platform has one (`crate::net`).
 //!
 //! This module owns the table's fields and checks; it does not own the
 //! grid's timing (`crate::net::grid`).

@@ -1,15 +1,18 @@
-//! Configuration of the LCI world (\[LCI], SPEC §2.4): the `lci2000`-family
+//! Configuration of the \[LCI] stack (SPEC §2.4): the `lci2000`-family
 //! platform preset and the LCI scenario, in the same two layers as the
 //! Open-MX configuration (serde structs with `deny_unknown_fields` whose doc
 //! comments are the user help, then a validation step whose errors name the
 //! key, the value and what is allowed).
 //!
-//! This module does not build the LCI world (`crate::lci` does). A preset
-//! belongs to the LCI family when its file has `family = "lci"`; a scenario
-//! naming such a preset is parsed by [`LciScenario::from_toml`] and run by
-//! [`crate::lci::run`].
+//! This module does not build the stack (`crate::lci::Stack` does). A
+//! preset belongs to the LCI family when its file has `family = "lci"`; a
+//! scenario naming such a preset that asks for the LCI stack
+//! (`config::stack_of`) is parsed by [`stack_scenario`]: the stack's own
+//! options ([`LciScenario`]) inside a [`Scenario`] of the world on the
+//! preset's platform as the main world maps it (`config::lci_platform`).
 
 use super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
+use super::Scenario;
 use super::{check_f, check_u, from_value, int_or, preset_text, toml_error, toml_error_in, ConfigError, GridCfg, Int};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
@@ -22,7 +25,7 @@ pub const LCI_FAMILY: &str = "lci";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LciPlatform {
-    /// Must be "lci": selects the LCI world.
+    /// Must be "lci": an LCI-family preset (`config::stack_of`).
     pub family: String,
     /// Preset name.
     pub name: String,
@@ -35,7 +38,7 @@ pub struct LciPlatform {
     pub host: LciHostCfg,
     pub multicast: LciMulticastCfg,
     /// What the main world's stack needs besides the hardware above
-    /// (`config::lci_platform`); the LCI world reads none of it.
+    /// (`config::lci_platform`); the LCI stack reads none of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<super::lci_platform::KernelCfg>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -238,12 +241,12 @@ pub fn is_lci_table(t: &toml::Table) -> bool {
     t.get("family").and_then(|v| v.as_str()) == Some(LCI_FAMILY)
 }
 
-/// The value of `protocol.stack` that asks for the LCI stack (the LCI
-/// world) on an LCI-family preset.
+/// The value of `protocol.stack` that asks for the LCI stack on an
+/// LCI-family preset.
 pub const LCI_STACK: &str = "lci";
 
 /// Removes `protocol.stack = "lci"` from an LCI scenario's table (the
-/// world's dispatch read it, `config::world_of`); a `[protocol]` left empty
+/// stack's choice read it, `config::stack_of`); a `[protocol]` left empty
 /// is removed too: it named the stack, not the reliable protocol. Another
 /// stack is refused by name.
 fn take_stack(table: &mut toml::Table) -> Result<(), ConfigError> {
@@ -551,6 +554,32 @@ pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Resul
     let table = preset_table(preset)?;
     let source = super::overrides::Source { preset, is_file: super::overrides::is_file(preset), overrides };
     super::overrides::load(&source, table, LciPlatform::validate)
+}
+
+/// Parses and validates a scenario text whose hosts run the LCI stack:
+/// its options and program ([`LciScenario`]) in the world of its preset's
+/// platform (`preset`, `seed` and `platform` read as any scenario's, mapped
+/// by `config::lci_platform`), whose workload is the stack's
+/// (`Workload::LciStack`). The main world's NI clock is off: the stack's
+/// library keeps its own (`nic.clock_period_us` of the LCI options).
+pub fn stack_scenario(text: &str) -> Result<Scenario, ConfigError> {
+    let lci = LciScenario::from_toml(text)?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
+    let mut world = toml::Table::new();
+    for key in ["preset", "seed", "platform"] {
+        if let Some(v) = table.get(key) {
+            world.insert(key.into(), v.clone());
+        }
+    }
+    // Any workload the mapped platform runs, replaced by the stack's.
+    let mut w = toml::Table::new();
+    w.insert("kind".into(), toml::Value::String("pingpong".into()));
+    world.insert("workload".into(), toml::Value::Table(w));
+    let mut s = Scenario::from_file(from_value("", toml::Value::Table(world))?)?;
+    s.workload = super::Workload::LciStack;
+    s.ni.clock = None;
+    s.lci = Some(Box::new(lci));
+    Ok(s)
 }
 
 impl LciScenario {

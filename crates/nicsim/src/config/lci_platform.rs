@@ -8,9 +8,9 @@
 //! This module owns that mapping (one line per main-world value, each read
 //! from one preset value or derived from several, never a number of its
 //! own) and the checks of the main-world tables, whose errors name the
-//! preset's keys. It does not own the LCI world's reading of the preset
-//! (`config::lci`), which ignores the main-world tables, nor which world a
-//! scenario runs in (`config::world_of`).
+//! preset's keys. It does not own the LCI stack's reading of the preset
+//! (`config::lci`), which ignores the main-world tables, nor which stack a
+//! scenario runs (`config::stack_of`).
 //!
 //! How the hardware maps (docs/design.md, "The [LCI] cluster in the main world"):
 //! * one core per host (\[LCI] §2: "Each node contains a 200 MHz Intel

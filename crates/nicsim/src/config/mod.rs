@@ -91,60 +91,61 @@ pub(crate) fn int_or(key: &str, v: &Option<Int>, default: u64, lo: u64, hi: u64)
     }
 }
 
-/// The world a scenario runs in: the main (Open-MX) one, or the LCI one
-/// for the LCI stack's scenarios ([`world_of`]).
+/// The family of library a scenario's hosts run ([`stack_of`]): it picks
+/// the scenario's parser (the LCI stack's options and programs are its
+/// own) and the catalogue of metrics a run reports. Both run in the one
+/// world, `crate::sim`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum World {
-    /// Open-MX over Ethernet (`crate::sim`).
+pub enum StackFamily {
+    /// Open-MX over the kernel's receive path, or native MX
+    /// (`protocol.stack` = "open-mx" | "native-mx").
     OpenMx,
-    /// \[LCI] on Myrinet (`crate::lci`).
+    /// The \[LCI] user-level stack (`crate::lci::Stack`).
     Lci,
 }
 
-impl World {
-    /// The world's name: "open-mx" or "lci".
+impl StackFamily {
+    /// The family's name, as `nicsim.metrics` keys its catalogues: "open-mx"
+    /// or "lci".
     pub fn name(self) -> &'static str {
         match self {
-            World::OpenMx => "open-mx",
-            World::Lci => "lci",
+            StackFamily::OpenMx => "open-mx",
+            StackFamily::Lci => "lci",
         }
     }
 }
 
-/// The world a scenario text runs in (the dispatch of [`crate::run_toml`]).
-/// A scenario on an LCI-family preset (`family = "lci"`) runs in the LCI
-/// world when it asks for the LCI stack (`protocol.stack = "lci"`) or for
-/// a workload only that stack has (an LCI kind not in
-/// [`MAIN_KINDS_ON_LCI`]: bcast, asp, qr, dsm, fft-alltoall); its MPI
-/// workloads run in the main world on the mapped platform
-/// ([`main_platform`]). Every other scenario runs in the main world, as do
-/// texts that do not parse or name no readable preset: its parser then
-/// reports the error.
-pub fn world_of(text: &str) -> World {
-    let Ok(t) = toml::from_str::<toml::Table>(text) else { return World::OpenMx };
+/// The stack family of a scenario text (read by [`Scenario::from_toml`]).
+/// A scenario on an LCI-family preset (`family = "lci"`) runs the LCI
+/// stack when it asks for it (`protocol.stack = "lci"`) or for a workload
+/// only that stack has (an LCI kind not in [`MAIN_KINDS_ON_LCI`]: bcast,
+/// asp, qr, dsm, fft-alltoall); its MPI workloads run Open-MX on the
+/// mapped platform ([`main_platform`]). Every other scenario runs Open-MX
+/// or native MX, as do texts that do not parse or name no readable
+/// preset: their parser then reports the error.
+pub fn stack_of(text: &str) -> StackFamily {
+    let Ok(t) = toml::from_str::<toml::Table>(text) else { return StackFamily::OpenMx };
     let preset = t.get("preset").and_then(|v| v.as_str()).unwrap_or(DEFAULT_PRESET);
     if !preset_table(preset).is_ok_and(|p| is_lci_table(&p)) {
-        return World::OpenMx;
+        return StackFamily::OpenMx;
     }
     let field = |table: &str, key: &str| t.get(table).and_then(|v| v.get(key)).and_then(|v| v.as_str());
     if field("protocol", "stack") == Some(LCI_STACK) {
-        return World::Lci;
+        return StackFamily::Lci;
     }
     match field("workload", "kind") {
-        Some(k) if !MAIN_KINDS_ON_LCI.contains(&k) && variant_names::<LciWorkloadKind>().contains(&k) => World::Lci,
-        _ => World::OpenMx,
+        Some(k) if !MAIN_KINDS_ON_LCI.contains(&k) && variant_names::<LciWorkloadKind>().contains(&k) => {
+            StackFamily::Lci
+        }
+        _ => StackFamily::OpenMx,
     }
 }
 
 /// Checks a scenario text as a run would before it starts (parsing and
-/// every validation), without building its world; returns the world it
-/// would run in. A campaign checks every run this way before the first.
-pub fn check_toml(text: &str) -> Result<World, ConfigError> {
-    if world_of(text) == World::Lci {
-        LciScenario::from_toml(text).map(|_| World::Lci)
-    } else {
-        Scenario::from_toml(text).map(|_| World::OpenMx)
-    }
+/// every validation), without building its world; returns the stack
+/// family it runs. A campaign checks every run this way before the first.
+pub fn check_toml(text: &str) -> Result<StackFamily, ConfigError> {
+    Scenario::from_toml(text).map(|s| if s.lci.is_some() { StackFamily::Lci } else { StackFamily::OpenMx })
 }
 
 /// The preset of a scenario that names none: the [OMX-COAL] testbed

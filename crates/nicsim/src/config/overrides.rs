@@ -1,5 +1,5 @@
 //! A platform preset with a scenario's `[platform]` overrides applied, for
-//! both worlds (Open-MX and LCI).
+//! both preset families (Open-MX and LCI).
 //!
 //! This module owns merging the overrides into the preset's table and the
 //! wording of every error of the result: a key is named as the user wrote

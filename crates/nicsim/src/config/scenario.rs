@@ -327,6 +327,9 @@ pub struct Scenario {
     /// clock, packet-shifting delivery.
     pub ni: NiFeatures,
     pub workload: Workload,
+    /// The \[LCI] stack's scenario when the hosts run it
+    /// (`Workload::LciStack`): its library options and program.
+    pub lci: Option<Box<super::LciScenario>>,
 }
 
 /// Loads a preset by embedded name or file path, applying overrides.
@@ -343,8 +346,12 @@ pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Pl
 }
 
 impl Scenario {
-    /// Parses and validates a scenario TOML text.
+    /// Parses and validates a scenario TOML text, for the stack it names
+    /// ([`super::stack_of`]).
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        if super::stack_of(text) == super::StackFamily::Lci {
+            return super::lci::stack_scenario(text);
+        }
         let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
         let root = toml::Value::Table(table);
         match super::try_from_value::<ScenarioFile>("", root.clone()) {
@@ -356,9 +363,9 @@ impl Scenario {
     /// Validates a parsed scenario file.
     pub fn from_file(f: ScenarioFile) -> Result<Self, ConfigError> {
         let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
-        // An LCI-family preset is mapped onto this world's platform for
-        // its MPI workloads (`config::lci_platform`); `run` sends the LCI
-        // stack's scenarios to the LCI world (`config::world_of`).
+        // An LCI-family preset is mapped onto this world's platform
+        // (`config::lci_platform`) for its MPI workloads and for the LCI
+        // stack (`config::lci::stack_scenario`).
         let lci_hw = super::lci::preset_table(preset).is_ok_and(|t| super::lci::is_lci_table(&t));
         let platform = if lci_hw {
             check_kind_on_lci(preset, &f.workload)?;
@@ -575,6 +582,7 @@ impl Scenario {
             jitter: Duration::from_ns_f64(jitter_ns),
             ni,
             workload,
+            lci: None,
         })
     }
 }

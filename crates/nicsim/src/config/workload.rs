@@ -136,6 +136,10 @@ pub enum Workload {
     /// A captured trace replayed into one host's NIC (`sim::run_replay`,
     /// which gives the frames; no scenario file names this kind).
     Replay,
+    /// The hosts run the \[LCI] stack and its program, `Scenario::lci`
+    /// (`protocol.stack = "lci"` or an LCI-only workload kind on an
+    /// LCI-family preset; the scenario's `workload` table is the stack's).
+    LciStack,
 }
 
 /// Where the \[EMO] echo server runs on host 1.

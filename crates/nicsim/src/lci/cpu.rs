@@ -5,7 +5,7 @@
 //! once).
 //!
 //! This module owns that decision only (sans-I/O); the world applies it
-//! (`super::World`), and the interrupts-enabled flag itself lives in host
+//! (`super::Stack`), and the interrupts-enabled flag itself lives in host
 //! memory (`super::host::Host::irq_enabled`). The library keeps interrupts
 //! disabled whenever it runs (polling, sending, in the handler) and enabled
 //! while the program computes or sleeps outside it.

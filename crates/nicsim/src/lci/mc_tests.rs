@@ -1,28 +1,24 @@
-//! Mechanism tests of multicast forwarding (packet traces through the whole
-//! LCI world): who forwards what, when, and with how many bus crossings.
+//! Mechanism tests of multicast forwarding (packet traces through the
+//! whole LCI stack, run in the world: `super::testing`): who forwards
+//! what, when, and with how many bus crossings.
 
+use super::testing::{run, stack, step, world};
 use super::*;
 use crate::config::Forwarding;
 use crate::config::LciScenario;
+use crate::Metrics;
 
 const SCHEMES: [&str; 3] = ["host-message", "host-packet", "ni"];
 
-fn scenario(forwarding: &str, workload: &str) -> LciScenario {
-    LciScenario::from_toml(&format!(
-        "preset = \"lci2000\"\n[nic]\nforwarding = \"{forwarding}\"\n[workload]\n{workload}\n"
-    ))
-    .unwrap()
+fn scenario(forwarding: &str, workload: &str) -> String {
+    format!("preset = \"lci2000\"\n[nic]\nforwarding = \"{forwarding}\"\n[workload]\n{workload}\n")
 }
 
-fn run_world(forwarding: &str, workload: &str) -> (World, Metrics) {
-    let mut w = World::new(&scenario(forwarding, workload));
-    w.run().unwrap();
-    w.check_invariants().unwrap();
-    let m = w.metrics();
-    (w, m)
+fn run_world(forwarding: &str, workload: &str) -> (Box<Stack>, Metrics) {
+    run(&scenario(forwarding, workload))
 }
 
-fn bcast(forwarding: &str, size: u64, iterations: u32, count: u32) -> (World, Metrics) {
+fn bcast(forwarding: &str, size: u64, iterations: u32, count: u32) -> (Box<Stack>, Metrics) {
     run_world(forwarding, &format!("kind = \"bcast\"\nsize_bytes = {size}\niterations = {iterations}\ncount = {count}"))
 }
 
@@ -46,30 +42,26 @@ fn every_process_receives_every_byte_exactly_once() {
 #[test]
 fn ni_forwarding_sends_to_children_before_the_host_dma_completes() {
     // One 1 KB packet from root 0: NI 1 (an interior node) forwards to 3 and 4.
-    let s = scenario("ni", "kind = \"bcast\"\nsize_bytes = 1024\niterations = 1\ncount = 0");
-    let mut w = World::new(&s);
-    w.mc_start(Instant::ZERO);
-    for h in 0..64 {
-        w.host_next(h, Instant::ZERO);
-    }
+    let mut world = world(&scenario("ni", "kind = \"bcast\"\nsize_bytes = 1024\niterations = 1\ncount = 0"));
     let mut arrive1 = None;
     let mut forwards_of_1 = Vec::new();
     let mut delivered1 = None;
-    while let Some((now, ev)) = w.q.pop() {
+    loop {
+        let before = stack(&world).nis[1].delivered;
+        let Some((now, ev)) = step(&mut world) else { break };
         match ev {
             Ev::Arrive(1, _) => arrive1 = Some(now),
             Ev::Arrive(d @ (3 | 4), _) => forwards_of_1.push((d, now)),
             _ => {}
         }
-        let before = w.nis[1].delivered;
-        w.handle(now, ev);
-        if w.nis[1].delivered > before {
+        if stack(&world).nis[1].delivered > before {
             delivered1 = Some(now);
         }
-        if w.program.done() {
+        if stack(&world).program.done() {
             break;
         }
     }
+    let w = stack(&world);
     let (arrive1, delivered1) = (arrive1.unwrap(), delivered1.unwrap());
     assert_eq!(w.nis[1].mc.forwards, 2);
     assert_eq!(w.nis[1].host_dmas, 1);
@@ -120,24 +112,19 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
 /// Broadcast 4 KB (4 packets) from host 0 under `forwarding`; returns when
 /// host 1 first posted a forward and when it consumed its last packet.
 fn first_forward_and_last_upcall_at_1(forwarding: &str) -> (Instant, Instant) {
-    let s = scenario(forwarding, "kind = \"bcast\"\nsize_bytes = 4096\niterations = 1\ncount = 0");
-    let mut w = World::new(&s);
-    w.mc_start(Instant::ZERO);
-    for h in 0..64 {
-        w.host_next(h, Instant::ZERO);
-    }
+    let mut world = world(&scenario(forwarding, "kind = \"bcast\"\nsize_bytes = 4096\niterations = 1\ncount = 0"));
     let mut first_post_by_1 = None;
     let mut last_consumed_at_1 = None;
-    while let Some((now, ev)) = w.q.pop() {
+    loop {
+        let before = stack(&world).hosts[1].upcalls;
+        let Some((now, ev)) = step(&mut world) else { break };
         if let Ev::Posted(1, _) = ev {
             first_post_by_1.get_or_insert(now);
         }
-        let before = w.hosts[1].upcalls;
-        w.handle(now, ev);
-        if w.hosts[1].upcalls == 4 && before == 3 {
+        if stack(&world).hosts[1].upcalls == 4 && before == 3 {
             last_consumed_at_1 = Some(now);
         }
-        if w.program.done() {
+        if stack(&world).program.done() {
             break;
         }
     }
@@ -173,15 +160,8 @@ fn ni_beats_host_packet_beats_host_message_on_latency() {
 #[test]
 fn a_forward_waits_for_a_free_buffer_at_the_child_and_holds_its_own() {
     // One receive buffer per NI: forwards must wait for the child's host DMA.
-    let s = LciScenario::from_toml(
-        "preset = \"lci2000\"\n[platform.ni]\nrecv_buffers = 1\n[nic]\nforwarding = \"ni\"\n\
-         [workload]\nkind = \"bcast\"\nsize_bytes = 8192\niterations = 0\ncount = 4",
-    )
-    .unwrap();
-    let mut w = World::new(&s);
-    w.run().unwrap();
-    w.check_invariants().unwrap();
-    let m = w.metrics();
+    let (w, m) = run("preset = \"lci2000\"\n[platform.ni]\nrecv_buffers = 1\n[nic]\nforwarding = \"ni\"\n\
+         [workload]\nkind = \"bcast\"\nsize_bytes = 8192\niterations = 0\ncount = 4");
     assert!(m.get("ni_forward_waits").unwrap() > 0.0);
     assert_eq!(m.get("mc_bytes_consumed"), Some(63.0 * 4.0 * 8192.0));
     assert!(w.nis.iter().all(|n| n.mc.held() == 0 && n.rx_free == 1));
@@ -198,7 +178,7 @@ fn apps_finish_under_every_scheme_and_ni_is_not_slower() {
 
 #[test]
 fn fanout_and_forwarding_parse_and_reject_bad_values() {
-    let s = scenario("host-packet", "kind = \"bcast\"");
+    let s = LciScenario::from_toml(&scenario("host-packet", "kind = \"bcast\"")).unwrap();
     assert_eq!((s.forwarding, s.fanout), (Forwarding::HostPacket, 2));
     let e = LciScenario::from_toml("preset = \"lci2000\"\n[nic]\nforwarding = \"nic\"\n[workload]\nkind = \"bcast\"")
         .unwrap_err();
@@ -211,11 +191,8 @@ fn fanout_and_forwarding_parse_and_reject_bad_values() {
     let e = LciScenario::from_toml("preset = \"lci2000\"\n[workload]\nkind = \"bcast\"\nroot = 64").unwrap_err();
     assert!(e.0.contains("workload.root"), "{e}");
     // Fan-out 4 trees work too.
-    let s = LciScenario::from_toml(
-        "preset = \"lci2000\"\n[nic]\nfanout = 4\n[workload]\nkind = \"bcast\"\nsize_bytes = 64\niterations = 2\ncount = 2",
-    )
-    .unwrap();
-    assert_eq!(run(&s).unwrap().get("mc_packets_consumed"), Some(63.0 * 4.0));
+    let m = run("preset = \"lci2000\"\n[nic]\nfanout = 4\n[workload]\nkind = \"bcast\"\nsize_bytes = 64\niterations = 2\ncount = 2").1;
+    assert_eq!(m.get("mc_packets_consumed"), Some(63.0 * 4.0));
 }
 
 #[test]

@@ -1,23 +1,23 @@
-//! The metrics of an LCI run: what the world's counters, the hosts, NIs,
+//! The metrics of an LCI run: what the stack's counters, the hosts, NIs,
 //! buses, multicast, watchdog and reliability layers counted, under the
-//! names `nicsim.metrics` lists for the LCI world. This module owns the
+//! names `nicsim.metrics` lists for the LCI stack. This module owns the
 //! naming only; each counter is its component's.
 
 use super::host::Host;
-use super::{reliable, World};
+use super::{reliable, Stack};
 use crate::time::Instant;
 use crate::Metrics;
 
-impl World {
-    /// Metrics of the run (units in the names).
-    pub fn metrics(&self) -> Metrics {
+impl Stack {
+    /// Metrics of the run at `now`, after the world's `events` events
+    /// (units in the names).
+    pub fn metrics(&self, now: Instant, events: u64) -> Metrics {
         let mut m = Metrics::default();
         let mut set = |k: &str, v: f64| {
             m.0.insert(k.to_string(), v);
         };
-        let now = self.q.now();
         set("sim_time_us", now.as_us_f64());
-        set("events", self.q.popped() as f64);
+        set("events", events as f64);
         set("packets", self.packets_sent as f64);
         set("packets_delivered", self.packets_delivered as f64);
         let sum = |f: &dyn Fn(&Host) -> u64| self.hosts.iter().map(f).sum::<u64>() as f64;

@@ -1,16 +1,19 @@
-//! The LCI world (\[LCI], SPEC §2.4): Pentium Pro hosts on 32-bit/33 MHz PCI
-//! with programmable LANai 4.1 NIs on a 3D grid of Myrinet switches.
+//! The \[LCI] stack (SPEC §2.4): the user-level library of the study's
+//! Pentium Pro hosts, their 32-bit/33 MHz PCI buses and the firmware of
+//! their programmable LANai 4.1 NIs, on a 3D grid of Myrinet switches.
 //!
-//! This module owns the event loop that connects the pieces, and nothing
-//! else: [`host`] (library: PIO sends, receive-buffer queue, polling,
+//! [`Stack`] is one component of the simulated world (`crate::sim::World`,
+//! `protocol.stack = "lci"`): the world's one event loop hands it the
+//! events addressed to it ([`Stack::handle_slot`]) and takes the events it
+//! schedules ([`Stack::take_scheduled`]); it never runs a loop of its own.
+//! Its parts: [`host`] (library: PIO sends, receive-buffer queue, polling,
 //! upcall), [`ni`] (LANai firmware: buffers, DMA engines, delivery plans),
-//! [`bus`] (each host's shared PCI bus), [`poll`] (the five arrival
-//! detection strategies), [`workload`] (what the hosts run), `metrics`
-//! (the run's metrics by name) and
-//! `crate::net::grid` (the switches). It is a different machine from the
-//! Open-MX world in `crate::sim` (no kernel receive path, no NAPI): it
-//! shares only the engine (`crate::engine`), time, configuration and
-//! metrics with it.
+//! [`bus`] (each host's shared PCI bus), `crate::nic::delivery` (the five
+//! arrival detection strategies, shared with the Open-MX NIC),
+//! [`workload`] (what the hosts run), `metrics` (the run's metrics by
+//! name) and `crate::net::grid` (the switches). It has no kernel receive
+//! path and no NAPI: the NI delivers into user memory, and an interrupt is
+//! a signal to the process.
 //!
 //! One packet's life: host `SendPath` (library CPU) -> `Write` (PIO of
 //! header + payload + descriptor across the sender's bus) -> NI firmware
@@ -25,9 +28,10 @@
 //!
 //! Interrupts and timers (`docs/lci.md`): the host CPU modes and signal
 //! delivery ([`cpu`]), the NI polling watchdog ([`watchdog`]), host soft
-//! timers and NI clock interrupts ([`timers`]), the reliable protocol
-//! ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all ([`fft`])
-//! programs; the world wires them with the events after [`Ev::RefreshDone`].
+//! timers and NI clock interrupts (`crate::nic::timers`), the reliable
+//! protocol ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all
+//! ([`fft`]) programs; the stack wires them with the events after
+//! [`Ev::RefreshDone`].
 
 pub mod apps;
 pub mod bus;
@@ -43,13 +47,12 @@ pub mod reliable;
 pub mod watchdog;
 pub mod workload;
 
-use crate::config::{ConfigError, LciScenario};
-use crate::engine::{EventQueue, Origin};
-use crate::interrupt::{self, Check};
-use crate::net::grid::{Grid, GridSpec};
+use crate::config::LciScenario;
+use crate::engine::Origin;
+use crate::net::grid::Grid;
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
-use crate::{Metrics, SimError};
+use crate::SimError;
 use bus::{Bus, BusOp};
 use host::{Host, HostAction};
 use ni::{FwCosts, Ni, RxNext};
@@ -79,7 +82,7 @@ pub struct Packet {
     pub ack_only: bool,
 }
 
-/// Events of the LCI world.
+/// Events of the LCI stack (the world's queue carries their slots).
 #[derive(Debug, Clone, Copy)]
 pub enum Ev {
     /// Host `h` finished its current action.
@@ -132,9 +135,18 @@ pub enum Ev {
     SoftTimer(u32),
 }
 
-/// The LCI world.
-pub struct World {
-    q: EventQueue<Ev>,
+/// The LCI stack of every host: libraries, buses, NI firmware, the grid
+/// between them and the program they run.
+pub struct Stack {
+    /// Events scheduled since the world last took them: (time, origin, slot).
+    scheduled: Vec<(Instant, Origin, u32)>,
+    /// Events in the world's queue, by slot, and the free slots.
+    slots: Vec<Ev>,
+    free_slots: Vec<u32>,
+    /// Packets sent + delivered when they last changed, and the world's
+    /// event count then (the no-progress rule, `NO_PROGRESS_EVENTS`).
+    progress: u64,
+    progress_event: u64,
     grid: Grid,
     hosts: Vec<Host>,
     nis: Vec<Ni>,
@@ -159,7 +171,8 @@ pub struct World {
 }
 
 /// Events without a packet sent or delivered after which a run is
-/// declared stuck (a spinning `pio` host generates events forever).
+/// declared stuck (a spinning `pio` host generates events forever; the
+/// world's own stall window, in simulated time, would take far longer).
 const NO_PROGRESS_EVENTS: u64 = 10_000_000;
 
 /// Event origins: host h = 2h, NI h = 2h + 1.
@@ -170,18 +183,12 @@ fn ni_origin(h: u32) -> Origin {
     2 * h + 1
 }
 
-impl World {
-    pub fn new(s: &LciScenario) -> Self {
+impl Stack {
+    /// The stack of scenario `s` on `grid`, the world's network (the
+    /// platform's `grid`, as `crate::net::Network` builds it).
+    pub fn new(s: &LciScenario, grid: Grid) -> Self {
         let (p, t) = (&s.platform, &s.times);
         let g = &p.grid;
-        let grid = Grid::new(GridSpec {
-            dims: [g.x, g.y, g.z],
-            hosts_per_switch: g.hosts_per_switch,
-            bytes_per_s: t.link_bytes_per_s,
-            overhead_bytes: p.link.wire_overhead_bytes,
-            switch_latency: t.switch_latency,
-            propagation: t.propagation,
-        });
         let costs = FwCosts { tx: t.fw_tx, rx: t.fw_rx, dma_setup: t.dma_setup };
         let n = g.hosts;
         let strategy = poll::Strategy::new(s.polling, s.split_bytes);
@@ -201,8 +208,12 @@ impl World {
                 )
             })
             .collect();
-        let mut w = World {
-            q: EventQueue::new(),
+        let mut w = Stack {
+            scheduled: Vec::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            progress: 0,
+            progress_event: 0,
             grid,
             hosts,
             nis,
@@ -238,17 +249,9 @@ impl World {
         self
     }
 
-    /// Runs until the program is done; errors if no progress is possible.
-    pub fn run(&mut self) -> Result<(), SimError> {
-        self.run_checked(&mut interrupt::never)
-    }
-
-    /// Runs as [`World::run`] does, calling `check` every
-    /// [`interrupt::CHECK_EVERY`] events; stops with
-    /// [`SimError::interrupted`] when it says so.
-    pub fn run_checked(&mut self, mut check: Check<'_>) -> Result<(), SimError> {
-        // Every host of the program enters the library at time zero (and
-        // starts polling); the others stay out of it.
+    /// Time zero: every host of the program enters the library (and starts
+    /// polling); the others stay out of it.
+    pub fn start(&mut self) {
         self.mc_start(Instant::ZERO);
         for h in 0..self.hosts.len() as u32 {
             if !self.program.participates(h) {
@@ -265,38 +268,63 @@ impl World {
             }
             self.host_next(h, Instant::ZERO);
         }
-        let mut last_upcalls = 0;
-        let mut quiet_since = 0;
-        while !self.program.done() {
-            // Idle `pio` hosts poll forever: stop when nothing is consumed for
-            // NO_PROGRESS_EVENTS events in a row.
-            let upcalls = self.packets_sent + self.packets_delivered;
-            if upcalls != last_upcalls {
-                last_upcalls = upcalls;
-                quiet_since = self.q.popped();
-            } else if self.q.popped() - quiet_since > NO_PROGRESS_EVENTS {
-                return Err(SimError(format!(
-                    "no progress: no packet sent or delivered in {NO_PROGRESS_EVENTS} events up to {} us",
-                    self.q.now().as_us_f64()
-                )));
-            }
-            let Some((now, ev)) = self.q.pop() else {
-                return Err(SimError(format!(
-                    "no progress: nothing left to happen at {} us and the program is not done",
-                    self.q.now().as_us_f64()
-                )));
-            };
-            let events = self.q.popped();
-            if interrupt::due(events) {
-                interrupt::ask(&mut check, interrupt::Progress { now, events })?;
-            }
-            self.handle(now, ev);
+    }
+
+    /// Whether the program is done.
+    pub fn done(&self) -> bool {
+        self.program.done()
+    }
+
+    /// Handles the event in `slot` at `now`, the world's `events`-th. Returns
+    /// the error of a run that sent and delivered no packet in the last
+    /// `NO_PROGRESS_EVENTS` (10^7) events (idle `pio` hosts poll forever).
+    pub fn handle_slot(&mut self, now: Instant, slot: u32, events: u64) -> Result<(), SimError> {
+        let ev = self.slots[slot as usize];
+        self.free_slots.push(slot);
+        self.handle(now, ev);
+        let p = self.packets_sent + self.packets_delivered;
+        if p != self.progress {
+            (self.progress, self.progress_event) = (p, events);
+        } else if !self.done() && events - self.progress_event > NO_PROGRESS_EVENTS {
+            return Err(SimError(format!(
+                "no progress: no packet sent or delivered in {NO_PROGRESS_EVENTS} events up to {} us",
+                now.as_us_f64()
+            )));
         }
         Ok(())
     }
 
+    /// The events scheduled since the last call, in the order they were:
+    /// (time, origin, slot); the world queues them.
+    pub fn take_scheduled(&mut self) -> std::vec::Drain<'_, (Instant, Origin, u32)> {
+        self.scheduled.drain(..)
+    }
+
+    /// The event in `slot` (still in the world's queue).
+    #[cfg(test)]
+    pub(crate) fn event(&self, slot: u32) -> Ev {
+        self.slots[slot as usize]
+    }
+
+    /// Whether a run that cannot progress is a result of the program (DSM
+    /// and FFT: `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a
+    /// sleeping home node) rather than an error.
+    pub fn stuck_is_a_result(&self) -> bool {
+        matches!(self.program, Program::Dsm(_) | Program::Fft(_))
+    }
+
     fn at(&mut self, t: Instant, origin: Origin, ev: Ev) {
-        self.q.push(t, origin, ev);
+        let slot = match self.free_slots.pop() {
+            Some(i) => {
+                self.slots[i as usize] = ev;
+                i
+            }
+            None => {
+                self.slots.push(ev);
+                self.slots.len() as u32 - 1
+            }
+        };
+        self.scheduled.push((t, origin, slot));
     }
 
     /// Lets host `h` take its next action if it is free.
@@ -638,7 +666,7 @@ impl World {
 
     /// Packet conservation: every packet sent is delivered, or in an NI
     /// queue, or on the wire.
-    fn check_invariants(&self) -> Result<(), SimError> {
+    pub fn check_invariants(&self) -> Result<(), SimError> {
         let delivered: u64 = self.nis.iter().map(|n| n.delivered).sum();
         if delivered != self.packets_delivered || delivered > self.packets_sent {
             return Err(SimError(format!("invariant: {} packets sent, {} delivered", self.packets_sent, delivered)));
@@ -647,36 +675,8 @@ impl World {
     }
 }
 
-/// Runs a validated LCI scenario.
-pub fn run(s: &LciScenario) -> Result<Metrics, SimError> {
-    run_checked(s, &mut interrupt::never)
-}
-
-/// Runs a validated LCI scenario, calling `check` every
-/// [`interrupt::CHECK_EVERY`] events (see [`crate::interrupt`]).
-pub fn run_checked(s: &LciScenario, check: Check<'_>) -> Result<Metrics, SimError> {
-    let mut w = World::new(s);
-    if let Err(e) = w.run_checked(check) {
-        // DSM/FFT programs report a run that cannot progress (e.g. no
-        // interrupts and a sleeping home node) as a result: stuck = 1,
-        // exec_time_s = NaN; the others fail with the one-line error, and
-        // every program stops at once when interrupted.
-        if e.is_interrupted() || !matches!(w.program, Program::Dsm(_) | Program::Fft(_)) {
-            return Err(e);
-        }
-        let mut m = w.metrics();
-        m.0.insert("stuck_at_us".into(), w.q.now().as_us_f64());
-        return Ok(m);
-    }
-    w.check_invariants()?;
-    Ok(w.metrics())
-}
-
-/// Parses, validates and runs an LCI scenario text.
-pub fn run_toml(text: &str) -> Result<Metrics, ConfigError> {
-    let s = LciScenario::from_toml(text)?;
-    run(&s).map_err(|e| ConfigError::new(e.to_string()))
-}
+#[cfg(test)]
+pub(crate) mod testing;
 
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
-//! Multicast in the LCI world (\[LCI], SPEC §2.4): per-sender spanning trees
+//! Multicast in the LCI stack (\[LCI], SPEC §2.4): per-sender spanning trees
 //! and the three forwarding schemes.
 //!
-//! This module owns the glue in [`World`] that decides who forwards what,
+//! This module owns the glue in [`Stack`] that decides who forwards what,
 //! over the tree shape of `crate::nic::multicast` ([`Kary`]: a `fanout`-ary tree over
 //! the ranks relative to the root, binary by default) and the NI state of
 //! `super::ni_mc` (the forwarding table in NI memory, [`ForwardTable`], and
@@ -30,7 +30,7 @@ use super::host::Outgoing;
 use super::ni::Ni;
 pub use super::ni_mc::{ForwardTable, NiMc};
 use super::workload::Program;
-use super::{ni_origin, Ev, Packet, World};
+use super::{ni_origin, Ev, Packet, Stack};
 use crate::config::Forwarding;
 pub use crate::nic::multicast::Kary;
 use crate::time::{Duration, Instant};
@@ -103,7 +103,7 @@ impl McState {
     }
 }
 
-impl World {
+impl Stack {
     /// Builds the NI forwarding tables (`ni` forwarding) and sets firmware costs.
     pub(super) fn mc_init(&mut self, fwd_cost: Duration) {
         let tree = self.mc.tree;

@@ -1,7 +1,7 @@
 //! The LANai NI firmware of \[LCI] as a sans-I/O state machine: it takes
 //! `now` and inputs (a descriptor posted by PIO, a packet in a receive
 //! buffer, a finished DMA) and returns when it next needs to run; the world
-//! (`super::World`) turns those times into events.
+//! (`super::Stack`) turns those times into events.
 //!
 //! This module owns the NI's resources: the firmware processor (one LANai,
 //! so firmware work is serialised through `cpu_free`), the NI send and

@@ -1,20 +1,17 @@
-//! Mechanism tests of the LCI world (packet traces through the whole path).
+//! Mechanism tests of the LCI stack (packet traces through the whole path,
+//! run in the world: `super::testing`).
 
+use super::testing::{metrics, run};
 use super::*;
 use crate::config::LciScenario;
+use crate::Metrics;
 
-fn scenario(polling: &str, workload: &str) -> LciScenario {
-    LciScenario::from_toml(&format!("preset = \"lci2000\"\n[nic]\npolling = \"{polling}\"\n[workload]\n{workload}\n"))
-        .unwrap()
+fn scenario(polling: &str, workload: &str) -> String {
+    format!("preset = \"lci2000\"\n[nic]\npolling = \"{polling}\"\n[workload]\n{workload}\n")
 }
 
-fn stream(polling: &str, size: u64, messages: u64) -> (World, Metrics) {
-    let s = scenario(polling, &format!("kind = \"stream\"\nsize_bytes = {size}\nmessages = {messages}\nwarmup = 0"));
-    let mut w = World::new(&s);
-    w.run().unwrap();
-    w.check_invariants().unwrap();
-    let m = w.metrics();
-    (w, m)
+fn stream(polling: &str, size: u64, messages: u64) -> (Box<Stack>, Metrics) {
+    run(&scenario(polling, &format!("kind = \"stream\"\nsize_bytes = {size}\nmessages = {messages}\nwarmup = 0")))
 }
 
 #[test]
@@ -67,7 +64,7 @@ fn failed_polls_are_hits_successful_ones_misses() {
 #[test]
 fn null_latency_is_the_fitted_12_us() {
     let s = scenario("packet-shifting", "kind = \"pingpong\"\nsize_bytes = 0\niterations = 200");
-    let m = run(&s).unwrap();
+    let m = metrics(&s);
     let l = m.get("latency_us").unwrap();
     assert!((l - 12.0).abs() < 0.25, "one-way null latency {l} us (refit: python -m nicsim.fit_lci)");
 }
@@ -96,7 +93,7 @@ fn bad_input_is_one_line_naming_the_key() {
 #[test]
 fn run_toml_dispatches_on_the_stack_and_the_workload() {
     let stream = "[workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 20";
-    // The LCI stack: the LCI world's metrics (MB/s).
+    // The LCI stack: its metrics (MB/s).
     let lci = format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n{stream}");
     let m = crate::run_toml(&lci).unwrap();
     assert!(m.get("throughput_MBps").unwrap() > 0.0);
@@ -125,7 +122,7 @@ fn print_polling_table() {
         }
     }
     let s = scenario("packet-shifting", "kind = \"pingpong\"\nsize_bytes = 0\niterations = 200");
-    eprintln!("latency {:?}", run(&s).unwrap().get("latency_us"));
+    eprintln!("latency {:?}", metrics(&s).get("latency_us"));
 }
 
 #[test]
@@ -133,11 +130,10 @@ fn print_polling_table() {
 fn print_watchdog_and_timers_tables() {
     for mix in ["barnes", "fft", "radix"] {
         for d in ["\"none\"", "1", "3", "10", "30", "100", "300", "1000", "\"inf\""] {
-            let s = LciScenario::from_toml(&format!(
+            let s = format!(
                 "preset = \"lci2000\"\n[nic]\nwatchdog_us = {d}\n[workload]\nkind = \"dsm\"\nmix = \"{mix}\"\nprocs = 16\noperations = 100"
-            ))
-            .unwrap();
-            let m = run(&s).unwrap();
+            );
+            let m = metrics(&s);
             eprintln!(
                 "{mix:7} {d:8} exec {:9.3} ms irq {:6} wd {:6} at_once {:6} stuck {}",
                 m.get("exec_time_s").unwrap() * 1e3,
@@ -150,12 +146,11 @@ fn print_watchdog_and_timers_tables() {
     }
     let extra = std::env::var("FFT_EXTRA").unwrap_or_default().replace(';', "\n");
     for p in [10, 30, 100, 300, 1000, 3000, 10000] {
-        let s = LciScenario::from_toml(&format!(
+        let s = format!(
             "preset = \"lci2000\"\n[nic]\nclock_period_us = {p}\n[protocol]\n{extra}\n[workload]\nkind = \"fft-alltoall\"\nprocs = 16\niterations = 5\n{}",
             std::env::var("FFT_WL").unwrap_or_default().replace(';', "\n")
-        ))
-        .unwrap();
-        let m = run(&s).unwrap();
+        );
+        let m = metrics(&s);
         eprintln!(
             "period {p:6} exec {:9.3} ms clock_irq {:6} expl {:6} piggy {:6} full {:6} stuck {}",
             m.get("exec_time_s").unwrap() * 1e3,
@@ -171,7 +166,7 @@ fn print_watchdog_and_timers_tables() {
 // -- watchdog, signals, timers, reliable protocol ----------------------------
 
 fn run_text(text: &str) -> Metrics {
-    run(&LciScenario::from_toml(&format!("preset = \"lci2000\"\n{text}")).unwrap()).unwrap()
+    metrics(&format!("preset = \"lci2000\"\n{text}"))
 }
 
 #[test]

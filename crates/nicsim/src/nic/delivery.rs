@@ -6,8 +6,8 @@
 //! packet; [`Plan::poll_lines`] says how many cache lines the host reads to
 //! see the flag and the header.
 //!
-//! Both worlds use it: the LCI world (`crate::lci`, `nic.polling`) runs
-//! every strategy; the Open-MX world (`crate::sim`, `nic.rx_delivery`)
+//! Both stacks use it: the LCI stack's NI (`crate::lci`, `nic.polling`)
+//! runs every strategy; the Open-MX NIC (`crate::sim`, `nic.rx_delivery`)
 //! maps myri10ge's receive-done ring onto [`Strategy::DoubleDma`] (the
 //! frame, then a completion entry apart from it) and `shifted` onto
 //! [`Strategy::PacketShifting`].

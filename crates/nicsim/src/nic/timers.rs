@@ -10,13 +10,13 @@
 //! interrupt only makes the host enter the library (as a signal handler),
 //! which polls the clock and fires the timers that are due.
 //!
-//! Both worlds use [`ClockPolicy`]: the LCI world (`crate::lci`) with its
+//! Both stacks use [`ClockPolicy`]: the LCI stack (`crate::lci`) with its
 //! per-peer [`SoftTimers`] (the delayed explicit acks of
-//! `crate::lci::reliable`), the Open-MX world (`crate::sim`,
+//! `crate::lci::reliable`), the Open-MX NIC (`crate::sim::clock`,
 //! `nic.clock_period_us`) with the library's protocol deadlines (delayed
 //! acks, resends: `crate::proto::Endpoint`) as its running timers.
 //!
-//! This module does not time the tick, the fetch or the signal (each world
+//! This module does not time the tick, the fetch or the signal (each stack
 //! does), nor decide what a timer does (`crate::lci::reliable`,
 //! `crate::proto`).
 
@@ -66,7 +66,7 @@ impl SoftTimers {
     }
 }
 
-/// The NI clock (`nic.clock_period_us` in both worlds).
+/// The NI clock (`nic.clock_period_us` of both stacks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClockPolicy {
     pub period: Duration,

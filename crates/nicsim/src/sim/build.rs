@@ -269,6 +269,7 @@ impl World {
             ring_full_at_progress: 0,
             trace,
             clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup))),
+            lci: None,
         };
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
         w.start_clocks();
@@ -359,6 +360,16 @@ impl World {
             }
             // The frames come with `World::start_replay` (`replay::run_replay`).
             Workload::Replay => {}
+            // The hosts run the LCI stack's library, not processes of this
+            // world's library (`lci_stack`).
+            // The stack's NIs send on the world's network, the platform's
+            // grid (every LCI-family platform has one).
+            Workload::LciStack => {
+                debug_assert!(s.lci.is_some() && w.net.grid.is_some());
+                if let (Some(l), Some(grid)) = (&s.lci, w.net.grid.take()) {
+                    w.start_lci(crate::lci::Stack::new(l, grid));
+                }
+            }
         }
         let n = w.ranks.len();
         for hs in &mut w.hosts {

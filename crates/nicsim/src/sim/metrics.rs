@@ -11,6 +11,9 @@ const MIB: f64 = 1024.0 * 1024.0;
 impl World {
     /// Packet conservation, interrupt accounting and request accounting.
     pub(crate) fn check_invariants(&self) -> Result<(), SimError> {
+        if let Some(s) = &self.lci {
+            return s.check_invariants();
+        }
         let d = &self.drops;
         let dropped_before_handler = d.loss + d.ring_full + d.malformed;
         let accounted = self.frames_handled + dropped_before_handler + self.live_frames;
@@ -67,6 +70,10 @@ impl World {
     }
 
     pub(crate) fn metrics(&self) -> Metrics {
+        // The LCI stack's runs report the stack's catalogue (`nicsim.metrics`).
+        if let Some(s) = &self.lci {
+            return s.metrics(self.q.now(), self.q.popped());
+        }
         let mut m = Metrics::default();
         debug_assert_eq!(self.irq_raised_all, self.hosts.iter().map(|h| h.irq_raised).sum::<u64>());
         m.set("interrupts", self.irq_raised_all as f64);
@@ -233,6 +240,7 @@ impl World {
                 }
             }
             Workload::Replay => self.replay_metrics(&mut m),
+            Workload::LciStack => {}
         }
         m
     }

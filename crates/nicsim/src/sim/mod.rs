@@ -49,6 +49,7 @@ mod flow_tests;
 mod handler;
 mod indexes;
 mod kernel;
+mod lci_stack;
 mod lib_path;
 mod lib_recv;
 mod lib_send;
@@ -207,6 +208,10 @@ pub(crate) enum Ev {
     FlowResume {
         host: u16,
     },
+    /// An event of the \[LCI] stack, by its slot (`lci_stack`).
+    Lci {
+        slot: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 8);
@@ -233,6 +238,7 @@ impl Ev {
             Ev::ClockTick { .. } | Ev::ClockFetched { .. } => "NI clock (ClockTick, clock)",
             Ev::ClockIrq { .. } => "NI clock interrupt (ClockIrq, clock)",
             Ev::FlowResume { .. } => "link flow control (FlowResume, nic_path)",
+            Ev::Lci { .. } => "LCI stack (Lci, lci_stack)",
         }
     }
 }
@@ -415,6 +421,8 @@ pub struct World {
     pub(crate) trace: Option<Box<Tracer>>,
     /// The \[LCI] NI clocks (`nic.clock_period_us` > 0), their counters.
     pub(crate) clock: Option<Box<clock::Clock>>,
+    /// The \[LCI] stack, when the hosts run it (`Workload::LciStack`).
+    pub(crate) lci: Option<Box<crate::lci::Stack>>,
 }
 
 impl World {
@@ -480,6 +488,11 @@ impl World {
         }
         if self.finished() {
             Ok(())
+        } else if self.lci.is_some() {
+            Err(SimError(format!(
+                "no progress: nothing left to happen at {} us and the program is not done",
+                self.q.now().as_us_f64()
+            )))
         } else {
             let mut who = Vec::new();
             for (h, hs) in self.hosts.iter().enumerate() {
@@ -533,6 +546,10 @@ impl World {
     /// (a capture may pause for longer than the window).
     fn stall_window(&self) -> Duration {
         let longest = self.c.proto.resend.max(self.c.lib.pull_timeout).max(self.c.proto.delayed_ack);
+        if self.lci.is_some() {
+            // The stack watches its own progress, in events (`lci_stack`).
+            return Duration::MAX;
+        }
         let gap = self.replay.as_ref().map_or(Duration::ZERO, |r| r.longest_gap());
         longest.times(STALL_TIMERS).max(STALL_WINDOW_MIN).max(gap + STALL_WINDOW_MIN)
     }
@@ -543,6 +560,7 @@ impl World {
         match self.workload {
             Workload::Flood { .. } => self.hosts[Flood::TO].rx_frames,
             Workload::Replay => self.replay.as_ref().map_or(0, |r| self.hosts[r.host].rx_frames),
+            Workload::LciStack => 0,
             _ => self.completions,
         }
     }
@@ -585,6 +603,7 @@ impl World {
                 })
             }
             Workload::Replay => self.replay_finished(),
+            Workload::LciStack => self.failed.is_some() || self.lci.as_ref().is_none_or(|s| s.done()),
             _ => self.programs_left == 0,
         }
     }
@@ -618,6 +637,7 @@ impl World {
             Ev::ClockFetched { host } => self.clock_fetched(now, host as usize),
             Ev::ClockIrq { host, p } => self.clock_irq(now, host as usize, p as usize),
             Ev::FlowResume { host } => self.flow_resume(now, host as usize),
+            Ev::Lci { slot } => self.lci_event(now, slot),
         }
     }
 }
@@ -651,7 +671,15 @@ pub fn run_traced(
     trace: Option<TraceCfg>,
 ) -> Result<(Metrics, Option<Box<Tracer>>), SimError> {
     let mut w = World::build(s, policy, trace);
-    w.run_checked(check)?;
+    if let Err(e) = w.run_checked(check) {
+        // A stuck LCI program is a result (`Stack::stuck_is_a_result`).
+        if e.is_interrupted() || !w.lci.as_ref().is_some_and(|s| s.stuck_is_a_result()) {
+            return Err(e);
+        }
+        let mut m = w.metrics();
+        m.0.insert("stuck_at_us".into(), w.q.now().as_us_f64());
+        return Ok((m, None));
+    }
     w.check_invariants()?;
     if let (Some(path), Some(frames)) = (&s.pcap, w.pcap.as_mut()) {
         frames.sort_by_key(|(t, _)| *t);

@@ -1,5 +1,5 @@
-//! The interrupt check: both worlds call it every `CHECK_EVERY` events with
-//! their progress, stop when it says so (and then write nothing), and a check
+//! The interrupt check: the world calls it every `CHECK_EVERY` events with
+//! its progress (Open-MX runs and the LCI stack's), stops when it says so (and then write nothing), and a check
 //! that never stops changes no result.
 
 use nicsim::interrupt::{Progress, CHECK_EVERY};

@@ -1,0 +1,59 @@
+//! Runs of the LCI stack in the world for the mechanism tests: a scenario
+//! text on `lci2000` with the stack asked for, built, stepped or run to its
+//! end, and the stack taken out to look at its parts.
+
+use super::{Ev, Stack};
+use crate::sim::World;
+use crate::time::Instant;
+use crate::{Metrics, Scenario};
+
+/// `text` (preset `lci2000` unless it names one) with the LCI stack asked
+/// for: `protocol.stack = "lci"`, in a `[protocol]` that has keys of its
+/// own (an empty one turns on the reliable protocol with its defaults, so
+/// it gets them written out).
+pub(crate) fn stack_text(text: &str) -> String {
+    let mut t: toml::Table = toml::from_str(text).expect("a test scenario parses");
+    t.entry("preset").or_insert_with(|| "lci2000".into());
+    let p = t.entry("protocol").or_insert_with(|| toml::Table::new().into());
+    let p = p.as_table_mut().expect("[protocol] is a table");
+    if p.is_empty() && !text.contains("[protocol]") {
+        p.insert("stack".into(), "lci".into());
+    } else {
+        if p.is_empty() {
+            p.insert("ack_delay_us".into(), crate::config::DEFAULT_ACK_DELAY_US.into());
+        }
+        p.insert("stack".into(), "lci".into());
+    }
+    toml::to_string(&t).expect("a table serializes")
+}
+
+/// The world of `text` (see [`stack_text`]), built: the stack started.
+pub(crate) fn world(text: &str) -> World {
+    let s = Scenario::from_toml(&stack_text(text)).unwrap_or_else(|e| panic!("{e}"));
+    World::build(&s, None, None)
+}
+
+/// `text` run to its end, invariants checked: the stack and the metrics.
+pub(crate) fn run(text: &str) -> (Box<Stack>, Metrics) {
+    let mut w = world(text);
+    w.run().unwrap_or_else(|e| panic!("{e}"));
+    w.check_invariants().unwrap_or_else(|e| panic!("{e}"));
+    let m = w.metrics();
+    (w.lci.take().expect("the world runs the stack"), m)
+}
+
+/// The metrics of `text` run to its end as `nicsim run` runs it.
+pub(crate) fn metrics(text: &str) -> Metrics {
+    crate::run_toml(&stack_text(text)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Handles the world's next event, which is the stack's; returns its time
+/// and what it was.
+pub(crate) fn step(w: &mut World) -> Option<(Instant, Ev)> {
+    w.step_lci()
+}
+
+/// The stack of a world.
+pub(crate) fn stack(w: &World) -> &Stack {
+    w.lci.as_deref().expect("the world runs the stack")
+}
