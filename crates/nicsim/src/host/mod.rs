@@ -1,17 +1,21 @@
-//! The host's hardware that the receive path reads: its topology (sockets,
-//! dies sharing an L2, cores) and the cache model (which die's L2 holds
-//! each object, which core's L1 its latest lines, and what a line costs to
-//! move).
+//! The host's hardware: its topology (sockets, dies sharing an L2, cores),
+//! the cache model (which die's L2 holds each object, which core's L1 its
+//! latest lines, and what a line costs to move), and its cores (`core`:
+//! what each runs, its kernel work queue, its idle, sleep and segment
+//! bookkeeping).
 //!
-//! It does not own the cores' state and dispatch: a core's kernel work
-//! queue, what it runs, its idle and sleep bookkeeping are `crate::sim`'s
-//! `kernel` (`Core`, `KQueue`), since a core's work items and the events
-//! it schedules are the world's. The receive path that consumes these
-//! resources (interrupt, NAPI bottom half, Open-MX handler, library) lives
-//! in `crate::sim` too, where NIC, host and protocol meet.
+//! It does not own what runs on the cores: the kernel work items
+//! (`crate::sim`'s `KWork`, which name the world's frames, pull replies
+//! and processes), their prices, the dispatch that picks the next one and
+//! the events a core's segments schedule are `crate::sim`'s `kernel`, as
+//! is the receive path that consumes these resources (interrupt, NAPI
+//! bottom half, Open-MX handler, library), where NIC, host and protocol
+//! meet.
 
 pub mod cache;
+pub(crate) mod core;
 pub mod topology;
 
+pub(crate) use self::core::{Core, Cur, Segment, Sleep};
 pub use cache::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Owner, ProcLines, Side};
 pub use topology::{Cpu, Topology};

@@ -8,14 +8,11 @@
 
 use super::echo::ECHO_HOST;
 use super::indexes::{BySource, Early, MediumRxs, Regions};
-use super::kernel::KQueue;
-use super::{
-    Action, Core, Cur, Drops, Echo, Ev, Flood, HostState, PState, PolicyFactory, Proc, ProcSet, World, NO_RANK,
-};
+use super::{Action, Core, Drops, Echo, Ev, Flood, HostState, PState, PolicyFactory, Proc, ProcSet, World, NO_RANK};
 use crate::config::{CacheTimes, HostTimes, LibraryTimes, NicTimes, Scenario, WaitMode, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
-use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Topology};
+use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Sleep, Topology};
 use crate::net::Network;
 use crate::nic::delivery::Strategy;
 use crate::nic::multicast::ForwardTable;
@@ -44,8 +41,9 @@ pub(crate) struct Costs {
     /// `[cache]`, for the lines each stage touches (the transfers are
     /// priced by `crate::host::CacheCosts`, built from the same table).
     pub cache: CacheTimes,
-    pub sleep: bool,
-    pub soaker: bool,
+    /// When idle dies sleep (never with a cycle soaker) and what waking
+    /// one costs.
+    pub sleep: Sleep,
     /// The library protocol's acks, resends and send window.
     pub proto: Params,
     pub napi_budget: u16,
@@ -120,8 +118,7 @@ impl World {
             lib,
             nic: t.nic,
             cache: t.cache,
-            sleep: s.sleep,
-            soaker: s.soaker,
+            sleep: Sleep { on: s.sleep && !s.soaker, after: t.host.idle_before_sleep, exit: t.host.sleep_exit },
             proto: Params {
                 ack_after: lib.ack_after,
                 delayed_ack: lib.delayed_ack,
@@ -183,19 +180,7 @@ impl World {
                 })
                 .collect();
             hosts.push(HostState {
-                cores: (0..cores)
-                    .map(|_| Core {
-                        kq: KQueue::with_capacity(16),
-                        cur: Cur::Idle,
-                        gen: 0,
-                        idle_since: Some(Instant::ZERO),
-                        app: None,
-                        end: Instant::ZERO,
-                        kernel_time: Duration::ZERO,
-                        stall: Duration::ZERO,
-                        tail: Duration::ZERO,
-                    })
-                    .collect(),
+                cores: (0..cores).map(|_| Core::new(16)).collect(),
                 nic: {
                     let mut nic = Nic::new(&p.nic, &s.times.nic, queues, fw_rx_extra);
                     // Packet shifting writes the status word with the frame.
@@ -432,8 +417,7 @@ impl World {
             timer_missed: None,
         });
         hs.eps[ep as usize] = Some(idx);
-        hs.cores[core as usize].app = Some(idx);
-        hs.cores[core as usize].idle_since = None;
+        hs.cores[core as usize].bind(idx);
         self.programs_left += 1;
     }
 }

@@ -1,19 +1,26 @@
-//! Cores and the kernel: what a core runs (kernel work before the
-//! application, preemption, sleep states), the kernel work items (hard IRQ,
-//! NAPI polls with their budget, re-arming or deferring the interrupt,
-//! serving pull replies), and what each costs, including the send-path
-//! state shared between cores (`tx_touch`).
+//! The kernel on the cores: the kernel work items (hard IRQ, NAPI polls
+//! with their budget, re-arming or deferring the interrupt, serving pull
+//! replies, the NI clock's signal), an interrupt's arrival, the dispatch
+//! that picks what a core runs next (kernel work before the application,
+//! preemption), what each item costs, including the send-path state shared
+//! between cores (`tx_touch`), and the events a core's segments schedule.
 //!
-//! This module owns scheduling and pricing on cores. It does not own what a
-//! handled frame does nor its price (`handler`, `handler_cost`), nor what
-//! the library runs (`lib_path`).
+//! This module owns the work items and the world's side of running them:
+//! pricing (with the scenario's costs and the cache model), frames, pull
+//! replies, processes and events. The cores' own state and the decisions
+//! that read only it (the kernel queue, what a core runs, segment numbers,
+//! idle and sleep bookkeeping, the wake-up cost) are `crate::host::core`'s,
+//! generic over the work item: `KWork` stays here because its items name
+//! the world's frames, pull replies and processes, and `Core` and `Cur`
+//! name the host's types with it. It does not own what a handled frame does
+//! nor its price (`handler`, `handler_cost`), nor what the library runs
+//! (`lib_path`).
 
-use super::{Costs, Ev, PState, World};
+use super::{Ev, PState, World};
 use crate::engine::EventQueue;
-use crate::host::Topology;
+use crate::host::Segment;
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
-use std::collections::VecDeque;
 
 /// Kernel work queued on a core (runs before the application).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,136 +80,19 @@ pub(crate) enum KWork {
 
 const _: () = assert!(std::mem::size_of::<KWork>() == 8);
 
-/// A core's queue of kernel work, with its front item kept apart.
-///
-/// Most kernel work is pushed to the front and taken back at once (a hard
-/// IRQ queued and then dispatched, the next NAPI poll of a ring): with the
-/// front in a slot of its own that is a move in and a move out, not two
-/// ring-buffer updates. Invariant: `front` is `None` only if `rest` is empty.
-pub(crate) struct KQueue {
-    front: Option<KWork>,
-    rest: VecDeque<KWork>,
-}
+/// The cores of a host, running this module's work items
+/// (`crate::host::core`).
+pub(crate) type Core = crate::host::Core<KWork>;
+/// What a core is doing.
+type Cur = crate::host::Cur<KWork>;
 
+// A core's front queue slot holds an item in eight bytes.
 const _: () = assert!(std::mem::size_of::<Option<KWork>>() == 8);
 
-impl KQueue {
-    pub(super) fn with_capacity(n: usize) -> Self {
-        KQueue { front: None, rest: VecDeque::with_capacity(n) }
-    }
-
-    #[inline]
-    pub(super) fn push_front(&mut self, w: KWork) {
-        if let Some(old) = self.front.replace(w) {
-            self.rest.push_front(old);
-        }
-    }
-
-    #[inline]
-    pub(super) fn push_back(&mut self, w: KWork) {
-        if self.front.is_none() {
-            self.front = Some(w);
-        } else {
-            self.rest.push_back(w);
-        }
-    }
-
-    #[inline]
-    pub(super) fn pop_front(&mut self) -> Option<KWork> {
-        let w = self.front.take()?;
-        if !self.rest.is_empty() {
-            self.front = self.rest.pop_front();
-        }
-        Some(w)
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.front.is_none()
-    }
-
-    /// Front to back.
-    pub(super) fn iter(&self) -> impl Iterator<Item = &KWork> {
-        self.front.iter().chain(self.rest.iter())
-    }
-}
-
-/// What a core is doing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Cur {
-    Idle,
-    Kernel(KWork),
-    App,
-}
-
-pub(crate) struct Core {
-    pub(super) kq: KQueue,
-    pub(super) cur: Cur,
-    pub(super) gen: u32,
-    /// Since when the core has been idle (None: busy, or spinning).
-    pub(super) idle_since: Option<Instant>,
-    /// The process bound to this core.
-    pub(super) app: Option<u16>,
-    pub(super) end: Instant,
-    pub(super) kernel_time: Duration,
-    /// Stall owed by this core for contention it suffered during a segment
-    /// already scheduled: paid at the start of its next segment.
-    pub(super) stall: Duration,
-    /// Kernel work owed after a frame's event was posted (the end of the
-    /// driver's receive work, `host.driver_rx_tail_ns`): paid by the next
-    /// kernel item on this core, before the application gets the core back.
-    pub(super) tail: Duration,
-}
-
-impl Core {
-    pub(super) fn go_idle(&mut self, now: Instant) {
-        if self.idle_since.is_none() {
-            self.idle_since = Some(now);
-        }
-    }
-
-    /// Exit latency paid by core `core` of `cores` when it starts work: the
-    /// C1E exit if its whole die has been idle long enough to sleep. A core
-    /// whose die sibling is busy (or spinning) does not sleep: "a core only
-    /// sleeps if the entire dual-core sub-chip is idle" ([OMX-MQ] §4.3,
-    /// footnote). Dies are `cores_per_die` consecutive cores. A core that
-    /// was not idle (busy, or spinning) pays nothing: checked inline, the
-    /// rest is out of line.
-    #[inline(always)]
-    pub(super) fn wake_cost(cores: &mut [Core], topo: &Topology, core: usize, c: &Costs, now: Instant) -> Duration {
-        if cores[core].idle_since.is_none() {
-            return Duration::ZERO;
-        }
-        Self::wake_cost_idle(cores, topo, core, c, now)
-    }
-
-    /// The die went to sleep when its last core became idle, if that was
-    /// `idle_before_sleep` ago: the latest idle start of its cores, a busy
-    /// one counting as never idle (no branch per core, nor on the outcome).
-    #[inline(never)]
-    fn wake_cost_idle(cores: &mut [Core], topo: &Topology, core: usize, c: &Costs, now: Instant) -> Duration {
-        let per_die = topo.cores_per_die as usize;
-        let first = topo.die_of(core as u16) as usize * per_die;
-        let busy = u64::MAX;
-        let die_idle = cores[first..first + per_die].iter().map(|o| o.idle_since.map_or(busy, |t| t.as_ps())).max();
-        cores[core].idle_since = None;
-        let die_idle = die_idle.unwrap_or(busy);
-        let slept = c.sleep
-            & !c.soaker
-            & (die_idle != busy)
-            & (now.as_ps().saturating_sub(die_idle) >= c.host.idle_before_sleep.as_ps());
-        if slept {
-            c.host.sleep_exit
-        } else {
-            Duration::ZERO
-        }
-    }
-
-    /// Starts a segment of core `core` of host `h` that ends at `end`.
-    pub(super) fn begin(&mut self, q: &mut EventQueue<Ev>, end: Instant, h: usize, core: usize) {
-        self.gen = self.gen.wrapping_add(1);
-        self.end = end;
-        q.push(end, h as u32, Ev::CoreDone { host: h as u16, core: core as u8, gen: self.gen });
-    }
+/// Schedules the end of a segment that core `core` of host `h` began.
+#[inline]
+fn schedule(q: &mut EventQueue<Ev>, h: usize, core: usize, seg: Segment) {
+    q.push(seg.end, h as u32, Ev::CoreDone { host: h as u16, core: core as u8, gen: seg.gen });
 }
 
 impl World {
@@ -245,10 +135,7 @@ impl World {
     /// is running a segment, then dispatch.
     pub(crate) fn kick(&mut self, now: Instant, h: usize, core: usize) {
         let cs = &mut self.hosts[h].cores[core];
-        if matches!(cs.cur, Cur::App) {
-            let remaining = cs.end.since(now);
-            cs.gen = cs.gen.wrapping_add(1);
-            cs.cur = Cur::Idle;
+        if let Some(remaining) = cs.preempt(now) {
             if let Some(p) = cs.app {
                 self.hosts[h].procs[p as usize].state = PState::Preempted(remaining);
             }
@@ -278,7 +165,7 @@ impl World {
             if let Some(w) = cs.kq.pop_front() {
                 if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
                     let hs = &mut self.hosts[h];
-                    let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c, now);
+                    let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
                     let cs = &mut hs.cores[core];
                     let cost = cost + std::mem::take(&mut cs.tail);
                     if (wake + cost).is_zero() {
@@ -290,10 +177,8 @@ impl World {
                     }
                     // Marked busy here rather than in `start_kernel`: the
                     // core is already looked up.
-                    cs.cur = Cur::Kernel(w);
-                    let cost = cost + std::mem::take(&mut cs.stall);
-                    cs.kernel_time += cost;
-                    cs.begin(&mut self.q, now + wake + cost, h, core);
+                    let (cost, seg) = cs.begin_kernel(w, now + wake, cost);
+                    schedule(&mut self.q, h, core, seg);
                     hs.kernel_time += cost;
                     if self.trace.is_some() {
                         self.trace_kernel(now, h, core, wake, w, cost);
@@ -311,12 +196,12 @@ impl World {
             match pr.state {
                 PState::Preempted(rem) => {
                     pr.state = PState::Running;
-                    cs.cur = Cur::App;
-                    // A stall owed since is paid now: CPU time like the rest.
-                    let stall = std::mem::take(&mut cs.stall);
-                    hs.app_time += stall;
-                    let rem = rem + stall;
-                    cs.begin(&mut self.q, now + rem, h, core);
+                    // A stall owed since is paid now: CPU time like the rest
+                    // (`rem` was charged when the segment first began).
+                    let (rem_stall, seg) = cs.begin_app(now, rem);
+                    hs.app_time += rem_stall - rem;
+                    let rem = rem_stall;
+                    schedule(&mut self.q, h, core, seg);
                     if let Some(t) = self.trace.as_deref_mut() {
                         t.app_resume(h, core, now, rem);
                     }
@@ -328,15 +213,13 @@ impl World {
                     let hs = &mut self.hosts[h];
                     match step {
                         Some((cost, action)) => {
-                            let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c, now);
-                            let cs = &mut hs.cores[core];
-                            let cost = cost + std::mem::take(&mut cs.stall);
+                            let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
+                            let (cost, seg) = hs.cores[core].begin_app(now + wake + extra, cost);
                             hs.app_time += extra + cost;
                             let pr = &mut hs.procs[p];
                             pr.state = PState::Running;
                             pr.action = action;
-                            cs.cur = Cur::App;
-                            cs.begin(&mut self.q, now + wake + extra + cost, h, core);
+                            schedule(&mut self.q, h, core, seg);
                             if self.trace.is_some() {
                                 self.trace_app(now, h, core, wake, extra, cost);
                             }
@@ -345,7 +228,7 @@ impl World {
                             // Polling, blocked or done: nothing to run.
                             let cs = &mut hs.cores[core];
                             if hs.procs[p].state == PState::Polling {
-                                cs.idle_since = None;
+                                cs.spin();
                             } else {
                                 cs.go_idle(now);
                             }
@@ -354,7 +237,7 @@ impl World {
                     return;
                 }
                 PState::Polling => {
-                    cs.idle_since = None;
+                    cs.spin();
                     return;
                 }
                 PState::Running => unreachable!("running process on an idle core"),
@@ -373,10 +256,7 @@ impl World {
     pub(super) fn core_done(&mut self, now: Instant, h: usize, core: usize, gen: u32) {
         let hs = &mut self.hosts[h];
         let cs = &mut hs.cores[core];
-        if cs.gen != gen {
-            return;
-        }
-        let cur = std::mem::replace(&mut cs.cur, Cur::Idle);
+        let Some(cur) = cs.end_segment(gen) else { return };
         match cur {
             Cur::Kernel(w) => self.finish_kernel(now, h, core, w),
             Cur::App => {
@@ -593,38 +473,6 @@ impl World {
                 }
                 self.handler_cost(h, core, frame)
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{KQueue, KWork};
-    use std::collections::VecDeque;
-
-    #[test]
-    fn kqueue_keeps_the_order_of_a_deque() {
-        // Pushes at both ends and pops, against a plain VecDeque.
-        let (mut kq, mut dq) = (KQueue::with_capacity(2), VecDeque::new());
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        for i in 0..10_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let w = KWork::PullReply { serve: i };
-            match x % 3 {
-                0 => {
-                    kq.push_front(w);
-                    dq.push_front(w);
-                }
-                1 => {
-                    kq.push_back(w);
-                    dq.push_back(w);
-                }
-                _ => assert_eq!(kq.pop_front(), dq.pop_front()),
-            }
-            assert_eq!(kq.is_empty(), dq.is_empty());
-            assert!(kq.iter().eq(dq.iter()));
         }
     }
 }

@@ -11,12 +11,14 @@
 //!   processes);
 //! * `lib_path`, `lib_send`, `lib_recv`: the user-space library of each
 //!   process (what it runs next, what it hands to the driver, what it does
-//!   with a ring event), on the state of `process`;
+//!   with a ring event), on the state of `process` (which also keeps the
+//!   host's record of the processes polling each receive queue);
 //! * `wire_path`: frames, the driver's doorbell, the wire and the switch;
 //! * `nic_path`: NIC receive, DMA, transmit completions, the receive
 //!   queue's timers (coalescing, polling watchdog), and the interrupt a
 //!   coalescing decision raises;
-//! * `kernel`: cores, an interrupt's arrival, kernel work items, dispatch
+//! * `kernel`: an interrupt's arrival, kernel work items and their costs,
+//!   the dispatch of a host's cores (whose state is `crate::host::core`'s)
 //!   and NAPI (its deferral timer);
 //! * `handler`: the Open-MX receive handler and the event ring;
 //! * `pull`: the drivers' pull of large messages;
@@ -34,10 +36,10 @@
 //! * `metrics`: metrics and invariants.
 //!
 //! Each component's own state and rules live in its module (`nic`, `net`,
-//! `host`, `workload`; the protocol's sequence numbers, acks, resends and
-//! pull blocks in `proto`, whose transitions the library, the handler and
-//! the drivers apply here); the costs come from the validated
-//! [`Scenario`]. Event order is deterministic (see `crate::engine`); the only
+//! `host` with its cores, `workload`; the protocol's sequence numbers,
+//! acks, resends and pull blocks in `proto`, whose transitions the library,
+//! the handler and the drivers apply here); the costs come from the
+//! validated [`Scenario`]. Event order is deterministic (see `crate::engine`); the only
 //! randomness (loss, reordering) comes from the scenario's seed.
 
 mod build;
@@ -72,7 +74,7 @@ pub(crate) use echo::Echo;
 pub(crate) use flood::Flood;
 pub(crate) use handler::LibEvent;
 pub(crate) use indexes::{MediumRx, MediumTarget};
-pub(crate) use kernel::{Core, Cur, KWork};
+pub(crate) use kernel::{Core, KWork};
 pub(crate) use process::{Action, Out, PState, Proc, ProcSet, Queued, Req, Unexpected};
 pub(crate) use pull::{Pull, Serve};
 pub use trace::{Record, TraceCfg, Tracer, What, TRACK_NIC_TX, TRACK_RX_QUEUE};
@@ -314,38 +316,6 @@ pub(crate) struct HostState {
     /// The \[EMO] echo server this host runs (`echo-nic` / `echo-kernel`
     /// workloads: host 1), wired at build time.
     pub echo: Option<Echo>,
-}
-
-impl HostState {
-    /// Process `p` spins on its event ring (or, busy polling, its queue).
-    pub(crate) fn start_polling(&mut self, p: usize) {
-        let pr = &mut self.procs[p];
-        pr.state = PState::Polling;
-        let q = self.steering.queue_for(Some(pr.ep), 0);
-        self.pollers[q].insert(p);
-    }
-
-    /// Process `p`, polling, was notified: it is ready to run.
-    pub(crate) fn stop_polling(&mut self, p: usize) {
-        let pr = &mut self.procs[p];
-        debug_assert_eq!(pr.state, PState::Polling);
-        pr.state = PState::Ready;
-        let q = self.steering.queue_for(Some(pr.ep), 0);
-        self.pollers[q].remove(p);
-    }
-
-    /// The first process (lowest index) polling queue `q`, if any.
-    pub(crate) fn poller_of(&self, q: usize) -> Option<usize> {
-        let first = self.pollers[q].first();
-        debug_assert_eq!(
-            first,
-            self.procs
-                .iter()
-                .position(|pr| pr.state == PState::Polling && self.steering.queue_for(Some(pr.ep), 0) == q),
-            "the pollers of queue {q} are not the processes polling it"
-        );
-        first
-    }
 }
 
 /// Drop reasons (packet conservation: sent = handled + dropped + in flight).
@@ -609,7 +579,7 @@ impl World {
     }
 
     fn all_idle(&self, h: usize) -> bool {
-        self.hosts[h].cores.iter().all(|c| matches!(c.cur, Cur::Idle) && c.kq.is_empty())
+        self.hosts[h].cores.iter().all(|c| c.is_quiet())
             && self.hosts[h].nic.queues.iter().all(|q| q.pending() == 0)
             && self.hosts[h].nic.in_dma == 0
     }

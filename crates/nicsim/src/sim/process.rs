@@ -3,12 +3,14 @@
 //! messages being reassembled, what its library will hand to the driver, and
 //! its protocol state (`crate::proto::Endpoint`).
 //!
-//! This module owns these types only; the indexed collections they hold
+//! This module owns these types, and the host's record of which processes
+//! poll which receive queue (`HostState::start_polling`, `stop_polling`,
+//! `poller_of`, over its `pollers`); the indexed collections they hold
 //! live in `indexes`, and the library that changes them in `lib_path`,
 //! `lib_send` and `lib_recv`.
 
 use super::indexes::{BySource, Early, MediumRxs, Regions, TimerEvents};
-use super::LibEvent;
+use super::{HostState, LibEvent};
 use crate::host::Obj;
 use crate::nic::RingEntry;
 use crate::proto::{Endpoint, Kind};
@@ -209,6 +211,38 @@ impl ProcSet {
     pub fn first(&self) -> Option<usize> {
         let w = self.0.iter().position(|&w| w != 0)?;
         Some(w * 64 + self.0[w].trailing_zeros() as usize)
+    }
+}
+
+impl HostState {
+    /// Process `p` spins on its event ring (or, busy polling, its queue).
+    pub(crate) fn start_polling(&mut self, p: usize) {
+        let pr = &mut self.procs[p];
+        pr.state = PState::Polling;
+        let q = self.steering.queue_for(Some(pr.ep), 0);
+        self.pollers[q].insert(p);
+    }
+
+    /// Process `p`, polling, was notified: it is ready to run.
+    pub(crate) fn stop_polling(&mut self, p: usize) {
+        let pr = &mut self.procs[p];
+        debug_assert_eq!(pr.state, PState::Polling);
+        pr.state = PState::Ready;
+        let q = self.steering.queue_for(Some(pr.ep), 0);
+        self.pollers[q].remove(p);
+    }
+
+    /// The first process (lowest index) polling queue `q`, if any.
+    pub(crate) fn poller_of(&self, q: usize) -> Option<usize> {
+        let first = self.pollers[q].first();
+        debug_assert_eq!(
+            first,
+            self.procs
+                .iter()
+                .position(|pr| pr.state == PState::Polling && self.steering.queue_for(Some(pr.ep), 0) == q),
+            "the pollers of queue {q} are not the processes polling it"
+        );
+        first
     }
 }
 

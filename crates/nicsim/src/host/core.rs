@@ -1,0 +1,316 @@
+//! The cores of a host: what each one runs (kernel work before the
+//! application, its current segment and that segment's number), its queue
+//! of kernel work, the process bound to it, its idle and sleep
+//! bookkeeping, the stall and driver tail it owes, and the kernel time it
+//! has used; and when a die sleeps and what waking it costs.
+//!
+//! This module owns that state and the decisions that read only it: a
+//! segment begins, is preempted or ends (its methods return the segment's
+//! end and number, and the world schedules the event), a core goes idle or
+//! spins, and a core that starts work pays its die's sleep exit. It does
+//! not decide what runs nor price it: the kernel work items (`KWork`),
+//! their costs and the dispatch that picks the next item are
+//! `crate::sim`'s `kernel`, since the items name the world's frames, pull
+//! replies and processes. The queue and the core are generic over the work
+//! item (`W`) for that reason: `crate::sim` names them with its `KWork`.
+
+use super::Topology;
+use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
+
+/// A core's queue of kernel work, with its front item kept apart.
+///
+/// Most kernel work is pushed to the front and taken back at once (a hard
+/// IRQ queued and then dispatched, the next NAPI poll of a ring): with the
+/// front in a slot of its own that is a move in and a move out, not two
+/// ring-buffer updates. Invariant: `front` is `None` only if `rest` is empty.
+pub(crate) struct KQueue<W> {
+    front: Option<W>,
+    rest: VecDeque<W>,
+}
+
+impl<W: Copy> KQueue<W> {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        KQueue { front: None, rest: VecDeque::with_capacity(n) }
+    }
+
+    #[inline]
+    pub(crate) fn push_front(&mut self, w: W) {
+        if let Some(old) = self.front.replace(w) {
+            self.rest.push_front(old);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push_back(&mut self, w: W) {
+        if self.front.is_none() {
+            self.front = Some(w);
+        } else {
+            self.rest.push_back(w);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn pop_front(&mut self) -> Option<W> {
+        let w = self.front.take()?;
+        if !self.rest.is_empty() {
+            self.front = self.rest.pop_front();
+        }
+        Some(w)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.front.is_none()
+    }
+
+    /// Front to back.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &W> {
+        self.front.iter().chain(self.rest.iter())
+    }
+}
+
+/// What a core is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cur<W> {
+    Idle,
+    Kernel(W),
+    App,
+}
+
+/// When an idle die sleeps and what waking it costs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sleep {
+    /// Idle dies sleep (the scenario's sleep states, and no cycle soaker
+    /// keeping every core awake).
+    pub on: bool,
+    /// How long a die's cores must all have been idle for it to sleep.
+    pub after: Duration,
+    /// The exit latency paid by the core that wakes it (C1E exit).
+    pub exit: Duration,
+}
+
+/// A segment a core has begun: when it ends and its number (stale once the
+/// core is preempted or begins another). The world schedules its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Segment {
+    pub end: Instant,
+    pub gen: u32,
+}
+
+pub(crate) struct Core<W> {
+    pub(crate) kq: KQueue<W>,
+    pub(crate) cur: Cur<W>,
+    pub(crate) gen: u32,
+    /// Since when the core has been idle (None: busy, or spinning).
+    pub(crate) idle_since: Option<Instant>,
+    /// The process bound to this core.
+    pub(crate) app: Option<u16>,
+    pub(crate) end: Instant,
+    pub(crate) kernel_time: Duration,
+    /// Stall owed by this core for contention it suffered during a segment
+    /// already scheduled: paid at the start of its next segment.
+    pub(crate) stall: Duration,
+    /// Kernel work owed after a frame's event was posted (the end of the
+    /// driver's receive work, `host.driver_rx_tail_ns`): paid by the next
+    /// kernel item on this core, before the application gets the core back.
+    pub(crate) tail: Duration,
+}
+
+impl<W: Copy> Core<W> {
+    /// An idle core since time zero, with room for `kq` queued items.
+    pub(crate) fn new(kq: usize) -> Self {
+        Core {
+            kq: KQueue::with_capacity(kq),
+            cur: Cur::Idle,
+            gen: 0,
+            idle_since: Some(Instant::ZERO),
+            app: None,
+            end: Instant::ZERO,
+            kernel_time: Duration::ZERO,
+            stall: Duration::ZERO,
+            tail: Duration::ZERO,
+        }
+    }
+
+    /// Process `p` is bound to this core, which spins from the start (it
+    /// is not idle while its process has work).
+    pub(crate) fn bind(&mut self, p: u16) {
+        self.app = Some(p);
+        self.idle_since = None;
+    }
+
+    /// Nothing runs nor is queued on this core.
+    pub(crate) fn is_quiet(&self) -> bool {
+        matches!(self.cur, Cur::Idle) && self.kq.is_empty()
+    }
+
+    /// The core has nothing to run: idle from `now`, unless it already was.
+    pub(crate) fn go_idle(&mut self, now: Instant) {
+        if self.idle_since.is_none() {
+            self.idle_since = Some(now);
+        }
+    }
+
+    /// The core's process spins on it: not idle (its die does not sleep).
+    #[inline]
+    pub(crate) fn spin(&mut self) {
+        self.idle_since = None;
+    }
+
+    /// Exit latency paid by core `core` of `cores` when it starts work: the
+    /// C1E exit if its whole die has been idle long enough to sleep. A core
+    /// whose die sibling is busy (or spinning) does not sleep: "a core only
+    /// sleeps if the entire dual-core sub-chip is idle" ([OMX-MQ] §4.3,
+    /// footnote). Dies are `cores_per_die` consecutive cores. A core that
+    /// was not idle (busy, or spinning) pays nothing: checked inline, the
+    /// rest is out of line.
+    #[inline(always)]
+    pub(crate) fn wake_cost(cores: &mut [Core<W>], topo: &Topology, core: usize, s: &Sleep, now: Instant) -> Duration {
+        if cores[core].idle_since.is_none() {
+            return Duration::ZERO;
+        }
+        Self::wake_cost_idle(cores, topo, core, s, now)
+    }
+
+    /// The die went to sleep when its last core became idle, if that was
+    /// `s.after` ago: the latest idle start of its cores, a busy one
+    /// counting as never idle (no branch per core, nor on the outcome).
+    #[inline(never)]
+    fn wake_cost_idle(cores: &mut [Core<W>], topo: &Topology, core: usize, s: &Sleep, now: Instant) -> Duration {
+        let per_die = topo.cores_per_die as usize;
+        let first = topo.die_of(core as u16) as usize * per_die;
+        let busy = u64::MAX;
+        let die_idle = cores[first..first + per_die].iter().map(|o| o.idle_since.map_or(busy, |t| t.as_ps())).max();
+        cores[core].idle_since = None;
+        let die_idle = die_idle.unwrap_or(busy);
+        let slept = s.on & (die_idle != busy) & (now.as_ps().saturating_sub(die_idle) >= s.after.as_ps());
+        if slept {
+            s.exit
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// Begins a segment that ends at `end`.
+    #[inline]
+    fn begin(&mut self, end: Instant) -> Segment {
+        self.gen = self.gen.wrapping_add(1);
+        self.end = end;
+        Segment { end, gen: self.gen }
+    }
+
+    /// Begins kernel work `w` at `at` (after any wake-up) for `cost` plus
+    /// the stall the core owes: returns the kernel time charged and the
+    /// segment.
+    #[inline]
+    pub(crate) fn begin_kernel(&mut self, w: W, at: Instant, cost: Duration) -> (Duration, Segment) {
+        self.cur = Cur::Kernel(w);
+        let cost = cost + std::mem::take(&mut self.stall);
+        self.kernel_time += cost;
+        (cost, self.begin(at + cost))
+    }
+
+    /// Begins (or resumes) the application at `at` for `cost` plus the
+    /// stall the core owes: returns the application time charged and the
+    /// segment.
+    #[inline]
+    pub(crate) fn begin_app(&mut self, at: Instant, cost: Duration) -> (Duration, Segment) {
+        self.cur = Cur::App;
+        let cost = cost + std::mem::take(&mut self.stall);
+        (cost, self.begin(at + cost))
+    }
+
+    /// New kernel work preempts the application if it runs a segment: the
+    /// core is idle again, the segment stale, and the time it had left is
+    /// returned. `None` if the core was not running the application.
+    #[inline]
+    pub(crate) fn preempt(&mut self, now: Instant) -> Option<Duration> {
+        if !matches!(self.cur, Cur::App) {
+            return None;
+        }
+        let remaining = self.end.since(now);
+        self.gen = self.gen.wrapping_add(1);
+        self.cur = Cur::Idle;
+        Some(remaining)
+    }
+
+    /// Segment `gen` ended: what the core was running (the core is idle
+    /// again), or `None` if the segment is stale (the core was preempted).
+    #[inline(always)]
+    pub(crate) fn end_segment(&mut self, gen: u32) -> Option<Cur<W>> {
+        if self.gen != gen {
+            return None;
+        }
+        Some(std::mem::replace(&mut self.cur, Cur::Idle))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Core, Cur, KQueue, Segment, Sleep, Topology};
+    use crate::time::{Duration, Instant};
+    use std::collections::VecDeque;
+
+    #[test]
+    fn kqueue_keeps_the_order_of_a_deque() {
+        // Pushes at both ends and pops, against a plain VecDeque.
+        let (mut kq, mut dq) = (KQueue::with_capacity(2), VecDeque::new());
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for i in 0..10_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            match x % 3 {
+                0 => {
+                    kq.push_front(i);
+                    dq.push_front(i);
+                }
+                1 => {
+                    kq.push_back(i);
+                    dq.push_back(i);
+                }
+                _ => assert_eq!(kq.pop_front(), dq.pop_front()),
+            }
+            assert_eq!(kq.is_empty(), dq.is_empty());
+            assert!(kq.iter().eq(dq.iter()));
+        }
+    }
+
+    #[test]
+    fn a_preempted_segment_is_stale_and_returns_its_time_left() {
+        let mut c: Core<u32> = Core::new(1);
+        let t = |us| Instant::ZERO + Duration::from_us(us);
+        let (charged, seg) = c.begin_app(t(1), Duration::from_us(10));
+        assert_eq!((charged, seg.end), (Duration::from_us(10), t(11)));
+        assert_eq!(c.preempt(t(4)), Some(Duration::from_us(7)));
+        assert_eq!(c.end_segment(seg.gen), None);
+        assert_eq!(c.preempt(t(5)), None);
+        c.stall = Duration::from_us(2);
+        let (charged, seg2) = c.begin_kernel(9, t(5), Duration::from_us(1));
+        assert_eq!(seg2, Segment { end: t(8), gen: seg.gen + 2 });
+        assert_eq!((charged, c.kernel_time, c.stall), (Duration::from_us(3), Duration::from_us(3), Duration::ZERO));
+        assert_eq!(c.end_segment(seg2.gen), Some(Cur::Kernel(9)));
+        assert!(c.is_quiet());
+    }
+
+    #[test]
+    fn a_die_sleeps_only_when_all_its_cores_were_idle_long_enough() {
+        let topo = Topology::with_shape(1, 2, 2);
+        let s = Sleep { on: true, after: Duration::from_us(10), exit: Duration::from_us(3) };
+        let t = |us| Instant::ZERO + Duration::from_us(us);
+        let mut cores: Vec<Core<u32>> = (0..4).map(|_| Core::new(1)).collect();
+        // Core 1 busy: core 0's die stays awake.
+        cores[1].idle_since = None;
+        assert_eq!(Core::wake_cost(&mut cores, &topo, 0, &s, t(100)), Duration::ZERO);
+        assert_eq!(cores[0].idle_since, None);
+        // Both cores of die 1 idle since 0: the first to wake pays the exit.
+        assert_eq!(Core::wake_cost(&mut cores, &topo, 2, &s, t(100)), Duration::from_us(3));
+        // Not idle long enough.
+        cores[2].go_idle(t(95));
+        assert_eq!(Core::wake_cost(&mut cores, &topo, 2, &s, t(100)), Duration::ZERO);
+        // Without sleep states nothing is paid.
+        cores[2].go_idle(t(0));
+        let off = Sleep { on: false, ..s };
+        assert_eq!(Core::wake_cost(&mut cores, &topo, 2, &off, t(100)), Duration::ZERO);
+    }
+}
