@@ -234,14 +234,18 @@ impl<W: Copy> Core<W> {
         Some(remaining)
     }
 
-    /// Segment `gen` ended: what the core was running (the core is idle
-    /// again), or `None` if the segment is stale (the core was preempted).
+    /// Segment `gen` is the core's current one (not stale: the core was
+    /// not preempted since it began).
     #[inline(always)]
-    pub(crate) fn end_segment(&mut self, gen: u32) -> Option<Cur<W>> {
-        if self.gen != gen {
-            return None;
-        }
-        Some(std::mem::replace(&mut self.cur, Cur::Idle))
+    pub(crate) fn is_current(&self, gen: u32) -> bool {
+        self.gen == gen
+    }
+
+    /// The current segment ended: what the core was running (the core is
+    /// idle again).
+    #[inline(always)]
+    pub(crate) fn end_segment(&mut self) -> Cur<W> {
+        std::mem::replace(&mut self.cur, Cur::Idle)
     }
 }
 
@@ -283,13 +287,14 @@ mod tests {
         let (charged, seg) = c.begin_app(t(1), Duration::from_us(10));
         assert_eq!((charged, seg.end), (Duration::from_us(10), t(11)));
         assert_eq!(c.preempt(t(4)), Some(Duration::from_us(7)));
-        assert_eq!(c.end_segment(seg.gen), None);
+        assert!(!c.is_current(seg.gen));
         assert_eq!(c.preempt(t(5)), None);
         c.stall = Duration::from_us(2);
         let (charged, seg2) = c.begin_kernel(9, t(5), Duration::from_us(1));
         assert_eq!(seg2, Segment { end: t(8), gen: seg.gen + 2 });
         assert_eq!((charged, c.kernel_time, c.stall), (Duration::from_us(3), Duration::from_us(3), Duration::ZERO));
-        assert_eq!(c.end_segment(seg2.gen), Some(Cur::Kernel(9)));
+        assert!(c.is_current(seg2.gen));
+        assert_eq!(c.end_segment(), Cur::Kernel(9));
         assert!(c.is_quiet());
     }
 

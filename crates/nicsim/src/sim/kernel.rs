@@ -256,8 +256,10 @@ impl World {
     pub(super) fn core_done(&mut self, now: Instant, h: usize, core: usize, gen: u32) {
         let hs = &mut self.hosts[h];
         let cs = &mut hs.cores[core];
-        let Some(cur) = cs.end_segment(gen) else { return };
-        match cur {
+        if !cs.is_current(gen) {
+            return;
+        }
+        match cs.end_segment() {
             Cur::Kernel(w) => self.finish_kernel(now, h, core, w),
             Cur::App => {
                 if let Some(p) = cs.app {
