@@ -275,23 +275,27 @@ impl Stack {
         self.program.done()
     }
 
-    /// Handles the event in `slot` at `now`, the world's `events`-th. Returns
-    /// the error of a run that sent and delivered no packet in the last
-    /// `NO_PROGRESS_EVENTS` (10^7) events (idle `pio` hosts poll forever).
-    pub fn handle_slot(&mut self, now: Instant, slot: u32, events: u64) -> Result<(), SimError> {
+    /// Handles the event in `slot` at `now`, the world's `events`-th.
+    /// Returns whether the program is done, or the error of a run that sent
+    /// and delivered no packet in the last `NO_PROGRESS_EVENTS` (10^7)
+    /// events (idle `pio` hosts poll forever).
+    pub fn handle_slot(&mut self, now: Instant, slot: u32, events: u64) -> Result<bool, SimError> {
         let ev = self.slots[slot as usize];
         self.free_slots.push(slot);
         self.handle(now, ev);
+        if self.done() {
+            return Ok(true);
+        }
         let p = self.packets_sent + self.packets_delivered;
         if p != self.progress {
             (self.progress, self.progress_event) = (p, events);
-        } else if !self.done() && events - self.progress_event > NO_PROGRESS_EVENTS {
+        } else if events - self.progress_event > NO_PROGRESS_EVENTS {
             return Err(SimError(format!(
                 "no progress: no packet sent or delivered in {NO_PROGRESS_EVENTS} events up to {} us",
                 now.as_us_f64()
             )));
         }
-        Ok(())
+        Ok(false)
     }
 
     /// The events scheduled since the last call, in the order they were:

@@ -11,8 +11,10 @@ use crate::time::Instant;
 
 impl World {
     /// Wires the stack onto the world and queues its events at time zero.
+    /// Its program is the world's one program left until it is done.
     pub(super) fn start_lci(&mut self, mut stack: Stack) {
         stack.start();
+        self.programs_left = u32::from(!stack.done());
         self.lci = Some(Box::new(stack));
         self.queue_lci();
     }
@@ -22,9 +24,12 @@ impl World {
     pub(super) fn lci_event(&mut self, now: Instant, slot: u32) {
         let events = self.q.popped();
         let Some(stack) = self.lci.as_deref_mut() else { return };
-        let stuck = stack.handle_slot(now, slot, events).err();
+        let outcome = stack.handle_slot(now, slot, events);
+        if outcome != Ok(false) {
+            self.programs_left = 0;
+        }
         self.queue_lci();
-        if let Some(e) = stuck {
+        if let Err(e) = outcome {
             self.fail(e.0);
         }
     }
