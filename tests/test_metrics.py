@@ -27,6 +27,10 @@ KINDS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     # A lossy medium-size stream: drops, resends and medium messages.
     ("omx2009", {"kind": "stream", "messages": 300, "size_bytes": 8192},
      {"protocol": {"loss": 0.01}}),
+    # [LCI]'s multicast programs on Open-MX, forwarded by the NICs.
+    ("omx2009", {"kind": "asp", "rows": 32, "iterations": 4, "procs_per_host": 1,
+                 "forwarding": "ni"}, {"nic": {"multicast_forwarding": True}}),
+    ("omx2009", {"kind": "qr", "cols": 16, "iterations": 3, "procs_per_host": 1}, {}),
     ("lci2000", {"kind": "stream", "messages": 100}, {}),
     ("lci2000", {"kind": "pingpong", "iterations": 20}, {}),
     ("lci2000", {"kind": "bcast", "iterations": 2, "count": 2}, {}),

@@ -119,6 +119,8 @@ class Workload(str, Enum):
     alltoall = "alltoall"
     exchange = "exchange"
     bcast = "bcast"
+    asp = "asp"
+    qr = "qr"
     echo_nic = "echo-nic"
     echo_kernel = "echo-kernel"
 

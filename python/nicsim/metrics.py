@@ -90,6 +90,8 @@ _OPEN_MX_KINDS: dict[str, frozenset[str]] = {
     "nas-cg": _NAS,
     "nas-mg": _NAS,
     "nas-ft": _NAS,
+    "asp": frozenset({"exec_time_s", "mcast_forwards"}),
+    "qr": frozenset({"exec_time_s", "mcast_forwards"}),
 }
 
 # -- LCI stack (crates/nicsim/src/lci/) -------------------------------------

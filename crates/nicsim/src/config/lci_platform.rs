@@ -128,6 +128,11 @@ pub struct OmxLibraryCfg {
 pub const MAIN_KINDS_ON_LCI: &[&str] =
     &["pingpong", "stream", "uniband", "alltoall", "exchange", "nas-is", "nas-cg", "nas-mg", "nas-ft"];
 
+/// The \[LCI] multicast programs both stacks run: on an LCI-family preset
+/// the LCI stack's, unless `protocol.stack` names another
+/// (`config::stack_of`).
+pub const SHARED_KINDS_ON_LCI: &[&str] = &["bcast", "asp", "qr"];
+
 /// Bytes of one PIO write of a doorbell or an interrupt re-arm: one 32-bit
 /// word (the LANai and the PCI bus are 32-bit).
 const PIO_WORD_BYTES: f64 = 4.0;

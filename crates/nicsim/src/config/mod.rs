@@ -119,8 +119,9 @@ impl StackFamily {
 /// A scenario on an LCI-family preset (`family = "lci"`) runs the LCI
 /// stack when it asks for it (`protocol.stack = "lci"`) or for a workload
 /// only that stack has (an LCI kind not in [`MAIN_KINDS_ON_LCI`]: bcast,
-/// asp, qr, dsm, fft-alltoall); its MPI workloads run Open-MX on the
-/// mapped platform ([`main_platform`]). Every other scenario runs Open-MX
+/// asp, qr, dsm, fft-alltoall), unless another stack is named for a
+/// program both run ([`SHARED_KINDS_ON_LCI`]: bcast, asp, qr); its MPI
+/// workloads run Open-MX on the mapped platform ([`main_platform`]). Every other scenario runs Open-MX
 /// or native MX, as do texts that do not parse or name no readable
 /// preset: their parser then reports the error.
 pub fn stack_of(text: &str) -> StackFamily {
@@ -130,13 +131,17 @@ pub fn stack_of(text: &str) -> StackFamily {
         return StackFamily::OpenMx;
     }
     let field = |table: &str, key: &str| t.get(table).and_then(|v| v.get(key)).and_then(|v| v.as_str());
-    if field("protocol", "stack") == Some(LCI_STACK) {
-        return StackFamily::Lci;
-    }
-    match field("workload", "kind") {
-        Some(k) if !MAIN_KINDS_ON_LCI.contains(&k) && variant_names::<LciWorkloadKind>().contains(&k) => {
-            StackFamily::Lci
-        }
+    let Some(kind) = field("workload", "kind") else {
+        return if field("protocol", "stack") == Some(LCI_STACK) { StackFamily::Lci } else { StackFamily::OpenMx };
+    };
+    let lci_kind = !MAIN_KINDS_ON_LCI.contains(&kind) && variant_names::<LciWorkloadKind>().contains(&kind);
+    let lci_only = lci_kind && !SHARED_KINDS_ON_LCI.contains(&kind);
+    match field("protocol", "stack") {
+        Some(LCI_STACK) => StackFamily::Lci,
+        // Another stack: Open-MX runs the shared programs; the LCI stack's
+        // parser refuses the stack by name for its own.
+        Some(_) if !lci_only => StackFamily::OpenMx,
+        _ if lci_kind => StackFamily::Lci,
         _ => StackFamily::OpenMx,
     }
 }

@@ -368,7 +368,7 @@ impl Scenario {
         // stack (`config::lci::stack_scenario`).
         let lci_hw = super::lci::preset_table(preset).is_ok_and(|t| super::lci::is_lci_table(&t));
         let platform = if lci_hw {
-            check_kind_on_lci(preset, &f.workload)?;
+            check_kind_on_lci(preset, &f.workload, f.protocol.stack.is_some())?;
             super::load_main_platform(preset, f.platform.as_ref())?
         } else {
             load_platform(preset, f.platform.as_ref())?
@@ -589,10 +589,14 @@ impl Scenario {
 
 /// Refuses, on the LCI-family preset `preset`, a workload the main world
 /// does not run there, naming the kinds it does and the LCI stack's.
-fn check_kind_on_lci(preset: &str, w: &WorkloadOpts) -> Result<(), ConfigError> {
+/// The shared programs (`SHARED_KINDS_ON_LCI`) run here when the scenario
+/// names the stack (`stack_named`).
+fn check_kind_on_lci(preset: &str, w: &WorkloadOpts, stack_named: bool) -> Result<(), ConfigError> {
     let Some(kind) = w.kind else { return Ok(()) };
     let name = toml::Value::try_from(kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-    if super::MAIN_KINDS_ON_LCI.contains(&name.as_str()) {
+    if super::MAIN_KINDS_ON_LCI.contains(&name.as_str())
+        || (stack_named && super::SHARED_KINDS_ON_LCI.contains(&name.as_str()))
+    {
         return Ok(());
     }
     let lci: Vec<&str> = super::variant_names::<super::LciWorkloadKind>().to_vec();
@@ -600,8 +604,9 @@ fn check_kind_on_lci(preset: &str, w: &WorkloadOpts) -> Result<(), ConfigError> 
         "workload.kind",
         format!("{name:?} on preset {preset:?}"),
         &format!(
-            "in the main world one of {}; with protocol.stack = \"lci\", one of {}",
+            "with Open-MX one of {} (and {} with protocol.stack = \"open-mx\"); with protocol.stack = \"lci\", one of {}",
             super::MAIN_KINDS_ON_LCI.join(", "),
+            super::SHARED_KINDS_ON_LCI.join(", "),
             lci.join(", ")
         ),
     ))

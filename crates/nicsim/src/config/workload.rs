@@ -16,7 +16,8 @@ pub const MAX_RANKS: u32 = u16::MAX as u32;
 #[serde(deny_unknown_fields)]
 pub struct WorkloadOpts {
     /// Required: pingpong | stream | uniband | flood | nas-is | nas-cg |
-    /// nas-mg | nas-ft | alltoall | exchange | bcast | echo-nic | echo-kernel.
+    /// nas-mg | nas-ft | alltoall | exchange | bcast | asp | qr | echo-nic |
+    /// echo-kernel.
     pub kind: Option<WorkloadKind>,
     /// Message size in bytes (0 ..= 2^30; default 0).
     pub size_bytes: Option<Int>,
@@ -43,13 +44,28 @@ pub struct WorkloadOpts {
     /// nas-*, alltoall, exchange, bcast: processes per host (default: one
     /// per core).
     pub procs_per_host: Option<Int>,
-    /// bcast: the spanning tree from rank 0: binary (default, \[LCI]'s) |
-    /// binomial | chain.
+    /// bcast, asp, qr: the spanning tree of each root: binary (default,
+    /// \[LCI]'s) | binomial | chain.
     pub tree: Option<Tree>,
-    /// bcast: who forwards down the tree: host (default; point-to-point
-    /// sends) | ni (the NIC firmware, \[LCI] §4.2; needs
-    /// `nic.multicast_forwarding = true` and a one-frame message).
+    /// bcast, asp, qr: who forwards down the tree: host (default;
+    /// point-to-point sends) | ni (the NIC firmware, \[LCI] §4.2; needs
+    /// `nic.multicast_forwarding = true` and one-frame messages).
     pub forwarding: Option<BcastForwarding>,
+    /// asp: matrix rows = columns, a multiple of the ranks (default 1024:
+    /// 4 KB rows of 32-bit distances).
+    pub rows: Option<Int>,
+    /// qr: matrix columns = rows, a multiple of the ranks (default 512).
+    pub cols: Option<Int>,
+    /// asp: host cycles per element update of the Floyd-Warshall inner
+    /// loop, at `host.clock_ghz` (default 6, \[LCI]'s Pentium Pro estimate
+    /// of `presets/lci2000.toml` `multicast.asp_elem_cycles`).
+    pub elem_cycles: Option<f64>,
+    /// qr: host cycles per element of a column norm (default 4, as
+    /// `multicast.qr_norm_cycles` of `lci2000`).
+    pub norm_cycles: Option<f64>,
+    /// qr: host cycles per element of the Householder update (default 8,
+    /// as `multicast.qr_update_cycles` of `lci2000`).
+    pub update_cycles: Option<f64>,
 }
 
 /// `workload.kind`.
@@ -79,6 +95,12 @@ pub enum WorkloadKind {
     /// A broadcast from rank 0 down a spanning tree, forwarded by the hosts
     /// or by the NICs (\[LCI] §4), each followed by an ack up the tree.
     Bcast,
+    /// \[LCI] §4.3 ASP: all-pairs shortest paths, each iteration's row
+    /// broadcast by its owner down its own tree.
+    Asp,
+    /// \[LCI] §4.3 QR factorisation: per iteration a reduce-to-all of the
+    /// column norms and the pivot column's broadcast.
+    Qr,
     /// \[EMO] echo server in host 1's NIC firmware.
     EchoNic,
     /// \[EMO] echo server in host 1's kernel.
@@ -129,6 +151,25 @@ pub enum Workload {
     /// rank up the same tree (which paces the repetitions); `iterations`
     /// timed after `warmup`, `per_host` ranks on each host.
     Bcast { size: u64, iterations: u64, warmup: u64, per_host: u32, tree: Tree, forwarding: BcastForwarding },
+    /// \[LCI] ASP over a `rows` x `rows` matrix of `rows / ranks` rows per
+    /// rank, the first `iterations` iterations: iteration `k` needs row `k`,
+    /// which its owner broadcasts down its own `tree` once it has updated
+    /// it; every rank then updates its rows (`elem_ps` per element).
+    Asp { rows: u32, iterations: u32, per_host: u32, elem_ps: u64, tree: Tree, forwarding: BcastForwarding },
+    /// \[LCI] QR of a `cols` x `cols` matrix, columns cyclic over the ranks,
+    /// the first `iterations` iterations: column norms (`norm_ps` per
+    /// element), a reduce of the maximum up rank 0's tree and its
+    /// broadcast back, the Householder vector at the pivot column's owner
+    /// and its broadcast down the owner's tree, the update (`update_ps`).
+    Qr {
+        cols: u32,
+        iterations: u32,
+        per_host: u32,
+        norm_ps: u64,
+        update_ps: u64,
+        tree: Tree,
+        forwarding: BcastForwarding,
+    },
     /// \[EMO] echo: the application on host 0 ping-pongs with an echo server
     /// that runs in host 1's NIC firmware or in host 1's kernel (no copy to
     /// user space). Metrics as for `PingPong`.
@@ -189,6 +230,8 @@ fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
         Alltoall => ("alltoall", COLLECTIVE),
         Exchange => ("exchange", COLLECTIVE),
         Bcast => ("bcast", &["size_bytes", "iterations", "warmup", "procs_per_host", "tree", "forwarding"]),
+        Asp => ("asp", &["rows", "iterations", "procs_per_host", "tree", "forwarding", "elem_cycles"]),
+        Qr => ("qr", &["cols", "iterations", "procs_per_host", "tree", "forwarding", "norm_cycles", "update_cycles"]),
     }
 }
 
@@ -318,6 +361,59 @@ pub(super) fn workload(
                 }
             }
             Workload::Bcast { size, iterations, warmup, per_host, tree, forwarding }
+        }
+        WorkloadKind::Asp | WorkloadKind::Qr => {
+            let per_host = per_host()?;
+            let ranks = per_host * platform.topology.hosts;
+            let forwarding = w.forwarding.unwrap_or_default();
+            let tree = w.tree.unwrap_or_default();
+            let ps = |key: &str, v: &Option<f64>, default: f64| -> Result<u64, ConfigError> {
+                let cycles = v.unwrap_or(default);
+                check_f(key, cycles, 0.0, 1e6)?;
+                Ok((cycles * 1e3 / platform.host.clock_ghz).round() as u64)
+            };
+            let asp = kind == WorkloadKind::Asp;
+            let (key, v, default) =
+                if asp { ("workload.rows", &w.rows, 1024) } else { ("workload.cols", &w.cols, 512) };
+            let dim = int_or(key, v, default, ranks as u64, 1 << 16)? as u32;
+            if !dim.is_multiple_of(ranks) {
+                let allowed = format!("a multiple of the {ranks} ranks (hosts x procs_per_host)");
+                return Err(ConfigError::range(key, dim, &allowed));
+            }
+            // The largest message: a row of 32-bit distances, or the first
+            // pivot column of doubles.
+            let largest = if asp { 4 * dim as u64 } else { 8 * dim as u64 };
+            if forwarding == BcastForwarding::Ni {
+                // The firmware forwards one frame ([LCI] leaves reliability
+                // to its own protocol: nobody resends a forwarded copy).
+                if largest > crate::wire::SMALL_MAX as u64 {
+                    let allowed = format!(
+                        "at most {} with workload.forwarding = \"ni\" (the firmware forwards one-frame messages of up \
+                         to {} B)",
+                        crate::wire::SMALL_MAX / if asp { 4 } else { 8 },
+                        crate::wire::SMALL_MAX
+                    );
+                    return Err(ConfigError::range(key, dim, &allowed));
+                }
+                if loss > 0.0 {
+                    return Err(ConfigError::range(
+                        "protocol.loss",
+                        loss,
+                        "0 with workload.forwarding = \"ni\" (a forwarded multicast copy is never resent)",
+                    ));
+                }
+            }
+            if asp {
+                let iterations = int_or("workload.iterations", &w.iterations, dim as u64, 1, dim as u64)? as u32;
+                let elem_ps = ps("workload.elem_cycles", &w.elem_cycles, 6.0)?;
+                Workload::Asp { rows: dim, iterations, per_host, elem_ps, tree, forwarding }
+            } else {
+                let iterations =
+                    int_or("workload.iterations", &w.iterations, dim as u64 / 4, 1, dim as u64 - 1)? as u32;
+                let norm_ps = ps("workload.norm_cycles", &w.norm_cycles, 4.0)?;
+                let update_ps = ps("workload.update_cycles", &w.update_cycles, 8.0)?;
+                Workload::Qr { cols: dim, iterations, per_host, norm_ps, update_ps, tree, forwarding }
+            }
         }
         WorkloadKind::NasIs => {
             // NPB IS: TOTAL_KEYS = 2^16 (S), 2^23 (A), 2^25 (B), 2^27 (C);

@@ -100,10 +100,17 @@ fn run_toml_dispatches_on_the_stack_and_the_workload() {
     // The same hardware without the stack: the main world's MPI (MiB/s).
     let m = crate::run_toml(&format!("preset = \"lci2000\"\n{stream}")).unwrap();
     assert!(m.get("throughput_MBps").is_none() && m.get("throughput_MiBps").unwrap() > 0.0);
-    // A workload only the LCI stack has needs no stack key; another stack is refused by name.
+    // A multicast program both stacks run is the LCI stack's unless another
+    // stack is named (then Open-MX's: its metrics have interrupts per host).
     let asp = "[workload]\nkind = \"asp\"\nrows = 64\niterations = 2";
-    assert!(crate::run_toml(&format!("preset = \"lci2000\"\n{asp}")).is_ok());
-    let e = crate::run_toml(&format!("preset = \"lci2000\"\n[protocol]\nstack = \"open-mx\"\n{asp}")).unwrap_err();
+    let m = crate::run_toml(&format!("preset = \"lci2000\"\n{asp}")).unwrap();
+    assert!(m.get("upcalls").is_some() && m.get("host0_interrupts").is_none());
+    let m = crate::run_toml(&format!("preset = \"lci2000\"\n[protocol]\nstack = \"open-mx\"\n{asp}")).unwrap();
+    assert!(m.get("upcalls").is_none() && m.get("exec_time_s").unwrap() > 0.0);
+    // A program only the LCI stack has: another stack is refused by name.
+    let dsm = "[workload]\nkind = \"dsm\"\nprocs = 4\noperations = 5";
+    assert!(crate::run_toml(&format!("preset = \"lci2000\"\n{dsm}")).is_ok());
+    let e = crate::run_toml(&format!("preset = \"lci2000\"\n[protocol]\nstack = \"open-mx\"\n{dsm}")).unwrap_err();
     assert!(e.contains("`protocol.stack`") && e.contains("open-mx") && e.contains("\"lci\""), "{e}");
 }
 

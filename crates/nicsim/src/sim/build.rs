@@ -339,6 +339,29 @@ impl World {
                     }
                 }
             }
+            Workload::Asp { per_host, tree, forwarding, .. } | Workload::Qr { per_host, tree, forwarding, .. } => {
+                let n = w.hosts.len() as u32 * per_host;
+                let ni = forwarding == crate::config::BcastForwarding::Ni;
+                for r in 0..n {
+                    let mut body = crate::workload::Body::new();
+                    match s.workload {
+                        Workload::Asp { rows, iterations, elem_ps, .. } => {
+                            crate::workload::asp_ops(&mut body, r, n, rows, iterations, elem_ps, tree, ni)
+                        }
+                        Workload::Qr { cols, iterations, norm_ps, update_ps, .. } => {
+                            crate::workload::qr_ops(&mut body, r, n, cols, iterations, (norm_ps, update_ps), tree, ni)
+                        }
+                        _ => {}
+                    }
+                    let local = (r % per_host) as u16;
+                    w.spawn((r / per_host) as u16, local, local as u8, Program::script(body, 1, 0));
+                }
+                if ni {
+                    for hs in &mut w.hosts {
+                        hs.nic.forwarding = Some(ForwardTable { tree, ranks: n });
+                    }
+                }
+            }
             Workload::Flood { packets, gap, packet_bytes } => {
                 w.flood = Some(Flood::new(packets, gap, packet_bytes));
                 w.q.push(Instant::ZERO, Flood::origin(), Ev::FloodTick);

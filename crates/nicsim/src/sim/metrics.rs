@@ -4,6 +4,7 @@
 use super::World;
 use crate::config::{RxDelivery, Workload};
 use crate::host::{ObjClass, Side};
+use crate::time::Instant;
 use crate::{Metrics, SimError};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -238,6 +239,14 @@ impl World {
                     m.set("overhead_ns_per_packet", to.kernel_time.as_ns_f64() / packets);
                     m.set("interrupts_per_msg", to.irq_raised as f64 / packets);
                 }
+            }
+            Workload::Asp { .. } | Workload::Qr { .. } => {
+                // [LCI]'s execution time: from the start to the last rank's end.
+                let end = self.hosts.iter().flat_map(|h| &h.procs).filter_map(|pr| pr.marks[1]).max();
+                if let Some(end) = end {
+                    m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
+                }
+                m.set("mcast_forwards", self.hosts.iter().map(|h| h.nic.forwards).sum::<u64>() as f64);
             }
             Workload::Replay => self.replay_metrics(&mut m),
             Workload::LciStack => {}

@@ -229,3 +229,40 @@ fn the_clock_and_the_delivery_refuse_what_they_cannot_do() {
     .unwrap_err();
     assert!(e.contains("`nic.rx_delivery`") && e.contains("cache.rx_dma_lines (1)"), "{e}");
 }
+
+/// \[LCI] §4.3's ASP on Open-MX hosts: with the NICs forwarding each row
+/// (one frame of 32 distances), the firmware makes exactly one copy per
+/// receiving rank and row, and the program ends sooner than with the hosts
+/// forwarding, under any coalescing policy.
+#[rstest]
+fn asp_on_open_mx_hosts_runs_faster_with_ni_forwarding(#[values("disabled", "openmx", "adaptive")] policy: &str) {
+    let asp = |fw: &str| {
+        run(&format!(
+            "preset = \"omx2009\"\n[platform.topology]\nhosts = 8\n[nic]\ncoalescing = \"{policy}\"\n\
+             multicast_forwarding = true\n[workload]\nkind = \"asp\"\nrows = 32\niterations = 24\n\
+             procs_per_host = 1\nforwarding = \"{fw}\"\n"
+        ))
+    };
+    let (host, ni) = (asp("host"), asp("ni"));
+    assert_eq!(get(&host, "mcast_forwards"), 0.0);
+    assert_eq!(get(&ni, "mcast_forwards"), 24.0 * 7.0);
+    assert!(get(&ni, "exec_time_s") < get(&host, "exec_time_s"), "{policy}");
+}
+
+/// \[LCI]'s QR on the `lci2000` hardware, run by either stack: Open-MX's
+/// kernel receive path (an interrupt per frame's batch, at 8 us of kernel
+/// dispatch each on the Pentium Pro) against the LCI library polling the
+/// NI in user space, which is faster. A larger matrix takes longer with both.
+#[test]
+fn qr_runs_on_lci_hardware_with_either_stack() {
+    let qr = |stack: &str, cols: u32| {
+        let m = run(&format!(
+            "preset = \"lci2000\"\n[protocol]\nstack = \"{stack}\"\n[workload]\nkind = \"qr\"\ncols = {cols}\n\
+             iterations = 8\n"
+        ));
+        get(&m, "exec_time_s")
+    };
+    let (omx, lci) = (qr("open-mx", 128), qr("lci", 128));
+    assert!(lci < omx, "lci {lci} open-mx {omx}");
+    assert!(qr("open-mx", 256) > omx && qr("lci", 256) > lci);
+}

@@ -7,6 +7,7 @@
 //! (omx_perf / IMB PingPong, a unidirectional stream); it does not know the
 //! costs of anything.
 
+use crate::nic::multicast::Tree;
 use crate::time::Duration;
 
 /// One operation of a program.
@@ -173,6 +174,13 @@ pub mod tag {
     pub const FT_TRANSPOSE: u64 = 3000;
     /// NAS FT checksum allreduce (`FT_CHECKSUM + step`).
     pub const FT_CHECKSUM: u64 = 3100;
+    /// \[LCI] ASP: row `k`'s broadcast is `ASP + k`.
+    pub const ASP: u64 = 1 << 20;
+    /// \[LCI] QR, iteration `k`: the norms' reduce `QR_REDUCE + k`, its
+    /// result's broadcast `QR_RESULT + k`, the pivot column's `QR_COLUMN + k`.
+    pub const QR_REDUCE: u64 = 2 << 20;
+    pub const QR_RESULT: u64 = 3 << 20;
+    pub const QR_COLUMN: u64 = 4 << 20;
 }
 
 impl Program {
@@ -432,6 +440,104 @@ pub fn bcast_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tree: crate::nic:
     }
 }
 
+/// A broadcast of `size` bytes with `tag` from `root` down its own
+/// `tree`, for `rank` of `n`: with host forwarding (`ni = false`) the
+/// root sends to its children and every other rank receives from its
+/// parent, waits for the data and sends it on to its children; with NI
+/// forwarding the root multicasts one frame ([`Op::Mcast`]) and the others
+/// receive it from the root. The sends to children are left outstanding.
+pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: u64, tree: Tree, ni: bool) {
+    use crate::nic::multicast::{children, parent, MAX_CHILDREN};
+    if ni {
+        ops.push(if rank == root { Op::Mcast { size, tag } } else { Op::Recv { src: Some(root), size, tag } });
+        return;
+    }
+    if let Some(p) = parent(tree, n, root, rank) {
+        ops.push(Op::Recv { src: Some(p), size, tag });
+        ops.push(Op::WaitOutstanding(0));
+    }
+    let mut kids = [0; MAX_CHILDREN];
+    let k = children(tree, n, root, rank, &mut kids);
+    for &c in &kids[..k] {
+        ops.push(Op::Send { peer: c, size, tag });
+    }
+}
+
+/// The whole \[LCI] ASP program of `rank` of `n` (`crate::config::Workload::Asp`):
+/// `rows / n` rows per rank; iteration `k`'s row is broadcast by its owner
+/// (`k / (rows / n)`, after its update of iteration `k - 1`) down the
+/// owner's tree ([`bcast_from`]), then each rank updates its rows (`rows /
+/// n` x `rows` elements of `elem_ps`). One `Mark` pair around it all.
+pub fn asp_ops(ops: &mut Body, rank: u32, n: u32, rows: u32, iterations: u32, elem_ps: u64, tree: Tree, ni: bool) {
+    let per = rows / n;
+    let update = Duration::from_ps(elem_ps * per as u64 * rows as u64);
+    ops.push(Op::Mark(Label::Start));
+    for k in 0..iterations {
+        bcast_from(ops, k / per, rank, n, 4 * rows as u64, tag::ASP + k as u64, tree, ni);
+        ops.push(Op::Compute(update));
+    }
+    ops.push(Op::WaitOutstanding(0));
+    ops.push(Op::Mark(Label::End));
+}
+
+/// Bytes of QR's reduce-to-all value: a double and a 32-bit column index
+/// (the pivot search's largest column norm).
+pub const QR_REDUCE_BYTES: u64 = 12;
+
+/// Columns `j >= from` of `cols` that `rank` of `n` owns (cyclic).
+fn qr_local_cols(n: u32, cols: u32, rank: u32, from: u32) -> u64 {
+    let upto = |end: u32| if end > rank { ((end - rank - 1) / n + 1) as u64 } else { 0 };
+    upto(cols) - upto(from)
+}
+
+/// The whole \[LCI] QR program of `rank` of `n` (`crate::config::Workload::Qr`),
+/// columns cyclic over the ranks. Iteration `k`: the norms of its columns
+/// from `k` (`norm_ps` per element of the `cols - k` below the diagonal);
+/// the maximum reduced up rank 0's tree and broadcast back from rank 0
+/// (reduce-to-all); the owner of column `k` computes the Householder vector
+/// (two passes over the column) and broadcasts it (`8 (cols - k)` bytes)
+/// down its own tree; every rank applies it to its columns after `k`
+/// (`update_ps` per element). One `Mark` pair around it all.
+#[allow(clippy::too_many_arguments)]
+pub fn qr_ops(
+    ops: &mut Body,
+    rank: u32,
+    n: u32,
+    cols: u32,
+    iterations: u32,
+    (norm_ps, update_ps): (u64, u64),
+    tree: Tree,
+    ni: bool,
+) {
+    use crate::nic::multicast::{children, parent, MAX_CHILDREN};
+    let mut kids = [0; MAX_CHILDREN];
+    let nk = children(tree, n, 0, rank, &mut kids);
+    let up = parent(tree, n, 0, rank);
+    ops.push(Op::Mark(Label::Start));
+    for k in 0..iterations {
+        let height = (cols - k) as u64;
+        ops.push(Op::Compute(Duration::from_ps(norm_ps * qr_local_cols(n, cols, rank, k) * height)));
+        let t = k as u64;
+        for &c in &kids[..nk] {
+            ops.push(Op::Recv { src: Some(c), size: QR_REDUCE_BYTES, tag: tag::QR_REDUCE + t });
+        }
+        ops.push(Op::WaitOutstanding(0));
+        if let Some(p) = up {
+            ops.push(Op::Send { peer: p, size: QR_REDUCE_BYTES, tag: tag::QR_REDUCE + t });
+        }
+        bcast_from(ops, 0, rank, n, QR_REDUCE_BYTES, tag::QR_RESULT + t, tree, ni);
+        ops.push(Op::WaitOutstanding(0));
+        let owner = k % n;
+        if rank == owner {
+            ops.push(Op::Compute(Duration::from_ps(2 * update_ps * height)));
+        }
+        bcast_from(ops, owner, rank, n, 8 * height, tag::QR_COLUMN + t, tree, ni);
+        ops.push(Op::Compute(Duration::from_ps(update_ps * qr_local_cols(n, cols, rank, k + 1) * height)));
+    }
+    ops.push(Op::WaitOutstanding(0));
+    ops.push(Op::Mark(Label::End));
+}
+
 mod nas;
 pub use nas::*;
 
@@ -592,6 +698,88 @@ mod tests {
         }
     }
 
+    /// Every message of `body_of(rank)` over `n` ranks: each send has one
+    /// receive at its peer with the same source and tag and vice versa, and
+    /// each multicast one receive at every other rank. Returns the sends
+    /// (point to point, and multicast copies) per tag.
+    fn matched(n: u32, body_of: impl Fn(u32) -> Body) -> std::collections::BTreeMap<u64, u64> {
+        use std::collections::BTreeMap;
+        let (mut sent, mut recvd) = (BTreeMap::new(), BTreeMap::new());
+        let mut per_tag = BTreeMap::new();
+        for r in 0..n {
+            for op in body_of(r).ops() {
+                match op {
+                    Op::Send { peer, tag, size } => {
+                        *sent.entry((r, peer, tag, size)).or_insert(0) += 1;
+                        *per_tag.entry(tag).or_insert(0) += 1;
+                    }
+                    Op::Mcast { tag, size } => {
+                        for d in (0..n).filter(|&d| d != r) {
+                            *sent.entry((r, d, tag, size)).or_insert(0) += 1;
+                        }
+                        *per_tag.entry(tag).or_insert(0) += n as u64 - 1;
+                    }
+                    Op::Recv { src, tag, size } => {
+                        *recvd.entry((src.expect("named source"), r, tag, size)).or_insert(0) += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        assert_eq!(sent, recvd, "every send has its receive");
+        per_tag
+    }
+
+    #[test]
+    fn asp_broadcasts_each_row_from_its_owner_to_every_rank_once() {
+        use crate::nic::multicast::Tree;
+        for (n, rows, ni) in [(8, 64, false), (8, 32, true), (5, 20, false), (7, 28, true)] {
+            for tree in [Tree::Binary, Tree::Binomial, Tree::Chain] {
+                let iterations = rows / 2;
+                let per_tag = matched(n, |r| {
+                    let mut b = Body::new();
+                    asp_ops(&mut b, r, n, rows, iterations, 1000, tree, ni);
+                    b
+                });
+                // One copy per receiving rank of every row, whoever forwards.
+                assert_eq!(per_tag.len() as u32, iterations, "{n} {tree:?} {ni}");
+                assert!(per_tag.values().all(|&c| c == n as u64 - 1), "{n} {tree:?} {ni}: {per_tag:?}");
+            }
+            // The owner of row k (k / (rows / n)) sends it first.
+            let mut b = Body::new();
+            asp_ops(&mut b, 1, n, rows, rows, 1000, Tree::Binary, ni);
+            let first = b.ops().find(
+                |o| matches!(o, Op::Send { tag, .. } | Op::Mcast { tag, .. } if *tag == tag::ASP + (rows / n) as u64),
+            );
+            assert!(first.is_some(), "rank 1 owns row {}", rows / n);
+        }
+    }
+
+    #[test]
+    fn qr_reduces_up_rank_0s_tree_and_broadcasts_result_and_column() {
+        use crate::nic::multicast::Tree;
+        for (n, cols, ni) in [(8, 64, false), (8, 16, true), (6, 18, false)] {
+            let iterations = cols / 2;
+            let per_tag = matched(n, |r| {
+                let mut b = Body::new();
+                qr_ops(&mut b, r, n, cols, iterations, (1000, 2000), Tree::Binary, ni);
+                b
+            });
+            for k in 0..iterations as u64 {
+                // The reduce: one message per rank but the root.
+                assert_eq!(per_tag[&(tag::QR_REDUCE + k)], n as u64 - 1);
+                assert_eq!(per_tag[&(tag::QR_RESULT + k)], n as u64 - 1);
+                assert_eq!(per_tag[&(tag::QR_COLUMN + k)], n as u64 - 1);
+            }
+        }
+        // The compute shrinks with the trailing matrix: rank 0's update of
+        // iteration 0 covers more columns than its last.
+        let mut b = Body::new();
+        qr_ops(&mut b, 0, 4, 16, 12, (1000, 2000), Tree::Binary, false);
+        let computes: Vec<_> = b.ops().filter_map(|o| if let Op::Compute(d) = o { Some(d) } else { None }).collect();
+        assert!(computes.first() > computes.last(), "{computes:?}");
+    }
+
     #[test]
     fn bcast_forwards_on_the_host_or_leaves_it_to_the_nic() {
         use crate::nic::multicast::Tree;
@@ -634,6 +822,11 @@ mod tests {
             (tag::MG, tag::MG + 64 * 8 - 1),
             (tag::FT_TRANSPOSE, tag::FT_TRANSPOSE),
             (tag::FT_CHECKSUM, tag::FT_CHECKSUM + steps),
+            // Matrices of at most 2^16 rows or columns (`workload.rows`, `cols`).
+            (tag::ASP, tag::ASP + (1 << 16)),
+            (tag::QR_REDUCE, tag::QR_REDUCE + (1 << 16)),
+            (tag::QR_RESULT, tag::QR_RESULT + (1 << 16)),
+            (tag::QR_COLUMN, tag::QR_COLUMN + (1 << 16)),
         ];
         blocks.sort();
         for pair in blocks.windows(2) {
