@@ -31,6 +31,8 @@ KINDS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("omx2009", {"kind": "asp", "rows": 32, "iterations": 4, "procs_per_host": 1,
                  "forwarding": "ni"}, {"nic": {"multicast_forwarding": True}}),
     ("omx2009", {"kind": "qr", "cols": 16, "iterations": 3, "procs_per_host": 1}, {}),
+    ("omx2009", {"kind": "fft-alltoall", "iterations": 1, "procs_per_host": 1, "size_bytes": 4096,
+                 "compute_us": 50.0}, {"nic": {"clock_period_us": 20.0}}),
     ("lci2000", {"kind": "stream", "messages": 100}, {}),
     ("lci2000", {"kind": "pingpong", "iterations": 20}, {}),
     ("lci2000", {"kind": "bcast", "iterations": 2, "count": 2}, {}),

@@ -121,6 +121,7 @@ class Workload(str, Enum):
     bcast = "bcast"
     asp = "asp"
     qr = "qr"
+    fft_alltoall = "fft-alltoall"
     echo_nic = "echo-nic"
     echo_kernel = "echo-kernel"
 

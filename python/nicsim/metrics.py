@@ -92,6 +92,7 @@ _OPEN_MX_KINDS: dict[str, frozenset[str]] = {
     "nas-ft": _NAS,
     "asp": frozenset({"exec_time_s", "mcast_forwards"}),
     "qr": frozenset({"exec_time_s", "mcast_forwards"}),
+    "fft-alltoall": frozenset({"exec_time_s"}),
 }
 
 # -- LCI stack (crates/nicsim/src/lci/) -------------------------------------

@@ -131,7 +131,7 @@ pub const MAIN_KINDS_ON_LCI: &[&str] =
 /// The \[LCI] multicast programs both stacks run: on an LCI-family preset
 /// the LCI stack's, unless `protocol.stack` names another
 /// (`config::stack_of`).
-pub const SHARED_KINDS_ON_LCI: &[&str] = &["bcast", "asp", "qr"];
+pub const SHARED_KINDS_ON_LCI: &[&str] = &["bcast", "asp", "qr", "fft-alltoall"];
 
 /// Bytes of one PIO write of a doorbell or an interrupt re-arm: one 32-bit
 /// word (the LANai and the PCI bus are 32-bit).

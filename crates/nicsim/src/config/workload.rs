@@ -16,8 +16,8 @@ pub const MAX_RANKS: u32 = u16::MAX as u32;
 #[serde(deny_unknown_fields)]
 pub struct WorkloadOpts {
     /// Required: pingpong | stream | uniband | flood | nas-is | nas-cg |
-    /// nas-mg | nas-ft | alltoall | exchange | bcast | asp | qr | echo-nic |
-    /// echo-kernel.
+    /// nas-mg | nas-ft | alltoall | exchange | bcast | asp | qr |
+    /// fft-alltoall | echo-nic | echo-kernel.
     pub kind: Option<WorkloadKind>,
     /// Message size in bytes (0 ..= 2^30; default 0).
     pub size_bytes: Option<Int>,
@@ -66,6 +66,10 @@ pub struct WorkloadOpts {
     /// qr: host cycles per element of the Householder update (default 8,
     /// as `multicast.qr_update_cycles` of `lci2000`).
     pub update_cycles: Option<f64>,
+    /// fft-alltoall: compute per iteration and rank, us (default: the
+    /// FFT's 5 N log2 N / ranks flops at the `nas` table's rate, N the
+    /// complex points whose transpose sends `size_bytes` to each rank).
+    pub compute_us: Option<f64>,
 }
 
 /// `workload.kind`.
@@ -101,6 +105,9 @@ pub enum WorkloadKind {
     /// \[LCI] §4.3 QR factorisation: per iteration a reduce-to-all of the
     /// column norms and the pivot column's broadcast.
     Qr,
+    /// \[LCI] §5.2's FFT all-to-all: a transpose overlapped with the
+    /// compute, one block sent after each compute chunk.
+    FftAlltoall,
     /// \[EMO] echo server in host 1's NIC firmware.
     EchoNic,
     /// \[EMO] echo server in host 1's kernel.
@@ -170,6 +177,12 @@ pub enum Workload {
         tree: Tree,
         forwarding: BcastForwarding,
     },
+    /// \[LCI] FFT all-to-all, `per_host` ranks on each host: per iteration
+    /// each rank posts a receive from every other, computes `compute` in
+    /// `ranks - 1` chunks (each within +-20 % of its share, seeded) and
+    /// sends one `block` after each to the next rank in rotation, then waits
+    /// for all; `iterations` timed.
+    FftAlltoall { block: u64, iterations: u64, per_host: u32, compute: Duration },
     /// \[EMO] echo: the application on host 0 ping-pongs with an echo server
     /// that runs in host 1's NIC firmware or in host 1's kernel (no copy to
     /// user space). Metrics as for `PingPong`.
@@ -232,6 +245,7 @@ fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
         Bcast => ("bcast", &["size_bytes", "iterations", "warmup", "procs_per_host", "tree", "forwarding"]),
         Asp => ("asp", &["rows", "iterations", "procs_per_host", "tree", "forwarding", "elem_cycles"]),
         Qr => ("qr", &["cols", "iterations", "procs_per_host", "tree", "forwarding", "norm_cycles", "update_cycles"]),
+        FftAlltoall => ("fft-alltoall", &["size_bytes", "iterations", "procs_per_host", "compute_us"]),
     }
 }
 
@@ -361,6 +375,20 @@ pub(super) fn workload(
                 }
             }
             Workload::Bcast { size, iterations, warmup, per_host, tree, forwarding }
+        }
+        WorkloadKind::FftAlltoall => {
+            let per_host = per_host()?;
+            let ranks = (per_host * platform.topology.hosts) as f64;
+            let iterations = int_or("workload.iterations", &w.iterations, 5, 1, 1 << 20)?;
+            let block = int_or("workload.size_bytes", &w.size_bytes, 65536, 0, 1 << 30)?;
+            // The points whose transpose sends `block` bytes of complex
+            // doubles to each rank, and the radix-2 FFT's flops on them.
+            let points = (block as f64 * ranks * ranks / 16.0).max(2.0);
+            let flops = 5.0 * points * points.log2() / ranks;
+            let (flop_rate, _) = nas_rates(platform, per_host);
+            let compute_us = w.compute_us.unwrap_or(flops / flop_rate * 1e6);
+            check_f("workload.compute_us", compute_us, 0.0, 1e9)?;
+            Workload::FftAlltoall { block, iterations, per_host, compute: Duration::from_ns_f64(compute_us * 1e3) }
         }
         WorkloadKind::Asp | WorkloadKind::Qr => {
             let per_host = per_host()?;

@@ -339,6 +339,15 @@ impl World {
                     }
                 }
             }
+            Workload::FftAlltoall { block, iterations, per_host, compute } => {
+                let n = w.hosts.len() as u32 * per_host;
+                for r in 0..n {
+                    let mut body = crate::workload::Body::new();
+                    crate::workload::fft_alltoall_ops(&mut body, r, n, block, compute, s.seed);
+                    let local = (r % per_host) as u16;
+                    w.spawn((r / per_host) as u16, local, local as u8, Program::script(body, iterations, 0));
+                }
+            }
             Workload::Asp { per_host, tree, forwarding, .. } | Workload::Qr { per_host, tree, forwarding, .. } => {
                 let n = w.hosts.len() as u32 * per_host;
                 let ni = forwarding == crate::config::BcastForwarding::Ni;

@@ -240,13 +240,15 @@ impl World {
                     m.set("interrupts_per_msg", to.irq_raised as f64 / packets);
                 }
             }
-            Workload::Asp { .. } | Workload::Qr { .. } => {
+            Workload::Asp { .. } | Workload::Qr { .. } | Workload::FftAlltoall { .. } => {
                 // [LCI]'s execution time: from the start to the last rank's end.
                 let end = self.hosts.iter().flat_map(|h| &h.procs).filter_map(|pr| pr.marks[1]).max();
                 if let Some(end) = end {
                     m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
                 }
-                m.set("mcast_forwards", self.hosts.iter().map(|h| h.nic.forwards).sum::<u64>() as f64);
+                if !matches!(self.workload, Workload::FftAlltoall { .. }) {
+                    m.set("mcast_forwards", self.hosts.iter().map(|h| h.nic.forwards).sum::<u64>() as f64);
+                }
             }
             Workload::Replay => self.replay_metrics(&mut m),
             Workload::LciStack => {}

@@ -181,6 +181,9 @@ pub mod tag {
     pub const QR_REDUCE: u64 = 2 << 20;
     pub const QR_RESULT: u64 = 3 << 20;
     pub const QR_COLUMN: u64 = 4 << 20;
+    /// \[LCI] FFT all-to-all blocks (one tag: a rank waits for every block
+    /// of an iteration before it posts the next iteration's receives).
+    pub const FFT: u64 = 5 << 20;
 }
 
 impl Program {
@@ -538,6 +541,32 @@ pub fn qr_ops(
     ops.push(Op::Mark(Label::End));
 }
 
+/// The compute of an FFT all-to-all iteration varies per chunk by up to
+/// this fraction either way (\[estimate], as the LCI stack's program,
+/// `crate::lci::fft`: load imbalance and cache effects skew the ranks so
+/// that some compute while others send).
+pub const FFT_COMPUTE_JITTER: f64 = 0.2;
+
+/// One iteration of the \[LCI] FFT all-to-all for `rank` of `n` (at least
+/// 2): a receive posted from every other rank (a ring), then `n - 1`
+/// chunks of the iteration's `compute`, each followed by the send of one
+/// `block` to the next rank in rotation (`rank + 1`, `rank + 2`, ...), the
+/// transpose overlapped with the butterflies; then a wait for all. Chunk
+/// `j` takes its share of `compute` times `1 +- FFT_COMPUTE_JITTER`, drawn
+/// from `seed` and the rank, so each rank keeps its chunk times from one
+/// iteration to the next (the script repeats the one iteration).
+pub fn fft_alltoall_ops(ops: &mut Body, rank: u32, n: u32, block: u64, compute: Duration, seed: u64) {
+    let mut rng = crate::engine::SimRng::new(seed ^ (u64::from(rank) << 32 | 0xF47));
+    let share = compute.as_ns_f64() / (n - 1) as f64;
+    ops.0.push(Step::RecvRing { rank, n, size: block, tag: tag::FFT });
+    for j in 1..n {
+        let f = 1.0 + FFT_COMPUTE_JITTER * (2.0 * rng.unit() - 1.0);
+        ops.push(Op::Compute(Duration::from_ns_f64(share * f)));
+        ops.push(Op::Send { peer: (rank + j) % n, size: block, tag: tag::FFT });
+    }
+    ops.push(Op::WaitOutstanding(0));
+}
+
 mod nas;
 pub use nas::*;
 
@@ -781,6 +810,40 @@ mod tests {
     }
 
     #[test]
+    fn fft_alltoall_moves_every_block_once_and_its_chunks_add_up_to_the_compute() {
+        for n in [2, 5, 16] {
+            let compute = Duration::from_us(1000);
+            let body = |r| {
+                let mut b = Body::new();
+                fft_alltoall_ops(&mut b, r, n, 4096, compute, 7);
+                b
+            };
+            let per_tag = matched(n, body);
+            assert_eq!(per_tag[&tag::FFT], n as u64 * (n as u64 - 1));
+            for r in 0..n {
+                let ops: Vec<Op> = body(r).ops().collect();
+                let chunks: Vec<Duration> =
+                    ops.iter().filter_map(|o| if let Op::Compute(d) = o { Some(*d) } else { None }).collect();
+                assert_eq!(chunks.len() as u32, n - 1);
+                let total: f64 = chunks.iter().map(|d| d.as_ns_f64()).sum();
+                assert!((total - 1e6).abs() <= 0.2 * 1e6, "{total}");
+                // Each chunk is followed by its block to the next rank in rotation.
+                let first = ops.iter().position(|o| matches!(o, Op::Compute(_))).unwrap();
+                assert_eq!(ops[first + 1], Op::Send { peer: (r + 1) % n, size: 4096, tag: tag::FFT });
+                assert_eq!(ops.last(), Some(&Op::WaitOutstanding(0)));
+            }
+            // Seeded: the same seed draws the same chunks, another seed others.
+            let chunks = |seed| {
+                let mut b = Body::new();
+                fft_alltoall_ops(&mut b, 1, n, 4096, compute, seed);
+                b.ops().filter(|o| matches!(o, Op::Compute(_))).collect::<Vec<_>>()
+            };
+            assert_eq!(chunks(7), chunks(7));
+            assert_ne!(chunks(7), chunks(8));
+        }
+    }
+
+    #[test]
     fn bcast_forwards_on_the_host_or_leaves_it_to_the_nic() {
         use crate::nic::multicast::Tree;
         let ops = |rank, ni| {
@@ -827,6 +890,7 @@ mod tests {
             (tag::QR_REDUCE, tag::QR_REDUCE + (1 << 16)),
             (tag::QR_RESULT, tag::QR_RESULT + (1 << 16)),
             (tag::QR_COLUMN, tag::QR_COLUMN + (1 << 16)),
+            (tag::FFT, tag::FFT),
         ];
         blocks.sort();
         for pair in blocks.windows(2) {
