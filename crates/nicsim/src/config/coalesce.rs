@@ -14,8 +14,9 @@ use std::fmt;
 /// also SPEC §5 preset `omx2009`.
 pub const MYRI10G_DEFAULT_DELAY: Duration = Duration::from_us(75);
 
-/// `nic.coalescing`: the strategies of SPEC §4. (`watchdog` is an LCI
-/// firmware mechanism, `crate::lci::watchdog`, not a coalescing policy.)
+/// `nic.coalescing`: the strategies of SPEC §4. (The \[LCI] polling
+/// watchdog, `crate::nic::watchdog`, is a firmware mechanism composed with
+/// the policy, not a coalescing policy.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Coalescing {

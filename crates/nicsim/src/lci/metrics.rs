@@ -38,7 +38,9 @@ impl Stack {
         }
         self.mc_metrics(&mut set);
         self.program.metrics(&mut m);
-        m.0.insert("watchdog_interrupts".into(), self.wd.iter().map(|w| w.raised).sum::<u64>() as f64);
+        // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
+        let wd_irqs = self.packet_irqs + self.wd.iter().map(|w| w.raised).sum::<u64>();
+        m.0.insert("watchdog_interrupts".into(), wd_irqs as f64);
         m.0.insert("watchdog_fetches".into(), self.wd.iter().map(|w| w.fetches).sum::<u64>() as f64);
         m.0.insert("clock_interrupts".into(), self.clock_interrupts as f64);
         m.0.insert("signals_returned_at_once".into(), self.signals_at_once as f64);

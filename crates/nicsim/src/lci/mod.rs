@@ -27,8 +27,9 @@
 //! packets are forwarded by the host library or by the NI firmware.
 //!
 //! Interrupts and timers (`docs/lci.md`): the host CPU modes and signal
-//! delivery ([`cpu`]), the NI polling watchdog ([`watchdog`]), host soft
-//! timers and NI clock interrupts (`crate::nic::timers`), the reliable
+//! delivery ([`cpu`]), the NI polling watchdog (`crate::nic::watchdog`,
+//! shared with the Open-MX NIC), host soft timers and NI clock interrupts
+//! (`crate::nic::timers`), the reliable
 //! protocol ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all
 //! ([`fft`]) programs; the stack wires them with the events after
 //! [`Ev::RefreshDone`].
@@ -44,12 +45,12 @@ pub mod multicast;
 pub mod ni;
 pub mod ni_mc;
 pub mod reliable;
-pub mod watchdog;
 pub mod workload;
 
-use crate::config::LciScenario;
+use crate::config::{LciScenario, WatchdogDelay};
 use crate::engine::Origin;
 use crate::net::grid::Grid;
+use crate::nic::watchdog::{Expiry, Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
 use crate::SimError;
@@ -121,10 +122,10 @@ pub enum Ev {
     McComputeDone(u32),
     /// Host `h`'s compute phase of generation `gen` ends (stale if preempted since).
     ComputeDone(u32, u64),
-    /// NI `h`'s watchdog timer with this deadline expired.
-    WatchdogExpiry(u32, Instant),
-    /// NI `h`'s watchdog fetch of the host flag and counter completed.
-    WatchdogFetched(u32),
+    /// NI `h`'s watchdog timer of this generation expired.
+    WatchdogExpiry(u32, u32),
+    /// NI `h`'s watchdog fetch (this generation) of the host flag and counter completed.
+    WatchdogFetched(u32, u32),
     /// An NI interrupt reaches host `h`'s process as a signal.
     Signal(u32),
     /// NI `h`'s clock ticks (fine-grain timers).
@@ -158,10 +159,14 @@ pub struct Stack {
     packets_sent: u64,
     packets_delivered: u64,
     mc: multicast::McState,
-    /// Watchdog / timers phase: per host CPU state, NI watchdogs, packets
-    /// each NI took in, the NI clock, and counters.
+    /// Watchdog / timers phase: per host CPU state, NI watchdogs (one per
+    /// NI when `nic.watchdog_us` is a delay, none otherwise), whether each
+    /// NI interrupts at once per delivered packet (`"none"`) and those
+    /// interrupts, packets each NI took in, the NI clock, and counters.
     cpu: Vec<cpu::Cpu>,
-    wd: Vec<watchdog::Watchdog>,
+    wd: Vec<Watchdog>,
+    irq_per_packet: bool,
+    packet_irqs: u64,
     received: Vec<u64>,
     clock: Option<timers::ClockPolicy>,
     clock_interrupts: u64,
@@ -225,7 +230,13 @@ impl Stack {
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
             cpu: vec![cpu::Cpu::new(cpu::Mode::Library); n as usize],
-            wd: vec![watchdog::Watchdog::new(s.watchdog); n as usize],
+            // The fetch is priced on the PCI bus (`ni_fetch`), not a fixed latency.
+            wd: match s.watchdog {
+                WatchdogDelay::After(d) => vec![Watchdog::new(d, Duration::ZERO, Raises::Own); n as usize],
+                WatchdogDelay::Immediate | WatchdogDelay::Never => Vec::new(),
+            },
+            irq_per_packet: s.watchdog == WatchdogDelay::Immediate,
+            packet_irqs: 0,
             received: vec![0; n as usize],
             clock: s.clock_period.map(|period| timers::ClockPolicy { period }),
             clock_interrupts: 0,
@@ -447,8 +458,8 @@ impl Stack {
             Ev::TxDone(h) => self.nis[h as usize].tx_done(),
             Ev::Arrive(h, pkt) => {
                 self.received[h as usize] += 1;
-                if let watchdog::Action::StartTimer(t) = self.wd[h as usize].packet_arrived(now) {
-                    self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, t));
+                if let Some((t, gen)) = self.wd.get_mut(h as usize).and_then(|w| w.on_delivered(now)) {
+                    self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, gen));
                 }
                 self.nis[h as usize].rx_arrive(pkt);
                 self.mc_arrive(h, now, pkt);
@@ -466,7 +477,8 @@ impl Stack {
                     }
                     self.buffer_freed(h, now);
                     self.rx_kick(h, now);
-                    if self.wd[h as usize].packet_delivered() == watchdog::Action::InterruptNow {
+                    if self.irq_per_packet {
+                        self.packet_irqs += 1;
                         self.at(now, ni_origin(h), Ev::Signal(h));
                     }
                 }
@@ -495,22 +507,23 @@ impl Stack {
                     self.host_next(h, now);
                 }
             }
-            Ev::WatchdogExpiry(h, t) => {
-                if self.wd[h as usize].timer_expired(t) == watchdog::Action::Fetch {
+            Ev::WatchdogExpiry(h, gen) => {
+                if self.wd[h as usize].expires(gen) {
                     let end = self.ni_fetch(h, now);
-                    self.at(end, ni_origin(h), Ev::WatchdogFetched(h));
+                    let (t, gen) = self.wd[h as usize].fetch(end);
+                    self.at(t, ni_origin(h), Ev::WatchdogFetched(h, gen));
                 }
             }
-            Ev::WatchdogFetched(h) => {
+            Ev::WatchdogFetched(h, gen) => {
                 let host = &self.hosts[h as usize];
                 let (irq, consumed) = (host.irq_enabled, host.consumed);
-                match self.wd[h as usize].host_state_fetched(now, irq, consumed, self.received[h as usize]) {
-                    watchdog::Action::StartTimer(t) => self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, t)),
-                    watchdog::Action::Interrupt(t) => {
-                        self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, t));
+                match self.wd[h as usize].on_fetched(now, gen, irq, self.received[h as usize], consumed) {
+                    Expiry::Arm(t, gen) => self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, gen)),
+                    Expiry::Raise(t, gen) => {
+                        self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, gen));
                         self.at(now, ni_origin(h), Ev::Signal(h));
                     }
-                    _ => {}
+                    Expiry::Stale | Expiry::Drained { .. } => {}
                 }
             }
             Ev::Signal(h) => self.signal(h, now),

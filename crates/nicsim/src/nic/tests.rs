@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::config::{preset_text, Platform, Times};
+use crate::nic::watchdog::Raises;
 
 /// The omx2009 NIC with one queue, its rings of `slots` entries.
 fn nic(small_bytes: u32, fill_thresh: u32, slots: u32) -> Nic {
@@ -70,7 +71,7 @@ fn with_a_fill_threshold_buffers_come_back_only_when_a_poll_restocks() {
 fn the_watchdog_holds_the_policys_raise_until_an_expiry_without_progress() {
     let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
     let us = Duration::from_us;
-    q.watchdog = Some(Box::new(Watchdog::new(us(10), us(1))));
+    q.watchdog = Some(Box::new(Watchdog::new(us(10), us(1), Raises::Held)));
     let t0 = Instant::ZERO;
     q.push_rx(0, true, 1);
     let (at, gen) = q.watchdog_delivered(t0).unwrap();

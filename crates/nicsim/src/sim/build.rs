@@ -17,7 +17,7 @@ use crate::net::Network;
 use crate::nic::delivery::Strategy;
 use crate::nic::multicast::ForwardTable;
 use crate::nic::steering::Steering;
-use crate::nic::watchdog::Watchdog;
+use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{Nic, RxQueue};
 use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
@@ -175,7 +175,7 @@ impl World {
                     q.split_claims = s.tx_reap == crate::config::TxReap::HardIrq;
                     // The watchdog fetches the host's counter with a small
                     // DMA read: the NIC's read latency.
-                    q.watchdog = s.ni.watchdog.map(|d| Box::new(Watchdog::new(d, t.nic.tx_dma_startup)));
+                    q.watchdog = s.ni.watchdog.map(|d| Box::new(Watchdog::new(d, t.nic.tx_dma_startup, Raises::Held)));
                     q
                 })
                 .collect();
