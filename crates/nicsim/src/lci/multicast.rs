@@ -3,11 +3,12 @@
 //!
 //! This module owns the glue in [`Stack`] that decides who forwards what,
 //! over the tree shape of `crate::nic::multicast` ([`Kary`]: a `fanout`-ary tree over
-//! the ranks relative to the root, binary by default) and the NI state of
-//! `super::ni_mc` (the forwarding table in NI memory, [`ForwardTable`], and
-//! [`NiMc`]: the queue of forwards transmitted from a receive buffer, the
-//! receive buffers held until every forward left, the send buffers shared
-//! by several descriptors):
+//! the ranks relative to the root, binary by default; each NI's forwarding
+//! table is that module's [`ForwardTable`] of shape `Tree::Kary`, as the
+//! Open-MX NIC's) and the NI state of `super::ni_mc` ([`NiMc`]: the table
+//! and the NI's rank, the queue of forwards transmitted from a receive
+//! buffer, the receive buffers held until every forward left, the send
+//! buffers shared by several descriptors):
 //!
 //! * `host-message`: a host forwards a message only when all of it arrived,
 //!   by point-to-point sends (the host re-sends: one PIO copy per child).
@@ -28,11 +29,11 @@
 use super::apps::McOut;
 use super::host::Outgoing;
 use super::ni::Ni;
-pub use super::ni_mc::{ForwardTable, NiMc};
+pub use super::ni_mc::NiMc;
 use super::workload::Program;
 use super::{ni_origin, Ev, Packet, Stack};
 use crate::config::Forwarding;
-pub use crate::nic::multicast::Kary;
+pub use crate::nic::multicast::{ForwardTable, Kary, Tree};
 use crate::time::{Duration, Instant};
 
 impl Ni {
@@ -111,7 +112,8 @@ impl Stack {
         for (i, ni) in self.nis.iter_mut().enumerate() {
             ni.mc.fwd_cost = fwd_cost;
             if ni_tables {
-                ni.mc.table = Some(ForwardTable::new(tree, i as u32));
+                ni.mc.table = Some(ForwardTable { tree: Tree::Kary(tree.fanout), ranks: tree.n });
+                ni.mc.rank = i as u32;
             }
         }
     }
@@ -416,11 +418,15 @@ mod tests {
     #[test]
     fn forward_table_matches_the_tree() {
         let t = Kary { n: 64, fanout: 3 };
-        let ft = ForwardTable::new(t, 7);
+        let ft = ForwardTable { tree: Tree::Kary(3), ranks: 64 };
         for root in 0..64 {
-            assert_eq!(ft.children(root), t.children(root, 7).collect::<Vec<_>>().as_slice());
+            for r in 0..64 {
+                assert_eq!(ft.children(root, r).collect::<Vec<_>>(), t.children(root, r).collect::<Vec<_>>());
+            }
         }
-        assert!(ft.bytes() < 2048, "fits easily in 1 MB of SRAM");
+        // An NI looks its own rank up: rank 0 is relative rank 1 of root 7.
+        let m = NiMc::new(Some(ForwardTable { tree: Tree::Kary(2), ranks: 8 }), 0);
+        assert_eq!(m.table.unwrap().children(7, m.rank).collect::<Vec<_>>(), [2, 3]);
     }
 
     #[test]
@@ -434,7 +440,7 @@ mod tests {
 
     #[test]
     fn held_buffer_is_free_after_host_dma_and_every_forward() {
-        let mut m = NiMc::new(Some(ForwardTable::new(Kary { n: 8, fanout: 2 }, 0)));
+        let mut m = NiMc::new(Some(ForwardTable { tree: Tree::Kary(2), ranks: 8 }), 0);
         let p = Packet {
             src: 0,
             dst: 0,
@@ -456,7 +462,7 @@ mod tests {
         assert_eq!(m.held(), 0);
         // A leaf forwards nothing and holds nothing.
         let leaf = Packet { bcast: Some(0), ..p };
-        let mut m = NiMc::new(Some(ForwardTable::new(Kary { n: 8, fanout: 2 }, 7)));
+        let mut m = NiMc::new(Some(ForwardTable { tree: Tree::Kary(2), ranks: 8 }), 7);
         assert_eq!(m.start_forward(leaf), 0);
         assert!(m.release_on_delivery(&leaf));
     }

@@ -1,46 +1,15 @@
-//! The LCI NI's multicast state in NI memory: the forwarding table (for
-//! each root, this NI's children in its tree), the queue of forwards
+//! The LCI NI's multicast state in NI memory: the forwarding table (the
+//! tree shape, `crate::nic::multicast::ForwardTable`, shared with the
+//! Open-MX NIC, and this NI's rank in it), the queue of forwards
 //! transmitted from a receive buffer, the receive buffers held until every
 //! forward left, and the send buffers shared by several descriptors. This
 //! module owns that state and its bookkeeping; when the firmware forwards,
 //! and who forwards what, is `super::multicast`'s.
 
 use super::Packet;
-use crate::nic::multicast::Kary;
+use crate::nic::multicast::ForwardTable;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
-
-/// The NI forwarding table in NI memory: for each root, this NI's children.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ForwardTable {
-    start: Vec<u32>,
-    kids: Vec<u32>,
-}
-
-impl ForwardTable {
-    /// The table of NI `me` for every root of `tree`.
-    pub fn new(tree: Kary, me: u32) -> Self {
-        let mut start = Vec::with_capacity(tree.n as usize + 1);
-        let mut kids = Vec::new();
-        for root in 0..tree.n {
-            start.push(kids.len() as u32);
-            kids.extend(tree.children(root, me));
-        }
-        start.push(kids.len() as u32);
-        ForwardTable { start, kids }
-    }
-
-    /// This NI's children in `root`'s tree.
-    pub fn children(&self, root: u32) -> &[u32] {
-        let r = root as usize;
-        &self.kids[self.start[r] as usize..self.start[r + 1] as usize]
-    }
-
-    /// SRAM bytes the table takes (one 32-bit word per entry and per index).
-    pub fn bytes(&self) -> u32 {
-        4 * (self.start.len() + self.kids.len()) as u32
-    }
-}
 
 /// A received multicast packet whose receive buffer is held by forwards.
 #[derive(Debug, Clone, Copy)]
@@ -59,6 +28,8 @@ fn key(p: &Packet) -> (u32, u32, u32) {
 pub struct NiMc {
     /// The forwarding table (`ni` forwarding only).
     pub table: Option<ForwardTable>,
+    /// This NI's rank in the table's trees (its host's index).
+    pub rank: u32,
     /// Firmware per forward: table lookup + header rewrite + one network DMA set-up.
     pub fwd_cost: Duration,
     /// Forwards (packet with `dst` = child) waiting for the firmware / the child's buffer.
@@ -80,21 +51,21 @@ pub struct NiMc {
 }
 
 impl NiMc {
-    /// The state of an NI with forwarding table `table` (`None`: the NI
-    /// does not forward).
-    pub fn new(table: Option<ForwardTable>) -> Self {
-        NiMc { table, ..NiMc::default() }
+    /// The state of NI `rank` with forwarding table `table` (`None`: the
+    /// NI does not forward).
+    pub fn new(table: Option<ForwardTable>, rank: u32) -> Self {
+        NiMc { table, rank, ..NiMc::default() }
     }
 
     /// Queues the forwards of a received multicast packet to this NI's
     /// children and holds its receive buffer; returns the number of forwards.
     pub fn start_forward(&mut self, pkt: Packet) -> u32 {
-        let (Some(t), Some(root)) = (&self.table, pkt.bcast) else { return 0 };
-        let kids = t.children(root);
-        for &c in kids {
+        let (Some(t), Some(root)) = (self.table, pkt.bcast) else { return 0 };
+        let before = self.fwd_queue.len();
+        for c in t.children(root, self.rank) {
             self.fwd_queue.push_back(Packet { dst: c, ..pkt });
         }
-        let k = kids.len() as u32;
+        let k = (self.fwd_queue.len() - before) as u32;
         if k > 0 {
             self.holds.push(Hold { key: key(&pkt), forwards_left: k, delivered: false });
         }

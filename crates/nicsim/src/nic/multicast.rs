@@ -15,13 +15,16 @@
 //! back to its sender; the forwarding firmware sends it on to the next
 //! hosts of a tree, and delivers it too.
 //!
-//! This module owns the tree shapes ([`Tree`]), the table a NIC holds
-//! ([`ForwardTable`]: its children in any root's tree, computed from the
-//! shape, so the table takes no memory that grows with the ranks) and the
-//! tag ([`tag`], [`root_of`]: the top bit of the Open-MX `session` word,
-//! the root's rank in its low 16 bits). It does not own the timing of a
-//! forward (`crate::nic::Nic::firmware_forward`), the frames (`crate::sim`
-//! `mcast`), nor the library's view of a multicast message
+//! This module owns the tree shapes ([`Tree`], [`Kary`]), the table an NI
+//! holds ([`ForwardTable`]: its children in any root's tree, computed from
+//! the shape, so the table takes no memory that grows with the ranks), for
+//! both stacks: the Open-MX NIC (`crate::nic::Nic::forwarding`) and the
+//! LCI stack's NIs (`crate::lci::ni_mc::NiMc`, a [`Tree::Kary`] of the
+//! study's fan-out), and the tag ([`tag`], [`root_of`]: the top bit of the
+//! Open-MX `session` word, the root's rank in its low 16 bits). It does
+//! not own the timing of a forward (`crate::nic::Nic::firmware_forward`,
+//! the LCI firmware's `fw_forward`), the frames (`crate::sim` `mcast`),
+//! nor the library's view of a multicast message
 //! (`crate::proto::Kind::Mcast`).
 
 use std::fmt;
@@ -42,22 +45,29 @@ pub enum Tree {
     Binomial,
     /// Relative rank `i` has one child, `i + 1`: a pipeline.
     Chain,
+    /// Relative rank `i` has children `f * i + 1 ..= f * i + f` ([`Kary`]):
+    /// the LCI stack's trees, of fan-out `nic.fanout`. Not a
+    /// `workload.tree` name.
+    #[serde(skip)]
+    Kary(u32),
 }
 
 impl fmt::Display for Tree {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Tree::Binary => "binary",
-            Tree::Binomial => "binomial",
-            Tree::Chain => "chain",
-        })
+        match self {
+            Tree::Binary => f.write_str("binary"),
+            Tree::Binomial => f.write_str("binomial"),
+            Tree::Chain => f.write_str("chain"),
+            Tree::Kary(fanout) => write!(f, "{fanout}-ary"),
+        }
     }
 }
 
 /// A `fanout`-ary spanning tree per root over `n` ranks: relative rank `i`
 /// has children `fanout * i + 1 ..= fanout * i + fanout` (those below `n`).
-/// [`Tree::Binary`] is the one of fan-out 2; the \[LCI] world's multicast
-/// (`crate::lci::multicast`) takes any fan-out (`nic.fanout`).
+/// [`Tree::Binary`] is the one of fan-out 2, [`Tree::Chain`] of fan-out 1;
+/// the LCI stack's multicast (`crate::lci::multicast`) takes any fan-out
+/// (`nic.fanout`, [`Tree::Kary`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Kary {
     pub n: u32,
@@ -70,11 +80,10 @@ impl Kary {
     }
 
     /// The children of `rank` in `root`'s tree, in send order.
-    pub fn children(&self, root: u32, rank: u32) -> impl Iterator<Item = u32> {
+    pub fn children(&self, root: u32, rank: u32) -> Children {
         let (n, f) = (self.n as u64, self.fanout as u64);
         let first = f * self.rel(root, rank) as u64 + 1;
-        let root = root as u64;
-        (first..(first + f).min(n)).map(move |c| ((c + root) % n) as u32)
+        Children { n, root: root as u64, next: first, end: (first + f).min(n), binomial_of: None }
     }
 
     /// Number of children of `rank` in `root`'s tree.
@@ -89,42 +98,50 @@ impl Kary {
     }
 }
 
-/// Children a relative rank has at most in a tree over at most 2^16 ranks
-/// (binomial: one per power of two).
-pub const MAX_CHILDREN: usize = 16;
+/// The children of a rank in a root's tree, in send order (relative
+/// ranks `next`, then the following ones below `end`: consecutive, or, in a
+/// binomial tree of relative rank `i`, each twice as far from `i`). No
+/// allocation and no borrow: the firmware's table lookup on the hot path.
+#[derive(Debug, Clone, Copy)]
+pub struct Children {
+    n: u64,
+    root: u64,
+    next: u64,
+    end: u64,
+    binomial_of: Option<u64>,
+}
 
-/// The children of `rank` in `root`'s tree over `n` ranks, in send order,
-/// written to `out`; returns how many. No allocation: the firmware's table
-/// lookup on the hot path.
-pub fn children(tree: Tree, n: u32, root: u32, rank: u32, out: &mut [u32; MAX_CHILDREN]) -> usize {
-    debug_assert!(root < n && rank < n);
-    let i = (rank + n - root) % n;
-    let abs = |rel: u32| (rel + root) % n;
-    let mut k = 0;
-    match tree {
-        Tree::Binary => {
-            for c in (Kary { n, fanout: 2 }).children(root, rank) {
-                out[k] = c;
-                k += 1;
-            }
+impl Iterator for Children {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.next >= self.end {
+            return None;
         }
+        let c = ((self.next + self.root) % self.n) as u32;
+        self.next = match self.binomial_of {
+            Some(i) => 2 * self.next - i,
+            None => self.next + 1,
+        };
+        Some(c)
+    }
+}
+
+/// The children of `rank` in `root`'s tree over `n` ranks, in send order.
+pub fn children(tree: Tree, n: u32, root: u32, rank: u32) -> Children {
+    debug_assert!(root < n && rank < n);
+    match tree {
+        Tree::Binary => Kary { n, fanout: 2 }.children(root, rank),
+        Tree::Chain => Kary { n, fanout: 1 }.children(root, rank),
+        Tree::Kary(fanout) => Kary { n, fanout }.children(root, rank),
         Tree::Binomial => {
             // The smallest power of two above i, then every larger one.
-            let mut step = (i as u64 + 1).next_power_of_two();
-            while i as u64 + step < n as u64 {
-                out[k] = abs(i + step as u32);
-                k += 1;
-                step *= 2;
-            }
-        }
-        Tree::Chain => {
-            if i + 1 < n {
-                out[0] = abs(i + 1);
-                k = 1;
-            }
+            let i = ((rank + n - root) % n) as u64;
+            let first = i + (i + 1).next_power_of_two();
+            Children { n: n as u64, root: root as u64, next: first, end: n as u64, binomial_of: Some(i) }
         }
     }
-    k
 }
 
 /// The parent of `rank` in `root`'s tree over `n` ranks (`None`: the root).
@@ -135,17 +152,20 @@ pub fn parent(tree: Tree, n: u32, root: u32, rank: u32) -> Option<u32> {
     }
     let p = match tree {
         Tree::Binary => return (Kary { n, fanout: 2 }).parent(root, rank),
+        Tree::Chain => return (Kary { n, fanout: 1 }).parent(root, rank),
+        Tree::Kary(fanout) => return (Kary { n, fanout }).parent(root, rank),
         // Clear the highest set bit.
         Tree::Binomial => i & !(1 << (31 - i.leading_zeros())),
-        Tree::Chain => i - 1,
     };
     Some((p + root) % n)
 }
 
-/// The forwarding table in a NIC's memory: the tree shape over the run's
+/// The forwarding table in an NI's memory: the tree shape over the run's
 /// ranks. The firmware answers "this rank's children in that root's tree"
 /// from it; computed, as a table of every root's rows would take
-/// ranks x children words on each NIC.
+/// ranks x children words on each NI. The Open-MX NIC's (`workload.tree`
+/// over the bcast's ranks) and the LCI stack's NIs' ([`Tree::Kary`] of
+/// `nic.fanout` over the hosts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ForwardTable {
     pub tree: Tree,
@@ -155,8 +175,8 @@ pub struct ForwardTable {
 impl ForwardTable {
     /// The children of `rank` in `root`'s tree (see [`children`]).
     #[inline]
-    pub fn children(&self, root: u32, rank: u32, out: &mut [u32; MAX_CHILDREN]) -> usize {
-        children(self.tree, self.ranks, root, rank, out)
+    pub fn children(&self, root: u32, rank: u32) -> Children {
+        children(self.tree, self.ranks, root, rank)
     }
 }
 
@@ -186,9 +206,7 @@ mod tests {
     use rstest::rstest;
 
     fn kids(tree: Tree, n: u32, root: u32, rank: u32) -> Vec<u32> {
-        let mut out = [0; MAX_CHILDREN];
-        let k = children(tree, n, root, rank, &mut out);
-        out[..k].to_vec()
+        children(tree, n, root, rank).collect()
     }
 
     #[test]
@@ -201,15 +219,20 @@ mod tests {
         assert_eq!(kids(Tree::Binomial, 8, 0, 2), [6]);
         assert_eq!(kids(Tree::Binomial, 8, 0, 3), [7]);
         assert_eq!(kids(Tree::Chain, 4, 0, 1), [2]);
+        assert_eq!(kids(Tree::Kary(3), 13, 0, 1), [4, 5, 6]);
+        assert_eq!(kids(Tree::Kary(3), 13, 0, 3), [10, 11, 12]);
+        assert_eq!(kids(Tree::Kary(3), 13, 0, 4), [] as [u32; 0]);
         // Relative to the root.
         assert_eq!(kids(Tree::Binary, 7, 5, 5), [6, 0]);
+        assert_eq!(kids(Tree::Binomial, 8, 6, 7), [1, 3]);
+        assert_eq!(Tree::Kary(3).to_string(), "3-ary");
     }
 
     /// Every rank but the root is the child of exactly its parent, so a
     /// multicast reaches every rank once.
     #[rstest]
     fn every_rank_is_reached_once(
-        #[values(Tree::Binary, Tree::Binomial, Tree::Chain)] tree: Tree,
+        #[values(Tree::Binary, Tree::Binomial, Tree::Chain, Tree::Kary(3), Tree::Kary(20))] tree: Tree,
         #[values(1, 2, 5, 16, 33)] n: u32,
         #[values(0, 3)] root: u32,
     ) {
@@ -231,7 +254,7 @@ mod tests {
         assert_eq!(root_of(tag(7)), Some(7));
         assert_eq!(root_of(0), None);
         let t = ForwardTable { tree: Tree::Binomial, ranks: 1 << 16 };
-        let mut out = [0; MAX_CHILDREN];
-        assert_eq!(t.children(0, 0, &mut out), 16, "the most children fit");
+        assert_eq!(t.children(0, 0).count(), 16, "one per power of two");
+        assert_eq!(t.children(1, 0).count(), 0, "the last relative rank is a leaf");
     }
 }

@@ -17,7 +17,7 @@
 //! multicasts (`crate::workload::bcast_ops`).
 
 use super::{Ev, World, NO_RANK};
-use crate::nic::multicast::{root_of, MAX_CHILDREN};
+use crate::nic::multicast::root_of;
 use crate::proto::{Kind, Msg};
 use crate::time::Instant;
 use crate::wire::{host_mac, FrameRepr, OmxBody};
@@ -58,10 +58,8 @@ impl World {
         if me == NO_RANK {
             return None;
         }
-        let mut kids = [0; MAX_CHILDREN];
-        let k = table.children(root as u32, me as u32, &mut kids);
         let mut last = None;
-        for &c in &kids[..k] {
+        for c in table.children(root as u32, me as u32) {
             let (ch, ep) = self.ranks[c as usize];
             let (_, body) = retarget(&repr.body, ep)?;
             let copy = FrameRepr { dst_mac: host_mac(ch), src_mac: host_mac(h as u16), body, ..*repr };

@@ -416,9 +416,8 @@ pub fn exchange_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tag: u64) {
 ///   ([`Op::Mcast`]); every other rank only receives it, from rank 0: the
 ///   NICs forward it.
 pub fn bcast_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tree: crate::nic::multicast::Tree, ni: bool) {
-    use crate::nic::multicast::{children, parent, MAX_CHILDREN};
-    let mut kids = [0; MAX_CHILDREN];
-    let k = children(tree, n, 0, rank, &mut kids);
+    use crate::nic::multicast::{children, parent};
+    let kids = children(tree, n, 0, rank);
     let up = parent(tree, n, 0, rank);
     match (ni, up) {
         (true, None) => ops.push(Op::Mcast { size, tag: tag::BCAST }),
@@ -428,12 +427,12 @@ pub fn bcast_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tree: crate::nic:
                 ops.push(Op::Recv { src: Some(p), size, tag: tag::BCAST });
                 ops.push(Op::WaitOutstanding(0));
             }
-            for &c in &kids[..k] {
+            for c in kids {
                 ops.push(Op::Send { peer: c, size, tag: tag::BCAST });
             }
         }
     }
-    for &c in &kids[..k] {
+    for c in kids {
         ops.push(Op::Recv { src: Some(c), size: 0, tag: tag::BCAST_ACK });
     }
     ops.push(Op::WaitOutstanding(0));
