@@ -449,7 +449,7 @@ pub fn bcast_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tree: crate::nic:
 /// forwarding the root multicasts one frame ([`Op::Mcast`]) and the others
 /// receive it from the root. The sends to children are left outstanding.
 pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: u64, tree: Tree, ni: bool) {
-    use crate::nic::multicast::{children, parent, MAX_CHILDREN};
+    use crate::nic::multicast::{children, parent};
     if ni {
         ops.push(if rank == root { Op::Mcast { size, tag } } else { Op::Recv { src: Some(root), size, tag } });
         return;
@@ -458,9 +458,7 @@ pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: 
         ops.push(Op::Recv { src: Some(p), size, tag });
         ops.push(Op::WaitOutstanding(0));
     }
-    let mut kids = [0; MAX_CHILDREN];
-    let k = children(tree, n, root, rank, &mut kids);
-    for &c in &kids[..k] {
+    for c in children(tree, n, root, rank) {
         ops.push(Op::Send { peer: c, size, tag });
     }
 }
@@ -511,16 +509,15 @@ pub fn qr_ops(
     tree: Tree,
     ni: bool,
 ) {
-    use crate::nic::multicast::{children, parent, MAX_CHILDREN};
-    let mut kids = [0; MAX_CHILDREN];
-    let nk = children(tree, n, 0, rank, &mut kids);
+    use crate::nic::multicast::{children, parent};
+    let kids: Vec<u32> = children(tree, n, 0, rank).collect();
     let up = parent(tree, n, 0, rank);
     ops.push(Op::Mark(Label::Start));
     for k in 0..iterations {
         let height = (cols - k) as u64;
         ops.push(Op::Compute(Duration::from_ps(norm_ps * qr_local_cols(n, cols, rank, k) * height)));
         let t = k as u64;
-        for &c in &kids[..nk] {
+        for &c in &kids {
             ops.push(Op::Recv { src: Some(c), size: QR_REDUCE_BYTES, tag: tag::QR_REDUCE + t });
         }
         ops.push(Op::WaitOutstanding(0));
