@@ -1,0 +1,255 @@
+//! The \[LCI] study's applications as programs of this interface: a
+//! broadcast from any root down its own tree, forwarded by the hosts or
+//! the NICs ([`bcast_from`]), ASP and QR ([`asp_ops`], [`qr_ops`], \[LCI]
+//! §4.3) and the FFT all-to-all of the timers study
+//! ([`fft_alltoall_ops`], §5.2), so that they run on Open-MX hosts of any
+//! preset. This module owns the operations each rank runs; it prices
+//! nothing (the library and `crate::config::Workload`'s compute do). The
+//! LCI stack's own programs (`crate::lci::apps`, `crate::lci::fft`) drive
+//! its user-level library, whose upcalls they answer.
+
+use super::{tag, Body, Label, Op, Step};
+use crate::nic::multicast::Tree;
+use crate::time::Duration;
+
+/// A broadcast of `size` bytes with `tag` from `root` down its own
+/// `tree`, for `rank` of `n`: with host forwarding (`ni = false`) the
+/// root sends to its children and every other rank receives from its
+/// parent, waits for the data and sends it on to its children; with NI
+/// forwarding the root multicasts one frame ([`Op::Mcast`]) and the others
+/// receive it from the root. The sends to children are left outstanding.
+pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: u64, tree: Tree, ni: bool) {
+    use crate::nic::multicast::{children, parent};
+    if ni {
+        ops.push(if rank == root { Op::Mcast { size, tag } } else { Op::Recv { src: Some(root), size, tag } });
+        return;
+    }
+    if let Some(p) = parent(tree, n, root, rank) {
+        ops.push(Op::Recv { src: Some(p), size, tag });
+        ops.push(Op::WaitOutstanding(0));
+    }
+    for c in children(tree, n, root, rank) {
+        ops.push(Op::Send { peer: c, size, tag });
+    }
+}
+
+/// The whole \[LCI] ASP program of `rank` of `n` (`crate::config::Workload::Asp`):
+/// `rows / n` rows per rank; iteration `k`'s row is broadcast by its owner
+/// (`k / (rows / n)`, after its update of iteration `k - 1`) down the
+/// owner's tree ([`bcast_from`]), then each rank updates its rows (`rows /
+/// n` x `rows` elements of `elem_ps`). One `Mark` pair around it all.
+pub fn asp_ops(ops: &mut Body, rank: u32, n: u32, rows: u32, iterations: u32, elem_ps: u64, tree: Tree, ni: bool) {
+    let per = rows / n;
+    let update = Duration::from_ps(elem_ps * per as u64 * rows as u64);
+    ops.push(Op::Mark(Label::Start));
+    for k in 0..iterations {
+        bcast_from(ops, k / per, rank, n, 4 * rows as u64, tag::ASP + k as u64, tree, ni);
+        ops.push(Op::Compute(update));
+    }
+    ops.push(Op::WaitOutstanding(0));
+    ops.push(Op::Mark(Label::End));
+}
+
+/// Bytes of QR's reduce-to-all value: a double and a 32-bit column index
+/// (the pivot search's largest column norm).
+pub const QR_REDUCE_BYTES: u64 = 12;
+
+/// Columns `j >= from` of `cols` that `rank` of `n` owns (cyclic).
+fn qr_local_cols(n: u32, cols: u32, rank: u32, from: u32) -> u64 {
+    let upto = |end: u32| if end > rank { ((end - rank - 1) / n + 1) as u64 } else { 0 };
+    upto(cols) - upto(from)
+}
+
+/// The whole \[LCI] QR program of `rank` of `n` (`crate::config::Workload::Qr`),
+/// columns cyclic over the ranks. Iteration `k`: the norms of its columns
+/// from `k` (`norm_ps` per element of the `cols - k` below the diagonal);
+/// the maximum reduced up rank 0's tree and broadcast back from rank 0
+/// (reduce-to-all); the owner of column `k` computes the Householder vector
+/// (two passes over the column) and broadcasts it (`8 (cols - k)` bytes)
+/// down its own tree; every rank applies it to its columns after `k`
+/// (`update_ps` per element). One `Mark` pair around it all.
+#[allow(clippy::too_many_arguments)]
+pub fn qr_ops(
+    ops: &mut Body,
+    rank: u32,
+    n: u32,
+    cols: u32,
+    iterations: u32,
+    (norm_ps, update_ps): (u64, u64),
+    tree: Tree,
+    ni: bool,
+) {
+    use crate::nic::multicast::{children, parent};
+    let kids: Vec<u32> = children(tree, n, 0, rank).collect();
+    let up = parent(tree, n, 0, rank);
+    ops.push(Op::Mark(Label::Start));
+    for k in 0..iterations {
+        let height = (cols - k) as u64;
+        ops.push(Op::Compute(Duration::from_ps(norm_ps * qr_local_cols(n, cols, rank, k) * height)));
+        let t = k as u64;
+        for &c in &kids {
+            ops.push(Op::Recv { src: Some(c), size: QR_REDUCE_BYTES, tag: tag::QR_REDUCE + t });
+        }
+        ops.push(Op::WaitOutstanding(0));
+        if let Some(p) = up {
+            ops.push(Op::Send { peer: p, size: QR_REDUCE_BYTES, tag: tag::QR_REDUCE + t });
+        }
+        bcast_from(ops, 0, rank, n, QR_REDUCE_BYTES, tag::QR_RESULT + t, tree, ni);
+        ops.push(Op::WaitOutstanding(0));
+        let owner = k % n;
+        if rank == owner {
+            ops.push(Op::Compute(Duration::from_ps(2 * update_ps * height)));
+        }
+        bcast_from(ops, owner, rank, n, 8 * height, tag::QR_COLUMN + t, tree, ni);
+        ops.push(Op::Compute(Duration::from_ps(update_ps * qr_local_cols(n, cols, rank, k + 1) * height)));
+    }
+    ops.push(Op::WaitOutstanding(0));
+    ops.push(Op::Mark(Label::End));
+}
+
+/// The compute of an FFT all-to-all iteration varies per chunk by up to
+/// this fraction either way (\[estimate], as the LCI stack's program,
+/// `crate::lci::fft`: load imbalance and cache effects skew the ranks so
+/// that some compute while others send).
+pub const FFT_COMPUTE_JITTER: f64 = 0.2;
+
+/// One iteration of the \[LCI] FFT all-to-all for `rank` of `n` (at least
+/// 2): a receive posted from every other rank (a ring), then `n - 1`
+/// chunks of the iteration's `compute`, each followed by the send of one
+/// `block` to the next rank in rotation (`rank + 1`, `rank + 2`, ...), the
+/// transpose overlapped with the butterflies; then a wait for all. Chunk
+/// `j` takes its share of `compute` times `1 +- FFT_COMPUTE_JITTER`, drawn
+/// from `seed` and the rank, so each rank keeps its chunk times from one
+/// iteration to the next (the script repeats the one iteration).
+pub fn fft_alltoall_ops(ops: &mut Body, rank: u32, n: u32, block: u64, compute: Duration, seed: u64) {
+    let mut rng = crate::engine::SimRng::new(seed ^ (u64::from(rank) << 32 | 0xF47));
+    let share = compute.as_ns_f64() / (n - 1) as f64;
+    ops.0.push(Step::RecvRing { rank, n, size: block, tag: tag::FFT });
+    for j in 1..n {
+        let f = 1.0 + FFT_COMPUTE_JITTER * (2.0 * rng.unit() - 1.0);
+        ops.push(Op::Compute(Duration::from_ns_f64(share * f)));
+        ops.push(Op::Send { peer: (rank + j) % n, size: block, tag: tag::FFT });
+    }
+    ops.push(Op::WaitOutstanding(0));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every message of `body_of(rank)` over `n` ranks: each send has one
+    /// receive at its peer with the same source and tag and vice versa, and
+    /// each multicast one receive at every other rank. Returns the sends
+    /// (point to point, and multicast copies) per tag.
+    fn matched(n: u32, body_of: impl Fn(u32) -> Body) -> std::collections::BTreeMap<u64, u64> {
+        use std::collections::BTreeMap;
+        let (mut sent, mut recvd) = (BTreeMap::new(), BTreeMap::new());
+        let mut per_tag = BTreeMap::new();
+        for r in 0..n {
+            for op in body_of(r).ops() {
+                match op {
+                    Op::Send { peer, tag, size } => {
+                        *sent.entry((r, peer, tag, size)).or_insert(0) += 1;
+                        *per_tag.entry(tag).or_insert(0) += 1;
+                    }
+                    Op::Mcast { tag, size } => {
+                        for d in (0..n).filter(|&d| d != r) {
+                            *sent.entry((r, d, tag, size)).or_insert(0) += 1;
+                        }
+                        *per_tag.entry(tag).or_insert(0) += n as u64 - 1;
+                    }
+                    Op::Recv { src, tag, size } => {
+                        *recvd.entry((src.expect("named source"), r, tag, size)).or_insert(0) += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        assert_eq!(sent, recvd, "every send has its receive");
+        per_tag
+    }
+
+    #[test]
+    fn asp_broadcasts_each_row_from_its_owner_to_every_rank_once() {
+        use crate::nic::multicast::Tree;
+        for (n, rows, ni) in [(8, 64, false), (8, 32, true), (5, 20, false), (7, 28, true)] {
+            for tree in [Tree::Binary, Tree::Binomial, Tree::Chain] {
+                let iterations = rows / 2;
+                let per_tag = matched(n, |r| {
+                    let mut b = Body::new();
+                    asp_ops(&mut b, r, n, rows, iterations, 1000, tree, ni);
+                    b
+                });
+                // One copy per receiving rank of every row, whoever forwards.
+                assert_eq!(per_tag.len() as u32, iterations, "{n} {tree:?} {ni}");
+                assert!(per_tag.values().all(|&c| c == n as u64 - 1), "{n} {tree:?} {ni}: {per_tag:?}");
+            }
+            // The owner of row k (k / (rows / n)) sends it first.
+            let mut b = Body::new();
+            asp_ops(&mut b, 1, n, rows, rows, 1000, Tree::Binary, ni);
+            let first = b.ops().find(
+                |o| matches!(o, Op::Send { tag, .. } | Op::Mcast { tag, .. } if *tag == tag::ASP + (rows / n) as u64),
+            );
+            assert!(first.is_some(), "rank 1 owns row {}", rows / n);
+        }
+    }
+
+    #[test]
+    fn qr_reduces_up_rank_0s_tree_and_broadcasts_result_and_column() {
+        use crate::nic::multicast::Tree;
+        for (n, cols, ni) in [(8, 64, false), (8, 16, true), (6, 18, false)] {
+            let iterations = cols / 2;
+            let per_tag = matched(n, |r| {
+                let mut b = Body::new();
+                qr_ops(&mut b, r, n, cols, iterations, (1000, 2000), Tree::Binary, ni);
+                b
+            });
+            for k in 0..iterations as u64 {
+                // The reduce: one message per rank but the root.
+                assert_eq!(per_tag[&(tag::QR_REDUCE + k)], n as u64 - 1);
+                assert_eq!(per_tag[&(tag::QR_RESULT + k)], n as u64 - 1);
+                assert_eq!(per_tag[&(tag::QR_COLUMN + k)], n as u64 - 1);
+            }
+        }
+        // The compute shrinks with the trailing matrix: rank 0's update of
+        // iteration 0 covers more columns than its last.
+        let mut b = Body::new();
+        qr_ops(&mut b, 0, 4, 16, 12, (1000, 2000), Tree::Binary, false);
+        let computes: Vec<_> = b.ops().filter_map(|o| if let Op::Compute(d) = o { Some(d) } else { None }).collect();
+        assert!(computes.first() > computes.last(), "{computes:?}");
+    }
+
+    #[test]
+    fn fft_alltoall_moves_every_block_once_and_its_chunks_add_up_to_the_compute() {
+        for n in [2, 5, 16] {
+            let compute = Duration::from_us(1000);
+            let body = |r| {
+                let mut b = Body::new();
+                fft_alltoall_ops(&mut b, r, n, 4096, compute, 7);
+                b
+            };
+            let per_tag = matched(n, body);
+            assert_eq!(per_tag[&tag::FFT], n as u64 * (n as u64 - 1));
+            for r in 0..n {
+                let ops: Vec<Op> = body(r).ops().collect();
+                let chunks: Vec<Duration> =
+                    ops.iter().filter_map(|o| if let Op::Compute(d) = o { Some(*d) } else { None }).collect();
+                assert_eq!(chunks.len() as u32, n - 1);
+                let total: f64 = chunks.iter().map(|d| d.as_ns_f64()).sum();
+                assert!((total - 1e6).abs() <= 0.2 * 1e6, "{total}");
+                // Each chunk is followed by its block to the next rank in rotation.
+                let first = ops.iter().position(|o| matches!(o, Op::Compute(_))).unwrap();
+                assert_eq!(ops[first + 1], Op::Send { peer: (r + 1) % n, size: 4096, tag: tag::FFT });
+                assert_eq!(ops.last(), Some(&Op::WaitOutstanding(0)));
+            }
+            // Seeded: the same seed draws the same chunks, another seed others.
+            let chunks = |seed| {
+                let mut b = Body::new();
+                fft_alltoall_ops(&mut b, 1, n, 4096, compute, seed);
+                b.ops().filter(|o| matches!(o, Op::Compute(_))).collect::<Vec<_>>()
+            };
+            assert_eq!(chunks(7), chunks(7));
+            assert_ne!(chunks(7), chunks(8));
+        }
+    }
+}
