@@ -64,7 +64,9 @@ _OPEN_MX_HOST = frozenset(
     {"interrupts", "rx_interrupts", "kernel_us", "kernel_cores", "coalesce_delay_us", "cpu_cores",
      "tx_contended",
      "nic_rx_ns_per_frame", "kernel_miss_rate", "user_miss_rate",
-     *(f"cache_{obj}_{what}" for obj in _CACHE_OBJECTS for what in ("hits", "misses"))}
+     *(f"cache_{obj}_{what}" for obj in _CACHE_OBJECTS for what in ("hits", "misses")),
+     # set with a shared I/O bus (nic.dma_shared_bus: emo2004, lci2000), as the LCI stack's
+     "bus_busy_frac", "bus_wait_us", "dmas", "dma_bytes", "pio_reads", "pio_writes"}
 )  # fmt: skip
 _ROUND_TRIP = frozenset(
     {"latency_us", "throughput_MiBps", "interrupts_per_msg", "host0_cpu_pct", "host1_cpu_pct"}

@@ -475,7 +475,7 @@ pub struct LciHostTimes {
     pub signal_handler: Duration,
 }
 
-/// The host I/O bus (`[pci]`).
+/// The host I/O bus (`[pci]`; `crate::host::bus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BusTimes {
     pub dma_bytes_per_s: u64,
@@ -486,6 +486,21 @@ pub struct BusTimes {
 }
 
 impl BusTimes {
+    /// A bus that carries DMAs only, at `dma_bytes_per_s` with
+    /// `dma_overhead` per transfer: the Open-MX NIC's with
+    /// `nic.dma_shared_bus`, whose driver prices its PIO writes as CPU
+    /// time (`nic.doorbell_ns`, `host.irq_rearm_ns`) and makes no bus
+    /// transaction of them (its PIO times are zero).
+    pub fn dma_only(dma_bytes_per_s: u64, dma_overhead: Duration) -> Self {
+        BusTimes {
+            dma_bytes_per_s,
+            dma_overhead,
+            pio_read: Duration::ZERO,
+            pio_write_bytes_per_s: dma_bytes_per_s,
+            pio_write_overhead: Duration::ZERO,
+        }
+    }
+
     /// The times of a validated `[pci]` table.
     pub fn of(c: &PciCfg) -> Self {
         BusTimes {

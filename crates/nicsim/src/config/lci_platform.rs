@@ -21,7 +21,10 @@
 //!   descriptor, then the network DMA's); the transmit DMA from host memory
 //!   costs one more DMA set-up and the bus's per-DMA overhead;
 //! * host <-> NI DMA at `pci.dma_MBps` with `pci.dma_overhead_ns` per DMA,
-//!   both directions on the one 32-bit PCI bus (`nic.dma_shared_bus`);
+//!   both directions on the one 32-bit PCI bus (`nic.dma_shared_bus`: the
+//!   NIC's `crate::host::bus::Bus`, which a DMA holds for the overhead and
+//!   its bytes; the transmit DMA's set-up, `tx_dma_startup_ns` beyond
+//!   `dma_startup_ns`, is the LANai's work before the transaction);
 //! * the doorbell and the interrupt re-arm are one 32-bit PIO write
 //!   (`pci.pio_write_overhead_ns` + 4 B at `pci.pio_write_MBps`);
 //! * the link at `link.rate_MBps` with the Myrinet framing

@@ -234,9 +234,11 @@ cost_table! {
         #[serde(default)]
         pub tx_reap: TxReap,
         /// Receive and transmit DMA share one bus, each transfer holding it from
-        /// its start-up to its last byte (a conventional PCI bus, as the AceNIC's
-        /// 64-bit/33 MHz slot). Default false: the directions run side by side
-        /// and a start-up overlaps the previous transfer (PCIe).
+        /// its start-up (`dma_startup_ns`) to its last byte (a conventional PCI
+        /// bus, as the AceNIC's 64-bit/33 MHz slot; `crate::host::bus`); a
+        /// transmit start-up beyond `dma_startup_ns` is firmware set-up before
+        /// the transfer, off the bus. Default false: the directions run side
+        /// by side and a start-up overlaps the previous transfer (PCIe).
         #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
         pub dma_shared_bus: bool,
         /// \[LCI] NI-level multicast forwarding: the firmware keeps a

@@ -1,8 +1,9 @@
 //! The host's hardware: its topology (sockets, dies sharing an L2, cores),
 //! the cache model (which die's L2 holds each object, which core's L1 its
-//! latest lines, and what a line costs to move), and its cores (`core`:
-//! what each runs, its kernel work queue, its idle, sleep and segment
-//! bookkeeping).
+//! latest lines, and what a line costs to move), its cores (`core`: what
+//! each runs, its kernel work queue, its idle, sleep and segment
+//! bookkeeping) and its I/O bus (`bus`: a shared PCI bus's arbitration of
+//! the NIC's DMAs and the host's programmed I/O).
 //!
 //! It does not own what runs on the cores: the kernel work items
 //! (`crate::sim`'s `KWork`, which name the world's frames, pull replies
@@ -12,6 +13,7 @@
 //! bottom half, Open-MX handler, library), where NIC, host and protocol
 //! meet.
 
+pub mod bus;
 pub mod cache;
 pub(crate) mod core;
 pub mod topology;

@@ -27,14 +27,8 @@ impl Stack {
         set("upcalls", sum(&|h| h.upcalls));
         set("host_dmas", self.nis.iter().map(|n| n.host_dmas).sum::<u64>() as f64);
         set("host_counter_fetches", self.nis.iter().map(|n| n.refreshes).sum::<u64>() as f64);
-        let t = now.since(Instant::ZERO).as_ps().max(1) as f64;
         for (i, b) in self.buses.iter().enumerate().take(2) {
-            set(&format!("host{i}_bus_busy_frac"), b.busy.as_ps() as f64 / t);
-            set(&format!("host{i}_bus_wait_us"), b.wait.as_us_f64());
-            set(&format!("host{i}_dmas"), b.dmas as f64);
-            set(&format!("host{i}_dma_bytes"), b.dma_bytes as f64);
-            set(&format!("host{i}_pio_reads"), b.pio_reads as f64);
-            set(&format!("host{i}_pio_writes"), b.pio_writes as f64);
+            b.report(i, now.since(Instant::ZERO), &mut set);
         }
         self.mc_metrics(&mut set);
         self.program.metrics(&mut m);

@@ -8,12 +8,12 @@
 //! schedules ([`Stack::take_scheduled`]); it never runs a loop of its own.
 //! Its parts: [`host`] (library: PIO sends, receive-buffer queue, polling,
 //! upcall), [`ni`] (LANai firmware: buffers, DMA engines, delivery plans),
-//! [`bus`] (each host's shared PCI bus), `crate::nic::delivery` (the five
-//! arrival detection strategies, shared with the Open-MX NIC),
-//! [`workload`] (what the hosts run), `metrics` (the run's metrics by
-//! name) and `crate::net::grid` (the switches). It has no kernel receive
-//! path and no NAPI: the NI delivers into user memory, and an interrupt is
-//! a signal to the process.
+//! `crate::host::bus` (each host's shared PCI bus, shared with the Open-MX
+//! NIC), `crate::nic::delivery` (the five arrival detection strategies,
+//! shared with the Open-MX NIC), [`workload`] (what the hosts run),
+//! `metrics` (the run's metrics by name) and `crate::net::grid` (the
+//! switches). It has no kernel receive path and no NAPI: the NI delivers
+//! into user memory, and an interrupt is a signal to the process.
 //!
 //! One packet's life: host `SendPath` (library CPU) -> `Write` (PIO of
 //! header + payload + descriptor across the sender's bus) -> NI firmware
@@ -35,7 +35,6 @@
 //! [`Ev::RefreshDone`].
 
 pub mod apps;
-pub mod bus;
 pub mod cpu;
 pub mod dsm;
 pub mod fft;
@@ -49,12 +48,12 @@ pub mod workload;
 
 use crate::config::{LciScenario, WatchdogDelay};
 use crate::engine::Origin;
+use crate::host::bus::{Bus, BusOp};
 use crate::net::grid::Grid;
 use crate::nic::watchdog::{Expiry, Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
 use crate::SimError;
-use bus::{Bus, BusOp};
 use host::{Host, HostAction};
 use ni::{FwCosts, Ni, RxNext};
 use workload::Program;

@@ -326,7 +326,7 @@ impl Stack {
                 // buffer is known free, read the NI's released counter first.
                 let host = &self.hosts[h as usize];
                 if host.posted - host.known_sent >= self.mc.send_buffers {
-                    let (_, end) = self.buses[h as usize].request(now, super::bus::BusOp::PioRead);
+                    let (_, end) = self.buses[h as usize].request(now, crate::host::bus::BusOp::PioRead);
                     self.at(end, super::host_origin(h), Ev::McSendCounterDone(h, pkt));
                 } else {
                     let t = now + host.send_cost;

@@ -21,10 +21,10 @@
 //! that reuse the host -> NI fetch ([`Ni::refresh_start`] prices one small
 //! DMA of a host word).
 
-use super::bus::{Bus, BusOp};
 use super::poll::{Plan, Strategy, FLAG_BYTES};
 use super::Packet;
 use crate::config::LanaiCfg;
+use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 

@@ -14,7 +14,7 @@
 //!
 //! This module owns the per-packet *plan* only. It does not execute it
 //! (the LCI NI, `crate::lci::ni`, or the Open-MX NIC, `crate::nic::Nic`),
-//! price it on a bus (`crate::lci::bus`, `Nic::receive`) nor poll
+//! price it on a bus (`crate::host::bus`, `Nic::receive`) nor poll
 //! (`crate::lci::host`, the main world's driver and busy poller).
 //!
 //! Host receive buffer layout (`B` = header + payload capacity + 4 bytes):

@@ -3,11 +3,13 @@
 //!
 //! This module owns NIC-side state and timing: the firmware is a FIFO server
 //! (per-frame time), DMA engines are FIFO servers (start-up + bytes /
-//! bandwidth, in order per engine), each receive queue has a ring of
-//! completed descriptors, an interrupt line that is masked from a raise until
-//! the host re-arms it (or while a busy poller holds it suspended,
-//! `suspend`), and a coalescing policy (`coalesce`). It does not run host
-//! code: raising an interrupt yields an event for `crate::sim`.
+//! bandwidth, in order per engine) or, with `nic.dma_shared_bus`,
+//! transactions on the host's I/O bus (`crate::host::bus`), each receive
+//! queue has a ring of completed descriptors, an interrupt line that is
+//! masked from a raise until the host re-arms it (or while a busy poller
+//! holds it suspended, `suspend`), and a coalescing policy (`coalesce`). It
+//! does not run host code: raising an interrupt yields an event for
+//! `crate::sim`.
 
 pub mod coalesce;
 pub mod delivery;
@@ -18,7 +20,8 @@ pub mod suspend;
 pub mod timers;
 pub mod watchdog;
 
-use crate::config::{NicCfg, NicTimes};
+use crate::config::{BusTimes, NicCfg, NicTimes};
+use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant, Rate};
 use coalesce::{Coalescer, Decision, TimerCmd};
 use flow::{FlowControl, Held, Hold};
@@ -457,9 +460,14 @@ pub struct Nic {
     /// big-ring buffers the others fill.
     pub in_dma_small: u32,
     pub in_dma_big: u32,
-    /// `nic.dma_shared_bus`: when the one bus both DMA directions use is
-    /// free (`None`: each direction has its own engines).
-    bus_free: Option<Instant>,
+    /// `nic.dma_shared_bus`: the host's I/O bus both DMA directions use
+    /// (`None`: each direction has its own engines). Its per-DMA overhead
+    /// is `dma_startup`.
+    bus: Option<Box<Bus>>,
+    /// On the shared bus, the transmit DMA's set-up before its bus
+    /// transaction: `tx_dma_startup` beyond the bus's per-DMA overhead
+    /// (firmware work, \[LCI]'s `dma_setup_cycles`; zero on emo2004).
+    tx_dma_setup: Duration,
     /// The multicast forwarding table (`nic.multicast_forwarding`, set by
     /// the build for a multicast workload), and the firmware's time per
     /// forward on top of its transmit work (`nic.mcast_fwd_ns`).
@@ -502,7 +510,8 @@ impl Nic {
             in_dma: 0,
             in_dma_small: 0,
             in_dma_big: 0,
-            bus_free: cfg.dma_shared_bus.then_some(Instant::ZERO),
+            bus: cfg.dma_shared_bus.then(|| Box::new(Bus::new(&BusTimes::dma_only(t.dma_bytes_per_s, t.dma_startup)))),
+            tx_dma_setup: t.tx_dma_startup.saturating_sub(t.dma_startup),
             forwarding: None,
             fw_fwd: t.mcast_fwd,
             forwards: 0,
@@ -510,6 +519,11 @@ impl Nic {
             flow: None,
             flow_waiting: false,
         }
+    }
+
+    /// The host's shared I/O bus (`nic.dma_shared_bus`), with its counters.
+    pub fn bus(&self) -> Option<&Bus> {
+        self.bus.as_deref()
     }
 
     /// Frames wait at the stopped link (`flow`): an arriving frame queues
@@ -549,19 +563,16 @@ impl Nic {
     /// An engine is busy for the transfer itself (bytes / bandwidth); the
     /// start-up latency (PCIe write posting) overlaps with the next transfer,
     /// as PCIe keeps several requests in flight. With `nic.dma_shared_bus`
-    /// both directions share one bus, held from start-up to last byte.
+    /// the transfer is a [`BusOp::Dma`] on the host's bus, which it holds
+    /// from its start-up to its last byte, in turn with the transmit DMAs.
     pub fn receive(&mut self, now: Instant, frame_len: usize) -> Instant {
         let frame_len = frame_len + self.rx_extra_bytes as usize;
         let fw_done = now.max(self.fw_free) + self.fw_rx;
         self.fw_free = fw_done;
         self.fw_rx_busy += self.fw_rx;
         self.fw_rx_frames += 1;
-        if let Some(bus) = self.bus_free.as_mut() {
-            // One PCI bus: the transfer waits for it and holds it from its
-            // start-up to its last byte.
-            let done = fw_done.max(*bus) + self.dma_startup + self.rx_dma.time(frame_len as u64);
-            *bus = done;
-            return done;
+        if let Some(bus) = self.bus.as_deref_mut() {
+            return bus.request(fw_done, BusOp::Dma { bytes: frame_len as u32 }).1;
         }
         let (i, free) =
             self.dma_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).unwrap_or((0, Instant::ZERO));
@@ -575,11 +586,12 @@ impl Nic {
     /// The host rang the doorbell at `now` for a frame of `frame_len` bytes:
     /// DMA read + firmware. Returns when the frame is ready for the wire.
     /// Reads are pipelined like receive DMAs: the read latency overlaps with
-    /// the next frame's transfer (on a shared bus it holds the bus instead).
+    /// the next frame's transfer. On a shared bus the firmware sets the DMA
+    /// up (`tx_dma_setup`), then the read is a [`BusOp::Dma`] holding the
+    /// bus for the per-DMA overhead and the bytes.
     pub fn transmit(&mut self, now: Instant, frame_len: usize) -> Instant {
-        if let Some(bus) = self.bus_free.as_mut() {
-            let done = now.max(*bus) + self.tx_dma_startup + self.tx_dma.time(frame_len as u64);
-            *bus = done;
+        if let Some(bus) = self.bus.as_deref_mut() {
+            let (_, done) = bus.request(now + self.tx_dma_setup, BusOp::Dma { bytes: frame_len as u32 });
             return done + self.fw_tx;
         }
         let xfer_done = now.max(self.tx_free) + self.tx_dma.time(frame_len as u64);

@@ -1,5 +1,6 @@
 //! Tests of the NIC's receive queues: buffer classes and ring occupancy,
-//! jumbo frames across page buffers, and a watchdog holding a raise.
+//! jumbo frames across page buffers, a watchdog holding a raise, and the
+//! DMAs of both directions on a shared host bus.
 
 use super::*;
 use crate::config::{preset_text, Platform, Times};
@@ -112,4 +113,34 @@ fn a_frame_longer_than_a_page_fills_several_buffers() {
     assert_eq!(nic.queues[0].take(), Some(RingEntry::Rx(0)));
     assert_eq!(nic.queues[0].big_in_ring, 30);
     assert!(!nic.ring_full(0, false, 2) && nic.ring_full(0, false, 3));
+}
+
+#[test]
+fn on_a_shared_bus_a_receive_dma_waits_for_the_transmit_dma_holding_it() {
+    // lci2000 mapped onto the Open-MX path: one 32-bit PCI bus per host.
+    let p = crate::config::load_main_platform("lci2000", None).unwrap();
+    let t = Times::of(&p).nic;
+    let queue = RxQueue::new(Box::new(coalesce::Disabled), p.nic.ring_slots as usize, 0);
+    let mut nic = Nic::new(&p.nic, &t, vec![queue], Duration::ZERO);
+    let len = 1024;
+    let xfer = t.dma_startup + Duration::for_bytes(len as u64, t.dma_bytes_per_s);
+    let setup = t.tx_dma_startup - t.dma_startup;
+    assert!(setup > Duration::ZERO, "the LANai's DMA set-up");
+    // The set-up is firmware work before the read; the bus holds the read.
+    let t0 = Instant::ZERO;
+    let read_end = t0 + setup + xfer;
+    assert_eq!(nic.transmit(t0, len), read_end + t.fw_tx);
+    // A frame arriving meanwhile: its firmware is done before the read ends,
+    // so its DMA waits for the bus and then holds it for its own transfer.
+    let fw_done = t0 + t.fw_rx;
+    assert!(fw_done < read_end);
+    assert_eq!(nic.receive(t0, len), read_end + xfer);
+    let bus = nic.bus().unwrap();
+    assert_eq!((bus.dmas, bus.dma_bytes, bus.pio_reads, bus.pio_writes), (2, 2 * len as u64, 0, 0));
+    assert_eq!((bus.wait, bus.busy), (read_end.since(fw_done), xfer + xfer));
+    // Without a shared bus the directions do not wait for each other.
+    let mut apart = self::nic(0, 0, 32);
+    assert!(apart.bus().is_none());
+    apart.transmit(t0, len);
+    assert!(apart.receive(t0, len) < read_end);
 }

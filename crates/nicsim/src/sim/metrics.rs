@@ -1,5 +1,6 @@
-//! The Open-MX world's metrics at the end of a run and its end-of-run
-//! invariant checks.
+//! The Open-MX world's metrics at the end of a run (a shared I/O bus's
+//! counters under the LCI stack's names, `crate::host::bus`) and its
+//! end-of-run invariant checks.
 
 use super::World;
 use crate::config::{RxDelivery, Workload};
@@ -115,6 +116,10 @@ impl World {
                 let [k, u] = h.cache.counts[c as usize];
                 m.set(&format!("host{i}_cache_{}_misses", c.name()), (k.misses + u.misses) as f64);
                 m.set(&format!("host{i}_cache_{}_hits", c.name()), (k.hits + u.hits) as f64);
+            }
+            // A shared I/O bus (`nic.dma_shared_bus`) reports what the LCI stack's do.
+            if let Some(b) = h.nic.bus() {
+                b.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
             }
         }
         // L2 misses per access over every host and side.

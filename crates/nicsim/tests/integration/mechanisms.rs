@@ -415,3 +415,26 @@ fn a_later_interrupt_batches_a_flood_and_adds_latency_not_cpu() {
     let added = lat(3000) - lat(250);
     assert!((added - 2.75).abs() < 0.3, "one-way latency grew by {added} us for 2.75 us of delivery");
 }
+
+#[test]
+fn open_mx_on_lci2000_moves_every_frame_by_dma_on_its_hosts_shared_bus() {
+    // lci2000's NIC has one PCI bus for both DMA directions (`nic.dma_shared_bus`,
+    // `host::bus`): each frame is one transmit DMA on its sender's bus and one
+    // receive DMA on its receiver's. Large messages queue their DMAs on the bus.
+    let m = super::run(
+        "preset = \"lci2000\"\n[workload]\nkind = \"pingpong\"\nsize_bytes = 65536\niterations = 20\nwarmup = 2\n",
+    );
+    let get = |k: &str| m.get(k).unwrap_or_else(|| panic!("{k} not reported"));
+    let frames = get("frames");
+    for i in 0..2 {
+        assert_eq!(get(&format!("host{i}_dmas")), frames, "host {i}: one DMA per frame sent or received");
+        assert!(get(&format!("host{i}_bus_wait_us")) > 0.0, "host {i}: no DMA waited for the bus");
+        let busy = get(&format!("host{i}_bus_busy_frac"));
+        assert!(busy > 0.0 && busy < 1.0, "host {i}: bus busy {busy}");
+        assert_eq!(get(&format!("host{i}_pio_reads")) + get(&format!("host{i}_pio_writes")), 0.0);
+    }
+    assert_eq!(get("host0_dma_bytes"), get("host1_dma_bytes"), "a ping-pong moves the same bytes both ways");
+    // A NIC with a DMA engine per direction (omx2009) has no bus to report.
+    let omx = super::pingpong("disabled", 65536, 5, "");
+    assert!(omx.get("host0_dmas").is_none());
+}

@@ -1,11 +1,17 @@
-//! The host I/O bus: one 32-bit/33 MHz PCI bus per host, shared by the
-//! host's programmed I/O to the NI and the NI's DMA engines.
+//! The host I/O bus: one conventional PCI bus per host, shared by the
+//! host's programmed I/O to the NIC and the NIC's DMA engines.
 //!
 //! This module owns arbitration and occupancy only. Every transaction is
 //! granted in request order (FIFO): it starts at `max(now, bus free)` and
 //! holds the bus for its duration. A PIO poll across the bus therefore
 //! delays a DMA requested while it is in flight, and vice versa. It does
-//! not know why a transaction is made (`super::ni`, `super::host`).
+//! not know why a transaction is made. Its users: the \[LCI] stack's
+//! hosts and NIs (`crate::lci::host`, `crate::lci::ni`: PIO writes and
+//! polls, NI <-> host DMAs, on the `[pci]` times) and the Open-MX NIC with
+//! `nic.dma_shared_bus` (`crate::nic::Nic::receive`, `Nic::transmit`: its
+//! receive and transmit DMAs, on `nic.dma_startup_ns` and `nic.dma_MBps`;
+//! its driver's doorbell and interrupt re-arm are CPU time, not bus
+//! transactions).
 
 use crate::config::BusTimes;
 use crate::time::{Duration, Instant};
@@ -86,6 +92,20 @@ impl Bus {
             BusOp::PioWrite { .. } => self.pio_writes += 1,
         }
         (start, end)
+    }
+
+    /// Reports the counters of host `i`'s bus after `elapsed` of simulated
+    /// time under the names of `nicsim.metrics` (`host{i}_bus_busy_frac`,
+    /// `host{i}_bus_wait_us`, `host{i}_dmas`, `host{i}_dma_bytes`,
+    /// `host{i}_pio_reads`, `host{i}_pio_writes`).
+    pub fn report(&self, i: usize, elapsed: Duration, set: &mut dyn FnMut(&str, f64)) {
+        let t = elapsed.as_ps().max(1) as f64;
+        set(&format!("host{i}_bus_busy_frac"), self.busy.as_ps() as f64 / t);
+        set(&format!("host{i}_bus_wait_us"), self.wait.as_us_f64());
+        set(&format!("host{i}_dmas"), self.dmas as f64);
+        set(&format!("host{i}_dma_bytes"), self.dma_bytes as f64);
+        set(&format!("host{i}_pio_reads"), self.pio_reads as f64);
+        set(&format!("host{i}_pio_writes"), self.pio_writes as f64);
     }
 }
 
