@@ -199,6 +199,28 @@ fn errors_name_key_value_and_allowed() {
     "[platform.nic]\ntx_reap = \"soft\"\n[workload]\nkind = \"stream\"",
     "invalid value for `platform.nic.tx_reap`: \"soft\" (allowed: one of napi, hard-irq)"
 )]
+#[case::asp_rows_of_the_ranks(
+    "[workload]\nkind = \"asp\"\nprocs_per_host = 1\nrows = 33",
+    "invalid value for `workload.rows`: 33 (allowed: a multiple of the 2 ranks (hosts x procs_per_host))"
+)]
+#[case::asp_ni_forwards_one_frame(
+    "[workload]\nkind = \"asp\"\nprocs_per_host = 1\nrows = 64\nforwarding = \"ni\"",
+    "invalid value for `workload.rows`: 64 (allowed: at most 32 with workload.forwarding = \"ni\" (the firmware \
+     forwards one-frame messages of up to 128 B))"
+)]
+#[case::qr_iterations_below_the_columns(
+    "[workload]\nkind = \"qr\"\nprocs_per_host = 1\ncols = 16\niterations = 16",
+    "invalid value for `workload.iterations`: 16 (allowed: an integer 1 ..= 15)"
+)]
+#[case::qr_cycles(
+    "[workload]\nkind = \"qr\"\nprocs_per_host = 1\nnorm_cycles = -1",
+    "invalid value for `workload.norm_cycles`: -1 (allowed: 0 ..= 1000000)"
+)]
+#[case::fft_keys(
+    "[workload]\nkind = \"fft-alltoall\"\nrows = 4",
+    "`workload.rows` = 4 is not read by workload.kind = \"fft-alltoall\" (its keys: size_bytes, iterations, \
+     procs_per_host, compute_us)"
+)]
 fn error_messages(#[case] text: &str, #[case] want: &str) {
     assert_eq!(Scenario::from_toml(text).unwrap_err().0, want);
 }
