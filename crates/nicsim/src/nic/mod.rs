@@ -79,7 +79,7 @@ pub struct RxQueue {
     ring_slots: u32,
     /// Transmit completions not yet reaped.
     tx_done: u32,
-    pub policy: Box<dyn Coalescer>,
+    policy: Box<dyn Coalescer>,
     /// The line is armed (not masked). With `split_claims` this is only the
     /// receive claim: received frames are reported (and NAPI scheduled) only
     /// while it is armed.
@@ -89,7 +89,7 @@ pub struct RxQueue {
     /// `irq_armed` the interrupt claim (`irq_claim + 1`, re-armed when the
     /// hard handler returns). Transmit completions interrupt whenever the
     /// interrupt claim is armed, even while the poll runs.
-    pub split_claims: bool,
+    split_claims: bool,
     irq_armed: bool,
     /// The policy asked for a raise while the line was masked.
     fire_wanted: bool,
@@ -106,14 +106,23 @@ pub struct RxQueue {
     defer_left: u32,
     /// The interrupt's suspension by a busy-polling application
     /// (`irq_suspend_timeout`, `suspend`).
-    pub suspension: Suspension,
+    suspension: Suspension,
     /// The polling watchdog (`nic.watchdog_us` > 0): holds the policy's
     /// raises while the host may still poll the frames up (`watchdog`).
-    pub watchdog: Option<Box<Watchdog>>,
+    watchdog: Option<Box<Watchdog>>,
     /// Frames the NIC put in the ring, and those the host took out of it
     /// (NAPI or a busy poll): the watchdog's view of the host's progress.
     delivered: u64,
     taken: u64,
+}
+
+/// What a busy poll of a queue did ([`RxQueue::busy_poll`]).
+#[derive(Clone, Copy, Debug)]
+pub struct BusyPoll {
+    /// The suspension's timer event to schedule.
+    pub suspend_timer: Option<Instant>,
+    /// The entry the poll took, if the ring held one.
+    pub entry: Option<RingEntry>,
 }
 
 /// What the NIC must do after a policy decision.
@@ -153,6 +162,98 @@ impl RxQueue {
             delivered: 0,
             taken: 0,
         }
+    }
+
+    /// myri10ge's two claims (`tx_reap = "hard-irq"`, see `split_claims`).
+    pub fn with_split_claims(mut self, split: bool) -> Self {
+        self.split_claims = split;
+        self
+    }
+
+    /// The polling watchdog (`nic.watchdog_us` > 0).
+    pub fn with_watchdog(mut self, watchdog: Option<Box<Watchdog>>) -> Self {
+        self.watchdog = watchdog;
+        self
+    }
+
+    /// Whether the line has two claims: the interrupt then runs a hard
+    /// handler of its own before NAPI.
+    #[inline]
+    pub fn split_claims(&self) -> bool {
+        self.split_claims
+    }
+
+    /// The queue's polling watchdog, if it has one (its counts).
+    pub fn watchdog(&self) -> Option<&Watchdog> {
+        self.watchdog.as_deref()
+    }
+
+    /// The coalescing delay the policy applies now, if it has one.
+    pub fn coalescing_delay(&self) -> Option<Duration> {
+        self.policy.current_delay()
+    }
+
+    /// A frame for this queue reached the NIC (`marked`: it carries the
+    /// latency-sensitive marker): the policy decides, and the outcome to
+    /// schedule.
+    #[inline]
+    pub fn frame_arrived(&mut self, now: Instant, marked: bool) -> Outcome {
+        let d = self.policy.on_arrival(now, marked);
+        self.apply(now, d)
+    }
+
+    /// A received frame's DMA completed (`frame`, in a small-ring buffer
+    /// or filling `bufs` big-ring ones): it enters the ring, the policy
+    /// decides, and the watchdog's timer starts if it has one and none
+    /// runs. The outcome, and the watchdog event to schedule (before the
+    /// outcome's).
+    #[inline]
+    pub fn frame_delivered(
+        &mut self,
+        now: Instant,
+        frame: u32,
+        small: bool,
+        bufs: u32,
+        dc: coalesce::DmaCompletion,
+    ) -> (Outcome, Option<(Instant, u32)>) {
+        self.push_rx(frame, small, bufs);
+        let d = self.policy.on_dma_complete(now, dc);
+        let out = self.apply(now, d);
+        let watchdog = if self.watchdog.is_some() { self.watchdog_delivered(now) } else { None };
+        (out, watchdog)
+    }
+
+    /// A transmit completion reported on this queue's line
+    /// (`other_pending`: DMA of other queues still under way): the policy
+    /// decides, and the outcome to schedule.
+    #[inline]
+    pub fn tx_completion(&mut self, now: Instant, other_pending: u32) -> Outcome {
+        self.tx_completed();
+        let dc = coalesce::DmaCompletion { marked: false, bytes: 0, other_pending };
+        let d = self.policy.on_dma_complete(now, dc);
+        self.apply(now, d)
+    }
+
+    /// An application busy polls the queue (`suspend`: irq_suspend_timeout,
+    /// zero for none). Nothing while NAPI is scheduled (`None`); otherwise
+    /// the interrupt is suspended (with a timeout), one entry is taken and
+    /// the rings are restocked, as a poll of its own.
+    #[inline]
+    pub fn busy_poll(&mut self, now: Instant, suspend: Duration) -> Option<BusyPoll> {
+        if self.napi_sched {
+            return None;
+        }
+        let suspend_timer = if suspend.is_zero() { None } else { self.busy_poll_suspend(now, suspend) };
+        let entry = self.take();
+        self.restock();
+        Some(BusyPoll { suspend_timer, entry })
+    }
+
+    /// A busy poller found work: the suspension lasts `timeout` from now
+    /// (`Suspension::found_work`); its timer event to schedule, if none is
+    /// pending.
+    pub fn poller_found_work(&mut self, now: Instant, timeout: Duration) -> Option<Instant> {
+        self.suspension.found_work(now, timeout)
     }
 
     /// Applies a policy decision: timer bookkeeping, masking, and the

@@ -171,12 +171,13 @@ impl World {
                         Some(make) => make(),
                         None => spec.build(),
                     };
-                    let mut q = RxQueue::new(policy, p.nic.ring_slots as usize, p.nic.fill_thresh);
-                    q.split_claims = s.tx_reap == crate::config::TxReap::HardIrq;
                     // The watchdog fetches the host's counter with a small
                     // DMA read: the NIC's read latency.
-                    q.watchdog = s.ni.watchdog.map(|d| Box::new(Watchdog::new(d, t.nic.tx_dma_startup, Raises::Held)));
-                    q
+                    let watchdog =
+                        s.ni.watchdog.map(|d| Box::new(Watchdog::new(d, t.nic.tx_dma_startup, Raises::Held)));
+                    RxQueue::new(policy, p.nic.ring_slots as usize, p.nic.fill_thresh)
+                        .with_split_claims(s.tx_reap == crate::config::TxReap::HardIrq)
+                        .with_watchdog(watchdog)
                 })
                 .collect();
             hosts.push(HostState {

@@ -119,7 +119,7 @@ impl World {
     pub(super) fn irq_arrive(&mut self, now: Instant, h: usize, q: u8, rx: bool) {
         let hs = &mut self.hosts[h];
         let core = hs.steering.irq_core(q as usize) as usize;
-        let w = if hs.nic.queues[q as usize].split_claims { KWork::HardIrq { q, rx } } else { KWork::Irq { q } };
+        let w = if hs.nic.queues[q as usize].split_claims() { KWork::HardIrq { q, rx } } else { KWork::Irq { q } };
         hs.cores[core].kq.push_front(w);
         self.kick(now, h, core);
     }

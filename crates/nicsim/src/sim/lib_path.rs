@@ -174,22 +174,15 @@ impl World {
     pub(super) fn wait_polling(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
         if self.c.busy_poll {
             let core = self.hosts[h].procs[p].core as usize;
-            let suspend = !self.c.irq_suspend.is_zero();
             let q = self.hosts[h].steering.queue_for(Some(self.hosts[h].procs[p].ep), 0);
-            let qu = &mut self.hosts[h].nic.queues[q];
-            if suspend && !qu.napi_scheduled() {
+            if let Some(poll) = self.hosts[h].nic.queues[q].busy_poll(now, self.c.irq_suspend) {
                 // Each busy poll pushes the suspension's deadline on, and
                 // starts its timer if none is pending (`suspend_timer`).
-                if let Some(at) = qu.busy_poll_suspend(now, self.c.irq_suspend) {
+                if let Some(at) = poll.suspend_timer {
                     self.q.push(at, h as u32, super::Ev::SuspendTimer { host: h as u16, q: q as u8 });
                 }
-            }
-            if !qu.napi_scheduled() {
-                let taken = qu.take();
-                // A busy poll is a poll of its own: it restocks at its end.
-                qu.restock();
                 self.flow_kick(now, h);
-                if let Some(entry) = taken {
+                if let Some(entry) = poll.entry {
                     let cost = self.c.host.napi_poll + self.entry_cost(now, h, core, entry);
                     self.hosts[h].kernel_time += cost;
                     return Some((cost, Action::BusyPoll(entry)));

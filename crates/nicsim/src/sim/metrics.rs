@@ -97,7 +97,7 @@ impl World {
             // How many cores did interrupt/bottom-half work (steering at a glance).
             let irq_cores = h.cores.iter().filter(|c| !c.kernel_time.is_zero()).count();
             m.set(&format!("host{i}_kernel_cores"), irq_cores as f64);
-            if let Some(d) = h.nic.queues[0].policy.current_delay() {
+            if let Some(d) = h.nic.queues[0].coalescing_delay() {
                 // Adaptive policies: where the delay ended up.
                 m.set(&format!("host{i}_coalesce_delay_us"), d.as_us_f64());
             }
@@ -126,8 +126,8 @@ impl World {
         let (accesses, misses) =
             self.hosts.iter().map(|h| h.cache.totals()).fold((0, 0), |(a, m), (x, y)| (a + x, m + y));
         m.set("cache_miss_rate", if accesses > 0 { misses as f64 / accesses as f64 } else { 0.0 });
-        if self.hosts[0].nic.queues[0].watchdog.is_some() {
-            let dogs = || self.hosts.iter().flat_map(|h| &h.nic.queues).filter_map(|q| q.watchdog.as_deref());
+        if self.hosts[0].nic.queues[0].watchdog().is_some() {
+            let dogs = || self.hosts.iter().flat_map(|h| &h.nic.queues).filter_map(|q| q.watchdog());
             m.set("watchdog_held", dogs().map(|w| w.holds).sum::<u64>() as f64);
             m.set("watchdog_saved", dogs().map(|w| w.saved).sum::<u64>() as f64);
             m.set("watchdog_fetches", dogs().map(|w| w.fetches).sum::<u64>() as f64);

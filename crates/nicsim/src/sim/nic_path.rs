@@ -82,9 +82,7 @@ impl World {
         nic.in_dma += 1;
         nic.in_dma_small += small as u32;
         nic.in_dma_big += bufs * !small as u32;
-        let qu = &mut nic.queues[qi];
-        let d = qu.policy.on_arrival(now, marked);
-        let out = qu.apply(now, d);
+        let out = nic.queues[qi].frame_arrived(now, marked);
         let done = nic.receive(now, len);
         self.q.push(done, h as u32, Ev::DmaDone { host: h as u16, frame });
         if let Some(t) = self.trace.as_deref_mut() {
@@ -115,14 +113,10 @@ impl World {
             return;
         }
         let other_pending = nic.other_pending();
-        let qu = &mut nic.queues[qi];
-        qu.push_rx(frame, small, bufs);
-        let d = qu.policy.on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending });
-        let out = qu.apply(now, d);
-        if qu.watchdog.is_some() {
-            if let Some((at, gen)) = qu.watchdog_delivered(now) {
-                self.q.push(at, h as u32, Ev::WatchdogTimer { host: h as u16, q: qi as u8, gen });
-            }
+        let dc = crate::nic::coalesce::DmaCompletion { marked, bytes, other_pending };
+        let (out, watchdog) = nic.queues[qi].frame_delivered(now, frame, small, bufs, dc);
+        if let Some((at, gen)) = watchdog {
+            self.q.push(at, h as u32, Ev::WatchdogTimer { host: h as u16, q: qi as u8, gen });
         }
         self.nic_outcome(now, h, qi, out);
         if self.c.busy_poll {
@@ -166,7 +160,7 @@ impl World {
     /// irq_suspend_timeout from now, and its timer starts if none is pending
     /// (`suspend_timer`).
     pub(super) fn release_suspension(&mut self, now: Instant, h: usize, q: usize) {
-        if let Some(at) = self.hosts[h].nic.queues[q].suspension.found_work(now, self.c.irq_suspend) {
+        if let Some(at) = self.hosts[h].nic.queues[q].poller_found_work(now, self.c.irq_suspend) {
             self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
         }
     }
@@ -174,12 +168,7 @@ impl World {
     pub(super) fn tx_done(&mut self, now: Instant, h: usize, qi: usize) {
         let nic = &mut self.hosts[h].nic;
         let other_pending = nic.other_pending();
-        let qu = &mut nic.queues[qi];
-        qu.tx_completed();
-        let d = qu
-            .policy
-            .on_dma_complete(now, crate::nic::coalesce::DmaCompletion { marked: false, bytes: 0, other_pending });
-        let out = qu.apply(now, d);
+        let out = nic.queues[qi].tx_completion(now, other_pending);
         self.nic_outcome(now, h, qi, out);
     }
 
