@@ -8,7 +8,7 @@
 //! `kernel` charges before the handler runs). It does not schedule that
 //! work on a core (`kernel`) nor act on the event (`lib_recv`).
 
-use super::{PState, World, NO_RANK, WRITER_MEMORY};
+use super::{Notice, World, NO_RANK, WRITER_MEMORY};
 use crate::proto::Msg;
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
@@ -198,11 +198,10 @@ impl World {
     pub(crate) fn notify_proc(&mut self, now: Instant, h: usize, p: usize) {
         let hs = &mut self.hosts[h];
         let pr = &mut hs.procs[p];
-        let core = pr.core as usize;
-        match pr.state {
-            PState::Polling => {
-                let ep = pr.ep;
-                if let Some(t0) = pr.poll_since.take() {
+        let (core, ep) = (pr.core as usize, pr.ep);
+        match pr.notice() {
+            Notice::Polling(since) => {
+                if let Some(t0) = since {
                     hs.spin_time += now.since(t0);
                     if let Some(t) = self.trace.as_deref_mut() {
                         t.spin(h, core, t0, now);
@@ -217,15 +216,8 @@ impl World {
                 }
                 self.dispatch_at(now, h, core);
             }
-            PState::Blocked => {
-                pr.state = PState::Waking;
-                self.dispatch_at(now, h, core);
-            }
-            PState::Done => {
-                pr.state = PState::Ready;
-                self.dispatch_at(now, h, core);
-            }
-            _ => {}
+            Notice::Runnable => self.dispatch_at(now, h, core),
+            Notice::Busy => {}
         }
     }
 }

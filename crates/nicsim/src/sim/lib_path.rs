@@ -11,7 +11,7 @@
 //! and the protocol timers live in `lib_send`; acting on ring events and its
 //! price (`consume_cost`) in `lib_recv`.
 
-use super::{Action, MediumTarget, Out, PState, Queued, Req, World};
+use super::{Action, Finalize, Out, Queued, World};
 use crate::config::WaitMode;
 use crate::host::Side;
 use crate::proto::Kind;
@@ -40,13 +40,8 @@ impl World {
             if let Some(out) = pr.outbox.front().copied() {
                 return Some((self.send_cost(now, h, core, out), Action::Send));
             }
-            // Like MPI_Wait, the progress loop returns as soon as what the
-            // program waits for is complete: the program's next operation
-            // goes before events still queued (a receiver that keeps pace
-            // only by consuming would otherwise never post its receives).
-            let program_ready = !pr.finished && pr.pending_op.is_none() && pr.wait.is_none_or(|n| pr.outstanding <= n);
-            if let (false, Some(ev)) = (program_ready && pr.drain == 0, pr.ring.front().copied()) {
-                pr.drain = pr.drain.saturating_sub(1);
+            if let (false, Some(ev)) = (pr.program_goes_first(), pr.ring.front().copied()) {
+                pr.drain_one();
                 let cost = pr.consume_cost(&self.c, &self.cc, &self.topo, &mut hs.cache, at, ev);
                 return Some((cost, Action::Consume));
             }
@@ -61,29 +56,25 @@ impl World {
                 &mut self.hosts[h].procs[p]
             };
             let c = &self.c;
-            if pr.finished {
+            if pr.finished() {
                 // The library outlives the program: it keeps answering
                 // (acks, resends) until the whole run ends.
-                pr.state = PState::Done;
+                pr.rest();
                 return None;
             }
-            if let Some(n) = pr.wait {
-                if pr.outstanding <= n {
-                    pr.wait = None;
-                } else {
-                    return match c.wait {
-                        WaitMode::Poll => self.wait_polling(now, h, p),
-                        WaitMode::Block => Some((c.host.block, Action::Block)),
-                    };
-                }
+            if pr.waits() {
+                return match c.wait {
+                    WaitMode::Poll => self.wait_polling(now, h, p),
+                    WaitMode::Block => Some((c.host.block, Action::Block)),
+                };
             }
-            let op = pr.pending_op.take().unwrap_or_else(|| pr.program.next_op());
+            let op = pr.take_next_op();
             match op {
                 Op::Send { peer, size, .. }
                     if pr.proto.window_full(peer as u16, Self::frames_of(size, c.rndv_threshold, c.layout)) =>
                 {
                     // The send window is full: wait for acks.
-                    pr.pending_op = Some(op);
+                    pr.hold_op(op);
                     return match c.wait {
                         WaitMode::Poll => self.wait_polling(now, h, p),
                         WaitMode::Block => Some((c.host.block, Action::Block)),
@@ -124,46 +115,41 @@ impl World {
                     return Some((cost, Action::Op(op)));
                 }
                 Op::Recv { .. } => return Some((c.lib.post_recv, Action::Op(op))),
-                Op::WaitOutstanding(n) => pr.wait = Some(n),
+                Op::WaitOutstanding(n) => pr.wait_for(n),
                 Op::Compute(d) => {
                     if !d.is_zero() {
                         // The library has just polled the clock (its timers).
-                        pr.lib_at = now;
+                        pr.compute_from(now);
                         return Some((d, Action::None));
                     }
                 }
                 Op::Mark(l) => {
                     let i = l as usize;
-                    pr.marks[i] = Some(now);
+                    pr.mark(i, now);
                     for (hb, hs) in self.busy_at_mark[i].iter_mut().zip(&self.hosts) {
                         *hb = hs.kernel_time + hs.app_time + hs.spin_time;
                     }
                     // Interrupts raised so far on this host, and on every host.
-                    let all = self.irq_raised_all;
-                    let own = self.hosts[h].irq_raised;
-                    self.hosts[h].procs[p].irq_at_mark[i] = own;
-                    self.hosts[h].procs[p].irq_all_at_mark[i] = all;
+                    let (own, all) = (self.hosts[h].irq_raised, self.irq_raised_all);
+                    self.hosts[h].procs[p].count_irqs_at_mark(i, own, all);
                 }
                 Op::Count => {}
-                Op::Done => {
-                    // Finalize: flush pending acks, then wait until every
-                    // message sent was acknowledged (resends go on meanwhile).
-                    let outbox = &mut pr.outbox;
-                    let flushed = pr.proto.flush_acks(|peer| outbox.push_back(Out::Ack { peer }));
-                    if flushed || !pr.proto.all_acked() {
-                        pr.pending_op = Some(op);
-                        if !flushed {
-                            self.hosts[h].start_polling(p);
-                            return None;
-                        }
+                // Finalize: flush pending acks, then wait until every
+                // message sent was acknowledged (resends go on meanwhile).
+                Op::Done => match pr.finalize() {
+                    Finalize::Flushed => {
                         timers_checked = false; // acks flushed: peer state changed
                         continue;
                     }
-                    pr.finished = true;
-                    pr.state = PState::Done;
-                    self.programs_left -= 1;
-                    return None;
-                }
+                    Finalize::Unacked => {
+                        self.hosts[h].start_polling(p);
+                        return None;
+                    }
+                    Finalize::Done => {
+                        self.programs_left -= 1;
+                        return None;
+                    }
+                },
             }
         }
     }
@@ -190,7 +176,7 @@ impl World {
             }
         }
         self.hosts[h].start_polling(p);
-        self.hosts[h].procs[p].poll_since = Some(now);
+        self.hosts[h].procs[p].spin_from(now);
         None
     }
 
@@ -217,42 +203,26 @@ impl World {
                 // the process running and woke nothing: look at the timers
                 // again before sleeping (queue what is due, re-arm the rest),
                 // or a lost frame would never be resent.
-                if self.hosts[h].procs[p].timer_at.is_none() {
+                if !self.hosts[h].procs[p].timer_armed() {
                     self.protocol_timers(now, h, p);
                 }
-                let pr = &mut self.hosts[h].procs[p];
-                let nothing = pr.ring.is_empty() && pr.outbox.is_empty();
-                if nothing && (pr.wait.is_some_and(|n| pr.outstanding > n) || pr.pending_op.is_some()) {
-                    pr.state = PState::Blocked;
-                }
+                self.hosts[h].procs[p].sleep_if_waiting();
             }
         }
     }
 
-    /// Inlined: a few stores, run for every send and receive posted.
+    /// A new request of process `p` (`Proc::new_req`). Inlined: run for
+    /// every send and receive posted.
     #[inline(always)]
     pub(super) fn new_req(&mut self, h: usize, p: usize, is_send: bool, size: u64) -> u32 {
-        let pr = &mut self.hosts[h].procs[p];
-        let r = Req { live: true, is_send, size };
-        pr.outstanding += 1;
-        if let Some(i) = pr.free_reqs.pop() {
-            pr.reqs[i as usize] = r;
-            i
-        } else {
-            pr.reqs.push(r);
-            (pr.reqs.len() - 1) as u32
-        }
+        self.hosts[h].procs[p].new_req(is_send, size)
     }
 
-    /// Inlined likewise: every message completes two requests.
+    /// Request `req` of process `p` completed (`Proc::request_done`),
+    /// counted. Inlined likewise: every message completes two requests.
     #[inline(always)]
     pub(super) fn complete(&mut self, h: usize, p: usize, req: u32) {
-        let pr = &mut self.hosts[h].procs[p];
-        let r = &mut pr.reqs[req as usize];
-        assert!(r.live, "request {req} completed twice");
-        r.live = false;
-        pr.free_reqs.push(req);
-        pr.outstanding -= 1;
+        self.hosts[h].procs[p].request_done(req);
         self.completions += 1;
     }
 
@@ -285,20 +255,9 @@ impl World {
     /// resources come back, `omx__process_delayed_requests`, libopen-mx
     /// `omx_send.c`); then the notifies that waited for a window.
     pub(super) fn submit_waiting_sends(&mut self, now: Instant, h: usize, p: usize) {
-        self.submit_waiting_notifies(now, h, p);
-        loop {
-            let large = MessageClass::Large;
-            let thr = self.c.rndv_threshold as usize;
-            let frames = |size| Self::frames_of(size, self.c.rndv_threshold, self.c.layout);
-            let pr = &mut self.hosts[h].procs[p];
-            let Some(&s) = pr.need_region.front() else { return };
-            if wire::classify(s.size as usize, thr) == large && pr.regions.is_full() {
-                return;
-            }
-            if pr.proto.window_full(s.peer, frames(s.size)) {
-                return;
-            }
-            pr.need_region.pop_front();
+        self.hosts[h].procs[p].submit_waiting_notifies(now);
+        let (thr, layout) = (self.c.rndv_threshold, self.c.layout);
+        while let Some(s) = self.hosts[h].procs[p].next_waiting_send(thr, layout) {
             self.submit_send(now, h, p, s);
         }
     }
@@ -308,8 +267,7 @@ impl World {
             Op::Send { peer, size, tag } => {
                 let req = self.new_req(h, p, true, size);
                 // omx_isend ends with a progress call (see `Proc::drain`).
-                let pr = &mut self.hosts[h].procs[p];
-                pr.drain = pr.ring.len() as u32;
+                self.hosts[h].procs[p].drain_ring();
                 let class = self.class(size);
                 let dst = peer as u16;
                 if self.ranks[dst as usize].0 as usize == h {
@@ -317,22 +275,20 @@ impl World {
                     pr.outbox.push_back(Out::one_frame(dst, Kind::Shm, 0, tag, size, req));
                     return;
                 }
-                let pr = &mut self.hosts[h].procs[p];
-                let no_region = class == MessageClass::Large && pr.regions.is_full();
-                if no_region || !pr.need_region.is_empty() {
-                    // Every region is in use: the send waits for one, and
-                    // later sends wait behind it (they must keep their order).
-                    pr.need_region.push_back(Queued { req, peer: dst, size, tag });
+                // With every region in use the send waits for one, and
+                // later sends wait behind it (they must keep their order).
+                let s = Queued { req, peer: dst, size, tag };
+                if self.hosts[h].procs[p].queue_if_waiting(s, class == MessageClass::Large) {
                     return;
                 }
-                self.submit_send(now, h, p, Queued { req, peer: dst, size, tag });
+                self.submit_send(now, h, p, s);
             }
             Op::Mcast { size, tag } => {
                 // One frame handed to the NIC, priced with the post in
                 // `lib_step` as a TINY or SMALL send (`mcast`).
                 let req = self.new_req(h, p, true, size);
                 let pr = &mut self.hosts[h].procs[p];
-                pr.drain = pr.ring.len() as u32;
+                pr.drain_ring();
                 let me = pr.rank;
                 pr.outbox.push_back(Out::one_frame(me, Kind::Mcast, 0, tag, size, req));
                 self.lib_send(now, h, p);
@@ -344,16 +300,8 @@ impl World {
                 match pr.unexpected.take(src, tag) {
                     Some(u) => match u.ev.msg.kind {
                         Kind::Rndv => self.start_pull(now, h, p, req, u.ev),
-                        Kind::MediumFrag => {
-                            // Its fragments still coming in now complete the receive.
-                            let (peer, seq16) = (u.ev.peer, u.ev.msg.seq);
-                            match pr.medium.get_mut(peer) {
-                                Some(m) if m.seq & 0xFFFF == seq16 && m.target == MediumTarget::Unexpected => {
-                                    m.target = MediumTarget::Req(req)
-                                }
-                                _ => self.complete(h, p, req),
-                            }
-                        }
+                        // Its fragments still coming in now complete the receive.
+                        Kind::MediumFrag if pr.medium.retarget(u.ev.peer, u.ev.msg.seq, req) => {}
                         _ => self.complete(h, p, req),
                     },
                     None => pr.posted.push(src, tag, req),
