@@ -7,9 +7,11 @@
 //! transactions on the host's I/O bus (`crate::host::bus`), each receive
 //! queue has a ring of completed descriptors, an interrupt line that is
 //! masked from a raise until the host re-arms it (or while a busy poller
-//! holds it suspended, `suspend`), and a coalescing policy (`coalesce`). It
-//! does not run host code: raising an interrupt yields an event for
-//! `crate::sim`.
+//! holds it suspended, `suspend`), and a coalescing policy (`coalesce`). A
+//! receive queue's state is private: its methods (`RxQueue::frame_arrived`,
+//! `frame_delivered`, `tx_completion`, `busy_poll`, the timers) decide and
+//! return what to schedule. It does not run host code: raising an interrupt
+//! yields an event for `crate::sim`.
 
 pub mod coalesce;
 pub mod delivery;

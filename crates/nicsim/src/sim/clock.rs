@@ -14,7 +14,10 @@
 //!
 //! This file owns the tick, the fetch's return, the interrupt's arrival, the
 //! signal's price and what it does to the process, and the clock's
-//! counters. The decision is `crate::nic::timers::ClockPolicy`'s; the timers
+//! counters. The decision is `crate::nic::timers::ClockPolicy`'s; whether a
+//! process computes, when it last polled the clock and its entry into its
+//! library on a signal are the process's (`Proc::computing`,
+//! `polled_clock_at`, `enter_library_on_signal`); the timers
 //! are the library's (`crate::proto::Endpoint`, run by `protocol_timers` in
 //! `lib_send`); the interrupt's kernel work runs on the process's core as
 //! `KWork::Signal` (`kernel`).

@@ -1,7 +1,8 @@
 //! The Open-MX receive handler (bottom half, after its cost was paid) and
 //! the event ring: a received frame becomes a library event ([`LibEvent`])
 //! in its endpoint's ring, or goes to the pull protocol; and the process
-//! that owns the ring is made to notice.
+//! that owns the ring is made to notice (`Proc::notice` decides how it
+//! wakes).
 //!
 //! This module owns the frame -> event step and its price (`handler_cost`:
 //! the driver's and the handler's work per frame, which the bottom half in

@@ -2,7 +2,9 @@
 //! messages by source ([`BySource`]), early messages by (peer, sequence)
 //! ([`Early`]), medium messages being reassembled by peer ([`MediumRxs`]),
 //! registered regions as a free bitmap ([`Regions`]) and its queued
-//! protocol-timer events ([`TimerEvents`]). Each replaces a scan whose length
+//! protocol-timer events ([`TimerEvents`]). `MediumRxs` also decides what a
+//! fragment does to its message (`add_fragment`) and whether a receive
+//! takes over an unexpected one still coming in (`retarget`). Each replaces a scan whose length
 //! grew with the ranks of the run, and counts what it looks at (`visits`) so
 //! a test can check that the work per message does not grow with them.
 

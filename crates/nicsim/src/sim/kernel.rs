@@ -14,7 +14,8 @@
 //! the world's frames, pull replies and processes, and `Core` and `Cur`
 //! name the host's types with it. It does not own what a handled frame does
 //! nor its price (`handler`, `handler_cost`), nor what the library runs
-//! (`lib_path`).
+//! (`lib_path`), nor a process's state changes (`Proc::start_segment`,
+//! `end_segment`, `preempt`, `resume`).
 
 use super::{Ev, PState, World};
 use crate::engine::EventQueue;

@@ -7,7 +7,9 @@
 //! operation. Waiting polls the ring or blocks in the kernel.
 //!
 //! This file owns the library's decisions and the application's operations
-//! and their price. Handing frames to the driver, its price (`send_cost`)
+//! and their price; the process's own state transitions they use (what
+//! comes next, requests, waiting sends, finalizing) are `Proc` methods
+//! (`process`). Handing frames to the driver, its price (`send_cost`)
 //! and the protocol timers live in `lib_send`; acting on ring events and its
 //! price (`consume_cost`) in `lib_recv`.
 

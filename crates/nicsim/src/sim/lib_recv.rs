@@ -5,7 +5,9 @@
 //!
 //! This file owns the event -> request step and its price (`consume_cost`,
 //! which `lib_path` charges as the segment before it); sequence numbers and acks are `crate::proto::Endpoint`'s
-//! transitions, which this file applies.
+//! transitions, which this file applies, as are a medium message's
+//! reassembly (`MediumRxs::add_fragment`) and a finished pull's notify
+//! (`Proc::pull_done`).
 
 use super::{Costs, Fragment, LibEvent, MediumRx, MediumTarget, Out, Proc, Unexpected, World};
 use crate::host::{CacheCosts, CacheStats, Cpu, Owner, Side, Topology};

@@ -4,7 +4,9 @@
 //! (delayed acks, resends) that refill the outbox.
 //!
 //! This file owns the outbox -> frame step, its price (`send_cost`, which
-//! `lib_path` charges as the segment before it) and the timer event.
+//! `lib_path` charges as the segment before it) and the timer event (the
+//! process decides whether one is needed: `Proc::arm_timer`,
+//! `Proc::timer_fired`).
 //! Deciding what to send lives in `lib_path`; which acks and resends are due in
 //! `crate::proto::Endpoint`; headers in `crate::proto::Msg`; the wire in
 //! `wire_path`.

@@ -3,11 +3,24 @@
 //! messages being reassembled, what its library will hand to the driver, and
 //! its protocol state (`crate::proto::Endpoint`).
 //!
-//! This module owns these types, and the host's record of which processes
-//! poll which receive queue (`HostState::start_polling`, `stop_polling`,
-//! `poller_of`, over its `pollers`); the indexed collections they hold
-//! live in `indexes`, and the library that changes them in `lib_path`,
-//! `lib_send` and `lib_recv`.
+//! This module owns these types and a process's own transitions, as methods
+//! of [`Proc`] that decide and return what the world must schedule (as
+//! `crate::proto::Endpoint` does for the protocol): its segments
+//! (`start_segment`, `end_segment`, `preempt`), what it does when something
+//! arrives (`notice`) or a blocking call ends (`sleep_if_waiting`), whether
+//! the program or the ring goes next (`program_goes_first`, `waits`,
+//! `take_next_op`), finalizing (`finalize`), its requests (`new_req`,
+//! `request_done`), the sends and notifies that wait for a region or a
+//! window (`queue_if_waiting`, `next_waiting_send`,
+//! `submit_waiting_notifies`), its pulls (`queue_pull`, `pull_done`), its
+//! protocol timer (`arm_timer`, `timer_fired`, `timers_quiet`) and its
+//! marks. The fields those methods own are private; the ring, the outbox,
+//! the protocol state and the indexed collections stay open to the stages.
+//! It also owns the host's record of which processes poll which receive
+//! queue (`HostState::start_polling`, `stop_polling`, `poller_of`, over its
+//! `pollers`). The indexed collections live in `indexes`; the library that
+//! prices segments and acts on their completion in `lib_path`, `lib_send`
+//! and `lib_recv`.
 
 use super::indexes::{BySource, Early, MediumRxs, Regions, TimerEvents};
 use super::{HostState, LibEvent, World};
