@@ -7,7 +7,8 @@
 //! afterwards lives in their own files.
 
 use super::echo::ECHO_HOST;
-use super::{Core, Drops, Echo, Ev, Flood, HostState, PolicyFactory, Proc, ProcSet, World, NO_RANK};
+use super::indexes::{BySource, Early, MediumRxs, Regions};
+use super::{Action, Core, Drops, Echo, Ev, Flood, HostState, PState, PolicyFactory, Proc, ProcSet, World, NO_RANK};
 use crate::config::{CacheTimes, HostTimes, LibraryTimes, NicTimes, Scenario, WaitMode, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
@@ -22,6 +23,7 @@ use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
 use crate::wire::{MarkedClasses, ENDPOINTS};
 use crate::workload::Program;
+use std::collections::VecDeque;
 
 /// The scenario's costs and switches, gathered for the hot path: the
 /// preset's tables as charged (converted once, at validation, each by the
@@ -409,8 +411,44 @@ impl World {
         self.rank_of[host as usize][ep as usize] = rank;
         let hs = &mut self.hosts[host as usize];
         let idx = hs.procs.len() as u16;
-        // The protocol state is resized to the rank count by `new`.
-        hs.procs.push(Proc::new(rank, core, ep, program, Endpoint::new(self.c.proto, hosts)));
+        hs.procs.push(Proc {
+            rank,
+            core,
+            ep,
+            state: PState::Ready,
+            action: Action::None,
+            program,
+            wait: None,
+            pending_op: None,
+            finished: false,
+            pulls_active: 0,
+            pulls_waiting: VecDeque::new(),
+            ring: VecDeque::new(),
+            drain: 0,
+            outbox: VecDeque::new(),
+            proto: Endpoint::new(self.c.proto, hosts), // resized to the rank count by `new`
+            reqs: Vec::new(),
+            free_reqs: Vec::new(),
+            outstanding: 0,
+            posted: BySource::new(),
+            unexpected: BySource::new(),
+            early: Early::default(),
+            medium: MediumRxs::default(),
+            regions: Regions::default(),
+            need_region: VecDeque::new(),
+            need_window: VecDeque::new(),
+            ring_obj: Obj::new(ObjClass::EventRing),
+            ep_obj: Obj::new(ObjClass::Endpoint),
+            lines: Default::default(),
+            timer_at: None,
+            timer_events: Default::default(),
+            marks: [None; 2],
+            poll_since: None,
+            irq_at_mark: [0; 2],
+            irq_all_at_mark: [0; 2],
+            lib_at: Instant::ZERO,
+            timer_missed: None,
+        });
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].bind(idx);
         self.programs_left += 1;

@@ -1,15 +1,14 @@
 //! The Open-MX receive handler (bottom half, after its cost was paid) and
 //! the event ring: a received frame becomes a library event ([`LibEvent`])
 //! in its endpoint's ring, or goes to the pull protocol; and the process
-//! that owns the ring is made to notice (`Proc::notice` decides how it
-//! wakes).
+//! that owns the ring is made to notice.
 //!
 //! This module owns the frame -> event step and its price (`handler_cost`:
 //! the driver's and the handler's work per frame, which the bottom half in
 //! `kernel` charges before the handler runs). It does not schedule that
 //! work on a core (`kernel`) nor act on the event (`lib_recv`).
 
-use super::{Notice, World, NO_RANK, WRITER_MEMORY};
+use super::{PState, World, NO_RANK, WRITER_MEMORY};
 use crate::proto::Msg;
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
@@ -199,10 +198,11 @@ impl World {
     pub(crate) fn notify_proc(&mut self, now: Instant, h: usize, p: usize) {
         let hs = &mut self.hosts[h];
         let pr = &mut hs.procs[p];
-        let (core, ep) = (pr.core as usize, pr.ep);
-        match pr.notice() {
-            Notice::Polling(since) => {
-                if let Some(t0) = since {
+        let core = pr.core as usize;
+        match pr.state {
+            PState::Polling => {
+                let ep = pr.ep;
+                if let Some(t0) = pr.poll_since.take() {
                     hs.spin_time += now.since(t0);
                     if let Some(t) = self.trace.as_deref_mut() {
                         t.spin(h, core, t0, now);
@@ -217,8 +217,15 @@ impl World {
                 }
                 self.dispatch_at(now, h, core);
             }
-            Notice::Runnable => self.dispatch_at(now, h, core),
-            Notice::Busy => {}
+            PState::Blocked => {
+                pr.state = PState::Waking;
+                self.dispatch_at(now, h, core);
+            }
+            PState::Done => {
+                pr.state = PState::Ready;
+                self.dispatch_at(now, h, core);
+            }
+            _ => {}
         }
     }
 }

@@ -2,9 +2,7 @@
 //! messages by source ([`BySource`]), early messages by (peer, sequence)
 //! ([`Early`]), medium messages being reassembled by peer ([`MediumRxs`]),
 //! registered regions as a free bitmap ([`Regions`]) and its queued
-//! protocol-timer events ([`TimerEvents`]). `MediumRxs` also decides what a
-//! fragment does to its message (`add_fragment`) and whether a receive
-//! takes over an unexpected one still coming in (`retarget`). Each replaces a scan whose length
+//! protocol-timer events ([`TimerEvents`]). Each replaces a scan whose length
 //! grew with the ranks of the run, and counts what it looks at (`visits`) so
 //! a test can check that the work per message does not grow with them.
 
@@ -339,43 +337,6 @@ impl MediumRxs {
         self.at[p] = self.rx.len() as u32;
     }
 
-    /// The unexpected message whose sequence number ends in `seq16` (its
-    /// low 16 bits) from `peer`, if it is the one still being received,
-    /// completes receive `req` when its last fragment comes (true); false
-    /// if it is not (it is complete).
-    #[inline]
-    pub fn retarget(&mut self, peer: u16, seq16: u32, req: u32) -> bool {
-        match self.get_mut(peer) {
-            Some(m) if m.seq & 0xFFFF == seq16 && m.target == MediumTarget::Unexpected => {
-                m.target = MediumTarget::Req(req);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Fragment `frag_seq` (interrupt stamp `irq_stamp`) of message `seq`
-    /// from `peer`: `None` if that is not the message being received from
-    /// `peer`; otherwise whether the fragment was a duplicate, one more, or
-    /// the last (the message then ends here).
-    #[inline]
-    pub fn add_fragment(&mut self, peer: u16, seq: u32, frag_seq: u8, irq_stamp: u32) -> Option<Fragment> {
-        let rx = self.get_mut(peer).filter(|rx| rx.seq == seq)?;
-        let bit = 1u32 << (frag_seq as u32 % 32);
-        if rx.seen & bit != 0 {
-            return Some(Fragment::Duplicate);
-        }
-        rx.seen |= bit;
-        rx.stamps = (rx.stamps.0.min(irq_stamp), rx.stamps.1.max(irq_stamp));
-        rx.left -= 1;
-        if rx.left > 0 {
-            return Some(Fragment::More);
-        }
-        let done = *rx;
-        self.remove(peer);
-        Some(Fragment::Last(done))
-    }
-
     /// Ends the message from `peer`.
     pub fn remove(&mut self, peer: u16) -> Option<MediumRx> {
         let i = self.at.get(peer as usize)?.checked_sub(1)? as usize;
@@ -470,17 +431,6 @@ pub(crate) struct MediumRx {
     pub seen: u32,
     /// Interrupt stamps (min, max) of its fragments.
     pub stamps: (u32, u32),
-}
-
-/// What a fragment did to its medium message ([`MediumRxs::add_fragment`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Fragment {
-    /// Seen already: dropped.
-    Duplicate,
-    /// Fragments are still missing.
-    More,
-    /// The message is complete (as it ended).
-    Last(MediumRx),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,8 +14,7 @@
 //! the world's frames, pull replies and processes, and `Core` and `Cur`
 //! name the host's types with it. It does not own what a handled frame does
 //! nor its price (`handler`, `handler_cost`), nor what the library runs
-//! (`lib_path`), nor a process's state changes (`Proc::start_segment`,
-//! `end_segment`, `preempt`, `resume`).
+//! (`lib_path`).
 
 use super::{Ev, PState, World};
 use crate::engine::EventQueue;
@@ -138,7 +137,7 @@ impl World {
         let cs = &mut self.hosts[h].cores[core];
         if let Some(remaining) = cs.preempt(now) {
             if let Some(p) = cs.app {
-                self.hosts[h].procs[p as usize].preempt(remaining);
+                self.hosts[h].procs[p as usize].state = PState::Preempted(remaining);
             }
             if let Some(t) = self.trace.as_deref_mut() {
                 t.preempt(h, core, now);
@@ -194,9 +193,9 @@ impl World {
             };
             let p = p as usize;
             let pr = &mut hs.procs[p];
-            match pr.state() {
+            match pr.state {
                 PState::Preempted(rem) => {
-                    pr.resume();
+                    pr.state = PState::Running;
                     // A stall owed since is paid now: CPU time like the rest
                     // (`rem` was charged when the segment first began).
                     let (rem_stall, seg) = cs.begin_app(now, rem);
@@ -208,8 +207,8 @@ impl World {
                     }
                     return;
                 }
-                state @ (PState::Ready | PState::Waking) => {
-                    let extra = if state == PState::Waking { self.c.host.wakeup } else { Duration::ZERO };
+                PState::Ready | PState::Waking => {
+                    let extra = if pr.state == PState::Waking { self.c.host.wakeup } else { Duration::ZERO };
                     let step = self.lib_step(now, h, p, core);
                     let hs = &mut self.hosts[h];
                     match step {
@@ -217,7 +216,9 @@ impl World {
                             let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
                             let (cost, seg) = hs.cores[core].begin_app(now + wake + extra, cost);
                             hs.app_time += extra + cost;
-                            hs.procs[p].start_segment(action);
+                            let pr = &mut hs.procs[p];
+                            pr.state = PState::Running;
+                            pr.action = action;
                             schedule(&mut self.q, h, core, seg);
                             if self.trace.is_some() {
                                 self.trace_app(now, h, core, wake, extra, cost);
@@ -226,7 +227,7 @@ impl World {
                         None => {
                             // Polling, blocked or done: nothing to run.
                             let cs = &mut hs.cores[core];
-                            if hs.procs[p].is_polling() {
+                            if hs.procs[p].state == PState::Polling {
                                 cs.spin();
                             } else {
                                 cs.go_idle(now);
@@ -263,7 +264,9 @@ impl World {
             Cur::App => {
                 if let Some(p) = cs.app {
                     let p = p as usize;
-                    let action = hs.procs[p].end_segment();
+                    let pr = &mut hs.procs[p];
+                    let action = pr.action;
+                    pr.state = PState::Ready;
                     self.lib_apply(now, h, p, action);
                 }
             }

@@ -7,13 +7,11 @@
 //! operation. Waiting polls the ring or blocks in the kernel.
 //!
 //! This file owns the library's decisions and the application's operations
-//! and their price; the process's own state transitions they use (what
-//! comes next, requests, waiting sends, finalizing) are `Proc` methods
-//! (`process`). Handing frames to the driver, its price (`send_cost`)
+//! and their price. Handing frames to the driver, its price (`send_cost`)
 //! and the protocol timers live in `lib_send`; acting on ring events and its
 //! price (`consume_cost`) in `lib_recv`.
 
-use super::{Action, Finalize, Out, Queued, World};
+use super::{Action, MediumTarget, Out, PState, Queued, Req, World};
 use crate::config::WaitMode;
 use crate::host::Side;
 use crate::proto::Kind;
@@ -42,8 +40,13 @@ impl World {
             if let Some(out) = pr.outbox.front().copied() {
                 return Some((self.send_cost(now, h, core, out), Action::Send));
             }
-            if let (false, Some(ev)) = (pr.program_goes_first(), pr.ring.front().copied()) {
-                pr.drain_one();
+            // Like MPI_Wait, the progress loop returns as soon as what the
+            // program waits for is complete: the program's next operation
+            // goes before events still queued (a receiver that keeps pace
+            // only by consuming would otherwise never post its receives).
+            let program_ready = !pr.finished && pr.pending_op.is_none() && pr.wait.is_none_or(|n| pr.outstanding <= n);
+            if let (false, Some(ev)) = (program_ready && pr.drain == 0, pr.ring.front().copied()) {
+                pr.drain = pr.drain.saturating_sub(1);
                 let cost = pr.consume_cost(&self.c, &self.cc, &self.topo, &mut hs.cache, at, ev);
                 return Some((cost, Action::Consume));
             }
@@ -58,25 +61,29 @@ impl World {
                 &mut self.hosts[h].procs[p]
             };
             let c = &self.c;
-            if pr.finished() {
+            if pr.finished {
                 // The library outlives the program: it keeps answering
                 // (acks, resends) until the whole run ends.
-                pr.rest();
+                pr.state = PState::Done;
                 return None;
             }
-            if pr.waits() {
-                return match c.wait {
-                    WaitMode::Poll => self.wait_polling(now, h, p),
-                    WaitMode::Block => Some((c.host.block, Action::Block)),
-                };
+            if let Some(n) = pr.wait {
+                if pr.outstanding <= n {
+                    pr.wait = None;
+                } else {
+                    return match c.wait {
+                        WaitMode::Poll => self.wait_polling(now, h, p),
+                        WaitMode::Block => Some((c.host.block, Action::Block)),
+                    };
+                }
             }
-            let op = pr.take_next_op();
+            let op = pr.pending_op.take().unwrap_or_else(|| pr.program.next_op());
             match op {
                 Op::Send { peer, size, .. }
                     if pr.proto.window_full(peer as u16, Self::frames_of(size, c.rndv_threshold, c.layout)) =>
                 {
                     // The send window is full: wait for acks.
-                    pr.hold_op(op);
+                    pr.pending_op = Some(op);
                     return match c.wait {
                         WaitMode::Poll => self.wait_polling(now, h, p),
                         WaitMode::Block => Some((c.host.block, Action::Block)),
@@ -117,41 +124,46 @@ impl World {
                     return Some((cost, Action::Op(op)));
                 }
                 Op::Recv { .. } => return Some((c.lib.post_recv, Action::Op(op))),
-                Op::WaitOutstanding(n) => pr.wait_for(n),
+                Op::WaitOutstanding(n) => pr.wait = Some(n),
                 Op::Compute(d) => {
                     if !d.is_zero() {
                         // The library has just polled the clock (its timers).
-                        pr.compute_from(now);
+                        pr.lib_at = now;
                         return Some((d, Action::None));
                     }
                 }
                 Op::Mark(l) => {
                     let i = l as usize;
-                    pr.mark(i, now);
+                    pr.marks[i] = Some(now);
                     for (hb, hs) in self.busy_at_mark[i].iter_mut().zip(&self.hosts) {
                         *hb = hs.kernel_time + hs.app_time + hs.spin_time;
                     }
                     // Interrupts raised so far on this host, and on every host.
-                    let (own, all) = (self.hosts[h].irq_raised, self.irq_raised_all);
-                    self.hosts[h].procs[p].count_irqs_at_mark(i, own, all);
+                    let all = self.irq_raised_all;
+                    let own = self.hosts[h].irq_raised;
+                    self.hosts[h].procs[p].irq_at_mark[i] = own;
+                    self.hosts[h].procs[p].irq_all_at_mark[i] = all;
                 }
                 Op::Count => {}
-                // Finalize: flush pending acks, then wait until every
-                // message sent was acknowledged (resends go on meanwhile).
-                Op::Done => match pr.finalize() {
-                    Finalize::Flushed => {
+                Op::Done => {
+                    // Finalize: flush pending acks, then wait until every
+                    // message sent was acknowledged (resends go on meanwhile).
+                    let outbox = &mut pr.outbox;
+                    let flushed = pr.proto.flush_acks(|peer| outbox.push_back(Out::Ack { peer }));
+                    if flushed || !pr.proto.all_acked() {
+                        pr.pending_op = Some(op);
+                        if !flushed {
+                            self.hosts[h].start_polling(p);
+                            return None;
+                        }
                         timers_checked = false; // acks flushed: peer state changed
                         continue;
                     }
-                    Finalize::Unacked => {
-                        self.hosts[h].start_polling(p);
-                        return None;
-                    }
-                    Finalize::Done => {
-                        self.programs_left -= 1;
-                        return None;
-                    }
-                },
+                    pr.finished = true;
+                    pr.state = PState::Done;
+                    self.programs_left -= 1;
+                    return None;
+                }
             }
         }
     }
@@ -178,7 +190,7 @@ impl World {
             }
         }
         self.hosts[h].start_polling(p);
-        self.hosts[h].procs[p].spin_from(now);
+        self.hosts[h].procs[p].poll_since = Some(now);
         None
     }
 
@@ -205,26 +217,42 @@ impl World {
                 // the process running and woke nothing: look at the timers
                 // again before sleeping (queue what is due, re-arm the rest),
                 // or a lost frame would never be resent.
-                if !self.hosts[h].procs[p].timer_armed() {
+                if self.hosts[h].procs[p].timer_at.is_none() {
                     self.protocol_timers(now, h, p);
                 }
-                self.hosts[h].procs[p].sleep_if_waiting();
+                let pr = &mut self.hosts[h].procs[p];
+                let nothing = pr.ring.is_empty() && pr.outbox.is_empty();
+                if nothing && (pr.wait.is_some_and(|n| pr.outstanding > n) || pr.pending_op.is_some()) {
+                    pr.state = PState::Blocked;
+                }
             }
         }
     }
 
-    /// A new request of process `p` (`Proc::new_req`). Inlined: run for
-    /// every send and receive posted.
+    /// Inlined: a few stores, run for every send and receive posted.
     #[inline(always)]
     pub(super) fn new_req(&mut self, h: usize, p: usize, is_send: bool, size: u64) -> u32 {
-        self.hosts[h].procs[p].new_req(is_send, size)
+        let pr = &mut self.hosts[h].procs[p];
+        let r = Req { live: true, is_send, size };
+        pr.outstanding += 1;
+        if let Some(i) = pr.free_reqs.pop() {
+            pr.reqs[i as usize] = r;
+            i
+        } else {
+            pr.reqs.push(r);
+            (pr.reqs.len() - 1) as u32
+        }
     }
 
-    /// Request `req` of process `p` completed (`Proc::request_done`),
-    /// counted. Inlined likewise: every message completes two requests.
+    /// Inlined likewise: every message completes two requests.
     #[inline(always)]
     pub(super) fn complete(&mut self, h: usize, p: usize, req: u32) {
-        self.hosts[h].procs[p].request_done(req);
+        let pr = &mut self.hosts[h].procs[p];
+        let r = &mut pr.reqs[req as usize];
+        assert!(r.live, "request {req} completed twice");
+        r.live = false;
+        pr.free_reqs.push(req);
+        pr.outstanding -= 1;
         self.completions += 1;
     }
 
@@ -257,9 +285,20 @@ impl World {
     /// resources come back, `omx__process_delayed_requests`, libopen-mx
     /// `omx_send.c`); then the notifies that waited for a window.
     pub(super) fn submit_waiting_sends(&mut self, now: Instant, h: usize, p: usize) {
-        self.hosts[h].procs[p].submit_waiting_notifies(now);
-        let (thr, layout) = (self.c.rndv_threshold, self.c.layout);
-        while let Some(s) = self.hosts[h].procs[p].next_waiting_send(thr, layout) {
+        self.submit_waiting_notifies(now, h, p);
+        loop {
+            let large = MessageClass::Large;
+            let thr = self.c.rndv_threshold as usize;
+            let frames = |size| Self::frames_of(size, self.c.rndv_threshold, self.c.layout);
+            let pr = &mut self.hosts[h].procs[p];
+            let Some(&s) = pr.need_region.front() else { return };
+            if wire::classify(s.size as usize, thr) == large && pr.regions.is_full() {
+                return;
+            }
+            if pr.proto.window_full(s.peer, frames(s.size)) {
+                return;
+            }
+            pr.need_region.pop_front();
             self.submit_send(now, h, p, s);
         }
     }
@@ -269,7 +308,8 @@ impl World {
             Op::Send { peer, size, tag } => {
                 let req = self.new_req(h, p, true, size);
                 // omx_isend ends with a progress call (see `Proc::drain`).
-                self.hosts[h].procs[p].drain_ring();
+                let pr = &mut self.hosts[h].procs[p];
+                pr.drain = pr.ring.len() as u32;
                 let class = self.class(size);
                 let dst = peer as u16;
                 if self.ranks[dst as usize].0 as usize == h {
@@ -277,20 +317,22 @@ impl World {
                     pr.outbox.push_back(Out::one_frame(dst, Kind::Shm, 0, tag, size, req));
                     return;
                 }
-                // With every region in use the send waits for one, and
-                // later sends wait behind it (they must keep their order).
-                let s = Queued { req, peer: dst, size, tag };
-                if self.hosts[h].procs[p].queue_if_waiting(s, class == MessageClass::Large) {
+                let pr = &mut self.hosts[h].procs[p];
+                let no_region = class == MessageClass::Large && pr.regions.is_full();
+                if no_region || !pr.need_region.is_empty() {
+                    // Every region is in use: the send waits for one, and
+                    // later sends wait behind it (they must keep their order).
+                    pr.need_region.push_back(Queued { req, peer: dst, size, tag });
                     return;
                 }
-                self.submit_send(now, h, p, s);
+                self.submit_send(now, h, p, Queued { req, peer: dst, size, tag });
             }
             Op::Mcast { size, tag } => {
                 // One frame handed to the NIC, priced with the post in
                 // `lib_step` as a TINY or SMALL send (`mcast`).
                 let req = self.new_req(h, p, true, size);
                 let pr = &mut self.hosts[h].procs[p];
-                pr.drain_ring();
+                pr.drain = pr.ring.len() as u32;
                 let me = pr.rank;
                 pr.outbox.push_back(Out::one_frame(me, Kind::Mcast, 0, tag, size, req));
                 self.lib_send(now, h, p);
@@ -302,8 +344,16 @@ impl World {
                 match pr.unexpected.take(src, tag) {
                     Some(u) => match u.ev.msg.kind {
                         Kind::Rndv => self.start_pull(now, h, p, req, u.ev),
-                        // Its fragments still coming in now complete the receive.
-                        Kind::MediumFrag if pr.medium.retarget(u.ev.peer, u.ev.msg.seq, req) => {}
+                        Kind::MediumFrag => {
+                            // Its fragments still coming in now complete the receive.
+                            let (peer, seq16) = (u.ev.peer, u.ev.msg.seq);
+                            match pr.medium.get_mut(peer) {
+                                Some(m) if m.seq & 0xFFFF == seq16 && m.target == MediumTarget::Unexpected => {
+                                    m.target = MediumTarget::Req(req)
+                                }
+                                _ => self.complete(h, p, req),
+                            }
+                        }
                         _ => self.complete(h, p, req),
                     },
                     None => pr.posted.push(src, tag, req),

@@ -5,11 +5,9 @@
 //!
 //! This file owns the event -> request step and its price (`consume_cost`,
 //! which `lib_path` charges as the segment before it); sequence numbers and acks are `crate::proto::Endpoint`'s
-//! transitions, which this file applies, as are a medium message's
-//! reassembly (`MediumRxs::add_fragment`) and a finished pull's notify
-//! (`Proc::pull_done`).
+//! transitions, which this file applies.
 
-use super::{Costs, Fragment, LibEvent, MediumRx, MediumTarget, Out, Proc, Unexpected, World};
+use super::{Costs, LibEvent, MediumRx, MediumTarget, Out, Proc, Unexpected, World};
 use crate::host::{CacheCosts, CacheStats, Cpu, Owner, Side, Topology};
 use crate::proto::{AckPlan, Arrival, Kind};
 use crate::time::{Duration, Instant};
@@ -92,7 +90,10 @@ impl World {
         let pr = &mut self.hosts[h].procs[p];
         let m = ev.msg;
         if let Some(v) = m.piggy {
-            if m.kind != Kind::PullDone && pr.ack_opens_waiting(ev.peer, v as u16) {
+            if m.kind != Kind::PullDone
+                && pr.proto.process_ack(ev.peer, v as u16) > 0
+                && !(pr.need_region.is_empty() && pr.need_window.is_empty())
+            {
                 // The ack opened the peer's send window.
                 self.submit_waiting_sends(now, h, p);
             }
@@ -103,17 +104,29 @@ impl World {
             Kind::Shm | Kind::Mcast => {
                 // Intra-host: no sequence numbers or acks (the copy is
                 // reliable); multicast: outside them (`crate::nic::multicast`).
-                if let Some(r) = pr.match_unsequenced(ev) {
-                    self.complete(h, p, r);
+                match pr.posted.take(Some(ev.peer), m.tag) {
+                    Some(r) => self.complete(h, p, r),
+                    None => pr.unexpected.push(Some(ev.peer), m.tag, Unexpected { ev }),
                 }
                 return;
             }
             Kind::PullDone => {
-                // The pull finished: the sender is notified and the next
-                // waiting pull starts (`Proc::pull_done`); the receive is
-                // complete.
-                pr.pull_done(now, ev.peer, m.rdma, m.size);
-                self.complete(h, p, m.seq);
+                // The pull finished: complete the receive, notify the sender
+                // (once its send window has room, behind the notifies that
+                // wait for one).
+                let req = m.seq;
+                if pr.need_window.is_empty() && !pr.proto.window_full(ev.peer, 1) {
+                    Self::send_notify(now, pr, ev.peer, m.rdma, m.size);
+                } else {
+                    pr.need_window.push_back((ev.peer, m.rdma, m.size));
+                }
+                self.complete(h, p, req);
+                let pr = &mut self.hosts[h].procs[p];
+                pr.pulls_active -= 1;
+                if let Some(next) = pr.pulls_waiting.pop_front() {
+                    pr.pulls_active += 1;
+                    pr.outbox.push_back(Out::PullStart { handle: next });
+                }
                 return;
             }
             _ => {}
@@ -121,22 +134,26 @@ impl World {
         let (seq, arrival) = pr.proto.arrival(ev.peer, m.seq as u16);
         // A fragment of the medium message being received.
         if m.kind == Kind::MediumFrag {
-            match pr.medium.add_fragment(ev.peer, seq, m.frag_seq, ev.irq_stamp) {
-                None => {}
-                Some(Fragment::Duplicate) => {
+            if let Some(rx) = pr.medium.get_mut(ev.peer).filter(|rx| rx.seq == seq) {
+                let bit = 1u32 << (m.frag_seq as u32 % 32);
+                if rx.seen & bit != 0 {
                     self.drops.duplicate += 1;
                     return;
                 }
-                Some(Fragment::More) => return,
-                Some(Fragment::Last(MediumRx { target, stamps: (lo, hi), .. })) => {
+                rx.seen |= bit;
+                rx.stamps = (rx.stamps.0.min(ev.irq_stamp), rx.stamps.1.max(ev.irq_stamp));
+                rx.left -= 1;
+                if rx.left == 0 {
+                    let MediumRx { target, stamps: (lo, hi), .. } = *rx;
+                    pr.medium.remove(ev.peer);
                     self.medium_msgs += 1;
                     self.medium_one_irq += (lo == hi) as u64;
                     if let MediumTarget::Req(r) = target {
                         self.complete(h, p, r);
                     }
                     self.message_done(now, h, p, ev.peer);
-                    return;
                 }
+                return;
             }
         }
         match arrival {
@@ -210,11 +227,31 @@ impl World {
                     self.complete(h, p, r);
                 }
                 self.message_done(now, h, p, peer);
-                if self.hosts[h].procs[p].sends_waiting() {
+                if !self.hosts[h].procs[p].need_region.is_empty() {
                     self.submit_waiting_sends(now, h, p);
                 }
             }
             Kind::Ack | Kind::PullDone | Kind::Shm | Kind::Mcast => {}
+        }
+    }
+
+    /// Sends the notify of a completed pull of region `rdma` (`size` bytes)
+    /// to `peer`: it takes a sequence number and is kept for resend.
+    fn send_notify(now: Instant, pr: &mut super::Proc, peer: u16, rdma: u32, size: u64) {
+        let sent = pr.proto.send(peer, now, rdma, size, 0, true, 1);
+        pr.outbox.push_back(Out::one_frame(peer, Kind::Notify, sent.seq, 0, size, rdma));
+    }
+
+    /// The notifies that waited for a send window go, in order, until one
+    /// finds its peer's window still full.
+    pub(super) fn submit_waiting_notifies(&mut self, now: Instant, h: usize, p: usize) {
+        let pr = &mut self.hosts[h].procs[p];
+        while let Some(&(peer, rdma, size)) = pr.need_window.front() {
+            if pr.proto.window_full(peer, 1) {
+                break;
+            }
+            pr.need_window.pop_front();
+            Self::send_notify(now, pr, peer, rdma, size);
         }
     }
 

@@ -4,14 +4,12 @@
 //! (delayed acks, resends) that refill the outbox.
 //!
 //! This file owns the outbox -> frame step, its price (`send_cost`, which
-//! `lib_path` charges as the segment before it) and the timer event (the
-//! process decides whether one is needed: `Proc::arm_timer`,
-//! `Proc::timer_fired`).
+//! `lib_path` charges as the segment before it) and the timer event.
 //! Deciding what to send lives in `lib_path`; which acks and resends are due in
 //! `crate::proto::Endpoint`; headers in `crate::proto::Msg`; the wire in
 //! `wire_path`.
 
-use super::{Ev, LibEvent, Out, Proc, TimerFired, World};
+use super::{Ev, LibEvent, Out, Proc, World};
 use crate::engine::EventQueue;
 use crate::proto::{Due, Kind, Msg, SentMsg, RESENDS_MAX};
 use crate::time::{Duration, Instant};
@@ -81,8 +79,10 @@ impl World {
         // arm that changes nothing): the common case, decided here without
         // tidying the heap (the tidying waits until its first entry falls
         // due, which also spares a pop and a push per message sent).
-        if pr.timers_quiet(now) {
-            return false;
+        match pr.proto.poll_at() {
+            None => return false,
+            Some(first) if first > now && pr.timer_at.is_some_and(|t| t <= first) => return false,
+            Some(_) => {}
         }
         let c = &self.c;
         let mut queued = false;
@@ -182,8 +182,8 @@ impl World {
                 // Deliver straight into the peer's event ring; the send is
                 // complete once the copy is made.
                 let (ph, pep) = self.ranks[peer as usize];
-                let pr = &self.hosts[h].procs[p];
-                let (me, die) = (pr.rank, self.topo.die_of(pr.core));
+                let me = self.hosts[h].procs[p].rank;
+                let die = self.topo.die_of(self.hosts[h].procs[p].core);
                 let msg = Msg { tag, size, ..Msg::new(Kind::Shm) };
                 let ev = LibEvent { msg, peer: me, writer_die: die, irq_stamp: 0 };
                 if let Some(q) = self.hosts[ph as usize].eps[pep as usize] {
@@ -216,11 +216,12 @@ impl World {
                 self.transmit(now, h, f);
                 // Buffered sends complete once their last frame is handed over
                 // (the first time only: resends carry a dead request).
-                if tail
-                    && matches!(kind, Kind::Tiny | Kind::Small | Kind::MediumFrag)
-                    && self.hosts[h].procs[p].send_pending(rdma, size)
-                {
-                    self.complete(h, p, rdma);
+                if tail && matches!(kind, Kind::Tiny | Kind::Small | Kind::MediumFrag) {
+                    let r = rdma;
+                    let pr = &self.hosts[h].procs[p];
+                    if pr.reqs.get(r as usize).is_some_and(|q| q.live && q.is_send && q.size == size) {
+                        self.complete(h, p, r);
+                    }
                 }
             }
             Out::Ack { peer: rank, .. } => {
@@ -242,22 +243,41 @@ impl World {
     }
 
     pub(super) fn proc_timer(&mut self, now: Instant, h: usize, p: usize) {
-        match self.hosts[h].procs[p].timer_fired(now, self.clock.is_some()) {
-            TimerFired::Due => self.notify_proc(now, h, p),
-            // An earlier event stood in for this deadline (see
-            // `arm_timer`): the deadline's own event is queued now.
-            TimerFired::Requeue(t) => self.q.push(t, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 }),
-            TimerFired::Stale => {}
+        let pr = &mut self.hosts[h].procs[p];
+        pr.timer_events.fired(now);
+        match pr.timer_at {
+            Some(t) if t <= now => {
+                pr.timer_at = None;
+                if self.clock.is_some() && super::clock::computing(pr) {
+                    // Nothing wakes a computing process: its library runs
+                    // the deadline when it next enters (`clock` reports when).
+                    pr.timer_missed.get_or_insert(t);
+                }
+                self.notify_proc(now, h, p);
+            }
+            // An earlier event standing in for this deadline (see
+            // `arm_timer`): queue the deadline's own event now.
+            Some(t) if !pr.timer_events.any_by(t) => {
+                pr.timer_events.insert(t);
+                self.q.push(t, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
+            }
+            _ => {}
         }
     }
 
     /// Arms the protocol timer (delayed ack / resend) of process `p` (`pr`,
-    /// of host `h`) at `at` (`Proc::arm_timer` decides), and queues its
-    /// event if it needs one. Takes the process and the queue rather than
-    /// the world: callers already hold the process.
+    /// of host `h`) at `at` if earlier than the one armed. An event already
+    /// queued at or before `at` stands in for it (it fires, finds the
+    /// deadline later, and queues its event then: `indexes::TimerEvents`). Takes
+    /// the process and the queue rather than the world: callers already
+    /// hold the process.
     pub(crate) fn arm_timer(pr: &mut Proc, q: &mut EventQueue<Ev>, h: usize, p: usize, at: Instant) {
-        if pr.arm_timer(at) {
-            q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
+        if pr.timer_at.is_none_or(|t| at < t) {
+            pr.timer_at = Some(at);
+            if !pr.timer_events.any_by(at) {
+                pr.timer_events.insert(at);
+                q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 });
+            }
         }
     }
 }

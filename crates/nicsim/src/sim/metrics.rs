@@ -67,7 +67,7 @@ impl World {
         m.set("peak_outbox", procs().map(|p| p.outbox.capacity()).max().unwrap_or(0) as f64);
         m.set("peak_unexpected", procs().map(|p| p.unexpected.peak_capacity()).max().unwrap_or(0) as f64);
         m.set("peak_early", procs().map(|p| p.early.peak_capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_need_region", procs().map(|p| p.peak_sends_waiting()).max().unwrap_or(0) as f64);
+        m.set("peak_need_region", procs().map(|p| p.need_region.capacity()).max().unwrap_or(0) as f64);
         m.set("peak_frames_live", self.frames.len() as f64);
     }
 
@@ -176,12 +176,12 @@ impl World {
         match self.workload {
             Workload::PingPong { size, iterations, .. } | Workload::Echo { size, iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks()[0], pr.marks()[1]) {
+                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
                     let half_rtt = (b - a).as_us_f64() / (2 * iterations) as f64;
                     m.set("latency_us", half_rtt);
                     m.set("throughput_MiBps", if half_rtt > 0.0 { size as f64 / (half_rtt * 1e-6) / MIB } else { 0.0 });
                     // Interrupts raised on both hosts per one-way transfer.
-                    let irq = pr.irqs_between_marks().1 as f64;
+                    let irq = (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64;
                     m.set("interrupts_per_msg", irq / (2 * iterations) as f64);
                     // [EMO] host overhead: share of each host's CPU taken from
                     // a cycle soaker between the marks (kernel + library time).
@@ -196,10 +196,10 @@ impl World {
             }
             Workload::Stream { size, messages, .. } | Workload::Uniband { size, messages, .. } => {
                 let pr = &self.hosts[1].procs[0];
-                let start = pr.marks()[0].unwrap_or(crate::time::Instant::ZERO);
-                if let Some(end) = pr.marks()[1] {
+                let start = pr.marks[0].unwrap_or(crate::time::Instant::ZERO);
+                if let Some(end) = pr.marks[1] {
                     let secs = (end - start).as_s_f64();
-                    let irq = pr.irqs_between_marks().0 as f64;
+                    let irq = (pr.irq_at_mark[1] - pr.irq_at_mark[0]) as f64;
                     let rate = if secs > 0.0 { messages as f64 / secs } else { 0.0 };
                     m.set("msg_rate_per_s", rate);
                     m.set("throughput_MiBps", rate * size as f64 / MIB);
@@ -210,14 +210,14 @@ impl World {
             }
             Workload::Alltoall { iterations, .. } | Workload::Exchange { iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks()[0], pr.marks()[1]) {
+                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
                     // IMB reports the time per repetition (rank 0's view).
                     m.set("time_us", (b - a).as_us_f64() / iterations as f64);
                 }
             }
             Workload::Bcast { iterations, warmup, .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks()[0], pr.marks()[1]) {
+                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
                     // Per repetition (broadcast and ack), rank 0's view.
                     m.set("time_us", (b - a).as_us_f64() / iterations as f64);
                 }
@@ -232,9 +232,9 @@ impl World {
             }
             Workload::NasIs { .. } | Workload::NasKernel { .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks()[0], pr.marks()[1]) {
+                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
                     m.set("exec_time_s", (b - a).as_s_f64());
-                    m.set("interrupts_timed", pr.irqs_between_marks().1 as f64);
+                    m.set("interrupts_timed", (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64);
                 }
             }
             Workload::Flood { .. } => {
@@ -247,7 +247,7 @@ impl World {
             }
             Workload::Asp { .. } | Workload::Qr { .. } | Workload::FftAlltoall { .. } => {
                 // [LCI]'s execution time: from the start to the last rank's end.
-                let end = self.hosts.iter().flat_map(|h| &h.procs).filter_map(|pr| pr.marks()[1]).max();
+                let end = self.hosts.iter().flat_map(|h| &h.procs).filter_map(|pr| pr.marks[1]).max();
                 if let Some(end) = end {
                     m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
                 }

@@ -73,9 +73,9 @@ pub(crate) use build::Costs;
 pub(crate) use echo::Echo;
 pub(crate) use flood::Flood;
 pub(crate) use handler::LibEvent;
-pub(crate) use indexes::{Fragment, MediumRx, MediumTarget};
+pub(crate) use indexes::{MediumRx, MediumTarget};
 pub(crate) use kernel::{Core, KWork};
-pub(crate) use process::{Action, Finalize, Notice, Out, PState, Proc, ProcSet, Queued, TimerFired, Unexpected};
+pub(crate) use process::{Action, Out, PState, Proc, ProcSet, Queued, Req, Unexpected};
 pub(crate) use pull::{Pull, Serve};
 pub use trace::{Record, TraceCfg, Tracer, What, TRACK_NIC_TX, TRACK_RX_QUEUE};
 pub(crate) use wire_path::Frame;
@@ -467,8 +467,16 @@ impl World {
             let mut who = Vec::new();
             for (h, hs) in self.hosts.iter().enumerate() {
                 for pr in &hs.procs {
-                    if !pr.finished() {
-                        who.push(format!("host {h}: {}", pr.stuck_report()));
+                    if !pr.finished {
+                        who.push(format!(
+                            "host {h}: {:?}, {} outstanding, waiting for <= {:?}, {} unexpected, {} early, medium {:?}",
+                            pr.state,
+                            pr.outstanding,
+                            pr.wait,
+                            pr.unexpected.len(),
+                            pr.early.len(),
+                            pr.medium
+                        ));
                     }
                 }
             }

@@ -8,9 +8,7 @@
 //!
 //! This module owns the path from `Ev::NicRx` to `Ev::IrqArrive`. The policy
 //! and the watchdog themselves live in `crate::nic` (the receive queue's
-//! state and rules: `RxQueue::frame_arrived`, `frame_delivered`,
-//! `tx_completion` decide and return what this file schedules), and so
-//! does the FIFO of waiting frames
+//! state and rules), and so does the FIFO of waiting frames
 //! (`crate::nic::flow`); what the core does with the interrupt lives in
 //! `kernel`.
 

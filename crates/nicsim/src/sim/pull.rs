@@ -9,7 +9,7 @@
 //! `crate::proto::{PullHandle, PullServe}`; pricing lives in `kernel` and
 //! `lib_path`.
 
-use super::{Ev, KWork, LibEvent, World, WRITER_MEMORY};
+use super::{Ev, KWork, LibEvent, Out, World, WRITER_MEMORY};
 use crate::host::{Obj, ObjClass};
 use crate::proto::{Kind, Msg, OnReply, OnTimer, PullHandle, PullServe, RESENDS_MAX};
 use crate::time::{Duration, Instant};
@@ -80,7 +80,13 @@ impl World {
             self.handle_objs.push(Obj::new(ObjClass::PullHandle));
             (self.handles.len() - 1) as u32
         };
-        self.hosts[h].procs[p].queue_pull(id, self.c.lib.max_pulls);
+        let pr = &mut self.hosts[h].procs[p];
+        if pr.pulls_active < self.c.lib.max_pulls {
+            pr.pulls_active += 1;
+            pr.outbox.push_back(Out::PullStart { handle: id });
+        } else {
+            pr.pulls_waiting.push_back(id);
+        }
     }
 
     /// The library's pull start was handed to the driver: it requests the

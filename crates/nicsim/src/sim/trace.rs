@@ -471,7 +471,7 @@ impl World {
         cost: Duration,
     ) {
         let Some(p) = self.hosts[h].cores[core].app else { return };
-        let action = self.hosts[h].procs[p as usize].action();
+        let action = self.hosts[h].procs[p as usize].action;
         if let Some(t) = self.trace.as_deref_mut() {
             t.app(h, core, now, wake, extra, cost, action);
         }
