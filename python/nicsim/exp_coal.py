@@ -113,6 +113,14 @@ def zero_throughput_at_size_zero(p: Params, metrics: dict[str, Any]) -> dict[str
 STREAM_MESSAGES, QUICK_STREAM_MESSAGES = 20000, 2000
 
 
+#: Requests the native stream keeps outstanding on each side: Open-MX's
+#: MX-API stream test, `tests/mx/mx_stream.c` (`NUM_RREQ`, `NUM_SREQ` = 16;
+#: its receiver measures the rate, as Table I is "measured on the receiver
+#: side"). [estimate]: no study names its benchmark; IMB Uniband's 64 is the
+#: other candidate (docs/presets.md, "The native stream's window").
+NATIVE_STREAM_WINDOW = 16
+
+
 def _stream_workload(size: int, quick: bool) -> dict[str, Any]:
     volume = (32 << 20) if quick else (256 << 20)
     messages = QUICK_STREAM_MESSAGES if quick else STREAM_MESSAGES
@@ -120,6 +128,7 @@ def _stream_workload(size: int, quick: bool) -> dict[str, Any]:
         "kind": "stream",
         "size_bytes": size,
         "messages": scaled(messages, size, volume, 20),
+        "window": NATIVE_STREAM_WINDOW,
     }
 
 

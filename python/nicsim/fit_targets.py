@@ -20,7 +20,7 @@ from nicsim import _core
 # Streams run as long as the coalescing-msgrate and coalescing-delay-sweep
 # experiments' (full and --quick), so the fitted presets meet their targets
 # on the very tables the report shows.
-from nicsim.exp_coal import NATIVE, QUICK_STREAM_MESSAGES, STREAM_MESSAGES
+from nicsim.exp_coal import NATIVE, NATIVE_STREAM_WINDOW, QUICK_STREAM_MESSAGES, STREAM_MESSAGES
 
 __all__ = ["BOUND_WEIGHT", "Overrides", "Target", "coal_targets", "mq_targets"]
 
@@ -73,7 +73,7 @@ def _num(m: dict[str, float | int | str], key: str) -> float:
 
 def _msgrate(strategy: str) -> Callable[[str, Overrides], float]:
     def f(preset: str, ov: Overrides) -> float:
-        workload = {"kind": "stream", "messages": STREAM_MESSAGES}
+        workload = {"kind": "stream", "messages": STREAM_MESSAGES, "window": NATIVE_STREAM_WINDOW}
         m = _run(preset, ov, nic={"coalescing": strategy}, protocol=NATIVE, workload=workload)
         return _num(m, "msg_rate_per_s")
 
@@ -118,7 +118,12 @@ def _stream128(
             nic={"coalescing": "timeout", "delay_us": delay_us, "steering": "single-rr"},
             host={"sleep": True},
             protocol=NATIVE,
-            workload={"kind": "stream", "size_bytes": 128, "messages": messages},
+            workload={
+                "kind": "stream",
+                "size_bytes": 128,
+                "messages": messages,
+                "window": NATIVE_STREAM_WINDOW,
+            },
         )
         return _num(m, "msg_rate_per_s")
 

@@ -30,8 +30,9 @@ pub struct WorkloadOpts {
     pub warmup: Option<Int>,
     /// stream, uniband: timed messages (default 20000).
     pub messages: Option<Int>,
+    /// stream: requests the sender and the receiver keep outstanding;
     /// uniband: messages per window, each window answered by a 1-byte ack
-    /// (IMB Uniband; default 64).
+    /// (IMB Uniband). Default 64 for both.
     pub window: Option<Int>,
     /// flood: invalid packets sent (default 20000).
     pub packets: Option<Int>,
@@ -129,8 +130,9 @@ pub enum NasClass {
 pub enum Workload {
     /// omx_perf / IMB PingPong between host 0 and host 1.
     PingPong { size: u64, iterations: u64, warmup: u64 },
-    /// Unidirectional stream from host 0 to host 1 (receiver-side rate).
-    Stream { size: u64, messages: u64, warmup: u64 },
+    /// Unidirectional stream from host 0 to host 1 (receiver-side rate),
+    /// `window` sends and receives outstanding on each side.
+    Stream { size: u64, messages: u64, warmup: u64, window: u32 },
     /// IMB Uniband from host 0 to host 1: windows of `window` messages, each
     /// answered by a 1-byte ack (receiver-side rate).
     Uniband { size: u64, messages: u64, warmup: u64, window: u32 },
@@ -227,14 +229,13 @@ fn nas_rates(platform: &Platform, per_host: u32) -> (f64, f64) {
 fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
     use WorkloadKind::*;
     const ROUND_TRIPS: &[&str] = &["size_bytes", "iterations", "warmup"];
-    const MESSAGES: &[&str] = &["size_bytes", "messages", "warmup"];
+    const WINDOWED: &[&str] = &["size_bytes", "messages", "warmup", "window"];
     const COLLECTIVE: &[&str] = &["size_bytes", "iterations", "warmup", "procs_per_host"];
     match kind {
         Pingpong => ("pingpong", ROUND_TRIPS),
         EchoNic => ("echo-nic", ROUND_TRIPS),
         EchoKernel => ("echo-kernel", ROUND_TRIPS),
-        Stream => ("stream", MESSAGES),
-        Uniband => ("uniband", &["size_bytes", "messages", "warmup", "window"]),
+        Stream | Uniband => (if kind == Stream { "stream" } else { "uniband" }, WINDOWED),
         Flood => ("flood", &["packets", "gap_ns", "packet_bytes"]),
         NasIs => ("nas-is", &["class", "iterations", "procs_per_host"]),
         NasCg => ("nas-cg", &["class", "procs_per_host"]),
@@ -304,15 +305,15 @@ pub(super) fn workload(
             let at = if kind == WorkloadKind::EchoNic { EchoAt::Nic } else { EchoAt::Kernel };
             Workload::Echo { at, size, iterations, warmup }
         }
-        WorkloadKind::Stream => {
-            let messages = int_or("workload.messages", &w.messages, 20_000, 1, 1 << 32)?;
-            Workload::Stream { size, messages, warmup }
-        }
-        WorkloadKind::Uniband => {
+        WorkloadKind::Stream | WorkloadKind::Uniband => {
             let messages = int_or("workload.messages", &w.messages, 20_000, 1, 1 << 32)?;
             let window =
                 int_or("workload.window", &w.window, crate::workload::STREAM_WINDOW as u64, 1, 1 << 16)? as u32;
-            Workload::Uniband { size, messages, warmup, window }
+            if kind == WorkloadKind::Stream {
+                Workload::Stream { size, messages, warmup, window }
+            } else {
+                Workload::Uniband { size, messages, warmup, window }
+            }
         }
         WorkloadKind::NasCg | WorkloadKind::NasMg | WorkloadKind::NasFt => {
             let kernel = match kind {

@@ -275,9 +275,9 @@ impl World {
                 w.rank_of[ECHO_HOST][0] = w.ranks.len() as u16;
                 w.ranks.push((ECHO_HOST as u16, 0));
             }
-            Workload::Stream { size, messages, warmup } => {
-                w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup));
-                w.spawn(1, core, 0, Program::stream_receiver(size, messages, warmup));
+            Workload::Stream { size, messages, warmup, window } => {
+                w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup, window));
+                w.spawn(1, core, 0, Program::stream_receiver(size, messages, warmup, window));
             }
             Workload::Uniband { size, messages, warmup, window } => {
                 w.spawn(0, core, 0, Program::uniband_sender(size, messages, warmup, window));

@@ -136,7 +136,9 @@ impl Body {
     }
 }
 
-/// IMB-style window of outstanding requests in the stream (IMB Uniband uses 64).
+/// Default window of outstanding requests of the stream and of IMB Uniband
+/// (`workload.window`): IMB Uniband's 64. Open-MX's own MX-API stream test,
+/// `tests/mx/mx_stream.c`, keeps 16 (`NUM_RREQ`, `NUM_SREQ`).
 pub const STREAM_WINDOW: u32 = 64;
 /// Message tags of the programs. Receives match on (source, tag) as in MPI,
 /// so every exchange of every program has its own tag or block of tags and
@@ -194,19 +196,11 @@ impl Program {
     pub fn pingpong(rank: u32, size: u64, iterations: u64, warmup: u64) -> Self {
         Program::PingPong { rank, size, total: iterations + warmup, warmup, iter: 0, step: 0 }
     }
-    pub fn stream_sender(size: u64, messages: u64, warmup: u64) -> Self {
-        Program::StreamSend { size, messages: messages + warmup, sent: 0, window: STREAM_WINDOW, step: 0 }
+    pub fn stream_sender(size: u64, messages: u64, warmup: u64, window: u32) -> Self {
+        Program::StreamSend { size, messages: messages + warmup, sent: 0, window, step: 0 }
     }
-    pub fn stream_receiver(size: u64, messages: u64, warmup: u64) -> Self {
-        Program::StreamRecv {
-            size,
-            messages: messages + warmup,
-            warmup,
-            posted: 0,
-            done: 0,
-            window: STREAM_WINDOW,
-            step: 0,
-        }
+    pub fn stream_receiver(size: u64, messages: u64, warmup: u64, window: u32) -> Self {
+        Program::StreamRecv { size, messages: messages + warmup, warmup, posted: 0, done: 0, window, step: 0 }
     }
 
     pub fn uniband_sender(size: u64, messages: u64, warmup: u64, window: u32) -> Self {
@@ -574,10 +568,13 @@ mod tests {
 
     #[test]
     fn stream_receiver_keeps_a_window_posted() {
-        let mut p = Program::stream_receiver(0, 100, 0);
-        let o = ops(&mut p, 65);
-        assert!(o[..64].iter().all(|op| matches!(op, Op::Recv { .. })));
-        assert_eq!(o[64], Op::WaitOutstanding(63));
+        for window in [64, 16, 1] {
+            let mut p = Program::stream_receiver(0, 100, 0, window);
+            let o = ops(&mut p, window as usize + 1);
+            let w = window as usize;
+            assert!(o[..w].iter().all(|op| matches!(op, Op::Recv { .. })));
+            assert_eq!(o[w], Op::WaitOutstanding(window - 1));
+        }
     }
 
     #[test]

@@ -196,3 +196,30 @@ fn a_blocking_process_still_resends_lost_frames() {
         assert!(m.get("dropped_loss").unwrap() > 0.0);
     }
 }
+
+#[test]
+fn the_stream_window_bounds_the_pulls_in_flight() {
+    // Each outstanding 1 MiB receive is one pull of 4 blocks of 32 replies
+    // (omx_pull.c): the window decides how many frames are requested at
+    // once. On a ring that holds them all, a second outstanding message
+    // overlaps its rendezvous with the first one's pull (a few % here); on
+    // the preset's 1,024 slots, 64 outstanding pulls (8,192 frames
+    // requested at once) overflow the ring far more than 16 (2,048).
+    let stream = |window: u32, ring: u32| {
+        run(&format!(
+            "[protocol]\nmpi = false\n[nic]\ncoalescing = \"disabled\"\n[platform.nic]\nring_slots = {ring}\n[workload]\nkind = \"stream\"\nsize_bytes = 1048576\nmessages = 48\nwarmup = 4\nwindow = {window}\n"
+        ))
+    };
+    let (one, four) = (stream(1, 16384), stream(4, 16384));
+    assert_eq!((one.get("dropped"), four.get("dropped")), (Some(0.0), Some(0.0)));
+    let (r1, r4) = (one.get("msg_rate_per_s").unwrap(), four.get("msg_rate_per_s").unwrap());
+    assert!(r4 > 1.02 * r1, "window 4 overlaps the handshakes: {r1} -> {r4} msg/s");
+    let (d16, d64) = (stream(16, 1024).get("dropped").unwrap(), stream(64, 1024).get("dropped").unwrap());
+    assert!(d64 > 2.0 * d16 + 100.0, "64 outstanding pulls overflow the ring more than 16: {d16} vs {d64} drops");
+}
+
+#[test]
+fn a_stream_window_of_zero_is_refused_by_name() {
+    let e = nicsim::run_toml("[workload]\nkind = \"stream\"\nwindow = 0\n").unwrap_err();
+    assert!(e.contains("workload.window") && e.contains('0') && e.contains("1 ..= 65536"), "{e}");
+}

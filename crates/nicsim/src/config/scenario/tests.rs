@@ -178,7 +178,7 @@ fn errors_name_key_value_and_allowed() {
 )]
 #[case::unread_key(
     "[workload]\nkind = \"stream\"\niterations = 5",
-    "`workload.iterations` = 5 is not read by workload.kind = \"stream\" (its keys: size_bytes, messages, warmup)"
+    "`workload.iterations` = 5 is not read by workload.kind = \"stream\" (its keys: size_bytes, messages, warmup, window)"
 )]
 #[case::unread_size(
     "[workload]\nkind = \"nas-is\"\nsize_bytes = 64",
