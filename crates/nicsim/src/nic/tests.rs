@@ -1,10 +1,9 @@
 //! Tests of the NIC's receive queues: buffer classes and ring occupancy,
-//! jumbo frames across page buffers, a watchdog holding a raise, and the
-//! DMAs of both directions on a shared host bus.
+//! jumbo frames across page buffers, and the DMAs of both directions on a
+//! shared host bus.
 
 use super::*;
 use crate::config::{preset_text, Platform, Times};
-use crate::nic::watchdog::Raises;
 
 /// The omx2009 NIC with one queue, its rings of `slots` entries.
 fn nic(small_bytes: u32, fill_thresh: u32, slots: u32) -> Nic {
@@ -68,35 +67,6 @@ fn with_a_fill_threshold_buffers_come_back_only_when_a_poll_restocks() {
 /// The queue's view of the watchdog, packet by packet: the policy's
 /// raise waits for an expiry; a frame polled up meanwhile makes it
 /// unnecessary, a frame nobody takes lets it out.
-#[test]
-fn the_watchdog_holds_the_policys_raise_until_an_expiry_without_progress() {
-    let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
-    let us = Duration::from_us;
-    q.watchdog = Some(Box::new(Watchdog::new(us(10), us(1), Raises::Held)));
-    let t0 = Instant::ZERO;
-    q.push_rx(0, true, 1);
-    let (at, gen) = q.watchdog_delivered(t0).unwrap();
-    assert_eq!(at, t0 + us(10));
-    assert!(!q.apply(t0, Decision::RAISE).raise, "held");
-    // A busy poll takes the frame: the expiry and its fetch find it taken.
-    assert_eq!(q.take(), Some(RingEntry::Rx(0)));
-    let (out, next) = q.watchdog_timer(at, gen);
-    let (back, gen) = next.unwrap();
-    assert_eq!((out.raise, back), (false, at + us(1)));
-    let (out, next) = q.watchdog_timer(back, gen);
-    assert!(!out.raise && next.is_none());
-    assert_eq!(q.interrupts, 0);
-    // Nobody takes the next frame: the held raise goes out at the fetch's return.
-    q.push_rx(1, true, 1);
-    let (at, gen) = q.watchdog_delivered(back).unwrap();
-    assert!(!q.apply(back, Decision::RAISE).raise);
-    let (_, next) = q.watchdog_timer(at, gen);
-    let (back, gen) = next.unwrap();
-    let (out, next) = q.watchdog_timer(back, gen);
-    assert!(out.raise && out.rx && next.is_some());
-    assert_eq!(q.interrupts, 1);
-}
-
 /// A jumbo frame fills several page-sized buffers, so a ring holds
 /// fewer of them; each gives all its buffers back when processed.
 #[test]
