@@ -97,29 +97,31 @@ def run(
 
 def replay(
     scenario_toml: str,
-    frames: list[tuple[int, int, bytes, bool, int]],
+    frames: list[tuple[int, int, bytes, bool, int, bool]],
     make_policy: Callable[[], Any] | None = None,
     progress: Callable[[int, int], object] | None = None,
 ) -> tuple[dict[str, float | int | str], tuple[list[int], list[int], list[int]]]:
-    """Replay captured frames into host 1 of a scenario (its workload is replaced).
+    """Replay captured frames into and out of host 1 of a scenario (its workload is replaced).
 
     Parameters
     ----------
     scenario_toml
         A scenario as TOML text (its workload stands in for the checks; the core feeds the frames).
     frames
-        ``(arrival_ns, wire_length, header_bytes, marked, flow)`` per frame;
-        the core decodes Open-MX headers (EtherType 0x86DF) itself, and reads
-        ``marked`` and ``flow`` only for other frames. At most 1,000,000.
+        ``(time_ns, wire_length, header_bytes, marked, flow, sent)`` per
+        frame; the core decodes Open-MX headers (EtherType 0x86DF) itself,
+        and reads ``marked`` and ``flow`` only for other frames. ``sent``: the
+        host sent the frame (it leaves at ``time_ns``; its transmit
+        completion is reported). At most 1,000,000 frames to the host.
     make_policy, progress
         As for :func:`run_policy` (``None``: the scenario's policy).
 
     Returns
     -------
     tuple
-        The metrics (``replay_*`` and the run's), and per frame in arrival
-        order: arrival (ps), delay to the handler's end (ps, -1: dropped),
-        the host's interrupts at its arrival.
+        The metrics (``replay_*`` and the run's), and per frame to the host
+        in arrival order: arrival (ps), delay to the handler's end (ps, -1:
+        dropped), the host's interrupts at its arrival.
 
     Raises
     ------

@@ -70,6 +70,10 @@ class Frame:
         return _mac(self.head[0:6])
 
     @property
+    def src_mac(self) -> str:
+        return _mac(self.head[6:12])
+
+    @property
     def is_omx(self) -> bool:
         return self.head[12:14] == ETHERTYPE_OMX.to_bytes(2, "big")
 
@@ -86,8 +90,11 @@ class Capture:
         counts = Counter(f.dst_mac for f in self.frames)
         return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
-    def to_host(self, host_mac: str | None) -> tuple[str, list[Frame]]:
-        """Return the receiving host's MAC and its frames (by default the busiest MAC's)."""
+    def to_host(self, host_mac: str | None) -> tuple[str, list[Frame], list[Frame]]:
+        """Return the receiving host's MAC, the frames to it and the frames it sent.
+
+        The host is by default the MAC most frames go to.
+        """
         macs = self.host_macs()
         if host_mac is None:
             mac = macs[0][0]
@@ -99,7 +106,9 @@ class Capture:
                     f"host_mac {host_mac}: no frame of {self.path} goes to it "
                     f"(most go to {busiest})"
                 )
-        return mac, [f for f in self.frames if f.dst_mac == mac]
+        to = [f for f in self.frames if f.dst_mac == mac]
+        sent = [f for f in self.frames if f.src_mac == mac and f.dst_mac != mac]
+        return mac, to, sent
 
 
 @dataclass
@@ -259,8 +268,12 @@ def replay(
     ----------
     capture
         A pcap or pcapng file of Ethernet frames (or a :class:`Capture`
-        already read); its timestamps are taken as arrival times at the
-        receiving NIC.
+        already read). The timestamps of the frames to the receiving host
+        are taken as their arrival times at its NIC; the frames it sent
+        leave its NIC at theirs (first bit on the wire), and their transmit
+        completions reach its coalescing policy and interrupts as in a run
+        (with ``nic.tx_done_interrupts``; the work of sending them is not
+        replayed).
     preset, coalescing, steering, delay_us
         The receiving host's platform and NIC policy (``nic.coalescing``,
         ``nic.steering``, ``nic.delay_us``); ``scenario`` gives any other
@@ -321,18 +334,20 @@ def replay(
     _core.check(built.to_toml())
     if not isinstance(capture, Capture):
         capture = read_capture(capture)
-    mac, frames = capture.to_host(host_mac)
+    mac, frames, sent = capture.to_host(host_mac)
     multiqueue = built.to_dict().get("nic", {}).get("steering") == "multiqueue"
-    t0 = min(f.at_ns for f in frames)
+    t0 = min(f.at_ns for f in (*frames, *sent))
     rows = [
         (
             f.at_ns - t0,
             f.wire_len,
             f.head,
-            bool(mark(f.head)) if mark is not None and not f.is_omx else False,
+            bool(mark(f.head)) if mark is not None and not f.is_omx and not out else False,
             _flow(f.head) if multiqueue and not f.is_omx else 0,
+            out,
         )
-        for f in frames
+        for out, batch in ((False, frames), (True, sent))
+        for f in batch
     ]
     metrics, (arrival, delay, irq) = _core.replay(built.to_toml(), rows, policy, progress)
     return ReplayResult(dict(metrics), mac, list(arrival), list(delay), list(irq))

@@ -341,26 +341,27 @@ fn py_policies(
 /// frame dropped before the handler), the host's interrupts at arrival.
 type Series = (Vec<u64>, Vec<i64>, Vec<u64>);
 
-/// Replays captured frames into host 1 of a scenario (its workload is
-/// replaced): each frame is `(arrival_ns, wire_length, header_bytes,
-/// marked, flow)`, `marked` and `flow` read for frames that are not
-/// Open-MX. Returns the metrics and the per-frame series; `make_policy`
-/// and `progress` as for [`run_policy`].
+/// Replays captured frames into and out of host 1 of a scenario (its
+/// workload is replaced): each frame is `(time_ns, wire_length,
+/// header_bytes, marked, flow, sent)`, `marked` and `flow` read for frames
+/// that are not Open-MX, `sent` for a frame the host sent. Returns the
+/// metrics and the per-frame series of the frames to the host;
+/// `make_policy` and `progress` as for [`run_policy`].
 #[pyfunction]
 #[pyo3(signature = (scenario_toml, frames, make_policy=None, progress=None))]
 fn replay<'py>(
     py: Python<'py>,
     scenario_toml: String,
-    frames: Vec<(u64, u32, Bound<'py, pyo3::types::PyBytes>, bool, u32)>,
+    frames: Vec<(u64, u32, Bound<'py, pyo3::types::PyBytes>, bool, u32, bool)>,
     make_policy: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Series)> {
     let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
     let frames: Vec<nicsim::sim::ReplayFrame> = frames
         .iter()
-        .map(|(ns, len, head, mark, flow)| {
+        .map(|(ns, len, head, mark, flow, sent)| {
             let at = Instant::ZERO + Duration::from_ns(*ns);
-            nicsim::sim::ReplayFrame::from_capture(at, *len, head.as_bytes(), *mark, *flow)
+            nicsim::sim::ReplayFrame::from_capture(at, *len, head.as_bytes(), *mark, *flow, *sent)
         })
         .collect();
     let error = Arc::new(Mutex::new(None));

@@ -6,7 +6,17 @@
 //! only indexed), the injection (`Ev::ReplayTick` -> the NIC's receive path)
 //! and what the replay measures per frame: the delay from NIC arrival to the
 //! handler finishing the frame, and the host's interrupts so far at each
-//! arrival. It does not own reading capture files (the Python front reads
+//! arrival.
+//!
+//! The frames the receiving host itself sent (the capture's frames from its
+//! MAC: a receiver's acks, a ping-pong's replies) are replayed as its NIC's
+//! transmissions: each leaves at its captured time (taken as its first bit
+//! on the wire, as nicsim's own captures stamp it) and its transmit
+//! completion is reported on the queue of its sending endpoint when its last
+//! bit has left (`Ev::TxDone`, with `nic.tx_done_interrupts`), so the
+//! coalescing policy and the interrupts see the host's transmit completions
+//! as in the run. The host's work to send them (library, driver) is not
+//! replayed: no process runs on the replay host. It does not own reading capture files (the Python front reads
 //! them with a packet library and passes each frame's time, length and
 //! header bytes), nor what the NIC, the coalescing policy, the kernel or the
 //! handler do with a frame (`nic_path`, `kernel`, `handler`).
@@ -44,20 +54,24 @@ pub enum ReplayKind {
     Other { marked: bool, flow: u32 },
 }
 
-/// One captured frame: when its last bit reached the receiving NIC, its
-/// length on the wire and what it is.
+/// One captured frame: when its last bit reached the receiving NIC (or,
+/// `sent`, when the host's NIC put its first bit on the wire), its length on
+/// the wire and what it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReplayFrame {
     pub at: Instant,
     pub len: u32,
     pub kind: ReplayKind,
+    /// The receiving host sent it.
+    pub sent: bool,
 }
 
 impl ReplayFrame {
     /// A captured frame from its header bytes (at least the Ethernet
     /// header; an Open-MX frame's whole header). `mark` marks a frame that
-    /// is not Open-MX (a user policy's choice); `flow` is its flow hash.
-    pub fn from_capture(at: Instant, len: u32, head: &[u8], mark: bool, flow: u32) -> Self {
+    /// is not Open-MX (a user policy's choice); `flow` is its flow hash;
+    /// `sent`: the receiving host sent it.
+    pub fn from_capture(at: Instant, len: u32, head: &[u8], mark: bool, flow: u32, sent: bool) -> Self {
         let ethertype = head.get(12..ETH_HEADER_LEN).map(|b| u16::from_be_bytes([b[0], b[1]]));
         let kind = if ethertype == Some(ETHERTYPE_OMX) {
             match FrameRepr::parse_header(head) {
@@ -67,7 +81,7 @@ impl ReplayFrame {
         } else {
             ReplayKind::Other { marked: mark, flow }
         };
-        ReplayFrame { at, len: len.max(crate::wire::MIN_FRAME_LEN as u32), kind }
+        ReplayFrame { at, len: len.max(crate::wire::MIN_FRAME_LEN as u32), kind, sent }
     }
 }
 
@@ -85,8 +99,12 @@ pub struct ReplaySeries {
 /// The replay source's state: the frames, the next one due, and what it
 /// measures.
 pub(crate) struct Replay {
+    /// The frames to the host, and the next one due.
     frames: Vec<ReplayFrame>,
     next: usize,
+    /// The frames the host sent, and the next one due.
+    sent: Vec<ReplayFrame>,
+    next_sent: usize,
     /// The receiving host.
     pub(crate) host: usize,
     /// Frame slab id -> index of the replayed frame it carries.
@@ -99,12 +117,17 @@ pub(crate) struct Replay {
 }
 
 impl Replay {
-    /// The replay of `frames` (sorted here by arrival, stably) into `host`.
-    pub(crate) fn new(mut frames: Vec<ReplayFrame>, host: usize) -> Self {
+    /// The replay of `frames` (sorted here by time, stably) into and out
+    /// of `host`.
+    pub(crate) fn new(all: Vec<ReplayFrame>, host: usize) -> Self {
+        let (mut sent, mut frames): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.sent);
         frames.sort_by_key(|f| f.at);
+        sent.sort_by_key(|f| f.at);
         let n = frames.len();
         Replay {
             next: 0,
+            sent,
+            next_sent: 0,
             host,
             slot: Vec::new(),
             series: ReplaySeries {
@@ -119,46 +142,71 @@ impl Replay {
         }
     }
 
+    /// Frames to the host.
     pub(crate) fn len(&self) -> u64 {
         self.frames.len() as u64
     }
 
-    /// The longest time between two frames (or before the first).
+    /// The longest time between two frames of either direction (or before
+    /// the first).
     pub(crate) fn longest_gap(&self) -> Duration {
+        let mut at: Vec<Instant> = self.frames.iter().chain(&self.sent).map(|f| f.at).collect();
+        at.sort_unstable();
         let mut last = Instant::ZERO;
         let mut gap = Duration::ZERO;
-        for f in &self.frames {
-            gap = gap.max(f.at.since(last));
-            last = f.at;
+        for t in at {
+            gap = gap.max(t.since(last));
+            last = t;
         }
         gap
     }
 
-    /// Every frame was injected.
+    /// Every frame was injected or sent.
     pub(crate) fn exhausted(&self) -> bool {
-        self.next == self.frames.len()
+        self.next == self.frames.len() && self.next_sent == self.sent.len()
+    }
+
+    /// When the next frame of either direction is due (a received one first
+    /// at a tie), and whether it is a sent one.
+    fn next_due(&self) -> Option<(Instant, bool)> {
+        match (self.frames.get(self.next), self.sent.get(self.next_sent)) {
+            (Some(r), Some(s)) if s.at < r.at => Some((s.at, true)),
+            (Some(r), _) => Some((r.at, false)),
+            (None, Some(s)) => Some((s.at, true)),
+            (None, None) => None,
+        }
     }
 }
 
 impl World {
     /// Starts the replay of `r` (called once, at build time).
     pub(crate) fn start_replay(&mut self, r: Replay) {
-        if let Some(f) = r.frames.first() {
-            self.q.push(f.at, NETWORK_ORIGIN, Ev::ReplayTick);
+        if let Some((at, _)) = r.next_due() {
+            self.q.push(at, NETWORK_ORIGIN, Ev::ReplayTick);
         }
         self.replay = Some(Box::new(r));
     }
 
-    /// The next captured frame reaches the receiving NIC.
+    /// The next captured frame reaches the receiving NIC, or leaves it.
     pub(super) fn replay_tick(&mut self, now: Instant) {
         let Some(r) = self.replay.as_mut() else { return };
+        let Some((_, sent)) = r.next_due() else { return };
+        if sent {
+            let f = r.sent[r.next_sent];
+            r.next_sent += 1;
+            if let Some((at, _)) = r.next_due() {
+                self.q.push(at.max(now), NETWORK_ORIGIN, Ev::ReplayTick);
+            }
+            self.replay_sent(now, f);
+            return;
+        }
         let i = r.next;
         let f = r.frames[i];
         r.next += 1;
         let h = r.host;
         r.series.irq_before[i] = self.hosts[h].irq_raised;
-        if let Some(next) = r.frames.get(r.next) {
-            self.q.push(next.at.max(now), NETWORK_ORIGIN, Ev::ReplayTick);
+        if let Some((at, _)) = r.next_due() {
+            self.q.push(at.max(now), NETWORK_ORIGIN, Ev::ReplayTick);
         }
         let id = self.alloc_frame();
         let r = self.replay.as_mut().expect("replaying");
@@ -188,6 +236,25 @@ impl World {
         }
     }
 
+    /// The host's NIC puts captured frame `f` on the wire at `now`: its
+    /// transmit completion is reported when its last bit has left, on the
+    /// queue its sending endpoint (or flow) steers to, as `transmit` does.
+    fn replay_sent(&mut self, now: Instant, f: ReplayFrame) {
+        let Some(r) = self.replay.as_mut() else { return };
+        let h = r.host;
+        if !self.c.tx_done_irq || self.c.native {
+            return;
+        }
+        let steering = &self.hosts[h].steering;
+        let q = match f.kind {
+            ReplayKind::Omx(repr) => steering.queue_for(repr.body.src_endpoint(), 0),
+            ReplayKind::Malformed => steering.queue_for(None, 0),
+            ReplayKind::Other { flow, .. } => steering.queue_for(None, flow),
+        };
+        let end = now + self.net.serialization(f.len as usize);
+        self.q.push(end, h as u32, Ev::TxDone { host: h as u16, q: q as u8 });
+    }
+
     /// The handler finished frame `id` at `now` (replays only): its delay.
     pub(super) fn replay_handled(&mut self, now: Instant, id: u32) {
         let Some(r) = self.replay.as_mut() else { return };
@@ -209,6 +276,7 @@ impl World {
         let n = r.len();
         let d = &self.drops;
         m.set("replay_frames", n as f64);
+        m.set("replay_sent_frames", r.sent.len() as f64);
         m.set("replay_handled_frames", r.handled as f64);
         m.set("replay_omx_frames", r.omx as f64);
         m.set("replay_other_frames", (r.handled - r.omx) as f64);
