@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
+import errno
+import os
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
+from matplotlib.figure import Figure
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
@@ -155,12 +158,46 @@ def test_replay_of_a_run_pcap_compares_policies_and_writes_its_files(
     assert set(irq.values()) == {1101 + 1100}  # frames to the busiest host, and its replies
     assert p50["openmx"] < 10 and p50["disabled"] < 10
     assert 75 < p50["timeout"] < 90
-    files = sorted(p.name for p in outs[0].iterdir())
+    files = sorted(p.name for p in outs[0].iterdir() if p.name != ".nicsim")
     assert files == ["summary.csv", "timeline.csv", "timeline.png"]
     for name in files:  # deterministic: the same bytes twice
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
     summary = (outs[0] / "summary.csv").read_text().splitlines()
     assert summary[0].startswith("policy,frames,interrupts") and len(summary) == 1 + len(POLICIES)
+
+
+@pytest.mark.core
+def test_a_replay_that_fails_writing_its_plot_keeps_the_previous_set_whole(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    bursts: tuple[Path, int],
+    tmp_path: Path,
+) -> None:
+    path, _ = bursts
+    out = tmp_path / "out"
+    args = ["replay", "--pcap", str(path), "--out", str(out)]
+    code, _, err = nicsim_cli(capsys, *args, "--coalescing", "timeout")
+    assert code == 0, err
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert sorted(before) == ["summary.csv", "timeline.csv", "timeline.png"]
+
+    def disk_full(self: Figure, *args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Figure, "savefig", disk_full)
+    # Another policy: its tables differ from the ones kept.
+    code, _, err = nicsim_cli(capsys, *args, "--coalescing", "disabled")
+    assert code == 2
+    assert_one_error_line(err)
+    assert f"cannot write {out / 'timeline.png'}: No space left on device" in err
+    assert f"the files {out} held before are kept" in err
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".nicsim", "summary.csv", "timeline.csv", "timeline.png"
+    ]  # fmt: skip
+    assert not list((out / ".nicsim").glob("staging-*"))
+    assert not (out / ".nicsim" / "lock").exists()
 
 
 # The receiving host of a stream, as far as a replay can be it: the replay

@@ -3,7 +3,9 @@
 This module owns the command's options, their checks (all made before the
 capture is read or anything runs) and its table; reading the capture and
 running it is :mod:`nicsim.capture`, the files of ``--out`` are
-:mod:`nicsim.plots_replay`. :mod:`nicsim.cli` registers
+:mod:`nicsim.plots_replay`, which writes them into a staging directory that
+:func:`nicsim.outputs.replace_set` moves into ``--out`` as one set (the
+output locked from before the first policy runs). :mod:`nicsim.cli` registers
 :func:`replay_command` on its app, whose error contract it follows: a bad
 input raises :class:`NicsimError`, which the app prints as one line (exit
 2). Like ``cli``, it evaluates its annotations when it defines its
@@ -11,6 +13,7 @@ functions (typer reads them on every run).
 """
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -124,24 +127,34 @@ def replay_command(
     if host_mac is not None:
         capture._parse_mac(host_mac)
     read = capture.read_capture(pcap)
-    results: dict[str, ReplayResult] = {}
-    for name in policies:
-        results[name or "preset's"] = capture.replay(
-            read, coalescing=name or None, host_mac=host_mac, scenario=base
-        )
-    first = next(iter(results.values()))
-    frames = first.metrics["replay_frames"]
-    title = f"nicsim replay: {pcap.name}, {frames:,} frames to {first.host_mac}, {base.preset}"
-    if as_json:
-        print(json.dumps({name: r.metrics for name, r in results.items()}, indent=2))
-    else:
-        console().print(_table(title, results))
-    if target is not None:
-        from nicsim import plots_replay
+    with ExitStack() as held:
+        if target is not None:
+            state = outputs.state_dir(target, is_dir=True)
+            held.enter_context(outputs.OutputLock(state, target, "--out"))
+        results: dict[str, ReplayResult] = {}
+        for name in policies:
+            results[name or "preset's"] = capture.replay(
+                read, coalescing=name or None, host_mac=host_mac, scenario=base
+            )
+        first = next(iter(results.values()))
+        frames = first.metrics["replay_frames"]
+        title = f"nicsim replay: {pcap.name}, {frames:,} frames to {first.host_mac}, {base.preset}"
+        if as_json:
+            print(json.dumps({name: r.metrics for name, r in results.items()}, indent=2))
+        else:
+            console().print(_table(title, results))
+        if target is not None:
+            from nicsim import plots_replay
 
-        written = plots_replay.write(results, target, title)
-        if not as_json:
-            console().print(f"wrote {', '.join(str(p) for p in written)}", highlight=False)
+            names = outputs.replace_set(
+                target,
+                state,
+                lambda staging: plots_replay.write(results, staging, title),
+                f"--out {target}",
+            )
+            if not as_json:
+                written = ", ".join(str(target / name) for name in names)
+                console().print(f"wrote {written}", highlight=False)
 
 
 def _table(title: str, results: "dict[str, ReplayResult]") -> "Table":

@@ -1,9 +1,9 @@
 """Output paths: checked before any work, written whole, one writer at a time.
 
 This module owns the rules every verb follows for the files and directories
-it writes (``reproduce --out``, ``sweep --out``, ``run --pcap``,
-``model --plot``, ``presets copy``). It does not know what goes into them
-(:mod:`nicsim.report` writes the tables, plots and report).
+it writes (``reproduce --out``, ``replay --out``, ``sweep --out``,
+``run --pcap``, ``model --plot``, ``presets copy``). It does not know what
+goes into them (:mod:`nicsim.report` writes the tables, plots and report).
 
 * **Checked first.** :func:`check_file` and :func:`check_dir` run before
   anything is simulated and fail with a one-line :class:`NicsimError`
@@ -11,12 +11,12 @@ it writes (``reproduce --out``, ``sweep --out``, ``run --pcap``,
 * **Directories.** A verb creates the file or directory its option names,
   never a missing parent: ``--out a/b`` needs ``a`` to exist.
 * **Whole or not at all.** A file is written under a temporary name in its
-  own directory and renamed into place (:func:`atomic_file`). A
-  reproduction's files are written into a staging directory and moved in
-  together, ``report.md`` last, with SIGINT and SIGTERM held off while they
-  move (:func:`replace_set`); a journal lets the next run finish a move that
-  SIGKILL cut short. Files of the previous set that the new one lacks are
-  removed, so the directory always holds one reproduction.
+  own directory and renamed into place (:func:`atomic_file`). The files of
+  a reproduction or a replay are written into a staging directory and moved
+  in together, ``report.md`` last, with SIGINT and SIGTERM held off while
+  they move (:func:`replace_set`); a journal lets the next run finish a move
+  that SIGKILL cut short. Files of the previous set that the new one
+  lacks are removed, so the directory always holds one set.
 * **One writer.** :class:`OutputLock` takes ``<state>/lock`` with ``flock``
   and writes its pid there; the kernel drops the lock when its holder dies,
   so a lock file left by a killed run is recognised as stale and taken over.

@@ -4,7 +4,10 @@ This module owns turning replays (:class:`nicsim.capture.ReplayResult`, one
 per coalescing policy) into the tables ``nicsim replay --out`` writes (one
 summary row per policy; the capture cut into equal time bins, per policy)
 and the PNG of both over time. It never runs the simulator; it writes only
-the files it is asked for, whole (:func:`nicsim.outputs.atomic_file`).
+the files it is asked for, into the directory it is given (``nicsim replay
+--out`` gives it a staging directory that :func:`nicsim.outputs.replace_set`
+moves in whole). A failed write raises :class:`OSError` with the file's
+name (:func:`nicsim.outputs.naming`).
 """
 
 from __future__ import annotations
@@ -88,9 +91,9 @@ def plot(table: pd.DataFrame, path: Path, title: str) -> Path:
     ax_irq.set_title(title, fontsize=10)
     fig.tight_layout()
     try:
-        with outputs.atomic_file(path) as temp:
+        with outputs.naming(path):
             # No software/date metadata, so the bytes depend on the data only.
-            fig.savefig(temp, format="png", dpi=100, metadata={"Software": None})
+            fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
     finally:
         plt.close(fig)
     return path
@@ -102,8 +105,8 @@ def write(results: Mapping[str, ReplayResult], out: Path, title: str) -> list[Pa
     summary, line = summary_table(results), timeline(results)
     written = []
     for name, table in (("summary.csv", summary), ("timeline.csv", line)):
-        with outputs.atomic_file(out / name) as temp:
-            temp.write_text(table.to_csv(index=False, float_format="%.6g"))
+        with outputs.naming(out / name):
+            (out / name).write_text(table.to_csv(index=False, float_format="%.6g"))
         written.append(out / name)
     written.append(plot(line, out / "timeline.png", title))
     return written
