@@ -249,3 +249,33 @@ def test_interrupted_campaign_keeps_finished_runs_and_the_rerun_skips_them(
     assert {name: after[name] for name in kept} == kept  # not one finished run was redone
     assert not list(store.glob("*/.*"))  # no half-written store entry
     assert out.read_bytes() == reference
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_or_sighup_mid_reproduction_removes_the_lock_in_one_line(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    out = tmp_path / "out"
+    store = out / ".nicsim" / "store"
+    args = [sys.executable, "-m", "nicsim", "reproduce", "coalescing-nas", "--quick"]
+    proc = subprocess.Popen(
+        [*args, "--jobs", "2", "--quiet", "--out", str(out)], env=env(), cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # About 10 s in all on this VM: the signal lands after the first runs.
+        wait_for(lambda: len(entries(store)) >= 1, 120, "a finished run")
+        assert (out / ".nicsim" / "lock").exists()
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signum, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"error: interrupted by {signum.name}; "), err
+    assert "finished run(s) kept" in lines[0]
+    assert not (out / ".nicsim" / "lock").exists()
+    assert sorted(p.name for p in out.iterdir()) == [".nicsim"]  # no partial reproduction

@@ -1,4 +1,4 @@
-"""Ctrl-C outside a running command of the ``nicsim`` program: one line, status 130.
+"""Signals to the ``nicsim`` program: one line, status 128 + the signal.
 
 This module owns what SIGINT does while the ``nicsim`` command loads (about
 0.2 s of imports: the package, typer, rich) and after its command has ended
@@ -13,6 +13,14 @@ read or written before a command starts, and everything has been written
 command runs, :mod:`nicsim.cli` gives SIGINT back to ``KeyboardInterrupt``
 (:func:`command_started`), which the commands turn into the same line after
 removing partial outputs.
+
+SIGTERM and SIGHUP end the command the same way: outside a command they
+print ``error: interrupted by SIGTERM`` (or ``SIGHUP``) and exit at once;
+while it runs they raise ``KeyboardInterrupt`` too, so the command removes
+its lock and partial outputs as after Ctrl-C, and
+:func:`stopped_by` tells it which signal to name and the status to exit
+with (143 for SIGTERM, 129 for SIGHUP). A signal the caller set to be
+ignored (``nohup``) stays ignored.
 
 Imported as a library (a script, a notebook, pytest, a worker process of a
 campaign) the module changes nothing. Out of its reach: the interpreter's
@@ -29,10 +37,14 @@ import itertools
 import os
 import sys
 
-__all__ = ["EXIT_INTERRUPTED", "LAUNCHED", "command_ended", "command_started"]
+__all__ = ["EXIT_INTERRUPTED", "LAUNCHED", "command_ended", "command_started", "stopped_by"]
 
 #: 128 + SIGINT, as a shell reports a command ended by Ctrl-C.
 EXIT_INTERRUPTED = 130
+#: Signals that end the command as Ctrl-C does, with the names its error line gives.
+_ENDING = {_signal.SIGTERM: "SIGTERM", _signal.SIGHUP: "SIGHUP"}
+#: The signals of :data:`_ENDING` received while the command ran, in order.
+_received: list[int] = []
 #: The console script's file name (``bin/nicsim``; ``nicsim-script.py`` beside a launcher).
 _SCRIPT = "nicsim"
 
@@ -57,9 +69,29 @@ def _exit_interrupted(signum: int, frame: object) -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
+def _exit_signalled(signum: int, frame: object) -> None:
+    """SIGTERM or SIGHUP handler outside a command: the error line, then exit at once."""
+    os.write(2, f"error: interrupted by {_ENDING[signum]}\n".encode())
+    os._exit(128 + signum)
+
+
+def _stop(signum: int, frame: object) -> None:
+    """SIGTERM or SIGHUP handler while a command runs: stop it as Ctrl-C does."""
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+def _set_ending(handler: object) -> None:
+    """Give SIGTERM and SIGHUP ``handler``, unless ignored or handled by someone else."""
+    for signum in _ENDING:
+        if _signal.getsignal(signum) in (_signal.SIG_DFL, _exit_signalled, _stop):
+            _signal.signal(signum, handler)
+
+
 def _hold() -> None:
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
         _signal.signal(_signal.SIGINT, _exit_interrupted)
+    _set_ending(_exit_signalled)
 
 
 #: Whether this process is the ``nicsim`` command (the handler is installed).
@@ -69,9 +101,24 @@ if LAUNCHED:
 
 
 def command_started() -> None:
-    """Let SIGINT raise ``KeyboardInterrupt`` again: a command cleans up after it."""
+    """Let SIGINT (SIGTERM, SIGHUP) raise ``KeyboardInterrupt``: a command cleans up after it."""
     if _signal.getsignal(_signal.SIGINT) is _exit_interrupted:
         _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+    if LAUNCHED:
+        _received.clear()
+        _set_ending(_stop)
+
+
+def stopped_by() -> tuple[str, int]:
+    """Return how the error line names the signal that stopped the command, and the status.
+
+    ``("interrupted", 130)`` after Ctrl-C; ``("interrupted by SIGTERM", 143)``
+    after SIGTERM (the first such signal received while the command ran).
+    """
+    if _received:
+        signum = _received[0]
+        return f"interrupted by {_ENDING[signum]}", 128 + signum
+    return "interrupted", EXIT_INTERRUPTED
 
 
 def command_ended() -> None:

@@ -4,7 +4,9 @@ This module owns argument parsing, terminal output and the error contract:
 bad input prints one ``error: ...`` line on stderr and exits with status 2,
 never a traceback, before any work starts; Ctrl-C prints one
 ``error: interrupted`` line and exits with status 130 (while the command
-loads and after it ends too: :mod:`nicsim._launch`). The work itself is
+loads and after it ends too: :mod:`nicsim._launch`), SIGTERM and SIGHUP one
+``error: interrupted by SIGTERM`` (``SIGHUP``) line and status 143 (129),
+after the command has removed its lock and partial outputs as on Ctrl-C. The work itself is
 done by :mod:`nicsim` (campaigns that write files by :mod:`nicsim.campaign`).
 Importing it loads neither pandas nor matplotlib.
 
@@ -52,14 +54,15 @@ def _fail(message: str) -> NoReturn:
 
 
 def _stopped() -> NoReturn:
-    """Print ``error: interrupted`` on stderr and exit with status 130."""
+    """Print ``error: interrupted`` (naming SIGTERM or SIGHUP) on stderr; exit 128 + signal."""
+    words, status = _launch.stopped_by()
     _launch.command_ended()  # a second Ctrl-C now exits at once
-    print("error: interrupted", file=sys.stderr)
-    raise SystemExit(EXIT_INTERRUPTED)
+    print(f"error: {words}", file=sys.stderr)
+    raise SystemExit(status)
 
 
 class _App(typer.Typer):
-    """Typer app whose errors are one line on stderr, status 2 (130 on Ctrl-C)."""
+    """Typer app whose errors are one line on stderr, status 2 (128 + the signal on one)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", False)
@@ -332,16 +335,17 @@ QuietOption = Annotated[
 
 
 def _interrupted(store: Path) -> NoReturn:
-    """Say what an interrupted campaign kept, and exit 130."""
+    """Say what an interrupted campaign kept, and exit 128 + the signal (130 on Ctrl-C)."""
     from nicsim.store import Store
 
+    words, status = _launch.stopped_by()
     _launch.command_ended()  # a second Ctrl-C now exits at once
     kept = Store(store).done()
     print(
-        f"error: interrupted; {kept} finished run(s) kept in {store}: the same command resumes",
+        f"error: {words}; {kept} finished run(s) kept in {store}: the same command resumes",
         file=sys.stderr,
     )
-    raise SystemExit(EXIT_INTERRUPTED)
+    raise SystemExit(status)
 
 
 @app.command("sweep")

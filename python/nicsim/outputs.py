@@ -13,9 +13,9 @@ goes into them (:mod:`nicsim.report` writes the tables, plots and report).
 * **Whole or not at all.** A file is written under a temporary name in its
   own directory and renamed into place (:func:`atomic_file`). The files of
   a reproduction or a replay are written into a staging directory and moved
-  in together, ``report.md`` last, with SIGINT and SIGTERM held off while
-  they move (:func:`replace_set`); a journal lets the next run finish a move
-  that SIGKILL cut short. Files of the previous set that the new one
+  in together, ``report.md`` last, with SIGINT, SIGTERM and SIGHUP held off
+  while they move (:func:`replace_set`); a journal lets the next run finish
+  a move that SIGKILL cut short. Files of the previous set that the new one
   lacks are removed, so the directory always holds one set.
 * **One writer.** :class:`OutputLock` takes ``<state>/lock`` with ``flock``
   and writes its pid there; the kernel drops the lock when its holder dies,
@@ -331,7 +331,7 @@ def _read(handle: int) -> str:
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """Defer SIGINT and SIGTERM until the block ends (main thread only)."""
+    """Defer SIGINT, SIGTERM and SIGHUP until the block ends (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -340,7 +340,7 @@ def _signals_held() -> Iterator[None]:
     def hold(signum: int, frame: object) -> None:
         received.append(signal.Signals(signum))
 
-    held = (signal.SIGINT, signal.SIGTERM)
+    held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     previous = {signum: signal.signal(signum, hold) for signum in held}
     try:
         yield
@@ -399,7 +399,7 @@ def replace_set(
     that fails, on a full disk say, is a :class:`NicsimError` naming the
     file, prefixed with ``what``). Then the files get the mode of a new file
     and are moved into ``out`` (``report.md`` last) under a journal, with
-    SIGINT and SIGTERM held off. Call while holding the output's lock.
+    SIGINT, SIGTERM and SIGHUP held off. Call while holding the output's lock.
     """
     recover(out, state)
     staging = state / f"staging-{os.getpid()}"
