@@ -85,6 +85,40 @@ def test_a_deep_scenario_raises_nicsim_error_from_python(
         Scenario.load(path)
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run"],
+        ["reproduce", "coalescing-pingpong", "--quick", "--out", "out"],
+        ["model"],
+        ["replay", "--pcap", "any.pcap"],
+    ],
+    ids=["run", "reproduce", "model", "replay"],
+)
+def test_a_deep_preset_file_is_one_line_naming_the_file_and_key(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    command: list[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    preset = tmp_path / "mine.toml"
+    preset.write_text("[nic]\nfoo = " + "[" * 600 + "]" * 600 + "\n")
+    code, out, err = nicsim_cli(capsys, *command, "--preset", str(preset))
+    assert code == 2 and out == ""
+    assert_one_error_line(err)
+    assert f"preset file {str(preset)!r}: line 2: `foo` nests more than {MAX_DEPTH} levels" in err
+    assert "(allowed: at most 32 levels of dotted-key parts, tables and lists)" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_preset_file_with_a_deep_dotted_key_names_the_key(tmp_path: Path) -> None:
+    preset = tmp_path / "mine.toml"
+    preset.write_text(f"{DOTTED} = 1\n")
+    with pytest.raises(NicsimError, match=r"^preset file '.*mine\.toml': `a\.a\.a.*nests more"):
+        nicsim.run({"workload": {"kind": "pingpong"}}, preset=str(preset))
+
+
 def test_a_deep_value_from_python_names_its_key() -> None:
     with pytest.raises(NicsimError, match=r"^`workload\.foo\[0\]\[0\]"):
         nicsim.run({"workload": {"kind": "pingpong", "foo": _nested(600)}})

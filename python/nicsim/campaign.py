@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from nicsim import _core, outputs, runner
 from nicsim import executor as _executor
 from nicsim._core import NicsimError
-from nicsim.scenario import Scenario, check_seed, read_toml_file
+from nicsim.scenario import Scenario, check_seed, loads, read_toml_file
 from nicsim.store import Store
 
 if TYPE_CHECKING:
@@ -76,9 +76,10 @@ def reproduce(
     check_seed(seed)
     if preset is not None:
         # Before any work: an existing path must be a readable preset file (a
-        # device or FIFO is refused by name), anything else a preset name.
+        # device or FIFO is refused by name, a value nested too deep by its
+        # key), anything else a preset name.
         if Path(preset).exists():
-            read_toml_file(preset, "preset file")
+            loads(read_toml_file(preset, "preset file"), f"preset file {preset!r}")
         else:
             _core.preset_toml(preset)
     chosen = _executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)

@@ -280,7 +280,7 @@ def evaluate(
     if not sizes_ok or not all(type(s) is int and 0 <= s < 2**64 for s in sizes):
         raise NicsimError(f"sizes = {sizes!r}: expected a list of byte counts, 0 ..= {2**64 - 1}")
     scenario = Scenario.from_dict(echo_scenario(path, coalescing, sizes[0] if sizes else 0))
-    scenario.preset = preset
+    scenario.set("preset", preset)
     for key, value in (overrides or {}).items():
         scenario.set(key, value)
     return evaluate_scenario(scenario.to_toml(), path, sizes, layers)

@@ -35,6 +35,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "SECTIONS",
     "Scenario",
+    "check_preset_file",
     "check_seed",
     "parse_sets",
     "parse_value",
@@ -234,6 +235,38 @@ def read_toml_file(path: str | os.PathLike[str], what: str) -> str:
         ) from None
 
 
+def check_preset_file(preset: object) -> None:
+    """Check a preset given as a file before the core reads it, as scenario files are checked.
+
+    A preset is a file when its name ends in ``.toml`` or holds a ``/`` (the
+    core's rule). A regular file of at most :data:`MAX_FILE_BYTES` is parsed
+    as :func:`loads` parses a scenario, so a value nested deeper than
+    :data:`MAX_DEPTH` is a one-line :class:`NicsimError` naming the file and
+    the key. Anything else (a name, a path to nothing, a device, a bigger
+    file) is left to the core, which names the presets and files it takes.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> deep = Path(tempfile.mkdtemp()) / "deep.toml"
+    >>> _ = deep.write_text("a = " + "[" * 600 + "]" * 600)
+    >>> check_preset_file(str(deep))  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    NicsimError: preset file '.../deep.toml': line 1: `a` nests more than 32 levels (...)
+    """
+    if not isinstance(preset, str | os.PathLike):
+        return
+    name = os.fspath(preset)
+    if not (name.endswith(".toml") or "/" in name):
+        return
+    try:
+        info = os.stat(name)
+    except OSError:
+        return
+    if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+        loads(read_toml_file(name, "preset file"), f"preset file {name!r}")
+
+
 def _empty() -> dict[str, Any]:
     return {}
 
@@ -315,6 +348,8 @@ class Scenario:
             raise NicsimError(f"{path} = {value!r}: unknown key {head!r}; allowed: {allowed}")
         if head == "seed" and not rest:
             check_seed(value)
+        if head == "preset" and not rest:
+            check_preset_file(value)
         path_like = isinstance(value, str | os.PathLike)
         if head == "pcap" and not rest and value is not None and not path_like:
             raise NicsimError(f"pcap = {value!r}: expected a file path (str or pathlib.Path)")
@@ -422,6 +457,7 @@ class Scenario:
         if base_dir is not None and "preset" in data:
             candidate = base_dir / str(data["preset"])
             if not Path(str(data["preset"])).is_absolute() and candidate.is_file():
+                check_preset_file(str(candidate))
                 scenario.preset = str(candidate)
         return scenario
 
