@@ -80,6 +80,29 @@ def test_presets_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and out.strip()
 
 
+@pytest.mark.core
+def test_presets_show_prints_a_preset_file_it_accepts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    mine = tmp_path / "mine.toml"
+    code, _, err = nicsim_cli(capsys, "presets", "copy", "omx2009", str(mine))
+    assert code == 0, err
+    text = mine.read_text().replace("# Platform preset", "# My preset, from")
+    mine.write_text(text)
+    code, out, err = nicsim_cli(capsys, "presets", "show", str(mine))
+    assert (code, out, err) == (0, text, "")
+    # Checked before it is printed: a key the core refuses, a missing file.
+    mine.write_text(text + "\n[grid.colour]\nx = 1\n")
+    code, out, err = nicsim_cli(capsys, "presets", "show", str(mine))
+    assert code == 2 and out == ""
+    assert_one_error_line(err)
+    assert f"preset file {json.dumps(str(mine))}: unknown key `grid.colour`" in err
+    code, out, err = nicsim_cli(capsys, "presets", "show", str(tmp_path / "none.toml"))
+    assert code == 2 and out == ""
+    assert_one_error_line(err)
+    assert f"cannot read preset file {str(tmp_path / 'none.toml')!r}" in err
+
+
 def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = nicsim_cli(capsys, "--help")
     assert code == 0 and "reproduce" in out

@@ -470,9 +470,19 @@ def presets_list() -> None:
 
 
 @presets_app.command("show")
-def presets_show(name: Annotated[str, typer.Argument(help="Preset name.")]) -> None:
-    """Print an embedded preset's TOML."""
-    print(nicsim.preset_toml(name), end="")
+def presets_show(
+    name: Annotated[str, typer.Argument(help="Preset name or preset TOML file.")],
+) -> None:
+    """Print a preset's TOML: an embedded one, or a preset file once the core accepts it."""
+    from nicsim.scenario import is_preset_file, loads, read_toml_file
+
+    if name in nicsim.presets() or not is_preset_file(name):
+        print(nicsim.preset_toml(name), end="")
+        return
+    text = read_toml_file(name, "preset file")
+    loads(text, f"preset file {name!r}")
+    _core.check(Scenario(preset=name).to_toml())
+    print(text, end="")
 
 
 @presets_app.command("copy")

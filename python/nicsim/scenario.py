@@ -37,6 +37,7 @@ __all__ = [
     "Scenario",
     "check_preset_file",
     "check_seed",
+    "is_preset_file",
     "parse_sets",
     "parse_value",
     "read_toml_file",
@@ -235,15 +236,26 @@ def read_toml_file(path: str | os.PathLike[str], what: str) -> str:
         ) from None
 
 
+def is_preset_file(preset: str) -> bool:
+    """Whether the core reads ``preset`` as a file: it ends in ``.toml`` or holds a ``/``.
+
+    Examples
+    --------
+    >>> is_preset_file("omx2009"), is_preset_file("mine.toml"), is_preset_file("./mine")
+    (False, True, True)
+    """
+    return preset.endswith(".toml") or "/" in preset
+
+
 def check_preset_file(preset: object) -> None:
     """Check a preset given as a file before the core reads it, as scenario files are checked.
 
-    A preset is a file when its name ends in ``.toml`` or holds a ``/`` (the
-    core's rule). A regular file of at most :data:`MAX_FILE_BYTES` is parsed
-    as :func:`loads` parses a scenario, so a value nested deeper than
-    :data:`MAX_DEPTH` is a one-line :class:`NicsimError` naming the file and
-    the key. Anything else (a name, a path to nothing, a device, a bigger
-    file) is left to the core, which names the presets and files it takes.
+    A preset is a file as :func:`is_preset_file` tells. A regular file of at
+    most :data:`MAX_FILE_BYTES` is parsed as :func:`loads` parses a
+    scenario, so a value nested deeper than :data:`MAX_DEPTH` is a one-line
+    :class:`NicsimError` naming the file and the key. Anything else (a name,
+    a path to nothing, a device, a bigger file) is left to the core, which
+    names the presets and files it takes.
 
     Examples
     --------
@@ -257,7 +269,7 @@ def check_preset_file(preset: object) -> None:
     if not isinstance(preset, str | os.PathLike):
         return
     name = os.fspath(preset)
-    if not (name.endswith(".toml") or "/" in name):
+    if not is_preset_file(name):
         return
     try:
         info = os.stat(name)
