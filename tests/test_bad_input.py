@@ -414,7 +414,7 @@ def test_a_set_key_given_twice_is_refused(
          "(allowed: an integer 0 ..= 1048576)"),
         (["--axis", "nic.delay_us=0,25", "--metric", "latency_us"],
          "metric 'latency_us' is not reported by sweep[0] nic.delay_us=0 (workload.kind = "
-         "'stream'; workload.kind = pingpong, echo-nic, echo-kernel report it;"),
+         "'stream'); workload.kind = pingpong, echo-nic, echo-kernel report it;"),
         (["--axis", "workload.kind=stream,pingpong", "--metric", "msg_rate_per_s"],
          "metric 'msg_rate_per_s' is not reported by sweep[1] workload.kind=pingpong"),
         (["--axis", "nic.delay_us=0", "--metric", "msg_rate_per_s", "--metric", "bogus"],

@@ -147,28 +147,32 @@ def reported(world: str, kind: str) -> frozenset[str]:
     return common | per_host | kinds.get(kind, frozenset())
 
 
+#: The command that lists every metric a run reports, for error messages.
+LIST_METRICS = "to list every metric it reports, run `nicsim run --all` with the same settings"
+
+
 def check_names(names: Sequence[str], world: str, kind: str, where: str) -> None:
     """Raise :class:`NicsimError` for the first of ``names`` a run of ``kind`` does not report.
 
-    ``where`` names the run (e.g. ``"sweep[2] workload.kind=stream"``); the
-    message gives the names that run reports.
+    ``where`` names the run (e.g. ``"sweep[2] workload.kind=stream"``). The
+    message is one short line: the workload kinds that do report the name,
+    else the closest names this run reports, and the command that lists
+    them all (``nicsim run --all``).
     """
     known = reported(world, kind)
     for name in names:
         if name in known:
             continue
-        common, host, kinds = _WORLD_TABLES[world]
+        _, _, kinds = _WORLD_TABLES[world]
         others = [k for k, listed in kinds.items() if name in listed]
         if others:
             hint = f"; workload.kind = {', '.join(others)} report it"
         else:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-        plain = ", ".join(sorted(common | kinds.get(kind, frozenset())))
-        hosts = "/".join(f"host{i}_" for i in _HOSTS)
+            close = difflib.get_close_matches(name, known, n=3)
+            hint = f"; closest: {', '.join(map(repr, close))}" if close else ""
         raise NicsimError(
-            f"metric {name!r} is not reported by {where} (workload.kind = {kind!r}{hint}; "
-            f"allowed: {plain}; and {hosts} followed by one of {', '.join(sorted(host))})"
+            f"metric {name!r} is not reported by {where} (workload.kind = {kind!r}){hint}; "
+            f"{LIST_METRICS}"
         )
 
 

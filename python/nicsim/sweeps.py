@@ -9,6 +9,7 @@ random numbers), so rows differ only by the swept keys.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import sys
 from collections.abc import Mapping, Sequence
@@ -177,8 +178,12 @@ def run_planned(
         if metrics is not None:
             unknown = [m for m in metrics if m not in result]
             if unknown:
-                allowed = ", ".join(sorted(result))
-                raise NicsimError(f"sweep metric {unknown[0]!r}: unknown (allowed: {allowed})")
+                close = difflib.get_close_matches(unknown[0], list(result), n=3)
+                hint = f"; closest: {', '.join(map(repr, close))}" if close else ""
+                raise NicsimError(
+                    f"sweep metric {unknown[0]!r}: unknown to {job.label}, which reports "
+                    f"{len(result)} metrics{hint}"
+                )
             result = {m: result[m] for m in metrics}
         rows.append({**job.params, **result})
     return pd.DataFrame(rows)
