@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import errno
+import json
 import os
 from decimal import Decimal
 from pathlib import Path
@@ -164,6 +165,30 @@ def test_replay_of_a_run_pcap_compares_policies_and_writes_its_files(
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
     summary = (outs[0] / "summary.csv").read_text().splitlines()
     assert summary[0].startswith("policy,frames,interrupts") and len(summary) == 1 + len(POLICIES)
+
+
+@pytest.mark.core
+def test_a_single_policy_replay_labels_its_row_with_the_policy_it_ran(
+    capsys: pytest.CaptureFixture[str], bursts: tuple[Path, int]
+) -> None:
+    path, _ = bursts
+    runs = {
+        "": ["replay", "--pcap", str(path), "--json"],
+        "timeout": ["replay", "--pcap", str(path), "--json", "--coalescing", "timeout"],
+        "set": ["replay", "--pcap", str(path), "--json", "--set", 'nic.coalescing="openmx"'],
+    }
+    printed = {}
+    for key, args in runs.items():
+        code, out, err = nicsim_cli(capsys, *args)
+        assert code == 0, err
+        printed[key] = json.loads(out)
+    # No policy given: the core's default, timeout, by name and by its numbers.
+    assert printed[""] == printed["timeout"]
+    assert list(printed["set"]) == ["openmx"]
+    code, out, err = nicsim_cli(capsys, "replay", "--pcap", str(path))
+    assert code == 0, err
+    rows = [line.split()[0] for line in out.splitlines() if line.split()]
+    assert "timeout" in rows and "preset's" not in rows
 
 
 @pytest.mark.core

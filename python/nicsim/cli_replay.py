@@ -33,6 +33,10 @@ __all__ = ["replay_command"]
 
 #: The policies ``--coalescing`` and ``--compare`` take (``nic.coalescing``).
 POLICIES = ["disabled", "timeout", "openmx", "stream", "adaptive", "openmx-adaptive"]
+#: The policy of a scenario that sets no ``nic.coalescing``: the core's
+#: default (``Coalescing``, crates/nicsim/src/config/coalesce.rs); a preset
+#: has no policy of its own, only its delay (``nic.default_delay_us``).
+DEFAULT_POLICY = "timeout"
 #: The columns of the table, with what they are.
 COLUMNS = {
     "interrupts": "irqs",
@@ -50,7 +54,11 @@ def _fail(message: str) -> Any:
 
 
 def _policies(compare: str | None, coalescing: str | None) -> list[str]:
-    """Return the policies to run: ``--compare``'s (checked), else the one given or the preset's."""
+    """Return the policies to run: ``--compare``'s (checked), else the one given, else ``""``.
+
+    ``""`` runs the scenario's own policy (``--set nic.coalescing``, or
+    :data:`DEFAULT_POLICY`).
+    """
     if coalescing is not None and coalescing not in POLICIES:
         _fail(f"--coalescing {coalescing!r}: unknown policy (allowed: {', '.join(POLICIES)})")
     if compare is None:
@@ -133,7 +141,8 @@ def replay_command(
             held.enter_context(outputs.OutputLock(state, target, "--out"))
         results: dict[str, ReplayResult] = {}
         for name in policies:
-            results[name or "preset's"] = capture.replay(
+            label = name or str(base.nic.get("coalescing", DEFAULT_POLICY))
+            results[label] = capture.replay(
                 read, coalescing=name or None, host_mac=host_mac, scenario=base
             )
         first = next(iter(results.values()))
