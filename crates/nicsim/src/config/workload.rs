@@ -50,7 +50,9 @@ pub struct WorkloadOpts {
     pub tree: Option<Tree>,
     /// bcast, asp, qr: who forwards down the tree: host (default;
     /// point-to-point sends) | ni (the NIC firmware, \[LCI] §4.2; needs
-    /// `nic.multicast_forwarding = true` and one-frame messages).
+    /// `nic.multicast_forwarding = true`, eager messages of at most
+    /// `protocol.rndv_threshold` bytes, forwarded frame by frame, and
+    /// `protocol.loss = 0`).
     pub forwarding: Option<BcastForwarding>,
     /// asp: matrix rows = columns, a multiple of the ranks (default 1024:
     /// 4 KB rows of 32-bit distances).
@@ -250,6 +252,18 @@ fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
     }
 }
 
+/// The values allowed with `workload.forwarding = "ni"` for a key whose
+/// largest multicast is `unit` bytes per unit of the value: the NIC
+/// firmware forwards the frames of an eager message, up to the rendezvous
+/// threshold `rndv_threshold`.
+fn ni_limit(rndv_threshold: u32, unit: u32) -> String {
+    format!(
+        "at most {} with workload.forwarding = \"ni\" (the NIC firmware forwards eager messages, up to \
+         protocol.rndv_threshold = {rndv_threshold} B)",
+        rndv_threshold / unit
+    )
+}
+
 /// Validates `[workload]`.
 pub(super) fn workload(
     w: &WorkloadOpts,
@@ -363,10 +377,14 @@ pub(super) fn workload(
             let forwarding = w.forwarding.unwrap_or_default();
             let tree = w.tree.unwrap_or_default();
             if forwarding == BcastForwarding::Ni {
-                // The firmware forwards frames one by one, and nobody resends
-                // a forwarded copy ([LCI] leaves reliability to its own
-                // protocol, "described elsewhere").
-                check_u("workload.size_bytes", size, 0, crate::wire::SMALL_MAX as u64)?;
+                // The firmware forwards the frames of an eager message one by
+                // one (a rendezvous one would be pulled from the root by
+                // every rank), and nobody resends a forwarded copy ([LCI]
+                // leaves reliability to its own protocol, "described
+                // elsewhere").
+                if size > rndv_threshold as u64 {
+                    return Err(ConfigError::range("workload.size_bytes", size, &ni_limit(rndv_threshold, 1)));
+                }
                 if loss > 0.0 {
                     return Err(ConfigError::range(
                         "protocol.loss",
@@ -413,16 +431,11 @@ pub(super) fn workload(
             // pivot column of doubles.
             let largest = if asp { 4 * dim as u64 } else { 8 * dim as u64 };
             if forwarding == BcastForwarding::Ni {
-                // The firmware forwards one frame ([LCI] leaves reliability
-                // to its own protocol: nobody resends a forwarded copy).
-                if largest > crate::wire::SMALL_MAX as u64 {
-                    let allowed = format!(
-                        "at most {} with workload.forwarding = \"ni\" (the firmware forwards one-frame messages of up \
-                         to {} B)",
-                        crate::wire::SMALL_MAX / if asp { 4 } else { 8 },
-                        crate::wire::SMALL_MAX
-                    );
-                    return Err(ConfigError::range(key, dim, &allowed));
+                // The firmware forwards the frames of an eager message ([LCI]
+                // leaves reliability to its own protocol: nobody resends a
+                // forwarded copy).
+                if largest > rndv_threshold as u64 {
+                    return Err(ConfigError::range(key, dim, &ni_limit(rndv_threshold, if asp { 4 } else { 8 })));
                 }
                 if loss > 0.0 {
                     return Err(ConfigError::range(

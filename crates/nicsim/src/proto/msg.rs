@@ -24,10 +24,13 @@ pub enum Kind {
     PullDone,
     /// A whole message through the intra-host shared-memory path.
     Shm,
-    /// A TINY or SMALL frame with the multicast tag (`crate::nic::multicast`):
-    /// a whole message from the root, forwarded by the NICs, outside the
-    /// sender's sequence numbers and acks (no `seq`, no `piggy`); `rdma`
-    /// holds the root's rank.
+    /// A frame with the multicast tag (`crate::nic::multicast`) from the
+    /// root, forwarded by the NICs, outside the sender's sequence numbers
+    /// and acks (no `seq`, no `piggy`); `rdma` holds the root's rank. A
+    /// message of one frame (at most `crate::wire::SMALL_MAX` bytes) is a
+    /// TINY or SMALL frame; a larger one (up to the rendezvous threshold)
+    /// is MEDIUM fragments, `frag_seq` and `frag_len` as a medium
+    /// message's, which the receiving library reassembles.
     Mcast,
 }
 
@@ -73,6 +76,19 @@ impl Msg {
             OmxBody::Small { session, match_info, length, .. } if root_of(session).is_some() => {
                 let root = root_of(session).unwrap_or(0);
                 Msg { tag: match_info, size: length.into(), rdma: root.into(), ..Msg::new(Kind::Mcast) }
+            }
+            OmxBody::Medium { session, match_info, msg_length, frag_seq, frag_length, .. }
+                if root_of(session).is_some() =>
+            {
+                let root = root_of(session).unwrap_or(0);
+                Msg {
+                    tag: match_info,
+                    size: msg_length.into(),
+                    frag_len: frag_length.into(),
+                    frag_seq,
+                    rdma: root.into(),
+                    ..Msg::new(Kind::Mcast)
+                }
             }
             OmxBody::Tiny { seq, piggy_ack, match_info, length, .. } => Msg {
                 seq: seq.into(),
@@ -181,8 +197,21 @@ impl Msg {
                 let (match_info, length) = (self.tag, self.size as u16);
                 if self.size as usize <= crate::wire::TINY_MAX {
                     OmxBody::Tiny { dst_ep, src_ep, session, seq: 0, piggy_ack: 0, match_info, length: length as u8 }
-                } else {
+                } else if self.size as usize <= crate::wire::SMALL_MAX {
                     OmxBody::Small { dst_ep, src_ep, session, seq: 0, piggy_ack: 0, match_info, length }
+                } else {
+                    OmxBody::Medium {
+                        dst_ep,
+                        src_ep,
+                        session,
+                        seq: 0,
+                        piggy_ack: 0,
+                        match_info,
+                        msg_length: self.size as u32,
+                        frag_seq: self.frag_seq,
+                        frag_pipeline: 0,
+                        frag_length: self.frag_len as u16,
+                    }
                 }
             }
             Kind::PullDone | Kind::Shm => unreachable!("library-local events are never sent"),

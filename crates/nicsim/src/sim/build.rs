@@ -448,6 +448,8 @@ impl World {
             irq_all_at_mark: [0; 2],
             lib_at: Instant::ZERO,
             timer_missed: None,
+            mcast_rx: MediumRxs::default(),
+            mcast_ids: 0,
         });
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].bind(idx);

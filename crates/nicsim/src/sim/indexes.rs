@@ -328,6 +328,11 @@ impl MediumRxs {
         self.at.get(peer as usize).is_some_and(|&i| i > 0)
     }
 
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.rx.is_empty()
+    }
+
     /// Starts receiving `rx` (its peer has none in progress).
     pub fn insert(&mut self, rx: MediumRx) {
         let p = rx.peer as usize;

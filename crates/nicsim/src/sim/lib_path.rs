@@ -327,16 +327,7 @@ impl World {
                 }
                 self.submit_send(now, h, p, Queued { req, peer: dst, size, tag });
             }
-            Op::Mcast { size, tag } => {
-                // One frame handed to the NIC, priced with the post in
-                // `lib_step` as a TINY or SMALL send (`mcast`).
-                let req = self.new_req(h, p, true, size);
-                let pr = &mut self.hosts[h].procs[p];
-                pr.drain = pr.ring.len() as u32;
-                let me = pr.rank;
-                pr.outbox.push_back(Out::one_frame(me, Kind::Mcast, 0, tag, size, req));
-                self.lib_send(now, h, p);
-            }
+            Op::Mcast { size, tag } => self.mcast_post(now, h, p, size, tag),
             Op::Recv { src, size, tag } => {
                 let src = src.map(|s| s as u16);
                 let req = self.new_req(h, p, false, size);
@@ -354,6 +345,7 @@ impl World {
                                 _ => self.complete(h, p, req),
                             }
                         }
+                        Kind::Mcast => self.mcast_matched(h, p, req, u.ev),
                         _ => self.complete(h, p, req),
                     },
                     None => pr.posted.push(src, tag, req),

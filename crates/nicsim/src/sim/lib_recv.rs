@@ -39,8 +39,15 @@ impl Proc {
         cc.touch(cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64);
         let mut m = ev.msg;
         if m.kind == Kind::Mcast {
-            // A multicast frame is read as the TINY or SMALL frame it is.
-            m.kind = if m.size as usize <= wire::TINY_MAX { Kind::Tiny } else { Kind::Small };
+            // A multicast frame is read as the TINY or SMALL frame or the
+            // MEDIUM fragment it is.
+            m.kind = if m.size as usize <= wire::TINY_MAX {
+                Kind::Tiny
+            } else if m.size as usize <= wire::SMALL_MAX {
+                Kind::Small
+            } else {
+                Kind::MediumFrag
+            };
         }
         // A tiny message's data is in the event; a small one's or a
         // medium fragment's in the receive queue slot the driver
@@ -101,6 +108,10 @@ impl World {
         let pr = &mut self.hosts[h].procs[p];
         match m.kind {
             Kind::Ack => return,
+            Kind::Mcast if m.size as usize > wire::SMALL_MAX => {
+                self.mcast_frag(h, p, ev);
+                return;
+            }
             Kind::Shm | Kind::Mcast => {
                 // Intra-host: no sequence numbers or acks (the copy is
                 // reliable); multicast: outside them (`crate::nic::multicast`).

@@ -35,8 +35,10 @@ impl World {
             // OS-bypass send: descriptor (and small data) written to
             // the NIC by PIO, then the doorbell; no system call.
             let cost = match out {
-                Out::Msg { kind: Kind::Tiny | Kind::Small | Kind::Mcast, size, .. } => {
-                    c.nic.doorbell + self.cc.copy_hot(size)
+                Out::Msg { kind: Kind::Tiny | Kind::Small, size, .. } => c.nic.doorbell + self.cc.copy_hot(size),
+                Out::Msg { kind: Kind::Mcast, size, frag, .. } => {
+                    let per = c.layout.medium_frag as u64;
+                    c.nic.doorbell + self.cc.copy_hot((size - frag as u64 * per).min(per))
                 }
                 Out::PullStart { .. } => c.lib.pull_setup + c.nic.doorbell,
                 _ => c.nic.doorbell,
@@ -49,8 +51,9 @@ impl World {
         match out {
             Out::Msg { kind, size, frag, .. } => {
                 let bytes = match kind {
-                    Kind::Tiny | Kind::Small | Kind::Mcast => size,
-                    Kind::MediumFrag => {
+                    Kind::Tiny | Kind::Small => size,
+                    // A one-frame multicast's fragment 0 is the whole message.
+                    Kind::MediumFrag | Kind::Mcast => {
                         let per = c.layout.medium_frag as u64;
                         (size - frag as u64 * per).min(per)
                     }
@@ -191,9 +194,11 @@ impl World {
                 }
                 self.complete(h, p, rdma);
             }
-            Out::Msg { kind: Kind::Mcast, tag, size, rdma, .. } => {
-                self.mcast_send(now, h, p, tag, size);
-                self.complete(h, p, rdma);
+            Out::Msg { kind: Kind::Mcast, tag, size, frag, frags, tail, rdma, .. } => {
+                self.mcast_send(now, h, p, tag, size, frag, frags);
+                if tail {
+                    self.complete(h, p, rdma);
+                }
             }
             Out::Msg { peer: rank, kind, seq, tag, size, frag, frags, tail, rdma, .. } => {
                 let (peer, peer_ep) = self.ranks[rank as usize];

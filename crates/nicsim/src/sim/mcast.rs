@@ -6,41 +6,70 @@
 //! word, `crate::nic::multicast::tag`) that reaches a NIC with a table is
 //! delivered to its host as any frame (`nic_path`) and, besides, copied to
 //! each child by the firmware (`Nic::firmware_forward` prices each copy:
-//! no DMA, the data stay in NIC memory); the root's library hands one such
-//! frame to its own NIC (`mcast_send`), whose firmware sends it to the
-//! root's children the same way. A copy keeps the message's source (the
-//! root's host and endpoint, so every receiver sees the message from the
-//! root) and is addressed to the child's endpoint; on the wire it leaves
-//! from the forwarding host. It does not own the tree or the table
-//! (`crate::nic::multicast`), the library's view of the message
-//! (`lib_recv`, `crate::proto::Kind::Mcast`), nor the workload that
-//! multicasts (`crate::workload::bcast_ops`).
+//! no DMA, the data stay in NIC memory); the root's library hands each
+//! frame of the message to its own NIC (`mcast_post`, `mcast_send`), whose
+//! firmware sends it to the root's children the same way. A message of
+//! one frame is a TINY or SMALL frame; a larger one (up to the rendezvous
+//! threshold) MEDIUM fragments, each forwarded on its own as it comes
+//! (\[LCI] §4.1: "forwarding begins as soon as the first packet of a
+//! multipacket message has been received"; §4.2: the NI forwards each
+//! multicast packet it receives). A copy keeps the message's
+//! source (the root's host and endpoint, so every receiver sees the
+//! message from the root) and is addressed to the child's endpoint; on
+//! the wire it leaves from the forwarding host. It also owns a receiving
+//! library's reassembly of a multicast message's fragments (`mcast_frag`,
+//! `mcast_matched`). It does not own the tree or the table
+//! (`crate::nic::multicast`), the library's view of a frame (`lib_recv`,
+//! `crate::proto::Kind::Mcast`), nor the workload that multicasts
+//! (`crate::workload::bcast_ops`).
 
-use super::{Ev, World, NO_RANK};
+use super::{Ev, LibEvent, MediumRx, MediumTarget, Out, Unexpected, World, NO_RANK};
 use crate::nic::multicast::root_of;
 use crate::proto::{Kind, Msg};
 use crate::time::Instant;
-use crate::wire::{host_mac, FrameRepr, OmxBody};
+use crate::wire::{host_mac, FrameRepr, OmxBody, SMALL_MAX};
 
 /// `body` addressed to endpoint `ep`, if it is a multicast frame (a TINY
-/// or SMALL one carrying the tag): its root's rank and the copy's body.
+/// or SMALL one, or a MEDIUM fragment, carrying the tag): its root's rank
+/// and the copy's body.
 fn retarget(body: &OmxBody, ep: u8) -> Option<(u16, OmxBody)> {
-    match *body {
-        OmxBody::Tiny { session, .. } | OmxBody::Small { session, .. } => {
-            let root = root_of(session)?;
-            let copy = match *body {
-                OmxBody::Tiny { src_ep, session, seq, piggy_ack, match_info, length, .. } => {
-                    OmxBody::Tiny { dst_ep: ep, src_ep, session, seq, piggy_ack, match_info, length }
-                }
-                OmxBody::Small { src_ep, session, seq, piggy_ack, match_info, length, .. } => {
-                    OmxBody::Small { dst_ep: ep, src_ep, session, seq, piggy_ack, match_info, length }
-                }
-                _ => return None,
-            };
-            Some((root, copy))
+    let copy = match *body {
+        OmxBody::Tiny { dst_ep: _, src_ep, session, seq, piggy_ack, match_info, length } => {
+            OmxBody::Tiny { dst_ep: ep, src_ep, session, seq, piggy_ack, match_info, length }
         }
-        _ => None,
-    }
+        OmxBody::Small { dst_ep: _, src_ep, session, seq, piggy_ack, match_info, length } => {
+            OmxBody::Small { dst_ep: ep, src_ep, session, seq, piggy_ack, match_info, length }
+        }
+        OmxBody::Medium {
+            dst_ep: _,
+            src_ep,
+            session,
+            seq,
+            piggy_ack,
+            match_info,
+            msg_length,
+            frag_seq,
+            frag_pipeline,
+            frag_length,
+        } => OmxBody::Medium {
+            dst_ep: ep,
+            src_ep,
+            session,
+            seq,
+            piggy_ack,
+            match_info,
+            msg_length,
+            frag_seq,
+            frag_pipeline,
+            frag_length,
+        },
+        _ => return None,
+    };
+    let (OmxBody::Tiny { session, .. } | OmxBody::Small { session, .. } | OmxBody::Medium { session, .. }) = copy
+    else {
+        return None;
+    };
+    Some((root_of(session)?, copy))
 }
 
 impl World {
@@ -70,15 +99,54 @@ impl World {
         last
     }
 
-    /// Process `p` of host `h` multicasts `size` bytes with `tag` (its
-    /// library's send, priced in `lib_step`): the driver hands one frame to
-    /// the NIC (its DMA read), whose firmware sends a copy to each of the
-    /// root's children; the send buffer is reaped when the last one left.
-    pub(super) fn mcast_send(&mut self, now: Instant, h: usize, p: usize, tag: u64, size: u64) {
+    /// Process `p` of host `h` posts a multicast of `size` bytes with `tag`
+    /// (`Op::Mcast`, priced in `lib_step` as a send of its class): a
+    /// one-frame message is handed to the NIC at once, as a TINY or SMALL
+    /// send; a larger one queues its MEDIUM fragments in the outbox, each
+    /// handed over in its own segment (`send_cost`), as a medium send's.
+    #[inline(never)]
+    pub(super) fn mcast_post(&mut self, now: Instant, h: usize, p: usize, size: u64, tag: u64) {
+        let req = self.new_req(h, p, true, size);
+        let layout = self.c.layout;
+        let pr = &mut self.hosts[h].procs[p];
+        pr.drain = pr.ring.len() as u32;
+        let me = pr.rank;
+        if size as usize <= SMALL_MAX {
+            pr.outbox.push_back(Out::one_frame(me, Kind::Mcast, 0, tag, size, req));
+            self.lib_send(now, h, p);
+            return;
+        }
+        let frags = layout.medium_frag_count(size as usize) as u8;
+        for frag in 0..frags {
+            let tail = frag + 1 == frags;
+            pr.outbox.push_back(Out::Msg {
+                peer: me,
+                kind: Kind::Mcast,
+                seq: 0,
+                tag,
+                size,
+                frag,
+                frags,
+                tail,
+                rdma: req,
+            });
+        }
+    }
+
+    /// Process `p` of host `h` multicasts frame `frag` of `frags` of a
+    /// `size`-byte message with `tag` (its library's send: a one-frame
+    /// message priced in `lib_step`, a fragment in `send_cost`): the driver
+    /// hands the frame to the NIC (its DMA read), whose firmware sends a
+    /// copy to each of the root's children; the send buffer is reaped when
+    /// the last one left. The last frame carries the marker.
+    pub(super) fn mcast_send(&mut self, now: Instant, h: usize, p: usize, tag: u64, size: u64, frag: u8, frags: u8) {
         let pr = &self.hosts[h].procs[p];
         let (ep, me) = (pr.ep, pr.rank);
-        let body = Msg { tag, size, rdma: me as u32, ..Msg::new(Kind::Mcast) }.emit(ep, ep);
-        let marked = self.c.marked.marks(body.kind(), true);
+        let frag_len =
+            if size as usize > SMALL_MAX { self.c.layout.medium_frag_len(size as usize, frag as usize) } else { 0 };
+        let m = Msg { tag, size, rdma: me as u32, frag_seq: frag, frag_len: frag_len as u32, ..Msg::new(Kind::Mcast) };
+        let body = m.emit(ep, ep);
+        let marked = self.c.marked.marks(body.kind(), frag + 1 == frags);
         let repr =
             FrameRepr { dst_mac: host_mac(h as u16), src_mac: host_mac(h as u16), src_peer: h as u16, marked, body };
         let ready = self.hosts[h].nic.transmit(now, repr.frame_len());
@@ -86,6 +154,69 @@ impl World {
         if self.c.tx_done_irq && !self.c.native {
             let q = self.hosts[h].steering.queue_for(Some(ep), 0) as u8;
             self.q.push(done, h as u32, Ev::TxDone { host: h as u16, q });
+        }
+    }
+}
+
+impl World {
+    /// Process `p` of host `h` consumes `ev`, a fragment of a multicast
+    /// message of more than one frame (outside sequence numbers and acks,
+    /// as the one-frame ones): the first to come is matched against the
+    /// posted receives from the root (or kept as unexpected) and starts the
+    /// reassembly, as a medium message's first fragment does; the last
+    /// completes the receive. A duplicate is dropped.
+    #[inline(never)]
+    pub(super) fn mcast_frag(&mut self, h: usize, p: usize, ev: LibEvent) {
+        let (root, m) = (ev.peer, ev.msg);
+        let frags = self.c.layout.medium_frag_count(m.size as usize) as u32;
+        let bit = 1u32 << (m.frag_seq as u32 % 32);
+        let pr = &mut self.hosts[h].procs[p];
+        if let Some(rx) = pr.mcast_rx.get_mut(root) {
+            if rx.seen & bit != 0 {
+                self.drops.duplicate += 1;
+                return;
+            }
+            rx.seen |= bit;
+            rx.left -= 1;
+            if rx.left == 0 {
+                let target = rx.target;
+                pr.mcast_rx.remove(root);
+                if let MediumTarget::Req(r) = target {
+                    self.complete(h, p, r);
+                }
+            }
+            return;
+        }
+        let id = pr.mcast_ids;
+        pr.mcast_ids = id.wrapping_add(1);
+        let posted = pr.posted.take(Some(root), m.tag);
+        debug_assert!(posted.is_none_or(|r| pr.reqs[r as usize].size == m.size), "a receive of another size");
+        let target = match posted {
+            Some(r) if frags == 1 => return self.complete(h, p, r),
+            Some(r) => MediumTarget::Req(r),
+            None => {
+                pr.unexpected.push(Some(root), m.tag, Unexpected { ev: ev.with_seq(id) });
+                MediumTarget::Unexpected
+            }
+        };
+        if frags > 1 {
+            pr.mcast_rx.insert(MediumRx { peer: root, seq: id, target, left: frags - 1, seen: bit, stamps: (0, 0) });
+        }
+    }
+
+    /// Receive `req` of process `p` of host `h` takes `ev`, an unexpected
+    /// multicast message: complete, unless it has fragments still to come,
+    /// which then complete the receive.
+    #[inline(never)]
+    pub(super) fn mcast_matched(&mut self, h: usize, p: usize, req: u32, ev: LibEvent) {
+        let pr = &mut self.hosts[h].procs[p];
+        let reassembling = ev.msg.size as usize > SMALL_MAX;
+        match pr.mcast_rx.get_mut(ev.peer) {
+            Some(rx) if reassembling && rx.seq == ev.msg.seq && rx.target == MediumTarget::Unexpected => {
+                debug_assert_eq!(pr.reqs[req as usize].size, ev.msg.size, "a receive of another size");
+                rx.target = MediumTarget::Req(req)
+            }
+            _ => self.complete(h, p, req),
         }
     }
 }

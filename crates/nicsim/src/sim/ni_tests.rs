@@ -53,10 +53,23 @@ fn ni_forwarding_refuses_what_it_cannot_do() {
         .unwrap_err();
     assert!(e.contains("workload.forwarding") && e.contains("nic.multicast_forwarding = true"), "{e}");
     let e = crate::run_toml(
-        "[nic]\nmulticast_forwarding = true\n[workload]\nkind = \"bcast\"\nforwarding = \"ni\"\nsize_bytes = 4096\n",
+        "[nic]\nmulticast_forwarding = true\n[protocol]\nrndv_threshold = 4096\n\
+         [workload]\nkind = \"bcast\"\nforwarding = \"ni\"\nsize_bytes = 4097\n",
     )
     .unwrap_err();
-    assert!(e.contains("workload.size_bytes") && e.contains("128"), "{e}");
+    assert!(e.contains("workload.size_bytes") && e.contains("4096"), "{e}");
+    // Above the eager limit (a rendezvous message), in one line with the limit.
+    let e = crate::run_toml(
+        "[nic]\nmulticast_forwarding = true\n[workload]\nkind = \"bcast\"\nforwarding = \"ni\"\nsize_bytes = 32769\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("workload.size_bytes") && e.contains("32768 B") && !e.contains('\n'), "{e}");
+    let e = crate::run_toml(
+        "[nic]\nmulticast_forwarding = true\n[workload]\nkind = \"asp\"\nforwarding = \"ni\"\nprocs_per_host = 1\n\
+         rows = 8194\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("workload.rows") && e.contains("at most 8192") && e.contains("32768 B"), "{e}");
     let e = crate::run_toml("[nic]\nwatchdog_us = -1\n[workload]\nkind = \"stream\"\n").unwrap_err();
     assert!(e.contains("nic.watchdog_us") && e.contains("1000000"), "{e}");
     let e = crate::run_toml("[workload]\nkind = \"stream\"\ntree = \"chain\"\n").unwrap_err();
@@ -285,4 +298,86 @@ fn fft_alltoall_on_open_mx_hosts_and_the_ni_clock() {
     assert!(get(&off, "exec_time_s") >= 3.0 * 2000e-6 * 0.8, "{}", get(&off, "exec_time_s"));
     assert!(get(&on, "clock_interrupts") > 0.0);
     assert!(off.get("clock_interrupts").is_none_or(|c| c == 0.0));
+}
+
+/// The world of `text` run to its end, invariants checked: every program
+/// finished with no request outstanding, nothing left unexpected or being
+/// reassembled (every receive completed).
+fn run_to_the_end(text: &str) -> (super::World, Metrics) {
+    let s = crate::Scenario::from_toml(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let mut w = super::World::build(&s, None, None);
+    w.run().unwrap_or_else(|e| panic!("{e}"));
+    w.check_invariants().unwrap_or_else(|e| panic!("{e}"));
+    for pr in w.hosts.iter().flat_map(|h| &h.procs) {
+        assert!(pr.finished && pr.outstanding == 0, "rank {}: {} outstanding", pr.rank, pr.outstanding);
+        assert_eq!(pr.unexpected.len(), 0, "rank {}", pr.rank);
+        assert!(pr.mcast_rx.is_empty() && pr.medium.is_empty(), "rank {}", pr.rank);
+    }
+    let m = w.metrics();
+    (w, m)
+}
+
+/// \[LCI] §4 forwards multi-packet messages packet by packet: a broadcast
+/// of several frames leaves the root as MEDIUM fragments tagged multicast,
+/// each copied by the firmware of every inner NIC, reassembled by every
+/// receiving library (a receive completes when its last fragment is in,
+/// with the message's size: `mcast_frag` checks it). Exactly one copy per
+/// receiving rank and fragment, and faster than forwarding by the hosts.
+#[rstest]
+fn a_multi_frame_broadcast_is_forwarded_fragment_by_fragment(
+    #[values(4096, 20480)] size: u64,
+    #[values("disabled", "openmx")] policy: &str,
+) {
+    let (hosts, iterations, warmup) = (8u64, 10u64, 2u64);
+    let bcast = |fw: &str| {
+        run_to_the_end(&format!(
+            "preset = \"omx2009\"\n[platform.topology]\nhosts = {hosts}\n\
+             [nic]\ncoalescing = \"{policy}\"\nmulticast_forwarding = true\n\
+             [workload]\nkind = \"bcast\"\nsize_bytes = {size}\niterations = {iterations}\nwarmup = {warmup}\n\
+             procs_per_host = 1\nforwarding = \"{fw}\"\n"
+        ))
+    };
+    let ((_, host), (wn, ni)) = (bcast("host"), bcast("ni"));
+    let frags = wn.c.layout.medium_frag_count(size as usize) as u64;
+    assert!(frags > 1, "{size} B is more than one frame");
+    assert_eq!(get(&host, "mcast_forwards"), 0.0);
+    assert_eq!(get(&ni, "mcast_forwards"), ((hosts - 1) * frags * (iterations + warmup)) as f64, "{size} {policy}");
+    assert_eq!((get(&ni, "dropped"), get(&host, "dropped"), get(&ni, "duplicates")), (0.0, 0.0, 0.0));
+    let (t_host, t_ni) = (get(&host, "time_us"), get(&ni, "time_us"));
+    assert!(t_ni < t_host, "{size} {policy}: {t_ni} µs (ni) vs {t_host} µs (host)");
+}
+
+/// \[LCI] §4.3's ASP with rows larger than a SMALL frame: 256 rows of 4 B
+/// distances (1 KiB, one MEDIUM fragment at omx2009's MTU of 1500) and
+/// 1024 (4 KiB, three fragments). Every rank receives the same rows with
+/// the NICs forwarding as with the hosts, and the firmware makes one copy
+/// per receiving rank, row and fragment.
+#[rstest]
+fn asp_with_rows_of_several_frames_runs_with_ni_forwarding(#[values(256, 1024)] rows: u32) {
+    let (hosts, iterations) = (8u32, 16u32);
+    let asp = |fw: &str| {
+        run_to_the_end(&format!(
+            "preset = \"omx2009\"\n[platform.topology]\nhosts = {hosts}\n[nic]\nmulticast_forwarding = true\n\
+             [workload]\nkind = \"asp\"\nrows = {rows}\niterations = {iterations}\nprocs_per_host = 1\n\
+             forwarding = \"{fw}\"\n"
+        ))
+    };
+    let ((_, host), (wn, ni)) = (asp("host"), asp("ni"));
+    let frags = wn.c.layout.medium_frag_count(4 * rows as usize) as u64;
+    assert_eq!(get(&ni, "mcast_forwards"), (iterations as u64 * (hosts as u64 - 1) * frags) as f64, "{rows}");
+    assert_eq!(get(&host, "mcast_forwards"), 0.0);
+    // Messages received per rank: each run completed every receive its
+    // programs post (`run_to_the_end`), and they post as many either way.
+    let recvs = |ni: bool| -> Vec<usize> {
+        (0..hosts)
+            .map(|r| {
+                let mut b = crate::workload::Body::new();
+                let t = crate::nic::multicast::Tree::Binary;
+                crate::workload::asp_ops(&mut b, r, hosts, rows, iterations, 6000, t, ni);
+                b.ops().filter(|o| matches!(o, crate::workload::Op::Recv { .. })).count()
+            })
+            .collect()
+    };
+    assert_eq!(recvs(true), recvs(false));
+    assert_eq!(recvs(true).iter().sum::<usize>(), (iterations * (hosts - 1)) as usize);
 }

@@ -189,6 +189,13 @@ pub(crate) struct Proc {
     /// The protocol deadline the OS timer found the process computing at
     /// (only with an NI clock: `clock` reports how late it ran).
     pub timer_missed: Option<Instant>,
+    /// Multicast messages of more than one frame being received, at most
+    /// one per root (a root's fragments come down its tree in order),
+    /// their `seq` a local id (`mcast_ids`) that their unexpected entry
+    /// carries too (`sim::mcast`).
+    pub mcast_rx: MediumRxs,
+    /// Ids given to multicast messages of more than one frame so far.
+    pub mcast_ids: u32,
 }
 
 /// Processes of one host, as a set of their indices: a host has at most

@@ -16,7 +16,7 @@ use crate::time::Duration;
 /// `tree`, for `rank` of `n`: with host forwarding (`ni = false`) the
 /// root sends to its children and every other rank receives from its
 /// parent, waits for the data and sends it on to its children; with NI
-/// forwarding the root multicasts one frame ([`Op::Mcast`]) and the others
+/// forwarding the root multicasts the data ([`Op::Mcast`]) and the others
 /// receive it from the root. The sends to children are left outstanding.
 pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: u64, tree: Tree, ni: bool) {
     use crate::nic::multicast::{children, parent};

@@ -14,10 +14,11 @@ use crate::time::Duration;
 pub enum Op {
     /// Post a send of `size` bytes to process `peer` (a rank).
     Send { peer: u32, size: u64, tag: u64 },
-    /// Multicast `size` bytes (one frame) with `tag` to every other rank:
-    /// one frame handed to this rank's NIC, whose firmware and the others'
-    /// forward it down this rank's tree (`crate::nic::multicast`); complete
-    /// once handed over. The other ranks `Recv` it from this one.
+    /// Multicast `size` bytes (an eager message) with `tag` to every other
+    /// rank: its frame, or its MEDIUM fragments, handed to this rank's NIC,
+    /// whose firmware and the others' forward each down this rank's tree
+    /// (`crate::nic::multicast`); complete once the last is handed over.
+    /// The other ranks `Recv` it from this one.
     Mcast { size: u64, tag: u64 },
     /// Post a receive of up to `size` bytes with `tag`, from rank `src`
     /// (`None`: any source).
@@ -405,9 +406,9 @@ pub fn exchange_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tag: u64) {
 ///
 /// * `ni = false` (\[LCI] §4.1, host-level forwarding): a rank receives
 ///   the data from its parent, waits for it, and sends it to each child.
-/// * `ni = true` (\[LCI] §4.2): rank 0 multicasts one frame
+/// * `ni = true` (\[LCI] §4.2): rank 0 multicasts the data
 ///   ([`Op::Mcast`]); every other rank only receives it, from rank 0: the
-///   NICs forward it.
+///   NICs forward it, frame by frame.
 pub fn bcast_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tree: crate::nic::multicast::Tree, ni: bool) {
     use crate::nic::multicast::{children, parent};
     let kids = children(tree, n, 0, rank);

@@ -203,10 +203,10 @@ fn errors_name_key_value_and_allowed() {
     "[workload]\nkind = \"asp\"\nprocs_per_host = 1\nrows = 33",
     "invalid value for `workload.rows`: 33 (allowed: a multiple of the 2 ranks (hosts x procs_per_host))"
 )]
-#[case::asp_ni_forwards_one_frame(
-    "[workload]\nkind = \"asp\"\nprocs_per_host = 1\nrows = 64\nforwarding = \"ni\"",
-    "invalid value for `workload.rows`: 64 (allowed: at most 32 with workload.forwarding = \"ni\" (the firmware \
-     forwards one-frame messages of up to 128 B))"
+#[case::asp_ni_forwards_eager_messages(
+    "[workload]\nkind = \"asp\"\nprocs_per_host = 1\nrows = 8194\nforwarding = \"ni\"",
+    "invalid value for `workload.rows`: 8194 (allowed: at most 8192 with workload.forwarding = \"ni\" (the NIC \
+     firmware forwards eager messages, up to protocol.rndv_threshold = 32768 B))"
 )]
 #[case::qr_iterations_below_the_columns(
     "[workload]\nkind = \"qr\"\nprocs_per_host = 1\ncols = 16\niterations = 16",
