@@ -33,43 +33,16 @@ use crate::wire::{host_mac, FrameRepr, OmxBody, SMALL_MAX};
 /// or SMALL one, or a MEDIUM fragment, carrying the tag): its root's rank
 /// and the copy's body.
 fn retarget(body: &OmxBody, ep: u8) -> Option<(u16, OmxBody)> {
-    let copy = match *body {
-        OmxBody::Tiny { dst_ep: _, src_ep, session, seq, piggy_ack, match_info, length } => {
-            OmxBody::Tiny { dst_ep: ep, src_ep, session, seq, piggy_ack, match_info, length }
-        }
-        OmxBody::Small { dst_ep: _, src_ep, session, seq, piggy_ack, match_info, length } => {
-            OmxBody::Small { dst_ep: ep, src_ep, session, seq, piggy_ack, match_info, length }
-        }
-        OmxBody::Medium {
-            dst_ep: _,
-            src_ep,
-            session,
-            seq,
-            piggy_ack,
-            match_info,
-            msg_length,
-            frag_seq,
-            frag_pipeline,
-            frag_length,
-        } => OmxBody::Medium {
-            dst_ep: ep,
-            src_ep,
-            session,
-            seq,
-            piggy_ack,
-            match_info,
-            msg_length,
-            frag_seq,
-            frag_pipeline,
-            frag_length,
-        },
-        _ => return None,
-    };
-    let (OmxBody::Tiny { session, .. } | OmxBody::Small { session, .. } | OmxBody::Medium { session, .. }) = copy
+    let mut copy = *body;
+    let (OmxBody::Tiny { dst_ep, session, .. }
+    | OmxBody::Small { dst_ep, session, .. }
+    | OmxBody::Medium { dst_ep, session, .. }) = &mut copy
     else {
         return None;
     };
-    Some((root_of(session)?, copy))
+    let root = root_of(*session)?;
+    *dst_ep = ep;
+    Some((root, copy))
 }
 
 impl World {
