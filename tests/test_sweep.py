@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import nicsim
 from nicsim import sweeps as sw
 from nicsim._core import NicsimError
 from nicsim.scenario import Scenario
@@ -76,3 +80,23 @@ def test_cli_sweep_bad_input(capsys: pytest.CaptureFixture[str], args: list[str]
     code, _, err = nicsim_cli(capsys, *args)
     assert code == 2
     assert_one_error_line(err)
+
+
+def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> None:
+    # Spawned workers import the calling script: without the guard each one
+    # starts a sweep of its own while it boots, and dies.
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import nicsim\n"
+        'base = {"workload": {"kind": "pingpong", "iterations": 10, "warmup": 0}}\n'
+        'nicsim.sweep(base, {"nic.delay_us": [0, 75]}, jobs=2)\n'
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(nicsim.__file__).parents[1])}
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("_core.NicsimError: a worker process died")
+    assert 'if __name__ == "__main__":' in last

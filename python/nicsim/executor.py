@@ -347,7 +347,9 @@ class LocalExecutor(Executor):
                 if failures > ALLOWED_FAILURES:
                     raise NicsimError(
                         f"a worker process died {failures} times; {len(pending)} job(s) "
-                        f"unfinished, e.g. {pending[0].label}"
+                        f"unfinished, e.g. {pending[0].label} (workers are spawned and import "
+                        f"the main script: a script calls nicsim.sweep under "
+                        f'`if __name__ == "__main__":`)'
                     )
 
     def _run_pool(self, tasks: list[Task], run_fn: RunFn, on_result: OnResult) -> list[Task]:
