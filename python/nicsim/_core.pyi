@@ -92,7 +92,10 @@ def run(
         If the scenario is invalid (the message names the key), or the run
         held more memory than its limit (the message gives both).
     KeyboardInterrupt
-        If SIGINT arrived during the run (the run stops, no pcap is written).
+        If SIGINT arrived during the run (the run stops; a ``pcap`` file
+        keeps the frames written until then: the capture is written as the
+        run goes, so a caller that wants it whole or not at all gives a
+        temporary path and renames it after success).
     """
 
 def replay(

@@ -30,7 +30,7 @@ pub(crate) fn stack_text(text: &str) -> String {
 /// The world of `text` (see [`stack_text`]), built: the stack started.
 pub(crate) fn world(text: &str) -> World {
     let s = Scenario::from_toml(&stack_text(text)).unwrap_or_else(|e| panic!("{e}"));
-    World::build(&s, None, None)
+    World::new(&s)
 }
 
 /// `text` run to its end, invariants checked: the stack and the metrics.

@@ -95,14 +95,32 @@ impl World {
 
     /// Builds the world of a validated scenario; `policy`, if given, makes
     /// the coalescing policy of every receive queue instead of the
-    /// scenario's strategy (a user-defined policy, e.g. from Python).
+    /// scenario's strategy (a user-defined policy, e.g. from Python). The
+    /// scenario's capture (`pcap`) is not written: [`World::build`] opens
+    /// it.
     pub fn with_policy(s: &Scenario, policy: Option<PolicyFactory<'_>>) -> Self {
-        Self::build(s, policy, None)
+        Self::assemble(s, policy, None)
     }
 
     /// Builds the world as [`World::with_policy`] does, recording its
-    /// timeline from the start if `trace` is given (`sim::trace`).
-    pub fn build(s: &Scenario, mut policy: Option<PolicyFactory<'_>>, trace: Option<super::TraceCfg>) -> Self {
+    /// timeline from the start if `trace` is given (`sim::trace`), and
+    /// opens the scenario's capture file if it names one (`pcap_sink`:
+    /// the frames are written as the run goes). Fails, before the world is
+    /// made, if that file cannot be created (the error names it).
+    pub fn build(
+        s: &Scenario,
+        policy: Option<PolicyFactory<'_>>,
+        trace: Option<super::TraceCfg>,
+    ) -> Result<Self, crate::SimError> {
+        let pcap = s.pcap.as_deref().map(super::pcap_sink::PcapSink::create).transpose()?;
+        let mut w = Self::assemble(s, policy, trace);
+        w.pcap = pcap.map(Box::new);
+        Ok(w)
+    }
+
+    /// The world of `s`, with its timeline if `trace` is given and no
+    /// capture.
+    fn assemble(s: &Scenario, mut policy: Option<PolicyFactory<'_>>, trace: Option<super::TraceCfg>) -> Self {
         let p = &s.platform;
         let topo = Topology::new(&p.topology);
         let hosts_n = p.topology.hosts as usize;
@@ -235,7 +253,7 @@ impl World {
             free_handles: Vec::new(),
             serves: Vec::new(),
             free_serves: Vec::new(),
-            pcap: s.pcap.as_ref().map(|_| Vec::new()),
+            pcap: None,
             workload: s.workload,
             flood: None,
             replay: None,

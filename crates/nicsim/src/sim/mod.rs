@@ -60,6 +60,7 @@ mod metrics;
 #[cfg(test)]
 mod ni_tests;
 mod nic_path;
+mod pcap_sink;
 mod process;
 mod pull;
 mod replay;
@@ -356,7 +357,9 @@ pub struct World {
     pub(crate) free_handles: Vec<u32>,
     pub(crate) serves: Vec<Serve>,
     pub(crate) free_serves: Vec<u32>,
-    pub(crate) pcap: Option<Vec<(Instant, Vec<u8>)>>,
+    /// The capture file being written (`pcap_sink`), when the scenario
+    /// names one and the world was made by [`World::build`].
+    pub(crate) pcap: Option<Box<pcap_sink::PcapSink>>,
     pub(crate) workload: Workload,
     /// The flood source (`flood`), when the workload is a flood.
     pub(crate) flood: Option<Flood>,
@@ -627,38 +630,47 @@ pub fn run_with_policy(s: &Scenario, policy: Option<PolicyFactory<'_>>) -> Resul
 }
 
 /// Runs one scenario as [`run_with_policy`] does, calling `check` every
-/// [`interrupt::CHECK_EVERY`] events. A stopped run writes no pcap file.
+/// [`interrupt::CHECK_EVERY`] events; the scenario's capture as
+/// [`run_traced`] writes it.
 pub fn run_checked(s: &Scenario, policy: Option<PolicyFactory<'_>>, check: Check<'_>) -> Result<Metrics, SimError> {
     run_traced(s, policy, check, None).map(|(m, _)| m)
 }
 
 /// Runs one scenario as [`run_checked`] does and, given a [`TraceCfg`],
 /// records its timeline (`sim::trace`); the metrics are the same.
+///
+/// The scenario's capture (`pcap`), if it names one, is opened (created or
+/// truncated) before the first event, an error naming the path if it
+/// cannot be, and written as the run goes (`pcap_sink`): every frame on
+/// the wire, in time order, its header bytes and its payload as zeros.
+/// After a successful run the file is whole. A run that fails or is
+/// stopped leaves at the path the frames written until then, the last
+/// record possibly cut: nothing here removes, renames or replaces a file,
+/// so a caller that wants the capture whole or not at all passes a
+/// temporary path and renames it after success (a device or a FIFO is
+/// given as it is: it is opened for writing, never replaced).
 pub fn run_traced(
     s: &Scenario,
     policy: Option<PolicyFactory<'_>>,
     check: Check<'_>,
     trace: Option<TraceCfg>,
 ) -> Result<(Metrics, Option<Box<Tracer>>), SimError> {
-    let mut w = World::build(s, policy, trace);
+    let mut w = World::build(s, policy, trace)?;
     if let Err(e) = w.run_checked(check) {
         // A stuck LCI program is a result (`Stack::stuck_is_a_result`).
         if e.is_interrupted() || !w.lci.as_ref().is_some_and(|s| s.stuck_is_a_result()) {
             return Err(e);
+        }
+        if let Some(p) = w.pcap.as_deref_mut() {
+            p.finish()?;
         }
         let mut m = w.metrics();
         m.0.insert("stuck_at_us".into(), w.q.now().as_us_f64());
         return Ok((m, None));
     }
     w.check_invariants()?;
-    if let (Some(path), Some(frames)) = (&s.pcap, w.pcap.as_mut()) {
-        frames.sort_by_key(|(t, _)| *t);
-        let file = std::fs::File::create(path).map_err(|e| SimError(format!("pcap: cannot create {path:?}: {e}")))?;
-        let mut pw =
-            crate::wire::PcapWriter::new(std::io::BufWriter::new(file)).map_err(|e| SimError(format!("pcap: {e}")))?;
-        for (t, b) in frames.iter() {
-            pw.write_frame(*t, b).map_err(|e| SimError(format!("pcap: {e}")))?;
-        }
+    if let Some(p) = w.pcap.as_deref_mut() {
+        p.finish()?;
     }
     Ok((w.metrics(), w.trace.take()))
 }

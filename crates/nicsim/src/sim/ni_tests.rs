@@ -305,7 +305,7 @@ fn fft_alltoall_on_open_mx_hosts_and_the_ni_clock() {
 /// reassembled (every receive completed).
 fn run_to_the_end(text: &str) -> (super::World, Metrics) {
     let s = crate::Scenario::from_toml(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let mut w = super::World::build(&s, None, None);
+    let mut w = super::World::new(&s);
     w.run().unwrap_or_else(|e| panic!("{e}"));
     w.check_invariants().unwrap_or_else(|e| panic!("{e}"));
     for pr in w.hosts.iter().flat_map(|h| &h.procs) {

@@ -17,7 +17,7 @@ pub(super) const HDR_CAP: usize = 96;
 
 /// A frame in flight: its header plus the payload length (the payload's
 /// contents are never interpreted, so they are not stored).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Frame {
     /// The header, as parsing its bytes gives it back (`None`: malformed).
     /// Every hop (NIC firmware, bottom half, receive handler) reads this;
@@ -131,12 +131,11 @@ impl World {
         if let Some(t) = self.trace.as_deref_mut() {
             t.wire(host, frame, d.start, d.end, len as u32);
         }
-        if let Some(p) = self.pcap.as_mut() {
-            let mut hdr = [0; HDR_CAP];
-            let hl = self.frames[frame as usize].header_bytes(&mut hdr);
-            let mut bytes = vec![0u8; len];
-            bytes[..hl].copy_from_slice(&hdr[..hl]);
-            p.push((d.start, bytes));
+        if let Some(p) = self.pcap.as_deref_mut() {
+            if let Err(e) = p.record(self.q.now(), d.start, &self.frames[frame as usize], len as u32) {
+                let e = p.write_error(&e);
+                self.fail(e.0);
+            }
         }
         if routed {
             return d; // booked above

@@ -111,6 +111,37 @@ impl<W: Write> PcapWriter<W> {
         self.w.write_all(&bytes[..cap as usize])
     }
 
+    /// Appends one frame of `len` bytes seen at `ts` of which only the
+    /// first bytes, `head`, are known: the rest of the record is zeros (the
+    /// simulator keeps no payload contents). The bytes are those
+    /// [`PcapWriter::write_frame`] writes for `head` padded with zeros to
+    /// `len`, without making that frame. A `head` longer than `len` is
+    /// written whole, `len` taken as its length.
+    pub fn write_frame_head(&mut self, ts: Instant, head: &[u8], len: usize) -> io::Result<()> {
+        /// Zeros to pad from, a chunk at a time.
+        static ZEROS: [u8; 4096] = [0; 4096];
+        let len = len.max(head.len());
+        let (secs, nanos) = ts.to_secs_nanos();
+        let orig =
+            u32::try_from(len).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than 4 GiB"))?;
+        let cap = orig.min(SNAPLEN) as usize;
+        let mut h = [0u8; RECORD_HEADER_LEN];
+        h[0..4].copy_from_slice(&secs.to_le_bytes());
+        h[4..8].copy_from_slice(&nanos.to_le_bytes());
+        h[8..12].copy_from_slice(&(cap as u32).to_le_bytes());
+        h[12..16].copy_from_slice(&orig.to_le_bytes());
+        self.w.write_all(&h)?;
+        let known = head.len().min(cap);
+        self.w.write_all(&head[..known])?;
+        let mut zeros = cap - known;
+        while zeros > 0 {
+            let n = zeros.min(ZEROS.len());
+            self.w.write_all(&ZEROS[..n])?;
+            zeros -= n;
+        }
+        Ok(())
+    }
+
     /// Flushes the underlying writer.
     pub fn flush(&mut self) -> io::Result<()> {
         self.w.flush()
@@ -327,6 +358,23 @@ mod tests {
                 0xab, 0xab, 0xab,
             ]
         );
+    }
+
+    #[test]
+    fn a_known_head_writes_the_zero_padded_frame() {
+        let head = msg::fixture::TINY[..20].to_vec();
+        for len in [20, 21, 60, 1500, 4096 + 7, SNAPLEN as usize, SNAPLEN as usize + 3] {
+            let mut padded = head.clone();
+            padded.resize(len, 0);
+            let t = Instant::from_ps(1_234_567_891_000);
+            let mut w = PcapWriter::new(Vec::new()).unwrap();
+            w.write_frame_head(t, &head, len).unwrap();
+            assert_eq!(w.into_inner(), write(&[(t, padded)]), "len {len}");
+        }
+        // A head longer than the length given: the head, whole.
+        let mut w = PcapWriter::new(Vec::new()).unwrap();
+        w.write_frame_head(Instant::ZERO, &head, 3).unwrap();
+        assert_eq!(w.into_inner(), write(&[(Instant::ZERO, head)]));
     }
 
     #[test]

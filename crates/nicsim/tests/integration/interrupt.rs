@@ -1,6 +1,7 @@
 //! The interrupt check: the world calls it every `CHECK_EVERY` events with
-//! its progress (Open-MX runs and the LCI stack's), stops when it says so (and then write nothing), and a check
-//! that never stops changes no result.
+//! its progress (Open-MX runs and the LCI stack's), stops when it says so (a
+//! capture keeps what was written until then), and a check that never stops
+//! changes no result.
 
 use nicsim::interrupt::{Progress, CHECK_EVERY};
 
@@ -55,13 +56,22 @@ fn a_check_that_says_stop_ends_the_run_at_once() {
     }
 }
 
+/// The capture is written as the run goes: a stopped run leaves at its path
+/// the start of the whole run's capture (the caller that wants it whole or
+/// not at all renames a temporary file after success, `run_traced`).
 #[test]
-fn an_interrupted_run_writes_no_pcap() {
-    let path = std::env::temp_dir().join(format!("nicsim-interrupted-{}.pcap", std::process::id()));
-    let text = format!("pcap = {:?}\n{OMX}", path.to_str().unwrap());
-    let (r, _) = run_recorded(&text, 1);
-    assert!(r.is_err());
-    assert!(!path.exists());
+fn an_interrupted_run_leaves_the_start_of_its_capture() {
+    let dir = std::env::temp_dir().join(format!("nicsim-interrupted-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (part, whole) = (dir.join("part.pcap"), dir.join("whole.pcap"));
+    let with_pcap = |p: &std::path::Path| format!("pcap = {:?}\n{OMX}", p.to_str().unwrap());
+    let (r, _) = run_recorded(&with_pcap(&part), 20);
+    assert_eq!(r, Err("interrupted".to_string()));
+    nicsim::run_toml(&with_pcap(&whole)).unwrap();
+    let (part, whole) = (std::fs::read(&part).unwrap(), std::fs::read(&whole).unwrap());
+    assert!(part.len() >= 24 && part.len() < whole.len(), "{} of {} bytes", part.len(), whole.len());
+    assert_eq!(part[..], whole[..part.len()]);
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
