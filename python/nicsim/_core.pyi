@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "DEFAULT_PRESET",
     "MEMORY_LIMIT_VAR",
+    "MAX_TIME_NS",
     "MEMORY_SHARES_VAR",
     "SCALE_MAX_PROCS",
     "SEED_LIMIT",
@@ -36,6 +37,14 @@ DEFAULT_PRESET: str
 
 SEED_LIMIT: int
 """Seeds are integers ``0 <= seed < SEED_LIMIT`` (2**63: TOML integers are signed 64-bit)."""
+MAX_TIME_NS: int
+"""The latest time an input may name, in ns (100 days: ``8_640_000_000_000_000``).
+
+A replayed frame's ``time_ns`` (from the first frame) beyond it is refused by
+:func:`replay` with an error naming the frame, its time and this limit. A run
+may go on ten days past it (a run whose clock passes 110 days stops with an
+error); the clock, integer picoseconds in 64 bits, holds 213.5 days.
+"""
 MEMORY_LIMIT_VAR: str
 """The environment variable that sets a run's memory limit in MiB (``NICSIM_MEMORY_LIMIT_MIB``)."""
 MEMORY_SHARES_VAR: str
@@ -115,7 +124,8 @@ def replay(
         frame; the core decodes Open-MX headers (EtherType 0x86DF) itself,
         and reads ``marked`` and ``flow`` only for other frames. ``sent``: the
         host sent the frame (it leaves at ``time_ns``; its transmit
-        completion is reported). At most 1,000,000 frames to the host.
+        completion is reported). At most 1,000,000 frames to the host;
+        ``time_ns`` at most :data:`MAX_TIME_NS`.
     make_policy, progress
         As for :func:`run_policy` (``None``: the scenario's policy).
 
@@ -129,7 +139,9 @@ def replay(
     Raises
     ------
     NicsimError
-        An invalid scenario, no frames, too many, or a policy's error.
+        An invalid scenario, no frames, too many, a frame later than
+        :data:`MAX_TIME_NS` (the message names the frame's index, its time
+        and the limit), or a policy's error.
     """
 
 def run_policy(

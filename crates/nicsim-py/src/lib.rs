@@ -359,11 +359,12 @@ fn replay<'py>(
     let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
     let frames: Vec<nicsim::sim::ReplayFrame> = frames
         .iter()
-        .map(|(ns, len, head, mark, flow, sent)| {
-            let at = Instant::ZERO + Duration::from_ns(*ns);
-            nicsim::sim::ReplayFrame::from_capture(at, *len, head.as_bytes(), *mark, *flow, *sent)
+        .enumerate()
+        .map(|(i, (ns, len, head, mark, flow, sent))| {
+            let at = nicsim::sim::frame_time_ns(i, *ns).map_err(|e| NicsimError::new_err(e.0))?;
+            Ok(nicsim::sim::ReplayFrame::from_capture(at, *len, head.as_bytes(), *mark, *flow, *sent))
         })
-        .collect();
+        .collect::<PyResult<_>>()?;
     let error = Arc::new(Mutex::new(None));
     let policies = match &make_policy {
         Some(make) => Some(py_policies(py, &scenario, make, &error)?),
@@ -579,6 +580,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NicsimError", m.py().get_type::<NicsimError>())?;
     m.add("DEFAULT_PRESET", nicsim::config::DEFAULT_PRESET)?;
     m.add("SEED_LIMIT", nicsim::config::SEED_LIMIT)?;
+    m.add("MAX_TIME_NS", nicsim::sim::MAX_TIME_NS)?;
     m.add("MEMORY_LIMIT_VAR", nicsim::memory::LIMIT_VAR)?;
     m.add("MEMORY_SHARES_VAR", nicsim::memory::SHARES_VAR)?;
     let scale_max: BTreeMap<&str, u64> = nicsim::bench::SCALE_KINDS

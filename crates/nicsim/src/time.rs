@@ -4,7 +4,21 @@
 //! the simulated clock) and [`Duration`] (a span). There is no floating-point
 //! time anywhere in the simulator; conversion to `f64` happens only when a
 //! metric is reported, with the unit in the function name (`as_us_f64`).
-//! Picoseconds give 1 ps resolution and ~213 days of range in a `u64`.
+//! Picoseconds give 1 ps resolution and ~213.5 days of range in a `u64`.
+//!
+//! Time cannot overflow: the simulator takes no input time nor span
+//! beyond [`Instant::LIMIT`] (100 days; a replayed frame's time, a
+//! configured delay or compute step, each refused by name with the range
+//! allowed where it is converted: [`Duration::checked_from_ns`] and
+//! [`Duration::checked_from_ns_f64`] say whether a value fits), and a run
+//! whose clock passes [`Instant::RUN_LIMIT`] (110 days: ten days after the
+//! latest input) stops with an error (`sim::World::run_checked`). As every
+//! span added to a time is at most 100 days, a sum that would pass the
+//! `u64`'s end (213.5 days) is made at a time past the run's limit, so the
+//! run ends with that error: the saturating additions below never decide a
+//! result unseen. The unchecked constructors (`from_ns`, `from_us`,
+//! `from_ms`, `from_ns_f64`) are for constants and for values whose range
+//! the configuration checked.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
@@ -17,29 +31,73 @@ pub struct Duration(u64);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Instant(u64);
 
+/// Picoseconds in a day.
+const DAY_PS: u64 = 86_400 * 1_000_000_000_000;
+
+/// The largest input time or span, in nanoseconds: [`Instant::LIMIT`]
+/// (100 days).
+pub const MAX_TIME_NS: u64 = Duration::LIMIT.0 / 1_000;
+
+/// A whole number of `unit` picoseconds, or a panic naming the overflow:
+/// the unchecked constructors take constants and checked values only (a
+/// constant that overflows does not compile).
+const fn scaled(n: u64, unit: u64) -> u64 {
+    match n.checked_mul(unit) {
+        Some(ps) => ps,
+        None => panic!("a time beyond the u64 of picoseconds (use the checked constructors for inputs)"),
+    }
+}
+
 impl Duration {
     pub const ZERO: Duration = Duration(0);
+    /// The saturation value of sums ("never"); not a span an input gives.
     pub const MAX: Duration = Duration(u64::MAX);
+    /// The longest span an input may give, and the latest time it may name
+    /// ([`Instant::LIMIT`]): 100 days.
+    pub const LIMIT: Duration = Duration(100 * DAY_PS);
 
     pub const fn from_ps(ps: u64) -> Self {
         Duration(ps)
     }
     pub const fn from_ns(ns: u64) -> Self {
-        Duration(ns * 1_000)
+        Duration(scaled(ns, 1_000))
     }
     pub const fn from_us(us: u64) -> Self {
-        Duration(us * 1_000_000)
+        Duration(scaled(us, 1_000_000))
     }
     pub const fn from_ms(ms: u64) -> Self {
-        Duration(ms * 1_000_000_000)
+        Duration(scaled(ms, 1_000_000_000))
     }
-    /// Converts a configuration value given in nanoseconds (may be fractional).
-    /// Used only at the configuration boundary; rounds to the nearest ps.
+    /// `ns` nanoseconds if at most [`Duration::LIMIT`], else `None`.
+    pub const fn checked_from_ns(ns: u64) -> Option<Self> {
+        if ns <= MAX_TIME_NS {
+            Some(Duration(ns * 1_000))
+        } else {
+            None
+        }
+    }
+    /// `ns` nanoseconds (may be fractional), rounded to the nearest ps, if
+    /// a number from 0 to [`Duration::LIMIT`]; `None` for a negative
+    /// number, a NaN, an infinity or a longer span.
+    pub fn checked_from_ns_f64(ns: f64) -> Option<Self> {
+        let ps = (ns * 1_000.0).round();
+        // `!(x <= y)` and not `x > y`: a NaN fails the comparison.
+        if !(ps >= 0.0 && ps <= Duration::LIMIT.0 as f64) {
+            return None;
+        }
+        Some(Duration((ps as u64).min(Duration::LIMIT.0)))
+    }
+    /// Converts a configuration value given in nanoseconds (may be
+    /// fractional) whose key's range the configuration checked (every
+    /// such range lies within [`Duration::LIMIT`]); rounds to the nearest ps.
+    /// Input from elsewhere goes through [`Duration::checked_from_ns_f64`].
     pub fn from_ns_f64(ns: f64) -> Self {
-        debug_assert!(ns >= 0.0 && ns.is_finite());
+        debug_assert!(Self::checked_from_ns_f64(ns).is_some(), "{ns} ns unchecked");
         Duration((ns * 1_000.0).round() as u64)
     }
-    /// Time to move `bytes` at `bytes_per_s`, rounded up to the next ps.
+    /// Time to move `bytes` at `bytes_per_s`, rounded up to the next ps
+    /// (saturating at [`Duration::MAX`]: the configured rates and sizes
+    /// keep it to hours).
     pub fn for_bytes(bytes: u64, bytes_per_s: u64) -> Self {
         debug_assert!(bytes_per_s > 0);
         // Every frame fits the 64-bit product (bytes < 1.8e7), which avoids
@@ -47,7 +105,10 @@ impl Duration {
         // Both compute the same exact ceiling.
         let ps = match bytes.checked_mul(1_000_000_000_000) {
             Some(n) => n.div_ceil(bytes_per_s),
-            None => (bytes as u128 * 1_000_000_000_000u128).div_ceil(bytes_per_s as u128) as u64,
+            None => {
+                let ps = (bytes as u128 * 1_000_000_000_000u128).div_ceil(bytes_per_s as u128);
+                u64::try_from(ps).unwrap_or(u64::MAX)
+            }
         };
         Duration(ps)
     }
@@ -69,8 +130,10 @@ impl Duration {
     pub fn saturating_sub(self, other: Duration) -> Duration {
         Duration(self.0.saturating_sub(other.0))
     }
+    /// `n` times the span, saturating at [`Duration::MAX`] (a run that
+    /// reaches it passes [`Instant::LIMIT`] and ends with that error).
     pub fn times(self, n: u64) -> Duration {
-        Duration(self.0 * n)
+        Duration(self.0.saturating_mul(n))
     }
 }
 
@@ -104,10 +167,25 @@ impl Rate {
 
 impl Instant {
     pub const ZERO: Instant = Instant(0);
+    /// The saturation value of sums, and the sentinel of "no deadline".
     pub const MAX: Instant = Instant(u64::MAX);
+    /// The latest time an input may name: 100 days.
+    pub const LIMIT: Instant = Instant(Duration::LIMIT.0);
+    /// The latest time a run may reach: 110 days, ten days after the latest
+    /// input, so that a time within it plus a span within
+    /// [`Duration::LIMIT`] stays below the `u64`'s end (213.5 days).
+    pub const RUN_LIMIT: Instant = Instant(110 * DAY_PS);
 
     pub const fn from_ps(ps: u64) -> Self {
         Instant(ps)
+    }
+    /// `ns` nanoseconds after the start if at most [`Instant::LIMIT`],
+    /// else `None`.
+    pub const fn checked_from_ns(ns: u64) -> Option<Self> {
+        match Duration::checked_from_ns(ns) {
+            Some(d) => Some(Instant(d.0)),
+            None => None,
+        }
     }
     pub const fn as_ps(self) -> u64 {
         self.0
@@ -204,6 +282,64 @@ mod tests {
         let big = 40_000_000u64;
         assert_eq!(Duration::for_bytes(big, 3).as_ps(), (big as u128 * 1_000_000_000_000).div_ceil(3) as u64);
         assert_eq!(Duration::for_bytes(18_000_000, 7).as_ps(), (18_000_000u128 * 1_000_000_000_000).div_ceil(7) as u64);
+    }
+
+    #[test]
+    fn the_limit_is_100_days_within_the_clock() {
+        assert_eq!(MAX_TIME_NS, 8_640_000_000_000_000);
+        assert_eq!(Instant::LIMIT.as_ps(), MAX_TIME_NS * 1_000);
+        assert_eq!(Duration::LIMIT.as_s_f64(), 100.0 * 86_400.0);
+        // A time within the run's limit plus a span within the inputs'
+        // stays below the end.
+        assert!(Instant::RUN_LIMIT > Instant::LIMIT);
+        assert!(Instant::RUN_LIMIT.as_ps().checked_add(Duration::LIMIT.as_ps()).is_some());
+    }
+
+    #[test]
+    fn integer_nanoseconds_are_checked_at_the_edges() {
+        let max = MAX_TIME_NS;
+        for ns in [0, 1, max - 1, max] {
+            assert_eq!(Duration::checked_from_ns(ns), Some(Duration::from_ps(ns * 1_000)), "{ns}");
+            assert_eq!(Instant::checked_from_ns(ns), Some(Instant::from_ps(ns * 1_000)), "{ns}");
+        }
+        assert_eq!(Instant::checked_from_ns(max), Some(Instant::LIMIT));
+        // Past the limit, past the u64 of picoseconds, the largest u64.
+        for ns in [max + 1, u64::MAX / 1_000, u64::MAX / 1_000 + 1, u64::MAX] {
+            assert_eq!(Duration::checked_from_ns(ns), None, "{ns}");
+            assert_eq!(Instant::checked_from_ns(ns), None, "{ns}");
+        }
+    }
+
+    #[test]
+    fn fractional_nanoseconds_are_checked_at_the_edges() {
+        let max = MAX_TIME_NS as f64;
+        assert_eq!(Duration::checked_from_ns_f64(0.0), Some(Duration::ZERO));
+        assert_eq!(Duration::checked_from_ns_f64(-0.0), Some(Duration::ZERO));
+        assert_eq!(Duration::checked_from_ns_f64(1.2345), Some(Duration::from_ps(1_235)));
+        assert_eq!(Duration::checked_from_ns_f64(max), Some(Duration::LIMIT));
+        // A microsecond below the limit (the f64 product rounds to some ps).
+        assert!(Duration::checked_from_ns_f64(max - 1e3).is_some_and(|d| d < Duration::LIMIT));
+        assert_eq!(Duration::checked_from_ns_f64(max / 2.0), Some(Duration::from_ps(Duration::LIMIT.as_ps() / 2)));
+        for ns in
+            [max + 1e3, max * 2.0, u64::MAX as f64, f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -1.0, -1e-3]
+        {
+            assert_eq!(Duration::checked_from_ns_f64(ns), None, "{ns}");
+        }
+        assert_eq!(Duration::from_ns_f64(1e9), Duration::from_ms(1_000));
+    }
+
+    #[test]
+    fn products_saturate_and_never_wrap() {
+        assert_eq!(Duration::from_us(1).times(u64::MAX), Duration::MAX);
+        assert_eq!(Duration::for_bytes(u64::MAX, 1), Duration::MAX);
+        assert_eq!(Instant::LIMIT + Duration::MAX, Instant::MAX);
+    }
+
+    #[test]
+    #[should_panic(expected = "beyond the u64 of picoseconds")]
+    fn an_unchecked_constructor_never_wraps() {
+        let ns = std::hint::black_box(u64::MAX / 1_000 + 1);
+        let _ = Duration::from_ns(ns);
     }
 
     #[test]

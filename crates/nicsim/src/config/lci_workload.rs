@@ -188,6 +188,12 @@ fn mc_workload(
 ) -> Result<LciWorkload, ConfigError> {
     let hosts = p.grid.hosts;
     let ps = |cycles: u32| (cycles as f64 * 1e6 / p.host.clock_mhz).round() as u64;
+    // The cost of `elems` elements per step fits the simulated clock.
+    let fits = |key: &str, cycles: u32, elems: u64| {
+        let mhz = p.host.clock_mhz;
+        let at = format!("{elems} elements per step and host.clock_mhz = {mhz}");
+        super::workload::step_within_clock(key, cycles as f64, 1e6 / mhz, elems, (1u32 << 24) as f64, &at)
+    };
     Ok(match kind {
         LciWorkloadKind::Bcast => {
             let root = int_or("workload.root", &w.root, 0, 0, hosts as u64 - 1)? as u32;
@@ -201,11 +207,18 @@ fn mc_workload(
         LciWorkloadKind::Asp => {
             let rows = multiple_of_hosts("workload.rows", &w.rows, 1024, hosts)?;
             let iterations = int_or("workload.iterations", &w.iterations, rows as u64, 1, rows as u64)?;
+            // A host's update of its rows per iteration (`lci::apps`).
+            fits("multicast.asp_elem_cycles", p.multicast.asp_elem_cycles, (rows / hosts) as u64 * rows as u64)?;
             LciWorkload::Asp { hosts, rows, iterations: iterations as u32, elem_ps: ps(p.multicast.asp_elem_cycles) }
         }
         _ => {
             let cols = multiple_of_hosts("workload.cols", &w.cols, 512, hosts)?;
             let iterations = int_or("workload.iterations", &w.iterations, cols as u64 / 4, 1, cols as u64 - 1)?;
+            // The largest steps: the first iteration's norms and update of a
+            // host's columns, the owner's two passes over a column.
+            let local = (cols / hosts) as u64;
+            fits("multicast.qr_norm_cycles", p.multicast.qr_norm_cycles, local * cols as u64)?;
+            fits("multicast.qr_update_cycles", p.multicast.qr_update_cycles, local.max(2) * cols as u64)?;
             LciWorkload::Qr {
                 hosts,
                 cols,

@@ -256,6 +256,33 @@ fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
 /// largest multicast is `unit` bytes per unit of the value: the NIC
 /// firmware forwards the frames of an eager message, up to the rendezvous
 /// threshold `rndv_threshold`.
+/// Refuses a per-element cost `key` (`cycles`, `cycle_ps` picoseconds
+/// each, at most `hi`) whose compute step of `elems` elements would be
+/// longer than the simulated clock's limit ([`Duration::LIMIT`]); the
+/// error gives the largest value that fits, and `at` the keys it depends on.
+pub(crate) fn step_within_clock(
+    key: &str,
+    cycles: f64,
+    cycle_ps: f64,
+    elems: u64,
+    hi: f64,
+    at: &str,
+) -> Result<(), ConfigError> {
+    let ps = (cycles * cycle_ps).round() * elems as f64;
+    if ps <= Duration::LIMIT.as_ps() as f64 {
+        return Ok(());
+    }
+    let most = (Duration::LIMIT.as_ps() as f64 / elems as f64 / cycle_ps).floor().min(hi);
+    Err(ConfigError::range(
+        key,
+        cycles,
+        &format!(
+            "0 ..= {most} at {at}: a compute step of {elems} elements must end within the simulated clock's \
+             limit of 100 days"
+        ),
+    ))
+}
+
 fn ni_limit(rndv_threshold: u32, unit: u32) -> String {
     format!(
         "at most {} with workload.forwarding = \"ni\" (the NIC firmware forwards eager messages, up to \
@@ -414,10 +441,14 @@ pub(super) fn workload(
             let ranks = per_host * platform.topology.hosts;
             let forwarding = w.forwarding.unwrap_or_default();
             let tree = w.tree.unwrap_or_default();
-            let ps = |key: &str, v: &Option<f64>, default: f64| -> Result<u64, ConfigError> {
+            // The cost of `elems` elements per step, checked to fit the clock.
+            let ps = |key: &str, v: &Option<f64>, default: f64, elems: u64| -> Result<u64, ConfigError> {
                 let cycles = v.unwrap_or(default);
                 check_f(key, cycles, 0.0, 1e6)?;
-                Ok((cycles * 1e3 / platform.host.clock_ghz).round() as u64)
+                let ghz = platform.host.clock_ghz;
+                let at = format!("{elems} elements per step and platform.host.clock_ghz = {ghz}");
+                step_within_clock(key, cycles, 1e3 / ghz, elems, 1e6, &at)?;
+                Ok((cycles * 1e3 / ghz).round() as u64)
             };
             let asp = kind == WorkloadKind::Asp;
             let (key, v, default) =
@@ -447,13 +478,19 @@ pub(super) fn workload(
             }
             if asp {
                 let iterations = int_or("workload.iterations", &w.iterations, dim as u64, 1, dim as u64)? as u32;
-                let elem_ps = ps("workload.elem_cycles", &w.elem_cycles, 6.0)?;
+                // A rank's update of its rows per iteration (`asp_ops`).
+                let elems = (dim / ranks) as u64 * dim as u64;
+                let elem_ps = ps("workload.elem_cycles", &w.elem_cycles, 6.0, elems)?;
                 Workload::Asp { rows: dim, iterations, per_host, elem_ps, tree, forwarding }
             } else {
                 let iterations =
                     int_or("workload.iterations", &w.iterations, dim as u64 / 4, 1, dim as u64 - 1)? as u32;
-                let norm_ps = ps("workload.norm_cycles", &w.norm_cycles, 4.0)?;
-                let update_ps = ps("workload.update_cycles", &w.update_cycles, 8.0)?;
+                // The largest steps of `qr_ops`: the first iteration's
+                // norms and update of a rank's columns, the owner's two
+                // passes over a column.
+                let local = (dim / ranks) as u64;
+                let norm_ps = ps("workload.norm_cycles", &w.norm_cycles, 4.0, local * dim as u64)?;
+                let update_ps = ps("workload.update_cycles", &w.update_cycles, 8.0, local.max(2) * dim as u64)?;
                 Workload::Qr { cols: dim, iterations, per_host, norm_ps, update_ps, tree, forwarding }
             }
         }

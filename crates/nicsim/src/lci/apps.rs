@@ -387,7 +387,7 @@ impl McProgram {
             }
             computing[h] = true;
             let elems = rows_per as u64 * *rows as u64;
-            out.push(McOut::Compute { host, d: Duration::from_ps(per_elem.as_ps() * elems) });
+            out.push(McOut::Compute { host, d: per_elem.times(elems) });
         }
     }
 
@@ -410,7 +410,7 @@ impl McProgram {
             McProgram::Qr { n, cols, norm_elem, k, .. } => {
                 let kk = k[host as usize];
                 let elems = Self::qr_local_cols(*n, *cols, host, kk) * (*cols - kk) as u64;
-                Duration::from_ps(norm_elem.as_ps() * elems)
+                norm_elem.times(elems)
             }
             _ => Duration::ZERO,
         }
@@ -429,7 +429,7 @@ impl McProgram {
             let kk = k[host as usize];
             phase[host as usize] = QrPhase::Update;
             let elems = Self::qr_local_cols(*n, *cols, host, kk + 1) * (*cols - kk) as u64;
-            out.push(McOut::Compute { host, d: Duration::from_ps(update_elem.as_ps() * elems) });
+            out.push(McOut::Compute { host, d: update_elem.times(elems) });
         }
     }
 
@@ -462,7 +462,7 @@ impl McProgram {
                 // The pivot column's owner computes the Householder vector (norm + scale).
                 phase[h] = QrPhase::House;
                 let elems = (*cols - kk) as u64;
-                out.push(McOut::Compute { host, d: Duration::from_ps(2 * update_elem.as_ps() * elems) });
+                out.push(McOut::Compute { host, d: update_elem.times(2 * elems) });
                 return;
             }
             phase[h] = QrPhase::WaitColumn;

@@ -68,7 +68,7 @@ mod trace;
 mod wire_path;
 
 pub use build::NAPI_BUDGET;
-pub use replay::{run_replay, ReplayFrame, ReplayKind, ReplaySeries, REPLAY_MAX_FRAMES};
+pub use replay::{frame_time_ns, run_replay, ReplayFrame, ReplayKind, ReplaySeries, MAX_TIME_NS, REPLAY_MAX_FRAMES};
 
 pub(crate) use build::Costs;
 pub(crate) use echo::Echo;
@@ -405,8 +405,31 @@ impl World {
     }
 
     /// Runs to completion, calling `check` every [`interrupt::CHECK_EVERY`]
-    /// events; stops with [`SimError::interrupted`] when it says so.
-    pub fn run_checked(&mut self, mut check: Check<'_>) -> Result<(), SimError> {
+    /// events; stops with [`SimError::interrupted`] when it says so, and
+    /// with an error when the simulated clock passes [`Instant::RUN_LIMIT`]
+    /// (looked at with the check, and at the end: see `crate::time`).
+    pub fn run_checked(&mut self, check: Check<'_>) -> Result<(), SimError> {
+        let r = self.run_loop(check);
+        match r {
+            Err(e) if e.is_interrupted() => Err(e),
+            _ if self.q.now() > Instant::RUN_LIMIT => Err(self.past_the_limit()),
+            r => r,
+        }
+    }
+
+    /// The error of a run whose clock passed [`Instant::RUN_LIMIT`].
+    #[cold]
+    fn past_the_limit(&self) -> SimError {
+        SimError(format!(
+            "the simulated clock passed its limit of 110 days ({} ps) at {:.0} s: this run is longer than the \
+             simulator's clock holds (fewer iterations or messages, or shorter compute steps, make it fit)",
+            Instant::RUN_LIMIT.as_ps(),
+            self.q.now().as_s_f64()
+        ))
+    }
+
+    /// The event loop of [`World::run_checked`].
+    fn run_loop(&mut self, mut check: Check<'_>) -> Result<(), SimError> {
         // A run that stops making progress ends with an error, never a hang.
         let window = self.stall_window();
         let (mut progress, mut progress_at) = (self.progress(), Instant::ZERO);
@@ -421,6 +444,9 @@ impl World {
             if interrupt::due(events) {
                 if let Some(e) = self.failed.take() {
                     return Err(e);
+                }
+                if now > Instant::RUN_LIMIT {
+                    return Err(self.past_the_limit());
                 }
                 let p = self.progress();
                 if p != progress {

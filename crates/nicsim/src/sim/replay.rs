@@ -43,6 +43,26 @@ use crate::Metrics;
 /// reading it whole): about 120 MB of frames and per-frame results.
 pub const REPLAY_MAX_FRAMES: usize = 1_000_000;
 
+/// The latest frame time a replay takes, in nanoseconds from the first
+/// frame: the simulated clock's limit ([`Instant::LIMIT`], 100 days).
+pub const MAX_TIME_NS: u64 = crate::time::MAX_TIME_NS;
+
+/// Frame `index`'s time, `ns` nanoseconds, as simulated time; a time
+/// beyond [`MAX_TIME_NS`] is refused with an error naming the frame, its
+/// time and the latest allowed.
+pub fn frame_time_ns(index: usize, ns: u64) -> Result<Instant, crate::SimError> {
+    Instant::checked_from_ns(ns).ok_or_else(|| beyond_limit(index, ns.to_string()))
+}
+
+/// The error of frame `index` at `ns` (a number of nanoseconds) beyond the clock's limit.
+#[cold]
+fn beyond_limit(index: usize, ns: String) -> crate::SimError {
+    crate::SimError(format!(
+        "replay: frame {index} at {ns} ns is beyond the simulated clock's range (allowed: 0 ..= {MAX_TIME_NS} ns \
+         from the first frame, 100 days)"
+    ))
+}
+
 /// What a captured frame is to the receiving NIC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplayKind {
@@ -339,6 +359,10 @@ pub fn run_replay(
             "replay: {} frames, more than the {REPLAY_MAX_FRAMES} a replay takes",
             frames.len()
         )));
+    }
+    if let Some((i, f)) = frames.iter().enumerate().find(|(_, f)| f.at > Instant::LIMIT) {
+        let ps = f.at.as_ps();
+        return Err(beyond_limit(i, format!("{}.{:03}", ps / 1_000, ps % 1_000)));
     }
     let hosts = s.platform.topology.hosts as usize;
     if host >= hosts {

@@ -275,7 +275,11 @@ impl<R: Read> PcapReader<R> {
         let ps = u64::from(secs)
             .checked_mul(1_000_000_000_000)
             .and_then(|s| s.checked_add(u64::from(frac) * ps_per_frac))
-            .ok_or(PcapError::BadTimestamp { offset: start, what: "timestamp beyond the simulated clock's range" })?;
+            .filter(|&ps| ps <= Instant::LIMIT.as_ps())
+            .ok_or(PcapError::BadTimestamp {
+                offset: start,
+                what: "timestamp beyond the simulated clock's range (at most 100 days)",
+            })?;
         let mut data = vec![0u8; caplen as usize];
         let data_off = start + RECORD_HEADER_LEN as u64;
         let got = read_full(&mut self.r, &mut data, data_off)?;
@@ -460,6 +464,14 @@ mod tests {
             read_all(&f).unwrap_err(),
             PcapError::BadTimestamp { offset, .. } if offset == rec1 as u64
         ));
+
+        // Seconds past the simulated clock's limit (100 days), and at it.
+        let limit_s = (Instant::LIMIT.as_ps() / 1_000_000_000_000) as u32;
+        let mut f = file.clone();
+        f[rec1..rec1 + 4].copy_from_slice(&(limit_s + 1).to_le_bytes());
+        assert!(matches!(read_all(&f).unwrap_err(), PcapError::BadTimestamp { offset, .. } if offset == rec1 as u64));
+        f[rec1..rec1 + 8].copy_from_slice(&[limit_s.to_le_bytes(), [0; 4]].concat());
+        assert_eq!(read_all(&f).unwrap()[1].0, Instant::LIMIT);
 
         // Record data cut short.
         let e = read_all(&file[..rec1 + 20]).unwrap_err();

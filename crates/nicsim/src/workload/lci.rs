@@ -40,7 +40,7 @@ pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: 
 /// n` x `rows` elements of `elem_ps`). One `Mark` pair around it all.
 pub fn asp_ops(ops: &mut Body, rank: u32, n: u32, rows: u32, iterations: u32, elem_ps: u64, tree: Tree, ni: bool) {
     let per = rows / n;
-    let update = Duration::from_ps(elem_ps * per as u64 * rows as u64);
+    let update = Duration::from_ps(elem_ps.saturating_mul(per as u64 * rows as u64));
     ops.push(Op::Mark(Label::Start));
     for k in 0..iterations {
         bcast_from(ops, k / per, rank, n, 4 * rows as u64, tag::ASP + k as u64, tree, ni);
@@ -85,7 +85,7 @@ pub fn qr_ops(
     ops.push(Op::Mark(Label::Start));
     for k in 0..iterations {
         let height = (cols - k) as u64;
-        ops.push(Op::Compute(Duration::from_ps(norm_ps * qr_local_cols(n, cols, rank, k) * height)));
+        ops.push(Op::Compute(Duration::from_ps(norm_ps.saturating_mul(qr_local_cols(n, cols, rank, k) * height))));
         let t = k as u64;
         for &c in &kids {
             ops.push(Op::Recv { src: Some(c), size: QR_REDUCE_BYTES, tag: tag::QR_REDUCE + t });
@@ -98,10 +98,12 @@ pub fn qr_ops(
         ops.push(Op::WaitOutstanding(0));
         let owner = k % n;
         if rank == owner {
-            ops.push(Op::Compute(Duration::from_ps(2 * update_ps * height)));
+            ops.push(Op::Compute(Duration::from_ps(update_ps.saturating_mul(2 * height))));
         }
         bcast_from(ops, owner, rank, n, 8 * height, tag::QR_COLUMN + t, tree, ni);
-        ops.push(Op::Compute(Duration::from_ps(update_ps * qr_local_cols(n, cols, rank, k + 1) * height)));
+        ops.push(Op::Compute(Duration::from_ps(
+            update_ps.saturating_mul(qr_local_cols(n, cols, rank, k + 1) * height),
+        )));
     }
     ops.push(Op::WaitOutstanding(0));
     ops.push(Op::Mark(Label::End));

@@ -14,6 +14,7 @@ mod pcap;
 mod protocol;
 mod scale;
 mod stalls;
+mod time_span;
 mod timeline;
 mod window;
 
