@@ -13,8 +13,8 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_PRESET",
-    "MEMORY_LIMIT_VAR",
     "MAX_TIME_NS",
+    "MEMORY_LIMIT_VAR",
     "MEMORY_SHARES_VAR",
     "SCALE_MAX_PROCS",
     "SEED_LIMIT",

@@ -216,11 +216,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("order.pcap");
         let mut sink = super::PcapSink::create(path.to_str().unwrap()).unwrap();
-        let frame = |len: u32| {
-            let mut f = crate::sim::Frame::default();
-            f.parsed = Some(FrameRepr::parse_header(&msg::fixture::TINY).unwrap());
-            f.len = len;
-            f
+        let frame = |len: u32| crate::sim::Frame {
+            parsed: Some(FrameRepr::parse_header(&msg::fixture::TINY).unwrap()),
+            len,
+            ..Default::default()
         };
         let t = |ns: u64| Instant::from_ps(ns * 1_000);
         // (now, at, len): lengths tell the frames apart in the file.
