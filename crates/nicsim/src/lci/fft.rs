@@ -131,8 +131,8 @@ impl Fft {
     pub fn metrics(&self, m: &mut Metrics) {
         let t =
             if self.done() { self.finish.iter().flatten().max().map_or(f64::NAN, |e| e.as_s_f64()) } else { f64::NAN };
-        m.0.insert("exec_time_s".into(), t);
-        m.0.insert("stuck".into(), if self.done() { 0.0 } else { 1.0 });
+        m.set("exec_time_s", t);
+        m.set("stuck", if self.done() { 0.0 } else { 1.0 });
     }
 }
 

@@ -15,6 +15,7 @@ mod protocol;
 mod scale;
 mod stalls;
 mod timeline;
+mod validity;
 mod window;
 
 use nicsim::Metrics;
