@@ -56,9 +56,7 @@ class NicsimError(ValueError):
     of disabled, timeout, openmx, stream, adaptive, openmx-adaptive)``.
     """
 
-def run(
-    scenario_toml: str, progress: Callable[[int, int], object] | None = None
-) -> Metrics:
+def run(scenario_toml: str, progress: Callable[[int, int], object] | None = None) -> Metrics:
     """Run one scenario and return its metrics.
 
     The run releases the GIL. After its first 1,024 events and then every

@@ -255,7 +255,7 @@ def run_command(
     shown = {name for name, _ in summary(metrics)}
     for name in [n for n in metrics if metrics[n] is None and n not in shown]:
         _out().print(f"{name}: {NOT_MEASURED}: {why_not(metrics, name)}", highlight=False)
-    sim_ms = float(metrics.get("sim_time_us", 0.0)) / 1e3
+    sim_ms = float(metrics.get("sim_time_us") or 0.0) / 1e3
     line = f"simulated {sim_ms:,.3f} ms in {metrics.get('events', 0):,} events"
     if show_all:
         _out().print(line, highlight=False)

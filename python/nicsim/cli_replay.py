@@ -151,7 +151,9 @@ def replay_command(
         frames = first.metrics["replay_frames"]
         title = f"nicsim replay: {pcap.name}, {frames:,} frames to {first.host_mac}, {base.preset}"
         if as_json:
-            print(json.dumps({name: json_object(r.metrics) for name, r in results.items()}, indent=2))
+            print(
+                json.dumps({name: json_object(r.metrics) for name, r in results.items()}, indent=2)
+            )
         else:
             console().print(_table(title, results))
         if target is not None:

@@ -442,8 +442,11 @@ def grid(**axes: Iterable[str | int | float]) -> list[Params]:
 
 
 def unavailable(reader: Reader, table: pd.DataFrame) -> str:
-    """Why ``reader`` gives no value on ``table``: ``"not measured"`` when it
-    reads one cell the run did not measure, else ``"n/a"`` (rows missing)."""
+    """Return why ``reader`` gives no value on ``table``.
+
+    ``"not measured"`` when it reads one cell the run did not measure, else
+    ``"n/a"`` (rows missing, or a reader of several cells).
+    """
     return "not measured" if isinstance(reader, Cell) and reader.unmeasured(table) else "n/a"
 
 

@@ -31,8 +31,8 @@ a metric added to the core without a name here fails that test.
 from __future__ import annotations
 
 import difflib
-import re
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -42,10 +42,10 @@ __all__ = [
     "NOT_MEASURED",
     "WORLDS",
     "Metrics",
+    "as_json",
     "check_names",
     "groups",
     "is_measured",
-    "as_json",
     "reported",
     "summary",
     "why_not",
@@ -87,7 +87,9 @@ class Metrics(dict[str, Value]):
     not_measured: dict[str, str]
 
     def __init__(
-        self, values: Mapping[str, Value] | None = None, not_measured: Mapping[str, str] | None = None
+        self,
+        values: Mapping[str, Value] | None = None,
+        not_measured: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(values or {})
         self.not_measured = dict(not_measured or {})
@@ -101,7 +103,7 @@ class Metrics(dict[str, Value]):
         return f"Metrics({dict.__repr__(self)}, not_measured={self.not_measured!r})"
 
     def copy(self) -> Metrics:
-        """A shallow copy that keeps the reasons."""
+        """Return a shallow copy that keeps the reasons."""
         return Metrics(self, self.not_measured)
 
 
@@ -114,7 +116,7 @@ def is_measured(metrics: Mapping[str, object], name: str) -> bool:
 
 
 def why_not(metrics: Mapping[str, object], name: str) -> str:
-    """The reason ``name`` was not measured (a generic one when ``metrics`` gives none)."""
+    """Return why ``name`` was not measured (a generic reason when ``metrics`` gives none)."""
     reasons = getattr(metrics, "not_measured", None)
     if isinstance(reasons, Mapping) and name in reasons:
         return str(reasons[name])
@@ -124,8 +126,10 @@ def why_not(metrics: Mapping[str, object], name: str) -> str:
 
 
 def as_json(metrics: Mapping[str, object]) -> dict[str, object]:
-    """The metrics as a JSON object: ``null`` for each one not measured, and
-    then, when there are any, ``"not_measured"``: name → reason.
+    """Return the metrics as a JSON object, with the reasons of those not measured.
+
+    Each metric not measured is ``null``; then, when there are any,
+    ``"not_measured"`` maps each of their names to the reason.
 
     Examples
     --------
