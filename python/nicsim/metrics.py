@@ -100,6 +100,8 @@ class Metrics(dict[str, Value]):
         return (type(self), (dict(self), self.not_measured))
 
     def __repr__(self) -> str:
+        if not self.not_measured:
+            return dict.__repr__(self)
         return f"Metrics({dict.__repr__(self)}, not_measured={self.not_measured!r})"
 
     def copy(self) -> Metrics:

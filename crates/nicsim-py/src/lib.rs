@@ -129,11 +129,7 @@ impl Watch {
 /// events)` is called a few times per second while it runs.
 #[pyfunction]
 #[pyo3(signature = (scenario_toml, progress=None))]
-fn run<'py>(
-    py: Python<'py>,
-    scenario_toml: String,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
+fn run<'py>(py: Python<'py>, scenario_toml: String, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let mut watch = Watch::new(progress)?;
     let m = py.allow_threads(|| {
         guarded(std::panic::AssertUnwindSafe(|| nicsim::run_toml_checked(&scenario_toml, &mut |at| watch.check(at))))

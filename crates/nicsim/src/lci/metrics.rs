@@ -5,8 +5,8 @@
 
 use super::host::Host;
 use super::{reliable, Stack};
-use crate::time::Instant;
 use crate::metrics::LinkBound;
+use crate::time::Instant;
 use crate::Metrics;
 
 impl Stack {

@@ -5,8 +5,8 @@
 use super::World;
 use crate::config::{RxDelivery, Workload};
 use crate::host::{ObjClass, Side};
-use crate::time::Instant;
 use crate::metrics::stream_unmeasurable;
+use crate::time::Instant;
 use crate::{Metrics, SimError};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -212,7 +212,8 @@ impl World {
                     }
                 }
             }
-            Workload::Stream { size, messages, warmup, window } | Workload::Uniband { size, messages, warmup, window } => {
+            Workload::Stream { size, messages, warmup, window }
+            | Workload::Uniband { size, messages, warmup, window } => {
                 let pr = &self.hosts[1].procs[0];
                 let start = pr.marks[0].unwrap_or(crate::time::Instant::ZERO);
                 if let Some(end) = pr.marks[1] {

@@ -8,9 +8,7 @@ use super::run;
 const LINE_MIBPS: f64 = 10e9 / 8.0 / (1024.0 * 1024.0);
 
 fn windowed(kind: &str, size: u64, messages: u64, warmup: u64) -> nicsim::Metrics {
-    run(&format!(
-        "[workload]\nkind = \"{kind}\"\nsize_bytes = {size}\nmessages = {messages}\nwarmup = {warmup}\n"
-    ))
+    run(&format!("[workload]\nkind = \"{kind}\"\nsize_bytes = {size}\nmessages = {messages}\nwarmup = {warmup}\n"))
 }
 
 #[test]
