@@ -480,11 +480,13 @@ def run_checked(scenario: Scenario) -> dict[str, float | int | str] | NicsimErro
 def check_metrics(m: dict[str, float | int | str], scenario: Scenario) -> None:
     """The relations every finished run's metrics satisfy."""
     stuck = m.get("stuck", 0) == 1  # an LCI DSM/FFT run that could not progress
+    reasons = getattr(m, "not_measured", {})
+    assert (m.get("exec_time_s", 0) is None) == stuck
     for key, value in m.items():
-        assert isinstance(value, int | float), key
-        if key == "exec_time_s" and stuck:
-            assert math.isnan(value)
+        if value is None:  # not measured: never a number, always a reason
+            assert reasons.get(key), key
             continue
+        assert isinstance(value, int | float), key
         assert math.isfinite(value), f"{key} = {value}"
         assert value >= 0, f"{key} = {value}"
     assert m["events"] >= 1 and m["sim_time_us"] > 0

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from nicsim.capture import Capture, ReplayResult
+    from nicsim.metrics import Metrics
     from nicsim.policy import CoalescingPolicy
 
 __all__ = [
@@ -130,7 +131,7 @@ def run(
     trace_until_us: float | None = None,
     trace_cap: int | None = None,
     **overrides: Any,
-) -> dict[str, float | int | str]:
+) -> Metrics:
     """Run one scenario and return its metrics.
 
     Parameters
@@ -163,11 +164,18 @@ def run(
 
     Returns
     -------
-    dict
-        ``latency_us``, ``throughput_MiBps``, ``msg_rate_per_s``,
-        ``interrupts``, ``interrupts_per_msg``, ``overhead_ns_per_packet``,
-        ``sim_time_us``, ``events``, ``frames``, ``dropped`` and extra
-        counters.
+    Metrics
+        A dict of metric name to value (:class:`nicsim.metrics.Metrics`):
+        the workload's headline (``latency_us``, ``throughput_MiBps``,
+        ``msg_rate_per_s``, ``interrupts_per_msg``,
+        ``overhead_ns_per_packet``, ...), ``interrupts``, ``sim_time_us``,
+        ``events``, ``frames``, ``dropped`` and extra counters. A metric
+        the run could not measure has the value ``None`` and its reason in
+        the result's ``not_measured`` mapping (name to one sentence naming
+        the keys to change): e.g. a stream's ``throughput_MiBps`` over
+        fewer timed messages than ``workload.window``, whose first messages
+        were already in flight when timing started. It is never given as 0
+        or as a number the link could not carry.
 
     Raises
     ------
@@ -192,6 +200,9 @@ def run(
     >>> slow = run(base, nic={"coalescing": "disabled"})
     >>> fast["msg_rate_per_s"] > 0 and slow["interrupts"] > 0
     True
+    >>> short = run(base, workload__messages=1)  # fewer than the window of 64
+    >>> short["msg_rate_per_s"] is None, "workload.window" in short.not_measured["msg_rate_per_s"]
+    (True, True)
     >>> run(base, nic__colour="red")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     NicsimError: nic.colour: unknown key
@@ -263,7 +274,7 @@ def _run_core(
     policy: Callable[[], CoalescingPolicy] | None,
     progress: Callable[[int, int], object] | None,
     wanted: Any = None,
-) -> dict[str, float | int | str]:
+) -> Metrics:
     if wanted is not None:
         from nicsim import trace as timeline
 

@@ -11,6 +11,8 @@ building, sweeps, tables and plots live in the pure Python modules of
 from collections.abc import Callable
 from typing import Any
 
+from nicsim.metrics import Metrics
+
 __all__ = [
     "DEFAULT_PRESET",
     "MAX_TIME_NS",
@@ -63,9 +65,7 @@ class NicsimError(ValueError):
     of disabled, timeout, openmx, stream, adaptive, openmx-adaptive)``.
     """
 
-def run(
-    scenario_toml: str, progress: Callable[[int, int], object] | None = None
-) -> dict[str, float | int | str]:
+def run(scenario_toml: str, progress: Callable[[int, int], object] | None = None) -> Metrics:
     """Run one scenario and return its metrics.
 
     The run releases the GIL. After its first 1,024 events and then every
@@ -88,12 +88,12 @@ def run(
 
     Returns
     -------
-    dict
-        Metric name to value. Always present: ``latency_us``,
-        ``throughput_MiBps``, ``msg_rate_per_s``, ``interrupts`` (int),
-        ``interrupts_per_msg``, ``overhead_ns_per_packet``, ``sim_time_us``,
-        ``events`` (int), ``frames`` (int) and ``dropped`` (int); extra
-        counters (``cache_*`` ...) may follow.
+    Metrics
+        Metric name to value, in name order (:class:`nicsim.metrics.Metrics`,
+        a dict): counters (``interrupts``, ``events``, ``frames``,
+        ``dropped`` ...) as int, the rest as float, and ``None`` for a
+        metric the run could not measure, with its reason in the result's
+        ``not_measured`` mapping (name to one sentence).
 
     Raises
     ------
@@ -112,7 +112,7 @@ def replay(
     frames: list[tuple[int, int, bytes, bool, int, bool]],
     make_policy: Callable[[], Any] | None = None,
     progress: Callable[[int, int], object] | None = None,
-) -> tuple[dict[str, float | int | str], tuple[list[int], list[int], list[int]]]:
+) -> tuple[Metrics, tuple[list[int], list[int], list[int]]]:
     """Replay captured frames into and out of host 1 of a scenario (its workload is replaced).
 
     Parameters
@@ -148,7 +148,7 @@ def run_policy(
     scenario_toml: str,
     make_policy: Callable[[], Any],
     progress: Callable[[int, int], object] | None = None,
-) -> dict[str, float | int | str]:
+) -> Metrics:
     """Run one scenario with a Python coalescing policy on every receive queue.
 
     Parameters
@@ -181,7 +181,7 @@ def run_trace(
     cap: int,
     make_policy: Callable[[], Any] | None = None,
     progress: Callable[[int, int], object] | None = None,
-) -> tuple[dict[str, float | int | str], dict[str, Any]]:
+) -> tuple[Metrics, dict[str, Any]]:
     """Run one scenario and record its timeline (:mod:`nicsim.trace` writes it).
 
     Parameters

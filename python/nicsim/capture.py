@@ -123,8 +123,8 @@ class ReplayResult:
     #: Interrupts the host had raised when the frame arrived.
     irq_before: list[int] = field(repr=False)
 
-    def summary(self) -> dict[str, float | int]:
-        """Return the numbers ``nicsim replay`` prints."""
+    def summary(self) -> dict[str, float | int | None]:
+        """Return the numbers ``nicsim replay`` prints (``None``: not measured)."""
         m = self.metrics
         return {
             "frames": m["replay_frames"],
@@ -350,7 +350,7 @@ def replay(
         for f in batch
     ]
     metrics, (arrival, delay, irq) = _core.replay(built.to_toml(), rows, policy, progress)
-    return ReplayResult(dict(metrics), mac, list(arrival), list(delay), list(irq))
+    return ReplayResult(metrics, mac, list(arrival), list(delay), list(irq))
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -29,6 +29,8 @@ import typer
 import nicsim
 from nicsim import _core, _launch, cli_common, cli_model, cli_replay
 from nicsim._core import NicsimError
+from nicsim.metrics import NOT_MEASURED, summary, why_not
+from nicsim.metrics import as_json as json_object
 from nicsim.scenario import DEFAULT_SEED, Scenario, parse_sets, parse_value
 
 if TYPE_CHECKING:
@@ -138,7 +140,9 @@ class BenchKind(str, Enum):
     nas_is = "nas-is"
 
 
-def _format(value: float | int | str) -> str:
+def _format(value: float | int | str | None) -> str:
+    if value is None:
+        return NOT_MEASURED
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
@@ -245,10 +249,13 @@ def run_command(
         if progress is not None:
             progress.close()
     if as_json:
-        print(json.dumps(metrics, indent=2, sort_keys=False))
+        print(json.dumps(json_object(metrics), indent=2, sort_keys=False))
         return
     _out().print(_summary_table(built, metrics))
-    sim_ms = float(metrics.get("sim_time_us", 0.0)) / 1e3
+    shown = {name for name, _ in summary(metrics)}
+    for name in [n for n in metrics if metrics[n] is None and n not in shown]:
+        _out().print(f"{name}: {NOT_MEASURED}: {why_not(metrics, name)}", highlight=False)
+    sim_ms = float(metrics.get("sim_time_us") or 0.0) / 1e3
     line = f"simulated {sim_ms:,.3f} ms in {metrics.get('events', 0):,} events"
     if show_all:
         _out().print(line, highlight=False)
@@ -264,8 +271,6 @@ def _summary_table(scenario: Scenario, metrics: dict[str, Any]) -> "Table":
     from rich import box
     from rich.table import Table
 
-    from nicsim.metrics import summary
-
     workload = scenario.workload.get("kind", "?")
     size = scenario.workload.get("size_bytes")
     what = f"{workload}, {size} B" if size is not None else str(workload)
@@ -274,6 +279,8 @@ def _summary_table(scenario: Scenario, metrics: dict[str, Any]) -> "Table":
     table.add_column("value", justify="right")
     table.add_column("what it is")
     for name, meaning in summary(metrics):
+        if metrics[name] is None:
+            meaning = f"{meaning}; {NOT_MEASURED}: {why_not(metrics, name)}"
         table.add_row(name, _format(metrics[name]), meaning)
     return table
 

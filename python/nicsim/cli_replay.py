@@ -22,6 +22,8 @@ import typer
 from nicsim import _core
 from nicsim._core import NicsimError
 from nicsim.cli_common import console
+from nicsim.metrics import NOT_MEASURED
+from nicsim.metrics import as_json as json_object
 from nicsim.scenario import Scenario, parse_sets
 
 if TYPE_CHECKING:
@@ -149,7 +151,9 @@ def replay_command(
         frames = first.metrics["replay_frames"]
         title = f"nicsim replay: {pcap.name}, {frames:,} frames to {first.host_mac}, {base.preset}"
         if as_json:
-            print(json.dumps({name: r.metrics for name, r in results.items()}, indent=2))
+            print(
+                json.dumps({name: json_object(r.metrics) for name, r in results.items()}, indent=2)
+            )
         else:
             console().print(_table(title, results))
         if target is not None:
@@ -166,6 +170,12 @@ def replay_command(
                 console().print(f"wrote {written}", highlight=False)
 
 
+def _cell(value: object) -> str:
+    if value is None:
+        return NOT_MEASURED
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def _table(title: str, results: "dict[str, ReplayResult]") -> "Table":
     from rich import box
     from rich.table import Table
@@ -178,6 +188,6 @@ def _table(title: str, results: "dict[str, ReplayResult]") -> "Table":
         s: dict[str, Any] = r.summary()
         table.add_row(
             name,
-            *(f"{s[key]:.4g}" if isinstance(s[key], float) else str(s[key]) for key in COLUMNS),
+            *(_cell(s[key]) for key in COLUMNS),
         )
     return table

@@ -45,6 +45,7 @@ __all__ = [
     "percent_above",
     "ratio",
     "scaled",
+    "unavailable",
 ]
 
 #: One configuration: parameter column name → value.
@@ -74,6 +75,10 @@ class Cell:
     3.0
     >>> at("rate", strategy="stream")(table) is None
     True
+
+    A cell the run did not measure (an empty cell: ``None`` or NaN) reads
+    as ``None`` too, so no comparison is made with it; :meth:`unmeasured`
+    tells the two apart.
     """
 
     metric: str
@@ -81,12 +86,22 @@ class Cell:
     where: tuple[tuple[str, str | int | float], ...]
 
     def __call__(self, table: pd.DataFrame) -> float | None:
-        """Return the cell's value, or ``None`` unless exactly one row matches."""
+        """Return the cell's value, or ``None`` unless exactly one row matches and is measured."""
+        hits = self._hits(table)
+        if len(hits) != 1 or pd.isna(hits.iloc[0]):
+            return None
+        return float(hits.iloc[0])
+
+    def _hits(self, table: pd.DataFrame) -> pd.Series:
         mask = pd.Series(True, index=table.index)
         for column, value in self.where:
             mask &= table[column] == value
-        hits = table.loc[mask, self.metric]
-        return float(hits.iloc[0]) if len(hits) == 1 else None
+        return table.loc[mask, self.metric]
+
+    def unmeasured(self, table: pd.DataFrame) -> bool:
+        """Whether exactly one row matches and the run did not measure its value."""
+        hits = self._hits(table)
+        return len(hits) == 1 and bool(pd.isna(hits.iloc[0]))
 
     def get(self, column: str) -> str | int | float | None:
         """Return the value the row must have in ``column`` (``None`` if unconstrained)."""
@@ -424,6 +439,15 @@ def grid(**axes: Iterable[str | int | float]) -> list[Params]:
     for name, values in axes.items():
         rows = [{**row, name: value} for row in rows for value in values]
     return rows
+
+
+def unavailable(reader: Reader, table: pd.DataFrame) -> str:
+    """Return why ``reader`` gives no value on ``table``.
+
+    ``"not measured"`` when it reads one cell the run did not measure, else
+    ``"n/a"`` (rows missing, or a reader of several cells).
+    """
+    return "not measured" if isinstance(reader, Cell) and reader.unmeasured(table) else "n/a"
 
 
 def at(metric: str, **where: str | int | float) -> Cell:

@@ -21,6 +21,7 @@ import sys
 import tomli_w
 
 from nicsim import _core
+from nicsim._core import NicsimError
 from nicsim.fitted import Range, ranges
 
 __all__ = ["KEYS", "TARGET_LATENCY_US", "cycle_range", "fit_lci2000", "null_latency_us"]
@@ -39,7 +40,10 @@ def null_latency_us(fw_cycles: int, preset: str = "lci2000") -> float:
         "nic": {"polling": "packet-shifting"},
         "workload": {"kind": "pingpong", "size_bytes": 0, "iterations": 200, "warmup": 10},
     }
-    return float(_core.run(tomli_w.dumps(scenario))["latency_us"])
+    latency = _core.run(tomli_w.dumps(scenario))["latency_us"]
+    if not isinstance(latency, (int, float)):
+        raise NicsimError(f"the LCI ping-pong of the fit measured no latency_us: {latency!r}")
+    return float(latency)
 
 
 #: The preset keys of the one free parameter.

@@ -9,6 +9,7 @@ MPI at SC (Table I, §4.1). :mod:`nicsim.fit` fits the presets to them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -59,7 +60,8 @@ BOUND_WEIGHT = 10.0
 
 def _run(preset: str, ov: Overrides, **scenario: Any) -> dict[str, float | int | str]:
     doc: dict[str, Any] = {"preset": preset, "seed": 1, "platform": ov, **scenario}
-    return _core.run(tomli_w.dumps(doc))
+    # A metric the run could not measure is NaN: it never fits a target.
+    return {k: math.nan if v is None else v for k, v in _core.run(tomli_w.dumps(doc)).items()}
 
 
 def _num(m: dict[str, float | int | str], key: str) -> float:

@@ -15,6 +15,13 @@ This module owns three views of the metrics the core returns:
   ``nicsim run --all`` (headline, interrupts, drops, host CPU, NIC, I/O bus,
   cache, protocol, run).
 
+* **Validity.** :class:`Metrics` is what a run returns: a dict of the
+  metrics by name, where a metric the run could not measure (a rate over
+  fewer messages than the window, a ratio over zero events) has the value
+  ``None`` and its reason in :attr:`Metrics.not_measured`. Every table,
+  claim and output shows it as *not measured*, never as a number
+  (:func:`shown`, :func:`why_not`).
+
 It computes nothing: the core does (``crates/nicsim/src/sim/metrics.rs``,
 ``crates/nicsim/src/lci/``). ``tests/test_metrics.py`` runs every workload
 kind of both stacks (Open-MX and LCI) and checks that each name it reports is listed here, so
@@ -24,12 +31,119 @@ a metric added to the core without a name here fails that test.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from nicsim._core import NicsimError
 
-__all__ = ["WORLDS", "check_names", "groups", "reported", "summary"]
+__all__ = [
+    "NOT_MEASURED",
+    "WORLDS",
+    "Metrics",
+    "as_json",
+    "check_names",
+    "groups",
+    "is_measured",
+    "reported",
+    "summary",
+    "why_not",
+]
+
+#: How a metric a run could not measure is shown in text.
+NOT_MEASURED = "not measured"
+
+Value = float | int | str | None
+
+
+class Metrics(dict[str, Value]):
+    """The metrics of one run: name → value, ``None`` for one not measured.
+
+    A metric the run could not measure (too few messages for a rate, a
+    ratio over zero events, a throughput above the link's line rate from a
+    run too short) is a key with the value ``None``; :attr:`not_measured`
+    maps each such name to the reason, one sentence naming the scenario
+    keys that would make it measurable. A measured value is a finite
+    number (or a string for a few descriptive entries).
+
+    Parameters
+    ----------
+    values
+        The metrics by name (``None`` for those not measured).
+    not_measured
+        Name → why it was not measured; each name is also a key of the
+        dict, with the value ``None``.
+
+    Examples
+    --------
+    >>> m = Metrics({"latency_us": 9.5}, {"throughput_MiBps": "run at least 64 messages"})
+    >>> m["throughput_MiBps"] is None, m.not_measured["throughput_MiBps"]
+    (True, 'run at least 64 messages')
+    >>> is_measured(m, "latency_us"), is_measured(m, "throughput_MiBps")
+    (True, False)
+    """
+
+    not_measured: dict[str, str]
+
+    def __init__(
+        self,
+        values: Mapping[str, Value] | None = None,
+        not_measured: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(values or {})
+        self.not_measured = dict(not_measured or {})
+        for name in self.not_measured:
+            self[name] = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (dict(self), self.not_measured))
+
+    def __repr__(self) -> str:
+        if not self.not_measured:
+            return dict.__repr__(self)
+        return f"Metrics({dict.__repr__(self)}, not_measured={self.not_measured!r})"
+
+    def copy(self) -> Metrics:
+        """Return a shallow copy that keeps the reasons."""
+        return Metrics(self, self.not_measured)
+
+
+def is_measured(metrics: Mapping[str, object], name: str) -> bool:
+    """Whether ``metrics`` has a measured value for ``name`` (present, not ``None`` nor NaN)."""
+    value = metrics.get(name)
+    if value is None:
+        return False
+    return not (isinstance(value, float) and math.isnan(value))
+
+
+def why_not(metrics: Mapping[str, object], name: str) -> str:
+    """Return why ``name`` was not measured (a generic reason when ``metrics`` gives none)."""
+    reasons = getattr(metrics, "not_measured", None)
+    if isinstance(reasons, Mapping) and name in reasons:
+        return str(reasons[name])
+    if name not in metrics:
+        return "the run does not report it"
+    return "the run could not measure it"
+
+
+def as_json(metrics: Mapping[str, object]) -> dict[str, object]:
+    """Return the metrics as a JSON object, with the reasons of those not measured.
+
+    Each metric not measured is ``null``; then, when there are any,
+    ``"not_measured"`` maps each of their names to the reason.
+
+    Examples
+    --------
+    >>> as_json(Metrics({"events": 3}, {"latency_us": "why"}))
+    {'events': 3, 'latency_us': None, 'not_measured': {'latency_us': 'why'}}
+    """
+    out: dict[str, object] = dict(metrics)
+    reasons = {name: why_not(metrics, name) for name in metrics if not is_measured(metrics, name)}
+    if reasons:
+        out["not_measured"] = reasons
+    return out
+
 
 #: The worlds a scenario runs in (``nicsim._core.check`` tells which).
 WORLDS = ("open-mx", "lci")

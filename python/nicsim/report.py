@@ -103,7 +103,9 @@ def comparison(experiment: Experiment, table: pd.DataFrame) -> list[list[Any]]:
         published: Any = item.value if item.bound == "=" else item.target
         source = f'{item.source} ("{item.as_printed}")'
         if check.simulated is None:
-            rows.append([item.quantity, "n/a", published, "n/a", "n/a", item.status, source])
+            # A value the run did not measure is not compared.
+            why = exp_base.unavailable(item.simulated, table)
+            rows.append([item.quantity, why, published, "n/a", "n/a", item.status, source])
             continue
         ratio = "n/a" if check.ratio is None else check.ratio
         within = "yes" if check.agrees else "no"
@@ -118,7 +120,7 @@ def claims(experiment: Experiment, table: pd.DataFrame) -> list[list[Any]]:
         checked = claim.check(table)
         source = str(claim.source)
         if checked is None:
-            rows.append([claim.text, "n/a", "n/a", source])
+            rows.append([claim.text, exp_base.unavailable(claim.value, table), "n/a", source])
         else:
             value, holds = checked
             rows.append([claim.text, float(value), "yes" if holds else "no", source])

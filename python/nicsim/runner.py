@@ -14,6 +14,7 @@ table.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -210,7 +211,9 @@ def table(experiment: Experiment, jobs: Sequence[Job], metrics: Sequence[Metrics
 
     rows: list[dict[str, Any]] = []
     for job, result in zip(jobs, metrics, strict=True):
-        full: dict[str, Any] = dict(result)
+        # A metric the run did not measure is NaN (an empty cell), never a
+        # number: what a derived column computes from it is NaN too.
+        full: dict[str, Any] = {k: math.nan if v is None else v for k, v in result.items()}
         if experiment.model is not None:
             full.update(experiment.model(job.params, job.toml))
         if experiment.finish is not None:

@@ -31,12 +31,10 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from nicsim._core import NicsimError
+from nicsim.metrics import Metrics
 from nicsim.scenario import MAX_FILE_BYTES
 
 __all__ = ["Metrics", "Store", "build_id", "job_key"]
-
-#: Metrics of one core run.
-Metrics = dict[str, float | int | str]
 
 #: Bumped when the meaning of a key or the entry format changes.
 KEY_VERSION = "nicsim-job-v1"
@@ -131,7 +129,8 @@ class Store:
         metrics = record.get("metrics") if isinstance(record, dict) else None
         if not isinstance(metrics, dict) or record.get("key") != key:
             return None
-        return metrics
+        reasons = record.get("not_measured", {})
+        return Metrics(metrics, reasons if isinstance(reasons, dict) else {})
 
     def put(self, key: str, scenario_toml: str, metrics: Metrics) -> None:
         """Write one finished job: whole, under a temporary name, then renamed.
@@ -142,7 +141,13 @@ class Store:
             If the entry cannot be written (a full disk, say), naming it;
             the entries written before stay whole.
         """
-        record = {"key": key, "build": self.dir.name, "metrics": metrics, "scenario": scenario_toml}
+        record = {
+            "key": key,
+            "build": self.dir.name,
+            "metrics": metrics,
+            "not_measured": getattr(metrics, "not_measured", {}),
+            "scenario": scenario_toml,
+        }
         final = self._path(key)
         temp = final.with_name(f".{final.name}.{os.getpid()}{TEMP_SUFFIX}")
         try:

@@ -184,6 +184,7 @@ def run_planned(
                     f"sweep metric {unknown[0]!r}: unknown to {job.label}, which reports "
                     f"{len(result)} metrics{hint}"
                 )
-            result = {m: result[m] for m in metrics}
-        rows.append({**job.params, **result})
+            rows.append({**job.params, **{m: result[m] for m in metrics}})
+        else:
+            rows.append({**job.params, **result})
     return pd.DataFrame(rows)

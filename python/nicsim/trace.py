@@ -39,6 +39,7 @@ from typing import IO, Any
 
 from nicsim import _core
 from nicsim._core import NicsimError
+from nicsim.metrics import Metrics
 
 __all__ = ["BUSY_CATEGORIES", "CAP_DEFAULT", "CAP_MAX", "Request", "request", "run", "write"]
 
@@ -125,7 +126,7 @@ def run(
     req: Request,
     policy: Callable[[], Any] | None,
     progress: Callable[[int, int], object] | None,
-) -> dict[str, float | int | str]:
+) -> Metrics:
     """Run the scenario ``toml`` with its timeline; write it to ``req.target``."""
     from nicsim import outputs
 

@@ -36,7 +36,7 @@ import pandas as pd
 from nicsim import fit as _fit
 from nicsim import fit_lci as _fit_lci
 from nicsim import fitted as _fitted
-from nicsim.exp_base import TOLERANCE, Claim, Published
+from nicsim.exp_base import TOLERANCE, Claim, Published, unavailable
 from nicsim.experiments import EXPERIMENTS
 from nicsim.outputs import atomic_file
 from nicsim.report import FLOAT_FORMAT, Provenance, markdown_table
@@ -150,6 +150,9 @@ def _published_row(exp_id: str, item: Published, table: pd.DataFrame | None) -> 
     else:
         check = item.check(table)
         simulated, ratio, agrees = check.simulated, check.ratio, check.agrees
+        if simulated is None and unavailable(item.simulated, table) == "not measured":
+            # Not compared: the run could not measure it.
+            note = "; ".join(filter(None, ["not measured in this reproduction", note]))
     return Row(
         item.source,
         item.quantity,
@@ -335,7 +338,7 @@ def _claim_rows(tables: Mapping[str, pd.DataFrame], attributed: bool) -> list[li
 def _claim_check(claim: Claim, table: pd.DataFrame | None) -> list[str]:
     checked = None if table is None else claim.check(table)
     if checked is None:
-        return ["n/a", "n/a"]
+        return ["n/a" if table is None else unavailable(claim.value, table), "n/a"]
     value, holds = checked
     return [FLOAT_FORMAT % value, "yes" if holds else "no"]
 

@@ -129,11 +129,7 @@ impl Watch {
 /// events)` is called a few times per second while it runs.
 #[pyfunction]
 #[pyo3(signature = (scenario_toml, progress=None))]
-fn run<'py>(
-    py: Python<'py>,
-    scenario_toml: String,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+fn run<'py>(py: Python<'py>, scenario_toml: String, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let mut watch = Watch::new(progress)?;
     let m = py.allow_threads(|| {
         guarded(std::panic::AssertUnwindSafe(|| nicsim::run_toml_checked(&scenario_toml, &mut |at| watch.check(at))))
@@ -233,7 +229,7 @@ fn run_policy<'py>(
     scenario_toml: String,
     make_policy: Py<PyAny>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let (m, _) = run_world(py, &scenario_toml, Some(make_policy), progress, None)?;
     metrics_dict(py, m)
 }
@@ -251,7 +247,7 @@ fn run_trace<'py>(
     cap: u64,
     make_policy: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Bound<'py, pyo3::types::PyDict>)> {
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, pyo3::types::PyDict>)> {
     let cfg = nicsim::sim::TraceCfg { from: Instant::from_ps(from_ps), until: Instant::from_ps(until_ps), cap };
     let (m, tracer) = run_world(py, &scenario_toml, make_policy, progress, Some(cfg))?;
     let tracer = tracer.ok_or_else(|| NicsimError::new_err("internal error (please report): no timeline"))?;
@@ -355,7 +351,7 @@ fn replay<'py>(
     frames: Vec<(u64, u32, Bound<'py, pyo3::types::PyBytes>, bool, u32, bool)>,
     make_policy: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Series)> {
+) -> PyResult<(Bound<'py, PyAny>, Series)> {
     let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
     let frames: Vec<nicsim::sim::ReplayFrame> = frames
         .iter()
@@ -393,16 +389,35 @@ fn replay<'py>(
     Ok((metrics_dict(py, m)?, (arrival, delay, series.irq_before)))
 }
 
-fn metrics_dict(py: Python<'_>, m: nicsim::Metrics) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
-    let d = pyo3::types::PyDict::new(py);
-    for (k, v) in m.0 {
-        if is_count(&k) {
-            d.set_item(k, v as i64)?;
+/// The metrics as `nicsim.metrics.Metrics`: a dict of every metric in
+/// name order, `None` for one the run could not measure, and its
+/// `not_measured` mapping of those names to the reason.
+fn metrics_dict(py: Python<'_>, m: nicsim::Metrics) -> PyResult<Bound<'_, PyAny>> {
+    let values = pyo3::types::PyDict::new(py);
+    let reasons = pyo3::types::PyDict::new(py);
+    let mut measured = m.values.into_iter().peekable();
+    let mut unmeasured = m.not_measured.into_iter().peekable();
+    loop {
+        let take_measured = match (measured.peek(), unmeasured.peek()) {
+            (Some((a, _)), Some((b, _))) => a < b,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        if take_measured {
+            let (k, v) = measured.next().expect("peeked");
+            if is_count(&k) {
+                values.set_item(k, v as i64)?;
+            } else {
+                values.set_item(k, v)?;
+            }
         } else {
-            d.set_item(k, v)?;
+            let (k, why) = unmeasured.next().expect("peeked");
+            values.set_item(&k, py.None())?;
+            reasons.set_item(k, why)?;
         }
     }
-    Ok(d)
+    py.import("nicsim.metrics")?.getattr("Metrics")?.call1((values, reasons))
 }
 
 /// Checks a scenario (TOML text) as `run` would before it starts, without

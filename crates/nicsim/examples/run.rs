@@ -30,8 +30,11 @@ fn main() {
     });
     match outcome {
         Ok(m) => {
-            for (k, v) in &m.0 {
+            for (k, v) in &m.values {
                 println!("{k} = {v}");
+            }
+            for (k, why) in &m.not_measured {
+                println!("{k}: not measured: {why}");
             }
         }
         Err(e) => {

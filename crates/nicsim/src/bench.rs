@@ -117,7 +117,10 @@ pub fn run_checked(
 
 /// Whether two runs' metrics are the same, bit for bit (NaN included).
 fn same_bits(a: &crate::metrics::Metrics, b: &crate::metrics::Metrics) -> bool {
-    a.0.len() == b.0.len() && a.0.iter().zip(&b.0).all(|((ka, va), (kb, vb))| ka == kb && va.to_bits() == vb.to_bits())
+    let (x, y) = (&a.values, &b.values);
+    a.not_measured == b.not_measured
+        && x.len() == y.len()
+        && x.iter().zip(y).all(|((ka, va), (kb, vb))| ka == kb && va.to_bits() == vb.to_bits())
 }
 
 /// Least event-loop time (seconds) behind a size benchmark's ns per event:

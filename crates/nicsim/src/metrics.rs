@@ -1,20 +1,151 @@
 //! Metrics of a finished run: named values, the one result type of both
 //! simulated worlds (`crate::sim` for Open-MX, `crate::lci` for LCI).
 //!
-//! This module owns the container only; each world computes its own
-//! metrics from its state at the end of a run.
+//! This module owns the container and the validity rules both worlds share:
+//! a metric is either measured (a finite value) or *not measured* with the
+//! reason, never a number standing in for one a run could not measure (a
+//! rate over too few messages, a ratio over zero events). Each world
+//! computes its own metrics from its state at the end of a run.
 
 use std::collections::BTreeMap;
 
-/// Named metric values of one run, in a stable (sorted) order.
+/// Named metric values of one run, in a stable (sorted) order, and the
+/// metrics the run could not measure with the reason of each. A name is in
+/// at most one of the two maps.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Metrics(pub BTreeMap<String, f64>);
+pub struct Metrics {
+    /// Measured values: finite numbers.
+    pub values: BTreeMap<String, f64>,
+    /// Metrics the run reports but could not measure: name → why (one
+    /// sentence naming the keys that would make it measurable).
+    pub not_measured: BTreeMap<String, String>,
+}
 
 impl Metrics {
+    /// The measured value of `k` (`None` when absent or not measured).
     pub fn get(&self, k: &str) -> Option<f64> {
-        self.0.get(k).copied()
+        self.values.get(k).copied()
     }
+    /// Why `k` was not measured, when it was not.
+    pub fn why_not(&self, k: &str) -> Option<&str> {
+        self.not_measured.get(k).map(String::as_str)
+    }
+    /// Records `v` for `k`; a value that is not finite is recorded as not
+    /// measured (a division by a zero span or count).
     pub(crate) fn set(&mut self, k: &str, v: f64) {
-        self.0.insert(k.to_string(), v);
+        if v.is_finite() {
+            self.not_measured.remove(k);
+            self.values.insert(k.to_string(), v);
+        } else {
+            self.unmeasured(k, "the run gives no finite value (a zero count or time span)");
+        }
+    }
+    /// Records that `k` was not measured, and why.
+    pub(crate) fn unmeasured(&mut self, k: &str, why: impl Into<String>) {
+        self.values.remove(k);
+        self.not_measured.insert(k.to_string(), why.into());
+    }
+    /// `num / den` under `k`, or not measured with `why` when `den` is zero
+    /// (or the quotient is not finite).
+    pub(crate) fn ratio(&mut self, k: &str, num: f64, den: f64, why: &str) {
+        if den > 0.0 && (num / den).is_finite() {
+            self.set(k, num / den);
+        } else {
+            self.unmeasured(k, why);
+        }
+    }
+}
+
+/// The least time a link takes to carry messages: its line rate, and per
+/// frame the bytes it carries besides a message's payload (Ethernet or
+/// network header and the link's framing overhead) and the most payload a
+/// frame holds. A lower bound: the protocol's own headers, acks and pulls
+/// only add to it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkBound {
+    pub bytes_per_s: f64,
+    pub frame_extra_bytes: u64,
+    pub frame_payload: u64,
+}
+
+impl LinkBound {
+    /// Seconds the link needs at least for `messages` messages of `size` bytes.
+    pub fn least_secs(&self, messages: u64, size: u64) -> f64 {
+        let frames = size.div_ceil(self.frame_payload.max(1)).max(1);
+        let wire = size as f64 + (frames * self.frame_extra_bytes) as f64;
+        messages as f64 * wire / self.bytes_per_s
+    }
+}
+
+/// Why a windowed stream's rate over `messages` timed messages after
+/// `warmup` ones, with `window` outstanding, in `secs` seconds, is not
+/// measured, or `None` when it is: the timed part must have at least a
+/// window of messages (after a warm-up, up to `window` timed messages are
+/// already in flight when timing starts), and the link must have been able
+/// to carry them in that time (a faster figure is an artefact of a run too
+/// short to measure).
+pub(crate) fn stream_unmeasurable(
+    messages: u64,
+    warmup: u64,
+    window: u64,
+    size: u64,
+    secs: f64,
+    link: &LinkBound,
+) -> Option<String> {
+    if warmup > 0 && messages < window {
+        return Some(format!(
+            "the first {messages} message(s) of the timed part were in flight when timing started; \
+             run at least workload.window = {window} timed messages (workload.messages)"
+        ));
+    }
+    let least = link.least_secs(messages, size);
+    if secs <= 0.0 || secs < least {
+        return Some(format!(
+            "{messages} message(s) of {size} B timed over {:.3} µs, less than the {:.3} µs the link needs \
+             to carry them: the run is too short; raise workload.messages",
+            secs.max(0.0) * 1e6,
+            least * 1e6
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEN_G: LinkBound = LinkBound { bytes_per_s: 1.25e9, frame_extra_bytes: 38, frame_payload: 1500 };
+
+    #[test]
+    fn a_value_that_is_not_finite_is_not_measured() {
+        let mut m = Metrics::default();
+        m.set("x", f64::INFINITY);
+        m.ratio("y", 3.0, 0.0, "no messages");
+        m.set("z", 2.0);
+        assert_eq!((m.get("x"), m.get("y"), m.get("z")), (None, None, Some(2.0)));
+        assert_eq!(m.why_not("y"), Some("no messages"));
+        assert!(m.why_not("x").is_some() && m.why_not("z").is_none());
+        m.set("y", 1.0);
+        assert_eq!((m.get("y"), m.why_not("y")), (Some(1.0), None));
+    }
+
+    #[test]
+    fn the_link_bound_counts_each_frame_overhead() {
+        // 3000 B = 2 frames: 3000 + 2 * 38 bytes at 1.25 GB/s.
+        assert!((TEN_G.least_secs(1, 3000) - 3076.0 / 1.25e9).abs() < 1e-15);
+        // An empty message still takes a frame.
+        assert!((TEN_G.least_secs(10, 0) - 380.0 / 1.25e9).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_stream_shorter_than_its_window_or_faster_than_the_link_is_not_measured() {
+        let why = stream_unmeasurable(1, 10, 64, 1 << 20, 1.0, &TEN_G).unwrap();
+        assert!(why.contains("workload.window = 64") && why.contains("workload.messages"), "{why}");
+        // No warm-up: timing starts at time zero with nothing in flight.
+        assert_eq!(stream_unmeasurable(1, 0, 64, 1 << 20, 1.0, &TEN_G), None);
+        let why = stream_unmeasurable(64, 10, 64, 1 << 20, 1e-3, &TEN_G).unwrap();
+        assert!(why.contains("too short"), "{why}");
+        assert_eq!(stream_unmeasurable(64, 10, 64, 1 << 20, 0.06, &TEN_G), None);
+        assert!(stream_unmeasurable(64, 10, 64, 0, 0.0, &TEN_G).is_some());
     }
 }

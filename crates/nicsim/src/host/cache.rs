@@ -228,6 +228,14 @@ impl CacheStats {
         self.fill[die as usize] - stamp < self.capacity
     }
 
+    /// Accesses and misses of `side`, over every object class.
+    pub fn side_totals(&self, side: Side) -> (u64, u64) {
+        let s = side as usize;
+        let h: u64 = self.counts.iter().map(|r| r[s].hits).sum();
+        let m: u64 = self.counts.iter().map(|r| r[s].misses).sum();
+        (h + m, m)
+    }
+
     pub fn miss_rate(&self, side: Side) -> f64 {
         let s = side as usize;
         let h: u64 = self.counts.iter().map(|r| r[s].hits).sum();

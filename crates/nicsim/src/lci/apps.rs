@@ -335,22 +335,23 @@ impl McProgram {
 
     /// The program's measurements.
     pub fn metrics(&self, m: &mut Metrics) {
-        let mut set = |k: &str, v: f64| {
-            m.0.insert(k.to_string(), v);
-        };
         match self {
             McProgram::Bcast { size, iterations, count, latency_sum, burst_start, burst_end, .. } => {
                 if *iterations > 0 {
-                    set("latency_us", latency_sum.as_us_f64() / *iterations as f64);
+                    m.set("latency_us", latency_sum.as_us_f64() / *iterations as f64);
                 }
                 if *count > 0 {
                     let s = burst_end.since(*burst_start).as_s_f64();
-                    set("throughput_MBps", (*size * *count as u64) as f64 / s / 1e6);
-                    set("burst_us", s * 1e6);
+                    m.set("burst_us", s * 1e6);
+                    if s > 0.0 {
+                        m.set("throughput_MBps", (*size * *count as u64) as f64 / s / 1e6);
+                    } else {
+                        m.unmeasured("throughput_MBps", "the broadcasts took no simulated time");
+                    }
                 }
             }
             McProgram::Asp { end, .. } | McProgram::Qr { end, .. } => {
-                set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
+                m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
             }
         }
     }

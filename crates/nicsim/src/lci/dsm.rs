@@ -263,13 +263,14 @@ impl Dsm {
     }
 
     pub fn metrics(&self, m: &mut Metrics) {
-        let end = self.finish.iter().flatten().max().copied();
-        let t = if self.done() { end.map_or(f64::NAN, |e| e.as_s_f64()) } else { f64::NAN };
-        m.0.insert("exec_time_s".into(), t);
-        m.0.insert("remote_ops".into(), self.remote_ops as f64);
-        m.0.insert("invalidations".into(), self.invalidations as f64);
-        m.0.insert("stuck".into(), if self.done() { 0.0 } else { 1.0 });
-        m.0.insert("stuck_waiting_procs".into(), self.waiting() as f64);
+        match self.finish.iter().flatten().max() {
+            Some(end) if self.done() => m.set("exec_time_s", end.as_s_f64()),
+            _ => m.unmeasured("exec_time_s", super::STUCK),
+        }
+        m.set("remote_ops", self.remote_ops as f64);
+        m.set("invalidations", self.invalidations as f64);
+        m.set("stuck", if self.done() { 0.0 } else { 1.0 });
+        m.set("stuck_waiting_procs", self.waiting() as f64);
     }
 }
 

@@ -129,10 +129,11 @@ impl Fft {
     }
 
     pub fn metrics(&self, m: &mut Metrics) {
-        let t =
-            if self.done() { self.finish.iter().flatten().max().map_or(f64::NAN, |e| e.as_s_f64()) } else { f64::NAN };
-        m.0.insert("exec_time_s".into(), t);
-        m.0.insert("stuck".into(), if self.done() { 0.0 } else { 1.0 });
+        match self.finish.iter().flatten().max() {
+            Some(end) if self.done() => m.set("exec_time_s", end.as_s_f64()),
+            _ => m.unmeasured("exec_time_s", super::STUCK),
+        }
+        m.set("stuck", if self.done() { 0.0 } else { 1.0 });
     }
 }
 

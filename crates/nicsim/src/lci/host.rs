@@ -160,6 +160,11 @@ impl Host {
         self.kernel_dispatch + self.signal_handler
     }
 
+    /// Payload bytes of a full packet.
+    pub fn packet_bytes(&self) -> u32 {
+        self.packet_bytes
+    }
+
     /// Packets a message of `size` bytes needs (at least one).
     pub fn packets_for(&self, size: u64) -> u32 {
         size.div_ceil(self.packet_bytes as u64).max(1) as u32

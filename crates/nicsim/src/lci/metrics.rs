@@ -5,6 +5,7 @@
 
 use super::host::Host;
 use super::{reliable, Stack};
+use crate::metrics::LinkBound;
 use crate::time::Instant;
 use crate::Metrics;
 
@@ -14,7 +15,7 @@ impl Stack {
     pub fn metrics(&self, now: Instant, events: u64) -> Metrics {
         let mut m = Metrics::default();
         let mut set = |k: &str, v: f64| {
-            m.0.insert(k.to_string(), v);
+            m.set(k, v);
         };
         set("sim_time_us", now.as_us_f64());
         set("events", events as f64);
@@ -31,21 +32,27 @@ impl Stack {
             b.report(i, now.since(Instant::ZERO), &mut set);
         }
         self.mc_metrics(&mut set);
-        self.program.metrics(&mut m);
+        let spec = self.grid.spec();
+        let link = LinkBound {
+            bytes_per_s: spec.bytes_per_s as f64,
+            frame_extra_bytes: (self.header + spec.overhead_bytes) as u64,
+            frame_payload: self.hosts[0].packet_bytes() as u64,
+        };
+        self.program.metrics(&mut m, &link);
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
         let wd_irqs = self.packet_irqs + self.wd.iter().map(|w| w.raised).sum::<u64>();
-        m.0.insert("watchdog_interrupts".into(), wd_irqs as f64);
-        m.0.insert("watchdog_fetches".into(), self.wd.iter().map(|w| w.fetches).sum::<u64>() as f64);
-        m.0.insert("clock_interrupts".into(), self.clock_interrupts as f64);
-        m.0.insert("signals_returned_at_once".into(), self.signals_at_once as f64);
-        m.0.insert("signals_merged".into(), self.signals_merged as f64);
-        m.0.insert("ni_host_fetches".into(), self.ni_host_fetches as f64);
+        m.set("watchdog_interrupts", wd_irqs as f64);
+        m.set("watchdog_fetches", self.wd.iter().map(|w| w.fetches).sum::<u64>() as f64);
+        m.set("clock_interrupts", self.clock_interrupts as f64);
+        m.set("signals_returned_at_once", self.signals_at_once as f64);
+        m.set("signals_merged", self.signals_merged as f64);
+        m.set("ni_host_fetches", self.ni_host_fetches as f64);
         let rel = |f: &dyn Fn(&reliable::Reliable) -> u64| {
             self.hosts.iter().filter_map(|h| h.rel.as_ref()).map(f).sum::<u64>() as f64
         };
-        m.0.insert("explicit_acks".into(), rel(&|r| r.explicit_acks));
-        m.0.insert("piggybacked_acks".into(), rel(&|r| r.piggybacked_acks));
-        m.0.insert("window_full_polls".into(), rel(&|r| r.stalls));
+        m.set("explicit_acks", rel(&|r| r.explicit_acks));
+        m.set("piggybacked_acks", rel(&|r| r.piggybacked_acks));
+        m.set("window_full_polls", rel(&|r| r.stalls));
         m
     }
 }

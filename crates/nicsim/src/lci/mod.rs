@@ -174,6 +174,9 @@ pub struct Stack {
     ni_host_fetches: u64,
 }
 
+/// Why a program that could not go on (`stuck = 1`) has no execution time.
+const STUCK: &str = "the program could not go on (stuck = 1): it never finished";
+
 /// Events without a packet sent or delivered after which a run is
 /// declared stuck (a spinning `pio` host generates events forever; the
 /// world's own stall window, in simulated time, would take far longer).

@@ -16,6 +16,7 @@ use super::fft::Fft;
 pub use super::host::Control;
 use super::host::Outgoing;
 use crate::config::LciWorkload;
+use crate::metrics::{stream_unmeasurable, LinkBound};
 use crate::time::{Duration, Instant};
 use crate::Metrics;
 
@@ -132,19 +133,35 @@ impl Program {
         }
     }
 
-    /// The program's measurements.
-    pub fn metrics(&self, m: &mut Metrics) {
+    /// The program's measurements; `link` bounds how fast the network can
+    /// carry a stream (a faster figure is not measured).
+    pub fn metrics(&self, m: &mut Metrics, link: &LinkBound) {
         match *self {
             Program::Stream { size, messages, t0, t1, .. } => {
                 let s = t1.since(t0).as_s_f64();
-                m.0.insert("msg_rate_per_s".into(), messages as f64 / s);
-                m.0.insert("throughput_MBps".into(), (size * messages) as f64 / s / 1e6);
-                m.0.insert("elapsed_us".into(), s * 1e6);
+                // The sender posts every message at once: no window to fill.
+                match stream_unmeasurable(messages, 0, 0, size, s, link) {
+                    None => {
+                        m.set("msg_rate_per_s", messages as f64 / s);
+                        m.set("throughput_MBps", (size * messages) as f64 / s / 1e6);
+                    }
+                    Some(why) => {
+                        m.unmeasured("msg_rate_per_s", why.clone());
+                        m.unmeasured("throughput_MBps", why);
+                    }
+                }
+                m.set("elapsed_us", s * 1e6);
             }
             Program::PingPong { size, iterations, t0, t1, .. } => {
                 let one_way = t1.since(t0).as_s_f64() / (2 * iterations) as f64;
-                m.0.insert("latency_us".into(), one_way * 1e6);
-                m.0.insert("throughput_MBps".into(), size as f64 / one_way / 1e6);
+                if one_way > 0.0 {
+                    m.set("latency_us", one_way * 1e6);
+                    m.set("throughput_MBps", size as f64 / one_way / 1e6);
+                } else {
+                    let why = "the timed round trips took no simulated time; raise workload.iterations";
+                    m.unmeasured("latency_us", why);
+                    m.unmeasured("throughput_MBps", why);
+                }
             }
             Program::Mc(ref p) => p.metrics(m),
             Program::Dsm(ref d) => d.metrics(m),

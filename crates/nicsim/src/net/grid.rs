@@ -51,6 +51,11 @@ impl Grid {
         Grid { spec, hosts, free: vec![Instant::ZERO; (2 * hosts + 6 * switches) as usize] }
     }
 
+    /// The grid's geometry and link timing.
+    pub fn spec(&self) -> &GridSpec {
+        &self.spec
+    }
+
     /// Number of hosts.
     pub fn hosts(&self) -> u32 {
         self.hosts

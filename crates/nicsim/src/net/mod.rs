@@ -20,6 +20,7 @@ use grid::{Grid, GridSpec};
 pub struct Network {
     bytes_per_s: u64,
     overhead: u32,
+    mtu: u32,
     prop: Duration,
     switch_latency: Duration,
     cut_through: bool,
@@ -64,12 +65,24 @@ impl Network {
             up_rate: Rate::new(bytes_per_s),
             down_rate: Rate::new(bytes_per_s),
             overhead: cfg.frame_overhead_bytes,
+            mtu: cfg.mtu,
             prop: t.propagation,
             switch_latency: t.switch_latency,
             cut_through: cfg.cut_through,
             up_free: vec![Instant::ZERO; hosts],
             down_free: vec![Instant::ZERO; hosts],
             grid,
+        }
+    }
+
+    /// The least time a link takes to carry messages (the grid's links are
+    /// at the same rate): each frame carries at most `link.mtu` payload
+    /// bytes, besides the Ethernet header and `link.frame_overhead_bytes`.
+    pub fn link_bound(&self) -> crate::metrics::LinkBound {
+        crate::metrics::LinkBound {
+            bytes_per_s: self.bytes_per_s as f64,
+            frame_extra_bytes: (crate::wire::ETH_HEADER_LEN as u32 + self.overhead) as u64,
+            frame_payload: self.mtu as u64,
         }
     }
 

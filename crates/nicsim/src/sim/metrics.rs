@@ -5,10 +5,17 @@
 use super::World;
 use crate::config::{RxDelivery, Workload};
 use crate::host::{ObjClass, Side};
+use crate::metrics::stream_unmeasurable;
 use crate::time::Instant;
 use crate::{Metrics, SimError};
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+/// Why a ratio over an empty part of a run is not measured.
+const NO_TIME: &str = "the run took no simulated time";
+const NO_TIMED_TIME: &str = "the timed part took no simulated time; raise workload.iterations";
+const NO_ACCESS: &str = "no cache line was accessed";
+const NO_MESSAGES: &str = "no message was timed";
 
 impl World {
     /// Packet conservation, interrupt accounting and request accounting.
@@ -104,14 +111,16 @@ impl World {
             // Average cores kept busy: kernel work, application segments, spinning.
             let span = self.q.now().as_s_f64();
             let busy = (h.kernel_time + h.app_time + h.spin_time).as_s_f64();
-            m.set(&format!("host{i}_cpu_cores"), if span > 0.0 { busy / span } else { 0.0 });
+            m.ratio(&format!("host{i}_cpu_cores"), busy, span, NO_TIME);
             m.set(&format!("host{i}_tx_contended"), h.tx_contended as f64);
             if h.nic.fw_rx_frames > 0 {
                 let per = h.nic.fw_rx_busy.as_ns_f64() / h.nic.fw_rx_frames as f64;
                 m.set(&format!("host{i}_nic_rx_ns_per_frame"), per);
             }
-            m.set(&format!("host{i}_kernel_miss_rate"), h.cache.miss_rate(Side::Kernel));
-            m.set(&format!("host{i}_user_miss_rate"), h.cache.miss_rate(Side::User));
+            for (side, name) in [(Side::Kernel, "kernel"), (Side::User, "user")] {
+                let (accesses, misses) = h.cache.side_totals(side);
+                m.ratio(&format!("host{i}_{name}_miss_rate"), misses as f64, accesses as f64, NO_ACCESS);
+            }
             for c in ObjClass::ALL {
                 let [k, u] = h.cache.counts[c as usize];
                 m.set(&format!("host{i}_cache_{}_misses", c.name()), (k.misses + u.misses) as f64);
@@ -125,7 +134,7 @@ impl World {
         // L2 misses per access over every host and side.
         let (accesses, misses) =
             self.hosts.iter().map(|h| h.cache.totals()).fold((0, 0), |(a, m), (x, y)| (a + x, m + y));
-        m.set("cache_miss_rate", if accesses > 0 { misses as f64 / accesses as f64 } else { 0.0 });
+        m.ratio("cache_miss_rate", misses as f64, accesses as f64, NO_ACCESS);
         if self.hosts[0].nic.queues[0].watchdog().is_some() {
             let dogs = || self.hosts.iter().flat_map(|h| &h.nic.queues).filter_map(|q| q.watchdog());
             m.set("watchdog_held", dogs().map(|w| w.holds).sum::<u64>() as f64);
@@ -137,8 +146,7 @@ impl World {
             m.set("clock_interrupts", c.interrupts as f64);
             m.set("clock_signals", c.signals as f64);
             m.set("timers_missed", c.missed as f64);
-            let mean = if c.missed > 0 { c.late_sum.as_us_f64() / c.missed as f64 } else { 0.0 };
-            m.set("timer_late_us_mean", mean);
+            m.ratio("timer_late_us_mean", c.late_sum.as_us_f64(), c.missed as f64, "no timer was missed");
             m.set("timer_late_us_max", c.late_max.as_us_f64());
         }
         if self.hosts[0].nic.flow.is_some() {
@@ -156,8 +164,8 @@ impl World {
             m.set("flow_control_overflow", all.overflow as f64);
             m.set("flow_control_stops", all.stops as f64);
             m.set("flow_control_wait_us_max", all.wait_max.as_us_f64());
-            let mean = if all.admitted > 0 { all.wait_sum.as_us_f64() / all.admitted as f64 } else { 0.0 };
-            m.set("flow_control_wait_us_mean", mean);
+            let none = "no frame passed a stopped link";
+            m.ratio("flow_control_wait_us_mean", all.wait_sum.as_us_f64(), all.admitted as f64, none);
         }
         if self.hosts[0].nic.rx_extra_bytes > 0 {
             // Packet shifting: per received frame, the DMA writes and the
@@ -178,32 +186,52 @@ impl World {
                 let pr = &self.hosts[0].procs[0];
                 if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
                     let half_rtt = (b - a).as_us_f64() / (2 * iterations) as f64;
-                    m.set("latency_us", half_rtt);
-                    m.set("throughput_MiBps", if half_rtt > 0.0 { size as f64 / (half_rtt * 1e-6) / MIB } else { 0.0 });
+                    let least = self.net.link_bound().least_secs(1, size) * 1e6;
+                    if half_rtt > 0.0 && half_rtt >= least {
+                        m.set("latency_us", half_rtt);
+                        m.set("throughput_MiBps", size as f64 / (half_rtt * 1e-6) / MIB);
+                    } else {
+                        let why = format!(
+                            "a one-way transfer of {size} B timed at {:.3} µs, less than the {:.3} µs the link needs; \
+                             raise workload.iterations",
+                            half_rtt, least
+                        );
+                        m.unmeasured("latency_us", why.clone());
+                        m.unmeasured("throughput_MiBps", why);
+                    }
                     // Interrupts raised on both hosts per one-way transfer.
                     let irq = (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64;
-                    m.set("interrupts_per_msg", irq / (2 * iterations) as f64);
+                    m.ratio("interrupts_per_msg", irq, (2 * iterations) as f64, NO_MESSAGES);
                     // [EMO] host overhead: share of each host's CPU taken from
                     // a cycle soaker between the marks (kernel + library time).
                     let span = (b - a).as_s_f64();
                     for i in 0..2 {
                         let busy = (self.busy_at_mark[1][i].saturating_sub(self.busy_at_mark[0][i])).as_s_f64();
                         let cores = self.hosts[i].cores.len() as f64;
-                        let pct = if span > 0.0 { 100.0 * busy / (span * cores) } else { 0.0 };
-                        m.set(&format!("host{i}_cpu_pct"), pct);
+                        m.ratio(&format!("host{i}_cpu_pct"), 100.0 * busy, span * cores, NO_TIMED_TIME);
                     }
                 }
             }
-            Workload::Stream { size, messages, .. } | Workload::Uniband { size, messages, .. } => {
+            Workload::Stream { size, messages, warmup, window }
+            | Workload::Uniband { size, messages, warmup, window } => {
                 let pr = &self.hosts[1].procs[0];
                 let start = pr.marks[0].unwrap_or(crate::time::Instant::ZERO);
                 if let Some(end) = pr.marks[1] {
                     let secs = (end - start).as_s_f64();
                     let irq = (pr.irq_at_mark[1] - pr.irq_at_mark[0]) as f64;
-                    let rate = if secs > 0.0 { messages as f64 / secs } else { 0.0 };
-                    m.set("msg_rate_per_s", rate);
-                    m.set("throughput_MiBps", rate * size as f64 / MIB);
-                    m.set("interrupts_per_msg", irq / messages as f64);
+                    let link = self.net.link_bound();
+                    match stream_unmeasurable(messages, warmup, window as u64, size, secs, &link) {
+                        None => {
+                            let rate = messages as f64 / secs;
+                            m.set("msg_rate_per_s", rate);
+                            m.set("throughput_MiBps", rate * size as f64 / MIB);
+                        }
+                        Some(why) => {
+                            m.unmeasured("msg_rate_per_s", why.clone());
+                            m.unmeasured("throughput_MiBps", why);
+                        }
+                    }
+                    m.ratio("interrupts_per_msg", irq, messages as f64, NO_MESSAGES);
                     m.set("stream_start_us", start.as_us_f64());
                     m.set("stream_end_us", end.as_us_f64());
                 }
@@ -241,8 +269,9 @@ impl World {
                 if let Some(f) = &self.flood {
                     let to = &self.hosts[super::flood::Flood::TO];
                     let packets = f.packets() as f64;
-                    m.set("overhead_ns_per_packet", to.kernel_time.as_ns_f64() / packets);
-                    m.set("interrupts_per_msg", to.irq_raised as f64 / packets);
+                    let none = "the flood sent no packet; raise workload.packets";
+                    m.ratio("overhead_ns_per_packet", to.kernel_time.as_ns_f64(), packets, none);
+                    m.ratio("interrupts_per_msg", to.irq_raised as f64, packets, none);
                 }
             }
             Workload::Asp { .. } | Workload::Qr { .. } | Workload::FftAlltoall { .. } => {

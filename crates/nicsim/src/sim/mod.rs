@@ -691,7 +691,7 @@ pub fn run_traced(
             p.finish()?;
         }
         let mut m = w.metrics();
-        m.0.insert("stuck_at_us".into(), w.q.now().as_us_f64());
+        m.set("stuck_at_us", w.q.now().as_us_f64());
         return Ok((m, None));
     }
     w.check_invariants()?;

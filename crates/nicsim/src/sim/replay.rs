@@ -305,22 +305,20 @@ impl World {
         m.set("replay_dropped", (d.ring_full + d.malformed + d.loss) as f64);
         m.set("replay_interrupts", hs.irq_raised as f64);
         m.set("replay_rx_interrupts", hs.irq_rx as f64);
-        m.set("replay_interrupts_per_frame", if n > 0 { hs.irq_raised as f64 / n as f64 } else { 0.0 });
+        m.ratio("replay_interrupts_per_frame", hs.irq_raised as f64, n as f64, "the capture has no frame");
         let busy = hs.kernel_time + hs.app_time + hs.spin_time;
-        m.set("replay_cpu_ns_per_frame", if r.handled > 0 { busy.as_ns_f64() / r.handled as f64 } else { 0.0 });
+        m.ratio("replay_cpu_ns_per_frame", busy.as_ns_f64(), r.handled as f64, "no frame reached the host");
         let mut delays: Vec<u64> = r.series.delay.iter().flatten().map(|d| d.as_ps()).collect();
         delays.sort_unstable();
-        let pick = |q: f64| -> f64 {
+        for (k, q) in [("replay_delay_p50_us", 0.50), ("replay_delay_p99_us", 0.99), ("replay_delay_max_us", 1.0)] {
             if delays.is_empty() {
-                return 0.0;
+                m.unmeasured(k, "no frame reached the host's handler");
+            } else {
+                // Nearest rank: the smallest delay with at least q of them at or below it.
+                let rank = ((q * delays.len() as f64).ceil() as usize).clamp(1, delays.len());
+                m.set(k, delays[rank - 1] as f64 / 1e6);
             }
-            // Nearest rank: the smallest delay with at least q of them at or below it.
-            let rank = ((q * delays.len() as f64).ceil() as usize).clamp(1, delays.len());
-            delays[rank - 1] as f64 / 1e6
-        };
-        m.set("replay_delay_p50_us", pick(0.50));
-        m.set("replay_delay_p99_us", pick(0.99));
-        m.set("replay_delay_max_us", pick(1.0));
+        }
         let span = r.frames.last().map_or(Duration::ZERO, |f| f.at.since(Instant::ZERO));
         m.set("replay_span_us", span.as_us_f64());
     }

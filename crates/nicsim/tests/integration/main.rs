@@ -16,6 +16,7 @@ mod scale;
 mod stalls;
 mod time_span;
 mod timeline;
+mod validity;
 mod window;
 
 use nicsim::Metrics;
