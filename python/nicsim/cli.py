@@ -235,6 +235,8 @@ def run_command(
             built.set(path, value)
     for path, value in parse_sets(set_ or []):
         built.set(path, value)
+    if trace is not None or built.pcap is not None:
+        _outputs_apart(trace, pcap, built, scenario, preset)
     progress = _RunProgress() if sys.stderr.isatty() else None
     try:
         metrics = nicsim.run(
@@ -257,6 +259,25 @@ def run_command(
         _out().print(f"{line}; all {len(metrics)} metrics: --all, or --json", highlight=False)
     if trace is not None:
         _out().print(f"timeline: {trace} (open it in https://ui.perfetto.dev)", highlight=False)
+
+
+def _outputs_apart(
+    trace: Path | None,
+    pcap: Path | None,
+    built: Scenario,
+    scenario: Path | None,
+    preset: str | None,
+) -> None:
+    """Refuse a ``run`` whose trace or pcap names an input or the other output, by option."""
+    from nicsim import outputs
+    from nicsim.scenario import preset_path
+
+    pcap_option = "--pcap" if pcap is not None else "pcap"
+    preset_option = "--preset" if preset is not None else "preset"
+    outputs.check_apart(
+        [("--trace", trace), (pcap_option, built.pcap)],
+        [("--scenario", scenario), (preset_option, preset_path(built.preset))],
+    )
 
 
 def _summary_table(scenario: Scenario, metrics: dict[str, Any]) -> "Table":
@@ -408,6 +429,7 @@ def sweep_command(
             progress=not quiet,
             fresh=fresh,
             option="--out",
+            inputs=[("--scenario", scenario)],
         )
     except KeyboardInterrupt:
         _interrupted(outputs.state_dir(out, is_dir=False) / "store")
@@ -494,6 +516,7 @@ def presets_copy(
     """Copy an embedded preset to a file you can edit and pass as --preset."""
     from nicsim import outputs
 
+    outputs.check_apart([("dest", dest)], [("name", name if Path(name).exists() else None)])
     text = nicsim.preset_toml(name)
     if dest.exists() and not force:
         _fail(f"{dest} exists; pass --force to overwrite")
