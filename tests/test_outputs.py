@@ -2,7 +2,8 @@
 
 Devices and FIFOs are written in place; an output never names an input or
 another output of the same command; a sweep writes no per-run file; a
-command that wrote nothing leaves no directory behind.
+command that wrote nothing leaves no directory behind; a trace cut by its
+cap says so; a traced run's memory is bounded per kept event.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import os
 import select
 import stat
 import struct
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -422,3 +425,61 @@ def test_an_output_lock_removes_only_the_directory_it_made(tmp_path: Path) -> No
     with outputs.OutputLock(kept / ".nicsim", kept, "--out"):
         (kept / "result.csv").write_text("1")
     assert sorted(p.name for p in kept.iterdir()) == ["result.csv"]
+
+
+# -- a trace cut by its cap says so -------------------------------------------
+
+
+@pytest.mark.core
+def test_a_trace_cut_by_its_cap_is_one_line_after_the_timeline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.json"
+    code, out, err = nicsim_cli(capsys, "run", *SMALL, "--trace", str(path), "--trace-cap", "50")
+    assert code == 0, err
+    left_out = json.loads(path.read_text())["otherData"]["left_out_by_cap"]
+    line = (
+        f"timeline cut by --trace-cap 50: {left_out:,} events left out "
+        "(a larger --trace-cap keeps more, up to 20,000,000)"
+    )
+    assert out.endswith(f"\n{line}\n") and out.index("timeline: ") < out.index(line)
+    assert err == ""
+    code, out, _ = nicsim_cli(capsys, "run", *SMALL, "--trace", str(path))
+    assert code == 0 and "timeline cut" not in out
+    code, out, err = nicsim_cli(capsys, "run", *SMALL, "--json", "--trace", str(path),
+                                "--trace-cap", "50")  # fmt: skip
+    assert code == 0 and json.loads(out)["events"] > 0
+    assert err.startswith("timeline cut by --trace-cap 50: ")
+
+
+# -- a traced run's memory is bounded per kept event -------------------------
+
+_PEAK = """
+import resource, sys, nicsim
+scenario = {"workload": {"kind": "stream", "size_bytes": 0, "messages": 60000}}
+nicsim.run(scenario, trace=sys.argv[1], trace_cap=int(sys.argv[2]))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+@pytest.mark.core
+def test_a_traced_run_holds_at_most_96_bytes_per_kept_event(tmp_path: Path) -> None:
+    """The bound of :mod:`nicsim.trace`: records, their packed copy, never the JSON text.
+
+    The slope between two caps (the run records more events than either)
+    leaves the untraced run's memory out.
+    """
+
+    def peak(cap: int) -> int:
+        done = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", _PEAK, str(tmp_path / "t.json"), str(cap)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return int(done.stdout)
+
+    small, large = 50_000, 450_000
+    per_event = (peak(large) - peak(small)) / (large - small)
+    data = json.loads((tmp_path / "t.json").read_text())["otherData"]
+    assert data["events"] == small and data["cut_by_cap"]  # the last run: cut, as planned
+    assert (tmp_path / "t.json").stat().st_size / small > 96  # the text is larger than the bound
+    assert per_event <= 96, per_event

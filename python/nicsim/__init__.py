@@ -161,7 +161,8 @@ def run(
         default: the whole run.
     trace_cap
         Keep at most this many events (default 1,000,000); the file says
-        whether the cap cut the timeline.
+        whether the cap cut the timeline, and a cut one is also a
+        :class:`nicsim.trace.TraceCut` warning.
 
     Returns
     -------

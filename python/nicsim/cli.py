@@ -20,6 +20,8 @@ and as strings it compiled them again on every run (14 ms of a small
 import json
 import sys
 import time
+import warnings
+from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -238,16 +240,26 @@ def run_command(
     if trace is not None or built.pcap is not None:
         _outputs_apart(trace, pcap, built, scenario, preset)
     progress = _RunProgress() if sys.stderr.isatty() else None
+    caught: list[warnings.WarningMessage] = []
     try:
-        metrics = nicsim.run(
-            built, progress=progress, trace=trace, trace_from_us=trace_from,
-            trace_until_us=trace_until, trace_cap=trace_cap,
-        )  # fmt: skip
+        with warnings.catch_warnings(record=True) if trace is not None else nullcontext() as seen:
+            if seen is not None:
+                from nicsim.trace import TraceCut
+
+                warnings.simplefilter("always", TraceCut)
+                caught = seen
+            metrics = nicsim.run(
+                built, progress=progress, trace=trace, trace_from_us=trace_from,
+                trace_until_us=trace_until, trace_cap=trace_cap,
+            )  # fmt: skip
     finally:
         if progress is not None:
             progress.close()
+    cut = _trace_cut(caught)
     if as_json:
         print(json.dumps(metrics, indent=2, sort_keys=False))
+        if cut:
+            print(cut, file=sys.stderr)
         return
     _out().print(_summary_table(built, metrics))
     sim_ms = float(metrics.get("sim_time_us", 0.0)) / 1e3
@@ -259,6 +271,8 @@ def run_command(
         _out().print(f"{line}; all {len(metrics)} metrics: --all, or --json", highlight=False)
     if trace is not None:
         _out().print(f"timeline: {trace} (open it in https://ui.perfetto.dev)", highlight=False)
+    if cut:
+        _out().print(cut, highlight=False, soft_wrap=True)
 
 
 def _outputs_apart(
@@ -278,6 +292,27 @@ def _outputs_apart(
         [("--trace", trace), (pcap_option, built.pcap)],
         [("--scenario", scenario), (preset_option, preset_path(built.preset))],
     )
+
+
+def _trace_cut(caught: list[warnings.WarningMessage]) -> str:
+    """Return the line saying what ``--trace-cap`` left out (or ``""``); show other warnings."""
+    if not caught:
+        return ""
+    from nicsim.trace import CAP_MAX, TraceCut
+
+    line = ""
+    for warning in caught:
+        if isinstance(warning.message, TraceCut):
+            cut = warning.message
+            line = (
+                f"timeline cut by --trace-cap {cut.cap:,}: {cut.left_out:,} events left out "
+                f"(a larger --trace-cap keeps more, up to {CAP_MAX:,})"
+            )
+        else:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return line
 
 
 def _summary_table(scenario: Scenario, metrics: dict[str, Any]) -> "Table":
