@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import stat
 import struct
 import subprocess
@@ -104,6 +105,31 @@ def test_a_pcap_into_a_fifo_is_streamed_to_its_reader_and_the_fifo_stays(
     assert _is_fifo(fifo)
     assert data[:4] in PCAP_MAGICS and len(data) > 24
     assert sorted(p.name for p in tmp_path.iterdir()) == ["frames"]
+
+
+@pytest.mark.core
+@pytest.mark.parametrize("option", ["--pcap", "--trace"])
+def test_ctrl_c_while_a_fifo_waits_for_its_reader_ends_the_run(tmp_path: Path, option: str) -> None:
+    fifo = tmp_path / "nobody-reads"
+    os.mkfifo(fifo)
+    root = Path(__file__).resolve().parents[1]
+    command = subprocess.Popen(
+        [sys.executable, "-m", "nicsim", "run", *SMALL, option, str(fifo)],
+        stderr=subprocess.PIPE, text=True,
+        env={"PYTHONPATH": str(root / "python"), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    time.sleep(2)  # started, and waiting for a reader
+    command.send_signal(signal.SIGINT)
+    try:
+        _, err = command.communicate(timeout=20)
+    finally:
+        if command.poll() is None:  # still blocked: unblock it before failing
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            command.kill()
+            command.wait()
+    assert command.returncode == 130, err
+    assert err.strip() == "error: interrupted"
+    assert _is_fifo(fifo)
 
 
 def _null_device(tmp_path: Path) -> Path:

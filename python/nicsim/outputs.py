@@ -23,6 +23,8 @@ goes into them (:mod:`nicsim.report` writes the tables, plots and report).
   it is, never renamed over or removed: ``--trace /dev/null`` discards the
   timeline and ``--pcap fifo`` streams the capture to the FIFO's reader
   (:func:`atomic_file` yields the path itself; :func:`in_place` tells).
+  A FIFO is opened by :func:`atomic_file` first, so that waiting for its
+  reader is where Ctrl-C stops it, whoever writes it then (the core).
 * **Whole or not at all.** A regular file is written under a temporary name
   in its own directory and renamed into place (:func:`atomic_file`); a
   symbolic link to a regular file keeps its link, and the file it names is
@@ -333,8 +335,10 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     succeeds. On any exception (an interrupt included) the temporary file is
     removed and ``path`` keeps its previous content. A device or a FIFO
     (:func:`in_place`) is yielded as it is, to be opened and written in
-    place: never renamed over, never removed. An :class:`OSError` (a full
-    disk, say) becomes a :class:`NicsimError` naming ``path``.
+    place: never renamed over, never removed; a FIFO is first opened here
+    (waiting for its reader) and held open until the block ends. An
+    :class:`OSError` (a full disk, say) becomes a :class:`NicsimError`
+    naming ``path``.
 
     Examples
     --------
@@ -352,7 +356,15 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     final = Path(path)
     if in_place(final):
         try:
-            yield final
+            # A FIFO is held open for writing while the block runs: waiting
+            # for its reader happens here, where Ctrl-C stops it, and the
+            # writer's own open (the core's, say) then returns at once.
+            held = os.open(final, os.O_WRONLY) if _kind(final) == "FIFO" else None
+            try:
+                yield final
+            finally:
+                if held is not None:
+                    os.close(held)
         except OSError as err:
             raise _cannot_write(final, err) from None
         return
