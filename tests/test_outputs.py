@@ -426,6 +426,24 @@ def test_a_reproduction_interrupted_before_its_first_run_leaves_no_directory(
         assert list(out.iterdir()) == []
 
 
+@pytest.mark.core
+def test_a_reproduce_command_interrupted_before_its_first_run_says_nothing_was_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nicsim import _core
+
+    def interrupted(toml: str, progress: object = None) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_core, "run", interrupted)
+    out = tmp_path / "out"
+    args = ["reproduce", "coalescing-irq-overhead", "--quick", "--jobs", "1", "--quiet"]
+    code, _, err = nicsim_cli(capsys, *args, "--out", str(out))
+    assert code == 130
+    assert err == "error: interrupted; no run had finished, nothing was written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_failed_replay_out_leaves_no_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

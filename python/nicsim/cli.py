@@ -397,10 +397,13 @@ def _interrupted(store: Path) -> NoReturn:
     words, status = _launch.stopped_by()
     _launch.command_ended()  # a second Ctrl-C now exits at once
     kept = Store(store).done()
-    print(
-        f"error: {words}; {kept} finished run(s) kept in {store}: the same command resumes",
-        file=sys.stderr,
-    )
+    if kept:
+        print(
+            f"error: {words}; {kept} finished run(s) kept in {store}: the same command resumes",
+            file=sys.stderr,
+        )
+    else:
+        print(f"error: {words}; no run had finished, nothing was written", file=sys.stderr)
     raise SystemExit(status)
 
 
