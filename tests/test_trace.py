@@ -12,6 +12,7 @@ import pytest
 
 import nicsim
 from nicsim.cli import app
+from nicsim.trace import TraceCut
 
 pytestmark = pytest.mark.core
 
@@ -152,13 +153,17 @@ def test_trace_keeps_its_window_and_its_cap_and_says_so(tmp_path: Path) -> None:
         assert end >= 1000 * 10**6 and start <= 1200 * 10**6, e
     assert data["otherData"]["cut_by_cap"] is False
     capped = tmp_path / "capped.json"
-    nicsim.run(PINGPONG, trace=capped, trace_cap=500)
+    with pytest.warns(TraceCut, match="events left out") as warned:
+        nicsim.run(PINGPONG, trace=capped, trace_cap=500)
     data = load(capped)
     other = data["otherData"]
     assert (other["event_cap"], other["cut_by_cap"]) == (500, True)
     events = [e for e in data["traceEvents"] if e["ph"] != "M"]
     assert len(events) == other["events"] <= 500
     assert other["events"] + other["left_out_by_cap"] >= total
+    cut = warned[0].message
+    assert isinstance(cut, TraceCut) and (cut.cap, cut.left_out) == (500, other["left_out_by_cap"])
+    assert warned[0].filename == __file__  # the warning points at the caller's line
 
 
 @pytest.mark.parametrize(

@@ -75,6 +75,11 @@ def __dir__() -> list[str]:
     return sorted({*__all__, *_SUBMODULES, *dunders})
 
 
+def _is_path(scenario: str | Path) -> bool:
+    """Whether :func:`_as_scenario` reads ``scenario`` as the path of a file."""
+    return isinstance(scenario, Path) or (scenario.endswith(".toml") and "\n" not in scenario)
+
+
 def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | Path) -> Scenario:
     if not isinstance(scenario, Scenario | Mapping | str | Path):
         raise NicsimError(
@@ -83,14 +88,10 @@ def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | Path) -> Scenari
         )
     if isinstance(scenario, Scenario):
         return Scenario.from_dict(scenario.to_dict())
-    if isinstance(scenario, Path):
-        return Scenario.load(scenario)
-    if isinstance(scenario, str):
+    if isinstance(scenario, Path | str):
         # One line ending in .toml is a path (as TOML text it would be invalid):
         # a missing or unreadable file is then named as such.
-        if scenario.endswith(".toml") and "\n" not in scenario:
-            return Scenario.load(scenario)
-        return Scenario.from_toml(scenario)
+        return Scenario.load(scenario) if _is_path(scenario) else Scenario.from_toml(str(scenario))
     return Scenario.from_dict(scenario)
 
 
@@ -154,13 +155,15 @@ def run(
     trace
         Write the run's timeline to this file, as Chrome trace-event JSON
         for Perfetto or ``chrome://tracing`` (:mod:`nicsim.trace`); the
-        metrics are those of the same run without it.
+        metrics are those of the same run without it. A file is replaced
+        whole; a device or a FIFO is written in place (as is a ``pcap``).
     trace_from_us, trace_until_us
         Keep the events that overlap this window of simulated time (µs);
         default: the whole run.
     trace_cap
         Keep at most this many events (default 1,000,000); the file says
-        whether the cap cut the timeline.
+        whether the cap cut the timeline, and a cut one is also a
+        :class:`nicsim.trace.TraceCut` warning.
 
     Returns
     -------
@@ -185,7 +188,9 @@ def run(
         ``scenario`` that is none of the above, a ``policy`` that is not
         callable, a ``pcap`` that is not a path; the message names it),
         or the ``pcap`` file cannot be written (checked before the run;
-        the trace is written whole or not at all), or the run held more
+        the trace is written whole or not at all), or ``trace`` or ``pcap``
+        names the scenario or preset file or the other output (the same
+        file; nothing is run), or the run held more
         memory than its limit (``NICSIM_MEMORY_LIMIT_MIB``, by default three
         quarters of the machine's memory, or of its cgroup's limit where
         that is lower; the message gives both).
@@ -222,10 +227,16 @@ def run(
         from nicsim import trace as timeline
 
         wanted = timeline.request(trace, trace_from_us, trace_until_us, trace_cap)
-    if built.pcap is None:
+    if built.pcap is None and wanted is None:
         return _run_core(built, policy, progress, wanted)
     from nicsim import outputs
+    from nicsim.scenario import preset_path
 
+    source = scenario if isinstance(scenario, Path | str) and _is_path(scenario) else None
+    inputs: list[outputs.Named] = [("scenario", source), ("preset", preset_path(built.preset))]
+    outputs.check_apart([("trace", trace), ("pcap", built.pcap)], inputs)
+    if built.pcap is None:
+        return _run_core(built, policy, progress, wanted)
     target = outputs.check_file(str(built.pcap), "pcap")
     with outputs.atomic_file(target) as temp:
         built.pcap = str(temp)

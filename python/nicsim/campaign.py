@@ -1,11 +1,11 @@
 """Campaigns that write files: ``reproduce`` into a directory, a sweep into a table file.
 
 This module owns the order of a campaign, the same for the command line and
-the Python API: every input and output is checked and the output locked
-before anything is simulated; jobs already in the output's results store are
-skipped and the others stored as they finish; files are written whole at the
-end (:mod:`nicsim.outputs`). Running is :mod:`nicsim.runner`, writing the
-files :mod:`nicsim.report`.
+the Python API: every input and output is checked (an output never names
+an input) and the output locked before anything is simulated; jobs already
+in the output's results store are skipped and the others stored as they
+finish; files are written whole at the end (:mod:`nicsim.outputs`). Running
+is :mod:`nicsim.runner`, writing the files :mod:`nicsim.report`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from nicsim import _core, outputs, runner
 from nicsim import executor as _executor
 from nicsim._core import NicsimError
-from nicsim.scenario import Scenario, check_seed, loads, read_toml_file
+from nicsim.scenario import Scenario, check_seed, loads, preset_path, read_toml_file
 from nicsim.store import Store
 
 if TYPE_CHECKING:
@@ -31,6 +31,17 @@ __all__ = ["TABLE_SUFFIXES", "reproduce", "sweep_to_file"]
 
 #: File types a sweep table can be written as.
 TABLE_SUFFIXES = (".csv", ".parquet")
+
+
+def _set_names(ids: Sequence[str]) -> list[str]:
+    """Return the names of the files a reproduction of ``ids`` writes (:func:`_write_set`)."""
+    per_experiment = [f"{i}{suffix}" for i in ids for suffix in (".csv", ".parquet", ".png")]
+    return [*per_experiment, "report.md", "validation.md"]
+
+
+def _preset_files(presets: Iterable[object]) -> list[outputs.Named]:
+    """Return the presets among ``presets`` that are files, as inputs named ``preset``."""
+    return [("preset", preset_path(p)) for p in presets]
 
 
 @contextmanager
@@ -84,6 +95,8 @@ def reproduce(
             _core.preset_toml(preset)
     chosen = _executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
     out = outputs.check_dir(out_dir, option)
+    inputs = [("--preset" if option.startswith("--") else "preset", preset)]
+    outputs.check_set_apart(out, option, inputs if preset is not None else [], _set_names(ids))
     reporter = Reporter(f"nicsim {', '.join(ids)}" if progress else None)
     with _locked_state(out, is_dir=True, option=option, fresh=fresh, reporter=reporter) as store:
         tables = runner.run_experiments(
@@ -132,11 +145,14 @@ def sweep_to_file(
     progress: bool = False,
     fresh: bool = False,
     option: str = "out",
+    inputs: Sequence[outputs.Named] = (),
     run_fn: runner.RunFn = runner.core_run,
 ) -> pd.DataFrame:
     """Run a sweep and write its table to ``out`` (``.csv`` or ``.parquet``), whole.
 
-    The results store is ``.<name>.nicsim/store`` beside the file.
+    The results store is ``.<name>.nicsim/store`` beside the file. ``out``
+    may name none of the preset files the sweep reads, nor ``inputs`` (the
+    caller's, e.g. the scenario file it read ``base`` from).
     """
     from nicsim import sweeps
     from nicsim.progress import Reporter
@@ -148,6 +164,8 @@ def sweep_to_file(
     sweeps.check_planned(planned, metrics, run_fn=run_fn)
     chosen = _executor.choose(jobs=jobs, scheduler=scheduler, dask_local=dask_local)
     outputs.check_file(target, option)
+    presets = [base.preset, *axes.get("preset", ())]
+    outputs.check_apart([(option, target)], [*inputs, *_preset_files(presets)])
     reporter = Reporter("sweep" if progress else None)
     with _locked_state(
         target, is_dir=False, option=option, fresh=fresh, reporter=reporter

@@ -20,6 +20,8 @@ and as strings it compiled them again on every run (14 ms of a small
 import json
 import sys
 import time
+import warnings
+from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -239,17 +241,29 @@ def run_command(
             built.set(path, value)
     for path, value in parse_sets(set_ or []):
         built.set(path, value)
+    if trace is not None or built.pcap is not None:
+        _outputs_apart(trace, pcap, built, scenario, preset)
     progress = _RunProgress() if sys.stderr.isatty() else None
+    caught: list[warnings.WarningMessage] = []
     try:
-        metrics = nicsim.run(
-            built, progress=progress, trace=trace, trace_from_us=trace_from,
-            trace_until_us=trace_until, trace_cap=trace_cap,
-        )  # fmt: skip
+        with warnings.catch_warnings(record=True) if trace is not None else nullcontext() as seen:
+            if seen is not None:
+                from nicsim.trace import TraceCut
+
+                warnings.simplefilter("always", TraceCut)
+                caught = seen
+            metrics = nicsim.run(
+                built, progress=progress, trace=trace, trace_from_us=trace_from,
+                trace_until_us=trace_until, trace_cap=trace_cap,
+            )  # fmt: skip
     finally:
         if progress is not None:
             progress.close()
+    cut = _trace_cut(caught)
     if as_json:
         print(json.dumps(json_object(metrics), indent=2, sort_keys=False))
+        if cut:
+            print(cut, file=sys.stderr)
         return
     _out().print(_summary_table(built, metrics))
     shown = {name for name, _ in summary(metrics)}
@@ -264,6 +278,48 @@ def run_command(
         _out().print(f"{line}; all {len(metrics)} metrics: --all, or --json", highlight=False)
     if trace is not None:
         _out().print(f"timeline: {trace} (open it in https://ui.perfetto.dev)", highlight=False)
+    if cut:
+        _out().print(cut, highlight=False, soft_wrap=True)
+
+
+def _outputs_apart(
+    trace: Path | None,
+    pcap: Path | None,
+    built: Scenario,
+    scenario: Path | None,
+    preset: str | None,
+) -> None:
+    """Refuse a ``run`` whose trace or pcap names an input or the other output, by option."""
+    from nicsim import outputs
+    from nicsim.scenario import preset_path
+
+    pcap_option = "--pcap" if pcap is not None else "pcap"
+    preset_option = "--preset" if preset is not None else "preset"
+    outputs.check_apart(
+        [("--trace", trace), (pcap_option, built.pcap)],
+        [("--scenario", scenario), (preset_option, preset_path(built.preset))],
+    )
+
+
+def _trace_cut(caught: list[warnings.WarningMessage]) -> str:
+    """Return the line saying what ``--trace-cap`` left out (or ``""``); show other warnings."""
+    if not caught:
+        return ""
+    from nicsim.trace import CAP_MAX, TraceCut
+
+    line = ""
+    for warning in caught:
+        if isinstance(warning.message, TraceCut):
+            cut = warning.message
+            line = (
+                f"timeline cut by --trace-cap {cut.cap:,}: {cut.left_out:,} events left out "
+                f"(a larger --trace-cap keeps more, up to {CAP_MAX:,})"
+            )
+        else:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return line
 
 
 def _summary_table(scenario: Scenario, metrics: dict[str, Any]) -> "Table":
@@ -348,10 +404,13 @@ def _interrupted(store: Path) -> NoReturn:
     words, status = _launch.stopped_by()
     _launch.command_ended()  # a second Ctrl-C now exits at once
     kept = Store(store).done()
-    print(
-        f"error: {words}; {kept} finished run(s) kept in {store}: the same command resumes",
-        file=sys.stderr,
-    )
+    if kept:
+        print(
+            f"error: {words}; {kept} finished run(s) kept in {store}: the same command resumes",
+            file=sys.stderr,
+        )
+    else:
+        print(f"error: {words}; no run had finished, nothing was written", file=sys.stderr)
     raise SystemExit(status)
 
 
@@ -415,6 +474,7 @@ def sweep_command(
             progress=not quiet,
             fresh=fresh,
             option="--out",
+            inputs=[("--scenario", scenario)],
         )
     except KeyboardInterrupt:
         _interrupted(outputs.state_dir(out, is_dir=False) / "store")
@@ -501,6 +561,7 @@ def presets_copy(
     """Copy an embedded preset to a file you can edit and pass as --preset."""
     from nicsim import outputs
 
+    outputs.check_apart([("dest", dest)], [("name", name if Path(name).exists() else None)])
     text = nicsim.preset_toml(name)
     if dest.exists() and not force:
         _fail(f"{dest} exists; pass --force to overwrite")

@@ -106,7 +106,10 @@ def model_command(
     from nicsim import outputs
 
     if plot is not None:
+        from nicsim.scenario import preset_path
+
         outputs.check_file(plot, "--plot")
+        outputs.check_apart([("--plot", plot)], [("--preset", preset_path(preset))])
     paths = path or list(model.PATHS)
     size_list = _parse_sizes(sizes)
     layers = [_parse_layer(text) for text in layer or []]

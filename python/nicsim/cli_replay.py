@@ -134,6 +134,12 @@ def replay_command(
             trial.set("nic.coalescing", name)
         _core.check(trial.to_toml())
     target = outputs.check_dir(out, "--out") if out is not None else None
+    if target is not None:
+        from nicsim.plots_replay import FILES
+        from nicsim.scenario import preset_path
+
+        inputs = [("--pcap", pcap), ("--preset" if preset else "preset", preset_path(base.preset))]
+        outputs.check_set_apart(target, "--out", inputs, FILES)
     if host_mac is not None:
         capture._parse_mac(host_mac)
     read = capture.read_capture(pcap)

@@ -8,10 +8,27 @@ goes into them (:mod:`nicsim.report` writes the tables, plots and report).
 * **Checked first.** :func:`check_file` and :func:`check_dir` run before
   anything is simulated and fail with a one-line :class:`NicsimError`
   naming the option, the path and the reason.
+* **Apart from the inputs and from each other.** :func:`check_apart`
+  refuses, before any work, an output that is the same file (after
+  symbolic links; the same device and inode when it exists) as an input
+  of the command or as another of its outputs, naming both options. A
+  directory output is refused when an input is the directory, lies in its
+  state directory, or is one of the files its set writes or replaces.
 * **Directories.** A verb creates the file or directory its option names,
-  never a missing parent: ``--out a/b`` needs ``a`` to exist.
-* **Whole or not at all.** A file is written under a temporary name in its
-  own directory and renamed into place (:func:`atomic_file`). The files of
+  never a missing parent: ``--out a/b`` needs ``a`` to exist. A command
+  that ends having written nothing there removes the directory it created
+  (:class:`OutputLock`); a directory that was there before is left as it was.
+* **Devices and FIFOs in place.** An output that names (through symbolic
+  links) a character or block device or a FIFO is opened and written where
+  it is, never renamed over or removed: ``--trace /dev/null`` discards the
+  timeline and ``--pcap fifo`` streams the capture to the FIFO's reader
+  (:func:`atomic_file` yields the path itself; :func:`in_place` tells).
+  A FIFO is opened by :func:`atomic_file` first, so that waiting for its
+  reader is where Ctrl-C stops it, whoever writes it then (the core).
+* **Whole or not at all.** A regular file is written under a temporary name
+  in its own directory and renamed into place (:func:`atomic_file`); a
+  symbolic link to a regular file keeps its link, and the file it names is
+  replaced. The files of
   a reproduction or a replay are written into a staging directory and moved
   in together, ``report.md`` last, with SIGINT, SIGTERM and SIGHUP held off
   while they move (:func:`replace_set`); a journal lets the next run finish
@@ -41,9 +58,10 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
@@ -51,10 +69,14 @@ from types import TracebackType
 from nicsim._core import NicsimError
 
 __all__ = [
+    "Named",
     "OutputLock",
     "atomic_file",
+    "check_apart",
     "check_dir",
     "check_file",
+    "check_set_apart",
+    "in_place",
     "naming",
     "new_file_mode",
     "recover",
@@ -84,11 +106,48 @@ def _probe(directory: Path, what: str) -> None:
     os.unlink(name)
 
 
+def _kind(path: Path) -> str | None:
+    """Name what ``path`` is (after symbolic links) if it is no regular file nor directory."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return None
+
+
+def in_place(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is written where it is: it names a device or a FIFO.
+
+    Such an output is opened for writing, never renamed over nor removed.
+
+    Examples
+    --------
+    >>> in_place("/dev/null"), in_place("/no/such/file")
+    (True, False)
+    """
+    return _kind(Path(path)) in ("character device", "block device", "FIFO")
+
+
+def _resolved(target: Path) -> Path:
+    """Return the file a symbolic link names (so the link stays a link), else ``target``."""
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
 def check_file(path: str | os.PathLike[str], option: str) -> Path:
     """Check that ``path`` can be written as a file, before any work; return it.
 
-    Its directory must exist and be writable; an existing ``path`` must not
-    be a directory (an existing file is replaced).
+    A device or a FIFO must be writable (it is written in place). Otherwise
+    the directory of the file (of the file a symbolic link names) must exist
+    and be writable; an existing ``path`` must not be a directory nor a
+    socket (an existing file is replaced).
 
     Examples
     --------
@@ -100,13 +159,99 @@ def check_file(path: str | os.PathLike[str], option: str) -> Path:
     what = f"{option} {target}"
     if target.is_dir():
         raise NicsimError(f"{what}: is a directory; give a file name")
-    parent = target.parent
+    kind = _kind(target)
+    if kind == "socket":
+        raise NicsimError(f"{what}: is a socket; give a file, a device or a FIFO")
+    if kind is not None:
+        if not os.access(target, os.W_OK):
+            raise NicsimError(f"{what}: cannot write to this {kind}: permission denied")
+        return target
+    parent = _resolved(target).parent
     if not parent.exists():
         raise NicsimError(f"{what}: directory {parent} does not exist (create it first)")
     if not parent.is_dir():
         raise NicsimError(f"{what}: {parent} is not a directory")
     _probe(parent, what)
     return target
+
+
+#: An option and the path it names (``None``: not given).
+Named = tuple[str, str | os.PathLike[str] | None]
+
+
+def _identity(path: Path) -> tuple[object, ...]:
+    """Return what makes two paths one file: device and inode if it exists, else real path."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return ("path", os.path.realpath(path))
+    return ("file", found.st_dev, found.st_ino)
+
+
+def check_apart(outputs: Sequence[Named], inputs: Sequence[Named] = ()) -> None:
+    """Refuse an output that is an input or another output of the same command, before any work.
+
+    Two paths are the same file if they name the same device and inode (so
+    symbolic and hard links count), or, for a file not there yet, the same
+    real path. The error is one line naming both options.
+
+    Examples
+    --------
+    >>> check_apart([("--trace", "x.json"), ("--pcap", "x.pcap")], [("--scenario", "x.toml")])
+    >>> check_apart([("--trace", "sc.toml")], [("--scenario", "sc.toml")])
+    ... # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    NicsimError: --trace sc.toml and --scenario sc.toml: the same file; ...
+    """
+    sources = [(name, Path(p), _identity(Path(p))) for name, p in inputs if p is not None]
+    earlier: list[tuple[str, Path, tuple[object, ...]]] = []
+    for option, path in outputs:
+        if path is None:
+            continue
+        target = Path(path)
+        same = _identity(target)
+        for name, source, identity in sources:
+            if identity == same:
+                raise NicsimError(
+                    f"{option} {target} and {name} {source}: the same file; an output never "
+                    f"replaces an input of the command (choose another {option})"
+                )
+        for name, other, identity in earlier:
+            if identity == same:
+                raise NicsimError(
+                    f"{option} {target} and {name} {other}: the same file; each output of the "
+                    f"command needs its own (choose another {option})"
+                )
+        earlier.append((option, target, same))
+
+
+def check_set_apart(
+    out: Path, option: str, inputs: Sequence[Named], names: Iterable[str] = ()
+) -> None:
+    """Refuse an input that a directory output's set would replace, before any work.
+
+    The input is refused if it is the directory ``out``, lies in its state
+    directory, or sits in ``out`` under one of ``names`` (the files the new
+    set writes) or of the files of the set there now (which the new one
+    replaces or removes). The error is one line naming both options.
+    """
+    home = os.path.realpath(out)
+    state = os.path.join(home, STATE)
+    doomed = {*names, *_manifest(state_dir(out, is_dir=True))}
+    for name, path in inputs:
+        if path is None:
+            continue
+        source = Path(path)
+        # The directory the input's name is in, resolved; the name itself is
+        # not: a set replaces a link in ``out``, not the file it names.
+        where = os.path.join(os.path.realpath(source.parent), source.name)
+        inside = os.path.realpath(source) == home or where.startswith(state + os.sep)
+        if inside or (os.path.dirname(where) == home and source.name in doomed):
+            raise NicsimError(
+                f"{option} {out} and {name} {source}: the output holds the input, and its set "
+                f"replaces what it holds; an output never replaces an input of the command "
+                f"(move the input, or choose another {option})"
+            )
 
 
 def check_dir(path: str | os.PathLike[str], option: str) -> Path:
@@ -183,11 +328,17 @@ def new_file_mode(directory: Path) -> int:
 
 @contextmanager
 def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
+    """Yield the path to write ``path`` through; a regular file is renamed into place at the end.
 
-    On any exception (an interrupt included) the temporary file is removed
-    and ``path`` keeps its previous content; an :class:`OSError` (a full
-    disk, say) becomes a :class:`NicsimError` naming ``path``.
+    For a regular file (or a symbolic link to one, which stays a link) the
+    path yielded is a temporary one beside it, renamed to it if the block
+    succeeds. On any exception (an interrupt included) the temporary file is
+    removed and ``path`` keeps its previous content. A device or a FIFO
+    (:func:`in_place`) is yielded as it is, to be opened and written in
+    place: never renamed over, never removed; a FIFO is first opened here
+    (waiting for its reader) and held open until the block ends. An
+    :class:`OSError` (a full disk, say) becomes a :class:`NicsimError`
+    naming ``path``.
 
     Examples
     --------
@@ -197,8 +348,27 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     ...     _ = temp.write_text("whole")
     >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
     ('whole', ['t.txt'])
+    >>> with atomic_file("/dev/null") as temp:
+    ...     _ = temp.write_text("gone")
+    >>> temp
+    PosixPath('/dev/null')
     """
     final = Path(path)
+    if in_place(final):
+        try:
+            # A FIFO is held open for writing while the block runs: waiting
+            # for its reader happens here, where Ctrl-C stops it, and the
+            # writer's own open (the core's, say) then returns at once.
+            held = os.open(final, os.O_WRONLY) if _kind(final) == "FIFO" else None
+            try:
+                yield final
+            finally:
+                if held is not None:
+                    os.close(held)
+        except OSError as err:
+            raise _cannot_write(final, err) from None
+        return
+    given, final = final, _resolved(final)
     temp = _temp_name(final)
     try:
         yield temp
@@ -206,7 +376,7 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     except OSError as err:
         temp.unlink(missing_ok=True)
         kept = "; its previous content is kept" if final.exists() else ""
-        raise NicsimError(f"{_cannot_write(final, err)}{kept}") from None
+        raise NicsimError(f"{_cannot_write(given, err)}{kept}") from None
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
@@ -230,6 +400,10 @@ class OutputLock:
     stale_pid
         The pid written by a previous holder that ended without releasing
         (killed), or ``None``.
+
+    The lock creates the output directory if it is missing (``state`` is
+    in it); :meth:`release` removes it again if it is empty then, so a
+    command that wrote nothing leaves nothing behind.
     """
 
     def __init__(self, state: Path, output: Path, option: str) -> None:
@@ -238,6 +412,7 @@ class OutputLock:
         self.option = option
         self.stale_pid: str | None = None
         self._handle: int | None = None
+        self._created: Path | None = None
 
     def __enter__(self) -> OutputLock:
         self.acquire()
@@ -294,7 +469,9 @@ class OutputLock:
         for _ in range(100):
             try:
                 # Only the leaf: check_dir / check_file made sure its parent exists.
-                self.state.parent.mkdir(exist_ok=True)
+                with suppress(FileExistsError):
+                    self.state.parent.mkdir()
+                    self._created = self.state.parent
                 self.state.mkdir(exist_ok=True)
                 return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
             except FileNotFoundError as err:
@@ -305,12 +482,20 @@ class OutputLock:
         raise NicsimError(f"{what}: cannot create {self.state}: {missing.strerror}")
 
     def release(self) -> None:
-        """Remove the lock file (and the state directory if that empties it); drop the lock."""
+        """Remove the lock file, and the directories it leaves empty; drop the lock.
+
+        The state directory goes if empty (a store or a manifest stays), and
+        so does the output directory if the lock created it and nothing was
+        written there.
+        """
         if self._handle is not None:
             with suppress(OSError):
                 self.path.unlink()
             with suppress(OSError):
-                self.state.rmdir()  # only if empty: a store or manifest stays
+                self.state.rmdir()
+            if self._created is not None:
+                with suppress(OSError):
+                    self._created.rmdir()
             os.close(self._handle)
             self._handle = None
 

@@ -29,10 +29,12 @@ from nicsim.capture import percentile
 if TYPE_CHECKING:
     from nicsim.capture import ReplayResult
 
-__all__ = ["BINS", "plot", "summary_table", "timeline", "write"]
+__all__ = ["BINS", "FILES", "plot", "summary_table", "timeline", "write"]
 
 #: Time bins of the timeline (the capture's span cut into this many).
 BINS = 100
+#: The files :func:`write` writes.
+FILES = ("summary.csv", "timeline.csv", "timeline.png")
 
 
 def summary_table(results: Mapping[str, ReplayResult]) -> pd.DataFrame:

@@ -40,6 +40,7 @@ __all__ = [
     "is_preset_file",
     "parse_sets",
     "parse_value",
+    "preset_path",
     "read_toml_file",
 ]
 
@@ -245,6 +246,22 @@ def is_preset_file(preset: str) -> bool:
     (False, True, True)
     """
     return preset.endswith(".toml") or "/" in preset
+
+
+def preset_path(preset: object) -> str | None:
+    """Return ``preset`` as a path if the core reads it as a file, else ``None`` (a name).
+
+    An output of a command must not name it (:func:`nicsim.outputs.check_apart`).
+
+    Examples
+    --------
+    >>> preset_path("omx2009"), preset_path(Path("mine.toml"))
+    (None, 'mine.toml')
+    """
+    if not isinstance(preset, str | os.PathLike):
+        return None
+    name = os.fspath(preset)
+    return name if isinstance(name, str) and is_preset_file(name) else None
 
 
 def check_preset_file(preset: object) -> None:

@@ -4,7 +4,9 @@ This module owns expanding axes into configurations and assembling the
 table; running is :func:`nicsim.runner.run_jobs` (local processes or Dask,
 results placed by configuration index, so every executor gives identical
 tables). Every configuration runs with the base scenario's seed (common
-random numbers), so rows differ only by the swept keys.
+random numbers), so rows differ only by the swept keys. A sweep writes its
+table only: a ``pcap`` (one run's frames) is refused, whether set in the
+base scenario or swept (:func:`plan_sweep`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def plan_sweep(base: Scenario, axes: Mapping[str, Sequence[Any]]) -> list[runner
     """
     if not axes:
         raise NicsimError("sweep: no axis given (e.g. nic.delay_us=0,25,75)")
+    _refuse_pcap(base, axes)
     for key, values in axes.items():
         if not isinstance(key, str):
             raise NicsimError(f"sweep axis {key!r}: expected a dotted key, e.g. 'nic.delay_us'")
@@ -64,6 +67,21 @@ def plan_sweep(base: Scenario, axes: Mapping[str, Sequence[Any]]) -> list[runner
             scenario.set(key, value)
         jobs.append(runner.Job("sweep", index, params, scenario.to_toml()))
     return jobs
+
+
+def _refuse_pcap(base: Scenario, axes: Mapping[str, Sequence[Any]]) -> None:
+    """Refuse a ``pcap`` in a sweep: one file holds one run's frames, and a sweep makes many.
+
+    Every point would write the same file (the last to finish winning), and
+    a point taken from the results store would write none.
+    """
+    value = axes.get("pcap", base.pcap)
+    if value is not None:
+        raise NicsimError(
+            f"sweep: pcap = {value!r}: a capture holds one run's frames and a sweep makes many "
+            "runs; leave pcap out of the sweep and capture the configuration you want with "
+            "`nicsim run --pcap FILE` (nicsim.run(..., pcap=FILE))"
+        )
 
 
 def check_planned(

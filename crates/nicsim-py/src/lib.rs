@@ -258,17 +258,22 @@ fn run_trace<'py>(
     d.set_item("over_cap", tracer.over_cap)?;
     d.set_item("spin_overlap_ps", tracer.spin_overlap.clone())?;
     let records = tracer.into_records();
-    let mut bytes = Vec::with_capacity(records.len() * 32);
-    for r in &records {
-        bytes.extend_from_slice(&r.ts.to_le_bytes());
-        bytes.extend_from_slice(&r.dur.to_le_bytes());
-        bytes.extend_from_slice(&r.id.to_le_bytes());
-        bytes.extend_from_slice(&r.arg.to_le_bytes());
-        bytes.extend_from_slice(&r.host.to_le_bytes());
-        bytes.extend_from_slice(&r.track.to_le_bytes());
-        bytes.extend_from_slice(&[r.what as u8, 0, 0, 0]);
-    }
-    d.set_item("records", pyo3::types::PyBytes::new(py, &bytes))?;
+    // Packed straight into the Python bytes object: the records and their
+    // packed copy are the only two copies held (32 bytes a record each).
+    let packed = pyo3::types::PyBytes::new_with(py, records.len() * 32, |buf| {
+        for (r, out) in records.iter().zip(buf.chunks_exact_mut(32)) {
+            out[0..8].copy_from_slice(&r.ts.to_le_bytes());
+            out[8..16].copy_from_slice(&r.dur.to_le_bytes());
+            out[16..20].copy_from_slice(&r.id.to_le_bytes());
+            out[20..24].copy_from_slice(&r.arg.to_le_bytes());
+            out[24..26].copy_from_slice(&r.host.to_le_bytes());
+            out[26..28].copy_from_slice(&r.track.to_le_bytes());
+            out[28] = r.what as u8;
+        }
+        Ok(())
+    })?;
+    drop(records);
+    d.set_item("records", packed)?;
     Ok((metrics_dict(py, m)?, d))
 }
 
