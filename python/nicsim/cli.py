@@ -236,7 +236,9 @@ def run_command(
 ) -> None:
     """Run one scenario and print its summary: headline, interrupts, CPU per host, drops."""
     if as_json and show_all:
-        _fail("--all and --json: --json prints every metric, --all every metric as tables; give one")
+        _fail(
+            "--all and --json: --json prints every metric, --all every metric as tables; give one"
+        )
     if any(v is not None for v in (trace, trace_from, trace_until, trace_cap)):
         from nicsim import trace as timeline
 
