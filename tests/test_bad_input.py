@@ -367,7 +367,12 @@ def test_a_deep_sweep_axis_raises_nicsim_error_from_python() -> None:
          "--axis nic.delay_us is given twice; give its values once, e.g. "
          "--axis nic.delay_us=0,25,75"),
         (["--axis", "nic.delay_us=0,25", "--set", "nic.delay_us=5"],
-         "--set nic.delay_us and --axis nic.delay_us: a key is fixed (--set) or swept (--axis)"),
+         "--set nic.delay_us=5 and --axis nic.delay_us: nic.delay_us is fixed (--set) or swept "
+         "(--axis), not both"),
+        (["--axis", "nic.delay_us=0,25", "--set", "nic={delay_us=5}"],
+         "--set nic={delay_us=5} and --axis nic.delay_us: nic.delay_us is fixed"),
+        (["--axis", "nic.delay_us=0,25,0"],
+         "sweep axis 'nic.delay_us': value 0 is listed twice"),
         (["--axis", "nic=3", "--axis", "nic.delay_us=0"],
          "sweep axes 'nic' and 'nic.delay_us': one sets the other"),
     ],
@@ -399,7 +404,7 @@ def test_a_set_key_given_twice_is_refused(
     code, _, err = nicsim_cli(capsys, *args)
     assert code == 2
     assert_one_error_line(err)
-    assert "--set nic.delay_us given twice" in err
+    assert "nic.delay_us given twice: --set nic.delay_us=0 and --set nic.delay_us=25" in err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -143,7 +143,9 @@ def run(
     **overrides
         Keys to set before running: a top-level key (``seed=3``), a section
         merged into the scenario (``nic={"coalescing": "openmx"}``), or a
-        dotted path written with ``__`` (``nic__delay_us=0``).
+        dotted path written with ``__`` (``nic__delay_us=0``). They replace
+        the scenario's values; a key given twice among them
+        (``nic__coalescing=...`` and ``nic={"coalescing": ...}``) is an error.
     policy
         A coalescing policy written in Python (see :mod:`nicsim.policy`):
         called once per receive queue to make that queue's policy, which

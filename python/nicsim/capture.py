@@ -249,6 +249,34 @@ def _flow(head: bytes) -> int:
     return zlib.crc32(repr(key).encode())
 
 
+def check_replay_preset(preset: str) -> None:
+    """Refuse an LCI preset (``family = "lci"``) as a replay's, saying why.
+
+    A replay feeds the capture to an Open-MX host's NIC, its driver and its
+    interrupts (the host of a flood): the LCI hosts have none of them, they
+    poll their NI by programmed I/O, and the LCI hardware runs Open-MX for
+    MPI programs only. A preset that cannot be read is left to the core's
+    check, which names it.
+    """
+    from nicsim.scenario import is_preset_file, loads, read_toml_file
+
+    try:
+        if is_preset_file(preset) and preset not in _core.presets():
+            text = read_toml_file(preset, "preset file")
+        else:
+            text = _core.preset_toml(preset)
+        family = loads(text, f"preset {preset!r}").get("family")
+    except NicsimError:
+        return
+    if family == "lci":
+        raise NicsimError(
+            f'preset {preset!r} is an LCI preset (family = "lci"): a replay feeds the capture '
+            "to an Open-MX host's NIC, driver and interrupts, which LCI hosts do not have (they "
+            "poll their NI); allowed: an Open-MX preset, e.g. "
+            + ", ".join(p for p in _core.presets() if p != preset)
+        )
+
+
 def replay(
     capture: str | Path | Capture,
     *,
@@ -331,6 +359,7 @@ def replay(
     # The scenario checks need a workload: a flood stands in; the core feeds the capture.
     built.workload = {"kind": "flood"}
     built.pcap = None
+    check_replay_preset(built.preset)
     _core.check(built.to_toml())
     if not isinstance(capture, Capture):
         capture = read_capture(capture)

@@ -33,7 +33,19 @@ from nicsim import _core, _launch, cli_common, cli_model, cli_replay
 from nicsim._core import NicsimError
 from nicsim.metrics import NOT_MEASURED, summary, why_not
 from nicsim.metrics import as_json as json_object
-from nicsim.scenario import DEFAULT_SEED, Scenario, parse_sets, parse_value
+from nicsim.scenario import (
+    DEFAULT_SEED,
+    Given,
+    Scenario,
+    check_once,
+    leaf_keys,
+    loads,
+    overlap,
+    parse_given,
+    parse_value,
+    read_toml_file,
+    replaced,
+)
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -42,8 +54,18 @@ __all__ = ["app"]
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = _launch.EXIT_INTERRUPTED
-#: The largest ``bench --count`` (the core's count is an unsigned 64-bit integer).
-COUNT_LIMIT = 2**64 - 1
+#: The largest ``bench --count`` of each kind, and what bounds it: the
+#: engine counts events in 64 bits; a ping-pong's count is its
+#: ``workload.iterations`` and a stream's its ``workload.messages``, whose
+#: ranges the core checks (1 ..= 2**32, crates/nicsim/src/config/workload.rs).
+COUNT_LIMITS = {
+    "engine": (2**64 - 1, "the engine counts events in 64 bits"),
+    "pingpong": (2**32, "round trips: workload.iterations of a ping-pong"),
+    "stream": (2**32, "messages: workload.messages of a stream"),
+}
+#: ``bench --count`` and ``--procs`` when not given.
+BENCH_COUNT = 1_000_000
+BENCH_PROCS = 256
 
 
 _out = cli_common.console
@@ -219,28 +241,32 @@ def run_command(
     trace_cap: Annotated[int | None, typer.Option(help="Timeline events kept, at most.")] = None,
 ) -> None:
     """Run one scenario and print its summary: headline, interrupts, CPU per host, drops."""
+    if as_json and show_all:
+        _fail(
+            "--all and --json: --json prints every metric, --all every metric as tables; give one"
+        )
     if any(v is not None for v in (trace, trace_from, trace_until, trace_cap)):
         from nicsim import trace as timeline
 
         flags = ("--trace", "--trace-from", "--trace-until", "--trace-cap")
         timeline.request(trace, trace_from, trace_until, trace_cap, names=flags)
-    built = Scenario.load(scenario) if scenario is not None else Scenario()
-    options: dict[str, Any] = {
-        "preset": preset,
-        "workload.kind": workload.value if workload else None,
-        "workload.size_bytes": size,
-        "nic.coalescing": coalescing.value if coalescing else None,
-        "nic.delay_us": delay_us,
-        "nic.steering": steering.value if steering else None,
-        "host.sleep": sleep,
-        "pcap": str(pcap) if pcap is not None else None,
-        "seed": seed,
-    }
-    for path, value in options.items():
-        if value is not None:
-            built.set(path, value)
-    for path, value in parse_sets(set_ or []):
-        built.set(path, value)
+    options: list[tuple[str, str, Any]] = [
+        ("--preset", "preset", preset),
+        ("--workload", "workload.kind", workload.value if workload else None),
+        ("--size", "workload.size_bytes", size),
+        ("--coalescing", "nic.coalescing", coalescing.value if coalescing else None),
+        ("--delay-us", "nic.delay_us", delay_us),
+        ("--steering", "nic.steering", steering.value if steering else None),
+        ("--sleep" if sleep else "--no-sleep", "host.sleep", sleep),
+        ("--pcap", "pcap", str(pcap) if pcap is not None else None),
+        ("--seed", "seed", seed),
+    ]
+    given = [
+        Given(path, value, flag if isinstance(value, bool) else f"{flag} {value}")
+        for flag, path, value in options
+        if value is not None
+    ]
+    built = _overlay(scenario, [*given, *parse_given(set_ or [])])
     if trace is not None or built.pcap is not None:
         _outputs_apart(trace, pcap, built, scenario, preset)
     progress = _RunProgress() if sys.stderr.isatty() else None
@@ -320,6 +346,26 @@ def _trace_cut(caught: list[warnings.WarningMessage]) -> str:
                 warning.message, warning.category, warning.filename, warning.lineno
             )
     return line
+
+
+def _overlay(scenario: Path | None, given: list[Given]) -> Scenario:
+    """Return the scenario file's scenario (or the default one) with ``given`` set.
+
+    A key given twice on the command line is refused, naming both
+    (:func:`nicsim.scenario.check_once`); a value of the file that a flag or
+    a ``--set`` replaces is said on stderr, one ``note:`` line each.
+    """
+    check_once(given)
+    if scenario is None:
+        built = Scenario()
+    else:
+        built = Scenario.load(scenario)
+        data = loads(read_toml_file(scenario, "scenario file"), f"scenario file {str(scenario)!r}")
+        for line in replaced(data, given, f"scenario file {str(scenario)!r}"):
+            print(f"note: {line}", file=sys.stderr)
+    for item in given:
+        built.set(item.path, item.value)
+    return built
 
 
 def _summary_table(scenario: Scenario, metrics: dict[str, Any]) -> "Table":
@@ -447,10 +493,8 @@ def sweep_command(
     """
     from nicsim import campaign, outputs
 
-    base = Scenario.load(scenario) if scenario is not None else Scenario()
-    fixed = parse_sets(set_ or [])
-    for path, value in fixed:
-        base.set(path, value)
+    fixed = parse_given(set_ or [])
+    base = _overlay(scenario, fixed)
     axes: dict[str, list[Any]] = {}
     for path, text in _axes(axis):
         if path in axes:
@@ -459,9 +503,15 @@ def sweep_command(
                 f"e.g. --axis {path}={','.join(map(str, [*axes[path], text]))}"
             )
         axes[path] = [parse_value(v.strip(), path) for v in text.split(",")]
-    for path, _ in fixed:
-        if path in axes:
-            _fail(f"--set {path} and --axis {path}: a key is fixed (--set) or swept (--axis)")
+    for item in fixed:
+        for leaf in leaf_keys(item.path, item.value):
+            for path in axes:
+                both = overlap(leaf, path)
+                if both is not None:
+                    _fail(
+                        f"{item.source} and --axis {path}: {both} is fixed (--set) or swept "
+                        "(--axis), not both"
+                    )
     try:
         table = campaign.sweep_to_file(
             base,
@@ -541,31 +591,35 @@ def presets_show(
     name: Annotated[str, typer.Argument(help="Preset name or preset TOML file.")],
 ) -> None:
     """Print a preset's TOML: an embedded one, or a preset file once the core accepts it."""
-    from nicsim.scenario import is_preset_file, loads, read_toml_file
+    print(_preset_text(name), end="")
+
+
+def _preset_text(name: str) -> str:
+    """Return a preset's TOML: an embedded one's, or a preset file's once the core accepts it."""
+    from nicsim.scenario import is_preset_file
 
     if name in nicsim.presets() or not is_preset_file(name):
-        print(nicsim.preset_toml(name), end="")
-        return
+        return nicsim.preset_toml(name)
     text = read_toml_file(name, "preset file")
     loads(text, f"preset file {name!r}")
     _core.check(Scenario(preset=name).to_toml())
-    print(text, end="")
+    return text
 
 
 @presets_app.command("copy")
 def presets_copy(
-    name: Annotated[str, typer.Argument(help="Preset name.")],
+    name: Annotated[str, typer.Argument(help="Preset name or preset TOML file.")],
     dest: Annotated[Path, typer.Argument(help="Destination file.")],
     force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Copy an embedded preset to a file you can edit and pass as --preset."""
+    """Copy a preset (embedded, or a file the core accepts) to edit and pass as --preset."""
     from nicsim import outputs
 
+    text = _preset_text(name)
     outputs.check_apart([("dest", dest)], [("name", name if Path(name).exists() else None)])
-    text = nicsim.preset_toml(name)
+    outputs.check_file(dest, "dest")
     if dest.exists() and not force:
         _fail(f"{dest} exists; pass --force to overwrite")
-    outputs.check_file(dest, "dest")
     with outputs.atomic_file(dest) as temp:
         temp.write_text(text, encoding="utf-8")
     print(f"wrote {dest}")
@@ -631,22 +685,27 @@ def _size_table(kind: str, procs: int, repeat: int, rows: list[dict[str, Any]]) 
 @app.command("bench")
 def bench_command(
     kind: Annotated[BenchKind, typer.Option(help="What to time.")] = BenchKind.engine,
-    count: Annotated[int, typer.Option(help="Events or messages.")] = 1_000_000,
+    count: Annotated[
+        int | None,
+        typer.Option(
+            help="engine: events; pingpong: round trips; stream: messages.  [default: 1000000]"
+        ),
+    ] = None,
     procs: Annotated[
-        int,
+        int | None,
         typer.Option(
             help="alltoall, exchange, nas-is: processes, at N = 2, 4, ... up to this (at most "
             + ", ".join(f"{n} for {kind}" for kind, n in _core.SCALE_MAX_PROCS.items())
-            + ")."
+            + ").  [default: 256]"
         ),
-    ] = 256,
+    ] = None,
     repeat: Annotated[
-        int,
+        int | None,
         typer.Option(
             help="alltoall, exchange, nas-is: rounds of runs over the sizes; times are their "
-            "medians (on a shared machine)."
+            "medians (on a shared machine).  [default: 1]"
         ),
-    ] = 1,
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(help="Also write the figures as CSV, one row per N (or one row), whole."),
@@ -660,9 +719,17 @@ def bench_command(
         if out.suffix != ".csv":
             _fail(f"--out {out}: unknown file type {out.suffix!r} (allowed: .csv)")
         outputs.check_file(out, "--out")
+    sized = kind.value in bench.SIZE_BENCHES
+    unused = [("--count", count)] if sized else [("--procs", procs), ("--repeat", repeat)]
+    for flag, value in unused:
+        if value is not None:
+            applies = "engine, pingpong, stream" if sized else ", ".join(bench.SIZE_BENCHES)
+            _fail(f"{flag} {value}: --kind {kind.value} does not read it (it applies to {applies})")
     rows: list[dict[str, Any]]
     columns: tuple[str, ...]
-    if kind.value in bench.SIZE_BENCHES:
+    if sized:
+        procs = BENCH_PROCS if procs is None else procs
+        repeat = 1 if repeat is None else repeat
         procs_error = bench.check_procs(kind.value, procs)
         if procs_error is not None:
             _fail(procs_error)
@@ -675,16 +742,18 @@ def bench_command(
         columns = bench.COLUMNS
         _out().print(_size_table(kind.value, procs, repeat, rows), crop=False)
     else:
-        if not 1 <= count <= COUNT_LIMIT:
-            _fail(f"--count {count}: must be from 1 to {COUNT_LIMIT} (the core counts in 64 bits)")
+        count = BENCH_COUNT if count is None else count
+        top, what = COUNT_LIMITS[kind.value]
+        if not 1 <= count <= top:
+            _fail(f"--count {count}: must be from 1 to {top} ({what})")
         from rich.table import Table
 
         result = _core.bench(kind.value, count)
         table = Table(title=f"nicsim bench {kind.value} ({count})")
         table.add_column("measure")
         table.add_column("value", justify="right")
-        for name, value in result.items():
-            table.add_row(name, f"{value:,.0f}" if value >= 1000 else f"{value:.4g}")
+        for name, figure in result.items():
+            table.add_row(name, f"{figure:,.0f}" if figure >= 1000 else f"{figure:.4g}")
         _out().print(table)
         rows = [{"kind": kind.value, "count": count, **result, "build": build_id()}]
         columns = tuple(rows[0])

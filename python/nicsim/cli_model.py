@@ -17,12 +17,17 @@ import typer
 from nicsim import model
 from nicsim._core import NicsimError
 from nicsim.cli_common import console
-from nicsim.scenario import parse_sets
+from nicsim.scenario import Given, check_once, parse_given
 
 if TYPE_CHECKING:
     from rich.table import Table
 
 __all__ = ["model_command"]
+
+#: The preset and the coalescing setting of ``nicsim model`` without ``--preset``
+#: and ``--coalescing``.
+DEFAULT_PRESET = "emo2004"
+DEFAULT_COALESCING = "none"
 
 
 def _parse_layer(text: str) -> model.Layer:
@@ -78,13 +83,36 @@ def _model_table(title: str, path: str, evals: list[model.Evaluation]) -> "Table
     return table
 
 
+def _model_given(preset: str, coalescing: str, given_preset: bool, given_coal: bool) -> list[Given]:
+    """Return the scenario keys the command's own options set, as :class:`Given` values.
+
+    A ``--set`` of one of them would silently replace what the option (or
+    its default) says, the title of the table included: it is refused.
+    """
+    default = " (the default)"
+    return [
+        Given("preset", preset, f"--preset {preset}{'' if given_preset else default}"),
+        Given(
+            "nic",
+            model.coalescing_options(coalescing),
+            f"--coalescing {coalescing}{'' if given_coal else default}",
+        ),
+        Given("workload.kind", "", "--path (its echo workload)"),
+        Given("workload.size_bytes", 0, "--sizes"),
+    ]
+
+
 def model_command(
-    preset: Annotated[str, typer.Option(help="Preset name or preset TOML file.")] = "emo2004",
+    preset: Annotated[
+        str | None, typer.Option(help="Preset name or preset TOML file.  [default: emo2004]")
+    ] = None,
     path: Annotated[
         list[str] | None,
         typer.Option(help="to-nic | to-kernel | to-app (repeatable; default: all three)."),
     ] = None,
-    coalescing: Annotated[str, typer.Option(help="none | default | max.")] = "none",
+    coalescing: Annotated[
+        str | None, typer.Option(help="none | default | max.  [default: none]")
+    ] = None,
     sizes: Annotated[str, typer.Option(help="Message sizes in bytes, comma-separated.")] = (
         "100,1000,4000,8000"
     ),
@@ -105,6 +133,9 @@ def model_command(
     """Evaluate the EMO model for a preset and configuration; print each sum's terms."""
     from nicsim import outputs
 
+    given_preset, given_coalescing = preset is not None, coalescing is not None
+    preset = preset if preset is not None else DEFAULT_PRESET
+    coalescing = coalescing if coalescing is not None else DEFAULT_COALESCING
     if plot is not None:
         from nicsim.scenario import preset_path
 
@@ -113,7 +144,9 @@ def model_command(
     paths = path or list(model.PATHS)
     size_list = _parse_sizes(sizes)
     layers = [_parse_layer(text) for text in layer or []]
-    overrides: dict[str, Any] = dict(parse_sets(set_ or [], example="host.wait=poll"))
+    sets = parse_given(set_ or [], example="host.wait=poll")
+    check_once([*_model_given(preset, coalescing, given_preset, given_coalescing), *sets])
+    overrides: dict[str, Any] = {item.path: item.value for item in sets}
     results: dict[str, list[model.Evaluation]] = {}
     for name in paths:
         results[name] = model.evaluate(

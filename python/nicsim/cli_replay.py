@@ -24,7 +24,7 @@ from nicsim._core import NicsimError
 from nicsim.cli_common import console
 from nicsim.metrics import NOT_MEASURED
 from nicsim.metrics import as_json as json_object
-from nicsim.scenario import Scenario, parse_sets
+from nicsim.scenario import Given, Scenario, check_once, leaf_keys, overlap, parse_given
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -81,6 +81,22 @@ def _policies(compare: str | None, coalescing: str | None) -> list[str]:
     return names
 
 
+#: The scenario keys a replay does not read, with why.
+IGNORED = {"workload": "the capture is its workload", "pcap": "it writes no capture of its own"}
+
+
+def _check_replayed(sets: "list[Given]") -> None:
+    """Refuse a ``--set`` of a key a replay ignores (:data:`IGNORED`), naming it."""
+    for item in sets:
+        for leaf in leaf_keys(item.path, item.value):
+            why = next((w for key, w in IGNORED.items() if overlap(leaf, key)), None)
+            if why is not None:
+                _fail(
+                    f"{item.source}: a replay does not read {leaf} ({why}; allowed: keys of "
+                    "platform, nic, host and protocol, preset, seed)"
+                )
+
+
 def replay_command(
     pcap: Annotated[Path, typer.Option(help="Capture to replay: pcap or pcapng, Ethernet frames.")],
     preset: Annotated[str | None, typer.Option(help="Preset of the receiving host.")] = None,
@@ -121,13 +137,25 @@ def replay_command(
     from nicsim import capture, outputs
 
     policies = _policies(compare, coalescing)
+    flags = [
+        ("--preset", "preset", preset),
+        ("--delay-us", "nic.delay_us", delay_us),
+        ("--steering", "nic.steering", steering),
+    ]
+    given = [
+        Given(path, value, f"{flag} {value}") for flag, path, value in flags if value is not None
+    ]
+    sets = parse_given(set_ or [])
+    _check_replayed(sets)
+    # The policies run one by one: they give nic.coalescing too.
+    chosen = [("--coalescing", coalescing), ("--compare", compare)]
+    policy = [Given("nic.coalescing", v, f"{flag} {v}") for flag, v in chosen if v is not None]
+    check_once([*given, *policy, *sets])
     base = Scenario()
-    for path, value in (("preset", preset), ("nic.delay_us", delay_us), ("nic.steering", steering)):
-        if value is not None:
-            base.set(path, value)
-    for path, value in parse_sets(set_ or []):
-        base.set(path, value)
+    for item in [*given, *sets]:
+        base.set(item.path, item.value)
     base.workload = {"kind": "flood"}  # stands in for the checks; the core feeds the capture
+    capture.check_replay_preset(base.preset)
     for name in policies:
         trial = Scenario.from_dict(base.to_dict())
         if name:

@@ -277,10 +277,27 @@ def evaluate(
     """
     _check("path", path, PATHS)
     sizes_ok = isinstance(sizes, Sequence) and not isinstance(sizes, str)
-    if not sizes_ok or not all(type(s) is int and 0 <= s < 2**64 for s in sizes):
-        raise NicsimError(f"sizes = {sizes!r}: expected a list of byte counts, 0 ..= {2**64 - 1}")
-    scenario = Scenario.from_dict(echo_scenario(path, coalescing, sizes[0] if sizes else 0))
+    if not sizes_ok or not all(type(s) is int and s >= 0 for s in sizes):
+        raise NicsimError(f"sizes = {sizes!r}: expected a list of byte counts (integers >= 0)")
+    # The sizes are the model's own (it prices each up to the rendezvous
+    # threshold); the scenario's workload only has to be valid.
+    scenario = Scenario.from_dict(echo_scenario(path, coalescing, 0))
     scenario.set("preset", preset)
     for key, value in (overrides or {}).items():
         scenario.set(key, value)
-    return evaluate_scenario(scenario.to_toml(), path, sizes, layers)
+    text = scenario.to_toml()
+    huge = next((s for s in sizes if s > _SIZE_PROBE), None)
+    if huge is not None:
+        # Beyond what the core reads (64 bits): its refusal of the largest
+        # size it reads gives the range, with the size given.
+        try:
+            evaluate_scenario(text, path, [_SIZE_PROBE], layers)
+        except NicsimError as err:
+            raise NicsimError(str(err).replace(str(_SIZE_PROBE), str(huge))) from None
+        raise NicsimError(f"sizes: {huge} is beyond 64 bits (allowed: 0 ..= {_SIZE_PROBE})")
+    return evaluate_scenario(text, path, sizes, layers)
+
+
+#: The largest message size the model is asked about when a size is beyond
+#: what the core reads: the largest signed 64-bit integer.
+_SIZE_PROBE = 2**63 - 1

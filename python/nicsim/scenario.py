@@ -27,6 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from nicsim import _core
 from nicsim._core import DEFAULT_PRESET, SEED_LIMIT, NicsimError
 
 __all__ = [
@@ -34,14 +35,20 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "SECTIONS",
+    "Given",
     "Scenario",
+    "check_once",
     "check_preset_file",
     "check_seed",
     "is_preset_file",
+    "leaf_keys",
+    "overlap",
+    "parse_given",
     "parse_sets",
     "parse_value",
     "preset_path",
     "read_toml_file",
+    "replaced",
 ]
 
 #: The tables of a scenario file, in the order they are written.
@@ -407,6 +414,10 @@ class Scenario:
     def update(self, overrides: Mapping[str, Any]) -> Scenario:
         """Apply several :meth:`set` calls; ``__`` in a key stands for ``.``.
 
+        The overrides replace the scenario's values; a key they give twice
+        (``nic__coalescing=...`` and ``nic={"coalescing": ...}``) is
+        refused, naming both (:func:`check_once`).
+
         Examples
         --------
         >>> Scenario().update({"nic__delay_us": 0.0, "seed": 7}).nic
@@ -414,21 +425,35 @@ class Scenario:
         """
         if not isinstance(overrides, Mapping):
             raise NicsimError(f"overrides = {overrides!r}: expected a dict of key -> value")
+        given = []
         for key, value in overrides.items():
-            self.set(key.replace("__", ".") if isinstance(key, str) else key, value)
+            if not isinstance(key, str):
+                self.set(key, value)  # raises, naming the key
+            given.append(Given(key.replace("__", "."), value, f"{key}={_short(value)}"))
+        check_once(given)
+        for item in given:
+            self.set(item.path, item.value)
         return self
 
     # -- conversion -------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
         """Return the scenario as nested plain data, empty tables left out."""
+        return self._data(copy.deepcopy)
+
+    def _data(self, copied: Any = lambda table: table) -> dict[str, Any]:
+        """Return the scenario as nested data, each table passed through ``copied``.
+
+        :meth:`to_toml` reads the tables without copying them (it makes
+        plain data of its own).
+        """
         out: dict[str, Any] = {"preset": self.preset, "seed": self.seed}
         if self.pcap is not None:
             out["pcap"] = str(self.pcap)
         for name in SECTIONS:
             table = getattr(self, name)
             if table:
-                out[name] = copy.deepcopy(table)
+                out[name] = copied(table)
         return out
 
     def to_toml(self) -> str:
@@ -452,7 +477,43 @@ class Scenario:
             table = getattr(self, name)
             if not isinstance(table, Mapping):
                 raise NicsimError(f"{name} = {table!r}: expected a table")
-        return tomli_w.dumps(_plain(self.to_dict(), ""))
+        try:
+            return tomli_w.dumps(_plain(self._data(), ""))
+        except _UnwritableError as err:
+            raise NicsimError(self._with_range(err)) from None
+
+    def _with_range(self, err: _UnwritableError) -> str:
+        """Return the message of a value TOML cannot hold, with its key's real range.
+
+        The value is replaced by probes the core refuses for the key (the
+        nearest 64-bit integer, a list, a boolean): the first refusal that
+        names the key tells what it allows. Else the message says what TOML
+        holds.
+        """
+        probes: list[Any] = [[], True]
+        if isinstance(err.value, numbers.Integral) and not isinstance(err.value, bool):
+            probes.insert(0, _INT64.stop - 1 if int(err.value) > 0 else _INT64.start)
+        for probe in probes:
+            data = self.to_dict()
+            at: Any = data
+            *parents, leaf = err.path
+            for part in parents:
+                at = at.get(part) if isinstance(part, str) else at[part]
+            at[leaf] = probe
+            try:
+                _core.check(tomli_w.dumps(_plain(data, "")))
+            except _UnwritableError:
+                break  # another value TOML cannot hold
+            except NicsimError as refused:
+                words = str(refused)
+                lead = f"invalid value for `{err.key}`: "
+                if words.startswith(lead) and "(allowed: " in words:
+                    allowed = words[words.index("(allowed: ") :].removesuffix(")")
+                    return f"{lead}{err.shown} {allowed}{err.leave})"
+                break
+            else:
+                continue
+        return err.message
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
@@ -508,35 +569,59 @@ _INT64 = range(-(2**63), 2**63)
 _ALLOWED_VALUE = "a number, string, boolean, list or table"
 
 
-def _plain(value: Any, key: str) -> Any:
+class _UnwritableError(NicsimError):
+    """A value TOML cannot hold, at ``path`` (``key`` as written): :func:`_plain`'s error.
+
+    :meth:`Scenario.to_toml` words it again with the key's real range.
+    """
+
+    def __init__(self, path: list[str | int], value: Any, message: str, shown: str, leave: str):
+        super().__init__(message)
+        self.path, self.value, self.message = path, value, message
+        self.key, self.shown, self.leave = _show_key(path), shown, leave
+
+
+def _plain(value: Any, key: str, path: list[str | int] | None = None) -> Any:
     """Return ``value`` as plain TOML data, or raise :class:`NicsimError` naming ``key``.
 
     Numbers of other types (``numbers.Integral`` / ``numbers.Real``, e.g.
     NumPy's) become ``int`` / ``float``; dates and times stay (TOML has them).
+    A value TOML cannot hold raises :class:`_UnwritableError`.
     """
+    path = path or []
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
                 raise NicsimError(f"{key or 'scenario'}: key {k!r} is not a string")
-            out[k] = _plain(v, f"{key}.{k}" if key else k)
+            out[k] = _plain(v, f"{key}.{k}" if key else k, [*path, k])
         return out
     if isinstance(value, list | tuple):
-        return [_plain(v, f"{key}[{i}]") for i, v in enumerate(value)]
+        return [_plain(v, f"{key}[{i}]", [*path, i]) for i, v in enumerate(value)]
     if isinstance(value, bool | str | float | datetime.date | datetime.time):
         return value
     if isinstance(value, numbers.Integral):
         if int(value) not in _INT64:
-            raise NicsimError(
+            raise _UnwritableError(
+                path,
+                value,
                 f"invalid value for `{key}`: {value} (allowed: an integer of 64 bits, "
-                f"{_INT64.start} ..= {_INT64.stop - 1})"
+                f"{_INT64.start} ..= {_INT64.stop - 1})",
+                str(value),
+                "",
             )
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
     what = "None" if value is None else f"{value!r} ({type(value).__name__})"
     leave = "; leave the key out to take the preset's value" if value is None else ""
-    raise NicsimError(f"invalid value for `{key}`: {what} (allowed: {_ALLOWED_VALUE}{leave})")
+    raise _UnwritableError(
+        path,
+        value,
+        f"invalid value for `{key}`: {what} (allowed: {_ALLOWED_VALUE}{leave})",
+        what,
+        leave,
+    )
 
 
 def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
@@ -601,13 +686,159 @@ def parse_value(text: str, key: str = "value") -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class Given:
+    """One value given for a scenario key, and how the user gave it.
+
+    ``source`` is the words that gave it, as the user wrote them
+    (``--coalescing openmx``, ``--set nic.delay_us=25``,
+    ``nic={'coalescing': 'openmx'}``): errors and notes quote it.
+    """
+
+    path: str
+    value: Any
+    source: str
+
+
+def leaf_keys(path: str, value: Any) -> list[str]:
+    """Return the dotted keys of the values that setting ``path`` to ``value`` sets.
+
+    A table value is merged into the table at ``path`` (:meth:`Scenario.set`),
+    so it sets its leaves, not ``path`` as a whole; an empty one sets nothing.
+    Iterative, and bounded by the depth :func:`check_depth` allows.
+
+    Examples
+    --------
+    >>> leaf_keys("nic", {"coalescing": "openmx", "host0": {"frames": 6}})
+    ['nic.coalescing', 'nic.host0.frames']
+    >>> leaf_keys("nic.delay_us", 5), leaf_keys("nic", {})
+    (['nic.delay_us'], [])
+    """
+    leaves: list[str] = []
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        key, item = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend((f"{key}.{k}", v) for k, v in reversed(list(item.items())))
+        else:
+            leaves.append(key)
+    return leaves
+
+
+def _inside(key: str, other: str) -> bool:
+    """Whether ``key`` is ``other`` or one of the keys of the table ``other``."""
+    return key == other or key.startswith(f"{other}.")
+
+
+def overlap(a: str, b: str) -> str | None:
+    """Return the key both dotted keys set (the longer one) if one holds the other, else ``None``.
+
+    Examples
+    --------
+    >>> overlap("nic", "nic.delay_us"), overlap("nic.delay_us", "nic.delay"), overlap("a.b", "a.b")
+    ('nic.delay_us', None, 'a.b')
+    """
+    if _inside(a, b):
+        return a
+    if _inside(b, a):
+        return b
+    return None
+
+
+def check_once(given: Sequence[Given]) -> None:
+    """Refuse a key given twice among ``given``, by any route, naming both sources.
+
+    A key is given twice when two items set the same leaf or one sets a
+    table that holds the other's key: ``--set nic.coalescing=openmx`` and
+    ``--set nic={coalescing="disabled"}`` as much as a flag and a
+    ``--set`` of its key. Which one should win is not guessed: the error
+    asks for the key once.
+
+    Examples
+    --------
+    >>> check_once([Given("nic.delay_us", 5, "--delay-us 5"), Given("seed", 3, "--seed 3")])
+    >>> check_once([
+    ...     Given("nic.coalescing", "openmx", "--coalescing openmx"),
+    ...     Given("nic", {"coalescing": "disabled"}, "--set nic={coalescing='disabled'}"),
+    ... ])  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    NicsimError: nic.coalescing given twice: --coalescing openmx and --set nic=...; give it once
+    """
+    seen: list[tuple[str, Given]] = []
+    for item in given:
+        check_depth(item.value, item.path)
+        for leaf in leaf_keys(item.path, item.value):
+            for earlier, first in seen:
+                both = overlap(leaf, earlier)
+                if both is not None:
+                    raise NicsimError(
+                        f"{both} given twice: {first.source} and {item.source}; give it once"
+                    )
+        seen.extend((leaf, item) for leaf in leaf_keys(item.path, item.value))
+
+
+def replaced(data: Mapping[str, Any], given: Sequence[Given], what: str) -> list[str]:
+    """Say which values of ``data`` (a scenario file's, ``what`` names it) ``given`` replaces.
+
+    One line per replaced value, e.g. ``--set nic.delay_us=500 replaces
+    nic.delay_us = 25 of scenario file 'sc.toml'``: a flag or a ``--set``
+    over a scenario file is how a file is varied, and the command prints
+    what it changed.
+
+    Examples
+    --------
+    >>> replaced({"nic": {"delay_us": 25}}, [Given("nic.delay_us", 5, "--delay-us 5")], "sc.toml")
+    ['--delay-us 5 replaces nic.delay_us = 25 of sc.toml']
+    """
+    lines = []
+    for item in given:
+        for leaf in leaf_keys(item.path, item.value):
+            at: Any = data
+            for part in leaf.split("."):
+                at = at.get(part) if isinstance(at, Mapping) else None
+            if at is not None:
+                lines.append(f"{item.source} replaces {leaf} = {_short(at)} of {what}")
+    return lines
+
+
+def _short(value: Any) -> str:
+    """Return a value as a note shows it: its TOML-like text, cut after 40 characters."""
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 40 else f"{text[:40]}…"
+
+
+def parse_given(
+    items: Sequence[str], option: str = "--set", example: str = "nic.delay_us=25"
+) -> list[Given]:
+    """Parse ``key.path=value`` command-line items into :class:`Given` values, unchecked.
+
+    Raises :class:`NicsimError` naming the item for a malformed one.
+
+    Examples
+    --------
+    >>> parse_given(["nic.delay_us=25"])
+    [Given(path='nic.delay_us', value=25, source='--set nic.delay_us=25')]
+    """
+    given = []
+    for item in items:
+        path, eq, text = item.partition("=")
+        path = path.strip()
+        if not eq or not path or not text.strip():
+            raise NicsimError(f"{option} {item!r}: expected key.path=value, e.g. {example}")
+        given.append(
+            Given(path, parse_value(text.strip(), path), f"{option} {path}={text.strip()}")
+        )
+    return given
+
+
 def parse_sets(
     items: Sequence[str], option: str = "--set", example: str = "nic.delay_us=25"
 ) -> list[tuple[str, Any]]:
     """Parse ``key.path=value`` command-line items, each key at most once.
 
     Raises :class:`NicsimError` naming the item for a malformed one, and the
-    key for one given twice (the second would silently win).
+    key for one given twice, by a dotted key or inside a table
+    (:func:`check_once`: the second would silently win).
 
     Examples
     --------
@@ -615,18 +846,8 @@ def parse_sets(
     [('nic.delay_us', 25), ('host.wait', 'poll')]
     >>> parse_sets(["nic.delay_us=0", "nic.delay_us=25"])  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
-    NicsimError: --set nic.delay_us given twice (0, then 25): give each key once
+    NicsimError: nic.delay_us given twice: --set nic.delay_us=0 and --set nic.delay_us=25; ...
     """
-    pairs: dict[str, tuple[str, Any]] = {}
-    for item in items:
-        path, eq, text = item.partition("=")
-        path = path.strip()
-        if not eq or not path or not text.strip():
-            raise NicsimError(f"{option} {item!r}: expected key.path=value, e.g. {example}")
-        if path in pairs:
-            raise NicsimError(
-                f"{option} {path} given twice ({pairs[path][0]}, then {text.strip()}): "
-                "give each key once"
-            )
-        pairs[path] = (text.strip(), parse_value(text.strip(), path))
-    return [(path, value) for path, (_, value) in pairs.items()]
+    given = parse_given(items, option, example)
+    check_once(given)
+    return [(item.path, item.value) for item in given]

@@ -13,7 +13,7 @@
 
 use super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
 use super::Scenario;
-use super::{check_f, check_u, from_value, int_or, preset_text, toml_error, toml_error_in, ConfigError, GridCfg, Int};
+use super::{check_f, check_u, from_value, int_or, toml_error, toml_error_in, ConfigError, GridCfg, Int};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -228,11 +228,10 @@ impl LciPlatform {
 
 /// Reads a preset (embedded name or `.toml` path) as a TOML table.
 pub fn preset_table(preset: &str) -> Result<toml::Table, ConfigError> {
-    let text: String = if super::overrides::is_file(preset) {
-        super::read_config_file("preset", preset)?
-    } else {
-        preset_text(preset)?.to_string()
-    };
+    if !super::overrides::is_file(preset) {
+        return super::embedded_table(preset);
+    }
+    let text = super::read_config_file("preset", preset)?;
     toml::from_str(&text).map_err(|e| toml_error_in("preset", &text, e))
 }
 
@@ -602,6 +601,13 @@ impl LciScenario {
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
         let mut table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
         take_stack(&mut table)?;
+        if table.contains_key("pcap") {
+            return Err(ConfigError::new(
+                "`pcap` (--pcap): the LCI stack writes no capture, its frames cross the NIs by PIO \
+                 and DMA, not as Ethernet frames; leave it out, or run the workload on Open-MX \
+                 (protocol.stack = \"open-mx\") to capture it",
+            ));
+        }
         Self::from_file(from_value("", toml::Value::Table(table))?)
     }
 

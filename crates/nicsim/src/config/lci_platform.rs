@@ -317,7 +317,6 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             delayed_ack_us: l.delayed_ack_us,
             resend_us: l.resend_us,
             pull_timeout_us: l.pull_timeout_us,
-            spin_ns: 0.0,
             // Open-MX 1.0's wire cuts frames at any MTU (the MX wire needs
             // 4144 B, more than one NI buffer).
             wire: crate::wire::WireMode::OpenMx10,

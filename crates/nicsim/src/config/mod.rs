@@ -252,6 +252,19 @@ pub fn preset_text(name: &str) -> Result<&'static str, ConfigError> {
     })
 }
 
+/// The embedded preset `name` as a TOML table, each preset parsed once per
+/// process: a campaign checks every run's scenario before the first, and
+/// each check reads its preset (its stack, its platform) several times.
+pub(crate) fn embedded_table(name: &str) -> Result<toml::Table, ConfigError> {
+    static PARSED: std::sync::OnceLock<Vec<Result<toml::Table, ConfigError>>> = std::sync::OnceLock::new();
+    preset_text(name)?;
+    let parsed = PARSED.get_or_init(|| {
+        PRESETS.iter().map(|(_, text)| toml::from_str(text).map_err(|e| toml_error_in("preset", text, e))).collect()
+    });
+    let at = PRESETS.iter().position(|(n, _)| *n == name).unwrap_or_default();
+    parsed[at].clone()
+}
+
 /// Turns a TOML syntax error into one line, prefixed with where it happened.
 pub(crate) fn toml_error(what: &str, e: toml::de::Error) -> ConfigError {
     let msg = e.message().replace('\n', " ");

@@ -24,6 +24,32 @@ pub(crate) struct Source<'a> {
     pub overrides: Option<&'a toml::Table>,
 }
 
+/// Keys that no platform reads, with why, that preset files and scenarios
+/// written for earlier versions set: one is refused with this reason
+/// rather than as an unknown key.
+const GONE: &[(&str, &str)] = &[(
+    "library.spin_ns",
+    "the library waits as `host.wait` says (poll, or block at once); no spin before blocking is modelled",
+)];
+
+/// The error of a key of [`GONE`] that the scenario's overrides or the
+/// preset file of `source` set, if any.
+fn gone(source: &Source<'_>, preset: &toml::Value) -> Option<ConfigError> {
+    GONE.iter().find_map(|(key, why)| {
+        let path = parse_path(key);
+        if source.overridden(&path) {
+            Some(ConfigError(format!("`platform.{key}` is no key of a platform: {why}; leave it out")))
+        } else if source.is_file && lookup(preset, &path).is_some() {
+            Some(ConfigError(format!(
+                "preset file {:?}: `{key}` is no key of a platform: {why}; leave it out",
+                source.preset
+            )))
+        } else {
+            None
+        }
+    })
+}
+
 /// Whether a `preset` value names a file rather than an embedded preset.
 pub(crate) fn is_file(preset: &str) -> bool {
     preset.ends_with(".toml") || preset.contains('/')
@@ -152,6 +178,9 @@ pub(crate) fn load<P: DeserializeOwned>(
     validate: impl Fn(&P) -> Result<(), ConfigError>,
 ) -> Result<P, ConfigError> {
     let preset = toml::Value::Table(preset);
+    if let Some(e) = gone(source, &preset) {
+        return Err(e);
+    }
     let mut merged = preset.clone();
     if let (Some(o), toml::Value::Table(table)) = (source.overrides, &mut merged) {
         merge(table, o, "")?;

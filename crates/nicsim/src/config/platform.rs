@@ -404,7 +404,6 @@ cost_table! {
         pub delayed_ack_us: f64 [1.0, 1e7] => us delayed_ack,
         pub resend_us: f64 [10.0, 1e8] => us resend,
         pub pull_timeout_us: f64 [10.0, 1e8] => us pull_timeout,
-        pub spin_ns: f64 [0.0, NS_MAX],
         /// How this Open-MX build cuts messages into frames: "open-mx-1.0"
         /// (the default), "open-mx-0.9" or "mx" ([`crate::wire::WireMode`]).
         #[serde(default)]

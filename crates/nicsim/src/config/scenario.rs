@@ -5,8 +5,8 @@
 use super::nic_features::{ni_features, NiFeatures};
 use super::workload::{workload, Workload, WorkloadOpts};
 use super::{
-    check_f, check_u, int_or, preset_text, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing, ConfigError, Int,
-    Platform, Relation, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
+    check_f, check_u, int_or, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing, ConfigError, Int, Platform,
+    Relation, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
@@ -338,9 +338,7 @@ pub struct Scenario {
 /// read from a preset file.
 pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Platform, ConfigError> {
     let is_file = super::overrides::is_file(preset);
-    let text: String =
-        if is_file { super::read_config_file("preset", preset)? } else { preset_text(preset)?.to_string() };
-    let table: toml::Table = toml::from_str(&text).map_err(|e| toml_error_in("preset", &text, e))?;
+    let table = super::lci::preset_table(preset)?;
     let source = super::overrides::Source { preset, is_file, overrides };
     super::overrides::load(&source, table, Platform::validate)
 }

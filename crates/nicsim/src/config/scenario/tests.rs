@@ -279,3 +279,34 @@ fn platform_overrides_apply() {
     assert_eq!(s.platform.link.mtu, 9000);
     assert_eq!(s.platform.host.syscall_ns, 1.0);
 }
+
+/// `library.spin_ns` is read by nothing: a scenario or a preset file that
+/// sets it is refused with one line saying why, not run as if it counted.
+#[test]
+fn a_key_no_platform_reads_is_refused_with_why() {
+    let err =
+        Scenario::from_toml("[platform.library]\nspin_ns = 100000\n[workload]\nkind = \"stream\"\n").unwrap_err().0;
+    assert!(err.starts_with("`platform.library.spin_ns` is no key of a platform: "), "{err}");
+    assert!(err.contains("host.wait") && !err.contains('\n'), "{err}");
+    let dir = std::env::temp_dir().join(format!("nicsim-gone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("old.toml");
+    let text = crate::config::preset_text("omx2009").unwrap().replace("[library]\n", "[library]\nspin_ns = 0.0\n");
+    std::fs::write(&file, text).unwrap();
+    let path = file.to_str().unwrap();
+    let err = Scenario::from_toml(&format!("preset = {path:?}\n[workload]\nkind = \"stream\"\n")).unwrap_err().0;
+    assert!(err.starts_with(&format!("preset file {path:?}: `library.spin_ns` is no key of a platform")), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A capture is an Open-MX run's: the LCI stack refuses `pcap` by name and
+/// says why, not as an unknown key.
+#[test]
+fn pcap_on_the_lci_stack_says_why() {
+    let err = Scenario::from_toml(
+        "preset = \"lci2000\"\npcap = \"x.pcap\"\n[protocol]\nstack = \"lci\"\n[workload]\nkind = \"stream\"\n",
+    )
+    .unwrap_err()
+    .0;
+    assert!(err.starts_with("`pcap` (--pcap): the LCI stack writes no capture"), "{err}");
+}
