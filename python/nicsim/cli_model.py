@@ -78,6 +78,20 @@ def _model_table(title: str, path: str, evals: list[model.Evaluation]) -> "Table
     return table
 
 
+def _check_plot_format(plot: Path) -> None:
+    """Refuse a ``--plot`` file whose extension is no picture format matplotlib saves."""
+    from nicsim.plots_emo import MODEL_PLOT_FORMATS
+
+    suffix = plot.suffix.lstrip(".").lower()
+    if suffix not in MODEL_PLOT_FORMATS:
+        what = f"extension .{suffix}" if suffix else "no extension"
+        allowed = ", ".join(f".{name}" for name in MODEL_PLOT_FORMATS)
+        raise NicsimError(
+            f"--plot {plot}: {what}, not a picture format (allowed: {allowed}; "
+            "the format follows the extension)"
+        )
+
+
 def model_command(
     preset: Annotated[str, typer.Option(help="Preset name or preset TOML file.")] = "emo2004",
     path: Annotated[
@@ -99,13 +113,18 @@ def model_command(
         typer.Option("--set", help="Set any scenario key: key.path=value (TOML value)."),
     ] = None,
     plot: Annotated[
-        Path | None, typer.Option(help="Also plot latency and overhead vs size (PNG).")
+        Path | None,
+        typer.Option(
+            help="Also plot latency and overhead vs size; the format follows the extension "
+            "(.png, .pdf, .svg, ...)."
+        ),
     ] = None,
 ) -> None:
     """Evaluate the EMO model for a preset and configuration; print each sum's terms."""
     from nicsim import outputs
 
     if plot is not None:
+        _check_plot_format(plot)
         outputs.check_file(plot, "--plot")
     paths = path or list(model.PATHS)
     size_list = _parse_sizes(sizes)
