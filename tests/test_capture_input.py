@@ -245,7 +245,7 @@ def test_reading_a_capture_keeps_within_the_memory_limit(tmp_path: Path) -> None
         (["run", "--workload", "stream"], "the run of workload `stream`", "smaller messages"),
         (["run", "--workload", "alltoall"], "the run of workload `alltoall`, 16", "fewer ranks"),
         (["bench", "--kind", "pingpong", "--count", "2000"], "the benchmark `pingpong`", "--count"),
-        (["replay", "--pcap", "{pcap}"], "the replay was stopped", "a slice of the capture"),
+        (["replay", "--pcap", "{pcap}"], "the replay, taking in the capture", "a slice of the"),
     ],
 )
 def test_the_memory_limit_names_what_each_command_was_doing(

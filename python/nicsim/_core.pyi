@@ -103,7 +103,7 @@ def replay(
     frames: Iterable[tuple[int, int, bytes, bool, int, bool]],
     make_policy: Callable[[], Any] | None = None,
     progress: Callable[[int, int], object] | None = None,
-) -> tuple[dict[str, float | int | str], tuple[list[int], list[int], list[int]]]:
+) -> tuple[dict[str, float | int | str], tuple[bytes, bytes, bytes]]:
     """Replay captured frames into and out of host 1 of a scenario (its workload is replaced).
 
     Parameters
@@ -126,7 +126,10 @@ def replay(
     tuple
         The metrics (``replay_*`` and the run's), and per frame to the host
         in arrival order: arrival (ps), delay to the handler's end (ps, -1:
-        dropped), the host's interrupts at its arrival.
+        dropped), the host's interrupts at its arrival; each the bytes of
+        64-bit integers in the machine's order (``array("Q")``,
+        ``array("q")``, ``array("Q")`` read them: 8 bytes a frame, not the
+        40 of a list's integer).
 
     Raises
     ------

@@ -145,7 +145,7 @@ class Capture:
         counts = Counter(self._macs(0))
         return sorted(((_mac(m), n) for m, n in counts.items()), key=lambda kv: (-kv[1], kv[0]))
 
-    def to_host(self, host_mac: str | None) -> tuple[str, list[int], list[int]]:
+    def to_host(self, host_mac: str | None) -> tuple[str, array[int], array[int]]:
         """Return the receiving host's MAC, the frames to it and the frames it sent (indexes).
 
         The host is by default the MAC most frames go to.
@@ -162,26 +162,29 @@ class Capture:
                     f"(most go to {busiest})"
                 )
         raw = bytes.fromhex(mac.replace(":", ""))
-        to = [i for i, dst in enumerate(self._macs(0)) if dst == raw]
-        sent = [
-            i
-            for i, (dst, src) in enumerate(zip(self._macs(0), self._macs(6), strict=True))
-            if src == raw and dst != raw
-        ]
+        to = array("I", (i for i, dst in enumerate(self._macs(0)) if dst == raw))
+        sent = array(
+            "I",
+            (
+                i
+                for i, (dst, src) in enumerate(zip(self._macs(0), self._macs(6), strict=True))
+                if src == raw and dst != raw
+            ),
+        )
         return mac, to, sent
 
 
 @dataclass
 class ReplayResult:
-    """A replay's metrics and per-frame series (arrival order)."""
+    """A replay's metrics and per-frame series (arrival order, 64-bit arrays)."""
 
     metrics: dict[str, Any]
     host_mac: str
-    arrival_ps: list[int] = field(repr=False)
+    arrival_ps: array[int] = field(repr=False)
     #: From arrival at the NIC to the handler finishing the frame; -1: dropped.
-    delay_ps: list[int] = field(repr=False)
+    delay_ps: array[int] = field(repr=False)
     #: Interrupts the host had raised when the frame arrived.
-    irq_before: list[int] = field(repr=False)
+    irq_before: array[int] = field(repr=False)
 
     def summary(self) -> dict[str, float | int]:
         """Return the numbers ``nicsim replay`` prints."""
@@ -513,13 +516,22 @@ def replay(
     multiqueue = built.to_dict().get("nic", {}).get("steering") == "multiqueue"
     rows = _rows(capture, frames, sent, mark, multiqueue)
     metrics, (arrival, delay, irq) = _core.replay(built.to_toml(), rows, policy, progress)
-    return ReplayResult(dict(metrics), mac, list(arrival), list(delay), list(irq))
+    return ReplayResult(
+        dict(metrics), mac, _array("Q", arrival), _array("q", delay), _array("Q", irq)
+    )
+
+
+def _array(code: str, raw: bytes) -> array[int]:
+    """Return the 64-bit integers of ``raw`` (the machine's byte order) as an array."""
+    out: array[int] = array(code)
+    out.frombytes(raw)
+    return out
 
 
 def _rows(
     capture: Capture,
-    frames: list[int],
-    sent: list[int],
+    frames: array[int],
+    sent: array[int],
     mark: Callable[[bytes], bool] | None,
     multiqueue: bool,
 ) -> Iterator[tuple[int, int, bytes, bool, int, bool]]:
@@ -529,7 +541,7 @@ def _rows(
     earliest of them. An exception ``mark`` raises is a :class:`NicsimError`
     naming the frame (as a policy's is); ``KeyboardInterrupt`` passes.
     """
-    t0 = min(capture.at_ns[i] for i in (*frames, *sent))
+    t0 = min(capture.at_ns[i] for batch in (frames, sent) for i in batch)
     for out, batch in ((False, frames), (True, sent)):
         for i in batch:
             head = capture.head(i)

@@ -347,8 +347,21 @@ fn py_policies(
 }
 
 /// The per-frame results of a replay: arrival (ps), delay (ps, -1 for a
-/// frame dropped before the handler), the host's interrupts at arrival.
-type Series = (Vec<u64>, Vec<i64>, Vec<u64>);
+/// frame dropped before the handler), the host's interrupts at arrival;
+/// each as the bytes of 64-bit integers in the machine's order (Python's
+/// `array("Q")`, `array("q")`, `array("Q")`): 8 bytes a value, where a
+/// list of Python integers takes about 40.
+type Series<'py> =
+    (Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>);
+
+/// The bytes of `values`, each 8 bytes in the machine's order.
+fn ne_bytes<'py>(py: Python<'py>, values: impl ExactSizeIterator<Item = [u8; 8]>) -> Bound<'py, pyo3::types::PyBytes> {
+    let mut out = Vec::with_capacity(values.len() * 8);
+    for v in values {
+        out.extend_from_slice(&v);
+    }
+    pyo3::types::PyBytes::new(py, &out)
+}
 
 /// One captured frame as `replay` takes it: `(time_ns, wire_length,
 /// header_bytes, marked, flow, sent)`.
@@ -370,16 +383,15 @@ fn replay<'py>(
     frames: Bound<'py, PyAny>,
     make_policy: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Series)> {
+) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Series<'py>)> {
     let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
-    let mut guard = nicsim::memory::Guard::from_env()
-        .map_err(NicsimError::new_err)?
-        .map(|g| g.doing(nicsim::memory::Task::replay(None)));
+    let mut guard = nicsim::memory::Guard::from_env().map_err(NicsimError::new_err)?;
     let mut taken: Vec<nicsim::sim::ReplayFrame> = Vec::new();
     for (i, item) in frames.try_iter()?.enumerate() {
         let (ns, len, head, mark, flow, sent): CapturedFrame<'py> = item?.extract()?;
         if i % 1024 == 0 {
-            if let Some(Err(e)) = guard.as_mut().map(|g| g.look(std::time::Instant::now())) {
+            let now = std::time::Instant::now();
+            if let Some(Err(e)) = guard.as_mut().map(|g| g.look_at(now, |_| nicsim::memory::Task::replay_taking(i))) {
                 return Err(NicsimError::new_err(e));
             }
         }
@@ -410,9 +422,10 @@ fn replay<'py>(
         return Err(e);
     }
     let (m, series) = out?;
-    let arrival = series.arrival.iter().map(|&t| ps(t)).collect();
-    let delay = series.delay.iter().map(|d| d.map_or(-1, |d| d.as_ps() as i64)).collect();
-    Ok((metrics_dict(py, m)?, (arrival, delay, series.irq_before)))
+    let arrival = ne_bytes(py, series.arrival.iter().map(|&t| ps(t).to_ne_bytes()));
+    let delay = ne_bytes(py, series.delay.iter().map(|d| d.map_or(-1, |d| d.as_ps() as i64).to_ne_bytes()));
+    let irq = ne_bytes(py, series.irq_before.iter().map(|n| n.to_ne_bytes()));
+    Ok((metrics_dict(py, m)?, (arrival, delay, irq)))
 }
 
 fn metrics_dict(py: Python<'_>, m: nicsim::Metrics) -> PyResult<Bound<'_, pyo3::types::PyDict>> {

@@ -198,6 +198,15 @@ impl Task {
             Some(n) => format!("the replay of {} frames", thousands(n as u64)),
             None => "the replay".to_string(),
         };
+        Task::replay_doing(doing)
+    }
+
+    /// A replay taking in its frames, `taken` so far.
+    pub fn replay_taking(taken: usize) -> Task {
+        Task::replay_doing(format!("the replay, taking in the capture's frames ({} so far),", thousands(taken as u64)))
+    }
+
+    fn replay_doing(doing: String) -> Task {
         Task::new(
             doing,
             format!(
@@ -251,12 +260,18 @@ impl Guard {
     /// If a look is due at `now`, reads the process's memory: an error if
     /// it holds more than the limit. Nothing where it cannot be read.
     pub fn look(&mut self, now: std::time::Instant) -> Result<(), String> {
+        self.look_at(now, |task| task.clone())
+    }
+
+    /// [`Guard::look`], its error naming the task `task` makes of the
+    /// guard's (only when there is an error): how far the work has got.
+    pub fn look_at(&mut self, now: std::time::Instant, task: impl FnOnce(&Task) -> Task) -> Result<(), String> {
         if now < self.next {
             return Ok(());
         }
         self.next = now + LOOK_EVERY;
         match resident_kib() {
-            Some(held) if held > self.limit.kib => Err(self.limit.exceeded(held, &self.task)),
+            Some(held) if held > self.limit.kib => Err(self.limit.exceeded(held, &task(&self.task))),
             _ => Ok(()),
         }
     }
@@ -539,6 +554,8 @@ mod tests {
         let e = limit.exceeded(300 * 1024, &Task::of_scenario(&stream));
         assert!(e.starts_with("the run of workload `stream` was stopped") && !e.contains("all-to-all"), "{e}");
         assert!(e.contains("smaller messages"), "{e}");
+        let e = limit.exceeded(300 * 1024, &Task::replay_taking(523_000));
+        assert!(e.starts_with("the replay, taking in the capture's frames (523,000 so far), was stopped"), "{e}");
         let e = limit.exceeded(300 * 1024, &Task::replay(Some(999_999)));
         assert!(
             e.starts_with("the replay of 999,999 frames was stopped") && e.contains("a slice of the capture"),
