@@ -15,7 +15,15 @@
 # llvm-tools`, tried here); without it the plain build is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-develop() { VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q; }
+# maturin's own pip run lists every dependency as already satisfied: that
+# goes to .venv/pgo.log, shown if the build fails.
+develop() {
+  if ! VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q >.venv/pgo.log 2>&1; then
+    cat .venv/pgo.log >&2
+    echo "pgo: maturin develop failed (log: .venv/pgo.log)" >&2
+    return 1
+  fi
+}
 
 host=$(rustc -vV | sed -n 's/^host: //p')
 profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"

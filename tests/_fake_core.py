@@ -134,6 +134,18 @@ def bench(kind: str, count: int) -> dict[str, float]:
     }
 
 
+def memory_limit_kib() -> int | None:
+    return None
+
+
+def memory_held_kib() -> int | None:
+    return None
+
+
+def memory_check(doing: str, advice: str) -> None:
+    return None
+
+
 def version() -> str:
     return "0.0.0+fake"
 

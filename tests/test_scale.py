@@ -159,7 +159,7 @@ def test_the_command_line_names_the_limit_in_one_line() -> None:
         check=False,
     )
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.startswith("error: the run was stopped holding "), proc.stderr
+    assert proc.stderr.startswith("error: the run of workload `pingpong` was stopped holding ")
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
 

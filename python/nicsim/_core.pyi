@@ -8,7 +8,7 @@ building, sweeps, tables and plots live in the pure Python modules of
 :mod:`nicsim`.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from nicsim.metrics import Metrics
@@ -25,6 +25,9 @@ __all__ = [
     "check",
     "emo_echo",
     "emo_sums",
+    "memory_check",
+    "memory_held_kib",
+    "memory_limit_kib",
     "preset_toml",
     "presets",
     "replay",
@@ -109,10 +112,10 @@ def run(scenario_toml: str, progress: Callable[[int, int], object] | None = None
 
 def replay(
     scenario_toml: str,
-    frames: list[tuple[int, int, bytes, bool, int, bool]],
+    frames: Iterable[tuple[int, int, bytes, bool, int, bool]],
     make_policy: Callable[[], Any] | None = None,
     progress: Callable[[int, int], object] | None = None,
-) -> tuple[Metrics, tuple[list[int], list[int], list[int]]]:
+) -> tuple[Metrics, tuple[bytes, bytes, bytes]]:
     """Replay captured frames into and out of host 1 of a scenario (its workload is replaced).
 
     Parameters
@@ -121,9 +124,11 @@ def replay(
         A scenario as TOML text (its workload stands in for the checks; the core feeds the frames).
     frames
         ``(time_ns, wire_length, header_bytes, marked, flow, sent)`` per
-        frame; the core decodes Open-MX headers (EtherType 0x86DF) itself,
-        and reads ``marked`` and ``flow`` only for other frames. ``sent``: the
-        host sent the frame (it leaves at ``time_ns``; its transmit
+        frame, taken in one at a time (a generator keeps one at a time on
+        the Python side; the memory limit is watched as they come); the
+        core decodes Open-MX headers (EtherType 0x86DF) itself, and reads
+        ``marked`` and ``flow`` only for other frames. ``sent``: the host
+        sent the frame (it leaves at ``time_ns``; its transmit
         completion is reported). At most 1,000,000 frames to the host;
         ``time_ns`` at most :data:`MAX_TIME_NS`.
     make_policy, progress
@@ -134,14 +139,40 @@ def replay(
     tuple
         The metrics (``replay_*`` and the run's), and per frame to the host
         in arrival order: arrival (ps), delay to the handler's end (ps, -1:
-        dropped), the host's interrupts at its arrival.
+        dropped), the host's interrupts at its arrival; each the bytes of
+        64-bit integers in the machine's order (``array("Q")``,
+        ``array("q")``, ``array("Q")`` read them: 8 bytes a frame, not the
+        40 of a list's integer).
 
     Raises
     ------
     NicsimError
         An invalid scenario, no frames, too many, a frame later than
         :data:`MAX_TIME_NS` (the message names the frame's index, its time
-        and the limit), or a policy's error.
+        and the limit), a policy's error, or more memory held than the
+        limit (naming the replay and its frames).
+    """
+
+def memory_limit_kib() -> int | None:
+    """Return this process's memory limit in KiB (``None``: none is known).
+
+    ``NICSIM_MEMORY_LIMIT_MIB`` if set, else three quarters of the memory
+    the process may use (the machine's or its cgroup's), shared among
+    ``NICSIM_MEMORY_SHARES`` runs. An invalid value raises
+    :class:`NicsimError` naming it.
+    """
+
+def memory_held_kib() -> int | None:
+    """Return the memory this process holds in KiB (resident; ``None`` where unknown)."""
+
+def memory_check(doing: str, advice: str) -> None:
+    """Raise :class:`NicsimError` if the process holds more than its memory limit.
+
+    The error is the one line a run's limit gives: ``"{doing} was stopped
+    holding N MiB of memory, over its limit of M MiB (source): {advice}"``.
+    A look reads ``/proc`` (about 20 µs): call it every few thousand items
+    of a long piece of work. Nothing happens where there is no limit or no
+    figure.
     """
 
 def run_policy(

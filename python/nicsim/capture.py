@@ -13,20 +13,33 @@ A frame that is not Open-MX is generic traffic: unmarked unless ``mark``
 says otherwise, through the driver at its per-frame cost and the handler's
 drop cost (the simulator has no IP stack), where it counts as delivered.
 
+Where scapy's pcapng reader is wrong for a replay, it is corrected here
+(:func:`_pcapng_reader`): interface IDs count within a section (a second
+section's frames are not matched to the first's interfaces), and a Simple
+Packet Block, which has no timestamp, is refused.
+
 Bounds: a capture file above :data:`MAX_FILE_BYTES` is refused before it is
 read, with its size and the cap; one with more than :data:`MAX_FRAMES`
-frames is refused as soon as the reader passes the cap.
+frames is refused as soon as the reader passes the cap; one whose frames
+span more than simulated time holds (:data:`MAX_TIME_NS`) is refused, as
+is a record whose time is not a time. A frame is held as its time, wire
+length and first :data:`HEAD_BYTES` bytes, in flat arrays (about 150 bytes
+a frame), and the memory limit of the core (``NICSIM_MEMORY_LIMIT_MIB``)
+is watched while the capture is read and while its frames are handed over:
+past it, reading stops with one line naming the capture and how far it got.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import zlib
+from array import array
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from nicsim import _core
 from nicsim._core import NicsimError
@@ -38,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_FRAMES",
+    "MAX_TIME_NS",
     "Capture",
     "ReplayResult",
     "read_capture",
@@ -48,6 +62,10 @@ __all__ = [
 MAX_FILE_BYTES = 1 << 30
 #: The most frames a capture may hold (the core's cap on a replay).
 MAX_FRAMES = 1_000_000
+#: The longest span of a capture, in ns: simulated time is picoseconds in
+#: an unsigned 64-bit integer (crates/nicsim/src/time.rs), 2^64 - 1 ps,
+#: about 213.5 days; the binding's constant where it has one.
+MAX_TIME_NS: int = int(getattr(_core, "MAX_TIME_NS", (2**64 - 1) // 1000))
 #: ``LINKTYPE_ETHERNET`` (tcpdump.org link-type list).
 LINKTYPE_ETHERNET = 1
 #: Header bytes kept per frame: more than the largest Open-MX header (96 B)
@@ -55,11 +73,17 @@ LINKTYPE_ETHERNET = 1
 HEAD_BYTES = 128
 #: The Open-MX EtherType (``common/omx_wire.h``).
 ETHERTYPE_OMX = 0x86DF
+#: Frames read between two looks at the memory limit (a look reads /proc,
+#: about 20 µs; reading this many frames takes some 10 ms).
+LOOK_EVERY_FRAMES = 4096
+#: The pcapng Section Header Block's type, which is also the file's magic
+#: (draft-ietf-opsawg-pcapng, section 4.1).
+PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
 
 
 @dataclass(frozen=True)
 class Frame:
-    """One captured frame: arrival (ns from the epoch of the capture), wire length, header."""
+    """One captured frame: arrival (ns from the first frame of the capture), wire length, header."""
 
     at_ns: int
     wire_len: int
@@ -80,18 +104,49 @@ class Frame:
 
 @dataclass(frozen=True)
 class Capture:
-    """The frames of a capture file, in file order."""
+    """The frames of a capture file, in file order, held as flat arrays.
+
+    Frame ``i`` arrived ``at_ns[i]`` ns after the capture's first frame (a
+    frame written out of order is before it), is ``wire_len[i]`` bytes on
+    the wire, and begins with ``heads[head_end[i - 1]:head_end[i]]``.
+    """
 
     path: Path
-    frames: tuple[Frame, ...]
+    at_ns: array[int]
+    wire_len: array[int]
+    heads: bytearray
+    head_end: array[int]
+
+    def __len__(self) -> int:
+        return len(self.at_ns)
+
+    def head(self, i: int) -> bytes:
+        """Return frame ``i``'s first bytes (at most :data:`HEAD_BYTES`)."""
+        return bytes(self.heads[self.head_end[i - 1] if i else 0 : self.head_end[i]])
+
+    def frame(self, i: int) -> Frame:
+        """Return frame ``i``."""
+        return Frame(self.at_ns[i], self.wire_len[i], self.head(i))
+
+    @property
+    def frames(self) -> Iterator[Frame]:
+        """The frames, in file order (made one at a time)."""
+        return (self.frame(i) for i in range(len(self)))
+
+    def _macs(self, offset: int) -> Iterator[bytes]:
+        heads, ends = self.heads, self.head_end
+        start = 0
+        for end in ends:
+            yield bytes(heads[start + offset : start + offset + 6])
+            start = end
 
     def host_macs(self) -> list[tuple[str, int]]:
         """Destination MACs with their frame counts, most frames first (ties: lowest MAC)."""
-        counts = Counter(f.dst_mac for f in self.frames)
-        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        counts = Counter(self._macs(0))
+        return sorted(((_mac(m), n) for m, n in counts.items()), key=lambda kv: (-kv[1], kv[0]))
 
-    def to_host(self, host_mac: str | None) -> tuple[str, list[Frame], list[Frame]]:
-        """Return the receiving host's MAC, the frames to it and the frames it sent.
+    def to_host(self, host_mac: str | None) -> tuple[str, array[int], array[int]]:
+        """Return the receiving host's MAC, the frames to it and the frames it sent (indexes).
 
         The host is by default the MAC most frames go to.
         """
@@ -106,22 +161,30 @@ class Capture:
                     f"host_mac {host_mac}: no frame of {self.path} goes to it "
                     f"(most go to {busiest})"
                 )
-        to = [f for f in self.frames if f.dst_mac == mac]
-        sent = [f for f in self.frames if f.src_mac == mac and f.dst_mac != mac]
+        raw = bytes.fromhex(mac.replace(":", ""))
+        to = array("I", (i for i, dst in enumerate(self._macs(0)) if dst == raw))
+        sent = array(
+            "I",
+            (
+                i
+                for i, (dst, src) in enumerate(zip(self._macs(0), self._macs(6), strict=True))
+                if src == raw and dst != raw
+            ),
+        )
         return mac, to, sent
 
 
 @dataclass
 class ReplayResult:
-    """A replay's metrics and per-frame series (arrival order)."""
+    """A replay's metrics and per-frame series (arrival order, 64-bit arrays)."""
 
     metrics: dict[str, Any]
     host_mac: str
-    arrival_ps: list[int] = field(repr=False)
+    arrival_ps: array[int] = field(repr=False)
     #: From arrival at the NIC to the handler finishing the frame; -1: dropped.
-    delay_ps: list[int] = field(repr=False)
+    delay_ps: array[int] = field(repr=False)
     #: Interrupts the host had raised when the frame arrived.
-    irq_before: list[int] = field(repr=False)
+    irq_before: array[int] = field(repr=False)
 
     def summary(self) -> dict[str, float | int | None]:
         """Return the numbers ``nicsim replay`` prints (``None``: not measured)."""
@@ -151,8 +214,18 @@ def _parse_mac(text: str) -> str:
     return ":".join(parts)
 
 
-def check_file(path: str | Path) -> Path:
+def _check_path_type(path: object) -> None:
+    """Refuse a capture that is neither a path nor a :class:`Capture`, naming it."""
+    if not isinstance(path, str | os.PathLike | Capture):
+        raise NicsimError(
+            f"capture = {path!r}: expected the path of a pcap or pcapng file "
+            "(str or pathlib.Path) or a nicsim.capture.Capture"
+        )
+
+
+def check_file(path: str | os.PathLike[str]) -> Path:
     """Check that ``path`` is a readable file within :data:`MAX_FILE_BYTES`; return it."""
+    _check_path_type(path)
     p = Path(path)
     if not p.exists():
         raise NicsimError(f"pcap {p}: no such file")
@@ -169,65 +242,168 @@ def check_file(path: str | Path) -> Path:
     return p
 
 
-def _time_ns(meta: Any, nano: bool) -> int:
-    """Return a record's time in integer ns (exact; floored for an odd pcapng resolution)."""
+class _SimplePacketBlockError(Exception):
+    """A pcapng Simple Packet Block: a frame without a timestamp."""
+
+
+def _pcapng_reader(handle: IO[bytes]) -> Any:
+    """Open a pcapng capture with scapy's reader, corrected for a replay.
+
+    Per draft-ietf-opsawg-pcapng: a Section Header Block (section 4.1)
+    starts a section, and an Interface ID (section 4.2) numbers the
+    Interface Description Blocks of its own section, from 0; scapy keeps
+    the interfaces of every section in one list. A Simple Packet Block
+    (section 4.4) has no timestamp (and a length bounded by the
+    interface's snaplen, where 0 means none), so it cannot be replayed.
+    """
+    from scapy.utils import RawPcapNgReader
+
+    class SectionedPcapNgReader(RawPcapNgReader):
+        sections = 0
+
+        def _read_block_shb(self) -> None:
+            super()._read_block_shb()
+            self.interfaces = []
+            self.sections += 1
+
+        def _read_block_spb(self, block: bytes, size: int) -> Any:
+            raise _SimplePacketBlockError
+
+    # scapy's readers take a file object too (PcapReader_metaclass.open).
+    return SectionedPcapNgReader(handle)  # type: ignore[arg-type]
+
+
+def _open_reader(handle: IO[bytes]) -> Any:
+    """Return scapy's raw reader of ``handle``: pcap, or pcapng by :func:`_pcapng_reader`."""
+    import gzip
+
+    from scapy.utils import RawPcapReader
+
+    magic = handle.read(4)
+    if magic[:2] == b"\x1f\x8b":
+        handle.seek(0)
+        with gzip.GzipFile(fileobj=handle) as inner:
+            try:
+                magic = inner.read(4)
+            except (OSError, EOFError, zlib.error):
+                magic = b""
+    handle.seek(0)
+    if magic == PCAPNG_MAGIC:
+        return _pcapng_reader(handle)
+    # scapy's readers take a file object too (PcapReader_metaclass.open).
+    return RawPcapReader(handle)  # type: ignore[arg-type]
+
+
+def _time_ns(p: Path, n: int, meta: Any, nano: bool) -> int:
+    """Return record ``n``'s time in integer ns (exact; floored for an odd pcapng resolution).
+
+    A pcap record's fraction of a second at or above one second is refused:
+    the capture is damaged.
+    """
     if hasattr(meta, "tsresol"):  # pcapng: ticks of 1/tsresol s
         ticks = (meta.tshigh << 32) | meta.tslow
         return int(ticks * 1_000_000_000 // meta.tsresol)
+    per_second, unit = (1_000_000_000, "ns") if nano else (1_000_000, "µs")
+    if meta.usec >= per_second:
+        raise NicsimError(
+            f"pcap {p}: record {n:,} has {meta.usec:,} {unit} past its second "
+            f"(allowed: 0 to {per_second - 1:,}); the capture is damaged"
+        )
     return int(meta.sec) * 1_000_000_000 + int(meta.usec) * (1 if nano else 1000)
 
 
-def read_capture(path: str | Path) -> Capture:
+def _span(ns: int) -> str:
+    """Return a span of ``ns`` in seconds and days, e.g. "4,294,967,295 s (49,710.3 days)"."""
+    seconds = ns / 1e9
+    return f"{seconds:,.0f} s ({seconds / 86400:,.1f} days)"
+
+
+def read_capture(path: str | os.PathLike[str]) -> Capture:
     """Read every frame of a pcap or pcapng capture of Ethernet frames.
 
     Raises
     ------
     NicsimError
         A missing or unreadable file, one above the size cap, not a capture,
-        a link type other than Ethernet, no frames, or more than
-        :data:`MAX_FRAMES` frames (one line naming the file).
+        a link type other than Ethernet, no frames, more than
+        :data:`MAX_FRAMES` frames, a record without a time (a pcapng Simple
+        Packet Block) or with one that is not a time, frames that span more
+        than :data:`MAX_TIME_NS`, or more memory held than the limit while
+        reading (one line naming the file).
     """
     p = check_file(path)
     from scapy.error import Scapy_Exception
-    from scapy.utils import RawPcapReader
 
+    size = p.stat().st_size
     handle = p.open("rb")
     try:
-        # scapy's readers take a file object too (PcapReader_metaclass.open).
-        reader = RawPcapReader(handle)  # type: ignore[arg-type]
+        reader = _open_reader(handle)
     except (Scapy_Exception, OSError, EOFError) as err:
         handle.close()
         raise NicsimError(f"pcap {p}: not a pcap or pcapng capture ({err})") from None
-    frames: list[Frame] = []
+    at_ns: array[int] = array("q")
+    wire_len: array[int] = array("I")
+    heads = bytearray()
+    head_end: array[int] = array("Q")
     nano = bool(getattr(reader, "nano", False))
+    first: int | None = None
+    # (ns from the first frame, record) of the earliest frame and of the latest.
+    lo = hi = (0, 0)
+    records = 0
     try:
         for data, meta in reader:
+            records += 1
+            if records % LOOK_EVERY_FRAMES == 0:
+                _core.memory_check(
+                    f"reading capture {p} (record {records:,}, "
+                    f"{handle.tell():,} of {size:,} bytes)",
+                    f"replay a slice of it (e.g. editcap -r {p} slice.pcap 1-{records // 2}), "
+                    f"or raise {_core.MEMORY_LIMIT_VAR}",
+                )
             link = getattr(meta, "linktype", getattr(reader, "linktype", None))
             if link != LINKTYPE_ETHERNET:
+                section = getattr(reader, "sections", 1)
+                where = f" (section {section})" if section > 1 else ""
                 raise NicsimError(
-                    f"pcap {p}: link type {link}, not Ethernet ({LINKTYPE_ETHERNET}); "
-                    "nicsim replays Ethernet frames"
+                    f"pcap {p}: record {records:,}{where}: link type {link}, not Ethernet "
+                    f"({LINKTYPE_ETHERNET}); nicsim replays Ethernet frames"
                 )
-            if len(frames) == MAX_FRAMES:
+            if len(at_ns) == MAX_FRAMES:
                 raise NicsimError(
                     f"pcap {p}: more than {MAX_FRAMES:,} frames, the cap of a replay; cut it first"
                 )
             if len(data) < 14:
                 continue  # not even an Ethernet header: nothing a NIC would take
-            frames.append(
-                Frame(
-                    _time_ns(meta, nano),
-                    max(int(meta.wirelen), len(data)),
-                    bytes(data[:HEAD_BYTES]),
+            t = _time_ns(p, records, meta, nano)
+            if first is None:
+                first, lo, hi = t, (0, records), (0, records)
+            t -= first
+            if t < lo[0]:
+                lo = (t, records)
+            elif t > hi[0]:
+                hi = (t, records)
+            if hi[0] - lo[0] > MAX_TIME_NS:
+                raise NicsimError(
+                    f"pcap {p}: its frames span {_span(hi[0] - lo[0])} from record {lo[1]:,} "
+                    f"to record {hi[1]:,}, more than simulated time holds (picoseconds in "
+                    f"64 bits: at most {_span(MAX_TIME_NS)}); cut it first (e.g. editcap -A/-B)"
                 )
-            )
+            at_ns.append(t)
+            wire_len.append(min(max(int(meta.wirelen), len(data)), 0xFFFF_FFFF))
+            heads += data[:HEAD_BYTES]
+            head_end.append(len(heads))
+    except _SimplePacketBlockError:
+        raise NicsimError(
+            f"pcap {p}: record {records + 1:,} is a Simple Packet Block, which has no "
+            "timestamp; a replay needs each frame's time (capture with Enhanced Packet Blocks)"
+        ) from None
     except Scapy_Exception as err:
         raise NicsimError(f"pcap {p}: unreadable record ({err})") from None
     finally:
         handle.close()
-    if not frames:
+    if not at_ns:
         raise NicsimError(f"pcap {p}: no Ethernet frames in the capture")
-    return Capture(p, tuple(frames))
+    return Capture(p, at_ns, wire_len, heads, head_end)
 
 
 def _flow(head: bytes) -> int:
@@ -336,6 +512,8 @@ def replay(
     """
     from nicsim.scenario import Scenario
 
+    if not isinstance(capture, Capture):
+        _check_path_type(capture)
     if policy is not None and not callable(policy):
         raise NicsimError(
             f"policy = {policy!r}: expected a callable returning a nicsim.policy.CoalescingPolicy"
@@ -365,21 +543,48 @@ def replay(
         capture = read_capture(capture)
     mac, frames, sent = capture.to_host(host_mac)
     multiqueue = built.to_dict().get("nic", {}).get("steering") == "multiqueue"
-    t0 = min(f.at_ns for f in (*frames, *sent))
-    rows = [
-        (
-            f.at_ns - t0,
-            f.wire_len,
-            f.head,
-            bool(mark(f.head)) if mark is not None and not f.is_omx and not out else False,
-            _flow(f.head) if multiqueue and not f.is_omx else 0,
-            out,
-        )
-        for out, batch in ((False, frames), (True, sent))
-        for f in batch
-    ]
+    rows = _rows(capture, frames, sent, mark, multiqueue)
     metrics, (arrival, delay, irq) = _core.replay(built.to_toml(), rows, policy, progress)
-    return ReplayResult(metrics, mac, list(arrival), list(delay), list(irq))
+    return ReplayResult(
+        metrics, mac, _array("Q", arrival), _array("q", delay), _array("Q", irq)
+    )
+
+
+def _array(code: str, raw: bytes) -> array[int]:
+    """Return the 64-bit integers of ``raw`` (the machine's byte order) as an array."""
+    out: array[int] = array(code)
+    out.frombytes(raw)
+    return out
+
+
+def _rows(
+    capture: Capture,
+    frames: array[int],
+    sent: array[int],
+    mark: Callable[[bytes], bool] | None,
+    multiqueue: bool,
+) -> Iterator[tuple[int, int, bytes, bool, int, bool]]:
+    """Yield the frames to the host, then those it sent, as ``_core.replay`` takes them.
+
+    One at a time: the core takes them in as they come. Times count from the
+    earliest of them. An exception ``mark`` raises is a :class:`NicsimError`
+    naming the frame (as a policy's is); ``KeyboardInterrupt`` passes.
+    """
+    t0 = min(capture.at_ns[i] for batch in (frames, sent) for i in batch)
+    for out, batch in ((False, frames), (True, sent)):
+        for i in batch:
+            head = capture.head(i)
+            other = head[12:14] != ETHERTYPE_OMX.to_bytes(2, "big")
+            marked = False
+            if mark is not None and other and not out:
+                try:
+                    marked = bool(mark(head))
+                except Exception as err:
+                    raise NicsimError(
+                        f"mark: {type(err).__name__}: {err} (frame {i + 1:,} of {capture.path})"
+                    ) from None
+            flow = _flow(head) if multiqueue and other else 0
+            yield (capture.at_ns[i] - t0, capture.wire_len[i], head, marked, flow, out)
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -102,6 +102,20 @@ def _model_given(preset: str, coalescing: str, given_preset: bool, given_coal: b
     ]
 
 
+def _check_plot_format(plot: Path) -> None:
+    """Refuse a ``--plot`` file whose extension is no picture format matplotlib saves."""
+    from nicsim.plots_emo import MODEL_PLOT_FORMATS
+
+    suffix = plot.suffix.lstrip(".").lower()
+    if suffix not in MODEL_PLOT_FORMATS:
+        what = f"extension .{suffix}" if suffix else "no extension"
+        allowed = ", ".join(f".{name}" for name in MODEL_PLOT_FORMATS)
+        raise NicsimError(
+            f"--plot {plot}: {what}, not a picture format (allowed: {allowed}; "
+            "the format follows the extension)"
+        )
+
+
 def model_command(
     preset: Annotated[
         str | None, typer.Option(help="Preset name or preset TOML file.  [default: emo2004]")
@@ -127,7 +141,11 @@ def model_command(
         typer.Option("--set", help="Set any scenario key: key.path=value (TOML value)."),
     ] = None,
     plot: Annotated[
-        Path | None, typer.Option(help="Also plot latency and overhead vs size (PNG).")
+        Path | None,
+        typer.Option(
+            help="Also plot latency and overhead vs size; the format follows the extension "
+            "(.png, .pdf, .svg, ...)."
+        ),
     ] = None,
 ) -> None:
     """Evaluate the EMO model for a preset and configuration; print each sum's terms."""
@@ -137,6 +155,7 @@ def model_command(
     preset = preset if preset is not None else DEFAULT_PRESET
     coalescing = coalescing if coalescing is not None else DEFAULT_COALESCING
     if plot is not None:
+        _check_plot_format(plot)
         from nicsim.scenario import preset_path
 
         outputs.check_file(plot, "--plot")

@@ -37,9 +37,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from nicsim import _core
+from nicsim._core import NicsimError
 from nicsim.exp_base import TOLERANCE
 from nicsim.fit_targets import Overrides, Target, coal_targets, mq_targets
 from nicsim.fitted import Range, ranges
@@ -49,14 +50,17 @@ from nicsim.studies import PAPERS
 __all__ = [
     "SHARED",
     "STUDIES",
+    "CommandLine",
     "FitParam",
     "FitResult",
     "Overrides",
     "Prediction",
     "Study",
     "Target",
+    "at_least_one",
     "fit",
     "held_out_preset",
+    "interruptible",
     "main",
     "misfits",
     "param_ranges",
@@ -342,6 +346,9 @@ def fit(
     import numpy as np
     from scipy.optimize import least_squares
 
+    for name, value in (("starts", starts), ("max_evals", max_evals)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise NicsimError(f"{name} = {value!r}: expected a whole number, at least 1")
     unknown = [s for s in studies if s not in STUDIES]
     if unknown:
         raise ValueError(f"unknown study {unknown[0]!r} (allowed: {', '.join(STUDIES)})")
@@ -595,9 +602,53 @@ def report(result: FitResult) -> str:
     return "\n".join(out)
 
 
+class CommandLine(argparse.ArgumentParser):
+    """argparse with the error contract of ``nicsim``: one line, exit status 2.
+
+    argparse prints its usage before an error; here the error is the one
+    line (``--help`` gives the usage).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``error: message`` and exit with status 2."""
+        self.exit(2, f"error: {message}\n")
+
+
+def at_least_one(text: str) -> int:
+    """Parse a count of ``--starts`` or ``--max-evals``: a whole number, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} (allowed: a whole number, at least 1)")
+    return value
+
+
+def interruptible(main: Callable[[list[str] | None], int]) -> Callable[..., int]:
+    """Wrap a command's ``main``: Ctrl-C ends it in one line, status 130, as on ``nicsim``."""
+    from nicsim._launch import EXIT_INTERRUPTED
+
+    def wrapped(argv: list[str] | None = None) -> int:
+        try:
+            return main(argv)
+        except KeyboardInterrupt:
+            print("error: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except NicsimError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+
+    wrapped.__doc__ = main.__doc__
+    return wrapped
+
+
+@interruptible
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python -m nicsim.fit [--holdout STUDY] [--write DIR]``."""
-    ap = argparse.ArgumentParser(prog="python -m nicsim.fit", description=__doc__.splitlines()[0])
+    """Command line: ``python -m nicsim.fit [--holdout STUDY [--out FILE]] [--write DIR]``."""
+    from nicsim import outputs
+
+    ap = CommandLine(prog="python -m nicsim.fit", description=__doc__.splitlines()[0])
     ap.add_argument(
         "--holdout",
         choices=sorted(STUDIES),
@@ -605,11 +656,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--starts",
-        type=int,
+        type=at_least_one,
         help=f"starting points (default 4; {HOLDOUT_STARTS} with --holdout)",
     )
     ap.add_argument(
-        "--max-evals", type=int, default=30, help="evaluations per start at most (default 30)"
+        "--max-evals",
+        type=at_least_one,
+        default=30,
+        help="evaluations per start at most (default 30)",
     )
     ap.add_argument(
         "--write",
@@ -621,14 +675,21 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, help="with --holdout: write the prediction table (Markdown)"
     )
     a = ap.parse_args(argv)
-    for path in (a.write, a.out.parent if a.out else None):
-        if path is not None and not path.is_dir():
-            ap.error(f"{path}: no such directory")
+    if a.out is not None:
+        if not a.holdout:
+            ap.error(
+                f"--out {a.out}: only with --holdout (it writes the prediction table); "
+                "the joint fit prints its report (--write DIR saves its presets)"
+            )
+        outputs.check_file(a.out, "--out")
+    if a.write is not None and not a.write.is_dir():
+        ap.error(f"--write {a.write}: no such directory")
     if a.holdout:
         text = run(a.holdout, starts=a.starts or HOLDOUT_STARTS, max_evals=a.max_evals)
         print(text)
         if a.out:
-            a.out.write_text(text + "\n")
+            with outputs.atomic_file(a.out) as temp:
+                temp.write_text(text + "\n")
         return 0
     result = fit(starts=a.starts or 4, max_evals=a.max_evals)
     print(report(result))

@@ -17,31 +17,43 @@ presets' own calibration, against the simulation.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from nicsim.fit import HOLDOUT_STARTS, STUDIES, Prediction, held_out_preset, predict, render, run
+from nicsim.fit import (
+    HOLDOUT_STARTS,
+    STUDIES,
+    CommandLine,
+    Prediction,
+    at_least_one,
+    held_out_preset,
+    interruptible,
+    predict,
+    render,
+    run,
+)
 
 __all__ = ["Prediction", "held_out_preset", "main", "predict", "render", "run"]
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m nicsim.holdout [--out FILE]`` (both directions)."""
-    ap = argparse.ArgumentParser(
-        prog="python -m nicsim.holdout", description=__doc__.splitlines()[0]
-    )
+    from nicsim import outputs
+
+    ap = CommandLine(prog="python -m nicsim.holdout", description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, help="write the Markdown here (default: print it)")
-    ap.add_argument("--starts", type=int, default=HOLDOUT_STARTS)
-    ap.add_argument("--max-evals", type=int, default=30)
+    ap.add_argument("--starts", type=at_least_one, default=HOLDOUT_STARTS)
+    ap.add_argument("--max-evals", type=at_least_one, default=30)
     a = ap.parse_args(argv)
-    if a.out is not None and not a.out.parent.is_dir():
-        ap.error(f"--out {a.out}: no such directory {a.out.parent}")
+    if a.out is not None:
+        outputs.check_file(a.out, "--out")
     text = "\n\n".join(run(s, starts=a.starts, max_evals=a.max_evals) for s in STUDIES) + "\n"
     if a.out is None:
         print(text, end="")
     else:
-        a.out.write_text(text)
+        with outputs.atomic_file(a.out) as temp:
+            temp.write_text(text)
     return 0
 
 

@@ -1,11 +1,12 @@
-"""Plots of the [EMO] experiments and of ``nicsim model`` (matplotlib, PNG).
+"""Plots of the [EMO] experiments and of ``nicsim model`` (matplotlib).
 
 This module owns the EMO figures: simulated latency/overhead (solid,
 markers) beside the model's (dashed) against the message size, one panel
 per path, one colour per coalescing setting, sizes of several frames
 shaded; the cache-layer ping-pongs;
-and the model-only curves of ``nicsim model --plot``. It never runs
-anything; drawing an experiment's file is :func:`nicsim.plots.plot`.
+and the model-only curves of ``nicsim model --plot``, in any of the
+picture formats of :data:`MODEL_PLOT_FORMATS`. It never runs anything;
+drawing an experiment's file is :func:`nicsim.plots.plot`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,27 @@ from matplotlib.figure import Figure
 from nicsim.exp_base import Published
 from nicsim.model import COALESCING, PATHS, Evaluation
 
-__all__ = ["cache", "latency", "overhead", "plot_model"]
+__all__ = ["MODEL_PLOT_FORMATS", "cache", "latency", "overhead", "plot_model"]
+
+#: The formats of ``nicsim model --plot``, by file extension: what
+#: matplotlib saves as a picture (not pgf, which is LaTeX code, nor raw
+#: RGBA bytes; avif only with some Pillow builds), each with the metadata
+#: that leaves out matplotlib's version and the date where the format has
+#: such fields (the others take none).
+MODEL_PLOT_FORMATS: dict[str, dict[str, None] | None] = {
+    "png": {"Software": None},
+    "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+    "svg": {"Creator": None, "Date": None},
+    "svgz": {"Creator": None, "Date": None},
+    "eps": {"Creator": None, "CreationDate": None},
+    "ps": {"Creator": None, "CreationDate": None},
+    "jpg": None,
+    "jpeg": None,
+    "tif": None,
+    "tiff": None,
+    "webp": None,
+    "gif": None,
+}
 
 _COLOURS = {"none": "C0", "default": "C1", "max": "C3"}
 
@@ -88,7 +109,11 @@ def cache(table: pd.DataFrame, fig: Figure, published: Sequence[Published]) -> N
 
 
 def plot_model(evaluations: Mapping[str, Sequence[Evaluation]], title: str, path: Path) -> Path:
-    """Model latency and echo-host overhead against size, one line per path; PNG at ``path``."""
+    """Model latency and echo-host overhead against size, one line per path, at ``path``.
+
+    The format is the extension's, one of :data:`MODEL_PLOT_FORMATS`.
+    """
+    fmt = path.suffix.lstrip(".").lower()
     # A bare Figure (no pyplot): nothing global to select or close.
     fig = Figure(figsize=(10, 4), layout="constrained")
     lat, over = fig.subplots(1, 2)
@@ -103,5 +128,5 @@ def plot_model(evaluations: Mapping[str, Sequence[Evaluation]], title: str, path
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title)
-    fig.savefig(path, dpi=100, metadata={"Software": None})
+    fig.savefig(path, format=fmt, dpi=100, metadata=MODEL_PLOT_FORMATS[fmt])
     return path

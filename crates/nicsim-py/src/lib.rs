@@ -83,6 +83,12 @@ impl Watch {
         Ok(Watch { progress, policy_error: None, memory, next_look: std::time::Instant::now(), error: None })
     }
 
+    /// The same watch, its memory limit's error naming `task`.
+    fn doing(mut self, task: nicsim::memory::Task) -> Self {
+        self.memory = self.memory.map(|guard| guard.doing(task));
+        self
+    }
+
     fn check(&mut self, at: nicsim::interrupt::Progress) -> bool {
         if let Some(e) = &self.policy_error {
             if e.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
@@ -129,10 +135,17 @@ impl Watch {
 /// events)` is called a few times per second while it runs.
 #[pyfunction]
 #[pyo3(signature = (scenario_toml, progress=None))]
-fn run<'py>(py: Python<'py>, scenario_toml: String, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-    let mut watch = Watch::new(progress)?;
+fn run<'py>(
+    py: Python<'py>,
+    scenario_toml: String,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
+    let mut watch = Watch::new(progress)?.doing(nicsim::memory::Task::of_scenario(&scenario));
     let m = py.allow_threads(|| {
-        guarded(std::panic::AssertUnwindSafe(|| nicsim::run_toml_checked(&scenario_toml, &mut |at| watch.check(at))))
+        guarded(std::panic::AssertUnwindSafe(|| {
+            nicsim::sim::run_checked(&scenario, None, &mut |at| watch.check(at)).map_err(|e| e.to_string())
+        }))
     });
     metrics_dict(py, watch.finish(m)?)
 }
@@ -304,7 +317,7 @@ fn run_world(
         Some(make) => py_policies(py, &scenario, make, &error)?,
         None => Vec::new(),
     };
-    let mut watch = Watch::new(progress)?;
+    let mut watch = Watch::new(progress)?.doing(nicsim::memory::Task::of_scenario(&scenario));
     watch.policy_error = Some(Arc::clone(&error));
     let with_policy = make_policy.is_some();
     let m = py.allow_threads(|| {
@@ -339,39 +352,64 @@ fn py_policies(
 }
 
 /// The per-frame results of a replay: arrival (ps), delay (ps, -1 for a
-/// frame dropped before the handler), the host's interrupts at arrival.
-type Series = (Vec<u64>, Vec<i64>, Vec<u64>);
+/// frame dropped before the handler), the host's interrupts at arrival;
+/// each as the bytes of 64-bit integers in the machine's order (Python's
+/// `array("Q")`, `array("q")`, `array("Q")`): 8 bytes a value, where a
+/// list of Python integers takes about 40.
+type Series<'py> =
+    (Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>);
+
+/// The bytes of `values`, each 8 bytes in the machine's order.
+fn ne_bytes<'py>(py: Python<'py>, values: impl ExactSizeIterator<Item = [u8; 8]>) -> Bound<'py, pyo3::types::PyBytes> {
+    let mut out = Vec::with_capacity(values.len() * 8);
+    for v in values {
+        out.extend_from_slice(&v);
+    }
+    pyo3::types::PyBytes::new(py, &out)
+}
+
+/// One captured frame as `replay` takes it: `(time_ns, wire_length,
+/// header_bytes, marked, flow, sent)`.
+type CapturedFrame<'py> = (u64, u32, Bound<'py, pyo3::types::PyBytes>, bool, u32, bool);
 
 /// Replays captured frames into and out of host 1 of a scenario (its
-/// workload is replaced): each frame is `(time_ns, wire_length,
-/// header_bytes, marked, flow, sent)`, `marked` and `flow` read for frames
-/// that are not Open-MX, `sent` for a frame the host sent. Returns the
-/// metrics and the per-frame series of the frames to the host;
-/// `make_policy` and `progress` as for [`run_policy`].
+/// workload is replaced): `frames` is an iterable (read once, as it goes:
+/// a generator keeps one frame at a time on the Python side) of frames
+/// `(time_ns, wire_length, header_bytes, marked, flow, sent)`, `marked`
+/// and `flow` read for frames that are not Open-MX, `sent` for a frame the
+/// host sent. Returns the metrics and the per-frame series of the frames
+/// to the host; `make_policy` and `progress` as for [`run_policy`]. The
+/// memory limit holds while the frames are taken in as while they run.
 #[pyfunction]
 #[pyo3(signature = (scenario_toml, frames, make_policy=None, progress=None))]
 fn replay<'py>(
     py: Python<'py>,
     scenario_toml: String,
-    frames: Vec<(u64, u32, Bound<'py, pyo3::types::PyBytes>, bool, u32, bool)>,
+    frames: Bound<'py, PyAny>,
     make_policy: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, PyAny>, Series)> {
+) -> PyResult<(Bound<'py, PyAny>, Series<'py>)> {
     let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
-    let frames: Vec<nicsim::sim::ReplayFrame> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, (ns, len, head, mark, flow, sent))| {
-            let at = nicsim::sim::frame_time_ns(i, *ns).map_err(|e| NicsimError::new_err(e.0))?;
-            Ok(nicsim::sim::ReplayFrame::from_capture(at, *len, head.as_bytes(), *mark, *flow, *sent))
-        })
-        .collect::<PyResult<_>>()?;
+    let mut guard = nicsim::memory::Guard::from_env().map_err(NicsimError::new_err)?;
+    let mut taken: Vec<nicsim::sim::ReplayFrame> = Vec::new();
+    for (i, item) in frames.try_iter()?.enumerate() {
+        let (ns, len, head, mark, flow, sent): CapturedFrame<'py> = item?.extract()?;
+        if i % 1024 == 0 {
+            let now = std::time::Instant::now();
+            if let Some(Err(e)) = guard.as_mut().map(|g| g.look_at(now, |_| nicsim::memory::Task::replay_taking(i))) {
+                return Err(NicsimError::new_err(e));
+            }
+        }
+        let at = nicsim::sim::frame_time_ns(i, ns).map_err(|e| NicsimError::new_err(e.0))?;
+        taken.push(nicsim::sim::ReplayFrame::from_capture(at, len, head.as_bytes(), mark, flow, sent));
+    }
+    let frames = taken;
     let error = Arc::new(Mutex::new(None));
     let policies = match &make_policy {
         Some(make) => Some(py_policies(py, &scenario, make, &error)?),
         None => None,
     };
-    let mut watch = Watch::new(progress)?;
+    let mut watch = Watch::new(progress)?.doing(nicsim::memory::Task::replay(Some(frames.len())));
     watch.policy_error = Some(Arc::clone(&error));
     let out = py.allow_threads(|| {
         guarded(std::panic::AssertUnwindSafe(|| {
@@ -389,9 +427,10 @@ fn replay<'py>(
         return Err(e);
     }
     let (m, series) = out?;
-    let arrival = series.arrival.iter().map(|&t| ps(t)).collect();
-    let delay = series.delay.iter().map(|d| d.map_or(-1, |d| d.as_ps() as i64)).collect();
-    Ok((metrics_dict(py, m)?, (arrival, delay, series.irq_before)))
+    let arrival = ne_bytes(py, series.arrival.iter().map(|&t| ps(t).to_ne_bytes()));
+    let delay = ne_bytes(py, series.delay.iter().map(|d| d.map_or(-1, |d| d.as_ps() as i64).to_ne_bytes()));
+    let irq = ne_bytes(py, series.irq_before.iter().map(|n| n.to_ne_bytes()));
+    Ok((metrics_dict(py, m)?, (arrival, delay, irq)))
 }
 
 /// The metrics as `nicsim.metrics.Metrics`: a dict of every metric in
@@ -452,7 +491,22 @@ fn preset_toml(name: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(name = "bench")]
 fn bench_fn(py: Python<'_>, kind: String, count: u64) -> PyResult<BTreeMap<String, f64>> {
-    let mut watch = Watch::new(None)?;
+    let task = if nicsim::bench::SCALE_KINDS.iter().any(|(k, _)| *k == kind) {
+        nicsim::memory::Task::new(
+            format!("the benchmark `{kind}` of {count} processes"),
+            format!(
+                "its state grows with the processes and what each keeps in flight, so give fewer (--procs), or \
+                 raise {}",
+                nicsim::memory::LIMIT_VAR
+            ),
+        )
+    } else {
+        nicsim::memory::Task::new(
+            format!("the benchmark `{kind}`"),
+            format!("give a smaller count (--count), or raise {}", nicsim::memory::LIMIT_VAR),
+        )
+    };
+    let mut watch = Watch::new(None)?.doing(task);
     let figures = py.allow_threads(|| {
         guarded(std::panic::AssertUnwindSafe(|| nicsim::bench::run_checked(&kind, count, &mut |at| watch.check(at))))
     });
@@ -589,6 +643,38 @@ fn emo_sums<'py>(
     Ok(d)
 }
 
+/// The memory limit of this process in KiB (`nicsim::memory::Limit::from_env`:
+/// `NICSIM_MEMORY_LIMIT_MIB`, else a share of the machine's or cgroup's);
+/// `None` where none is known. An invalid value in the environment is an
+/// error naming it.
+#[pyfunction]
+fn memory_limit_kib() -> PyResult<Option<u64>> {
+    Ok(nicsim::memory::Limit::from_env().map_err(NicsimError::new_err)?.map(|l| l.kib))
+}
+
+/// The memory this process holds in KiB (resident, `VmRSS`); `None` where
+/// it cannot be read.
+#[pyfunction]
+fn memory_held_kib() -> Option<u64> {
+    nicsim::memory::resident_kib()
+}
+
+/// Looks at the process's memory now: a `NicsimError` if it holds more
+/// than its limit, the one line of `nicsim::memory::Limit::exceeded`,
+/// naming the work (`doing`, e.g. "reading capture x.pcap at frame 1,000")
+/// and its `advice`. Nothing where there is no limit or no figure. A caller
+/// looks every so often while it works (a look reads `/proc`, about 20 µs).
+#[pyfunction]
+fn memory_check(doing: String, advice: String) -> PyResult<()> {
+    let Some(limit) = nicsim::memory::Limit::from_env().map_err(NicsimError::new_err)? else { return Ok(()) };
+    match nicsim::memory::resident_kib() {
+        Some(held) if held > limit.kib => {
+            Err(NicsimError::new_err(limit.exceeded(held, &nicsim::memory::Task::new(doing, advice))))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The nicsim version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -617,6 +703,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(bench_fn, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_limit_kib, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_held_kib, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_check, m)?)?;
     m.add_function(wrap_pyfunction!(emo_echo, m)?)?;
     m.add_function(wrap_pyfunction!(emo_sums, m)?)?;
     Ok(())

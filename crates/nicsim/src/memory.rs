@@ -12,6 +12,11 @@
 //! binding and `examples/run` keep a [`Guard`] in their checks, which
 //! looks 20 times a second.
 //!
+//! The limit is the process's, whatever holds the memory: the binding
+//! looks too while the Python side reads a capture for a replay and hands
+//! its frames to the core. Each error names the work it stopped, with
+//! advice that fits that work ([`Task`]).
+//!
 //! The default limit is a share of the memory the process may use: the
 //! machine's, or less where a cgroup limits it (a container, a batch
 //! system's allocation), since the kernel ends the cgroup's processes at
@@ -75,15 +80,139 @@ impl Limit {
     }
 
     /// The error of a process that holds `held` KiB (rounded up to whole
-    /// MiB, so that it never reads as the limit itself).
-    pub fn exceeded(&self, held: u64) -> String {
+    /// MiB, so that it never reads as the limit itself) while doing `task`:
+    /// what it was doing, its size, the limit and the advice that fits.
+    pub fn exceeded(&self, held: u64, task: &Task) -> String {
         format!(
-            "the run was stopped holding {} MiB of memory, over its limit of {} MiB ({}): \
-             its state grows with what it keeps in flight (an all-to-all, for one, keeps state for \
-             every pair of ranks), so run fewer ranks or less at once",
+            "{} was stopped holding {} MiB of memory, over its limit of {} MiB ({}): {}",
+            task.doing,
             thousands(held.div_ceil(1024)),
             thousands(self.kib / 1024),
-            self.source
+            self.source,
+            task.advice
+        )
+    }
+}
+
+/// What a process under a [`Limit`] is doing, for the error that stops
+/// it: the work, named, and what would make it hold less. The limit's
+/// error speaks of the work it stopped, not of some other command's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Task {
+    /// The work, as the subject of the error: "the run of workload
+    /// `alltoall`, 1,024 ranks", "reading capture x.pcap".
+    pub doing: String,
+    /// What holds less: "run fewer ranks", "replay a slice of it".
+    pub advice: String,
+}
+
+impl Task {
+    /// A task named `doing` with its `advice`.
+    pub fn new(doing: impl Into<String>, advice: impl Into<String>) -> Task {
+        Task { doing: doing.into(), advice: advice.into() }
+    }
+
+    /// A run of a scenario not known here (`examples/run`, a guard made
+    /// with [`Guard::new`]).
+    pub fn run() -> Task {
+        Task::new(
+            "the run",
+            format!(
+                "its state grows with what it keeps in flight (ranks, and the messages between them), so run \
+                 fewer ranks or less at once, or raise {LIMIT_VAR}"
+            ),
+        )
+    }
+
+    /// The run of `s`: its workload, its ranks, and what its state grows
+    /// with.
+    pub fn of_scenario(s: &crate::Scenario) -> Task {
+        use crate::config::Workload as W;
+        let hosts = s.platform.topology.hosts;
+        let ranks = |what: &str, per_host: u32| {
+            Task::new(
+                format!(
+                    "the run of workload `{what}`, {} ranks ({hosts} hosts of {per_host})",
+                    thousands(u64::from(hosts) * u64::from(per_host))
+                ),
+                format!(
+                    "its state grows with the ranks and what each keeps in flight (an all-to-all keeps state \
+                     for every pair of ranks, 300 to 370 bytes a pair), so run fewer ranks \
+                     (topology.hosts, workload.procs_per_host), or raise {LIMIT_VAR}"
+                ),
+            )
+        };
+        let in_flight = |what: &str, window: Option<u32>| {
+            let held = match window {
+                Some(n) => format!("up to workload.window = {n} messages of workload.size_bytes"),
+                None => "a message of workload.size_bytes".to_string(),
+            };
+            Task::new(
+                format!("the run of workload `{what}`"),
+                format!(
+                    "its state grows with the messages it keeps in flight ({held}), so send smaller \
+                     messages or fewer at once, or raise {LIMIT_VAR}"
+                ),
+            )
+        };
+        match &s.workload {
+            W::PingPong { .. } => in_flight("pingpong", None),
+            W::Echo { at: crate::config::EchoAt::Nic, .. } => in_flight("echo-nic", None),
+            W::Echo { .. } => in_flight("echo-kernel", None),
+            W::Stream { window, .. } => in_flight("stream", Some(*window)),
+            W::Uniband { window, .. } => in_flight("uniband", Some(*window)),
+            W::Flood { .. } => Task::new(
+                "the run of workload `flood`",
+                format!("its state grows with the frames queued at the receiver, so send fewer, or raise {LIMIT_VAR}"),
+            ),
+            W::NasIs { per_host, .. } => ranks("nas-is", *per_host),
+            W::NasKernel { kernel, per_host, .. } => {
+                let name = match kernel {
+                    crate::workload::NasKernel::Cg => "nas-cg",
+                    crate::workload::NasKernel::Mg => "nas-mg",
+                    crate::workload::NasKernel::Ft => "nas-ft",
+                };
+                ranks(name, *per_host)
+            }
+            W::Alltoall { per_host, .. } => ranks("alltoall", *per_host),
+            W::Exchange { per_host, .. } => ranks("exchange", *per_host),
+            W::Bcast { per_host, .. } => ranks("bcast", *per_host),
+            W::Asp { per_host, .. } => ranks("asp", *per_host),
+            W::Qr { per_host, .. } => ranks("qr", *per_host),
+            W::FftAlltoall { per_host, .. } => ranks("fft-alltoall", *per_host),
+            W::Replay => Task::replay(None),
+            W::LciStack => Task::new(
+                "the run of the LCI stack's program",
+                format!(
+                    "its state grows with the ranks and what each keeps in flight, so run fewer ranks \
+                     (topology.hosts, workload.procs_per_host), or raise {LIMIT_VAR}"
+                ),
+            ),
+        }
+    }
+
+    /// A replay of `frames` captured frames (if known): the core holds
+    /// each frame and its results.
+    pub fn replay(frames: Option<usize>) -> Task {
+        let doing = match frames {
+            Some(n) => format!("the replay of {} frames", thousands(n as u64)),
+            None => "the replay".to_string(),
+        };
+        Task::replay_doing(doing)
+    }
+
+    /// A replay taking in its frames, `taken` so far.
+    pub fn replay_taking(taken: usize) -> Task {
+        Task::replay_doing(format!("the replay, taking in the capture's frames ({} so far),", thousands(taken as u64)))
+    }
+
+    fn replay_doing(doing: String) -> Task {
+        Task::new(
+            doing,
+            format!(
+                "it holds every frame's time, length and header and its results, so replay a slice of the \
+                 capture (e.g. editcap -r IN OUT 1-100000), or raise {LIMIT_VAR}"
+            ),
         )
     }
 }
@@ -106,14 +235,21 @@ pub const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(50)
 #[derive(Clone, Debug)]
 pub struct Guard {
     limit: Limit,
+    /// What the process is doing, for the error.
+    task: Task,
     /// When the next look is due.
     next: std::time::Instant,
 }
 
 impl Guard {
-    /// A guard whose first look is due at once.
+    /// A guard of a run ([`Task::run`]) whose first look is due at once.
     pub fn new(limit: Limit, now: std::time::Instant) -> Guard {
-        Guard { limit, next: now }
+        Guard { limit, task: Task::run(), next: now }
+    }
+
+    /// The same guard, its error naming `task`.
+    pub fn doing(self, task: Task) -> Guard {
+        Guard { task, ..self }
     }
 
     /// The guard of [`Limit::from_env`], if there is a limit.
@@ -124,12 +260,18 @@ impl Guard {
     /// If a look is due at `now`, reads the process's memory: an error if
     /// it holds more than the limit. Nothing where it cannot be read.
     pub fn look(&mut self, now: std::time::Instant) -> Result<(), String> {
+        self.look_at(now, |task| task.clone())
+    }
+
+    /// [`Guard::look`], its error naming the task `task` makes of the
+    /// guard's (only when there is an error): how far the work has got.
+    pub fn look_at(&mut self, now: std::time::Instant, task: impl FnOnce(&Task) -> Task) -> Result<(), String> {
         if now < self.next {
             return Ok(());
         }
         self.next = now + LOOK_EVERY;
         match resident_kib() {
-            Some(held) if held > self.limit.kib => Err(self.limit.exceeded(held)),
+            Some(held) if held > self.limit.kib => Err(self.limit.exceeded(held, &task(&self.task))),
             _ => Ok(()),
         }
     }
@@ -390,11 +532,41 @@ mod tests {
         assert_eq!(Guard::new(roomy, now).look(now), Ok(()));
         assert!(Limit::from_env().unwrap().is_some_and(|l| l.kib > 0));
         assert_eq!(
-            Limit { kib: 0, source: "s".into() }.exceeded(12_345 * 1024).split(" MiB").next(),
+            Limit { kib: 0, source: "s".into() }.exceeded(12_345 * 1024, &Task::run()).split(" MiB").next(),
             Some("the run was stopped holding 12,345")
         );
-        let e = Limit::parse("330").unwrap().exceeded(330 * 1024 + 1);
+        let e = Limit::parse("330").unwrap().exceeded(330 * 1024 + 1, &Task::run());
         assert!(e.contains("holding 331 MiB of memory, over its limit of 330 MiB"), "{e}");
+    }
+
+    #[test]
+    fn the_error_names_the_work_it_stopped_and_advice_that_fits_it() {
+        let limit = Limit::parse("200").unwrap();
+        let scenario = |text: &str| crate::Scenario::from_toml(text).unwrap();
+        let a2a = scenario("[workload]\nkind = \"alltoall\"\nprocs_per_host = 4\n[platform.topology]\nhosts = 8\n");
+        let e = limit.exceeded(300 * 1024, &Task::of_scenario(&a2a));
+        assert!(
+            e.starts_with("the run of workload `alltoall`, 32 ranks (8 hosts of 4) was stopped holding 300 MiB"),
+            "{e}"
+        );
+        assert!(e.contains("run fewer ranks") && e.contains(LIMIT_VAR), "{e}");
+        let stream = scenario("[workload]\nkind = \"stream\"\n");
+        let e = limit.exceeded(300 * 1024, &Task::of_scenario(&stream));
+        assert!(e.starts_with("the run of workload `stream` was stopped") && !e.contains("all-to-all"), "{e}");
+        assert!(e.contains("smaller messages"), "{e}");
+        let e = limit.exceeded(300 * 1024, &Task::replay_taking(523_000));
+        assert!(e.starts_with("the replay, taking in the capture's frames (523,000 so far), was stopped"), "{e}");
+        let e = limit.exceeded(300 * 1024, &Task::replay(Some(999_999)));
+        assert!(
+            e.starts_with("the replay of 999,999 frames was stopped") && e.contains("a slice of the capture"),
+            "{e}"
+        );
+        assert!(!e.contains("all-to-all") && !e.contains("ranks"), "{e}");
+        let now = std::time::Instant::now();
+        if resident_kib().is_some() {
+            let e = Guard::new(Limit::parse("1").unwrap(), now).doing(Task::new("reading x", "read less")).look(now);
+            assert!(e.unwrap_err().starts_with("reading x was stopped holding"));
+        }
     }
 
     #[test]
