@@ -1071,8 +1071,10 @@ KNOWN = [
         ("in.pcap",),
         capture=PCAP,
     ),
-    # Tracebacks: a plot named .csv; simple packet blocks; a timestamp of 2^64 - 1 µs.
+    # Tracebacks: a plot named .csv, and .svg (a PNG metadata key given to the SVG
+    # writer, found by this test); simple packet blocks; a timestamp of 2^64 - 1 µs.
     Command(("model", "--plot", "p.csv"), (("p.csv", "file"),)),
+    Command(("model", "--plot", "p.svg"), (("p.svg", "file"),)),
     Command(
         ("replay", "--pcap", "in.pcap"),
         (),
