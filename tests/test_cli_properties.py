@@ -20,7 +20,8 @@ Every command, whatever it is given, must:
   were;
 * refuse (status 2) an output that names one of its inputs, or that names
   the same file as another of its outputs; on status 0 leave every named
-  output in place (and a FIFO output read by its reader);
+  output in place (and a FIFO output read by its reader), and a sweep whose
+  scenario names a capture (``pcap``) one capture per grid point;
 * stay within memory: each command runs with ``NICSIM_MEMORY_LIMIT_MIB`` =
   :data:`MEMORY_LIMIT_MIB`, must not be stopped by that limit (every drawn
   workload is tiny, and a capture streams to disk), and its peak RSS must
@@ -311,7 +312,9 @@ class Command:
     ``inputs`` the files it reads; ``per_point`` a name prefix of files a
     sweep writes per grid point (beside its ``pcap`` key's file);
     ``optional`` outputs need not exist after status 0 (one of two values
-    given for one key, where a printed precedence may drop it).
+    given for one key, where a printed precedence may drop it);
+    ``point_files`` is how many files named ``per_point...`` a sweep that
+    ends with status 0 leaves at least (one per grid point).
     """
 
     argv: tuple[str, ...]
@@ -320,6 +323,7 @@ class Command:
     per_point: str = ""
     capture: bytes = b""
     optional: tuple[str, ...] = ()
+    point_files: int = 0
 
     def line(self, root: Path | None = None) -> list[str]:
         return [a.replace(SB, str(root) if root else "$SANDBOX") for a in self.argv]
@@ -552,6 +556,13 @@ def violations(
                 found.append(("state-dir", f"{state} left empty"))
             if f"{state}/lock" in after:
                 found.append(("state-dir", f"{state}/lock left behind"))
+
+    # A successful sweep writes its captures one per point (not all into one file).
+    if outcome.status == 0 and cmd.point_files:
+        made = [r for r in changed if r.startswith(cmd.per_point) and r in after]
+        made = [r for r in made if after[r].kind == "file"]
+        if len(made) < cmd.point_files:
+            found.append(("per-point", f"{len(made)} file(s) {made} for {cmd.point_files} points"))
 
     # A successful command leaves its outputs in place.
     if outcome.status == 0:
@@ -791,8 +802,10 @@ def sweep_commands(draw: st.DrawFn) -> Command:
     else:
         argv += ["--set", 'workload.kind="stream"', "--set", "workload.messages=5"]
         argv += ["--set", "workload.warmup=0"]
+    points = 1
     for axis in draw(st.lists(mix.of(SWEEP_AXES, SWEEP_AXES_BAD), min_size=1, max_size=2)):
         argv += ["--axis", axis]
+        points *= len({v.strip() for v in axis.partition("=")[2].split(",")})
     if draw(one_in(4)):
         argv += ["--set", draw(mix.of(["nic.delay_us=5", "seed=3"], ["bogus=1"]))]
     if draw(one_in(5)):
@@ -806,7 +819,8 @@ def sweep_commands(draw: st.DrawFn) -> Command:
         outputs.append((out, "file"))
     argv += ["--jobs", draw(mix.of(["1", "1", "1", "2"], ["0", "-1"]))]
     argv += draw(st.sampled_from([["--quiet"], [], ["--fresh"], ["--metric", "latency_us"]]))
-    return Command(tuple(argv), tuple(outputs), tuple(inputs), per_point=per_point)
+    point_files = min(points, 2) if per_point and points > 1 else 0
+    return Command(tuple(argv), tuple(outputs), tuple(inputs), per_point, point_files=point_files)
 
 
 ETHER_OMX = 0x86DF
@@ -1051,6 +1065,7 @@ def _epb(ticks: int) -> bytes:
 
 #: A cheap run's workload options.
 CHEAP = ("--set", "workload.iterations=5", "--set", "workload.warmup=0")
+SWEEP_STREAM = "--set workload.kind=stream --set workload.messages=5 --set workload.warmup=0"
 STREAM_64M = f"--workload stream --size {64 << 20} --set workload.messages=6"
 
 KNOWN = [
@@ -1087,6 +1102,17 @@ KNOWN = [
         (),
         ("in.pcap",),
         capture=PCAPNG_HEAD + _epb(0) + _epb(2**64 - 1),
+    ),
+    # A sweep's capture: one file per point, not every point into one file.
+    Command(
+        (
+            *f"sweep {SWEEP_STREAM} --axis nic.delay_us=0,25 --out s.csv --jobs 1".split(),
+            "--set",
+            'pcap="sw.pcap"',
+        ),
+        (("s.csv", "file"), ("sw.pcap", "file")),
+        per_point="sw",
+        point_files=2,
     ),
     # A capture held in memory: 8 messages of 64 MiB, 512 MiB of frames.
     Command(
