@@ -1133,15 +1133,35 @@ def check_command(cmd: Command, base: Path) -> tuple[Outcome, list[tuple[str, st
     root, scratch = work / "sandbox", work / "scratch"
     root.mkdir()
     scratch.mkdir()
+    done = threading.Event()
     try:
         with sandbox(root, cmd.capture) as reader:
             before = snapshot(root)
+            if any(_rel(root, path) == "fifo" for path in cmd.inputs):
+                threading.Thread(target=_writers_come_and_go, args=(root / "fifo", done)).start()
             outcome = execute(cmd.line(root), root, scratch)
+            done.set()
             fifo_bytes = reader.stop()
             after = snapshot(root)
         return outcome, violations(cmd, root, before, after, outcome, fifo_bytes)
     finally:
+        done.set()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _writers_come_and_go(fifo: Path, done: threading.Event) -> None:
+    """Let a command that reads the FIFO as an input see its end, not wait for ever.
+
+    Opening a FIFO to read waits for a writer, and reading it waits until
+    the last writer closes: a writer that opens it and closes it again,
+    writing nothing, several times a second, lets such a command go on.
+    """
+    while not done.is_set():
+        with contextlib.suppress(OSError):
+            handle = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            done.wait(0.1)
+            os.close(handle)
+        done.wait(0.2)
 
 
 def _log(cmd: Command, outcome: Outcome, found: list[tuple[str, str]]) -> None:
@@ -1256,6 +1276,20 @@ def test_a_fifo_written_in_place_is_no_violation(tmp_path: Path) -> None:
     assert violations(cmd, tmp_path, before, after, Outcome(0, "", "", 50.0, 0.1), received) == []
     unread = violations(cmd, tmp_path, before, after, Outcome(0, "", "", 50.0, 0.1), 0)
     assert [rule for rule, _ in unread] == ["fifo-unread"]
+
+
+def test_a_command_reading_the_fifo_sees_its_end(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    done = threading.Event()
+    read: list[bytes] = []
+    reading = threading.Thread(
+        target=lambda: read.append((tmp_path / "fifo").read_bytes()), daemon=True
+    )
+    reading.start()
+    threading.Thread(target=_writers_come_and_go, args=(tmp_path / "fifo", done)).start()
+    reading.join(timeout=10)
+    done.set()
+    assert read == [b""]
 
 
 def test_rules_accept_a_clean_refusal_and_flag_crashes_and_leftovers(tmp_path: Path) -> None:
