@@ -628,7 +628,7 @@ def file_target(*fresh: str) -> st.SearchStrategy[str]:
     return st.one_of(st.sampled_from(fresh).flatmap(spelled), traps)
 
 
-#: Traps that a fixed build writes without complaint: a file, a FIFO, a device, a link.
+#: Traps a correct build writes without complaint: a file, a FIFO, a device, a link.
 SAFE_TRAPS = ["old.txt", "fifo", "link", *([DEVICE] if DEVICE else [])]
 
 
@@ -1088,7 +1088,7 @@ KNOWN = [
         capture=PCAP,
     ),
     # Tracebacks: a plot named .csv, and .svg (a PNG metadata key given to the SVG
-    # writer, found by this test); simple packet blocks; a timestamp of 2^64 - 1 µs.
+    # writer); simple packet blocks; a timestamp of 2^64 - 1 µs.
     Command(("model", "--plot", "p.csv"), (("p.csv", "file"),)),
     Command(("model", "--plot", "p.svg"), (("p.svg", "file"),)),
     Command(
