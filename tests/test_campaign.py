@@ -3,6 +3,7 @@ resuming, and the output rules (checked before work, written whole, locked)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -146,7 +147,9 @@ def test_identical_scenarios_run_once_and_resume_skips_stored(tmp_path: Path) ->
         return {"x": len(calls)}
 
     base = Scenario(workload={"kind": "stream"})
-    jobs = sweeps_plan(base, {"nic.delay_us": [0, 25, 0, 25, 75]})
+    # A sweep lists each value once: the same scenarios twice are made here.
+    a, b, c = sweeps_plan(base, {"nic.delay_us": [0, 25, 75]})
+    jobs = [a, b, *(dataclasses.replace(j, index=i) for i, j in enumerate([a, b, c], 2))]
     store = Store(tmp_path, build="test")
     first = runner.run_jobs(jobs, workers=1, run_fn=counting, store=store)
     assert len(calls) == 3  # three distinct scenarios

@@ -138,6 +138,24 @@ def test_a_flag_over_a_scenario_file_replaces_its_value_and_says_so(
     assert code == 0 and err == ""  # the file sets no seed: nothing replaced
 
 
+@pytest.mark.core
+def test_a_sweep_over_a_scenario_file_says_what_its_axes_and_sets_replace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sc = tmp_path / "sc.toml"
+    sc.write_text('[nic]\ndelay_us = 25\n[workload]\nkind = "stream"\nmessages = 50\n')
+    args = ["sweep", "--scenario", str(sc), "--axis", "nic.delay_us=0,5"]
+    args += ["--set", "workload.messages=60", "--metric", "interrupts", "--jobs", "1"]
+    code, _, err = nicsim_cli(capsys, *args, "--out", str(tmp_path / "s.csv"))
+    assert code == 0, err
+    assert (
+        f"note: --axis nic.delay_us replaces nic.delay_us = 25 of scenario file {str(sc)!r}" in err
+    )
+    assert "note: --set workload.messages=60 replaces workload.messages = 50" in err
+    code, _, err = nicsim_cli(capsys, *args, "--quiet", "--out", str(tmp_path / "t.csv"))
+    assert code == 0 and "note:" not in err
+
+
 # -- every key read, every option read ------------------------------------------
 
 

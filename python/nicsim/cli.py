@@ -21,6 +21,7 @@ import json
 import sys
 import time
 import warnings
+from collections.abc import Sequence
 from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
@@ -348,12 +349,15 @@ def _trace_cut(caught: list[warnings.WarningMessage]) -> str:
     return line
 
 
-def _overlay(scenario: Path | None, given: list[Given]) -> Scenario:
+def _overlay(
+    scenario: Path | None, given: list[Given], swept: Sequence[Given] = (), *, quiet: bool = False
+) -> Scenario:
     """Return the scenario file's scenario (or the default one) with ``given`` set.
 
     A key given twice on the command line is refused, naming both
-    (:func:`nicsim.scenario.check_once`); a value of the file that a flag or
-    a ``--set`` replaces is said on stderr, one ``note:`` line each.
+    (:func:`nicsim.scenario.check_once`); a value of the file that a flag, a
+    ``--set`` or a sweep's axis (``swept``, not set here) replaces is said on
+    stderr, one ``note:`` line each (none if ``quiet``).
     """
     check_once(given)
     if scenario is None:
@@ -361,8 +365,9 @@ def _overlay(scenario: Path | None, given: list[Given]) -> Scenario:
     else:
         built = Scenario.load(scenario)
         data = loads(read_toml_file(scenario, "scenario file"), f"scenario file {str(scenario)!r}")
-        for line in replaced(data, given, f"scenario file {str(scenario)!r}"):
-            print(f"note: {line}", file=sys.stderr)
+        for line in replaced(data, [*given, *swept], f"scenario file {str(scenario)!r}"):
+            if not quiet:
+                print(f"note: {line}", file=sys.stderr)
     for item in given:
         built.set(item.path, item.value)
     return built
@@ -494,7 +499,6 @@ def sweep_command(
     from nicsim import campaign, outputs
 
     fixed = parse_given(set_ or [])
-    base = _overlay(scenario, fixed)
     axes: dict[str, list[Any]] = {}
     for path, text in _axes(axis):
         if path in axes:
@@ -512,6 +516,8 @@ def sweep_command(
                         f"{item.source} and --axis {path}: {both} is fixed (--set) or swept "
                         "(--axis), not both"
                     )
+    swept = [Given(path, None, f"--axis {path}") for path in axes]
+    base = _overlay(scenario, fixed, swept, quiet=quiet)
     try:
         table = campaign.sweep_to_file(
             base,
