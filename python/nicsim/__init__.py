@@ -341,7 +341,9 @@ def sweep(
     Returns
     -------
     pandas.DataFrame
-        One column per axis (named by its key), then the metrics.
+        One column per axis (named by its key), then the metrics; a metric
+        a run could not measure is an empty cell (``None`` or NaN; the
+        reason: :func:`run` of that point's scenario).
 
     Raises
     ------

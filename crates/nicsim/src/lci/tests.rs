@@ -92,7 +92,7 @@ fn bad_input_is_one_line_naming_the_key() {
 
 #[test]
 fn run_toml_dispatches_on_the_stack_and_the_workload() {
-    let stream = "[workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 20";
+    let stream = "[workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 64";
     // The LCI stack: its metrics (MB/s).
     let lci = format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n{stream}");
     let m = crate::run_toml(&lci).unwrap();
