@@ -48,11 +48,10 @@ line per command (its line, status, time, RSS and what it broke) instead of
 stopping at the first violation, and fails at the end if it logged any::
 
     NICSIM_CLI_FUZZ_EXAMPLES=400 NICSIM_CLI_FUZZ_LOG=/tmp/cli-fuzz.jsonl \\
-        .venv/bin/python -m pytest -q tests/test_cli_properties.py --runxfail \\
+        .venv/bin/python -m pytest -q tests/test_cli_properties.py \\
         -k test_cli_commands_hold_their_properties
 
-(``--runxfail`` while the test is marked ``xfail``; 400 examples take about
-8.5 minutes on two shared cores.) Examples are
+(400 examples take about 8.5 minutes on two shared cores.) Examples are
 derandomized: the same count draws the same commands. To draw others, set
 ``NICSIM_CLI_FUZZ_SEED`` (any integer): the examples are then random, from
 that seed.
@@ -1194,7 +1193,6 @@ def _settings() -> settings:
 
 
 @pytest.mark.core
-@pytest.mark.xfail(strict=False, reason="defects of issue 44 still open until its fixes merge")
 def test_cli_commands_hold_their_properties(tmp_path_factory: pytest.TempPathFactory) -> None:
     base = tmp_path_factory.mktemp("cli-fuzz")
     logged: list[tuple[str, str]] = []

@@ -545,9 +545,7 @@ def replay(
     multiqueue = built.to_dict().get("nic", {}).get("steering") == "multiqueue"
     rows = _rows(capture, frames, sent, mark, multiqueue)
     metrics, (arrival, delay, irq) = _core.replay(built.to_toml(), rows, policy, progress)
-    return ReplayResult(
-        metrics, mac, _array("Q", arrival), _array("q", delay), _array("Q", irq)
-    )
+    return ReplayResult(metrics, mac, _array("Q", arrival), _array("q", delay), _array("Q", irq))
 
 
 def _array(code: str, raw: bytes) -> array[int]:

@@ -135,11 +135,7 @@ impl Watch {
 /// events)` is called a few times per second while it runs.
 #[pyfunction]
 #[pyo3(signature = (scenario_toml, progress=None))]
-fn run<'py>(
-    py: Python<'py>,
-    scenario_toml: String,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
+fn run<'py>(py: Python<'py>, scenario_toml: String, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
     let mut watch = Watch::new(progress)?.doing(nicsim::memory::Task::of_scenario(&scenario));
     let m = py.allow_threads(|| {
