@@ -25,6 +25,7 @@ SEED_LIMIT = 2**63
 MEMORY_LIMIT_VAR = "NICSIM_MEMORY_LIMIT_MIB"
 MEMORY_SHARES_VAR = "NICSIM_MEMORY_SHARES"
 SCALE_MAX_PROCS = {"alltoall": 1024, "exchange": 1024, "nas-is": 8192}
+MAX_TIME_NS = 100 * 86_400 * 10**9
 
 
 class NicsimError(ValueError):

@@ -10,6 +10,7 @@ is :mod:`nicsim.runner`, writing the files :mod:`nicsim.report`.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -146,13 +147,15 @@ def sweep_to_file(
     fresh: bool = False,
     option: str = "out",
     inputs: Sequence[outputs.Named] = (),
+    notes: Sequence[str] = (),
     run_fn: runner.RunFn = runner.core_run,
 ) -> pd.DataFrame:
     """Run a sweep and write its table to ``out`` (``.csv`` or ``.parquet``), whole.
 
     The results store is ``.<name>.nicsim/store`` beside the file. ``out``
     may name none of the preset files the sweep reads, nor ``inputs`` (the
-    caller's, e.g. the scenario file it read ``base`` from).
+    caller's, e.g. the scenario file it read ``base`` from). ``notes`` are
+    lines printed on stderr once every check has passed, before any run.
     """
     from nicsim import sweeps
     from nicsim.progress import Reporter
@@ -166,6 +169,8 @@ def sweep_to_file(
     outputs.check_file(target, option)
     presets = [base.preset, *axes.get("preset", ())]
     outputs.check_apart([(option, target)], [*inputs, *_preset_files(presets)])
+    for note in notes:
+        print(note, file=sys.stderr)
     reporter = Reporter("sweep" if progress else None)
     with _locked_state(
         target, is_dir=False, option=option, fresh=fresh, reporter=reporter

@@ -62,10 +62,12 @@ __all__ = [
 MAX_FILE_BYTES = 1 << 30
 #: The most frames a capture may hold (the core's cap on a replay).
 MAX_FRAMES = 1_000_000
-#: The longest span of a capture, in ns: simulated time is picoseconds in
-#: an unsigned 64-bit integer (crates/nicsim/src/time.rs), 2^64 - 1 ps,
-#: about 213.5 days; the binding's constant where it has one.
-MAX_TIME_NS: int = int(getattr(_core, "MAX_TIME_NS", (2**64 - 1) // 1000))
+#: The longest span of a capture, in ns: the latest time a replayed frame
+#: may have (``_core.MAX_TIME_NS``, 100 days). Simulated time is picoseconds
+#: in an unsigned 64-bit integer (crates/nicsim/src/time.rs), which wraps
+#: after about 213.5 days; inputs stop at 100 so that a run has room left
+#: to finish (it stops with an error past 110 days).
+MAX_TIME_NS: int = _core.MAX_TIME_NS
 #: ``LINKTYPE_ETHERNET`` (tcpdump.org link-type list).
 LINKTYPE_ETHERNET = 1
 #: Header bytes kept per frame: more than the largest Open-MX header (96 B)
@@ -385,8 +387,8 @@ def read_capture(path: str | os.PathLike[str]) -> Capture:
             if hi[0] - lo[0] > MAX_TIME_NS:
                 raise NicsimError(
                     f"pcap {p}: its frames span {_span(hi[0] - lo[0])} from record {lo[1]:,} "
-                    f"to record {hi[1]:,}, more than simulated time holds (picoseconds in "
-                    f"64 bits: at most {_span(MAX_TIME_NS)}); cut it first (e.g. editcap -A/-B)"
+                    f"to record {hi[1]:,}, more than simulated time holds (at most "
+                    f"{_span(MAX_TIME_NS)}); cut it first (e.g. editcap -A/-B)"
                 )
             at_ns.append(t)
             wire_len.append(min(max(int(meta.wirelen), len(data)), 0xFFFF_FFFF))

@@ -267,7 +267,7 @@ def run_command(
         for flag, path, value in options
         if value is not None
     ]
-    built = _overlay(scenario, [*given, *parse_given(set_ or [])])
+    built, notes = _overlay(scenario, [*given, *parse_given(set_ or [])])
     if trace is not None or built.pcap is not None:
         _outputs_apart(trace, pcap, built, scenario, preset)
     progress = _RunProgress() if sys.stderr.isatty() else None
@@ -286,6 +286,8 @@ def run_command(
     finally:
         if progress is not None:
             progress.close()
+    for note in notes:  # after the run's own checks: an error is alone on stderr
+        print(note, file=sys.stderr)
     cut = _trace_cut(caught)
     if as_json:
         print(json.dumps(json_object(metrics), indent=2, sort_keys=False))
@@ -350,27 +352,28 @@ def _trace_cut(caught: list[warnings.WarningMessage]) -> str:
 
 
 def _overlay(
-    scenario: Path | None, given: list[Given], swept: Sequence[Given] = (), *, quiet: bool = False
-) -> Scenario:
+    scenario: Path | None, given: list[Given], swept: Sequence[Given] = ()
+) -> tuple[Scenario, list[str]]:
     """Return the scenario file's scenario (or the default one) with ``given`` set.
 
     A key given twice on the command line is refused, naming both
-    (:func:`nicsim.scenario.check_once`); a value of the file that a flag, a
-    ``--set`` or a sweep's axis (``swept``, not set here) replaces is said on
-    stderr, one ``note:`` line each (none if ``quiet``).
+    (:func:`nicsim.scenario.check_once`). Also returned: one ``note:`` line
+    per value of the file that a flag, a ``--set`` or a sweep's axis
+    (``swept``, not set here) replaces, for the caller to print once every
+    check has passed (an error is then alone on stderr).
     """
     check_once(given)
+    notes: list[str] = []
     if scenario is None:
         built = Scenario()
     else:
         built = Scenario.load(scenario)
         data = loads(read_toml_file(scenario, "scenario file"), f"scenario file {str(scenario)!r}")
-        for line in replaced(data, [*given, *swept], f"scenario file {str(scenario)!r}"):
-            if not quiet:
-                print(f"note: {line}", file=sys.stderr)
+        where = f"scenario file {str(scenario)!r}"
+        notes = [f"note: {line}" for line in replaced(data, [*given, *swept], where)]
     for item in given:
         built.set(item.path, item.value)
-    return built
+    return built, notes
 
 
 def _summary_table(scenario: Scenario, metrics: dict[str, Any]) -> "Table":
@@ -517,7 +520,7 @@ def sweep_command(
                         "(--axis), not both"
                     )
     swept = [Given(path, None, f"--axis {path}") for path in axes]
-    base = _overlay(scenario, fixed, swept, quiet=quiet)
+    base, notes = _overlay(scenario, fixed, swept)
     try:
         table = campaign.sweep_to_file(
             base,
@@ -531,6 +534,7 @@ def sweep_command(
             fresh=fresh,
             option="--out",
             inputs=[("--scenario", scenario)],
+            notes=[] if quiet else notes,
         )
     except KeyboardInterrupt:
         _interrupted(outputs.state_dir(out, is_dir=False) / "store")

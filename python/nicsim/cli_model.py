@@ -155,11 +155,12 @@ def model_command(
     preset = preset if preset is not None else DEFAULT_PRESET
     coalescing = coalescing if coalescing is not None else DEFAULT_COALESCING
     if plot is not None:
-        _check_plot_format(plot)
         from nicsim.scenario import preset_path
 
-        outputs.check_file(plot, "--plot")
+        # An input named as the output is the worse mistake: said first.
         outputs.check_apart([("--plot", plot)], [("--preset", preset_path(preset))])
+        _check_plot_format(plot)
+        outputs.check_file(plot, "--plot")
     paths = path or list(model.PATHS)
     size_list = _parse_sizes(sizes)
     layers = [_parse_layer(text) for text in layer or []]
