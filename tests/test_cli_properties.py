@@ -57,7 +57,7 @@ stopping at the first violation, and fails at the end if it logged any::
 (400 examples take about 8.5 minutes on two shared cores.) On the build
 that closed issue 44, 500 examples from seed 4401 (511 commands with the
 pinned ones: 275 exit 0, 236 exit 2) took 4 min 56 s and broke nothing,
-the largest peak 175 MiB; the same campaign on 845aee1 found the ten
+the largest peak 175 MiB; campaigns of 300 to 400 examples on 845aee1 found the ten
 defects pinned in :data:`KNOWN`. Examples are
 derandomized: the same count draws the same commands. To draw others, set
 ``NICSIM_CLI_FUZZ_SEED`` (any integer): the examples are then random, from
