@@ -11,6 +11,7 @@ from conftest import REAL_CORE
 
 PURE = [
     "nicsim.scenario",
+    "nicsim.keys",
     "nicsim.exp_base",
     "nicsim.experiments",
     "nicsim.runner",

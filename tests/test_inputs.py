@@ -21,7 +21,7 @@ import pytest
 
 import nicsim
 from nicsim._core import NicsimError
-from nicsim.scenario import Given, check_once, leaf_keys
+from nicsim.keys import Given, check_once, leaf_keys
 from nicsim.sweeps import MAX_POINTS
 from test_cli import assert_one_error_line, nicsim_cli
 

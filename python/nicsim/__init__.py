@@ -56,7 +56,7 @@ __version__: str = _core.version()
 #: Submodules loaded on first use as attributes (``nicsim.model.evaluate``).
 _SUBMODULES = frozenset(
     {"campaign", "capture", "executor", "experiments", "metrics", "model", "outputs", "plots",
-     "policy", "report", "runner", "scenario", "store", "sweeps", "trace"}
+     "keys", "policy", "report", "runner", "scenario", "store", "sweeps", "trace"}
 )  # fmt: skip
 
 

@@ -32,21 +32,10 @@ import typer
 import nicsim
 from nicsim import _core, _launch, cli_common, cli_model, cli_replay
 from nicsim._core import NicsimError
+from nicsim.keys import Given, check_once, leaf_keys, overlap, parse_given, parse_value, replaced
 from nicsim.metrics import NOT_MEASURED, summary, why_not
 from nicsim.metrics import as_json as json_object
-from nicsim.scenario import (
-    DEFAULT_SEED,
-    Given,
-    Scenario,
-    check_once,
-    leaf_keys,
-    loads,
-    overlap,
-    parse_given,
-    parse_value,
-    read_toml_file,
-    replaced,
-)
+from nicsim.scenario import DEFAULT_SEED, Scenario, loads, read_toml_file
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -357,7 +346,7 @@ def _overlay(
     """Return the scenario file's scenario (or the default one) with ``given`` set.
 
     A key given twice on the command line is refused, naming both
-    (:func:`nicsim.scenario.check_once`). Also returned: one ``note:`` line
+    (:func:`nicsim.keys.check_once`). Also returned: one ``note:`` line
     per value of the file that a flag, a ``--set`` or a sweep's axis
     (``swept``, not set here) replaces, for the caller to print once every
     check has passed (an error is then alone on stderr).

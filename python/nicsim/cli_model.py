@@ -17,7 +17,7 @@ import typer
 from nicsim import model
 from nicsim._core import NicsimError
 from nicsim.cli_common import console
-from nicsim.scenario import Given, check_once, parse_given
+from nicsim.keys import Given, check_once, parse_given
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -22,9 +22,10 @@ import typer
 from nicsim import _core
 from nicsim._core import NicsimError
 from nicsim.cli_common import console
+from nicsim.keys import Given, check_once, leaf_keys, overlap, parse_given
 from nicsim.metrics import NOT_MEASURED
 from nicsim.metrics import as_json as json_object
-from nicsim.scenario import Given, Scenario, check_once, leaf_keys, overlap, parse_given
+from nicsim.scenario import Scenario
 
 if TYPE_CHECKING:
     from rich.table import Table
