@@ -337,3 +337,28 @@ def test_a_grid_above_the_maximum_is_refused_at_once(
 def test_a_value_listed_twice_on_an_axis_is_refused() -> None:
     with pytest.raises(NicsimError, match=r"^sweep axis 'nic\.coalescing': value 'openmx' is"):
         nicsim.sweep(BASE, {"nic.coalescing": ["openmx", "disabled", "openmx"]})
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key"),
+    [
+        ("a = " + "[" * 600 + "]" * 600, 1, "a"),
+        ("s = '''x\n[[\n'''\n# [[[[\nb.c = " + "{d = " * 40 + "1" + "}" * 40, 5, "b.c"),
+    ],
+)
+def test_deep_toml_never_reaches_the_recursive_parser(
+    monkeypatch: pytest.MonkeyPatch, text: str, line: int, key: str
+) -> None:
+    """The depth is found by a scan before ``tomllib`` (which recurses per level) is called."""
+    import nicsim.keys
+    import nicsim.scenario
+
+    def refuse(_: str) -> None:
+        raise AssertionError("text nested too deep reached tomllib")
+
+    assert nicsim.keys.deep_statement(text) == (line, key)
+    monkeypatch.setattr(nicsim.scenario.tomllib, "loads", refuse)
+    with pytest.raises(NicsimError, match=rf"line {line}: `{re.escape(key)}` nests more than 32"):
+        nicsim.scenario.loads(text, "scenario")
+    with pytest.raises(NicsimError, match="nests more than 32"):
+        nicsim.keys.parse_value("[" * 600 + "]" * 600, "nic.delay_us")

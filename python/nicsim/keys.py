@@ -11,6 +11,7 @@ with a note for each value of a scenario file that a given one replaces
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ __all__ = [
     "Given",
     "check_depth",
     "check_once",
+    "deep_statement",
     "leaf_keys",
     "overlap",
     "parse_given",
@@ -44,6 +46,69 @@ __all__ = [
 #: takes (80 levels).
 MAX_DEPTH = 32
 _ALLOWED_DEPTH = f"allowed: at most {MAX_DEPTH} levels"
+
+
+_TOKEN = re.compile(r"[\n#\"'=\[\]{}]")
+
+
+def _skip_string(text: str, i: int) -> int:
+    """Return the index just past the TOML string that starts at ``text[i]``."""
+    quote = text[i]
+    if text.startswith(quote * 3, i):
+        end = text.find(quote * 3, i + 3)
+        return len(text) if end < 0 else end + 3
+    i += 1
+    while i < len(text) and text[i] not in (quote, "\n"):
+        i += 2 if quote == '"' and text[i] == "\\" else 1
+    return i + 1
+
+
+def deep_statement(text: str, limit: int = MAX_DEPTH) -> tuple[int, str] | None:
+    r"""Find the first statement of TOML text whose lists or tables nest deeper than ``limit``.
+
+    A scan of the text, strings and comments skipped, made before the TOML
+    parser reads it: the parser recurses once per level, so text nested
+    hundreds deep must never reach it. Returns (line, key as written) or
+    ``None``; text with at most ``limit`` brackets and braces is not scanned.
+
+    Examples
+    --------
+    >>> deep_statement("a = 1\nb = " + "[" * 40 + "]" * 40)
+    (2, 'b')
+    >>> deep_statement("s = '" + "[" * 40 + "'") is None
+    True
+    """
+    if sum(text.count(char) for char in "[{") <= limit:
+        return None
+    depth, line, i = 0, 1, 0
+    start, start_line = 0, 1
+    key, key_line = "", 1
+    while (token := _TOKEN.search(text, i)) is not None:
+        i = token.start()
+        char = text[i]
+        if char == "\n":
+            line += 1
+            if depth == 0:
+                start, start_line = i + 1, line
+        elif char == "#":
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        elif char in "\"'":
+            end = _skip_string(text, i)
+            line += text.count("\n", i, end)
+            i = end
+            continue
+        elif char == "=" and depth == 0:
+            key, key_line = text[start:i].strip(), start_line
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return key_line, key
+        else:
+            depth = max(depth - (char in "]}"), 0)
+        i += 1
+    return None
 
 
 def _show_key(parts: Sequence[str | int]) -> str:
@@ -112,11 +177,15 @@ def parse_value(text: str, key: str = "value") -> Any:
     Traceback (most recent call last):
     NicsimError: `nic.delay_us` nests more than 32 levels (allowed: ...)
     """
+    too_deep = deep_statement(text) is not None
     try:
-        value = tomllib.loads(f"v = {text}")["v"]
+        if not too_deep:
+            value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
     except RecursionError:
+        too_deep = True
+    if too_deep:
         raise NicsimError(
             f"`{_show_key(key.split('.'))}` nests more than {MAX_DEPTH} levels "
             f"({_ALLOWED_DEPTH} of dotted-key parts, tables and lists)"

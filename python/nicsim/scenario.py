@@ -37,6 +37,7 @@ from nicsim.keys import (
     _show_key,
     check_depth,
     check_once,
+    deep_statement,
     leaf_keys,
     overlap,
     parse_given,
@@ -78,53 +79,6 @@ MAX_FILE_BYTES = 1 << 20
 _ALLOWED_FILE = f"allowed: a regular TOML file of at most {MAX_FILE_BYTES >> 10} KiB"
 
 
-def _skip_string(text: str, i: int) -> int:
-    """Return the index just past the TOML string that starts at ``text[i]``."""
-    quote = text[i]
-    if text.startswith(quote * 3, i):
-        end = text.find(quote * 3, i + 3)
-        return len(text) if end < 0 else end + 3
-    i += 1
-    while i < len(text) and text[i] not in (quote, "\n"):
-        i += 2 if quote == '"' and text[i] == "\\" else 1
-    return i + 1
-
-
-def _deep_statement(text: str, limit: int) -> tuple[int, str] | None:
-    """Find the first statement whose value nests lists or tables deeper than ``limit``.
-
-    A scan of the text (strings and comments skipped), for text the TOML
-    parser cannot read for its depth. Returns (line, key as written) or
-    ``None``.
-    """
-    depth, line, i = 0, 1, 0
-    start, start_line = 0, 1
-    key, key_line = "", 1
-    while i < len(text):
-        char = text[i]
-        if char == "\n":
-            line += 1
-            if depth == 0:
-                start, start_line = i + 1, line
-        elif char == "#":
-            end = text.find("\n", i)
-            i = len(text) if end < 0 else end
-            continue
-        elif char in "\"'":
-            i = _skip_string(text, i)
-            continue
-        elif char == "=" and depth == 0:
-            key, key_line = text[start:i].strip(), start_line
-        elif char in "[{":
-            depth += 1
-            if depth > limit:
-                return key_line, key
-        elif char in "]}":
-            depth = max(depth - 1, 0)
-        i += 1
-    return None
-
-
 def loads(text: str, what: str) -> dict[str, Any]:
     """Parse TOML text (``what`` names it in errors: ``"scenario"``, a file) into plain data.
 
@@ -132,13 +86,16 @@ def loads(text: str, what: str) -> dict[str, Any]:
     nested deeper than :data:`MAX_DEPTH` (naming its key), whether the TOML
     parser reads it or not.
     """
+    found = deep_statement(text)
     try:
-        data = tomllib.loads(text)
+        if found is None:
+            data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise NicsimError(f"{what} is not valid TOML: {err}") from None
     except RecursionError:
-        found = _deep_statement(text, MAX_DEPTH)
-        where = f"line {found[0]}: `{_show_key([found[1]])}`" if found else "a value"
+        found = (0, "")
+    if found is not None:
+        where = f"line {found[0]}: `{_show_key([found[1]])}`" if found[0] else "a value"
         raise NicsimError(
             f"{what}: {where} nests more than {MAX_DEPTH} levels "
             f"({_ALLOWED_DEPTH} of dotted-key parts, tables and lists)"
