@@ -343,7 +343,7 @@ def test_a_value_listed_twice_on_an_axis_is_refused() -> None:
     ("text", "line", "key"),
     [
         ("a = " + "[" * 600 + "]" * 600, 1, "a"),
-        ("s = '''x\n[[\n'''\n# [[[[\nb.c = " + "{d = " * 40 + "1" + "}" * 40, 5, "b.c"),
+        ("s = '''x\n[[\n'''\n# [[[[\nb.c = " + "{d = " * 80 + "1" + "}" * 80, 5, "b.c"),
     ],
 )
 def test_deep_toml_never_reaches_the_recursive_parser(
@@ -356,7 +356,7 @@ def test_deep_toml_never_reaches_the_recursive_parser(
     def refuse(_: str) -> None:
         raise AssertionError("text nested too deep reached tomllib")
 
-    assert nicsim.keys.deep_statement(text) == (line, key)
+    assert nicsim.keys.deep_statement(text, nicsim.keys.PARSER_DEPTH) == (line, key)
     monkeypatch.setattr(nicsim.scenario.tomllib, "loads", refuse)
     with pytest.raises(NicsimError, match=rf"line {line}: `{re.escape(key)}` nests more than 32"):
         nicsim.scenario.loads(text, "scenario")

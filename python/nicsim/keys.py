@@ -47,6 +47,12 @@ __all__ = [
 MAX_DEPTH = 32
 _ALLOWED_DEPTH = f"allowed: at most {MAX_DEPTH} levels"
 
+#: The deepest TOML text handed to the TOML parser: it recurses about three
+#: frames per level of inline table, so deeper text is refused from a scan
+#: (:func:`deep_statement`) and never parsed. Text between :data:`MAX_DEPTH`
+#: and this is parsed, so the error names the whole path of the deep value.
+PARSER_DEPTH = 2 * MAX_DEPTH
+
 
 _TOKEN = re.compile(r"[\n#\"'=\[\]{}]")
 
@@ -177,7 +183,7 @@ def parse_value(text: str, key: str = "value") -> Any:
     Traceback (most recent call last):
     NicsimError: `nic.delay_us` nests more than 32 levels (allowed: ...)
     """
-    too_deep = deep_statement(text) is not None
+    too_deep = deep_statement(text, PARSER_DEPTH) is not None
     try:
         if not too_deep:
             value = tomllib.loads(f"v = {text}")["v"]

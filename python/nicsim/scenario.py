@@ -32,6 +32,7 @@ from nicsim._core import DEFAULT_PRESET, SEED_LIMIT, NicsimError
 from nicsim.keys import (
     _ALLOWED_DEPTH,
     MAX_DEPTH,
+    PARSER_DEPTH,
     Given,
     _short,
     _show_key,
@@ -86,7 +87,7 @@ def loads(text: str, what: str) -> dict[str, Any]:
     nested deeper than :data:`MAX_DEPTH` (naming its key), whether the TOML
     parser reads it or not.
     """
-    found = deep_statement(text)
+    found = deep_statement(text, PARSER_DEPTH)
     try:
         if found is None:
             data = tomllib.loads(text)
