@@ -286,3 +286,20 @@ def test_a_frame_within_the_mtu_is_not_split(tmp_path: Path) -> None:
     assert r.split == (0, 0) and r.metrics["replay_frames"] == 3
     assert list(r.segment) == [0, 0, 0]
     _ = HOST
+
+
+def test_a_gzipped_capture_cut_short_replays_its_whole_records_and_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import gzip
+
+    packed = gzip.compress(pcap(FIVE))
+    path = write(tmp_path, "cut.pcap.gz", packed[:-10])
+    read = capture.read_capture(path)
+    assert len(read) == 4 and read.report is not None and read.report.stopped_at is not None
+    code, _, err = replay_cli(capsys, path)
+    assert code == 0, err
+    (line,) = warnings_of(err)
+    assert "the compressed stream is damaged" in line
+    assert replay_cli(capsys, path, "--strict")[0] == 2
+    assert len(capture.read_capture(write(tmp_path, "whole.pcap.gz", packed), strict=True)) == 5

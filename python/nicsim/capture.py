@@ -606,9 +606,15 @@ def _pcap_reader(handle: IO[bytes]) -> Any:
     class StrictPcapReader(RawPcapReader):
         def _read_packet(self, size: int = 0) -> Any:
             start = self.f.tell()
+            try:
+                return self._read_record(start)
+            except (OSError, EOFError, zlib.error) as err:  # a gzip'd capture cut or damaged
+                raise _CutError(start, f"the compressed stream is damaged: {err}") from None
+
+        def _read_record(self, start: int) -> Any:
             header = self.f.read(16)
             if not header:
-                raise EOFError
+                return None
             if len(header) < 16:
                 raise _CutError(
                     start, f"{len(header)} bytes left, not a whole 16-byte record header"
@@ -624,6 +630,12 @@ def _pcap_reader(handle: IO[bytes]) -> Any:
             if len(data) < caplen:
                 raise _CutError(start, f"a record cut after {len(data):,} of its {caplen:,} bytes")
             return data, self.PacketMetadata(sec=sec, usec=frac, wirelen=wirelen, caplen=caplen)
+
+        def __next__(self) -> Any:
+            record = self._read_packet()
+            if record is None:
+                raise StopIteration
+            return record
 
     # scapy's readers take a file object too (PcapReader_metaclass.open).
     return StrictPcapReader(handle)  # type: ignore[arg-type]
