@@ -303,3 +303,19 @@ def test_a_gzipped_capture_cut_short_replays_its_whole_records_and_says_so(
     assert "the compressed stream is damaged" in line
     assert replay_cli(capsys, path, "--strict")[0] == 2
     assert len(capture.read_capture(write(tmp_path, "whole.pcap.gz", packed), strict=True)) == 5
+
+
+def test_a_pcapng_packet_block_whose_caplen_overruns_it_stops_reading_there(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from test_capture_input import block
+
+    lying = block(6, struct.pack("<IIIII", 0, 0, 9, 1000, 1000) + FRAME)
+    start = shb() + idb(1) + epb(0, 1) + epb(0, 2)
+    path = write(tmp_path, "lying.pcapng", start + lying + epb(0, 3))
+    read = capture.read_capture(path)
+    assert len(read) == 2 and read.report is not None and read.report.stopped_at == len(start)
+    code, _, err = replay_cli(capsys, path)
+    assert code == 0, err
+    (line,) = warnings_of(err)
+    assert "caplen 1,000 is longer than the block" in line

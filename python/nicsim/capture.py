@@ -658,6 +658,7 @@ def _pcapng_reader(handle: IO[bytes]) -> Any:
 
     class SectionedPcapNgReader(RawPcapNgReader):
         sections = 0
+        block_start = 0
         silenced: _Silenced | None = None
 
         def _read_block_shb(self) -> None:
@@ -668,8 +669,19 @@ def _pcapng_reader(handle: IO[bytes]) -> Any:
         def _read_block_spb(self, block: bytes, size: int) -> Any:
             raise _SimplePacketBlockError
 
+        def _read_block_epb(self, block: bytes, size: int) -> Any:
+            # Section 4.3: Captured Packet Length at offset 12 of the body,
+            # the packet data from 20; scapy slices what there is.
+            (caplen,) = struct.unpack(self.endian + "I", block[12:16]) if len(block) >= 16 else (0,)
+            if 20 + caplen > len(block):
+                raise _CutError(
+                    self.block_start,
+                    f"an Enhanced Packet Block whose caplen {caplen:,} is longer than the block",
+                )
+            return super()._read_block_epb(block, size)
+
         def _read_block(self, size: int = 0) -> Any:
-            start = self.f.tell()
+            start = self.block_start = self.f.tell()
             if self.silenced is not None:
                 self.silenced.last = ""
             try:
