@@ -507,7 +507,11 @@ def test_a_dropped_frame_says_why_in_the_frames_table(tmp_path: Path) -> None:
     r = nicsim.replay(
         path, coalescing="timeout", scenario={"platform": {"nic": {"ring_slots": 64}}}
     )
-    assert r.metrics["replay_dropped"] > 0
+    m = r.metrics
+    assert m["replay_dropped"] > 0
+    # Per frame the wire carried, as irq/frame is (no process: the host's CPU is its kernel's).
+    per_frame = m["host1_kernel_us"] * 1000 / m["replay_frames"]
+    assert m["replay_cpu_ns_per_frame"] == pytest.approx(per_frame)
     plots_replay.write_frames({"timeout": r}, tmp_path / "f.csv")
     text = (tmp_path / "f.csv").read_text()
     assert text.count(",ring full\n") == r.metrics["replay_dropped"]
@@ -558,3 +562,21 @@ def test_replay_options_that_cannot_apply_are_one_line(
     assert code == 2 and out == ""
     assert_one_error_line(err)
     assert needle in err
+
+
+def test_the_frames_and_trace_files_never_replace_the_capture_or_the_outs_set(
+    capsys: pytest.CaptureFixture[str], bursts: tuple[Path, int], tmp_path: Path
+) -> None:
+    path, _ = bursts
+    before = path.read_bytes()
+    for flag in ("--frames", "--trace"):
+        code, out, err = nicsim_cli(capsys, "replay", "--pcap", str(path), flag, str(path))
+        assert code == 2 and out == ""
+        assert_one_error_line(err)
+        assert "the same file" in err
+    out_dir = tmp_path / "o"
+    out_dir.mkdir()
+    args = ["--out", str(out_dir), "--frames", str(out_dir / "frames.csv")]
+    code, _, err = nicsim_cli(capsys, "replay", "--pcap", str(path), *args)
+    assert code == 2 and "--frames" in err
+    assert path.read_bytes() == before

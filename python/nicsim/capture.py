@@ -337,11 +337,10 @@ class Capture:
         groups = _groups(raw, self)
         out = Selection(mac, array("I"), array("I"))
         for i, (dst, src) in enumerate(zip(self._macs(0), self._macs(6), strict=True)):
-            if src == raw:
-                if dst != raw:
-                    out.sent.append(i)
-            elif dst == raw:
+            if dst == raw:
                 out.to.append(i)
+            elif src == raw:
+                out.sent.append(i)
             elif dst[0] & 1:
                 if dst in groups:
                     out.to.append(i)

@@ -145,8 +145,8 @@ def replay_command(
     compare: Annotated[
         str | None,
         typer.Option(
-            help="Run each of these policies, one row each, e.g. "
-            "disabled,timeout,openmx,stream,adaptive."
+            help="Run each of these policy points, one row each: a policy, or policy@delay "
+            "(µs), e.g. disabled,timeout@8,timeout@50,adaptive."
         ),
     ] = None,
     delay_us: Annotated[
@@ -169,8 +169,9 @@ def replay_command(
     strict: Annotated[
         bool,
         typer.Option(
-            help="Refuse a damaged capture (cut, bad record lengths, times going backwards) "
-            "instead of replaying its whole records in time order and saying what was not."
+            help="Refuse a damaged capture (cut short, bad record lengths, times going "
+            "backwards: exit 2). Without it, the whole records are replayed, in time order, "
+            "and a warning line says what was not."
         ),
     ] = False,
     frames_csv: Annotated[
@@ -240,11 +241,6 @@ def replay_command(
     from nicsim.scenario import preset_path
 
     inputs = [("--pcap", pcap), ("--preset" if preset else "preset", preset_path(base.preset))]
-    target = outputs.check_dir(out, "--out") if out is not None else None
-    if target is not None:
-        from nicsim.plots_replay import FILES
-
-        outputs.check_set_apart(target, "--out", inputs, FILES)
     files = [
         (flag, outputs.check_file(path, flag))
         for flag, path in (("--frames", frames_csv), ("--trace", trace))
@@ -252,6 +248,12 @@ def replay_command(
     ]
     if files:
         outputs.check_apart(files, inputs)
+    target = outputs.check_dir(out, "--out") if out is not None else None
+    if target is not None:
+        from nicsim.plots_replay import FILES
+
+        # An output file of its own must not be one the set replaces either.
+        outputs.check_set_apart(target, "--out", [*inputs, *files], FILES)
     if host_mac is not None and host_ip is not None:
         _fail("--host-mac and --host-ip: give one of them (both name the receiving host)")
     if host_mac is not None:
