@@ -155,7 +155,9 @@ def test_times_going_backwards_are_said_and_replayed_in_time_order(
     read = capture.read_capture(path)
     assert read.report is not None and read.report.backwards == 1
     assert read.report.first_backwards == (3, 300_000)
-    r = nicsim.replay(path, coalescing="disabled")
+    with pytest.warns(capture.CaptureDamaged, match="stamped earlier") as seen:
+        r = nicsim.replay(path, coalescing="disabled")
+    assert seen[0].filename == __file__  # said at the caller
     assert list(r.arrival_ps) == sorted(r.arrival_ps) == [0, 200e6, 500e6, 900e6]
     assert [r.record_number(k) for k in range(4)] == [1, 3, 2, 4]
     code, _, err = replay_cli(capsys, path)

@@ -62,6 +62,7 @@ __all__ = [
     "MAX_FRAMES",
     "MAX_TIME_NS",
     "Capture",
+    "CaptureDamaged",
     "ReplayResult",
     "read_capture",
     "replay",
@@ -123,6 +124,18 @@ class Frame:
     @property
     def is_omx(self) -> bool:
         return self.head[12:14] == ETHERTYPE_OMX.to_bytes(2, "big")
+
+
+class CaptureDamaged(UserWarning):
+    """A capture :func:`replay` read is damaged; its whole records were replayed.
+
+    The message says each damage (:meth:`ReadReport.damage`); ``report``
+    holds the counts. ``strict=True`` makes the damage an error instead.
+    """
+
+    def __init__(self, report: ReadReport) -> None:
+        super().__init__(f"pcap {report.path}: " + "; ".join(report.damage()))
+        self.report = report
 
 
 class _CutError(Exception):
@@ -1013,7 +1026,9 @@ def replay(
         Called with the header bytes of each frame that is not Open-MX:
         true marks it latency-sensitive (default: unmarked).
     strict
-        Refuse a damaged capture (:func:`read_capture`).
+        Refuse a damaged capture (:func:`read_capture`); without it, a
+        damaged capture read here is replayed whole records only and a
+        :class:`CaptureDamaged` warning says what was not.
     trace
         Write the replay's timeline there (Perfetto / Chrome trace-event
         JSON, as ``nicsim.run(trace=...)`` writes a run's).
@@ -1075,6 +1090,11 @@ def replay(
     req = timeline.request(trace, None, None, None)
     if not isinstance(capture, Capture):
         capture = read_capture(capture, strict=strict)
+        if capture.report is not None and capture.report.damage():
+            import warnings
+
+            # At the caller of nicsim.replay (which calls this).
+            warnings.warn(CaptureDamaged(capture.report), stacklevel=3)
     chosen = capture.select(host_mac, host_ip)
     link = link_of(built)
     multiqueue = built.to_dict().get("nic", {}).get("steering") == "multiqueue"
