@@ -96,10 +96,15 @@ def test_a_simple_packet_block_has_no_time_and_is_refused_by_name(
 def test_interfaces_are_numbered_within_their_own_section(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # Section 2's interface 0 is Linux cooked capture (113), not section 1's Ethernet.
+    # Section 2's interface 0 is Linux cooked capture (113), not section 1's Ethernet:
+    # its record is not replayed, and counted.
     two = shb() + idb(LINKTYPE_ETHERNET) + epb(0, 1) + shb() + idb(LINKTYPE_LINUX_SLL) + epb(0, 2)
-    err = refused(capsys, write(tmp_path, "two.pcapng", two), "link type 113")
-    assert "record 2 (section 2)" in err
+    read = capture.read_capture(write(tmp_path, "two.pcapng", two))
+    assert len(read) == 1 and read.report is not None and read.report.link_types == {113: 1}
+    # With no Ethernet frame at all, the first other link type is named.
+    none = shb() + idb(LINKTYPE_ETHERNET) + shb() + idb(LINKTYPE_LINUX_SLL) + epb(0, 2)
+    err = refused(capsys, write(tmp_path, "none.pcapng", none), "link type 113")
+    assert "record 1 (section 2)" in err
     # And the other way round: section 2 is Ethernet though section 1's interface 0 is not.
     back = shb() + idb(LINKTYPE_LINUX_SLL) + shb() + idb(LINKTYPE_ETHERNET) + epb(0, 1) + epb(0, 3)
     read = capture.read_capture(write(tmp_path, "back.pcapng", back))

@@ -25,6 +25,14 @@ from test_cli import assert_one_error_line, nicsim_cli
 HOST = "02:00:00:00:00:01"
 OTHER = "02:00:00:00:00:02"
 POLICIES = ["disabled", "timeout", "openmx", "stream", "adaptive"]
+#: The table's column of each header (a row split on blanks: "delay µs" is one cell).
+COLUMN = {
+    name: i
+    for i, name in enumerate(
+        ["policy", "delay µs", "irqs", "rx irqs", "tx-only irqs", "irq/frame", "CPU ns/frame",
+         "p50 µs", "p99 µs", "max µs", "drops"]
+    )
+}  # fmt: skip
 
 
 def udp_bursts(
@@ -36,17 +44,20 @@ def udp_bursts(
     """
     writer = PcapNgWriter(str(path)) if ng else PcapWriter(str(path), nano=True)
     frames = 0
+    packets = []
     for b in range(bursts):
         for i in range(per_burst):
             t_ns = 1_700_000_000 * 10**9 + b * gap_us * 1000 + i * 5000
             pkt = Ether(dst=HOST, src=OTHER) / IP(src="10.0.0.2", dst="10.0.0.1")
             pkt = pkt / UDP(sport=4000 + b % 2, dport=5000) / Raw(b"\0" * 958)
             pkt.time = Decimal(t_ns) / 10**9
-            writer.write(pkt)
+            packets.append(pkt)
             frames += 1
         back = Ether(dst=OTHER, src=HOST) / IP(src="10.0.0.1", dst="10.0.0.2") / UDP()
-        back.time = (1_700_000_000 * 10**9 + b * gap_us * 1000 + 100_000) / 10**9
-        writer.write(back)
+        back.time = Decimal(1_700_000_000 * 10**9 + b * gap_us * 1000 + 100_000) / 10**9
+        packets.append(back)
+    for pkt in sorted(packets, key=lambda p: p.time):  # in time order, as a capture is
+        writer.write(pkt)
     writer.close()
     return frames
 
@@ -154,13 +165,13 @@ def test_replay_of_a_run_pcap_compares_policies_and_writes_its_files(
     # trip): one frame at a time, one interrupt each whatever the policy, and
     # one for the completion of each of the host's replies, but the timeout
     # holds each frame 75 us where the marked ones raise at once.
-    irq = {p: int(rows[p][1]) for p in POLICIES}
-    p50 = {p: float(rows[p][4]) for p in POLICIES}
+    irq = {p: int(rows[p][COLUMN["irqs"]]) for p in POLICIES}
+    p50 = {p: float(rows[p][COLUMN["p50 µs"]]) for p in POLICIES}
     assert set(irq.values()) == {1101 + 1100}  # frames to the busiest host, and its replies
     assert p50["openmx"] < 10 and p50["disabled"] < 10
     assert 75 < p50["timeout"] < 90
     files = sorted(p.name for p in outs[0].iterdir() if p.name != ".nicsim")
-    assert files == ["summary.csv", "timeline.csv", "timeline.png"]
+    assert files == ["frames.csv", "summary.csv", "timeline.csv", "timeline.png"]
     for name in files:  # deterministic: the same bytes twice
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
     summary = (outs[0] / "summary.csv").read_text().splitlines()
@@ -204,7 +215,7 @@ def test_a_replay_that_fails_writing_its_plot_keeps_the_previous_set_whole(
     code, _, err = nicsim_cli(capsys, *args, "--coalescing", "timeout")
     assert code == 0, err
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    assert sorted(before) == ["summary.csv", "timeline.csv", "timeline.png"]
+    assert sorted(before) == ["frames.csv", "summary.csv", "timeline.csv", "timeline.png"]
 
     def disk_full(self: Figure, *args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -219,7 +230,7 @@ def test_a_replay_that_fails_writing_its_plot_keeps_the_previous_set_whole(
     after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     assert after == before
     assert sorted(p.name for p in out.iterdir()) == [
-        ".nicsim", "summary.csv", "timeline.csv", "timeline.png"
+        ".nicsim", "frames.csv", "summary.csv", "timeline.csv", "timeline.png"
     ]  # fmt: skip
     assert not list((out / ".nicsim").glob("staging-*"))
     assert not (out / ".nicsim" / "lock").exists()
@@ -419,3 +430,153 @@ def test_a_capture_that_pauses_longer_than_the_stall_window_replays(tmp_path: Pa
     m = nicsim.replay(path, coalescing="timeout").metrics
     assert m["replay_handled_frames"] == 6000
     assert m["replay_span_us"] > 700e6
+
+
+@pytest.mark.core
+def test_the_table_is_whole_when_piped_and_shows_interrupts_apart_and_the_delay(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, bursts: tuple[Path, int]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    path, frames = bursts
+    args = [
+        "replay",
+        "--pcap",
+        str(path),
+        "--compare",
+        "disabled,timeout@8,timeout@50,openmx-adaptive",
+    ]
+    code, out, err = nicsim_cli(capsys, *args)
+    assert code == 0, err
+    assert "…" not in out
+    header = next(line for line in out.splitlines() if "tx-only irqs" in line)
+    assert header.split()[:2] == ["policy", "delay"] and "p99 µs" in header
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()}
+    assert rows["timeout@8"][1] == "8" and rows["timeout@50"][1] == "50"
+    assert rows["disabled"][1] == "none" and rows["openmx-adaptive"][1] == "adaptive"
+    for name in ("disabled", "timeout@8", "timeout@50", "openmx-adaptive"):
+        irqs, rx, tx = (int(rows[name][COLUMN[c]]) for c in ("irqs", "rx irqs", "tx-only irqs"))
+        assert irqs == rx + tx and rx > 0
+    # The host sent one frame per burst: a completion each, without frames under disabled.
+    assert int(rows["disabled"][COLUMN["tx-only irqs"]]) == 20
+    assert int(rows["timeout@8"][COLUMN["irqs"]]) > int(rows["timeout@50"][COLUMN["irqs"]])
+    assert f"{frames:,} frames to the host" in out and "read udp.pcap" in out
+
+
+@pytest.mark.core
+def test_frames_csv_has_a_row_per_frame_with_its_delay_interrupt_and_queue(
+    capsys: pytest.CaptureFixture[str], bursts: tuple[Path, int], tmp_path: Path
+) -> None:
+    import csv
+
+    path, frames = bursts
+    target = tmp_path / "frames.csv"
+    args = ["replay", "--pcap", str(path), "--coalescing", "timeout", "--frames", str(target)]
+    code, _out, err = nicsim_cli(capsys, *args)
+    assert code == 0, err
+    with target.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == frames
+    assert list(rows[0]) == [
+        "policy", "record", "segment", "bytes", "arrival_us", "delivery_us", "delay_us", "irq",
+        "queue", "dropped",
+    ]  # fmt: skip
+    r = nicsim.replay(path, coalescing="timeout")
+    for k, row in enumerate(rows):
+        assert float(row["delay_us"]) == pytest.approx(r.delay_ps[k] / 1e6)
+        assert float(row["delivery_us"]) == pytest.approx(
+            float(row["arrival_us"]) + float(row["delay_us"])
+        )
+        # It rode on an interrupt raised after it arrived (or on the poll it found running).
+        assert int(row["irq"]) >= r.irq_before[k]
+        assert row["queue"] == "0" and row["dropped"] == ""
+    # Frames of one burst ride on few interrupts: a 75 us timeout holds them.
+    assert len({row["irq"] for row in rows}) == r.metrics["replay_rx_interrupts"]
+
+
+@pytest.mark.core
+def test_a_dropped_frame_says_why_in_the_frames_table(tmp_path: Path) -> None:
+    from nicsim import plots_replay
+
+    path = tmp_path / "flood.pcap"
+    writer = PcapWriter(str(path), nano=True)
+    for i in range(3000):  # 1,000 B frames 100 ns apart: faster than any host takes them
+        pkt = Ether(dst=HOST, src=OTHER) / IP() / UDP() / Raw(b"\0" * 958)
+        pkt.time = Decimal(i * 100) / 10**9
+        writer.write(pkt)
+    writer.close()
+    r = nicsim.replay(
+        path, coalescing="timeout", scenario={"platform": {"nic": {"ring_slots": 64}}}
+    )
+    m = r.metrics
+    assert m["replay_dropped"] > 0
+    # Per frame the wire carried, as irq/frame is (no process: the host's CPU is its kernel's).
+    per_frame = m["host1_kernel_us"] * 1000 / m["replay_frames"]
+    assert m["replay_cpu_ns_per_frame"] == pytest.approx(per_frame)
+    plots_replay.write_frames({"timeout": r}, tmp_path / "f.csv")
+    text = (tmp_path / "f.csv").read_text()
+    assert text.count(",ring full\n") == r.metrics["replay_dropped"]
+
+
+@pytest.mark.core
+def test_replay_trace_writes_the_timeline_run_trace_writes(
+    capsys: pytest.CaptureFixture[str], bursts: tuple[Path, int], tmp_path: Path
+) -> None:
+    path, _ = bursts
+    target = tmp_path / "replay.json"
+    code, out, err = nicsim_cli(capsys, "replay", "--pcap", str(path), "--trace", str(target))
+    assert code == 0, err
+    assert "timeline:" in out
+    data = json.loads(target.read_text())
+    names = {e["name"] for e in data["traceEvents"]}
+    assert "irq raised" in names or any("irq" in n.lower() for n in names)
+    assert data["otherData"]["events"] > 0
+    run = tmp_path / "run.json"
+    code, _, err = nicsim_cli(capsys, "run", "--workload", "stream", "--trace", str(run))
+    assert code == 0, err
+    assert set(json.loads(run.read_text())["otherData"]) == set(data["otherData"])
+    code, _, err = nicsim_cli(
+        capsys, "replay", "--pcap", str(path), "--trace", str(target), "--compare", "timeout,openmx"
+    )
+    assert code == 2 and "--trace records one replay" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--set", "workload.kind=pingpong"], "does not read workload.kind"),
+        (["--compare", "timeout@x"], "the delay after @ is µs"),
+        (["--compare", "adaptive@8"], "adaptive takes no delay"),
+        (["--compare", "timeout@8", "--delay-us", "5"], "give the delay once"),
+        (["--host-ip", "10.0.0"], "not an IP address"),
+        (["--host-mac", "02:00:00:00:00:01", "--host-ip", "10.0.0.1"], "give one of them"),
+    ],
+)
+def test_replay_options_that_cannot_apply_are_one_line(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    bursts: tuple[Path, int],
+    args: list[str],
+    needle: str,
+) -> None:
+    code, out, err = nicsim_cli(capsys, "replay", "--pcap", str(bursts[0]), *args)
+    assert code == 2 and out == ""
+    assert_one_error_line(err)
+    assert needle in err
+
+
+def test_the_frames_and_trace_files_never_replace_the_capture_or_the_outs_set(
+    capsys: pytest.CaptureFixture[str], bursts: tuple[Path, int], tmp_path: Path
+) -> None:
+    path, _ = bursts
+    before = path.read_bytes()
+    for flag in ("--frames", "--trace"):
+        code, out, err = nicsim_cli(capsys, "replay", "--pcap", str(path), flag, str(path))
+        assert code == 2 and out == ""
+        assert_one_error_line(err)
+        assert "the same file" in err
+    out_dir = tmp_path / "o"
+    out_dir.mkdir()
+    args = ["--out", str(out_dir), "--frames", str(out_dir / "frames.csv")]
+    code, _, err = nicsim_cli(capsys, "replay", "--pcap", str(path), *args)
+    assert code == 2 and "--frames" in err
+    assert path.read_bytes() == before

@@ -39,6 +39,6 @@ def test_a_frame_past_the_limit_is_refused_by_index(late: int) -> None:
 
 @pytest.mark.parametrize("last", [_core.MAX_TIME_NS - 1, _core.MAX_TIME_NS])
 def test_frames_up_to_the_limit_replay(last: int) -> None:
-    metrics, (arrival, _, _) = _core.replay(SCENARIO, _frames(0, last))
+    metrics, (arrival, *_), _ = _core.replay(SCENARIO, _frames(0, last))
     assert metrics["replay_frames"] == 2
     assert array("Q", arrival).tolist() == [0, last * 1000]  # packed u64s, ps

@@ -260,10 +260,13 @@ def replay(
     steering: str | None = None,
     delay_us: float | None = None,
     host_mac: str | None = None,
+    host_ip: str | None = None,
     scenario: Scenario | Mapping[str, Any] | None = None,
     policy: Callable[[], CoalescingPolicy] | None = None,
     mark: Callable[[bytes], bool] | None = None,
     progress: Callable[[int, int], object] | None = None,
+    strict: bool = False,
+    trace: str | Path | None = None,
 ) -> ReplayResult:
     """Replay a pcap or pcapng capture into a receiving host: :func:`nicsim.capture.replay`."""
     from nicsim import capture as _capture
@@ -275,10 +278,13 @@ def replay(
         steering=steering,
         delay_us=delay_us,
         host_mac=host_mac,
+        host_ip=host_ip,
         scenario=scenario,
         policy=policy,
         mark=mark,
         progress=progress,
+        strict=strict,
+        trace=trace,
     )
 
 

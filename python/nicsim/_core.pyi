@@ -115,7 +115,8 @@ def replay(
     frames: Iterable[tuple[int, int, bytes, bool, int, bool]],
     make_policy: Callable[[], Any] | None = None,
     progress: Callable[[int, int], object] | None = None,
-) -> tuple[Metrics, tuple[bytes, bytes, bytes]]:
+    trace: tuple[int, int, int] | None = None,
+) -> tuple[Metrics, tuple[bytes, bytes, bytes, bytes, bytes], dict[str, Any] | None]:
     """Replay captured frames into and out of host 1 of a scenario (its workload is replaced).
 
     Parameters
@@ -133,16 +134,21 @@ def replay(
         ``time_ns`` at most :data:`MAX_TIME_NS`.
     make_policy, progress
         As for :func:`run_policy` (``None``: the scenario's policy).
+    trace
+        ``(from_ps, until_ps, cap)``: record the replay's timeline as
+        :func:`run_trace` records a run's.
 
     Returns
     -------
     tuple
-        The metrics (``replay_*`` and the run's), and per frame to the host
+        The metrics (``replay_*`` and the run's); per frame to the host
         in arrival order: arrival (ps), delay to the handler's end (ps, -1:
-        dropped), the host's interrupts at its arrival; each the bytes of
-        64-bit integers in the machine's order (``array("Q")``,
-        ``array("q")``, ``array("Q")`` read them: 8 bytes a frame, not the
-        40 of a list's integer).
+        dropped), the host's interrupts at its arrival and when its handler
+        took it; each the bytes of 64-bit integers in the machine's order
+        (``array("Q")``, ``array("q")``, ``array("Q")``, ``array("Q")`` read
+        them: 8 bytes a frame, not the 40 of a list's integer); then its
+        receive queue, a byte each (255: dropped before steering); and the
+        timeline (as :func:`run_trace` returns it), or ``None``.
 
     Raises
     ------

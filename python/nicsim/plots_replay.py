@@ -3,11 +3,13 @@
 This module owns turning replays (:class:`nicsim.capture.ReplayResult`, one
 per coalescing policy) into the tables ``nicsim replay --out`` writes (one
 summary row per policy; the capture cut into equal time bins, per policy)
-and the PNG of both over time. It never runs the simulator; it writes only
-the files it is asked for, into the directory it is given (``nicsim replay
---out`` gives it a staging directory that :func:`nicsim.outputs.replace_set`
-moves in whole). A failed write raises :class:`OSError` with the file's
-name (:func:`nicsim.outputs.naming`).
+and the PNG of both over time, and the table of every frame
+(:func:`write_frames`: ``frames.csv``, or ``replay --frames FILE``). It
+never runs the simulator; it writes only the files it is asked for, into
+the directory it is given (``nicsim replay --out`` gives it a staging
+directory that :func:`nicsim.outputs.replace_set` moves in whole). A
+failed write raises :class:`OSError` with the file's name
+(:func:`nicsim.outputs.naming`).
 """
 
 from __future__ import annotations
@@ -29,12 +31,34 @@ from nicsim.capture import percentile
 if TYPE_CHECKING:
     from nicsim.capture import ReplayResult
 
-__all__ = ["BINS", "FILES", "plot", "summary_table", "timeline", "write"]
+__all__ = [
+    "BINS",
+    "FILES",
+    "FRAME_COLUMNS",
+    "plot",
+    "summary_table",
+    "timeline",
+    "write",
+    "write_frames",
+]
 
 #: Time bins of the timeline (the capture's span cut into this many).
 BINS = 100
 #: The files :func:`write` writes.
-FILES = ("summary.csv", "timeline.csv", "timeline.png")
+FILES = ("summary.csv", "timeline.csv", "timeline.png", "frames.csv")
+#: The columns of the frames table, with what they hold.
+FRAME_COLUMNS = {
+    "policy": "the policy of the replay",
+    "record": "the frame's record number in the capture (from 1, as Wireshark numbers them)",
+    "segment": "which wire frame of a GRO/TSO super-frame (0: a frame within the MTU)",
+    "bytes": "its length on the wire",
+    "arrival_us": "its arrival at the NIC (µs from the first frame)",
+    "delivery_us": "when the handler finished it (empty: dropped)",
+    "delay_us": "delivery - arrival (empty: dropped)",
+    "irq": "the interrupt it rode on: the host's count when its handler took it (empty: dropped)",
+    "queue": "the receive queue steering chose (empty: dropped before steering)",
+    "dropped": "dropped before the handler: ring full, or malformed Open-MX header",
+}
 
 
 def summary_table(results: Mapping[str, ReplayResult]) -> pd.DataFrame:
@@ -101,8 +125,46 @@ def plot(table: pd.DataFrame, path: Path, title: str) -> Path:
     return path
 
 
+def write_frames(results: Mapping[str, ReplayResult], path: Path) -> Path:
+    """Write one row per wire frame to the host and policy (:data:`FRAME_COLUMNS`) to ``path``.
+
+    Written row by row (a capture of a million frames is not held as text).
+    """
+    import csv
+
+    with outputs.naming(path), open(path, "w", encoding="utf-8", newline="") as out:
+        rows = csv.writer(out, lineterminator="\n")
+        rows.writerow(FRAME_COLUMNS)
+        for name, r in results.items():
+            number = r.record_number
+            for k, arrival in enumerate(r.arrival_ps):
+                delay = r.delay_ps[k]
+                kept = delay >= 0
+                queue = r.queue[k] if k < len(r.queue) else 255
+                rows.writerow(
+                    (
+                        name,
+                        number(k),
+                        r.segment[k] if k < len(r.segment) else 0,
+                        r.wire_len(k),
+                        _us(arrival),
+                        _us(arrival + delay) if kept else "",
+                        _us(delay) if kept else "",
+                        r.irq[k] if kept and k < len(r.irq) else "",
+                        "" if queue == 255 else queue,
+                        r.drop_reason(k),
+                    )
+                )
+    return path
+
+
+def _us(ps: int) -> str:
+    """Picoseconds as µs with every digit ("12.345678")."""
+    return f"{ps // 1_000_000}.{ps % 1_000_000:06d}"
+
+
 def write(results: Mapping[str, ReplayResult], out: Path, title: str) -> list[Path]:
-    """Write ``summary.csv``, ``timeline.csv`` and ``timeline.png`` into ``out``."""
+    """Write ``summary.csv``, ``timeline.csv``, ``timeline.png`` and ``frames.csv`` into ``out``."""
     out.mkdir(exist_ok=True)
     summary, line = summary_table(results), timeline(results)
     written = []
@@ -111,4 +173,5 @@ def write(results: Mapping[str, ReplayResult], out: Path, title: str) -> list[Pa
             (out / name).write_text(table.to_csv(index=False, float_format="%.6g"))
         written.append(out / name)
     written.append(plot(line, out / "timeline.png", title))
+    written.append(write_frames(results, out / "frames.csv"))
     return written

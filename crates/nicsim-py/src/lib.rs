@@ -260,6 +260,12 @@ fn run_trace<'py>(
     let cfg = nicsim::sim::TraceCfg { from: Instant::from_ps(from_ps), until: Instant::from_ps(until_ps), cap };
     let (m, tracer) = run_world(py, &scenario_toml, make_policy, progress, Some(cfg))?;
     let tracer = tracer.ok_or_else(|| NicsimError::new_err("internal error (please report): no timeline"))?;
+    Ok((metrics_dict(py, m)?, timeline_dict(py, tracer)?))
+}
+
+/// A recorded timeline as `nicsim.trace.write` reads it: the kinds of
+/// record, the tracks, what the cap left out, and the records packed.
+fn timeline_dict<'py>(py: Python<'py>, tracer: Box<nicsim::sim::Tracer>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let d = pyo3::types::PyDict::new(py);
     let kinds: Vec<_> = nicsim::sim::What::ALL.iter().map(|w| w.describe()).collect();
     d.set_item("kinds", kinds)?;
@@ -283,7 +289,7 @@ fn run_trace<'py>(
     })?;
     drop(records);
     d.set_item("records", packed)?;
-    Ok((metrics_dict(py, m)?, d))
+    Ok(d)
 }
 
 /// A run of a scenario, with a Python policy and a timeline if given (the
@@ -348,12 +354,18 @@ fn py_policies(
 }
 
 /// The per-frame results of a replay: arrival (ps), delay (ps, -1 for a
-/// frame dropped before the handler), the host's interrupts at arrival;
-/// each as the bytes of 64-bit integers in the machine's order (Python's
-/// `array("Q")`, `array("q")`, `array("Q")`): 8 bytes a value, where a
-/// list of Python integers takes about 40.
-type Series<'py> =
-    (Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>);
+/// frame dropped before the handler), the host's interrupts at arrival and
+/// when its handler took the frame, each as the bytes of 64-bit integers in
+/// the machine's order (Python's `array("Q")`, `array("q")`, `array("Q")`,
+/// `array("Q")`): 8 bytes a value, where a list of Python integers takes
+/// about 40; and the receive queue of each, a byte (255: none).
+type Series<'py> = (
+    Bound<'py, pyo3::types::PyBytes>,
+    Bound<'py, pyo3::types::PyBytes>,
+    Bound<'py, pyo3::types::PyBytes>,
+    Bound<'py, pyo3::types::PyBytes>,
+    Bound<'py, pyo3::types::PyBytes>,
+);
 
 /// The bytes of `values`, each 8 bytes in the machine's order.
 fn ne_bytes<'py>(py: Python<'py>, values: impl ExactSizeIterator<Item = [u8; 8]>) -> Bound<'py, pyo3::types::PyBytes> {
@@ -376,15 +388,23 @@ type CapturedFrame<'py> = (u64, u32, Bound<'py, pyo3::types::PyBytes>, bool, u32
 /// host sent. Returns the metrics and the per-frame series of the frames
 /// to the host; `make_policy` and `progress` as for [`run_policy`]. The
 /// memory limit holds while the frames are taken in as while they run.
+/// `trace` (`from_ps`, `until_ps`, `cap`) records the replay's timeline as
+/// [`run_trace`] records a run's, returned third (else `None`).
 #[pyfunction]
-#[pyo3(signature = (scenario_toml, frames, make_policy=None, progress=None))]
+#[pyo3(signature = (scenario_toml, frames, make_policy=None, progress=None, trace=None))]
 fn replay<'py>(
     py: Python<'py>,
     scenario_toml: String,
     frames: Bound<'py, PyAny>,
     make_policy: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, PyAny>, Series<'py>)> {
+    trace: Option<(u64, u64, u64)>,
+) -> PyResult<(Bound<'py, PyAny>, Series<'py>, Option<Bound<'py, pyo3::types::PyDict>>)> {
+    let trace = trace.map(|(from_ps, until_ps, cap)| nicsim::sim::TraceCfg {
+        from: Instant::from_ps(from_ps),
+        until: Instant::from_ps(until_ps),
+        cap,
+    });
     let scenario = nicsim::Scenario::from_toml(&scenario_toml).map_err(|e| NicsimError::new_err(e.to_string()))?;
     let mut guard = nicsim::memory::Guard::from_env().map_err(NicsimError::new_err)?;
     let mut taken: Vec<nicsim::sim::ReplayFrame> = Vec::new();
@@ -415,18 +435,22 @@ fn replay<'py>(
             };
             let factory: Option<nicsim::sim::PolicyFactory<'_>> =
                 if make_policy.is_some() { Some(&mut make) } else { None };
-            nicsim::sim::run_replay(&scenario, frames, 1, factory, &mut |at| watch.check(at)).map_err(|e| e.to_string())
+            nicsim::sim::run_replay_traced(&scenario, frames, 1, factory, &mut |at| watch.check(at), trace)
+                .map_err(|e| e.to_string())
         }))
     });
     let out = watch.finish(out);
     if let Some(e) = error.lock().unwrap_or_else(|e| e.into_inner()).take() {
         return Err(e);
     }
-    let (m, series) = out?;
+    let (m, series, tracer) = out?;
     let arrival = ne_bytes(py, series.arrival.iter().map(|&t| ps(t).to_ne_bytes()));
     let delay = ne_bytes(py, series.delay.iter().map(|d| d.map_or(-1, |d| d.as_ps() as i64).to_ne_bytes()));
-    let irq = ne_bytes(py, series.irq_before.iter().map(|n| n.to_ne_bytes()));
-    Ok((metrics_dict(py, m)?, (arrival, delay, irq)))
+    let irq_before = ne_bytes(py, series.irq_before.iter().map(|n| n.to_ne_bytes()));
+    let irq = ne_bytes(py, series.irq.iter().map(|n| n.to_ne_bytes()));
+    let queue = pyo3::types::PyBytes::new(py, &series.queue);
+    let timeline = tracer.map(|t| timeline_dict(py, t)).transpose()?;
+    Ok((metrics_dict(py, m)?, (arrival, delay, irq_before, irq, queue), timeline))
 }
 
 /// The metrics as `nicsim.metrics.Metrics`: a dict of every metric in

@@ -68,7 +68,10 @@ mod trace;
 mod wire_path;
 
 pub use build::NAPI_BUDGET;
-pub use replay::{frame_time_ns, run_replay, ReplayFrame, ReplayKind, ReplaySeries, MAX_TIME_NS, REPLAY_MAX_FRAMES};
+pub use replay::{
+    frame_time_ns, run_replay, run_replay_traced, ReplayFrame, ReplayKind, ReplaySeries, MAX_TIME_NS, NO_QUEUE,
+    REPLAY_MAX_FRAMES,
+};
 
 pub(crate) use build::Costs;
 pub(crate) use echo::Echo;

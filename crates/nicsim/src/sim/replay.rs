@@ -105,7 +105,8 @@ impl ReplayFrame {
     }
 }
 
-/// Per-frame results of a replay, in the order of the frames given.
+/// Per-frame results of a replay, in arrival order (a stable sort of the
+/// frames given by time).
 #[derive(Clone, Debug, Default)]
 pub struct ReplaySeries {
     /// Arrival at the NIC (the capture's times, from the first frame's).
@@ -114,7 +115,18 @@ pub struct ReplaySeries {
     pub delay: Vec<Option<Duration>>,
     /// Interrupts the host had raised when the frame arrived.
     pub irq_before: Vec<u64>,
+    /// Interrupts the host had raised when its handler took the frame: the
+    /// number of the interrupt it rode on (the latest raised; with one
+    /// receive queue, the one whose poll took it, as NAPI keeps the queue's
+    /// interrupt masked until its poll ends); 0 for a dropped frame.
+    pub irq: Vec<u64>,
+    /// The receive queue steering chose; [`NO_QUEUE`] for a frame dropped
+    /// before steering (a malformed Open-MX header).
+    pub queue: Vec<u8>,
 }
+
+/// [`ReplaySeries::queue`] of a frame dropped before steering.
+pub const NO_QUEUE: u8 = u8::MAX;
 
 /// The replay source's state: the frames, the next one due, and what it
 /// measures.
@@ -154,6 +166,8 @@ impl Replay {
                 arrival: frames.iter().map(|f| f.at).collect(),
                 delay: vec![None; n],
                 irq_before: vec![0; n],
+                irq: vec![0; n],
+                queue: vec![NO_QUEUE; n],
             },
             frames,
             handled: 0,
@@ -241,6 +255,9 @@ impl World {
         match f.kind {
             ReplayKind::Omx(repr) => {
                 fr.parsed = Some(repr);
+                // The queue `nic_rx` steers it to (its source is host 0).
+                let q = self.hosts[h].steering.queue_for(Some(repr.body.dst_endpoint()), 0);
+                self.replay_queue(i, q);
                 self.nic_rx(now, id);
             }
             ReplayKind::Malformed => {
@@ -251,8 +268,16 @@ impl World {
                 fr.parsed = None;
                 fr.marked = marked;
                 let q = self.hosts[h].steering.queue_for(None, flow);
+                self.replay_queue(i, q);
                 self.nic_ingress(now, h, id, q);
             }
+        }
+    }
+
+    /// Frame `i` of the replay is steered to queue `q`.
+    fn replay_queue(&mut self, i: usize, q: usize) {
+        if let Some(r) = self.replay.as_mut() {
+            r.series.queue[i] = q as u8;
         }
     }
 
@@ -280,6 +305,7 @@ impl World {
         let Some(r) = self.replay.as_mut() else { return };
         let i = r.slot[id as usize] as usize;
         r.series.delay[i] = Some(now.since(r.frames[i].at));
+        r.series.irq[i] = self.hosts[r.host].irq_raised;
         r.handled += 1;
         if let ReplayKind::Omx(repr) = r.frames[i].kind {
             r.omx += 1;
@@ -303,11 +329,18 @@ impl World {
         m.set("replay_marked_frames", r.marked as f64);
         // Dropped before the handler (full ring, malformed Open-MX header).
         m.set("replay_dropped", (d.ring_full + d.malformed + d.loss) as f64);
+        m.set("replay_dropped_ring_full", d.ring_full as f64);
+        m.set("replay_dropped_malformed", d.malformed as f64);
         m.set("replay_interrupts", hs.irq_raised as f64);
+        // An interrupt reports received frames (it schedules the poll) or
+        // only transmit completions of the frames the host sent.
         m.set("replay_rx_interrupts", hs.irq_rx as f64);
+        m.set("replay_tx_interrupts", (hs.irq_raised - hs.irq_rx) as f64);
         m.ratio("replay_interrupts_per_frame", hs.irq_raised as f64, n as f64, "the capture has no frame");
         let busy = hs.kernel_time + hs.app_time + hs.spin_time;
-        m.ratio("replay_cpu_ns_per_frame", busy.as_ns_f64(), r.handled as f64, "no frame reached the host");
+        // Per frame the wire carried to the host, as the interrupts per frame
+        // (a dropped frame is one the host did not pay for).
+        m.ratio("replay_cpu_ns_per_frame", busy.as_ns_f64(), n as f64, "the capture has no frame");
         let mut delays: Vec<u64> = r.series.delay.iter().flatten().map(|d| d.as_ps()).collect();
         delays.sort_unstable();
         for (k, q) in [("replay_delay_p50_us", 0.50), ("replay_delay_p99_us", 0.99), ("replay_delay_max_us", 1.0)] {
@@ -349,6 +382,19 @@ pub fn run_replay(
     policy: Option<super::PolicyFactory<'_>>,
     check: crate::interrupt::Check<'_>,
 ) -> Result<(Metrics, ReplaySeries), crate::SimError> {
+    run_replay_traced(s, frames, host, policy, check, None).map(|(m, series, _)| (m, series))
+}
+
+/// Runs a replay as [`run_replay`] does and, given a [`super::TraceCfg`],
+/// records its timeline as `run_traced` records a run's (`sim::trace`).
+pub fn run_replay_traced(
+    s: &crate::Scenario,
+    frames: Vec<ReplayFrame>,
+    host: usize,
+    policy: Option<super::PolicyFactory<'_>>,
+    check: crate::interrupt::Check<'_>,
+    trace: Option<super::TraceCfg>,
+) -> Result<(Metrics, ReplaySeries, Option<Box<super::Tracer>>), crate::SimError> {
     if frames.is_empty() {
         return Err(crate::SimError("replay: no frames to replay".into()));
     }
@@ -369,10 +415,11 @@ pub fn run_replay(
     let mut s = s.clone();
     s.workload = Workload::Replay;
     s.pcap = None;
-    let mut w = World::with_policy(&s, policy);
+    let mut w = World::build(&s, policy, trace)?;
     w.start_replay(Replay::new(frames, host));
     w.run_checked(check)?;
     w.check_invariants()?;
     let m = w.metrics();
-    Ok((m, w.take_replay_series()))
+    let series = w.take_replay_series();
+    Ok((m, series, w.trace.take()))
 }
