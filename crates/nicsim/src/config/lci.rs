@@ -6,8 +6,8 @@
 //!
 //! This module does not build the stack (`crate::lci::Stack` does). A
 //! preset belongs to the LCI family when its file has `family = "lci"`; a
-//! scenario naming such a preset that asks for the LCI stack
-//! (`config::stack_of`) is parsed by [`stack_scenario`]: the stack's own
+//! scenario whose hosts run the LCI stack (`protocol.stack`,
+//! `config::stack`) is parsed by [`stack_scenario`]: the stack's own
 //! options ([`LciScenario`]) inside a [`Scenario`] of the world on the
 //! preset's platform as the main world maps it (`config::lci_platform`).
 
@@ -25,7 +25,7 @@ pub const LCI_FAMILY: &str = "lci";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LciPlatform {
-    /// Must be "lci": an LCI-family preset (`config::stack_of`).
+    /// Must be "lci": an LCI-family preset (`config::stack`).
     pub family: String,
     /// Preset name.
     pub name: String,
@@ -240,23 +240,20 @@ pub fn is_lci_table(t: &toml::Table) -> bool {
     t.get("family").and_then(|v| v.as_str()) == Some(LCI_FAMILY)
 }
 
-/// The value of `protocol.stack` that asks for the LCI stack on an
-/// LCI-family preset.
-pub const LCI_STACK: &str = "lci";
-
 /// Removes `protocol.stack = "lci"` from an LCI scenario's table (the
-/// stack's choice read it, `config::stack_of`); a `[protocol]` left empty
-/// is removed too: it named the stack, not the reliable protocol. Another
-/// stack is refused by name.
+/// choice of the stack read it, `config::stack`); a `[protocol]` left
+/// empty is removed too: it named the stack, not the reliable protocol.
+/// Another stack is refused by name.
 fn take_stack(table: &mut toml::Table) -> Result<(), ConfigError> {
     let Some(toml::Value::Table(p)) = table.get_mut("protocol") else { return Ok(()) };
     let Some(stack) = p.remove("stack") else { return Ok(()) };
-    if stack.as_str() != Some(LCI_STACK) {
+    let named = from_value::<super::Stack>("protocol.stack", stack.clone())?;
+    if named != super::Stack::Lci {
         let kind = table.get("workload").and_then(|w| w.get("kind")).map(|k| k.to_string()).unwrap_or_default();
         return Err(ConfigError::range(
             "protocol.stack",
             stack,
-            &format!("\"lci\" with workload.kind = {kind}: only the LCI stack runs it"),
+            &format!("\"lci\" with workload.kind = {kind} in an LCI scenario"),
         ));
     }
     if p.is_empty() {
@@ -570,15 +567,13 @@ pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Resul
     super::overrides::load(&source, table, LciPlatform::validate)
 }
 
-/// Parses and validates a scenario text whose hosts run the LCI stack:
+/// Validates a parsed scenario table whose hosts run the LCI stack:
 /// its options and program ([`LciScenario`]) in the world of its preset's
 /// platform (`preset`, `seed` and `platform` read as any scenario's, mapped
 /// by `config::lci_platform`), whose workload is the stack's
 /// (`Workload::LciStack`). The main world's NI clock is off: the stack's
 /// library keeps its own (`nic.clock_period_us` of the LCI options).
-pub fn stack_scenario(text: &str) -> Result<Scenario, ConfigError> {
-    let lci = LciScenario::from_toml(text)?;
-    let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
+pub fn stack_scenario(table: toml::Table) -> Result<Scenario, ConfigError> {
     let mut world = toml::Table::new();
     for key in ["preset", "seed", "platform"] {
         if let Some(v) = table.get(key) {
@@ -589,6 +584,7 @@ pub fn stack_scenario(text: &str) -> Result<Scenario, ConfigError> {
     let mut w = toml::Table::new();
     w.insert("kind".into(), toml::Value::String("pingpong".into()));
     world.insert("workload".into(), toml::Value::Table(w));
+    let lci = LciScenario::from_table(table)?;
     let mut s = Scenario::from_file(from_value("", toml::Value::Table(world))?)?;
     s.workload = super::Workload::LciStack;
     s.ni.clock = None;
@@ -599,7 +595,11 @@ pub fn stack_scenario(text: &str) -> Result<Scenario, ConfigError> {
 impl LciScenario {
     /// Parses and validates an LCI scenario text.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
+        Self::from_table(toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?)
+    }
+
+    /// [`LciScenario::from_toml`] of a parsed TOML table.
+    pub fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
         take_stack(&mut table)?;
         if table.contains_key("pcap") {
             return Err(ConfigError::new(

@@ -195,8 +195,9 @@ pub enum Workload {
     /// which gives the frames; no scenario file names this kind).
     Replay,
     /// The hosts run the \[LCI] stack and its program, `Scenario::lci`
-    /// (`protocol.stack = "lci"` or an LCI-only workload kind on an
-    /// LCI-family preset; the scenario's `workload` table is the stack's).
+    /// (`protocol.stack = "lci"`, named or the default of the \[LCI]
+    /// study's programs on its hardware, `config::stack`; the scenario's
+    /// `workload` table is the stack's).
     LciStack,
 }
 
