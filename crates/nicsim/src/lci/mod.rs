@@ -42,7 +42,6 @@ pub mod host;
 mod metrics;
 pub mod multicast;
 pub mod ni;
-pub mod ni_mc;
 pub mod reliable;
 pub mod workload;
 
