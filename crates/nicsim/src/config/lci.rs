@@ -13,7 +13,9 @@
 
 use super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
 use super::Scenario;
-use super::{check_f, check_u, from_value, int_or, toml_error, toml_error_in, ConfigError, GridCfg, Int};
+use super::{
+    check_f, check_u, from_value, int_or, toml_error, toml_error_in, BusTimes, ConfigError, GridCfg, Int, PciCfg,
+};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -79,23 +81,6 @@ pub struct LciLinkCfg {
     pub propagation_ns: f64,
     /// Bytes on the wire besides the LCI packet (route bytes, type, CRC).
     pub wire_overhead_bytes: u32,
-}
-
-/// The host I/O bus (one shared PCI bus per host).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-pub struct PciCfg {
-    /// Sustained DMA burst rate, MB/s.
-    pub dma_MBps: f64,
-    /// Bus occupancy of one DMA besides its data (arbitration, address phase, turnaround), ns.
-    pub dma_overhead_ns: f64,
-    /// Host-visible cost and bus occupancy of one PIO read of NI memory, ns.
-    pub pio_read_ns: f64,
-    /// Sustained programmed-I/O write rate into NI memory, MB/s.
-    pub pio_write_MBps: f64,
-    /// Bus occupancy of one PIO write burst besides its data, ns.
-    pub pio_write_overhead_ns: f64,
 }
 
 /// The LANai network interface and its firmware.
@@ -166,12 +151,7 @@ impl LciPlatform {
         check_f("link.switch_latency_ns", l.switch_latency_ns, 0.0, 1e6)?;
         check_f("link.propagation_ns", l.propagation_ns, 0.0, 1e6)?;
         check_u("link.wire_overhead_bytes", l.wire_overhead_bytes as u64, 0, 4096)?;
-        let p = &self.pci;
-        check_f("pci.dma_MBps", p.dma_MBps, 1.0, 1e6)?;
-        check_f("pci.dma_overhead_ns", p.dma_overhead_ns, 0.0, 1e6)?;
-        check_f("pci.pio_read_ns", p.pio_read_ns, 1.0, 1e6)?;
-        check_f("pci.pio_write_MBps", p.pio_write_MBps, 1.0, 1e6)?;
-        check_f("pci.pio_write_overhead_ns", p.pio_write_overhead_ns, 0.0, 1e6)?;
+        self.pci.validate()?;
         let n = &self.ni;
         check_f("ni.clock_mhz", n.clock_mhz, 1.0, 1e5)?;
         check_u("ni.buffer_bytes", n.buffer_bytes as u64, 16, 1 << 20)?;
@@ -469,44 +449,6 @@ pub struct LciHostTimes {
     pub upcall: Duration,
     pub kernel_dispatch: Duration,
     pub signal_handler: Duration,
-}
-
-/// The host I/O bus (`[pci]`; `crate::host::bus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BusTimes {
-    pub dma_bytes_per_s: u64,
-    pub dma_overhead: Duration,
-    pub pio_read: Duration,
-    pub pio_write_bytes_per_s: u64,
-    pub pio_write_overhead: Duration,
-}
-
-impl BusTimes {
-    /// A bus that carries DMAs only, at `dma_bytes_per_s` with
-    /// `dma_overhead` per transfer: the Open-MX NIC's with
-    /// `nic.dma_shared_bus`, whose driver prices its PIO writes as CPU
-    /// time (`nic.doorbell_ns`, `host.irq_rearm_ns`) and makes no bus
-    /// transaction of them (its PIO times are zero).
-    pub fn dma_only(dma_bytes_per_s: u64, dma_overhead: Duration) -> Self {
-        BusTimes {
-            dma_bytes_per_s,
-            dma_overhead,
-            pio_read: Duration::ZERO,
-            pio_write_bytes_per_s: dma_bytes_per_s,
-            pio_write_overhead: Duration::ZERO,
-        }
-    }
-
-    /// The times of a validated `[pci]` table.
-    pub fn of(c: &PciCfg) -> Self {
-        BusTimes {
-            dma_bytes_per_s: (c.dma_MBps * 1e6).round() as u64,
-            dma_overhead: Duration::from_ns_f64(c.dma_overhead_ns),
-            pio_read: Duration::from_ns_f64(c.pio_read_ns),
-            pio_write_bytes_per_s: (c.pio_write_MBps * 1e6).round() as u64,
-            pio_write_overhead: Duration::from_ns_f64(c.pio_write_overhead_ns),
-        }
-    }
 }
 
 impl LciTimes {

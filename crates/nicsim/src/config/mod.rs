@@ -15,6 +15,7 @@
 //! Presets are TOML files embedded in the binary (`presets/*.toml`); a
 //! scenario names one and may override any of its values in `[platform]`.
 
+mod bus;
 mod coalesce;
 mod grid;
 mod lci;
@@ -28,6 +29,7 @@ mod stack;
 mod units;
 mod workload;
 
+pub use bus::*;
 pub use coalesce::*;
 pub use grid::*;
 pub use lci::*;
