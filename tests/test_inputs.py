@@ -272,7 +272,7 @@ def test_an_option_the_command_does_not_read_is_refused_by_name(
          '"native-mx"; "lci" runs on an LCI-family preset'),
         (["run", "--preset", "lci2000", "--set", 'protocol.stack="lci"', "--workload", "uniband"],
          'invalid value for `workload.kind`: "uniband" with protocol.stack = "lci" (allowed: '
-         "one of stream, pingpong, bcast, asp, qr, dsm, fft-alltoall"),
+         "one of pingpong, stream, bcast, asp, qr, fft-alltoall, dsm"),
         (["run", "--preset", "lci2000", "--set", 'protocol.stack="native-mx"', "--set",
           'workload.kind="dsm"'],
          'invalid value for `protocol.stack`: "native-mx" with workload.kind = "dsm" (allowed: '

@@ -6,7 +6,7 @@ use super::nic_features::{ni_features, NiFeatures};
 use super::workload::{workload, Workload, WorkloadOpts};
 use super::{
     check_f, check_u, int_or, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing, ConfigError, Hardware, Int,
-    Kind, Platform, Relation, Stack, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
+    Platform, Relation, Stack, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
@@ -366,8 +366,7 @@ impl Scenario {
         // stack (`config::lci::stack_scenario`).
         let lci_hw = super::lci::preset_table(preset).is_ok_and(|t| super::lci::is_lci_table(&t));
         let hw = if lci_hw { Hardware::Lci } else { Hardware::Ethernet };
-        let kind = f.workload.kind.map(Kind::of_open_mx);
-        if super::stack::resolve(f.protocol.stack, hw, kind.as_ref(), preset)? == Stack::Lci {
+        if super::stack::resolve(f.protocol.stack, hw, f.workload.kind, preset)? == Stack::Lci {
             // The LCI stack's options are another table (`config::lci`).
             return Err(ConfigError::range(
                 "protocol.stack",

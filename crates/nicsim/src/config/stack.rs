@@ -10,16 +10,18 @@
 //!
 //! What each library offers (its programs; docs/lci.md, docs/design.md
 //! "The [LCI] cluster in the main world"):
-//! * Open-MX and native MX run every [`WorkloadKind`] on the Ethernet
+//! [`Stack::offers`]: one `workload.kind` ([`WorkloadKind`]) names a
+//! program whichever library runs it.
+//! * Open-MX and native MX run every kind but `dsm` on the Ethernet
 //!   presets; on an LCI-family preset (`family = "lci"`) all but the other
-//!   studies' testbed programs (the flood of invalid frames and \[EMO]'s
-//!   echo servers, written for Ethernet NICs).
-//! * The LCI stack runs every [`LciWorkloadKind`], on an LCI-family preset
-//!   only (it reads the LANai, PCI and host tables no other preset has).
-//!   Of them `dsm` answers requests from its upcalls, which only that
-//!   library has.
+//!   studies' testbed programs too (the flood of invalid frames and
+//!   \[EMO]'s echo servers, written for Ethernet NICs).
+//! * The LCI stack runs `stream`, `pingpong`, `bcast`, `asp`, `qr`, `dsm`
+//!   and `fft-alltoall`, on an LCI-family preset only (it reads the LANai,
+//!   PCI and host tables no other preset has). Of them `dsm` answers
+//!   requests from its upcalls, which only that library has.
 
-use super::{one_of_names, variant_names, ConfigError, LciWorkloadKind, WorkloadKind, DEFAULT_PRESET};
+use super::{variant_names, ConfigError, WorkloadKind, DEFAULT_PRESET};
 use serde::Deserialize;
 use std::fmt;
 
@@ -72,66 +74,65 @@ pub enum Hardware {
     Lci,
 }
 
-/// A `workload.kind` as each library reads it: the Open-MX program of
-/// that name, the LCI stack's, either or both (`None`: that library has no
-/// program of the name). The name is kept for messages.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Kind {
-    pub name: String,
-    pub open_mx: Option<WorkloadKind>,
-    pub lci: Option<LciWorkloadKind>,
-}
-
-impl Kind {
-    /// The kind named by a TOML value, each library's program read by its
-    /// own serde enum (a name neither knows gives two `None`s: the chosen
-    /// library's parser then lists its kinds).
-    pub fn of(value: &toml::Value) -> Self {
-        Kind {
-            name: value.as_str().map_or_else(|| value.to_string(), str::to_owned),
-            open_mx: WorkloadKind::deserialize(value.clone()).ok(),
-            lci: LciWorkloadKind::deserialize(value.clone()).ok(),
+impl Stack {
+    /// Whether the library has a program of kind `kind` on hardware `hw`.
+    pub fn offers(self, kind: WorkloadKind, hw: Hardware) -> bool {
+        use WorkloadKind::*;
+        match (self, kind) {
+            (Stack::Lci, Stream | Pingpong | Bcast | Asp | Qr | Dsm | FftAlltoall) => true,
+            (
+                Stack::Lci,
+                Uniband | Flood | NasIs | NasCg | NasMg | NasFt | Alltoall | Exchange | EchoNic | EchoKernel,
+            ) => false,
+            (Stack::OpenMx | Stack::NativeMx, Dsm) => false,
+            (Stack::OpenMx | Stack::NativeMx, Flood | EchoNic | EchoKernel) => hw == Hardware::Ethernet,
+            (Stack::OpenMx | Stack::NativeMx, Pingpong | Stream | Uniband | NasIs | NasCg | NasMg | NasFt) => true,
+            (Stack::OpenMx | Stack::NativeMx, Alltoall | Exchange | Bcast | Asp | Qr | FftAlltoall) => true,
         }
     }
 
-    /// The kind of an Open-MX scenario's `workload.kind`.
-    pub fn of_open_mx(kind: WorkloadKind) -> Self {
-        Kind::of(&toml::Value::try_from(kind).unwrap_or_else(|_| toml::Value::String(String::new())))
-    }
-
-    /// Whether the LCI study's hardware runs it on its own stack when the
-    /// scenario names none: the study's programs do (multicast, DSM, FFT);
-    /// the MPI benchmarks (`pingpong`, `stream`) run Open-MX there, as on
-    /// every preset.
-    fn lci_by_default(&self) -> bool {
-        match self.lci {
-            None | Some(LciWorkloadKind::Stream | LciWorkloadKind::Pingpong) => false,
-            Some(LciWorkloadKind::Bcast | LciWorkloadKind::Asp | LciWorkloadKind::Qr) => true,
-            Some(LciWorkloadKind::Dsm | LciWorkloadKind::FftAlltoall) => true,
-        }
+    /// The names of the kinds it offers on `hw`, in `WorkloadKind`'s order.
+    pub fn programs(self, hw: Hardware) -> Vec<&'static str> {
+        variant_names::<WorkloadKind>()
+            .iter()
+            .copied()
+            .filter(|n| kind_named(n).is_some_and(|k| self.offers(k, hw)))
+            .collect()
     }
 }
 
-/// Whether Open-MX (or native MX) has the program `kind` on `hw`: the
-/// other studies' Ethernet testbed programs are not offered on an
-/// LCI-family preset.
-fn open_mx_offers(kind: WorkloadKind, hw: Hardware) -> bool {
+/// The kind a name gives (`None`: no library has a program of that name).
+fn kind_named(name: &str) -> Option<WorkloadKind> {
+    WorkloadKind::deserialize(toml::Value::String(name.into())).ok()
+}
+
+/// The name of a kind, as a scenario gives it.
+fn name_of(kind: WorkloadKind) -> String {
+    toml::Value::try_from(kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// Whether the LCI study's hardware runs `kind` on its own stack when the
+/// scenario names none: the study's programs do (multicast, DSM, FFT);
+/// the MPI benchmarks run Open-MX there, as on every preset.
+fn lci_by_default(kind: WorkloadKind) -> bool {
     use WorkloadKind::*;
-    match kind {
-        Flood | EchoNic | EchoKernel => hw == Hardware::Ethernet,
-        Pingpong | Stream | Uniband | NasIs | NasCg | NasMg | NasFt | Alltoall | Exchange => true,
-        Bcast | Asp | Qr | FftAlltoall => true,
-    }
+    matches!(kind, Bcast | Asp | Qr | Dsm | FftAlltoall)
 }
 
 /// The stack a scenario runs: `named` (its `protocol.stack`) or, absent,
 /// the default of its hardware and workload kind (`kind`: `None` when the
-/// scenario gives none, which the chosen library's parser reports). A
-/// combination that cannot run is refused with one line naming the key,
-/// the value and what is allowed; `preset` names the preset in it.
-pub fn resolve(named: Option<Stack>, hw: Hardware, kind: Option<&Kind>, preset: &str) -> Result<Stack, ConfigError> {
+/// scenario gives none or a name no library has, which the chosen
+/// library's parser reports). A combination that cannot run is refused
+/// with one line naming the key, the value and what is allowed; `preset`
+/// names the preset in it.
+pub fn resolve(
+    named: Option<Stack>,
+    hw: Hardware,
+    kind: Option<WorkloadKind>,
+    preset: &str,
+) -> Result<Stack, ConfigError> {
     let stack = named.unwrap_or(match (hw, kind) {
-        (Hardware::Lci, Some(k)) if k.lci_by_default() => Stack::Lci,
+        (Hardware::Lci, Some(k)) if lci_by_default(k) => Stack::Lci,
         _ => Stack::OpenMx,
     });
     if stack == Stack::Lci && hw != Hardware::Lci {
@@ -142,40 +143,32 @@ pub fn resolve(named: Option<Stack>, hw: Hardware, kind: Option<&Kind>, preset: 
         ));
     }
     let Some(kind) = kind else { return Ok(stack) };
-    let offered = match stack {
-        Stack::Lci => kind.lci.is_some(),
-        Stack::OpenMx | Stack::NativeMx => kind.open_mx.is_some_and(|k| open_mx_offers(k, hw)),
-    };
-    if offered || (kind.open_mx.is_none() && kind.lci.is_none()) {
+    if stack.offers(kind, hw) {
         return Ok(stack);
     }
-    let name = &kind.name;
+    let name = name_of(kind);
+    let lci_only = Stack::Lci.offers(kind, Hardware::Lci) && !Stack::OpenMx.offers(kind, Hardware::Lci);
     Err(match (stack, named) {
         (Stack::Lci, _) => ConfigError::range(
             "workload.kind",
             format!("{name:?} with protocol.stack = \"lci\""),
-            &format!("{} (the LCI stack's programs)", one_of_names::<LciWorkloadKind>()),
+            &format!("one of {} (the LCI stack's programs)", Stack::Lci.programs(hw).join(", ")),
         ),
         // A program of the LCI stack only, another stack named.
-        (_, Some(named)) if kind.lci.is_some() && kind.open_mx.is_none() => ConfigError::range(
+        (_, Some(named)) if lci_only => ConfigError::range(
             "protocol.stack",
             format!("\"{named}\" with workload.kind = {name:?}"),
             "\"lci\": only the LCI stack runs it (its requests are answered from upcalls)",
         ),
         _ => {
-            let open_mx: Vec<&str> = variant_names::<WorkloadKind>()
-                .iter()
-                .copied()
-                .filter(|n| Kind::of(&toml::Value::String((*n).into())).open_mx.is_some_and(|k| open_mx_offers(k, hw)))
-                .collect();
             let lci = match hw {
-                Hardware::Lci => format!("; with protocol.stack = \"lci\", {}", one_of_names::<LciWorkloadKind>()),
+                Hardware::Lci => format!("; with protocol.stack = \"lci\", {}", Stack::Lci.programs(hw).join(", ")),
                 Hardware::Ethernet => "; the LCI stack's (dsm, ...) need an LCI-family preset, e.g. \"lci2000\"".into(),
             };
             ConfigError::range(
                 "workload.kind",
                 format!("{name:?} on preset {preset:?} with protocol.stack = \"{stack}\""),
-                &format!("one of {}{lci}", open_mx.join(", ")),
+                &format!("one of {}{lci}", stack.programs(hw).join(", ")),
             )
         }
     })
@@ -197,31 +190,31 @@ pub(super) fn of_table(table: &toml::Table) -> Result<Stack, ConfigError> {
         None => None,
         Some(v) => Some(super::from_value::<Stack>("protocol.stack", v.clone())?),
     };
-    let kind = field("workload", "kind").map(Kind::of);
-    resolve(named, hw, kind.as_ref(), preset)
+    let kind = field("workload", "kind").and_then(|v| WorkloadKind::deserialize(v.clone()).ok());
+    resolve(named, hw, kind, preset)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn kind(name: &str) -> Kind {
-        Kind::of(&toml::Value::String(name.into()))
+    fn kind(name: &str) -> Option<WorkloadKind> {
+        Some(kind_named(name).unwrap())
     }
 
     #[test]
     fn the_default_follows_the_hardware_and_the_program() {
         let lci = Hardware::Lci;
         for (k, want) in [("pingpong", Stack::OpenMx), ("alltoall", Stack::OpenMx), ("dsm", Stack::Lci)] {
-            assert_eq!(resolve(None, lci, Some(&kind(k)), "lci2000").unwrap(), want, "{k}");
+            assert_eq!(resolve(None, lci, kind(k), "lci2000").unwrap(), want, "{k}");
         }
         for k in ["bcast", "asp", "qr", "fft-alltoall"] {
-            assert_eq!(resolve(None, lci, Some(&kind(k)), "lci2000").unwrap(), Stack::Lci, "{k}");
-            assert_eq!(resolve(None, Hardware::Ethernet, Some(&kind(k)), "modern").unwrap(), Stack::OpenMx, "{k}");
+            assert_eq!(resolve(None, lci, kind(k), "lci2000").unwrap(), Stack::Lci, "{k}");
+            assert_eq!(resolve(None, Hardware::Ethernet, kind(k), "modern").unwrap(), Stack::OpenMx, "{k}");
             let named = Some(Stack::OpenMx);
-            assert_eq!(resolve(named, lci, Some(&kind(k)), "lci2000").unwrap(), Stack::OpenMx, "{k}");
+            assert_eq!(resolve(named, lci, kind(k), "lci2000").unwrap(), Stack::OpenMx, "{k}");
         }
-        assert_eq!(resolve(Some(Stack::Lci), lci, Some(&kind("stream")), "lci2000").unwrap(), Stack::Lci);
+        assert_eq!(resolve(Some(Stack::Lci), lci, kind("stream"), "lci2000").unwrap(), Stack::Lci);
         assert_eq!(resolve(None, lci, None, "lci2000").unwrap(), Stack::OpenMx);
     }
 
@@ -241,7 +234,7 @@ mod tests {
         ];
         for (named, hw, k, needles) in cases {
             let preset = if hw == Hardware::Lci { "lci2000" } else { "omx2009" };
-            let e = resolve(named, hw, Some(&kind(k)), preset).unwrap_err().0;
+            let e = resolve(named, hw, kind(k), preset).unwrap_err().0;
             assert!(!e.contains('\n'), "{e}");
             for n in needles {
                 assert!(e.contains(n), "{n:?} not in {e:?}");
@@ -251,7 +244,8 @@ mod tests {
 
     #[test]
     fn a_name_no_library_knows_is_left_to_the_parser() {
-        assert_eq!(resolve(None, Hardware::Lci, Some(&kind("pingpongx")), "lci2000").unwrap(), Stack::OpenMx);
+        assert_eq!(kind_named("pingpongx"), None);
+        assert_eq!(resolve(None, Hardware::Lci, None, "lci2000").unwrap(), Stack::OpenMx);
     }
 
     #[test]
