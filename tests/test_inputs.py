@@ -266,6 +266,17 @@ def test_an_option_the_command_does_not_read_is_refused_by_name(
          "Open-MX host"),
         (["run", "--preset", "lci2000", "--set", 'protocol.stack="lci"', "--pcap", "x.pcap"],
          "`pcap` (--pcap): the LCI stack writes no capture"),
+        # A library that cannot run the workload, or not on this hardware.
+        (["run", "--set", 'protocol.stack="lci"'],
+         'invalid value for `protocol.stack`: "lci" on preset "omx2009" (allowed: "open-mx" or '
+         '"native-mx"; "lci" runs on an LCI-family preset'),
+        (["run", "--preset", "lci2000", "--set", 'protocol.stack="lci"', "--workload", "uniband"],
+         'invalid value for `workload.kind`: "uniband" with protocol.stack = "lci" (allowed: '
+         "one of pingpong, stream, bcast, asp, qr, fft-alltoall, dsm"),
+        (["run", "--preset", "lci2000", "--set", 'protocol.stack="native-mx"', "--set",
+          'workload.kind="dsm"'],
+         'invalid value for `protocol.stack`: "native-mx" with workload.kind = "dsm" (allowed: '
+         '"lci": only the LCI stack runs it'),
     ],
 )  # fmt: skip
 def test_messages_give_the_real_range_and_the_real_reason(

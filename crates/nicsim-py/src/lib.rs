@@ -489,7 +489,7 @@ fn metrics_dict(py: Python<'_>, m: nicsim::Metrics) -> PyResult<Bound<'_, PyAny>
 #[pyfunction]
 fn check(scenario_toml: &str) -> PyResult<&'static str> {
     guarded(std::panic::AssertUnwindSafe(|| {
-        nicsim::config::check_toml(scenario_toml).map(|w| w.name()).map_err(|e| e.to_string())
+        nicsim::config::check_toml(scenario_toml).map(|s| s.catalogue()).map_err(|e| e.to_string())
     }))
 }
 

@@ -1,8 +1,8 @@
 // The property the `parse_scenario` fuzz target checks, shared with the
 // stable replay of its corpus (`tests/integration/fuzz_corpus.rs`), which
 // `include!`s this file: any text through both scenario parsers (Open-MX
-// and the LCI stack's options) and the choice between them returns a value or a one-line
-// error, and never panics.
+// and the LCI stack's options) and the choice between them (`protocol.stack`
+// and its default) returns a value or a one-line error, and never panics.
 
 /// Checks one input (any bytes; the parsers take UTF-8 text).
 pub fn check_scenario_text(data: &[u8]) {
@@ -13,7 +13,6 @@ pub fn check_scenario_text(data: &[u8]) {
     if names_a_preset_file(text) {
         return;
     }
-    let lci = nicsim::config::stack_of(text) == nicsim::config::StackFamily::Lci;
     for err in [
         nicsim::Scenario::from_toml(text).err().map(|e| e.0),
         nicsim::config::LciScenario::from_toml(text).err().map(|e| e.0),
@@ -25,8 +24,10 @@ pub fn check_scenario_text(data: &[u8]) {
         assert!(!err.is_empty(), "an empty error");
     }
     if let Ok(s) = nicsim::Scenario::from_toml(text) {
-        // The stack the text asks for is the one its scenario runs.
-        assert_eq!(s.lci.is_some(), lci, "stack_of and the parsed scenario disagree");
+        // The stack the check reports is the one its scenario runs, and an
+        // LCI scenario carries the LCI stack's options.
+        assert_eq!(nicsim::config::check_toml(text).ok(), Some(s.stack()), "check and parse disagree");
+        assert_eq!(s.lci.is_some(), s.stack() == nicsim::config::Stack::Lci);
         assert!(s.receive_queues() >= 2);
     }
 }

@@ -6,14 +6,16 @@
 //!
 //! This module does not build the stack (`crate::lci::Stack` does). A
 //! preset belongs to the LCI family when its file has `family = "lci"`; a
-//! scenario naming such a preset that asks for the LCI stack
-//! (`config::stack_of`) is parsed by [`stack_scenario`]: the stack's own
+//! scenario whose hosts run the LCI stack (`protocol.stack`,
+//! `config::stack`) is parsed by [`stack_scenario`]: the stack's own
 //! options ([`LciScenario`]) inside a [`Scenario`] of the world on the
 //! preset's platform as the main world maps it (`config::lci_platform`).
 
 use super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
 use super::Scenario;
-use super::{check_f, check_u, from_value, int_or, toml_error, toml_error_in, ConfigError, GridCfg, Int};
+use super::{
+    check_f, check_u, from_value, int_or, toml_error, toml_error_in, BusTimes, ConfigError, GridCfg, Int, PciCfg,
+};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -25,7 +27,7 @@ pub const LCI_FAMILY: &str = "lci";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LciPlatform {
-    /// Must be "lci": an LCI-family preset (`config::stack_of`).
+    /// Must be "lci": an LCI-family preset (`config::stack`).
     pub family: String,
     /// Preset name.
     pub name: String,
@@ -79,23 +81,6 @@ pub struct LciLinkCfg {
     pub propagation_ns: f64,
     /// Bytes on the wire besides the LCI packet (route bytes, type, CRC).
     pub wire_overhead_bytes: u32,
-}
-
-/// The host I/O bus (one shared PCI bus per host).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-pub struct PciCfg {
-    /// Sustained DMA burst rate, MB/s.
-    pub dma_MBps: f64,
-    /// Bus occupancy of one DMA besides its data (arbitration, address phase, turnaround), ns.
-    pub dma_overhead_ns: f64,
-    /// Host-visible cost and bus occupancy of one PIO read of NI memory, ns.
-    pub pio_read_ns: f64,
-    /// Sustained programmed-I/O write rate into NI memory, MB/s.
-    pub pio_write_MBps: f64,
-    /// Bus occupancy of one PIO write burst besides its data, ns.
-    pub pio_write_overhead_ns: f64,
 }
 
 /// The LANai network interface and its firmware.
@@ -166,12 +151,7 @@ impl LciPlatform {
         check_f("link.switch_latency_ns", l.switch_latency_ns, 0.0, 1e6)?;
         check_f("link.propagation_ns", l.propagation_ns, 0.0, 1e6)?;
         check_u("link.wire_overhead_bytes", l.wire_overhead_bytes as u64, 0, 4096)?;
-        let p = &self.pci;
-        check_f("pci.dma_MBps", p.dma_MBps, 1.0, 1e6)?;
-        check_f("pci.dma_overhead_ns", p.dma_overhead_ns, 0.0, 1e6)?;
-        check_f("pci.pio_read_ns", p.pio_read_ns, 1.0, 1e6)?;
-        check_f("pci.pio_write_MBps", p.pio_write_MBps, 1.0, 1e6)?;
-        check_f("pci.pio_write_overhead_ns", p.pio_write_overhead_ns, 0.0, 1e6)?;
+        self.pci.validate()?;
         let n = &self.ni;
         check_f("ni.clock_mhz", n.clock_mhz, 1.0, 1e5)?;
         check_u("ni.buffer_bytes", n.buffer_bytes as u64, 16, 1 << 20)?;
@@ -240,23 +220,20 @@ pub fn is_lci_table(t: &toml::Table) -> bool {
     t.get("family").and_then(|v| v.as_str()) == Some(LCI_FAMILY)
 }
 
-/// The value of `protocol.stack` that asks for the LCI stack on an
-/// LCI-family preset.
-pub const LCI_STACK: &str = "lci";
-
 /// Removes `protocol.stack = "lci"` from an LCI scenario's table (the
-/// stack's choice read it, `config::stack_of`); a `[protocol]` left empty
-/// is removed too: it named the stack, not the reliable protocol. Another
-/// stack is refused by name.
+/// choice of the stack read it, `config::stack`); a `[protocol]` left
+/// empty is removed too: it named the stack, not the reliable protocol.
+/// Another stack is refused by name.
 fn take_stack(table: &mut toml::Table) -> Result<(), ConfigError> {
     let Some(toml::Value::Table(p)) = table.get_mut("protocol") else { return Ok(()) };
     let Some(stack) = p.remove("stack") else { return Ok(()) };
-    if stack.as_str() != Some(LCI_STACK) {
+    let named = from_value::<super::Stack>("protocol.stack", stack.clone())?;
+    if named != super::Stack::Lci {
         let kind = table.get("workload").and_then(|w| w.get("kind")).map(|k| k.to_string()).unwrap_or_default();
         return Err(ConfigError::range(
             "protocol.stack",
             stack,
-            &format!("\"lci\" with workload.kind = {kind}: only the LCI stack runs it"),
+            &format!("\"lci\" with workload.kind = {kind} in an LCI scenario"),
         ));
     }
     if p.is_empty() {
@@ -474,44 +451,6 @@ pub struct LciHostTimes {
     pub signal_handler: Duration,
 }
 
-/// The host I/O bus (`[pci]`; `crate::host::bus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BusTimes {
-    pub dma_bytes_per_s: u64,
-    pub dma_overhead: Duration,
-    pub pio_read: Duration,
-    pub pio_write_bytes_per_s: u64,
-    pub pio_write_overhead: Duration,
-}
-
-impl BusTimes {
-    /// A bus that carries DMAs only, at `dma_bytes_per_s` with
-    /// `dma_overhead` per transfer: the Open-MX NIC's with
-    /// `nic.dma_shared_bus`, whose driver prices its PIO writes as CPU
-    /// time (`nic.doorbell_ns`, `host.irq_rearm_ns`) and makes no bus
-    /// transaction of them (its PIO times are zero).
-    pub fn dma_only(dma_bytes_per_s: u64, dma_overhead: Duration) -> Self {
-        BusTimes {
-            dma_bytes_per_s,
-            dma_overhead,
-            pio_read: Duration::ZERO,
-            pio_write_bytes_per_s: dma_bytes_per_s,
-            pio_write_overhead: Duration::ZERO,
-        }
-    }
-
-    /// The times of a validated `[pci]` table.
-    pub fn of(c: &PciCfg) -> Self {
-        BusTimes {
-            dma_bytes_per_s: (c.dma_MBps * 1e6).round() as u64,
-            dma_overhead: Duration::from_ns_f64(c.dma_overhead_ns),
-            pio_read: Duration::from_ns_f64(c.pio_read_ns),
-            pio_write_bytes_per_s: (c.pio_write_MBps * 1e6).round() as u64,
-            pio_write_overhead: Duration::from_ns_f64(c.pio_write_overhead_ns),
-        }
-    }
-}
-
 impl LciTimes {
     /// The times of a validated LCI platform.
     pub fn of(p: &LciPlatform) -> Self {
@@ -570,15 +509,13 @@ pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Resul
     super::overrides::load(&source, table, LciPlatform::validate)
 }
 
-/// Parses and validates a scenario text whose hosts run the LCI stack:
+/// Validates a parsed scenario table whose hosts run the LCI stack:
 /// its options and program ([`LciScenario`]) in the world of its preset's
 /// platform (`preset`, `seed` and `platform` read as any scenario's, mapped
 /// by `config::lci_platform`), whose workload is the stack's
 /// (`Workload::LciStack`). The main world's NI clock is off: the stack's
 /// library keeps its own (`nic.clock_period_us` of the LCI options).
-pub fn stack_scenario(text: &str) -> Result<Scenario, ConfigError> {
-    let lci = LciScenario::from_toml(text)?;
-    let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
+pub fn stack_scenario(table: toml::Table) -> Result<Scenario, ConfigError> {
     let mut world = toml::Table::new();
     for key in ["preset", "seed", "platform"] {
         if let Some(v) = table.get(key) {
@@ -589,6 +526,7 @@ pub fn stack_scenario(text: &str) -> Result<Scenario, ConfigError> {
     let mut w = toml::Table::new();
     w.insert("kind".into(), toml::Value::String("pingpong".into()));
     world.insert("workload".into(), toml::Value::Table(w));
+    let lci = LciScenario::from_table(table)?;
     let mut s = Scenario::from_file(from_value("", toml::Value::Table(world))?)?;
     s.workload = super::Workload::LciStack;
     s.ni.clock = None;
@@ -599,7 +537,11 @@ pub fn stack_scenario(text: &str) -> Result<Scenario, ConfigError> {
 impl LciScenario {
     /// Parses and validates an LCI scenario text.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
+        Self::from_table(toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?)
+    }
+
+    /// [`LciScenario::from_toml`] of a parsed TOML table.
+    pub fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
         take_stack(&mut table)?;
         if table.contains_key("pcap") {
             return Err(ConfigError::new(

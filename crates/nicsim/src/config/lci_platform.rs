@@ -10,7 +10,7 @@
 //! own) and the checks of the main-world tables, whose errors name the
 //! preset's keys. It does not own the LCI stack's reading of the preset
 //! (`config::lci`), which ignores the main-world tables, nor which stack a
-//! scenario runs (`config::stack_of`).
+//! scenario runs (`config::stack`).
 //!
 //! How the hardware maps (docs/design.md, "The [LCI] cluster in the main world"):
 //! * one core per host (\[LCI] §2: "Each node contains a 200 MHz Intel
@@ -126,16 +126,6 @@ pub struct OmxLibraryCfg {
     pub pull_timeout_us: f64,
 }
 
-/// The main world's MPI workloads that run on an LCI-family preset
-/// (`workload.kind`); the preset's other workloads are the LCI stack's.
-pub const MAIN_KINDS_ON_LCI: &[&str] =
-    &["pingpong", "stream", "uniband", "alltoall", "exchange", "nas-is", "nas-cg", "nas-mg", "nas-ft"];
-
-/// The \[LCI] multicast programs both stacks run: on an LCI-family preset
-/// the LCI stack's, unless `protocol.stack` names another
-/// (`config::stack_of`).
-pub const SHARED_KINDS_ON_LCI: &[&str] = &["bcast", "asp", "qr", "fft-alltoall"];
-
 /// Bytes of one PIO write of a doorbell or an interrupt re-arm: one 32-bit
 /// word (the LANai and the PCI bus are 32-bit).
 const PIO_WORD_BYTES: f64 = 4.0;
@@ -147,9 +137,8 @@ const CYCLES_MAX: u64 = 1 << 34;
 fn need<'a, T>(table: &'a Option<T>, key: &str) -> Result<&'a T, ConfigError> {
     table.as_ref().ok_or_else(|| {
         ConfigError(format!(
-            "missing key `{key}` (required: the preset's `{key}` table, to run an MPI workload, one of {:?}, \
-             on an LCI preset in the main world)",
-            MAIN_KINDS_ON_LCI
+            "missing key `{key}` (required: the preset's `{key}` table, to run Open-MX (protocol.stack = \
+             \"open-mx\") on an LCI preset)"
         ))
     })
 }
@@ -372,7 +361,7 @@ mod tests {
         let mut lci = LciPlatform::from_toml(preset_text("lci2000").unwrap()).unwrap();
         lci.kernel = None;
         let e = main_platform(&lci).unwrap_err().0;
-        assert!(e.starts_with("missing key `kernel`") && e.contains("pingpong"), "{e}");
+        assert!(e.starts_with("missing key `kernel`") && e.contains("protocol.stack = \"open-mx\""), "{e}");
     }
 
     #[test]

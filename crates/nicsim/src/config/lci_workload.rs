@@ -2,7 +2,7 @@
 //! and their validation into an [`LciWorkload`], which `crate::lci::workload`
 //! runs. Called by [`super::LciScenario::from_file`].
 
-use super::{check_f, check_read, int_or, missing, one_of_names, ConfigError, Int, LciPlatform};
+use super::{check_f, check_read, int_or, missing, ConfigError, Hardware, Int, LciPlatform, Stack, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -33,8 +33,9 @@ impl fmt::Display for Mix {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LciWorkloadOpts {
-    /// Required: stream | pingpong | bcast | asp | qr | dsm | fft-alltoall.
-    pub kind: Option<LciWorkloadKind>,
+    /// Required: stream | pingpong | bcast | asp | qr | dsm | fft-alltoall
+    /// (the LCI stack's programs, `config::Stack::offers`).
+    pub kind: Option<WorkloadKind>,
     /// Message payload, bytes (messages above one packet are fragmented).
     pub size_bytes: Option<Int>,
     /// stream: timed messages.
@@ -65,26 +66,6 @@ pub struct LciWorkloadOpts {
     pub compute_us: Option<f64>,
 }
 
-/// `workload.kind` of an LCI scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LciWorkloadKind {
-    /// One-way stream between two hosts.
-    Stream,
-    /// Ping-pong between two hosts.
-    Pingpong,
-    /// Broadcast from one root to every host.
-    Bcast,
-    /// All-pairs shortest paths (Floyd-Warshall, row broadcasts).
-    Asp,
-    /// QR factorisation (column broadcasts).
-    Qr,
-    /// CRL-like DSM request/reply mix.
-    Dsm,
-    /// FFT transposes: compute, then a block to every other process.
-    FftAlltoall,
-}
-
 /// A validated LCI workload (`crate::lci::workload` runs it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LciWorkload {
@@ -110,10 +91,11 @@ pub enum LciWorkload {
     FftAllToAll { procs: u32, iterations: u64, size: u64, compute_ns: u64, seed: u64 },
 }
 
-/// The `[workload]` keys besides `kind` that `kind` reads.
-fn keys_of(kind: LciWorkloadKind) -> (&'static str, &'static [&'static str]) {
-    use LciWorkloadKind::*;
-    match kind {
+/// The `[workload]` keys besides `kind` that `kind` reads, for the LCI
+/// stack's programs (`None`: the stack has no program of that kind).
+fn keys_of(kind: WorkloadKind) -> Option<(&'static str, &'static [&'static str])> {
+    use WorkloadKind::*;
+    Some(match kind {
         Stream => ("stream", &["size_bytes", "messages", "warmup", "src", "dst"]),
         Pingpong => ("pingpong", &["size_bytes", "iterations", "warmup", "src", "dst"]),
         Bcast => ("bcast", &["size_bytes", "root", "iterations", "count"]),
@@ -121,7 +103,8 @@ fn keys_of(kind: LciWorkloadKind) -> (&'static str, &'static [&'static str]) {
         Qr => ("qr", &["cols", "iterations"]),
         Dsm => ("dsm", &["mix", "procs", "operations"]),
         FftAlltoall => ("fft-alltoall", &["procs", "iterations", "compute_us", "size_bytes"]),
-    }
+        Uniband | Flood | NasIs | NasCg | NasMg | NasFt | Alltoall | Exchange | EchoNic | EchoKernel => return None,
+    })
 }
 
 /// Validates `[workload]` of an LCI scenario on `platform` (`seed`: the
@@ -131,8 +114,16 @@ pub(super) fn lci_workload(
     platform: &LciPlatform,
     seed: Option<u64>,
 ) -> Result<LciWorkload, ConfigError> {
-    let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<LciWorkloadKind>()))?;
-    let (name, keys) = keys_of(kind);
+    let programs = || Stack::Lci.programs(Hardware::Lci).join(", ");
+    let kind = w.kind.ok_or_else(|| missing("workload.kind", &format!("one of {}", programs())))?;
+    let Some((name, keys)) = keys_of(kind) else {
+        let name = toml::Value::try_from(kind).map(|v| v.to_string()).unwrap_or_default();
+        return Err(ConfigError::range(
+            "workload.kind",
+            format!("{name} with protocol.stack = \"lci\""),
+            &format!("one of {} (the LCI stack's programs)", programs()),
+        ));
+    };
     check_read(w, name, keys)?;
     let hosts = platform.grid.hosts as u64;
     let src = int_or("workload.src", &w.src, 0, 0, hosts - 1)? as u32;
@@ -143,22 +134,23 @@ pub(super) fn lci_workload(
     let size = int_or("workload.size_bytes", &w.size_bytes, 0, 0, 1 << 30)?;
     let warmup = int_or("workload.warmup", &w.warmup, 10, 0, 1 << 32)?;
     Ok(match kind {
-        LciWorkloadKind::Stream => {
+        WorkloadKind::Stream => {
             let messages = int_or("workload.messages", &w.messages, 1000, 1, 1 << 32)?;
             LciWorkload::Stream { src, dst, size, messages, warmup }
         }
-        LciWorkloadKind::Pingpong => {
+        WorkloadKind::Pingpong => {
             let iterations = int_or("workload.iterations", &w.iterations, 1000, 1, 1 << 32)?;
             LciWorkload::PingPong { src, dst, size, iterations, warmup }
         }
-        LciWorkloadKind::Bcast | LciWorkloadKind::Asp | LciWorkloadKind::Qr => mc_workload(kind, w, platform, size)?,
-        LciWorkloadKind::Dsm => {
+        WorkloadKind::Bcast | WorkloadKind::Asp | WorkloadKind::Qr => mc_workload(kind, w, platform, size)?,
+        WorkloadKind::Dsm => {
             let mix = w.mix.unwrap_or_default();
             let procs = int_or("workload.procs", &w.procs, 16, 2, hosts)? as u32;
             let operations = int_or("workload.operations", &w.operations, 200, 1, 1 << 32)?;
             LciWorkload::Dsm { mix, procs, operations, seed: seed.unwrap_or(1) }
         }
-        LciWorkloadKind::FftAlltoall => {
+        // fft-alltoall (`keys_of` refused the kinds the stack has no program of).
+        _ => {
             let procs = int_or("workload.procs", &w.procs, 16, 2, hosts)? as u32;
             let iterations = int_or("workload.iterations", &w.iterations, 5, 1, 1 << 32)?;
             // [estimate] one 2D FFT of 2^20 complex points per iteration on 16
@@ -181,7 +173,7 @@ pub(super) fn lci_workload(
 
 /// Validates the multicast workloads (`bcast`, `asp`, `qr`).
 fn mc_workload(
-    kind: LciWorkloadKind,
+    kind: WorkloadKind,
     w: &LciWorkloadOpts,
     p: &LciPlatform,
     size: u64,
@@ -195,7 +187,7 @@ fn mc_workload(
         super::workload::step_within_clock(key, cycles as f64, 1e6 / mhz, elems, (1u32 << 24) as f64, &at)
     };
     Ok(match kind {
-        LciWorkloadKind::Bcast => {
+        WorkloadKind::Bcast => {
             let root = int_or("workload.root", &w.root, 0, 0, hosts as u64 - 1)? as u32;
             let iterations = int_or("workload.iterations", &w.iterations, 20, 0, 1 << 20)?;
             let count = int_or("workload.count", &w.count, 100, 0, 1 << 20)?;
@@ -204,7 +196,7 @@ fn mc_workload(
             }
             LciWorkload::Bcast { hosts, root, size, iterations: iterations as u32, count: count as u32 }
         }
-        LciWorkloadKind::Asp => {
+        WorkloadKind::Asp => {
             let rows = multiple_of_hosts("workload.rows", &w.rows, 1024, hosts)?;
             let iterations = int_or("workload.iterations", &w.iterations, rows as u64, 1, rows as u64)?;
             // A host's update of its rows per iteration (`lci::apps`).

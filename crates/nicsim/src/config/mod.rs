@@ -15,6 +15,7 @@
 //! Presets are TOML files embedded in the binary (`presets/*.toml`); a
 //! scenario names one and may override any of its values in `[platform]`.
 
+mod bus;
 mod coalesce;
 mod grid;
 mod lci;
@@ -24,9 +25,11 @@ mod nic_features;
 mod overrides;
 mod platform;
 mod scenario;
+mod stack;
 mod units;
 mod workload;
 
+pub use bus::*;
 pub use coalesce::*;
 pub use grid::*;
 pub use lci::*;
@@ -35,6 +38,7 @@ pub use lci_workload::*;
 pub use nic_features::*;
 pub use platform::*;
 pub use scenario::*;
+pub use stack::*;
 pub use workload::*;
 
 use serde::de::DeserializeOwned;
@@ -91,66 +95,11 @@ pub(crate) fn int_or(key: &str, v: &Option<Int>, default: u64, lo: u64, hi: u64)
     }
 }
 
-/// The family of library a scenario's hosts run ([`stack_of`]): it picks
-/// the scenario's parser (the LCI stack's options and programs are its
-/// own) and the catalogue of metrics a run reports. Both run in the one
-/// world, `crate::sim`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StackFamily {
-    /// Open-MX over the kernel's receive path, or native MX
-    /// (`protocol.stack` = "open-mx" | "native-mx").
-    OpenMx,
-    /// The \[LCI] user-level stack (`crate::lci::Stack`).
-    Lci,
-}
-
-impl StackFamily {
-    /// The family's name, as `nicsim.metrics` keys its catalogues: "open-mx"
-    /// or "lci".
-    pub fn name(self) -> &'static str {
-        match self {
-            StackFamily::OpenMx => "open-mx",
-            StackFamily::Lci => "lci",
-        }
-    }
-}
-
-/// The stack family of a scenario text (read by [`Scenario::from_toml`]).
-/// A scenario on an LCI-family preset (`family = "lci"`) runs the LCI
-/// stack when it asks for it (`protocol.stack = "lci"`) or for a workload
-/// only that stack has (an LCI kind not in [`MAIN_KINDS_ON_LCI`]: bcast,
-/// asp, qr, dsm, fft-alltoall), unless another stack is named for a
-/// program both run ([`SHARED_KINDS_ON_LCI`]: bcast, asp, qr); its MPI
-/// workloads run Open-MX on the mapped platform ([`main_platform`]). Every other scenario runs Open-MX
-/// or native MX, as do texts that do not parse or name no readable
-/// preset: their parser then reports the error.
-pub fn stack_of(text: &str) -> StackFamily {
-    let Ok(t) = toml::from_str::<toml::Table>(text) else { return StackFamily::OpenMx };
-    let preset = t.get("preset").and_then(|v| v.as_str()).unwrap_or(DEFAULT_PRESET);
-    if !preset_table(preset).is_ok_and(|p| is_lci_table(&p)) {
-        return StackFamily::OpenMx;
-    }
-    let field = |table: &str, key: &str| t.get(table).and_then(|v| v.get(key)).and_then(|v| v.as_str());
-    let Some(kind) = field("workload", "kind") else {
-        return if field("protocol", "stack") == Some(LCI_STACK) { StackFamily::Lci } else { StackFamily::OpenMx };
-    };
-    let lci_kind = !MAIN_KINDS_ON_LCI.contains(&kind) && variant_names::<LciWorkloadKind>().contains(&kind);
-    let lci_only = lci_kind && !SHARED_KINDS_ON_LCI.contains(&kind);
-    match field("protocol", "stack") {
-        Some(LCI_STACK) => StackFamily::Lci,
-        // Another stack: Open-MX runs the shared programs; the LCI stack's
-        // parser refuses the stack by name for its own.
-        Some(_) if !lci_only => StackFamily::OpenMx,
-        _ if lci_kind => StackFamily::Lci,
-        _ => StackFamily::OpenMx,
-    }
-}
-
 /// Checks a scenario text as a run would before it starts (parsing and
-/// every validation), without building its world; returns the stack
-/// family it runs. A campaign checks every run this way before the first.
-pub fn check_toml(text: &str) -> Result<StackFamily, ConfigError> {
-    Scenario::from_toml(text).map(|s| if s.lci.is_some() { StackFamily::Lci } else { StackFamily::OpenMx })
+/// every validation), without building its world; returns the stack its
+/// hosts run. A campaign checks every run this way before the first.
+pub fn check_toml(text: &str) -> Result<Stack, ConfigError> {
+    Scenario::from_toml(text).map(|s| s.stack())
 }
 
 /// The preset of a scenario that names none: the [OMX-COAL] testbed

@@ -5,8 +5,8 @@
 use super::nic_features::{ni_features, NiFeatures};
 use super::workload::{workload, Workload, WorkloadOpts};
 use super::{
-    check_f, check_u, int_or, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing, ConfigError, Int, Platform,
-    Relation, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
+    check_f, check_u, int_or, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing, ConfigError, Hardware, Int,
+    Platform, Relation, Stack, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
@@ -207,25 +207,16 @@ pub struct ProtocolOpts {
     pub reorder: Option<f64>,
     /// Add the MPI layer's costs (Open MPI over Open-MX; default true).
     pub mpi: Option<bool>,
-    /// Message-passing stack: open-mx (default; kernel receive path) |
-    /// native-mx (OS-bypass).
+    /// Message-passing stack: open-mx (kernel receive path) | native-mx
+    /// (OS-bypass) | lci (\[LCI] user-level library, LCI-family presets);
+    /// default: lci for the \[LCI] study's programs on its hardware, else
+    /// open-mx (`config::stack`).
     pub stack: Option<Stack>,
     /// Mis-ordering degree X of medium messages: fragment N - X carries the
     /// marker instead of the last one N ([OMX-COAL] IV-C4's method).
     pub misorder_degree: Option<Int>,
     /// Random extra delay (uniform, seeded) of each frame at the switch, in ns.
     pub jitter_ns: Option<f64>,
-}
-
-/// `protocol.stack`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Stack {
-    /// Open-MX over the kernel's Ethernet receive path (default).
-    #[default]
-    OpenMx,
-    /// Myricom's native MX: OS-bypass, the baseline of [OMX-COAL].
-    NativeMx,
 }
 
 /// Validated receive steering (`nic.steering`, `nic.irq_core`).
@@ -286,6 +277,15 @@ impl Scenario {
         };
         self.platform.topology.hosts as usize * per_host
     }
+
+    /// The message library its hosts run (`protocol.stack`).
+    pub fn stack(&self) -> Stack {
+        match (&self.lci, self.native_mx) {
+            (Some(_), _) => Stack::Lci,
+            (None, true) => Stack::NativeMx,
+            (None, false) => Stack::OpenMx,
+        }
+    }
 }
 
 /// A validated scenario.
@@ -344,13 +344,13 @@ pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Pl
 }
 
 impl Scenario {
-    /// Parses and validates a scenario TOML text, for the stack it names
-    /// ([`super::stack_of`]).
+    /// Parses and validates a scenario TOML text, for the stack it runs
+    /// (`protocol.stack` or its default, `config::stack`).
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        if super::stack_of(text) == super::StackFamily::Lci {
-            return super::lci::stack_scenario(text);
-        }
         let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
+        if super::stack::of_table(&table)? == Stack::Lci {
+            return super::lci::stack_scenario(table);
+        }
         let root = toml::Value::Table(table);
         match super::try_from_value::<ScenarioFile>("", root.clone()) {
             Ok(f) => Self::from_file(f),
@@ -365,8 +365,16 @@ impl Scenario {
         // (`config::lci_platform`) for its MPI workloads and for the LCI
         // stack (`config::lci::stack_scenario`).
         let lci_hw = super::lci::preset_table(preset).is_ok_and(|t| super::lci::is_lci_table(&t));
+        let hw = if lci_hw { Hardware::Lci } else { Hardware::Ethernet };
+        if super::stack::resolve(f.protocol.stack, hw, f.workload.kind, preset)? == Stack::Lci {
+            // The LCI stack's options are another table (`config::lci`).
+            return Err(ConfigError::range(
+                "protocol.stack",
+                "\"lci\"",
+                "\"open-mx\" or \"native-mx\" in a parsed Open-MX scenario; Scenario::from_toml reads the LCI stack's",
+            ));
+        }
         let platform = if lci_hw {
-            check_kind_on_lci(preset, &f.workload, f.protocol.stack.is_some())?;
             super::load_main_platform(preset, f.platform.as_ref())?
         } else {
             load_platform(preset, f.platform.as_ref())?
@@ -583,31 +591,6 @@ impl Scenario {
             lci: None,
         })
     }
-}
-
-/// Refuses, on the LCI-family preset `preset`, a workload the main world
-/// does not run there, naming the kinds it does and the LCI stack's.
-/// The shared programs (`SHARED_KINDS_ON_LCI`) run here when the scenario
-/// names the stack (`stack_named`).
-fn check_kind_on_lci(preset: &str, w: &WorkloadOpts, stack_named: bool) -> Result<(), ConfigError> {
-    let Some(kind) = w.kind else { return Ok(()) };
-    let name = toml::Value::try_from(kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-    if super::MAIN_KINDS_ON_LCI.contains(&name.as_str())
-        || (stack_named && super::SHARED_KINDS_ON_LCI.contains(&name.as_str()))
-    {
-        return Ok(());
-    }
-    let lci: Vec<&str> = super::variant_names::<super::LciWorkloadKind>().to_vec();
-    Err(ConfigError::range(
-        "workload.kind",
-        format!("{name:?} on preset {preset:?}"),
-        &format!(
-            "with Open-MX one of {} (and {} with protocol.stack = \"open-mx\"); with protocol.stack = \"lci\", one of {}",
-            super::MAIN_KINDS_ON_LCI.join(", "),
-            super::SHARED_KINDS_ON_LCI.join(", "),
-            lci.join(", ")
-        ),
-    ))
 }
 
 #[cfg(test)]

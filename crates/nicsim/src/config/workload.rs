@@ -115,6 +115,9 @@ pub enum WorkloadKind {
     EchoNic,
     /// \[EMO] echo server in host 1's kernel.
     EchoKernel,
+    /// \[LCI] CRL-like DSM request/reply mix: a program of the LCI stack
+    /// only, whose requests are answered from its upcalls (`config::stack`).
+    Dsm,
 }
 
 /// `workload.class`: the NPB problem class.
@@ -195,8 +198,9 @@ pub enum Workload {
     /// which gives the frames; no scenario file names this kind).
     Replay,
     /// The hosts run the \[LCI] stack and its program, `Scenario::lci`
-    /// (`protocol.stack = "lci"` or an LCI-only workload kind on an
-    /// LCI-family preset; the scenario's `workload` table is the stack's).
+    /// (`protocol.stack = "lci"`, named or the default of the \[LCI]
+    /// study's programs on its hardware, `config::stack`; the scenario's
+    /// `workload` table is the stack's).
     LciStack,
 }
 
@@ -249,6 +253,8 @@ fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
         Asp => ("asp", &["rows", "iterations", "procs_per_host", "tree", "forwarding", "elem_cycles"]),
         Qr => ("qr", &["cols", "iterations", "procs_per_host", "tree", "forwarding", "norm_cycles", "update_cycles"]),
         FftAlltoall => ("fft-alltoall", &["size_bytes", "iterations", "procs_per_host", "compute_us"]),
+        // Refused before (`config::stack`): Open-MX has no DSM program.
+        Dsm => ("dsm", &[]),
     }
 }
 
@@ -421,6 +427,13 @@ pub(super) fn workload(
                 }
             }
             Workload::Bcast { size, iterations, warmup, per_host, tree, forwarding }
+        }
+        WorkloadKind::Dsm => {
+            return Err(ConfigError::range(
+                "protocol.stack",
+                "\"open-mx\" with workload.kind = \"dsm\"",
+                "\"lci\": only the LCI stack runs it (its requests are answered from upcalls)",
+            ))
         }
         WorkloadKind::FftAlltoall => {
             let per_host = per_host()?;

@@ -42,7 +42,6 @@ pub mod host;
 mod metrics;
 pub mod multicast;
 pub mod ni;
-pub mod ni_mc;
 pub mod reliable;
 pub mod workload;
 
@@ -554,82 +553,6 @@ impl Stack {
                     host.end_spin(now);
                     self.host_next(h, now);
                 }
-            }
-        }
-    }
-
-    /// NI `h` fetches host words (interrupts-enabled flag, processed counter,
-    /// timer word, last poll) with one small host -> NI DMA: firmware DMA
-    /// set-up, then the bus. Returns when the words are in NI SRAM.
-    fn ni_fetch(&mut self, h: u32, now: Instant) -> Instant {
-        self.ni_host_fetches += 1;
-        let t = self.nis[h as usize].host_fetch_start(now);
-        self.nis[h as usize].refresh_dma(t, &mut self.buses[h as usize])
-    }
-
-    /// An NI interrupt reaches host `h` as a signal (SPEC §2.4).
-    fn signal(&mut self, h: u32, now: Instant) {
-        let cost = self.hosts[h as usize].signal_cost();
-        let c = &mut self.cpu[h as usize];
-        match c.on_signal(now, self.hosts[h as usize].irq_enabled) {
-            cpu::Signal::Merged => self.signals_merged += 1,
-            cpu::Signal::ReturnAtOnce => {
-                self.signals_at_once += 1;
-                let host = &mut self.hosts[h as usize];
-                host.interrupts += 1;
-                if host.spin_since.is_some() {
-                    host.end_spin(now);
-                    host.busy = true;
-                    self.at(now + cost, host_origin(h), Ev::HostDone(h));
-                } else {
-                    // Busy in a library action: the CPU time is paid before the next one.
-                    c.stolen += cost;
-                }
-            }
-            cpu::Signal::Handle { resume } => {
-                c.gen += 1;
-                c.mode = cpu::Mode::Handler { resume };
-                let host = &mut self.hosts[h as usize];
-                host.interrupts += 1;
-                host.irq_enabled = false;
-                host.busy = true;
-                self.at(now + cost, host_origin(h), Ev::HostDone(h));
-            }
-        }
-    }
-
-    /// Host `h`'s library has nothing to do: leave the handler, or ask the
-    /// program whether to keep polling, compute or sleep. Returns whether
-    /// the host left the library (or was re-dispatched).
-    fn library_idle(&mut self, h: u32, now: Instant) -> bool {
-        let i = h as usize;
-        let control = match self.cpu[i].mode {
-            cpu::Mode::Handler { resume: Some(d) } => workload::Control::Compute(d),
-            cpu::Mode::Handler { resume: None } => workload::Control::Sleep,
-            _ => {
-                let c = self.program.control(h, now);
-                if self.flush_sends(now) && !self.hosts[i].outbox.is_empty() {
-                    self.host_next(h, now);
-                    return true;
-                }
-                c
-            }
-        };
-        match control {
-            workload::Control::Wait => false,
-            workload::Control::Compute(d) => {
-                let c = &mut self.cpu[i];
-                c.gen += 1;
-                c.mode = cpu::Mode::Compute { end: now + d };
-                let gen = c.gen;
-                self.hosts[i].irq_enabled = true;
-                self.at(now + d, host_origin(h), Ev::ComputeDone(h, gen));
-                true
-            }
-            workload::Control::Sleep => {
-                self.cpu[i].mode = cpu::Mode::Sleep;
-                self.hosts[i].irq_enabled = true;
-                true
             }
         }
     }

@@ -5,7 +5,7 @@
 //! over the tree shape of `crate::nic::multicast` ([`Kary`]: a `fanout`-ary tree over
 //! the ranks relative to the root, binary by default; each NI's forwarding
 //! table is that module's [`ForwardTable`] of shape `Tree::Kary`, as the
-//! Open-MX NIC's) and the NI state of `super::ni_mc` ([`NiMc`]: the table
+//! Open-MX NIC's) and the NI state of that module ([`NiMc`]: the table
 //! and the NI's rank, the queue of forwards transmitted from a receive
 //! buffer, the receive buffers held until every forward left, the send
 //! buffers shared by several descriptors):
@@ -29,12 +29,23 @@
 use super::apps::McOut;
 use super::host::Outgoing;
 use super::ni::Ni;
-pub use super::ni_mc::NiMc;
 use super::workload::Program;
 use super::{ni_origin, Ev, Packet, Stack};
 use crate::config::Forwarding;
-pub use crate::nic::multicast::{ForwardTable, Kary, Tree};
+pub use crate::nic::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
 use crate::time::{Duration, Instant};
+
+impl Forwarded for Packet {
+    fn root(&self) -> Option<u32> {
+        self.bcast
+    }
+    fn to_child(&self, child: u32) -> Self {
+        Packet { dst: child, ..*self }
+    }
+    fn hold_key(&self) -> (u32, u32, u32) {
+        (self.src, self.msg, self.frag)
+    }
+}
 
 impl Ni {
     /// Starts the firmware on the next forward if idle; returns when the
@@ -425,7 +436,7 @@ mod tests {
             }
         }
         // An NI looks its own rank up: rank 0 is relative rank 1 of root 7.
-        let m = NiMc::new(Some(ForwardTable { tree: Tree::Kary(2), ranks: 8 }), 0);
+        let m = NiMc::<Packet>::new(Some(ForwardTable { tree: Tree::Kary(2), ranks: 8 }), 0);
         assert_eq!(m.table.unwrap().children(7, m.rank).collect::<Vec<_>>(), [2, 3]);
     }
 

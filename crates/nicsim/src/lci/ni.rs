@@ -94,8 +94,8 @@ pub struct Ni {
     /// Counters.
     pub host_dmas: u64,
     pub refreshes: u64,
-    /// Multicast: forwarding table, forwards, held buffers (`super::ni_mc`).
-    pub mc: super::ni_mc::NiMc,
+    /// Multicast: forwarding table, forwards, held buffers (`crate::nic::multicast::NiMc`).
+    pub mc: crate::nic::multicast::NiMc<super::Packet>,
 }
 
 impl Ni {

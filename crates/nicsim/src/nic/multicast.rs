@@ -19,14 +19,16 @@
 //! holds ([`ForwardTable`]: its children in any root's tree, computed from
 //! the shape, so the table takes no memory that grows with the ranks), for
 //! both stacks: the Open-MX NIC (`crate::nic::Nic::forwarding`) and the
-//! LCI stack's NIs (`crate::lci::ni_mc::NiMc`, a [`Tree::Kary`] of the
-//! study's fan-out), and the tag ([`tag`], [`root_of`]: the top bit of the
+//! LCI stack's NIs ([`NiMc`], a [`Tree::Kary`] of the study's fan-out,
+//! with the receive and send buffers its forwards hold), and the tag ([`tag`], [`root_of`]: the top bit of the
 //! Open-MX `session` word, the root's rank in its low 16 bits). It does
 //! not own the timing of a forward (`crate::nic::Nic::firmware_forward`,
 //! the LCI firmware's `fw_forward`), the frames (`crate::sim` `mcast`),
 //! nor the library's view of a multicast message
 //! (`crate::proto::Kind::Mcast`).
 
+use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
 use std::fmt;
 
 /// The shape of every root's spanning tree over `n` ranks, by rank
@@ -197,6 +199,132 @@ pub const fn root_of(session: u32) -> Option<u16> {
         Some(session as u16)
     } else {
         None
+    }
+}
+
+// -- A forwarding NI's buffers (the \[LCI] stack's LANai) ----------------------
+//
+// The LCI NI's multicast state in NI memory: its forwarding table and rank,
+// the queue of forwards transmitted from a receive buffer, the receive
+// buffers held until every forward left, and the send buffers shared by
+// several descriptors. When the firmware forwards, and who forwards what,
+// is `crate::lci::multicast`'s. The Open-MX NIC's forwards copy the frame
+// in NIC memory and hold no buffer (`crate::sim` `mcast`).
+
+/// A received multicast packet whose receive buffer is held by forwards.
+#[derive(Debug, Clone, Copy)]
+struct Hold {
+    key: (u32, u32, u32),
+    forwards_left: u32,
+    delivered: bool,
+}
+
+/// A packet a forwarding NI copies to its children: the tree it travels,
+/// the copy to one child, and the key of the receive buffer that holds it
+/// while its copies leave. The LCI stack's `crate::lci::Packet`.
+pub trait Forwarded: Copy {
+    /// The root of the tree it travels (`None`: point to point).
+    fn root(&self) -> Option<u32>;
+    /// The copy addressed to `child`.
+    fn to_child(&self, child: u32) -> Self;
+    /// Which buffer holds it: (source, message, fragment).
+    fn hold_key(&self) -> (u32, u32, u32);
+}
+
+/// The NI's multicast state, over its packet type `P`.
+#[derive(Debug)]
+pub struct NiMc<P> {
+    /// The forwarding table (`ni` forwarding only).
+    pub table: Option<ForwardTable>,
+    /// This NI's rank in the table's trees (its host's index).
+    pub rank: u32,
+    /// Firmware per forward: table lookup + header rewrite + one network DMA set-up.
+    pub fwd_cost: Duration,
+    /// Forwards (packet with `dst` = child) waiting for the firmware / the child's buffer.
+    pub fwd_queue: VecDeque<P>,
+    /// The firmware is programming, or has programmed, the head forward.
+    pub fwd_busy: bool,
+    /// The head forward is programmed and waits only for a buffer at the child.
+    pub fwd_ready: bool,
+    holds: Vec<Hold>,
+    /// Per descriptor in `tx_queue`: whether its transmission releases the send buffer
+    /// (false for all but the last descriptor sharing one buffer).
+    pub tx_rel: VecDeque<bool>,
+    /// The same for descriptors on the wire, in transmission order.
+    pub inflight_rel: VecDeque<bool>,
+    /// Counters.
+    pub forwards: u64,
+    pub fwd_waits: u64,
+    pub first_forward_at: Option<Instant>,
+}
+
+impl<P> Default for NiMc<P> {
+    /// An NI that does not forward.
+    fn default() -> Self {
+        NiMc {
+            table: None,
+            rank: 0,
+            fwd_cost: Duration::ZERO,
+            fwd_queue: VecDeque::new(),
+            fwd_busy: false,
+            fwd_ready: false,
+            holds: Vec::new(),
+            tx_rel: VecDeque::new(),
+            inflight_rel: VecDeque::new(),
+            forwards: 0,
+            fwd_waits: 0,
+            first_forward_at: None,
+        }
+    }
+}
+
+impl<P: Forwarded> NiMc<P> {
+    /// The state of NI `rank` with forwarding table `table` (`None`: the
+    /// NI does not forward).
+    pub fn new(table: Option<ForwardTable>, rank: u32) -> Self {
+        NiMc { table, rank, ..NiMc::default() }
+    }
+
+    /// Queues the forwards of a received multicast packet to this NI's
+    /// children and holds its receive buffer; returns the number of forwards.
+    pub fn start_forward(&mut self, pkt: P) -> u32 {
+        let (Some(t), Some(root)) = (self.table, pkt.root()) else { return 0 };
+        let before = self.fwd_queue.len();
+        for c in t.children(root, self.rank) {
+            self.fwd_queue.push_back(pkt.to_child(c));
+        }
+        let k = (self.fwd_queue.len() - before) as u32;
+        if k > 0 {
+            self.holds.push(Hold { key: pkt.hold_key(), forwards_left: k, delivered: false });
+        }
+        k
+    }
+
+    /// The host DMA of `pkt` completed: whether its receive buffer is free now.
+    pub fn release_on_delivery(&mut self, pkt: &P) -> bool {
+        match self.holds.iter_mut().find(|h| h.key == pkt.hold_key()) {
+            Some(h) => {
+                h.delivered = true;
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// A forward of `pkt` left: whether its receive buffer is free now.
+    pub fn release_on_forward(&mut self, pkt: &P) -> bool {
+        let i = self.holds.iter().position(|h| h.key == pkt.hold_key()).expect("forward without a held buffer");
+        self.holds[i].forwards_left -= 1;
+        if self.holds[i].forwards_left > 0 {
+            return false;
+        }
+        let h = self.holds.swap_remove(i);
+        h.delivered
+    }
+
+    /// Receive buffers held by forwards.
+    pub fn held(&self) -> usize {
+        self.holds.len()
     }
 }
 

@@ -5,7 +5,7 @@ use super::*;
 #[rstest::rstest]
 #[case::missing_kind(
     "preset = \"lci2000\"\n[workload]\nsize_bytes = 8",
-    "missing key `workload.kind` (required: one of stream, pingpong, bcast, asp, qr, dsm, fft-alltoall)"
+    "missing key `workload.kind` (required: one of pingpong, stream, bcast, asp, qr, fft-alltoall, dsm)"
 )]
 #[case::type_error(
     "preset = \"lci2000\"\n[workload]\nkind = \"stream\"\nsize_bytes = \"big\"",
