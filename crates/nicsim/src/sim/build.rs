@@ -7,12 +7,12 @@
 //! afterwards lives in their own files.
 
 use super::echo::ECHO_HOST;
-use super::indexes::{BySource, Early, MediumRxs, Regions};
-use super::{Action, Core, Drops, Echo, Ev, Flood, HostState, PState, PolicyFactory, Proc, ProcSet, World, NO_RANK};
-use crate::config::{CacheTimes, HostTimes, LibraryTimes, NicTimes, Scenario, WaitMode, Workload};
+use super::{Core, Costs, Drops, Echo, Ev, Flood, HostState, PolicyFactory, ProcSet, World, NO_RANK};
+use crate::config::{LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
-use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Sleep, Topology};
+use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Sleep, Topology, TxPath};
+use crate::library::Proc;
 use crate::net::Network;
 use crate::nic::delivery::Strategy;
 use crate::nic::multicast::ForwardTable;
@@ -21,52 +21,8 @@ use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{Nic, RxQueue};
 use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
-use crate::wire::{MarkedClasses, ENDPOINTS};
+use crate::wire::ENDPOINTS;
 use crate::workload::Program;
-use std::collections::VecDeque;
-
-/// The scenario's costs and switches, gathered for the hot path: the
-/// preset's tables as charged (converted once, at validation, each by the
-/// unit its key declares: `crate::config::Times`), copied whole, and the
-/// scenario's switches.
-pub(crate) struct Costs {
-    /// `[host]`: the kernel's, the driver's and the copy engine's costs.
-    pub host: HostTimes,
-    /// `[library]`: the library's and the MPI layer's costs (`mpi_send`
-    /// and `mpi_recv` zero when the scenario runs no MPI layer).
-    pub lib: LibraryTimes,
-    /// `[nic]`, for the doorbell the send path rings (the NIC's own work is
-    /// priced by `crate::nic::Nic`, built from the same table).
-    pub nic: NicTimes,
-    /// `[cache]`, for the lines each stage touches (the transfers are
-    /// priced by `crate::host::CacheCosts`, built from the same table).
-    pub cache: CacheTimes,
-    /// When idle dies sleep (never with a cycle soaker) and what waking
-    /// one costs.
-    pub sleep: Sleep,
-    /// The library protocol's acks, resends and send window.
-    pub proto: Params,
-    pub napi_budget: u16,
-    pub tx_done_irq: bool,
-    pub wait: WaitMode,
-    pub layout: crate::wire::Layout,
-    pub rndv_threshold: u64,
-    pub marked: MarkedClasses,
-    pub misorder: u8,
-    pub defer_hard_irqs: u32,
-    pub gro_flush: Duration,
-    pub irq_suspend: Duration,
-    pub busy_poll: bool,
-    pub ioat: bool,
-    pub dca: bool,
-    /// Native MX (OS-bypass): the NIC delivers into user memory, serves
-    /// pulls itself, and never interrupts a polling library.
-    pub native: bool,
-    /// Of `cache.rx_dma_lines`, the lines the poller does not read per
-    /// frame with `nic.rx_delivery = "shifted"` (0 with the ring):
-    /// [`rx_delivery_plan`].
-    pub rx_lines_saved: u32,
-}
 
 /// Header bytes of the longest Open-MX frame header (Ethernet + Open-MX,
 /// a MEDIUM fragment's): what the driver reads besides the payload.
@@ -212,9 +168,7 @@ impl World {
                 procs: Vec::new(),
                 eps: vec![None; ENDPOINTS],
                 napi_objs: vec![Obj::new(ObjClass::Napi); steering_queues],
-                tx_obj: Obj::new(ObjClass::TxRing),
-                tx_hold: (0, Instant::ZERO),
-                tx_contended: 0,
+                tx: TxPath::default(),
                 cache: CacheStats::new(dies, l2_lines, l1_lines),
                 lines: HostLines::new(cores as usize),
                 irq_raised: 0,
@@ -273,6 +227,7 @@ impl World {
             ring_full_at_progress: 0,
             trace,
             clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup))),
+            lib_out: Vec::new(),
             lci: None,
         };
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
@@ -410,7 +365,7 @@ impl World {
         let n = w.ranks.len();
         for hs in &mut w.hosts {
             for pr in &mut hs.procs {
-                pr.proto = Endpoint::new(w.c.proto, n);
+                pr.set_protocol(Endpoint::new(w.c.proto, n));
             }
         }
         for h in 0..w.hosts.len() {
@@ -429,46 +384,8 @@ impl World {
         self.rank_of[host as usize][ep as usize] = rank;
         let hs = &mut self.hosts[host as usize];
         let idx = hs.procs.len() as u16;
-        hs.procs.push(Proc {
-            rank,
-            core,
-            ep,
-            state: PState::Ready,
-            action: Action::None,
-            program,
-            wait: None,
-            pending_op: None,
-            finished: false,
-            pulls_active: 0,
-            pulls_waiting: VecDeque::new(),
-            ring: VecDeque::new(),
-            drain: 0,
-            outbox: VecDeque::new(),
-            proto: Endpoint::new(self.c.proto, hosts), // resized to the rank count by `new`
-            reqs: Vec::new(),
-            free_reqs: Vec::new(),
-            outstanding: 0,
-            posted: BySource::new(),
-            unexpected: BySource::new(),
-            early: Early::default(),
-            medium: MediumRxs::default(),
-            regions: Regions::default(),
-            need_region: VecDeque::new(),
-            need_window: VecDeque::new(),
-            ring_obj: Obj::new(ObjClass::EventRing),
-            ep_obj: Obj::new(ObjClass::Endpoint),
-            lines: Default::default(),
-            timer_at: None,
-            timer_events: Default::default(),
-            marks: [None; 2],
-            poll_since: None,
-            irq_at_mark: [0; 2],
-            irq_all_at_mark: [0; 2],
-            lib_at: Instant::ZERO,
-            timer_missed: None,
-            mcast_rx: MediumRxs::default(),
-            mcast_ids: 0,
-        });
+        // The protocol state is resized to the rank count by `new`.
+        hs.procs.push(Proc::new(rank, core, ep, program, Endpoint::new(self.c.proto, hosts)));
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].bind(idx);
         self.programs_left += 1;

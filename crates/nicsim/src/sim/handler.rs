@@ -6,43 +6,13 @@
 //! This module owns the frame -> event step and its price (`handler_cost`:
 //! the driver's and the handler's work per frame, which the bottom half in
 //! `kernel` charges before the handler runs). It does not schedule that
-//! work on a core (`kernel`) nor act on the event (`lib_recv`).
+//! work on a core (`kernel`) nor act on the event (`crate::library`).
 
-use super::{PState, World, NO_RANK, WRITER_MEMORY};
+use super::{World, NO_RANK};
+use crate::library::{LibEvent, Notice, WRITER_MEMORY};
 use crate::proto::Msg;
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
-
-/// A library event in an endpoint's shared event ring: a message header and
-/// where it came from.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct LibEvent {
-    pub msg: Msg,
-    /// The sender's rank.
-    pub peer: u16,
-    /// The die whose cache holds the event and its data (the handler's).
-    pub writer_die: u16,
-    /// The frame's interrupt stamp (see `Frame::irq_stamp`).
-    pub irq_stamp: u32,
-}
-
-/// Message events an endpoint's ring holds; a message frame that finds it
-/// full is dropped (counted as `dropped_event_queue_full`) and recovered
-/// by the sender's resend. [fact: `OMX_UNEXP_EVENTQ_ENTRY_NR` = 1024,
-/// Open-MX `common/omx_io.h`; the driver's `omx_notify_unexp_event` fails
-/// with `UNEXP_EVENTQ_FULL` when the library has not released a slot,
-/// `driver/linux/omx_event.c`]
-pub(crate) const EVENT_RING_SLOTS: usize = 1024;
-
-// Rings hold these by value: keep them at most six words.
-const _: () = assert!(std::mem::size_of::<LibEvent>() <= 48);
-
-impl LibEvent {
-    /// The same event with the message's sequence number set to `seq`.
-    pub(crate) fn with_seq(self, seq: u32) -> Self {
-        LibEvent { msg: Msg { seq, ..self.msg }, ..self }
-    }
-}
 
 impl World {
     /// CPU cost of the driver and the Open-MX handler for received frame
@@ -65,10 +35,10 @@ impl World {
         let Some(p) = hs.eps[ep as usize] else {
             return c.host.driver_rx + c.host.handler_drop;
         };
-        let pr = &mut hs.procs[p as usize];
+        let (ep_obj, ring_obj, lines) = hs.procs[p as usize].shared();
         let mut cost = c.host.driver_rx
             + c.host.handler
-            + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, at, Kernel, c.cache.endpoint_lines);
+            + self.cc.access(&self.topo, &mut hs.cache, ep_obj, at, Kernel, c.cache.endpoint_lines);
         let payload = repr.body.payload_len() as u64;
         // Where the DMA put the frame: memory, or with DCA the cache of
         // the core that serves the queue.
@@ -89,7 +59,6 @@ impl World {
         }
         let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
         self.cc.touch(&mut hs.cache, &mut hs.lines.kernel[core], at, Kernel, c.cache.kernel_private_lines as u64);
-        let lines = &mut pr.lines;
         match repr.body {
             OmxBody::Pull { .. } => {}
             OmxBody::PullReply { dst_pull_handle, .. } => {
@@ -110,7 +79,7 @@ impl World {
                 }
             }
             _ => {
-                cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, at, Kernel, c.cache.event_lines);
+                cost += self.cc.access(&self.topo, &mut hs.cache, ring_obj, at, Kernel, c.cache.event_lines);
                 if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
                     // Into the next slot of the receive queue.
                     let slot = lines.slot_to_write();
@@ -152,7 +121,7 @@ impl World {
         // The NIC itself (native MX) writes to memory: WRITER_MEMORY.
         let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
         if core == usize::MAX {
-            self.hosts[h].procs[p].ring_obj.owner = crate::host::Owner::Memory;
+            self.hosts[h].procs[p].nic_writes_ring();
         }
         let src_ep = repr.body.src_endpoint().unwrap_or(0);
         let peer = self.rank_of[src as usize][src_ep as usize];
@@ -162,7 +131,7 @@ impl World {
         }
         match Msg::parse(&repr.body) {
             Some(msg) => {
-                if self.hosts[h].procs[p].ring.len() >= EVENT_RING_SLOTS {
+                if self.hosts[h].procs[p].ring_full() {
                     // The library did not release slots fast enough: the
                     // frame is dropped and the sender resends it.
                     self.drops.event_queue_full += 1;
@@ -187,22 +156,14 @@ impl World {
         }
     }
 
-    /// Writes an event into a process's ring and makes it notice.
-    pub(crate) fn post_event(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
-        let pr = &mut self.hosts[h].procs[p];
-        pr.ring.push_back(ev);
-        self.notify_proc(now, h, p);
-    }
-
     /// The process has something to do: wake it if it polls or sleeps.
     pub(crate) fn notify_proc(&mut self, now: Instant, h: usize, p: usize) {
         let hs = &mut self.hosts[h];
         let pr = &mut hs.procs[p];
-        let core = pr.core as usize;
-        match pr.state {
-            PState::Polling => {
-                let ep = pr.ep;
-                if let Some(t0) = pr.poll_since.take() {
+        match pr.notice() {
+            Notice::Poller(since) => {
+                let (core, ep) = (pr.core() as usize, pr.ep());
+                if let Some(t0) = since {
                     hs.spin_time += now.since(t0);
                     if let Some(t) = self.trace.as_deref_mut() {
                         t.spin(h, core, t0, now);
@@ -217,15 +178,11 @@ impl World {
                 }
                 self.dispatch_at(now, h, core);
             }
-            PState::Blocked => {
-                pr.state = PState::Waking;
+            Notice::Woken => {
+                let core = pr.core() as usize;
                 self.dispatch_at(now, h, core);
             }
-            PState::Done => {
-                pr.state = PState::Ready;
-                self.dispatch_at(now, h, core);
-            }
-            _ => {}
+            Notice::None => {}
         }
     }
 }

@@ -5,6 +5,7 @@
 use super::World;
 use crate::config::{RxDelivery, Workload};
 use crate::host::{ObjClass, Side};
+use crate::library::Peaks;
 use crate::metrics::stream_unmeasurable;
 use crate::time::Instant;
 use crate::{Metrics, SimError};
@@ -45,10 +46,11 @@ impl World {
                 )));
             }
             for pr in &h.procs {
-                if pr.proto.window_overruns > 0 {
+                if pr.window_overruns() > 0 {
                     return Err(SimError(format!(
                         "invariant: rank {} (host {i}) sent {} message(s) beyond a full send window",
-                        pr.rank, pr.proto.window_overruns
+                        pr.rank(),
+                        pr.window_overruns()
                     )));
                 }
             }
@@ -62,19 +64,21 @@ impl World {
     /// only when a run had drops or resends, so that every other run's
     /// metrics stay as they were.
     fn bound_metrics(&self, m: &mut Metrics) {
-        let resent: u64 = self.hosts.iter().flat_map(|h| &h.procs).map(|p| p.proto.resent).sum();
+        let resent: u64 = self.hosts.iter().flat_map(|h| &h.procs).map(|p| p.resent()).sum();
         let d = &self.drops;
         if resent == 0 && d.event_queue_full == 0 && d.ring_full == 0 && d.loss == 0 {
             return;
         }
         m.set("dropped_event_queue_full", d.event_queue_full as f64);
         m.set("resends", resent as f64);
-        let procs = || self.hosts.iter().flat_map(|h| &h.procs);
-        m.set("peak_ring_slots", procs().map(|p| p.ring.capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_outbox", procs().map(|p| p.outbox.capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_unexpected", procs().map(|p| p.unexpected.peak_capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_early", procs().map(|p| p.early.peak_capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_need_region", procs().map(|p| p.need_region.capacity()).max().unwrap_or(0) as f64);
+        let peak = |f: fn(&Peaks) -> usize| {
+            self.hosts.iter().flat_map(|h| &h.procs).map(|p| f(&p.peaks())).max().unwrap_or(0) as f64
+        };
+        m.set("peak_ring_slots", peak(|p| p.ring));
+        m.set("peak_outbox", peak(|p| p.outbox));
+        m.set("peak_unexpected", peak(|p| p.unexpected));
+        m.set("peak_early", peak(|p| p.early));
+        m.set("peak_need_region", peak(|p| p.need_region));
         m.set("peak_frames_live", self.frames.len() as f64);
     }
 
@@ -112,7 +116,7 @@ impl World {
             let span = self.q.now().as_s_f64();
             let busy = (h.kernel_time + h.app_time + h.spin_time).as_s_f64();
             m.ratio(&format!("host{i}_cpu_cores"), busy, span, NO_TIME);
-            m.set(&format!("host{i}_tx_contended"), h.tx_contended as f64);
+            m.set(&format!("host{i}_tx_contended"), h.tx.contended() as f64);
             if h.nic.fw_rx_frames > 0 {
                 let per = h.nic.fw_rx_busy.as_ns_f64() / h.nic.fw_rx_frames as f64;
                 m.set(&format!("host{i}_nic_rx_ns_per_frame"), per);
@@ -184,7 +188,7 @@ impl World {
         match self.workload {
             Workload::PingPong { size, iterations, .. } | Workload::Echo { size, iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                if let (Some(a), Some(b)) = (pr.mark(0), pr.mark(1)) {
                     let half_rtt = (b - a).as_us_f64() / (2 * iterations) as f64;
                     let least = self.net.link_bound().least_secs(1, size) * 1e6;
                     if half_rtt > 0.0 && half_rtt >= least {
@@ -200,7 +204,7 @@ impl World {
                         m.unmeasured("throughput_MiBps", why);
                     }
                     // Interrupts raised on both hosts per one-way transfer.
-                    let irq = (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64;
+                    let irq = pr.irqs_all_between_marks() as f64;
                     m.ratio("interrupts_per_msg", irq, (2 * iterations) as f64, NO_MESSAGES);
                     // [EMO] host overhead: share of each host's CPU taken from
                     // a cycle soaker between the marks (kernel + library time).
@@ -215,10 +219,10 @@ impl World {
             Workload::Stream { size, messages, warmup, window }
             | Workload::Uniband { size, messages, warmup, window } => {
                 let pr = &self.hosts[1].procs[0];
-                let start = pr.marks[0].unwrap_or(crate::time::Instant::ZERO);
-                if let Some(end) = pr.marks[1] {
+                let start = pr.mark(0).unwrap_or(crate::time::Instant::ZERO);
+                if let Some(end) = pr.mark(1) {
                     let secs = (end - start).as_s_f64();
-                    let irq = (pr.irq_at_mark[1] - pr.irq_at_mark[0]) as f64;
+                    let irq = pr.irqs_between_marks() as f64;
                     let link = self.net.link_bound();
                     match stream_unmeasurable(messages, warmup, window as u64, size, secs, &link) {
                         None => {
@@ -238,14 +242,14 @@ impl World {
             }
             Workload::Alltoall { iterations, .. } | Workload::Exchange { iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                if let (Some(a), Some(b)) = (pr.mark(0), pr.mark(1)) {
                     // IMB reports the time per repetition (rank 0's view).
                     m.set("time_us", (b - a).as_us_f64() / iterations as f64);
                 }
             }
             Workload::Bcast { iterations, warmup, .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                if let (Some(a), Some(b)) = (pr.mark(0), pr.mark(1)) {
                     // Per repetition (broadcast and ack), rank 0's view.
                     m.set("time_us", (b - a).as_us_f64() / iterations as f64);
                 }
@@ -260,9 +264,9 @@ impl World {
             }
             Workload::NasIs { .. } | Workload::NasKernel { .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                if let (Some(a), Some(b)) = (pr.mark(0), pr.mark(1)) {
                     m.set("exec_time_s", (b - a).as_s_f64());
-                    m.set("interrupts_timed", (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64);
+                    m.set("interrupts_timed", pr.irqs_all_between_marks() as f64);
                 }
             }
             Workload::Flood { .. } => {
@@ -276,7 +280,7 @@ impl World {
             }
             Workload::Asp { .. } | Workload::Qr { .. } | Workload::FftAlltoall { .. } => {
                 // [LCI]'s execution time: from the start to the last rank's end.
-                let end = self.hosts.iter().flat_map(|h| &h.procs).filter_map(|pr| pr.marks[1]).max();
+                let end = self.hosts.iter().flat_map(|h| &h.procs).filter_map(|pr| pr.mark(1)).max();
                 if let Some(end) = end {
                     m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
                 }

@@ -9,10 +9,11 @@
 //!
 //! * `build`: turning a validated [`Scenario`] into a world (costs, hosts,
 //!   processes);
-//! * `lib_path`, `lib_send`, `lib_recv`: the user-space library of each
-//!   process (what it runs next, what it hands to the driver, what it does
-//!   with a ring event), on the state of `process` (which also keeps the
-//!   host's record of the processes polling each receive queue);
+//! * `lib_io`: the world's side of the library interface: each call into a
+//!   process's library (`crate::library`, what it runs next, what it hands
+//!   to the driver, what it does with a ring event) made with its context
+//!   and its outputs routed; the host's record of the processes polling
+//!   each receive queue;
 //! * `wire_path`: frames, the driver's doorbell, the wire and the switch;
 //! * `nic_path`: NIC receive, DMA, transmit completions, the receive
 //!   queue's timers (coalescing, polling watchdog), and the interrupt a
@@ -49,19 +50,15 @@ mod flood;
 #[cfg(test)]
 mod flow_tests;
 mod handler;
-mod indexes;
 mod kernel;
 mod lci_stack;
-mod lib_path;
-mod lib_recv;
-mod lib_send;
+mod lib_io;
 mod mcast;
 mod metrics;
 #[cfg(test)]
 mod ni_tests;
 mod nic_path;
 mod pcap_sink;
-mod process;
 mod pull;
 mod replay;
 mod trace;
@@ -70,29 +67,25 @@ mod wire_path;
 pub use build::NAPI_BUDGET;
 pub use replay::{frame_time_ns, run_replay, ReplayFrame, ReplayKind, ReplaySeries, MAX_TIME_NS, REPLAY_MAX_FRAMES};
 
-pub(crate) use build::Costs;
+pub(crate) use crate::costs::Costs;
 pub(crate) use echo::Echo;
 pub(crate) use flood::Flood;
-pub(crate) use handler::LibEvent;
-pub(crate) use indexes::{MediumRx, MediumTarget};
 pub(crate) use kernel::{Core, KWork};
-pub(crate) use process::{Action, Out, PState, Proc, ProcSet, Queued, Req, Unexpected};
+pub(crate) use lib_io::ProcSet;
 pub(crate) use pull::{Pull, Serve};
 pub use trace::{Record, TraceCfg, Tracer, What, TRACK_NIC_TX, TRACK_RX_QUEUE};
 pub(crate) use wire_path::Frame;
 
 use crate::config::{Scenario, Workload};
 use crate::engine::{EventQueue, Origin, SimRng};
-use crate::host::{CacheCosts, CacheStats, HostLines, Obj, Topology};
+use crate::host::{CacheCosts, CacheStats, HostLines, Obj, Topology, TxPath};
 use crate::interrupt::{self, Check};
+use crate::library::{Output, Proc};
 use crate::net::Network;
 use crate::nic::steering::Steering;
 use crate::nic::Nic;
 use crate::time::{Duration, Instant};
 use crate::{Metrics, SimError};
-
-/// `LibEvent::writer_die` of events the NIC wrote straight to memory.
-pub(crate) const WRITER_MEMORY: u16 = u16::MAX;
 
 /// The event origin of the network (frames arriving at a NIC). Hosts use
 /// their index as origin (at most 1,024, `config::Platform::validate`);
@@ -291,11 +284,8 @@ pub(crate) struct HostState {
     /// Application CPU time: library/compute segments and spinning.
     pub app_time: Duration,
     pub cache: CacheStats,
-    pub tx_obj: Obj,
-    /// The core working on the send-path state, and until when.
-    pub tx_hold: (u16, Instant),
-    /// Touches of the send-path state that found another die working on it.
-    pub tx_contended: u64,
+    /// The send-path state its cores share.
+    pub tx: TxPath,
     /// NAPI/driver receive state, one per queue.
     pub napi_objs: Vec<Obj>,
     pub irq_raised: u64,
@@ -394,6 +384,8 @@ pub struct World {
     pub(crate) trace: Option<Box<Tracer>>,
     /// The \[LCI] NI clocks (`nic.clock_period_us` > 0), their counters.
     pub(crate) clock: Option<Box<clock::Clock>>,
+    /// The outputs of the library calls under way (`lib_io`), reused.
+    pub(crate) lib_out: Vec<Output>,
     /// The \[LCI] stack, when the hosts run it (`Workload::LciStack`).
     pub(crate) lci: Option<Box<crate::lci::Stack>>,
 }
@@ -496,16 +488,8 @@ impl World {
             let mut who = Vec::new();
             for (h, hs) in self.hosts.iter().enumerate() {
                 for pr in &hs.procs {
-                    if !pr.finished {
-                        who.push(format!(
-                            "host {h}: {:?}, {} outstanding, waiting for <= {:?}, {} unexpected, {} early, medium {:?}",
-                            pr.state,
-                            pr.outstanding,
-                            pr.wait,
-                            pr.unexpected.len(),
-                            pr.early.len(),
-                            pr.medium
-                        ));
+                    if !pr.finished() {
+                        who.push(format!("host {h}: {}", pr.describe()));
                     }
                 }
             }

@@ -1,5 +1,6 @@
 //! Large messages: the drivers' pull protocol. The receiver's library
-//! starts a pull handle (`start_pull`); the receiver's driver requests blocks
+//! asks for a pull handle (`open_pull`) and starts it (`pull_start`); the
+//! receiver's driver requests blocks
 //! of replies and re-requests them on a timeout; the sender's driver (or its
 //! NIC, native MX) serves each request with a block of pull replies; the last
 //! reply (or the copy engine's last copy) completes the pull.
@@ -7,10 +8,11 @@
 //! This file owns the pulls' addressing, frames, timer events and copies
 //! (I/OAT). Which replies and blocks are wanted and due is decided by
 //! `crate::proto::{PullHandle, PullServe}`; pricing lives in `kernel` and
-//! `lib_path`.
+//! `crate::library`.
 
-use super::{Ev, KWork, LibEvent, Out, World, WRITER_MEMORY};
+use super::{Ev, KWork, World};
 use crate::host::{Obj, ObjClass};
+use crate::library::{LibEvent, WRITER_MEMORY};
 use crate::proto::{Kind, Msg, OnReply, OnTimer, PullHandle, PullServe, RESENDS_MAX};
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, OmxBody, PacketKind};
@@ -54,14 +56,17 @@ pub(crate) struct Serve {
 }
 
 impl World {
-    pub(super) fn start_pull(&mut self, now: Instant, h: usize, p: usize, req: u32, ev: LibEvent) {
+    /// Endpoint `ep` of host `h` asks for a pull handle for its receive
+    /// `req` of the rendezvous `ev` (`crate::library::Output::OpenPull`):
+    /// the handle, and its blocks.
+    pub(super) fn open_pull(&mut self, now: Instant, h: usize, ep: u8, req: u32, ev: LibEvent) -> (u32, u32) {
         let size = ev.msg.size;
         let replies = self.c.layout.pull_reply_count(size as usize) as u32;
         let (peer_host, peer_ep) = self.ranks[ev.peer as usize];
         let hd = Pull {
             proto: PullHandle::new(now, replies, self.c.layout.block_replies as u32),
             host: h as u16,
-            ep: self.hosts[h].procs[p].ep,
+            ep,
             req,
             peer_host,
             peer_ep,
@@ -80,13 +85,7 @@ impl World {
             self.handle_objs.push(Obj::new(ObjClass::PullHandle));
             (self.handles.len() - 1) as u32
         };
-        let pr = &mut self.hosts[h].procs[p];
-        if pr.pulls_active < self.c.lib.max_pulls {
-            pr.pulls_active += 1;
-            pr.outbox.push_back(Out::PullStart { handle: id });
-        } else {
-            pr.pulls_waiting.push_back(id);
-        }
+        (id, self.handles[id as usize].proto.blocks())
     }
 
     /// The library's pull start was handed to the driver: it requests the
