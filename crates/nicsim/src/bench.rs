@@ -217,7 +217,7 @@ mod tests {
         let s = crate::Scenario::from_toml(&scale_scenario(kind, n).unwrap()).unwrap();
         let mut w = crate::sim::World::new(&s);
         w.run().unwrap();
-        w.completions as f64 / 2.0 / n as f64
+        w.run.completions as f64 / 2.0 / n as f64
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! afterwards lives in their own files.
 
 use super::echo::ECHO_HOST;
-use super::{Core, Costs, Drops, Echo, Ev, Flood, HostState, PolicyFactory, ProcSet, World, NO_RANK};
+use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, ProcSet, Pulls, Ranks, Run, Wire, World};
 use crate::config::{LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
@@ -70,7 +70,7 @@ impl World {
     ) -> Result<Self, crate::SimError> {
         let pcap = s.pcap.as_deref().map(super::pcap_sink::PcapSink::create).transpose()?;
         let mut w = Self::assemble(s, policy, trace);
-        w.pcap = pcap.map(Box::new);
+        w.wire.pcap = pcap.map(Box::new);
         Ok(w)
     }
 
@@ -189,42 +189,25 @@ impl World {
         });
         let mut w = World {
             q: EventQueue::new(),
-            rng: SimRng::new(s.seed),
-            net: Network::new(&p.link, &s.times.link, hosts_n, p.grid.as_ref()),
             hosts,
             topo,
             cc: CacheCosts::new(&s.times.cache),
             c,
-            frames: Vec::with_capacity(1024),
-            free_frames: Vec::new(),
-            live_frames: 0,
-            frames_sent: 0,
-            irq_raised_all: 0,
-            frames_handled: 0,
-            drops: Drops::default(),
-            handles: Vec::new(),
-            handle_objs: Vec::new(),
-            free_handles: Vec::new(),
-            serves: Vec::new(),
-            free_serves: Vec::new(),
-            pcap: None,
-            workload: s.workload,
-            flood: None,
-            replay: None,
-            loss: s.loss,
-            reorder: s.reorder,
+            wire: Wire {
+                net: Network::new(&p.link, &s.times.link, hosts_n, p.grid.as_ref()),
+                rng: SimRng::new(s.seed),
+                loss: s.loss,
+                reorder: s.reorder,
+                jitter: s.jitter,
+                direct_switch: hosts_n <= 2 && s.loss == 0.0 && s.reorder == 0.0 && s.jitter.is_zero(),
+                pcap: None,
+            },
+            frames: Frames::with_capacity(1024),
+            pulls: Pulls::default(),
+            ranks: Ranks::new(hosts_n),
+            run: Run::new(s.workload),
             programs_left: 0,
-            completions: 0,
-            wire_bytes: 0,
-            medium_msgs: 0,
-            medium_one_irq: 0,
-            jitter: s.jitter,
-            direct_switch: hosts_n <= 2 && s.loss == 0.0 && s.reorder == 0.0 && s.jitter.is_zero(),
-            ranks: Vec::new(),
-            rank_of: vec![vec![NO_RANK; ENDPOINTS]; hosts_n],
-            busy_at_mark: [[Duration::ZERO; 2]; 2],
-            failed: None,
-            ring_full_at_progress: 0,
+            replay: None,
             trace,
             clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup))),
             lib_out: Vec::new(),
@@ -245,8 +228,7 @@ impl World {
                 let e = p.emo_cfg();
                 let copy_ns_per_byte = e.nic_copy_cycles_per_byte * 1e3 / e.nic_clock_mhz;
                 w.hosts[ECHO_HOST].echo = Some(Echo::new(at, copy_ns_per_byte));
-                w.rank_of[ECHO_HOST][0] = w.ranks.len() as u16;
-                w.ranks.push((ECHO_HOST as u16, 0));
+                w.ranks.add(ECHO_HOST as u16, 0);
             }
             Workload::Stream { size, messages, warmup, window } => {
                 w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup, window));
@@ -346,7 +328,7 @@ impl World {
                 }
             }
             Workload::Flood { packets, gap, packet_bytes } => {
-                w.flood = Some(Flood::new(packets, gap, packet_bytes));
+                w.run.flood = Some(Flood::new(packets, gap, packet_bytes));
                 w.q.push(Instant::ZERO, Flood::origin(), Ev::FloodTick);
             }
             // The frames come with `World::start_replay` (`replay::run_replay`).
@@ -356,8 +338,8 @@ impl World {
             // The stack's NIs send on the world's network, the platform's
             // grid (every LCI-family platform has one).
             Workload::LciStack => {
-                debug_assert!(s.lci.is_some() && w.net.grid.is_some());
-                if let (Some(l), Some(grid)) = (&s.lci, w.net.grid.take()) {
+                debug_assert!(s.lci.is_some() && w.wire.net.grid.is_some());
+                if let (Some(l), Some(grid)) = (&s.lci, w.wire.net.grid.take()) {
                     w.start_lci(crate::lci::Stack::new(l, grid));
                 }
             }
@@ -378,10 +360,7 @@ impl World {
 
     pub(super) fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {
         let hosts = self.hosts.len();
-        // The configuration caps the ranks below `NO_RANK`.
-        let rank = u16::try_from(self.ranks.len()).ok().filter(|&r| r != NO_RANK).expect("at most MAX_RANKS ranks");
-        self.ranks.push((host, ep));
-        self.rank_of[host as usize][ep as usize] = rank;
+        let rank = self.ranks.add(host, ep);
         let hs = &mut self.hosts[host as usize];
         let idx = hs.procs.len() as u16;
         // The protocol state is resized to the rank count by `new`.

@@ -16,7 +16,7 @@
 //! signal's price and what it does to the process, and the clock's
 //! counters. The decision is `crate::nic::timers::ClockPolicy`'s; the timers
 //! are the library's (`crate::proto::Endpoint`, run by `protocol_timers` in
-//! `lib_send`); the interrupt's kernel work runs on the process's core as
+//! `crate::library`); the interrupt's kernel work runs on the process's core as
 //! `KWork::Signal` (`kernel`).
 
 use super::{Ev, KWork, World};

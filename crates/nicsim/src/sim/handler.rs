@@ -73,8 +73,8 @@ impl World {
                 // A stale reply (its handle since reused by another
                 // host) finds no handle here: the handler drops it.
                 let i = dst_pull_handle as usize;
-                let mine = self.handles.get(i).is_some_and(|hd| hd.host as usize == h);
-                if let Some(obj) = self.handle_objs.get_mut(i).filter(|_| mine) {
+                let mine = self.pulls.handles.get(i).is_some_and(|hd| hd.host as usize == h);
+                if let Some(obj) = self.pulls.objs.get_mut(i).filter(|_| mine) {
                     cost += self.cc.access(&self.topo, &mut hs.cache, obj, at, Kernel, c.cache.pull_lines);
                 }
             }
@@ -97,14 +97,14 @@ impl World {
             self.replay_handled(now, frame);
         }
         self.free_frame(frame);
-        self.frames_handled += 1;
+        self.frames.handled += 1;
         let hs = &mut self.hosts[h];
         hs.rx_frames += 1;
         let Some(repr) = parsed else {
             // A replayed frame that is not Open-MX is generic traffic,
             // delivered here (`replay`); any other is malformed.
             if self.replay.is_none() {
-                self.drops.malformed += 1;
+                self.frames.drops.malformed += 1;
             }
             return;
         };
@@ -114,7 +114,7 @@ impl World {
         }
         let ep = repr.body.dst_endpoint();
         let Some(p) = hs.eps[ep as usize] else {
-            self.drops.no_endpoint += 1;
+            self.frames.drops.no_endpoint += 1;
             return;
         };
         let p = p as usize;
@@ -124,9 +124,9 @@ impl World {
             self.hosts[h].procs[p].nic_writes_ring();
         }
         let src_ep = repr.body.src_endpoint().unwrap_or(0);
-        let peer = self.rank_of[src as usize][src_ep as usize];
+        let peer = self.ranks.at(src as usize, src_ep as usize);
         if peer == NO_RANK && !matches!(repr.body, OmxBody::Pull { .. } | OmxBody::PullReply { .. }) {
-            self.drops.no_endpoint += 1;
+            self.frames.drops.no_endpoint += 1;
             return;
         }
         match Msg::parse(&repr.body) {
@@ -134,7 +134,7 @@ impl World {
                 if self.hosts[h].procs[p].ring_full() {
                     // The library did not release slots fast enough: the
                     // frame is dropped and the sender resends it.
-                    self.drops.event_queue_full += 1;
+                    self.frames.drops.event_queue_full += 1;
                     return;
                 }
                 self.post_event(now, h, p, LibEvent { msg, peer, writer_die: die, irq_stamp })

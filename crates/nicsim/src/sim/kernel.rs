@@ -367,7 +367,7 @@ impl World {
                 unreachable!("queued only as Napi")
             }
             KWork::PullReply { serve } => {
-                if !self.serves[serve as usize].live {
+                if !self.pulls.serves[serve as usize].live {
                     return None;
                 }
                 let send = self.c.host.driver_tx + self.c.nic.doorbell;

@@ -91,7 +91,7 @@ impl World {
             cache: &mut hs.cache,
             tx: &mut hs.tx,
             kernel_lines: &mut hs.lines.kernel,
-            ranks: &self.ranks,
+            ranks: self.ranks.all(),
             clock: self.clock.is_some(),
             out: &mut self.lib_out,
         };
@@ -132,20 +132,20 @@ impl World {
                     self.hosts[h].procs[p].pull_opened(handle, blocks, self.c.lib.max_pulls);
                 }
                 Output::PullStart { handle } => self.pull_start(now, h, handle),
-                Output::Completed => self.completions += 1,
+                Output::Completed => self.run.completions += 1,
                 Output::Medium { one_irq } => {
-                    self.medium_msgs += 1;
-                    self.medium_one_irq += one_irq as u64;
+                    self.run.medium_msgs += 1;
+                    self.run.medium_one_irq += one_irq as u64;
                 }
-                Output::Duplicates { n } => self.drops.duplicate += n,
+                Output::Duplicates { n } => self.frames.drops.duplicate += n,
                 Output::ProgramDone => self.programs_left -= 1,
                 Output::Mark { label } => {
                     let i = label as usize;
-                    for (hb, hs) in self.busy_at_mark[i].iter_mut().zip(&self.hosts) {
+                    for (hb, hs) in self.run.busy_at_mark[i].iter_mut().zip(&self.hosts) {
                         *hb = hs.kernel_time + hs.app_time + hs.spin_time;
                     }
                     // Interrupts raised so far on this host, and on every host.
-                    let (own, all) = (self.hosts[h].irq_raised, self.irq_raised_all);
+                    let (own, all) = (self.hosts[h].irq_raised, self.run.irq_raised_all);
                     self.hosts[h].procs[p].set_mark_irqs(i, own, all);
                 }
                 Output::Stall { core, stall } => self.hosts[h].cores[core as usize].stall += stall,

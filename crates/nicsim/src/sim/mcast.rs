@@ -55,7 +55,7 @@ impl World {
     pub(super) fn nic_forward(&mut self, now: Instant, h: usize, src: u16, repr: &FrameRepr) -> Option<Instant> {
         let table = self.hosts[h].nic.forwarding?;
         let (root, _) = retarget(&repr.body, 0)?;
-        let me = self.rank_of[h][repr.body.dst_endpoint() as usize];
+        let me = self.ranks.at(h, repr.body.dst_endpoint() as usize);
         if me == NO_RANK {
             return None;
         }

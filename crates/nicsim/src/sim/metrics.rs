@@ -24,13 +24,13 @@ impl World {
         if let Some(s) = &self.lci {
             return s.check_invariants();
         }
-        let d = &self.drops;
+        let d = &self.frames.drops;
         let dropped_before_handler = d.loss + d.ring_full + d.malformed;
-        let accounted = self.frames_handled + dropped_before_handler + self.live_frames;
-        if self.frames_sent != accounted {
+        let accounted = self.frames.handled + dropped_before_handler + self.frames.live;
+        if self.frames.sent != accounted {
             return Err(SimError(format!(
                 "invariant: {} frames sent but {} handled + {} dropped + {} in flight",
-                self.frames_sent, self.frames_handled, dropped_before_handler, self.live_frames
+                self.frames.sent, self.frames.handled, dropped_before_handler, self.frames.live
             )));
         }
         for (i, h) in self.hosts.iter().enumerate() {
@@ -65,7 +65,7 @@ impl World {
     /// metrics stay as they were.
     fn bound_metrics(&self, m: &mut Metrics) {
         let resent: u64 = self.hosts.iter().flat_map(|h| &h.procs).map(|p| p.resent()).sum();
-        let d = &self.drops;
+        let d = &self.frames.drops;
         if resent == 0 && d.event_queue_full == 0 && d.ring_full == 0 && d.loss == 0 {
             return;
         }
@@ -79,7 +79,7 @@ impl World {
         m.set("peak_unexpected", peak(|p| p.unexpected));
         m.set("peak_early", peak(|p| p.early));
         m.set("peak_need_region", peak(|p| p.need_region));
-        m.set("peak_frames_live", self.frames.len() as f64);
+        m.set("peak_frames_live", self.frames.slots() as f64);
     }
 
     pub(crate) fn metrics(&self) -> Metrics {
@@ -88,13 +88,13 @@ impl World {
             return s.metrics(self.q.now(), self.q.popped());
         }
         let mut m = Metrics::default();
-        debug_assert_eq!(self.irq_raised_all, self.hosts.iter().map(|h| h.irq_raised).sum::<u64>());
-        m.set("interrupts", self.irq_raised_all as f64);
+        debug_assert_eq!(self.run.irq_raised_all, self.hosts.iter().map(|h| h.irq_raised).sum::<u64>());
+        m.set("interrupts", self.run.irq_raised_all as f64);
         m.set("sim_time_us", self.q.now().as_us_f64());
         m.set("events", self.q.popped() as f64);
         m.set("queue_peak", self.q.peak() as f64);
-        m.set("frames", self.frames_sent as f64);
-        let d = &self.drops;
+        m.set("frames", self.frames.sent as f64);
+        let d = &self.frames.drops;
         m.set("dropped", (d.loss + d.ring_full + d.malformed + d.no_endpoint + d.event_queue_full) as f64);
         m.set("dropped_loss", d.loss as f64);
         m.set("dropped_ring_full", d.ring_full as f64);
@@ -181,16 +181,16 @@ impl World {
             m.set("rx_poll_lines", frames * ours.1 as f64);
             m.set("rx_poll_lines_ring", frames * ring.1 as f64);
         }
-        if self.medium_msgs > 0 {
-            m.set("medium_messages", self.medium_msgs as f64);
-            m.set("deferral_success_rate", self.medium_one_irq as f64 / self.medium_msgs as f64);
+        if self.run.medium_msgs > 0 {
+            m.set("medium_messages", self.run.medium_msgs as f64);
+            m.set("deferral_success_rate", self.run.medium_one_irq as f64 / self.run.medium_msgs as f64);
         }
-        match self.workload {
+        match self.run.workload {
             Workload::PingPong { size, iterations, .. } | Workload::Echo { size, iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
                 if let (Some(a), Some(b)) = (pr.mark(0), pr.mark(1)) {
                     let half_rtt = (b - a).as_us_f64() / (2 * iterations) as f64;
-                    let least = self.net.link_bound().least_secs(1, size) * 1e6;
+                    let least = self.wire.net.link_bound().least_secs(1, size) * 1e6;
                     if half_rtt > 0.0 && half_rtt >= least {
                         m.set("latency_us", half_rtt);
                         m.set("throughput_MiBps", size as f64 / (half_rtt * 1e-6) / MIB);
@@ -210,7 +210,7 @@ impl World {
                     // a cycle soaker between the marks (kernel + library time).
                     let span = (b - a).as_s_f64();
                     for i in 0..2 {
-                        let busy = (self.busy_at_mark[1][i].saturating_sub(self.busy_at_mark[0][i])).as_s_f64();
+                        let busy = (self.run.busy_at_mark[1][i].saturating_sub(self.run.busy_at_mark[0][i])).as_s_f64();
                         let cores = self.hosts[i].cores.len() as f64;
                         m.ratio(&format!("host{i}_cpu_pct"), 100.0 * busy, span * cores, NO_TIMED_TIME);
                     }
@@ -223,7 +223,7 @@ impl World {
                 if let Some(end) = pr.mark(1) {
                     let secs = (end - start).as_s_f64();
                     let irq = pr.irqs_between_marks() as f64;
-                    let link = self.net.link_bound();
+                    let link = self.wire.net.link_bound();
                     match stream_unmeasurable(messages, warmup, window as u64, size, secs, &link) {
                         None => {
                             let rate = messages as f64 / secs;
@@ -270,7 +270,7 @@ impl World {
                 }
             }
             Workload::Flood { .. } => {
-                if let Some(f) = &self.flood {
+                if let Some(f) = &self.run.flood {
                     let to = &self.hosts[super::flood::Flood::TO];
                     let packets = f.packets() as f64;
                     let none = "the flood sent no packet; raise workload.packets";
@@ -284,7 +284,7 @@ impl World {
                 if let Some(end) = end {
                     m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
                 }
-                if !matches!(self.workload, Workload::FftAlltoall { .. }) {
+                if !matches!(self.run.workload, Workload::FftAlltoall { .. }) {
                     m.set("mcast_forwards", self.hosts.iter().map(|h| h.nic.forwards).sum::<u64>() as f64);
                 }
             }

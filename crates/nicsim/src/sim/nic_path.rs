@@ -25,7 +25,7 @@ impl World {
         let repr = match f.parsed {
             Some(r) => r,
             None => {
-                self.drops.malformed += 1;
+                self.frames.drops.malformed += 1;
                 self.free_frame(frame);
                 return;
             }
@@ -73,7 +73,7 @@ impl World {
                 self.flow_hold(now, h, frame, qi);
                 return;
             }
-            self.drops.ring_full += 1;
+            self.frames.drops.ring_full += 1;
             self.free_frame(frame);
             return;
         }
@@ -187,7 +187,7 @@ impl World {
             // The queue scheduled NAPI if the interrupt reports frames.
             hs.irq_rx += out.rx as u64;
             hs.irq_raised += 1;
-            self.irq_raised_all += 1;
+            self.run.irq_raised_all += 1;
             let at = now + hs.nic.irq_delivery;
             self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });
             if let Some(t) = self.trace.as_deref_mut() {
@@ -218,7 +218,7 @@ impl World {
             }
             Some(Hold::Queued) => {}
             Some(Hold::Overflow) | None => {
-                self.drops.ring_full += 1;
+                self.frames.drops.ring_full += 1;
                 self.free_frame(frame);
             }
         }

@@ -28,7 +28,7 @@ fn work_per_message(text: &str) -> (f64, u64, u64) {
         .sum();
     let resent: u64 = procs().map(|p| p.proto.resent).sum();
     // Every request completed is one end of a message (send or receive).
-    let messages = w.completions / 2;
+    let messages = w.run.completions / 2;
     (work as f64 / messages as f64, messages, resent)
 }
 
