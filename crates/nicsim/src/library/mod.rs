@@ -31,8 +31,10 @@ mod process;
 mod recv;
 mod send;
 mod step;
+#[cfg(test)]
+mod tests;
 
-pub(crate) use process::{Action, LibEvent, Notice, PState, Peaks, Proc, Step, WRITER_MEMORY};
+pub(crate) use process::{Action, LibEvent, Notice, PState, Peaks, Proc, Step, Writer};
 
 use crate::costs::Costs;
 use crate::host::{CacheCosts, CacheStats, Obj, Topology, TxPath};

@@ -17,8 +17,22 @@ use crate::time::{Duration, Instant};
 use crate::workload::{Op, Program};
 use std::collections::VecDeque;
 
-/// `LibEvent::writer_die` of events the NIC wrote straight to memory.
-pub(crate) const WRITER_MEMORY: u16 = u16::MAX;
+/// Who wrote a ring event and its data: the handler on a core of this
+/// die (its cache holds them), or the NIC itself, straight to memory
+/// (native MX, or a pull the copy engine completed into memory). Two
+/// bytes: a host has at most 64 dies (topology validation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Writer {
+    Die(u8),
+    Memory,
+}
+
+impl Writer {
+    /// The handler on die `die` wrote it.
+    pub(crate) fn die(die: u16) -> Self {
+        Writer::Die(die as u8)
+    }
+}
 
 /// A library event in an endpoint's shared event ring: a message header and
 /// where it came from.
@@ -27,8 +41,8 @@ pub(crate) struct LibEvent {
     pub msg: Msg,
     /// The sender's rank.
     pub peer: u16,
-    /// The die whose cache holds the event and its data (the handler's).
-    pub writer_die: u16,
+    /// Where the event and its data are (the handler's die, or memory).
+    pub writer: Writer,
     /// The frame's interrupt stamp (see `Frame::irq_stamp`).
     pub irq_stamp: u32,
 }

@@ -9,7 +9,7 @@
 //! applies.
 
 use super::indexes::{MediumRx, MediumTarget};
-use super::process::{LibEvent, Out, Proc, Unexpected, WRITER_MEMORY};
+use super::process::{LibEvent, Out, Proc, Unexpected, Writer};
 use super::{Cx, Output};
 use crate::host::{Cpu, Owner, Side};
 use crate::proto::{AckPlan, Arrival, Kind};
@@ -59,9 +59,9 @@ impl Proc {
             Kind::Tiny => {
                 let app = &mut lines.app;
                 cc.touch(cache, app, at, Side::User, cc.lines(data));
-                cc.copy_time(ev.writer_die == at.die, data)
+                cc.copy_time(ev.writer == Writer::die(at.die), data)
             }
-            Kind::Small | Kind::MediumFrag if ev.writer_die == WRITER_MEMORY => {
+            Kind::Small | Kind::MediumFrag if ev.writer == Writer::Memory => {
                 let mut dma = crate::host::Obj::dma_written(cache, Owner::Memory);
                 cc.copy(cache, &mut dma, Some(&mut lines.app), at, Side::User, data)
             }

@@ -10,7 +10,7 @@
 //! `crate::proto::Endpoint`; headers in `crate::proto::Msg`; the frame on
 //! the wire in `crate::sim` (`Output::Transmit`).
 
-use super::process::{LibEvent, Out, Proc};
+use super::process::{LibEvent, Out, Proc, Writer};
 use super::{Cx, Output};
 use crate::proto::{Due, Kind, Msg, SentMsg};
 use crate::time::{Duration, Instant};
@@ -170,7 +170,7 @@ impl Proc {
                 let (ph, pep) = cx.ranks[peer as usize];
                 let die = cx.topo.die_of(self.core);
                 let msg = Msg { tag, size, ..Msg::new(Kind::Shm) };
-                let ev = LibEvent { msg, peer: self.rank, writer_die: die, irq_stamp: 0 };
+                let ev = LibEvent { msg, peer: self.rank, writer: Writer::die(die), irq_stamp: 0 };
                 cx.emit(Output::Local { host: ph, ep: pep, ev });
                 self.complete(cx, rdma);
             }

@@ -9,10 +9,29 @@
 //! work on a core (`kernel`) nor act on the event (`crate::library`).
 
 use super::{World, NO_RANK};
-use crate::library::{LibEvent, Notice, WRITER_MEMORY};
+use crate::library::{LibEvent, Notice, Writer};
 use crate::proto::Msg;
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
+
+/// What handles a received frame: the bottom half on a core, or the NIC
+/// itself (native MX: its firmware writes the event and the data to user
+/// memory and serves pulls, without the host's CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RxBy {
+    Core(usize),
+    Nic,
+}
+
+impl RxBy {
+    /// Where what it writes is: the core's die, or memory.
+    pub(crate) fn writer(self, topo: &crate::host::Topology) -> Writer {
+        match self {
+            RxBy::Core(core) => Writer::die(topo.die_of(core as u16)),
+            RxBy::Nic => Writer::Memory,
+        }
+    }
+}
 
 impl World {
     /// CPU cost of the driver and the Open-MX handler for received frame
@@ -90,7 +109,7 @@ impl World {
         cost
     }
 
-    pub(super) fn handle_frame(&mut self, now: Instant, h: usize, core: usize, frame: u32) {
+    pub(super) fn handle_frame(&mut self, now: Instant, h: usize, by: RxBy, frame: u32) {
         let (src, irq_stamp) = (self.frames[frame as usize].src, self.frames[frame as usize].irq_stamp);
         let parsed = self.frames[frame as usize].parsed;
         if self.replay.is_some() {
@@ -118,9 +137,8 @@ impl World {
             return;
         };
         let p = p as usize;
-        // The NIC itself (native MX) writes to memory: WRITER_MEMORY.
-        let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
-        if core == usize::MAX {
+        let writer = by.writer(&self.topo);
+        if by == RxBy::Nic {
             self.hosts[h].procs[p].nic_writes_ring();
         }
         let src_ep = repr.body.src_endpoint().unwrap_or(0);
@@ -137,7 +155,7 @@ impl World {
                     self.frames.drops.event_queue_full += 1;
                     return;
                 }
-                self.post_event(now, h, p, LibEvent { msg, peer, writer_die: die, irq_stamp })
+                self.post_event(now, h, p, LibEvent { msg, peer, writer, irq_stamp })
             }
             None => match repr.body {
                 OmxBody::Pull {
@@ -146,10 +164,10 @@ impl World {
                     let local_ep = repr.body.dst_endpoint();
                     let size = total_length as u64;
                     let (first, len) = (first_frame_offset, block_length);
-                    self.serve_pull(now, h, core, src, local_ep, size, first, len, src_pull_handle, src_magic);
+                    self.serve_pull(now, h, by, src, local_ep, size, first, len, src_pull_handle, src_magic);
                 }
                 OmxBody::PullReply { msg_offset, dst_pull_handle, .. } => {
-                    self.pull_reply_arrived(now, h, core, dst_pull_handle, msg_offset);
+                    self.pull_reply_arrived(now, h, by, dst_pull_handle, msg_offset);
                 }
                 _ => unreachable!("every other body is a library message"),
             },

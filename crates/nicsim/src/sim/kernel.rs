@@ -16,7 +16,7 @@
 //! nor its price (`handler`, `handler_cost`), nor what the library runs
 //! (`crate::library`).
 
-use super::{Ev, World};
+use super::{Ev, RxBy, World};
 use crate::engine::EventQueue;
 use crate::host::Segment;
 use crate::library::PState;
@@ -392,7 +392,7 @@ impl World {
                 let cs = &mut self.hosts[h].cores[core];
                 cs.kq.push_front(KWork::Napi { q, budget });
                 cs.tail = self.c.host.driver_rx_tail;
-                self.handle_frame(now, h, core, frame);
+                self.handle_frame(now, h, RxBy::Core(core), frame);
             }
             KWork::EntryTxDone { q, budget, .. } => {
                 self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
@@ -405,7 +405,7 @@ impl World {
                 let at = now + self.c.gro_flush;
                 self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 });
             }
-            KWork::PullReply { serve } => self.send_pull_reply(now, h, core, serve),
+            KWork::PullReply { serve } => self.send_pull_reply(now, h, RxBy::Core(core), serve),
             KWork::Signal { p } => self.signal_done(now, h, p as usize),
             KWork::HardIrq { q, rx } => {
                 // put_be32(htonl(3), ss->irq_claim + 1), then the softirq.

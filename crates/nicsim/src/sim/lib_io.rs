@@ -205,7 +205,7 @@ impl World {
             Action::BusyPoll(entry) => {
                 if let RingEntry::Rx(frame) = entry {
                     let core = self.hosts[h].procs[p].core() as usize;
-                    self.handle_frame(now, h, core, frame);
+                    self.handle_frame(now, h, super::RxBy::Core(core), frame);
                 }
             }
             _ => self.lib_call(now, h, p, |pr, cx| pr.apply(cx, action)),

@@ -73,6 +73,7 @@ pub use replay::{frame_time_ns, run_replay, ReplayFrame, ReplayKind, ReplaySerie
 pub(crate) use crate::costs::Costs;
 pub(crate) use echo::Echo;
 pub(crate) use flood::Flood;
+pub(crate) use handler::RxBy;
 pub(crate) use kernel::{Core, KWork};
 pub(crate) use lib_io::ProcSet;
 pub(crate) use pull::Pulls;
@@ -168,7 +169,7 @@ pub(crate) enum Ev {
     PullCopied {
         handle: u32,
         host: u16,
-        /// The writer's die, `u8::MAX` for memory (WRITER_MEMORY).
+        /// The writer's die, `u8::MAX` for memory (`Writer::Memory`).
         die: u8,
     },
     FloodTick,

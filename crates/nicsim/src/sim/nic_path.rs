@@ -12,7 +12,7 @@
 //! (`crate::nic::flow`); what the core does with the interrupt lives in
 //! `kernel`.
 
-use super::{Ev, What, World};
+use super::{Ev, RxBy, What, World};
 use crate::config::EchoAt;
 use crate::nic::flow::{Held, Hold};
 use crate::nic::{Nic, Outcome};
@@ -109,7 +109,7 @@ impl World {
         if self.c.native {
             // OS-bypass: the event (and small data) is already in user
             // memory; no ring, no coalescing, no interrupt.
-            self.handle_frame(now, h, usize::MAX, frame);
+            self.handle_frame(now, h, RxBy::Nic, frame);
             return;
         }
         let other_pending = nic.other_pending();

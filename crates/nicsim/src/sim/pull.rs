@@ -10,9 +10,10 @@
 //! `crate::proto::{PullHandle, PullServe}`; pricing lives in `kernel` and
 //! `crate::library`.
 
+use super::RxBy;
 use super::{Ev, KWork, World};
 use crate::host::{Obj, ObjClass};
-use crate::library::{LibEvent, WRITER_MEMORY};
+use crate::library::{LibEvent, Writer};
 use crate::proto::{Kind, Msg, OnReply, OnTimer, PullHandle, PullServe, RESENDS_MAX};
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, OmxBody, PacketKind};
@@ -155,7 +156,7 @@ impl World {
         &mut self,
         now: Instant,
         h: usize,
-        core: usize,
+        by: RxBy,
         dst: u16,
         ep: u8,
         size: u64,
@@ -179,15 +180,17 @@ impl World {
             // The NIC firmware serves the pull: every reply goes straight to
             // its transmit queue, no host CPU.
             while self.pulls.serves[id as usize].live {
-                self.send_pull_reply(now, h, usize::MAX, id);
+                self.send_pull_reply(now, h, RxBy::Nic, id);
             }
             return;
         }
         // The handler sends the replies inline, before the poll goes on.
-        self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve: id });
+        if let RxBy::Core(core) = by {
+            self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve: id });
+        }
     }
 
-    pub(super) fn send_pull_reply(&mut self, now: Instant, h: usize, core: usize, serve: u32) {
+    pub(super) fn send_pull_reply(&mut self, now: Instant, h: usize, by: RxBy, serve: u32) {
         let s = &mut self.pulls.serves[serve as usize];
         let r = s.proto.next_reply();
         let (dst, ep) = (s.dst, s.ep);
@@ -208,7 +211,7 @@ impl World {
         self.frames[id as usize].src_ep = ep;
         self.transmit(now, h, id);
         if !r.done {
-            if core != usize::MAX {
+            if let RxBy::Core(core) = by {
                 self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve });
             }
         } else {
@@ -216,7 +219,7 @@ impl World {
         }
     }
 
-    pub(super) fn pull_reply_arrived(&mut self, now: Instant, h: usize, core: usize, handle: u32, offset: u32) {
+    pub(super) fn pull_reply_arrived(&mut self, now: Instant, h: usize, by: RxBy, handle: u32, offset: u32) {
         let per = self.c.layout.pull_reply as u32;
         let Some(hd) = self.pulls.handles.get_mut(handle as usize).filter(|hd| hd.proto.live() && hd.host == h as u16)
         else {
@@ -239,13 +242,16 @@ impl World {
         }
         match on {
             OnReply::Complete => {
-                let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
+                let writer = by.writer(&self.topo);
                 if hd.copies_done > now {
                     let at = hd.copies_done;
-                    let die = if die == WRITER_MEMORY { u8::MAX } else { die as u8 };
+                    let die = match writer {
+                        Writer::Die(d) => d,
+                        Writer::Memory => u8::MAX,
+                    };
                     self.q.push(at, h as u32, Ev::PullCopied { host: h as u16, handle, die });
                 } else {
-                    self.pull_done(now, h, handle, die);
+                    self.pull_done(now, h, handle, writer);
                 }
             }
             OnReply::Request(blocks) => {
@@ -265,19 +271,19 @@ impl World {
     /// (`Ev::PullCopied`, whose `die` is the writer's die, `u8::MAX` for
     /// memory).
     pub(super) fn pull_copied(&mut self, now: Instant, h: usize, handle: u32, die: u8) {
-        let die = if die == u8::MAX { WRITER_MEMORY } else { die as u16 };
-        self.pull_done(now, h, handle, die)
+        let writer = if die == u8::MAX { Writer::Memory } else { Writer::Die(die) };
+        self.pull_done(now, h, handle, writer)
     }
 
     /// Every reply of a pull is in the receive buffer: tell the library.
-    pub(super) fn pull_done(&mut self, now: Instant, h: usize, handle: u32, die: u16) {
+    pub(super) fn pull_done(&mut self, now: Instant, h: usize, handle: u32, writer: Writer) {
         let hd = &self.pulls.handles[handle as usize];
         let p = self.hosts[h].eps[hd.ep as usize];
         let msg = Msg { seq: hd.req, size: hd.size, rdma: hd.rdma_id as u32, ..Msg::new(Kind::PullDone) };
         let peer = self.ranks.at(hd.peer_host as usize, hd.peer_ep as usize);
         self.pulls.close(handle);
         if let Some(p) = p {
-            self.post_event(now, h, p as usize, LibEvent { msg, peer, writer_die: die, irq_stamp: 0 });
+            self.post_event(now, h, p as usize, LibEvent { msg, peer, writer, irq_stamp: 0 });
         }
     }
 

@@ -72,7 +72,12 @@ fn bookkeeping_work_per_message_does_not_grow_with_the_rank_count() {
 }
 
 fn ev(peer: u16, seq: u32, tag: u64) -> LibEvent {
-    LibEvent { msg: Msg { seq, tag, ..Msg::new(Kind::Tiny) }, peer, writer_die: 0, irq_stamp: 0 }
+    LibEvent {
+        msg: Msg { seq, tag, ..Msg::new(Kind::Tiny) },
+        peer,
+        writer: crate::library::Writer::Die(0),
+        irq_stamp: 0,
+    }
 }
 
 /// The reference: one queue in insertion order, scanned from the front.
