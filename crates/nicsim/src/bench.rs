@@ -217,7 +217,7 @@ mod tests {
         let s = crate::Scenario::from_toml(&scale_scenario(kind, n).unwrap()).unwrap();
         let mut w = crate::sim::World::new(&s);
         w.run().unwrap();
-        w.completions as f64 / 2.0 / n as f64
+        w.run.completions as f64 / 2.0 / n as f64
     }
 
     #[test]
@@ -241,8 +241,8 @@ mod tests {
             let mut w = crate::sim::World::new(&s);
             w.run().unwrap();
             let procs = || w.hosts.iter().flat_map(|h| &h.procs);
-            let peers: Vec<usize> = procs().map(|p| p.proto.peer_bytes()).collect();
-            let lists: Vec<usize> = procs().map(|p| p.posted.list_pages()).collect();
+            let peers: Vec<usize> = procs().map(|p| p.parts().0.peer_bytes()).collect();
+            let lists: Vec<usize> = procs().map(|p| p.parts().1.list_pages()).collect();
             let range = |v: &[usize]| (*v.iter().min().unwrap(), *v.iter().max().unwrap());
             (range(&peers), range(&lists))
         };
@@ -281,7 +281,8 @@ mod tests {
         let page = crate::paged::PAGE * 64;
         let beyond = |rank: usize| usize::from(rank >= 4096);
         for p in w.hosts.iter().flat_map(|h| &h.procs) {
-            let r = p.rank as usize;
+            let r = p.rank() as usize;
+            let (proto, posted, _) = p.parts();
             let (left, right) = ((r + n - 1) % n, (r + 1) % n);
             let wire = match r % 8 {
                 0 => Some(left),
@@ -289,7 +290,7 @@ mod tests {
                 _ => None,
             };
             let want = (wire.map_or(0, beyond), wire.map_or(0, |_| page), beyond(wire.unwrap_or(left)), 1);
-            let made = (p.proto.peer_chunks(), p.proto.peer_bytes(), p.posted.list_chunks(), p.posted.list_pages());
+            let made = (proto.peer_chunks(), proto.peer_bytes(), posted.list_chunks(), posted.list_pages());
             assert_eq!(made, want, "rank {r}: chunks and bytes of peers, chunks and pages of lists");
         }
     }
@@ -301,8 +302,9 @@ mod tests {
     fn a_process_keeps_the_receive_queue_slots_it_has_filled() {
         let w = ran_exchange(16, 1, 2);
         for p in w.hosts.iter().flat_map(|h| &h.procs) {
-            let (filled, kept) = (p.lines.recvq_written, p.lines.recvq.len());
-            assert_eq!((filled, kept), (4, 4), "rank {}: slots filled, slots kept", p.rank);
+            let lines = p.parts().2;
+            let (filled, kept) = (lines.recvq_written, lines.recvq.len());
+            assert_eq!((filled, kept), (4, 4), "rank {}: slots filled, slots kept", p.rank());
         }
     }
 

@@ -9,11 +9,13 @@
 
 pub mod bench;
 pub mod config;
+pub(crate) mod costs;
 pub mod engine;
 pub mod error;
 pub mod host;
 pub mod interrupt;
 pub mod lci;
+pub(crate) mod library;
 pub mod memory;
 pub mod metrics;
 pub mod model;

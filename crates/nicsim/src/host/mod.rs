@@ -3,7 +3,8 @@
 //! latest lines, and what a line costs to move), its cores (`core`: what
 //! each runs, its kernel work queue, its idle, sleep and segment
 //! bookkeeping) and its I/O bus (`bus`: a shared PCI bus's arbitration of
-//! the NIC's DMAs and the host's programmed I/O).
+//! the NIC's DMAs and the host's programmed I/O); the send-path state
+//! its cores share (`tx`: `TxPath`, and what a touch of it costs).
 //!
 //! It does not own what runs on the cores: the kernel work items
 //! (`crate::sim`'s `KWork`, which name the world's frames, pull replies
@@ -17,7 +18,9 @@ pub mod bus;
 pub mod cache;
 pub(crate) mod core;
 pub mod topology;
+pub(crate) mod tx;
 
 pub(crate) use self::core::{Core, Cur, Segment, Sleep};
 pub use cache::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Owner, ProcLines, Side};
 pub use topology::{Cpu, Topology};
+pub(crate) use tx::TxPath;

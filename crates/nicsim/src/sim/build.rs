@@ -7,12 +7,12 @@
 //! afterwards lives in their own files.
 
 use super::echo::ECHO_HOST;
-use super::indexes::{BySource, Early, MediumRxs, Regions};
-use super::{Action, Core, Drops, Echo, Ev, Flood, HostState, PState, PolicyFactory, Proc, ProcSet, World, NO_RANK};
-use crate::config::{CacheTimes, HostTimes, LibraryTimes, NicTimes, Scenario, WaitMode, Workload};
+use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, ProcSet, Pulls, Ranks, Run, Wire, World};
+use crate::config::{LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
-use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Sleep, Topology};
+use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Sleep, Topology, TxPath};
+use crate::library::Proc;
 use crate::net::Network;
 use crate::nic::delivery::Strategy;
 use crate::nic::multicast::ForwardTable;
@@ -21,52 +21,8 @@ use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{Nic, RxQueue};
 use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
-use crate::wire::{MarkedClasses, ENDPOINTS};
+use crate::wire::ENDPOINTS;
 use crate::workload::Program;
-use std::collections::VecDeque;
-
-/// The scenario's costs and switches, gathered for the hot path: the
-/// preset's tables as charged (converted once, at validation, each by the
-/// unit its key declares: `crate::config::Times`), copied whole, and the
-/// scenario's switches.
-pub(crate) struct Costs {
-    /// `[host]`: the kernel's, the driver's and the copy engine's costs.
-    pub host: HostTimes,
-    /// `[library]`: the library's and the MPI layer's costs (`mpi_send`
-    /// and `mpi_recv` zero when the scenario runs no MPI layer).
-    pub lib: LibraryTimes,
-    /// `[nic]`, for the doorbell the send path rings (the NIC's own work is
-    /// priced by `crate::nic::Nic`, built from the same table).
-    pub nic: NicTimes,
-    /// `[cache]`, for the lines each stage touches (the transfers are
-    /// priced by `crate::host::CacheCosts`, built from the same table).
-    pub cache: CacheTimes,
-    /// When idle dies sleep (never with a cycle soaker) and what waking
-    /// one costs.
-    pub sleep: Sleep,
-    /// The library protocol's acks, resends and send window.
-    pub proto: Params,
-    pub napi_budget: u16,
-    pub tx_done_irq: bool,
-    pub wait: WaitMode,
-    pub layout: crate::wire::Layout,
-    pub rndv_threshold: u64,
-    pub marked: MarkedClasses,
-    pub misorder: u8,
-    pub defer_hard_irqs: u32,
-    pub gro_flush: Duration,
-    pub irq_suspend: Duration,
-    pub busy_poll: bool,
-    pub ioat: bool,
-    pub dca: bool,
-    /// Native MX (OS-bypass): the NIC delivers into user memory, serves
-    /// pulls itself, and never interrupts a polling library.
-    pub native: bool,
-    /// Of `cache.rx_dma_lines`, the lines the poller does not read per
-    /// frame with `nic.rx_delivery = "shifted"` (0 with the ring):
-    /// [`rx_delivery_plan`].
-    pub rx_lines_saved: u32,
-}
 
 /// Header bytes of the longest Open-MX frame header (Ethernet + Open-MX,
 /// a MEDIUM fragment's): what the driver reads besides the payload.
@@ -114,7 +70,7 @@ impl World {
     ) -> Result<Self, crate::SimError> {
         let pcap = s.pcap.as_deref().map(super::pcap_sink::PcapSink::create).transpose()?;
         let mut w = Self::assemble(s, policy, trace);
-        w.pcap = pcap.map(Box::new);
+        w.wire.pcap = pcap.map(Box::new);
         Ok(w)
     }
 
@@ -212,9 +168,7 @@ impl World {
                 procs: Vec::new(),
                 eps: vec![None; ENDPOINTS],
                 napi_objs: vec![Obj::new(ObjClass::Napi); steering_queues],
-                tx_obj: Obj::new(ObjClass::TxRing),
-                tx_hold: (0, Instant::ZERO),
-                tx_contended: 0,
+                tx: TxPath::default(),
                 cache: CacheStats::new(dies, l2_lines, l1_lines),
                 lines: HostLines::new(cores as usize),
                 irq_raised: 0,
@@ -235,44 +189,28 @@ impl World {
         });
         let mut w = World {
             q: EventQueue::new(),
-            rng: SimRng::new(s.seed),
-            net: Network::new(&p.link, &s.times.link, hosts_n, p.grid.as_ref()),
             hosts,
             topo,
             cc: CacheCosts::new(&s.times.cache),
             c,
-            frames: Vec::with_capacity(1024),
-            free_frames: Vec::new(),
-            live_frames: 0,
-            frames_sent: 0,
-            irq_raised_all: 0,
-            frames_handled: 0,
-            drops: Drops::default(),
-            handles: Vec::new(),
-            handle_objs: Vec::new(),
-            free_handles: Vec::new(),
-            serves: Vec::new(),
-            free_serves: Vec::new(),
-            pcap: None,
-            workload: s.workload,
-            flood: None,
-            replay: None,
-            loss: s.loss,
-            reorder: s.reorder,
+            wire: Wire {
+                net: Network::new(&p.link, &s.times.link, hosts_n, p.grid.as_ref()),
+                rng: SimRng::new(s.seed),
+                loss: s.loss,
+                reorder: s.reorder,
+                jitter: s.jitter,
+                direct_switch: hosts_n <= 2 && s.loss == 0.0 && s.reorder == 0.0 && s.jitter.is_zero(),
+                pcap: None,
+            },
+            frames: Frames::with_capacity(1024),
+            pulls: Pulls::default(),
+            ranks: Ranks::new(hosts_n),
+            run: Run::new(s.workload),
             programs_left: 0,
-            completions: 0,
-            wire_bytes: 0,
-            medium_msgs: 0,
-            medium_one_irq: 0,
-            jitter: s.jitter,
-            direct_switch: hosts_n <= 2 && s.loss == 0.0 && s.reorder == 0.0 && s.jitter.is_zero(),
-            ranks: Vec::new(),
-            rank_of: vec![vec![NO_RANK; ENDPOINTS]; hosts_n],
-            busy_at_mark: [[Duration::ZERO; 2]; 2],
-            failed: None,
-            ring_full_at_progress: 0,
+            replay: None,
             trace,
             clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup))),
+            lib_out: Vec::new(),
             lci: None,
         };
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
@@ -290,8 +228,7 @@ impl World {
                 let e = p.emo_cfg();
                 let copy_ns_per_byte = e.nic_copy_cycles_per_byte * 1e3 / e.nic_clock_mhz;
                 w.hosts[ECHO_HOST].echo = Some(Echo::new(at, copy_ns_per_byte));
-                w.rank_of[ECHO_HOST][0] = w.ranks.len() as u16;
-                w.ranks.push((ECHO_HOST as u16, 0));
+                w.ranks.add(ECHO_HOST as u16, 0);
             }
             Workload::Stream { size, messages, warmup, window } => {
                 w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup, window));
@@ -391,7 +328,7 @@ impl World {
                 }
             }
             Workload::Flood { packets, gap, packet_bytes } => {
-                w.flood = Some(Flood::new(packets, gap, packet_bytes));
+                w.run.flood = Some(Flood::new(packets, gap, packet_bytes));
                 w.q.push(Instant::ZERO, Flood::origin(), Ev::FloodTick);
             }
             // The frames come with `World::start_replay` (`replay::run_replay`).
@@ -401,8 +338,8 @@ impl World {
             // The stack's NIs send on the world's network, the platform's
             // grid (every LCI-family platform has one).
             Workload::LciStack => {
-                debug_assert!(s.lci.is_some() && w.net.grid.is_some());
-                if let (Some(l), Some(grid)) = (&s.lci, w.net.grid.take()) {
+                debug_assert!(s.lci.is_some() && w.wire.net.grid.is_some());
+                if let (Some(l), Some(grid)) = (&s.lci, w.wire.net.grid.take()) {
                     w.start_lci(crate::lci::Stack::new(l, grid));
                 }
             }
@@ -410,7 +347,7 @@ impl World {
         let n = w.ranks.len();
         for hs in &mut w.hosts {
             for pr in &mut hs.procs {
-                pr.proto = Endpoint::new(w.c.proto, n);
+                pr.set_protocol(Endpoint::new(w.c.proto, n));
             }
         }
         for h in 0..w.hosts.len() {
@@ -423,52 +360,11 @@ impl World {
 
     pub(super) fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {
         let hosts = self.hosts.len();
-        // The configuration caps the ranks below `NO_RANK`.
-        let rank = u16::try_from(self.ranks.len()).ok().filter(|&r| r != NO_RANK).expect("at most MAX_RANKS ranks");
-        self.ranks.push((host, ep));
-        self.rank_of[host as usize][ep as usize] = rank;
+        let rank = self.ranks.add(host, ep);
         let hs = &mut self.hosts[host as usize];
         let idx = hs.procs.len() as u16;
-        hs.procs.push(Proc {
-            rank,
-            core,
-            ep,
-            state: PState::Ready,
-            action: Action::None,
-            program,
-            wait: None,
-            pending_op: None,
-            finished: false,
-            pulls_active: 0,
-            pulls_waiting: VecDeque::new(),
-            ring: VecDeque::new(),
-            drain: 0,
-            outbox: VecDeque::new(),
-            proto: Endpoint::new(self.c.proto, hosts), // resized to the rank count by `new`
-            reqs: Vec::new(),
-            free_reqs: Vec::new(),
-            outstanding: 0,
-            posted: BySource::new(),
-            unexpected: BySource::new(),
-            early: Early::default(),
-            medium: MediumRxs::default(),
-            regions: Regions::default(),
-            need_region: VecDeque::new(),
-            need_window: VecDeque::new(),
-            ring_obj: Obj::new(ObjClass::EventRing),
-            ep_obj: Obj::new(ObjClass::Endpoint),
-            lines: Default::default(),
-            timer_at: None,
-            timer_events: Default::default(),
-            marks: [None; 2],
-            poll_since: None,
-            irq_at_mark: [0; 2],
-            irq_all_at_mark: [0; 2],
-            lib_at: Instant::ZERO,
-            timer_missed: None,
-            mcast_rx: MediumRxs::default(),
-            mcast_ids: 0,
-        });
+        // The protocol state is resized to the rank count by `new`.
+        hs.procs.push(Proc::new(rank, core, ep, program, Endpoint::new(self.c.proto, hosts)));
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].bind(idx);
         self.programs_left += 1;

@@ -16,13 +16,12 @@
 //! signal's price and what it does to the process, and the clock's
 //! counters. The decision is `crate::nic::timers::ClockPolicy`'s; the timers
 //! are the library's (`crate::proto::Endpoint`, run by `protocol_timers` in
-//! `lib_send`); the interrupt's kernel work runs on the process's core as
+//! `crate::library`); the interrupt's kernel work runs on the process's core as
 //! `KWork::Signal` (`kernel`).
 
-use super::{Ev, KWork, PState, Proc, World};
+use super::{Ev, KWork, World};
 use crate::nic::timers::{ClockPolicy, Tick};
 use crate::time::{Duration, Instant};
-use crate::workload::Op;
 
 /// A world's NI clocks (one per NIC, all of one period) and their counters.
 pub(crate) struct Clock {
@@ -77,14 +76,6 @@ impl Clock {
     }
 }
 
-/// Whether `pr` is outside its library: computing (running or preempted
-/// in a compute segment). Any other state is in the library (a segment of
-/// it, spinning on its ring) or asleep in the kernel, where the OS timer
-/// wakes it at its deadline.
-pub(crate) fn computing(pr: &Proc) -> bool {
-    matches!(pr.state, PState::Running | PState::Preempted(_)) && matches!(pr.action, super::Action::None)
-}
-
 impl World {
     /// Every NIC's first tick, one period in (the build's).
     pub(super) fn start_clocks(&mut self) {
@@ -120,8 +111,8 @@ impl World {
         c.queued -= 1;
         let hs = &self.hosts[h];
         for (p, pr) in hs.procs.iter().enumerate() {
-            let running = pr.proto.timers_running();
-            let polled = if computing(pr) { pr.lib_at } else { now };
+            let running = pr.timers_running();
+            let polled = if pr.computing() { pr.lib_at() } else { now };
             if c.policy.on_fetch(now, running, polled) == Tick::Interrupt {
                 c.interrupts += 1;
                 c.queued += 1;
@@ -137,7 +128,7 @@ impl World {
         if let Some(c) = self.clock.as_deref_mut() {
             c.queued -= 1;
         }
-        let core = self.hosts[h].procs[p].core as usize;
+        let core = self.hosts[h].procs[p].core() as usize;
         self.hosts[h].cores[core].kq.push_front(KWork::Signal { p: p as u16 });
         self.kick(now, h, core);
     }
@@ -146,7 +137,7 @@ impl World {
     /// and the signal's delivery and return when the process computes (in
     /// its library, the handler returns at once: it has just polled).
     pub(super) fn signal_cost(&self, h: usize, p: usize) -> Duration {
-        let signal = if computing(&self.hosts[h].procs[p]) { self.c.host.signal } else { Duration::ZERO };
+        let signal = if self.hosts[h].procs[p].computing() { self.c.host.signal } else { Duration::ZERO };
         self.c.host.irq_entry + signal
     }
 
@@ -154,14 +145,9 @@ impl World {
     /// (`lib_step`, which polls the clock and fires its due timers), then
     /// the rest of its computation, held as its next operation.
     pub(super) fn signal_done(&mut self, now: Instant, h: usize, p: usize) {
-        let pr = &mut self.hosts[h].procs[p];
-        let PState::Preempted(rem) = pr.state else { return };
-        if !computing(pr) {
+        if !self.hosts[h].procs[p].signal() {
             return;
         }
-        debug_assert!(pr.pending_op.is_none(), "a computing process holds no operation back");
-        pr.pending_op = Some(Op::Compute(rem));
-        pr.state = PState::Ready;
         if let Some(c) = self.clock.as_deref_mut() {
             c.signals += 1;
         }
@@ -173,7 +159,7 @@ impl World {
     /// passed meanwhile runs now. Kept out of line: only computations pass.
     #[inline(never)]
     pub(super) fn computed(&mut self, now: Instant, h: usize, p: usize) {
-        if let (Some(due), Some(c)) = (self.hosts[h].procs[p].timer_missed.take(), self.clock.as_deref_mut()) {
+        if let (Some(due), Some(c)) = (self.hosts[h].procs[p].take_timer_missed(), self.clock.as_deref_mut()) {
             c.ran_late(due, now);
         }
     }

@@ -53,7 +53,7 @@ impl Echo {
 pub(crate) fn echo_reply(repr: &FrameRepr) -> Option<FrameRepr> {
     let m = Msg::parse(&repr.body).filter(|m| matches!(m.kind, Kind::Tiny | Kind::Small | Kind::MediumFrag))?;
     // The echo acknowledges the message it returns: piggy_ack is the next
-    // expected sequence number (Open-MX semantics, see `lib_send`).
+    // expected sequence number (Open-MX semantics, see `crate::library`).
     let piggy = (m.seq as u16).wrapping_add(1);
     let (dst_ep, src_ep) = (repr.body.dst_endpoint(), repr.body.src_endpoint()?);
     Some(FrameRepr {
@@ -80,7 +80,7 @@ impl World {
     pub(super) fn nic_echo(&mut self, now: Instant, h: usize, frame: u32, repr: &FrameRepr) {
         let (src, dst) = (self.frames[frame as usize].src, self.frames[frame as usize].dst);
         self.free_frame(frame);
-        self.frames_handled += 1;
+        self.frames.handled += 1;
         let hs = &mut self.hosts[h];
         hs.rx_frames += 1;
         let Some((reply, copy)) = hs.echo.and_then(|e| e.firmware_reply(repr)) else { return };

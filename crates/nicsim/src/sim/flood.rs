@@ -83,7 +83,7 @@ impl World {
     /// `Ev::FloodTick`: the source's frame leaves its host's NIC, and its
     /// next tick is queued.
     pub(super) fn flood_tick(&mut self, now: Instant) {
-        let Some((repr, next)) = self.flood.as_mut().and_then(|f| f.tick(now)) else { return };
+        let Some((repr, next)) = self.run.flood.as_mut().and_then(|f| f.tick(now)) else { return };
         let id = self.new_frame(Flood::FROM as u16, Flood::TO as u16, &repr);
         self.transmit(now, Flood::FROM, id);
         if let Some(at) = next {

@@ -6,41 +6,30 @@
 //! This module owns the frame -> event step and its price (`handler_cost`:
 //! the driver's and the handler's work per frame, which the bottom half in
 //! `kernel` charges before the handler runs). It does not schedule that
-//! work on a core (`kernel`) nor act on the event (`lib_recv`).
+//! work on a core (`kernel`) nor act on the event (`crate::library`).
 
-use super::{PState, World, NO_RANK, WRITER_MEMORY};
+use super::{World, NO_RANK};
+use crate::library::{LibEvent, Notice, Writer};
 use crate::proto::Msg;
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
 
-/// A library event in an endpoint's shared event ring: a message header and
-/// where it came from.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct LibEvent {
-    pub msg: Msg,
-    /// The sender's rank.
-    pub peer: u16,
-    /// The die whose cache holds the event and its data (the handler's).
-    pub writer_die: u16,
-    /// The frame's interrupt stamp (see `Frame::irq_stamp`).
-    pub irq_stamp: u32,
+/// What handles a received frame: the bottom half on a core, or the NIC
+/// itself (native MX: its firmware writes the event and the data to user
+/// memory and serves pulls, without the host's CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RxBy {
+    Core(usize),
+    Nic,
 }
 
-/// Message events an endpoint's ring holds; a message frame that finds it
-/// full is dropped (counted as `dropped_event_queue_full`) and recovered
-/// by the sender's resend. [fact: `OMX_UNEXP_EVENTQ_ENTRY_NR` = 1024,
-/// Open-MX `common/omx_io.h`; the driver's `omx_notify_unexp_event` fails
-/// with `UNEXP_EVENTQ_FULL` when the library has not released a slot,
-/// `driver/linux/omx_event.c`]
-pub(crate) const EVENT_RING_SLOTS: usize = 1024;
-
-// Rings hold these by value: keep them at most six words.
-const _: () = assert!(std::mem::size_of::<LibEvent>() <= 48);
-
-impl LibEvent {
-    /// The same event with the message's sequence number set to `seq`.
-    pub(crate) fn with_seq(self, seq: u32) -> Self {
-        LibEvent { msg: Msg { seq, ..self.msg }, ..self }
+impl RxBy {
+    /// Where what it writes is: the core's die, or memory.
+    pub(crate) fn writer(self, topo: &crate::host::Topology) -> Writer {
+        match self {
+            RxBy::Core(core) => Writer::die(topo.die_of(core as u16)),
+            RxBy::Nic => Writer::Memory,
+        }
     }
 }
 
@@ -65,10 +54,10 @@ impl World {
         let Some(p) = hs.eps[ep as usize] else {
             return c.host.driver_rx + c.host.handler_drop;
         };
-        let pr = &mut hs.procs[p as usize];
+        let (ep_obj, ring_obj, lines) = hs.procs[p as usize].shared();
         let mut cost = c.host.driver_rx
             + c.host.handler
-            + self.cc.access(&self.topo, &mut hs.cache, &mut pr.ep_obj, at, Kernel, c.cache.endpoint_lines);
+            + self.cc.access(&self.topo, &mut hs.cache, ep_obj, at, Kernel, c.cache.endpoint_lines);
         let payload = repr.body.payload_len() as u64;
         // Where the DMA put the frame: memory, or with DCA the cache of
         // the core that serves the queue.
@@ -89,7 +78,6 @@ impl World {
         }
         let mut dma = crate::host::Obj::dma_written(&hs.cache, dma_src);
         self.cc.touch(&mut hs.cache, &mut hs.lines.kernel[core], at, Kernel, c.cache.kernel_private_lines as u64);
-        let lines = &mut pr.lines;
         match repr.body {
             OmxBody::Pull { .. } => {}
             OmxBody::PullReply { dst_pull_handle, .. } => {
@@ -104,13 +92,13 @@ impl World {
                 // A stale reply (its handle since reused by another
                 // host) finds no handle here: the handler drops it.
                 let i = dst_pull_handle as usize;
-                let mine = self.handles.get(i).is_some_and(|hd| hd.host as usize == h);
-                if let Some(obj) = self.handle_objs.get_mut(i).filter(|_| mine) {
+                let mine = self.pulls.handles.get(i).is_some_and(|hd| hd.host as usize == h);
+                if let Some(obj) = self.pulls.objs.get_mut(i).filter(|_| mine) {
                     cost += self.cc.access(&self.topo, &mut hs.cache, obj, at, Kernel, c.cache.pull_lines);
                 }
             }
             _ => {
-                cost += self.cc.access(&self.topo, &mut hs.cache, &mut pr.ring_obj, at, Kernel, c.cache.event_lines);
+                cost += self.cc.access(&self.topo, &mut hs.cache, ring_obj, at, Kernel, c.cache.event_lines);
                 if matches!(repr.body, OmxBody::Small { .. } | OmxBody::Medium { .. }) {
                     // Into the next slot of the receive queue.
                     let slot = lines.slot_to_write();
@@ -121,21 +109,21 @@ impl World {
         cost
     }
 
-    pub(super) fn handle_frame(&mut self, now: Instant, h: usize, core: usize, frame: u32) {
+    pub(super) fn handle_frame(&mut self, now: Instant, h: usize, by: RxBy, frame: u32) {
         let (src, irq_stamp) = (self.frames[frame as usize].src, self.frames[frame as usize].irq_stamp);
         let parsed = self.frames[frame as usize].parsed;
         if self.replay.is_some() {
             self.replay_handled(now, frame);
         }
         self.free_frame(frame);
-        self.frames_handled += 1;
+        self.frames.handled += 1;
         let hs = &mut self.hosts[h];
         hs.rx_frames += 1;
         let Some(repr) = parsed else {
             // A replayed frame that is not Open-MX is generic traffic,
             // delivered here (`replay`); any other is malformed.
             if self.replay.is_none() {
-                self.drops.malformed += 1;
+                self.frames.drops.malformed += 1;
             }
             return;
         };
@@ -145,30 +133,29 @@ impl World {
         }
         let ep = repr.body.dst_endpoint();
         let Some(p) = hs.eps[ep as usize] else {
-            self.drops.no_endpoint += 1;
+            self.frames.drops.no_endpoint += 1;
             return;
         };
         let p = p as usize;
-        // The NIC itself (native MX) writes to memory: WRITER_MEMORY.
-        let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
-        if core == usize::MAX {
-            self.hosts[h].procs[p].ring_obj.owner = crate::host::Owner::Memory;
+        let writer = by.writer(&self.topo);
+        if by == RxBy::Nic {
+            self.hosts[h].procs[p].nic_writes_ring();
         }
         let src_ep = repr.body.src_endpoint().unwrap_or(0);
-        let peer = self.rank_of[src as usize][src_ep as usize];
+        let peer = self.ranks.at(src as usize, src_ep as usize);
         if peer == NO_RANK && !matches!(repr.body, OmxBody::Pull { .. } | OmxBody::PullReply { .. }) {
-            self.drops.no_endpoint += 1;
+            self.frames.drops.no_endpoint += 1;
             return;
         }
         match Msg::parse(&repr.body) {
             Some(msg) => {
-                if self.hosts[h].procs[p].ring.len() >= EVENT_RING_SLOTS {
+                if self.hosts[h].procs[p].ring_full() {
                     // The library did not release slots fast enough: the
                     // frame is dropped and the sender resends it.
-                    self.drops.event_queue_full += 1;
+                    self.frames.drops.event_queue_full += 1;
                     return;
                 }
-                self.post_event(now, h, p, LibEvent { msg, peer, writer_die: die, irq_stamp })
+                self.post_event(now, h, p, LibEvent { msg, peer, writer, irq_stamp })
             }
             None => match repr.body {
                 OmxBody::Pull {
@@ -177,32 +164,24 @@ impl World {
                     let local_ep = repr.body.dst_endpoint();
                     let size = total_length as u64;
                     let (first, len) = (first_frame_offset, block_length);
-                    self.serve_pull(now, h, core, src, local_ep, size, first, len, src_pull_handle, src_magic);
+                    self.serve_pull(now, h, by, src, local_ep, size, first, len, src_pull_handle, src_magic);
                 }
                 OmxBody::PullReply { msg_offset, dst_pull_handle, .. } => {
-                    self.pull_reply_arrived(now, h, core, dst_pull_handle, msg_offset);
+                    self.pull_reply_arrived(now, h, by, dst_pull_handle, msg_offset);
                 }
                 _ => unreachable!("every other body is a library message"),
             },
         }
     }
 
-    /// Writes an event into a process's ring and makes it notice.
-    pub(crate) fn post_event(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
-        let pr = &mut self.hosts[h].procs[p];
-        pr.ring.push_back(ev);
-        self.notify_proc(now, h, p);
-    }
-
     /// The process has something to do: wake it if it polls or sleeps.
     pub(crate) fn notify_proc(&mut self, now: Instant, h: usize, p: usize) {
         let hs = &mut self.hosts[h];
         let pr = &mut hs.procs[p];
-        let core = pr.core as usize;
-        match pr.state {
-            PState::Polling => {
-                let ep = pr.ep;
-                if let Some(t0) = pr.poll_since.take() {
+        match pr.notice() {
+            Notice::Poller(since) => {
+                let (core, ep) = (pr.core() as usize, pr.ep());
+                if let Some(t0) = since {
                     hs.spin_time += now.since(t0);
                     if let Some(t) = self.trace.as_deref_mut() {
                         t.spin(h, core, t0, now);
@@ -217,15 +196,11 @@ impl World {
                 }
                 self.dispatch_at(now, h, core);
             }
-            PState::Blocked => {
-                pr.state = PState::Waking;
+            Notice::Woken => {
+                let core = pr.core() as usize;
                 self.dispatch_at(now, h, core);
             }
-            PState::Done => {
-                pr.state = PState::Ready;
-                self.dispatch_at(now, h, core);
-            }
-            _ => {}
+            Notice::None => {}
         }
     }
 }

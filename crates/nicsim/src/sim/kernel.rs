@@ -14,11 +14,12 @@
 //! the world's frames, pull replies and processes, and `Core` and `Cur`
 //! name the host's types with it. It does not own what a handled frame does
 //! nor its price (`handler`, `handler_cost`), nor what the library runs
-//! (`lib_path`).
+//! (`crate::library`).
 
-use super::{Ev, PState, World};
+use super::{Ev, RxBy, World};
 use crate::engine::EventQueue;
 use crate::host::Segment;
+use crate::library::PState;
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
 
@@ -137,7 +138,7 @@ impl World {
         let cs = &mut self.hosts[h].cores[core];
         if let Some(remaining) = cs.preempt(now) {
             if let Some(p) = cs.app {
-                self.hosts[h].procs[p as usize].state = PState::Preempted(remaining);
+                self.hosts[h].procs[p as usize].preempt(remaining);
             }
             if let Some(t) = self.trace.as_deref_mut() {
                 t.preempt(h, core, now);
@@ -193,9 +194,9 @@ impl World {
             };
             let p = p as usize;
             let pr = &mut hs.procs[p];
-            match pr.state {
+            match pr.state() {
                 PState::Preempted(rem) => {
-                    pr.state = PState::Running;
+                    pr.resume();
                     // A stall owed since is paid now: CPU time like the rest
                     // (`rem` was charged when the segment first began).
                     let (rem_stall, seg) = cs.begin_app(now, rem);
@@ -208,17 +209,15 @@ impl World {
                     return;
                 }
                 PState::Ready | PState::Waking => {
-                    let extra = if pr.state == PState::Waking { self.c.host.wakeup } else { Duration::ZERO };
-                    let step = self.lib_step(now, h, p, core);
+                    let extra = if pr.state() == PState::Waking { self.c.host.wakeup } else { Duration::ZERO };
+                    let step = self.lib_step(now, h, p);
                     let hs = &mut self.hosts[h];
                     match step {
                         Some((cost, action)) => {
                             let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
                             let (cost, seg) = hs.cores[core].begin_app(now + wake + extra, cost);
                             hs.app_time += extra + cost;
-                            let pr = &mut hs.procs[p];
-                            pr.state = PState::Running;
-                            pr.action = action;
+                            hs.procs[p].begin(action);
                             schedule(&mut self.q, h, core, seg);
                             if self.trace.is_some() {
                                 self.trace_app(now, h, core, wake, extra, cost);
@@ -227,7 +226,7 @@ impl World {
                         None => {
                             // Polling, blocked or done: nothing to run.
                             let cs = &mut hs.cores[core];
-                            if hs.procs[p].state == PState::Polling {
+                            if hs.procs[p].state() == PState::Polling {
                                 cs.spin();
                             } else {
                                 cs.go_idle(now);
@@ -264,9 +263,7 @@ impl World {
             Cur::App => {
                 if let Some(p) = cs.app {
                     let p = p as usize;
-                    let pr = &mut hs.procs[p];
-                    let action = pr.action;
-                    pr.state = PState::Ready;
+                    let action = hs.procs[p].end_segment();
                     self.lib_apply(now, h, p, action);
                 }
             }
@@ -275,47 +272,16 @@ impl World {
         self.dispatch_at(now, h, core);
     }
 
-    /// Send-path state shared by the send path and transmit-completion
-    /// reaping (tx ring indices and slots, skbs, queue lock), touched at
-    /// `now` by `core`, which then works on it for `hold`.
-    ///
-    /// Taken in turn, each touch moves `tx_lines` lines once. Taken while a
-    /// core of another die is still working on the state, the lines bounce
-    /// back and forth between the two for the overlap: both cores stall for
-    /// `tx_contention_lines` more transfers (the other one at the start of
-    /// its next segment, since its current one is already scheduled). This
-    /// is what a stream pays when completions are reaped one at a time on
-    /// other cores while the sender keeps sending, and what a ping-pong,
-    /// whose reap is over long before the next send, does not.
+    /// The host's send-path state touched at `now` by `core`, which then
+    /// works on it for `hold` (`crate::host::TxPath::touch`): its cost to
+    /// `core`, the stall it makes a core of another die owe charged to it.
     pub(crate) fn tx_touch(&mut self, now: Instant, h: usize, core: usize, hold: Duration) -> Duration {
-        let at = self.topo.cpu(core as u16);
-        let die = at.die;
         let hs = &mut self.hosts[h];
-        let mut cost = self.cc.access(
-            &self.topo,
-            &mut hs.cache,
-            &mut hs.tx_obj,
-            at,
-            crate::host::Side::Kernel,
-            self.c.cache.tx_lines,
-        );
-        // The skbs allocated or freed: this core's own kernel state.
         let kernel = &mut hs.lines.kernel[core];
-        self.cc.touch(&mut hs.cache, kernel, at, crate::host::Side::Kernel, self.c.cache.kernel_private_lines as u64);
-        let (other, until) = hs.tx_hold;
-        let other_die = self.topo.die_of(other);
-        if other_die != die && now < until && self.c.cache.tx_contention_lines > 0 {
-            let n = self.c.cache.tx_contention_lines;
-            let stall = self.cc.line(&self.topo, crate::host::Owner::Die(other_die), die).times(n as u64);
-            cost += stall;
+        let (cost, owed) =
+            hs.tx.touch(&self.cc, &self.topo, &self.c.cache, &mut hs.cache, kernel, now, core as u16, hold);
+        if let Some((other, stall)) = owed {
             hs.cores[other as usize].stall += stall;
-            hs.cache.counts[crate::host::ObjClass::TxRing as usize][crate::host::Side::Kernel as usize].misses +=
-                2 * n as u64;
-            hs.tx_contended += 1;
-        }
-        let end = now + cost + hold;
-        if other == core as u16 || end > until {
-            hs.tx_hold = (core as u16, end);
         }
         cost
     }
@@ -401,7 +367,7 @@ impl World {
                 unreachable!("queued only as Napi")
             }
             KWork::PullReply { serve } => {
-                if !self.serves[serve as usize].live {
+                if !self.pulls.serves[serve as usize].live {
                     return None;
                 }
                 let send = self.c.host.driver_tx + self.c.nic.doorbell;
@@ -426,7 +392,7 @@ impl World {
                 let cs = &mut self.hosts[h].cores[core];
                 cs.kq.push_front(KWork::Napi { q, budget });
                 cs.tail = self.c.host.driver_rx_tail;
-                self.handle_frame(now, h, core, frame);
+                self.handle_frame(now, h, RxBy::Core(core), frame);
             }
             KWork::EntryTxDone { q, budget, .. } => {
                 self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
@@ -439,7 +405,7 @@ impl World {
                 let at = now + self.c.gro_flush;
                 self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 });
             }
-            KWork::PullReply { serve } => self.send_pull_reply(now, h, core, serve),
+            KWork::PullReply { serve } => self.send_pull_reply(now, h, RxBy::Core(core), serve),
             KWork::Signal { p } => self.signal_done(now, h, p as usize),
             KWork::HardIrq { q, rx } => {
                 // put_be32(htonl(3), ss->irq_claim + 1), then the softirq.

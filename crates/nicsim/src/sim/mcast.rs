@@ -7,7 +7,7 @@
 //! delivered to its host as any frame (`nic_path`) and, besides, copied to
 //! each child by the firmware (`Nic::firmware_forward` prices each copy:
 //! no DMA, the data stay in NIC memory); the root's library hands each
-//! frame of the message to its own NIC (`mcast_post`, `mcast_send`), whose
+//! frame of the message to its own NIC (`mcast_send`), whose
 //! firmware sends it to the root's children the same way. A message of
 //! one frame is a TINY or SMALL frame; a larger one (up to the rendezvous
 //! threshold) MEDIUM fragments, each forwarded on its own as it comes
@@ -16,14 +16,13 @@
 //! multicast packet it receives). A copy keeps the message's
 //! source (the root's host and endpoint, so every receiver sees the
 //! message from the root) and is addressed to the child's endpoint; on
-//! the wire it leaves from the forwarding host. It also owns a receiving
-//! library's reassembly of a multicast message's fragments (`mcast_frag`,
-//! `mcast_matched`). It does not own the tree or the table
-//! (`crate::nic::multicast`), the library's view of a frame (`lib_recv`,
-//! `crate::proto::Kind::Mcast`), nor the workload that multicasts
-//! (`crate::workload::bcast_ops`).
+//! the wire it leaves from the forwarding host. It does not own the tree
+//! or the table (`crate::nic::multicast`), the library's side (posting a
+//! multicast, a receiver's reassembly of its fragments:
+//! `crate::library`'s `mcast`, `crate::proto::Kind::Mcast`), nor the
+//! workload that multicasts (`crate::workload::bcast_ops`).
 
-use super::{Ev, LibEvent, MediumRx, MediumTarget, Out, Unexpected, World, NO_RANK};
+use super::{Ev, World, NO_RANK};
 use crate::nic::multicast::root_of;
 use crate::proto::{Kind, Msg};
 use crate::time::Instant;
@@ -56,7 +55,7 @@ impl World {
     pub(super) fn nic_forward(&mut self, now: Instant, h: usize, src: u16, repr: &FrameRepr) -> Option<Instant> {
         let table = self.hosts[h].nic.forwarding?;
         let (root, _) = retarget(&repr.body, 0)?;
-        let me = self.rank_of[h][repr.body.dst_endpoint() as usize];
+        let me = self.ranks.at(h, repr.body.dst_endpoint() as usize);
         if me == NO_RANK {
             return None;
         }
@@ -72,49 +71,24 @@ impl World {
         last
     }
 
-    /// Process `p` of host `h` posts a multicast of `size` bytes with `tag`
-    /// (`Op::Mcast`, priced in `lib_step` as a send of its class): a
-    /// one-frame message is handed to the NIC at once, as a TINY or SMALL
-    /// send; a larger one queues its MEDIUM fragments in the outbox, each
-    /// handed over in its own segment (`send_cost`), as a medium send's.
-    #[inline(never)]
-    pub(super) fn mcast_post(&mut self, now: Instant, h: usize, p: usize, size: u64, tag: u64) {
-        let req = self.new_req(h, p, true, size);
-        let layout = self.c.layout;
-        let pr = &mut self.hosts[h].procs[p];
-        pr.drain = pr.ring.len() as u32;
-        let me = pr.rank;
-        if size as usize <= SMALL_MAX {
-            pr.outbox.push_back(Out::one_frame(me, Kind::Mcast, 0, tag, size, req));
-            self.lib_send(now, h, p);
-            return;
-        }
-        let frags = layout.medium_frag_count(size as usize) as u8;
-        for frag in 0..frags {
-            let tail = frag + 1 == frags;
-            pr.outbox.push_back(Out::Msg {
-                peer: me,
-                kind: Kind::Mcast,
-                seq: 0,
-                tag,
-                size,
-                frag,
-                frags,
-                tail,
-                rdma: req,
-            });
-        }
-    }
-
-    /// Process `p` of host `h` multicasts frame `frag` of `frags` of a
-    /// `size`-byte message with `tag` (its library's send: a one-frame
-    /// message priced in `lib_step`, a fragment in `send_cost`): the driver
+    /// Endpoint `ep` (rank `me`) of host `h` multicasts frame `frag` of
+    /// `frags` of a `size`-byte message with `tag` (its library's send,
+    /// `crate::library::Output::Mcast`): the driver
     /// hands the frame to the NIC (its DMA read), whose firmware sends a
     /// copy to each of the root's children; the send buffer is reaped when
     /// the last one left. The last frame carries the marker.
-    pub(super) fn mcast_send(&mut self, now: Instant, h: usize, p: usize, tag: u64, size: u64, frag: u8, frags: u8) {
-        let pr = &self.hosts[h].procs[p];
-        let (ep, me) = (pr.ep, pr.rank);
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn mcast_send(
+        &mut self,
+        now: Instant,
+        h: usize,
+        ep: u8,
+        me: u16,
+        tag: u64,
+        size: u64,
+        frag: u8,
+        frags: u8,
+    ) {
         let frag_len =
             if size as usize > SMALL_MAX { self.c.layout.medium_frag_len(size as usize, frag as usize) } else { 0 };
         let m = Msg { tag, size, rdma: me as u32, frag_seq: frag, frag_len: frag_len as u32, ..Msg::new(Kind::Mcast) };
@@ -127,69 +101,6 @@ impl World {
         if self.c.tx_done_irq && !self.c.native {
             let q = self.hosts[h].steering.queue_for(Some(ep), 0) as u8;
             self.q.push(done, h as u32, Ev::TxDone { host: h as u16, q });
-        }
-    }
-}
-
-impl World {
-    /// Process `p` of host `h` consumes `ev`, a fragment of a multicast
-    /// message of more than one frame (outside sequence numbers and acks,
-    /// as the one-frame ones): the first to come is matched against the
-    /// posted receives from the root (or kept as unexpected) and starts the
-    /// reassembly, as a medium message's first fragment does; the last
-    /// completes the receive. A duplicate is dropped.
-    #[inline(never)]
-    pub(super) fn mcast_frag(&mut self, h: usize, p: usize, ev: LibEvent) {
-        let (root, m) = (ev.peer, ev.msg);
-        let frags = self.c.layout.medium_frag_count(m.size as usize) as u32;
-        let bit = 1u32 << (m.frag_seq as u32 % 32);
-        let pr = &mut self.hosts[h].procs[p];
-        if let Some(rx) = pr.mcast_rx.get_mut(root) {
-            if rx.seen & bit != 0 {
-                self.drops.duplicate += 1;
-                return;
-            }
-            rx.seen |= bit;
-            rx.left -= 1;
-            if rx.left == 0 {
-                let target = rx.target;
-                pr.mcast_rx.remove(root);
-                if let MediumTarget::Req(r) = target {
-                    self.complete(h, p, r);
-                }
-            }
-            return;
-        }
-        let id = pr.mcast_ids;
-        pr.mcast_ids = id.wrapping_add(1);
-        let posted = pr.posted.take(Some(root), m.tag);
-        debug_assert!(posted.is_none_or(|r| pr.reqs[r as usize].size == m.size), "a receive of another size");
-        let target = match posted {
-            Some(r) if frags == 1 => return self.complete(h, p, r),
-            Some(r) => MediumTarget::Req(r),
-            None => {
-                pr.unexpected.push(Some(root), m.tag, Unexpected { ev: ev.with_seq(id) });
-                MediumTarget::Unexpected
-            }
-        };
-        if frags > 1 {
-            pr.mcast_rx.insert(MediumRx { peer: root, seq: id, target, left: frags - 1, seen: bit, stamps: (0, 0) });
-        }
-    }
-
-    /// Receive `req` of process `p` of host `h` takes `ev`, an unexpected
-    /// multicast message: complete, unless it has fragments still to come,
-    /// which then complete the receive.
-    #[inline(never)]
-    pub(super) fn mcast_matched(&mut self, h: usize, p: usize, req: u32, ev: LibEvent) {
-        let pr = &mut self.hosts[h].procs[p];
-        let reassembling = ev.msg.size as usize > SMALL_MAX;
-        match pr.mcast_rx.get_mut(ev.peer) {
-            Some(rx) if reassembling && rx.seq == ev.msg.seq && rx.target == MediumTarget::Unexpected => {
-                debug_assert_eq!(pr.reqs[req as usize].size, ev.msg.size, "a receive of another size");
-                rx.target = MediumTarget::Req(req)
-            }
-            _ => self.complete(h, p, req),
         }
     }
 }

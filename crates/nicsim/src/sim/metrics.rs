@@ -5,6 +5,7 @@
 use super::World;
 use crate::config::{RxDelivery, Workload};
 use crate::host::{ObjClass, Side};
+use crate::library::Peaks;
 use crate::metrics::stream_unmeasurable;
 use crate::time::Instant;
 use crate::{Metrics, SimError};
@@ -23,13 +24,13 @@ impl World {
         if let Some(s) = &self.lci {
             return s.check_invariants();
         }
-        let d = &self.drops;
+        let d = &self.frames.drops;
         let dropped_before_handler = d.loss + d.ring_full + d.malformed;
-        let accounted = self.frames_handled + dropped_before_handler + self.live_frames;
-        if self.frames_sent != accounted {
+        let accounted = self.frames.handled + dropped_before_handler + self.frames.live;
+        if self.frames.sent != accounted {
             return Err(SimError(format!(
                 "invariant: {} frames sent but {} handled + {} dropped + {} in flight",
-                self.frames_sent, self.frames_handled, dropped_before_handler, self.live_frames
+                self.frames.sent, self.frames.handled, dropped_before_handler, self.frames.live
             )));
         }
         for (i, h) in self.hosts.iter().enumerate() {
@@ -45,10 +46,11 @@ impl World {
                 )));
             }
             for pr in &h.procs {
-                if pr.proto.window_overruns > 0 {
+                if pr.window_overruns() > 0 {
                     return Err(SimError(format!(
                         "invariant: rank {} (host {i}) sent {} message(s) beyond a full send window",
-                        pr.rank, pr.proto.window_overruns
+                        pr.rank(),
+                        pr.window_overruns()
                     )));
                 }
             }
@@ -62,20 +64,22 @@ impl World {
     /// only when a run had drops or resends, so that every other run's
     /// metrics stay as they were.
     fn bound_metrics(&self, m: &mut Metrics) {
-        let resent: u64 = self.hosts.iter().flat_map(|h| &h.procs).map(|p| p.proto.resent).sum();
-        let d = &self.drops;
+        let resent: u64 = self.hosts.iter().flat_map(|h| &h.procs).map(|p| p.resent()).sum();
+        let d = &self.frames.drops;
         if resent == 0 && d.event_queue_full == 0 && d.ring_full == 0 && d.loss == 0 {
             return;
         }
         m.set("dropped_event_queue_full", d.event_queue_full as f64);
         m.set("resends", resent as f64);
-        let procs = || self.hosts.iter().flat_map(|h| &h.procs);
-        m.set("peak_ring_slots", procs().map(|p| p.ring.capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_outbox", procs().map(|p| p.outbox.capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_unexpected", procs().map(|p| p.unexpected.peak_capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_early", procs().map(|p| p.early.peak_capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_need_region", procs().map(|p| p.need_region.capacity()).max().unwrap_or(0) as f64);
-        m.set("peak_frames_live", self.frames.len() as f64);
+        let peak = |f: fn(&Peaks) -> usize| {
+            self.hosts.iter().flat_map(|h| &h.procs).map(|p| f(&p.peaks())).max().unwrap_or(0) as f64
+        };
+        m.set("peak_ring_slots", peak(|p| p.ring));
+        m.set("peak_outbox", peak(|p| p.outbox));
+        m.set("peak_unexpected", peak(|p| p.unexpected));
+        m.set("peak_early", peak(|p| p.early));
+        m.set("peak_need_region", peak(|p| p.need_region));
+        m.set("peak_frames_live", self.frames.slots() as f64);
     }
 
     pub(crate) fn metrics(&self) -> Metrics {
@@ -84,13 +88,13 @@ impl World {
             return s.metrics(self.q.now(), self.q.popped());
         }
         let mut m = Metrics::default();
-        debug_assert_eq!(self.irq_raised_all, self.hosts.iter().map(|h| h.irq_raised).sum::<u64>());
-        m.set("interrupts", self.irq_raised_all as f64);
+        debug_assert_eq!(self.run.irq_raised_all, self.hosts.iter().map(|h| h.irq_raised).sum::<u64>());
+        m.set("interrupts", self.run.irq_raised_all as f64);
         m.set("sim_time_us", self.q.now().as_us_f64());
         m.set("events", self.q.popped() as f64);
         m.set("queue_peak", self.q.peak() as f64);
-        m.set("frames", self.frames_sent as f64);
-        let d = &self.drops;
+        m.set("frames", self.frames.sent as f64);
+        let d = &self.frames.drops;
         m.set("dropped", (d.loss + d.ring_full + d.malformed + d.no_endpoint + d.event_queue_full) as f64);
         m.set("dropped_loss", d.loss as f64);
         m.set("dropped_ring_full", d.ring_full as f64);
@@ -112,7 +116,7 @@ impl World {
             let span = self.q.now().as_s_f64();
             let busy = (h.kernel_time + h.app_time + h.spin_time).as_s_f64();
             m.ratio(&format!("host{i}_cpu_cores"), busy, span, NO_TIME);
-            m.set(&format!("host{i}_tx_contended"), h.tx_contended as f64);
+            m.set(&format!("host{i}_tx_contended"), h.tx.contended() as f64);
             if h.nic.fw_rx_frames > 0 {
                 let per = h.nic.fw_rx_busy.as_ns_f64() / h.nic.fw_rx_frames as f64;
                 m.set(&format!("host{i}_nic_rx_ns_per_frame"), per);
@@ -177,16 +181,16 @@ impl World {
             m.set("rx_poll_lines", frames * ours.1 as f64);
             m.set("rx_poll_lines_ring", frames * ring.1 as f64);
         }
-        if self.medium_msgs > 0 {
-            m.set("medium_messages", self.medium_msgs as f64);
-            m.set("deferral_success_rate", self.medium_one_irq as f64 / self.medium_msgs as f64);
+        if self.run.medium_msgs > 0 {
+            m.set("medium_messages", self.run.medium_msgs as f64);
+            m.set("deferral_success_rate", self.run.medium_one_irq as f64 / self.run.medium_msgs as f64);
         }
-        match self.workload {
+        match self.run.workload {
             Workload::PingPong { size, iterations, .. } | Workload::Echo { size, iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                if let (Some(a), Some(b)) = (pr.mark(0), pr.mark(1)) {
                     let half_rtt = (b - a).as_us_f64() / (2 * iterations) as f64;
-                    let least = self.net.link_bound().least_secs(1, size) * 1e6;
+                    let least = self.wire.net.link_bound().least_secs(1, size) * 1e6;
                     if half_rtt > 0.0 && half_rtt >= least {
                         m.set("latency_us", half_rtt);
                         m.set("throughput_MiBps", size as f64 / (half_rtt * 1e-6) / MIB);
@@ -200,13 +204,13 @@ impl World {
                         m.unmeasured("throughput_MiBps", why);
                     }
                     // Interrupts raised on both hosts per one-way transfer.
-                    let irq = (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64;
+                    let irq = pr.irqs_all_between_marks() as f64;
                     m.ratio("interrupts_per_msg", irq, (2 * iterations) as f64, NO_MESSAGES);
                     // [EMO] host overhead: share of each host's CPU taken from
                     // a cycle soaker between the marks (kernel + library time).
                     let span = (b - a).as_s_f64();
                     for i in 0..2 {
-                        let busy = (self.busy_at_mark[1][i].saturating_sub(self.busy_at_mark[0][i])).as_s_f64();
+                        let busy = (self.run.busy_at_mark[1][i].saturating_sub(self.run.busy_at_mark[0][i])).as_s_f64();
                         let cores = self.hosts[i].cores.len() as f64;
                         m.ratio(&format!("host{i}_cpu_pct"), 100.0 * busy, span * cores, NO_TIMED_TIME);
                     }
@@ -215,11 +219,11 @@ impl World {
             Workload::Stream { size, messages, warmup, window }
             | Workload::Uniband { size, messages, warmup, window } => {
                 let pr = &self.hosts[1].procs[0];
-                let start = pr.marks[0].unwrap_or(crate::time::Instant::ZERO);
-                if let Some(end) = pr.marks[1] {
+                let start = pr.mark(0).unwrap_or(crate::time::Instant::ZERO);
+                if let Some(end) = pr.mark(1) {
                     let secs = (end - start).as_s_f64();
-                    let irq = (pr.irq_at_mark[1] - pr.irq_at_mark[0]) as f64;
-                    let link = self.net.link_bound();
+                    let irq = pr.irqs_between_marks() as f64;
+                    let link = self.wire.net.link_bound();
                     match stream_unmeasurable(messages, warmup, window as u64, size, secs, &link) {
                         None => {
                             let rate = messages as f64 / secs;
@@ -238,14 +242,14 @@ impl World {
             }
             Workload::Alltoall { iterations, .. } | Workload::Exchange { iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                if let (Some(a), Some(b)) = (pr.mark(0), pr.mark(1)) {
                     // IMB reports the time per repetition (rank 0's view).
                     m.set("time_us", (b - a).as_us_f64() / iterations as f64);
                 }
             }
             Workload::Bcast { iterations, warmup, .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                if let (Some(a), Some(b)) = (pr.mark(0), pr.mark(1)) {
                     // Per repetition (broadcast and ack), rank 0's view.
                     m.set("time_us", (b - a).as_us_f64() / iterations as f64);
                 }
@@ -260,13 +264,13 @@ impl World {
             }
             Workload::NasIs { .. } | Workload::NasKernel { .. } => {
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.marks[0], pr.marks[1]) {
+                if let (Some(a), Some(b)) = (pr.mark(0), pr.mark(1)) {
                     m.set("exec_time_s", (b - a).as_s_f64());
-                    m.set("interrupts_timed", (pr.irq_all_at_mark[1] - pr.irq_all_at_mark[0]) as f64);
+                    m.set("interrupts_timed", pr.irqs_all_between_marks() as f64);
                 }
             }
             Workload::Flood { .. } => {
-                if let Some(f) = &self.flood {
+                if let Some(f) = &self.run.flood {
                     let to = &self.hosts[super::flood::Flood::TO];
                     let packets = f.packets() as f64;
                     let none = "the flood sent no packet; raise workload.packets";
@@ -276,11 +280,11 @@ impl World {
             }
             Workload::Asp { .. } | Workload::Qr { .. } | Workload::FftAlltoall { .. } => {
                 // [LCI]'s execution time: from the start to the last rank's end.
-                let end = self.hosts.iter().flat_map(|h| &h.procs).filter_map(|pr| pr.marks[1]).max();
+                let end = self.hosts.iter().flat_map(|h| &h.procs).filter_map(|pr| pr.mark(1)).max();
                 if let Some(end) = end {
                     m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
                 }
-                if !matches!(self.workload, Workload::FftAlltoall { .. }) {
+                if !matches!(self.run.workload, Workload::FftAlltoall { .. }) {
                     m.set("mcast_forwards", self.hosts.iter().map(|h| h.nic.forwards).sum::<u64>() as f64);
                 }
             }

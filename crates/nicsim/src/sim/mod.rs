@@ -1,19 +1,21 @@
 //! The simulated world: where NICs, the network, hosts, the Open-MX-like
 //! protocol and the workloads meet, driven by one event queue.
 //!
-//! This module owns the world's state ([`World`], one `HostState` per
-//! host), its events (`Ev`) and the event loop (`run`, `handle`), which
-//! hands each event to the stage it belongs to: one line per event kind,
-//! no stage logic of its own. The stages are one `impl World` file each, in
+//! This module owns the world ([`World`]: one `HostState` per host and the
+//! components named below), its events (`Ev`) and the event loop (`run`,
+//! `handle`), which hands each event to the stage it belongs to: one line
+//! per event kind, no stage logic of its own. The stages are one `impl World` file each, in
 //! the order a message crosses them:
 //!
 //! * `build`: turning a validated [`Scenario`] into a world (costs, hosts,
 //!   processes);
-//! * `lib_path`, `lib_send`, `lib_recv`: the user-space library of each
-//!   process (what it runs next, what it hands to the driver, what it does
-//!   with a ring event), on the state of `process` (which also keeps the
-//!   host's record of the processes polling each receive queue);
-//! * `wire_path`: frames, the driver's doorbell, the wire and the switch;
+//! * `lib_io`: the world's side of the library interface: each call into a
+//!   process's library (`crate::library`, what it runs next, what it hands
+//!   to the driver, what it does with a ring event) made with its context
+//!   and its outputs routed; the host's record of the processes polling
+//!   each receive queue;
+//! * `wire_path`: the frames in flight (`Frames`), the wire (`Wire`), the
+//!   driver's doorbell and the switch;
 //! * `nic_path`: NIC receive, DMA, transmit completions, the receive
 //!   queue's timers (coalescing, polling watchdog), and the interrupt a
 //!   coalescing decision raises;
@@ -21,11 +23,12 @@
 //!   the dispatch of a host's cores (whose state is `crate::host::core`'s)
 //!   and NAPI (its deferral timer);
 //! * `handler`: the Open-MX receive handler and the event ring;
-//! * `pull`: the drivers' pull of large messages;
+//! * `pull`: the drivers' pull of large messages (`Pulls`: their handles);
+//! * `run`: the rank map (`Ranks`) and the run's state (`Run`);
 //! * `replay`: the frames of a capture injected into a receiving NIC;
 //! * `echo`, `flood`: the \[EMO] echo server and the invalid-packet flood,
 //!   components the build wires onto the host they run on (an `Echo` in
-//!   its `HostState`, the `Flood` source in the world), which answer the
+//!   its `HostState`, the `Flood` source in the world's `Run`), which answer the
 //!   frames and ticks the world routes to them;
 //! * `mcast`: \[LCI] NI-level multicast forwarding, the firmware's copies
 //!   of a tagged frame down its tree (the table is the NIC's,
@@ -36,7 +39,7 @@
 //! * `metrics`: metrics and invariants.
 //!
 //! Each component's own state and rules live in its module (`nic`, `net`,
-//! `host` with its cores, `workload`; the protocol's sequence numbers,
+//! `host` with its cores, `library`, `workload`; the protocol's sequence numbers,
 //! acks, resends and pull blocks in `proto`, whose transitions the library,
 //! the handler and the drivers apply here); the costs come from the
 //! validated [`Scenario`]. Event order is deterministic (see `crate::engine`); the only
@@ -49,21 +52,18 @@ mod flood;
 #[cfg(test)]
 mod flow_tests;
 mod handler;
-mod indexes;
 mod kernel;
 mod lci_stack;
-mod lib_path;
-mod lib_recv;
-mod lib_send;
+mod lib_io;
 mod mcast;
 mod metrics;
 #[cfg(test)]
 mod ni_tests;
 mod nic_path;
 mod pcap_sink;
-mod process;
 mod pull;
 mod replay;
+mod run;
 mod trace;
 mod wire_path;
 
@@ -73,29 +73,28 @@ pub use replay::{
     REPLAY_MAX_FRAMES,
 };
 
-pub(crate) use build::Costs;
+pub(crate) use crate::costs::Costs;
 pub(crate) use echo::Echo;
 pub(crate) use flood::Flood;
-pub(crate) use handler::LibEvent;
-pub(crate) use indexes::{MediumRx, MediumTarget};
+pub(crate) use handler::RxBy;
 pub(crate) use kernel::{Core, KWork};
-pub(crate) use process::{Action, Out, PState, Proc, ProcSet, Queued, Req, Unexpected};
-pub(crate) use pull::{Pull, Serve};
+pub(crate) use lib_io::ProcSet;
+pub(crate) use pull::Pulls;
+pub(crate) use run::{Ranks, Run};
 pub use trace::{Record, TraceCfg, Tracer, What, TRACK_NIC_TX, TRACK_RX_QUEUE};
+#[cfg(test)]
 pub(crate) use wire_path::Frame;
+pub(crate) use wire_path::{Frames, Wire};
 
 use crate::config::{Scenario, Workload};
-use crate::engine::{EventQueue, Origin, SimRng};
-use crate::host::{CacheCosts, CacheStats, HostLines, Obj, Topology};
+use crate::engine::{EventQueue, Origin};
+use crate::host::{CacheCosts, CacheStats, HostLines, Obj, Topology, TxPath};
 use crate::interrupt::{self, Check};
-use crate::net::Network;
+use crate::library::{Output, Proc};
 use crate::nic::steering::Steering;
 use crate::nic::Nic;
 use crate::time::{Duration, Instant};
 use crate::{Metrics, SimError};
-
-/// `LibEvent::writer_die` of events the NIC wrote straight to memory.
-pub(crate) const WRITER_MEMORY: u16 = u16::MAX;
 
 /// The event origin of the network (frames arriving at a NIC). Hosts use
 /// their index as origin (at most 1,024, `config::Platform::validate`);
@@ -173,7 +172,7 @@ pub(crate) enum Ev {
     PullCopied {
         handle: u32,
         host: u16,
-        /// The writer's die, `u8::MAX` for memory (WRITER_MEMORY).
+        /// The writer's die, `u8::MAX` for memory (`Writer::Memory`).
         die: u8,
     },
     FloodTick,
@@ -233,7 +232,7 @@ impl Ev {
             Ev::CoalTimer { .. } => "coalescing timer (CoalTimer, nic)",
             Ev::IrqArrive { .. } => "interrupt (IrqArrive, kernel)",
             Ev::CoreDone { .. } => "core segment (CoreDone, kernel and library)",
-            Ev::ProcTimer { .. } => "protocol timer (ProcTimer, lib_send)",
+            Ev::ProcTimer { .. } => "protocol timer (ProcTimer, library)",
             Ev::PullTimer { .. } => "pull timer (PullTimer, pull)",
             Ev::PullCopied { .. } => "copy engine (PullCopied, pull)",
             Ev::FloodTick => "flood generator (FloodTick)",
@@ -294,11 +293,8 @@ pub(crate) struct HostState {
     /// Application CPU time: library/compute segments and spinning.
     pub app_time: Duration,
     pub cache: CacheStats,
-    pub tx_obj: Obj,
-    /// The core working on the send-path state, and until when.
-    pub tx_hold: (u16, Instant),
-    /// Touches of the send-path state that found another die working on it.
-    pub tx_contended: u64,
+    /// The send-path state its cores share.
+    pub tx: TxPath,
     /// NAPI/driver receive state, one per queue.
     pub napi_objs: Vec<Obj>,
     pub irq_raised: u64,
@@ -335,68 +331,35 @@ pub(crate) struct Drops {
     pub event_queue_full: u64,
 }
 
-/// The whole simulated system.
+/// The whole simulated system: the event queue, the hosts (each with its
+/// NIC, cores and processes), the host model's costs, and the world's
+/// components: the wire (network, faults, capture), the frames in flight,
+/// the drivers' pulls, the rank map, the run's state, the optional sources
+/// and recorders.
 pub struct World {
     pub(crate) q: EventQueue<Ev>,
-    pub(crate) rng: SimRng,
-    pub(crate) net: Network,
     pub(crate) hosts: Vec<HostState>,
     pub(crate) topo: Topology,
     pub(crate) cc: CacheCosts,
     pub(crate) c: Costs,
-    pub(crate) frames: Vec<Frame>,
-    pub(crate) free_frames: Vec<u32>,
-    pub(crate) live_frames: u64,
-    pub(crate) frames_sent: u64,
-    pub(crate) frames_handled: u64,
-    /// Interrupts raised on every host so far (the sum of the hosts'
-    /// `irq_raised`, kept as they are raised: a process's mark reads it,
-    /// and summing the hosts there cost a pass over every host per mark).
-    pub(crate) irq_raised_all: u64,
-    pub(crate) drops: Drops,
-    pub(crate) handles: Vec<Pull>,
-    /// Cache state of each pull handle (same index).
-    pub(crate) handle_objs: Vec<Obj>,
-    pub(crate) free_handles: Vec<u32>,
-    pub(crate) serves: Vec<Serve>,
-    pub(crate) free_serves: Vec<u32>,
-    /// The capture file being written (`pcap_sink`), when the scenario
-    /// names one and the world was made by [`World::build`].
-    pub(crate) pcap: Option<Box<pcap_sink::PcapSink>>,
-    pub(crate) workload: Workload,
-    /// The flood source (`flood`), when the workload is a flood.
-    pub(crate) flood: Option<Flood>,
+    /// The network and what the wire does to frames (`wire_path`).
+    pub(crate) wire: Wire,
+    /// The frames in flight and their counts (`wire_path`).
+    pub(crate) frames: Frames,
+    /// The drivers' pull handles and the pulls they serve (`pull`).
+    pub(crate) pulls: Pulls,
+    pub(crate) ranks: Ranks,
+    pub(crate) run: Run,
+    /// Programs not finished yet (the run ends at none).
+    pub(crate) programs_left: u32,
     /// The replay source (`replay`), when the world replays a capture.
     pub(crate) replay: Option<Box<replay::Replay>>,
-    pub(crate) loss: f64,
-    pub(crate) reorder: f64,
-    pub(crate) programs_left: u32,
-    pub(crate) completions: u64,
-    pub(crate) wire_bytes: u64,
-    /// Medium messages received, and those whose fragments were all in host
-    /// memory before any interrupt reported one of them.
-    pub(crate) medium_msgs: u64,
-    pub(crate) medium_one_irq: u64,
-    pub(crate) jitter: Duration,
-    /// Two hosts, no loss, reordering or jitter: each switch port has a single
-    /// source, so a frame's switch traversal is known when it departs and
-    /// needs no event of its own.
-    pub(crate) direct_switch: bool,
-    /// Rank -> (host, endpoint); (host, endpoint) -> rank ([`NO_RANK`]: none).
-    pub(crate) ranks: Vec<(u16, u8)>,
-    pub(crate) rank_of: Vec<Vec<u16>>,
-    /// CPU time used by hosts 0 and 1 at the Start and End marks.
-    pub(crate) busy_at_mark: [[Duration; 2]; 2],
-    /// Why the run failed, if a stage gave up (the library on a peer, a
-    /// driver on a pull); the run loop ends with it.
-    pub(crate) failed: Option<SimError>,
-    /// Frames dropped at full receive rings when a message last completed
-    /// (as seen by the run loop's periodic check).
-    pub(crate) ring_full_at_progress: u64,
     /// The timeline, when one was asked for (`run_traced`).
     pub(crate) trace: Option<Box<Tracer>>,
     /// The \[LCI] NI clocks (`nic.clock_period_us` > 0), their counters.
     pub(crate) clock: Option<Box<clock::Clock>>,
+    /// The outputs of the library calls under way (`lib_io`), reused.
+    pub(crate) lib_out: Vec<Output>,
     /// The \[LCI] stack, when the hosts run it (`Workload::LciStack`).
     pub(crate) lci: Option<Box<crate::lci::Stack>>,
 }
@@ -445,7 +408,7 @@ impl World {
             // up, the progress window and the caller's interrupt check.
             let events = self.q.popped();
             if interrupt::due(events) {
-                if let Some(e) = self.failed.take() {
+                if let Some(e) = self.run.failed.take() {
                     return Err(e);
                 }
                 if now > Instant::RUN_LIMIT {
@@ -453,7 +416,7 @@ impl World {
                 }
                 let p = self.progress();
                 if p != progress {
-                    (progress, progress_at, self.ring_full_at_progress) = (p, now, self.drops.ring_full);
+                    (progress, progress_at, self.run.ring_full_at_progress) = (p, now, self.frames.drops.ring_full);
                 } else if now.since(progress_at) > window && sample.is_none() {
                     sample = Some((Stall::Quiet { since: progress_at, window }, 0, Vec::new()));
                 }
@@ -482,10 +445,10 @@ impl World {
             self.handle(now, ev);
             // `finished` implies no program left (a flood runs none).
             if self.programs_left == 0 && self.finished() {
-                return self.failed.take().map_or(Ok(()), Err);
+                return self.run.failed.take().map_or(Ok(()), Err);
             }
         }
-        if let Some(e) = self.failed.take() {
+        if let Some(e) = self.run.failed.take() {
             return Err(e);
         }
         if self.finished() {
@@ -499,16 +462,8 @@ impl World {
             let mut who = Vec::new();
             for (h, hs) in self.hosts.iter().enumerate() {
                 for pr in &hs.procs {
-                    if !pr.finished {
-                        who.push(format!(
-                            "host {h}: {:?}, {} outstanding, waiting for <= {:?}, {} unexpected, {} early, medium {:?}",
-                            pr.state,
-                            pr.outstanding,
-                            pr.wait,
-                            pr.unexpected.len(),
-                            pr.early.len(),
-                            pr.medium
-                        ));
+                    if !pr.finished() {
+                        who.push(format!("host {h}: {}", pr.describe()));
                     }
                 }
             }
@@ -559,11 +514,11 @@ impl World {
     /// What the stall window watches: requests completed, or for the flood
     /// the frames host 1's handler got.
     fn progress(&self) -> u64 {
-        match self.workload {
+        match self.run.workload {
             Workload::Flood { .. } => self.hosts[Flood::TO].rx_frames,
             Workload::Replay => self.replay.as_ref().map_or(0, |r| self.hosts[r.host].rx_frames),
             Workload::LciStack => 0,
-            _ => self.completions,
+            _ => self.run.completions,
         }
     }
 
@@ -573,7 +528,7 @@ impl World {
     /// the same way the same fragments are lost every round. Empty
     /// otherwise.
     pub(crate) fn ring_overflow_note(&self) -> String {
-        let dropped = self.drops.ring_full - self.ring_full_at_progress;
+        let dropped = self.frames.drops.ring_full - self.run.ring_full_at_progress;
         if dropped == 0 {
             return String::new();
         }
@@ -588,24 +543,22 @@ impl World {
     /// A stage gave up: the run ends with `why` (the first one given).
     #[cold]
     pub(crate) fn fail(&mut self, why: String) {
-        if self.failed.is_none() {
-            self.failed = Some(SimError(why));
-        }
+        self.run.fail(why);
     }
 
     fn finished(&self) -> bool {
-        match self.workload {
+        match self.run.workload {
             Workload::Flood { .. } => {
                 // Every flood frame reached host 1's handler or was dropped
                 // on the way (the flood is the only traffic).
-                let d = &self.drops;
+                let d = &self.frames.drops;
                 let dropped = d.loss + d.ring_full + d.malformed;
-                self.flood.is_none_or(|f| {
+                self.run.flood.is_none_or(|f| {
                     f.drained() && self.hosts[Flood::TO].rx_frames + dropped >= f.packets() && self.all_idle(Flood::TO)
                 })
             }
             Workload::Replay => self.replay_finished(),
-            Workload::LciStack => self.failed.is_some() || self.lci.as_ref().is_none_or(|s| s.done()),
+            Workload::LciStack => self.run.failed.is_some() || self.lci.as_ref().is_none_or(|s| s.done()),
             _ => self.programs_left == 0,
         }
     }
@@ -690,7 +643,7 @@ pub fn run_traced(
         if e.is_interrupted() || !w.lci.as_ref().is_some_and(|s| s.stuck_is_a_result()) {
             return Err(e);
         }
-        if let Some(p) = w.pcap.as_deref_mut() {
+        if let Some(p) = w.wire.pcap.as_deref_mut() {
             p.finish()?;
         }
         let mut m = w.metrics();
@@ -698,7 +651,7 @@ pub fn run_traced(
         return Ok((m, None));
     }
     w.check_invariants()?;
-    if let Some(p) = w.pcap.as_deref_mut() {
+    if let Some(p) = w.wire.pcap.as_deref_mut() {
         p.finish()?;
     }
     Ok((w.metrics(), w.trace.take()))

@@ -309,9 +309,7 @@ fn run_to_the_end(text: &str) -> (super::World, Metrics) {
     w.run().unwrap_or_else(|e| panic!("{e}"));
     w.check_invariants().unwrap_or_else(|e| panic!("{e}"));
     for pr in w.hosts.iter().flat_map(|h| &h.procs) {
-        assert!(pr.finished && pr.outstanding == 0, "rank {}: {} outstanding", pr.rank, pr.outstanding);
-        assert_eq!(pr.unexpected.len(), 0, "rank {}", pr.rank);
-        assert!(pr.mcast_rx.is_empty() && pr.medium.is_empty(), "rank {}", pr.rank);
+        assert!(pr.all_done(), "rank {}: {}", pr.rank(), pr.describe());
     }
     let m = w.metrics();
     (w, m)

@@ -12,7 +12,7 @@
 //! (`crate::nic::flow`); what the core does with the interrupt lives in
 //! `kernel`.
 
-use super::{Ev, What, World};
+use super::{Ev, RxBy, What, World};
 use crate::config::EchoAt;
 use crate::nic::flow::{Held, Hold};
 use crate::nic::{Nic, Outcome};
@@ -25,7 +25,7 @@ impl World {
         let repr = match f.parsed {
             Some(r) => r,
             None => {
-                self.drops.malformed += 1;
+                self.frames.drops.malformed += 1;
                 self.free_frame(frame);
                 return;
             }
@@ -73,7 +73,7 @@ impl World {
                 self.flow_hold(now, h, frame, qi);
                 return;
             }
-            self.drops.ring_full += 1;
+            self.frames.drops.ring_full += 1;
             self.free_frame(frame);
             return;
         }
@@ -109,7 +109,7 @@ impl World {
         if self.c.native {
             // OS-bypass: the event (and small data) is already in user
             // memory; no ring, no coalescing, no interrupt.
-            self.handle_frame(now, h, usize::MAX, frame);
+            self.handle_frame(now, h, RxBy::Nic, frame);
             return;
         }
         let other_pending = nic.other_pending();
@@ -187,7 +187,7 @@ impl World {
             // The queue scheduled NAPI if the interrupt reports frames.
             hs.irq_rx += out.rx as u64;
             hs.irq_raised += 1;
-            self.irq_raised_all += 1;
+            self.run.irq_raised_all += 1;
             let at = now + hs.nic.irq_delivery;
             self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });
             if let Some(t) = self.trace.as_deref_mut() {
@@ -218,7 +218,7 @@ impl World {
             }
             Some(Hold::Queued) => {}
             Some(Hold::Overflow) | None => {
-                self.drops.ring_full += 1;
+                self.frames.drops.ring_full += 1;
                 self.free_frame(frame);
             }
         }

@@ -176,7 +176,7 @@ mod tests {
         .unwrap();
         let mut w = super::super::World::build(&s, None, None).unwrap();
         w.run().unwrap();
-        let sink = w.pcap.as_deref_mut().unwrap();
+        let sink = w.wire.pcap.as_deref_mut().unwrap();
         sink.finish().unwrap();
         let (frames, peak) = (sink.log.len(), sink.peak_held());
         let mut all = std::mem::take(&mut sink.log);

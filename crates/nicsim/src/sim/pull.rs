@@ -1,5 +1,6 @@
 //! Large messages: the drivers' pull protocol. The receiver's library
-//! starts a pull handle (`start_pull`); the receiver's driver requests blocks
+//! asks for a pull handle (`open_pull`) and starts it (`pull_start`); the
+//! receiver's driver requests blocks
 //! of replies and re-requests them on a timeout; the sender's driver (or its
 //! NIC, native MX) serves each request with a block of pull replies; the last
 //! reply (or the copy engine's last copy) completes the pull.
@@ -7,10 +8,12 @@
 //! This file owns the pulls' addressing, frames, timer events and copies
 //! (I/OAT). Which replies and blocks are wanted and due is decided by
 //! `crate::proto::{PullHandle, PullServe}`; pricing lives in `kernel` and
-//! `lib_path`.
+//! `crate::library`.
 
-use super::{Ev, KWork, LibEvent, Out, World, WRITER_MEMORY};
+use super::RxBy;
+use super::{Ev, KWork, World};
 use crate::host::{Obj, ObjClass};
+use crate::library::{LibEvent, Writer};
 use crate::proto::{Kind, Msg, OnReply, OnTimer, PullHandle, PullServe, RESENDS_MAX};
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, OmxBody, PacketKind};
@@ -53,15 +56,68 @@ pub(crate) struct Serve {
     pub proto: PullServe,
 }
 
+/// The drivers' pull handles (with their cache-model state, same index)
+/// and the pull requests being served, each a slab whose slots are reused.
+#[derive(Default)]
+pub(crate) struct Pulls {
+    pub handles: Vec<Pull>,
+    pub objs: Vec<Obj>,
+    free: Vec<u32>,
+    pub serves: Vec<Serve>,
+    free_serves: Vec<u32>,
+}
+
+impl Pulls {
+    /// A handle for `hd`. A reused handle keeps its queued timer event
+    /// (see [`Pull::timer`]).
+    fn open(&mut self, hd: Pull) -> u32 {
+        if let Some(i) = self.free.pop() {
+            let timer = self.handles[i as usize].timer;
+            self.handles[i as usize] = Pull { timer, ..hd };
+            self.objs[i as usize] = Obj::new(ObjClass::PullHandle);
+            i
+        } else {
+            self.handles.push(hd);
+            self.objs.push(Obj::new(ObjClass::PullHandle));
+            (self.handles.len() - 1) as u32
+        }
+    }
+
+    /// Handle `handle`'s pull completed: the handle is free again.
+    fn close(&mut self, handle: u32) {
+        self.free.push(handle);
+    }
+
+    /// A slot for serving request `s`.
+    fn serve(&mut self, s: Serve) -> u32 {
+        if let Some(i) = self.free_serves.pop() {
+            self.serves[i as usize] = s;
+            i
+        } else {
+            self.serves.push(s);
+            (self.serves.len() - 1) as u32
+        }
+    }
+
+    /// Request `serve` got its last reply.
+    fn served(&mut self, serve: u32) {
+        self.serves[serve as usize].live = false;
+        self.free_serves.push(serve);
+    }
+}
+
 impl World {
-    pub(super) fn start_pull(&mut self, now: Instant, h: usize, p: usize, req: u32, ev: LibEvent) {
+    /// Endpoint `ep` of host `h` asks for a pull handle for its receive
+    /// `req` of the rendezvous `ev` (`crate::library::Output::OpenPull`):
+    /// the handle, and its blocks.
+    pub(super) fn open_pull(&mut self, now: Instant, h: usize, ep: u8, req: u32, ev: LibEvent) -> (u32, u32) {
         let size = ev.msg.size;
         let replies = self.c.layout.pull_reply_count(size as usize) as u32;
         let (peer_host, peer_ep) = self.ranks[ev.peer as usize];
         let hd = Pull {
             proto: PullHandle::new(now, replies, self.c.layout.block_replies as u32),
             host: h as u16,
-            ep: self.hosts[h].procs[p].ep,
+            ep,
             req,
             peer_host,
             peer_ep,
@@ -70,34 +126,19 @@ impl World {
             copies_done: Instant::ZERO,
             timer: None,
         };
-        let id = if let Some(i) = self.free_handles.pop() {
-            let timer = self.handles[i as usize].timer;
-            self.handles[i as usize] = Pull { timer, ..hd };
-            self.handle_objs[i as usize] = Obj::new(ObjClass::PullHandle);
-            i
-        } else {
-            self.handles.push(hd);
-            self.handle_objs.push(Obj::new(ObjClass::PullHandle));
-            (self.handles.len() - 1) as u32
-        };
-        let pr = &mut self.hosts[h].procs[p];
-        if pr.pulls_active < self.c.lib.max_pulls {
-            pr.pulls_active += 1;
-            pr.outbox.push_back(Out::PullStart { handle: id });
-        } else {
-            pr.pulls_waiting.push_back(id);
-        }
+        let id = self.pulls.open(hd);
+        (id, self.pulls.handles[id as usize].proto.blocks())
     }
 
     /// The library's pull start was handed to the driver: it requests the
     /// first blocks and starts the pull timer.
     pub(super) fn pull_start(&mut self, now: Instant, h: usize, handle: u32) {
-        for b in self.handles[handle as usize].proto.start() {
+        for b in self.pulls.handles[handle as usize].proto.start() {
             let f = self.pull_frame(handle, b);
             self.transmit(now, h, f);
         }
         let at = now + self.c.lib.pull_timeout;
-        let hd = &mut self.handles[handle as usize];
+        let hd = &mut self.pulls.handles[handle as usize];
         match hd.timer {
             // The handle's last pull started before this one.
             Some(queued) => debug_assert!(queued <= at),
@@ -115,7 +156,7 @@ impl World {
         &mut self,
         now: Instant,
         h: usize,
-        core: usize,
+        by: RxBy,
         dst: u16,
         ep: u8,
         size: u64,
@@ -134,27 +175,23 @@ impl World {
             magic,
             proto: PullServe::new(first, count, size, per, self.c.layout.block_replies as u32),
         };
-        let id = if let Some(i) = self.free_serves.pop() {
-            self.serves[i as usize] = s;
-            i
-        } else {
-            self.serves.push(s);
-            (self.serves.len() - 1) as u32
-        };
+        let id = self.pulls.serve(s);
         if self.c.native {
             // The NIC firmware serves the pull: every reply goes straight to
             // its transmit queue, no host CPU.
-            while self.serves[id as usize].live {
-                self.send_pull_reply(now, h, usize::MAX, id);
+            while self.pulls.serves[id as usize].live {
+                self.send_pull_reply(now, h, RxBy::Nic, id);
             }
             return;
         }
         // The handler sends the replies inline, before the poll goes on.
-        self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve: id });
+        if let RxBy::Core(core) = by {
+            self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve: id });
+        }
     }
 
-    pub(super) fn send_pull_reply(&mut self, now: Instant, h: usize, core: usize, serve: u32) {
-        let s = &mut self.serves[serve as usize];
+    pub(super) fn send_pull_reply(&mut self, now: Instant, h: usize, by: RxBy, serve: u32) {
+        let s = &mut self.pulls.serves[serve as usize];
         let r = s.proto.next_reply();
         let (dst, ep) = (s.dst, s.ep);
         let repr = FrameRepr {
@@ -174,25 +211,25 @@ impl World {
         self.frames[id as usize].src_ep = ep;
         self.transmit(now, h, id);
         if !r.done {
-            if core != usize::MAX {
+            if let RxBy::Core(core) = by {
                 self.hosts[h].cores[core].kq.push_front(KWork::PullReply { serve });
             }
         } else {
-            self.serves[serve as usize].live = false;
-            self.free_serves.push(serve);
+            self.pulls.served(serve);
         }
     }
 
-    pub(super) fn pull_reply_arrived(&mut self, now: Instant, h: usize, core: usize, handle: u32, offset: u32) {
+    pub(super) fn pull_reply_arrived(&mut self, now: Instant, h: usize, by: RxBy, handle: u32, offset: u32) {
         let per = self.c.layout.pull_reply as u32;
-        let Some(hd) = self.handles.get_mut(handle as usize).filter(|hd| hd.proto.live() && hd.host == h as u16) else {
-            self.drops.stale_pull += 1;
+        let Some(hd) = self.pulls.handles.get_mut(handle as usize).filter(|hd| hd.proto.live() && hd.host == h as u16)
+        else {
+            self.frames.drops.stale_pull += 1;
             return;
         };
         let idx = offset / per;
         let on = hd.proto.process(now, idx);
         if on == OnReply::Duplicate {
-            self.drops.duplicate += 1;
+            self.frames.drops.duplicate += 1;
             return;
         }
         if self.c.ioat && !self.c.native {
@@ -205,13 +242,16 @@ impl World {
         }
         match on {
             OnReply::Complete => {
-                let die = if core == usize::MAX { WRITER_MEMORY } else { self.topo.die_of(core as u16) };
+                let writer = by.writer(&self.topo);
                 if hd.copies_done > now {
                     let at = hd.copies_done;
-                    let die = if die == WRITER_MEMORY { u8::MAX } else { die as u8 };
+                    let die = match writer {
+                        Writer::Die(d) => d,
+                        Writer::Memory => u8::MAX,
+                    };
                     self.q.push(at, h as u32, Ev::PullCopied { host: h as u16, handle, die });
                 } else {
-                    self.pull_done(now, h, handle, die);
+                    self.pull_done(now, h, handle, writer);
                 }
             }
             OnReply::Request(blocks) => {
@@ -231,32 +271,32 @@ impl World {
     /// (`Ev::PullCopied`, whose `die` is the writer's die, `u8::MAX` for
     /// memory).
     pub(super) fn pull_copied(&mut self, now: Instant, h: usize, handle: u32, die: u8) {
-        let die = if die == u8::MAX { WRITER_MEMORY } else { die as u16 };
-        self.pull_done(now, h, handle, die)
+        let writer = if die == u8::MAX { Writer::Memory } else { Writer::Die(die) };
+        self.pull_done(now, h, handle, writer)
     }
 
     /// Every reply of a pull is in the receive buffer: tell the library.
-    pub(super) fn pull_done(&mut self, now: Instant, h: usize, handle: u32, die: u16) {
-        let hd = &self.handles[handle as usize];
+    pub(super) fn pull_done(&mut self, now: Instant, h: usize, handle: u32, writer: Writer) {
+        let hd = &self.pulls.handles[handle as usize];
         let p = self.hosts[h].eps[hd.ep as usize];
         let msg = Msg { seq: hd.req, size: hd.size, rdma: hd.rdma_id as u32, ..Msg::new(Kind::PullDone) };
-        let peer = self.rank_of[hd.peer_host as usize][hd.peer_ep as usize];
-        self.free_handles.push(handle);
+        let peer = self.ranks.at(hd.peer_host as usize, hd.peer_ep as usize);
+        self.pulls.close(handle);
         if let Some(p) = p {
-            self.post_event(now, h, p as usize, LibEvent { msg, peer, writer_die: die, irq_stamp: 0 });
+            self.post_event(now, h, p as usize, LibEvent { msg, peer, writer, irq_stamp: 0 });
         }
     }
 
     /// Builds the PULL request frame for block `b` of a handle.
     pub(crate) fn pull_frame(&mut self, handle: u32, b: u32) -> u32 {
-        let (first, replies) = self.handles[handle as usize].proto.block(b);
+        let (first, replies) = self.pulls.handles[handle as usize].proto.block(b);
         self.pull_request(handle, b, first, replies)
     }
 
     /// Builds the PULL request frame for `replies` replies of block `b`
     /// starting at reply `first`.
     fn pull_request(&mut self, handle: u32, b: u32, first: u32, replies: u32) -> u32 {
-        let hd = &self.handles[handle as usize];
+        let hd = &self.pulls.handles[handle as usize];
         let per = self.c.layout.pull_reply as u64;
         let block_bytes = (hd.size - (first as u64 * per)).min(per * replies as u64);
         let repr = FrameRepr {
@@ -285,8 +325,8 @@ impl World {
     /// of `from..end`.
     fn rerequest(&mut self, now: Instant, h: usize, handle: u32, from: u32, end: u32) {
         let mut from = from;
-        while let Some(b) = self.handles[handle as usize].proto.incomplete_from(from).filter(|&b| b < end) {
-            let (first, replies) = self.handles[handle as usize].proto.missing_span(b);
+        while let Some(b) = self.pulls.handles[handle as usize].proto.incomplete_from(from).filter(|&b| b < end) {
+            let (first, replies) = self.pulls.handles[handle as usize].proto.missing_span(b);
             let f = self.pull_request(handle, b, first, replies);
             self.transmit(now, h, f);
             from = b + 1;
@@ -296,7 +336,7 @@ impl World {
     pub(super) fn pull_timer(&mut self, now: Instant, handle: u32) {
         let to = self.c.lib.pull_timeout;
         let deadline = self.c.proto.resend.times(RESENDS_MAX);
-        let hd = &mut self.handles[handle as usize];
+        let hd = &mut self.pulls.handles[handle as usize];
         hd.timer = None;
         if !hd.proto.live() {
             return;
@@ -309,7 +349,7 @@ impl World {
             }
             OnTimer::Rerequest(at) => {
                 self.rerequest(now, host, handle, 0, u32::MAX);
-                self.handles[handle as usize].timer = Some(at);
+                self.pulls.handles[handle as usize].timer = Some(at);
                 self.q.push(at, host as u32, Ev::PullTimer { handle });
             }
             OnTimer::GiveUp => {

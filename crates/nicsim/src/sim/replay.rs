@@ -248,8 +248,7 @@ impl World {
             r.slot.resize(id as usize + 1, 0);
         }
         r.slot[id as usize] = i as u32;
-        self.frames_sent += 1;
-        self.wire_bytes += f.len as u64;
+        self.frames.count_sent(f.len as usize);
         let fr = &mut self.frames[id as usize];
         (fr.len, fr.src, fr.dst, fr.src_ep, fr.marked) = (f.len, 0, h as u16, 0, false);
         match f.kind {
@@ -296,7 +295,7 @@ impl World {
             ReplayKind::Malformed => steering.queue_for(None, 0),
             ReplayKind::Other { flow, .. } => steering.queue_for(None, flow),
         };
-        let end = now + self.net.serialization(f.len as usize);
+        let end = now + self.wire.net.serialization(f.len as usize);
         self.q.push(end, h as u32, Ev::TxDone { host: h as u16, q: q as u8 });
     }
 
@@ -320,7 +319,7 @@ impl World {
         let Some(r) = self.replay.as_ref() else { return };
         let hs = &self.hosts[r.host];
         let n = r.len();
-        let d = &self.drops;
+        let d = &self.frames.drops;
         m.set("replay_frames", n as f64);
         m.set("replay_sent_frames", r.sent.len() as f64);
         m.set("replay_handled_frames", r.handled as f64);
@@ -365,7 +364,7 @@ impl World {
     /// or dropped before the handler), and the host idle.
     pub(super) fn replay_finished(&self) -> bool {
         let Some(r) = self.replay.as_ref() else { return true };
-        let d = &self.drops;
+        let d = &self.frames.drops;
         r.exhausted()
             && self.hosts[r.host].rx_frames + d.loss + d.ring_full + d.malformed >= r.len()
             && self.all_idle(r.host)

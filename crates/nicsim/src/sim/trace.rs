@@ -21,7 +21,8 @@
 //! [`Tracer::spin_overlap`] (a spin the metrics count over kernel work that
 //! a record cannot hold).
 
-use super::{Action, KWork, World};
+use super::{KWork, World};
+use crate::library::Action;
 use crate::time::{Duration, Instant};
 use crate::workload::Op;
 
@@ -471,7 +472,7 @@ impl World {
         cost: Duration,
     ) {
         let Some(p) = self.hosts[h].cores[core].app else { return };
-        let action = self.hosts[h].procs[p as usize].action;
+        let action = self.hosts[h].procs[p as usize].action();
         if let Some(t) = self.trace.as_deref_mut() {
             t.app(h, core, now, wake, extra, cost, action);
         }

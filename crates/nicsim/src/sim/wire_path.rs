@@ -8,7 +8,10 @@
 //! it (`nic_path`) nor who builds frames (the library, the pull protocol, the
 //! echo servers, the flood source).
 
-use super::{Ev, World, NETWORK_ORIGIN};
+use super::pcap_sink::PcapSink;
+use super::{Drops, Ev, World, NETWORK_ORIGIN};
+use crate::engine::SimRng;
+use crate::net::Network;
 use crate::time::{Duration, Instant};
 use crate::wire::FrameRepr;
 
@@ -50,6 +53,100 @@ impl Frame {
     }
 }
 
+/// The wire: the network (links, switch or grid) and what happens to a
+/// frame on it besides (loss, reordering and jitter from the scenario's
+/// seed), and the capture that records every frame.
+pub(crate) struct Wire {
+    pub net: Network,
+    pub rng: SimRng,
+    pub loss: f64,
+    pub reorder: f64,
+    pub jitter: Duration,
+    /// Two hosts, no loss, reordering or jitter: each switch port has a single
+    /// source, so a frame's switch traversal is known when it departs and
+    /// needs no event of its own.
+    pub direct_switch: bool,
+    /// The capture file being written (`pcap_sink`), when the scenario
+    /// names one and the world was made by [`World::build`].
+    pub pcap: Option<Box<PcapSink>>,
+}
+
+/// The frames in flight, a slab indexed by frame id (`frames[id]`), and
+/// the counts of packet conservation: sent = handled + dropped + live.
+pub(crate) struct Frames {
+    slab: Vec<Frame>,
+    free: Vec<u32>,
+    /// Frames allocated and not freed.
+    pub live: u64,
+    pub sent: u64,
+    pub handled: u64,
+    /// Bytes put on the wire.
+    pub wire_bytes: u64,
+    /// Frames dropped, by reason.
+    pub drops: Drops,
+}
+
+impl Frames {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Frames {
+            slab: Vec::with_capacity(n),
+            free: Vec::new(),
+            live: 0,
+            sent: 0,
+            handled: 0,
+            wire_bytes: 0,
+            drops: Drops::default(),
+        }
+    }
+
+    /// A free frame slot (its fields are the caller's to set).
+    #[inline]
+    pub(crate) fn alloc(&mut self) -> u32 {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slab.push(Frame::default());
+                (self.slab.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Frame `id` is gone (handled or dropped): its slot is free.
+    pub(crate) fn free(&mut self, id: u32) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    /// A frame of `len` bytes went on the wire.
+    #[inline]
+    pub(crate) fn count_sent(&mut self, len: usize) {
+        self.sent += 1;
+        self.wire_bytes += len as u64;
+    }
+
+    /// Slots made: the most frames live at once.
+    pub(crate) fn slots(&self) -> usize {
+        self.slab.len()
+    }
+}
+
+impl std::ops::Index<usize> for Frames {
+    type Output = Frame;
+
+    #[inline]
+    fn index(&self, id: usize) -> &Frame {
+        &self.slab[id]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Frames {
+    #[inline]
+    fn index_mut(&mut self, id: usize) -> &mut Frame {
+        &mut self.slab[id]
+    }
+}
+
 impl World {
     /// Encodes `repr` into a new frame slot.
     pub(crate) fn new_frame(&mut self, src: u16, dst: u16, repr: &FrameRepr) -> u32 {
@@ -76,28 +173,11 @@ impl World {
     /// A free frame slot (its fields are the caller's to set).
     #[inline]
     pub(crate) fn alloc_frame(&mut self) -> u32 {
-        self.live_frames += 1;
-        match self.free_frames.pop() {
-            Some(i) => i,
-            None => {
-                self.frames.push(Frame {
-                    parsed: None,
-                    marked: false,
-                    q: 0,
-                    src_ep: 0,
-                    irq_stamp: 0,
-                    len: 0,
-                    src: 0,
-                    dst: 0,
-                });
-                (self.frames.len() - 1) as u32
-            }
-        }
+        self.frames.alloc()
     }
 
     pub(super) fn free_frame(&mut self, id: u32) {
-        self.live_frames -= 1;
-        self.free_frames.push(id);
+        self.frames.free(id);
     }
 
     /// The driver of `host` rang the doorbell for `frame` at `now`.
@@ -115,8 +195,8 @@ impl World {
     /// The NIC of `host` has `frame` ready for the wire at `ready`.
     pub(crate) fn wire_out(&mut self, host: usize, ready: Instant, frame: u32) -> crate::net::Departure {
         let len = self.frames[frame as usize].len as usize;
-        let (d, routed) = match self.net.grid.as_mut() {
-            None => (self.net.depart(host, ready, len), false),
+        let (d, routed) = match self.wire.net.grid.as_mut() {
+            None => (self.wire.net.depart(host, ready, len), false),
             Some(grid) => {
                 // The grid books the whole path now (`net::grid`): the frame
                 // is at its destination NIC when its tail is.
@@ -126,12 +206,11 @@ impl World {
                 (crate::net::Departure { start: r.start, end: r.tail_left, at_switch: r.arrive }, true)
             }
         };
-        self.frames_sent += 1;
-        self.wire_bytes += len as u64;
+        self.frames.count_sent(len);
         if let Some(t) = self.trace.as_deref_mut() {
             t.wire(host, frame, d.start, d.end, len as u32);
         }
-        if let Some(p) = self.pcap.as_deref_mut() {
+        if let Some(p) = self.wire.pcap.as_deref_mut() {
             if let Err(e) = p.record(self.q.now(), d.start, &self.frames[frame as usize], len as u32) {
                 let e = p.write_error(&e);
                 self.fail(e.0);
@@ -140,7 +219,7 @@ impl World {
         if routed {
             return d; // booked above
         }
-        if self.direct_switch {
+        if self.wire.direct_switch {
             // Nothing can happen to the frame at the switch that depends on
             // what else happens meanwhile: book its output port now.
             self.forward(d.at_switch, frame, Duration::ZERO);
@@ -151,21 +230,21 @@ impl World {
     }
 
     pub(super) fn switch_in(&mut self, now: Instant, frame: u32) {
-        if self.rng.chance(self.loss) {
-            self.drops.loss += 1;
+        if self.wire.rng.chance(self.wire.loss) {
+            self.frames.drops.loss += 1;
             self.free_frame(frame);
             return;
         }
         let len = self.frames[frame as usize].len as usize;
-        let mut extra = if self.rng.chance(self.reorder) {
+        let mut extra = if self.wire.rng.chance(self.wire.reorder) {
             // Held back behind up to four later frames of this size.
-            self.net.serialization(len).times(1 + self.rng.below(4))
+            self.wire.net.serialization(len).times(1 + self.wire.rng.below(4))
         } else {
             Duration::ZERO
         };
-        if !self.jitter.is_zero() {
+        if !self.wire.jitter.is_zero() {
             // Arrival jitter (seeded): the switch port keeps frames in order.
-            extra += Duration::from_ps(self.rng.below(self.jitter.as_ps() + 1));
+            extra += Duration::from_ps(self.wire.rng.below(self.wire.jitter.as_ps() + 1));
         }
         self.forward(now, frame, extra);
     }
@@ -174,7 +253,7 @@ impl World {
     /// destination and schedule its arrival at the destination NIC.
     pub(super) fn forward(&mut self, now: Instant, frame: u32, extra: Duration) {
         let (len, dst) = (self.frames[frame as usize].len as usize, self.frames[frame as usize].dst as usize);
-        let (_, at) = self.net.forward(dst, now, len, extra);
+        let (_, at) = self.wire.net.forward(dst, now, len, extra);
         self.q.push(at, NETWORK_ORIGIN, Ev::NicRx { frame });
     }
 }

@@ -3,7 +3,7 @@
 //! in flight, and busy pollers are found without a scan of their host's
 //! processes. (That each rank gets the same work at every size, and that
 //! the bookkeeping per message does not grow with the rank count, is
-//! tested inside the crate, on counters: `bench.rs`, `sim/indexes.rs`.)
+//! tested inside the crate, on counters: `bench.rs`, `library/indexes.rs`.)
 
 use super::run;
 use nicsim::bench::{scale_max_procs, scale_scenario};

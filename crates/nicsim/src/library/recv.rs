@@ -4,32 +4,29 @@
 //! reassembled; completed pulls notify the sender.
 //!
 //! This file owns the event -> request step and its price (`consume_cost`,
-//! which `lib_path` charges as the segment before it); sequence numbers and acks are `crate::proto::Endpoint`'s
-//! transitions, which this file applies.
+//! which `step` charges as the segment before it); sequence numbers and
+//! acks are `crate::proto::Endpoint`'s transitions, which this file
+//! applies.
 
-use super::{Costs, LibEvent, MediumRx, MediumTarget, Out, Proc, Unexpected, World};
-use crate::host::{CacheCosts, CacheStats, Cpu, Owner, Side, Topology};
+use super::indexes::{MediumRx, MediumTarget};
+use super::process::{LibEvent, Out, Proc, Unexpected, Writer};
+use super::{Cx, Output};
+use crate::host::{Cpu, Owner, Side};
 use crate::proto::{AckPlan, Arrival, Kind};
-use crate::time::{Duration, Instant};
+use crate::time::Duration;
 use crate::wire;
 
 impl Proc {
-    /// CPU cost of the process consuming ring event `ev` on die `die`
-    /// (`World::lib_consume` acts on it when the segment ends): the
-    /// library's event handling, the ring, endpoint and private lines it
-    /// touches in its host's caches (`cache`), the data copied out of the
-    /// event or the receive-queue slot into the application's buffer, and
-    /// the MPI layer's receive completion.
+    /// CPU cost of the process consuming ring event `ev` on `at`
+    /// (`consume` acts on it when the segment ends): the library's event
+    /// handling, the ring, endpoint and private lines it touches in its
+    /// host's caches, the data copied out of the event or the receive-queue
+    /// slot into the application's buffer, and the MPI layer's receive
+    /// completion.
     #[inline(always)]
-    pub(super) fn consume_cost(
-        &mut self,
-        c: &Costs,
-        cc: &CacheCosts,
-        topo: &Topology,
-        cache: &mut CacheStats,
-        at: Cpu,
-        ev: LibEvent,
-    ) -> Duration {
+    pub(super) fn consume_cost(&mut self, cx: &mut Cx<'_>, at: Cpu, ev: LibEvent) -> Duration {
+        let (c, cc, topo) = (cx.c, cx.cc, cx.topo);
+        let cache = &mut *cx.cache;
         let pr = self;
         let mut cost = c.lib.event
             + cc.access(topo, cache, &mut pr.ring_obj, at, Side::User, c.cache.event_lines)
@@ -62,9 +59,9 @@ impl Proc {
             Kind::Tiny => {
                 let app = &mut lines.app;
                 cc.touch(cache, app, at, Side::User, cc.lines(data));
-                cc.copy_time(ev.writer_die == at.die, data)
+                cc.copy_time(ev.writer == Writer::die(at.die), data)
             }
-            Kind::Small | Kind::MediumFrag if ev.writer_die == super::WRITER_MEMORY => {
+            Kind::Small | Kind::MediumFrag if ev.writer == Writer::Memory => {
                 let mut dma = crate::host::Obj::dma_written(cache, Owner::Memory);
                 cc.copy(cache, &mut dma, Some(&mut lines.app), at, Side::User, data)
             }
@@ -92,32 +89,31 @@ impl Proc {
     }
 }
 
-impl World {
-    pub(super) fn lib_consume(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
-        let pr = &mut self.hosts[h].procs[p];
+impl Proc {
+    /// Consumes ring event `ev` (priced by `consume_cost`).
+    pub(super) fn consume(&mut self, cx: &mut Cx<'_>, ev: LibEvent) {
         let m = ev.msg;
         if let Some(v) = m.piggy {
             if m.kind != Kind::PullDone
-                && pr.proto.process_ack(ev.peer, v as u16) > 0
-                && !(pr.need_region.is_empty() && pr.need_window.is_empty())
+                && self.proto.process_ack(ev.peer, v as u16) > 0
+                && !(self.need_region.is_empty() && self.need_window.is_empty())
             {
                 // The ack opened the peer's send window.
-                self.submit_waiting_sends(now, h, p);
+                self.submit_waiting_sends(cx);
             }
         }
-        let pr = &mut self.hosts[h].procs[p];
         match m.kind {
             Kind::Ack => return,
             Kind::Mcast if m.size as usize > wire::SMALL_MAX => {
-                self.mcast_frag(h, p, ev);
+                self.mcast_frag(cx, ev);
                 return;
             }
             Kind::Shm | Kind::Mcast => {
                 // Intra-host: no sequence numbers or acks (the copy is
                 // reliable); multicast: outside them (`crate::nic::multicast`).
-                match pr.posted.take(Some(ev.peer), m.tag) {
-                    Some(r) => self.complete(h, p, r),
-                    None => pr.unexpected.push(Some(ev.peer), m.tag, Unexpected { ev }),
+                match self.posted.take(Some(ev.peer), m.tag) {
+                    Some(r) => self.complete(cx, r),
+                    None => self.unexpected.push(Some(ev.peer), m.tag, Unexpected { ev }),
                 }
                 return;
             }
@@ -126,29 +122,28 @@ impl World {
                 // (once its send window has room, behind the notifies that
                 // wait for one).
                 let req = m.seq;
-                if pr.need_window.is_empty() && !pr.proto.window_full(ev.peer, 1) {
-                    Self::send_notify(now, pr, ev.peer, m.rdma, m.size);
+                if self.need_window.is_empty() && !self.proto.window_full(ev.peer, 1) {
+                    self.send_notify(cx, ev.peer, m.rdma, m.size);
                 } else {
-                    pr.need_window.push_back((ev.peer, m.rdma, m.size));
+                    self.need_window.push_back((ev.peer, m.rdma, m.size));
                 }
-                self.complete(h, p, req);
-                let pr = &mut self.hosts[h].procs[p];
-                pr.pulls_active -= 1;
-                if let Some(next) = pr.pulls_waiting.pop_front() {
-                    pr.pulls_active += 1;
-                    pr.outbox.push_back(Out::PullStart { handle: next });
+                self.complete(cx, req);
+                self.pulls_active -= 1;
+                if let Some((handle, blocks)) = self.pulls_waiting.pop_front() {
+                    self.pulls_active += 1;
+                    self.outbox.push_back(Out::PullStart { handle, blocks });
                 }
                 return;
             }
             _ => {}
         }
-        let (seq, arrival) = pr.proto.arrival(ev.peer, m.seq as u16);
+        let (seq, arrival) = self.proto.arrival(ev.peer, m.seq as u16);
         // A fragment of the medium message being received.
         if m.kind == Kind::MediumFrag {
-            if let Some(rx) = pr.medium.get_mut(ev.peer).filter(|rx| rx.seq == seq) {
+            if let Some(rx) = self.medium.get_mut(ev.peer).filter(|rx| rx.seq == seq) {
                 let bit = 1u32 << (m.frag_seq as u32 % 32);
                 if rx.seen & bit != 0 {
-                    self.drops.duplicate += 1;
+                    cx.emit(Output::Duplicates { n: 1 });
                     return;
                 }
                 rx.seen |= bit;
@@ -156,13 +151,12 @@ impl World {
                 rx.left -= 1;
                 if rx.left == 0 {
                     let MediumRx { target, stamps: (lo, hi), .. } = *rx;
-                    pr.medium.remove(ev.peer);
-                    self.medium_msgs += 1;
-                    self.medium_one_irq += (lo == hi) as u64;
+                    self.medium.remove(ev.peer);
+                    cx.emit(Output::Medium { one_irq: lo == hi });
                     if let MediumTarget::Req(r) = target {
-                        self.complete(h, p, r);
+                        self.complete(cx, r);
                     }
-                    self.message_done(now, h, p, ev.peer);
+                    self.message_done(cx, ev.peer);
                 }
                 return;
             }
@@ -170,29 +164,28 @@ impl World {
         match arrival {
             Arrival::Duplicate => {
                 // Already seen: the ack was lost, re-ack at once.
-                self.drops.duplicate += 1;
-                pr.outbox.push_back(Out::Ack { peer: ev.peer });
+                cx.emit(Output::Duplicates { n: 1 });
+                self.outbox.push_back(Out::Ack { peer: ev.peer });
             }
-            Arrival::Early => pr.early.push(ev.with_seq(seq)),
+            Arrival::Early => self.early.push(ev.with_seq(seq)),
             // The peer's previous message is still being reassembled.
-            Arrival::InOrder if pr.medium.contains(ev.peer) => pr.early.push(ev.with_seq(seq)),
-            Arrival::InOrder => self.deliver(now, h, p, ev.with_seq(seq)),
+            Arrival::InOrder if self.medium.contains(ev.peer) => self.early.push(ev.with_seq(seq)),
+            Arrival::InOrder => self.deliver(cx, ev.with_seq(seq)),
         }
     }
 
     /// An in-order message (or first fragment) is matched.
-    pub(super) fn deliver(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
+    fn deliver(&mut self, cx: &mut Cx<'_>, ev: LibEvent) {
         let (peer, m) = (ev.peer, ev.msg);
-        let layout = self.c.layout;
-        let pr = &mut self.hosts[h].procs[p];
-        let req = pr.posted.take(Some(peer), m.tag);
+        let layout = cx.c.layout;
+        let req = self.posted.take(Some(peer), m.tag);
         match m.kind {
             Kind::Tiny | Kind::Small => {
                 match req {
-                    Some(r) => self.complete(h, p, r),
-                    None => pr.unexpected.push(Some(peer), m.tag, Unexpected { ev }),
+                    Some(r) => self.complete(cx, r),
+                    None => self.unexpected.push(Some(peer), m.tag, Unexpected { ev }),
                 }
-                self.message_done(now, h, p, peer);
+                self.message_done(cx, peer);
             }
             Kind::MediumFrag => {
                 let total = layout.medium_frag_count(m.size as usize) as u32;
@@ -206,40 +199,39 @@ impl World {
                     stamps: (ev.irq_stamp, ev.irq_stamp),
                 };
                 if left == 0 {
-                    self.medium_msgs += 1;
-                    self.medium_one_irq += 1;
+                    cx.emit(Output::Medium { one_irq: true });
                 }
                 match req {
                     Some(r) if left == 0 => {
-                        self.complete(h, p, r);
-                        self.message_done(now, h, p, peer);
+                        self.complete(cx, r);
+                        self.message_done(cx, peer);
                     }
-                    Some(r) => pr.medium.insert(rx(MediumTarget::Req(r))),
+                    Some(r) => self.medium.insert(rx(MediumTarget::Req(r))),
                     None => {
                         let seq16 = m.seq as u16 as u32;
-                        pr.unexpected.push(Some(peer), m.tag, Unexpected { ev: ev.with_seq(seq16) });
+                        self.unexpected.push(Some(peer), m.tag, Unexpected { ev: ev.with_seq(seq16) });
                         if left == 0 {
-                            self.message_done(now, h, p, peer);
+                            self.message_done(cx, peer);
                         } else {
-                            pr.medium.insert(rx(MediumTarget::Unexpected));
+                            self.medium.insert(rx(MediumTarget::Unexpected));
                         }
                     }
                 }
             }
             Kind::Rndv => {
                 match req {
-                    Some(r) => self.start_pull(now, h, p, r, ev),
-                    None => pr.unexpected.push(Some(peer), m.tag, Unexpected { ev }),
+                    Some(r) => self.start_pull(cx, r, ev),
+                    None => self.unexpected.push(Some(peer), m.tag, Unexpected { ev }),
                 }
-                self.message_done(now, h, p, peer);
+                self.message_done(cx, peer);
             }
             Kind::Notify => {
-                if let Some(r) = pr.regions.release(m.rdma) {
-                    self.complete(h, p, r);
+                if let Some(r) = self.regions.release(m.rdma) {
+                    self.complete(cx, r);
                 }
-                self.message_done(now, h, p, peer);
-                if !self.hosts[h].procs[p].need_region.is_empty() {
-                    self.submit_waiting_sends(now, h, p);
+                self.message_done(cx, peer);
+                if !self.need_region.is_empty() {
+                    self.submit_waiting_sends(cx);
                 }
             }
             Kind::Ack | Kind::PullDone | Kind::Shm | Kind::Mcast => {}
@@ -248,39 +240,40 @@ impl World {
 
     /// Sends the notify of a completed pull of region `rdma` (`size` bytes)
     /// to `peer`: it takes a sequence number and is kept for resend.
-    fn send_notify(now: Instant, pr: &mut super::Proc, peer: u16, rdma: u32, size: u64) {
-        let sent = pr.proto.send(peer, now, rdma, size, 0, true, 1);
-        pr.outbox.push_back(Out::one_frame(peer, Kind::Notify, sent.seq, 0, size, rdma));
+    fn send_notify(&mut self, cx: &Cx<'_>, peer: u16, rdma: u32, size: u64) {
+        let sent = self.proto.send(peer, cx.now, rdma, size, 0, true, 1);
+        self.outbox.push_back(Out::one_frame(peer, Kind::Notify, sent.seq, 0, size, rdma));
     }
 
     /// The notifies that waited for a send window go, in order, until one
     /// finds its peer's window still full.
-    pub(super) fn submit_waiting_notifies(&mut self, now: Instant, h: usize, p: usize) {
-        let pr = &mut self.hosts[h].procs[p];
-        while let Some(&(peer, rdma, size)) = pr.need_window.front() {
-            if pr.proto.window_full(peer, 1) {
+    pub(super) fn submit_waiting_notifies(&mut self, cx: &mut Cx<'_>) {
+        while let Some(&(peer, rdma, size)) = self.need_window.front() {
+            if self.proto.window_full(peer, 1) {
                 break;
             }
-            pr.need_window.pop_front();
-            Self::send_notify(now, pr, peer, rdma, size);
+            self.need_window.pop_front();
+            self.send_notify(cx, peer, rdma, size);
         }
     }
 
     /// The in-order message from `peer` is fully received: advance the
     /// sequence, ack if due, and release early messages that are now next.
-    pub(super) fn message_done(&mut self, now: Instant, h: usize, p: usize, peer: u16) {
-        let pr = &mut self.hosts[h].procs[p];
-        match pr.proto.delivered(peer, now) {
-            AckPlan::AckNow => pr.outbox.push_front(Out::Ack { peer }),
-            AckPlan::ArmTimer(t) => Self::arm_timer(pr, &mut self.q, h, p, t),
+    fn message_done(&mut self, cx: &mut Cx<'_>, peer: u16) {
+        match self.proto.delivered(peer, cx.now) {
+            AckPlan::AckNow => self.outbox.push_front(Out::Ack { peer }),
+            AckPlan::ArmTimer(t) => self.arm_timer(cx, t),
             AckPlan::Pending => {}
         }
-        if !pr.early.is_empty() {
+        if !self.early.is_empty() {
             // Events of the now-expected message go back to the ring's head,
             // in arrival order; stale copies (resent frames of messages now
             // complete) are dropped.
-            let expected = pr.proto.expected(peer);
-            self.drops.duplicate += pr.early.release(peer, expected, &mut pr.ring);
+            let expected = self.proto.expected(peer);
+            let n = self.early.release(peer, expected, &mut self.ring);
+            if n > 0 {
+                cx.emit(Output::Duplicates { n });
+            }
         }
     }
 }

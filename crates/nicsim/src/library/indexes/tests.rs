@@ -28,7 +28,7 @@ fn work_per_message(text: &str) -> (f64, u64, u64) {
         .sum();
     let resent: u64 = procs().map(|p| p.proto.resent).sum();
     // Every request completed is one end of a message (send or receive).
-    let messages = w.completions / 2;
+    let messages = w.run.completions / 2;
     (work as f64 / messages as f64, messages, resent)
 }
 
@@ -72,7 +72,12 @@ fn bookkeeping_work_per_message_does_not_grow_with_the_rank_count() {
 }
 
 fn ev(peer: u16, seq: u32, tag: u64) -> LibEvent {
-    LibEvent { msg: Msg { seq, tag, ..Msg::new(Kind::Tiny) }, peer, writer_die: 0, irq_stamp: 0 }
+    LibEvent {
+        msg: Msg { seq, tag, ..Msg::new(Kind::Tiny) },
+        peer,
+        writer: crate::library::Writer::Die(0),
+        irq_stamp: 0,
+    }
 }
 
 /// The reference: one queue in insertion order, scanned from the front.

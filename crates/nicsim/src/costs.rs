@@ -1,0 +1,53 @@
+//! The scenario's costs and switches as the hot path reads them
+//! ([`Costs`]): the world's stages and the library ([`crate::library`])
+//! read the same copy. This module owns the type only; `crate::sim`'s
+//! build fills it from a validated [`crate::Scenario`].
+
+use crate::config::{CacheTimes, HostTimes, LibraryTimes, NicTimes, WaitMode};
+use crate::host::Sleep;
+use crate::proto::Params;
+use crate::time::Duration;
+use crate::wire::MarkedClasses;
+
+/// The scenario's costs and switches, gathered for the hot path: the
+/// preset's tables as charged (converted once, at validation, each by the
+/// unit its key declares: `crate::config::Times`), copied whole, and the
+/// scenario's switches.
+pub(crate) struct Costs {
+    /// `[host]`: the kernel's, the driver's and the copy engine's costs.
+    pub host: HostTimes,
+    /// `[library]`: the library's and the MPI layer's costs (`mpi_send`
+    /// and `mpi_recv` zero when the scenario runs no MPI layer).
+    pub lib: LibraryTimes,
+    /// `[nic]`, for the doorbell the send path rings (the NIC's own work is
+    /// priced by `crate::nic::Nic`, built from the same table).
+    pub nic: NicTimes,
+    /// `[cache]`, for the lines each stage touches (the transfers are
+    /// priced by `crate::host::CacheCosts`, built from the same table).
+    pub cache: CacheTimes,
+    /// When idle dies sleep (never with a cycle soaker) and what waking
+    /// one costs.
+    pub sleep: Sleep,
+    /// The library protocol's acks, resends and send window.
+    pub proto: Params,
+    pub napi_budget: u16,
+    pub tx_done_irq: bool,
+    pub wait: WaitMode,
+    pub layout: crate::wire::Layout,
+    pub rndv_threshold: u64,
+    pub marked: MarkedClasses,
+    pub misorder: u8,
+    pub defer_hard_irqs: u32,
+    pub gro_flush: Duration,
+    pub irq_suspend: Duration,
+    pub busy_poll: bool,
+    pub ioat: bool,
+    pub dca: bool,
+    /// Native MX (OS-bypass): the NIC delivers into user memory, serves
+    /// pulls itself, and never interrupts a polling library.
+    pub native: bool,
+    /// Of `cache.rx_dma_lines`, the lines the poller does not read per
+    /// frame with `nic.rx_delivery = "shifted"` (0 with the ring):
+    /// `sim::build::rx_delivery_plan`.
+    pub rx_lines_saved: u32,
+}

@@ -1,0 +1,124 @@
+//! The Open-MX-like user-space library of each process, one component
+//! per process ([`Proc`]): its program's progress, requests, matching,
+//! unexpected and early messages, medium reassembly, the outbox of what it
+//! hands to the driver, its protocol state (`crate::proto::Endpoint`) and
+//! what each of its steps costs.
+//!
+//! The interface is small, in smoltcp's socket style: the world calls a
+//! process with a context ([`Cx`]: the time, the costs it reads, the cache
+//! model, the host's send path, the rank map) and the process answers with
+//! what it wants done, as [`Output`]s appended to the context's reused
+//! buffer (transmit this frame, copy this message into a local endpoint,
+//! arm this timer, open or start this pull, this request completed, ...),
+//! which the world routes in order after the call. Its entry points:
+//!
+//! * [`Proc::step`]: the process has the CPU; what it runs next and what
+//!   that costs ([`Step`]), a send's price beside its effect;
+//! * [`Proc::apply`]: the segment priced by `step` ended; its effect;
+//! * [`Proc::timer_fired`]: its protocol-timer event fired;
+//! * [`Proc::pull_opened`]: the driver opened the pull handle it asked for;
+//! * the scheduling and ring methods the kernel and the handler call
+//!   (`process.rs`): preemption, notification, the event ring.
+//!
+//! It owns the library's state and decisions; it does not own the cores,
+//! the event queue, frames, NICs or the drivers' pull handles (the world's,
+//! `crate::sim`), nor the protocol's transitions (`crate::proto`), which it
+//! applies.
+
+mod indexes;
+mod mcast;
+mod process;
+mod recv;
+mod send;
+mod step;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use process::{Action, LibEvent, Notice, PState, Peaks, Proc, Step, Writer};
+
+use crate::costs::Costs;
+use crate::host::{CacheCosts, CacheStats, Obj, Topology, TxPath};
+use crate::time::{Duration, Instant};
+use crate::wire::OmxBody;
+
+/// What a process's library wants done, in the order it wants it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Output {
+    /// Have the process's protocol-timer event at `at`.
+    Timer { at: Instant },
+    /// The driver sends a frame to host `dst` (its doorbell): `body`,
+    /// with the latency-sensitive marker if `marked`.
+    Transmit { dst: u16, marked: bool, body: OmxBody },
+    /// The driver copies an intra-host message into endpoint `ep` of host
+    /// `host` (its event ring).
+    Local { host: u16, ep: u8, ev: LibEvent },
+    /// Multicast frame `frag` of `frags` of a `size`-byte message with
+    /// `tag` from endpoint `ep` (rank `rank`) to the process's NIC.
+    Mcast { ep: u8, rank: u16, tag: u64, size: u64, frag: u8, frags: u8 },
+    /// Open a pull handle (the driver's) for receive `req` of the
+    /// rendezvous `ev`, from endpoint `ep`; the world answers with
+    /// [`Proc::pull_opened`].
+    OpenPull { ep: u8, req: u32, ev: LibEvent },
+    /// The driver starts pull `handle`: it requests the first blocks.
+    PullStart { handle: u32 },
+    /// A request completed.
+    Completed,
+    /// A medium message was reassembled; `one_irq`: its fragments were all
+    /// in host memory before any interrupt reported one of them.
+    Medium { one_irq: bool },
+    /// Frames found to be duplicates.
+    Duplicates { n: u64 },
+    /// The program finished.
+    ProgramDone,
+    /// The program passed mark `label` (the world records its counters:
+    /// [`Proc::set_mark_irqs`]).
+    Mark { label: u8 },
+    /// Core `core` owes `stall` (the send-path state bounced between it
+    /// and this process's core: `TxPath::touch`).
+    Stall { core: u16, stall: Duration },
+    /// The library gave up on rank `peer`: message `seq` of `size` bytes
+    /// was never acknowledged (the run fails).
+    GiveUp { peer: u16, seq: u32, size: u64 },
+}
+
+/// What a process's library reads and where it puts what it wants done,
+/// made by the world for each call.
+pub(crate) struct Cx<'a> {
+    pub now: Instant,
+    /// The process's host.
+    pub host: u16,
+    pub c: &'a Costs,
+    pub cc: &'a CacheCosts,
+    pub topo: &'a Topology,
+    /// The host's cache counters.
+    pub cache: &'a mut CacheStats,
+    /// The host's send path, and its cores' own kernel state.
+    pub tx: &'a mut TxPath,
+    pub kernel_lines: &'a mut [Obj],
+    /// Rank -> (host, endpoint).
+    pub ranks: &'a [(u16, u8)],
+    /// The NI clock runs (`sim::clock`): a missed deadline is reported.
+    pub clock: bool,
+    /// The outputs of this call (the world's reused buffer; appended to).
+    pub out: &'a mut Vec<Output>,
+}
+
+impl Cx<'_> {
+    #[inline(always)]
+    pub(crate) fn emit(&mut self, o: Output) {
+        self.out.push(o);
+    }
+
+    /// The host's send-path state, touched by `core` which then works on
+    /// it for `hold` (`TxPath::touch`); a stall it makes another core owe
+    /// is an output.
+    #[inline(always)]
+    pub(crate) fn tx_touch(&mut self, core: u16, hold: Duration) -> Duration {
+        let kernel = &mut self.kernel_lines[core as usize];
+        let (cost, owed) = self.tx.touch(self.cc, self.topo, &self.c.cache, self.cache, kernel, self.now, core, hold);
+        if let Some((core, stall)) = owed {
+            self.emit(Output::Stall { core, stall });
+        }
+        cost
+    }
+}

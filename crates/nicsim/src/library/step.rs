@@ -1,0 +1,322 @@
+//! A process's progress loop: what it does next when it has the CPU
+//! (`Proc::step`, which prices a segment) and what that segment changes
+//! when it completes (`Proc::apply`, `op`).
+//!
+//! Priorities, as in `omx_progress`: hand queued frames to the driver, then
+//! consume ring events, then protocol timers, then the application's next
+//! operation. Waiting polls the ring or blocks in the kernel.
+//!
+//! This file owns the library's decisions and the application's operations
+//! and their price (a one-frame send's with its hand-over to the driver,
+//! `submit_send`). Handing frames to the driver, its price (`send_cost`)
+//! and the protocol timers live in `send`; acting on ring events and its
+//! price (`consume_cost`) in `recv`.
+
+use super::process::{Action, Out, PState, Proc, Queued, Req, Step};
+use super::{Cx, Output};
+use crate::config::WaitMode;
+use crate::host::Side;
+use crate::proto::Kind;
+use crate::wire::{self, MessageClass};
+use crate::workload::Op;
+
+impl Proc {
+    /// Prices the next segment of the process (which has its core):
+    /// [`Step::Run`], or what it does having nothing to run.
+    pub(crate) fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+        let now = cx.now;
+        let at = cx.topo.cpu(self.core);
+        // Operations that take no time (a zero compute, a mark, a wait that
+        // is already satisfied) loop back here without touching the peers:
+        // the timers checked once at `now` need no second look.
+        let mut timers_checked = false;
+        loop {
+            if let Some(out) = self.outbox.front().copied() {
+                return Step::Run(self.send_cost(cx, out), Action::Send);
+            }
+            // Like MPI_Wait, the progress loop returns as soon as what the
+            // program waits for is complete: the program's next operation
+            // goes before events still queued (a receiver that keeps pace
+            // only by consuming would otherwise never post its receives).
+            let program_ready =
+                !self.finished && self.pending_op.is_none() && self.wait.is_none_or(|n| self.outstanding <= n);
+            if let (false, Some(ev)) = (program_ready && self.drain == 0, self.ring.front().copied()) {
+                self.drain = self.drain.saturating_sub(1);
+                let cost = self.consume_cost(cx, at, ev);
+                return Step::Run(cost, Action::Consume);
+            }
+            if !timers_checked {
+                if self.protocol_timers(cx) {
+                    continue;
+                }
+                timers_checked = true;
+            }
+            let c = cx.c;
+            if self.finished {
+                // The library outlives the program: it keeps answering
+                // (acks, resends) until the whole run ends.
+                self.state = PState::Done;
+                return Step::Idle;
+            }
+            if let Some(n) = self.wait {
+                if self.outstanding <= n {
+                    self.wait = None;
+                } else {
+                    return match c.wait {
+                        WaitMode::Poll => Step::Wait,
+                        WaitMode::Block => Step::Run(c.host.block, Action::Block),
+                    };
+                }
+            }
+            let op = self.pending_op.take().unwrap_or_else(|| self.program.next_op());
+            match op {
+                Op::Send { peer, size, .. }
+                    if self.proto.window_full(peer as u16, Self::frames_of(size, c.rndv_threshold, c.layout)) =>
+                {
+                    // The send window is full: wait for acks.
+                    self.pending_op = Some(op);
+                    return match c.wait {
+                        WaitMode::Poll => Step::Wait,
+                        WaitMode::Block => Step::Run(c.host.block, Action::Block),
+                    };
+                }
+                Op::Send { peer, .. } if cx.ranks[peer as usize].0 == cx.host => {
+                    // Shared-memory path: the copy is priced when it is made.
+                    return Step::Run(c.lib.mpi_send + c.lib.send, Action::Op(op));
+                }
+                Op::Send { size, .. } | Op::Mcast { size, .. } => {
+                    let mut cost = c.lib.mpi_send + c.lib.send;
+                    // The library's state and the data read from the
+                    // application's buffer (a large message's is pulled by
+                    // the NIC): counted, their time is in `send` and the copy.
+                    let cc = cx.cc;
+                    let lines = &mut self.lines;
+                    cc.touch(cx.cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64);
+                    let class = wire::classify(size as usize, c.rndv_threshold as usize);
+                    if class != MessageClass::Large {
+                        cc.touch(cx.cache, &mut lines.app, at, Side::User, cc.lines(size));
+                    }
+                    match class {
+                        MessageClass::Medium => cost += cc.copy_hot(size),
+                        MessageClass::Large => cost += c.lib.pull_setup,
+                        MessageClass::Tiny | MessageClass::Small if c.native => {
+                            cost += c.nic.doorbell + cc.copy_hot(size)
+                        }
+                        class @ (MessageClass::Tiny | MessageClass::Small) => {
+                            // One frame: its send system call follows in the
+                            // same segment (see `submit_send`).
+                            let hold = c.host.syscall + c.host.driver_tx + c.nic.doorbell;
+                            if class == MessageClass::Small {
+                                cost += c.lib.small_send;
+                            }
+                            let tx = cx.tx_touch(self.core, hold);
+                            cost += hold + tx + cc.copy_hot(size);
+                        }
+                    }
+                    return Step::Run(cost, Action::Op(op));
+                }
+                Op::Recv { .. } => return Step::Run(c.lib.post_recv, Action::Op(op)),
+                Op::WaitOutstanding(n) => self.wait = Some(n),
+                Op::Compute(d) => {
+                    if !d.is_zero() {
+                        // The library has just polled the clock (its timers).
+                        self.lib_at = now;
+                        return Step::Run(d, Action::None);
+                    }
+                }
+                Op::Mark(l) => {
+                    self.marks[l as usize] = Some(now);
+                    cx.emit(Output::Mark { label: l as u8 });
+                }
+                Op::Count => {}
+                Op::Done => {
+                    // Finalize: flush pending acks, then wait until every
+                    // message sent was acknowledged (resends go on meanwhile).
+                    let outbox = &mut self.outbox;
+                    let flushed = self.proto.flush_acks(|peer| outbox.push_back(Out::Ack { peer }));
+                    if flushed || !self.proto.all_acked() {
+                        self.pending_op = Some(op);
+                        if !flushed {
+                            return Step::Spin;
+                        }
+                        timers_checked = false; // acks flushed: peer state changed
+                        continue;
+                    }
+                    self.finished = true;
+                    self.state = PState::Done;
+                    cx.emit(Output::ProgramDone);
+                    return Step::Idle;
+                }
+            }
+        }
+    }
+
+    /// Applies a completed segment (the world handles a busy poll's entry
+    /// and a computation's end itself).
+    pub(crate) fn apply(&mut self, cx: &mut Cx<'_>, action: Action) {
+        match action {
+            Action::None | Action::BusyPoll(_) => {}
+            Action::Send => self.send(cx),
+            Action::Consume => {
+                if let Some(ev) = self.ring.pop_front() {
+                    self.consume(cx, ev);
+                }
+            }
+            Action::Op(op) => self.op(cx, op),
+            Action::Block => {
+                // A protocol timer that fired during the blocking call found
+                // the process running and woke nothing: look at the timers
+                // again before sleeping (queue what is due, re-arm the rest),
+                // or a lost frame would never be resent.
+                if self.timer_at.is_none() {
+                    self.protocol_timers(cx);
+                }
+                let nothing = self.ring.is_empty() && self.outbox.is_empty();
+                if nothing && (self.wait.is_some_and(|n| self.outstanding > n) || self.pending_op.is_some()) {
+                    self.state = PState::Blocked;
+                }
+            }
+        }
+    }
+
+    /// The driver opened pull `handle` (of `blocks` blocks) that this
+    /// process asked for (`Output::OpenPull`): it starts, or waits for one
+    /// of the `max_pulls` pulls under way to finish.
+    pub(crate) fn pull_opened(&mut self, handle: u32, blocks: u32, max_pulls: u32) {
+        let blocks = blocks.min(wire::PULL_BLOCKS_OUTSTANDING as u32);
+        if self.pulls_active < max_pulls {
+            self.pulls_active += 1;
+            self.outbox.push_back(Out::PullStart { handle, blocks });
+        } else {
+            self.pulls_waiting.push_back((handle, blocks));
+        }
+    }
+
+    /// Inlined: a few stores, run for every send and receive posted.
+    #[inline(always)]
+    pub(super) fn new_req(&mut self, is_send: bool, size: u64) -> u32 {
+        let r = Req { live: true, is_send, size };
+        self.outstanding += 1;
+        if let Some(i) = self.free_reqs.pop() {
+            self.reqs[i as usize] = r;
+            i
+        } else {
+            self.reqs.push(r);
+            (self.reqs.len() - 1) as u32
+        }
+    }
+
+    /// Inlined likewise: every message completes two requests.
+    #[inline(always)]
+    pub(super) fn complete(&mut self, cx: &mut Cx<'_>, req: u32) {
+        let r = &mut self.reqs[req as usize];
+        assert!(r.live, "request {req} completed twice");
+        r.live = false;
+        self.free_reqs.push(req);
+        self.outstanding -= 1;
+        cx.emit(Output::Completed);
+    }
+
+    /// Puts a posted send to a remote peer on its way: a region for a large
+    /// one, a sequence number, its frames in the outbox, the resend timer.
+    /// The caller checked that a large send finds a free region.
+    fn submit_send(&mut self, cx: &mut Cx<'_>, s: Queued) {
+        let Queued { req, peer: dst, size, tag } = s;
+        let (thr, layout) = (cx.c.rndv_threshold, cx.c.layout);
+        let class = wire::classify(size as usize, thr as usize);
+        let mut rdma = req;
+        if class == MessageClass::Large {
+            rdma = self.regions.take(req).expect("the caller found a free region");
+        }
+        let frames = Self::frames_of(size, thr, layout);
+        let m = self.proto.send(dst, cx.now, rdma, size, tag, false, frames);
+        Self::queue_message(&mut self.outbox, thr, layout, dst, m);
+        let t = cx.now + cx.c.proto.resend;
+        self.arm_timer(cx, t);
+        if matches!(class, MessageClass::Tiny | MessageClass::Small) {
+            // Priced with the post in `step`: hand the frame over now.
+            self.send(cx);
+        }
+    }
+
+    /// A region was freed, or an ack opened a send window: the sends that
+    /// waited for one go, in the order they were posted, until a large one
+    /// finds no region free or one finds its peer's send window full
+    /// (Open-MX retries its `need_resources_send_req_q` in order when
+    /// resources come back, `omx__process_delayed_requests`, libopen-mx
+    /// `omx_send.c`); then the notifies that waited for a window.
+    pub(super) fn submit_waiting_sends(&mut self, cx: &mut Cx<'_>) {
+        self.submit_waiting_notifies(cx);
+        loop {
+            let large = MessageClass::Large;
+            let thr = cx.c.rndv_threshold;
+            let Some(&s) = self.need_region.front() else { return };
+            if wire::classify(s.size as usize, thr as usize) == large && self.regions.is_full() {
+                return;
+            }
+            if self.proto.window_full(s.peer, Self::frames_of(s.size, thr, cx.c.layout)) {
+                return;
+            }
+            self.need_region.pop_front();
+            self.submit_send(cx, s);
+        }
+    }
+
+    /// Applies an operation of the program (priced in `step`).
+    fn op(&mut self, cx: &mut Cx<'_>, op: Op) {
+        match op {
+            Op::Send { peer, size, tag } => {
+                let req = self.new_req(true, size);
+                // omx_isend ends with a progress call (see `Proc::drain`).
+                self.drain = self.ring.len() as u32;
+                let class = wire::classify(size as usize, cx.c.rndv_threshold as usize);
+                let dst = peer as u16;
+                if cx.ranks[dst as usize].0 == cx.host {
+                    self.outbox.push_back(Out::one_frame(dst, Kind::Shm, 0, tag, size, req));
+                    return;
+                }
+                let no_region = class == MessageClass::Large && self.regions.is_full();
+                if no_region || !self.need_region.is_empty() {
+                    // Every region is in use: the send waits for one, and
+                    // later sends wait behind it (they must keep their order).
+                    self.need_region.push_back(Queued { req, peer: dst, size, tag });
+                    return;
+                }
+                self.submit_send(cx, Queued { req, peer: dst, size, tag });
+            }
+            Op::Mcast { size, tag } => self.mcast_post(cx, size, tag),
+            Op::Recv { src, size, tag } => {
+                let src = src.map(|s| s as u16);
+                let req = self.new_req(false, size);
+                match self.unexpected.take(src, tag) {
+                    Some(u) => match u.ev.msg.kind {
+                        Kind::Rndv => self.start_pull(cx, req, u.ev),
+                        Kind::MediumFrag => {
+                            // Its fragments still coming in now complete the receive.
+                            let (peer, seq16) = (u.ev.peer, u.ev.msg.seq);
+                            match self.medium.get_mut(peer) {
+                                Some(m)
+                                    if m.seq & 0xFFFF == seq16
+                                        && m.target == super::indexes::MediumTarget::Unexpected =>
+                                {
+                                    m.target = super::indexes::MediumTarget::Req(req)
+                                }
+                                _ => self.complete(cx, req),
+                            }
+                        }
+                        Kind::Mcast => self.mcast_matched(cx, req, u.ev),
+                        _ => self.complete(cx, req),
+                    },
+                    None => self.posted.push(src, tag, req),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Receive `req` takes the rendezvous `ev`: the driver opens a pull
+    /// handle for it (`Output::OpenPull`, answered by `pull_opened`).
+    pub(super) fn start_pull(&mut self, cx: &mut Cx<'_>, req: u32, ev: crate::library::LibEvent) {
+        cx.emit(Output::OpenPull { ep: self.ep, req, ev });
+    }
+}

@@ -1,0 +1,103 @@
+//! The library driven through its interface alone, as a packet trace: a
+//! process is stepped and its segments applied with a context made from a
+//! world's costs, and what it wants done is read from its outputs, with no
+//! event queue, core or NIC in between.
+
+use super::{Action, Cx, LibEvent, Output, Proc, Step, Writer};
+use crate::proto::{Endpoint, Kind, Msg};
+use crate::sim::World;
+use crate::time::Instant;
+use crate::workload::{Op, Program};
+
+/// A two-host ping-pong world of 8 B messages, for its costs and hosts.
+fn world() -> World {
+    let s = crate::Scenario::from_toml("[workload]\nkind = \"pingpong\"\nsize_bytes = 8\niterations = 1\nwarmup = 0\n")
+        .unwrap();
+    World::new(&s)
+}
+
+/// Calls `f` with a context of host `h` of `w` at `now`; its outputs go to
+/// `out`.
+fn with_cx<R>(w: &mut World, h: usize, now: Instant, out: &mut Vec<Output>, f: impl FnOnce(&mut Cx<'_>) -> R) -> R {
+    let hs = &mut w.hosts[h];
+    let mut cx = Cx {
+        now,
+        host: h as u16,
+        c: &w.c,
+        cc: &w.cc,
+        topo: &w.topo,
+        cache: &mut hs.cache,
+        tx: &mut hs.tx,
+        kernel_lines: &mut hs.lines.kernel,
+        ranks: w.ranks.all(),
+        clock: false,
+        out,
+    };
+    f(&mut cx)
+}
+
+/// Steps process `p` of host `h` and applies each segment until it has
+/// nothing to run (at most `n` segments); every output, in order.
+fn run(w: &mut World, h: usize, p: &mut Proc, n: usize) -> Vec<Output> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        match with_cx(w, h, Instant::ZERO, &mut out, |cx| p.step(cx)) {
+            Step::Run(_, action) => with_cx(w, h, Instant::ZERO, &mut out, |cx| p.apply(cx, action)),
+            _ => break,
+        }
+    }
+    out
+}
+
+#[test]
+fn a_tiny_send_is_priced_with_its_hand_over_and_its_outputs_come_in_order() {
+    let mut w = world();
+    let mut p = Proc::new(0, 0, 0, Program::pingpong(0, 8, 1, 0), Endpoint::new(w.c.proto, 2));
+    let mut out = Vec::new();
+    let step = with_cx(&mut w, 0, Instant::ZERO, &mut out, |cx| p.step(cx));
+    // The program's start mark, then the send's segment: the post and the
+    // system call that hands the frame over, one price.
+    assert!(matches!(out[..], [Output::Mark { label: 0 }]), "{out:?}");
+    let Step::Run(cost, action @ Action::Op(Op::Send { peer: 1, size: 8, .. })) = step else { panic!("{step:?}") };
+    let c = &w.c;
+    assert!(cost >= c.lib.send + c.host.syscall + c.host.driver_tx + c.nic.doorbell, "{cost:?}");
+    let resend = Instant::ZERO + c.proto.resend;
+    out.clear();
+    with_cx(&mut w, 0, Instant::ZERO, &mut out, |cx| p.apply(cx, action));
+    // The resend timer, the frame to host 1, the send request completed.
+    match out[..] {
+        [Output::Timer { at }, Output::Transmit { dst: 1, body, .. }, Output::Completed] => {
+            assert_eq!(at, resend);
+            assert_eq!(Msg::parse(&body).map(|m| (m.kind, m.size)), Some((Kind::Tiny, 8)));
+        }
+        _ => panic!("{out:?}"),
+    }
+    // It posts the receive of the answer; then, with nothing to do until
+    // the answer comes, it polls.
+    let mut out = Vec::new();
+    let post = with_cx(&mut w, 0, Instant::ZERO, &mut out, |cx| p.step(cx));
+    let Step::Run(_, action @ Action::Op(Op::Recv { src: Some(1), .. })) = post else { panic!("{post:?}") };
+    with_cx(&mut w, 0, Instant::ZERO, &mut out, |cx| p.apply(cx, action));
+    assert!(out.is_empty(), "{out:?}");
+    assert!(matches!(with_cx(&mut w, 0, Instant::ZERO, &mut out, |cx| p.step(cx)), Step::Wait));
+}
+
+#[test]
+fn a_received_event_completes_the_posted_receive() {
+    let mut w = world();
+    let mut sender = Proc::new(0, 0, 0, Program::pingpong(0, 8, 1, 0), Endpoint::new(w.c.proto, 2));
+    let frame = run(&mut w, 0, &mut sender, 4).into_iter().find_map(|o| match o {
+        Output::Transmit { body, .. } => Some(body),
+        _ => None,
+    });
+    let msg = Msg::parse(&frame.expect("the sender transmits")).unwrap();
+    let mut receiver = Proc::new(1, 0, 0, Program::pingpong(1, 8, 1, 0), Endpoint::new(w.c.proto, 2));
+    let done = |out: &[Output]| out.iter().filter(|o| matches!(o, Output::Completed)).count();
+    // Posted and waiting: no request completes without the message.
+    assert_eq!(done(&run(&mut w, 1, &mut receiver, 8)), 0);
+    receiver.post(LibEvent { msg, peer: 0, writer: Writer::Die(0), irq_stamp: 0 });
+    let out = run(&mut w, 1, &mut receiver, 8);
+    // The receive completes; the answer's send, posted next, too.
+    assert!(done(&out) >= 1, "{out:?}");
+    assert!(out.iter().any(|o| matches!(o, Output::Transmit { dst: 0, .. })), "{out:?}");
+}

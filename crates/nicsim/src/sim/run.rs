@@ -1,0 +1,111 @@
+//! The run's bookkeeping, two components of the world: the rank map
+//! ([`Ranks`]: rank -> (host, endpoint) and back) and the run's own state
+//! ([`Run`]: its workload and flood source, the counters its metrics and
+//! its stall window read, why it failed).
+//!
+//! It owns these records; it does not own what makes them change (the
+//! library's outputs, `lib_io`; the NIC path's interrupts) nor the metrics
+//! made from them (`metrics`).
+
+use super::{Flood, NO_RANK};
+use crate::config::Workload;
+use crate::time::Duration;
+use crate::wire::ENDPOINTS;
+use crate::SimError;
+
+/// Where each rank runs, and which rank each endpoint holds.
+pub(crate) struct Ranks {
+    /// Rank -> (host, endpoint).
+    of: Vec<(u16, u8)>,
+    /// \[host]\[endpoint] -> rank ([`NO_RANK`]: none).
+    at: Vec<Vec<u16>>,
+}
+
+impl Ranks {
+    pub(crate) fn new(hosts: usize) -> Self {
+        Ranks { of: Vec::new(), at: vec![vec![NO_RANK; ENDPOINTS]; hosts] }
+    }
+
+    /// Gives the next rank to endpoint `ep` of `host`; returns it.
+    pub(crate) fn add(&mut self, host: u16, ep: u8) -> u16 {
+        // The configuration caps the ranks below `NO_RANK`.
+        let rank = u16::try_from(self.of.len()).ok().filter(|&r| r != NO_RANK).expect("at most MAX_RANKS ranks");
+        self.of.push((host, ep));
+        self.at[host as usize][ep as usize] = rank;
+        rank
+    }
+
+    /// The rank endpoint `ep` of `host` holds ([`NO_RANK`]: none).
+    #[inline]
+    pub(crate) fn at(&self, host: usize, ep: usize) -> u16 {
+        self.at[host][ep]
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.of.len()
+    }
+
+    /// Rank -> (host, endpoint), every rank.
+    pub(crate) fn all(&self) -> &[(u16, u8)] {
+        &self.of
+    }
+}
+
+impl std::ops::Index<usize> for Ranks {
+    type Output = (u16, u8);
+
+    /// Where rank `r` runs: (host, endpoint).
+    #[inline]
+    fn index(&self, r: usize) -> &(u16, u8) {
+        &self.of[r]
+    }
+}
+
+/// The run's workload, its counters and its state.
+pub(crate) struct Run {
+    pub workload: Workload,
+    /// The flood source (`flood`), when the workload is a flood.
+    pub flood: Option<Flood>,
+    /// Requests completed (the stall window's progress).
+    pub completions: u64,
+    /// Interrupts raised on every host so far (the sum of the hosts'
+    /// `irq_raised`, kept as they are raised: a process's mark reads it,
+    /// and summing the hosts there cost a pass over every host per mark).
+    pub irq_raised_all: u64,
+    /// Medium messages received, and those whose fragments were all in host
+    /// memory before any interrupt reported one of them.
+    pub medium_msgs: u64,
+    pub medium_one_irq: u64,
+    /// CPU time (kernel + application + spinning) of hosts 0 and 1 at the
+    /// Start and End marks.
+    pub busy_at_mark: [[Duration; 2]; 2],
+    /// Why the run failed, if a stage gave up (the library on a peer, a
+    /// driver on a pull); the run loop ends with it.
+    pub failed: Option<SimError>,
+    /// Frames dropped at full receive rings when a message last completed
+    /// (as seen by the run loop's periodic check).
+    pub ring_full_at_progress: u64,
+}
+
+impl Run {
+    pub(crate) fn new(workload: Workload) -> Self {
+        Run {
+            workload,
+            flood: None,
+            completions: 0,
+            irq_raised_all: 0,
+            medium_msgs: 0,
+            medium_one_irq: 0,
+            busy_at_mark: [[Duration::ZERO; 2]; 2],
+            failed: None,
+            ring_full_at_progress: 0,
+        }
+    }
+
+    /// A stage gave up: the run ends with `why` (the first one given).
+    pub(crate) fn fail(&mut self, why: String) {
+        if self.failed.is_none() {
+            self.failed = Some(SimError(why));
+        }
+    }
+}
