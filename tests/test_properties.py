@@ -54,6 +54,7 @@ RUN_BOUND_S = 20.0
 OMX_PRESETS = ["omx2009", "omx2009-mq", "modern", "emo2004"]
 #: Cores per host of each preset (binding and steering choices depend on it).
 PRESET_CORES = {"omx2009": 8, "omx2009-mq": 8, "modern": 112, "emo2004": 1}
+STRATEGIES = ["disabled", "timeout", "openmx", "stream", "adaptive", "openmx-adaptive"]
 MARKER_CLASSES = ["tiny_small", "medium_last", "rndv", "pull", "last_pull_reply", "notify"]
 #: Open-MX's rendezvous threshold (crates/nicsim/src/wire/frag.rs).
 RNDV_THRESHOLD = 32 * 1024
@@ -68,39 +69,41 @@ sizes = st.one_of(
 )
 
 
+#: The timer keys: `adaptive` and `openmx-adaptive` refuse them (DIM sets the timer).
+TIMER_KEYS = ("delay_us", "frames", "timeout_mode", "cap_us")
+
+
+def _reads(nic: dict[str, Any], cores: int) -> dict[str, Any]:
+    """Return ``nic`` without the keys its policy does not read (the core refuses them)."""
+    # Without a policy, a scenario runs its preset's: `adaptive` on `modern` (112 cores).
+    policy = nic.get("coalescing", "adaptive" if cores == PRESET_CORES["modern"] else "timeout")
+    dim = policy in ("adaptive", "openmx-adaptive")
+    drop = {*TIMER_KEYS} if dim else {"adaptive"}
+    if policy == "openmx-adaptive" and nic.get("adaptive") == "itr":
+        drop.add("adaptive")
+    return {k: v for k, v in nic.items() if k not in drop}
+
+
 def _nic(cores: int) -> st.SearchStrategy[dict[str, Any]]:
-    # Each policy with the keys it reads (a key it does not read is refused).
-    common = {
-        "steering": st.sampled_from(["single-rr", "single-core", "multiqueue"]),
-        "irq_core": st.integers(0, cores - 1),
-        # The [LCI] NIC features, composed with every policy and steering.
-        "watchdog_us": st.one_of(st.just(0.0), st.floats(1, 200)),
-        # At least the tick's fetch and signal (5 us on emo2004; validated).
-        "clock_period_us": st.one_of(st.just(0.0), st.floats(5, 1000)),
-        "rx_delivery": st.sampled_from(["ring", "shifted"]),
-        "flow_control": st.booleans(),
-    }
-    timer = {
-        "delay_us": st.one_of(st.integers(0, 200), st.floats(0, 500)),
-        "frames": st.integers(0, 64),
-        "timeout_mode": st.sampled_from(["absolute", "packet", "throttle"]),
-        "cap_us": st.floats(0, 300),
-    }
-    tx = {"tx_delay_us": st.floats(0.5, 100), "tx_frames": st.integers(0, 64)}
-    dim = {"cqe_mode_rx": st.booleans(), "cqe_mode_tx": st.booleans(), "adaptive_tx": st.booleans()}
-    dim_ = st.just("dim")
-    adaptive = st.sampled_from(["adaptive", "openmx-adaptive"])
-
-    def nic(required: dict[str, Any], optional: dict[str, Any]) -> st.SearchStrategy[Any]:
-        return st.fixed_dictionaries(required, optional={**common, **optional})
-
-    return st.one_of(
-        nic({}, {}),  # the preset's default policy
-        nic({"coalescing": st.sampled_from(["disabled", "openmx", "stream"])}, timer),
-        nic({"coalescing": st.just("timeout")}, {**timer, **tx}),
-        nic({"coalescing": adaptive, "adaptive": dim_}, dim),
-        nic({"coalescing": st.just("adaptive"), "adaptive": st.just("itr")}, {}),
-    )
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "coalescing": st.sampled_from(STRATEGIES),
+            "delay_us": st.one_of(st.integers(0, 200), st.floats(0, 500)),
+            "frames": st.integers(0, 64),
+            "timeout_mode": st.sampled_from(["absolute", "packet", "throttle"]),
+            "cap_us": st.floats(0, 300),
+            "adaptive": st.sampled_from(["dim", "itr"]),
+            "steering": st.sampled_from(["single-rr", "single-core", "multiqueue"]),
+            "irq_core": st.integers(0, cores - 1),
+            # The [LCI] NIC features, composed with every policy and steering.
+            "watchdog_us": st.one_of(st.just(0.0), st.floats(1, 200)),
+            # At least the tick's fetch and signal (5 us on emo2004; validated).
+            "clock_period_us": st.one_of(st.just(0.0), st.floats(5, 1000)),
+            "rx_delivery": st.sampled_from(["ring", "shifted"]),
+            "flow_control": st.booleans(),
+        },
+    ).map(lambda nic: _reads(nic, cores))
 
 
 def _host(cores: int) -> st.SearchStrategy[dict[str, Any]]:
@@ -114,7 +117,7 @@ def _host(cores: int) -> st.SearchStrategy[dict[str, Any]]:
             "wait": st.sampled_from(["poll", "block"]),
             "soaker": st.booleans(),
             "napi_defer_hard_irqs": st.integers(0, 4),
-            "gro_flush_timeout_ns": st.integers(0, 100_000),
+            "gro_flush_timeout_us": st.floats(0, 100),
             "busy_poll": st.booleans(),
             "ioat": st.booleans(),
             "dca": st.booleans(),
