@@ -275,3 +275,15 @@ def test_the_command_writes_a_scenario_the_core_runs(
     )  # fmt: skip
     assert code == 2 and "nic.frames" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "bad.toml").exists()
+
+
+def test_cqe_mode_tx_goes_with_a_transmit_timer() -> None:
+    text = MLX5_DEFAULT.replace("Adaptive RX: on  TX: on", "Adaptive RX: on  TX: off").replace(
+        "CQE mode RX: on  TX: off", "CQE mode RX: on  TX: on"
+    )
+    c = ethtool.convert(text, "modern")
+    assert (c.scenario["nic"]["tx_delay_us"], c.scenario["nic"]["cqe_mode_tx"]) == (8.0, True)
+    no_tx = text.replace("tx-usecs:\t8", "tx-usecs:\tn/a")
+    alone = ethtool.convert(no_tx.replace("tx-frames:\t128", "tx-frames:\tn/a"), "modern")
+    assert "cqe_mode_tx" not in alone.scenario["nic"]
+    assert any(u.key == "cqe-mode-tx" and "no transmit timer" in u.why for u in alone.unmapped)

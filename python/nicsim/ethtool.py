@@ -251,8 +251,13 @@ def convert(
             nic["cqe_mode_rx"] = cqe_rx
         if adaptive_tx is not None:
             nic["adaptive_tx"] = adaptive_tx
-        if adaptive_tx and cqe_tx is not None:
+        # CQE mode TX applies to TX DIM's timer or to a fixed tx-usecs one.
+        tx_timer = adaptive_tx or given("tx-usecs") is not None or given("tx-frames") is not None
+        if cqe_tx is not None and tx_timer:
             nic["cqe_mode_tx"] = cqe_tx
+        elif cqe_tx:
+            why = "no transmit timer of its own to apply it to"
+            out.unmapped.append(Unmapped("cqe-mode-tx", "on", why))
         if given("rx-profile") is not None:
             nic["rx_profile"] = _profile("rx-profile", v["rx-profile"], source)
         done.add("rx-profile")

@@ -388,6 +388,12 @@ pub(crate) fn coalesce_spec(n: &super::scenario::NicOpts, platform: &Platform) -
             let frames = int_or("nic.tx_frames", &n.tx_frames, 0, 0, 1 << 20)? as u32;
             let t = absolute_timer("nic.tx_delay_us", delay_us, "nic.tx_frames", frames)?;
             Some(TxModeration::Fixed { delay: t.delay, frames, cqe: tx_cqe })
+        } else if n.cqe_mode_tx.is_some() {
+            return Err(not_read(
+                "cqe_mode_tx",
+                policy,
+                "the transmit completions share the receive timer without nic.adaptive_tx or nic.tx_delay_us",
+            ));
         } else {
             None
         }
@@ -472,6 +478,7 @@ mod tests {
             ("omx2009", "coalescing = \"stream\"\ntx_delay_us = 5", "nic.tx_delay_us"),
             ("omx2009", "coalescing = \"adaptive\"\nadaptive_tx = true", "nic.adaptive_tx"),
             ("modern", "tx_frames = 8", "nic.tx_frames"),
+            ("modern", "adaptive_tx = false\ncqe_mode_tx = true", "nic.cqe_mode_tx"),
             ("modern", "adaptive_tx = false\ntx_profile = [[1,1],[2,2],[3,3],[4,4],[5,5]]", "nic.tx_profile"),
         ] {
             let e = err(preset, nic);
