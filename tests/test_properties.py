@@ -69,6 +69,21 @@ sizes = st.one_of(
 )
 
 
+#: The timer keys: `adaptive` and `openmx-adaptive` refuse them (DIM sets the timer).
+TIMER_KEYS = ("delay_us", "frames", "timeout_mode", "cap_us")
+
+
+def _reads(nic: dict[str, Any], cores: int) -> dict[str, Any]:
+    """Return ``nic`` without the keys its policy does not read (the core refuses them)."""
+    # Without a policy, a scenario runs its preset's: `adaptive` on `modern` (112 cores).
+    policy = nic.get("coalescing", "adaptive" if cores == PRESET_CORES["modern"] else "timeout")
+    dim = policy in ("adaptive", "openmx-adaptive")
+    drop = {*TIMER_KEYS} if dim else {"adaptive"}
+    if policy == "openmx-adaptive" and nic.get("adaptive") == "itr":
+        drop.add("adaptive")
+    return {k: v for k, v in nic.items() if k not in drop}
+
+
 def _nic(cores: int) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries(
         {},
@@ -88,7 +103,7 @@ def _nic(cores: int) -> st.SearchStrategy[dict[str, Any]]:
             "rx_delivery": st.sampled_from(["ring", "shifted"]),
             "flow_control": st.booleans(),
         },
-    )
+    ).map(lambda nic: _reads(nic, cores))
 
 
 def _host(cores: int) -> st.SearchStrategy[dict[str, Any]]:

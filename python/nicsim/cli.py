@@ -624,6 +624,21 @@ def presets_copy(
     print(f"wrote {dest}")
 
 
+@presets_app.command("from-ethtool")
+def presets_from_ethtool(
+    file: Annotated[Path, typer.Argument(help="What `ethtool -c DEV` printed.")],
+    preset: Annotated[str, typer.Option(help="Preset name or preset TOML file.")],
+    out: Annotated[Path, typer.Option(help="Scenario TOML file to write.")],
+    rings: Annotated[Path | None, typer.Option(help="What `ethtool -g DEV` printed.")] = None,
+    channels: Annotated[Path | None, typer.Option(help="What `ethtool -l DEV` printed.")] = None,
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a scenario from a NIC's ethtool settings; list each value it could not map."""
+    from nicsim import ethtool
+
+    print(ethtool.report(ethtool.write(file, preset, out, rings, channels, force), out), end="")
+
+
 #: Most rounds of a size benchmark (`nicsim bench --repeat`): 1,024 ranks
 #: take about ten seconds a run.
 REPEAT_LIMIT = 100

@@ -1,12 +1,18 @@
 //! The coalescing configuration of a receive queue: which policy
-//! (`nic.coalescing`) and the parameters of its timer (`nic.delay_us`,
-//! `nic.frames`, `nic.timeout_mode`, `nic.cap_us`, `nic.adaptive`).
+//! (`nic.coalescing`), the parameters of its timer (`nic.delay_us`,
+//! `nic.frames`, `nic.timeout_mode`, `nic.cap_us`), the transmit
+//! completions' own timer (`nic.tx_delay_us`, `nic.tx_frames`) and Linux
+//! DIM's settings (`nic.adaptive`, `nic.cqe_mode_rx`, `nic.cqe_mode_tx`,
+//! `nic.adaptive_tx`, `nic.rx_profile`, `nic.tx_profile`), with the rule
+//! that a key the chosen policy does not read is refused by name
+//! ([`coalesce_spec`]).
 //!
 //! These are values only; the policies themselves (sans-I/O state machines)
 //! live in `crate::nic::coalesce`, which builds one from a [`CoalesceSpec`].
 
+use super::{check_f, int_or, ConfigError, Platform};
 use crate::time::Duration;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Myri-10G default coalescing delay: the myri10ge Linux driver's
@@ -17,7 +23,7 @@ pub const MYRI10G_DEFAULT_DELAY: Duration = Duration::from_us(75);
 /// `nic.coalescing`: the strategies of SPEC §4. (The \[LCI] polling
 /// watchdog, `crate::nic::watchdog`, is a firmware mechanism composed with
 /// the policy, not a coalescing policy.)
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Coalescing {
     /// An interrupt for every frame.
@@ -109,14 +115,85 @@ impl TimeoutSpec {
     }
 }
 
-/// Which adaptive algorithm `adaptive` runs (`nic.adaptive`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+/// Which adaptive algorithm `adaptive` runs (`nic.adaptive`; a preset's
+/// default is its `nic.adaptive`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AdaptiveFlavor {
-    /// `dim` (default): Linux DIM (lib/dim/net_dim.c) over the RX EQE profile table.
+    /// `dim` (default): Linux DIM (lib/dim/net_dim.c) as drivers run it:
+    /// one sample of the received packets and bytes per NAPI completion.
     #[default]
     Dim,
     /// `itr`: ixgbe-style ITR classes (lowest / low / bulk latency).
+    Itr,
+    /// `dim-irq`: DIM's decisions over the RX EQE table, sampled when the
+    /// NIC raises the interrupt, counting every completion the line reports
+    /// (received frames and transmit completions). No driver samples so:
+    /// it is how the `adaptive` rows of the \[OMX-COAL] study tables were
+    /// made (myri10ge has no DIM, so those rows are a choice), kept for them.
+    DimIrq,
+}
+
+/// One DIM moderation profile: include/linux/dim.h `struct dim_cq_moder`
+/// (`usec`, `pkts`; both `u16`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DimProfile {
+    pub usec: u32,
+    pub frames: u32,
+}
+
+/// Profiles in a DIM table: lib/dim/net_dim.c `NET_DIM_PARAMS_NUM_PROFILES` = 5.
+pub const DIM_PROFILES: usize = 5;
+
+/// A DIM table: the kernel's for a CQ period mode, or one set with
+/// `ethtool -C rx-profile` / `tx-profile` (Linux 6.12+, `nic.rx_profile`).
+pub type DimTable = [DimProfile; DIM_PROFILES];
+
+/// One direction's DIM settings (`struct dim` of one CQ in mlx5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DimSide {
+    /// `DIM_CQ_PERIOD_MODE_START_FROM_CQE` (the timer restarts at every
+    /// completion) rather than `..._FROM_EQE` (it runs from the first).
+    pub cqe: bool,
+    /// The profile table set by the user; `None`: the kernel's for `cqe`.
+    pub table: Option<DimTable>,
+}
+
+/// The transmit completions' moderation when it is their own (mlx5 has a
+/// completion queue per send queue, moderated apart: ethtool tx-usecs /
+/// tx-frames, adaptive-tx). Absent, they share the receive timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxModeration {
+    /// A fixed timer: tx-usecs / tx-frames from the first completion
+    /// (`cqe`: restarted at each, as `cqe-mode-tx on`).
+    Fixed { delay: Duration, frames: u32, cqe: bool },
+    /// TX DIM (adaptive-tx on).
+    Dim(DimSide),
+}
+
+/// Linux DIM's configuration (`nic.coalescing = "adaptive"` with `dim`, and
+/// `openmx-adaptive`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DimSpec {
+    pub rx: DimSide,
+    pub tx: Option<TxModeration>,
+    /// Sampled at the raise over every completion (`dim-irq`) rather than
+    /// after each NAPI completion over received packets.
+    pub at_irq: bool,
+}
+
+impl DimSpec {
+    /// RX DIM in EQE mode with the kernel's table, transmit completions on
+    /// the receive timer.
+    pub const EQE: DimSpec = DimSpec { rx: DimSide { cqe: false, table: None }, tx: None, at_irq: false };
+    /// The `dim-irq` model of the \[OMX-COAL] study tables.
+    pub const AT_IRQ: DimSpec = DimSpec { at_irq: true, ..DimSpec::EQE };
+}
+
+/// The adaptive algorithm and its settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdaptiveSpec {
+    Dim(DimSpec),
     Itr,
 }
 
@@ -130,22 +207,28 @@ pub enum CoalesceSpec {
     OpenMx(TimeoutSpec),
     /// [OMX-COAL] Algorithm 2 with this fallback timer.
     Stream(TimeoutSpec),
-    Adaptive(AdaptiveFlavor),
+    Adaptive(AdaptiveSpec),
     /// Marked frames raise at once; DIM drives the fallback timer.
-    OpenMxAdaptive,
+    OpenMxAdaptive(DimSpec),
+    /// `timeout` whose transmit completions have their own fixed timer
+    /// (`nic.tx_delay_us`, `nic.tx_frames`): receive timer, transmit timer.
+    TimeoutTx(TimeoutSpec, TimeoutSpec),
 }
 
 impl CoalesceSpec {
     /// The spec of strategy `c`: the timer `ts` for the timer-driven ones,
-    /// `flavor` for `adaptive`.
+    /// `flavor` for `adaptive` (DIM in EQE mode, transmit completions on
+    /// the receive timer).
     pub fn new(c: Coalescing, ts: TimeoutSpec, flavor: AdaptiveFlavor) -> Self {
+        let dim = |f| if f == AdaptiveFlavor::DimIrq { DimSpec::AT_IRQ } else { DimSpec::EQE };
         match c {
             Coalescing::Disabled => CoalesceSpec::Disabled,
             Coalescing::Timeout => CoalesceSpec::Timeout(ts),
             Coalescing::Openmx => CoalesceSpec::OpenMx(ts),
             Coalescing::Stream => CoalesceSpec::Stream(ts),
-            Coalescing::Adaptive => CoalesceSpec::Adaptive(flavor),
-            Coalescing::OpenmxAdaptive => CoalesceSpec::OpenMxAdaptive,
+            Coalescing::Adaptive if flavor == AdaptiveFlavor::Itr => CoalesceSpec::Adaptive(AdaptiveSpec::Itr),
+            Coalescing::Adaptive => CoalesceSpec::Adaptive(AdaptiveSpec::Dim(dim(flavor))),
+            Coalescing::OpenmxAdaptive => CoalesceSpec::OpenMxAdaptive(dim(flavor)),
         }
     }
 
@@ -153,13 +236,173 @@ impl CoalesceSpec {
     pub fn strategy_name(&self) -> &'static str {
         match self {
             CoalesceSpec::Disabled => "disabled",
-            CoalesceSpec::Timeout(_) => "timeout",
+            CoalesceSpec::Timeout(_) | CoalesceSpec::TimeoutTx(..) => "timeout",
             CoalesceSpec::OpenMx(_) => "openmx",
             CoalesceSpec::Stream(_) => "stream",
             CoalesceSpec::Adaptive(_) => "adaptive",
-            CoalesceSpec::OpenMxAdaptive => "openmx-adaptive",
+            CoalesceSpec::OpenMxAdaptive(_) => "openmx-adaptive",
         }
     }
+}
+
+/// Largest `usec` and `pkts` of a DIM profile: `struct dim_cq_moder` holds
+/// them in `u16`s (include/linux/dim.h).
+const PROFILE_MAX: u64 = u16::MAX as u64;
+
+/// A profile table as the user writes it (`nic.rx_profile`,
+/// `nic.tx_profile`: ethtool -C rx-profile / tx-profile, Linux 6.12+):
+/// five `[usec, frames]` pairs.
+fn profile_table(key: &str, v: &toml::Value) -> Result<DimTable, ConfigError> {
+    let allowed = "five [usec, frames] pairs of integers 0 ..= 65535, e.g. \
+                   [[2, 256], [8, 128], [16, 64], [32, 64], [64, 64]] (usec 0 only with frames 0 or 1)";
+    let bad = || ConfigError::range(key, v, allowed);
+    let rows = v.as_array().filter(|a| a.len() == DIM_PROFILES).ok_or_else(bad)?;
+    let mut t = [DimProfile { usec: 0, frames: 0 }; DIM_PROFILES];
+    for (slot, row) in t.iter_mut().zip(rows) {
+        let pair = row.as_array().filter(|a| a.len() == 2).ok_or_else(bad)?;
+        let num = |x: &toml::Value| x.as_integer().and_then(|n| u64::try_from(n).ok()).filter(|&n| n <= PROFILE_MAX);
+        let (Some(usec), Some(frames)) = (num(&pair[0]), num(&pair[1])) else { return Err(bad()) };
+        if usec == 0 && frames > 1 {
+            return Err(bad());
+        }
+        *slot = DimProfile { usec: usec as u32, frames: frames as u32 };
+    }
+    Ok(t)
+}
+
+/// `key` is set but the policy does not read it: one line naming both.
+fn not_read(key: &str, policy: &str, why: &str) -> ConfigError {
+    ConfigError::new(format!(
+        "`nic.{key}` is not read by nic.coalescing = \"{policy}\" ({why}); leave it out or choose a policy that reads it"
+    ))
+}
+
+/// A fixed timer from the first completion, with the check that one with
+/// no delay still reports the last frames.
+fn absolute_timer(delay_key: &str, delay_us: f64, frames_key: &str, frames: u32) -> Result<TimeoutSpec, ConfigError> {
+    check_f(delay_key, delay_us, 0.0, 1e6)?;
+    if delay_us == 0.0 && frames > 1 {
+        // ethtool rx-usecs = 0 with rx-frames = N > 1: fewer frames would
+        // never be reported.
+        return Err(ConfigError::range(
+            frames_key,
+            frames,
+            &format!("0 or 1 when {delay_key} = 0 with the absolute timeout (fewer frames would never be reported)"),
+        ));
+    }
+    Ok(TimeoutSpec::absolute(Duration::from_ns_f64(delay_us * 1e3), frames))
+}
+
+/// The coalescing of the scenario's receive queues from its `[nic]` table
+/// and the preset's defaults (`nic.default_coalescing`,
+/// `nic.default_adaptive`, `nic.cqe_mode_rx`, `nic.cqe_mode_tx`,
+/// `nic.adaptive_tx`: what the NIC's driver does when nothing is set).
+/// A key the chosen policy does not read is refused by name.
+pub(crate) fn coalesce_spec(n: &super::scenario::NicOpts, platform: &Platform) -> Result<CoalesceSpec, ConfigError> {
+    let pn = &platform.nic;
+    let coalescing = n.coalescing.unwrap_or(pn.default_coalescing);
+    let policy = CoalesceSpec::new(coalescing, TimeoutSpec::myri10g_default(), AdaptiveFlavor::Dim).strategy_name();
+    let adaptive = matches!(coalescing, Coalescing::Adaptive | Coalescing::OpenmxAdaptive);
+    let flavor = n.adaptive.unwrap_or(pn.default_adaptive);
+    let tx_given = n.tx_delay_us.is_some() || n.tx_frames.is_some();
+    let tx_key = if n.tx_delay_us.is_some() { "tx_delay_us" } else { "tx_frames" };
+    let dim_keys = [
+        ("cqe_mode_rx", n.cqe_mode_rx.is_some()),
+        ("cqe_mode_tx", n.cqe_mode_tx.is_some()),
+        ("adaptive_tx", n.adaptive_tx.is_some()),
+        ("rx_profile", n.rx_profile.is_some()),
+        ("tx_profile", n.tx_profile.is_some()),
+    ];
+    if !adaptive {
+        if n.adaptive.is_some() {
+            return Err(not_read(
+                "adaptive",
+                policy,
+                "it chooses the algorithm of \"adaptive\" and \"openmx-adaptive\"",
+            ));
+        }
+        if let Some((key, _)) = dim_keys.iter().find(|(_, set)| *set) {
+            let why = if *key == "cqe_mode_rx" {
+                "it is DIM's; a timer restarted at each frame is nic.timeout_mode = \"packet\""
+            } else {
+                "it is DIM's (\"adaptive\", \"openmx-adaptive\")"
+            };
+            return Err(not_read(key, policy, why));
+        }
+        let ts = super::scenario::timeout_spec(n, pn.default_delay_us, coalescing)?;
+        return match coalescing {
+            Coalescing::Timeout if tx_given => {
+                let delay_us = n.tx_delay_us.unwrap_or(pn.default_delay_us);
+                let frames = int_or("nic.tx_frames", &n.tx_frames, 0, 0, 1 << 20)? as u32;
+                let tx = absolute_timer("nic.tx_delay_us", delay_us, "nic.tx_frames", frames)?;
+                Ok(CoalesceSpec::TimeoutTx(ts, tx))
+            }
+            _ if tx_given => Err(not_read(tx_key, policy, "its transmit completions share the receive timer")),
+            _ => Ok(CoalesceSpec::new(coalescing, ts, flavor)),
+        };
+    }
+    let sets_rx = [
+        ("delay_us", n.delay_us.is_some()),
+        ("frames", n.frames.is_some()),
+        ("timeout_mode", n.timeout_mode.is_some()),
+        ("cap_us", n.cap_us.is_some()),
+    ];
+    if let Some((key, _)) = sets_rx.iter().find(|(_, set)| *set) {
+        let why = match flavor {
+            AdaptiveFlavor::Itr => "ITR sets the interrupt gap itself",
+            _ => "DIM sets the receive timer from its profile table: nic.rx_profile",
+        };
+        return Err(not_read(key, policy, why));
+    }
+    if coalescing == Coalescing::OpenmxAdaptive && flavor == AdaptiveFlavor::Itr {
+        return Err(not_read("adaptive", policy, "its fallback timer is DIM's: \"dim\" or \"dim-irq\""));
+    }
+    if flavor != AdaptiveFlavor::Dim {
+        let why = match flavor {
+            AdaptiveFlavor::Itr => "with nic.adaptive = \"itr\"",
+            _ => "with nic.adaptive = \"dim-irq\", the RX EQE table on one timer",
+        };
+        if let Some((key, _)) = dim_keys.iter().find(|(_, set)| *set) {
+            return Err(not_read(key, policy, why));
+        }
+        if tx_given {
+            return Err(not_read(tx_key, policy, why));
+        }
+        return Ok(CoalesceSpec::new(coalescing, TimeoutSpec::myri10g_default(), flavor));
+    }
+    let table = |key: &str, v: &Option<toml::Value>| v.as_ref().map(|v| profile_table(key, v)).transpose();
+    let rx = DimSide { cqe: n.cqe_mode_rx.unwrap_or(pn.cqe_mode_rx), table: table("nic.rx_profile", &n.rx_profile)? };
+    let tx_cqe = n.cqe_mode_tx.unwrap_or(pn.cqe_mode_tx);
+    let tx_table = table("nic.tx_profile", &n.tx_profile)?;
+    let tx = if n.adaptive_tx.unwrap_or(pn.adaptive_tx) {
+        if tx_given {
+            return Err(not_read(tx_key, policy, "TX DIM sets the transmit timer with nic.adaptive_tx = true"));
+        }
+        Some(TxModeration::Dim(DimSide { cqe: tx_cqe, table: tx_table }))
+    } else {
+        if tx_table.is_some() {
+            return Err(not_read("tx_profile", policy, "it is TX DIM's, with nic.adaptive_tx = false"));
+        }
+        if tx_given {
+            let delay_us = n.tx_delay_us.unwrap_or(pn.default_delay_us);
+            let frames = int_or("nic.tx_frames", &n.tx_frames, 0, 0, 1 << 20)? as u32;
+            let t = absolute_timer("nic.tx_delay_us", delay_us, "nic.tx_frames", frames)?;
+            Some(TxModeration::Fixed { delay: t.delay, frames, cqe: tx_cqe })
+        } else if n.cqe_mode_tx.is_some() {
+            return Err(not_read(
+                "cqe_mode_tx",
+                policy,
+                "the transmit completions share the receive timer without nic.adaptive_tx or nic.tx_delay_us",
+            ));
+        } else {
+            None
+        }
+    };
+    let spec = DimSpec { rx, tx, at_irq: false };
+    Ok(match coalescing {
+        Coalescing::Adaptive => CoalesceSpec::Adaptive(AdaptiveSpec::Dim(spec)),
+        _ => CoalesceSpec::OpenMxAdaptive(spec),
+    })
 }
 
 #[cfg(test)]
@@ -174,6 +417,7 @@ mod tests {
         for (i, name) in variant_names::<Coalescing>().iter().enumerate() {
             let c: Coalescing = toml::Value::String(name.to_string()).try_into().unwrap();
             assert_eq!(CoalesceSpec::new(c, ts, AdaptiveFlavor::Dim).strategy_name(), *name, "variant {i}");
+            assert_eq!(toml::Value::try_from(c).unwrap().as_str(), Some(*name));
         }
         for name in variant_names::<TimeoutMode>() {
             let m: TimeoutMode = toml::Value::String(name.to_string()).try_into().unwrap();
@@ -181,5 +425,99 @@ mod tests {
         }
         assert_eq!(variant_names::<TimeoutMode>(), ["absolute", "packet", "throttle"]);
         assert_eq!(MYRI10G_DEFAULT_DELAY, Duration::from_us(75));
+    }
+
+    fn spec(preset: &str, nic: &str) -> Result<CoalesceSpec, ConfigError> {
+        let text = format!("preset = \"{preset}\"\n[nic]\n{nic}\n[workload]\nkind = \"pingpong\"\n");
+        crate::config::Scenario::from_toml(&text).map(|s| s.coalesce)
+    }
+
+    fn err(preset: &str, nic: &str) -> String {
+        spec(preset, nic).unwrap_err().0
+    }
+
+    /// `modern` runs what mlx5 runs by default: RX DIM in CQE mode, TX DIM
+    /// in EQE mode (en_main.c mlx5e_build_nic_params).
+    #[test]
+    fn modern_follows_mlx5s_defaults() {
+        let dim = DimSpec {
+            rx: DimSide { cqe: true, table: None },
+            tx: Some(TxModeration::Dim(DimSide { cqe: false, table: None })),
+            at_irq: false,
+        };
+        assert_eq!(spec("modern", "").unwrap(), CoalesceSpec::Adaptive(AdaptiveSpec::Dim(dim)));
+        let eqe = DimSpec { rx: DimSide { cqe: false, ..dim.rx }, tx: None, ..dim };
+        assert_eq!(
+            spec("modern", "cqe_mode_rx = false\nadaptive_tx = false").unwrap(),
+            CoalesceSpec::Adaptive(AdaptiveSpec::Dim(eqe))
+        );
+        // The study preset keeps its timeout default and the model its
+        // adaptive rows were made with.
+        assert!(matches!(spec("omx2009", "").unwrap(), CoalesceSpec::Timeout(_)));
+        assert_eq!(
+            spec("omx2009", "coalescing = \"adaptive\"").unwrap(),
+            CoalesceSpec::Adaptive(AdaptiveSpec::Dim(DimSpec::AT_IRQ))
+        );
+        assert_eq!(
+            spec("omx2009", "coalescing = \"adaptive\"\nadaptive = \"dim\"").unwrap(),
+            CoalesceSpec::Adaptive(AdaptiveSpec::Dim(DimSpec::EQE))
+        );
+    }
+
+    /// A key the chosen policy does not read is refused by name.
+    #[test]
+    fn keys_the_policy_does_not_read_are_refused() {
+        for (preset, nic, key) in [
+            ("modern", "delay_us = 20", "nic.delay_us"),
+            ("modern", "frames = 8", "nic.frames"),
+            ("omx2009", "coalescing = \"openmx-adaptive\"\ntimeout_mode = \"packet\"", "nic.timeout_mode"),
+            ("omx2009", "coalescing = \"adaptive\"\nadaptive = \"itr\"\ncap_us = 9", "nic.cap_us"),
+            ("omx2009", "cqe_mode_rx = true", "nic.cqe_mode_rx"),
+            ("omx2009", "adaptive = \"itr\"", "nic.adaptive"),
+            ("omx2009", "coalescing = \"openmx-adaptive\"\nadaptive = \"itr\"", "nic.adaptive"),
+            ("omx2009", "coalescing = \"stream\"\ntx_delay_us = 5", "nic.tx_delay_us"),
+            ("omx2009", "coalescing = \"adaptive\"\nadaptive_tx = true", "nic.adaptive_tx"),
+            ("modern", "tx_frames = 8", "nic.tx_frames"),
+            ("modern", "adaptive_tx = false\ncqe_mode_tx = true", "nic.cqe_mode_tx"),
+            ("modern", "adaptive_tx = false\ntx_profile = [[1,1],[2,2],[3,3],[4,4],[5,5]]", "nic.tx_profile"),
+        ] {
+            let e = err(preset, nic);
+            assert!(e.starts_with(&format!("`{key}` is not read by nic.coalescing = ")), "{nic}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    /// ethtool -C rx-profile: five [usec, frames] pairs, u16 each.
+    #[test]
+    fn profile_tables_are_five_pairs() {
+        let t = "[[1, 256], [8, 128], [16, 64], [32, 64], [64, 64]]";
+        let CoalesceSpec::Adaptive(AdaptiveSpec::Dim(d)) = spec("modern", &format!("rx_profile = {t}")).unwrap() else {
+            panic!("not DIM")
+        };
+        let table = d.rx.table.unwrap();
+        assert_eq!((table[0], table[4]), (DimProfile { usec: 1, frames: 256 }, DimProfile { usec: 64, frames: 64 }));
+        for bad in ["[[1, 2]]", "[[1,1],[2,2],[3,3],[4,4],[70000,5]]", "[[0,8],[2,2],[3,3],[4,4],[5,5]]", "\"8,128\""] {
+            let e = err("modern", &format!("rx_profile = {bad}"));
+            assert!(e.starts_with("invalid value for `nic.rx_profile`: "), "{bad}: {e}");
+            assert!(e.contains("five [usec, frames] pairs"), "{e}");
+        }
+    }
+
+    /// tx-usecs / tx-frames: the transmit completions' own timer.
+    #[test]
+    fn tx_usecs_give_the_transmit_completions_a_timer_of_their_own() {
+        let rx = TimeoutSpec::myri10g_default();
+        assert_eq!(
+            spec("omx2009", "tx_delay_us = 50\ntx_frames = 16").unwrap(),
+            CoalesceSpec::TimeoutTx(rx, TimeoutSpec::absolute(Duration::from_us(50), 16))
+        );
+        let CoalesceSpec::Adaptive(AdaptiveSpec::Dim(d)) =
+            spec("modern", "adaptive_tx = false\ntx_delay_us = 16").unwrap()
+        else {
+            panic!("not DIM")
+        };
+        assert_eq!(d.tx, Some(TxModeration::Fixed { delay: Duration::from_us(16), frames: 0, cqe: false }));
+        let e = err("omx2009", "tx_delay_us = 0\ntx_frames = 4");
+        assert!(e.starts_with("invalid value for `nic.tx_frames`: 4"), "{e}");
     }
 }

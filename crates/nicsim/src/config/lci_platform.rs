@@ -227,6 +227,13 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             default_delay_us: k.default_delay_us,
             // One core: where completions are reaped changes no cost.
             tx_reap: TxReap::Napi,
+            // The LANai firmware has one fixed timer and no DIM: `timeout`, its
+            // transmit completions on the receive timer.
+            default_coalescing: Default::default(),
+            default_adaptive: Default::default(),
+            cqe_mode_rx: false,
+            cqe_mode_tx: false,
+            adaptive_tx: false,
             // [LCI] §2 "attached to the host's 32-bit, 33 MHz PCI bus": one bus, both directions.
             dma_shared_bus: true,
             multicast_forwarding: false,

@@ -233,6 +233,27 @@ cost_table! {
         /// the hard handler, under a claim of their own, as myri10ge does).
         #[serde(default)]
         pub tx_reap: TxReap,
+        /// The coalescing policy a scenario gets when it names none
+        /// (`nic.coalescing`): what the NIC's driver does by default.
+        /// Default `timeout`.
+        #[serde(default, skip_serializing_if = "is_default")]
+        pub default_coalescing: super::Coalescing,
+        /// The adaptive algorithm a scenario gets when it names none
+        /// (`nic.adaptive`): dim (default) | itr | dim-irq.
+        #[serde(default, skip_serializing_if = "is_default")]
+        pub default_adaptive: super::AdaptiveFlavor,
+        /// DIM's receive timer restarts at every completion (CQE mode) by
+        /// default (ethtool cqe-mode-rx). Default false (EQE mode).
+        #[serde(default, skip_serializing_if = "is_default")]
+        pub cqe_mode_rx: bool,
+        /// The same for TX DIM (ethtool cqe-mode-tx). Default false.
+        #[serde(default, skip_serializing_if = "is_default")]
+        pub cqe_mode_tx: bool,
+        /// Under DIM the driver also runs TX DIM on the send completions by
+        /// default (ethtool adaptive-tx). Default false: the transmit
+        /// completions share the receive timer.
+        #[serde(default, skip_serializing_if = "is_default")]
+        pub adaptive_tx: bool,
         /// Receive and transmit DMA share one bus, each transfer holding it from
         /// its start-up (`dma_startup_ns`) to its last byte (a conventional PCI
         /// bus, as the AceNIC's 64-bit/33 MHz slot; `crate::host::bus`); a
@@ -494,6 +515,10 @@ impl Platform {
     pub fn cores(&self) -> u32 {
         self.topology.sockets * self.topology.dies_per_socket * self.topology.cores_per_die
     }
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 fn is_zero_u32(v: &u32) -> bool {

@@ -40,19 +40,39 @@ pub struct ScenarioFile {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NicOpts {
-    /// Coalescing strategy: disabled | timeout (default) | openmx | stream |
-    /// adaptive | openmx-adaptive.
+    /// Coalescing strategy: disabled | timeout | openmx | stream | adaptive |
+    /// openmx-adaptive (default: the preset's `nic.default_coalescing`).
     pub coalescing: Option<Coalescing>,
-    /// Coalescing delay in microseconds (default: the preset's NIC default).
+    /// Coalescing delay in microseconds (ethtool rx-usecs; default: the
+    /// preset's NIC default).
     pub delay_us: Option<f64>,
-    /// Frames threshold (0 = none; at most 2^20).
+    /// Frames threshold (ethtool rx-frames; 0 = none; at most 2^20).
     pub frames: Option<Int>,
     /// Timeout variant: absolute (default) | packet | throttle.
     pub timeout_mode: Option<TimeoutMode>,
     /// Absolute cap of the packet timer in microseconds (0 = none).
     pub cap_us: Option<f64>,
-    /// Adaptive flavour: dim (default) | itr.
+    /// Adaptive flavour: dim | itr | dim-irq (default: the preset's
+    /// `nic.default_adaptive`).
     pub adaptive: Option<AdaptiveFlavor>,
+    /// The transmit completions' own timer in microseconds (ethtool
+    /// tx-usecs; with `timeout`, or DIM without TX DIM). Unset with
+    /// `tx_frames` unset: they share the receive timer.
+    pub tx_delay_us: Option<f64>,
+    /// The transmit completions' frames threshold (ethtool tx-frames).
+    pub tx_frames: Option<Int>,
+    /// DIM's receive timer restarts at every completion (ethtool
+    /// cqe-mode-rx; default: the preset's `nic.cqe_mode_rx`).
+    pub cqe_mode_rx: Option<bool>,
+    /// The same for the transmit side (ethtool cqe-mode-tx).
+    pub cqe_mode_tx: Option<bool>,
+    /// TX DIM (ethtool adaptive-tx; default: the preset's `nic.adaptive_tx`).
+    pub adaptive_tx: Option<bool>,
+    /// DIM's receive profile table (ethtool rx-profile, Linux 6.12+): five
+    /// `[usec, frames]` pairs (default: the kernel's table of the mode).
+    pub rx_profile: Option<toml::Value>,
+    /// TX DIM's profile table (ethtool tx-profile).
+    pub tx_profile: Option<toml::Value>,
     /// Receive steering: single-rr (default) | single-core | multiqueue.
     pub steering: Option<Steering>,
     /// Core that receives the interrupt with `single-core` (default 0).
@@ -119,9 +139,17 @@ pub struct HostOpts {
     pub soaker: Option<bool>,
     /// Linux napi_defer_hard_irqs: empty NAPI polls before the IRQ is re-enabled.
     pub napi_defer_hard_irqs: Option<Int>,
-    /// Linux gro_flush_timeout (us): re-poll delay while hard IRQs are deferred.
+    /// Linux gro_flush_timeout in ns, as the kernel takes it
+    /// (/sys/class/net/DEV/gro_flush_timeout): re-poll delay while hard
+    /// IRQs are deferred.
+    pub gro_flush_timeout_ns: Option<Int>,
+    /// The same in microseconds (give one of the two).
     pub gro_flush_timeout_us: Option<f64>,
-    /// Linux irq_suspend_timeout (us): IRQs stay suspended while the application busy-polls.
+    /// Linux irq_suspend_timeout in ns, as the kernel takes it (netdev-genl
+    /// napi-set / per netdev): IRQs stay suspended while the application
+    /// busy-polls.
+    pub irq_suspend_timeout_ns: Option<Int>,
+    /// The same in microseconds (give one of the two).
     pub irq_suspend_timeout_us: Option<f64>,
     /// The library busy-polls the NIC queue while it waits (SO_BUSY_POLL / prefer busy poll).
     pub busy_poll: Option<bool>,
@@ -383,33 +411,7 @@ impl Scenario {
         let seed = int_or("seed", &f.seed, 1, 0, SEED_LIMIT - 1)?;
 
         // NIC
-        let delay_us = f.nic.delay_us.unwrap_or(platform.nic.default_delay_us);
-        check_f("nic.delay_us", delay_us, 0.0, 1e6)?;
-        let frames = int_or("nic.frames", &f.nic.frames, 0, 0, 1 << 20)? as u32;
-        let cap_us = f.nic.cap_us.unwrap_or(0.0);
-        check_f("nic.cap_us", cap_us, 0.0, 1e6)?;
-        let ts = TimeoutSpec {
-            mode: f.nic.timeout_mode.unwrap_or_default(),
-            delay: Duration::from_ns_f64(delay_us * 1e3),
-            frames,
-            cap: Duration::from_ns_f64(cap_us * 1e3),
-        };
-        let coalescing = f.nic.coalescing.unwrap_or_default();
-        // The absolute timer with no delay raises only on the frames
-        // threshold: the last frames of a run below it would never be
-        // reported (ethtool rx-usecs = 0, rx-frames = N > 1).
-        if ts.mode == TimeoutMode::Absolute
-            && ts.delay.is_zero()
-            && frames > 1
-            && matches!(coalescing, Coalescing::Timeout | Coalescing::Openmx | Coalescing::Stream)
-        {
-            return Err(ConfigError::range(
-                "nic.frames",
-                frames,
-                "0 or 1 when nic.delay_us = 0 with the absolute timeout (fewer frames would never be reported)",
-            ));
-        }
-        let coalesce = CoalesceSpec::new(coalescing, ts, f.nic.adaptive.unwrap_or_default());
+        let coalesce = super::coalesce_spec(&f.nic, &platform)?;
         let host0_coalesce = match &f.nic.host0 {
             None => None,
             Some(h) => {
@@ -480,20 +482,21 @@ impl Scenario {
         let tx_reap = f.host.tx_reap.unwrap_or(platform.nic.tx_reap);
         let defer_hard_irqs =
             int_or("host.napi_defer_hard_irqs", &f.host.napi_defer_hard_irqs, 0, 0, i32::MAX as u64)? as u32;
-        let gro_flush_timeout_us = f.host.gro_flush_timeout_us.unwrap_or(0.0);
-        check_f("host.gro_flush_timeout_us", gro_flush_timeout_us, 0.0, 1e6)?;
-        let irq_suspend_timeout_us = f.host.irq_suspend_timeout_us.unwrap_or(0.0);
-        check_f("host.irq_suspend_timeout_us", irq_suspend_timeout_us, 0.0, 1e6)?;
+        let gro_flush_timeout =
+            ns_or_us("host.gro_flush_timeout", &f.host.gro_flush_timeout_ns, f.host.gro_flush_timeout_us)?;
+        let irq_suspend_timeout =
+            ns_or_us("host.irq_suspend_timeout", &f.host.irq_suspend_timeout_ns, f.host.irq_suspend_timeout_us)?;
         let napi = NapiKnobs {
             defer_hard_irqs,
-            gro_flush_timeout: Duration::from_ns_f64(gro_flush_timeout_us * 1e3),
-            irq_suspend_timeout: Duration::from_ns_f64(irq_suspend_timeout_us * 1e3),
+            gro_flush_timeout,
+            irq_suspend_timeout,
             busy_poll: f.host.busy_poll.unwrap_or(false),
         };
-        if irq_suspend_timeout_us > 0.0 && !napi.busy_poll {
-            return Err(ConfigError::new(
-                "invalid value for `host.irq_suspend_timeout_us`: it needs `host.busy_poll = true` (preferred busy polling)",
-            ));
+        if !irq_suspend_timeout.is_zero() && !napi.busy_poll {
+            let key = if f.host.irq_suspend_timeout_ns.is_some() { "ns" } else { "us" };
+            return Err(ConfigError::new(format!(
+                "invalid value for `host.irq_suspend_timeout_{key}`: it needs `host.busy_poll = true` (preferred busy polling)"
+            )));
         }
 
         // Protocol
@@ -590,6 +593,58 @@ impl Scenario {
             workload,
             lci: None,
         })
+    }
+}
+
+/// The receive timer of the timer-driven policies (`nic.delay_us`,
+/// `nic.frames`, `nic.timeout_mode`, `nic.cap_us`; `default_delay_us`: the
+/// preset's) for strategy `coalescing`.
+pub(super) fn timeout_spec(
+    n: &NicOpts,
+    default_delay_us: f64,
+    coalescing: Coalescing,
+) -> Result<TimeoutSpec, ConfigError> {
+    let delay_us = n.delay_us.unwrap_or(default_delay_us);
+    check_f("nic.delay_us", delay_us, 0.0, 1e6)?;
+    let frames = int_or("nic.frames", &n.frames, 0, 0, 1 << 20)? as u32;
+    let cap_us = n.cap_us.unwrap_or(0.0);
+    check_f("nic.cap_us", cap_us, 0.0, 1e6)?;
+    let ts = TimeoutSpec {
+        mode: n.timeout_mode.unwrap_or_default(),
+        delay: Duration::from_ns_f64(delay_us * 1e3),
+        frames,
+        cap: Duration::from_ns_f64(cap_us * 1e3),
+    };
+    // The absolute timer with no delay raises only on the frames
+    // threshold: the last frames of a run below it would never be
+    // reported (ethtool rx-usecs = 0, rx-frames = N > 1).
+    if ts.mode == TimeoutMode::Absolute
+        && ts.delay.is_zero()
+        && frames > 1
+        && matches!(coalescing, Coalescing::Timeout | Coalescing::Openmx | Coalescing::Stream)
+    {
+        return Err(ConfigError::range(
+            "nic.frames",
+            frames,
+            "0 or 1 when nic.delay_us = 0 with the absolute timeout (fewer frames would never be reported)",
+        ));
+    }
+    Ok(ts)
+}
+
+/// A Linux time given in ns (`{key}_ns`, the kernel's unit, an integer up
+/// to 10^9) or in µs (`{key}_us`), at most one of them; zero when neither.
+fn ns_or_us(key: &str, ns: &Option<Int>, us: Option<f64>) -> Result<Duration, ConfigError> {
+    match (ns, us) {
+        (Some(_), Some(_)) => Err(ConfigError::new(format!(
+            "`{key}_ns` and `{key}_us` are the same setting: give one (`{key}_ns` in the kernel's unit)"
+        ))),
+        (Some(v), None) => Ok(Duration::from_ns(v.range(&format!("{key}_ns"), 0, 1_000_000_000)?)),
+        (None, Some(v)) => {
+            check_f(&format!("{key}_us"), v, 0.0, 1e6)?;
+            Ok(Duration::from_ns_f64(v * 1e3))
+        }
+        (None, None) => Ok(Duration::ZERO),
     }
 }
 

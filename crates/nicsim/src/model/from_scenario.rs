@@ -119,10 +119,12 @@ fn wait_of(spec: &CoalesceSpec) -> Result<f64, ModelError> {
     };
     match spec {
         CoalesceSpec::Disabled => Ok(0.0),
-        CoalesceSpec::Timeout(ts) => timeout(ts),
+        // A lone message waits for the receive timer (the transmit
+        // completions' own timer does not hold it back).
+        CoalesceSpec::Timeout(ts) | CoalesceSpec::TimeoutTx(ts, _) => timeout(ts),
         // [OMX-COAL]: marked frames (every message frame of the echo) interrupt at once.
         CoalesceSpec::OpenMx(_) | CoalesceSpec::Stream(_) => Ok(0.0),
-        CoalesceSpec::Adaptive(_) | CoalesceSpec::OpenMxAdaptive => Err(ModelError(
+        CoalesceSpec::Adaptive(_) | CoalesceSpec::OpenMxAdaptive(_) => Err(ModelError(
             "model: adaptive coalescing has no fixed wait (allowed `nic.coalescing`: disabled, timeout, openmx, stream)"
                 .into(),
         )),

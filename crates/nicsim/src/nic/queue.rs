@@ -209,8 +209,7 @@ impl RxQueue {
     #[inline]
     pub fn tx_completion(&mut self, now: Instant, other_pending: u32) -> Outcome {
         self.tx_completed();
-        let dc = coalesce::DmaCompletion { marked: false, bytes: 0, other_pending };
-        let d = self.policy.on_dma_complete(now, dc);
+        let d = self.policy.on_tx_complete(now, 0, other_pending);
         self.apply(now, d)
     }
 

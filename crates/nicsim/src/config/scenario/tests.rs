@@ -151,7 +151,7 @@ fn errors_name_key_value_and_allowed() {
 #[case::unknown_key(
     "[nic]\nbogus = 1\n[workload]\nkind = \"stream\"",
     "unknown key `nic.bogus` (allowed here: coalescing, delay_us, frames, timeout_mode, cap_us, adaptive, \
-     steering, irq_core, watchdog_us, multicast_forwarding, clock_period_us, rx_delivery, flow_control, host0)"
+     tx_delay_us, tx_frames, cqe_mode_rx, cqe_mode_tx, adaptive_tx, rx_profile, tx_profile, steering, irq_core, watchdog_us, multicast_forwarding, clock_period_us, rx_delivery, flow_control, host0)"
 )]
 #[case::list_item(
     "[protocol]\nunmarked = [\"rndv\", \"rdnv\"]\n[workload]\nkind = \"stream\"",
@@ -308,4 +308,22 @@ fn pcap_on_the_lci_stack_says_why() {
     .unwrap_err()
     .0;
     assert!(err.starts_with("`pcap` (--pcap): the LCI stack writes no capture"), "{err}");
+}
+
+/// gro_flush_timeout and irq_suspend_timeout in the kernel's unit (ns) or
+/// in µs, one of the two.
+#[test]
+fn linux_timeouts_in_ns_or_us() {
+    let host =
+        |h: &str| Scenario::from_toml(&format!("preset = \"modern\"\n[host]\n{h}\n[workload]\nkind = \"pingpong\"\n"));
+    let ns = host("gro_flush_timeout_ns = 20000\nirq_suspend_timeout_ns = 100000\nbusy_poll = true").unwrap();
+    let us = host("gro_flush_timeout_us = 20\nirq_suspend_timeout_us = 100\nbusy_poll = true").unwrap();
+    assert_eq!(ns.napi, us.napi);
+    assert_eq!(ns.napi.gro_flush_timeout, Duration::from_us(20));
+    let e = host("gro_flush_timeout_ns = 20000\ngro_flush_timeout_us = 20").unwrap_err().0;
+    assert!(e.starts_with("`host.gro_flush_timeout_ns` and `host.gro_flush_timeout_us` are the same setting"), "{e}");
+    let e = host("irq_suspend_timeout_ns = 100000").unwrap_err().0;
+    assert!(e.starts_with("invalid value for `host.irq_suspend_timeout_ns`: it needs `host.busy_poll = true`"), "{e}");
+    let e = host("gro_flush_timeout_ns = 1.5").unwrap_err().0;
+    assert!(e.starts_with("invalid value for `host.gro_flush_timeout_ns`"), "{e}");
 }

@@ -10,18 +10,36 @@
 //!
 //! * DIM — lib/dim/net_dim.c (`net_dim`, `net_dim_decision`,
 //!   `net_dim_stats_compare`, `net_dim_step`, `net_dim_exit_parking`, the
-//!   `NET_DIM_RX_EQE_PROFILES` table), lib/dim/dim.c (`dim_calc_stats`,
+//!   four profile tables `NET_DIM_RX_EQE_PROFILES`, `NET_DIM_RX_CQE_PROFILES`,
+//!   `NET_DIM_TX_EQE_PROFILES`, `NET_DIM_TX_CQE_PROFILES` and
+//!   `net_dim_get_def_rx_moderation` / `..._tx_...`; in Linux 6.9+ the
+//!   tables sit in include/linux/dim.h), lib/dim/dim.c (`dim_calc_stats`,
 //!   `dim_on_top`, `dim_turn`, `dim_park_on_top`, `dim_park_tired`) and
 //!   include/linux/dim.h (`DIM_NEVENTS`, `IS_SIGNIFICANT_DIFF`, the state
-//!   enums). A DIM "event" is one interrupt: Linux calls `net_dim` once per
-//!   NAPI completion, with cumulative packet/byte counters; here the sample is
-//!   taken in `on_irq_raised`, packets and bytes are counted at DMA
-//!   completion.
+//!   enums, `DIM_CQ_PERIOD_MODE_START_FROM_EQE` / `_CQE`).
+//! * Where DIM is sampled: a driver calls `net_dim` once per NAPI poll that
+//!   completes, after `napi_complete_done` and before re-arming the
+//!   completion queue, with the queue's cumulative counters of *received*
+//!   packets and bytes and its count of completion events (interrupts):
+//!   drivers/net/ethernet/mellanox/mlx5/core/en_txrx.c `mlx5e_napi_poll`,
+//!   `mlx5e_handle_rx_dim` (`rq->cq.event_ctr`, `rq->stats->packets`,
+//!   `->bytes`) and `mlx5e_handle_tx_dim` (the send queue's own counters,
+//!   for TX DIM). Here the sample is taken in `on_rearm` (the host re-arms
+//!   after its poll completed), packets and bytes are counted at DMA
+//!   completion (received frames) or transmit completion (TX DIM), an event
+//!   is an interrupt that reported completions of that side.
+//! * CQ period modes (mlx5 `cq_period_mode`, ethtool `cqe-mode-rx` /
+//!   `cqe-mode-tx`): in EQE mode the moderation timer runs from the first
+//!   unreported completion (an absolute timer); in CQE mode it restarts at
+//!   every completion (a packet timer with no cap). Both also raise at the
+//!   profile's packet count.
 //! * ITR — drivers/net/ethernet/intel/ixgbe/ixgbe_main.c (`ixgbe_update_itr`,
 //!   `ixgbe_set_itr`, the `lowest/low/bulk_latency` ranges, before the 4.15
 //!   rewrite) and ixgbe.h (`IXGBE_100K_ITR`, `IXGBE_20K_ITR`, `IXGBE_8K_ITR`).
 
+use super::split::TwoTimers;
 use super::{Coalescer, Decision, DmaCompletion, Timeout, TimeoutSpec};
+use crate::config::{DimProfile, DimSide, DimSpec, DimTable, TimeoutMode, TxModeration, DIM_PROFILES};
 use crate::time::{Duration, Instant};
 use std::fmt;
 
@@ -33,30 +51,56 @@ use std::fmt;
 /// `NET_DIM_NEVENTS`) = 64.
 pub const DIM_NEVENTS: u64 = 64;
 
-/// One DIM moderation profile (`struct dim_cq_moder`: usec, pkts).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DimProfile {
-    pub usec: u32,
-    pub frames: u32,
-}
-
 /// The RX profiles for EQE-based CQ period mode: lib/dim/net_dim.c
 /// `NET_DIM_RX_EQE_PROFILES` = {1, 8, 64, 128, 256} µs, each with
-/// `NET_DIM_DEFAULT_RX_CQ_PKTS_FROM_EQE` = 256 frames.
-pub const NET_DIM_RX_EQE_PROFILES: [DimProfile; 5] = [
-    DimProfile { usec: 1, frames: 256 },
-    DimProfile { usec: 8, frames: 256 },
-    DimProfile { usec: 64, frames: 256 },
-    DimProfile { usec: 128, frames: 256 },
-    DimProfile { usec: 256, frames: 256 },
-];
+/// `NET_DIM_DEFAULT_RX_CQ_PKTS_FROM_EQE` = 256 packets.
+pub const NET_DIM_RX_EQE_PROFILES: DimTable = table([(1, 256), (8, 256), (64, 256), (128, 256), (256, 256)]);
 
-/// Default profile index: lib/dim/net_dim.c `NET_DIM_DEF_PROFILE_EQE` = 1
-/// (what `net_dim_get_def_rx_moderation` hands to drivers): 8 µs / 256.
+/// The RX profiles for CQE-based CQ period mode: lib/dim/net_dim.c
+/// `NET_DIM_RX_CQE_PROFILES` = {2, 256}, {8, 128}, {16, 64}, {32, 64}, {64, 64}.
+pub const NET_DIM_RX_CQE_PROFILES: DimTable = table([(2, 256), (8, 128), (16, 64), (32, 64), (64, 64)]);
+
+/// The TX profiles for EQE-based CQ period mode: lib/dim/net_dim.c
+/// `NET_DIM_TX_EQE_PROFILES` = {1, 8, 32, 64, 128} µs, each with
+/// `NET_DIM_DEFAULT_TX_CQ_PKTS_FROM_EQE` = 128 packets.
+pub const NET_DIM_TX_EQE_PROFILES: DimTable = table([(1, 128), (8, 128), (32, 128), (64, 128), (128, 128)]);
+
+/// The TX profiles for CQE-based CQ period mode: lib/dim/net_dim.c
+/// `NET_DIM_TX_CQE_PROFILES` = {5, 128}, {8, 64}, {16, 32}, {32, 32}, {64, 32}.
+pub const NET_DIM_TX_CQE_PROFILES: DimTable = table([(5, 128), (8, 64), (16, 32), (32, 32), (64, 32)]);
+
+const fn table(p: [(u32, u32); DIM_PROFILES]) -> DimTable {
+    let mut t = [DimProfile { usec: 0, frames: 0 }; DIM_PROFILES];
+    let mut i = 0;
+    while i < DIM_PROFILES {
+        t[i] = DimProfile { usec: p[i].0, frames: p[i].1 };
+        i += 1;
+    }
+    t
+}
+
+/// The kernel's table of one direction and CQ period mode
+/// (`rx_profile[cq_period_mode]`, `tx_profile[...]` in lib/dim/net_dim.c).
+pub const fn kernel_table(tx: bool, cqe: bool) -> DimTable {
+    match (tx, cqe) {
+        (false, false) => NET_DIM_RX_EQE_PROFILES,
+        (false, true) => NET_DIM_RX_CQE_PROFILES,
+        (true, false) => NET_DIM_TX_EQE_PROFILES,
+        (true, true) => NET_DIM_TX_CQE_PROFILES,
+    }
+}
+
+/// Default profile index in EQE mode: lib/dim/net_dim.c
+/// `NET_DIM_DEF_PROFILE_EQE` = 1 (what `net_dim_get_def_rx_moderation` and
+/// `net_dim_get_def_tx_moderation` hand to drivers): RX 8 µs / 256.
 pub const NET_DIM_DEF_PROFILE_EQE: usize = 1;
 
+/// Default profile index in CQE mode: lib/dim/net_dim.c
+/// `NET_DIM_DEF_PROFILE_CQE` = 1: RX 8 µs / 128, TX 8 µs / 64.
+pub const NET_DIM_DEF_PROFILE_CQE: usize = 1;
+
 /// Number of profiles: lib/dim/net_dim.c `NET_DIM_PARAMS_NUM_PROFILES` = 5.
-const NUM_PROFILES: usize = NET_DIM_RX_EQE_PROFILES.len();
+const NUM_PROFILES: usize = DIM_PROFILES;
 
 /// Steps before DIM parks tired: `net_dim_step` returns `DIM_TOO_TIRED` when
 /// `tired == NET_DIM_PARAMS_NUM_PROFILES * 2`.
@@ -143,6 +187,7 @@ fn compare(curr: &DimStats, prev: &DimStats) -> StatsCmp {
 /// fed one [`DimStats`] per sample, it walks the profile index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DimTuner {
+    table: DimTable,
     profile_ix: usize,
     tune_state: DimTuneState,
     steps_left: u32,
@@ -159,10 +204,17 @@ impl Default for DimTuner {
 
 impl DimTuner {
     /// Linux's `struct dim` starts zeroed (tune state 0 = parking on top, no
-    /// previous stats) at the driver's default profile.
+    /// previous stats) at the driver's default profile, here of the RX EQE
+    /// table.
     pub fn new() -> Self {
+        DimTuner::with_table(NET_DIM_RX_EQE_PROFILES, NET_DIM_DEF_PROFILE_EQE)
+    }
+
+    /// A tuner over `table`, starting at profile `start`.
+    pub fn with_table(table: DimTable, start: usize) -> Self {
         DimTuner {
-            profile_ix: NET_DIM_DEF_PROFILE_EQE,
+            table,
+            profile_ix: start,
             tune_state: DimTuneState::ParkingOnTop,
             steps_left: 0,
             steps_right: 0,
@@ -174,7 +226,7 @@ impl DimTuner {
         self.profile_ix
     }
     pub fn profile(&self) -> DimProfile {
-        NET_DIM_RX_EQE_PROFILES[self.profile_ix]
+        self.table[self.profile_ix]
     }
     pub fn tune_state(&self) -> DimTuneState {
         self.tune_state
@@ -311,18 +363,111 @@ fn calc_stats(start: &DimSample, end: &DimSample) -> Option<DimStats> {
     })
 }
 
-/// Linux DIM driving an absolute timeout with the current profile's
-/// (usec, frames).
+/// The timer of one profile: absolute from the first completion in EQE
+/// mode, restarted at each in CQE mode; both raise at the packet count.
+fn moderation(usec: u32, frames: u32, cqe: bool) -> TimeoutSpec {
+    TimeoutSpec {
+        mode: if cqe { TimeoutMode::PacketTimer } else { TimeoutMode::Absolute },
+        delay: Duration::from_us(u64::from(usec)),
+        frames,
+        cap: Duration::ZERO,
+    }
+}
+
+/// One completion queue's moderation: its timer and, under DIM, the tuner
+/// that sets it with the counters of its samples.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Dim {
-    tuner: DimTuner,
+struct Cq {
     timeout: Timeout,
+    /// `None`: fixed moderation (tx-usecs / tx-frames).
+    tuner: Option<DimTuner>,
+    cqe: bool,
     /// `DIM_MEASURE_IN_PROGRESS` (true) vs `DIM_START_MEASURE` (false).
     measuring: bool,
     start: DimSample,
     pkts: u64,
     bytes: u64,
     events: u64,
+    /// Completions arrived since the last interrupt: the next interrupt is
+    /// one of this queue's events (`mlx5e_completion_event` counts
+    /// `cq->event_ctr` per event of that CQ).
+    fresh: bool,
+}
+
+impl Cq {
+    fn dim(side: DimSide, tx: bool) -> Self {
+        let table = side.table.unwrap_or(kernel_table(tx, side.cqe));
+        let start = if side.cqe { NET_DIM_DEF_PROFILE_CQE } else { NET_DIM_DEF_PROFILE_EQE };
+        let tuner = DimTuner::with_table(table, start);
+        let p = tuner.profile();
+        Cq::new(moderation(p.usec, p.frames, side.cqe), Some(tuner), side.cqe)
+    }
+
+    fn new(spec: TimeoutSpec, tuner: Option<DimTuner>, cqe: bool) -> Self {
+        Cq {
+            timeout: Timeout::new(spec),
+            tuner,
+            cqe,
+            measuring: false,
+            start: DimSample::default(),
+            pkts: 0,
+            bytes: 0,
+            events: 0,
+            fresh: false,
+        }
+    }
+
+    fn complete(&mut self, now: Instant, dma: DmaCompletion) -> Decision {
+        self.pkts += 1;
+        self.bytes += u64::from(dma.bytes);
+        self.fresh = true;
+        self.timeout.on_dma_complete(now, dma)
+    }
+
+    /// `net_dim` with the counters as they are at `now`.
+    fn sample(&mut self, now: Instant) {
+        let Some(tuner) = self.tuner.as_mut() else { return };
+        let end = DimSample { time: now, pkts: self.pkts, bytes: self.bytes, events: self.events };
+        if self.measuring {
+            if end.events - self.start.events < DIM_NEVENTS {
+                return;
+            }
+            let Some(stats) = calc_stats(&self.start, &end) else {
+                return;
+            };
+            if tuner.decide(stats) {
+                // DIM_APPLY_NEW_PROFILE: the driver applies it and sets
+                // DIM_START_MEASURE, so the next sample opens a new window.
+                let p = tuner.profile();
+                self.timeout.set_delay_frames(Duration::from_us(u64::from(p.usec)), p.frames);
+                self.measuring = false;
+                return;
+            }
+        }
+        self.start = end;
+        self.measuring = true;
+    }
+
+    /// The interrupt was raised: it is an event of this queue if it had
+    /// completions to report.
+    fn raised(&mut self) {
+        if std::mem::take(&mut self.fresh) {
+            self.events += 1;
+        }
+    }
+}
+
+/// Linux DIM driving the receive queue's moderation, and optionally the
+/// transmit completions' own (TX DIM, or a fixed tx-usecs / tx-frames).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dim {
+    rx: Cq,
+    /// The send completion queue when moderated apart; `None`: transmit
+    /// completions ride the receive timer and are not counted in samples.
+    tx: Option<Cq>,
+    /// `dim-irq`: sampled at the raise, every completion counted.
+    at_irq: bool,
+    timers: TwoTimers,
 }
 
 impl Default for Dim {
@@ -332,46 +477,44 @@ impl Default for Dim {
 }
 
 impl Dim {
+    /// RX DIM in EQE mode with the kernel's table.
     pub fn new() -> Self {
-        let tuner = DimTuner::new();
-        let p = tuner.profile();
-        Dim {
-            tuner,
-            timeout: Timeout::new(TimeoutSpec::absolute(Duration::from_us(u64::from(p.usec)), p.frames)),
-            measuring: false,
-            start: DimSample::default(),
-            pkts: 0,
-            bytes: 0,
-            events: 0,
-        }
+        Dim::with(DimSpec::EQE)
     }
 
+    pub fn with(spec: DimSpec) -> Self {
+        let tx = spec.tx.map(|t| match t {
+            TxModeration::Dim(side) => Cq::dim(side, true),
+            TxModeration::Fixed { delay, frames, cqe } => {
+                let mut spec = moderation(0, frames, cqe);
+                spec.delay = delay;
+                Cq::new(spec, None, cqe)
+            }
+        });
+        Dim { rx: Cq::dim(spec.rx, false), tx, at_irq: spec.at_irq, timers: TwoTimers::default() }
+    }
+
+    /// The receive side's tuner.
     pub fn tuner(&self) -> &DimTuner {
-        &self.tuner
+        self.rx.tuner.as_ref().expect("the receive side of DIM is adaptive")
     }
 
-    /// `net_dim`, called once per interrupt (event).
-    fn sample(&mut self, now: Instant) {
-        self.events += 1;
-        let end = DimSample { time: now, pkts: self.pkts, bytes: self.bytes, events: self.events };
-        if self.measuring {
-            if end.events - self.start.events < DIM_NEVENTS {
-                return;
-            }
-            let Some(stats) = calc_stats(&self.start, &end) else {
-                return;
-            };
-            if self.tuner.decide(stats) {
-                // DIM_APPLY_NEW_PROFILE: the driver applies it and sets
-                // DIM_START_MEASURE, so the next event opens a new window.
-                let p = self.tuner.profile();
-                self.timeout.set_delay_frames(Duration::from_us(u64::from(p.usec)), p.frames);
-                self.measuring = false;
-                return;
-            }
+    /// The transmit side's tuner (TX DIM), if any.
+    pub fn tx_tuner(&self) -> Option<&DimTuner> {
+        self.tx.as_ref()?.tuner.as_ref()
+    }
+
+    /// Whether the receive timer restarts at each completion (CQE mode).
+    pub fn rx_cqe(&self) -> bool {
+        self.rx.cqe
+    }
+
+    /// Folds the receive side's answer with the transmit side's.
+    fn fold(&mut self, rx: Decision, tx: Decision) -> Decision {
+        if self.tx.is_none() {
+            return rx;
         }
-        self.start = end;
-        self.measuring = true;
+        self.timers.fold(rx, tx)
     }
 }
 
@@ -380,22 +523,64 @@ impl Coalescer for Dim {
         "adaptive"
     }
     fn on_dma_complete(&mut self, now: Instant, dma: DmaCompletion) -> Decision {
-        self.pkts += 1;
-        self.bytes += u64::from(dma.bytes);
-        self.timeout.on_dma_complete(now, dma)
+        let d = self.rx.complete(now, dma);
+        self.fold(d, Decision::NONE)
+    }
+    fn on_tx_complete(&mut self, now: Instant, bytes: u32, other_pending: u32) -> Decision {
+        let dma = DmaCompletion { marked: false, bytes, other_pending };
+        if self.at_irq {
+            return self.rx.complete(now, dma);
+        }
+        match self.tx.as_mut() {
+            Some(tx) => {
+                let d = tx.complete(now, dma);
+                self.fold(Decision::NONE, d)
+            }
+            // Not a received packet: it moves the shared timer only.
+            None => self.rx.timeout.on_dma_complete(now, dma),
+        }
     }
     fn on_timer(&mut self, now: Instant) -> Decision {
-        self.timeout.on_timer(now)
+        let Some(tx) = self.tx.as_mut() else { return self.rx.timeout.on_timer(now) };
+        let [due_rx, due_tx] = self.timers.fired(now);
+        let drx = if due_rx { self.rx.timeout.on_timer(now) } else { Decision::NONE };
+        let dtx = if due_tx { tx.timeout.on_timer(now) } else { Decision::NONE };
+        self.timers.fold(drx, dtx)
     }
     fn on_irq_raised(&mut self, now: Instant) -> Decision {
-        self.sample(now);
-        self.timeout.on_irq_raised(now)
+        if self.at_irq {
+            self.rx.events += 1;
+            self.rx.sample(now);
+            return self.rx.timeout.on_irq_raised(now);
+        }
+        self.rx.raised();
+        let drx = self.rx.timeout.on_irq_raised(now);
+        let dtx = match self.tx.as_mut() {
+            Some(tx) => {
+                tx.raised();
+                tx.timeout.on_irq_raised(now)
+            }
+            None => Decision::NONE,
+        };
+        self.fold(drx, dtx)
     }
     fn on_rearm(&mut self, now: Instant, ring_pending: u32) -> Decision {
-        self.timeout.on_rearm(now, ring_pending)
+        if !self.at_irq {
+            // After napi_complete_done: net_dim for each queue, then re-arm.
+            self.rx.sample(now);
+            if let Some(tx) = self.tx.as_mut() {
+                tx.sample(now);
+            }
+        }
+        let drx = self.rx.timeout.on_rearm(now, ring_pending);
+        let dtx = match self.tx.as_mut() {
+            Some(tx) => tx.timeout.on_rearm(now, ring_pending),
+            None => Decision::NONE,
+        };
+        self.fold(drx, dtx)
     }
     fn current_delay(&self) -> Option<Duration> {
-        Some(Duration::from_us(u64::from(self.tuner.profile().usec)))
+        Some(self.rx.timeout.spec().delay)
     }
 }
 
@@ -410,6 +595,9 @@ impl OpenMxAdaptive {
     pub fn new() -> Self {
         OpenMxAdaptive { dim: Dim::new() }
     }
+    pub fn with(spec: DimSpec) -> Self {
+        OpenMxAdaptive { dim: Dim::with(spec) }
+    }
     pub fn tuner(&self) -> &DimTuner {
         self.dim.tuner()
     }
@@ -422,10 +610,14 @@ impl Coalescer for OpenMxAdaptive {
     fn on_dma_complete(&mut self, now: Instant, dma: DmaCompletion) -> Decision {
         let timeout = self.dim.on_dma_complete(now, dma);
         if dma.marked {
-            self.dim.timeout.raise_now()
+            let d = self.dim.rx.timeout.raise_now();
+            self.dim.fold(d, Decision::NONE)
         } else {
             timeout
         }
+    }
+    fn on_tx_complete(&mut self, now: Instant, bytes: u32, other_pending: u32) -> Decision {
+        self.dim.on_tx_complete(now, bytes, other_pending)
     }
     fn on_timer(&mut self, now: Instant) -> Decision {
         self.dim.on_timer(now)

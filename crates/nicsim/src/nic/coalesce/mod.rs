@@ -16,29 +16,34 @@
 //! Policies (SPEC §2.2): `disabled`, `timeout` (absolute / packet-timer /
 //! throttle, with a frames threshold), `openmx` ([OMX-COAL] Algorithm 1),
 //! `stream` ([OMX-COAL] Algorithm 2), and `adaptive` (Linux DIM / ixgbe ITR),
-//! plus `openmx-adaptive` (markers with a DIM-driven fallback timer). One file
-//! per policy; [`CoalesceSpec`] (a configuration value, `crate::config`)
+//! plus `openmx-adaptive` (markers with a DIM-driven fallback timer), and
+//! `timeout` with a transmit timer of its own (`split.rs`). One file per
+//! policy; [`CoalesceSpec`] (a configuration value, `crate::config`)
 //! names a policy and [`CoalesceSpec::build`] makes an instance of it.
 
-use crate::config::{AdaptiveFlavor, CoalesceSpec, TimeoutSpec};
+use crate::config::{AdaptiveSpec, CoalesceSpec, TimeoutSpec};
 use crate::time::{Duration, Instant};
 use std::fmt;
 
 mod adaptive;
 mod disabled;
 mod openmx;
+mod split;
 mod stream;
 mod timeout;
 
 #[cfg(test)]
 mod tests;
 
+pub use crate::config::DimProfile;
 pub use adaptive::{
-    Dim, DimProfile, DimStats, DimTuneState, DimTuner, Itr, ItrClass, OpenMxAdaptive, DIM_NEVENTS,
-    NET_DIM_DEF_PROFILE_EQE, NET_DIM_RX_EQE_PROFILES,
+    kernel_table, Dim, DimStats, DimTuneState, DimTuner, Itr, ItrClass, OpenMxAdaptive, DIM_NEVENTS,
+    NET_DIM_DEF_PROFILE_CQE, NET_DIM_DEF_PROFILE_EQE, NET_DIM_RX_CQE_PROFILES, NET_DIM_RX_EQE_PROFILES,
+    NET_DIM_TX_CQE_PROFILES, NET_DIM_TX_EQE_PROFILES,
 };
 pub use disabled::Disabled;
 pub use openmx::OpenMx;
+pub use split::TimeoutTx;
 pub use stream::Stream;
 pub use timeout::Timeout;
 
@@ -102,6 +107,13 @@ pub trait Coalescer: Send {
         Decision::NONE
     }
     fn on_dma_complete(&mut self, now: Instant, dma: DmaCompletion) -> Decision;
+    /// A transmit completion reported on this queue's line (`bytes` of the
+    /// frame sent, 0 when unknown). By default it counts as one more
+    /// completion on the receive timer (Myri-10G has one timer for both);
+    /// policies with a send completion queue of their own override it.
+    fn on_tx_complete(&mut self, now: Instant, bytes: u32, other_pending: u32) -> Decision {
+        self.on_dma_complete(now, DmaCompletion { marked: false, bytes, other_pending })
+    }
     fn on_timer(&mut self, now: Instant) -> Decision;
     fn on_irq_raised(&mut self, now: Instant) -> Decision;
     fn on_rearm(&mut self, _now: Instant, _ring_pending: u32) -> Decision {
@@ -130,9 +142,10 @@ impl CoalesceSpec {
             CoalesceSpec::Timeout(spec) => Box::new(Timeout::new(spec)),
             CoalesceSpec::OpenMx(spec) => Box::new(OpenMx::new(spec)),
             CoalesceSpec::Stream(spec) => Box::new(Stream::new(spec)),
-            CoalesceSpec::Adaptive(AdaptiveFlavor::Dim) => Box::new(Dim::new()),
-            CoalesceSpec::Adaptive(AdaptiveFlavor::Itr) => Box::new(Itr::new()),
-            CoalesceSpec::OpenMxAdaptive => Box::new(OpenMxAdaptive::new()),
+            CoalesceSpec::TimeoutTx(rx, tx) => Box::new(TimeoutTx::new(rx, tx)),
+            CoalesceSpec::Adaptive(AdaptiveSpec::Dim(spec)) => Box::new(Dim::with(spec)),
+            CoalesceSpec::Adaptive(AdaptiveSpec::Itr) => Box::new(Itr::new()),
+            CoalesceSpec::OpenMxAdaptive(spec) => Box::new(OpenMxAdaptive::with(spec)),
         }
     }
 }

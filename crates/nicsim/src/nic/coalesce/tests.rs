@@ -8,6 +8,7 @@
 //! exact list of interrupt instants.
 
 use super::*;
+use crate::config::DimSpec;
 use crate::time::{Duration, Instant};
 use rstest::rstest;
 
@@ -172,11 +173,11 @@ impl<C: Coalescer + ?Sized> Queue<C> {
 #[case::openmx_unmarked(CoalesceSpec::OpenMx(MYRI), UNMARKED, &[85])]
 #[case::stream_marked(CoalesceSpec::Stream(MYRI), MARKED, &[10])]
 #[case::stream_unmarked(CoalesceSpec::Stream(MYRI), UNMARKED, &[85])]
-#[case::dim_marked(CoalesceSpec::Adaptive(AdaptiveFlavor::Dim), MARKED, &[18])]
-#[case::dim_unmarked(CoalesceSpec::Adaptive(AdaptiveFlavor::Dim), UNMARKED, &[18])]
-#[case::itr_first_frame(CoalesceSpec::Adaptive(AdaptiveFlavor::Itr), UNMARKED, &[10])]
-#[case::openmx_adaptive_marked(CoalesceSpec::OpenMxAdaptive, MARKED, &[10])]
-#[case::openmx_adaptive_unmarked(CoalesceSpec::OpenMxAdaptive, UNMARKED, &[18])]
+#[case::dim_marked(CoalesceSpec::Adaptive(AdaptiveSpec::Dim(DimSpec::EQE)), MARKED, &[18])]
+#[case::dim_unmarked(CoalesceSpec::Adaptive(AdaptiveSpec::Dim(DimSpec::EQE)), UNMARKED, &[18])]
+#[case::itr_first_frame(CoalesceSpec::Adaptive(AdaptiveSpec::Itr), UNMARKED, &[10])]
+#[case::openmx_adaptive_marked(CoalesceSpec::OpenMxAdaptive(DimSpec::EQE), MARKED, &[10])]
+#[case::openmx_adaptive_unmarked(CoalesceSpec::OpenMxAdaptive(DimSpec::EQE), UNMARKED, &[18])]
 fn one_tiny_frame(#[case] spec: CoalesceSpec, #[case] marked: bool, #[case] expect: &[u64]) {
     let mut q = Queue::new(spec);
     q.frame(us(10), marked);
@@ -339,8 +340,8 @@ fn throttle_never_raises_twice_within_the_gap(#[case] gap_us: u64, #[case] every
 )]
 #[case::openmx(CoalesceSpec::OpenMx(MYRI), 75)]
 #[case::stream(CoalesceSpec::Stream(MYRI), 75)]
-#[case::dim(CoalesceSpec::Adaptive(AdaptiveFlavor::Dim), 8)]
-#[case::openmx_adaptive(CoalesceSpec::OpenMxAdaptive, 8)]
+#[case::dim(CoalesceSpec::Adaptive(AdaptiveSpec::Dim(DimSpec::EQE)), 8)]
+#[case::openmx_adaptive(CoalesceSpec::OpenMxAdaptive(DimSpec::EQE), 8)]
 fn rearm_with_empty_ring_resets(#[case] spec: CoalesceSpec, #[case] delay_us: u64) {
     let f = DmaCompletion { marked: false, bytes: TINY, other_pending: 0 };
     let mut c = spec.build();
@@ -393,9 +394,9 @@ impl Rng {
 fn all_specs() -> Vec<CoalesceSpec> {
     let mut v = vec![
         CoalesceSpec::Disabled,
-        CoalesceSpec::Adaptive(AdaptiveFlavor::Dim),
-        CoalesceSpec::Adaptive(AdaptiveFlavor::Itr),
-        CoalesceSpec::OpenMxAdaptive,
+        CoalesceSpec::Adaptive(AdaptiveSpec::Dim(DimSpec::EQE)),
+        CoalesceSpec::Adaptive(AdaptiveSpec::Itr),
+        CoalesceSpec::OpenMxAdaptive(DimSpec::EQE),
     ];
     let timeouts = [
         MYRI,
@@ -564,9 +565,9 @@ fn itr_classifies_bulk_then_latency() {
 #[case(CoalesceSpec::Timeout(MYRI), "timeout")]
 #[case(CoalesceSpec::OpenMx(MYRI), "openmx")]
 #[case(CoalesceSpec::Stream(MYRI), "stream")]
-#[case(CoalesceSpec::Adaptive(AdaptiveFlavor::Dim), "adaptive")]
-#[case(CoalesceSpec::Adaptive(AdaptiveFlavor::Itr), "adaptive")]
-#[case(CoalesceSpec::OpenMxAdaptive, "openmx-adaptive")]
+#[case(CoalesceSpec::Adaptive(AdaptiveSpec::Dim(DimSpec::EQE)), "adaptive")]
+#[case(CoalesceSpec::Adaptive(AdaptiveSpec::Itr), "adaptive")]
+#[case(CoalesceSpec::OpenMxAdaptive(DimSpec::EQE), "openmx-adaptive")]
 fn strategy_names(#[case] spec: CoalesceSpec, #[case] name: &str) {
     assert_eq!(spec.strategy_name(), name);
     assert_eq!(spec.build().name(), name);
