@@ -224,7 +224,7 @@ impl World {
         let f = r.frames[i];
         r.next += 1;
         let h = r.host;
-        r.series.irq_before[i] = self.hosts[h].irq_raised;
+        r.series.irq_before[i] = self.hosts[h].rx.irq_raised();
         if let Some((at, _)) = r.next_due() {
             self.q.push(at.max(now), NETWORK_ORIGIN, Ev::ReplayTick);
         }
@@ -302,9 +302,9 @@ impl World {
         m.set("replay_marked_frames", r.marked as f64);
         // Dropped before the handler (full ring, malformed Open-MX header).
         m.set("replay_dropped", (d.ring_full + d.malformed + d.loss) as f64);
-        m.set("replay_interrupts", hs.irq_raised as f64);
-        m.set("replay_rx_interrupts", hs.irq_rx as f64);
-        m.ratio("replay_interrupts_per_frame", hs.irq_raised as f64, n as f64, "the capture has no frame");
+        m.set("replay_interrupts", hs.rx.irq_raised() as f64);
+        m.set("replay_rx_interrupts", hs.rx.irq_rx() as f64);
+        m.ratio("replay_interrupts_per_frame", hs.rx.irq_raised() as f64, n as f64, "the capture has no frame");
         let busy = hs.kernel_time + hs.app_time + hs.spin_time;
         m.ratio("replay_cpu_ns_per_frame", busy.as_ns_f64(), r.handled as f64, "no frame reached the host");
         let mut delays: Vec<u64> = r.series.delay.iter().flatten().map(|d| d.as_ps()).collect();
@@ -333,7 +333,7 @@ impl World {
         let Some(r) = self.replay.as_ref() else { return true };
         let d = &self.frames.drops;
         r.exhausted()
-            && self.hosts[r.host].rx_frames + d.loss + d.ring_full + d.malformed >= r.len()
+            && self.hosts[r.host].rx.rx_frames() + d.loss + d.ring_full + d.malformed >= r.len()
             && self.all_idle(r.host)
     }
 }
