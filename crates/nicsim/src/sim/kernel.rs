@@ -5,7 +5,7 @@
 //! item's start and end, and the events a core's segments schedule.
 //!
 //! The hard IRQ, the NAPI poll and their prices are the host's receive
-//! path's (`crate::kernel::RxPath`, called with its context by `rx_call`);
+//! path's (`crate::kernel::RxPath`, called with its context from `rx_parts`);
 //! this module routes its answers: a ring entry to price (`entry_cost`,
 //! with `handler_cost` beside the handler), transmit completions to reap
 //! (`reap_cost`, through the send-path state `host::TxPath`), a frame to
@@ -229,12 +229,13 @@ impl World {
         cost
     }
 
-    /// Calls the host's receive path (`crate::kernel::RxPath`) with its
-    /// context for work on queue `q`.
+    /// The host's receive path (`crate::kernel::RxPath`) and its context
+    /// for work on queue `q` (a pair rather than a call taking a closure:
+    /// the closure in the event loop was not inlined).
     #[inline(always)]
-    fn rx_call<R>(&mut self, now: Instant, h: usize, q: u8, f: impl FnOnce(&mut RxPath, &mut Cx<'_>) -> R) -> R {
+    fn rx_parts(&mut self, now: Instant, h: usize, q: u8) -> (&mut RxPath, Cx<'_>) {
         let hs = &mut self.hosts[h];
-        let mut cx = Cx {
+        let cx = Cx {
             now,
             c: &self.c,
             cc: &self.cc,
@@ -242,7 +243,7 @@ impl World {
             cache: &mut hs.cache,
             queue: &mut hs.nic.queues[q as usize],
         };
-        f(&mut hs.rx, &mut cx)
+        (&mut hs.rx, cx)
     }
 
     /// Computes the cost of a kernel work item and the item the core then
@@ -271,7 +272,8 @@ impl World {
             // at a stopped link (`nic.flow_control`)?
             self.flow_kick(now, h);
         }
-        match self.rx_call(now, h, q, |rx, cx| rx.start(cx, core as u16, w)) {
+        let (rx, mut cx) = self.rx_parts(now, h, q);
+        match rx.start(&mut cx, core as u16, w) {
             Start::Run(cost, w) => Some((cost, w)),
             Start::Entry { cost, entry, w } => {
                 let e = self.entry_cost(now, h, core, entry);
@@ -305,7 +307,8 @@ impl World {
             }
             return;
         };
-        match self.rx_call(now, h, q, |rx, cx| rx.finish(cx, w)) {
+        let (rx, mut cx) = self.rx_parts(now, h, q);
+        match rx.finish(&mut cx, w) {
             Done::Frame { next, tail, frame } => {
                 let cs = &mut self.hosts[h].cores[core];
                 cs.kq.push_front(next);
