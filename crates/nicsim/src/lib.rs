@@ -14,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod host;
 pub mod interrupt;
+pub(crate) mod kernel;
 pub mod lci;
 pub(crate) mod library;
 pub mod memory;

@@ -10,9 +10,10 @@
 //! spins, and a core that starts work pays its die's sleep exit. It does
 //! not decide what runs nor price it: the kernel work items (`KWork`),
 //! their costs and the dispatch that picks the next item are
-//! `crate::sim`'s `kernel`, since the items name the world's frames, pull
-//! replies and processes. The queue and the core are generic over the work
-//! item (`W`) for that reason: `crate::sim` names them with its `KWork`.
+//! `crate::kernel`'s and `crate::sim`'s `kernel`'s, since the items name
+//! the world's frames, pull replies and processes. The queue and the core
+//! are generic over the work item (`W`) for that reason: the world names
+//! them with `crate::kernel::KWork`.
 
 use super::Topology;
 use crate::time::{Duration, Instant};

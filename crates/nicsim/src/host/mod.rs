@@ -7,7 +7,7 @@
 //! its cores share (`tx`: `TxPath`, and what a touch of it costs).
 //!
 //! It does not own what runs on the cores: the kernel work items
-//! (`crate::sim`'s `KWork`, which name the world's frames, pull replies
+//! (`crate::kernel::KWork`, which name the world's frames, pull replies
 //! and processes), their prices, the dispatch that picks the next one and
 //! the events a core's segments schedule are `crate::sim`'s `kernel`, as
 //! is the receive path that consumes these resources (interrupt, NAPI

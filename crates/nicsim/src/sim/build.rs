@@ -11,7 +11,8 @@ use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, Proc
 use crate::config::{LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
-use crate::host::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Sleep, Topology, TxPath};
+use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxPath};
+use crate::kernel::RxPath;
 use crate::library::Proc;
 use crate::net::Network;
 use crate::nic::delivery::Strategy;
@@ -167,14 +168,10 @@ impl World {
                 steering,
                 procs: Vec::new(),
                 eps: vec![None; ENDPOINTS],
-                napi_objs: vec![Obj::new(ObjClass::Napi); steering_queues],
                 tx: TxPath::default(),
                 cache: CacheStats::new(dies, l2_lines, l1_lines),
                 lines: HostLines::new(cores as usize),
-                irq_raised: 0,
-                irq_rx: 0,
-                irq_handled: 0,
-                rx_frames: 0,
+                rx: RxPath::new(steering_queues),
                 kernel_time: Duration::ZERO,
                 app_time: Duration::ZERO,
                 spin_time: Duration::ZERO,

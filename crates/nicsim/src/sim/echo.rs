@@ -82,7 +82,7 @@ impl World {
         self.free_frame(frame);
         self.frames.handled += 1;
         let hs = &mut self.hosts[h];
-        hs.rx_frames += 1;
+        hs.rx.frame_handled();
         let Some((reply, copy)) = hs.echo.and_then(|e| e.firmware_reply(repr)) else { return };
         let ready = hs.nic.firmware_echo(now, copy);
         let id = self.new_frame(dst, src, &reply);

@@ -118,7 +118,7 @@ impl World {
         self.free_frame(frame);
         self.frames.handled += 1;
         let hs = &mut self.hosts[h];
-        hs.rx_frames += 1;
+        hs.rx.frame_handled();
         let Some(repr) = parsed else {
             // A replayed frame that is not Open-MX is generic traffic,
             // delivered here (`replay`); any other is malformed.

@@ -1,94 +1,37 @@
-//! The kernel on the cores: the kernel work items (hard IRQ, NAPI polls
-//! with their budget, re-arming or deferring the interrupt, serving pull
-//! replies, the NI clock's signal), an interrupt's arrival, the dispatch
-//! that picks what a core runs next (kernel work before the application,
-//! preemption), what each item costs, including the send-path state shared
-//! between cores (`tx_touch`), and the events a core's segments schedule.
+//! The kernel on the cores, the world's side: an interrupt's arrival and
+//! a deferred NAPI's timer (the work the host's receive path names,
+//! queued on a core), the dispatch that picks what a core runs next
+//! (kernel work before the application, preemption), each kernel work
+//! item's start and end, and the events a core's segments schedule.
 //!
-//! This module owns the work items and the world's side of running them:
-//! pricing (with the scenario's costs and the cache model), frames, pull
-//! replies, processes and events. The cores' own state and the decisions
-//! that read only it (the kernel queue, what a core runs, segment numbers,
-//! idle and sleep bookkeeping, the wake-up cost) are `crate::host::core`'s,
-//! generic over the work item: `KWork` stays here because its items name
-//! the world's frames, pull replies and processes, and `Core` and `Cur`
-//! name the host's types with it. It does not own what a handled frame does
-//! nor its price (`handler`, `handler_cost`), nor what the library runs
-//! (`crate::library`).
+//! The hard IRQ, the NAPI poll and their prices are the host's receive
+//! path's (`crate::kernel::RxPath`, called with its context from `rx_parts`);
+//! this module routes its answers: a ring entry to price (`entry_cost`,
+//! with `handler_cost` beside the handler), transmit completions to reap
+//! (`reap_cost`, through the send-path state `host::TxPath`), a frame to
+//! the handler, an interrupt outcome to the NIC path, a NAPI timer to the
+//! event queue. The driver's pull replies and the NI clock's signal are
+//! priced and ended here. The cores' own state and the decisions that read
+//! only it (the kernel queue, what a core runs, segment numbers, idle and
+//! sleep bookkeeping, the wake-up cost) are `crate::host::core`'s, generic
+//! over the work item (`crate::kernel::KWork`). It does not own what a
+//! handled frame does nor its price (`handler`, `handler_cost`), nor what
+//! the library runs (`crate::library`).
 
 use super::{Ev, RxBy, World};
 use crate::engine::EventQueue;
 use crate::host::Segment;
+pub(crate) use crate::kernel::KWork;
+use crate::kernel::{Cx, Done, RxPath, Start};
 use crate::library::PState;
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
-
-/// Kernel work queued on a core (runs before the application).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum KWork {
-    /// Hard-IRQ entry for queue `q`.
-    Irq {
-        q: u8,
-    },
-    /// Split claims (`tx_reap = "hard-irq"`): the hard handler alone, which
-    /// reaps transmit completions, re-arms the interrupt claim and, if the
-    /// interrupt reported received frames (`rx`), schedules NAPI.
-    HardIrq {
-        q: u8,
-        rx: bool,
-    },
-    /// NAPI poll of queue `q` with `budget` packets left in this poll.
-    Napi {
-        q: u8,
-        budget: u16,
-    },
-    /// One ring entry being handled by the bottom half (set when started):
-    /// a received frame, or `n` transmit completions (`RingEntry` spelled
-    /// out, which keeps this type in eight bytes: see `Ev`).
-    EntryRx {
-        q: u8,
-        budget: u16,
-        frame: u32,
-    },
-    EntryTxDone {
-        q: u8,
-        budget: u16,
-        n: u32,
-    },
-    /// napi_complete + re-arm of the interrupt.
-    Rearm {
-        q: u8,
-    },
-    /// napi_complete with the interrupt kept masked: a gro_flush_timeout
-    /// timer will re-poll (napi_defer_hard_irqs).
-    Defer {
-        q: u8,
-    },
-    /// The hrtimer interrupt of a deferred NAPI: entry, then a poll.
-    TimerNapi {
-        q: u8,
-    },
-    /// Sending the next pull reply of a pull request being served.
-    PullReply {
-        serve: u32,
-    },
-    /// An NI clock interrupt for process `p`: the hard IRQ and the signal
-    /// that runs its library (`clock`).
-    Signal {
-        p: u16,
-    },
-}
-
-const _: () = assert!(std::mem::size_of::<KWork>() == 8);
 
 /// The cores of a host, running this module's work items
 /// (`crate::host::core`).
 pub(crate) type Core = crate::host::Core<KWork>;
 /// What a core is doing.
 type Cur = crate::host::Cur<KWork>;
-
-// A core's front queue slot holds an item in eight bytes.
-const _: () = assert!(std::mem::size_of::<Option<KWork>>() == 8);
 
 /// Schedules the end of a segment that core `core` of host `h` began.
 #[inline]
@@ -120,7 +63,7 @@ impl World {
     pub(super) fn irq_arrive(&mut self, now: Instant, h: usize, q: u8, rx: bool) {
         let hs = &mut self.hosts[h];
         let core = hs.steering.irq_core(q as usize) as usize;
-        let w = if hs.nic.queues[q as usize].split_claims() { KWork::HardIrq { q, rx } } else { KWork::Irq { q } };
+        let w = RxPath::irq(q, rx, hs.nic.queues[q as usize].split_claims());
         hs.cores[core].kq.push_front(w);
         self.kick(now, h, core);
     }
@@ -128,7 +71,7 @@ impl World {
     /// The gro_flush_timeout of a NAPI deferred on `core` expired
     /// (`Ev::NapiTimer`): the hrtimer interrupt re-polls queue `q`.
     pub(super) fn napi_timer(&mut self, now: Instant, h: usize, q: u8, core: usize) {
-        self.hosts[h].cores[core].kq.push_back(KWork::TimerNapi { q });
+        self.hosts[h].cores[core].kq.push_back(RxPath::napi_timer(q));
         self.kick(now, h, core);
     }
 
@@ -286,96 +229,65 @@ impl World {
         cost
     }
 
+    /// The host's receive path (`crate::kernel::RxPath`) and its context
+    /// for work on queue `q` (a pair rather than a call taking a closure:
+    /// the closure in the event loop was not inlined).
+    #[inline(always)]
+    fn rx_parts(&mut self, now: Instant, h: usize, q: u8) -> (&mut RxPath, Cx<'_>) {
+        let hs = &mut self.hosts[h];
+        let cx = Cx {
+            now,
+            c: &self.c,
+            cc: &self.cc,
+            topo: &self.topo,
+            cache: &mut hs.cache,
+            queue: &mut hs.nic.queues[q as usize],
+        };
+        (&mut hs.rx, cx)
+    }
+
     /// Computes the cost of a kernel work item and the item the core then
     /// works on (the caller marks the core busy with it); `None` if the item
-    /// turned out to have nothing to do.
+    /// turned out to have nothing to do. The receive path's items are the
+    /// host's `RxPath`'s to start; the world prices the ring entries they
+    /// take (`entry_cost`) and the driver's pull replies and the NI clock's
+    /// signals.
     pub(super) fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<(Duration, KWork)> {
-        if let KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } = w {
+        let Some(q) = w.rx_queue() else {
+            let cost = match w {
+                KWork::PullReply { serve } => {
+                    if !self.pulls.serves[serve as usize].live {
+                        return None;
+                    }
+                    let send = self.c.host.driver_tx + self.c.nic.doorbell;
+                    send + self.tx_touch(now, h, core, send)
+                }
+                KWork::Signal { p } => self.signal_cost(h, p as usize),
+                _ => unreachable!("an item of the receive path"),
+            };
+            return Some((cost, w));
+        };
+        if w.polls() {
             // The poll takes a frame or restocks: room for a frame waiting
             // at a stopped link (`nic.flow_control`)?
             self.flow_kick(now, h);
         }
-        let at = self.topo.cpu(core as u16);
-        let c = &self.c;
-        let (cost, w) = match w {
-            KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } => {
-                let hs = &mut self.hosts[h];
-                // The hard IRQ schedules NAPI, which runs right after it on
-                // this core: one work item covers both (one event fewer).
-                let (mut cost, mut budget) = match w {
-                    KWork::Napi { budget, .. } => (Duration::ZERO, budget),
-                    KWork::TimerNapi { .. } => (c.host.irq_entry, c.napi_budget),
-                    _ => {
-                        hs.irq_handled += 1;
-                        (c.host.irq_entry, c.napi_budget)
-                    }
-                };
-                if budget == 0 {
-                    // Budget exhausted: the poll yields and is rescheduled.
-                    hs.nic.queues[q as usize].restock();
-                    hs.cores[core].kq.push_back(KWork::Napi { q, budget: c.napi_budget });
-                    return None;
-                }
-                if budget == c.napi_budget {
-                    cost += c.host.napi_poll
-                        + self.cc.access(
-                            &self.topo,
-                            &mut hs.cache,
-                            &mut hs.napi_objs[q as usize],
-                            at,
-                            crate::host::Side::Kernel,
-                            c.cache.napi_lines,
-                        );
-                }
-                let qu = &mut hs.nic.queues[q as usize];
-                match qu.take() {
-                    None => {
-                        // napi_complete_done: defer (a gro_flush_timeout
-                        // timer re-polls) or re-arm.
-                        if qu.napi_poll_empty(budget < c.napi_budget, c.defer_hard_irqs, !c.gro_flush.is_zero()) {
-                            (cost, KWork::Defer { q })
-                        } else {
-                            (cost + c.host.irq_rearm, KWork::Rearm { q })
-                        }
-                    }
-                    Some(entry) => {
-                        budget -= 1;
-                        // The end of the driver's work on a received frame
-                        // comes after its event is posted (`Core::tail`).
-                        let e = self.entry_cost(now, h, core, entry);
-                        cost += match entry {
-                            RingEntry::Rx(_) => e.saturating_sub(self.c.host.driver_rx_tail),
-                            RingEntry::TxDone(_) => e,
-                        };
-                        let w = match entry {
-                            RingEntry::Rx(frame) => KWork::EntryRx { q, budget, frame },
-                            RingEntry::TxDone(n) => KWork::EntryTxDone { q, budget, n },
-                        };
-                        (cost, w)
-                    }
-                }
+        let (rx, mut cx) = self.rx_parts(now, h, q);
+        match rx.start(&mut cx, core as u16, w) {
+            Start::Run(cost, w) => Some((cost, w)),
+            Start::Entry { cost, entry, w } => {
+                let e = self.entry_cost(now, h, core, entry);
+                Some((RxPath::entry_cost(&self.c, cost, entry, e), w))
             }
-            KWork::HardIrq { q, .. } => {
-                // myri10ge_intr: reap every transmit completion reported so far.
-                let hs = &mut self.hosts[h];
-                hs.irq_handled += 1;
-                let n = hs.nic.queues[q as usize].take_tx_done();
+            Start::Reap { cost, n, w } => {
                 let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
-                (self.c.host.irq_entry + reap, w)
+                Some((cost + reap, w))
             }
-            KWork::EntryRx { .. } | KWork::EntryTxDone { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => {
-                unreachable!("queued only as Napi")
+            Start::Yield(w) => {
+                self.hosts[h].cores[core].kq.push_back(w);
+                None
             }
-            KWork::PullReply { serve } => {
-                if !self.pulls.serves[serve as usize].live {
-                    return None;
-                }
-                let send = self.c.host.driver_tx + self.c.nic.doorbell;
-                (send + self.tx_touch(now, h, core, send), w)
-            }
-            KWork::Signal { p } => (self.signal_cost(h, p as usize), w),
-        };
-        Some((cost, w))
+        }
     }
 
     /// `finish_kernel` for the rare zero-cost items of `dispatch_at`: kept
@@ -387,38 +299,30 @@ impl World {
 
     #[inline(always)]
     pub(super) fn finish_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) {
-        match w {
-            KWork::EntryRx { q, budget, frame } => {
+        let Some(q) = w.rx_queue() else {
+            match w {
+                KWork::PullReply { serve } => self.send_pull_reply(now, h, RxBy::Core(core), serve),
+                KWork::Signal { p } => self.signal_done(now, h, p as usize),
+                _ => unreachable!("an item of the receive path"),
+            }
+            return;
+        };
+        let (rx, mut cx) = self.rx_parts(now, h, q);
+        match rx.finish(&mut cx, w) {
+            Done::Frame { next, tail, frame } => {
                 let cs = &mut self.hosts[h].cores[core];
-                cs.kq.push_front(KWork::Napi { q, budget });
-                cs.tail = self.c.host.driver_rx_tail;
+                cs.kq.push_front(next);
+                cs.tail = tail;
                 self.handle_frame(now, h, RxBy::Core(core), frame);
             }
-            KWork::EntryTxDone { q, budget, .. } => {
-                self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
-            }
-            KWork::Rearm { q } => {
-                let out = self.hosts[h].nic.queues[q as usize].napi_done(now);
+            Done::Next(next) => self.hosts[h].cores[core].kq.push_front(next),
+            Done::Irq { out, next } => {
                 self.nic_outcome(now, h, q as usize, out);
-            }
-            KWork::Defer { q } => {
-                let at = now + self.c.gro_flush;
-                self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 });
-            }
-            KWork::PullReply { serve } => self.send_pull_reply(now, h, RxBy::Core(core), serve),
-            KWork::Signal { p } => self.signal_done(now, h, p as usize),
-            KWork::HardIrq { q, rx } => {
-                // put_be32(htonl(3), ss->irq_claim + 1), then the softirq.
-                let out = self.hosts[h].nic.queues[q as usize].rearm_claim(now);
-                self.nic_outcome(now, h, q as usize, out);
-                if rx {
-                    let budget = self.c.napi_budget;
-                    self.hosts[h].cores[core].kq.push_front(KWork::Napi { q, budget });
+                if let Some(next) = next {
+                    self.hosts[h].cores[core].kq.push_front(next);
                 }
             }
-            KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } => {
-                unreachable!("converted to Entry/Rearm/Defer when started")
-            }
+            Done::Timer { at } => self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 }),
         }
     }
 

@@ -145,7 +145,7 @@ impl World {
                         *hb = hs.kernel_time + hs.app_time + hs.spin_time;
                     }
                     // Interrupts raised so far on this host, and on every host.
-                    let (own, all) = (self.hosts[h].irq_raised, self.run.irq_raised_all);
+                    let (own, all) = (self.hosts[h].rx.irq_raised(), self.run.irq_raised_all);
                     self.hosts[h].procs[p].set_mark_irqs(i, own, all);
                 }
                 Output::Stall { core, stall } => self.hosts[h].cores[core as usize].stall += stall,

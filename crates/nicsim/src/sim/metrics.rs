@@ -39,10 +39,11 @@ impl World {
                 .iter()
                 .map(|c| c.kq.iter().filter(|w| matches!(w, super::KWork::Irq { .. })).count() as u64)
                 .sum();
-            if h.irq_raised < h.irq_handled || h.irq_raised > h.irq_handled + in_flight + 1 {
+            if h.rx.irq_raised() < h.rx.irq_handled() || h.rx.irq_raised() > h.rx.irq_handled() + in_flight + 1 {
                 return Err(SimError(format!(
                     "invariant: host {i} raised {} interrupts, handled {}",
-                    h.irq_raised, h.irq_handled
+                    h.rx.irq_raised(),
+                    h.rx.irq_handled()
                 )));
             }
             for pr in &h.procs {
@@ -88,7 +89,7 @@ impl World {
             return s.metrics(self.q.now(), self.q.popped());
         }
         let mut m = Metrics::default();
-        debug_assert_eq!(self.run.irq_raised_all, self.hosts.iter().map(|h| h.irq_raised).sum::<u64>());
+        debug_assert_eq!(self.run.irq_raised_all, self.hosts.iter().map(|h| h.rx.irq_raised()).sum::<u64>());
         m.set("interrupts", self.run.irq_raised_all as f64);
         m.set("sim_time_us", self.q.now().as_us_f64());
         m.set("events", self.q.popped() as f64);
@@ -102,8 +103,8 @@ impl World {
         m.set("duplicates", d.duplicate as f64);
         self.bound_metrics(&mut m);
         for (i, h) in self.hosts.iter().enumerate().take(2) {
-            m.set(&format!("host{i}_interrupts"), h.irq_raised as f64);
-            m.set(&format!("host{i}_rx_interrupts"), h.irq_rx as f64);
+            m.set(&format!("host{i}_interrupts"), h.rx.irq_raised() as f64);
+            m.set(&format!("host{i}_rx_interrupts"), h.rx.irq_rx() as f64);
             m.set(&format!("host{i}_kernel_us"), h.kernel_time.as_us_f64());
             // How many cores did interrupt/bottom-half work (steering at a glance).
             let irq_cores = h.cores.iter().filter(|c| !c.kernel_time.is_zero()).count();
@@ -275,7 +276,7 @@ impl World {
                     let packets = f.packets() as f64;
                     let none = "the flood sent no packet; raise workload.packets";
                     m.ratio("overhead_ns_per_packet", to.kernel_time.as_ns_f64(), packets, none);
-                    m.ratio("interrupts_per_msg", to.irq_raised as f64, packets, none);
+                    m.ratio("interrupts_per_msg", to.rx.irq_raised() as f64, packets, none);
                 }
             }
             Workload::Asp { .. } | Workload::Qr { .. } | Workload::FftAlltoall { .. } => {

@@ -19,9 +19,11 @@
 //! * `nic_path`: NIC receive, DMA, transmit completions, the receive
 //!   queue's timers (coalescing, polling watchdog), and the interrupt a
 //!   coalescing decision raises;
-//! * `kernel`: an interrupt's arrival, kernel work items and their costs,
-//!   the dispatch of a host's cores (whose state is `crate::host::core`'s)
-//!   and NAPI (its deferral timer);
+//! * `kernel`: an interrupt's arrival, the dispatch of a host's cores
+//!   (whose state is `crate::host::core`'s), the start and end of kernel
+//!   work items: the receive path's (hard IRQ, NAPI and its deferral
+//!   timer) are the host's `crate::kernel::RxPath`'s, whose answers are
+//!   routed there;
 //! * `handler`: the Open-MX receive handler and the event ring;
 //! * `pull`: the drivers' pull of large messages (`Pulls`: their handles);
 //! * `run`: the rank map (`Ranks`) and the run's state (`Run`);
@@ -88,8 +90,9 @@ pub(crate) use wire_path::{Frames, Wire};
 
 use crate::config::{Scenario, Workload};
 use crate::engine::{EventQueue, Origin};
-use crate::host::{CacheCosts, CacheStats, HostLines, Obj, Topology, TxPath};
+use crate::host::{CacheCosts, CacheStats, HostLines, Topology, TxPath};
 use crate::interrupt::{self, Check};
+use crate::kernel::RxPath;
 use crate::library::{Output, Proc};
 use crate::nic::steering::Steering;
 use crate::nic::Nic;
@@ -295,13 +298,9 @@ pub(crate) struct HostState {
     pub cache: CacheStats,
     /// The send-path state its cores share.
     pub tx: TxPath,
-    /// NAPI/driver receive state, one per queue.
-    pub napi_objs: Vec<Obj>,
-    pub irq_raised: u64,
-    /// Interrupts raised that report received frames (schedule NAPI).
-    pub irq_rx: u64,
-    pub irq_handled: u64,
-    pub rx_frames: u64,
+    /// The kernel's receive path: hard IRQ, NAPI, their counters
+    /// (`crate::kernel`).
+    pub rx: RxPath,
     pub spin_time: Duration,
     pub nic: Nic,
     pub steering: Steering,
@@ -515,8 +514,8 @@ impl World {
     /// the frames host 1's handler got.
     fn progress(&self) -> u64 {
         match self.run.workload {
-            Workload::Flood { .. } => self.hosts[Flood::TO].rx_frames,
-            Workload::Replay => self.replay.as_ref().map_or(0, |r| self.hosts[r.host].rx_frames),
+            Workload::Flood { .. } => self.hosts[Flood::TO].rx.rx_frames(),
+            Workload::Replay => self.replay.as_ref().map_or(0, |r| self.hosts[r.host].rx.rx_frames()),
             Workload::LciStack => 0,
             _ => self.run.completions,
         }
@@ -554,7 +553,9 @@ impl World {
                 let d = &self.frames.drops;
                 let dropped = d.loss + d.ring_full + d.malformed;
                 self.run.flood.is_none_or(|f| {
-                    f.drained() && self.hosts[Flood::TO].rx_frames + dropped >= f.packets() && self.all_idle(Flood::TO)
+                    f.drained()
+                        && self.hosts[Flood::TO].rx.rx_frames() + dropped >= f.packets()
+                        && self.all_idle(Flood::TO)
                 })
             }
             Workload::Replay => self.replay_finished(),

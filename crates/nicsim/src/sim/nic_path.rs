@@ -98,7 +98,7 @@ impl World {
             let f = &self.frames[frame as usize];
             (f.marked, f.len, f.q as usize)
         };
-        self.frames[frame as usize].irq_stamp = self.hosts[h].irq_raised as u32;
+        self.frames[frame as usize].irq_stamp = self.hosts[h].rx.irq_raised() as u32;
         let nic = &mut self.hosts[h].nic;
         let small = nic.is_small(bytes as usize);
         let bufs = if small { 1 } else { Nic::big_bufs(bytes as usize) };
@@ -185,8 +185,7 @@ impl World {
         if out.raise {
             let hs = &mut self.hosts[h];
             // The queue scheduled NAPI if the interrupt reports frames.
-            hs.irq_rx += out.rx as u64;
-            hs.irq_raised += 1;
+            hs.rx.raised(out.rx);
             self.run.irq_raised_all += 1;
             let at = now + hs.nic.irq_delivery;
             self.q.push(at, h as u32, Ev::IrqArrive { host: h as u16, q: q as u8, rx: out.rx });

@@ -238,7 +238,7 @@ impl World {
         let f = r.frames[i];
         r.next += 1;
         let h = r.host;
-        r.series.irq_before[i] = self.hosts[h].irq_raised;
+        r.series.irq_before[i] = self.hosts[h].rx.irq_raised();
         if let Some((at, _)) = r.next_due() {
             self.q.push(at.max(now), NETWORK_ORIGIN, Ev::ReplayTick);
         }
@@ -304,7 +304,7 @@ impl World {
         let Some(r) = self.replay.as_mut() else { return };
         let i = r.slot[id as usize] as usize;
         r.series.delay[i] = Some(now.since(r.frames[i].at));
-        r.series.irq[i] = self.hosts[r.host].irq_raised;
+        r.series.irq[i] = self.hosts[r.host].rx.irq_raised();
         r.handled += 1;
         if let ReplayKind::Omx(repr) = r.frames[i].kind {
             r.omx += 1;
@@ -330,12 +330,12 @@ impl World {
         m.set("replay_dropped", (d.ring_full + d.malformed + d.loss) as f64);
         m.set("replay_dropped_ring_full", d.ring_full as f64);
         m.set("replay_dropped_malformed", d.malformed as f64);
-        m.set("replay_interrupts", hs.irq_raised as f64);
+        m.set("replay_interrupts", hs.rx.irq_raised() as f64);
         // An interrupt reports received frames (it schedules the poll) or
         // only transmit completions of the frames the host sent.
-        m.set("replay_rx_interrupts", hs.irq_rx as f64);
-        m.set("replay_tx_interrupts", (hs.irq_raised - hs.irq_rx) as f64);
-        m.ratio("replay_interrupts_per_frame", hs.irq_raised as f64, n as f64, "the capture has no frame");
+        m.set("replay_rx_interrupts", hs.rx.irq_rx() as f64);
+        m.set("replay_tx_interrupts", (hs.rx.irq_raised() - hs.rx.irq_rx()) as f64);
+        m.ratio("replay_interrupts_per_frame", hs.rx.irq_raised() as f64, n as f64, "the capture has no frame");
         let busy = hs.kernel_time + hs.app_time + hs.spin_time;
         // Per frame the wire carried to the host, as the interrupts per frame
         // (a dropped frame is one the host did not pay for).
@@ -366,7 +366,7 @@ impl World {
         let Some(r) = self.replay.as_ref() else { return true };
         let d = &self.frames.drops;
         r.exhausted()
-            && self.hosts[r.host].rx_frames + d.loss + d.ring_full + d.malformed >= r.len()
+            && self.hosts[r.host].rx.rx_frames() + d.loss + d.ring_full + d.malformed >= r.len()
             && self.all_idle(r.host)
     }
 }

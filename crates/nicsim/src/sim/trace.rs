@@ -451,7 +451,7 @@ impl World {
         w: KWork,
         cost: Duration,
     ) {
-        let handled = self.hosts[h].irq_handled;
+        let handled = self.hosts[h].rx.irq_handled();
         if let Some(t) = self.trace.as_deref_mut() {
             t.kernel(h, core, now, wake, w, cost, (self.c.host.irq_entry, handled));
         }

@@ -1,0 +1,100 @@
+//! The receive path driven through its interface alone: a host's
+//! `RxPath` is started and finished on work items with a context made
+//! from a world's costs and one of its receive queues, and what it wants
+//! done is read from its answers, with no event queue or core in between.
+
+use super::{Cx, Done, KWork, RxPath, Start};
+use crate::nic::RingEntry;
+use crate::sim::World;
+use crate::time::{Duration, Instant};
+
+/// A two-host ping-pong world of 8 B messages, for its costs and NICs.
+fn world() -> World {
+    let s = crate::Scenario::from_toml("[workload]\nkind = \"pingpong\"\nsize_bytes = 8\niterations = 1\nwarmup = 0\n")
+        .unwrap();
+    World::new(&s)
+}
+
+/// Calls `f` with host 1's receive path and a context on its queue 0.
+fn with_cx<R>(w: &mut World, now: Instant, f: impl FnOnce(&mut RxPath, &mut Cx<'_>) -> R) -> R {
+    let hs = &mut w.hosts[1];
+    let mut cx = Cx { now, c: &w.c, cc: &w.cc, topo: &w.topo, cache: &mut hs.cache, queue: &mut hs.nic.queues[0] };
+    f(&mut hs.rx, &mut cx)
+}
+
+#[test]
+fn a_hard_irq_polls_each_frame_then_rearms() {
+    let mut w = world();
+    let budget = w.c.napi_budget;
+    w.hosts[1].nic.queues[0].push_rx(7, true, 1);
+    let now = Instant::ZERO;
+    // The hard IRQ and the first poll: one item, priced with both, which
+    // takes the frame and leaves its driver and handler work to the world.
+    let irq = RxPath::irq(0, true, false);
+    assert_eq!(irq, KWork::Irq { q: 0 });
+    let (cost, entry, next) = match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, irq)) {
+        Start::Entry { cost, entry, w } => (cost, entry, w),
+        s => panic!("expected the frame's entry, got {s:?}"),
+    };
+    assert_eq!(entry, RingEntry::Rx(7));
+    assert_eq!(next, KWork::EntryRx { q: 0, budget: budget - 1, frame: 7 });
+    assert!(cost >= w.c.host.irq_entry + w.c.host.napi_poll, "{cost:?}");
+    assert_eq!(w.hosts[1].rx.irq_handled(), 1);
+    // The driver's tail is left out of the entry's price and opens the next
+    // segment, after the frame went to the handler.
+    let e = w.c.host.driver_rx_tail + Duration::from_ns(100);
+    assert_eq!(RxPath::entry_cost(&w.c, cost, entry, e), cost + Duration::from_ns(100));
+    match with_cx(&mut w, now, |rx, cx| rx.finish(cx, next)) {
+        Done::Frame { next, tail, frame } => {
+            assert_eq!((next, tail, frame), (KWork::Napi { q: 0, budget: budget - 1 }, w.c.host.driver_rx_tail, 7));
+        }
+        d => panic!("expected the frame for the handler, got {d:?}"),
+    }
+    // The ring is empty: napi_complete and the re-arm, priced, no entry.
+    let napi = KWork::Napi { q: 0, budget: budget - 1 };
+    match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, napi)) {
+        Start::Run(cost, KWork::Rearm { q: 0 }) => assert_eq!(cost, w.c.host.irq_rearm),
+        s => panic!("expected the re-arm, got {s:?}"),
+    }
+    assert!(matches!(
+        with_cx(&mut w, now, |rx, cx| rx.finish(cx, KWork::Rearm { q: 0 })),
+        Done::Irq { next: None, .. }
+    ));
+    assert_eq!(w.hosts[1].rx.irq_handled(), 1, "only the hard IRQ counts");
+}
+
+#[test]
+fn a_spent_budget_yields_and_a_deferral_arms_the_timer() {
+    let mut w = world();
+    let now = Instant::ZERO + Duration::from_ns(1_000);
+    match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, KWork::Napi { q: 0, budget: 0 })) {
+        Start::Yield(next) => assert_eq!(next, KWork::Napi { q: 0, budget: w.c.napi_budget }),
+        s => panic!("expected a yield, got {s:?}"),
+    }
+    match with_cx(&mut w, now, |rx, cx| rx.finish(cx, KWork::Defer { q: 0 })) {
+        Done::Timer { at } => assert_eq!(at, now + w.c.gro_flush),
+        d => panic!("expected the NAPI timer, got {d:?}"),
+    }
+    assert_eq!(RxPath::napi_timer(0), KWork::TimerNapi { q: 0 });
+}
+
+#[test]
+fn split_claims_reap_in_the_hard_handler_and_schedule_napi_only_for_frames() {
+    let mut w = world();
+    let now = Instant::ZERO;
+    w.hosts[1].nic.queues[0].tx_completed();
+    w.hosts[1].nic.queues[0].tx_completed();
+    let hard = RxPath::irq(0, true, true);
+    assert_eq!(hard, KWork::HardIrq { q: 0, rx: true });
+    match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, hard)) {
+        Start::Reap { cost, n, w: next } => {
+            assert_eq!((cost, n, next), (w.c.host.irq_entry, 2, hard));
+        }
+        s => panic!("expected the reap, got {s:?}"),
+    }
+    let budget = w.c.napi_budget;
+    let done = with_cx(&mut w, now, |rx, cx| rx.finish(cx, hard));
+    assert!(matches!(done, Done::Irq { next: Some(KWork::Napi { q: 0, budget: b }), .. } if b == budget), "{done:?}");
+    let tx_only = KWork::HardIrq { q: 0, rx: false };
+    assert!(matches!(with_cx(&mut w, now, |rx, cx| rx.finish(cx, tx_only)), Done::Irq { next: None, .. }));
+}
