@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import nicsim
-from nicsim import fit, fit_lci, holdout
+from nicsim.studies import fit, fit_lci, holdout
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -55,8 +55,8 @@ __all__ = [
 __version__: str = _core.version()
 #: Submodules loaded on first use as attributes (``nicsim.model.evaluate``).
 _SUBMODULES = frozenset(
-    {"campaign", "capture", "executor", "experiments", "metrics", "model", "outputs", "plots",
-     "keys", "policy", "report", "runner", "scenario", "store", "sweeps", "trace"}
+    {"bench", "capture", "cli", "executor", "keys", "metrics", "model", "outputs", "policy",
+     "progress", "runner", "scenario", "store", "studies", "sweeps", "trace"}
 )  # fmt: skip
 
 
@@ -429,7 +429,7 @@ def run_experiment(
     ----------
     exp_id
         Experiment id, e.g. ``"coalescing-msgrate"`` (see
-        ``nicsim.experiments.EXPERIMENTS``).
+        ``nicsim.studies.experiments.EXPERIMENTS``).
     jobs, scheduler, dask_local
         Where to run, as in :func:`sweep`; ``jobs=1`` is serial.
     quick
@@ -457,8 +457,8 @@ def run_experiment(
     ['strategy', 'irq_binding', 'overhead_ns_per_packet']
     """
     from nicsim import executor, runner
-    from nicsim import experiments as _experiments
     from nicsim.store import Store
+    from nicsim.studies import experiments as _experiments
 
     _experiments.get(exp_id)
     _check_where(jobs, scheduler, dask_local)
@@ -493,7 +493,7 @@ def reproduce(
 
     Writes ``<out_dir>/<exp>.csv``, ``.parquet`` and ``.png`` per experiment,
     ``<out_dir>/report.md`` comparing simulated with published values, and
-    ``<out_dir>/validation.md`` (:mod:`nicsim.validation`: every published
+    ``<out_dir>/validation.md`` (:mod:`nicsim.studies.validation`: every published
     number of the studies, fitted or predicted, and every mechanism they name).
     The files replace the previous reproduction in ``out_dir`` as a whole,
     at the end: an interrupted run leaves the previous set. Finished runs
@@ -504,7 +504,7 @@ def reproduce(
     Parameters
     ----------
     experiments
-        Experiment ids and/or group names (``nicsim.experiments.GROUPS``);
+        Experiment ids and/or group names (``nicsim.studies.experiments.GROUPS``);
         one name may be given as a string.
     out_dir
         Output directory: created if missing (its parent must exist); used
@@ -527,7 +527,7 @@ def reproduce(
         Before anything runs, if an experiment is unknown, ``out_dir``
         cannot be written or is in use by another reproduction.
     """
-    from nicsim import campaign
+    from nicsim.studies import campaign
 
     _check_where(jobs, scheduler, dask_local)
     _check_path("preset", preset)

@@ -7,7 +7,7 @@ go to, or the one given), and handing their arrival times, wire lengths and
 header bytes to the core (``_core.replay``), which decodes the Open-MX ones
 (EtherType 0x86DF) and runs them through the chosen NIC policy and
 steering into host 1 of the chosen preset. It does not simulate anything,
-nor print or plot (:mod:`nicsim.cli_replay`, :mod:`nicsim.plots_replay`).
+nor print or plot (:mod:`nicsim.cli.replay`, :mod:`nicsim.plots_replay`).
 
 A frame that is not Open-MX is generic traffic: unmarked unless ``mark``
 says otherwise, through the driver at its per-frame cost and the handler's
