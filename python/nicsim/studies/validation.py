@@ -34,7 +34,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from nicsim.outputs import atomic_file
-from nicsim.studies import fit as _fit
+from nicsim.studies import fit_joint as _fit
 from nicsim.studies import fit_lci as _fit_lci
 from nicsim.studies import fitted as _fitted
 from nicsim.studies.exp_base import TOLERANCE, Claim, Published, unavailable
