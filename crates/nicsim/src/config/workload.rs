@@ -3,7 +3,7 @@
 //! [`super::Scenario::from_toml`], which knows the platform it runs on).
 
 use super::{check_f, check_read, check_u, int_or, missing, one_of_names, BcastForwarding, ConfigError, Int, Platform};
-use crate::nic::multicast::Tree;
+use crate::tree::Tree;
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
