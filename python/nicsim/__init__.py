@@ -6,6 +6,12 @@ experiments on local processes or a Dask cluster, and writes tables, plots
 and reports. Importing it loads neither pandas nor matplotlib: the modules
 that need them are imported when a table or plot is made.
 
+The modules of this package are the library. Above it, and loaded only
+when used: the ``nicsim`` command line (:mod:`nicsim.cli`) and the
+reproduction of the published studies (:mod:`nicsim.studies`: experiments,
+figures, calibrations, validation), which :func:`run_experiment` and
+:func:`reproduce` run.
+
 Examples
 --------
 >>> import nicsim
