@@ -34,7 +34,7 @@ logged .venv/bin/python -m pip install -q --upgrade pip
 # scapy reads the captures of `nicsim replay`.
 logged .venv/bin/python -m pip install -q "maturin>=1.5,<2" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" \
   "typer>=0.12,<0.29" "rich>=13" "tomli-w>=1.0" "scapy>=2.5" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "ruff>=0.5" \
-  "dask[distributed]>=2024.1" "scipy>=1.10"  # the optional extras: nicsim[dask] (the cluster tests), nicsim[fit] (python -m nicsim.fit)
+  "dask[distributed]>=2024.1" "scipy>=1.10"  # the optional extras: nicsim[dask] (the cluster tests), nicsim[fit] (python -m nicsim.studies.fit)
 # Build the extension in release mode into the venv (editable: python/ is the source);
 # with --pgo, optimised with the profile of a training run (scripts/pgo.sh).
 # maturin installs the package's dependencies with pip, which lists each

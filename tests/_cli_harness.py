@@ -5,7 +5,7 @@ inputs and traps (a scenario file, a FIFO with a reader, a device node, a
 directory, links), a snapshot of the tree before and after, running
 ``python -m nicsim`` with its memory watched (:func:`execute`), and the
 rules a command must keep (:func:`violations`). The strategies that draw
-the commands, and the tests, are in ``test_cli_properties``.
+the commands are in ``_cli_strategies``, the tests in ``test_cli_properties``.
 """
 
 from __future__ import annotations

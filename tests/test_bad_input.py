@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 
 import nicsim
-from nicsim import campaign, outputs, report, runner, store, validation
+from nicsim import outputs, runner, store
 from nicsim._core import NicsimError
 from nicsim.executor import RunFn
 from nicsim.scenario import MAX_DEPTH, Scenario, check_depth, parse_value
+from nicsim.studies import campaign, report, validation
 from test_cli import assert_one_error_line, nicsim_cli
 
 DEEP = "[" * 500 + "]" * 500
@@ -207,7 +208,7 @@ def test_a_full_disk_names_the_file_and_keeps_the_previous_set(
 
         monkeypatch.setattr(pd.DataFrame, "to_csv", _disk_full)
     elif failing == "validation":
-        from nicsim import validation
+        from nicsim.studies import validation
 
         monkeypatch.setattr(validation, "write", _disk_full)
     else:

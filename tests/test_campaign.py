@@ -16,11 +16,12 @@ import pandas as pd
 import pytest
 
 import nicsim
-from nicsim import _core, campaign, executor, outputs, report, runner
+from nicsim import _core, executor, outputs, runner
 from nicsim._core import NicsimError
 from nicsim.executor import Executor, Outcome, RunFn, Task
 from nicsim.scenario import Scenario
 from nicsim.store import Store, job_key
+from nicsim.studies import campaign, report
 from test_cli import assert_one_error_line, nicsim_cli
 
 Metrics = dict[str, float | int | str]
@@ -575,10 +576,10 @@ def test_the_commands_annotations_are_evaluated_once_at_import() -> None:
     """typer reads every command's annotations on every command line; as
     strings (``from __future__ import annotations``) they were compiled
     again on each run, 14 ms of a small ``nicsim run``."""
-    from nicsim import cli
+    from nicsim.cli import main
 
-    # Every command the app runs, wherever its module (cli, cli_model, cli_replay).
-    apps = (cli.app, cli.presets_app)
+    # Every command the app runs, wherever its module in nicsim.cli.
+    apps = (main.app, main.presets_app)
     commands = [c.callback for a in apps for c in a.registered_commands if c.callback]
     assert len(commands) >= 8
     for f in commands:
@@ -626,7 +627,7 @@ def test_progress_bar_shows_done_total_rate_and_eta(capsys: pytest.CaptureFixtur
 
 
 def test_table_assembly_does_not_depend_on_completion_order(fake_run: RunFn) -> None:
-    exp = nicsim.experiments.get("coalescing-msgrate")
+    exp = nicsim.studies.experiments.get("coalescing-msgrate")
     jobs = runner.plan(exp, quick=True)
     in_order = runner.table(exp, jobs, runner.run_jobs(jobs, workers=1, run_fn=fake_run))
     recorded = runner.table(exp, jobs, runner.run_jobs(jobs, run_fn=fake_run, executor=Recording()))

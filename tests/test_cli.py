@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import nicsim
-from nicsim.cli import _format, app
+from nicsim.cli import app
+from nicsim.cli.run import _format
 from nicsim.scenario import Scenario, parse_value
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -305,7 +306,7 @@ def test_size_bench_goes_round_the_sizes_and_divides_by_n2(
 ) -> None:
     # Every N must be run once per round, in turn.
     bench = DriftingCore()
-    monkeypatch.setattr("nicsim.cli._core.bench", bench)
+    monkeypatch.setattr("nicsim.cli.bench._core.bench", bench)
     args = ["bench", "--kind", "alltoall", "--procs", "8", "--repeat", "3"]
     code, out, _ = nicsim_cli(capsys, *args)
     assert code == 0, out
@@ -329,7 +330,7 @@ def test_size_bench_writes_the_table_as_csv_in_full(
 
     from nicsim import bench
 
-    monkeypatch.setattr("nicsim.cli._core.bench", DriftingCore())
+    monkeypatch.setattr("nicsim.cli.bench._core.bench", DriftingCore())
     out = tmp_path / "alltoall.csv"
     args = ["bench", "--kind", "exchange", "--procs", "8", "--repeat", "3", "--out", str(out)]
     code, printed, _ = nicsim_cli(capsys, *args)
@@ -352,7 +353,7 @@ def test_simple_bench_writes_one_row(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     figures = {"events": 1000.0, "events_per_s": 1.0 / 3.0, "wall_s": 3000.0}
-    monkeypatch.setattr("nicsim.cli._core.bench", lambda kind, count: dict(figures))
+    monkeypatch.setattr("nicsim.cli.bench._core.bench", lambda kind, count: dict(figures))
     out = tmp_path / "engine.csv"
     code, _, _ = nicsim_cli(capsys, "bench", "--count", "1000", "--out", str(out))
     assert code == 0
@@ -385,7 +386,7 @@ def test_bench_arguments_are_checked_before_any_run(
     needles: tuple[str, ...],
 ) -> None:
     bench = DriftingCore()
-    monkeypatch.setattr("nicsim.cli._core.bench", bench)
+    monkeypatch.setattr("nicsim.cli.bench._core.bench", bench)
     args = ["bench", "--kind", kind, "--procs", str(procs)]
     path = None if out is None else tmp_path / out
     if path is not None:
@@ -407,7 +408,7 @@ def test_an_interrupted_bench_leaves_the_previous_csv(
             raise KeyboardInterrupt
         return drifting(kind, n)
 
-    monkeypatch.setattr("nicsim.cli._core.bench", bench)
+    monkeypatch.setattr("nicsim.cli.bench._core.bench", bench)
     out = tmp_path / "b.csv"
     out.write_text("previous\n")
     code, _, err = nicsim_cli(

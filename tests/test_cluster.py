@@ -158,7 +158,7 @@ def local_csv(
 
 def test_sweep_and_experiments_on_a_cluster_match_the_local_run(tmp_path: Path) -> None:
     from nicsim import runner
-    from nicsim.report import write_table
+    from nicsim.studies.report import write_table
 
     local_sweep = local_csv(tmp_path, "local.csv", SWEEP_AXES, SWEEP_BASE)
     local = {
@@ -184,7 +184,8 @@ def test_sweep_and_experiments_on_a_cluster_match_the_local_run(tmp_path: Path) 
         )
         # ... and by the Python API.
         api = (
-            "import sys, nicsim\nfrom pathlib import Path\nfrom nicsim.report import write_table\n"
+            "import sys, nicsim\nfrom pathlib import Path\n"
+            "from nicsim.studies.report import write_table\n"
             f"t = nicsim.run_experiment({EXPERIMENTS[0]!r}, quick=True, scheduler=sys.argv[1])\n"
             "write_table(t, Path('dask'), 'api')"
         )

@@ -12,10 +12,10 @@ from conftest import REAL_CORE
 PURE = [
     "nicsim.scenario",
     "nicsim.keys",
-    "nicsim.exp_base",
-    "nicsim.experiments",
+    "nicsim.studies.exp_base",
+    "nicsim.studies.experiments",
     "nicsim.runner",
-    "nicsim.report",
+    "nicsim.studies.report",
     "nicsim.store",
     "nicsim.outputs",
     "nicsim.executor",

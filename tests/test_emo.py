@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 
 from conftest import REAL_CORE
-from nicsim import exp_emo, model, runner
+from nicsim import model, runner
 from nicsim._core import NicsimError
 from nicsim.cli import app
-from nicsim.experiments import EXPERIMENTS, GROUPS
 from nicsim.scenario import Scenario
+from nicsim.studies import exp_emo
+from nicsim.studies.experiments import EXPERIMENTS, GROUPS
 
 # SPEC.md §4 rows, with the frames per message the simulator sends before them.
 EMO_COLUMNS = {
@@ -148,7 +149,7 @@ def test_slopes_offsets_and_departures() -> None:
 
 
 def test_claims_hold_on_agreement_and_departure_and_fail_without() -> None:
-    from nicsim.report import claims
+    from nicsim.studies.report import claims
 
     exp = EXPERIMENTS["emo-latency"]
     held = {row[0]: row[2] for row in claims(exp, _table())}

@@ -10,7 +10,7 @@ import pytest
 
 import nicsim
 from nicsim import runner
-from nicsim.report import write_table
+from nicsim.studies.report import write_table
 
 pytestmark = pytest.mark.core
 

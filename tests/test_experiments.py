@@ -11,7 +11,8 @@ from types import ModuleType
 import pandas as pd
 import pytest
 
-from nicsim import (
+from nicsim.scenario import Scenario
+from nicsim.studies import (
     exp_coal,
     exp_coal_nas,
     exp_coal_transfer,
@@ -21,9 +22,8 @@ from nicsim import (
     exp_napi,
     experiments,
 )
-from nicsim.exp_base import Claim, Experiment
-from nicsim.experiments import EXPERIMENTS, GROUPS
-from nicsim.scenario import Scenario
+from nicsim.studies.exp_base import Claim, Experiment
+from nicsim.studies.experiments import EXPERIMENTS, GROUPS
 
 # SPEC.md §4, copied verbatim.
 SPEC_COLUMNS = {
@@ -259,7 +259,7 @@ def test_coalescing_nas_runs_table_iv_rows_and_reads_its_speedups() -> None:
 def test_the_omx_coal_micro_benchmarks_run_native_open_mx_and_its_nas_runs_mpi() -> None:
     # [OMX-COAL] §IV-B1 "between two Open-MX processes", §IV-B3 "an Open-MX
     # ping-pong benchmark"; §IV-D runs the NAS through Open MPI 1.3.0.
-    from nicsim.experiments import STUDIES
+    from nicsim.studies.experiments import STUDIES
 
     for exp in STUDIES["omx-coal"]:
         if exp.preset is not None or exp.id == "coalescing-irq-overhead":

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import nicsim
-from nicsim import fit, fit_lci, holdout
+from nicsim.studies import fit_joint, fit_lci, holdout
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -57,39 +57,39 @@ def test_both_open_mx_presets_read_one_set_of_hardware_values() -> None:
     differ = {k for k in coal if coal[k] != mq[k]}
     assert differ <= PER_STUDY, sorted(differ - PER_STUDY)
     # The fit's shared parameters are among the values both presets hold.
-    assert {p.path for p in fit.SHARED} <= set(coal) - PER_STUDY
+    assert {p.path for p in fit_joint.SHARED} <= set(coal) - PER_STUDY
 
 
 def test_a_shared_parameter_has_one_range_in_both_presets() -> None:
-    for p in fit.SHARED:
-        a = fit.param_ranges("omx2009", [p])[p.path]
-        b = fit.param_ranges("omx2009-mq", [p])[p.path]
+    for p in fit_joint.SHARED:
+        a = fit_joint.param_ranges("omx2009", [p])[p.path]
+        b = fit_joint.param_ranges("omx2009-mq", [p])[p.path]
         assert (a.lo, a.hi, a.scope) == (b.lo, b.hi, b.scope) == (a.lo, a.hi, "shared"), p.path
 
 
 def test_the_committed_fitted_values_are_inside_their_ranges() -> None:
-    for study in fit.STUDIES.values():
-        params = list(fit.SHARED) + list(study.software)
+    for study in fit_joint.STUDIES.values():
+        params = list(fit_joint.SHARED) + list(study.software)
         text = nicsim._core.preset_toml(study.preset)
-        bounds = fit.param_ranges(study.preset, params)
+        bounds = fit_joint.param_ranges(study.preset, params)
         for p in params:
-            value = fit._current(text, p)
+            value = fit_joint._current(text, p)
             assert bounds[p.path].status(value) == "inside", (study.preset, p.path, value)
 
 
 def test_a_free_parameter_without_a_range_is_refused() -> None:
     with pytest.raises(ValueError, match=r"no '# \[range .*' comment for cache\.memory_ns"):
-        fit.param_ranges("omx2009", [fit.FitParam("cache", "memory_ns")])
+        fit_joint.param_ranges("omx2009", [fit_joint.FitParam("cache", "memory_ns")])
 
 
 def test_a_tied_cost_keeps_its_ratio() -> None:
-    ov: fit.Overrides = {}
-    fit.SHARED[5].assign(ov, 80.0)
+    ov: fit_joint.Overrides = {}
+    fit_joint.SHARED[5].assign(ov, 80.0)
     assert ov["cache"] == {
         "same_socket_ns": 80.0,
-        "other_socket_ns": float(round(80.0 * fit.OTHER_SOCKET_RATIO)),
+        "other_socket_ns": float(round(80.0 * fit_joint.OTHER_SOCKET_RATIO)),
     }
-    fit.MPI.assign(ov, 1234.4)
+    fit_joint.MPI.assign(ov, 1234.4)
     assert ov["library"] == {"mpi_send_ns": 1234.0, "mpi_recv_ns": 1234.0}
 
 
@@ -105,34 +105,37 @@ def _fake_studies(monkeypatch: pytest.MonkeyPatch) -> None:
     """
 
     def value(key: str) -> Any:
-        def get(preset: str, ov: fit.Overrides) -> float:
+        def get(preset: str, ov: fit_joint.Overrides) -> float:
             table, k = key.split(".")
             return ov[table][k]
 
         return get
 
-    def combo(preset: str, ov: fit.Overrides) -> float:
+    def combo(preset: str, ov: fit_joint.Overrides) -> float:
         return ov["host"]["driver_rx_ns"] + ov["library"]["mpi_send_ns"]
 
     a = [
-        fit.Target("a: irq", 600.0, value("host.irq_entry_ns")),
-        fit.Target("a: rx", 400.0, value("host.driver_rx_ns")),
+        fit_joint.Target("a: irq", 600.0, value("host.irq_entry_ns")),
+        fit_joint.Target("a: rx", 400.0, value("host.driver_rx_ns")),
     ]
-    b = [fit.Target("b: rx + mpi", 1300.0, combo)]
+    b = [fit_joint.Target("b: rx + mpi", 1300.0, combo)]
     studies = {
-        "omx-coal": fit.Study("omx-coal", "omx2009", lambda: a),
-        "omx-mq": fit.Study("omx-mq", "omx2009-mq", lambda: b, software=(fit.MPI,)),
+        "omx-coal": fit_joint.Study("omx-coal", "omx2009", lambda: a),
+        "omx-mq": fit_joint.Study("omx-mq", "omx2009-mq", lambda: b, software=(fit_joint.MPI,)),
     }
-    monkeypatch.setattr(fit, "STUDIES", studies)
-    shared = [fit.FitParam("host", "irq_entry_ns"), fit.FitParam("host", "driver_rx_ns")]
-    monkeypatch.setattr(fit, "SHARED", shared)
+    monkeypatch.setattr(fit_joint, "STUDIES", studies)
+    shared = [
+        fit_joint.FitParam("host", "irq_entry_ns"),
+        fit_joint.FitParam("host", "driver_rx_ns"),
+    ]
+    monkeypatch.setattr(fit_joint, "SHARED", shared)
 
 
 def test_the_joint_fit_finds_known_values_and_says_what_pins_each(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _fake_studies(monkeypatch)
-    result = fit.fit(start_mid=True, max_evals=30, log=lambda _m: None)
+    result = fit_joint.fit(start_mid=True, max_evals=30, log=lambda _m: None)
     got = {p.param: p for p in result.pinning}
     assert abs(got["host.irq_entry_ns"].value - 600) <= 2
     assert abs(got["host.driver_rx_ns"].value - 400) <= 2
@@ -150,23 +153,25 @@ def test_the_joint_fit_finds_known_values_and_says_what_pins_each(
 
 def test_a_holdout_fit_sees_only_the_other_study(monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_studies(monkeypatch)
-    result = fit.fit(["omx-coal"], start_mid=True, max_evals=30, log=lambda _m: None)
+    result = fit_joint.fit(["omx-coal"], start_mid=True, max_evals=30, log=lambda _m: None)
     assert {s for s, *_ in result.targets} == {"omx-coal"}
     ov = holdout.held_out_preset("omx-mq", result)
     assert abs(ov["host"]["irq_entry_ns"] - 600) <= 2
     # No target of "a" says anything of the MPI layer: it takes its range's middle.
-    bounds = fit.param_ranges("omx2009-mq", [fit.MPI])["library.mpi_send_ns"]
+    bounds = fit_joint.param_ranges("omx2009-mq", [fit_joint.MPI])["library.mpi_send_ns"]
     assert ov["library"]["mpi_send_ns"] == round((bounds.lo + bounds.hi) / 2)
 
 
 def test_an_unknown_study_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown study 'omx-lci'"):
-        fit.fit(["omx-lci"], log=lambda _m: None)
+        fit_joint.fit(["omx-lci"], log=lambda _m: None)
 
 
 def test_write_preset_keeps_comments_and_loads(tmp_path: Path) -> None:
     dest = tmp_path / "fitted.toml"
-    fit.write_preset("omx2009", {"cache": {"tx_lines": 7}, "host": {"irq_entry_ns": 123.0}}, dest)
+    fit_joint.write_preset(
+        "omx2009", {"cache": {"tx_lines": 7}, "host": {"irq_entry_ns": 123.0}}, dest
+    )
     text = dest.read_text()
     assert "tx_lines = 7" in text and "irq_entry_ns = 123.0" in text
     assert "[fitted]" in text
@@ -185,7 +190,7 @@ def test_the_lci_fit_stays_inside_the_range_of_both_firmware_costs() -> None:
 
 def test_the_cross_study_section_counts_what_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_studies(monkeypatch)
-    result = fit.fit(["omx-coal"], start_mid=True, max_evals=30, log=lambda _m: None)
+    result = fit_joint.fit(["omx-coal"], start_mid=True, max_evals=30, log=lambda _m: None)
     rows = [
         holdout.Prediction("[OMX-MQ] Table I", "a", "10", 11.0, 1.1, True),
         holdout.Prediction("[OMX-MQ] Table I", "b", "10", 20.0, 2.0, False),

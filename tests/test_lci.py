@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from nicsim import experiments, plots_lci, runner
-from nicsim.exp_lci import (
+from nicsim import runner
+from nicsim.studies import experiments, plots_lci
+from nicsim.studies.exp_lci import (
     CLOCK_PERIODS_US,
     DSM_APPS,
     FORWARDINGS,
@@ -114,7 +115,7 @@ def test_lci_watchdog_table_keeps_stuck_rows_with_a_fake_core() -> None:
     assert len(table) == len(DSM_APPS) * len(WATCHDOG_DELAYS)
     inf = table[table.delay_us == "inf"]
     assert inf.exec_time_s.isna().all() and (inf.stuck == 1).all()
-    from nicsim.report import claims
+    from nicsim.studies.report import claims
 
     checked = claims(experiments.get("lci-watchdog"), table)
     assert all(row[2] == "yes" for row in checked), checked

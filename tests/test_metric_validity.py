@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import nicsim
-from nicsim import exp_base
-from nicsim.exp_base import Claim, Published, Ref, at
 from nicsim.metrics import Metrics, as_json, is_measured, why_not
 from nicsim.store import Store
+from nicsim.studies import exp_base
+from nicsim.studies.exp_base import Claim, Published, Ref, at
 from test_cli import nicsim_cli
 
 #: A stream of one timed 1 MiB message (the issue's 9787.5 MiB/s on 10 Gb/s),

@@ -23,9 +23,10 @@ from pathlib import Path
 import pytest
 
 import nicsim
-from nicsim import campaign, capture, outputs
+from nicsim import capture, outputs
 from nicsim._core import NicsimError
 from nicsim.executor import RunFn
+from nicsim.studies import campaign
 from test_cli import assert_one_error_line, nicsim_cli
 
 SMALL = ["--workload", "pingpong", "--size", "0", "--set", "workload.iterations=20"]

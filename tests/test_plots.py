@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nicsim import plots, plots_coal, runner
-from nicsim.exp_base import Experiment, Published
-from nicsim.experiments import EXPERIMENTS, GROUPS
+from nicsim import runner
+from nicsim.studies import plots, plots_coal
+from nicsim.studies.exp_base import Experiment, Published
+from nicsim.studies.experiments import EXPERIMENTS, GROUPS
 
 RunFn = Callable[[str], dict[str, float | int | str]]
 #: The [OMX-COAL] experiments with a dedicated figure (the group may hold more).

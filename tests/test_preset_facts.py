@@ -5,7 +5,7 @@ its line and the indented comment lines under it), where it comes from. A
 *source* is one of:
 
 * a study: its tag ([OMX-COAL], [OMX-MQ], [LCI], [EMO]), a section or table as
-  :func:`nicsim.studies.locate` reads it (``§IV-B1``, ``§4.1``, ``Table I``) and
+  :func:`nicsim.studies.papers.locate` reads it (``§IV-B1``, ``§4.1``, ``Table I``) and
   a sentence of it in double quotes, ``[OMX-COAL] §IV-A "... of 1500 bytes"``.
   The quote must be in that section of the study's text (``$NICSIM_PAPERS`` or
   ``shared/papers``), compared case-insensitively with whitespace collapsed and
@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 import nicsim
-from nicsim.studies import PAPERS, locate, normalise, paper_text, papers_dir
+from nicsim.studies.papers import PAPERS, locate, normalise, paper_text, papers_dir
 
 REPO = Path(__file__).resolve().parents[1]
 PRESET_FILES = sorted((REPO / "presets").glob("*.toml"))
@@ -41,7 +41,7 @@ needs_papers = pytest.mark.skipif(
     papers_dir() is None, reason="the studies' texts (shared/papers, $NICSIM_PAPERS) are absent"
 )
 
-#: Study tag -> key of :data:`nicsim.studies.PAPERS`.
+#: Study tag -> key of :data:`nicsim.studies.papers.PAPERS`.
 STUDY_KEYS = {study.tag: key for key, study in PAPERS.items()}
 
 _TAGS = "|".join(re.escape(tag) for tag in STUDY_KEYS)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from nicsim import report, runner
-from nicsim.experiments import EXPERIMENTS, GROUPS
+from nicsim import runner
+from nicsim.studies import report
+from nicsim.studies.experiments import EXPERIMENTS, GROUPS
 
 RunFn = Callable[[str], dict[str, float | int | str]]
 

@@ -14,8 +14,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from nicsim import NicsimError, runner
-from nicsim.experiments import EXPERIMENTS, GROUPS
-from nicsim.report import write_table
+from nicsim.studies.experiments import EXPERIMENTS, GROUPS
+from nicsim.studies.report import write_table
 
 RunFn = Callable[[str], dict[str, float | int | str]]
 

@@ -17,8 +17,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 import nicsim
-from nicsim import NicsimError, Scenario, fitted
+from nicsim import NicsimError, Scenario
 from nicsim.scenario import MAX_FILE_BYTES, parse_value, read_toml_file
+from nicsim.studies import fitted
 
 
 def test_set_and_toml_round_trip() -> None:

@@ -1,4 +1,4 @@
-"""Bad options of ``nicsim model --plot`` and of ``python -m nicsim.fit`` / ``nicsim.holdout``.
+"""Bad options of ``nicsim model --plot`` and of ``python -m nicsim.studies.fit`` / ``holdout``.
 
 Each is one line and exit status 2 before any work (no table printed, no
 fit started); Ctrl-C on a fit is one line and status 130, as on ``nicsim``.
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from nicsim import fit, holdout
 from nicsim._core import NicsimError
+from nicsim.studies import fit, holdout
 from test_cli import assert_one_error_line, nicsim_cli
 
 

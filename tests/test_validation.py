@@ -12,11 +12,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from nicsim import exp_coal_transfer, fit, fit_lci, report, runner, validation
-from nicsim.exp_base import Claim, Published, number
-from nicsim.experiments import EXPERIMENTS
-from nicsim.studies import PAPERS, Quote, Ref, locate, normalise, paper_text, papers_dir
-from nicsim.validation import FITS, MECHANISMS, NUMBERS, Mechanism, PublishedNumber
+from nicsim import runner
+from nicsim.studies import exp_coal_transfer, fit, fit_lci, report, validation
+from nicsim.studies.exp_base import Claim, Published, number
+from nicsim.studies.experiments import EXPERIMENTS
+from nicsim.studies.papers import PAPERS, Quote, Ref, locate, normalise, paper_text, papers_dir
+from nicsim.studies.validation import FITS, MECHANISMS, NUMBERS, Mechanism, PublishedNumber
 
 RunFn = Callable[[str], dict[str, float | int | str]]
 REPO = Path(__file__).resolve().parents[1]

@@ -78,9 +78,13 @@ def test_wheel_carries_the_presets_and_the_dask_extra(wheel: Path) -> None:
         scripts = archive.read(entry_points).decode()
     assert any(n.startswith("nicsim/_core") and n.endswith(".so") for n in names)
     assert "nicsim/py.typed" in names and "nicsim/executor.py" in names
-    # The mechanisms catalogue and the published numbers are data the report reads.
-    assert {f"nicsim/mechanisms/{c}.toml" for c in ("coal", "mq", "lci", "emo")} <= set(names)
-    assert "nicsim/numbers.toml" in names
+    # The three layers: the library, the command line, the studies.
+    assert {"nicsim/cli/__init__.py", "nicsim/cli/main.py", "nicsim/studies/fit.py"} <= set(names)
+    # The mechanisms catalogue, the published numbers and the cross-study
+    # prediction are data the report reads.
+    studies = "nicsim/studies"
+    assert {f"{studies}/mechanisms/{c}.toml" for c in ("coal", "mq", "lci", "emo")} <= set(names)
+    assert {f"{studies}/numbers.toml", f"{studies}/cross_study.md"} <= set(names)
     assert "nicsim=nicsim.cli:app" in scripts.replace(" ", "")
     assert "Provides-Extra: dask" in meta
     assert any(
@@ -107,6 +111,13 @@ def test_installed_wheel_runs_nicsim_from_the_path(venv_bin: Path, tmp_path: Pat
     )
     metrics = json.loads(out)
     assert metrics["latency_us"] > 0
+    # The studies' data is read from the installed package.
+    read = (
+        "from nicsim.studies import validation_mechanisms as m, validation_numbers as n; "
+        "print(len(n.load()), len(m.load('coal')))"
+    )
+    counts = in_venv(venv_bin, "python", "-c", read, cwd=tmp_path).split()
+    assert all(int(c) > 0 for c in counts), counts
     # The same scenario gives the same metrics as the source tree's core.
     here = nicsim.run({"workload": {"kind": "pingpong", "iterations": 50}})
     assert metrics == json.loads(json.dumps(here))

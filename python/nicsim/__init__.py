@@ -6,6 +6,12 @@ experiments on local processes or a Dask cluster, and writes tables, plots
 and reports. Importing it loads neither pandas nor matplotlib: the modules
 that need them are imported when a table or plot is made.
 
+The modules of this package are the library. Above it, and loaded only
+when used: the ``nicsim`` command line (:mod:`nicsim.cli`) and the
+reproduction of the published studies (:mod:`nicsim.studies`: experiments,
+figures, calibrations, validation), which :func:`run_experiment` and
+:func:`reproduce` run.
+
 Examples
 --------
 >>> import nicsim
@@ -55,8 +61,8 @@ __all__ = [
 __version__: str = _core.version()
 #: Submodules loaded on first use as attributes (``nicsim.model.evaluate``).
 _SUBMODULES = frozenset(
-    {"campaign", "capture", "executor", "experiments", "metrics", "model", "outputs", "plots",
-     "keys", "policy", "report", "runner", "scenario", "store", "sweeps", "trace"}
+    {"bench", "capture", "cli", "executor", "keys", "metrics", "model", "outputs", "policy",
+     "progress", "runner", "scenario", "store", "studies", "sweeps", "trace"}
 )  # fmt: skip
 
 
@@ -435,7 +441,7 @@ def run_experiment(
     ----------
     exp_id
         Experiment id, e.g. ``"coalescing-msgrate"`` (see
-        ``nicsim.experiments.EXPERIMENTS``).
+        ``nicsim.studies.experiments.EXPERIMENTS``).
     jobs, scheduler, dask_local
         Where to run, as in :func:`sweep`; ``jobs=1`` is serial.
     quick
@@ -463,8 +469,8 @@ def run_experiment(
     ['strategy', 'irq_binding', 'overhead_ns_per_packet']
     """
     from nicsim import executor, runner
-    from nicsim import experiments as _experiments
     from nicsim.store import Store
+    from nicsim.studies import experiments as _experiments
 
     _experiments.get(exp_id)
     _check_where(jobs, scheduler, dask_local)
@@ -499,7 +505,7 @@ def reproduce(
 
     Writes ``<out_dir>/<exp>.csv``, ``.parquet`` and ``.png`` per experiment,
     ``<out_dir>/report.md`` comparing simulated with published values, and
-    ``<out_dir>/validation.md`` (:mod:`nicsim.validation`: every published
+    ``<out_dir>/validation.md`` (:mod:`nicsim.studies.validation`: every published
     number of the studies, fitted or predicted, and every mechanism they name).
     The files replace the previous reproduction in ``out_dir`` as a whole,
     at the end: an interrupted run leaves the previous set. Finished runs
@@ -510,7 +516,7 @@ def reproduce(
     Parameters
     ----------
     experiments
-        Experiment ids and/or group names (``nicsim.experiments.GROUPS``);
+        Experiment ids and/or group names (``nicsim.studies.experiments.GROUPS``);
         one name may be given as a string.
     out_dir
         Output directory: created if missing (its parent must exist); used
@@ -533,7 +539,7 @@ def reproduce(
         Before anything runs, if an experiment is unknown, ``out_dir``
         cannot be written or is in use by another reproduction.
     """
-    from nicsim import campaign
+    from nicsim.studies import campaign
 
     _check_where(jobs, scheduler, dask_local)
     _check_path("preset", preset)

@@ -11,7 +11,7 @@ super-frame above the MTU split into the frames the wire carried,
 bytes to the core (``_core.replay``), which decodes the Open-MX ones
 (EtherType 0x86DF) and runs them through the chosen NIC policy and
 steering into host 1 of the chosen preset. It does not simulate anything,
-nor print or plot (:mod:`nicsim.cli_replay`, :mod:`nicsim.plots_replay`).
+nor print or plot (:mod:`nicsim.cli.replay`, :mod:`nicsim.plots_replay`).
 Headers are read at the fixed offsets of their RFCs (IP addresses, header
 lengths); no packet is dissected field by field.
 

@@ -3,7 +3,7 @@
 This module owns the rules every verb follows for the files and directories
 it writes (``reproduce --out``, ``replay --out``, ``sweep --out``,
 ``run --pcap``, ``model --plot``, ``presets copy``). It does not know what
-goes into them (:mod:`nicsim.report` writes the tables, plots and report).
+goes into them (:mod:`nicsim.studies.report` writes the tables, plots and report).
 
 * **Checked first.** :func:`check_file` and :func:`check_dir` run before
   anything is simulated and fail with a one-line :class:`NicsimError`

@@ -6,8 +6,8 @@ results store (:mod:`nicsim.store`) are skipped, the rest go to an executor
 (:mod:`nicsim.executor`: local processes or Dask) longest first, and each
 result is stored as it arrives. Results are placed by configuration index,
 never by completion order, so every executor gives identical tables. It
-knows nothing about individual experiments (:mod:`nicsim.experiments`) or
-output files (:mod:`nicsim.report`); pandas is imported only to build a
+knows nothing about individual experiments (:mod:`nicsim.studies.experiments`) or
+output files (:mod:`nicsim.studies.report`); pandas is imported only to build a
 table.
 """
 
@@ -28,7 +28,7 @@ from nicsim.store import Metrics, Store, job_key
 if TYPE_CHECKING:
     import pandas as pd
 
-    from nicsim.experiments import Experiment, Params
+    from nicsim.studies.experiments import Experiment, Params
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -245,7 +245,7 @@ def run_experiments(
 
     ``jobs``, ``executor`` and ``store`` are as in :func:`run_jobs`.
     """
-    from nicsim import experiments as _experiments
+    from nicsim.studies import experiments as _experiments
 
     chosen = [_experiments.get(exp_id) for exp_id in exp_ids]
     planned = [plan(e, quick=quick, preset=preset, seed=seed) for e in chosen]

@@ -26,6 +26,7 @@ pub mod paged;
 pub mod proto;
 pub mod sim;
 pub mod time;
+pub mod tree;
 pub mod wire;
 pub mod workload;
 

@@ -13,60 +13,10 @@
 //! `crate::nic::flow`)
 //! nor the preset keys' ranges (`Platform::validate`).
 
-use super::scenario::NicOpts;
-use super::{check_f, ConfigError, Platform, Workload};
+use super::{
+    check_f, BcastForwarding, ConfigError, Platform, RxDelivery, Workload, CLOCK_PERIOD_US_MAX, WATCHDOG_US_MAX,
+};
 use crate::time::Duration;
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// The longest watchdog interval, µs: a second, far beyond the study's
-/// useful range ("a large range of delays works well", \[LCI] §5.1, Figure 7).
-pub const WATCHDOG_US_MAX: f64 = 1e6;
-
-/// The longest NI clock period, µs: a second, beyond the study's range
-/// (\[LCI] §5.2, Figure 8: "performance degrades when the clock period is
-/// larger than" a number of milliseconds).
-pub const CLOCK_PERIOD_US_MAX: f64 = 1e6;
-
-/// `nic.rx_delivery`: how the NIC lays a received frame into host memory
-/// and where the driver (or a busy-polling process) looks for it
-/// (`crate::nic::delivery`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RxDelivery {
-    /// `ring` (default): myri10ge's: the frame into a posted buffer, then a
-    /// completion entry into the receive-done ring, the flag the poller
-    /// reads (two DMA writes; the entry's line and the header's line).
-    #[default]
-    Ring,
-    /// `shifted`: \[LCI] §3.2 packet shifting: payload, headers and a
-    /// status word flush against the end of the buffer in one DMA write;
-    /// the poller reads one line at a fixed offset.
-    Shifted,
-}
-
-impl fmt::Display for RxDelivery {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            RxDelivery::Ring => "ring",
-            RxDelivery::Shifted => "shifted",
-        })
-    }
-}
-
-/// `workload.forwarding`: who forwards a broadcast down its tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BcastForwarding {
-    /// `host` (default): each rank receives the message and sends it on to
-    /// its children with point-to-point sends (\[LCI] §4.1, MPICH's way).
-    #[default]
-    Host,
-    /// `ni`: the root hands one multicast frame to its NIC; every NIC on
-    /// the tree forwards it from its receive buffer and delivers it
-    /// (\[LCI] §4.2). Needs `nic.multicast_forwarding = true`.
-    Ni,
-}
 
 /// The validated \[LCI] NIC features of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,10 +35,25 @@ pub struct NiFeatures {
     pub flow_control: Option<u32>,
 }
 
+/// The scenario's own values of the \[LCI] NIC features (its `[nic]`
+/// table's), each `None` where the preset's applies.
+///
+/// The scenario file's `NicOpts` holds them with the rest of the table; the
+/// scenario hands over these five, so that this module does not depend on
+/// the scenario's, which depends on it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct NiFeatureOpts {
+    pub watchdog_us: Option<f64>,
+    pub multicast_forwarding: Option<bool>,
+    pub clock_period_us: Option<f64>,
+    pub rx_delivery: Option<RxDelivery>,
+    pub flow_control: Option<bool>,
+}
+
 /// Validates the \[LCI] NIC features of a scenario against its platform,
 /// its workload and its stack.
 pub(super) fn ni_features(
-    nic: &NicOpts,
+    nic: &NiFeatureOpts,
     platform: &Platform,
     workload: &Workload,
     native_mx: bool,

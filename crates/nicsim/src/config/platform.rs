@@ -1,10 +1,16 @@
 //! The platform preset: every cost and size of the modelled hardware and
 //! software. Field docs are the user help; `presets/*.toml` say where each
 //! value comes from.
+//!
+//! It also owns the types and bounds of the preset keys a scenario can
+//! override ([`RxDelivery`], [`TxReap`], [`WATCHDOG_US_MAX`],
+//! [`CLOCK_PERIOD_US_MAX`]): the scenario's modules read the platform, so
+//! the platform names nothing of theirs.
 
 use super::units::cost_table;
-use super::{check_f, check_u, toml_error, ConfigError, TxReap};
+use super::{check_f, check_u, toml_error, ConfigError};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// A whole platform preset (one TOML file).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -275,17 +281,17 @@ cost_table! {
         /// \[LCI] polling watchdog interval in microseconds (`crate::nic::watchdog`);
         /// 0 (the default): none. A scenario sets it with `nic.watchdog_us`.
         #[serde(default)]
-        pub watchdog_us: f64 [0.0, super::nic_features::WATCHDOG_US_MAX],
+        pub watchdog_us: f64 [0.0, WATCHDOG_US_MAX],
         /// \[LCI] NI clock period in microseconds for the library's fine-grain
         /// timers (`crate::nic::timers`); 0 (the default): none. A scenario
         /// sets it with `nic.clock_period_us`.
         #[serde(default)]
-        pub clock_period_us: f64 [0.0, super::nic_features::CLOCK_PERIOD_US_MAX],
+        pub clock_period_us: f64 [0.0, CLOCK_PERIOD_US_MAX],
         /// How the NIC lays a received frame into host memory: ring (default;
         /// myri10ge's receive-done ring) | shifted (\[LCI] packet shifting,
         /// `crate::nic::delivery`). A scenario sets it with `nic.rx_delivery`.
         #[serde(default)]
-        pub rx_delivery: super::RxDelivery,
+        pub rx_delivery: RxDelivery,
         /// Link-level back-pressure (Myrinet stop/go, 802.3x PAUSE honoured
         /// by the link partner): a frame that finds its receive ring full
         /// waits at the stopped link instead of being dropped
@@ -523,6 +529,57 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 
 fn is_zero_u32(v: &u32) -> bool {
     *v == 0
+}
+
+/// The longest watchdog interval, µs: a second, far beyond the study's
+/// useful range ("a large range of delays works well", \[LCI] §5.1, Figure 7).
+pub const WATCHDOG_US_MAX: f64 = 1e6;
+
+/// The longest NI clock period, µs: a second, beyond the study's range
+/// (\[LCI] §5.2, Figure 8: "performance degrades when the clock period is
+/// larger than" a number of milliseconds).
+pub const CLOCK_PERIOD_US_MAX: f64 = 1e6;
+
+/// `nic.rx_delivery`: how the NIC lays a received frame into host memory
+/// and where the driver (or a busy-polling process) looks for it
+/// (`crate::nic::delivery`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RxDelivery {
+    /// `ring` (default): myri10ge's: the frame into a posted buffer, then a
+    /// completion entry into the receive-done ring, the flag the poller
+    /// reads (two DMA writes; the entry's line and the header's line).
+    #[default]
+    Ring,
+    /// `shifted`: \[LCI] §3.2 packet shifting: payload, headers and a
+    /// status word flush against the end of the buffer in one DMA write;
+    /// the poller reads one line at a fixed offset.
+    Shifted,
+}
+
+impl fmt::Display for RxDelivery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RxDelivery::Ring => "ring",
+            RxDelivery::Shifted => "shifted",
+        })
+    }
+}
+
+/// Where the driver reaps transmit completions (`host.tx_reap`,
+/// `platform.nic.tx_reap`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TxReap {
+    /// `napi`: in the NAPI poll, after the received frames, under the one interrupt
+    /// claim (mlx5; the `modern` preset's `nic.tx_reap`). The default.
+    #[default]
+    Napi,
+    /// `hard-irq`: in the hard handler, as myri10ge does (`myri10ge_intr` calls
+    /// `myri10ge_tx_done`, then re-arms `irq_claim + 1`); the receive claim
+    /// is re-armed only by `napi_complete` (`myri10ge_poll`). Transmit
+    /// completions can then interrupt while the poll runs.
+    HardIrq,
 }
 
 #[cfg(test)]

@@ -2,15 +2,15 @@
 //! options + protocol options + workload). `ScenarioFile` mirrors the TOML the
 //! user writes; [`Scenario::from_toml`] validates it into checked values.
 
-use super::nic_features::{ni_features, NiFeatures};
+use super::nic_features::{ni_features, NiFeatureOpts, NiFeatures};
 use super::workload::{workload, Workload, WorkloadOpts};
 use super::{
     check_f, check_u, int_or, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing, ConfigError, Hardware, Int,
-    Platform, Relation, Stack, TimeoutMode, TimeoutSpec, Times, DEFAULT_PRESET, SEED_LIMIT,
+    Platform, Relation, Stack, TimeoutMode, TimeoutSpec, Times, TxReap, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 /// The scenario file as written by the user (see README for an example).
 /// Only `workload.kind` is required.
@@ -277,22 +277,6 @@ pub enum WaitMode {
     Poll,
     /// `block`: sleep in the kernel until an event wakes the process.
     Block,
-}
-
-/// Where the driver reaps transmit completions (`host.tx_reap`,
-/// `platform.nic.tx_reap`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TxReap {
-    /// `napi`: in the NAPI poll, after the received frames, under the one interrupt
-    /// claim (mlx5; the `modern` preset's `nic.tx_reap`). The default.
-    #[default]
-    Napi,
-    /// `hard-irq`: in the hard handler, as myri10ge does (`myri10ge_intr` calls
-    /// `myri10ge_tx_done`, then re-arms `irq_claim + 1`); the receive claim
-    /// is re-armed only by `napi_complete` (`myri10ge_poll`). Transmit
-    /// completions can then interrupt while the poll runs.
-    HardIrq,
 }
 
 impl Scenario {
@@ -563,7 +547,14 @@ impl Scenario {
             }
         }
         let workload = workload(&f.workload, &platform, rndv_threshold, loss)?;
-        let ni = ni_features(&f.nic, &platform, &workload, native_mx)?;
+        let ni_opts = NiFeatureOpts {
+            watchdog_us: f.nic.watchdog_us,
+            multicast_forwarding: f.nic.multicast_forwarding,
+            clock_period_us: f.nic.clock_period_us,
+            rx_delivery: f.nic.rx_delivery,
+            flow_control: f.nic.flow_control,
+        };
+        let ni = ni_features(&ni_opts, &platform, &workload, native_mx)?;
         Ok(Scenario {
             times: Times::of(&platform),
             platform,

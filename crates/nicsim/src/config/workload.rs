@@ -2,9 +2,9 @@
 //! the TOML table; [`workload`] validates it into a [`Workload`] (called by
 //! [`super::Scenario::from_toml`], which knows the platform it runs on).
 
-use super::{check_f, check_read, check_u, int_or, missing, one_of_names, BcastForwarding, ConfigError, Int, Platform};
-use crate::nic::multicast::Tree;
+use super::{check_f, check_read, check_u, int_or, missing, one_of_names, ConfigError, Int, Platform};
 use crate::time::Duration;
+use crate::tree::Tree;
 use serde::{Deserialize, Serialize};
 
 /// The most ranks a run may have: frames, events, the protocol and the
@@ -535,4 +535,18 @@ pub(super) fn workload(
             Workload::Flood { packets, gap: Duration::from_ns_f64(gap_ns), packet_bytes }
         }
     })
+}
+
+/// `workload.forwarding`: who forwards a broadcast down its tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BcastForwarding {
+    /// `host` (default): each rank receives the message and sends it on to
+    /// its children with point-to-point sends (\[LCI] §4.1, MPICH's way).
+    #[default]
+    Host,
+    /// `ni`: the root hands one multicast frame to its NIC; every NIC on
+    /// the tree forwards it from its receive buffer and delivers it
+    /// (\[LCI] §4.2). Needs `nic.multicast_forwarding = true`.
+    Ni,
 }

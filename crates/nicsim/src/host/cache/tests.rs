@@ -1,0 +1,170 @@
+//! Tests of the cache model: which die and core hold an object's lines, what
+//! touching them costs, and the per-process and per-host line sets.
+
+use super::*;
+use crate::config::CacheTimes;
+
+fn costs() -> CacheCosts {
+    CacheCosts::new(&CacheTimes {
+        same_socket: Duration::from_ns(68),
+        other_socket: Duration::from_ns(93),
+        memory: Duration::from_ns(100),
+        copy_hot_bytes_per_s: 4_500_000_000,
+        copy_cold_bytes_per_s: 1_500_000_000,
+        line_bytes: 64,
+        prefetch_misses_per_page: 2,
+        // The lines each stage touches: not the cache model's.
+        endpoint_lines: 0,
+        event_lines: 0,
+        napi_lines: 0,
+        tx_lines: 0,
+        tx_contention_lines: 0,
+        pull_lines: 0,
+        rx_dma_lines: 0,
+        kernel_private_lines: 0,
+        user_private_lines: 0,
+    })
+}
+
+/// Clovertown: two sockets of two dies of two cores.
+fn topo() -> Topology {
+    Topology::with_shape(2, 2, 2)
+}
+
+/// The first core of die `die`.
+fn on(die: u16) -> Cpu {
+    Cpu { core: 2 * die, die }
+}
+
+#[test]
+fn an_object_stays_in_its_l2_until_capacity_lines_come_in_after_it() {
+    let (cc, t) = (costs(), topo());
+    let mut st = CacheStats::new(4, 100, 512);
+    let mut ep = Obj::new(ObjClass::Endpoint);
+    let mut other = Obj::new(ObjClass::Private);
+    assert_eq!(cc.access(&t, &mut st, &mut ep, on(0), Side::Kernel, 2), Duration::from_ns(200));
+    // 97 lines more: 99 in the L2 since, below its 100: still there.
+    cc.touch(&mut st, &mut other, on(0), Side::Kernel, 97);
+    assert_eq!(cc.access(&t, &mut st, &mut ep, on(0), Side::Kernel, 2), Duration::ZERO);
+    // 100 more after that last touch: evicted, one memory access a line.
+    let mut big = Obj::new(ObjClass::Private);
+    cc.touch(&mut st, &mut big, on(0), Side::Kernel, 100);
+    assert_eq!(cc.access(&t, &mut st, &mut ep, on(0), Side::Kernel, 2), Duration::from_ns(200));
+    assert_eq!(st.counts[ObjClass::Endpoint as usize][0].misses, 4);
+    assert_eq!(st.counts[ObjClass::Endpoint as usize][0].hits, 2);
+}
+
+#[test]
+fn a_working_set_larger_than_the_l2_misses_where_a_smaller_one_hits() {
+    let cc = costs();
+    // Per round: each object of the working set touched once, in turn.
+    let run = |objs: usize| {
+        let mut st = CacheStats::new(4, 1000, 512);
+        let mut set: Vec<Obj> = vec![Obj::new(ObjClass::Private); objs];
+        for _ in 0..10 {
+            for o in set.iter_mut() {
+                cc.touch(&mut st, o, on(0), Side::User, 10);
+            }
+        }
+        st.miss_rate(Side::User)
+    };
+    // 900 lines fit in 1000: only the first round misses.
+    assert!((run(90) - 0.1).abs() < 1e-9);
+    // 1100 lines do not: LRU in turn misses every time.
+    assert_eq!(run(110), 1.0);
+}
+
+#[test]
+fn a_line_moves_between_dies_at_the_relation_cost_or_from_memory_once_evicted() {
+    let (cc, t) = (costs(), topo());
+    let mut st = CacheStats::new(4, 100, 512);
+    let mut ring = Obj::new(ObjClass::EventRing);
+    cc.access(&t, &mut st, &mut ring, on(0), Side::Kernel, 1);
+    assert_eq!(cc.access(&t, &mut st, &mut ring, on(1), Side::User, 1), Duration::from_ns(68));
+    assert_eq!(cc.access(&t, &mut st, &mut ring, on(3), Side::Kernel, 1), Duration::from_ns(93));
+    let mut big = Obj::new(ObjClass::Private);
+    cc.touch(&mut st, &mut big, on(3), Side::Kernel, 100);
+    // Evicted from die 3: die 2 gets it from memory.
+    assert_eq!(cc.access(&t, &mut st, &mut ring, on(2), Side::User, 1), Duration::from_ns(100));
+}
+
+#[test]
+fn lines_modified_in_the_sibling_core_s_l1_count_as_misses_and_cost_nothing() {
+    let (cc, t) = (costs(), topo());
+    // 4 dies of 100 lines each; 8 cores with L1s of 10 lines.
+    let mut st = CacheStats::new(4, 100, 10);
+    let (core0, core1) = (Cpu { core: 0, die: 0 }, Cpu { core: 1, die: 0 });
+    let mut ring = Obj::new(ObjClass::EventRing);
+    cc.access(&t, &mut st, &mut ring, core0, Side::Kernel, 2);
+    // The sibling reads what core 0 wrote: the L2 is shared, so no
+    // time, but the lines come from core 0's L1: two misses.
+    assert_eq!(cc.access(&t, &mut st, &mut ring, core1, Side::User, 2), Duration::ZERO);
+    assert_eq!(st.counts[ObjClass::EventRing as usize][1], Count { hits: 0, misses: 2 });
+    // The same core again: a hit.
+    cc.access(&t, &mut st, &mut ring, core1, Side::User, 2);
+    assert_eq!(st.counts[ObjClass::EventRing as usize][1], Count { hits: 2, misses: 2 });
+    // Core 1 streams 10 more lines through its L1: the ring's lines
+    // left it for the L2, where core 0 finds them: a hit.
+    let mut other = Obj::new(ObjClass::Private);
+    cc.touch(&mut st, &mut other, core1, Side::User, 10);
+    cc.access(&t, &mut st, &mut ring, core0, Side::Kernel, 2);
+    assert_eq!(st.counts[ObjClass::EventRing as usize][0], Count { hits: 2, misses: 2 });
+    // Copies and touches count a sibling's lines the same way.
+    let mut slot = Obj::new(ObjClass::Recvq);
+    cc.touch(&mut st, &mut slot, core0, Side::Kernel, 4);
+    let mut app = Obj::new(ObjClass::AppBuf);
+    let hot = cc.copy(&mut st, &mut slot, Some(&mut app), core1, Side::User, 256);
+    assert_eq!(hot, cc.copy_hot(256));
+    assert_eq!(st.counts[ObjClass::Recvq as usize][1], Count { hits: 0, misses: 4 });
+}
+
+#[test]
+fn a_cold_copy_brings_every_line_in_and_runs_at_the_cold_rate() {
+    let cc = costs();
+    let mut st = CacheStats::new(4, 1 << 16, 512);
+    let mut dma = Obj::dma_written(&st, Owner::Memory);
+    let mut slot = Obj::new(ObjClass::Recvq);
+    let mut app = Obj::new(ObjClass::AppBuf);
+    // 32 KiB from DMA memory: 512 lines come in on each side; 8 pages of
+    // 2 demand misses each, the prefetcher requests the other 496 lines,
+    // whose demand requests then hit.
+    let cold = cc.copy(&mut st, &mut dma, Some(&mut slot), on(0), Side::Kernel, 32768);
+    assert_eq!(cold, Duration::for_bytes(32768, 1_500_000_000));
+    assert_eq!(st.counts[ObjClass::Dma as usize][0].misses, 512);
+    assert_eq!(st.counts[ObjClass::Dma as usize][0].hits, 512 - 16);
+    assert_eq!(st.counts[ObjClass::Recvq as usize][0].misses, 512);
+    // The library on the same die copies the slot out: hot, no miss.
+    let hot = cc.copy(&mut st, &mut slot, Some(&mut app), on(0), Side::User, 32768);
+    assert_eq!(hot, Duration::for_bytes(32768, 4_500_000_000));
+    assert_eq!(st.counts[ObjClass::Recvq as usize][1].misses, 0);
+    // On another die: cold.
+    let mut app2 = Obj::new(ObjClass::AppBuf);
+    let other = cc.copy(&mut st, &mut slot, Some(&mut app2), on(2), Side::User, 32768);
+    assert_eq!(other, cold);
+}
+
+#[test]
+fn receive_queue_slots_are_made_as_they_are_reached_and_reused_after_the_last() {
+    let mut lines = ProcLines::default();
+    for _ in 0..3 {
+        lines.slot_to_write().stamp = 7;
+    }
+    // Read ahead of the writes: a slot the driver never filled is in memory.
+    for _ in 0..4 {
+        lines.slot_to_read();
+    }
+    assert_eq!(lines.recvq.len(), 4);
+    assert_eq!(lines.recvq[3].owner, Owner::Memory);
+    assert_eq!(lines.recvq[3].stamp, 0);
+    for _ in 3..RECVQ_SLOTS {
+        lines.slot_to_write();
+    }
+    assert_eq!(lines.recvq.len(), RECVQ_SLOTS);
+    // The next write goes round to slot 0 and finds what was left there.
+    let first = lines.slot_to_write();
+    assert_eq!(first.stamp, 7);
+    first.stamp = 9;
+    assert_eq!(lines.recvq.len(), RECVQ_SLOTS);
+    assert_eq!(lines.recvq.capacity(), RECVQ_SLOTS);
+    assert_eq!(lines.recvq[0].stamp, 9);
+}
