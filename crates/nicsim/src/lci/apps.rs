@@ -8,10 +8,17 @@
 //! a broadcast into sends per the forwarding scheme and the world times
 //! everything. A host learns which broadcast arrived from the root and the
 //! per-root arrival order (each tree delivers a root's messages in order).
+//! What ASP and QR are made of (owners, bytes, elements per step) is
+//! `crate::workload::lci`'s, shared with the same programs on Open-MX.
 
 use crate::config::LciWorkload;
 use crate::nic::multicast::Kary;
 use crate::time::{Duration, Instant};
+use crate::workload::QR_REDUCE_BYTES;
+use crate::workload::{
+    asp_owner, asp_row_bytes, asp_rows_per, asp_update_elems, qr_column_bytes, qr_house_elems, qr_norm_elems, qr_owner,
+    qr_update_elems,
+};
 use crate::Metrics;
 
 /// What a program asks of a host.
@@ -24,10 +31,6 @@ pub enum McOut {
     /// `host` computes for `d` once its sends are written.
     Compute { host: u32, d: Duration },
 }
-
-/// QR: bytes of the reduce-to-all value (a double and a 32-bit column
-/// index: the pivot search's maximum column norm).
-pub const QR_REDUCE_BYTES: u64 = 12;
 
 /// Where a QR host is in its iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,8 +272,9 @@ impl McProgram {
             McProgram::Bcast { .. } => {}
             McProgram::Asp { .. } => {
                 let bytes = self.asp_row_bytes();
-                let rows_per = self.asp_rows_per();
-                let McProgram::Asp { iterations, next, computing, have, finished, end, .. } = self else { return };
+                let McProgram::Asp { n, rows, iterations, next, computing, have, finished, end, .. } = self else {
+                    return;
+                };
                 computing[host as usize] = false;
                 next[host as usize] += 1;
                 let k = next[host as usize];
@@ -280,7 +284,7 @@ impl McProgram {
                     return;
                 }
                 // The owner of the next row has just updated it: broadcast it, then go on.
-                if k / rows_per == host {
+                if asp_owner(*n, *rows, k) == host {
                     have[(host * *iterations + k) as usize] = true;
                     out.push(McOut::Bcast { host, size: bytes });
                 }
@@ -360,35 +364,35 @@ impl McProgram {
 
     fn asp_rows_per(&self) -> u32 {
         match self {
-            McProgram::Asp { n, rows, .. } => rows / n,
+            McProgram::Asp { n, rows, .. } => asp_rows_per(*n, *rows),
             _ => 1,
         }
     }
 
     fn asp_owner(&self, row: u32) -> u32 {
-        row / self.asp_rows_per()
+        match self {
+            McProgram::Asp { n, rows, .. } => asp_owner(*n, *rows, row),
+            _ => row,
+        }
     }
 
-    /// One row of 32-bit distances.
     fn asp_row_bytes(&self) -> u64 {
         match self {
-            McProgram::Asp { rows, .. } => 4 * *rows as u64,
+            McProgram::Asp { rows, .. } => asp_row_bytes(*rows),
             _ => 0,
         }
     }
 
     /// Starts `host`'s next iteration if it is idle and has the row.
     fn asp_advance(&mut self, host: u32, out: &mut Vec<McOut>) {
-        let rows_per = self.asp_rows_per();
-        if let McProgram::Asp { rows, iterations, per_elem, next, computing, have, .. } = self {
+        if let McProgram::Asp { n, rows, iterations, per_elem, next, computing, have, .. } = self {
             let h = host as usize;
             let k = next[h];
             if computing[h] || k >= *iterations || !have[(host * *iterations + k) as usize] {
                 return;
             }
             computing[h] = true;
-            let elems = rows_per as u64 * *rows as u64;
-            out.push(McOut::Compute { host, d: per_elem.times(elems) });
+            out.push(McOut::Compute { host, d: per_elem.times(asp_update_elems(*n, *rows)) });
         }
     }
 
@@ -400,27 +404,18 @@ impl McProgram {
         }
     }
 
-    /// Columns `j >= from` (of `cols`) owned by `host` (cyclic over `n`).
-    fn qr_local_cols(n: u32, cols: u32, host: u32, from: u32) -> u64 {
-        let upto = |end: u32| if end > host { ((end - host - 1) / n + 1) as u64 } else { 0 };
-        upto(cols) - upto(from)
-    }
-
     fn qr_norm_cost(&self, host: u32) -> Duration {
         match self {
             McProgram::Qr { n, cols, norm_elem, k, .. } => {
-                let kk = k[host as usize];
-                let elems = Self::qr_local_cols(*n, *cols, host, kk) * (*cols - kk) as u64;
-                norm_elem.times(elems)
+                norm_elem.times(qr_norm_elems(*n, *cols, host, k[host as usize]))
             }
             _ => Duration::ZERO,
         }
     }
 
-    /// The pivot column below the diagonal, doubles.
     fn qr_column_bytes(&self, k: u32) -> u64 {
         match self {
-            McProgram::Qr { cols, .. } => 8 * (*cols - k) as u64,
+            McProgram::Qr { cols, .. } => qr_column_bytes(*cols, k),
             _ => 0,
         }
     }
@@ -429,8 +424,7 @@ impl McProgram {
         if let McProgram::Qr { n, cols, update_elem, k, phase, .. } = self {
             let kk = k[host as usize];
             phase[host as usize] = QrPhase::Update;
-            let elems = Self::qr_local_cols(*n, *cols, host, kk + 1) * (*cols - kk) as u64;
-            out.push(McOut::Compute { host, d: update_elem.times(elems) });
+            out.push(McOut::Compute { host, d: update_elem.times(qr_update_elems(*n, *cols, host, kk)) });
         }
     }
 
@@ -459,11 +453,10 @@ impl McProgram {
             phase[h] = QrPhase::WaitResult;
         }
         if phase[h] == QrPhase::WaitResult && results[h] > kk {
-            if kk % *n == host {
+            if qr_owner(*n, kk) == host {
                 // The pivot column's owner computes the Householder vector (norm + scale).
                 phase[h] = QrPhase::House;
-                let elems = (*cols - kk) as u64;
-                out.push(McOut::Compute { host, d: update_elem.times(2 * elems) });
+                out.push(McOut::Compute { host, d: update_elem.times(qr_house_elems(*cols, kk)) });
                 return;
             }
             phase[h] = QrPhase::WaitColumn;
