@@ -50,9 +50,9 @@ pub enum QrPhase {
     Done,
 }
 
-/// A running multicast program.
+/// A running multicast program: every host's part of it.
 #[derive(Debug, Clone)]
-pub enum McProgram {
+pub enum McJob {
     /// `iterations` broadcasts one at a time (the next starts when the last
     /// receiver has the previous one: latency to the last receiver), then
     /// `count` back to back (sender throughput).
@@ -112,11 +112,11 @@ pub enum McProgram {
     },
 }
 
-impl McProgram {
+impl McJob {
     /// The program of a multicast workload (`None` for the others).
     pub fn new(w: &LciWorkload, fanout: u32) -> Option<Self> {
         Some(match *w {
-            LciWorkload::Bcast { hosts: n, root, size, iterations, count } => McProgram::Bcast {
+            LciWorkload::Bcast { hosts: n, root, size, iterations, count } => McJob::Bcast {
                 n,
                 root,
                 size,
@@ -130,7 +130,7 @@ impl McProgram {
                 burst_end: Instant::ZERO,
                 completed: 0,
             },
-            LciWorkload::Asp { hosts: n, rows, iterations, elem_ps } => McProgram::Asp {
+            LciWorkload::Asp { hosts: n, rows, iterations, elem_ps } => McJob::Asp {
                 n,
                 rows,
                 iterations,
@@ -142,7 +142,7 @@ impl McProgram {
                 finished: 0,
                 end: Instant::ZERO,
             },
-            LciWorkload::Qr { hosts: n, cols, iterations, norm_ps, update_ps } => McProgram::Qr {
+            LciWorkload::Qr { hosts: n, cols, iterations, norm_ps, update_ps } => McJob::Qr {
                 n,
                 cols,
                 iterations,
@@ -164,7 +164,7 @@ impl McProgram {
     /// What the hosts do at time zero.
     pub fn start(&mut self, out: &mut Vec<McOut>) {
         match self {
-            McProgram::Bcast { root, size, iterations, count, burst_start, .. } => {
+            McJob::Bcast { root, size, iterations, count, burst_start, .. } => {
                 if *iterations > 0 {
                     out.push(McOut::Bcast { host: *root, size: *size });
                 } else {
@@ -174,11 +174,11 @@ impl McProgram {
                     *burst_start = Instant::ZERO;
                 }
             }
-            McProgram::Asp { .. } => {
+            McJob::Asp { .. } => {
                 let owner = self.asp_owner(0);
                 let bytes = self.asp_row_bytes();
                 let mut hosts = 0;
-                if let McProgram::Asp { n, iterations, have, .. } = self {
+                if let McJob::Asp { n, iterations, have, .. } = self {
                     have[(owner * *iterations) as usize] = true;
                     out.push(McOut::Bcast { host: owner, size: bytes });
                     hosts = *n;
@@ -187,7 +187,7 @@ impl McProgram {
                     self.asp_advance(h, out);
                 }
             }
-            McProgram::Qr { n, .. } => {
+            McJob::Qr { n, .. } => {
                 let n = *n;
                 for h in 0..n {
                     let d = self.qr_norm_cost(h);
@@ -201,7 +201,7 @@ impl McProgram {
     pub fn on_bcast(&mut self, host: u32, root: u32, size: u64, now: Instant, out: &mut Vec<McOut>) {
         let rows_per = self.asp_rows_per();
         match self {
-            McProgram::Bcast {
+            McJob::Bcast {
                 root: r,
                 size: s,
                 iterations,
@@ -238,7 +238,7 @@ impl McProgram {
                     *burst_end = now;
                 }
             }
-            McProgram::Asp { n, iterations, from_root, have, .. } => {
+            McJob::Asp { n, iterations, from_root, have, .. } => {
                 let i = (host * *n + root) as usize;
                 let row = root * rows_per + from_root[i];
                 from_root[i] += 1;
@@ -247,7 +247,7 @@ impl McProgram {
                 }
                 self.asp_advance(host, out);
             }
-            McProgram::Qr { results, columns, .. } => {
+            McJob::Qr { results, columns, .. } => {
                 if size == QR_REDUCE_BYTES {
                     results[host as usize] += 1;
                 } else {
@@ -260,7 +260,7 @@ impl McProgram {
 
     /// A point-to-point message from `from` reached `host`'s program.
     pub fn on_p2p(&mut self, host: u32, _from: u32, now: Instant, out: &mut Vec<McOut>) {
-        if let McProgram::Qr { contrib, .. } = self {
+        if let McJob::Qr { contrib, .. } = self {
             contrib[host as usize] += 1;
             self.qr_advance(host, now, out);
         }
@@ -269,10 +269,10 @@ impl McProgram {
     /// `host` finished the compute it was given.
     pub fn on_compute_done(&mut self, host: u32, now: Instant, out: &mut Vec<McOut>) {
         match self {
-            McProgram::Bcast { .. } => {}
-            McProgram::Asp { .. } => {
+            McJob::Bcast { .. } => {}
+            McJob::Asp { .. } => {
                 let bytes = self.asp_row_bytes();
-                let McProgram::Asp { n, rows, iterations, next, computing, have, finished, end, .. } = self else {
+                let McJob::Asp { n, rows, iterations, next, computing, have, finished, end, .. } = self else {
                     return;
                 };
                 computing[host as usize] = false;
@@ -290,10 +290,10 @@ impl McProgram {
                 }
                 self.asp_advance(host, out);
             }
-            McProgram::Qr { .. } => {
+            McJob::Qr { .. } => {
                 let h = host as usize;
                 let (phase, k) = match self {
-                    McProgram::Qr { phase, k, .. } => (phase[h], k[h]),
+                    McJob::Qr { phase, k, .. } => (phase[h], k[h]),
                     _ => return,
                 };
                 match phase {
@@ -303,14 +303,14 @@ impl McProgram {
                     }
                     QrPhase::House => {
                         let bytes = self.qr_column_bytes(k);
-                        if let McProgram::Qr { columns, .. } = self {
+                        if let McJob::Qr { columns, .. } = self {
                             columns[h] += 1; // its own pivot column
                         }
                         out.push(McOut::Bcast { host, size: bytes });
                         self.qr_start_update(host, out);
                     }
                     QrPhase::Update => {
-                        if let McProgram::Qr { k, iterations, finished, end, .. } = self {
+                        if let McJob::Qr { k, iterations, finished, end, .. } = self {
                             k[h] += 1;
                             if k[h] == *iterations {
                                 *finished += 1;
@@ -332,15 +332,15 @@ impl McProgram {
     /// Whether the program has finished.
     pub fn done(&self) -> bool {
         match self {
-            McProgram::Bcast { iterations, count, completed, .. } => *completed == *iterations + *count,
-            McProgram::Asp { n, finished, .. } | McProgram::Qr { n, finished, .. } => *finished == *n,
+            McJob::Bcast { iterations, count, completed, .. } => *completed == *iterations + *count,
+            McJob::Asp { n, finished, .. } | McJob::Qr { n, finished, .. } => *finished == *n,
         }
     }
 
     /// The program's measurements.
     pub fn metrics(&self, m: &mut Metrics) {
         match self {
-            McProgram::Bcast { size, iterations, count, latency_sum, burst_start, burst_end, .. } => {
+            McJob::Bcast { size, iterations, count, latency_sum, burst_start, burst_end, .. } => {
                 if *iterations > 0 {
                     m.set("latency_us", latency_sum.as_us_f64() / *iterations as f64);
                 }
@@ -354,7 +354,7 @@ impl McProgram {
                     }
                 }
             }
-            McProgram::Asp { end, .. } | McProgram::Qr { end, .. } => {
+            McJob::Asp { end, .. } | McJob::Qr { end, .. } => {
                 m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
             }
         }
@@ -364,28 +364,28 @@ impl McProgram {
 
     fn asp_rows_per(&self) -> u32 {
         match self {
-            McProgram::Asp { n, rows, .. } => asp_rows_per(*n, *rows),
+            McJob::Asp { n, rows, .. } => asp_rows_per(*n, *rows),
             _ => 1,
         }
     }
 
     fn asp_owner(&self, row: u32) -> u32 {
         match self {
-            McProgram::Asp { n, rows, .. } => asp_owner(*n, *rows, row),
+            McJob::Asp { n, rows, .. } => asp_owner(*n, *rows, row),
             _ => row,
         }
     }
 
     fn asp_row_bytes(&self) -> u64 {
         match self {
-            McProgram::Asp { rows, .. } => asp_row_bytes(*rows),
+            McJob::Asp { rows, .. } => asp_row_bytes(*rows),
             _ => 0,
         }
     }
 
     /// Starts `host`'s next iteration if it is idle and has the row.
     fn asp_advance(&mut self, host: u32, out: &mut Vec<McOut>) {
-        if let McProgram::Asp { n, rows, iterations, per_elem, next, computing, have, .. } = self {
+        if let McJob::Asp { n, rows, iterations, per_elem, next, computing, have, .. } = self {
             let h = host as usize;
             let k = next[h];
             if computing[h] || k >= *iterations || !have[(host * *iterations + k) as usize] {
@@ -399,14 +399,14 @@ impl McProgram {
     // -- QR -------------------------------------------------------------
 
     fn qr_set(&mut self, host: u32, p: QrPhase) {
-        if let McProgram::Qr { phase, .. } = self {
+        if let McJob::Qr { phase, .. } = self {
             phase[host as usize] = p;
         }
     }
 
     fn qr_norm_cost(&self, host: u32) -> Duration {
         match self {
-            McProgram::Qr { n, cols, norm_elem, k, .. } => {
+            McJob::Qr { n, cols, norm_elem, k, .. } => {
                 norm_elem.times(qr_norm_elems(*n, *cols, host, k[host as usize]))
             }
             _ => Duration::ZERO,
@@ -415,13 +415,13 @@ impl McProgram {
 
     fn qr_column_bytes(&self, k: u32) -> u64 {
         match self {
-            McProgram::Qr { cols, .. } => qr_column_bytes(*cols, k),
+            McJob::Qr { cols, .. } => qr_column_bytes(*cols, k),
             _ => 0,
         }
     }
 
     fn qr_start_update(&mut self, host: u32, out: &mut Vec<McOut>) {
-        if let McProgram::Qr { n, cols, update_elem, k, phase, .. } = self {
+        if let McJob::Qr { n, cols, update_elem, k, phase, .. } = self {
             let kk = k[host as usize];
             phase[host as usize] = QrPhase::Update;
             out.push(McOut::Compute { host, d: update_elem.times(qr_update_elems(*n, *cols, host, kk)) });
@@ -431,7 +431,7 @@ impl McProgram {
     /// Moves `host` through the reduce and the column wait as far as its inputs allow.
     fn qr_advance(&mut self, host: u32, _now: Instant, out: &mut Vec<McOut>) {
         let h = host as usize;
-        let McProgram::Qr { n, cols, update_elem, tree, k, phase, contrib, results, columns, .. } = self else {
+        let McJob::Qr { n, cols, update_elem, tree, k, phase, contrib, results, columns, .. } = self else {
             return;
         };
         let kk = k[h];

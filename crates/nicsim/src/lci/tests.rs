@@ -314,15 +314,14 @@ fn asp_and_qr_compute_what_the_open_mx_scripts_compute() {
     // Open-MX library's (one script per rank) are one program: the same
     // first compute step at every rank, and ASP's first row from the same
     // owner with the same bytes.
-    use super::apps::{McOut, McProgram};
+    use super::apps::{McJob, McOut};
     use crate::config::LciWorkload;
     use crate::nic::multicast::Tree;
     use crate::workload::{asp_ops, qr_ops, Body, Op};
     let first_compute = |b: Body| b.ops().find_map(|o| if let Op::Compute(d) = o { Some(d) } else { None });
     let (n, dim) = (4, 16);
-    let mut qr =
-        McProgram::new(&LciWorkload::Qr { hosts: n, cols: dim, iterations: 4, norm_ps: 1000, update_ps: 2000 }, 2)
-            .expect("a multicast program");
+    let mut qr = McJob::new(&LciWorkload::Qr { hosts: n, cols: dim, iterations: 4, norm_ps: 1000, update_ps: 2000 }, 2)
+        .expect("a multicast program");
     let mut out = Vec::new();
     qr.start(&mut out);
     assert_eq!(out.len(), n as usize);
@@ -333,7 +332,7 @@ fn asp_and_qr_compute_what_the_open_mx_scripts_compute() {
         assert_eq!(first_compute(b), Some(d), "QR host {host}");
     }
     let mut asp =
-        McProgram::new(&LciWorkload::Asp { hosts: n, rows: dim, iterations: 4, elem_ps: 1000 }, 2).expect("multicast");
+        McJob::new(&LciWorkload::Asp { hosts: n, rows: dim, iterations: 4, elem_ps: 1000 }, 2).expect("multicast");
     let mut out = Vec::new();
     asp.start(&mut out);
     let mut b = Body::new();
