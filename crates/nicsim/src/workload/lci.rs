@@ -23,11 +23,18 @@ use crate::time::Duration;
 /// root sends to its children and every other rank receives from its
 /// parent, waits for the data and sends it on to its children; with NI
 /// forwarding the root multicasts the data ([`Op::Mcast`]) and the others
-/// receive it from the root. The sends to children are left outstanding.
+/// receive it from the root and wait for it. Either way a rank has the
+/// data before its next operation, as in the LCI stack's job
+/// (`crate::lci::apps`). The sends to children are left outstanding.
 pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: u64, tree: Tree, ni: bool) {
     use crate::nic::multicast::{children, parent};
     if ni {
-        ops.push(if rank == root { Op::Mcast { size, tag } } else { Op::Recv { src: Some(root), size, tag } });
+        if rank == root {
+            ops.push(Op::Mcast { size, tag });
+        } else {
+            ops.push(Op::Recv { src: Some(root), size, tag });
+            ops.push(Op::WaitOutstanding(0));
+        }
         return;
     }
     if let Some(p) = parent(tree, n, root, rank) {
@@ -252,6 +259,36 @@ mod tests {
                 |o| matches!(o, Op::Send { tag, .. } | Op::Mcast { tag, .. } if *tag == tag::ASP + (rows / n) as u64),
             );
             assert!(first.is_some(), "rank 1 owns row {}", rows / n);
+        }
+    }
+
+    #[test]
+    fn a_rank_computes_with_a_broadcast_row_or_column_only_once_it_has_it() {
+        // As the LCI stack's job: ASP's iteration k updates with row k, QR's
+        // update applies column k; with NI forwarding as with host
+        // forwarding, each receive of a broadcast is waited for before the
+        // next compute.
+        use crate::nic::multicast::Tree;
+        let (n, dim) = (4, 16);
+        for ni in [false, true] {
+            for rank in 0..n {
+                let (mut asp, mut qr) = (Body::new(), Body::new());
+                asp_ops(&mut asp, rank, n, dim, dim, 1000, Tree::Binary, ni);
+                qr_ops(&mut qr, rank, n, dim, dim / 2, (1000, 2000), Tree::Binary, ni);
+                for body in [asp, qr] {
+                    let ops: Vec<Op> = body.ops().collect();
+                    for (i, op) in ops.iter().enumerate() {
+                        if let Op::Recv { tag, .. } = op {
+                            if *tag >= tag::QR_REDUCE && *tag < tag::QR_RESULT {
+                                continue; // the reduce's receives are waited for as a group
+                            }
+                            let next =
+                                ops[i + 1..].iter().find(|o| matches!(o, Op::Compute(_) | Op::WaitOutstanding(_)));
+                            assert!(matches!(next, Some(Op::WaitOutstanding(0))), "rank {rank} ni {ni} op {i}: {op:?}");
+                        }
+                    }
+                }
+            }
         }
     }
 
