@@ -8,10 +8,17 @@
 //! a broadcast into sends per the forwarding scheme and the world times
 //! everything. A host learns which broadcast arrived from the root and the
 //! per-root arrival order (each tree delivers a root's messages in order).
+//! What ASP and QR are made of (owners, bytes, elements per step) is
+//! `crate::workload::lci`'s, shared with the same programs on Open-MX.
 
 use crate::config::LciWorkload;
 use crate::nic::multicast::Kary;
 use crate::time::{Duration, Instant};
+use crate::workload::QR_REDUCE_BYTES;
+use crate::workload::{
+    asp_owner, asp_row_bytes, asp_rows_per, asp_update_elems, qr_column_bytes, qr_house_elems, qr_norm_elems, qr_owner,
+    qr_update_elems,
+};
 use crate::Metrics;
 
 /// What a program asks of a host.
@@ -24,10 +31,6 @@ pub enum McOut {
     /// `host` computes for `d` once its sends are written.
     Compute { host: u32, d: Duration },
 }
-
-/// QR: bytes of the reduce-to-all value (a double and a 32-bit column
-/// index: the pivot search's maximum column norm).
-pub const QR_REDUCE_BYTES: u64 = 12;
 
 /// Where a QR host is in its iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,9 +50,9 @@ pub enum QrPhase {
     Done,
 }
 
-/// A running multicast program.
+/// A running multicast program: every host's part of it.
 #[derive(Debug, Clone)]
-pub enum McProgram {
+pub enum McJob {
     /// `iterations` broadcasts one at a time (the next starts when the last
     /// receiver has the previous one: latency to the last receiver), then
     /// `count` back to back (sender throughput).
@@ -109,11 +112,11 @@ pub enum McProgram {
     },
 }
 
-impl McProgram {
+impl McJob {
     /// The program of a multicast workload (`None` for the others).
     pub fn new(w: &LciWorkload, fanout: u32) -> Option<Self> {
         Some(match *w {
-            LciWorkload::Bcast { hosts: n, root, size, iterations, count } => McProgram::Bcast {
+            LciWorkload::Bcast { hosts: n, root, size, iterations, count } => McJob::Bcast {
                 n,
                 root,
                 size,
@@ -127,7 +130,7 @@ impl McProgram {
                 burst_end: Instant::ZERO,
                 completed: 0,
             },
-            LciWorkload::Asp { hosts: n, rows, iterations, elem_ps } => McProgram::Asp {
+            LciWorkload::Asp { hosts: n, rows, iterations, elem_ps } => McJob::Asp {
                 n,
                 rows,
                 iterations,
@@ -139,7 +142,7 @@ impl McProgram {
                 finished: 0,
                 end: Instant::ZERO,
             },
-            LciWorkload::Qr { hosts: n, cols, iterations, norm_ps, update_ps } => McProgram::Qr {
+            LciWorkload::Qr { hosts: n, cols, iterations, norm_ps, update_ps } => McJob::Qr {
                 n,
                 cols,
                 iterations,
@@ -161,7 +164,7 @@ impl McProgram {
     /// What the hosts do at time zero.
     pub fn start(&mut self, out: &mut Vec<McOut>) {
         match self {
-            McProgram::Bcast { root, size, iterations, count, burst_start, .. } => {
+            McJob::Bcast { root, size, iterations, count, burst_start, .. } => {
                 if *iterations > 0 {
                     out.push(McOut::Bcast { host: *root, size: *size });
                 } else {
@@ -171,11 +174,11 @@ impl McProgram {
                     *burst_start = Instant::ZERO;
                 }
             }
-            McProgram::Asp { .. } => {
+            McJob::Asp { .. } => {
                 let owner = self.asp_owner(0);
                 let bytes = self.asp_row_bytes();
                 let mut hosts = 0;
-                if let McProgram::Asp { n, iterations, have, .. } = self {
+                if let McJob::Asp { n, iterations, have, .. } = self {
                     have[(owner * *iterations) as usize] = true;
                     out.push(McOut::Bcast { host: owner, size: bytes });
                     hosts = *n;
@@ -184,7 +187,7 @@ impl McProgram {
                     self.asp_advance(h, out);
                 }
             }
-            McProgram::Qr { n, .. } => {
+            McJob::Qr { n, .. } => {
                 let n = *n;
                 for h in 0..n {
                     let d = self.qr_norm_cost(h);
@@ -198,7 +201,7 @@ impl McProgram {
     pub fn on_bcast(&mut self, host: u32, root: u32, size: u64, now: Instant, out: &mut Vec<McOut>) {
         let rows_per = self.asp_rows_per();
         match self {
-            McProgram::Bcast {
+            McJob::Bcast {
                 root: r,
                 size: s,
                 iterations,
@@ -235,7 +238,7 @@ impl McProgram {
                     *burst_end = now;
                 }
             }
-            McProgram::Asp { n, iterations, from_root, have, .. } => {
+            McJob::Asp { n, iterations, from_root, have, .. } => {
                 let i = (host * *n + root) as usize;
                 let row = root * rows_per + from_root[i];
                 from_root[i] += 1;
@@ -244,7 +247,7 @@ impl McProgram {
                 }
                 self.asp_advance(host, out);
             }
-            McProgram::Qr { results, columns, .. } => {
+            McJob::Qr { results, columns, .. } => {
                 if size == QR_REDUCE_BYTES {
                     results[host as usize] += 1;
                 } else {
@@ -257,7 +260,7 @@ impl McProgram {
 
     /// A point-to-point message from `from` reached `host`'s program.
     pub fn on_p2p(&mut self, host: u32, _from: u32, now: Instant, out: &mut Vec<McOut>) {
-        if let McProgram::Qr { contrib, .. } = self {
+        if let McJob::Qr { contrib, .. } = self {
             contrib[host as usize] += 1;
             self.qr_advance(host, now, out);
         }
@@ -266,11 +269,12 @@ impl McProgram {
     /// `host` finished the compute it was given.
     pub fn on_compute_done(&mut self, host: u32, now: Instant, out: &mut Vec<McOut>) {
         match self {
-            McProgram::Bcast { .. } => {}
-            McProgram::Asp { .. } => {
+            McJob::Bcast { .. } => {}
+            McJob::Asp { .. } => {
                 let bytes = self.asp_row_bytes();
-                let rows_per = self.asp_rows_per();
-                let McProgram::Asp { iterations, next, computing, have, finished, end, .. } = self else { return };
+                let McJob::Asp { n, rows, iterations, next, computing, have, finished, end, .. } = self else {
+                    return;
+                };
                 computing[host as usize] = false;
                 next[host as usize] += 1;
                 let k = next[host as usize];
@@ -280,16 +284,16 @@ impl McProgram {
                     return;
                 }
                 // The owner of the next row has just updated it: broadcast it, then go on.
-                if k / rows_per == host {
+                if asp_owner(*n, *rows, k) == host {
                     have[(host * *iterations + k) as usize] = true;
                     out.push(McOut::Bcast { host, size: bytes });
                 }
                 self.asp_advance(host, out);
             }
-            McProgram::Qr { .. } => {
+            McJob::Qr { .. } => {
                 let h = host as usize;
                 let (phase, k) = match self {
-                    McProgram::Qr { phase, k, .. } => (phase[h], k[h]),
+                    McJob::Qr { phase, k, .. } => (phase[h], k[h]),
                     _ => return,
                 };
                 match phase {
@@ -299,14 +303,14 @@ impl McProgram {
                     }
                     QrPhase::House => {
                         let bytes = self.qr_column_bytes(k);
-                        if let McProgram::Qr { columns, .. } = self {
+                        if let McJob::Qr { columns, .. } = self {
                             columns[h] += 1; // its own pivot column
                         }
                         out.push(McOut::Bcast { host, size: bytes });
                         self.qr_start_update(host, out);
                     }
                     QrPhase::Update => {
-                        if let McProgram::Qr { k, iterations, finished, end, .. } = self {
+                        if let McJob::Qr { k, iterations, finished, end, .. } = self {
                             k[h] += 1;
                             if k[h] == *iterations {
                                 *finished += 1;
@@ -328,15 +332,15 @@ impl McProgram {
     /// Whether the program has finished.
     pub fn done(&self) -> bool {
         match self {
-            McProgram::Bcast { iterations, count, completed, .. } => *completed == *iterations + *count,
-            McProgram::Asp { n, finished, .. } | McProgram::Qr { n, finished, .. } => *finished == *n,
+            McJob::Bcast { iterations, count, completed, .. } => *completed == *iterations + *count,
+            McJob::Asp { n, finished, .. } | McJob::Qr { n, finished, .. } => *finished == *n,
         }
     }
 
     /// The program's measurements.
     pub fn metrics(&self, m: &mut Metrics) {
         match self {
-            McProgram::Bcast { size, iterations, count, latency_sum, burst_start, burst_end, .. } => {
+            McJob::Bcast { size, iterations, count, latency_sum, burst_start, burst_end, .. } => {
                 if *iterations > 0 {
                     m.set("latency_us", latency_sum.as_us_f64() / *iterations as f64);
                 }
@@ -350,7 +354,7 @@ impl McProgram {
                     }
                 }
             }
-            McProgram::Asp { end, .. } | McProgram::Qr { end, .. } => {
+            McJob::Asp { end, .. } | McJob::Qr { end, .. } => {
                 m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
             }
         }
@@ -360,84 +364,74 @@ impl McProgram {
 
     fn asp_rows_per(&self) -> u32 {
         match self {
-            McProgram::Asp { n, rows, .. } => rows / n,
+            McJob::Asp { n, rows, .. } => asp_rows_per(*n, *rows),
             _ => 1,
         }
     }
 
     fn asp_owner(&self, row: u32) -> u32 {
-        row / self.asp_rows_per()
+        match self {
+            McJob::Asp { n, rows, .. } => asp_owner(*n, *rows, row),
+            _ => row,
+        }
     }
 
-    /// One row of 32-bit distances.
     fn asp_row_bytes(&self) -> u64 {
         match self {
-            McProgram::Asp { rows, .. } => 4 * *rows as u64,
+            McJob::Asp { rows, .. } => asp_row_bytes(*rows),
             _ => 0,
         }
     }
 
     /// Starts `host`'s next iteration if it is idle and has the row.
     fn asp_advance(&mut self, host: u32, out: &mut Vec<McOut>) {
-        let rows_per = self.asp_rows_per();
-        if let McProgram::Asp { rows, iterations, per_elem, next, computing, have, .. } = self {
+        if let McJob::Asp { n, rows, iterations, per_elem, next, computing, have, .. } = self {
             let h = host as usize;
             let k = next[h];
             if computing[h] || k >= *iterations || !have[(host * *iterations + k) as usize] {
                 return;
             }
             computing[h] = true;
-            let elems = rows_per as u64 * *rows as u64;
-            out.push(McOut::Compute { host, d: per_elem.times(elems) });
+            out.push(McOut::Compute { host, d: per_elem.times(asp_update_elems(*n, *rows)) });
         }
     }
 
     // -- QR -------------------------------------------------------------
 
     fn qr_set(&mut self, host: u32, p: QrPhase) {
-        if let McProgram::Qr { phase, .. } = self {
+        if let McJob::Qr { phase, .. } = self {
             phase[host as usize] = p;
         }
     }
 
-    /// Columns `j >= from` (of `cols`) owned by `host` (cyclic over `n`).
-    fn qr_local_cols(n: u32, cols: u32, host: u32, from: u32) -> u64 {
-        let upto = |end: u32| if end > host { ((end - host - 1) / n + 1) as u64 } else { 0 };
-        upto(cols) - upto(from)
-    }
-
     fn qr_norm_cost(&self, host: u32) -> Duration {
         match self {
-            McProgram::Qr { n, cols, norm_elem, k, .. } => {
-                let kk = k[host as usize];
-                let elems = Self::qr_local_cols(*n, *cols, host, kk) * (*cols - kk) as u64;
-                norm_elem.times(elems)
+            McJob::Qr { n, cols, norm_elem, k, .. } => {
+                norm_elem.times(qr_norm_elems(*n, *cols, host, k[host as usize]))
             }
             _ => Duration::ZERO,
         }
     }
 
-    /// The pivot column below the diagonal, doubles.
     fn qr_column_bytes(&self, k: u32) -> u64 {
         match self {
-            McProgram::Qr { cols, .. } => 8 * (*cols - k) as u64,
+            McJob::Qr { cols, .. } => qr_column_bytes(*cols, k),
             _ => 0,
         }
     }
 
     fn qr_start_update(&mut self, host: u32, out: &mut Vec<McOut>) {
-        if let McProgram::Qr { n, cols, update_elem, k, phase, .. } = self {
+        if let McJob::Qr { n, cols, update_elem, k, phase, .. } = self {
             let kk = k[host as usize];
             phase[host as usize] = QrPhase::Update;
-            let elems = Self::qr_local_cols(*n, *cols, host, kk + 1) * (*cols - kk) as u64;
-            out.push(McOut::Compute { host, d: update_elem.times(elems) });
+            out.push(McOut::Compute { host, d: update_elem.times(qr_update_elems(*n, *cols, host, kk)) });
         }
     }
 
     /// Moves `host` through the reduce and the column wait as far as its inputs allow.
     fn qr_advance(&mut self, host: u32, _now: Instant, out: &mut Vec<McOut>) {
         let h = host as usize;
-        let McProgram::Qr { n, cols, update_elem, tree, k, phase, contrib, results, columns, .. } = self else {
+        let McJob::Qr { n, cols, update_elem, tree, k, phase, contrib, results, columns, .. } = self else {
             return;
         };
         let kk = k[h];
@@ -459,11 +453,10 @@ impl McProgram {
             phase[h] = QrPhase::WaitResult;
         }
         if phase[h] == QrPhase::WaitResult && results[h] > kk {
-            if kk % *n == host {
+            if qr_owner(*n, kk) == host {
                 // The pivot column's owner computes the Householder vector (norm + scale).
                 phase[h] = QrPhase::House;
-                let elems = (*cols - kk) as u64;
-                out.push(McOut::Compute { host, d: update_elem.times(2 * elems) });
+                out.push(McOut::Compute { host, d: update_elem.times(qr_house_elems(*cols, kk)) });
                 return;
             }
             phase[h] = QrPhase::WaitColumn;

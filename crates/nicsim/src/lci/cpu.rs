@@ -137,7 +137,7 @@ impl Stack {
             Mode::Handler { resume: Some(d) } => workload::Control::Compute(d),
             Mode::Handler { resume: None } => workload::Control::Sleep,
             _ => {
-                let c = self.program.control(h, now);
+                let c = self.job.control(h, now);
                 if self.flush_sends(now) && !self.hosts[i].outbox.is_empty() {
                     self.host_next(h, now);
                     return true;

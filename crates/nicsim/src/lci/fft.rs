@@ -16,6 +16,7 @@ use super::host::Control;
 use super::host::Outgoing;
 use crate::engine::SimRng;
 use crate::time::{Duration, Instant};
+use crate::workload::fft_chunk;
 use crate::Metrics;
 use std::fmt;
 
@@ -43,11 +44,6 @@ pub struct Fft {
     finish: Vec<Option<Instant>>,
     sends: Vec<(u32, Outgoing)>,
 }
-
-/// Compute of one iteration varies uniformly by +-this fraction (\[estimate]:
-/// load imbalance and cache effects; it skews the processes so that some
-/// compute while others still send).
-pub const COMPUTE_JITTER: f64 = 0.2;
 
 impl Fft {
     pub fn new(procs: u32, iterations: u64, block: u64, compute: Duration, seed: u64) -> Self {
@@ -86,9 +82,7 @@ impl Fft {
                         continue;
                     }
                     self.phase[i] = Phase::Computing;
-                    let f = 1.0 + COMPUTE_JITTER * (2.0 * self.rng.unit() - 1.0);
-                    let per_chunk = self.compute.as_ns_f64() / (self.procs - 1) as f64;
-                    return Control::Compute(Duration::from_ns_f64(per_chunk * f));
+                    return Control::Compute(fft_chunk(self.compute, self.procs, &mut self.rng));
                 }
                 Phase::Computing | Phase::Finished => return Control::Wait,
                 Phase::Send => {

@@ -57,7 +57,7 @@ fn ni_forwarding_sends_to_children_before_the_host_dma_completes() {
         if stack(&world).nis[1].delivered > before {
             delivered1 = Some(now);
         }
-        if stack(&world).program.done() {
+        if stack(&world).job.done() {
             break;
         }
     }
@@ -124,7 +124,7 @@ fn first_forward_and_last_upcall_at_1(forwarding: &str) -> (Instant, Instant) {
         if stack(&world).hosts[1].upcalls == 4 && before == 3 {
             last_consumed_at_1 = Some(now);
         }
-        if stack(&world).program.done() {
+        if stack(&world).job.done() {
             break;
         }
     }

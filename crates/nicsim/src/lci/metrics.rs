@@ -38,7 +38,7 @@ impl Stack {
             frame_extra_bytes: (self.header + spec.overhead_bytes) as u64,
             frame_payload: self.hosts[0].packet_bytes() as u64,
         };
-        self.program.metrics(&mut m, &link);
+        self.job.metrics(&mut m, &link);
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
         let wd_irqs = self.packet_irqs + self.wd.iter().map(|w| w.raised).sum::<u64>();
         m.set("watchdog_interrupts", wd_irqs as f64);

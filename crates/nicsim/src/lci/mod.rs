@@ -55,7 +55,7 @@ use crate::time::{Duration, Instant};
 use crate::SimError;
 use host::{Host, HostAction};
 use ni::{FwCosts, Ni, RxNext};
-use workload::Program;
+use workload::Job;
 
 /// One LCI packet (header fields the model needs; no bytes are built).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,7 +153,7 @@ pub struct Stack {
     /// Per NI: senders whose head packet waits for one of its receive buffers.
     blocked: Vec<Vec<u32>>,
     header: u32,
-    program: Program,
+    job: Job,
     packets_sent: u64,
     packets_delivered: u64,
     mc: multicast::McState,
@@ -226,7 +226,7 @@ impl Stack {
             buses: (0..n).map(|_| Bus::new(&t.bus)).collect(),
             blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
-            program: Program::new(&s.workload, s.fanout),
+            job: Job::new(&s.workload, s.fanout),
             packets_sent: 0,
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
@@ -266,7 +266,7 @@ impl Stack {
     pub fn start(&mut self) {
         self.mc_start(Instant::ZERO);
         for h in 0..self.hosts.len() as u32 {
-            if !self.program.participates(h) {
+            if !self.job.participates(h) {
                 self.cpu[h as usize].mode = cpu::Mode::Sleep;
                 continue;
             }
@@ -275,7 +275,7 @@ impl Stack {
             if let Some(c) = self.clock {
                 self.at(Instant::ZERO + c.period, ni_origin(h), Ev::ClockTick(h));
             }
-            if let Some(o) = self.program.start(h) {
+            if let Some(o) = self.job.start(h) {
                 self.hosts[h as usize].outbox.push_back(o);
             }
             self.host_next(h, Instant::ZERO);
@@ -284,7 +284,7 @@ impl Stack {
 
     /// Whether the program is done.
     pub fn done(&self) -> bool {
-        self.program.done()
+        self.job.done()
     }
 
     /// Handles the event in `slot` at `now`, the world's `events`-th.
@@ -326,7 +326,7 @@ impl Stack {
     /// and FFT: `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a
     /// sleeping home node) rather than an error.
     pub fn stuck_is_a_result(&self) -> bool {
-        matches!(self.program, Program::Dsm(_) | Program::Fft(_))
+        matches!(self.job, Job::Dsm(_) | Job::Fft(_))
     }
 
     fn at(&mut self, t: Instant, origin: Origin, ev: Ev) {
@@ -370,7 +370,7 @@ impl Stack {
                 host.busy = true;
                 let done = now + cost;
                 if pkt.last && !pkt.ack_only {
-                    if let Some(out) = self.program.on_message(h, pkt.src, done) {
+                    if let Some(out) = self.job.on_message(h, pkt.src, done) {
                         self.hosts[h as usize].outbox.push_back(out);
                     }
                     self.flush_sends(now);
@@ -504,7 +504,7 @@ impl Stack {
                 if c.gen == gen && matches!(c.mode, cpu::Mode::Compute { .. }) {
                     c.mode = cpu::Mode::Library;
                     self.hosts[h as usize].irq_enabled = false;
-                    self.program.compute_done(h);
+                    self.job.compute_done(h);
                     self.host_next(h, now);
                 }
             }
@@ -560,7 +560,7 @@ impl Stack {
     /// Moves the program's new messages to the senders' outboxes, waking a
     /// sender that spins in the library. Returns whether there were any.
     fn flush_sends(&mut self, now: Instant) -> bool {
-        let sends = self.program.drain_sends();
+        let sends = self.job.drain_sends();
         let any = !sends.is_empty();
         for (from, o) in sends {
             let host = &mut self.hosts[from as usize];

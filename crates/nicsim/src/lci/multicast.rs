@@ -29,7 +29,7 @@
 use super::apps::McOut;
 use super::host::Outgoing;
 use super::ni::Ni;
-use super::workload::Program;
+use super::workload::Job;
 use super::{ni_origin, Ev, Packet, Stack};
 use crate::config::Forwarding;
 pub use crate::nic::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
@@ -90,7 +90,7 @@ pub struct McState {
     pub fwd_blocked: Vec<Vec<u32>>,
     /// Per host: program compute waiting to run once the host's sends are written.
     pub compute: Vec<Option<Duration>>,
-    /// Program outputs being applied (reused).
+    /// Job outputs being applied (reused).
     out: Vec<McOut>,
     /// Counters.
     pub host_forward_copies: u64,
@@ -132,7 +132,7 @@ impl Stack {
     /// The program's sends and compute at time zero.
     pub(super) fn mc_start(&mut self, now: Instant) {
         let mut out = std::mem::take(&mut self.mc.out);
-        if let Program::Mc(p) = &mut self.program {
+        if let Job::Mc(p) = &mut self.job {
             p.start(&mut out);
         }
         self.mc_apply(now, &mut out);
@@ -184,7 +184,7 @@ impl Stack {
     /// and the program's reaction. Returns true if it scheduled the host's
     /// next wake-up itself (a `host-packet` forward follows the upcall).
     pub(super) fn mc_consumed(&mut self, h: u32, pkt: Packet, done: Instant) -> bool {
-        if !matches!(self.program, Program::Mc(_)) {
+        if !matches!(self.job, Job::Mc(_)) {
             return false;
         }
         let mut took = false;
@@ -208,7 +208,7 @@ impl Stack {
         }
         if pkt.last {
             let mut out = std::mem::take(&mut self.mc.out);
-            if let Program::Mc(p) = &mut self.program {
+            if let Job::Mc(p) = &mut self.job {
                 match pkt.bcast {
                     Some(root) => p.on_bcast(h, root, pkt.msg_bytes, done, &mut out),
                     None => p.on_p2p(h, pkt.src, done, &mut out),
@@ -366,7 +366,7 @@ impl Stack {
             Ev::McComputeDone(h) => {
                 self.hosts[h as usize].busy = false;
                 let mut out = std::mem::take(&mut self.mc.out);
-                if let Program::Mc(p) = &mut self.program {
+                if let Job::Mc(p) = &mut self.job {
                     p.on_compute_done(h, now, &mut out);
                 }
                 self.mc_apply(now, &mut out);
@@ -379,7 +379,7 @@ impl Stack {
 
     /// Multicast metrics.
     pub(super) fn mc_metrics(&self, set: &mut dyn FnMut(&str, f64)) {
-        if !matches!(self.program, Program::Mc(_)) {
+        if !matches!(self.job, Job::Mc(_)) {
             return;
         }
         set("ni_forwards", self.nis.iter().map(|n| n.mc.forwards).sum::<u64>() as f64);

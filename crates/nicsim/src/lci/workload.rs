@@ -1,16 +1,22 @@
-//! The programs the LCI hosts run: what each host sends, and what it does
-//! when a whole message has arrived (after the upcall of its last packet).
+//! The programs the LCI hosts run, as one [`Job`]: the state of every
+//! host's part of the program together, told by the stack what reached
+//! which host (the upcall of a message's last packet), what compute ended,
+//! and answering what each host sends or does next. A `Job` is the whole
+//! run's; `crate::workload::Program` is one process's sequence of
+//! operations on the Open-MX library. What the programs both libraries run
+//! are made of (ASP's and QR's owners, bytes and elements per step, the
+//! FFT chunk) is `crate::workload::lci`'s.
 //!
 //! This module owns program logic and its measurements only; it does not
 //! time anything (the world calls it at upcall time with `now`).
 //!
-//! Extension points: add a variant to [`Program`] (and to
+//! Extension points: add a variant to [`Job`] (and to
 //! `crate::config::LciWorkload`) for broadcast latency/throughput, ASP and
 //! QR (multicast), or the DSM request/reply mixes and FFT all-to-all
-//! (watchdog, timers); implement it in [`Program::participates`],
-//! [`Program::start`], [`Program::on_message`], [`Program::done`] and [`Program::metrics`].
+//! (watchdog, timers); implement it in [`Job::participates`],
+//! [`Job::start`], [`Job::on_message`], [`Job::done`] and [`Job::metrics`].
 
-use super::apps::McProgram;
+use super::apps::McJob;
 use super::dsm::Dsm;
 use super::fft::Fft;
 pub use super::host::Control;
@@ -20,42 +26,42 @@ use crate::metrics::{stream_unmeasurable, LinkBound};
 use crate::time::{Duration, Instant};
 use crate::Metrics;
 
-/// A running program.
+/// A running program: every host's part of it.
 #[derive(Debug)]
-pub enum Program {
+pub enum Job {
     /// `src` streams messages to `dst`; the receiver times the last `messages`.
     Stream { src: u32, dst: u32, size: u64, messages: u64, warmup: u64, received: u64, t0: Instant, t1: Instant },
     /// `src` and `dst` bounce one message; `src` times the last `iterations` round trips.
     PingPong { src: u32, dst: u32, size: u64, iterations: u64, warmup: u64, trips: u64, t0: Instant, t1: Instant },
     /// A multicast program (broadcast, ASP, QR): every host takes part;
-    /// driven by `super::multicast`, not by [`Program::start`] / [`Program::on_message`].
-    Mc(Box<McProgram>),
+    /// driven by `super::multicast`, not by [`Job::start`] / [`Job::on_message`].
+    Mc(Box<McJob>),
     /// CRL-like DSM request/reply mix (`super::dsm`).
     Dsm(Box<Dsm>),
     /// FFT all-to-all (`super::fft`).
     Fft(Box<Fft>),
 }
 
-impl Program {
+impl Job {
     pub fn new(w: &LciWorkload, fanout: u32) -> Self {
-        if let Some(p) = McProgram::new(w, fanout) {
-            return Program::Mc(Box::new(p));
+        if let Some(p) = McJob::new(w, fanout) {
+            return Job::Mc(Box::new(p));
         }
         match *w {
             LciWorkload::Stream { src, dst, size, messages, warmup } => {
-                Program::Stream { src, dst, size, messages, warmup, received: 0, t0: Instant::ZERO, t1: Instant::ZERO }
+                Job::Stream { src, dst, size, messages, warmup, received: 0, t0: Instant::ZERO, t1: Instant::ZERO }
             }
             LciWorkload::PingPong { src, dst, size, iterations, warmup } => {
-                Program::PingPong { src, dst, size, iterations, warmup, trips: 0, t0: Instant::ZERO, t1: Instant::ZERO }
+                Job::PingPong { src, dst, size, iterations, warmup, trips: 0, t0: Instant::ZERO, t1: Instant::ZERO }
             }
             LciWorkload::Bcast { .. } | LciWorkload::Asp { .. } | LciWorkload::Qr { .. } => {
-                unreachable!("multicast workloads are McProgram")
+                unreachable!("multicast workloads are McJob")
             }
             LciWorkload::Dsm { mix, procs, operations, seed } => {
-                Program::Dsm(Box::new(Dsm::new(mix, procs, operations, seed)))
+                Job::Dsm(Box::new(Dsm::new(mix, procs, operations, seed)))
             }
             LciWorkload::FftAllToAll { procs, iterations, size, compute_ns, seed } => {
-                Program::Fft(Box::new(Fft::new(procs, iterations, size, Duration::from_ns(compute_ns), seed)))
+                Job::Fft(Box::new(Fft::new(procs, iterations, size, Duration::from_ns(compute_ns), seed)))
             }
         }
     }
@@ -63,22 +69,20 @@ impl Program {
     /// Whether `host` runs the program (enters the library and polls).
     pub fn participates(&self, host: u32) -> bool {
         match *self {
-            Program::Stream { src, dst, .. } | Program::PingPong { src, dst, .. } => host == src || host == dst,
-            Program::Mc(_) => true,
-            Program::Dsm(ref d) => d.participates(host),
-            Program::Fft(ref f) => f.participates(host),
+            Job::Stream { src, dst, .. } | Job::PingPong { src, dst, .. } => host == src || host == dst,
+            Job::Mc(_) => true,
+            Job::Dsm(ref d) => d.participates(host),
+            Job::Fft(ref f) => f.participates(host),
         }
     }
 
     /// What `host` sends at time zero.
     pub fn start(&self, host: u32) -> Option<Outgoing> {
         match *self {
-            Program::Stream { src, dst, size, messages, warmup, .. } if host == src => {
+            Job::Stream { src, dst, size, messages, warmup, .. } if host == src => {
                 Some(Outgoing { dst, size, count: messages + warmup, bcast: None })
             }
-            Program::PingPong { src, dst, size, .. } if host == src => {
-                Some(Outgoing { dst, size, count: 1, bcast: None })
-            }
+            Job::PingPong { src, dst, size, .. } if host == src => Some(Outgoing { dst, size, count: 1, bcast: None }),
             _ => None,
         }
     }
@@ -86,7 +90,7 @@ impl Program {
     /// A whole message from `from` reached `host`'s program at `now`.
     pub fn on_message(&mut self, host: u32, from: u32, now: Instant) -> Option<Outgoing> {
         match self {
-            Program::Stream { messages, warmup, received, t0, t1, .. } => {
+            Job::Stream { messages, warmup, received, t0, t1, .. } => {
                 *received += 1;
                 if *received == *warmup {
                     *t0 = now;
@@ -96,7 +100,7 @@ impl Program {
                 }
                 None
             }
-            Program::PingPong { src, size, iterations, warmup, trips, t0, t1, .. } => {
+            Job::PingPong { src, size, iterations, warmup, trips, t0, t1, .. } => {
                 if host != *src {
                     return Some(Outgoing { dst: from, size: *size, count: 1, bcast: None });
                 }
@@ -110,12 +114,12 @@ impl Program {
                 }
                 Some(Outgoing { dst: from, size: *size, count: 1, bcast: None })
             }
-            Program::Mc(_) => None,
-            Program::Dsm(d) => {
+            Job::Mc(_) => None,
+            Job::Dsm(d) => {
                 d.on_message(host, from);
                 None
             }
-            Program::Fft(f) => {
+            Job::Fft(f) => {
                 f.on_message(host);
                 None
             }
@@ -125,11 +129,11 @@ impl Program {
     /// Whether the program has finished.
     pub fn done(&self) -> bool {
         match *self {
-            Program::Stream { messages, warmup, received, .. } => received >= messages + warmup,
-            Program::PingPong { iterations, warmup, trips, .. } => trips >= iterations + warmup,
-            Program::Mc(ref p) => p.done(),
-            Program::Dsm(ref d) => d.done(),
-            Program::Fft(ref f) => f.done(),
+            Job::Stream { messages, warmup, received, .. } => received >= messages + warmup,
+            Job::PingPong { iterations, warmup, trips, .. } => trips >= iterations + warmup,
+            Job::Mc(ref p) => p.done(),
+            Job::Dsm(ref d) => d.done(),
+            Job::Fft(ref f) => f.done(),
         }
     }
 
@@ -137,7 +141,7 @@ impl Program {
     /// carry a stream (a faster figure is not measured).
     pub fn metrics(&self, m: &mut Metrics, link: &LinkBound) {
         match *self {
-            Program::Stream { size, messages, t0, t1, .. } => {
+            Job::Stream { size, messages, t0, t1, .. } => {
                 let s = t1.since(t0).as_s_f64();
                 // The sender posts every message at once: no window to fill.
                 match stream_unmeasurable(messages, 0, 0, size, s, link) {
@@ -152,7 +156,7 @@ impl Program {
                 }
                 m.set("elapsed_us", s * 1e6);
             }
-            Program::PingPong { size, iterations, t0, t1, .. } => {
+            Job::PingPong { size, iterations, t0, t1, .. } => {
                 let one_way = t1.since(t0).as_s_f64() / (2 * iterations) as f64;
                 if one_way > 0.0 {
                     m.set("latency_us", one_way * 1e6);
@@ -163,26 +167,26 @@ impl Program {
                     m.unmeasured("throughput_MBps", why);
                 }
             }
-            Program::Mc(ref p) => p.metrics(m),
-            Program::Dsm(ref d) => d.metrics(m),
-            Program::Fft(ref f) => f.metrics(m),
+            Job::Mc(ref p) => p.metrics(m),
+            Job::Dsm(ref d) => d.metrics(m),
+            Job::Fft(ref f) => f.metrics(m),
         }
     }
 
     /// Host `h`'s library has nothing to do at `now`: stay, compute or sleep.
     pub fn control(&mut self, h: u32, now: Instant) -> Control {
         match self {
-            Program::Dsm(d) => d.control(h, now),
-            Program::Fft(f) => f.control(h, now),
+            Job::Dsm(d) => d.control(h, now),
+            Job::Fft(f) => f.control(h, now),
             _ => Control::Wait,
         }
     }
 
-    /// Host `h` finished the compute phase that [`Program::control`] asked for.
+    /// Host `h` finished the compute phase that [`Job::control`] asked for.
     pub fn compute_done(&mut self, h: u32) {
         match self {
-            Program::Dsm(d) => d.compute_done(h),
-            Program::Fft(f) => f.compute_done(h),
+            Job::Dsm(d) => d.compute_done(h),
+            Job::Fft(f) => f.compute_done(h),
             _ => {}
         }
     }
@@ -190,8 +194,8 @@ impl Program {
     /// Messages the program decided to send since the last call: (host, message).
     pub fn drain_sends(&mut self) -> Vec<(u32, Outgoing)> {
         match self {
-            Program::Dsm(d) => d.drain_sends(),
-            Program::Fft(f) => f.drain_sends(),
+            Job::Dsm(d) => d.drain_sends(),
+            Job::Fft(f) => f.drain_sends(),
             _ => Vec::new(),
         }
     }

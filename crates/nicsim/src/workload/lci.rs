@@ -1,12 +1,18 @@
-//! The \[LCI] study's applications as programs of this interface: a
-//! broadcast from any root down its own tree, forwarded by the hosts or
-//! the NICs ([`bcast_from`]), ASP and QR ([`asp_ops`], [`qr_ops`], \[LCI]
-//! §4.3) and the FFT all-to-all of the timers study
-//! ([`fft_alltoall_ops`], §5.2), so that they run on Open-MX hosts of any
-//! preset. This module owns the operations each rank runs; it prices
-//! nothing (the library and `crate::config::Workload`'s compute do). The
-//! LCI stack's own programs (`crate::lci::apps`, `crate::lci::fft`) drive
-//! its user-level library, whose upcalls they answer.
+//! The \[LCI] study's applications, written once: a broadcast from any
+//! root down its own tree, ASP and QR (\[LCI] §4.3) and the FFT all-to-all
+//! of the timers study (§5.2). This module owns what each program is made
+//! of (who owns a row or a column, how many bytes each broadcast carries,
+//! how many elements each compute step covers, how an FFT chunk's compute
+//! is drawn: [`asp_owner`], [`asp_row_bytes`], [`asp_update_elems`],
+//! [`qr_local_cols`], [`qr_norm_elems`], [`qr_house_elems`],
+//! [`qr_update_elems`], [`qr_column_bytes`], [`QR_REDUCE_BYTES`],
+//! [`fft_chunk`]) and two drivers of it. The operations each rank runs on
+//! the Open-MX library ([`bcast_from`], [`asp_ops`], [`qr_ops`],
+//! [`fft_alltoall_ops`]) are here; the LCI stack's user-level library
+//! runs the same programs as upcall reactions of the whole job
+//! (`crate::lci::apps::McJob`, `crate::lci::fft::Fft`), which read these
+//! figures rather than restate them. It prices nothing (the library and
+//! `crate::config::Workload`'s compute do).
 
 use super::{tag, Body, Label, Op, Step};
 use crate::nic::multicast::Tree;
@@ -17,11 +23,18 @@ use crate::time::Duration;
 /// root sends to its children and every other rank receives from its
 /// parent, waits for the data and sends it on to its children; with NI
 /// forwarding the root multicasts the data ([`Op::Mcast`]) and the others
-/// receive it from the root. The sends to children are left outstanding.
+/// receive it from the root and wait for it. Either way a rank has the
+/// data before its next operation, as in the LCI stack's job
+/// (`crate::lci::apps`). The sends to children are left outstanding.
 pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: u64, tree: Tree, ni: bool) {
     use crate::nic::multicast::{children, parent};
     if ni {
-        ops.push(if rank == root { Op::Mcast { size, tag } } else { Op::Recv { src: Some(root), size, tag } });
+        if rank == root {
+            ops.push(Op::Mcast { size, tag });
+        } else {
+            ops.push(Op::Recv { src: Some(root), size, tag });
+            ops.push(Op::WaitOutstanding(0));
+        }
         return;
     }
     if let Some(p) = parent(tree, n, root, rank) {
@@ -39,15 +52,37 @@ pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: 
 /// owner's tree ([`bcast_from`]), then each rank updates its rows (`rows /
 /// n` x `rows` elements of `elem_ps`). One `Mark` pair around it all.
 pub fn asp_ops(ops: &mut Body, rank: u32, n: u32, rows: u32, iterations: u32, elem_ps: u64, tree: Tree, ni: bool) {
-    let per = rows / n;
-    let update = Duration::from_ps(elem_ps.saturating_mul(per as u64 * rows as u64));
+    let update = Duration::from_ps(elem_ps.saturating_mul(asp_update_elems(n, rows)));
     ops.push(Op::Mark(Label::Start));
     for k in 0..iterations {
-        bcast_from(ops, k / per, rank, n, 4 * rows as u64, tag::ASP + k as u64, tree, ni);
+        bcast_from(ops, asp_owner(n, rows, k), rank, n, asp_row_bytes(rows), tag::ASP + k as u64, tree, ni);
         ops.push(Op::Compute(update));
     }
     ops.push(Op::WaitOutstanding(0));
     ops.push(Op::Mark(Label::End));
+}
+
+/// ASP over `rows` rows on `n` ranks (`rows` a multiple of `n`): the rows
+/// each rank owns, a block of consecutive ones (rank `r` owns rows from
+/// `r * asp_rows_per(n, rows)`).
+pub fn asp_rows_per(n: u32, rows: u32) -> u32 {
+    rows / n
+}
+
+/// The rank that owns ASP row `row`, which broadcasts it for iteration `row`.
+pub fn asp_owner(n: u32, rows: u32, row: u32) -> u32 {
+    row / asp_rows_per(n, rows)
+}
+
+/// Bytes of an ASP row: `rows` 32-bit distances.
+pub fn asp_row_bytes(rows: u32) -> u64 {
+    4 * rows as u64
+}
+
+/// Elements a rank updates per ASP iteration: its `rows / n` rows of
+/// `rows` elements.
+pub fn asp_update_elems(n: u32, rows: u32) -> u64 {
+    asp_rows_per(n, rows) as u64 * rows as u64
 }
 
 /// Bytes of QR's reduce-to-all value: a double and a 32-bit column index
@@ -55,9 +90,38 @@ pub fn asp_ops(ops: &mut Body, rank: u32, n: u32, rows: u32, iterations: u32, el
 pub const QR_REDUCE_BYTES: u64 = 12;
 
 /// Columns `j >= from` of `cols` that `rank` of `n` owns (cyclic).
-fn qr_local_cols(n: u32, cols: u32, rank: u32, from: u32) -> u64 {
+pub fn qr_local_cols(n: u32, cols: u32, rank: u32, from: u32) -> u64 {
     let upto = |end: u32| if end > rank { ((end - rank - 1) / n + 1) as u64 } else { 0 };
     upto(cols) - upto(from)
+}
+
+/// The rank that owns QR column `k` (cyclic), which computes iteration
+/// `k`'s Householder vector and broadcasts it.
+pub fn qr_owner(n: u32, k: u32) -> u32 {
+    k % n
+}
+
+/// Elements of QR iteration `k`'s column norms at `rank`: its columns from
+/// `k`, each `cols - k` long below the diagonal.
+pub fn qr_norm_elems(n: u32, cols: u32, rank: u32, k: u32) -> u64 {
+    qr_local_cols(n, cols, rank, k) * (cols - k) as u64
+}
+
+/// Elements of QR iteration `k`'s Householder vector at the pivot
+/// column's owner (`k mod n`): two passes (norm, scale) over the column.
+pub fn qr_house_elems(cols: u32, k: u32) -> u64 {
+    2 * (cols - k) as u64
+}
+
+/// Elements of QR iteration `k`'s update at `rank`: the reflection applied
+/// to its columns after `k`.
+pub fn qr_update_elems(n: u32, cols: u32, rank: u32, k: u32) -> u64 {
+    qr_local_cols(n, cols, rank, k + 1) * (cols - k) as u64
+}
+
+/// Bytes of QR iteration `k`'s pivot column: `cols - k` doubles.
+pub fn qr_column_bytes(cols: u32, k: u32) -> u64 {
+    8 * (cols - k) as u64
 }
 
 /// The whole \[LCI] QR program of `rank` of `n` (`crate::config::Workload::Qr`),
@@ -84,8 +148,7 @@ pub fn qr_ops(
     let up = parent(tree, n, 0, rank);
     ops.push(Op::Mark(Label::Start));
     for k in 0..iterations {
-        let height = (cols - k) as u64;
-        ops.push(Op::Compute(Duration::from_ps(norm_ps.saturating_mul(qr_local_cols(n, cols, rank, k) * height))));
+        ops.push(Op::Compute(Duration::from_ps(norm_ps.saturating_mul(qr_norm_elems(n, cols, rank, k)))));
         let t = k as u64;
         for &c in &kids {
             ops.push(Op::Recv { src: Some(c), size: QR_REDUCE_BYTES, tag: tag::QR_REDUCE + t });
@@ -96,24 +159,29 @@ pub fn qr_ops(
         }
         bcast_from(ops, 0, rank, n, QR_REDUCE_BYTES, tag::QR_RESULT + t, tree, ni);
         ops.push(Op::WaitOutstanding(0));
-        let owner = k % n;
+        let owner = qr_owner(n, k);
         if rank == owner {
-            ops.push(Op::Compute(Duration::from_ps(update_ps.saturating_mul(2 * height))));
+            ops.push(Op::Compute(Duration::from_ps(update_ps.saturating_mul(qr_house_elems(cols, k)))));
         }
-        bcast_from(ops, owner, rank, n, 8 * height, tag::QR_COLUMN + t, tree, ni);
-        ops.push(Op::Compute(Duration::from_ps(
-            update_ps.saturating_mul(qr_local_cols(n, cols, rank, k + 1) * height),
-        )));
+        bcast_from(ops, owner, rank, n, qr_column_bytes(cols, k), tag::QR_COLUMN + t, tree, ni);
+        ops.push(Op::Compute(Duration::from_ps(update_ps.saturating_mul(qr_update_elems(n, cols, rank, k)))));
     }
     ops.push(Op::WaitOutstanding(0));
     ops.push(Op::Mark(Label::End));
 }
 
 /// The compute of an FFT all-to-all iteration varies per chunk by up to
-/// this fraction either way (\[estimate], as the LCI stack's program,
-/// `crate::lci::fft`: load imbalance and cache effects skew the ranks so
-/// that some compute while others send).
+/// this fraction either way (\[estimate]: load imbalance and cache effects
+/// skew the ranks so that some compute while others send).
 pub const FFT_COMPUTE_JITTER: f64 = 0.2;
+
+/// One chunk of an FFT all-to-all iteration of `compute` on `n` ranks:
+/// its `1 / (n - 1)` share times `1 +- FFT_COMPUTE_JITTER`, drawn from
+/// `rng` (one draw per chunk).
+pub fn fft_chunk(compute: Duration, n: u32, rng: &mut crate::engine::SimRng) -> Duration {
+    let f = 1.0 + FFT_COMPUTE_JITTER * (2.0 * rng.unit() - 1.0);
+    Duration::from_ns_f64(compute.as_ns_f64() / (n - 1) as f64 * f)
+}
 
 /// One iteration of the \[LCI] FFT all-to-all for `rank` of `n` (at least
 /// 2): a receive posted from every other rank (a ring), then `n - 1`
@@ -125,11 +193,9 @@ pub const FFT_COMPUTE_JITTER: f64 = 0.2;
 /// iteration to the next (the script repeats the one iteration).
 pub fn fft_alltoall_ops(ops: &mut Body, rank: u32, n: u32, block: u64, compute: Duration, seed: u64) {
     let mut rng = crate::engine::SimRng::new(seed ^ (u64::from(rank) << 32 | 0xF47));
-    let share = compute.as_ns_f64() / (n - 1) as f64;
     ops.0.push(Step::RecvRing { rank, n, size: block, tag: tag::FFT });
     for j in 1..n {
-        let f = 1.0 + FFT_COMPUTE_JITTER * (2.0 * rng.unit() - 1.0);
-        ops.push(Op::Compute(Duration::from_ns_f64(share * f)));
+        ops.push(Op::Compute(fft_chunk(compute, n, &mut rng)));
         ops.push(Op::Send { peer: (rank + j) % n, size: block, tag: tag::FFT });
     }
     ops.push(Op::WaitOutstanding(0));
@@ -193,6 +259,36 @@ mod tests {
                 |o| matches!(o, Op::Send { tag, .. } | Op::Mcast { tag, .. } if *tag == tag::ASP + (rows / n) as u64),
             );
             assert!(first.is_some(), "rank 1 owns row {}", rows / n);
+        }
+    }
+
+    #[test]
+    fn a_rank_computes_with_a_broadcast_row_or_column_only_once_it_has_it() {
+        // As the LCI stack's job: ASP's iteration k updates with row k, QR's
+        // update applies column k; with NI forwarding as with host
+        // forwarding, each receive of a broadcast is waited for before the
+        // next compute.
+        use crate::nic::multicast::Tree;
+        let (n, dim) = (4, 16);
+        for ni in [false, true] {
+            for rank in 0..n {
+                let (mut asp, mut qr) = (Body::new(), Body::new());
+                asp_ops(&mut asp, rank, n, dim, dim, 1000, Tree::Binary, ni);
+                qr_ops(&mut qr, rank, n, dim, dim / 2, (1000, 2000), Tree::Binary, ni);
+                for body in [asp, qr] {
+                    let ops: Vec<Op> = body.ops().collect();
+                    for (i, op) in ops.iter().enumerate() {
+                        if let Op::Recv { tag, .. } = op {
+                            if *tag >= tag::QR_REDUCE && *tag < tag::QR_RESULT {
+                                continue; // the reduce's receives are waited for as a group
+                            }
+                            let next =
+                                ops[i + 1..].iter().find(|o| matches!(o, Op::Compute(_) | Op::WaitOutstanding(_)));
+                            assert!(matches!(next, Some(Op::WaitOutstanding(0))), "rank {rank} ni {ni} op {i}: {op:?}");
+                        }
+                    }
+                }
+            }
         }
     }
 
