@@ -4,13 +4,12 @@
 //! completions' own timer (`nic.tx_delay_us`, `nic.tx_frames`) and Linux
 //! DIM's settings (`nic.adaptive`, `nic.cqe_mode_rx`, `nic.cqe_mode_tx`,
 //! `nic.adaptive_tx`, `nic.rx_profile`, `nic.tx_profile`), with the rule
-//! that a key the chosen policy does not read is refused by name
-//! ([`coalesce_spec`]).
+//! that a key the chosen policy does not read is refused by name (read
+//! from the scenario's `[nic]` table by `nic_opts.rs`, `coalesce_spec`).
 //!
 //! These are values only; the policies themselves (sans-I/O state machines)
 //! live in `crate::nic::coalesce`, which builds one from a [`CoalesceSpec`].
 
-use super::{check_f, int_or, ConfigError, Platform};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -247,164 +246,6 @@ impl CoalesceSpec {
 
 /// Largest `usec` and `pkts` of a DIM profile: `struct dim_cq_moder` holds
 /// them in `u16`s (include/linux/dim.h).
-const PROFILE_MAX: u64 = u16::MAX as u64;
-
-/// A profile table as the user writes it (`nic.rx_profile`,
-/// `nic.tx_profile`: ethtool -C rx-profile / tx-profile, Linux 6.12+):
-/// five `[usec, frames]` pairs.
-fn profile_table(key: &str, v: &toml::Value) -> Result<DimTable, ConfigError> {
-    let allowed = "five [usec, frames] pairs of integers 0 ..= 65535, e.g. \
-                   [[2, 256], [8, 128], [16, 64], [32, 64], [64, 64]] (usec 0 only with frames 0 or 1)";
-    let bad = || ConfigError::range(key, v, allowed);
-    let rows = v.as_array().filter(|a| a.len() == DIM_PROFILES).ok_or_else(bad)?;
-    let mut t = [DimProfile { usec: 0, frames: 0 }; DIM_PROFILES];
-    for (slot, row) in t.iter_mut().zip(rows) {
-        let pair = row.as_array().filter(|a| a.len() == 2).ok_or_else(bad)?;
-        let num = |x: &toml::Value| x.as_integer().and_then(|n| u64::try_from(n).ok()).filter(|&n| n <= PROFILE_MAX);
-        let (Some(usec), Some(frames)) = (num(&pair[0]), num(&pair[1])) else { return Err(bad()) };
-        if usec == 0 && frames > 1 {
-            return Err(bad());
-        }
-        *slot = DimProfile { usec: usec as u32, frames: frames as u32 };
-    }
-    Ok(t)
-}
-
-/// `key` is set but the policy does not read it: one line naming both.
-fn not_read(key: &str, policy: &str, why: &str) -> ConfigError {
-    ConfigError::new(format!(
-        "`nic.{key}` is not read by nic.coalescing = \"{policy}\" ({why}); leave it out or choose a policy that reads it"
-    ))
-}
-
-/// A fixed timer from the first completion, with the check that one with
-/// no delay still reports the last frames.
-fn absolute_timer(delay_key: &str, delay_us: f64, frames_key: &str, frames: u32) -> Result<TimeoutSpec, ConfigError> {
-    check_f(delay_key, delay_us, 0.0, 1e6)?;
-    if delay_us == 0.0 && frames > 1 {
-        // ethtool rx-usecs = 0 with rx-frames = N > 1: fewer frames would
-        // never be reported.
-        return Err(ConfigError::range(
-            frames_key,
-            frames,
-            &format!("0 or 1 when {delay_key} = 0 with the absolute timeout (fewer frames would never be reported)"),
-        ));
-    }
-    Ok(TimeoutSpec::absolute(Duration::from_ns_f64(delay_us * 1e3), frames))
-}
-
-/// The coalescing of the scenario's receive queues from its `[nic]` table
-/// and the preset's defaults (`nic.default_coalescing`,
-/// `nic.default_adaptive`, `nic.cqe_mode_rx`, `nic.cqe_mode_tx`,
-/// `nic.adaptive_tx`: what the NIC's driver does when nothing is set).
-/// A key the chosen policy does not read is refused by name.
-pub(crate) fn coalesce_spec(n: &super::scenario::NicOpts, platform: &Platform) -> Result<CoalesceSpec, ConfigError> {
-    let pn = &platform.nic;
-    let coalescing = n.coalescing.unwrap_or(pn.default_coalescing);
-    let policy = CoalesceSpec::new(coalescing, TimeoutSpec::myri10g_default(), AdaptiveFlavor::Dim).strategy_name();
-    let adaptive = matches!(coalescing, Coalescing::Adaptive | Coalescing::OpenmxAdaptive);
-    let flavor = n.adaptive.unwrap_or(pn.default_adaptive);
-    let tx_given = n.tx_delay_us.is_some() || n.tx_frames.is_some();
-    let tx_key = if n.tx_delay_us.is_some() { "tx_delay_us" } else { "tx_frames" };
-    let dim_keys = [
-        ("cqe_mode_rx", n.cqe_mode_rx.is_some()),
-        ("cqe_mode_tx", n.cqe_mode_tx.is_some()),
-        ("adaptive_tx", n.adaptive_tx.is_some()),
-        ("rx_profile", n.rx_profile.is_some()),
-        ("tx_profile", n.tx_profile.is_some()),
-    ];
-    if !adaptive {
-        if n.adaptive.is_some() {
-            return Err(not_read(
-                "adaptive",
-                policy,
-                "it chooses the algorithm of \"adaptive\" and \"openmx-adaptive\"",
-            ));
-        }
-        if let Some((key, _)) = dim_keys.iter().find(|(_, set)| *set) {
-            let why = if *key == "cqe_mode_rx" {
-                "it is DIM's; a timer restarted at each frame is nic.timeout_mode = \"packet\""
-            } else {
-                "it is DIM's (\"adaptive\", \"openmx-adaptive\")"
-            };
-            return Err(not_read(key, policy, why));
-        }
-        let ts = super::scenario::timeout_spec(n, pn.default_delay_us, coalescing)?;
-        return match coalescing {
-            Coalescing::Timeout if tx_given => {
-                let delay_us = n.tx_delay_us.unwrap_or(pn.default_delay_us);
-                let frames = int_or("nic.tx_frames", &n.tx_frames, 0, 0, 1 << 20)? as u32;
-                let tx = absolute_timer("nic.tx_delay_us", delay_us, "nic.tx_frames", frames)?;
-                Ok(CoalesceSpec::TimeoutTx(ts, tx))
-            }
-            _ if tx_given => Err(not_read(tx_key, policy, "its transmit completions share the receive timer")),
-            _ => Ok(CoalesceSpec::new(coalescing, ts, flavor)),
-        };
-    }
-    let sets_rx = [
-        ("delay_us", n.delay_us.is_some()),
-        ("frames", n.frames.is_some()),
-        ("timeout_mode", n.timeout_mode.is_some()),
-        ("cap_us", n.cap_us.is_some()),
-    ];
-    if let Some((key, _)) = sets_rx.iter().find(|(_, set)| *set) {
-        let why = match flavor {
-            AdaptiveFlavor::Itr => "ITR sets the interrupt gap itself",
-            _ => "DIM sets the receive timer from its profile table: nic.rx_profile",
-        };
-        return Err(not_read(key, policy, why));
-    }
-    if coalescing == Coalescing::OpenmxAdaptive && flavor == AdaptiveFlavor::Itr {
-        return Err(not_read("adaptive", policy, "its fallback timer is DIM's: \"dim\" or \"dim-irq\""));
-    }
-    if flavor != AdaptiveFlavor::Dim {
-        let why = match flavor {
-            AdaptiveFlavor::Itr => "with nic.adaptive = \"itr\"",
-            _ => "with nic.adaptive = \"dim-irq\", the RX EQE table on one timer",
-        };
-        if let Some((key, _)) = dim_keys.iter().find(|(_, set)| *set) {
-            return Err(not_read(key, policy, why));
-        }
-        if tx_given {
-            return Err(not_read(tx_key, policy, why));
-        }
-        return Ok(CoalesceSpec::new(coalescing, TimeoutSpec::myri10g_default(), flavor));
-    }
-    let table = |key: &str, v: &Option<toml::Value>| v.as_ref().map(|v| profile_table(key, v)).transpose();
-    let rx = DimSide { cqe: n.cqe_mode_rx.unwrap_or(pn.cqe_mode_rx), table: table("nic.rx_profile", &n.rx_profile)? };
-    let tx_cqe = n.cqe_mode_tx.unwrap_or(pn.cqe_mode_tx);
-    let tx_table = table("nic.tx_profile", &n.tx_profile)?;
-    let tx = if n.adaptive_tx.unwrap_or(pn.adaptive_tx) {
-        if tx_given {
-            return Err(not_read(tx_key, policy, "TX DIM sets the transmit timer with nic.adaptive_tx = true"));
-        }
-        Some(TxModeration::Dim(DimSide { cqe: tx_cqe, table: tx_table }))
-    } else {
-        if tx_table.is_some() {
-            return Err(not_read("tx_profile", policy, "it is TX DIM's, with nic.adaptive_tx = false"));
-        }
-        if tx_given {
-            let delay_us = n.tx_delay_us.unwrap_or(pn.default_delay_us);
-            let frames = int_or("nic.tx_frames", &n.tx_frames, 0, 0, 1 << 20)? as u32;
-            let t = absolute_timer("nic.tx_delay_us", delay_us, "nic.tx_frames", frames)?;
-            Some(TxModeration::Fixed { delay: t.delay, frames, cqe: tx_cqe })
-        } else if n.cqe_mode_tx.is_some() {
-            return Err(not_read(
-                "cqe_mode_tx",
-                policy,
-                "the transmit completions share the receive timer without nic.adaptive_tx or nic.tx_delay_us",
-            ));
-        } else {
-            None
-        }
-    };
-    let spec = DimSpec { rx, tx, at_irq: false };
-    Ok(match coalescing {
-        Coalescing::Adaptive => CoalesceSpec::Adaptive(AdaptiveSpec::Dim(spec)),
-        _ => CoalesceSpec::OpenMxAdaptive(spec),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

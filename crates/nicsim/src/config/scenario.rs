@@ -3,10 +3,11 @@
 //! user writes; [`Scenario::from_toml`] validates it into checked values.
 
 use super::nic_features::{ni_features, NiFeatureOpts, NiFeatures};
+use super::nic_opts::{NicOpts, Steering};
 use super::workload::{workload, Workload, WorkloadOpts};
 use super::{
-    check_f, check_u, int_or, toml_error_in, AdaptiveFlavor, CoalesceSpec, Coalescing, ConfigError, Hardware, Int,
-    Platform, Relation, Stack, TimeoutMode, TimeoutSpec, Times, TxReap, DEFAULT_PRESET, SEED_LIMIT,
+    check_f, check_u, int_or, toml_error_in, CoalesceSpec, ConfigError, Hardware, Int, Platform, Relation, Stack,
+    TimeoutMode, TimeoutSpec, Times, TxReap, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
@@ -34,93 +35,6 @@ pub struct ScenarioFile {
     pub protocol: ProtocolOpts,
     #[serde(default)]
     pub workload: WorkloadOpts,
-}
-
-/// NIC policy options.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NicOpts {
-    /// Coalescing strategy: disabled | timeout | openmx | stream | adaptive |
-    /// openmx-adaptive (default: the preset's `nic.default_coalescing`).
-    pub coalescing: Option<Coalescing>,
-    /// Coalescing delay in microseconds (ethtool rx-usecs; default: the
-    /// preset's NIC default).
-    pub delay_us: Option<f64>,
-    /// Frames threshold (ethtool rx-frames; 0 = none; at most 2^20).
-    pub frames: Option<Int>,
-    /// Timeout variant: absolute (default) | packet | throttle.
-    pub timeout_mode: Option<TimeoutMode>,
-    /// Absolute cap of the packet timer in microseconds (0 = none).
-    pub cap_us: Option<f64>,
-    /// Adaptive flavour: dim | itr | dim-irq (default: the preset's
-    /// `nic.default_adaptive`).
-    pub adaptive: Option<AdaptiveFlavor>,
-    /// The transmit completions' own timer in microseconds (ethtool
-    /// tx-usecs; with `timeout`, or DIM without TX DIM). Unset with
-    /// `tx_frames` unset: they share the receive timer.
-    pub tx_delay_us: Option<f64>,
-    /// The transmit completions' frames threshold (ethtool tx-frames).
-    pub tx_frames: Option<Int>,
-    /// DIM's receive timer restarts at every completion (ethtool
-    /// cqe-mode-rx; default: the preset's `nic.cqe_mode_rx`).
-    pub cqe_mode_rx: Option<bool>,
-    /// The same for the transmit side (ethtool cqe-mode-tx).
-    pub cqe_mode_tx: Option<bool>,
-    /// TX DIM (ethtool adaptive-tx; default: the preset's `nic.adaptive_tx`).
-    pub adaptive_tx: Option<bool>,
-    /// DIM's receive profile table (ethtool rx-profile, Linux 6.12+): five
-    /// `[usec, frames]` pairs (default: the kernel's table of the mode).
-    pub rx_profile: Option<toml::Value>,
-    /// TX DIM's profile table (ethtool tx-profile).
-    pub tx_profile: Option<toml::Value>,
-    /// Receive steering: single-rr (default) | single-core | multiqueue.
-    pub steering: Option<Steering>,
-    /// Core that receives the interrupt with `single-core` (default 0).
-    pub irq_core: Option<Int>,
-    /// \[LCI] polling watchdog interval in microseconds, 0 ..= 10^6 (0: none;
-    /// default: the preset's `nic.watchdog_us`).
-    pub watchdog_us: Option<f64>,
-    /// \[LCI] NI-level multicast forwarding in the firmware (default: the
-    /// preset's `nic.multicast_forwarding`); used by `workload.forwarding = "ni"`.
-    pub multicast_forwarding: Option<bool>,
-    /// \[LCI] NI clock period in microseconds for the library's fine-grain
-    /// timers, 0 or nic.tx_dma_startup_ns ..= 10^6 (0: none; default: the
-    /// preset's `nic.clock_period_us`).
-    pub clock_period_us: Option<f64>,
-    /// How the NIC lays a received frame into host memory: ring | shifted
-    /// (\[LCI] packet shifting; default: the preset's `nic.rx_delivery`).
-    pub rx_delivery: Option<super::RxDelivery>,
-    /// Link-level back-pressure: a frame that finds its receive ring full
-    /// waits at the stopped link instead of being dropped (default: the
-    /// preset's `nic.flow_control`; the bound is its `nic.flow_control_frames`).
-    pub flow_control: Option<bool>,
-    /// Host 0's own timeout coalescing, when it differs from the other
-    /// hosts' (the \[EMO] testbed kept Host A at the driver's defaults while
-    /// Host B's setting varied). Default: as the other hosts.
-    pub host0: Option<Host0Nic>,
-}
-
-/// `nic.host0`: host 0's absolute-timeout coalescing.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Host0Nic {
-    /// Coalescing delay in microseconds (default: the preset's NIC default).
-    pub delay_us: Option<f64>,
-    /// Frames threshold (0 = none; at most 2^20).
-    pub frames: Option<Int>,
-}
-
-/// `nic.steering`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Steering {
-    /// One queue, interrupt spread round-robin over all cores (default).
-    #[default]
-    SingleRr,
-    /// One queue, interrupt bound to `nic.irq_core`.
-    SingleCore,
-    /// [OMX-MQ]: one queue and vector per core, queue = endpoint mod cores.
-    Multiqueue,
 }
 
 /// Host options.
@@ -585,42 +499,6 @@ impl Scenario {
             lci: None,
         })
     }
-}
-
-/// The receive timer of the timer-driven policies (`nic.delay_us`,
-/// `nic.frames`, `nic.timeout_mode`, `nic.cap_us`; `default_delay_us`: the
-/// preset's) for strategy `coalescing`.
-pub(super) fn timeout_spec(
-    n: &NicOpts,
-    default_delay_us: f64,
-    coalescing: Coalescing,
-) -> Result<TimeoutSpec, ConfigError> {
-    let delay_us = n.delay_us.unwrap_or(default_delay_us);
-    check_f("nic.delay_us", delay_us, 0.0, 1e6)?;
-    let frames = int_or("nic.frames", &n.frames, 0, 0, 1 << 20)? as u32;
-    let cap_us = n.cap_us.unwrap_or(0.0);
-    check_f("nic.cap_us", cap_us, 0.0, 1e6)?;
-    let ts = TimeoutSpec {
-        mode: n.timeout_mode.unwrap_or_default(),
-        delay: Duration::from_ns_f64(delay_us * 1e3),
-        frames,
-        cap: Duration::from_ns_f64(cap_us * 1e3),
-    };
-    // The absolute timer with no delay raises only on the frames
-    // threshold: the last frames of a run below it would never be
-    // reported (ethtool rx-usecs = 0, rx-frames = N > 1).
-    if ts.mode == TimeoutMode::Absolute
-        && ts.delay.is_zero()
-        && frames > 1
-        && matches!(coalescing, Coalescing::Timeout | Coalescing::Openmx | Coalescing::Stream)
-    {
-        return Err(ConfigError::range(
-            "nic.frames",
-            frames,
-            "0 or 1 when nic.delay_us = 0 with the absolute timeout (fewer frames would never be reported)",
-        ));
-    }
-    Ok(ts)
 }
 
 /// A Linux time given in ns (`{key}_ns`, the kernel's unit, an integer up

@@ -66,7 +66,7 @@ fn null_latency_is_the_fitted_12_us() {
     let s = scenario("packet-shifting", "kind = \"pingpong\"\nsize_bytes = 0\niterations = 200");
     let m = metrics(&s);
     let l = m.get("latency_us").unwrap();
-    assert!((l - 12.0).abs() < 0.25, "one-way null latency {l} us (refit: python -m nicsim.fit_lci)");
+    assert!((l - 12.0).abs() < 0.25, "one-way null latency {l} us (refit: python -m nicsim.studies.fit_lci)");
 }
 
 #[test]

@@ -25,6 +25,7 @@
 //! `crate::sim`), nor the protocol's transitions (`crate::proto`), which it
 //! applies.
 
+mod event;
 mod indexes;
 mod mcast;
 mod process;
@@ -34,7 +35,8 @@ mod step;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use process::{Action, LibEvent, Notice, PState, Peaks, Proc, Step, Writer};
+pub(crate) use event::{LibEvent, Writer};
+pub(crate) use process::{Action, Notice, PState, Peaks, Proc, Step};
 
 use crate::costs::Costs;
 use crate::host::{CacheCosts, CacheStats, Obj, Topology, TxPath};

@@ -3,67 +3,19 @@
 //! messages being reassembled, what its library will hand to the driver, and
 //! its protocol state (`crate::proto::Endpoint`).
 //!
-//! This module owns these types, the library's event format (`LibEvent`,
-//! what the handler writes into an endpoint's ring) and the methods the
+//! This module owns these types and the methods the
 //! kernel, the handler, the NI clock and the metrics call on a process;
 //! the indexed collections a process holds live in `indexes`, and the
 //! library's steps in `step`, `send` and `recv`.
 
+pub(crate) use super::event::{LibEvent, Writer, EVENT_RING_SLOTS};
 use super::indexes::{BySource, Early, MediumRxs, Regions, TimerEvents};
 use crate::host::{Obj, ObjClass, Owner, ProcLines};
 use crate::nic::RingEntry;
-use crate::proto::{Endpoint, Kind, Msg};
+use crate::proto::{Endpoint, Kind};
 use crate::time::{Duration, Instant};
 use crate::workload::{Op, Program};
 use std::collections::VecDeque;
-
-/// Who wrote a ring event and its data: the handler on a core of this
-/// die (its cache holds them), or the NIC itself, straight to memory
-/// (native MX, or a pull the copy engine completed into memory). Two
-/// bytes: a host has at most 64 dies (topology validation).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Writer {
-    Die(u8),
-    Memory,
-}
-
-impl Writer {
-    /// The handler on die `die` wrote it.
-    pub(crate) fn die(die: u16) -> Self {
-        Writer::Die(die as u8)
-    }
-}
-
-/// A library event in an endpoint's shared event ring: a message header and
-/// where it came from.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct LibEvent {
-    pub msg: Msg,
-    /// The sender's rank.
-    pub peer: u16,
-    /// Where the event and its data are (the handler's die, or memory).
-    pub writer: Writer,
-    /// The frame's interrupt stamp (see `Frame::irq_stamp`).
-    pub irq_stamp: u32,
-}
-
-/// Message events an endpoint's ring holds; a message frame that finds it
-/// full is dropped (counted as `dropped_event_queue_full`) and recovered
-/// by the sender's resend. [fact: `OMX_UNEXP_EVENTQ_ENTRY_NR` = 1024,
-/// Open-MX `common/omx_io.h`; the driver's `omx_notify_unexp_event` fails
-/// with `UNEXP_EVENTQ_FULL` when the library has not released a slot,
-/// `driver/linux/omx_event.c`]
-pub(crate) const EVENT_RING_SLOTS: usize = 1024;
-
-// Rings hold these by value: keep them at most six words.
-const _: () = assert!(std::mem::size_of::<LibEvent>() <= 48);
-
-impl LibEvent {
-    /// The same event with the message's sequence number set to `seq`.
-    pub(crate) fn with_seq(self, seq: u32) -> Self {
-        LibEvent { msg: Msg { seq, ..self.msg }, ..self }
-    }
-}
 
 /// What a process does when it gets the CPU ([`Proc::step`]).
 #[derive(Clone, Copy, Debug)]

@@ -53,6 +53,7 @@ mod echo;
 mod flood;
 #[cfg(test)]
 mod flow_tests;
+mod frame;
 mod handler;
 mod kernel;
 mod lci_stack;

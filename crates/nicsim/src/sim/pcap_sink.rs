@@ -33,7 +33,7 @@ use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufWriter};
 
-use super::wire_path::{Frame, HDR_CAP};
+use super::frame::{Frame, HDR_CAP};
 use crate::time::Instant;
 use crate::wire::PcapWriter;
 use crate::SimError;

@@ -8,50 +8,13 @@
 //! it (`nic_path`) nor who builds frames (the library, the pull protocol, the
 //! echo servers, the flood source).
 
+pub(super) use super::frame::{Frame, HDR_CAP};
 use super::pcap_sink::PcapSink;
 use super::{Drops, Ev, World, NETWORK_ORIGIN};
 use crate::engine::SimRng;
 use crate::net::Network;
 use crate::time::{Duration, Instant};
 use crate::wire::FrameRepr;
-
-/// Maximum header bytes kept per frame (Ethernet + largest Open-MX header).
-pub(super) const HDR_CAP: usize = 96;
-
-/// A frame in flight: its header plus the payload length (the payload's
-/// contents are never interpreted, so they are not stored).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Frame {
-    /// The header, as parsing its bytes gives it back (`None`: malformed).
-    /// Every hop (NIC firmware, bottom half, receive handler) reads this;
-    /// the bytes themselves are encoded only for the few readers that want
-    /// them (pcap, the kernel echo), by `header_bytes`. The header never
-    /// changes in flight.
-    pub(super) parsed: Option<FrameRepr>,
-    /// The receive descriptor's copy of the marker (set by the NIC firmware
-    /// when the frame arrives: [OMX-COAL] Algorithm 1, line 2).
-    pub(super) marked: bool,
-    /// Receive queue chosen by steering (set at arrival).
-    pub(super) q: u8,
-    /// The sending endpoint (its queue gets the transmit completion).
-    pub(super) src_ep: u8,
-    /// Interrupts the destination host had raised when this frame's DMA
-    /// completed: the first interrupt after it is the one that reports it.
-    pub(super) irq_stamp: u32,
-    pub(super) len: u32,
-    pub(super) src: u16,
-    pub(super) dst: u16,
-}
-
-impl Frame {
-    /// Encodes the header into `buf`; returns its length (0: malformed).
-    pub(super) fn header_bytes(&self, buf: &mut [u8; HDR_CAP]) -> usize {
-        let Some(repr) = self.parsed else { return 0 };
-        let hl = repr.header_len();
-        repr.emit(&mut buf[..hl]);
-        hl
-    }
-}
 
 /// The wire: the network (links, switch or grid) and what happens to a
 /// frame on it besides (loss, reordering and jitter from the scenario's
