@@ -21,7 +21,14 @@ PURE = [
     "nicsim.executor",
     "nicsim.bench",
 ]
-NEEDS_CORE = ["nicsim", "nicsim.capture", "nicsim.model", "nicsim.policy", "nicsim.sweeps"]
+NEEDS_CORE = [
+    "nicsim",
+    "nicsim.capture",
+    "nicsim.model",
+    "nicsim.policy",
+    "nicsim.sweeps",
+    "nicsim.cli.replay",
+]
 
 
 @pytest.mark.parametrize("name", PURE + NEEDS_CORE)

@@ -9,11 +9,8 @@ The work itself is done by :mod:`nicsim` (campaigns that write files by
 :mod:`nicsim.studies.campaign`). Importing it loads neither pandas nor
 matplotlib.
 
-Like every command module of :mod:`nicsim.cli`, it evaluates its annotations
-when it defines its functions (no ``from __future__ import annotations``):
-typer reads every command's annotations each time the command line is
-parsed, and as strings it compiled them again on every run (14 ms of a small
-``nicsim run``), where evaluated ones are part of the cached bytecode.
+It evaluates its annotations when it defines its functions, as every
+command module does (:mod:`nicsim.cli` says why).
 """
 
 from pathlib import Path

@@ -34,7 +34,7 @@ from nicsim.cli.common import console
 from nicsim.keys import Given, check_once, leaf_keys, overlap, parse_given
 from nicsim.metrics import NOT_MEASURED
 from nicsim.metrics import as_json as json_object
-from nicsim.scenario import Scenario
+from nicsim.scenario import Scenario, is_preset_file, loads, read_toml_file
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -43,11 +43,41 @@ if TYPE_CHECKING:
 
 __all__ = ["replay_command"]
 
+
+def scenario_policy(scenario: Scenario) -> str:
+    """Return the coalescing policy a scenario runs: its ``nic.coalescing``, else its preset's.
+
+    The preset's is ``nic.default_coalescing`` (``modern``: ``adaptive``,
+    what mlx5 runs), else :data:`DEFAULT_POLICY`.
+
+    Examples
+    --------
+    >>> scenario_policy(Scenario(preset="modern")), scenario_policy(Scenario(preset="omx2009"))
+    ('adaptive', 'timeout')
+    >>> scenario_policy(Scenario(preset="modern").set("nic.coalescing", "openmx"))
+    'openmx'
+    """
+    if "coalescing" in scenario.nic:
+        return str(scenario.nic["coalescing"])
+    preset = str(scenario.preset)
+    try:
+        if is_preset_file(preset):
+            text = read_toml_file(preset, "preset file")
+        else:
+            text = _core.preset_toml(preset)
+        nic = loads(text, f"preset {preset!r}").get("nic", {})
+    except NicsimError:
+        return DEFAULT_POLICY
+    if not isinstance(nic, dict):
+        return DEFAULT_POLICY
+    return str(nic.get("default_coalescing", DEFAULT_POLICY))
+
+
 #: The policies ``--coalescing`` and ``--compare`` take (``nic.coalescing``).
 POLICIES = ["disabled", "timeout", "openmx", "stream", "adaptive", "openmx-adaptive"]
-#: The policy of a scenario that sets no ``nic.coalescing``: the core's
-#: default (``Coalescing``, crates/nicsim/src/config/coalesce.rs); a preset
-#: has no policy of its own, only its delay (``nic.default_delay_us``).
+#: The policy of a scenario that sets no ``nic.coalescing`` on a preset
+#: that names none (``nic.default_coalescing``): the core's default
+#: (``Coalescing``, crates/nicsim/src/config/coalesce.rs).
 DEFAULT_POLICY = "timeout"
 #: The columns of the table, with what they are.
 COLUMNS = {
@@ -269,7 +299,7 @@ def replay_command(
             held.enter_context(outputs.OutputLock(state, target, "--out"))
         results: dict[str, ReplayResult] = {}
         for name, trial in scenarios:
-            label = name or str(base.nic.get("coalescing", DEFAULT_POLICY))
+            label = name or scenario_policy(base)
             results[label] = capture.replay(read, host_mac=host.mac, scenario=trial, trace=trace)
         first = next(iter(results.values()))
         frames = first.metrics["replay_frames"]

@@ -4,11 +4,8 @@ This module owns the command's options, how they overlay a scenario file
 (:func:`overlay`, which ``nicsim sweep`` uses too), the progress line of a
 long run and the summary tables; the run itself is :func:`nicsim.run`.
 
-Like every command module of :mod:`nicsim.cli`, it evaluates its annotations
-when it defines its functions (no ``from __future__ import annotations``):
-typer reads every command's annotations each time the command line is
-parsed, and as strings it compiled them again on every run (14 ms of a small
-``nicsim run``), where evaluated ones are part of the cached bytecode.
+It evaluates its annotations when it defines its functions, as every
+command module does (:mod:`nicsim.cli` says why).
 """
 
 import json

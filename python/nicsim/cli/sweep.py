@@ -5,11 +5,8 @@ aliases), the checks of ``--axis`` against ``--set`` and what an
 interrupted campaign says it kept; the campaigns themselves are
 :mod:`nicsim.studies.campaign`.
 
-Like every command module of :mod:`nicsim.cli`, it evaluates its annotations
-when it defines its functions (no ``from __future__ import annotations``):
-typer reads every command's annotations each time the command line is
-parsed, and as strings it compiled them again on every run (14 ms of a small
-``nicsim run``), where evaluated ones are part of the cached bytecode.
+It evaluates its annotations when it defines its functions, as every
+command module does (:mod:`nicsim.cli` says why).
 """
 
 import sys

@@ -244,12 +244,10 @@ impl CoalesceSpec {
     }
 }
 
-/// Largest `usec` and `pkts` of a DIM profile: `struct dim_cq_moder` holds
-/// them in `u16`s (include/linux/dim.h).
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::variant_names;
+    use crate::config::{variant_names, ConfigError};
 
     /// Result tables print the names the parser accepts.
     #[test]

@@ -102,6 +102,8 @@ pub enum Steering {
     Multiqueue,
 }
 
+/// Largest `usec` and `pkts` of a DIM profile: `struct dim_cq_moder` holds
+/// them in `u16`s (include/linux/dim.h).
 const PROFILE_MAX: u64 = u16::MAX as u64;
 
 /// A profile table as the user writes it (`nic.rx_profile`,

@@ -79,14 +79,14 @@ pub use replay::{
 pub(crate) use crate::costs::Costs;
 pub(crate) use echo::Echo;
 pub(crate) use flood::Flood;
+#[cfg(test)]
+pub(crate) use frame::Frame;
 pub(crate) use handler::RxBy;
 pub(crate) use kernel::{Core, KWork};
 pub(crate) use lib_io::ProcSet;
 pub(crate) use pull::Pulls;
 pub(crate) use run::{Ranks, Run};
 pub use trace::{Record, TraceCfg, Tracer, What, TRACK_NIC_TX, TRACK_RX_QUEUE};
-#[cfg(test)]
-pub(crate) use wire_path::Frame;
 pub(crate) use wire_path::{Frames, Wire};
 
 use crate::config::{Scenario, Workload};
