@@ -18,7 +18,7 @@ from scapy.packet import Raw
 from scapy.utils import PcapNgWriter, PcapWriter
 
 import nicsim
-from nicsim import capture
+from nicsim import capture, capture_read
 from nicsim._core import NicsimError
 from test_cli import assert_one_error_line, nicsim_cli
 
@@ -382,7 +382,8 @@ def test_a_capture_above_the_cap_is_refused_with_its_size_and_the_cap(
 ) -> None:
     path = tmp_path / "big.pcap"
     path.write_bytes(b"\0" * 2000)
-    monkeypatch.setattr(capture, "MAX_FILE_BYTES", 1000)
+    # The reader's bound (nicsim.capture re-exports it).
+    monkeypatch.setattr(capture_read, "MAX_FILE_BYTES", 1000)
     with pytest.raises(NicsimError, match="2,000 bytes, above the cap of 1,000 bytes"):
         capture.read_capture(path)
 
@@ -390,7 +391,7 @@ def test_a_capture_above_the_cap_is_refused_with_its_size_and_the_cap(
 def test_frames_beyond_the_frame_cap_are_refused(
     monkeypatch: pytest.MonkeyPatch, bursts: tuple[Path, int]
 ) -> None:
-    monkeypatch.setattr(capture, "MAX_FRAMES", 10)
+    monkeypatch.setattr(capture_read, "MAX_FRAMES", 10)
     with pytest.raises(NicsimError, match="more than 10 frames"):
         capture.read_capture(bursts[0])
 

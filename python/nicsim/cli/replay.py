@@ -228,7 +228,7 @@ def replay_command(
     ] = False,
 ) -> None:
     """Replay a capture's frames to one host through its NIC policy: interrupts, CPU, delay."""
-    from nicsim import capture, outputs
+    from nicsim import capture, capture_file, outputs
 
     policies = _policies(compare, coalescing)
     if trace is not None and len(policies) > 1:
@@ -287,9 +287,9 @@ def replay_command(
     if host_mac is not None and host_ip is not None:
         _fail("--host-mac and --host-ip: give one of them (both name the receiving host)")
     if host_mac is not None:
-        capture._parse_mac(host_mac)
+        capture_file._parse_mac(host_mac)
     if host_ip is not None:
-        capture._parse_ip(host_ip)
+        capture_file._parse_ip(host_ip)
     read = capture.read_capture(pcap, strict=strict)
     report = read.report
     host = read.select(host_mac, host_ip)

@@ -27,6 +27,7 @@ use std::fmt;
 
 mod adaptive;
 mod disabled;
+mod itr;
 mod openmx;
 mod split;
 mod stream;
@@ -37,11 +38,12 @@ mod tests;
 
 pub use crate::config::DimProfile;
 pub use adaptive::{
-    kernel_table, Dim, DimStats, DimTuneState, DimTuner, Itr, ItrClass, OpenMxAdaptive, DIM_NEVENTS,
-    NET_DIM_DEF_PROFILE_CQE, NET_DIM_DEF_PROFILE_EQE, NET_DIM_RX_CQE_PROFILES, NET_DIM_RX_EQE_PROFILES,
-    NET_DIM_TX_CQE_PROFILES, NET_DIM_TX_EQE_PROFILES,
+    kernel_table, Dim, DimStats, DimTuneState, DimTuner, OpenMxAdaptive, DIM_NEVENTS, NET_DIM_DEF_PROFILE_CQE,
+    NET_DIM_DEF_PROFILE_EQE, NET_DIM_RX_CQE_PROFILES, NET_DIM_RX_EQE_PROFILES, NET_DIM_TX_CQE_PROFILES,
+    NET_DIM_TX_EQE_PROFILES,
 };
 pub use disabled::Disabled;
+pub use itr::{Itr, ItrClass};
 pub use openmx::OpenMx;
 pub use split::TimeoutTx;
 pub use stream::Stream;
