@@ -1,0 +1,49 @@
+"""Seed stability (issue 46 item 3): :mod:`nicsim.studies.seeds` and the experiments it checks."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from nicsim import runner
+from nicsim.studies import experiments, seeds
+from nicsim.studies.seeds import Spread
+
+
+def test_departure_is_the_largest_relative_distance_from_the_median() -> None:
+    assert Spread("e", "value", "q", (100.0, 104.0, 98.0)).departure == pytest.approx(0.04)
+    assert Spread("e", "value", "q", (0.0, 0.0)).departure == 0.0
+    assert Spread("e", "value", "q", (0.0, 0.0, 1.0)).departure == float("inf")
+
+
+def test_a_value_some_seed_did_not_measure_is_not_stable() -> None:
+    assert not Spread("e", "value", "q", (1.0, None, 1.0)).stable
+    assert Spread("e", "value", "q", (1.0, 1.0, 1.0)).stable
+
+
+def test_a_claim_whose_verdict_flips_is_not_stable_even_when_close() -> None:
+    flips = Spread("e", "claim", "c", (0.999, 1.001), (True, False))
+    assert flips.departure is not None and flips.departure < seeds.STABLE
+    assert not flips.stable
+
+
+def test_spreads_reads_every_value_and_claim_of_an_experiment_off_each_seeds_table() -> None:
+    exp = experiments.get("coalescing-misorder")
+    tables = [runner.run_experiments([exp.id], jobs=1, seed=s) for s in (1, 2)]
+    rows = seeds.spreads(tables)
+    assert len(rows) == len(exp.published) + len(exp.claims)
+    assert {r.kind for r in rows} == {"value", "claim"} or not exp.published
+    assert all(len(r.values) == 2 for r in rows)
+    # An experiment missing from one seed's tables is left out.
+    assert seeds.spreads([tables[0], {}]) == []
+
+
+def test_spreads_of_a_perturbed_table_flag_the_moved_value() -> None:
+    exp = experiments.get("coalescing-misorder")
+    base = runner.run_experiments([exp.id], jobs=1, seed=1)[exp.id]
+    moved = base.copy()
+    numeric = [c for c in moved.columns if pd.api.types.is_float_dtype(moved[c])]
+    for column in numeric:
+        moved[column] = moved[column] * 1.5
+    rows = seeds.spreads([{exp.id: base}, {exp.id: base}, {exp.id: moved}])
+    assert any(not r.stable for r in rows)
