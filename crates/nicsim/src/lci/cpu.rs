@@ -12,7 +12,7 @@
 //! disabled whenever it runs (polling, sending, in the handler) and enabled
 //! while the program computes or sleeps outside it.
 
-use super::{host_origin, workload, Ev, Stack};
+use super::{host_origin, workload, Kind, Stack};
 use crate::time::{Duration, Instant};
 use std::fmt;
 
@@ -61,7 +61,7 @@ pub enum Signal {
 pub struct Cpu {
     pub mode: Mode,
     /// Generation of the pending compute-done event (a preempted computation's event is stale).
-    pub gen: u64,
+    pub gen: u32,
     /// Signal time stolen from a busy library action, paid before its next one.
     pub stolen: Duration,
 }
@@ -97,8 +97,9 @@ impl Stack {
         self.nis[h as usize].refresh_dma(t, &mut self.buses[h as usize])
     }
 
-    /// An NI interrupt reaches host `h` as a signal (SPEC §2.4).
-    pub(super) fn signal(&mut self, h: u32, now: Instant) {
+    /// An NI interrupt reaches host `h` as a signal (SPEC §2.4;
+    /// `Kind::Signal`).
+    pub fn signal(&mut self, h: u32, now: Instant) {
         let cost = self.hosts[h as usize].signal_cost();
         let c = &mut self.cpu[h as usize];
         match c.on_signal(now, self.hosts[h as usize].irq_enabled) {
@@ -110,21 +111,33 @@ impl Stack {
                 if host.spin_since.is_some() {
                     host.end_spin(now);
                     host.busy = true;
-                    self.at(now + cost, host_origin(h), Ev::HostDone(h));
+                    self.at(now + cost, host_origin(h), Kind::HostDone, h, 0);
                 } else {
                     // Busy in a library action: the CPU time is paid before the next one.
                     c.stolen += cost;
                 }
             }
             Signal::Handle { resume } => {
-                c.gen += 1;
+                c.gen = c.gen.wrapping_add(1);
                 c.mode = Mode::Handler { resume };
                 let host = &mut self.hosts[h as usize];
                 host.interrupts += 1;
                 host.irq_enabled = false;
                 host.busy = true;
-                self.at(now + cost, host_origin(h), Ev::HostDone(h));
+                self.at(now + cost, host_origin(h), Kind::HostDone, h, 0);
             }
+        }
+    }
+
+    /// `Kind::ComputeDone` of generation `gen`: the computation ends
+    /// unless a signal preempted it since.
+    pub fn compute_done(&mut self, h: u32, gen: u32, now: Instant) {
+        let c = &mut self.cpu[h as usize];
+        if c.gen == gen && matches!(c.mode, Mode::Compute { .. }) {
+            c.mode = Mode::Library;
+            self.hosts[h as usize].irq_enabled = false;
+            self.job.compute_done(h);
+            self.host_next(h, now);
         }
     }
 
@@ -149,11 +162,11 @@ impl Stack {
             workload::Control::Wait => false,
             workload::Control::Compute(d) => {
                 let c = &mut self.cpu[i];
-                c.gen += 1;
+                c.gen = c.gen.wrapping_add(1);
                 c.mode = Mode::Compute { end: now + d };
                 let gen = c.gen;
                 self.hosts[i].irq_enabled = true;
-                self.at(now + d, host_origin(h), Ev::ComputeDone(h, gen));
+                self.at(now + d, host_origin(h), Kind::ComputeDone, h, gen);
                 true
             }
             workload::Control::Sleep => {
