@@ -57,6 +57,7 @@ pub mod workload;
 use crate::config::{LciScenario, WatchdogDelay};
 use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
+use crate::host::core::{Mode, SignalledCore};
 use crate::net::grid::Grid;
 use crate::nic::watchdog::{Expiry, Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
@@ -187,7 +188,7 @@ pub struct Stack {
     /// NI when `nic.watchdog_us` is a delay, none otherwise), whether each
     /// NI interrupts at once per delivered packet (`"none"`) and those
     /// interrupts, packets each NI took in, the NI clock, and counters.
-    cpu: Vec<cpu::Cpu>,
+    cpu: Vec<SignalledCore>,
     wd: Vec<Watchdog>,
     irq_per_packet: bool,
     packet_irqs: u64,
@@ -256,7 +257,7 @@ impl Stack {
             packets_sent: 0,
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
-            cpu: vec![cpu::Cpu::new(cpu::Mode::Library); n as usize],
+            cpu: vec![SignalledCore::new(Mode::Library); n as usize],
             // The fetch is priced on the PCI bus (`ni_fetch`), not a fixed latency.
             wd: match s.watchdog {
                 WatchdogDelay::After(d) => vec![Watchdog::new(d, Duration::ZERO, Raises::Own); n as usize],
@@ -293,7 +294,7 @@ impl Stack {
         self.mc_start(Instant::ZERO);
         for h in 0..self.hosts.len() as u32 {
             if !self.job.participates(h) {
-                self.cpu[h as usize].mode = cpu::Mode::Sleep;
+                self.cpu[h as usize].sleep();
                 continue;
             }
             // The library runs with interrupts disabled.
@@ -393,7 +394,7 @@ impl Stack {
         }
         let host = &mut self.hosts[h as usize];
         let o = host_origin(h);
-        let stolen = std::mem::replace(&mut self.cpu[h as usize].stolen, Duration::ZERO);
+        let stolen = self.cpu[h as usize].take_owed();
         if !stolen.is_zero() {
             host.busy = true;
             self.at(now + stolen, o, Kind::HostDone, h, 0);
