@@ -14,6 +14,14 @@
 //! the world's frames, pull replies and processes. The queue and the core
 //! are generic over the work item (`W`) for that reason: the world names
 //! them with `crate::kernel::KWork`.
+//!
+//! A core whose process's NI interrupts reach it as signals (a user-level
+//! library without a kernel receive path: the \[LCI] stack's hosts) is a
+//! [`SignalledCore`]: where its process is (in the library, computing, in
+//! the signal handler, asleep, [`Mode`]) and what a signal does to it
+//! ([`SignalledCore::on_signal`]), with the compute segment's number and
+//! the time a signal owes as a `Core`'s segment number and stall; the
+//! stack that prices and schedules them is `crate::lci`'s (`lci/cpu.rs`).
 
 use super::Topology;
 use crate::time::{Duration, Instant};
@@ -250,9 +258,117 @@ impl<W: Copy> Core<W> {
     }
 }
 
+/// Where a signalled core's process is (SPEC §2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// In the library: polling, sending, consuming (interrupts disabled).
+    Library,
+    /// Computing outside the library until `end` (interrupts enabled).
+    Compute { end: Instant },
+    /// In the signal handler, which runs the library; then resumes the
+    /// computation with `resume` left, or sleeps (`None`).
+    Handler { resume: Option<Duration> },
+    /// Asleep outside the library, waiting for a signal (interrupts enabled).
+    Sleep,
+}
+
+/// What a signal does to a signalled core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Signal {
+    /// Interrupts enabled: the handler runs the library, then the program
+    /// resumes (`resume` of computation left) or sleeps again.
+    Handle { resume: Option<Duration> },
+    /// Interrupts disabled: the handler returns at once; the core pays the
+    /// delivery (kernel dispatch + user handler entry) and nothing else.
+    ReturnAtOnce,
+    /// Already in the handler: the signal is blocked and merged with the one
+    /// being handled (POSIX signals do not queue), whose library run will
+    /// see the new packet anyway.
+    Merged,
+}
+
+/// A core whose process's NI interrupts reach it as signals: the
+/// process's [`Mode`], the number of its compute segment (stale once a
+/// signal preempts it, as a [`Core`]'s segment) and the signal time it
+/// owes, paid before its next library action (as a [`Core`]'s stall).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SignalledCore {
+    mode: Mode,
+    gen: u32,
+    owed: Duration,
+}
+
+impl SignalledCore {
+    /// A core whose process starts in `mode`.
+    pub(crate) fn new(mode: Mode) -> Self {
+        SignalledCore { mode, gen: 0, owed: Duration::ZERO }
+    }
+
+    pub(crate) fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Whether the library runs (polls, sends, consumes) on this core.
+    pub(crate) fn in_library(&self) -> bool {
+        matches!(self.mode, Mode::Library | Mode::Handler { .. })
+    }
+
+    /// A signal reaches the process at `now`; `irq_enabled` is the flag in
+    /// host memory (the library keeps interrupts disabled while it runs).
+    pub(crate) fn on_signal(&self, now: Instant, irq_enabled: bool) -> Signal {
+        match self.mode {
+            Mode::Handler { .. } => Signal::Merged,
+            Mode::Compute { end } if irq_enabled => Signal::Handle { resume: Some(end.since(now)) },
+            Mode::Sleep if irq_enabled => Signal::Handle { resume: None },
+            _ => Signal::ReturnAtOnce,
+        }
+    }
+
+    /// The handler runs the library (a compute segment under way is stale);
+    /// then the process resumes `resume` of computation, or sleeps.
+    pub(crate) fn enter_handler(&mut self, resume: Option<Duration>) {
+        self.gen = self.gen.wrapping_add(1);
+        self.mode = Mode::Handler { resume };
+    }
+
+    /// The process leaves the library to compute for `d` from `now`: the
+    /// segment, whose end the stack schedules.
+    pub(crate) fn begin_compute(&mut self, now: Instant, d: Duration) -> Segment {
+        self.gen = self.gen.wrapping_add(1);
+        let end = now + d;
+        self.mode = Mode::Compute { end };
+        Segment { end, gen: self.gen }
+    }
+
+    /// Compute segment `gen` ended: the process is back in the library, or
+    /// `false` if the segment is stale (a signal preempted it).
+    pub(crate) fn end_compute(&mut self, gen: u32) -> bool {
+        if self.gen != gen || !matches!(self.mode, Mode::Compute { .. }) {
+            return false;
+        }
+        self.mode = Mode::Library;
+        true
+    }
+
+    /// The process leaves the library to sleep until a signal.
+    pub(crate) fn sleep(&mut self) {
+        self.mode = Mode::Sleep;
+    }
+
+    /// A signal took `d` from a busy library action.
+    pub(crate) fn owe(&mut self, d: Duration) {
+        self.owed += d;
+    }
+
+    /// The signal time owed, now paid.
+    pub(crate) fn take_owed(&mut self) -> Duration {
+        std::mem::replace(&mut self.owed, Duration::ZERO)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Core, Cur, KQueue, Segment, Sleep, Topology};
+    use super::{Core, Cur, KQueue, Mode, Segment, Signal, SignalledCore, Sleep, Topology};
     use crate::time::{Duration, Instant};
     use std::collections::VecDeque;
 
@@ -297,6 +413,32 @@ mod tests {
         assert!(c.is_current(seg2.gen));
         assert_eq!(c.end_segment(), Cur::Kernel(9));
         assert!(c.is_quiet());
+    }
+
+    #[test]
+    fn a_handler_that_finds_interrupts_disabled_returns_at_once() {
+        let c = SignalledCore::new(Mode::Library);
+        assert_eq!(c.on_signal(Instant::ZERO, false), Signal::ReturnAtOnce);
+        let mut c = SignalledCore::new(Mode::Library);
+        let seg = c.begin_compute(Instant::ZERO, Duration::from_us(100));
+        assert_eq!(
+            c.on_signal(Instant::ZERO + Duration::from_us(30), true),
+            Signal::Handle { resume: Some(Duration::from_us(70)) }
+        );
+        assert_eq!(SignalledCore::new(Mode::Sleep).on_signal(Instant::ZERO, true), Signal::Handle { resume: None });
+        let h = SignalledCore::new(Mode::Handler { resume: None });
+        assert_eq!(h.on_signal(Instant::ZERO, false), Signal::Merged);
+        // A signal handled preempts the computation: its end is stale.
+        c.enter_handler(Some(Duration::from_us(70)));
+        assert!(c.in_library());
+        assert!(!c.end_compute(seg.gen));
+        let seg = c.begin_compute(Instant::ZERO, Duration::from_us(70));
+        assert!(!c.in_library());
+        assert!(c.end_compute(seg.gen));
+        assert_eq!(c.mode(), Mode::Library);
+        c.owe(Duration::from_us(2));
+        c.owe(Duration::from_us(1));
+        assert_eq!((c.take_owed(), c.take_owed()), (Duration::from_us(3), Duration::ZERO));
     }
 
     #[test]

@@ -48,10 +48,10 @@ fn ni_forwarding_sends_to_children_before_the_host_dma_completes() {
     let mut delivered1 = None;
     loop {
         let before = stack(&world).nis[1].delivered;
-        let Some((now, ev)) = step(&mut world) else { break };
-        match ev {
-            Ev::Arrive(1, _) => arrive1 = Some(now),
-            Ev::Arrive(d @ (3 | 4), _) => forwards_of_1.push((d, now)),
+        let Some((now, kind, h, _)) = step(&mut world) else { break };
+        match (kind, h) {
+            (Kind::Arrive, 1) => arrive1 = Some(now),
+            (Kind::Arrive, d @ (3 | 4)) => forwards_of_1.push((d, now)),
             _ => {}
         }
         if stack(&world).nis[1].delivered > before {
@@ -117,8 +117,8 @@ fn first_forward_and_last_upcall_at_1(forwarding: &str) -> (Instant, Instant) {
     let mut last_consumed_at_1 = None;
     loop {
         let before = stack(&world).hosts[1].upcalls;
-        let Some((now, ev)) = step(&mut world) else { break };
-        if let Ev::Posted(1, _) = ev {
+        let Some((now, kind, h, _)) = step(&mut world) else { break };
+        if (kind, h) == (Kind::Posted, 1) {
             first_post_by_1.get_or_insert(now);
         }
         if stack(&world).hosts[1].upcalls == 4 && before == 3 {
@@ -202,4 +202,78 @@ fn multicast_same_seed_same_metrics() {
         let b = run_world(f, "kind = \"qr\"\ncols = 128\niterations = 4").1;
         assert_eq!(a, b, "{f}");
     }
+}
+
+fn pkt(frag: u32) -> Packet {
+    Packet {
+        src: 0,
+        dst: 1,
+        msg: 0,
+        frag,
+        last: false,
+        payload: 64,
+        msg_bytes: 640,
+        bcast: None,
+        ack: 0,
+        ack_only: false,
+    }
+}
+
+#[test]
+fn an_ni_store_holds_at_most_its_bound_and_reuses_the_indices_given_back() {
+    let mut s = ni::Packets::new(2);
+    let a = s.put(pkt(0)).expect("room");
+    let b = s.put(pkt(1)).expect("room");
+    assert_ne!(a, b);
+    assert_eq!(s.put(pkt(2)), None, "full at its bound");
+    assert_eq!(s.take(a), pkt(0));
+    assert_eq!(s.len(), 1);
+    assert_eq!(s.put(pkt(3)), Some(a), "the index given back is reused");
+    assert_eq!((s.get(a), s.get(b)), (pkt(3), pkt(1)));
+    // Each receive buffer: its arrival and up to `fanout` forwards; one
+    // host write per send buffer and one host forward.
+    assert_eq!(ni::Packets::capacity_for(64, 8, 2), 64 + 1 + 8 * 3);
+}
+
+#[test]
+fn the_world_queue_carries_the_stacks_events_and_every_packet_named_is_given_back() {
+    for f in SCHEMES {
+        let mut world = world(&scenario(f, "kind = \"bcast\"\nsize_bytes = 3000\niterations = 2\ncount = 1"));
+        let mut kinds = Vec::new();
+        let mut most = 0;
+        while let Some((_, kind, h, p)) = step(&mut world) {
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+            if kind == Kind::Arrive {
+                assert_eq!(p.map(|p| p.dst), Some(h), "{f}: an arrival is held by the NI it arrives at");
+            }
+            let s = stack(&world);
+            most = most.max(s.nis.iter().map(|n| n.packets.len()).max().unwrap_or(0));
+        }
+        // The queue ran dry: every packet an event named was taken back.
+        let s = stack(&world);
+        assert!(s.job.done(), "{f}");
+        assert!(s.nis.iter().all(|n| n.packets.is_empty()), "{f}");
+        assert!(most > 0 && most <= s.nis[0].packets.capacity() as usize, "{f}: {most}");
+        for k in [Kind::Posted, Kind::Arrive, Kind::TxReady, Kind::TxDone, Kind::RxStep] {
+            assert!(kinds.contains(&k), "{f}: {k:?} in {kinds:?}");
+        }
+        let forwards: &[Kind] = match f {
+            "host-packet" => &[Kind::McForward, Kind::McWrite],
+            "ni" => &[Kind::FwdReady, Kind::FwdDone],
+            _ => &[],
+        };
+        assert!(forwards.iter().all(|k| kinds.contains(k)), "{f}: {kinds:?}");
+    }
+}
+
+#[test]
+fn an_event_past_an_nis_store_ends_the_run_with_one_line_naming_the_bound() {
+    let mut world = world(&scenario("ni", "kind = \"bcast\"\nsize_bytes = 1024\niterations = 1\ncount = 0"));
+    // NI 1 (an interior node of root 0's tree) with room for no packet.
+    world.lci.as_mut().expect("the world runs the stack").nis[1].packets = ni::Packets::new(0);
+    let e = world.run().expect_err("an arrival at NI 1 has no room");
+    assert!(e.0.starts_with("NI 1 holds more packets in flight than its buffers allow (0: "), "{e}");
+    assert!(!e.0.contains('\n'), "{e}");
 }

@@ -4,8 +4,9 @@
 //!
 //! [`Stack`] is one component of the simulated world (`crate::sim::World`,
 //! `protocol.stack = "lci"`): the world's one event loop hands it the
-//! events addressed to it ([`Stack::handle_slot`]) and takes the events it
-//! schedules ([`Stack::take_scheduled`]); it never runs a loop of its own.
+//! events addressed to it, each to the method of its [`Kind`], and takes
+//! the events it schedules ([`Stack::take_scheduled`]); it never runs a
+//! loop of its own and has no event type or event store of its own.
 //! Its parts: [`host`] (library: PIO sends, receive-buffer queue, polling,
 //! upcall), [`ni`] (LANai firmware: buffers, DMA engines, delivery plans),
 //! `crate::host::bus` (each host's shared PCI bus, shared with the Open-MX
@@ -32,7 +33,15 @@
 //! (`crate::nic::timers`), the reliable
 //! protocol ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all
 //! ([`fft`]) programs; the stack wires them with the events after
-//! [`Ev::RefreshDone`].
+//! [`Kind::RefreshDone`].
+//!
+//! Its events are the world's (`crate::sim::Ev::Lci`): a [`Kind`], the
+//! host or NI it concerns and one `u32`, a packet's index in that NI's
+//! store ([`ni::Packets`], bounded) or a generation. The world routes each
+//! to the method of its kind (`crate::sim` `lci_stack`), then asks
+//! [`Stack::after_event`] whether the program is done or stopped
+//! progressing, and queues the events the stack scheduled
+//! ([`Stack::take_scheduled`], in their order).
 
 pub mod apps;
 pub mod cpu;
@@ -48,6 +57,7 @@ pub mod workload;
 use crate::config::{LciScenario, WatchdogDelay};
 use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
+use crate::host::core::{Mode, SignalledCore};
 use crate::net::grid::Grid;
 use crate::nic::watchdog::{Expiry, Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
@@ -81,67 +91,84 @@ pub struct Packet {
     pub ack_only: bool,
 }
 
-/// Events of the LCI stack (the world's queue carries their slots).
-#[derive(Debug, Clone, Copy)]
-pub enum Ev {
+/// What an event of the LCI stack in the world's queue is
+/// (`crate::sim::Ev::Lci { kind, host, arg }`); each is one method of
+/// [`Stack`], named after it, for host or NI `h` = `host`. `arg` is the
+/// index of a packet in NI `h`'s store ([`ni::Packets`]) for the kinds
+/// that carry one, a generation for `ComputeDone` and the watchdog's, 0
+/// otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
     /// Host `h` finished its current action.
-    HostDone(u32),
+    HostDone,
     /// Host `h` finished the library send path: write the packet now.
-    HostWrite(u32),
+    HostWrite,
     /// Host `h`'s PIO read of its NI's delivered counter completed.
-    PollDone(u32),
+    PollDone,
     /// Host `h`'s PIO read of its NI's released-send-buffer counter completed.
-    SendCounterDone(u32),
-    /// The descriptor written by host `h` is in its NI's SRAM.
-    Posted(u32, Packet),
+    SendCounterDone,
+    /// The descriptor written by host `h` is in its NI's SRAM (a packet).
+    Posted,
     /// NI `h`'s firmware has the network DMA of its head descriptor programmed.
-    TxReady(u32),
+    TxReady,
     /// NI `h`'s packet tail left: its send buffer is free.
-    TxDone(u32),
-    /// A packet is entirely in NI `h`'s receive buffer.
-    Arrive(u32, Packet),
+    TxDone,
+    /// A packet is entirely in NI `h`'s receive buffer (a packet).
+    Arrive,
     /// NI `h`'s receive delivery continues.
-    RxStep(u32),
+    RxStep,
     /// NI `h` programmed the fetch of the host's processed counter.
-    RefreshDma(u32),
+    RefreshDma,
     /// That fetch completed.
-    RefreshDone(u32),
-    /// Host `h` forwards a multicast packet after its upcall (`host-packet`).
-    McForward(u32, Packet),
-    /// Host `h`'s read of the released-send-buffer counter for that forward completed.
-    McSendCounterDone(u32, Packet),
-    /// Host `h` finished the send path of that forward: write it now.
-    McWrite(u32, Packet),
+    RefreshDone,
+    /// Host `h` forwards a multicast packet after its upcall (`host-packet`; a packet).
+    McForward,
+    /// Host `h`'s read of the released-send-buffer counter for that forward completed (a packet).
+    McSendCounterDone,
+    /// Host `h` finished the send path of that forward: write it now (a packet).
+    McWrite,
     /// NI `h`'s firmware has the network DMA of its head forward programmed (`ni`).
-    FwdReady(u32),
-    /// A forward of this packet left NI `h`.
-    FwdDone(u32, Packet),
+    FwdReady,
+    /// A forward of this packet left NI `h` (a packet).
+    FwdDone,
     /// Host `h` finished a compute phase of its multicast program.
-    McComputeDone(u32),
-    /// Host `h`'s compute phase of generation `gen` ends (stale if preempted since).
-    ComputeDone(u32, u64),
-    /// NI `h`'s watchdog timer of this generation expired.
-    WatchdogExpiry(u32, u32),
-    /// NI `h`'s watchdog fetch (this generation) of the host flag and counter completed.
-    WatchdogFetched(u32, u32),
+    McComputeDone,
+    /// Host `h`'s compute phase of generation `arg` ends (stale if preempted since).
+    ComputeDone,
+    /// NI `h`'s watchdog timer of generation `arg` expired.
+    WatchdogExpiry,
+    /// NI `h`'s watchdog fetch (generation `arg`) of the host flag and counter completed.
+    WatchdogFetched,
     /// An NI interrupt reaches host `h`'s process as a signal.
-    Signal(u32),
+    Signal,
     /// NI `h`'s clock ticks (fine-grain timers).
-    ClockTick(u32),
+    ClockTick,
     /// NI `h`'s clock-tick fetch of the host's timer word and last poll completed.
-    ClockFetched(u32),
+    ClockFetched,
     /// Host `h`'s earliest soft timer is due (wakes a spinning library).
-    SoftTimer(u32),
+    SoftTimer,
+}
+
+/// An event the stack scheduled, for the world to queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Due {
+    pub at: Instant,
+    pub origin: Origin,
+    pub kind: Kind,
+    /// The host or NI (at most `config::MAX_HOSTS`, 1,024: a `u16`).
+    pub host: u16,
+    pub arg: u32,
 }
 
 /// The LCI stack of every host: libraries, buses, NI firmware, the grid
 /// between them and the program they run.
 pub struct Stack {
-    /// Events scheduled since the world last took them: (time, origin, slot).
-    scheduled: Vec<(Instant, Origin, u32)>,
-    /// Events in the world's queue, by slot, and the free slots.
-    slots: Vec<Ev>,
-    free_slots: Vec<u32>,
+    /// Events scheduled since the world last took them.
+    scheduled: Vec<Due>,
+    /// An NI whose packet store was full when an event was to name one
+    /// more (the run ends with an error, `after_event`).
+    full: Option<u32>,
     /// Packets sent + delivered when they last changed, and the world's
     /// event count then (the no-progress rule, `NO_PROGRESS_EVENTS`).
     progress: u64,
@@ -161,7 +188,7 @@ pub struct Stack {
     /// NI when `nic.watchdog_us` is a delay, none otherwise), whether each
     /// NI interrupts at once per delivered packet (`"none"`) and those
     /// interrupts, packets each NI took in, the NI clock, and counters.
-    cpu: Vec<cpu::Cpu>,
+    cpu: Vec<SignalledCore>,
     wd: Vec<Watchdog>,
     irq_per_packet: bool,
     packet_irqs: u64,
@@ -211,13 +238,13 @@ impl Stack {
                     p.host.recv_buffers,
                     p.ni.send_buffers,
                     p.ni.recv_buffers,
+                    s.fanout,
                 )
             })
             .collect();
         let mut w = Stack {
             scheduled: Vec::new(),
-            slots: Vec::new(),
-            free_slots: Vec::new(),
+            full: None,
             progress: 0,
             progress_event: 0,
             grid,
@@ -230,7 +257,7 @@ impl Stack {
             packets_sent: 0,
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
-            cpu: vec![cpu::Cpu::new(cpu::Mode::Library); n as usize],
+            cpu: vec![SignalledCore::new(Mode::Library); n as usize],
             // The fetch is priced on the PCI bus (`ni_fetch`), not a fixed latency.
             wd: match s.watchdog {
                 WatchdogDelay::After(d) => vec![Watchdog::new(d, Duration::ZERO, Raises::Own); n as usize],
@@ -267,13 +294,13 @@ impl Stack {
         self.mc_start(Instant::ZERO);
         for h in 0..self.hosts.len() as u32 {
             if !self.job.participates(h) {
-                self.cpu[h as usize].mode = cpu::Mode::Sleep;
+                self.cpu[h as usize].sleep();
                 continue;
             }
             // The library runs with interrupts disabled.
             self.hosts[h as usize].irq_enabled = false;
             if let Some(c) = self.clock {
-                self.at(Instant::ZERO + c.period, ni_origin(h), Ev::ClockTick(h));
+                self.at(Instant::ZERO + c.period, ni_origin(h), Kind::ClockTick, h, 0);
             }
             if let Some(o) = self.job.start(h) {
                 self.hosts[h as usize].outbox.push_back(o);
@@ -287,14 +314,20 @@ impl Stack {
         self.job.done()
     }
 
-    /// Handles the event in `slot` at `now`, the world's `events`-th.
-    /// Returns whether the program is done, or the error of a run that sent
-    /// and delivered no packet in the last `NO_PROGRESS_EVENTS` (10^7)
-    /// events (idle `pio` hosts poll forever).
-    pub fn handle_slot(&mut self, now: Instant, slot: u32, events: u64) -> Result<bool, SimError> {
-        let ev = self.slots[slot as usize];
-        self.free_slots.push(slot);
-        self.handle(now, ev);
+    /// After the world handed the stack its `events`-th event, at `now`:
+    /// whether the program is done, or the error of a run that sent and
+    /// delivered no packet in the last `NO_PROGRESS_EVENTS` (10^7) events
+    /// (idle `pio` hosts poll forever), or whose event would have named a
+    /// packet past an NI's store.
+    pub fn after_event(&mut self, now: Instant, events: u64) -> Result<bool, SimError> {
+        if let Some(h) = self.full {
+            let cap = self.nis[h as usize].packets.capacity();
+            return Err(SimError(format!(
+                "NI {h} holds more packets in flight than its buffers allow ({cap}: send_buffers + 1 + \
+                 recv_buffers * (1 + fanout)) at {} us",
+                now.as_us_f64()
+            )));
+        }
         if self.done() {
             return Ok(true);
         }
@@ -310,16 +343,16 @@ impl Stack {
         Ok(false)
     }
 
-    /// The events scheduled since the last call, in the order they were:
-    /// (time, origin, slot); the world queues them.
-    pub fn take_scheduled(&mut self) -> std::vec::Drain<'_, (Instant, Origin, u32)> {
+    /// The events scheduled since the last call, in the order they were;
+    /// the world queues them.
+    pub fn take_scheduled(&mut self) -> std::vec::Drain<'_, Due> {
         self.scheduled.drain(..)
     }
 
-    /// The event in `slot` (still in the world's queue).
+    /// The packet of a pending event of NI `h` (tests).
     #[cfg(test)]
-    pub(crate) fn event(&self, slot: u32) -> Ev {
-        self.slots[slot as usize]
+    pub(crate) fn packet(&self, h: u32, id: u32) -> Packet {
+        self.nis[h as usize].packets.get(id)
     }
 
     /// Whether a run that cannot progress is a result of the program (DSM
@@ -329,18 +362,25 @@ impl Stack {
         matches!(self.job, Job::Dsm(_) | Job::Fft(_))
     }
 
-    fn at(&mut self, t: Instant, origin: Origin, ev: Ev) {
-        let slot = match self.free_slots.pop() {
-            Some(i) => {
-                self.slots[i as usize] = ev;
-                i
-            }
+    /// Schedules an event of `kind` for host or NI `h` at `t`.
+    fn at(&mut self, t: Instant, origin: Origin, kind: Kind, h: u32, arg: u32) {
+        self.scheduled.push(Due { at: t, origin, kind, host: h as u16, arg });
+    }
+
+    /// Schedules an event of `kind` naming `pkt`, held in NI `h`'s store
+    /// until the event is handled; a full store ends the run instead.
+    fn at_packet(&mut self, t: Instant, origin: Origin, kind: Kind, h: u32, pkt: Packet) {
+        match self.nis[h as usize].packets.put(pkt) {
+            Some(id) => self.at(t, origin, kind, h, id),
             None => {
-                self.slots.push(ev);
-                self.slots.len() as u32 - 1
+                self.full.get_or_insert(h);
             }
-        };
-        self.scheduled.push((t, origin, slot));
+        }
+    }
+
+    /// The packet an event of NI `h` named, given back to its store.
+    fn take_packet(&mut self, h: u32, id: u32) -> Packet {
+        self.nis[h as usize].packets.take(id)
     }
 
     /// Lets host `h` take its next action if it is free.
@@ -354,10 +394,10 @@ impl Stack {
         }
         let host = &mut self.hosts[h as usize];
         let o = host_origin(h);
-        let stolen = std::mem::replace(&mut self.cpu[h as usize].stolen, Duration::ZERO);
+        let stolen = self.cpu[h as usize].take_owed();
         if !stolen.is_zero() {
             host.busy = true;
-            self.at(now + stolen, o, Ev::HostDone(h));
+            self.at(now + stolen, o, Kind::HostDone, h, 0);
             return;
         }
         let action = host.next_action(now);
@@ -378,17 +418,17 @@ impl Stack {
                 if self.mc_consumed(h, pkt, done) {
                     return;
                 }
-                self.at(done, o, Ev::HostDone(h));
+                self.at(done, o, Kind::HostDone, h, 0);
             }
             HostAction::PollNi => {
                 host.busy = true;
                 let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
-                self.at(end, o, Ev::PollDone(h));
+                self.at(end, o, Kind::PollDone, h, 0);
             }
             HostAction::SendPath => {
                 host.busy = true;
                 let t = now + host.send_cost;
-                self.at(t, o, Ev::HostWrite(h));
+                self.at(t, o, Kind::HostWrite, h, 0);
             }
             HostAction::Write(pkt) => {
                 host.busy = true;
@@ -397,12 +437,12 @@ impl Stack {
             HostAction::ReadSendCounter => {
                 host.busy = true;
                 let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
-                self.at(end, o, Ev::SendCounterDone(h));
+                self.at(end, o, Kind::SendCounterDone, h, 0);
             }
             HostAction::Spin => {
                 host.spin_since = Some(now);
                 if let Some(t) = host.rel.as_ref().and_then(|r| r.timers.next()) {
-                    self.at(t.max(now), o, Ev::SoftTimer(h));
+                    self.at(t.max(now), o, Kind::SoftTimer, h, 0);
                 }
             }
         }
@@ -416,144 +456,163 @@ impl Stack {
         self.packets_sent += 1;
         let bytes = self.header + pkt.payload + poll::FLAG_BYTES + self.mc_extra_pio_bytes(h, &pkt);
         let (_, end) = self.buses[h as usize].request(now, BusOp::PioWrite { bytes });
-        self.at(end, host_origin(h), Ev::Posted(h, pkt));
+        self.at_packet(end, host_origin(h), Kind::Posted, h, pkt);
     }
 
-    fn handle(&mut self, now: Instant, ev: Ev) {
-        match ev {
-            Ev::HostDone(h) => {
-                self.hosts[h as usize].busy = false;
-                self.host_next(h, now);
-            }
-            Ev::HostWrite(h) => {
+    /// `Kind::HostDone`.
+    pub fn host_done(&mut self, h: u32, now: Instant) {
+        self.hosts[h as usize].busy = false;
+        self.host_next(h, now);
+    }
+
+    /// `Kind::HostWrite`.
+    pub fn host_write(&mut self, h: u32, now: Instant) {
+        let host = &mut self.hosts[h as usize];
+        let pkt = host.pending.take().expect("HostWrite without a packet");
+        self.write(h, now, pkt);
+    }
+
+    /// `Kind::PollDone`.
+    pub fn poll_done(&mut self, h: u32, now: Instant) {
+        let d = self.nis[h as usize].delivered;
+        let host = &mut self.hosts[h as usize];
+        if d == host.known_delivered {
+            host.polls_failed += 1;
+        }
+        host.known_delivered = d;
+        host.busy = false;
+        self.host_next(h, now);
+    }
+
+    /// `Kind::SendCounterDone`.
+    pub fn send_counter_done(&mut self, h: u32, now: Instant) {
+        let sent = self.nis[h as usize].sent;
+        let host = &mut self.hosts[h as usize];
+        host.known_sent = sent;
+        host.busy = false;
+        self.host_next(h, now);
+    }
+
+    /// `Kind::Posted`: packet `id` of NI `h`.
+    pub fn posted(&mut self, h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(h, id);
+        // The host is free once its PIO write is done.
+        self.hosts[h as usize].busy = false;
+        if let Some(t) = self.mc_post(h, now, pkt) {
+            self.at(t, ni_origin(h), Kind::TxReady, h, 0);
+        }
+        self.host_next(h, now);
+    }
+
+    /// `Kind::TxReady`.
+    pub fn tx_ready(&mut self, h: u32, now: Instant) {
+        self.try_transmit(h, now);
+    }
+
+    /// `Kind::TxDone`.
+    pub fn tx_done(&mut self, h: u32) {
+        self.nis[h as usize].tx_done();
+    }
+
+    /// `Kind::Arrive`: packet `id` of NI `h`.
+    pub fn arrive(&mut self, h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(h, id);
+        self.received[h as usize] += 1;
+        if let Some((t, gen)) = self.wd.get_mut(h as usize).and_then(|w| w.on_delivered(now)) {
+            self.at(t, ni_origin(h), Kind::WatchdogExpiry, h, gen);
+        }
+        self.nis[h as usize].rx_arrive(pkt);
+        self.mc_arrive(h, now, pkt);
+        self.rx_kick(h, now);
+    }
+
+    /// `Kind::RxStep`.
+    pub fn rx_step(&mut self, h: u32, now: Instant) {
+        match self.nis[h as usize].rx_step(now, &mut self.buses[h as usize]) {
+            RxNext::Step(t) => self.at(t, ni_origin(h), Kind::RxStep, h, 0),
+            RxNext::Delivered(pkt) => {
+                self.packets_delivered += 1;
                 let host = &mut self.hosts[h as usize];
-                let pkt = host.pending.take().expect("HostWrite without a packet");
-                self.write(h, now, pkt);
-            }
-            Ev::PollDone(h) => {
-                let d = self.nis[h as usize].delivered;
-                let host = &mut self.hosts[h as usize];
-                if d == host.known_delivered {
-                    host.polls_failed += 1;
-                }
-                host.known_delivered = d;
-                host.busy = false;
-                self.host_next(h, now);
-            }
-            Ev::SendCounterDone(h) => {
-                let sent = self.nis[h as usize].sent;
-                let host = &mut self.hosts[h as usize];
-                host.known_sent = sent;
-                host.busy = false;
-                self.host_next(h, now);
-            }
-            Ev::Posted(h, pkt) => {
-                // The host is free once its PIO write is done.
-                self.hosts[h as usize].busy = false;
-                if let Some(t) = self.mc_post(h, now, pkt) {
-                    self.at(t, ni_origin(h), Ev::TxReady(h));
-                }
-                self.host_next(h, now);
-            }
-            Ev::TxReady(h) => self.try_transmit(h, now),
-            Ev::TxDone(h) => self.nis[h as usize].tx_done(),
-            Ev::Arrive(h, pkt) => {
-                self.received[h as usize] += 1;
-                if let Some((t, gen)) = self.wd.get_mut(h as usize).and_then(|w| w.on_delivered(now)) {
-                    self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, gen));
-                }
-                self.nis[h as usize].rx_arrive(pkt);
-                self.mc_arrive(h, now, pkt);
-                self.rx_kick(h, now);
-            }
-            Ev::RxStep(h) => match self.nis[h as usize].rx_step(now, &mut self.buses[h as usize]) {
-                RxNext::Step(t) => self.at(t, ni_origin(h), Ev::RxStep(h)),
-                RxNext::Delivered(pkt) => {
-                    self.packets_delivered += 1;
-                    let host = &mut self.hosts[h as usize];
-                    host.visible.push_back(pkt);
-                    if host.spin_since.is_some() {
-                        host.end_spin(now);
-                        self.host_next(h, now);
-                    }
-                    self.buffer_freed(h, now);
-                    self.rx_kick(h, now);
-                    if self.irq_per_packet {
-                        self.packet_irqs += 1;
-                        self.at(now, ni_origin(h), Ev::Signal(h));
-                    }
-                }
-            },
-            Ev::RefreshDma(h) => {
-                let t = self.nis[h as usize].refresh_dma(now, &mut self.buses[h as usize]);
-                self.at(t, ni_origin(h), Ev::RefreshDone(h));
-            }
-            Ev::RefreshDone(h) => {
-                let consumed = self.hosts[h as usize].consumed;
-                self.nis[h as usize].refresh_done(consumed);
-                self.rx_kick(h, now);
-            }
-            Ev::McForward(..)
-            | Ev::McSendCounterDone(..)
-            | Ev::McWrite(..)
-            | Ev::FwdReady(_)
-            | Ev::FwdDone(..)
-            | Ev::McComputeDone(_) => self.mc_handle(now, ev),
-            Ev::ComputeDone(h, gen) => {
-                let c = &mut self.cpu[h as usize];
-                if c.gen == gen && matches!(c.mode, cpu::Mode::Compute { .. }) {
-                    c.mode = cpu::Mode::Library;
-                    self.hosts[h as usize].irq_enabled = false;
-                    self.job.compute_done(h);
-                    self.host_next(h, now);
-                }
-            }
-            Ev::WatchdogExpiry(h, gen) => {
-                if self.wd[h as usize].expires(gen) {
-                    let end = self.ni_fetch(h, now);
-                    let (t, gen) = self.wd[h as usize].fetch(end);
-                    self.at(t, ni_origin(h), Ev::WatchdogFetched(h, gen));
-                }
-            }
-            Ev::WatchdogFetched(h, gen) => {
-                let host = &self.hosts[h as usize];
-                let (irq, consumed) = (host.irq_enabled, host.consumed);
-                match self.wd[h as usize].on_fetched(now, gen, irq, self.received[h as usize], consumed) {
-                    Expiry::Arm(t, gen) => self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, gen)),
-                    Expiry::Raise(t, gen) => {
-                        self.at(t, ni_origin(h), Ev::WatchdogExpiry(h, gen));
-                        self.at(now, ni_origin(h), Ev::Signal(h));
-                    }
-                    Expiry::Stale | Expiry::Drained { .. } => {}
-                }
-            }
-            Ev::Signal(h) => self.signal(h, now),
-            Ev::ClockTick(h) => {
-                if let Some(c) = self.clock {
-                    self.at(now + c.period, ni_origin(h), Ev::ClockTick(h));
-                    let end = self.ni_fetch(h, now);
-                    self.at(end, ni_origin(h), Ev::ClockFetched(h));
-                }
-            }
-            Ev::ClockFetched(h) => {
-                let Some(c) = self.clock else { return };
-                let host = &self.hosts[h as usize];
-                let running = host.rel.as_ref().is_some_and(|r| r.timers.running());
-                // The library polls the cycle counter on every entry, so a host
-                // in it has just polled; otherwise its last entry counts.
-                let polled = if self.cpu[h as usize].in_library() { now } else { host.last_poll };
-                if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
-                    self.clock_interrupts += 1;
-                    self.signal(h, now);
-                }
-            }
-            Ev::SoftTimer(h) => {
-                let host = &mut self.hosts[h as usize];
+                host.visible.push_back(pkt);
                 if host.spin_since.is_some() {
                     host.end_spin(now);
                     self.host_next(h, now);
                 }
+                self.buffer_freed(h, now);
+                self.rx_kick(h, now);
+                if self.irq_per_packet {
+                    self.packet_irqs += 1;
+                    self.at(now, ni_origin(h), Kind::Signal, h, 0);
+                }
             }
+        }
+    }
+
+    /// `Kind::RefreshDma`.
+    pub fn refresh_dma(&mut self, h: u32, now: Instant) {
+        let t = self.nis[h as usize].refresh_dma(now, &mut self.buses[h as usize]);
+        self.at(t, ni_origin(h), Kind::RefreshDone, h, 0);
+    }
+
+    /// `Kind::RefreshDone`.
+    pub fn refresh_done(&mut self, h: u32, now: Instant) {
+        let consumed = self.hosts[h as usize].consumed;
+        self.nis[h as usize].refresh_done(consumed);
+        self.rx_kick(h, now);
+    }
+
+    /// `Kind::WatchdogExpiry` of generation `gen`.
+    pub fn watchdog_expiry(&mut self, h: u32, gen: u32, now: Instant) {
+        if self.wd[h as usize].expires(gen) {
+            let end = self.ni_fetch(h, now);
+            let (t, gen) = self.wd[h as usize].fetch(end);
+            self.at(t, ni_origin(h), Kind::WatchdogFetched, h, gen);
+        }
+    }
+
+    /// `Kind::WatchdogFetched` of generation `gen`.
+    pub fn watchdog_fetched(&mut self, h: u32, gen: u32, now: Instant) {
+        let host = &self.hosts[h as usize];
+        let (irq, consumed) = (host.irq_enabled, host.consumed);
+        match self.wd[h as usize].on_fetched(now, gen, irq, self.received[h as usize], consumed) {
+            Expiry::Arm(t, gen) => self.at(t, ni_origin(h), Kind::WatchdogExpiry, h, gen),
+            Expiry::Raise(t, gen) => {
+                self.at(t, ni_origin(h), Kind::WatchdogExpiry, h, gen);
+                self.at(now, ni_origin(h), Kind::Signal, h, 0);
+            }
+            Expiry::Stale | Expiry::Drained { .. } => {}
+        }
+    }
+
+    /// `Kind::ClockTick`.
+    pub fn clock_tick(&mut self, h: u32, now: Instant) {
+        if let Some(c) = self.clock {
+            self.at(now + c.period, ni_origin(h), Kind::ClockTick, h, 0);
+            let end = self.ni_fetch(h, now);
+            self.at(end, ni_origin(h), Kind::ClockFetched, h, 0);
+        }
+    }
+
+    /// `Kind::ClockFetched`.
+    pub fn clock_fetched(&mut self, h: u32, now: Instant) {
+        let Some(c) = self.clock else { return };
+        let host = &self.hosts[h as usize];
+        let running = host.rel.as_ref().is_some_and(|r| r.timers.running());
+        // The library polls the cycle counter on every entry, so a host
+        // in it has just polled; otherwise its last entry counts.
+        let polled = if self.cpu[h as usize].in_library() { now } else { host.last_poll };
+        if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
+            self.clock_interrupts += 1;
+            self.signal(h, now);
+        }
+    }
+
+    /// `Kind::SoftTimer`.
+    pub fn soft_timer(&mut self, h: u32, now: Instant) {
+        let host = &mut self.hosts[h as usize];
+        if host.spin_since.is_some() {
+            host.end_spin(now);
+            self.host_next(h, now);
         }
     }
 
@@ -578,10 +637,10 @@ impl Stack {
     fn rx_kick(&mut self, h: u32, now: Instant) {
         let ni = &mut self.nis[h as usize];
         if let Some(t) = ni.rx_kick(now) {
-            self.at(t, ni_origin(h), Ev::RxStep(h));
+            self.at(t, ni_origin(h), Kind::RxStep, h, 0);
         } else if ni.needs_refresh() {
             let t = ni.refresh_start(now);
-            self.at(t, ni_origin(h), Ev::RefreshDma(h));
+            self.at(t, ni_origin(h), Kind::RefreshDma, h, 0);
         }
     }
 
@@ -599,10 +658,10 @@ impl Stack {
         self.nis[d].rx_free -= 1;
         let pkt = self.nis[h as usize].tx_started();
         let (left, arrive) = self.grid.send(h, pkt.dst, now, self.header + pkt.payload);
-        self.at(left, ni_origin(h), Ev::TxDone(h));
-        self.at(arrive, ni_origin(pkt.dst), Ev::Arrive(pkt.dst, pkt));
+        self.at(left, ni_origin(h), Kind::TxDone, h, 0);
+        self.at_packet(arrive, ni_origin(pkt.dst), Kind::Arrive, pkt.dst, pkt);
         if let Some(t) = self.nis[h as usize].tx_kick(now) {
-            self.at(t, ni_origin(h), Ev::TxReady(h));
+            self.at(t, ni_origin(h), Kind::TxReady, h, 0);
         }
     }
 

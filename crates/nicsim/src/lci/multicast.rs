@@ -30,7 +30,7 @@ use super::apps::McOut;
 use super::host::Outgoing;
 use super::ni::Ni;
 use super::workload::Job;
-use super::{ni_origin, Ev, Packet, Stack};
+use super::{host_origin, ni_origin, Kind, Packet, Stack};
 use crate::config::Forwarding;
 pub use crate::nic::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
 use crate::time::{Duration, Instant};
@@ -200,7 +200,7 @@ impl Stack {
                     }
                 }
                 Forwarding::HostPacket if tree.child_count(root, h) > 0 => {
-                    self.at(done, super::host_origin(h), Ev::McForward(h, pkt));
+                    self.at_packet(done, host_origin(h), Kind::McForward, h, pkt);
                     took = true;
                 }
                 _ => {}
@@ -229,7 +229,7 @@ impl Stack {
         }
         self.mc.compute[h as usize] = None;
         host.busy = true;
-        self.at(now + c, super::host_origin(h), Ev::McComputeDone(h));
+        self.at(now + c, host_origin(h), Kind::McComputeDone, h, 0);
         true
     }
 
@@ -262,7 +262,7 @@ impl Stack {
         let ni = &mut self.nis[h as usize];
         if ni.mc.start_forward(pkt) > 0 {
             if let Some(t) = ni.fwd_kick(now) {
-                self.at(t, ni_origin(h), Ev::FwdReady(h));
+                self.at(t, ni_origin(h), Kind::FwdReady, h, 0);
             }
         }
     }
@@ -292,10 +292,10 @@ impl Stack {
         ni.mc.first_forward_at.get_or_insert(now);
         self.packets_sent += 1;
         let (left, arrive) = self.grid.send(h, pkt.dst, now, self.header + pkt.payload);
-        self.at(left, ni_origin(h), Ev::FwdDone(h, pkt));
-        self.at(arrive, ni_origin(pkt.dst), Ev::Arrive(pkt.dst, pkt));
+        self.at_packet(left, ni_origin(h), Kind::FwdDone, h, pkt);
+        self.at_packet(arrive, ni_origin(pkt.dst), Kind::Arrive, pkt.dst, pkt);
         if let Some(t) = self.nis[h as usize].fwd_kick(now) {
-            self.at(t, ni_origin(h), Ev::FwdReady(h));
+            self.at(t, ni_origin(h), Kind::FwdReady, h, 0);
         }
     }
 
@@ -329,52 +329,66 @@ impl Stack {
         self.mc_retry_forwards(h, now);
     }
 
-    /// The multicast events (`Ev::McForward` .. `Ev::McComputeDone`).
-    pub(super) fn mc_handle(&mut self, now: Instant, ev: Ev) {
-        match ev {
-            Ev::McForward(h, pkt) => {
-                // host-packet: the upcall forwards the packet. If no NI send
-                // buffer is known free, read the NI's released counter first.
-                let host = &self.hosts[h as usize];
-                if host.posted - host.known_sent >= self.mc.send_buffers {
-                    let (_, end) = self.buses[h as usize].request(now, crate::host::bus::BusOp::PioRead);
-                    self.at(end, super::host_origin(h), Ev::McSendCounterDone(h, pkt));
-                } else {
-                    let t = now + host.send_cost;
-                    self.at(t, super::host_origin(h), Ev::McWrite(h, pkt));
-                }
-            }
-            Ev::McSendCounterDone(h, pkt) => {
-                self.hosts[h as usize].known_sent = self.nis[h as usize].sent;
-                self.mc_handle(now, Ev::McForward(h, pkt));
-            }
-            Ev::McWrite(h, pkt) => {
-                self.mc.host_forward_copies += 1;
-                let first = self.mc.tree.children(pkt.bcast.expect("multicast"), h).next().expect("a child");
-                self.write(h, now, Packet { dst: first, ..pkt });
-            }
-            Ev::FwdReady(h) => {
-                self.nis[h as usize].mc.fwd_ready = true;
-                self.try_forward(h, now);
-            }
-            Ev::FwdDone(h, pkt) => {
-                if self.nis[h as usize].mc.release_on_forward(&pkt) {
-                    self.nis[h as usize].rx_free += 1;
-                    self.buffer_freed(h, now);
-                }
-            }
-            Ev::McComputeDone(h) => {
-                self.hosts[h as usize].busy = false;
-                let mut out = std::mem::take(&mut self.mc.out);
-                if let Job::Mc(p) = &mut self.job {
-                    p.on_compute_done(h, now, &mut out);
-                }
-                self.mc_apply(now, &mut out);
-                self.mc.out = out;
-                self.host_next(h, now);
-            }
-            _ => unreachable!("not a multicast event"),
+    /// `Kind::McForward`: host `h`'s upcall forwards its packet `id`
+    /// (`host-packet`).
+    pub fn mc_forward(&mut self, h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(h, id);
+        self.forward_after_upcall(h, pkt, now);
+    }
+
+    /// If no NI send buffer is known free, read the NI's released counter
+    /// first; then the send path of the forward.
+    fn forward_after_upcall(&mut self, h: u32, pkt: Packet, now: Instant) {
+        let host = &self.hosts[h as usize];
+        if host.posted - host.known_sent >= self.mc.send_buffers {
+            let (_, end) = self.buses[h as usize].request(now, crate::host::bus::BusOp::PioRead);
+            self.at_packet(end, host_origin(h), Kind::McSendCounterDone, h, pkt);
+        } else {
+            let t = now + host.send_cost;
+            self.at_packet(t, host_origin(h), Kind::McWrite, h, pkt);
         }
+    }
+
+    /// `Kind::McSendCounterDone`: the read for forwarding packet `id`.
+    pub fn mc_send_counter_done(&mut self, h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(h, id);
+        self.hosts[h as usize].known_sent = self.nis[h as usize].sent;
+        self.forward_after_upcall(h, pkt, now);
+    }
+
+    /// `Kind::McWrite`: host `h` writes its forward of packet `id`.
+    pub fn mc_write(&mut self, h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(h, id);
+        self.mc.host_forward_copies += 1;
+        let first = self.mc.tree.children(pkt.bcast.expect("multicast"), h).next().expect("a child");
+        self.write(h, now, Packet { dst: first, ..pkt });
+    }
+
+    /// `Kind::FwdReady`.
+    pub fn fwd_ready(&mut self, h: u32, now: Instant) {
+        self.nis[h as usize].mc.fwd_ready = true;
+        self.try_forward(h, now);
+    }
+
+    /// `Kind::FwdDone`: NI `h`'s forward of packet `id` left.
+    pub fn fwd_done(&mut self, h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(h, id);
+        if self.nis[h as usize].mc.release_on_forward(&pkt) {
+            self.nis[h as usize].rx_free += 1;
+            self.buffer_freed(h, now);
+        }
+    }
+
+    /// `Kind::McComputeDone`.
+    pub fn mc_compute_done(&mut self, h: u32, now: Instant) {
+        self.hosts[h as usize].busy = false;
+        let mut out = std::mem::take(&mut self.mc.out);
+        if let Job::Mc(p) = &mut self.job {
+            p.on_compute_done(h, now, &mut out);
+        }
+        self.mc_apply(now, &mut out);
+        self.mc.out = out;
+        self.host_next(h, now);
     }
 
     /// Multicast metrics.

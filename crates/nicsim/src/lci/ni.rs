@@ -17,7 +17,7 @@
 //! Extension points: multicast forwarding (an NI forwarding table looked up
 //! on a multicast tag, transmitting from the receive buffer before or in
 //! parallel with the host DMA) hooks into [`Ni::rx_kick`] / the world's
-//! `Ev::Arrive`; the polling watchdog and NI clock interrupts are NI timers
+//! `Kind::Arrive`; the polling watchdog and NI clock interrupts are NI timers
 //! that reuse the host -> NI fetch ([`Ni::refresh_start`] prices one small
 //! DMA of a host word).
 
@@ -62,6 +62,76 @@ pub enum RxNext {
     Delivered(Packet),
 }
 
+/// The packets the NI's events in the world's queue name
+/// (`crate::sim::Ev::Lci` carries an index into it, so that the event stays
+/// eight bytes): a packet arriving in one of its receive buffers, its
+/// host's PIO write into a send buffer, a forward leaving it, its host's
+/// forward of a packet it consumed. Bounded: at most `capacity` packets, a
+/// number fixed when the NI is built from its buffers ([`Packets::capacity_for`]);
+/// [`Packets::put`] refuses one more.
+#[derive(Debug)]
+pub struct Packets {
+    held: Vec<Packet>,
+    free: Vec<u32>,
+    capacity: u32,
+}
+
+impl Packets {
+    /// An empty store of at most `capacity` packets.
+    pub fn new(capacity: u32) -> Self {
+        Packets { held: Vec::with_capacity(capacity as usize), free: Vec::new(), capacity }
+    }
+
+    /// What one NI's events can name at once: each of its receive buffers
+    /// is reserved by the one packet arriving in it (Myrinet
+    /// back-pressure) and, held for forwarding, by up to `fanout` forwards
+    /// leaving it; its host writes into one send buffer at a time, and
+    /// forwards one consumed packet at a time. The send buffers are
+    /// counted whole, a margin for a write a signal overlaps.
+    pub fn capacity_for(send_buffers: u32, recv_buffers: u32, fanout: u32) -> u32 {
+        send_buffers + 1 + recv_buffers * (1 + fanout)
+    }
+
+    /// Holds `pkt`; its index, or `None` when the store is full.
+    pub fn put(&mut self, pkt: Packet) -> Option<u32> {
+        if let Some(i) = self.free.pop() {
+            self.held[i as usize] = pkt;
+            return Some(i);
+        }
+        if self.held.len() as u32 == self.capacity {
+            return None;
+        }
+        self.held.push(pkt);
+        Some(self.held.len() as u32 - 1)
+    }
+
+    /// The packet at `id`, given back: the index is free again.
+    pub fn take(&mut self, id: u32) -> Packet {
+        self.free.push(id);
+        self.held[id as usize]
+    }
+
+    /// The packet at `id`, still held.
+    pub fn get(&self, id: u32) -> Packet {
+        self.held[id as usize]
+    }
+
+    /// The store's bound.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Packets held now.
+    pub fn len(&self) -> usize {
+        self.held.len() - self.free.len()
+    }
+
+    /// Whether none is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// One LANai NI.
 #[derive(Debug)]
 pub struct Ni {
@@ -96,6 +166,8 @@ pub struct Ni {
     pub refreshes: u64,
     /// Multicast: forwarding table, forwards, held buffers (`crate::nic::multicast::NiMc`).
     pub mc: crate::nic::multicast::NiMc<super::Packet>,
+    /// The packets its events in the world's queue name.
+    pub packets: Packets,
 }
 
 impl Ni {
@@ -107,6 +179,7 @@ impl Ni {
         host_slots: u32,
         send_buffers: u32,
         recv_buffers: u32,
+        fanout: u32,
     ) -> Self {
         Ni {
             costs,
@@ -128,6 +201,7 @@ impl Ni {
             host_dmas: 0,
             refreshes: 0,
             mc: Default::default(),
+            packets: Packets::new(Packets::capacity_for(send_buffers, recv_buffers, fanout)),
         }
     }
 

@@ -2,7 +2,7 @@
 //! text on `lci2000` with the stack asked for, built, stepped or run to its
 //! end, and the stack taken out to look at its parts.
 
-use super::{Ev, Stack};
+use super::{Kind, Packet, Stack};
 use crate::sim::World;
 use crate::time::Instant;
 use crate::{Metrics, Scenario};
@@ -47,9 +47,9 @@ pub(crate) fn metrics(text: &str) -> Metrics {
     crate::run_toml(&stack_text(text)).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Handles the world's next event, which is the stack's; returns its time
-/// and what it was.
-pub(crate) fn step(w: &mut World) -> Option<(Instant, Ev)> {
+/// Handles the world's next event, which is the stack's; returns its
+/// time, its kind, its host or NI and the packet it named, if any.
+pub(crate) fn step(w: &mut World) -> Option<(Instant, Kind, u32, Option<Packet>)> {
     w.step_lci()
 }
 

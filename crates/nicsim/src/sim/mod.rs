@@ -217,9 +217,13 @@ pub(crate) enum Ev {
     FlowResume {
         host: u16,
     },
-    /// An event of the \[LCI] stack, by its slot (`lci_stack`).
+    /// An event of the \[LCI] stack (`lci_stack`): what it is, the host or
+    /// NI it concerns, and a packet of that NI's store or a generation
+    /// (`crate::lci::Kind`).
     Lci {
-        slot: u32,
+        kind: crate::lci::Kind,
+        host: u16,
+        arg: u32,
     },
 }
 
@@ -504,7 +508,13 @@ impl World {
     fn stall_window(&self) -> Duration {
         let longest = self.c.proto.resend.max(self.c.lib.pull_timeout).max(self.c.proto.delayed_ack);
         if self.lci.is_some() {
-            // The stack watches its own progress, in events (`lci_stack`).
+            // The LCI stack watches its own progress, in events: a run
+            // without a packet sent or delivered in 10^7 events ends
+            // (`lci::Stack::after_event`). A stuck DSM or FFT program is a
+            // result whose time (`stuck_at_us`) the published tables
+            // record, and that rule defines it; this window, in simulated
+            // time and looked at every `interrupt::CHECK_EVERY` events,
+            // could end such a run at another time, so it does not apply.
             return Duration::MAX;
         }
         let gap = self.replay.as_ref().map_or(Duration::ZERO, |r| r.longest_gap());
@@ -594,7 +604,7 @@ impl World {
             Ev::ClockFetched { host } => self.clock_fetched(now, host as usize),
             Ev::ClockIrq { host, p } => self.clock_irq(now, host as usize, p as usize),
             Ev::FlowResume { host } => self.flow_resume(now, host as usize),
-            Ev::Lci { slot } => self.lci_event(now, slot),
+            Ev::Lci { kind, host, arg } => self.lci_event(now, kind, host, arg),
         }
     }
 }
