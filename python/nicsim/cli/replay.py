@@ -104,7 +104,13 @@ def _policies(compare: str | None, coalescing: str | None) -> list[str]:
 
 
 def _point(name: str) -> tuple[str, float | None]:
-    """Return the policy and delay (µs; ``None``: the scenario's) of a ``--compare`` point."""
+    """Return the policy and delay (µs; ``None``: the scenario's) of a ``--compare`` point.
+
+    Examples
+    --------
+    >>> _point("timeout@8"), _point("adaptive")
+    (('timeout', 8.0), ('adaptive', None))
+    """
     policy, at, delay = name.partition("@")
     if policy not in POLICIES:
         _fail(f"--compare: unknown policy {policy!r} (allowed: {', '.join(POLICIES)})")
