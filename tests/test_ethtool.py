@@ -287,3 +287,27 @@ def test_cqe_mode_tx_goes_with_a_transmit_timer() -> None:
     alone = ethtool.convert(no_tx.replace("tx-frames:\t128", "tx-frames:\tn/a"), "modern")
     assert "cqe_mode_tx" not in alone.scenario["nic"]
     assert any(u.key == "cqe-mode-tx" and "no transmit timer" in u.why for u in alone.unmapped)
+
+
+#: bnxt (BCM5750x) at its defaults, ethtool 6.x: it honours the -irq values
+#: (bnxt.c bnxt_init_dflt_coal: coal_ticks_irq 1, coal_bufs_irq 2 records).
+BNXT_DEFAULT = (
+    MLX5_DEFAULT.replace("Adaptive RX: on  TX: on", "Adaptive RX: off  TX: off")
+    .replace("rx-usecs-irq:\tn/a", "rx-usecs-irq:\t1")
+    .replace("rx-frames-irq:\tn/a", "rx-frames-irq:\t2")
+)
+
+
+def test_the_irq_moderation_values_are_listed_and_their_keys_refused_by_name(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    c = ethtool.convert(BNXT_DEFAULT, "modern")
+    unmapped = {u.key: u for u in c.unmapped}
+    assert unmapped["rx-usecs-irq"].value == "1"
+    assert "bnxt" in unmapped["rx-frames-irq"].why and "mlx5" in unmapped["rx-frames-irq"].why
+    assert not any(k.endswith("irq") for k in c.scenario["nic"])
+    # The scenario keys are refused by name, with why (never an unknown key).
+    for key in ("rx_usecs_irq", "rx_frames_irq", "tx_usecs_irq", "tx_frames_irq"):
+        code, out, err = _cli(capsys, "run", "--set", f"nic.{key}=2")
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert f"nic.{key}` is not modelled" in err and "bnxt and tg3" in err, err

@@ -195,7 +195,7 @@ def test_a_single_policy_replay_labels_its_row_with_the_policy_it_ran(
         printed[key] = json.loads(out)
     # No policy given: the core's default, timeout, by name and by its numbers.
     assert printed[""] == printed["timeout"]
-    assert list(printed["set"]) == ["openmx"]
+    assert list(printed["set"]["policies"]) == ["openmx"]
     code, out, err = nicsim_cli(capsys, "replay", "--pcap", str(path))
     assert code == 0, err
     rows = [line.split()[0] for line in out.splitlines() if line.split()]

@@ -246,6 +246,16 @@ def run_trace(
         that the records leave out).
     """
 
+def coalescing(scenario_toml: str) -> str:
+    """Return the coalescing strategy a scenario's hosts run, by the core's name for it.
+
+    ``"disabled"``, ``"timeout"``, ``"openmx"``, ``"stream"``,
+    ``"adaptive"`` or ``"openmx-adaptive"``: the scenario's
+    ``nic.coalescing``, else its preset's ``nic.default_coalescing``, as
+    the core resolves it after the checks :func:`run` makes (an Open-MX
+    scenario; raises :class:`NicsimError` for one the core refuses).
+    """
+
 def check(scenario_toml: str) -> str:
     """Check a scenario as :func:`run` does before it starts, without running it.
 

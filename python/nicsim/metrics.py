@@ -177,6 +177,8 @@ _CACHE_OBJECTS = ("endpoint", "event_ring", "napi", "tx_ring", "dma", "pull_hand
 _OPEN_MX_HOST = frozenset(
     {"interrupts", "rx_interrupts", "kernel_us", "kernel_cores", "coalesce_delay_us", "cpu_cores",
      "tx_contended",
+     # set with TX DIM (nic.adaptive_tx = true)
+     "tx_coalesce_delay_us",
      "nic_rx_ns_per_frame", "kernel_miss_rate", "user_miss_rate",
      *(f"cache_{obj}_{what}" for obj in _CACHE_OBJECTS for what in ("hits", "misses")),
      # set with a shared I/O bus (nic.dma_shared_bus: emo2004, lci2000), as the LCI stack's
@@ -367,7 +369,7 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("host CPU", r"^host\d+_(cpu_.*|kernel_us|kernel_cores|tx_contended|work_us_per_bcast)$"),
         (
             "NIC",
-            r"^host\d+_(nic_.*|coalesce_.*)$|^(ni_.*|host_dmas|host_counter_fetches"
+            r"^host\d+_(nic_.*|(tx_)?coalesce_.*)$|^(ni_.*|host_dmas|host_counter_fetches"
             r"|host_forward_copies|watchdog_.*|mcast_forwards|clock_.*|rx_dma_writes.*|rx_poll_lines.*"
             r"|flow_control_.*)$",
         ),

@@ -219,6 +219,12 @@ impl Coalescer for PyPolicy {
     fn on_dma_complete(&mut self, now: Instant, dma: DmaCompletion) -> Decision {
         self.call("on_dma_complete", (ps(now), dma.marked, dma.bytes, dma.other_pending))
     }
+    /// A Python policy meets a transmit completion as `nicsim.policy`
+    /// says: in `on_dma_complete`, unmarked, 0 B (how it tells one from a
+    /// received frame).
+    fn on_tx_complete(&mut self, now: Instant, _bytes: u32, other_pending: u32) -> Decision {
+        self.on_dma_complete(now, DmaCompletion { marked: false, bytes: 0, other_pending })
+    }
     fn on_timer(&mut self, now: Instant) -> Decision {
         self.call("on_timer", (ps(now),))
     }
@@ -495,6 +501,16 @@ fn check(scenario_toml: &str) -> PyResult<&'static str> {
     }))
 }
 
+/// The coalescing strategy a scenario's (Open-MX) hosts run, by the core's
+/// name for it (`CoalesceSpec::strategy_name`: "timeout", "adaptive", ...),
+/// after the checks `run` makes.
+#[pyfunction]
+fn coalescing(scenario_toml: &str) -> PyResult<&'static str> {
+    guarded(std::panic::AssertUnwindSafe(|| {
+        nicsim::Scenario::from_toml(scenario_toml).map(|s| s.coalesce.strategy_name()).map_err(|e| e.to_string())
+    }))
+}
+
 /// Names of the embedded presets.
 #[pyfunction]
 fn presets() -> Vec<String> {
@@ -591,6 +607,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(coalescing, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(bench_fn, m)?)?;

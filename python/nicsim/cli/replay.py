@@ -16,7 +16,13 @@ was not replayed, by cause, on stdout before the table; what is damaged in
 the capture (reading stopped before its end, records skipped, times going
 backwards), one ``warning:`` line each on stderr (``--strict`` makes it an
 error, exit 2). The table is printed whole whatever the terminal's width
-(a pipe or a file gets every column), one row per policy point.
+(a pipe or a file gets every column), one row per policy point. ``--json``
+prints the same as one object: ``capture`` (what was read and not
+replayed, by cause), ``replayed`` (the host and its frames) and
+``policies`` (every metric of each policy point). ``--scenario`` starts
+from a scenario file (what ``nicsim presets from-ethtool`` writes); a key
+a replay does not read (:data:`IGNORED`) is refused by name, in the file
+as on the command line.
 """
 
 import json
@@ -31,10 +37,10 @@ import typer
 from nicsim import _core
 from nicsim._core import NicsimError
 from nicsim.cli.common import console
-from nicsim.keys import Given, check_once, leaf_keys, overlap, parse_given
+from nicsim.keys import Given, check_once, leaf_keys, overlap, parse_given, replaced
 from nicsim.metrics import NOT_MEASURED
 from nicsim.metrics import as_json as json_object
-from nicsim.scenario import Scenario, is_preset_file, loads, read_toml_file
+from nicsim.scenario import Scenario, loads, read_toml_file
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -44,41 +50,8 @@ if TYPE_CHECKING:
 __all__ = ["replay_command"]
 
 
-def scenario_policy(scenario: Scenario) -> str:
-    """Return the coalescing policy a scenario runs: its ``nic.coalescing``, else its preset's.
-
-    The preset's is ``nic.default_coalescing`` (``modern``: ``adaptive``,
-    what mlx5 runs), else :data:`DEFAULT_POLICY`.
-
-    Examples
-    --------
-    >>> scenario_policy(Scenario(preset="modern")), scenario_policy(Scenario(preset="omx2009"))
-    ('adaptive', 'timeout')
-    >>> scenario_policy(Scenario(preset="modern").set("nic.coalescing", "openmx"))
-    'openmx'
-    """
-    if "coalescing" in scenario.nic:
-        return str(scenario.nic["coalescing"])
-    preset = str(scenario.preset)
-    try:
-        if is_preset_file(preset):
-            text = read_toml_file(preset, "preset file")
-        else:
-            text = _core.preset_toml(preset)
-        nic = loads(text, f"preset {preset!r}").get("nic", {})
-    except NicsimError:
-        return DEFAULT_POLICY
-    if not isinstance(nic, dict):
-        return DEFAULT_POLICY
-    return str(nic.get("default_coalescing", DEFAULT_POLICY))
-
-
 #: The policies ``--coalescing`` and ``--compare`` take (``nic.coalescing``).
 POLICIES = ["disabled", "timeout", "openmx", "stream", "adaptive", "openmx-adaptive"]
-#: The policy of a scenario that sets no ``nic.coalescing`` on a preset
-#: that names none (``nic.default_coalescing``): the core's default
-#: (``Coalescing``, crates/nicsim/src/config/coalesce.rs).
-DEFAULT_POLICY = "timeout"
 #: The columns of the table, with what they are.
 COLUMNS = {
     "delay_in_force_us": "delay µs",
@@ -107,8 +80,9 @@ def _policies(compare: str | None, coalescing: str | None) -> list[str]:
     """Return the policy points to run: ``--compare``'s (checked), else the one given, else ``""``.
 
     A point is a policy, or ``policy@delay`` (µs: ``timeout@8``). ``""``
-    runs the scenario's own policy (``--set nic.coalescing``, or
-    :data:`DEFAULT_POLICY`).
+    runs the scenario's own policy (``--set nic.coalescing``, the scenario
+    file's, else its preset's ``nic.default_coalescing``), labelled with
+    the name the core gives it (``_core.coalescing``).
     """
     if coalescing is not None and coalescing not in POLICIES:
         _fail(f"--coalescing {coalescing!r}: unknown policy (allowed: {', '.join(POLICIES)})")
@@ -130,7 +104,13 @@ def _policies(compare: str | None, coalescing: str | None) -> list[str]:
 
 
 def _point(name: str) -> tuple[str, float | None]:
-    """Return the policy and delay (µs; ``None``: the scenario's) of a ``--compare`` point."""
+    """Return the policy and delay (µs; ``None``: the scenario's) of a ``--compare`` point.
+
+    Examples
+    --------
+    >>> _point("timeout@8"), _point("adaptive")
+    (('timeout', 8.0), ('adaptive', None))
+    """
     policy, at, delay = name.partition("@")
     if policy not in POLICIES:
         _fail(f"--compare: unknown policy {policy!r} (allowed: {', '.join(POLICIES)})")
@@ -150,24 +130,83 @@ def _point(name: str) -> tuple[str, float | None]:
     return policy, value
 
 
-#: The scenario keys a replay does not read, with why.
-IGNORED = {"workload": "the capture is its workload", "pcap": "it writes no capture of its own"}
+#: Why the keys of a replay's processes are not read: the replay host runs
+#: none (``crates/nicsim/src/sim/replay.rs``).
+_NO_PROCESS = "no process runs on the replay host"
+#: Why the keys of the simulated wire are not read: the core hands each
+#: frame to the NIC at its captured time (``World::replay_tick``); the
+#: wire's loss, reordering and jitter (``wire_path.rs``, the run's only
+#: random choices) are not on its way.
+_NO_WIRE = "the frames reach the NIC as captured, not over the simulated wire"
+#: The scenario keys a replay does not read, with why: each family of the
+#: scenario (``preset``, ``seed``, ``pcap``, ``platform``, ``nic``,
+#: ``host``, ``protocol``, ``workload``) checked against what
+#: ``run_replay_traced`` reads. ``platform`` (the hardware), ``preset``,
+#: the receiving NIC's keys, ``host.sleep``, ``soaker``, the NAPI knobs,
+#: ``dca``, ``tx_reap`` and ``protocol.stack`` are read.
+IGNORED = {
+    "workload": "the capture is its workload",
+    "pcap": "it writes no capture of its own",
+    "seed": f"nothing in it is random: {_NO_WIRE}",
+    "nic.host0": "it replays into host 1 only",
+    "host.binding": _NO_PROCESS,
+    "host.wait": _NO_PROCESS,
+    "host.busy_poll": f"{_NO_PROCESS} to busy-poll",
+    "host.irq_suspend_timeout_ns": f"it needs busy polling, and {_NO_PROCESS}",
+    "host.irq_suspend_timeout_us": f"it needs busy polling, and {_NO_PROCESS}",
+    "host.ioat": f"the copy engine copies pull replies, and {_NO_PROCESS}",
+    "protocol.mpi": _NO_PROCESS,
+    "protocol.unmarked": "the captured frames carry their senders' markers",
+    "protocol.rndv_threshold": "the capture's senders chose their protocol",
+    "protocol.misorder_degree": "the capture's senders chose their markers",
+    "protocol.loss": _NO_WIRE,
+    "protocol.reorder": _NO_WIRE,
+    "protocol.jitter_ns": _NO_WIRE,
+}
 
 
 def _check_replayed(sets: "list[Given]") -> None:
-    """Refuse a ``--set`` of a key a replay ignores (:data:`IGNORED`), naming it."""
+    """Refuse a given key a replay ignores (:data:`IGNORED`), naming it and why."""
     for item in sets:
         for leaf in leaf_keys(item.path, item.value):
             why = next((w for key, w in IGNORED.items() if overlap(leaf, key)), None)
             if why is not None:
-                _fail(
-                    f"{item.source}: a replay does not read {leaf} ({why}; allowed: keys of "
-                    "platform, nic, host and protocol, preset, seed)"
-                )
+                _fail(f"{item.source}: a replay does not read {leaf} ({why})")
+
+
+def _base(
+    path: Path | None, given: "list[Given]", policy: "list[Given]"
+) -> tuple[Scenario, list[str]]:
+    """Return the scenario file's scenario (or the default one) with ``given`` set, and notes.
+
+    The file is refused if it sets a key a replay does not read
+    (:data:`IGNORED`), naming it. The notes (``note:`` lines, printed once
+    the replay has run) say which values of the file ``given`` and the
+    policy points (``policy``: set per point, not here) replace.
+    """
+    if path is None:
+        base, notes = Scenario(), []
+    else:
+        where = f"scenario file {str(path)!r}"
+        data = loads(read_toml_file(path, "scenario file"), where)
+        _check_replayed([Given(key, value, where) for key, value in data.items()])
+        base = Scenario.load(path)
+        notes = [f"note: {line}" for line in replaced(data, [*given, *policy], where)]
+    for item in given:
+        base.set(item.path, item.value)
+    return base, notes
 
 
 def replay_command(
     pcap: Annotated[Path, typer.Option(help="Capture to replay: pcap or pcapng, Ethernet frames.")],
+    scenario: Annotated[
+        Path | None,
+        typer.Option(
+            "--scenario",
+            help="Scenario TOML file to start from (e.g. what `nicsim presets from-ethtool` "
+            "wrote); flags and --set replace its values. A workload or pcap in it is refused.",
+        ),
+    ] = None,
     preset: Annotated[str | None, typer.Option(help="Preset of the receiving host.")] = None,
     coalescing: Annotated[
         str | None, typer.Option(help=f"NIC coalescing strategy: {', '.join(POLICIES)}.")
@@ -254,9 +293,12 @@ def replay_command(
     chosen = [("--coalescing", coalescing), ("--compare", compare)]
     policy = [Given("nic.coalescing", v, f"{flag} {v}") for flag, v in chosen if v is not None]
     check_once([*given, *policy, *sets])
-    base = Scenario()
-    for item in [*given, *sets]:
-        base.set(item.path, item.value)
+    delays = [
+        Given("nic.delay_us", d, f"--compare {name}")
+        for name, (_, d) in zip(policies, points, strict=True)
+        if d is not None
+    ]
+    base, notes = _base(scenario, [*given, *sets], [*policy, *delays])
     base.workload = {"kind": "flood"}  # stands in for the checks; the core feeds the capture
     capture.check_replay_preset(base.preset)
     scenarios = []
@@ -267,10 +309,14 @@ def replay_command(
         if delay is not None:
             trial.set("nic.delay_us", delay)
         _core.check(trial.to_toml())
-        scenarios.append((name, trial))
+        scenarios.append((name or _core.coalescing(trial.to_toml()), trial))
     from nicsim.scenario import preset_path
 
-    inputs = [("--pcap", pcap), ("--preset" if preset else "preset", preset_path(base.preset))]
+    inputs = [
+        ("--pcap", pcap),
+        ("--scenario", scenario),
+        ("--preset" if preset else "preset", preset_path(base.preset)),
+    ]
     files = [
         (flag, outputs.check_file(path, flag))
         for flag, path in (("--frames", frames_csv), ("--trace", trace))
@@ -298,16 +344,14 @@ def replay_command(
             state = outputs.state_dir(target, is_dir=True)
             held.enter_context(outputs.OutputLock(state, target, "--out"))
         results: dict[str, ReplayResult] = {}
-        for name, trial in scenarios:
-            label = name or scenario_policy(base)
+        for label, trial in scenarios:
             results[label] = capture.replay(read, host_mac=host.mac, scenario=trial, trace=trace)
         first = next(iter(results.values()))
         frames = first.metrics["replay_frames"]
         title = f"nicsim replay: {pcap.name}, {frames:,} frames to {first.host_mac}, {base.preset}"
         if as_json:
-            print(
-                json.dumps({name: json_object(r.metrics) for name, r in results.items()}, indent=2)
-            )
+            per_point = {name: json_object(r.metrics) for name, r in results.items()}
+            print(json.dumps({**_read_json(first), "policies": per_point}, indent=2))
         else:
             _print_whole(_read_lines(first), _table(title, results))
         if frames_csv is not None:
@@ -334,6 +378,8 @@ def replay_command(
                 written = ", ".join(str(target / name) for name in names)
                 console().print(f"wrote {written}", highlight=False, soft_wrap=True)
     # Last: a command that fails says only its one error line.
+    for note in notes:
+        print(note, file=sys.stderr)
     for line in _warnings(report):
         print(f"warning: {line}", file=sys.stderr)
 
@@ -346,20 +392,62 @@ def _warnings(report: "ReadReport | None") -> list[str]:
     return [f"pcap {name}: {what}" for what in (*report.notes, *report.damage())]
 
 
+def _not_replayed(r: "ReplayResult") -> dict[str, int]:
+    """Return the frames and records not replayed, by cause (0 where none)."""
+    causes: dict[str, int] = {}
+    if r.selection is not None:
+        causes["to other hosts"] = r.selection.other_hosts
+        causes["broadcast/multicast its NIC filters out"] = r.selection.group_not_delivered
+    if r.read is not None:
+        causes.update(r.read.skipped())
+    return causes
+
+
+def _read_json(r: "ReplayResult") -> dict[str, Any]:
+    """Return what ``--json`` says of the capture read and the frames replayed.
+
+    ``capture``: the file, its records, frames, bytes and span, what was not
+    replayed by cause (as the table's lines say it), where reading stopped
+    and what is damaged; ``replayed``: the host and its frames.
+    """
+    out: dict[str, Any] = {}
+    report, chosen = r.read, r.selection
+    if report is not None:
+        out["capture"] = {
+            "path": str(report.path),
+            "file_bytes": report.file_bytes,
+            "records": report.records,
+            "frames": report.frames,
+            "wire_bytes": report.wire_bytes,
+            "span_ns": report.span_ns,
+            "not_replayed": {cause: n for cause, n in _not_replayed(r).items() if n},
+            "stopped_at_byte": report.stopped_at,
+            "unread_bytes": report.unread_bytes,
+            "backwards": report.backwards,
+            "damage": report.damage(),
+            "notes": list(report.notes),
+        }
+    supers, wire = r.split
+    replayed: dict[str, Any] = {"host_mac": r.host_mac}
+    if chosen is not None:
+        replayed["frames_to_host"] = len(chosen.to)
+        replayed["broadcast_multicast_to_host"] = chosen.group_delivered
+        replayed["sent_by_host"] = len(chosen.sent)
+    replayed["super_frames_split"] = supers
+    replayed["wire_frames_of_split"] = wire
+    out["replayed"] = replayed
+    return out
+
+
 def _read_lines(r: "ReplayResult") -> list[str]:
     """Return the lines that say what was read and what was not replayed, by cause."""
     lines = []
     report, chosen = r.read, r.selection
     if report is not None:
         lines.append(report.summary())
-    causes: dict[str, int] = {}
-    if chosen is not None:
-        causes["to other hosts"] = chosen.other_hosts
-        causes["broadcast/multicast its NIC filters out"] = chosen.group_not_delivered
-    if report is not None:
-        causes.update(report.skipped())
-        if report.stopped_at is not None:
-            causes[f"past byte {report.stopped_at:,}, where reading stopped"] = -1
+    causes = _not_replayed(r)
+    if report is not None and report.stopped_at is not None:
+        causes[f"past byte {report.stopped_at:,}, where reading stopped"] = -1
     said = [f"{n:,} {cause}" if n >= 0 else cause for cause, n in causes.items() if n]
     lines.append("not replayed: " + (", ".join(said) if said else "none"))
     took = []

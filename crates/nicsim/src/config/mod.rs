@@ -356,6 +356,9 @@ fn serde_message(key: &str, given: Option<&str>, msg: &str) -> String {
     let ticked = |s: &str| s.split('`').nth(1).map(str::to_owned);
     if let Some(rest) = msg.strip_prefix("unknown field ") {
         // The path already ends with the unknown key.
+        if let Some(why) = nic_opts::not_modelled(key) {
+            return format!("`{key}` is not modelled: {why}");
+        }
         return format!("unknown key `{key}` (allowed here: {})", names(after_expected(rest)));
     }
     if let Some(rest) = msg.strip_prefix("missing field ") {

@@ -173,6 +173,11 @@ impl RxQueue {
         self.policy.current_delay()
     }
 
+    /// The transmit completions' own adaptive delay now (TX DIM), if any.
+    pub fn tx_coalescing_delay(&self) -> Option<Duration> {
+        self.policy.current_tx_delay()
+    }
+
     /// A frame for this queue reached the NIC (`marked`: it carries the
     /// latency-sensitive marker): the policy decides, and the outcome to
     /// schedule.
@@ -203,13 +208,13 @@ impl RxQueue {
         (out, watchdog)
     }
 
-    /// A transmit completion reported on this queue's line
-    /// (`other_pending`: DMA of other queues still under way): the policy
-    /// decides, and the outcome to schedule.
+    /// A transmit completion of a frame of `bytes` reported on this
+    /// queue's line (`other_pending`: DMA of other queues still under way):
+    /// the policy decides, and the outcome to schedule.
     #[inline]
-    pub fn tx_completion(&mut self, now: Instant, other_pending: u32) -> Outcome {
+    pub fn tx_completion(&mut self, now: Instant, bytes: u32, other_pending: u32) -> Outcome {
         self.tx_completed();
-        let d = self.policy.on_tx_complete(now, 0, other_pending);
+        let d = self.policy.on_tx_complete(now, bytes, other_pending);
         self.apply(now, d)
     }
 

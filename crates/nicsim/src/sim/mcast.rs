@@ -96,11 +96,12 @@ impl World {
         let marked = self.c.marked.marks(body.kind(), frag + 1 == frags);
         let repr =
             FrameRepr { dst_mac: host_mac(h as u16), src_mac: host_mac(h as u16), src_peer: h as u16, marked, body };
+        let bytes = repr.frame_len() as u32;
         let ready = self.hosts[h].nic.transmit(now, repr.frame_len());
         let done = self.nic_forward(ready, h, h as u16, &repr).unwrap_or(ready);
         if self.c.tx_done_irq && !self.c.native {
             let q = self.hosts[h].steering.queue_for(Some(ep), 0) as u8;
-            self.q.push(done, h as u32, Ev::TxDone { host: h as u16, q });
+            self.q.push(done, h as u32, Ev::TxDone { host: h as u16, q, bytes });
         }
     }
 }

@@ -113,6 +113,10 @@ impl World {
                 // Adaptive policies: where the delay ended up.
                 m.set(&format!("host{i}_coalesce_delay_us"), d.as_us_f64());
             }
+            if let Some(d) = h.nic.queues[0].tx_coalescing_delay() {
+                // TX DIM: where the transmit completions' delay ended up.
+                m.set(&format!("host{i}_tx_coalesce_delay_us"), d.as_us_f64());
+            }
             // Average cores kept busy: kernel work, application segments, spinning.
             let span = self.q.now().as_s_f64();
             let busy = (h.kernel_time + h.app_time + h.spin_time).as_s_f64();

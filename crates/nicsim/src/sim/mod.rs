@@ -148,6 +148,8 @@ pub(crate) enum Ev {
     TxDone {
         host: u16,
         q: u8,
+        /// The frame's length: what the transmit counters of TX DIM add.
+        bytes: u32,
     },
     CoalTimer {
         host: u16,
@@ -588,7 +590,7 @@ impl World {
             Ev::SwitchIn { frame } => self.switch_in(now, frame),
             Ev::NicRx { frame } => self.nic_rx(now, frame),
             Ev::DmaDone { host, frame } => self.dma_done(now, host as usize, frame),
-            Ev::TxDone { host, q } => self.tx_done(now, host as usize, q as usize),
+            Ev::TxDone { host, q, bytes } => self.tx_done(now, host as usize, q as usize, bytes),
             Ev::CoalTimer { host, q, gen } => self.coal_timer(now, host as usize, q as usize, gen),
             Ev::IrqArrive { host, q, rx } => self.irq_arrive(now, host as usize, q, rx),
             Ev::CoreDone { host, core, gen } => self.core_done(now, host as usize, core as usize, gen),

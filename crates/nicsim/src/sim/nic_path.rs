@@ -165,10 +165,12 @@ impl World {
         }
     }
 
-    pub(super) fn tx_done(&mut self, now: Instant, h: usize, qi: usize) {
+    /// The NIC completed sending a frame of `bytes` on queue `qi`'s line
+    /// (`Ev::TxDone`): the queue's policy decides.
+    pub(super) fn tx_done(&mut self, now: Instant, h: usize, qi: usize, bytes: u32) {
         let nic = &mut self.hosts[h].nic;
         let other_pending = nic.other_pending();
-        let out = nic.queues[qi].tx_completion(now, other_pending);
+        let out = nic.queues[qi].tx_completion(now, bytes, other_pending);
         self.nic_outcome(now, h, qi, out);
     }
 

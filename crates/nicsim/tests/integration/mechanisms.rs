@@ -438,3 +438,13 @@ fn open_mx_on_lci2000_moves_every_frame_by_dma_on_its_hosts_shared_bus() {
     let omx = super::pingpong("disabled", 65536, 5, "");
     assert!(omx.get("host0_dmas").is_none());
 }
+
+#[test]
+fn tx_dim_moves_under_a_stream_it_sends() {
+    // modern runs TX DIM (mlx5's default): the sender's transmit completions
+    // carry their bytes into its samples, so its profile leaves the start
+    // (TX EQE profile 1, 8 us); the receiver sends nothing but acks.
+    let m = run("preset = \"modern\"\n[workload]\nkind = \"stream\"\nsize_bytes = 4096\nmessages = 20000\n");
+    let sender = m.get("host0_tx_coalesce_delay_us").expect("TX DIM reports its delay");
+    assert_ne!(sender, 8.0, "the sender's TX DIM stayed at its start profile");
+}

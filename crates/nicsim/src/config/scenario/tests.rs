@@ -220,6 +220,12 @@ fn errors_name_key_value_and_allowed() {
     "`workload.rows` = 4 is not read by workload.kind = \"fft-alltoall\" (its keys: size_bytes, iterations, \
      procs_per_host, compute_us)"
 )]
+#[case::irq_moderation(
+    "[nic]\nrx_frames_irq = 2\n[workload]\nkind = \"stream\"",
+    "`nic.rx_frames_irq` is not modelled: no NIC nicsim models honours it: myri10ge takes rx-usecs only, mlx5 \
+     rx/tx-usecs, rx/tx-frames, adaptive and CQE mode, acenic no ethtool coalescing; bnxt and tg3 do (a moderation \
+     that applies while an interrupt is pending)"
+)]
 fn error_messages(#[case] text: &str, #[case] want: &str) {
     assert_eq!(Scenario::from_toml(text).unwrap_err().0, want);
 }

@@ -28,6 +28,16 @@
 //!   after its poll completed), packets and bytes are counted at DMA
 //!   completion (received frames) or transmit completion (TX DIM), an event
 //!   is an interrupt that reported completions of that side.
+//! * TX DIM's counters: mlx5 adds to its send queue's `packets` and `bytes`
+//!   when it posts a frame (en_tx.c `mlx5e_sq_xmit_prepare`: one packet, or
+//!   `gso_segs` for a TSO send; `max(skb->len, ETH_ZLEN)` bytes). Here they
+//!   are added when the frame's transmit completion reaches the policy, a
+//!   frame's length (at least [`ETH_ZLEN`]) and one packet each (a replayed
+//!   TSO send counts one): the frames a NAPI poll reaps were posted before
+//!   it, so a sample between two polls counts the same frames but those
+//!   still on the wire. Without bytes, DIM's comparison
+//!   (`net_dim_stats_compare`: bytes first, "same" when both are 0) never
+//!   leaves its start profile.
 //! * CQ period modes (mlx5 `cq_period_mode`, ethtool `cqe-mode-rx` /
 //!   `cqe-mode-tx`): in EQE mode the moderation timer runs from the first
 //!   unreported completion (an absolute timer); in CQE mode it restarts at
@@ -43,6 +53,11 @@ use std::fmt;
 // ------------------------------------------------------------------------
 // DIM
 // ------------------------------------------------------------------------
+
+/// The shortest frame a send counts (bytes without the FCS):
+/// include/uapi/linux/if_ether.h `ETH_ZLEN` = 60, the floor of mlx5's
+/// `num_bytes`.
+pub const ETH_ZLEN: u32 = 60;
 
 /// Interrupts per DIM sample: include/linux/dim.h `DIM_NEVENTS` (formerly
 /// `NET_DIM_NEVENTS`) = 64.
@@ -524,10 +539,13 @@ impl Coalescer for Dim {
         self.fold(d, Decision::NONE)
     }
     fn on_tx_complete(&mut self, now: Instant, bytes: u32, other_pending: u32) -> Decision {
-        let dma = DmaCompletion { marked: false, bytes, other_pending };
         if self.at_irq {
-            return self.rx.complete(now, dma);
+            // The dim-irq model of the study tables, kept as they were
+            // published: a transmit completion is one more completion on
+            // the receive timer, of no bytes.
+            return self.rx.complete(now, DmaCompletion { marked: false, bytes: 0, other_pending });
         }
+        let dma = DmaCompletion { marked: false, bytes: bytes.max(ETH_ZLEN), other_pending };
         match self.tx.as_mut() {
             Some(tx) => {
                 let d = tx.complete(now, dma);
@@ -579,6 +597,10 @@ impl Coalescer for Dim {
     fn current_delay(&self) -> Option<Duration> {
         Some(self.rx.timeout.spec().delay)
     }
+    fn current_tx_delay(&self) -> Option<Duration> {
+        let tx = self.tx.as_ref()?;
+        tx.tuner.as_ref().map(|_| tx.timeout.spec().delay)
+    }
 }
 
 /// `openmx-adaptive`: marked frames raise at once ([OMX-COAL] Algorithm 1);
@@ -627,6 +649,9 @@ impl Coalescer for OpenMxAdaptive {
     }
     fn current_delay(&self) -> Option<Duration> {
         self.dim.current_delay()
+    }
+    fn current_tx_delay(&self) -> Option<Duration> {
+        self.dim.current_tx_delay()
     }
 }
 

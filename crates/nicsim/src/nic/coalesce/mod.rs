@@ -126,6 +126,11 @@ pub trait Coalescer: Send {
     fn current_delay(&self) -> Option<Duration> {
         None
     }
+    /// The delay an adaptive transmit side applies now (TX DIM); `None`
+    /// when the transmit completions are not adapted apart.
+    fn current_tx_delay(&self) -> Option<Duration> {
+        None
+    }
 }
 
 impl fmt::Debug for dyn Coalescer {

@@ -218,9 +218,13 @@ fn transmit_completions_are_not_received_packets() {
     let mut d = Dim::new();
     cycles(&mut d, Instant::ZERO, 200, 0, 4, Duration::from_us(20), true);
     assert_eq!((d.tuner().tune_state(), d.tuner().profile_ix()), (ParkingOnTop, 1));
-    // The dim-irq model of the study tables counts them, and samples at the raise.
+    // The dim-irq model of the study tables counts them, as completions of
+    // no bytes (as the tables were made), and samples at the raise.
     let mut d = Dim::with(DimSpec::AT_IRQ);
     cycles(&mut d, Instant::ZERO, 200, 0, 4, Duration::from_us(20), false);
+    assert_eq!((d.rx.pkts, d.rx.bytes, d.rx.events), (800, 0, 200));
+    let mut d = Dim::with(DimSpec::AT_IRQ);
+    cycles(&mut d, Instant::ZERO, 200, 4, 4, Duration::from_us(20), false);
     assert_ne!((d.tuner().tune_state(), d.tuner().profile_ix()), (ParkingOnTop, 1));
 }
 
@@ -249,6 +253,11 @@ fn tx_dim_moderates_the_send_completions_apart() {
     cycles(&mut d, us(100), 66, 0, 4, Duration::from_us(20), true);
     assert_eq!(d.tx_tuner().unwrap().tune_state(), GoingLeft);
     assert_eq!(d.tuner().tune_state(), ParkingOnTop);
+    assert_eq!(d.current_tx_delay(), Some(Duration::from_us(1)), "TX EQE profile 0");
+    // A frame shorter than ETH_ZLEN counts 60 bytes, as mlx5 counts it.
+    let mut d = Dim::with(tx_dim(false, None));
+    d.on_tx_complete(us(0), 42, 0);
+    assert_eq!(d.tx.as_ref().map(|tx| tx.bytes), Some(u64::from(ETH_ZLEN)));
 }
 
 /// ethtool -C rx-profile (Linux 6.12+): the user's table replaces the
