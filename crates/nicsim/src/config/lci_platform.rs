@@ -1,16 +1,19 @@
-//! The \[LCI] cluster as a platform of the main world: the mapping from an
-//! LCI-family preset (`presets/lci2000.toml`: `grid`, `link`, `pci`, `ni`,
-//! `host`, `multicast`, and the main-world tables `kernel`, `cache`,
-//! `library`, `nas`) to a [`Platform`], so that the main world's MPI
-//! workloads (pingpong, stream, uniband, alltoall, exchange, nas-*) run on
-//! the study's hardware with the preset's own values.
+//! The \[LCI] cluster's preset (`presets/lci2000.toml`, `family = "lci"`)
+//! and its mapping to the shared [`Platform`], so that the Open-MX and
+//! native MX stacks (pingpong, stream, uniband, alltoall, exchange, nas-*)
+//! run on the study's hardware with the preset's own values, and the LCI
+//! stack's hosts are hosts of the same world.
 //!
-//! This module owns that mapping (one line per main-world value, each read
-//! from one preset value or derived from several, never a number of its
-//! own) and the checks of the main-world tables, whose errors name the
-//! preset's keys. It does not own the LCI stack's reading of the preset
-//! (`config::lci`), which ignores the main-world tables, nor which stack a
-//! scenario runs (`config::stack`).
+//! This module owns the preset's tables ([`LciPlatform`]: `grid` and `pci`
+//! are the shared [`GridCfg`](super::GridCfg) and [`PciCfg`](super::PciCfg);
+//! `link`, `ni` (the LANai and its firmware), `host` (the LCI library's
+//! costs), `multicast`; and the tables only the mapping reads, `kernel`,
+//! `cache`, `library`, `nas`), their checks (errors name the preset's keys),
+//! the times the LCI stack charges ([`LciTimes`]) and the mapping (one line
+//! per shared value, each read from one preset value or derived from
+//! several, never a number of its own). It does not own the LCI stack's
+//! scenario options (`config::lci`) nor which stack a scenario runs
+//! (`config::stack`).
 //!
 //! How the hardware maps (docs/design.md, "The [LCI] cluster in the main world"):
 //! * one core per host (\[LCI] §2: "Each node contains a 200 MHz Intel
@@ -41,10 +44,260 @@
 //!   (`nic.flow_control_frames`); the sender is not stopped (`nic::flow`).
 
 use super::{
-    check_f, check_u, CacheCfg, ConfigError, EmoCfg, HostCfg, LciPlatform, LibraryCfg, LinkCfg, NicCfg, Platform,
-    TopologyCfg, TxReap,
+    check_f, check_u, toml_error, BusTimes, CacheCfg, ConfigError, EmoCfg, GridCfg, HostCfg, LibraryCfg, LinkCfg,
+    NasCfg, NicCfg, PciCfg, Platform, TopologyCfg, TxReap, LCI_FAMILY,
 };
+use crate::time::Duration;
 use serde::{Deserialize, Serialize};
+
+/// A whole LCI platform preset (`presets/lci2000.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciPlatform {
+    /// Must be "lci": an LCI-family preset (`config::stack`).
+    pub family: String,
+    /// Preset name.
+    pub name: String,
+    /// One-line description.
+    pub description: String,
+    pub grid: GridCfg,
+    pub link: LciLinkCfg,
+    pub pci: PciCfg,
+    pub ni: LanaiCfg,
+    pub host: LciHostCfg,
+    pub multicast: LciMulticastCfg,
+    /// What the main world's stack needs besides the hardware above
+    /// (`config::lci_platform`); the LCI stack reads none of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelCfg>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<P6CacheCfg>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<OmxLibraryCfg>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nas: Option<NasCfg>,
+}
+
+/// Multicast forwarding costs and the compute of the multicast applications.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciMulticastCfg {
+    /// `ni` forwarding: firmware cycles per child (table lookup, header
+    /// rewrite) besides the network DMA set-up (`ni.dma_setup_cycles`).
+    pub fw_forward_cycles: u32,
+    /// `host-packet`: PIO bytes of each extra descriptor (one per child).
+    pub descriptor_bytes: u32,
+    /// ASP: host cycles per Floyd-Warshall element update.
+    pub asp_elem_cycles: u32,
+    /// QR: host cycles per matrix element of a column-norm computation.
+    pub qr_norm_cycles: u32,
+    /// QR: host cycles per matrix element of the Householder update.
+    pub qr_update_cycles: u32,
+}
+
+/// Myrinet links and switches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct LciLinkCfg {
+    /// Link rate per direction, MB/s (10^6 B/s).
+    pub rate_MBps: f64,
+    /// Per-switch routing latency of a packet head (cut-through), ns.
+    pub switch_latency_ns: f64,
+    /// Cable propagation per link, ns.
+    pub propagation_ns: f64,
+    /// Bytes on the wire besides the LCI packet (route bytes, type, CRC).
+    pub wire_overhead_bytes: u32,
+}
+
+/// The LANai network interface and its firmware.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LanaiCfg {
+    /// NI processor clock, MHz.
+    pub clock_mhz: f64,
+    /// NI SRAM, bytes (send + receive buffers must fit).
+    pub sram_bytes: u32,
+    /// Payload capacity of one NI packet buffer, bytes.
+    pub buffer_bytes: u32,
+    /// LCI packet header, bytes.
+    pub header_bytes: u32,
+    /// NI send buffers.
+    pub send_buffers: u32,
+    /// NI receive buffers.
+    pub recv_buffers: u32,
+    /// Firmware cycles to handle one send descriptor up to the network DMA start.
+    pub fw_tx_cycles: u32,
+    /// Firmware cycles to handle one received packet up to the host DMA start.
+    pub fw_rx_cycles: u32,
+    /// Firmware cycles to program one DMA (any of the three engines).
+    pub dma_setup_cycles: u32,
+}
+
+/// The host (Pentium Pro) and the LCI library.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciHostCfg {
+    /// Host clock, MHz.
+    pub clock_mhz: f64,
+    /// Pinned host receive buffers in the queue the NI DMAs into.
+    pub recv_buffers: u32,
+    /// A failed poll of a cached host flag (cache hit), ns.
+    pub poll_hit_ns: f64,
+    /// A successful poll: the NI wrote the line (cache miss), ns.
+    pub poll_miss_ns: f64,
+    /// Library send path per packet besides the PIO itself (descriptor build, bookkeeping), ns.
+    pub send_ns: f64,
+    /// Library receive path per packet: dispatch to the upcall and free the packet, ns.
+    pub upcall_ns: f64,
+    /// Dispatching an interrupt to a kernel handler, ns.
+    pub kernel_dispatch_ns: f64,
+    /// Delivering it further to a user signal handler, ns.
+    pub signal_handler_ns: f64,
+}
+
+impl LciPlatform {
+    /// Parses a preset text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| toml_error("preset", e))
+    }
+
+    /// NI cycles to nanoseconds.
+    pub fn ni_cycles_ns(&self, cycles: u32) -> f64 {
+        cycles as f64 * 1e3 / self.ni.clock_mhz
+    }
+
+    /// Range checks; errors name the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.family != LCI_FAMILY {
+            return Err(ConfigError::range("family", format!("{:?}", self.family), "\"lci\""));
+        }
+        self.grid.validate()?;
+        let l = &self.link;
+        check_f("link.rate_MBps", l.rate_MBps, 1.0, 1e6)?;
+        check_f("link.switch_latency_ns", l.switch_latency_ns, 0.0, 1e6)?;
+        check_f("link.propagation_ns", l.propagation_ns, 0.0, 1e6)?;
+        check_u("link.wire_overhead_bytes", l.wire_overhead_bytes as u64, 0, 4096)?;
+        self.pci.validate()?;
+        let n = &self.ni;
+        check_f("ni.clock_mhz", n.clock_mhz, 1.0, 1e5)?;
+        check_u("ni.buffer_bytes", n.buffer_bytes as u64, 16, 1 << 20)?;
+        check_u("ni.header_bytes", n.header_bytes as u64, 4, 1024)?;
+        check_u("ni.send_buffers", n.send_buffers as u64, 1, 4096)?;
+        check_u("ni.recv_buffers", n.recv_buffers as u64, 1, 4096)?;
+        let used = (n.send_buffers as u64 + n.recv_buffers as u64) * (n.buffer_bytes + n.header_bytes) as u64;
+        if used > n.sram_bytes as u64 {
+            return Err(ConfigError::range(
+                "ni.send_buffers",
+                n.send_buffers,
+                &format!(
+                    "(send_buffers + recv_buffers) * (buffer_bytes + header_bytes) <= sram_bytes = {}",
+                    n.sram_bytes
+                ),
+            ));
+        }
+        for (k, v) in [
+            ("ni.fw_tx_cycles", n.fw_tx_cycles),
+            ("ni.fw_rx_cycles", n.fw_rx_cycles),
+            ("ni.dma_setup_cycles", n.dma_setup_cycles),
+        ] {
+            check_u(k, v as u64, 0, 1 << 24)?;
+        }
+        let h = &self.host;
+        check_f("host.clock_mhz", h.clock_mhz, 1.0, 1e5)?;
+        check_u("host.recv_buffers", h.recv_buffers as u64, 1, 1 << 16)?;
+        for (k, v) in [
+            ("host.poll_hit_ns", h.poll_hit_ns),
+            ("host.poll_miss_ns", h.poll_miss_ns),
+            ("host.send_ns", h.send_ns),
+            ("host.upcall_ns", h.upcall_ns),
+            ("host.kernel_dispatch_ns", h.kernel_dispatch_ns),
+            ("host.signal_handler_ns", h.signal_handler_ns),
+        ] {
+            check_f(k, v, 0.0, 1e9)?;
+        }
+        let m = &self.multicast;
+        for (k, v) in [
+            ("multicast.fw_forward_cycles", m.fw_forward_cycles),
+            ("multicast.asp_elem_cycles", m.asp_elem_cycles),
+            ("multicast.qr_norm_cycles", m.qr_norm_cycles),
+            ("multicast.qr_update_cycles", m.qr_update_cycles),
+        ] {
+            check_u(k, v as u64, 0, 1 << 24)?;
+        }
+        check_u("multicast.descriptor_bytes", m.descriptor_bytes as u64, 0, n.buffer_bytes as u64)?;
+        if h.poll_hit_ns <= 0.0 {
+            return Err(ConfigError::range("host.poll_hit_ns", h.poll_hit_ns, "> 0"));
+        }
+        Ok(())
+    }
+}
+
+/// The LCI preset's times and rates as the world charges them, converted
+/// once at validation (NI cycles at `ni.clock_mhz`, nanoseconds by
+/// [`Duration::from_ns_f64`], `*_MBps` to whole bytes per second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LciTimes {
+    /// NI firmware: a send descriptor, a received packet, one DMA set-up.
+    pub fw_tx: Duration,
+    pub fw_rx: Duration,
+    pub dma_setup: Duration,
+    /// NI multicast forwarding of one packet to one child (table lookup and
+    /// header rewrite plus the network DMA set-up).
+    pub fw_forward: Duration,
+    /// Myrinet links: rate, per-switch routing latency, cable propagation.
+    pub link_bytes_per_s: u64,
+    pub switch_latency: Duration,
+    pub propagation: Duration,
+    pub host: LciHostTimes,
+    pub bus: BusTimes,
+}
+
+/// The LCI host library's costs (`[host]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LciHostTimes {
+    pub poll_hit: Duration,
+    pub poll_miss: Duration,
+    pub send: Duration,
+    pub upcall: Duration,
+    pub kernel_dispatch: Duration,
+    pub signal_handler: Duration,
+}
+
+impl LciTimes {
+    /// The times of a validated LCI platform.
+    pub fn of(p: &LciPlatform) -> Self {
+        let cycles = |c: u32| Duration::from_ns_f64(p.ni_cycles_ns(c));
+        let ns = Duration::from_ns_f64;
+        let h = &p.host;
+        LciTimes {
+            fw_tx: cycles(p.ni.fw_tx_cycles),
+            fw_rx: cycles(p.ni.fw_rx_cycles),
+            dma_setup: cycles(p.ni.dma_setup_cycles),
+            fw_forward: cycles(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles),
+            link_bytes_per_s: (p.link.rate_MBps * 1e6).round() as u64,
+            switch_latency: ns(p.link.switch_latency_ns),
+            propagation: ns(p.link.propagation_ns),
+            host: LciHostTimes {
+                poll_hit: ns(h.poll_hit_ns),
+                poll_miss: ns(h.poll_miss_ns),
+                send: ns(h.send_ns),
+                upcall: ns(h.upcall_ns),
+                kernel_dispatch: ns(h.kernel_dispatch_ns),
+                signal_handler: ns(h.signal_handler_ns),
+            },
+            bus: BusTimes::of(&p.pci),
+        }
+    }
+}
+
+/// Loads an LCI preset by name or path, applying overrides; errors name a
+/// key as the user wrote it (see `load_platform`).
+pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<LciPlatform, ConfigError> {
+    let table = super::preset_table(preset)?;
+    let source = super::overrides::Source { preset, is_file: super::overrides::is_file(preset), overrides };
+    super::overrides::load(&source, table, LciPlatform::validate)
+}
 
 /// `[kernel]`: the Linux 2.x kernel and the Open-MX driver on the host, in
 /// host cycles, and the driver's receive ring and interrupt settings.
@@ -328,7 +581,7 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
 /// Loads the LCI preset `preset` with the scenario's overrides (same tables
 /// and keys as the preset file) and maps it ([`main_platform`]).
 pub fn load_main_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Platform, ConfigError> {
-    main_platform(&super::load_lci_platform(preset, overrides)?)
+    main_platform(&load_lci_platform(preset, overrides)?)
 }
 
 #[cfg(test)]

@@ -216,6 +216,24 @@ pub(crate) fn embedded_table(name: &str) -> Result<toml::Table, ConfigError> {
     parsed[at].clone()
 }
 
+/// The value of a preset's `family` key that marks an \[LCI] preset: its
+/// hardware is the LANai NI on PCI and a grid (`config::lci_platform`).
+pub const LCI_FAMILY: &str = "lci";
+
+/// Reads a preset (embedded name or `.toml` path) as a TOML table.
+pub fn preset_table(preset: &str) -> Result<toml::Table, ConfigError> {
+    if !overrides::is_file(preset) {
+        return embedded_table(preset);
+    }
+    let text = read_config_file("preset", preset)?;
+    toml::from_str(&text).map_err(|e| toml_error_in("preset", &text, e))
+}
+
+/// Whether a preset table belongs to the LCI family.
+pub fn is_lci_table(t: &toml::Table) -> bool {
+    t.get("family").and_then(|v| v.as_str()) == Some(LCI_FAMILY)
+}
+
 /// Turns a TOML syntax error into one line, prefixed with where it happened.
 pub(crate) fn toml_error(what: &str, e: toml::de::Error) -> ConfigError {
     let msg = e.message().replace('\n', " ");
