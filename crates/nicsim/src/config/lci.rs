@@ -15,10 +15,10 @@
 
 use super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
 use super::nic_features::{lci_ni, LciNi};
-use super::nic_opts::{Forwarding, LciNicOpts, Polling};
+use super::nic_opts::{Forwarding, LciNicOpts, NicOpts, Polling};
 use super::{
-    check_f, from_value, int_or, load_lci_platform, toml_error_in, ConfigError, Int, LciPlatform, LciTimes,
-    WatchdogDelay,
+    check_f, from_value, int_or, load_lci_platform, toml_error_in, variant_names, ConfigError, Int, LciPlatform,
+    LciTimes, WatchdogDelay,
 };
 use crate::time::Duration;
 use serde::Deserialize;
@@ -43,6 +43,24 @@ fn take_stack(table: &mut toml::Table) -> Result<(), ConfigError> {
         table.remove("protocol");
     }
     Ok(())
+}
+
+/// Refuses a key of the other stacks' `[nic]` ([`NicOpts`]) that the LCI
+/// stack's ([`LciNicOpts`]) does not read, in one line naming the key, its
+/// value and why: the LANai firmware has no coalescing policy, steering nor
+/// ring; it interrupts through its polling watchdog.
+fn other_stacks_nic(table: &toml::Table) -> Result<(), ConfigError> {
+    let Some(toml::Value::Table(nic)) = table.get("nic") else { return Ok(()) };
+    let (lci, other) = (variant_names::<LciNicOpts>(), variant_names::<NicOpts>());
+    match nic.iter().find(|(key, _)| !lci.contains(&key.as_str()) && other.contains(&key.as_str())) {
+        None => Ok(()),
+        Some((key, value)) => Err(ConfigError(format!(
+            "`nic.{key}` = {value} is not read by protocol.stack = \"lci\" (its NI firmware has no coalescing \
+             policy, steering nor ring: it interrupts through its polling watchdog, nic.watchdog_us; its keys: \
+             {}); leave it out, or run the workload on Open-MX (protocol.stack = \"open-mx\")",
+            lci.join(", ")
+        ))),
+    }
 }
 
 /// The LCI preset of an LCI scenario read on its own
@@ -131,6 +149,7 @@ impl LciScenario {
                  (protocol.stack = \"open-mx\") to capture it",
             ));
         }
+        other_stacks_nic(&table)?;
         Self::from_file(from_value("", toml::Value::Table(table))?)
     }
 

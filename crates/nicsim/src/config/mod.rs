@@ -430,8 +430,9 @@ fn expected_in_words(expected: &str) -> String {
 }
 
 /// The names serde accepts for a field-less enum `T` (its variants after
-/// `rename_all`), in declaration order: the user help of an error lists
-/// them from the type itself, so the list cannot drift from the parser.
+/// `rename_all`), or the keys of a table struct `T` (its fields), in
+/// declaration order: the user help of an error lists them from the type
+/// itself, so the list cannot drift from the parser.
 pub fn variant_names<T: DeserializeOwned>() -> &'static [&'static str] {
     struct Probe(Option<&'static [&'static str]>);
     #[derive(Debug)]
@@ -461,9 +462,18 @@ pub fn variant_names<T: DeserializeOwned>() -> &'static [&'static str] {
             self.0 = Some(variants);
             Err(Stop)
         }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Stop> {
+            self.0 = Some(fields);
+            Err(Stop)
+        }
         serde::forward_to_deserialize_any! {
             bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
-            unit_struct newtype_struct seq tuple tuple_struct map struct identifier ignored_any
+            unit_struct newtype_struct seq tuple tuple_struct map identifier ignored_any
         }
     }
     let mut probe = Probe(None);
