@@ -197,6 +197,3 @@ impl LciScenario {
         })
     }
 }
-
-#[cfg(test)]
-mod tests;
