@@ -43,9 +43,10 @@
 //!   buffers plus every other NI's send buffers
 //!   (`nic.flow_control_frames`); the sender is not stopped (`nic::flow`).
 
+use super::units::cost_table;
 use super::{
-    check_f, check_u, toml_error, BusTimes, CacheCfg, ConfigError, EmoCfg, GridCfg, HostCfg, LibraryCfg, LinkCfg,
-    NasCfg, NicCfg, PciCfg, Platform, TopologyCfg, TxReap, LCI_FAMILY,
+    check_u, toml_error, BusTimes, CacheCfg, ConfigError, EmoCfg, GridCfg, HostCfg, LibraryCfg, LinkCfg, NasCfg,
+    NicCfg, PciCfg, Platform, TopologyCfg, TxReap, LCI_FAMILY,
 };
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
@@ -78,82 +79,96 @@ pub struct LciPlatform {
     pub nas: Option<NasCfg>,
 }
 
-/// Multicast forwarding costs and the compute of the multicast applications.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LciMulticastCfg {
-    /// `ni` forwarding: firmware cycles per child (table lookup, header
-    /// rewrite) besides the network DMA set-up (`ni.dma_setup_cycles`).
-    pub fw_forward_cycles: u32,
-    /// `host-packet`: PIO bytes of each extra descriptor (one per child).
-    pub descriptor_bytes: u32,
-    /// ASP: host cycles per Floyd-Warshall element update.
-    pub asp_elem_cycles: u32,
-    /// QR: host cycles per matrix element of a column-norm computation.
-    pub qr_norm_cycles: u32,
-    /// QR: host cycles per matrix element of the Householder update.
-    pub qr_update_cycles: u32,
+/// The largest cycle count of one firmware or application step the LCI
+/// tables take (a second at 16.7 GHz is far beyond any of them).
+const STEP_CYCLES_MAX: u32 = 1 << 24;
+
+cost_table! {
+    /// Multicast forwarding costs and the compute of the multicast applications.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct LciMulticastCfg in "multicast" as m {
+        /// `ni` forwarding: firmware cycles per child (table lookup, header
+        /// rewrite) besides the network DMA set-up (`ni.dma_setup_cycles`).
+        pub fw_forward_cycles: u32 [0, STEP_CYCLES_MAX],
+        /// `host-packet`: PIO bytes of each extra descriptor (one per child;
+        /// at most one NI buffer, `LciPlatform::validate`).
+        pub descriptor_bytes: u32,
+        /// ASP: host cycles per Floyd-Warshall element update.
+        pub asp_elem_cycles: u32 [0, STEP_CYCLES_MAX],
+        /// QR: host cycles per matrix element of a column-norm computation.
+        pub qr_norm_cycles: u32 [0, STEP_CYCLES_MAX],
+        /// QR: host cycles per matrix element of the Householder update.
+        pub qr_update_cycles: u32 [0, STEP_CYCLES_MAX],
+    }
 }
 
-/// Myrinet links and switches.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-pub struct LciLinkCfg {
-    /// Link rate per direction, MB/s (10^6 B/s).
-    pub rate_MBps: f64,
-    /// Per-switch routing latency of a packet head (cut-through), ns.
-    pub switch_latency_ns: f64,
-    /// Cable propagation per link, ns.
-    pub propagation_ns: f64,
-    /// Bytes on the wire besides the LCI packet (route bytes, type, CRC).
-    pub wire_overhead_bytes: u32,
+cost_table! {
+    /// Myrinet links and switches (the shared [`LinkCfg`] as the mapping
+    /// gives it: the rate in MB/s, the framing in bytes).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(non_snake_case)]
+    pub struct LciLinkCfg in "link" as l {
+        /// Link rate per direction, MB/s (10^6 B/s).
+        pub rate_MBps: f64 [1.0, 1e6],
+        /// Per-switch routing latency of a packet head (cut-through), ns.
+        pub switch_latency_ns: f64 [0.0, 1e6],
+        /// Cable propagation per link, ns.
+        pub propagation_ns: f64 [0.0, 1e6],
+        /// Bytes on the wire besides the LCI packet (route bytes, type, CRC).
+        pub wire_overhead_bytes: u32 [0, 4096],
+    }
 }
 
-/// The LANai network interface and its firmware.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LanaiCfg {
-    /// NI processor clock, MHz.
-    pub clock_mhz: f64,
-    /// NI SRAM, bytes (send + receive buffers must fit).
-    pub sram_bytes: u32,
-    /// Payload capacity of one NI packet buffer, bytes.
-    pub buffer_bytes: u32,
-    /// LCI packet header, bytes.
-    pub header_bytes: u32,
-    /// NI send buffers.
-    pub send_buffers: u32,
-    /// NI receive buffers.
-    pub recv_buffers: u32,
-    /// Firmware cycles to handle one send descriptor up to the network DMA start.
-    pub fw_tx_cycles: u32,
-    /// Firmware cycles to handle one received packet up to the host DMA start.
-    pub fw_rx_cycles: u32,
-    /// Firmware cycles to program one DMA (any of the three engines).
-    pub dma_setup_cycles: u32,
+cost_table! {
+    /// The LANai network interface and its firmware.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct LanaiCfg in "ni" as n {
+        /// NI processor clock, MHz.
+        pub clock_mhz: f64 [1.0, 1e5],
+        /// NI SRAM, bytes (send + receive buffers must fit).
+        pub sram_bytes: u32,
+        /// Payload capacity of one NI packet buffer, bytes.
+        pub buffer_bytes: u32 [16, 1 << 20],
+        /// LCI packet header, bytes.
+        pub header_bytes: u32 [4, 1024],
+        /// NI send buffers.
+        pub send_buffers: u32 [1, 4096],
+        /// NI receive buffers.
+        pub recv_buffers: u32 [1, 4096],
+        /// Firmware cycles to handle one send descriptor up to the network DMA start.
+        pub fw_tx_cycles: u32 [0, STEP_CYCLES_MAX],
+        /// Firmware cycles to handle one received packet up to the host DMA start.
+        pub fw_rx_cycles: u32 [0, STEP_CYCLES_MAX],
+        /// Firmware cycles to program one DMA (any of the three engines).
+        pub dma_setup_cycles: u32 [0, STEP_CYCLES_MAX],
+    }
 }
 
-/// The host (Pentium Pro) and the LCI library.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LciHostCfg {
-    /// Host clock, MHz.
-    pub clock_mhz: f64,
-    /// Pinned host receive buffers in the queue the NI DMAs into.
-    pub recv_buffers: u32,
-    /// A failed poll of a cached host flag (cache hit), ns.
-    pub poll_hit_ns: f64,
-    /// A successful poll: the NI wrote the line (cache miss), ns.
-    pub poll_miss_ns: f64,
-    /// Library send path per packet besides the PIO itself (descriptor build, bookkeeping), ns.
-    pub send_ns: f64,
-    /// Library receive path per packet: dispatch to the upcall and free the packet, ns.
-    pub upcall_ns: f64,
-    /// Dispatching an interrupt to a kernel handler, ns.
-    pub kernel_dispatch_ns: f64,
-    /// Delivering it further to a user signal handler, ns.
-    pub signal_handler_ns: f64,
+cost_table! {
+    /// The host (Pentium Pro) and the LCI library.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct LciHostCfg in "host" as h {
+        /// Host clock, MHz.
+        pub clock_mhz: f64 [1.0, 1e5],
+        /// Pinned host receive buffers in the queue the NI DMAs into.
+        pub recv_buffers: u32 [1, 1 << 16],
+        /// A failed poll of a cached host flag (cache hit), ns (above 0).
+        pub poll_hit_ns: f64 [0.0, 1e9],
+        /// A successful poll: the NI wrote the line (cache miss), ns.
+        pub poll_miss_ns: f64 [0.0, 1e9],
+        /// Library send path per packet besides the PIO itself (descriptor build, bookkeeping), ns.
+        pub send_ns: f64 [0.0, 1e9],
+        /// Library receive path per packet: dispatch to the upcall and free the packet, ns.
+        pub upcall_ns: f64 [0.0, 1e9],
+        /// Dispatching an interrupt to a kernel handler, ns.
+        pub kernel_dispatch_ns: f64 [0.0, 1e9],
+        /// Delivering it further to a user signal handler, ns.
+        pub signal_handler_ns: f64 [0.0, 1e9],
+    }
 }
 
 impl LciPlatform {
@@ -173,18 +188,10 @@ impl LciPlatform {
             return Err(ConfigError::range("family", format!("{:?}", self.family), "\"lci\""));
         }
         self.grid.validate()?;
-        let l = &self.link;
-        check_f("link.rate_MBps", l.rate_MBps, 1.0, 1e6)?;
-        check_f("link.switch_latency_ns", l.switch_latency_ns, 0.0, 1e6)?;
-        check_f("link.propagation_ns", l.propagation_ns, 0.0, 1e6)?;
-        check_u("link.wire_overhead_bytes", l.wire_overhead_bytes as u64, 0, 4096)?;
+        self.link.check()?;
         self.pci.validate()?;
         let n = &self.ni;
-        check_f("ni.clock_mhz", n.clock_mhz, 1.0, 1e5)?;
-        check_u("ni.buffer_bytes", n.buffer_bytes as u64, 16, 1 << 20)?;
-        check_u("ni.header_bytes", n.header_bytes as u64, 4, 1024)?;
-        check_u("ni.send_buffers", n.send_buffers as u64, 1, 4096)?;
-        check_u("ni.recv_buffers", n.recv_buffers as u64, 1, 4096)?;
+        n.check()?;
         let used = (n.send_buffers as u64 + n.recv_buffers as u64) * (n.buffer_bytes + n.header_bytes) as u64;
         if used > n.sram_bytes as u64 {
             return Err(ConfigError::range(
@@ -196,36 +203,10 @@ impl LciPlatform {
                 ),
             ));
         }
-        for (k, v) in [
-            ("ni.fw_tx_cycles", n.fw_tx_cycles),
-            ("ni.fw_rx_cycles", n.fw_rx_cycles),
-            ("ni.dma_setup_cycles", n.dma_setup_cycles),
-        ] {
-            check_u(k, v as u64, 0, 1 << 24)?;
-        }
         let h = &self.host;
-        check_f("host.clock_mhz", h.clock_mhz, 1.0, 1e5)?;
-        check_u("host.recv_buffers", h.recv_buffers as u64, 1, 1 << 16)?;
-        for (k, v) in [
-            ("host.poll_hit_ns", h.poll_hit_ns),
-            ("host.poll_miss_ns", h.poll_miss_ns),
-            ("host.send_ns", h.send_ns),
-            ("host.upcall_ns", h.upcall_ns),
-            ("host.kernel_dispatch_ns", h.kernel_dispatch_ns),
-            ("host.signal_handler_ns", h.signal_handler_ns),
-        ] {
-            check_f(k, v, 0.0, 1e9)?;
-        }
-        let m = &self.multicast;
-        for (k, v) in [
-            ("multicast.fw_forward_cycles", m.fw_forward_cycles),
-            ("multicast.asp_elem_cycles", m.asp_elem_cycles),
-            ("multicast.qr_norm_cycles", m.qr_norm_cycles),
-            ("multicast.qr_update_cycles", m.qr_update_cycles),
-        ] {
-            check_u(k, v as u64, 0, 1 << 24)?;
-        }
-        check_u("multicast.descriptor_bytes", m.descriptor_bytes as u64, 0, n.buffer_bytes as u64)?;
+        h.check()?;
+        self.multicast.check()?;
+        check_u("multicast.descriptor_bytes", self.multicast.descriptor_bytes as u64, 0, n.buffer_bytes as u64)?;
         if h.poll_hit_ns <= 0.0 {
             return Err(ConfigError::range("host.poll_hit_ns", h.poll_hit_ns, "> 0"));
         }
@@ -299,64 +280,69 @@ pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Resul
     super::overrides::load(&source, table, LciPlatform::validate)
 }
 
-/// `[kernel]`: the Linux 2.x kernel and the Open-MX driver on the host, in
-/// host cycles, and the driver's receive ring and interrupt settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KernelCfg {
-    /// From the NI's interrupt line to the handler's first instruction
-    /// (a latency, not CPU time), ns.
-    pub irq_delivery_ns: f64,
-    /// Bottom-half entry and exit around one poll of the ring.
-    pub napi_poll_cycles: u32,
-    /// Driver work per received frame.
-    pub driver_rx_cycles: u32,
-    /// Of `driver_rx_cycles`, the part after the handler posted its event.
-    pub driver_rx_tail_cycles: u32,
-    /// Open-MX receive handler rejecting an invalid frame.
-    pub handler_drop_cycles: u32,
-    /// Open-MX receive handler: endpoint lookup, one event.
-    pub handler_cycles: u32,
-    /// Freeing one transmitted frame.
-    pub tx_done_cycles: u32,
-    /// System call entry and exit.
-    pub syscall_cycles: u32,
-    /// Open-MX send ioctl.
-    pub driver_tx_cycles: u32,
-    /// Waking a blocked process.
-    pub wakeup_cycles: u32,
-    /// Blocking in the wait ioctl.
-    pub block_cycles: u32,
-    /// Entries of the host receive ring the NI DMAs frames into.
-    pub ring_slots: u32,
-    /// Whether transmit completions are reported by interrupt.
-    pub tx_done_interrupts: bool,
-    /// Interrupt coalescing delay, us (0: an interrupt per frame).
-    pub default_delay_us: f64,
+cost_table! {
+    /// `[kernel]`: the Linux 2.x kernel and the Open-MX driver on the host, in
+    /// host cycles (each within `u32`: 21 s at 200 MHz), and the driver's
+    /// receive ring and interrupt settings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct KernelCfg in "kernel" as k {
+        /// From the NI's interrupt line to the handler's first instruction
+        /// (a latency, not CPU time), ns.
+        pub irq_delivery_ns: f64 [0.0, 1e9],
+        /// Bottom-half entry and exit around one poll of the ring.
+        pub napi_poll_cycles: u32,
+        /// Driver work per received frame.
+        pub driver_rx_cycles: u32,
+        /// Of `driver_rx_cycles`, the part after the handler posted its event.
+        pub driver_rx_tail_cycles: u32 [0, k.driver_rx_cycles],
+        /// Open-MX receive handler rejecting an invalid frame.
+        pub handler_drop_cycles: u32,
+        /// Open-MX receive handler: endpoint lookup, one event.
+        pub handler_cycles: u32,
+        /// Freeing one transmitted frame.
+        pub tx_done_cycles: u32,
+        /// System call entry and exit.
+        pub syscall_cycles: u32,
+        /// Open-MX send ioctl.
+        pub driver_tx_cycles: u32,
+        /// Waking a blocked process.
+        pub wakeup_cycles: u32,
+        /// Blocking in the wait ioctl.
+        pub block_cycles: u32,
+        /// Entries of the host receive ring the NI DMAs frames into.
+        pub ring_slots: u32,
+        /// Whether transmit completions are reported by interrupt.
+        pub tx_done_interrupts: bool,
+        /// Interrupt coalescing delay, us (0: an interrupt per frame).
+        pub default_delay_us: f64 [0.0, 1e6],
+    }
 }
 
-/// `[cache]`: the host's caches and the lines the receive path touches
-/// (`config::CacheCfg` without the transfers between dies: one die).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-pub struct P6CacheCfg {
-    pub line_bytes: u32,
-    pub l2_kib: u32,
-    pub l1d_kib: u32,
-    pub prefetch_misses_per_page: u32,
-    pub memory_ns: f64,
-    pub copy_hot_MBps: f64,
-    pub copy_cold_MBps: f64,
-    pub endpoint_lines: u32,
-    pub event_lines: u32,
-    pub napi_lines: u32,
-    pub tx_lines: u32,
-    pub tx_contention_lines: u32,
-    pub pull_lines: u32,
-    pub rx_dma_lines: u32,
-    pub kernel_private_lines: u32,
-    pub user_private_lines: u32,
+cost_table! {
+    /// `[cache]`: the host's caches and the lines the receive path touches
+    /// (`config::CacheCfg` without the transfers between dies: one die).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(non_snake_case)]
+    pub struct P6CacheCfg in "cache" as c {
+        pub line_bytes: u32,
+        pub l2_kib: u32,
+        pub l1d_kib: u32,
+        pub prefetch_misses_per_page: u32,
+        pub memory_ns: f64 [0.0, 1e6],
+        pub copy_hot_MBps: f64,
+        pub copy_cold_MBps: f64,
+        pub endpoint_lines: u32,
+        pub event_lines: u32,
+        pub napi_lines: u32,
+        pub tx_lines: u32,
+        pub tx_contention_lines: u32,
+        pub pull_lines: u32,
+        pub rx_dma_lines: u32,
+        pub kernel_private_lines: u32,
+        pub user_private_lines: u32,
+    }
 }
 
 /// `[library]`: the Open-MX library and the MPI layer, in host cycles, and
@@ -383,9 +369,6 @@ pub struct OmxLibraryCfg {
 /// word (the LANai and the PCI bus are 32-bit).
 const PIO_WORD_BYTES: f64 = 4.0;
 
-/// The largest cycle count of one software step (a second at 16.7 GHz).
-const CYCLES_MAX: u64 = 1 << 34;
-
 /// A missing main-world table of an LCI preset.
 fn need<'a, T>(table: &'a Option<T>, key: &str) -> Result<&'a T, ConfigError> {
     table.as_ref().ok_or_else(|| {
@@ -398,37 +381,9 @@ fn need<'a, T>(table: &'a Option<T>, key: &str) -> Result<&'a T, ConfigError> {
 
 /// Checks the main-world tables of `p` (errors name the preset's keys).
 fn check(p: &LciPlatform) -> Result<(), ConfigError> {
-    let k = need(&p.kernel, "kernel")?;
-    check_f("kernel.irq_delivery_ns", k.irq_delivery_ns, 0.0, 1e9)?;
-    for (key, v) in [
-        ("kernel.napi_poll_cycles", k.napi_poll_cycles),
-        ("kernel.driver_rx_cycles", k.driver_rx_cycles),
-        ("kernel.handler_drop_cycles", k.handler_drop_cycles),
-        ("kernel.handler_cycles", k.handler_cycles),
-        ("kernel.tx_done_cycles", k.tx_done_cycles),
-        ("kernel.syscall_cycles", k.syscall_cycles),
-        ("kernel.driver_tx_cycles", k.driver_tx_cycles),
-        ("kernel.wakeup_cycles", k.wakeup_cycles),
-        ("kernel.block_cycles", k.block_cycles),
-    ] {
-        check_u(key, v as u64, 0, CYCLES_MAX)?;
-    }
-    check_u("kernel.driver_rx_tail_cycles", k.driver_rx_tail_cycles as u64, 0, k.driver_rx_cycles as u64)?;
-    check_f("kernel.default_delay_us", k.default_delay_us, 0.0, 1e6)?;
-    let c = need(&p.cache, "cache")?;
-    check_f("cache.memory_ns", c.memory_ns, 0.0, 1e6)?;
-    let l = need(&p.library, "library")?;
-    for (key, v) in [
-        ("library.send_cycles", l.send_cycles),
-        ("library.event_cycles", l.event_cycles),
-        ("library.post_recv_cycles", l.post_recv_cycles),
-        ("library.small_send_cycles", l.small_send_cycles),
-        ("library.mpi_send_cycles", l.mpi_send_cycles),
-        ("library.mpi_recv_cycles", l.mpi_recv_cycles),
-        ("library.pull_setup_cycles", l.pull_setup_cycles),
-    ] {
-        check_u(key, v as u64, 0, CYCLES_MAX)?;
-    }
+    need(&p.kernel, "kernel")?.check()?;
+    need(&p.cache, "cache")?.check()?;
+    need(&p.library, "library")?;
     need(&p.nas, "nas")?;
     // `link.mtu`'s range (`config::platform`, `LinkCfg`).
     let (lo, hi, v) = (576, 9000, p.ni.buffer_bytes);
