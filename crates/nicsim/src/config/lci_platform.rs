@@ -1,16 +1,19 @@
-//! The \[LCI] cluster as a platform of the main world: the mapping from an
-//! LCI-family preset (`presets/lci2000.toml`: `grid`, `link`, `pci`, `ni`,
-//! `host`, `multicast`, and the main-world tables `kernel`, `cache`,
-//! `library`, `nas`) to a [`Platform`], so that the main world's MPI
-//! workloads (pingpong, stream, uniband, alltoall, exchange, nas-*) run on
-//! the study's hardware with the preset's own values.
+//! The \[LCI] cluster's preset (`presets/lci2000.toml`, `family = "lci"`)
+//! and its mapping to the shared [`Platform`], so that the Open-MX and
+//! native MX stacks (pingpong, stream, uniband, alltoall, exchange, nas-*)
+//! run on the study's hardware with the preset's own values, and the LCI
+//! stack's hosts are hosts of the same world.
 //!
-//! This module owns that mapping (one line per main-world value, each read
-//! from one preset value or derived from several, never a number of its
-//! own) and the checks of the main-world tables, whose errors name the
-//! preset's keys. It does not own the LCI stack's reading of the preset
-//! (`config::lci`), which ignores the main-world tables, nor which stack a
-//! scenario runs (`config::stack`).
+//! This module owns the preset's tables ([`LciPlatform`]: `grid` and `pci`
+//! are the shared [`GridCfg`](super::GridCfg) and [`PciCfg`](super::PciCfg);
+//! `link`, `ni` (the LANai and its firmware), `host` (the LCI library's
+//! costs), `multicast`; and the tables only the mapping reads, `kernel`,
+//! `cache`, `library`, `nas`), their checks (errors name the preset's keys),
+//! the times the LCI stack charges ([`LciTimes`]) and the mapping (one line
+//! per shared value, each read from one preset value or derived from
+//! several, never a number of its own). It does not own the LCI stack's
+//! scenario options (`config::lci`) nor which stack a scenario runs
+//! (`config::stack`).
 //!
 //! How the hardware maps (docs/design.md, "The [LCI] cluster in the main world"):
 //! * one core per host (\[LCI] §2: "Each node contains a 200 MHz Intel
@@ -40,70 +43,306 @@
 //!   buffers plus every other NI's send buffers
 //!   (`nic.flow_control_frames`); the sender is not stopped (`nic::flow`).
 
+use super::units::cost_table;
 use super::{
-    check_f, check_u, CacheCfg, ConfigError, EmoCfg, HostCfg, LciPlatform, LibraryCfg, LinkCfg, NicCfg, Platform,
-    TopologyCfg, TxReap,
+    check_u, toml_error, BusTimes, CacheCfg, ConfigError, EmoCfg, GridCfg, HostCfg, LibraryCfg, LinkCfg, NasCfg,
+    NicCfg, PciCfg, Platform, TopologyCfg, TxReap, LCI_FAMILY,
 };
+use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
-/// `[kernel]`: the Linux 2.x kernel and the Open-MX driver on the host, in
-/// host cycles, and the driver's receive ring and interrupt settings.
+/// A whole LCI platform preset (`presets/lci2000.toml`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct KernelCfg {
-    /// From the NI's interrupt line to the handler's first instruction
-    /// (a latency, not CPU time), ns.
-    pub irq_delivery_ns: f64,
-    /// Bottom-half entry and exit around one poll of the ring.
-    pub napi_poll_cycles: u32,
-    /// Driver work per received frame.
-    pub driver_rx_cycles: u32,
-    /// Of `driver_rx_cycles`, the part after the handler posted its event.
-    pub driver_rx_tail_cycles: u32,
-    /// Open-MX receive handler rejecting an invalid frame.
-    pub handler_drop_cycles: u32,
-    /// Open-MX receive handler: endpoint lookup, one event.
-    pub handler_cycles: u32,
-    /// Freeing one transmitted frame.
-    pub tx_done_cycles: u32,
-    /// System call entry and exit.
-    pub syscall_cycles: u32,
-    /// Open-MX send ioctl.
-    pub driver_tx_cycles: u32,
-    /// Waking a blocked process.
-    pub wakeup_cycles: u32,
-    /// Blocking in the wait ioctl.
-    pub block_cycles: u32,
-    /// Entries of the host receive ring the NI DMAs frames into.
-    pub ring_slots: u32,
-    /// Whether transmit completions are reported by interrupt.
-    pub tx_done_interrupts: bool,
-    /// Interrupt coalescing delay, us (0: an interrupt per frame).
-    pub default_delay_us: f64,
+pub struct LciPlatform {
+    /// Must be "lci": an LCI-family preset (`config::stack`).
+    pub family: String,
+    /// Preset name.
+    pub name: String,
+    /// One-line description.
+    pub description: String,
+    pub grid: GridCfg,
+    pub link: LciLinkCfg,
+    pub pci: PciCfg,
+    pub ni: LanaiCfg,
+    pub host: LciHostCfg,
+    pub multicast: LciMulticastCfg,
+    /// What the main world's stack needs besides the hardware above
+    /// (`config::lci_platform`); the LCI stack reads none of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelCfg>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<P6CacheCfg>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<OmxLibraryCfg>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nas: Option<NasCfg>,
 }
 
-/// `[cache]`: the host's caches and the lines the receive path touches
-/// (`config::CacheCfg` without the transfers between dies: one die).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-pub struct P6CacheCfg {
-    pub line_bytes: u32,
-    pub l2_kib: u32,
-    pub l1d_kib: u32,
-    pub prefetch_misses_per_page: u32,
-    pub memory_ns: f64,
-    pub copy_hot_MBps: f64,
-    pub copy_cold_MBps: f64,
-    pub endpoint_lines: u32,
-    pub event_lines: u32,
-    pub napi_lines: u32,
-    pub tx_lines: u32,
-    pub tx_contention_lines: u32,
-    pub pull_lines: u32,
-    pub rx_dma_lines: u32,
-    pub kernel_private_lines: u32,
-    pub user_private_lines: u32,
+/// The largest cycle count of one firmware or application step the LCI
+/// tables take (a second at 16.7 GHz is far beyond any of them).
+const STEP_CYCLES_MAX: u32 = 1 << 24;
+
+cost_table! {
+    /// Multicast forwarding costs and the compute of the multicast applications.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct LciMulticastCfg in "multicast" as m {
+        /// `ni` forwarding: firmware cycles per child (table lookup, header
+        /// rewrite) besides the network DMA set-up (`ni.dma_setup_cycles`).
+        pub fw_forward_cycles: u32 [0, STEP_CYCLES_MAX],
+        /// `host-packet`: PIO bytes of each extra descriptor (one per child;
+        /// at most one NI buffer, `LciPlatform::validate`).
+        pub descriptor_bytes: u32,
+        /// ASP: host cycles per Floyd-Warshall element update.
+        pub asp_elem_cycles: u32 [0, STEP_CYCLES_MAX],
+        /// QR: host cycles per matrix element of a column-norm computation.
+        pub qr_norm_cycles: u32 [0, STEP_CYCLES_MAX],
+        /// QR: host cycles per matrix element of the Householder update.
+        pub qr_update_cycles: u32 [0, STEP_CYCLES_MAX],
+    }
+}
+
+cost_table! {
+    /// Myrinet links and switches (the shared [`LinkCfg`] as the mapping
+    /// gives it: the rate in MB/s, the framing in bytes).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(non_snake_case)]
+    pub struct LciLinkCfg in "link" as l {
+        /// Link rate per direction, MB/s (10^6 B/s).
+        pub rate_MBps: f64 [1.0, 1e6],
+        /// Per-switch routing latency of a packet head (cut-through), ns.
+        pub switch_latency_ns: f64 [0.0, 1e6],
+        /// Cable propagation per link, ns.
+        pub propagation_ns: f64 [0.0, 1e6],
+        /// Bytes on the wire besides the LCI packet (route bytes, type, CRC).
+        pub wire_overhead_bytes: u32 [0, 4096],
+    }
+}
+
+cost_table! {
+    /// The LANai network interface and its firmware.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct LanaiCfg in "ni" as n {
+        /// NI processor clock, MHz.
+        pub clock_mhz: f64 [1.0, 1e5],
+        /// NI SRAM, bytes (send + receive buffers must fit).
+        pub sram_bytes: u32,
+        /// Payload capacity of one NI packet buffer, bytes.
+        pub buffer_bytes: u32 [16, 1 << 20],
+        /// LCI packet header, bytes.
+        pub header_bytes: u32 [4, 1024],
+        /// NI send buffers.
+        pub send_buffers: u32 [1, 4096],
+        /// NI receive buffers.
+        pub recv_buffers: u32 [1, 4096],
+        /// Firmware cycles to handle one send descriptor up to the network DMA start.
+        pub fw_tx_cycles: u32 [0, STEP_CYCLES_MAX],
+        /// Firmware cycles to handle one received packet up to the host DMA start.
+        pub fw_rx_cycles: u32 [0, STEP_CYCLES_MAX],
+        /// Firmware cycles to program one DMA (any of the three engines).
+        pub dma_setup_cycles: u32 [0, STEP_CYCLES_MAX],
+    }
+}
+
+cost_table! {
+    /// The host (Pentium Pro) and the LCI library.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct LciHostCfg in "host" as h {
+        /// Host clock, MHz.
+        pub clock_mhz: f64 [1.0, 1e5],
+        /// Pinned host receive buffers in the queue the NI DMAs into.
+        pub recv_buffers: u32 [1, 1 << 16],
+        /// A failed poll of a cached host flag (cache hit), ns (above 0).
+        pub poll_hit_ns: f64 [0.0, 1e9],
+        /// A successful poll: the NI wrote the line (cache miss), ns.
+        pub poll_miss_ns: f64 [0.0, 1e9],
+        /// Library send path per packet besides the PIO itself (descriptor build, bookkeeping), ns.
+        pub send_ns: f64 [0.0, 1e9],
+        /// Library receive path per packet: dispatch to the upcall and free the packet, ns.
+        pub upcall_ns: f64 [0.0, 1e9],
+        /// Dispatching an interrupt to a kernel handler, ns.
+        pub kernel_dispatch_ns: f64 [0.0, 1e9],
+        /// Delivering it further to a user signal handler, ns.
+        pub signal_handler_ns: f64 [0.0, 1e9],
+    }
+}
+
+impl LciPlatform {
+    /// Parses a preset text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| toml_error("preset", e))
+    }
+
+    /// NI cycles to nanoseconds.
+    pub fn ni_cycles_ns(&self, cycles: u32) -> f64 {
+        cycles as f64 * 1e3 / self.ni.clock_mhz
+    }
+
+    /// Range checks; errors name the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.family != LCI_FAMILY {
+            return Err(ConfigError::range("family", format!("{:?}", self.family), "\"lci\""));
+        }
+        self.grid.validate()?;
+        self.link.check()?;
+        self.pci.validate()?;
+        let n = &self.ni;
+        n.check()?;
+        let used = (n.send_buffers as u64 + n.recv_buffers as u64) * (n.buffer_bytes + n.header_bytes) as u64;
+        if used > n.sram_bytes as u64 {
+            return Err(ConfigError::range(
+                "ni.send_buffers",
+                n.send_buffers,
+                &format!(
+                    "(send_buffers + recv_buffers) * (buffer_bytes + header_bytes) <= sram_bytes = {}",
+                    n.sram_bytes
+                ),
+            ));
+        }
+        let h = &self.host;
+        h.check()?;
+        self.multicast.check()?;
+        check_u("multicast.descriptor_bytes", self.multicast.descriptor_bytes as u64, 0, n.buffer_bytes as u64)?;
+        if h.poll_hit_ns <= 0.0 {
+            return Err(ConfigError::range("host.poll_hit_ns", h.poll_hit_ns, "> 0"));
+        }
+        Ok(())
+    }
+}
+
+/// The LCI preset's times and rates as the world charges them, converted
+/// once at validation (NI cycles at `ni.clock_mhz`, nanoseconds by
+/// [`Duration::from_ns_f64`], `*_MBps` to whole bytes per second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LciTimes {
+    /// NI firmware: a send descriptor, a received packet, one DMA set-up.
+    pub fw_tx: Duration,
+    pub fw_rx: Duration,
+    pub dma_setup: Duration,
+    /// NI multicast forwarding of one packet to one child (table lookup and
+    /// header rewrite plus the network DMA set-up).
+    pub fw_forward: Duration,
+    /// Myrinet links: rate, per-switch routing latency, cable propagation.
+    pub link_bytes_per_s: u64,
+    pub switch_latency: Duration,
+    pub propagation: Duration,
+    pub host: LciHostTimes,
+    pub bus: BusTimes,
+}
+
+/// The LCI host library's costs (`[host]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LciHostTimes {
+    pub poll_hit: Duration,
+    pub poll_miss: Duration,
+    pub send: Duration,
+    pub upcall: Duration,
+    pub kernel_dispatch: Duration,
+    pub signal_handler: Duration,
+}
+
+impl LciTimes {
+    /// The times of a validated LCI platform.
+    pub fn of(p: &LciPlatform) -> Self {
+        let cycles = |c: u32| Duration::from_ns_f64(p.ni_cycles_ns(c));
+        let ns = Duration::from_ns_f64;
+        let h = &p.host;
+        LciTimes {
+            fw_tx: cycles(p.ni.fw_tx_cycles),
+            fw_rx: cycles(p.ni.fw_rx_cycles),
+            dma_setup: cycles(p.ni.dma_setup_cycles),
+            fw_forward: cycles(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles),
+            link_bytes_per_s: (p.link.rate_MBps * 1e6).round() as u64,
+            switch_latency: ns(p.link.switch_latency_ns),
+            propagation: ns(p.link.propagation_ns),
+            host: LciHostTimes {
+                poll_hit: ns(h.poll_hit_ns),
+                poll_miss: ns(h.poll_miss_ns),
+                send: ns(h.send_ns),
+                upcall: ns(h.upcall_ns),
+                kernel_dispatch: ns(h.kernel_dispatch_ns),
+                signal_handler: ns(h.signal_handler_ns),
+            },
+            bus: BusTimes::of(&p.pci),
+        }
+    }
+}
+
+/// Loads an LCI preset by name or path, applying overrides; errors name a
+/// key as the user wrote it (see `load_platform`).
+pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<LciPlatform, ConfigError> {
+    let table = super::preset_table(preset)?;
+    let source = super::overrides::Source { preset, is_file: super::overrides::is_file(preset), overrides };
+    super::overrides::load(&source, table, LciPlatform::validate)
+}
+
+cost_table! {
+    /// `[kernel]`: the Linux 2.x kernel and the Open-MX driver on the host, in
+    /// host cycles (each within `u32`: 21 s at 200 MHz), and the driver's
+    /// receive ring and interrupt settings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct KernelCfg in "kernel" as k {
+        /// From the NI's interrupt line to the handler's first instruction
+        /// (a latency, not CPU time), ns.
+        pub irq_delivery_ns: f64 [0.0, 1e9],
+        /// Bottom-half entry and exit around one poll of the ring.
+        pub napi_poll_cycles: u32,
+        /// Driver work per received frame.
+        pub driver_rx_cycles: u32,
+        /// Of `driver_rx_cycles`, the part after the handler posted its event.
+        pub driver_rx_tail_cycles: u32 [0, k.driver_rx_cycles],
+        /// Open-MX receive handler rejecting an invalid frame.
+        pub handler_drop_cycles: u32,
+        /// Open-MX receive handler: endpoint lookup, one event.
+        pub handler_cycles: u32,
+        /// Freeing one transmitted frame.
+        pub tx_done_cycles: u32,
+        /// System call entry and exit.
+        pub syscall_cycles: u32,
+        /// Open-MX send ioctl.
+        pub driver_tx_cycles: u32,
+        /// Waking a blocked process.
+        pub wakeup_cycles: u32,
+        /// Blocking in the wait ioctl.
+        pub block_cycles: u32,
+        /// Entries of the host receive ring the NI DMAs frames into.
+        pub ring_slots: u32,
+        /// Whether transmit completions are reported by interrupt.
+        pub tx_done_interrupts: bool,
+        /// Interrupt coalescing delay, us (0: an interrupt per frame).
+        pub default_delay_us: f64 [0.0, 1e6],
+    }
+}
+
+cost_table! {
+    /// `[cache]`: the host's caches and the lines the receive path touches
+    /// (`config::CacheCfg` without the transfers between dies: one die).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(non_snake_case)]
+    pub struct P6CacheCfg in "cache" as c {
+        pub line_bytes: u32,
+        pub l2_kib: u32,
+        pub l1d_kib: u32,
+        pub prefetch_misses_per_page: u32,
+        pub memory_ns: f64 [0.0, 1e6],
+        pub copy_hot_MBps: f64,
+        pub copy_cold_MBps: f64,
+        pub endpoint_lines: u32,
+        pub event_lines: u32,
+        pub napi_lines: u32,
+        pub tx_lines: u32,
+        pub tx_contention_lines: u32,
+        pub pull_lines: u32,
+        pub rx_dma_lines: u32,
+        pub kernel_private_lines: u32,
+        pub user_private_lines: u32,
+    }
 }
 
 /// `[library]`: the Open-MX library and the MPI layer, in host cycles, and
@@ -130,9 +369,6 @@ pub struct OmxLibraryCfg {
 /// word (the LANai and the PCI bus are 32-bit).
 const PIO_WORD_BYTES: f64 = 4.0;
 
-/// The largest cycle count of one software step (a second at 16.7 GHz).
-const CYCLES_MAX: u64 = 1 << 34;
-
 /// A missing main-world table of an LCI preset.
 fn need<'a, T>(table: &'a Option<T>, key: &str) -> Result<&'a T, ConfigError> {
     table.as_ref().ok_or_else(|| {
@@ -145,37 +381,9 @@ fn need<'a, T>(table: &'a Option<T>, key: &str) -> Result<&'a T, ConfigError> {
 
 /// Checks the main-world tables of `p` (errors name the preset's keys).
 fn check(p: &LciPlatform) -> Result<(), ConfigError> {
-    let k = need(&p.kernel, "kernel")?;
-    check_f("kernel.irq_delivery_ns", k.irq_delivery_ns, 0.0, 1e9)?;
-    for (key, v) in [
-        ("kernel.napi_poll_cycles", k.napi_poll_cycles),
-        ("kernel.driver_rx_cycles", k.driver_rx_cycles),
-        ("kernel.handler_drop_cycles", k.handler_drop_cycles),
-        ("kernel.handler_cycles", k.handler_cycles),
-        ("kernel.tx_done_cycles", k.tx_done_cycles),
-        ("kernel.syscall_cycles", k.syscall_cycles),
-        ("kernel.driver_tx_cycles", k.driver_tx_cycles),
-        ("kernel.wakeup_cycles", k.wakeup_cycles),
-        ("kernel.block_cycles", k.block_cycles),
-    ] {
-        check_u(key, v as u64, 0, CYCLES_MAX)?;
-    }
-    check_u("kernel.driver_rx_tail_cycles", k.driver_rx_tail_cycles as u64, 0, k.driver_rx_cycles as u64)?;
-    check_f("kernel.default_delay_us", k.default_delay_us, 0.0, 1e6)?;
-    let c = need(&p.cache, "cache")?;
-    check_f("cache.memory_ns", c.memory_ns, 0.0, 1e6)?;
-    let l = need(&p.library, "library")?;
-    for (key, v) in [
-        ("library.send_cycles", l.send_cycles),
-        ("library.event_cycles", l.event_cycles),
-        ("library.post_recv_cycles", l.post_recv_cycles),
-        ("library.small_send_cycles", l.small_send_cycles),
-        ("library.mpi_send_cycles", l.mpi_send_cycles),
-        ("library.mpi_recv_cycles", l.mpi_recv_cycles),
-        ("library.pull_setup_cycles", l.pull_setup_cycles),
-    ] {
-        check_u(key, v as u64, 0, CYCLES_MAX)?;
-    }
+    need(&p.kernel, "kernel")?.check()?;
+    need(&p.cache, "cache")?.check()?;
+    need(&p.library, "library")?;
     need(&p.nas, "nas")?;
     // `link.mtu`'s range (`config::platform`, `LinkCfg`).
     let (lo, hi, v) = (576, 9000, p.ni.buffer_bytes);
@@ -328,7 +536,7 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
 /// Loads the LCI preset `preset` with the scenario's overrides (same tables
 /// and keys as the preset file) and maps it ([`main_platform`]).
 pub fn load_main_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Platform, ConfigError> {
-    main_platform(&super::load_lci_platform(preset, overrides)?)
+    main_platform(&load_lci_platform(preset, overrides)?)
 }
 
 #[cfg(test)]

@@ -216,6 +216,24 @@ pub(crate) fn embedded_table(name: &str) -> Result<toml::Table, ConfigError> {
     parsed[at].clone()
 }
 
+/// The value of a preset's `family` key that marks an \[LCI] preset: its
+/// hardware is the LANai NI on PCI and a grid (`config::lci_platform`).
+pub const LCI_FAMILY: &str = "lci";
+
+/// Reads a preset (embedded name or `.toml` path) as a TOML table.
+pub fn preset_table(preset: &str) -> Result<toml::Table, ConfigError> {
+    if !overrides::is_file(preset) {
+        return embedded_table(preset);
+    }
+    let text = read_config_file("preset", preset)?;
+    toml::from_str(&text).map_err(|e| toml_error_in("preset", &text, e))
+}
+
+/// Whether a preset table belongs to the LCI family.
+pub fn is_lci_table(t: &toml::Table) -> bool {
+    t.get("family").and_then(|v| v.as_str()) == Some(LCI_FAMILY)
+}
+
 /// Turns a TOML syntax error into one line, prefixed with where it happened.
 pub(crate) fn toml_error(what: &str, e: toml::de::Error) -> ConfigError {
     let msg = e.message().replace('\n', " ");
@@ -415,8 +433,9 @@ fn expected_in_words(expected: &str) -> String {
 }
 
 /// The names serde accepts for a field-less enum `T` (its variants after
-/// `rename_all`), in declaration order: the user help of an error lists
-/// them from the type itself, so the list cannot drift from the parser.
+/// `rename_all`), or the keys of a table struct `T` (its fields), in
+/// declaration order: the user help of an error lists them from the type
+/// itself, so the list cannot drift from the parser.
 pub fn variant_names<T: DeserializeOwned>() -> &'static [&'static str] {
     struct Probe(Option<&'static [&'static str]>);
     #[derive(Debug)]
@@ -446,9 +465,18 @@ pub fn variant_names<T: DeserializeOwned>() -> &'static [&'static str] {
             self.0 = Some(variants);
             Err(Stop)
         }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Stop> {
+            self.0 = Some(fields);
+            Err(Stop)
+        }
         serde::forward_to_deserialize_any! {
             bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
-            unit_struct newtype_struct seq tuple tuple_struct map struct identifier ignored_any
+            unit_struct newtype_struct seq tuple tuple_struct map identifier ignored_any
         }
     }
     let mut probe = Probe(None);

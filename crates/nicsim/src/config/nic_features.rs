@@ -1,24 +1,35 @@
-//! The \[LCI] NIC features of the Open-MX world, validated: the polling
-//! watchdog (`nic.watchdog_us`), NI-level multicast forwarding
-//! (`nic.multicast_forwarding`, used by `workload.forwarding = "ni"`), the
-//! NI clock of fine-grain timers (`nic.clock_period_us`), packet-shifting
-//! delivery (`nic.rx_delivery`), and link-level back-pressure
-//! (`nic.flow_control`, Myrinet's own and \[LCI]'s premise: "the hardware
-//! neither drops nor corrupts packets").
+//! The \[LCI] NIC features, validated, for every stack: the same concept
+//! under the same file whichever library drives the NIC.
 //!
-//! This module owns the cross-checks between those keys, the workload and
-//! the stack (each error names the key, its value and what is allowed). It
-//! does not own the features themselves (`crate::nic::watchdog`,
+//! * On the Open-MX and native MX stacks ([`ni_features`]): the polling
+//!   watchdog (`nic.watchdog_us`), NI-level multicast forwarding
+//!   (`nic.multicast_forwarding`, used by `workload.forwarding = "ni"`), the
+//!   NI clock of fine-grain timers (`nic.clock_period_us`), packet-shifting
+//!   delivery (`nic.rx_delivery`), and link-level back-pressure
+//!   (`nic.flow_control`, Myrinet's own and \[LCI]'s premise: "the hardware
+//!   neither drops nor corrupts packets").
+//! * On the LCI stack ([`lci_ni`]), its LANai firmware's: the watchdog
+//!   (`nic.watchdog_us`, with its "none" and "inf"), the NI clock
+//!   (`nic.clock_period_us`), arrival detection, of which packet shifting is
+//!   one (`nic.polling`, `nic.split_bytes`), and multicast forwarding along
+//!   trees (`nic.forwarding`, `nic.fanout`).
+//!
+//! This module owns the cross-checks between those keys, the platform, the
+//! workload and the stack (each error names the key, its value and what is
+//! allowed). It does not own the features themselves (`crate::nic::watchdog`,
 //! `crate::nic::multicast`, `crate::nic::timers`, `crate::nic::delivery`,
-//! `crate::nic::flow`)
-//! nor the preset keys' ranges (`Platform::validate`).
+//! `crate::nic::flow`), the `[nic]` tables as written (`config::nic_opts`)
+//! nor the preset keys' ranges (`Platform::validate`, `LciPlatform::validate`).
 
+use super::nic_opts::{Forwarding, LciNicOpts, Polling, WatchdogOpt, WATCHDOG_ALLOWED};
 use super::{
-    check_f, BcastForwarding, ConfigError, Platform, RxDelivery, Workload, CLOCK_PERIOD_US_MAX, WATCHDOG_US_MAX,
+    check_f, int_or, BcastForwarding, ConfigError, LciPlatform, Platform, RxDelivery, Workload, CLOCK_PERIOD_US_MAX,
+    WATCHDOG_US_MAX,
 };
 use crate::time::Duration;
+use std::fmt;
 
-/// The validated \[LCI] NIC features of a scenario.
+/// The validated \[LCI] NIC features of an Open-MX or native MX scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NiFeatures {
     /// The polling watchdog's interval (`None`: no watchdog).
@@ -130,5 +141,100 @@ pub(super) fn ni_features(
         clock: (clock_us > 0.0).then(|| Duration::from_ns_f64(clock_us * 1e3)),
         rx_delivery,
         flow_control: flow_control.then_some(flow_frames),
+    })
+}
+
+/// static-split: payload from which one full-packet DMA beats two DMAs
+/// (\[LCI] / SPEC §2.4: "double-dma below 512 B payload, full-packet above").
+pub const DEFAULT_SPLIT_BYTES: u32 = 512;
+
+/// Default multicast tree fan-out: \[LCI] uses binary trees (SPEC §2.4
+/// "binary by default").
+pub const DEFAULT_FANOUT: u32 = 2;
+
+/// Size of the FULL word (one 32-bit word; LANai and PCI are 32-bit).
+pub const FLAG_BYTES: u32 = 4;
+
+/// The validated watchdog delay (`nic.watchdog_us`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchdogDelay {
+    /// `none`: no watchdog; the NI interrupts at once for every packet it delivers.
+    Immediate,
+    /// A timer of this length.
+    After(Duration),
+    /// `inf`: no interrupts at all.
+    Never,
+}
+
+impl fmt::Display for WatchdogDelay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WatchdogDelay::Immediate => write!(f, "none"),
+            WatchdogDelay::After(d) => write!(f, "{}", d.as_us_f64()),
+            WatchdogDelay::Never => write!(f, "inf"),
+        }
+    }
+}
+
+/// Validates `nic.watchdog_us`.
+fn watchdog(v: Option<WatchdogOpt>) -> Result<WatchdogDelay, ConfigError> {
+    let us = match v {
+        None | Some(WatchdogOpt::Inf) => return Ok(WatchdogDelay::Never),
+        Some(WatchdogOpt::None) => return Ok(WatchdogDelay::Immediate),
+        Some(WatchdogOpt::Us(us)) => us,
+    };
+    if !(0.01..=1e7).contains(&us) {
+        return Err(ConfigError::range("nic.watchdog_us", us, WATCHDOG_ALLOWED));
+    }
+    Ok(WatchdogDelay::After(Duration::from_ns_f64(us * 1e3)))
+}
+
+/// The validated NI features of the LCI stack's firmware (its `[nic]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct LciNi {
+    pub polling: Polling,
+    pub split_bytes: u32,
+    pub forwarding: Forwarding,
+    pub fanout: u32,
+    pub watchdog: WatchdogDelay,
+    pub clock_period: Option<Duration>,
+}
+
+/// Validates the LCI stack's `[nic]` against its preset.
+pub(super) fn lci_ni(nic: &LciNicOpts, platform: &LciPlatform) -> Result<LciNi, ConfigError> {
+    let buffer_bytes = platform.ni.buffer_bytes as u64;
+    let split_bytes = int_or("nic.split_bytes", &nic.split_bytes, DEFAULT_SPLIT_BYTES as u64, 0, buffer_bytes)? as u32;
+    let hosts = platform.grid.hosts as u64;
+    // The default fan-out, on a grid too small for it: as many children as there are other hosts.
+    let fanout = int_or("nic.fanout", &nic.fanout, DEFAULT_FANOUT.min(hosts as u32 - 1) as u64, 1, hosts - 1)? as u32;
+    let watchdog = watchdog(nic.watchdog_us)?;
+    let clock_period = match nic.clock_period_us {
+        None => None,
+        Some(p) => {
+            // Each tick's host fetch (firmware DMA set-up, then a small DMA
+            // on the PCI bus) must end within the period: shorter periods
+            // pile fetches up without bound and the NI does nothing else.
+            let pci = &platform.pci;
+            let fetch_us = (platform.ni_cycles_ns(platform.ni.dma_setup_cycles)
+                + pci.dma_overhead_ns
+                + FLAG_BYTES as f64 * 1e3 / pci.dma_MBps)
+                / 1e3;
+            if !(p.is_finite() && p >= fetch_us && p <= 1e7) {
+                return Err(ConfigError::range(
+                    "nic.clock_period_us",
+                    p,
+                    &format!("{fetch_us:.3} ..= 1e7: one tick's host fetch takes {fetch_us:.3} us"),
+                ));
+            }
+            Some(Duration::from_ns_f64(p * 1e3))
+        }
+    };
+    Ok(LciNi {
+        polling: nic.polling.unwrap_or_default(),
+        split_bytes,
+        forwarding: nic.forwarding.unwrap_or_default(),
+        fanout,
+        watchdog,
+        clock_period,
     })
 }

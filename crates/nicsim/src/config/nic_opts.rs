@@ -1,5 +1,9 @@
-//! The `[nic]` table of a scenario file as the user writes it
-//! ([`NicOpts`]) and its reading into the coalescing policy the run uses
+//! The `[nic]` table of a scenario file as the user writes it, for each
+//! stack: Open-MX's and native MX's ([`NicOpts`]), and beside it the LCI
+//! stack's ([`LciNicOpts`], the LANai firmware's arrival detection,
+//! multicast forwarding, watchdog and clock, validated with the other
+//! stacks' NI features in `config::nic_features`); and the reading of
+//! [`NicOpts`] into the coalescing policy the run uses
 //! ([`coalesce_spec`]: the strategy, its receive and transmit timers, DIM's
 //! profiles, and a one-line refusal of a key the chosen policy does not
 //! read).
@@ -14,6 +18,7 @@ use super::{
 };
 use crate::time::Duration;
 use serde::Deserialize;
+use std::fmt;
 
 /// NIC policy options.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -77,6 +82,108 @@ pub struct NicOpts {
     /// hosts' (the \[EMO] testbed kept Host A at the driver's defaults while
     /// Host B's setting varied). Default: as the other hosts.
     pub host0: Option<Host0Nic>,
+}
+
+/// The LCI stack's `[nic]`: its NI firmware's options (`protocol.stack =
+/// "lci"`; the other stacks read [`NicOpts`]).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LciNicOpts {
+    /// Arrival detection: pio | double-dma | full-packet | static-split |
+    /// packet-shifting (default).
+    pub polling: Option<Polling>,
+    /// static-split: payload (bytes) from which full-packet is used (default 512).
+    pub split_bytes: Option<Int>,
+    /// Multicast forwarding: host-message | host-packet | ni (default).
+    pub forwarding: Option<Forwarding>,
+    /// Children per node of the per-sender spanning trees (default 2: binary).
+    pub fanout: Option<Int>,
+    /// Polling watchdog delay: "none" (interrupt at once per packet), a
+    /// number of us in [0.01, 1e7], or "inf" (no interrupts, default).
+    pub watchdog_us: Option<WatchdogOpt>,
+    /// NI clock period for fine-grain timers, us (absent: no NI clock interrupts).
+    pub clock_period_us: Option<f64>,
+}
+
+/// `nic.polling`: the five arrival-detection strategies of \[LCI] (SPEC §2.4,
+/// `crate::nic::delivery`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Polling {
+    /// The host reads the NI's delivered-packet counter across the bus.
+    Pio,
+    /// Data DMA, then a separate DMA of the FULL word.
+    DoubleDma,
+    /// One DMA of the whole buffer, FULL word included.
+    FullPacket,
+    /// double-dma below `nic.split_bytes` payload bytes, full-packet above.
+    StaticSplit,
+    /// One DMA of payload, header and FULL word flush against the buffer's end.
+    #[default]
+    PacketShifting,
+}
+
+/// `nic.forwarding`: who forwards multicast data, and at what granularity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Forwarding {
+    /// The host library re-sends each whole message to its children.
+    HostMessage,
+    /// The host library re-sends each packet as it arrives.
+    HostPacket,
+    /// The NI firmware forwards each packet (default).
+    #[default]
+    Ni,
+}
+
+impl fmt::Display for Forwarding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Forwarding::HostMessage => "host-message",
+            Forwarding::HostPacket => "host-packet",
+            Forwarding::Ni => "ni",
+        })
+    }
+}
+
+/// `nic.watchdog_us` as written: "none", "inf" or a number of microseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WatchdogOpt {
+    None,
+    Inf,
+    Us(f64),
+}
+
+/// The allowed values of `nic.watchdog_us`.
+pub(super) const WATCHDOG_ALLOWED: &str = "\"none\", \"inf\" or a number of us in [0.01, 1e7]";
+
+impl<'de> Deserialize<'de> for WatchdogOpt {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = WatchdogOpt;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(WATCHDOG_ALLOWED)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<WatchdogOpt, E> {
+                Ok(WatchdogOpt::Us(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<WatchdogOpt, E> {
+                Ok(WatchdogOpt::Us(v as f64))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<WatchdogOpt, E> {
+                Ok(WatchdogOpt::Us(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<WatchdogOpt, E> {
+                match v {
+                    "none" => Ok(WatchdogOpt::None),
+                    "inf" => Ok(WatchdogOpt::Inf),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// `nic.host0`: host 0's absolute-timeout coalescing.

@@ -1,13 +1,16 @@
 //! A scenario: one simulated run (preset + overrides + NIC policy + host
 //! options + protocol options + workload). `ScenarioFile` mirrors the TOML the
 //! user writes; [`Scenario::from_toml`] validates it into checked values.
+//! When the hosts run the LCI stack, its part of the file is read in its own
+//! words (`config::lci`) into [`Scenario::lci`], on the one preset the
+//! scenario's world maps (`config::lci_platform`).
 
 use super::nic_features::{ni_features, NiFeatureOpts, NiFeatures};
 use super::nic_opts::{NicOpts, Steering};
-use super::workload::{workload, Workload, WorkloadOpts};
+use super::workload::{workload, Workload, WorkloadKind, WorkloadOpts};
 use super::{
-    check_f, check_u, int_or, toml_error_in, CoalesceSpec, ConfigError, Hardware, Int, Platform, Relation, Stack,
-    TimeoutMode, TimeoutSpec, Times, TxReap, DEFAULT_PRESET, SEED_LIMIT,
+    check_f, check_u, int_or, toml_error_in, CoalesceSpec, ConfigError, Hardware, Int, LciScenario, Platform, Relation,
+    Stack, TimeoutMode, TimeoutSpec, Times, TxReap, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
@@ -255,7 +258,7 @@ pub struct Scenario {
     pub workload: Workload,
     /// The \[LCI] stack's scenario when the hosts run it
     /// (`Workload::LciStack`): its library options and program.
-    pub lci: Option<Box<super::LciScenario>>,
+    pub lci: Option<Box<LciScenario>>,
 }
 
 /// Loads a preset by embedded name or file path, applying overrides.
@@ -264,7 +267,7 @@ pub struct Scenario {
 /// read from a preset file.
 pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Platform, ConfigError> {
     let is_file = super::overrides::is_file(preset);
-    let table = super::lci::preset_table(preset)?;
+    let table = super::preset_table(preset)?;
     let source = super::overrides::Source { preset, is_file, overrides };
     super::overrides::load(&source, table, Platform::validate)
 }
@@ -275,7 +278,7 @@ impl Scenario {
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
         let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
         if super::stack::of_table(&table)? == Stack::Lci {
-            return super::lci::stack_scenario(table);
+            return Self::lci_stack(table);
         }
         let root = toml::Value::Table(table);
         match super::try_from_value::<ScenarioFile>("", root.clone()) {
@@ -284,14 +287,34 @@ impl Scenario {
         }
     }
 
+    /// A scenario table whose hosts run the LCI stack: the stack's part
+    /// ([`LciScenario`]: its `[nic]`, `[workload]` and `[protocol]`, on its
+    /// preset with the `[platform]` overrides) read once, and the world's
+    /// part on that preset mapped to the shared platform
+    /// (`config::lci_platform`), with the same `preset` and `seed` and
+    /// every other key at its default; its workload is the stack's
+    /// (`Workload::LciStack`). The world's NI clock is off: the stack's
+    /// library keeps its own (`nic.clock_period_us` of its `[nic]`).
+    fn lci_stack(table: toml::Table) -> Result<Self, ConfigError> {
+        let preset = table.get("preset").and_then(toml::Value::as_str).map(str::to_owned);
+        let seed = table.get("seed").cloned().map(Int);
+        let lci = LciScenario::from_table(table)?;
+        let platform = super::main_platform(&lci.platform)?;
+        let pingpong = WorkloadOpts { kind: Some(WorkloadKind::Pingpong), ..Default::default() };
+        let world = ScenarioFile { preset, seed, workload: pingpong, ..Default::default() };
+        let mut s = Self::on_platform(world, platform, true)?;
+        s.workload = Workload::LciStack;
+        s.ni.clock = None;
+        s.lci = Some(Box::new(lci));
+        Ok(s)
+    }
+
     /// Validates a parsed scenario file.
     pub fn from_file(f: ScenarioFile) -> Result<Self, ConfigError> {
         let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
         // An LCI-family preset is mapped onto this world's platform
-        // (`config::lci_platform`) for its MPI workloads and for the LCI
-        // stack (`config::lci::stack_scenario`).
-        let lci_hw = super::lci::preset_table(preset).is_ok_and(|t| super::lci::is_lci_table(&t));
-        let hw = if lci_hw { Hardware::Lci } else { Hardware::Ethernet };
+        // (`config::lci_platform`).
+        let hw = super::stack::hardware(preset);
         if super::stack::resolve(f.protocol.stack, hw, f.workload.kind, preset)? == Stack::Lci {
             // The LCI stack's options are another table (`config::lci`).
             return Err(ConfigError::range(
@@ -300,11 +323,19 @@ impl Scenario {
                 "\"open-mx\" or \"native-mx\" in a parsed Open-MX scenario; Scenario::from_toml reads the LCI stack's",
             ));
         }
+        let lci_hw = hw == Hardware::Lci;
         let platform = if lci_hw {
             super::load_main_platform(preset, f.platform.as_ref())?
         } else {
             load_platform(preset, f.platform.as_ref())?
         };
+        Self::on_platform(f, platform, lci_hw)
+    }
+
+    /// Validates a parsed scenario file on its loaded platform (`lci_hw`:
+    /// an LCI-family preset's, mapped).
+    fn on_platform(f: ScenarioFile, platform: Platform, lci_hw: bool) -> Result<Self, ConfigError> {
+        let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
         let cores = platform.cores();
         let seed = int_or("seed", &f.seed, 1, 0, SEED_LIMIT - 1)?;
 

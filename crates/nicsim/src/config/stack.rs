@@ -6,7 +6,7 @@
 //! value), and the one-line refusal of a combination that cannot run
 //! (naming the key, the value and what is allowed). It does not read
 //! either library's options: `Scenario::from_file` reads Open-MX's and
-//! native MX's, `LciScenario::from_file` the LCI stack's.
+//! native MX's, `LciScenario::from_file` the LCI stack's part.
 //!
 //! What each library offers (its programs; docs/lci.md, docs/design.md
 //! "The [LCI] cluster in the main world"):
@@ -174,6 +174,16 @@ pub fn resolve(
     })
 }
 
+/// The hardware family of the preset `preset` (an embedded name or a
+/// path); a preset that cannot be read is Ethernet's here, and its loading
+/// names the error.
+pub(super) fn hardware(preset: &str) -> Hardware {
+    match super::preset_table(preset) {
+        Ok(t) if super::is_lci_table(&t) => Hardware::Lci,
+        _ => Hardware::Ethernet,
+    }
+}
+
 /// The parts of a scenario table that choose its stack, read as typed
 /// values: the preset's family, `protocol.stack` and `workload.kind`.
 /// Keys it does not know are left to the chosen library's parser, as are
@@ -182,10 +192,7 @@ pub fn resolve(
 pub(super) fn of_table(table: &toml::Table) -> Result<Stack, ConfigError> {
     let field = |t: &str, k: &str| table.get(t).and_then(|v| v.get(k));
     let preset = table.get("preset").and_then(toml::Value::as_str).unwrap_or(DEFAULT_PRESET);
-    let hw = match super::lci::preset_table(preset) {
-        Ok(t) if super::lci::is_lci_table(&t) => Hardware::Lci,
-        _ => Hardware::Ethernet,
-    };
+    let hw = hardware(preset);
     let named = match field("protocol", "stack") {
         None => None,
         Some(v) => Some(super::from_value::<Stack>("protocol.stack", v.clone())?),

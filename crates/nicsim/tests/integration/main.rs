@@ -3,6 +3,7 @@
 //! asserts mechanism-level relations (not that code merely runs).
 
 mod coalescing;
+mod composition;
 mod determinism;
 mod emo;
 mod fuzz_corpus;
