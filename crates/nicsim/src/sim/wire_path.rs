@@ -143,11 +143,19 @@ impl World {
         self.frames.free(id);
     }
 
-    /// The driver of `host` rang the doorbell for `frame` at `now`.
+    /// The driver of `host` rang the doorbell for `frame` at `now`; a
+    /// transmit path already holding its bound of frames drops it
+    /// (`crate::host::TxBacklog`: the sender's qdisc and send ring).
     pub(crate) fn transmit(&mut self, now: Instant, host: usize, frame: u32) {
+        if self.hosts[host].txq.full(now) {
+            self.frames.drops.tx_queue += 1;
+            self.free_frame(frame);
+            return;
+        }
         let len = self.frames[frame as usize].len as usize;
         let ready = self.hosts[host].nic.transmit(now, len);
         let d = self.wire_out(host, ready, frame);
+        self.hosts[host].txq.push(d.end);
         if self.c.tx_done_irq && !self.c.native {
             let ep = self.frames[frame as usize].src_ep;
             let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;

@@ -10,6 +10,7 @@ mod interrupt;
 mod mechanisms;
 mod nas;
 mod overload;
+mod paths2009;
 mod pcap;
 mod protocol;
 mod scale;
