@@ -365,8 +365,12 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (title, re.compile(pattern))
     for title, pattern in (
         ("interrupts", r"interrupts"),
-        ("drops", r"^(dropped.*|duplicates|resends)$"),
-        ("host CPU", r"^host\d+_(cpu_.*|kernel_us|kernel_cores|tx_contended|wakes_remote|work_us_per_bcast)$"),
+        ("drops", r"^(dropped.*|duplicates|resends|pull_timeouts)$"),
+        (
+            "host CPU",
+            r"^host\d+_(cpu_.*|kernel_us|kernel_cores|tx_contended|wakes_remote"
+            r"|work_us_per_bcast)$",
+        ),
         (
             "NIC",
             r"^host\d+_(nic_.*|coalesce_.*)$|^(ni_.*|host_dmas|host_counter_fetches"

@@ -152,15 +152,23 @@ impl World {
             self.free_frame(frame);
             return;
         }
+        let end = self.transmit_unqueued(now, host, frame);
+        self.hosts[host].txq.push(end);
+    }
+
+    /// `frame` goes to the NIC of `host` at `now` past any queueing
+    /// discipline (a traffic generator's, the flood source's); returns when
+    /// its last bit leaves.
+    pub(crate) fn transmit_unqueued(&mut self, now: Instant, host: usize, frame: u32) -> Instant {
         let len = self.frames[frame as usize].len as usize;
         let ready = self.hosts[host].nic.transmit(now, len);
         let d = self.wire_out(host, ready, frame);
-        self.hosts[host].txq.push(d.end);
         if self.c.tx_done_irq && !self.c.native {
             let ep = self.frames[frame as usize].src_ep;
             let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;
             self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q });
         }
+        d.end
     }
 
     /// The NIC of `host` has `frame` ready for the wire at `ready`.
