@@ -106,7 +106,8 @@ impl TxPath {
 /// A frame counts from its hand-over until its last bit left the NIC (the
 /// departures are in order, so the oldest leaves first). `cap` 0: no
 /// bound (the queue is unbounded, as without this model). The queue of
-/// departure times is allocated to its bound once.
+/// departure times holds at most `cap` (8 bytes each); it grows to that as
+/// the host sends (a host that sends little holds little).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TxBacklog {
     ends: std::collections::VecDeque<Instant>,
@@ -116,14 +117,16 @@ pub(crate) struct TxBacklog {
 impl TxBacklog {
     /// A backlog of at most `cap` frames (0: unbounded, never counted).
     pub(crate) fn new(cap: usize) -> Self {
-        TxBacklog { ends: std::collections::VecDeque::with_capacity(cap), cap }
+        TxBacklog { ends: std::collections::VecDeque::new(), cap }
     }
 
     /// Whether a frame handed over at `now` finds the backlog full (it is
-    /// dropped). The frames gone by `now` leave it first.
+    /// dropped). The frames gone by `now` leave it only when it looks full
+    /// (until then the departures it holds are fewer than its bound anyway),
+    /// so most frames cost one comparison.
     #[inline(always)]
     pub(crate) fn full(&mut self, now: Instant) -> bool {
-        if self.cap == 0 {
+        if self.ends.len() < self.cap || self.cap == 0 {
             return false;
         }
         while self.ends.front().is_some_and(|&e| e <= now) {
@@ -142,10 +145,10 @@ impl TxBacklog {
         }
     }
 
-    /// Frames in the backlog at the last look.
+    /// Frames in the backlog at `now`.
     #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.ends.len()
+    pub(crate) fn len_at(&self, now: Instant) -> usize {
+        self.ends.iter().filter(|&&e| e > now).count()
     }
 }
 
@@ -164,12 +167,15 @@ mod backlog_tests {
         b.push(t(20));
         assert!(b.full(t(5)), "two frames in flight fill a backlog of 2");
         assert!(!b.full(t(10)), "the first left at 10");
-        assert_eq!(b.len(), 1);
+        assert_eq!(b.len_at(t(10)), 1);
+        b.push(t(30));
+        assert!(b.full(t(19)) && !b.full(t(20)));
+        assert!(b.ends.len() <= 2, "never more than its bound held");
         let mut off = TxBacklog::new(0);
         for i in 0..10_000 {
             assert!(!off.full(t(0)));
             off.push(t(i));
         }
-        assert_eq!(off.len(), 0, "an unbounded backlog keeps nothing");
+        assert_eq!(off.ends.len(), 0, "an unbounded backlog keeps nothing");
     }
 }
