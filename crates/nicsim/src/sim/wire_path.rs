@@ -159,6 +159,7 @@ impl World {
     /// `frame` goes to the NIC of `host` at `now` past any queueing
     /// discipline (a traffic generator's, the flood source's); returns when
     /// its last bit leaves.
+    #[inline(always)]
     pub(crate) fn transmit_unqueued(&mut self, now: Instant, host: usize, frame: u32) -> Instant {
         let len = self.frames[frame as usize].len as usize;
         let ready = self.hosts[host].nic.transmit(now, len);
