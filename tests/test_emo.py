@@ -265,3 +265,38 @@ def test_real_core_sums_by_hand() -> None:
     assert model.sums(v, "full", [layer])["latency_us"] == pytest.approx(30.5)
     with pytest.raises(NicsimError, match="R_X"):
         model.sums({**v, "R_X": 1.0})
+
+
+def _slope_gap(dma_mbps: float) -> float:
+    """|slope(projected ToNIC) / slope(ToKernel) - 1| on emo2004 at ``dma_mbps``."""
+    import nicsim
+
+    rows = []
+    for path in ("to-nic", "to-kernel"):
+        for size in (100, 2000, 4000, 8000):
+            scenario = Scenario.from_dict(model.echo_scenario(path, "default", size, iterations=60))
+            scenario.preset = "emo2004"
+            scenario.set("platform.nic.dma_MBps", dma_mbps)
+            latency = float(nicsim.run(scenario)["latency_us"])
+            rows.append((path, "default", size, 1, latency))
+    cols = ["path", "coalescing", "size_bytes", "frames", "sim_latency_us"]
+    gap = exp_emo._projected_slope_ratio(pd.DataFrame(rows, columns=cols))
+    assert gap is not None
+    return gap
+
+
+@pytest.mark.core
+def test_real_core_emo_equal_slopes_hang_on_the_bus_speed() -> None:
+    """[EMO] §4.1.4's equal slopes are arithmetic on the unstated PCI bus.
+
+    ToKernel crosses the bus twice more per byte than ToNIC (the receive
+    DMA in, the transmit DMA out), so its slope exceeds the projected
+    ToNIC's by two DMA byte-times: about 2 / (dma rate x ToNIC slope). On a
+    64-bit/33 MHz bus (264 MB/s peak) that is more than 15 %; on 64-bit/66
+    MHz (528 MB/s) or faster, less. The claim therefore holds or fails with
+    the bus, which the study does not state (docs/paths-2009.md, [EMO]).
+    """
+    assert REAL_CORE
+    slow, fast, faster = _slope_gap(264.0), _slope_gap(528.0), _slope_gap(1056.0)
+    assert slow > 0.15, f"64-bit/33 MHz: slopes off by {slow:.1%}"
+    assert fast < 0.15 and faster < fast, f"66 MHz: {fast:.1%}, 133 MHz: {faster:.1%}"

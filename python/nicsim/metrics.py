@@ -159,8 +159,8 @@ _OPEN_MX = frozenset(
      "dropped_ring_full", "dropped_no_endpoint", "duplicates", "cache_miss_rate",
      "medium_messages", "deferral_success_rate",
      # set when a run had drops or resends
-     "dropped_event_queue_full", "resends", "peak_ring_slots", "peak_outbox", "peak_unexpected",
-     "peak_early", "peak_need_region", "peak_frames_live",
+     "dropped_event_queue_full", "dropped_tx_queue", "pull_timeouts", "resends", "peak_ring_slots",
+     "peak_outbox", "peak_unexpected", "peak_early", "peak_need_region", "peak_frames_live",
      # set when the polling watchdog is on (nic.watchdog_us > 0)
      "watchdog_held", "watchdog_saved", "watchdog_fetches",
      # set when the NI clock is on (nic.clock_period_us > 0)
@@ -176,7 +176,7 @@ _CACHE_OBJECTS = ("endpoint", "event_ring", "napi", "tx_ring", "dma", "pull_hand
                   "private", "app_buffer")  # fmt: skip
 _OPEN_MX_HOST = frozenset(
     {"interrupts", "rx_interrupts", "kernel_us", "kernel_cores", "coalesce_delay_us", "cpu_cores",
-     "tx_contended",
+     "tx_contended", "wakes_remote",
      # set with TX DIM (nic.adaptive_tx = true)
      "tx_coalesce_delay_us",
      "nic_rx_ns_per_frame", "kernel_miss_rate", "user_miss_rate",
@@ -327,6 +327,8 @@ _DROPS_IF_ANY: dict[str, str] = {
     "dropped_ring_full": "  receive ring full",
     "dropped_no_endpoint": "  no endpoint (invalid packets)",
     "dropped_event_queue_full": "  event queue full",
+    "dropped_tx_queue": "  sender's transmit queue full (nic.tx_queue_len)",
+    "pull_timeouts": "pull timers that asked again (library.pull_timeout_us)",
     "duplicates": "frames received twice",
     "resends": "frames sent again",
 }
@@ -365,8 +367,12 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (title, re.compile(pattern))
     for title, pattern in (
         ("interrupts", r"interrupts"),
-        ("drops", r"^(dropped.*|duplicates|resends)$"),
-        ("host CPU", r"^host\d+_(cpu_.*|kernel_us|kernel_cores|tx_contended|work_us_per_bcast)$"),
+        ("drops", r"^(dropped.*|duplicates|resends|pull_timeouts)$"),
+        (
+            "host CPU",
+            r"^host\d+_(cpu_.*|kernel_us|kernel_cores|tx_contended|wakes_remote"
+            r"|work_us_per_bcast)$",
+        ),
         (
             "NIC",
             r"^host\d+_(nic_.*|(tx_)?coalesce_.*)$|^(ni_.*|host_dmas|host_counter_fetches"

@@ -50,4 +50,6 @@ pub(crate) struct Costs {
     /// frame with `nic.rx_delivery = "shifted"` (0 with the ring):
     /// `sim::build::rx_delivery_plan`.
     pub rx_lines_saved: u32,
+    /// What a pull asks for again (`library.pull_rerequest`).
+    pub pull_rerequest: crate::proto::PullRerequest,
 }

@@ -140,7 +140,12 @@ TRANSFER = Experiment(
         "`openmx` is slower than `disabled` on the 234 KiB transfer: its "
         "unmarked pull replies wait for the last reply of each block (marked) or the "
         "75 µs fallback, and the receive bottom half then runs a batch instead of "
-        "overlapping with the wire."
+        "overlapping with the wire. `openmx` raises as many interrupts as `timeout` "
+        "(11 a message on the two hosts): the rendezvous leaves after the sender has "
+        "pinned its buffer (`library.pin_page_ns`), too late to be swept into the "
+        "interrupt of the notify before it, so it raises its own, which is why marking "
+        "it matters (`coalescing-marking`); with a flat registration cost the two share "
+        "one interrupt and `openmx` raises 10.3."
     ),
 )
 
@@ -221,12 +226,17 @@ MARKING = Experiment(
     ),
     discussion=(
         "In a ping-pong the notify of one message and the rendezvous of the reply "
-        "leave the same host back to back for the same host, so the interrupt of the "
-        "marked one sweeps the unmarked one up: unmarking the notify costs little (the "
-        'study\'s "timing coincidence"), and unmarking the rendezvous costs less than '
-        "unmarking the pull requests or the last pull replies, whose waits the pipeline "
-        "of 4 requests (`wire::PULL_BLOCKS_OUTSTANDING`) does not hide here: the reverse "
-        "of the study's order."
+        "leave the same host for the same host. Between the two the sender registers "
+        "the next buffer, pinning its 59 pages (`library.pin_page_ns`: Open-MX pins "
+        "synchronously and has no registration cache natively), so the rendezvous "
+        "leaves after the peer's interrupt and poll for the notify are over: "
+        "unmarked, it waits the full 75 µs timer, while an unmarked pull request or "
+        "last pull reply is one of 4 pipelined requests "
+        "(`wire::PULL_BLOCKS_OUTSTANDING`) and costs less, the study's order. "
+        'Unmarking the notify costs little (the study\'s "timing coincidence"): the '
+        "rendezvous that follows is marked and its interrupt sweeps the notify up. "
+        "With a flat registration cost (`pin_page_ns = 0`) the notify's interrupt "
+        "sweeps an unmarked rendezvous up too and the order turns over."
     ),
 )
 

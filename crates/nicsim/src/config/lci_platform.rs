@@ -459,6 +459,9 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             // them; senders are not stopped here, so the waiting frames stand
             // for those).
             flow_control_frames: p.ni.recv_buffers + p.grid.hosts.saturating_sub(1) * p.ni.send_buffers,
+            // No qdisc bound: the LCI stack's sends wait for a send buffer.
+            tx_queue_len: 0,
+            tx_ring_frames: 0,
         },
         host: HostCfg {
             clock_ghz: clock_mhz / 1e3,
@@ -473,6 +476,8 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             syscall_ns: host_ns(k.syscall_cycles),
             driver_tx_ns: host_ns(k.driver_tx_cycles),
             wakeup_ns: host_ns(k.wakeup_cycles),
+            // One processor: the waker is the sleeper's core.
+            wake_remote_ns: 0.0,
             block_ns: host_ns(k.block_cycles),
             // The Pentium Pro's only idle state is HLT, left at once.
             sleep_enabled: false,
@@ -524,6 +529,8 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             // Open-MX 1.0's wire cuts frames at any MTU (the MX wire needs
             // 4144 B, more than one NI buffer).
             wire: crate::wire::WireMode::OpenMx10,
+            pull_rerequest: crate::proto::PullRerequest::default(),
+            pin_page_ns: 0.0,
         },
         nas: need(&p.nas, "nas")?.clone(),
         emo: Some(EmoCfg { nic_clock_mhz: p.ni.clock_mhz, ..EmoCfg::default() }),

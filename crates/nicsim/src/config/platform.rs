@@ -305,6 +305,17 @@ cost_table! {
         /// needs it at least 1.
         #[serde(default, skip_serializing_if = "is_zero_u32")]
         pub flow_control_frames: u32 [0, 1 << 20],
+        /// Packets the sender's queueing discipline holds while the NIC's
+        /// send ring is full (Linux's `tx_queue_len`, which `pfifo_fast`
+        /// enforces by dropping): with `tx_ring_frames`, the bound of a
+        /// host's frames handed to the driver and not yet on the wire
+        /// (`crate::host::TxBacklog`). 0 (the default): no bound.
+        #[serde(default, skip_serializing_if = "is_zero_u32")]
+        pub tx_queue_len: u32 [0, 1 << 20],
+        /// Frames the NIC's send ring holds before the driver stops the
+        /// queue; read only with `tx_queue_len` > 0.
+        #[serde(default, skip_serializing_if = "is_zero_u32")]
+        pub tx_ring_frames: u32 [0, 1 << 20],
     }
     /// The NIC's firmware, DMA, doorbell and interrupt-delivery times
     /// (`[nic]`).
@@ -334,6 +345,13 @@ cost_table! {
         pub syscall_ns: f64 [0.0, NS_MAX] => ns syscall,
         pub driver_tx_ns: f64 [0.0, NS_MAX] => ns driver_tx,
         pub wakeup_ns: f64 [0.0, NS_MAX] => ns wakeup,
+        /// What the core that posts an event pays to wake the process
+        /// sleeping on it on another core (`try_to_wake_up` on that core's
+        /// runqueue and the reschedule IPI), and how long after that the
+        /// sleeper's core starts (the IPI's flight). Default 0: waking costs
+        /// the waker nothing.
+        #[serde(default)]
+        pub wake_remote_ns: f64 [0.0, NS_MAX] => ns wake_remote,
         pub block_ns: f64 [0.0, NS_MAX] => ns block,
         /// Delivering a signal to a running process and returning from its
         /// handler (the NI clock's interrupt makes the library run in one:
@@ -435,6 +453,18 @@ cost_table! {
         /// (the default), "open-mx-0.9" or "mx" ([`crate::wire::WireMode`]).
         #[serde(default)]
         pub wire: crate::wire::WireMode,
+        /// What a pull asks for again after a loss (the timeout, or a later
+        /// block completing first): "missing-tail" (the default) or
+        /// "whole-block", Open-MX 1.0.901's ([`crate::proto::PullRerequest`]).
+        #[serde(default, skip_serializing_if = "is_default")]
+        pub pull_rerequest: crate::proto::PullRerequest,
+        /// CPU time to pin (and later unpin) one 4 KiB page of a large
+        /// message's region, paid by the sender before its rendezvous and by
+        /// the receiver before its pull, on top of `pull_setup_ns` (Open-MX
+        /// registers each region synchronously, with no registration cache
+        /// natively). Default 0.
+        #[serde(default)]
+        pub pin_page_ns: f64 [0.0, NS_MAX] => ns pin_page,
     }
     /// The library's and the MPI layer's costs, its protocol timers and
     /// limits (`[library]`).

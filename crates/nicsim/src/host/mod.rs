@@ -4,7 +4,8 @@
 //! each runs, its kernel work queue, its idle, sleep and segment
 //! bookkeeping) and its I/O bus (`bus`: a shared PCI bus's arbitration of
 //! the NIC's DMAs and the host's programmed I/O); the send-path state
-//! its cores share (`tx`: `TxPath`, and what a touch of it costs).
+//! its cores share (`tx`: `TxPath`, and what a touch of it costs; the
+//! frames queued for the wire and their bound, `TxBacklog`).
 //!
 //! It does not own what runs on the cores: the kernel work items
 //! (`crate::kernel::KWork`, which name the world's frames, pull replies
@@ -23,4 +24,4 @@ pub(crate) mod tx;
 pub(crate) use self::core::{Core, Cur, Segment, Sleep};
 pub use cache::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Owner, ProcLines, Side};
 pub use topology::{Cpu, Topology};
-pub(crate) use tx::TxPath;
+pub(crate) use tx::{TxBacklog, TxPath};

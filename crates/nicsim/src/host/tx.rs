@@ -83,3 +83,99 @@ impl TxPath {
         (cost, owed)
     }
 }
+
+/// The frames a host has handed to its driver and that have not yet left
+/// on the wire: Linux's queueing discipline in front of the NIC's send
+/// ring. It bounds them as the 2009 path does, and drops the frame that
+/// finds it full.
+///
+/// * The send ring: myri10ge stops the device's queue when fewer than
+///   `MXGEFW_MAX_SEND_DESC` (12) descriptors are free (`myri10ge_xmit`:
+///   `if ((avail - count) < MXGEFW_MAX_SEND_DESC) { ... netif_stop_queue(dev);`,
+///   drivers/net/myri10ge/myri10ge.c of Linux 2.6.26) and wakes it from
+///   `myri10ge_tx_done`. `nic.tx_ring_frames` frames fit.
+/// * The qdisc: while the queue is stopped, `pfifo_fast` keeps at most
+///   `tx_queue_len` packets (`pfifo_fast_enqueue`: `if
+///   (skb_queue_len(list) < qdisc_dev(qdisc)->tx_queue_len)`, else
+///   `qdisc_drop`, net/sched/sch_generic.c of 2.6.26; `ether_setup` sets
+///   `tx_queue_len = 1000`, net/ethernet/eth.c). `nic.tx_queue_len`.
+/// * Open-MX ignores `dev_queue_xmit`'s return (`__omx_queue_xmit`,
+///   driver/linux `omx_misc.h`, Open-MX 1.0.901): a dropped pull reply
+///   or fragment is recovered only by its protocol's timers.
+///
+/// A frame counts from its hand-over until its last bit left the NIC (the
+/// departures are in order, so the oldest leaves first). `cap` 0: no
+/// bound (the queue is unbounded, as without this model). The queue of
+/// departure times holds at most `cap` (8 bytes each); it grows to that as
+/// the host sends (a host that sends little holds little).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TxBacklog {
+    ends: std::collections::VecDeque<Instant>,
+    cap: usize,
+}
+
+impl TxBacklog {
+    /// A backlog of at most `cap` frames (0: unbounded, never counted).
+    pub(crate) fn new(cap: usize) -> Self {
+        TxBacklog { ends: std::collections::VecDeque::new(), cap }
+    }
+
+    /// Whether a frame handed over at `now` finds the backlog full (it is
+    /// dropped). The frames gone by `now` leave it only when it looks full
+    /// (until then the departures it holds are fewer than its bound anyway),
+    /// so most frames cost one comparison.
+    #[inline(always)]
+    pub(crate) fn full(&mut self, now: Instant) -> bool {
+        if self.ends.len() < self.cap || self.cap == 0 {
+            return false;
+        }
+        while self.ends.front().is_some_and(|&e| e <= now) {
+            self.ends.pop_front();
+        }
+        self.ends.len() >= self.cap
+    }
+
+    /// A frame admitted (after [`TxBacklog::full`] said no) leaves the
+    /// NIC at `end`.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, end: Instant) {
+        if self.cap > 0 {
+            debug_assert!(self.ends.len() < self.cap);
+            self.ends.push_back(end);
+        }
+    }
+
+    /// Frames in the backlog at `now`.
+    #[cfg(test)]
+    pub(crate) fn len_at(&self, now: Instant) -> usize {
+        self.ends.iter().filter(|&&e| e > now).count()
+    }
+}
+
+#[cfg(test)]
+mod backlog_tests {
+    use super::TxBacklog;
+    use crate::time::{Duration, Instant};
+
+    #[test]
+    fn a_full_backlog_refuses_until_its_oldest_frame_left() {
+        let t = |us: u64| Instant::ZERO + Duration::from_us(us);
+        let mut b = TxBacklog::new(2);
+        assert!(!b.full(t(0)));
+        b.push(t(10));
+        assert!(!b.full(t(1)));
+        b.push(t(20));
+        assert!(b.full(t(5)), "two frames in flight fill a backlog of 2");
+        assert!(!b.full(t(10)), "the first left at 10");
+        assert_eq!(b.len_at(t(10)), 1);
+        b.push(t(30));
+        assert!(b.full(t(19)) && !b.full(t(20)));
+        assert!(b.ends.len() <= 2, "never more than its bound held");
+        let mut off = TxBacklog::new(0);
+        for i in 0..10_000 {
+            assert!(!off.full(t(0)));
+            off.push(t(i));
+        }
+        assert_eq!(off.ends.len(), 0, "an unbounded backlog keeps nothing");
+    }
+}

@@ -43,6 +43,31 @@ use crate::host::{CacheCosts, CacheStats, Obj, Topology, TxPath};
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
 
+/// Bytes of a page the driver pins (x86-64 `PAGE_SIZE`).
+const PAGE_BYTES: u64 = 4096;
+
+/// Pages of a `size`-byte region (a page-aligned buffer: the 2009 benchmarks
+/// allocate theirs with `malloc` of at least a page, which glibc serves from
+/// `mmap` past 128 KiB, page-aligned plus a 16-byte header).
+pub(crate) fn region_pages(size: u64) -> u32 {
+    size.div_ceil(PAGE_BYTES).min(u32::MAX as u64) as u32
+}
+
+/// CPU time to register a large message's `size`-byte region: the flat
+/// part (`library.pull_setup_ns`: the ioctl, the region and handle
+/// bookkeeping) and the pinning, page by page (`library.pin_page_ns`).
+/// Open-MX 1.0.901 pins a region synchronously when it is created
+/// (`omx_pin_synchronous = 1`, driver/linux `omx_main.c`;
+/// `omx__user_region_pin_add_chunk` → `get_user_pages`, `omx_reg.c`), and
+/// the native library creates one per large send and per pull: its
+/// registration cache is off unless the driver reports pin invalidation
+/// (`omx__globals.regcache = omx__globals.parallel_regcache` = 0, libopen-mx
+/// `omx_init.c`), which it never does with synchronous pinning (`if
+/// (omx_pin_invalidate && !omx_pin_synchronous)`, `omx_main.c`).
+pub(crate) fn pin_cost(c: &Costs, size: u64) -> Duration {
+    c.lib.pull_setup + c.lib.pin_page.times(region_pages(size) as u64)
+}
+
 /// What a process's library wants done, in the order it wants it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Output {

@@ -102,8 +102,9 @@ pub(crate) enum Out {
     Ack { peer: u16 },
     /// Start pulling a large message into a posted receive.
     /// `blocks`: the blocks its first requests ask for (the driver's
-    /// window of them, `Proc::pull_opened`), which price the start.
-    PullStart { handle: u32, blocks: u32 },
+    /// window of them, `Proc::pull_opened`), and `pages`: the 4 KiB pages
+    /// of the region it pins first; both price the start.
+    PullStart { handle: u32, blocks: u32, pages: u32 },
 }
 
 impl Out {
@@ -208,7 +209,7 @@ pub(crate) struct Proc {
     /// `omx__process_throttling_requests`, libopen-mx `omx_send.c`).
     pub(super) need_window: VecDeque<(u16, u32, u64)>,
     /// Pulls waiting to start (handle, blocks of its first requests).
-    pub(super) pulls_waiting: VecDeque<(u32, u32)>,
+    pub(super) pulls_waiting: VecDeque<(u32, u32, u32)>,
     pub(super) marks: [Option<Instant>; 2],
     pub(super) irq_at_mark: [u64; 2],
     pub(super) irq_all_at_mark: [u64; 2],

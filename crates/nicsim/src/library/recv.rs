@@ -129,9 +129,9 @@ impl Proc {
                 }
                 self.complete(cx, req);
                 self.pulls_active -= 1;
-                if let Some((handle, blocks)) = self.pulls_waiting.pop_front() {
+                if let Some((handle, blocks, pages)) = self.pulls_waiting.pop_front() {
                     self.pulls_active += 1;
-                    self.outbox.push_back(Out::PullStart { handle, blocks });
+                    self.outbox.push_back(Out::PullStart { handle, blocks, pages });
                 }
                 return;
             }

@@ -62,7 +62,13 @@ impl Proc {
                 c.host.syscall + per_frame + tx + cx.cc.copy_hot(bytes)
             }
             Out::Ack { .. } => c.host.syscall + per_frame + tx,
-            Out::PullStart { blocks, .. } => c.host.syscall + c.lib.pull_setup + per_frame.times(blocks as u64) + tx,
+            Out::PullStart { blocks, pages, .. } => {
+                c.host.syscall
+                    + c.lib.pull_setup
+                    + c.lib.pin_page.times(pages as u64)
+                    + per_frame.times(blocks as u64)
+                    + tx
+            }
         }
     }
 

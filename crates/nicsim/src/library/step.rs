@@ -13,7 +13,7 @@
 //! price (`consume_cost`) in `recv`.
 
 use super::process::{Action, Out, PState, Proc, Queued, Req, Step};
-use super::{Cx, Output};
+use super::{pin_cost, Cx, Output};
 use crate::config::WaitMode;
 use crate::host::Side;
 use crate::proto::Kind;
@@ -98,7 +98,9 @@ impl Proc {
                     }
                     match class {
                         MessageClass::Medium => cost += cc.copy_hot(size),
-                        MessageClass::Large => cost += c.lib.pull_setup,
+                        // Open-MX registers the send buffer before the
+                        // rendezvous, pinning it page by page (`pin_cost`).
+                        MessageClass::Large => cost += pin_cost(c, size),
                         MessageClass::Tiny | MessageClass::Small if c.native => {
                             cost += c.nic.doorbell + cc.copy_hot(size)
                         }
@@ -179,16 +181,17 @@ impl Proc {
         }
     }
 
-    /// The driver opened pull `handle` (of `blocks` blocks) that this
-    /// process asked for (`Output::OpenPull`): it starts, or waits for one
-    /// of the `max_pulls` pulls under way to finish.
-    pub(crate) fn pull_opened(&mut self, handle: u32, blocks: u32, max_pulls: u32) {
+    /// The driver opened pull `handle` (of `blocks` blocks, into a region
+    /// of `pages` pages) that this process asked for (`Output::OpenPull`):
+    /// it starts, or waits for one of the `max_pulls` pulls under way to
+    /// finish.
+    pub(crate) fn pull_opened(&mut self, handle: u32, blocks: u32, pages: u32, max_pulls: u32) {
         let blocks = blocks.min(wire::PULL_BLOCKS_OUTSTANDING as u32);
         if self.pulls_active < max_pulls {
             self.pulls_active += 1;
-            self.outbox.push_back(Out::PullStart { handle, blocks });
+            self.outbox.push_back(Out::PullStart { handle, blocks, pages });
         } else {
-            self.pulls_waiting.push_back((handle, blocks));
+            self.pulls_waiting.push_back((handle, blocks, pages));
         }
     }
 

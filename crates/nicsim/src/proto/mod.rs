@@ -33,7 +33,7 @@ mod tests;
 
 pub use endpoint::{AckPlan, Arrival, Due, Endpoint, Params, RESENDS_MAX, RESENDS_PER_PEER, RESEND_BACKOFF_MAX};
 pub use msg::{Kind, Msg};
-pub use pull::{Blocks, OnReply, OnTimer, PullHandle, PullServe, ServedReply};
+pub use pull::{Blocks, OnReply, OnTimer, PullHandle, PullRerequest, PullServe, ServedReply};
 pub use sent::SentMsg;
 
 /// Sequence numbers are 16-bit on the wire (Open-MX `omx_seqnum_t` is 16-bit

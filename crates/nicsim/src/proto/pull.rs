@@ -13,9 +13,40 @@
 
 use crate::time::{Duration, Instant};
 use crate::wire::PULL_BLOCKS_OUTSTANDING;
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 const WINDOW: u32 = PULL_BLOCKS_OUTSTANDING as u32;
+
+/// What a re-request of an incomplete block asks for
+/// (`library.pull_rerequest`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum PullRerequest {
+    /// `missing-tail` (the default): from the block's first missing reply
+    /// to its end ([`PullHandle::missing_span`]).
+    #[default]
+    #[serde(rename = "missing-tail")]
+    MissingTail,
+    /// `whole-block`: the whole block again, replies already received
+    /// included, as Open-MX 1.0.901's driver does: both the timeout handler
+    /// and the early re-request build the request from the block's
+    /// descriptor as first filled (`omx_fill_pull_block_request(handle, i)`
+    /// from `omx_progress_pull_on_handle_timeout_handle_locked` and
+    /// `omx_progress_pull_on_recv_pull_reply_locked`, driver/linux
+    /// `omx_pull.c`).
+    #[serde(rename = "whole-block")]
+    WholeBlock,
+}
+
+impl PullRerequest {
+    /// The name a scenario gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PullRerequest::MissingTail => "missing-tail",
+            PullRerequest::WholeBlock => "whole-block",
+        }
+    }
+}
 
 /// A run of blocks `start..end` to (re-)request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,14 +251,24 @@ impl PullHandle {
         (from.max(self.first)..self.next_block).find(|&b| self.missing[b as usize] > 0)
     }
 
+    /// The part of block `b` to request again (first reply, replies): the
+    /// whole block with [`PullRerequest::WholeBlock`], else
+    /// [`PullHandle::missing_span`].
+    pub fn rerequest_span(&self, b: u32, how: PullRerequest) -> (u32, u32) {
+        match how {
+            PullRerequest::WholeBlock => self.block(b),
+            PullRerequest::MissingTail => self.missing_span(b),
+        }
+    }
+
     /// The part of block `b` to request again: from its first missing reply
     /// to its end (first reply, replies). Asking for the whole block again
     /// would put the replies already received first in the burst: when the
     /// burst overflows the receive ring, the same tail replies would be the
     /// ones dropped every time. [estimate: Open-MX re-requests whole blocks
-    /// (`omx_pull_handle_timeout_handler`, driver/linux `omx_pull.c`); its
-    /// PULL request names its first frame and its length (`struct
-    /// omx_pkt_pull_request`), so a partial block is a valid request]
+    /// ([`PullRerequest::WholeBlock`]); its PULL request names its first
+    /// frame and its length (`struct omx_pkt_pull_request`), so a partial
+    /// block is a valid request]
     pub fn missing_span(&self, b: u32) -> (u32, u32) {
         let (first, n) = self.block(b);
         let got = |i: u32| self.got[(i / 64) as usize] & (1 << (i % 64)) != 0;

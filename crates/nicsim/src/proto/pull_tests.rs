@@ -113,6 +113,9 @@ fn lost_pull_reply_is_rerequested_after_pull_timeout() {
     assert_eq!(h.on_timer(us(1064), TIMEOUT, DEADLINE), OnTimer::Rerequest(us(2064)));
     assert_eq!(outstanding(&h), vec![0], "only the block with the lost reply");
     assert_eq!(h.missing_span(0), (5, BLOCK - 5), "from the lost reply to the block's end");
+    assert_eq!(h.rerequest_span(0, PullRerequest::MissingTail), (5, BLOCK - 5));
+    assert_eq!(h.rerequest_span(0, PullRerequest::WholeBlock), (0, BLOCK), "Open-MX 1.0.901: the whole block");
+    assert_eq!(h.rerequest_span(1, PullRerequest::WholeBlock), h.block(1));
     // Lost again: another re-request one timeout later, not before.
     assert_eq!(h.on_timer(us(2063), TIMEOUT, DEADLINE), OnTimer::Wait(us(2064)));
     assert_eq!(h.on_timer(us(2064), TIMEOUT, DEADLINE), OnTimer::Rerequest(us(3064)));

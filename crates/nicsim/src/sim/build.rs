@@ -11,7 +11,7 @@ use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, Proc
 use crate::config::{LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
-use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxPath};
+use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxBacklog, TxPath};
 use crate::kernel::RxPath;
 use crate::library::Proc;
 use crate::net::Network;
@@ -118,6 +118,7 @@ impl World {
                 let [(_, ring), (_, ours)] = rx_delivery_plan(s.ni.rx_delivery, p.cache.line_bytes);
                 ring - ours
             },
+            pull_rerequest: p.library.pull_rerequest,
         };
         // The firmware's per-frame work for the policy and the steering (a
         // policy given from outside runs on the host: no firmware work).
@@ -169,6 +170,13 @@ impl World {
                 procs: Vec::new(),
                 eps: vec![None; ENDPOINTS],
                 tx: TxPath::default(),
+                // Native MX's NIC serves its own send queue: no qdisc.
+                txq: TxBacklog::new(if p.nic.tx_queue_len == 0 || s.native_mx {
+                    0
+                } else {
+                    (p.nic.tx_queue_len + p.nic.tx_ring_frames) as usize
+                }),
+                wakes_remote: 0,
                 cache: CacheStats::new(dies, l2_lines, l1_lines),
                 lines: HostLines::new(cores as usize),
                 rx: RxPath::new(steering_queues),

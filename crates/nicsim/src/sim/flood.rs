@@ -85,7 +85,8 @@ impl World {
     pub(super) fn flood_tick(&mut self, now: Instant) {
         let Some((repr, next)) = self.run.flood.as_mut().and_then(|f| f.tick(now)) else { return };
         let id = self.new_frame(Flood::FROM as u16, Flood::TO as u16, &repr);
-        self.transmit(now, Flood::FROM, id);
+        // A packet generator, not a host's kernel: no qdisc in front of it.
+        self.transmit_unqueued(now, Flood::FROM, id);
         if let Some(at) = next {
             self.q.push(at, Flood::origin(), Ev::FloodTick);
         }

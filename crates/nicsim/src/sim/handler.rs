@@ -155,7 +155,7 @@ impl World {
                     self.frames.drops.event_queue_full += 1;
                     return;
                 }
-                self.post_event(now, h, p, LibEvent { msg, peer, writer, irq_stamp })
+                self.post_event(now, h, p, LibEvent { msg, peer, writer, irq_stamp }, by)
             }
             None => match repr.body {
                 OmxBody::Pull {

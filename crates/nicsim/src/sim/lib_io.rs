@@ -12,7 +12,7 @@
 //! poll (`wait_polling`). It does not own what the library decides or
 //! what a step costs (`crate::library`).
 
-use super::{Ev, HostState, World};
+use super::{Ev, HostState, RxBy, World};
 use crate::library::{Action, Cx, LibEvent, Output, PState, Proc, Step};
 use crate::nic::RingEntry;
 use crate::proto::RESENDS_MAX;
@@ -121,7 +121,7 @@ impl World {
                 }
                 Output::Local { host, ep, ev } => {
                     if let Some(q) = self.hosts[host as usize].eps[ep as usize] {
-                        self.post_event(now, host as usize, q as usize, ev);
+                        self.post_event(now, host as usize, q as usize, ev, RxBy::Nic);
                     }
                 }
                 Output::Mcast { ep, rank, tag, size, frag, frags } => {
@@ -129,7 +129,8 @@ impl World {
                 }
                 Output::OpenPull { ep, req, ev } => {
                     let (handle, blocks) = self.open_pull(now, h, ep, req, ev);
-                    self.hosts[h].procs[p].pull_opened(handle, blocks, self.c.lib.max_pulls);
+                    let pages = crate::library::region_pages(ev.msg.size);
+                    self.hosts[h].procs[p].pull_opened(handle, blocks, pages, self.c.lib.max_pulls);
                 }
                 Output::PullStart { handle } => self.pull_start(now, h, handle),
                 Output::Completed => self.run.completions += 1,
@@ -235,10 +236,44 @@ impl World {
         ));
     }
 
-    /// Writes an event into a process's ring and makes it notice.
-    pub(crate) fn post_event(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent) {
-        self.hosts[h].procs[p].post(ev);
+    /// Writes an event into a process's ring and makes it notice; `by` is
+    /// what posts it (a core's bottom half pays for waking the process if
+    /// it sleeps on another core: `waker_pays`).
+    pub(crate) fn post_event(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent, by: RxBy) {
+        let pr = &mut self.hosts[h].procs[p];
+        pr.post(ev);
+        if let RxBy::Core(k) = by {
+            if pr.state() == PState::Blocked && !self.c.host.wake_remote.is_zero() {
+                self.waker_pays(h, p, k);
+            }
+        }
         self.notify_proc(now, h, p);
+    }
+
+    /// Core `k` posted an event for process `p`, which sleeps in the wait
+    /// ioctl: if on another core, `k` wakes it as Open-MX 1.0.901 does. Every
+    /// event post ends in `omx_wakeup_waiter_list` → `wake_up_process`
+    /// (driver/linux `omx_event.c`), so the poster runs `try_to_wake_up`:
+    /// the sleeper's runqueue lock (a line of the other core) and, from
+    /// `resched_task`, the reschedule IPI to a core that is not polling its
+    /// need-resched flag (`if (!tsk_is_polling(p)) smp_send_reschedule(cpu)`,
+    /// kernel/sched.c of Linux 2.6.26; `default_idle` halts without that
+    /// flag). `host.wake_remote_ns` is that work: the poster's next kernel
+    /// item pays it, and the sleeper's core starts only when the IPI it
+    /// sends lands (its C1E exit and `host.wakeup_ns` follow, as without).
+    /// A sleeper on the poster's own core needs neither.
+    #[cold]
+    #[inline(never)]
+    fn waker_pays(&mut self, h: usize, p: usize, k: usize) {
+        let w = self.c.host.wake_remote;
+        let hs = &mut self.hosts[h];
+        let s = hs.procs[p].core() as usize;
+        if s == k {
+            return;
+        }
+        hs.cores[k].tail += w;
+        hs.cores[s].stall += w;
+        hs.wakes_remote += 1;
     }
 }
 

@@ -67,10 +67,12 @@ impl World {
     fn bound_metrics(&self, m: &mut Metrics) {
         let resent: u64 = self.hosts.iter().flat_map(|h| &h.procs).map(|p| p.resent()).sum();
         let d = &self.frames.drops;
-        if resent == 0 && d.event_queue_full == 0 && d.ring_full == 0 && d.loss == 0 {
+        if resent == 0 && d.event_queue_full == 0 && d.ring_full == 0 && d.loss == 0 && d.tx_queue == 0 {
             return;
         }
         m.set("dropped_event_queue_full", d.event_queue_full as f64);
+        m.set("dropped_tx_queue", d.tx_queue as f64);
+        m.set("pull_timeouts", self.pulls.timeouts as f64);
         m.set("resends", resent as f64);
         let peak = |f: fn(&Peaks) -> usize| {
             self.hosts.iter().flat_map(|h| &h.procs).map(|p| f(&p.peaks())).max().unwrap_or(0) as f64
@@ -96,7 +98,7 @@ impl World {
         m.set("queue_peak", self.q.peak() as f64);
         m.set("frames", self.frames.sent as f64);
         let d = &self.frames.drops;
-        m.set("dropped", (d.loss + d.ring_full + d.malformed + d.no_endpoint + d.event_queue_full) as f64);
+        m.set("dropped", (d.loss + d.ring_full + d.malformed + d.no_endpoint + d.event_queue_full + d.tx_queue) as f64);
         m.set("dropped_loss", d.loss as f64);
         m.set("dropped_ring_full", d.ring_full as f64);
         m.set("dropped_no_endpoint", d.no_endpoint as f64);
@@ -122,6 +124,9 @@ impl World {
             let busy = (h.kernel_time + h.app_time + h.spin_time).as_s_f64();
             m.ratio(&format!("host{i}_cpu_cores"), busy, span, NO_TIME);
             m.set(&format!("host{i}_tx_contended"), h.tx.contended() as f64);
+            if h.wakes_remote > 0 {
+                m.set(&format!("host{i}_wakes_remote"), h.wakes_remote as f64);
+            }
             if h.nic.fw_rx_frames > 0 {
                 let per = h.nic.fw_rx_busy.as_ns_f64() / h.nic.fw_rx_frames as f64;
                 m.set(&format!("host{i}_nic_rx_ns_per_frame"), per);

@@ -91,7 +91,7 @@ pub(crate) use wire_path::{Frames, Wire};
 
 use crate::config::{Scenario, Workload};
 use crate::engine::{EventQueue, Origin};
-use crate::host::{CacheCosts, CacheStats, HostLines, Topology, TxPath};
+use crate::host::{CacheCosts, CacheStats, HostLines, Topology, TxBacklog, TxPath};
 use crate::interrupt::{self, Check};
 use crate::kernel::RxPath;
 use crate::library::{Output, Proc};
@@ -305,6 +305,12 @@ pub(crate) struct HostState {
     pub cache: CacheStats,
     /// The send-path state its cores share.
     pub tx: TxPath,
+    /// The frames handed to the driver and not yet on the wire, and their
+    /// bound (`nic.tx_queue_len`).
+    pub txq: TxBacklog,
+    /// Sleeping processes woken from another core's bottom half
+    /// (`host.wake_remote_ns`).
+    pub wakes_remote: u64,
     /// The kernel's receive path: hard IRQ, NAPI, their counters
     /// (`crate::kernel`).
     pub rx: RxPath,
@@ -335,6 +341,8 @@ pub(crate) struct Drops {
     pub stale_pull: u64,
     /// Message frames the handler found no event-ring slot for.
     pub event_queue_full: u64,
+    /// Frames the sender's transmit path had no room for (`TxBacklog`).
+    pub tx_queue: u64,
 }
 
 /// The whole simulated system: the event queue, the hosts (each with its

@@ -65,6 +65,8 @@ pub(crate) struct Pulls {
     free: Vec<u32>,
     pub serves: Vec<Serve>,
     free_serves: Vec<u32>,
+    /// Pull timers that found no reply for a whole timeout and asked again.
+    pub timeouts: u64,
 }
 
 impl Pulls {
@@ -251,7 +253,7 @@ impl World {
                     };
                     self.q.push(at, h as u32, Ev::PullCopied { host: h as u16, handle, die });
                 } else {
-                    self.pull_done(now, h, handle, writer);
+                    self.pull_done(now, h, handle, writer, by);
                 }
             }
             OnReply::Request(blocks) => {
@@ -272,18 +274,20 @@ impl World {
     /// memory).
     pub(super) fn pull_copied(&mut self, now: Instant, h: usize, handle: u32, die: u8) {
         let writer = if die == u8::MAX { Writer::Memory } else { Writer::Die(die) };
-        self.pull_done(now, h, handle, writer)
+        self.pull_done(now, h, handle, writer, RxBy::Nic)
     }
 
-    /// Every reply of a pull is in the receive buffer: tell the library.
-    pub(super) fn pull_done(&mut self, now: Instant, h: usize, handle: u32, writer: Writer) {
+    /// Every reply of a pull is in the receive buffer: tell the library
+    /// (`by`: the bottom half that posts the event, or the copy engine's
+    /// completion, `RxBy::Nic`).
+    pub(super) fn pull_done(&mut self, now: Instant, h: usize, handle: u32, writer: Writer, by: RxBy) {
         let hd = &self.pulls.handles[handle as usize];
         let p = self.hosts[h].eps[hd.ep as usize];
         let msg = Msg { seq: hd.req, size: hd.size, rdma: hd.rdma_id as u32, ..Msg::new(Kind::PullDone) };
         let peer = self.ranks.at(hd.peer_host as usize, hd.peer_ep as usize);
         self.pulls.close(handle);
         if let Some(p) = p {
-            self.post_event(now, h, p as usize, LibEvent { msg, peer, writer, irq_stamp: 0 });
+            self.post_event(now, h, p as usize, LibEvent { msg, peer, writer, irq_stamp: 0 }, by);
         }
     }
 
@@ -326,7 +330,7 @@ impl World {
     fn rerequest(&mut self, now: Instant, h: usize, handle: u32, from: u32, end: u32) {
         let mut from = from;
         while let Some(b) = self.pulls.handles[handle as usize].proto.incomplete_from(from).filter(|&b| b < end) {
-            let (first, replies) = self.pulls.handles[handle as usize].proto.missing_span(b);
+            let (first, replies) = self.pulls.handles[handle as usize].proto.rerequest_span(b, self.c.pull_rerequest);
             let f = self.pull_request(handle, b, first, replies);
             self.transmit(now, h, f);
             from = b + 1;
@@ -348,6 +352,7 @@ impl World {
                 self.q.push(at, host as u32, Ev::PullTimer { handle })
             }
             OnTimer::Rerequest(at) => {
+                self.pulls.timeouts += 1;
                 self.rerequest(now, host, handle, 0, u32::MAX);
                 self.pulls.handles[handle as usize].timer = Some(at);
                 self.q.push(at, host as u32, Ev::PullTimer { handle });

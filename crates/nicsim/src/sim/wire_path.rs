@@ -143,8 +143,24 @@ impl World {
         self.frames.free(id);
     }
 
-    /// The driver of `host` rang the doorbell for `frame` at `now`.
+    /// The driver of `host` rang the doorbell for `frame` at `now`; a
+    /// transmit path already holding its bound of frames drops it
+    /// (`crate::host::TxBacklog`: the sender's qdisc and send ring).
     pub(crate) fn transmit(&mut self, now: Instant, host: usize, frame: u32) {
+        if self.hosts[host].txq.full(now) {
+            self.frames.drops.tx_queue += 1;
+            self.free_frame(frame);
+            return;
+        }
+        let end = self.transmit_unqueued(now, host, frame);
+        self.hosts[host].txq.push(end);
+    }
+
+    /// `frame` goes to the NIC of `host` at `now` past any queueing
+    /// discipline (a traffic generator's, the flood source's); returns when
+    /// its last bit leaves.
+    #[inline(always)]
+    pub(crate) fn transmit_unqueued(&mut self, now: Instant, host: usize, frame: u32) -> Instant {
         let len = self.frames[frame as usize].len as usize;
         let ready = self.hosts[host].nic.transmit(now, len);
         let d = self.wire_out(host, ready, frame);
@@ -153,6 +169,7 @@ impl World {
             let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;
             self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q, bytes: len as u32 });
         }
+        d.end
     }
 
     /// The NIC of `host` has `frame` ready for the wire at `ready`.

@@ -11,6 +11,7 @@ mod interrupt;
 mod mechanisms;
 mod nas;
 mod overload;
+mod paths2009;
 mod pcap;
 mod protocol;
 mod scale;

@@ -59,12 +59,14 @@ fn alltoall_on_64_hosts_finishes_in_bounded_memory() {
 /// A uniband window of 300 large messages holds more sends than the 256
 /// regions of an endpoint: the sends beyond them wait for a region (as
 /// Open-MX queues them), and every message arrives. (The receiver pulls up
-/// to 256 of them at once: its ring holds all their replies.)
+/// to 256 of them at once: its ring holds all their replies, and the
+/// sender's transmit path is left unbounded, `nic.tx_queue_len = 0`, which
+/// 256 blocks of replies asked at once would overflow.)
 #[test]
 fn more_large_sends_than_regions_wait_for_one() {
     let text = |window: u32| {
         format!(
-            "[platform.nic]\nring_slots = 16384\n[workload]\nkind = \"uniband\"\nsize_bytes = 65536\nmessages = 600\n\
+            "[platform.nic]\nring_slots = 16384\ntx_queue_len = 0\n[workload]\nkind = \"uniband\"\nsize_bytes = 65536\nmessages = 600\n\
              warmup = 0\nwindow = {window}\n"
         )
     };

@@ -204,10 +204,13 @@ fn the_stream_window_bounds_the_pulls_in_flight() {
     // once. On a ring that holds them all, a second outstanding message
     // overlaps its rendezvous with the first one's pull (a few % here); on
     // the preset's 1,024 slots, 64 outstanding pulls (8,192 frames
-    // requested at once) overflow the ring far more than 16 (2,048).
+    // requested at once) overflow the ring far more than 16 (2,048). The
+    // pinning of each receive region (`library.pin_page_ns`) is left out:
+    // it spaces the pulls' starts by tens of microseconds, so the frames
+    // are no longer requested at once.
     let stream = |window: u32, ring: u32| {
         run(&format!(
-            "[protocol]\nmpi = false\n[nic]\ncoalescing = \"disabled\"\n[platform.nic]\nring_slots = {ring}\n[workload]\nkind = \"stream\"\nsize_bytes = 1048576\nmessages = 48\nwarmup = 4\nwindow = {window}\n"
+            "[protocol]\nmpi = false\n[nic]\ncoalescing = \"disabled\"\n[platform.library]\npin_page_ns = 0\n[platform.nic]\nring_slots = {ring}\n[workload]\nkind = \"stream\"\nsize_bytes = 1048576\nmessages = 48\nwarmup = 4\nwindow = {window}\n"
         ))
     };
     let (one, four) = (stream(1, 16384), stream(4, 16384));
