@@ -100,7 +100,7 @@ impl World {
         let done = self.nic_forward(ready, h, h as u16, &repr).unwrap_or(ready);
         if self.c.tx_done_irq && !self.c.native {
             let q = self.hosts[h].steering.queue_for(Some(ep), 0) as u8;
-            self.q.push(done, h as u32, Ev::TxDone { host: h as u16, q });
+            self.q.push(done, h as u32, Ev::TxDone { host: h as u16, q, dtor: crate::kernel::TxDtor::None, p: 0 });
         }
     }
 }

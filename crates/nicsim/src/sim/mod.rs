@@ -60,6 +60,7 @@ mod lci_stack;
 mod lib_io;
 mod mcast;
 mod metrics;
+mod net_tx;
 #[cfg(test)]
 mod ni_tests;
 mod nic_path;
@@ -145,9 +146,13 @@ pub(crate) enum Ev {
         host: u16,
         frame: u32,
     },
+    /// A transmitted frame's completion, with its skb's destructor and the
+    /// process that sent it (`kernel::net_tx`).
     TxDone {
         host: u16,
         q: u8,
+        dtor: crate::kernel::TxDtor,
+        p: u16,
     },
     CoalTimer {
         host: u16,
@@ -302,6 +307,10 @@ pub(crate) struct HostState {
     /// The kernel's receive path: hard IRQ, NAPI, their counters
     /// (`crate::kernel`).
     pub rx: RxPath,
+    /// The NET_TX softirq's completion queues and the Open-MX destructors
+    /// waiting in them (`crate::kernel::net_tx`; empty without
+    /// `host.tx_softirq`).
+    pub net_tx: crate::kernel::NetTx,
     pub spin_time: Duration,
     pub nic: Nic,
     pub steering: Steering,
@@ -578,7 +587,7 @@ impl World {
             Ev::SwitchIn { frame } => self.switch_in(now, frame),
             Ev::NicRx { frame } => self.nic_rx(now, frame),
             Ev::DmaDone { host, frame } => self.dma_done(now, host as usize, frame),
-            Ev::TxDone { host, q } => self.tx_done(now, host as usize, q as usize),
+            Ev::TxDone { host, q, dtor, p } => self.tx_done(now, host as usize, q as usize, dtor, p),
             Ev::CoalTimer { host, q, gen } => self.coal_timer(now, host as usize, q as usize, gen),
             Ev::IrqArrive { host, q, rx } => self.irq_arrive(now, host as usize, q, rx),
             Ev::CoreDone { host, core, gen } => self.core_done(now, host as usize, core as usize, gen),

@@ -165,7 +165,10 @@ impl World {
         }
     }
 
-    pub(super) fn tx_done(&mut self, now: Instant, h: usize, qi: usize) {
+    pub(super) fn tx_done(&mut self, now: Instant, h: usize, qi: usize, dtor: crate::kernel::TxDtor, p: u16) {
+        if dtor != crate::kernel::TxDtor::None {
+            self.hosts[h].net_tx.completed(qi, dtor, p);
+        }
         let nic = &mut self.hosts[h].nic;
         let other_pending = nic.other_pending();
         let out = nic.queues[qi].tx_completion(now, other_pending);

@@ -296,7 +296,7 @@ impl World {
             ReplayKind::Other { flow, .. } => steering.queue_for(None, flow),
         };
         let end = now + self.wire.net.serialization(f.len as usize);
-        self.q.push(end, h as u32, Ev::TxDone { host: h as u16, q: q as u8 });
+        self.q.push(end, h as u32, Ev::TxDone { host: h as u16, q: q as u8, dtor: crate::kernel::TxDtor::None, p: 0 });
     }
 
     /// The handler finished frame `id` at `now` (replays only): its delay.

@@ -151,7 +151,8 @@ impl World {
         if self.c.tx_done_irq && !self.c.native {
             let ep = self.frames[frame as usize].src_ep;
             let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;
-            self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q });
+            let (dtor, p) = self.tx_dtor(host, frame);
+            self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q, dtor, p });
         }
     }
 

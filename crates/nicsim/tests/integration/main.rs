@@ -9,6 +9,7 @@ mod fuzz_corpus;
 mod interrupt;
 mod mechanisms;
 mod nas;
+mod net_tx;
 mod overload;
 mod pcap;
 mod protocol;
