@@ -158,6 +158,8 @@ _OPEN_MX = frozenset(
     {"interrupts", "sim_time_us", "events", "queue_peak", "frames", "dropped", "dropped_loss",
      "dropped_ring_full", "dropped_no_endpoint", "duplicates", "cache_miss_rate",
      "medium_messages", "deferral_success_rate",
+     # set with Open-MX's transmit completions (host.tx_softirq = true)
+     "frag_done_consumed", "frag_done_posted", "region_puts",
      # set when a run had drops or resends
      "dropped_event_queue_full", "dropped_tx_queue", "pull_timeouts", "resends", "peak_ring_slots",
      "peak_outbox", "peak_unexpected", "peak_early", "peak_need_region", "peak_frames_live",
@@ -383,7 +385,7 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("cache", r"cache|miss_rate"),
         (
             "protocol",
-            r"^(medium_messages|deferral_success_rate|stream_.*|packets.*|polls_.*|upcalls"
+            r"^(medium_messages|deferral_success_rate|frag_done_.*|region_puts|stream_.*|packets.*|polls_.*|upcalls"
             r"|signals_.*|.*_acks|window_full_polls|mc_.*|elapsed_us|remote_ops|invalidations"
             r"|stuck.*|timers_missed|timer_late_.*)$",
         ),

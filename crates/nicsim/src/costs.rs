@@ -32,6 +32,9 @@ pub(crate) struct Costs {
     pub proto: Params,
     pub napi_budget: u16,
     pub tx_done_irq: bool,
+    /// A NET_TX softirq frees the reaped skbs and runs Open-MX's
+    /// destructors (`host.tx_softirq`, `crate::kernel::net_tx`).
+    pub tx_softirq: bool,
     pub wait: WaitMode,
     pub layout: crate::wire::Layout,
     pub rndv_threshold: u64,

@@ -473,6 +473,9 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             handler_drop_ns: host_ns(k.handler_drop_cycles),
             handler_ns: host_ns(k.handler_cycles),
             tx_done_ns: host_ns(k.tx_done_cycles),
+            // No Open-MX skb destructors on the LCI stack.
+            tx_softirq: false,
+            tx_dtor_ns: 0.0,
             syscall_ns: host_ns(k.syscall_cycles),
             driver_tx_ns: host_ns(k.driver_tx_cycles),
             wakeup_ns: host_ns(k.wakeup_cycles),
@@ -507,6 +510,7 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             napi_lines: c.napi_lines,
             tx_lines: c.tx_lines,
             tx_contention_lines: c.tx_contention_lines,
+            frag_dtor_lines: 0,
             pull_lines: c.pull_lines,
             rx_dma_lines: c.rx_dma_lines,
             kernel_private_lines: c.kernel_private_lines,
@@ -515,6 +519,7 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
         library: LibraryCfg {
             send_ns: host_ns(l.send_cycles),
             event_ns: host_ns(l.event_cycles),
+            frag_done_ns: 0.0,
             post_recv_ns: host_ns(l.post_recv_cycles),
             small_send_ns: host_ns(l.small_send_cycles),
             mpi_send_ns: host_ns(l.mpi_send_cycles),

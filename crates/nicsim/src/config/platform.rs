@@ -342,6 +342,21 @@ cost_table! {
         pub handler_drop_ns: f64 [0.0, NS_MAX] => ns handler_drop,
         pub handler_ns: f64 [0.0, NS_MAX] => ns handler,
         pub tx_done_ns: f64 [0.0, NS_MAX] => ns tx_done,
+        /// Transmit completions as Linux 2.6.26 runs them for Open-MX: the
+        /// hard IRQ only queues the reaped skbs (`dev_kfree_skb_irq`), and a
+        /// NET_TX softirq on the same core, before the NAPI poll, frees them
+        /// and runs their Open-MX destructors: a medium fragment's posts a
+        /// FRAG_DONE event to its sender, a pull reply's puts its region's
+        /// refcount (`crate::kernel::net_tx`). Default false: the reap frees
+        /// them and posts nothing. A scenario overrides it with
+        /// `host.tx_softirq`.
+        #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
+        pub tx_softirq: bool,
+        /// CPU time of one Open-MX skb destructor in the NET_TX softirq (a
+        /// FRAG_DONE event posted, or a region refcount put), read only with
+        /// `tx_softirq`.
+        #[serde(default)]
+        pub tx_dtor_ns: f64 [0.0, NS_MAX] => ns tx_dtor,
         pub syscall_ns: f64 [0.0, NS_MAX] => ns syscall,
         pub driver_tx_ns: f64 [0.0, NS_MAX] => ns driver_tx,
         pub wakeup_ns: f64 [0.0, NS_MAX] => ns wakeup,
@@ -405,6 +420,12 @@ cost_table! {
         /// and transmit-completion reaping running concurrently).
         #[serde(default)]
         pub tx_contention_lines: u32 [0, 1024] => count tx_contention_lines,
+        /// Lines a medium fragment's send writes and its skb destructor, on
+        /// the core that frees it, writes again (the deferred event, the
+        /// send-queue page's `struct page`, the endpoint's refcount), read
+        /// only with `host.tx_softirq`.
+        #[serde(default)]
+        pub frag_dtor_lines: u32 [0, 1024] => count frag_dtor_lines,
         /// Lines of a pull handle the handler updates per pull reply.
         pub pull_lines: u32 [0, 1024] => count pull_lines,
         /// Lines the NIC wrote by DMA that the driver reads per received frame
@@ -430,6 +451,11 @@ cost_table! {
     pub struct LibraryCfg in "library" as b {
         pub send_ns: f64 [0.0, NS_MAX] => ns send,
         pub event_ns: f64 [0.0, NS_MAX] => ns event,
+        /// The library's work per FRAG_DONE event it consumes (a medium
+        /// fragment's send completed by the driver), read only with
+        /// `host.tx_softirq`.
+        #[serde(default)]
+        pub frag_done_ns: f64 [0.0, NS_MAX] => ns frag_done,
         pub post_recv_ns: f64 [0.0, NS_MAX] => ns post_recv,
         /// Extra library cost of a small send (33..=128 B in Open-MX) over a
         /// tiny one: `omx_isend` mallocs a buffer and copies the data into it

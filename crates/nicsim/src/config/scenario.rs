@@ -77,6 +77,9 @@ pub struct HostOpts {
     /// Where transmit completions are reaped: napi | hard-irq (default: the
     /// preset's `nic.tx_reap`).
     pub tx_reap: Option<TxReap>,
+    /// Transmit completions freed by a NET_TX softirq that runs Open-MX's
+    /// skb destructors (default: the preset's `host.tx_softirq`).
+    pub tx_softirq: Option<bool>,
 }
 
 /// `host.binding`: a core index or a named placement.
@@ -238,6 +241,9 @@ pub struct Scenario {
     pub dca: bool,
     /// myri10ge's real interrupt structure (`hard-irq`) or the lumped one.
     pub tx_reap: TxReap,
+    /// Transmit completions freed by a NET_TX softirq that runs Open-MX's
+    /// skb destructors (`host.tx_softirq`).
+    pub tx_softirq: bool,
     pub napi: NapiKnobs,
     pub marked: MarkedClasses,
     /// How the Open-MX build cuts messages at the link's MTU
@@ -409,6 +415,7 @@ impl Scenario {
         let wait = f.host.wait.unwrap_or_default();
         let soaker = f.host.soaker.unwrap_or(false);
         let tx_reap = f.host.tx_reap.unwrap_or(platform.nic.tx_reap);
+        let tx_softirq = f.host.tx_softirq.unwrap_or(platform.host.tx_softirq);
         let defer_hard_irqs =
             int_or("host.napi_defer_hard_irqs", &f.host.napi_defer_hard_irqs, 0, 0, i32::MAX as u64)? as u32;
         let gro_flush_timeout =
@@ -515,6 +522,7 @@ impl Scenario {
             ioat,
             dca,
             tx_reap,
+            tx_softirq,
             napi,
             marked,
             layout,

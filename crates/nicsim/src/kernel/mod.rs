@@ -86,6 +86,10 @@ pub(crate) enum KWork {
     Signal {
         p: u16,
     },
+    /// The NET_TX softirq the hard IRQ raised on this core: it frees the
+    /// reaped skbs and runs their Open-MX destructors (`net_tx`, priced
+    /// and ended by the world's `sim/net_tx.rs`).
+    NetTx,
 }
 
 const _: () = assert!(std::mem::size_of::<KWork>() == 8);
@@ -101,7 +105,7 @@ impl KWork {
     }
 
     /// The receive queue of an item of the receive path; `None` for the
-    /// driver's pull replies and the NI clock's signal (the world's).
+    /// driver's pull replies, the NI clock's signal and NET_TX (the world's).
     #[inline(always)]
     pub(crate) fn rx_queue(self) -> Option<u8> {
         match self {
@@ -113,7 +117,7 @@ impl KWork {
             | KWork::Rearm { q }
             | KWork::Defer { q }
             | KWork::TimerNapi { q } => Some(q),
-            KWork::PullReply { .. } | KWork::Signal { .. } => None,
+            KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx => None,
         }
     }
 }
@@ -297,7 +301,7 @@ impl RxPath {
             KWork::EntryRx { .. } | KWork::EntryTxDone { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => {
                 unreachable!("queued only as Napi")
             }
-            KWork::PullReply { .. } | KWork::Signal { .. } => unreachable!("not the receive path's"),
+            KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx => unreachable!("not the receive path's"),
         }
     }
 
@@ -332,10 +336,13 @@ impl RxPath {
             KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } => {
                 unreachable!("converted to Entry/Rearm/Defer when started")
             }
-            KWork::PullReply { .. } | KWork::Signal { .. } => unreachable!("not the receive path's"),
+            KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx => unreachable!("not the receive path's"),
         }
     }
 }
+
+mod net_tx;
+pub(crate) use net_tx::{NetTx, TxDtor};
 
 #[cfg(test)]
 mod tests;

@@ -26,6 +26,7 @@
 //! applies.
 
 mod event;
+mod exp;
 mod indexes;
 mod mcast;
 mod process;

@@ -78,6 +78,9 @@ pub(crate) enum Action {
     /// Busy polling: the receive path of one ring entry ran in the
     /// application's context (SO_BUSY_POLL / prefer busy poll).
     BusyPoll(RingEntry),
+    /// Apply this many FRAG_DONE events of the expected-event queue
+    /// (`exp.rs`).
+    ExpEvents(u32),
 }
 
 /// Something the library will hand to the driver (one system call each).
@@ -178,6 +181,9 @@ pub(crate) struct Proc {
     pub(super) free_reqs: Vec<u32>,
     pub(super) ring_obj: Obj,
     pub(super) ep_obj: Obj,
+    /// The expected-event queue's FRAG_DONE events and slots, and what the
+    /// core freeing its skbs shares with it (`exp.rs`).
+    pub(super) exp: super::exp::ExpEvents,
     /// The process's other cache-model objects (library state, application
     /// buffers, receive queue slots), beside the two above: a message's
     /// handler and library step touch them together.
@@ -271,6 +277,7 @@ impl Proc {
             need_window: VecDeque::new(),
             ring_obj: Obj::new(ObjClass::EventRing),
             ep_obj: Obj::new(ObjClass::Endpoint),
+            exp: Default::default(),
             lines: Default::default(),
             timer_at: None,
             timer_events: Default::default(),

@@ -59,7 +59,18 @@ impl Proc {
                     }
                     _ => 0,
                 };
-                c.host.syscall + per_frame + tx + cx.cc.copy_hot(bytes)
+                let dtor = if kind == Kind::MediumFrag && c.tx_softirq {
+                    // omx_ioctl_send_mediumsq_frag: the deferred event
+                    // kmalloc'd, the send-queue page's get_page, the
+                    // endpoint reacquired (driver/linux/omx_send.c), lines
+                    // the destructor wrote last wherever it ran.
+                    let at = cx.topo.cpu(self.core);
+                    let lines = c.cache.frag_dtor_lines;
+                    cx.cc.access(cx.topo, cx.cache, &mut self.exp.dtor, at, crate::host::Side::Kernel, lines)
+                } else {
+                    Duration::ZERO
+                };
+                c.host.syscall + per_frame + tx + dtor + cx.cc.copy_hot(bytes)
             }
             Out::Ack { .. } => c.host.syscall + per_frame + tx,
             Out::PullStart { blocks, pages, .. } => {
@@ -93,6 +104,7 @@ impl Proc {
         let c = cx.c;
         let mut queued = false;
         let mut gave_up = None;
+        let mut resent_frags = 0;
         let outbox = &mut self.outbox;
         let next = self.proto.dispatch(now, |peer, due| match due {
             Due::Ack => {
@@ -101,10 +113,16 @@ impl Proc {
             }
             Due::Resend(m) => {
                 queued = true;
+                if !m.is_notify {
+                    resent_frags += Self::medium_frags(c, m.size);
+                }
                 Self::queue_message(outbox, c.rndv_threshold, c.layout, peer, m)
             }
             Due::GiveUp(m) => gave_up = Some((peer, m)),
         });
+        if resent_frags > 0 {
+            self.exp_reserve(cx, resent_frags);
+        }
         if let Some(t) = next {
             self.arm_timer(cx, t);
         }

@@ -34,6 +34,11 @@ impl Proc {
             if let Some(out) = self.outbox.front().copied() {
                 return Step::Run(self.send_cost(cx, out), Action::Send);
             }
+            if self.exp_pending() {
+                // omx__progress consumes every expected event (FRAG_DONE).
+                let (cost, k) = self.exp_cost(cx, at);
+                return Step::Run(cost, Action::ExpEvents(k));
+            }
             // Like MPI_Wait, the progress loop returns as soon as what the
             // program waits for is complete: the program's next operation
             // goes before events still queued (a receiver that keeps pace
@@ -165,6 +170,7 @@ impl Proc {
                 }
             }
             Action::Op(op) => self.op(cx, op),
+            Action::ExpEvents(k) => self.exp_consume(cx, k),
             Action::Block => {
                 // A protocol timer that fired during the blocking call found
                 // the process running and woke nothing: look at the timers
@@ -173,7 +179,7 @@ impl Proc {
                 if self.timer_at.is_none() {
                     self.protocol_timers(cx);
                 }
-                let nothing = self.ring.is_empty() && self.outbox.is_empty();
+                let nothing = self.ring.is_empty() && self.outbox.is_empty() && !self.exp_pending();
                 if nothing && (self.wait.is_some_and(|n| self.outstanding > n) || self.pending_op.is_some()) {
                     self.state = PState::Blocked;
                 }
@@ -232,6 +238,7 @@ impl Proc {
             rdma = self.regions.take(req).expect("the caller found a free region");
         }
         let frames = Self::frames_of(size, thr, layout);
+        self.exp_reserve(cx, Self::medium_frags(cx.c, size));
         let m = self.proto.send(dst, cx.now, rdma, size, tag, false, frames);
         Self::queue_message(&mut self.outbox, thr, layout, dst, m);
         let t = cx.now + cx.c.proto.resend;
@@ -260,6 +267,9 @@ impl Proc {
             if self.proto.window_full(s.peer, Self::frames_of(s.size, thr, cx.c.layout)) {
                 return;
             }
+            if self.exp_short(cx, s.size) {
+                return;
+            }
             self.need_region.pop_front();
             self.submit_send(cx, s);
         }
@@ -279,8 +289,9 @@ impl Proc {
                     return;
                 }
                 let no_region = class == MessageClass::Large && self.regions.is_full();
-                if no_region || !self.need_region.is_empty() {
-                    // Every region is in use: the send waits for one, and
+                if no_region || self.exp_short(cx, size) || !self.need_region.is_empty() {
+                    // Every region is in use, or a medium send finds too few
+                    // expected-event slots: the send waits for them, and
                     // later sends wait behind it (they must keep their order).
                     self.need_region.push_back(Queued { req, peer: dst, size, tag });
                     return;

@@ -101,3 +101,50 @@ fn a_received_event_completes_the_posted_receive() {
     assert!(done(&out) >= 1, "{out:?}");
     assert!(out.iter().any(|o| matches!(o, Output::Transmit { dst: 0, .. })), "{out:?}");
 }
+
+/// A 32 KiB stream sender whose send window never binds (acks never come).
+fn stream_world(softirq: bool) -> (World, Proc) {
+    let s = crate::Scenario::from_toml(&format!(
+        "[platform.library]\nsend_window_frames = 100000\n[host]\ntx_softirq = {softirq}\n[protocol]\nmpi = false\n\
+         [workload]\nkind = \"stream\"\nsize_bytes = 32768\nmessages = 200\nwindow = 100\n"
+    ))
+    .unwrap();
+    let w = World::new(&s);
+    let p = Proc::new(0, 0, 0, Program::stream_sender(32768, 200, 0, 100), Endpoint::new(w.c.proto, 2));
+    (w, p)
+}
+
+fn fragments(out: &[Output]) -> usize {
+    out.iter()
+        .filter(|o| matches!(o, Output::Transmit { body, .. } if body.kind() == crate::wire::PacketKind::Medium))
+        .count()
+}
+
+/// Open-MX 1.0.901: a medium send needs one expected-event slot per
+/// fragment, of 1024 (`omx__submit_isend_medium`, `OMX_EXP_EVENTQ_ENTRY_NR`),
+/// freed as the library consumes each fragment's FRAG_DONE.
+#[test]
+fn medium_sends_wait_for_expected_event_slots() {
+    let (mut w, mut p) = stream_world(true);
+    let out = run(&mut w, 0, &mut p, 20_000);
+    // 44 messages of 23 fragments hold 1012 slots; the 45th waits.
+    assert_eq!(fragments(&out), 44 * 23);
+    // The softirq posts the first message's 23 events: consuming them
+    // (one segment, priced per event) lets one more message go.
+    p.frag_done_posted(23);
+    let mut o = Vec::new();
+    let Step::Run(cost, action @ Action::ExpEvents(23)) = with_cx(&mut w, 0, Instant::ZERO, &mut o, |cx| p.step(cx))
+    else {
+        panic!("the events are consumed first")
+    };
+    assert!(cost >= w.c.lib.frag_done.times(23), "{cost:?}");
+    with_cx(&mut w, 0, Instant::ZERO, &mut o, |cx| p.apply(cx, action));
+    let out = run(&mut w, 0, &mut p, 20_000);
+    assert_eq!(fragments(&out), 23);
+    assert_eq!(p.frag_done_consumed(), 23);
+    // Without FRAG_DONE events (`host.tx_softirq = false`) no slot is held:
+    // each send completes as its last fragment is handed over, and the
+    // sender hands over all of its 200 messages.
+    let (mut w, mut p) = stream_world(false);
+    assert_eq!(fragments(&run(&mut w, 0, &mut p, 20_000)), 200 * 23);
+}

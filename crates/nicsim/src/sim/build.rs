@@ -12,7 +12,7 @@ use crate::config::{LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
 use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxBacklog, TxPath};
-use crate::kernel::RxPath;
+use crate::kernel::{NetTx, RxPath};
 use crate::library::Proc;
 use crate::net::Network;
 use crate::nic::delivery::Strategy;
@@ -102,6 +102,7 @@ impl World {
             },
             napi_budget: NAPI_BUDGET,
             tx_done_irq: p.nic.tx_done_interrupts,
+            tx_softirq: s.tx_softirq && p.nic.tx_done_interrupts && !s.native_mx,
             wait: s.wait,
             layout: s.layout,
             rndv_threshold: s.rndv_threshold as u64,
@@ -180,6 +181,7 @@ impl World {
                 cache: CacheStats::new(dies, l2_lines, l1_lines),
                 lines: HostLines::new(cores as usize),
                 rx: RxPath::new(steering_queues),
+                net_tx: NetTx::default(),
                 kernel_time: Duration::ZERO,
                 app_time: Duration::ZERO,
                 spin_time: Duration::ZERO,
@@ -353,6 +355,9 @@ impl World {
         for hs in &mut w.hosts {
             for pr in &mut hs.procs {
                 pr.set_protocol(Endpoint::new(w.c.proto, n));
+            }
+            if w.c.tx_softirq {
+                hs.net_tx = NetTx::new(hs.nic.queues.len(), hs.cores.len(), hs.procs.len());
             }
         }
         for h in 0..w.hosts.len() {

@@ -256,13 +256,16 @@ impl World {
         let Some(q) = w.rx_queue() else {
             let cost = match w {
                 KWork::PullReply { serve } => {
-                    if !self.pulls.serves[serve as usize].live {
+                    let s = &self.pulls.serves[serve as usize];
+                    if !s.live {
                         return None;
                     }
+                    let ep = s.ep;
                     let send = self.c.host.driver_tx + self.c.nic.doorbell;
-                    send + self.tx_touch(now, h, core, send)
+                    send + self.tx_touch(now, h, core, send) + self.region_touch(h, core, ep)
                 }
                 KWork::Signal { p } => self.signal_cost(h, p as usize),
+                KWork::NetTx => self.net_tx_cost(h, core)?,
                 _ => unreachable!("an item of the receive path"),
             };
             return Some((cost, w));
@@ -276,11 +279,16 @@ impl World {
         match rx.start(&mut cx, core as u16, w) {
             Start::Run(cost, w) => Some((cost, w)),
             Start::Entry { cost, entry, w } => {
-                let e = self.entry_cost(now, h, core, entry);
+                let e = self.entry_cost(now, h, core, q, entry);
                 Some((RxPath::entry_cost(&self.c, cost, entry, e), w))
             }
             Start::Reap { cost, n, w } => {
                 let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
+                if n > 0 && self.c.tx_softirq {
+                    // dev_kfree_skb_irq: the skbs join this core's
+                    // completion queue, for its NET_TX softirq.
+                    self.hosts[h].net_tx.reap(q as usize, core);
+                }
                 Some((cost + reap, w))
             }
             Start::Yield(w) => {
@@ -303,6 +311,7 @@ impl World {
             match w {
                 KWork::PullReply { serve } => self.send_pull_reply(now, h, RxBy::Core(core), serve),
                 KWork::Signal { p } => self.signal_done(now, h, p as usize),
+                KWork::NetTx => self.net_tx_done(now, h, core),
                 _ => unreachable!("an item of the receive path"),
             }
             return;
@@ -315,11 +324,22 @@ impl World {
                 cs.tail = tail;
                 self.handle_frame(now, h, RxBy::Core(core), frame);
             }
-            Done::Next(next) => self.hosts[h].cores[core].kq.push_front(next),
+            Done::Next(next) => {
+                self.hosts[h].cores[core].kq.push_front(next);
+                if matches!(w, KWork::EntryTxDone { .. }) && self.c.tx_softirq {
+                    // The poll freed the skbs it reaped (`poll_dtors`).
+                    self.net_tx_done(now, h, core);
+                }
+            }
             Done::Irq { out, next } => {
                 self.nic_outcome(now, h, q as usize, out);
+                let hs = &mut self.hosts[h];
                 if let Some(next) = next {
-                    self.hosts[h].cores[core].kq.push_front(next);
+                    hs.cores[core].kq.push_front(next);
+                }
+                if matches!(w, KWork::HardIrq { .. }) && self.c.tx_softirq && hs.net_tx.irq_exit(core) {
+                    // irq_exit -> __do_softirq: NET_TX (2) before NET_RX (3).
+                    hs.cores[core].kq.push_front(KWork::NetTx);
                 }
             }
             Done::Timer { at } => self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 }),
@@ -333,11 +353,16 @@ impl World {
         free + self.tx_touch(now, h, core, free)
     }
 
-    /// CPU cost of handling one ring entry in the bottom half: reaping
-    /// transmit completions, or a received frame's driver and handler work
-    /// (`handler_cost`, beside the handler) or the kernel echo's.
-    pub(super) fn entry_cost(&mut self, now: Instant, h: usize, core: usize, entry: RingEntry) -> Duration {
+    /// CPU cost of handling one ring entry of queue `q` in the bottom half:
+    /// reaping transmit completions (and, with `host.tx_softirq`, their
+    /// skbs' destructors: `poll_dtors`), or a received frame's driver and
+    /// handler work (`handler_cost`, beside the handler) or the kernel
+    /// echo's.
+    pub(super) fn entry_cost(&mut self, now: Instant, h: usize, core: usize, q: u8, entry: RingEntry) -> Duration {
         match entry {
+            RingEntry::TxDone(n) if self.c.tx_softirq => {
+                self.reap_cost(now, h, core, n) + self.poll_dtors(h, core, q as usize)
+            }
             RingEntry::TxDone(n) => self.reap_cost(now, h, core, n),
             RingEntry::Rx(frame) => {
                 if self.hosts[h].echoes_at(crate::config::EchoAt::Kernel) {

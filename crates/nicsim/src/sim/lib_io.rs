@@ -188,7 +188,7 @@ impl World {
                 }
                 self.flow_kick(now, h);
                 if let Some(entry) = poll.entry {
-                    let cost = self.c.host.napi_poll + self.entry_cost(now, h, core, entry);
+                    let cost = self.c.host.napi_poll + self.entry_cost(now, h, core, q as u8, entry);
                     self.hosts[h].kernel_time += cost;
                     return Some((cost, Action::BusyPoll(entry)));
                 }
@@ -204,9 +204,12 @@ impl World {
             Action::None if self.clock.is_some() => self.computed(now, h, p),
             Action::None => {}
             Action::BusyPoll(entry) => {
-                if let RingEntry::Rx(frame) = entry {
-                    let core = self.hosts[h].procs[p].core() as usize;
-                    self.handle_frame(now, h, super::RxBy::Core(core), frame);
+                let core = self.hosts[h].procs[p].core() as usize;
+                match entry {
+                    RingEntry::Rx(frame) => self.handle_frame(now, h, super::RxBy::Core(core), frame),
+                    // The busy poll freed the skbs it reaped (`poll_dtors`).
+                    RingEntry::TxDone(_) if self.c.tx_softirq => self.net_tx_done(now, h, core),
+                    RingEntry::TxDone(_) => {}
                 }
             }
             _ => self.lib_call(now, h, p, |pr, cx| pr.apply(cx, action)),

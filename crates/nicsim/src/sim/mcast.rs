@@ -101,7 +101,8 @@ impl World {
         let done = self.nic_forward(ready, h, h as u16, &repr).unwrap_or(ready);
         if self.c.tx_done_irq && !self.c.native {
             let q = self.hosts[h].steering.queue_for(Some(ep), 0) as u8;
-            self.q.push(done, h as u32, Ev::TxDone { host: h as u16, q, bytes });
+            let (dtor, ep) = (crate::kernel::TxDtor::None, 0);
+            self.q.push(done, h as u32, Ev::TxDone { host: h as u16, q, dtor, ep, bytes: super::wire_bytes(bytes) });
         }
     }
 }

@@ -191,6 +191,15 @@ impl World {
             m.set("rx_poll_lines", frames * ours.1 as f64);
             m.set("rx_poll_lines_ring", frames * ring.1 as f64);
         }
+        if self.c.tx_softirq {
+            // Open-MX's transmit completions (`host.tx_softirq`): FRAG_DONE
+            // events posted by the NET_TX softirqs and consumed by the
+            // senders' libraries, region refcounts put.
+            let procs = self.hosts.iter().flat_map(|h| h.procs.iter());
+            m.set("frag_done_consumed", procs.map(|p| p.frag_done_consumed()).sum::<u64>() as f64);
+            m.set("frag_done_posted", self.hosts.iter().map(|h| h.net_tx.frag_done_posted).sum::<u64>() as f64);
+            m.set("region_puts", self.hosts.iter().map(|h| h.net_tx.region_puts).sum::<u64>() as f64);
+        }
         if self.run.medium_msgs > 0 {
             m.set("medium_messages", self.run.medium_msgs as f64);
             m.set("deferral_success_rate", self.run.medium_one_irq as f64 / self.run.medium_msgs as f64);

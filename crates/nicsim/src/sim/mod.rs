@@ -60,6 +60,7 @@ mod lci_stack;
 mod lib_io;
 mod mcast;
 mod metrics;
+mod net_tx;
 #[cfg(test)]
 mod ni_tests;
 mod nic_path;
@@ -145,11 +146,18 @@ pub(crate) enum Ev {
         host: u16,
         frame: u32,
     },
+    /// A transmitted frame's completion, with its skb's destructor and the
+    /// process that sent it (`kernel::net_tx`).
     TxDone {
         host: u16,
         q: u8,
-        /// The frame's length: what the transmit counters of TX DIM add.
-        bytes: u32,
+        /// The Open-MX destructor of the frame's skb, and the sending
+        /// endpoint whose process it concerns.
+        dtor: crate::kernel::TxDtor,
+        ep: u8,
+        /// The frame's length (at most an MTU of 9000 and its headers):
+        /// what the transmit counters of TX DIM add.
+        bytes: u16,
     },
     CoalTimer {
         host: u16,
@@ -230,6 +238,14 @@ pub(crate) enum Ev {
 }
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 8);
+
+/// A frame's length as `Ev::TxDone` carries it: a wire frame is at most an
+/// MTU (9000, `link.mtu`) and its headers, and a replayed super-frame is
+/// split into such frames before it reaches the NIC; the clamp only keeps
+/// the conversion total.
+pub(super) fn wire_bytes(len: u32) -> u16 {
+    u16::try_from(len).unwrap_or(u16::MAX)
+}
 
 impl Ev {
     /// The stage an event belongs to (named in a stall error).
@@ -314,6 +330,10 @@ pub(crate) struct HostState {
     /// The kernel's receive path: hard IRQ, NAPI, their counters
     /// (`crate::kernel`).
     pub rx: RxPath,
+    /// The NET_TX softirq's completion queues and the Open-MX destructors
+    /// waiting in them (`crate::kernel::net_tx`; empty without
+    /// `host.tx_softirq`).
+    pub net_tx: crate::kernel::NetTx,
     pub spin_time: Duration,
     pub nic: Nic,
     pub steering: Steering,
@@ -598,7 +618,9 @@ impl World {
             Ev::SwitchIn { frame } => self.switch_in(now, frame),
             Ev::NicRx { frame } => self.nic_rx(now, frame),
             Ev::DmaDone { host, frame } => self.dma_done(now, host as usize, frame),
-            Ev::TxDone { host, q, bytes } => self.tx_done(now, host as usize, q as usize, bytes),
+            Ev::TxDone { host, q, dtor, ep, bytes } => {
+                self.tx_done(now, host as usize, q as usize, (dtor, ep), u32::from(bytes))
+            }
             Ev::CoalTimer { host, q, gen } => self.coal_timer(now, host as usize, q as usize, gen),
             Ev::IrqArrive { host, q, rx } => self.irq_arrive(now, host as usize, q, rx),
             Ev::CoreDone { host, core, gen } => self.core_done(now, host as usize, core as usize, gen),

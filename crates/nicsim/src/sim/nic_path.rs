@@ -166,8 +166,21 @@ impl World {
     }
 
     /// The NIC completed sending a frame of `bytes` on queue `qi`'s line
-    /// (`Ev::TxDone`): the queue's policy decides.
-    pub(super) fn tx_done(&mut self, now: Instant, h: usize, qi: usize, bytes: u32) {
+    /// (`Ev::TxDone`): the skb's destructor (`dtor`, of endpoint `ep`'s
+    /// process) waits for the reaping interrupt; the queue's policy decides.
+    pub(super) fn tx_done(
+        &mut self,
+        now: Instant,
+        h: usize,
+        qi: usize,
+        (dtor, ep): (crate::kernel::TxDtor, u8),
+        bytes: u32,
+    ) {
+        if dtor != crate::kernel::TxDtor::None {
+            if let Some(p) = self.hosts[h].eps.get(ep as usize).copied().flatten() {
+                self.hosts[h].net_tx.completed(qi, dtor, p);
+            }
+        }
         let nic = &mut self.hosts[h].nic;
         let other_pending = nic.other_pending();
         let out = nic.queues[qi].tx_completion(now, bytes, other_pending);

@@ -65,8 +65,10 @@ whats! {
     NapiDefer = ("NAPI complete, IRQ kept masked", "kernel", "X", "queue"),
     PullReply = ("bottom half: pull reply sent", "kernel", "X", ""),
     ClockSignal = ("NI clock interrupt: signal, library run", "kernel", "X", "process"),
+    NetTx = ("NET_TX softirq: skbs freed, Open-MX destructors", "kernel", "X", ""),
     Send = ("library: frame to the driver", "app", "X", ""),
     Consume = ("library: ring event", "app", "X", ""),
+    ExpEvents = ("library: FRAG_DONE events", "app", "X", "events"),
     SendPost = ("library: MPI send posted", "app", "X", "bytes"),
     RecvPost = ("library: MPI receive posted", "app", "X", ""),
     Block = ("library: blocking call", "app", "X", ""),
@@ -263,7 +265,7 @@ impl Tracer {
         (ct.kernel_seg, ct.busy_until) = ((t, end), end);
         let track = core as u16;
         let entry = match w_out {
-            KWork::HardIrq { .. } | KWork::PullReply { .. } | KWork::Signal { .. } => None,
+            KWork::HardIrq { .. } | KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx => None,
             KWork::EntryRx { q, .. } | KWork::EntryTxDone { q, .. } | KWork::Rearm { q } | KWork::Defer { q }
                 if entered =>
             {
@@ -284,6 +286,7 @@ impl Tracer {
             KWork::Defer { q } => (What::NapiDefer, q as u32),
             KWork::PullReply { .. } => (What::PullReply, 0),
             KWork::Signal { p } => (What::ClockSignal, p as u32),
+            KWork::NetTx => (What::NetTx, 0),
             KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } => (What::Handler, q as u32),
         };
         if end > t {
@@ -314,6 +317,7 @@ impl Tracer {
             Action::Op(_) => (What::RecvPost, 0),
             Action::Block => (What::Block, 0),
             Action::BusyPoll(_) => (What::BusyPoll, 0),
+            Action::ExpEvents(k) => (What::ExpEvents, k),
         };
         let first = if extra.is_zero() { None } else { self.push(t, extra.as_ps(), h, track, What::ProcWake, 0, 0) };
         let last = self.push(t + extra.as_ps(), cost.as_ps(), h, track, what, arg, 0);

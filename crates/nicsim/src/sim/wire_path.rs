@@ -149,6 +149,18 @@ impl World {
     pub(crate) fn transmit(&mut self, now: Instant, host: usize, frame: u32) {
         if self.hosts[host].txq.full(now) {
             self.frames.drops.tx_queue += 1;
+            // The dropped skb is freed and its destructor runs: Linux runs it
+            // at once in the sender's context (`qdisc_drop` -> `kfree_skb`);
+            // here it joins the queue's completions and runs at the next
+            // reap, so a medium fragment's FRAG_DONE still reaches the
+            // library and its expected-event slot is given back.
+            let (dtor, ep) = self.tx_dtor(host, frame);
+            if dtor != crate::kernel::TxDtor::None {
+                let q = self.hosts[host].steering.queue_for(Some(ep), 0);
+                if let Some(p) = self.hosts[host].eps.get(ep as usize).copied().flatten() {
+                    self.hosts[host].net_tx.completed(q, dtor, p);
+                }
+            }
             self.free_frame(frame);
             return;
         }
@@ -167,7 +179,9 @@ impl World {
         if self.c.tx_done_irq && !self.c.native {
             let ep = self.frames[frame as usize].src_ep;
             let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;
-            self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q, bytes: len as u32 });
+            let (dtor, ep) = self.tx_dtor(host, frame);
+            let bytes = super::wire_bytes(len as u32);
+            self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q, dtor, ep, bytes });
         }
         d.end
     }

@@ -10,6 +10,7 @@ mod fuzz_corpus;
 mod interrupt;
 mod mechanisms;
 mod nas;
+mod net_tx;
 mod overload;
 mod paths2009;
 mod pcap;

@@ -19,6 +19,7 @@ fn costs() -> CacheCosts {
         napi_lines: 0,
         tx_lines: 0,
         tx_contention_lines: 0,
+        frag_dtor_lines: 0,
         pull_lines: 0,
         rx_dma_lines: 0,
         kernel_private_lines: 0,
