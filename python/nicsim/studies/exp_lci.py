@@ -368,6 +368,8 @@ WATCHDOG = Experiment(
     metrics=("exec_time_s", "interrupts", "stuck"),
     configurations=lambda quick: grid(app=DSM_APPS, delay_us=WATCHDOG_DELAYS),
     scenario=_watchdog_scenario,
+    # One program per app, run under every delay (as the study ran each application).
+    program=("app",),
     plot=plots_lci.watchdog,
     finish=_keep_stuck,
     preset=LCI_PRESET,
@@ -508,6 +510,8 @@ TIMERS = Experiment(
     metrics=("exec_time_s", "clock_interrupts", "explicit_acks", "window_full_polls"),
     configurations=lambda quick: grid(clock_period_us=CLOCK_PERIODS_US),
     scenario=_timers_scenario,
+    # One FFT, run under every clock period.
+    program=(),
     plot=plots_lci.timers,
     preset=LCI_PRESET,
     claims=(
