@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import sys
+
 import pandas as pd
 import pytest
 
 from nicsim import runner
 from nicsim.studies import experiments, seeds
+from nicsim.studies.exp_lci import DSM_APPS
 from nicsim.studies.seeds import Spread
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 
 def test_departure_is_the_largest_relative_distance_from_the_median() -> None:
@@ -57,3 +65,28 @@ def test_the_mis_ordered_transfer_is_the_same_over_five_seeds() -> None:
     rows = seeds.run(["coalescing-misorder"], seeds.SEEDS, jobs=1)
     unstable = [(r.name, r.values, r.holds) for r in rows if not r.stable]
     assert rows and not unstable
+
+
+def _seeds_by(exp_id: str, key: str | None) -> dict[object, set[int]]:
+    exp = experiments.get(exp_id)
+    out: dict[object, set[int]] = {}
+    for job in runner.plan(exp, seed=3):
+        seed = int(tomllib.loads(job.toml)["seed"])
+        out.setdefault(None if key is None else job.params[key], set()).add(seed)
+    return out
+
+
+def test_the_lci_programs_run_under_every_setting_with_one_seed() -> None:
+    # Each DSM mix is one program run under every watchdog delay, and the
+    # FFT one program run under every clock period, as the study ran each
+    # application: the ratios between delays (periods) then measure the
+    # mechanism, not two draws of the program (issue 46 item 3).
+    watchdog = _seeds_by("lci-watchdog", "app")
+    assert set(watchdog) == set(DSM_APPS)
+    assert all(len(s) == 1 for s in watchdog.values())
+    assert len(set.union(*watchdog.values())) == len(DSM_APPS)
+    assert len(_seeds_by("lci-timers", None)[None]) == 1
+    # An experiment that names no program keeps a seed per row.
+    exp = experiments.get("coalescing-misorder")
+    jobs = runner.plan(exp, seed=3)
+    assert len({tomllib.loads(j.toml)["seed"] for j in jobs}) == len(jobs)

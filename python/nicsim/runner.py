@@ -90,14 +90,27 @@ def plan(
     preset: str | None = None,
     seed: int = DEFAULT_SEED,
 ) -> list[Job]:
-    """Turn an experiment into its jobs, in table row order."""
+    """Turn an experiment into its jobs, in table row order.
+
+    A row's seed is :func:`derive_seed` of ``seed``, the experiment and the
+    row's index, or the index of the first row that runs the same program
+    when the experiment names the parameters choosing it
+    (:attr:`~nicsim.studies.exp_base.Experiment.program`).
+    """
     check_seed(seed)
     jobs: list[Job] = []
+    # Rows that run one program (Experiment.program) share the seed of the
+    # first of them; every other row is seeded by its own index.
+    first: dict[tuple[object, ...], int] = {}
     for index, params in enumerate(experiment.configurations(quick)):
         scenario = Scenario.from_dict(experiment.scenario(params, quick))
         # The caller's preset wins; else the experiment's own platform; else the default.
         scenario.preset = preset or experiment.preset or DEFAULT_PRESET
-        scenario.seed = derive_seed(seed, experiment.id, index)
+        seed_index = index
+        if experiment.program is not None:
+            key = tuple(params[name] for name in experiment.program)
+            seed_index = first.setdefault(key, index)
+        scenario.seed = derive_seed(seed, experiment.id, seed_index)
         jobs.append(Job(experiment.id, index, params, scenario.to_toml()))
     return jobs
 

@@ -417,6 +417,13 @@ class Experiment:
     notes: Callable[[pd.DataFrame], str] | None = None
     plot: Plotter | None = None
     figsize: tuple[float, float] = DEFAULT_FIGSIZE
+    #: The parameters that choose the simulated program (``None``: each row
+    #: draws its own). Rows that agree on them run under one seed
+    #: (:func:`nicsim.runner.plan`), so that they run one program, as a
+    #: study runs one application under each setting of the mechanism, and
+    #: the ratios between them measure the mechanism rather than two
+    #: different draws of the program (common random numbers).
+    program: tuple[str, ...] | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:

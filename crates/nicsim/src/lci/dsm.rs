@@ -8,7 +8,15 @@
 //! `fanout` sharers and await their acknowledgements before replying.
 //!
 //! This module owns the program logic and its mixes; it times nothing (the
-//! world runs compute phases on the host CPU and calls back). Messages of a
+//! world runs compute phases on the host CPU and calls back).
+//!
+//! The program is a function of the seed alone, as a real application is of
+//! its input: each process draws its operations (compute grain, local or
+//! remote, home, read or write) from a stream of its own, and a write
+//! carries the key from which its home draws the sharers to invalidate.
+//! Which process runs first therefore never changes what any process does,
+//! so two runs of one seed under different NI settings (the watchdog
+//! delays) run the same program and differ only by the mechanism. Messages of a
 //! pair of hosts arrive in order (one dimension-order route, FIFO NIs), so
 //! each message's kind is kept in a per-pair FIFO rather than in the packet.
 //!
@@ -92,10 +100,17 @@ impl Mix {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    Request { write: bool },
+    /// A request; a write carries the key of its sharers' draw.
+    Request {
+        write: Option<u64>,
+    },
     Reply,
-    Inv { txn: usize },
-    InvAck { txn: usize },
+    Inv {
+        txn: usize,
+    },
+    InvAck {
+        txn: usize,
+    },
 }
 
 /// Where one process is.
@@ -123,7 +138,8 @@ pub struct Dsm {
     p: MixParams,
     procs: u32,
     ops: u64,
-    rng: SimRng,
+    /// Each process's own stream of operations.
+    rngs: Vec<SimRng>,
     phase: Vec<Phase>,
     done_ops: Vec<u64>,
     finish: Vec<Option<Instant>>,
@@ -143,7 +159,7 @@ impl Dsm {
             p: mix.params(),
             procs,
             ops,
-            rng: SimRng::new(seed),
+            rngs: (0..procs).map(|h| super::process_rng(seed, h)).collect(),
             phase: vec![Phase::Ready; n],
             done_ops: vec![0; n],
             finish: vec![None; n],
@@ -164,10 +180,10 @@ impl Dsm {
         self.sends.push((from, Outgoing { dst: to, size, count: 1, bcast: None }));
     }
 
-    /// A host other than `a` and `b` (uniform).
-    fn other(&mut self, a: u32, b: u32) -> u32 {
+    /// A host other than `a` and `b` (uniform over `procs`), drawn from `rng`.
+    fn other(rng: &mut SimRng, procs: u32, a: u32, b: u32) -> u32 {
         loop {
-            let h = self.rng.below(self.procs as u64) as u32;
+            let h = rng.below(u64::from(procs)) as u32;
             if h != a && h != b {
                 return h;
             }
@@ -187,14 +203,15 @@ impl Dsm {
                     }
                     self.phase[i] = Phase::Computing;
                     // Exponential compute grain, mean grain_us.
-                    let g = -self.p.grain_us * (1.0 - self.rng.unit()).ln();
+                    let g = -self.p.grain_us * (1.0 - self.rngs[i].unit()).ln();
                     return Control::Compute(Duration::from_ns_f64(g * 1e3));
                 }
                 Phase::Computing | Phase::WaitReply => return Control::Wait,
                 Phase::Issue => {
-                    if self.procs > 1 && self.rng.chance(self.p.remote_frac) {
-                        let home = self.other(h, h);
-                        let write = self.rng.chance(self.p.write_frac);
+                    let rng = &mut self.rngs[i];
+                    if self.procs > 1 && rng.chance(self.p.remote_frac) {
+                        let home = Self::other(rng, self.procs, h, h);
+                        let write = rng.chance(self.p.write_frac).then(|| rng.below(u64::MAX));
                         self.remote_ops += 1;
                         self.send(h, home, Kind::Request { write }, self.p.request_bytes);
                         self.phase[i] = Phase::WaitReply;
@@ -220,14 +237,15 @@ impl Dsm {
         let Some(kind) = self.inflight[(from * self.procs + h) as usize].pop_front() else { return };
         match kind {
             Kind::Request { write } => {
-                let fan = if write { self.p.fanout.min(self.procs.saturating_sub(2)) } else { 0 };
+                let fan = if write.is_some() { self.p.fanout.min(self.procs.saturating_sub(2)) } else { 0 };
                 if fan == 0 {
                     self.send(h, from, Kind::Reply, self.p.reply_bytes);
                 } else {
                     let txn = self.txns.len();
                     self.txns.push(Txn { requester: from, left: fan });
+                    let mut sharers = SimRng::new(write.unwrap_or(0));
                     for _ in 0..fan {
-                        let s = self.other(h, from);
+                        let s = Self::other(&mut sharers, self.procs, h, from);
                         self.invalidations += 1;
                         self.send(h, s, Kind::Inv { txn }, self.p.request_bytes);
                     }
@@ -281,5 +299,62 @@ impl fmt::Debug for Dsm {
             .field("procs", &self.procs)
             .field("ops", &self.ops)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Per process, its compute grains (ns), each with the homes of the
+    /// request that follows it.
+    type Ops = Vec<Vec<(u64, Vec<u32>)>>;
+
+    /// What each process of `dsm` does when the processes are stepped in
+    /// `order` over an instant network: its compute grains (ns) and the
+    /// homes of its requests; and every invalidation (home, sharer), sorted.
+    fn trace(order: &[u32]) -> (Ops, Vec<(u32, u32)>) {
+        let procs = order.len() as u32;
+        let mut dsm = Dsm::new(Mix::Radix, procs, 40, 7);
+        let mut per: Ops = vec![Vec::new(); order.len()];
+        let mut invs = Vec::new();
+        for _ in 0..10_000 {
+            if dsm.done() {
+                break;
+            }
+            for &h in order {
+                if let Control::Compute(d) = dsm.control(h, Instant::ZERO) {
+                    per[h as usize].push((d.as_ns_f64() as u64, Vec::new()));
+                    dsm.compute_done(h);
+                }
+                // Its request (if any), then the replies, invalidations and
+                // acks it leads to, delivered at once in order.
+                let mut queue: VecDeque<(u32, Outgoing)> = dsm.drain_sends().into();
+                for (_, out) in &queue {
+                    per[h as usize].last_mut().expect("a request follows a grain").1.push(out.dst);
+                }
+                while let Some((from, out)) = queue.pop_front() {
+                    if let Some(Kind::Inv { .. }) = dsm.inflight[(from * procs + out.dst) as usize].front() {
+                        invs.push((from, out.dst));
+                    }
+                    dsm.on_message(out.dst, from);
+                    queue.extend(dsm.drain_sends());
+                }
+            }
+        }
+        assert!(dsm.done(), "the instant-network run ends");
+        invs.sort_unstable();
+        (per, invs)
+    }
+
+    #[test]
+    fn each_process_runs_the_same_operations_whatever_order_the_processes_run_in() {
+        let forward: Vec<u32> = (0..6).collect();
+        let backward: Vec<u32> = (0..6).rev().collect();
+        let (a, a_invs) = trace(&forward);
+        let (b, b_invs) = trace(&backward);
+        assert!(a.iter().all(|ops| !ops.is_empty()) && !a_invs.is_empty());
+        assert_eq!(a, b);
+        assert_eq!(a_invs, b_invs);
     }
 }

@@ -200,6 +200,13 @@ pub struct Stack {
     ni_host_fetches: u64,
 }
 
+/// The random stream of process `h` of a program seeded `seed` (the DSM and
+/// FFT programs): one per process, so that what a process draws does not
+/// depend on the order in which the processes happen to draw.
+pub(crate) fn process_rng(seed: u64, h: u32) -> crate::engine::SimRng {
+    crate::engine::SimRng::new(seed ^ (u64::from(h) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
 /// Why a program that could not go on (`stuck = 1`) has no execution time.
 const STUCK: &str = "the program could not go on (stuck = 1): it never finished";
 
