@@ -94,6 +94,11 @@ pub struct RxQueue {
     /// (NAPI or a busy poll): the watchdog's view of the host's progress.
     delivered: u64,
     taken: u64,
+    /// The busy poller's poll in progress (`busy_poll`): the process that
+    /// polls, and the ring entries its budget still lets it take (0: none
+    /// in progress).
+    busy_by: u16,
+    busy_left: u16,
 }
 
 /// What a busy poll of a queue did ([`RxQueue::busy_poll`]).
@@ -141,6 +146,8 @@ impl RxQueue {
             watchdog: None,
             delivered: 0,
             taken: 0,
+            busy_by: 0,
+            busy_left: 0,
         }
     }
 
@@ -218,19 +225,38 @@ impl RxQueue {
         self.apply(now, d)
     }
 
-    /// An application busy polls the queue (`suspend`: irq_suspend_timeout,
-    /// zero for none). Nothing while NAPI is scheduled (`None`); otherwise
-    /// the interrupt is suspended (with a timeout), one entry is taken and
-    /// the rings are restocked, as a poll of its own.
+    /// Process `by` busy polls the queue (`suspend`: irq_suspend_timeout,
+    /// zero for none) with a poll of `budget` entries, as `napi_busy_loop`
+    /// calls the driver's poll with `BUSY_POLL_BUDGET` (net/core/dev.c).
+    /// Nothing while NAPI is scheduled (`None`); otherwise the interrupt is
+    /// suspended (with a timeout), the first entry is taken and the rings
+    /// are restocked; the poll goes on with [`RxQueue::busy_poll_more`].
     #[inline]
-    pub fn busy_poll(&mut self, now: Instant, suspend: Duration) -> Option<BusyPoll> {
+    pub fn busy_poll(&mut self, now: Instant, suspend: Duration, budget: u16, by: u16) -> Option<BusyPoll> {
         if self.napi_sched {
             return None;
         }
         let suspend_timer = if suspend.is_zero() { None } else { self.busy_poll_suspend(now, suspend) };
         let entry = self.take();
         self.restock();
+        self.busy_by = by;
+        self.busy_left = if entry.is_some() { budget.saturating_sub(1) } else { 0 };
         Some(BusyPoll { suspend_timer, entry })
+    }
+
+    /// The next entry of process `by`'s busy poll in progress, while its
+    /// budget lasts and the ring holds one (the driver's poll loop); `None`
+    /// ends the poll: budget spent, ring empty, NAPI scheduled by an
+    /// interrupt meanwhile, or no poll of `by` in progress.
+    #[inline]
+    pub fn busy_poll_more(&mut self, by: u16) -> Option<RingEntry> {
+        if self.busy_left == 0 || self.busy_by != by {
+            return None;
+        }
+        let entry = if self.napi_sched { None } else { self.take() };
+        self.busy_left = if entry.is_some() { self.busy_left - 1 } else { 0 };
+        self.restock();
+        entry
     }
 
     /// A busy poller found work: the suspension lasts `timeout` from now
@@ -545,5 +571,28 @@ mod tests {
         let (out, next) = q.watchdog_timer(back, gen);
         assert!(out.raise && out.rx && next.is_some());
         assert_eq!(q.interrupts, 1);
+    }
+
+    /// One busy poll takes up to its budget of entries (`napi_busy_loop`'s
+    /// `BUSY_POLL_BUDGET`), for the process that started it only; the next
+    /// poll starts afresh.
+    #[test]
+    fn a_busy_poll_takes_up_to_its_budget_of_entries() {
+        let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
+        let t0 = Instant::ZERO;
+        for f in 0..10 {
+            q.push_rx(f, true, 1);
+        }
+        let poll = q.busy_poll(t0, Duration::ZERO, 8, 3).unwrap();
+        assert_eq!(poll.entry, Some(RingEntry::Rx(0)));
+        assert_eq!(q.busy_poll_more(2), None, "another process's poll");
+        let more: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(3)).collect();
+        assert_eq!(more, (1..8).map(RingEntry::Rx).collect::<Vec<_>>(), "8 entries in one poll");
+        assert_eq!(q.busy_poll_more(3), None, "budget spent");
+        assert_eq!(q.busy_poll(t0, Duration::ZERO, 8, 3).unwrap().entry, Some(RingEntry::Rx(8)));
+        assert_eq!(q.busy_poll_more(3), Some(RingEntry::Rx(9)));
+        assert_eq!(q.busy_poll_more(3), None, "ring empty");
+        q.push_rx(10, true, 1);
+        assert_eq!(q.busy_poll_more(3), None, "the poll ended with the ring empty");
     }
 }

@@ -44,6 +44,11 @@ pub(crate) fn rx_delivery_plan(delivery: RxDelivery, line: u32) -> [(u32, u32); 
 /// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
 pub const NAPI_BUDGET: u16 = 64;
 
+/// Linux busy-poll budget: the packets one busy poll takes
+/// (include/net/busy_poll.h `BUSY_POLL_BUDGET`, the budget `sk_busy_loop`
+/// gives `napi_busy_loop` unless `SO_BUSY_POLL_BUDGET` sets another).
+pub const BUSY_POLL_BUDGET: u16 = 8;
+
 impl World {
     /// Builds the world of a validated scenario.
     pub fn new(s: &Scenario) -> Self {
