@@ -181,7 +181,7 @@ def _allowed(table: str) -> set[str]:
 #: The keys of host and protocol a replay reads (the rest it refuses).
 READ = {
     "host.sleep", "host.soaker", "host.napi_defer_hard_irqs", "host.gro_flush_timeout_ns",
-    "host.gro_flush_timeout_us", "host.dca", "host.tx_reap", "protocol.stack",
+    "host.gro_flush_timeout_us", "host.napi", "host.dca", "host.tx_reap", "protocol.stack",
 }  # fmt: skip
 
 

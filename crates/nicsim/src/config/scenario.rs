@@ -70,6 +70,9 @@ pub struct HostOpts {
     pub irq_suspend_timeout_us: Option<f64>,
     /// The library busy-polls the NIC queue while it waits (SO_BUSY_POLL / prefer busy poll).
     pub busy_poll: Option<bool>,
+    /// Per-NAPI settings of receive queues (`[[host.napi]]`, netdev-genl
+    /// `napi-set`): each names a queue and overrides the host-wide knobs above.
+    pub napi: Option<Vec<NapiSetOpts>>,
     /// Offload the pull-reply copies to the I/OAT-like copy engine.
     pub ioat: Option<bool>,
     /// Direct Cache Access: NIC writes land in the cache of the core serving the queue.
@@ -80,6 +83,30 @@ pub struct HostOpts {
     /// Transmit completions freed by a NET_TX softirq that runs Open-MX's
     /// skb destructors (default: the preset's `host.tx_softirq`).
     pub tx_softirq: Option<bool>,
+}
+
+/// The settings of one NAPI instance (`[[host.napi]]`): netdev-genl
+/// `napi-set` (Documentation/netlink/specs/netdev.yaml, Linux 6.13+) sets
+/// defer-hard-irqs, gro-flush-timeout and irq-suspend-timeout of one NAPI
+/// instance, over the device-wide values. Here the instance is receive
+/// queue `queue` of each host; a key not given keeps the host-wide value
+/// (`host.napi_defer_hard_irqs`, `host.gro_flush_timeout_ns`,
+/// `host.irq_suspend_timeout_ns`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NapiSetOpts {
+    /// The receive queue (0 ..= queues per host - 1).
+    pub queue: Option<Int>,
+    /// napi-set defer-hard-irqs.
+    pub defer_hard_irqs: Option<Int>,
+    /// napi-set gro-flush-timeout, in ns as the kernel takes it.
+    pub gro_flush_timeout_ns: Option<Int>,
+    /// The same in microseconds (give one of the two).
+    pub gro_flush_timeout_us: Option<f64>,
+    /// napi-set irq-suspend-timeout, in ns as the kernel takes it.
+    pub irq_suspend_timeout_ns: Option<Int>,
+    /// The same in microseconds (give one of the two).
+    pub irq_suspend_timeout_us: Option<f64>,
 }
 
 /// `host.binding`: a core index or a named placement.
@@ -245,6 +272,9 @@ pub struct Scenario {
     /// skb destructors (`host.tx_softirq`).
     pub tx_softirq: bool,
     pub napi: NapiKnobs,
+    /// The queues whose NAPI settings differ from `napi` (`[[host.napi]]`),
+    /// with their settings in full: queue index on each host, knobs.
+    pub napi_queues: Vec<(u32, NapiKnobs)>,
     pub marked: MarkedClasses,
     /// How the Open-MX build cuts messages at the link's MTU
     /// (`library.wire`, `link.mtu`).
@@ -434,6 +464,11 @@ impl Scenario {
                 "invalid value for `host.irq_suspend_timeout_{key}`: it needs `host.busy_poll = true` (preferred busy polling)"
             )));
         }
+        let queues_per_host = match steering {
+            SteeringKind::MultiQueue => platform.cores() as usize,
+            _ => 1,
+        };
+        let napi_queues = napi_per_queue(f.host.napi.as_deref().unwrap_or_default(), napi, queues_per_host)?;
 
         // Protocol
         let marked = f.protocol.unmarked.iter().flatten().fold(MarkedClasses::default(), |m, &c| m.with_unmarked(c));
@@ -524,6 +559,7 @@ impl Scenario {
             tx_reap,
             tx_softirq,
             napi,
+            napi_queues,
             marked,
             layout,
             rndv_threshold,
@@ -537,6 +573,61 @@ impl Scenario {
             workload,
             lci: None,
         })
+    }
+}
+
+/// The per-queue NAPI settings of `[[host.napi]]` (`opts`) over the
+/// host-wide `host`, each queue below `queues` (per host) and set at most
+/// once; an irq-suspend-timeout needs busy polling, as the host-wide key.
+fn napi_per_queue(opts: &[NapiSetOpts], host: NapiKnobs, queues: usize) -> Result<Vec<(u32, NapiKnobs)>, ConfigError> {
+    let mut out: Vec<(u32, NapiKnobs)> = Vec::with_capacity(opts.len());
+    for (i, o) in opts.iter().enumerate() {
+        let key = format!("host.napi[{i}]");
+        let allowed = format!("an integer 0 ..= {}, one of the {queues} receive queue(s) of a host", queues - 1);
+        let q = match &o.queue {
+            None => {
+                return Err(ConfigError::new(format!(
+                    "`{key}.queue` is missing: give the receive queue it sets ({allowed})"
+                )))
+            }
+            Some(v) => match v.0.as_integer().and_then(|v| u32::try_from(v).ok()) {
+                Some(q) if (q as usize) < queues => q,
+                _ => return Err(ConfigError::range(&format!("{key}.queue"), &v.0, &allowed)),
+            },
+        };
+        if out.iter().any(|&(earlier, _)| earlier == q) {
+            return Err(ConfigError::new(format!(
+                "invalid value for `{key}.queue`: {q} (an earlier [[host.napi]] sets queue {q}: give each queue once)"
+            )));
+        }
+        let mut k = host;
+        if let Some(d) = &o.defer_hard_irqs {
+            k.defer_hard_irqs = d.range(&format!("{key}.defer_hard_irqs"), 0, i32::MAX as u64)? as u32;
+        }
+        if o.gro_flush_timeout_ns.is_some() || o.gro_flush_timeout_us.is_some() {
+            k.gro_flush_timeout =
+                ns_or_us(&format!("{key}.gro_flush_timeout"), &o.gro_flush_timeout_ns, o.gro_flush_timeout_us)?;
+        }
+        if o.irq_suspend_timeout_ns.is_some() || o.irq_suspend_timeout_us.is_some() {
+            k.irq_suspend_timeout =
+                ns_or_us(&format!("{key}.irq_suspend_timeout"), &o.irq_suspend_timeout_ns, o.irq_suspend_timeout_us)?;
+            if !k.irq_suspend_timeout.is_zero() && !k.busy_poll {
+                let unit = if o.irq_suspend_timeout_ns.is_some() { "ns" } else { "us" };
+                return Err(ConfigError::new(format!(
+                    "invalid value for `{key}.irq_suspend_timeout_{unit}`: it needs `host.busy_poll = true` (preferred busy polling)"
+                )));
+            }
+        }
+        out.push((q, k));
+    }
+    Ok(out)
+}
+
+impl Scenario {
+    /// The NAPI settings of receive queue `q` of a host: its `[[host.napi]]`
+    /// entry, else the host-wide knobs.
+    pub fn napi_of(&self, q: usize) -> NapiKnobs {
+        self.napi_queues.iter().find(|&&(i, _)| i as usize == q).map_or(self.napi, |&(_, k)| k)
     }
 }
 

@@ -327,7 +327,7 @@ impl RxPath {
             }
             KWork::EntryTxDone { q, budget, .. } => Done::Next(KWork::Napi { q, budget }),
             KWork::Rearm { .. } => Done::Irq { out: cx.queue.napi_done(cx.now), next: None },
-            KWork::Defer { .. } => Done::Timer { at: cx.now + c.gro_flush },
+            KWork::Defer { .. } => Done::Timer { at: cx.now + cx.queue.gro_flush(c.gro_flush) },
             KWork::HardIrq { q, rx } => {
                 // put_be32(htonl(3), ss->irq_claim + 1), then the softirq.
                 let out = cx.queue.rearm_claim(cx.now);

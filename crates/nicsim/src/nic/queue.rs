@@ -94,6 +94,26 @@ pub struct RxQueue {
     /// (NAPI or a busy poll): the watchdog's view of the host's progress.
     delivered: u64,
     taken: u64,
+    /// The busy poller's poll in progress (`busy_poll`): the process that
+    /// polls, and the ring entries its budget still lets it take (0: none
+    /// in progress).
+    busy_by: u16,
+    busy_left: u16,
+    /// The queue's own NAPI settings (`[[host.napi]]`, netdev-genl
+    /// `napi-set`), which replace the host-wide ones its callers pass;
+    /// `None`: the host's.
+    napi: Option<QueueNapi>,
+}
+
+/// One NAPI instance's settings (netdev-genl `napi-set`, Linux 6.13+).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct QueueNapi {
+    /// defer-hard-irqs.
+    pub defer_hard_irqs: u32,
+    /// gro-flush-timeout.
+    pub gro_flush: Duration,
+    /// irq-suspend-timeout.
+    pub irq_suspend: Duration,
 }
 
 /// What a busy poll of a queue did ([`RxQueue::busy_poll`]).
@@ -141,6 +161,9 @@ impl RxQueue {
             watchdog: None,
             delivered: 0,
             taken: 0,
+            busy_by: 0,
+            busy_left: 0,
+            napi: None,
         }
     }
 
@@ -148,6 +171,24 @@ impl RxQueue {
     pub fn with_split_claims(mut self, split: bool) -> Self {
         self.split_claims = split;
         self
+    }
+
+    /// The queue's own NAPI settings (`[[host.napi]]`).
+    pub fn with_napi(mut self, napi: Option<QueueNapi>) -> Self {
+        self.napi = napi;
+        self
+    }
+
+    /// This queue's irq-suspend-timeout: its own, else the host's `host`.
+    #[inline]
+    fn irq_suspend(&self, host: Duration) -> Duration {
+        self.napi.map_or(host, |n| n.irq_suspend)
+    }
+
+    /// This queue's gro-flush-timeout: its own, else the host's `host`.
+    #[inline]
+    pub fn gro_flush(&self, host: Duration) -> Duration {
+        self.napi.map_or(host, |n| n.gro_flush)
     }
 
     /// The polling watchdog (`nic.watchdog_us` > 0).
@@ -218,25 +259,47 @@ impl RxQueue {
         self.apply(now, d)
     }
 
-    /// An application busy polls the queue (`suspend`: irq_suspend_timeout,
-    /// zero for none). Nothing while NAPI is scheduled (`None`); otherwise
-    /// the interrupt is suspended (with a timeout), one entry is taken and
-    /// the rings are restocked, as a poll of its own.
+    /// Process `by` busy polls the queue (`suspend`: irq_suspend_timeout,
+    /// zero for none) with a poll of `budget` entries, as `napi_busy_loop`
+    /// calls the driver's poll with `BUSY_POLL_BUDGET` (net/core/dev.c).
+    /// Nothing while NAPI is scheduled (`None`); otherwise the interrupt is
+    /// suspended (with a timeout), the first entry is taken and the rings
+    /// are restocked; the poll goes on with [`RxQueue::busy_poll_more`].
     #[inline]
-    pub fn busy_poll(&mut self, now: Instant, suspend: Duration) -> Option<BusyPoll> {
+    pub fn busy_poll(&mut self, now: Instant, suspend: Duration, budget: u16, by: u16) -> Option<BusyPoll> {
         if self.napi_sched {
             return None;
         }
+        let suspend = self.irq_suspend(suspend);
         let suspend_timer = if suspend.is_zero() { None } else { self.busy_poll_suspend(now, suspend) };
         let entry = self.take();
         self.restock();
+        self.busy_by = by;
+        self.busy_left = if entry.is_some() { budget.saturating_sub(1) } else { 0 };
         Some(BusyPoll { suspend_timer, entry })
     }
 
-    /// A busy poller found work: the suspension lasts `timeout` from now
+    /// The next entry of process `by`'s busy poll in progress, while its
+    /// budget lasts and the ring holds one (the driver's poll loop); `None`
+    /// ends the poll: budget spent, ring empty, NAPI scheduled by an
+    /// interrupt meanwhile, or no poll of `by` in progress.
+    #[inline]
+    pub fn busy_poll_more(&mut self, by: u16) -> Option<RingEntry> {
+        if self.busy_left == 0 || self.busy_by != by {
+            return None;
+        }
+        let entry = if self.napi_sched { None } else { self.take() };
+        self.busy_left = if entry.is_some() { self.busy_left - 1 } else { 0 };
+        self.restock();
+        entry
+    }
+
+    /// A busy poller found work: the suspension lasts `timeout` (the
+    /// host's; the queue's own if it has one) from now
     /// (`Suspension::found_work`); its timer event to schedule, if none is
     /// pending.
     pub fn poller_found_work(&mut self, now: Instant, timeout: Duration) -> Option<Instant> {
+        let timeout = self.irq_suspend(timeout);
         self.suspension.found_work(now, timeout)
     }
 
@@ -445,9 +508,14 @@ impl RxQueue {
     /// (`did_work`) reloads the `defer_hard_irqs` count, and while that
     /// count lasts (and a gro_flush_timeout is set, `gro_flush`) the
     /// interrupt stays masked and a timer re-polls instead. True to defer,
-    /// false to re-arm ([`RxQueue::napi_done`]).
+    /// false to re-arm ([`RxQueue::napi_done`]). Both settings are the
+    /// host's, or the queue's own if it has them.
     #[inline]
     pub fn napi_poll_empty(&mut self, did_work: bool, defer_hard_irqs: u32, gro_flush: bool) -> bool {
+        let (defer_hard_irqs, gro_flush) = match self.napi {
+            Some(n) => (n.defer_hard_irqs, !n.gro_flush.is_zero()),
+            None => (defer_hard_irqs, gro_flush),
+        };
         self.restock();
         if did_work {
             self.defer_left = defer_hard_irqs;
@@ -483,6 +551,7 @@ impl RxQueue {
     /// process busy polls this queue): its next event, and the outcome of
     /// the interrupt enabled again if the suspension ended.
     pub fn suspend_timer(&mut self, now: Instant, timeout: Duration, polled: bool) -> (Option<Instant>, Outcome) {
+        let timeout = self.irq_suspend(timeout);
         let parked = self.pending() == 0 && polled;
         match self.suspension.on_timer(now, timeout, self.napi_sched, parked) {
             suspend::Expiry::Stale | suspend::Expiry::Parked => (None, Outcome::default()),
@@ -545,5 +614,53 @@ mod tests {
         let (out, next) = q.watchdog_timer(back, gen);
         assert!(out.raise && out.rx && next.is_some());
         assert_eq!(q.interrupts, 1);
+    }
+
+    /// One busy poll takes up to its budget of entries (`napi_busy_loop`'s
+    /// `BUSY_POLL_BUDGET`), for the process that started it only; the next
+    /// poll starts afresh.
+    #[test]
+    fn a_busy_poll_takes_up_to_its_budget_of_entries() {
+        let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
+        let t0 = Instant::ZERO;
+        for f in 0..10 {
+            q.push_rx(f, true, 1);
+        }
+        let poll = q.busy_poll(t0, Duration::ZERO, 8, 3).unwrap();
+        assert_eq!(poll.entry, Some(RingEntry::Rx(0)));
+        assert_eq!(q.busy_poll_more(2), None, "another process's poll");
+        let more: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(3)).collect();
+        assert_eq!(more, (1..8).map(RingEntry::Rx).collect::<Vec<_>>(), "8 entries in one poll");
+        assert_eq!(q.busy_poll_more(3), None, "budget spent");
+        assert_eq!(q.busy_poll(t0, Duration::ZERO, 8, 3).unwrap().entry, Some(RingEntry::Rx(8)));
+        assert_eq!(q.busy_poll_more(3), Some(RingEntry::Rx(9)));
+        assert_eq!(q.busy_poll_more(3), None, "ring empty");
+        q.push_rx(10, true, 1);
+        assert_eq!(q.busy_poll_more(3), None, "the poll ended with the ring empty");
+    }
+
+    /// Two queues with NAPI settings of their own (`[[host.napi]]`) defer
+    /// and suspend as each says, whatever the host-wide values passed.
+    #[test]
+    fn a_queue_with_napi_settings_of_its_own_uses_them() {
+        let us = Duration::from_us;
+        let own = |defer_hard_irqs, gro_flush, irq_suspend| {
+            RxQueue::new(Box::new(coalesce::Disabled), 32, 0).with_napi(Some(QueueNapi {
+                defer_hard_irqs,
+                gro_flush,
+                irq_suspend,
+            }))
+        };
+        let (mut deferring, mut plain) = (own(2, us(20), us(100)), own(0, Duration::ZERO, Duration::ZERO));
+        // The host-wide values passed (no deferral, no suspension) yield to
+        // the queue's own.
+        assert!(deferring.napi_poll_empty(true, 0, false), "defers: its own defer-hard-irqs 2");
+        assert!(!plain.napi_poll_empty(true, 5, true), "re-arms: its own defer-hard-irqs 0");
+        assert_eq!((deferring.gro_flush(us(7)), plain.gro_flush(us(7))), (us(20), Duration::ZERO));
+        let t0 = Instant::ZERO;
+        assert_eq!(deferring.busy_poll(t0, Duration::ZERO, 8, 0).unwrap().suspend_timer, Some(t0 + us(100)));
+        assert_eq!(plain.busy_poll(t0, us(50), 8, 0).unwrap().suspend_timer, None);
+        let host = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
+        assert_eq!(host.gro_flush(us(7)), us(7), "no settings of its own: the host's");
     }
 }

@@ -19,7 +19,7 @@ use crate::nic::delivery::Strategy;
 use crate::nic::multicast::ForwardTable;
 use crate::nic::steering::Steering;
 use crate::nic::watchdog::{Raises, Watchdog};
-use crate::nic::{Nic, RxQueue};
+use crate::nic::{Nic, QueueNapi, RxQueue};
 use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
 use crate::wire::ENDPOINTS;
@@ -43,6 +43,25 @@ pub(crate) fn rx_delivery_plan(delivery: RxDelivery, line: u32) -> [(u32, u32); 
 
 /// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
 pub const NAPI_BUDGET: u16 = 64;
+
+/// Linux busy-poll budget: the packets one busy poll takes
+/// (include/net/busy_poll.h `BUSY_POLL_BUDGET`, the budget `sk_busy_loop`
+/// gives `napi_busy_loop` unless `SO_BUSY_POLL_BUDGET` sets another).
+pub const BUSY_POLL_BUDGET: u16 = 8;
+
+/// The NAPI settings of receive queue `q` of a host when `[[host.napi]]`
+/// sets any queue apart (every queue then carries its own, so that the
+/// host-wide `Costs` values serve none of them); `None` otherwise.
+fn queue_napi(s: &Scenario, q: usize) -> Option<QueueNapi> {
+    (!s.napi_queues.is_empty()).then(|| {
+        let k = s.napi_of(q);
+        QueueNapi {
+            defer_hard_irqs: k.defer_hard_irqs,
+            gro_flush: k.gro_flush_timeout,
+            irq_suspend: k.irq_suspend_timeout,
+        }
+    })
+}
 
 impl World {
     /// Builds the world of a validated scenario.
@@ -110,7 +129,13 @@ impl World {
             misorder: s.misorder_degree,
             defer_hard_irqs: s.napi.defer_hard_irqs,
             gro_flush: s.napi.gro_flush_timeout,
-            irq_suspend: s.napi.irq_suspend_timeout,
+            // Read as the host's where a queue has no setting of its own,
+            // and (non-zero) as "some queue suspends its interrupt".
+            irq_suspend: s
+                .napi_queues
+                .iter()
+                .map(|(_, k)| k.irq_suspend_timeout)
+                .fold(s.napi.irq_suspend_timeout, Duration::max),
             busy_poll: s.napi.busy_poll,
             ioat: s.ioat,
             dca: s.dca,
@@ -143,7 +168,7 @@ impl World {
                 _ => (&s.coalesce, fw_rx_extra),
             };
             let queues = (0..steering.queues())
-                .map(|_| {
+                .map(|qi| {
                     let policy = match policy.as_mut() {
                         Some(make) => make(),
                         None => spec.build(),
@@ -155,6 +180,7 @@ impl World {
                     RxQueue::new(policy, p.nic.ring_slots as usize, p.nic.fill_thresh)
                         .with_split_claims(s.tx_reap == crate::config::TxReap::HardIrq)
                         .with_watchdog(watchdog)
+                        .with_napi(queue_napi(s, qi))
                 })
                 .collect();
             hosts.push(HostState {

@@ -161,6 +161,11 @@ impl World {
     /// done).
     #[inline(always)]
     pub(crate) fn lib_step(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
+        if self.c.busy_poll {
+            if let Some(step) = self.busy_poll_more(now, h, p) {
+                return Some(step);
+            }
+        }
         match self.lib_call(now, h, p, |pr, cx| pr.step(cx)) {
             Step::Run(cost, action) => Some((cost, action)),
             Step::Idle => None,
@@ -173,14 +178,17 @@ impl World {
     }
 
     /// The process waits by polling: with busy polling it runs the NIC
-    /// queue's receive path itself (and holds the interrupt suspended with
-    /// irq_suspend_timeout); otherwise it spins on its event ring.
+    /// queue's receive path itself, a poll of up to `BUSY_POLL_BUDGET`
+    /// entries whose first pays `napi_poll` (`busy_poll_more` takes the
+    /// others), and holds the interrupt suspended with
+    /// irq_suspend_timeout; otherwise it spins on its event ring.
     fn wait_polling(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
         if self.c.busy_poll {
             let pr = &self.hosts[h].procs[p];
             let core = pr.core() as usize;
             let q = self.hosts[h].steering.queue_for(Some(pr.ep()), 0);
-            if let Some(poll) = self.hosts[h].nic.queues[q].busy_poll(now, self.c.irq_suspend) {
+            let queue = &mut self.hosts[h].nic.queues[q];
+            if let Some(poll) = queue.busy_poll(now, self.c.irq_suspend, super::build::BUSY_POLL_BUDGET, p as u16) {
                 // Each busy poll pushes the suspension's deadline on, and
                 // starts its timer if none is pending (`suspend_timer`).
                 if let Some(at) = poll.suspend_timer {
@@ -196,6 +204,23 @@ impl World {
         }
         self.hosts[h].start_polling(p, Some(now));
         None
+    }
+
+    /// The busy poll process `p` of host `h` has in progress goes on: the
+    /// next ring entry its budget lets it take, at the entry's cost alone
+    /// (the poll's own cost, `napi_poll`, was paid by its first entry:
+    /// `wait_polling`). `None` once the poll is over; the process then
+    /// handles what it polled up before it polls again, as `napi_busy_loop`
+    /// returns to the application once its socket has data.
+    fn busy_poll_more(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
+        let pr = &self.hosts[h].procs[p];
+        let core = pr.core() as usize;
+        let q = self.hosts[h].steering.queue_for(Some(pr.ep()), 0);
+        let entry = self.hosts[h].nic.queues[q].busy_poll_more(p as u16)?;
+        self.flow_kick(now, h);
+        let cost = self.entry_cost(now, h, core, q as u8, entry);
+        self.hosts[h].kernel_time += cost;
+        Some((cost, Action::BusyPoll(entry)))
     }
 
     /// Applies a completed segment of process `p` of host `h`.

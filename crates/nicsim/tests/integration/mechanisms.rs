@@ -79,6 +79,47 @@ fn gro_flush_timeout_defers_interrupts_and_busy_polling_cuts_latency() {
     assert!(l(&suspended) < l(&irq) && i(&suspended) < 0.1, "busy polling with suspended IRQs");
 }
 
+/// `[[host.napi]]` (netdev-genl napi-set) gives one queue NAPI settings of
+/// its own: the queue carrying the ping-pong (queue 0 under multiqueue)
+/// defers as its own settings say, whatever the host-wide ones; settings
+/// of another queue change nothing on it.
+#[test]
+fn a_queues_own_napi_settings_replace_the_host_wide_ones() {
+    let base = "preset = \"modern\"\n[nic]\ncoalescing = \"disabled\"\nsteering = \"multiqueue\"\n";
+    let pp = "[workload]\nkind = \"pingpong\"\niterations = 500\n";
+    let host_defer = "napi_defer_hard_irqs = 2\ngro_flush_timeout_us = 20\n";
+    let queue = |q: u32, defer: u32| {
+        format!("[[host.napi]]\nqueue = {q}\ndefer_hard_irqs = {defer}\ngro_flush_timeout_us = 20\n")
+    };
+    let irqs = |host: &str| run(&format!("{base}[host]\n{host}{pp}")).get("interrupts_per_msg").unwrap();
+    let (plain, deferred) = (irqs(""), irqs(host_defer));
+    assert!(deferred < 0.1 * plain, "deferral keeps IRQs masked: {deferred} vs {plain}");
+    assert_eq!(irqs(&queue(0, 2)), deferred, "queue 0 defers on its own");
+    assert_eq!(irqs(&format!("{host_defer}{}", queue(0, 0))), plain, "queue 0 does not defer, the host would");
+    assert_eq!(irqs(&format!("{host_defer}{}", queue(1, 0))), deferred, "queue 1's settings are not queue 0's");
+}
+
+/// A busy poll is one driver poll of up to `BUSY_POLL_BUDGET` (8) entries
+/// (net/core/dev.c `napi_busy_loop`): under a stream that keeps frames
+/// waiting in the ring, the poll's own cost (`napi_poll_ns`) is shared by
+/// the frames it takes, not paid again for each.
+#[test]
+fn a_busy_poll_takes_a_budget_of_frames_for_one_poll_cost() {
+    let kernel_us = |napi_poll_ns: u32| {
+        let m = run(&format!(
+            "preset = \"modern\"\n[platform.host]\nnapi_poll_ns = {napi_poll_ns}.0\n[nic]\ncoalescing = \"disabled\"\n\
+             [host]\nbusy_poll = true\nirq_suspend_timeout_us = 100\n\
+             [workload]\nkind = \"stream\"\nsize_bytes = 0\nmessages = 4000\nwarmup = 0\n"
+        ));
+        assert!(m.get("interrupts_per_msg").unwrap() < 0.01, "the busy poller takes the frames");
+        m.get("host1_kernel_us").unwrap()
+    };
+    // 2 us more per poll: 2 us more per frame at one poll a frame, 0.25 us
+    // at full polls of 8.
+    let per_frame_ns = (kernel_us(2050) - kernel_us(50)) * 1000.0 / 4000.0;
+    assert!(per_frame_ns > 2000.0 / 8.0 * 0.9 && per_frame_ns < 2000.0 / 2.0, "{per_frame_ns} ns more per frame");
+}
+
 #[test]
 fn ioat_copies_take_no_cpu_time_and_raise_large_message_throughput() {
     let m = |ioat: bool| {

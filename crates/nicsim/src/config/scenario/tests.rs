@@ -403,3 +403,35 @@ fn lci_stack_watchdog_values() {
     assert_eq!(parse("20"), WatchdogDelay::After(Duration::from_us(20)));
     assert_eq!(parse("0.5"), WatchdogDelay::After(Duration::from_ns(500)));
 }
+
+/// `[[host.napi]]` (netdev-genl napi-set): a queue's own NAPI settings over
+/// the host-wide ones, each queue named once and among the host's queues.
+#[test]
+fn per_napi_settings_override_the_host_wide_ones_per_queue() {
+    let s = |steering: &str, t: &str| {
+        Scenario::from_toml(&format!(
+            "preset = \"modern\"\n[nic]\nsteering = \"{steering}\"\n[host]\nnapi_defer_hard_irqs = 1\n\
+             gro_flush_timeout_us = 20\n{t}\n[workload]\nkind = \"pingpong\"\n"
+        ))
+    };
+    let ok = s("multiqueue", "[[host.napi]]\nqueue = 1\ndefer_hard_irqs = 3\ngro_flush_timeout_ns = 50000").unwrap();
+    assert_eq!(ok.napi_of(0), ok.napi, "queue 0 keeps the host's");
+    assert_eq!((ok.napi_of(1).defer_hard_irqs, ok.napi_of(1).gro_flush_timeout), (3, Duration::from_us(50)));
+    let kept = s("multiqueue", "[[host.napi]]\nqueue = 1\ndefer_hard_irqs = 0").unwrap().napi_of(1);
+    assert_eq!((kept.defer_hard_irqs, kept.gro_flush_timeout), (0, Duration::from_us(20)), "not given: the host's");
+    let e = s("single-rr", "[[host.napi]]\nqueue = 1").unwrap_err().0;
+    assert!(
+        e.starts_with("invalid value for `host.napi[0].queue`: 1 (allowed: an integer 0 ..= 0, one of the 1"),
+        "{e}"
+    );
+    let e = s("multiqueue", "[[host.napi]]\nqueue = 1\n[[host.napi]]\nqueue = 1").unwrap_err().0;
+    assert!(e.starts_with("invalid value for `host.napi[1].queue`: 1 (an earlier"), "{e}");
+    let e = s("multiqueue", "[[host.napi]]\ndefer_hard_irqs = 2").unwrap_err().0;
+    assert!(e.starts_with("`host.napi[0].queue` is missing"), "{e}");
+    let e = s("multiqueue", "[[host.napi]]\nqueue = 0\nirq_suspend_timeout_us = 100").unwrap_err().0;
+    assert!(e.starts_with("invalid value for `host.napi[0].irq_suspend_timeout_us`: it needs `host.busy_poll"), "{e}");
+    let e = s("multiqueue", "[[host.napi]]\nqueue = 0\ngro_flush_timeout_ns = -1").unwrap_err().0;
+    assert!(e.starts_with("invalid value for `host.napi[0].gro_flush_timeout_ns`: -1"), "{e}");
+    let e = s("multiqueue", "[[host.napi]]\nqueue = 0\ndefer = 1").unwrap_err().0;
+    assert!(e.contains("defer") && e.contains("defer_hard_irqs"), "{e}");
+}
