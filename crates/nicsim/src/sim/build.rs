@@ -170,7 +170,7 @@ impl World {
                 eps: vec![None; ENDPOINTS],
                 tx: TxPath::default(),
                 cache: CacheStats::new(dies, l2_lines, l1_lines),
-                lines: HostLines::new(cores as usize),
+                lines: HostLines::new(cores as usize, steering_queues, p.cache.path_footprints),
                 rx: RxPath::new(steering_queues),
                 kernel_time: Duration::ZERO,
                 app_time: Duration::ZERO,
