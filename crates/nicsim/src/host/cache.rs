@@ -360,9 +360,8 @@ impl HostLines {
         }
     }
 
-    /// One run of `path` for receive queue `q` on core `at`
-    /// (`footprint::PathLines::run`, with the core's own kernel lines);
-    /// returns the stall.
+    /// One run of `path` for receive queue (or endpoint) `q` on core `at`
+    /// (`footprint::PathLines::run`); returns the stall.
     #[inline]
     pub fn path(
         &mut self,
@@ -373,8 +372,7 @@ impl HostLines {
         q: usize,
         at: Cpu,
     ) -> Duration {
-        let private = &mut self.kernel[at.core as usize];
-        self.paths.run(cc, topo, cache, private, path, q, at)
+        self.paths.run(cc, topo, cache, path, q, at)
     }
 }
 
