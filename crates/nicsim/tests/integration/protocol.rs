@@ -204,10 +204,11 @@ fn the_stream_window_bounds_the_pulls_in_flight() {
     // once. On a ring that holds them all, a second outstanding message
     // overlaps its rendezvous with the first one's pull (a few % here); on
     // the preset's 1,024 slots, 64 outstanding pulls (8,192 frames
-    // requested at once) overflow the ring far more than 16 (2,048).
+    // requested at once) overflow the ring far more than 16 (2,048). The
+    // kernel paths' footprints (`cache.path_footprints`) off: the window alone.
     let stream = |window: u32, ring: u32| {
         run(&format!(
-            "[protocol]\nmpi = false\n[nic]\ncoalescing = \"disabled\"\n[platform.nic]\nring_slots = {ring}\n[workload]\nkind = \"stream\"\nsize_bytes = 1048576\nmessages = 48\nwarmup = 4\nwindow = {window}\n"
+            "[protocol]\nmpi = false\n[nic]\ncoalescing = \"disabled\"\n[platform.cache]\npath_footprints = false\nnapi_lines = 1\n[platform.nic]\nring_slots = {ring}\n[workload]\nkind = \"stream\"\nsize_bytes = 1048576\nmessages = 48\nwarmup = 4\nwindow = {window}\n"
         ))
     };
     let (one, four) = (stream(1, 16384), stream(4, 16384));
