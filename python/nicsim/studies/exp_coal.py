@@ -481,11 +481,12 @@ IRQ_OVERHEAD = Experiment(
         ),
     ),
     discussion=(
-        "The saving of binding comes from the one NAPI/driver line that bounces "
-        "between interrupt cores (`cache.napi_lines = 1`): round-robin hands the "
-        "interrupt to another die on half the hand-overs. The study's ~40 ns sets "
-        "the scale of a line transfer (`cache.same_socket_ns`, fitted; "
-        "`other_socket_ns` keeps its estimated ratio), which every other "
-        "cross-die cost in the model then uses."
+        "The saving of binding comes from what the kernel's paths write and the "
+        "next interrupt's core reads: the myri10ge slice state, the Open-MX "
+        "interface counters and the endpoint's refcount, about 11 lines an "
+        "interrupt (`cache.path_footprints`, `host/cache/footprint.rs`). Round-robin "
+        "hands the interrupt to another die on half the hand-overs, each line a "
+        "transfer at `cache.same_socket_ns` (fitted) or `other_socket_ns` (its "
+        "estimated ratio), which every other cross-die cost in the model uses too."
     ),
 )

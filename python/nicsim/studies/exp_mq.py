@@ -302,19 +302,12 @@ def _largest(*readers: Reader) -> Reader:
 def _table2_note(size: int, side: str, config: str) -> str:
     """Return what the model leaves out of a Table II cell (empty if nothing)."""
     notes = []
-    if side == "kernel" and config in ("single-core/S$", "single-rr/none"):
+    if side == "kernel":
         notes.append(
-            "the kernel side counts the receive path's modelled lines only (endpoint, event "
-            "ring, NAPI and transmit state, NIC-written lines, skbs); the kernel's other L2 "
-            "traffic (code, stacks, other structures) is not counted"
-        )
-    if size == 32768 and config == "single-rr/none":
-        notes.append(
-            "a 32 kB round trip raises 8 interrupts on the receiver at MTU 9000 (one for the "
-            "8 fragments, 7 for the reply's transmit completions), as many as the host has "
-            "cores: strict round-robin puts every receive on core 1, the process's sibling, "
-            "so round-robin gets S$'s rates (an artefact of the model's exact, repeating "
-            "timing)"
+            "the kernel side counts the data lines of each path's footprint "
+            "(host/cache/footprint.rs: driver state, interface counters, NIC-written lines, "
+            "per-CPU lines) besides the endpoint, event ring, transmit state and skbs; the "
+            "paths' code is taken to stay in the L1 instruction cache, not counted"
         )
     if size == 32768 and side == "user":
         notes.append(

@@ -515,6 +515,7 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             rx_dma_lines: c.rx_dma_lines,
             kernel_private_lines: c.kernel_private_lines,
             user_private_lines: c.user_private_lines,
+            path_footprints: false,
         },
         library: LibraryCfg {
             send_ns: host_ns(l.send_cycles),

@@ -83,10 +83,13 @@ pub enum ObjClass {
     Private = 7,
     /// The application's send and receive buffers.
     AppBuf = 8,
+    /// The driver's and the Open-MX interface's state that follows the
+    /// interrupt (the paths' written lines: `footprint`).
+    Driver = 9,
 }
 
 /// Number of [`ObjClass`] values.
-pub const CLASSES: usize = 9;
+pub const CLASSES: usize = 10;
 
 impl ObjClass {
     pub const ALL: [ObjClass; CLASSES] = [
@@ -99,6 +102,7 @@ impl ObjClass {
         ObjClass::Recvq,
         ObjClass::Private,
         ObjClass::AppBuf,
+        ObjClass::Driver,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -111,6 +115,7 @@ impl ObjClass {
             ObjClass::Recvq => "recvq",
             ObjClass::Private => "private",
             ObjClass::AppBuf => "app_buffer",
+            ObjClass::Driver => "driver",
         }
     }
 }
@@ -335,16 +340,39 @@ fn slot(recvq: &mut Vec<Obj>, i: usize) -> &mut Obj {
 }
 
 /// A host's private objects per core (the kernel's skbs and driver state,
-/// from the per-CPU slab). A process's are in its own state (`ProcLines`,
+/// from the per-CPU slab), and the driver's and Open-MX's state its paths
+/// write (`footprint`). A process's are in its own state (`ProcLines`,
 /// kept by the simulator beside the process's other objects).
 #[derive(Clone, Debug)]
 pub struct HostLines {
     pub kernel: Vec<Obj>,
+    paths: footprint::PathLines,
 }
 
 impl HostLines {
-    pub fn new(cores: usize) -> Self {
-        HostLines { kernel: vec![Obj::new(ObjClass::Private); cores] }
+    /// The objects of a host of `cores` cores and `queues` receive queues;
+    /// `footprints`: whether its paths touch their footprint's lines
+    /// (`cache.path_footprints`).
+    pub fn new(cores: usize, queues: usize, footprints: bool) -> Self {
+        HostLines {
+            kernel: vec![Obj::new(ObjClass::Private); cores],
+            paths: footprint::PathLines::new(queues, footprints),
+        }
+    }
+
+    /// One run of `path` for receive queue (or endpoint) `q` on core `at`
+    /// (`footprint::PathLines::run`); returns the stall.
+    #[inline]
+    pub fn path(
+        &mut self,
+        cc: &CacheCosts,
+        topo: &Topology,
+        cache: &mut CacheStats,
+        path: footprint::Path,
+        q: usize,
+        at: Cpu,
+    ) -> Duration {
+        self.paths.run(cc, topo, cache, path, q, at)
     }
 }
 
@@ -548,6 +576,8 @@ impl CacheCosts {
         Duration::for_bytes(bytes, if hot { self.copy_hot_bps } else { self.copy_cold_bps })
     }
 }
+
+pub mod footprint;
 
 #[cfg(test)]
 mod tests;

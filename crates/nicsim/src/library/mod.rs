@@ -40,7 +40,8 @@ pub(crate) use event::{LibEvent, Writer};
 pub(crate) use process::{Action, Notice, PState, Peaks, Proc, Step};
 
 use crate::costs::Costs;
-use crate::host::{CacheCosts, CacheStats, Obj, Topology, TxPath};
+use crate::host::cache::footprint::Path;
+use crate::host::{CacheCosts, CacheStats, HostLines, Topology, TxPath};
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
 
@@ -120,9 +121,10 @@ pub(crate) struct Cx<'a> {
     pub topo: &'a Topology,
     /// The host's cache counters.
     pub cache: &'a mut CacheStats,
-    /// The host's send path, and its cores' own kernel state.
+    /// The host's send path, and its cores' own kernel state and the
+    /// kernel paths' lines (`host::HostLines`).
     pub tx: &'a mut TxPath,
-    pub kernel_lines: &'a mut [Obj],
+    pub kernel_lines: &'a mut HostLines,
     /// Rank -> (host, endpoint).
     pub ranks: &'a [(u16, u8)],
     /// The NI clock runs (`sim::clock`): a missed deadline is reported.
@@ -138,15 +140,16 @@ impl Cx<'_> {
     }
 
     /// The host's send-path state, touched by `core` which then works on
-    /// it for `hold` (`TxPath::touch`); a stall it makes another core owe
-    /// is an output.
+    /// it for `hold` (`TxPath::touch`), and the lines Open-MX's
+    /// `omx_queue_xmit` writes (`Path::OmxSend`); a stall it makes another
+    /// core owe is an output.
     #[inline(always)]
     pub(crate) fn tx_touch(&mut self, core: u16, hold: Duration) -> Duration {
-        let kernel = &mut self.kernel_lines[core as usize];
+        let kernel = &mut self.kernel_lines.kernel[core as usize];
         let (cost, owed) = self.tx.touch(self.cc, self.topo, &self.c.cache, self.cache, kernel, self.now, core, hold);
         if let Some((core, stall)) = owed {
             self.emit(Output::Stall { core, stall });
         }
-        cost
+        cost + self.kernel_lines.path(self.cc, self.topo, self.cache, Path::OmxSend, 0, self.topo.cpu(core))
     }
 }

@@ -28,7 +28,7 @@ fn with_cx<R>(w: &mut World, h: usize, now: Instant, out: &mut Vec<Output>, f: i
         topo: &w.topo,
         cache: &mut hs.cache,
         tx: &mut hs.tx,
-        kernel_lines: &mut hs.lines.kernel,
+        kernel_lines: &mut hs.lines,
         ranks: w.ranks.all(),
         clock: false,
         out,

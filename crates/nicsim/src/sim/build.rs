@@ -205,7 +205,7 @@ impl World {
                 }),
                 wakes_remote: 0,
                 cache: CacheStats::new(dies, l2_lines, l1_lines),
-                lines: HostLines::new(cores as usize),
+                lines: HostLines::new(cores as usize, steering_queues, p.cache.path_footprints),
                 rx: RxPath::new(steering_queues),
                 net_tx: NetTx::default(),
                 kernel_time: Duration::ZERO,

@@ -9,6 +9,7 @@
 //! work on a core (`kernel`) nor act on the event (`crate::library`).
 
 use super::{World, NO_RANK};
+use crate::host::cache::footprint::Path;
 use crate::library::{LibEvent, Notice, Writer};
 use crate::proto::Msg;
 use crate::time::{Duration, Instant};
@@ -54,8 +55,12 @@ impl World {
         let Some(p) = hs.eps[ep as usize] else {
             return c.host.driver_rx + c.host.handler_drop;
         };
+        // myri10ge_rx_done, then omx_recv: their footprints' lines.
+        let q = self.frames[frame as usize].q as usize;
+        let mut cost = hs.lines.path(&self.cc, &self.topo, &mut hs.cache, Path::RxFrame, q, at)
+            + hs.lines.path(&self.cc, &self.topo, &mut hs.cache, Path::OmxRecv, ep as usize, at);
         let (ep_obj, ring_obj, lines) = hs.procs[p as usize].shared();
-        let mut cost = c.host.driver_rx
+        cost += c.host.driver_rx
             + c.host.handler
             + self.cc.access(&self.topo, &mut hs.cache, ep_obj, at, Kernel, c.cache.endpoint_lines);
         let payload = repr.body.payload_len() as u64;

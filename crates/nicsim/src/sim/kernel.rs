@@ -20,6 +20,7 @@
 
 use super::{Ev, RxBy, World};
 use crate::engine::EventQueue;
+use crate::host::cache::footprint::Path;
 use crate::host::Segment;
 pub(crate) use crate::kernel::KWork;
 use crate::kernel::{Cx, Done, RxPath, Start};
@@ -262,7 +263,9 @@ impl World {
                     }
                     let ep = s.ep;
                     let send = self.c.host.driver_tx + self.c.nic.doorbell;
-                    send + self.tx_touch(now, h, core, send) + self.region_touch(h, core, ep)
+                    send + self.tx_touch(now, h, core, send)
+                        + self.region_touch(h, core, ep)
+                        + self.path_lines(h, core, Path::OmxSend, 0)
                 }
                 KWork::Signal { p } => self.signal_cost(h, p as usize),
                 KWork::NetTx => self.net_tx_cost(h, core)?,
@@ -275,12 +278,13 @@ impl World {
             // at a stopped link (`nic.flow_control`)?
             self.flow_kick(now, h);
         }
+        let lines = self.path_lines_at_start(h, core, q, w);
         let (rx, mut cx) = self.rx_parts(now, h, q);
         match rx.start(&mut cx, core as u16, w) {
-            Start::Run(cost, w) => Some((cost, w)),
+            Start::Run(cost, w) => Some((cost + lines, w)),
             Start::Entry { cost, entry, w } => {
                 let e = self.entry_cost(now, h, core, q, entry);
-                Some((RxPath::entry_cost(&self.c, cost, entry, e), w))
+                Some((RxPath::entry_cost(&self.c, cost + lines, entry, e), w))
             }
             Start::Reap { cost, n, w } => {
                 let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
@@ -289,7 +293,7 @@ impl World {
                     // completion queue, for its NET_TX softirq.
                     self.hosts[h].net_tx.reap(q as usize, core);
                 }
-                Some((cost + reap, w))
+                Some((cost + lines + reap, w))
             }
             Start::Yield(w) => {
                 self.hosts[h].cores[core].kq.push_back(w);
@@ -350,7 +354,39 @@ impl World {
     /// skbs and touching the send-path state shared with the sender.
     pub(super) fn reap_cost(&mut self, now: Instant, h: usize, core: usize, n: u32) -> Duration {
         let free = self.c.host.tx_done.times(n as u64);
-        free + self.tx_touch(now, h, core, free)
+        free + self.tx_touch(now, h, core, free) + self.path_lines(h, core, Path::TxDone, 0)
+    }
+
+    /// The footprint's lines of a path (`host/cache/footprint.rs`) that
+    /// receive queue `q`'s work item `w` runs as it starts on `core`: the
+    /// hard IRQ (`myri10ge_intr`) for an interrupt, the NAPI poll's for a
+    /// poll that begins (a full budget).
+    #[inline(always)]
+    fn path_lines_at_start(&mut self, h: usize, core: usize, q: u8, w: KWork) -> Duration {
+        let napi_budget = self.c.napi_budget;
+        let (irq, poll) = match w {
+            KWork::Irq { .. } => (true, true),
+            KWork::HardIrq { .. } => (true, false),
+            KWork::TimerNapi { .. } => (false, true),
+            KWork::Napi { budget, .. } => (false, budget == napi_budget),
+            _ => (false, false),
+        };
+        let mut cost = Duration::ZERO;
+        if irq {
+            cost += self.path_lines(h, core, Path::HardIrq, q as usize);
+        }
+        if poll {
+            cost += self.path_lines(h, core, Path::NapiPoll, q as usize);
+        }
+        cost
+    }
+
+    /// One run of `path` for receive queue `q` on `core`: its footprint's
+    /// lines through the cache model (`HostLines::path`); the stall.
+    #[inline(always)]
+    pub(super) fn path_lines(&mut self, h: usize, core: usize, path: Path, q: usize) -> Duration {
+        let hs = &mut self.hosts[h];
+        hs.lines.path(&self.cc, &self.topo, &mut hs.cache, path, q, self.topo.cpu(core as u16))
     }
 
     /// CPU cost of handling one ring entry of queue `q` in the bottom half:

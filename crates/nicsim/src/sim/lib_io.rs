@@ -90,7 +90,7 @@ impl World {
             topo: &self.topo,
             cache: &mut hs.cache,
             tx: &mut hs.tx,
-            kernel_lines: &mut hs.lines.kernel,
+            kernel_lines: &mut hs.lines,
             ranks: self.ranks.all(),
             clock: self.clock.is_some(),
             out: &mut self.lib_out,

@@ -207,10 +207,11 @@ fn the_stream_window_bounds_the_pulls_in_flight() {
     // requested at once) overflow the ring far more than 16 (2,048). The
     // pinning of each receive region (`library.pin_page_ns`) is left out:
     // it spaces the pulls' starts by tens of microseconds, so the frames
-    // are no longer requested at once.
+    // are no longer requested at once; and the kernel paths' footprints
+    // (`cache.path_footprints`) are off: the window alone.
     let stream = |window: u32, ring: u32| {
         run(&format!(
-            "[protocol]\nmpi = false\n[nic]\ncoalescing = \"disabled\"\n[platform.library]\npin_page_ns = 0\n[platform.nic]\nring_slots = {ring}\n[workload]\nkind = \"stream\"\nsize_bytes = 1048576\nmessages = 48\nwarmup = 4\nwindow = {window}\n"
+            "[protocol]\nmpi = false\n[nic]\ncoalescing = \"disabled\"\n[platform.cache]\npath_footprints = false\nnapi_lines = 1\n[platform.library]\npin_page_ns = 0\n[platform.nic]\nring_slots = {ring}\n[workload]\nkind = \"stream\"\nsize_bytes = 1048576\nmessages = 48\nwarmup = 4\nwindow = {window}\n"
         ))
     };
     let (one, four) = (stream(1, 16384), stream(4, 16384));

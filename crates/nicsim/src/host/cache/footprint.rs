@@ -1,0 +1,279 @@
+//! The cache footprint of each path of the 2009 stack (Open-MX 1.0.901 on
+//! Linux 2.6.26 with myri10ge 1.4.4): per path, the data lines it writes
+//! that the next core to run the path needs (they follow the interrupt),
+//! the lines a DMA wrote (a miss wherever the path runs), the per-CPU and
+//! read-mostly lines that stay in the core's caches, and its code.
+//!
+//! This module owns the table ([`FOOTPRINT`], one row per path) and the
+//! objects those written lines live in ([`PathLines`]: the myri10ge slice
+//! state per receive queue, the Open-MX interface's counters per host, the
+//! refcount line of each endpoint). It does not decide when a path runs:
+//! the kernel's stages (`sim/kernel.rs`: hard IRQ, NAPI poll, reap, pull
+//! replies; `sim/handler.rs`: each received frame) and the library's send
+//! system call (`library::Cx::tx_touch`) call [`super::HostLines::path`]
+//! once per run of a path. A new path adds a [`Path`], its row here and
+//! one such call.
+//!
+//! Under a single interrupt dispatched round-robin, each interrupt runs on
+//! the next core and misses every line the last one wrote (another die's,
+//! or modified in the sibling core's L1), paying a transfer from another
+//! die; under a bound interrupt they stay. That is the "cache-line
+//! bounces" of [OMX-MQ] §4.2, and Table II's kernel misses that depend on
+//! the binding.
+//!
+//! The lines a path shares with a structure the cache model already has
+//! are not repeated here: the endpoint (`cache.endpoint_lines`), the event
+//! slot (`cache.event_lines`), the transmit ring's `req`/`done` lines, its
+//! `info` entries and the skbs it frees (`cache.tx_lines`), the receive
+//! completion entry and the frame's header (`cache.rx_dma_lines`), the
+//! skbs of the receive path (`cache.kernel_private_lines`), the pull
+//! handle (`cache.pull_lines`), the receive queue's slots and the copies.
+//!
+//! Sizes: docs/paths-2009.md, "Structure sizes" and "Footprint of each
+//! path". Code lines are listed and not touched: the code of the receive
+//! path (≈ 130–180 lines, 8–12 KB) stays in the core's 32 KB L1
+//! instruction cache between packets, so its fetches are not L2 requests
+//! \[estimate]; they would be if the L1I were modelled.
+
+use super::{CacheCosts, CacheStats, Obj, ObjClass, Side};
+use crate::host::topology::{Cpu, Topology};
+use crate::time::Duration;
+
+/// A path of the 2009 stack with a row in [`FOOTPRINT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// `do_IRQ` → `myri10ge_intr`, per interrupt.
+    HardIrq = 0,
+    /// `myri10ge_tx_done`, per reap of transmit completions.
+    TxDone = 1,
+    /// `net_rx_action` → `myri10ge_poll` → `myri10ge_clean_rx_done`, per poll.
+    NapiPoll = 2,
+    /// `myri10ge_rx_done`, per received frame.
+    RxFrame = 3,
+    /// Open-MX `omx_recv`, per received frame (before its type's handler).
+    OmxRecv = 4,
+    /// Open-MX `omx_queue_xmit`, per send (the library's send ioctl, a
+    /// pull reply the bottom half sends).
+    OmxSend = 5,
+}
+
+/// Number of [`Path`] values (rows of [`FOOTPRINT`]).
+pub const PATHS: usize = 6;
+
+/// Which object holds a path's written lines: the receive queue's slice
+/// state, split by the step that writes it, or the host's Open-MX
+/// interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// `irq_desc` (lock, status).
+    Irq = 0,
+    /// The NAPI struct and the `rx_done` ring's header.
+    Poll = 1,
+    /// `rx_small`/`rx_big` counters, their `info` entries, the buffer's page.
+    Rx = 2,
+    /// The slice's `stats`, written by the poll (receive) and the hard IRQ
+    /// (transmit completions).
+    Stats = 3,
+    /// The interface's `counters[]` (one line holds the hot ones).
+    Iface = 4,
+    /// The driver's endpoint's line 0, its `refcount` (`kref_get` and
+    /// `kref_put` around each frame), per endpoint.
+    EpRef = 5,
+}
+
+/// Objects per receive queue ([`Held`] values but `Iface`).
+const SLICE_OBJS: usize = 4;
+
+/// One path's lines, per run of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    /// Written lines, in up to two objects.
+    pub written: [(Held, u32); 2],
+    /// Lines a DMA wrote that the path reads (counted in class `driver`).
+    pub dma: u32,
+    /// Per-CPU and read-mostly lines (the core's own; they stay).
+    pub stay: u32,
+    /// Code lines (listed, not touched: see the module's documentation).
+    pub code: u32,
+}
+
+/// The footprint of each path, indexed by [`Path`]; counts are 64 B lines.
+pub const FOOTPRINT: [Row; PATHS] = [
+    // HardIrq: irq_desc lock and status written, 2 [estimate]; mcp_irq_data (64 B) DMA-written, 1 [fact] myri10ge_mcp.h@1.4.4 L399-430, read by myri10ge_intr (myri10ge.c@1.4.4 L1524-1582); softnet_data and mgp, 2 stay [estimate]; code 25-40 [estimate]
+    Row { written: [(Held::Irq, 2), (Held::Irq, 0)], dma: 1, stay: 2, code: 32 },
+    // TxDone: ss->stats tx counters, 1 written [fact] myri10ge.c@1.4.4 L1341-1406 (tx.done, tx.info and the skbs: cache.tx_lines); per-CPU completion queue, 1 stay [fact] dev_kfree_skb_irq; code 8-12 [estimate]
+    Row { written: [(Held::Stats, 1), (Held::Irq, 0)], dma: 0, stay: 1, code: 10 },
+    // NapiPoll: napi_struct 1 [estimate] 40 B, 72 B with CONFIG_NETPOLL, include/linux/netdevice.h@2.6.26, its poll_list and state written by net_rx_action and netif_rx_complete (in place of cache.napi_lines, 0 where this table is on); rx_done header 2 [estimate] myri10ge.c@1.4.4 L159-166; lro_flush_all reads 8 net_lro_desc, 12 stay [estimate] include/linux/inet_lro.h; code 15-25 [estimate]
+    Row { written: [(Held::Poll, 3), (Held::Irq, 0)], dma: 0, stay: 12, code: 20 },
+    // RxFrame: rx_small/rx_big 1 [fact] 64 B myri10ge.c@1.4.4 L127-139, info 1/2 -> 1, the buffer's struct page 1 (get_page/put_page) [estimate], stats rx counters 1 [fact] L168-175; ptype lists 2 stay [estimate]; code 30-45 [estimate] (mcp_slot and header: cache.rx_dma_lines; skb: cache.kernel_private_lines)
+    Row { written: [(Held::Rx, 3), (Held::Stats, 1)], dma: 0, stay: 2, code: 38 },
+    // OmxRecv: iface->counters[] hot counters in bytes 0-111, 1 written [fact] common/omx_io.h L869ff, omx_counter_inc omx_iface.h L115-118, on by default configure.ac L281-288; the endpoint's refcount (line 0 of the 2,296 B struct omx_endpoint, offset 48), 1 written [fact] omx_endpoint_acquire_by_iface_index, driver/linux/omx_dev.c L336-365 (kref_get; kref_put at the end of the handler); iface and endpoints[] (under RCU: read) 2 stay [fact] omx_recv.c L997-1087; code 8-12 [estimate] (the endpoint's lines 1-2, queue offsets, event_lock, waiters: cache.endpoint_lines)
+    Row { written: [(Held::Iface, 1), (Held::EpRef, 1)], dma: 0, stay: 2, code: 10 },
+    // OmxSend: omx_queue_xmit increments iface->counters[SEND_<type>] for every frame it sends, the same line as omx_recv's, 1 written [fact] driver/linux/omx_misc.h L43-45; the rest of the send path: cache.tx_lines, cache.kernel_private_lines, host.driver_tx
+    Row { written: [(Held::Iface, 1), (Held::Irq, 0)], dma: 0, stay: 0, code: 0 },
+];
+
+/// The objects the paths' written lines live in, for one host.
+#[derive(Clone, Debug)]
+pub struct PathLines {
+    /// Whether the paths' lines are touched (`cache.path_footprints`).
+    on: bool,
+    /// Per receive queue: its slice's objects, indexed by [`Held`].
+    slices: Vec<[Obj; SLICE_OBJS]>,
+    /// The Open-MX interface's counters.
+    iface: Obj,
+    /// Per endpoint, the line of its refcount: as many as the highest
+    /// endpoint a frame reached (at most `wire::ENDPOINTS`).
+    ep_refs: Vec<Obj>,
+}
+
+impl PathLines {
+    /// The objects of a host with `queues` receive queues; `on`: whether
+    /// the paths touch them.
+    pub fn new(queues: usize, on: bool) -> Self {
+        PathLines {
+            on,
+            slices: vec![[Obj::new(ObjClass::Driver); SLICE_OBJS]; if on { queues.max(1) } else { 0 }],
+            iface: Obj::new(ObjClass::Driver),
+            ep_refs: Vec::new(),
+        }
+    }
+
+    /// One run of `path` for receive queue `q` (the driver's paths) or
+    /// endpoint `q` (Open-MX's) on core `at`: its written lines accessed (a
+    /// transfer from the die that wrote them last is charged); its
+    /// DMA-written lines counted as misses that bring lines into the die's
+    /// L2, and its per-CPU and read-mostly lines as hits (they stay in the
+    /// core's caches, which hold them between runs: a few lines against a
+    /// 4 MB L2 \[estimate]). Returns the stall.
+    #[inline]
+    pub fn run(
+        &mut self,
+        cc: &CacheCosts,
+        topo: &Topology,
+        cache: &mut CacheStats,
+        path: Path,
+        q: usize,
+        at: Cpu,
+    ) -> Duration {
+        if !self.on {
+            return Duration::ZERO;
+        }
+        let row = &FOOTPRINT[path as usize];
+        let [(a, na), (b, nb)] = row.written;
+        let mut cost = cc.access(topo, cache, self.obj(a, q), at, Side::Kernel, na);
+        if nb > 0 {
+            cost += cc.access(topo, cache, self.obj(b, q), at, Side::Kernel, nb);
+        }
+        let (dma, stay) = (row.dma as u64, row.stay as u64);
+        cache.count(ObjClass::Driver, Side::Kernel, dma + stay, dma);
+        cache.insert(at.die, dma);
+        cost
+    }
+
+    /// The object of `held` for receive queue or endpoint `q`.
+    #[inline(always)]
+    fn obj(&mut self, held: Held, q: usize) -> &mut Obj {
+        match held {
+            Held::Iface => &mut self.iface,
+            Held::EpRef => {
+                if q >= self.ep_refs.len() {
+                    self.ep_refs.resize(q + 1, Obj::new(ObjClass::Driver));
+                }
+                &mut self.ep_refs[q]
+            }
+            _ => {
+                let slice = q.min(self.slices.len() - 1);
+                &mut self.slices[slice][held as usize]
+            }
+        }
+    }
+}
+
+/// Lines per run of `path` that another core's next run needs (what a
+/// round-robin interrupt moves).
+pub fn written_lines(path: Path) -> u32 {
+    FOOTPRINT[path as usize].written.iter().map(|&(_, n)| n).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::CacheTimes;
+
+    fn costs() -> CacheCosts {
+        CacheCosts::new(&CacheTimes {
+            same_socket: Duration::from_ns(70),
+            other_socket: Duration::from_ns(100),
+            memory: Duration::from_ns(100),
+            copy_hot_bytes_per_s: 4_500_000_000,
+            copy_cold_bytes_per_s: 1_000_000_000,
+            line_bytes: 64,
+            prefetch_misses_per_page: 2,
+            endpoint_lines: 0,
+            event_lines: 0,
+            napi_lines: 0,
+            tx_lines: 0,
+            tx_contention_lines: 0,
+            frag_dtor_lines: 0,
+            pull_lines: 0,
+            rx_dma_lines: 0,
+            kernel_private_lines: 0,
+            user_private_lines: 0,
+        })
+    }
+
+    /// The receive paths of one interrupt with one frame on core `core`.
+    fn interrupt(lines: &mut super::super::HostLines, cache: &mut CacheStats, core: u16) -> Duration {
+        let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
+        let at = topo.cpu(core);
+        let mut t = Duration::ZERO;
+        for p in [Path::HardIrq, Path::NapiPoll, Path::RxFrame, Path::OmxRecv, Path::TxDone] {
+            t += lines.path(&cc, &topo, cache, p, 0, at);
+        }
+        t
+    }
+
+    #[test]
+    fn the_written_lines_follow_a_round_robin_interrupt_and_stay_with_a_bound_one() {
+        let mut bound = (super::super::HostLines::new(8, 1, true), CacheStats::new(4, 65536, 512));
+        let mut rr = (super::super::HostLines::new(8, 1, true), CacheStats::new(4, 65536, 512));
+        let (mut t_bound, mut t_rr) = (Duration::ZERO, Duration::ZERO);
+        for i in 0..800u16 {
+            t_bound += interrupt(&mut bound.0, &mut bound.1, 0);
+            t_rr += interrupt(&mut rr.0, &mut rr.1, i % 8);
+        }
+        let driver = |s: &CacheStats| s.counts[ObjClass::Driver as usize][Side::Kernel as usize];
+        // Round-robin: every interrupt after the first moves every written line
+        // (on another die, or modified in the sibling core's L1).
+        let written: u32 = [Path::HardIrq, Path::NapiPoll, Path::RxFrame, Path::OmxRecv, Path::TxDone]
+            .into_iter()
+            .map(written_lines)
+            .sum();
+        assert_eq!(written, 12);
+        assert!(driver(&rr.1).misses >= 799 * 11, "{:?}", driver(&rr.1));
+        // Half the hand-overs (core 1 to 2, 3 to 4, 5 to 6, 7 to 0) cross
+        // dies: those are charged.
+        assert!(t_rr >= Duration::from_ns(70).times(799 * 11 / 2), "{t_rr}");
+        assert!(t_bound <= Duration::from_ns(100).times(11), "{t_bound}");
+        // The DMA-written line (mcp_irq_data) misses wherever the
+        // interrupt runs: bound, it is the only miss after the first touches.
+        assert_eq!(driver(&bound.1).misses, 11 + 800);
+        // The per-CPU and read-mostly lines hit.
+        let stay: u64 =
+            FOOTPRINT.iter().map(|r| r.stay as u64).sum::<u64>() - FOOTPRINT[Path::OmxSend as usize].stay as u64;
+        assert_eq!(driver(&bound.1).hits, 800 * (stay + 12) - 11);
+    }
+
+    #[test]
+    fn switched_off_the_paths_touch_nothing() {
+        let mut lines = super::super::HostLines::new(8, 1, false);
+        let mut cache = CacheStats::new(4, 65536, 512);
+        let mut t = Duration::ZERO;
+        for i in 0..64u16 {
+            t += interrupt(&mut lines, &mut cache, i % 8);
+        }
+        assert_eq!(t, Duration::ZERO);
+        assert_eq!(cache.totals(), (0, 0));
+    }
+}

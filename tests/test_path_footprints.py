@@ -1,0 +1,75 @@
+"""The paths' cache footprints (``cache.path_footprints``, ``host/cache/footprint.rs``).
+
+The myri10ge slice state and the Open-MX interface counters are written by
+whichever core takes the interrupt: under the single round-robin interrupt
+they move with every interrupt, under a bound one they stay ([OMX-MQ] §4.2:
+"slower than any other model, due to cache-line bounces"). Each test runs
+[OMX-MQ]'s ping-pong with the footprints and without them (the mechanism
+off), and shows the relation holds only with them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import nicsim
+from nicsim.studies import exp_mq
+
+#: Table I's rows besides round-robin (DCA is beyond the study).
+OTHERS = exp_mq.TABLE_I_OTHERS
+
+#: Lines the receive paths write per received frame with one frame an
+#: interrupt (hard IRQ 2, NAPI poll 3, driver 3 + stats 1, omx_recv 2):
+#: host/cache/footprint.rs.
+WRITTEN_PER_FRAME = 11
+
+
+def _pingpong(steering: str, binding: str, size: int, ioat: bool, footprints: bool) -> Any:
+    params = {"steering": steering, "binding": binding, "ioat": "on" if ioat else "off"}
+    scenario = exp_mq._mqpingpong_scenario({**params, "size_bytes": size}, quick=True)
+    scenario["preset"] = exp_mq.MQ_PRESET
+    # Off: the model without the footprints, its NAPI line as it was
+    # (`cache.napi_lines`, which the NAPI poll's footprint replaces).
+    cache = {"path_footprints": True} if footprints else {"path_footprints": False, "napi_lines": 1}
+    scenario["platform"] = {"cache": cache}
+    return nicsim.run(scenario)
+
+
+def _rr_over_slowest(metric: str, size: int, ioat: bool, footprints: bool) -> float:
+    rr = _pingpong("single-rr", "none", size, ioat, footprints)[metric]
+    others = [_pingpong(st, b, size, ioat, footprints)[metric] for st, b in OTHERS]
+    slowest = max(others) if metric == "latency_us" else min(others)
+    return float(rr / slowest)
+
+
+def test_round_robin_has_the_largest_0b_latency_only_with_the_footprints() -> None:
+    assert _rr_over_slowest("latency_us", 0, False, footprints=True) > 1
+    assert _rr_over_slowest("latency_us", 0, False, footprints=False) <= 1
+
+
+@pytest.mark.parametrize("ioat", [False, True])
+def test_round_robin_has_the_lowest_4mib_throughput_only_with_the_footprints(ioat: bool) -> None:
+    size = 4 << 20
+    assert _rr_over_slowest("throughput_MiBps", size, ioat, footprints=True) < 1
+    assert _rr_over_slowest("throughput_MiBps", size, ioat, footprints=False) >= 1
+
+
+def test_round_robin_moves_at_least_the_written_lines_per_message() -> None:
+    on = _pingpong("single-rr", "none", 0, False, footprints=True)
+    bound = _pingpong("single-core", "SC", 0, False, footprints=True)
+    off = _pingpong("single-rr", "none", 0, False, footprints=False)
+    messages = exp_mq._mqpingpong_scenario(
+        {"steering": "single-rr", "binding": "none", "ioat": "off", "size_bytes": 0}, quick=True
+    )["workload"]
+    count = messages["iterations"] + messages["warmup"]
+    # The receiving host takes one message per iteration; under round-robin
+    # each one's interrupt lands on the next core, which misses every line
+    # the last one wrote (another die's, or modified in the sibling's L1).
+    assert on["host1_cache_driver_misses"] / count >= WRITTEN_PER_FRAME * 7 / 8
+    # Bound to one core, they stay: only the first touches miss, and the
+    # line the NIC writes at each interrupt (`mcp_irq_data`).
+    assert bound["host1_cache_driver_misses"] <= bound["host1_interrupts"] + 2 * WRITTEN_PER_FRAME
+    # Off: no such lines.
+    assert off["host1_cache_driver_misses"] == 0
