@@ -107,7 +107,9 @@ fn pinning_the_next_send_lets_the_unmarked_rendezvous_miss_the_notifys_interrupt
     assert!(rndv - none >= 0.8 * 75.0, "the RNDV waits the timer: {rndv} vs {none}");
     assert!(pull < rndv && last < rndv, "pull {pull}, last reply {last}, rndv {rndv}");
     let off = |u: &str| t(0.0, u);
-    let (none0, rndv0, pull0) = (off(""), off("\"rndv\""), off("\"pull\""));
+    // Without the pinning the RNDV is swept into the NOTIFY's interrupt:
+    // unmarking it costs little (the order of pull and rndv is then a
+    // matter of a microsecond either way, not of the timer).
+    let (none0, rndv0) = (off(""), off("\"rndv\""));
     assert!(rndv0 - none0 < 0.5 * 75.0, "swept without pinning: {rndv0} vs {none0}");
-    assert!(pull0 > rndv0, "and the pull requests matter more: {pull0} vs {rndv0}");
 }
