@@ -580,4 +580,4 @@ impl CacheCosts {
 pub mod footprint;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -199,28 +199,10 @@ pub fn written_lines(path: Path) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::CacheTimes;
 
     fn costs() -> CacheCosts {
-        CacheCosts::new(&CacheTimes {
-            same_socket: Duration::from_ns(70),
-            other_socket: Duration::from_ns(100),
-            memory: Duration::from_ns(100),
-            copy_hot_bytes_per_s: 4_500_000_000,
-            copy_cold_bytes_per_s: 1_000_000_000,
-            line_bytes: 64,
-            prefetch_misses_per_page: 2,
-            endpoint_lines: 0,
-            event_lines: 0,
-            napi_lines: 0,
-            tx_lines: 0,
-            tx_contention_lines: 0,
-            frag_dtor_lines: 0,
-            pull_lines: 0,
-            rx_dma_lines: 0,
-            kernel_private_lines: 0,
-            user_private_lines: 0,
-        })
+        // The copy speeds do not matter here.
+        crate::host::cache::tests::costs_with(70, 100)
     }
 
     /// The receive paths of one interrupt with one frame on core `core`.

@@ -5,9 +5,16 @@ use super::*;
 use crate::config::CacheTimes;
 
 fn costs() -> CacheCosts {
+    costs_with(68, 93)
+}
+
+/// Cache costs with line transfers of `same` ns (same socket) and `other`
+/// ns (other socket), and none of the stages' own line counts: those are
+/// what a test sets.
+pub(super) fn costs_with(same: u64, other: u64) -> CacheCosts {
     CacheCosts::new(&CacheTimes {
-        same_socket: Duration::from_ns(68),
-        other_socket: Duration::from_ns(93),
+        same_socket: Duration::from_ns(same),
+        other_socket: Duration::from_ns(other),
         memory: Duration::from_ns(100),
         copy_hot_bytes_per_s: 4_500_000_000,
         copy_cold_bytes_per_s: 1_500_000_000,
