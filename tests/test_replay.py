@@ -247,7 +247,7 @@ def test_a_replay_that_fails_writing_its_plot_keeps_the_previous_set_whole(
 RECEIVER_AS_REPLAYED: dict[str, Any] = {
     "platform": {
         "host": {"handler_ns": 140.0},
-        "cache": {"endpoint_lines": 0, "event_lines": 0},
+        "cache": {"endpoint_lines": 0, "event_lines": 0, "path_footprints": False},
     },
     "host": {"sleep": False},
 }

@@ -23,6 +23,7 @@ __all__ = [
     "NicsimError",
     "bench",
     "check",
+    "coalescing",
     "emo_echo",
     "emo_sums",
     "memory_check",

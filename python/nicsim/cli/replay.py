@@ -155,6 +155,7 @@ IGNORED = {
     "host.irq_suspend_timeout_ns": f"it needs busy polling, and {_NO_PROCESS}",
     "host.irq_suspend_timeout_us": f"it needs busy polling, and {_NO_PROCESS}",
     "host.ioat": f"the copy engine copies pull replies, and {_NO_PROCESS}",
+    "host.tx_softirq": f"its skb destructors are the sending processes', and {_NO_PROCESS}",
     "protocol.mpi": _NO_PROCESS,
     "protocol.unmarked": "the captured frames carry their senders' markers",
     "protocol.rndv_threshold": "the capture's senders chose their protocol",

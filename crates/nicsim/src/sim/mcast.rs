@@ -102,7 +102,11 @@ impl World {
         if self.c.tx_done_irq && !self.c.native {
             let q = self.hosts[h].steering.queue_for(Some(ep), 0) as u8;
             let (dtor, ep) = (crate::kernel::TxDtor::None, 0);
-            self.q.push(done, h as u32, Ev::TxDone { host: h as u16, q, dtor, ep, bytes: super::wire_bytes(bytes) });
+            self.q.push(
+                done,
+                h as u32,
+                Ev::TxDone { host: h as u16, q, dtor, ep, bytes: super::frame::wire_bytes(bytes) },
+            );
         }
     }
 }

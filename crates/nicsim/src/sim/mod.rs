@@ -239,14 +239,6 @@ pub(crate) enum Ev {
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 8);
 
-/// A frame's length as `Ev::TxDone` carries it: a wire frame is at most an
-/// MTU (9000, `link.mtu`) and its headers, and a replayed super-frame is
-/// split into such frames before it reaches the NIC; the clamp only keeps
-/// the conversion total.
-pub(super) fn wire_bytes(len: u32) -> u16 {
-    u16::try_from(len).unwrap_or(u16::MAX)
-}
-
 impl Ev {
     /// The stage an event belongs to (named in a stall error).
     fn stage(&self) -> &'static str {

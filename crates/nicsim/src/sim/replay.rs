@@ -296,7 +296,7 @@ impl World {
             ReplayKind::Other { flow, .. } => steering.queue_for(None, flow),
         };
         let end = now + self.wire.net.serialization(f.len as usize);
-        let (dtor, ep, bytes) = (crate::kernel::TxDtor::None, 0, super::wire_bytes(f.len));
+        let (dtor, ep, bytes) = (crate::kernel::TxDtor::None, 0, super::frame::wire_bytes(f.len));
         self.q.push(end, h as u32, Ev::TxDone { host: h as u16, q: q as u8, dtor, ep, bytes });
     }
 

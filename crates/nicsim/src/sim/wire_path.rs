@@ -180,7 +180,7 @@ impl World {
             let ep = self.frames[frame as usize].src_ep;
             let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;
             let (dtor, ep) = self.tx_dtor(host, frame);
-            let bytes = super::wire_bytes(len as u32);
+            let bytes = super::frame::wire_bytes(len as u32);
             self.q.push(d.end, host as u32, Ev::TxDone { host: host as u16, q, dtor, ep, bytes });
         }
         d.end
