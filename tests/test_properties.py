@@ -304,10 +304,10 @@ def nas_kernel_scenarios(draw: st.DrawFn) -> Scenario:
         "platform": platform,
         "nic": draw(_nic(cores)),
         "host": draw(_host(cores)),
-        # Loss is left out here: on the 2009 paths (P1's expected-event
-        # slots, P5's re-requests) an nas-cg run at 13.7 % loss takes 15,081
+        # Loss is left out here: an nas-cg run at 13.7 % loss takes 15,081
         # pull timeouts and minutes of wall time (seed 5721, omx2009, 2 x 2
-        # ranks), an open defect; loss and pulls are drawn in the
+        # ranks, coalescing disabled; the 2009 paths' mechanisms switched
+        # off too), an open defect; loss and pulls are drawn in the
         # micro-benchmark properties above.
         "protocol": {**draw(protocols), "loss": 0.0},
         "workload": {"kind": kind, "procs_per_host": per_host},
