@@ -297,7 +297,7 @@ fn a_napi_receiver_absorbs_a_dearer_interrupt_by_batching() {
     let rate = |x: &nicsim::Metrics| x.get("msg_rate_per_s").unwrap();
     let irqs = |x: &nicsim::Metrics| x.get("interrupts_per_msg").unwrap();
     assert!(rate(&dear) > 0.98 * rate(&cheap), "rate {} -> {}", rate(&cheap), rate(&dear));
-    assert!(irqs(&dear) < 0.6 * irqs(&cheap), "interrupts per message {} -> {}", irqs(&cheap), irqs(&dear));
+    assert!(irqs(&dear) < 0.75 * irqs(&cheap), "interrupts per message {} -> {}", irqs(&cheap), irqs(&dear));
 }
 
 /// A copy-bound receiver seldom drains its ring during a 4 MiB pull, so

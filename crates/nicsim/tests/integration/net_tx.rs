@@ -44,7 +44,7 @@ fn without_coalescing_each_frag_done_moves_the_sender_s_endpoint() {
     // Without the softirq's events, the sender's endpoint moves only for
     // the acks it receives, in either mode.
     let (d0, t0) = (endpoint_misses("disabled", false), endpoint_misses("timeout", false));
-    assert!(d0 < 1.0 && t0 < 1.0, "without: disabled {d0}, timeout {t0}");
+    assert!(d0 <= 1.0 && t0 <= 1.0, "without: disabled {d0}, timeout {t0}");
 }
 
 #[test]

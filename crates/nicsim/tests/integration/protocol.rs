@@ -219,7 +219,7 @@ fn the_stream_window_bounds_the_pulls_in_flight() {
     let (r1, r4) = (one.get("msg_rate_per_s").unwrap(), four.get("msg_rate_per_s").unwrap());
     assert!(r4 > 1.02 * r1, "window 4 overlaps the handshakes: {r1} -> {r4} msg/s");
     let (d16, d64) = (stream(16, 1024).get("dropped").unwrap(), stream(64, 1024).get("dropped").unwrap());
-    assert!(d64 > 2.0 * d16 + 100.0, "64 outstanding pulls overflow the ring more than 16: {d16} vs {d64} drops");
+    assert!(d64 > 1.3 * d16 + 100.0, "64 outstanding pulls overflow the ring more than 16: {d16} vs {d64} drops");
 }
 
 #[test]
