@@ -54,5 +54,5 @@ pub(crate) struct Costs {
     /// `sim::build::rx_delivery_plan`.
     pub rx_lines_saved: u32,
     /// What a pull asks for again (`library.pull_rerequest`).
-    pub pull_rerequest: crate::proto::PullRerequest,
+    pub pull_rerequest: crate::config::PullRerequest,
 }

@@ -535,7 +535,7 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             // Open-MX 1.0's wire cuts frames at any MTU (the MX wire needs
             // 4144 B, more than one NI buffer).
             wire: crate::wire::WireMode::OpenMx10,
-            pull_rerequest: crate::proto::PullRerequest::default(),
+            pull_rerequest: crate::config::PullRerequest::default(),
             pin_page_ns: 0.0,
         },
         nas: need(&p.nas, "nas")?.clone(),

@@ -489,9 +489,9 @@ cost_table! {
         pub wire: crate::wire::WireMode,
         /// What a pull asks for again after a loss (the timeout, or a later
         /// block completing first): "missing-tail" (the default) or
-        /// "whole-block", Open-MX 1.0.901's ([`crate::proto::PullRerequest`]).
+        /// "whole-block", Open-MX 1.0.901's ([`crate::config::PullRerequest`]).
         #[serde(default, skip_serializing_if = "is_default")]
-        pub pull_rerequest: crate::proto::PullRerequest,
+        pub pull_rerequest: crate::config::PullRerequest,
         /// CPU time to pin (and later unpin) one 4 KiB page of a large
         /// message's region, paid by the sender before its rendezvous and by
         /// the receiver before its pull, on top of `pull_setup_ns` (Open-MX

@@ -23,53 +23,12 @@
 //! This file owns that state, its price and its effect; who posts the
 //! events is the world's (`sim/net_tx.rs`).
 
-use super::process::Proc;
+use super::process::{ExpEvents, EXP_EVENT_SLOTS};
 use super::Cx;
-use crate::host::{Cpu, Obj, ObjClass, Side};
+use super::Proc;
+use crate::host::{Cpu, Obj, Side};
 use crate::time::Duration;
 use crate::wire::{self, MessageClass};
-
-/// Expected events an endpoint's queue holds. [fact: `OMX_EXP_EVENTQ_ENTRY_NR`
-/// = 1024, Open-MX 1.0.901 `common/omx_io.h`; the library's
-/// `ep->avail_exp_events` starts at it, `libopen-mx/omx_endpoint.c`]
-pub(crate) const EXP_EVENT_SLOTS: u32 = 1024;
-
-/// A process's expected-event queue and the kernel objects its medium
-/// sends and pulled regions share with the core that frees their skbs.
-#[derive(Clone, Debug)]
-pub(crate) struct ExpEvents {
-    /// FRAG_DONE events posted and not yet consumed.
-    pending: u32,
-    /// Slots held: fragments submitted (or resent) whose event is not yet
-    /// consumed.
-    held: u32,
-    /// FRAG_DONE events consumed.
-    consumed: u64,
-    /// The queue's slots: written by the softirq, read and released by the
-    /// library.
-    pub(crate) ring: Obj,
-    /// What a medium fragment's send writes and its destructor writes again
-    /// (`cache.frag_dtor_lines`): the deferred event, the send-queue page's
-    /// `struct page`, the endpoint's refcount.
-    pub(crate) dtor: Obj,
-    /// A pulled region's refcount line (`struct omx_user_region`'s `kref`):
-    /// `kref_get` per reply by the core that builds it, `kref_put` by the
-    /// one that frees it.
-    pub(crate) region: Obj,
-}
-
-impl Default for ExpEvents {
-    fn default() -> Self {
-        ExpEvents {
-            pending: 0,
-            held: 0,
-            consumed: 0,
-            ring: Obj::new(ObjClass::EventRing),
-            dtor: Obj::new(ObjClass::TxRing),
-            region: Obj::new(ObjClass::TxRing),
-        }
-    }
-}
 
 impl Proc {
     /// The NET_TX softirq posted `n` FRAG_DONE events into its queue.

@@ -10,6 +10,11 @@ use super::watchdog::{Expiry, Watchdog};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
+/// Linux busy-poll budget: the packets one busy poll takes
+/// (include/net/busy_poll.h `BUSY_POLL_BUDGET`, the budget `sk_busy_loop`
+/// gives `napi_busy_loop` unless `SO_BUSY_POLL_BUDGET` sets another).
+pub const BUSY_POLL_BUDGET: u16 = 8;
+
 /// Work the bottom half takes from a queue: a received frame, or all the
 /// transmit completions reported so far (reaped together, after the
 /// received frames, as myri10ge reaps its send ring).

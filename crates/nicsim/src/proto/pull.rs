@@ -13,40 +13,11 @@
 
 use crate::time::{Duration, Instant};
 use crate::wire::PULL_BLOCKS_OUTSTANDING;
-use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 const WINDOW: u32 = PULL_BLOCKS_OUTSTANDING as u32;
 
-/// What a re-request of an incomplete block asks for
-/// (`library.pull_rerequest`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub enum PullRerequest {
-    /// `missing-tail` (the default): from the block's first missing reply
-    /// to its end ([`PullHandle::missing_span`]).
-    #[default]
-    #[serde(rename = "missing-tail")]
-    MissingTail,
-    /// `whole-block`: the whole block again, replies already received
-    /// included, as Open-MX 1.0.901's driver does: both the timeout handler
-    /// and the early re-request build the request from the block's
-    /// descriptor as first filled (`omx_fill_pull_block_request(handle, i)`
-    /// from `omx_progress_pull_on_handle_timeout_handle_locked` and
-    /// `omx_progress_pull_on_recv_pull_reply_locked`, driver/linux
-    /// `omx_pull.c`).
-    #[serde(rename = "whole-block")]
-    WholeBlock,
-}
-
-impl PullRerequest {
-    /// The name a scenario gives it.
-    pub fn name(self) -> &'static str {
-        match self {
-            PullRerequest::MissingTail => "missing-tail",
-            PullRerequest::WholeBlock => "whole-block",
-        }
-    }
-}
+pub use crate::config::PullRerequest;
 
 /// A run of blocks `start..end` to (re-)request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -44,11 +44,6 @@ pub(crate) fn rx_delivery_plan(delivery: RxDelivery, line: u32) -> [(u32, u32); 
 /// Linux NAPI weight: 64 packets per poll (net/core/dev.c, NAPI_POLL_WEIGHT).
 pub const NAPI_BUDGET: u16 = 64;
 
-/// Linux busy-poll budget: the packets one busy poll takes
-/// (include/net/busy_poll.h `BUSY_POLL_BUDGET`, the budget `sk_busy_loop`
-/// gives `napi_busy_loop` unless `SO_BUSY_POLL_BUDGET` sets another).
-pub const BUSY_POLL_BUDGET: u16 = 8;
-
 /// The NAPI settings of receive queue `q` of a host when `[[host.napi]]`
 /// sets any queue apart (every queue then carries its own, so that the
 /// host-wide `Costs` values serve none of them); `None` otherwise.

@@ -188,7 +188,7 @@ impl World {
             let core = pr.core() as usize;
             let q = self.hosts[h].steering.queue_for(Some(pr.ep()), 0);
             let queue = &mut self.hosts[h].nic.queues[q];
-            if let Some(poll) = queue.busy_poll(now, self.c.irq_suspend, super::build::BUSY_POLL_BUDGET, p as u16) {
+            if let Some(poll) = queue.busy_poll(now, self.c.irq_suspend, crate::nic::BUSY_POLL_BUDGET, p as u16) {
                 // Each busy poll pushes the suspension's deadline on, and
                 // starts its timer if none is pending (`suspend_timer`).
                 if let Some(at) = poll.suspend_timer {
