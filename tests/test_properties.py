@@ -298,7 +298,7 @@ def nas_kernel_scenarios(draw: st.DrawFn) -> Scenario:
     platform: dict[str, Any] = {"topology": {"hosts": hosts}}
     if kind == "nas-ft":
         platform["link"] = {"mtu": 9000}
-    return {
+    scenario: Scenario = {
         "preset": preset,
         "seed": draw(st.integers(0, 2**63 - 1)),
         "platform": platform,
@@ -312,6 +312,8 @@ def nas_kernel_scenarios(draw: st.DrawFn) -> Scenario:
         "protocol": {**draw(protocols), "loss": 0.0},
         "workload": {"kind": kind, "procs_per_host": per_host},
     }
+    _leave_out_known_failures(scenario)
+    return scenario
 
 
 LCI_GRIDS = [
