@@ -362,17 +362,31 @@ impl HostLines {
 
     /// One run of `path` for receive queue (or endpoint) `q` on core `at`
     /// (`footprint::PathLines::run`); returns the stall.
-    #[inline]
+    #[inline(always)]
     pub fn path(
         &mut self,
         cc: &CacheCosts,
         topo: &Topology,
         cache: &mut CacheStats,
-        path: footprint::Path,
-        q: usize,
+        run: (footprint::Path, usize),
         at: Cpu,
     ) -> Duration {
-        self.paths.run(cc, topo, cache, path, q, at)
+        self.paths.run(cc, topo, cache, run, at)
+    }
+
+    /// Runs of `first` then `second`, each `(path, q)`, back to back on
+    /// core `at` (`footprint::PathLines::run_two`); returns the stall.
+    #[inline(always)]
+    pub fn paths(
+        &mut self,
+        cc: &CacheCosts,
+        topo: &Topology,
+        cache: &mut CacheStats,
+        first: (footprint::Path, usize),
+        second: (footprint::Path, usize),
+        at: Cpu,
+    ) -> Duration {
+        self.paths.run_two(cc, topo, cache, first, second, at)
     }
 }
 
@@ -435,19 +449,9 @@ impl CacheCosts {
         }
     }
 
-    /// Where a miss on lines last touched on `owner` at `stamp` is served
-    /// from: that die's L2 if they are still there, else memory.
-    #[inline]
-    fn source(stats: &CacheStats, owner: Owner, stamp: u64) -> Owner {
-        match owner {
-            Owner::Die(d) if stats.resident(d, stamp) => owner,
-            _ => Owner::Memory,
-        }
-    }
-
     /// Accesses `lines` lines of `obj` from core `at`; returns the stall and
-    /// moves ownership. Always inlined: it runs for most events, and an
-    /// outlined copy cost 4 % of a stream's time.
+    /// moves ownership (a [`Walk`] of one access). Always inlined: it runs
+    /// for most events, and an outlined copy cost 4 % of a stream's time.
     #[inline(always)]
     pub fn access(
         &self,
@@ -461,32 +465,9 @@ impl CacheCosts {
         if lines == 0 {
             return Duration::ZERO;
         }
-        let n = lines as u64;
-        let hit = stats.holds(obj.owner, obj.stamp, at.die);
-        let cost = if hit {
-            Duration::ZERO
-        } else {
-            self.line(topo, Self::source(stats, obj.owner, obj.stamp), at.die).times(n)
-        };
-        let sibling = stats.in_sibling_l1(obj, at);
-        Self::moved(stats, obj, at, side, n, hit, sibling);
-        cost
-    }
-
-    /// The bookkeeping of `n` lines of `obj` accessed from core `at`, an
-    /// L2 hit or not: counted (a hit on lines modified in the sibling
-    /// core's L1 as a miss), and `obj` is then in that die's L2, stamped
-    /// after the lines a miss brings in, and in the core's L1. Written
-    /// without a branch on `hit` (a hit leaves the owner and the fill clock
-    /// as they are), which hits and misses alternating unpredictably would
-    /// mispredict.
-    #[inline(always)]
-    fn moved(stats: &mut CacheStats, obj: &mut Obj, at: Cpu, side: Side, n: u64, hit: bool, sibling: bool) {
-        let miss = if hit { 0 } else { n };
-        stats.count(obj.class, side, n, if sibling { n } else { miss });
-        obj.owner = Owner::Die(at.die);
-        obj.stamp = stats.insert(at.die, miss);
-        obj.core = at.core;
+        let mut walk = Walk::begin(stats, at, obj.class, side);
+        walk.access(self, topo, stats, obj, lines);
+        walk.end(stats)
     }
 
     /// Counts `lines` accesses of `obj` from core `at` and moves it there,
@@ -574,6 +555,98 @@ impl CacheCosts {
     /// Copying `bytes` at the hot or the cold rate.
     pub fn copy_time(&self, hot: bool, bytes: u64) -> Duration {
         Duration::for_bytes(bytes, if hot { self.copy_hot_bps } else { self.copy_cold_bps })
+    }
+}
+
+/// One core's accesses to objects of one class from one side, made in
+/// turn: each is [`CacheCosts::access`]'s (a hit, a miss, the stall of a
+/// line from another die or from memory, the object then in this die's L2
+/// and this core's L1), and the die's fill clock and the class's counters
+/// are kept here between them, written back once by [`Walk::end`]. A path
+/// of the 2009 stack (`footprint`) touches up to six objects on one core;
+/// walking them costs one update of the clock and the counters instead of
+/// one per object. Every outcome is the one the accesses made one by one
+/// in the same order give (the tests compare them).
+#[derive(Debug)]
+#[must_use = "a walk's counts and fill clock reach the cache only by `Walk::end`"]
+pub struct Walk {
+    at: Cpu,
+    class: ObjClass,
+    side: Side,
+    /// Die `at.die`'s fill clock, with the lines the walk brought in.
+    fill: u64,
+    hits: u64,
+    misses: u64,
+    /// The stall of the walk's accesses so far.
+    cost: Duration,
+}
+
+impl Walk {
+    /// A walk of core `at` through objects of `class`, from `side`.
+    #[inline(always)]
+    pub fn begin(stats: &CacheStats, at: Cpu, class: ObjClass, side: Side) -> Walk {
+        Walk { at, class, side, fill: stats.fill[at.die as usize], hits: 0, misses: 0, cost: Duration::ZERO }
+    }
+
+    /// Accesses `lines` lines of `obj` (of the walk's class): a hit if they
+    /// are in this die's L2, else a miss that brings them in, charged a
+    /// transfer from the die whose L2 still has them or from memory (lines
+    /// this die evicted come from memory); a hit on lines modified in a
+    /// sibling core's L1 counts as a miss (`CacheStats::in_sibling_l1`)
+    /// and costs nothing. `obj` is then in this die's L2, stamped after
+    /// the lines a miss brought in, and in this core's L1. Written without
+    /// a branch on the hit but for the stall (a hit leaves the owner and
+    /// the fill clock as they are), which hits and misses alternating
+    /// unpredictably would mispredict.
+    #[inline(always)]
+    pub fn access(&mut self, cc: &CacheCosts, topo: &Topology, stats: &CacheStats, obj: &mut Obj, lines: u32) {
+        debug_assert_eq!(obj.class, self.class, "a walk is through objects of one class");
+        if lines == 0 {
+            return;
+        }
+        let (n, die) = (lines as u64, self.at.die);
+        let here = obj.owner == Owner::Die(die);
+        let age = self.fill.wrapping_sub(obj.stamp);
+        let hit = here & (age < stats.capacity);
+        if !hit {
+            // Another die's L2 while the lines last there, else memory
+            // (this die's own lines, if not a hit, were evicted).
+            let from = match obj.owner {
+                Owner::Die(d) if d != die && stats.resident(d, obj.stamp) => obj.owner,
+                _ => Owner::Memory,
+            };
+            self.cost += cc.line(topo, from, die).times(n);
+        }
+        let sibling = here & (obj.core != self.at.core) & (obj.core != NO_CORE) & (age < stats.l1_capacity);
+        let miss = if hit { 0 } else { n };
+        let counted = if sibling { n } else { miss };
+        self.hits += n - counted;
+        self.misses += counted;
+        self.fill += miss;
+        obj.owner = Owner::Die(die);
+        obj.stamp = self.fill;
+        obj.core = self.at.core;
+    }
+
+    /// Counts `lines` accesses of the walk's class with no object of their
+    /// own, `miss` of them lines brought into this die's L2 (what a DMA
+    /// wrote) and the rest hits (per-CPU lines that stay in the core's
+    /// caches).
+    #[inline(always)]
+    pub fn count(&mut self, lines: u64, miss: u64) {
+        self.hits += lines - miss;
+        self.misses += miss;
+        self.fill += miss;
+    }
+
+    /// The walk's counts and fill clock into `stats`; returns its stall.
+    #[inline(always)]
+    pub fn end(self, stats: &mut CacheStats) -> Duration {
+        let k = &mut stats.counts[self.class as usize][self.side as usize];
+        k.hits += self.hits;
+        k.misses += self.misses;
+        stats.fill[self.at.die as usize] = self.fill;
+        self.cost
     }
 }
 

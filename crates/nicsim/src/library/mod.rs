@@ -150,6 +150,6 @@ impl Cx<'_> {
         if let Some((core, stall)) = owed {
             self.emit(Output::Stall { core, stall });
         }
-        cost + self.kernel_lines.path(self.cc, self.topo, self.cache, Path::OmxSend, 0, self.topo.cpu(core))
+        cost + self.kernel_lines.path(self.cc, self.topo, self.cache, (Path::OmxSend, 0), self.topo.cpu(core))
     }
 }

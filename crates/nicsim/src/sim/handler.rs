@@ -57,8 +57,8 @@ impl World {
         };
         // myri10ge_rx_done, then omx_recv: their footprints' lines.
         let q = self.frames[frame as usize].q as usize;
-        let mut cost = hs.lines.path(&self.cc, &self.topo, &mut hs.cache, Path::RxFrame, q, at)
-            + hs.lines.path(&self.cc, &self.topo, &mut hs.cache, Path::OmxRecv, ep as usize, at);
+        let mut cost =
+            hs.lines.paths(&self.cc, &self.topo, &mut hs.cache, (Path::RxFrame, q), (Path::OmxRecv, ep as usize), at);
         let (ep_obj, ring_obj, lines) = hs.procs[p as usize].shared();
         cost += c.host.driver_rx
             + c.host.handler

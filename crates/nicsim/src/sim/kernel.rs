@@ -265,7 +265,7 @@ impl World {
                     let send = self.c.host.driver_tx + self.c.nic.doorbell;
                     send + self.tx_touch(now, h, core, send)
                         + self.region_touch(h, core, ep)
-                        + self.path_lines(h, core, Path::OmxSend, 0)
+                        + self.path_lines(h, core, (Path::OmxSend, 0))
                 }
                 KWork::Signal { p } => self.signal_cost(h, p as usize),
                 KWork::NetTx => self.net_tx_cost(h, core)?,
@@ -354,13 +354,13 @@ impl World {
     /// skbs and touching the send-path state shared with the sender.
     pub(super) fn reap_cost(&mut self, now: Instant, h: usize, core: usize, n: u32) -> Duration {
         let free = self.c.host.tx_done.times(n as u64);
-        free + self.tx_touch(now, h, core, free) + self.path_lines(h, core, Path::TxDone, 0)
+        free + self.tx_touch(now, h, core, free) + self.path_lines(h, core, (Path::TxDone, 0))
     }
 
     /// The footprint's lines of a path (`host/cache/footprint.rs`) that
     /// receive queue `q`'s work item `w` runs as it starts on `core`: the
     /// hard IRQ (`myri10ge_intr`) for an interrupt, the NAPI poll's for a
-    /// poll that begins (a full budget).
+    /// poll that begins (a full budget), both for an interrupt that polls.
     #[inline(always)]
     fn path_lines_at_start(&mut self, h: usize, core: usize, q: u8, w: KWork) -> Duration {
         let napi_budget = self.c.napi_budget;
@@ -371,22 +371,26 @@ impl World {
             KWork::Napi { budget, .. } => (false, budget == napi_budget),
             _ => (false, false),
         };
-        let mut cost = Duration::ZERO;
-        if irq {
-            cost += self.path_lines(h, core, Path::HardIrq, q as usize);
+        let q = q as usize;
+        match (irq, poll) {
+            (true, true) => {
+                let hs = &mut self.hosts[h];
+                let at = self.topo.cpu(core as u16);
+                hs.lines.paths(&self.cc, &self.topo, &mut hs.cache, (Path::HardIrq, q), (Path::NapiPoll, q), at)
+            }
+            (true, false) => self.path_lines(h, core, (Path::HardIrq, q)),
+            (false, true) => self.path_lines(h, core, (Path::NapiPoll, q)),
+            (false, false) => Duration::ZERO,
         }
-        if poll {
-            cost += self.path_lines(h, core, Path::NapiPoll, q as usize);
-        }
-        cost
     }
 
-    /// One run of `path` for receive queue `q` on `core`: its footprint's
-    /// lines through the cache model (`HostLines::path`); the stall.
+    /// One run of a path on `core`, `(path, q)` for receive queue `q`: its
+    /// footprint's lines through the cache model (`HostLines::path`); the
+    /// stall.
     #[inline(always)]
-    pub(super) fn path_lines(&mut self, h: usize, core: usize, path: Path, q: usize) -> Duration {
+    pub(super) fn path_lines(&mut self, h: usize, core: usize, run: (Path, usize)) -> Duration {
         let hs = &mut self.hosts[h];
-        hs.lines.path(&self.cc, &self.topo, &mut hs.cache, path, q, self.topo.cpu(core as u16))
+        hs.lines.path(&self.cc, &self.topo, &mut hs.cache, run, self.topo.cpu(core as u16))
     }
 
     /// CPU cost of handling one ring entry of queue `q` in the bottom half:

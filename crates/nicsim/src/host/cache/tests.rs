@@ -176,3 +176,77 @@ fn receive_queue_slots_are_made_as_they_are_reached_and_reused_after_the_last() 
     assert_eq!(lines.recvq.capacity(), RECVQ_SLOTS);
     assert_eq!(lines.recvq[0].stamp, 9);
 }
+
+/// The access rule written out one access at a time, as the cache model
+/// states it (module documentation): what a [`Walk`] must give.
+fn access_one_by_one(cc: &CacheCosts, t: &Topology, st: &mut CacheStats, obj: &mut Obj, at: Cpu, n: u64) -> Duration {
+    if n == 0 {
+        return Duration::ZERO;
+    }
+    let hit = st.holds(obj.owner, obj.stamp, at.die);
+    let cost = if hit {
+        Duration::ZERO
+    } else {
+        let from = match obj.owner {
+            Owner::Die(d) if st.resident(d, obj.stamp) => obj.owner,
+            _ => Owner::Memory,
+        };
+        cc.line(t, from, at.die).times(n)
+    };
+    let sibling = st.in_sibling_l1(obj, at);
+    let miss = if hit { 0 } else { n };
+    st.count(obj.class, Side::Kernel, n, if sibling { n } else { miss });
+    obj.owner = Owner::Die(at.die);
+    obj.stamp = st.insert(at.die, miss);
+    obj.core = at.core;
+    cost
+}
+
+#[test]
+fn a_walk_gives_what_its_accesses_one_by_one_give() {
+    let (cc, t) = (costs(), topo());
+    // A small L2 (48 lines) and L1 (6 lines): evictions, lines in a
+    // sibling's L1 and lines gone from it all happen.
+    let (mut walked, mut single) = (CacheStats::new(4, 48, 6), CacheStats::new(4, 48, 6));
+    let mut objs_w = [Obj::new(ObjClass::Driver); 6];
+    let mut objs_s = objs_w;
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let mut outcomes = std::collections::BTreeSet::new();
+    for _ in 0..4000 {
+        let at = t.cpu(next(8) as u16);
+        let mut walk = Walk::begin(&walked, at, ObjClass::Driver, Side::Kernel);
+        let mut cost = Duration::ZERO;
+        for _ in 0..1 + next(4) {
+            if next(4) == 0 {
+                // Lines with no object: a DMA's (misses) and per-CPU ones.
+                let (lines, miss) = (next(5), next(3));
+                let lines = lines.max(miss);
+                walk.count(lines, miss);
+                single.count(ObjClass::Driver, Side::Kernel, lines, miss);
+                single.insert(at.die, miss);
+            } else {
+                let (i, n) = (next(6) as usize, next(5));
+                walk.access(&cc, &t, &walked, &mut objs_w[i], n as u32);
+                let c = access_one_by_one(&cc, &t, &mut single, &mut objs_s[i], at, n);
+                outcomes.insert(c);
+                cost += c;
+            }
+        }
+        assert_eq!(walk.end(&mut walked), cost);
+        assert_eq!(walked.counts, single.counts);
+        assert_eq!(walked.fill, single.fill);
+        for (w, s) in objs_w.iter().zip(&objs_s) {
+            assert_eq!((w.owner, w.core, w.stamp), (s.owner, s.core, s.stamp));
+        }
+    }
+    // Hits, transfers from both relations and from memory all occurred.
+    assert!(outcomes.len() >= 4, "{outcomes:?}");
+    let d = walked.counts[ObjClass::Driver as usize][0];
+    assert!(d.hits > 1000 && d.misses > 1000, "{d:?}");
+}
