@@ -611,11 +611,11 @@ impl Walk {
         if !hit {
             // Another die's L2 while the lines last there, else memory
             // (this die's own lines, if not a hit, were evicted).
-            let from = match obj.owner {
-                Owner::Die(d) if d != die && stats.resident(d, obj.stamp) => obj.owner,
-                _ => Owner::Memory,
+            let line = match obj.owner {
+                Owner::Die(d) if d != die && stats.resident(d, obj.stamp) => cc.line(topo, obj.owner, die),
+                _ => cc.memory,
             };
-            self.cost += cc.line(topo, from, die).times(n);
+            self.cost += line.times(n);
         }
         let sibling = here & (obj.core != self.at.core) & (obj.core != NO_CORE) & (age < stats.l1_capacity);
         let miss = if hit { 0 } else { n };
