@@ -219,6 +219,8 @@ impl World {
     /// The host's send-path state touched at `now` by `core`, which then
     /// works on it for `hold` (`crate::host::TxPath::touch`): its cost to
     /// `core`, the stall it makes a core of another die owe charged to it.
+    /// Inlined: every reap and every pull reply runs it.
+    #[inline(always)]
     pub(crate) fn tx_touch(&mut self, now: Instant, h: usize, core: usize, hold: Duration) -> Duration {
         let hs = &mut self.hosts[h];
         let kernel = &mut hs.lines.kernel[core];
@@ -366,24 +368,17 @@ impl World {
     /// poll that begins (a full budget), both for an interrupt that polls.
     #[inline(always)]
     fn path_lines_at_start(&mut self, h: usize, core: usize, q: u8, w: KWork) -> Duration {
-        let napi_budget = self.c.napi_budget;
-        let (irq, poll) = match w {
-            KWork::Irq { .. } => (true, true),
-            KWork::HardIrq { .. } => (true, false),
-            KWork::TimerNapi { .. } => (false, true),
-            KWork::Napi { budget, .. } => (false, budget == napi_budget),
-            _ => (false, false),
-        };
         let q = q as usize;
-        match (irq, poll) {
-            (true, true) => {
+        match w {
+            KWork::Irq { .. } => {
                 let hs = &mut self.hosts[h];
                 let at = self.topo.cpu(core as u16);
                 hs.lines.paths(&self.cc, &self.topo, &mut hs.cache, (Path::HardIrq, q), (Path::NapiPoll, q), at)
             }
-            (true, false) => self.path_lines(h, core, (Path::HardIrq, q)),
-            (false, true) => self.path_lines(h, core, (Path::NapiPoll, q)),
-            (false, false) => Duration::ZERO,
+            KWork::HardIrq { .. } => self.path_lines(h, core, (Path::HardIrq, q)),
+            KWork::TimerNapi { .. } => self.path_lines(h, core, (Path::NapiPoll, q)),
+            KWork::Napi { budget, .. } if budget == self.c.napi_budget => self.path_lines(h, core, (Path::NapiPoll, q)),
+            _ => Duration::ZERO,
         }
     }
 
