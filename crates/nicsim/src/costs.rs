@@ -44,6 +44,12 @@ pub(crate) struct Costs {
     pub gro_flush: Duration,
     pub irq_suspend: Duration,
     pub busy_poll: bool,
+    /// The entries one busy poll takes (`host.busy_poll_budget`, the
+    /// socket's `SO_BUSY_POLL_BUDGET`; `BUSY_POLL_BUDGET` when not set).
+    pub busy_poll_budget: u16,
+    /// Threaded NAPI host-wide (`host.napi_threaded`); a queue with NAPI
+    /// settings of its own has its own (`crate::nic::RxQueue::threaded`).
+    pub napi_threaded: bool,
     pub ioat: bool,
     pub dca: bool,
     /// Native MX (OS-bypass): the NIC delivers into user memory, serves

@@ -38,6 +38,22 @@ pub(crate) enum KWork {
     Irq {
         q: u8,
     },
+    /// Threaded NAPI: the interrupt of queue `q` (or, `timer`, a deferred
+    /// NAPI's hrtimer interrupt) wakes the queue's NAPI kernel thread
+    /// instead of polling after itself (`____napi_schedule`:
+    /// `wake_up_process(napi->thread)` when the instance is threaded;
+    /// net/core/dev.c). The world places the thread ([`Done::Wake`]).
+    IrqThread {
+        q: u8,
+        timer: bool,
+    },
+    /// Threaded NAPI: queue `q`'s kernel thread runs its poll
+    /// (`napi_threaded_poll`), after the switch into it: a poll with a
+    /// full budget, which goes on as `Napi` on the thread's core, looping
+    /// while the budget is spent (`napi_threaded_poll_loop`: repoll).
+    ThreadNapi {
+        q: u8,
+    },
     /// Split claims (`tx_reap = "hard-irq"`): the hard handler alone, which
     /// reaps transmit completions, re-arms the interrupt claim and, if the
     /// interrupt reported received frames (`rx`), schedules NAPI.
@@ -101,7 +117,7 @@ impl KWork {
     /// enter from a stopped link first: `nic.flow_control`).
     #[inline(always)]
     pub(crate) fn polls(self) -> bool {
-        matches!(self, KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. })
+        matches!(self, KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } | KWork::ThreadNapi { .. })
     }
 
     /// The receive queue of an item of the receive path; `None` for the
@@ -110,6 +126,8 @@ impl KWork {
     pub(crate) fn rx_queue(self) -> Option<u8> {
         match self {
             KWork::Irq { q }
+            | KWork::IrqThread { q, .. }
+            | KWork::ThreadNapi { q }
             | KWork::HardIrq { q, .. }
             | KWork::Napi { q, .. }
             | KWork::EntryRx { q, .. }
@@ -167,6 +185,9 @@ pub(crate) enum Done {
     Irq { out: Outcome, next: Option<KWork> },
     /// A deferred NAPI's gro_flush_timeout timer at `at`.
     Timer { at: Instant },
+    /// Threaded NAPI: the hard IRQ woke queue `q`'s kernel thread, which
+    /// the world places on a core (`crate::host::Core::wake_target`).
+    Wake { q: u8 },
 }
 
 /// The kernel's receive path of one host (see the module's documentation).
@@ -180,6 +201,9 @@ pub(crate) struct RxPath {
     irq_handled: u64,
     /// Frames the handler (or the host's kernel echo) took.
     rx_frames: u64,
+    /// Threaded NAPI: the core each queue's kernel thread last ran on (the
+    /// scheduler's `prev_cpu`; at first, none: `u16::MAX`).
+    thread_core: Vec<u16>,
 }
 
 impl RxPath {
@@ -190,7 +214,20 @@ impl RxPath {
             irq_rx: 0,
             irq_handled: 0,
             rx_frames: 0,
+            thread_core: vec![u16::MAX; queues],
         }
+    }
+
+    /// Threaded NAPI: the core queue `q`'s kernel thread last ran on, if
+    /// it has run.
+    pub(crate) fn thread_core(&self, q: u8) -> Option<u16> {
+        let c = self.thread_core[q as usize];
+        (c != u16::MAX).then_some(c)
+    }
+
+    /// Threaded NAPI: queue `q`'s kernel thread is placed on `core`.
+    pub(crate) fn thread_placed(&mut self, q: u8, core: u16) {
+        self.thread_core[q as usize] = core;
     }
 
     /// Interrupts raised to this host.
@@ -228,21 +265,29 @@ impl RxPath {
 
     /// The work an interrupt of queue `q` queues at the front of its core
     /// (`rx`: it reports received frames; `split`: the queue's claims are
-    /// split, `tx_reap = "hard-irq"`).
+    /// split, `tx_reap = "hard-irq"`; `threaded`: its NAPI runs in a
+    /// kernel thread, which the hard IRQ wakes).
     #[inline(always)]
-    pub(crate) fn irq(q: u8, rx: bool, split: bool) -> KWork {
+    pub(crate) fn irq(q: u8, rx: bool, split: bool, threaded: bool) -> KWork {
         if split {
             KWork::HardIrq { q, rx }
+        } else if threaded {
+            KWork::IrqThread { q, timer: false }
         } else {
             KWork::Irq { q }
         }
     }
 
     /// The work a deferred NAPI's gro_flush_timeout timer queues at the
-    /// back of its core: the hrtimer interrupt re-polls queue `q`.
+    /// back of its core: the hrtimer interrupt re-polls queue `q`, or
+    /// (`threaded`) wakes its kernel thread.
     #[inline(always)]
-    pub(crate) fn napi_timer(q: u8) -> KWork {
-        KWork::TimerNapi { q }
+    pub(crate) fn napi_timer(q: u8, threaded: bool) -> KWork {
+        if threaded {
+            KWork::IrqThread { q, timer: true }
+        } else {
+            KWork::TimerNapi { q }
+        }
     }
 
     /// Work item `w` of the receive path begins on `core` (the hard IRQ
@@ -252,10 +297,16 @@ impl RxPath {
     pub(crate) fn start(&mut self, cx: &mut Cx<'_>, core: u16, w: KWork) -> Start {
         let c = cx.c;
         match w {
-            KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } => {
+            KWork::IrqThread { timer, .. } => {
+                // The handler wakes the thread: no poll on this core.
+                self.irq_handled += !timer as u64;
+                Start::Run(c.host.irq_entry + c.host.napi_thread_wake, w)
+            }
+            KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } | KWork::ThreadNapi { q } => {
                 let (mut cost, mut budget) = match w {
                     KWork::Napi { budget, .. } => (Duration::ZERO, budget),
                     KWork::TimerNapi { .. } => (c.host.irq_entry, c.napi_budget),
+                    KWork::ThreadNapi { .. } => (c.host.napi_thread_switch, c.napi_budget),
                     _ => {
                         self.irq_handled += 1;
                         (c.host.irq_entry, c.napi_budget)
@@ -333,7 +384,8 @@ impl RxPath {
                 let out = cx.queue.rearm_claim(cx.now);
                 Done::Irq { out, next: rx.then_some(KWork::Napi { q, budget: c.napi_budget }) }
             }
-            KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } => {
+            KWork::IrqThread { q, .. } => Done::Wake { q },
+            KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } | KWork::ThreadNapi { .. } => {
                 unreachable!("converted to Entry/Rearm/Defer when started")
             }
             KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx => unreachable!("not the receive path's"),

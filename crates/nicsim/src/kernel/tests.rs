@@ -30,7 +30,7 @@ fn a_hard_irq_polls_each_frame_then_rearms() {
     let now = Instant::ZERO;
     // The hard IRQ and the first poll: one item, priced with both, which
     // takes the frame and leaves its driver and handler work to the world.
-    let irq = RxPath::irq(0, true, false);
+    let irq = RxPath::irq(0, true, false, false);
     assert_eq!(irq, KWork::Irq { q: 0 });
     let (cost, entry, next) = match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, irq)) {
         Start::Entry { cost, entry, w } => (cost, entry, w),
@@ -75,7 +75,7 @@ fn a_spent_budget_yields_and_a_deferral_arms_the_timer() {
         Done::Timer { at } => assert_eq!(at, now + w.c.gro_flush),
         d => panic!("expected the NAPI timer, got {d:?}"),
     }
-    assert_eq!(RxPath::napi_timer(0), KWork::TimerNapi { q: 0 });
+    assert_eq!(RxPath::napi_timer(0, false), KWork::TimerNapi { q: 0 });
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn split_claims_reap_in_the_hard_handler_and_schedule_napi_only_for_frames() {
     let now = Instant::ZERO;
     w.hosts[1].nic.queues[0].tx_completed();
     w.hosts[1].nic.queues[0].tx_completed();
-    let hard = RxPath::irq(0, true, true);
+    let hard = RxPath::irq(0, true, true, false);
     assert_eq!(hard, KWork::HardIrq { q: 0, rx: true });
     match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, hard)) {
         Start::Reap { cost, n, w: next } => {

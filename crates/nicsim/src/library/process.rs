@@ -78,6 +78,9 @@ pub(crate) enum Action {
     /// Busy polling: the receive path of one ring entry ran in the
     /// application's context (SO_BUSY_POLL / prefer busy poll).
     BusyPoll(RingEntry),
+    /// Busy polling: the end of `busy_poll_stop`'s extra driver poll (its
+    /// re-arm of the interrupt), in the application's context.
+    BusyPollStop,
     /// Apply this many FRAG_DONE events of the expected-event queue
     /// (`exp.rs`).
     ExpEvents(u32),

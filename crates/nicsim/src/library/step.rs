@@ -162,7 +162,7 @@ impl Proc {
     /// and a computation's end itself).
     pub(crate) fn apply(&mut self, cx: &mut Cx<'_>, action: Action) {
         match action {
-            Action::None | Action::BusyPoll(_) => {}
+            Action::None | Action::BusyPoll(_) | Action::BusyPollStop => {}
             Action::Send => self.send(cx),
             Action::Consume => {
                 if let Some(ev) = self.ring.pop_front() {

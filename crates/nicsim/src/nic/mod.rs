@@ -24,7 +24,9 @@ pub mod suspend;
 pub mod timers;
 pub mod watchdog;
 
-pub use queue::{BusyPoll, Outcome, QueueNapi, RingEntry, RxQueue, BIG_BUFFER_BYTES, BUSY_POLL_BUDGET, MXGEFW_PAD};
+pub use queue::{
+    BusyPoll, BusyStep, Outcome, QueueNapi, RingEntry, RxQueue, BIG_BUFFER_BYTES, BUSY_POLL_BUDGET, MXGEFW_PAD,
+};
 
 use crate::config::{BusTimes, NicCfg, NicTimes};
 use crate::host::bus::{Bus, BusOp};

@@ -54,6 +54,7 @@ fn queue_napi(s: &Scenario, q: usize) -> Option<QueueNapi> {
             defer_hard_irqs: k.defer_hard_irqs,
             gro_flush: k.gro_flush_timeout,
             irq_suspend: k.irq_suspend_timeout,
+            threaded: k.threaded,
         }
     })
 }
@@ -132,6 +133,8 @@ impl World {
                 .map(|(_, k)| k.irq_suspend_timeout)
                 .fold(s.napi.irq_suspend_timeout, Duration::max),
             busy_poll: s.napi.busy_poll,
+            busy_poll_budget: s.napi.busy_poll_budget,
+            napi_threaded: s.napi.threaded,
             ioat: s.ioat,
             dca: s.dca,
             native: s.native_mx,

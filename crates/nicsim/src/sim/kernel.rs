@@ -64,20 +64,46 @@ impl World {
     pub(super) fn irq_arrive(&mut self, now: Instant, h: usize, q: u8, rx: bool) {
         let hs = &mut self.hosts[h];
         let core = hs.steering.irq_core(q as usize) as usize;
-        let w = RxPath::irq(q, rx, hs.nic.queues[q as usize].split_claims());
+        let queue = &hs.nic.queues[q as usize];
+        let w = RxPath::irq(q, rx, queue.split_claims(), queue.threaded(self.c.napi_threaded));
         hs.cores[core].kq.push_front(w);
         self.kick(now, h, core);
     }
 
     /// The gro_flush_timeout of a NAPI deferred on `core` expired
-    /// (`Ev::NapiTimer`): the hrtimer interrupt re-polls queue `q`.
+    /// (`Ev::NapiTimer`): the hrtimer interrupt re-polls queue `q`, or
+    /// wakes its kernel thread (threaded NAPI).
     pub(super) fn napi_timer(&mut self, now: Instant, h: usize, q: u8, core: usize) {
-        self.hosts[h].cores[core].kq.push_back(RxPath::napi_timer(q));
+        let hs = &mut self.hosts[h];
+        let threaded = hs.nic.queues[q as usize].threaded(self.c.napi_threaded);
+        hs.cores[core].kq.push_back(RxPath::napi_timer(q, threaded));
         self.kick(now, h, core);
+    }
+
+    /// Threaded NAPI: the hard IRQ on `waker` woke queue `q`'s kernel
+    /// thread (`Done::Wake`). The scheduler places it
+    /// (`crate::host::Core::wake_target`) and it runs its poll there
+    /// (`KWork::ThreadNapi`, after the switch into it) as kernel work
+    /// before the application: on a core running the application it
+    /// preempts it, as wake-up preemption does for a thread that slept
+    /// (kernel/sched/fair.c `check_preempt_wakeup_fair`; a SCHED_FIFO
+    /// thread always does), and on an idle core the core wakes first.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn wake_napi_thread(&mut self, now: Instant, h: usize, q: u8, waker: usize) {
+        let hs = &mut self.hosts[h];
+        let prev = hs.rx.thread_core(q).map(usize::from);
+        let core = Core::wake_target(&hs.cores, &self.topo, waker, prev);
+        hs.rx.thread_placed(q, core as u16);
+        hs.cores[core].kq.push_back(KWork::ThreadNapi { q });
+        if core != waker {
+            self.kick(now, h, core);
+        }
     }
 
     /// New kernel work was queued on `core`: preempt the application if it
     /// is running a segment, then dispatch.
+    #[inline(always)]
     pub(crate) fn kick(&mut self, now: Instant, h: usize, core: usize) {
         let cs = &mut self.hosts[h].cores[core];
         if let Some(remaining) = cs.preempt(now) {
@@ -347,6 +373,7 @@ impl World {
                 }
             }
             Done::Timer { at } => self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 }),
+            Done::Wake { q } => self.wake_napi_thread(now, h, q, core),
         }
     }
 
@@ -367,7 +394,8 @@ impl World {
         let (irq, poll) = match w {
             KWork::Irq { .. } => (true, true),
             KWork::HardIrq { .. } => (true, false),
-            KWork::TimerNapi { .. } => (false, true),
+            KWork::TimerNapi { .. } | KWork::ThreadNapi { .. } => (false, true),
+            KWork::IrqThread { timer, .. } => (!timer, false),
             KWork::Napi { budget, .. } => (false, budget == napi_budget),
             _ => (false, false),
         };

@@ -13,8 +13,9 @@
 //! what a step costs (`crate::library`).
 
 use super::{Ev, HostState, RxBy, World};
+use crate::kernel::KWork;
 use crate::library::{Action, Cx, LibEvent, Output, PState, Proc, Step};
-use crate::nic::RingEntry;
+use crate::nic::{BusyStep, RingEntry};
 use crate::proto::RESENDS_MAX;
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr};
@@ -178,8 +179,8 @@ impl World {
     }
 
     /// The process waits by polling: with busy polling it runs the NIC
-    /// queue's receive path itself, a poll of up to `BUSY_POLL_BUDGET`
-    /// entries whose first pays `napi_poll` (`busy_poll_more` takes the
+    /// queue's receive path itself, a poll of up to `BUSY_POLL_BUDGET` (or
+    /// `host.busy_poll_budget`, `SO_BUSY_POLL_BUDGET`) entries whose first pays `napi_poll` (`busy_poll_more` takes the
     /// others), and holds the interrupt suspended with
     /// irq_suspend_timeout; otherwise it spins on its event ring.
     fn wait_polling(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
@@ -188,7 +189,7 @@ impl World {
             let core = pr.core() as usize;
             let q = self.hosts[h].steering.queue_for(Some(pr.ep()), 0);
             let queue = &mut self.hosts[h].nic.queues[q];
-            if let Some(poll) = queue.busy_poll(now, self.c.irq_suspend, crate::nic::BUSY_POLL_BUDGET, p as u16) {
+            if let Some(poll) = queue.busy_poll(now, self.c.irq_suspend, self.c.busy_poll_budget, p as u16) {
                 // Each busy poll pushes the suspension's deadline on, and
                 // starts its timer if none is pending (`suspend_timer`).
                 if let Some(at) = poll.suspend_timer {
@@ -206,21 +207,47 @@ impl World {
         None
     }
 
-    /// The busy poll process `p` of host `h` has in progress goes on: the
-    /// next ring entry its budget lets it take, at the entry's cost alone
-    /// (the poll's own cost, `napi_poll`, was paid by its first entry:
-    /// `wait_polling`). `None` once the poll is over; the process then
-    /// handles what it polled up before it polls again, as `napi_busy_loop`
-    /// returns to the application once its socket has data.
+    /// The busy poll process `p` of host `h` has in progress goes on
+    /// (`RxQueue::busy_poll_more`): the next ring entry its budget lets it
+    /// take, at the entry's cost alone (the poll's own cost, `napi_poll`,
+    /// was paid by its first entry: `wait_polling`), then `busy_poll_stop`'s
+    /// extra driver poll, which pays `napi_poll` again, takes entries the
+    /// same way and ends with the interrupt's re-arm (`irq_rearm`) or, its
+    /// budget spent, NAPI scheduled on this core (a softirq poll queued
+    /// here, which runs as the segment ends: `local_bh_enable`). `None`
+    /// once the poll is over; the process then handles what it polled up
+    /// before it polls again, as `napi_busy_loop` returns to the
+    /// application once its socket has data.
     fn busy_poll_more(&mut self, now: Instant, h: usize, p: usize) -> Option<(Duration, Action)> {
         let pr = &self.hosts[h].procs[p];
         let core = pr.core() as usize;
         let q = self.hosts[h].steering.queue_for(Some(pr.ep()), 0);
-        let entry = self.hosts[h].nic.queues[q].busy_poll_more(p as u16)?;
+        let step = self.hosts[h].nic.queues[q].busy_poll_more(p as u16)?;
         self.flow_kick(now, h);
-        let cost = self.entry_cost(now, h, core, q as u8, entry);
+        let (cost, action) = match step {
+            BusyStep::Entry { entry, poll } => {
+                let fee = if poll { self.c.host.napi_poll } else { Duration::ZERO };
+                (fee + self.entry_cost(now, h, core, q as u8, entry), Action::BusyPoll(entry))
+            }
+            BusyStep::Stop { poll, rearm, napi } => {
+                let c = &self.c.host;
+                let mut cost =
+                    if poll { c.napi_poll } else { Duration::ZERO } + if rearm { c.irq_rearm } else { Duration::ZERO };
+                if napi {
+                    if self.hosts[h].nic.queues[q].threaded(self.c.napi_threaded) {
+                        // __napi_schedule wakes the queue's kernel thread.
+                        cost += c.napi_thread_wake;
+                        self.wake_napi_thread(now, h, q as u8, core);
+                    } else {
+                        let w = KWork::Napi { q: q as u8, budget: self.c.napi_budget };
+                        self.hosts[h].cores[core].kq.push_back(w);
+                    }
+                }
+                (cost, Action::BusyPollStop)
+            }
+        };
         self.hosts[h].kernel_time += cost;
-        Some((cost, Action::BusyPoll(entry)))
+        Some((cost, action))
     }
 
     /// Applies a completed segment of process `p` of host `h`.
@@ -228,6 +255,7 @@ impl World {
         match action {
             Action::None if self.clock.is_some() => self.computed(now, h, p),
             Action::None => {}
+            Action::BusyPollStop => {}
             Action::BusyPoll(entry) => {
                 let core = self.hosts[h].procs[p].core() as usize;
                 match entry {

@@ -60,6 +60,8 @@ mod lci_stack;
 mod lib_io;
 mod mcast;
 mod metrics;
+#[cfg(test)]
+mod napi_tests;
 mod net_tx;
 #[cfg(test)]
 mod ni_tests;
