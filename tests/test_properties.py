@@ -126,11 +126,16 @@ def _host(cores: int) -> st.SearchStrategy[dict[str, Any]]:
     )
 
     def suspend(host: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-        # irq_suspend_timeout needs busy polling (validated: a named error).
+        # irq_suspend_timeout and the busy-poll budget need busy polling
+        # (validated: a named error).
         if not host.get("busy_poll"):
             return st.just(host)
         return st.fixed_dictionaries(
-            {}, optional={"irq_suspend_timeout_us": st.floats(0, 200)}
+            {},
+            optional={
+                "irq_suspend_timeout_us": st.floats(0, 200),
+                "busy_poll_budget": st.integers(0, 64),
+            },
         ).map(lambda extra: {**host, **extra})
 
     return knobs.flatmap(suspend)
