@@ -240,7 +240,7 @@ impl World {
             programs_left: 0,
             replay: None,
             trace,
-            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup))),
+            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup, hosts_n))),
             lib_out: Vec::new(),
             lci: None,
         };

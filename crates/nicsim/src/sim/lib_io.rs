@@ -168,6 +168,11 @@ impl World {
             }
         }
         match self.lib_call(now, h, p, |pr, cx| pr.step(cx)) {
+            // A computation starts: a parked NI clock resumes (`clock`).
+            Step::Run(cost, Action::None) if self.clock.is_some() => {
+                self.clock_resume(now, h);
+                Some((cost, Action::None))
+            }
             Step::Run(cost, action) => Some((cost, action)),
             Step::Idle => None,
             Step::Wait => self.wait_polling(now, h, p),

@@ -156,7 +156,7 @@ impl World {
             m.set("watchdog_fetches", dogs().map(|w| w.fetches).sum::<u64>() as f64);
         }
         if let Some(c) = self.clock.as_deref() {
-            m.set("clock_ticks", c.ticks as f64);
+            m.set("clock_ticks", c.ticks_at_end(self.q.now()) as f64);
             m.set("clock_interrupts", c.interrupts as f64);
             m.set("clock_signals", c.signals as f64);
             m.set("timers_missed", c.missed as f64);
