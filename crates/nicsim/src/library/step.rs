@@ -102,6 +102,13 @@ impl Proc {
                         cc.touch(cx.cache, &mut lines.app, at, Side::User, cc.lines(size));
                     }
                     match class {
+                        // Open-MX copies a medium message into its send
+                        // queue fragment by fragment, each copy just before
+                        // that fragment's system call
+                        // (`omx__post_isend_mediumsq`, libopen-mx/omx_send.c
+                        // L440-467): `send_cost` prices it per fragment, so
+                        // the post copies nothing.
+                        MessageClass::Medium if !c.native && matches!(op, Op::Send { .. }) => {}
                         MessageClass::Medium => cost += cc.copy_hot(size),
                         // Open-MX registers the send buffer before the
                         // rendezvous, pinning it page by page (`pin_cost`).
