@@ -413,6 +413,22 @@ impl HostLines {
         }
     }
 
+    /// The library's send system call into the driver on core `at` for
+    /// endpoint `ep`: its footprint's row (`footprint::Path::SendIoctl`)
+    /// and its read of the endpoint's line 0; returns the stall.
+    #[inline]
+    pub fn send_ioctl(
+        &mut self,
+        cc: &CacheCosts,
+        topo: &Topology,
+        cache: &mut CacheStats,
+        ep: usize,
+        at: Cpu,
+    ) -> Duration {
+        self.paths.run(cc, topo, cache, footprint::Path::SendIoctl, ep, at)
+            + self.paths.read_endpoint(cc, topo, cache, ep, at)
+    }
+
     /// One run of `path` for receive queue (or endpoint) `q` on core `at`
     /// (`footprint::PathLines::run`); returns the stall.
     #[inline]
@@ -540,6 +556,39 @@ impl CacheCosts {
         obj.owner = Owner::Die(at.die);
         obj.stamp = stats.insert(at.die, miss);
         obj.core = at.core;
+    }
+
+    /// Reads `lines` lines of `obj` from core `at` without taking them:
+    /// counted and charged as [`CacheCosts::access`] (a miss unless the
+    /// lines are in the die's L2 and not modified in the sibling's L1; a
+    /// transfer from wherever they are), and a copy comes into the die's
+    /// L2, but the owner stays the writer's: read sharing, for a line
+    /// another core writes between two reads (the owner's next write then
+    /// only invalidates the reader's copy, charged nothing). Not on the
+    /// per-event path of any object [`CacheCosts::access`] serves.
+    pub fn read(
+        &self,
+        topo: &Topology,
+        stats: &mut CacheStats,
+        obj: &Obj,
+        at: Cpu,
+        side: Side,
+        lines: u32,
+    ) -> Duration {
+        if lines == 0 {
+            return Duration::ZERO;
+        }
+        let n = lines as u64;
+        let hit = stats.holds(obj.owner, obj.stamp, at.die);
+        let sibling = stats.in_sibling_l1(obj, at);
+        stats.count(at.core, obj.class, side, n, if hit && !sibling { 0 } else { n });
+        if hit {
+            Duration::ZERO
+        } else {
+            let cost = self.line(topo, Self::source(stats, obj.owner, obj.stamp), at.die).times(n);
+            stats.insert(at.die, n);
+            cost
+        }
     }
 
     /// Counts `lines` accesses of `obj` from core `at` and moves it there,

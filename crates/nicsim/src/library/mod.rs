@@ -151,7 +151,7 @@ impl Cx<'_> {
             self.emit(Output::Stall { core, stall });
         }
         let at = self.topo.cpu(core);
-        cost + self.kernel_lines.path(self.cc, self.topo, self.cache, Path::SendIoctl, ep as usize, at)
+        cost + self.kernel_lines.send_ioctl(self.cc, self.topo, self.cache, ep as usize, at)
             + self.kernel_lines.path(self.cc, self.topo, self.cache, Path::OmxSend, 0, at)
     }
 }
