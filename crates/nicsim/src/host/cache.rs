@@ -188,6 +188,28 @@ pub struct CacheStats {
     /// \[class]\[side]: an access counts a hit and a miss side by side, in
     /// one cache line of the simulator's own.
     pub counts: [[Count; 2]; CLASSES],
+    /// The measured thread's counts (`thread_counts`).
+    thread: Thread,
+}
+
+/// The accesses one core makes, counted apart: what PAPI counts for the
+/// thread it measures. PAPI counts per thread by default (`PAPI_GRN_THR`,
+/// "Count each individual thread", `PAPI_set_granularity(3)`): the kernel
+/// saves and restores the thread's counters when it switches threads, not
+/// when an interrupt enters, so the thread's kernel domain
+/// (`PAPI_DOM_KERNEL`) is its own system calls and whatever interrupts and
+/// softirqs run on its core while it runs; an interrupt served on another
+/// core is not in its counts. [OMX-MQ] §4.4 measures the ping-pong's process
+/// that way ("observed with PAPI during a ping-pong"), so its kernel column
+/// holds the receive stack only when the interrupt is on the process's core
+/// (SC), one in eight under round-robin, none on the sibling (S$).
+#[derive(Clone, Debug)]
+struct Thread {
+    /// The core of the measured thread (a process bound to it), or
+    /// [`NO_CORE`].
+    core: u16,
+    /// \[class]\[side] of the accesses made on that core.
+    counts: [[Count; 2]; CLASSES],
 }
 
 impl CacheStats {
@@ -196,6 +218,7 @@ impl CacheStats {
     pub fn new(dies: usize, capacity_lines: u64, l1_lines: u32) -> Self {
         CacheStats {
             counts: [[Count::default(); 2]; CLASSES],
+            thread: Thread { core: NO_CORE, counts: [[Count::default(); 2]; CLASSES] },
             fill: vec![0; dies],
             capacity: capacity_lines.max(1),
             l1_capacity: l1_lines.max(1) as u64,
@@ -259,13 +282,43 @@ impl CacheStats {
         (h + m, m)
     }
 
-    /// Counts `lines` accesses of `class` from `side`, `miss` of them misses.
+    /// Counts `lines` accesses of `class` from `side` on core `core`,
+    /// `miss` of them misses (and apart if `core` is the measured thread's).
     #[inline]
-    fn count(&mut self, class: ObjClass, side: Side, lines: u64, miss: u64) {
+    fn count(&mut self, core: u16, class: ObjClass, side: Side, lines: u64, miss: u64) {
         let (c, s) = (class as usize, side as usize);
         let k = &mut self.counts[c][s];
         k.hits += lines - miss;
         k.misses += miss;
+        if core == self.thread.core {
+            let t = &mut self.thread.counts[c][s];
+            t.hits += lines - miss;
+            t.misses += miss;
+        }
+    }
+
+    /// Counts `n` misses of `class` from `side` on core `core` (lines that
+    /// bounce between two cores: `host::tx`).
+    pub fn count_misses(&mut self, core: u16, class: ObjClass, side: Side, n: u64) {
+        self.count(core, class, side, n, n);
+    }
+
+    /// Counts the accesses made on core `core` apart from now on: the
+    /// thread PAPI measures ([`Thread`]).
+    pub fn watch(&mut self, core: u16) {
+        self.thread.core = core;
+    }
+
+    /// Accesses and misses of `side` made on the watched core ([`Thread`]),
+    /// over every object class; `None` when no core is watched.
+    pub fn thread_side_totals(&self, side: Side) -> Option<(u64, u64)> {
+        if self.thread.core == NO_CORE {
+            return None;
+        }
+        let s = side as usize;
+        let h: u64 = self.thread.counts.iter().map(|r| r[s].hits).sum();
+        let m: u64 = self.thread.counts.iter().map(|r| r[s].misses).sum();
+        Some((h + m, m))
     }
 
     /// `lines` lines enter die `die`'s L2; returns its fill clock after.
@@ -358,6 +411,22 @@ impl HostLines {
             kernel: vec![Obj::new(ObjClass::Private); cores],
             paths: footprint::PathLines::new(queues, footprints),
         }
+    }
+
+    /// The library's send system call into the driver on core `at` for
+    /// endpoint `ep`: its footprint's row (`footprint::Path::SendIoctl`)
+    /// and its read of the endpoint's line 0; returns the stall.
+    #[inline]
+    pub fn send_ioctl(
+        &mut self,
+        cc: &CacheCosts,
+        topo: &Topology,
+        cache: &mut CacheStats,
+        ep: usize,
+        at: Cpu,
+    ) -> Duration {
+        self.paths.run(cc, topo, cache, footprint::Path::SendIoctl, ep, at)
+            + self.paths.read_endpoint(cc, topo, cache, ep, at)
     }
 
     /// One run of `path` for receive queue (or endpoint) `q` on core `at`
@@ -483,10 +552,43 @@ impl CacheCosts {
     #[inline(always)]
     fn moved(stats: &mut CacheStats, obj: &mut Obj, at: Cpu, side: Side, n: u64, hit: bool, sibling: bool) {
         let miss = if hit { 0 } else { n };
-        stats.count(obj.class, side, n, if sibling { n } else { miss });
+        stats.count(at.core, obj.class, side, n, if sibling { n } else { miss });
         obj.owner = Owner::Die(at.die);
         obj.stamp = stats.insert(at.die, miss);
         obj.core = at.core;
+    }
+
+    /// Reads `lines` lines of `obj` from core `at` without taking them:
+    /// counted and charged as [`CacheCosts::access`] (a miss unless the
+    /// lines are in the die's L2 and not modified in the sibling's L1; a
+    /// transfer from wherever they are), and a copy comes into the die's
+    /// L2, but the owner stays the writer's: read sharing, for a line
+    /// another core writes between two reads (the owner's next write then
+    /// only invalidates the reader's copy, charged nothing). Not on the
+    /// per-event path of any object [`CacheCosts::access`] serves.
+    pub fn read(
+        &self,
+        topo: &Topology,
+        stats: &mut CacheStats,
+        obj: &Obj,
+        at: Cpu,
+        side: Side,
+        lines: u32,
+    ) -> Duration {
+        if lines == 0 {
+            return Duration::ZERO;
+        }
+        let n = lines as u64;
+        let hit = stats.holds(obj.owner, obj.stamp, at.die);
+        let sibling = stats.in_sibling_l1(obj, at);
+        stats.count(at.core, obj.class, side, n, if hit && !sibling { 0 } else { n });
+        if hit {
+            Duration::ZERO
+        } else {
+            let cost = self.line(topo, Self::source(stats, obj.owner, obj.stamp), at.die).times(n);
+            stats.insert(at.die, n);
+            cost
+        }
     }
 
     /// Counts `lines` accesses of `obj` from core `at` and moves it there,
@@ -503,10 +605,10 @@ impl CacheCosts {
         // clock's store.
         if stats.holds(obj.owner, obj.stamp, at.die) {
             let sibling = stats.in_sibling_l1(obj, at);
-            stats.count(obj.class, side, lines, if sibling { lines } else { 0 });
+            stats.count(at.core, obj.class, side, lines, if sibling { lines } else { 0 });
             obj.stamp = stats.fill[at.die as usize];
         } else {
-            stats.count(obj.class, side, lines, lines);
+            stats.count(at.core, obj.class, side, lines, lines);
             obj.owner = Owner::Die(at.die);
             obj.stamp = stats.insert(at.die, lines);
         }
@@ -553,13 +655,13 @@ impl CacheCosts {
     fn stream(&self, stats: &mut CacheStats, obj: &mut Obj, at: Cpu, side: Side, n: u64) {
         if stats.holds(obj.owner, obj.stamp, at.die) {
             let sibling = stats.in_sibling_l1(obj, at);
-            stats.count(obj.class, side, n, if sibling { n } else { 0 });
+            stats.count(at.core, obj.class, side, n, if sibling { n } else { 0 });
             obj.stamp = stats.fill[at.die as usize];
         } else {
             // n lines come in: n demand requests, of which all but the first
             // of each page hit a prefetched line, plus the prefetches.
             let prefetched = n - self.stream_misses(n);
-            stats.count(obj.class, side, n + prefetched, n);
+            stats.count(at.core, obj.class, side, n + prefetched, n);
             obj.owner = Owner::Die(at.die);
             obj.stamp = stats.insert(at.die, n);
         }

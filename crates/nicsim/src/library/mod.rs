@@ -144,12 +144,14 @@ impl Cx<'_> {
     /// `omx_queue_xmit` writes (`Path::OmxSend`); a stall it makes another
     /// core owe is an output.
     #[inline(always)]
-    pub(crate) fn tx_touch(&mut self, core: u16, hold: Duration) -> Duration {
+    pub(crate) fn tx_touch(&mut self, core: u16, ep: u8, hold: Duration) -> Duration {
         let kernel = &mut self.kernel_lines.kernel[core as usize];
         let (cost, owed) = self.tx.touch(self.cc, self.topo, &self.c.cache, self.cache, kernel, self.now, core, hold);
         if let Some((core, stall)) = owed {
             self.emit(Output::Stall { core, stall });
         }
-        cost + self.kernel_lines.path(self.cc, self.topo, self.cache, Path::OmxSend, 0, self.topo.cpu(core))
+        let at = self.topo.cpu(core);
+        cost + self.kernel_lines.send_ioctl(self.cc, self.topo, self.cache, ep as usize, at)
+            + self.kernel_lines.path(self.cc, self.topo, self.cache, Path::OmxSend, 0, at)
     }
 }

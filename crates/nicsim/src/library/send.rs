@@ -47,7 +47,7 @@ impl Proc {
             return cost;
         }
         let per_frame = c.host.driver_tx + c.nic.doorbell;
-        let tx = cx.tx_touch(self.core, c.host.syscall + per_frame);
+        let tx = cx.tx_touch(self.core, self.ep, c.host.syscall + per_frame);
         match out {
             Out::Msg { kind, size, frag, .. } => {
                 let bytes = match kind {

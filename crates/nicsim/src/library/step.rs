@@ -123,7 +123,7 @@ impl Proc {
                             if class == MessageClass::Small {
                                 cost += c.lib.small_send;
                             }
-                            let tx = cx.tx_touch(self.core, hold);
+                            let tx = cx.tx_touch(self.core, self.ep, hold);
                             cost += hold + tx + cc.copy_hot(size);
                         }
                     }

@@ -401,6 +401,10 @@ impl World {
         hs.procs.push(Proc::new(rank, core, ep, program, Endpoint::new(self.c.proto, hosts)));
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].bind(idx);
+        if idx == 0 {
+            // The host's first process is the one its thread counts measure.
+            hs.cache.watch(core);
+        }
         self.programs_left += 1;
     }
 }

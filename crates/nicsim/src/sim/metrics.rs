@@ -134,6 +134,11 @@ impl World {
             for (side, name) in [(Side::Kernel, "kernel"), (Side::User, "user")] {
                 let (accesses, misses) = h.cache.side_totals(side);
                 m.ratio(&format!("host{i}_{name}_miss_rate"), misses as f64, accesses as f64, NO_ACCESS);
+                // The same, of the accesses made on the first process's core
+                // (what PAPI counts for that thread: `CacheStats::watch`).
+                if let Some((accesses, misses)) = h.cache.thread_side_totals(side) {
+                    m.ratio(&format!("host{i}_thread_{name}_miss_rate"), misses as f64, accesses as f64, NO_ACCESS);
+                }
             }
             for c in ObjClass::ALL {
                 let [k, u] = h.cache.counts[c as usize];

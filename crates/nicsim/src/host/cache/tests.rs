@@ -176,3 +176,36 @@ fn receive_queue_slots_are_made_as_they_are_reached_and_reused_after_the_last() 
     assert_eq!(lines.recvq.capacity(), RECVQ_SLOTS);
     assert_eq!(lines.recvq[0].stamp, 9);
 }
+
+#[test]
+fn the_thread_counts_hold_only_the_watched_cores_accesses() {
+    // PAPI's per-thread counters ([OMX-MQ] Table II): the kernel work of an
+    // interrupt served on another core is not in the process's counts.
+    let (cc, t) = (costs(), topo());
+    let mut st = CacheStats::new(4, 65536, 512);
+    let (mut ep, mut private) = (Obj::new(ObjClass::Endpoint), Obj::new(ObjClass::Private));
+    assert_eq!(st.thread_side_totals(Side::Kernel), None);
+    st.watch(0);
+    // The interrupt on the sibling core 1 (same die): 3 lines, all misses.
+    cc.access(&t, &mut st, &mut ep, Cpu { core: 1, die: 0 }, Side::Kernel, 3);
+    assert_eq!(st.side_totals(Side::Kernel), (3, 3));
+    assert_eq!(st.thread_side_totals(Side::Kernel), Some((0, 0)));
+    // The process's send system call on core 0: the endpoint's lines come
+    // from the sibling's L1 (misses), its own private lines then hit.
+    cc.access(&t, &mut st, &mut ep, on(0), Side::Kernel, 3);
+    cc.touch(&mut st, &mut private, on(0), Side::Kernel, 5);
+    cc.touch(&mut st, &mut private, on(0), Side::Kernel, 5);
+    assert_eq!(st.thread_side_totals(Side::Kernel), Some((13, 8)));
+    assert_eq!(st.side_totals(Side::Kernel), (16, 11));
+    // The user side is counted apart as well; copies too.
+    let mut app = Obj::new(ObjClass::AppBuf);
+    cc.copy(&mut st, &mut private, Some(&mut app), on(0), Side::User, 640);
+    let (accesses, misses) = st.thread_side_totals(Side::User).unwrap();
+    assert_eq!((accesses, misses), st.side_totals(Side::User));
+    assert_eq!(misses, 10);
+    // Lines two cores bounce (`host::tx`): each core's share.
+    st.count_misses(0, ObjClass::TxRing, Side::Kernel, 4);
+    st.count_misses(5, ObjClass::TxRing, Side::Kernel, 4);
+    assert_eq!(st.thread_side_totals(Side::Kernel), Some((17, 12)));
+    assert_eq!(st.side_totals(Side::Kernel), (24, 19));
+}
