@@ -28,54 +28,11 @@
 
 use super::apps::McOut;
 use super::host::Outgoing;
-use super::ni::Ni;
 use super::workload::Job;
 use super::{host_origin, ni_origin, Kind, Packet, Stack};
 use crate::config::Forwarding;
-pub use crate::nic::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
+pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
 use crate::time::{Duration, Instant};
-
-impl Forwarded for Packet {
-    fn root(&self) -> Option<u32> {
-        self.bcast
-    }
-    fn to_child(&self, child: u32) -> Self {
-        Packet { dst: child, ..*self }
-    }
-    fn hold_key(&self) -> (u32, u32, u32) {
-        (self.src, self.msg, self.frag)
-    }
-}
-
-impl Ni {
-    /// Starts the firmware on the next forward if idle; returns when the
-    /// forward's network DMA is programmed.
-    pub fn fwd_kick(&mut self, now: Instant) -> Option<Instant> {
-        if self.mc.fwd_busy || self.mc.fwd_queue.is_empty() {
-            return None;
-        }
-        self.mc.fwd_busy = true;
-        self.cpu_free = now.max(self.cpu_free) + self.mc.fwd_cost;
-        Some(self.cpu_free)
-    }
-
-    /// Posts one send buffer whose packet goes to each of `dsts` (one
-    /// descriptor each); the buffer is released after the last one left.
-    pub fn tx_post_shared(&mut self, now: Instant, pkt: Packet, dsts: impl Iterator<Item = u32>) -> Option<Instant> {
-        debug_assert!(self.send_free > 0, "host wrote into a busy send buffer");
-        self.send_free -= 1;
-        let before = self.tx_queue.len();
-        for d in dsts {
-            self.tx_queue.push_back(Packet { dst: d, ..pkt });
-            self.mc.tx_rel.push_back(false);
-        }
-        debug_assert!(self.tx_queue.len() > before, "a shared post without a destination");
-        if let Some(last) = self.mc.tx_rel.back_mut() {
-            *last = true;
-        }
-        self.tx_kick(now)
-    }
-}
 
 /// Multicast state of the world.
 #[derive(Debug)]
@@ -284,12 +241,7 @@ impl Stack {
             return;
         }
         self.nis[d].rx_free -= 1;
-        let ni = &mut self.nis[h as usize];
-        ni.mc.fwd_queue.pop_front();
-        ni.mc.fwd_busy = false;
-        ni.mc.fwd_ready = false;
-        ni.mc.forwards += 1;
-        ni.mc.first_forward_at.get_or_insert(now);
+        let pkt = self.nis[h as usize].fwd_started(now);
         self.packets_sent += 1;
         let (left, arrive) = self.grid.send(h, pkt.dst, now, self.header + pkt.payload);
         self.at_packet(left, ni_origin(h), Kind::FwdDone, h, pkt);
