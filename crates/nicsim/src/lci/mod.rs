@@ -490,7 +490,7 @@ impl Stack {
 
     /// `Kind::TxReady`.
     pub fn tx_ready(&mut self, h: u32, now: Instant) {
-        self.try_transmit(h, now);
+        self.try_transmit(h, now, false);
     }
 
     /// `Kind::TxDone`.
@@ -628,24 +628,40 @@ impl Stack {
         }
     }
 
-    /// NI `h` transmits its head descriptor if the destination NI has a
-    /// free receive buffer; otherwise it waits for one.
-    fn try_transmit(&mut self, h: u32, now: Instant) {
-        let Some(&pkt) = self.nis[h as usize].tx_queue.front() else { return };
-        let d = pkt.dst as usize;
-        if self.nis[d].rx_free == 0 {
-            if !self.blocked[d].contains(&h) {
-                self.blocked[d].push(h);
+    /// NI `h` transmits its head descriptor (`forward`: its programmed head
+    /// forward, `multicast`) if the destination NI has a free receive
+    /// buffer; otherwise it waits for one (Myrinet back-pressure: it is
+    /// queued once at that NI, [`Stack::waiting`], and retries when a
+    /// buffer frees, `buffer_freed`), a forwarding NI still holding its own.
+    fn try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
+        let ni = &self.nis[h as usize];
+        let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
+        let Some(&Packet { dst, .. }) = head else { return };
+        if self.nis[dst as usize].rx_free == 0 {
+            let waiting = self.waiting(dst, forward);
+            if !waiting.contains(&h) {
+                waiting.push(h);
+                if forward {
+                    self.nis[h as usize].mc.fwd_waits += 1;
+                }
             }
             return;
         }
-        self.nis[d].rx_free -= 1;
-        let pkt = self.nis[h as usize].tx_started();
-        let (left, arrive) = self.grid.send(h, pkt.dst, now, self.header + pkt.payload);
-        self.at(left, ni_origin(h), Kind::TxDone, h, 0);
-        self.at_packet(arrive, ni_origin(pkt.dst), Kind::Arrive, pkt.dst, pkt);
-        if let Some(t) = self.nis[h as usize].tx_kick(now) {
-            self.at(t, ni_origin(h), Kind::TxReady, h, 0);
+        self.nis[dst as usize].rx_free -= 1;
+        let ni = &mut self.nis[h as usize];
+        let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
+        let (left, arrive) = self.grid.send(h, dst, now, self.header + pkt.payload);
+        if forward {
+            self.packets_sent += 1;
+            self.at_packet(left, ni_origin(h), Kind::FwdDone, h, pkt);
+        } else {
+            self.at(left, ni_origin(h), Kind::TxDone, h, 0);
+        }
+        self.at_packet(arrive, ni_origin(dst), Kind::Arrive, dst, pkt);
+        let ni = &mut self.nis[h as usize];
+        let (next, kind) = if forward { (ni.fwd_kick(now), Kind::FwdReady) } else { (ni.tx_kick(now), Kind::TxReady) };
+        if let Some(t) = next {
+            self.at(t, ni_origin(h), kind, h, 0);
         }
     }
 

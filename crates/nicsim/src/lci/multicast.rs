@@ -224,61 +224,30 @@ impl Stack {
         }
     }
 
-    /// NI `h` transmits its programmed head forward if the child has a free
-    /// receive buffer; otherwise it waits (holding its own buffer).
-    pub(super) fn try_forward(&mut self, h: u32, now: Instant) {
-        let ni = &self.nis[h as usize];
-        if !ni.mc.fwd_ready {
-            return;
-        }
-        let Some(&pkt) = ni.mc.fwd_queue.front() else { return };
-        let d = pkt.dst as usize;
-        if self.nis[d].rx_free == 0 {
-            if !self.mc.fwd_blocked[d].contains(&h) {
-                self.mc.fwd_blocked[d].push(h);
-                self.nis[h as usize].mc.fwd_waits += 1;
-            }
-            return;
-        }
-        self.nis[d].rx_free -= 1;
-        let pkt = self.nis[h as usize].fwd_started(now);
-        self.packets_sent += 1;
-        let (left, arrive) = self.grid.send(h, pkt.dst, now, self.header + pkt.payload);
-        self.at_packet(left, ni_origin(h), Kind::FwdDone, h, pkt);
-        self.at_packet(arrive, ni_origin(pkt.dst), Kind::Arrive, pkt.dst, pkt);
-        if let Some(t) = self.nis[h as usize].fwd_kick(now) {
-            self.at(t, ni_origin(h), Kind::FwdReady, h, 0);
+    /// The NIs waiting for one of NI `d`'s receive buffers: to transmit a
+    /// descriptor, or (`forward`) a forward.
+    pub(super) fn waiting(&mut self, d: u32, forward: bool) -> &mut Vec<u32> {
+        if forward {
+            &mut self.mc.fwd_blocked[d as usize]
+        } else {
+            &mut self.blocked[d as usize]
         }
     }
 
-    /// NIs whose forwards wait for a receive buffer of NI `d` retry.
-    pub(super) fn mc_retry_forwards(&mut self, d: u32, now: Instant) {
-        if self.mc.fwd_blocked[d as usize].is_empty() {
-            return;
-        }
-        let mut waiting = std::mem::take(&mut self.mc.fwd_blocked[d as usize]);
-        for &s in &waiting {
-            self.try_forward(s, now);
-        }
-        waiting.clear();
-        if self.mc.fwd_blocked[d as usize].is_empty() {
-            self.mc.fwd_blocked[d as usize] = waiting;
-        }
-    }
-
-    /// A receive buffer of NI `h` became free: every sender and forwarder
-    /// waiting for one retries.
+    /// A receive buffer of NI `h` became free: every sender, then every
+    /// forwarder, waiting for one retries (in the order they began to wait).
     pub(super) fn buffer_freed(&mut self, h: u32, now: Instant) {
-        let waiting = std::mem::take(&mut self.blocked[h as usize]);
-        for &s in &waiting {
-            self.try_transmit(s, now);
+        for forward in [false, true] {
+            let mut waiting = std::mem::take(self.waiting(h, forward));
+            for &s in &waiting {
+                self.try_transmit(s, now, forward);
+            }
+            waiting.clear();
+            let list = self.waiting(h, forward);
+            if list.is_empty() {
+                *list = waiting;
+            }
         }
-        let mut waiting = waiting;
-        waiting.clear();
-        if self.blocked[h as usize].is_empty() {
-            self.blocked[h as usize] = waiting;
-        }
-        self.mc_retry_forwards(h, now);
     }
 
     /// `Kind::McForward`: host `h`'s upcall forwards its packet `id`
@@ -319,7 +288,7 @@ impl Stack {
     /// `Kind::FwdReady`.
     pub fn fwd_ready(&mut self, h: u32, now: Instant) {
         self.nis[h as usize].mc.fwd_ready = true;
-        self.try_forward(h, now);
+        self.try_transmit(h, now, true);
     }
 
     /// `Kind::FwdDone`: NI `h`'s forward of packet `id` left.
