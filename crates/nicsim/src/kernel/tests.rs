@@ -18,7 +18,7 @@ fn world() -> World {
 /// Calls `f` with host 1's receive path and a context on its queue 0.
 fn with_cx<R>(w: &mut World, now: Instant, f: impl FnOnce(&mut RxPath, &mut Cx<'_>) -> R) -> R {
     let hs = &mut w.hosts[1];
-    let mut cx = Cx { now, c: &w.c, cc: &w.cc, topo: &w.topo, cache: &mut hs.cache, queue: &mut hs.nic.queues[0] };
+    let mut cx = Cx { now, c: &w.c, cc: &w.c.cc, topo: &w.topo, cache: &mut hs.cache, queue: &mut hs.nic.queues[0] };
     f(&mut hs.rx, &mut cx)
 }
 
