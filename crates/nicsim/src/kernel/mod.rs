@@ -2,9 +2,11 @@
 //! ([`RxPath`], its fields private): the hard IRQ, the NAPI poll of a
 //! receive queue with its budget, napi_complete's re-arm or deferral
 //! (napi_defer_hard_irqs with a gro_flush_timeout timer), the split
-//! claims' hard handler (`tx_reap = "hard-irq"`), what each of these
-//! costs (irq_entry, napi_poll with the NAPI state's cache lines,
-//! irq_rearm), and the host's interrupt and frame counters.
+//! claims' hard handler (`tx_reap = "hard-irq"`), the Open-MX receive
+//! handler (`handler`: a frame's price and the handler's [`Verdict`] on
+//! it), what each of these costs (irq_entry, napi_poll with the NAPI
+//! state's cache lines, irq_rearm), and the host's interrupt and frame
+//! counters.
 //!
 //! The interface is small, in the library's style (`crate::library`): the
 //! world calls it with a context ([`Cx`]: the time, the costs, the cache
@@ -19,12 +21,14 @@
 //! * [`RxPath::irq`]: the work an interrupt of a queue queues on its core;
 //! * [`RxPath::napi_timer`]: the work a deferred NAPI's timer queues;
 //! * [`RxPath::start`] and [`RxPath::entry_cost`]: a work item begins;
-//! * [`RxPath::finish`]: it ends.
+//! * [`RxPath::finish`]: it ends;
+//! * [`handler_price`] and [`RxPath::handle`]: a received frame's driver
+//!   and handler work, and what the handler makes of it.
 //!
 //! It does not own the cores, their queues and dispatch (`crate::host::core`
-//! and the world's `sim/kernel.rs`), the events, nor what a received frame
-//! costs the driver and the Open-MX handler and what it becomes (the
-//! world's `sim/handler.rs`), nor the queue's own decisions (`crate::nic`).
+//! and the world's `sim/kernel.rs`), the events, nor where a verdict goes
+//! (the world routes it: the library's ring, the drivers' pulls), nor the
+//! queue's own decisions (`crate::nic`).
 
 use crate::costs::Costs;
 use crate::host::{CacheCosts, CacheStats, Obj, ObjClass, Side, Topology};
@@ -393,7 +397,9 @@ impl RxPath {
     }
 }
 
+mod handler;
 mod net_tx;
+pub(crate) use handler::{price as handler_price, HandlerCx, RxBy, Verdict};
 pub(crate) use net_tx::{NetTx, TxDtor};
 
 #[cfg(test)]

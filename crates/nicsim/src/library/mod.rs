@@ -13,12 +13,17 @@
 //! which the world routes in order after the call. Its entry points:
 //!
 //! * [`Proc::step`]: the process has the CPU; what it runs next and what
-//!   that costs ([`Step`]), a send's price beside its effect;
-//! * [`Proc::apply`]: the segment priced by `step` ended; its effect;
+//!   that costs ([`Step`]), a send's price beside its effect; it runs
+//!   that segment;
+//! * [`Proc::segment_done`]: the segment priced by `step` ended; its
+//!   effect (or, for a computation's end and a busy poll's entry, the
+//!   action handed back to the world);
 //! * [`Proc::timer_fired`]: its protocol-timer event fired;
 //! * [`Proc::pull_opened`]: the driver opened the pull handle it asked for;
 //! * the scheduling and ring methods the kernel and the handler call
-//!   (`process.rs`): preemption, notification, the event ring.
+//!   (`process.rs`): preemption, notification, the event ring (`post`,
+//!   which answers whether the process slept and what it does about the
+//!   event).
 //!
 //! It owns the library's state and decisions; it does not own the cores,
 //! the event queue, frames, NICs or the drivers' pull handles (the world's,

@@ -24,7 +24,7 @@ fn with_cx<R>(w: &mut World, h: usize, now: Instant, out: &mut Vec<Output>, f: i
         now,
         host: h as u16,
         c: &w.c,
-        cc: &w.cc,
+        cc: &w.c.cc,
         topo: &w.topo,
         cache: &mut hs.cache,
         tx: &mut hs.tx,

@@ -108,6 +108,7 @@ impl World {
             lib,
             nic: t.nic,
             cache: t.cache,
+            cc: CacheCosts::new(&s.times.cache),
             sleep: Sleep { on: s.sleep && !s.soaker, after: t.host.idle_before_sleep, exit: t.host.sleep_exit },
             proto: Params {
                 ack_after: lib.ack_after,
@@ -222,7 +223,6 @@ impl World {
             q: EventQueue::new(),
             hosts,
             topo,
-            cc: CacheCosts::new(&s.times.cache),
             c,
             wire: Wire {
                 net: Network::new(&p.link, &s.times.link, hosts_n, p.grid.as_ref()),

@@ -9,7 +9,7 @@
 //! state per receive queue, the Open-MX interface's counters per host, the
 //! refcount line of each endpoint). It does not decide when a path runs:
 //! the kernel's stages (`sim/kernel.rs`: hard IRQ, NAPI poll, reap, pull
-//! replies; `sim/handler.rs`: each received frame) and the library's send
+//! replies; `kernel/handler.rs`: each received frame) and the library's send
 //! system call (`library::Cx::tx_touch`) call [`super::HostLines::path`]
 //! once per run of a path. A new path adds a [`Path`], its row here and
 //! one such call.
