@@ -166,6 +166,21 @@ impl Obj {
     }
 }
 
+/// A reader's copy of lines another core writes ([`CacheCosts::read`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ReadCopy {
+    /// Where the copy is (its class is the written object's).
+    copy: Obj,
+    /// The written object's die, core and stamp when the copy was made.
+    seen: (Owner, u16, u64),
+}
+
+impl ReadCopy {
+    pub fn new(class: ObjClass) -> Self {
+        ReadCopy { copy: Obj::new(class), seen: (Owner::Memory, NO_CORE, u64::MAX) }
+    }
+}
+
 /// Line accesses of one object class from one side.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Count {
@@ -415,18 +430,11 @@ impl HostLines {
 
     /// The library's send system call into the driver on core `at` for
     /// endpoint `ep`: its footprint's row (`footprint::Path::SendIoctl`)
-    /// and its read of the endpoint's line 0; returns the stall.
+    /// and its read of the endpoint's line 0, counted (no stall: the
+    /// lines it reads are only counted).
     #[inline]
-    pub fn send_ioctl(
-        &mut self,
-        cc: &CacheCosts,
-        topo: &Topology,
-        cache: &mut CacheStats,
-        ep: usize,
-        at: Cpu,
-    ) -> Duration {
-        self.paths.run(cc, topo, cache, footprint::Path::SendIoctl, ep, at)
-            + self.paths.read_endpoint(cc, topo, cache, ep, at)
+    pub fn send_ioctl(&mut self, cc: &CacheCosts, cache: &mut CacheStats, ep: usize, at: Cpu) {
+        self.paths.send_ioctl(cc, cache, ep, at)
     }
 
     /// One run of `path` for receive queue (or endpoint) `q` on core `at`
@@ -558,37 +566,30 @@ impl CacheCosts {
         obj.core = at.core;
     }
 
-    /// Reads `lines` lines of `obj` from core `at` without taking them:
-    /// counted and charged as [`CacheCosts::access`] (a miss unless the
-    /// lines are in the die's L2 and not modified in the sibling's L1; a
-    /// transfer from wherever they are), and a copy comes into the die's
-    /// L2, but the owner stays the writer's: read sharing, for a line
-    /// another core writes between two reads (the owner's next write then
-    /// only invalidates the reader's copy, charged nothing). Not on the
-    /// per-event path of any object [`CacheCosts::access`] serves.
-    pub fn read(
-        &self,
-        topo: &Topology,
-        stats: &mut CacheStats,
-        obj: &Obj,
-        at: Cpu,
-        side: Side,
-        lines: u32,
-    ) -> Duration {
+    /// Counts the read of `lines` lines of `obj`, which another core
+    /// writes, from core `at`, through the reader's copy `rc`, and charges
+    /// nothing (the read's time is in the caller's fitted cost, as for the
+    /// other lines only counted: see the module's documentation). Read
+    /// sharing: the reader's copy serves it while the writer has not
+    /// written since the last read and the copy is still in the die's L2;
+    /// else the lines are a miss unless the writer's are in this die's L2
+    /// and not modified in the sibling core's L1. The owner stays the
+    /// writer's. A write is seen as the writer's object changing (its die,
+    /// core or fill stamp): two writes on one core with no line brought
+    /// into its die between them look like one.
+    pub fn read(&self, stats: &mut CacheStats, obj: &Obj, rc: &mut ReadCopy, at: Cpu, side: Side, lines: u32) {
         if lines == 0 {
-            return Duration::ZERO;
+            return;
         }
         let n = lines as u64;
-        let hit = stats.holds(obj.owner, obj.stamp, at.die);
-        let sibling = stats.in_sibling_l1(obj, at);
-        stats.count(at.core, obj.class, side, n, if hit && !sibling { 0 } else { n });
-        if hit {
-            Duration::ZERO
-        } else {
-            let cost = self.line(topo, Self::source(stats, obj.owner, obj.stamp), at.die).times(n);
-            stats.insert(at.die, n);
-            cost
-        }
+        let now = (obj.owner, obj.core, obj.stamp);
+        let fresh = rc.seen == now && stats.holds(rc.copy.owner, rc.copy.stamp, at.die);
+        let in_l2 = stats.holds(obj.owner, obj.stamp, at.die) && !stats.in_sibling_l1(obj, at);
+        let miss = if fresh || in_l2 { 0 } else { n };
+        stats.count(at.core, obj.class, side, n, miss);
+        rc.copy.owner = Owner::Die(at.die);
+        rc.copy.stamp = stats.insert(at.die, miss);
+        rc.seen = now;
     }
 
     /// Counts `lines` accesses of `obj` from core `at` and moves it there,

@@ -145,9 +145,10 @@ impl Cx<'_> {
     }
 
     /// The host's send-path state, touched by `core` which then works on
-    /// it for `hold` (`TxPath::touch`), and the lines Open-MX's
-    /// `omx_queue_xmit` writes (`Path::OmxSend`); a stall it makes another
-    /// core owe is an output.
+    /// it for `hold` (`TxPath::touch`), the lines of endpoint `ep`'s send
+    /// system call (`Path::SendIoctl`) and those Open-MX's `omx_queue_xmit`
+    /// writes (`Path::OmxSend`); a stall it makes another core owe is an
+    /// output.
     #[inline(always)]
     pub(crate) fn tx_touch(&mut self, core: u16, ep: u8, hold: Duration) -> Duration {
         let kernel = &mut self.kernel_lines.kernel[core as usize];
@@ -156,7 +157,8 @@ impl Cx<'_> {
             self.emit(Output::Stall { core, stall });
         }
         let at = self.topo.cpu(core);
-        cost + self.kernel_lines.send_ioctl(self.cc, self.topo, self.cache, ep as usize, at)
-            + self.kernel_lines.path(self.cc, self.topo, self.cache, Path::OmxSend, 0, at)
+        // The send system call's own lines (`Path::SendIoctl`): counted.
+        self.kernel_lines.send_ioctl(self.cc, self.cache, ep as usize, at);
+        cost + self.kernel_lines.path(self.cc, self.topo, self.cache, Path::OmxSend, 0, at)
     }
 }
