@@ -681,6 +681,14 @@ fn napi_threads(key: String, platform: &Platform, preset: &str, tx_reap: TxReap)
     Ok(())
 }
 
+/// Linux busy-poll budget: the packets one busy poll takes
+/// (include/net/busy_poll.h `BUSY_POLL_BUDGET`, the budget `sk_busy_loop`
+/// gives `napi_busy_loop` when the socket's `SO_BUSY_POLL_BUDGET` is 0:
+/// `READ_ONCE(sk->sk_busy_poll_budget) ?: BUSY_POLL_BUDGET`; a scenario
+/// sets another with `host.busy_poll_budget`; the queue's busy poll,
+/// `crate::nic::RxQueue::busy_poll`, takes it).
+pub const BUSY_POLL_BUDGET: u16 = 8;
+
 /// `host.busy_poll_budget` (`opt`; `busy_poll`: `host.busy_poll`): the
 /// socket's SO_BUSY_POLL_BUDGET as Linux takes it (net/core/sock.c
 /// `sk_setsockopt`: `val < 0 || val > U16_MAX` is -EINVAL, and raising it
@@ -696,7 +704,7 @@ fn busy_poll_budget(opt: &Option<Int>, busy_poll: bool) -> Result<u16, ConfigErr
             "invalid value for `{key}`: {v} (it needs `host.busy_poll = true`: the budget is the busy poll's)"
         )));
     }
-    Ok(if v == 0 { crate::nic::BUSY_POLL_BUDGET } else { v })
+    Ok(if v == 0 { BUSY_POLL_BUDGET } else { v })
 }
 
 impl Scenario {

@@ -164,7 +164,7 @@ fn a_medium_message_is_copied_once_fragment_by_fragment() {
             step => panic!("{step:?}"),
         }
     };
-    let copy = w.cc.copy_hot(32768);
+    let copy = w.c.cc.copy_hot(32768);
     let per_frame = w.c.host.syscall + w.c.host.driver_tx + w.c.nic.doorbell;
     assert_eq!(post, w.c.lib.mpi_send + w.c.lib.send, "the post copies nothing ({copy:?} is the fragments')");
     with_cx(&mut w, 0, Instant::ZERO, &mut out, |cx| p.apply(cx, action));

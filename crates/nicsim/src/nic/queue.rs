@@ -10,12 +10,8 @@ use super::watchdog::{Expiry, Watchdog};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
-/// Linux busy-poll budget: the packets one busy poll takes
-/// (include/net/busy_poll.h `BUSY_POLL_BUDGET`, the budget `sk_busy_loop`
-/// gives `napi_busy_loop` when the socket's `SO_BUSY_POLL_BUDGET` is 0:
-/// `READ_ONCE(sk->sk_busy_poll_budget) ?: BUSY_POLL_BUDGET`; a scenario
-/// sets another with `host.busy_poll_budget`).
-pub const BUSY_POLL_BUDGET: u16 = 8;
+/// Linux busy-poll budget, a setting the scenario reads (`crate::config`).
+pub use crate::config::BUSY_POLL_BUDGET;
 
 /// Work the bottom half takes from a queue: a received frame, or all the
 /// transmit completions reported so far (reaped together, after the
