@@ -70,6 +70,8 @@ def run(scenario_toml: str, progress: object = None) -> dict[str, float | int | 
         "host1_cpu_cores": 1.0 + noise,
         "host1_kernel_miss_rate": noise,
         "host1_user_miss_rate": noise / 2,
+        "host1_thread_kernel_miss_rate": noise,
+        "host1_thread_user_miss_rate": noise / 2,
         "time_us": 100.0 + noise,
         "host1_cpu_pct": 10.0 + noise,
     }

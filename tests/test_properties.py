@@ -126,11 +126,16 @@ def _host(cores: int) -> st.SearchStrategy[dict[str, Any]]:
     )
 
     def suspend(host: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-        # irq_suspend_timeout needs busy polling (validated: a named error).
+        # irq_suspend_timeout and the busy-poll budget need busy polling
+        # (validated: a named error).
         if not host.get("busy_poll"):
             return st.just(host)
         return st.fixed_dictionaries(
-            {}, optional={"irq_suspend_timeout_us": st.floats(0, 200)}
+            {},
+            optional={
+                "irq_suspend_timeout_us": st.floats(0, 200),
+                "busy_poll_budget": st.integers(0, 64),
+            },
         ).map(lambda extra: {**host, **extra})
 
     return knobs.flatmap(suspend)
@@ -287,6 +292,21 @@ def _leave_out_known_failures(scenario: Scenario) -> None:
         scenario["nic"].pop("rx_delivery", None)
 
 
+#: The NAS kernels' largest drawn loss. Open-MX 1.0.901 pays a lost pull
+#: reply with a whole-block re-request and, when no later block of the
+#: window completes first, a 1 s timer: nas-cg on 2 x 2 ranks (omx2009,
+#: coalescing disabled, seed 5721) takes 775 simulated seconds at 1 % loss,
+#: 4,061 at 5 % and 9,207 at 13.7 % (15,086 pull timeouts), against 31.7
+#: lossless. The NI clock parks while no process of its host computes, so
+#: its ticks do not follow those seconds (at a 100 us period the 13.7 % run
+#: queued 388 M events before, 15.5 M now). The wall time follows the
+#: frames, re-requests included: the largest drawn kernel, CG on 4 x 2
+#: ranks, queues 18.0 M events without loss (9 s on the loaded 2-core test
+#: machine), 26.2 M at 2 % (1.5x) and 32.7 M at 5 % (1.8x): 2 % keeps it
+#: within RUN_BOUND_S.
+NAS_LOSS_MAX = 0.02
+
+
 @st.composite
 def nas_kernel_scenarios(draw: st.DrawFn) -> Scenario:
     """NAS CG, MG or FT (class B) on 4 or 8 ranks: their message sizes are
@@ -304,12 +324,16 @@ def nas_kernel_scenarios(draw: st.DrawFn) -> Scenario:
         "platform": platform,
         "nic": draw(_nic(cores)),
         "host": draw(_host(cores)),
-        # Loss is left out here: an nas-cg run at 13.7 % loss takes 15,081
-        # pull timeouts and minutes of wall time (seed 5721, omx2009, 2 x 2
-        # ranks, coalescing disabled; the 2009 paths' mechanisms switched
-        # off too), an open defect; loss and pulls are drawn in the
-        # micro-benchmark properties above.
-        "protocol": {**draw(protocols), "loss": 0.0},
+        # Loss up to NAS_LOSS_MAX: Open-MX recovers a lost pull reply by
+        # asking its block again whole, at once when a later block completes
+        # and else after its 1 s pull timer (driver/linux omx_pull.c), so a
+        # lossy kernel's simulated time is mostly timer waits (see
+        # NAS_LOSS_MAX); its wall time follows the frames, re-requests
+        # included.
+        "protocol": {
+            **draw(protocols),
+            "loss": draw(st.one_of(st.just(0.0), st.floats(0, NAS_LOSS_MAX))),
+        },
         "workload": {"kind": kind, "procs_per_host": per_host},
     }
     _leave_out_known_failures(scenario)

@@ -154,6 +154,7 @@ def test_the_policy_label_is_the_cores_name_for_what_it_runs() -> None:
     [
         (["--set", "seed=3"], "seed"),
         (["--set", "host.busy_poll=true"], "host.busy_poll"),
+        (["--set", "host.busy_poll_budget=64"], "host.busy_poll_budget"),
         (["--set", "host={binding=2}"], "host.binding"),
         (["--set", "protocol.loss=0.1"], "protocol.loss"),
         (["--set", "protocol.jitter_ns=100"], "protocol.jitter_ns"),
@@ -181,7 +182,8 @@ def _allowed(table: str) -> set[str]:
 #: The keys of host and protocol a replay reads (the rest it refuses).
 READ = {
     "host.sleep", "host.soaker", "host.napi_defer_hard_irqs", "host.gro_flush_timeout_ns",
-    "host.gro_flush_timeout_us", "host.napi", "host.dca", "host.tx_reap", "protocol.stack",
+    "host.gro_flush_timeout_us", "host.napi", "host.napi_threaded", "host.dca", "host.tx_reap",
+    "protocol.stack",
 }  # fmt: skip
 
 

@@ -4,7 +4,7 @@
 //! build fills it from a validated [`crate::Scenario`].
 
 use crate::config::{CacheTimes, HostTimes, LibraryTimes, NicTimes, WaitMode};
-use crate::host::Sleep;
+use crate::host::{CacheCosts, Sleep};
 use crate::proto::Params;
 use crate::time::Duration;
 use crate::wire::MarkedClasses;
@@ -23,8 +23,11 @@ pub(crate) struct Costs {
     /// priced by `crate::nic::Nic`, built from the same table).
     pub nic: NicTimes,
     /// `[cache]`, for the lines each stage touches (the transfers are
-    /// priced by `crate::host::CacheCosts`, built from the same table).
+    /// priced by `cc`, built from the same table).
     pub cache: CacheTimes,
+    /// The cache model's prices of a line's transfer between two places
+    /// of the topology (`crate::host::CacheCosts`, from `[cache]`).
+    pub cc: CacheCosts,
     /// When idle dies sleep (never with a cycle soaker) and what waking
     /// one costs.
     pub sleep: Sleep,
@@ -44,6 +47,12 @@ pub(crate) struct Costs {
     pub gro_flush: Duration,
     pub irq_suspend: Duration,
     pub busy_poll: bool,
+    /// The entries one busy poll takes (`host.busy_poll_budget`, the
+    /// socket's `SO_BUSY_POLL_BUDGET`; `BUSY_POLL_BUDGET` when not set).
+    pub busy_poll_budget: u16,
+    /// Threaded NAPI host-wide (`host.napi_threaded`); a queue with NAPI
+    /// settings of its own has its own (`crate::nic::RxQueue::threaded`).
+    pub napi_threaded: bool,
     pub ioat: bool,
     pub dca: bool,
     /// Native MX (OS-bypass): the NIC delivers into user memory, serves

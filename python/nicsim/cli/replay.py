@@ -142,7 +142,8 @@ _NO_WIRE = "the frames reach the NIC as captured, not over the simulated wire"
 #: scenario (``preset``, ``seed``, ``pcap``, ``platform``, ``nic``,
 #: ``host``, ``protocol``, ``workload``) checked against what
 #: ``run_replay_traced`` reads. ``platform`` (the hardware), ``preset``,
-#: the receiving NIC's keys, ``host.sleep``, ``soaker``, the NAPI knobs,
+#: the receiving NIC's keys, ``host.sleep``, ``soaker``, the NAPI knobs
+#: (threaded NAPI included: the replay host's kernel thread runs its polls),
 #: ``dca``, ``tx_reap`` and ``protocol.stack`` are read.
 IGNORED = {
     "workload": "the capture is its workload",
@@ -152,6 +153,7 @@ IGNORED = {
     "host.binding": _NO_PROCESS,
     "host.wait": _NO_PROCESS,
     "host.busy_poll": f"{_NO_PROCESS} to busy-poll",
+    "host.busy_poll_budget": f"it is a busy poll's budget, and {_NO_PROCESS} to busy-poll",
     "host.irq_suspend_timeout_ns": f"it needs busy polling, and {_NO_PROCESS}",
     "host.irq_suspend_timeout_us": f"it needs busy polling, and {_NO_PROCESS}",
     "host.ioat": f"the copy engine copies pull replies, and {_NO_PROCESS}",

@@ -481,6 +481,9 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             wakeup_ns: host_ns(k.wakeup_cycles),
             // One processor: the waker is the sleeper's core.
             wake_remote_ns: 0.0,
+            // No kernel receive path: no NAPI, threaded or not.
+            napi_thread_wake_ns: 0.0,
+            napi_thread_switch_ns: 0.0,
             block_ns: host_ns(k.block_cycles),
             // The Pentium Pro's only idle state is HLT, left at once.
             sleep_enabled: false,

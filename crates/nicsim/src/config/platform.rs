@@ -367,6 +367,19 @@ cost_table! {
         /// the waker nothing.
         #[serde(default)]
         pub wake_remote_ns: f64 [0.0, NS_MAX] => ns wake_remote,
+        /// Threaded NAPI (`host.napi_threaded`): what the hard IRQ pays to
+        /// wake the queue's NAPI kernel thread instead of polling after
+        /// itself (`____napi_schedule` -> `wake_up_process`: the runqueue's
+        /// lock and enqueue, and the reschedule IPI when the thread is
+        /// placed on another core). Default 0, with `napi_thread_switch_ns`:
+        /// the preset's kernel has no threaded NAPI (refused).
+        #[serde(default, skip_serializing_if = "is_zero_f64")]
+        pub napi_thread_wake_ns: f64 [0.0, NS_MAX] => ns napi_thread_wake,
+        /// Threaded NAPI: the context switches into the NAPI kernel thread
+        /// before its poll and out of it after (`__schedule` twice), paid
+        /// by the core it runs on before the poll: the scheduling delay.
+        #[serde(default, skip_serializing_if = "is_zero_f64")]
+        pub napi_thread_switch_ns: f64 [0.0, NS_MAX] => ns napi_thread_switch,
         pub block_ns: f64 [0.0, NS_MAX] => ns block,
         /// Delivering a signal to a running process and returning from its
         /// handler (the NI clock's interrupt makes the library run in one:
@@ -589,6 +602,10 @@ impl Platform {
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn is_zero_u32(v: &u32) -> bool {

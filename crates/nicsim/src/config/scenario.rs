@@ -70,6 +70,14 @@ pub struct HostOpts {
     pub irq_suspend_timeout_us: Option<f64>,
     /// The library busy-polls the NIC queue while it waits (SO_BUSY_POLL / prefer busy poll).
     pub busy_poll: Option<bool>,
+    /// The socket's SO_BUSY_POLL_BUDGET: the entries one busy poll takes
+    /// (0 ..= 65535; 0, the default: the kernel's BUSY_POLL_BUDGET, 8).
+    pub busy_poll_budget: Option<Int>,
+    /// Threaded NAPI (/sys/class/net/DEV/threaded, Linux 5.12+): each
+    /// queue's NAPI poll runs in a kernel thread the scheduler places,
+    /// woken by the hard IRQ, instead of in softirq context on the
+    /// interrupted core.
+    pub napi_threaded: Option<bool>,
     /// Per-NAPI settings of receive queues (`[[host.napi]]`, netdev-genl
     /// `napi-set`): each names a queue and overrides the host-wide knobs above.
     pub napi: Option<Vec<NapiSetOpts>>,
@@ -107,6 +115,8 @@ pub struct NapiSetOpts {
     pub irq_suspend_timeout_ns: Option<Int>,
     /// The same in microseconds (give one of the two).
     pub irq_suspend_timeout_us: Option<f64>,
+    /// napi-set threaded: this NAPI instance's poll runs in its kernel thread.
+    pub threaded: Option<bool>,
 }
 
 /// `host.binding`: a core index or a named placement.
@@ -213,6 +223,11 @@ pub struct NapiKnobs {
     pub gro_flush_timeout: Duration,
     pub irq_suspend_timeout: Duration,
     pub busy_poll: bool,
+    /// The entries one busy poll takes: `host.busy_poll_budget`, else
+    /// `BUSY_POLL_BUDGET`.
+    pub busy_poll_budget: u16,
+    /// Threaded NAPI (`host.napi_threaded`, napi-set `threaded`).
+    pub threaded: bool,
 }
 
 /// How the library waits for completions (`host.wait`).
@@ -452,11 +467,14 @@ impl Scenario {
             ns_or_us("host.gro_flush_timeout", &f.host.gro_flush_timeout_ns, f.host.gro_flush_timeout_us)?;
         let irq_suspend_timeout =
             ns_or_us("host.irq_suspend_timeout", &f.host.irq_suspend_timeout_ns, f.host.irq_suspend_timeout_us)?;
+        let busy_poll = f.host.busy_poll.unwrap_or(false);
         let napi = NapiKnobs {
             defer_hard_irqs,
             gro_flush_timeout,
             irq_suspend_timeout,
-            busy_poll: f.host.busy_poll.unwrap_or(false),
+            busy_poll,
+            busy_poll_budget: busy_poll_budget(&f.host.busy_poll_budget, busy_poll)?,
+            threaded: f.host.napi_threaded.unwrap_or(false),
         };
         if !irq_suspend_timeout.is_zero() && !napi.busy_poll {
             let key = if f.host.irq_suspend_timeout_ns.is_some() { "ns" } else { "us" };
@@ -469,6 +487,9 @@ impl Scenario {
             _ => 1,
         };
         let napi_queues = napi_per_queue(f.host.napi.as_deref().unwrap_or_default(), napi, queues_per_host)?;
+        if let Some(key) = threaded_key(&f.host) {
+            napi_threads(key, &platform, preset, tx_reap)?;
+        }
 
         // Protocol
         let marked = f.protocol.unmarked.iter().flatten().fold(MarkedClasses::default(), |m, &c| m.with_unmarked(c));
@@ -618,9 +639,72 @@ fn napi_per_queue(opts: &[NapiSetOpts], host: NapiKnobs, queues: usize) -> Resul
                 )));
             }
         }
+        if let Some(t) = o.threaded {
+            k.threaded = t;
+        }
         out.push((q, k));
     }
     Ok(out)
+}
+
+/// The first key that turns threaded NAPI on, host-wide or for a queue.
+fn threaded_key(h: &HostOpts) -> Option<String> {
+    if h.napi_threaded == Some(true) {
+        return Some("host.napi_threaded".into());
+    }
+    let i = h.napi.as_deref().unwrap_or_default().iter().position(|o| o.threaded == Some(true))?;
+    Some(format!("host.napi[{i}].threaded"))
+}
+
+/// Threaded NAPI (turned on by `key`) needs its kernel thread's costs in
+/// the preset (`host.napi_thread_wake_ns`, `host.napi_thread_switch_ns`):
+/// `modern` has them; the 2009 presets' kernel, Linux 2.6.26, has no
+/// threaded NAPI (net/core/dev.c gained `napi_threaded_poll` in 5.12), nor
+/// the LCI and EMO hosts. It also needs the lumped interrupt structure:
+/// with myri10ge's split claims (`tx_reap = "hard-irq"`) the hard handler
+/// schedules NAPI itself (`sim/kernel.rs`), which is modelled in softirq
+/// context only.
+fn napi_threads(key: String, platform: &Platform, preset: &str, tx_reap: TxReap) -> Result<(), ConfigError> {
+    let h = &platform.host;
+    if h.napi_thread_wake_ns == 0.0 && h.napi_thread_switch_ns == 0.0 {
+        return Err(ConfigError::new(format!(
+            "invalid value for `{key}`: true (allowed: false on preset {preset:?}, whose kernel has no threaded NAPI \
+             (Linux 5.12+); or give the thread's costs, platform.host.napi_thread_wake_ns and napi_thread_switch_ns)"
+        )));
+    }
+    if tx_reap == TxReap::HardIrq {
+        return Err(ConfigError::new(format!(
+            "invalid value for `{key}`: true (allowed: false with tx_reap = \"hard-irq\": myri10ge's split claims \
+             schedule NAPI from the hard handler, modelled in softirq context only; set host.tx_reap = \"napi\")"
+        )));
+    }
+    Ok(())
+}
+
+/// Linux busy-poll budget: the packets one busy poll takes
+/// (include/net/busy_poll.h `BUSY_POLL_BUDGET`, the budget `sk_busy_loop`
+/// gives `napi_busy_loop` when the socket's `SO_BUSY_POLL_BUDGET` is 0:
+/// `READ_ONCE(sk->sk_busy_poll_budget) ?: BUSY_POLL_BUDGET`; a scenario
+/// sets another with `host.busy_poll_budget`; the queue's busy poll,
+/// `crate::nic::RxQueue::busy_poll`, takes it).
+pub const BUSY_POLL_BUDGET: u16 = 8;
+
+/// `host.busy_poll_budget` (`opt`; `busy_poll`: `host.busy_poll`): the
+/// socket's SO_BUSY_POLL_BUDGET as Linux takes it (net/core/sock.c
+/// `sk_setsockopt`: `val < 0 || val > U16_MAX` is -EINVAL, and raising it
+/// needs CAP_NET_ADMIN, which the simulated process has), 0 meaning the
+/// kernel's `BUSY_POLL_BUDGET` (include/net/busy_poll.h `sk_busy_loop`:
+/// `READ_ONCE(sk->sk_busy_poll_budget) ?: BUSY_POLL_BUDGET`). A budget
+/// other than the default needs busy polling.
+fn busy_poll_budget(opt: &Option<Int>, busy_poll: bool) -> Result<u16, ConfigError> {
+    let key = "host.busy_poll_budget";
+    let v = int_or(key, opt, 0, 0, u16::MAX as u64)? as u16;
+    if v != 0 && !busy_poll {
+        return Err(ConfigError::new(format!(
+            "invalid value for `{key}`: {v} (it needs `host.busy_poll = true`: the budget is the busy poll's)"
+        )));
+    }
+    Ok(if v == 0 { BUSY_POLL_BUDGET } else { v })
 }
 
 impl Scenario {

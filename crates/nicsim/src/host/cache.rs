@@ -166,6 +166,21 @@ impl Obj {
     }
 }
 
+/// A reader's copy of lines another core writes ([`CacheCosts::read`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ReadCopy {
+    /// Where the copy is (its class is the written object's).
+    copy: Obj,
+    /// The written object's die, core and stamp when the copy was made.
+    seen: (Owner, u16, u64),
+}
+
+impl ReadCopy {
+    pub fn new(class: ObjClass) -> Self {
+        ReadCopy { copy: Obj::new(class), seen: (Owner::Memory, NO_CORE, u64::MAX) }
+    }
+}
+
 /// Line accesses of one object class from one side.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Count {
@@ -188,6 +203,28 @@ pub struct CacheStats {
     /// \[class]\[side]: an access counts a hit and a miss side by side, in
     /// one cache line of the simulator's own.
     pub counts: [[Count; 2]; CLASSES],
+    /// The measured thread's counts (`thread_counts`).
+    thread: Thread,
+}
+
+/// The accesses one core makes, counted apart: what PAPI counts for the
+/// thread it measures. PAPI counts per thread by default (`PAPI_GRN_THR`,
+/// "Count each individual thread", `PAPI_set_granularity(3)`): the kernel
+/// saves and restores the thread's counters when it switches threads, not
+/// when an interrupt enters, so the thread's kernel domain
+/// (`PAPI_DOM_KERNEL`) is its own system calls and whatever interrupts and
+/// softirqs run on its core while it runs; an interrupt served on another
+/// core is not in its counts. [OMX-MQ] §4.4 measures the ping-pong's process
+/// that way ("observed with PAPI during a ping-pong"), so its kernel column
+/// holds the receive stack only when the interrupt is on the process's core
+/// (SC), one in eight under round-robin, none on the sibling (S$).
+#[derive(Clone, Debug)]
+struct Thread {
+    /// The core of the measured thread (a process bound to it), or
+    /// [`NO_CORE`].
+    core: u16,
+    /// \[class]\[side] of the accesses made on that core.
+    counts: [[Count; 2]; CLASSES],
 }
 
 impl CacheStats {
@@ -196,6 +233,7 @@ impl CacheStats {
     pub fn new(dies: usize, capacity_lines: u64, l1_lines: u32) -> Self {
         CacheStats {
             counts: [[Count::default(); 2]; CLASSES],
+            thread: Thread { core: NO_CORE, counts: [[Count::default(); 2]; CLASSES] },
             fill: vec![0; dies],
             capacity: capacity_lines.max(1),
             l1_capacity: l1_lines.max(1) as u64,
@@ -259,13 +297,43 @@ impl CacheStats {
         (h + m, m)
     }
 
-    /// Counts `lines` accesses of `class` from `side`, `miss` of them misses.
+    /// Counts `lines` accesses of `class` from `side` on core `core`,
+    /// `miss` of them misses (and apart if `core` is the measured thread's).
     #[inline]
-    fn count(&mut self, class: ObjClass, side: Side, lines: u64, miss: u64) {
+    fn count(&mut self, core: u16, class: ObjClass, side: Side, lines: u64, miss: u64) {
         let (c, s) = (class as usize, side as usize);
         let k = &mut self.counts[c][s];
         k.hits += lines - miss;
         k.misses += miss;
+        if core == self.thread.core {
+            let t = &mut self.thread.counts[c][s];
+            t.hits += lines - miss;
+            t.misses += miss;
+        }
+    }
+
+    /// Counts `n` misses of `class` from `side` on core `core` (lines that
+    /// bounce between two cores: `host::tx`).
+    pub fn count_misses(&mut self, core: u16, class: ObjClass, side: Side, n: u64) {
+        self.count(core, class, side, n, n);
+    }
+
+    /// Counts the accesses made on core `core` apart from now on: the
+    /// thread PAPI measures ([`Thread`]).
+    pub fn watch(&mut self, core: u16) {
+        self.thread.core = core;
+    }
+
+    /// Accesses and misses of `side` made on the watched core ([`Thread`]),
+    /// over every object class; `None` when no core is watched.
+    pub fn thread_side_totals(&self, side: Side) -> Option<(u64, u64)> {
+        if self.thread.core == NO_CORE {
+            return None;
+        }
+        let s = side as usize;
+        let h: u64 = self.thread.counts.iter().map(|r| r[s].hits).sum();
+        let m: u64 = self.thread.counts.iter().map(|r| r[s].misses).sum();
+        Some((h + m, m))
     }
 
     /// `lines` lines enter die `die`'s L2; returns its fill clock after.
@@ -358,6 +426,15 @@ impl HostLines {
             kernel: vec![Obj::new(ObjClass::Private); cores],
             paths: footprint::PathLines::new(queues, footprints),
         }
+    }
+
+    /// The library's send system call into the driver on core `at` for
+    /// endpoint `ep`: its footprint's row (`footprint::Path::SendIoctl`)
+    /// and its read of the endpoint's line 0, counted (no stall: the
+    /// lines it reads are only counted).
+    #[inline]
+    pub fn send_ioctl(&mut self, cc: &CacheCosts, cache: &mut CacheStats, ep: usize, at: Cpu) {
+        self.paths.send_ioctl(cc, cache, ep, at)
     }
 
     /// One run of `path` for receive queue (or endpoint) `q` on core `at`
@@ -470,6 +547,32 @@ impl CacheCosts {
         walk.end(stats)
     }
 
+    /// Counts the read of `lines` lines of `obj`, which another core
+    /// writes, from core `at`, through the reader's copy `rc`, and charges
+    /// nothing (the read's time is in the caller's fitted cost, as for the
+    /// other lines only counted: see the module's documentation). Read
+    /// sharing: the reader's copy serves it while the writer has not
+    /// written since the last read and the copy is still in the die's L2;
+    /// else the lines are a miss unless the writer's are in this die's L2
+    /// and not modified in the sibling core's L1. The owner stays the
+    /// writer's. A write is seen as the writer's object changing (its die,
+    /// core or fill stamp): two writes on one core with no line brought
+    /// into its die between them look like one.
+    pub fn read(&self, stats: &mut CacheStats, obj: &Obj, rc: &mut ReadCopy, at: Cpu, side: Side, lines: u32) {
+        if lines == 0 {
+            return;
+        }
+        let n = lines as u64;
+        let now = (obj.owner, obj.core, obj.stamp);
+        let fresh = rc.seen == now && stats.holds(rc.copy.owner, rc.copy.stamp, at.die);
+        let in_l2 = stats.holds(obj.owner, obj.stamp, at.die) && !stats.in_sibling_l1(obj, at);
+        let miss = if fresh || in_l2 { 0 } else { n };
+        stats.count(at.core, obj.class, side, n, miss);
+        rc.copy.owner = Owner::Die(at.die);
+        rc.copy.stamp = stats.insert(at.die, miss);
+        rc.seen = now;
+    }
+
     /// Counts `lines` accesses of `obj` from core `at` and moves it there,
     /// charging nothing (their time is in a fitted cost; see the module
     /// documentation).
@@ -484,10 +587,10 @@ impl CacheCosts {
         // clock's store.
         if stats.holds(obj.owner, obj.stamp, at.die) {
             let sibling = stats.in_sibling_l1(obj, at);
-            stats.count(obj.class, side, lines, if sibling { lines } else { 0 });
+            stats.count(at.core, obj.class, side, lines, if sibling { lines } else { 0 });
             obj.stamp = stats.fill[at.die as usize];
         } else {
-            stats.count(obj.class, side, lines, lines);
+            stats.count(at.core, obj.class, side, lines, lines);
             obj.owner = Owner::Die(at.die);
             obj.stamp = stats.insert(at.die, lines);
         }
@@ -534,13 +637,13 @@ impl CacheCosts {
     fn stream(&self, stats: &mut CacheStats, obj: &mut Obj, at: Cpu, side: Side, n: u64) {
         if stats.holds(obj.owner, obj.stamp, at.die) {
             let sibling = stats.in_sibling_l1(obj, at);
-            stats.count(obj.class, side, n, if sibling { n } else { 0 });
+            stats.count(at.core, obj.class, side, n, if sibling { n } else { 0 });
             obj.stamp = stats.fill[at.die as usize];
         } else {
             // n lines come in: n demand requests, of which all but the first
             // of each page hit a prefetched line, plus the prefetches.
             let prefetched = n - self.stream_misses(n);
-            stats.count(obj.class, side, n + prefetched, n);
+            stats.count(at.core, obj.class, side, n + prefetched, n);
             obj.owner = Owner::Die(at.die);
             obj.stamp = stats.insert(at.die, n);
         }
@@ -639,12 +742,20 @@ impl Walk {
         self.fill += miss;
     }
 
-    /// The walk's counts and fill clock into `stats`; returns its stall.
+    /// The walk's counts and fill clock into `stats` (its counts also the
+    /// measured thread's if the walk's core is watched: [`Thread`], as
+    /// `CacheStats::count` counts each access); returns its stall.
     #[inline(always)]
     pub fn end(self, stats: &mut CacheStats) -> Duration {
-        let k = &mut stats.counts[self.class as usize][self.side as usize];
+        let (c, s) = (self.class as usize, self.side as usize);
+        let k = &mut stats.counts[c][s];
         k.hits += self.hits;
         k.misses += self.misses;
+        if self.at.core == stats.thread.core {
+            let t = &mut stats.thread.counts[c][s];
+            t.hits += self.hits;
+            t.misses += self.misses;
+        }
         stats.fill[self.at.die as usize] = self.fill;
         self.cost
     }

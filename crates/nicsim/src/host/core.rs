@@ -200,6 +200,41 @@ impl<W: Copy> Core<W> {
         }
     }
 
+    /// Idle and quiet: nothing runs, nothing queued, no process spinning
+    /// (the scheduler's `available_idle_cpu`).
+    #[inline]
+    fn is_idle(&self) -> bool {
+        self.is_quiet() && self.idle_since.is_some()
+    }
+
+    /// Where the scheduler places a kernel thread woken from `waker`'s
+    /// hard IRQ that last ran on `prev` (threaded NAPI), as Linux's
+    /// `select_task_rq_fair` does for a wake-up (kernel/sched/fair.c
+    /// `wake_affine_idle`, then `select_idle_sibling`), simplified: the
+    /// waker's core if it is idle (the thread's previous core instead if
+    /// that is idle too and shares its last-level cache: its die here);
+    /// else the previous core if idle; else the first idle core of the
+    /// waker's die, scanning from the waker's next (`select_idle_cpu`:
+    /// `for_each_cpu_wrap(cpu, cpus, target + 1)`); else the waker's core,
+    /// where the thread then competes with what runs there. Load
+    /// balancing, `wake_wide` and capacity checks are not modelled.
+    pub(crate) fn wake_target(cores: &[Core<W>], topo: &Topology, waker: usize, prev: Option<usize>) -> usize {
+        let same_llc = |a: usize, b: usize| topo.die_of(a as u16) == topo.die_of(b as u16);
+        let prev_idle = prev.filter(|&p| cores[p].is_idle());
+        if cores[waker].is_idle() {
+            return prev_idle.filter(|&p| same_llc(p, waker)).unwrap_or(waker);
+        }
+        if let Some(p) = prev_idle {
+            return p;
+        }
+        let per_die = topo.cores_per_die as usize;
+        let first = topo.die_of(waker as u16) as usize * per_die;
+        (1..per_die)
+            .map(|i| first + (waker - first + i) % per_die)
+            .find(|&c| c < cores.len() && cores[c].is_idle())
+            .unwrap_or(waker)
+    }
+
     /// Begins a segment that ends at `end`.
     #[inline]
     fn begin(&mut self, end: Instant) -> Segment {

@@ -73,7 +73,9 @@ impl TxPath {
             let stall = cc.line(topo, Owner::Die(other_die), die).times(n as u64);
             cost += stall;
             owed = Some((other, stall));
-            cache.counts[ObjClass::TxRing as usize][Side::Kernel as usize].misses += 2 * n as u64;
+            // Each of the two cores misses the lines the other took.
+            cache.count_misses(core, ObjClass::TxRing, Side::Kernel, n as u64);
+            cache.count_misses(other, ObjClass::TxRing, Side::Kernel, n as u64);
             self.contended += 1;
         }
         let end = now + cost + hold;

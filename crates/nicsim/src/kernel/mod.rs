@@ -2,9 +2,11 @@
 //! ([`RxPath`], its fields private): the hard IRQ, the NAPI poll of a
 //! receive queue with its budget, napi_complete's re-arm or deferral
 //! (napi_defer_hard_irqs with a gro_flush_timeout timer), the split
-//! claims' hard handler (`tx_reap = "hard-irq"`), what each of these
-//! costs (irq_entry, napi_poll with the NAPI state's cache lines,
-//! irq_rearm), and the host's interrupt and frame counters.
+//! claims' hard handler (`tx_reap = "hard-irq"`), the Open-MX receive
+//! handler (`handler`: a frame's price and the handler's [`Verdict`] on
+//! it), what each of these costs (irq_entry, napi_poll with the NAPI
+//! state's cache lines, irq_rearm), and the host's interrupt and frame
+//! counters.
 //!
 //! The interface is small, in the library's style (`crate::library`): the
 //! world calls it with a context ([`Cx`]: the time, the costs, the cache
@@ -19,12 +21,14 @@
 //! * [`RxPath::irq`]: the work an interrupt of a queue queues on its core;
 //! * [`RxPath::napi_timer`]: the work a deferred NAPI's timer queues;
 //! * [`RxPath::start`] and [`RxPath::entry_cost`]: a work item begins;
-//! * [`RxPath::finish`]: it ends.
+//! * [`RxPath::finish`]: it ends;
+//! * [`handler_price`] and [`RxPath::handle`]: a received frame's driver
+//!   and handler work, and what the handler makes of it.
 //!
 //! It does not own the cores, their queues and dispatch (`crate::host::core`
-//! and the world's `sim/kernel.rs`), the events, nor what a received frame
-//! costs the driver and the Open-MX handler and what it becomes (the
-//! world's `sim/handler.rs`), nor the queue's own decisions (`crate::nic`).
+//! and the world's `sim/kernel.rs`), the events, nor where a verdict goes
+//! (the world routes it: the library's ring, the drivers' pulls), nor the
+//! queue's own decisions (`crate::nic`).
 
 use crate::costs::Costs;
 use crate::host::{CacheCosts, CacheStats, Obj, ObjClass, Side, Topology};
@@ -36,6 +40,22 @@ use crate::time::{Duration, Instant};
 pub(crate) enum KWork {
     /// Hard-IRQ entry for queue `q`.
     Irq {
+        q: u8,
+    },
+    /// Threaded NAPI: the interrupt of queue `q` (or, `timer`, a deferred
+    /// NAPI's hrtimer interrupt) wakes the queue's NAPI kernel thread
+    /// instead of polling after itself (`____napi_schedule`:
+    /// `wake_up_process(napi->thread)` when the instance is threaded;
+    /// net/core/dev.c). The world places the thread ([`Done::Wake`]).
+    IrqThread {
+        q: u8,
+        timer: bool,
+    },
+    /// Threaded NAPI: queue `q`'s kernel thread runs its poll
+    /// (`napi_threaded_poll`), after the switch into it: a poll with a
+    /// full budget, which goes on as `Napi` on the thread's core, looping
+    /// while the budget is spent (`napi_threaded_poll_loop`: repoll).
+    ThreadNapi {
         q: u8,
     },
     /// Split claims (`tx_reap = "hard-irq"`): the hard handler alone, which
@@ -101,7 +121,7 @@ impl KWork {
     /// enter from a stopped link first: `nic.flow_control`).
     #[inline(always)]
     pub(crate) fn polls(self) -> bool {
-        matches!(self, KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. })
+        matches!(self, KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } | KWork::ThreadNapi { .. })
     }
 
     /// The receive queue of an item of the receive path; `None` for the
@@ -110,6 +130,8 @@ impl KWork {
     pub(crate) fn rx_queue(self) -> Option<u8> {
         match self {
             KWork::Irq { q }
+            | KWork::IrqThread { q, .. }
+            | KWork::ThreadNapi { q }
             | KWork::HardIrq { q, .. }
             | KWork::Napi { q, .. }
             | KWork::EntryRx { q, .. }
@@ -167,6 +189,9 @@ pub(crate) enum Done {
     Irq { out: Outcome, next: Option<KWork> },
     /// A deferred NAPI's gro_flush_timeout timer at `at`.
     Timer { at: Instant },
+    /// Threaded NAPI: the hard IRQ woke queue `q`'s kernel thread, which
+    /// the world places on a core (`crate::host::Core::wake_target`).
+    Wake { q: u8 },
 }
 
 /// The kernel's receive path of one host (see the module's documentation).
@@ -180,6 +205,9 @@ pub(crate) struct RxPath {
     irq_handled: u64,
     /// Frames the handler (or the host's kernel echo) took.
     rx_frames: u64,
+    /// Threaded NAPI: the core each queue's kernel thread last ran on (the
+    /// scheduler's `prev_cpu`; at first, none: `u16::MAX`).
+    thread_core: Vec<u16>,
 }
 
 impl RxPath {
@@ -190,7 +218,20 @@ impl RxPath {
             irq_rx: 0,
             irq_handled: 0,
             rx_frames: 0,
+            thread_core: vec![u16::MAX; queues],
         }
+    }
+
+    /// Threaded NAPI: the core queue `q`'s kernel thread last ran on, if
+    /// it has run.
+    pub(crate) fn thread_core(&self, q: u8) -> Option<u16> {
+        let c = self.thread_core[q as usize];
+        (c != u16::MAX).then_some(c)
+    }
+
+    /// Threaded NAPI: queue `q`'s kernel thread is placed on `core`.
+    pub(crate) fn thread_placed(&mut self, q: u8, core: u16) {
+        self.thread_core[q as usize] = core;
     }
 
     /// Interrupts raised to this host.
@@ -228,21 +269,29 @@ impl RxPath {
 
     /// The work an interrupt of queue `q` queues at the front of its core
     /// (`rx`: it reports received frames; `split`: the queue's claims are
-    /// split, `tx_reap = "hard-irq"`).
+    /// split, `tx_reap = "hard-irq"`; `threaded`: its NAPI runs in a
+    /// kernel thread, which the hard IRQ wakes).
     #[inline(always)]
-    pub(crate) fn irq(q: u8, rx: bool, split: bool) -> KWork {
+    pub(crate) fn irq(q: u8, rx: bool, split: bool, threaded: bool) -> KWork {
         if split {
             KWork::HardIrq { q, rx }
+        } else if threaded {
+            KWork::IrqThread { q, timer: false }
         } else {
             KWork::Irq { q }
         }
     }
 
     /// The work a deferred NAPI's gro_flush_timeout timer queues at the
-    /// back of its core: the hrtimer interrupt re-polls queue `q`.
+    /// back of its core: the hrtimer interrupt re-polls queue `q`, or
+    /// (`threaded`) wakes its kernel thread.
     #[inline(always)]
-    pub(crate) fn napi_timer(q: u8) -> KWork {
-        KWork::TimerNapi { q }
+    pub(crate) fn napi_timer(q: u8, threaded: bool) -> KWork {
+        if threaded {
+            KWork::IrqThread { q, timer: true }
+        } else {
+            KWork::TimerNapi { q }
+        }
     }
 
     /// Work item `w` of the receive path begins on `core` (the hard IRQ
@@ -252,10 +301,16 @@ impl RxPath {
     pub(crate) fn start(&mut self, cx: &mut Cx<'_>, core: u16, w: KWork) -> Start {
         let c = cx.c;
         match w {
-            KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } => {
+            KWork::IrqThread { timer, .. } => {
+                // The handler wakes the thread: no poll on this core.
+                self.irq_handled += !timer as u64;
+                Start::Run(c.host.irq_entry + c.host.napi_thread_wake, w)
+            }
+            KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } | KWork::ThreadNapi { q } => {
                 let (mut cost, mut budget) = match w {
                     KWork::Napi { budget, .. } => (Duration::ZERO, budget),
                     KWork::TimerNapi { .. } => (c.host.irq_entry, c.napi_budget),
+                    KWork::ThreadNapi { .. } => (c.host.napi_thread_switch, c.napi_budget),
                     _ => {
                         self.irq_handled += 1;
                         (c.host.irq_entry, c.napi_budget)
@@ -333,7 +388,8 @@ impl RxPath {
                 let out = cx.queue.rearm_claim(cx.now);
                 Done::Irq { out, next: rx.then_some(KWork::Napi { q, budget: c.napi_budget }) }
             }
-            KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } => {
+            KWork::IrqThread { q, .. } => Done::Wake { q },
+            KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } | KWork::ThreadNapi { .. } => {
                 unreachable!("converted to Entry/Rearm/Defer when started")
             }
             KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx => unreachable!("not the receive path's"),
@@ -341,7 +397,9 @@ impl RxPath {
     }
 }
 
+mod handler;
 mod net_tx;
+pub(crate) use handler::{price as handler_price, HandlerCx, RxBy, Verdict};
 pub(crate) use net_tx::{NetTx, TxDtor};
 
 #[cfg(test)]

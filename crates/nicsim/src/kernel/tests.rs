@@ -18,7 +18,7 @@ fn world() -> World {
 /// Calls `f` with host 1's receive path and a context on its queue 0.
 fn with_cx<R>(w: &mut World, now: Instant, f: impl FnOnce(&mut RxPath, &mut Cx<'_>) -> R) -> R {
     let hs = &mut w.hosts[1];
-    let mut cx = Cx { now, c: &w.c, cc: &w.cc, topo: &w.topo, cache: &mut hs.cache, queue: &mut hs.nic.queues[0] };
+    let mut cx = Cx { now, c: &w.c, cc: &w.c.cc, topo: &w.topo, cache: &mut hs.cache, queue: &mut hs.nic.queues[0] };
     f(&mut hs.rx, &mut cx)
 }
 
@@ -30,7 +30,7 @@ fn a_hard_irq_polls_each_frame_then_rearms() {
     let now = Instant::ZERO;
     // The hard IRQ and the first poll: one item, priced with both, which
     // takes the frame and leaves its driver and handler work to the world.
-    let irq = RxPath::irq(0, true, false);
+    let irq = RxPath::irq(0, true, false, false);
     assert_eq!(irq, KWork::Irq { q: 0 });
     let (cost, entry, next) = match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, irq)) {
         Start::Entry { cost, entry, w } => (cost, entry, w),
@@ -75,7 +75,7 @@ fn a_spent_budget_yields_and_a_deferral_arms_the_timer() {
         Done::Timer { at } => assert_eq!(at, now + w.c.gro_flush),
         d => panic!("expected the NAPI timer, got {d:?}"),
     }
-    assert_eq!(RxPath::napi_timer(0), KWork::TimerNapi { q: 0 });
+    assert_eq!(RxPath::napi_timer(0, false), KWork::TimerNapi { q: 0 });
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn split_claims_reap_in_the_hard_handler_and_schedule_napi_only_for_frames() {
     let now = Instant::ZERO;
     w.hosts[1].nic.queues[0].tx_completed();
     w.hosts[1].nic.queues[0].tx_completed();
-    let hard = RxPath::irq(0, true, true);
+    let hard = RxPath::irq(0, true, true, false);
     assert_eq!(hard, KWork::HardIrq { q: 0, rx: true });
     match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, hard)) {
         Start::Reap { cost, n, w: next } => {
@@ -97,4 +97,72 @@ fn split_claims_reap_in_the_hard_handler_and_schedule_napi_only_for_frames() {
     assert!(matches!(done, Done::Irq { next: Some(KWork::Napi { q: 0, budget: b }), .. } if b == budget), "{done:?}");
     let tx_only = KWork::HardIrq { q: 0, rx: false };
     assert!(matches!(with_cx(&mut w, now, |rx, cx| rx.finish(cx, tx_only)), Done::Irq { next: None, .. }));
+}
+
+/// A tiny message's frame from endpoint 0 of host 0 to endpoint `dst_ep`
+/// of host 1, tagged 5.
+fn tiny(dst_ep: u8) -> crate::wire::FrameRepr {
+    use crate::proto::{Kind, Msg};
+    let body = Msg { tag: 5, ..Msg::new(Kind::Tiny) }.emit(dst_ep, 0);
+    let (dst_mac, src_mac) = (crate::wire::host_mac(1), crate::wire::host_mac(0));
+    crate::wire::FrameRepr { dst_mac, src_mac, src_peer: 0, marked: false, body }
+}
+
+#[test]
+fn the_handler_says_what_each_frame_becomes_and_counts_it() {
+    use super::Verdict;
+    let mut w = world();
+    let eps = w.hosts[1].eps.clone();
+    assert_eq!(eps[0], Some(0), "rank 1's process has endpoint 0");
+    let rx = &mut w.hosts[1].rx;
+    let before = rx.rx_frames();
+    assert!(matches!(rx.handle(None, false, &eps, |_| Some(0)), Verdict::NotOmx));
+    assert!(matches!(rx.handle(Some(tiny(0)), true, &eps, |_| Some(0)), Verdict::Echo(_)));
+    assert!(matches!(rx.handle(Some(tiny(7)), false, &eps, |_| Some(0)), Verdict::NoEndpoint));
+    assert!(matches!(rx.handle(Some(tiny(0)), false, &eps, |_| None), Verdict::Unranked { p: 0 }));
+    let ranked = |ep: u8| {
+        assert_eq!(ep, 0, "the sender's endpoint is asked for");
+        Some(3)
+    };
+    match rx.handle(Some(tiny(0)), false, &eps, ranked) {
+        Verdict::Event { p: 0, msg, peer: 3 } => assert_eq!(msg.tag, 5),
+        v => panic!("expected an event for process 0 from rank 3, got {v:?}"),
+    }
+    // Every frame the handler took is counted, whatever it became.
+    assert_eq!(rx.rx_frames(), before + 5);
+}
+
+#[test]
+fn what_the_handler_writes_is_on_its_cores_die_or_in_memory_for_the_nic() {
+    use super::RxBy;
+    use crate::library::Writer;
+    let w = world();
+    assert_eq!(RxBy::Nic.writer(&w.topo), Writer::Memory);
+    let core = w.topo.cores_per_die as usize; // the first core of the second die
+    assert_eq!(RxBy::Core(core).writer(&w.topo), Writer::die(w.topo.die_of(core as u16)));
+    assert_ne!(RxBy::Core(core).writer(&w.topo), RxBy::Core(0).writer(&w.topo));
+}
+
+#[test]
+fn a_frame_nobody_takes_costs_the_drop_and_a_message_costs_more() {
+    use super::{handler_price, HandlerCx};
+    let mut w = world();
+    let c = &w.c;
+    let hs = &mut w.hosts[1];
+    let mut price = |repr| {
+        let cx = HandlerCx {
+            c,
+            topo: &w.topo,
+            cache: &mut hs.cache,
+            lines: &mut hs.lines,
+            steering: &hs.steering,
+            eps: &hs.eps,
+            procs: &mut hs.procs,
+        };
+        handler_price(cx, 0, repr, 0, |_| None)
+    };
+    let drop = c.host.driver_rx + c.host.handler_drop;
+    assert_eq!(price(None), drop, "a malformed frame");
+    assert_eq!(price(Some(tiny(7))), drop, "a frame to no endpoint");
+    assert!(price(Some(tiny(0))) >= c.host.driver_rx + c.host.handler, "a message: the driver and the handler");
 }

@@ -10,7 +10,7 @@
 //! fragmentation into packets, and the polling loop per [`Detect`]
 //! (failed polls of a cached flag are cache hits, the successful one a
 //! miss; `pio` polls read the NI counter across the bus). It does not own
-//! bus timing (`super::bus`) nor the NI (`super::ni`).
+//! bus timing (`crate::host::bus`) nor the NI (`crate::nic::lanai`).
 //!
 //! Extension points: [`Host::irq_enabled`] (the flag the polling watchdog
 //! fetches), [`Host::signal_cost`] (kernel dispatch + user signal handler,

@@ -8,7 +8,8 @@
 //! the events it schedules ([`Stack::take_scheduled`]); it never runs a
 //! loop of its own and has no event type or event store of its own.
 //! Its parts: [`host`] (library: PIO sends, receive-buffer queue, polling,
-//! upcall), [`ni`] (LANai firmware: buffers, DMA engines, delivery plans),
+//! upcall), `crate::nic::lanai` (the LANai firmware, [`Packet`]: buffers,
+//! DMA engines, delivery plans, the multicast firmware's forwards),
 //! `crate::host::bus` (each host's shared PCI bus, shared with the Open-MX
 //! NIC), `crate::nic::delivery` (the five arrival detection strategies,
 //! shared with the Open-MX NIC), [`workload`] (what the hosts run),
@@ -37,7 +38,7 @@
 //!
 //! Its events are the world's (`crate::sim::Ev::Lci`): a [`Kind`], the
 //! host or NI it concerns and one `u32`, a packet's index in that NI's
-//! store ([`ni::Packets`], bounded) or a generation. The world routes each
+//! store ([`lanai::Packets`], bounded) or a generation. The world routes each
 //! to the method of its kind (`crate::sim` `lci_stack`), then asks
 //! [`Stack::after_event`] whether the program is done or stopped
 //! progressing, and queues the events the stack scheduled
@@ -50,7 +51,6 @@ pub mod fft;
 pub mod host;
 mod metrics;
 pub mod multicast;
-pub mod ni;
 pub mod reliable;
 pub mod workload;
 
@@ -59,42 +59,19 @@ use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
 use crate::host::core::{Mode, SignalledCore};
 use crate::net::grid::Grid;
+pub use crate::nic::lanai::Packet;
+use crate::nic::lanai::{self, FwCosts, Ni, RxNext};
 use crate::nic::watchdog::{Expiry, Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
 use crate::SimError;
 use host::{Host, HostAction};
-use ni::{FwCosts, Ni, RxNext};
 use workload::Job;
-
-/// One LCI packet (header fields the model needs; no bytes are built).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet {
-    pub src: u32,
-    pub dst: u32,
-    /// Per-sender message number.
-    pub msg: u32,
-    /// Fragment index within the message.
-    pub frag: u32,
-    /// Last fragment of the message.
-    pub last: bool,
-    /// Payload bytes in this packet.
-    pub payload: u32,
-    /// Size of the whole message.
-    pub msg_bytes: u64,
-    /// Multicast tag: the root of the spanning tree this packet travels
-    /// (`None`: point to point). See [`multicast`].
-    pub bcast: Option<u32>,
-    /// Reliable protocol: cumulative count of data packets from `dst` that `src` consumed.
-    pub ack: u64,
-    /// Reliable protocol: an explicit ack (no payload, no program message).
-    pub ack_only: bool,
-}
 
 /// What an event of the LCI stack in the world's queue is
 /// (`crate::sim::Ev::Lci { kind, host, arg }`); each is one method of
 /// [`Stack`], named after it, for host or NI `h` = `host`. `arg` is the
-/// index of a packet in NI `h`'s store ([`ni::Packets`]) for the kinds
+/// index of a packet in NI `h`'s store ([`lanai::Packets`]) for the kinds
 /// that carry one, a generation for `ComputeDone` and the watchdog's, 0
 /// otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,7 +218,7 @@ impl Stack {
                     costs,
                     strategy,
                     p.ni.header_bytes,
-                    ni::host_buffer_bytes(&p.ni),
+                    lanai::host_buffer_bytes(&p.ni),
                     p.host.recv_buffers,
                     p.ni.send_buffers,
                     p.ni.recv_buffers,
@@ -513,7 +490,7 @@ impl Stack {
 
     /// `Kind::TxReady`.
     pub fn tx_ready(&mut self, h: u32, now: Instant) {
-        self.try_transmit(h, now);
+        self.try_transmit(h, now, false);
     }
 
     /// `Kind::TxDone`.
@@ -651,24 +628,40 @@ impl Stack {
         }
     }
 
-    /// NI `h` transmits its head descriptor if the destination NI has a
-    /// free receive buffer; otherwise it waits for one.
-    fn try_transmit(&mut self, h: u32, now: Instant) {
-        let Some(&pkt) = self.nis[h as usize].tx_queue.front() else { return };
-        let d = pkt.dst as usize;
-        if self.nis[d].rx_free == 0 {
-            if !self.blocked[d].contains(&h) {
-                self.blocked[d].push(h);
+    /// NI `h` transmits its head descriptor (`forward`: its programmed head
+    /// forward, `multicast`) if the destination NI has a free receive
+    /// buffer; otherwise it waits for one (Myrinet back-pressure: it is
+    /// queued once at that NI, [`Stack::waiting`], and retries when a
+    /// buffer frees, `buffer_freed`), a forwarding NI still holding its own.
+    fn try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
+        let ni = &self.nis[h as usize];
+        let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
+        let Some(&Packet { dst, .. }) = head else { return };
+        if self.nis[dst as usize].rx_free == 0 {
+            let waiting = self.waiting(dst, forward);
+            if !waiting.contains(&h) {
+                waiting.push(h);
+                if forward {
+                    self.nis[h as usize].mc.fwd_waits += 1;
+                }
             }
             return;
         }
-        self.nis[d].rx_free -= 1;
-        let pkt = self.nis[h as usize].tx_started();
-        let (left, arrive) = self.grid.send(h, pkt.dst, now, self.header + pkt.payload);
-        self.at(left, ni_origin(h), Kind::TxDone, h, 0);
-        self.at_packet(arrive, ni_origin(pkt.dst), Kind::Arrive, pkt.dst, pkt);
-        if let Some(t) = self.nis[h as usize].tx_kick(now) {
-            self.at(t, ni_origin(h), Kind::TxReady, h, 0);
+        self.nis[dst as usize].rx_free -= 1;
+        let ni = &mut self.nis[h as usize];
+        let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
+        let (left, arrive) = self.grid.send(h, dst, now, self.header + pkt.payload);
+        if forward {
+            self.packets_sent += 1;
+            self.at_packet(left, ni_origin(h), Kind::FwdDone, h, pkt);
+        } else {
+            self.at(left, ni_origin(h), Kind::TxDone, h, 0);
+        }
+        self.at_packet(arrive, ni_origin(dst), Kind::Arrive, dst, pkt);
+        let ni = &mut self.nis[h as usize];
+        let (next, kind) = if forward { (ni.fwd_kick(now), Kind::FwdReady) } else { (ni.tx_kick(now), Kind::TxReady) };
+        if let Some(t) = next {
+            self.at(t, ni_origin(h), kind, h, 0);
         }
     }
 

@@ -28,54 +28,11 @@
 
 use super::apps::McOut;
 use super::host::Outgoing;
-use super::ni::Ni;
 use super::workload::Job;
 use super::{host_origin, ni_origin, Kind, Packet, Stack};
 use crate::config::Forwarding;
-pub use crate::nic::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
+pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
 use crate::time::{Duration, Instant};
-
-impl Forwarded for Packet {
-    fn root(&self) -> Option<u32> {
-        self.bcast
-    }
-    fn to_child(&self, child: u32) -> Self {
-        Packet { dst: child, ..*self }
-    }
-    fn hold_key(&self) -> (u32, u32, u32) {
-        (self.src, self.msg, self.frag)
-    }
-}
-
-impl Ni {
-    /// Starts the firmware on the next forward if idle; returns when the
-    /// forward's network DMA is programmed.
-    pub fn fwd_kick(&mut self, now: Instant) -> Option<Instant> {
-        if self.mc.fwd_busy || self.mc.fwd_queue.is_empty() {
-            return None;
-        }
-        self.mc.fwd_busy = true;
-        self.cpu_free = now.max(self.cpu_free) + self.mc.fwd_cost;
-        Some(self.cpu_free)
-    }
-
-    /// Posts one send buffer whose packet goes to each of `dsts` (one
-    /// descriptor each); the buffer is released after the last one left.
-    pub fn tx_post_shared(&mut self, now: Instant, pkt: Packet, dsts: impl Iterator<Item = u32>) -> Option<Instant> {
-        debug_assert!(self.send_free > 0, "host wrote into a busy send buffer");
-        self.send_free -= 1;
-        let before = self.tx_queue.len();
-        for d in dsts {
-            self.tx_queue.push_back(Packet { dst: d, ..pkt });
-            self.mc.tx_rel.push_back(false);
-        }
-        debug_assert!(self.tx_queue.len() > before, "a shared post without a destination");
-        if let Some(last) = self.mc.tx_rel.back_mut() {
-            *last = true;
-        }
-        self.tx_kick(now)
-    }
-}
 
 /// Multicast state of the world.
 #[derive(Debug)]
@@ -267,66 +224,30 @@ impl Stack {
         }
     }
 
-    /// NI `h` transmits its programmed head forward if the child has a free
-    /// receive buffer; otherwise it waits (holding its own buffer).
-    pub(super) fn try_forward(&mut self, h: u32, now: Instant) {
-        let ni = &self.nis[h as usize];
-        if !ni.mc.fwd_ready {
-            return;
-        }
-        let Some(&pkt) = ni.mc.fwd_queue.front() else { return };
-        let d = pkt.dst as usize;
-        if self.nis[d].rx_free == 0 {
-            if !self.mc.fwd_blocked[d].contains(&h) {
-                self.mc.fwd_blocked[d].push(h);
-                self.nis[h as usize].mc.fwd_waits += 1;
-            }
-            return;
-        }
-        self.nis[d].rx_free -= 1;
-        let ni = &mut self.nis[h as usize];
-        ni.mc.fwd_queue.pop_front();
-        ni.mc.fwd_busy = false;
-        ni.mc.fwd_ready = false;
-        ni.mc.forwards += 1;
-        ni.mc.first_forward_at.get_or_insert(now);
-        self.packets_sent += 1;
-        let (left, arrive) = self.grid.send(h, pkt.dst, now, self.header + pkt.payload);
-        self.at_packet(left, ni_origin(h), Kind::FwdDone, h, pkt);
-        self.at_packet(arrive, ni_origin(pkt.dst), Kind::Arrive, pkt.dst, pkt);
-        if let Some(t) = self.nis[h as usize].fwd_kick(now) {
-            self.at(t, ni_origin(h), Kind::FwdReady, h, 0);
+    /// The NIs waiting for one of NI `d`'s receive buffers: to transmit a
+    /// descriptor, or (`forward`) a forward.
+    pub(super) fn waiting(&mut self, d: u32, forward: bool) -> &mut Vec<u32> {
+        if forward {
+            &mut self.mc.fwd_blocked[d as usize]
+        } else {
+            &mut self.blocked[d as usize]
         }
     }
 
-    /// NIs whose forwards wait for a receive buffer of NI `d` retry.
-    pub(super) fn mc_retry_forwards(&mut self, d: u32, now: Instant) {
-        if self.mc.fwd_blocked[d as usize].is_empty() {
-            return;
-        }
-        let mut waiting = std::mem::take(&mut self.mc.fwd_blocked[d as usize]);
-        for &s in &waiting {
-            self.try_forward(s, now);
-        }
-        waiting.clear();
-        if self.mc.fwd_blocked[d as usize].is_empty() {
-            self.mc.fwd_blocked[d as usize] = waiting;
-        }
-    }
-
-    /// A receive buffer of NI `h` became free: every sender and forwarder
-    /// waiting for one retries.
+    /// A receive buffer of NI `h` became free: every sender, then every
+    /// forwarder, waiting for one retries (in the order they began to wait).
     pub(super) fn buffer_freed(&mut self, h: u32, now: Instant) {
-        let waiting = std::mem::take(&mut self.blocked[h as usize]);
-        for &s in &waiting {
-            self.try_transmit(s, now);
+        for forward in [false, true] {
+            let mut waiting = std::mem::take(self.waiting(h, forward));
+            for &s in &waiting {
+                self.try_transmit(s, now, forward);
+            }
+            waiting.clear();
+            let list = self.waiting(h, forward);
+            if list.is_empty() {
+                *list = waiting;
+            }
         }
-        let mut waiting = waiting;
-        waiting.clear();
-        if self.blocked[h as usize].is_empty() {
-            self.blocked[h as usize] = waiting;
-        }
-        self.mc_retry_forwards(h, now);
     }
 
     /// `Kind::McForward`: host `h`'s upcall forwards its packet `id`
@@ -367,7 +288,7 @@ impl Stack {
     /// `Kind::FwdReady`.
     pub fn fwd_ready(&mut self, h: u32, now: Instant) {
         self.nis[h as usize].mc.fwd_ready = true;
-        self.try_forward(h, now);
+        self.try_transmit(h, now, true);
     }
 
     /// `Kind::FwdDone`: NI `h`'s forward of packet `id` left.

@@ -13,12 +13,17 @@
 //! which the world routes in order after the call. Its entry points:
 //!
 //! * [`Proc::step`]: the process has the CPU; what it runs next and what
-//!   that costs ([`Step`]), a send's price beside its effect;
-//! * [`Proc::apply`]: the segment priced by `step` ended; its effect;
+//!   that costs ([`Step`]), a send's price beside its effect; it runs
+//!   that segment;
+//! * [`Proc::segment_done`]: the segment priced by `step` ended; its
+//!   effect (or, for a computation's end and a busy poll's entry, the
+//!   action handed back to the world);
 //! * [`Proc::timer_fired`]: its protocol-timer event fired;
 //! * [`Proc::pull_opened`]: the driver opened the pull handle it asked for;
 //! * the scheduling and ring methods the kernel and the handler call
-//!   (`process.rs`): preemption, notification, the event ring.
+//!   (`process.rs`): preemption, notification, the event ring (`post`,
+//!   which answers whether the process slept and what it does about the
+//!   event).
 //!
 //! It owns the library's state and decisions; it does not own the cores,
 //! the event queue, frames, NICs or the drivers' pull handles (the world's,
@@ -140,16 +145,20 @@ impl Cx<'_> {
     }
 
     /// The host's send-path state, touched by `core` which then works on
-    /// it for `hold` (`TxPath::touch`), and the lines Open-MX's
-    /// `omx_queue_xmit` writes (`Path::OmxSend`); a stall it makes another
-    /// core owe is an output.
+    /// it for `hold` (`TxPath::touch`), the lines of endpoint `ep`'s send
+    /// system call (`Path::SendIoctl`) and those Open-MX's `omx_queue_xmit`
+    /// writes (`Path::OmxSend`); a stall it makes another core owe is an
+    /// output.
     #[inline(always)]
-    pub(crate) fn tx_touch(&mut self, core: u16, hold: Duration) -> Duration {
+    pub(crate) fn tx_touch(&mut self, core: u16, ep: u8, hold: Duration) -> Duration {
         let kernel = &mut self.kernel_lines.kernel[core as usize];
         let (cost, owed) = self.tx.touch(self.cc, self.topo, &self.c.cache, self.cache, kernel, self.now, core, hold);
         if let Some((core, stall)) = owed {
             self.emit(Output::Stall { core, stall });
         }
-        cost + self.kernel_lines.path(self.cc, self.topo, self.cache, (Path::OmxSend, 0), self.topo.cpu(core))
+        let at = self.topo.cpu(core);
+        // The send system call's own lines (`Path::SendIoctl`): counted.
+        self.kernel_lines.send_ioctl(self.cc, self.cache, ep as usize, at);
+        cost + self.kernel_lines.path(self.cc, self.topo, self.cache, (Path::OmxSend, 0), at)
     }
 }

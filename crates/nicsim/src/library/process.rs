@@ -10,6 +10,7 @@
 
 pub(crate) use super::event::{LibEvent, Writer, EVENT_RING_SLOTS};
 use super::indexes::{BySource, Early, MediumRxs, Regions, TimerEvents};
+use super::{Cx, Output};
 use crate::host::{Obj, ObjClass, Owner, ProcLines};
 use crate::nic::RingEntry;
 use crate::proto::{Endpoint, Kind};
@@ -20,7 +21,7 @@ use std::collections::VecDeque;
 /// What a process does when it gets the CPU ([`Proc::step`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Step {
-    /// A segment of this cost, then this action ([`Proc::apply`]).
+    /// A segment of this cost, then this action ([`Proc::segment_done`]).
     Run(Duration, Action),
     /// Nothing to run: it is done, or asleep.
     Idle,
@@ -78,6 +79,9 @@ pub(crate) enum Action {
     /// Busy polling: the receive path of one ring entry ran in the
     /// application's context (SO_BUSY_POLL / prefer busy poll).
     BusyPoll(RingEntry),
+    /// Busy polling: the end of `busy_poll_stop`'s extra driver poll (its
+    /// re-arm of the interrupt), in the application's context.
+    BusyPollStop,
     /// Apply this many FRAG_DONE events of the expected-event queue
     /// (`exp.rs`).
     ExpEvents(u32),
@@ -333,16 +337,11 @@ impl Proc {
         self.state = PState::Running;
     }
 
-    /// It runs a segment that ends with `action`.
+    /// It runs a segment that ends with `action` (a busy poll's entry: the
+    /// library's own segments begin as `step` prices them).
     pub(crate) fn begin(&mut self, action: Action) {
         self.state = PState::Running;
         self.action = action;
-    }
-
-    /// Its segment ended: the action to apply ([`Proc::apply`]).
-    pub(crate) fn end_segment(&mut self) -> Action {
-        self.state = PState::Ready;
-        self.action
     }
 
     /// It spins on its ring (since `since`, if its spin counts).
@@ -374,14 +373,31 @@ impl Proc {
         }
     }
 
+    /// Request `req` completed (`Output::Completed`). Inlined: every
+    /// message completes two requests.
+    #[inline(always)]
+    pub(super) fn complete(&mut self, cx: &mut Cx<'_>, req: u32) {
+        let r = &mut self.reqs[req as usize];
+        assert!(r.live, "request {req} completed twice");
+        r.live = false;
+        self.free_reqs.push(req);
+        self.outstanding -= 1;
+        cx.emit(Output::Completed);
+    }
+
     /// Its event ring holds as many events as it has slots.
     pub(crate) fn ring_full(&self) -> bool {
         self.ring.len() >= EVENT_RING_SLOTS
     }
 
-    /// The handler (or an intra-host copy) writes `ev` into its ring.
-    pub(crate) fn post(&mut self, ev: LibEvent) {
+    /// The handler (or an intra-host copy) writes `ev` into its ring: whether
+    /// the process was asleep in the wait ioctl ([`PState::Blocked`]), and
+    /// what it does about the event ([`Proc::notice`]).
+    #[inline(always)]
+    pub(crate) fn post(&mut self, ev: LibEvent) -> (bool, Notice) {
         self.ring.push_back(ev);
+        let blocked = self.state == PState::Blocked;
+        (blocked, self.notice())
     }
 
     /// The NIC itself writes its ring (native MX): the ring is in memory.

@@ -1,8 +1,12 @@
-//! The library's send side: what handing the head of the outbox to the
-//! driver costs (`send_cost`) and does (`send`: a message frame, an
-//! explicit ack, the start of a pull, an intra-host copy, a multicast
-//! frame), queueing the frames of a message (first send or resend), and
-//! the protocol timers (delayed acks, resends) that refill the outbox.
+//! The library's send side: putting a posted send on its way
+//! (`submit_send`: its sequence number, its frames in the outbox, its
+//! resend timer, and a one-frame send handed to the driver at once; the
+//! sends that waited for a region or a window, `submit_waiting_sends`),
+//! what handing the head of the outbox to the driver costs (`send_cost`)
+//! and does (`send`: a message frame, an explicit ack, the start of a
+//! pull, an intra-host copy, a multicast frame), queueing the frames of a
+//! message (first send or resend), and the protocol timers (delayed acks,
+//! resends) that refill the outbox.
 //!
 //! This file owns the outbox -> frame step, its price (which `step`
 //! charges as the segment before it) and the timer event. Deciding what to
@@ -10,7 +14,7 @@
 //! `crate::proto::Endpoint`; headers in `crate::proto::Msg`; the frame on
 //! the wire in `crate::sim` (`Output::Transmit`).
 
-use super::process::{LibEvent, Out, Proc, Writer};
+use super::process::{LibEvent, Out, Proc, Queued, Writer};
 use super::{Cx, Output};
 use crate::proto::{Due, Kind, Msg, SentMsg};
 use crate::time::{Duration, Instant};
@@ -47,7 +51,7 @@ impl Proc {
             return cost;
         }
         let per_frame = c.host.driver_tx + c.nic.doorbell;
-        let tx = cx.tx_touch(self.core, c.host.syscall + per_frame);
+        let tx = cx.tx_touch(self.core, self.ep, c.host.syscall + per_frame);
         match out {
             Out::Msg { kind, size, frag, .. } => {
                 let bytes = match kind {
@@ -230,6 +234,59 @@ impl Proc {
                 cx.emit(Output::Transmit { dst: peer, marked: false, body });
             }
             Out::PullStart { handle, .. } => cx.emit(Output::PullStart { handle }),
+        }
+    }
+
+    /// Puts a posted send to a remote peer on its way: a region for a large
+    /// one, a sequence number, its frames in the outbox, the resend timer.
+    /// The caller checked that a large send finds a free region.
+    pub(super) fn submit_send(&mut self, cx: &mut Cx<'_>, s: Queued) {
+        let Queued { req, peer: dst, size, tag } = s;
+        let (thr, layout) = (cx.c.rndv_threshold, cx.c.layout);
+        let class = wire::classify(size as usize, thr as usize);
+        let mut rdma = req;
+        if class == MessageClass::Large {
+            rdma = self.regions.take(req).expect("the caller found a free region");
+        }
+        let frames = Self::frames_of(size, thr, layout);
+        let frags = Self::medium_frags(cx.c, size);
+        if frags > 0 {
+            // A medium message's fragments hold expected-event slots.
+            self.exp_reserve(cx, frags);
+        }
+        let m = self.proto.send(dst, cx.now, rdma, size, tag, false, frames);
+        Self::queue_message(&mut self.outbox, thr, layout, dst, m);
+        let t = cx.now + cx.c.proto.resend;
+        self.arm_timer(cx, t);
+        if matches!(class, MessageClass::Tiny | MessageClass::Small) {
+            // Priced with the post in `step`: hand the frame over now.
+            self.send(cx);
+        }
+    }
+
+    /// A region was freed, or an ack opened a send window: the sends that
+    /// waited for one go, in the order they were posted, until a large one
+    /// finds no region free or one finds its peer's send window full
+    /// (Open-MX retries its `need_resources_send_req_q` in order when
+    /// resources come back, `omx__process_delayed_requests`, libopen-mx
+    /// `omx_send.c`); then the notifies that waited for a window.
+    pub(super) fn submit_waiting_sends(&mut self, cx: &mut Cx<'_>) {
+        self.submit_waiting_notifies(cx);
+        loop {
+            let large = MessageClass::Large;
+            let thr = cx.c.rndv_threshold;
+            let Some(&s) = self.need_region.front() else { return };
+            if wire::classify(s.size as usize, thr as usize) == large && self.regions.is_full() {
+                return;
+            }
+            if self.proto.window_full(s.peer, Self::frames_of(s.size, thr, cx.c.layout)) {
+                return;
+            }
+            if self.exp_short(cx, s.size) {
+                return;
+            }
+            self.need_region.pop_front();
+            self.submit_send(cx, s);
         }
     }
 

@@ -1,6 +1,6 @@
 //! A process's progress loop: what it does next when it has the CPU
 //! (`Proc::step`, which prices a segment) and what that segment changes
-//! when it completes (`Proc::apply`, `op`).
+//! when it completes (`Proc::segment_done`, `apply`, `op`).
 //!
 //! Priorities, as in `omx_progress`: hand queued frames to the driver, then
 //! consume ring events, then protocol timers, then the application's next
@@ -8,9 +8,10 @@
 //!
 //! This file owns the library's decisions and the application's operations
 //! and their price (a one-frame send's with its hand-over to the driver,
-//! `submit_send`). Handing frames to the driver, its price (`send_cost`)
-//! and the protocol timers live in `send`; acting on ring events and its
-//! price (`consume_cost`) in `recv`.
+//! which `send::submit_send` makes when the segment ends). Putting a send
+//! on its way, handing frames to the driver, its price (`send_cost`) and
+//! the protocol timers live in `send`; acting on ring events and its price
+//! (`consume_cost`) in `recv`.
 
 use super::process::{Action, Out, PState, Proc, Queued, Req, Step};
 use super::{pin_cost, Cx, Output};
@@ -22,8 +23,21 @@ use crate::workload::Op;
 
 impl Proc {
     /// Prices the next segment of the process (which has its core):
-    /// [`Step::Run`], or what it does having nothing to run.
+    /// [`Step::Run`], which it then runs ([`PState::Running`]: the core
+    /// begins the segment at once), or what it does having nothing to run.
+    #[inline(always)]
     pub(crate) fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+        let s = self.next_step(cx);
+        if let Step::Run(_, action) = s {
+            self.state = PState::Running;
+            self.action = action;
+        }
+        s
+    }
+
+    /// The next segment [`Proc::step`] prices.
+    #[inline(always)]
+    fn next_step(&mut self, cx: &mut Cx<'_>) -> Step {
         let now = cx.now;
         let at = cx.topo.cpu(self.core);
         // Operations that take no time (a zero compute, a mark, a wait that
@@ -102,6 +116,13 @@ impl Proc {
                         cc.touch(cx.cache, &mut lines.app, at, Side::User, cc.lines(size));
                     }
                     match class {
+                        // Open-MX copies a medium message into its send
+                        // queue fragment by fragment, each copy just before
+                        // that fragment's system call
+                        // (`omx__post_isend_mediumsq`, libopen-mx/omx_send.c
+                        // L440-467): `send_cost` prices it per fragment, so
+                        // the post copies nothing.
+                        MessageClass::Medium if !c.native && matches!(op, Op::Send { .. }) => {}
                         MessageClass::Medium => cost += cc.copy_hot(size),
                         // Open-MX registers the send buffer before the
                         // rendezvous, pinning it page by page (`pin_cost`).
@@ -116,7 +137,7 @@ impl Proc {
                             if class == MessageClass::Small {
                                 cost += c.lib.small_send;
                             }
-                            let tx = cx.tx_touch(self.core, hold);
+                            let tx = cx.tx_touch(self.core, self.ep, hold);
                             cost += hold + tx + cc.copy_hot(size);
                         }
                     }
@@ -158,11 +179,26 @@ impl Proc {
         }
     }
 
+    /// Its segment ended: the segment's effect is applied (`apply`), or,
+    /// for a computation's end and a busy poll's entry, handed back for the
+    /// world to act on.
+    #[inline(always)]
+    pub(crate) fn segment_done(&mut self, cx: &mut Cx<'_>) -> Option<Action> {
+        self.state = PState::Ready;
+        match self.action {
+            a @ (Action::None | Action::BusyPoll(_)) => Some(a),
+            a => {
+                self.apply(cx, a);
+                None
+            }
+        }
+    }
+
     /// Applies a completed segment (the world handles a busy poll's entry
-    /// and a computation's end itself).
-    pub(crate) fn apply(&mut self, cx: &mut Cx<'_>, action: Action) {
+    /// and a computation's end itself: `segment_done`).
+    pub(super) fn apply(&mut self, cx: &mut Cx<'_>, action: Action) {
         match action {
-            Action::None | Action::BusyPoll(_) => {}
+            Action::None | Action::BusyPoll(_) | Action::BusyPollStop => {}
             Action::Send => self.send(cx),
             Action::Consume => {
                 if let Some(ev) = self.ring.pop_front() {
@@ -212,66 +248,6 @@ impl Proc {
         } else {
             self.reqs.push(r);
             (self.reqs.len() - 1) as u32
-        }
-    }
-
-    /// Inlined likewise: every message completes two requests.
-    #[inline(always)]
-    pub(super) fn complete(&mut self, cx: &mut Cx<'_>, req: u32) {
-        let r = &mut self.reqs[req as usize];
-        assert!(r.live, "request {req} completed twice");
-        r.live = false;
-        self.free_reqs.push(req);
-        self.outstanding -= 1;
-        cx.emit(Output::Completed);
-    }
-
-    /// Puts a posted send to a remote peer on its way: a region for a large
-    /// one, a sequence number, its frames in the outbox, the resend timer.
-    /// The caller checked that a large send finds a free region.
-    fn submit_send(&mut self, cx: &mut Cx<'_>, s: Queued) {
-        let Queued { req, peer: dst, size, tag } = s;
-        let (thr, layout) = (cx.c.rndv_threshold, cx.c.layout);
-        let class = wire::classify(size as usize, thr as usize);
-        let mut rdma = req;
-        if class == MessageClass::Large {
-            rdma = self.regions.take(req).expect("the caller found a free region");
-        }
-        let frames = Self::frames_of(size, thr, layout);
-        self.exp_reserve(cx, Self::medium_frags(cx.c, size));
-        let m = self.proto.send(dst, cx.now, rdma, size, tag, false, frames);
-        Self::queue_message(&mut self.outbox, thr, layout, dst, m);
-        let t = cx.now + cx.c.proto.resend;
-        self.arm_timer(cx, t);
-        if matches!(class, MessageClass::Tiny | MessageClass::Small) {
-            // Priced with the post in `step`: hand the frame over now.
-            self.send(cx);
-        }
-    }
-
-    /// A region was freed, or an ack opened a send window: the sends that
-    /// waited for one go, in the order they were posted, until a large one
-    /// finds no region free or one finds its peer's send window full
-    /// (Open-MX retries its `need_resources_send_req_q` in order when
-    /// resources come back, `omx__process_delayed_requests`, libopen-mx
-    /// `omx_send.c`); then the notifies that waited for a window.
-    pub(super) fn submit_waiting_sends(&mut self, cx: &mut Cx<'_>) {
-        self.submit_waiting_notifies(cx);
-        loop {
-            let large = MessageClass::Large;
-            let thr = cx.c.rndv_threshold;
-            let Some(&s) = self.need_region.front() else { return };
-            if wire::classify(s.size as usize, thr as usize) == large && self.regions.is_full() {
-                return;
-            }
-            if self.proto.window_full(s.peer, Self::frames_of(s.size, thr, cx.c.layout)) {
-                return;
-            }
-            if self.exp_short(cx, s.size) {
-                return;
-            }
-            self.need_region.pop_front();
-            self.submit_send(cx, s);
         }
     }
 

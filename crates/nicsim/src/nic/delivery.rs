@@ -13,7 +13,7 @@
 //! [`Strategy::PacketShifting`].
 //!
 //! This module owns the per-packet *plan* only. It does not execute it
-//! (the LCI NI, `crate::lci::ni`, or the Open-MX NIC, `crate::nic::Nic`),
+//! (the LCI NI, `crate::nic::lanai`, or the Open-MX NIC, `crate::nic::Nic`),
 //! price it on a bus (`crate::host::bus`, `Nic::receive`) nor poll
 //! (`crate::lci::host`, the main world's driver and busy poller).
 //!

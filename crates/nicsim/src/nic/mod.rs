@@ -1,6 +1,9 @@
 //! The NIC: receive firmware, DMA engines, receive queues with their
 //! interrupt line and coalescing policy (`queue`), steering, and the
-//! transmit path.
+//! transmit path; and the other firmware an NI may run, the LANai
+//! firmware of the \[LCI] stack's NIs (`lanai`), which shares the NIC's
+//! delivery plans (`delivery`), watchdog, clock (`timers`) and multicast
+//! forwarding state (`multicast`).
 //!
 //! This module owns the device's timing: the firmware is a FIFO server
 //! (per-frame time), DMA engines are FIFO servers (start-up + bytes /
@@ -17,6 +20,7 @@
 pub mod coalesce;
 pub mod delivery;
 pub mod flow;
+pub mod lanai;
 pub mod multicast;
 mod queue;
 pub mod steering;
@@ -24,7 +28,9 @@ pub mod suspend;
 pub mod timers;
 pub mod watchdog;
 
-pub use queue::{BusyPoll, Outcome, QueueNapi, RingEntry, RxQueue, BIG_BUFFER_BYTES, BUSY_POLL_BUDGET, MXGEFW_PAD};
+pub use queue::{
+    BusyPoll, BusyStep, Outcome, QueueNapi, RingEntry, RxQueue, BIG_BUFFER_BYTES, BUSY_POLL_BUDGET, MXGEFW_PAD,
+};
 
 use crate::config::{BusTimes, NicCfg, NicTimes};
 use crate::host::bus::{Bus, BusOp};

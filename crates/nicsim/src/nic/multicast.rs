@@ -23,7 +23,7 @@
 //! with the receive and send buffers its forwards hold), and the tag ([`tag`], [`root_of`]: the top bit of the
 //! Open-MX `session` word, the root's rank in its low 16 bits). It does
 //! not own the timing of a forward (`crate::nic::Nic::firmware_forward`,
-//! the LCI firmware's `fw_forward`), the frames (`crate::sim` `mcast`),
+//! the LANai firmware's `super::lanai::Ni::fwd_kick`), the frames (`crate::sim` `mcast`),
 //! nor the library's view of a multicast message
 //! (`crate::proto::Kind::Mcast`).
 
@@ -77,8 +77,8 @@ pub const fn root_of(session: u32) -> Option<u16> {
 // The LCI NI's multicast state in NI memory: its forwarding table and rank,
 // the queue of forwards transmitted from a receive buffer, the receive
 // buffers held until every forward left, and the send buffers shared by
-// several descriptors. When the firmware forwards, and who forwards what,
-// is `crate::lci::multicast`'s. The Open-MX NIC's forwards copy the frame
+// several descriptors. When the firmware forwards is the LANai firmware's
+// (`super::lanai`), who forwards what `crate::lci::multicast`'s. The Open-MX NIC's forwards copy the frame
 // in NIC memory and hold no buffer (`crate::sim` `mcast`).
 
 /// A received multicast packet whose receive buffer is held by forwards.
@@ -91,7 +91,7 @@ struct Hold {
 
 /// A packet a forwarding NI copies to its children: the tree it travels,
 /// the copy to one child, and the key of the receive buffer that holds it
-/// while its copies leave. The LCI stack's `crate::lci::Packet`.
+/// while its copies leave. The LANai firmware's `super::lanai::Packet`.
 pub trait Forwarded: Copy {
     /// The root of the tree it travels (`None`: point to point).
     fn root(&self) -> Option<u32>;

@@ -10,10 +10,8 @@ use super::watchdog::{Expiry, Watchdog};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
-/// Linux busy-poll budget: the packets one busy poll takes
-/// (include/net/busy_poll.h `BUSY_POLL_BUDGET`, the budget `sk_busy_loop`
-/// gives `napi_busy_loop` unless `SO_BUSY_POLL_BUDGET` sets another).
-pub const BUSY_POLL_BUDGET: u16 = 8;
+/// Linux busy-poll budget, a setting the scenario reads (`crate::config`).
+pub use crate::config::BUSY_POLL_BUDGET;
 
 /// Work the bottom half takes from a queue: a received frame, or all the
 /// transmit completions reported so far (reaped together, after the
@@ -100,10 +98,12 @@ pub struct RxQueue {
     delivered: u64,
     taken: u64,
     /// The busy poller's poll in progress (`busy_poll`): the process that
-    /// polls, and the ring entries its budget still lets it take (0: none
-    /// in progress).
+    /// polls, the ring entries its budget still lets it take, the budget
+    /// (for `busy_poll_stop`'s poll) and where the poll is.
     busy_by: u16,
     busy_left: u16,
+    busy_budget: u16,
+    busy_phase: BusyPhase,
     /// The queue's own NAPI settings (`[[host.napi]]`, netdev-genl
     /// `napi-set`), which replace the host-wide ones its callers pass;
     /// `None`: the host's.
@@ -119,6 +119,35 @@ pub struct QueueNapi {
     pub gro_flush: Duration,
     /// irq-suspend-timeout.
     pub irq_suspend: Duration,
+    /// threaded: the instance's poll runs in its kernel thread.
+    pub threaded: bool,
+}
+
+/// Where a busy poll of a queue is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BusyPhase {
+    /// None in progress.
+    Off,
+    /// The driver poll of `napi_busy_loop` (`rx`: it took a received
+    /// frame, so the socket has data and the loop ends after it).
+    Loop { rx: bool },
+    /// The extra driver poll of `busy_poll_stop`.
+    Stop,
+}
+
+/// One more step of a busy poll in progress ([`RxQueue::busy_poll_more`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BusyStep {
+    /// The poll takes `entry`; `poll`: the entry is the first of
+    /// `busy_poll_stop`'s poll, which pays a driver poll of its own.
+    Entry { entry: RingEntry, poll: bool },
+    /// `busy_poll_stop`'s poll is over. `poll`: it found the ring empty
+    /// and pays its driver poll here; `rearm`: it took fewer entries than
+    /// its budget and `napi_complete_done` re-arms the interrupt (not while
+    /// a suspension holds it); `napi`: it took its whole budget and NAPI is
+    /// scheduled (`__busy_poll_stop`: `__napi_schedule`), on the poller's
+    /// core.
+    Stop { poll: bool, rearm: bool, napi: bool },
 }
 
 /// What a busy poll of a queue did ([`RxQueue::busy_poll`]).
@@ -168,6 +197,8 @@ impl RxQueue {
             taken: 0,
             busy_by: 0,
             busy_left: 0,
+            busy_budget: 0,
+            busy_phase: BusyPhase::Off,
             napi: None,
         }
     }
@@ -188,6 +219,13 @@ impl RxQueue {
     #[inline]
     fn irq_suspend(&self, host: Duration) -> Duration {
         self.napi.map_or(host, |n| n.irq_suspend)
+    }
+
+    /// Whether this queue's NAPI is threaded: its own setting, else the
+    /// host's `host`.
+    #[inline]
+    pub fn threaded(&self, host: bool) -> bool {
+        self.napi.map_or(host, |n| n.threaded)
     }
 
     /// This queue's gro-flush-timeout: its own, else the host's `host`.
@@ -266,10 +304,11 @@ impl RxQueue {
 
     /// Process `by` busy polls the queue (`suspend`: irq_suspend_timeout,
     /// zero for none) with a poll of `budget` entries, as `napi_busy_loop`
-    /// calls the driver's poll with `BUSY_POLL_BUDGET` (net/core/dev.c).
-    /// Nothing while NAPI is scheduled (`None`); otherwise the interrupt is
-    /// suspended (with a timeout), the first entry is taken and the rings
-    /// are restocked; the poll goes on with [`RxQueue::busy_poll_more`].
+    /// calls the driver's poll with `BUSY_POLL_BUDGET` or the socket's
+    /// `SO_BUSY_POLL_BUDGET` (net/core/dev.c). Nothing while NAPI is
+    /// scheduled (`None`); otherwise the interrupt is suspended (with a
+    /// timeout), the first entry is taken and the rings are restocked; the
+    /// poll goes on with [`RxQueue::busy_poll_more`].
     #[inline]
     pub fn busy_poll(&mut self, now: Instant, suspend: Duration, budget: u16, by: u16) -> Option<BusyPoll> {
         if self.napi_sched {
@@ -280,23 +319,83 @@ impl RxQueue {
         let entry = self.take();
         self.restock();
         self.busy_by = by;
-        self.busy_left = if entry.is_some() { budget.saturating_sub(1) } else { 0 };
+        self.busy_budget = budget;
+        (self.busy_left, self.busy_phase) = match entry {
+            Some(e) => (budget.saturating_sub(1), BusyPhase::Loop { rx: matches!(e, RingEntry::Rx(_)) }),
+            None => (0, BusyPhase::Off),
+        };
         Some(BusyPoll { suspend_timer, entry })
     }
 
-    /// The next entry of process `by`'s busy poll in progress, while its
-    /// budget lasts and the ring holds one (the driver's poll loop); `None`
-    /// ends the poll: budget spent, ring empty, NAPI scheduled by an
-    /// interrupt meanwhile, or no poll of `by` in progress.
+    /// The next step of process `by`'s busy poll in progress (the driver's
+    /// poll loop): its next entry while its budget lasts and the ring
+    /// holds one. When a poll that took a received frame is over (the
+    /// socket has data: `sk_busy_loop_end`), the loop ends with
+    /// `busy_poll_stop` (net/core/dev.c): one more driver poll with the
+    /// same budget, "to re-enable device interrupts", whose entries come
+    /// next, and its end ([`BusyStep::Stop`]): fewer entries than the
+    /// budget, `napi_complete_done` re-arms the interrupt; the whole
+    /// budget, `__busy_poll_stop` schedules NAPI; with the interrupt
+    /// suspended (`irq_suspend_timeout`) neither, the suspension's timer
+    /// deciding (`skip_schedule`). `None`: nothing more, no poll of `by`
+    /// in progress, or NAPI scheduled by an interrupt meanwhile (it owns
+    /// the queue, and re-arms it).
     #[inline]
-    pub fn busy_poll_more(&mut self, by: u16) -> Option<RingEntry> {
-        if self.busy_left == 0 || self.busy_by != by {
+    pub fn busy_poll_more(&mut self, by: u16) -> Option<BusyStep> {
+        if self.busy_by != by || self.busy_phase == BusyPhase::Off {
             return None;
         }
-        let entry = if self.napi_sched { None } else { self.take() };
-        self.busy_left = if entry.is_some() { self.busy_left - 1 } else { 0 };
-        self.restock();
-        entry
+        if self.napi_sched {
+            self.busy_phase = BusyPhase::Off;
+            return None;
+        }
+        match self.busy_phase {
+            BusyPhase::Loop { rx } => {
+                if self.busy_left > 0 {
+                    if let Some(entry) = self.take() {
+                        self.busy_left -= 1;
+                        self.busy_phase = BusyPhase::Loop { rx: rx | matches!(entry, RingEntry::Rx(_)) };
+                        self.restock();
+                        return Some(BusyStep::Entry { entry, poll: false });
+                    }
+                    self.restock();
+                }
+                if !rx {
+                    // No data for the socket: the loop goes on (its next
+                    // poll is the process's next wait).
+                    self.busy_phase = BusyPhase::Off;
+                    return None;
+                }
+                self.busy_phase = BusyPhase::Stop;
+                self.busy_left = self.busy_budget;
+                self.busy_stop_step(true)
+            }
+            _ => self.busy_stop_step(false),
+        }
+    }
+
+    /// A step of `busy_poll_stop`'s poll (`first`: its driver poll begins).
+    fn busy_stop_step(&mut self, first: bool) -> Option<BusyStep> {
+        let suspended = self.suspension.is_active();
+        if self.busy_left > 0 {
+            let entry = self.take();
+            self.restock();
+            if let Some(entry) = entry {
+                self.busy_left -= 1;
+                return Some(BusyStep::Entry { entry, poll: first });
+            }
+            self.busy_phase = BusyPhase::Off;
+            return (first || !suspended).then_some(BusyStep::Stop { poll: first, rearm: !suspended, napi: false });
+        }
+        self.busy_phase = BusyPhase::Off;
+        if suspended {
+            return None;
+        }
+        // rc == budget: NAPI is scheduled, the interrupt stays masked
+        // until its poll completes.
+        self.irq_enabled = false;
+        self.napi_sched = true;
+        Some(BusyStep::Stop { poll: false, rearm: false, napi: true })
     }
 
     /// A busy poller found work: the suspension lasts `timeout` (the
@@ -622,26 +721,81 @@ mod tests {
     }
 
     /// One busy poll takes up to its budget of entries (`napi_busy_loop`'s
-    /// `BUSY_POLL_BUDGET`), for the process that started it only; the next
-    /// poll starts afresh.
+    /// `BUSY_POLL_BUDGET`), for the process that started it only; having
+    /// taken a received frame, the loop ends with `busy_poll_stop`'s extra
+    /// poll of the same budget, which, spending it, schedules NAPI.
     #[test]
-    fn a_busy_poll_takes_up_to_its_budget_of_entries() {
+    fn a_busy_poll_takes_up_to_its_budget_then_busy_poll_stop_polls_once_more() {
         let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
         let t0 = Instant::ZERO;
-        for f in 0..10 {
+        for f in 0..20 {
             q.push_rx(f, true, 1);
         }
+        let entry = |f, poll| BusyStep::Entry { entry: RingEntry::Rx(f), poll };
         let poll = q.busy_poll(t0, Duration::ZERO, 8, 3).unwrap();
         assert_eq!(poll.entry, Some(RingEntry::Rx(0)));
         assert_eq!(q.busy_poll_more(2), None, "another process's poll");
-        let more: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(3)).collect();
-        assert_eq!(more, (1..8).map(RingEntry::Rx).collect::<Vec<_>>(), "8 entries in one poll");
-        assert_eq!(q.busy_poll_more(3), None, "budget spent");
-        assert_eq!(q.busy_poll(t0, Duration::ZERO, 8, 3).unwrap().entry, Some(RingEntry::Rx(8)));
-        assert_eq!(q.busy_poll_more(3), Some(RingEntry::Rx(9)));
-        assert_eq!(q.busy_poll_more(3), None, "ring empty");
-        q.push_rx(10, true, 1);
-        assert_eq!(q.busy_poll_more(3), None, "the poll ended with the ring empty");
+        let more: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(3)).take(8).collect();
+        let mut want: Vec<_> = (1..8).map(|f| entry(f, false)).collect();
+        want.push(entry(8, true));
+        assert_eq!(more, want, "8 entries in one poll, then busy_poll_stop's driver poll begins");
+        let stop: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(3)).collect();
+        let mut want: Vec<_> = (9..16).map(|f| entry(f, false)).collect();
+        want.push(BusyStep::Stop { poll: false, rearm: false, napi: true });
+        assert_eq!(stop, want, "its whole budget: NAPI is scheduled (rc == budget)");
+        assert!(q.napi_scheduled());
+        assert!(q.busy_poll(t0, Duration::ZERO, 8, 3).is_none(), "NAPI owns the queue");
+    }
+
+    /// `busy_poll_stop`'s poll short of its budget ends in the re-arm
+    /// (napi_complete_done); the same with the interrupt suspended ends in
+    /// nothing (the suspension decides); a poll of transmit completions
+    /// alone leaves the socket without data and the loop goes on.
+    #[test]
+    fn busy_poll_stop_rearms_unless_suspended_and_follows_only_received_data() {
+        let t0 = Instant::ZERO;
+        let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
+        q.push_rx(0, true, 1);
+        q.push_rx(1, true, 1);
+        assert_eq!(q.busy_poll(t0, Duration::ZERO, 64, 0).unwrap().entry, Some(RingEntry::Rx(0)));
+        assert_eq!(q.busy_poll_more(0), Some(BusyStep::Entry { entry: RingEntry::Rx(1), poll: false }));
+        assert_eq!(q.busy_poll_more(0), Some(BusyStep::Stop { poll: true, rearm: true, napi: false }));
+        assert_eq!(q.busy_poll_more(0), None);
+        assert!(!q.napi_scheduled());
+
+        let mut s = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
+        s.push_rx(0, true, 1);
+        assert!(s.busy_poll(t0, Duration::from_us(100), 64, 0).is_some());
+        assert_eq!(s.busy_poll_more(0), Some(BusyStep::Stop { poll: true, rearm: false, napi: false }));
+        s.push_rx(1, true, 1);
+        s.push_rx(2, true, 1);
+        assert!(s.busy_poll(t0, Duration::from_us(100), 1, 0).is_some());
+        assert_eq!(s.busy_poll_more(0), Some(BusyStep::Entry { entry: RingEntry::Rx(2), poll: true }));
+        assert_eq!(s.busy_poll_more(0), None, "budget spent while suspended: skip_schedule");
+        assert!(!s.napi_scheduled());
+
+        let mut t = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
+        t.tx_completed();
+        assert_eq!(t.busy_poll(t0, Duration::ZERO, 8, 0).unwrap().entry, Some(RingEntry::TxDone(1)));
+        assert_eq!(t.busy_poll_more(0), None, "no data: no busy_poll_stop");
+    }
+
+    /// `SO_BUSY_POLL_BUDGET`: the budget is what one poll takes; 1 against
+    /// 64 on ten waiting frames.
+    #[test]
+    fn the_busy_poll_budget_is_what_one_poll_takes() {
+        let t0 = Instant::ZERO;
+        let taken = |budget| {
+            let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
+            for f in 0..10 {
+                q.push_rx(f, true, 1);
+            }
+            q.busy_poll(t0, Duration::ZERO, budget, 0).unwrap();
+            1 + std::iter::from_fn(|| q.busy_poll_more(0))
+                .take_while(|s| matches!(s, BusyStep::Entry { poll: false, .. }))
+                .count()
+        };
+        assert_eq!((taken(1), taken(64)), (1, 10));
     }
 
     /// Two queues with NAPI settings of their own (`[[host.napi]]`) defer
@@ -654,6 +808,7 @@ mod tests {
                 defer_hard_irqs,
                 gro_flush,
                 irq_suspend,
+                threaded: false,
             }))
         };
         let (mut deferring, mut plain) = (own(2, us(20), us(100)), own(0, Duration::ZERO, Duration::ZERO));

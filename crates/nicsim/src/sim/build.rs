@@ -54,6 +54,7 @@ fn queue_napi(s: &Scenario, q: usize) -> Option<QueueNapi> {
             defer_hard_irqs: k.defer_hard_irqs,
             gro_flush: k.gro_flush_timeout,
             irq_suspend: k.irq_suspend_timeout,
+            threaded: k.threaded,
         }
     })
 }
@@ -107,6 +108,7 @@ impl World {
             lib,
             nic: t.nic,
             cache: t.cache,
+            cc: CacheCosts::new(&s.times.cache),
             sleep: Sleep { on: s.sleep && !s.soaker, after: t.host.idle_before_sleep, exit: t.host.sleep_exit },
             proto: Params {
                 ack_after: lib.ack_after,
@@ -132,6 +134,8 @@ impl World {
                 .map(|(_, k)| k.irq_suspend_timeout)
                 .fold(s.napi.irq_suspend_timeout, Duration::max),
             busy_poll: s.napi.busy_poll,
+            busy_poll_budget: s.napi.busy_poll_budget,
+            napi_threaded: s.napi.threaded,
             ioat: s.ioat,
             dca: s.dca,
             native: s.native_mx,
@@ -219,7 +223,6 @@ impl World {
             q: EventQueue::new(),
             hosts,
             topo,
-            cc: CacheCosts::new(&s.times.cache),
             c,
             wire: Wire {
                 net: Network::new(&p.link, &s.times.link, hosts_n, p.grid.as_ref()),
@@ -237,7 +240,7 @@ impl World {
             programs_left: 0,
             replay: None,
             trace,
-            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup))),
+            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup, hosts_n))),
             lib_out: Vec::new(),
             lci: None,
         };
@@ -398,6 +401,10 @@ impl World {
         hs.procs.push(Proc::new(rank, core, ep, program, Endpoint::new(self.c.proto, hosts)));
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].bind(idx);
+        if idx == 0 {
+            // The host's first process is the one its thread counts measure.
+            hs.cache.watch(core);
+        }
         self.programs_left += 1;
     }
 }

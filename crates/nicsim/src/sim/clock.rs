@@ -12,6 +12,16 @@
 //! it (`Ev::ProcTimer`); a process that computes meets its deadlines only
 //! when its computation ends.
 //!
+//! A NIC whose host has no computing process parks its clock: a tick then
+//! can interrupt nobody (a process in its library counts as having just
+//! polled, [`ClockPolicy::on_fetch`]), so none is queued until a process of
+//! that host starts computing (`lib_step`); the clock then resumes on its
+//! grid (every period from the start), and the ticks it skipped are counted
+//! as ticks. The interrupts, signals and timers are those of a clock that
+//! ticks throughout; the queue holds no tick a run spends waiting (a run
+//! whose Open-MX pulls wait out 1 s timers for thousands of simulated
+//! seconds would otherwise queue two events per host every period).
+//!
 //! This file owns the tick, the fetch's return, the interrupt's arrival, the
 //! signal's price and what it does to the process, and the clock's
 //! counters. The decision is `crate::nic::timers::ClockPolicy`'s; the timers
@@ -45,11 +55,15 @@ pub(crate) struct Clock {
     /// and the clocks stop, so that a run that cannot go on ends as one
     /// without a clock does.
     queued: usize,
+    /// Per host, the time of the tick at which its clock parked (`None`:
+    /// it ticks).
+    parked: Vec<Option<Instant>>,
 }
 
 impl Clock {
-    pub fn new(period: Duration, fetch: Duration) -> Self {
+    pub fn new(period: Duration, fetch: Duration, hosts: usize) -> Self {
         Clock {
+            parked: vec![None; hosts],
             policy: ClockPolicy { period },
             fetch,
             ticks: 0,
@@ -64,6 +78,26 @@ impl Clock {
 
     pub fn period(&self) -> Duration {
         self.policy.period
+    }
+
+    /// Ticks of the grid (every period from the start) after `from` and
+    /// before `to`.
+    fn ticks_between(&self, from: Instant, to: Instant) -> u64 {
+        let p = self.period().as_ps();
+        let (a, b) = (from.as_ps() / p, to.as_ps().saturating_sub(1) / p);
+        b.saturating_sub(a)
+    }
+
+    /// The grid's first tick at or after `now`.
+    fn next_tick(&self, now: Instant) -> Instant {
+        let p = self.period().as_ps();
+        Instant::from_ps(now.as_ps().div_ceil(p) * p)
+    }
+
+    /// The ticks counted at the end of a run at `end`: those ticked, and
+    /// those a parked clock skipped since it parked.
+    pub fn ticks_at_end(&self, end: Instant) -> u64 {
+        self.ticks + self.parked.iter().flatten().map(|&at| self.ticks_between(at, end)).sum::<u64>()
     }
 
     /// The library ran a deadline that had passed at `due` while its
@@ -86,9 +120,10 @@ impl World {
         }
     }
 
-    /// Host `h`'s NIC ticks (`Ev::ClockTick`): the next tick, and the
-    /// fetch of the host's timer words; none once only the clocks' own
-    /// events are left.
+    /// Host `h`'s NIC ticks (`Ev::ClockTick`): the fetch of the host's
+    /// timer words, and the next tick while a process of the host computes
+    /// (else the clock parks); none once only the clocks' own events are
+    /// left.
     pub(super) fn clock_tick(&mut self, now: Instant, h: usize) {
         let Some(c) = self.clock.as_deref_mut() else { return };
         c.queued -= 1;
@@ -96,10 +131,26 @@ impl World {
             return;
         }
         c.ticks += 1;
-        c.queued += 2;
-        let (next, back) = (now + c.period(), now + c.fetch);
+        c.queued += 1;
+        self.q.push(now + c.fetch, h as u32, Ev::ClockFetched { host: h as u16 });
+        if self.hosts[h].procs.iter().any(|p| p.computing()) {
+            c.queued += 1;
+            self.q.push(now + c.period(), h as u32, Ev::ClockTick { host: h as u16 });
+        } else {
+            c.parked[h] = Some(now);
+        }
+    }
+
+    /// A process of host `h` starts computing at `now`: a parked clock
+    /// resumes at the grid's next tick, the ticks it skipped counted.
+    #[inline(never)]
+    pub(super) fn clock_resume(&mut self, now: Instant, h: usize) {
+        let Some(c) = self.clock.as_deref_mut() else { return };
+        let Some(at) = c.parked[h].take() else { return };
+        c.ticks += c.ticks_between(at, now);
+        let next = c.next_tick(now).max(at + c.period());
+        c.queued += 1;
         self.q.push(next, h as u32, Ev::ClockTick { host: h as u16 });
-        self.q.push(back, h as u32, Ev::ClockFetched { host: h as u16 });
     }
 
     /// The tick's fetch is back (`Ev::ClockFetched`): each process with a

@@ -8,7 +8,7 @@
 //! and handing it to the wire or to the driver's send path. The world asks
 //! the host's [`Echo`] at the two places a frame can be turned around (NIC
 //! receive, `nic_path`; the bottom half's ring entry, `kernel` and
-//! `handler`). It does not own the client (a ping-pong rank 0 of
+//! `crate::kernel`'s handler). It does not own the client (a ping-pong rank 0 of
 //! `crate::workload`) nor the receive path before the turn-around (`super`).
 
 use super::World;

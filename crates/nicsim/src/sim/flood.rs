@@ -6,7 +6,7 @@
 //! frame size) and the frame it builds on each `Ev::FloodTick`; the world
 //! only hands it the tick and sends what it returns. It does not own what
 //! the wire, the NIC, the kernel or the handler do with a flood frame
-//! (`wire_path`, `nic_path`, `kernel`, `handler`), nor the metrics of a
+//! (`wire_path`, `nic_path`, `kernel`, `crate::kernel`'s handler), nor the metrics of a
 //! flood run (`metrics`).
 
 use super::{Ev, World};

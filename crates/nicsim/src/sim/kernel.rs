@@ -1,32 +1,45 @@
-//! The kernel on the cores, the world's side: an interrupt's arrival and
-//! a deferred NAPI's timer (the work the host's receive path names,
-//! queued on a core), the dispatch that picks what a core runs next
-//! (kernel work before the application, preemption), each kernel work
-//! item's start and end, and the events a core's segments schedule.
+//! The host's cores, the world's side: what each core runs next and the
+//! calls into the two host-side components it runs, with their answers
+//! routed. An interrupt's arrival and a deferred NAPI's timer queue the
+//! work the host's receive path names (`crate::kernel::RxPath`); the
+//! dispatch (`dispatch_at`) picks kernel work before the application and
+//! preempts it; a kernel item starts (its price: `kernel_start`) and ends
+//! (`finish_kernel`: the receive path's `Done` routed: the next item, a
+//! frame to the Open-MX handler, an interrupt outcome to the NIC path, a
+//! NAPI timer); a received frame's verdict (`handle_frame`:
+//! `RxPath::handle`'s answer routed to the library's ring, the drivers'
+//! pulls, the kernel echo or the drop counters).
 //!
-//! The hard IRQ, the NAPI poll and their prices are the host's receive
-//! path's (`crate::kernel::RxPath`, called with its context from `rx_parts`);
-//! this module routes its answers: a ring entry to price (`entry_cost`,
-//! with `handler_cost` beside the handler), transmit completions to reap
-//! (`reap_cost`, through the send-path state `host::TxPath`), a frame to
-//! the handler, an interrupt outcome to the NIC path, a NAPI timer to the
-//! event queue. The driver's pull replies and the NI clock's signal are
-//! priced and ended here. The cores' own state and the decisions that read
-//! only it (the kernel queue, what a core runs, segment numbers, idle and
-//! sleep bookkeeping, the wake-up cost) are `crate::host::core`'s, generic
-//! over the work item (`crate::kernel::KWork`). It does not own what a
-//! handled frame does nor its price (`handler`, `handler_cost`), nor what
-//! the library runs (`crate::library`).
+//! The world's side of the library interface is here too: each call into
+//! a process's library (`lib_call`: `Proc::step` when its core runs it,
+//! `Proc::segment_done` when the segment ends) is made with its context
+//! (`crate::library::Cx`: the time, the costs, the host's cache counters
+//! and send path, the rank map) and the outputs it returns are routed in
+//! order right after the call (`route`: frames to the NIC, intra-host
+//! copies to the peer's ring, timers to the event queue, pulls to the
+//! driver, multicast frames to the NIC, counters to the run's); an event's
+//! way into a process's ring and the process's wake-up (`post_event`,
+//! `notify_proc`), which dispatches its core; the host's record of which
+//! processes poll which receive queue (`HostState::start_polling`,
+//! `stop_polling`, `poller_of`, over its `pollers`, as a [`ProcSet`] per
+//! queue).
+//!
+//! The cores' own state and the decisions that read only it (the kernel
+//! queue, what a core runs, segment numbers, idle and sleep bookkeeping,
+//! the wake-up cost) are `crate::host::core`'s, generic over the work item
+//! (`crate::kernel::KWork`). It does not own what the handler decides nor
+//! its price (`crate::kernel`), nor what the library decides or what a
+//! step costs (`crate::library`), nor busy polling (`lib_io`).
 
-use super::{Ev, RxBy, World};
+use super::{Ev, HostState, RxBy, World, NO_RANK};
 use crate::engine::EventQueue;
-use crate::host::cache::footprint::Path;
 use crate::host::Segment;
 pub(crate) use crate::kernel::KWork;
-use crate::kernel::{Cx, Done, RxPath, Start};
-use crate::library::PState;
+use crate::kernel::{Done, RxPath, Verdict};
+use crate::library::{Action, Cx, LibEvent, Notice, Output, PState, Proc, Step};
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
+use crate::wire::{self, FrameRepr, OmxBody};
 
 /// The cores of a host, running this module's work items
 /// (`crate::host::core`).
@@ -40,44 +53,107 @@ fn schedule(q: &mut EventQueue<Ev>, h: usize, core: usize, seg: Segment) {
     q.push(seg.end, h as u32, Ev::CoreDone { host: h as u16, core: core as u8, gen: seg.gen });
 }
 
-impl World {
-    /// The irq_suspend_timeout timer of queue `q` fired (`Ev::SuspendTimer`):
-    /// the queue's suspension decides (`crate::nic::suspend`: it lasts while
-    /// a poll keeps finding work or runs, and is parked without a timer
-    /// while a process busy polls the empty queue, which sees every new
-    /// descriptor: `dma_done` wakes it, and its next poll starts the timer
-    /// again). Its next timer is scheduled here, and when it ends the
-    /// interrupt enabled again (raised at once if frames wait).
-    pub(super) fn suspend_timer(&mut self, now: Instant, h: usize, q: usize) {
-        let hs = &mut self.hosts[h];
-        let polled = hs.poller_of(q).is_some();
-        let (next, out) = hs.nic.queues[q].suspend_timer(now, self.c.irq_suspend, polled);
-        if let Some(at) = next {
-            self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
-        }
-        self.nic_outcome(now, h, q, out);
+/// Processes of one host, as a set of their indices: a host has at most
+/// 256 cores (topology validation) and a process per core at most, so four
+/// words hold any host's. The lowest index comes out first, as a scan of
+/// the host's processes in order would meet them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ProcSet([u64; 4]);
+
+impl ProcSet {
+    pub fn insert(&mut self, p: usize) {
+        self.0[p / 64] |= 1 << (p % 64);
     }
 
+    pub fn remove(&mut self, p: usize) {
+        self.0[p / 64] &= !(1 << (p % 64));
+    }
+
+    /// The lowest index in the set.
+    pub fn first(&self) -> Option<usize> {
+        let w = self.0.iter().position(|&w| w != 0)?;
+        Some(w * 64 + self.0[w].trailing_zeros() as usize)
+    }
+}
+
+impl HostState {
+    /// Process `p` spins on its event ring (or, busy polling, its queue),
+    /// since `since` if its spin counts.
+    pub(crate) fn start_polling(&mut self, p: usize, since: Option<Instant>) {
+        let pr = &mut self.procs[p];
+        pr.start_polling(since);
+        let q = self.steering.queue_for(Some(pr.ep()), 0);
+        self.pollers[q].insert(p);
+    }
+
+    /// Process `p`, polling, was notified (`Proc::notice`): it no longer
+    /// polls its queue.
+    pub(crate) fn stop_polling(&mut self, p: usize) {
+        let q = self.steering.queue_for(Some(self.procs[p].ep()), 0);
+        self.pollers[q].remove(p);
+    }
+
+    /// The first process (lowest index) polling queue `q`, if any.
+    pub(crate) fn poller_of(&self, q: usize) -> Option<usize> {
+        let first = self.pollers[q].first();
+        debug_assert_eq!(
+            first,
+            self.procs
+                .iter()
+                .position(|pr| pr.state() == PState::Polling && self.steering.queue_for(Some(pr.ep()), 0) == q),
+            "the pollers of queue {q} are not the processes polling it"
+        );
+        first
+    }
+}
+
+impl World {
     /// The interrupt of queue `q` reaches its core (`Ev::IrqArrive`; `rx`:
     /// it reports received frames). A hard IRQ runs before any pending
     /// bottom-half work of the core (softirqs run with interrupts enabled).
     pub(super) fn irq_arrive(&mut self, now: Instant, h: usize, q: u8, rx: bool) {
         let hs = &mut self.hosts[h];
         let core = hs.steering.irq_core(q as usize) as usize;
-        let w = RxPath::irq(q, rx, hs.nic.queues[q as usize].split_claims());
+        let queue = &hs.nic.queues[q as usize];
+        let w = RxPath::irq(q, rx, queue.split_claims(), queue.threaded(self.c.napi_threaded));
         hs.cores[core].kq.push_front(w);
         self.kick(now, h, core);
     }
 
     /// The gro_flush_timeout of a NAPI deferred on `core` expired
-    /// (`Ev::NapiTimer`): the hrtimer interrupt re-polls queue `q`.
+    /// (`Ev::NapiTimer`): the hrtimer interrupt re-polls queue `q`, or
+    /// wakes its kernel thread (threaded NAPI).
     pub(super) fn napi_timer(&mut self, now: Instant, h: usize, q: u8, core: usize) {
-        self.hosts[h].cores[core].kq.push_back(RxPath::napi_timer(q));
+        let hs = &mut self.hosts[h];
+        let threaded = hs.nic.queues[q as usize].threaded(self.c.napi_threaded);
+        hs.cores[core].kq.push_back(RxPath::napi_timer(q, threaded));
         self.kick(now, h, core);
+    }
+
+    /// Threaded NAPI: the hard IRQ on `waker` woke queue `q`'s kernel
+    /// thread (`Done::Wake`). The scheduler places it
+    /// (`crate::host::Core::wake_target`) and it runs its poll there
+    /// (`KWork::ThreadNapi`, after the switch into it) as kernel work
+    /// before the application: on a core running the application it
+    /// preempts it, as wake-up preemption does for a thread that slept
+    /// (kernel/sched/fair.c `check_preempt_wakeup_fair`; a SCHED_FIFO
+    /// thread always does), and on an idle core the core wakes first.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn wake_napi_thread(&mut self, now: Instant, h: usize, q: u8, waker: usize) {
+        let hs = &mut self.hosts[h];
+        let prev = hs.rx.thread_core(q).map(usize::from);
+        let core = Core::wake_target(&hs.cores, &self.topo, waker, prev);
+        hs.rx.thread_placed(q, core as u16);
+        hs.cores[core].kq.push_back(KWork::ThreadNapi { q });
+        if core != waker {
+            self.kick(now, h, core);
+        }
     }
 
     /// New kernel work was queued on `core`: preempt the application if it
     /// is running a segment, then dispatch.
+    #[inline(always)]
     pub(crate) fn kick(&mut self, now: Instant, h: usize, core: usize) {
         let cs = &mut self.hosts[h].cores[core];
         if let Some(remaining) = cs.preempt(now) {
@@ -157,11 +233,10 @@ impl World {
                     let step = self.lib_step(now, h, p);
                     let hs = &mut self.hosts[h];
                     match step {
-                        Some((cost, action)) => {
+                        Some(cost) => {
                             let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
                             let (cost, seg) = hs.cores[core].begin_app(now + wake + extra, cost);
                             hs.app_time += extra + cost;
-                            hs.procs[p].begin(action);
                             schedule(&mut self.q, h, core, seg);
                             if self.trace.is_some() {
                                 self.trace_app(now, h, core, wake, extra, cost);
@@ -206,102 +281,12 @@ impl World {
             Cur::Kernel(w) => self.finish_kernel(now, h, core, w),
             Cur::App => {
                 if let Some(p) = cs.app {
-                    let p = p as usize;
-                    let action = hs.procs[p].end_segment();
-                    self.lib_apply(now, h, p, action);
+                    self.lib_segment_done(now, h, p as usize);
                 }
             }
             Cur::Idle => {}
         }
         self.dispatch_at(now, h, core);
-    }
-
-    /// The host's send-path state touched at `now` by `core`, which then
-    /// works on it for `hold` (`crate::host::TxPath::touch`): its cost to
-    /// `core`, the stall it makes a core of another die owe charged to it.
-    /// Inlined: every reap and every pull reply runs it.
-    #[inline(always)]
-    pub(crate) fn tx_touch(&mut self, now: Instant, h: usize, core: usize, hold: Duration) -> Duration {
-        let hs = &mut self.hosts[h];
-        let kernel = &mut hs.lines.kernel[core];
-        let (cost, owed) =
-            hs.tx.touch(&self.cc, &self.topo, &self.c.cache, &mut hs.cache, kernel, now, core as u16, hold);
-        if let Some((other, stall)) = owed {
-            hs.cores[other as usize].stall += stall;
-        }
-        cost
-    }
-
-    /// The host's receive path (`crate::kernel::RxPath`) and its context
-    /// for work on queue `q` (a pair rather than a call taking a closure:
-    /// the closure in the event loop was not inlined).
-    #[inline(always)]
-    fn rx_parts(&mut self, now: Instant, h: usize, q: u8) -> (&mut RxPath, Cx<'_>) {
-        let hs = &mut self.hosts[h];
-        let cx = Cx {
-            now,
-            c: &self.c,
-            cc: &self.cc,
-            topo: &self.topo,
-            cache: &mut hs.cache,
-            queue: &mut hs.nic.queues[q as usize],
-        };
-        (&mut hs.rx, cx)
-    }
-
-    /// Computes the cost of a kernel work item and the item the core then
-    /// works on (the caller marks the core busy with it); `None` if the item
-    /// turned out to have nothing to do. The receive path's items are the
-    /// host's `RxPath`'s to start; the world prices the ring entries they
-    /// take (`entry_cost`) and the driver's pull replies and the NI clock's
-    /// signals.
-    pub(super) fn start_kernel(&mut self, now: Instant, h: usize, core: usize, w: KWork) -> Option<(Duration, KWork)> {
-        let Some(q) = w.rx_queue() else {
-            let cost = match w {
-                KWork::PullReply { serve } => {
-                    let s = &self.pulls.serves[serve as usize];
-                    if !s.live {
-                        return None;
-                    }
-                    let ep = s.ep;
-                    let send = self.c.host.driver_tx + self.c.nic.doorbell;
-                    send + self.tx_touch(now, h, core, send)
-                        + self.region_touch(h, core, ep)
-                        + self.path_lines(h, core, (Path::OmxSend, 0))
-                }
-                KWork::Signal { p } => self.signal_cost(h, p as usize),
-                KWork::NetTx => self.net_tx_cost(h, core)?,
-                _ => unreachable!("an item of the receive path"),
-            };
-            return Some((cost, w));
-        };
-        if w.polls() {
-            // The poll takes a frame or restocks: room for a frame waiting
-            // at a stopped link (`nic.flow_control`)?
-            self.flow_kick(now, h);
-        }
-        let lines = self.path_lines_at_start(h, core, q, w);
-        let (rx, mut cx) = self.rx_parts(now, h, q);
-        match rx.start(&mut cx, core as u16, w) {
-            Start::Run(cost, w) => Some((cost + lines, w)),
-            Start::Entry { cost, entry, w } => {
-                let e = self.entry_cost(now, h, core, q, entry);
-                Some((RxPath::entry_cost(&self.c, cost + lines, entry, e), w))
-            }
-            Start::Reap { cost, n, w } => {
-                let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
-                if n > 0 && self.c.tx_softirq {
-                    // dev_kfree_skb_irq: the skbs join this core's
-                    // completion queue, for its NET_TX softirq.
-                    self.hosts[h].net_tx.reap(q as usize, core);
-                }
-                Some((cost + lines + reap, w))
-            }
-            Start::Yield(w) => {
-                self.hosts[h].cores[core].kq.push_back(w);
-                None
-            }
-        }
     }
 
     /// `finish_kernel` for the rare zero-cost items of `dispatch_at`: kept
@@ -349,65 +334,311 @@ impl World {
                 }
             }
             Done::Timer { at } => self.q.push(at, h as u32, Ev::NapiTimer { host: h as u16, q, core: core as u8 }),
+            Done::Wake { q } => self.wake_napi_thread(now, h, q, core),
         }
     }
 
-    /// Reaping `n` transmit completions on core `core`: freeing the
-    /// skbs and touching the send-path state shared with the sender.
-    /// Inlined in its three callers: an outlined copy cost each reap its
-    /// call and its spills.
-    #[inline(always)]
-    pub(super) fn reap_cost(&mut self, now: Instant, h: usize, core: usize, n: u32) -> Duration {
-        let free = self.c.host.tx_done.times(n as u64);
-        free + self.tx_touch(now, h, core, free) + self.path_lines(h, core, (Path::TxDone, 0))
-    }
-
-    /// The footprint's lines of a path (`host/cache/footprint.rs`) that
-    /// receive queue `q`'s work item `w` runs as it starts on `core`: the
-    /// hard IRQ (`myri10ge_intr`) for an interrupt, the NAPI poll's for a
-    /// poll that begins (a full budget), both for an interrupt that polls.
-    #[inline(always)]
-    fn path_lines_at_start(&mut self, h: usize, core: usize, q: u8, w: KWork) -> Duration {
-        let q = q as usize;
-        match w {
-            KWork::Irq { .. } => {
-                let hs = &mut self.hosts[h];
-                let at = self.topo.cpu(core as u16);
-                hs.lines.paths(&self.cc, &self.topo, &mut hs.cache, (Path::HardIrq, q), (Path::NapiPoll, q), at)
-            }
-            KWork::HardIrq { .. } => self.path_lines(h, core, (Path::HardIrq, q)),
-            KWork::TimerNapi { .. } => self.path_lines(h, core, (Path::NapiPoll, q)),
-            KWork::Napi { budget, .. } if budget == self.c.napi_budget => self.path_lines(h, core, (Path::NapiPoll, q)),
-            _ => Duration::ZERO,
+    /// The handler takes received frame `frame` on host `h` (`by`: a core's
+    /// bottom half or the NIC) and its verdict is routed
+    /// (`crate::kernel::RxPath::handle`): an event into its process's ring,
+    /// a pull request to serve, a pull reply, the kernel echo, or a drop.
+    pub(super) fn handle_frame(&mut self, now: Instant, h: usize, by: RxBy, frame: u32) {
+        let f = self.frames[frame as usize];
+        if self.replay.is_some() {
+            self.replay_handled(now, frame);
         }
-    }
-
-    /// One run of a path on `core`, `(path, q)` for receive queue `q`: its
-    /// footprint's lines through the cache model (`HostLines::path`); the
-    /// stall.
-    #[inline(always)]
-    pub(super) fn path_lines(&mut self, h: usize, core: usize, run: (Path, usize)) -> Duration {
+        self.free_frame(frame);
+        self.frames.handled += 1;
         let hs = &mut self.hosts[h];
-        hs.lines.path(&self.cc, &self.topo, &mut hs.cache, run, self.topo.cpu(core as u16))
+        let echo = hs.echoes_at(crate::config::EchoAt::Kernel);
+        let ranks = &self.ranks;
+        let rank_of = |ep: u8| Some(ranks.at(f.src as usize, ep as usize)).filter(|&r| r != NO_RANK);
+        let verdict = hs.rx.handle(f.parsed, echo, &hs.eps, rank_of);
+        let p = match verdict {
+            Verdict::Unranked { p }
+            | Verdict::Event { p, .. }
+            | Verdict::Pull { p, .. }
+            | Verdict::PullReply { p, .. } => p,
+            Verdict::NotOmx => {
+                // A replayed frame that is not Open-MX is generic traffic,
+                // delivered here (`replay`); any other is malformed.
+                if self.replay.is_none() {
+                    self.frames.drops.malformed += 1;
+                }
+                return;
+            }
+            Verdict::Echo(repr) => return self.kernel_echo(now, h, &repr),
+            Verdict::NoEndpoint => {
+                self.frames.drops.no_endpoint += 1;
+                return;
+            }
+        };
+        if by == RxBy::Nic {
+            self.hosts[h].procs[p].nic_writes_ring();
+        }
+        match verdict {
+            Verdict::Event { msg, peer, .. } => {
+                if self.hosts[h].procs[p].ring_full() {
+                    // The library did not release slots fast enough: the
+                    // frame is dropped and the sender resends it.
+                    self.frames.drops.event_queue_full += 1;
+                    return;
+                }
+                let writer = by.writer(&self.topo);
+                self.post_event(now, h, p, LibEvent { msg, peer, writer, irq_stamp: f.irq_stamp }, by)
+            }
+            Verdict::Pull { ep, body, .. } => {
+                let OmxBody::Pull {
+                    total_length, block_length, first_frame_offset, src_pull_handle, src_magic, ..
+                } = body
+                else {
+                    unreachable!("a pull request's verdict carries its body")
+                };
+                let size = total_length as u64;
+                let (first, len) = (first_frame_offset, block_length);
+                self.serve_pull(now, h, by, f.src, ep, size, first, len, src_pull_handle, src_magic);
+            }
+            Verdict::PullReply { handle, offset, .. } => self.pull_reply_arrived(now, h, by, handle, offset),
+            _ => self.frames.drops.no_endpoint += 1,
+        }
     }
 
-    /// CPU cost of handling one ring entry of queue `q` in the bottom half:
-    /// reaping transmit completions (and, with `host.tx_softirq`, their
-    /// skbs' destructors: `poll_dtors`), or a received frame's driver and
-    /// handler work (`handler_cost`, beside the handler) or the kernel
-    /// echo's.
-    pub(super) fn entry_cost(&mut self, now: Instant, h: usize, core: usize, q: u8, entry: RingEntry) -> Duration {
-        match entry {
-            RingEntry::TxDone(n) if self.c.tx_softirq => {
-                self.reap_cost(now, h, core, n) + self.poll_dtors(h, core, q as usize)
-            }
-            RingEntry::TxDone(n) => self.reap_cost(now, h, core, n),
-            RingEntry::Rx(frame) => {
-                if self.hosts[h].echoes_at(crate::config::EchoAt::Kernel) {
-                    return self.kernel_echo_cost(now, h, core, frame);
+    /// Calls process `p` of host `h` with its context, then routes what it
+    /// returned. Outputs of calls made while routing (a copy into a local
+    /// process that runs it) go after this call's in the buffer and are
+    /// routed and removed by their own call.
+    #[inline(always)]
+    pub(super) fn lib_call<R>(
+        &mut self,
+        now: Instant,
+        h: usize,
+        p: usize,
+        f: impl FnOnce(&mut Proc, &mut Cx<'_>) -> R,
+    ) -> R {
+        let start = self.lib_out.len();
+        let hs = &mut self.hosts[h];
+        let mut cx = Cx {
+            now,
+            host: h as u16,
+            c: &self.c,
+            cc: &self.c.cc,
+            topo: &self.topo,
+            cache: &mut hs.cache,
+            tx: &mut hs.tx,
+            kernel_lines: &mut hs.lines,
+            ranks: self.ranks.all(),
+            clock: self.clock.is_some(),
+            out: &mut self.lib_out,
+        };
+        let r = f(&mut hs.procs[p], &mut cx);
+        if self.lib_out.len() > start {
+            self.route(now, h, p, start);
+        }
+        r
+    }
+
+    /// Routes the outputs of process `p` of host `h` from `start` on.
+    fn route(&mut self, now: Instant, h: usize, p: usize, start: usize) {
+        let end = self.lib_out.len();
+        for i in start..end {
+            match self.lib_out[i] {
+                Output::Timer { at } => self.q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 }),
+                Output::Transmit { dst, marked, body } => {
+                    let repr = FrameRepr {
+                        dst_mac: wire::host_mac(dst),
+                        src_mac: wire::host_mac(h as u16),
+                        src_peer: h as u16,
+                        marked,
+                        body,
+                    };
+                    self.send_frame(now, h, dst, &repr);
                 }
-                self.handler_cost(h, core, frame)
+                Output::Local { host, ep, ev } => {
+                    if let Some(q) = self.hosts[host as usize].eps[ep as usize] {
+                        self.post_event(now, host as usize, q as usize, ev, RxBy::Nic);
+                    }
+                }
+                Output::Mcast { ep, rank, tag, size, frag, frags } => {
+                    self.mcast_send(now, h, ep, rank, tag, size, frag, frags)
+                }
+                Output::OpenPull { ep, req, ev } => {
+                    let (handle, blocks) = self.open_pull(now, h, ep, req, ev);
+                    let pages = crate::library::region_pages(ev.msg.size);
+                    self.hosts[h].procs[p].pull_opened(handle, blocks, pages, self.c.lib.max_pulls);
+                }
+                Output::PullStart { handle } => self.pull_start(now, h, handle),
+                Output::Completed => self.run.completions += 1,
+                Output::Medium { one_irq } => {
+                    self.run.medium_msgs += 1;
+                    self.run.medium_one_irq += one_irq as u64;
+                }
+                Output::Duplicates { n } => self.frames.drops.duplicate += n,
+                Output::ProgramDone => self.programs_left -= 1,
+                Output::Mark { label } => {
+                    let i = label as usize;
+                    for (hb, hs) in self.run.busy_at_mark[i].iter_mut().zip(&self.hosts) {
+                        *hb = hs.kernel_time + hs.app_time + hs.spin_time;
+                    }
+                    // Interrupts raised so far on this host, and on every host.
+                    let (own, all) = (self.hosts[h].rx.irq_raised(), self.run.irq_raised_all);
+                    self.hosts[h].procs[p].set_mark_irqs(i, own, all);
+                }
+                Output::Stall { core, stall } => self.hosts[h].cores[core as usize].stall += stall,
+                Output::GiveUp { peer, seq, size } => self.give_up(h, p, peer, seq, size),
             }
         }
+        self.lib_out.truncate(start);
+    }
+
+    /// Prices the next segment of process `p` of host `h`, which has its
+    /// core and runs the segment (`Proc::step`); `None` if it has nothing
+    /// to run (it then polls, sleeps, or is done).
+    #[inline(always)]
+    pub(crate) fn lib_step(&mut self, now: Instant, h: usize, p: usize) -> Option<Duration> {
+        if self.c.busy_poll {
+            if let Some(step) = self.busy_poll_more(now, h, p) {
+                return Some(step);
+            }
+        }
+        match self.lib_call(now, h, p, |pr, cx| pr.step(cx)) {
+            // A computation starts: a parked NI clock resumes (`clock`).
+            Step::Run(cost, Action::None) if self.clock.is_some() => {
+                self.clock_resume(now, h);
+                Some(cost)
+            }
+            Step::Run(cost, _) => Some(cost),
+            Step::Idle => None,
+            Step::Wait => self.wait_polling(now, h, p),
+            Step::Spin => {
+                self.hosts[h].start_polling(p, None);
+                None
+            }
+        }
+    }
+
+    /// The segment process `p` of host `h` ran ended: the library applies
+    /// it (`Proc::segment_done`), or hands back a computation's end or a
+    /// busy poll's entry, acted on here.
+    #[inline(always)]
+    pub(crate) fn lib_segment_done(&mut self, now: Instant, h: usize, p: usize) {
+        match self.lib_call(now, h, p, |pr, cx| pr.segment_done(cx)) {
+            Some(Action::None) if self.clock.is_some() => self.computed(now, h, p),
+            Some(Action::BusyPoll(entry)) => {
+                let core = self.hosts[h].procs[p].core() as usize;
+                match entry {
+                    RingEntry::Rx(frame) => self.handle_frame(now, h, super::RxBy::Core(core), frame),
+                    // The busy poll freed the skbs it reaped (`poll_dtors`).
+                    RingEntry::TxDone(_) if self.c.tx_softirq => self.net_tx_done(now, h, core),
+                    RingEntry::TxDone(_) => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The process has something to do: wake it if it polls or sleeps.
+    pub(crate) fn notify_proc(&mut self, now: Instant, h: usize, p: usize) {
+        let notice = self.hosts[h].procs[p].notice();
+        self.noticed(now, h, p, notice);
+    }
+
+    /// Process `p` of host `h` noticed something to do (`Proc::notice`): a
+    /// poller stops polling and, as a woken sleeper, is dispatched.
+    #[inline(always)]
+    fn noticed(&mut self, now: Instant, h: usize, p: usize, notice: Notice) {
+        let hs = &mut self.hosts[h];
+        let pr = &hs.procs[p];
+        match notice {
+            Notice::Poller(since) => {
+                let (core, ep) = (pr.core() as usize, pr.ep());
+                if let Some(t0) = since {
+                    hs.spin_time += now.since(t0);
+                    if let Some(t) = self.trace.as_deref_mut() {
+                        t.spin(h, core, t0, now);
+                    }
+                }
+                hs.stop_polling(p);
+                // Only busy polling with irq_suspend_timeout suspends a
+                // queue's interrupt (`wait_polling`).
+                if !self.c.irq_suspend.is_zero() {
+                    let q = hs.steering.queue_for(Some(ep), 0);
+                    self.release_suspension(now, h, q);
+                }
+                self.dispatch_at(now, h, core);
+            }
+            Notice::Woken => {
+                let core = pr.core() as usize;
+                self.dispatch_at(now, h, core);
+            }
+            Notice::None => {}
+        }
+    }
+
+    /// Writes an event into a process's ring and makes it notice; `by` is
+    /// what posts it (a core's bottom half pays for waking the process if
+    /// it sleeps on another core: `waker_pays`). Inlined: it runs for
+    /// every event the handler posts.
+    #[inline(always)]
+    pub(crate) fn post_event(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent, by: RxBy) {
+        let (blocked, notice) = self.hosts[h].procs[p].post(ev);
+        if let RxBy::Core(k) = by {
+            if blocked && !self.c.host.wake_remote.is_zero() {
+                self.waker_pays(h, p, k);
+            }
+        }
+        self.noticed(now, h, p, notice);
+    }
+
+    /// Core `k` posted an event for process `p`, which sleeps in the wait
+    /// ioctl: if on another core, `k` wakes it as Open-MX 1.0.901 does. Every
+    /// event post ends in `omx_wakeup_waiter_list` → `wake_up_process`
+    /// (driver/linux `omx_event.c`), so the poster runs `try_to_wake_up`:
+    /// the sleeper's runqueue lock (a line of the other core) and, from
+    /// `resched_task`, the reschedule IPI to a core that is not polling its
+    /// need-resched flag (`if (!tsk_is_polling(p)) smp_send_reschedule(cpu)`,
+    /// kernel/sched.c of Linux 2.6.26; `default_idle` halts without that
+    /// flag). `host.wake_remote_ns` is that work: the poster's next kernel
+    /// item pays it, and the sleeper's core starts only when the IPI it
+    /// sends lands (its C1E exit and `host.wakeup_ns` follow, as without).
+    /// A sleeper on the poster's own core needs neither.
+    #[cold]
+    #[inline(never)]
+    fn waker_pays(&mut self, h: usize, p: usize, k: usize) {
+        let w = self.c.host.wake_remote;
+        let hs = &mut self.hosts[h];
+        let s = hs.procs[p].core() as usize;
+        if s == k {
+            return;
+        }
+        hs.cores[k].tail += w;
+        hs.cores[s].stall += w;
+        hs.wakes_remote += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProcSet;
+
+    #[test]
+    fn a_proc_set_gives_its_lowest_index_first() {
+        let mut s = ProcSet::default();
+        assert_eq!(s.first(), None);
+        for p in [255, 130, 64, 63] {
+            s.insert(p);
+        }
+        assert_eq!(s.first(), Some(63));
+        s.remove(63);
+        assert_eq!(s.first(), Some(64));
+        s.remove(64);
+        s.remove(64);
+        assert_eq!(s.first(), Some(130));
+        s.remove(130);
+        assert_eq!(s.first(), Some(255));
+        s.insert(0);
+        assert_eq!(s.first(), Some(0));
+        s.remove(0);
+        s.remove(255);
+        assert_eq!(s, ProcSet::default());
     }
 }

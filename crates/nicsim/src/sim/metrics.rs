@@ -134,6 +134,11 @@ impl World {
             for (side, name) in [(Side::Kernel, "kernel"), (Side::User, "user")] {
                 let (accesses, misses) = h.cache.side_totals(side);
                 m.ratio(&format!("host{i}_{name}_miss_rate"), misses as f64, accesses as f64, NO_ACCESS);
+                // The same, of the accesses made on the first process's core
+                // (what PAPI counts for that thread: `CacheStats::watch`).
+                if let Some((accesses, misses)) = h.cache.thread_side_totals(side) {
+                    m.ratio(&format!("host{i}_thread_{name}_miss_rate"), misses as f64, accesses as f64, NO_ACCESS);
+                }
             }
             for c in ObjClass::ALL {
                 let [k, u] = h.cache.counts[c as usize];
@@ -156,7 +161,7 @@ impl World {
             m.set("watchdog_fetches", dogs().map(|w| w.fetches).sum::<u64>() as f64);
         }
         if let Some(c) = self.clock.as_deref() {
-            m.set("clock_ticks", c.ticks as f64);
+            m.set("clock_ticks", c.ticks_at_end(self.q.now()) as f64);
             m.set("clock_interrupts", c.interrupts as f64);
             m.set("clock_signals", c.signals as f64);
             m.set("timers_missed", c.missed as f64);

@@ -9,22 +9,21 @@
 //!
 //! * `build`: turning a validated [`Scenario`] into a world (costs, hosts,
 //!   processes);
-//! * `lib_io`: the world's side of the library interface: each call into a
-//!   process's library (`crate::library`, what it runs next, what it hands
-//!   to the driver, what it does with a ring event) made with its context
-//!   and its outputs routed; the host's record of the processes polling
-//!   each receive queue;
 //! * `wire_path`: the frames in flight (`Frames`), the wire (`Wire`), the
 //!   driver's doorbell and the switch;
 //! * `nic_path`: NIC receive, DMA, transmit completions, the receive
 //!   queue's timers (coalescing, polling watchdog), and the interrupt a
 //!   coalescing decision raises;
-//! * `kernel`: an interrupt's arrival, the dispatch of a host's cores
-//!   (whose state is `crate::host::core`'s), the start and end of kernel
-//!   work items: the receive path's (hard IRQ, NAPI and its deferral
-//!   timer) are the host's `crate::kernel::RxPath`'s, whose answers are
-//!   routed there;
-//! * `handler`: the Open-MX receive handler and the event ring;
+//! * `kernel`: the host's cores: what each runs next (kernel work before
+//!   the application), the calls into the host's receive path
+//!   (`crate::kernel::RxPath`: hard IRQ, NAPI, the Open-MX handler's
+//!   verdict on a frame) and into a process's library (`crate::library`:
+//!   its step, its segment's end, an event posted to its ring), each with
+//!   its context, and their answers routed; `kernel_start`: a kernel work
+//!   item's start and its price (the handler's, a reap's, the paths'
+//!   cache footprints);
+//! * `lib_io`: a process waiting without its core's dispatch: busy
+//!   polling, the protocol timer's event, the library giving up;
 //! * `pull`: the drivers' pull of large messages (`Pulls`: their handles);
 //! * `run`: the rank map (`Ranks`) and the run's state (`Run`);
 //! * `replay`: the frames of a capture injected into a receiving NIC;
@@ -54,12 +53,14 @@ mod flood;
 #[cfg(test)]
 mod flow_tests;
 mod frame;
-mod handler;
 mod kernel;
+mod kernel_start;
 mod lci_stack;
 mod lib_io;
 mod mcast;
 mod metrics;
+#[cfg(test)]
+mod napi_tests;
 mod net_tx;
 #[cfg(test)]
 mod ni_tests;
@@ -78,13 +79,13 @@ pub use replay::{
 };
 
 pub(crate) use crate::costs::Costs;
+pub(crate) use crate::kernel::RxBy;
 pub(crate) use echo::Echo;
 pub(crate) use flood::Flood;
 #[cfg(test)]
 pub(crate) use frame::Frame;
-pub(crate) use handler::RxBy;
+pub(crate) use kernel::ProcSet;
 pub(crate) use kernel::{Core, KWork};
-pub(crate) use lib_io::ProcSet;
 pub(crate) use pull::Pulls;
 pub(crate) use run::{Ranks, Run};
 pub use trace::{Record, TraceCfg, Tracer, What, TRACK_NIC_TX, TRACK_RX_QUEUE};
@@ -92,7 +93,7 @@ pub(crate) use wire_path::{Frames, Wire};
 
 use crate::config::{Scenario, Workload};
 use crate::engine::{EventQueue, Origin};
-use crate::host::{CacheCosts, CacheStats, HostLines, Topology, TxBacklog, TxPath};
+use crate::host::{CacheStats, HostLines, Topology, TxBacklog, TxPath};
 use crate::interrupt::{self, Check};
 use crate::kernel::RxPath;
 use crate::library::{Output, Proc};
@@ -366,7 +367,6 @@ pub struct World {
     pub(crate) q: EventQueue<Ev>,
     pub(crate) hosts: Vec<HostState>,
     pub(crate) topo: Topology,
-    pub(crate) cc: CacheCosts,
     pub(crate) c: Costs,
     /// The network and what the wire does to frames (`wire_path`).
     pub(crate) wire: Wire,

@@ -73,7 +73,7 @@ impl World {
     /// its endpoint (the event queue's offsets and lock, the waiters'
     /// list); for pull replies, once per region its refcount line.
     fn dtor_cost(&mut self, h: usize, core: usize) -> Duration {
-        let (c, cc, topo) = (&self.c, &self.cc, &self.topo);
+        let (c, cc, topo) = (&self.c, &self.c.cc, &self.topo);
         let at = topo.cpu(core as u16);
         let hs = &mut self.hosts[h];
         let tally = hs.net_tx.queue_of(core);
@@ -126,6 +126,6 @@ impl World {
         let hs = &mut self.hosts[h];
         let Some(p) = hs.eps.get(ep as usize).copied().flatten() else { return Duration::ZERO };
         let (_, exp) = hs.procs[p as usize].tx_shared();
-        self.cc.access(&self.topo, &mut hs.cache, &mut exp.region, at, Kernel, 1)
+        self.c.cc.access(&self.topo, &mut hs.cache, &mut exp.region, at, Kernel, 1)
     }
 }

@@ -194,6 +194,25 @@ fn the_ni_clock_leaves_a_process_in_its_library_alone(#[values("poll", "block")]
     assert_eq!(get(&m, "clock_interrupts"), 0.0, "{wait}");
 }
 
+/// Processes that wait in their library (here for the resends of a lossy
+/// ping-pong, 0.5 s each) give the NI clock nobody to interrupt: it parks,
+/// so the run's events do not grow with its simulated time over the period,
+/// and it still counts every tick of its grid.
+#[test]
+fn a_parked_ni_clock_queues_no_ticks_while_nobody_computes() {
+    let text = |clock: &str| {
+        format!("[nic]\n{clock}[protocol]\nloss = 0.2\n[workload]\nkind = \"pingpong\"\niterations = 50\nwarmup = 0\n")
+    };
+    let (off, on) = (run(&text("")), run(&text("clock_period_us = 10\n")));
+    let grid = get(&on, "sim_time_us") / 10.0;
+    assert!(grid > 100_000.0, "the resends take seconds: {grid} periods");
+    let ticks = get(&on, "clock_ticks");
+    assert!((ticks - 2.0 * grid).abs() < 0.01 * grid, "{ticks} ticks on 2 hosts over {grid} periods");
+    assert_eq!(get(&on, "clock_interrupts"), 0.0);
+    let (with, without) = (get(&on, "events"), get(&off, "events"));
+    assert!(with < without + grid / 100.0, "{with} events with the clock, {without} without");
+}
+
 /// A 0-byte stream into host 1 (`busy`: its process busy polls its queue),
 /// under `policy`, the NIC laying frames out as `delivery` says.
 fn stream0(preset: &str, policy: &str, busy: bool, delivery: &str) -> Metrics {

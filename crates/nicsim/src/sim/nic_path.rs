@@ -277,4 +277,21 @@ impl World {
             }
         }
     }
+
+    /// The irq_suspend_timeout timer of queue `q` fired (`Ev::SuspendTimer`):
+    /// the queue's suspension decides (`crate::nic::suspend`: it lasts while
+    /// a poll keeps finding work or runs, and is parked without a timer
+    /// while a process busy polls the empty queue, which sees every new
+    /// descriptor: `dma_done` wakes it, and its next poll starts the timer
+    /// again). Its next timer is scheduled here, and when it ends the
+    /// interrupt enabled again (raised at once if frames wait).
+    pub(super) fn suspend_timer(&mut self, now: Instant, h: usize, q: usize) {
+        let hs = &mut self.hosts[h];
+        let polled = hs.poller_of(q).is_some();
+        let (next, out) = hs.nic.queues[q].suspend_timer(now, self.c.irq_suspend, polled);
+        if let Some(at) = next {
+            self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
+        }
+        self.nic_outcome(now, h, q, out);
+    }
 }

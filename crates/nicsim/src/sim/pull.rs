@@ -70,6 +70,15 @@ pub(crate) struct Pulls {
 }
 
 impl Pulls {
+    /// The object of pull handle `i` if host `h` holds it (a stale reply's
+    /// handle may since have been reused by another host).
+    #[inline(always)]
+    pub(crate) fn obj_of(&mut self, i: u32, h: usize) -> Option<&mut Obj> {
+        let i = i as usize;
+        let mine = self.handles.get(i).is_some_and(|hd| hd.host as usize == h);
+        self.objs.get_mut(i).filter(|_| mine)
+    }
+
     /// A handle for `hd`. A reused handle keeps its queued timer event
     /// (see [`Pull::timer`]).
     fn open(&mut self, hd: Pull) -> u32 {

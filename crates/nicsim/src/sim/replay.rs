@@ -19,7 +19,7 @@
 //! replayed: no process runs on the replay host. It does not own reading capture files (the Python front reads
 //! them with a packet library and passes each frame's time, length and
 //! header bytes), nor what the NIC, the coalescing policy, the kernel or the
-//! handler do with a frame (`nic_path`, `kernel`, `handler`).
+//! handler do with a frame (`nic_path`, `kernel`, `crate::kernel`).
 //!
 //! An Open-MX frame (EtherType 0x86DF) is decoded by `wire::FrameRepr::
 //! parse_header`; the NIC firmware copies its marker bit into the descriptor

@@ -279,7 +279,7 @@ impl Tracer {
             t += d;
         }
         let (what, arg) = match w_out {
-            KWork::HardIrq { q, .. } => (What::HardIrq, q as u32),
+            KWork::HardIrq { q, .. } | KWork::IrqThread { q, .. } => (What::HardIrq, q as u32),
             KWork::EntryRx { q, .. } => (What::Handler, q as u32),
             KWork::EntryTxDone { n, .. } => (What::TxReap, n),
             KWork::Rearm { q } => (What::NapiComplete, q as u32),
@@ -287,7 +287,9 @@ impl Tracer {
             KWork::PullReply { .. } => (What::PullReply, 0),
             KWork::Signal { p } => (What::ClockSignal, p as u32),
             KWork::NetTx => (What::NetTx, 0),
-            KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } => (What::Handler, q as u32),
+            KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } | KWork::ThreadNapi { q } => {
+                (What::Handler, q as u32)
+            }
         };
         if end > t {
             self.push(t, end - t, h, track, what, arg, 0);
@@ -316,7 +318,7 @@ impl Tracer {
             Action::Op(Op::Send { size, .. }) => (What::SendPost, size.min(u32::MAX as u64) as u32),
             Action::Op(_) => (What::RecvPost, 0),
             Action::Block => (What::Block, 0),
-            Action::BusyPoll(_) => (What::BusyPoll, 0),
+            Action::BusyPoll(_) | Action::BusyPollStop => (What::BusyPoll, 0),
             Action::ExpEvents(k) => (What::ExpEvents, k),
         };
         let first = if extra.is_zero() { None } else { self.push(t, extra.as_ps(), h, track, What::ProcWake, 0, 0) };

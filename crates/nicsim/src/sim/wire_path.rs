@@ -133,6 +133,15 @@ impl World {
         id
     }
 
+    /// The driver of host `h` sends a new frame to host `dst` at `now`:
+    /// `repr` encoded ([`World::new_frame`]), then its doorbell
+    /// ([`World::transmit`]).
+    #[inline(always)]
+    pub(crate) fn send_frame(&mut self, now: Instant, h: usize, dst: u16, repr: &FrameRepr) {
+        let f = self.new_frame(h as u16, dst, repr);
+        self.transmit(now, h, f);
+    }
+
     /// A free frame slot (its fields are the caller's to set).
     #[inline]
     pub(crate) fn alloc_frame(&mut self) -> u32 {

@@ -435,3 +435,51 @@ fn per_napi_settings_override_the_host_wide_ones_per_queue() {
     let e = s("multiqueue", "[[host.napi]]\nqueue = 0\ndefer = 1").unwrap_err().0;
     assert!(e.contains("defer") && e.contains("defer_hard_irqs"), "{e}");
 }
+
+/// `host.busy_poll_budget` is the socket's SO_BUSY_POLL_BUDGET as
+/// net/core/sock.c `sk_setsockopt` takes it (0 ..= U16_MAX), 0 meaning
+/// the kernel's BUSY_POLL_BUDGET; it needs busy polling.
+#[test]
+fn the_busy_poll_budget_is_so_busy_poll_budget() {
+    let host =
+        |h: &str| Scenario::from_toml(&format!("preset = \"modern\"\n[host]\n{h}\n[workload]\nkind = \"pingpong\"\n"));
+    assert_eq!(host("busy_poll = true").unwrap().napi.busy_poll_budget, crate::nic::BUSY_POLL_BUDGET);
+    assert_eq!(host("busy_poll = true\nbusy_poll_budget = 0").unwrap().napi.busy_poll_budget, 8);
+    assert_eq!(host("busy_poll = true\nbusy_poll_budget = 64").unwrap().napi.busy_poll_budget, 64);
+    assert_eq!(host("busy_poll = true\nbusy_poll_budget = 65535").unwrap().napi.busy_poll_budget, u16::MAX);
+    let e = host("busy_poll = true\nbusy_poll_budget = 65536").unwrap_err().0;
+    assert!(e.starts_with("invalid value for `host.busy_poll_budget`: 65536 (allowed: an integer 0 ..= 65535"), "{e}");
+    let e = host("busy_poll = true\nbusy_poll_budget = -1").unwrap_err().0;
+    assert!(e.starts_with("invalid value for `host.busy_poll_budget`: -1"), "{e}");
+    let e = host("busy_poll_budget = 16").unwrap_err().0;
+    assert!(e.starts_with("invalid value for `host.busy_poll_budget`: 16 (it needs `host.busy_poll = true`"), "{e}");
+}
+
+/// Threaded NAPI host-wide and per queue; refused where the preset's kernel
+/// has none (Linux 2.6.26) and with myri10ge's split claims.
+#[test]
+fn threaded_napi_is_a_host_and_a_per_queue_setting() {
+    let s = |preset: &str, t: &str| {
+        Scenario::from_toml(&format!(
+            "preset = \"{preset}\"\n[nic]\nsteering = \"multiqueue\"\n[host]\n{t}\n[workload]\nkind = \"pingpong\"\n"
+        ))
+    };
+    let on = s("modern", "napi_threaded = true\n[[host.napi]]\nqueue = 1\nthreaded = false").unwrap();
+    assert!(on.napi_of(0).threaded && !on.napi_of(1).threaded);
+    let one = s("modern", "[[host.napi]]\nqueue = 2\nthreaded = true").unwrap();
+    assert!(!one.napi.threaded && one.napi_of(2).threaded);
+    assert!(!s("modern", "").unwrap().napi.threaded, "off by default");
+    let e = s("omx2009-mq", "napi_threaded = true").unwrap_err().0;
+    assert!(
+        e.starts_with(
+            "invalid value for `host.napi_threaded`: true (allowed: false on preset \"omx2009-mq\", whose kernel"
+        ),
+        "{e}"
+    );
+    let e = s("omx2009-mq", "[[host.napi]]\nqueue = 0\nthreaded = true").unwrap_err().0;
+    assert!(e.starts_with("invalid value for `host.napi[0].threaded`: true"), "{e}");
+    let e = s("modern", "napi_threaded = true\ntx_reap = \"hard-irq\"").unwrap_err().0;
+    assert!(e.contains("`host.napi_threaded`: true (allowed: false with tx_reap = \"hard-irq\""), "{e}");
+    let e = s("modern", "napi_threaded = 1").unwrap_err().0;
+    assert!(e.contains("napi_threaded"), "{e}");
+}

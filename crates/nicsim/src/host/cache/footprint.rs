@@ -8,8 +8,8 @@
 //! objects those written lines live in ([`PathLines`]: the myri10ge slice
 //! state per receive queue, the Open-MX interface's counters per host, the
 //! refcount line of each endpoint). It does not decide when a path runs:
-//! the kernel's stages (`sim/kernel.rs`: hard IRQ, NAPI poll, reap, pull
-//! replies; `sim/handler.rs`: each received frame) and the library's send
+//! the kernel's stages (`sim/kernel_start.rs`: hard IRQ, NAPI poll, reap, pull
+//! replies; `kernel/handler.rs`: each received frame) and the library's send
 //! system call (`library::Cx::tx_touch`) call [`super::HostLines::path`]
 //! once per run of a path, or [`super::HostLines::paths`] for two paths
 //! that run back to back on one core.
@@ -36,7 +36,7 @@
 //! instruction cache between packets, so its fetches are not L2 requests
 //! \[estimate]; they would be if the L1I were modelled.
 
-use super::{CacheCosts, CacheStats, Obj, ObjClass, Side, Walk};
+use super::{CacheCosts, CacheStats, Obj, ObjClass, ReadCopy, Side, Walk};
 use crate::host::topology::{Cpu, Topology};
 use crate::time::Duration;
 
@@ -56,10 +56,14 @@ pub enum Path {
     /// Open-MX `omx_queue_xmit`, per send (the library's send ioctl, a
     /// pull reply the bottom half sends).
     OmxSend = 5,
+    /// The library's send system call into the Open-MX driver, per call
+    /// (`sys_ioctl` → `omx_miscdev_ioctl` → `omx_ioctl_send_*`), before
+    /// `omx_queue_xmit`.
+    SendIoctl = 6,
 }
 
 /// Number of [`Path`] values (rows of [`FOOTPRINT`]).
-pub const PATHS: usize = 6;
+pub const PATHS: usize = 7;
 
 /// Which object holds a path's written lines: the receive queue's slice
 /// state, split by the step that writes it, or the host's Open-MX
@@ -112,6 +116,8 @@ pub const FOOTPRINT: [Row; PATHS] = [
     Row { written: [(Held::Iface, 1), (Held::EpRef, 1)], dma: 0, stay: 2, code: 10 },
     // OmxSend: omx_queue_xmit increments iface->counters[SEND_<type>] for every frame it sends, the same line as omx_recv's, 1 written [fact] driver/linux/omx_misc.h L43-45; the rest of the send path: cache.tx_lines, cache.kernel_private_lines, host.driver_tx
     Row { written: [(Held::Iface, 1), (Held::Irq, 0)], dma: 0, stay: 0, code: 0 },
+    // SendIoctl: the endpoint's line 0, whose status omx_handle_ioctl_with_endpoint reads (offset 40, beside the refcount at 48 that omx_recv's kref writes), 1 read, not written [fact] driver/linux/omx_dev.c, omx_endpoint.h (0.9.2 and 1.0.901): PathLines::send_ioctl; per-CPU and read-mostly lines, 10 stay [estimate, range 7-14]: the system call's entry and fget_light (thread_info, files_struct's fd array, struct file: 3, fs/ioctl.c, fs/file_table.c of 2.6.26), the command copied in from the caller's stack (copy_from_user, 1: the library wrote it just before), the slab's per-CPU array_cache of skbuff_head_cache and of the kmalloc cache of the data (2, alloc_skb in omx_new_skb), the frame's head written (1: Ethernet and Open-MX headers), the peer table entry omx_set_target_peer reads (1), the iface and net_device lines (eth_ifp, dev_addr: 2); code 40-60 [estimate] (the skb's struct: cache.kernel_private_lines; the send ring: cache.tx_lines)
+    Row { written: [(Held::Irq, 0), (Held::Irq, 0)], dma: 0, stay: 10, code: 50 },
 ];
 
 /// The objects the paths' written lines live in, for one host.
@@ -126,6 +132,9 @@ pub struct PathLines {
     /// Per endpoint, the line of its refcount: as many as the highest
     /// endpoint a frame reached (at most `wire::ENDPOINTS`).
     ep_refs: Vec<Obj>,
+    /// Per endpoint, the send system call's copy of that line (it reads
+    /// it: [`PathLines::send_ioctl`]), as many as `ep_refs`.
+    ep_reads: Vec<ReadCopy>,
 }
 
 impl PathLines {
@@ -137,6 +146,7 @@ impl PathLines {
             slices: vec![[Obj::new(ObjClass::Driver); SLICE_OBJS]; if on { queues.max(1) } else { 0 }],
             iface: Obj::new(ObjClass::Driver),
             ep_refs: Vec::new(),
+            ep_reads: Vec::new(),
         }
     }
 
@@ -203,6 +213,28 @@ impl PathLines {
         }
         let (dma, stay) = (row.dma as u64, row.stay as u64);
         walk.count(dma + stay, dma);
+    }
+
+    /// One send system call for endpoint `ep` on core `at`
+    /// ([`Path::SendIoctl`]): its per-CPU and read-mostly lines counted as
+    /// hits, and its read of the endpoint's line 0
+    /// (`omx_handle_ioctl_with_endpoint` checks its `status`, which shares
+    /// the line with the `refcount` `omx_recv` writes): read, not taken,
+    /// and counted only (`CacheCosts::read`: its time is in the send's
+    /// fitted cost). The row has no written lines, so this does what
+    /// [`PathLines::run`] would, without its accesses of none.
+    #[inline]
+    pub fn send_ioctl(&mut self, cc: &CacheCosts, cache: &mut CacheStats, ep: usize, at: Cpu) {
+        if !self.on {
+            return;
+        }
+        let row = &FOOTPRINT[Path::SendIoctl as usize];
+        cache.count(at.core, ObjClass::Driver, Side::Kernel, row.stay as u64, 0);
+        let line = *self.obj(Held::EpRef, ep);
+        if ep >= self.ep_reads.len() {
+            self.ep_reads.resize(ep + 1, ReadCopy::new(ObjClass::Driver));
+        }
+        cc.read(cache, &line, &mut self.ep_reads[ep], at, Side::Kernel, 1);
     }
 
     /// The object of `held` for receive queue or endpoint `q`.
@@ -276,8 +308,10 @@ mod tests {
         // interrupt runs: bound, it is the only miss after the first touches.
         assert_eq!(driver(&bound.1).misses, 11 + 800);
         // The per-CPU and read-mostly lines hit.
-        let stay: u64 =
-            FOOTPRINT.iter().map(|r| r.stay as u64).sum::<u64>() - FOOTPRINT[Path::OmxSend as usize].stay as u64;
+        let stay: u64 = [Path::HardIrq, Path::NapiPoll, Path::RxFrame, Path::OmxRecv, Path::TxDone]
+            .into_iter()
+            .map(|p| FOOTPRINT[p as usize].stay as u64)
+            .sum();
         assert_eq!(driver(&bound.1).hits, 800 * (stay + 12) - 11);
     }
 
@@ -287,6 +321,9 @@ mod tests {
         let (mut two, mut one) = (PathLines::new(2, true), PathLines::new(2, true));
         // An L2 of 40 lines: the DMA-written lines alone evict the others.
         let (mut c2, mut c1) = (CacheStats::new(4, 40, 8), CacheStats::new(4, 40, 8));
+        // Core 2's accesses counted apart too (the measured thread's).
+        c2.watch(2);
+        c1.watch(2);
         let pairs = [
             ((Path::HardIrq, 1), (Path::NapiPoll, 1)),
             ((Path::RxFrame, 1), (Path::OmxRecv, 3)),
@@ -300,8 +337,46 @@ mod tests {
             let t1 = one.run(&cc, &topo, &mut c1, a, at) + one.run(&cc, &topo, &mut c1, b, at);
             assert_eq!(t2, t1, "run {i}");
             assert_eq!(c2.counts, c1.counts, "run {i}");
+            assert_eq!(c2.thread_side_totals(Side::Kernel), c1.thread_side_totals(Side::Kernel), "run {i}");
         }
         assert!(c2.counts[ObjClass::Driver as usize][0].misses > 0);
+        assert!(c2.thread_side_totals(Side::Kernel).unwrap().1 > 0);
+    }
+
+    #[test]
+    fn the_send_system_call_reads_the_endpoint_line_the_receive_path_wrote() {
+        // The receive path (omx_recv's kref) on the interrupt's core 1, then
+        // the process's send ioctl on core 0 (S$: the same die), in turn.
+        let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
+        let mut lines = super::super::HostLines::new(8, 1, true);
+        let mut cache = CacheStats::new(4, 65536, 512);
+        cache.watch(0);
+        let n = 100u64;
+        for _ in 0..n {
+            lines.path(&cc, &topo, &mut cache, (Path::OmxRecv, 3), topo.cpu(1));
+            lines.send_ioctl(&cc, &mut cache, 3, topo.cpu(0));
+        }
+        let row = FOOTPRINT[Path::SendIoctl as usize];
+        assert_eq!(written_lines(Path::SendIoctl), 0);
+        // The process's counts: per call, the endpoint's line 0 from the
+        // sibling's L1 (a miss) and the per-CPU and read-mostly lines (hits).
+        let (accesses, misses) = cache.thread_side_totals(Side::Kernel).unwrap();
+        assert_eq!(accesses, n * (1 + row.stay as u64));
+        assert_eq!(misses, n);
+        // Read, not taken: the receive path's writes on core 1 keep hitting
+        // (only the first touches of its two lines miss).
+        assert_eq!(cache.side_totals(Side::Kernel).1, n + 2);
+        // On the interrupt's core (SC) the line stays: only the first misses.
+        let mut lines = super::super::HostLines::new(8, 1, true);
+        let mut cache = CacheStats::new(4, 65536, 512);
+        cache.watch(0);
+        for _ in 0..n {
+            lines.path(&cc, &topo, &mut cache, (Path::OmxRecv, 3), topo.cpu(0));
+            lines.send_ioctl(&cc, &mut cache, 3, topo.cpu(0));
+        }
+        let recv = FOOTPRINT[Path::OmxRecv as usize];
+        let per = 1 + row.stay as u64 + written_lines(Path::OmxRecv) as u64 + recv.stay as u64;
+        assert_eq!(cache.thread_side_totals(Side::Kernel), Some((n * per, 2)));
     }
 
     #[test]

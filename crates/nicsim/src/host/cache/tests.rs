@@ -195,7 +195,7 @@ fn access_one_by_one(cc: &CacheCosts, t: &Topology, st: &mut CacheStats, obj: &m
     };
     let sibling = st.in_sibling_l1(obj, at);
     let miss = if hit { 0 } else { n };
-    st.count(obj.class, Side::Kernel, n, if sibling { n } else { miss });
+    st.count(at.core, obj.class, Side::Kernel, n, if sibling { n } else { miss });
     obj.owner = Owner::Die(at.die);
     obj.stamp = st.insert(at.die, miss);
     obj.core = at.core;
@@ -208,6 +208,9 @@ fn a_walk_gives_what_its_accesses_one_by_one_give() {
     // A small L2 (48 lines) and L1 (6 lines): evictions, lines in a
     // sibling's L1 and lines gone from it all happen.
     let (mut walked, mut single) = (CacheStats::new(4, 48, 6), CacheStats::new(4, 48, 6));
+    // Core 3's accesses are counted apart as well (the measured thread's).
+    walked.watch(3);
+    single.watch(3);
     let mut objs_w = [Obj::new(ObjClass::Driver); 6];
     let mut objs_s = objs_w;
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -228,7 +231,7 @@ fn a_walk_gives_what_its_accesses_one_by_one_give() {
                 let (lines, miss) = (next(5), next(3));
                 let lines = lines.max(miss);
                 walk.count(lines, miss);
-                single.count(ObjClass::Driver, Side::Kernel, lines, miss);
+                single.count(at.core, ObjClass::Driver, Side::Kernel, lines, miss);
                 single.insert(at.die, miss);
             } else {
                 let (i, n) = (next(6) as usize, next(5));
@@ -240,6 +243,7 @@ fn a_walk_gives_what_its_accesses_one_by_one_give() {
         }
         assert_eq!(walk.end(&mut walked), cost);
         assert_eq!(walked.counts, single.counts);
+        assert_eq!(walked.thread.counts, single.thread.counts);
         assert_eq!(walked.fill, single.fill);
         for (w, s) in objs_w.iter().zip(&objs_s) {
             assert_eq!((w.owner, w.core, w.stamp), (s.owner, s.core, s.stamp));
@@ -249,4 +253,40 @@ fn a_walk_gives_what_its_accesses_one_by_one_give() {
     assert!(outcomes.len() >= 4, "{outcomes:?}");
     let d = walked.counts[ObjClass::Driver as usize][0];
     assert!(d.hits > 1000 && d.misses > 1000, "{d:?}");
+    let (accesses, misses) = walked.thread_side_totals(Side::Kernel).unwrap();
+    assert!(misses > 100 && accesses > misses, "{accesses} {misses}");
+    assert!(accesses < d.hits + d.misses);
+}
+
+#[test]
+fn the_thread_counts_hold_only_the_watched_cores_accesses() {
+    // PAPI's per-thread counters ([OMX-MQ] Table II): the kernel work of an
+    // interrupt served on another core is not in the process's counts.
+    let (cc, t) = (costs(), topo());
+    let mut st = CacheStats::new(4, 65536, 512);
+    let (mut ep, mut private) = (Obj::new(ObjClass::Endpoint), Obj::new(ObjClass::Private));
+    assert_eq!(st.thread_side_totals(Side::Kernel), None);
+    st.watch(0);
+    // The interrupt on the sibling core 1 (same die): 3 lines, all misses.
+    cc.access(&t, &mut st, &mut ep, Cpu { core: 1, die: 0 }, Side::Kernel, 3);
+    assert_eq!(st.side_totals(Side::Kernel), (3, 3));
+    assert_eq!(st.thread_side_totals(Side::Kernel), Some((0, 0)));
+    // The process's send system call on core 0: the endpoint's lines come
+    // from the sibling's L1 (misses), its own private lines then hit.
+    cc.access(&t, &mut st, &mut ep, on(0), Side::Kernel, 3);
+    cc.touch(&mut st, &mut private, on(0), Side::Kernel, 5);
+    cc.touch(&mut st, &mut private, on(0), Side::Kernel, 5);
+    assert_eq!(st.thread_side_totals(Side::Kernel), Some((13, 8)));
+    assert_eq!(st.side_totals(Side::Kernel), (16, 11));
+    // The user side is counted apart as well; copies too.
+    let mut app = Obj::new(ObjClass::AppBuf);
+    cc.copy(&mut st, &mut private, Some(&mut app), on(0), Side::User, 640);
+    let (accesses, misses) = st.thread_side_totals(Side::User).unwrap();
+    assert_eq!((accesses, misses), st.side_totals(Side::User));
+    assert_eq!(misses, 10);
+    // Lines two cores bounce (`host::tx`): each core's share.
+    st.count_misses(0, ObjClass::TxRing, Side::Kernel, 4);
+    st.count_misses(5, ObjClass::TxRing, Side::Kernel, 4);
+    assert_eq!(st.thread_side_totals(Side::Kernel), Some((17, 12)));
+    assert_eq!(st.side_totals(Side::Kernel), (24, 19));
 }

@@ -1,32 +1,69 @@
-//! The LANai NI firmware of \[LCI] as a sans-I/O state machine: it takes
-//! `now` and inputs (a descriptor posted by PIO, a packet in a receive
-//! buffer, a finished DMA) and returns when it next needs to run; the world
-//! (`super::Stack`) turns those times into events.
+//! The LANai 4.1 firmware of \[LCI]'s NIs (`protocol.stack = "lci"`), a
+//! firmware of the NIC component beside the Open-MX NIC's (`super::Nic`),
+//! as a sans-I/O state machine: it takes `now` and inputs (a descriptor
+//! posted by PIO, a packet in a receive buffer, a finished DMA) and returns
+//! when it next needs to run; the LCI stack (`crate::lci::Stack`) turns
+//! those times into events.
 //!
-//! This module owns the NI's resources: the firmware processor (one LANai,
-//! so firmware work is serialised through `cpu_free`), the NI send and
-//! receive buffers (1 KB each), the NI's view of the host receive queue
-//! (how many host buffers it filled, how many it knows the host freed), and
-//! the delivered-packet counter in NI SRAM that `pio` polling reads. The
-//! three DMA engines map to: the network engine (send buffer -> link, timed
-//! by `crate::net::grid`), the NI -> host engine (the [`Plan`] of each
-//! packet, priced by [`Bus`]) and the host -> NI engine (the small DMA that
-//! fetches the host's processed-packet counter, [`Ni::refresh_start`]).
-//! It does not own the host's polling (`super::host`) nor the wire.
-//!
-//! Extension points: multicast forwarding (an NI forwarding table looked up
-//! on a multicast tag, transmitting from the receive buffer before or in
-//! parallel with the host DMA) hooks into [`Ni::rx_kick`] / the world's
-//! `Kind::Arrive`; the polling watchdog and NI clock interrupts are NI timers
-//! that reuse the host -> NI fetch ([`Ni::refresh_start`] prices one small
-//! DMA of a host word).
+//! This module owns the packet the firmware carries ([`Packet`]) and the
+//! NI's resources: the firmware processor (one LANai, so firmware work is
+//! serialised through `cpu_free`), the NI send and receive buffers (1 KB
+//! each), the NI's view of the host receive queue (how many host buffers it
+//! filled, how many it knows the host freed), the delivered-packet counter
+//! in NI SRAM that `pio` polling reads, and the multicast firmware's queue
+//! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
+//! buffers ([`Ni::tx_post_shared`]) over the forwarding state of
+//! `super::multicast` ([`NiMc`](super::multicast::NiMc)). The three DMA
+//! engines map to: the network engine (send buffer -> link, timed by
+//! `crate::net::grid`), the NI -> host engine (the [`Plan`] of each packet,
+//! priced by [`Bus`]) and the host -> NI engine (the small DMA that fetches
+//! the host's processed-packet counter, [`Ni::refresh_start`]; the polling
+//! watchdog and the NI clock reuse it, [`Ni::host_fetch_start`]). It does
+//! not own the host's polling (`crate::lci::host`), who forwards what
+//! (`crate::lci::multicast`), nor the wire.
 
-use super::poll::{Plan, Strategy, FLAG_BYTES};
-use super::Packet;
+use super::delivery::{Plan, Strategy, FLAG_BYTES};
+use super::multicast::{Forwarded, NiMc};
 use crate::config::LanaiCfg;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
+
+/// One LCI packet (header fields the model needs; no bytes are built).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet {
+    pub src: u32,
+    pub dst: u32,
+    /// Per-sender message number.
+    pub msg: u32,
+    /// Fragment index within the message.
+    pub frag: u32,
+    /// Last fragment of the message.
+    pub last: bool,
+    /// Payload bytes in this packet.
+    pub payload: u32,
+    /// Size of the whole message.
+    pub msg_bytes: u64,
+    /// Multicast tag: the root of the spanning tree this packet travels
+    /// (`None`: point to point; `crate::lci::multicast`).
+    pub bcast: Option<u32>,
+    /// Reliable protocol: cumulative count of data packets from `dst` that `src` consumed.
+    pub ack: u64,
+    /// Reliable protocol: an explicit ack (no payload, no program message).
+    pub ack_only: bool,
+}
+
+impl Forwarded for Packet {
+    fn root(&self) -> Option<u32> {
+        self.bcast
+    }
+    fn to_child(&self, child: u32) -> Self {
+        Packet { dst: child, ..*self }
+    }
+    fn hold_key(&self) -> (u32, u32, u32) {
+        (self.src, self.msg, self.frag)
+    }
+}
 
 /// Bytes of one host receive buffer: header + payload capacity + FULL word
 /// (the layouts of `crate::nic::delivery`).
@@ -165,7 +202,7 @@ pub struct Ni {
     pub host_dmas: u64,
     pub refreshes: u64,
     /// Multicast: forwarding table, forwards, held buffers (`crate::nic::multicast::NiMc`).
-    pub mc: crate::nic::multicast::NiMc<super::Packet>,
+    pub mc: NiMc<Packet>,
     /// The packets its events in the world's queue name.
     pub packets: Packets,
 }
@@ -319,7 +356,7 @@ impl Ni {
 
     /// Starts that small DMA on `bus`; returns when it completes.
     pub fn refresh_dma(&mut self, now: Instant, bus: &mut Bus) -> Instant {
-        bus.request(now, BusOp::Dma { bytes: super::poll::FLAG_BYTES }).1
+        bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
     }
 
     /// Programs a small host -> NI DMA for the polling watchdog or the NI
@@ -333,5 +370,45 @@ impl Ni {
     pub fn refresh_done(&mut self, host_consumed: u64) {
         self.refreshing = false;
         self.known_consumed = self.known_consumed.max(host_consumed);
+    }
+
+    // -- multicast firmware ---------------------------------------------
+
+    /// Starts the firmware on the next forward if idle; returns when the
+    /// forward's network DMA is programmed.
+    pub fn fwd_kick(&mut self, now: Instant) -> Option<Instant> {
+        if self.mc.fwd_busy || self.mc.fwd_queue.is_empty() {
+            return None;
+        }
+        self.mc.fwd_busy = true;
+        Some(self.fw(now, self.mc.fwd_cost))
+    }
+
+    /// The network DMA of the programmed head forward started at `now`: it
+    /// leaves the queue.
+    pub fn fwd_started(&mut self, now: Instant) -> Packet {
+        let pkt = self.mc.fwd_queue.pop_front().expect("fwd_started without a forward");
+        self.mc.fwd_busy = false;
+        self.mc.fwd_ready = false;
+        self.mc.forwards += 1;
+        self.mc.first_forward_at.get_or_insert(now);
+        pkt
+    }
+
+    /// Posts one send buffer whose packet goes to each of `dsts` (one
+    /// descriptor each); the buffer is released after the last one left.
+    pub fn tx_post_shared(&mut self, now: Instant, pkt: Packet, dsts: impl Iterator<Item = u32>) -> Option<Instant> {
+        debug_assert!(self.send_free > 0, "host wrote into a busy send buffer");
+        self.send_free -= 1;
+        let before = self.tx_queue.len();
+        for d in dsts {
+            self.tx_queue.push_back(Packet { dst: d, ..pkt });
+            self.mc.tx_rel.push_back(false);
+        }
+        debug_assert!(self.tx_queue.len() > before, "a shared post without a destination");
+        if let Some(last) = self.mc.tx_rel.back_mut() {
+            *last = true;
+        }
+        self.tx_kick(now)
     }
 }
