@@ -31,9 +31,11 @@ logged() {
 echo "setup: installing Python packages into .venv"
 logged .venv/bin/python -m pip install -q --upgrade pip
 # typer below 0.29: 0.29 imports pydantic to parse options (pyproject.toml);
-# scapy reads the captures of `nicsim replay`.
+# scapy reads the captures of `nicsim replay`. Hypothesis is pinned: the
+# property tests are derandomized, and which examples a seed draws changes
+# between Hypothesis releases, so CI runs the examples a local run does.
 logged .venv/bin/python -m pip install -q "maturin>=1.5,<2" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" \
-  "typer>=0.12,<0.29" "rich>=13" "tomli-w>=1.0" "scapy>=2.5" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "ruff>=0.5" \
+  "typer>=0.12,<0.29" "rich>=13" "tomli-w>=1.0" "scapy>=2.5" "pytest>=8" "hypothesis==6.170.17" "mypy>=1.10" "ruff>=0.5" \
   "dask[distributed]>=2024.1" "scipy>=1.10"  # the optional extras: nicsim[dask] (the cluster tests), nicsim[fit] (python -m nicsim.studies.fit)
 # Build the extension in release mode into the venv (editable: python/ is the source);
 # with --pgo, optimised with the profile of a training run (scripts/pgo.sh).
