@@ -13,7 +13,7 @@ Examples
 >>> from nicsim import model
 >>> [e] = model.evaluate("emo2004", path="to-kernel", coalescing="none", sizes=[1000])
 >>> round(e.latency_us, 2), round(e.overhead_pct, 2)
-(66.22, 7.55)
+(65.59, 7.62)
 >>> [name for name, _ in e.echo_terms_us]
 ['C_N/R_N', 'L_NH', 'C_H/R_H', 'L_W']
 >>> mpi = model.Layer("mpi-matching", cycles=880, on="nic", latency_ns=1000)
