@@ -319,12 +319,12 @@ impl CacheStats {
     }
 
     /// Counts the accesses made on core `core` apart from now on: the
-    /// thread PAPI measures ([`Thread`]).
+    /// thread PAPI measures (`Thread`).
     pub fn watch(&mut self, core: u16) {
         self.thread.core = core;
     }
 
-    /// Accesses and misses of `side` made on the watched core ([`Thread`]),
+    /// Accesses and misses of `side` made on the watched core (`Thread`),
     /// over every object class; `None` when no core is watched.
     pub fn thread_side_totals(&self, side: Side) -> Option<(u64, u64)> {
         if self.thread.core == NO_CORE {

@@ -13,7 +13,7 @@
 //! in NI SRAM that `pio` polling reads, and the multicast firmware's queue
 //! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
 //! buffers ([`Ni::tx_post_shared`]) over the forwarding state of
-//! `super::multicast` ([`NiMc`](super::multicast::NiMc)). The three DMA
+//! `super::multicast` ([`NiMc`]). The three DMA
 //! engines map to: the network engine (send buffer -> link, timed by
 //! `crate::net::grid`), the NI -> host engine (the [`Plan`] of each packet,
 //! priced by [`Bus`]) and the host -> NI engine (the small DMA that fetches

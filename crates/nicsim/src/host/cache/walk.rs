@@ -86,7 +86,7 @@ impl Walk {
     }
 
     /// The walk's counts and fill clock into `stats` (its counts also the
-    /// measured thread's if the walk's core is watched: [`Thread`], as
+    /// measured thread's if the walk's core is watched: `Thread`, as
     /// `CacheStats::count` counts each access); returns its stall.
     #[inline(always)]
     pub fn end(self, stats: &mut CacheStats) -> Duration {
