@@ -145,22 +145,11 @@ fn what_the_handler_writes_is_on_its_cores_die_or_in_memory_for_the_nic() {
 
 #[test]
 fn a_frame_nobody_takes_costs_the_drop_and_a_message_costs_more() {
-    use super::{handler_price, HandlerCx};
+    use super::handler_price;
     let mut w = world();
     let c = &w.c;
     let hs = &mut w.hosts[1];
-    let mut price = |repr| {
-        let cx = HandlerCx {
-            c,
-            topo: &w.topo,
-            cache: &mut hs.cache,
-            lines: &mut hs.lines,
-            steering: &hs.steering,
-            eps: &hs.eps,
-            procs: &mut hs.procs,
-        };
-        handler_price(cx, 0, repr, 0, |_| None)
-    };
+    let mut price = |repr| handler_price(hs.handler_cx(c, &w.topo), 0, repr, 0, |_| None);
     let drop = c.host.driver_rx + c.host.handler_drop;
     assert_eq!(price(None), drop, "a malformed frame");
     assert_eq!(price(Some(tiny(7))), drop, "a frame to no endpoint");

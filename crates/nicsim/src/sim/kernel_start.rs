@@ -11,8 +11,10 @@
 //! It does not own what a core runs next nor how an item ends (`kernel`),
 //! nor the receive path's decisions (`crate::kernel`).
 
-use super::World;
+use super::{HostState, World};
+use crate::costs::Costs;
 use crate::host::cache::footprint::Path;
+use crate::host::Topology;
 use crate::kernel::{Cx, HandlerCx, KWork, RxPath, Start};
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
@@ -172,18 +174,26 @@ impl World {
     /// `frame` on `core` (`crate::kernel::handler_price`), with its context.
     #[inline(always)]
     fn handler_cost(&mut self, h: usize, core: usize, frame: u32) -> Duration {
-        let hs = &mut self.hosts[h];
         let f = &self.frames[frame as usize];
-        let cx = HandlerCx {
-            c: &self.c,
-            topo: &self.topo,
-            cache: &mut hs.cache,
-            lines: &mut hs.lines,
-            steering: &hs.steering,
-            eps: &hs.eps,
-            procs: &mut hs.procs,
-        };
+        let cx = self.hosts[h].handler_cx(&self.c, &self.topo);
         let pulls = &mut self.pulls;
         crate::kernel::handler_price(cx, core, f.parsed, f.q as usize, |i| pulls.obj_of(i, h))
+    }
+}
+
+impl HostState {
+    /// The Open-MX handler's context on this host
+    /// (`crate::kernel::handler_price`): the run's prices `c` and topology
+    /// with the host's cache, lines, steering, endpoints and processes.
+    pub(crate) fn handler_cx<'a>(&'a mut self, c: &'a Costs, topo: &'a Topology) -> HandlerCx<'a> {
+        HandlerCx {
+            c,
+            topo,
+            cache: &mut self.cache,
+            lines: &mut self.lines,
+            steering: &self.steering,
+            eps: &self.eps,
+            procs: &mut self.procs,
+        }
     }
 }
