@@ -174,97 +174,112 @@ impl World {
 
     /// Starts the next work item on an idle core: kernel work first, then
     /// the application.
+    ///
+    /// One item is started per call; the rare items that end at once (the
+    /// work vanished, or it takes no time) dispatch again through
+    /// `dispatch_again`, out of line. The body is no loop: a loop around it
+    /// had LLVM compute a dozen of the world's field addresses and index
+    /// products ahead of it at every call and keep them on the stack, about
+    /// 45 instructions a call for the ~20 calls of a round trip, most of
+    /// which return after one item (docs/performance.md).
     pub(crate) fn dispatch_at(&mut self, now: Instant, h: usize, core: usize) {
-        // Each pass looks the core up once: the checks and the application
-        // part below share that lookup (this runs for most events).
-        loop {
-            let hs = &mut self.hosts[h];
-            let cs = &mut hs.cores[core];
-            if !matches!(cs.cur, Cur::Idle) {
+        // The checks and the application part below share one lookup of
+        // the core (this runs for most events).
+        let hs = &mut self.hosts[h];
+        let cs = &mut hs.cores[core];
+        if !matches!(cs.cur, Cur::Idle) {
+            return;
+        }
+        if let Some(w) = cs.kq.pop_front() {
+            if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
+                let hs = &mut self.hosts[h];
+                let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
+                let cs = &mut hs.cores[core];
+                let cost = cost + std::mem::take(&mut cs.tail);
+                if (wake + cost).is_zero() {
+                    // Takes no time (e.g. a re-arm that is a posted write):
+                    // complete it now instead of scheduling an event (the
+                    // core stays idle).
+                    self.finish_kernel_out(now, h, core, w);
+                    return self.dispatch_again(now, h, core);
+                }
+                // Marked busy here rather than in `start_kernel`: the
+                // core is already looked up.
+                let (cost, seg) = cs.begin_kernel(w, now + wake, cost);
+                schedule(&mut self.q, h, core, seg);
+                hs.kernel_time += cost;
+                if self.trace.is_some() {
+                    self.trace_kernel(now, h, core, wake, w, cost);
+                }
                 return;
             }
-            if let Some(w) = cs.kq.pop_front() {
-                if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
-                    let hs = &mut self.hosts[h];
-                    let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
-                    let cs = &mut hs.cores[core];
-                    let cost = cost + std::mem::take(&mut cs.tail);
-                    if (wake + cost).is_zero() {
-                        // Takes no time (e.g. a re-arm that is a posted write):
-                        // complete it now instead of scheduling an event (the
-                        // core stays idle).
-                        self.finish_kernel_out(now, h, core, w);
-                        continue;
-                    }
-                    // Marked busy here rather than in `start_kernel`: the
-                    // core is already looked up.
-                    let (cost, seg) = cs.begin_kernel(w, now + wake, cost);
-                    schedule(&mut self.q, h, core, seg);
-                    hs.kernel_time += cost;
-                    if self.trace.is_some() {
-                        self.trace_kernel(now, h, core, wake, w, cost);
-                    }
-                    return;
+            // The work vanished (e.g. empty ring): try the next.
+            return self.dispatch_again(now, h, core);
+        }
+        let Some(p) = cs.app else {
+            cs.go_idle(now);
+            return;
+        };
+        let p = p as usize;
+        let pr = &mut hs.procs[p];
+        match pr.state() {
+            PState::Preempted(rem) => {
+                pr.resume();
+                // A stall owed since is paid now: CPU time like the rest
+                // (`rem` was charged when the segment first began).
+                let (rem_stall, seg) = cs.begin_app(now, rem);
+                hs.app_time += rem_stall - rem;
+                let rem = rem_stall;
+                schedule(&mut self.q, h, core, seg);
+                if let Some(t) = self.trace.as_deref_mut() {
+                    t.app_resume(h, core, now, rem);
                 }
-                continue; // the work vanished (e.g. empty ring): try the next
+                return;
             }
-            let Some(p) = cs.app else {
+            PState::Ready | PState::Waking => {
+                let extra = if pr.state() == PState::Waking { self.c.host.wakeup } else { Duration::ZERO };
+                let step = self.lib_step(now, h, p);
+                let hs = &mut self.hosts[h];
+                match step {
+                    Some(cost) => {
+                        let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
+                        let (cost, seg) = hs.cores[core].begin_app(now + wake + extra, cost);
+                        hs.app_time += extra + cost;
+                        schedule(&mut self.q, h, core, seg);
+                        if self.trace.is_some() {
+                            self.trace_app(now, h, core, wake, extra, cost);
+                        }
+                    }
+                    None => {
+                        // Polling, blocked or done: nothing to run.
+                        let cs = &mut hs.cores[core];
+                        if hs.procs[p].state() == PState::Polling {
+                            cs.spin();
+                        } else {
+                            cs.go_idle(now);
+                        }
+                    }
+                }
+                return;
+            }
+            PState::Polling => {
+                cs.spin();
+                return;
+            }
+            PState::Running => unreachable!("running process on an idle core"),
+            PState::Blocked | PState::Done => {
                 cs.go_idle(now);
                 return;
-            };
-            let p = p as usize;
-            let pr = &mut hs.procs[p];
-            match pr.state() {
-                PState::Preempted(rem) => {
-                    pr.resume();
-                    // A stall owed since is paid now: CPU time like the rest
-                    // (`rem` was charged when the segment first began).
-                    let (rem_stall, seg) = cs.begin_app(now, rem);
-                    hs.app_time += rem_stall - rem;
-                    let rem = rem_stall;
-                    schedule(&mut self.q, h, core, seg);
-                    if let Some(t) = self.trace.as_deref_mut() {
-                        t.app_resume(h, core, now, rem);
-                    }
-                    return;
-                }
-                PState::Ready | PState::Waking => {
-                    let extra = if pr.state() == PState::Waking { self.c.host.wakeup } else { Duration::ZERO };
-                    let step = self.lib_step(now, h, p);
-                    let hs = &mut self.hosts[h];
-                    match step {
-                        Some(cost) => {
-                            let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
-                            let (cost, seg) = hs.cores[core].begin_app(now + wake + extra, cost);
-                            hs.app_time += extra + cost;
-                            schedule(&mut self.q, h, core, seg);
-                            if self.trace.is_some() {
-                                self.trace_app(now, h, core, wake, extra, cost);
-                            }
-                        }
-                        None => {
-                            // Polling, blocked or done: nothing to run.
-                            let cs = &mut hs.cores[core];
-                            if hs.procs[p].state() == PState::Polling {
-                                cs.spin();
-                            } else {
-                                cs.go_idle(now);
-                            }
-                        }
-                    }
-                    return;
-                }
-                PState::Polling => {
-                    cs.spin();
-                    return;
-                }
-                PState::Running => unreachable!("running process on an idle core"),
-                PState::Blocked | PState::Done => {
-                    cs.go_idle(now);
-                    return;
-                }
             }
         }
+    }
+
+    /// [`World::dispatch_at`] once more, for its items that ended at once:
+    /// a call of its own, so that `dispatch_at` stays free of a loop.
+    #[cold]
+    #[inline(never)]
+    fn dispatch_again(&mut self, now: Instant, h: usize, core: usize) {
+        self.dispatch_at(now, h, core);
     }
 
     /// The segment numbered `gen` of a core ended; stale if the core has
