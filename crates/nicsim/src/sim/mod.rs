@@ -429,44 +429,54 @@ impl World {
         let (mut next_look, mut since, mut hot) = (WATCH_EVENTS, Instant::ZERO, 0u32);
         // Once a stall is seen: why, and the events per stage, sampled.
         let mut sample: Option<(Stall, u64, StageCounts)> = None;
+        // The next event whose count the loop looks at beyond handling it
+        // (every CHECK_EVERY-th, each WATCH_EVENTS-th, and every one while
+        // a stall is sampled): one compare per event for the three.
+        let mut look_at = self.q.popped() + 1;
         while let Some((now, ev)) = self.q.pop() {
-            // Every CHECK_EVERY events, not every event: a stage that gave
-            // up, the progress window and the caller's interrupt check.
             let events = self.q.popped();
-            if interrupt::due(events) {
-                if let Some(e) = self.run.failed.take() {
-                    return Err(e);
+            if events >= look_at {
+                // Every CHECK_EVERY events, not every event: a stage that gave
+                // up, the progress window and the caller's interrupt check.
+                if interrupt::due(events) {
+                    if let Some(e) = self.run.failed.take() {
+                        return Err(e);
+                    }
+                    if now > Instant::RUN_LIMIT {
+                        return Err(self.past_the_limit());
+                    }
+                    let p = self.progress();
+                    if p != progress {
+                        (progress, progress_at, self.run.ring_full_at_progress) = (p, now, self.frames.drops.ring_full);
+                    } else if now.since(progress_at) > window && sample.is_none() {
+                        sample = Some((Stall::Quiet { since: progress_at, window }, 0, Vec::new()));
+                    }
+                    interrupt::ask(&mut check, interrupt::Progress { now, events })?;
                 }
-                if now > Instant::RUN_LIMIT {
-                    return Err(self.past_the_limit());
+                if events >= next_look {
+                    next_look += WATCH_EVENTS;
+                    let span_us = now.since(since).as_us_f64();
+                    since = now;
+                    hot = if WATCH_EVENTS as f64 > MAX_EVENTS_PER_US_PER_HOST * hosts * span_us { hot + 1 } else { 0 };
+                    if hot >= STALL_WINDOWS && sample.is_none() {
+                        sample = Some((Stall::Rate { hot }, 0, Vec::new()));
+                    }
                 }
-                let p = self.progress();
-                if p != progress {
-                    (progress, progress_at, self.run.ring_full_at_progress) = (p, now, self.frames.drops.ring_full);
-                } else if now.since(progress_at) > window && sample.is_none() {
-                    sample = Some((Stall::Quiet { since: progress_at, window }, 0, Vec::new()));
+                if let Some((why, n, counts)) = sample.as_mut() {
+                    match counts.iter_mut().find(|(k, _)| *k == ev.stage()) {
+                        Some((_, c)) => *c += 1,
+                        None => counts.push((ev.stage(), 1)),
+                    }
+                    *n += 1;
+                    let limit = if matches!(why, Stall::Rate { .. }) { STALL_SAMPLE } else { QUIET_SAMPLE };
+                    if *n == limit {
+                        return Err(self.stalled(now, *why, *n, counts));
+                    }
                 }
-                interrupt::ask(&mut check, interrupt::Progress { now, events })?;
-            }
-            if self.q.popped() >= next_look {
-                next_look += WATCH_EVENTS;
-                let span_us = now.since(since).as_us_f64();
-                since = now;
-                hot = if WATCH_EVENTS as f64 > MAX_EVENTS_PER_US_PER_HOST * hosts * span_us { hot + 1 } else { 0 };
-                if hot >= STALL_WINDOWS && sample.is_none() {
-                    sample = Some((Stall::Rate { hot }, 0, Vec::new()));
-                }
-            }
-            if let Some((why, n, counts)) = sample.as_mut() {
-                match counts.iter_mut().find(|(k, _)| *k == ev.stage()) {
-                    Some((_, c)) => *c += 1,
-                    None => counts.push((ev.stage(), 1)),
-                }
-                *n += 1;
-                let limit = if matches!(why, Stall::Rate { .. }) { STALL_SAMPLE } else { QUIET_SAMPLE };
-                if *n == limit {
-                    return Err(self.stalled(now, *why, *n, counts));
-                }
+                // The next CHECK_EVERY-th event (`due`'s mask test), or the
+                // next look at the rate if that comes first.
+                let next_due = (events | (interrupt::CHECK_EVERY as u64 - 1)) + 1;
+                look_at = if sample.is_some() { events + 1 } else { next_due.min(next_look) };
             }
             self.handle(now, ev);
             // `finished` implies no program left (a flood runs none).
