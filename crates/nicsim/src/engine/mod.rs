@@ -125,6 +125,14 @@ impl<E: Copy> EventQueue<E> {
     /// Schedules `event` at `time`. Panics if `time` is in the past: that is a
     /// modelling bug, never a user error.
     pub fn push(&mut self, time: Instant, origin: Origin, event: E) {
+        self.push_inline(time, origin, event);
+    }
+
+    /// [`EventQueue::push`] inlined where it is called: for the one caller
+    /// that pushes most events (a core's segment end, `sim::kernel`), whose
+    /// call and spills cost more than the sorted insertion itself.
+    #[inline(always)]
+    pub fn push_inline(&mut self, time: Instant, origin: Origin, event: E) {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         debug_assert!(origin < 1 << ORIGIN_BITS && self.seq < 1 << SEQ_BITS);
         self.seq += 1;

@@ -50,7 +50,7 @@ type Cur = crate::host::Cur<KWork>;
 /// Schedules the end of a segment that core `core` of host `h` began.
 #[inline]
 fn schedule(q: &mut EventQueue<Ev>, h: usize, core: usize, seg: Segment) {
-    q.push(seg.end, h as u32, Ev::CoreDone { host: h as u16, core: core as u8, gen: seg.gen });
+    q.push_inline(seg.end, h as u32, Ev::CoreDone { host: h as u16, core: core as u8, gen: seg.gen });
 }
 
 /// Processes of one host, as a set of their indices: a host has at most
@@ -458,16 +458,7 @@ impl World {
         for i in start..end {
             match self.lib_out[i] {
                 Output::Timer { at } => self.q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 }),
-                Output::Transmit { dst, marked, body } => {
-                    let repr = FrameRepr {
-                        dst_mac: wire::host_mac(dst),
-                        src_mac: wire::host_mac(h as u16),
-                        src_peer: h as u16,
-                        marked,
-                        body,
-                    };
-                    self.send_frame(now, h, dst, &repr);
-                }
+                Output::Transmit { dst, marked, body } => self.route_transmit(now, h, dst, marked, body),
                 Output::Local { host, ep, ev } => {
                     if let Some(q) = self.hosts[host as usize].eps[ep as usize] {
                         self.post_event(now, host as usize, q as usize, ev, RxBy::Nic);
@@ -503,6 +494,21 @@ impl World {
             }
         }
         self.lib_out.truncate(start);
+    }
+
+    /// The frame of an `Output::Transmit` sent from host `h`: out of line,
+    /// so that `route`, called for every library call with outputs (most
+    /// of them no frame), does not compute its addresses ahead of its loop.
+    #[inline(never)]
+    fn route_transmit(&mut self, now: Instant, h: usize, dst: u16, marked: bool, body: OmxBody) {
+        let repr = FrameRepr {
+            dst_mac: wire::host_mac(dst),
+            src_mac: wire::host_mac(h as u16),
+            src_peer: h as u16,
+            marked,
+            body,
+        };
+        self.send_frame(now, h, dst, &repr);
     }
 
     /// Prices the next segment of process `p` of host `h`, which has its
