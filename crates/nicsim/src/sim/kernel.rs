@@ -48,7 +48,7 @@ pub(crate) type Core = crate::host::Core<KWork>;
 type Cur = crate::host::Cur<KWork>;
 
 /// Schedules the end of a segment that core `core` of host `h` began.
-#[inline]
+#[inline(always)]
 fn schedule(q: &mut EventQueue<Ev>, h: usize, core: usize, seg: Segment) {
     q.push_inline(seg.end, h as u32, Ev::CoreDone { host: h as u16, core: core as u8, gen: seg.gen });
 }
@@ -183,12 +183,21 @@ impl World {
     /// 45 instructions a call for the ~20 calls of a round trip, most of
     /// which return after one item (docs/performance.md).
     pub(crate) fn dispatch_at(&mut self, now: Instant, h: usize, core: usize) {
+        if let Some(seg) = self.dispatch_item(now, h, core) {
+            schedule(&mut self.q, h, core, seg);
+        }
+    }
+
+    /// [`World::dispatch_at`]'s item: the segment it began, whose end the
+    /// caller schedules (one push, inlined, for the three kinds of segment).
+    #[inline(always)]
+    fn dispatch_item(&mut self, now: Instant, h: usize, core: usize) -> Option<Segment> {
         // The checks and the application part below share one lookup of
         // the core (this runs for most events).
         let hs = &mut self.hosts[h];
         let cs = &mut hs.cores[core];
         if !matches!(cs.cur, Cur::Idle) {
-            return;
+            return None;
         }
         if let Some(w) = cs.kq.pop_front() {
             if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
@@ -201,24 +210,25 @@ impl World {
                     // complete it now instead of scheduling an event (the
                     // core stays idle).
                     self.finish_kernel_out(now, h, core, w);
-                    return self.dispatch_again(now, h, core);
+                    self.dispatch_again(now, h, core);
+                    return None;
                 }
                 // Marked busy here rather than in `start_kernel`: the
                 // core is already looked up.
                 let (cost, seg) = cs.begin_kernel(w, now + wake, cost);
-                schedule(&mut self.q, h, core, seg);
                 hs.kernel_time += cost;
                 if self.trace.is_some() {
                     self.trace_kernel(now, h, core, wake, w, cost);
                 }
-                return;
+                return Some(seg);
             }
             // The work vanished (e.g. empty ring): try the next.
-            return self.dispatch_again(now, h, core);
+            self.dispatch_again(now, h, core);
+            return None;
         }
         let Some(p) = cs.app else {
             cs.go_idle(now);
-            return;
+            return None;
         };
         let p = p as usize;
         let pr = &mut hs.procs[p];
@@ -230,11 +240,10 @@ impl World {
                 let (rem_stall, seg) = cs.begin_app(now, rem);
                 hs.app_time += rem_stall - rem;
                 let rem = rem_stall;
-                schedule(&mut self.q, h, core, seg);
                 if let Some(t) = self.trace.as_deref_mut() {
                     t.app_resume(h, core, now, rem);
                 }
-                return;
+                Some(seg)
             }
             PState::Ready | PState::Waking => {
                 let extra = if pr.state() == PState::Waking { self.c.host.wakeup } else { Duration::ZERO };
@@ -245,10 +254,10 @@ impl World {
                         let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
                         let (cost, seg) = hs.cores[core].begin_app(now + wake + extra, cost);
                         hs.app_time += extra + cost;
-                        schedule(&mut self.q, h, core, seg);
                         if self.trace.is_some() {
                             self.trace_app(now, h, core, wake, extra, cost);
                         }
+                        Some(seg)
                     }
                     None => {
                         // Polling, blocked or done: nothing to run.
@@ -258,18 +267,18 @@ impl World {
                         } else {
                             cs.go_idle(now);
                         }
+                        None
                     }
                 }
-                return;
             }
             PState::Polling => {
                 cs.spin();
-                return;
+                None
             }
             PState::Running => unreachable!("running process on an idle core"),
             PState::Blocked | PState::Done => {
                 cs.go_idle(now);
-                return;
+                None
             }
         }
     }
