@@ -12,9 +12,9 @@
 //! DMA engines, delivery plans, the multicast firmware's forwards),
 //! `crate::host::bus` (each host's shared PCI bus, shared with the Open-MX
 //! NIC), `crate::nic::delivery` (the five arrival detection strategies,
-//! shared with the Open-MX NIC), [`workload`] (what the hosts run),
-//! `metrics` (the run's metrics by name) and `crate::net::grid` (the
-//! switches). It has no kernel receive path and no NAPI: the NI delivers
+//! shared with the Open-MX NIC), [`workload`] (what the hosts run) and
+//! `crate::net::grid` (the switches); the world names the run's metrics
+//! from the stack's counters (`crate::sim` `metrics`). It has no kernel receive path and no NAPI: the NI delivers
 //! into user memory, and an interrupt is a signal to the process.
 //!
 //! One packet's life: host `SendPath` (library CPU) -> `Write` (PIO of
@@ -49,7 +49,6 @@ pub mod cpu;
 pub mod dsm;
 pub mod fft;
 pub mod host;
-mod metrics;
 pub mod multicast;
 pub mod reliable;
 pub mod workload;
@@ -150,31 +149,30 @@ pub struct Stack {
     /// event count then (the no-progress rule, `NO_PROGRESS_EVENTS`).
     progress: u64,
     progress_event: u64,
-    grid: Grid,
-    hosts: Vec<Host>,
-    nis: Vec<Ni>,
-    buses: Vec<Bus>,
+    pub(crate) grid: Grid,
+    pub(crate) hosts: Vec<Host>,
+    pub(crate) nis: Vec<Ni>,
+    pub(crate) buses: Vec<Bus>,
     /// Per NI: senders whose head packet waits for one of its receive buffers.
     blocked: Vec<Vec<u32>>,
-    header: u32,
+    pub(crate) header: u32,
     job: Job,
-    packets_sent: u64,
-    packets_delivered: u64,
+    pub(crate) packets_sent: u64,
+    pub(crate) packets_delivered: u64,
     mc: multicast::McState,
     /// Watchdog / timers phase: per host CPU state, NI watchdogs (one per
     /// NI when `nic.watchdog_us` is a delay, none otherwise), whether each
     /// NI interrupts at once per delivered packet (`"none"`) and those
-    /// interrupts, packets each NI took in, the NI clock, and counters.
-    cpu: Vec<SignalledCore>,
-    wd: Vec<Watchdog>,
+    /// interrupts, packets each NI took in, the NI clock, and counters
+    /// (the world names them, `crate::sim` `metrics`).
+    pub(crate) cpu: Vec<SignalledCore>,
+    pub(crate) wd: Vec<Watchdog>,
     irq_per_packet: bool,
-    packet_irqs: u64,
+    pub(crate) packet_irqs: u64,
     received: Vec<u64>,
     clock: Option<timers::ClockPolicy>,
-    clock_interrupts: u64,
-    signals_at_once: u64,
-    signals_merged: u64,
-    ni_host_fetches: u64,
+    pub(crate) clock_interrupts: u64,
+    pub(crate) ni_host_fetches: u64,
 }
 
 /// The random stream of process `h` of a program seeded `seed` (the DSM and
@@ -252,8 +250,6 @@ impl Stack {
             received: vec![0; n as usize],
             clock: s.clock_period.map(|period| timers::ClockPolicy { period }),
             clock_interrupts: 0,
-            signals_at_once: 0,
-            signals_merged: 0,
             ni_host_fetches: 0,
         }
         .with_protocol(s);
@@ -291,6 +287,19 @@ impl Stack {
             }
             self.host_next(h, Instant::ZERO);
         }
+    }
+
+    /// The program's measurements and its multicast's counters, as the
+    /// programs name them; the grid's links bound how fast a stream can go.
+    pub(crate) fn program_metrics(&self, m: &mut crate::Metrics) {
+        self.mc_metrics(&mut |k, v| m.set(k, v));
+        let spec = self.grid.spec();
+        let link = crate::metrics::LinkBound {
+            bytes_per_s: spec.bytes_per_s as f64,
+            frame_extra_bytes: (self.header + spec.overhead_bytes) as u64,
+            frame_payload: self.hosts[0].packet_bytes() as u64,
+        };
+        self.job.metrics(m, &link);
     }
 
     /// Whether the program is done.
