@@ -18,7 +18,7 @@ use super::nic_features::{lci_ni, LciNi};
 use super::nic_opts::{Forwarding, LciNicOpts, NicOpts, Polling};
 use super::{
     check_f, from_value, int_or, load_lci_platform, toml_error_in, variant_names, ConfigError, Int, LciPlatform,
-    LciTimes, WatchdogDelay,
+    WatchdogDelay,
 };
 use crate::time::Duration;
 use serde::Deserialize;
@@ -111,9 +111,9 @@ pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
 /// A validated LCI scenario.
 #[derive(Debug, Clone)]
 pub struct LciScenario {
+    /// The preset's tables in the LCI stack's words; each table's costs
+    /// are converted as charged by its component (`cost_table!`).
     pub platform: LciPlatform,
-    /// The platform's times, converted once.
-    pub times: LciTimes,
     pub seed: u64,
     /// Arrival detection (`nic.polling`) and, for static-split, its split
     /// payload (`nic.split_bytes`).
@@ -183,7 +183,6 @@ impl LciScenario {
             ));
         }
         Ok(LciScenario {
-            times: LciTimes::of(&platform),
             platform,
             seed: seed.unwrap_or(1),
             polling,

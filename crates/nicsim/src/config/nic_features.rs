@@ -215,7 +215,7 @@ pub(super) fn lci_ni(nic: &LciNicOpts, platform: &LciPlatform) -> Result<LciNi, 
             // on the PCI bus) must end within the period: shorter periods
             // pile fetches up without bound and the NI does nothing else.
             let pci = &platform.pci;
-            let fetch_us = (platform.ni_cycles_ns(platform.ni.dma_setup_cycles)
+            let fetch_us = (platform.ni.cycles_ns(platform.ni.dma_setup_cycles)
                 + pci.dma_overhead_ns
                 + FLAG_BYTES as f64 * 1e3 / pci.dma_MBps)
                 / 1e3;

@@ -53,7 +53,7 @@ pub mod multicast;
 pub mod reliable;
 pub mod workload;
 
-use crate::config::{LciScenario, WatchdogDelay};
+use crate::config::{BusTimes, LciHostTimes, LciScenario, WatchdogDelay};
 use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
 use crate::host::core::{Mode, SignalledCore};
@@ -202,13 +202,13 @@ impl Stack {
     /// The stack of scenario `s` on `grid`, the world's network (the
     /// platform's `grid`, as `crate::net::Network` builds it).
     pub fn new(s: &LciScenario, grid: Grid) -> Self {
-        let (p, t) = (&s.platform, &s.times);
-        let g = &p.grid;
-        let costs = FwCosts { tx: t.fw_tx, rx: t.fw_rx, dma_setup: t.dma_setup };
-        let n = g.hosts;
+        let p = &s.platform;
+        let costs = FwCosts::of(&p.ni);
+        let n = p.grid.hosts;
         let strategy = poll::Strategy::new(s.polling, s.split_bytes);
+        let t = LciHostTimes::of(&p.host);
         let hosts = (0..n)
-            .map(|h| Host::new(h, &p.host, &t.host, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
+            .map(|h| Host::new(h, &p.host, &t, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
             .collect();
         let nis = (0..n)
             .map(|_| {
@@ -232,7 +232,7 @@ impl Stack {
             grid,
             hosts,
             nis,
-            buses: (0..n).map(|_| Bus::new(&t.bus)).collect(),
+            buses: (0..n).map(|_| Bus::new(&BusTimes::of(&p.pci))).collect(),
             blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
             job: Job::new(&s.workload, s.fanout),
@@ -253,7 +253,8 @@ impl Stack {
             ni_host_fetches: 0,
         }
         .with_protocol(s);
-        w.mc_init(t.fw_forward);
+        // Per child: the table lookup and header rewrite, then the network DMA's set-up.
+        w.mc_init(Duration::from_ns_f64(p.ni.cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)));
         w
     }
 

@@ -79,6 +79,14 @@ pub struct FwCosts {
     pub dma_setup: Duration,
 }
 
+impl FwCosts {
+    /// The firmware's steps of the `[ni]` table: its cycles at `ni.clock_mhz`.
+    pub fn of(ni: &LanaiCfg) -> Self {
+        let cycles = |c: u32| Duration::from_ns_f64(ni.cycles_ns(c));
+        FwCosts { tx: cycles(ni.fw_tx_cycles), rx: cycles(ni.fw_rx_cycles), dma_setup: cycles(ni.dma_setup_cycles) }
+    }
+}
+
 /// The packet the receive side is delivering and how far it got.
 #[derive(Debug, Clone, Copy)]
 struct RxJob {
