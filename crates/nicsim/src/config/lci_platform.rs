@@ -12,7 +12,7 @@
 //! and the mapping (one line
 //! per shared value, each read from one preset value or derived from
 //! several, never a number of its own). It does not own the LCI stack's
-//! scenario options (`config::lci`) nor which stack a scenario runs
+//! scenario options (`config::scenario`, `scenario/lci.rs`) nor which stack a scenario runs
 //! (`config::stack`).
 //!
 //! How the hardware maps (docs/design.md, "The [LCI] cluster in the main world"):

@@ -18,10 +18,10 @@
 //! workload and the stack (each error names the key, its value and what is
 //! allowed). It does not own the features themselves (`crate::nic::watchdog`,
 //! `crate::nic::multicast`, `crate::nic::timers`, `crate::nic::delivery`,
-//! `crate::nic::flow`), the `[nic]` tables as written (`config::nic_opts`)
+//! `crate::nic::flow`), the `[nic]` table as written (`config::nic_opts`)
 //! nor the preset keys' ranges (`Platform::validate`, `LciPlatform::validate`).
 
-use super::nic_opts::{Forwarding, LciNicOpts, Polling, WatchdogOpt, WATCHDOG_ALLOWED};
+use super::nic_opts::{Forwarding, NicOpts, Polling, WatchdogOpt, WATCHDOG_ALLOWED};
 use super::{
     check_f, int_or, BcastForwarding, ConfigError, LciPlatform, Platform, RxDelivery, Workload, CLOCK_PERIOD_US_MAX,
     WATCHDOG_US_MAX,
@@ -54,7 +54,7 @@ pub struct NiFeatures {
 /// the scenario's, which depends on it.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct NiFeatureOpts {
-    pub watchdog_us: Option<f64>,
+    pub watchdog_us: Option<WatchdogOpt>,
     pub multicast_forwarding: Option<bool>,
     pub clock_period_us: Option<f64>,
     pub rx_delivery: Option<RxDelivery>,
@@ -69,7 +69,22 @@ pub(super) fn ni_features(
     workload: &Workload,
     native_mx: bool,
 ) -> Result<NiFeatures, ConfigError> {
-    let watchdog_us = nic.watchdog_us.unwrap_or(platform.nic.watchdog_us);
+    let watchdog_us = match nic.watchdog_us {
+        None => platform.nic.watchdog_us,
+        Some(WatchdogOpt::Us(us)) => us,
+        Some(WatchdogOpt::None) => 0.0,
+        Some(WatchdogOpt::Inf) => {
+            return Err(ConfigError::range(
+                "nic.watchdog_us",
+                "\"inf\"",
+                &format!(
+                    "\"none\" or 0 ..= {WATCHDOG_US_MAX} (0: none) with protocol.stack = \"open-mx\" or \
+                     \"native-mx\": their NIC interrupts through its coalescing policy, which \"inf\" would \
+                     silence; \"inf\" is the LCI stack's"
+                ),
+            ))
+        }
+    };
     check_f("nic.watchdog_us", watchdog_us, 0.0, WATCHDOG_US_MAX)?;
     if watchdog_us > 0.0 && native_mx {
         return Err(ConfigError::range(
@@ -201,7 +216,7 @@ pub(super) struct LciNi {
 }
 
 /// Validates the LCI stack's `[nic]` against its preset.
-pub(super) fn lci_ni(nic: &LciNicOpts, platform: &LciPlatform) -> Result<LciNi, ConfigError> {
+pub(super) fn lci_ni(nic: &NicOpts, platform: &LciPlatform) -> Result<LciNi, ConfigError> {
     let buffer_bytes = platform.ni.buffer_bytes as u64;
     let split_bytes = int_or("nic.split_bytes", &nic.split_bytes, DEFAULT_SPLIT_BYTES as u64, 0, buffer_bytes)? as u32;
     let hosts = platform.grid.hosts as u64;
