@@ -220,9 +220,7 @@ impl LciPlatform {
 /// Loads an LCI preset by name or path, applying overrides; errors name a
 /// key as the user wrote it (see `load_platform`).
 pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<LciPlatform, ConfigError> {
-    let table = super::preset_table(preset)?;
-    let source = super::overrides::Source { preset, is_file: super::overrides::is_file(preset), overrides };
-    super::overrides::load(&source, table, LciPlatform::validate)
+    super::overrides::load_preset(preset, overrides, LciPlatform::validate)
 }
 
 cost_table! {

@@ -325,10 +325,7 @@ pub struct Scenario {
 /// the scenario or of an embedded preset, the key of the file for a value
 /// read from a preset file.
 pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Platform, ConfigError> {
-    let is_file = super::overrides::is_file(preset);
-    let table = super::preset_table(preset)?;
-    let source = super::overrides::Source { preset, is_file, overrides };
-    super::overrides::load(&source, table, Platform::validate)
+    super::overrides::load_preset(preset, overrides, Platform::validate)
 }
 
 impl Scenario {
@@ -383,6 +380,22 @@ impl Scenario {
                 "\"lci\"",
                 "\"open-mx\" or \"native-mx\" in a parsed Open-MX scenario; Scenario::from_toml reads the LCI stack's",
             ));
+        }
+        // The LCI stack's keys beside the shared ones (`from_toml` refuses
+        // them with their values, `scenario/lci.rs`).
+        let (n, p) = (&f.nic, &f.protocol);
+        let lci_only = [
+            ("nic.polling", n.polling.is_some()),
+            ("nic.split_bytes", n.split_bytes.is_some()),
+            ("nic.forwarding", n.forwarding.is_some()),
+            ("nic.fanout", n.fanout.is_some()),
+            ("protocol.send_buffers", p.send_buffers.is_some()),
+            ("protocol.ack_delay_us", p.ack_delay_us.is_some()),
+        ];
+        if let Some((key, _)) = lci_only.iter().find(|(_, set)| *set) {
+            return Err(ConfigError(format!(
+                "`{key}` is read by protocol.stack = \"lci\" only; leave it out, or run the workload on the LCI stack"
+            )));
         }
         let lci_hw = hw == Hardware::Lci;
         let platform = if lci_hw {

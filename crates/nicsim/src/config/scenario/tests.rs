@@ -431,6 +431,12 @@ fn a_key_only_the_other_stacks_read_is_refused_by_name() {
         let e = lci(text);
         assert!(e.starts_with(&format!("{key} is not read by protocol.stack = \"lci\"")) && !e.contains('\n'), "{e}");
     }
+    // A file built in code is checked as one read from TOML.
+    let mut f = ScenarioFile::default();
+    f.workload.kind = Some(crate::config::WorkloadKind::Stream);
+    f.protocol.send_buffers = Some(crate::config::Int(8.into()));
+    let e = Scenario::from_file(f).unwrap_err().0;
+    assert!(e.starts_with("`protocol.send_buffers` is read by protocol.stack = \"lci\" only"), "{e}");
 }
 
 /// `nic.watchdog_us` is one key of every stack: "none" is no watchdog on
