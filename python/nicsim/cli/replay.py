@@ -140,7 +140,7 @@ _NO_PROCESS = "no process runs on the replay host"
 _NO_WIRE = "the frames reach the NIC as captured, not over the simulated wire"
 #: Why the LCI stack's reliable protocol's keys are not read: the replay
 #: host runs Open-MX's receive path.
-_LCI_PROTOCOL = "it is the LCI stack's reliable protocol; the replay host runs Open-MX's"
+_LCI_PROTOCOL = "it is the LCI stack's reliable protocol, not the replay host's"
 #: The scenario keys a replay does not read, with why: each family of the
 #: scenario (``preset``, ``seed``, ``pcap``, ``platform``, ``nic``,
 #: ``host``, ``protocol``, ``workload``) checked against what
