@@ -448,6 +448,19 @@ fn the_watchdog_delay_is_one_key_for_every_stack() {
     assert_eq!(omx("20").unwrap().ni.watchdog, Some(Duration::from_us(20)));
     let e = omx("\"inf\"").unwrap_err().0;
     assert!(e.starts_with("invalid value for `nic.watchdog_us`: \"inf\"") && e.contains("LCI stack"), "{e}");
+    // The NI clock's period: one check, the tick's fetch priced by each stack's NIC.
+    let clock = |preset: &str, stack: &str, us: &str| {
+        let text = format!(
+            "preset = \"{preset}\"\n[nic]\nclock_period_us = {us}\n[protocol]\nstack = \"{stack}\"\n\
+             [workload]\nkind = \"stream\"\n"
+        );
+        Scenario::from_toml(&text).map_err(|e| e.0)
+    };
+    assert_eq!(clock("omx2009", "open-mx", "0").unwrap().ni.clock, None);
+    let e = clock("lci2000", "lci", "0").unwrap_err();
+    assert!(e.contains("0.876 ..= 10000000: at least one tick's fetch") && !e.contains("0 (no NI clock)"), "{e}");
+    let e = clock("omx2009", "open-mx", "0.5").unwrap_err();
+    assert!(e.contains("0 (no NI clock), or 0.7 ..= 1000000: at least one tick's fetch"), "{e}");
 }
 
 /// The reliable protocol is on when `[protocol]` has a key besides
