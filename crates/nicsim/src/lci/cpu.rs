@@ -3,9 +3,8 @@
 //! signal does to them and the signals counted; SPEC §2.4: NI interrupts
 //! are delivered as a signal to the process, kernel dispatch + user signal
 //! handler): this module schedules what a delivery returns, ends a compute
-//! phase, applies the library's idle choice (leave the handler, poll,
-//! compute or sleep) and prices the NI's fetch of the host words these
-//! read. The interrupts-enabled flag lives in host memory
+//! phase and applies the library's idle choice (leave the handler, poll,
+//! compute or sleep). The interrupts-enabled flag lives in host memory
 //! (`super::host::Host::irq_enabled`): the library keeps interrupts
 //! disabled whenever it runs (polling, sending, in the handler) and enabled
 //! while the program computes or sleeps outside it.
@@ -15,15 +14,6 @@ use crate::host::core::{Delivery, Exit};
 use crate::time::Instant;
 
 impl Stack {
-    /// NI `h` fetches host words (interrupts-enabled flag, processed counter,
-    /// timer word, last poll) with one small host -> NI DMA: firmware DMA
-    /// set-up, then the bus. Returns when the words are in NI SRAM.
-    pub(super) fn ni_fetch(&mut self, h: u32, now: Instant) -> Instant {
-        self.ni_host_fetches += 1;
-        let t = self.nis[h as usize].host_fetch_start(now);
-        self.nis[h as usize].refresh_dma(t, &mut self.buses[h as usize])
-    }
-
     /// An NI interrupt reaches host `h` as a signal (SPEC §2.4;
     /// `Kind::Signal`).
     pub fn signal(&mut self, h: u32, now: Instant) {

@@ -172,7 +172,6 @@ pub struct Stack {
     received: Vec<u64>,
     clock: Option<timers::ClockPolicy>,
     pub(crate) clock_interrupts: u64,
-    pub(crate) ni_host_fetches: u64,
 }
 
 /// The random stream of process `h` of a program seeded `seed` (the DSM and
@@ -240,7 +239,7 @@ impl Stack {
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
             cpu: vec![SignalledCore::new(Mode::Library); n as usize],
-            // The fetch is priced on the PCI bus (`ni_fetch`), not a fixed latency.
+            // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
             wd: match s.watchdog {
                 WatchdogDelay::After(d) => vec![Watchdog::new(d, Duration::ZERO, Raises::Own); n as usize],
                 WatchdogDelay::Immediate | WatchdogDelay::Never => Vec::new(),
@@ -250,7 +249,6 @@ impl Stack {
             received: vec![0; n as usize],
             clock: s.clock_period.map(|period| timers::ClockPolicy { period }),
             clock_interrupts: 0,
-            ni_host_fetches: 0,
         }
         .with_protocol(s);
         // Per child: the table lookup and header rewrite, then the network DMA's set-up.
@@ -558,7 +556,7 @@ impl Stack {
     /// `Kind::WatchdogExpiry` of generation `gen`.
     pub fn watchdog_expiry(&mut self, h: u32, gen: u32, now: Instant) {
         if self.wd[h as usize].expires(gen) {
-            let end = self.ni_fetch(h, now);
+            let end = self.nis[h as usize].fetch_host_words(now, &mut self.buses[h as usize]);
             let (t, gen) = self.wd[h as usize].fetch(end);
             self.at(t, ni_origin(h), Kind::WatchdogFetched, h, gen);
         }
@@ -582,7 +580,7 @@ impl Stack {
     pub fn clock_tick(&mut self, h: u32, now: Instant) {
         if let Some(c) = self.clock {
             self.at(now + c.period, ni_origin(h), Kind::ClockTick, h, 0);
-            let end = self.ni_fetch(h, now);
+            let end = self.nis[h as usize].fetch_host_words(now, &mut self.buses[h as usize]);
             self.at(end, ni_origin(h), Kind::ClockFetched, h, 0);
         }
     }

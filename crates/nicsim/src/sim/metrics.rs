@@ -114,7 +114,7 @@ impl World {
         let (at_once, merged) = s.cpu.iter().map(|c| c.signals()).fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
         m.set("signals_returned_at_once", at_once as f64);
         m.set("signals_merged", merged as f64);
-        m.set("ni_host_fetches", s.ni_host_fetches as f64);
+        m.set("ni_host_fetches", s.nis.iter().map(|n| n.host_fetches).sum::<u64>() as f64);
         let rel = |f: fn(&crate::lci::reliable::Reliable) -> u64| {
             s.hosts.iter().filter_map(|h| h.rel.as_ref()).map(f).sum::<u64>() as f64
         };
