@@ -102,6 +102,9 @@ RULES = {
     "lci/reliable.rs": ("R", {}),
     "sim/lci_stack.rs": ("R", {}),
     "config/lci.rs": ("R", {}),
+    # config/lci.rs's successor: the LCI part of the one scenario file (the
+    # refusal of another stack's keys serves every stack).
+    "config/scenario/lci.rs": ("R", {"refuse_other_stacks_keys": "N", "LCI_NIC": "N", "LCI_PROTOCOL": "N"}),
     "config/lci_platform.rs": (
         "R",
         {

@@ -138,6 +138,9 @@ _NO_PROCESS = "no process runs on the replay host"
 #: wire's loss, reordering and jitter (``wire_path.rs``, the run's only
 #: random choices) are not on its way.
 _NO_WIRE = "the frames reach the NIC as captured, not over the simulated wire"
+#: Why the LCI stack's reliable protocol's keys are not read: the replay
+#: host runs Open-MX's receive path.
+_LCI_PROTOCOL = "it is the LCI stack's reliable protocol, not the replay host's"
 #: The scenario keys a replay does not read, with why: each family of the
 #: scenario (``preset``, ``seed``, ``pcap``, ``platform``, ``nic``,
 #: ``host``, ``protocol``, ``workload``) checked against what
@@ -165,6 +168,8 @@ IGNORED = {
     "protocol.loss": _NO_WIRE,
     "protocol.reorder": _NO_WIRE,
     "protocol.jitter_ns": _NO_WIRE,
+    "protocol.send_buffers": _LCI_PROTOCOL,
+    "protocol.ack_delay_us": _LCI_PROTOCOL,
 }
 
 

@@ -8,11 +8,11 @@
 //! are the shared [`GridCfg`](super::GridCfg) and [`PciCfg`](super::PciCfg);
 //! `link`, `ni` (the LANai and its firmware), `host` (the LCI library's
 //! costs), `multicast`; and the tables only the mapping reads, `kernel`,
-//! `cache`, `library`, `nas`), their checks (errors name the preset's keys),
-//! the times the LCI stack charges ([`LciTimes`]) and the mapping (one line
+//! `cache`, `library`, `nas`), their checks (errors name the preset's keys)
+//! and the mapping (one line
 //! per shared value, each read from one preset value or derived from
 //! several, never a number of its own). It does not own the LCI stack's
-//! scenario options (`config::lci`) nor which stack a scenario runs
+//! scenario options (`config::scenario`, `scenario/lci.rs`) nor which stack a scenario runs
 //! (`config::stack`).
 //!
 //! How the hardware maps (docs/design.md, "The [LCI] cluster in the main world"):
@@ -45,10 +45,9 @@
 
 use super::units::cost_table;
 use super::{
-    check_u, toml_error, BusTimes, CacheCfg, ConfigError, EmoCfg, GridCfg, HostCfg, LibraryCfg, LinkCfg, NasCfg,
-    NicCfg, PciCfg, Platform, TopologyCfg, TxReap, LCI_FAMILY,
+    check_u, toml_error, CacheCfg, ConfigError, EmoCfg, GridCfg, HostCfg, LibraryCfg, LinkCfg, NasCfg, NicCfg, PciCfg,
+    Platform, TopologyCfg, TxReap, LCI_FAMILY,
 };
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// A whole LCI platform preset (`presets/lci2000.toml`).
@@ -72,7 +71,7 @@ pub struct LciPlatform {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelCfg>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<P6CacheCfg>,
+    pub cache: Option<CacheCfg>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<OmxLibraryCfg>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -157,17 +156,26 @@ cost_table! {
         /// Pinned host receive buffers in the queue the NI DMAs into.
         pub recv_buffers: u32 [1, 1 << 16],
         /// A failed poll of a cached host flag (cache hit), ns (above 0).
-        pub poll_hit_ns: f64 [0.0, 1e9],
+        pub poll_hit_ns: f64 [0.0, 1e9] => ns poll_hit,
         /// A successful poll: the NI wrote the line (cache miss), ns.
-        pub poll_miss_ns: f64 [0.0, 1e9],
+        pub poll_miss_ns: f64 [0.0, 1e9] => ns poll_miss,
         /// Library send path per packet besides the PIO itself (descriptor build, bookkeeping), ns.
-        pub send_ns: f64 [0.0, 1e9],
+        pub send_ns: f64 [0.0, 1e9] => ns send,
         /// Library receive path per packet: dispatch to the upcall and free the packet, ns.
-        pub upcall_ns: f64 [0.0, 1e9],
+        pub upcall_ns: f64 [0.0, 1e9] => ns upcall,
         /// Dispatching an interrupt to a kernel handler, ns.
-        pub kernel_dispatch_ns: f64 [0.0, 1e9],
+        pub kernel_dispatch_ns: f64 [0.0, 1e9] => ns kernel_dispatch,
         /// Delivering it further to a user signal handler, ns.
-        pub signal_handler_ns: f64 [0.0, 1e9],
+        pub signal_handler_ns: f64 [0.0, 1e9] => ns signal_handler,
+    }
+    /// The LCI host library's costs (`[host]`), as the library charges them.
+    pub struct LciHostTimes;
+}
+
+impl LanaiCfg {
+    /// `cycles` of the LANai at `ni.clock_mhz`, in nanoseconds.
+    pub fn cycles_ns(&self, cycles: u32) -> f64 {
+        cycles as f64 * 1e3 / self.clock_mhz
     }
 }
 
@@ -175,11 +183,6 @@ impl LciPlatform {
     /// Parses a preset text.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
         toml::from_str(text).map_err(|e| toml_error("preset", e))
-    }
-
-    /// NI cycles to nanoseconds.
-    pub fn ni_cycles_ns(&self, cycles: u32) -> f64 {
-        cycles as f64 * 1e3 / self.ni.clock_mhz
     }
 
     /// Range checks; errors name the key.
@@ -214,70 +217,10 @@ impl LciPlatform {
     }
 }
 
-/// The LCI preset's times and rates as the world charges them, converted
-/// once at validation (NI cycles at `ni.clock_mhz`, nanoseconds by
-/// [`Duration::from_ns_f64`], `*_MBps` to whole bytes per second).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LciTimes {
-    /// NI firmware: a send descriptor, a received packet, one DMA set-up.
-    pub fw_tx: Duration,
-    pub fw_rx: Duration,
-    pub dma_setup: Duration,
-    /// NI multicast forwarding of one packet to one child (table lookup and
-    /// header rewrite plus the network DMA set-up).
-    pub fw_forward: Duration,
-    /// Myrinet links: rate, per-switch routing latency, cable propagation.
-    pub link_bytes_per_s: u64,
-    pub switch_latency: Duration,
-    pub propagation: Duration,
-    pub host: LciHostTimes,
-    pub bus: BusTimes,
-}
-
-/// The LCI host library's costs (`[host]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LciHostTimes {
-    pub poll_hit: Duration,
-    pub poll_miss: Duration,
-    pub send: Duration,
-    pub upcall: Duration,
-    pub kernel_dispatch: Duration,
-    pub signal_handler: Duration,
-}
-
-impl LciTimes {
-    /// The times of a validated LCI platform.
-    pub fn of(p: &LciPlatform) -> Self {
-        let cycles = |c: u32| Duration::from_ns_f64(p.ni_cycles_ns(c));
-        let ns = Duration::from_ns_f64;
-        let h = &p.host;
-        LciTimes {
-            fw_tx: cycles(p.ni.fw_tx_cycles),
-            fw_rx: cycles(p.ni.fw_rx_cycles),
-            dma_setup: cycles(p.ni.dma_setup_cycles),
-            fw_forward: cycles(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles),
-            link_bytes_per_s: (p.link.rate_MBps * 1e6).round() as u64,
-            switch_latency: ns(p.link.switch_latency_ns),
-            propagation: ns(p.link.propagation_ns),
-            host: LciHostTimes {
-                poll_hit: ns(h.poll_hit_ns),
-                poll_miss: ns(h.poll_miss_ns),
-                send: ns(h.send_ns),
-                upcall: ns(h.upcall_ns),
-                kernel_dispatch: ns(h.kernel_dispatch_ns),
-                signal_handler: ns(h.signal_handler_ns),
-            },
-            bus: BusTimes::of(&p.pci),
-        }
-    }
-}
-
 /// Loads an LCI preset by name or path, applying overrides; errors name a
 /// key as the user wrote it (see `load_platform`).
 pub fn load_lci_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<LciPlatform, ConfigError> {
-    let table = super::preset_table(preset)?;
-    let source = super::overrides::Source { preset, is_file: super::overrides::is_file(preset), overrides };
-    super::overrides::load(&source, table, LciPlatform::validate)
+    super::overrides::load_preset(preset, overrides, LciPlatform::validate)
 }
 
 cost_table! {
@@ -316,32 +259,6 @@ cost_table! {
         pub tx_done_interrupts: bool,
         /// Interrupt coalescing delay, us (0: an interrupt per frame).
         pub default_delay_us: f64 [0.0, 1e6],
-    }
-}
-
-cost_table! {
-    /// `[cache]`: the host's caches and the lines the receive path touches
-    /// (`config::CacheCfg` without the transfers between dies: one die).
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    #[allow(non_snake_case)]
-    pub struct P6CacheCfg in "cache" as c {
-        pub line_bytes: u32,
-        pub l2_kib: u32,
-        pub l1d_kib: u32,
-        pub prefetch_misses_per_page: u32,
-        pub memory_ns: f64 [0.0, 1e6],
-        pub copy_hot_MBps: f64,
-        pub copy_cold_MBps: f64,
-        pub endpoint_lines: u32,
-        pub event_lines: u32,
-        pub napi_lines: u32,
-        pub tx_lines: u32,
-        pub tx_contention_lines: u32,
-        pub pull_lines: u32,
-        pub rx_dma_lines: u32,
-        pub kernel_private_lines: u32,
-        pub user_private_lines: u32,
     }
 }
 
@@ -401,7 +318,7 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
     let (k, c, l) = (need(&p.kernel, "kernel")?, need(&p.cache, "cache")?, need(&p.library, "library")?);
     let clock_mhz = p.host.clock_mhz;
     let host_ns = |cycles: u32| cycles as f64 * 1e3 / clock_mhz;
-    let ni_ns = |cycles: u32| p.ni_cycles_ns(cycles);
+    let ni_ns = |cycles: u32| p.ni.cycles_ns(cycles);
     let dma_setup_ns = ni_ns(p.ni.dma_setup_cycles);
     let pio_word_ns = p.pci.pio_write_overhead_ns + PIO_WORD_BYTES * 1e3 / p.pci.pio_write_MBps;
     let platform = Platform {
@@ -497,29 +414,7 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             // [LCI] §3.1's dispatch to a user-level signal handler.
             signal_ns: p.host.signal_handler_ns,
         },
-        cache: CacheCfg {
-            line_bytes: c.line_bytes,
-            l2_kib: c.l2_kib,
-            l1d_kib: c.l1d_kib,
-            prefetch_misses_per_page: c.prefetch_misses_per_page,
-            // One die per host: never charged.
-            same_socket_ns: c.memory_ns,
-            other_socket_ns: c.memory_ns,
-            memory_ns: c.memory_ns,
-            copy_hot_MBps: c.copy_hot_MBps,
-            copy_cold_MBps: c.copy_cold_MBps,
-            endpoint_lines: c.endpoint_lines,
-            event_lines: c.event_lines,
-            napi_lines: c.napi_lines,
-            tx_lines: c.tx_lines,
-            tx_contention_lines: c.tx_contention_lines,
-            frag_dtor_lines: 0,
-            pull_lines: c.pull_lines,
-            rx_dma_lines: c.rx_dma_lines,
-            kernel_private_lines: c.kernel_private_lines,
-            user_private_lines: c.user_private_lines,
-            path_footprints: false,
-        },
+        cache: c.clone(),
         library: LibraryCfg {
             send_ns: host_ns(l.send_cycles),
             event_ns: host_ns(l.event_cycles),

@@ -18,10 +18,10 @@
 //! workload and the stack (each error names the key, its value and what is
 //! allowed). It does not own the features themselves (`crate::nic::watchdog`,
 //! `crate::nic::multicast`, `crate::nic::timers`, `crate::nic::delivery`,
-//! `crate::nic::flow`), the `[nic]` tables as written (`config::nic_opts`)
+//! `crate::nic::flow`), the `[nic]` table as written (`config::nic_opts`)
 //! nor the preset keys' ranges (`Platform::validate`, `LciPlatform::validate`).
 
-use super::nic_opts::{Forwarding, LciNicOpts, Polling, WatchdogOpt, WATCHDOG_ALLOWED};
+use super::nic_opts::{Forwarding, NicOpts, Polling, WatchdogOpt, WATCHDOG_ALLOWED};
 use super::{
     check_f, int_or, BcastForwarding, ConfigError, LciPlatform, Platform, RxDelivery, Workload, CLOCK_PERIOD_US_MAX,
     WATCHDOG_US_MAX,
@@ -54,7 +54,7 @@ pub struct NiFeatures {
 /// the scenario's, which depends on it.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct NiFeatureOpts {
-    pub watchdog_us: Option<f64>,
+    pub watchdog_us: Option<WatchdogOpt>,
     pub multicast_forwarding: Option<bool>,
     pub clock_period_us: Option<f64>,
     pub rx_delivery: Option<RxDelivery>,
@@ -69,12 +69,14 @@ pub(super) fn ni_features(
     workload: &Workload,
     native_mx: bool,
 ) -> Result<NiFeatures, ConfigError> {
-    let watchdog_us = nic.watchdog_us.unwrap_or(platform.nic.watchdog_us);
-    check_f("nic.watchdog_us", watchdog_us, 0.0, WATCHDOG_US_MAX)?;
-    if watchdog_us > 0.0 && native_mx {
+    let watchdog = match watchdog(nic.watchdog_us, Some(platform.nic.watchdog_us))? {
+        WatchdogDelay::After(d) => Some(d),
+        _ => None,
+    };
+    if watchdog.is_some() && native_mx {
         return Err(ConfigError::range(
             "nic.watchdog_us",
-            watchdog_us,
+            watchdog.map_or(0.0, |d| d.as_us_f64()),
             "0 with protocol.stack = \"native-mx\" (OS-bypass raises no receive interrupt to hold back)",
         ));
     }
@@ -88,21 +90,9 @@ pub(super) fn ni_features(
             ));
         }
     }
+    // Each tick fetches the host's words with a small DMA read.
     let clock_us = nic.clock_period_us.unwrap_or(platform.nic.clock_period_us);
-    check_f("nic.clock_period_us", clock_us, 0.0, CLOCK_PERIOD_US_MAX)?;
-    // Each tick fetches the host's words with a small DMA read: the next
-    // tick must not come before it returns.
-    let fetch_us = platform.nic.tx_dma_startup_ns / 1e3;
-    if clock_us > 0.0 && clock_us < fetch_us {
-        return Err(ConfigError::range(
-            "nic.clock_period_us",
-            clock_us,
-            &format!(
-                "0 (no NI clock), or {fetch_us} ..= {CLOCK_PERIOD_US_MAX}: at least the tick's fetch of the host's \
-                 words (nic.tx_dma_startup_ns)"
-            ),
-        ));
-    }
+    let clock = clock_period(clock_us, platform.nic.tx_dma_startup_ns / 1e3, "nic.tx_dma_startup_ns", true)?;
     let rx_delivery = nic.rx_delivery.unwrap_or(platform.nic.rx_delivery);
     if rx_delivery == RxDelivery::Shifted {
         if native_mx {
@@ -136,9 +126,9 @@ pub(super) fn ni_features(
         ));
     }
     Ok(NiFeatures {
-        watchdog: (watchdog_us > 0.0).then(|| Duration::from_ns_f64(watchdog_us * 1e3)),
+        watchdog,
         multicast_forwarding,
-        clock: (clock_us > 0.0).then(|| Duration::from_ns_f64(clock_us * 1e3)),
+        clock,
         rx_delivery,
         flow_control: flow_control.then_some(flow_frames),
     })
@@ -176,17 +166,63 @@ impl fmt::Display for WatchdogDelay {
     }
 }
 
-/// Validates `nic.watchdog_us`.
-fn watchdog(v: Option<WatchdogOpt>) -> Result<WatchdogDelay, ConfigError> {
-    let us = match v {
-        None | Some(WatchdogOpt::Inf) => return Ok(WatchdogDelay::Never),
-        Some(WatchdogOpt::None) => return Ok(WatchdogDelay::Immediate),
-        Some(WatchdogOpt::Us(us)) => us,
+/// Validates `nic.watchdog_us`, one key of every stack: on the LCI stack
+/// (`omx_default` `None`) absent is "inf" (no interrupts) and a delay is
+/// 0.01 ..= 10^7 us; on the Open-MX stacks absent is the preset's
+/// `nic.watchdog_us` (`omx_default`), "none" is 0 (no watchdog: the NIC
+/// interrupts through its coalescing policy), a delay 0 ..= 10^6 us, and
+/// "inf", which would silence that policy, is refused.
+fn watchdog(v: Option<WatchdogOpt>, omx_default: Option<f64>) -> Result<WatchdogDelay, ConfigError> {
+    let us = match (v, omx_default) {
+        (None, None) | (Some(WatchdogOpt::Inf), None) => return Ok(WatchdogDelay::Never),
+        (Some(WatchdogOpt::None), _) => return Ok(WatchdogDelay::Immediate),
+        (Some(WatchdogOpt::Inf), Some(_)) => {
+            return Err(ConfigError::range(
+                "nic.watchdog_us",
+                "\"inf\"",
+                &format!(
+                    "\"none\" or 0 ..= {WATCHDOG_US_MAX} (0: none) with protocol.stack = \"open-mx\" or \
+                     \"native-mx\": their NIC interrupts through its coalescing policy, which \"inf\" would \
+                     silence; \"inf\" is the LCI stack's"
+                ),
+            ))
+        }
+        (Some(WatchdogOpt::Us(us)), _) => us,
+        (None, Some(us)) => us,
     };
-    if !(0.01..=1e7).contains(&us) {
+    if omx_default.is_some() {
+        check_f("nic.watchdog_us", us, 0.0, WATCHDOG_US_MAX)?;
+        if us == 0.0 {
+            return Ok(WatchdogDelay::Immediate);
+        }
+    } else if !(0.01..=1e7).contains(&us) {
         return Err(ConfigError::range("nic.watchdog_us", us, WATCHDOG_ALLOWED));
     }
     Ok(WatchdogDelay::After(Duration::from_ns_f64(us * 1e3)))
+}
+
+/// Validates `nic.clock_period_us` = `us`, one key of every stack: at
+/// least one tick's fetch of the host's words (`fetch_us`, priced as
+/// `fetch` says: the next tick must not come before it returns, or fetches
+/// pile up without bound and the NI does nothing else); 0 is no NI clock
+/// where `zero_is_none` (the Open-MX stacks', up to 10^6 us; the LCI
+/// stack's, absent for none, up to 10^7 us).
+fn clock_period(us: f64, fetch_us: f64, fetch: &str, zero_is_none: bool) -> Result<Option<Duration>, ConfigError> {
+    if zero_is_none && us == 0.0 {
+        return Ok(None);
+    }
+    let max = if zero_is_none { CLOCK_PERIOD_US_MAX } else { 1e7 };
+    if !(us.is_finite() && us >= fetch_us && us <= max) {
+        let least = format!("{fetch_us:.3}");
+        let least = least.trim_end_matches('0').trim_end_matches('.');
+        let none = if zero_is_none { "0 (no NI clock), or " } else { "" };
+        return Err(ConfigError::range(
+            "nic.clock_period_us",
+            us,
+            &format!("{none}{least} ..= {max}: at least one tick's fetch of the host's words ({fetch})"),
+        ));
+    }
+    Ok(Some(Duration::from_ns_f64(us * 1e3)))
 }
 
 /// The validated NI features of the LCI stack's firmware (its `[nic]`).
@@ -201,34 +237,21 @@ pub(super) struct LciNi {
 }
 
 /// Validates the LCI stack's `[nic]` against its preset.
-pub(super) fn lci_ni(nic: &LciNicOpts, platform: &LciPlatform) -> Result<LciNi, ConfigError> {
+pub(super) fn lci_ni(nic: &NicOpts, platform: &LciPlatform) -> Result<LciNi, ConfigError> {
     let buffer_bytes = platform.ni.buffer_bytes as u64;
     let split_bytes = int_or("nic.split_bytes", &nic.split_bytes, DEFAULT_SPLIT_BYTES as u64, 0, buffer_bytes)? as u32;
     let hosts = platform.grid.hosts as u64;
     // The default fan-out, on a grid too small for it: as many children as there are other hosts.
     let fanout = int_or("nic.fanout", &nic.fanout, DEFAULT_FANOUT.min(hosts as u32 - 1) as u64, 1, hosts - 1)? as u32;
-    let watchdog = watchdog(nic.watchdog_us)?;
-    let clock_period = match nic.clock_period_us {
-        None => None,
-        Some(p) => {
-            // Each tick's host fetch (firmware DMA set-up, then a small DMA
-            // on the PCI bus) must end within the period: shorter periods
-            // pile fetches up without bound and the NI does nothing else.
-            let pci = &platform.pci;
-            let fetch_us = (platform.ni_cycles_ns(platform.ni.dma_setup_cycles)
-                + pci.dma_overhead_ns
-                + FLAG_BYTES as f64 * 1e3 / pci.dma_MBps)
-                / 1e3;
-            if !(p.is_finite() && p >= fetch_us && p <= 1e7) {
-                return Err(ConfigError::range(
-                    "nic.clock_period_us",
-                    p,
-                    &format!("{fetch_us:.3} ..= 1e7: one tick's host fetch takes {fetch_us:.3} us"),
-                ));
-            }
-            Some(Duration::from_ns_f64(p * 1e3))
-        }
-    };
+    let watchdog = watchdog(nic.watchdog_us, None)?;
+    // A tick's host fetch: the firmware's DMA set-up, then a small DMA on the PCI bus.
+    let pci = &platform.pci;
+    let fetch_us = (platform.ni.cycles_ns(platform.ni.dma_setup_cycles)
+        + pci.dma_overhead_ns
+        + FLAG_BYTES as f64 * 1e3 / pci.dma_MBps)
+        / 1e3;
+    let fetch = "ni.dma_setup_cycles, then pci.dma_overhead_ns and a word at pci.dma_MBps";
+    let clock_period = nic.clock_period_us.map(|us| clock_period(us, fetch_us, fetch, false)).transpose()?.flatten();
     Ok(LciNi {
         polling: nic.polling.unwrap_or_default(),
         split_bytes,

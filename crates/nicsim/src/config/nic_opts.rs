@@ -1,9 +1,11 @@
-//! The `[nic]` table of a scenario file as the user writes it, for each
-//! stack: Open-MX's and native MX's ([`NicOpts`]), and beside it the LCI
-//! stack's ([`LciNicOpts`], the LANai firmware's arrival detection,
-//! multicast forwarding, watchdog and clock, validated with the other
-//! stacks' NI features in `config::nic_features`); and the reading of
-//! [`NicOpts`] into the coalescing policy the run uses
+//! The `[nic]` table of a scenario file as the user writes it, one table
+//! for every stack ([`NicOpts`]): the coalescing policy and steering the
+//! Open-MX and native MX stacks' driver reads, the \[LCI] NI features both
+//! kinds of firmware have (`watchdog_us`, `clock_period_us`, validated in
+//! `config::nic_features`), and beside them the keys only the LCI stack's
+//! LANai firmware reads (arrival detection, multicast forwarding along
+//! trees: `config::stack` refuses them elsewhere by name); and the reading
+//! of [`NicOpts`] into the coalescing policy the run uses
 //! ([`coalesce_spec`]: the strategy, its receive and transmit timers, DIM's
 //! profiles, and a one-line refusal of a key the chosen policy does not
 //! read).
@@ -61,15 +63,18 @@ pub struct NicOpts {
     pub steering: Option<Steering>,
     /// Core that receives the interrupt with `single-core` (default 0).
     pub irq_core: Option<Int>,
-    /// \[LCI] polling watchdog interval in microseconds, 0 ..= 10^6 (0: none;
-    /// default: the preset's `nic.watchdog_us`).
-    pub watchdog_us: Option<f64>,
+    /// \[LCI] polling watchdog delay, us: a number, "none" (no watchdog:
+    /// the NIC interrupts at once) or "inf" (no interrupts; the LCI stack
+    /// only). Open-MX: 0 ..= 10^6, 0 = "none" (default: the preset's
+    /// `nic.watchdog_us`); LCI: 0.01 ..= 10^7 (default "inf").
+    pub watchdog_us: Option<WatchdogOpt>,
     /// \[LCI] NI-level multicast forwarding in the firmware (default: the
     /// preset's `nic.multicast_forwarding`); used by `workload.forwarding = "ni"`.
     pub multicast_forwarding: Option<bool>,
     /// \[LCI] NI clock period in microseconds for the library's fine-grain
-    /// timers, 0 or nic.tx_dma_startup_ns ..= 10^6 (0: none; default: the
-    /// preset's `nic.clock_period_us`).
+    /// timers, at least one tick's fetch of the host's words. Open-MX: 0
+    /// or nic.tx_dma_startup_ns ..= 10^6 (0: none; default: the preset's
+    /// `nic.clock_period_us`); LCI: up to 10^7 (absent: none).
     pub clock_period_us: Option<f64>,
     /// How the NIC lays a received frame into host memory: ring | shifted
     /// (\[LCI] packet shifting; default: the preset's `nic.rx_delivery`).
@@ -78,31 +83,22 @@ pub struct NicOpts {
     /// waits at the stopped link instead of being dropped (default: the
     /// preset's `nic.flow_control`; the bound is its `nic.flow_control_frames`).
     pub flow_control: Option<bool>,
+    /// LCI only: arrival detection: pio | double-dma | full-packet |
+    /// static-split | packet-shifting (default).
+    pub polling: Option<Polling>,
+    /// LCI only, static-split: payload (bytes) from which full-packet is
+    /// used (default 512).
+    pub split_bytes: Option<Int>,
+    /// LCI only: multicast forwarding: host-message | host-packet | ni
+    /// (default; the Open-MX stacks' is `workload.forwarding`).
+    pub forwarding: Option<Forwarding>,
+    /// LCI only: children per node of the per-sender spanning trees
+    /// (default 2: binary; the Open-MX stacks' is `workload.tree`).
+    pub fanout: Option<Int>,
     /// Host 0's own timeout coalescing, when it differs from the other
     /// hosts' (the \[EMO] testbed kept Host A at the driver's defaults while
     /// Host B's setting varied). Default: as the other hosts.
     pub host0: Option<Host0Nic>,
-}
-
-/// The LCI stack's `[nic]`: its NI firmware's options (`protocol.stack =
-/// "lci"`; the other stacks read [`NicOpts`]).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LciNicOpts {
-    /// Arrival detection: pio | double-dma | full-packet | static-split |
-    /// packet-shifting (default).
-    pub polling: Option<Polling>,
-    /// static-split: payload (bytes) from which full-packet is used (default 512).
-    pub split_bytes: Option<Int>,
-    /// Multicast forwarding: host-message | host-packet | ni (default).
-    pub forwarding: Option<Forwarding>,
-    /// Children per node of the per-sender spanning trees (default 2: binary).
-    pub fanout: Option<Int>,
-    /// Polling watchdog delay: "none" (interrupt at once per packet), a
-    /// number of us in [0.01, 1e7], or "inf" (no interrupts, default).
-    pub watchdog_us: Option<WatchdogOpt>,
-    /// NI clock period for fine-grain timers, us (absent: no NI clock interrupts).
-    pub clock_period_us: Option<f64>,
 }
 
 /// `nic.polling`: the five arrival-detection strategies of \[LCI] (SPEC §2.4,
@@ -154,7 +150,7 @@ pub enum WatchdogOpt {
     Us(f64),
 }
 
-/// The allowed values of `nic.watchdog_us`.
+/// The allowed values of `nic.watchdog_us` on the LCI stack.
 pub(super) const WATCHDOG_ALLOWED: &str = "\"none\", \"inf\" or a number of us in [0.01, 1e7]";
 
 impl<'de> Deserialize<'de> for WatchdogOpt {
@@ -163,7 +159,7 @@ impl<'de> Deserialize<'de> for WatchdogOpt {
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = WatchdogOpt;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(WATCHDOG_ALLOWED)
+                f.write_str("\"none\", \"inf\" or a number of us")
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<WatchdogOpt, E> {
                 Ok(WatchdogOpt::Us(v as f64))

@@ -167,6 +167,18 @@ fn type_words(v: &toml::Value) -> &'static str {
     }
 }
 
+/// Loads the platform `P` of `preset` (an embedded name or a `.toml` path)
+/// with `overrides` applied, checked by `validate` ([`load`]): the shared
+/// platform's and an LCI-family preset's tables alike.
+pub(crate) fn load_preset<P: DeserializeOwned>(
+    preset: &str,
+    overrides: Option<&toml::Table>,
+    validate: impl Fn(&P) -> Result<(), ConfigError>,
+) -> Result<P, ConfigError> {
+    let table = super::preset_table(preset)?;
+    load(&Source { preset, is_file: is_file(preset), overrides }, table, validate)
+}
+
 /// Loads the platform `P` from a preset's table with the overrides of
 /// `source` applied, checked by `validate`. Every error names its key as the
 /// user wrote it; a value of the wrong type or beyond its type (a negative

@@ -672,7 +672,7 @@ mod tests {
     fn embedded_presets_parse_and_validate() {
         for name in preset_names() {
             if crate::config::is_lci_table(&toml::from_str(preset_text(name).unwrap()).unwrap()) {
-                continue; // LCI presets: see config::lci
+                continue; // LCI presets: see config::lci_platform
             }
             let p = Platform::from_toml(preset_text(name).unwrap()).unwrap();
             p.validate().unwrap();

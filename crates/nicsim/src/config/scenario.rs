@@ -1,16 +1,18 @@
 //! A scenario: one simulated run (preset + overrides + NIC policy + host
 //! options + protocol options + workload). `ScenarioFile` mirrors the TOML the
 //! user writes; [`Scenario::from_toml`] validates it into checked values.
-//! When the hosts run the LCI stack, its part of the file is read in its own
-//! words (`config::lci`) into [`Scenario::lci`], on the one preset the
-//! scenario's world maps (`config::lci_platform`).
+//! When the hosts run the LCI stack, its part of the same file (the keys it
+//! shares, the keys only it reads beside them, and its `[workload]`) is
+//! read into [`Scenario::lci`] (`scenario/lci.rs`), on the one preset the
+//! scenario's world maps (`config::lci_platform`); each stack refuses by
+//! name a key only the others read.
 
 use super::nic_features::{ni_features, NiFeatureOpts, NiFeatures};
 use super::nic_opts::{NicOpts, Steering};
 use super::workload::{workload, Workload, WorkloadKind, WorkloadOpts};
 use super::{
-    check_f, check_u, int_or, toml_error_in, CoalesceSpec, ConfigError, Hardware, Int, LciScenario, Platform, Relation,
-    Stack, TimeoutMode, TimeoutSpec, Times, TxReap, DEFAULT_PRESET, SEED_LIMIT,
+    check_f, check_u, int_or, toml_error_in, CoalesceSpec, ConfigError, Hardware, Int, Platform, Relation, Stack,
+    TimeoutMode, TimeoutSpec, Times, TxReap, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
@@ -202,6 +204,12 @@ pub struct ProtocolOpts {
     pub misorder_degree: Option<Int>,
     /// Random extra delay (uniform, seeded) of each frame at the switch, in ns.
     pub jitter_ns: Option<f64>,
+    /// LCI only: NI send buffers a sender may hold unacknowledged under the
+    /// reliable protocol (default: the preset's ni.send_buffers, 64).
+    pub send_buffers: Option<Int>,
+    /// LCI only: delay of the reliable protocol's explicit ack after the
+    /// first unacknowledged packet, us (default 50).
+    pub ack_delay_us: Option<f64>,
 }
 
 /// Validated receive steering (`nic.steering`, `nic.irq_core`).
@@ -317,10 +325,7 @@ pub struct Scenario {
 /// the scenario or of an embedded preset, the key of the file for a value
 /// read from a preset file.
 pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Platform, ConfigError> {
-    let is_file = super::overrides::is_file(preset);
-    let table = super::preset_table(preset)?;
-    let source = super::overrides::Source { preset, is_file, overrides };
-    super::overrides::load(&source, table, Platform::validate)
+    super::overrides::load_preset(preset, overrides, Platform::validate)
 }
 
 impl Scenario {
@@ -328,9 +333,11 @@ impl Scenario {
     /// (`protocol.stack` or its default, `config::stack`).
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
         let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
-        if super::stack::of_table(&table)? == Stack::Lci {
+        let stack = super::stack::of_table(&table)?;
+        if stack == Stack::Lci {
             return Self::lci_stack(table);
         }
+        lci::refuse_other_stacks_keys(&table, stack)?;
         let root = toml::Value::Table(table);
         match super::try_from_value::<ScenarioFile>("", root.clone()) {
             Ok(f) => Self::from_file(f),
@@ -367,12 +374,28 @@ impl Scenario {
         // (`config::lci_platform`).
         let hw = super::stack::hardware(preset);
         if super::stack::resolve(f.protocol.stack, hw, f.workload.kind, preset)? == Stack::Lci {
-            // The LCI stack's options are another table (`config::lci`).
+            // The LCI stack's part is read from the scenario's table (`scenario/lci.rs`).
             return Err(ConfigError::range(
                 "protocol.stack",
                 "\"lci\"",
                 "\"open-mx\" or \"native-mx\" in a parsed Open-MX scenario; Scenario::from_toml reads the LCI stack's",
             ));
+        }
+        // The LCI stack's keys beside the shared ones (`from_toml` refuses
+        // them with their values, `scenario/lci.rs`).
+        let (n, p) = (&f.nic, &f.protocol);
+        let lci_only = [
+            ("nic.polling", n.polling.is_some()),
+            ("nic.split_bytes", n.split_bytes.is_some()),
+            ("nic.forwarding", n.forwarding.is_some()),
+            ("nic.fanout", n.fanout.is_some()),
+            ("protocol.send_buffers", p.send_buffers.is_some()),
+            ("protocol.ack_delay_us", p.ack_delay_us.is_some()),
+        ];
+        if let Some((key, _)) = lci_only.iter().find(|(_, set)| *set) {
+            return Err(ConfigError(format!(
+                "`{key}` is read by protocol.stack = \"lci\" only; leave it out, or run the workload on the LCI stack"
+            )));
         }
         let lci_hw = hw == Hardware::Lci;
         let platform = if lci_hw {
@@ -613,6 +636,8 @@ fn ns_or_us(key: &str, ns: &Option<Int>, us: Option<f64>) -> Result<Duration, Co
     }
 }
 
+mod lci;
+pub use lci::{LciProtocol, LciScenario, DEFAULT_ACK_DELAY_US, DEFAULT_LCI_PRESET};
 mod napi;
 pub use napi::BUSY_POLL_BUDGET;
 use napi::{busy_poll_budget, napi_per_queue, napi_threads, threaded_key};

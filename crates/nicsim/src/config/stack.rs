@@ -6,7 +6,7 @@
 //! value), and the one-line refusal of a combination that cannot run
 //! (naming the key, the value and what is allowed). It does not read
 //! either library's options: `Scenario::from_file` reads Open-MX's and
-//! native MX's, `LciScenario::from_file` the LCI stack's part.
+//! native MX's, `LciScenario::from_table` (`scenario/lci.rs`) the LCI stack's part.
 //!
 //! What each library offers (its programs; docs/lci.md, docs/design.md
 //! "The [LCI] cluster in the main world"):

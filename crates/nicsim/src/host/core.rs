@@ -19,9 +19,11 @@
 //! library without a kernel receive path: the \[LCI] stack's hosts) is a
 //! [`SignalledCore`]: where its process is (in the library, computing, in
 //! the signal handler, asleep, [`Mode`]) and what a signal does to it
-//! ([`SignalledCore::on_signal`]), with the compute segment's number and
-//! the time a signal owes as a `Core`'s segment number and stall; the
-//! stack that prices and schedules them is `crate::lci`'s (`lci/cpu.rs`).
+//! ([`SignalledCore::deliver`]: merged, handled, or returned from at once
+//! and paid now or owed), with the compute segment's number and the time a
+//! signal owes as a `Core`'s segment number and stall, and the signals it
+//! counted. The stack that prices the delivery and schedules what it
+//! returns is `crate::lci`'s (`lci/cpu.rs`).
 
 use super::Topology;
 use crate::time::{Duration, Instant};
@@ -322,24 +324,98 @@ pub(crate) enum Signal {
     Merged,
 }
 
+/// What a signal's delivery ([`SignalledCore::deliver`]) leaves the
+/// stack to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// Merged with the signal being handled: nothing.
+    Merged,
+    /// The handler runs the library (interrupts now disabled in host
+    /// memory); the core is busy until `until`.
+    Handled { until: Instant },
+    /// Interrupts were disabled and the process spun in the library: the
+    /// handler returned at once, and the core paid the delivery until
+    /// `until` (the spin ends).
+    ReturnedWhileSpinning { until: Instant },
+    /// Interrupts were disabled during a busy library action: the handler
+    /// returned at once; the delivery is owed, paid before the next action.
+    Owed,
+}
+
+/// Where a process whose library has nothing left to do in a signal
+/// handler goes back to ([`SignalledCore::handler_exit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// The computation the signal preempted, with this much left.
+    Compute(Duration),
+    /// Sleep, until the next signal.
+    Sleep,
+}
+
 /// A core whose process's NI interrupts reach it as signals: the
 /// process's [`Mode`], the number of its compute segment (stale once a
-/// signal preempts it, as a [`Core`]'s segment) and the signal time it
-/// owes, paid before its next library action (as a [`Core`]'s stall).
+/// signal preempts it, as a [`Core`]'s segment), the signal time it owes,
+/// paid before its next library action (as a [`Core`]'s stall), and the
+/// signals it returned from at once or merged.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SignalledCore {
     mode: Mode,
     gen: u32,
     owed: Duration,
+    returned_at_once: u64,
+    merged: u64,
 }
 
 impl SignalledCore {
     /// A core whose process starts in `mode`.
     pub(crate) fn new(mode: Mode) -> Self {
-        SignalledCore { mode, gen: 0, owed: Duration::ZERO }
+        SignalledCore { mode, gen: 0, owed: Duration::ZERO, returned_at_once: 0, merged: 0 }
     }
 
-    pub(crate) fn mode(&self) -> Mode {
+    /// A signal reaches the process at `now` (`irq_enabled`: the flag in
+    /// host memory; `spinning`: the library spins on a cached flag; `cost`:
+    /// kernel dispatch + user handler entry). Counts a signal merged or
+    /// returned from at once.
+    pub(crate) fn deliver(&mut self, now: Instant, irq_enabled: bool, spinning: bool, cost: Duration) -> Delivery {
+        match self.on_signal(now, irq_enabled) {
+            Signal::Merged => {
+                self.merged += 1;
+                Delivery::Merged
+            }
+            Signal::ReturnAtOnce => {
+                self.returned_at_once += 1;
+                if spinning {
+                    Delivery::ReturnedWhileSpinning { until: now + cost }
+                } else {
+                    self.owe(cost);
+                    Delivery::Owed
+                }
+            }
+            Signal::Handle { resume } => {
+                self.enter_handler(resume);
+                Delivery::Handled { until: now + cost }
+            }
+        }
+    }
+
+    /// In the signal handler: where the process goes once its library has
+    /// nothing left to do. `None` outside the handler (the program decides).
+    pub(crate) fn handler_exit(&self) -> Option<Exit> {
+        match self.mode {
+            Mode::Handler { resume: Some(d) } => Some(Exit::Compute(d)),
+            Mode::Handler { resume: None } => Some(Exit::Sleep),
+            _ => None,
+        }
+    }
+
+    /// Signals returned from at once (interrupts disabled) and signals
+    /// merged with one being handled.
+    pub(crate) fn signals(&self) -> (u64, u64) {
+        (self.returned_at_once, self.merged)
+    }
+
+    #[cfg(test)]
+    fn mode(&self) -> Mode {
         self.mode
     }
 
@@ -350,7 +426,7 @@ impl SignalledCore {
 
     /// A signal reaches the process at `now`; `irq_enabled` is the flag in
     /// host memory (the library keeps interrupts disabled while it runs).
-    pub(crate) fn on_signal(&self, now: Instant, irq_enabled: bool) -> Signal {
+    fn on_signal(&self, now: Instant, irq_enabled: bool) -> Signal {
         match self.mode {
             Mode::Handler { .. } => Signal::Merged,
             Mode::Compute { end } if irq_enabled => Signal::Handle { resume: Some(end.since(now)) },
@@ -361,7 +437,7 @@ impl SignalledCore {
 
     /// The handler runs the library (a compute segment under way is stale);
     /// then the process resumes `resume` of computation, or sleeps.
-    pub(crate) fn enter_handler(&mut self, resume: Option<Duration>) {
+    fn enter_handler(&mut self, resume: Option<Duration>) {
         self.gen = self.gen.wrapping_add(1);
         self.mode = Mode::Handler { resume };
     }
@@ -391,7 +467,7 @@ impl SignalledCore {
     }
 
     /// A signal took `d` from a busy library action.
-    pub(crate) fn owe(&mut self, d: Duration) {
+    fn owe(&mut self, d: Duration) {
         self.owed += d;
     }
 
@@ -403,7 +479,7 @@ impl SignalledCore {
 
 #[cfg(test)]
 mod tests {
-    use super::{Core, Cur, KQueue, Mode, Segment, Signal, SignalledCore, Sleep, Topology};
+    use super::{Core, Cur, Delivery, Exit, KQueue, Mode, Segment, Signal, SignalledCore, Sleep, Topology};
     use crate::time::{Duration, Instant};
     use std::collections::VecDeque;
 
@@ -474,6 +550,26 @@ mod tests {
         c.owe(Duration::from_us(2));
         c.owe(Duration::from_us(1));
         assert_eq!((c.take_owed(), c.take_owed()), (Duration::from_us(3), Duration::ZERO));
+    }
+
+    #[test]
+    fn a_delivery_says_what_the_signal_leaves_to_do_and_counts_it() {
+        let (t, cost) = (Instant::ZERO + Duration::from_us(30), Duration::from_us(25));
+        let mut c = SignalledCore::new(Mode::Library);
+        let seg = c.begin_compute(Instant::ZERO, Duration::from_us(100));
+        assert_eq!(c.handler_exit(), None);
+        assert_eq!(c.deliver(t, true, false, cost), Delivery::Handled { until: t + cost });
+        assert_eq!(c.handler_exit(), Some(Exit::Compute(Duration::from_us(70))));
+        assert!(!c.end_compute(seg.gen));
+        // In the handler: merged; in the library: paid now if it spins, else owed.
+        assert_eq!(c.deliver(t, false, false, cost), Delivery::Merged);
+        let mut l = SignalledCore::new(Mode::Library);
+        assert_eq!(l.deliver(t, false, true, cost), Delivery::ReturnedWhileSpinning { until: t + cost });
+        assert_eq!(l.deliver(t, false, false, cost), Delivery::Owed);
+        assert_eq!((l.take_owed(), c.signals(), l.signals()), (cost, (0, 1), (2, 0)));
+        let mut s = SignalledCore::new(Mode::Sleep);
+        assert_eq!(s.deliver(t, true, false, cost), Delivery::Handled { until: t + cost });
+        assert_eq!(s.handler_exit(), Some(Exit::Sleep));
     }
 
     #[test]

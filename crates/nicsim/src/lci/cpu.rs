@@ -1,61 +1,42 @@
-//! Where an LCI host's CPU is (in the library polling, computing, in a
-//! signal handler, asleep) and what a signal does to it (SPEC §2.4: NI
-//! interrupts are delivered as a signal to the process, kernel dispatch +
-//! user signal handler; a handler that finds interrupts disabled returns at
-//! once).
-//!
-//! The modes and that decision are the host's core's
-//! (`crate::host::core::SignalledCore`, sans-I/O); this module owns their
-//! application in the stack ([`Stack`]): a signal's delivery, the end of a
-//! compute phase, the library's idle choice (leave the handler, poll,
-//! compute or sleep) and the NI's fetch of the host words these read. The interrupts-enabled flag
-//! itself lives in host memory (`super::host::Host::irq_enabled`). The library keeps interrupts
+//! The LCI stack's side of its hosts' signalled cores
+//! (`crate::host::core::SignalledCore`, which owns the CPU modes, what a
+//! signal does to them and the signals counted; SPEC §2.4: NI interrupts
+//! are delivered as a signal to the process, kernel dispatch + user signal
+//! handler): this module schedules what a delivery returns, ends a compute
+//! phase and applies the library's idle choice (leave the handler, poll,
+//! compute or sleep). The interrupts-enabled flag lives in host memory
+//! (`super::host::Host::irq_enabled`): the library keeps interrupts
 //! disabled whenever it runs (polling, sending, in the handler) and enabled
 //! while the program computes or sleeps outside it.
 
 use super::{host_origin, workload, Kind, Stack};
-use crate::host::core::{Mode, Signal};
+use crate::host::core::{Delivery, Exit};
 use crate::time::Instant;
 
 impl Stack {
-    /// NI `h` fetches host words (interrupts-enabled flag, processed counter,
-    /// timer word, last poll) with one small host -> NI DMA: firmware DMA
-    /// set-up, then the bus. Returns when the words are in NI SRAM.
-    pub(super) fn ni_fetch(&mut self, h: u32, now: Instant) -> Instant {
-        self.ni_host_fetches += 1;
-        let t = self.nis[h as usize].host_fetch_start(now);
-        self.nis[h as usize].refresh_dma(t, &mut self.buses[h as usize])
-    }
-
     /// An NI interrupt reaches host `h` as a signal (SPEC §2.4;
     /// `Kind::Signal`).
     pub fn signal(&mut self, h: u32, now: Instant) {
-        let cost = self.hosts[h as usize].signal_cost();
-        let c = &mut self.cpu[h as usize];
-        match c.on_signal(now, self.hosts[h as usize].irq_enabled) {
-            Signal::Merged => self.signals_merged += 1,
-            Signal::ReturnAtOnce => {
-                self.signals_at_once += 1;
-                let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts[h as usize];
+        let cost = host.signal_cost();
+        let until = match self.cpu[h as usize].deliver(now, host.irq_enabled, host.spin_since.is_some(), cost) {
+            Delivery::Merged => return,
+            Delivery::Owed => {
                 host.interrupts += 1;
-                if host.spin_since.is_some() {
-                    host.end_spin(now);
-                    host.busy = true;
-                    self.at(now + cost, host_origin(h), Kind::HostDone, h, 0);
-                } else {
-                    // Busy in a library action: the CPU time is paid before the next one.
-                    c.owe(cost);
-                }
+                return;
             }
-            Signal::Handle { resume } => {
-                c.enter_handler(resume);
-                let host = &mut self.hosts[h as usize];
-                host.interrupts += 1;
+            Delivery::ReturnedWhileSpinning { until } => {
+                host.end_spin(now);
+                until
+            }
+            Delivery::Handled { until } => {
                 host.irq_enabled = false;
-                host.busy = true;
-                self.at(now + cost, host_origin(h), Kind::HostDone, h, 0);
+                until
             }
-        }
+        };
+        host.interrupts += 1;
+        host.busy = true;
+        self.at(until, host_origin(h), Kind::HostDone, h, 0);
     }
 
     /// `Kind::ComputeDone` of generation `gen`: the computation ends
@@ -73,10 +54,10 @@ impl Stack {
     /// the host left the library (or was re-dispatched).
     pub(super) fn library_idle(&mut self, h: u32, now: Instant) -> bool {
         let i = h as usize;
-        let control = match self.cpu[i].mode() {
-            Mode::Handler { resume: Some(d) } => workload::Control::Compute(d),
-            Mode::Handler { resume: None } => workload::Control::Sleep,
-            _ => {
+        let control = match self.cpu[i].handler_exit() {
+            Some(Exit::Compute(d)) => workload::Control::Compute(d),
+            Some(Exit::Sleep) => workload::Control::Sleep,
+            None => {
                 let c = self.job.control(h, now);
                 if self.flush_sends(now) && !self.hosts[i].outbox.is_empty() {
                     self.host_next(h, now);

@@ -12,9 +12,9 @@
 //! DMA engines, delivery plans, the multicast firmware's forwards),
 //! `crate::host::bus` (each host's shared PCI bus, shared with the Open-MX
 //! NIC), `crate::nic::delivery` (the five arrival detection strategies,
-//! shared with the Open-MX NIC), [`workload`] (what the hosts run),
-//! `metrics` (the run's metrics by name) and `crate::net::grid` (the
-//! switches). It has no kernel receive path and no NAPI: the NI delivers
+//! shared with the Open-MX NIC), [`workload`] (what the hosts run) and
+//! `crate::net::grid` (the switches); the world names the run's metrics
+//! from the stack's counters (`crate::sim` `metrics`). It has no kernel receive path and no NAPI: the NI delivers
 //! into user memory, and an interrupt is a signal to the process.
 //!
 //! One packet's life: host `SendPath` (library CPU) -> `Write` (PIO of
@@ -49,12 +49,11 @@ pub mod cpu;
 pub mod dsm;
 pub mod fft;
 pub mod host;
-mod metrics;
 pub mod multicast;
 pub mod reliable;
 pub mod workload;
 
-use crate::config::{LciScenario, WatchdogDelay};
+use crate::config::{BusTimes, LciHostTimes, LciScenario, WatchdogDelay};
 use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
 use crate::host::core::{Mode, SignalledCore};
@@ -150,31 +149,29 @@ pub struct Stack {
     /// event count then (the no-progress rule, `NO_PROGRESS_EVENTS`).
     progress: u64,
     progress_event: u64,
-    grid: Grid,
-    hosts: Vec<Host>,
-    nis: Vec<Ni>,
-    buses: Vec<Bus>,
+    pub(crate) grid: Grid,
+    pub(crate) hosts: Vec<Host>,
+    pub(crate) nis: Vec<Ni>,
+    pub(crate) buses: Vec<Bus>,
     /// Per NI: senders whose head packet waits for one of its receive buffers.
     blocked: Vec<Vec<u32>>,
-    header: u32,
+    pub(crate) header: u32,
     job: Job,
-    packets_sent: u64,
-    packets_delivered: u64,
+    pub(crate) packets_sent: u64,
+    pub(crate) packets_delivered: u64,
     mc: multicast::McState,
     /// Watchdog / timers phase: per host CPU state, NI watchdogs (one per
     /// NI when `nic.watchdog_us` is a delay, none otherwise), whether each
     /// NI interrupts at once per delivered packet (`"none"`) and those
-    /// interrupts, packets each NI took in, the NI clock, and counters.
-    cpu: Vec<SignalledCore>,
-    wd: Vec<Watchdog>,
+    /// interrupts, packets each NI took in, the NI clock, and counters
+    /// (the world names them, `crate::sim` `metrics`).
+    pub(crate) cpu: Vec<SignalledCore>,
+    pub(crate) wd: Vec<Watchdog>,
     irq_per_packet: bool,
-    packet_irqs: u64,
+    pub(crate) packet_irqs: u64,
     received: Vec<u64>,
     clock: Option<timers::ClockPolicy>,
-    clock_interrupts: u64,
-    signals_at_once: u64,
-    signals_merged: u64,
-    ni_host_fetches: u64,
+    pub(crate) clock_interrupts: u64,
 }
 
 /// The random stream of process `h` of a program seeded `seed` (the DSM and
@@ -204,13 +201,13 @@ impl Stack {
     /// The stack of scenario `s` on `grid`, the world's network (the
     /// platform's `grid`, as `crate::net::Network` builds it).
     pub fn new(s: &LciScenario, grid: Grid) -> Self {
-        let (p, t) = (&s.platform, &s.times);
-        let g = &p.grid;
-        let costs = FwCosts { tx: t.fw_tx, rx: t.fw_rx, dma_setup: t.dma_setup };
-        let n = g.hosts;
+        let p = &s.platform;
+        let costs = FwCosts::of(&p.ni);
+        let n = p.grid.hosts;
         let strategy = poll::Strategy::new(s.polling, s.split_bytes);
+        let t = LciHostTimes::of(&p.host);
         let hosts = (0..n)
-            .map(|h| Host::new(h, &p.host, &t.host, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
+            .map(|h| Host::new(h, &p.host, &t, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
             .collect();
         let nis = (0..n)
             .map(|_| {
@@ -234,7 +231,7 @@ impl Stack {
             grid,
             hosts,
             nis,
-            buses: (0..n).map(|_| Bus::new(&t.bus)).collect(),
+            buses: (0..n).map(|_| Bus::new(&BusTimes::of(&p.pci))).collect(),
             blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
             job: Job::new(&s.workload, s.fanout),
@@ -242,7 +239,7 @@ impl Stack {
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
             cpu: vec![SignalledCore::new(Mode::Library); n as usize],
-            // The fetch is priced on the PCI bus (`ni_fetch`), not a fixed latency.
+            // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
             wd: match s.watchdog {
                 WatchdogDelay::After(d) => vec![Watchdog::new(d, Duration::ZERO, Raises::Own); n as usize],
                 WatchdogDelay::Immediate | WatchdogDelay::Never => Vec::new(),
@@ -252,12 +249,10 @@ impl Stack {
             received: vec![0; n as usize],
             clock: s.clock_period.map(|period| timers::ClockPolicy { period }),
             clock_interrupts: 0,
-            signals_at_once: 0,
-            signals_merged: 0,
-            ni_host_fetches: 0,
         }
         .with_protocol(s);
-        w.mc_init(t.fw_forward);
+        // Per child: the table lookup and header rewrite, then the network DMA's set-up.
+        w.mc_init(Duration::from_ns_f64(p.ni.cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)));
         w
     }
 
@@ -291,6 +286,19 @@ impl Stack {
             }
             self.host_next(h, Instant::ZERO);
         }
+    }
+
+    /// The program's measurements and its multicast's counters, as the
+    /// programs name them; the grid's links bound how fast a stream can go.
+    pub(crate) fn program_metrics(&self, m: &mut crate::Metrics) {
+        self.mc_metrics(&mut |k, v| m.set(k, v));
+        let spec = self.grid.spec();
+        let link = crate::metrics::LinkBound {
+            bytes_per_s: spec.bytes_per_s as f64,
+            frame_extra_bytes: (self.header + spec.overhead_bytes) as u64,
+            frame_payload: self.hosts[0].packet_bytes() as u64,
+        };
+        self.job.metrics(m, &link);
     }
 
     /// Whether the program is done.
@@ -548,7 +556,7 @@ impl Stack {
     /// `Kind::WatchdogExpiry` of generation `gen`.
     pub fn watchdog_expiry(&mut self, h: u32, gen: u32, now: Instant) {
         if self.wd[h as usize].expires(gen) {
-            let end = self.ni_fetch(h, now);
+            let end = self.nis[h as usize].fetch_host_words(now, &mut self.buses[h as usize]);
             let (t, gen) = self.wd[h as usize].fetch(end);
             self.at(t, ni_origin(h), Kind::WatchdogFetched, h, gen);
         }
@@ -572,7 +580,7 @@ impl Stack {
     pub fn clock_tick(&mut self, h: u32, now: Instant) {
         if let Some(c) = self.clock {
             self.at(now + c.period, ni_origin(h), Kind::ClockTick, h, 0);
-            let end = self.ni_fetch(h, now);
+            let end = self.nis[h as usize].fetch_host_words(now, &mut self.buses[h as usize]);
             self.at(end, ni_origin(h), Kind::ClockFetched, h, 0);
         }
     }

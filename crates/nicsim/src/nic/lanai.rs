@@ -18,7 +18,7 @@
 //! `crate::net::grid`), the NI -> host engine (the [`Plan`] of each packet,
 //! priced by [`Bus`]) and the host -> NI engine (the small DMA that fetches
 //! the host's processed-packet counter, [`Ni::refresh_start`]; the polling
-//! watchdog and the NI clock reuse it, [`Ni::host_fetch_start`]). It does
+//! watchdog and the NI clock reuse it, [`Ni::fetch_host_words`]). It does
 //! not own the host's polling (`crate::lci::host`), who forwards what
 //! (`crate::lci::multicast`), nor the wire.
 
@@ -77,6 +77,14 @@ pub struct FwCosts {
     pub tx: Duration,
     pub rx: Duration,
     pub dma_setup: Duration,
+}
+
+impl FwCosts {
+    /// The firmware's steps of the `[ni]` table: its cycles at `ni.clock_mhz`.
+    pub fn of(ni: &LanaiCfg) -> Self {
+        let cycles = |c: u32| Duration::from_ns_f64(ni.cycles_ns(c));
+        FwCosts { tx: cycles(ni.fw_tx_cycles), rx: cycles(ni.fw_rx_cycles), dma_setup: cycles(ni.dma_setup_cycles) }
+    }
 }
 
 /// The packet the receive side is delivering and how far it got.
@@ -201,6 +209,8 @@ pub struct Ni {
     /// Counters.
     pub host_dmas: u64,
     pub refreshes: u64,
+    /// Fetches of host words for the watchdog and the NI clock.
+    pub host_fetches: u64,
     /// Multicast: forwarding table, forwards, held buffers (`crate::nic::multicast::NiMc`).
     pub mc: NiMc<Packet>,
     /// The packets its events in the world's queue name.
@@ -237,6 +247,7 @@ impl Ni {
             refreshing: false,
             host_dmas: 0,
             refreshes: 0,
+            host_fetches: 0,
             mc: Default::default(),
             packets: Packets::new(Packets::capacity_for(send_buffers, recv_buffers, fanout)),
         }
@@ -359,11 +370,14 @@ impl Ni {
         bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
     }
 
-    /// Programs a small host -> NI DMA for the polling watchdog or the NI
-    /// clock (host flag, counters, timer word); returns when it is programmed
-    /// (then [`Ni::refresh_dma`] prices the DMA itself).
-    pub fn host_fetch_start(&mut self, now: Instant) -> Instant {
-        self.fw(now, self.costs.dma_setup)
+    /// Fetches host words for the polling watchdog or the NI clock
+    /// (interrupts-enabled flag, processed counter, timer word, last poll)
+    /// with one small host -> NI DMA: the firmware programs it, then it
+    /// holds `bus` ([`Ni::refresh_dma`]). Returns when the words are in SRAM.
+    pub fn fetch_host_words(&mut self, now: Instant, bus: &mut Bus) -> Instant {
+        self.host_fetches += 1;
+        let programmed = self.fw(now, self.costs.dma_setup);
+        self.refresh_dma(programmed, bus)
     }
 
     /// The fetched counter arrived.

@@ -1,6 +1,10 @@
-//! The Open-MX world's metrics at the end of a run (a shared I/O bus's
-//! counters under the LCI stack's names, `crate::host::bus`) and its
-//! end-of-run invariant checks.
+//! The world's metrics at the end of a run, whichever library its hosts
+//! run: this module names every metric of both catalogues
+//! (`nicsim.metrics`: "open-mx" for Open-MX and native MX, "lci" for the
+//! LCI stack) from the components' counters, one name per concept (a
+//! shared I/O bus's counters, `crate::host::bus`, the watchdog's fetches,
+//! the NI clock's interrupts); the programs name their own measurements.
+//! It also owns the end-of-run invariant checks.
 
 use super::World;
 use crate::config::{RxDelivery, Workload};
@@ -85,16 +89,50 @@ impl World {
         m.set("peak_frames_live", self.frames.slots() as f64);
     }
 
-    pub(crate) fn metrics(&self) -> Metrics {
-        // The LCI stack's runs report the stack's catalogue (`nicsim.metrics`).
-        if let Some(s) = &self.lci {
-            return s.metrics(self.q.now(), self.q.popped());
+    /// The LCI stack's catalogue: its libraries', NIs' and buses'
+    /// counters, its watchdogs' and NI clocks', its signalled cores' and
+    /// its reliable protocol's, and its program's measurements.
+    fn lci_metrics(&self, s: &crate::lci::Stack, m: &mut Metrics) {
+        m.set("packets", s.packets_sent as f64);
+        m.set("packets_delivered", s.packets_delivered as f64);
+        let sum = |f: fn(&crate::lci::host::Host) -> u64| s.hosts.iter().map(f).sum::<u64>() as f64;
+        m.set("interrupts", sum(|h| h.interrupts));
+        m.set("polls_failed", sum(|h| h.polls_failed));
+        m.set("polls_ok", sum(|h| h.polls_ok));
+        m.set("upcalls", sum(|h| h.upcalls));
+        m.set("host_dmas", s.nis.iter().map(|n| n.host_dmas).sum::<u64>() as f64);
+        m.set("host_counter_fetches", s.nis.iter().map(|n| n.refreshes).sum::<u64>() as f64);
+        for (i, b) in s.buses.iter().enumerate().take(2) {
+            b.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
         }
+        s.program_metrics(m);
+        // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
+        let raised = s.packet_irqs + s.wd.iter().map(|w| w.raised).sum::<u64>();
+        m.set("watchdog_interrupts", raised as f64);
+        m.set("watchdog_fetches", s.wd.iter().map(|w| w.fetches).sum::<u64>() as f64);
+        m.set("clock_interrupts", s.clock_interrupts as f64);
+        let (at_once, merged) = s.cpu.iter().map(|c| c.signals()).fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
+        m.set("signals_returned_at_once", at_once as f64);
+        m.set("signals_merged", merged as f64);
+        m.set("ni_host_fetches", s.nis.iter().map(|n| n.host_fetches).sum::<u64>() as f64);
+        let rel = |f: fn(&crate::lci::reliable::Reliable) -> u64| {
+            s.hosts.iter().filter_map(|h| h.rel.as_ref()).map(f).sum::<u64>() as f64
+        };
+        m.set("explicit_acks", rel(|r| r.explicit_acks));
+        m.set("piggybacked_acks", rel(|r| r.piggybacked_acks));
+        m.set("window_full_polls", rel(|r| r.stalls));
+    }
+
+    pub(crate) fn metrics(&self) -> Metrics {
         let mut m = Metrics::default();
-        debug_assert_eq!(self.run.irq_raised_all, self.hosts.iter().map(|h| h.rx.irq_raised()).sum::<u64>());
-        m.set("interrupts", self.run.irq_raised_all as f64);
         m.set("sim_time_us", self.q.now().as_us_f64());
         m.set("events", self.q.popped() as f64);
+        if let Some(s) = &self.lci {
+            self.lci_metrics(s, &mut m);
+            return m;
+        }
+        debug_assert_eq!(self.run.irq_raised_all, self.hosts.iter().map(|h| h.rx.irq_raised()).sum::<u64>());
+        m.set("interrupts", self.run.irq_raised_all as f64);
         m.set("queue_peak", self.q.peak() as f64);
         m.set("frames", self.frames.sent as f64);
         let d = &self.frames.drops;

@@ -152,7 +152,8 @@ fn errors_name_key_value_and_allowed() {
 #[case::unknown_key(
     "[nic]\nbogus = 1\n[workload]\nkind = \"stream\"",
     "unknown key `nic.bogus` (allowed here: coalescing, delay_us, frames, timeout_mode, cap_us, adaptive, \
-     tx_delay_us, tx_frames, cqe_mode_rx, cqe_mode_tx, adaptive_tx, rx_profile, tx_profile, steering, irq_core, watchdog_us, multicast_forwarding, clock_period_us, rx_delivery, flow_control, host0)"
+     tx_delay_us, tx_frames, cqe_mode_rx, cqe_mode_tx, adaptive_tx, rx_profile, tx_profile, steering, irq_core, watchdog_us, multicast_forwarding, clock_period_us, rx_delivery, flow_control, \
+     polling, split_bytes, forwarding, fanout, host0)"
 )]
 #[case::list_item(
     "[protocol]\nunmarked = [\"rndv\", \"rdnv\"]\n[workload]\nkind = \"stream\"",
@@ -368,7 +369,7 @@ fn linux_timeouts_in_ns_or_us() {
 )]
 #[case::watchdog_name(
     "preset = \"lci2000\"\n[nic]\nwatchdog_us = \"never\"\n[workload]\nkind = \"stream\"",
-    "invalid value for `nic.watchdog_us`: \"never\" (allowed: \"none\", \"inf\" or a number of us in [0.01, 1e7])"
+    "invalid value for `nic.watchdog_us`: \"never\" (allowed: \"none\", \"inf\" or a number of us)"
 )]
 #[case::watchdog_range(
     "preset = \"lci2000\"\n[nic]\nwatchdog_us = 0\n[workload]\nkind = \"stream\"",
@@ -402,6 +403,77 @@ fn lci_stack_watchdog_values() {
     assert_eq!(parse("\"inf\""), WatchdogDelay::Never);
     assert_eq!(parse("20"), WatchdogDelay::After(Duration::from_us(20)));
     assert_eq!(parse("0.5"), WatchdogDelay::After(Duration::from_ns(500)));
+}
+
+/// One scenario file for every stack: a key of the shared tables that only
+/// the other stacks read is refused by name, with its value and why.
+#[test]
+fn a_key_only_the_other_stacks_read_is_refused_by_name() {
+    let omx = |t: &str| Scenario::from_toml(&format!("{t}\n[workload]\nkind = \"stream\"\n")).unwrap_err().0;
+    for (text, key) in [
+        ("[nic]\npolling = \"pio\"", "`nic.polling` = \"pio\""),
+        ("[nic]\nfanout = 3", "`nic.fanout` = 3"),
+        ("[protocol]\nsend_buffers = 8", "`protocol.send_buffers` = 8"),
+        ("preset = \"lci2000\"\n[protocol]\nstack = \"open-mx\"\nack_delay_us = 5.0", "`protocol.ack_delay_us` = 5.0"),
+    ] {
+        let e = omx(text);
+        assert!(e.starts_with(&format!("{key} is read by protocol.stack = \"lci\" only")), "{e}");
+    }
+    let lci = |t: &str| {
+        let text = format!("preset = \"lci2000\"\n{t}\n[workload]\nkind = \"stream\"\n");
+        Scenario::from_toml(&text).unwrap_err().0
+    };
+    for (text, key) in [
+        ("[host]\nsleep = true\n[protocol]\nstack = \"lci\"", "`host.sleep` = true"),
+        ("[nic]\ncoalescing = \"timeout\"\n[protocol]\nstack = \"lci\"", "`nic.coalescing` = \"timeout\""),
+        ("[protocol]\nstack = \"lci\"\nloss = 0.1", "`protocol.loss` = 0.1"),
+    ] {
+        let e = lci(text);
+        assert!(e.starts_with(&format!("{key} is not read by protocol.stack = \"lci\"")) && !e.contains('\n'), "{e}");
+    }
+    // A file built in code is checked as one read from TOML.
+    let mut f = ScenarioFile::default();
+    f.workload.kind = Some(crate::config::WorkloadKind::Stream);
+    f.protocol.send_buffers = Some(crate::config::Int(8.into()));
+    let e = Scenario::from_file(f).unwrap_err().0;
+    assert!(e.starts_with("`protocol.send_buffers` is read by protocol.stack = \"lci\" only"), "{e}");
+}
+
+/// `nic.watchdog_us` is one key of every stack: "none" is no watchdog on
+/// Open-MX (as 0), "inf" the LCI stack's only.
+#[test]
+fn the_watchdog_delay_is_one_key_for_every_stack() {
+    let omx = |v: &str| Scenario::from_toml(&format!("[nic]\nwatchdog_us = {v}\n[workload]\nkind = \"stream\"\n"));
+    assert_eq!(omx("\"none\"").unwrap().ni.watchdog, None);
+    assert_eq!(omx("20").unwrap().ni.watchdog, Some(Duration::from_us(20)));
+    let e = omx("\"inf\"").unwrap_err().0;
+    assert!(e.starts_with("invalid value for `nic.watchdog_us`: \"inf\"") && e.contains("LCI stack"), "{e}");
+    // The NI clock's period: one check, the tick's fetch priced by each stack's NIC.
+    let clock = |preset: &str, stack: &str, us: &str| {
+        let text = format!(
+            "preset = \"{preset}\"\n[nic]\nclock_period_us = {us}\n[protocol]\nstack = \"{stack}\"\n\
+             [workload]\nkind = \"stream\"\n"
+        );
+        Scenario::from_toml(&text).map_err(|e| e.0)
+    };
+    assert_eq!(clock("omx2009", "open-mx", "0").unwrap().ni.clock, None);
+    let e = clock("lci2000", "lci", "0").unwrap_err();
+    assert!(e.contains("0.876 ..= 10000000: at least one tick's fetch") && !e.contains("0 (no NI clock)"), "{e}");
+    let e = clock("omx2009", "open-mx", "0.5").unwrap_err();
+    assert!(e.contains("0 (no NI clock), or 0.7 ..= 1000000: at least one tick's fetch"), "{e}");
+}
+
+/// The reliable protocol is on when `[protocol]` has a key besides
+/// `stack` (or is empty), off when it names the stack only.
+#[test]
+fn the_lci_reliable_protocol_follows_its_keys() {
+    let p = |t: &str| {
+        let text = format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n{t}\n[workload]\nkind = \"stream\"\n");
+        Scenario::from_toml(&text).unwrap().lci.unwrap().protocol
+    };
+    assert_eq!(p(""), None);
+    assert_eq!(p("send_buffers = 8").map(|r| r.send_buffers), Some(8));
+    assert_eq!(p("ack_delay_us = 5.0").map(|r| (r.send_buffers, r.ack_delay)), Some((64, Duration::from_us(5))));
 }
 
 /// `[[host.napi]]` (netdev-genl napi-set): a queue's own NAPI settings over

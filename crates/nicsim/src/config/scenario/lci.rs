@@ -1,0 +1,199 @@
+//! The LCI stack's part of a scenario (SPEC §2.4), read from the one
+//! scenario file ([`ScenarioFile`]) when the hosts run it
+//! (`protocol.stack = "lci"`): its validation into [`LciScenario`],
+//! `Scenario::lci`, which `crate::lci` runs; and, for every stack, the
+//! refusal of a key of the shared tables that only the other stacks read
+//! ([`refuse_other_stacks_keys`]).
+//!
+//! The keys the LCI stack shares with the other stacks are read as theirs
+//! are: `preset`, `seed` and `platform` (its preset's tables and their
+//! mapping to the shared platform in `config::lci_platform`), the NI
+//! features of `[nic]` (`watchdog_us`, `clock_period_us` and the LANai
+//! firmware's keys beside them, `config::nic_opts`, validated in
+//! `config::nic_features`), `[protocol]` (`stack`, and the reliable
+//! protocol's keys beside the other stacks'). This module owns the rest:
+//! the reliable protocol's validation, the refusal of `pcap`, and the
+//! cross-check of the protocol, the workload (`config::lci_workload`, its
+//! own `[workload]` table) and the multicast forwarding. It does not choose
+//! the stack (`config::stack`) nor build it (`crate::lci`).
+
+use super::super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
+use super::super::nic_features::{lci_ni, LciNi};
+use super::super::nic_opts::{Forwarding, NicOpts, Polling};
+use super::{HostOpts, ProtocolOpts, ScenarioFile};
+use crate::config::{
+    check_f, from_value, int_or, load_lci_platform, toml_error_in, variant_names, ConfigError, LciPlatform, Stack,
+    WatchdogDelay,
+};
+use crate::time::Duration;
+
+/// The `[nic]` keys the LCI stack's firmware reads; of them, the Open-MX
+/// and native MX stacks read the last two, and the rest of `[nic]`.
+const LCI_NIC: [&str; 6] = ["polling", "split_bytes", "forwarding", "fanout", "watchdog_us", "clock_period_us"];
+
+/// The `[protocol]` keys the LCI stack reads; of them, the other stacks
+/// read `stack`, and the rest of `[protocol]`.
+const LCI_PROTOCOL: [&str; 3] = ["stack", "send_buffers", "ack_delay_us"];
+
+/// Refuses a key of `[host]`, `[nic]` or `[protocol]` that `stack` does not
+/// read and another stack does, in one line naming the key, its value and
+/// why (a key no stack reads is the parser's to name): the LANai firmware
+/// has no coalescing policy, steering nor ring, and its hosts no kernel
+/// receive path; the Open-MX NICs have no LANai arrival detection nor
+/// forwarding trees, and their libraries no LCI reliable protocol.
+pub(super) fn refuse_other_stacks_keys(table: &toml::Table, stack: Stack) -> Result<(), ConfigError> {
+    let lci = stack == Stack::Lci;
+    let sections: [(&str, &[&str], &[&str], &str); 3] = [
+        ("host", variant_names::<HostOpts>(), &[], "its hosts have no kernel receive path"),
+        (
+            "nic",
+            variant_names::<NicOpts>(),
+            &LCI_NIC,
+            "its NI firmware has no coalescing policy, steering nor ring: it interrupts through its polling \
+             watchdog, nic.watchdog_us",
+        ),
+        ("protocol", variant_names::<ProtocolOpts>(), &LCI_PROTOCOL, "its library is not Open-MX"),
+    ];
+    for (name, keys, lci_keys, why) in sections {
+        let Some(toml::Value::Table(t)) = table.get(name) else { continue };
+        let shared = |k: &str| matches!(k, "watchdog_us" | "clock_period_us" | "stack");
+        let unread = |k: &str| keys.contains(&k) && (lci != lci_keys.contains(&k)) && !shared(k);
+        let Some((key, value)) = t.iter().find(|(k, _)| unread(k)) else { continue };
+        return Err(ConfigError(if lci {
+            let own = if lci_keys.is_empty() { "none".to_owned() } else { lci_keys.join(", ") };
+            format!(
+                "`{name}.{key}` = {value} is not read by protocol.stack = \"lci\" ({why}; its keys here: \
+                 {own}); leave it out, or run the workload on Open-MX (protocol.stack = \"open-mx\")"
+            )
+        } else {
+            format!(
+                "`{name}.{key}` = {value} is read by protocol.stack = \"lci\" only (the LANai firmware's \
+                 arrival detection and forwarding trees, the LCI library's reliable protocol); leave it out, \
+                 or run the workload on the LCI stack (an LCI-family preset, protocol.stack = \"lci\")"
+            )
+        }));
+    }
+    Ok(())
+}
+
+/// The LCI preset of an LCI scenario read on its own
+/// ([`LciScenario::from_toml`]) that names none.
+pub const DEFAULT_LCI_PRESET: &str = "lci2000";
+
+/// A validated reliable protocol.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LciProtocol {
+    pub send_buffers: u32,
+    pub ack_delay: Duration,
+}
+
+/// Default explicit-ack delay, us: \[estimate] about four one-way null
+/// latencies (12 us, SPEC §5), so a reply in a request/reply exchange
+/// carries the ack piggy-backed before the timer fires.
+pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
+
+/// A validated LCI scenario.
+#[derive(Debug, Clone)]
+pub struct LciScenario {
+    /// The preset's tables in the LCI stack's words; each table's costs
+    /// are converted as charged by its component (`cost_table!`).
+    pub platform: LciPlatform,
+    pub seed: u64,
+    /// Arrival detection (`nic.polling`) and, for static-split, its split
+    /// payload (`nic.split_bytes`).
+    pub polling: Polling,
+    pub split_bytes: u32,
+    pub workload: LciWorkload,
+    /// Multicast forwarding scheme and tree fan-out.
+    pub forwarding: Forwarding,
+    pub fanout: u32,
+    /// Polling watchdog delay (`nic.watchdog_us`).
+    pub watchdog: WatchdogDelay,
+    /// NI clock period for fine-grain timers (`nic.clock_period_us`).
+    pub clock_period: Option<Duration>,
+    /// Reliable protocol (`[protocol]` with a key besides `stack`, or empty).
+    pub protocol: Option<LciProtocol>,
+}
+
+impl LciScenario {
+    /// Parses and validates the LCI stack's part of a scenario text on its
+    /// own (its preset, by default [`DEFAULT_LCI_PRESET`], whatever the
+    /// workload's kind: the stack is not chosen here).
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        Self::from_table(toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?)
+    }
+
+    /// [`LciScenario::from_toml`] of a parsed TOML table: the shared
+    /// tables as any scenario's, `[workload]` as the LCI stack's programs
+    /// read it.
+    pub fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
+        if table.contains_key("pcap") {
+            return Err(ConfigError::new(
+                "`pcap` (--pcap): the LCI stack writes no capture, its frames cross the NIs by PIO \
+                 and DMA, not as Ethernet frames; leave it out, or run the workload on Open-MX \
+                 (protocol.stack = \"open-mx\") to capture it",
+            ));
+        }
+        refuse_other_stacks_keys(&table, Stack::Lci)?;
+        // A `[protocol]` that names the stack only leaves the reliable protocol off.
+        let reliable = match table.get("protocol") {
+            Some(toml::Value::Table(p)) => p.is_empty() || p.keys().any(|k| k != "stack"),
+            _ => false,
+        };
+        let workload = table.remove("workload").unwrap_or_else(|| toml::Table::new().into());
+        let w: LciWorkloadOpts = from_value("workload", workload)?;
+        Self::from_file(from_value("", toml::Value::Table(table))?, &w, reliable)
+    }
+
+    /// Validates a parsed scenario file and its `[workload]` (`reliable`:
+    /// the reliable protocol is on).
+    fn from_file(f: ScenarioFile, w: &LciWorkloadOpts, reliable: bool) -> Result<Self, ConfigError> {
+        if let Some(named) = f.protocol.stack.filter(|s| *s != Stack::Lci) {
+            let kind = w.kind.and_then(|k| toml::Value::try_from(k).ok()).map(|k| k.to_string()).unwrap_or_default();
+            return Err(ConfigError::range(
+                "protocol.stack",
+                format!("{:?}", named.name()),
+                &format!("\"lci\" with workload.kind = {kind} in an LCI scenario"),
+            ));
+        }
+        let platform = load_lci_platform(f.preset.as_deref().unwrap_or(DEFAULT_LCI_PRESET), f.platform.as_ref())?;
+        let seed = f.seed.as_ref().map(|s| s.range("seed", 0, crate::config::SEED_LIMIT - 1)).transpose()?;
+        let LciNi { polling, split_bytes, forwarding, fanout, watchdog, clock_period } = lci_ni(&f.nic, &platform)?;
+        let workload = lci_workload(w, &platform, seed)?;
+        let p = &f.protocol;
+        let protocol = if reliable {
+            let most = platform.ni.send_buffers as u64;
+            let send_buffers = int_or("protocol.send_buffers", &p.send_buffers, most, 1, most)? as u32;
+            let ack_delay_us = p.ack_delay_us.unwrap_or(DEFAULT_ACK_DELAY_US);
+            check_f("protocol.ack_delay_us", ack_delay_us, 0.0, 1e9)?;
+            Some(LciProtocol { send_buffers, ack_delay: Duration::from_ns_f64(ack_delay_us * 1e3) })
+        } else {
+            None
+        };
+        let multicast =
+            matches!(workload, LciWorkload::Bcast { .. } | LciWorkload::Asp { .. } | LciWorkload::Qr { .. });
+        if protocol.is_some() && multicast && forwarding != Forwarding::HostMessage {
+            // Its windows and acks count packets between a sender and a
+            // receiver host; a packet forwarded along a tree by the NI or
+            // packet by packet by a host is outside that model (such runs
+            // can wait forever for an ack).
+            return Err(ConfigError::range(
+                "nic.forwarding",
+                format!("{:?}", forwarding.to_string()),
+                "\"host-message\" with [protocol] (the reliable protocol) and a multicast workload",
+            ));
+        }
+        Ok(LciScenario {
+            platform,
+            seed: seed.unwrap_or(1),
+            polling,
+            split_bytes,
+            workload,
+            forwarding,
+            fanout,
+            watchdog,
+            clock_period,
+            protocol,
+        })
+    }
+}
