@@ -177,11 +177,11 @@ impl World {
     ///
     /// One item is started per call; the rare items that end at once (the
     /// work vanished, or it takes no time) dispatch again through
-    /// `dispatch_again`, out of line. The body is no loop: a loop around it
-    /// had LLVM compute a dozen of the world's field addresses and index
-    /// products ahead of it at every call and keep them on the stack, about
-    /// 45 instructions a call for the ~20 calls of a round trip, most of
-    /// which return after one item (docs/performance.md).
+    /// `dispatch_again`, out of line. The body is no loop: around a loop,
+    /// LLVM computes a dozen of the world's field addresses and index
+    /// products ahead of it at every call and keeps them on the stack,
+    /// about 45 instructions a call for the ~20 calls of a round trip, most
+    /// of which return after one item (docs/performance.md).
     pub(crate) fn dispatch_at(&mut self, now: Instant, h: usize, core: usize) {
         if let Some(seg) = self.dispatch_item(now, h, core) {
             schedule(&mut self.q, h, core, seg);
