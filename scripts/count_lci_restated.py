@@ -97,6 +97,7 @@ RULES = {
     "lci/metrics.rs": ("R", {}),
     "lci/workload.rs": ("R", {}),
     "lci/apps.rs": ("R", {}),
+    "lci/process.rs": ("R", {}),
     "lci/fft.rs": ("R", {}),
     "lci/dsm.rs": ("L", {}),
     "lci/reliable.rs": ("R", {}),

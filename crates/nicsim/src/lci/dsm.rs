@@ -177,7 +177,7 @@ impl Dsm {
 
     fn send(&mut self, from: u32, to: u32, kind: Kind, size: u64) {
         self.inflight[(from * self.procs + to) as usize].push_back(kind);
-        self.sends.push((from, Outgoing { dst: to, size, count: 1, bcast: None }));
+        self.sends.push((from, Outgoing { dst: to, size, count: 1, bcast: None, tag: 0 }));
     }
 
     /// A host other than `a` and `b` (uniform over `procs`), drawn from `rng`.

@@ -92,7 +92,7 @@ impl Fft {
                 Phase::Send => {
                     self.chunk[i] += 1;
                     let dst = (h + self.chunk[i]) % self.procs;
-                    self.sends.push((h, Outgoing { dst, size: self.block, count: 1, bcast: None }));
+                    self.sends.push((h, Outgoing { dst, size: self.block, count: 1, bcast: None, tag: 0 }));
                     self.phase[i] = Phase::Ready;
                     return Control::Wait;
                 }

@@ -96,6 +96,7 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
         payload: 952,
         msg_bytes: size,
         bcast: Some(0),
+        tag: 0,
         ack: 0,
         ack_only: false,
     };
@@ -177,6 +178,28 @@ fn apps_finish_under_every_scheme_and_ni_is_not_slower() {
 }
 
 #[test]
+fn asp_and_qr_run_the_open_mx_programs_one_process_per_host() {
+    // The programs are `crate::workload::asp_ops` / `qr_ops`, one per host,
+    // run to their end by the LCI library under every forwarding scheme;
+    // the execution time is the last process's end mark, and every byte of
+    // every broadcast reached every other host once.
+    for (app, bytes) in [
+        ("kind = \"asp\"\nrows = 256\niterations = 24", 24 * 4 * 256),
+        ("kind = \"qr\"\ncols = 128\niterations = 6", (0..6).map(|k| 12 + 8 * (128 - k)).sum::<u64>()),
+    ] {
+        for f in SCHEMES {
+            let (w, m) = run_world(f, app);
+            let Job::Procs(p) = &w.job else { panic!("{app}: {:?}", w.job) };
+            assert_eq!(p.0.len(), 64);
+            assert!(p.0.iter().all(process::Process::finished), "{app} {f}");
+            let last = p.0.iter().filter_map(process::Process::end).max().expect("end marks");
+            assert_eq!(m.get("exec_time_s"), Some(last.as_s_f64()), "{app} {f}");
+            assert_eq!(m.get("mc_bytes_consumed"), Some(63.0 * bytes as f64), "{app} {f}");
+        }
+    }
+}
+
+#[test]
 fn fanout_and_forwarding_parse_and_reject_bad_values() {
     let s = LciScenario::from_toml(&scenario("host-packet", "kind = \"bcast\"")).unwrap();
     assert_eq!((s.forwarding, s.fanout), (Forwarding::HostPacket, 2));
@@ -214,6 +237,7 @@ fn pkt(frag: u32) -> Packet {
         payload: 64,
         msg_bytes: 640,
         bcast: None,
+        tag: 0,
         ack: 0,
         ack_only: false,
     }

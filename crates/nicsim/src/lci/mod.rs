@@ -12,7 +12,8 @@
 //! DMA engines, delivery plans, the multicast firmware's forwards),
 //! `crate::host::bus` (each host's shared PCI bus, shared with the Open-MX
 //! NIC), `crate::nic::delivery` (the five arrival detection strategies,
-//! shared with the Open-MX NIC), [`workload`] (what the hosts run),
+//! shared with the Open-MX NIC), [`workload`] (what the hosts run;
+//! [`process`]: one host's process running its `crate::workload::Program`),
 //! `metrics` (the run's metrics by name) and `crate::net::grid` (the
 //! switches). It has no kernel receive path and no NAPI: the NI delivers
 //! into user memory, and an interrupt is a signal to the process.
@@ -25,8 +26,9 @@
 //! strategy's NI -> host DMA(s) on the receiver's bus -> visible to the
 //! host -> poll + upcall + free.
 //!
-//! Multicast ([`multicast`], [`apps`]): per-sender spanning trees whose
-//! packets are forwarded by the host library or by the NI firmware.
+//! Multicast ([`multicast`]; the broadcast benchmark [`apps`]): per-sender
+//! spanning trees whose packets are forwarded by the host library or by
+//! the NI firmware.
 //!
 //! Interrupts and timers (`docs/lci.md`): the host CPU modes and signal
 //! delivery ([`cpu`]), the NI polling watchdog (`crate::nic::watchdog`,
@@ -51,6 +53,7 @@ pub mod fft;
 pub mod host;
 mod metrics;
 pub mod multicast;
+pub mod process;
 pub mod reliable;
 pub mod workload;
 

@@ -1,19 +1,19 @@
-//! The programs the LCI hosts run, as one [`Job`]: the state of every
-//! host's part of the program together, told by the stack what reached
-//! which host (the upcall of a message's last packet), what compute ended,
-//! and answering what each host sends or does next. A `Job` is the whole
-//! run's; `crate::workload::Program` is one process's sequence of
-//! operations on the Open-MX library. What the programs both libraries run
-//! are made of (ASP's and QR's owners, bytes and elements per step, the
-//! FFT chunk) is `crate::workload::lci`'s.
+//! The programs the LCI hosts run, as one [`Job`]. ASP and QR are
+//! `crate::workload::Program`s, one per host ([`Job::Procs`],
+//! `super::process`), the operation sequences the Open-MX library runs.
+//! The others keep the state of every host's part together, told by the
+//! stack what reached which host (the upcall of a message's last packet)
+//! and what compute ended, and answering what each host sends or does
+//! next: the broadcast benchmark (`super::apps`), stream, ping-pong, the
+//! DSM (`super::dsm`) and the FFT all-to-all (`super::fft`).
 //!
 //! This module owns program logic and its measurements only; it does not
 //! time anything (the world calls it at upcall time with `now`).
 //!
-//! Extension points: add a variant to [`Job`] (and to
-//! `crate::config::LciWorkload`) for broadcast latency/throughput, ASP and
-//! QR (multicast), or the DSM request/reply mixes and FFT all-to-all
-//! (watchdog, timers); implement it in [`Job::participates`],
+//! Extension points: a program of operations is a `Job::Procs` built in
+//! `super::process::Processes::new` from `crate::workload`'s operations;
+//! a whole-job program is a variant of [`Job`] (and of
+//! `crate::config::LciWorkload`) implemented in [`Job::participates`],
 //! [`Job::start`], [`Job::on_message`], [`Job::done`] and [`Job::metrics`].
 
 use super::apps::McJob;
@@ -21,6 +21,7 @@ use super::dsm::Dsm;
 use super::fft::Fft;
 pub use super::host::Control;
 use super::host::Outgoing;
+use super::process::Processes;
 use crate::config::LciWorkload;
 use crate::metrics::{stream_unmeasurable, LinkBound};
 use crate::time::{Duration, Instant};
@@ -33,9 +34,12 @@ pub enum Job {
     Stream { src: u32, dst: u32, size: u64, messages: u64, warmup: u64, received: u64, t0: Instant, t1: Instant },
     /// `src` and `dst` bounce one message; `src` times the last `iterations` round trips.
     PingPong { src: u32, dst: u32, size: u64, iterations: u64, warmup: u64, trips: u64, t0: Instant, t1: Instant },
-    /// A multicast program (broadcast, ASP, QR): every host takes part;
-    /// driven by `super::multicast`, not by [`Job::start`] / [`Job::on_message`].
+    /// The broadcast benchmark: every host takes part; driven by
+    /// `super::multicast`, not by [`Job::start`] / [`Job::on_message`].
     Mc(Box<McJob>),
+    /// One program per host (ASP, QR: `super::process`), driven by
+    /// `super::multicast` as well.
+    Procs(Processes),
     /// CRL-like DSM request/reply mix (`super::dsm`).
     Dsm(Box<Dsm>),
     /// FFT all-to-all (`super::fft`).
@@ -44,7 +48,10 @@ pub enum Job {
 
 impl Job {
     pub fn new(w: &LciWorkload, fanout: u32) -> Self {
-        if let Some(p) = McJob::new(w, fanout) {
+        if let Some(p) = Processes::new(w, fanout) {
+            return Job::Procs(p);
+        }
+        if let Some(p) = McJob::new(w) {
             return Job::Mc(Box::new(p));
         }
         match *w {
@@ -55,7 +62,7 @@ impl Job {
                 Job::PingPong { src, dst, size, iterations, warmup, trips: 0, t0: Instant::ZERO, t1: Instant::ZERO }
             }
             LciWorkload::Bcast { .. } | LciWorkload::Asp { .. } | LciWorkload::Qr { .. } => {
-                unreachable!("multicast workloads are McJob")
+                unreachable!("the multicast workloads are McJob or Processes")
             }
             LciWorkload::Dsm { mix, procs, operations, seed } => {
                 Job::Dsm(Box::new(Dsm::new(mix, procs, operations, seed)))
@@ -70,7 +77,7 @@ impl Job {
     pub fn participates(&self, host: u32) -> bool {
         match *self {
             Job::Stream { src, dst, .. } | Job::PingPong { src, dst, .. } => host == src || host == dst,
-            Job::Mc(_) => true,
+            Job::Mc(_) | Job::Procs(_) => true,
             Job::Dsm(ref d) => d.participates(host),
             Job::Fft(ref f) => f.participates(host),
         }
@@ -80,9 +87,11 @@ impl Job {
     pub fn start(&self, host: u32) -> Option<Outgoing> {
         match *self {
             Job::Stream { src, dst, size, messages, warmup, .. } if host == src => {
-                Some(Outgoing { dst, size, count: messages + warmup, bcast: None })
+                Some(Outgoing { dst, size, count: messages + warmup, bcast: None, tag: 0 })
             }
-            Job::PingPong { src, dst, size, .. } if host == src => Some(Outgoing { dst, size, count: 1, bcast: None }),
+            Job::PingPong { src, dst, size, .. } if host == src => {
+                Some(Outgoing { dst, size, count: 1, bcast: None, tag: 0 })
+            }
             _ => None,
         }
     }
@@ -102,7 +111,7 @@ impl Job {
             }
             Job::PingPong { src, size, iterations, warmup, trips, t0, t1, .. } => {
                 if host != *src {
-                    return Some(Outgoing { dst: from, size: *size, count: 1, bcast: None });
+                    return Some(Outgoing { dst: from, size: *size, count: 1, bcast: None, tag: 0 });
                 }
                 *trips += 1;
                 if *trips == *warmup {
@@ -112,9 +121,9 @@ impl Job {
                     *t1 = now;
                     return None;
                 }
-                Some(Outgoing { dst: from, size: *size, count: 1, bcast: None })
+                Some(Outgoing { dst: from, size: *size, count: 1, bcast: None, tag: 0 })
             }
-            Job::Mc(_) => None,
+            Job::Mc(_) | Job::Procs(_) => None,
             Job::Dsm(d) => {
                 d.on_message(host, from);
                 None
@@ -132,6 +141,7 @@ impl Job {
             Job::Stream { messages, warmup, received, .. } => received >= messages + warmup,
             Job::PingPong { iterations, warmup, trips, .. } => trips >= iterations + warmup,
             Job::Mc(ref p) => p.done(),
+            Job::Procs(ref p) => p.done(),
             Job::Dsm(ref d) => d.done(),
             Job::Fft(ref f) => f.done(),
         }
@@ -168,6 +178,7 @@ impl Job {
                 }
             }
             Job::Mc(ref p) => p.metrics(m),
+            Job::Procs(ref p) => p.metrics(m),
             Job::Dsm(ref d) => d.metrics(m),
             Job::Fft(ref f) => f.metrics(m),
         }

@@ -6,12 +6,13 @@
 //! is drawn: [`asp_owner`], [`asp_row_bytes`], [`asp_update_elems`],
 //! [`qr_local_cols`], [`qr_norm_elems`], [`qr_house_elems`],
 //! [`qr_update_elems`], [`qr_column_bytes`], [`QR_REDUCE_BYTES`],
-//! [`fft_chunk`]) and two drivers of it. The operations each rank runs on
-//! the Open-MX library ([`bcast_from`], [`asp_ops`], [`qr_ops`],
-//! [`fft_alltoall_ops`]) are here; the LCI stack's user-level library
-//! runs the same programs as upcall reactions of the whole job
-//! (`crate::lci::apps::McJob`, `crate::lci::fft::Fft`), which read these
-//! figures rather than restate them. It prices nothing (the library and
+//! [`fft_chunk`]) and the operations each rank runs ([`bcast_from`],
+//! [`asp_ops`], [`qr_ops`], [`fft_alltoall_ops`]). The Open-MX library
+//! runs them, and so does the LCI stack's user-level library
+//! (`crate::lci::process`, ASP and QR in the library-forwarded shape,
+//! `ni = true`: its forwarding scheme carries the broadcast); the LCI
+//! FFT all-to-all runs as upcall reactions of the whole job
+//! (`crate::lci::fft::Fft`), reading [`fft_chunk`]. It prices nothing (the library and
 //! `crate::config::Workload`'s compute do).
 
 use super::{tag, Body, Label, Op, Step};
@@ -24,8 +25,8 @@ use crate::time::Duration;
 /// parent, waits for the data and sends it on to its children; with NI
 /// forwarding the root multicasts the data ([`Op::Mcast`]) and the others
 /// receive it from the root and wait for it. Either way a rank has the
-/// data before its next operation, as in the LCI stack's job
-/// (`crate::lci::apps`). The sends to children are left outstanding.
+/// data before its next operation. The sends to children are left
+/// outstanding.
 pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: u64, tree: Tree, ni: bool) {
     use crate::nic::multicast::{children, parent};
     if ni {
