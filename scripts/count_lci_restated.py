@@ -98,7 +98,6 @@ RULES = {
     "lci/workload.rs": ("R", {}),
     "lci/apps.rs": ("R", {}),
     "lci/process.rs": ("R", {}),
-    "lci/fft.rs": ("R", {}),
     "lci/dsm.rs": ("L", {}),
     "lci/reliable.rs": ("R", {}),
     "sim/lci_stack.rs": ("R", {}),

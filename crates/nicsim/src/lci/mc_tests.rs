@@ -190,9 +190,9 @@ fn asp_and_qr_run_the_open_mx_programs_one_process_per_host() {
         for f in SCHEMES {
             let (w, m) = run_world(f, app);
             let Job::Procs(p) = &w.job else { panic!("{app}: {:?}", w.job) };
-            assert_eq!(p.0.len(), 64);
-            assert!(p.0.iter().all(process::Process::finished), "{app} {f}");
-            let last = p.0.iter().filter_map(process::Process::end).max().expect("end marks");
+            assert_eq!(p.procs.len(), 64);
+            assert!(p.procs.iter().all(process::Process::finished), "{app} {f}");
+            let last = p.procs.iter().filter_map(process::Process::end).max().expect("end marks");
             assert_eq!(m.get("exec_time_s"), Some(last.as_s_f64()), "{app} {f}");
             assert_eq!(m.get("mc_bytes_consumed"), Some(63.0 * bytes as f64), "{app} {f}");
         }

@@ -35,7 +35,7 @@
 //! shared with the Open-MX NIC), host soft timers and NI clock interrupts
 //! (`crate::nic::timers`), the reliable
 //! protocol ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all
-//! ([`fft`]) programs; the stack wires them with the events after
+//! ([`process`], `Drive::Idle`) programs; the stack wires them with the events after
 //! [`Kind::RefreshDone`].
 //!
 //! Its events are the world's (`crate::sim::Ev::Lci`): a [`Kind`], the
@@ -49,7 +49,6 @@
 pub mod apps;
 pub mod cpu;
 pub mod dsm;
-pub mod fft;
 pub mod host;
 mod metrics;
 pub mod multicast;
@@ -161,6 +160,8 @@ pub struct Stack {
     blocked: Vec<Vec<u32>>,
     header: u32,
     job: Job,
+    /// The program's sends being moved to the outboxes (reused).
+    sends: Vec<(u32, host::Outgoing)>,
     packets_sent: u64,
     packets_delivered: u64,
     mc: multicast::McState,
@@ -241,6 +242,7 @@ impl Stack {
             blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
             job: Job::new(&s.workload, s.fanout),
+            sends: Vec::with_capacity(g.hosts as usize),
             packets_sent: 0,
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
@@ -346,7 +348,11 @@ impl Stack {
     /// and FFT: `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a
     /// sleeping home node) rather than an error.
     pub fn stuck_is_a_result(&self) -> bool {
-        matches!(self.job, Job::Dsm(_) | Job::Fft(_))
+        match &self.job {
+            Job::Dsm(_) => true,
+            Job::Procs(p) => p.drive == process::Drive::Idle,
+            _ => false,
+        }
     }
 
     /// Schedules an event of `kind` for host or NI `h` at `t`.
@@ -397,7 +403,7 @@ impl Stack {
                 host.busy = true;
                 let done = now + cost;
                 if pkt.last && !pkt.ack_only {
-                    if let Some(out) = self.job.on_message(h, pkt.src, done) {
+                    if let Some(out) = self.job.on_message(h, pkt.src, pkt.tag, done) {
                         self.hosts[h as usize].outbox.push_back(out);
                     }
                     self.flush_sends(now);
@@ -606,9 +612,10 @@ impl Stack {
     /// Moves the program's new messages to the senders' outboxes, waking a
     /// sender that spins in the library. Returns whether there were any.
     fn flush_sends(&mut self, now: Instant) -> bool {
-        let sends = self.job.drain_sends();
+        let mut sends = std::mem::take(&mut self.sends);
+        self.job.drain_sends(&mut sends);
         let any = !sends.is_empty();
-        for (from, o) in sends {
+        for (from, o) in sends.drain(..) {
             let host = &mut self.hosts[from as usize];
             host.outbox.push_back(o);
             if host.spin_since.is_some() {
@@ -616,6 +623,7 @@ impl Stack {
                 self.host_next(from, now);
             }
         }
+        self.sends = sends;
         any
     }
 

@@ -28,7 +28,7 @@
 
 use super::apps::McOut;
 use super::host::Outgoing;
-use super::process::Next;
+use super::process::{Drive, Next};
 use super::workload::Job;
 use super::{host_origin, ni_origin, Kind, Packet, Stack};
 use crate::config::Forwarding;
@@ -112,8 +112,8 @@ impl Stack {
                 self.mc_apply(now, &mut out);
                 self.mc.out = out;
             }
-            Job::Procs(p) => {
-                for h in 0..p.0.len() as u32 {
+            Job::Procs(p) if p.drive == Drive::Upcall => {
+                for h in 0..p.procs.len() as u32 {
                     self.proceed(h, now);
                 }
             }
@@ -144,9 +144,10 @@ impl Stack {
     /// scheme), its compute waits for them to be written (`mc_compute`).
     fn proceed(&mut self, h: u32, now: Instant) {
         let Job::Procs(p) = &mut self.job else { return };
+        debug_assert_eq!(p.drive, Drive::Upcall);
         let outbox = &mut self.hosts[h as usize].outbox;
         loop {
-            match p.0[h as usize].next(now) {
+            match p.procs[h as usize].next(now) {
                 Next::Send { dst, size, tag } => outbox.push_back(Outgoing { dst, size, count: 1, bcast: None, tag }),
                 Next::Mcast { size, tag } => bcast(outbox, self.mc.forwarding, self.mc.tree, h, size, tag),
                 Next::Compute(d) => {
@@ -164,7 +165,7 @@ impl Stack {
     /// and the program's reaction. Returns true if it scheduled the host's
     /// next wake-up itself (a `host-packet` forward follows the upcall).
     pub(super) fn mc_consumed(&mut self, h: u32, pkt: Packet, done: Instant) -> bool {
-        if !matches!(self.job, Job::Mc(_) | Job::Procs(_)) {
+        if !self.job.multicasts() {
             return false;
         }
         let mut took = false;
@@ -199,7 +200,7 @@ impl Stack {
                     p.on_bcast(h, done, &mut out);
                     false
                 }
-                Job::Procs(p) => p.0[h as usize].arrived(pkt.bcast.unwrap_or(pkt.src), pkt.tag),
+                Job::Procs(p) => p.procs[h as usize].arrived(pkt.bcast.unwrap_or(pkt.src), pkt.tag),
                 _ => false,
             };
             self.mc_apply(done, &mut out);
@@ -338,7 +339,7 @@ impl Stack {
     pub fn mc_compute_done(&mut self, h: u32, now: Instant) {
         self.hosts[h as usize].busy = false;
         if let Job::Procs(p) = &mut self.job {
-            p.0[h as usize].compute_done();
+            p.procs[h as usize].compute_done();
         }
         self.proceed(h, now);
         self.host_next(h, now);
@@ -346,7 +347,7 @@ impl Stack {
 
     /// Multicast metrics.
     pub(super) fn mc_metrics(&self, set: &mut dyn FnMut(&str, f64)) {
-        if !matches!(self.job, Job::Mc(_) | Job::Procs(_)) {
+        if !self.job.multicasts() {
             return;
         }
         set("ni_forwards", self.nis.iter().map(|n| n.mc.forwards).sum::<u64>() as f64);

@@ -2,23 +2,23 @@
 //! sequences of `crate::workload` that the Open-MX library runs too (ASP
 //! and QR, `crate::workload::asp_ops` and `crate::workload::qr_ops`, in
 //! their library-forwarded shape: a root [`Op::Mcast`]s, the others receive
-//! from the root).
+//! from the root; the FFT all-to-all, `crate::workload::fft_alltoall_ops`).
 //!
 //! This module owns the program's side of the LCI library, sans-I/O: it
 //! runs operations until one needs the library ([`Process::next`]: a send,
 //! a multicast, a compute phase) or waits, and it matches the messages the
 //! upcalls deliver ([`Process::arrived`]) against the receives posted, by
 //! (source, tag) as MPI does; a broadcast's source is its root. The stack
-//! (`super::multicast`) hands the sends to the host's outbox, the
-//! multicasts to the forwarding scheme, and runs a compute phase on the
-//! host once every queued packet is written. A send or a multicast is
+//! hands the sends to the host's outbox, the multicasts to the forwarding
+//! scheme, and runs the compute phases, when and where [`Drive`] says. A send or a multicast is
 //! complete once it is in the library's outbox, so `WaitOutstanding` waits
 //! for the receives alone. It times nothing: the stack calls it with
 //! `now`.
 
+use super::host::{Control, Outgoing};
 use crate::config::LciWorkload;
 use crate::time::{Duration, Instant};
-use crate::workload::{asp_ops, qr_ops, Body, Label, Op, Program};
+use crate::workload::{asp_ops, fft_alltoall_ops, qr_ops, Body, Label, Op, Program};
 use crate::Metrics;
 
 /// What the process asks of the library next.
@@ -143,17 +143,49 @@ impl Process {
     }
 }
 
-/// The processes of every host, one program each.
+/// When the LCI library runs a process's program, and where it computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drive {
+    /// At time zero, at the upcall of each message it matches and at the
+    /// end of each compute phase; it computes in the library (interrupts
+    /// off) once every packet the host queued is written, ahead of
+    /// packets still to consume (the multicast study's ASP and QR:
+    /// `super::multicast`).
+    Upcall,
+    /// Whenever the library has nothing else to do (no packet to consume
+    /// or write, nothing due); it computes outside the library with
+    /// interrupts enabled, where an NI interrupt reaches it as a signal,
+    /// and one send at a time goes to the library before it goes on (the
+    /// timers study's FFT all-to-all: `super::cpu`). A finished process
+    /// stays in the library polling (the final barrier), so it keeps
+    /// acknowledging the others' packets.
+    Idle,
+}
+
+/// The processes of the hosts that run the program, one program each.
 #[derive(Debug)]
-pub struct Processes(pub Vec<Process>);
+pub struct Processes {
+    pub procs: Vec<Process>,
+    pub drive: Drive,
+    /// `Drive::Idle`: the sends a process asked for since the stack last
+    /// took them, (host, message).
+    sends: Vec<(u32, Outgoing)>,
+}
 
 impl Processes {
     /// One process per host of `w`'s program (`None`: the stack runs `w`
-    /// otherwise), its broadcasts down the `fanout`-ary trees of the
-    /// library's multicast.
+    /// otherwise): ASP and QR on every host, their broadcasts down the
+    /// `fanout`-ary trees of the library's multicast; the FFT all-to-all
+    /// on hosts `0..procs`, each iteration's chunk times drawn anew from
+    /// the process's own stream (`super::process_rng`), so that the
+    /// program is a function of the seed alone.
     pub fn new(w: &LciWorkload, fanout: u32) -> Option<Self> {
         let tree = crate::nic::multicast::Tree::Kary(fanout);
-        let (LciWorkload::Asp { hosts: n, .. } | LciWorkload::Qr { hosts: n, .. }) = *w else { return None };
+        let (n, drive) = match *w {
+            LciWorkload::Asp { hosts, .. } | LciWorkload::Qr { hosts, .. } => (hosts, Drive::Upcall),
+            LciWorkload::FftAllToAll { procs, .. } => (procs, Drive::Idle),
+            _ => return None,
+        };
         let program = |r| {
             let mut b = Body::new();
             match *w {
@@ -163,26 +195,62 @@ impl Processes {
                 LciWorkload::Qr { cols, iterations, norm_ps, update_ps, .. } => {
                     qr_ops(&mut b, r, n, cols, iterations, (norm_ps, update_ps), tree, true)
                 }
+                LciWorkload::FftAllToAll { iterations, size, compute_ns, seed, .. } => {
+                    let mut rng = super::process_rng(seed, r);
+                    for _ in 0..iterations {
+                        fft_alltoall_ops(&mut b, r, n, size, Duration::from_ns(compute_ns), &mut rng);
+                    }
+                }
                 _ => {}
             }
             Process::new(Program::script(b, 1, 0), n)
         };
-        Some(Processes((0..n).map(program).collect()))
+        let procs = (0..n).map(program).collect();
+        Some(Processes { procs, drive, sends: Vec::with_capacity(n as usize) })
+    }
+
+    /// Whether host `h` runs a process.
+    pub fn participates(&self, h: u32) -> bool {
+        (h as usize) < self.procs.len()
+    }
+
+    /// `Drive::Idle`: host `h`'s library has nothing to do at `now`: the
+    /// process computes, or hands the library a send (kept for
+    /// [`Processes::drain_sends`]) or waits, polling.
+    pub fn control(&mut self, h: u32, now: Instant) -> Control {
+        match self.procs[h as usize].next(now) {
+            Next::Compute(d) => Control::Compute(d),
+            Next::Send { dst, size, tag } => {
+                self.sends.push((h, Outgoing { dst, size, count: 1, bcast: None, tag }));
+                Control::Wait
+            }
+            Next::Mcast { .. } => unreachable!("an idle-driven program does not multicast"),
+            Next::Wait | Next::Done => Control::Wait,
+        }
+    }
+
+    /// Moves the sends asked for since the last call to `out`.
+    pub fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>) {
+        out.append(&mut self.sends);
     }
 
     /// Whether every program is finished.
     pub fn done(&self) -> bool {
-        self.0.iter().all(Process::finished)
+        self.procs.iter().all(Process::finished)
     }
 
-    /// The execution time (\[LCI]'s): from the start to the last end.
+    /// The execution time (\[LCI]'s): from the start to the last end; an
+    /// idle-driven program that could not finish reports `stuck`.
     pub fn metrics(&self, m: &mut Metrics) {
-        match self.0.iter().map(Process::end).collect::<Option<Vec<_>>>() {
+        match self.procs.iter().map(Process::end).collect::<Option<Vec<_>>>() {
             Some(ends) => {
                 let end = ends.into_iter().max().unwrap_or(Instant::ZERO);
                 m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
             }
             None => m.unmeasured("exec_time_s", super::STUCK),
+        }
+        if self.drive == Drive::Idle {
+            m.set("stuck", if self.done() { 0.0 } else { 1.0 });
         }
     }
 }
@@ -227,5 +295,39 @@ mod tests {
         let end = Instant::ZERO + d;
         assert_eq!(p.next(end), Next::Done);
         assert_eq!(p.end(), Some(end));
+    }
+
+    #[test]
+    fn the_fft_runs_the_open_mx_iteration_written_out_with_new_chunk_times_each_iteration() {
+        let w = LciWorkload::FftAllToAll { procs: 4, iterations: 3, size: 1024, compute_ns: 3_000_000, seed: 7 };
+        let mut p = Processes::new(&w, 2).expect("the FFT runs as processes");
+        assert_eq!(p.drive, Drive::Idle);
+        assert!(p.participates(3) && !p.participates(4));
+        // Rank 1 alone, its peers' blocks arriving at once: three chunks and
+        // three sends per iteration, each iteration's chunk times its own.
+        let mut chunks = Vec::new();
+        let mut sends = Vec::new();
+        for _ in 0..100 {
+            match p.control(1, Instant::ZERO) {
+                Control::Compute(d) => {
+                    chunks.push(d);
+                    p.procs[1].compute_done();
+                }
+                Control::Wait if p.procs[1].finished() => break,
+                Control::Wait => {}
+                Control::Sleep => unreachable!(),
+            }
+            p.drain_sends(&mut sends);
+            for src in [0, 2, 3] {
+                p.procs[1].arrived(src, crate::workload::tag::FFT);
+            }
+        }
+        assert!(p.procs[1].finished());
+        assert_eq!(chunks.len(), 9);
+        assert_eq!(sends.iter().map(|(_, o)| o.dst).collect::<Vec<_>>(), [2, 3, 0].repeat(3));
+        assert_ne!(chunks[..3], chunks[3..6], "drawn anew each iteration");
+        // The same seed draws the same program.
+        let mut q = Processes::new(&w, 2).expect("processes");
+        assert_eq!(q.control(1, Instant::ZERO), Control::Compute(chunks[0]));
     }
 }

@@ -18,13 +18,12 @@
 
 use super::apps::McJob;
 use super::dsm::Dsm;
-use super::fft::Fft;
 pub use super::host::Control;
 use super::host::Outgoing;
-use super::process::Processes;
+use super::process::{Drive, Processes};
 use crate::config::LciWorkload;
 use crate::metrics::{stream_unmeasurable, LinkBound};
-use crate::time::{Duration, Instant};
+use crate::time::Instant;
 use crate::Metrics;
 
 /// A running program: every host's part of it.
@@ -37,13 +36,12 @@ pub enum Job {
     /// The broadcast benchmark: every host takes part; driven by
     /// `super::multicast`, not by [`Job::start`] / [`Job::on_message`].
     Mc(Box<McJob>),
-    /// One program per host (ASP, QR: `super::process`), driven by
-    /// `super::multicast` as well.
+    /// One program per host (ASP, QR, FFT all-to-all: `super::process`),
+    /// driven by `super::multicast` or by the library's idle choice
+    /// (`super::cpu`), as its [`Drive`] says.
     Procs(Processes),
     /// CRL-like DSM request/reply mix (`super::dsm`).
     Dsm(Box<Dsm>),
-    /// FFT all-to-all (`super::fft`).
-    Fft(Box<Fft>),
 }
 
 impl Job {
@@ -61,14 +59,12 @@ impl Job {
             LciWorkload::PingPong { src, dst, size, iterations, warmup } => {
                 Job::PingPong { src, dst, size, iterations, warmup, trips: 0, t0: Instant::ZERO, t1: Instant::ZERO }
             }
-            LciWorkload::Bcast { .. } | LciWorkload::Asp { .. } | LciWorkload::Qr { .. } => {
-                unreachable!("the multicast workloads are McJob or Processes")
-            }
+            LciWorkload::Bcast { .. }
+            | LciWorkload::Asp { .. }
+            | LciWorkload::Qr { .. }
+            | LciWorkload::FftAllToAll { .. } => unreachable!("McJob or Processes run these"),
             LciWorkload::Dsm { mix, procs, operations, seed } => {
                 Job::Dsm(Box::new(Dsm::new(mix, procs, operations, seed)))
-            }
-            LciWorkload::FftAllToAll { procs, iterations, size, compute_ns, seed } => {
-                Job::Fft(Box::new(Fft::new(procs, iterations, size, Duration::from_ns(compute_ns), seed)))
             }
         }
     }
@@ -77,9 +73,9 @@ impl Job {
     pub fn participates(&self, host: u32) -> bool {
         match *self {
             Job::Stream { src, dst, .. } | Job::PingPong { src, dst, .. } => host == src || host == dst,
-            Job::Mc(_) | Job::Procs(_) => true,
+            Job::Mc(_) => true,
+            Job::Procs(ref p) => p.participates(host),
             Job::Dsm(ref d) => d.participates(host),
-            Job::Fft(ref f) => f.participates(host),
         }
     }
 
@@ -96,8 +92,9 @@ impl Job {
         }
     }
 
-    /// A whole message from `from` reached `host`'s program at `now`.
-    pub fn on_message(&mut self, host: u32, from: u32, now: Instant) -> Option<Outgoing> {
+    /// A whole message from `from` with `tag` reached `host`'s program at
+    /// `now` (the multicast programs learn theirs from `super::multicast`).
+    pub fn on_message(&mut self, host: u32, from: u32, tag: u64, now: Instant) -> Option<Outgoing> {
         match self {
             Job::Stream { messages, warmup, received, t0, t1, .. } => {
                 *received += 1;
@@ -123,13 +120,13 @@ impl Job {
                 }
                 Some(Outgoing { dst: from, size: *size, count: 1, bcast: None, tag: 0 })
             }
+            Job::Procs(p) if p.drive == Drive::Idle => {
+                p.procs[host as usize].arrived(from, tag);
+                None
+            }
             Job::Mc(_) | Job::Procs(_) => None,
             Job::Dsm(d) => {
                 d.on_message(host, from);
-                None
-            }
-            Job::Fft(f) => {
-                f.on_message(host);
                 None
             }
         }
@@ -143,7 +140,6 @@ impl Job {
             Job::Mc(ref p) => p.done(),
             Job::Procs(ref p) => p.done(),
             Job::Dsm(ref d) => d.done(),
-            Job::Fft(ref f) => f.done(),
         }
     }
 
@@ -180,7 +176,6 @@ impl Job {
             Job::Mc(ref p) => p.metrics(m),
             Job::Procs(ref p) => p.metrics(m),
             Job::Dsm(ref d) => d.metrics(m),
-            Job::Fft(ref f) => f.metrics(m),
         }
     }
 
@@ -188,7 +183,7 @@ impl Job {
     pub fn control(&mut self, h: u32, now: Instant) -> Control {
         match self {
             Job::Dsm(d) => d.control(h, now),
-            Job::Fft(f) => f.control(h, now),
+            Job::Procs(p) if p.drive == Drive::Idle => p.control(h, now),
             _ => Control::Wait,
         }
     }
@@ -197,17 +192,28 @@ impl Job {
     pub fn compute_done(&mut self, h: u32) {
         match self {
             Job::Dsm(d) => d.compute_done(h),
-            Job::Fft(f) => f.compute_done(h),
+            Job::Procs(p) if p.drive == Drive::Idle => p.procs[h as usize].compute_done(),
             _ => {}
         }
     }
 
-    /// Messages the program decided to send since the last call: (host, message).
-    pub fn drain_sends(&mut self) -> Vec<(u32, Outgoing)> {
+    /// Moves the messages the program decided to send since the last call
+    /// to `out`: (host, message).
+    pub fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>) {
         match self {
-            Job::Dsm(d) => d.drain_sends(),
-            Job::Fft(f) => f.drain_sends(),
-            _ => Vec::new(),
+            Job::Dsm(d) => out.extend(d.drain_sends()),
+            Job::Procs(p) => p.drain_sends(out),
+            _ => {}
+        }
+    }
+
+    /// Whether the program multicasts (`super::multicast` drives it and
+    /// reports the forwarding metrics).
+    pub fn multicasts(&self) -> bool {
+        match self {
+            Job::Mc(_) => true,
+            Job::Procs(p) => p.drive == Drive::Upcall,
+            _ => false,
         }
     }
 }

@@ -10,12 +10,13 @@
 //! [`asp_ops`], [`qr_ops`], [`fft_alltoall_ops`]). The Open-MX library
 //! runs them, and so does the LCI stack's user-level library
 //! (`crate::lci::process`, ASP and QR in the library-forwarded shape,
-//! `ni = true`: its forwarding scheme carries the broadcast); the LCI
-//! FFT all-to-all runs as upcall reactions of the whole job
-//! (`crate::lci::fft::Fft`), reading [`fft_chunk`]. It prices nothing (the library and
+//! `ni = true`: its forwarding scheme carries the broadcast; the FFT's
+//! iterations written out from one stream each, [`fft_alltoall_ops`]).
+//! It prices nothing (the library and
 //! `crate::config::Workload`'s compute do).
 
 use super::{tag, Body, Label, Op, Step};
+use crate::engine::SimRng;
 use crate::nic::multicast::Tree;
 use crate::time::Duration;
 
@@ -176,10 +177,17 @@ pub fn qr_ops(
 /// skew the ranks so that some compute while others send).
 pub const FFT_COMPUTE_JITTER: f64 = 0.2;
 
+/// The stream of FFT chunk times of `rank` in a run seeded `seed`, for
+/// the one iteration the Open-MX library's script repeats
+/// ([`fft_alltoall_ops`]).
+pub fn fft_rng(seed: u64, rank: u32) -> SimRng {
+    SimRng::new(seed ^ (u64::from(rank) << 32 | 0xF47))
+}
+
 /// One chunk of an FFT all-to-all iteration of `compute` on `n` ranks:
 /// its `1 / (n - 1)` share times `1 +- FFT_COMPUTE_JITTER`, drawn from
 /// `rng` (one draw per chunk).
-pub fn fft_chunk(compute: Duration, n: u32, rng: &mut crate::engine::SimRng) -> Duration {
+pub fn fft_chunk(compute: Duration, n: u32, rng: &mut SimRng) -> Duration {
     let f = 1.0 + FFT_COMPUTE_JITTER * (2.0 * rng.unit() - 1.0);
     Duration::from_ns_f64(compute.as_ns_f64() / (n - 1) as f64 * f)
 }
@@ -190,13 +198,15 @@ pub fn fft_chunk(compute: Duration, n: u32, rng: &mut crate::engine::SimRng) -> 
 /// `block` to the next rank in rotation (`rank + 1`, `rank + 2`, ...), the
 /// transpose overlapped with the butterflies; then a wait for all. Chunk
 /// `j` takes its share of `compute` times `1 +- FFT_COMPUTE_JITTER`, drawn
-/// from `seed` and the rank, so each rank keeps its chunk times from one
-/// iteration to the next (the script repeats the one iteration).
-pub fn fft_alltoall_ops(ops: &mut Body, rank: u32, n: u32, block: u64, compute: Duration, seed: u64) {
-    let mut rng = crate::engine::SimRng::new(seed ^ (u64::from(rank) << 32 | 0xF47));
+/// from `rng`, the rank's own stream: a script of this one iteration
+/// repeated keeps the chunk times from one iteration to the next (the
+/// Open-MX library's, [`fft_rng`]); the iterations written one after the
+/// other from one stream draw new ones each (the LCI library's,
+/// `crate::lci::process`).
+pub fn fft_alltoall_ops(ops: &mut Body, rank: u32, n: u32, block: u64, compute: Duration, rng: &mut SimRng) {
     ops.0.push(Step::RecvRing { rank, n, size: block, tag: tag::FFT });
     for j in 1..n {
-        ops.push(Op::Compute(fft_chunk(compute, n, &mut rng)));
+        ops.push(Op::Compute(fft_chunk(compute, n, rng)));
         ops.push(Op::Send { peer: (rank + j) % n, size: block, tag: tag::FFT });
     }
     ops.push(Op::WaitOutstanding(0));
@@ -324,7 +334,7 @@ mod tests {
             let compute = Duration::from_us(1000);
             let body = |r| {
                 let mut b = Body::new();
-                fft_alltoall_ops(&mut b, r, n, 4096, compute, 7);
+                fft_alltoall_ops(&mut b, r, n, 4096, compute, &mut fft_rng(7, r));
                 b
             };
             let per_tag = matched(n, body);
@@ -344,7 +354,7 @@ mod tests {
             // Seeded: the same seed draws the same chunks, another seed others.
             let chunks = |seed| {
                 let mut b = Body::new();
-                fft_alltoall_ops(&mut b, 1, n, 4096, compute, seed);
+                fft_alltoall_ops(&mut b, 1, n, 4096, compute, &mut fft_rng(seed, 1));
                 b.ops().filter(|o| matches!(o, Op::Compute(_))).collect::<Vec<_>>()
             };
             assert_eq!(chunks(7), chunks(7));
