@@ -200,6 +200,27 @@ fn asp_and_qr_run_the_open_mx_programs_one_process_per_host() {
 }
 
 #[test]
+fn stream_and_pingpong_run_the_open_mx_programs_on_src_and_dst_alone() {
+    // `src` runs rank 0's program, `dst` rank 1's; the others none. The
+    // stream is timed by the receiver's marks, the ping-pong by rank 0's.
+    let text =
+        |w: &str| format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\n{w}src = 5\ndst = 2\n");
+    let (s, m) = run(&text("kind = \"stream\"\nsize_bytes = 1000\nmessages = 50\nwarmup = 5\n"));
+    let Job::Procs(p) = &s.job else { panic!("{:?}", s.job) };
+    assert!((0..64).all(|h| p.participates(h) == (h == 5 || h == 2)));
+    let rx = &p.procs[2];
+    let (t0, t1) = (rx.start().expect("warm-up marked"), rx.end().expect("end marked"));
+    assert_eq!(m.get("elapsed_us"), Some(t1.since(t0).as_s_f64() * 1e6));
+    assert_eq!(m.get("upcalls"), Some(55.0));
+    let (s, m) = run(&text("kind = \"pingpong\"\nsize_bytes = 0\niterations = 10\nwarmup = 2\n"));
+    let Job::Procs(p) = &s.job else { panic!("{:?}", s.job) };
+    let rank0 = &p.procs[5];
+    let trips = rank0.end().unwrap().since(rank0.start().unwrap()).as_s_f64();
+    assert_eq!(m.get("latency_us"), Some(trips / 20.0 * 1e6));
+    assert_eq!(m.get("upcalls"), Some(24.0), "12 round trips");
+}
+
+#[test]
 fn fanout_and_forwarding_parse_and_reject_bad_values() {
     let s = LciScenario::from_toml(&scenario("host-packet", "kind = \"bcast\"")).unwrap();
     assert_eq!((s.forwarding, s.fanout), (Forwarding::HostPacket, 2));

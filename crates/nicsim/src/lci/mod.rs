@@ -241,7 +241,7 @@ impl Stack {
             buses: (0..n).map(|_| Bus::new(&t.bus)).collect(),
             blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
-            job: Job::new(&s.workload, s.fanout),
+            job: Job::new(&s.workload, s.fanout, n),
             sends: Vec::with_capacity(g.hosts as usize),
             packets_sent: 0,
             packets_delivered: 0,
@@ -290,9 +290,6 @@ impl Stack {
             self.hosts[h as usize].irq_enabled = false;
             if let Some(c) = self.clock {
                 self.at(Instant::ZERO + c.period, ni_origin(h), Kind::ClockTick, h, 0);
-            }
-            if let Some(o) = self.job.start(h) {
-                self.hosts[h as usize].outbox.push_back(o);
             }
             self.host_next(h, Instant::ZERO);
         }
@@ -403,9 +400,7 @@ impl Stack {
                 host.busy = true;
                 let done = now + cost;
                 if pkt.last && !pkt.ack_only {
-                    if let Some(out) = self.job.on_message(h, pkt.src, pkt.tag, done) {
-                        self.hosts[h as usize].outbox.push_back(out);
-                    }
+                    self.job.on_message(h, pkt.src, pkt.tag);
                     self.flush_sends(now);
                 }
                 if self.mc_consumed(h, pkt, done) {

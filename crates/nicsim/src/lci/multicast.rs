@@ -148,7 +148,9 @@ impl Stack {
         let outbox = &mut self.hosts[h as usize].outbox;
         loop {
             match p.procs[h as usize].next(now) {
-                Next::Send { dst, size, tag } => outbox.push_back(Outgoing { dst, size, count: 1, bcast: None, tag }),
+                Next::Send { dst, size, tag } => {
+                    outbox.push_back(Outgoing { dst: p.host(dst), size, count: 1, bcast: None, tag })
+                }
                 Next::Mcast { size, tag } => bcast(outbox, self.mc.forwarding, self.mc.tree, h, size, tag),
                 Next::Compute(d) => {
                     let c = &mut self.mc.compute[h as usize];
@@ -165,7 +167,7 @@ impl Stack {
     /// and the program's reaction. Returns true if it scheduled the host's
     /// next wake-up itself (a `host-packet` forward follows the upcall).
     pub(super) fn mc_consumed(&mut self, h: u32, pkt: Packet, done: Instant) -> bool {
-        if !self.job.multicasts() {
+        if !self.job.upcall_driven() {
             return false;
         }
         let mut took = false;
@@ -200,7 +202,7 @@ impl Stack {
                     p.on_bcast(h, done, &mut out);
                     false
                 }
-                Job::Procs(p) => p.procs[h as usize].arrived(pkt.bcast.unwrap_or(pkt.src), pkt.tag),
+                Job::Procs(p) => p.arrived(h, pkt.bcast.unwrap_or(pkt.src), pkt.tag),
                 _ => false,
             };
             self.mc_apply(done, &mut out);

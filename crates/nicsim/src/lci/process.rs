@@ -17,6 +17,7 @@
 
 use super::host::{Control, Outgoing};
 use crate::config::LciWorkload;
+use crate::metrics::{stream_unmeasurable, LinkBound};
 use crate::time::{Duration, Instant};
 use crate::workload::{asp_ops, fft_alltoall_ops, qr_ops, Body, Label, Op, Program};
 use crate::Metrics;
@@ -58,13 +59,14 @@ impl Process {
     /// matching lists reserve).
     pub fn new(program: Program, ranks: u32) -> Self {
         let room = 2 * ranks as usize + 8;
+        let finished = matches!(program, Program::Idle);
         Process {
             program,
             waiting: None,
             posted: Vec::with_capacity(room),
             unexpected: Vec::with_capacity(room),
             marks: [None; 2],
-            finished: false,
+            finished,
         }
     }
 
@@ -96,6 +98,8 @@ impl Process {
                     }
                 }
                 Op::WaitOutstanding(_) => self.waiting = Some(op),
+                // A compute of no time (a step of the ping-pong) takes none.
+                Op::Compute(Duration::ZERO) => {}
                 Op::Compute(d) => {
                     self.waiting = Some(op);
                     return Next::Compute(d);
@@ -137,6 +141,11 @@ impl Process {
         self.finished
     }
 
+    /// When the program marked its start, if it did.
+    pub fn start(&self) -> Option<Instant> {
+        self.marks[0]
+    }
+
     /// When the program marked its end, if it did.
     pub fn end(&self) -> Option<Instant> {
         self.marks[1]
@@ -162,29 +171,55 @@ pub enum Drive {
     Idle,
 }
 
-/// The processes of the hosts that run the program, one program each.
+/// What the program measures, from its processes' marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    /// \[LCI]'s execution time: from the start to the last end.
+    Exec,
+    /// The stream receiver's (rank 1's) timed messages.
+    Stream { size: u64, messages: u64 },
+    /// Rank 0's timed round trips.
+    PingPong { size: u64, iterations: u64 },
+}
+
+/// The processes of the hosts, one program each (`crate::workload`'s).
 #[derive(Debug)]
 pub struct Processes {
+    /// Per host (a host that runs no process has an idle one).
     pub procs: Vec<Process>,
     pub drive: Drive,
+    measure: Measure,
+    /// The host of each rank, and the rank of each host (`u32::MAX`: none).
+    host_of: Vec<u32>,
+    rank_of: Vec<u32>,
     /// `Drive::Idle`: the sends a process asked for since the stack last
     /// took them, (host, message).
     sends: Vec<(u32, Outgoing)>,
 }
 
 impl Processes {
-    /// One process per host of `w`'s program (`None`: the stack runs `w`
-    /// otherwise): ASP and QR on every host, their broadcasts down the
-    /// `fanout`-ary trees of the library's multicast; the FFT all-to-all
-    /// on hosts `0..procs`, each iteration's chunk times drawn anew from
-    /// the process's own stream (`super::process_rng`), so that the
-    /// program is a function of the seed alone.
-    pub fn new(w: &LciWorkload, fanout: u32) -> Option<Self> {
+    /// One process per host of `w`'s program on `hosts` hosts (`None`:
+    /// the stack runs `w` otherwise): ASP and QR on every host, their
+    /// broadcasts down the `fanout`-ary trees of the library's multicast;
+    /// the FFT all-to-all on hosts `0..procs`, each iteration's chunk
+    /// times drawn anew from the process's own stream
+    /// (`super::process_rng`), so that the program is a function of the
+    /// seed alone; the Open-MX library's stream and ping-pong as ranks 0
+    /// (`src`) and 1 (`dst`).
+    pub fn new(w: &LciWorkload, fanout: u32, hosts: u32) -> Option<Self> {
         let tree = crate::nic::multicast::Tree::Kary(fanout);
-        let (n, drive) = match *w {
-            LciWorkload::Asp { hosts, .. } | LciWorkload::Qr { hosts, .. } => (hosts, Drive::Upcall),
-            LciWorkload::FftAllToAll { procs, .. } => (procs, Drive::Idle),
+        let (n, drive, measure) = match *w {
+            LciWorkload::Asp { hosts, .. } | LciWorkload::Qr { hosts, .. } => (hosts, Drive::Upcall, Measure::Exec),
+            LciWorkload::FftAllToAll { procs, .. } => (procs, Drive::Idle, Measure::Exec),
+            LciWorkload::Stream { size, messages, .. } => (2, Drive::Upcall, Measure::Stream { size, messages }),
+            LciWorkload::PingPong { size, iterations, .. } => {
+                (2, Drive::Upcall, Measure::PingPong { size, iterations })
+            }
             _ => return None,
+        };
+        let host_of: Vec<u32> = match *w {
+            LciWorkload::Stream { src, dst, .. } | LciWorkload::PingPong { src, dst, .. } => vec![src, dst],
+            _ => (0..n).collect(),
         };
         let program = |r| {
             let mut b = Body::new();
@@ -201,17 +236,49 @@ impl Processes {
                         fft_alltoall_ops(&mut b, r, n, size, Duration::from_ns(compute_ns), &mut rng);
                     }
                 }
+                // Every message is in the library once sent: no window to keep.
+                LciWorkload::Stream { size, messages, warmup, .. } if r == 0 => {
+                    return Program::stream_sender(size, messages, warmup, 1)
+                }
+                LciWorkload::Stream { size, messages, warmup, .. } => {
+                    return Program::stream_receiver(size, messages, warmup, 1)
+                }
+                LciWorkload::PingPong { size, iterations, warmup, .. } => {
+                    return Program::pingpong(r, size, iterations, warmup)
+                }
                 _ => {}
             }
-            Process::new(Program::script(b, 1, 0), n)
+            Program::script(b, 1, 0)
         };
-        let procs = (0..n).map(program).collect();
-        Some(Processes { procs, drive, sends: Vec::with_capacity(n as usize) })
+        let mut rank_of = vec![u32::MAX; hosts.max(n) as usize];
+        for (r, &h) in host_of.iter().enumerate() {
+            rank_of[h as usize] = r as u32;
+        }
+        let procs = rank_of
+            .iter()
+            .map(|&r| match r {
+                u32::MAX => Process::new(Program::Idle, 0),
+                r => Process::new(program(r), n),
+            })
+            .collect();
+        Some(Processes { procs, drive, measure, host_of, rank_of, sends: Vec::with_capacity(n as usize) })
     }
 
     /// Whether host `h` runs a process.
     pub fn participates(&self, h: u32) -> bool {
-        (h as usize) < self.procs.len()
+        self.rank_of.get(h as usize).is_some_and(|&r| r != u32::MAX)
+    }
+
+    /// The host of rank `r`.
+    pub fn host(&self, r: u32) -> u32 {
+        self.host_of[r as usize]
+    }
+
+    /// A whole message from host `src` (a broadcast's root) with `tag`
+    /// reached host `h`'s process; whether the process goes on.
+    pub fn arrived(&mut self, h: u32, src: u32, tag: u64) -> bool {
+        let from = self.rank_of[src as usize];
+        self.procs[h as usize].arrived(from, tag)
     }
 
     /// `Drive::Idle`: host `h`'s library has nothing to do at `now`: the
@@ -221,6 +288,7 @@ impl Processes {
         match self.procs[h as usize].next(now) {
             Next::Compute(d) => Control::Compute(d),
             Next::Send { dst, size, tag } => {
+                let dst = self.host(dst);
                 self.sends.push((h, Outgoing { dst, size, count: 1, bcast: None, tag }));
                 Control::Wait
             }
@@ -239,15 +307,59 @@ impl Processes {
         self.procs.iter().all(Process::finished)
     }
 
-    /// The execution time (\[LCI]'s): from the start to the last end; an
-    /// idle-driven program that could not finish reports `stuck`.
-    pub fn metrics(&self, m: &mut Metrics) {
-        match self.procs.iter().map(Process::end).collect::<Option<Vec<_>>>() {
-            Some(ends) => {
-                let end = ends.into_iter().max().unwrap_or(Instant::ZERO);
-                m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
+    /// Whether the program is one of the multicast study's (its
+    /// forwarding metrics are reported).
+    pub fn multicasts(&self) -> bool {
+        self.drive == Drive::Upcall && self.measure == Measure::Exec
+    }
+
+    /// The program's measurements from its processes' marks; `link`
+    /// bounds how fast the network can carry a stream (a faster figure is
+    /// not measured). An idle-driven program that could not finish
+    /// reports `stuck`.
+    pub fn metrics(&self, m: &mut Metrics, link: &LinkBound) {
+        let marks = |r: u32| {
+            let p = &self.procs[self.host(r) as usize];
+            (p.marks[0].unwrap_or(Instant::ZERO), p.marks[1].unwrap_or(Instant::ZERO))
+        };
+        match self.measure {
+            Measure::Exec => {
+                match self.host_of.iter().map(|&h| self.procs[h as usize].end()).collect::<Option<Vec<_>>>() {
+                    Some(ends) => {
+                        let end = ends.into_iter().max().unwrap_or(Instant::ZERO);
+                        m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
+                    }
+                    None => m.unmeasured("exec_time_s", super::STUCK),
+                }
             }
-            None => m.unmeasured("exec_time_s", super::STUCK),
+            Measure::Stream { size, messages } => {
+                let (t0, t1) = marks(1);
+                let s = t1.since(t0).as_s_f64();
+                // The sender posts every message at once: no window to fill.
+                match stream_unmeasurable(messages, 0, 0, size, s, link) {
+                    None => {
+                        m.set("msg_rate_per_s", messages as f64 / s);
+                        m.set("throughput_MBps", (size * messages) as f64 / s / 1e6);
+                    }
+                    Some(why) => {
+                        m.unmeasured("msg_rate_per_s", why.clone());
+                        m.unmeasured("throughput_MBps", why);
+                    }
+                }
+                m.set("elapsed_us", s * 1e6);
+            }
+            Measure::PingPong { size, iterations } => {
+                let (t0, t1) = marks(0);
+                let one_way = t1.since(t0).as_s_f64() / (2 * iterations) as f64;
+                if one_way > 0.0 {
+                    m.set("latency_us", one_way * 1e6);
+                    m.set("throughput_MBps", size as f64 / one_way / 1e6);
+                } else {
+                    let why = "the timed round trips took no simulated time; raise workload.iterations";
+                    m.unmeasured("latency_us", why);
+                    m.unmeasured("throughput_MBps", why);
+                }
+            }
         }
         if self.drive == Drive::Idle {
             m.set("stuck", if self.done() { 0.0 } else { 1.0 });
@@ -300,7 +412,7 @@ mod tests {
     #[test]
     fn the_fft_runs_the_open_mx_iteration_written_out_with_new_chunk_times_each_iteration() {
         let w = LciWorkload::FftAllToAll { procs: 4, iterations: 3, size: 1024, compute_ns: 3_000_000, seed: 7 };
-        let mut p = Processes::new(&w, 2).expect("the FFT runs as processes");
+        let mut p = Processes::new(&w, 2, 4).expect("the FFT runs as processes");
         assert_eq!(p.drive, Drive::Idle);
         assert!(p.participates(3) && !p.participates(4));
         // Rank 1 alone, its peers' blocks arriving at once: three chunks and
@@ -327,7 +439,7 @@ mod tests {
         assert_eq!(sends.iter().map(|(_, o)| o.dst).collect::<Vec<_>>(), [2, 3, 0].repeat(3));
         assert_ne!(chunks[..3], chunks[3..6], "drawn anew each iteration");
         // The same seed draws the same program.
-        let mut q = Processes::new(&w, 2).expect("processes");
+        let mut q = Processes::new(&w, 2, 4).expect("processes");
         assert_eq!(q.control(1, Instant::ZERO), Control::Compute(chunks[0]));
     }
 }
