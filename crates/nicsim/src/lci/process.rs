@@ -44,9 +44,9 @@ pub struct Process {
     /// Waiting: for its posted receives (`WaitOutstanding`), or for the end
     /// of its compute phase.
     waiting: Option<Op>,
-    /// Receives posted and not yet matched, and messages that arrived
-    /// before their receive: (source, tag) each.
-    posted: Vec<(u32, u64)>,
+    /// Receives posted and not yet matched, (source: `None` for any, tag),
+    /// and messages that arrived before their receive, (source, tag).
+    posted: Vec<(Option<u32>, u64)>,
     unexpected: Vec<(u32, u64)>,
     /// When the program marked its start and its end.
     marks: [Option<Instant>; 2],
@@ -89,8 +89,8 @@ impl Process {
                 Op::Send { peer, size, tag } => return Next::Send { dst: peer, size, tag },
                 Op::Mcast { size, tag } => return Next::Mcast { size, tag },
                 Op::Recv { src, tag, .. } => {
-                    let src = src.expect("the LCI programs name each receive's source");
-                    match self.unexpected.iter().position(|&m| m == (src, tag)) {
+                    let takes = |&(s, t): &(u32, u64)| t == tag && src.is_none_or(|w| w == s);
+                    match self.unexpected.iter().position(takes) {
                         Some(i) => {
                             self.unexpected.remove(i);
                         }
@@ -116,9 +116,10 @@ impl Process {
 
     /// A whole message from `src` (a broadcast's root) with `tag` reached
     /// the process; whether it was waiting for it (so [`Process::next`]
-    /// goes on).
+    /// goes on). It matches the first receive posted for it, from `src`
+    /// or from any source.
     pub fn arrived(&mut self, src: u32, tag: u64) -> bool {
-        match self.posted.iter().position(|&r| r == (src, tag)) {
+        match self.posted.iter().position(|&(s, t)| t == tag && s.is_none_or(|w| w == src)) {
             Some(i) => {
                 self.posted.remove(i);
                 matches!(self.waiting, Some(Op::WaitOutstanding(n)) if self.posted.len() <= n as usize)
@@ -233,7 +234,7 @@ impl Processes {
                 LciWorkload::FftAllToAll { iterations, size, compute_ns, seed, .. } => {
                     let mut rng = super::process_rng(seed, r);
                     for _ in 0..iterations {
-                        fft_alltoall_ops(&mut b, r, n, size, Duration::from_ns(compute_ns), &mut rng);
+                        fft_alltoall_ops(&mut b, r, n, size, Duration::from_ns(compute_ns), &mut rng, true);
                     }
                 }
                 // Every message is in the library once sent: no window to keep.
@@ -397,6 +398,18 @@ mod tests {
     }
 
     #[test]
+    fn a_receive_from_any_source_takes_any_message_with_its_tag() {
+        let t = Instant::ZERO;
+        let any = Op::Recv { src: None, size: 8, tag: 5 };
+        let mut p = process(&[any, any, Op::WaitOutstanding(0), Op::Mcast { size: 1, tag: 9 }]);
+        assert!(!p.arrived(3, 5), "ahead of its receive");
+        assert_eq!(p.next(t), Next::Wait);
+        assert!(!p.arrived(3, 6), "another tag does not match");
+        assert!(p.arrived(3, 5), "a second message from the same source");
+        assert_eq!(p.next(t), Next::Mcast { size: 1, tag: 9 });
+    }
+
+    #[test]
     fn a_compute_phase_holds_the_program_until_it_ends_and_marks_take_the_time() {
         let d = Duration::from_us(5);
         let mut p = process(&[Op::Compute(d), Op::Mcast { size: 4, tag: 7 }]);
@@ -431,7 +444,7 @@ mod tests {
             }
             p.drain_sends(&mut sends);
             for src in [0, 2, 3] {
-                p.procs[1].arrived(src, crate::workload::tag::FFT);
+                p.arrived(1, src, crate::workload::tag::FFT);
             }
         }
         assert!(p.procs[1].finished());

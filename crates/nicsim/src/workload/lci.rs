@@ -193,7 +193,9 @@ pub fn fft_chunk(compute: Duration, n: u32, rng: &mut SimRng) -> Duration {
 }
 
 /// One iteration of the \[LCI] FFT all-to-all for `rank` of `n` (at least
-/// 2): a receive posted from every other rank (a ring), then `n - 1`
+/// 2): a receive posted from every other rank (a ring; `from_any`: `n - 1`
+/// receives from any rank, the LCI study's program, which waits for `n -
+/// 1` blocks of the iteration from whichever ranks send them), then `n - 1`
 /// chunks of the iteration's `compute`, each followed by the send of one
 /// `block` to the next rank in rotation (`rank + 1`, `rank + 2`, ...), the
 /// transpose overlapped with the butterflies; then a wait for all. Chunk
@@ -203,8 +205,22 @@ pub fn fft_chunk(compute: Duration, n: u32, rng: &mut SimRng) -> Duration {
 /// Open-MX library's, [`fft_rng`]); the iterations written one after the
 /// other from one stream draw new ones each (the LCI library's,
 /// `crate::lci::process`).
-pub fn fft_alltoall_ops(ops: &mut Body, rank: u32, n: u32, block: u64, compute: Duration, rng: &mut SimRng) {
-    ops.0.push(Step::RecvRing { rank, n, size: block, tag: tag::FFT });
+pub fn fft_alltoall_ops(
+    ops: &mut Body,
+    rank: u32,
+    n: u32,
+    block: u64,
+    compute: Duration,
+    rng: &mut SimRng,
+    from_any: bool,
+) {
+    if from_any {
+        for _ in 1..n {
+            ops.push(Op::Recv { src: None, size: block, tag: tag::FFT });
+        }
+    } else {
+        ops.0.push(Step::RecvRing { rank, n, size: block, tag: tag::FFT });
+    }
     for j in 1..n {
         ops.push(Op::Compute(fft_chunk(compute, n, rng)));
         ops.push(Op::Send { peer: (rank + j) % n, size: block, tag: tag::FFT });
@@ -334,7 +350,7 @@ mod tests {
             let compute = Duration::from_us(1000);
             let body = |r| {
                 let mut b = Body::new();
-                fft_alltoall_ops(&mut b, r, n, 4096, compute, &mut fft_rng(7, r));
+                fft_alltoall_ops(&mut b, r, n, 4096, compute, &mut fft_rng(7, r), false);
                 b
             };
             let per_tag = matched(n, body);
@@ -354,7 +370,7 @@ mod tests {
             // Seeded: the same seed draws the same chunks, another seed others.
             let chunks = |seed| {
                 let mut b = Body::new();
-                fft_alltoall_ops(&mut b, 1, n, 4096, compute, &mut fft_rng(seed, 1));
+                fft_alltoall_ops(&mut b, 1, n, 4096, compute, &mut fft_rng(seed, 1), false);
                 b.ops().filter(|o| matches!(o, Op::Compute(_))).collect::<Vec<_>>()
             };
             assert_eq!(chunks(7), chunks(7));
