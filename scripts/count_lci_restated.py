@@ -97,7 +97,7 @@ RULES = {
     "lci/metrics.rs": ("R", {}),
     "lci/workload.rs": ("R", {}),
     "lci/apps.rs": ("R", {}),
-    "lci/fft.rs": ("R", {}),
+    "lci/process.rs": ("R", {}),
     "lci/dsm.rs": ("L", {}),
     "lci/reliable.rs": ("R", {}),
     "sim/lci_stack.rs": ("R", {}),

@@ -159,7 +159,7 @@ impl Dsm {
             p: mix.params(),
             procs,
             ops,
-            rngs: (0..procs).map(|h| super::process_rng(seed, h)).collect(),
+            rngs: (0..procs).map(|h| super::process::process_rng(seed, h)).collect(),
             phase: vec![Phase::Ready; n],
             done_ops: vec![0; n],
             finish: vec![None; n],
@@ -177,7 +177,7 @@ impl Dsm {
 
     fn send(&mut self, from: u32, to: u32, kind: Kind, size: u64) {
         self.inflight[(from * self.procs + to) as usize].push_back(kind);
-        self.sends.push((from, Outgoing { dst: to, size, count: 1, bcast: None }));
+        self.sends.push((from, Outgoing { dst: to, size, count: 1, bcast: None, tag: 0 }));
     }
 
     /// A host other than `a` and `b` (uniform over `procs`), drawn from `rng`.

@@ -47,6 +47,9 @@ pub struct Outgoing {
     pub count: u64,
     /// Multicast tag of the packets (the tree's root), `None` for point to point.
     pub bcast: Option<u32>,
+    /// The program's message tag (`crate::workload::tag`; 0 for the
+    /// programs that match no receives).
+    pub tag: u64,
 }
 
 /// What the library does next.
@@ -215,6 +218,7 @@ impl Host {
                     payload: 0,
                     msg_bytes: 0,
                     bcast: None,
+                    tag: 0,
                     ack,
                     ack_only: true,
                 };
@@ -245,6 +249,7 @@ impl Host {
                 payload,
                 msg_bytes: o.size,
                 bcast: o.bcast,
+                tag: o.tag,
                 ack: 0,
                 ack_only: false,
             });

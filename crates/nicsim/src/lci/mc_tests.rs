@@ -96,6 +96,7 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
         payload: 952,
         msg_bytes: size,
         bcast: Some(0),
+        tag: 0,
         ack: 0,
         ack_only: false,
     };
@@ -177,6 +178,49 @@ fn apps_finish_under_every_scheme_and_ni_is_not_slower() {
 }
 
 #[test]
+fn asp_and_qr_run_the_open_mx_programs_one_process_per_host() {
+    // The programs are `crate::workload::asp_ops` / `qr_ops`, one per host,
+    // run to their end by the LCI library under every forwarding scheme;
+    // the execution time is the last process's end mark, and every byte of
+    // every broadcast reached every other host once.
+    for (app, bytes) in [
+        ("kind = \"asp\"\nrows = 256\niterations = 24", 24 * 4 * 256),
+        ("kind = \"qr\"\ncols = 128\niterations = 6", (0..6).map(|k| 12 + 8 * (128 - k)).sum::<u64>()),
+    ] {
+        for f in SCHEMES {
+            let (w, m) = run_world(f, app);
+            let Job::Procs(p) = &w.job else { panic!("{app}: {:?}", w.job) };
+            assert_eq!(p.procs.len(), 64);
+            assert!(p.procs.iter().all(process::Process::finished), "{app} {f}");
+            let last = p.procs.iter().filter_map(process::Process::end).max().expect("end marks");
+            assert_eq!(m.get("exec_time_s"), Some(last.as_s_f64()), "{app} {f}");
+            assert_eq!(m.get("mc_bytes_consumed"), Some(63.0 * bytes as f64), "{app} {f}");
+        }
+    }
+}
+
+#[test]
+fn stream_and_pingpong_run_the_open_mx_programs_on_src_and_dst_alone() {
+    // `src` runs rank 0's program, `dst` rank 1's; the others none. The
+    // stream is timed by the receiver's marks, the ping-pong by rank 0's.
+    let text =
+        |w: &str| format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\n{w}src = 5\ndst = 2\n");
+    let (s, m) = run(&text("kind = \"stream\"\nsize_bytes = 1000\nmessages = 50\nwarmup = 5\n"));
+    let Job::Procs(p) = &s.job else { panic!("{:?}", s.job) };
+    assert!((0..64).all(|h| p.participates(h) == (h == 5 || h == 2)));
+    let rx = &p.procs[2];
+    let (t0, t1) = (rx.start().expect("warm-up marked"), rx.end().expect("end marked"));
+    assert_eq!(m.get("elapsed_us"), Some(t1.since(t0).as_s_f64() * 1e6));
+    assert_eq!(m.get("upcalls"), Some(55.0));
+    let (s, m) = run(&text("kind = \"pingpong\"\nsize_bytes = 0\niterations = 10\nwarmup = 2\n"));
+    let Job::Procs(p) = &s.job else { panic!("{:?}", s.job) };
+    let rank0 = &p.procs[5];
+    let trips = rank0.end().unwrap().since(rank0.start().unwrap()).as_s_f64();
+    assert_eq!(m.get("latency_us"), Some(trips / 20.0 * 1e6));
+    assert_eq!(m.get("upcalls"), Some(24.0), "12 round trips");
+}
+
+#[test]
 fn fanout_and_forwarding_parse_and_reject_bad_values() {
     let s = LciScenario::from_toml(&scenario("host-packet", "kind = \"bcast\"")).unwrap();
     assert_eq!((s.forwarding, s.fanout), (Forwarding::HostPacket, 2));
@@ -214,6 +258,7 @@ fn pkt(frag: u32) -> Packet {
         payload: 64,
         msg_bytes: 640,
         bcast: None,
+        tag: 0,
         ack: 0,
         ack_only: false,
     }

@@ -12,10 +12,12 @@
 //! DMA engines, delivery plans, the multicast firmware's forwards),
 //! `crate::host::bus` (each host's shared PCI bus, shared with the Open-MX
 //! NIC), `crate::nic::delivery` (the five arrival detection strategies,
-//! shared with the Open-MX NIC), [`workload`] (what the hosts run) and
-//! `crate::net::grid` (the switches); the world names the run's metrics
-//! from the stack's counters (`crate::sim` `metrics`). It has no kernel receive path and no NAPI: the NI delivers
-//! into user memory, and an interrupt is a signal to the process.
+//! shared with the Open-MX NIC), [`workload`] (what the hosts run;
+//! [`process`]: one host's process running its `crate::workload::Program`)
+//! and `crate::net::grid` (the switches); the world names the run's metrics
+//! from the stack's counters (`crate::sim` `metrics`). It has no kernel
+//! receive path and no NAPI: the NI delivers into user memory, and an
+//! interrupt is a signal to the process.
 //!
 //! One packet's life: host `SendPath` (library CPU) -> `Write` (PIO of
 //! header + payload + descriptor across the sender's bus) -> NI firmware
@@ -25,15 +27,16 @@
 //! strategy's NI -> host DMA(s) on the receiver's bus -> visible to the
 //! host -> poll + upcall + free.
 //!
-//! Multicast ([`multicast`], [`apps`]): per-sender spanning trees whose
-//! packets are forwarded by the host library or by the NI firmware.
+//! Multicast ([`multicast`]; the broadcast benchmark [`apps`]): per-sender
+//! spanning trees whose packets are forwarded by the host library or by
+//! the NI firmware.
 //!
 //! Interrupts and timers (`docs/lci.md`): the host CPU modes and signal
 //! delivery ([`cpu`]), the NI polling watchdog (`crate::nic::watchdog`,
 //! shared with the Open-MX NIC), host soft timers and NI clock interrupts
 //! (`crate::nic::timers`), the reliable
 //! protocol ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all
-//! ([`fft`]) programs; the stack wires them with the events after
+//! ([`process`], `Drive::Idle`) programs; the stack wires them with the events after
 //! [`Kind::RefreshDone`].
 //!
 //! Its events are the world's (`crate::sim::Ev::Lci`): a [`Kind`], the
@@ -47,9 +50,9 @@
 pub mod apps;
 pub mod cpu;
 pub mod dsm;
-pub mod fft;
 pub mod host;
 pub mod multicast;
+pub mod process;
 pub mod reliable;
 pub mod workload;
 
@@ -157,6 +160,8 @@ pub struct Stack {
     blocked: Vec<Vec<u32>>,
     pub(crate) header: u32,
     job: Job,
+    /// The program's sends being moved to the outboxes (reused).
+    sends: Vec<(u32, host::Outgoing)>,
     pub(crate) packets_sent: u64,
     pub(crate) packets_delivered: u64,
     mc: multicast::McState,
@@ -172,13 +177,6 @@ pub struct Stack {
     received: Vec<u64>,
     clock: Option<timers::ClockPolicy>,
     pub(crate) clock_interrupts: u64,
-}
-
-/// The random stream of process `h` of a program seeded `seed` (the DSM and
-/// FFT programs): one per process, so that what a process draws does not
-/// depend on the order in which the processes happen to draw.
-pub(crate) fn process_rng(seed: u64, h: u32) -> crate::engine::SimRng {
-    crate::engine::SimRng::new(seed ^ (u64::from(h) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 /// Why a program that could not go on (`stuck = 1`) has no execution time.
@@ -234,7 +232,8 @@ impl Stack {
             buses: (0..n).map(|_| Bus::new(&BusTimes::of(&p.pci))).collect(),
             blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
-            job: Job::new(&s.workload, s.fanout),
+            job: Job::new(&s.workload, s.fanout, n),
+            sends: Vec::with_capacity(n as usize),
             packets_sent: 0,
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
@@ -280,9 +279,6 @@ impl Stack {
             self.hosts[h as usize].irq_enabled = false;
             if let Some(c) = self.clock {
                 self.at(Instant::ZERO + c.period, ni_origin(h), Kind::ClockTick, h, 0);
-            }
-            if let Some(o) = self.job.start(h) {
-                self.hosts[h as usize].outbox.push_back(o);
             }
             self.host_next(h, Instant::ZERO);
         }
@@ -351,7 +347,11 @@ impl Stack {
     /// and FFT: `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a
     /// sleeping home node) rather than an error.
     pub fn stuck_is_a_result(&self) -> bool {
-        matches!(self.job, Job::Dsm(_) | Job::Fft(_))
+        match &self.job {
+            Job::Dsm(_) => true,
+            Job::Procs(p) => p.drive == process::Drive::Idle,
+            _ => false,
+        }
     }
 
     /// Schedules an event of `kind` for host or NI `h` at `t`.
@@ -402,9 +402,7 @@ impl Stack {
                 host.busy = true;
                 let done = now + cost;
                 if pkt.last && !pkt.ack_only {
-                    if let Some(out) = self.job.on_message(h, pkt.src, done) {
-                        self.hosts[h as usize].outbox.push_back(out);
-                    }
+                    self.job.on_message(h, pkt.src, pkt.tag);
                     self.flush_sends(now);
                 }
                 if self.mc_consumed(h, pkt, done) {
@@ -611,9 +609,10 @@ impl Stack {
     /// Moves the program's new messages to the senders' outboxes, waking a
     /// sender that spins in the library. Returns whether there were any.
     fn flush_sends(&mut self, now: Instant) -> bool {
-        let sends = self.job.drain_sends();
+        let mut sends = std::mem::take(&mut self.sends);
+        self.job.drain_sends(&mut sends);
         let any = !sends.is_empty();
-        for (from, o) in sends {
+        for (from, o) in sends.drain(..) {
             let host = &mut self.hosts[from as usize];
             host.outbox.push_back(o);
             if host.spin_since.is_some() {
@@ -621,6 +620,7 @@ impl Stack {
                 self.host_next(from, now);
             }
         }
+        self.sends = sends;
         any
     }
 

@@ -28,11 +28,13 @@
 
 use super::apps::McOut;
 use super::host::Outgoing;
+use super::process::{Drive, Next};
 use super::workload::Job;
 use super::{host_origin, ni_origin, Kind, Packet, Stack};
 use crate::config::Forwarding;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
 use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
 
 /// Multicast state of the world.
 #[derive(Debug)]
@@ -72,6 +74,21 @@ impl McState {
     }
 }
 
+/// Queues in `outbox` a broadcast of `size` bytes with `tag` from `root`
+/// down its `tree`: under `host-message` one point-to-point send (one PIO
+/// copy) per child, MPICH-style; otherwise one copy into the NI, expanded
+/// to one descriptor per child when posted (`Stack::mc_post`).
+fn bcast(outbox: &mut VecDeque<Outgoing>, forwarding: Forwarding, tree: Kary, root: u32, size: u64, tag: u64) {
+    let o = Outgoing { dst: root, size, count: 1, bcast: Some(root), tag };
+    match forwarding {
+        Forwarding::HostMessage => outbox.extend(tree.children(root, root).map(|dst| Outgoing { dst, ..o })),
+        Forwarding::HostPacket | Forwarding::Ni => {
+            let first = tree.children(root, root).next().expect("a root has a child");
+            outbox.push_back(Outgoing { dst: first, ..o });
+        }
+    }
+}
+
 impl Stack {
     /// Builds the NI forwarding tables (`ni` forwarding) and sets firmware costs.
     pub(super) fn mc_init(&mut self, fwd_cost: Duration) {
@@ -86,62 +103,71 @@ impl Stack {
         }
     }
 
-    /// The program's sends and compute at time zero.
+    /// The programs' sends and compute at time zero.
     pub(super) fn mc_start(&mut self, now: Instant) {
-        let mut out = std::mem::take(&mut self.mc.out);
-        if let Job::Mc(p) = &mut self.job {
-            p.start(&mut out);
+        match &mut self.job {
+            Job::Mc(p) => {
+                let mut out = std::mem::take(&mut self.mc.out);
+                p.start(&mut out);
+                self.mc_apply(now, &mut out);
+                self.mc.out = out;
+            }
+            Job::Procs(p) if p.drive == Drive::Upcall => {
+                for h in 0..p.procs.len() as u32 {
+                    self.proceed(h, now);
+                }
+            }
+            _ => {}
         }
-        self.mc_apply(now, &mut out);
-        self.mc.out = out;
     }
 
-    /// Applies program outputs: broadcasts per the forwarding scheme,
-    /// point-to-point sends, compute; wakes spinning hosts.
+    /// Applies the broadcast benchmark's outputs: broadcasts per the
+    /// forwarding scheme; wakes spinning hosts.
     fn mc_apply(&mut self, now: Instant, out: &mut Vec<McOut>) {
-        for o in out.drain(..) {
-            let h = match o {
-                McOut::Bcast { host, size } => {
-                    let tree = self.mc.tree;
-                    let outbox = &mut self.hosts[host as usize].outbox;
-                    match self.mc.forwarding {
-                        // MPICH-style: one point-to-point send (one PIO copy) per child.
-                        Forwarding::HostMessage => {
-                            for c in tree.children(host, host) {
-                                outbox.push_back(Outgoing { dst: c, size, count: 1, bcast: Some(host) });
-                            }
-                        }
-                        // One copy into the NI; expanded to one descriptor per child at `Posted`.
-                        Forwarding::HostPacket | Forwarding::Ni => {
-                            let first = tree.children(host, host).next().expect("a root has a child");
-                            outbox.push_back(Outgoing { dst: first, size, count: 1, bcast: Some(host) });
-                        }
-                    }
-                    host
+        for McOut::Bcast { host, size } in out.drain(..) {
+            bcast(&mut self.hosts[host as usize].outbox, self.mc.forwarding, self.mc.tree, host, size, 0);
+            self.wake(host, now);
+        }
+    }
+
+    /// Lets host `h`, if it spins in the library, go on at `now`.
+    fn wake(&mut self, h: u32, now: Instant) {
+        let host = &mut self.hosts[h as usize];
+        if host.spin_since.is_some() {
+            host.end_spin(now);
+            self.host_next(h, now);
+        }
+    }
+
+    /// Runs host `h`'s process at `now` until it waits: its sends and
+    /// broadcasts go to the host's outbox (a broadcast per the forwarding
+    /// scheme), its compute waits for them to be written (`mc_compute`).
+    fn proceed(&mut self, h: u32, now: Instant) {
+        let Job::Procs(p) = &mut self.job else { return };
+        debug_assert_eq!(p.drive, Drive::Upcall);
+        let outbox = &mut self.hosts[h as usize].outbox;
+        loop {
+            match p.procs[h as usize].next(now) {
+                Next::Send { dst, size, tag } => {
+                    outbox.push_back(Outgoing { dst: p.host(dst), size, count: 1, bcast: None, tag })
                 }
-                McOut::Send { host, dst, size } => {
-                    self.hosts[host as usize].outbox.push_back(Outgoing { dst, size, count: 1, bcast: None });
-                    host
-                }
-                McOut::Compute { host, d } => {
-                    let c = &mut self.mc.compute[host as usize];
+                Next::Mcast { size, tag } => bcast(outbox, self.mc.forwarding, self.mc.tree, h, size, tag),
+                Next::Compute(d) => {
+                    let c = &mut self.mc.compute[h as usize];
                     *c = Some(c.unwrap_or(Duration::ZERO) + d);
-                    host
+                    break;
                 }
-            };
-            let host = &mut self.hosts[h as usize];
-            if host.spin_since.is_some() {
-                host.end_spin(now);
-                self.host_next(h, now);
+                Next::Wait | Next::Done => break,
             }
         }
+        self.wake(h, now);
     }
 
     /// Host `h` consumed `pkt` (upcall ends at `done`): host-level forwarding
     /// and the program's reaction. Returns true if it scheduled the host's
     /// next wake-up itself (a `host-packet` forward follows the upcall).
     pub(super) fn mc_consumed(&mut self, h: u32, pkt: Packet, done: Instant) -> bool {
-        if !matches!(self.job, Job::Mc(_)) {
+        if !self.job.upcall_driven() {
             return false;
         }
         let mut took = false;
@@ -152,8 +178,14 @@ impl Stack {
             match self.mc.forwarding {
                 Forwarding::HostMessage if pkt.last => {
                     let outbox = &mut self.hosts[h as usize].outbox;
-                    for c in tree.children(root, h) {
-                        outbox.push_back(Outgoing { dst: c, size: pkt.msg_bytes, count: 1, bcast: Some(root) });
+                    for dst in tree.children(root, h) {
+                        outbox.push_back(Outgoing {
+                            dst,
+                            size: pkt.msg_bytes,
+                            count: 1,
+                            bcast: Some(root),
+                            tag: pkt.tag,
+                        });
                     }
                 }
                 Forwarding::HostPacket if tree.child_count(root, h) > 0 => {
@@ -165,14 +197,19 @@ impl Stack {
         }
         if pkt.last {
             let mut out = std::mem::take(&mut self.mc.out);
-            if let Job::Mc(p) = &mut self.job {
-                match pkt.bcast {
-                    Some(root) => p.on_bcast(h, root, pkt.msg_bytes, done, &mut out),
-                    None => p.on_p2p(h, pkt.src, done, &mut out),
+            let go_on = match &mut self.job {
+                Job::Mc(p) if pkt.bcast.is_some() => {
+                    p.on_bcast(h, done, &mut out);
+                    false
                 }
-            }
+                Job::Procs(p) => p.arrived(h, pkt.bcast.unwrap_or(pkt.src), pkt.tag),
+                _ => false,
+            };
             self.mc_apply(done, &mut out);
             self.mc.out = out;
+            if go_on {
+                self.proceed(h, done);
+            }
         }
         took
     }
@@ -303,18 +340,16 @@ impl Stack {
     /// `Kind::McComputeDone`.
     pub fn mc_compute_done(&mut self, h: u32, now: Instant) {
         self.hosts[h as usize].busy = false;
-        let mut out = std::mem::take(&mut self.mc.out);
-        if let Job::Mc(p) = &mut self.job {
-            p.on_compute_done(h, now, &mut out);
+        if let Job::Procs(p) = &mut self.job {
+            p.procs[h as usize].compute_done();
         }
-        self.mc_apply(now, &mut out);
-        self.mc.out = out;
+        self.proceed(h, now);
         self.host_next(h, now);
     }
 
     /// Multicast metrics.
     pub(super) fn mc_metrics(&self, set: &mut dyn FnMut(&str, f64)) {
-        if !matches!(self.job, Job::Mc(_)) {
+        if !self.job.multicasts() {
             return;
         }
         set("ni_forwards", self.nis.iter().map(|n| n.mc.forwards).sum::<u64>() as f64);
@@ -396,6 +431,7 @@ mod tests {
             payload: 64,
             msg_bytes: 64,
             bcast: Some(7),
+            tag: 0,
             ack: 0,
             ack_only: false,
         };

@@ -307,37 +307,3 @@ fn scenarios_that_could_never_end_are_refused_naming_the_key() {
     let m = crate::run_toml(&qr("host-message")).unwrap();
     assert!(m.get("explicit_acks").unwrap() + m.get("piggybacked_acks").unwrap() > 0.0);
 }
-
-#[test]
-fn asp_and_qr_compute_what_the_open_mx_scripts_compute() {
-    // The LCI stack's ASP and QR (upcall reactions of the whole job) and the
-    // Open-MX library's (one script per rank) are one program: the same
-    // first compute step at every rank, and ASP's first row from the same
-    // owner with the same bytes.
-    use super::apps::{McJob, McOut};
-    use crate::config::LciWorkload;
-    use crate::nic::multicast::Tree;
-    use crate::workload::{asp_ops, qr_ops, Body, Op};
-    let first_compute = |b: Body| b.ops().find_map(|o| if let Op::Compute(d) = o { Some(d) } else { None });
-    let (n, dim) = (4, 16);
-    let mut qr = McJob::new(&LciWorkload::Qr { hosts: n, cols: dim, iterations: 4, norm_ps: 1000, update_ps: 2000 }, 2)
-        .expect("a multicast program");
-    let mut out = Vec::new();
-    qr.start(&mut out);
-    assert_eq!(out.len(), n as usize);
-    for o in out {
-        let McOut::Compute { host, d } = o else { panic!("{o:?}") };
-        let mut b = Body::new();
-        qr_ops(&mut b, host, n, dim, 4, (1000, 2000), Tree::Binary, false);
-        assert_eq!(first_compute(b), Some(d), "QR host {host}");
-    }
-    let mut asp =
-        McJob::new(&LciWorkload::Asp { hosts: n, rows: dim, iterations: 4, elem_ps: 1000 }, 2).expect("multicast");
-    let mut out = Vec::new();
-    asp.start(&mut out);
-    let mut b = Body::new();
-    asp_ops(&mut b, 0, n, dim, 4, 1000, Tree::Binary, true);
-    assert_eq!(out[0], McOut::Bcast { host: 0, size: 4 * dim as u64 });
-    assert!(b.ops().any(|o| o == Op::Mcast { size: 4 * dim as u64, tag: crate::workload::tag::ASP }));
-    assert_eq!(out[1], McOut::Compute { host: 0, d: first_compute(b).expect("a compute") });
-}

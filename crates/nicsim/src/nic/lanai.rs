@@ -47,6 +47,9 @@ pub struct Packet {
     /// Multicast tag: the root of the spanning tree this packet travels
     /// (`None`: point to point; `crate::lci::multicast`).
     pub bcast: Option<u32>,
+    /// The program's message tag (`crate::workload::tag`), which the
+    /// receiving process matches its receives on.
+    pub tag: u64,
     /// Reliable protocol: cumulative count of data packets from `dst` that `src` consumed.
     pub ack: u64,
     /// Reliable protocol: an explicit ack (no payload, no program message).

@@ -330,7 +330,8 @@ impl World {
                 let n = w.hosts.len() as u32 * per_host;
                 for r in 0..n {
                     let mut body = crate::workload::Body::new();
-                    crate::workload::fft_alltoall_ops(&mut body, r, n, block, compute, s.seed);
+                    let mut rng = crate::workload::fft_rng(s.seed, r);
+                    crate::workload::fft_alltoall_ops(&mut body, r, n, block, compute, &mut rng, false);
                     let local = (r % per_host) as u16;
                     w.spawn((r / per_host) as u16, local, local as u8, Program::script(body, iterations, 0));
                 }

@@ -6,15 +6,17 @@
 //! is drawn: [`asp_owner`], [`asp_row_bytes`], [`asp_update_elems`],
 //! [`qr_local_cols`], [`qr_norm_elems`], [`qr_house_elems`],
 //! [`qr_update_elems`], [`qr_column_bytes`], [`QR_REDUCE_BYTES`],
-//! [`fft_chunk`]) and two drivers of it. The operations each rank runs on
-//! the Open-MX library ([`bcast_from`], [`asp_ops`], [`qr_ops`],
-//! [`fft_alltoall_ops`]) are here; the LCI stack's user-level library
-//! runs the same programs as upcall reactions of the whole job
-//! (`crate::lci::apps::McJob`, `crate::lci::fft::Fft`), which read these
-//! figures rather than restate them. It prices nothing (the library and
+//! [`fft_chunk`]) and the operations each rank runs ([`bcast_from`],
+//! [`asp_ops`], [`qr_ops`], [`fft_alltoall_ops`]). The Open-MX library
+//! runs them, and so does the LCI stack's user-level library
+//! (`crate::lci::process`, ASP and QR in the library-forwarded shape,
+//! `ni = true`: its forwarding scheme carries the broadcast; the FFT's
+//! iterations written out from one stream each, [`fft_alltoall_ops`]).
+//! It prices nothing (the library and
 //! `crate::config::Workload`'s compute do).
 
 use super::{tag, Body, Label, Op, Step};
+use crate::engine::SimRng;
 use crate::nic::multicast::Tree;
 use crate::time::Duration;
 
@@ -24,8 +26,8 @@ use crate::time::Duration;
 /// parent, waits for the data and sends it on to its children; with NI
 /// forwarding the root multicasts the data ([`Op::Mcast`]) and the others
 /// receive it from the root and wait for it. Either way a rank has the
-/// data before its next operation, as in the LCI stack's job
-/// (`crate::lci::apps`). The sends to children are left outstanding.
+/// data before its next operation. The sends to children are left
+/// outstanding.
 pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: u64, tree: Tree, ni: bool) {
     use crate::nic::multicast::{children, parent};
     if ni {
@@ -175,27 +177,52 @@ pub fn qr_ops(
 /// skew the ranks so that some compute while others send).
 pub const FFT_COMPUTE_JITTER: f64 = 0.2;
 
+/// The stream of FFT chunk times of `rank` in a run seeded `seed`, for
+/// the one iteration the Open-MX library's script repeats
+/// ([`fft_alltoall_ops`]).
+pub fn fft_rng(seed: u64, rank: u32) -> SimRng {
+    SimRng::new(seed ^ (u64::from(rank) << 32 | 0xF47))
+}
+
 /// One chunk of an FFT all-to-all iteration of `compute` on `n` ranks:
 /// its `1 / (n - 1)` share times `1 +- FFT_COMPUTE_JITTER`, drawn from
 /// `rng` (one draw per chunk).
-pub fn fft_chunk(compute: Duration, n: u32, rng: &mut crate::engine::SimRng) -> Duration {
+pub fn fft_chunk(compute: Duration, n: u32, rng: &mut SimRng) -> Duration {
     let f = 1.0 + FFT_COMPUTE_JITTER * (2.0 * rng.unit() - 1.0);
     Duration::from_ns_f64(compute.as_ns_f64() / (n - 1) as f64 * f)
 }
 
 /// One iteration of the \[LCI] FFT all-to-all for `rank` of `n` (at least
-/// 2): a receive posted from every other rank (a ring), then `n - 1`
+/// 2): a receive posted from every other rank (a ring; `from_any`: `n - 1`
+/// receives from any rank, the LCI study's program, which waits for `n -
+/// 1` blocks of the iteration from whichever ranks send them), then `n - 1`
 /// chunks of the iteration's `compute`, each followed by the send of one
 /// `block` to the next rank in rotation (`rank + 1`, `rank + 2`, ...), the
 /// transpose overlapped with the butterflies; then a wait for all. Chunk
 /// `j` takes its share of `compute` times `1 +- FFT_COMPUTE_JITTER`, drawn
-/// from `seed` and the rank, so each rank keeps its chunk times from one
-/// iteration to the next (the script repeats the one iteration).
-pub fn fft_alltoall_ops(ops: &mut Body, rank: u32, n: u32, block: u64, compute: Duration, seed: u64) {
-    let mut rng = crate::engine::SimRng::new(seed ^ (u64::from(rank) << 32 | 0xF47));
-    ops.0.push(Step::RecvRing { rank, n, size: block, tag: tag::FFT });
+/// from `rng`, the rank's own stream: a script of this one iteration
+/// repeated keeps the chunk times from one iteration to the next (the
+/// Open-MX library's, [`fft_rng`]); the iterations written one after the
+/// other from one stream draw new ones each (the LCI library's,
+/// `crate::lci::process`).
+pub fn fft_alltoall_ops(
+    ops: &mut Body,
+    rank: u32,
+    n: u32,
+    block: u64,
+    compute: Duration,
+    rng: &mut SimRng,
+    from_any: bool,
+) {
+    if from_any {
+        for _ in 1..n {
+            ops.push(Op::Recv { src: None, size: block, tag: tag::FFT });
+        }
+    } else {
+        ops.0.push(Step::RecvRing { rank, n, size: block, tag: tag::FFT });
+    }
     for j in 1..n {
-        ops.push(Op::Compute(fft_chunk(compute, n, &mut rng)));
+        ops.push(Op::Compute(fft_chunk(compute, n, rng)));
         ops.push(Op::Send { peer: (rank + j) % n, size: block, tag: tag::FFT });
     }
     ops.push(Op::WaitOutstanding(0));
@@ -323,7 +350,7 @@ mod tests {
             let compute = Duration::from_us(1000);
             let body = |r| {
                 let mut b = Body::new();
-                fft_alltoall_ops(&mut b, r, n, 4096, compute, 7);
+                fft_alltoall_ops(&mut b, r, n, 4096, compute, &mut fft_rng(7, r), false);
                 b
             };
             let per_tag = matched(n, body);
@@ -343,7 +370,7 @@ mod tests {
             // Seeded: the same seed draws the same chunks, another seed others.
             let chunks = |seed| {
                 let mut b = Body::new();
-                fft_alltoall_ops(&mut b, 1, n, 4096, compute, seed);
+                fft_alltoall_ops(&mut b, 1, n, 4096, compute, &mut fft_rng(seed, 1), false);
                 b.ops().filter(|o| matches!(o, Op::Compute(_))).collect::<Vec<_>>()
             };
             assert_eq!(chunks(7), chunks(7));

@@ -1,0 +1,465 @@
+//! One LCI host's process running its [`Program`], the operation
+//! sequences of `crate::workload` that the Open-MX library runs too (ASP
+//! and QR, `crate::workload::asp_ops` and `crate::workload::qr_ops`, in
+//! their library-forwarded shape: a root [`Op::Mcast`]s, the others receive
+//! from the root; the FFT all-to-all, `crate::workload::fft_alltoall_ops`).
+//!
+//! This module owns the program's side of the LCI library, sans-I/O: it
+//! runs operations until one needs the library ([`Process::next`]: a send,
+//! a multicast, a compute phase) or waits, and it matches the messages the
+//! upcalls deliver ([`Process::arrived`]) against the receives posted, by
+//! (source, tag) as MPI does; a broadcast's source is its root. The stack
+//! hands the sends to the host's outbox, the multicasts to the forwarding
+//! scheme, and runs the compute phases, when and where [`Drive`] says. A send or a multicast is
+//! complete once it is in the library's outbox, so `WaitOutstanding` waits
+//! for the receives alone. It times nothing: the stack calls it with
+//! `now`.
+
+use super::host::{Control, Outgoing};
+use crate::config::LciWorkload;
+use crate::metrics::{stream_unmeasurable, LinkBound};
+use crate::time::{Duration, Instant};
+use crate::workload::{asp_ops, fft_alltoall_ops, qr_ops, Body, Label, Op, Program};
+use crate::Metrics;
+
+/// What the process asks of the library next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Send `size` bytes with `tag` to `dst`.
+    Send { dst: u32, size: u64, tag: u64 },
+    /// Broadcast `size` bytes with `tag` down this host's tree.
+    Mcast { size: u64, tag: u64 },
+    /// Compute this long; the process waits for [`Process::compute_done`].
+    Compute(Duration),
+    /// Nothing until a receive it waits for is matched.
+    Wait,
+    /// The program is finished.
+    Done,
+}
+
+/// One host's process.
+#[derive(Debug)]
+pub struct Process {
+    program: Program,
+    /// Waiting: for its posted receives (`WaitOutstanding`), or for the end
+    /// of its compute phase.
+    waiting: Option<Op>,
+    /// Receives posted and not yet matched, (source: `None` for any, tag),
+    /// and messages that arrived before their receive, (source, tag).
+    posted: Vec<(Option<u32>, u64)>,
+    unexpected: Vec<(u32, u64)>,
+    /// When the program marked its start and its end.
+    marks: [Option<Instant>; 2],
+    finished: bool,
+}
+
+impl Process {
+    /// The process of `program`; `ranks` bounds the receives it posts at
+    /// once and the messages that arrive ahead of theirs (the room the
+    /// matching lists reserve).
+    pub fn new(program: Program, ranks: u32) -> Self {
+        let room = 2 * ranks as usize + 8;
+        let finished = matches!(program, Program::Idle);
+        Process {
+            program,
+            waiting: None,
+            posted: Vec::with_capacity(room),
+            unexpected: Vec::with_capacity(room),
+            marks: [None; 2],
+            finished,
+        }
+    }
+
+    /// Runs the program at `now` up to its next request of the library.
+    pub fn next(&mut self, now: Instant) -> Next {
+        loop {
+            let op = match self.waiting.take() {
+                Some(Op::WaitOutstanding(n)) if self.posted.len() > n as usize => {
+                    self.waiting = Some(Op::WaitOutstanding(n));
+                    return Next::Wait;
+                }
+                Some(w @ Op::Compute(_)) => {
+                    self.waiting = Some(w);
+                    return Next::Wait;
+                }
+                Some(_) | None if self.finished => return Next::Done,
+                Some(_) | None => self.program.next_op(),
+            };
+            match op {
+                Op::Send { peer, size, tag } => return Next::Send { dst: peer, size, tag },
+                Op::Mcast { size, tag } => return Next::Mcast { size, tag },
+                Op::Recv { src, tag, .. } => {
+                    let takes = |&(s, t): &(u32, u64)| t == tag && src.is_none_or(|w| w == s);
+                    match self.unexpected.iter().position(takes) {
+                        Some(i) => {
+                            self.unexpected.remove(i);
+                        }
+                        None => self.posted.push((src, tag)),
+                    }
+                }
+                Op::WaitOutstanding(_) => self.waiting = Some(op),
+                // A compute of no time (a step of the ping-pong) takes none.
+                Op::Compute(Duration::ZERO) => {}
+                Op::Compute(d) => {
+                    self.waiting = Some(op);
+                    return Next::Compute(d);
+                }
+                Op::Mark(l) => self.marks[usize::from(l == Label::End)] = Some(now),
+                Op::Count => {}
+                Op::Done => {
+                    self.finished = true;
+                    return Next::Done;
+                }
+            }
+        }
+    }
+
+    /// A whole message from `src` (a broadcast's root) with `tag` reached
+    /// the process; whether it was waiting for it (so [`Process::next`]
+    /// goes on). It matches the first receive posted for it, from `src`
+    /// or from any source.
+    pub fn arrived(&mut self, src: u32, tag: u64) -> bool {
+        match self.posted.iter().position(|&(s, t)| t == tag && s.is_none_or(|w| w == src)) {
+            Some(i) => {
+                self.posted.remove(i);
+                matches!(self.waiting, Some(Op::WaitOutstanding(n)) if self.posted.len() <= n as usize)
+            }
+            None => {
+                self.unexpected.push((src, tag));
+                false
+            }
+        }
+    }
+
+    /// The compute phase [`Process::next`] asked for ended.
+    pub fn compute_done(&mut self) {
+        debug_assert!(matches!(self.waiting, Some(Op::Compute(_))));
+        self.waiting = None;
+    }
+
+    /// Whether the program is finished.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// When the program marked its start, if it did.
+    pub fn start(&self) -> Option<Instant> {
+        self.marks[0]
+    }
+
+    /// When the program marked its end, if it did.
+    pub fn end(&self) -> Option<Instant> {
+        self.marks[1]
+    }
+}
+
+/// When the LCI library runs a process's program, and where it computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drive {
+    /// At time zero, at the upcall of each message it matches and at the
+    /// end of each compute phase; it computes in the library (interrupts
+    /// off) once every packet the host queued is written, ahead of
+    /// packets still to consume (the multicast study's ASP and QR:
+    /// `super::multicast`).
+    Upcall,
+    /// Whenever the library has nothing else to do (no packet to consume
+    /// or write, nothing due); it computes outside the library with
+    /// interrupts enabled, where an NI interrupt reaches it as a signal,
+    /// and one send at a time goes to the library before it goes on (the
+    /// timers study's FFT all-to-all: `super::cpu`). A finished process
+    /// stays in the library polling (the final barrier), so it keeps
+    /// acknowledging the others' packets.
+    Idle,
+}
+
+/// What the program measures, from its processes' marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    /// \[LCI]'s execution time: from the start to the last end.
+    Exec,
+    /// The stream receiver's (rank 1's) timed messages.
+    Stream { size: u64, messages: u64 },
+    /// Rank 0's timed round trips.
+    PingPong { size: u64, iterations: u64 },
+}
+
+/// The processes of the hosts, one program each (`crate::workload`'s).
+#[derive(Debug)]
+pub struct Processes {
+    /// Per host (a host that runs no process has an idle one).
+    pub procs: Vec<Process>,
+    pub drive: Drive,
+    measure: Measure,
+    /// The host of each rank, and the rank of each host (`u32::MAX`: none).
+    host_of: Vec<u32>,
+    rank_of: Vec<u32>,
+    /// `Drive::Idle`: the sends a process asked for since the stack last
+    /// took them, (host, message).
+    sends: Vec<(u32, Outgoing)>,
+}
+
+impl Processes {
+    /// One process per host of `w`'s program on `hosts` hosts (`None`:
+    /// the stack runs `w` otherwise): ASP and QR on every host, their
+    /// broadcasts down the `fanout`-ary trees of the library's multicast;
+    /// the FFT all-to-all on hosts `0..procs`, each iteration's chunk
+    /// times drawn anew from the process's own stream
+    /// (`process_rng`), so that the program is a function of the
+    /// seed alone; the Open-MX library's stream and ping-pong as ranks 0
+    /// (`src`) and 1 (`dst`).
+    pub fn new(w: &LciWorkload, fanout: u32, hosts: u32) -> Option<Self> {
+        let tree = crate::nic::multicast::Tree::Kary(fanout);
+        let (n, drive, measure) = match *w {
+            LciWorkload::Asp { hosts, .. } | LciWorkload::Qr { hosts, .. } => (hosts, Drive::Upcall, Measure::Exec),
+            LciWorkload::FftAllToAll { procs, .. } => (procs, Drive::Idle, Measure::Exec),
+            LciWorkload::Stream { size, messages, .. } => (2, Drive::Upcall, Measure::Stream { size, messages }),
+            LciWorkload::PingPong { size, iterations, .. } => {
+                (2, Drive::Upcall, Measure::PingPong { size, iterations })
+            }
+            _ => return None,
+        };
+        let host_of: Vec<u32> = match *w {
+            LciWorkload::Stream { src, dst, .. } | LciWorkload::PingPong { src, dst, .. } => vec![src, dst],
+            _ => (0..n).collect(),
+        };
+        let program = |r| {
+            let mut b = Body::new();
+            match *w {
+                LciWorkload::Asp { rows, iterations, elem_ps, .. } => {
+                    asp_ops(&mut b, r, n, rows, iterations, elem_ps, tree, true)
+                }
+                LciWorkload::Qr { cols, iterations, norm_ps, update_ps, .. } => {
+                    qr_ops(&mut b, r, n, cols, iterations, (norm_ps, update_ps), tree, true)
+                }
+                LciWorkload::FftAllToAll { iterations, size, compute_ns, seed, .. } => {
+                    let mut rng = process_rng(seed, r);
+                    for _ in 0..iterations {
+                        fft_alltoall_ops(&mut b, r, n, size, Duration::from_ns(compute_ns), &mut rng, true);
+                    }
+                }
+                // Every message is in the library once sent: no window to keep.
+                LciWorkload::Stream { size, messages, warmup, .. } if r == 0 => {
+                    return Program::stream_sender(size, messages, warmup, 1)
+                }
+                LciWorkload::Stream { size, messages, warmup, .. } => {
+                    return Program::stream_receiver(size, messages, warmup, 1)
+                }
+                LciWorkload::PingPong { size, iterations, warmup, .. } => {
+                    return Program::pingpong(r, size, iterations, warmup)
+                }
+                _ => {}
+            }
+            Program::script(b, 1, 0)
+        };
+        let mut rank_of = vec![u32::MAX; hosts.max(n) as usize];
+        for (r, &h) in host_of.iter().enumerate() {
+            rank_of[h as usize] = r as u32;
+        }
+        let procs = rank_of
+            .iter()
+            .map(|&r| match r {
+                u32::MAX => Process::new(Program::Idle, 0),
+                r => Process::new(program(r), n),
+            })
+            .collect();
+        Some(Processes { procs, drive, measure, host_of, rank_of, sends: Vec::with_capacity(n as usize) })
+    }
+
+    /// Whether host `h` runs a process.
+    pub fn participates(&self, h: u32) -> bool {
+        self.rank_of.get(h as usize).is_some_and(|&r| r != u32::MAX)
+    }
+
+    /// The host of rank `r`.
+    pub fn host(&self, r: u32) -> u32 {
+        self.host_of[r as usize]
+    }
+
+    /// A whole message from host `src` (a broadcast's root) with `tag`
+    /// reached host `h`'s process; whether the process goes on.
+    pub fn arrived(&mut self, h: u32, src: u32, tag: u64) -> bool {
+        let from = self.rank_of[src as usize];
+        self.procs[h as usize].arrived(from, tag)
+    }
+
+    /// `Drive::Idle`: host `h`'s library has nothing to do at `now`: the
+    /// process computes, or hands the library a send (kept for
+    /// [`Processes::drain_sends`]) or waits, polling.
+    pub fn control(&mut self, h: u32, now: Instant) -> Control {
+        match self.procs[h as usize].next(now) {
+            Next::Compute(d) => Control::Compute(d),
+            Next::Send { dst, size, tag } => {
+                let dst = self.host(dst);
+                self.sends.push((h, Outgoing { dst, size, count: 1, bcast: None, tag }));
+                Control::Wait
+            }
+            Next::Mcast { .. } => unreachable!("an idle-driven program does not multicast"),
+            Next::Wait | Next::Done => Control::Wait,
+        }
+    }
+
+    /// Moves the sends asked for since the last call to `out`.
+    pub fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>) {
+        out.append(&mut self.sends);
+    }
+
+    /// Whether every program is finished.
+    pub fn done(&self) -> bool {
+        self.procs.iter().all(Process::finished)
+    }
+
+    /// Whether the program is one of the multicast study's (its
+    /// forwarding metrics are reported).
+    pub fn multicasts(&self) -> bool {
+        self.drive == Drive::Upcall && self.measure == Measure::Exec
+    }
+
+    /// The program's measurements from its processes' marks; `link`
+    /// bounds how fast the network can carry a stream (a faster figure is
+    /// not measured). An idle-driven program that could not finish
+    /// reports `stuck`.
+    pub fn metrics(&self, m: &mut Metrics, link: &LinkBound) {
+        let marks = |r: u32| {
+            let p = &self.procs[self.host(r) as usize];
+            (p.marks[0].unwrap_or(Instant::ZERO), p.marks[1].unwrap_or(Instant::ZERO))
+        };
+        match self.measure {
+            Measure::Exec => {
+                match self.host_of.iter().map(|&h| self.procs[h as usize].end()).collect::<Option<Vec<_>>>() {
+                    Some(ends) => {
+                        let end = ends.into_iter().max().unwrap_or(Instant::ZERO);
+                        m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
+                    }
+                    None => m.unmeasured("exec_time_s", super::STUCK),
+                }
+            }
+            Measure::Stream { size, messages } => {
+                let (t0, t1) = marks(1);
+                let s = t1.since(t0).as_s_f64();
+                // The sender posts every message at once: no window to fill.
+                match stream_unmeasurable(messages, 0, 0, size, s, link) {
+                    None => {
+                        m.set("msg_rate_per_s", messages as f64 / s);
+                        m.set("throughput_MBps", (size * messages) as f64 / s / 1e6);
+                    }
+                    Some(why) => {
+                        m.unmeasured("msg_rate_per_s", why.clone());
+                        m.unmeasured("throughput_MBps", why);
+                    }
+                }
+                m.set("elapsed_us", s * 1e6);
+            }
+            Measure::PingPong { size, iterations } => {
+                let (t0, t1) = marks(0);
+                let one_way = t1.since(t0).as_s_f64() / (2 * iterations) as f64;
+                if one_way > 0.0 {
+                    m.set("latency_us", one_way * 1e6);
+                    m.set("throughput_MBps", size as f64 / one_way / 1e6);
+                } else {
+                    let why = "the timed round trips took no simulated time; raise workload.iterations";
+                    m.unmeasured("latency_us", why);
+                    m.unmeasured("throughput_MBps", why);
+                }
+            }
+        }
+        if self.drive == Drive::Idle {
+            m.set("stuck", if self.done() { 0.0 } else { 1.0 });
+        }
+    }
+}
+
+/// The random stream of process `h` of a program seeded `seed` (the DSM and
+/// FFT programs): one per process, so that what a process draws does not
+/// depend on the order in which the processes happen to draw.
+pub(crate) fn process_rng(seed: u64, h: u32) -> crate::engine::SimRng {
+    crate::engine::SimRng::new(seed ^ (u64::from(h) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Body;
+
+    fn process(ops: &[Op]) -> Process {
+        let mut b = Body::new();
+        for &op in ops {
+            b.push(op);
+        }
+        Process::new(Program::script(b, 1, 0), 4)
+    }
+
+    #[test]
+    fn a_wait_holds_until_every_receive_is_matched_whichever_comes_first() {
+        let t = Instant::ZERO;
+        let recv = |src| Op::Recv { src: Some(src), size: 8, tag: 5 };
+        let mut p = process(&[recv(1), recv(2), Op::WaitOutstanding(0), Op::Send { peer: 3, size: 8, tag: 6 }]);
+        // The message from 2 came before its receive was posted.
+        assert!(!p.arrived(2, 5));
+        assert_eq!(p.next(t), Next::Wait);
+        assert!(!p.arrived(1, 6), "another tag does not match");
+        assert_eq!(p.next(t), Next::Wait);
+        assert!(p.arrived(1, 5));
+        assert_eq!(p.next(t), Next::Send { dst: 3, size: 8, tag: 6 });
+        assert_eq!(p.next(t), Next::Done);
+        assert!(p.finished());
+    }
+
+    #[test]
+    fn a_receive_from_any_source_takes_any_message_with_its_tag() {
+        let t = Instant::ZERO;
+        let any = Op::Recv { src: None, size: 8, tag: 5 };
+        let mut p = process(&[any, any, Op::WaitOutstanding(0), Op::Mcast { size: 1, tag: 9 }]);
+        assert!(!p.arrived(3, 5), "ahead of its receive");
+        assert_eq!(p.next(t), Next::Wait);
+        assert!(!p.arrived(3, 6), "another tag does not match");
+        assert!(p.arrived(3, 5), "a second message from the same source");
+        assert_eq!(p.next(t), Next::Mcast { size: 1, tag: 9 });
+    }
+
+    #[test]
+    fn a_compute_phase_holds_the_program_until_it_ends_and_marks_take_the_time() {
+        let d = Duration::from_us(5);
+        let mut p = process(&[Op::Compute(d), Op::Mcast { size: 4, tag: 7 }]);
+        assert_eq!(p.next(Instant::ZERO), Next::Compute(d));
+        assert_eq!(p.next(Instant::ZERO), Next::Wait);
+        p.compute_done();
+        assert_eq!(p.next(Instant::ZERO), Next::Mcast { size: 4, tag: 7 });
+        let end = Instant::ZERO + d;
+        assert_eq!(p.next(end), Next::Done);
+        assert_eq!(p.end(), Some(end));
+    }
+
+    #[test]
+    fn the_fft_runs_the_open_mx_iteration_written_out_with_new_chunk_times_each_iteration() {
+        let w = LciWorkload::FftAllToAll { procs: 4, iterations: 3, size: 1024, compute_ns: 3_000_000, seed: 7 };
+        let mut p = Processes::new(&w, 2, 4).expect("the FFT runs as processes");
+        assert_eq!(p.drive, Drive::Idle);
+        assert!(p.participates(3) && !p.participates(4));
+        // Rank 1 alone, its peers' blocks arriving at once: three chunks and
+        // three sends per iteration, each iteration's chunk times its own.
+        let mut chunks = Vec::new();
+        let mut sends = Vec::new();
+        for _ in 0..100 {
+            match p.control(1, Instant::ZERO) {
+                Control::Compute(d) => {
+                    chunks.push(d);
+                    p.procs[1].compute_done();
+                }
+                Control::Wait if p.procs[1].finished() => break,
+                Control::Wait => {}
+                Control::Sleep => unreachable!(),
+            }
+            p.drain_sends(&mut sends);
+            for src in [0, 2, 3] {
+                p.arrived(1, src, crate::workload::tag::FFT);
+            }
+        }
+        assert!(p.procs[1].finished());
+        assert_eq!(chunks.len(), 9);
+        assert_eq!(sends.iter().map(|(_, o)| o.dst).collect::<Vec<_>>(), [2, 3, 0].repeat(3));
+        assert_ne!(chunks[..3], chunks[3..6], "drawn anew each iteration");
+        // The same seed draws the same program.
+        let mut q = Processes::new(&w, 2, 4).expect("processes");
+        assert_eq!(q.control(1, Instant::ZERO), Control::Compute(chunks[0]));
+    }
+}
