@@ -485,6 +485,13 @@ impl HostLines {
     pub fn footprints(&self) -> bool {
         self.paths.on()
     }
+
+    /// The library's own lines per run of `path`
+    /// (`footprint::LIB_FOOTPRINT`; 0 with the footprints off).
+    #[inline(always)]
+    pub fn lib_lines(&self, path: footprint::LibPath) -> u64 {
+        self.paths.lib_lines(path)
+    }
 }
 
 /// Transfer costs by relation, copy bandwidths, and the line geometry.

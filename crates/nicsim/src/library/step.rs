@@ -16,6 +16,7 @@
 use super::process::{Action, Out, PState, Proc, Queued, Req, Step};
 use super::{pin_cost, Cx, Output};
 use crate::config::WaitMode;
+use crate::host::cache::footprint::LibPath;
 use crate::host::Side;
 use crate::proto::Kind;
 use crate::wire::{self, MessageClass};
@@ -110,7 +111,9 @@ impl Proc {
                     // the NIC): counted, their time is in `send` and the copy.
                     let cc = cx.cc;
                     let lines = &mut self.lines;
-                    cc.touch(cx.cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64);
+                    // The library's own lines (`LibPath::Send`) with the MPI layer's.
+                    let own = cx.kernel_lines.lib_lines(LibPath::Send);
+                    cc.touch(cx.cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64 + own);
                     let class = wire::classify(size as usize, c.rndv_threshold as usize);
                     // With the paths' footprints an Open-MX medium send
                     // reads its buffer fragment by fragment, as it copies

@@ -130,6 +130,31 @@ pub const FOOTPRINT: [Row; PATHS] = [
     Row { written: [(Held::Fill, 2), (Held::Irq, 0)], dma: 0, stay: 0, code: 12 },
 ];
 
+/// A path of the library (libopen-mx 1.0.901) with a row in
+/// [`LIB_FOOTPRINT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LibPath {
+    /// `omx_isend` → `omx__isend_req` → `omx__submit_isend_*`, per message
+    /// sent (before its send system calls).
+    Send = 0,
+    /// `omx__progress` → `omx__process_event` → `omx__process_recv_*`, per
+    /// event consumed.
+    Recv = 1,
+}
+
+/// The library's own lines per run of each [`LibPath`]: process-private
+/// state (a hit while the process keeps its core), touched with the
+/// process's other private lines (`cache.user_private_lines`, which then
+/// holds the MPI layer's alone). Sizes [fact] computed from the 1.0.901
+/// headers on x86_64 (docs/paths-2009.md, "Structure sizes"); which lines
+/// a run touches [estimate].
+pub const LIB_FOOTPRINT: [u32; 2] = [
+    // Send: the request (union omx_request, 360 B: 6 lines, written), the partner (struct omx__partner, 200 B: 4 lines, seqnums written), the library endpoint's queues and counters (struct omx_endpoint, 648 B: 2-3 of its 11 lines, 3 [estimate: the range's top, lines are whole]), the ioctl's parameter block built on the stack (1): 14; code 45-55 lines [estimate: omx__isend_req 1,274 B + omx__alloc_setup_isend_tiny 888 B + omx_isend 278 B, gcc 12 -O2], not counted (L1I)
+    6 + 4 + 3 + 1,
+    // Recv: the partner (4: seqnums, the early and partial queues), the request it matches or allocates (6), the library endpoint (3 [estimate, 2-3]): 13 (the event slot: cache.event_lines; the endpoint's shared descriptor: cache.endpoint_lines; the data: the copies); code 45-70 lines [estimate: omx__progress 886 + omx__process_event 499 + omx__process_recv 1,487 + omx__process_recv_* 331-1,075 + omx__recv_complete 363 B, gcc 12], not counted
+    4 + 6 + 3,
+];
+
 /// The objects the paths' written lines live in, for one host.
 #[derive(Clone, Debug)]
 pub struct PathLines {
@@ -238,6 +263,17 @@ impl PathLines {
     #[inline(always)]
     pub fn on(&self) -> bool {
         self.on
+    }
+
+    /// The library's own lines per run of `path` ([`LIB_FOOTPRINT`]), 0
+    /// with the footprints off.
+    #[inline(always)]
+    pub fn lib_lines(&self, path: LibPath) -> u64 {
+        if self.on {
+            LIB_FOOTPRINT[path as usize] as u64
+        } else {
+            0
+        }
     }
 
     /// `path`'s row for receive queue or endpoint `q`, in `walk`: the
