@@ -83,7 +83,9 @@ def test_round_robin_moves_at_least_the_written_lines_per_message() -> None:
 
 
 def _cache_run(config: str, size: int, footprints: bool) -> Any:
-    scenario = exp_mq._mq_cache_scenario({"steering/binding": config, "size_bytes": size}, quick=True)
+    scenario = exp_mq._mq_cache_scenario(
+        {"steering/binding": config, "size_bytes": size}, quick=True
+    )
     scenario["preset"] = exp_mq.MQ_PRESET
     cache = {"path_footprints": True} if footprints else {"path_footprints": False, "napi_lines": 1}
     scenario["platform"] = {"cache": cache}
@@ -112,3 +114,22 @@ def test_a_bound_kernel_misses_the_send_paths_dma_read_lines() -> None:
     count = _cache_run("single-core/SC", 0, footprints=True)["host1_cache_driver_misses"]
     assert count > 0
     assert runs[128]["host1_cache_driver_misses"] > runs[0]["host1_cache_driver_misses"] * 1.5
+
+
+def test_the_library_touches_its_request_partner_and_endpoint_lines() -> None:
+    # LIB_FOOTPRINT: 14 lines a message sent (request 6, partner 4,
+    # endpoint 3, the ioctl's parameters 1), 13 an event consumed; without
+    # the footprints only the MPI layer's (`cache.user_private_lines`).
+    on = _cache_run("single-core/SC", 0, footprints=True)
+    off = _cache_run("single-core/SC", 0, footprints=False)
+    scenario = exp_mq._mq_cache_scenario(
+        {"steering/binding": "single-core/SC", "size_bytes": 0}, quick=True
+    )
+    count = scenario["workload"]["iterations"] + scenario["workload"]["warmup"]
+
+    def private(r: Any) -> float:
+        return float(r["host1_cache_private_hits"] + r["host1_cache_private_misses"])
+
+    # Host 1 sends one message and consumes one event per iteration.
+    per = (private(on) - private(off)) / count
+    assert 14 + 13 <= per <= 14 + 13 + 1

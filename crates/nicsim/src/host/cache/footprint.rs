@@ -140,6 +140,9 @@ pub enum LibPath {
     /// `omx__progress` → `omx__process_event` → `omx__process_recv_*`, per
     /// event consumed.
     Recv = 1,
+    /// `omx__process_event`, `OMX_EVT_SEND_MEDIUMSQ_FRAG_DONE`, per event
+    /// consumed (with `host.tx_softirq`).
+    FragDone = 2,
 }
 
 /// The library's own lines per run of each [`LibPath`]: process-private
@@ -148,11 +151,13 @@ pub enum LibPath {
 /// holds the MPI layer's alone). Sizes [fact] computed from the 1.0.901
 /// headers on x86_64 (docs/paths-2009.md, "Structure sizes"); which lines
 /// a run touches [estimate].
-pub const LIB_FOOTPRINT: [u32; 2] = [
+pub const LIB_FOOTPRINT: [u32; 3] = [
     // Send: the request (union omx_request, 360 B: 6 lines, written), the partner (struct omx__partner, 200 B: 4 lines, seqnums written), the library endpoint's queues and counters (struct omx_endpoint, 648 B: 2-3 of its 11 lines, 3 [estimate: the range's top, lines are whole]), the ioctl's parameter block built on the stack (1): 14; code 45-55 lines [estimate: omx__isend_req 1,274 B + omx__alloc_setup_isend_tiny 888 B + omx_isend 278 B, gcc 12 -O2], not counted (L1I)
     6 + 4 + 3 + 1,
     // Recv: the partner (4: seqnums, the early and partial queues), the request it matches or allocates (6), the library endpoint (3 [estimate, 2-3]): 13 (the event slot: cache.event_lines; the endpoint's shared descriptor: cache.endpoint_lines; the data: the copies); code 45-70 lines [estimate: omx__progress 886 + omx__process_event 499 + omx__process_recv 1,487 + omx__process_recv_* 331-1,075 + omx__recv_complete 363 B, gcc 12], not counted
     4 + 6 + 3,
+    // FragDone: the send queue's map entry released (omx__endpoint_sendq_map_user, 1) and the request's frags_pending_nr and queue (1-2 lines, 2 [estimate: the range's top, lines are whole]): 3 [fact: libopen-mx/omx_lib.c L90-112 of 1.0.901; lines estimate] (the event slot: cache.event_lines; the endpoint: cache.endpoint_lines); code 8-12 lines, not counted
+    1 + 2,
 ];
 
 /// The objects the paths' written lines live in, for one host.
