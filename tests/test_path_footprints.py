@@ -21,9 +21,9 @@ from nicsim.studies import exp_mq
 OTHERS = exp_mq.TABLE_I_OTHERS
 
 #: Lines the receive paths write per received frame with one frame an
-#: interrupt (hard IRQ 2, NAPI poll 3, driver 3 + stats 1, omx_recv 2):
-#: host/cache/footprint.rs.
-WRITTEN_PER_FRAME = 11
+#: interrupt (hard IRQ 2, NAPI poll 3, driver 3 + stats 1, restock 2,
+#: omx_recv 2): host/cache/footprint.rs.
+WRITTEN_PER_FRAME = 13
 
 
 def _pingpong(steering: str, binding: str, size: int, ioat: bool, footprints: bool) -> Any:
@@ -73,8 +73,63 @@ def test_round_robin_moves_at_least_the_written_lines_per_message() -> None:
     # each one's interrupt lands on the next core, which misses every line
     # the last one wrote (another die's, or modified in the sibling's L1).
     assert on["host1_cache_driver_misses"] / count >= WRITTEN_PER_FRAME * 7 / 8
-    # Bound to one core, they stay: only the first touches miss, and the
-    # line the NIC writes at each interrupt (`mcp_irq_data`).
-    assert bound["host1_cache_driver_misses"] <= bound["host1_interrupts"] + 2 * WRITTEN_PER_FRAME
+    # Bound to one core, they stay: only the first touches miss, the line
+    # the NIC writes at each interrupt (`mcp_irq_data`) and the head of
+    # each frame sent, which the NIC's transmit DMA read.
+    sent = bound["host1_interrupts"] + count
+    assert bound["host1_cache_driver_misses"] <= sent + 2 * WRITTEN_PER_FRAME
     # Off: no such lines.
     assert off["host1_cache_driver_misses"] == 0
+
+
+def _cache_run(config: str, size: int, footprints: bool) -> Any:
+    scenario = exp_mq._mq_cache_scenario(
+        {"steering/binding": config, "size_bytes": size}, quick=True
+    )
+    scenario["preset"] = exp_mq.MQ_PRESET
+    cache = {"path_footprints": True} if footprints else {"path_footprints": False, "napi_lines": 1}
+    scenario["platform"] = {"cache": cache}
+    return nicsim.run(scenario)
+
+
+def test_the_send_queue_copy_makes_the_32kb_user_rate_on_the_interrupts_core_miss() -> None:
+    # Table II, 32 kB, IRQ on SC: 22.56 % of the library's L2 accesses miss.
+    # The copy into the send queue writes lines the NIC's transmit DMA read
+    # out of the cache at the slot's last use: with the footprints they miss
+    # (`Proc::sendq_copy`); without them every user access of a bound
+    # ping-pong hits (the receive queue's slot was just written on this core,
+    # the application's buffers are reused).
+    on = _cache_run("single-core/SC", 32768, footprints=True)["host1_thread_user_miss_rate"]
+    off = _cache_run("single-core/SC", 32768, footprints=False)["host1_thread_user_miss_rate"]
+    assert on > 0.1
+    assert off < 0.01
+
+
+def test_a_bound_kernel_misses_the_send_paths_dma_read_lines() -> None:
+    # Table II, 0 B and 128 B, IRQ on SC: the kernel's misses that do not
+    # depend on the binding include the skb's head, and a small send's data,
+    # which the NIC's transmit DMA read: 128 B misses more than 0 B by the
+    # small send's two data lines.
+    runs = {size: _cache_run("single-core/SC", size, footprints=True) for size in (0, 128)}
+    count = _cache_run("single-core/SC", 0, footprints=True)["host1_cache_driver_misses"]
+    assert count > 0
+    assert runs[128]["host1_cache_driver_misses"] > runs[0]["host1_cache_driver_misses"] * 1.5
+
+
+def test_the_library_touches_its_request_partner_and_endpoint_lines() -> None:
+    # LIB_FOOTPRINT: 14 lines a message sent (request 6, partner 4,
+    # endpoint 3, the ioctl's parameters 1), 13 an event consumed; without
+    # the footprints only the MPI layer's (`cache.user_private_lines`).
+    on = _cache_run("single-core/SC", 0, footprints=True)
+    off = _cache_run("single-core/SC", 0, footprints=False)
+    scenario = exp_mq._mq_cache_scenario(
+        {"steering/binding": "single-core/SC", "size_bytes": 0}, quick=True
+    )
+    count = scenario["workload"]["iterations"] + scenario["workload"]["warmup"]
+
+    def private(r: Any) -> float:
+        return float(r["host1_cache_private_hits"] + r["host1_cache_private_misses"])
+
+    # Host 1 sends one message and consumes one event per iteration.
+    per = (private(on) - private(off)) / count
+    assert 14 + 13 <= per <= 14 + 13 + 1

@@ -309,15 +309,17 @@ def _table2_note(size: int, side: str, config: str) -> str:
             "the kernel side counts what runs on the process's core, as PAPI's per-thread "
             "counters do: its send system calls, and the receive paths of the interrupts "
             "served there (all with SC, one in eight round-robin, none with S$); each path's "
-            "data lines (host/cache/footprint.rs: driver state, interface counters, NIC-written "
-            "lines, per-CPU lines) besides the endpoint, event ring, transmit state and skbs; "
-            "the paths' code is taken to stay in the L1 instruction cache, not counted"
+            "data lines (host/cache/footprint.rs: driver state, the restock, interface "
+            "counters, NIC-written lines, the sent skb's lines the NIC's DMA read, per-CPU "
+            "lines) besides the endpoint, event ring, transmit state and skbs; the paths' code "
+            "is taken to stay in the L1 instruction cache, not counted"
         )
     if size == 32768 and side == "user":
         notes.append(
-            "the library's copy finds the receive queue slot in its L2 when the driver wrote "
-            "it there, and its 32 kB buffer stays in the 4 MB L2: the pollution the study "
-            "names does not reach the library in the model"
+            "the library's copy into the send queue misses the slot's lines, which the NIC's "
+            "transmit DMA read out of the cache (the snoop taken to leave them invalid, an "
+            "estimate); the receive queue's slot and the 32 kB buffers hit where the driver "
+            "and the process share a core"
         )
     elif size == 1048576:
         notes.append(

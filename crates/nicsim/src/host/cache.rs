@@ -451,19 +451,46 @@ impl HostLines {
         self.paths.run(cc, topo, cache, run, at)
     }
 
-    /// Runs of `first` then `second`, each `(path, q)`, back to back on
-    /// core `at` (`footprint::PathLines::run_two`); returns the stall.
+    /// Runs of each `(path, q)` of `runs`, back to back on core `at`
+    /// (`footprint::PathLines::run_all`); returns the stall.
     #[inline(always)]
-    pub fn paths(
+    pub fn paths<const N: usize>(
         &mut self,
         cc: &CacheCosts,
         topo: &Topology,
         cache: &mut CacheStats,
-        first: (footprint::Path, usize),
-        second: (footprint::Path, usize),
+        runs: [(footprint::Path, usize); N],
         at: Cpu,
     ) -> Duration {
-        self.paths.run_two(cc, topo, cache, first, second, at)
+        self.paths.run_all(cc, topo, cache, runs, at)
+    }
+
+    /// A frame handed to the driver on core `at` with `payload` lines of
+    /// data in its skb (`footprint::PathLines::send`); returns the stall.
+    #[inline(always)]
+    pub fn send(
+        &mut self,
+        cc: &CacheCosts,
+        topo: &Topology,
+        cache: &mut CacheStats,
+        payload: u32,
+        at: Cpu,
+    ) -> Duration {
+        self.paths.send(cc, topo, cache, payload, at)
+    }
+
+    /// Whether the paths touch their footprints' lines
+    /// (`cache.path_footprints`).
+    #[inline(always)]
+    pub fn footprints(&self) -> bool {
+        self.paths.on()
+    }
+
+    /// The library's own lines per run of `path`
+    /// (`footprint::LIB_FOOTPRINT`; 0 with the footprints off).
+    #[inline(always)]
+    pub fn lib_lines(&self, path: footprint::LibPath) -> u64 {
+        self.paths.lib_lines(path)
     }
 }
 

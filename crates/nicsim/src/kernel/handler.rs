@@ -81,8 +81,10 @@ pub(crate) fn price<'p>(
     let Some(p) = eps[ep as usize] else {
         return c.host.driver_rx + c.host.handler_drop;
     };
-    // myri10ge_rx_done, then omx_recv: their footprints' lines.
-    let mut cost = klines.paths(cc, topo, cache, (Path::RxFrame, q), (Path::OmxRecv, ep as usize), at);
+    // myri10ge_rx_done, the restock of its buffer (myri10ge_alloc_rx_pages,
+    // at the poll's end), then omx_recv: their footprints' lines.
+    let runs = [(Path::RxFrame, q), (Path::Restock, q), (Path::OmxRecv, ep as usize)];
+    let mut cost = klines.paths(cc, topo, cache, runs, at);
     let (ep_obj, ring_obj, lines) = procs[p as usize].shared();
     cost +=
         c.host.driver_rx + c.host.handler + cc.access(topo, cache, ep_obj, at, Side::Kernel, c.cache.endpoint_lines);

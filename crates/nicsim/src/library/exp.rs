@@ -26,6 +26,7 @@
 use super::process::{ExpEvents, EXP_EVENT_SLOTS};
 use super::Cx;
 use super::Proc;
+use crate::host::cache::footprint::LibPath;
 use crate::host::{Cpu, Obj, Side};
 use crate::time::Duration;
 use crate::wire::{self, MessageClass};
@@ -59,6 +60,10 @@ impl Proc {
     pub(super) fn exp_cost(&mut self, cx: &mut Cx<'_>, at: Cpu) -> (Duration, u32) {
         let (c, cc, topo) = (cx.c, cx.cc, cx.topo);
         let k = self.exp.pending;
+        // The library's own lines per event (`LibPath::FragDone`), counted
+        // (their time is in `frag_done`).
+        let own = cx.kernel_lines.lib_lines(LibPath::FragDone) * k as u64;
+        cc.touch(cx.cache, &mut self.lines.private, at, Side::User, own);
         let cost = c.lib.frag_done.times(k as u64)
             + cc.access(topo, cx.cache, &mut self.exp.ring, at, Side::User, k * c.cache.event_lines)
             + cc.access(topo, cx.cache, &mut self.ep_obj, at, Side::User, c.cache.endpoint_lines);

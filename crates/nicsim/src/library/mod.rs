@@ -45,7 +45,6 @@ pub(crate) use event::{LibEvent, Writer};
 pub(crate) use process::{Action, Notice, PState, Peaks, Proc, Step};
 
 use crate::costs::Costs;
-use crate::host::cache::footprint::Path;
 use crate::host::{CacheCosts, CacheStats, HostLines, Topology, TxPath};
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
@@ -147,10 +146,11 @@ impl Cx<'_> {
     /// The host's send-path state, touched by `core` which then works on
     /// it for `hold` (`TxPath::touch`), the lines of endpoint `ep`'s send
     /// system call (`Path::SendIoctl`) and those Open-MX's `omx_queue_xmit`
-    /// writes (`Path::OmxSend`); a stall it makes another core owe is an
-    /// output.
+    /// and myri10ge's `myri10ge_xmit` write (`Path::OmxSend`), with
+    /// `payload` lines of data copied into the skb; a stall it makes
+    /// another core owe is an output.
     #[inline(always)]
-    pub(crate) fn tx_touch(&mut self, core: u16, ep: u8, hold: Duration) -> Duration {
+    pub(crate) fn tx_touch(&mut self, core: u16, ep: u8, hold: Duration, payload: u32) -> Duration {
         let kernel = &mut self.kernel_lines.kernel[core as usize];
         let (cost, owed) = self.tx.touch(self.cc, self.topo, &self.c.cache, self.cache, kernel, self.now, core, hold);
         if let Some((core, stall)) = owed {
@@ -159,6 +159,6 @@ impl Cx<'_> {
         let at = self.topo.cpu(core);
         // The send system call's own lines (`Path::SendIoctl`): counted.
         self.kernel_lines.send_ioctl(self.cc, self.cache, ep as usize, at);
-        cost + self.kernel_lines.path(self.cc, self.topo, self.cache, (Path::OmxSend, 0), at)
+        cost + self.kernel_lines.send(self.cc, self.topo, self.cache, payload, at)
     }
 }

@@ -11,6 +11,7 @@
 use super::indexes::{MediumRx, MediumTarget};
 use super::process::{LibEvent, Out, Proc, Unexpected, Writer};
 use super::{Cx, Output};
+use crate::host::cache::footprint::LibPath;
 use crate::host::{Cpu, Owner, Side};
 use crate::proto::{AckPlan, Arrival, Kind};
 use crate::time::Duration;
@@ -31,9 +32,11 @@ impl Proc {
         let mut cost = c.lib.event
             + cc.access(topo, cache, &mut pr.ring_obj, at, Side::User, c.cache.event_lines)
             + cc.access(topo, cache, &mut pr.ep_obj, at, Side::User, c.cache.endpoint_lines);
-        // The library's own state, counted (its time is in `event`).
+        // The library's own state (`LibPath::Recv`) and the MPI layer's,
+        // counted (its time is in `event`).
+        let own = cx.kernel_lines.lib_lines(LibPath::Recv);
         let lines = &mut pr.lines;
-        cc.touch(cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64);
+        cc.touch(cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64 + own);
         let mut m = ev.msg;
         if m.kind == Kind::Mcast {
             // A multicast frame is read as the TINY or SMALL frame or the

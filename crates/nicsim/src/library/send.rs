@@ -51,7 +51,13 @@ impl Proc {
             return cost;
         }
         let per_frame = c.host.driver_tx + c.nic.doorbell;
-        let tx = cx.tx_touch(self.core, self.ep, c.host.syscall + per_frame);
+        // A small message's data is copied into the skb behind its head
+        // (`omx_ioctl_send_small`).
+        let payload = match out {
+            Out::Msg { kind: Kind::Small, size, .. } => cx.cc.lines(size) as u32,
+            _ => 0,
+        };
+        let tx = cx.tx_touch(self.core, self.ep, c.host.syscall + per_frame, payload);
         match out {
             Out::Msg { kind, size, frag, .. } => {
                 let bytes = match kind {
@@ -74,6 +80,9 @@ impl Proc {
                 } else {
                     Duration::ZERO
                 };
+                if kind == Kind::MediumFrag && cx.kernel_lines.footprints() {
+                    self.sendq_copy(cx, bytes);
+                }
                 c.host.syscall + per_frame + tx + dtor + cx.cc.copy_hot(bytes)
             }
             Out::Ack { .. } => c.host.syscall + per_frame + tx,
@@ -85,6 +94,27 @@ impl Proc {
                     + tx
             }
         }
+    }
+
+    /// The lines of a medium fragment's copy into the send queue
+    /// (`omx__post_isend_mediumsq`, libopen-mx/omx_send.c of 1.0.901:
+    /// `memcpy` of the fragment into its send-queue slot, just before the
+    /// fragment's system call), with the paths' footprints: `bytes` read
+    /// from the application's buffer and written into the slot, counted
+    /// (the copy's time is `copy_hot`). The slot's lines are a miss: the
+    /// NIC's transmit DMA read them out of the cache at the slot's last use
+    /// (the driver attaches the slot's page to the skb, `omx_send.c`), and
+    /// the snoop of that inbound read is taken to leave them Invalid
+    /// \[estimate: no source found for the 5000P's snoop of an inbound read;
+    /// left Shared, the write would be an upgrade, not lines brought in].
+    /// The send queue's slots come from a LIFO free list
+    /// (`omx__endpoint_sendq_map_get`, libopen-mx/omx_lib.h), so they are
+    /// the same few slots send after send, in the cache but for that.
+    #[inline(never)]
+    fn sendq_copy(&mut self, cx: &mut Cx<'_>, bytes: u64) {
+        let at = cx.topo.cpu(self.core);
+        let mut slot = crate::host::Obj::dma_written(cx.cache, crate::host::Owner::Memory);
+        let _ = cx.cc.copy(cx.cache, &mut self.lines.app, Some(&mut slot), at, crate::host::Side::User, bytes);
     }
 
     /// Queues explicit acks and resends that are due; true if it queued any.

@@ -16,6 +16,7 @@
 use super::process::{Action, Out, PState, Proc, Queued, Req, Step};
 use super::{pin_cost, Cx, Output};
 use crate::config::WaitMode;
+use crate::host::cache::footprint::LibPath;
 use crate::host::Side;
 use crate::proto::Kind;
 use crate::wire::{self, MessageClass};
@@ -110,9 +111,18 @@ impl Proc {
                     // the NIC): counted, their time is in `send` and the copy.
                     let cc = cx.cc;
                     let lines = &mut self.lines;
-                    cc.touch(cx.cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64);
+                    // The library's own lines (`LibPath::Send`) with the MPI layer's.
+                    let own = cx.kernel_lines.lib_lines(LibPath::Send);
+                    cc.touch(cx.cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64 + own);
                     let class = wire::classify(size as usize, c.rndv_threshold as usize);
-                    if class != MessageClass::Large {
+                    // With the paths' footprints an Open-MX medium send
+                    // reads its buffer fragment by fragment, as it copies
+                    // it into the send queue (`send_cost`).
+                    let by_frag = class == MessageClass::Medium
+                        && !c.native
+                        && matches!(op, Op::Send { .. })
+                        && cx.kernel_lines.footprints();
+                    if class != MessageClass::Large && !by_frag {
                         cc.touch(cx.cache, &mut lines.app, at, Side::User, cc.lines(size));
                     }
                     match class {
@@ -137,7 +147,10 @@ impl Proc {
                             if class == MessageClass::Small {
                                 cost += c.lib.small_send;
                             }
-                            let tx = cx.tx_touch(self.core, self.ep, hold);
+                            // A small message's data is copied into the
+                            // skb behind its head (`omx_ioctl_send_small`).
+                            let payload = if class == MessageClass::Small { cc.lines(size) as u32 } else { 0 };
+                            let tx = cx.tx_touch(self.core, self.ep, hold, payload);
                             cost += hold + tx + cc.copy_hot(size);
                         }
                     }

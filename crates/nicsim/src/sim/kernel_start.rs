@@ -131,7 +131,7 @@ impl World {
             KWork::Irq { .. } => {
                 let hs = &mut self.hosts[h];
                 let at = self.topo.cpu(core as u16);
-                hs.lines.paths(&self.c.cc, &self.topo, &mut hs.cache, (Path::HardIrq, q), (Path::NapiPoll, q), at)
+                hs.lines.paths(&self.c.cc, &self.topo, &mut hs.cache, [(Path::HardIrq, q), (Path::NapiPoll, q)], at)
             }
             KWork::HardIrq { .. } => self.path_lines(h, core, (Path::HardIrq, q)),
             KWork::IrqThread { timer: false, .. } => self.path_lines(h, core, (Path::HardIrq, q)),

@@ -263,8 +263,11 @@ fn a_working_set_larger_than_the_l2_misses_more_and_runs_slower() {
     };
     let (big, small) = (m(4096), m(16));
     let g = |x: &nicsim::Metrics, k: &str| x.get(k).unwrap();
-    for k in ["host1_kernel_miss_rate", "host1_user_miss_rate"] {
-        assert!(g(&small, k) > g(&big, k) + 0.01, "{k}: 16 KiB {} vs 4 MB {}", g(&small, k), g(&big, k));
+    // The kernel's per-CPU and read-mostly lines of the paths' footprints
+    // (host/cache/footprint.rs) count as hits whatever the L2's size, and
+    // its lines the NIC's DMA wrote or read as misses: its rate moves less.
+    for (k, by) in [("host1_kernel_miss_rate", 0.005), ("host1_user_miss_rate", 0.01)] {
+        assert!(g(&small, k) > g(&big, k) + by, "{k}: 16 KiB {} vs 4 MB {}", g(&small, k), g(&big, k));
     }
     assert!(g(&small, "latency_us") > g(&big, "latency_us"), "latency");
 }

@@ -60,10 +60,13 @@ pub enum Path {
     /// (`sys_ioctl` → `omx_miscdev_ioctl` → `omx_ioctl_send_*`), before
     /// `omx_queue_xmit`.
     SendIoctl = 6,
+    /// `myri10ge_alloc_rx_pages`, per buffer the NAPI poll gives back to
+    /// the NIC (one per received frame).
+    Restock = 7,
 }
 
 /// Number of [`Path`] values (rows of [`FOOTPRINT`]).
-pub const PATHS: usize = 7;
+pub const PATHS: usize = 8;
 
 /// Which object holds a path's written lines: the receive queue's slice
 /// state, split by the step that writes it, or the host's Open-MX
@@ -79,22 +82,27 @@ pub enum Held {
     /// The slice's `stats`, written by the poll (receive) and the hard IRQ
     /// (transmit completions).
     Stats = 3,
+    /// What the restock writes: the refilled entry's `info` and `shadow`,
+    /// the `struct page` of the page it carves buffers from.
+    Fill = 4,
     /// The interface's `counters[]` (one line holds the hot ones).
-    Iface = 4,
+    Iface = 5,
     /// The driver's endpoint's line 0, its `refcount` (`kref_get` and
     /// `kref_put` around each frame), per endpoint.
-    EpRef = 5,
+    EpRef = 6,
 }
 
-/// Objects per receive queue ([`Held`] values but `Iface`).
-const SLICE_OBJS: usize = 4;
+/// Objects per receive queue ([`Held`] values but `Iface` and `EpRef`).
+const SLICE_OBJS: usize = 5;
 
 /// One path's lines, per run of it.
 #[derive(Clone, Copy, Debug)]
 pub struct Row {
     /// Written lines, in up to two objects.
     pub written: [(Held, u32); 2],
-    /// Lines a DMA wrote that the path reads (counted in class `driver`).
+    /// Lines a DMA wrote that the path reads, or that a DMA read out of
+    /// the core's cache and the path writes again (a miss wherever the
+    /// path runs; counted in class `driver`).
     pub dma: u32,
     /// Per-CPU and read-mostly lines (the core's own; they stay).
     pub stay: u32,
@@ -110,14 +118,46 @@ pub const FOOTPRINT: [Row; PATHS] = [
     Row { written: [(Held::Stats, 1), (Held::Irq, 0)], dma: 0, stay: 1, code: 10 },
     // NapiPoll: napi_struct 1 [estimate] 40 B, 72 B with CONFIG_NETPOLL, include/linux/netdevice.h@2.6.26, its poll_list and state written by net_rx_action and netif_rx_complete (in place of cache.napi_lines, 0 where this table is on); rx_done header 2 [estimate] myri10ge.c@1.4.4 L159-166; lro_flush_all reads 8 net_lro_desc, 12 stay [estimate] include/linux/inet_lro.h; code 15-25 [estimate]
     Row { written: [(Held::Poll, 3), (Held::Irq, 0)], dma: 0, stay: 12, code: 20 },
-    // RxFrame: rx_small/rx_big 1 [fact] 64 B myri10ge.c@1.4.4 L127-139, info 1/2 -> 1, the buffer's struct page 1 (get_page/put_page) [estimate], stats rx counters 1 [fact] L168-175; ptype lists 2 stay [estimate]; code 30-45 [estimate] (mcp_slot and header: cache.rx_dma_lines; skb: cache.kernel_private_lines)
-    Row { written: [(Held::Rx, 3), (Held::Stats, 1)], dma: 0, stay: 2, code: 38 },
+    // RxFrame: rx_small/rx_big 1 [fact] 64 B myri10ge.c@1.4.4 L127-139, info 1/2 -> 1, the buffer's struct page 1 (get_page/put_page) [estimate], stats rx counters 1 [fact] L168-175; ptype lists 2 stay [estimate]; the slab's per-CPU lines of skbuff_head_cache and of the data's kmalloc cache, taken by netdev_alloc_skb and given back by the skb's free after the handler on this core, 2 stay [estimate, 2-4]; code 30-45 [estimate] (mcp_slot and header: cache.rx_dma_lines; skb: cache.kernel_private_lines)
+    Row { written: [(Held::Rx, 3), (Held::Stats, 1)], dma: 0, stay: 4, code: 38 },
     // OmxRecv: iface->counters[] hot counters in bytes 0-111, 1 written [fact] common/omx_io.h L869ff, omx_counter_inc omx_iface.h L115-118, on by default configure.ac L281-288; the endpoint's refcount (line 0 of the 2,296 B struct omx_endpoint, offset 48), 1 written [fact] omx_endpoint_acquire_by_iface_index, driver/linux/omx_dev.c L336-365 (kref_get; kref_put at the end of the handler); iface and endpoints[] (under RCU: read) 2 stay [fact] omx_recv.c L997-1087; code 8-12 [estimate] (the endpoint's lines 1-2, queue offsets, event_lock, waiters: cache.endpoint_lines)
     Row { written: [(Held::Iface, 1), (Held::EpRef, 1)], dma: 0, stay: 2, code: 10 },
-    // OmxSend: omx_queue_xmit increments iface->counters[SEND_<type>] for every frame it sends, the same line as omx_recv's, 1 written [fact] driver/linux/omx_misc.h L43-45; the rest of the send path: cache.tx_lines, cache.kernel_private_lines, host.driver_tx
-    Row { written: [(Held::Iface, 1), (Held::Irq, 0)], dma: 0, stay: 0, code: 0 },
+    // OmxSend: omx_queue_xmit increments iface->counters[SEND_<type>] for every frame it sends, the same line as omx_recv's, 1 written [fact] driver/linux/omx_misc.h L43-45; the frame's head (Ethernet and Open-MX headers) written into the skb's data, a kmalloc buffer the per-CPU slab hands out again send after send, whose line the NIC's transmit DMA read out of the cache last time: 1 DMA line [estimate: the snoop of the inbound read is taken to leave the Modified line Invalid, so the write misses; no source found for the 5000P's snoop of an inbound read, and with Shared the write would be an upgrade, not a line brought in: 0]; myri10ge_xmit writes the descriptors into tx->req_list, the host's shadow of the send ring whose first entries every send rewrites (myri10ge.c of 2.6.26 L145, L2699 req = tx->req_list), 1 stay [fact]; the rest of the send path: cache.tx_lines, cache.kernel_private_lines, host.driver_tx
+    Row { written: [(Held::Iface, 1), (Held::Irq, 0)], dma: 1, stay: 1, code: 0 },
     // SendIoctl: the endpoint's line 0, whose status omx_handle_ioctl_with_endpoint reads (offset 40, beside the refcount at 48 that omx_recv's kref writes), 1 read, not written [fact] driver/linux/omx_dev.c, omx_endpoint.h (0.9.2 and 1.0.901): PathLines::send_ioctl; per-CPU and read-mostly lines, 10 stay [estimate, range 7-14]: the system call's entry and fget_light (thread_info, files_struct's fd array, struct file: 3, fs/ioctl.c, fs/file_table.c of 2.6.26), the command copied in from the caller's stack (copy_from_user, 1: the library wrote it just before), the slab's per-CPU array_cache of skbuff_head_cache and of the kmalloc cache of the data (2, alloc_skb in omx_new_skb), the frame's head written (1: Ethernet and Open-MX headers), the peer table entry omx_set_target_peer reads (1), the iface and net_device lines (eth_ifp, dev_addr: 2); code 40-60 [estimate] (the skb's struct: cache.kernel_private_lines; the send ring: cache.tx_lines)
     Row { written: [(Held::Irq, 0), (Held::Irq, 0)], dma: 0, stay: 10, code: 50 },
+    // Restock: myri10ge_alloc_rx_pages gives the buffer just taken back to the NIC (myri10ge.c of 2.6.26 L1199-1256; nic.fill_thresh 0: at every poll): the refilled entry's rx->info (32 B, myri10ge_rx_buffer_state) and rx->shadow (8 B, mcp_kreq_ether_recv) written, 1 line [estimate: 1/2 + 1/8 line, rounded up]; the current page's struct page, get_page(rx->page) for every buffer carved from it (L1213), 1 written [fact]; a new page from alloc_pages (L1217) every 2 buffers at MTU 9000, the presets' (small_bytes 1518 + MXGEFW_PAD, SKB_DATA_ALIGN: 1,536 B), every 32 at 1500 (128 B): the per-CPU free list's line and the new page's struct page, which the put_page of the skb that held it freed onto this CPU's hot list, 1 stay a frame [estimate: 2 lines a page, range 1/16 to 1]; the descriptors copied to the NIC 8 at a time by PIO (myri10ge_submit_8rx): uncached, no L2 request; code 10-15 [estimate]
+    Row { written: [(Held::Fill, 2), (Held::Irq, 0)], dma: 0, stay: 1, code: 12 },
+];
+
+/// A path of the library (libopen-mx 1.0.901) with a row in
+/// [`LIB_FOOTPRINT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LibPath {
+    /// `omx_isend` → `omx__isend_req` → `omx__submit_isend_*`, per message
+    /// sent (before its send system calls).
+    Send = 0,
+    /// `omx__progress` → `omx__process_event` → `omx__process_recv_*`, per
+    /// event consumed.
+    Recv = 1,
+    /// `omx__process_event`, `OMX_EVT_SEND_MEDIUMSQ_FRAG_DONE`, per event
+    /// consumed (with `host.tx_softirq`).
+    FragDone = 2,
+}
+
+/// The library's own lines per run of each [`LibPath`]: process-private
+/// state (a hit while the process keeps its core), touched with the
+/// process's other private lines (`cache.user_private_lines`, which then
+/// holds the MPI layer's alone). Sizes [fact] computed from the 1.0.901
+/// headers on x86_64 (docs/paths-2009.md, "Structure sizes"); which lines
+/// a run touches [estimate].
+pub const LIB_FOOTPRINT: [u32; 3] = [
+    // Send: the request (union omx_request, 360 B: 6 lines, written), the partner (struct omx__partner, 200 B: 4 lines, seqnums written), the library endpoint's queues and counters (struct omx_endpoint, 648 B: 2-3 of its 11 lines, 3 [estimate: the range's top, lines are whole]), the ioctl's parameter block built on the stack (1): 14; code 45-55 lines [estimate: omx__isend_req 1,274 B + omx__alloc_setup_isend_tiny 888 B + omx_isend 278 B, gcc 12 -O2], not counted (L1I)
+    6 + 4 + 3 + 1,
+    // Recv: the partner (4: seqnums, the early and partial queues), the request it matches or allocates (6), the library endpoint (3 [estimate, 2-3]): 13 (the event slot: cache.event_lines; the endpoint's shared descriptor: cache.endpoint_lines; the data: the copies); code 45-70 lines [estimate: omx__progress 886 + omx__process_event 499 + omx__process_recv 1,487 + omx__process_recv_* 331-1,075 + omx__recv_complete 363 B, gcc 12], not counted
+    4 + 6 + 3,
+    // FragDone: the send queue's map entry released (omx__endpoint_sendq_map_user, 1) and the request's frags_pending_nr and queue (1-2 lines, 2 [estimate: the range's top, lines are whole]): 3 [fact: libopen-mx/omx_lib.c L90-112 of 1.0.901; lines estimate] (the event slot: cache.event_lines; the endpoint: cache.endpoint_lines); code 8-12 lines, not counted
+    1 + 2,
 ];
 
 /// The objects the paths' written lines live in, for one host.
@@ -176,27 +216,69 @@ impl PathLines {
         walk.end(cache)
     }
 
-    /// Runs of `first` then `second` on core `at`, as [`PathLines::run`]
-    /// runs each, in one [`Walk`]: the paths a stage runs back to back (the
-    /// hard IRQ and the poll it schedules, `myri10ge_rx_done` and
-    /// `omx_recv`) update the die's fill clock and the counters once.
+    /// Runs of each `(path, q)` of `runs` in turn on core `at`, as
+    /// [`PathLines::run`] runs each, in one [`Walk`]: the paths a stage
+    /// runs back to back (the hard IRQ and the poll it schedules;
+    /// `myri10ge_rx_done`, the restock of its buffer and `omx_recv`) update
+    /// the die's fill clock and the counters once.
     #[inline(always)]
-    pub fn run_two(
+    pub fn run_all<const N: usize>(
         &mut self,
         cc: &CacheCosts,
         topo: &Topology,
         cache: &mut CacheStats,
-        first: (Path, usize),
-        second: (Path, usize),
+        runs: [(Path, usize); N],
         at: Cpu,
     ) -> Duration {
         if !self.on {
             return Duration::ZERO;
         }
         let mut walk = Walk::begin(cache, at, ObjClass::Driver, Side::Kernel);
-        self.walk(&mut walk, cc, topo, cache, first.0, first.1);
-        self.walk(&mut walk, cc, topo, cache, second.0, second.1);
+        for (path, q) in runs {
+            self.walk(&mut walk, cc, topo, cache, path, q);
+        }
         walk.end(cache)
+    }
+
+    /// One frame handed to the driver on core `at` ([`Path::OmxSend`], as
+    /// [`PathLines::run`] runs it), with `payload` more lines the NIC's
+    /// transmit DMA read out of the cache: the data a tiny or small send
+    /// copies into the skb behind its head (`omx_ioctl_send_small`'s
+    /// `copy_from_user`), rewritten by the next send into the same slab
+    /// buffer, a miss as the head's line is (the row's DMA line).
+    #[inline(always)]
+    pub fn send(
+        &mut self,
+        cc: &CacheCosts,
+        topo: &Topology,
+        cache: &mut CacheStats,
+        payload: u32,
+        at: Cpu,
+    ) -> Duration {
+        if !self.on {
+            return Duration::ZERO;
+        }
+        let mut walk = Walk::begin(cache, at, ObjClass::Driver, Side::Kernel);
+        self.walk(&mut walk, cc, topo, cache, Path::OmxSend, 0);
+        walk.count(payload as u64, payload as u64);
+        walk.end(cache)
+    }
+
+    /// Whether the paths touch their lines (`cache.path_footprints`).
+    #[inline(always)]
+    pub fn on(&self) -> bool {
+        self.on
+    }
+
+    /// The library's own lines per run of `path` ([`LIB_FOOTPRINT`]), 0
+    /// with the footprints off.
+    #[inline(always)]
+    pub fn lib_lines(&self, path: LibPath) -> u64 {
+        if self.on {
+            LIB_FOOTPRINT[path as usize] as u64
+        } else {
+            0
+        }
     }
 
     /// `path`'s row for receive queue or endpoint `q`, in `walk`: the
@@ -333,7 +415,7 @@ mod tests {
         for i in 0..200u16 {
             let at = topo.cpu((i * 3) % 8);
             let (a, b) = pairs[i as usize % pairs.len()];
-            let t2 = two.run_two(&cc, &topo, &mut c2, a, b, at);
+            let t2 = two.run_all(&cc, &topo, &mut c2, [a, b], at);
             let t1 = one.run(&cc, &topo, &mut c1, a, at) + one.run(&cc, &topo, &mut c1, b, at);
             assert_eq!(t2, t1, "run {i}");
             assert_eq!(c2.counts, c1.counts, "run {i}");
@@ -377,6 +459,62 @@ mod tests {
         let recv = FOOTPRINT[Path::OmxRecv as usize];
         let per = 1 + row.stay as u64 + written_lines(Path::OmxRecv) as u64 + recv.stay as u64;
         assert_eq!(cache.thread_side_totals(Side::Kernel), Some((n * per, 2)));
+    }
+
+    #[test]
+    fn the_restock_writes_lines_that_follow_a_round_robin_poll_and_stay_with_a_bound_one() {
+        let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
+        let runs = [(Path::RxFrame, 0), (Path::Restock, 0), (Path::OmxRecv, 0)];
+        let n = 400u64;
+        let misses = |rr: bool| {
+            let mut lines = super::super::HostLines::new(8, 1, true);
+            let mut cache = CacheStats::new(4, 65536, 512);
+            for i in 0..n {
+                let at = topo.cpu(if rr { (i % 8) as u16 } else { 0 });
+                let _ = lines.paths(&cc, &topo, &mut cache, runs, at);
+            }
+            cache.counts[ObjClass::Driver as usize][Side::Kernel as usize]
+        };
+        let per_frame: u32 = runs.iter().map(|&(p, _)| written_lines(p)).sum();
+        // rx_* + info + page, stats, the restock's info/shadow and page,
+        // the interface's counters and the endpoint's refcount.
+        assert_eq!(written_lines(Path::Restock), 2);
+        assert_eq!(per_frame, 8);
+        let (rr, bound) = (misses(true), misses(false));
+        // Round-robin: every frame's core misses every line the last one
+        // wrote, the restock's with them.
+        assert_eq!(rr.misses, n * per_frame as u64);
+        // Bound: only the first touches miss; the restock's lines are hits.
+        assert_eq!(bound.misses, per_frame as u64);
+        let stay: u64 = runs.iter().map(|&(p, _)| FOOTPRINT[p as usize].stay as u64).sum();
+        assert_eq!(bound.hits + bound.misses, n * (per_frame as u64 + stay));
+    }
+
+    #[test]
+    fn a_send_misses_the_lines_the_nics_transmit_dma_read_wherever_it_runs() {
+        // The process's sends on its own core (the interrupt's too: SC), one
+        // after the other: the frame's head and a small send's data, read by
+        // the NIC's DMA at the last send, miss every time; the interface's
+        // counters and the driver's shadow of the ring stay.
+        let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
+        let mut lines = super::super::HostLines::new(8, 1, true);
+        let mut cache = CacheStats::new(4, 65536, 512);
+        cache.watch(0);
+        let (n, payload) = (100u64, 2u32);
+        for _ in 0..n {
+            let _ = lines.send(&cc, &topo, &mut cache, payload, topo.cpu(0));
+        }
+        let row = FOOTPRINT[Path::OmxSend as usize];
+        assert_eq!(row.dma, 1);
+        let per = written_lines(Path::OmxSend) as u64 + row.stay as u64 + row.dma as u64 + payload as u64;
+        // The counters' line misses once (its first touch).
+        let expected = n * (row.dma as u64 + payload as u64) + 1;
+        assert_eq!(cache.thread_side_totals(Side::Kernel), Some((n * per, expected)));
+        // Off, nothing.
+        let mut lines = super::super::HostLines::new(8, 1, false);
+        let mut cache = CacheStats::new(4, 65536, 512);
+        assert_eq!(lines.send(&cc, &topo, &mut cache, payload, topo.cpu(0)), Duration::ZERO);
+        assert_eq!(cache.totals(), (0, 0));
     }
 
     #[test]
