@@ -8,7 +8,8 @@ range comments that give each one a physical range with its source
     #   "several microseconds" (indented lines continue the source).
 
 and the audit of one against the other: a value outside its range, or
-pinned at a bound, is a *misfit*; a fitted value without a range is one too.
+pinned at a bound or within 2 % of its width from one, is a *misfit*; a
+fitted value without a range is one too.
 ``shared`` ranges are properties of the hardware: presets of the same hosts
 (:data:`SAME_HOSTS`) hold the same value. It does not fit anything
 (:mod:`nicsim.studies.fit`, :mod:`nicsim.studies.fit_lci` search inside these ranges).
@@ -40,15 +41,26 @@ _CONTINUATION = re.compile(r"^#\s{2,}(\S.*)$")
 _VALUE = re.compile(rf"^(\w+)\s*=\s*({_NUMBER})\s*(#.*)?$")
 
 
+#: How close to a bound, as a fraction of the range's width, a fitted value
+#: counts as at that bound (a misfit).
+NEAR_BOUND = 0.02
+
+
 @dataclass(frozen=True)
 class Range:
     """The physical range of one fitted parameter, as a preset states it.
 
     Examples
     --------
+    A value within :data:`NEAR_BOUND` of the range's width from a bound
+    counts as at that bound (issue 46: the fit pushed it there, so the
+    model misses a mechanism the parameter stands in for).
+
     >>> r = Range("host.sleep_exit_ns", 2000.0, 10000.0, "shared", "SPEC 2.3")
     >>> r.clamp(1500.0), r.status(2000.0), r.status(3742.0), r.status(12000.0)
     (2000.0, 'at lower bound', 'inside', 'above range')
+    >>> r.status(2150.0), r.status(9900.0)
+    ('within 2 % of its lower bound', 'within 2 % of its upper bound')
     """
 
     key: str
@@ -71,6 +83,11 @@ class Range:
             return "at lower bound"
         if value == self.hi:
             return "at upper bound"
+        near = NEAR_BOUND * (self.hi - self.lo)
+        if value - self.lo <= near:
+            return "within 2 % of its lower bound"
+        if self.hi - value <= near:
+            return "within 2 % of its upper bound"
         return "inside"
 
     def __str__(self) -> str:
