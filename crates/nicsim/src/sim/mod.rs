@@ -69,6 +69,7 @@ mod pcap_sink;
 mod pull;
 mod replay;
 mod run;
+mod stall;
 mod trace;
 mod wire_path;
 
@@ -88,6 +89,7 @@ pub(crate) use kernel::ProcSet;
 pub(crate) use kernel::{Core, KWork};
 pub(crate) use pull::Pulls;
 pub(crate) use run::{Ranks, Run};
+use stall::{StageCounts, Stall, MAX_EVENTS_PER_US_PER_HOST, QUIET_SAMPLE, STALL_SAMPLE, STALL_WINDOWS, WATCH_EVENTS};
 pub use trace::{Record, TraceCfg, Tracer, What, TRACK_NIC_TX, TRACK_RX_QUEUE};
 pub(crate) use wire_path::{Frames, Wire};
 
@@ -112,22 +114,6 @@ pub(crate) const NETWORK_ORIGIN: Origin = 1_000_000;
 /// rank's: the configuration allows at most this many ranks).
 pub(crate) const NO_RANK: u16 = u16::MAX;
 const _: () = assert!(NO_RANK as u32 == crate::config::MAX_RANKS);
-
-/// A run in which no message completes (no request finishes; for the flood,
-/// no frame reaches host 1's handler) for this many of its longest protocol
-/// timer (resend delay, pull timeout, delayed ack) is stalled: nothing but
-/// timers firing, or a timer re-arming without any delivery. Twice the
-/// library's resend limit: a peer that stops answering makes the library
-/// give up first ([`crate::proto::RESENDS_MAX`] delays, a named error),
-/// while a run that is slow but progressing (many resends that each let a
-/// message through) completes a message well within it.
-const STALL_TIMERS: u64 = 2 * crate::proto::RESENDS_MAX;
-
-/// The stall window is at least this: ten simulated minutes without a
-/// message completing, 18 times the longest experiment run (NAS IS class C,
-/// 33 s in `coalescing-nas-is`), so that short configured timers do not
-/// make a long compute phase or a huge transfer look stalled.
-const STALL_WINDOW_MIN: Duration = Duration::from_ms(600_000);
 
 /// Events of the world. Small and `Copy`: frames travel by slab index.
 /// Eight bytes in all (checked below), so that an event is passed to and
@@ -239,63 +225,6 @@ pub(crate) enum Ev {
 }
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 8);
-
-impl Ev {
-    /// The stage an event belongs to (named in a stall error).
-    fn stage(&self) -> &'static str {
-        match self {
-            Ev::SwitchIn { .. } => "switch (SwitchIn, wire_path)",
-            Ev::NicRx { .. } => "NIC receive (NicRx, nic_path)",
-            Ev::DmaDone { .. } => "receive DMA (DmaDone, nic_path)",
-            Ev::TxDone { .. } => "transmit completion (TxDone, nic_path)",
-            Ev::CoalTimer { .. } => "coalescing timer (CoalTimer, nic)",
-            Ev::IrqArrive { .. } => "interrupt (IrqArrive, kernel)",
-            Ev::CoreDone { .. } => "core segment (CoreDone, kernel and library)",
-            Ev::ProcTimer { .. } => "protocol timer (ProcTimer, library)",
-            Ev::PullTimer { .. } => "pull timer (PullTimer, pull)",
-            Ev::PullCopied { .. } => "copy engine (PullCopied, pull)",
-            Ev::FloodTick => "flood generator (FloodTick)",
-            Ev::ReplayTick => "capture replay (ReplayTick, replay)",
-            Ev::NapiTimer { .. } => "NAPI timer (NapiTimer, kernel)",
-            Ev::SuspendTimer { .. } => "IRQ suspend timer (SuspendTimer, kernel)",
-            Ev::WatchdogTimer { .. } => "polling watchdog (WatchdogTimer, nic)",
-            Ev::ClockTick { .. } | Ev::ClockFetched { .. } => "NI clock (ClockTick, clock)",
-            Ev::ClockIrq { .. } => "NI clock interrupt (ClockIrq, clock)",
-            Ev::FlowResume { .. } => "link flow control (FlowResume, nic_path)",
-            Ev::Lci { .. } => "LCI stack (Lci, lci_stack)",
-        }
-    }
-}
-
-/// The run loop looks at its rate every this many events.
-const WATCH_EVENTS: u64 = 1 << 20;
-
-/// Events per simulated microsecond and host above which a run is taken as
-/// stalled (simulated time barely advancing), if sustained for
-/// [`STALL_WINDOWS`] looks. A host at full line rate handles under 20
-/// frames per µs (64 B frames at 10 Gb/s) at under ten events each.
-const MAX_EVENTS_PER_US_PER_HOST: f64 = 1_000.0;
-
-/// Consecutive looks over the rate bound before the run ends (16 M events).
-const STALL_WINDOWS: u32 = 16;
-
-/// Events sampled, once a stall is seen, to name the stage that dominates:
-/// for a rate stall, and for a run without progress (whose events are
-/// sparse timers).
-const STALL_SAMPLE: u64 = 1 << 16;
-const QUIET_SAMPLE: u64 = 256;
-
-/// Events sampled per stage (see [`Ev::stage`]).
-type StageCounts = Vec<(&'static str, u64)>;
-
-/// Why the run loop samples its events before ending.
-#[derive(Clone, Copy)]
-enum Stall {
-    /// Simulated time barely advances (`hot` looks over the rate bound).
-    Rate { hot: u32 },
-    /// No message completed since `since` (the window passed).
-    Quiet { since: Instant, window: Duration },
-}
 
 /// A host's state. `repr(C)`, in this order: what nearly every event of
 /// the host reads first (its cores, processes, the cache model's fill
@@ -510,47 +439,6 @@ impl World {
                 who.join("; ")
             )))
         }
-    }
-
-    /// The error of a stalled run: why, and the stage whose events
-    /// dominate the `n` sampled.
-    #[cold]
-    fn stalled(&self, now: Instant, why: Stall, n: u64, counts: &[(&'static str, u64)]) -> SimError {
-        let (stage, c) = counts.iter().max_by_key(|(_, c)| *c).copied().unwrap_or(("none", 0));
-        let share = 100.0 * c as f64 / n as f64;
-        SimError(match why {
-            Stall::Rate { hot } => format!(
-                "stalled: simulated time advances by under 1 µs per {} events per host at {now} \
-                 ({hot} looks of {WATCH_EVENTS} events); {share:.0} % of the events are {stage}",
-                MAX_EVENTS_PER_US_PER_HOST
-            ),
-            Stall::Quiet { since, window } => format!(
-                "no progress: no message completed since {since} ({:.0} s of simulated time, the stall \
-                 window) at {now}; {share:.0} % of the {n} events since are {stage}{}",
-                window.as_us_f64() / 1e6,
-                self.ring_overflow_note()
-            ),
-        })
-    }
-
-    /// Simulated time without a message completing after which the run is
-    /// stalled: [`STALL_TIMERS`] of its longest protocol timer, at least
-    /// [`STALL_WINDOW_MIN`]; a replay's at least its longest quiet gap too
-    /// (a capture may pause for longer than the window).
-    fn stall_window(&self) -> Duration {
-        let longest = self.c.proto.resend.max(self.c.lib.pull_timeout).max(self.c.proto.delayed_ack);
-        if self.lci.is_some() {
-            // The LCI stack watches its own progress, in events: a run
-            // without a packet sent or delivered in 10^7 events ends
-            // (`lci::Stack::after_event`). A stuck DSM or FFT program is a
-            // result whose time (`stuck_at_us`) the published tables
-            // record, and that rule defines it; this window, in simulated
-            // time and looked at every `interrupt::CHECK_EVERY` events,
-            // could end such a run at another time, so it does not apply.
-            return Duration::MAX;
-        }
-        let gap = self.replay.as_ref().map_or(Duration::ZERO, |r| r.longest_gap());
-        longest.times(STALL_TIMERS).max(STALL_WINDOW_MIN).max(gap + STALL_WINDOW_MIN)
     }
 
     /// What the stall window watches: requests completed, or for the flood
