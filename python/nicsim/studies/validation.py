@@ -433,8 +433,8 @@ def render(tables: Mapping[str, pd.DataFrame], provenance: Provenance) -> str:
         _fits_table(),
         "",
         "Every `[fitted]` preset value and its physical range with the range's source "
-        "(`python -m nicsim.studies.fitted`): a value at a bound of its range, or outside it, "
-        "is a misfit.",
+        "(`python -m nicsim.studies.fitted`): a value at a bound of its range (or within 2 % "
+        "of its width from one), or outside it, is a misfit.",
         "",
         _fitted.audit_table(),
         "",
