@@ -148,9 +148,9 @@ pub enum LibPath {
 /// The library's own lines per run of each [`LibPath`]: process-private
 /// state (a hit while the process keeps its core), touched with the
 /// process's other private lines (`cache.user_private_lines`, which then
-/// holds the MPI layer's alone). Sizes [fact] computed from the 1.0.901
+/// holds the MPI layer's alone). Sizes \[fact\] computed from the 1.0.901
 /// headers on x86_64 (docs/paths-2009.md, "Structure sizes"); which lines
-/// a run touches [estimate].
+/// a run touches \[estimate\].
 pub const LIB_FOOTPRINT: [u32; 3] = [
     // Send: the request (union omx_request, 360 B: 6 lines, written), the partner (struct omx__partner, 200 B: 4 lines, seqnums written), the library endpoint's queues and counters (struct omx_endpoint, 648 B: 2-3 of its 11 lines, 3 [estimate: the range's top, lines are whole]), the ioctl's parameter block built on the stack (1): 14; code 45-55 lines [estimate: omx__isend_req 1,274 B + omx__alloc_setup_isend_tiny 888 B + omx_isend 278 B, gcc 12 -O2], not counted (L1I)
     6 + 4 + 3 + 1,
