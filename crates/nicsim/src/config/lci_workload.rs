@@ -199,7 +199,7 @@ fn mc_workload(
         WorkloadKind::Asp => {
             let rows = multiple_of_hosts("workload.rows", &w.rows, 1024, hosts)?;
             let iterations = int_or("workload.iterations", &w.iterations, rows as u64, 1, rows as u64)?;
-            // A host's update of its rows per iteration (`lci::apps`).
+            // A host's update of its rows per iteration (`crate::workload::asp_ops`).
             fits("multicast.asp_elem_cycles", p.multicast.asp_elem_cycles, (rows / hosts) as u64 * rows as u64)?;
             LciWorkload::Asp { hosts, rows, iterations: iterations as u32, elem_ps: ps(p.multicast.asp_elem_cycles) }
         }
