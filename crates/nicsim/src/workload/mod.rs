@@ -212,6 +212,10 @@ impl Program {
     }
 
     /// The next operation. Each call advances the state machine by one op.
+    /// Inlined: both libraries call it once per operation (the Open-MX
+    /// library's `step`, the LCI host's process), and a second caller
+    /// otherwise keeps it out of the event loop's dispatch.
+    #[inline(always)]
     pub fn next_op(&mut self) -> Op {
         match self {
             Program::Idle => Op::Done,
