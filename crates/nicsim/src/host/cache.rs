@@ -465,6 +465,23 @@ impl HostLines {
         self.paths.run_all(cc, topo, cache, runs, at)
     }
 
+    /// The library's send system call on core `at` for endpoint `ep` and
+    /// the frame it hands to the driver with `payload` lines of data in
+    /// its skb: [`HostLines::send_ioctl`] then [`HostLines::send`], made in
+    /// one walk (`footprint::PathLines::send_call`); returns the stall.
+    #[inline(always)]
+    pub fn send_call(
+        &mut self,
+        cc: &CacheCosts,
+        topo: &Topology,
+        cache: &mut CacheStats,
+        ep: usize,
+        payload: u32,
+        at: Cpu,
+    ) -> Duration {
+        self.paths.send_call(cc, topo, cache, ep, payload, at)
+    }
+
     /// A frame handed to the driver on core `at` with `payload` lines of
     /// data in its skb (`footprint::PathLines::send`); returns the stall.
     #[inline(always)]
@@ -500,6 +517,14 @@ pub struct CacheCosts {
     /// A line's transfer by the relation of the two dies, indexed by
     /// `Relation as usize` (`Topology::die_distance`).
     by_relation: [Duration; 3],
+    /// A line's transfer from die `from` to die `to` at
+    /// `[from * dies + to]`, for the topology given to
+    /// [`CacheCosts::for_topology`]: one look-up where the relation takes
+    /// two (the dies' sockets). Empty until then ([`CacheCosts::line`]
+    /// then finds the relation).
+    by_pair: Box<[Duration]>,
+    /// Dies of that topology.
+    dies: usize,
     memory: Duration,
     copy_hot_bps: u64,
     copy_cold_bps: u64,
@@ -528,6 +553,8 @@ impl CacheCosts {
                 t[Relation::OtherSocket as usize] = c.other_socket;
                 t
             },
+            by_pair: Box::new([]),
+            dies: 0,
             memory: c.memory,
             copy_hot_bps: c.copy_hot_bytes_per_s,
             copy_cold_bps: c.copy_cold_bytes_per_s,
@@ -537,19 +564,38 @@ impl CacheCosts {
         }
     }
 
+    /// These costs with each pair of `topo`'s dies' line transfer looked
+    /// up at once ([`CacheCosts::line`] gives the same durations): the
+    /// costs of a world on that topology.
+    pub fn for_topology(mut self, topo: &Topology) -> Self {
+        let dies = topo.dies() as usize;
+        self.by_pair = (0..dies * dies)
+            .map(|i| self.by_relation[topo.die_distance((i / dies) as u16, (i % dies) as u16)])
+            .collect();
+        self.dies = dies;
+        self
+    }
+
     /// Lines `bytes` bytes span.
     #[inline]
     pub fn lines(&self, bytes: u64) -> u64 {
         bytes.div_ceil(self.line_bytes)
     }
 
-    /// Cost of one line moving from `from` to a core of die `to`: looked
-    /// up by the relation of the two dies (`Topology::die_distance`).
+    /// Cost of one line moving from `from` to a core of die `to`: by the
+    /// relation of the two dies (`Topology::die_distance`), looked up by
+    /// the pair when these costs are `topo`'s ([`CacheCosts::for_topology`]).
     #[inline(always)]
     pub fn line(&self, topo: &Topology, from: Owner, to: u16) -> Duration {
         match from {
             Owner::Memory => self.memory,
-            Owner::Die(d) => self.by_relation[topo.die_distance(d, to)],
+            Owner::Die(d) => {
+                debug_assert!(self.by_pair.is_empty() || self.dies == topo.dies() as usize);
+                match self.by_pair.get(d as usize * self.dies + to as usize) {
+                    Some(&t) => t,
+                    None => self.by_relation[topo.die_distance(d, to)],
+                }
+            }
         }
     }
 

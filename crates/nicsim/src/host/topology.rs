@@ -34,6 +34,9 @@ impl Topology {
         let die_socket = (0..sockets * dies_per_socket).map(|d| d / dies_per_socket).collect();
         Topology { sockets, dies_per_socket, cores_per_die, core_die, die_socket }
     }
+    pub fn dies(&self) -> u16 {
+        self.sockets * self.dies_per_socket
+    }
     pub fn cores(&self) -> u16 {
         self.sockets * self.dies_per_socket * self.cores_per_die
     }

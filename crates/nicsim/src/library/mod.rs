@@ -157,8 +157,8 @@ impl Cx<'_> {
             self.emit(Output::Stall { core, stall });
         }
         let at = self.topo.cpu(core);
-        // The send system call's own lines (`Path::SendIoctl`): counted.
-        self.kernel_lines.send_ioctl(self.cc, self.cache, ep as usize, at);
-        cost + self.kernel_lines.send(self.cc, self.topo, self.cache, payload, at)
+        // The send system call's own lines (`Path::SendIoctl`), counted,
+        // and the frame's (`Path::OmxSend`).
+        cost + self.kernel_lines.send_call(self.cc, self.topo, self.cache, ep as usize, payload, at)
     }
 }

@@ -108,7 +108,7 @@ impl World {
             lib,
             nic: t.nic,
             cache: t.cache,
-            cc: CacheCosts::new(&s.times.cache),
+            cc: CacheCosts::new(&s.times.cache).for_topology(&topo),
             sleep: Sleep { on: s.sleep && !s.soaker, after: t.host.idle_before_sleep, exit: t.host.sleep_exit },
             proto: Params {
                 ack_after: lib.ack_after,

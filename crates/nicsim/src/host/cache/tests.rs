@@ -290,3 +290,23 @@ fn the_thread_counts_hold_only_the_watched_cores_accesses() {
     assert_eq!(st.thread_side_totals(Side::Kernel), Some((17, 12)));
     assert_eq!(st.side_totals(Side::Kernel), (24, 19));
 }
+
+#[test]
+fn the_costs_of_a_topology_look_up_each_pair_of_dies_as_its_relation_gives_it() {
+    for (s, d, c) in [(2, 2, 2), (1, 1, 4), (2, 1, 4), (4, 2, 1), (1, 3, 2)] {
+        let t = Topology::with_shape(s, d, c);
+        let (by_relation, by_pair) = (costs(), costs().for_topology(&t));
+        for from in 0..t.dies() {
+            for to in 0..t.dies() {
+                let (r, p) = (by_relation.line(&t, Owner::Die(from), to), by_pair.line(&t, Owner::Die(from), to));
+                assert_eq!(p, r, "{s}x{d}x{c}: die {from} to {to}");
+            }
+        }
+        assert_eq!(by_pair.line(&t, Owner::Memory, 0), Duration::from_ns(100));
+    }
+    // The three relations, by the pair: same die, same socket, other socket.
+    let t = topo();
+    let cc = costs().for_topology(&t);
+    let line = |from, to| cc.line(&t, Owner::Die(from), to);
+    assert_eq!((line(0, 0), line(0, 1), line(0, 2)), (Duration::ZERO, Duration::from_ns(68), Duration::from_ns(93)));
+}

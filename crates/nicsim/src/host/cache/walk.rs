@@ -74,6 +74,35 @@ impl Walk {
         obj.core = self.at.core;
     }
 
+    /// Reads `lines` lines of `obj`, which another core writes, through the
+    /// reader's copy `rc`: [`CacheCosts::read`]'s rule (counted, charged
+    /// nothing, the owner left as it is) on the walk's fill clock. `obj`
+    /// is of the walk's class.
+    #[inline(always)]
+    pub fn read(&mut self, stats: &CacheStats, obj: &Obj, rc: &mut ReadCopy, lines: u32) {
+        debug_assert_eq!(obj.class, self.class, "a walk is through objects of one class");
+        if lines == 0 {
+            return;
+        }
+        let (n, at) = (lines as u64, self.at);
+        let now = (obj.owner, obj.core, obj.stamp);
+        let holds =
+            |owner: Owner, stamp: u64| owner == Owner::Die(at.die) && self.fill.wrapping_sub(stamp) < stats.capacity;
+        let fresh = rc.seen == now && holds(rc.copy.owner, rc.copy.stamp);
+        let sibling = obj.owner == Owner::Die(at.die)
+            && obj.core != at.core
+            && obj.core != NO_CORE
+            && self.fill.wrapping_sub(obj.stamp) < stats.l1_capacity;
+        let in_l2 = holds(obj.owner, obj.stamp) && !sibling;
+        let miss = if fresh || in_l2 { 0 } else { n };
+        self.hits += n - miss;
+        self.misses += miss;
+        self.fill += miss;
+        rc.copy.owner = Owner::Die(at.die);
+        rc.copy.stamp = self.fill;
+        rc.seen = now;
+    }
+
     /// Counts `lines` accesses of the walk's class with no object of their
     /// own, `miss` of them lines brought into this die's L2 (what a DMA
     /// wrote) and the rest hits (per-CPU lines that stay in the core's
