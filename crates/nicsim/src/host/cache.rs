@@ -127,13 +127,44 @@ pub enum Side {
     User = 1,
 }
 
-/// Where an object's lines were last put.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Owner {
-    /// In memory (never touched, or last written by a DMA).
-    Memory,
-    /// In the L2 of this die (host-wide die index), unless evicted since.
-    Die(u16),
+/// Where an object's lines were last put: in memory ([`Owner::MEMORY`]:
+/// never touched, or last written by a DMA), or in the L2 of a die
+/// ([`Owner::die`], the host-wide die index), unless evicted since. One
+/// number, the die's or `u16::MAX` for memory: every access compares it
+/// with the accessor's die, one compare where a tag and a die take two.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Owner(u16);
+
+impl Owner {
+    /// In memory.
+    pub const MEMORY: Owner = Owner(u16::MAX);
+
+    /// In the L2 of die `d` (below `u16::MAX`, as every die of a
+    /// [`Topology`] is).
+    #[inline(always)]
+    pub const fn die(d: u16) -> Owner {
+        debug_assert!(d != u16::MAX);
+        Owner(d)
+    }
+
+    /// The die whose L2 it is in, or `None` for memory.
+    #[inline(always)]
+    pub fn die_index(self) -> Option<u16> {
+        if self == Owner::MEMORY {
+            None
+        } else {
+            Some(self.0)
+        }
+    }
+}
+
+impl std::fmt::Debug for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.die_index() {
+            None => f.write_str("Memory"),
+            Some(d) => write!(f, "Die({d})"),
+        }
+    }
 }
 
 /// [`Obj::core`] of an object no core has touched since a DMA wrote it.
@@ -153,14 +184,14 @@ pub struct Obj {
 
 impl Obj {
     pub fn new(class: ObjClass) -> Self {
-        Obj { class, owner: Owner::Memory, core: NO_CORE, stamp: 0 }
+        Obj { class, owner: Owner::MEMORY, core: NO_CORE, stamp: 0 }
     }
 
     /// Lines just written by a DMA into die `die`'s L2 (DCA) or memory.
     pub fn dma_written(stats: &CacheStats, at: Owner) -> Self {
-        let stamp = match at {
-            Owner::Die(d) => stats.fill[d as usize],
-            Owner::Memory => 0,
+        let stamp = match at.die_index() {
+            Some(d) => stats.fill[d as usize],
+            None => 0,
         };
         Obj { class: ObjClass::Dma, owner: at, core: NO_CORE, stamp }
     }
@@ -177,7 +208,7 @@ pub struct ReadCopy {
 
 impl ReadCopy {
     pub fn new(class: ObjClass) -> Self {
-        ReadCopy { copy: Obj::new(class), seen: (Owner::Memory, NO_CORE, u64::MAX) }
+        ReadCopy { copy: Obj::new(class), seen: (Owner::MEMORY, NO_CORE, u64::MAX) }
     }
 }
 
@@ -251,7 +282,7 @@ impl CacheStats {
     /// in no L1.
     #[inline(always)]
     fn in_sibling_l1(&self, obj: &Obj, at: Cpu) -> bool {
-        (obj.owner == Owner::Die(at.die))
+        (obj.owner == Owner::die(at.die))
             & (obj.core != at.core)
             & (obj.core != NO_CORE)
             & (self.fill[at.die as usize].wrapping_sub(obj.stamp) < self.l1_capacity)
@@ -262,7 +293,7 @@ impl CacheStats {
     /// wrapping difference is meaningless, and unused, for another owner).
     #[inline]
     pub fn holds(&self, owner: Owner, stamp: u64, die: u16) -> bool {
-        (owner == Owner::Die(die)) & (self.fill[die as usize].wrapping_sub(stamp) < self.capacity)
+        (owner == Owner::die(die)) & (self.fill[die as usize].wrapping_sub(stamp) < self.capacity)
     }
 
     /// Whether lines put in die `die`'s L2 at `stamp` are still there.
@@ -587,9 +618,9 @@ impl CacheCosts {
     /// the pair when these costs are `topo`'s ([`CacheCosts::for_topology`]).
     #[inline(always)]
     pub fn line(&self, topo: &Topology, from: Owner, to: u16) -> Duration {
-        match from {
-            Owner::Memory => self.memory,
-            Owner::Die(d) => {
+        match from.die_index() {
+            None => self.memory,
+            Some(d) => {
                 debug_assert!(self.by_pair.is_empty() || self.dies == topo.dies() as usize);
                 match self.by_pair.get(d as usize * self.dies + to as usize) {
                     Some(&t) => t,
@@ -641,7 +672,7 @@ impl CacheCosts {
         let in_l2 = stats.holds(obj.owner, obj.stamp, at.die) && !stats.in_sibling_l1(obj, at);
         let miss = if fresh || in_l2 { 0 } else { n };
         stats.count(at.core, obj.class, side, n, miss);
-        rc.copy.owner = Owner::Die(at.die);
+        rc.copy.owner = Owner::die(at.die);
         rc.copy.stamp = stats.insert(at.die, miss);
         rc.seen = now;
     }
@@ -664,7 +695,7 @@ impl CacheCosts {
             obj.stamp = stats.fill[at.die as usize];
         } else {
             stats.count(at.core, obj.class, side, lines, lines);
-            obj.owner = Owner::Die(at.die);
+            obj.owner = Owner::die(at.die);
             obj.stamp = stats.insert(at.die, lines);
         }
         obj.core = at.core;
@@ -717,7 +748,7 @@ impl CacheCosts {
             // of each page hit a prefetched line, plus the prefetches.
             let prefetched = n - self.stream_misses(n);
             stats.count(at.core, obj.class, side, n + prefetched, n);
-            obj.owner = Owner::Die(at.die);
+            obj.owner = Owner::die(at.die);
             obj.stamp = stats.insert(at.die, n);
         }
         obj.core = at.core;

@@ -70,7 +70,7 @@ impl TxPath {
         let mut owed = None;
         if other_die != die && now < until && t.tx_contention_lines > 0 {
             let n = t.tx_contention_lines;
-            let stall = cc.line(topo, Owner::Die(other_die), die).times(n as u64);
+            let stall = cc.line(topo, Owner::die(other_die), die).times(n as u64);
             cost += stall;
             owed = Some((other, stall));
             // Each of the two cores misses the lines the other took.

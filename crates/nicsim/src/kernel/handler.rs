@@ -91,7 +91,7 @@ pub(crate) fn price<'p>(
     let payload = repr.body.payload_len() as u64;
     // Where the DMA put the frame: memory, or with DCA the cache of the
     // core that serves the queue.
-    let dma_src = if c.dca { Owner::Die(topo.die_of(steering.nominal_core(q))) } else { Owner::Memory };
+    let dma_src = if c.dca { Owner::die(topo.die_of(steering.nominal_core(q))) } else { Owner::MEMORY };
     // The receive completion and the headers the NIC wrote, and this
     // die's skb and driver state: counted, their time is in `driver_rx`
     // (see `host/cache.rs`).

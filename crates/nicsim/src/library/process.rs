@@ -402,7 +402,7 @@ impl Proc {
 
     /// The NIC itself writes its ring (native MX): the ring is in memory.
     pub(crate) fn nic_writes_ring(&mut self) {
-        self.ring_obj.owner = Owner::Memory;
+        self.ring_obj.owner = Owner::MEMORY;
     }
 
     /// What it shares with the driver: its endpoint, its event ring and its

@@ -65,7 +65,7 @@ impl Proc {
                 cc.copy_time(ev.writer == Writer::die(at.die), data)
             }
             Kind::Small | Kind::MediumFrag if ev.writer == Writer::Memory => {
-                let mut dma = crate::host::Obj::dma_written(cache, Owner::Memory);
+                let mut dma = crate::host::Obj::dma_written(cache, Owner::MEMORY);
                 cc.copy(cache, &mut dma, Some(&mut lines.app), at, Side::User, data)
             }
             Kind::Small | Kind::MediumFrag => {

@@ -113,7 +113,7 @@ impl Proc {
     #[inline(never)]
     fn sendq_copy(&mut self, cx: &mut Cx<'_>, bytes: u64) {
         let at = cx.topo.cpu(self.core);
-        let mut slot = crate::host::Obj::dma_written(cx.cache, crate::host::Owner::Memory);
+        let mut slot = crate::host::Obj::dma_written(cx.cache, crate::host::Owner::MEMORY);
         let _ = cx.cc.copy(cx.cache, &mut self.lines.app, Some(&mut slot), at, crate::host::Side::User, bytes);
     }
 

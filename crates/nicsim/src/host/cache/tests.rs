@@ -130,7 +130,7 @@ fn lines_modified_in_the_sibling_core_s_l1_count_as_misses_and_cost_nothing() {
 fn a_cold_copy_brings_every_line_in_and_runs_at_the_cold_rate() {
     let cc = costs();
     let mut st = CacheStats::new(4, 1 << 16, 512);
-    let mut dma = Obj::dma_written(&st, Owner::Memory);
+    let mut dma = Obj::dma_written(&st, Owner::MEMORY);
     let mut slot = Obj::new(ObjClass::Recvq);
     let mut app = Obj::new(ObjClass::AppBuf);
     // 32 KiB from DMA memory: 512 lines come in on each side; 8 pages of
@@ -162,7 +162,7 @@ fn receive_queue_slots_are_made_as_they_are_reached_and_reused_after_the_last() 
         lines.slot_to_read();
     }
     assert_eq!(lines.recvq.len(), 4);
-    assert_eq!(lines.recvq[3].owner, Owner::Memory);
+    assert_eq!(lines.recvq[3].owner, Owner::MEMORY);
     assert_eq!(lines.recvq[3].stamp, 0);
     for _ in 3..RECVQ_SLOTS {
         lines.slot_to_write();
@@ -187,16 +187,16 @@ fn access_one_by_one(cc: &CacheCosts, t: &Topology, st: &mut CacheStats, obj: &m
     let cost = if hit {
         Duration::ZERO
     } else {
-        let from = match obj.owner {
-            Owner::Die(d) if st.resident(d, obj.stamp) => obj.owner,
-            _ => Owner::Memory,
+        let from = match obj.owner.die_index() {
+            Some(d) if st.resident(d, obj.stamp) => obj.owner,
+            _ => Owner::MEMORY,
         };
         cc.line(t, from, at.die).times(n)
     };
     let sibling = st.in_sibling_l1(obj, at);
     let miss = if hit { 0 } else { n };
     st.count(at.core, obj.class, Side::Kernel, n, if sibling { n } else { miss });
-    obj.owner = Owner::Die(at.die);
+    obj.owner = Owner::die(at.die);
     obj.stamp = st.insert(at.die, miss);
     obj.core = at.core;
     cost
@@ -298,15 +298,15 @@ fn the_costs_of_a_topology_look_up_each_pair_of_dies_as_its_relation_gives_it() 
         let (by_relation, by_pair) = (costs(), costs().for_topology(&t));
         for from in 0..t.dies() {
             for to in 0..t.dies() {
-                let (r, p) = (by_relation.line(&t, Owner::Die(from), to), by_pair.line(&t, Owner::Die(from), to));
+                let (r, p) = (by_relation.line(&t, Owner::die(from), to), by_pair.line(&t, Owner::die(from), to));
                 assert_eq!(p, r, "{s}x{d}x{c}: die {from} to {to}");
             }
         }
-        assert_eq!(by_pair.line(&t, Owner::Memory, 0), Duration::from_ns(100));
+        assert_eq!(by_pair.line(&t, Owner::MEMORY, 0), Duration::from_ns(100));
     }
     // The three relations, by the pair: same die, same socket, other socket.
     let t = topo();
     let cc = costs().for_topology(&t);
-    let line = |from, to| cc.line(&t, Owner::Die(from), to);
+    let line = |from, to| cc.line(&t, Owner::die(from), to);
     assert_eq!((line(0, 0), line(0, 1), line(0, 2)), (Duration::ZERO, Duration::from_ns(68), Duration::from_ns(93)));
 }

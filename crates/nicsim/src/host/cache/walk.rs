@@ -51,14 +51,14 @@ impl Walk {
             return;
         }
         let (n, die) = (lines as u64, self.at.die);
-        let here = obj.owner == Owner::Die(die);
+        let here = obj.owner == Owner::die(die);
         let age = self.fill.wrapping_sub(obj.stamp);
         let hit = here & (age < stats.capacity);
         if !hit {
             // Another die's L2 while the lines last there, else memory
             // (this die's own lines, if not a hit, were evicted).
-            let line = match obj.owner {
-                Owner::Die(d) if d != die && stats.resident(d, obj.stamp) => cc.line(topo, obj.owner, die),
+            let line = match obj.owner.die_index() {
+                Some(d) if d != die && stats.resident(d, obj.stamp) => cc.line(topo, obj.owner, die),
                 _ => cc.memory,
             };
             self.cost += line.times(n);
@@ -69,7 +69,7 @@ impl Walk {
         self.hits += n - counted;
         self.misses += counted;
         self.fill += miss;
-        obj.owner = Owner::Die(die);
+        obj.owner = Owner::die(die);
         obj.stamp = self.fill;
         obj.core = self.at.core;
     }
@@ -87,9 +87,9 @@ impl Walk {
         let (n, at) = (lines as u64, self.at);
         let now = (obj.owner, obj.core, obj.stamp);
         let holds =
-            |owner: Owner, stamp: u64| owner == Owner::Die(at.die) && self.fill.wrapping_sub(stamp) < stats.capacity;
+            |owner: Owner, stamp: u64| owner == Owner::die(at.die) && self.fill.wrapping_sub(stamp) < stats.capacity;
         let fresh = rc.seen == now && holds(rc.copy.owner, rc.copy.stamp);
-        let sibling = obj.owner == Owner::Die(at.die)
+        let sibling = obj.owner == Owner::die(at.die)
             && obj.core != at.core
             && obj.core != NO_CORE
             && self.fill.wrapping_sub(obj.stamp) < stats.l1_capacity;
@@ -98,7 +98,7 @@ impl Walk {
         self.hits += n - miss;
         self.misses += miss;
         self.fill += miss;
-        rc.copy.owner = Owner::Die(at.die);
+        rc.copy.owner = Owner::die(at.die);
         rc.copy.stamp = self.fill;
         rc.seen = now;
     }
