@@ -19,20 +19,14 @@ pub type Origin = u32;
 
 /// One queued event. The key `(time, origin, seq)` is packed into two
 /// words: time in picoseconds, then origin (24 bits) above seq (40 bits).
+/// An entry pops before another whose `(time, tie)` is greater. Keys are
+/// unique (`seq` is), so this is a total order and the pop order does not
+/// depend on the queue's layout.
 #[derive(Clone, Copy)]
 struct Entry<E> {
     time: u64,
     tie: u64,
     event: E,
-}
-
-impl<E> Entry<E> {
-    /// Pops before `other`. Keys are unique (`seq` is), so this is a total
-    /// order and the pop order does not depend on the queue's layout.
-    #[inline]
-    fn before(&self, other: &Self) -> bool {
-        (self.time, self.tie) < (other.time, other.tie)
-    }
 }
 
 /// Origins fit in 24 bits, sequence numbers in 40 (10^12 events per run).
@@ -142,7 +136,7 @@ impl<E: Copy> EventQueue<E> {
             return self.push_radix(time, tie, event);
         }
         let n = self.sorted.len();
-        if n >= SORTED_MAX || n == self.sorted.capacity() {
+        if n >= SORTED_MAX {
             return self.push_slow(Entry { time, tie, event });
         }
         // Insertion from the end: earlier entries move up one slot. Kept
@@ -164,7 +158,11 @@ impl<E: Copy> EventQueue<E> {
         slot.time = time;
         slot.tie = tie;
         slot.event = event;
-        self.peak = self.peak.max(n + 1);
+        // The most waiting so far: a branch taken only while the queue
+        // grows past its peak (a store every push where `max` is kept).
+        if n >= self.peak {
+            self.peak = n + 1;
+        }
     }
 
     /// A push in the radix layout, out of line (the sorted layout's path
@@ -175,29 +173,20 @@ impl<E: Copy> EventQueue<E> {
         self.peak = self.peak.max(self.radix.len);
     }
 
-    /// Moves to the radix layout when the sorted array is full, or grows
-    /// the sorted array.
+    /// Moves to the radix layout when the sorted array is full (its
+    /// `SORTED_MAX` entries) and pushes `e` there. (The sorted array's
+    /// capacity, 1,024 from the start, is never reached: its `push` grows
+    /// it if it were.)
     #[cold]
     #[inline(never)]
     fn push_slow(&mut self, e: Entry<E>) {
-        if self.small && self.sorted.len() >= SORTED_MAX {
-            self.radix.last = self.now.as_ps();
-            for old in self.sorted.drain(..) {
-                self.radix.push(old.time, old.tie, old.event);
-            }
-            self.small = false;
+        debug_assert!(self.small && self.sorted.len() >= SORTED_MAX);
+        self.radix.last = self.now.as_ps();
+        for old in self.sorted.drain(..) {
+            self.radix.push(old.time, old.tie, old.event);
         }
-        if self.small {
-            let mut i = self.sorted.len();
-            self.sorted.push(e);
-            while i > 0 && self.sorted[i - 1].before(&e) {
-                self.sorted[i] = self.sorted[i - 1];
-                i -= 1;
-            }
-            self.sorted[i] = e;
-        } else {
-            self.radix.push(e.time, e.tie, e.event);
-        }
+        self.small = false;
+        self.radix.push(e.time, e.tie, e.event);
         self.peak = self.peak.max(self.len());
     }
 
