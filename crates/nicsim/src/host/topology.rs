@@ -17,11 +17,36 @@ pub struct Topology {
     pub sockets: u16,
     pub dies_per_socket: u16,
     pub cores_per_die: u16,
-    /// `die_of` for each core, precomputed: the simulator asks it several
-    /// times per event and a 16-bit division is slow.
-    core_die: Vec<u16>,
-    /// `socket_of_die` for each die, precomputed likewise.
-    die_socket: Vec<u16>,
+    /// `die_of`, a division by `cores_per_die` made as a multiplication:
+    /// the simulator asks it several times per event, and a division is
+    /// slow where a table's look-up is a load, a bounds check and a branch.
+    per_die: Div16,
+    /// `socket_of_die`, a division by `dies_per_socket` likewise.
+    per_socket: Div16,
+}
+
+/// A division of 16-bit numbers by a fixed divisor `d` as a multiply and a
+/// shift: `n / d == (n * ceil(2^32 / d)) >> 32` for every `n` and `d`
+/// below 2^16. (With `m = ceil(2^32 / d) = (2^32 + e) / d`, `0 <= e < d`:
+/// `n * m / 2^32 = n / d + n * e / (d * 2^32)`, whose second term is below
+/// `2^16 / 2^32 < 1 / d`, and `n / d`'s fraction is at most `(d - 1) / d`,
+/// so the floor is `n / d`'s.)
+#[derive(Clone, Copy, Debug)]
+struct Div16 {
+    magic: u64,
+}
+
+impl Div16 {
+    /// Division by `d` (at least 1).
+    fn new(d: u16) -> Self {
+        Div16 { magic: (1u64 << 32).div_ceil(d.max(1) as u64) }
+    }
+
+    /// `n / d`.
+    #[inline(always)]
+    fn of(self, n: u16) -> u16 {
+        ((n as u64 * self.magic) >> 32) as u16
+    }
 }
 
 impl Topology {
@@ -29,10 +54,13 @@ impl Topology {
         Self::with_shape(t.sockets as u16, t.dies_per_socket as u16, t.cores_per_die as u16)
     }
     pub fn with_shape(sockets: u16, dies_per_socket: u16, cores_per_die: u16) -> Self {
-        let cores = sockets * dies_per_socket * cores_per_die;
-        let core_die = (0..cores).map(|c| c / cores_per_die).collect();
-        let die_socket = (0..sockets * dies_per_socket).map(|d| d / dies_per_socket).collect();
-        Topology { sockets, dies_per_socket, cores_per_die, core_die, die_socket }
+        Topology {
+            sockets,
+            dies_per_socket,
+            cores_per_die,
+            per_die: Div16::new(cores_per_die),
+            per_socket: Div16::new(dies_per_socket),
+        }
     }
     pub fn dies(&self) -> u16 {
         self.sockets * self.dies_per_socket
@@ -45,17 +73,15 @@ impl Topology {
     pub fn cpu(&self, core: u16) -> Cpu {
         Cpu { core, die: self.die_of(core) }
     }
+    /// The die of core `core`: `core / cores_per_die`.
+    #[inline(always)]
     pub fn die_of(&self, core: u16) -> u16 {
-        match self.core_die.get(core as usize) {
-            Some(&d) => d,
-            None => core / self.cores_per_die,
-        }
+        self.per_die.of(core)
     }
+    /// The socket of die `die`: `die / dies_per_socket`.
+    #[inline(always)]
     pub fn socket_of_die(&self, die: u16) -> u16 {
-        match self.die_socket.get(die as usize) {
-            Some(&s) => s,
-            None => die / self.dies_per_socket,
-        }
+        self.per_socket.of(die)
     }
     pub fn die_relation(&self, a: u16, b: u16) -> Relation {
         if a == b {
@@ -90,10 +116,22 @@ mod tests {
         assert_eq!(t.core_relation(0, 4), Relation::OtherSocket); // OP
     }
 
-    /// The tables agree with the configuration's arithmetic (which
-    /// validates `host.binding`) on every pair of cores.
+    /// A division as a multiplication gives the quotient of every 16-bit
+    /// number, by divisors small and large.
     #[test]
-    fn tables_match_the_configuration() {
+    fn a_division_by_multiplication_is_exact_for_every_16_bit_number() {
+        for d in [1u16, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 255, 1000, 32767, 32768, 65521, 65535] {
+            let div = Div16::new(d);
+            for n in 0..=u16::MAX {
+                assert_eq!(div.of(n), n / d, "{n} / {d}");
+            }
+        }
+    }
+
+    /// The topology's dies and sockets agree with the configuration's
+    /// arithmetic (which validates `host.binding`) on every pair of cores.
+    #[test]
+    fn the_topology_matches_the_configuration() {
         for (s, d, c) in [(2, 2, 2), (1, 1, 4), (2, 1, 4), (4, 2, 1)] {
             let cfg = TopologyCfg { hosts: 2, sockets: s, dies_per_socket: d, cores_per_die: c };
             let t = Topology::new(&cfg);
