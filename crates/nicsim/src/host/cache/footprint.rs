@@ -507,7 +507,7 @@ mod tests {
             x ^= x << 17;
             let (core, ep, payload) = ((x % 8) as u16, ((x >> 8) % 3) as usize, ((x >> 16) % 4) as u32);
             let at = topo.cpu(core);
-            if (x >> 24) % 3 == 0 {
+            if (x >> 24).is_multiple_of(3) {
                 // The receive path writes the endpoint's line on some core.
                 let rx = topo.cpu(((x >> 32) % 8) as u16);
                 let run = [(Path::RxFrame, 1), (Path::OmxRecv, ep)];
