@@ -9,13 +9,13 @@
 //! disabled whenever it runs (polling, sending, in the handler) and enabled
 //! while the program computes or sleeps outside it.
 
-use super::{host_origin, workload, Kind, Stack};
+use super::{host_origin, workload, LibEv, Stack, To};
 use crate::host::core::{Delivery, Exit};
 use crate::time::Instant;
 
 impl Stack {
     /// An NI interrupt reaches host `h` as a signal (SPEC §2.4;
-    /// `Kind::Signal`).
+    /// `LibEv::Signal`).
     pub fn signal(&mut self, h: u32, now: Instant) {
         let host = &mut self.hosts[h as usize];
         let cost = host.signal_cost();
@@ -36,10 +36,10 @@ impl Stack {
         };
         host.interrupts += 1;
         host.busy = true;
-        self.at(until, host_origin(h), Kind::HostDone, h, 0);
+        self.at(until, host_origin(h), To::Library(LibEv::Done), h, 0);
     }
 
-    /// `Kind::ComputeDone` of generation `gen`: the computation ends
+    /// `LibEv::ComputeDone` of generation `gen`: the computation ends
     /// unless a signal preempted it since.
     pub fn compute_done(&mut self, h: u32, gen: u32, now: Instant) {
         if self.cpu[h as usize].end_compute(gen) {
@@ -71,7 +71,7 @@ impl Stack {
             workload::Control::Compute(d) => {
                 let seg = self.cpu[i].begin_compute(now, d);
                 self.hosts[i].irq_enabled = true;
-                self.at(seg.end, host_origin(h), Kind::ComputeDone, h, seg.gen);
+                self.at(seg.end, host_origin(h), To::Library(LibEv::ComputeDone), h, seg.gen);
                 true
             }
             workload::Control::Sleep => {

@@ -52,6 +52,38 @@ pub struct Outgoing {
     pub tag: u64,
 }
 
+/// What an event addressed to host `h`'s library is
+/// (`crate::sim::Ev::LciLibrary { host, ev, arg }`); the world routes each
+/// to the stack's method of that name (`crate::sim` `lci_stack`). `arg` is
+/// the index of a packet in NI `h`'s store (`crate::nic::lanai::Packets`)
+/// for the forwards, the generation for `ComputeDone`, 0 otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LibEv {
+    /// The host finished its current action.
+    Done,
+    /// The host finished the library send path: write the packet now.
+    Write,
+    /// The host's PIO read of its NI's delivered counter completed.
+    PollDone,
+    /// The host's PIO read of its NI's released-send-buffer counter completed.
+    SendCounterDone,
+    /// The host forwards a multicast packet after its upcall (`host-packet`; a packet).
+    McForward,
+    /// The host's read of the released-send-buffer counter for that forward completed (a packet).
+    McSendCounterDone,
+    /// The host finished the send path of that forward: write it now (a packet).
+    McWrite,
+    /// The host finished a compute phase of its multicast program.
+    McComputeDone,
+    /// The host's compute phase of generation `arg` ends (stale if preempted since).
+    ComputeDone,
+    /// An NI interrupt reaches the host's process as a signal.
+    Signal,
+    /// The host's earliest soft timer is due (wakes a spinning library).
+    SoftTimer,
+}
+
 /// What the library does next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostAction {

@@ -50,8 +50,8 @@ fn ni_forwarding_sends_to_children_before_the_host_dma_completes() {
         let before = stack(&world).nis[1].delivered;
         let Some((now, kind, h, _)) = step(&mut world) else { break };
         match (kind, h) {
-            (Kind::Arrive, 1) => arrive1 = Some(now),
-            (Kind::Arrive, d @ (3 | 4)) => forwards_of_1.push((d, now)),
+            (To::Firmware(FwEv::Arrive), 1) => arrive1 = Some(now),
+            (To::Firmware(FwEv::Arrive), d @ (3 | 4)) => forwards_of_1.push((d, now)),
             _ => {}
         }
         if stack(&world).nis[1].delivered > before {
@@ -119,7 +119,7 @@ fn first_forward_and_last_upcall_at_1(forwarding: &str) -> (Instant, Instant) {
     loop {
         let before = stack(&world).hosts[1].upcalls;
         let Some((now, kind, h, _)) = step(&mut world) else { break };
-        if (kind, h) == (Kind::Posted, 1) {
+        if (kind, h) == (To::Firmware(FwEv::Posted), 1) {
             first_post_by_1.get_or_insert(now);
         }
         if stack(&world).hosts[1].upcalls == 4 && before == 3 {
@@ -290,7 +290,7 @@ fn the_world_queue_carries_the_stacks_events_and_every_packet_named_is_given_bac
             if !kinds.contains(&kind) {
                 kinds.push(kind);
             }
-            if kind == Kind::Arrive {
+            if kind == To::Firmware(FwEv::Arrive) {
                 assert_eq!(p.map(|p| p.dst), Some(h), "{f}: an arrival is held by the NI it arrives at");
             }
             let s = stack(&world);
@@ -301,12 +301,18 @@ fn the_world_queue_carries_the_stacks_events_and_every_packet_named_is_given_bac
         assert!(s.job.done(), "{f}");
         assert!(s.nis.iter().all(|n| n.packets.is_empty()), "{f}");
         assert!(most > 0 && most <= s.nis[0].packets.capacity() as usize, "{f}: {most}");
-        for k in [Kind::Posted, Kind::Arrive, Kind::TxReady, Kind::TxDone, Kind::RxStep] {
+        for k in [
+            To::Firmware(FwEv::Posted),
+            To::Firmware(FwEv::Arrive),
+            To::Firmware(FwEv::TxReady),
+            To::Firmware(FwEv::TxDone),
+            To::Firmware(FwEv::RxStep),
+        ] {
             assert!(kinds.contains(&k), "{f}: {k:?} in {kinds:?}");
         }
-        let forwards: &[Kind] = match f {
-            "host-packet" => &[Kind::McForward, Kind::McWrite],
-            "ni" => &[Kind::FwdReady, Kind::FwdDone],
+        let forwards: &[To] = match f {
+            "host-packet" => &[To::Library(LibEv::McForward), To::Library(LibEv::McWrite)],
+            "ni" => &[To::Firmware(FwEv::FwdReady), To::Firmware(FwEv::FwdDone)],
             _ => &[],
         };
         assert!(forwards.iter().all(|k| kinds.contains(k)), "{f}: {kinds:?}");

@@ -4,7 +4,7 @@
 //!
 //! [`Stack`] is one component of the simulated world (`crate::sim::World`,
 //! `protocol.stack = "lci"`): the world's one event loop hands it the
-//! events addressed to it, each to the method of its [`Kind`], and takes
+//! events addressed to its parts, each to the method of its kind, and takes
 //! the events it schedules ([`Stack::take_scheduled`]); it never runs a
 //! loop of its own and has no event type or event store of its own.
 //! Its parts: [`host`] (library: PIO sends, receive-buffer queue, polling,
@@ -37,12 +37,15 @@
 //! (`crate::nic::timers`), the reliable
 //! protocol ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all
 //! ([`process`], `Drive::Idle`) programs; the stack wires them with the events after
-//! [`Kind::RefreshDone`].
+//! [`FwEv::RefreshDone`].
 //!
-//! Its events are the world's (`crate::sim::Ev::Lci`): a [`Kind`], the
-//! host or NI it concerns and one `u32`, a packet's index in that NI's
-//! store ([`lanai::Packets`], bounded) or a generation. The world routes each
-//! to the method of its kind (`crate::sim` `lci_stack`), then asks
+//! Its events are the world's, each addressed to one part ([`To`]): host
+//! `h`'s library (`crate::sim::Ev::LciLibrary`, a [`LibEv`]), NI `h`'s
+//! firmware (`Ev::Lanai`, a [`FwEv`]), NI `h`'s watchdog and clock (the
+//! Open-MX NIC's `Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`),
+//! each with one `u32`, a packet's index in that NI's store
+//! ([`lanai::Packets`], bounded) or a generation. The world routes each to
+//! the method of its kind (`crate::sim` `lci_stack`), then asks
 //! [`Stack::after_event`] whether the program is done or stopped
 //! progressing, and queues the events the stack scheduled
 //! ([`Stack::take_scheduled`], in their order).
@@ -61,72 +64,33 @@ use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
 use crate::host::core::{Mode, SignalledCore};
 use crate::net::grid::Grid;
+pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
 use crate::nic::lanai::{self, FwCosts, Ni, RxNext};
 use crate::nic::watchdog::{Expiry, Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
 use crate::SimError;
+pub use host::LibEv;
 use host::{Host, HostAction};
 use workload::Job;
 
-/// What an event of the LCI stack in the world's queue is
-/// (`crate::sim::Ev::Lci { kind, host, arg }`); each is one method of
-/// [`Stack`], named after it, for host or NI `h` = `host`. `arg` is the
-/// index of a packet in NI `h`'s store ([`lanai::Packets`]) for the kinds
-/// that carry one, a generation for `ComputeDone` and the watchdog's, 0
-/// otherwise.
+/// The component an event the stack scheduled is addressed to, and what
+/// it is: host `h`'s library ([`LibEv`]), NI `h`'s LANai firmware
+/// ([`FwEv`]), NI `h`'s polling watchdog (its timer's expiry or its fetch
+/// of the host's words, told apart by the generation in `Due::arg`, as the
+/// Open-MX queue's), or NI `h`'s clock (a tick, the tick's fetch). The
+/// world queues each as its own event for that component
+/// (`crate::sim` `lci_stack`): `Ev::LciLibrary`, `Ev::Lanai`, and the
+/// watchdog's and clock's events the Open-MX NIC's share
+/// (`Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Kind {
-    /// Host `h` finished its current action.
-    HostDone,
-    /// Host `h` finished the library send path: write the packet now.
-    HostWrite,
-    /// Host `h`'s PIO read of its NI's delivered counter completed.
-    PollDone,
-    /// Host `h`'s PIO read of its NI's released-send-buffer counter completed.
-    SendCounterDone,
-    /// The descriptor written by host `h` is in its NI's SRAM (a packet).
-    Posted,
-    /// NI `h`'s firmware has the network DMA of its head descriptor programmed.
-    TxReady,
-    /// NI `h`'s packet tail left: its send buffer is free.
-    TxDone,
-    /// A packet is entirely in NI `h`'s receive buffer (a packet).
-    Arrive,
-    /// NI `h`'s receive delivery continues.
-    RxStep,
-    /// NI `h` programmed the fetch of the host's processed counter.
-    RefreshDma,
-    /// That fetch completed.
-    RefreshDone,
-    /// Host `h` forwards a multicast packet after its upcall (`host-packet`; a packet).
-    McForward,
-    /// Host `h`'s read of the released-send-buffer counter for that forward completed (a packet).
-    McSendCounterDone,
-    /// Host `h` finished the send path of that forward: write it now (a packet).
-    McWrite,
-    /// NI `h`'s firmware has the network DMA of its head forward programmed (`ni`).
-    FwdReady,
-    /// A forward of this packet left NI `h` (a packet).
-    FwdDone,
-    /// Host `h` finished a compute phase of its multicast program.
-    McComputeDone,
-    /// Host `h`'s compute phase of generation `arg` ends (stale if preempted since).
-    ComputeDone,
-    /// NI `h`'s watchdog timer of generation `arg` expired.
-    WatchdogExpiry,
-    /// NI `h`'s watchdog fetch (generation `arg`) of the host flag and counter completed.
-    WatchdogFetched,
-    /// An NI interrupt reaches host `h`'s process as a signal.
-    Signal,
-    /// NI `h`'s clock ticks (fine-grain timers).
+pub enum To {
+    Library(LibEv),
+    Firmware(FwEv),
+    Watchdog,
     ClockTick,
-    /// NI `h`'s clock-tick fetch of the host's timer word and last poll completed.
     ClockFetched,
-    /// Host `h`'s earliest soft timer is due (wakes a spinning library).
-    SoftTimer,
 }
 
 /// An event the stack scheduled, for the world to queue.
@@ -134,9 +98,11 @@ pub enum Kind {
 pub struct Due {
     pub at: Instant,
     pub origin: Origin,
-    pub kind: Kind,
+    pub to: To,
     /// The host or NI (at most `config::MAX_HOSTS`, 1,024: a `u16`).
     pub host: u16,
+    /// A packet of NI `host`'s store or a generation (see [`LibEv`],
+    /// [`FwEv`], [`To::Watchdog`]), 0 otherwise.
     pub arg: u32,
 }
 
@@ -278,7 +244,7 @@ impl Stack {
             // The library runs with interrupts disabled.
             self.hosts[h as usize].irq_enabled = false;
             if let Some(c) = self.clock {
-                self.at(Instant::ZERO + c.period, ni_origin(h), Kind::ClockTick, h, 0);
+                self.at(Instant::ZERO + c.period, ni_origin(h), To::ClockTick, h, 0);
             }
             self.host_next(h, Instant::ZERO);
         }
@@ -354,16 +320,16 @@ impl Stack {
         }
     }
 
-    /// Schedules an event of `kind` for host or NI `h` at `t`.
-    fn at(&mut self, t: Instant, origin: Origin, kind: Kind, h: u32, arg: u32) {
-        self.scheduled.push(Due { at: t, origin, kind, host: h as u16, arg });
+    /// Schedules an event for host or NI `h`'s component `to` at `t`.
+    fn at(&mut self, t: Instant, origin: Origin, to: To, h: u32, arg: u32) {
+        self.scheduled.push(Due { at: t, origin, to, host: h as u16, arg });
     }
 
-    /// Schedules an event of `kind` naming `pkt`, held in NI `h`'s store
+    /// Schedules an event for `to` naming `pkt`, held in NI `h`'s store
     /// until the event is handled; a full store ends the run instead.
-    fn at_packet(&mut self, t: Instant, origin: Origin, kind: Kind, h: u32, pkt: Packet) {
+    fn at_packet(&mut self, t: Instant, origin: Origin, to: To, h: u32, pkt: Packet) {
         match self.nis[h as usize].packets.put(pkt) {
-            Some(id) => self.at(t, origin, kind, h, id),
+            Some(id) => self.at(t, origin, to, h, id),
             None => {
                 self.full.get_or_insert(h);
             }
@@ -389,7 +355,7 @@ impl Stack {
         let stolen = self.cpu[h as usize].take_owed();
         if !stolen.is_zero() {
             host.busy = true;
-            self.at(now + stolen, o, Kind::HostDone, h, 0);
+            self.at(now + stolen, o, To::Library(LibEv::Done), h, 0);
             return;
         }
         let action = host.next_action(now);
@@ -408,17 +374,17 @@ impl Stack {
                 if self.mc_consumed(h, pkt, done) {
                     return;
                 }
-                self.at(done, o, Kind::HostDone, h, 0);
+                self.at(done, o, To::Library(LibEv::Done), h, 0);
             }
             HostAction::PollNi => {
                 host.busy = true;
                 let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
-                self.at(end, o, Kind::PollDone, h, 0);
+                self.at(end, o, To::Library(LibEv::PollDone), h, 0);
             }
             HostAction::SendPath => {
                 host.busy = true;
                 let t = now + host.send_cost;
-                self.at(t, o, Kind::HostWrite, h, 0);
+                self.at(t, o, To::Library(LibEv::Write), h, 0);
             }
             HostAction::Write(pkt) => {
                 host.busy = true;
@@ -427,12 +393,12 @@ impl Stack {
             HostAction::ReadSendCounter => {
                 host.busy = true;
                 let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
-                self.at(end, o, Kind::SendCounterDone, h, 0);
+                self.at(end, o, To::Library(LibEv::SendCounterDone), h, 0);
             }
             HostAction::Spin => {
                 host.spin_since = Some(now);
                 if let Some(t) = host.rel.as_ref().and_then(|r| r.timers.next()) {
-                    self.at(t.max(now), o, Kind::SoftTimer, h, 0);
+                    self.at(t.max(now), o, To::Library(LibEv::SoftTimer), h, 0);
                 }
             }
         }
@@ -446,23 +412,23 @@ impl Stack {
         self.packets_sent += 1;
         let bytes = self.header + pkt.payload + poll::FLAG_BYTES + self.mc_extra_pio_bytes(h, &pkt);
         let (_, end) = self.buses[h as usize].request(now, BusOp::PioWrite { bytes });
-        self.at_packet(end, host_origin(h), Kind::Posted, h, pkt);
+        self.at_packet(end, host_origin(h), To::Firmware(FwEv::Posted), h, pkt);
     }
 
-    /// `Kind::HostDone`.
+    /// `LibEv::Done`.
     pub fn host_done(&mut self, h: u32, now: Instant) {
         self.hosts[h as usize].busy = false;
         self.host_next(h, now);
     }
 
-    /// `Kind::HostWrite`.
+    /// `LibEv::Write`.
     pub fn host_write(&mut self, h: u32, now: Instant) {
         let host = &mut self.hosts[h as usize];
         let pkt = host.pending.take().expect("HostWrite without a packet");
         self.write(h, now, pkt);
     }
 
-    /// `Kind::PollDone`.
+    /// `LibEv::PollDone`.
     pub fn poll_done(&mut self, h: u32, now: Instant) {
         let d = self.nis[h as usize].delivered;
         let host = &mut self.hosts[h as usize];
@@ -474,7 +440,7 @@ impl Stack {
         self.host_next(h, now);
     }
 
-    /// `Kind::SendCounterDone`.
+    /// `LibEv::SendCounterDone`.
     pub fn send_counter_done(&mut self, h: u32, now: Instant) {
         let sent = self.nis[h as usize].sent;
         let host = &mut self.hosts[h as usize];
@@ -483,43 +449,43 @@ impl Stack {
         self.host_next(h, now);
     }
 
-    /// `Kind::Posted`: packet `id` of NI `h`.
+    /// `FwEv::Posted`: packet `id` of NI `h`.
     pub fn posted(&mut self, h: u32, id: u32, now: Instant) {
         let pkt = self.take_packet(h, id);
         // The host is free once its PIO write is done.
         self.hosts[h as usize].busy = false;
         if let Some(t) = self.mc_post(h, now, pkt) {
-            self.at(t, ni_origin(h), Kind::TxReady, h, 0);
+            self.at(t, ni_origin(h), To::Firmware(FwEv::TxReady), h, 0);
         }
         self.host_next(h, now);
     }
 
-    /// `Kind::TxReady`.
+    /// `FwEv::TxReady`.
     pub fn tx_ready(&mut self, h: u32, now: Instant) {
         self.try_transmit(h, now, false);
     }
 
-    /// `Kind::TxDone`.
+    /// `FwEv::TxDone`.
     pub fn tx_done(&mut self, h: u32) {
         self.nis[h as usize].tx_done();
     }
 
-    /// `Kind::Arrive`: packet `id` of NI `h`.
+    /// `FwEv::Arrive`: packet `id` of NI `h`.
     pub fn arrive(&mut self, h: u32, id: u32, now: Instant) {
         let pkt = self.take_packet(h, id);
         self.received[h as usize] += 1;
         if let Some((t, gen)) = self.wd.get_mut(h as usize).and_then(|w| w.on_delivered(now)) {
-            self.at(t, ni_origin(h), Kind::WatchdogExpiry, h, gen);
+            self.at(t, ni_origin(h), To::Watchdog, h, gen);
         }
         self.nis[h as usize].rx_arrive(pkt);
         self.mc_arrive(h, now, pkt);
         self.rx_kick(h, now);
     }
 
-    /// `Kind::RxStep`.
+    /// `FwEv::RxStep`.
     pub fn rx_step(&mut self, h: u32, now: Instant) {
         match self.nis[h as usize].rx_step(now, &mut self.buses[h as usize]) {
-            RxNext::Step(t) => self.at(t, ni_origin(h), Kind::RxStep, h, 0),
+            RxNext::Step(t) => self.at(t, ni_origin(h), To::Firmware(FwEv::RxStep), h, 0),
             RxNext::Delivered(pkt) => {
                 self.packets_delivered += 1;
                 let host = &mut self.hosts[h as usize];
@@ -532,58 +498,58 @@ impl Stack {
                 self.rx_kick(h, now);
                 if self.irq_per_packet {
                     self.packet_irqs += 1;
-                    self.at(now, ni_origin(h), Kind::Signal, h, 0);
+                    self.at(now, ni_origin(h), To::Library(LibEv::Signal), h, 0);
                 }
             }
         }
     }
 
-    /// `Kind::RefreshDma`.
+    /// `FwEv::RefreshDma`.
     pub fn refresh_dma(&mut self, h: u32, now: Instant) {
         let t = self.nis[h as usize].refresh_dma(now, &mut self.buses[h as usize]);
-        self.at(t, ni_origin(h), Kind::RefreshDone, h, 0);
+        self.at(t, ni_origin(h), To::Firmware(FwEv::RefreshDone), h, 0);
     }
 
-    /// `Kind::RefreshDone`.
+    /// `FwEv::RefreshDone`.
     pub fn refresh_done(&mut self, h: u32, now: Instant) {
         let consumed = self.hosts[h as usize].consumed;
         self.nis[h as usize].refresh_done(consumed);
         self.rx_kick(h, now);
     }
 
-    /// `Kind::WatchdogExpiry` of generation `gen`.
-    pub fn watchdog_expiry(&mut self, h: u32, gen: u32, now: Instant) {
+    /// NI `h`'s watchdog event of generation `gen` (`To::Watchdog`): the
+    /// running timer's expiry starts the fetch of the host's flag and
+    /// counter across the bus; the fetch's return applies \[LCI] §5.1's
+    /// rule (re-arm, or raise a signal and re-arm); any other is stale.
+    pub fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
         if self.wd[h as usize].expires(gen) {
             let end = self.nis[h as usize].fetch_host_words(now, &mut self.buses[h as usize]);
             let (t, gen) = self.wd[h as usize].fetch(end);
-            self.at(t, ni_origin(h), Kind::WatchdogFetched, h, gen);
+            self.at(t, ni_origin(h), To::Watchdog, h, gen);
+            return;
         }
-    }
-
-    /// `Kind::WatchdogFetched` of generation `gen`.
-    pub fn watchdog_fetched(&mut self, h: u32, gen: u32, now: Instant) {
         let host = &self.hosts[h as usize];
         let (irq, consumed) = (host.irq_enabled, host.consumed);
         match self.wd[h as usize].on_fetched(now, gen, irq, self.received[h as usize], consumed) {
-            Expiry::Arm(t, gen) => self.at(t, ni_origin(h), Kind::WatchdogExpiry, h, gen),
+            Expiry::Arm(t, gen) => self.at(t, ni_origin(h), To::Watchdog, h, gen),
             Expiry::Raise(t, gen) => {
-                self.at(t, ni_origin(h), Kind::WatchdogExpiry, h, gen);
-                self.at(now, ni_origin(h), Kind::Signal, h, 0);
+                self.at(t, ni_origin(h), To::Watchdog, h, gen);
+                self.at(now, ni_origin(h), To::Library(LibEv::Signal), h, 0);
             }
             Expiry::Stale | Expiry::Drained { .. } => {}
         }
     }
 
-    /// `Kind::ClockTick`.
+    /// `To::ClockTick`.
     pub fn clock_tick(&mut self, h: u32, now: Instant) {
         if let Some(c) = self.clock {
-            self.at(now + c.period, ni_origin(h), Kind::ClockTick, h, 0);
+            self.at(now + c.period, ni_origin(h), To::ClockTick, h, 0);
             let end = self.nis[h as usize].fetch_host_words(now, &mut self.buses[h as usize]);
-            self.at(end, ni_origin(h), Kind::ClockFetched, h, 0);
+            self.at(end, ni_origin(h), To::ClockFetched, h, 0);
         }
     }
 
-    /// `Kind::ClockFetched`.
+    /// `To::ClockFetched`.
     pub fn clock_fetched(&mut self, h: u32, now: Instant) {
         let Some(c) = self.clock else { return };
         let host = &self.hosts[h as usize];
@@ -597,7 +563,7 @@ impl Stack {
         }
     }
 
-    /// `Kind::SoftTimer`.
+    /// `LibEv::SoftTimer`.
     pub fn soft_timer(&mut self, h: u32, now: Instant) {
         let host = &mut self.hosts[h as usize];
         if host.spin_since.is_some() {
@@ -629,10 +595,10 @@ impl Stack {
     fn rx_kick(&mut self, h: u32, now: Instant) {
         let ni = &mut self.nis[h as usize];
         if let Some(t) = ni.rx_kick(now) {
-            self.at(t, ni_origin(h), Kind::RxStep, h, 0);
+            self.at(t, ni_origin(h), To::Firmware(FwEv::RxStep), h, 0);
         } else if ni.needs_refresh() {
             let t = ni.refresh_start(now);
-            self.at(t, ni_origin(h), Kind::RefreshDma, h, 0);
+            self.at(t, ni_origin(h), To::Firmware(FwEv::RefreshDma), h, 0);
         }
     }
 
@@ -661,15 +627,19 @@ impl Stack {
         let (left, arrive) = self.grid.send(h, dst, now, self.header + pkt.payload);
         if forward {
             self.packets_sent += 1;
-            self.at_packet(left, ni_origin(h), Kind::FwdDone, h, pkt);
+            self.at_packet(left, ni_origin(h), To::Firmware(FwEv::FwdDone), h, pkt);
         } else {
-            self.at(left, ni_origin(h), Kind::TxDone, h, 0);
+            self.at(left, ni_origin(h), To::Firmware(FwEv::TxDone), h, 0);
         }
-        self.at_packet(arrive, ni_origin(dst), Kind::Arrive, dst, pkt);
+        self.at_packet(arrive, ni_origin(dst), To::Firmware(FwEv::Arrive), dst, pkt);
         let ni = &mut self.nis[h as usize];
-        let (next, kind) = if forward { (ni.fwd_kick(now), Kind::FwdReady) } else { (ni.tx_kick(now), Kind::TxReady) };
+        let (next, to) = if forward {
+            (ni.fwd_kick(now), To::Firmware(FwEv::FwdReady))
+        } else {
+            (ni.tx_kick(now), To::Firmware(FwEv::TxReady))
+        };
         if let Some(t) = next {
-            self.at(t, ni_origin(h), kind, h, 0);
+            self.at(t, ni_origin(h), to, h, 0);
         }
     }
 

@@ -30,7 +30,7 @@ use super::apps::McOut;
 use super::host::Outgoing;
 use super::process::{Drive, Next};
 use super::workload::Job;
-use super::{host_origin, ni_origin, Kind, Packet, Stack};
+use super::{host_origin, ni_origin, FwEv, LibEv, Packet, Stack, To};
 use crate::config::Forwarding;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
 use crate::time::{Duration, Instant};
@@ -189,7 +189,7 @@ impl Stack {
                     }
                 }
                 Forwarding::HostPacket if tree.child_count(root, h) > 0 => {
-                    self.at_packet(done, host_origin(h), Kind::McForward, h, pkt);
+                    self.at_packet(done, host_origin(h), To::Library(LibEv::McForward), h, pkt);
                     took = true;
                 }
                 _ => {}
@@ -223,7 +223,7 @@ impl Stack {
         }
         self.mc.compute[h as usize] = None;
         host.busy = true;
-        self.at(now + c, host_origin(h), Kind::McComputeDone, h, 0);
+        self.at(now + c, host_origin(h), To::Library(LibEv::McComputeDone), h, 0);
         true
     }
 
@@ -256,7 +256,7 @@ impl Stack {
         let ni = &mut self.nis[h as usize];
         if ni.mc.start_forward(pkt) > 0 {
             if let Some(t) = ni.fwd_kick(now) {
-                self.at(t, ni_origin(h), Kind::FwdReady, h, 0);
+                self.at(t, ni_origin(h), To::Firmware(FwEv::FwdReady), h, 0);
             }
         }
     }
@@ -287,7 +287,7 @@ impl Stack {
         }
     }
 
-    /// `Kind::McForward`: host `h`'s upcall forwards its packet `id`
+    /// `LibEv::McForward`: host `h`'s upcall forwards its packet `id`
     /// (`host-packet`).
     pub fn mc_forward(&mut self, h: u32, id: u32, now: Instant) {
         let pkt = self.take_packet(h, id);
@@ -300,21 +300,21 @@ impl Stack {
         let host = &self.hosts[h as usize];
         if host.posted - host.known_sent >= self.mc.send_buffers {
             let (_, end) = self.buses[h as usize].request(now, crate::host::bus::BusOp::PioRead);
-            self.at_packet(end, host_origin(h), Kind::McSendCounterDone, h, pkt);
+            self.at_packet(end, host_origin(h), To::Library(LibEv::McSendCounterDone), h, pkt);
         } else {
             let t = now + host.send_cost;
-            self.at_packet(t, host_origin(h), Kind::McWrite, h, pkt);
+            self.at_packet(t, host_origin(h), To::Library(LibEv::McWrite), h, pkt);
         }
     }
 
-    /// `Kind::McSendCounterDone`: the read for forwarding packet `id`.
+    /// `LibEv::McSendCounterDone`: the read for forwarding packet `id`.
     pub fn mc_send_counter_done(&mut self, h: u32, id: u32, now: Instant) {
         let pkt = self.take_packet(h, id);
         self.hosts[h as usize].known_sent = self.nis[h as usize].sent;
         self.forward_after_upcall(h, pkt, now);
     }
 
-    /// `Kind::McWrite`: host `h` writes its forward of packet `id`.
+    /// `LibEv::McWrite`: host `h` writes its forward of packet `id`.
     pub fn mc_write(&mut self, h: u32, id: u32, now: Instant) {
         let pkt = self.take_packet(h, id);
         self.mc.host_forward_copies += 1;
@@ -322,13 +322,13 @@ impl Stack {
         self.write(h, now, Packet { dst: first, ..pkt });
     }
 
-    /// `Kind::FwdReady`.
+    /// `FwEv::FwdReady`.
     pub fn fwd_ready(&mut self, h: u32, now: Instant) {
         self.nis[h as usize].mc.fwd_ready = true;
         self.try_transmit(h, now, true);
     }
 
-    /// `Kind::FwdDone`: NI `h`'s forward of packet `id` left.
+    /// `FwEv::FwdDone`: NI `h`'s forward of packet `id` left.
     pub fn fwd_done(&mut self, h: u32, id: u32, now: Instant) {
         let pkt = self.take_packet(h, id);
         if self.nis[h as usize].mc.release_on_forward(&pkt) {
@@ -337,7 +337,7 @@ impl Stack {
         }
     }
 
-    /// `Kind::McComputeDone`.
+    /// `LibEv::McComputeDone`.
     pub fn mc_compute_done(&mut self, h: u32, now: Instant) {
         self.hosts[h as usize].busy = false;
         if let Job::Procs(p) = &mut self.job {

@@ -2,7 +2,7 @@
 //! text on `lci2000` with the stack asked for, built, stepped or run to its
 //! end, and the stack taken out to look at its parts.
 
-use super::{Kind, Packet, Stack};
+use super::{Packet, Stack, To};
 use crate::sim::World;
 use crate::time::Instant;
 use crate::{Metrics, Scenario};
@@ -48,8 +48,9 @@ pub(crate) fn metrics(text: &str) -> Metrics {
 }
 
 /// Handles the world's next event, which is the stack's; returns its
-/// time, its kind, its host or NI and the packet it named, if any.
-pub(crate) fn step(w: &mut World) -> Option<(Instant, Kind, u32, Option<Packet>)> {
+/// time, the component it is addressed to and what it is, its host or NI
+/// and the packet it named, if any.
+pub(crate) fn step(w: &mut World) -> Option<(Instant, To, u32, Option<Packet>)> {
     w.step_lci()
 }
 

@@ -101,6 +101,34 @@ struct RxJob {
     programmed: bool,
 }
 
+/// What an event addressed to NI `h`'s firmware is
+/// (`crate::sim::Ev::Lanai { host, ev, arg }`); the world routes each to
+/// the stack's method of that name (`crate::sim` `lci_stack`). `arg` is the
+/// index of a packet in the NI's store ([`Packets`]) for the kinds that
+/// carry one, 0 otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FwEv {
+    /// The descriptor its host wrote by PIO is in the NI's SRAM (a packet).
+    Posted,
+    /// The firmware has the network DMA of its head descriptor programmed.
+    TxReady,
+    /// The packet's tail left: its send buffer is free.
+    TxDone,
+    /// A packet is entirely in one of its receive buffers (a packet).
+    Arrive,
+    /// Its receive delivery continues.
+    RxStep,
+    /// It programmed the fetch of the host's processed counter.
+    RefreshDma,
+    /// That fetch completed.
+    RefreshDone,
+    /// The firmware has the network DMA of its head forward programmed (`ni` forwarding).
+    FwdReady,
+    /// A forward of this packet left the NI (a packet).
+    FwdDone,
+}
+
 /// What the receive side needs next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RxNext {
@@ -111,7 +139,7 @@ pub enum RxNext {
 }
 
 /// The packets the NI's events in the world's queue name
-/// (`crate::sim::Ev::Lci` carries an index into it, so that the event stays
+/// (`crate::sim::Ev::Lanai` and `Ev::LciLibrary` carry an index into it, so that the event stays
 /// eight bytes): a packet arriving in one of its receive buffers, its
 /// host's PIO write into a send buffer, a forward leaving it, its host's
 /// forward of a packet it consumed. Bounded: at most `capacity` packets, a

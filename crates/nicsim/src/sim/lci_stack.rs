@@ -1,13 +1,20 @@
 //! The \[LCI] stack in the world: when the hosts run it
 //! (`Workload::LciStack`), the world holds one `crate::lci::Stack` (its
-//! libraries, PCI buses, LANai firmware, grid and program), routes each
-//! of its events (`Ev::Lci`: a `crate::lci::Kind`, a host or NI, an
-//! argument) to the stack's method of that kind, and queues the events
-//! the stack scheduled, in their order. This file owns that routing only;
-//! the stack's state and rules are `crate::lci`'s.
+//! libraries, PCI buses, LANai firmware, grid and program) and routes each
+//! event the stack scheduled to the component it is addressed to: host
+//! `h`'s library (`Ev::LciLibrary`, a `crate::lci::host::LibEv`), NI `h`'s
+//! LANai firmware (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), NI `h`'s
+//! polling watchdog and clock (the events the Open-MX NIC's share:
+//! `Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`, routed here by
+//! `nic_path` and `clock` when the world runs the stack). After each it asks
+//! the stack whether the program is done or stopped progressing, and
+//! queues the events the stack scheduled, in their order. This file owns
+//! that routing only; the stack's state and rules are `crate::lci`'s.
 
 use super::{Ev, World};
-use crate::lci::{Kind, Stack};
+use crate::lci::host::LibEv;
+use crate::lci::{Stack, To};
+use crate::nic::lanai::FwEv;
 use crate::time::Instant;
 
 impl World {
@@ -20,39 +27,76 @@ impl World {
         self.queue_lci();
     }
 
-    /// The stack's event of `kind` for host or NI `host` is due. A run in
-    /// which the stack stops progressing ends with its error
-    /// (`Stack::after_event`).
-    pub(super) fn lci_event(&mut self, now: Instant, kind: Kind, host: u16, arg: u32) {
+    /// Host `host`'s library event `ev` is due.
+    pub(super) fn lci_library(&mut self, now: Instant, ev: LibEv, host: u16, arg: u32) {
         let events = self.q.popped();
         let Some(s) = self.lci.as_deref_mut() else { return };
         let h = u32::from(host);
-        match kind {
-            Kind::HostDone => s.host_done(h, now),
-            Kind::HostWrite => s.host_write(h, now),
-            Kind::PollDone => s.poll_done(h, now),
-            Kind::SendCounterDone => s.send_counter_done(h, now),
-            Kind::Posted => s.posted(h, arg, now),
-            Kind::TxReady => s.tx_ready(h, now),
-            Kind::TxDone => s.tx_done(h),
-            Kind::Arrive => s.arrive(h, arg, now),
-            Kind::RxStep => s.rx_step(h, now),
-            Kind::RefreshDma => s.refresh_dma(h, now),
-            Kind::RefreshDone => s.refresh_done(h, now),
-            Kind::McForward => s.mc_forward(h, arg, now),
-            Kind::McSendCounterDone => s.mc_send_counter_done(h, arg, now),
-            Kind::McWrite => s.mc_write(h, arg, now),
-            Kind::FwdReady => s.fwd_ready(h, now),
-            Kind::FwdDone => s.fwd_done(h, arg, now),
-            Kind::McComputeDone => s.mc_compute_done(h, now),
-            Kind::ComputeDone => s.compute_done(h, arg, now),
-            Kind::WatchdogExpiry => s.watchdog_expiry(h, arg, now),
-            Kind::WatchdogFetched => s.watchdog_fetched(h, arg, now),
-            Kind::Signal => s.signal(h, now),
-            Kind::ClockTick => s.clock_tick(h, now),
-            Kind::ClockFetched => s.clock_fetched(h, now),
-            Kind::SoftTimer => s.soft_timer(h, now),
+        match ev {
+            LibEv::Done => s.host_done(h, now),
+            LibEv::Write => s.host_write(h, now),
+            LibEv::PollDone => s.poll_done(h, now),
+            LibEv::SendCounterDone => s.send_counter_done(h, now),
+            LibEv::McForward => s.mc_forward(h, arg, now),
+            LibEv::McSendCounterDone => s.mc_send_counter_done(h, arg, now),
+            LibEv::McWrite => s.mc_write(h, arg, now),
+            LibEv::McComputeDone => s.mc_compute_done(h, now),
+            LibEv::ComputeDone => s.compute_done(h, arg, now),
+            LibEv::Signal => s.signal(h, now),
+            LibEv::SoftTimer => s.soft_timer(h, now),
         }
+        self.lci_after(now, events);
+    }
+
+    /// NI `host`'s firmware event `ev` is due.
+    pub(super) fn lanai(&mut self, now: Instant, ev: FwEv, host: u16, arg: u32) {
+        let events = self.q.popped();
+        let Some(s) = self.lci.as_deref_mut() else { return };
+        let h = u32::from(host);
+        match ev {
+            FwEv::Posted => s.posted(h, arg, now),
+            FwEv::TxReady => s.tx_ready(h, now),
+            FwEv::TxDone => s.tx_done(h),
+            FwEv::Arrive => s.arrive(h, arg, now),
+            FwEv::RxStep => s.rx_step(h, now),
+            FwEv::RefreshDma => s.refresh_dma(h, now),
+            FwEv::RefreshDone => s.refresh_done(h, now),
+            FwEv::FwdReady => s.fwd_ready(h, now),
+            FwEv::FwdDone => s.fwd_done(h, arg, now),
+        }
+        self.lci_after(now, events);
+    }
+
+    /// NI `h`'s watchdog event of generation `gen` (`Ev::WatchdogTimer`
+    /// of a world that runs the stack).
+    #[cold]
+    pub(super) fn lanai_watchdog(&mut self, now: Instant, h: usize, gen: u32) {
+        let events = self.q.popped();
+        let Some(s) = self.lci.as_deref_mut() else { return };
+        s.watchdog(h as u32, gen, now);
+        self.lci_after(now, events);
+    }
+
+    /// NI `h`'s clock ticks (`Ev::ClockTick` of a world that runs the
+    /// stack), or its fetch is back (`fetched`: `Ev::ClockFetched`).
+    #[cold]
+    pub(super) fn lanai_clock(&mut self, now: Instant, h: usize, fetched: bool) {
+        let events = self.q.popped();
+        let Some(s) = self.lci.as_deref_mut() else { return };
+        if fetched {
+            s.clock_fetched(h as u32, now);
+        } else {
+            s.clock_tick(h as u32, now);
+        }
+        self.lci_after(now, events);
+    }
+
+    /// After the stack handled the world's `events`-th event at `now`: a
+    /// run in which the stack is done, or stops progressing
+    /// (`Stack::after_event`: then with its error), has no program left;
+    /// the events the stack scheduled are queued, in their order.
+    fn lci_after(&mut self, now: Instant, events: u64) {
+        let Some(s) = self.lci.as_deref_mut() else { return };
         let outcome = s.after_event(now, events);
         if outcome != Ok(false) {
             self.programs_left = 0;
@@ -63,25 +107,44 @@ impl World {
         }
     }
 
-    /// Handles the next event, the stack's (tests); returns its time, its
-    /// kind, its host or NI, and the packet it named, if any.
+    /// Handles the next event, the stack's (tests); returns its time, the
+    /// component it is addressed to, its host or NI, and the packet it
+    /// named, if any.
     #[cfg(test)]
-    pub(crate) fn step_lci(&mut self) -> Option<(Instant, Kind, u32, Option<crate::lci::Packet>)> {
+    pub(crate) fn step_lci(&mut self) -> Option<(Instant, To, u32, Option<crate::lci::Packet>)> {
         let (now, ev) = self.q.pop()?;
-        let Ev::Lci { kind, host, arg } = ev else { panic!("{ev:?} in a world that runs the LCI stack") };
+        let (to, host, arg) = match ev {
+            Ev::LciLibrary { ev, host, arg } => (To::Library(ev), host, arg),
+            Ev::Lanai { ev, host, arg } => (To::Firmware(ev), host, arg),
+            Ev::WatchdogTimer { host, gen, .. } => (To::Watchdog, host, gen),
+            Ev::ClockTick { host } => (To::ClockTick, host, 0),
+            Ev::ClockFetched { host } => (To::ClockFetched, host, 0),
+            _ => panic!("{ev:?} in a world that runs the LCI stack"),
+        };
         let names_packet = matches!(
-            kind,
-            Kind::Posted | Kind::Arrive | Kind::McForward | Kind::McSendCounterDone | Kind::McWrite | Kind::FwdDone
+            to,
+            To::Firmware(FwEv::Posted | FwEv::Arrive | FwEv::FwdDone)
+                | To::Library(LibEv::McForward | LibEv::McSendCounterDone | LibEv::McWrite)
         );
         let pkt = names_packet.then(|| self.lci.as_deref().map(|s| s.packet(u32::from(host), arg))).flatten();
-        self.lci_event(now, kind, host, arg);
-        Some((now, kind, u32::from(host), pkt))
+        self.handle(now, ev);
+        Some((now, to, u32::from(host), pkt))
     }
 
+    /// Queues the events the stack scheduled, each as the world's event
+    /// for the component it is addressed to.
     fn queue_lci(&mut self) {
         if let Some(stack) = self.lci.as_deref_mut() {
             for d in stack.take_scheduled() {
-                self.q.push(d.at, d.origin, Ev::Lci { kind: d.kind, host: d.host, arg: d.arg });
+                let host = d.host;
+                let ev = match d.to {
+                    To::Library(ev) => Ev::LciLibrary { ev, host, arg: d.arg },
+                    To::Firmware(ev) => Ev::Lanai { ev, host, arg: d.arg },
+                    To::Watchdog => Ev::WatchdogTimer { host, q: 0, gen: d.arg },
+                    To::ClockTick => Ev::ClockTick { host },
+                    To::ClockFetched => Ev::ClockFetched { host },
+                };
+                self.q.push(d.at, d.origin, ev);
             }
         }
     }

@@ -214,11 +214,18 @@ pub(crate) enum Ev {
     FlowResume {
         host: u16,
     },
-    /// An event of the \[LCI] stack (`lci_stack`): what it is, the host or
-    /// NI it concerns, and a packet of that NI's store or a generation
-    /// (`crate::lci::Kind`).
-    Lci {
-        kind: crate::lci::Kind,
+    /// An event for host `host`'s \[LCI] library (`lci_stack`): what it
+    /// is, and a packet of its NI's store or a generation
+    /// (`crate::lci::host::LibEv`).
+    LciLibrary {
+        ev: crate::lci::host::LibEv,
+        host: u16,
+        arg: u32,
+    },
+    /// An event for NI `host`'s LANai firmware (`lci_stack`): what it is,
+    /// and a packet of its store (`crate::nic::lanai::FwEv`).
+    Lanai {
+        ev: crate::nic::lanai::FwEv,
         host: u16,
         arg: u32,
     },
@@ -526,7 +533,8 @@ impl World {
             Ev::ClockFetched { host } => self.clock_fetched(now, host as usize),
             Ev::ClockIrq { host, p } => self.clock_irq(now, host as usize, p as usize),
             Ev::FlowResume { host } => self.flow_resume(now, host as usize),
-            Ev::Lci { kind, host, arg } => self.lci_event(now, kind, host, arg),
+            Ev::LciLibrary { ev, host, arg } => self.lci_library(now, ev, host, arg),
+            Ev::Lanai { ev, host, arg } => self.lanai(now, ev, host, arg),
         }
     }
 }

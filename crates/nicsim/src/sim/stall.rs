@@ -76,7 +76,8 @@ impl Ev {
             Ev::ClockTick { .. } | Ev::ClockFetched { .. } => "NI clock (ClockTick, clock)",
             Ev::ClockIrq { .. } => "NI clock interrupt (ClockIrq, clock)",
             Ev::FlowResume { .. } => "link flow control (FlowResume, nic_path)",
-            Ev::Lci { .. } => "LCI stack (Lci, lci_stack)",
+            Ev::LciLibrary { .. } => "LCI host library (LciLibrary, lci_stack)",
+            Ev::Lanai { .. } => "LANai firmware (Lanai, lci_stack)",
         }
     }
 }
