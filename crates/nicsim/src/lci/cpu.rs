@@ -19,7 +19,7 @@ impl Stack {
     pub fn signal(&mut self, h: u32, now: Instant) {
         let host = &mut self.hosts[h as usize];
         let cost = host.signal_cost();
-        let until = match self.cpu[h as usize].deliver(now, host.irq_enabled, host.spin_since.is_some(), cost) {
+        let until = match host.core.deliver(now, host.irq_enabled, host.spin_since.is_some(), cost) {
             Delivery::Merged => return,
             Delivery::Owed => {
                 host.interrupts += 1;
@@ -42,7 +42,7 @@ impl Stack {
     /// `LibEv::ComputeDone` of generation `gen`: the computation ends
     /// unless a signal preempted it since.
     pub fn compute_done(&mut self, h: u32, gen: u32, now: Instant) {
-        if self.cpu[h as usize].end_compute(gen) {
+        if self.hosts[h as usize].core.end_compute(gen) {
             self.hosts[h as usize].irq_enabled = false;
             self.job.compute_done(h);
             self.host_next(h, now);
@@ -54,7 +54,7 @@ impl Stack {
     /// the host left the library (or was re-dispatched).
     pub(super) fn library_idle(&mut self, h: u32, now: Instant) -> bool {
         let i = h as usize;
-        let control = match self.cpu[i].handler_exit() {
+        let control = match self.hosts[i].core.handler_exit() {
             Some(Exit::Compute(d)) => workload::Control::Compute(d),
             Some(Exit::Sleep) => workload::Control::Sleep,
             None => {
@@ -69,13 +69,13 @@ impl Stack {
         match control {
             workload::Control::Wait => false,
             workload::Control::Compute(d) => {
-                let seg = self.cpu[i].begin_compute(now, d);
+                let seg = self.hosts[i].core.begin_compute(now, d);
                 self.hosts[i].irq_enabled = true;
                 self.at(seg.end, host_origin(h), To::Library(LibEv::ComputeDone), h, seg.gen);
                 true
             }
             workload::Control::Sleep => {
-                self.cpu[i].sleep();
+                self.hosts[i].core.sleep();
                 self.hosts[i].irq_enabled = true;
                 true
             }

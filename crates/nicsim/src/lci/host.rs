@@ -21,6 +21,7 @@
 use super::poll::Detect;
 use super::Packet;
 use crate::config::{LciHostCfg, LciHostTimes};
+use crate::host::core::{Mode, SignalledCore};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
@@ -146,6 +147,8 @@ pub struct Host {
     pub interrupts: u64,
     /// The reliable protocol (timers study), if on.
     pub rel: Option<super::reliable::Reliable>,
+    /// The host's core: where its process is, and the signals it took.
+    pub(crate) core: SignalledCore,
 }
 
 impl Host {
@@ -187,6 +190,7 @@ impl Host {
             packets_sent: 0,
             interrupts: 0,
             rel: None,
+            core: SignalledCore::new(Mode::Library),
         }
     }
 

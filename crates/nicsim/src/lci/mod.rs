@@ -62,7 +62,6 @@ pub mod workload;
 use crate::config::{BusTimes, LciHostTimes, LciScenario, WatchdogDelay};
 use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
-use crate::host::core::{Mode, SignalledCore};
 use crate::net::grid::Grid;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
@@ -121,9 +120,6 @@ pub struct Stack {
     pub(crate) grid: Grid,
     pub(crate) hosts: Vec<Host>,
     pub(crate) nis: Vec<Ni>,
-    pub(crate) buses: Vec<Bus>,
-    /// Per NI: senders whose head packet waits for one of its receive buffers.
-    blocked: Vec<Vec<u32>>,
     pub(crate) header: u32,
     job: Job,
     /// The program's sends being moved to the outboxes (reused).
@@ -131,16 +127,12 @@ pub struct Stack {
     pub(crate) packets_sent: u64,
     pub(crate) packets_delivered: u64,
     mc: multicast::McState,
-    /// Watchdog / timers phase: per host CPU state, NI watchdogs (one per
-    /// NI when `nic.watchdog_us` is a delay, none otherwise), whether each
-    /// NI interrupts at once per delivered packet (`"none"`) and those
-    /// interrupts, packets each NI took in, the NI clock, and counters
+    /// Watchdog / timers phase (each host's core and each NI's watchdog
+    /// are theirs): whether each NI interrupts at once per delivered
+    /// packet (`"none"`) and those interrupts, the NI clock, and counters
     /// (the world names them, `crate::sim` `metrics`).
-    pub(crate) cpu: Vec<SignalledCore>,
-    pub(crate) wd: Vec<Watchdog>,
     irq_per_packet: bool,
     pub(crate) packet_irqs: u64,
-    received: Vec<u64>,
     clock: Option<timers::ClockPolicy>,
     pub(crate) clock_interrupts: u64,
 }
@@ -173,6 +165,11 @@ impl Stack {
         let hosts = (0..n)
             .map(|h| Host::new(h, &p.host, &t, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
             .collect();
+        // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
+        let watchdog = match s.watchdog {
+            WatchdogDelay::After(d) => Some(Watchdog::new(d, Duration::ZERO, Raises::Own)),
+            WatchdogDelay::Immediate | WatchdogDelay::Never => None,
+        };
         let nis = (0..n)
             .map(|_| {
                 Ni::new(
@@ -184,6 +181,8 @@ impl Stack {
                     p.ni.send_buffers,
                     p.ni.recv_buffers,
                     s.fanout,
+                    Bus::new(&BusTimes::of(&p.pci)),
+                    watchdog.clone(),
                 )
             })
             .collect();
@@ -195,23 +194,14 @@ impl Stack {
             grid,
             hosts,
             nis,
-            buses: (0..n).map(|_| Bus::new(&BusTimes::of(&p.pci))).collect(),
-            blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
             job: Job::new(&s.workload, s.fanout, n),
             sends: Vec::with_capacity(n as usize),
             packets_sent: 0,
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
-            cpu: vec![SignalledCore::new(Mode::Library); n as usize],
-            // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
-            wd: match s.watchdog {
-                WatchdogDelay::After(d) => vec![Watchdog::new(d, Duration::ZERO, Raises::Own); n as usize],
-                WatchdogDelay::Immediate | WatchdogDelay::Never => Vec::new(),
-            },
             irq_per_packet: s.watchdog == WatchdogDelay::Immediate,
             packet_irqs: 0,
-            received: vec![0; n as usize],
             clock: s.clock_period.map(|period| timers::ClockPolicy { period }),
             clock_interrupts: 0,
         }
@@ -238,7 +228,7 @@ impl Stack {
         self.mc_start(Instant::ZERO);
         for h in 0..self.hosts.len() as u32 {
             if !self.job.participates(h) {
-                self.cpu[h as usize].sleep();
+                self.hosts[h as usize].core.sleep();
                 continue;
             }
             // The library runs with interrupts disabled.
@@ -344,7 +334,7 @@ impl Stack {
     /// Lets host `h` take its next action if it is free.
     fn host_next(&mut self, h: u32, now: Instant) {
         let host = &mut self.hosts[h as usize];
-        if host.busy || host.spin_since.is_some() || !self.cpu[h as usize].in_library() {
+        if host.busy || host.spin_since.is_some() || !host.core.in_library() {
             return;
         }
         if self.mc_compute(h, now) {
@@ -352,7 +342,7 @@ impl Stack {
         }
         let host = &mut self.hosts[h as usize];
         let o = host_origin(h);
-        let stolen = self.cpu[h as usize].take_owed();
+        let stolen = host.core.take_owed();
         if !stolen.is_zero() {
             host.busy = true;
             self.at(now + stolen, o, To::Library(LibEv::Done), h, 0);
@@ -378,7 +368,7 @@ impl Stack {
             }
             HostAction::PollNi => {
                 host.busy = true;
-                let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
+                let (_, end) = self.nis[h as usize].bus.request(now, BusOp::PioRead);
                 self.at(end, o, To::Library(LibEv::PollDone), h, 0);
             }
             HostAction::SendPath => {
@@ -392,7 +382,7 @@ impl Stack {
             }
             HostAction::ReadSendCounter => {
                 host.busy = true;
-                let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
+                let (_, end) = self.nis[h as usize].bus.request(now, BusOp::PioRead);
                 self.at(end, o, To::Library(LibEv::SendCounterDone), h, 0);
             }
             HostAction::Spin => {
@@ -411,7 +401,7 @@ impl Stack {
         host.packets_sent += 1;
         self.packets_sent += 1;
         let bytes = self.header + pkt.payload + poll::FLAG_BYTES + self.mc_extra_pio_bytes(h, &pkt);
-        let (_, end) = self.buses[h as usize].request(now, BusOp::PioWrite { bytes });
+        let (_, end) = self.nis[h as usize].bus.request(now, BusOp::PioWrite { bytes });
         self.at_packet(end, host_origin(h), To::Firmware(FwEv::Posted), h, pkt);
     }
 
@@ -473,8 +463,8 @@ impl Stack {
     /// `FwEv::Arrive`: packet `id` of NI `h`.
     pub fn arrive(&mut self, h: u32, id: u32, now: Instant) {
         let pkt = self.take_packet(h, id);
-        self.received[h as usize] += 1;
-        if let Some((t, gen)) = self.wd.get_mut(h as usize).and_then(|w| w.on_delivered(now)) {
+        self.nis[h as usize].received += 1;
+        if let Some((t, gen)) = self.nis[h as usize].watchdog.as_mut().and_then(|w| w.on_delivered(now)) {
             self.at(t, ni_origin(h), To::Watchdog, h, gen);
         }
         self.nis[h as usize].rx_arrive(pkt);
@@ -484,7 +474,7 @@ impl Stack {
 
     /// `FwEv::RxStep`.
     pub fn rx_step(&mut self, h: u32, now: Instant) {
-        match self.nis[h as usize].rx_step(now, &mut self.buses[h as usize]) {
+        match self.nis[h as usize].rx_step(now) {
             RxNext::Step(t) => self.at(t, ni_origin(h), To::Firmware(FwEv::RxStep), h, 0),
             RxNext::Delivered(pkt) => {
                 self.packets_delivered += 1;
@@ -506,7 +496,7 @@ impl Stack {
 
     /// `FwEv::RefreshDma`.
     pub fn refresh_dma(&mut self, h: u32, now: Instant) {
-        let t = self.nis[h as usize].refresh_dma(now, &mut self.buses[h as usize]);
+        let t = self.nis[h as usize].refresh_dma(now);
         self.at(t, ni_origin(h), To::Firmware(FwEv::RefreshDone), h, 0);
     }
 
@@ -522,15 +512,17 @@ impl Stack {
     /// counter across the bus; the fetch's return applies \[LCI] §5.1's
     /// rule (re-arm, or raise a signal and re-arm); any other is stale.
     pub fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
-        if self.wd[h as usize].expires(gen) {
-            let end = self.nis[h as usize].fetch_host_words(now, &mut self.buses[h as usize]);
-            let (t, gen) = self.wd[h as usize].fetch(end);
+        let ni = &mut self.nis[h as usize];
+        let Some(wd) = ni.watchdog.as_mut() else { return };
+        if wd.expires(gen) {
+            let end = ni.fetch_host_words(now);
+            let wd = ni.watchdog.as_mut().expect("the watchdog that expired");
+            let (t, gen) = wd.fetch(end);
             self.at(t, ni_origin(h), To::Watchdog, h, gen);
             return;
         }
         let host = &self.hosts[h as usize];
-        let (irq, consumed) = (host.irq_enabled, host.consumed);
-        match self.wd[h as usize].on_fetched(now, gen, irq, self.received[h as usize], consumed) {
+        match wd.on_fetched(now, gen, host.irq_enabled, ni.received, host.consumed) {
             Expiry::Arm(t, gen) => self.at(t, ni_origin(h), To::Watchdog, h, gen),
             Expiry::Raise(t, gen) => {
                 self.at(t, ni_origin(h), To::Watchdog, h, gen);
@@ -544,7 +536,7 @@ impl Stack {
     pub fn clock_tick(&mut self, h: u32, now: Instant) {
         if let Some(c) = self.clock {
             self.at(now + c.period, ni_origin(h), To::ClockTick, h, 0);
-            let end = self.nis[h as usize].fetch_host_words(now, &mut self.buses[h as usize]);
+            let end = self.nis[h as usize].fetch_host_words(now);
             self.at(end, ni_origin(h), To::ClockFetched, h, 0);
         }
     }
@@ -556,7 +548,7 @@ impl Stack {
         let running = host.rel.as_ref().is_some_and(|r| r.timers.running());
         // The library polls the cycle counter on every entry, so a host
         // in it has just polled; otherwise its last entry counts.
-        let polled = if self.cpu[h as usize].in_library() { now } else { host.last_poll };
+        let polled = if self.hosts[h as usize].core.in_library() { now } else { host.last_poll };
         if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
             self.clock_interrupts += 1;
             self.signal(h, now);

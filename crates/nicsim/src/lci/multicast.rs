@@ -267,7 +267,7 @@ impl Stack {
         if forward {
             &mut self.mc.fwd_blocked[d as usize]
         } else {
-            &mut self.blocked[d as usize]
+            &mut self.nis[d as usize].blocked
         }
     }
 
@@ -299,7 +299,7 @@ impl Stack {
     fn forward_after_upcall(&mut self, h: u32, pkt: Packet, now: Instant) {
         let host = &self.hosts[h as usize];
         if host.posted - host.known_sent >= self.mc.send_buffers {
-            let (_, end) = self.buses[h as usize].request(now, crate::host::bus::BusOp::PioRead);
+            let (_, end) = self.nis[h as usize].bus.request(now, crate::host::bus::BusOp::PioRead);
             self.at_packet(end, host_origin(h), To::Library(LibEv::McSendCounterDone), h, pkt);
         } else {
             let t = now + host.send_cost;
@@ -357,7 +357,7 @@ impl Stack {
         set("host_forward_copies", self.mc.host_forward_copies as f64);
         set("mc_packets_consumed", self.mc.mc_packets_consumed as f64);
         set("mc_bytes_consumed", self.mc.mc_bytes_consumed as f64);
-        let pio: u64 = self.buses.iter().map(|b| b.pio_writes).sum();
+        let pio: u64 = self.nis.iter().map(|n| n.bus.pio_writes).sum();
         set("pio_writes", pio as f64);
     }
 }

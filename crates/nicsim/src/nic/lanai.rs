@@ -24,6 +24,7 @@
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::multicast::{Forwarded, NiMc};
+use super::watchdog::Watchdog;
 use crate::config::LanaiCfg;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -246,6 +247,14 @@ pub struct Ni {
     pub mc: NiMc<Packet>,
     /// The packets its events in the world's queue name.
     pub packets: Packets,
+    /// The host's PCI bus, which the host's PIO and the NI's DMAs share.
+    pub bus: Bus,
+    /// Senders whose head packet waits for one of its receive buffers.
+    pub blocked: Vec<u32>,
+    /// The polling watchdog (`nic.watchdog_us` a delay; none otherwise).
+    pub watchdog: Option<Watchdog>,
+    /// Packets it took in (the watchdog's count of those delivered).
+    pub received: u64,
 }
 
 impl Ni {
@@ -258,6 +267,8 @@ impl Ni {
         send_buffers: u32,
         recv_buffers: u32,
         fanout: u32,
+        bus: Bus,
+        watchdog: Option<Watchdog>,
     ) -> Self {
         Ni {
             costs,
@@ -281,6 +292,10 @@ impl Ni {
             host_fetches: 0,
             mc: Default::default(),
             packets: Packets::new(Packets::capacity_for(send_buffers, recv_buffers, fanout)),
+            bus,
+            blocked: Vec::new(),
+            watchdog,
+            received: 0,
         }
     }
 
@@ -359,8 +374,8 @@ impl Ni {
 
     /// Advances the current delivery: programs its next DMA (the firmware
     /// sets up a second DMA only after the first completed), starts it on
-    /// `bus`, or finishes the packet.
-    pub fn rx_step(&mut self, now: Instant, bus: &mut Bus) -> RxNext {
+    /// the bus, or finishes the packet.
+    pub fn rx_step(&mut self, now: Instant) -> RxNext {
         let setup = self.costs.dma_setup;
         let job = self.job.as_mut().expect("rx_step without a job");
         if let Some(Some(dma)) = job.plan.dmas.get(job.next).copied() {
@@ -371,7 +386,7 @@ impl Ni {
             job.programmed = false;
             job.next += 1;
             self.host_dmas += 1;
-            let (_, end) = bus.request(now, BusOp::Dma { bytes: dma.bytes });
+            let (_, end) = self.bus.request(now, BusOp::Dma { bytes: dma.bytes });
             return RxNext::Step(end);
         }
         let job = self.job.take().expect("job");
@@ -396,19 +411,19 @@ impl Ni {
         self.fw(now, self.costs.dma_setup)
     }
 
-    /// Starts that small DMA on `bus`; returns when it completes.
-    pub fn refresh_dma(&mut self, now: Instant, bus: &mut Bus) -> Instant {
-        bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
+    /// Starts that small DMA on the bus; returns when it completes.
+    pub fn refresh_dma(&mut self, now: Instant) -> Instant {
+        self.bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
     }
 
     /// Fetches host words for the polling watchdog or the NI clock
     /// (interrupts-enabled flag, processed counter, timer word, last poll)
     /// with one small host -> NI DMA: the firmware programs it, then it
-    /// holds `bus` ([`Ni::refresh_dma`]). Returns when the words are in SRAM.
-    pub fn fetch_host_words(&mut self, now: Instant, bus: &mut Bus) -> Instant {
+    /// holds the bus ([`Ni::refresh_dma`]). Returns when the words are in SRAM.
+    pub fn fetch_host_words(&mut self, now: Instant) -> Instant {
         self.host_fetches += 1;
         let programmed = self.fw(now, self.costs.dma_setup);
-        self.refresh_dma(programmed, bus)
+        self.refresh_dma(programmed)
     }
 
     /// The fetched counter arrived.

@@ -102,16 +102,17 @@ impl World {
         m.set("upcalls", sum(|h| h.upcalls));
         m.set("host_dmas", s.nis.iter().map(|n| n.host_dmas).sum::<u64>() as f64);
         m.set("host_counter_fetches", s.nis.iter().map(|n| n.refreshes).sum::<u64>() as f64);
-        for (i, b) in s.buses.iter().enumerate().take(2) {
-            b.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
+        for (i, n) in s.nis.iter().enumerate().take(2) {
+            n.bus.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
         }
         s.program_metrics(m);
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
-        let raised = s.packet_irqs + s.wd.iter().map(|w| w.raised).sum::<u64>();
+        let wds = || s.nis.iter().filter_map(|n| n.watchdog.as_ref());
+        let raised = s.packet_irqs + wds().map(|w| w.raised).sum::<u64>();
         m.set("watchdog_interrupts", raised as f64);
-        m.set("watchdog_fetches", s.wd.iter().map(|w| w.fetches).sum::<u64>() as f64);
+        m.set("watchdog_fetches", wds().map(|w| w.fetches).sum::<u64>() as f64);
         m.set("clock_interrupts", s.clock_interrupts as f64);
-        let (at_once, merged) = s.cpu.iter().map(|c| c.signals()).fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
+        let (at_once, merged) = s.hosts.iter().map(|h| h.core.signals()).fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
         m.set("signals_returned_at_once", at_once as f64);
         m.set("signals_merged", merged as f64);
         m.set("ni_host_fetches", s.nis.iter().map(|n| n.host_fetches).sum::<u64>() as f64);
