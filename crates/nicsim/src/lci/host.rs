@@ -1,6 +1,9 @@
 //! The LCI host (Pentium Pro running the LCI library) as a sans-I/O state
 //! machine: given `now` it says what the library does next
-//! ([`Host::next_action`]); the world executes it.
+//! ([`Host::next_action`]); the world executes it. Each host of a world
+//! that runs the LCI stack holds one in its state, beside its Open-MX
+//! processes (`crate::sim` `lci_stack`), with its core's CPU modes
+//! (`crate::host::core::SignalledCore`).
 //!
 //! This module owns the host side of the host/NI interface: the queue of
 //! pinned receive buffers the NI fills (packets become visible in slot

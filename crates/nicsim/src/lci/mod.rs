@@ -2,16 +2,20 @@
 //! Pentium Pro hosts, their 32-bit/33 MHz PCI buses and the firmware of
 //! their programmable LANai 4.1 NIs, on a 3D grid of Myrinet switches.
 //!
-//! [`Stack`] is one component of the simulated world (`crate::sim::World`,
-//! `protocol.stack = "lci"`): the world's one event loop hands it the
-//! events addressed to its parts, each to the method of its kind, and takes
-//! the events it schedules ([`Stack::take_scheduled`]); it never runs a
-//! loop of its own and has no event type or event store of its own.
-//! Its parts: [`host`] (library: PIO sends, receive-buffer queue, polling,
-//! upcall), `crate::nic::lanai` (the LANai firmware, [`Packet`]: buffers,
-//! DMA engines, delivery plans, the multicast firmware's forwards),
-//! `crate::host::bus` (each host's shared PCI bus, shared with the Open-MX
-//! NIC), `crate::nic::delivery` (the five arrival detection strategies,
+//! Each host of the simulated world (`crate::sim::World`,
+//! `protocol.stack = "lci"`) holds its parts ([`Parts`]): its library
+//! ([`host`]: PIO sends, receive-buffer queue, polling, upcall, its
+//! signalled core), in the host's state beside the Open-MX processes, and
+//! its NI's LANai firmware (`crate::nic::lanai`, [`Packet`]: buffers, DMA
+//! engines, delivery plans, the multicast firmware's forwards, the host's
+//! PCI bus `crate::host::bus`, the polling watchdog), in the host's NIC.
+//! [`Stack`] holds what spans the hosts and the rules that act across a
+//! host and its NI or between NIs: the world's one event loop hands it the
+//! events addressed to the hosts' parts, each to the method of its kind
+//! with the world's hosts, and takes the events it schedules
+//! ([`Stack::take_scheduled`]); it never runs a loop of its own and has no
+//! event type or event store of its own. It also uses
+//! `crate::nic::delivery` (the five arrival detection strategies,
 //! shared with the Open-MX NIC), [`workload`] (what the hosts run;
 //! [`process`]: one host's process running its `crate::workload::Program`)
 //! and `crate::net::grid` (the switches); the world names the run's metrics
@@ -105,8 +109,24 @@ pub struct Due {
     pub arg: u32,
 }
 
-/// The LCI stack of every host: libraries, buses, NI firmware, the grid
-/// between them and the program they run.
+/// Where the world keeps host `h`'s LCI parts: its library ([`Host`],
+/// beside the host's Open-MX processes) and its NI's LANai firmware
+/// ([`Ni`], a firmware of the host's NIC, with the host's PCI bus). The
+/// stack's rules reach them through this, in the slice of the world's
+/// hosts (`crate::sim` implements it for its host state).
+pub trait Parts {
+    fn lib(&mut self) -> &mut Host;
+    fn ni(&mut self) -> &mut Ni;
+    fn lib_ref(&self) -> &Host;
+    fn ni_ref(&self) -> &Ni;
+    /// The library and the NI at once.
+    fn both(&mut self) -> (&mut Host, &mut Ni);
+}
+
+/// What the LCI stack keeps beyond the hosts' parts ([`Parts`]): the grid
+/// between the NIs, the program the hosts run, its multicast's trees, the
+/// events it scheduled for the world to queue, its progress rule and the
+/// run's counters.
 pub struct Stack {
     /// Events scheduled since the world last took them.
     scheduled: Vec<Due>,
@@ -118,8 +138,6 @@ pub struct Stack {
     progress: u64,
     progress_event: u64,
     pub(crate) grid: Grid,
-    pub(crate) hosts: Vec<Host>,
-    pub(crate) nis: Vec<Ni>,
     pub(crate) header: u32,
     job: Job,
     /// The program's sends being moved to the outboxes (reused).
@@ -155,22 +173,29 @@ fn ni_origin(h: u32) -> Origin {
 
 impl Stack {
     /// The stack of scenario `s` on `grid`, the world's network (the
-    /// platform's `grid`, as `crate::net::Network` builds it).
-    pub fn new(s: &LciScenario, grid: Grid) -> Self {
+    /// platform's `grid`, as `crate::net::Network` builds it), and each
+    /// host's parts (its library, its NI's firmware), for the world to
+    /// hold (`Parts`).
+    pub fn new(s: &LciScenario, grid: Grid) -> (Self, Vec<(Host, Ni)>) {
         let p = &s.platform;
         let costs = FwCosts::of(&p.ni);
         let n = p.grid.hosts;
         let strategy = poll::Strategy::new(s.polling, s.split_bytes);
         let t = LciHostTimes::of(&p.host);
-        let hosts = (0..n)
+        let mut hosts: Vec<Host> = (0..n)
             .map(|h| Host::new(h, &p.host, &t, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
             .collect();
+        if let Some(r) = s.protocol {
+            for h in &mut hosts {
+                h.rel = Some(reliable::Reliable::new(n, r.send_buffers, r.ack_delay));
+            }
+        }
         // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
         let watchdog = match s.watchdog {
             WatchdogDelay::After(d) => Some(Watchdog::new(d, Duration::ZERO, Raises::Own)),
             WatchdogDelay::Immediate | WatchdogDelay::Never => None,
         };
-        let nis = (0..n)
+        let mut nis: Vec<Ni> = (0..n)
             .map(|_| {
                 Ni::new(
                     costs,
@@ -186,14 +211,12 @@ impl Stack {
                 )
             })
             .collect();
-        let mut w = Stack {
+        let w = Stack {
             scheduled: Vec::new(),
             full: None,
             progress: 0,
             progress_event: 0,
             grid,
-            hosts,
-            nis,
             header: p.ni.header_bytes,
             job: Job::new(&s.workload, s.fanout, n),
             sends: Vec::with_capacity(n as usize),
@@ -204,51 +227,42 @@ impl Stack {
             packet_irqs: 0,
             clock: s.clock_period.map(|period| timers::ClockPolicy { period }),
             clock_interrupts: 0,
-        }
-        .with_protocol(s);
+        };
         // Per child: the table lookup and header rewrite, then the network DMA's set-up.
-        w.mc_init(Duration::from_ns_f64(p.ni.cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)));
-        w
-    }
-
-    /// Turns the reliable protocol on in every host library if configured.
-    fn with_protocol(mut self, s: &LciScenario) -> Self {
-        if let Some(p) = s.protocol {
-            let n = self.hosts.len() as u32;
-            for h in &mut self.hosts {
-                h.rel = Some(reliable::Reliable::new(n, p.send_buffers, p.ack_delay));
-            }
-        }
-        self
+        w.mc_init(
+            &mut nis,
+            Duration::from_ns_f64(p.ni.cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)),
+        );
+        (w, hosts.into_iter().zip(nis).collect())
     }
 
     /// Time zero: every host of the program enters the library (and starts
     /// polling); the others stay out of it.
-    pub fn start(&mut self) {
-        self.mc_start(Instant::ZERO);
-        for h in 0..self.hosts.len() as u32 {
+    pub fn start(&mut self, hs: &mut [impl Parts]) {
+        self.mc_start(hs, Instant::ZERO);
+        for h in 0..hs.len() as u32 {
             if !self.job.participates(h) {
-                self.hosts[h as usize].core.sleep();
+                hs[h as usize].lib().core.sleep();
                 continue;
             }
             // The library runs with interrupts disabled.
-            self.hosts[h as usize].irq_enabled = false;
+            hs[h as usize].lib().irq_enabled = false;
             if let Some(c) = self.clock {
                 self.at(Instant::ZERO + c.period, ni_origin(h), To::ClockTick, h, 0);
             }
-            self.host_next(h, Instant::ZERO);
+            self.host_next(hs, h, Instant::ZERO);
         }
     }
 
     /// The program's measurements and its multicast's counters, as the
     /// programs name them; the grid's links bound how fast a stream can go.
-    pub(crate) fn program_metrics(&self, m: &mut crate::Metrics) {
-        self.mc_metrics(&mut |k, v| m.set(k, v));
+    pub(crate) fn program_metrics(&self, hs: &[impl Parts], m: &mut crate::Metrics) {
+        self.mc_metrics(hs, &mut |k, v| m.set(k, v));
         let spec = self.grid.spec();
         let link = crate::metrics::LinkBound {
             bytes_per_s: spec.bytes_per_s as f64,
             frame_extra_bytes: (self.header + spec.overhead_bytes) as u64,
-            frame_payload: self.hosts[0].packet_bytes() as u64,
+            frame_payload: hs[0].lib_ref().packet_bytes() as u64,
         };
         self.job.metrics(m, &link);
     }
@@ -263,9 +277,9 @@ impl Stack {
     /// delivered no packet in the last `NO_PROGRESS_EVENTS` (10^7) events
     /// (idle `pio` hosts poll forever), or whose event would have named a
     /// packet past an NI's store.
-    pub fn after_event(&mut self, now: Instant, events: u64) -> Result<bool, SimError> {
+    pub fn after_event(&mut self, hs: &mut [impl Parts], now: Instant, events: u64) -> Result<bool, SimError> {
         if let Some(h) = self.full {
-            let cap = self.nis[h as usize].packets.capacity();
+            let cap = hs[h as usize].ni().packets.capacity();
             return Err(SimError(format!(
                 "NI {h} holds more packets in flight than its buffers allow ({cap}: send_buffers + 1 + \
                  recv_buffers * (1 + fanout)) at {} us",
@@ -295,8 +309,8 @@ impl Stack {
 
     /// The packet of a pending event of NI `h` (tests).
     #[cfg(test)]
-    pub(crate) fn packet(&self, h: u32, id: u32) -> Packet {
-        self.nis[h as usize].packets.get(id)
+    pub(crate) fn packet(&self, hs: &[impl Parts], h: u32, id: u32) -> Packet {
+        hs[h as usize].ni_ref().packets.get(id)
     }
 
     /// Whether a run that cannot progress is a result of the program (DSM
@@ -317,8 +331,8 @@ impl Stack {
 
     /// Schedules an event for `to` naming `pkt`, held in NI `h`'s store
     /// until the event is handled; a full store ends the run instead.
-    fn at_packet(&mut self, t: Instant, origin: Origin, to: To, h: u32, pkt: Packet) {
-        match self.nis[h as usize].packets.put(pkt) {
+    fn at_packet(&mut self, hs: &mut [impl Parts], t: Instant, origin: Origin, to: To, h: u32, pkt: Packet) {
+        match hs[h as usize].ni().packets.put(pkt) {
             Some(id) => self.at(t, origin, to, h, id),
             None => {
                 self.full.get_or_insert(h);
@@ -327,20 +341,20 @@ impl Stack {
     }
 
     /// The packet an event of NI `h` named, given back to its store.
-    fn take_packet(&mut self, h: u32, id: u32) -> Packet {
-        self.nis[h as usize].packets.take(id)
+    fn take_packet(&mut self, hs: &mut [impl Parts], h: u32, id: u32) -> Packet {
+        hs[h as usize].ni().packets.take(id)
     }
 
     /// Lets host `h` take its next action if it is free.
-    fn host_next(&mut self, h: u32, now: Instant) {
-        let host = &mut self.hosts[h as usize];
+    fn host_next(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let host = hs[h as usize].lib();
         if host.busy || host.spin_since.is_some() || !host.core.in_library() {
             return;
         }
-        if self.mc_compute(h, now) {
+        if self.mc_compute(hs, h, now) {
             return;
         }
-        let host = &mut self.hosts[h as usize];
+        let host = hs[h as usize].lib();
         let o = host_origin(h);
         let stolen = host.core.take_owed();
         if !stolen.is_zero() {
@@ -349,26 +363,26 @@ impl Stack {
             return;
         }
         let action = host.next_action(now);
-        if matches!(action, HostAction::Spin | HostAction::PollNi) && self.library_idle(h, now) {
+        if matches!(action, HostAction::Spin | HostAction::PollNi) && self.library_idle(hs, h, now) {
             return;
         }
-        let host = &mut self.hosts[h as usize];
+        let host = hs[h as usize].lib();
         match action {
             HostAction::Consume { pkt, cost } => {
                 host.busy = true;
                 let done = now + cost;
                 if pkt.last && !pkt.ack_only {
                     self.job.on_message(h, pkt.src, pkt.tag);
-                    self.flush_sends(now);
+                    self.flush_sends(hs, now);
                 }
-                if self.mc_consumed(h, pkt, done) {
+                if self.mc_consumed(hs, h, pkt, done) {
                     return;
                 }
                 self.at(done, o, To::Library(LibEv::Done), h, 0);
             }
             HostAction::PollNi => {
                 host.busy = true;
-                let (_, end) = self.nis[h as usize].bus.request(now, BusOp::PioRead);
+                let (_, end) = hs[h as usize].ni().bus.request(now, BusOp::PioRead);
                 self.at(end, o, To::Library(LibEv::PollDone), h, 0);
             }
             HostAction::SendPath => {
@@ -378,11 +392,11 @@ impl Stack {
             }
             HostAction::Write(pkt) => {
                 host.busy = true;
-                self.write(h, now, pkt);
+                self.write(hs, h, now, pkt);
             }
             HostAction::ReadSendCounter => {
                 host.busy = true;
-                let (_, end) = self.nis[h as usize].bus.request(now, BusOp::PioRead);
+                let (_, end) = hs[h as usize].ni().bus.request(now, BusOp::PioRead);
                 self.at(end, o, To::Library(LibEv::SendCounterDone), h, 0);
             }
             HostAction::Spin => {
@@ -395,97 +409,97 @@ impl Stack {
     }
 
     /// PIO write of header + payload, then the descriptor word.
-    fn write(&mut self, h: u32, now: Instant, pkt: Packet) {
-        let host = &mut self.hosts[h as usize];
+    fn write(&mut self, hs: &mut [impl Parts], h: u32, now: Instant, pkt: Packet) {
+        let host = hs[h as usize].lib();
         host.posted += 1;
         host.packets_sent += 1;
         self.packets_sent += 1;
         let bytes = self.header + pkt.payload + poll::FLAG_BYTES + self.mc_extra_pio_bytes(h, &pkt);
-        let (_, end) = self.nis[h as usize].bus.request(now, BusOp::PioWrite { bytes });
-        self.at_packet(end, host_origin(h), To::Firmware(FwEv::Posted), h, pkt);
+        let (_, end) = hs[h as usize].ni().bus.request(now, BusOp::PioWrite { bytes });
+        self.at_packet(hs, end, host_origin(h), To::Firmware(FwEv::Posted), h, pkt);
     }
 
     /// `LibEv::Done`.
-    pub fn host_done(&mut self, h: u32, now: Instant) {
-        self.hosts[h as usize].busy = false;
-        self.host_next(h, now);
+    pub fn host_done(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        hs[h as usize].lib().busy = false;
+        self.host_next(hs, h, now);
     }
 
     /// `LibEv::Write`.
-    pub fn host_write(&mut self, h: u32, now: Instant) {
-        let host = &mut self.hosts[h as usize];
+    pub fn host_write(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let host = hs[h as usize].lib();
         let pkt = host.pending.take().expect("HostWrite without a packet");
-        self.write(h, now, pkt);
+        self.write(hs, h, now, pkt);
     }
 
     /// `LibEv::PollDone`.
-    pub fn poll_done(&mut self, h: u32, now: Instant) {
-        let d = self.nis[h as usize].delivered;
-        let host = &mut self.hosts[h as usize];
+    pub fn poll_done(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let d = hs[h as usize].ni().delivered;
+        let host = hs[h as usize].lib();
         if d == host.known_delivered {
             host.polls_failed += 1;
         }
         host.known_delivered = d;
         host.busy = false;
-        self.host_next(h, now);
+        self.host_next(hs, h, now);
     }
 
     /// `LibEv::SendCounterDone`.
-    pub fn send_counter_done(&mut self, h: u32, now: Instant) {
-        let sent = self.nis[h as usize].sent;
-        let host = &mut self.hosts[h as usize];
+    pub fn send_counter_done(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let sent = hs[h as usize].ni().sent;
+        let host = hs[h as usize].lib();
         host.known_sent = sent;
         host.busy = false;
-        self.host_next(h, now);
+        self.host_next(hs, h, now);
     }
 
     /// `FwEv::Posted`: packet `id` of NI `h`.
-    pub fn posted(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
+    pub fn posted(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(hs, h, id);
         // The host is free once its PIO write is done.
-        self.hosts[h as usize].busy = false;
-        if let Some(t) = self.mc_post(h, now, pkt) {
+        hs[h as usize].lib().busy = false;
+        if let Some(t) = self.mc_post(hs, h, now, pkt) {
             self.at(t, ni_origin(h), To::Firmware(FwEv::TxReady), h, 0);
         }
-        self.host_next(h, now);
+        self.host_next(hs, h, now);
     }
 
     /// `FwEv::TxReady`.
-    pub fn tx_ready(&mut self, h: u32, now: Instant) {
-        self.try_transmit(h, now, false);
+    pub fn tx_ready(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        self.try_transmit(hs, h, now, false);
     }
 
     /// `FwEv::TxDone`.
-    pub fn tx_done(&mut self, h: u32) {
-        self.nis[h as usize].tx_done();
+    pub fn tx_done(&mut self, hs: &mut [impl Parts], h: u32) {
+        hs[h as usize].ni().tx_done();
     }
 
     /// `FwEv::Arrive`: packet `id` of NI `h`.
-    pub fn arrive(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        self.nis[h as usize].received += 1;
-        if let Some((t, gen)) = self.nis[h as usize].watchdog.as_mut().and_then(|w| w.on_delivered(now)) {
+    pub fn arrive(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(hs, h, id);
+        hs[h as usize].ni().received += 1;
+        if let Some((t, gen)) = hs[h as usize].ni().watchdog.as_mut().and_then(|w| w.on_delivered(now)) {
             self.at(t, ni_origin(h), To::Watchdog, h, gen);
         }
-        self.nis[h as usize].rx_arrive(pkt);
-        self.mc_arrive(h, now, pkt);
-        self.rx_kick(h, now);
+        hs[h as usize].ni().rx_arrive(pkt);
+        self.mc_arrive(hs, h, now, pkt);
+        self.rx_kick(hs, h, now);
     }
 
     /// `FwEv::RxStep`.
-    pub fn rx_step(&mut self, h: u32, now: Instant) {
-        match self.nis[h as usize].rx_step(now) {
+    pub fn rx_step(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        match hs[h as usize].ni().rx_step(now) {
             RxNext::Step(t) => self.at(t, ni_origin(h), To::Firmware(FwEv::RxStep), h, 0),
             RxNext::Delivered(pkt) => {
                 self.packets_delivered += 1;
-                let host = &mut self.hosts[h as usize];
+                let host = hs[h as usize].lib();
                 host.visible.push_back(pkt);
                 if host.spin_since.is_some() {
                     host.end_spin(now);
-                    self.host_next(h, now);
+                    self.host_next(hs, h, now);
                 }
-                self.buffer_freed(h, now);
-                self.rx_kick(h, now);
+                self.buffer_freed(hs, h, now);
+                self.rx_kick(hs, h, now);
                 if self.irq_per_packet {
                     self.packet_irqs += 1;
                     self.at(now, ni_origin(h), To::Library(LibEv::Signal), h, 0);
@@ -495,24 +509,24 @@ impl Stack {
     }
 
     /// `FwEv::RefreshDma`.
-    pub fn refresh_dma(&mut self, h: u32, now: Instant) {
-        let t = self.nis[h as usize].refresh_dma(now);
+    pub fn refresh_dma(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let t = hs[h as usize].ni().refresh_dma(now);
         self.at(t, ni_origin(h), To::Firmware(FwEv::RefreshDone), h, 0);
     }
 
     /// `FwEv::RefreshDone`.
-    pub fn refresh_done(&mut self, h: u32, now: Instant) {
-        let consumed = self.hosts[h as usize].consumed;
-        self.nis[h as usize].refresh_done(consumed);
-        self.rx_kick(h, now);
+    pub fn refresh_done(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let consumed = hs[h as usize].lib().consumed;
+        hs[h as usize].ni().refresh_done(consumed);
+        self.rx_kick(hs, h, now);
     }
 
     /// NI `h`'s watchdog event of generation `gen` (`To::Watchdog`): the
     /// running timer's expiry starts the fetch of the host's flag and
     /// counter across the bus; the fetch's return applies \[LCI] §5.1's
     /// rule (re-arm, or raise a signal and re-arm); any other is stale.
-    pub fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
-        let ni = &mut self.nis[h as usize];
+    pub fn watchdog(&mut self, hs: &mut [impl Parts], h: u32, gen: u32, now: Instant) {
+        let (host, ni) = hs[h as usize].both();
         let Some(wd) = ni.watchdog.as_mut() else { return };
         if wd.expires(gen) {
             let end = ni.fetch_host_words(now);
@@ -521,7 +535,6 @@ impl Stack {
             self.at(t, ni_origin(h), To::Watchdog, h, gen);
             return;
         }
-        let host = &self.hosts[h as usize];
         match wd.on_fetched(now, gen, host.irq_enabled, ni.received, host.consumed) {
             Expiry::Arm(t, gen) => self.at(t, ni_origin(h), To::Watchdog, h, gen),
             Expiry::Raise(t, gen) => {
@@ -533,49 +546,49 @@ impl Stack {
     }
 
     /// `To::ClockTick`.
-    pub fn clock_tick(&mut self, h: u32, now: Instant) {
+    pub fn clock_tick(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
         if let Some(c) = self.clock {
             self.at(now + c.period, ni_origin(h), To::ClockTick, h, 0);
-            let end = self.nis[h as usize].fetch_host_words(now);
+            let end = hs[h as usize].ni().fetch_host_words(now);
             self.at(end, ni_origin(h), To::ClockFetched, h, 0);
         }
     }
 
     /// `To::ClockFetched`.
-    pub fn clock_fetched(&mut self, h: u32, now: Instant) {
+    pub fn clock_fetched(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
         let Some(c) = self.clock else { return };
-        let host = &self.hosts[h as usize];
+        let host = hs[h as usize].lib();
         let running = host.rel.as_ref().is_some_and(|r| r.timers.running());
         // The library polls the cycle counter on every entry, so a host
         // in it has just polled; otherwise its last entry counts.
-        let polled = if self.hosts[h as usize].core.in_library() { now } else { host.last_poll };
+        let polled = if host.core.in_library() { now } else { host.last_poll };
         if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
             self.clock_interrupts += 1;
-            self.signal(h, now);
+            self.signal(hs, h, now);
         }
     }
 
     /// `LibEv::SoftTimer`.
-    pub fn soft_timer(&mut self, h: u32, now: Instant) {
-        let host = &mut self.hosts[h as usize];
+    pub fn soft_timer(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let host = hs[h as usize].lib();
         if host.spin_since.is_some() {
             host.end_spin(now);
-            self.host_next(h, now);
+            self.host_next(hs, h, now);
         }
     }
 
     /// Moves the program's new messages to the senders' outboxes, waking a
     /// sender that spins in the library. Returns whether there were any.
-    fn flush_sends(&mut self, now: Instant) -> bool {
+    fn flush_sends(&mut self, hs: &mut [impl Parts], now: Instant) -> bool {
         let mut sends = std::mem::take(&mut self.sends);
         self.job.drain_sends(&mut sends);
         let any = !sends.is_empty();
         for (from, o) in sends.drain(..) {
-            let host = &mut self.hosts[from as usize];
+            let host = hs[from as usize].lib();
             host.outbox.push_back(o);
             if host.spin_since.is_some() {
                 host.end_spin(now);
-                self.host_next(from, now);
+                self.host_next(hs, from, now);
             }
         }
         self.sends = sends;
@@ -584,8 +597,8 @@ impl Stack {
 
     /// Starts NI `h`'s next delivery, or a fetch of the host counter if the
     /// host queue looks full.
-    fn rx_kick(&mut self, h: u32, now: Instant) {
-        let ni = &mut self.nis[h as usize];
+    fn rx_kick(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let ni = hs[h as usize].ni();
         if let Some(t) = ni.rx_kick(now) {
             self.at(t, ni_origin(h), To::Firmware(FwEv::RxStep), h, 0);
         } else if ni.needs_refresh() {
@@ -599,32 +612,32 @@ impl Stack {
     /// buffer; otherwise it waits for one (Myrinet back-pressure: it is
     /// queued once at that NI, [`Stack::waiting`], and retries when a
     /// buffer frees, `buffer_freed`), a forwarding NI still holding its own.
-    fn try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
-        let ni = &self.nis[h as usize];
+    fn try_transmit(&mut self, hs: &mut [impl Parts], h: u32, now: Instant, forward: bool) {
+        let ni = hs[h as usize].ni();
         let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
         let Some(&Packet { dst, .. }) = head else { return };
-        if self.nis[dst as usize].rx_free == 0 {
-            let waiting = self.waiting(dst, forward);
+        if hs[dst as usize].ni().rx_free == 0 {
+            let waiting = hs[dst as usize].ni().waiting(forward);
             if !waiting.contains(&h) {
                 waiting.push(h);
                 if forward {
-                    self.nis[h as usize].mc.fwd_waits += 1;
+                    hs[h as usize].ni().mc.fwd_waits += 1;
                 }
             }
             return;
         }
-        self.nis[dst as usize].rx_free -= 1;
-        let ni = &mut self.nis[h as usize];
+        hs[dst as usize].ni().rx_free -= 1;
+        let ni = hs[h as usize].ni();
         let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
         let (left, arrive) = self.grid.send(h, dst, now, self.header + pkt.payload);
         if forward {
             self.packets_sent += 1;
-            self.at_packet(left, ni_origin(h), To::Firmware(FwEv::FwdDone), h, pkt);
+            self.at_packet(hs, left, ni_origin(h), To::Firmware(FwEv::FwdDone), h, pkt);
         } else {
             self.at(left, ni_origin(h), To::Firmware(FwEv::TxDone), h, 0);
         }
-        self.at_packet(arrive, ni_origin(dst), To::Firmware(FwEv::Arrive), dst, pkt);
-        let ni = &mut self.nis[h as usize];
+        self.at_packet(hs, arrive, ni_origin(dst), To::Firmware(FwEv::Arrive), dst, pkt);
+        let ni = hs[h as usize].ni();
         let (next, to) = if forward {
             (ni.fwd_kick(now), To::Firmware(FwEv::FwdReady))
         } else {
@@ -637,8 +650,8 @@ impl Stack {
 
     /// Packet conservation: every packet sent is delivered, or in an NI
     /// queue, or on the wire.
-    pub fn check_invariants(&self) -> Result<(), SimError> {
-        let delivered: u64 = self.nis.iter().map(|n| n.delivered).sum();
+    pub fn check_invariants(&self, hs: &[impl Parts]) -> Result<(), SimError> {
+        let delivered: u64 = hs.iter().map(|x| x.ni_ref()).map(|n| n.delivered).sum();
         if delivered != self.packets_delivered || delivered > self.packets_sent {
             return Err(SimError(format!("invariant: {} packets sent, {} delivered", self.packets_sent, delivered)));
         }

@@ -1,7 +1,7 @@
 //! Mechanism tests of the LCI stack (packet traces through the whole path,
 //! run in the world: `super::testing`).
 
-use super::testing::{metrics, run};
+use super::testing::{metrics, run, Ran};
 use super::*;
 use crate::config::LciScenario;
 use crate::Metrics;
@@ -10,7 +10,7 @@ fn scenario(polling: &str, workload: &str) -> String {
     format!("preset = \"lci2000\"\n[nic]\npolling = \"{polling}\"\n[workload]\n{workload}\n")
 }
 
-fn stream(polling: &str, size: u64, messages: u64) -> (Box<Stack>, Metrics) {
+fn stream(polling: &str, size: u64, messages: u64) -> (Ran, Metrics) {
     run(&scenario(polling, &format!("kind = \"stream\"\nsize_bytes = {size}\nmessages = {messages}\nwarmup = 0")))
 }
 

@@ -1,5 +1,6 @@
 //! The LANai 4.1 firmware of \[LCI]'s NIs (`protocol.stack = "lci"`), a
-//! firmware of the NIC component beside the Open-MX NIC's (`super::Nic`),
+//! firmware of the NIC component beside the Open-MX NIC's (held in the
+//! host's `super::Nic`, its `lanai`),
 //! as a sans-I/O state machine: it takes `now` and inputs (a descriptor
 //! posted by PIO, a packet in a receive buffer, a finished DMA) and returns
 //! when it next needs to run; the LCI stack (`crate::lci::Stack`) turns
@@ -10,7 +11,9 @@
 //! serialised through `cpu_free`), the NI send and receive buffers (1 KB
 //! each), the NI's view of the host receive queue (how many host buffers it
 //! filled, how many it knows the host freed), the delivered-packet counter
-//! in NI SRAM that `pio` polling reads, and the multicast firmware's queue
+//! in NI SRAM that `pio` polling reads, the host's PCI bus its DMAs and
+//! the host's PIO share, the NIs waiting for its receive buffers
+//! ([`Ni::waiting`]), its polling watchdog, and the multicast firmware's queue
 //! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
 //! buffers ([`Ni::tx_post_shared`]) over the forwarding state of
 //! `super::multicast` ([`NiMc`]). The three DMA
@@ -249,8 +252,10 @@ pub struct Ni {
     pub packets: Packets,
     /// The host's PCI bus, which the host's PIO and the NI's DMAs share.
     pub bus: Bus,
-    /// Senders whose head packet waits for one of its receive buffers.
-    pub blocked: Vec<u32>,
+    /// NIs whose head packet, or (`ni` forwarding) head forward, waits
+    /// for one of its receive buffers ([`Ni::waiting`]).
+    blocked: Vec<u32>,
+    fwd_blocked: Vec<u32>,
     /// The polling watchdog (`nic.watchdog_us` a delay; none otherwise).
     pub watchdog: Option<Watchdog>,
     /// Packets it took in (the watchdog's count of those delivered).
@@ -294,8 +299,19 @@ impl Ni {
             packets: Packets::new(Packets::capacity_for(send_buffers, recv_buffers, fanout)),
             bus,
             blocked: Vec::new(),
+            fwd_blocked: Vec::new(),
             watchdog,
             received: 0,
+        }
+    }
+
+    /// The NIs waiting for one of its receive buffers: to transmit a
+    /// descriptor, or (`forward`) a forward.
+    pub fn waiting(&mut self, forward: bool) -> &mut Vec<u32> {
+        if forward {
+            &mut self.fwd_blocked
+        } else {
+            &mut self.blocked
         }
     }
 

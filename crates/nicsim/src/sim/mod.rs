@@ -277,6 +277,10 @@ pub(crate) struct HostState {
     /// The \[EMO] echo server this host runs (`echo-nic` / `echo-kernel`
     /// workloads: host 1), wired at build time.
     pub echo: Option<Echo>,
+    /// The \[LCI] library this host runs instead of Open-MX processes,
+    /// when it runs the LCI stack (`lci_stack`; its NI's firmware is
+    /// `nic.lanai`).
+    pub lci: Option<Box<crate::lci::host::Host>>,
 }
 
 /// Drop reasons (packet conservation: sent = handled + dropped + in flight).
