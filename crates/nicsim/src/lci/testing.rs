@@ -59,7 +59,7 @@ pub(crate) fn run(text: &str) -> (Ran, Metrics) {
     let m = w.metrics();
     let hosts = w.hosts.iter_mut().map(|h| *h.lci.take().expect(PARTS)).collect();
     let nis = w.hosts.iter_mut().map(|h| *h.nic.lanai.take().expect(PARTS)).collect();
-    (Ran { stack: w.lci.take().expect("the world runs the stack"), hosts, nis }, m)
+    (Ran { stack: w.run.lci.take().expect("the world runs the stack"), hosts, nis }, m)
 }
 
 const PARTS: &str = "every host of the world runs the stack";
@@ -93,5 +93,5 @@ pub(crate) fn step(w: &mut World) -> Option<(Instant, To, u32, Option<Packet>)> 
 
 /// The stack of a world.
 pub(crate) fn stack(w: &World) -> &Stack {
-    w.lci.as_deref().expect("the world runs the stack")
+    w.run.lci.as_deref().expect("the world runs the stack")
 }

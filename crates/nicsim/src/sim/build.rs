@@ -243,7 +243,6 @@ impl World {
             trace,
             clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup, hosts_n))),
             lib_out: Vec::new(),
-            lci: None,
         };
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
         w.start_clocks();

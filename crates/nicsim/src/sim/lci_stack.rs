@@ -2,10 +2,10 @@
 //! (`Workload::LciStack`), each host holds its library (`HostState`'s
 //! `lci`) and its NIC the LANai firmware (`Nic`'s `lanai`, with the host's
 //! PCI bus), which makes `HostState` the stack's `crate::lci::Parts`; the
-//! world holds one `crate::lci::Stack` (the grid, the program, what spans
-//! the hosts) and routes each event the stack scheduled to the part it is
-//! addressed to, calling the stack's method of its kind with the world's
-//! hosts: host
+//! world's run (`Run`'s `lci`) holds one `crate::lci::Stack` (the grid,
+//! the program, what spans the hosts). The world routes each event the
+//! stack scheduled to the part it is addressed to, calling the stack's
+//! method of its kind with the world's hosts: host
 //! `h`'s library (`Ev::LciLibrary`, a `crate::lci::host::LibEv`), NI `h`'s
 //! LANai firmware (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), NI `h`'s
 //! polling watchdog and clock (the events the Open-MX NIC's share:
@@ -35,14 +35,14 @@ impl World {
         }
         stack.start(&mut self.hosts);
         self.programs_left = u32::from(!stack.done());
-        self.lci = Some(Box::new(stack));
+        self.run.lci = Some(Box::new(stack));
         self.queue_lci();
     }
 
     /// Host `host`'s library event `ev` is due.
     pub(super) fn lci_library(&mut self, now: Instant, ev: LibEv, host: u16, arg: u32) {
         let events = self.q.popped();
-        let Some(s) = self.lci.as_deref_mut() else { return };
+        let Some(s) = self.run.lci.as_deref_mut() else { return };
         let hs = &mut self.hosts[..];
         let h = u32::from(host);
         match ev {
@@ -64,7 +64,7 @@ impl World {
     /// NI `host`'s firmware event `ev` is due.
     pub(super) fn lanai(&mut self, now: Instant, ev: FwEv, host: u16, arg: u32) {
         let events = self.q.popped();
-        let Some(s) = self.lci.as_deref_mut() else { return };
+        let Some(s) = self.run.lci.as_deref_mut() else { return };
         let hs = &mut self.hosts[..];
         let h = u32::from(host);
         match ev {
@@ -86,7 +86,7 @@ impl World {
     #[cold]
     pub(super) fn lanai_watchdog(&mut self, now: Instant, h: usize, gen: u32) {
         let events = self.q.popped();
-        let Some(s) = self.lci.as_deref_mut() else { return };
+        let Some(s) = self.run.lci.as_deref_mut() else { return };
         s.watchdog(&mut self.hosts, h as u32, gen, now);
         self.lci_after(now, events);
     }
@@ -96,7 +96,7 @@ impl World {
     #[cold]
     pub(super) fn lanai_clock(&mut self, now: Instant, h: usize, fetched: bool) {
         let events = self.q.popped();
-        let Some(s) = self.lci.as_deref_mut() else { return };
+        let Some(s) = self.run.lci.as_deref_mut() else { return };
         if fetched {
             s.clock_fetched(&mut self.hosts, h as u32, now);
         } else {
@@ -110,7 +110,7 @@ impl World {
     /// (`Stack::after_event`: then with its error), has no program left;
     /// the events the stack scheduled are queued, in their order.
     fn lci_after(&mut self, now: Instant, events: u64) {
-        let Some(s) = self.lci.as_deref_mut() else { return };
+        let Some(s) = self.run.lci.as_deref_mut() else { return };
         let outcome = s.after_event(&mut self.hosts, now, events);
         if outcome != Ok(false) {
             self.programs_left = 0;
@@ -140,8 +140,9 @@ impl World {
             To::Firmware(FwEv::Posted | FwEv::Arrive | FwEv::FwdDone)
                 | To::Library(LibEv::McForward | LibEv::McSendCounterDone | LibEv::McWrite)
         );
-        let pkt =
-            names_packet.then(|| self.lci.as_deref().map(|s| s.packet(&self.hosts, u32::from(host), arg))).flatten();
+        let pkt = names_packet
+            .then(|| self.run.lci.as_deref().map(|s| s.packet(&self.hosts, u32::from(host), arg)))
+            .flatten();
         self.handle(now, ev);
         Some((now, to, u32::from(host), pkt))
     }
@@ -149,7 +150,7 @@ impl World {
     /// Queues the events the stack scheduled, each as the world's event
     /// for the component it is addressed to.
     fn queue_lci(&mut self) {
-        if let Some(stack) = self.lci.as_deref_mut() {
+        if let Some(stack) = self.run.lci.as_deref_mut() {
             for d in stack.take_scheduled() {
                 let host = d.host;
                 let ev = match d.to {

@@ -25,7 +25,7 @@ const NO_MESSAGES: &str = "no message was timed";
 impl World {
     /// Packet conservation, interrupt accounting and request accounting.
     pub(crate) fn check_invariants(&self) -> Result<(), SimError> {
-        if let Some(s) = &self.lci {
+        if let Some(s) = &self.run.lci {
             return s.check_invariants(&self.hosts);
         }
         let d = &self.frames.drops;
@@ -131,7 +131,7 @@ impl World {
         let mut m = Metrics::default();
         m.set("sim_time_us", self.q.now().as_us_f64());
         m.set("events", self.q.popped() as f64);
-        if let Some(s) = &self.lci {
+        if let Some(s) = &self.run.lci {
             self.lci_metrics(s, &mut m);
             return m;
         }

@@ -326,8 +326,6 @@ pub struct World {
     pub(crate) clock: Option<Box<clock::Clock>>,
     /// The outputs of the library calls under way (`lib_io`), reused.
     pub(crate) lib_out: Vec<Output>,
-    /// The \[LCI] stack, when the hosts run it (`Workload::LciStack`).
-    pub(crate) lci: Option<Box<crate::lci::Stack>>,
 }
 
 impl World {
@@ -429,7 +427,7 @@ impl World {
         }
         if self.finished() {
             Ok(())
-        } else if self.lci.is_some() {
+        } else if self.run.lci.is_some() {
             Err(SimError(format!(
                 "no progress: nothing left to happen at {} us and the program is not done",
                 self.q.now().as_us_f64()
@@ -501,7 +499,7 @@ impl World {
                 })
             }
             Workload::Replay => self.replay_finished(),
-            Workload::LciStack => self.run.failed.is_some() || self.lci.as_ref().is_none_or(|s| s.done()),
+            Workload::LciStack => self.run.failed.is_some() || self.run.lci.as_ref().is_none_or(|s| s.done()),
             _ => self.programs_left == 0,
         }
     }
@@ -586,7 +584,7 @@ pub fn run_traced(
     let mut w = World::build(s, policy, trace)?;
     if let Err(e) = w.run_checked(check) {
         // A stuck LCI program is a result (`Stack::stuck_is_a_result`).
-        if e.is_interrupted() || !w.lci.as_ref().is_some_and(|s| s.stuck_is_a_result()) {
+        if e.is_interrupted() || !w.run.lci.as_ref().is_some_and(|s| s.stuck_is_a_result()) {
             return Err(e);
         }
         if let Some(p) = w.wire.pcap.as_deref_mut() {

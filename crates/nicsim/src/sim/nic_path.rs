@@ -147,7 +147,7 @@ impl World {
     /// lets out. In a world that runs the \[LCI] stack, the LANai NI's
     /// watchdog (`lci_stack`).
     pub(super) fn watchdog_timer(&mut self, now: Instant, h: usize, q: usize, gen: u32) {
-        if self.lci.is_some() {
+        if self.run.lci.is_some() {
             return self.lanai_watchdog(now, h, gen);
         }
         if let Some(t) = self.trace.as_deref_mut() {
