@@ -145,14 +145,6 @@ pub struct Stack {
     pub(crate) packets_sent: u64,
     pub(crate) packets_delivered: u64,
     mc: multicast::McState,
-    /// Watchdog / timers phase (each host's core and each NI's watchdog
-    /// are theirs): whether each NI interrupts at once per delivered
-    /// packet (`"none"`) and those interrupts, the NI clock, and counters
-    /// (the world names them, `crate::sim` `metrics`).
-    irq_per_packet: bool,
-    pub(crate) packet_irqs: u64,
-    clock: Option<timers::ClockPolicy>,
-    pub(crate) clock_interrupts: u64,
 }
 
 /// Why a program that could not go on (`stuck = 1`) has no execution time.
@@ -208,6 +200,8 @@ impl Stack {
                     s.fanout,
                     Bus::new(&BusTimes::of(&p.pci)),
                     watchdog.clone(),
+                    s.watchdog == WatchdogDelay::Immediate,
+                    s.clock_period.map(|period| timers::ClockPolicy { period }),
                 )
             })
             .collect();
@@ -223,10 +217,6 @@ impl Stack {
             packets_sent: 0,
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
-            irq_per_packet: s.watchdog == WatchdogDelay::Immediate,
-            packet_irqs: 0,
-            clock: s.clock_period.map(|period| timers::ClockPolicy { period }),
-            clock_interrupts: 0,
         };
         // Per child: the table lookup and header rewrite, then the network DMA's set-up.
         w.mc_init(
@@ -247,7 +237,7 @@ impl Stack {
             }
             // The library runs with interrupts disabled.
             hs[h as usize].lib().irq_enabled = false;
-            if let Some(c) = self.clock {
+            if let Some(c) = hs[h as usize].ni().clock {
                 self.at(Instant::ZERO + c.period, ni_origin(h), To::ClockTick, h, 0);
             }
             self.host_next(hs, h, Instant::ZERO);
@@ -500,8 +490,9 @@ impl Stack {
                 }
                 self.buffer_freed(hs, h, now);
                 self.rx_kick(hs, h, now);
-                if self.irq_per_packet {
-                    self.packet_irqs += 1;
+                let ni = hs[h as usize].ni();
+                if ni.irq_per_packet {
+                    ni.packet_irqs += 1;
                     self.at(now, ni_origin(h), To::Library(LibEv::Signal), h, 0);
                 }
             }
@@ -547,23 +538,24 @@ impl Stack {
 
     /// `To::ClockTick`.
     pub fn clock_tick(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
-        if let Some(c) = self.clock {
+        let ni = hs[h as usize].ni();
+        if let Some(c) = ni.clock {
             self.at(now + c.period, ni_origin(h), To::ClockTick, h, 0);
-            let end = hs[h as usize].ni().fetch_host_words(now);
+            let end = ni.fetch_host_words(now);
             self.at(end, ni_origin(h), To::ClockFetched, h, 0);
         }
     }
 
     /// `To::ClockFetched`.
     pub fn clock_fetched(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
-        let Some(c) = self.clock else { return };
-        let host = hs[h as usize].lib();
+        let (host, ni) = hs[h as usize].both();
+        let Some(c) = ni.clock else { return };
         let running = host.rel.as_ref().is_some_and(|r| r.timers.running());
         // The library polls the cycle counter on every entry, so a host
         // in it has just polled; otherwise its last entry counts.
         let polled = if host.core.in_library() { now } else { host.last_poll };
         if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
-            self.clock_interrupts += 1;
+            ni.clock_interrupts += 1;
             self.signal(hs, h, now);
         }
     }

@@ -13,7 +13,8 @@
 //! filled, how many it knows the host freed), the delivered-packet counter
 //! in NI SRAM that `pio` polling reads, the host's PCI bus its DMAs and
 //! the host's PIO share, the NIs waiting for its receive buffers
-//! ([`Ni::waiting`]), its polling watchdog, and the multicast firmware's queue
+//! ([`Ni::waiting`]), its polling watchdog, its clock of the library's
+//! fine-grain timers, and the multicast firmware's queue
 //! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
 //! buffers ([`Ni::tx_post_shared`]) over the forwarding state of
 //! `super::multicast` ([`NiMc`]). The three DMA
@@ -27,6 +28,7 @@
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::multicast::{Forwarded, NiMc};
+use super::timers::ClockPolicy;
 use super::watchdog::Watchdog;
 use crate::config::LanaiCfg;
 use crate::host::bus::{Bus, BusOp};
@@ -260,6 +262,14 @@ pub struct Ni {
     pub watchdog: Option<Watchdog>,
     /// Packets it took in (the watchdog's count of those delivered).
     pub received: u64,
+    /// Whether it interrupts its host at once per delivered packet
+    /// (`nic.watchdog_us = "none"`), and those interrupts.
+    pub irq_per_packet: bool,
+    pub packet_irqs: u64,
+    /// Its clock of the library's fine-grain timers (`nic.clock_period_us`),
+    /// and the interrupts it raised.
+    pub clock: Option<ClockPolicy>,
+    pub clock_interrupts: u64,
 }
 
 impl Ni {
@@ -274,6 +284,8 @@ impl Ni {
         fanout: u32,
         bus: Bus,
         watchdog: Option<Watchdog>,
+        irq_per_packet: bool,
+        clock: Option<ClockPolicy>,
     ) -> Self {
         Ni {
             costs,
@@ -302,6 +314,10 @@ impl Ni {
             fwd_blocked: Vec::new(),
             watchdog,
             received: 0,
+            irq_per_packet,
+            packet_irqs: 0,
+            clock,
+            clock_interrupts: 0,
         }
     }
 

@@ -111,10 +111,10 @@ impl World {
         s.program_metrics(&self.hosts, m);
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
         let wds = || nis().filter_map(|n| n.watchdog.as_ref());
-        let raised = s.packet_irqs + wds().map(|w| w.raised).sum::<u64>();
+        let raised = nis().map(|n| n.packet_irqs).sum::<u64>() + wds().map(|w| w.raised).sum::<u64>();
         m.set("watchdog_interrupts", raised as f64);
         m.set("watchdog_fetches", wds().map(|w| w.fetches).sum::<u64>() as f64);
-        m.set("clock_interrupts", s.clock_interrupts as f64);
+        m.set("clock_interrupts", nis().map(|n| n.clock_interrupts).sum::<u64>() as f64);
         let (at_once, merged) = libs().map(|h| h.core.signals()).fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
         m.set("signals_returned_at_once", at_once as f64);
         m.set("signals_merged", merged as f64);
