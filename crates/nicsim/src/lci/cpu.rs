@@ -9,17 +9,17 @@
 //! disabled whenever it runs (polling, sending, in the handler) and enabled
 //! while the program computes or sleeps outside it.
 
-use super::{host_origin, workload, Kind, Stack};
+use super::{host_origin, workload, LibEv, Parts, Stack, To};
 use crate::host::core::{Delivery, Exit};
 use crate::time::Instant;
 
 impl Stack {
     /// An NI interrupt reaches host `h` as a signal (SPEC §2.4;
-    /// `Kind::Signal`).
-    pub fn signal(&mut self, h: u32, now: Instant) {
-        let host = &mut self.hosts[h as usize];
+    /// `LibEv::Signal`).
+    pub fn signal(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let host = hs[h as usize].lib();
         let cost = host.signal_cost();
-        let until = match self.cpu[h as usize].deliver(now, host.irq_enabled, host.spin_since.is_some(), cost) {
+        let until = match host.core.deliver(now, host.irq_enabled, host.spin_since.is_some(), cost) {
             Delivery::Merged => return,
             Delivery::Owed => {
                 host.interrupts += 1;
@@ -36,31 +36,31 @@ impl Stack {
         };
         host.interrupts += 1;
         host.busy = true;
-        self.at(until, host_origin(h), Kind::HostDone, h, 0);
+        self.at(until, host_origin(h), To::Library(LibEv::Done), h, 0);
     }
 
-    /// `Kind::ComputeDone` of generation `gen`: the computation ends
+    /// `LibEv::ComputeDone` of generation `gen`: the computation ends
     /// unless a signal preempted it since.
-    pub fn compute_done(&mut self, h: u32, gen: u32, now: Instant) {
-        if self.cpu[h as usize].end_compute(gen) {
-            self.hosts[h as usize].irq_enabled = false;
+    pub fn compute_done(&mut self, hs: &mut [impl Parts], h: u32, gen: u32, now: Instant) {
+        if hs[h as usize].lib().core.end_compute(gen) {
+            hs[h as usize].lib().irq_enabled = false;
             self.job.compute_done(h);
-            self.host_next(h, now);
+            self.host_next(hs, h, now);
         }
     }
 
     /// Host `h`'s library has nothing to do: leave the handler, or ask the
     /// program whether to keep polling, compute or sleep. Returns whether
     /// the host left the library (or was re-dispatched).
-    pub(super) fn library_idle(&mut self, h: u32, now: Instant) -> bool {
+    pub(super) fn library_idle(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) -> bool {
         let i = h as usize;
-        let control = match self.cpu[i].handler_exit() {
+        let control = match hs[i].lib().core.handler_exit() {
             Some(Exit::Compute(d)) => workload::Control::Compute(d),
             Some(Exit::Sleep) => workload::Control::Sleep,
             None => {
                 let c = self.job.control(h, now);
-                if self.flush_sends(now) && !self.hosts[i].outbox.is_empty() {
-                    self.host_next(h, now);
+                if self.flush_sends(hs, now) && !hs[i].lib().outbox.is_empty() {
+                    self.host_next(hs, h, now);
                     return true;
                 }
                 c
@@ -69,14 +69,14 @@ impl Stack {
         match control {
             workload::Control::Wait => false,
             workload::Control::Compute(d) => {
-                let seg = self.cpu[i].begin_compute(now, d);
-                self.hosts[i].irq_enabled = true;
-                self.at(seg.end, host_origin(h), Kind::ComputeDone, h, seg.gen);
+                let seg = hs[i].lib().core.begin_compute(now, d);
+                hs[i].lib().irq_enabled = true;
+                self.at(seg.end, host_origin(h), To::Library(LibEv::ComputeDone), h, seg.gen);
                 true
             }
             workload::Control::Sleep => {
-                self.cpu[i].sleep();
-                self.hosts[i].irq_enabled = true;
+                hs[i].lib().core.sleep();
+                hs[i].lib().irq_enabled = true;
                 true
             }
         }

@@ -1,6 +1,9 @@
 //! The LCI host (Pentium Pro running the LCI library) as a sans-I/O state
 //! machine: given `now` it says what the library does next
-//! ([`Host::next_action`]); the world executes it.
+//! ([`Host::next_action`]); the world executes it. Each host of a world
+//! that runs the LCI stack holds one in its state, beside its Open-MX
+//! processes (`crate::sim` `lci_stack`), with its core's CPU modes
+//! (`crate::host::core::SignalledCore`).
 //!
 //! This module owns the host side of the host/NI interface: the queue of
 //! pinned receive buffers the NI fills (packets become visible in slot
@@ -21,6 +24,7 @@
 use super::poll::Detect;
 use super::Packet;
 use crate::config::{LciHostCfg, LciHostTimes};
+use crate::host::core::{Mode, SignalledCore};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
@@ -50,6 +54,38 @@ pub struct Outgoing {
     /// The program's message tag (`crate::workload::tag`; 0 for the
     /// programs that match no receives).
     pub tag: u64,
+}
+
+/// What an event addressed to host `h`'s library is
+/// (`crate::sim::Ev::LciLibrary { host, ev, arg }`); the world routes each
+/// to the stack's method of that name (`crate::sim` `lci_stack`). `arg` is
+/// the index of a packet in NI `h`'s store (`crate::nic::lanai::Packets`)
+/// for the forwards, the generation for `ComputeDone`, 0 otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LibEv {
+    /// The host finished its current action.
+    Done,
+    /// The host finished the library send path: write the packet now.
+    Write,
+    /// The host's PIO read of its NI's delivered counter completed.
+    PollDone,
+    /// The host's PIO read of its NI's released-send-buffer counter completed.
+    SendCounterDone,
+    /// The host forwards a multicast packet after its upcall (`host-packet`; a packet).
+    McForward,
+    /// The host's read of the released-send-buffer counter for that forward completed (a packet).
+    McSendCounterDone,
+    /// The host finished the send path of that forward: write it now (a packet).
+    McWrite,
+    /// The host finished a compute phase of its multicast program.
+    McComputeDone,
+    /// The host's compute phase of generation `arg` ends (stale if preempted since).
+    ComputeDone,
+    /// An NI interrupt reaches the host's process as a signal.
+    Signal,
+    /// The host's earliest soft timer is due (wakes a spinning library).
+    SoftTimer,
 }
 
 /// What the library does next.
@@ -114,6 +150,8 @@ pub struct Host {
     pub interrupts: u64,
     /// The reliable protocol (timers study), if on.
     pub rel: Option<super::reliable::Reliable>,
+    /// The host's core: where its process is, and the signals it took.
+    pub(crate) core: SignalledCore,
 }
 
 impl Host {
@@ -155,6 +193,7 @@ impl Host {
             packets_sent: 0,
             interrupts: 0,
             rel: None,
+            core: SignalledCore::new(Mode::Library),
         }
     }
 

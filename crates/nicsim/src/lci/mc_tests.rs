@@ -2,7 +2,7 @@
 //! whole LCI stack, run in the world: `super::testing`): who forwards
 //! what, when, and with how many bus crossings.
 
-use super::testing::{run, stack, step, world};
+use super::testing::{lib, ni, nis, run, stack, step, world, Ran};
 use super::*;
 use crate::config::Forwarding;
 use crate::config::LciScenario;
@@ -14,11 +14,11 @@ fn scenario(forwarding: &str, workload: &str) -> String {
     format!("preset = \"lci2000\"\n[nic]\nforwarding = \"{forwarding}\"\n[workload]\n{workload}\n")
 }
 
-fn run_world(forwarding: &str, workload: &str) -> (Box<Stack>, Metrics) {
+fn run_world(forwarding: &str, workload: &str) -> (Ran, Metrics) {
     run(&scenario(forwarding, workload))
 }
 
-fn bcast(forwarding: &str, size: u64, iterations: u32, count: u32) -> (Box<Stack>, Metrics) {
+fn bcast(forwarding: &str, size: u64, iterations: u32, count: u32) -> (Ran, Metrics) {
     run_world(forwarding, &format!("kind = \"bcast\"\nsize_bytes = {size}\niterations = {iterations}\ncount = {count}"))
 }
 
@@ -47,14 +47,14 @@ fn ni_forwarding_sends_to_children_before_the_host_dma_completes() {
     let mut forwards_of_1 = Vec::new();
     let mut delivered1 = None;
     loop {
-        let before = stack(&world).nis[1].delivered;
+        let before = ni(&world, 1).delivered;
         let Some((now, kind, h, _)) = step(&mut world) else { break };
         match (kind, h) {
-            (Kind::Arrive, 1) => arrive1 = Some(now),
-            (Kind::Arrive, d @ (3 | 4)) => forwards_of_1.push((d, now)),
+            (To::Firmware(FwEv::Arrive), 1) => arrive1 = Some(now),
+            (To::Firmware(FwEv::Arrive), d @ (3 | 4)) => forwards_of_1.push((d, now)),
             _ => {}
         }
-        if stack(&world).nis[1].delivered > before {
+        if ni(&world, 1).delivered > before {
             delivered1 = Some(now);
         }
         if stack(&world).job.done() {
@@ -63,17 +63,17 @@ fn ni_forwarding_sends_to_children_before_the_host_dma_completes() {
     }
     let w = stack(&world);
     let (arrive1, delivered1) = (arrive1.unwrap(), delivered1.unwrap());
-    assert_eq!(w.nis[1].mc.forwards, 2);
-    assert_eq!(w.nis[1].host_dmas, 1);
+    assert_eq!(ni(&world, 1).mc.forwards, 2);
+    assert_eq!(ni(&world, 1).host_dmas, 1);
     assert_eq!(forwards_of_1.len(), 2);
     // Both children's copies left NI 1 (their head reached them, cut-through)
     // before NI 1's own host DMA of the packet completed.
-    let first_out = w.nis[1].mc.first_forward_at.unwrap();
+    let first_out = ni(&world, 1).mc.first_forward_at.unwrap();
     assert!(first_out > arrive1 && first_out < delivered1, "{arrive1:?} {first_out:?} {delivered1:?}");
     assert!(forwards_of_1.iter().all(|&(_, t)| t > arrive1));
     // The hosts never forwarded anything: one PIO write in all (the root's).
     assert_eq!(w.mc.host_forward_copies, 0);
-    assert_eq!(w.buses.iter().map(|b| b.pio_writes).sum::<u64>(), 1);
+    assert_eq!(nis(&world).map(|n| n.bus.pio_writes).sum::<u64>(), 1);
 }
 
 #[test]
@@ -85,7 +85,7 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
     let interior = (1..64).filter(|&r| w.mc.tree.child_count(0, r) > 0).count() as u64;
     assert_eq!(interior, 31); // relative ranks 1..=31 have children
     assert_eq!(w.mc.host_forward_copies, interior * 3);
-    assert_eq!(w.buses[1].pio_writes, 3, "host 1 copied each of its 3 packets once");
+    assert_eq!(w.nis[1].bus.pio_writes, 3, "host 1 copied each of its 3 packets once");
     // Its one burst per packet carries one extra 8 B descriptor for the second child.
     let p = Packet {
         src: 0,
@@ -106,7 +106,7 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
     assert_eq!(m.get("ni_forwards"), Some(0.0));
     // host-message instead: one PIO copy per child.
     let (w, _) = bcast("host-message", size, 1, 0);
-    assert_eq!(w.buses[1].pio_writes, 6);
+    assert_eq!(w.nis[1].bus.pio_writes, 6);
     assert_eq!(w.nis[1].sent, 6);
 }
 
@@ -117,12 +117,12 @@ fn first_forward_and_last_upcall_at_1(forwarding: &str) -> (Instant, Instant) {
     let mut first_post_by_1 = None;
     let mut last_consumed_at_1 = None;
     loop {
-        let before = stack(&world).hosts[1].upcalls;
+        let before = lib(&world, 1).upcalls;
         let Some((now, kind, h, _)) = step(&mut world) else { break };
-        if (kind, h) == (Kind::Posted, 1) {
+        if (kind, h) == (To::Firmware(FwEv::Posted), 1) {
             first_post_by_1.get_or_insert(now);
         }
-        if stack(&world).hosts[1].upcalls == 4 && before == 3 {
+        if lib(&world, 1).upcalls == 4 && before == 3 {
             last_consumed_at_1 = Some(now);
         }
         if stack(&world).job.done() {
@@ -290,23 +290,28 @@ fn the_world_queue_carries_the_stacks_events_and_every_packet_named_is_given_bac
             if !kinds.contains(&kind) {
                 kinds.push(kind);
             }
-            if kind == Kind::Arrive {
+            if kind == To::Firmware(FwEv::Arrive) {
                 assert_eq!(p.map(|p| p.dst), Some(h), "{f}: an arrival is held by the NI it arrives at");
             }
-            let s = stack(&world);
-            most = most.max(s.nis.iter().map(|n| n.packets.len()).max().unwrap_or(0));
+            most = most.max(nis(&world).map(|n| n.packets.len()).max().unwrap_or(0));
         }
         // The queue ran dry: every packet an event named was taken back.
         let s = stack(&world);
         assert!(s.job.done(), "{f}");
-        assert!(s.nis.iter().all(|n| n.packets.is_empty()), "{f}");
-        assert!(most > 0 && most <= s.nis[0].packets.capacity() as usize, "{f}: {most}");
-        for k in [Kind::Posted, Kind::Arrive, Kind::TxReady, Kind::TxDone, Kind::RxStep] {
+        assert!(nis(&world).all(|n| n.packets.is_empty()), "{f}");
+        assert!(most > 0 && most <= ni(&world, 0).packets.capacity() as usize, "{f}: {most}");
+        for k in [
+            To::Firmware(FwEv::Posted),
+            To::Firmware(FwEv::Arrive),
+            To::Firmware(FwEv::TxReady),
+            To::Firmware(FwEv::TxDone),
+            To::Firmware(FwEv::RxStep),
+        ] {
             assert!(kinds.contains(&k), "{f}: {k:?} in {kinds:?}");
         }
-        let forwards: &[Kind] = match f {
-            "host-packet" => &[Kind::McForward, Kind::McWrite],
-            "ni" => &[Kind::FwdReady, Kind::FwdDone],
+        let forwards: &[To] = match f {
+            "host-packet" => &[To::Library(LibEv::McForward), To::Library(LibEv::McWrite)],
+            "ni" => &[To::Firmware(FwEv::FwdReady), To::Firmware(FwEv::FwdDone)],
             _ => &[],
         };
         assert!(forwards.iter().all(|k| kinds.contains(k)), "{f}: {kinds:?}");
@@ -317,7 +322,7 @@ fn the_world_queue_carries_the_stacks_events_and_every_packet_named_is_given_bac
 fn an_event_past_an_nis_store_ends_the_run_with_one_line_naming_the_bound() {
     let mut world = world(&scenario("ni", "kind = \"bcast\"\nsize_bytes = 1024\niterations = 1\ncount = 0"));
     // NI 1 (an interior node of root 0's tree) with room for no packet.
-    world.lci.as_mut().expect("the world runs the stack").nis[1].packets = crate::nic::lanai::Packets::new(0);
+    world.hosts[1].nic.lanai.as_mut().expect("the world runs the stack").packets = crate::nic::lanai::Packets::new(0);
     let e = world.run().expect_err("an arrival at NI 1 has no room");
     assert!(e.0.starts_with("NI 1 holds more packets in flight than its buffers allow (0: "), "{e}");
     assert!(!e.0.contains('\n'), "{e}");

@@ -2,16 +2,20 @@
 //! Pentium Pro hosts, their 32-bit/33 MHz PCI buses and the firmware of
 //! their programmable LANai 4.1 NIs, on a 3D grid of Myrinet switches.
 //!
-//! [`Stack`] is one component of the simulated world (`crate::sim::World`,
-//! `protocol.stack = "lci"`): the world's one event loop hands it the
-//! events addressed to it, each to the method of its [`Kind`], and takes
-//! the events it schedules ([`Stack::take_scheduled`]); it never runs a
-//! loop of its own and has no event type or event store of its own.
-//! Its parts: [`host`] (library: PIO sends, receive-buffer queue, polling,
-//! upcall), `crate::nic::lanai` (the LANai firmware, [`Packet`]: buffers,
-//! DMA engines, delivery plans, the multicast firmware's forwards),
-//! `crate::host::bus` (each host's shared PCI bus, shared with the Open-MX
-//! NIC), `crate::nic::delivery` (the five arrival detection strategies,
+//! Each host of the simulated world (`crate::sim::World`,
+//! `protocol.stack = "lci"`) holds its parts ([`Parts`]): its library
+//! ([`host`]: PIO sends, receive-buffer queue, polling, upcall, its
+//! signalled core), in the host's state beside the Open-MX processes, and
+//! its NI's LANai firmware (`crate::nic::lanai`, [`Packet`]: buffers, DMA
+//! engines, delivery plans, the multicast firmware's forwards, the host's
+//! PCI bus `crate::host::bus`, the polling watchdog), in the host's NIC.
+//! [`Stack`] holds what spans the hosts and the rules that act across a
+//! host and its NI or between NIs: the world's one event loop hands it the
+//! events addressed to the hosts' parts, each to the method of its kind
+//! with the world's hosts, and takes the events it schedules
+//! ([`Stack::take_scheduled`]); it never runs a loop of its own and has no
+//! event type or event store of its own. It also uses
+//! `crate::nic::delivery` (the five arrival detection strategies,
 //! shared with the Open-MX NIC), [`workload`] (what the hosts run;
 //! [`process`]: one host's process running its `crate::workload::Program`)
 //! and `crate::net::grid` (the switches); the world names the run's metrics
@@ -37,12 +41,15 @@
 //! (`crate::nic::timers`), the reliable
 //! protocol ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all
 //! ([`process`], `Drive::Idle`) programs; the stack wires them with the events after
-//! [`Kind::RefreshDone`].
+//! [`FwEv::RefreshDone`].
 //!
-//! Its events are the world's (`crate::sim::Ev::Lci`): a [`Kind`], the
-//! host or NI it concerns and one `u32`, a packet's index in that NI's
-//! store ([`lanai::Packets`], bounded) or a generation. The world routes each
-//! to the method of its kind (`crate::sim` `lci_stack`), then asks
+//! Its events are the world's, each addressed to one part ([`To`]): host
+//! `h`'s library (`crate::sim::Ev::LciLibrary`, a [`LibEv`]), NI `h`'s
+//! firmware (`Ev::Lanai`, a [`FwEv`]), NI `h`'s watchdog and clock (the
+//! Open-MX NIC's `Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`),
+//! each with one `u32`, a packet's index in that NI's store
+//! ([`lanai::Packets`], bounded) or a generation. The world routes each to
+//! the method of its kind (`crate::sim` `lci_stack`), then asks
 //! [`Stack::after_event`] whether the program is done or stopped
 //! progressing, and queues the events the stack scheduled
 //! ([`Stack::take_scheduled`], in their order).
@@ -59,74 +66,34 @@ pub mod workload;
 use crate::config::{BusTimes, LciHostTimes, LciScenario, WatchdogDelay};
 use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
-use crate::host::core::{Mode, SignalledCore};
 use crate::net::grid::Grid;
+pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
 use crate::nic::lanai::{self, FwCosts, Ni, RxNext};
 use crate::nic::watchdog::{Expiry, Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
 use crate::SimError;
+pub use host::LibEv;
 use host::{Host, HostAction};
 use workload::Job;
 
-/// What an event of the LCI stack in the world's queue is
-/// (`crate::sim::Ev::Lci { kind, host, arg }`); each is one method of
-/// [`Stack`], named after it, for host or NI `h` = `host`. `arg` is the
-/// index of a packet in NI `h`'s store ([`lanai::Packets`]) for the kinds
-/// that carry one, a generation for `ComputeDone` and the watchdog's, 0
-/// otherwise.
+/// The component an event the stack scheduled is addressed to, and what
+/// it is: host `h`'s library ([`LibEv`]), NI `h`'s LANai firmware
+/// ([`FwEv`]), NI `h`'s polling watchdog (its timer's expiry or its fetch
+/// of the host's words, told apart by the generation in `Due::arg`, as the
+/// Open-MX queue's), or NI `h`'s clock (a tick, the tick's fetch). The
+/// world queues each as its own event for that component
+/// (`crate::sim` `lci_stack`): `Ev::LciLibrary`, `Ev::Lanai`, and the
+/// watchdog's and clock's events the Open-MX NIC's share
+/// (`Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Kind {
-    /// Host `h` finished its current action.
-    HostDone,
-    /// Host `h` finished the library send path: write the packet now.
-    HostWrite,
-    /// Host `h`'s PIO read of its NI's delivered counter completed.
-    PollDone,
-    /// Host `h`'s PIO read of its NI's released-send-buffer counter completed.
-    SendCounterDone,
-    /// The descriptor written by host `h` is in its NI's SRAM (a packet).
-    Posted,
-    /// NI `h`'s firmware has the network DMA of its head descriptor programmed.
-    TxReady,
-    /// NI `h`'s packet tail left: its send buffer is free.
-    TxDone,
-    /// A packet is entirely in NI `h`'s receive buffer (a packet).
-    Arrive,
-    /// NI `h`'s receive delivery continues.
-    RxStep,
-    /// NI `h` programmed the fetch of the host's processed counter.
-    RefreshDma,
-    /// That fetch completed.
-    RefreshDone,
-    /// Host `h` forwards a multicast packet after its upcall (`host-packet`; a packet).
-    McForward,
-    /// Host `h`'s read of the released-send-buffer counter for that forward completed (a packet).
-    McSendCounterDone,
-    /// Host `h` finished the send path of that forward: write it now (a packet).
-    McWrite,
-    /// NI `h`'s firmware has the network DMA of its head forward programmed (`ni`).
-    FwdReady,
-    /// A forward of this packet left NI `h` (a packet).
-    FwdDone,
-    /// Host `h` finished a compute phase of its multicast program.
-    McComputeDone,
-    /// Host `h`'s compute phase of generation `arg` ends (stale if preempted since).
-    ComputeDone,
-    /// NI `h`'s watchdog timer of generation `arg` expired.
-    WatchdogExpiry,
-    /// NI `h`'s watchdog fetch (generation `arg`) of the host flag and counter completed.
-    WatchdogFetched,
-    /// An NI interrupt reaches host `h`'s process as a signal.
-    Signal,
-    /// NI `h`'s clock ticks (fine-grain timers).
+pub enum To {
+    Library(LibEv),
+    Firmware(FwEv),
+    Watchdog,
     ClockTick,
-    /// NI `h`'s clock-tick fetch of the host's timer word and last poll completed.
     ClockFetched,
-    /// Host `h`'s earliest soft timer is due (wakes a spinning library).
-    SoftTimer,
 }
 
 /// An event the stack scheduled, for the world to queue.
@@ -134,14 +101,32 @@ pub enum Kind {
 pub struct Due {
     pub at: Instant,
     pub origin: Origin,
-    pub kind: Kind,
+    pub to: To,
     /// The host or NI (at most `config::MAX_HOSTS`, 1,024: a `u16`).
     pub host: u16,
+    /// A packet of NI `host`'s store or a generation (see [`LibEv`],
+    /// [`FwEv`], [`To::Watchdog`]), 0 otherwise.
     pub arg: u32,
 }
 
-/// The LCI stack of every host: libraries, buses, NI firmware, the grid
-/// between them and the program they run.
+/// Where the world keeps host `h`'s LCI parts: its library ([`Host`],
+/// beside the host's Open-MX processes) and its NI's LANai firmware
+/// ([`Ni`], a firmware of the host's NIC, with the host's PCI bus). The
+/// stack's rules reach them through this, in the slice of the world's
+/// hosts (`crate::sim` implements it for its host state).
+pub trait Parts {
+    fn lib(&mut self) -> &mut Host;
+    fn ni(&mut self) -> &mut Ni;
+    fn lib_ref(&self) -> &Host;
+    fn ni_ref(&self) -> &Ni;
+    /// The library and the NI at once.
+    fn both(&mut self) -> (&mut Host, &mut Ni);
+}
+
+/// What the LCI stack keeps beyond the hosts' parts ([`Parts`]): the grid
+/// between the NIs, the program the hosts run, its multicast's trees, the
+/// events it scheduled for the world to queue, its progress rule and the
+/// run's counters.
 pub struct Stack {
     /// Events scheduled since the world last took them.
     scheduled: Vec<Due>,
@@ -153,11 +138,6 @@ pub struct Stack {
     progress: u64,
     progress_event: u64,
     pub(crate) grid: Grid,
-    pub(crate) hosts: Vec<Host>,
-    pub(crate) nis: Vec<Ni>,
-    pub(crate) buses: Vec<Bus>,
-    /// Per NI: senders whose head packet waits for one of its receive buffers.
-    blocked: Vec<Vec<u32>>,
     pub(crate) header: u32,
     job: Job,
     /// The program's sends being moved to the outboxes (reused).
@@ -165,18 +145,6 @@ pub struct Stack {
     pub(crate) packets_sent: u64,
     pub(crate) packets_delivered: u64,
     mc: multicast::McState,
-    /// Watchdog / timers phase: per host CPU state, NI watchdogs (one per
-    /// NI when `nic.watchdog_us` is a delay, none otherwise), whether each
-    /// NI interrupts at once per delivered packet (`"none"`) and those
-    /// interrupts, packets each NI took in, the NI clock, and counters
-    /// (the world names them, `crate::sim` `metrics`).
-    pub(crate) cpu: Vec<SignalledCore>,
-    pub(crate) wd: Vec<Watchdog>,
-    irq_per_packet: bool,
-    pub(crate) packet_irqs: u64,
-    received: Vec<u64>,
-    clock: Option<timers::ClockPolicy>,
-    pub(crate) clock_interrupts: u64,
 }
 
 /// Why a program that could not go on (`stuck = 1`) has no execution time.
@@ -197,17 +165,29 @@ fn ni_origin(h: u32) -> Origin {
 
 impl Stack {
     /// The stack of scenario `s` on `grid`, the world's network (the
-    /// platform's `grid`, as `crate::net::Network` builds it).
-    pub fn new(s: &LciScenario, grid: Grid) -> Self {
+    /// platform's `grid`, as `crate::net::Network` builds it), and each
+    /// host's parts (its library, its NI's firmware), for the world to
+    /// hold (`Parts`).
+    pub fn new(s: &LciScenario, grid: Grid) -> (Self, Vec<(Host, Ni)>) {
         let p = &s.platform;
         let costs = FwCosts::of(&p.ni);
         let n = p.grid.hosts;
         let strategy = poll::Strategy::new(s.polling, s.split_bytes);
         let t = LciHostTimes::of(&p.host);
-        let hosts = (0..n)
+        let mut hosts: Vec<Host> = (0..n)
             .map(|h| Host::new(h, &p.host, &t, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
             .collect();
-        let nis = (0..n)
+        if let Some(r) = s.protocol {
+            for h in &mut hosts {
+                h.rel = Some(reliable::Reliable::new(n, r.send_buffers, r.ack_delay));
+            }
+        }
+        // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
+        let watchdog = match s.watchdog {
+            WatchdogDelay::After(d) => Some(Watchdog::new(d, Duration::ZERO, Raises::Own)),
+            WatchdogDelay::Immediate | WatchdogDelay::Never => None,
+        };
+        let mut nis: Vec<Ni> = (0..n)
             .map(|_| {
                 Ni::new(
                     costs,
@@ -218,81 +198,61 @@ impl Stack {
                     p.ni.send_buffers,
                     p.ni.recv_buffers,
                     s.fanout,
+                    Bus::new(&BusTimes::of(&p.pci)),
+                    watchdog.clone(),
+                    s.watchdog == WatchdogDelay::Immediate,
+                    s.clock_period.map(|period| timers::ClockPolicy { period }),
                 )
             })
             .collect();
-        let mut w = Stack {
+        let w = Stack {
             scheduled: Vec::new(),
             full: None,
             progress: 0,
             progress_event: 0,
             grid,
-            hosts,
-            nis,
-            buses: (0..n).map(|_| Bus::new(&BusTimes::of(&p.pci))).collect(),
-            blocked: vec![Vec::new(); n as usize],
             header: p.ni.header_bytes,
             job: Job::new(&s.workload, s.fanout, n),
             sends: Vec::with_capacity(n as usize),
             packets_sent: 0,
             packets_delivered: 0,
             mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
-            cpu: vec![SignalledCore::new(Mode::Library); n as usize],
-            // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
-            wd: match s.watchdog {
-                WatchdogDelay::After(d) => vec![Watchdog::new(d, Duration::ZERO, Raises::Own); n as usize],
-                WatchdogDelay::Immediate | WatchdogDelay::Never => Vec::new(),
-            },
-            irq_per_packet: s.watchdog == WatchdogDelay::Immediate,
-            packet_irqs: 0,
-            received: vec![0; n as usize],
-            clock: s.clock_period.map(|period| timers::ClockPolicy { period }),
-            clock_interrupts: 0,
-        }
-        .with_protocol(s);
+        };
         // Per child: the table lookup and header rewrite, then the network DMA's set-up.
-        w.mc_init(Duration::from_ns_f64(p.ni.cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)));
-        w
-    }
-
-    /// Turns the reliable protocol on in every host library if configured.
-    fn with_protocol(mut self, s: &LciScenario) -> Self {
-        if let Some(p) = s.protocol {
-            let n = self.hosts.len() as u32;
-            for h in &mut self.hosts {
-                h.rel = Some(reliable::Reliable::new(n, p.send_buffers, p.ack_delay));
-            }
-        }
-        self
+        w.mc_init(
+            &mut nis,
+            Duration::from_ns_f64(p.ni.cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)),
+        );
+        (w, hosts.into_iter().zip(nis).collect())
     }
 
     /// Time zero: every host of the program enters the library (and starts
     /// polling); the others stay out of it.
-    pub fn start(&mut self) {
-        self.mc_start(Instant::ZERO);
-        for h in 0..self.hosts.len() as u32 {
+    pub fn start(&mut self, hs: &mut [impl Parts]) {
+        self.mc_start(hs, Instant::ZERO);
+        for h in 0..hs.len() as u32 {
             if !self.job.participates(h) {
-                self.cpu[h as usize].sleep();
+                hs[h as usize].lib().core.sleep();
                 continue;
             }
             // The library runs with interrupts disabled.
-            self.hosts[h as usize].irq_enabled = false;
-            if let Some(c) = self.clock {
-                self.at(Instant::ZERO + c.period, ni_origin(h), Kind::ClockTick, h, 0);
+            hs[h as usize].lib().irq_enabled = false;
+            if let Some(c) = hs[h as usize].ni().clock {
+                self.at(Instant::ZERO + c.period, ni_origin(h), To::ClockTick, h, 0);
             }
-            self.host_next(h, Instant::ZERO);
+            self.host_next(hs, h, Instant::ZERO);
         }
     }
 
     /// The program's measurements and its multicast's counters, as the
     /// programs name them; the grid's links bound how fast a stream can go.
-    pub(crate) fn program_metrics(&self, m: &mut crate::Metrics) {
-        self.mc_metrics(&mut |k, v| m.set(k, v));
+    pub(crate) fn program_metrics(&self, hs: &[impl Parts], m: &mut crate::Metrics) {
+        self.mc_metrics(hs, &mut |k, v| m.set(k, v));
         let spec = self.grid.spec();
         let link = crate::metrics::LinkBound {
             bytes_per_s: spec.bytes_per_s as f64,
             frame_extra_bytes: (self.header + spec.overhead_bytes) as u64,
-            frame_payload: self.hosts[0].packet_bytes() as u64,
+            frame_payload: hs[0].lib_ref().packet_bytes() as u64,
         };
         self.job.metrics(m, &link);
     }
@@ -307,9 +267,9 @@ impl Stack {
     /// delivered no packet in the last `NO_PROGRESS_EVENTS` (10^7) events
     /// (idle `pio` hosts poll forever), or whose event would have named a
     /// packet past an NI's store.
-    pub fn after_event(&mut self, now: Instant, events: u64) -> Result<bool, SimError> {
+    pub fn after_event(&mut self, hs: &mut [impl Parts], now: Instant, events: u64) -> Result<bool, SimError> {
         if let Some(h) = self.full {
-            let cap = self.nis[h as usize].packets.capacity();
+            let cap = hs[h as usize].ni().packets.capacity();
             return Err(SimError(format!(
                 "NI {h} holds more packets in flight than its buffers allow ({cap}: send_buffers + 1 + \
                  recv_buffers * (1 + fanout)) at {} us",
@@ -339,8 +299,8 @@ impl Stack {
 
     /// The packet of a pending event of NI `h` (tests).
     #[cfg(test)]
-    pub(crate) fn packet(&self, h: u32, id: u32) -> Packet {
-        self.nis[h as usize].packets.get(id)
+    pub(crate) fn packet(&self, hs: &[impl Parts], h: u32, id: u32) -> Packet {
+        hs[h as usize].ni_ref().packets.get(id)
     }
 
     /// Whether a run that cannot progress is a result of the program (DSM
@@ -354,16 +314,16 @@ impl Stack {
         }
     }
 
-    /// Schedules an event of `kind` for host or NI `h` at `t`.
-    fn at(&mut self, t: Instant, origin: Origin, kind: Kind, h: u32, arg: u32) {
-        self.scheduled.push(Due { at: t, origin, kind, host: h as u16, arg });
+    /// Schedules an event for host or NI `h`'s component `to` at `t`.
+    fn at(&mut self, t: Instant, origin: Origin, to: To, h: u32, arg: u32) {
+        self.scheduled.push(Due { at: t, origin, to, host: h as u16, arg });
     }
 
-    /// Schedules an event of `kind` naming `pkt`, held in NI `h`'s store
+    /// Schedules an event for `to` naming `pkt`, held in NI `h`'s store
     /// until the event is handled; a full store ends the run instead.
-    fn at_packet(&mut self, t: Instant, origin: Origin, kind: Kind, h: u32, pkt: Packet) {
-        match self.nis[h as usize].packets.put(pkt) {
-            Some(id) => self.at(t, origin, kind, h, id),
+    fn at_packet(&mut self, hs: &mut [impl Parts], t: Instant, origin: Origin, to: To, h: u32, pkt: Packet) {
+        match hs[h as usize].ni().packets.put(pkt) {
+            Some(id) => self.at(t, origin, to, h, id),
             None => {
                 self.full.get_or_insert(h);
             }
@@ -371,253 +331,256 @@ impl Stack {
     }
 
     /// The packet an event of NI `h` named, given back to its store.
-    fn take_packet(&mut self, h: u32, id: u32) -> Packet {
-        self.nis[h as usize].packets.take(id)
+    fn take_packet(&mut self, hs: &mut [impl Parts], h: u32, id: u32) -> Packet {
+        hs[h as usize].ni().packets.take(id)
     }
 
     /// Lets host `h` take its next action if it is free.
-    fn host_next(&mut self, h: u32, now: Instant) {
-        let host = &mut self.hosts[h as usize];
-        if host.busy || host.spin_since.is_some() || !self.cpu[h as usize].in_library() {
+    fn host_next(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let host = hs[h as usize].lib();
+        if host.busy || host.spin_since.is_some() || !host.core.in_library() {
             return;
         }
-        if self.mc_compute(h, now) {
+        if self.mc_compute(hs, h, now) {
             return;
         }
-        let host = &mut self.hosts[h as usize];
+        let host = hs[h as usize].lib();
         let o = host_origin(h);
-        let stolen = self.cpu[h as usize].take_owed();
+        let stolen = host.core.take_owed();
         if !stolen.is_zero() {
             host.busy = true;
-            self.at(now + stolen, o, Kind::HostDone, h, 0);
+            self.at(now + stolen, o, To::Library(LibEv::Done), h, 0);
             return;
         }
         let action = host.next_action(now);
-        if matches!(action, HostAction::Spin | HostAction::PollNi) && self.library_idle(h, now) {
+        if matches!(action, HostAction::Spin | HostAction::PollNi) && self.library_idle(hs, h, now) {
             return;
         }
-        let host = &mut self.hosts[h as usize];
+        let host = hs[h as usize].lib();
         match action {
             HostAction::Consume { pkt, cost } => {
                 host.busy = true;
                 let done = now + cost;
                 if pkt.last && !pkt.ack_only {
                     self.job.on_message(h, pkt.src, pkt.tag);
-                    self.flush_sends(now);
+                    self.flush_sends(hs, now);
                 }
-                if self.mc_consumed(h, pkt, done) {
+                if self.mc_consumed(hs, h, pkt, done) {
                     return;
                 }
-                self.at(done, o, Kind::HostDone, h, 0);
+                self.at(done, o, To::Library(LibEv::Done), h, 0);
             }
             HostAction::PollNi => {
                 host.busy = true;
-                let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
-                self.at(end, o, Kind::PollDone, h, 0);
+                let (_, end) = hs[h as usize].ni().bus.request(now, BusOp::PioRead);
+                self.at(end, o, To::Library(LibEv::PollDone), h, 0);
             }
             HostAction::SendPath => {
                 host.busy = true;
                 let t = now + host.send_cost;
-                self.at(t, o, Kind::HostWrite, h, 0);
+                self.at(t, o, To::Library(LibEv::Write), h, 0);
             }
             HostAction::Write(pkt) => {
                 host.busy = true;
-                self.write(h, now, pkt);
+                self.write(hs, h, now, pkt);
             }
             HostAction::ReadSendCounter => {
                 host.busy = true;
-                let (_, end) = self.buses[h as usize].request(now, BusOp::PioRead);
-                self.at(end, o, Kind::SendCounterDone, h, 0);
+                let (_, end) = hs[h as usize].ni().bus.request(now, BusOp::PioRead);
+                self.at(end, o, To::Library(LibEv::SendCounterDone), h, 0);
             }
             HostAction::Spin => {
                 host.spin_since = Some(now);
                 if let Some(t) = host.rel.as_ref().and_then(|r| r.timers.next()) {
-                    self.at(t.max(now), o, Kind::SoftTimer, h, 0);
+                    self.at(t.max(now), o, To::Library(LibEv::SoftTimer), h, 0);
                 }
             }
         }
     }
 
     /// PIO write of header + payload, then the descriptor word.
-    fn write(&mut self, h: u32, now: Instant, pkt: Packet) {
-        let host = &mut self.hosts[h as usize];
+    fn write(&mut self, hs: &mut [impl Parts], h: u32, now: Instant, pkt: Packet) {
+        let host = hs[h as usize].lib();
         host.posted += 1;
         host.packets_sent += 1;
         self.packets_sent += 1;
         let bytes = self.header + pkt.payload + poll::FLAG_BYTES + self.mc_extra_pio_bytes(h, &pkt);
-        let (_, end) = self.buses[h as usize].request(now, BusOp::PioWrite { bytes });
-        self.at_packet(end, host_origin(h), Kind::Posted, h, pkt);
+        let (_, end) = hs[h as usize].ni().bus.request(now, BusOp::PioWrite { bytes });
+        self.at_packet(hs, end, host_origin(h), To::Firmware(FwEv::Posted), h, pkt);
     }
 
-    /// `Kind::HostDone`.
-    pub fn host_done(&mut self, h: u32, now: Instant) {
-        self.hosts[h as usize].busy = false;
-        self.host_next(h, now);
+    /// `LibEv::Done`.
+    pub fn host_done(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        hs[h as usize].lib().busy = false;
+        self.host_next(hs, h, now);
     }
 
-    /// `Kind::HostWrite`.
-    pub fn host_write(&mut self, h: u32, now: Instant) {
-        let host = &mut self.hosts[h as usize];
+    /// `LibEv::Write`.
+    pub fn host_write(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let host = hs[h as usize].lib();
         let pkt = host.pending.take().expect("HostWrite without a packet");
-        self.write(h, now, pkt);
+        self.write(hs, h, now, pkt);
     }
 
-    /// `Kind::PollDone`.
-    pub fn poll_done(&mut self, h: u32, now: Instant) {
-        let d = self.nis[h as usize].delivered;
-        let host = &mut self.hosts[h as usize];
+    /// `LibEv::PollDone`.
+    pub fn poll_done(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let d = hs[h as usize].ni().delivered;
+        let host = hs[h as usize].lib();
         if d == host.known_delivered {
             host.polls_failed += 1;
         }
         host.known_delivered = d;
         host.busy = false;
-        self.host_next(h, now);
+        self.host_next(hs, h, now);
     }
 
-    /// `Kind::SendCounterDone`.
-    pub fn send_counter_done(&mut self, h: u32, now: Instant) {
-        let sent = self.nis[h as usize].sent;
-        let host = &mut self.hosts[h as usize];
+    /// `LibEv::SendCounterDone`.
+    pub fn send_counter_done(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let sent = hs[h as usize].ni().sent;
+        let host = hs[h as usize].lib();
         host.known_sent = sent;
         host.busy = false;
-        self.host_next(h, now);
+        self.host_next(hs, h, now);
     }
 
-    /// `Kind::Posted`: packet `id` of NI `h`.
-    pub fn posted(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
+    /// `FwEv::Posted`: packet `id` of NI `h`.
+    pub fn posted(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(hs, h, id);
         // The host is free once its PIO write is done.
-        self.hosts[h as usize].busy = false;
-        if let Some(t) = self.mc_post(h, now, pkt) {
-            self.at(t, ni_origin(h), Kind::TxReady, h, 0);
+        hs[h as usize].lib().busy = false;
+        if let Some(t) = self.mc_post(hs, h, now, pkt) {
+            self.at(t, ni_origin(h), To::Firmware(FwEv::TxReady), h, 0);
         }
-        self.host_next(h, now);
+        self.host_next(hs, h, now);
     }
 
-    /// `Kind::TxReady`.
-    pub fn tx_ready(&mut self, h: u32, now: Instant) {
-        self.try_transmit(h, now, false);
+    /// `FwEv::TxReady`.
+    pub fn tx_ready(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        self.try_transmit(hs, h, now, false);
     }
 
-    /// `Kind::TxDone`.
-    pub fn tx_done(&mut self, h: u32) {
-        self.nis[h as usize].tx_done();
+    /// `FwEv::TxDone`.
+    pub fn tx_done(&mut self, hs: &mut [impl Parts], h: u32) {
+        hs[h as usize].ni().tx_done();
     }
 
-    /// `Kind::Arrive`: packet `id` of NI `h`.
-    pub fn arrive(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        self.received[h as usize] += 1;
-        if let Some((t, gen)) = self.wd.get_mut(h as usize).and_then(|w| w.on_delivered(now)) {
-            self.at(t, ni_origin(h), Kind::WatchdogExpiry, h, gen);
+    /// `FwEv::Arrive`: packet `id` of NI `h`.
+    pub fn arrive(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(hs, h, id);
+        hs[h as usize].ni().received += 1;
+        if let Some((t, gen)) = hs[h as usize].ni().watchdog.as_mut().and_then(|w| w.on_delivered(now)) {
+            self.at(t, ni_origin(h), To::Watchdog, h, gen);
         }
-        self.nis[h as usize].rx_arrive(pkt);
-        self.mc_arrive(h, now, pkt);
-        self.rx_kick(h, now);
+        hs[h as usize].ni().rx_arrive(pkt);
+        self.mc_arrive(hs, h, now, pkt);
+        self.rx_kick(hs, h, now);
     }
 
-    /// `Kind::RxStep`.
-    pub fn rx_step(&mut self, h: u32, now: Instant) {
-        match self.nis[h as usize].rx_step(now, &mut self.buses[h as usize]) {
-            RxNext::Step(t) => self.at(t, ni_origin(h), Kind::RxStep, h, 0),
+    /// `FwEv::RxStep`.
+    pub fn rx_step(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        match hs[h as usize].ni().rx_step(now) {
+            RxNext::Step(t) => self.at(t, ni_origin(h), To::Firmware(FwEv::RxStep), h, 0),
             RxNext::Delivered(pkt) => {
                 self.packets_delivered += 1;
-                let host = &mut self.hosts[h as usize];
+                let host = hs[h as usize].lib();
                 host.visible.push_back(pkt);
                 if host.spin_since.is_some() {
                     host.end_spin(now);
-                    self.host_next(h, now);
+                    self.host_next(hs, h, now);
                 }
-                self.buffer_freed(h, now);
-                self.rx_kick(h, now);
-                if self.irq_per_packet {
-                    self.packet_irqs += 1;
-                    self.at(now, ni_origin(h), Kind::Signal, h, 0);
+                self.buffer_freed(hs, h, now);
+                self.rx_kick(hs, h, now);
+                let ni = hs[h as usize].ni();
+                if ni.irq_per_packet {
+                    ni.packet_irqs += 1;
+                    self.at(now, ni_origin(h), To::Library(LibEv::Signal), h, 0);
                 }
             }
         }
     }
 
-    /// `Kind::RefreshDma`.
-    pub fn refresh_dma(&mut self, h: u32, now: Instant) {
-        let t = self.nis[h as usize].refresh_dma(now, &mut self.buses[h as usize]);
-        self.at(t, ni_origin(h), Kind::RefreshDone, h, 0);
+    /// `FwEv::RefreshDma`.
+    pub fn refresh_dma(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let t = hs[h as usize].ni().refresh_dma(now);
+        self.at(t, ni_origin(h), To::Firmware(FwEv::RefreshDone), h, 0);
     }
 
-    /// `Kind::RefreshDone`.
-    pub fn refresh_done(&mut self, h: u32, now: Instant) {
-        let consumed = self.hosts[h as usize].consumed;
-        self.nis[h as usize].refresh_done(consumed);
-        self.rx_kick(h, now);
+    /// `FwEv::RefreshDone`.
+    pub fn refresh_done(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let consumed = hs[h as usize].lib().consumed;
+        hs[h as usize].ni().refresh_done(consumed);
+        self.rx_kick(hs, h, now);
     }
 
-    /// `Kind::WatchdogExpiry` of generation `gen`.
-    pub fn watchdog_expiry(&mut self, h: u32, gen: u32, now: Instant) {
-        if self.wd[h as usize].expires(gen) {
-            let end = self.nis[h as usize].fetch_host_words(now, &mut self.buses[h as usize]);
-            let (t, gen) = self.wd[h as usize].fetch(end);
-            self.at(t, ni_origin(h), Kind::WatchdogFetched, h, gen);
+    /// NI `h`'s watchdog event of generation `gen` (`To::Watchdog`): the
+    /// running timer's expiry starts the fetch of the host's flag and
+    /// counter across the bus; the fetch's return applies \[LCI] §5.1's
+    /// rule (re-arm, or raise a signal and re-arm); any other is stale.
+    pub fn watchdog(&mut self, hs: &mut [impl Parts], h: u32, gen: u32, now: Instant) {
+        let (host, ni) = hs[h as usize].both();
+        let Some(wd) = ni.watchdog.as_mut() else { return };
+        if wd.expires(gen) {
+            let end = ni.fetch_host_words(now);
+            let wd = ni.watchdog.as_mut().expect("the watchdog that expired");
+            let (t, gen) = wd.fetch(end);
+            self.at(t, ni_origin(h), To::Watchdog, h, gen);
+            return;
         }
-    }
-
-    /// `Kind::WatchdogFetched` of generation `gen`.
-    pub fn watchdog_fetched(&mut self, h: u32, gen: u32, now: Instant) {
-        let host = &self.hosts[h as usize];
-        let (irq, consumed) = (host.irq_enabled, host.consumed);
-        match self.wd[h as usize].on_fetched(now, gen, irq, self.received[h as usize], consumed) {
-            Expiry::Arm(t, gen) => self.at(t, ni_origin(h), Kind::WatchdogExpiry, h, gen),
+        match wd.on_fetched(now, gen, host.irq_enabled, ni.received, host.consumed) {
+            Expiry::Arm(t, gen) => self.at(t, ni_origin(h), To::Watchdog, h, gen),
             Expiry::Raise(t, gen) => {
-                self.at(t, ni_origin(h), Kind::WatchdogExpiry, h, gen);
-                self.at(now, ni_origin(h), Kind::Signal, h, 0);
+                self.at(t, ni_origin(h), To::Watchdog, h, gen);
+                self.at(now, ni_origin(h), To::Library(LibEv::Signal), h, 0);
             }
             Expiry::Stale | Expiry::Drained { .. } => {}
         }
     }
 
-    /// `Kind::ClockTick`.
-    pub fn clock_tick(&mut self, h: u32, now: Instant) {
-        if let Some(c) = self.clock {
-            self.at(now + c.period, ni_origin(h), Kind::ClockTick, h, 0);
-            let end = self.nis[h as usize].fetch_host_words(now, &mut self.buses[h as usize]);
-            self.at(end, ni_origin(h), Kind::ClockFetched, h, 0);
+    /// `To::ClockTick`.
+    pub fn clock_tick(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let ni = hs[h as usize].ni();
+        if let Some(c) = ni.clock {
+            self.at(now + c.period, ni_origin(h), To::ClockTick, h, 0);
+            let end = ni.fetch_host_words(now);
+            self.at(end, ni_origin(h), To::ClockFetched, h, 0);
         }
     }
 
-    /// `Kind::ClockFetched`.
-    pub fn clock_fetched(&mut self, h: u32, now: Instant) {
-        let Some(c) = self.clock else { return };
-        let host = &self.hosts[h as usize];
+    /// `To::ClockFetched`.
+    pub fn clock_fetched(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let (host, ni) = hs[h as usize].both();
+        let Some(c) = ni.clock else { return };
         let running = host.rel.as_ref().is_some_and(|r| r.timers.running());
         // The library polls the cycle counter on every entry, so a host
         // in it has just polled; otherwise its last entry counts.
-        let polled = if self.cpu[h as usize].in_library() { now } else { host.last_poll };
+        let polled = if host.core.in_library() { now } else { host.last_poll };
         if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
-            self.clock_interrupts += 1;
-            self.signal(h, now);
+            ni.clock_interrupts += 1;
+            self.signal(hs, h, now);
         }
     }
 
-    /// `Kind::SoftTimer`.
-    pub fn soft_timer(&mut self, h: u32, now: Instant) {
-        let host = &mut self.hosts[h as usize];
+    /// `LibEv::SoftTimer`.
+    pub fn soft_timer(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let host = hs[h as usize].lib();
         if host.spin_since.is_some() {
             host.end_spin(now);
-            self.host_next(h, now);
+            self.host_next(hs, h, now);
         }
     }
 
     /// Moves the program's new messages to the senders' outboxes, waking a
     /// sender that spins in the library. Returns whether there were any.
-    fn flush_sends(&mut self, now: Instant) -> bool {
+    fn flush_sends(&mut self, hs: &mut [impl Parts], now: Instant) -> bool {
         let mut sends = std::mem::take(&mut self.sends);
         self.job.drain_sends(&mut sends);
         let any = !sends.is_empty();
         for (from, o) in sends.drain(..) {
-            let host = &mut self.hosts[from as usize];
+            let host = hs[from as usize].lib();
             host.outbox.push_back(o);
             if host.spin_since.is_some() {
                 host.end_spin(now);
-                self.host_next(from, now);
+                self.host_next(hs, from, now);
             }
         }
         self.sends = sends;
@@ -626,13 +589,13 @@ impl Stack {
 
     /// Starts NI `h`'s next delivery, or a fetch of the host counter if the
     /// host queue looks full.
-    fn rx_kick(&mut self, h: u32, now: Instant) {
-        let ni = &mut self.nis[h as usize];
+    fn rx_kick(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let ni = hs[h as usize].ni();
         if let Some(t) = ni.rx_kick(now) {
-            self.at(t, ni_origin(h), Kind::RxStep, h, 0);
+            self.at(t, ni_origin(h), To::Firmware(FwEv::RxStep), h, 0);
         } else if ni.needs_refresh() {
             let t = ni.refresh_start(now);
-            self.at(t, ni_origin(h), Kind::RefreshDma, h, 0);
+            self.at(t, ni_origin(h), To::Firmware(FwEv::RefreshDma), h, 0);
         }
     }
 
@@ -641,42 +604,46 @@ impl Stack {
     /// buffer; otherwise it waits for one (Myrinet back-pressure: it is
     /// queued once at that NI, [`Stack::waiting`], and retries when a
     /// buffer frees, `buffer_freed`), a forwarding NI still holding its own.
-    fn try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
-        let ni = &self.nis[h as usize];
+    fn try_transmit(&mut self, hs: &mut [impl Parts], h: u32, now: Instant, forward: bool) {
+        let ni = hs[h as usize].ni();
         let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
         let Some(&Packet { dst, .. }) = head else { return };
-        if self.nis[dst as usize].rx_free == 0 {
-            let waiting = self.waiting(dst, forward);
+        if hs[dst as usize].ni().rx_free == 0 {
+            let waiting = hs[dst as usize].ni().waiting(forward);
             if !waiting.contains(&h) {
                 waiting.push(h);
                 if forward {
-                    self.nis[h as usize].mc.fwd_waits += 1;
+                    hs[h as usize].ni().mc.fwd_waits += 1;
                 }
             }
             return;
         }
-        self.nis[dst as usize].rx_free -= 1;
-        let ni = &mut self.nis[h as usize];
+        hs[dst as usize].ni().rx_free -= 1;
+        let ni = hs[h as usize].ni();
         let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
         let (left, arrive) = self.grid.send(h, dst, now, self.header + pkt.payload);
         if forward {
             self.packets_sent += 1;
-            self.at_packet(left, ni_origin(h), Kind::FwdDone, h, pkt);
+            self.at_packet(hs, left, ni_origin(h), To::Firmware(FwEv::FwdDone), h, pkt);
         } else {
-            self.at(left, ni_origin(h), Kind::TxDone, h, 0);
+            self.at(left, ni_origin(h), To::Firmware(FwEv::TxDone), h, 0);
         }
-        self.at_packet(arrive, ni_origin(dst), Kind::Arrive, dst, pkt);
-        let ni = &mut self.nis[h as usize];
-        let (next, kind) = if forward { (ni.fwd_kick(now), Kind::FwdReady) } else { (ni.tx_kick(now), Kind::TxReady) };
+        self.at_packet(hs, arrive, ni_origin(dst), To::Firmware(FwEv::Arrive), dst, pkt);
+        let ni = hs[h as usize].ni();
+        let (next, to) = if forward {
+            (ni.fwd_kick(now), To::Firmware(FwEv::FwdReady))
+        } else {
+            (ni.tx_kick(now), To::Firmware(FwEv::TxReady))
+        };
         if let Some(t) = next {
-            self.at(t, ni_origin(h), kind, h, 0);
+            self.at(t, ni_origin(h), to, h, 0);
         }
     }
 
     /// Packet conservation: every packet sent is delivered, or in an NI
     /// queue, or on the wire.
-    pub fn check_invariants(&self) -> Result<(), SimError> {
-        let delivered: u64 = self.nis.iter().map(|n| n.delivered).sum();
+    pub fn check_invariants(&self, hs: &[impl Parts]) -> Result<(), SimError> {
+        let delivered: u64 = hs.iter().map(|x| x.ni_ref()).map(|n| n.delivered).sum();
         if delivered != self.packets_delivered || delivered > self.packets_sent {
             return Err(SimError(format!("invariant: {} packets sent, {} delivered", self.packets_sent, delivered)));
         }

@@ -30,8 +30,9 @@ use super::apps::McOut;
 use super::host::Outgoing;
 use super::process::{Drive, Next};
 use super::workload::Job;
-use super::{host_origin, ni_origin, Kind, Packet, Stack};
+use super::{host_origin, ni_origin, FwEv, LibEv, Packet, Parts, Stack, To};
 use crate::config::Forwarding;
+use crate::nic::lanai::Ni;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -45,8 +46,6 @@ pub struct McState {
     pub descriptor_bytes: u32,
     /// NI send buffers per host (the host's limit on outstanding posts).
     send_buffers: u64,
-    /// Per NI: NIs whose head forward waits for one of its receive buffers.
-    pub fwd_blocked: Vec<Vec<u32>>,
     /// Per host: program compute waiting to run once the host's sends are written.
     pub compute: Vec<Option<Duration>>,
     /// Job outputs being applied (reused).
@@ -64,7 +63,6 @@ impl McState {
             tree: Kary { n: hosts, fanout },
             descriptor_bytes,
             send_buffers: send_buffers as u64,
-            fwd_blocked: vec![Vec::new(); hosts as usize],
             compute: vec![None; hosts as usize],
             out: Vec::with_capacity(2 * hosts as usize),
             host_forward_copies: 0,
@@ -91,10 +89,10 @@ fn bcast(outbox: &mut VecDeque<Outgoing>, forwarding: Forwarding, tree: Kary, ro
 
 impl Stack {
     /// Builds the NI forwarding tables (`ni` forwarding) and sets firmware costs.
-    pub(super) fn mc_init(&mut self, fwd_cost: Duration) {
+    pub(super) fn mc_init(&self, nis: &mut [Ni], fwd_cost: Duration) {
         let tree = self.mc.tree;
         let ni_tables = self.mc.forwarding == Forwarding::Ni;
-        for (i, ni) in self.nis.iter_mut().enumerate() {
+        for (i, ni) in nis.iter_mut().enumerate() {
             ni.mc.fwd_cost = fwd_cost;
             if ni_tables {
                 ni.mc.table = Some(ForwardTable { tree: Tree::Kary(tree.fanout), ranks: tree.n });
@@ -104,17 +102,17 @@ impl Stack {
     }
 
     /// The programs' sends and compute at time zero.
-    pub(super) fn mc_start(&mut self, now: Instant) {
+    pub(super) fn mc_start(&mut self, hs: &mut [impl Parts], now: Instant) {
         match &mut self.job {
             Job::Mc(p) => {
                 let mut out = std::mem::take(&mut self.mc.out);
                 p.start(&mut out);
-                self.mc_apply(now, &mut out);
+                self.mc_apply(hs, now, &mut out);
                 self.mc.out = out;
             }
             Job::Procs(p) if p.drive == Drive::Upcall => {
                 for h in 0..p.procs.len() as u32 {
-                    self.proceed(h, now);
+                    self.proceed(hs, h, now);
                 }
             }
             _ => {}
@@ -123,29 +121,29 @@ impl Stack {
 
     /// Applies the broadcast benchmark's outputs: broadcasts per the
     /// forwarding scheme; wakes spinning hosts.
-    fn mc_apply(&mut self, now: Instant, out: &mut Vec<McOut>) {
+    fn mc_apply(&mut self, hs: &mut [impl Parts], now: Instant, out: &mut Vec<McOut>) {
         for McOut::Bcast { host, size } in out.drain(..) {
-            bcast(&mut self.hosts[host as usize].outbox, self.mc.forwarding, self.mc.tree, host, size, 0);
-            self.wake(host, now);
+            bcast(&mut hs[host as usize].lib().outbox, self.mc.forwarding, self.mc.tree, host, size, 0);
+            self.wake(hs, host, now);
         }
     }
 
     /// Lets host `h`, if it spins in the library, go on at `now`.
-    fn wake(&mut self, h: u32, now: Instant) {
-        let host = &mut self.hosts[h as usize];
+    fn wake(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        let host = hs[h as usize].lib();
         if host.spin_since.is_some() {
             host.end_spin(now);
-            self.host_next(h, now);
+            self.host_next(hs, h, now);
         }
     }
 
     /// Runs host `h`'s process at `now` until it waits: its sends and
     /// broadcasts go to the host's outbox (a broadcast per the forwarding
     /// scheme), its compute waits for them to be written (`mc_compute`).
-    fn proceed(&mut self, h: u32, now: Instant) {
+    fn proceed(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
         let Job::Procs(p) = &mut self.job else { return };
         debug_assert_eq!(p.drive, Drive::Upcall);
-        let outbox = &mut self.hosts[h as usize].outbox;
+        let outbox = &mut hs[h as usize].lib().outbox;
         loop {
             match p.procs[h as usize].next(now) {
                 Next::Send { dst, size, tag } => {
@@ -160,13 +158,13 @@ impl Stack {
                 Next::Wait | Next::Done => break,
             }
         }
-        self.wake(h, now);
+        self.wake(hs, h, now);
     }
 
     /// Host `h` consumed `pkt` (upcall ends at `done`): host-level forwarding
     /// and the program's reaction. Returns true if it scheduled the host's
     /// next wake-up itself (a `host-packet` forward follows the upcall).
-    pub(super) fn mc_consumed(&mut self, h: u32, pkt: Packet, done: Instant) -> bool {
+    pub(super) fn mc_consumed(&mut self, hs: &mut [impl Parts], h: u32, pkt: Packet, done: Instant) -> bool {
         if !self.job.upcall_driven() {
             return false;
         }
@@ -177,7 +175,7 @@ impl Stack {
             let tree = self.mc.tree;
             match self.mc.forwarding {
                 Forwarding::HostMessage if pkt.last => {
-                    let outbox = &mut self.hosts[h as usize].outbox;
+                    let outbox = &mut hs[h as usize].lib().outbox;
                     for dst in tree.children(root, h) {
                         outbox.push_back(Outgoing {
                             dst,
@@ -189,7 +187,7 @@ impl Stack {
                     }
                 }
                 Forwarding::HostPacket if tree.child_count(root, h) > 0 => {
-                    self.at_packet(done, host_origin(h), Kind::McForward, h, pkt);
+                    self.at_packet(hs, done, host_origin(h), To::Library(LibEv::McForward), h, pkt);
                     took = true;
                 }
                 _ => {}
@@ -205,25 +203,25 @@ impl Stack {
                 Job::Procs(p) => p.arrived(h, pkt.bcast.unwrap_or(pkt.src), pkt.tag),
                 _ => false,
             };
-            self.mc_apply(done, &mut out);
+            self.mc_apply(hs, done, &mut out);
             self.mc.out = out;
             if go_on {
-                self.proceed(h, done);
+                self.proceed(hs, h, done);
             }
         }
         took
     }
 
     /// Runs host `h`'s pending compute if its sends are all written; true if it started.
-    pub(super) fn mc_compute(&mut self, h: u32, now: Instant) -> bool {
+    pub(super) fn mc_compute(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) -> bool {
         let Some(c) = self.mc.compute[h as usize] else { return false };
-        let host = &mut self.hosts[h as usize];
+        let host = hs[h as usize].lib();
         if !host.outbox.is_empty() || host.pending.is_some() {
             return false;
         }
         self.mc.compute[h as usize] = None;
         host.busy = true;
-        self.at(now + c, host_origin(h), Kind::McComputeDone, h, 0);
+        self.at(now + c, host_origin(h), To::Library(LibEv::McComputeDone), h, 0);
         true
     }
 
@@ -239,125 +237,115 @@ impl Stack {
 
     /// Hands a written packet to NI `h`: a multicast post under `host-packet`
     /// / `ni` becomes one descriptor per child sharing the send buffer.
-    pub(super) fn mc_post(&mut self, h: u32, now: Instant, pkt: Packet) -> Option<Instant> {
+    pub(super) fn mc_post(&mut self, hs: &mut [impl Parts], h: u32, now: Instant, pkt: Packet) -> Option<Instant> {
         match (self.mc.forwarding, pkt.bcast) {
             (Forwarding::HostPacket | Forwarding::Ni, Some(root)) => {
                 let tree = self.mc.tree;
                 self.packets_sent += tree.child_count(root, h) as u64 - 1;
-                self.nis[h as usize].tx_post_shared(now, pkt, tree.children(root, h))
+                hs[h as usize].ni().tx_post_shared(now, pkt, tree.children(root, h))
             }
-            _ => self.nis[h as usize].tx_post(now, pkt),
+            _ => hs[h as usize].ni().tx_post(now, pkt),
         }
     }
 
     /// A packet is in NI `h`'s receive buffer: under `ni` forwarding the
     /// firmware queues one forward per child (ahead of the host DMA).
-    pub(super) fn mc_arrive(&mut self, h: u32, now: Instant, pkt: Packet) {
-        let ni = &mut self.nis[h as usize];
+    pub(super) fn mc_arrive(&mut self, hs: &mut [impl Parts], h: u32, now: Instant, pkt: Packet) {
+        let ni = hs[h as usize].ni();
         if ni.mc.start_forward(pkt) > 0 {
             if let Some(t) = ni.fwd_kick(now) {
-                self.at(t, ni_origin(h), Kind::FwdReady, h, 0);
+                self.at(t, ni_origin(h), To::Firmware(FwEv::FwdReady), h, 0);
             }
-        }
-    }
-
-    /// The NIs waiting for one of NI `d`'s receive buffers: to transmit a
-    /// descriptor, or (`forward`) a forward.
-    pub(super) fn waiting(&mut self, d: u32, forward: bool) -> &mut Vec<u32> {
-        if forward {
-            &mut self.mc.fwd_blocked[d as usize]
-        } else {
-            &mut self.blocked[d as usize]
         }
     }
 
     /// A receive buffer of NI `h` became free: every sender, then every
     /// forwarder, waiting for one retries (in the order they began to wait).
-    pub(super) fn buffer_freed(&mut self, h: u32, now: Instant) {
+    pub(super) fn buffer_freed(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
         for forward in [false, true] {
-            let mut waiting = std::mem::take(self.waiting(h, forward));
+            let mut waiting = std::mem::take(hs[h as usize].ni().waiting(forward));
             for &s in &waiting {
-                self.try_transmit(s, now, forward);
+                self.try_transmit(hs, s, now, forward);
             }
             waiting.clear();
-            let list = self.waiting(h, forward);
+            let list = hs[h as usize].ni().waiting(forward);
             if list.is_empty() {
                 *list = waiting;
             }
         }
     }
 
-    /// `Kind::McForward`: host `h`'s upcall forwards its packet `id`
+    /// `LibEv::McForward`: host `h`'s upcall forwards its packet `id`
     /// (`host-packet`).
-    pub fn mc_forward(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        self.forward_after_upcall(h, pkt, now);
+    pub fn mc_forward(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(hs, h, id);
+        self.forward_after_upcall(hs, h, pkt, now);
     }
 
     /// If no NI send buffer is known free, read the NI's released counter
     /// first; then the send path of the forward.
-    fn forward_after_upcall(&mut self, h: u32, pkt: Packet, now: Instant) {
-        let host = &self.hosts[h as usize];
+    fn forward_after_upcall(&mut self, hs: &mut [impl Parts], h: u32, pkt: Packet, now: Instant) {
+        let host = hs[h as usize].lib();
         if host.posted - host.known_sent >= self.mc.send_buffers {
-            let (_, end) = self.buses[h as usize].request(now, crate::host::bus::BusOp::PioRead);
-            self.at_packet(end, host_origin(h), Kind::McSendCounterDone, h, pkt);
+            let (_, end) = hs[h as usize].ni().bus.request(now, crate::host::bus::BusOp::PioRead);
+            self.at_packet(hs, end, host_origin(h), To::Library(LibEv::McSendCounterDone), h, pkt);
         } else {
             let t = now + host.send_cost;
-            self.at_packet(t, host_origin(h), Kind::McWrite, h, pkt);
+            self.at_packet(hs, t, host_origin(h), To::Library(LibEv::McWrite), h, pkt);
         }
     }
 
-    /// `Kind::McSendCounterDone`: the read for forwarding packet `id`.
-    pub fn mc_send_counter_done(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        self.hosts[h as usize].known_sent = self.nis[h as usize].sent;
-        self.forward_after_upcall(h, pkt, now);
+    /// `LibEv::McSendCounterDone`: the read for forwarding packet `id`.
+    pub fn mc_send_counter_done(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(hs, h, id);
+        hs[h as usize].lib().known_sent = hs[h as usize].ni().sent;
+        self.forward_after_upcall(hs, h, pkt, now);
     }
 
-    /// `Kind::McWrite`: host `h` writes its forward of packet `id`.
-    pub fn mc_write(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
+    /// `LibEv::McWrite`: host `h` writes its forward of packet `id`.
+    pub fn mc_write(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(hs, h, id);
         self.mc.host_forward_copies += 1;
         let first = self.mc.tree.children(pkt.bcast.expect("multicast"), h).next().expect("a child");
-        self.write(h, now, Packet { dst: first, ..pkt });
+        self.write(hs, h, now, Packet { dst: first, ..pkt });
     }
 
-    /// `Kind::FwdReady`.
-    pub fn fwd_ready(&mut self, h: u32, now: Instant) {
-        self.nis[h as usize].mc.fwd_ready = true;
-        self.try_transmit(h, now, true);
+    /// `FwEv::FwdReady`.
+    pub fn fwd_ready(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        hs[h as usize].ni().mc.fwd_ready = true;
+        self.try_transmit(hs, h, now, true);
     }
 
-    /// `Kind::FwdDone`: NI `h`'s forward of packet `id` left.
-    pub fn fwd_done(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        if self.nis[h as usize].mc.release_on_forward(&pkt) {
-            self.nis[h as usize].rx_free += 1;
-            self.buffer_freed(h, now);
+    /// `FwEv::FwdDone`: NI `h`'s forward of packet `id` left.
+    pub fn fwd_done(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(hs, h, id);
+        if hs[h as usize].ni().mc.release_on_forward(&pkt) {
+            hs[h as usize].ni().rx_free += 1;
+            self.buffer_freed(hs, h, now);
         }
     }
 
-    /// `Kind::McComputeDone`.
-    pub fn mc_compute_done(&mut self, h: u32, now: Instant) {
-        self.hosts[h as usize].busy = false;
+    /// `LibEv::McComputeDone`.
+    pub fn mc_compute_done(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+        hs[h as usize].lib().busy = false;
         if let Job::Procs(p) = &mut self.job {
             p.procs[h as usize].compute_done();
         }
-        self.proceed(h, now);
-        self.host_next(h, now);
+        self.proceed(hs, h, now);
+        self.host_next(hs, h, now);
     }
 
     /// Multicast metrics.
-    pub(super) fn mc_metrics(&self, set: &mut dyn FnMut(&str, f64)) {
+    pub(super) fn mc_metrics(&self, hs: &[impl Parts], set: &mut dyn FnMut(&str, f64)) {
         if !self.job.multicasts() {
             return;
         }
-        set("ni_forwards", self.nis.iter().map(|n| n.mc.forwards).sum::<u64>() as f64);
-        set("ni_forward_waits", self.nis.iter().map(|n| n.mc.fwd_waits).sum::<u64>() as f64);
+        set("ni_forwards", hs.iter().map(|x| x.ni_ref()).map(|n| n.mc.forwards).sum::<u64>() as f64);
+        set("ni_forward_waits", hs.iter().map(|x| x.ni_ref()).map(|n| n.mc.fwd_waits).sum::<u64>() as f64);
         set("host_forward_copies", self.mc.host_forward_copies as f64);
         set("mc_packets_consumed", self.mc.mc_packets_consumed as f64);
         set("mc_bytes_consumed", self.mc.mc_bytes_consumed as f64);
-        let pio: u64 = self.buses.iter().map(|b| b.pio_writes).sum();
+        let pio: u64 = hs.iter().map(|x| x.ni_ref()).map(|n| n.bus.pio_writes).sum();
         set("pio_writes", pio as f64);
     }
 }

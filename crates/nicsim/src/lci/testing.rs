@@ -2,7 +2,9 @@
 //! text on `lci2000` with the stack asked for, built, stepped or run to its
 //! end, and the stack taken out to look at its parts.
 
-use super::{Kind, Packet, Stack};
+use super::{Packet, Stack, To};
+use crate::lci::host::Host;
+use crate::nic::lanai::Ni;
 use crate::sim::World;
 use crate::time::Instant;
 use crate::{Metrics, Scenario};
@@ -33,13 +35,48 @@ pub(crate) fn world(text: &str) -> World {
     World::new(&s)
 }
 
-/// `text` run to its end, invariants checked: the stack and the metrics.
-pub(crate) fn run(text: &str) -> (Box<Stack>, Metrics) {
+/// A run's stack and the parts its hosts held (their libraries, their
+/// NIs' firmware), taken out of the world; the stack's fields through it.
+pub(crate) struct Ran {
+    pub stack: Box<Stack>,
+    pub hosts: Vec<Host>,
+    pub nis: Vec<Ni>,
+}
+
+impl std::ops::Deref for Ran {
+    type Target = Stack;
+    fn deref(&self) -> &Stack {
+        &self.stack
+    }
+}
+
+/// `text` run to its end, invariants checked: the stack with its hosts'
+/// parts, and the metrics.
+pub(crate) fn run(text: &str) -> (Ran, Metrics) {
     let mut w = world(text);
     w.run().unwrap_or_else(|e| panic!("{e}"));
     w.check_invariants().unwrap_or_else(|e| panic!("{e}"));
     let m = w.metrics();
-    (w.lci.take().expect("the world runs the stack"), m)
+    let hosts = w.hosts.iter_mut().map(|h| *h.lci.take().expect(PARTS)).collect();
+    let nis = w.hosts.iter_mut().map(|h| *h.nic.lanai.take().expect(PARTS)).collect();
+    (Ran { stack: w.run.lci.take().expect("the world runs the stack"), hosts, nis }, m)
+}
+
+const PARTS: &str = "every host of the world runs the stack";
+
+/// Host `h`'s library in a world.
+pub(crate) fn lib(w: &World, h: usize) -> &Host {
+    w.hosts[h].lci.as_deref().expect(PARTS)
+}
+
+/// NI `h`'s firmware in a world.
+pub(crate) fn ni(w: &World, h: usize) -> &Ni {
+    w.hosts[h].nic.lanai.as_deref().expect(PARTS)
+}
+
+/// Every NI's firmware in a world.
+pub(crate) fn nis(w: &World) -> impl Iterator<Item = &Ni> {
+    w.hosts.iter().map(|h| h.nic.lanai.as_deref().expect(PARTS))
 }
 
 /// The metrics of `text` run to its end as `nicsim run` runs it.
@@ -48,12 +85,13 @@ pub(crate) fn metrics(text: &str) -> Metrics {
 }
 
 /// Handles the world's next event, which is the stack's; returns its
-/// time, its kind, its host or NI and the packet it named, if any.
-pub(crate) fn step(w: &mut World) -> Option<(Instant, Kind, u32, Option<Packet>)> {
+/// time, the component it is addressed to and what it is, its host or NI
+/// and the packet it named, if any.
+pub(crate) fn step(w: &mut World) -> Option<(Instant, To, u32, Option<Packet>)> {
     w.step_lci()
 }
 
 /// The stack of a world.
 pub(crate) fn stack(w: &World) -> &Stack {
-    w.lci.as_deref().expect("the world runs the stack")
+    w.run.lci.as_deref().expect("the world runs the stack")
 }

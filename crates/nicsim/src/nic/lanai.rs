@@ -1,5 +1,6 @@
 //! The LANai 4.1 firmware of \[LCI]'s NIs (`protocol.stack = "lci"`), a
-//! firmware of the NIC component beside the Open-MX NIC's (`super::Nic`),
+//! firmware of the NIC component beside the Open-MX NIC's (held in the
+//! host's `super::Nic`, its `lanai`),
 //! as a sans-I/O state machine: it takes `now` and inputs (a descriptor
 //! posted by PIO, a packet in a receive buffer, a finished DMA) and returns
 //! when it next needs to run; the LCI stack (`crate::lci::Stack`) turns
@@ -10,7 +11,10 @@
 //! serialised through `cpu_free`), the NI send and receive buffers (1 KB
 //! each), the NI's view of the host receive queue (how many host buffers it
 //! filled, how many it knows the host freed), the delivered-packet counter
-//! in NI SRAM that `pio` polling reads, and the multicast firmware's queue
+//! in NI SRAM that `pio` polling reads, the host's PCI bus its DMAs and
+//! the host's PIO share, the NIs waiting for its receive buffers
+//! ([`Ni::waiting`]), its polling watchdog, its clock of the library's
+//! fine-grain timers, and the multicast firmware's queue
 //! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
 //! buffers ([`Ni::tx_post_shared`]) over the forwarding state of
 //! `super::multicast` ([`NiMc`]). The three DMA
@@ -24,6 +28,8 @@
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::multicast::{Forwarded, NiMc};
+use super::timers::ClockPolicy;
+use super::watchdog::Watchdog;
 use crate::config::LanaiCfg;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -101,6 +107,34 @@ struct RxJob {
     programmed: bool,
 }
 
+/// What an event addressed to NI `h`'s firmware is
+/// (`crate::sim::Ev::Lanai { host, ev, arg }`); the world routes each to
+/// the stack's method of that name (`crate::sim` `lci_stack`). `arg` is the
+/// index of a packet in the NI's store ([`Packets`]) for the kinds that
+/// carry one, 0 otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FwEv {
+    /// The descriptor its host wrote by PIO is in the NI's SRAM (a packet).
+    Posted,
+    /// The firmware has the network DMA of its head descriptor programmed.
+    TxReady,
+    /// The packet's tail left: its send buffer is free.
+    TxDone,
+    /// A packet is entirely in one of its receive buffers (a packet).
+    Arrive,
+    /// Its receive delivery continues.
+    RxStep,
+    /// It programmed the fetch of the host's processed counter.
+    RefreshDma,
+    /// That fetch completed.
+    RefreshDone,
+    /// The firmware has the network DMA of its head forward programmed (`ni` forwarding).
+    FwdReady,
+    /// A forward of this packet left the NI (a packet).
+    FwdDone,
+}
+
 /// What the receive side needs next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RxNext {
@@ -111,7 +145,7 @@ pub enum RxNext {
 }
 
 /// The packets the NI's events in the world's queue name
-/// (`crate::sim::Ev::Lci` carries an index into it, so that the event stays
+/// (`crate::sim::Ev::Lanai` and `Ev::LciLibrary` carry an index into it, so that the event stays
 /// eight bytes): a packet arriving in one of its receive buffers, its
 /// host's PIO write into a send buffer, a forward leaving it, its host's
 /// forward of a packet it consumed. Bounded: at most `capacity` packets, a
@@ -218,6 +252,24 @@ pub struct Ni {
     pub mc: NiMc<Packet>,
     /// The packets its events in the world's queue name.
     pub packets: Packets,
+    /// The host's PCI bus, which the host's PIO and the NI's DMAs share.
+    pub bus: Bus,
+    /// NIs whose head packet, or (`ni` forwarding) head forward, waits
+    /// for one of its receive buffers ([`Ni::waiting`]).
+    blocked: Vec<u32>,
+    fwd_blocked: Vec<u32>,
+    /// The polling watchdog (`nic.watchdog_us` a delay; none otherwise).
+    pub watchdog: Option<Watchdog>,
+    /// Packets it took in (the watchdog's count of those delivered).
+    pub received: u64,
+    /// Whether it interrupts its host at once per delivered packet
+    /// (`nic.watchdog_us = "none"`), and those interrupts.
+    pub irq_per_packet: bool,
+    pub packet_irqs: u64,
+    /// Its clock of the library's fine-grain timers (`nic.clock_period_us`),
+    /// and the interrupts it raised.
+    pub clock: Option<ClockPolicy>,
+    pub clock_interrupts: u64,
 }
 
 impl Ni {
@@ -230,6 +282,10 @@ impl Ni {
         send_buffers: u32,
         recv_buffers: u32,
         fanout: u32,
+        bus: Bus,
+        watchdog: Option<Watchdog>,
+        irq_per_packet: bool,
+        clock: Option<ClockPolicy>,
     ) -> Self {
         Ni {
             costs,
@@ -253,6 +309,25 @@ impl Ni {
             host_fetches: 0,
             mc: Default::default(),
             packets: Packets::new(Packets::capacity_for(send_buffers, recv_buffers, fanout)),
+            bus,
+            blocked: Vec::new(),
+            fwd_blocked: Vec::new(),
+            watchdog,
+            received: 0,
+            irq_per_packet,
+            packet_irqs: 0,
+            clock,
+            clock_interrupts: 0,
+        }
+    }
+
+    /// The NIs waiting for one of its receive buffers: to transmit a
+    /// descriptor, or (`forward`) a forward.
+    pub fn waiting(&mut self, forward: bool) -> &mut Vec<u32> {
+        if forward {
+            &mut self.fwd_blocked
+        } else {
+            &mut self.blocked
         }
     }
 
@@ -331,8 +406,8 @@ impl Ni {
 
     /// Advances the current delivery: programs its next DMA (the firmware
     /// sets up a second DMA only after the first completed), starts it on
-    /// `bus`, or finishes the packet.
-    pub fn rx_step(&mut self, now: Instant, bus: &mut Bus) -> RxNext {
+    /// the bus, or finishes the packet.
+    pub fn rx_step(&mut self, now: Instant) -> RxNext {
         let setup = self.costs.dma_setup;
         let job = self.job.as_mut().expect("rx_step without a job");
         if let Some(Some(dma)) = job.plan.dmas.get(job.next).copied() {
@@ -343,7 +418,7 @@ impl Ni {
             job.programmed = false;
             job.next += 1;
             self.host_dmas += 1;
-            let (_, end) = bus.request(now, BusOp::Dma { bytes: dma.bytes });
+            let (_, end) = self.bus.request(now, BusOp::Dma { bytes: dma.bytes });
             return RxNext::Step(end);
         }
         let job = self.job.take().expect("job");
@@ -368,19 +443,19 @@ impl Ni {
         self.fw(now, self.costs.dma_setup)
     }
 
-    /// Starts that small DMA on `bus`; returns when it completes.
-    pub fn refresh_dma(&mut self, now: Instant, bus: &mut Bus) -> Instant {
-        bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
+    /// Starts that small DMA on the bus; returns when it completes.
+    pub fn refresh_dma(&mut self, now: Instant) -> Instant {
+        self.bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
     }
 
     /// Fetches host words for the polling watchdog or the NI clock
     /// (interrupts-enabled flag, processed counter, timer word, last poll)
     /// with one small host -> NI DMA: the firmware programs it, then it
-    /// holds `bus` ([`Ni::refresh_dma`]). Returns when the words are in SRAM.
-    pub fn fetch_host_words(&mut self, now: Instant, bus: &mut Bus) -> Instant {
+    /// holds the bus ([`Ni::refresh_dma`]). Returns when the words are in SRAM.
+    pub fn fetch_host_words(&mut self, now: Instant) -> Instant {
         self.host_fetches += 1;
         let programmed = self.fw(now, self.costs.dma_setup);
-        self.refresh_dma(programmed, bus)
+        self.refresh_dma(programmed)
     }
 
     /// The fetched counter arrived.

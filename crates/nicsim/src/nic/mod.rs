@@ -94,6 +94,10 @@ pub struct Nic {
     /// an arriving frame and a freed buffer make).
     pub flow: Option<Box<FlowControl>>,
     flow_waiting: bool,
+    /// The \[LCI] LANai firmware this NIC runs instead of the Open-MX
+    /// NIC's receive path, with its PCI bus, when the host runs the LCI
+    /// stack (`protocol.stack = "lci"`; `lanai`).
+    pub lanai: Option<Box<lanai::Ni>>,
 }
 
 impl Nic {
@@ -128,6 +132,7 @@ impl Nic {
             rx_extra_bytes: 0,
             flow: None,
             flow_waiting: false,
+            lanai: None,
         }
     }
 

@@ -213,6 +213,7 @@ impl World {
                 ioat_free: Instant::ZERO,
                 pollers: vec![ProcSet::default(); steering_queues],
                 echo: None,
+                lci: None,
             });
         }
         let trace = trace.map(|cfg| {
@@ -242,7 +243,6 @@ impl World {
             trace,
             clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup, hosts_n))),
             lib_out: Vec::new(),
-            lci: None,
         };
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
         w.start_clocks();
@@ -372,7 +372,8 @@ impl World {
             Workload::LciStack => {
                 debug_assert!(s.lci.is_some() && w.wire.net.grid.is_some());
                 if let (Some(l), Some(grid)) = (&s.lci, w.wire.net.grid.take()) {
-                    w.start_lci(crate::lci::Stack::new(l, grid));
+                    let (stack, parts) = crate::lci::Stack::new(l, grid);
+                    w.start_lci(stack, parts);
                 }
             }
         }

@@ -123,9 +123,10 @@ impl World {
     /// Host `h`'s NIC ticks (`Ev::ClockTick`): the fetch of the host's
     /// timer words, and the next tick while a process of the host computes
     /// (else the clock parks); none once only the clocks' own events are
-    /// left.
+    /// left. Without this clock, the LANai NI's of a world that runs the
+    /// \[LCI] stack (`lci_stack`).
     pub(super) fn clock_tick(&mut self, now: Instant, h: usize) {
-        let Some(c) = self.clock.as_deref_mut() else { return };
+        let Some(c) = self.clock.as_deref_mut() else { return self.lanai_clock(now, h, false) };
         c.queued -= 1;
         if self.q.len() == c.queued {
             return;
@@ -157,8 +158,9 @@ impl World {
     /// protocol deadline pending ("a timer running") that has not entered
     /// its library within the period gets a clock interrupt. A process in
     /// its library polls the clock there: it counts as having just polled.
+    /// Without this clock, the LANai NI's (`lci_stack`).
     pub(super) fn clock_fetched(&mut self, now: Instant, h: usize) {
-        let Some(c) = self.clock.as_deref_mut() else { return };
+        let Some(c) = self.clock.as_deref_mut() else { return self.lanai_clock(now, h, true) };
         c.queued -= 1;
         let hs = &self.hosts[h];
         for (p, pr) in hs.procs.iter().enumerate() {

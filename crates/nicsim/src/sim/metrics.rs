@@ -25,8 +25,8 @@ const NO_MESSAGES: &str = "no message was timed";
 impl World {
     /// Packet conservation, interrupt accounting and request accounting.
     pub(crate) fn check_invariants(&self) -> Result<(), SimError> {
-        if let Some(s) = &self.lci {
-            return s.check_invariants();
+        if let Some(s) = &self.run.lci {
+            return s.check_invariants(&self.hosts);
         }
         let d = &self.frames.drops;
         let dropped_before_handler = d.loss + d.ring_full + d.malformed;
@@ -95,28 +95,32 @@ impl World {
     fn lci_metrics(&self, s: &crate::lci::Stack, m: &mut Metrics) {
         m.set("packets", s.packets_sent as f64);
         m.set("packets_delivered", s.packets_delivered as f64);
-        let sum = |f: fn(&crate::lci::host::Host) -> u64| s.hosts.iter().map(f).sum::<u64>() as f64;
+        use crate::lci::Parts;
+        let libs = || self.hosts.iter().map(|h| h.lib_ref());
+        let nis = || self.hosts.iter().map(|h| h.ni_ref());
+        let sum = |f: fn(&crate::lci::host::Host) -> u64| libs().map(f).sum::<u64>() as f64;
         m.set("interrupts", sum(|h| h.interrupts));
         m.set("polls_failed", sum(|h| h.polls_failed));
         m.set("polls_ok", sum(|h| h.polls_ok));
         m.set("upcalls", sum(|h| h.upcalls));
-        m.set("host_dmas", s.nis.iter().map(|n| n.host_dmas).sum::<u64>() as f64);
-        m.set("host_counter_fetches", s.nis.iter().map(|n| n.refreshes).sum::<u64>() as f64);
-        for (i, b) in s.buses.iter().enumerate().take(2) {
-            b.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
+        m.set("host_dmas", nis().map(|n| n.host_dmas).sum::<u64>() as f64);
+        m.set("host_counter_fetches", nis().map(|n| n.refreshes).sum::<u64>() as f64);
+        for (i, n) in nis().enumerate().take(2) {
+            n.bus.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
         }
-        s.program_metrics(m);
+        s.program_metrics(&self.hosts, m);
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
-        let raised = s.packet_irqs + s.wd.iter().map(|w| w.raised).sum::<u64>();
+        let wds = || nis().filter_map(|n| n.watchdog.as_ref());
+        let raised = nis().map(|n| n.packet_irqs).sum::<u64>() + wds().map(|w| w.raised).sum::<u64>();
         m.set("watchdog_interrupts", raised as f64);
-        m.set("watchdog_fetches", s.wd.iter().map(|w| w.fetches).sum::<u64>() as f64);
-        m.set("clock_interrupts", s.clock_interrupts as f64);
-        let (at_once, merged) = s.cpu.iter().map(|c| c.signals()).fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
+        m.set("watchdog_fetches", wds().map(|w| w.fetches).sum::<u64>() as f64);
+        m.set("clock_interrupts", nis().map(|n| n.clock_interrupts).sum::<u64>() as f64);
+        let (at_once, merged) = libs().map(|h| h.core.signals()).fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
         m.set("signals_returned_at_once", at_once as f64);
         m.set("signals_merged", merged as f64);
-        m.set("ni_host_fetches", s.nis.iter().map(|n| n.host_fetches).sum::<u64>() as f64);
+        m.set("ni_host_fetches", nis().map(|n| n.host_fetches).sum::<u64>() as f64);
         let rel = |f: fn(&crate::lci::reliable::Reliable) -> u64| {
-            s.hosts.iter().filter_map(|h| h.rel.as_ref()).map(f).sum::<u64>() as f64
+            libs().filter_map(|h| h.rel.as_ref()).map(f).sum::<u64>() as f64
         };
         m.set("explicit_acks", rel(|r| r.explicit_acks));
         m.set("piggybacked_acks", rel(|r| r.piggybacked_acks));
@@ -127,7 +131,7 @@ impl World {
         let mut m = Metrics::default();
         m.set("sim_time_us", self.q.now().as_us_f64());
         m.set("events", self.q.popped() as f64);
-        if let Some(s) = &self.lci {
+        if let Some(s) = &self.run.lci {
             self.lci_metrics(s, &mut m);
             return m;
         }

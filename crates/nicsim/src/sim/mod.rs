@@ -214,11 +214,18 @@ pub(crate) enum Ev {
     FlowResume {
         host: u16,
     },
-    /// An event of the \[LCI] stack (`lci_stack`): what it is, the host or
-    /// NI it concerns, and a packet of that NI's store or a generation
-    /// (`crate::lci::Kind`).
-    Lci {
-        kind: crate::lci::Kind,
+    /// An event for host `host`'s \[LCI] library (`lci_stack`): what it
+    /// is, and a packet of its NI's store or a generation
+    /// (`crate::lci::host::LibEv`).
+    LciLibrary {
+        ev: crate::lci::host::LibEv,
+        host: u16,
+        arg: u32,
+    },
+    /// An event for NI `host`'s LANai firmware (`lci_stack`): what it is,
+    /// and a packet of its store (`crate::nic::lanai::FwEv`).
+    Lanai {
+        ev: crate::nic::lanai::FwEv,
         host: u16,
         arg: u32,
     },
@@ -270,6 +277,10 @@ pub(crate) struct HostState {
     /// The \[EMO] echo server this host runs (`echo-nic` / `echo-kernel`
     /// workloads: host 1), wired at build time.
     pub echo: Option<Echo>,
+    /// The \[LCI] library this host runs instead of Open-MX processes,
+    /// when it runs the LCI stack (`lci_stack`; its NI's firmware is
+    /// `nic.lanai`).
+    pub lci: Option<Box<crate::lci::host::Host>>,
 }
 
 /// Drop reasons (packet conservation: sent = handled + dropped + in flight).
@@ -315,8 +326,6 @@ pub struct World {
     pub(crate) clock: Option<Box<clock::Clock>>,
     /// The outputs of the library calls under way (`lib_io`), reused.
     pub(crate) lib_out: Vec<Output>,
-    /// The \[LCI] stack, when the hosts run it (`Workload::LciStack`).
-    pub(crate) lci: Option<Box<crate::lci::Stack>>,
 }
 
 impl World {
@@ -418,7 +427,7 @@ impl World {
         }
         if self.finished() {
             Ok(())
-        } else if self.lci.is_some() {
+        } else if self.run.lci.is_some() {
             Err(SimError(format!(
                 "no progress: nothing left to happen at {} us and the program is not done",
                 self.q.now().as_us_f64()
@@ -490,7 +499,7 @@ impl World {
                 })
             }
             Workload::Replay => self.replay_finished(),
-            Workload::LciStack => self.run.failed.is_some() || self.lci.as_ref().is_none_or(|s| s.done()),
+            Workload::LciStack => self.run.failed.is_some() || self.run.lci.as_ref().is_none_or(|s| s.done()),
             _ => self.programs_left == 0,
         }
     }
@@ -526,7 +535,8 @@ impl World {
             Ev::ClockFetched { host } => self.clock_fetched(now, host as usize),
             Ev::ClockIrq { host, p } => self.clock_irq(now, host as usize, p as usize),
             Ev::FlowResume { host } => self.flow_resume(now, host as usize),
-            Ev::Lci { kind, host, arg } => self.lci_event(now, kind, host, arg),
+            Ev::LciLibrary { ev, host, arg } => self.lci_library(now, ev, host, arg),
+            Ev::Lanai { ev, host, arg } => self.lanai(now, ev, host, arg),
         }
     }
 }
@@ -574,7 +584,7 @@ pub fn run_traced(
     let mut w = World::build(s, policy, trace)?;
     if let Err(e) = w.run_checked(check) {
         // A stuck LCI program is a result (`Stack::stuck_is_a_result`).
-        if e.is_interrupted() || !w.lci.as_ref().is_some_and(|s| s.stuck_is_a_result()) {
+        if e.is_interrupted() || !w.run.lci.as_ref().is_some_and(|s| s.stuck_is_a_result()) {
             return Err(e);
         }
         if let Some(p) = w.wire.pcap.as_deref_mut() {

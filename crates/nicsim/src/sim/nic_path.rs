@@ -144,8 +144,12 @@ impl World {
     /// The polling watchdog of queue `q` fired (`Ev::WatchdogTimer`): the
     /// queue's watchdog looks at the host's progress
     /// (`RxQueue::watchdog_timer`); its next event and the interrupt it
-    /// lets out.
+    /// lets out. In a world that runs the \[LCI] stack, the LANai NI's
+    /// watchdog (`lci_stack`).
     pub(super) fn watchdog_timer(&mut self, now: Instant, h: usize, q: usize, gen: u32) {
+        if self.run.lci.is_some() {
+            return self.lanai_watchdog(now, h, gen);
+        }
         if let Some(t) = self.trace.as_deref_mut() {
             t.nic(h, q, now, What::WatchdogFired, 0);
         }

@@ -85,6 +85,10 @@ pub(crate) struct Run {
     /// Frames dropped at full receive rings when a message last completed
     /// (as seen by the run loop's periodic check).
     pub ring_full_at_progress: u64,
+    /// The \[LCI] stack's program and what spans its hosts (the grid, the
+    /// multicast trees, its progress rule, its counters: `lci_stack`),
+    /// when the hosts run it (`Workload::LciStack`).
+    pub lci: Option<Box<crate::lci::Stack>>,
 }
 
 impl Run {
@@ -99,6 +103,7 @@ impl Run {
             busy_at_mark: [[Duration::ZERO; 2]; 2],
             failed: None,
             ring_full_at_progress: 0,
+            lci: None,
         }
     }
 

@@ -76,7 +76,8 @@ impl Ev {
             Ev::ClockTick { .. } | Ev::ClockFetched { .. } => "NI clock (ClockTick, clock)",
             Ev::ClockIrq { .. } => "NI clock interrupt (ClockIrq, clock)",
             Ev::FlowResume { .. } => "link flow control (FlowResume, nic_path)",
-            Ev::Lci { .. } => "LCI stack (Lci, lci_stack)",
+            Ev::LciLibrary { .. } => "LCI host library (LciLibrary, lci_stack)",
+            Ev::Lanai { .. } => "LANai firmware (Lanai, lci_stack)",
         }
     }
 }
@@ -109,7 +110,7 @@ impl World {
     /// (a capture may pause for longer than the window).
     pub(super) fn stall_window(&self) -> Duration {
         let longest = self.c.proto.resend.max(self.c.lib.pull_timeout).max(self.c.proto.delayed_ack);
-        if self.lci.is_some() {
+        if self.run.lci.is_some() {
             // The LCI stack watches its own progress, in events: a run
             // without a packet sent or delivered in 10^7 events ends
             // (`lci::Stack::after_event`). A stuck DSM or FFT program is a
