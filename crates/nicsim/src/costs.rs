@@ -38,6 +38,9 @@ pub(crate) struct Costs {
     /// A NET_TX softirq frees the reaped skbs and runs Open-MX's
     /// destructors (`host.tx_softirq`, `crate::kernel::net_tx`).
     pub tx_softirq: bool,
+    /// A duplicate or stale pull reply is dropped before its copy
+    /// (`host.pull_dup_check`, `crate::kernel::handler_price`).
+    pub pull_dup_check: bool,
     pub wait: WaitMode,
     pub layout: crate::wire::Layout,
     pub rndv_threshold: u64,

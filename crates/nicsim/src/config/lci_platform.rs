@@ -392,6 +392,8 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             tx_done_ns: host_ns(k.tx_done_cycles),
             // No Open-MX skb destructors on the LCI stack.
             tx_softirq: false,
+            // No Open-MX pulls on the LCI stack.
+            pull_dup_check: false,
             tx_dtor_ns: 0.0,
             syscall_ns: host_ns(k.syscall_cycles),
             driver_tx_ns: host_ns(k.driver_tx_cycles),

@@ -352,6 +352,9 @@ cost_table! {
         /// `host.tx_softirq`.
         #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
         pub tx_softirq: bool,
+        /// Duplicate or stale pull replies dropped before their copy (`omx_recv_pull_reply`); default off.
+        #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
+        pub pull_dup_check: bool,
         /// CPU time of one Open-MX skb destructor in the NET_TX softirq (a
         /// FRAG_DONE event posted, or a region refcount put), read only with
         /// `tx_softirq`.

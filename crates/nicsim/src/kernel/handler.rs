@@ -60,16 +60,17 @@ pub(crate) struct HandlerCx<'a> {
 /// received frame (`repr`, `None` if malformed) of receive queue `q`,
 /// charged by the bottom half before the handler's verdict is routed: the
 /// driver's per-frame work, the endpoint, event-ring and pull-handle lines
-/// the handler touches (`pull_obj`: the object of a pull reply's handle,
-/// if this host holds it) and the payload it copies out of the DMA buffer,
-/// or the drop of a frame that is malformed or finds no endpoint.
+/// the handler touches (`pull_obj`: for a pull reply's handle and byte
+/// offset, the handle's object if this host holds it, and whether the
+/// handle still wants the reply) and the payload it copies out of the DMA
+/// buffer, or the drop of a frame that is malformed or finds no endpoint.
 #[inline(always)]
 pub(crate) fn price<'p>(
     cx: HandlerCx<'_>,
     core: usize,
     repr: Option<FrameRepr>,
     q: usize,
-    pull_obj: impl FnOnce(u32) -> Option<&'p mut Obj>,
+    pull_obj: impl FnOnce(u32, u32) -> (Option<&'p mut Obj>, bool),
 ) -> Duration {
     let HandlerCx { c, topo, cache, lines: klines, steering, eps, procs } = cx;
     let cc = &c.cc;
@@ -106,18 +107,25 @@ pub(crate) fn price<'p>(
     cc.touch(cache, &mut klines.kernel[core], at, Side::Kernel, c.cache.kernel_private_lines as u64);
     match repr.body {
         OmxBody::Pull { .. } => {}
-        OmxBody::PullReply { dst_pull_handle, .. } => {
+        OmxBody::PullReply { dst_pull_handle, msg_offset, .. } => {
+            let (handle, wanted) = pull_obj(dst_pull_handle, msg_offset);
             // Copy from the DMA buffer (memory) into the pinned region (or
-            // hand it to the copy engine), and update the pull handle
-            // (wherever it was last touched).
-            cost += if c.ioat {
-                c.host.ioat_submit
-            } else {
-                cc.copy(cache, &mut dma, Some(&mut lines.app), at, Side::Kernel, payload)
-            };
-            // A stale reply (its handle since reused by another host)
-            // finds no handle here: the handler drops it.
-            if let Some(obj) = pull_obj(dst_pull_handle) {
+            // hand it to the copy engine). With `host.pull_dup_check`, as
+            // Open-MX's `omx_recv_pull_reply` (driver/linux/omx_pull.c)
+            // does, only a reply the handle still wants: a duplicate or a
+            // reply for a closed handle is dropped at the handle's bitmap
+            // test, before `omx_user_region_fill_pages`.
+            if wanted || !c.pull_dup_check {
+                cost += if c.ioat {
+                    c.host.ioat_submit
+                } else {
+                    cc.copy(cache, &mut dma, Some(&mut lines.app), at, Side::Kernel, payload)
+                };
+            }
+            // Update the pull handle (wherever it was last touched). A
+            // stale reply (its handle since reused by another host) finds
+            // no handle here: the handler drops it.
+            if let Some(obj) = handle {
                 cost += cc.access(topo, cache, obj, at, Side::Kernel, c.cache.pull_lines);
             }
         }

@@ -216,6 +216,14 @@ impl PullHandle {
         OnTimer::Rerequest(now + timeout)
     }
 
+    /// Whether reply `idx` would be taken (the pull is live, the reply is in
+    /// the message and not yet received): the test Open-MX's handler makes
+    /// before copying a reply (`omx_recv_pull_reply`, the
+    /// `frames_missing_bitmap` test).
+    pub fn wants(&self, idx: u32) -> bool {
+        self.live && idx < self.replies && self.got[(idx / 64) as usize] & (1 << (idx % 64)) == 0
+    }
+
     /// The first requested, incomplete block at or after `from` (blocks to
     /// request again, in order, after [`OnTimer::Rerequest`]).
     pub fn incomplete_from(&self, from: u32) -> Option<u32> {

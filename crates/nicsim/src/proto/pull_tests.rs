@@ -206,3 +206,15 @@ fn pull_serve_sends_the_replies_of_one_block() {
     let idx: Vec<u32> = std::iter::from_fn(|| Some(part.next_reply())).take(27).map(|r| r.idx).collect();
     assert_eq!(idx, (5..32).collect::<Vec<_>>());
 }
+
+#[test]
+fn the_handle_wants_a_reply_once_and_none_after_completion() {
+    let mut h = PullHandle::new(us(0), 2, BLOCK);
+    h.start();
+    assert!(h.wants(1) && !h.wants(2), "in the message, not beyond it");
+    assert_eq!(h.process(us(1), 1), OnReply::Progress);
+    assert!(!h.wants(1), "a duplicate is not wanted");
+    assert!(h.wants(0));
+    assert_eq!(h.process(us(2), 0), OnReply::Complete);
+    assert!(!h.wants(0) && !h.wants(1), "a completed pull wants nothing");
+}

@@ -119,6 +119,7 @@ impl World {
             napi_budget: NAPI_BUDGET,
             tx_done_irq: p.nic.tx_done_interrupts,
             tx_softirq: s.tx_softirq && p.nic.tx_done_interrupts && !s.native_mx,
+            pull_dup_check: p.host.pull_dup_check,
             wait: s.wait,
             layout: s.layout,
             rndv_threshold: s.rndv_threshold as u64,

@@ -177,7 +177,10 @@ impl World {
         let f = &self.frames[frame as usize];
         let cx = self.hosts[h].handler_cx(&self.c, &self.topo);
         let pulls = &mut self.pulls;
-        crate::kernel::handler_price(cx, core, f.parsed, f.q as usize, |i| pulls.obj_of(i, h))
+        let per = self.c.layout.pull_reply as u32;
+        crate::kernel::handler_price(cx, core, f.parsed, f.q as usize, |i, offset| {
+            pulls.reply_target(i, h, offset, per)
+        })
     }
 }
 

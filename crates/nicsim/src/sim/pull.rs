@@ -79,6 +79,17 @@ impl Pulls {
         self.objs.get_mut(i).filter(|_| mine)
     }
 
+    /// What the handler finds for a pull reply at byte `offset` of handle
+    /// `i` on host `h`: the handle's object if `h` holds it, and whether
+    /// the handle still wants that reply (a duplicate, or a reply for a
+    /// closed or reused handle, is not copied: `host.pull_dup_check`).
+    #[inline(always)]
+    pub(crate) fn reply_target(&mut self, i: u32, h: usize, offset: u32, per: u32) -> (Option<&mut Obj>, bool) {
+        let wanted =
+            self.handles.get(i as usize).is_some_and(|hd| hd.host as usize == h && hd.proto.wants(offset / per.max(1)));
+        (self.obj_of(i, h), wanted)
+    }
+
     /// A handle for `hd`. A reused handle keeps its queued timer event
     /// (see [`Pull::timer`]).
     fn open(&mut self, hd: Pull) -> u32 {
