@@ -248,9 +248,7 @@ cost_table! {
         /// (`nic.adaptive`): dim (default) | itr | dim-irq.
         #[serde(default, skip_serializing_if = "is_default")]
         pub default_adaptive: super::AdaptiveFlavor,
-        /// The timer of the timeout policies (and of `openmx`'s and
-        /// `stream`'s fallback) a scenario gets when it names none
-        /// (`nic.timeout_mode`): absolute (default) | packet | throttle.
+        /// The timeout policies' timer when a scenario names none (`nic.timeout_mode`).
         #[serde(default, skip_serializing_if = "is_default")]
         pub default_timeout_mode: super::TimeoutMode,
         /// DIM's receive timer restarts at every completion (CQE mode) by
