@@ -239,19 +239,20 @@ PINGPONG = Experiment(
         ),
     ),
     discussion=(
-        "At 4 MiB the receiver's bottom half is copy-bound (about 1.9 µs per "
-        "1468 B pull reply at the fitted copy rate), so NAPI keeps "
-        "polling and the receiver takes no per-packet interrupt in any mode; "
-        "`timeout` still waits 75 µs three times per message (rendezvous, pull "
-        "requests, first replies). What costs `disabled` more is the sender: "
-        "myri10ge reaps transmit completions in its hard handler "
-        '(`nic.tx_reap = "hard-irq"`), so without coalescing every pull reply\'s '
-        "completion interrupts a round-robin core while the bottom half is still "
-        "queueing the block, and the two fight over the transmit state "
-        "(`cache.tx_contention_lines`, fitted to the message-rate targets only). "
-        "That slows the sender below the receiver's copy rate. The same reap costs "
-        "`openmx` a few lines of 0 B latency (it is reaped by the next marked "
-        "interrupt), within the study's 10 %."
+        "At 4 MiB the receiver's bottom half is copy-bound (about 2.5 µs per "
+        "1468 B pull reply: driver, handler and the copy at the fitted copy rate, "
+        "against 1.2 µs on the wire), so NAPI keeps polling and the receiver takes "
+        "no per-packet interrupt in any mode; `timeout` still waits for its 75 µs "
+        "gap three times per message (rendezvous, pull requests, first replies). "
+        "Without coalescing the sender's pull-reply completions interrupt round-robin "
+        "cores (myri10ge reaps them in its hard handler, then NET_TX frees the skbs), "
+        "but the one core that builds the replies keeps its slack against the "
+        "receiver's copy, so `disabled` stays about 1 % above `timeout` and the "
+        "claim fails (docs/paths-2009.md, §IV-B3, has the arithmetic). The same reap "
+        "costs `openmx` a few lines of 0 B latency (it is reaped by the next marked "
+        "interrupt), within the study's 10 %. The 75 µs row is the firmware's timer "
+        "as a minimum gap between interrupts (`nic.default_timeout_mode`): the "
+        "ping-pong's round trip locks to two gaps, one-way 75 µs."
     ),
 )
 

@@ -74,13 +74,22 @@ def _marking_scenario(p: Params, quick: bool) -> ScenarioDict:
     }
 
 
+#: Ping-pong iterations of the mis-ordering runs (full, --quick): whether the
+#: deferral succeeds turns on where the 75 µs gap of the firmware's timer
+#: ends in each message against the seeded jitter, so its rate needs
+#: tens of thousands of messages to be the same to ±5 % over seeds
+#: (tests/test_seeds.py; 200 iterations spread it by ±20 %).
+MISORDER_ITERATIONS = {False: 20000, True: 1000}
+
+
 def _misorder_scenario(p: Params, quick: bool) -> ScenarioDict:
     # Trials = the one-way messages of a ping-pong; arrival jitter (seeded)
     # varies how the DMAs of successive fragments overlap.
+    workload = {**_transfer_workload(MEDIUM_32K, quick), "iterations": MISORDER_ITERATIONS[quick]}
     return {
         "nic": {"coalescing": p["strategy"]},
         "protocol": {**NATIVE, "misorder_degree": int(p["degree"]), "jitter_ns": 600.0},
-        "workload": _transfer_workload(MEDIUM_32K, quick),
+        "workload": workload,
     }
 
 
@@ -140,12 +149,17 @@ TRANSFER = Experiment(
         "`openmx` is slower than `disabled` on the 234 KiB transfer: its "
         "unmarked pull replies wait for the last reply of each block (marked) or the "
         "75 µs fallback, and the receive bottom half then runs a batch instead of "
-        "overlapping with the wire. `openmx` raises as many interrupts as `timeout` "
-        "(11 a message on the two hosts): the rendezvous leaves after the sender has "
-        "pinned its buffer (`library.pin_page_ns`), too late to be swept into the "
-        "interrupt of the notify before it, so it raises its own, which is why marking "
-        "it matters (`coalescing-marking`); with a flat registration cost the two share "
-        "one interrupt and `openmx` raises 10.3."
+        "overlapping with the wire. `openmx` raises fewer interrupts than `timeout` "
+        "(12 against 13 a message on the two hosts). The firmware's timer is a 75 µs "
+        "minimum gap between interrupts (`nic.default_timeout_mode`): after a quiet "
+        "spell the first event of a burst (a host's own notify's or rendezvous's "
+        "transmit completion, the peer's first frame) raises at once and the rest of "
+        "the burst waits a whole gap, the additional interrupt later that the study "
+        "assumes of the usual coalescing; with a timer started by the first packet the "
+        "two strategies raise 11 each. `openmx`'s notify and the next rendezvous raise "
+        "one interrupt each: the rendezvous leaves after the sender has pinned its "
+        "buffer (`library.pin_page_ns`), too late to be swept into the interrupt of the "
+        "notify before it, which is why marking it matters (`coalescing-marking`)."
     ),
 )
 
@@ -230,7 +244,8 @@ MARKING = Experiment(
         "the next buffer, pinning its 59 pages (`library.pin_page_ns`: Open-MX pins "
         "synchronously and has no registration cache natively), so the rendezvous "
         "leaves after the peer's interrupt and poll for the notify are over: "
-        "unmarked, it waits the full 75 µs timer, while an unmarked pull request or "
+        "unmarked, it waits for the 75 µs gap the notify's interrupt opened, while an "
+        "unmarked pull request or "
         "last pull reply is one of 4 pipelined requests "
         "(`wire::PULL_BLOCKS_OUTSTANDING`) and costs less, the study's order. "
         'Unmarking the notify costs little (the study\'s "timing coincidence"): the '
@@ -318,8 +333,10 @@ MISORDER = Experiment(
         "full fragment it must reach leaves it about 0.2 µs of slack, and the seeded "
         "0-600 ns arrival jitter breaks the chain of three (degree 3) part of the time. At "
         "degree 1 the one fragment to reach is the short last one (472 B), which arrives "
-        "0.45 µs after the marked one: the jitter never breaks it and the deferral always "
-        "succeeds, where the study's success was limited. `openmx`'s early interrupt "
+        "0.45 µs after the marked one: the jitter never breaks it. What breaks the "
+        "deferral at degree 1 is an interrupt inside the message: the 75 µs gap the "
+        "host's previous interrupt (its own answer's transmit completions) opened ends "
+        "while the fragments arrive, in about 4 messages of 10. `openmx`'s early interrupt "
         "shortens the transfer instead of lengthening it: the bottom half, slower than "
         "the wire per fragment, is still polling when the fragments after the marked one "
         "arrive, so none waits for the 75 µs fallback."

@@ -41,11 +41,11 @@ pub enum Coalescing {
 }
 
 /// Which real-world NIC timer a timeout policy models (SPEC §2.2 `timeout`;
-/// `nic.timeout_mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+/// `nic.timeout_mode`, and a preset's default `nic.default_timeout_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 pub enum TimeoutMode {
     /// `absolute` (default): the timer starts at the first unreported frame
-    /// and is not re-armed (ethtool rx-usecs / rx-frames; Myri-10G firmware).
+    /// and is not re-armed (ethtool rx-usecs / rx-frames).
     #[default]
     #[serde(rename = "absolute")]
     Absolute,
@@ -53,7 +53,8 @@ pub enum TimeoutMode {
     /// by an absolute cap from the first unreported frame (e1000 RADV).
     #[serde(rename = "packet")]
     PacketTimer,
-    /// `throttle`: a minimum gap between two interrupts (e1000 ITR).
+    /// `throttle`: a minimum gap between two interrupts (e1000 ITR; the
+    /// Myri-10G firmware's timer as [OMX-COAL] describes it: `omx2009`).
     #[serde(rename = "throttle")]
     Throttle,
 }
@@ -345,7 +346,8 @@ mod tests {
     /// tx-usecs / tx-frames: the transmit completions' own timer.
     #[test]
     fn tx_usecs_give_the_transmit_completions_a_timer_of_their_own() {
-        let rx = TimeoutSpec::myri10g_default();
+        // The receive timer is omx2009's firmware timer, a minimum gap.
+        let rx = TimeoutSpec { mode: TimeoutMode::Throttle, ..TimeoutSpec::myri10g_default() };
         assert_eq!(
             spec("omx2009", "tx_delay_us = 50\ntx_frames = 16").unwrap(),
             CoalesceSpec::TimeoutTx(rx, TimeoutSpec::absolute(Duration::from_us(50), 16))

@@ -356,6 +356,7 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             // transmit completions on the receive timer.
             default_coalescing: Default::default(),
             default_adaptive: Default::default(),
+            default_timeout_mode: Default::default(),
             cqe_mode_rx: false,
             cqe_mode_tx: false,
             adaptive_tx: false,

@@ -314,7 +314,7 @@ pub(crate) fn coalesce_spec(n: &NicOpts, platform: &Platform) -> Result<Coalesce
             };
             return Err(not_read(key, policy, why));
         }
-        let ts = timeout_spec(n, pn.default_delay_us, coalescing)?;
+        let ts = timeout_spec(n, pn.default_delay_us, pn.default_timeout_mode, coalescing)?;
         return match coalescing {
             Coalescing::Timeout if tx_given => {
                 let delay_us = n.tx_delay_us.unwrap_or(pn.default_delay_us);
@@ -391,16 +391,21 @@ pub(crate) fn coalesce_spec(n: &NicOpts, platform: &Platform) -> Result<Coalesce
 }
 
 /// The receive timer of the timer-driven policies (`nic.delay_us`,
-/// `nic.frames`, `nic.timeout_mode`, `nic.cap_us`; `default_delay_us`: the
-/// preset's) for strategy `coalescing`.
-fn timeout_spec(n: &NicOpts, default_delay_us: f64, coalescing: Coalescing) -> Result<TimeoutSpec, ConfigError> {
+/// `nic.frames`, `nic.timeout_mode`, `nic.cap_us`; `default_delay_us` and
+/// `default_mode`: the preset's) for strategy `coalescing`.
+fn timeout_spec(
+    n: &NicOpts,
+    default_delay_us: f64,
+    default_mode: TimeoutMode,
+    coalescing: Coalescing,
+) -> Result<TimeoutSpec, ConfigError> {
     let delay_us = n.delay_us.unwrap_or(default_delay_us);
     check_f("nic.delay_us", delay_us, 0.0, 1e6)?;
     let frames = int_or("nic.frames", &n.frames, 0, 0, 1 << 20)? as u32;
     let cap_us = n.cap_us.unwrap_or(0.0);
     check_f("nic.cap_us", cap_us, 0.0, 1e6)?;
     let ts = TimeoutSpec {
-        mode: n.timeout_mode.unwrap_or_default(),
+        mode: n.timeout_mode.unwrap_or(default_mode),
         delay: Duration::from_ns_f64(delay_us * 1e3),
         frames,
         cap: Duration::from_ns_f64(cap_us * 1e3),

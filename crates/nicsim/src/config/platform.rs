@@ -248,6 +248,9 @@ cost_table! {
         /// (`nic.adaptive`): dim (default) | itr | dim-irq.
         #[serde(default, skip_serializing_if = "is_default")]
         pub default_adaptive: super::AdaptiveFlavor,
+        /// The timeout policies' timer when a scenario names none (`nic.timeout_mode`).
+        #[serde(default, skip_serializing_if = "is_default")]
+        pub default_timeout_mode: super::TimeoutMode,
         /// DIM's receive timer restarts at every completion (CQE mode) by
         /// default (ethtool cqe-mode-rx). Default false (EQE mode).
         #[serde(default, skip_serializing_if = "is_default")]

@@ -592,7 +592,7 @@ mod tests {
     #[test]
     fn cache_layer_appears_across_dies() {
         let s = Scenario::from_toml(
-            "preset = \"omx2009\"\n[nic]\nsteering = \"single-core\"\nirq_core = 0\n[host]\nbinding = \"OP\"\n[workload]\nkind = \"pingpong\"\n",
+            "preset = \"omx2009\"\n[nic]\nsteering = \"single-core\"\nirq_core = 0\ntimeout_mode = \"absolute\"\n[host]\nbinding = \"OP\"\n[workload]\nkind = \"pingpong\"\n",
         )
         .unwrap();
         let l = cache_layer(&s).unwrap().unwrap();
