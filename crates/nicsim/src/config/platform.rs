@@ -2,10 +2,9 @@
 //! software. Field docs are the user help; `presets/*.toml` say where each
 //! value comes from.
 //!
-//! It also owns the types and bounds of the preset keys a scenario can
-//! override ([`RxDelivery`], [`TxReap`], [`WATCHDOG_US_MAX`],
-//! [`CLOCK_PERIOD_US_MAX`]): the scenario's modules read the platform, so
-//! the platform names nothing of theirs.
+//! It also owns the types and bounds of the preset keys a scenario can override ([`RxDelivery`],
+//! [`TxReap`], [`WATCHDOG_US_MAX`], [`CLOCK_PERIOD_US_MAX`]): the scenario's modules read the
+//! platform, so the platform names nothing of theirs.
 
 use super::units::cost_table;
 use super::{check_f, check_u, toml_error, ConfigError};
@@ -358,19 +357,17 @@ cost_table! {
         /// Duplicate or stale pull replies dropped before their copy (`omx_recv_pull_reply`); default off.
         #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
         pub pull_dup_check: bool,
-        /// CPU time of one Open-MX skb destructor in the NET_TX softirq (a
-        /// FRAG_DONE event posted, or a region refcount put), read only with
-        /// `tx_softirq`.
+        /// CPU time of one Open-MX skb destructor in the NET_TX softirq (a FRAG_DONE event posted, or a
+        /// region refcount put), read only with `tx_softirq`.
         #[serde(default)]
         pub tx_dtor_ns: f64 [0.0, NS_MAX] => ns tx_dtor,
         pub syscall_ns: f64 [0.0, NS_MAX] => ns syscall,
         pub driver_tx_ns: f64 [0.0, NS_MAX] => ns driver_tx,
         pub wakeup_ns: f64 [0.0, NS_MAX] => ns wakeup,
         /// What the core that posts an event pays to wake the process
-        /// sleeping on it on another core (`try_to_wake_up` on that core's
-        /// runqueue and the reschedule IPI), and how long after that the
-        /// sleeper's core starts (the IPI's flight). Default 0: waking costs
-        /// the waker nothing.
+        /// sleeping on it on another core (`try_to_wake_up` on that core's runqueue and the reschedule
+        /// IPI), and how long after that the sleeper's core starts (the IPI's flight). Default 0:
+        /// waking costs the waker nothing.
         #[serde(default)]
         pub wake_remote_ns: f64 [0.0, NS_MAX] => ns wake_remote,
         /// Threaded NAPI (`host.napi_threaded`): what the hard IRQ pays to
