@@ -514,8 +514,8 @@ mod tests {
                 assert_eq!(one.paths(&cc, &topo, &mut c1, run, rx), two.paths(&cc, &topo, &mut c2, run, rx));
             }
             let t1 = one.send_call(&cc, &topo, &mut c1, ep, payload, at);
-            two.send_ioctl(&cc, &mut c2, ep, at);
-            let t2 = two.send(&cc, &topo, &mut c2, payload, at);
+            two.paths.send_ioctl(&cc, &mut c2, ep, at);
+            let t2 = two.paths.send(&cc, &topo, &mut c2, payload, at);
             assert_eq!(t1, t2, "send {i}");
             assert_eq!(c1.counts, c2.counts, "send {i}");
             assert_eq!(c1.fill, c2.fill, "send {i}");
@@ -542,7 +542,7 @@ mod tests {
         let n = 100u64;
         for _ in 0..n {
             lines.path(&cc, &topo, &mut cache, (Path::OmxRecv, 3), topo.cpu(1));
-            lines.send_ioctl(&cc, &mut cache, 3, topo.cpu(0));
+            lines.paths.send_ioctl(&cc, &mut cache, 3, topo.cpu(0));
         }
         let row = FOOTPRINT[Path::SendIoctl as usize];
         assert_eq!(written_lines(Path::SendIoctl), 0);
@@ -560,7 +560,7 @@ mod tests {
         cache.watch(0);
         for _ in 0..n {
             lines.path(&cc, &topo, &mut cache, (Path::OmxRecv, 3), topo.cpu(0));
-            lines.send_ioctl(&cc, &mut cache, 3, topo.cpu(0));
+            lines.paths.send_ioctl(&cc, &mut cache, 3, topo.cpu(0));
         }
         let recv = FOOTPRINT[Path::OmxRecv as usize];
         let per = 1 + row.stay as u64 + written_lines(Path::OmxRecv) as u64 + recv.stay as u64;
@@ -608,7 +608,7 @@ mod tests {
         cache.watch(0);
         let (n, payload) = (100u64, 2u32);
         for _ in 0..n {
-            let _ = lines.send(&cc, &topo, &mut cache, payload, topo.cpu(0));
+            let _ = lines.paths.send(&cc, &topo, &mut cache, payload, topo.cpu(0));
         }
         let row = FOOTPRINT[Path::OmxSend as usize];
         assert_eq!(row.dma, 1);
@@ -619,7 +619,7 @@ mod tests {
         // Off, nothing.
         let mut lines = super::super::HostLines::new(8, 1, false);
         let mut cache = CacheStats::new(4, 65536, 512);
-        assert_eq!(lines.send(&cc, &topo, &mut cache, payload, topo.cpu(0)), Duration::ZERO);
+        assert_eq!(lines.paths.send(&cc, &topo, &mut cache, payload, topo.cpu(0)), Duration::ZERO);
         assert_eq!(cache.totals(), (0, 0));
     }
 

@@ -74,7 +74,7 @@ fn slot(recvq: &mut Vec<Obj>, i: usize) -> &mut Obj {
 #[derive(Clone, Debug)]
 pub struct HostLines {
     pub kernel: Vec<Obj>,
-    paths: footprint::PathLines,
+    pub(super) paths: footprint::PathLines,
 }
 
 impl HostLines {
@@ -86,15 +86,6 @@ impl HostLines {
             kernel: vec![Obj::new(ObjClass::Private); cores],
             paths: footprint::PathLines::new(queues, footprints),
         }
-    }
-
-    /// The library's send system call into the driver on core `at` for
-    /// endpoint `ep`: its footprint's row (`footprint::Path::SendIoctl`)
-    /// and its read of the endpoint's line 0, counted (no stall: the
-    /// lines it reads are only counted).
-    #[inline]
-    pub fn send_ioctl(&mut self, cc: &CacheCosts, cache: &mut CacheStats, ep: usize, at: Cpu) {
-        self.paths.send_ioctl(cc, cache, ep, at)
     }
 
     /// One run of `path` for receive queue (or endpoint) `q` on core `at`
@@ -127,7 +118,7 @@ impl HostLines {
 
     /// The library's send system call on core `at` for endpoint `ep` and
     /// the frame it hands to the driver with `payload` lines of data in
-    /// its skb: [`HostLines::send_ioctl`] then [`HostLines::send`], made in
+    /// its skb: `footprint::PathLines::send_ioctl` then `send`, made in
     /// one walk (`footprint::PathLines::send_call`); returns the stall.
     #[inline(always)]
     pub fn send_call(
@@ -140,20 +131,6 @@ impl HostLines {
         at: Cpu,
     ) -> Duration {
         self.paths.send_call(cc, topo, cache, ep, payload, at)
-    }
-
-    /// A frame handed to the driver on core `at` with `payload` lines of
-    /// data in its skb (`footprint::PathLines::send`); returns the stall.
-    #[inline(always)]
-    pub fn send(
-        &mut self,
-        cc: &CacheCosts,
-        topo: &Topology,
-        cache: &mut CacheStats,
-        payload: u32,
-        at: Cpu,
-    ) -> Duration {
-        self.paths.send(cc, topo, cache, payload, at)
     }
 
     /// Whether the paths touch their footprints' lines
