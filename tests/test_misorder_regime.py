@@ -17,11 +17,22 @@ is below about 80 µs: with the fitted receiver (`cache.copy_cold_MBps` 997)
 the one-way time is 105 µs and every deferral succeeds; with a receiver at
 the top of that parameter's range (3000) it is 80 µs and some fail, and
 only through the transmit-completion interrupts (`nic.tx_done_interrupts`).
+
+Whether stream can shorten a mis-ordered transfer ([OMX-COAL] §IV-C4,
+Table III): only if openmx's early interrupt leaves the fragments after the
+marked one to a later interrupt, i.e. only if its poll runs dry before they
+land. On omx2009 the bottom half is slower per fragment than they arrive,
+so the poll takes them all; with a sender slower per fragment than the
+bottom half the poll runs dry, but then the fragments are too far apart for
+stream's deferral. docs/paths-2009.md, §IV-C4, has the arithmetic that
+puts the studies' own hosts in the first regime.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
 
 import nicsim
 from nicsim.studies import exp_coal_transfer
@@ -63,3 +74,65 @@ def test_with_the_first_packets_timer_the_deferral_fails_only_through_the_transm
     off = _stream_degree_1({**fast, "nic": {"tx_done_interrupts": False}}, "absolute")
     assert off["latency_us"] < 85
     assert off["deferral_success_rate"] == 1
+
+
+#: Ping-pong iterations of the runs below: every message behaves alike
+#: (the relations hold message by message), so a few hundred suffice.
+_RELATION_ITERATIONS = 300
+
+#: A send path 10 µs slower per fragment (`host.driver_tx_ns` 650 -> 10,000):
+#: fragments then arrive further apart than the receiver's bottom half
+#: takes one, which no Open-MX sender of the studies' hosts does.
+SLOW_SENDER = {"host": {"driver_tx_ns": 10_000.0}}
+
+
+def _misorder(strategy: str, degree: int, platform: dict[str, Any] | None = None) -> Any:
+    scenario = exp_coal_transfer._misorder_scenario(
+        {"strategy": strategy, "degree": degree}, quick=True
+    )
+    scenario["preset"] = "omx2009"
+    scenario["workload"] = {**scenario["workload"], "iterations": _RELATION_ITERATIONS}
+    if platform:
+        scenario["platform"] = platform
+    return nicsim.run(scenario)
+
+
+def _rx_interrupts_per_message(m: Any) -> float:
+    """Receive interrupts a host takes per medium message it receives."""
+    received = m["medium_messages"] / 2
+    return max(m["host0_rx_interrupts"], m["host1_rx_interrupts"]) / received
+
+
+def test_openmx_s_early_interrupt_takes_the_late_fragments_in_the_same_poll() -> None:
+    # The bottom half takes longer per fragment (about 2.5 µs) than the
+    # fragments take to arrive (1.37 µs), so the poll that the early
+    # marked fragment starts, or that runs when it lands, finds each later
+    # fragment in the ring before it ends: no fragment waits for a later
+    # interrupt, and the early interrupt only starts the bottleneck sooner.
+    # Stream, which defers the interrupt to the last fragment, cannot be
+    # shorter (docs/paths-2009.md, §IV-C4, the arithmetic).
+    in_order = _misorder("openmx", 0)
+    for degree in (1, 3):
+        openmx = _misorder("openmx", degree)
+        stream = _misorder("stream", degree)
+        assert _rx_interrupts_per_message(openmx) < 1.01
+        assert openmx["latency_us"] < in_order["latency_us"]
+        assert stream["latency_us"] >= openmx["latency_us"]
+
+
+def test_a_slow_sender_strands_the_late_fragments_but_stream_cannot_defer() -> None:
+    # The opposite regime: fragments further apart than the bottom half
+    # takes one. The early interrupt's poll drains before the last
+    # fragment lands, which waits for the next interrupt (openmx slower
+    # than in order, more receive interrupts), but then the next fragment
+    # is never pending when the marked one's DMA completes, so stream's
+    # deferral never succeeds and stream is openmx. Stream shortens the
+    # transfer only between the two regimes: a poll quicker per fragment
+    # than one DMA.
+    in_order = _misorder("openmx", 0, SLOW_SENDER)
+    openmx = _misorder("openmx", 1, SLOW_SENDER)
+    stream = _misorder("stream", 1, SLOW_SENDER)
+    assert openmx["latency_us"] > in_order["latency_us"] * 1.02
+    assert _rx_interrupts_per_message(openmx) > _rx_interrupts_per_message(in_order) + 0.5
+    assert stream["deferral_success_rate"] == 0
+    assert stream["latency_us"] == pytest.approx(openmx["latency_us"], rel=1e-3)

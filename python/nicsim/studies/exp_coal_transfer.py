@@ -339,6 +339,10 @@ MISORDER = Experiment(
         "while the fragments arrive, in about 4 messages of 10. `openmx`'s early interrupt "
         "shortens the transfer instead of lengthening it: the bottom half, slower than "
         "the wire per fragment, is still polling when the fragments after the marked one "
-        "arrive, so none waits for the 75 µs fallback."
+        "arrive, so none waits for the 75 µs fallback. The studies' own numbers rule out "
+        "the opposite: stream defers only if the fragments follow within one DMA (at most "
+        "1.33 µs, [OMX-MQ] Table I with I/OAT), and the bottom half takes at least about "
+        "1.4 µs a fragment ([OMX-COAL] §IV-B2 and [OMX-MQ] Table I), so a poll that runs "
+        "dry and a deferral that succeeds exclude each other (docs/paths-2009.md, §IV-C4)."
     ),
 )
