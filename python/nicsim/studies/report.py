@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from nicsim.outputs import naming
-from nicsim.studies import exp_base
+from nicsim.studies import exp_base, validation_conflicts
 from nicsim.studies import experiments as _experiments
 from nicsim.studies.experiments import Experiment
 from nicsim.studies.plots import plot
@@ -123,7 +123,8 @@ def claims(experiment: Experiment, table: pd.DataFrame) -> list[list[Any]]:
             rows.append([claim.text, exp_base.unavailable(claim.value, table), "n/a", source])
         else:
             value, holds = checked
-            rows.append([claim.text, float(value), "yes" if holds else "no", source])
+            word = validation_conflicts.verdict(experiment.id, claim, holds)
+            rows.append([claim.text, float(value), word, source])
     return rows
 
 

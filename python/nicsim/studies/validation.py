@@ -37,6 +37,7 @@ from nicsim.outputs import atomic_file
 from nicsim.studies import fit_joint as _fit
 from nicsim.studies import fit_lci as _fit_lci
 from nicsim.studies import fitted as _fitted
+from nicsim.studies import validation_conflicts
 from nicsim.studies.exp_base import TOLERANCE, Claim, Published, unavailable
 from nicsim.studies.experiments import EXPERIMENTS
 from nicsim.studies.papers import PAPERS, Quote, Ref
@@ -330,17 +331,18 @@ def _claim_rows(tables: Mapping[str, pd.DataFrame], attributed: bool) -> list[li
         for claim in exp.claims:
             if isinstance(claim.source, Quote) != attributed:
                 continue
-            body.append([f"`{exp.id}`", claim.text, *_claim_check(claim, tables.get(exp.id))])
+            check = _claim_check(exp.id, claim, tables.get(exp.id))
+            body.append([f"`{exp.id}`", claim.text, *check])
             body[-1].append(str(claim.source))
     return body
 
 
-def _claim_check(claim: Claim, table: pd.DataFrame | None) -> list[str]:
+def _claim_check(exp_id: str, claim: Claim, table: pd.DataFrame | None) -> list[str]:
     checked = None if table is None else claim.check(table)
     if checked is None:
         return ["n/a" if table is None else unavailable(claim.value, table), "n/a"]
     value, holds = checked
-    return [FLOAT_FORMAT % value, "yes" if holds else "no"]
+    return [FLOAT_FORMAT % value, validation_conflicts.verdict(exp_id, claim, holds)]
 
 
 def _off(all_rows: Sequence[Row]) -> list[str]:
@@ -505,6 +507,7 @@ def render(tables: Mapping[str, pd.DataFrame], provenance: Provenance) -> str:
             ["experiment", "claim", "simulated", "holds", "source"], _claim_rows(tables, False)
         ),
         "",
+        *validation_conflicts.lines(tables),
     ]
     return "\n".join(lines)
 
