@@ -43,3 +43,22 @@ def test_the_thread_counts_are_the_hosts_where_everything_runs_on_its_core() -> 
     # The library runs on the process's core whatever the binding.
     sibling = _rates("single-core/S$")
     assert sibling["host1_thread_user_miss_rate"] == sibling["host1_user_miss_rate"]
+
+
+def test_the_thread_counts_per_class_add_up_to_the_thread_rates() -> None:
+    # `host1_thread_cache_<class>_<side>_{hits,misses}`: the watched core's
+    # accesses by object class (docs/paths-2009.md, "Table II, diagnosed").
+    run = _rates("single-rr/none", 128)
+    for side in ("kernel", "user"):
+        hits = sum(
+            v
+            for k, v in run.items()
+            if k.startswith("host1_thread_cache_") and k.endswith(f"_{side}_hits")
+        )
+        misses = sum(
+            v
+            for k, v in run.items()
+            if k.startswith("host1_thread_cache_") and k.endswith(f"_{side}_misses")
+        )
+        assert misses > 0
+        assert abs(misses / (hits + misses) - run[f"host1_thread_{side}_miss_rate"]) < 1e-9

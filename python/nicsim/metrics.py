@@ -185,6 +185,9 @@ _OPEN_MX_HOST = frozenset(
      # the same, counted on the first process's core (what PAPI counts for that thread)
      "thread_kernel_miss_rate", "thread_user_miss_rate",
      *(f"cache_{obj}_{what}" for obj in _CACHE_OBJECTS for what in ("hits", "misses")),
+     # the same per side, counted on the first process's core
+     *(f"thread_cache_{obj}_{side}_{what}" for obj in _CACHE_OBJECTS
+       for side in ("kernel", "user") for what in ("hits", "misses")),
      # set with a shared I/O bus (nic.dma_shared_bus: emo2004, lci2000), as the LCI stack's
      "bus_busy_frac", "bus_wait_us", "dmas", "dma_bytes", "pio_reads", "pio_writes"}
 )  # fmt: skip

@@ -310,16 +310,18 @@ def _table2_note(size: int, side: str, config: str) -> str:
             "counters do: its send system calls, and the receive paths of the interrupts "
             "served there (all with SC, one in eight round-robin, none with S$); each path's "
             "data lines (host/cache/footprint.rs: driver state, the restock, interface "
-            "counters, NIC-written lines, the sent skb's lines the NIC's DMA read, per-CPU "
-            "lines) besides the endpoint, event ring, transmit state and skbs; the paths' code "
-            "is taken to stay in the L1 instruction cache, not counted"
+            "counters, NIC-written lines, a small send's data read and written, per-CPU "
+            "lines) besides the endpoint, event ring, transmit state and skbs, the lines the "
+            "NIC's transmit DMA read left Shared (cache.tx_dma_read_shares); every line "
+            "counted as an L2 request, none as an L1 hit; the paths' code is taken to stay in "
+            "the L1 instruction cache, not counted"
         )
     if size == 32768 and side == "user":
         notes.append(
-            "the library's copy into the send queue misses the slot's lines, which the NIC's "
-            "transmit DMA read out of the cache (the snoop taken to leave them invalid, an "
-            "estimate); the receive queue's slot and the 32 kB buffers hit where the driver "
-            "and the process share a core"
+            "the library's copy into the send queue finds the slot's lines, which the NIC's "
+            "transmit DMA read, Shared (cache.tx_dma_read_shares): a hit; the receive queue's "
+            "slot and the 32 kB buffers hit where the driver and the process share a core, "
+            "so nothing the model has misses there (not modelled: Open MPI's own copies)"
         )
     elif size == 1048576:
         notes.append(

@@ -454,14 +454,13 @@ cost_table! {
         /// matching queues, partner state) touched per message sent or event
         /// consumed.
         pub user_private_lines: u32 [0, 1024] => count user_private_lines,
-        /// Whether the kernel's paths (hard IRQ, transmit-completion reap,
-        /// NAPI poll, each received frame in the driver and in Open-MX's
-        /// `omx_recv`) touch the lines of their footprint: the myri10ge
-        /// slice state and the Open-MX interface counters they write, which
-        /// follow the interrupt from core to core, the lines a DMA wrote,
-        /// and the core's own (the table: `host/cache/footprint.rs`).
+        /// Whether the kernel's and the library's paths touch the lines of
+        /// their footprint (written, DMA-written, the core's own: `host/cache/footprint.rs`).
         #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
         pub path_footprints: bool,
+        /// Whether lines the NIC's transmit DMA read stay valid (Shared) for the next write (footprint.rs).
+        #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
+        pub tx_dma_read_shares: bool,
     }
     /// Cache-line transfer costs, copy rates, line geometry and the lines
     /// each stage touches (`[cache]`).

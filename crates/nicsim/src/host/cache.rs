@@ -367,6 +367,12 @@ impl CacheStats {
         Some((h + m, m))
     }
 
+    /// The watched core's counts of class `class` and side `side`
+    /// (`Thread`); `None` when no core is watched.
+    pub fn thread_count(&self, class: ObjClass, side: Side) -> Option<Count> {
+        (self.thread.core != NO_CORE).then(|| self.thread.counts[class as usize][side as usize])
+    }
+
     /// `lines` lines enter die `die`'s L2; returns its fill clock after.
     #[inline]
     fn insert(&mut self, die: u16, lines: u64) -> u64 {

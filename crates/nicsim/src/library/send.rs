@@ -101,19 +101,23 @@ impl Proc {
     /// `memcpy` of the fragment into its send-queue slot, just before the
     /// fragment's system call), with the paths' footprints: `bytes` read
     /// from the application's buffer and written into the slot, counted
-    /// (the copy's time is `copy_hot`). The slot's lines are a miss: the
-    /// NIC's transmit DMA read them out of the cache at the slot's last use
-    /// (the driver attaches the slot's page to the skb, `omx_send.c`), and
-    /// the snoop of that inbound read is taken to leave them Invalid
-    /// \[estimate: no source found for the 5000P's snoop of an inbound read;
-    /// left Shared, the write would be an upgrade, not lines brought in].
+    /// (the copy's time is `copy_hot`). The NIC's transmit DMA read the
+    /// slot's lines out of the cache at the slot's last use (the driver
+    /// attaches the slot's page to the skb, `omx_send.c`): they are a miss
+    /// if that read left them Invalid, a hit if it left them Shared, where
+    /// the write is an upgrade that brings no line in
+    /// (`cache.tx_dma_read_shares`, `footprint::PathLines::sharing_tx_reads`).
     /// The send queue's slots come from a LIFO free list
     /// (`omx__endpoint_sendq_map_get`, libopen-mx/omx_lib.h), so they are
     /// the same few slots send after send, in the cache but for that.
     #[inline(never)]
     fn sendq_copy(&mut self, cx: &mut Cx<'_>, bytes: u64) {
         let at = cx.topo.cpu(self.core);
-        let mut slot = crate::host::Obj::dma_written(cx.cache, crate::host::Owner::MEMORY);
+        // Shared: the slot's lines are in this die's L2, as a DMA into it
+        // would leave them; Invalid: in memory.
+        let held =
+            if cx.kernel_lines.tx_read_shares() { crate::host::Owner::die(at.die) } else { crate::host::Owner::MEMORY };
+        let mut slot = crate::host::Obj::dma_written(cx.cache, held);
         let _ = cx.cc.copy(cx.cache, &mut self.lines.app, Some(&mut slot), at, crate::host::Side::User, bytes);
     }
 

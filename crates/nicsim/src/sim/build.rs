@@ -205,7 +205,8 @@ impl World {
                 }),
                 wakes_remote: 0,
                 cache: CacheStats::new(dies, l2_lines, l1_lines),
-                lines: HostLines::new(cores as usize, steering_queues, p.cache.path_footprints),
+                lines: HostLines::new(cores as usize, steering_queues, p.cache.path_footprints)
+                    .sharing_tx_reads(p.cache.tx_dma_read_shares),
                 rx: RxPath::new(steering_queues),
                 net_tx: NetTx::default(),
                 kernel_time: Duration::ZERO,

@@ -186,6 +186,13 @@ impl World {
                 let [k, u] = h.cache.counts[c as usize];
                 m.set(&format!("host{i}_cache_{}_misses", c.name()), (k.misses + u.misses) as f64);
                 m.set(&format!("host{i}_cache_{}_hits", c.name()), (k.hits + u.hits) as f64);
+                // The same, of the accesses made on the first process's core.
+                for (side, name) in [(Side::Kernel, "kernel"), (Side::User, "user")] {
+                    if let Some(t) = h.cache.thread_count(c, side) {
+                        m.set(&format!("host{i}_thread_cache_{}_{name}_misses", c.name()), t.misses as f64);
+                        m.set(&format!("host{i}_thread_cache_{}_{name}_hits", c.name()), t.hits as f64);
+                    }
+                }
             }
             // A shared I/O bus (`nic.dma_shared_bus`) reports what the LCI stack's do.
             if let Some(b) = h.nic.bus() {

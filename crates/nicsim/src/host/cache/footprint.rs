@@ -122,7 +122,7 @@ pub const FOOTPRINT: [Row; PATHS] = [
     Row { written: [(Held::Rx, 3), (Held::Stats, 1)], dma: 0, stay: 4, code: 38 },
     // OmxRecv: iface->counters[] hot counters in bytes 0-111, 1 written [fact] common/omx_io.h L869ff, omx_counter_inc omx_iface.h L115-118, on by default configure.ac L281-288; the endpoint's refcount (line 0 of the 2,296 B struct omx_endpoint, offset 48), 1 written [fact] omx_endpoint_acquire_by_iface_index, driver/linux/omx_dev.c L336-365 (kref_get; kref_put at the end of the handler); iface and endpoints[] (under RCU: read) 2 stay [fact] omx_recv.c L997-1087; code 8-12 [estimate] (the endpoint's lines 1-2, queue offsets, event_lock, waiters: cache.endpoint_lines)
     Row { written: [(Held::Iface, 1), (Held::EpRef, 1)], dma: 0, stay: 2, code: 10 },
-    // OmxSend: omx_queue_xmit increments iface->counters[SEND_<type>] for every frame it sends, the same line as omx_recv's, 1 written [fact] driver/linux/omx_misc.h L43-45; the frame's head (Ethernet and Open-MX headers) written into the skb's data, a kmalloc buffer the per-CPU slab hands out again send after send, whose line the NIC's transmit DMA read out of the cache last time: 1 DMA line [estimate: the snoop of the inbound read is taken to leave the Modified line Invalid, so the write misses; no source found for the 5000P's snoop of an inbound read, and with Shared the write would be an upgrade, not a line brought in: 0]; myri10ge_xmit writes the descriptors into tx->req_list, the host's shadow of the send ring whose first entries every send rewrites (myri10ge.c of 2.6.26 L145, L2699 req = tx->req_list), 1 stay [fact]; the rest of the send path: cache.tx_lines, cache.kernel_private_lines, host.driver_tx
+    // OmxSend: omx_queue_xmit increments iface->counters[SEND_<type>] for every frame it sends, the same line as omx_recv's, 1 written [fact] driver/linux/omx_misc.h L43-45; the frame's head (Ethernet and Open-MX headers) written into the skb's data, a kmalloc buffer the per-CPU slab hands out again send after send, whose line the NIC's transmit DMA read out of the cache last time: 1 DMA line, a miss if that read left the line Invalid, a hit with cache.tx_dma_read_shares (Shared: the write is an upgrade, not a line brought in; PathLines::sharing_tx_reads) [estimate]; myri10ge_xmit writes the descriptors into tx->req_list, the host's shadow of the send ring whose first entries every send rewrites (myri10ge.c of 2.6.26 L145, L2699 req = tx->req_list), 1 stay [fact]; the rest of the send path: cache.tx_lines, cache.kernel_private_lines, host.driver_tx
     Row { written: [(Held::Iface, 1), (Held::Irq, 0)], dma: 1, stay: 1, code: 0 },
     // SendIoctl: the endpoint's line 0, whose status omx_handle_ioctl_with_endpoint reads (offset 40, beside the refcount at 48 that omx_recv's kref writes), 1 read, not written [fact] driver/linux/omx_dev.c, omx_endpoint.h (0.9.2 and 1.0.901): PathLines::send_ioctl; per-CPU and read-mostly lines, 10 stay [estimate, range 7-14]: the system call's entry and fget_light (thread_info, files_struct's fd array, struct file: 3, fs/ioctl.c, fs/file_table.c of 2.6.26), the command copied in from the caller's stack (copy_from_user, 1: the library wrote it just before), the slab's per-CPU array_cache of skbuff_head_cache and of the kmalloc cache of the data (2, alloc_skb in omx_new_skb), the frame's head written (1: Ethernet and Open-MX headers), the peer table entry omx_set_target_peer reads (1), the iface and net_device lines (eth_ifp, dev_addr: 2); code 40-60 [estimate] (the skb's struct: cache.kernel_private_lines; the send ring: cache.tx_lines)
     Row { written: [(Held::Irq, 0), (Held::Irq, 0)], dma: 0, stay: 10, code: 50 },
@@ -165,6 +165,9 @@ pub const LIB_FOOTPRINT: [u32; 3] = [
 pub struct PathLines {
     /// Whether the paths' lines are touched (`cache.path_footprints`).
     on: bool,
+    /// Whether the lines the NIC's transmit DMA read stay in the cache,
+    /// Shared (`cache.tx_dma_read_shares`; [`PathLines::sharing_tx_reads`]).
+    tx_read_shares: bool,
     /// Per receive queue: its slice's objects, indexed by [`Held`].
     slices: Vec<[Obj; SLICE_OBJS]>,
     /// The Open-MX interface's counters.
@@ -183,6 +186,7 @@ impl PathLines {
     pub fn new(queues: usize, on: bool) -> Self {
         PathLines {
             on,
+            tx_read_shares: false,
             slices: vec![[Obj::new(ObjClass::Driver); SLICE_OBJS]; if on { queues.max(1) } else { 0 }],
             iface: Obj::new(ObjClass::Driver),
             ep_refs: Vec::new(),
@@ -276,7 +280,7 @@ impl PathLines {
         }
         let mut walk = Walk::begin(cache, at, ObjClass::Driver, Side::Kernel);
         self.parts().walk(&mut walk, cc, topo, cache, Path::OmxSend, 0);
-        walk.count(payload as u64, payload as u64);
+        self.payload(&mut walk, payload);
         walk.end(cache)
     }
 
@@ -303,8 +307,42 @@ impl PathLines {
         let line = *self.parts().obj(Held::EpRef, ep);
         walk.read(cache, &line, self.ep_read(ep), 1);
         self.parts().walk(&mut walk, cc, topo, cache, Path::OmxSend, 0);
-        walk.count(payload as u64, payload as u64);
+        self.payload(&mut walk, payload);
         walk.end(cache)
+    }
+
+    /// A tiny or small send's `payload` data lines in `walk`: read from the
+    /// caller's buffer (`copy_from_user` in `omx_ioctl_send_tiny` and
+    /// `omx_ioctl_send_small`, driver/linux/omx_send.c of 1.0.901: the
+    /// caller wrote them just before, hits) and written into the skb
+    /// behind its head, the lines the NIC's transmit DMA read at the last
+    /// send: a miss if that read left them Invalid, a hit if it left them
+    /// Shared ([`PathLines::sharing_tx_reads`]).
+    #[inline(always)]
+    fn payload(&self, walk: &mut Walk, payload: u32) {
+        let n = payload as u64;
+        walk.count(2 * n, if self.tx_read_shares { 0 } else { n });
+    }
+
+    /// These paths with the lines the NIC's transmit DMA read left Shared
+    /// (`shares`) or Invalid in the cache that held them Modified: the
+    /// head and a small send's data the driver writes again into the same
+    /// slab buffer, a medium fragment's send-queue slot (`sendq_copy`).
+    /// Shared, the next write is an upgrade, an L2 request that brings no
+    /// line in (a hit to `PAPI_L2_TCM` = `L2_LINES_IN`); Invalid, a miss
+    /// \[estimate: no source for the 5000P's snoop; Table II's S$ kernel
+    /// rate, the send path's alone, falls from 0 B to 128 B, which asks
+    /// for Shared: docs/paths-2009.md, "Table II, diagnosed"].
+    pub fn sharing_tx_reads(mut self, shares: bool) -> Self {
+        self.tx_read_shares = shares;
+        self
+    }
+
+    /// Whether the lines the NIC's transmit DMA read stay Shared
+    /// (`cache.tx_dma_read_shares`).
+    #[inline(always)]
+    pub fn tx_read_shares(&self) -> bool {
+        self.tx_read_shares
     }
 
     /// Whether the paths touch their lines (`cache.path_footprints`).
@@ -327,7 +365,12 @@ impl PathLines {
     /// The objects, borrowed apart for a walk ([`Parts`]).
     #[inline(always)]
     fn parts(&mut self) -> Parts<'_> {
-        Parts { slices: &mut self.slices, iface: &mut self.iface, ep_refs: &mut self.ep_refs }
+        Parts {
+            slices: &mut self.slices,
+            iface: &mut self.iface,
+            ep_refs: &mut self.ep_refs,
+            tx_read_shares: self.tx_read_shares,
+        }
     }
 
     /// The send system call's copy of endpoint `ep`'s line 0.
@@ -367,6 +410,8 @@ struct Parts<'a> {
     slices: &'a mut [[Obj; SLICE_OBJS]],
     iface: &'a mut Obj,
     ep_refs: &'a mut Vec<Obj>,
+    /// [`PathLines::tx_read_shares`].
+    tx_read_shares: bool,
 }
 
 impl Parts<'_> {
@@ -382,8 +427,12 @@ impl Parts<'_> {
         if nb > 0 {
             walk.access(cc, topo, cache, self.obj(b, q), nb);
         }
-        let (dma, stay) = (row.dma as u64, row.stay as u64);
-        walk.count(dma + stay, dma);
+        let (lines, mut dma) = (row.dma as u64 + row.stay as u64, row.dma as u64);
+        if path == Path::OmxSend && self.tx_read_shares {
+            // The head's line the NIC's transmit DMA read: Shared, a hit.
+            dma = 0;
+        }
+        walk.count(lines, dma);
     }
 
     /// The object of `held` for receive queue or endpoint `q`.
@@ -599,9 +648,11 @@ mod tests {
     #[test]
     fn a_send_misses_the_lines_the_nics_transmit_dma_read_wherever_it_runs() {
         // The process's sends on its own core (the interrupt's too: SC), one
-        // after the other: the frame's head and a small send's data, read by
-        // the NIC's DMA at the last send, miss every time; the interface's
-        // counters and the driver's shadow of the ring stay.
+        // after the other, with the lines the NIC's DMA read left Invalid:
+        // the frame's head and a small send's data, read by the NIC's DMA
+        // at the last send, miss every time; the data's source in the
+        // caller's buffer, the interface's counters and the driver's shadow
+        // of the ring stay.
         let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
         let mut lines = super::super::HostLines::new(8, 1, true);
         let mut cache = CacheStats::new(4, 65536, 512);
@@ -612,10 +663,19 @@ mod tests {
         }
         let row = FOOTPRINT[Path::OmxSend as usize];
         assert_eq!(row.dma, 1);
-        let per = written_lines(Path::OmxSend) as u64 + row.stay as u64 + row.dma as u64 + payload as u64;
+        let per = written_lines(Path::OmxSend) as u64 + row.stay as u64 + row.dma as u64 + 2 * payload as u64;
         // The counters' line misses once (its first touch).
         let expected = n * (row.dma as u64 + payload as u64) + 1;
         assert_eq!(cache.thread_side_totals(Side::Kernel), Some((n * per, expected)));
+        // Left Shared (`cache.tx_dma_read_shares`), the same accesses and
+        // the counters' first touch the only miss.
+        let mut lines = super::super::HostLines::new(8, 1, true).sharing_tx_reads(true);
+        let mut cache = CacheStats::new(4, 65536, 512);
+        cache.watch(0);
+        for _ in 0..n {
+            let _ = lines.paths.send(&cc, &topo, &mut cache, payload, topo.cpu(0));
+        }
+        assert_eq!(cache.thread_side_totals(Side::Kernel), Some((n * per, 1)));
         // Off, nothing.
         let mut lines = super::super::HostLines::new(8, 1, false);
         let mut cache = CacheStats::new(4, 65536, 512);

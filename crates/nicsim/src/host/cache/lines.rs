@@ -133,6 +133,21 @@ impl HostLines {
         self.paths.send_call(cc, topo, cache, ep, payload, at)
     }
 
+    /// These objects with the lines the NIC's transmit DMA read left
+    /// Shared (`shares`, `cache.tx_dma_read_shares`) or Invalid
+    /// (`footprint::PathLines::sharing_tx_reads`).
+    pub fn sharing_tx_reads(mut self, shares: bool) -> Self {
+        self.paths = self.paths.sharing_tx_reads(shares);
+        self
+    }
+
+    /// Whether the lines the NIC's transmit DMA read stay Shared in the
+    /// cache (`cache.tx_dma_read_shares`).
+    #[inline(always)]
+    pub fn tx_read_shares(&self) -> bool {
+        self.paths.tx_read_shares()
+    }
+
     /// Whether the paths touch their footprints' lines
     /// (`cache.path_footprints`).
     #[inline(always)]
