@@ -310,8 +310,13 @@ mod tests {
 
     #[test]
     fn lanai_tables_without_a_lanai_are_refused() {
-        let o: toml::Table = toml::from_str("[lanai]\nsram_bytes = 1\n").unwrap();
-        let e = load_platform("omx2009", Some(&o)).unwrap_err().0;
-        assert!(e.contains("platform.lanai"), "{e}");
+        let dir = std::env::temp_dir().join(format!("nicsim-pci-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("omx-pci.toml");
+        let pci = "\n[pci]\npio_read_ns = 467.0\npio_write_MBps = 50.0\npio_write_overhead_ns = 120.0\n";
+        std::fs::write(&path, format!("{}{pci}", preset_text("omx2009").unwrap())).unwrap();
+        let e = load_platform(path.to_str().unwrap(), None).unwrap_err().0;
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(e.contains("omx-pci.toml") && e.contains("`pci` is a table of a LANai NI's platform only"), "{e}");
     }
 }

@@ -205,7 +205,7 @@ pub struct ProtocolOpts {
     /// Random extra delay (uniform, seeded) of each frame at the switch, in ns.
     pub jitter_ns: Option<f64>,
     /// LCI only: NI send buffers a sender may hold unacknowledged under the
-    /// reliable protocol (default: the preset's ni.send_buffers, 64).
+    /// reliable protocol (default: the preset's lanai.send_buffers, 64).
     pub send_buffers: Option<Int>,
     /// LCI only: delay of the reliable protocol's explicit ack after the
     /// first unacknowledged packet, us (default 50).
