@@ -12,8 +12,9 @@ R  restates a concept the Open-MX side implements on its own (event kinds
    / clock / signal glue, reliability, programs, metrics naming, scenario
    reading);
 L  LCI-only (no Open-MX counterpart: the DSM program and its mixes);
-N  not counted (use / mod lines; the mapping of the LCI tables into the
-   one platform that Open-MX runs on).
+N  not counted (use / mod lines; the shared keys a LANai platform derives
+   from its own tables, and the earlier preset shape's keys with their
+   places now).
 """
 
 import os
@@ -105,16 +106,14 @@ RULES = {
     # config/lci.rs's successor: the LCI part of the one scenario file (the
     # refusal of another stack's keys serves every stack).
     "config/scenario/lci.rs": ("R", {"refuse_other_stacks_keys": "N", "LCI_NIC": "N", "LCI_PROTOCOL": "N"}),
-    "config/lci_platform.rs": (
-        "R",
-        {
-            "OmxLibraryCfg": "N",
-            "main_platform": "N",
-            "PIO_WORD_BYTES": "N",
-            "fn need": "N",
-            "fn check": "N",
-        },
-    ),
+    # The LANai's and the LCI library's own tables beside the shared
+    # platform: R, as their predecessors in config/lci_platform.rs.
+    "config/lanai.rs": ("R", {}),
+    # What a LANai platform derives (the successor of that file's mapping
+    # into the shared platform) and the earlier shape's keys with their
+    # places now are N; the checks of the LANai's tables are R, as
+    # LciPlatform::validate was.
+    "config/lanai_derive.rs": ("N", {"fn validate": "R"}),
     "config/lci_workload.rs": ("R", {"enum Mix": "L", "for Mix": "L"}),
 }
 

@@ -77,6 +77,8 @@ def test_presets_copy_refuses_to_overwrite(
 def test_presets_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = nicsim_cli(capsys, "presets", "list")
     assert code == 0 and "omx2009" in out.split()
+    lines = dict(line.split("\t") for line in out.splitlines())
+    assert lines["lci2000"].startswith("64 x Pentium Pro 200 MHz"), lines
     code, out, _ = nicsim_cli(capsys, "presets", "show", "omx2009")
     assert code == 0 and out.strip()
 

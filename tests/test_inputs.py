@@ -177,12 +177,17 @@ def test_every_key_of_every_preset_is_read_by_the_simulator() -> None:
     types have no renames); a field is read where the source accesses it
     (``.key``, not a method call), or, for a key of a cost table declared
     ``=> unit name``, where the simulator reads its converted value
-    (``.name``). A key whose name is read nowhere (``library.spin_ns`` was
-    parsed and range-checked only) fails. It cannot tell two fields of one
+    (``.name``); ``description`` is read by ``nicsim presets list``. A key
+    whose name is read nowhere (``library.spin_ns`` was parsed and
+    range-checked only) fails. It cannot tell two fields of one
     name apart: it finds keys nothing reads, not every key read in the wrong
     place.
     """
     sources = "\n".join(p.read_text() for p in (ROOT / "crates/nicsim/src").rglob("*.rs"))
+    # A preset's `description` is for its reader: `nicsim presets list` shows it.
+    cli = (ROOT / "python/nicsim/cli/main.py").read_text()
+    assert '.get("description"' in cli
+    sources += "\n.description"
     charged = dict(re.findall(r"pub (\w+)\s*:[^\n]*=>\s*\w+\s+(\w+)\s*,", sources))
     assert charged, "the cost tables' declarations changed: update this audit"
     unread = []
@@ -208,7 +213,8 @@ def test_a_key_nothing_reads_is_refused_with_one_line(
     capsys: pytest.CaptureFixture[str], args: list[str]
 ) -> None:
     err = _refused(capsys, *args)
-    assert "`platform.library.spin_ns` is no key of a platform" in err
+    value = args[-1].rsplit("=", 1)[1].rstrip("}")
+    assert f"`platform.library.spin_ns` = {value} is no key of a platform" in err
     assert "host.wait" in err
 
 
@@ -262,8 +268,8 @@ def test_an_option_the_command_does_not_read_is_refused_by_name(
         (["model", "--sizes", "100,99999999999999999999"],
          "size_bytes = 99999999999999999999 goes by rendezvous and pull (allowed: 0 ..= 32768"),
         (["replay", "--pcap", "x.pcap", "--preset", "lci2000"],
-         "preset 'lci2000' is an LCI preset (family = \"lci\"): a replay feeds the capture to an "
-         "Open-MX host"),
+         "preset 'lci2000' is an LCI preset (LANai NIs: a [lanai] table): a replay feeds "
+         "the capture to an Open-MX host"),
         (["run", "--preset", "lci2000", "--set", 'protocol.stack="lci"', "--pcap", "x.pcap"],
          "`pcap` (--pcap): the LCI stack writes no capture"),
         # A library that cannot run the workload, or not on this hardware.

@@ -1,7 +1,8 @@
 """The [LCI] cluster (``lci2000``) as a platform of the main world.
 
-The main world's MPI workloads run on the ``lci2000`` preset's hardware
-(``crates/nicsim/src/config/lci_platform.rs``): one 200 MHz Pentium Pro per
+The main world's MPI workloads run on the ``lci2000`` preset's hardware, a
+platform of the one shape whose LANai NIs add ``[lanai]``, ``[pci]`` and
+``[lci]`` (``crates/nicsim/src/config/lanai.rs``): one 200 MHz Pentium Pro per
 host, the LANai NI's firmware at 33 MHz, DMA over a 32-bit/33 MHz PCI bus,
 160 MB/s Myrinet links in a grid of cut-through switches. These tests check
 relations the hardware implies, each able to fail, with every bound read
@@ -76,10 +77,10 @@ def test_zero_byte_latency_is_that_of_the_slow_pci_and_lanai_path() -> None:
     # Both NIs' firmware (a packet plus a DMA set-up each, at the LANai's
     # clock) and one interrupt reaching the kernel ([LCI] §3.1) lie on the
     # one-way path of the kernel stack.
-    ni = PRESET["ni"]
+    ni = PRESET["lanai"]
     cycles = ni["fw_tx_cycles"] + ni["fw_rx_cycles"] + 2 * ni["dma_setup_cycles"]
-    firmware_us = cycles / ni["clock_mhz"]
-    floor_us = firmware_us + PRESET["host"]["kernel_dispatch_ns"] / 1e3
+    firmware_us = cycles / PRESET["emo"]["nic_clock_mhz"]
+    floor_us = firmware_us + PRESET["host"]["irq_entry_ns"] / 1e3
     assert lci > floor_us
     assert lci > 3 * _num(omx, "latency_us")
     assert lci < 1000.0
@@ -89,7 +90,7 @@ def test_zero_byte_latency_is_that_of_the_slow_pci_and_lanai_path() -> None:
 
 
 def test_large_message_throughput_is_bounded_by_the_pci_bus_and_the_link() -> None:
-    bound_mib = min(PRESET["pci"]["dma_MBps"], PRESET["link"]["rate_MBps"]) * 1e6 / MIB
+    bound_mib = min(PRESET["nic"]["dma_MBps"], PRESET["link"]["rate_gbps"] * 1e3 / 8) * 1e6 / MIB
     native = _num(_pingpong(1 << 20, protocol={"stack": "native-mx"}), "throughput_MiBps")
     assert 0.6 * bound_mib < native < bound_mib
     # The kernel stack copies every byte out of DMA-written memory on the
@@ -115,9 +116,8 @@ def test_alltoall_on_the_whole_grid_is_bounded_by_each_hosts_receive_work() -> N
     assert m["dropped"] == 0
     # Every host receives a message from each of the others, and its one
     # core runs the driver, the handler and the library for each.
-    k, lib = PRESET["kernel"], PRESET["library"]
-    cycles = k["driver_rx_cycles"] + k["handler_cycles"] + lib["event_cycles"]
-    per_msg_us = cycles / PRESET["host"]["clock_mhz"]
+    host, lib = PRESET["host"], PRESET["library"]
+    per_msg_us = (host["driver_rx_ns"] + host["handler_ns"] + lib["event_ns"]) / 1e3
     peers = PRESET["grid"]["hosts"] - 1
     assert _num(m, "time_us") > peers * per_msg_us
 
@@ -155,3 +155,32 @@ def test_the_cli_runs_an_mpi_workload_on_lci2000() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["latency_us"] > 0
+
+
+def test_an_lci_preset_key_of_the_old_shape_names_its_new_place() -> None:
+    """The LANai's firmware cycles moved from ``[ni]`` to ``[lanai]``: a
+    scenario written for the old shape gets one line naming the new key."""
+    with pytest.raises(nicsim.NicsimError) as e:
+        _pingpong(0, platform={"ni": {"fw_rx_cycles": 33}})
+    msg = str(e.value)
+    assert "`platform.ni.fw_rx_cycles` = 33" in msg, msg
+    assert "`platform.lanai.fw_rx_cycles`" in msg and "\n" not in msg, msg
+
+
+def test_the_lci_stack_sends_on_the_shared_link() -> None:
+    """``link.rate_gbps`` is the one link rate: the LCI stack's packets
+    cross it too, and at 0.16 Gb/s (20 MB/s, below the PIO and PCI rates)
+    a stream of full packets is bound by it."""
+
+    def stream(rate_gbps: float) -> float:
+        m = _run(
+            {
+                "platform": {"link": {"rate_gbps": rate_gbps}},
+                "protocol": {"stack": "lci"},
+                "workload": {"kind": "stream", "size_bytes": 16384, "messages": 100, "warmup": 5},
+            }
+        )
+        return _num(m, "throughput_MBps")
+
+    preset, slow = stream(PRESET["link"]["rate_gbps"]), stream(0.16)
+    assert slow < 0.16e3 / 8 < preset

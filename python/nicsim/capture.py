@@ -171,7 +171,7 @@ def _flow(head: bytes) -> int:
 
 
 def check_replay_preset(preset: str) -> None:
-    """Refuse an LCI preset (``family = "lci"``) as a replay's, saying why.
+    """Refuse an LCI preset (LANai NIs: a ``[lanai]`` table) as a replay's, saying why.
 
     A replay feeds the capture to an Open-MX host's NIC, its driver and its
     interrupts (the host of a flood): the LCI hosts have none of them, they
@@ -186,14 +186,14 @@ def check_replay_preset(preset: str) -> None:
             text = read_toml_file(preset, "preset file")
         else:
             text = _core.preset_toml(preset)
-        family = loads(text, f"preset {preset!r}").get("family")
+        lanai = "lanai" in loads(text, f"preset {preset!r}")
     except NicsimError:
         return
-    if family == "lci":
+    if lanai:
         raise NicsimError(
-            f'preset {preset!r} is an LCI preset (family = "lci"): a replay feeds the capture '
-            "to an Open-MX host's NIC, driver and interrupts, which LCI hosts do not have (they "
-            "poll their NI); allowed: an Open-MX preset, e.g. "
+            f"preset {preset!r} is an LCI preset (LANai NIs: a [lanai] table): a replay feeds "
+            "the capture to an Open-MX host's NIC, driver and interrupts, which LCI hosts do "
+            "not have (they poll their NI); allowed: an Open-MX preset, e.g. "
             + ", ".join(p for p in _core.presets() if p != preset)
         )
 

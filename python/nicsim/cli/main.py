@@ -69,9 +69,10 @@ app.command("bench")(bench.bench_command)
 
 @presets_app.command("list")
 def presets_list() -> None:
-    """List the embedded presets."""
+    """List the embedded presets, each with its one-line description."""
     for name in nicsim.presets():
-        print(name)
+        description = loads(nicsim.preset_toml(name), f"preset {name!r}").get("description", "")
+        print(f"{name}\t{description}")
 
 
 @presets_app.command("show")

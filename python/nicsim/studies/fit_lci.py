@@ -1,12 +1,12 @@
 """Re-runnable fit of the ``lci2000`` preset's one free parameter.
 
-The preset marks ``ni.fw_tx_cycles`` and ``ni.fw_rx_cycles`` ``[fitted]``
+The preset marks ``lanai.fw_tx_cycles`` and ``lanai.fw_rx_cycles`` ``[fitted]``
 (one parameter: both take the same value) against the SPEC.md §5 fact
 "LCI one-way null latency 12 us", measured as half the mean round trip of
 a 0-byte ping-pong between hosts 0 and 1 with ``packet-shifting`` polling.
 With no contention the latency is affine in the cycle count, so two runs
 and a secant step find it; the result is rounded to whole cycles, kept
-inside the preset's range for both keys (``# [range ni.fw_tx_cycles ...]``,
+inside the preset's range for both keys (``# [range lanai.fw_tx_cycles ...]``,
 :mod:`nicsim.studies.fitted`), and checked by a third run. A result pinned at a
 bound of the range is a misfit, and the output says so.
 
@@ -35,7 +35,7 @@ def null_latency_us(fw_cycles: int, preset: str = "lci2000") -> float:
     scenario = {
         "preset": preset,
         "seed": 1,
-        "platform": {"ni": {"fw_tx_cycles": fw_cycles, "fw_rx_cycles": fw_cycles}},
+        "platform": {"lanai": {"fw_tx_cycles": fw_cycles, "fw_rx_cycles": fw_cycles}},
         "protocol": {"stack": "lci"},
         "nic": {"polling": "packet-shifting"},
         "workload": {"kind": "pingpong", "size_bytes": 0, "iterations": 200, "warmup": 10},
@@ -47,7 +47,7 @@ def null_latency_us(fw_cycles: int, preset: str = "lci2000") -> float:
 
 
 #: The preset keys of the one free parameter.
-KEYS = ("ni.fw_tx_cycles", "ni.fw_rx_cycles")
+KEYS = ("lanai.fw_tx_cycles", "lanai.fw_rx_cycles")
 
 
 def cycle_range(preset: str = "lci2000") -> Range:
@@ -86,7 +86,7 @@ def main() -> int:
     cycles, latency, status = fit_lci2000()
     misfit = "" if status == "inside" else f"; misfit: {status} {cycle_range()}"
     print(
-        f"ni.fw_tx_cycles = ni.fw_rx_cycles = {cycles}: null latency {latency:.3f} us "
+        f"lanai.fw_tx_cycles = lanai.fw_rx_cycles = {cycles}: null latency {latency:.3f} us "
         f"(target {TARGET_LATENCY_US} us){misfit}"
     )
     return 0

@@ -112,7 +112,7 @@ FITS: dict[str, Fit] = {
             "lci2000",
             ("lci2000",),
             "python -m nicsim.studies.fit_lci",
-            ("ni.fw_tx_cycles", "ni.fw_rx_cycles"),
+            ("lanai.fw_tx_cycles", "lanai.fw_rx_cycles"),
             f"[LCI] one-way null latency {_fit_lci.TARGET_LATENCY_US:g} µs",
         ),
     )

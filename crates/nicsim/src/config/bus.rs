@@ -1,23 +1,20 @@
-//! The host I/O bus as configured: the `[pci]` table of an LCI-family
-//! preset (PIO and DMA on one 32-bit PCI bus) and the bus's times as
-//! charged ([`BusTimes`]), for the one bus model `crate::host::bus::Bus`
-//! that both stacks use: the LCI hosts' buses and the Open-MX NIC's with
-//! `nic.dma_shared_bus`. It does not own the bus's arbitration
-//! (`crate::host::bus`).
+//! The host I/O bus as configured: the `[pci]` table of a LANai platform
+//! (the programmed I/O of its one 32-bit PCI bus; its DMA rate and per-DMA
+//! overhead are the shared `nic.dma_MBps` and `nic.dma_startup_ns`) and the
+//! bus's times as charged ([`BusTimes`]), for the one bus model
+//! `crate::host::bus::Bus` that both stacks use: the LCI hosts' buses and
+//! the Open-MX NIC's with `nic.dma_shared_bus`. It does not own the bus's
+//! arbitration (`crate::host::bus`).
 
 use super::{check_f, ConfigError};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
-/// The host I/O bus (one shared PCI bus per host).
+/// The programmed I/O of the host's bus to a LANai NI (`[pci]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(non_snake_case)]
 pub struct PciCfg {
-    /// Sustained DMA burst rate, MB/s.
-    pub dma_MBps: f64,
-    /// Bus occupancy of one DMA besides its data (arbitration, address phase, turnaround), ns.
-    pub dma_overhead_ns: f64,
     /// Host-visible cost and bus occupancy of one PIO read of NI memory, ns.
     pub pio_read_ns: f64,
     /// Sustained programmed-I/O write rate into NI memory, MB/s.
@@ -26,14 +23,22 @@ pub struct PciCfg {
     pub pio_write_overhead_ns: f64,
 }
 
+/// Bytes of one PIO write of a doorbell or an interrupt re-arm: one 32-bit
+/// word (the LANai and the PCI bus are 32-bit).
+const PIO_WORD_BYTES: f64 = 4.0;
+
 impl PciCfg {
     /// Range checks; errors name the preset's key (`pci.*`).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        check_f("pci.dma_MBps", self.dma_MBps, 1.0, 1e6)?;
-        check_f("pci.dma_overhead_ns", self.dma_overhead_ns, 0.0, 1e6)?;
         check_f("pci.pio_read_ns", self.pio_read_ns, 1.0, 1e6)?;
         check_f("pci.pio_write_MBps", self.pio_write_MBps, 1.0, 1e6)?;
         check_f("pci.pio_write_overhead_ns", self.pio_write_overhead_ns, 0.0, 1e6)
+    }
+
+    /// One 32-bit PIO write (a doorbell, an interrupt re-arm), ns: the
+    /// burst's overhead and its word at the PIO rate.
+    pub fn word_write_ns(&self) -> f64 {
+        self.pio_write_overhead_ns + PIO_WORD_BYTES * 1e3 / self.pio_write_MBps
     }
 }
 
@@ -63,11 +68,13 @@ impl BusTimes {
         }
     }
 
-    /// The times of a validated `[pci]` table.
-    pub fn of(c: &PciCfg) -> Self {
+    /// The bus of a LANai NI: DMAs at `dma_mbps` (`nic.dma_MBps`) with
+    /// `dma_startup_ns` (`nic.dma_startup_ns`) each, PIO as the validated
+    /// `[pci]` table says.
+    pub fn lanai(dma_mbps: f64, dma_startup_ns: f64, c: &PciCfg) -> Self {
         BusTimes {
-            dma_bytes_per_s: (c.dma_MBps * 1e6).round() as u64,
-            dma_overhead: Duration::from_ns_f64(c.dma_overhead_ns),
+            dma_bytes_per_s: (dma_mbps * 1e6).round() as u64,
+            dma_overhead: Duration::from_ns_f64(dma_startup_ns),
             pio_read: Duration::from_ns_f64(c.pio_read_ns),
             pio_write_bytes_per_s: (c.pio_write_MBps * 1e6).round() as u64,
             pio_write_overhead: Duration::from_ns_f64(c.pio_write_overhead_ns),

@@ -2,7 +2,9 @@
 //! and their validation into an [`LciWorkload`], which `crate::lci::workload`
 //! runs. Called by [`super::LciScenario::from_file`].
 
-use super::{check_f, check_read, int_or, missing, ConfigError, Hardware, Int, LciPlatform, Stack, WorkloadKind};
+use super::{
+    check_f, check_read, int_or, missing, ConfigError, Hardware, Int, LciHostCfg, Platform, Stack, WorkloadKind,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -111,7 +113,8 @@ fn keys_of(kind: WorkloadKind) -> Option<(&'static str, &'static [&'static str])
 /// scenario's, which the DSM and FFT workloads draw from).
 pub(super) fn lci_workload(
     w: &LciWorkloadOpts,
-    platform: &LciPlatform,
+    platform: &Platform,
+    lib: &LciHostCfg,
     seed: Option<u64>,
 ) -> Result<LciWorkload, ConfigError> {
     let programs = || Stack::Lci.programs(Hardware::Lci).join(", ");
@@ -125,7 +128,7 @@ pub(super) fn lci_workload(
         ));
     };
     check_read(w, name, keys)?;
-    let hosts = platform.grid.hosts as u64;
+    let hosts = platform.topology.hosts as u64;
     let src = int_or("workload.src", &w.src, 0, 0, hosts - 1)? as u32;
     let dst = int_or("workload.dst", &w.dst, 1, 0, hosts - 1)? as u32;
     if src == dst {
@@ -142,7 +145,7 @@ pub(super) fn lci_workload(
             let iterations = int_or("workload.iterations", &w.iterations, 1000, 1, 1 << 32)?;
             LciWorkload::PingPong { src, dst, size, iterations, warmup }
         }
-        WorkloadKind::Bcast | WorkloadKind::Asp | WorkloadKind::Qr => mc_workload(kind, w, platform, size)?,
+        WorkloadKind::Bcast | WorkloadKind::Asp | WorkloadKind::Qr => mc_workload(kind, w, platform, lib, size)?,
         WorkloadKind::Dsm => {
             let mix = w.mix.unwrap_or_default();
             let procs = int_or("workload.procs", &w.procs, 16, 2, hosts)? as u32;
@@ -175,15 +178,16 @@ pub(super) fn lci_workload(
 fn mc_workload(
     kind: WorkloadKind,
     w: &LciWorkloadOpts,
-    p: &LciPlatform,
+    p: &Platform,
+    lib: &LciHostCfg,
     size: u64,
 ) -> Result<LciWorkload, ConfigError> {
-    let hosts = p.grid.hosts;
-    let ps = |cycles: u32| (cycles as f64 * 1e6 / p.host.clock_mhz).round() as u64;
+    let hosts = p.topology.hosts;
+    let mhz = p.host.clock_ghz * 1e3;
+    let ps = |cycles: u32| (cycles as f64 * 1e6 / mhz).round() as u64;
     // The cost of `elems` elements per step fits the simulated clock.
     let fits = |key: &str, cycles: u32, elems: u64| {
-        let mhz = p.host.clock_mhz;
-        let at = format!("{elems} elements per step and host.clock_mhz = {mhz}");
+        let at = format!("{elems} elements per step and host.clock_ghz = {}", p.host.clock_ghz);
         super::workload::step_within_clock(key, cycles as f64, 1e6 / mhz, elems, (1u32 << 24) as f64, &at)
     };
     Ok(match kind {
@@ -200,8 +204,8 @@ fn mc_workload(
             let rows = multiple_of_hosts("workload.rows", &w.rows, 1024, hosts)?;
             let iterations = int_or("workload.iterations", &w.iterations, rows as u64, 1, rows as u64)?;
             // A host's update of its rows per iteration (`crate::workload::asp_ops`).
-            fits("multicast.asp_elem_cycles", p.multicast.asp_elem_cycles, (rows / hosts) as u64 * rows as u64)?;
-            LciWorkload::Asp { hosts, rows, iterations: iterations as u32, elem_ps: ps(p.multicast.asp_elem_cycles) }
+            fits("lci.asp_elem_cycles", lib.asp_elem_cycles, (rows / hosts) as u64 * rows as u64)?;
+            LciWorkload::Asp { hosts, rows, iterations: iterations as u32, elem_ps: ps(lib.asp_elem_cycles) }
         }
         _ => {
             let cols = multiple_of_hosts("workload.cols", &w.cols, 512, hosts)?;
@@ -209,14 +213,14 @@ fn mc_workload(
             // The largest steps: the first iteration's norms and update of a
             // host's columns, the owner's two passes over a column.
             let local = (cols / hosts) as u64;
-            fits("multicast.qr_norm_cycles", p.multicast.qr_norm_cycles, local * cols as u64)?;
-            fits("multicast.qr_update_cycles", p.multicast.qr_update_cycles, local.max(2) * cols as u64)?;
+            fits("lci.qr_norm_cycles", lib.qr_norm_cycles, local * cols as u64)?;
+            fits("lci.qr_update_cycles", lib.qr_update_cycles, local.max(2) * cols as u64)?;
             LciWorkload::Qr {
                 hosts,
                 cols,
                 iterations: iterations as u32,
-                norm_ps: ps(p.multicast.qr_norm_cycles),
-                update_ps: ps(p.multicast.qr_update_cycles),
+                norm_ps: ps(lib.qr_norm_cycles),
+                update_ps: ps(lib.qr_update_cycles),
             }
         }
     })

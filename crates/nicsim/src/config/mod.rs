@@ -19,8 +19,10 @@ mod pull_rerequest;
 pub use pull_rerequest::PullRerequest;
 mod bus;
 mod coalesce;
+mod emo;
 mod grid;
-mod lci_platform;
+mod lanai;
+mod lanai_derive;
 mod lci_workload;
 mod nic_features;
 mod nic_opts;
@@ -33,8 +35,9 @@ mod workload;
 
 pub use bus::*;
 pub use coalesce::*;
+pub use emo::*;
 pub use grid::*;
-pub use lci_platform::*;
+pub use lanai::{lanai_ns, LanaiCfg, LciHostCfg, LciHostTimes};
 pub use lci_workload::*;
 pub use nic_features::*;
 pub use nic_opts::*;
@@ -216,10 +219,6 @@ pub(crate) fn embedded_table(name: &str) -> Result<toml::Table, ConfigError> {
     parsed[at].clone()
 }
 
-/// The value of a preset's `family` key that marks an \[LCI] preset: its
-/// hardware is the LANai NI on PCI and a grid (`config::lci_platform`).
-pub const LCI_FAMILY: &str = "lci";
-
 /// Reads a preset (embedded name or `.toml` path) as a TOML table.
 pub fn preset_table(preset: &str) -> Result<toml::Table, ConfigError> {
     if !overrides::is_file(preset) {
@@ -229,9 +228,10 @@ pub fn preset_table(preset: &str) -> Result<toml::Table, ConfigError> {
     toml::from_str(&text).map_err(|e| toml_error_in("preset", &text, e))
 }
 
-/// Whether a preset table belongs to the LCI family.
+/// Whether a preset table describes LANai NIs (the \[LCI] cluster's
+/// hardware): it has a `[lanai]` table (`config::lanai`).
 pub fn is_lci_table(t: &toml::Table) -> bool {
-    t.get("family").and_then(|v| v.as_str()) == Some(LCI_FAMILY)
+    t.contains_key("lanai")
 }
 
 /// Turns a TOML syntax error into one line, prefixed with where it happened.

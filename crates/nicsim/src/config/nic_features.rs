@@ -19,12 +19,12 @@
 //! allowed). It does not own the features themselves (`crate::nic::watchdog`,
 //! `crate::nic::multicast`, `crate::nic::timers`, `crate::nic::delivery`,
 //! `crate::nic::flow`), the `[nic]` table as written (`config::nic_opts`)
-//! nor the preset keys' ranges (`Platform::validate`, `LciPlatform::validate`).
+//! nor the preset keys' ranges (`Platform::validate`, `config::lanai`).
 
 use super::nic_opts::{Forwarding, NicOpts, Polling, WatchdogOpt, WATCHDOG_ALLOWED};
 use super::{
-    check_f, int_or, BcastForwarding, ConfigError, LciPlatform, Platform, RxDelivery, Workload, CLOCK_PERIOD_US_MAX,
-    WATCHDOG_US_MAX,
+    check_f, int_or, lanai_ns, BcastForwarding, ConfigError, LanaiCfg, Platform, RxDelivery, Workload,
+    CLOCK_PERIOD_US_MAX, WATCHDOG_US_MAX,
 };
 use crate::time::Duration;
 use std::fmt;
@@ -237,20 +237,18 @@ pub(super) struct LciNi {
 }
 
 /// Validates the LCI stack's `[nic]` against its preset.
-pub(super) fn lci_ni(nic: &NicOpts, platform: &LciPlatform) -> Result<LciNi, ConfigError> {
-    let buffer_bytes = platform.ni.buffer_bytes as u64;
+pub(super) fn lci_ni(nic: &NicOpts, platform: &Platform, lanai: &LanaiCfg) -> Result<LciNi, ConfigError> {
+    let buffer_bytes = platform.link.mtu as u64;
     let split_bytes = int_or("nic.split_bytes", &nic.split_bytes, DEFAULT_SPLIT_BYTES as u64, 0, buffer_bytes)? as u32;
-    let hosts = platform.grid.hosts as u64;
+    let hosts = platform.topology.hosts as u64;
     // The default fan-out, on a grid too small for it: as many children as there are other hosts.
     let fanout = int_or("nic.fanout", &nic.fanout, DEFAULT_FANOUT.min(hosts as u32 - 1) as u64, 1, hosts - 1)? as u32;
     let watchdog = watchdog(nic.watchdog_us, None)?;
     // A tick's host fetch: the firmware's DMA set-up, then a small DMA on the PCI bus.
-    let pci = &platform.pci;
-    let fetch_us = (platform.ni.cycles_ns(platform.ni.dma_setup_cycles)
-        + pci.dma_overhead_ns
-        + FLAG_BYTES as f64 * 1e3 / pci.dma_MBps)
-        / 1e3;
-    let fetch = "ni.dma_setup_cycles, then pci.dma_overhead_ns and a word at pci.dma_MBps";
+    let (n, clock) = (&platform.nic, platform.emo_cfg().nic_clock_mhz);
+    let fetch_us =
+        (lanai_ns(clock, lanai.dma_setup_cycles) + n.dma_startup_ns + FLAG_BYTES as f64 * 1e3 / n.dma_MBps) / 1e3;
+    let fetch = "lanai.dma_setup_cycles at emo.nic_clock_mhz, then nic.dma_startup_ns and a word at nic.dma_MBps";
     let clock_period = nic.clock_period_us.map(|us| clock_period(us, fetch_us, fetch, false)).transpose()?.flatten();
     Ok(LciNi {
         polling: nic.polling.unwrap_or_default(),

@@ -1,14 +1,14 @@
-//! A platform preset with a scenario's `[platform]` overrides applied, for
-//! both preset families (Open-MX and LCI).
+//! A platform preset with a scenario's `[platform]` overrides applied.
 //!
 //! This module owns merging the overrides into the preset's table and the
 //! wording of every error of the result: a key is named as the user wrote
 //! it (`platform.topology.hosts` for a value of the scenario or of an
 //! embedded preset, `topology.hosts` of the named file for a value read from
 //! a preset file), and a value of the wrong type or beyond its type's range
-//! gets the key's real limits, those its validation checks. It does not
-//! define the platforms nor their ranges: `Platform::validate` and
-//! `LciPlatform::validate` do, and the ranges are read from them.
+//! gets the key's real limits, those its validation checks; a key of the
+//! earlier LCI preset shape is named with its key now (`config::lanai_derive`).
+//! It does not define the platform nor its ranges: `Platform::validate`
+//! does, and the ranges are read from it.
 
 use super::{try_from_value, ConfigError, KeyError, PathPart};
 use serde::de::DeserializeOwned;
@@ -32,21 +32,27 @@ const GONE: &[(&str, &str)] = &[(
     "the library waits as `host.wait` says (poll, or block at once); no spin before blocking is modelled",
 )];
 
-/// The error of a key of [`GONE`] that the scenario's overrides or the
-/// preset file of `source` set, if any.
+/// The error of a key of [`GONE`] or of the earlier LCI preset shape
+/// (`config::lanai_derive::MOVED`, named with its key now) that the scenario's
+/// overrides or the preset file of `source` set, if any, naming its value.
 fn gone(source: &Source<'_>, preset: &toml::Value) -> Option<ConfigError> {
-    GONE.iter().find_map(|(key, why)| {
+    let gone = GONE.iter().map(|(key, why)| (*key, format!("{why}; leave it out")));
+    let moved = super::lanai_derive::MOVED.iter().map(|(key, new)| {
+        let why = match new.starts_with('`') {
+            false => new.to_string(),
+            true if source.is_file => format!("it is {new}; write it there"),
+            true => format!("it is {}; write it there", new.replacen('`', "`platform.", 1)),
+        };
+        (*key, why)
+    });
+    let overrides = source.overrides.map(|o| toml::Value::Table(o.clone()));
+    gone.chain(moved).find_map(|(key, why)| {
         let path = parse_path(key);
-        if source.overridden(&path) {
-            Some(ConfigError(format!("`platform.{key}` is no key of a platform: {why}; leave it out")))
-        } else if source.is_file && lookup(preset, &path).is_some() {
-            Some(ConfigError(format!(
-                "preset file {:?}: `{key}` is no key of a platform: {why}; leave it out",
-                source.preset
-            )))
-        } else {
-            None
+        if let Some(v) = overrides.as_ref().and_then(|o| lookup(o, &path)) {
+            return Some(ConfigError(format!("`platform.{key}` = {v} is no key of a platform: {why}")));
         }
+        let v = lookup(preset, &path).filter(|_| source.is_file)?;
+        Some(ConfigError(format!("preset file {:?}: `{key}` = {v} is no key of a platform: {why}", source.preset)))
     })
 }
 
@@ -169,7 +175,7 @@ fn type_words(v: &toml::Value) -> &'static str {
 
 /// Loads the platform `P` of `preset` (an embedded name or a `.toml` path)
 /// with `overrides` applied, checked by `validate` ([`load`]): the shared
-/// platform's and an LCI-family preset's tables alike.
+/// platform of every preset.
 pub(crate) fn load_preset<P: DeserializeOwned>(
     preset: &str,
     overrides: Option<&toml::Table>,
@@ -194,8 +200,20 @@ pub(crate) fn load<P: DeserializeOwned>(
         return Err(e);
     }
     let mut merged = preset.clone();
-    if let (Some(o), toml::Value::Table(table)) = (source.overrides, &mut merged) {
-        merge(table, o, "")?;
+    if let toml::Value::Table(table) = &mut merged {
+        // A LANai platform's derived keys (`config::lanai_derive`): the overrides
+        // may not set them, the merged table gets them.
+        if let Some(o) = source.overrides {
+            let lanai = table.contains_key("lanai") || o.contains_key("lanai");
+            if let Some(e) = super::lanai_derive::derived_given(o, lanai) {
+                return Err(ConfigError(e.0.replacen('`', "`platform.", 1)));
+            }
+            merge(table, o, "")?;
+        }
+        super::lanai_derive::derive(table).map_err(|e| match named_key(&e.0) {
+            Some(key) => source.name(key, &e.0),
+            None => e,
+        })?;
     }
     match try_from_value::<P>("", merged.clone()) {
         Ok(p) => {

@@ -7,7 +7,7 @@
 //! platform, so the platform names nothing of theirs.
 
 use super::units::cost_table;
-use super::{check_f, check_u, toml_error, ConfigError};
+use super::{check_f, check_u, toml_error, ConfigError, EmoCfg};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -36,67 +36,18 @@ pub struct Platform {
     /// and propagation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grid: Option<super::GridCfg>,
-}
-
-cost_table! {
-    /// Inputs of the EMO model (`crate::model`) and of the NIC-firmware echo
-    /// (`workload.kind = "echo-nic"`): the NIC processor's clock and its
-    /// byte-copy cost, plus any extra layers a user declares.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct EmoCfg in "emo" as e {
-        /// Clock of the NIC processor in MHz (EMO's R_N).
-        pub nic_clock_mhz: f64 [0.001, 1e6],
-        /// NIC processor cycles to copy one byte between its buffers (the
-        /// firmware echo copies the payload from the receive to the send buffer).
-        pub nic_copy_cycles_per_byte: f64 [0.0, 1e6],
-        /// Extensible layers added to both EMO sums (`[[emo.layer]]`).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        pub layer: Vec<LayerCfg>,
-    }
-}
-
-impl Default for EmoCfg {
-    /// Without an `[emo]` table: R_N = 1000 MHz (NIC cycles read as
-    /// nanoseconds, so C_N/R_N is exact whatever the real clock) and a
-    /// firmware echo that swaps buffers without copying bytes.
-    fn default() -> Self {
-        EmoCfg { nic_clock_mhz: 1000.0, nic_copy_cycles_per_byte: 0.0, layer: Vec::new() }
-    }
-}
-
-/// One extra EMO layer (e.g. MPI matching offload: C_m, L_am, O_am).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LayerCfg {
-    pub name: String,
-    /// Protocol cycles of the layer (C_m), run on `on`'s clock.
-    pub cycles: f64,
-    /// Where the cycles run: nic | host.
-    pub on: On,
-    /// Extra latency of the layer's crossing (L_am), in nanoseconds.
-    pub latency_ns: f64,
-    /// Host cycles the layer's crossing costs (O_am).
-    pub overhead_cycles: f64,
-}
-
-/// Where an EMO layer's protocol cycles run (`emo.layer.on`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum On {
-    /// `nic`: on the NIC processor's clock.
-    Nic,
-    /// `host`: on the host's clock.
-    Host,
-}
-
-impl std::fmt::Display for On {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            On::Nic => "nic",
-            On::Host => "host",
-        })
-    }
+    /// A LANai NI (\[LCI]): its firmware and SRAM; with it the firmware's
+    /// times and the bus's PIO words of `nic` and `host` are derived
+    /// (`config::lanai_derive`). Absent: an Ethernet NIC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lanai: Option<super::LanaiCfg>,
+    /// The programmed I/O of the host's bus to a LANai NI (with `lanai` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci: Option<super::PciCfg>,
+    /// The \[LCI] library's own costs (with `lanai` only; read by
+    /// `protocol.stack = "lci"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lci: Option<super::LciHostCfg>,
 }
 
 cost_table! {
@@ -552,6 +503,8 @@ pub const MAX_HOSTS: u32 = 1024;
 
 impl Platform {
     /// Parses a preset TOML text (no validation).
+    /// A LANai platform's derived keys are filled in by loading it
+    /// (`load_platform`, `config::lanai_derive`), not here.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
         toml::from_str(text).map_err(|e| toml_error("preset", e))
     }
@@ -673,12 +626,13 @@ mod tests {
     #[test]
     fn embedded_presets_parse_and_validate() {
         for name in preset_names() {
-            if crate::config::is_lci_table(&toml::from_str(preset_text(name).unwrap()).unwrap()) {
-                continue; // LCI presets: see config::lci_platform
-            }
-            let p = Platform::from_toml(preset_text(name).unwrap()).unwrap();
+            // A LANai platform's derived keys are filled in when it is loaded.
+            let p = crate::config::load_platform(name, None).unwrap();
             p.validate().unwrap();
             assert_eq!(p.name, name);
+            if p.lanai.is_none() {
+                assert_eq!(Platform::from_toml(preset_text(name).unwrap()).unwrap(), p);
+            }
         }
     }
 

@@ -3,16 +3,16 @@
 //! user writes; [`Scenario::from_toml`] validates it into checked values.
 //! When the hosts run the LCI stack, its part of the same file (the keys it
 //! shares, the keys only it reads beside them, and its `[workload]`) is
-//! read into [`Scenario::lci`] (`scenario/lci.rs`), on the one preset the
-//! scenario's world maps (`config::lci_platform`); each stack refuses by
-//! name a key only the others read.
+//! read into [`Scenario::lci`] (`scenario/lci.rs`), on the one platform the
+//! scenario's world runs on; each stack refuses by name a key only the
+//! others read.
 
 use super::nic_features::{ni_features, NiFeatureOpts, NiFeatures};
 use super::nic_opts::{NicOpts, Steering};
 use super::workload::{workload, Workload, WorkloadKind, WorkloadOpts};
 use super::{
-    check_f, check_u, int_or, toml_error_in, CoalesceSpec, ConfigError, Hardware, Int, Platform, Relation, Stack,
-    TimeoutMode, TimeoutSpec, Times, TxReap, DEFAULT_PRESET, SEED_LIMIT,
+    check_f, check_u, int_or, toml_error_in, CoalesceSpec, ConfigError, Int, Platform, Relation, Stack, TimeoutMode,
+    TimeoutSpec, Times, TxReap, DEFAULT_PRESET, SEED_LIMIT,
 };
 use crate::time::Duration;
 use crate::wire::{MarkedClasses, MarkerClass};
@@ -205,7 +205,7 @@ pub struct ProtocolOpts {
     /// Random extra delay (uniform, seeded) of each frame at the switch, in ns.
     pub jitter_ns: Option<f64>,
     /// LCI only: NI send buffers a sender may hold unacknowledged under the
-    /// reliable protocol (default: the preset's ni.send_buffers, 64).
+    /// reliable protocol (default: the preset's lanai.send_buffers, 64).
     pub send_buffers: Option<Int>,
     /// LCI only: delay of the reliable protocol's explicit ack after the
     /// first unacknowledged packet, us (default 50).
@@ -325,7 +325,10 @@ pub struct Scenario {
 /// the scenario or of an embedded preset, the key of the file for a value
 /// read from a preset file.
 pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Platform, ConfigError> {
-    super::overrides::load_preset(preset, overrides, Platform::validate)
+    super::overrides::load_preset(preset, overrides, |p: &Platform| {
+        p.validate()?;
+        super::lanai_derive::validate(p)
+    })
 }
 
 impl Scenario {
@@ -348,8 +351,7 @@ impl Scenario {
     /// A scenario table whose hosts run the LCI stack: the stack's part
     /// ([`LciScenario`]: its `[nic]`, `[workload]` and `[protocol]`, on its
     /// preset with the `[platform]` overrides) read once, and the world's
-    /// part on that preset mapped to the shared platform
-    /// (`config::lci_platform`), with the same `preset` and `seed` and
+    /// part on that same platform, with the same `preset` and `seed` and
     /// every other key at its default; its workload is the stack's
     /// (`Workload::LciStack`). The world's NI clock is off: the stack's
     /// library keeps its own (`nic.clock_period_us` of its `[nic]`).
@@ -357,10 +359,10 @@ impl Scenario {
         let preset = table.get("preset").and_then(toml::Value::as_str).map(str::to_owned);
         let seed = table.get("seed").cloned().map(Int);
         let lci = LciScenario::from_table(table)?;
-        let platform = super::main_platform(&lci.platform)?;
+        let platform = lci.platform.clone();
         let pingpong = WorkloadOpts { kind: Some(WorkloadKind::Pingpong), ..Default::default() };
         let world = ScenarioFile { preset, seed, workload: pingpong, ..Default::default() };
-        let mut s = Self::on_platform(world, platform, true)?;
+        let mut s = Self::on_platform(world, platform)?;
         s.workload = Workload::LciStack;
         s.ni.clock = None;
         s.lci = Some(Box::new(lci));
@@ -370,8 +372,6 @@ impl Scenario {
     /// Validates a parsed scenario file.
     pub fn from_file(f: ScenarioFile) -> Result<Self, ConfigError> {
         let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
-        // An LCI-family preset is mapped onto this world's platform
-        // (`config::lci_platform`).
         let hw = super::stack::hardware(preset);
         if super::stack::resolve(f.protocol.stack, hw, f.workload.kind, preset)? == Stack::Lci {
             // The LCI stack's part is read from the scenario's table (`scenario/lci.rs`).
@@ -397,19 +397,14 @@ impl Scenario {
                 "`{key}` is read by protocol.stack = \"lci\" only; leave it out, or run the workload on the LCI stack"
             )));
         }
-        let lci_hw = hw == Hardware::Lci;
-        let platform = if lci_hw {
-            super::load_main_platform(preset, f.platform.as_ref())?
-        } else {
-            load_platform(preset, f.platform.as_ref())?
-        };
-        Self::on_platform(f, platform, lci_hw)
+        let platform = load_platform(preset, f.platform.as_ref())?;
+        Self::on_platform(f, platform)
     }
 
-    /// Validates a parsed scenario file on its loaded platform (`lci_hw`:
-    /// an LCI-family preset's, mapped).
-    fn on_platform(f: ScenarioFile, platform: Platform, lci_hw: bool) -> Result<Self, ConfigError> {
+    /// Validates a parsed scenario file on its loaded platform.
+    fn on_platform(f: ScenarioFile, platform: Platform) -> Result<Self, ConfigError> {
         let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
+        let lci_hw = platform.lanai.is_some();
         let cores = platform.cores();
         let seed = int_or("seed", &f.seed, 1, 0, SEED_LIMIT - 1)?;
 

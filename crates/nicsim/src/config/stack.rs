@@ -13,13 +13,13 @@
 //! [`Stack::offers`]: one `workload.kind` ([`WorkloadKind`]) names a
 //! program whichever library runs it.
 //! * Open-MX and native MX run every kind but `dsm` on the Ethernet
-//!   presets; on an LCI-family preset (`family = "lci"`) all but the other
-//!   studies' testbed programs too (the flood of invalid frames and
-//!   \[EMO]'s echo servers, written for Ethernet NICs).
+//!   presets; on an LCI-family preset (one with LANai NIs: its `[lanai]`
+//!   table) all but the other studies' testbed programs too (the flood of
+//!   invalid frames and \[EMO]'s echo servers, written for Ethernet NICs).
 //! * The LCI stack runs `stream`, `pingpong`, `bcast`, `asp`, `qr`, `dsm`
-//!   and `fft-alltoall`, on an LCI-family preset only (it reads the LANai,
-//!   PCI and host tables no other preset has). Of them `dsm` answers
-//!   requests from its upcalls, which only that library has.
+//!   and `fft-alltoall`, on an LCI-family preset only (it reads the
+//!   `[lanai]`, `[pci]` and `[lci]` tables no other preset has). Of them
+//!   `dsm` answers requests from its upcalls, which only that library has.
 
 use super::{variant_names, ConfigError, WorkloadKind, DEFAULT_PRESET};
 use serde::Deserialize;
@@ -65,12 +65,12 @@ impl fmt::Display for Stack {
     }
 }
 
-/// The hardware family of a preset (its `family` key).
+/// The hardware family of a preset (whether it has a `[lanai]` table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hardware {
-    /// An Ethernet preset (no `family` key): Open-MX or native MX only.
+    /// An Ethernet preset (no `[lanai]`): Open-MX or native MX only.
     Ethernet,
-    /// An LCI-family preset (`family = "lci"`): LANai NIs on PCI, a grid.
+    /// An LCI-family preset (`[lanai]`): LANai NIs on PCI, a grid.
     Lci,
 }
 
@@ -139,7 +139,7 @@ pub fn resolve(
         return Err(ConfigError::range(
             "protocol.stack",
             format!("\"lci\" on preset {preset:?}"),
-            "\"open-mx\" or \"native-mx\"; \"lci\" runs on an LCI-family preset (family = \"lci\"), e.g. \"lci2000\"",
+            "\"open-mx\" or \"native-mx\"; \"lci\" runs on an LCI-family preset (LANai NIs: a [lanai] table), e.g. \"lci2000\"",
         ));
     }
     let Some(kind) = kind else { return Ok(stack) };

@@ -61,13 +61,13 @@ pub struct WorkloadOpts {
     pub cols: Option<Int>,
     /// asp: host cycles per element update of the Floyd-Warshall inner
     /// loop, at `host.clock_ghz` (default 6, \[LCI]'s Pentium Pro estimate
-    /// of `presets/lci2000.toml` `multicast.asp_elem_cycles`).
+    /// of `presets/lci2000.toml` `lci.asp_elem_cycles`).
     pub elem_cycles: Option<f64>,
     /// qr: host cycles per element of a column norm (default 4, as
-    /// `multicast.qr_norm_cycles` of `lci2000`).
+    /// `lci.qr_norm_cycles` of `lci2000`).
     pub norm_cycles: Option<f64>,
     /// qr: host cycles per element of the Householder update (default 8,
-    /// as `multicast.qr_update_cycles` of `lci2000`).
+    /// as `lci.qr_update_cycles` of `lci2000`).
     pub update_cycles: Option<f64>,
     /// fft-alltoall: compute per iteration and rank, us (default: the
     /// FFT's 5 N log2 N / ranks flops at the `nas` table's rate, N the

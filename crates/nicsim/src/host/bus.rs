@@ -114,13 +114,13 @@ mod tests {
     use super::*;
 
     fn pci() -> BusTimes {
-        BusTimes::of(&crate::config::PciCfg {
-            dma_MBps: 132.0,
-            dma_overhead_ns: 240.0,
-            pio_read_ns: 467.0,
-            pio_write_MBps: 50.0,
-            pio_write_overhead_ns: 120.0,
-        })
+        BusTimes {
+            dma_bytes_per_s: 132_000_000,
+            dma_overhead: Duration::from_ns(240),
+            pio_read: Duration::from_ns(467),
+            pio_write_bytes_per_s: 50_000_000,
+            pio_write_overhead: Duration::from_ns(120),
+        }
     }
 
     #[test]

@@ -161,7 +161,7 @@ fn ni_beats_host_packet_beats_host_message_on_latency() {
 #[test]
 fn a_forward_waits_for_a_free_buffer_at_the_child_and_holds_its_own() {
     // One receive buffer per NI: forwards must wait for the child's host DMA.
-    let (w, m) = run("preset = \"lci2000\"\n[platform.ni]\nrecv_buffers = 1\n[nic]\nforwarding = \"ni\"\n\
+    let (w, m) = run("preset = \"lci2000\"\n[platform.lanai]\nrecv_buffers = 1\n[nic]\nforwarding = \"ni\"\n\
          [workload]\nkind = \"bcast\"\nsize_bytes = 8192\niterations = 0\ncount = 4");
     assert!(m.get("ni_forward_waits").unwrap() > 0.0);
     assert_eq!(m.get("mc_bytes_consumed"), Some(63.0 * 4.0 * 8192.0));

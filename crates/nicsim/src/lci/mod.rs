@@ -63,7 +63,7 @@ pub mod process;
 pub mod reliable;
 pub mod workload;
 
-use crate::config::{BusTimes, LciHostTimes, LciScenario, WatchdogDelay};
+use crate::config::{lanai_ns, HostTimes, LciHostTimes, LciScenario, WatchdogDelay};
 use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
 use crate::net::grid::Grid;
@@ -169,14 +169,14 @@ impl Stack {
     /// host's parts (its library, its NI's firmware), for the world to
     /// hold (`Parts`).
     pub fn new(s: &LciScenario, grid: Grid) -> (Self, Vec<(Host, Ni)>) {
-        let p = &s.platform;
-        let costs = FwCosts::of(&p.ni);
-        let n = p.grid.hosts;
+        let (p, ni) = (&s.platform, &s.lanai);
+        let costs = FwCosts::of(ni, s.nic_clock_mhz);
+        let n = p.topology.hosts;
         let strategy = poll::Strategy::new(s.polling, s.split_bytes);
-        let t = LciHostTimes::of(&p.host);
-        let mut hosts: Vec<Host> = (0..n)
-            .map(|h| Host::new(h, &p.host, &t, strategy.detect(), p.ni.buffer_bytes, p.ni.send_buffers))
-            .collect();
+        let host = HostTimes::of(&p.host);
+        let t = LciHostTimes::of(&s.lib, host.irq_entry, host.signal);
+        let mut hosts: Vec<Host> =
+            (0..n).map(|h| Host::new(h, &s.lib, &t, strategy.detect(), p.link.mtu, ni.send_buffers)).collect();
         if let Some(r) = s.protocol {
             for h in &mut hosts {
                 h.rel = Some(reliable::Reliable::new(n, r.send_buffers, r.ack_delay));
@@ -192,13 +192,13 @@ impl Stack {
                 Ni::new(
                     costs,
                     strategy,
-                    p.ni.header_bytes,
-                    lanai::host_buffer_bytes(&p.ni),
-                    p.host.recv_buffers,
-                    p.ni.send_buffers,
-                    p.ni.recv_buffers,
+                    ni.header_bytes,
+                    lanai::host_buffer_bytes(ni, p.link.mtu),
+                    s.lib.recv_buffers,
+                    ni.send_buffers,
+                    ni.recv_buffers,
                     s.fanout,
-                    Bus::new(&BusTimes::of(&p.pci)),
+                    Bus::new(&s.bus),
                     watchdog.clone(),
                     s.watchdog == WatchdogDelay::Immediate,
                     s.clock_period.map(|period| timers::ClockPolicy { period }),
@@ -211,17 +211,17 @@ impl Stack {
             progress: 0,
             progress_event: 0,
             grid,
-            header: p.ni.header_bytes,
+            header: ni.header_bytes,
             job: Job::new(&s.workload, s.fanout, n),
             sends: Vec::with_capacity(n as usize),
             packets_sent: 0,
             packets_delivered: 0,
-            mc: multicast::McState::new(s.forwarding, s.fanout, n, p.multicast.descriptor_bytes, p.ni.send_buffers),
+            mc: multicast::McState::new(s.forwarding, s.fanout, n, s.lib.descriptor_bytes, ni.send_buffers),
         };
         // Per child: the table lookup and header rewrite, then the network DMA's set-up.
         w.mc_init(
             &mut nis,
-            Duration::from_ns_f64(p.ni.cycles_ns(p.multicast.fw_forward_cycles + p.ni.dma_setup_cycles)),
+            Duration::from_ns_f64(lanai_ns(s.nic_clock_mhz, ni.fw_forward_cycles + ni.dma_setup_cycles)),
         );
         (w, hosts.into_iter().zip(nis).collect())
     }

@@ -30,7 +30,7 @@ use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::multicast::{Forwarded, NiMc};
 use super::timers::ClockPolicy;
 use super::watchdog::Watchdog;
-use crate::config::LanaiCfg;
+use crate::config::{lanai_ns, LanaiCfg};
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -74,10 +74,10 @@ impl Forwarded for Packet {
     }
 }
 
-/// Bytes of one host receive buffer: header + payload capacity + FULL word
-/// (the layouts of `crate::nic::delivery`).
-pub fn host_buffer_bytes(ni: &LanaiCfg) -> u32 {
-    ni.header_bytes + ni.buffer_bytes + FLAG_BYTES
+/// Bytes of one host receive buffer: header + payload capacity (`mtu`,
+/// one NI buffer) + FULL word (the layouts of `crate::nic::delivery`).
+pub fn host_buffer_bytes(ni: &LanaiCfg, mtu: u32) -> u32 {
+    ni.header_bytes + mtu + FLAG_BYTES
 }
 
 /// Firmware costs, converted from NI cycles.
@@ -89,9 +89,10 @@ pub struct FwCosts {
 }
 
 impl FwCosts {
-    /// The firmware's steps of the `[ni]` table: its cycles at `ni.clock_mhz`.
-    pub fn of(ni: &LanaiCfg) -> Self {
-        let cycles = |c: u32| Duration::from_ns_f64(ni.cycles_ns(c));
+    /// The firmware's steps of the `[lanai]` table: its cycles at the NIC
+    /// clock (`emo.nic_clock_mhz`).
+    pub fn of(ni: &LanaiCfg, clock_mhz: f64) -> Self {
+        let cycles = |c: u32| Duration::from_ns_f64(lanai_ns(clock_mhz, c));
         FwCosts { tx: cycles(ni.fw_tx_cycles), rx: cycles(ni.fw_rx_cycles), dma_setup: cycles(ni.dma_setup_cycles) }
     }
 }

@@ -87,8 +87,8 @@ fn a_frame_longer_than_a_page_fills_several_buffers() {
 
 #[test]
 fn on_a_shared_bus_a_receive_dma_waits_for_the_transmit_dma_holding_it() {
-    // lci2000 mapped onto the Open-MX path: one 32-bit PCI bus per host.
-    let p = crate::config::load_main_platform("lci2000", None).unwrap();
+    // lci2000 on the Open-MX path: one 32-bit PCI bus per host.
+    let p = crate::config::load_platform("lci2000", None).unwrap();
     let t = Times::of(&p).nic;
     let queue = RxQueue::new(Box::new(coalesce::Disabled), p.nic.ring_slots as usize, 0);
     let mut nic = Nic::new(&p.nic, &t, vec![queue], Duration::ZERO);

@@ -6,8 +6,8 @@
 //! ([`refuse_other_stacks_keys`]).
 //!
 //! The keys the LCI stack shares with the other stacks are read as theirs
-//! are: `preset`, `seed` and `platform` (its preset's tables and their
-//! mapping to the shared platform in `config::lci_platform`), the NI
+//! are: `preset`, `seed` and `platform` (the one platform, whose `[lanai]`,
+//! `[pci]` and `[lci]` tables the stack needs, `config::lanai`), the NI
 //! features of `[nic]` (`watchdog_us`, `clock_period_us` and the LANai
 //! firmware's keys beside them, `config::nic_opts`, validated in
 //! `config::nic_features`), `[protocol]` (`stack`, and the reliable
@@ -22,8 +22,8 @@ use super::super::nic_features::{lci_ni, LciNi};
 use super::super::nic_opts::{Forwarding, NicOpts, Polling};
 use super::{HostOpts, ProtocolOpts, ScenarioFile};
 use crate::config::{
-    check_f, from_value, int_or, load_lci_platform, toml_error_in, variant_names, ConfigError, LciPlatform, Stack,
-    WatchdogDelay,
+    check_f, from_value, int_or, load_platform, toml_error_in, variant_names, BusTimes, ConfigError, LanaiCfg,
+    LciHostCfg, Platform, Stack, WatchdogDelay,
 };
 use crate::time::Duration;
 
@@ -95,9 +95,15 @@ pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
 /// A validated LCI scenario.
 #[derive(Debug, Clone)]
 pub struct LciScenario {
-    /// The preset's tables in the LCI stack's words; each table's costs
-    /// are converted as charged by its component (`cost_table!`).
-    pub platform: LciPlatform,
+    /// The one platform (the world's too).
+    pub platform: Platform,
+    /// Its LANai NI (`[lanai]`), the NI's clock (`emo.nic_clock_mhz`) and
+    /// its bus (`nic.dma_*` and `[pci]`).
+    pub lanai: LanaiCfg,
+    pub nic_clock_mhz: f64,
+    pub bus: BusTimes,
+    /// The LCI library's own costs (`[lci]`).
+    pub lib: LciHostCfg,
     pub seed: u64,
     /// Arrival detection (`nic.polling`) and, for static-split, its split
     /// payload (`nic.split_bytes`).
@@ -156,13 +162,26 @@ impl LciScenario {
                 &format!("\"lci\" with workload.kind = {kind} in an LCI scenario"),
             ));
         }
-        let platform = load_lci_platform(f.preset.as_deref().unwrap_or(DEFAULT_LCI_PRESET), f.platform.as_ref())?;
+        let preset = f.preset.as_deref().unwrap_or(DEFAULT_LCI_PRESET);
+        let platform = load_platform(preset, f.platform.as_ref())?;
+        let (lanai, lib, pci, emo) = match (&platform.lanai, &platform.lci, &platform.pci, &platform.emo) {
+            (Some(n), Some(l), Some(p), Some(e)) => (n.clone(), l.clone(), p, e),
+            _ => {
+                return Err(ConfigError(format!(
+                    "missing key `lci` (required: the preset's `[lanai]` and `[lci]` tables, to run the LCI \
+                     library (protocol.stack = \"lci\"); preset {preset:?} has none)"
+                )))
+            }
+        };
+        let (nic_clock_mhz, bus) =
+            (emo.nic_clock_mhz, BusTimes::lanai(platform.nic.dma_MBps, platform.nic.dma_startup_ns, pci));
         let seed = f.seed.as_ref().map(|s| s.range("seed", 0, crate::config::SEED_LIMIT - 1)).transpose()?;
-        let LciNi { polling, split_bytes, forwarding, fanout, watchdog, clock_period } = lci_ni(&f.nic, &platform)?;
-        let workload = lci_workload(w, &platform, seed)?;
+        let LciNi { polling, split_bytes, forwarding, fanout, watchdog, clock_period } =
+            lci_ni(&f.nic, &platform, &lanai)?;
+        let workload = lci_workload(w, &platform, &lib, seed)?;
         let p = &f.protocol;
         let protocol = if reliable {
-            let most = platform.ni.send_buffers as u64;
+            let most = lanai.send_buffers as u64;
             let send_buffers = int_or("protocol.send_buffers", &p.send_buffers, most, 1, most)? as u32;
             let ack_delay_us = p.ack_delay_us.unwrap_or(DEFAULT_ACK_DELAY_US);
             check_f("protocol.ack_delay_us", ack_delay_us, 0.0, 1e9)?;
@@ -185,6 +204,10 @@ impl LciScenario {
         }
         Ok(LciScenario {
             platform,
+            lanai,
+            nic_clock_mhz,
+            bus,
+            lib,
             seed: seed.unwrap_or(1),
             polling,
             split_bytes,

@@ -293,7 +293,7 @@ fn platform_overrides_apply() {
 fn a_key_no_platform_reads_is_refused_with_why() {
     let err =
         Scenario::from_toml("[platform.library]\nspin_ns = 100000\n[workload]\nkind = \"stream\"\n").unwrap_err().0;
-    assert!(err.starts_with("`platform.library.spin_ns` is no key of a platform: "), "{err}");
+    assert!(err.starts_with("`platform.library.spin_ns` = 100000 is no key of a platform: "), "{err}");
     assert!(err.contains("host.wait") && !err.contains('\n'), "{err}");
     let dir = std::env::temp_dir().join(format!("nicsim-gone-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -302,7 +302,10 @@ fn a_key_no_platform_reads_is_refused_with_why() {
     std::fs::write(&file, text).unwrap();
     let path = file.to_str().unwrap();
     let err = Scenario::from_toml(&format!("preset = {path:?}\n[workload]\nkind = \"stream\"\n")).unwrap_err().0;
-    assert!(err.starts_with(&format!("preset file {path:?}: `library.spin_ns` is no key of a platform")), "{err}");
+    assert!(
+        err.starts_with(&format!("preset file {path:?}: `library.spin_ns` = 0.0 is no key of a platform")),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
