@@ -19,7 +19,7 @@ use super::host::{Control, Outgoing};
 use crate::config::LciWorkload;
 use crate::metrics::{stream_unmeasurable, LinkBound};
 use crate::time::{Duration, Instant};
-use crate::workload::{asp_ops, fft_alltoall_ops, qr_ops, Body, Label, Op, Program};
+use crate::workload::{asp_ops, bcast_bench_ops, fft_alltoall_ops, qr_ops, Body, Label, Op, Program};
 use crate::Metrics;
 
 /// What the process asks of the library next.
@@ -78,7 +78,7 @@ impl Process {
                     self.waiting = Some(Op::WaitOutstanding(n));
                     return Next::Wait;
                 }
-                Some(w @ Op::Compute(_)) => {
+                Some(w @ (Op::Compute(_) | Op::WaitDelivered { .. })) => {
                     self.waiting = Some(w);
                     return Next::Wait;
                 }
@@ -97,7 +97,7 @@ impl Process {
                         None => self.posted.push((src, tag)),
                     }
                 }
-                Op::WaitOutstanding(_) => self.waiting = Some(op),
+                Op::WaitOutstanding(_) | Op::WaitDelivered { .. } => self.waiting = Some(op),
                 // A compute of no time (a step of the ping-pong) takes none.
                 Op::Compute(Duration::ZERO) => {}
                 Op::Compute(d) => {
@@ -131,9 +131,25 @@ impl Process {
         }
     }
 
+    /// The tag of the message whose delivery to every other rank the
+    /// process waits for ([`Op::WaitDelivered`]), if it does.
+    pub fn awaits_delivery(&self) -> Option<u64> {
+        match self.waiting {
+            Some(Op::WaitDelivered { tag }) => Some(tag),
+            _ => None,
+        }
+    }
+
     /// The compute phase [`Process::next`] asked for ended.
     pub fn compute_done(&mut self) {
         debug_assert!(matches!(self.waiting, Some(Op::Compute(_))));
+        self.waiting = None;
+    }
+
+    /// Every other rank has the message the process waits for
+    /// ([`Process::awaits_delivery`]).
+    fn delivered(&mut self) {
+        debug_assert!(matches!(self.waiting, Some(Op::WaitDelivered { .. })));
         self.waiting = None;
     }
 
@@ -181,6 +197,9 @@ enum Measure {
     Stream { size: u64, messages: u64 },
     /// Rank 0's timed round trips.
     PingPong { size: u64, iterations: u64 },
+    /// The broadcast benchmark's root's marks: the one-at-a-time
+    /// broadcasts end at its start mark, the back-to-back ones at its end.
+    Bcast { root: u32, size: u64, iterations: u32, count: u32 },
 }
 
 /// The processes of the hosts, one program each (`crate::workload`'s).
@@ -196,6 +215,13 @@ pub struct Processes {
     /// `Drive::Idle`: the sends a process asked for since the stack last
     /// took them, (host, message).
     sends: Vec<(u32, Outgoing)>,
+    /// A program that waits for deliveries ([`Op::WaitDelivered`]): per
+    /// multicast that has not reached every other rank yet, (source rank,
+    /// tag, ranks it reached); bounded by the multicasts in flight.
+    reached: Option<Vec<(u32, u64, u32)>>,
+    /// Hosts whose process a delivery elsewhere let go on, for the stack
+    /// to run ([`Processes::take_woken`]).
+    woken: Vec<u32>,
 }
 
 impl Processes {
@@ -212,6 +238,9 @@ impl Processes {
         let (n, drive, measure) = match *w {
             LciWorkload::Asp { hosts, .. } | LciWorkload::Qr { hosts, .. } => (hosts, Drive::Upcall, Measure::Exec),
             LciWorkload::FftAllToAll { procs, .. } => (procs, Drive::Idle, Measure::Exec),
+            LciWorkload::Bcast { hosts, root, size, iterations, count } => {
+                (hosts, Drive::Upcall, Measure::Bcast { root, size, iterations, count })
+            }
             LciWorkload::Stream { size, messages, .. } => (2, Drive::Upcall, Measure::Stream { size, messages }),
             LciWorkload::PingPong { size, iterations, .. } => {
                 (2, Drive::Upcall, Measure::PingPong { size, iterations })
@@ -230,6 +259,9 @@ impl Processes {
                 }
                 LciWorkload::Qr { cols, iterations, norm_ps, update_ps, .. } => {
                     qr_ops(&mut b, r, n, cols, iterations, (norm_ps, update_ps), tree, true)
+                }
+                LciWorkload::Bcast { root, size, iterations, count, .. } => {
+                    bcast_bench_ops(&mut b, root, r, n, size, (iterations, count), tree)
                 }
                 LciWorkload::FftAllToAll { iterations, size, compute_ns, seed, .. } => {
                     let mut rng = process_rng(seed, r);
@@ -262,7 +294,9 @@ impl Processes {
                 r => Process::new(program(r), n),
             })
             .collect();
-        Some(Processes { procs, drive, measure, host_of, rank_of, sends: Vec::with_capacity(n as usize) })
+        let reached = matches!(measure, Measure::Bcast { .. }).then(Vec::new);
+        let sends = Vec::with_capacity(n as usize);
+        Some(Processes { procs, drive, measure, host_of, rank_of, sends, reached, woken: Vec::new() })
     }
 
     /// Whether host `h` runs a process.
@@ -276,17 +310,60 @@ impl Processes {
     }
 
     /// A whole message from host `src` (a broadcast's root) with `tag`
-    /// reached host `h`'s process; whether the process goes on.
+    /// reached host `h`'s process; whether the process goes on. If the
+    /// sender waits for its delivery to every other rank and `h` was the
+    /// last, the sender goes on too ([`Processes::take_woken`]).
     pub fn arrived(&mut self, h: u32, src: u32, tag: u64) -> bool {
         let from = self.rank_of[src as usize];
+        let receivers = self.host_of.len() as u32 - 1;
+        if let Some(reached) = &mut self.reached {
+            if let Some(i) = reached.iter().position(|&(s, t, _)| (s, t) == (from, tag)) {
+                reached[i].2 += 1;
+                if reached[i].2 == receivers {
+                    reached.swap_remove(i);
+                    let sender = &mut self.procs[src as usize];
+                    if sender.awaits_delivery() == Some(tag) {
+                        sender.delivered();
+                        self.woken.push(src);
+                    }
+                }
+            }
+        }
         self.procs[h as usize].arrived(from, tag)
+    }
+
+    /// Runs host `h`'s process at `now` up to its next request of the
+    /// library (see [`Process::next`]). A multicast of a program that
+    /// waits for deliveries is counted until it reached every other rank;
+    /// a wait for one that did goes on at once.
+    pub fn next(&mut self, h: u32, now: Instant) -> Next {
+        let rank = self.rank_of[h as usize];
+        loop {
+            let next = self.procs[h as usize].next(now);
+            let Some(reached) = &mut self.reached else { return next };
+            if let Next::Mcast { tag, .. } = next {
+                reached.push((rank, tag, 0));
+            }
+            match self.procs[h as usize].awaits_delivery() {
+                Some(tag) if next == Next::Wait && !reached.iter().any(|&(s, t, _)| (s, t) == (rank, tag)) => {
+                    self.procs[h as usize].delivered()
+                }
+                _ => return next,
+            }
+        }
+    }
+
+    /// The hosts whose process a delivery to another host let go on since
+    /// the last call (see [`Processes::arrived`]), for the stack to run.
+    pub fn take_woken(&mut self) -> Option<u32> {
+        self.woken.pop()
     }
 
     /// `Drive::Idle`: host `h`'s library has nothing to do at `now`: the
     /// process computes, or hands the library a send (kept for
     /// [`Processes::drain_sends`]) or waits, polling.
     pub fn control(&mut self, h: u32, now: Instant) -> Control {
-        match self.procs[h as usize].next(now) {
+        match self.next(h, now) {
             Next::Compute(d) => Control::Compute(d),
             Next::Send { dst, size, tag } => {
                 let dst = self.host(dst);
@@ -311,7 +388,7 @@ impl Processes {
     /// Whether the program is one of the multicast study's (its
     /// forwarding metrics are reported).
     pub fn multicasts(&self) -> bool {
-        self.drive == Drive::Upcall && self.measure == Measure::Exec
+        self.drive == Drive::Upcall && matches!(self.measure, Measure::Exec | Measure::Bcast { .. })
     }
 
     /// The program's measurements from its processes' marks; `link`
@@ -348,6 +425,21 @@ impl Processes {
                     }
                 }
                 m.set("elapsed_us", s * 1e6);
+            }
+            Measure::Bcast { root, size, iterations, count } => {
+                let (t0, t1) = marks(root);
+                if iterations > 0 {
+                    m.set("latency_us", t0.since(Instant::ZERO).as_us_f64() / iterations as f64);
+                }
+                if count > 0 {
+                    let s = t1.since(t0).as_s_f64();
+                    m.set("burst_us", s * 1e6);
+                    if s > 0.0 {
+                        m.set("throughput_MBps", (size * count as u64) as f64 / s / 1e6);
+                    } else {
+                        m.unmeasured("throughput_MBps", "the broadcasts took no simulated time");
+                    }
+                }
             }
             Measure::PingPong { size, iterations } => {
                 let (t0, t1) = marks(0);
