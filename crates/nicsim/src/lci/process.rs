@@ -522,6 +522,41 @@ mod tests {
     }
 
     #[test]
+    fn a_root_waiting_for_a_delivery_goes_on_when_the_last_receiver_has_it() {
+        let w = LciWorkload::Bcast { hosts: 3, root: 1, size: 8, iterations: 2, count: 0 };
+        let mut p = Processes::new(&w, 2, 3).expect("the broadcast benchmark runs as processes");
+        let tag = crate::workload::tag::LCI_BCAST;
+        assert!((0..3).all(|h| p.participates(h)));
+        assert_eq!(p.next(1, Instant::ZERO), Next::Mcast { size: 8, tag });
+        assert_eq!(p.next(1, Instant::ZERO), Next::Wait);
+        // Host 0 has it, host 2 not yet: the root still waits.
+        assert_eq!(p.next(0, Instant::ZERO), Next::Wait);
+        assert!(p.arrived(0, 1, tag));
+        assert_eq!(p.take_woken(), None);
+        assert!(!p.arrived(2, 1, tag), "ahead of its receive");
+        assert_eq!(p.take_woken(), Some(1), "host 2 was the last receiver");
+        let t = Instant::ZERO + Duration::from_us(3);
+        assert_eq!(p.next(1, t), Next::Mcast { size: 8, tag: tag + 1 });
+        // The second reaches both before the root asks to wait for it: its
+        // wait goes on at once.
+        for h in [0, 2] {
+            assert_eq!(p.next(h, t), Next::Wait);
+            p.arrived(h, 1, tag + 1);
+        }
+        assert_eq!(p.take_woken(), None, "the root was not waiting yet");
+        let end = t + Duration::from_us(5);
+        assert_eq!(p.next(1, end), Next::Done);
+        let mut m = Metrics::default();
+        p.metrics(&mut m, &LinkBound { bytes_per_s: 1e9, frame_extra_bytes: 0, frame_payload: 4096 });
+        assert_eq!(m.get("latency_us"), Some(4.0), "two broadcasts in 8 us");
+        assert_eq!(m.get("burst_us"), None, "no back-to-back broadcasts");
+        for h in [0, 2] {
+            assert_eq!(p.next(h, end), Next::Done, "host {h} received both");
+        }
+        assert!(p.done());
+    }
+
+    #[test]
     fn the_fft_runs_the_open_mx_iteration_written_out_with_new_chunk_times_each_iteration() {
         let w = LciWorkload::FftAllToAll { procs: 4, iterations: 3, size: 1024, compute_ns: 3_000_000, seed: 7 };
         let mut p = Processes::new(&w, 2, 4).expect("the FFT runs as processes");
