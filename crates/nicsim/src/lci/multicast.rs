@@ -181,10 +181,7 @@ impl Stack {
                 _ => false,
             };
             // A sender that waited for the message to reach every host.
-            while let Some(s) = match &mut self.job {
-                Job::Procs(p) => p.take_woken(),
-                _ => None,
-            } {
+            while let Some(s) = self.job.take_woken() {
                 self.proceed(hs, s, done);
             }
             if go_on {

@@ -169,7 +169,14 @@ impl Process {
     }
 }
 
-/// When the LCI library runs a process's program, and where it computes.
+/// When the LCI library runs a process's program, and where it computes:
+/// the library's two ways to run one (in its upcalls, or from its main
+/// loop), which order a host's work differently. Under `Upcall` a compute
+/// goes ahead of the packets still to consume and every send of a step
+/// goes to the outbox at once; under `Idle` the packets come first, one
+/// send goes to the library per idle turn, and the compute leaves the
+/// library whether or not that send is written. Each study's tables are
+/// those of its drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drive {
     /// At time zero, at the upcall of each message it matches and at the

@@ -119,6 +119,16 @@ impl Job {
         }
     }
 
+    /// A host whose process a message's delivery to another host let go
+    /// on (a sender that waited for it to reach every host), for the stack
+    /// to run at that delivery's upcall.
+    pub fn take_woken(&mut self) -> Option<u32> {
+        match self {
+            Job::Procs(p) => p.take_woken(),
+            Job::Dsm(_) => None,
+        }
+    }
+
     /// Whether a program that cannot progress is a result (DSM and FFT:
     /// `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a sleeping
     /// home node) rather than an error.
