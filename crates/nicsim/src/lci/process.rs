@@ -21,6 +21,7 @@ use crate::metrics::{stream_unmeasurable, LinkBound};
 use crate::time::{Duration, Instant};
 use crate::workload::{asp_ops, bcast_bench_ops, fft_alltoall_ops, qr_ops, Body, Label, Op, Program};
 use crate::Metrics;
+use std::collections::BTreeMap;
 
 /// What the process asks of the library next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,9 +224,9 @@ pub struct Processes {
     /// took them, (host, message).
     sends: Vec<(u32, Outgoing)>,
     /// A program that waits for deliveries ([`Op::WaitDelivered`]): per
-    /// multicast that has not reached every other rank yet, (source rank,
-    /// tag, ranks it reached); bounded by the multicasts in flight.
-    reached: Option<Vec<(u32, u64, u32)>>,
+    /// multicast that has not reached every other rank yet, by (source
+    /// rank, tag), the ranks it reached; bounded by the multicasts in flight.
+    reached: Option<BTreeMap<(u32, u64), u32>>,
     /// Hosts whose process a delivery elsewhere let go on, for the stack
     /// to run ([`Processes::take_woken`]).
     woken: Vec<u32>,
@@ -301,7 +302,7 @@ impl Processes {
                 r => Process::new(program(r), n),
             })
             .collect();
-        let reached = matches!(measure, Measure::Bcast { .. }).then(Vec::new);
+        let reached = matches!(measure, Measure::Bcast { .. }).then(BTreeMap::new);
         let sends = Vec::with_capacity(n as usize);
         Some(Processes { procs, drive, measure, host_of, rank_of, sends, reached, woken: Vec::new() })
     }
@@ -324,10 +325,10 @@ impl Processes {
         let from = self.rank_of[src as usize];
         let receivers = self.host_of.len() as u32 - 1;
         if let Some(reached) = &mut self.reached {
-            if let Some(i) = reached.iter().position(|&(s, t, _)| (s, t) == (from, tag)) {
-                reached[i].2 += 1;
-                if reached[i].2 == receivers {
-                    reached.swap_remove(i);
+            if let Some(got) = reached.get_mut(&(from, tag)) {
+                *got += 1;
+                if *got == receivers {
+                    reached.remove(&(from, tag));
                     let sender = &mut self.procs[src as usize];
                     if sender.awaits_delivery() == Some(tag) {
                         sender.delivered();
@@ -349,10 +350,10 @@ impl Processes {
             let next = self.procs[h as usize].next(now);
             let Some(reached) = &mut self.reached else { return next };
             if let Next::Mcast { tag, .. } = next {
-                reached.push((rank, tag, 0));
+                reached.insert((rank, tag), 0);
             }
             match self.procs[h as usize].awaits_delivery() {
-                Some(tag) if next == Next::Wait && !reached.iter().any(|&(s, t, _)| (s, t) == (rank, tag)) => {
+                Some(tag) if next == Next::Wait && !reached.contains_key(&(rank, tag)) => {
                     self.procs[h as usize].delivered()
                 }
                 _ => return next,
