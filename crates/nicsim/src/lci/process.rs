@@ -2,7 +2,11 @@
 //! sequences of `crate::workload` that the Open-MX library runs too (ASP
 //! and QR, `crate::workload::asp_ops` and `crate::workload::qr_ops`, in
 //! their library-forwarded shape: a root [`Op::Mcast`]s, the others receive
-//! from the root; the FFT all-to-all, `crate::workload::fft_alltoall_ops`).
+//! from the root; the FFT all-to-all, `crate::workload::fft_alltoall_ops`),
+//! and the broadcast benchmark, which only this library runs
+//! (`crate::workload::bcast_bench_ops`: its root waits for each broadcast
+//! to reach every other host, [`Op::WaitDelivered`], which
+//! [`Processes`] resolves because it holds every host's process).
 //!
 //! This module owns the program's side of the LCI library, sans-I/O: it
 //! runs operations until one needs the library ([`Process::next`]: a send,
