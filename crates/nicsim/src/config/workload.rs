@@ -597,3 +597,33 @@ pub enum BcastForwarding {
     /// (\[LCI] §4.2). Needs `nic.multicast_forwarding = true`.
     Ni,
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Scenario;
+
+    #[test]
+    fn one_table_for_every_stack_refuses_the_other_stacks_keys_by_kind() {
+        // Every stack reads the one `[workload]` table; a key of the other
+        // stack is refused in one line naming the kind's own keys.
+        let err = |text: &str| Scenario::from_toml(text).unwrap_err().0;
+        let omx = err("preset = \"omx2009\"\n[workload]\nkind = \"bcast\"\nroot = 3\n");
+        assert!(omx.starts_with("`workload.root` = 3 is not read by workload.kind = \"bcast\" (its keys: "), "{omx}");
+        assert!(!omx.contains('\n'), "{omx}");
+        let lci = err(
+            "preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\nkind = \"bcast\"\nprocs_per_host = 2\n",
+        );
+        assert_eq!(
+            lci,
+            "`workload.procs_per_host` = 2 is not read by workload.kind = \"bcast\" (its keys: size_bytes, root, \
+             iterations, count)"
+        );
+        // A shared key means the same on both: the broadcast's payload.
+        for text in [
+            "preset = \"omx2009\"\n[workload]\nkind = \"bcast\"\nsize_bytes = 64\n",
+            "preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\nkind = \"bcast\"\nsize_bytes = 64\n",
+        ] {
+            assert!(Scenario::from_toml(text).is_ok(), "{text}");
+        }
+    }
+}
