@@ -115,6 +115,9 @@ RULES = {
     # LciPlatform::validate was.
     "config/lanai_derive.rs": ("N", {"fn validate": "R"}),
     "config/lci_workload.rs": ("R", {"enum Mix": "L", "for Mix": "L"}),
+    # The one `[workload]` table of every stack: only the LCI stack's DSM
+    # mixes are LCI code (its LCI-only keys are fields of the shared table).
+    "config/workload.rs": ("N", {"enum Mix": "L", "for Mix": "L"}),
 }
 
 

@@ -1,72 +1,18 @@
-//! `[workload]` of an LCI scenario (\[LCI]): the kinds, their options
-//! and their validation into an [`LciWorkload`], which `crate::lci::workload`
-//! runs. Called by [`super::LciScenario::from_file`].
+//! `[workload]` of an LCI scenario (\[LCI]): the validation of the one
+//! `[workload]` table (`super::workload`'s [`WorkloadOpts`], read by every
+//! stack) into an [`LciWorkload`], the programs the LCI stack runs
+//! (`crate::lci::workload`), with the LCI stack's defaults. Called by
+//! [`super::LciScenario::from_file`].
 
 use super::{
-    check_f, check_read, int_or, missing, ConfigError, Hardware, Int, LciHostCfg, Platform, Stack, WorkloadKind,
+    check_f, check_read, int_or, missing, ConfigError, Hardware, Int, LciHostCfg, Mix, Platform, Stack, WorkloadKind,
+    WorkloadOpts,
 };
-use serde::{Deserialize, Serialize};
-use std::fmt;
 
-/// `workload.mix`: the DSM application mixes (`crate::lci::dsm`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mix {
-    /// Barnes-Hut: fine-grained, read-mostly (default).
-    #[default]
-    Barnes,
-    /// FFT: coarse-grained transposes.
-    Fft,
-    /// Radix: all-to-all permutation with write sharing.
-    Radix,
-}
-
-impl fmt::Display for Mix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Mix::Barnes => "barnes",
-            Mix::Fft => "fft",
-            Mix::Radix => "radix",
-        })
-    }
-}
-
-/// The LCI workload.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LciWorkloadOpts {
-    /// Required: stream | pingpong | bcast | asp | qr | dsm | fft-alltoall
-    /// (the LCI stack's programs, `config::Stack::offers`).
-    pub kind: Option<WorkloadKind>,
-    /// Message payload, bytes (messages above one packet are fragmented).
-    pub size_bytes: Option<Int>,
-    /// stream: timed messages.
-    pub messages: Option<Int>,
-    /// Untimed messages first.
-    pub warmup: Option<Int>,
-    /// pingpong: timed round trips.
-    pub iterations: Option<Int>,
-    /// Sending host (default 0).
-    pub src: Option<Int>,
-    /// Receiving host (default 1).
-    pub dst: Option<Int>,
-    /// bcast: broadcasting host (default 0).
-    pub root: Option<Int>,
-    /// bcast: broadcasts sent back to back for the throughput (default 100).
-    pub count: Option<Int>,
-    /// asp: matrix rows = columns (a multiple of the hosts; default 1024: 4 KB rows).
-    pub rows: Option<Int>,
-    /// qr: matrix columns = rows (a multiple of the hosts; default 512).
-    pub cols: Option<Int>,
-    /// dsm: barnes (default) | fft | radix.
-    pub mix: Option<Mix>,
-    /// dsm, fft-alltoall: processes (hosts 0 .. procs-1).
-    pub procs: Option<Int>,
-    /// dsm: shared-region operations per process.
-    pub operations: Option<Int>,
-    /// fft-alltoall: compute per iteration, us.
-    pub compute_us: Option<f64>,
-}
+/// The `[workload]` table of an LCI scenario: the one table of every
+/// stack ([`WorkloadOpts`]), whose LCI-only keys (`src`, `dst`, `root`,
+/// `count`, `mix`, `procs`, `operations`) sit beside the shared ones.
+pub type LciWorkloadOpts = WorkloadOpts;
 
 /// A validated LCI workload (`crate::lci::workload` runs it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +58,7 @@ fn keys_of(kind: WorkloadKind) -> Option<(&'static str, &'static [&'static str])
 /// Validates `[workload]` of an LCI scenario on `platform` (`seed`: the
 /// scenario's, which the DSM and FFT workloads draw from).
 pub(super) fn lci_workload(
-    w: &LciWorkloadOpts,
+    w: &WorkloadOpts,
     platform: &Platform,
     lib: &LciHostCfg,
     seed: Option<u64>,
@@ -177,7 +123,7 @@ pub(super) fn lci_workload(
 /// Validates the multicast workloads (`bcast`, `asp`, `qr`).
 fn mc_workload(
     kind: WorkloadKind,
-    w: &LciWorkloadOpts,
+    w: &WorkloadOpts,
     p: &Platform,
     lib: &LciHostCfg,
     size: u64,

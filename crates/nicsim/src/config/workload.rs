@@ -1,6 +1,8 @@
 //! `[workload]`: what the simulated processes run. `WorkloadOpts` mirrors
-//! the TOML table; [`workload`] validates it into a [`Workload`] (called by
-//! [`super::Scenario::from_toml`], which knows the platform it runs on).
+//! the TOML table, one for every stack (the LCI stack's own keys beside
+//! the shared ones); [`workload`] validates it into a [`Workload`] (called
+//! by [`super::Scenario::from_toml`], which knows the platform it runs
+//! on), and `super::lci_workload` into the LCI stack's programs.
 
 use super::{check_f, check_read, check_u, int_or, missing, one_of_names, ConfigError, Int, Platform};
 use crate::time::Duration;
@@ -17,18 +19,23 @@ pub const MAX_RANKS: u32 = u16::MAX as u32;
 pub struct WorkloadOpts {
     /// Required: pingpong | stream | uniband | flood | nas-is | nas-cg |
     /// nas-mg | nas-ft | alltoall | exchange | bcast | asp | qr |
-    /// fft-alltoall | echo-nic | echo-kernel.
+    /// fft-alltoall | echo-nic | echo-kernel | dsm (each stack runs the
+    /// kinds it offers, `config::Stack::offers`).
     pub kind: Option<WorkloadKind>,
     /// Message size in bytes (0 ..= 2^30; default 0).
     pub size_bytes: Option<Int>,
     /// pingpong, echo-*: timed round trips (default 1000); alltoall,
     /// exchange, bcast: timed repetitions (default 100); nas-is: timed
-    /// iterations (default 10).
+    /// iterations (default 10). On the LCI stack: pingpong 1000, bcast
+    /// the broadcasts sent one at a time (default 20), asp and qr the
+    /// matrix's first iterations (default all, a quarter), fft-alltoall 5.
     pub iterations: Option<Int>,
     /// Untimed messages or round trips first (default 100 for pingpong and
-    /// echo-*, 10 for alltoall and exchange, 1000 otherwise).
+    /// echo-*, 10 for alltoall and exchange, 1000 otherwise; 10 on the LCI
+    /// stack).
     pub warmup: Option<Int>,
-    /// stream, uniband: timed messages (default 20000).
+    /// stream, uniband: timed messages (default 20000; the LCI stack's
+    /// stream 1000).
     pub messages: Option<Int>,
     /// stream: requests the sender and the receiver keep outstanding;
     /// uniband: messages per window, each window answered by a 1-byte ack
@@ -71,8 +78,48 @@ pub struct WorkloadOpts {
     pub update_cycles: Option<f64>,
     /// fft-alltoall: compute per iteration and rank, us (default: the
     /// FFT's 5 N log2 N / ranks flops at the `nas` table's rate, N the
-    /// complex points whose transpose sends `size_bytes` to each rank).
+    /// complex points whose transpose sends `size_bytes` to each rank; on
+    /// the LCI stack 65000).
     pub compute_us: Option<f64>,
+    /// LCI stack, stream and pingpong: the sending host (default 0).
+    pub src: Option<Int>,
+    /// LCI stack, stream and pingpong: the receiving host (default 1).
+    pub dst: Option<Int>,
+    /// LCI stack, bcast: the broadcasting host (default 0).
+    pub root: Option<Int>,
+    /// LCI stack, bcast: broadcasts sent back to back for the throughput,
+    /// after the `iterations` sent one at a time (default 100).
+    pub count: Option<Int>,
+    /// LCI stack, dsm: the application mix, barnes (default) | fft | radix.
+    pub mix: Option<Mix>,
+    /// LCI stack, dsm and fft-alltoall: processes, one per host on hosts
+    /// 0 .. procs - 1 (default 16).
+    pub procs: Option<Int>,
+    /// LCI stack, dsm: shared-region operations per process (default 200).
+    pub operations: Option<Int>,
+}
+
+/// `workload.mix`: the DSM application mixes of the LCI stack (`crate::lci::dsm`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mix {
+    /// Barnes-Hut: fine-grained, read-mostly (default).
+    #[default]
+    Barnes,
+    /// FFT: coarse-grained transposes.
+    Fft,
+    /// Radix: all-to-all permutation with write sharing.
+    Radix,
+}
+
+impl std::fmt::Display for Mix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mix::Barnes => "barnes",
+            Mix::Fft => "fft",
+            Mix::Radix => "radix",
+        })
+    }
 }
 
 /// `workload.kind`.
@@ -549,4 +596,34 @@ pub enum BcastForwarding {
     /// the tree forwards it from its receive buffer and delivers it
     /// (\[LCI] §4.2). Needs `nic.multicast_forwarding = true`.
     Ni,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Scenario;
+
+    #[test]
+    fn one_table_for_every_stack_refuses_the_other_stacks_keys_by_kind() {
+        // Every stack reads the one `[workload]` table; a key of the other
+        // stack is refused in one line naming the kind's own keys.
+        let err = |text: &str| Scenario::from_toml(text).unwrap_err().0;
+        let omx = err("preset = \"omx2009\"\n[workload]\nkind = \"bcast\"\nroot = 3\n");
+        assert!(omx.starts_with("`workload.root` = 3 is not read by workload.kind = \"bcast\" (its keys: "), "{omx}");
+        assert!(!omx.contains('\n'), "{omx}");
+        let lci = err(
+            "preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\nkind = \"bcast\"\nprocs_per_host = 2\n",
+        );
+        assert_eq!(
+            lci,
+            "`workload.procs_per_host` = 2 is not read by workload.kind = \"bcast\" (its keys: size_bytes, root, \
+             iterations, count)"
+        );
+        // A shared key means the same on both: the broadcast's payload.
+        for text in [
+            "preset = \"omx2009\"\n[workload]\nkind = \"bcast\"\nsize_bytes = 64\n",
+            "preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\nkind = \"bcast\"\nsize_bytes = 64\n",
+        ] {
+            assert!(Scenario::from_toml(text).is_ok(), "{text}");
+        }
+    }
 }

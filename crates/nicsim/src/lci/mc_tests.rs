@@ -327,3 +327,53 @@ fn an_event_past_an_nis_store_ends_the_run_with_one_line_naming_the_bound() {
     assert!(e.0.starts_with("NI 1 holds more packets in flight than its buffers allow (0: "), "{e}");
     assert!(!e.0.contains('\n'), "{e}");
 }
+
+#[test]
+fn the_broadcast_benchmark_is_a_program_per_host_and_times_as_the_whole_run_benchmark_did() {
+    // The benchmark is `crate::workload::bcast_bench_ops`, one process per
+    // host: every host but the root receives every broadcast, and the
+    // root's marks time it. Its figures (latency, burst, throughput,
+    // packets consumed, PIO writes), as f64 bits, are those recorded at
+    // c25bce3 from a benchmark that kept every host's part in one state:
+    // every scheme, roots inside and at the end of the ring, and runs
+    // without one-at-a-time or without back-to-back broadcasts.
+    /// Forwarding, size, iterations, count, root; the figures' bits.
+    type Case = (&'static str, u64, u32, u32, u32, [Option<u64>; 5]);
+    #[rustfmt::skip]
+    let want: [Case; 15] = [
+        ("host-message", 0, 3, 2, 0, [Some(4635670347437196873), Some(4637563906588935587), Some(0), Some(4644249154795601920), Some(4644249154795601920)]),
+        ("host-message", 1024, 4, 3, 5, [Some(4644755835174389935), Some(4646646834733427930), Some(4619350151678093067), Some(4646465770237198336), Some(4646465770237198336)]),
+        ("host-message", 5000, 2, 4, 63, [Some(4652873310543524355), Some(4656657861566515763), Some(4621726613045734444), Some(4656027123352338432), Some(4656027123352338432)]),
+        ("host-message", 64, 0, 5, 7, [None, Some(4640363294788819419), Some(4610911281185287160), Some(4644249154795601920), Some(4644249154795601920)]),
+        ("host-message", 2048, 3, 0, 1, [Some(4648120328045030078), None, None, Some(4645357462516400128), Some(4645357462516400128)]),
+        ("host-packet", 0, 3, 2, 0, [Some(4635726642432539005), Some(4637620201584277718), Some(0), Some(4644249154795601920), Some(4639833516098453504)]),
+        ("host-packet", 1024, 4, 3, 5, [Some(4643720754928001609), Some(4645159060903231576), Some(4620905401226654274), Some(4646465770237198336), Some(4642085315912138752)]),
+        ("host-packet", 5000, 2, 4, 63, [Some(4646283306317753281), Some(4650965387160774144), Some(4627079148478438424), Some(4656027123352338432), Some(4651655465120301056)]),
+        ("host-packet", 64, 0, 5, 7, [None, Some(4640391442286490484), Some(4610873830520708733), Some(4644249154795601920), Some(4639833516098453504)]),
+        ("host-packet", 2048, 3, 0, 1, [Some(4644342121336072334), None, None, Some(4645357462516400128), Some(4640959416005296128)]),
+        ("ni", 0, 3, 2, 0, [Some(4632735057066845137), Some(4633997429834670947), Some(0), Some(4644249154795601920), Some(4617315517961601024)]),
+        ("ni", 1024, 4, 3, 5, [Some(4638871769477725651), Some(4640941929970502304), Some(4625208504918857575), Some(4646465770237198336), Some(4619567317775286272)]),
+        ("ni", 5000, 2, 4, 63, [Some(4643232439489622197), Some(4649383077672665330), Some(4628716339836403687), Some(4656027123352338432), Some(4629137466983448576)]),
+        ("ni", 64, 0, 5, 7, [None, Some(4636357726218822899), Some(4614799013111864354), Some(4644249154795601920), Some(4617315517961601024)]),
+        ("ni", 2048, 3, 0, 1, [Some(4639947971458992800), None, None, Some(4645357462516400128), Some(4618441417868443648)]),
+    ];
+    for (f, size, iterations, count, root, bits) in want {
+        let (w, m) = run_world(
+            f,
+            &format!(
+                "kind = \"bcast\"\nsize_bytes = {size}\niterations = {iterations}\ncount = {count}\nroot = {root}"
+            ),
+        );
+        let got = ["latency_us", "burst_us", "throughput_MBps", "mc_packets_consumed", "pio_writes"]
+            .map(|k| m.get(k).map(f64::to_bits));
+        assert_eq!(got, bits, "{f} {size} {iterations} {count} {root}");
+        let Job::Procs(p) = &w.job else { panic!("{:?}", w.job) };
+        assert_eq!(p.procs.len(), 64);
+        assert!(p.procs.iter().all(process::Process::finished), "{f}: every process ran to its end");
+        let n = (iterations + count) as usize;
+        for h in (0..64).filter(|&h| h != root as usize) {
+            assert_eq!(w.hosts[h].upcalls, n as u64 * w.hosts[0].packets_for(size) as u64, "{f}: host {h}");
+        }
+        assert_eq!(w.hosts[root as usize].upcalls, 0, "{f}: the root receives nothing");
+    }
+}

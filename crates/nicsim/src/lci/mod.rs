@@ -31,7 +31,8 @@
 //! strategy's NI -> host DMA(s) on the receiver's bus -> visible to the
 //! host -> poll + upcall + free.
 //!
-//! Multicast ([`multicast`]; the broadcast benchmark [`apps`]): per-sender
+//! Multicast ([`multicast`]; the broadcast benchmark, a program of
+//! `crate::workload` run by [`process`]): per-sender
 //! spanning trees whose packets are forwarded by the host library or by
 //! the NI firmware.
 //!
@@ -54,7 +55,6 @@
 //! progressing, and queues the events the stack scheduled
 //! ([`Stack::take_scheduled`], in their order).
 
-pub mod apps;
 pub mod cpu;
 pub mod dsm;
 pub mod host;
@@ -307,11 +307,7 @@ impl Stack {
     /// and FFT: `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a
     /// sleeping home node) rather than an error.
     pub fn stuck_is_a_result(&self) -> bool {
-        match &self.job {
-            Job::Dsm(_) => true,
-            Job::Procs(p) => p.drive == process::Drive::Idle,
-            _ => false,
-        }
+        self.job.stuck_is_a_result()
     }
 
     /// Schedules an event for host or NI `h`'s component `to` at `t`.

@@ -24,9 +24,9 @@
 //! Flow control: a forward, like any transmission, starts only when the
 //! child's NI has a free receive buffer (Myrinet back-pressure); until then
 //! the forwarding NI waits and keeps holding its own receive buffer. It
-//! does not own the programs that multicast (`super::apps`).
+//! does not own the programs that multicast (`crate::workload`'s, run by
+//! `super::process`).
 
-use super::apps::McOut;
 use super::host::Outgoing;
 use super::process::{Drive, Next};
 use super::workload::Job;
@@ -48,8 +48,6 @@ pub struct McState {
     send_buffers: u64,
     /// Per host: program compute waiting to run once the host's sends are written.
     pub compute: Vec<Option<Duration>>,
-    /// Job outputs being applied (reused).
-    out: Vec<McOut>,
     /// Counters.
     pub host_forward_copies: u64,
     pub mc_packets_consumed: u64,
@@ -64,7 +62,6 @@ impl McState {
             descriptor_bytes,
             send_buffers: send_buffers as u64,
             compute: vec![None; hosts as usize],
-            out: Vec::with_capacity(2 * hosts as usize),
             host_forward_copies: 0,
             mc_packets_consumed: 0,
             mc_bytes_consumed: 0,
@@ -104,27 +101,12 @@ impl Stack {
     /// The programs' sends and compute at time zero.
     pub(super) fn mc_start(&mut self, hs: &mut [impl Parts], now: Instant) {
         match &mut self.job {
-            Job::Mc(p) => {
-                let mut out = std::mem::take(&mut self.mc.out);
-                p.start(&mut out);
-                self.mc_apply(hs, now, &mut out);
-                self.mc.out = out;
-            }
             Job::Procs(p) if p.drive == Drive::Upcall => {
                 for h in 0..p.procs.len() as u32 {
                     self.proceed(hs, h, now);
                 }
             }
             _ => {}
-        }
-    }
-
-    /// Applies the broadcast benchmark's outputs: broadcasts per the
-    /// forwarding scheme; wakes spinning hosts.
-    fn mc_apply(&mut self, hs: &mut [impl Parts], now: Instant, out: &mut Vec<McOut>) {
-        for McOut::Bcast { host, size } in out.drain(..) {
-            bcast(&mut hs[host as usize].lib().outbox, self.mc.forwarding, self.mc.tree, host, size, 0);
-            self.wake(hs, host, now);
         }
     }
 
@@ -145,7 +127,7 @@ impl Stack {
         debug_assert_eq!(p.drive, Drive::Upcall);
         let outbox = &mut hs[h as usize].lib().outbox;
         loop {
-            match p.procs[h as usize].next(now) {
+            match p.next(h, now) {
                 Next::Send { dst, size, tag } => {
                     outbox.push_back(Outgoing { dst: p.host(dst), size, count: 1, bcast: None, tag })
                 }
@@ -194,17 +176,14 @@ impl Stack {
             }
         }
         if pkt.last {
-            let mut out = std::mem::take(&mut self.mc.out);
             let go_on = match &mut self.job {
-                Job::Mc(p) if pkt.bcast.is_some() => {
-                    p.on_bcast(h, done, &mut out);
-                    false
-                }
                 Job::Procs(p) => p.arrived(h, pkt.bcast.unwrap_or(pkt.src), pkt.tag),
                 _ => false,
             };
-            self.mc_apply(hs, done, &mut out);
-            self.mc.out = out;
+            // A sender that waited for the message to reach every host.
+            while let Some(s) = self.job.take_woken() {
+                self.proceed(hs, s, done);
+            }
             if go_on {
                 self.proceed(hs, h, done);
             }

@@ -2,7 +2,11 @@
 //! sequences of `crate::workload` that the Open-MX library runs too (ASP
 //! and QR, `crate::workload::asp_ops` and `crate::workload::qr_ops`, in
 //! their library-forwarded shape: a root [`Op::Mcast`]s, the others receive
-//! from the root; the FFT all-to-all, `crate::workload::fft_alltoall_ops`).
+//! from the root; the FFT all-to-all, `crate::workload::fft_alltoall_ops`),
+//! and the broadcast benchmark, which only this library runs
+//! (`crate::workload::bcast_bench_ops`: its root waits for each broadcast
+//! to reach every other host, [`Op::WaitDelivered`], which
+//! [`Processes`] resolves because it holds every host's process).
 //!
 //! This module owns the program's side of the LCI library, sans-I/O: it
 //! runs operations until one needs the library ([`Process::next`]: a send,
@@ -19,8 +23,9 @@ use super::host::{Control, Outgoing};
 use crate::config::LciWorkload;
 use crate::metrics::{stream_unmeasurable, LinkBound};
 use crate::time::{Duration, Instant};
-use crate::workload::{asp_ops, fft_alltoall_ops, qr_ops, Body, Label, Op, Program};
+use crate::workload::{asp_ops, bcast_bench_ops, fft_alltoall_ops, qr_ops, Body, Label, Op, Program};
 use crate::Metrics;
+use std::collections::BTreeMap;
 
 /// What the process asks of the library next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +83,7 @@ impl Process {
                     self.waiting = Some(Op::WaitOutstanding(n));
                     return Next::Wait;
                 }
-                Some(w @ Op::Compute(_)) => {
+                Some(w @ (Op::Compute(_) | Op::WaitDelivered { .. })) => {
                     self.waiting = Some(w);
                     return Next::Wait;
                 }
@@ -97,7 +102,7 @@ impl Process {
                         None => self.posted.push((src, tag)),
                     }
                 }
-                Op::WaitOutstanding(_) => self.waiting = Some(op),
+                Op::WaitOutstanding(_) | Op::WaitDelivered { .. } => self.waiting = Some(op),
                 // A compute of no time (a step of the ping-pong) takes none.
                 Op::Compute(Duration::ZERO) => {}
                 Op::Compute(d) => {
@@ -131,9 +136,25 @@ impl Process {
         }
     }
 
+    /// The tag of the message whose delivery to every other rank the
+    /// process waits for ([`Op::WaitDelivered`]), if it does.
+    pub fn awaits_delivery(&self) -> Option<u64> {
+        match self.waiting {
+            Some(Op::WaitDelivered { tag }) => Some(tag),
+            _ => None,
+        }
+    }
+
     /// The compute phase [`Process::next`] asked for ended.
     pub fn compute_done(&mut self) {
         debug_assert!(matches!(self.waiting, Some(Op::Compute(_))));
+        self.waiting = None;
+    }
+
+    /// Every other rank has the message the process waits for
+    /// ([`Process::awaits_delivery`]).
+    fn delivered(&mut self) {
+        debug_assert!(matches!(self.waiting, Some(Op::WaitDelivered { .. })));
         self.waiting = None;
     }
 
@@ -153,7 +174,14 @@ impl Process {
     }
 }
 
-/// When the LCI library runs a process's program, and where it computes.
+/// When the LCI library runs a process's program, and where it computes:
+/// the library's two ways to run one (in its upcalls, or from its main
+/// loop), which order a host's work differently. Under `Upcall` a compute
+/// goes ahead of the packets still to consume and every send of a step
+/// goes to the outbox at once; under `Idle` the packets come first, one
+/// send goes to the library per idle turn, and the compute leaves the
+/// library whether or not that send is written. Each study's tables are
+/// those of its drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drive {
     /// At time zero, at the upcall of each message it matches and at the
@@ -181,6 +209,9 @@ enum Measure {
     Stream { size: u64, messages: u64 },
     /// Rank 0's timed round trips.
     PingPong { size: u64, iterations: u64 },
+    /// The broadcast benchmark's root's marks: the one-at-a-time
+    /// broadcasts end at its start mark, the back-to-back ones at its end.
+    Bcast { root: u32, size: u64, iterations: u32, count: u32 },
 }
 
 /// The processes of the hosts, one program each (`crate::workload`'s).
@@ -196,6 +227,13 @@ pub struct Processes {
     /// `Drive::Idle`: the sends a process asked for since the stack last
     /// took them, (host, message).
     sends: Vec<(u32, Outgoing)>,
+    /// A program that waits for deliveries ([`Op::WaitDelivered`]): per
+    /// multicast that has not reached every other rank yet, by (source
+    /// rank, tag), the ranks it reached; bounded by the multicasts in flight.
+    reached: Option<BTreeMap<(u32, u64), u32>>,
+    /// Hosts whose process a delivery elsewhere let go on, for the stack
+    /// to run ([`Processes::take_woken`]).
+    woken: Vec<u32>,
 }
 
 impl Processes {
@@ -212,6 +250,9 @@ impl Processes {
         let (n, drive, measure) = match *w {
             LciWorkload::Asp { hosts, .. } | LciWorkload::Qr { hosts, .. } => (hosts, Drive::Upcall, Measure::Exec),
             LciWorkload::FftAllToAll { procs, .. } => (procs, Drive::Idle, Measure::Exec),
+            LciWorkload::Bcast { hosts, root, size, iterations, count } => {
+                (hosts, Drive::Upcall, Measure::Bcast { root, size, iterations, count })
+            }
             LciWorkload::Stream { size, messages, .. } => (2, Drive::Upcall, Measure::Stream { size, messages }),
             LciWorkload::PingPong { size, iterations, .. } => {
                 (2, Drive::Upcall, Measure::PingPong { size, iterations })
@@ -230,6 +271,9 @@ impl Processes {
                 }
                 LciWorkload::Qr { cols, iterations, norm_ps, update_ps, .. } => {
                     qr_ops(&mut b, r, n, cols, iterations, (norm_ps, update_ps), tree, true)
+                }
+                LciWorkload::Bcast { root, size, iterations, count, .. } => {
+                    bcast_bench_ops(&mut b, root, r, n, size, (iterations, count), tree)
                 }
                 LciWorkload::FftAllToAll { iterations, size, compute_ns, seed, .. } => {
                     let mut rng = process_rng(seed, r);
@@ -262,7 +306,9 @@ impl Processes {
                 r => Process::new(program(r), n),
             })
             .collect();
-        Some(Processes { procs, drive, measure, host_of, rank_of, sends: Vec::with_capacity(n as usize) })
+        let reached = matches!(measure, Measure::Bcast { .. }).then(BTreeMap::new);
+        let sends = Vec::with_capacity(n as usize);
+        Some(Processes { procs, drive, measure, host_of, rank_of, sends, reached, woken: Vec::new() })
     }
 
     /// Whether host `h` runs a process.
@@ -276,17 +322,60 @@ impl Processes {
     }
 
     /// A whole message from host `src` (a broadcast's root) with `tag`
-    /// reached host `h`'s process; whether the process goes on.
+    /// reached host `h`'s process; whether the process goes on. If the
+    /// sender waits for its delivery to every other rank and `h` was the
+    /// last, the sender goes on too ([`Processes::take_woken`]).
     pub fn arrived(&mut self, h: u32, src: u32, tag: u64) -> bool {
         let from = self.rank_of[src as usize];
+        let receivers = self.host_of.len() as u32 - 1;
+        if let Some(reached) = &mut self.reached {
+            if let Some(got) = reached.get_mut(&(from, tag)) {
+                *got += 1;
+                if *got == receivers {
+                    reached.remove(&(from, tag));
+                    let sender = &mut self.procs[src as usize];
+                    if sender.awaits_delivery() == Some(tag) {
+                        sender.delivered();
+                        self.woken.push(src);
+                    }
+                }
+            }
+        }
         self.procs[h as usize].arrived(from, tag)
+    }
+
+    /// Runs host `h`'s process at `now` up to its next request of the
+    /// library (see [`Process::next`]). A multicast of a program that
+    /// waits for deliveries is counted until it reached every other rank;
+    /// a wait for one that did goes on at once.
+    pub fn next(&mut self, h: u32, now: Instant) -> Next {
+        let rank = self.rank_of[h as usize];
+        loop {
+            let next = self.procs[h as usize].next(now);
+            let Some(reached) = &mut self.reached else { return next };
+            if let Next::Mcast { tag, .. } = next {
+                reached.insert((rank, tag), 0);
+            }
+            match self.procs[h as usize].awaits_delivery() {
+                Some(tag) if next == Next::Wait && !reached.contains_key(&(rank, tag)) => {
+                    self.procs[h as usize].delivered()
+                }
+                _ => return next,
+            }
+        }
+    }
+
+    /// The hosts whose process a delivery to another host let go on since
+    /// the last call (see [`Processes::arrived`]), for the stack to run.
+    pub fn take_woken(&mut self) -> Option<u32> {
+        self.woken.pop()
     }
 
     /// `Drive::Idle`: host `h`'s library has nothing to do at `now`: the
     /// process computes, or hands the library a send (kept for
     /// [`Processes::drain_sends`]) or waits, polling.
     pub fn control(&mut self, h: u32, now: Instant) -> Control {
-        match self.procs[h as usize].next(now) {
+        match self.next(h, now) {
             Next::Compute(d) => Control::Compute(d),
             Next::Send { dst, size, tag } => {
                 let dst = self.host(dst);
@@ -311,7 +400,7 @@ impl Processes {
     /// Whether the program is one of the multicast study's (its
     /// forwarding metrics are reported).
     pub fn multicasts(&self) -> bool {
-        self.drive == Drive::Upcall && self.measure == Measure::Exec
+        self.drive == Drive::Upcall && matches!(self.measure, Measure::Exec | Measure::Bcast { .. })
     }
 
     /// The program's measurements from its processes' marks; `link`
@@ -348,6 +437,21 @@ impl Processes {
                     }
                 }
                 m.set("elapsed_us", s * 1e6);
+            }
+            Measure::Bcast { root, size, iterations, count } => {
+                let (t0, t1) = marks(root);
+                if iterations > 0 {
+                    m.set("latency_us", t0.since(Instant::ZERO).as_us_f64() / iterations as f64);
+                }
+                if count > 0 {
+                    let s = t1.since(t0).as_s_f64();
+                    m.set("burst_us", s * 1e6);
+                    if s > 0.0 {
+                        m.set("throughput_MBps", (size * count as u64) as f64 / s / 1e6);
+                    } else {
+                        m.unmeasured("throughput_MBps", "the broadcasts took no simulated time");
+                    }
+                }
             }
             Measure::PingPong { size, iterations } => {
                 let (t0, t1) = marks(0);
@@ -427,6 +531,41 @@ mod tests {
         let end = Instant::ZERO + d;
         assert_eq!(p.next(end), Next::Done);
         assert_eq!(p.end(), Some(end));
+    }
+
+    #[test]
+    fn a_root_waiting_for_a_delivery_goes_on_when_the_last_receiver_has_it() {
+        let w = LciWorkload::Bcast { hosts: 3, root: 1, size: 8, iterations: 2, count: 0 };
+        let mut p = Processes::new(&w, 2, 3).expect("the broadcast benchmark runs as processes");
+        let tag = crate::workload::tag::LCI_BCAST;
+        assert!((0..3).all(|h| p.participates(h)));
+        assert_eq!(p.next(1, Instant::ZERO), Next::Mcast { size: 8, tag });
+        assert_eq!(p.next(1, Instant::ZERO), Next::Wait);
+        // Host 0 has it, host 2 not yet: the root still waits.
+        assert_eq!(p.next(0, Instant::ZERO), Next::Wait);
+        assert!(p.arrived(0, 1, tag));
+        assert_eq!(p.take_woken(), None);
+        assert!(!p.arrived(2, 1, tag), "ahead of its receive");
+        assert_eq!(p.take_woken(), Some(1), "host 2 was the last receiver");
+        let t = Instant::ZERO + Duration::from_us(3);
+        assert_eq!(p.next(1, t), Next::Mcast { size: 8, tag: tag + 1 });
+        // The second reaches both before the root asks to wait for it: its
+        // wait goes on at once.
+        for h in [0, 2] {
+            assert_eq!(p.next(h, t), Next::Wait);
+            p.arrived(h, 1, tag + 1);
+        }
+        assert_eq!(p.take_woken(), None, "the root was not waiting yet");
+        let end = t + Duration::from_us(5);
+        assert_eq!(p.next(1, end), Next::Done);
+        let mut m = Metrics::default();
+        p.metrics(&mut m, &LinkBound { bytes_per_s: 1e9, frame_extra_bytes: 0, frame_payload: 4096 });
+        assert_eq!(m.get("latency_us"), Some(4.0), "two broadcasts in 8 us");
+        assert_eq!(m.get("burst_us"), None, "no back-to-back broadcasts");
+        for h in [0, 2] {
+            assert_eq!(p.next(h, end), Next::Done, "host {h} received both");
+        }
+        assert!(p.done());
     }
 
     #[test]

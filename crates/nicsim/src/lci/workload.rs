@@ -1,11 +1,11 @@
 //! The programs the LCI hosts run, as one [`Job`]. Stream, ping-pong,
-//! ASP, QR and the FFT all-to-all are `crate::workload::Program`s, one
-//! per host ([`Job::Procs`], `super::process`), the operation sequences
-//! the Open-MX library runs. The broadcast benchmark (`super::apps`) and
-//! the DSM (`super::dsm`) keep the state of every host's part together,
-//! told by the stack what reached which host (the upcall of a message's
-//! last packet) and what compute ended, and answering what each host
-//! sends or does next.
+//! the broadcast benchmark, ASP, QR and the FFT all-to-all are
+//! `crate::workload::Program`s, one per host ([`Job::Procs`],
+//! `super::process`), the operation sequences of `crate::workload` that
+//! the Open-MX library runs too. The DSM (`super::dsm`) keeps the state of
+//! every host's part together, told by the stack what reached which host
+//! (the upcall of a message's last packet) and what compute ended, and
+//! answering what each host sends or does next.
 //!
 //! This module owns program logic and its measurements only; it does not
 //! time anything (the world calls it at upcall time with `now`).
@@ -16,7 +16,6 @@
 //! `crate::config::LciWorkload`) implemented in [`Job::participates`],
 //! [`Job::on_message`], [`Job::done`] and [`Job::metrics`].
 
-use super::apps::McJob;
 use super::dsm::Dsm;
 pub use super::host::Control;
 use super::host::Outgoing;
@@ -29,10 +28,8 @@ use crate::Metrics;
 /// A running program: every host's part of it.
 #[derive(Debug)]
 pub enum Job {
-    /// The broadcast benchmark: every host takes part; driven by
-    /// `super::multicast`, not by [`Job::on_message`].
-    Mc(Box<McJob>),
-    /// One program per host (ASP, QR, FFT all-to-all: `super::process`),
+    /// One program per host (the broadcast benchmark, ASP, QR, FFT
+    /// all-to-all, stream, ping-pong: `super::process`),
     /// driven by `super::multicast` or by the library's idle choice
     /// (`super::cpu`), as its [`Drive`] says.
     Procs(Processes),
@@ -45,16 +42,13 @@ impl Job {
         if let Some(p) = Processes::new(w, fanout, hosts) {
             return Job::Procs(p);
         }
-        if let Some(p) = McJob::new(w) {
-            return Job::Mc(Box::new(p));
-        }
         match *w {
             LciWorkload::Stream { .. }
             | LciWorkload::PingPong { .. }
             | LciWorkload::Bcast { .. }
             | LciWorkload::Asp { .. }
             | LciWorkload::Qr { .. }
-            | LciWorkload::FftAllToAll { .. } => unreachable!("McJob or Processes run these"),
+            | LciWorkload::FftAllToAll { .. } => unreachable!("Processes run these"),
             LciWorkload::Dsm { mix, procs, operations, seed } => {
                 Job::Dsm(Box::new(Dsm::new(mix, procs, operations, seed)))
             }
@@ -64,7 +58,6 @@ impl Job {
     /// Whether `host` runs the program (enters the library and polls).
     pub fn participates(&self, host: u32) -> bool {
         match *self {
-            Job::Mc(_) => true,
             Job::Procs(ref p) => p.participates(host),
             Job::Dsm(ref d) => d.participates(host),
         }
@@ -78,14 +71,13 @@ impl Job {
                 p.arrived(host, from, tag);
             }
             Job::Dsm(d) => d.on_message(host, from),
-            Job::Mc(_) | Job::Procs(_) => {}
+            Job::Procs(_) => {}
         }
     }
 
     /// Whether the program has finished.
     pub fn done(&self) -> bool {
         match *self {
-            Job::Mc(ref p) => p.done(),
             Job::Procs(ref p) => p.done(),
             Job::Dsm(ref d) => d.done(),
         }
@@ -95,7 +87,6 @@ impl Job {
     /// carry a stream (a faster figure is not measured).
     pub fn metrics(&self, m: &mut Metrics, link: &LinkBound) {
         match *self {
-            Job::Mc(ref p) => p.metrics(m),
             Job::Procs(ref p) => p.metrics(m, link),
             Job::Dsm(ref d) => d.metrics(m),
         }
@@ -125,7 +116,26 @@ impl Job {
         match self {
             Job::Dsm(d) => out.extend(d.drain_sends()),
             Job::Procs(p) => p.drain_sends(out),
-            _ => {}
+        }
+    }
+
+    /// A host whose process a message's delivery to another host let go
+    /// on (a sender that waited for it to reach every host), for the stack
+    /// to run at that delivery's upcall.
+    pub fn take_woken(&mut self) -> Option<u32> {
+        match self {
+            Job::Procs(p) => p.take_woken(),
+            Job::Dsm(_) => None,
+        }
+    }
+
+    /// Whether a program that cannot progress is a result (DSM and FFT:
+    /// `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a sleeping
+    /// home node) rather than an error.
+    pub fn stuck_is_a_result(&self) -> bool {
+        match self {
+            Job::Dsm(_) => true,
+            Job::Procs(p) => p.drive == Drive::Idle,
         }
     }
 
@@ -133,7 +143,6 @@ impl Job {
     /// compute ends).
     pub fn upcall_driven(&self) -> bool {
         match self {
-            Job::Mc(_) => true,
             Job::Procs(p) => p.drive == Drive::Upcall,
             _ => false,
         }
@@ -143,7 +152,6 @@ impl Job {
     /// forwarding metrics are reported).
     pub fn multicasts(&self) -> bool {
         match self {
-            Job::Mc(_) => true,
             Job::Procs(p) => p.multicasts(),
             _ => false,
         }

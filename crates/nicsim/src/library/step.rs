@@ -169,7 +169,10 @@ impl Proc {
                     self.marks[l as usize] = Some(now);
                     cx.emit(Output::Mark { label: l as u8 });
                 }
-                Op::Count => {}
+                // No message tells a rank of this library when another has
+                // a message: no program it runs waits on that (the
+                // broadcast benchmark acks up its tree, `bcast_ops`).
+                Op::Count | Op::WaitDelivered { .. } => {}
                 Op::Done => {
                     // Finalize: flush pending acks, then wait until every
                     // message sent was acknowledged (resends go on meanwhile).

@@ -7,8 +7,10 @@
 //! [`qr_local_cols`], [`qr_norm_elems`], [`qr_house_elems`],
 //! [`qr_update_elems`], [`qr_column_bytes`], [`QR_REDUCE_BYTES`],
 //! [`fft_chunk`]) and the operations each rank runs ([`bcast_from`],
-//! [`asp_ops`], [`qr_ops`], [`fft_alltoall_ops`]). The Open-MX library
-//! runs them, and so does the LCI stack's user-level library
+//! [`asp_ops`], [`qr_ops`], [`fft_alltoall_ops`], and the broadcast
+//! benchmark of \[LCI]'s multicast study, [`bcast_bench_ops`]). The Open-MX library
+//! runs them (but the broadcast benchmark, whose wait for the last
+//! receiver it does not offer), and so does the LCI stack's user-level library
 //! (`crate::lci::process`, ASP and QR in the library-forwarded shape,
 //! `ni = true`: its forwarding scheme carries the broadcast; the FFT's
 //! iterations written out from one stream each, [`fft_alltoall_ops`]).
@@ -46,6 +48,45 @@ pub fn bcast_from(ops: &mut Body, root: u32, rank: u32, n: u32, size: u64, tag: 
     for c in children(tree, n, root, rank) {
         ops.push(Op::Send { peer: c, size, tag });
     }
+}
+
+/// The \[LCI] broadcast benchmark (SPEC §3) for `rank` of `n`, in the
+/// library-forwarded shape of [`bcast_from`]: `root` broadcasts `size`
+/// bytes `iterations` times one at a time, each once the last receiver
+/// has the previous one ([`Op::WaitDelivered`]: latency to the last
+/// receiver), then `count` back to back (sender throughput). Broadcast `i`
+/// has tag `tag::LCI_BCAST + i`. The root marks the start when the last
+/// receiver has the last of the one-at-a-time broadcasts (time zero
+/// without any), the end when it has the last of all.
+#[allow(clippy::too_many_arguments)]
+pub fn bcast_bench_ops(
+    ops: &mut Body,
+    root: u32,
+    rank: u32,
+    n: u32,
+    size: u64,
+    (iterations, count): (u32, u32),
+    tree: Tree,
+) {
+    let tag = |i: u32| tag::LCI_BCAST + i as u64;
+    let root_marks = |ops: &mut Body, label| {
+        if rank == root {
+            ops.push(Op::Mark(label));
+        }
+    };
+    for i in 0..iterations + count {
+        if i == iterations {
+            root_marks(ops, Label::Start);
+        }
+        bcast_from(ops, root, rank, n, size, tag(i), tree, true);
+        if rank == root && (i < iterations || i + 1 == iterations + count) {
+            ops.push(Op::WaitDelivered { tag: tag(i) });
+        }
+    }
+    if count == 0 {
+        root_marks(ops, Label::Start);
+    }
+    root_marks(ops, Label::End);
 }
 
 /// The whole \[LCI] ASP program of `rank` of `n` (`crate::config::Workload::Asp`):
@@ -286,6 +327,38 @@ mod tests {
                 |o| matches!(o, Op::Send { tag, .. } | Op::Mcast { tag, .. } if *tag == tag::ASP + (rows / n) as u64),
             );
             assert!(first.is_some(), "rank 1 owns row {}", rows / n);
+        }
+    }
+
+    #[test]
+    fn the_broadcast_benchmark_reaches_every_rank_and_waits_for_the_last_only_where_timed() {
+        use crate::nic::multicast::Tree;
+        for (n, root, iterations, count) in [(8, 0, 3, 2), (5, 4, 0, 3), (6, 2, 2, 0)] {
+            let body = |r| {
+                let mut b = Body::new();
+                bcast_bench_ops(&mut b, root, r, n, 100, (iterations, count), Tree::Kary(2));
+                b
+            };
+            // Every broadcast from the root reaches every other rank once.
+            let per_tag = matched(n, body);
+            assert_eq!(per_tag.len() as u32, iterations + count);
+            assert!(per_tag.values().all(|&c| c == n as u64 - 1), "{per_tag:?}");
+            // The root waits for each one-at-a-time broadcast and for the
+            // last back-to-back one; the start mark between the two phases.
+            let ops: Vec<Op> = body(root).ops().collect();
+            let waits: Vec<u64> =
+                ops.iter().filter_map(|o| if let Op::WaitDelivered { tag } = o { Some(*tag) } else { None }).collect();
+            let mut want: Vec<u64> = (0..iterations).map(|i| tag::LCI_BCAST + i as u64).collect();
+            if count > 0 {
+                want.push(tag::LCI_BCAST + (iterations + count - 1) as u64);
+            }
+            assert_eq!(waits, want, "{n} {root}");
+            let start = ops.iter().position(|o| *o == Op::Mark(Label::Start)).expect("a start mark");
+            assert_eq!(ops[..start].iter().filter(|o| matches!(o, Op::Mcast { .. })).count() as u32, iterations);
+            assert_eq!(ops.last(), Some(&Op::Mark(Label::End)));
+            // The receivers wait for each broadcast and never for a delivery.
+            let other: Vec<Op> = body((root + 1) % n).ops().collect();
+            assert!(!other.iter().any(|o| matches!(o, Op::WaitDelivered { .. } | Op::Mark(_))));
         }
     }
 

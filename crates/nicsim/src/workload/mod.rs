@@ -25,6 +25,15 @@ pub enum Op {
     Recv { src: Option<u32>, size: u64, tag: u64 },
     /// Wait until at most `n` of this process's requests are incomplete.
     WaitOutstanding(u32),
+    /// Wait until every other rank's process has received this rank's
+    /// message with `tag` (a multicast): the moment its last receiver has
+    /// it, which no message tells the sender. It is a benchmark's view of
+    /// the whole run (the \[LCI] broadcast benchmark's latency to the last
+    /// receiver, [`bcast_bench_ops`]), offered by the LCI library, which
+    /// runs every host's process in one place (`crate::lci::process`); the
+    /// Open-MX library does not offer it (its broadcast acks up the tree,
+    /// [`bcast_ops`]).
+    WaitDelivered { tag: u64 },
     /// Compute on the core for this long.
     Compute(Duration),
     /// Record the current time under this label (for metrics).
@@ -166,6 +175,9 @@ pub mod tag {
     pub const BCAST: u64 = 600;
     /// The broadcast's 0-byte acks, up the tree.
     pub const BCAST_ACK: u64 = 601;
+    /// \[LCI]'s broadcast benchmark: broadcast `i` is `LCI_BCAST + i`
+    /// (at most 2^21 of them).
+    pub const LCI_BCAST: u64 = 6 << 20;
     /// NAS CG: 16 tags per CG step from `CG + 16 * step` (25 steps, then
     /// step 25 for the residual): row exchanges `+ k`, the transpose `+ 8`,
     /// the two allreduces `+ 10` and `+ 13`.
@@ -419,16 +431,9 @@ pub fn bcast_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tree: crate::nic:
     let up = parent(tree, n, 0, rank);
     match (ni, up) {
         (true, None) => ops.push(Op::Mcast { size, tag: tag::BCAST }),
+        // The NICs forward: the data is not waited for before the acks' receives.
         (true, Some(_)) => ops.push(Op::Recv { src: Some(0), size, tag: tag::BCAST }),
-        (false, up) => {
-            if let Some(p) = up {
-                ops.push(Op::Recv { src: Some(p), size, tag: tag::BCAST });
-                ops.push(Op::WaitOutstanding(0));
-            }
-            for c in kids {
-                ops.push(Op::Send { peer: c, size, tag: tag::BCAST });
-            }
-        }
+        (false, _) => bcast_from(ops, 0, rank, n, size, tag::BCAST, tree, false),
     }
     for c in kids {
         ops.push(Op::Recv { src: Some(c), size: 0, tag: tag::BCAST_ACK });
@@ -654,6 +659,7 @@ mod tests {
             (tag::QR_RESULT, tag::QR_RESULT + (1 << 16)),
             (tag::QR_COLUMN, tag::QR_COLUMN + (1 << 16)),
             (tag::FFT, tag::FFT),
+            (tag::LCI_BCAST, tag::LCI_BCAST + (1 << 21) - 1),
         ];
         blocks.sort();
         for pair in blocks.windows(2) {
