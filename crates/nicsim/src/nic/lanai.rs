@@ -3,7 +3,7 @@
 //! host's `super::Nic`, its `lanai`),
 //! as a sans-I/O state machine: it takes `now` and inputs (a descriptor
 //! posted by PIO, a packet in a receive buffer, a finished DMA) and returns
-//! when it next needs to run; the LCI stack (`crate::lci::Stack`) turns
+//! when it next needs to run; the LCI rules (`crate::lci::Cx`) turn
 //! those times into events.
 //!
 //! This module owns the packet the firmware carries ([`Packet`]) and the
@@ -239,6 +239,9 @@ pub struct Ni {
     job: Option<RxJob>,
     /// Packets delivered to the host (the counter `pio` polling reads).
     pub delivered: u64,
+    /// Packets it sent: each its host wrote (one per child of a shared
+    /// post) and each it forwarded.
+    pub packets_sent: u64,
     /// The host's processed-packet count as last fetched.
     pub known_consumed: u64,
     /// A host -> NI fetch of that count is in flight.
@@ -302,6 +305,7 @@ impl Ni {
             rx_queue: VecDeque::with_capacity(recv_buffers as usize),
             job: None,
             delivered: 0,
+            packets_sent: 0,
             known_consumed: 0,
             refreshing: false,
             host_dmas: 0,
@@ -319,6 +323,11 @@ impl Ni {
             clock,
             clock_interrupts: 0,
         }
+    }
+
+    /// Bytes of a packet's header on the wire and in a host PIO write.
+    pub fn header(&self) -> u32 {
+        self.header
     }
 
     /// The NIs waiting for one of its receive buffers: to transmit a
