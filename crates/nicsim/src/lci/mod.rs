@@ -75,8 +75,8 @@ use crate::host::bus::{Bus, BusOp};
 use crate::net::grid::Grid;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
-use crate::nic::lanai::{self, FwCosts, Ni, RxNext};
-use crate::nic::watchdog::{Expiry, Raises, Watchdog};
+use crate::nic::lanai::{self, FwCosts, FwOut, Ni, RxNext};
+use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
 use crate::SimError;
@@ -259,6 +259,19 @@ fn host_origin(h: u32) -> Origin {
 }
 fn ni_origin(h: u32) -> Origin {
     2 * h + 1
+}
+
+/// Queues what NI `h`'s firmware asked for at `now` as the event of the
+/// part it is addressed to (a signal is its host library's).
+fn fw_due(q: &mut impl Queue, h: u32, now: Instant, o: FwOut) {
+    let (at, to, arg) = match o {
+        FwOut::Fw(t, ev) => (t, To::Firmware(ev), 0),
+        FwOut::Watchdog(t, gen) => (t, To::Watchdog, gen),
+        FwOut::ClockTick(t) => (t, To::ClockTick, 0),
+        FwOut::ClockFetched(t) => (t, To::ClockFetched, 0),
+        FwOut::Signal => (now, To::Library(LibEv::Signal), 0),
+    };
+    q.schedule(Due { at, origin: ni_origin(h), to, host: h as u16, arg });
 }
 
 /// What the world lends the rules for one event: its hosts' parts, its
@@ -459,16 +472,10 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         self.hs[h as usize].ni().tx_done();
     }
 
-    /// `FwEv::Arrive`: packet `id` of NI `h`.
+    /// `FwEv::Arrive`: packet `id` of NI `h` (the NI's, [`Ni::arrive`]).
     pub fn arrive(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        self.hs[h as usize].ni().received += 1;
-        if let Some((t, gen)) = self.hs[h as usize].ni().watchdog.as_mut().and_then(|w| w.on_delivered(now)) {
-            self.at(t, ni_origin(h), To::Watchdog, h, gen);
-        }
-        self.hs[h as usize].ni().rx_arrive(pkt);
-        self.mc_arrive(h, now, pkt);
-        self.rx_kick(h, now);
+        let q = &mut *self.q;
+        self.hs[h as usize].ni().arrive(now, id, &mut |o| fw_due(q, h, now, o));
     }
 
     /// `FwEv::RxStep`.
@@ -499,45 +506,25 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         self.at(t, ni_origin(h), To::Firmware(FwEv::RefreshDone), h, 0);
     }
 
-    /// `FwEv::RefreshDone`.
+    /// `FwEv::RefreshDone`: NI `h` learns what its host consumed.
     pub fn refresh_done(&mut self, h: u32, now: Instant) {
-        let consumed = self.hs[h as usize].lib().consumed;
-        self.hs[h as usize].ni().refresh_done(consumed);
-        self.rx_kick(h, now);
+        let (host, ni) = self.hs[h as usize].both();
+        let q = &mut *self.q;
+        ni.refresh_done(now, host.consumed, &mut |o| fw_due(q, h, now, o));
     }
 
-    /// NI `h`'s watchdog event of generation `gen` (`To::Watchdog`): the
-    /// running timer's expiry starts the fetch of the host's flag and
-    /// counter across the bus; the fetch's return applies \[LCI] §5.1's
-    /// rule (re-arm, or raise a signal and re-arm); any other is stale.
+    /// NI `h`'s watchdog event of generation `gen` (`To::Watchdog`; the
+    /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
     pub fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
         let (host, ni) = self.hs[h as usize].both();
-        let Some(wd) = ni.watchdog.as_mut() else { return };
-        if wd.expires(gen) {
-            let end = ni.fetch_host_words(now);
-            let wd = ni.watchdog.as_mut().expect("the watchdog that expired");
-            let (t, gen) = wd.fetch(end);
-            self.at(t, ni_origin(h), To::Watchdog, h, gen);
-            return;
-        }
-        match wd.on_fetched(now, gen, host.irq_enabled, ni.received, host.consumed) {
-            Expiry::Arm(t, gen) => self.at(t, ni_origin(h), To::Watchdog, h, gen),
-            Expiry::Raise(t, gen) => {
-                self.at(t, ni_origin(h), To::Watchdog, h, gen);
-                self.at(now, ni_origin(h), To::Library(LibEv::Signal), h, 0);
-            }
-            Expiry::Stale | Expiry::Drained { .. } => {}
-        }
+        let q = &mut *self.q;
+        ni.watchdog_event(now, gen, (host.irq_enabled, host.consumed), &mut |o| fw_due(q, h, now, o));
     }
 
-    /// `To::ClockTick`.
+    /// `To::ClockTick` (the NI's, [`Ni::clock_tick`]).
     pub fn clock_tick(&mut self, h: u32, now: Instant) {
-        let ni = self.hs[h as usize].ni();
-        if let Some(c) = ni.clock {
-            let end = ni.fetch_host_words(now);
-            self.at(now + c.period, ni_origin(h), To::ClockTick, h, 0);
-            self.at(end, ni_origin(h), To::ClockFetched, h, 0);
-        }
+        let q = &mut *self.q;
+        self.hs[h as usize].ni().clock_tick(now, &mut |o| fw_due(q, h, now, o));
     }
 
     /// `To::ClockFetched`.
@@ -582,15 +569,10 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
     }
 
     /// Starts NI `h`'s next delivery, or a fetch of the host counter if the
-    /// host queue looks full.
+    /// host queue looks full ([`Ni::rx_next`]).
     fn rx_kick(&mut self, h: u32, now: Instant) {
-        let ni = self.hs[h as usize].ni();
-        if let Some(t) = ni.rx_kick(now) {
-            self.at(t, ni_origin(h), To::Firmware(FwEv::RxStep), h, 0);
-        } else if ni.needs_refresh() {
-            let t = ni.refresh_start(now);
-            self.at(t, ni_origin(h), To::Firmware(FwEv::RefreshDma), h, 0);
-        }
+        let q = &mut *self.q;
+        self.hs[h as usize].ni().rx_next(now, &mut |o| fw_due(q, h, now, o));
     }
 
     /// NI `h` transmits its head descriptor (`forward`: its programmed head

@@ -31,7 +31,7 @@ use super::apps::McOut;
 use super::host::Outgoing;
 use super::process::{Drive, Next};
 use super::workload::Job;
-use super::{host_origin, ni_origin, Cx, FwEv, LibEv, Packet, Parts, Queue, To};
+use super::{host_origin, Cx, LibEv, Packet, Parts, Queue, To};
 use crate::config::Forwarding;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
 use crate::time::{Duration, Instant};
@@ -204,17 +204,6 @@ impl<P: Parts, Q: Queue> Cx<'_, P, Q> {
                 ni.tx_post_shared(now, pkt, mc.tree.children(root, h))
             }
             _ => ni.tx_post(now, pkt),
-        }
-    }
-
-    /// A packet is in NI `h`'s receive buffer: under `ni` forwarding the
-    /// firmware queues one forward per child (ahead of the host DMA).
-    pub(super) fn mc_arrive(&mut self, h: u32, now: Instant, pkt: Packet) {
-        let ni = self.hs[h as usize].ni();
-        if ni.mc.start_forward(pkt) > 0 {
-            if let Some(t) = ni.fwd_kick(now) {
-                self.at(t, ni_origin(h), To::Firmware(FwEv::FwdReady), h, 0);
-            }
         }
     }
 
