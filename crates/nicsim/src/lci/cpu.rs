@@ -9,15 +9,15 @@
 //! disabled whenever it runs (polling, sending, in the handler) and enabled
 //! while the program computes or sleeps outside it.
 
-use super::{host_origin, workload, LibEv, Parts, Stack, To};
+use super::{host_origin, workload, Cx, LibEv, Parts, Queue, To};
 use crate::host::core::{Delivery, Exit};
 use crate::time::Instant;
 
-impl Stack {
+impl<P: Parts, Q: Queue> Cx<'_, P, Q> {
     /// An NI interrupt reaches host `h` as a signal (SPEC §2.4;
     /// `LibEv::Signal`).
-    pub fn signal(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
-        let host = hs[h as usize].lib();
+    pub fn signal(&mut self, h: u32, now: Instant) {
+        let host = self.hs[h as usize].lib();
         let cost = host.signal_cost();
         let until = match host.core.deliver(now, host.irq_enabled, host.spin_since.is_some(), cost) {
             Delivery::Merged => return,
@@ -41,26 +41,26 @@ impl Stack {
 
     /// `LibEv::ComputeDone` of generation `gen`: the computation ends
     /// unless a signal preempted it since.
-    pub fn compute_done(&mut self, hs: &mut [impl Parts], h: u32, gen: u32, now: Instant) {
-        if hs[h as usize].lib().core.end_compute(gen) {
-            hs[h as usize].lib().irq_enabled = false;
-            self.job.compute_done(h);
-            self.host_next(hs, h, now);
+    pub fn compute_done(&mut self, h: u32, gen: u32, now: Instant) {
+        if self.hs[h as usize].lib().core.end_compute(gen) {
+            self.hs[h as usize].lib().irq_enabled = false;
+            self.prog.job.compute_done(h);
+            self.host_next(h, now);
         }
     }
 
     /// Host `h`'s library has nothing to do: leave the handler, or ask the
     /// program whether to keep polling, compute or sleep. Returns whether
     /// the host left the library (or was re-dispatched).
-    pub(super) fn library_idle(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) -> bool {
+    pub(super) fn library_idle(&mut self, h: u32, now: Instant) -> bool {
         let i = h as usize;
-        let control = match hs[i].lib().core.handler_exit() {
+        let control = match self.hs[i].lib().core.handler_exit() {
             Some(Exit::Compute(d)) => workload::Control::Compute(d),
             Some(Exit::Sleep) => workload::Control::Sleep,
             None => {
-                let c = self.job.control(h, now);
-                if self.flush_sends(hs, now) && !hs[i].lib().outbox.is_empty() {
-                    self.host_next(hs, h, now);
+                let c = self.prog.job.control(h, now);
+                if self.flush_sends(now) && !self.hs[i].lib().outbox.is_empty() {
+                    self.host_next(h, now);
                     return true;
                 }
                 c
@@ -69,14 +69,14 @@ impl Stack {
         match control {
             workload::Control::Wait => false,
             workload::Control::Compute(d) => {
-                let seg = hs[i].lib().core.begin_compute(now, d);
-                hs[i].lib().irq_enabled = true;
+                let seg = self.hs[i].lib().core.begin_compute(now, d);
+                self.hs[i].lib().irq_enabled = true;
                 self.at(seg.end, host_origin(h), To::Library(LibEv::ComputeDone), h, seg.gen);
                 true
             }
             workload::Control::Sleep => {
-                hs[i].lib().core.sleep();
-                hs[i].lib().irq_enabled = true;
+                self.hs[i].lib().core.sleep();
+                self.hs[i].lib().irq_enabled = true;
                 true
             }
         }

@@ -10,9 +10,12 @@
 //! order), the processed-packet counter and the interrupts-enabled flag in
 //! host memory (both readable by the NI with a small DMA), the upcall and
 //! packet free, the host's knowledge of free NI send buffers, message
-//! fragmentation into packets, and the polling loop per [`Detect`]
+//! fragmentation into packets, the polling loop per [`Detect`]
 //! (failed polls of a cached flag are cache hits, the successful one a
-//! miss; `pio` polls read the NI counter across the bus). It does not own
+//! miss; `pio` polls read the NI counter across the bus), and the host's
+//! side of the multicast schemes ([`HostMc`]: the scheme and tree it
+//! forwards down, which also program its NI's table, the compute waiting
+//! for its sends, its copy counters). It does not own
 //! bus timing (`crate::host::bus`) nor the NI (`crate::nic::lanai`).
 //!
 //! Extension points: [`Host::irq_enabled`] (the flag the polling watchdog
@@ -23,8 +26,10 @@
 
 use super::poll::Detect;
 use super::Packet;
-use crate::config::{LciHostCfg, LciHostTimes};
+use crate::config::{Forwarding, LciHostCfg, LciHostTimes};
 use crate::host::core::{Mode, SignalledCore};
+use crate::nic::lanai::Ni;
+use crate::nic::multicast::{ForwardTable, Kary, Tree};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
@@ -86,6 +91,59 @@ pub enum LibEv {
     Signal,
     /// The host's earliest soft timer is due (wakes a spinning library).
     SoftTimer,
+}
+
+/// A host's side of the multicast schemes (each host's library holds
+/// one: `super::host::Host::mc`): the scheme, the trees it forwards down,
+/// the program's compute that waits for the host's sends, and its counters.
+#[derive(Debug, Clone, Copy)]
+pub struct HostMc {
+    pub forwarding: Forwarding,
+    pub tree: Kary,
+    /// `host-packet`: PIO bytes of one extra descriptor per child.
+    pub descriptor_bytes: u32,
+    /// Program compute waiting to run once the host's sends are written.
+    pub compute: Option<Duration>,
+    /// Counters.
+    pub host_forward_copies: u64,
+    pub mc_packets_consumed: u64,
+    pub mc_bytes_consumed: u64,
+}
+
+impl HostMc {
+    pub fn new(forwarding: Forwarding, fanout: u32, hosts: u32, descriptor_bytes: u32) -> Self {
+        HostMc {
+            forwarding,
+            tree: Kary { n: hosts, fanout },
+            descriptor_bytes,
+            compute: None,
+            host_forward_copies: 0,
+            mc_packets_consumed: 0,
+            mc_bytes_consumed: 0,
+        }
+    }
+
+    /// Extra PIO bytes of host `h`'s write of `pkt`: `host-packet` writes
+    /// one more descriptor per extra child.
+    pub fn extra_pio_bytes(&self, h: u32, pkt: &Packet) -> u32 {
+        match (self.forwarding, pkt.bcast) {
+            (Forwarding::HostPacket, Some(root)) => {
+                self.tree.child_count(root, h).saturating_sub(1) * self.descriptor_bytes
+            }
+            _ => 0,
+        }
+    }
+
+    /// Programs NI `rank`'s multicast firmware: its per-child forward cost
+    /// and, under `ni` forwarding, its forwarding table (the tree this
+    /// host's library forwards down) and its rank in it.
+    pub fn program_ni(&self, ni: &mut Ni, rank: u32, fwd_cost: Duration) {
+        ni.mc.fwd_cost = fwd_cost;
+        if self.forwarding == Forwarding::Ni {
+            ni.mc.table = Some(ForwardTable { tree: Tree::Kary(self.tree.fanout), ranks: self.tree.n });
+            ni.mc.rank = rank;
+        }
+    }
 }
 
 /// What the library does next.
@@ -152,6 +210,8 @@ pub struct Host {
     pub rel: Option<super::reliable::Reliable>,
     /// The host's core: where its process is, and the signals it took.
     pub(crate) core: SignalledCore,
+    /// Its side of the multicast schemes.
+    pub mc: HostMc,
 }
 
 impl Host {
@@ -162,6 +222,7 @@ impl Host {
         detect: Detect,
         packet_bytes: u32,
         send_buffers: u32,
+        mc: HostMc,
     ) -> Self {
         Host {
             id,
@@ -194,12 +255,18 @@ impl Host {
             interrupts: 0,
             rel: None,
             core: SignalledCore::new(Mode::Library),
+            mc,
         }
     }
 
     /// Cost of delivering an NI interrupt as a signal: kernel dispatch + user handler.
     pub fn signal_cost(&self) -> Duration {
         self.kernel_dispatch + self.signal_handler
+    }
+
+    /// NI send buffers it may fill before it reads the NI's released count.
+    pub fn send_buffers(&self) -> u64 {
+        self.send_buffers
     }
 
     /// Payload bytes of a full packet.

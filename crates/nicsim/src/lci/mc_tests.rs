@@ -2,7 +2,7 @@
 //! whole LCI stack, run in the world: `super::testing`): who forwards
 //! what, when, and with how many bus crossings.
 
-use super::testing::{lib, ni, nis, run, stack, step, world, Ran};
+use super::testing::{lib, ni, nis, program, run, step, world, Ran};
 use super::*;
 use crate::config::Forwarding;
 use crate::config::LciScenario;
@@ -57,11 +57,10 @@ fn ni_forwarding_sends_to_children_before_the_host_dma_completes() {
         if ni(&world, 1).delivered > before {
             delivered1 = Some(now);
         }
-        if stack(&world).job.done() {
+        if program(&world).done() {
             break;
         }
     }
-    let w = stack(&world);
     let (arrive1, delivered1) = (arrive1.unwrap(), delivered1.unwrap());
     assert_eq!(ni(&world, 1).mc.forwards, 2);
     assert_eq!(ni(&world, 1).host_dmas, 1);
@@ -72,7 +71,7 @@ fn ni_forwarding_sends_to_children_before_the_host_dma_completes() {
     assert!(first_out > arrive1 && first_out < delivered1, "{arrive1:?} {first_out:?} {delivered1:?}");
     assert!(forwards_of_1.iter().all(|&(_, t)| t > arrive1));
     // The hosts never forwarded anything: one PIO write in all (the root's).
-    assert_eq!(w.mc.host_forward_copies, 0);
+    assert!(world.hosts.iter().all(|h| h.lci.as_ref().is_some_and(|l| l.mc.host_forward_copies == 0)));
     assert_eq!(nis(&world).map(|n| n.bus.pio_writes).sum::<u64>(), 1);
 }
 
@@ -82,9 +81,10 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
     let (w, m) = bcast("host-packet", size, 1, 0);
     // Interior nodes of the binary tree from root 0 forward; leaves (ranks 32..63
     // relative) do not. Each forwarding host writes each packet once.
-    let interior = (1..64).filter(|&r| w.mc.tree.child_count(0, r) > 0).count() as u64;
+    let tree = w.hosts[0].mc.tree;
+    let interior = (1..64).filter(|&r| tree.child_count(0, r) > 0).count() as u64;
     assert_eq!(interior, 31); // relative ranks 1..=31 have children
-    assert_eq!(w.mc.host_forward_copies, interior * 3);
+    assert_eq!(w.hosts.iter().map(|h| h.mc.host_forward_copies).sum::<u64>(), interior * 3);
     assert_eq!(w.nis[1].bus.pio_writes, 3, "host 1 copied each of its 3 packets once");
     // Its one burst per packet carries one extra 8 B descriptor for the second child.
     let p = Packet {
@@ -100,8 +100,8 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
         ack: 0,
         ack_only: false,
     };
-    assert_eq!(w.mc_extra_pio_bytes(1, &p), 8);
-    assert_eq!(w.mc_extra_pio_bytes(40, &p), 0, "a leaf forwards nothing");
+    assert_eq!(w.hosts[1].mc.extra_pio_bytes(1, &p), 8);
+    assert_eq!(w.hosts[40].mc.extra_pio_bytes(40, &p), 0, "a leaf forwards nothing");
     assert_eq!(w.nis[1].sent, 3, "3 send buffers released (each shared by 2 descriptors)");
     assert_eq!(m.get("ni_forwards"), Some(0.0));
     // host-message instead: one PIO copy per child.
@@ -125,7 +125,7 @@ fn first_forward_and_last_upcall_at_1(forwarding: &str) -> (Instant, Instant) {
         if lib(&world, 1).upcalls == 4 && before == 3 {
             last_consumed_at_1 = Some(now);
         }
-        if stack(&world).job.done() {
+        if program(&world).done() {
             break;
         }
     }
@@ -189,7 +189,7 @@ fn asp_and_qr_run_the_open_mx_programs_one_process_per_host() {
     ] {
         for f in SCHEMES {
             let (w, m) = run_world(f, app);
-            let Job::Procs(p) = &w.job else { panic!("{app}: {:?}", w.job) };
+            let Job::Procs(p) = w.job() else { panic!("{app}: {:?}", w.job()) };
             assert_eq!(p.procs.len(), 64);
             assert!(p.procs.iter().all(process::Process::finished), "{app} {f}");
             let last = p.procs.iter().filter_map(process::Process::end).max().expect("end marks");
@@ -206,14 +206,14 @@ fn stream_and_pingpong_run_the_open_mx_programs_on_src_and_dst_alone() {
     let text =
         |w: &str| format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\n{w}src = 5\ndst = 2\n");
     let (s, m) = run(&text("kind = \"stream\"\nsize_bytes = 1000\nmessages = 50\nwarmup = 5\n"));
-    let Job::Procs(p) = &s.job else { panic!("{:?}", s.job) };
+    let Job::Procs(p) = s.job() else { panic!("{:?}", s.job()) };
     assert!((0..64).all(|h| p.participates(h) == (h == 5 || h == 2)));
     let rx = &p.procs[2];
     let (t0, t1) = (rx.start().expect("warm-up marked"), rx.end().expect("end marked"));
     assert_eq!(m.get("elapsed_us"), Some(t1.since(t0).as_s_f64() * 1e6));
     assert_eq!(m.get("upcalls"), Some(55.0));
     let (s, m) = run(&text("kind = \"pingpong\"\nsize_bytes = 0\niterations = 10\nwarmup = 2\n"));
-    let Job::Procs(p) = &s.job else { panic!("{:?}", s.job) };
+    let Job::Procs(p) = s.job() else { panic!("{:?}", s.job()) };
     let rank0 = &p.procs[5];
     let trips = rank0.end().unwrap().since(rank0.start().unwrap()).as_s_f64();
     assert_eq!(m.get("latency_us"), Some(trips / 20.0 * 1e6));
@@ -296,8 +296,7 @@ fn the_world_queue_carries_the_stacks_events_and_every_packet_named_is_given_bac
             most = most.max(nis(&world).map(|n| n.packets.len()).max().unwrap_or(0));
         }
         // The queue ran dry: every packet an event named was taken back.
-        let s = stack(&world);
-        assert!(s.job.done(), "{f}");
+        assert!(program(&world).done(), "{f}");
         assert!(nis(&world).all(|n| n.packets.is_empty()), "{f}");
         assert!(most > 0 && most <= ni(&world, 0).packets.capacity() as usize, "{f}: {most}");
         for k in [

@@ -1,7 +1,8 @@
 //! Multicast in the LCI stack (\[LCI], SPEC §2.4): per-sender spanning trees
 //! and the three forwarding schemes.
 //!
-//! This module owns the glue in [`Stack`] that decides who forwards what,
+//! This module owns the rules ([`Cx`]) that decide who forwards what, and
+//! over each host's side of them ([`super::host::HostMc`], in its library),
 //! over the tree shape of `crate::nic::multicast` ([`Kary`]: a `fanout`-ary tree over
 //! the ranks relative to the root, binary by default; each NI's forwarding
 //! table is that module's [`ForwardTable`] of shape `Tree::Kary`, as the
@@ -30,49 +31,29 @@
 use super::host::Outgoing;
 use super::process::{Drive, Next};
 use super::workload::Job;
-use super::{host_origin, ni_origin, FwEv, LibEv, Packet, Parts, Stack, To};
+use super::{host_origin, Cx, LibEv, Packet, Parts, Queue, To};
 use crate::config::Forwarding;
-use crate::nic::lanai::Ni;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
-/// Multicast state of the world.
-#[derive(Debug)]
-pub struct McState {
-    pub forwarding: Forwarding,
-    pub tree: Kary,
-    /// `host-packet`: PIO bytes of one extra descriptor per child.
-    pub descriptor_bytes: u32,
-    /// NI send buffers per host (the host's limit on outstanding posts).
-    send_buffers: u64,
-    /// Per host: program compute waiting to run once the host's sends are written.
-    pub compute: Vec<Option<Duration>>,
-    /// Counters.
-    pub host_forward_copies: u64,
-    pub mc_packets_consumed: u64,
-    pub mc_bytes_consumed: u64,
-}
-
-impl McState {
-    pub fn new(forwarding: Forwarding, fanout: u32, hosts: u32, descriptor_bytes: u32, send_buffers: u32) -> Self {
-        McState {
-            forwarding,
-            tree: Kary { n: hosts, fanout },
-            descriptor_bytes,
-            send_buffers: send_buffers as u64,
-            compute: vec![None; hosts as usize],
-            host_forward_copies: 0,
-            mc_packets_consumed: 0,
-            mc_bytes_consumed: 0,
-        }
-    }
+/// The multicast study's metrics: the NIs' forwards and waits, the
+/// libraries' copies and what they consumed, the buses' PIO writes.
+pub(super) fn metrics(hs: &[impl Parts], set: &mut dyn FnMut(&str, f64)) {
+    let nis = || hs.iter().map(|x| x.ni_ref());
+    let libs = || hs.iter().map(|x| &x.lib_ref().mc);
+    set("ni_forwards", nis().map(|n| n.mc.forwards).sum::<u64>() as f64);
+    set("ni_forward_waits", nis().map(|n| n.mc.fwd_waits).sum::<u64>() as f64);
+    set("host_forward_copies", libs().map(|m| m.host_forward_copies).sum::<u64>() as f64);
+    set("mc_packets_consumed", libs().map(|m| m.mc_packets_consumed).sum::<u64>() as f64);
+    set("mc_bytes_consumed", libs().map(|m| m.mc_bytes_consumed).sum::<u64>() as f64);
+    set("pio_writes", nis().map(|n| n.bus.pio_writes).sum::<u64>() as f64);
 }
 
 /// Queues in `outbox` a broadcast of `size` bytes with `tag` from `root`
 /// down its `tree`: under `host-message` one point-to-point send (one PIO
 /// copy) per child, MPICH-style; otherwise one copy into the NI, expanded
-/// to one descriptor per child when posted (`Stack::mc_post`).
+/// to one descriptor per child when posted (`Cx::mc_post`).
 fn bcast(outbox: &mut VecDeque<Outgoing>, forwarding: Forwarding, tree: Kary, root: u32, size: u64, tag: u64) {
     let o = Outgoing { dst: root, size, count: 1, bcast: Some(root), tag };
     match forwarding {
@@ -84,26 +65,13 @@ fn bcast(outbox: &mut VecDeque<Outgoing>, forwarding: Forwarding, tree: Kary, ro
     }
 }
 
-impl Stack {
-    /// Builds the NI forwarding tables (`ni` forwarding) and sets firmware costs.
-    pub(super) fn mc_init(&self, nis: &mut [Ni], fwd_cost: Duration) {
-        let tree = self.mc.tree;
-        let ni_tables = self.mc.forwarding == Forwarding::Ni;
-        for (i, ni) in nis.iter_mut().enumerate() {
-            ni.mc.fwd_cost = fwd_cost;
-            if ni_tables {
-                ni.mc.table = Some(ForwardTable { tree: Tree::Kary(tree.fanout), ranks: tree.n });
-                ni.mc.rank = i as u32;
-            }
-        }
-    }
-
+impl<P: Parts, Q: Queue> Cx<'_, P, Q> {
     /// The programs' sends and compute at time zero.
-    pub(super) fn mc_start(&mut self, hs: &mut [impl Parts], now: Instant) {
-        match &mut self.job {
+    pub(super) fn mc_start(&mut self, now: Instant) {
+        match &mut self.prog.job {
             Job::Procs(p) if p.drive == Drive::Upcall => {
                 for h in 0..p.procs.len() as u32 {
-                    self.proceed(hs, h, now);
+                    self.proceed(h, now);
                 }
             }
             _ => {}
@@ -111,53 +79,55 @@ impl Stack {
     }
 
     /// Lets host `h`, if it spins in the library, go on at `now`.
-    fn wake(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
-        let host = hs[h as usize].lib();
+    fn wake(&mut self, h: u32, now: Instant) {
+        let host = self.hs[h as usize].lib();
         if host.spin_since.is_some() {
             host.end_spin(now);
-            self.host_next(hs, h, now);
+            self.host_next(h, now);
         }
     }
 
     /// Runs host `h`'s process at `now` until it waits: its sends and
     /// broadcasts go to the host's outbox (a broadcast per the forwarding
     /// scheme), its compute waits for them to be written (`mc_compute`).
-    fn proceed(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
-        let Job::Procs(p) = &mut self.job else { return };
+    fn proceed(&mut self, h: u32, now: Instant) {
+        let Job::Procs(p) = &mut self.prog.job else { return };
         debug_assert_eq!(p.drive, Drive::Upcall);
-        let outbox = &mut hs[h as usize].lib().outbox;
+        let lib = self.hs[h as usize].lib();
+        let (outbox, mc) = (&mut lib.outbox, &mut lib.mc);
         loop {
             match p.next(h, now) {
                 Next::Send { dst, size, tag } => {
                     outbox.push_back(Outgoing { dst: p.host(dst), size, count: 1, bcast: None, tag })
                 }
-                Next::Mcast { size, tag } => bcast(outbox, self.mc.forwarding, self.mc.tree, h, size, tag),
+                Next::Mcast { size, tag } => bcast(outbox, mc.forwarding, mc.tree, h, size, tag),
                 Next::Compute(d) => {
-                    let c = &mut self.mc.compute[h as usize];
+                    let c = &mut mc.compute;
                     *c = Some(c.unwrap_or(Duration::ZERO) + d);
                     break;
                 }
                 Next::Wait | Next::Done => break,
             }
         }
-        self.wake(hs, h, now);
+        self.wake(h, now);
     }
 
     /// Host `h` consumed `pkt` (upcall ends at `done`): host-level forwarding
     /// and the program's reaction. Returns true if it scheduled the host's
     /// next wake-up itself (a `host-packet` forward follows the upcall).
-    pub(super) fn mc_consumed(&mut self, hs: &mut [impl Parts], h: u32, pkt: Packet, done: Instant) -> bool {
-        if !self.job.upcall_driven() {
+    pub(super) fn mc_consumed(&mut self, h: u32, pkt: Packet, done: Instant) -> bool {
+        if !self.prog.job.upcall_driven() {
             return false;
         }
         let mut took = false;
         if let Some(root) = pkt.bcast {
-            self.mc.mc_packets_consumed += 1;
-            self.mc.mc_bytes_consumed += pkt.payload as u64;
-            let tree = self.mc.tree;
-            match self.mc.forwarding {
+            let lib = self.hs[h as usize].lib();
+            lib.mc.mc_packets_consumed += 1;
+            lib.mc.mc_bytes_consumed += pkt.payload as u64;
+            let tree = lib.mc.tree;
+            match lib.mc.forwarding {
                 Forwarding::HostMessage if pkt.last => {
-                    let outbox = &mut hs[h as usize].lib().outbox;
+                    let outbox = &mut lib.outbox;
                     for dst in tree.children(root, h) {
                         outbox.push_back(Outgoing {
                             dst,
@@ -169,85 +139,65 @@ impl Stack {
                     }
                 }
                 Forwarding::HostPacket if tree.child_count(root, h) > 0 => {
-                    self.at_packet(hs, done, host_origin(h), To::Library(LibEv::McForward), h, pkt);
+                    self.at_packet(done, host_origin(h), To::Library(LibEv::McForward), h, pkt);
                     took = true;
                 }
                 _ => {}
             }
         }
         if pkt.last {
-            let go_on = match &mut self.job {
+            let go_on = match &mut self.prog.job {
                 Job::Procs(p) => p.arrived(h, pkt.bcast.unwrap_or(pkt.src), pkt.tag),
                 _ => false,
             };
             // A sender that waited for the message to reach every host.
-            while let Some(s) = self.job.take_woken() {
-                self.proceed(hs, s, done);
+            while let Some(s) = self.prog.job.take_woken() {
+                self.proceed(s, done);
             }
             if go_on {
-                self.proceed(hs, h, done);
+                self.proceed(h, done);
             }
         }
         took
     }
 
     /// Runs host `h`'s pending compute if its sends are all written; true if it started.
-    pub(super) fn mc_compute(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) -> bool {
-        let Some(c) = self.mc.compute[h as usize] else { return false };
-        let host = hs[h as usize].lib();
+    pub(super) fn mc_compute(&mut self, h: u32, now: Instant) -> bool {
+        let host = self.hs[h as usize].lib();
+        let Some(c) = host.mc.compute else { return false };
         if !host.outbox.is_empty() || host.pending.is_some() {
             return false;
         }
-        self.mc.compute[h as usize] = None;
+        host.mc.compute = None;
         host.busy = true;
         self.at(now + c, host_origin(h), To::Library(LibEv::McComputeDone), h, 0);
         true
     }
 
-    /// Extra PIO bytes of a write: `host-packet` writes one more descriptor per extra child.
-    pub(super) fn mc_extra_pio_bytes(&self, h: u32, pkt: &Packet) -> u32 {
-        match (self.mc.forwarding, pkt.bcast) {
-            (Forwarding::HostPacket, Some(root)) => {
-                self.mc.tree.child_count(root, h).saturating_sub(1) * self.mc.descriptor_bytes
-            }
-            _ => 0,
-        }
-    }
-
     /// Hands a written packet to NI `h`: a multicast post under `host-packet`
     /// / `ni` becomes one descriptor per child sharing the send buffer.
-    pub(super) fn mc_post(&mut self, hs: &mut [impl Parts], h: u32, now: Instant, pkt: Packet) -> Option<Instant> {
-        match (self.mc.forwarding, pkt.bcast) {
+    pub(super) fn mc_post(&mut self, h: u32, now: Instant, pkt: Packet) -> Option<Instant> {
+        let mc = self.hs[h as usize].lib_ref().mc;
+        let ni = self.hs[h as usize].ni();
+        match (mc.forwarding, pkt.bcast) {
             (Forwarding::HostPacket | Forwarding::Ni, Some(root)) => {
-                let tree = self.mc.tree;
-                self.packets_sent += tree.child_count(root, h) as u64 - 1;
-                hs[h as usize].ni().tx_post_shared(now, pkt, tree.children(root, h))
+                ni.packets_sent += mc.tree.child_count(root, h) as u64 - 1;
+                ni.tx_post_shared(now, pkt, mc.tree.children(root, h))
             }
-            _ => hs[h as usize].ni().tx_post(now, pkt),
-        }
-    }
-
-    /// A packet is in NI `h`'s receive buffer: under `ni` forwarding the
-    /// firmware queues one forward per child (ahead of the host DMA).
-    pub(super) fn mc_arrive(&mut self, hs: &mut [impl Parts], h: u32, now: Instant, pkt: Packet) {
-        let ni = hs[h as usize].ni();
-        if ni.mc.start_forward(pkt) > 0 {
-            if let Some(t) = ni.fwd_kick(now) {
-                self.at(t, ni_origin(h), To::Firmware(FwEv::FwdReady), h, 0);
-            }
+            _ => ni.tx_post(now, pkt),
         }
     }
 
     /// A receive buffer of NI `h` became free: every sender, then every
     /// forwarder, waiting for one retries (in the order they began to wait).
-    pub(super) fn buffer_freed(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
+    pub(super) fn buffer_freed(&mut self, h: u32, now: Instant) {
         for forward in [false, true] {
-            let mut waiting = std::mem::take(hs[h as usize].ni().waiting(forward));
+            let mut waiting = std::mem::take(self.hs[h as usize].ni().waiting(forward));
             for &s in &waiting {
-                self.try_transmit(hs, s, now, forward);
+                self.try_transmit(s, now, forward);
             }
             waiting.clear();
-            let list = hs[h as usize].ni().waiting(forward);
+            let list = self.hs[h as usize].ni().waiting(forward);
             if list.is_empty() {
                 *list = waiting;
             }
@@ -256,76 +206,63 @@ impl Stack {
 
     /// `LibEv::McForward`: host `h`'s upcall forwards its packet `id`
     /// (`host-packet`).
-    pub fn mc_forward(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(hs, h, id);
-        self.forward_after_upcall(hs, h, pkt, now);
+    pub fn mc_forward(&mut self, h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(h, id);
+        self.forward_after_upcall(h, pkt, now);
     }
 
     /// If no NI send buffer is known free, read the NI's released counter
     /// first; then the send path of the forward.
-    fn forward_after_upcall(&mut self, hs: &mut [impl Parts], h: u32, pkt: Packet, now: Instant) {
-        let host = hs[h as usize].lib();
-        if host.posted - host.known_sent >= self.mc.send_buffers {
-            let (_, end) = hs[h as usize].ni().bus.request(now, crate::host::bus::BusOp::PioRead);
-            self.at_packet(hs, end, host_origin(h), To::Library(LibEv::McSendCounterDone), h, pkt);
+    fn forward_after_upcall(&mut self, h: u32, pkt: Packet, now: Instant) {
+        let host = self.hs[h as usize].lib();
+        if host.posted - host.known_sent >= host.send_buffers() {
+            let (_, end) = self.hs[h as usize].ni().bus.request(now, crate::host::bus::BusOp::PioRead);
+            self.at_packet(end, host_origin(h), To::Library(LibEv::McSendCounterDone), h, pkt);
         } else {
             let t = now + host.send_cost;
-            self.at_packet(hs, t, host_origin(h), To::Library(LibEv::McWrite), h, pkt);
+            self.at_packet(t, host_origin(h), To::Library(LibEv::McWrite), h, pkt);
         }
     }
 
     /// `LibEv::McSendCounterDone`: the read for forwarding packet `id`.
-    pub fn mc_send_counter_done(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(hs, h, id);
-        hs[h as usize].lib().known_sent = hs[h as usize].ni().sent;
-        self.forward_after_upcall(hs, h, pkt, now);
+    pub fn mc_send_counter_done(&mut self, h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(h, id);
+        self.hs[h as usize].lib().known_sent = self.hs[h as usize].ni().sent;
+        self.forward_after_upcall(h, pkt, now);
     }
 
     /// `LibEv::McWrite`: host `h` writes its forward of packet `id`.
-    pub fn mc_write(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(hs, h, id);
-        self.mc.host_forward_copies += 1;
-        let first = self.mc.tree.children(pkt.bcast.expect("multicast"), h).next().expect("a child");
-        self.write(hs, h, now, Packet { dst: first, ..pkt });
+    pub fn mc_write(&mut self, h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(h, id);
+        let mc = &mut self.hs[h as usize].lib().mc;
+        mc.host_forward_copies += 1;
+        let first = mc.tree.children(pkt.bcast.expect("multicast"), h).next().expect("a child");
+        self.write(h, now, Packet { dst: first, ..pkt });
     }
 
     /// `FwEv::FwdReady`.
-    pub fn fwd_ready(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
-        hs[h as usize].ni().mc.fwd_ready = true;
-        self.try_transmit(hs, h, now, true);
+    pub fn fwd_ready(&mut self, h: u32, now: Instant) {
+        self.hs[h as usize].ni().mc.fwd_ready = true;
+        self.try_transmit(h, now, true);
     }
 
     /// `FwEv::FwdDone`: NI `h`'s forward of packet `id` left.
-    pub fn fwd_done(&mut self, hs: &mut [impl Parts], h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(hs, h, id);
-        if hs[h as usize].ni().mc.release_on_forward(&pkt) {
-            hs[h as usize].ni().rx_free += 1;
-            self.buffer_freed(hs, h, now);
+    pub fn fwd_done(&mut self, h: u32, id: u32, now: Instant) {
+        let pkt = self.take_packet(h, id);
+        if self.hs[h as usize].ni().mc.release_on_forward(&pkt) {
+            self.hs[h as usize].ni().rx_free += 1;
+            self.buffer_freed(h, now);
         }
     }
 
     /// `LibEv::McComputeDone`.
-    pub fn mc_compute_done(&mut self, hs: &mut [impl Parts], h: u32, now: Instant) {
-        hs[h as usize].lib().busy = false;
-        if let Job::Procs(p) = &mut self.job {
+    pub fn mc_compute_done(&mut self, h: u32, now: Instant) {
+        self.hs[h as usize].lib().busy = false;
+        if let Job::Procs(p) = &mut self.prog.job {
             p.procs[h as usize].compute_done();
         }
-        self.proceed(hs, h, now);
-        self.host_next(hs, h, now);
-    }
-
-    /// Multicast metrics.
-    pub(super) fn mc_metrics(&self, hs: &[impl Parts], set: &mut dyn FnMut(&str, f64)) {
-        if !self.job.multicasts() {
-            return;
-        }
-        set("ni_forwards", hs.iter().map(|x| x.ni_ref()).map(|n| n.mc.forwards).sum::<u64>() as f64);
-        set("ni_forward_waits", hs.iter().map(|x| x.ni_ref()).map(|n| n.mc.fwd_waits).sum::<u64>() as f64);
-        set("host_forward_copies", self.mc.host_forward_copies as f64);
-        set("mc_packets_consumed", self.mc.mc_packets_consumed as f64);
-        set("mc_bytes_consumed", self.mc.mc_bytes_consumed as f64);
-        let pio: u64 = hs.iter().map(|x| x.ni_ref()).map(|n| n.bus.pio_writes).sum();
-        set("pio_writes", pio as f64);
+        self.proceed(h, now);
+        self.host_next(h, now);
     }
 }
 

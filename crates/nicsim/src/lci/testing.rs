@@ -1,8 +1,8 @@
 //! Runs of the LCI stack in the world for the mechanism tests: a scenario
 //! text on `lci2000` with the stack asked for, built, stepped or run to its
-//! end, and the stack taken out to look at its parts.
+//! end, and its program and parts taken out to look at.
 
-use super::{Packet, Stack, To};
+use super::{Packet, Running, To};
 use crate::lci::host::Host;
 use crate::nic::lanai::Ni;
 use crate::sim::World;
@@ -35,22 +35,22 @@ pub(crate) fn world(text: &str) -> World {
     World::new(&s)
 }
 
-/// A run's stack and the parts its hosts held (their libraries, their
-/// NIs' firmware), taken out of the world; the stack's fields through it.
+/// A run's program and the parts its hosts held (their libraries, their
+/// NIs' firmware), taken out of the world; the program's through it.
 pub(crate) struct Ran {
-    pub stack: Box<Stack>,
+    pub prog: Box<Running>,
     pub hosts: Vec<Host>,
     pub nis: Vec<Ni>,
 }
 
 impl std::ops::Deref for Ran {
-    type Target = Stack;
-    fn deref(&self) -> &Stack {
-        &self.stack
+    type Target = Running;
+    fn deref(&self) -> &Running {
+        &self.prog
     }
 }
 
-/// `text` run to its end, invariants checked: the stack with its hosts'
+/// `text` run to its end, invariants checked: the program with its hosts'
 /// parts, and the metrics.
 pub(crate) fn run(text: &str) -> (Ran, Metrics) {
     let mut w = world(text);
@@ -59,7 +59,7 @@ pub(crate) fn run(text: &str) -> (Ran, Metrics) {
     let m = w.metrics();
     let hosts = w.hosts.iter_mut().map(|h| *h.lci.take().expect(PARTS)).collect();
     let nis = w.hosts.iter_mut().map(|h| *h.nic.lanai.take().expect(PARTS)).collect();
-    (Ran { stack: w.run.lci.take().expect("the world runs the stack"), hosts, nis }, m)
+    (Ran { prog: w.run.lci.take().expect("the world runs the stack"), hosts, nis }, m)
 }
 
 const PARTS: &str = "every host of the world runs the stack";
@@ -91,7 +91,7 @@ pub(crate) fn step(w: &mut World) -> Option<(Instant, To, u32, Option<Packet>)> 
     w.step_lci()
 }
 
-/// The stack of a world.
-pub(crate) fn stack(w: &World) -> &Stack {
+/// The program of a world that runs the stack.
+pub(crate) fn program(w: &World) -> &Running {
     w.run.lci.as_deref().expect("the world runs the stack")
 }

@@ -29,7 +29,7 @@ fn packet_shifting_issues_one_dma_per_packet_double_dma_two() {
 fn full_packet_always_moves_the_whole_buffer() {
     let (w, m) = stream("full-packet", 16, 40);
     let fetch = m.get("host_counter_fetches").unwrap() as u64;
-    let per = (w.header + 1024 + poll::FLAG_BYTES) as u64;
+    let per = (w.nis[1].header() + 1024 + poll::FLAG_BYTES) as u64;
     assert_eq!(w.nis[1].bus.dma_bytes, 40 * per + fetch * poll::FLAG_BYTES as u64);
     let (w, _) = stream("packet-shifting", 16, 40);
     assert!(w.nis[1].bus.dma_bytes < 40 * per / 10);
@@ -306,4 +306,66 @@ fn scenarios_that_could_never_end_are_refused_naming_the_key() {
     }
     let m = crate::run_toml(&qr("host-message")).unwrap();
     assert!(m.get("explicit_acks").unwrap() + m.get("piggybacked_acks").unwrap() > 0.0);
+}
+
+// -- the parts in the one world ------------------------------------------------
+
+#[test]
+fn a_run_without_packets_is_stopped_by_the_worlds_stall_watch_with_one_line() {
+    // `pio` hosts waiting for a sleeping home poll the NI forever: no
+    // packet is sent or delivered. The world's stall watch, which looks
+    // every `CHECK_EVERY` events, ends the run at one of its looks.
+    let dsm = "[nic]\npolling = \"pio\"\n[workload]\nkind = \"dsm\"\nmix = \"barnes\"\nprocs = 8\noperations = 30";
+    let mut w = super::testing::world(&format!("preset = \"lci2000\"\n{dsm}"));
+    let e = w.run().expect_err("the run cannot progress");
+    assert!(e.0.starts_with("no progress: no packet sent or delivered in 10000000 events up to "), "{e}");
+    assert!(!e.0.contains('\n'), "{e}");
+    let events = w.q.popped();
+    assert!(events > 10_000_000, "{events}");
+    assert_eq!(events % u64::from(crate::interrupt::CHECK_EVERY), 0, "stopped at a look of the watch: {events}");
+    // As a result (`nicsim run`): stuck, at the time the watch stopped it.
+    let m = metrics(&format!("preset = \"lci2000\"\n{dsm}"));
+    assert_eq!(m.get("stuck"), Some(1.0));
+    assert_eq!(m.get("events"), Some(events as f64));
+    assert_eq!(m.get("stuck_at_us"), Some(w.q.now().as_us_f64()));
+}
+
+#[test]
+fn the_nis_send_on_the_worlds_grid_and_count_their_own_packets() {
+    let (w, m) = stream("packet-shifting", 2500, 10);
+    // Each NI counts what it sent and delivered; the metrics are their sums.
+    assert_eq!(w.nis[0].packets_sent, 30);
+    assert_eq!(w.nis[1].delivered, 30);
+    assert_eq!(m.get("packets"), Some(w.nis.iter().map(|n| n.packets_sent).sum::<u64>() as f64));
+    assert_eq!(m.get("packets_delivered"), Some(w.nis.iter().map(|n| n.delivered).sum::<u64>() as f64));
+    // The grid is the world's network's, which the NIs' packets booked.
+    let mut world =
+        super::testing::world(&scenario("packet-shifting", "kind = \"stream\"\nsize_bytes = 64\nmessages = 4"));
+    world.run().unwrap();
+    let grid = world.wire.net.grid.as_mut().expect("the world's network is the platform's grid");
+    // The uplink of host 0 is busy past the last packet it sent: a packet
+    // injected now at time zero waits for it.
+    let (left, _) = grid.send(0, 1, Instant::ZERO, 64);
+    assert!(left > Instant::ZERO + grid.serialization(64), "{left:?}");
+}
+
+#[test]
+fn the_multicast_trees_are_answered_by_each_ni_and_each_hosts_library() {
+    for (f, tables) in [("ni", true), ("host-packet", false), ("host-message", false)] {
+        let world = super::testing::world(&format!(
+            "preset = \"lci2000\"\n[nic]\nforwarding = \"{f}\"\n[workload]\nkind = \"bcast\"\nsize_bytes = 64\niterations = 1"
+        ));
+        for h in 0..64u32 {
+            let (lib, ni) = (super::testing::lib(&world, h as usize), super::testing::ni(&world, h as usize));
+            assert_eq!(lib.mc.forwarding.to_string(), f);
+            assert_eq!(ni.mc.table.is_some(), tables, "{f}: NI {h}");
+            if let Some(t) = ni.mc.table {
+                assert_eq!(ni.mc.rank, h);
+                for root in [0, 7, 63] {
+                    let want: Vec<u32> = lib.mc.tree.children(root, h).collect();
+                    assert_eq!(t.children(root, ni.mc.rank).collect::<Vec<_>>(), want, "NI {h}, root {root}");
+                }
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! host's `super::Nic`, its `lanai`),
 //! as a sans-I/O state machine: it takes `now` and inputs (a descriptor
 //! posted by PIO, a packet in a receive buffer, a finished DMA) and returns
-//! when it next needs to run; the LCI stack (`crate::lci::Stack`) turns
+//! when it next needs to run; the LCI rules (`crate::lci::Cx`) turn
 //! those times into events.
 //!
 //! This module owns the packet the firmware carries ([`Packet`]) and the
@@ -29,7 +29,7 @@
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::multicast::{Forwarded, NiMc};
 use super::timers::ClockPolicy;
-use super::watchdog::Watchdog;
+use super::watchdog::{Expiry, Watchdog};
 use crate::config::{lanai_ns, LanaiCfg};
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -136,6 +136,23 @@ pub enum FwEv {
     FwdDone,
 }
 
+/// What the firmware asks for after one of its events, in its order; the
+/// LCI rules queue each as an event for the NI (`crate::lci::Cx`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FwOut {
+    /// Its own event `.1` at `.0`.
+    Fw(Instant, FwEv),
+    /// Its watchdog's event of generation `.1` at `.0` (an expiry, or the
+    /// fetch of the host's words back).
+    Watchdog(Instant, u32),
+    /// Its clock's next tick.
+    ClockTick(Instant),
+    /// The tick's fetch of the host's words is back.
+    ClockFetched(Instant),
+    /// An interrupt to its host now, delivered as a signal to the process.
+    Signal,
+}
+
 /// What the receive side needs next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RxNext {
@@ -240,6 +257,9 @@ pub struct Ni {
     job: Option<RxJob>,
     /// Packets delivered to the host (the counter `pio` polling reads).
     pub delivered: u64,
+    /// Packets it sent: each its host wrote (one per child of a shared
+    /// post) and each it forwarded.
+    pub packets_sent: u64,
     /// The host's processed-packet count as last fetched.
     pub known_consumed: u64,
     /// A host -> NI fetch of that count is in flight.
@@ -303,6 +323,7 @@ impl Ni {
             rx_queue: VecDeque::with_capacity(recv_buffers as usize),
             job: None,
             delivered: 0,
+            packets_sent: 0,
             known_consumed: 0,
             refreshing: false,
             host_dmas: 0,
@@ -320,6 +341,11 @@ impl Ni {
             clock,
             clock_interrupts: 0,
         }
+    }
+
+    /// Bytes of a packet's header on the wire and in a host PIO write.
+    pub fn header(&self) -> u32 {
+        self.header
     }
 
     /// The NIs waiting for one of its receive buffers: to transmit a
@@ -381,9 +407,35 @@ impl Ni {
 
     // -- receive side ---------------------------------------------------
 
-    /// A packet is entirely in an NI receive buffer.
-    pub fn rx_arrive(&mut self, pkt: Packet) {
+    /// `FwEv::Arrive`: packet `id` of its store is entirely in one of its
+    /// receive buffers. The watchdog counts it (and starts if idle); under
+    /// `ni` forwarding the firmware queues one forward per child, ahead of
+    /// the host DMA; then the next delivery ([`Ni::rx_next`]).
+    pub fn arrive(&mut self, now: Instant, id: u32, out: &mut impl FnMut(FwOut)) {
+        let pkt = self.packets.take(id);
+        self.received += 1;
+        if let Some((t, gen)) = self.watchdog.as_mut().and_then(|w| w.on_delivered(now)) {
+            out(FwOut::Watchdog(t, gen));
+        }
         self.rx_queue.push_back(pkt);
+        if self.mc.start_forward(pkt) > 0 {
+            if let Some(t) = self.fwd_kick(now) {
+                out(FwOut::Fw(t, FwEv::FwdReady));
+            }
+        }
+        self.rx_next(now, out);
+    }
+
+    /// Starts its next delivery ([`FwEv::RxStep`]), or a fetch of the
+    /// host's processed counter if the host queue looks full
+    /// ([`FwEv::RefreshDma`]).
+    pub fn rx_next(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+        if let Some(t) = self.rx_kick(now) {
+            out(FwOut::Fw(t, FwEv::RxStep));
+        } else if self.needs_refresh() {
+            let t = self.refresh_start(now);
+            out(FwOut::Fw(t, FwEv::RefreshDma));
+        }
     }
 
     /// Whether a host receive buffer is known to be free.
@@ -459,10 +511,52 @@ impl Ni {
         self.refresh_dma(programmed)
     }
 
-    /// The fetched counter arrived.
-    pub fn refresh_done(&mut self, host_consumed: u64) {
+    /// `FwEv::RefreshDone`: the fetched counter (`host_consumed`) arrived;
+    /// the next delivery may start ([`Ni::rx_next`]).
+    pub fn refresh_done(&mut self, now: Instant, host_consumed: u64, out: &mut impl FnMut(FwOut)) {
         self.refreshing = false;
         self.known_consumed = self.known_consumed.max(host_consumed);
+        self.rx_next(now, out);
+    }
+
+    /// Its watchdog's event of generation `gen`: the running timer's
+    /// expiry starts the fetch of the host's flag and counter across the
+    /// bus; the fetch's return applies \[LCI] §5.1's rule to what it read
+    /// (`irq_enabled`, `consumed`: re-arm, or raise a signal and re-arm);
+    /// any other is stale.
+    pub fn watchdog_event(
+        &mut self,
+        now: Instant,
+        gen: u32,
+        (irq_enabled, consumed): (bool, u64),
+        out: &mut impl FnMut(FwOut),
+    ) {
+        let Some(wd) = self.watchdog.as_mut() else { return };
+        if wd.expires(gen) {
+            let end = self.fetch_host_words(now);
+            let wd = self.watchdog.as_mut().expect("the watchdog that expired");
+            let (t, gen) = wd.fetch(end);
+            out(FwOut::Watchdog(t, gen));
+            return;
+        }
+        match wd.on_fetched(now, gen, irq_enabled, self.received, consumed) {
+            Expiry::Arm(t, gen) => out(FwOut::Watchdog(t, gen)),
+            Expiry::Raise(t, gen) => {
+                out(FwOut::Watchdog(t, gen));
+                out(FwOut::Signal);
+            }
+            Expiry::Stale | Expiry::Drained { .. } => {}
+        }
+    }
+
+    /// Its clock ticks: the next tick, and the fetch of the host's timer
+    /// words (its [`FwOut::ClockFetched`]).
+    pub fn clock_tick(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+        if let Some(c) = self.clock {
+            let end = self.fetch_host_words(now);
+            out(FwOut::ClockTick(now + c.period));
+            out(FwOut::ClockFetched(end));
+        }
     }
 
     // -- multicast firmware ---------------------------------------------

@@ -2,7 +2,7 @@
 //! interrupts the host only when it does not pick packets up by polling.
 //! One implementation for both stacks: the Open-MX receive queue
 //! (`crate::nic::RxQueue`, composed with its coalescing policy) and the
-//! LCI stack's NIs (`crate::lci::Stack`, with optimistic interrupt
+//! LCI stack's NIs (`crate::nic::lanai`, with optimistic interrupt
 //! protection).
 //!
 //! \[LCI] §5.1: "the NI starts a watchdog timer when it receives a packet"

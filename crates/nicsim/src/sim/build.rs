@@ -368,14 +368,13 @@ impl World {
             // The frames come with `World::start_replay` (`replay::run_replay`).
             Workload::Replay => {}
             // The hosts run the LCI stack's library, not processes of this
-            // world's library (`lci_stack`).
-            // The stack's NIs send on the world's network, the platform's
-            // grid (every LCI-family platform has one).
+            // world's library (`lci_stack`). Its NIs send on the world's
+            // network, the platform's grid (every LCI-family platform has one).
             Workload::LciStack => {
                 debug_assert!(s.lci.is_some() && w.wire.net.grid.is_some());
-                if let (Some(l), Some(grid)) = (&s.lci, w.wire.net.grid.take()) {
-                    let (stack, parts) = crate::lci::Stack::new(l, grid);
-                    w.start_lci(stack, parts);
+                if let Some(l) = &s.lci {
+                    let (prog, parts) = crate::lci::build(l);
+                    w.start_lci(prog, parts);
                 }
             }
         }

@@ -25,8 +25,8 @@ const NO_MESSAGES: &str = "no message was timed";
 impl World {
     /// Packet conservation, interrupt accounting and request accounting.
     pub(crate) fn check_invariants(&self) -> Result<(), SimError> {
-        if let Some(s) = &self.run.lci {
-            return s.check_invariants(&self.hosts);
+        if self.run.lci.is_some() {
+            return crate::lci::check_invariants(&self.hosts);
         }
         let d = &self.frames.drops;
         let dropped_before_handler = d.loss + d.ring_full + d.malformed;
@@ -92,9 +92,10 @@ impl World {
     /// The LCI stack's catalogue: its libraries', NIs' and buses'
     /// counters, its watchdogs' and NI clocks', its signalled cores' and
     /// its reliable protocol's, and its program's measurements.
-    fn lci_metrics(&self, s: &crate::lci::Stack, m: &mut Metrics) {
-        m.set("packets", s.packets_sent as f64);
-        m.set("packets_delivered", s.packets_delivered as f64);
+    fn lci_metrics(&self, s: &crate::lci::Running, m: &mut Metrics) {
+        let (sent, delivered) = crate::lci::packets(&self.hosts);
+        m.set("packets", sent as f64);
+        m.set("packets_delivered", delivered as f64);
         use crate::lci::Parts;
         let libs = || self.hosts.iter().map(|h| h.lib_ref());
         let nis = || self.hosts.iter().map(|h| h.ni_ref());
@@ -108,7 +109,9 @@ impl World {
         for (i, n) in nis().enumerate().take(2) {
             n.bus.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
         }
-        s.program_metrics(&self.hosts, m);
+        if let Some(grid) = &self.wire.net.grid {
+            s.metrics(&self.hosts, grid, m);
+        }
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
         let wds = || nis().filter_map(|n| n.watchdog.as_ref());
         let raised = nis().map(|n| n.packet_irqs).sum::<u64>() + wds().map(|w| w.raised).sum::<u64>();

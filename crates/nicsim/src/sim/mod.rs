@@ -361,8 +361,8 @@ impl World {
     /// The event loop of [`World::run_checked`].
     fn run_loop(&mut self, mut check: Check<'_>) -> Result<(), SimError> {
         // A run that stops making progress ends with an error, never a hang.
-        let window = self.stall_window();
-        let (mut progress, mut progress_at) = (self.progress(), Instant::ZERO);
+        let (window, window_events) = (self.stall_window(), self.stall_events());
+        let (mut progress, mut progress_at, mut progress_event) = (self.progress(), Instant::ZERO, 0);
         let hosts = self.hosts.len() as f64;
         let (mut next_look, mut since, mut hot) = (WATCH_EVENTS, Instant::ZERO, 0u32);
         // Once a stall is seen: why, and the events per stage, sampled.
@@ -385,7 +385,10 @@ impl World {
                     }
                     let p = self.progress();
                     if p != progress {
-                        (progress, progress_at, self.run.ring_full_at_progress) = (p, now, self.frames.drops.ring_full);
+                        (progress, progress_at, progress_event) = (p, now, events);
+                        self.run.ring_full_at_progress = self.frames.drops.ring_full;
+                    } else if events - progress_event > window_events {
+                        return Err(self.no_packets(now));
                     } else if now.since(progress_at) > window && sample.is_none() {
                         sample = Some((Stall::Quiet { since: progress_at, window }, 0, Vec::new()));
                     }
@@ -456,7 +459,7 @@ impl World {
         match self.run.workload {
             Workload::Flood { .. } => self.hosts[Flood::TO].rx.rx_frames(),
             Workload::Replay => self.replay.as_ref().map_or(0, |r| self.hosts[r.host].rx.rx_frames()),
-            Workload::LciStack => 0,
+            Workload::LciStack => self.lci_packets(),
             _ => self.run.completions,
         }
     }
@@ -583,7 +586,7 @@ pub fn run_traced(
 ) -> Result<(Metrics, Option<Box<Tracer>>), SimError> {
     let mut w = World::build(s, policy, trace)?;
     if let Err(e) = w.run_checked(check) {
-        // A stuck LCI program is a result (`Stack::stuck_is_a_result`).
+        // A stuck LCI program is a result (`lci::Running::stuck_is_a_result`).
         if e.is_interrupted() || !w.run.lci.as_ref().is_some_and(|s| s.stuck_is_a_result()) {
             return Err(e);
         }

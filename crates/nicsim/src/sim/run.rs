@@ -85,10 +85,9 @@ pub(crate) struct Run {
     /// Frames dropped at full receive rings when a message last completed
     /// (as seen by the run loop's periodic check).
     pub ring_full_at_progress: u64,
-    /// The \[LCI] stack's program and what spans its hosts (the grid, the
-    /// multicast trees, its progress rule, its counters: `lci_stack`),
-    /// when the hosts run it (`Workload::LciStack`).
-    pub lci: Option<Box<crate::lci::Stack>>,
+    /// The program the hosts run when they run the \[LCI] stack
+    /// (`Workload::LciStack`; `lci_stack`): its parts are the hosts'.
+    pub lci: Option<Box<crate::lci::Running>>,
 }
 
 impl Run {

@@ -36,6 +36,11 @@ pub(super) const MAX_EVENTS_PER_US_PER_HOST: f64 = 1_000.0;
 /// Consecutive looks over the rate bound before the run ends (16 M events).
 pub(super) const STALL_WINDOWS: u32 = 16;
 
+/// Events without a packet sent or delivered after which a world that
+/// runs the \[LCI] stack is stalled (looked at every
+/// [`crate::interrupt::CHECK_EVERY`] events, as the stall window is).
+pub(super) const NO_PROGRESS_EVENTS: u64 = 10_000_000;
+
 /// Events sampled, once a stall is seen, to name the stage that dominates:
 /// for a rate stall, and for a run without progress (whose events are
 /// sparse timers).
@@ -111,16 +116,34 @@ impl World {
     pub(super) fn stall_window(&self) -> Duration {
         let longest = self.c.proto.resend.max(self.c.lib.pull_timeout).max(self.c.proto.delayed_ack);
         if self.run.lci.is_some() {
-            // The LCI stack watches its own progress, in events: a run
-            // without a packet sent or delivered in 10^7 events ends
-            // (`lci::Stack::after_event`). A stuck DSM or FFT program is a
-            // result whose time (`stuck_at_us`) the published tables
-            // record, and that rule defines it; this window, in simulated
-            // time and looked at every `interrupt::CHECK_EVERY` events,
-            // could end such a run at another time, so it does not apply.
+            // A world that runs the LCI stack is watched in events
+            // (`stall_events`): its idle `pio` hosts poll forever, and a
+            // window in simulated time would take far longer to close.
             return Duration::MAX;
         }
         let gap = self.replay.as_ref().map_or(Duration::ZERO, |r| r.longest_gap());
         longest.times(STALL_TIMERS).max(STALL_WINDOW_MIN).max(gap + STALL_WINDOW_MIN)
+    }
+
+    /// Events without progress after which a run is stalled:
+    /// [`NO_PROGRESS_EVENTS`] for a world that runs the LCI stack (its
+    /// progress is a packet sent or delivered, `lci_packets`), none
+    /// otherwise (the stall window, in simulated time, watches those).
+    pub(super) fn stall_events(&self) -> u64 {
+        if self.run.lci.is_some() {
+            NO_PROGRESS_EVENTS
+        } else {
+            u64::MAX
+        }
+    }
+
+    /// The error of a world that runs the LCI stack whose NIs sent and
+    /// delivered no packet in [`NO_PROGRESS_EVENTS`] events, at `now`.
+    #[cold]
+    pub(super) fn no_packets(&self, now: Instant) -> SimError {
+        SimError(format!(
+            "no progress: no packet sent or delivered in {NO_PROGRESS_EVENTS} events up to {} us",
+            now.as_us_f64()
+        ))
     }
 }
