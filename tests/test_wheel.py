@@ -97,7 +97,8 @@ def test_wheel_carries_the_presets_and_the_dask_extra(wheel: Path) -> None:
 def test_installed_wheel_runs_nicsim_from_the_path(venv_bin: Path, tmp_path: Path) -> None:
     where = in_venv(venv_bin, "python", "-c", "import nicsim; print(nicsim.__file__)", cwd=tmp_path)
     assert Path(where.strip()).is_relative_to(venv_bin.parent)  # not the source tree
-    assert in_venv(venv_bin, "nicsim", "presets", "list", cwd=tmp_path).split() == nicsim.presets()
+    listed = in_venv(venv_bin, "nicsim", "presets", "list", cwd=tmp_path).splitlines()
+    assert [line.split("\t")[0] for line in listed] == nicsim.presets()
     out = in_venv(
         venv_bin,
         "nicsim",
