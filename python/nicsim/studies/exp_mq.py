@@ -34,6 +34,7 @@ from nicsim.studies.exp_base import (
     scaled,
 )
 from nicsim.studies.exp_coal import pingpong_scenario, zero_throughput_at_size_zero
+from nicsim.studies.exp_coal_nas import IS_RUNS
 
 __all__ = ["ALLTOALL", "CACHE", "IDLE", "MQ_PRESET", "NAS", "OMX_MQ", "PINGPONG"]
 
@@ -518,6 +519,7 @@ NAS = Experiment(
         **{"benchmark": MQ_NAS_BENCHMARKS, "steering/stack": MQ_NAS_CONFIGS}
     ),
     scenario=_mq_nas_scenario,
+    runs=lambda p: IS_RUNS if str(p["benchmark"]).startswith("is.") else 1,
     plot=plots_mq.nas,
     published=(
         *(

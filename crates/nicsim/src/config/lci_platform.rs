@@ -409,6 +409,8 @@ pub fn main_platform(p: &LciPlatform) -> Result<Platform, ConfigError> {
             sleep_enabled: false,
             idle_before_sleep_ns: 0.0,
             sleep_exit_ns: 0.0,
+            // No periodic tick is modelled on the LCI hosts (`host.tick`).
+            tick: crate::config::TickCfg::default(),
             // No copy engine (`host.ioat` is refused on this platform):
             // never charged.
             ioat_MBps: c.copy_cold_MBps,
