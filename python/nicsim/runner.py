@@ -257,7 +257,7 @@ def table(experiment: Experiment, jobs: Sequence[Job], metrics: Sequence[Metrics
 def _mean_of_runs(
     frame: pd.DataFrame, index: Sequence[int], metrics: Sequence[str]
 ) -> pd.DataFrame:
-    """One row per configuration of ``frame`` (its rows' ``index``): each metric the mean of its runs.
+    """Collapse the runs of each configuration (rows of one ``index``) into one row of means.
 
     A run that did not measure a metric is left out of its mean (NaN when
     none did). The column ``runs`` counts the runs; ``<metric>_min`` and

@@ -48,7 +48,7 @@ IS_RUNS = 5
 
 
 def is_runs(strategy: str) -> int:
-    """Runs of an IS row: :data:`IS_RUNS` for a strategy of the study, one for nicsim's extra rows."""
+    """Return the runs of an IS row: :data:`IS_RUNS` for the study's strategies, else one."""
     return IS_RUNS if strategy in STRATEGIES else 1
 
 
