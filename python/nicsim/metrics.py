@@ -377,7 +377,7 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "host CPU",
             r"^host\d+_(cpu_.*|kernel_us|kernel_cores|tx_contended|wakes_remote"
-            r"|work_us_per_bcast)$",
+            r"|work_us_per_bcast)$|^kernel_ticks$",
         ),
         (
             "NIC",
