@@ -25,49 +25,77 @@ use crate::config::TickCfg;
 use crate::engine::SimRng;
 use crate::time::{Duration, Instant};
 
-/// The ticks of a world's hosts: their period and cost, and how many ran.
+/// The ticks of a world's hosts: their period and cost, each host's next
+/// tick, and how many ran. One event waits in the queue for all of them:
+/// the earliest next tick of any host (more than one pending event per
+/// core would move a busy run's queue out of its small sorted layout).
 pub(crate) struct Ticks {
     period: Duration,
     pub(super) cost: Duration,
     pub(super) ran: u64,
+    /// Per host: the start of its current period (its core 0's tick), the
+    /// skew between its cores' ticks, and the core that ticks next.
+    hosts: Vec<(Instant, Duration, u8)>,
 }
 
 /// Keeps the tick's phases apart from the wire's draws of the same seed.
 const PHASE_STREAM: u64 = 0x7469_636b_2d68_7a00;
 
+impl Ticks {
+    /// When host `h`'s next core ticks.
+    fn next(&self, h: usize) -> Instant {
+        let (base, skew, core) = self.hosts[h];
+        base + skew.times(u64::from(core))
+    }
+
+    /// The host whose core ticks first (the lowest index among equals).
+    fn first(&self) -> (usize, Instant) {
+        (0..self.hosts.len()).map(|h| (h, self.next(h))).min_by_key(|&(h, t)| (t, h)).expect("a host")
+    }
+}
+
 impl World {
     /// Starts every core's tick when `cfg` asks for one: host `h`'s phase
     /// is drawn from `seed`, its cores skewed from it.
     pub(super) fn start_ticks(&mut self, cfg: &TickCfg, seed: u64) {
-        if cfg.hz == 0 {
+        if cfg.hz == 0 || self.hosts.is_empty() {
             return;
         }
         let period = Duration::from_ps(1_000_000_000_000 / u64::from(cfg.hz));
-        self.ticks = Some(Box::new(Ticks { period, cost: Duration::from_ns_f64(cfg.cost_ns), ran: 0 }));
         let mut rng = SimRng::new(seed ^ PHASE_STREAM);
-        for h in 0..self.hosts.len() {
-            let phase = rng.below(period.as_ps());
-            let cores = self.hosts[h].cores.len() as u64;
-            for core in 0..cores {
-                let skew = period.as_ps() / 2 / cores * core;
-                let at = Instant::ZERO + Duration::from_ps((phase + skew) % period.as_ps());
-                self.q.push(at, h as u32, Ev::KernelTick { host: h as u16, core: core as u8 });
-            }
-        }
+        let hosts = self
+            .hosts
+            .iter()
+            .map(|hs| {
+                let phase = Duration::from_ps(rng.below(period.as_ps()));
+                let skew = Duration::from_ps(period.as_ps() / 2 / hs.cores.len().max(1) as u64);
+                (Instant::ZERO + phase, skew, 0u8)
+            })
+            .collect();
+        let ticks = Ticks { period, cost: Duration::from_ns_f64(cfg.cost_ns), ran: 0, hosts };
+        let (h, at) = ticks.first();
+        self.ticks = Some(Box::new(ticks));
+        self.q.push(at, h as u32, Ev::KernelTick { host: h as u16, core: 0 });
     }
 
     /// Core `core` of host `h` ticks (`Ev::KernelTick`): a busy core runs
-    /// the tick's kernel work first; the next tick is one period on.
+    /// the tick's kernel work first. The host's next core ticks one skew
+    /// later, its core 0 one period after the last; then the earliest of
+    /// the hosts' next ticks is queued.
     pub(super) fn kernel_tick(&mut self, now: Instant, h: usize, core: usize) {
         let Some(t) = self.ticks.as_deref_mut() else { return };
-        let next = now + t.period;
+        let cores = self.hosts[h].cores.len();
+        let (base, skew, _) = t.hosts[h];
+        t.hosts[h] = if core + 1 < cores { (base, skew, core as u8 + 1) } else { (base + t.period, skew, 0) };
+        let (next_h, at) = t.first();
+        let next_core = t.hosts[next_h].2;
         let cs = &mut self.hosts[h].cores[core];
         if !(cs.is_quiet() && cs.idle_since.is_some()) {
             t.ran += 1;
             cs.kq.push_front(KWork::Tick);
             self.kick(now, h, core);
         }
-        self.q.push(next, h as u32, Ev::KernelTick { host: h as u16, core: core as u8 });
+        self.q.push(at, next_h as u32, Ev::KernelTick { host: next_h as u16, core: next_core });
     }
 
     /// What a tick costs its core.
