@@ -267,7 +267,7 @@ NAS_IS = Experiment(
         "the same distribution, about 29 s (B) and 60 s (C) under `timeout` against the "
         "study's 21.98 s and 32.75 s; the one run without any tick (25 s and 38 s) lies "
         "below the range of every seeded run. `disabled` is the "
-        "shortest in every run (0.71 and 0.64 of `timeout`): without the delay the "
+        "shortest in every run (0.71 and 0.59 of `timeout`): without the delay the "
         "poll starts draining the ring at a burst's first reply, and it drops fewer "
         "replies. The same runs with `platform.nic.ring_slots = 16384` drop nothing and "
         "take 1.36 s (B) and 5.38 s (C). nicsim's judgement: the receive ring size, an "

@@ -563,7 +563,7 @@ NAS = Experiment(
         "single queue is decided by frames dropped at the full 512-slot receive ring and "
         "recovered by Open-MX's 0.5 s resend and 1 s pull timers (single-rr, the mean "
         "of `IS_RUNS` runs under the hosts' seeded kernel ticks, as in coalescing-nas-is: "
-        "is.B.16 20.9 s, is.C.16 55.0 s); on 4096-slot "
+        "is.B.16 21.4 s, is.C.16 56.2 s); on 4096-slot "
         "rings the same runs drop nothing and take 1.44 s and 5.78 s. The study's 11.84 "
         "s and 14.69 s include, by their own ratio, about 1 s per iteration that does "
         "not grow with the keys (class C, 4x the keys, takes 1.24x as long): "
