@@ -68,8 +68,9 @@ pub(crate) fn derived_given(table: &toml::Table, lanai: bool) -> Option<ConfigEr
 /// Fills in the shared keys a platform table with a `[lanai]` table derives
 /// ([`DERIVED`]), each from the keys it is a function of. A table without
 /// `[lanai]` is left as it is; one that sets a derived key is refused. When
-/// the inputs do not parse, the derived keys get placeholders and the
-/// platform's own parsing and [`validate`] name the fault.
+/// the inputs do not parse, the derived keys are filled with in-range values
+/// that are never used: the platform's own parsing of the same inputs then
+/// fails, naming the key at fault (as [`validate`] does for a bad value).
 pub(crate) fn derive(table: &mut toml::Table) -> Result<(), ConfigError> {
     if !table.contains_key("lanai") {
         return Ok(());
