@@ -313,11 +313,16 @@ DELAY_SWEEP = Experiment(
         "with the 0 B rates to the 2× cut). With coalescing the sender and the "
         "receiver are within a few percent of each other at the fitted costs. At "
         "75 µs one interrupt per batch lands on a sleeping core and no process "
-        "waits for it, so turning sleep off changes nothing: the study's sleep "
-        "effect needs a mechanism the model lacks, such as a process that waits "
-        'on a woken core once per batch. IMB Uniband (`kind = "uniband"`) waits '
-        "so, but it also puts `timeout` far below `openmx`, the reverse of the "
-        "study (docs/design.md)."
+        "waits for it, so turning sleep off changes nothing. Open-MX 1.0.901 "
+        "completes a small send at once while fewer than 512 await their ack, "
+        "so the stream is open-loop and its rate is the sending core's, which is "
+        "busy and never sleeps; a C1E exit is latency on a core that was idle, "
+        "and the interrupt line masked through it makes the poll take more frames "
+        "(sleep on is faster at 0 and 5 µs). The study's sleep effect needs a cost "
+        "on the sending core that nothing read in the 2009 code gives "
+        '(docs/paths-2009.md, §IV-B1). IMB Uniband (`kind = "uniband"`) waits on '
+        "the receiver once per window, but it also puts `timeout` far below "
+        "`openmx`, the reverse of the study (docs/design.md)."
     ),
 )
 

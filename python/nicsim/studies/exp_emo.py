@@ -304,7 +304,10 @@ def _latency_notes(table: pd.DataFrame) -> str:
             "The study expected the projected ToNIC and the ToKernel slopes to be the same "
             '("since we expect the interrupt latency to be constant"); in nicsim the kernel '
             "echo's bytes also cross the 64-bit/33 MHz PCI bus twice more (receive and "
-            "transmit DMA at `nic.dma_MBps`), a per-byte part of L_NH that steepens ToKernel.",
+            "transmit DMA at `nic.dma_MBps`), a per-byte part of L_NH that steepens ToKernel. "
+            "With the study's projection and both hosts on the same bus, the two slopes "
+            "agree within 15 % only from an effective DMA rate of about 430 MB/s, which "
+            "the study does not give (docs/paths-2009.md, [EMO] §4.1.4).",
         ]
     return "\n".join([*lines, "", WHY])
 
