@@ -95,6 +95,7 @@ def test_trace_has_the_tracks_nests_pairs_arrows_and_adds_up_to_the_cpu_metrics(
         assert seen[name] > 0, name
     instants = Counter(e["name"] for e in data["traceEvents"] if e["ph"] == "i")
     assert instants["interrupt raised"] == metrics["interrupts"]
+    assert instants["frame dropped: receive ring full"] == metrics["dropped_ring_full"]
     if coalescing != "disabled":
         assert instants["coalescing timer armed"] > 0
     # Slices of one thread nest: none overlaps another without holding it.

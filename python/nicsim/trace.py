@@ -5,8 +5,10 @@ The file opens in Perfetto (https://ui.perfetto.dev) and ``chrome://tracing``:
 process per host; in it one thread per core (hard IRQ, the NAPI poll's items
 with the Open-MX receive handler, the library, application compute, spinning,
 sleep and wake-up, as slices), one for what the NIC puts on the wire and one
-per NIC receive queue (DMA as slices; the coalescing timer armed and fired and
-the interrupts raised as instants). Each frame is an arrow from the sending
+per NIC receive queue (DMA as slices; the coalescing timer armed and fired,
+the interrupts raised and the frames a full ring dropped as instants, a drop's
+``pull_reply`` saying 1 for a reply its pull still misses, 2 for one it
+already holds, 0 for another frame). Each frame is an arrow from the sending
 NIC to the receiving queue. Times are simulated microseconds with picosecond
 digits.
 

@@ -2,9 +2,11 @@
 //! world: a receiver whose ring is too small for its traffic drops frames
 //! and waits for Open-MX's resend and pull timers without it, and drops
 //! none with it; the waiting frames enter the NIC in the order they
-//! arrived; with flow control on and nothing held a run is unchanged.
+//! arrived; with flow control on and nothing held a run is unchanged. The
+//! frames a full ring drops are instants of the timeline.
 
-use super::{run_traced, TraceCfg, What, TRACK_NIC_TX};
+use super::trace::DropClass;
+use super::{run_traced, TraceCfg, What, TRACK_NIC_TX, TRACK_RX_QUEUE};
 use crate::time::Instant;
 use crate::{interrupt, Metrics, Scenario};
 use std::collections::HashMap;
@@ -79,6 +81,26 @@ fn waiting_frames_enter_the_nic_in_arrival_order() {
     assert!(count(What::LinkStopped) > 0);
     assert_eq!(count(What::LinkStopped), get(&m, "flow_control_stops") as usize);
     assert_eq!(count(What::LinkRestarted), count(What::LinkStopped));
+}
+
+/// Without flow control every frame the tiny ring drops is an instant of
+/// its receive queue's track, saying whether the pull still missed it (so
+/// waits for a re-request) or already held it.
+#[test]
+fn a_full_rings_drops_are_timeline_instants_with_what_the_pull_lost() {
+    let s = Scenario::from_toml(&exchange(false)).unwrap();
+    let all = TraceCfg { from: Instant::ZERO, until: Instant::from_ps(u64::MAX), cap: u64::MAX };
+    let (m, t) = run_traced(&s, None, &mut interrupt::never, Some(all)).unwrap();
+    let records = t.expect("a timeline").into_records();
+    let drops: Vec<_> = records.iter().filter(|r| r.what == What::RingDrop).collect();
+    assert!(!drops.is_empty());
+    assert_eq!(drops.len(), get(&m, "dropped_ring_full") as usize);
+    assert!(drops.iter().all(|r| r.track == TRACK_RX_QUEUE && r.dur == 0));
+    let class = |c: DropClass| drops.iter().filter(|r| r.arg == c as u32).count();
+    let (wanted, unwanted, other) = (class(DropClass::Wanted), class(DropClass::Unwanted), class(DropClass::Other));
+    assert_eq!(wanted + unwanted + other, drops.len());
+    // The tiny ring drops replies of pulls that then wait for their timer.
+    assert!(wanted > 0 && get(&m, "pull_timeouts") > 0.0, "{wanted} wanted replies dropped");
 }
 
 /// With room in the ring nothing waits: flow control changes no result.

@@ -74,6 +74,9 @@ impl World {
                 return;
             }
             self.frames.drops.ring_full += 1;
+            if self.trace.is_some() {
+                self.trace_ring_drop(now, h, qi, frame);
+            }
             self.free_frame(frame);
             return;
         }
@@ -237,6 +240,9 @@ impl World {
             Some(Hold::Queued) => {}
             Some(Hold::Overflow) | None => {
                 self.frames.drops.ring_full += 1;
+                if self.trace.is_some() {
+                    self.trace_ring_drop(now, h, qi, frame);
+                }
                 self.free_frame(frame);
             }
         }

@@ -18,6 +18,8 @@ use crate::proto::{Kind, Msg, OnReply, OnTimer, PullHandle, PullServe, RESENDS_M
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, OmxBody, PacketKind};
 
+use super::trace::DropClass;
+
 /// A pull of the receiver's driver: the protocol's handle, and what the pull
 /// is of and for.
 #[derive(Clone, Debug)]
@@ -308,6 +310,28 @@ impl World {
         self.pulls.close(handle);
         if let Some(p) = p {
             self.post_event(now, h, p as usize, LibEvent { msg, peer, writer, irq_stamp: 0 }, by);
+        }
+    }
+
+    /// What frame `frame`, arriving at host `h`, is to its receiver: a pull
+    /// reply its pull still misses, one it does not want, or another frame
+    /// (the timeline's ring drops, `World::trace_ring_drop`).
+    pub(super) fn drop_class(&self, h: usize, frame: u32) -> DropClass {
+        let Some(OmxBody::PullReply { msg_offset, dst_pull_handle, .. }) =
+            self.frames[frame as usize].parsed.map(|r| r.body)
+        else {
+            return DropClass::Other;
+        };
+        let per = self.c.layout.pull_reply as u32;
+        let wanted = self
+            .pulls
+            .handles
+            .get(dst_pull_handle as usize)
+            .is_some_and(|hd| hd.host == h as u16 && hd.proto.wants(msg_offset / per));
+        if wanted {
+            DropClass::Wanted
+        } else {
+            DropClass::Unwanted
         }
     }
 

@@ -1,8 +1,9 @@
 //! The timeline recorder: what each core ran and when (hard IRQ, the NAPI
 //! poll's items with the Open-MX receive handler, the library, compute,
 //! spinning, sleep and wake-up), what each NIC receive queue did (DMA, the
-//! coalescing timer armed and fired, interrupts raised), what each NIC put
-//! on the wire, and each frame from the sending NIC to the receiving one.
+//! coalescing timer armed and fired, interrupts raised, frames dropped at a
+//! full ring), what each NIC put on the wire, and each frame from the
+//! sending NIC to the receiving one.
 //! Compact [`Record`]s, which the Python front writes as a Chrome
 //! trace-event file (`nicsim.trace`).
 //!
@@ -86,6 +87,7 @@ whats! {
     WatchdogFired = ("polling watchdog: expiry or fetch back", "nic", "i", ""),
     LinkStopped = ("flow control: link stopped (ring full)", "nic", "i", ""),
     LinkRestarted = ("flow control: link restarted", "nic", "i", ""),
+    RingDrop = ("frame dropped: receive ring full", "nic", "i", "pull_reply"),
     FrameOut = ("frame", "frame", "s", ""),
     FrameIn = ("frame", "frame", "f", ""),
     Deleted = ("", "", "", ""),
@@ -443,6 +445,21 @@ impl Tracer {
     }
 }
 
+/// The argument of a [`What::RingDrop`] instant: what the dropped frame
+/// was to its receiver (a pull reply's pull decides: Open-MX's
+/// `frames_missing_bitmap`, `omx_recv_pull_reply`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum DropClass {
+    /// Not a pull reply.
+    Other = 0,
+    /// A pull reply its pull still misses: the pull waits for a re-request.
+    Wanted = 1,
+    /// A pull reply its pull already holds, or one for a closed pull: the
+    /// drop costs nothing.
+    Unwanted = 2,
+}
+
 impl World {
     /// A kernel segment of `core` started at `now` (see `dispatch_at`):
     /// the sleep exit `wake`, then `cost` working on `w`.
@@ -460,6 +477,18 @@ impl World {
         let handled = self.hosts[h].rx.irq_handled();
         if let Some(t) = self.trace.as_deref_mut() {
             t.kernel(h, core, now, wake, w, cost, (self.c.host.irq_entry, handled));
+        }
+    }
+
+    /// Frame `frame`, steered to queue `q` of host `h`, was dropped at `now`
+    /// because the ring was full: an instant on the queue's track with the
+    /// frame's [`DropClass`].
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_ring_drop(&mut self, now: Instant, h: usize, q: usize, frame: u32) {
+        let class = self.drop_class(h, frame);
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.nic(h, q, now, What::RingDrop, class as u32);
         }
     }
 
