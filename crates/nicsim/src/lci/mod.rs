@@ -4,9 +4,10 @@
 //!
 //! Its parts are components of the simulated world (`crate::sim::World`,
 //! `protocol.stack = "lci"`), each with its own state: each host holds its
-//! library ([`host`]: PIO sends, receive-buffer queue, polling, upcall, its
-//! signalled core, its side of the multicast schemes
-//! [`host::HostMc`]), beside the Open-MX processes; each host's NIC
+//! library (`crate::library::lci::Lib`, the second library beside the
+//! Open-MX one: PIO sends, receive-buffer queue, polling, upcall, what a
+//! signal does to its signalled core, its side of the multicast schemes),
+//! beside the Open-MX processes; each host's NIC
 //! holds the LANai firmware (`crate::nic::lanai`, [`Packet`]: buffers, DMA
 //! engines, delivery plans, the multicast firmware's forwarding table and
 //! forwards, the host's PCI bus `crate::host::bus`, the polling watchdog,
@@ -16,7 +17,11 @@
 //! ([`Running`]: [`workload`], [`process`]).
 //!
 //! This module owns the rules that act across a host and its NI or
-//! between NIs ([`Cx`]): the world lends them its hosts' parts
+//! between NIs ([`Cx`]), and the routing of what a host's library answers
+//! (`Cx::lib`, `Cx::route`: its events queued, its PIO across its NI's
+//! bus, what its program learns given to the program, the program's
+//! sends and compute handed to the senders' libraries): the world lends
+//! them its hosts' parts
 //! ([`Parts`]), its grid, the program and its event queue ([`Queue`]) for
 //! one event, calls the method of the event's kind, and the rules answer
 //! with the events they schedule, each addressed to one part ([`Due`],
@@ -30,7 +35,7 @@
 //! NI delivers into user memory, and an interrupt is a signal to the
 //! process.
 //!
-//! One packet's life: host `SendPath` (library CPU) -> `Write` (PIO of
+//! One packet's life: the library's send path (CPU) -> `Write` (PIO of
 //! header + payload + descriptor across the sender's bus) -> NI firmware
 //! (`fw_tx_cycles` + one DMA set-up) -> the network DMA starts once the
 //! receiving NI has a free receive buffer (Myrinet back-pressure) -> grid
@@ -44,12 +49,14 @@
 //! the NI firmware.
 //!
 //! Interrupts and timers (`docs/lci.md`): the host CPU modes and signal
-//! delivery ([`cpu`]), the NI polling watchdog (`crate::nic::watchdog`,
+//! delivery (`crate::host::core::SignalledCore`, acted on by the library),
+//! the NI polling watchdog (`crate::nic::watchdog`,
 //! shared with the Open-MX NIC), host soft timers and NI clock interrupts
 //! (`crate::nic::timers`), the reliable
 //! protocol ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all
 //! ([`process`], `Drive::Idle`) programs; the rules wire them with the
-//! events after [`FwEv::RefreshDone`].
+//! events after [`FwEv::RefreshDone`]; [`host`] holds what a program and
+//! its library say to each other.
 //!
 //! Its events are the world's, each addressed to one part ([`To`]): host
 //! `h`'s library (`crate::sim::Ev::LciLibrary`, a [`LibEv`]), NI `h`'s

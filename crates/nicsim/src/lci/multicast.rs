@@ -1,8 +1,11 @@
 //! Multicast in the LCI stack (\[LCI], SPEC §2.4): per-sender spanning trees
 //! and the three forwarding schemes.
 //!
-//! This module owns the rules ([`Cx`]) that decide who forwards what, and
-//! over each host's side of them ([`super::host::HostMc`], in its library),
+//! This module owns the rules ([`Cx`]) of the NIs' side: a post that
+//! shares one send buffer among one descriptor per child, the forwards
+//! and the receive buffers they free, over each host's side of the schemes
+//! (`crate::library::lci::HostMc`, in its library, with the library's
+//! broadcast post and upcall forwards, `library/lci/mc.rs`) and
 //! over the tree shape of `crate::nic::multicast` ([`Kary`]: a `fanout`-ary tree over
 //! the ranks relative to the root, binary by default; each NI's forwarding
 //! table is that module's [`ForwardTable`] of shape `Tree::Kary`, as the

@@ -149,7 +149,7 @@ impl Lib {
         if self.posted - self.known_sent >= self.send_buffers {
             cx.out.push(Output::PioRead { then: LibEv::McSendCounterDone, pkt: Some(pkt) });
         } else {
-            cx.out.push(Output::AtPacket { at: cx.now + self.send_cost, ev: LibEv::McWrite, pkt });
+            cx.out.push(Output::AtPacket { at: cx.now + self.t.send, ev: LibEv::McWrite, pkt });
         }
     }
 

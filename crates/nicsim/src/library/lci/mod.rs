@@ -139,12 +139,8 @@ pub struct Lib {
     pub id: u32,
     detect: Detect,
     packet_bytes: u32,
-    poll_hit: Duration,
-    poll_miss: Duration,
-    upcall: Duration,
-    send_cost: Duration,
-    kernel_dispatch: Duration,
-    signal_handler: Duration,
+    /// What its steps cost.
+    t: LciHostTimes,
     /// Its program's upcalls drive it (`Drive::Upcall`): the multicast
     /// schemes' forwards and the program's compute run in the library.
     upcall_driven: bool,
@@ -203,12 +199,7 @@ impl Lib {
             id,
             detect,
             packet_bytes,
-            poll_hit: t.poll_hit,
-            poll_miss: t.poll_miss,
-            upcall: t.upcall,
-            send_cost: t.send,
-            kernel_dispatch: t.kernel_dispatch,
-            signal_handler: t.signal_handler,
+            t: *t,
             upcall_driven,
             visible: VecDeque::with_capacity(cfg.recv_buffers as usize),
             known_delivered: 0,
@@ -283,11 +274,18 @@ impl Lib {
         self.outbox.push_back(o);
     }
 
+    /// Ends a spin at `now`, if it spins: counts the failed polls (cache
+    /// hits) it took; whether it spun.
+    fn end_spin(&mut self, now: Instant) -> bool {
+        let Some(since) = self.spin_since.take() else { return false };
+        self.polls_failed += now.since(since).as_ps() / self.t.poll_hit.as_ps().max(1);
+        true
+    }
+
     /// Something for it to do arrived (a packet visible, a message to send,
     /// a soft timer due): a library that spins on its flag goes on.
     pub(crate) fn wake(&mut self, cx: &mut Cx<'_>) {
-        if let Some(since) = self.spin_since.take() {
-            self.polls_failed += cx.now.since(since).as_ps() / self.poll_hit.as_ps().max(1);
+        if self.end_spin(cx.now) {
             self.next(cx);
         }
     }
@@ -402,7 +400,7 @@ impl Lib {
             }
             Action::SendPath => {
                 self.busy = true;
-                cx.at(now + self.send_cost, LibEv::Write);
+                cx.at(now + self.t.send, LibEv::Write);
             }
             Action::Write(pkt) => {
                 self.busy = true;
@@ -426,7 +424,7 @@ impl Lib {
     /// its core's mode makes of it.
     pub(crate) fn signal(&mut self, cx: &mut Cx<'_>) {
         let now = cx.now;
-        let cost = self.kernel_dispatch + self.signal_handler;
+        let cost = self.t.kernel_dispatch + self.t.signal_handler;
         let until = match self.core.deliver(now, self.irq_enabled, self.spin_since.is_some(), cost) {
             Delivery::Merged => return,
             Delivery::Owed => {
@@ -434,9 +432,7 @@ impl Lib {
                 return;
             }
             Delivery::ReturnedWhileSpinning { until } => {
-                if let Some(since) = self.spin_since.take() {
-                    self.polls_failed += now.since(since).as_ps() / self.poll_hit.as_ps().max(1);
-                }
+                self.end_spin(now);
                 until
             }
             Delivery::Handled { until } => {
@@ -474,7 +470,7 @@ impl Lib {
             if let Some(r) = self.rel.as_mut() {
                 r.on_consume(now, pkt.src, pkt.ack, pkt.ack_only);
             }
-            return Action::Consume { pkt, cost: self.poll_miss + self.upcall };
+            return Action::Consume { pkt, cost: self.t.poll_miss + self.t.upcall };
         }
         if let Some(p) = self.pending.take() {
             return Action::Write(p);
@@ -553,3 +549,6 @@ impl Lib {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
