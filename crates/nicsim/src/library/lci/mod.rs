@@ -487,14 +487,10 @@ impl Lib {
                     src: self.id,
                     dst: peer,
                     msg: ACK_ONLY_MSG,
-                    frag: 0,
                     last: true,
-                    payload: 0,
-                    msg_bytes: 0,
-                    bcast: None,
-                    tag: 0,
                     ack,
                     ack_only: true,
+                    ..Default::default()
                 };
                 self.pending = Some(ctl);
                 return Action::SendPath;
@@ -524,8 +520,7 @@ impl Lib {
                 msg_bytes: o.size,
                 bcast: o.bcast,
                 tag: o.tag,
-                ack: 0,
-                ack_only: false,
+                ..Default::default()
             });
             if let (Some(r), Some(p)) = (self.rel.as_mut(), self.pending.as_mut()) {
                 p.ack = r.on_send_data(o.dst);

@@ -56,19 +56,8 @@ fn a_visible_packet_ends_the_spin_and_its_upcall_tells_the_program() {
     l.start(true);
     assert_eq!(call(&mut l, 0, Lib::next), [Output::Idle]);
     assert_eq!(call(&mut l, 0, |l, cx| l.control(cx, Control::Wait)), []);
-    let pkt = crate::nic::lanai::Packet {
-        src: 0,
-        dst: 1,
-        msg: 0,
-        frag: 0,
-        last: true,
-        payload: 64,
-        msg_bytes: 64,
-        bcast: None,
-        tag: 3,
-        ack: 0,
-        ack_only: false,
-    };
+    let pkt =
+        crate::nic::lanai::Packet { dst: 1, last: true, payload: 64, msg_bytes: 64, tag: 3, ..Default::default() };
     let out = call(&mut l, 10, |l, cx| l.deliver(cx, pkt));
     assert!(l.polls_failed > 0, "10 us of spinning on the cached flag are failed polls");
     assert_eq!(out[0], Output::Message { src: 0, tag: 3 });
