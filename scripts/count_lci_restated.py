@@ -92,6 +92,11 @@ RULES = {
     "lci/mod.rs": ("R", {}),
     "lci/cpu.rs": ("R", {}),
     "lci/host.rs": ("R", {}),
+    # The LCI host library, the second library beside the Open-MX one
+    # (`library/lci/`): R, as lci/host.rs and the library rules of
+    # lci/mod.rs, lci/cpu.rs and lci/multicast.rs were before it moved.
+    "library/lci/mod.rs": ("R", {}),
+    "library/lci/mc.rs": ("R", {}),
     "lci/ni.rs": ("R", {}),
     "nic/lanai.rs": ("R", {}),
     "lci/multicast.rs": ("R", {}),

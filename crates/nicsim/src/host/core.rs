@@ -22,8 +22,8 @@
 //! ([`SignalledCore::deliver`]: merged, handled, or returned from at once
 //! and paid now or owed), with the compute segment's number and the time a
 //! signal owes as a `Core`'s segment number and stall, and the signals it
-//! counted. The stack that prices the delivery and schedules what it
-//! returns is `crate::lci`'s (`lci/cpu.rs`).
+//! counted. The library that prices the delivery and acts on what it
+//! returns is `crate::library::lci`'s (`Lib::signal`).
 
 use super::Topology;
 use crate::time::{Duration, Instant};

@@ -4,9 +4,10 @@
 //!
 //! Its parts are components of the simulated world (`crate::sim::World`,
 //! `protocol.stack = "lci"`), each with its own state: each host holds its
-//! library ([`host`]: PIO sends, receive-buffer queue, polling, upcall, its
-//! signalled core, its side of the multicast schemes
-//! [`host::HostMc`]), beside the Open-MX processes; each host's NIC
+//! library (`crate::library::lci::Lib`, the second library beside the
+//! Open-MX one: PIO sends, receive-buffer queue, polling, upcall, what a
+//! signal does to its signalled core, its side of the multicast schemes),
+//! beside the Open-MX processes; each host's NIC
 //! holds the LANai firmware (`crate::nic::lanai`, [`Packet`]: buffers, DMA
 //! engines, delivery plans, the multicast firmware's forwarding table and
 //! forwards, the host's PCI bus `crate::host::bus`, the polling watchdog,
@@ -16,7 +17,11 @@
 //! ([`Running`]: [`workload`], [`process`]).
 //!
 //! This module owns the rules that act across a host and its NI or
-//! between NIs ([`Cx`]): the world lends them its hosts' parts
+//! between NIs ([`Cx`]), and the routing of what a host's library answers
+//! (`Cx::lib`, `Cx::route`: its events queued, its PIO across its NI's
+//! bus, what its program learns given to the program, the program's
+//! sends and compute handed to the senders' libraries): the world lends
+//! them its hosts' parts
 //! ([`Parts`]), its grid, the program and its event queue ([`Queue`]) for
 //! one event, calls the method of the event's kind, and the rules answer
 //! with the events they schedule, each addressed to one part ([`Due`],
@@ -30,7 +35,7 @@
 //! NI delivers into user memory, and an interrupt is a signal to the
 //! process.
 //!
-//! One packet's life: host `SendPath` (library CPU) -> `Write` (PIO of
+//! One packet's life: the library's send path (CPU) -> `Write` (PIO of
 //! header + payload + descriptor across the sender's bus) -> NI firmware
 //! (`fw_tx_cycles` + one DMA set-up) -> the network DMA starts once the
 //! receiving NI has a free receive buffer (Myrinet back-pressure) -> grid
@@ -44,12 +49,14 @@
 //! the NI firmware.
 //!
 //! Interrupts and timers (`docs/lci.md`): the host CPU modes and signal
-//! delivery ([`cpu`]), the NI polling watchdog (`crate::nic::watchdog`,
+//! delivery (`crate::host::core::SignalledCore`, acted on by the library),
+//! the NI polling watchdog (`crate::nic::watchdog`,
 //! shared with the Open-MX NIC), host soft timers and NI clock interrupts
 //! (`crate::nic::timers`), the reliable
 //! protocol ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all
 //! ([`process`], `Drive::Idle`) programs; the rules wire them with the
-//! events after [`FwEv::RefreshDone`].
+//! events after [`FwEv::RefreshDone`]; [`host`] holds what a program and
+//! its library say to each other.
 //!
 //! Its events are the world's, each addressed to one part ([`To`]): host
 //! `h`'s library (`crate::sim::Ev::LciLibrary`, a [`LibEv`]), NI `h`'s
@@ -61,7 +68,6 @@
 //! scheduled as it goes, in its order, and then asks whether an NI's store
 //! overflowed ([`Cx::full`]) or the program is done ([`Running::done`]).
 
-pub mod cpu;
 pub mod dsm;
 pub mod host;
 pub mod multicast;
@@ -72,6 +78,8 @@ pub mod workload;
 use crate::config::{lanai_ns, HostTimes, LciHostTimes, LciScenario, WatchdogDelay};
 use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
+pub use crate::library::lci::LibEv;
+use crate::library::lci::{Cx as LibCx, HostMc, Lib, Output as LibOut};
 use crate::net::grid::Grid;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
@@ -80,8 +88,8 @@ use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
 use crate::SimError;
-pub use host::LibEv;
-use host::{Host, HostAction, HostMc};
+use host::Outgoing;
+use process::{Drive, Next};
 use workload::Job;
 
 /// The component an event the rules scheduled is addressed to, and what
@@ -121,12 +129,10 @@ pub struct Due {
 /// rules reach them through this, in the slice of the world's hosts
 /// (`crate::sim` implements it for its host state).
 pub trait Parts {
-    fn lib(&mut self) -> &mut Host;
+    fn lib(&mut self) -> &mut Lib;
     fn ni(&mut self) -> &mut Ni;
-    fn lib_ref(&self) -> &Host;
+    fn lib_ref(&self) -> &Lib;
     fn ni_ref(&self) -> &Ni;
-    /// The library and the NI at once.
-    fn both(&mut self) -> (&mut Host, &mut Ni);
 }
 
 /// The world's event queue, as the rules see it: each event they
@@ -137,11 +143,13 @@ pub trait Queue {
 }
 
 /// The program the hosts run, which the world's run holds: the job, and
-/// the buffers its outputs are moved through (reused).
+/// the buffers its and the libraries' outputs are moved through (reused).
 pub struct Running {
     job: Job,
-    /// The program's sends being moved to the outboxes.
-    sends: Vec<(u32, host::Outgoing)>,
+    /// The program's sends being moved to the libraries.
+    sends: Vec<(u32, Outgoing)>,
+    /// The libraries' outputs being routed ([`Cx`]'s `lib`).
+    outs: Vec<LibOut>,
 }
 
 impl Running {
@@ -181,7 +189,7 @@ impl Running {
 
 /// The parts of scenario `s` (each host's library, its NI's firmware),
 /// for the world to hold ([`Parts`]), and the program they run.
-pub fn build(s: &LciScenario) -> (Running, Vec<(Host, Ni)>) {
+pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let (p, ni) = (&s.platform, &s.lanai);
     let costs = FwCosts::of(ni, s.nic_clock_mhz);
     let n = p.topology.hosts;
@@ -189,8 +197,10 @@ pub fn build(s: &LciScenario) -> (Running, Vec<(Host, Ni)>) {
     let host = HostTimes::of(&p.host);
     let t = LciHostTimes::of(&s.lib, host.irq_entry, host.signal);
     let mc = HostMc::new(s.forwarding, s.fanout, n, s.lib.descriptor_bytes);
+    let job = Job::new(&s.workload, s.fanout, n);
+    let upcall = job.upcall_driven();
     let hosts = (0..n).map(|h| {
-        let mut lib = Host::new(h, &s.lib, &t, strategy.detect(), p.link.mtu, ni.send_buffers, mc);
+        let mut lib = Lib::new(h, &s.lib, &t, strategy.detect(), p.link.mtu, ni.send_buffers, mc, upcall);
         if let Some(r) = s.protocol {
             lib.rel = Some(reliable::Reliable::new(n, r.send_buffers, r.ack_delay));
         }
@@ -221,7 +231,7 @@ pub fn build(s: &LciScenario) -> (Running, Vec<(Host, Ni)>) {
         mc.program_ni(&mut nic, h, fwd_cost);
         nic
     });
-    let run = Running { job: Job::new(&s.workload, s.fanout, n), sends: Vec::with_capacity(n as usize) };
+    let run = Running { job, sends: Vec::with_capacity(n as usize), outs: Vec::with_capacity(16) };
     (run, hosts.zip(nis).collect())
 }
 
@@ -282,21 +292,27 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         Cx { hs, grid, prog, q, full: None }
     }
 
-    /// Time zero: every host of the program enters the library (and starts
-    /// polling); the others stay out of it.
+    /// Time zero: the programs' sends and compute; every host of the
+    /// program enters the library (and starts polling); the others stay
+    /// out of it.
     pub fn start(&mut self) {
-        self.mc_start(Instant::ZERO);
+        if let Job::Procs(p) = &self.prog.job {
+            if p.drive == Drive::Upcall {
+                for h in 0..p.procs.len() as u32 {
+                    self.proceed(h, Instant::ZERO);
+                }
+            }
+        }
         for h in 0..self.hs.len() as u32 {
-            if !self.prog.job.participates(h) {
-                self.hs[h as usize].lib().core.sleep();
+            let runs = self.prog.job.participates(h);
+            self.hs[h as usize].lib().start(runs);
+            if !runs {
                 continue;
             }
-            // The library runs with interrupts disabled.
-            self.hs[h as usize].lib().irq_enabled = false;
             if let Some(c) = self.hs[h as usize].ni().clock {
                 self.at(Instant::ZERO + c.period, ni_origin(h), To::ClockTick, h, 0);
             }
-            self.host_next(h, Instant::ZERO);
+            self.lib(h, Instant::ZERO, Lib::next);
         }
     }
 
@@ -333,124 +349,156 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         self.hs[h as usize].ni().packets.take(id)
     }
 
-    /// Lets host `h` take its next action if it is free.
-    fn host_next(&mut self, h: u32, now: Instant) {
-        let host = self.hs[h as usize].lib();
-        if host.busy || host.spin_since.is_some() || !host.core.in_library() {
-            return;
+    /// Calls host `h`'s library at `now` (`f`), then routes what it asked
+    /// for, in its order (a call made while routing appends its outputs
+    /// past these and routes them before it returns).
+    fn lib(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Lib, &mut LibCx<'_>)) {
+        let mark = self.prog.outs.len();
+        f(self.hs[h as usize].lib(), &mut LibCx { now, out: &mut self.prog.outs });
+        let mut i = mark;
+        while let Some(&o) = self.prog.outs.get(i) {
+            self.route(h, now, o);
+            i += 1;
         }
-        if self.mc_compute(h, now) {
-            return;
-        }
-        let host = self.hs[h as usize].lib();
-        let o = host_origin(h);
-        let stolen = host.core.take_owed();
-        if !stolen.is_zero() {
-            host.busy = true;
-            self.at(now + stolen, o, To::Library(LibEv::Done), h, 0);
-            return;
-        }
-        let action = host.next_action(now);
-        if matches!(action, HostAction::Spin | HostAction::PollNi) && self.library_idle(h, now) {
-            return;
-        }
-        let host = self.hs[h as usize].lib();
-        match action {
-            HostAction::Consume { pkt, cost } => {
-                host.busy = true;
-                let done = now + cost;
-                if pkt.last && !pkt.ack_only {
-                    self.prog.job.on_message(h, pkt.src, pkt.tag);
-                    self.flush_sends(now);
-                }
-                if self.mc_consumed(h, pkt, done) {
-                    return;
-                }
-                self.at(done, o, To::Library(LibEv::Done), h, 0);
-            }
-            HostAction::PollNi => {
-                host.busy = true;
+        self.prog.outs.truncate(mark);
+    }
+
+    /// Does what host `h`'s library asked for at `now`: its events are
+    /// queued, its PIO goes across its NI's bus, what its program learns
+    /// goes to the program.
+    fn route(&mut self, h: u32, now: Instant, o: LibOut) {
+        let lib = To::Library;
+        match o {
+            LibOut::At { at, ev, arg } => self.at(at, host_origin(h), lib(ev), h, arg),
+            LibOut::AtPacket { at, ev, pkt } => self.at_packet(at, host_origin(h), lib(ev), h, pkt),
+            LibOut::PioRead { then, pkt } => {
                 let (_, end) = self.hs[h as usize].ni().bus.request(now, BusOp::PioRead);
-                self.at(end, o, To::Library(LibEv::PollDone), h, 0);
-            }
-            HostAction::SendPath => {
-                host.busy = true;
-                let t = now + host.send_cost;
-                self.at(t, o, To::Library(LibEv::Write), h, 0);
-            }
-            HostAction::Write(pkt) => {
-                host.busy = true;
-                self.write(h, now, pkt);
-            }
-            HostAction::ReadSendCounter => {
-                host.busy = true;
-                let (_, end) = self.hs[h as usize].ni().bus.request(now, BusOp::PioRead);
-                self.at(end, o, To::Library(LibEv::SendCounterDone), h, 0);
-            }
-            HostAction::Spin => {
-                host.spin_since = Some(now);
-                if let Some(t) = host.rel.as_ref().and_then(|r| r.timers.next()) {
-                    self.at(t.max(now), o, To::Library(LibEv::SoftTimer), h, 0);
+                match pkt {
+                    Some(pkt) => self.at_packet(end, host_origin(h), lib(then), h, pkt),
+                    None => self.at(end, host_origin(h), lib(then), h, 0),
                 }
             }
+            LibOut::PioWrite { pkt, bytes } => {
+                let ni = self.hs[h as usize].ni();
+                ni.packets_sent += 1;
+                let (_, end) = ni.bus.request(now, BusOp::PioWrite { bytes: ni.header() + bytes });
+                self.at_packet(end, host_origin(h), To::Firmware(FwEv::Posted), h, pkt);
+            }
+            LibOut::Message { src, tag } => {
+                self.prog.job.on_message(h, src, tag);
+                self.flush_sends(now);
+            }
+            LibOut::Arrived { from, tag, at } => {
+                let go_on = match &mut self.prog.job {
+                    Job::Procs(p) => p.arrived(h, from, tag),
+                    Job::Dsm(_) => false,
+                };
+                // A sender that waited for the message to reach every host.
+                while let Some(s) = self.prog.job.take_woken() {
+                    self.proceed(s, at);
+                }
+                if go_on {
+                    self.proceed(h, at);
+                }
+            }
+            LibOut::Idle => {
+                let c = self.prog.job.control(h, now);
+                if self.flush_sends(now) && self.hs[h as usize].lib_ref().has_sends() {
+                    self.lib(h, now, Lib::next);
+                } else {
+                    self.lib(h, now, |l, cx| l.control(cx, c));
+                }
+            }
+            LibOut::ComputeDone => self.prog.job.compute_done(h),
         }
     }
 
-    /// PIO write of header + payload, then the descriptor word.
-    fn write(&mut self, h: u32, now: Instant, pkt: Packet) {
-        let host = self.hs[h as usize].lib();
-        host.posted += 1;
-        host.packets_sent += 1;
-        let bytes = pkt.payload + poll::FLAG_BYTES + host.mc.extra_pio_bytes(h, &pkt);
-        let ni = self.hs[h as usize].ni();
-        ni.packets_sent += 1;
-        let (_, end) = ni.bus.request(now, BusOp::PioWrite { bytes: ni.header() + bytes });
-        self.at_packet(end, host_origin(h), To::Firmware(FwEv::Posted), h, pkt);
-    }
-
-    /// `LibEv::Done`.
-    pub fn host_done(&mut self, h: u32, now: Instant) {
-        self.hs[h as usize].lib().busy = false;
-        self.host_next(h, now);
-    }
-
-    /// `LibEv::Write`.
-    pub fn host_write(&mut self, h: u32, now: Instant) {
-        let host = self.hs[h as usize].lib();
-        let pkt = host.pending.take().expect("HostWrite without a packet");
-        self.write(h, now, pkt);
-    }
-
-    /// `LibEv::PollDone`.
-    pub fn poll_done(&mut self, h: u32, now: Instant) {
-        let d = self.hs[h as usize].ni().delivered;
-        let host = self.hs[h as usize].lib();
-        if d == host.known_delivered {
-            host.polls_failed += 1;
+    /// Runs host `h`'s process (a program its upcalls drive) at `now`
+    /// until it waits: its sends and broadcasts go to the host's library,
+    /// its compute waits there for them to be written.
+    fn proceed(&mut self, h: u32, now: Instant) {
+        let Job::Procs(p) = &mut self.prog.job else { return };
+        debug_assert_eq!(p.drive, Drive::Upcall);
+        let lib = self.hs[h as usize].lib();
+        loop {
+            match p.next(h, now) {
+                Next::Send { dst, size, tag } => {
+                    lib.submit(Outgoing { dst: p.host(dst), size, count: 1, bcast: None, tag })
+                }
+                Next::Mcast { size, tag } => lib.bcast(size, tag),
+                Next::Compute(d) => {
+                    lib.compute_after_sends(d);
+                    break;
+                }
+                Next::Wait | Next::Done => break,
+            }
         }
-        host.known_delivered = d;
-        host.busy = false;
-        self.host_next(h, now);
+        self.lib(h, now, Lib::wake);
     }
 
-    /// `LibEv::SendCounterDone`.
-    pub fn send_counter_done(&mut self, h: u32, now: Instant) {
-        let sent = self.hs[h as usize].ni().sent;
-        let host = self.hs[h as usize].lib();
-        host.known_sent = sent;
-        host.busy = false;
-        self.host_next(h, now);
+    /// Moves the program's new messages to the senders' libraries, waking
+    /// a sender that spins in the library. Returns whether there were any.
+    fn flush_sends(&mut self, now: Instant) -> bool {
+        let mut sends = std::mem::take(&mut self.prog.sends);
+        self.prog.job.drain_sends(&mut sends);
+        let any = !sends.is_empty();
+        for (from, o) in sends.drain(..) {
+            self.hs[from as usize].lib().submit(o);
+            self.lib(from, now, Lib::wake);
+        }
+        self.prog.sends = sends;
+        any
     }
 
-    /// `FwEv::Posted`: packet `id` of NI `h`.
+    /// Host `h`'s library event `ev` (`arg`: a packet of NI `h`'s store or
+    /// a generation, [`LibEv`]).
+    pub fn library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
+        match ev {
+            LibEv::Done => self.lib(h, now, Lib::done),
+            LibEv::Write => self.lib(h, now, Lib::write_pending),
+            LibEv::PollDone => {
+                let d = self.hs[h as usize].ni_ref().delivered;
+                self.lib(h, now, |l, cx| l.poll_done(cx, d));
+            }
+            LibEv::SendCounterDone => {
+                let sent = self.hs[h as usize].ni_ref().sent;
+                self.lib(h, now, |l, cx| l.send_counter_done(cx, sent));
+            }
+            LibEv::McForward => {
+                let pkt = self.take_packet(h, arg);
+                self.lib(h, now, |l, cx| l.mc_forward(cx, pkt));
+            }
+            LibEv::McSendCounterDone => {
+                let pkt = self.take_packet(h, arg);
+                let sent = self.hs[h as usize].ni_ref().sent;
+                self.lib(h, now, |l, cx| l.mc_send_counter_done(cx, pkt, sent));
+            }
+            LibEv::McWrite => {
+                let pkt = self.take_packet(h, arg);
+                self.lib(h, now, |l, cx| l.mc_write(cx, pkt));
+            }
+            LibEv::McComputeDone => {
+                self.hs[h as usize].lib().mc_compute_done();
+                if let Job::Procs(p) = &mut self.prog.job {
+                    p.procs[h as usize].compute_done();
+                }
+                self.proceed(h, now);
+                self.lib(h, now, Lib::next);
+            }
+            LibEv::ComputeDone => self.lib(h, now, |l, cx| l.compute_done(cx, arg)),
+            LibEv::Signal => self.lib(h, now, Lib::signal),
+            LibEv::SoftTimer => self.lib(h, now, Lib::wake),
+        }
+    }
+
+    /// `FwEv::Posted`: packet `id` of NI `h`, which its host wrote; the
+    /// host is free once its PIO write is done.
     pub fn posted(&mut self, h: u32, id: u32, now: Instant) {
         let pkt = self.take_packet(h, id);
-        // The host is free once its PIO write is done.
-        self.hs[h as usize].lib().busy = false;
         if let Some(t) = self.mc_post(h, now, pkt) {
             self.at(t, ni_origin(h), To::Firmware(FwEv::TxReady), h, 0);
         }
-        self.host_next(h, now);
+        self.lib(h, now, Lib::done);
     }
 
     /// `FwEv::TxReady`.
@@ -469,17 +517,13 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         self.hs[h as usize].ni().arrive(now, id, &mut |o| fw_due(q, h, now, o));
     }
 
-    /// `FwEv::RxStep`.
+    /// `FwEv::RxStep`: NI `h`'s delivery goes on, or the packet is visible
+    /// to its host's library.
     pub fn rx_step(&mut self, h: u32, now: Instant) {
         match self.hs[h as usize].ni().rx_step(now) {
             RxNext::Step(t) => self.at(t, ni_origin(h), To::Firmware(FwEv::RxStep), h, 0),
             RxNext::Delivered(pkt) => {
-                let host = self.hs[h as usize].lib();
-                host.visible.push_back(pkt);
-                if host.spin_since.is_some() {
-                    host.end_spin(now);
-                    self.host_next(h, now);
-                }
+                self.lib(h, now, |l, cx| l.deliver(cx, pkt));
                 self.buffer_freed(h, now);
                 self.rx_kick(h, now);
                 let ni = self.hs[h as usize].ni();
@@ -499,17 +543,18 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
 
     /// `FwEv::RefreshDone`: NI `h` learns what its host consumed.
     pub fn refresh_done(&mut self, h: u32, now: Instant) {
-        let (host, ni) = self.hs[h as usize].both();
+        let consumed = self.hs[h as usize].lib_ref().consumed();
         let q = &mut *self.q;
-        ni.refresh_done(now, host.consumed, &mut |o| fw_due(q, h, now, o));
+        self.hs[h as usize].ni().refresh_done(now, consumed, &mut |o| fw_due(q, h, now, o));
     }
 
     /// NI `h`'s watchdog event of generation `gen` (`To::Watchdog`; the
     /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
     pub fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
-        let (host, ni) = self.hs[h as usize].both();
+        let lib = self.hs[h as usize].lib_ref();
+        let words = (lib.irq_enabled(), lib.consumed());
         let q = &mut *self.q;
-        ni.watchdog_event(now, gen, (host.irq_enabled, host.consumed), &mut |o| fw_due(q, h, now, o));
+        self.hs[h as usize].ni().watchdog_event(now, gen, words, &mut |o| fw_due(q, h, now, o));
     }
 
     /// `To::ClockTick` (the NI's, [`Ni::clock_tick`]).
@@ -518,45 +563,16 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         self.hs[h as usize].ni().clock_tick(now, &mut |o| fw_due(q, h, now, o));
     }
 
-    /// `To::ClockFetched`.
+    /// `To::ClockFetched`: NI `h`'s clock read its host's timer words, and
+    /// interrupts it if a timer is due that the host has not polled.
     pub fn clock_fetched(&mut self, h: u32, now: Instant) {
-        let (host, ni) = self.hs[h as usize].both();
+        let (running, polled) = self.hs[h as usize].lib_ref().timer_words(now);
+        let ni = self.hs[h as usize].ni();
         let Some(c) = ni.clock else { return };
-        let running = host.rel.as_ref().is_some_and(|r| r.timers.running());
-        // The library polls the cycle counter on every entry, so a host
-        // in it has just polled; otherwise its last entry counts.
-        let polled = if host.core.in_library() { now } else { host.last_poll };
         if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
             ni.clock_interrupts += 1;
-            self.signal(h, now);
+            self.lib(h, now, Lib::signal);
         }
-    }
-
-    /// `LibEv::SoftTimer`.
-    pub fn soft_timer(&mut self, h: u32, now: Instant) {
-        let host = self.hs[h as usize].lib();
-        if host.spin_since.is_some() {
-            host.end_spin(now);
-            self.host_next(h, now);
-        }
-    }
-
-    /// Moves the program's new messages to the senders' outboxes, waking a
-    /// sender that spins in the library. Returns whether there were any.
-    fn flush_sends(&mut self, now: Instant) -> bool {
-        let mut sends = std::mem::take(&mut self.prog.sends);
-        self.prog.job.drain_sends(&mut sends);
-        let any = !sends.is_empty();
-        for (from, o) in sends.drain(..) {
-            let host = self.hs[from as usize].lib();
-            host.outbox.push_back(o);
-            if host.spin_since.is_some() {
-                host.end_spin(now);
-                self.host_next(from, now);
-            }
-        }
-        self.prog.sends = sends;
-        any
     }
 
     /// Starts NI `h`'s next delivery, or a fetch of the host counter if the

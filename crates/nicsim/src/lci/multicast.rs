@@ -1,8 +1,11 @@
 //! Multicast in the LCI stack (\[LCI], SPEC §2.4): per-sender spanning trees
 //! and the three forwarding schemes.
 //!
-//! This module owns the rules ([`Cx`]) that decide who forwards what, and
-//! over each host's side of them ([`super::host::HostMc`], in its library),
+//! This module owns the rules ([`Cx`]) of the NIs' side: a post that
+//! shares one send buffer among one descriptor per child, the forwards
+//! and the receive buffers they free, over each host's side of the schemes
+//! (`crate::library::lci::HostMc`, in its library, with the library's
+//! broadcast post and upcall forwards, `library/lci/mc.rs`) and
 //! over the tree shape of `crate::nic::multicast` ([`Kary`]: a `fanout`-ary tree over
 //! the ranks relative to the root, binary by default; each NI's forwarding
 //! table is that module's [`ForwardTable`] of shape `Tree::Kary`, as the
@@ -28,14 +31,10 @@
 //! does not own the programs that multicast (`crate::workload`'s, run by
 //! `super::process`).
 
-use super::host::Outgoing;
-use super::process::{Drive, Next};
-use super::workload::Job;
-use super::{host_origin, Cx, LibEv, Packet, Parts, Queue, To};
+use super::{Cx, Packet, Parts, Queue};
 use crate::config::Forwarding;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
-use crate::time::{Duration, Instant};
-use std::collections::VecDeque;
+use crate::time::Instant;
 
 /// The multicast study's metrics: the NIs' forwards and waits, the
 /// libraries' copies and what they consumed, the buses' PIO writes.
@@ -50,130 +49,7 @@ pub(super) fn metrics(hs: &[impl Parts], set: &mut dyn FnMut(&str, f64)) {
     set("pio_writes", nis().map(|n| n.bus.pio_writes).sum::<u64>() as f64);
 }
 
-/// Queues in `outbox` a broadcast of `size` bytes with `tag` from `root`
-/// down its `tree`: under `host-message` one point-to-point send (one PIO
-/// copy) per child, MPICH-style; otherwise one copy into the NI, expanded
-/// to one descriptor per child when posted (`Cx::mc_post`).
-fn bcast(outbox: &mut VecDeque<Outgoing>, forwarding: Forwarding, tree: Kary, root: u32, size: u64, tag: u64) {
-    let o = Outgoing { dst: root, size, count: 1, bcast: Some(root), tag };
-    match forwarding {
-        Forwarding::HostMessage => outbox.extend(tree.children(root, root).map(|dst| Outgoing { dst, ..o })),
-        Forwarding::HostPacket | Forwarding::Ni => {
-            let first = tree.children(root, root).next().expect("a root has a child");
-            outbox.push_back(Outgoing { dst: first, ..o });
-        }
-    }
-}
-
 impl<P: Parts, Q: Queue> Cx<'_, P, Q> {
-    /// The programs' sends and compute at time zero.
-    pub(super) fn mc_start(&mut self, now: Instant) {
-        match &mut self.prog.job {
-            Job::Procs(p) if p.drive == Drive::Upcall => {
-                for h in 0..p.procs.len() as u32 {
-                    self.proceed(h, now);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Lets host `h`, if it spins in the library, go on at `now`.
-    fn wake(&mut self, h: u32, now: Instant) {
-        let host = self.hs[h as usize].lib();
-        if host.spin_since.is_some() {
-            host.end_spin(now);
-            self.host_next(h, now);
-        }
-    }
-
-    /// Runs host `h`'s process at `now` until it waits: its sends and
-    /// broadcasts go to the host's outbox (a broadcast per the forwarding
-    /// scheme), its compute waits for them to be written (`mc_compute`).
-    fn proceed(&mut self, h: u32, now: Instant) {
-        let Job::Procs(p) = &mut self.prog.job else { return };
-        debug_assert_eq!(p.drive, Drive::Upcall);
-        let lib = self.hs[h as usize].lib();
-        let (outbox, mc) = (&mut lib.outbox, &mut lib.mc);
-        loop {
-            match p.next(h, now) {
-                Next::Send { dst, size, tag } => {
-                    outbox.push_back(Outgoing { dst: p.host(dst), size, count: 1, bcast: None, tag })
-                }
-                Next::Mcast { size, tag } => bcast(outbox, mc.forwarding, mc.tree, h, size, tag),
-                Next::Compute(d) => {
-                    let c = &mut mc.compute;
-                    *c = Some(c.unwrap_or(Duration::ZERO) + d);
-                    break;
-                }
-                Next::Wait | Next::Done => break,
-            }
-        }
-        self.wake(h, now);
-    }
-
-    /// Host `h` consumed `pkt` (upcall ends at `done`): host-level forwarding
-    /// and the program's reaction. Returns true if it scheduled the host's
-    /// next wake-up itself (a `host-packet` forward follows the upcall).
-    pub(super) fn mc_consumed(&mut self, h: u32, pkt: Packet, done: Instant) -> bool {
-        if !self.prog.job.upcall_driven() {
-            return false;
-        }
-        let mut took = false;
-        if let Some(root) = pkt.bcast {
-            let lib = self.hs[h as usize].lib();
-            lib.mc.mc_packets_consumed += 1;
-            lib.mc.mc_bytes_consumed += pkt.payload as u64;
-            let tree = lib.mc.tree;
-            match lib.mc.forwarding {
-                Forwarding::HostMessage if pkt.last => {
-                    let outbox = &mut lib.outbox;
-                    for dst in tree.children(root, h) {
-                        outbox.push_back(Outgoing {
-                            dst,
-                            size: pkt.msg_bytes,
-                            count: 1,
-                            bcast: Some(root),
-                            tag: pkt.tag,
-                        });
-                    }
-                }
-                Forwarding::HostPacket if tree.child_count(root, h) > 0 => {
-                    self.at_packet(done, host_origin(h), To::Library(LibEv::McForward), h, pkt);
-                    took = true;
-                }
-                _ => {}
-            }
-        }
-        if pkt.last {
-            let go_on = match &mut self.prog.job {
-                Job::Procs(p) => p.arrived(h, pkt.bcast.unwrap_or(pkt.src), pkt.tag),
-                _ => false,
-            };
-            // A sender that waited for the message to reach every host.
-            while let Some(s) = self.prog.job.take_woken() {
-                self.proceed(s, done);
-            }
-            if go_on {
-                self.proceed(h, done);
-            }
-        }
-        took
-    }
-
-    /// Runs host `h`'s pending compute if its sends are all written; true if it started.
-    pub(super) fn mc_compute(&mut self, h: u32, now: Instant) -> bool {
-        let host = self.hs[h as usize].lib();
-        let Some(c) = host.mc.compute else { return false };
-        if !host.outbox.is_empty() || host.pending.is_some() {
-            return false;
-        }
-        host.mc.compute = None;
-        host.busy = true;
-        self.at(now + c, host_origin(h), To::Library(LibEv::McComputeDone), h, 0);
-        true
-    }
-
     /// Hands a written packet to NI `h`: a multicast post under `host-packet`
     /// / `ni` becomes one descriptor per child sharing the send buffer.
     pub(super) fn mc_post(&mut self, h: u32, now: Instant, pkt: Packet) -> Option<Instant> {
@@ -204,42 +80,6 @@ impl<P: Parts, Q: Queue> Cx<'_, P, Q> {
         }
     }
 
-    /// `LibEv::McForward`: host `h`'s upcall forwards its packet `id`
-    /// (`host-packet`).
-    pub fn mc_forward(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        self.forward_after_upcall(h, pkt, now);
-    }
-
-    /// If no NI send buffer is known free, read the NI's released counter
-    /// first; then the send path of the forward.
-    fn forward_after_upcall(&mut self, h: u32, pkt: Packet, now: Instant) {
-        let host = self.hs[h as usize].lib();
-        if host.posted - host.known_sent >= host.send_buffers() {
-            let (_, end) = self.hs[h as usize].ni().bus.request(now, crate::host::bus::BusOp::PioRead);
-            self.at_packet(end, host_origin(h), To::Library(LibEv::McSendCounterDone), h, pkt);
-        } else {
-            let t = now + host.send_cost;
-            self.at_packet(t, host_origin(h), To::Library(LibEv::McWrite), h, pkt);
-        }
-    }
-
-    /// `LibEv::McSendCounterDone`: the read for forwarding packet `id`.
-    pub fn mc_send_counter_done(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        self.hs[h as usize].lib().known_sent = self.hs[h as usize].ni().sent;
-        self.forward_after_upcall(h, pkt, now);
-    }
-
-    /// `LibEv::McWrite`: host `h` writes its forward of packet `id`.
-    pub fn mc_write(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        let mc = &mut self.hs[h as usize].lib().mc;
-        mc.host_forward_copies += 1;
-        let first = mc.tree.children(pkt.bcast.expect("multicast"), h).next().expect("a child");
-        self.write(h, now, Packet { dst: first, ..pkt });
-    }
-
     /// `FwEv::FwdReady`.
     pub fn fwd_ready(&mut self, h: u32, now: Instant) {
         self.hs[h as usize].ni().mc.fwd_ready = true;
@@ -253,16 +93,6 @@ impl<P: Parts, Q: Queue> Cx<'_, P, Q> {
             self.hs[h as usize].ni().rx_free += 1;
             self.buffer_freed(h, now);
         }
-    }
-
-    /// `LibEv::McComputeDone`.
-    pub fn mc_compute_done(&mut self, h: u32, now: Instant) {
-        self.hs[h as usize].lib().busy = false;
-        if let Job::Procs(p) = &mut self.prog.job {
-            p.procs[h as usize].compute_done();
-        }
-        self.proceed(h, now);
-        self.host_next(h, now);
     }
 }
 

@@ -3,7 +3,7 @@
 //! end, and its program and parts taken out to look at.
 
 use super::{Packet, Running, To};
-use crate::lci::host::Host;
+use crate::library::lci::Lib as Host;
 use crate::nic::lanai::Ni;
 use crate::sim::World;
 use crate::time::Instant;

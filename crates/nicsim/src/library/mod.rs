@@ -33,6 +33,7 @@
 mod event;
 mod exp;
 mod indexes;
+pub(crate) mod lci;
 mod mcast;
 mod process;
 mod recv;

@@ -36,7 +36,8 @@ use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
 /// One LCI packet (header fields the model needs; no bytes are built).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The default is an empty point-to-point packet from and to host 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Packet {
     pub src: u32,
     pub dst: u32,

@@ -21,8 +21,9 @@
 
 use super::{Ev, HostState, World};
 use crate::engine::EventQueue;
-use crate::lci::host::{Host, LibEv};
+use crate::lci::LibEv;
 use crate::lci::{Cx, Due, Parts, Queue, Running, To};
+use crate::library::lci::Lib;
 use crate::nic::lanai::{FwEv, Ni};
 use crate::time::Instant;
 
@@ -47,7 +48,7 @@ impl World {
     /// processes, its NI's firmware in its NIC, the program in the run;
     /// queues the parts' events at time zero. The program is the world's
     /// one program left until it is done.
-    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Host, Ni)>) {
+    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>) {
         debug_assert_eq!(parts.len(), self.hosts.len());
         for (hs, (lib, ni)) in self.hosts.iter_mut().zip(parts) {
             hs.lci = Some(Box::new(lib));
@@ -61,19 +62,7 @@ impl World {
     /// Host `host`'s library event `ev` is due.
     pub(super) fn lci_library(&mut self, now: Instant, ev: LibEv, host: u16, arg: u32) {
         let h = u32::from(host);
-        self.with_lci(now, |s| match ev {
-            LibEv::Done => s.host_done(h, now),
-            LibEv::Write => s.host_write(h, now),
-            LibEv::PollDone => s.poll_done(h, now),
-            LibEv::SendCounterDone => s.send_counter_done(h, now),
-            LibEv::McForward => s.mc_forward(h, arg, now),
-            LibEv::McSendCounterDone => s.mc_send_counter_done(h, arg, now),
-            LibEv::McWrite => s.mc_write(h, arg, now),
-            LibEv::McComputeDone => s.mc_compute_done(h, now),
-            LibEv::ComputeDone => s.compute_done(h, arg, now),
-            LibEv::Signal => s.signal(h, now),
-            LibEv::SoftTimer => s.soft_timer(h, now),
-        });
+        self.with_lci(now, |s| s.library(h, ev, arg, now));
     }
 
     /// NI `host`'s firmware event `ev` is due.
@@ -160,19 +149,16 @@ impl World {
 const PARTS: &str = "a host of a world that runs the LCI stack has its library and its NI's firmware";
 
 impl Parts for HostState {
-    fn lib(&mut self) -> &mut Host {
+    fn lib(&mut self) -> &mut Lib {
         self.lci.as_deref_mut().expect(PARTS)
     }
     fn ni(&mut self) -> &mut Ni {
         self.nic.lanai.as_deref_mut().expect(PARTS)
     }
-    fn lib_ref(&self) -> &Host {
+    fn lib_ref(&self) -> &Lib {
         self.lci.as_deref().expect(PARTS)
     }
     fn ni_ref(&self) -> &Ni {
         self.nic.lanai.as_deref().expect(PARTS)
-    }
-    fn both(&mut self) -> (&mut Host, &mut Ni) {
-        (self.lci.as_deref_mut().expect(PARTS), self.nic.lanai.as_deref_mut().expect(PARTS))
     }
 }

@@ -99,7 +99,7 @@ impl World {
         use crate::lci::Parts;
         let libs = || self.hosts.iter().map(|h| h.lib_ref());
         let nis = || self.hosts.iter().map(|h| h.ni_ref());
-        let sum = |f: fn(&crate::lci::host::Host) -> u64| libs().map(f).sum::<u64>() as f64;
+        let sum = |f: fn(&crate::library::lci::Lib) -> u64| libs().map(f).sum::<u64>() as f64;
         m.set("interrupts", sum(|h| h.interrupts));
         m.set("polls_failed", sum(|h| h.polls_failed));
         m.set("polls_ok", sum(|h| h.polls_ok));

@@ -216,9 +216,9 @@ pub(crate) enum Ev {
     },
     /// An event for host `host`'s \[LCI] library (`lci_stack`): what it
     /// is, and a packet of its NI's store or a generation
-    /// (`crate::lci::host::LibEv`).
+    /// (`crate::lci::LibEv`).
     LciLibrary {
-        ev: crate::lci::host::LibEv,
+        ev: crate::lci::LibEv,
         host: u16,
         arg: u32,
     },
@@ -280,7 +280,7 @@ pub(crate) struct HostState {
     /// The \[LCI] library this host runs instead of Open-MX processes,
     /// when it runs the LCI stack (`lci_stack`; its NI's firmware is
     /// `nic.lanai`).
-    pub lci: Option<Box<crate::lci::host::Host>>,
+    pub lci: Option<Box<crate::library::lci::Lib>>,
 }
 
 /// Drop reasons (packet conservation: sent = handled + dropped + in flight).

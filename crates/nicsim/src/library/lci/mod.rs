@@ -1,0 +1,549 @@
+//! \[LCI]'s user-level library of each host (`protocol.stack = "lci"`),
+//! the second library beside the Open-MX one, one component per host
+//! ([`Lib`]), with the same shape: the world calls it with a context
+//! ([`Cx`]: the time, and the reused buffer its outputs go to) and it
+//! answers with what it wants done ([`Output`]s, in its order): arm one of
+//! its events (the end of an action, of a compute phase, a soft timer), a
+//! PIO read of an NI counter across its bus, a PIO write of a packet into
+//! an NI send buffer, and what its program learns (a message reached the
+//! host, the library has nothing to do, a compute phase ended). The world
+//! routes them (`crate::lci::Cx`): the bus and the NI are the NIC's, the
+//! program is the world's run's.
+//!
+//! This module owns the library's state and decisions: the queue of
+//! pinned receive buffers the NI fills (packets become visible in slot
+//! order), the processed-packet counter and the interrupts-enabled flag in
+//! host memory (both readable by the NI with a small DMA), the upcall and
+//! packet free, the host's knowledge of free NI send buffers, message
+//! fragmentation into packets, the polling loop per [`Detect`] (failed
+//! polls of a cached flag are cache hits, the successful one a miss; `pio`
+//! polls read the NI counter across the bus), the reliable protocol's host
+//! side (`crate::lci::reliable`), what a signal does to the library (its
+//! core's CPU modes are `crate::host::core::SignalledCore`'s), and its side
+//! of the multicast schemes ([`mc`]). It does not own bus timing
+//! (`crate::host::bus`), the NI (`crate::nic::lanai`) nor the program
+//! (`crate::lci::workload`).
+//!
+//! Extension points: [`Lib::irq_enabled`] (the flag the polling watchdog
+//! fetches), [`Lib::signal`] (kernel dispatch + user signal handler, for
+//! watchdog and NI-clock interrupts), [`Lib::timer_words`] (the words the
+//! NI clock fetches: the fine-grain timers' "host has polled recently"
+//! test).
+
+mod mc;
+
+pub(crate) use mc::HostMc;
+
+use crate::config::{LciHostCfg, LciHostTimes};
+use crate::host::core::{Delivery, Exit, Mode, SignalledCore};
+use crate::lci::host::{Control, Outgoing, ACK_ONLY_MSG};
+use crate::lci::reliable::Reliable;
+use crate::nic::delivery::{Detect, FLAG_BYTES};
+use crate::nic::lanai::Packet;
+use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
+
+/// What an event addressed to host `h`'s library is
+/// (`crate::sim::Ev::LciLibrary { host, ev, arg }`); the world routes each
+/// to the library's entry point of that name (`crate::sim` `lci_stack`).
+/// `arg` is the index of a packet in NI `h`'s store
+/// (`crate::nic::lanai::Packets`) for the forwards, the generation for
+/// `ComputeDone`, 0 otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LibEv {
+    /// The host finished its current action.
+    Done,
+    /// The host finished the library send path: write the packet now.
+    Write,
+    /// The host's PIO read of its NI's delivered counter completed.
+    PollDone,
+    /// The host's PIO read of its NI's released-send-buffer counter completed.
+    SendCounterDone,
+    /// The host forwards a multicast packet after its upcall (`host-packet`; a packet).
+    McForward,
+    /// The host's read of the released-send-buffer counter for that forward completed (a packet).
+    McSendCounterDone,
+    /// The host finished the send path of that forward: write it now (a packet).
+    McWrite,
+    /// The host finished a compute phase of its multicast program.
+    McComputeDone,
+    /// The host's compute phase of generation `arg` ends (stale if preempted since).
+    ComputeDone,
+    /// An NI interrupt reaches the host's process as a signal.
+    Signal,
+    /// The host's earliest soft timer is due (wakes a spinning library).
+    SoftTimer,
+}
+
+/// What a host's library wants done, in the order it wants it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// Its event `ev` at `at`; `arg`: a compute phase's generation.
+    At { at: Instant, ev: LibEv, arg: u32 },
+    /// Its event `ev` at `at`, naming `pkt` (held in its NI's store).
+    AtPacket { at: Instant, ev: LibEv, pkt: Packet },
+    /// Read an NI counter by PIO across the host's bus; then `then`
+    /// (naming `pkt`, if any), with the counter's value.
+    PioRead { then: LibEv, pkt: Option<Packet> },
+    /// Write `pkt` (`bytes` after the header: payload, FULL word, extra
+    /// descriptors) and its descriptor into an NI send buffer by PIO.
+    PioWrite { pkt: Packet, bytes: u32 },
+    /// The upcall of a message's last packet: the whole message from host
+    /// `src` with `tag` reached the host's program.
+    Message { src: u32, tag: u64 },
+    /// The same for a program the upcalls drive (`Drive::Upcall`): the
+    /// message from `from` (a broadcast's root) whose upcall ends at `at`.
+    Arrived { from: u32, tag: u64, at: Instant },
+    /// The library has nothing to do: the program says what the host goes
+    /// on with ([`Lib::control`]).
+    Idle,
+    /// The compute phase the program asked for ended.
+    ComputeDone,
+}
+
+/// What a host's library reads and where it puts what it wants done, made
+/// by the world for each call.
+pub(crate) struct Cx<'a> {
+    pub now: Instant,
+    /// The outputs of this call (the world's reused buffer; appended to).
+    pub out: &'a mut Vec<Output>,
+}
+
+impl Cx<'_> {
+    fn at(&mut self, at: Instant, ev: LibEv) {
+        self.out.push(Output::At { at, ev, arg: 0 });
+    }
+}
+
+/// What the library does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    /// A packet is detected: successful poll (miss) + upcall + free, `cost` in all.
+    Consume { pkt: Packet, cost: Duration },
+    /// Read the NI's delivered counter across the bus (`pio` polling).
+    PollNi,
+    /// Run the library send path for the next packet (then [`Action::Write`]).
+    SendPath,
+    /// Write the packet and its descriptor into an NI send buffer by PIO.
+    Write(Packet),
+    /// No NI send buffer known free: read the NI's released counter by PIO.
+    ReadSendCounter,
+    /// Spin on the cached FULL flag of the next receive buffer.
+    Spin,
+}
+
+/// One host's library.
+#[derive(Debug)]
+pub struct Lib {
+    pub id: u32,
+    detect: Detect,
+    packet_bytes: u32,
+    /// What its steps cost.
+    t: LciHostTimes,
+    /// Its program's upcalls drive it (`Drive::Upcall`): the multicast
+    /// schemes' forwards and the program's compute run in the library.
+    upcall_driven: bool,
+    /// Packets the NI has made visible (flag written), in receive-buffer order.
+    visible: VecDeque<Packet>,
+    /// `pio`: the NI counter as last read.
+    known_delivered: u64,
+    /// Processed-packet counter in host memory.
+    consumed: u64,
+    /// Interrupts-enabled flag in host memory (toggled without telling the
+    /// NI; read by the NI's watchdog).
+    irq_enabled: bool,
+    /// When the library last polled (entered the library).
+    last_poll: Instant,
+    /// Messages to send, and the packet index within the head message.
+    outbox: VecDeque<Outgoing>,
+    next_frag: u32,
+    next_msg: u32,
+    /// Packet prepared by [`Action::SendPath`], to be written next.
+    pending: Option<Packet>,
+    /// Send buffers the host filled, and the NI's released count as last read.
+    posted: u64,
+    known_sent: u64,
+    send_buffers: u64,
+    /// Busy until an event wakes it.
+    busy: bool,
+    /// Spinning on the cached flag since then.
+    spin_since: Option<Instant>,
+    /// Counters.
+    pub polls_failed: u64,
+    pub polls_ok: u64,
+    pub upcalls: u64,
+    pub packets_sent: u64,
+    pub interrupts: u64,
+    /// The reliable protocol (timers study), if on.
+    pub rel: Option<Reliable>,
+    /// The host's core: where its process is, and the signals it took.
+    pub(crate) core: SignalledCore,
+    /// Its side of the multicast schemes.
+    pub mc: HostMc,
+}
+
+impl Lib {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: u32,
+        cfg: &LciHostCfg,
+        t: &LciHostTimes,
+        detect: Detect,
+        packet_bytes: u32,
+        send_buffers: u32,
+        mc: HostMc,
+        upcall_driven: bool,
+    ) -> Self {
+        Lib {
+            id,
+            detect,
+            packet_bytes,
+            t: *t,
+            upcall_driven,
+            visible: VecDeque::with_capacity(cfg.recv_buffers as usize),
+            known_delivered: 0,
+            consumed: 0,
+            irq_enabled: true,
+            last_poll: Instant::ZERO,
+            outbox: VecDeque::new(),
+            next_frag: 0,
+            next_msg: 0,
+            pending: None,
+            posted: 0,
+            known_sent: 0,
+            send_buffers: send_buffers as u64,
+            busy: false,
+            spin_since: None,
+            polls_failed: 0,
+            polls_ok: 0,
+            upcalls: 0,
+            packets_sent: 0,
+            interrupts: 0,
+            rel: None,
+            core: SignalledCore::new(Mode::Library),
+            mc,
+        }
+    }
+
+    /// Payload bytes of a full packet.
+    pub fn packet_bytes(&self) -> u32 {
+        self.packet_bytes
+    }
+
+    /// Packets a message of `size` bytes needs (at least one).
+    pub fn packets_for(&self, size: u64) -> u32 {
+        size.div_ceil(self.packet_bytes as u64).max(1) as u32
+    }
+
+    /// The interrupts-enabled flag in host memory.
+    pub fn irq_enabled(&self) -> bool {
+        self.irq_enabled
+    }
+
+    /// The processed-packet counter in host memory.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// Whether messages wait in its outbox.
+    pub fn has_sends(&self) -> bool {
+        !self.outbox.is_empty()
+    }
+
+    /// The host words the NI clock fetches at `now`: whether a fine-grain
+    /// timer runs, and when the library last polled the cycle counter (it
+    /// does on every entry, so a host in it has just polled).
+    pub fn timer_words(&self, now: Instant) -> (bool, Instant) {
+        let running = self.rel.as_ref().is_some_and(|r| r.timers.running());
+        (running, if self.core.in_library() { now } else { self.last_poll })
+    }
+
+    /// Time zero: the host enters the library (`runs`: its program runs on
+    /// it) with interrupts disabled, or stays out of it, asleep.
+    pub fn start(&mut self, runs: bool) {
+        if runs {
+            self.irq_enabled = false;
+        } else {
+            self.core.sleep();
+        }
+    }
+
+    /// The program hands it a message to send.
+    pub fn submit(&mut self, o: Outgoing) {
+        self.outbox.push_back(o);
+    }
+
+    /// Ends a spin at `now`, if it spins: counts the failed polls (cache
+    /// hits) it took; whether it spun.
+    fn end_spin(&mut self, now: Instant) -> bool {
+        let Some(since) = self.spin_since.take() else { return false };
+        self.polls_failed += now.since(since).as_ps() / self.t.poll_hit.as_ps().max(1);
+        true
+    }
+
+    /// Something for it to do arrived (a packet visible, a message to send,
+    /// a soft timer due): a library that spins on its flag goes on.
+    pub(crate) fn wake(&mut self, cx: &mut Cx<'_>) {
+        if self.end_spin(cx.now) {
+            self.next(cx);
+        }
+    }
+
+    /// The NI made `pkt` visible in the next receive buffer.
+    pub(crate) fn deliver(&mut self, cx: &mut Cx<'_>, pkt: Packet) {
+        self.visible.push_back(pkt);
+        self.wake(cx);
+    }
+
+    /// `LibEv::Done`, and the NI took the packet it wrote (`FwEv::Posted`).
+    pub(crate) fn done(&mut self, cx: &mut Cx<'_>) {
+        self.busy = false;
+        self.next(cx);
+    }
+
+    /// `LibEv::Write`.
+    pub(crate) fn write_pending(&mut self, cx: &mut Cx<'_>) {
+        let pkt = self.pending.take().expect("HostWrite without a packet");
+        self.write(cx, pkt);
+    }
+
+    /// `LibEv::PollDone`: the NI's delivered counter read `delivered`.
+    pub(crate) fn poll_done(&mut self, cx: &mut Cx<'_>, delivered: u64) {
+        if delivered == self.known_delivered {
+            self.polls_failed += 1;
+        }
+        self.known_delivered = delivered;
+        self.done(cx);
+    }
+
+    /// `LibEv::SendCounterDone`: the NI's released counter read `sent`.
+    pub(crate) fn send_counter_done(&mut self, cx: &mut Cx<'_>, sent: u64) {
+        self.known_sent = sent;
+        self.done(cx);
+    }
+
+    /// PIO write of header + payload, then the descriptor word.
+    fn write(&mut self, cx: &mut Cx<'_>, pkt: Packet) {
+        self.posted += 1;
+        self.packets_sent += 1;
+        let bytes = pkt.payload + FLAG_BYTES + self.mc.extra_pio_bytes(self.id, &pkt);
+        cx.out.push(Output::PioWrite { pkt, bytes });
+    }
+
+    /// The library's next action if it is free.
+    pub(crate) fn next(&mut self, cx: &mut Cx<'_>) {
+        if self.busy || self.spin_since.is_some() || !self.core.in_library() {
+            return;
+        }
+        if self.mc_compute(cx) {
+            return;
+        }
+        let now = cx.now;
+        let stolen = self.core.take_owed();
+        if !stolen.is_zero() {
+            self.busy = true;
+            cx.at(now + stolen, LibEv::Done);
+            return;
+        }
+        let action = self.next_action(now);
+        if matches!(action, Action::Spin | Action::PollNi) {
+            match self.core.handler_exit() {
+                Some(Exit::Compute(d)) => return self.control(cx, Control::Compute(d)),
+                Some(Exit::Sleep) => return self.control(cx, Control::Sleep),
+                None => return cx.out.push(Output::Idle),
+            }
+        }
+        self.act(cx, action);
+    }
+
+    /// What the host goes on with, its library having nothing to do: keep
+    /// polling, or leave the library (interrupts enabled) to compute or sleep.
+    pub(crate) fn control(&mut self, cx: &mut Cx<'_>, c: Control) {
+        match c {
+            Control::Wait => {
+                let idle = match self.detect {
+                    Detect::NiCounter => Action::PollNi,
+                    Detect::HostFlag => Action::Spin,
+                };
+                self.act(cx, idle)
+            }
+            Control::Compute(d) => {
+                let seg = self.core.begin_compute(cx.now, d);
+                self.irq_enabled = true;
+                cx.out.push(Output::At { at: seg.end, ev: LibEv::ComputeDone, arg: seg.gen });
+            }
+            Control::Sleep => {
+                self.core.sleep();
+                self.irq_enabled = true;
+            }
+        }
+    }
+
+    fn act(&mut self, cx: &mut Cx<'_>, action: Action) {
+        let now = cx.now;
+        match action {
+            Action::Consume { pkt, cost } => {
+                self.busy = true;
+                let done = now + cost;
+                if pkt.last && !pkt.ack_only {
+                    cx.out.push(Output::Message { src: pkt.src, tag: pkt.tag });
+                }
+                if self.mc_consumed(cx, pkt, done) {
+                    return;
+                }
+                cx.at(done, LibEv::Done);
+            }
+            Action::PollNi => {
+                self.busy = true;
+                cx.out.push(Output::PioRead { then: LibEv::PollDone, pkt: None });
+            }
+            Action::SendPath => {
+                self.busy = true;
+                cx.at(now + self.t.send, LibEv::Write);
+            }
+            Action::Write(pkt) => {
+                self.busy = true;
+                self.write(cx, pkt);
+            }
+            Action::ReadSendCounter => {
+                self.busy = true;
+                cx.out.push(Output::PioRead { then: LibEv::SendCounterDone, pkt: None });
+            }
+            Action::Spin => {
+                self.spin_since = Some(now);
+                if let Some(t) = self.rel.as_ref().and_then(|r| r.timers.next()) {
+                    cx.at(t.max(now), LibEv::SoftTimer);
+                }
+            }
+        }
+    }
+
+    /// An NI interrupt reaches the host as a signal (SPEC §2.4;
+    /// `LibEv::Signal`): kernel dispatch + user signal handler, per what
+    /// its core's mode makes of it.
+    pub(crate) fn signal(&mut self, cx: &mut Cx<'_>) {
+        let now = cx.now;
+        let cost = self.t.kernel_dispatch + self.t.signal_handler;
+        let until = match self.core.deliver(now, self.irq_enabled, self.spin_since.is_some(), cost) {
+            Delivery::Merged => return,
+            Delivery::Owed => {
+                self.interrupts += 1;
+                return;
+            }
+            Delivery::ReturnedWhileSpinning { until } => {
+                self.end_spin(now);
+                until
+            }
+            Delivery::Handled { until } => {
+                self.irq_enabled = false;
+                until
+            }
+        };
+        self.interrupts += 1;
+        self.busy = true;
+        cx.at(until, LibEv::Done);
+    }
+
+    /// `LibEv::ComputeDone` of generation `gen`: the computation ends
+    /// unless a signal preempted it since; the program learns it first.
+    pub(crate) fn compute_done(&mut self, cx: &mut Cx<'_>, gen: u32) {
+        if self.core.end_compute(gen) {
+            self.irq_enabled = false;
+            cx.out.push(Output::ComputeDone);
+            self.next(cx);
+        }
+    }
+
+    /// What the library does next (the host is not busy).
+    fn next_action(&mut self, now: Instant) -> Action {
+        self.last_poll = now;
+        let detected = match self.detect {
+            Detect::HostFlag => !self.visible.is_empty(),
+            Detect::NiCounter => self.consumed < self.known_delivered,
+        };
+        if detected {
+            let pkt = self.visible.pop_front().expect("NI counter ahead of visible packets");
+            self.consumed += 1;
+            self.polls_ok += 1;
+            self.upcalls += 1;
+            if let Some(r) = self.rel.as_mut() {
+                r.on_consume(now, pkt.src, pkt.ack, pkt.ack_only);
+            }
+            return Action::Consume { pkt, cost: self.t.poll_miss + self.t.upcall };
+        }
+        if let Some(p) = self.pending.take() {
+            return Action::Write(p);
+        }
+        if let Some(r) = self.rel.as_mut() {
+            // Library entry polls the cycle counter: fire a due ack timer
+            // (first making sure an NI send buffer is known free for it).
+            let due = r.timers.next().is_some_and(|t| t <= now);
+            if due && self.posted - self.known_sent >= self.send_buffers {
+                return Action::ReadSendCounter;
+            }
+            if let Some((peer, ack)) = r.due_ack(now) {
+                let ctl = Packet {
+                    src: self.id,
+                    dst: peer,
+                    msg: ACK_ONLY_MSG,
+                    last: true,
+                    ack,
+                    ack_only: true,
+                    ..Default::default()
+                };
+                self.pending = Some(ctl);
+                return Action::SendPath;
+            }
+        }
+        let window_full = self.rel.as_ref().is_some_and(|r| !r.can_send());
+        if window_full && !self.outbox.is_empty() {
+            if let Some(r) = self.rel.as_mut() {
+                r.stalls += 1;
+            }
+        }
+        if let Some(o) = self.outbox.front().copied().filter(|_| !window_full) {
+            if self.posted - self.known_sent >= self.send_buffers {
+                return Action::ReadSendCounter;
+            }
+            let n = self.packets_for(o.size);
+            let last = self.next_frag + 1 == n;
+            let payload =
+                if last { (o.size - (n as u64 - 1) * self.packet_bytes as u64) as u32 } else { self.packet_bytes };
+            self.pending = Some(Packet {
+                src: self.id,
+                dst: o.dst,
+                msg: self.next_msg,
+                frag: self.next_frag,
+                last,
+                payload,
+                msg_bytes: o.size,
+                bcast: o.bcast,
+                tag: o.tag,
+                ..Default::default()
+            });
+            if let (Some(r), Some(p)) = (self.rel.as_mut(), self.pending.as_mut()) {
+                p.ack = r.on_send_data(o.dst);
+            }
+            if last {
+                self.next_frag = 0;
+                self.next_msg = self.next_msg.wrapping_add(1);
+                let head = self.outbox.front_mut().expect("outbox head");
+                head.count -= 1;
+                if head.count == 0 {
+                    self.outbox.pop_front();
+                }
+            } else {
+                self.next_frag += 1;
+            }
+            return Action::SendPath;
+        }
+        match self.detect {
+            Detect::NiCounter => Action::PollNi,
+            Detect::HostFlag => Action::Spin,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
