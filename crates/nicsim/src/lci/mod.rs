@@ -221,7 +221,7 @@ pub fn build(s: &LciScenario) -> (Running, Vec<(Host, Ni)>) {
         mc.program_ni(&mut nic, h, fwd_cost);
         nic
     });
-    let run = Running { job: Job::new(&s.workload, s.fanout, n), sends: Vec::with_capacity(n as usize) };
+    let run = Running { job: Job::new(&s.workload, n, s.seed), sends: Vec::with_capacity(n as usize) };
     (run, hosts.zip(nis).collect())
 }
 
