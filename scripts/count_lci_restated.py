@@ -123,6 +123,9 @@ RULES = {
     # The one `[workload]` table of every stack: only the LCI stack's DSM
     # mixes are LCI code (its LCI-only keys are fields of the shared table).
     "config/workload.rs": ("N", {"enum Mix": "L", "for Mix": "L"}),
+    # config/lci_workload.rs's successor: the one validation of that table
+    # for every stack (`RunsOn`), the LCI stack's defaults beside the others.
+    "config/workload_check.rs": ("N", {}),
 }
 
 

@@ -167,6 +167,36 @@ def test_an_lci_preset_key_of_the_old_shape_names_its_new_place() -> None:
     assert "`platform.lanai.fw_rx_cycles`" in msg and "\n" not in msg, msg
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("asp_elem_cycles", "workload.elem_cycles"),
+        ("qr_norm_cycles", "workload.norm_cycles"),
+        ("qr_update_cycles", "workload.update_cycles"),
+    ],
+)
+def test_a_program_cost_in_the_lci_table_names_its_workload_key(old: str, new: str) -> None:
+    """ASP's and QR's per-element costs are the program's, on every stack:
+    set in ``[lci]``, each gets one line naming its ``workload`` key."""
+    workload = {"kind": "qr", "cols": 64, "iterations": 1}
+    with pytest.raises(nicsim.NicsimError) as e:
+        _run({"platform": {"lci": {old: 6}}, "workload": workload})
+    msg = str(e.value)
+    assert f"`platform.lci.{old}` = 6" in msg, msg
+    assert f"`{new}`" in msg and "\n" not in msg, msg
+
+
+def test_the_lci_stacks_asp_reads_its_cost_from_the_workload_table() -> None:
+    """One ``[workload]`` for every stack: ``elem_cycles`` prices the LCI
+    stack's ASP as it does Open-MX's, so doubling it lengthens the run."""
+
+    def exec_time(cycles: float) -> float:
+        workload = {"kind": "asp", "rows": 128, "iterations": 4, "elem_cycles": cycles}
+        return _num(_run({"protocol": {"stack": "lci"}, "workload": workload}), "exec_time_s")
+
+    assert exec_time(12.0) > exec_time(6.0)
+
+
 def test_the_lci_stack_sends_on_the_shared_link() -> None:
     """``link.rate_gbps`` is the one link rate: the LCI stack's packets
     cross it too, and at 0.16 Gb/s (20 MB/s, below the PIO and PCI rates)

@@ -233,8 +233,12 @@ class Scenario:
         ``[workload]`` table; ``kind`` (required by the core) is one of
         ``pingpong`` (the default here), ``stream``, ``uniband``, ``flood``,
         ``nas-is``, ``nas-cg``, ``nas-mg``, ``nas-ft``, ``alltoall``,
-        ``exchange``, ``bcast``, ``echo-nic``, ``echo-kernel``, or with an LCI preset ``stream``,
-        ``pingpong``, ``bcast``, ``asp``, ``qr``, ``dsm``, ``fft-alltoall``.
+        ``exchange``, ``bcast``, ``asp``, ``qr``, ``fft-alltoall``,
+        ``echo-nic``, ``echo-kernel``, or with an LCI preset and the LCI
+        stack ``stream``, ``pingpong``, ``bcast`` (the [LCI] broadcast
+        benchmark), ``asp``, ``qr``, ``dsm``, ``fft-alltoall``. One table
+        for every stack: the per-element costs of ``asp`` and ``qr`` are
+        ``elem_cycles``, ``norm_cycles`` and ``update_cycles`` on each.
     preset
         Embedded preset name (see :func:`nicsim.presets`) or a preset file
         path; default ``nicsim._core.DEFAULT_PRESET`` (``"omx2009"``).

@@ -155,7 +155,17 @@ impl Task {
                 ),
             )
         };
+        let lci = || {
+            Task::new(
+                "the run of the LCI stack's program",
+                format!(
+                    "its state grows with the ranks and what each keeps in flight, so run fewer ranks \
+                     (topology.hosts, workload.procs), or raise {LIMIT_VAR}"
+                ),
+            )
+        };
         match &s.workload {
+            _ if s.lci.is_some() => lci(),
             W::PingPong { .. } => in_flight("pingpong", None),
             W::Echo { at: crate::config::EchoAt::Nic, .. } => in_flight("echo-nic", None),
             W::Echo { .. } => in_flight("echo-kernel", None),
@@ -181,13 +191,7 @@ impl Task {
             W::Qr { per_host, .. } => ranks("qr", *per_host),
             W::FftAlltoall { per_host, .. } => ranks("fft-alltoall", *per_host),
             W::Replay => Task::replay(None),
-            W::LciStack => Task::new(
-                "the run of the LCI stack's program",
-                format!(
-                    "its state grows with the ranks and what each keeps in flight, so run fewer ranks \
-                     (topology.hosts, workload.procs_per_host), or raise {LIMIT_VAR}"
-                ),
-            ),
+            W::BcastBench { .. } | W::Dsm { .. } => lci(),
         }
     }
 

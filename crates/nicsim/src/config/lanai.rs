@@ -53,8 +53,8 @@ cost_table! {
 
 cost_table! {
     /// The LCI library's own costs (its polling, send and upcall paths, its
-    /// host receive queue, its multicast descriptors) and the compute of the
-    /// \[LCI] multicast applications, in host cycles at `host.clock_ghz`.
+    /// host receive queue, its multicast descriptors). The compute of the
+    /// programs it runs is the workload's (`workload.*_cycles`).
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     #[serde(deny_unknown_fields)]
     pub struct LciHostCfg in "lci" as h {
@@ -71,12 +71,6 @@ cost_table! {
         /// `host-packet` forwarding: PIO bytes of each extra descriptor (one
         /// per child; at most one NI buffer, `link.mtu`).
         pub descriptor_bytes: u32,
-        /// ASP: host cycles per Floyd-Warshall element update.
-        pub asp_elem_cycles: u32 [0, STEP_CYCLES_MAX],
-        /// QR: host cycles per matrix element of a column-norm computation.
-        pub qr_norm_cycles: u32 [0, STEP_CYCLES_MAX],
-        /// QR: host cycles per matrix element of the Householder update.
-        pub qr_update_cycles: u32 [0, STEP_CYCLES_MAX],
     }
 }
 

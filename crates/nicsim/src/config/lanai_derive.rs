@@ -158,9 +158,19 @@ pub fn validate(p: &Platform) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Where the \[LCI] programs' per-element costs are: a program's, not the
+/// platform's, on every stack.
+const ASP_ELEM: &str = "a program's cost, the scenario's `workload.elem_cycles` (kind = \"asp\", default 6); \
+                        write it there";
+const QR_NORM: &str = "a program's cost, the scenario's `workload.norm_cycles` (kind = \"qr\", default 4); \
+                       write it there";
+const QR_UPDATE: &str = "a program's cost, the scenario's `workload.update_cycles` (kind = \"qr\", default 8); \
+                         write it there";
+
 /// Keys of the earlier LCI preset shape (its own `[ni]`, `[host]`,
 /// `[multicast]`, `[kernel]` and `[library]` in cycles, mapped onto the
-/// shared platform) and where each is now, with the unit where it changed:
+/// shared platform; the program costs of its `[lci]`) and where each is
+/// now, with the unit where it changed:
 /// a preset file or a scenario's `[platform]` that sets one is refused
 /// naming its new key.
 pub(crate) const MOVED: &[(&str, &str)] = &[
@@ -188,9 +198,12 @@ pub(crate) const MOVED: &[(&str, &str)] = &[
     ("host.signal_handler_ns", "`host.signal_ns`"),
     ("multicast.fw_forward_cycles", "`lanai.fw_forward_cycles`"),
     ("multicast.descriptor_bytes", "`lci.descriptor_bytes`"),
-    ("multicast.asp_elem_cycles", "`lci.asp_elem_cycles`"),
-    ("multicast.qr_norm_cycles", "`lci.qr_norm_cycles`"),
-    ("multicast.qr_update_cycles", "`lci.qr_update_cycles`"),
+    ("multicast.asp_elem_cycles", ASP_ELEM),
+    ("multicast.qr_norm_cycles", QR_NORM),
+    ("multicast.qr_update_cycles", QR_UPDATE),
+    ("lci.asp_elem_cycles", ASP_ELEM),
+    ("lci.qr_norm_cycles", QR_NORM),
+    ("lci.qr_update_cycles", QR_UPDATE),
     ("kernel.irq_delivery_ns", "`nic.irq_delivery_ns`"),
     ("kernel.ring_slots", "`nic.ring_slots`"),
     ("kernel.tx_done_interrupts", "`nic.tx_done_interrupts`"),

@@ -9,7 +9,8 @@
 
 use super::nic_features::{ni_features, NiFeatureOpts, NiFeatures};
 use super::nic_opts::{NicOpts, Steering};
-use super::workload::{workload, Workload, WorkloadKind, WorkloadOpts};
+use super::workload::{Workload, WorkloadKind, WorkloadOpts};
+use super::workload_check::workload;
 use super::{
     check_f, check_u, int_or, toml_error_in, CoalesceSpec, ConfigError, Int, Platform, Relation, Stack, TimeoutMode,
     TimeoutSpec, Times, TxReap, DEFAULT_PRESET, SEED_LIMIT,
@@ -315,8 +316,8 @@ pub struct Scenario {
     /// clock, packet-shifting delivery.
     pub ni: NiFeatures,
     pub workload: Workload,
-    /// The \[LCI] stack's scenario when the hosts run it
-    /// (`Workload::LciStack`): its library options and program.
+    /// The \[LCI] stack's scenario when the hosts run it: its library
+    /// options and program (`workload` is that program).
     pub lci: Option<Box<LciScenario>>,
 }
 
@@ -353,7 +354,7 @@ impl Scenario {
     /// preset with the `[platform]` overrides) read once, and the world's
     /// part on that same platform, with the same `preset` and `seed` and
     /// every other key at its default; its workload is the stack's
-    /// (`Workload::LciStack`). The world's NI clock is off: the stack's
+    /// program, read once. The world's NI clock is off: the stack's
     /// library keeps its own (`nic.clock_period_us` of its `[nic]`).
     fn lci_stack(table: toml::Table) -> Result<Self, ConfigError> {
         let preset = table.get("preset").and_then(toml::Value::as_str).map(str::to_owned);
@@ -363,7 +364,7 @@ impl Scenario {
         let pingpong = WorkloadOpts { kind: Some(WorkloadKind::Pingpong), ..Default::default() };
         let world = ScenarioFile { preset, seed, workload: pingpong, ..Default::default() };
         let mut s = Self::on_platform(world, platform)?;
-        s.workload = Workload::LciStack;
+        s.workload = lci.workload;
         s.ni.clock = None;
         s.lci = Some(Box::new(lci));
         Ok(s)
@@ -572,7 +573,7 @@ impl Scenario {
                 }
             }
         }
-        let workload = workload(&f.workload, &platform, rndv_threshold, loss)?;
+        let workload = workload(&f.workload, &platform, super::RunsOn::OpenMx { rndv_threshold, loss })?;
         let ni_opts = NiFeatureOpts {
             watchdog_us: f.nic.watchdog_us,
             multicast_forwarding: f.nic.multicast_forwarding,

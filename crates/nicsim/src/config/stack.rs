@@ -11,7 +11,9 @@
 //! What each library offers (its programs; docs/lci.md, docs/design.md
 //! "The [LCI] cluster in the main world"):
 //! [`Stack::offers`]: one `workload.kind` ([`WorkloadKind`]) names a
-//! program whichever library runs it.
+//! program whichever library runs it, and the library runs it when it
+//! provides everything the program needs beyond sends, receives and
+//! compute ([`Need`], [`needs`], [`Stack::provides`]).
 //! * Open-MX and native MX run every kind but `dsm` on the Ethernet
 //!   presets; on an LCI-family preset (one with LANai NIs: its `[lanai]`
 //!   table) all but the other studies' testbed programs too (the flood of
@@ -74,21 +76,80 @@ pub enum Hardware {
     Lci,
 }
 
-impl Stack {
-    /// Whether the library has a program of kind `kind` on hardware `hw`.
-    pub fn offers(self, kind: WorkloadKind, hw: Hardware) -> bool {
-        use WorkloadKind::*;
-        match (self, kind) {
-            (Stack::Lci, Stream | Pingpong | Bcast | Asp | Qr | Dsm | FftAlltoall) => true,
-            (
-                Stack::Lci,
-                Uniband | Flood | NasIs | NasCg | NasMg | NasFt | Alltoall | Exchange | EchoNic | EchoKernel,
-            ) => false,
-            (Stack::OpenMx | Stack::NativeMx, Dsm) => false,
-            (Stack::OpenMx | Stack::NativeMx, Flood | EchoNic | EchoKernel) => hw == Hardware::Ethernet,
-            (Stack::OpenMx | Stack::NativeMx, Pingpong | Stream | Uniband | NasIs | NasCg | NasMg | NasFt) => true,
-            (Stack::OpenMx | Stack::NativeMx, Alltoall | Exchange | Bcast | Asp | Qr | FftAlltoall) => true,
+/// What a program needs of the library and hardware that run it, beyond
+/// sends, receives and compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Its requests answered from the upcall of their last packet (`dsm`).
+    Upcalls,
+    /// The moment the last receiver has a broadcast, which no message
+    /// tells the root (the \[LCI] broadcast benchmark, `Op::WaitDelivered`).
+    Delivery,
+    /// Ethernet frames into an Ethernet NIC's firmware or the kernel's
+    /// receive path (`flood`, \[EMO]'s `echo-nic` and `echo-kernel`).
+    EthernetPath,
+    /// `procs_per_host` ranks on a host (the NAS skeletons, IMB
+    /// Alltoall and Exchange).
+    RanksPerHost,
+    /// Sends completed and kept outstanding in a window (IMB Uniband's
+    /// `workload.window`, each window answered by an ack).
+    SendWindow,
+}
+
+impl Need {
+    /// What it is, for a refusal.
+    pub(crate) fn why(self) -> &'static str {
+        match self {
+            Need::Upcalls => "its requests are answered from upcalls",
+            Need::Delivery => "its root waits until the last receiver has each broadcast",
+            Need::EthernetPath => "its frames need an Ethernet NIC and the kernel's receive path",
+            Need::RanksPerHost => "it runs procs_per_host ranks on each host",
+            Need::SendWindow => "it keeps a window of sends outstanding until they complete",
         }
+    }
+}
+
+/// What the program of kind `kind` that `stack` runs needs (`bcast` is
+/// the \[LCI] broadcast benchmark on the LCI stack, a broadcast acked up
+/// its tree on the others).
+pub fn needs(kind: WorkloadKind, stack: Stack) -> &'static [Need] {
+    use WorkloadKind::*;
+    match kind {
+        Dsm => &[Need::Upcalls],
+        Bcast if stack == Stack::Lci => &[Need::Delivery],
+        Flood | EchoNic | EchoKernel => &[Need::EthernetPath],
+        NasIs | NasCg | NasMg | NasFt | Alltoall | Exchange => &[Need::RanksPerHost],
+        Uniband => &[Need::SendWindow],
+        Pingpong | Stream | Bcast | Asp | Qr | FftAlltoall => &[],
+    }
+}
+
+impl Stack {
+    /// Whether the library provides `need` on hardware `hw`: the LCI
+    /// library runs every host's process in one place, one per host, and
+    /// hands a send to its outbox whole; Open-MX and native MX run ranks
+    /// in processes of their own, on an Ethernet preset the other
+    /// studies' testbed programs too.
+    pub fn provides(self, need: Need, hw: Hardware) -> bool {
+        match (self, need) {
+            (Stack::Lci, Need::Upcalls | Need::Delivery) => true,
+            (Stack::Lci, Need::EthernetPath | Need::RanksPerHost | Need::SendWindow) => false,
+            (Stack::OpenMx | Stack::NativeMx, Need::Upcalls | Need::Delivery) => false,
+            (Stack::OpenMx | Stack::NativeMx, Need::EthernetPath) => hw == Hardware::Ethernet,
+            (Stack::OpenMx | Stack::NativeMx, Need::RanksPerHost | Need::SendWindow) => true,
+        }
+    }
+
+    /// What the library's program of kind `kind` needs and it does not
+    /// provide on `hw`, if anything.
+    pub fn lacks(self, kind: WorkloadKind, hw: Hardware) -> Option<Need> {
+        needs(kind, self).iter().copied().find(|&n| !self.provides(n, hw))
+    }
+
+    /// Whether the library has a program of kind `kind` on hardware `hw`:
+    /// one it provides everything for.
+    pub fn offers(self, kind: WorkloadKind, hw: Hardware) -> bool {
+        self.lacks(kind, hw).is_none()
     }
 
     /// The names of the kinds it offers on `hw`, in `WorkloadKind`'s order.
@@ -148,17 +209,18 @@ pub fn resolve(
     }
     let name = name_of(kind);
     let lci_only = Stack::Lci.offers(kind, Hardware::Lci) && !Stack::OpenMx.offers(kind, Hardware::Lci);
+    let why = stack.lacks(kind, hw).map_or("", Need::why);
     Err(match (stack, named) {
         (Stack::Lci, _) => ConfigError::range(
             "workload.kind",
             format!("{name:?} with protocol.stack = \"lci\""),
-            &format!("one of {} (the LCI stack's programs)", Stack::Lci.programs(hw).join(", ")),
+            &format!("one of {} (the LCI stack's programs; {why})", Stack::Lci.programs(hw).join(", ")),
         ),
         // A program of the LCI stack only, another stack named.
         (_, Some(named)) if lci_only => ConfigError::range(
             "protocol.stack",
             format!("\"{named}\" with workload.kind = {name:?}"),
-            "\"lci\": only the LCI stack runs it (its requests are answered from upcalls)",
+            &format!("\"lci\": only the LCI stack runs it ({why})"),
         ),
         _ => {
             let lci = match hw {
@@ -168,7 +230,7 @@ pub fn resolve(
             ConfigError::range(
                 "workload.kind",
                 format!("{name:?} on preset {preset:?} with protocol.stack = \"{stack}\""),
-                &format!("one of {}{lci}", stack.programs(hw).join(", ")),
+                &format!("one of {}{lci} ({why})", stack.programs(hw).join(", ")),
             )
         }
     })
@@ -247,6 +309,31 @@ mod tests {
                 assert!(e.contains(n), "{n:?} not in {e:?}");
             }
         }
+    }
+
+    #[test]
+    fn each_library_offers_the_programs_it_provides_everything_for_and_a_refusal_names_the_need() {
+        use WorkloadKind::*;
+        let (lci, eth) = (Hardware::Lci, Hardware::Ethernet);
+        assert_eq!(Stack::Lci.lacks(Dsm, lci), None);
+        assert_eq!(Stack::OpenMx.lacks(Dsm, lci), Some(Need::Upcalls));
+        assert_eq!(Stack::Lci.lacks(Bcast, lci), None, "the broadcast benchmark's delivery wait");
+        assert_eq!(Stack::OpenMx.lacks(Bcast, lci), None, "the broadcast acked up its tree");
+        assert_eq!(Stack::OpenMx.lacks(Flood, eth), None);
+        assert_eq!(Stack::NativeMx.lacks(EchoNic, lci), Some(Need::EthernetPath));
+        assert_eq!(Stack::Lci.lacks(Alltoall, lci), Some(Need::RanksPerHost));
+        assert_eq!(Stack::Lci.lacks(Uniband, lci), Some(Need::SendWindow));
+        for k in [Asp, Qr, FftAlltoall, Stream, Pingpong] {
+            for s in [Stack::Lci, Stack::OpenMx, Stack::NativeMx] {
+                assert!(s.offers(k, lci), "{k:?} on {s}: needs nothing more");
+            }
+        }
+        let e = resolve(Some(Stack::Lci), lci, kind("uniband"), "lci2000").unwrap_err().0;
+        assert!(e.contains("window of sends outstanding"), "{e}");
+        let e = resolve(Some(Stack::OpenMx), lci, kind("dsm"), "lci2000").unwrap_err().0;
+        assert!(e.contains("answered from upcalls") && !e.contains('\n'), "{e}");
+        let e = resolve(None, lci, kind("flood"), "lci2000").unwrap_err().0;
+        assert!(e.contains("Ethernet NIC"), "{e}");
     }
 
     #[test]

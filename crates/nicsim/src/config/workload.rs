@@ -1,10 +1,17 @@
-//! `[workload]`: what the simulated processes run. `WorkloadOpts` mirrors
-//! the TOML table, one for every stack (the LCI stack's own keys beside
-//! the shared ones); [`workload`] validates it into a [`Workload`] (called
-//! by [`super::Scenario::from_toml`], which knows the platform it runs
-//! on), and `super::lci_workload` into the LCI stack's programs.
+//! `[workload]`: what the simulated processes run, one description for
+//! every stack. [`WorkloadOpts`] mirrors the TOML table (the keys only
+//! some stacks' programs read beside the shared ones);
+//! `config::workload_check` checks it, once, into a [`Workload`] for the
+//! stack the hosts run (`RunsOn`: called by `Scenario::from_toml` for Open-MX and native MX and
+//! by `LciScenario::from_table` for the LCI stack, each knowing the
+//! platform). The \[LCI] programs are variants of the one [`Workload`]:
+//! ASP, QR and the FFT all-to-all are the same variants on every stack,
+//! the broadcast benchmark ([`Workload::BcastBench`]) and the DSM
+//! ([`Workload::Dsm`]) those of the one stack that offers what they need
+//! (`config::stack`). The per-element program costs are
+//! `workload.*_cycles` on every stack.
 
-use super::{check_f, check_read, check_u, int_or, missing, one_of_names, ConfigError, Int, Platform};
+use super::Int;
 use crate::time::Duration;
 use crate::tree::Tree;
 use serde::{Deserialize, Serialize};
@@ -26,9 +33,9 @@ pub struct WorkloadOpts {
     pub size_bytes: Option<Int>,
     /// pingpong, echo-*: timed round trips (default 1000); alltoall,
     /// exchange, bcast: timed repetitions (default 100); nas-is: timed
-    /// iterations (default 10). On the LCI stack: pingpong 1000, bcast
-    /// the broadcasts sent one at a time (default 20), asp and qr the
-    /// matrix's first iterations (default all, a quarter), fft-alltoall 5.
+    /// iterations (default 10); asp and qr: the matrix's first iterations
+    /// (default all, a quarter); fft-alltoall: iterations (default 5). On
+    /// the LCI stack, bcast: the broadcasts sent one at a time (default 20).
     pub iterations: Option<Int>,
     /// Untimed messages or round trips first (default 100 for pingpong and
     /// echo-*, 10 for alltoall and exchange, 1000 otherwise; 10 on the LCI
@@ -67,19 +74,22 @@ pub struct WorkloadOpts {
     /// qr: matrix columns = rows, a multiple of the ranks (default 512).
     pub cols: Option<Int>,
     /// asp: host cycles per element update of the Floyd-Warshall inner
-    /// loop, at `host.clock_ghz` (default 6, \[LCI]'s Pentium Pro estimate
-    /// of `presets/lci2000.toml` `lci.asp_elem_cycles`).
+    /// loop, at `host.clock_ghz` (default 6: \[estimate] two loads, an add,
+    /// a compare, a branch and a conditional store on 32-bit integers, the
+    /// row streaming through the L1 cache of \[LCI]'s 200 MHz Pentium Pro).
     pub elem_cycles: Option<f64>,
-    /// qr: host cycles per element of a column norm (default 4, as
-    /// `lci.qr_norm_cycles` of `lci2000`).
+    /// qr: host cycles per element of a column norm (default 4:
+    /// \[estimate] one double multiply-add and its load on the Pentium
+    /// Pro's x87, FMUL every 2 cycles).
     pub norm_cycles: Option<f64>,
-    /// qr: host cycles per element of the Householder update (default 8,
-    /// as `lci.qr_update_cycles` of `lci2000`).
+    /// qr: host cycles per element of the Householder update (default 8:
+    /// \[estimate] a dot product and an axpy, two multiply-adds per element
+    /// with a load and a store).
     pub update_cycles: Option<f64>,
     /// fft-alltoall: compute per iteration and rank, us (default: the
     /// FFT's 5 N log2 N / ranks flops at the `nas` table's rate, N the
     /// complex points whose transpose sends `size_bytes` to each rank; on
-    /// the LCI stack 65000).
+    /// the LCI stack 65000, \[LCI]'s 2D FFT of 2^20 points on 16 processes).
     pub compute_us: Option<f64>,
     /// LCI stack, stream and pingpong: the sending host (default 0).
     pub src: Option<Int>,
@@ -180,11 +190,14 @@ pub enum NasClass {
 /// The workload of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Workload {
-    /// omx_perf / IMB PingPong between host 0 and host 1.
-    PingPong { size: u64, iterations: u64, warmup: u64 },
-    /// Unidirectional stream from host 0 to host 1 (receiver-side rate),
-    /// `window` sends and receives outstanding on each side.
-    Stream { size: u64, messages: u64, warmup: u64, window: u32 },
+    /// omx_perf / IMB PingPong between the hosts `pair` (Open-MX: host 0
+    /// and host 1; the LCI stack: `workload.src` and `workload.dst`).
+    PingPong { size: u64, iterations: u64, warmup: u64, pair: [u32; 2] },
+    /// Unidirectional stream from host `pair[0]` to host `pair[1]`
+    /// (receiver-side rate), `window` sends and receives outstanding on
+    /// each side (the LCI stack: 1, every message is in its library once
+    /// sent).
+    Stream { size: u64, messages: u64, warmup: u64, window: u32, pair: [u32; 2] },
     /// IMB Uniband from host 0 to host 1: windows of `window` messages, each
     /// answered by a 1-byte ack (receiver-side rate).
     Uniband { size: u64, messages: u64, warmup: u64, window: u32 },
@@ -212,16 +225,27 @@ pub enum Workload {
     /// rank up the same tree (which paces the repetitions); `iterations`
     /// timed after `warmup`, `per_host` ranks on each host.
     Bcast { size: u64, iterations: u64, warmup: u64, per_host: u32, tree: Tree, forwarding: BcastForwarding },
+    /// \[LCI]'s broadcast benchmark (`workload.kind = "bcast"` on the LCI
+    /// stack, `crate::workload::bcast_bench_ops`): `root` broadcasts `size`
+    /// bytes down its `tree` to every host, `iterations` one at a time
+    /// (latency to the last receiver), then `count` back to back (sender
+    /// throughput). It needs a library that knows when the last receiver
+    /// has a message (`Op::WaitDelivered`).
+    BcastBench { root: u32, size: u64, iterations: u32, count: u32, tree: Tree },
     /// \[LCI] ASP over a `rows` x `rows` matrix of `rows / ranks` rows per
     /// rank, the first `iterations` iterations: iteration `k` needs row `k`,
     /// which its owner broadcasts down its own `tree` once it has updated
-    /// it; every rank then updates its rows (`elem_ps` per element).
+    /// it; every rank then updates its rows (`elem_ps` per element). On
+    /// the LCI stack one rank per host, the `nic.fanout`-ary tree, and
+    /// `forwarding = Ni`: the library multicasts (`Op::Mcast`) and its
+    /// forwarding scheme (`nic.forwarding`) carries the broadcast.
     Asp { rows: u32, iterations: u32, per_host: u32, elem_ps: u64, tree: Tree, forwarding: BcastForwarding },
     /// \[LCI] QR of a `cols` x `cols` matrix, columns cyclic over the ranks,
     /// the first `iterations` iterations: column norms (`norm_ps` per
     /// element), a reduce of the maximum up rank 0's tree and its
     /// broadcast back, the Householder vector at the pivot column's owner
     /// and its broadcast down the owner's tree, the update (`update_ps`).
+    /// On the LCI stack as ASP.
     Qr {
         cols: u32,
         iterations: u32,
@@ -231,12 +255,19 @@ pub enum Workload {
         tree: Tree,
         forwarding: BcastForwarding,
     },
-    /// \[LCI] FFT all-to-all, `per_host` ranks on each host: per iteration
-    /// each rank posts a receive from every other, computes `compute` in
-    /// `ranks - 1` chunks (each within +-20 % of its share, seeded) and
-    /// sends one `block` after each to the next rank in rotation, then waits
-    /// for all; `iterations` timed.
-    FftAlltoall { block: u64, iterations: u64, per_host: u32, compute: Duration },
+    /// \[LCI] FFT all-to-all of `ranks` ranks, `per_host` on each host (the
+    /// LCI stack: one on each of hosts `0 .. workload.procs`): per
+    /// iteration each rank posts a receive from any rank for each block,
+    /// computes `compute` in `ranks - 1` chunks (each within +-20 % of its
+    /// share, seeded, `crate::workload::FftAlltoall`) and sends one `block`
+    /// after each to the next rank in rotation, then waits for all;
+    /// `iterations` timed.
+    FftAlltoall { block: u64, iterations: u64, per_host: u32, ranks: u32, compute: Duration },
+    /// \[LCI] CRL-like DSM request/reply mix of `mix` on hosts `0 ..
+    /// procs`, `operations` shared-region operations per process
+    /// (`crate::lci::dsm`). It needs a library that answers a request from
+    /// the upcall of its last packet.
+    Dsm { mix: Mix, procs: u32, operations: u64 },
     /// \[EMO] echo: the application on host 0 ping-pongs with an echo server
     /// that runs in host 1's NIC firmware or in host 1's kernel (no copy to
     /// user space). Metrics as for `PingPong`.
@@ -244,11 +275,6 @@ pub enum Workload {
     /// A captured trace replayed into one host's NIC (`sim::run_replay`,
     /// which gives the frames; no scenario file names this kind).
     Replay,
-    /// The hosts run the \[LCI] stack and its program, `Scenario::lci`
-    /// (`protocol.stack = "lci"`, named or the default of the \[LCI]
-    /// study's programs on its hardware, `config::stack`; the scenario's
-    /// `workload` table is the stack's).
-    LciStack,
 }
 
 /// Where the \[EMO] echo server runs on host 1.
@@ -258,330 +284,6 @@ pub enum EchoAt {
     Nic,
     /// In the kernel receive handler (bottom half): no copy to user space.
     Kernel,
-}
-
-/// The NAS skeletons' rates on `platform`: floating-point operations per
-/// second of one core, and the memory bandwidth (bytes per second) of one of
-/// `per_host` ranks sharing their host's.
-/// Bytes of L2 each of `per_host` ranks has, one rank a core filling the
-/// dies in turn: a die's L2 (`cache.l2_kib`) over the ranks on it.
-fn l2_share(platform: &Platform, per_host: u32) -> f64 {
-    let t = &platform.topology;
-    let dies = t.sockets * t.dies_per_socket;
-    let on_die = per_host.div_ceil(dies).clamp(1, t.cores_per_die);
-    platform.cache.l2_kib as f64 * 1024.0 / on_die as f64
-}
-
-fn nas_rates(platform: &Platform, per_host: u32) -> (f64, f64) {
-    let nas = &platform.nas;
-    (nas.flops_per_cycle * platform.host.clock_ghz * 1e9, nas.mem_MBps * 1e6 / per_host as f64)
-}
-
-/// The `[workload]` keys besides `kind` that `kind` reads (`size_bytes` is
-/// the message size; the NAS skeletons size their own messages).
-fn keys_of(kind: WorkloadKind) -> (&'static str, &'static [&'static str]) {
-    use WorkloadKind::*;
-    const ROUND_TRIPS: &[&str] = &["size_bytes", "iterations", "warmup"];
-    const WINDOWED: &[&str] = &["size_bytes", "messages", "warmup", "window"];
-    const COLLECTIVE: &[&str] = &["size_bytes", "iterations", "warmup", "procs_per_host"];
-    match kind {
-        Pingpong => ("pingpong", ROUND_TRIPS),
-        EchoNic => ("echo-nic", ROUND_TRIPS),
-        EchoKernel => ("echo-kernel", ROUND_TRIPS),
-        Stream | Uniband => (if kind == Stream { "stream" } else { "uniband" }, WINDOWED),
-        Flood => ("flood", &["packets", "gap_ns", "packet_bytes"]),
-        NasIs => ("nas-is", &["class", "iterations", "procs_per_host"]),
-        NasCg => ("nas-cg", &["class", "procs_per_host"]),
-        NasMg => ("nas-mg", &["class", "procs_per_host"]),
-        NasFt => ("nas-ft", &["class", "procs_per_host"]),
-        Alltoall => ("alltoall", COLLECTIVE),
-        Exchange => ("exchange", COLLECTIVE),
-        Bcast => ("bcast", &["size_bytes", "iterations", "warmup", "procs_per_host", "tree", "forwarding"]),
-        Asp => ("asp", &["rows", "iterations", "procs_per_host", "tree", "forwarding", "elem_cycles"]),
-        Qr => ("qr", &["cols", "iterations", "procs_per_host", "tree", "forwarding", "norm_cycles", "update_cycles"]),
-        FftAlltoall => ("fft-alltoall", &["size_bytes", "iterations", "procs_per_host", "compute_us"]),
-        // Refused before (`config::stack`): Open-MX has no DSM program.
-        Dsm => ("dsm", &[]),
-    }
-}
-
-/// The values allowed with `workload.forwarding = "ni"` for a key whose
-/// largest multicast is `unit` bytes per unit of the value: the NIC
-/// firmware forwards the frames of an eager message, up to the rendezvous
-/// threshold `rndv_threshold`.
-/// Refuses a per-element cost `key` (`cycles`, `cycle_ps` picoseconds
-/// each, at most `hi`) whose compute step of `elems` elements would be
-/// longer than the simulated clock's limit ([`Duration::LIMIT`]); the
-/// error gives the largest value that fits, and `at` the keys it depends on.
-pub(crate) fn step_within_clock(
-    key: &str,
-    cycles: f64,
-    cycle_ps: f64,
-    elems: u64,
-    hi: f64,
-    at: &str,
-) -> Result<(), ConfigError> {
-    let ps = (cycles * cycle_ps).round() * elems as f64;
-    if ps <= Duration::LIMIT.as_ps() as f64 {
-        return Ok(());
-    }
-    let most = (Duration::LIMIT.as_ps() as f64 / elems as f64 / cycle_ps).floor().min(hi);
-    Err(ConfigError::range(
-        key,
-        cycles,
-        &format!(
-            "0 ..= {most} at {at}: a compute step of {elems} elements must end within the simulated clock's \
-             limit of 100 days"
-        ),
-    ))
-}
-
-fn ni_limit(rndv_threshold: u32, unit: u32) -> String {
-    format!(
-        "at most {} with workload.forwarding = \"ni\" (the NIC firmware forwards eager messages, up to \
-         protocol.rndv_threshold = {rndv_threshold} B)",
-        rndv_threshold / unit
-    )
-}
-
-/// Validates `[workload]`.
-pub(super) fn workload(
-    w: &WorkloadOpts,
-    platform: &Platform,
-    rndv_threshold: u32,
-    loss: f64,
-) -> Result<Workload, ConfigError> {
-    let kind = w.kind.ok_or_else(|| missing("workload.kind", &one_of_names::<WorkloadKind>()))?;
-    let (name, keys) = keys_of(kind);
-    check_read(w, name, keys)?;
-    let size = int_or("workload.size_bytes", &w.size_bytes, 0, 0, 1 << 30)?;
-    let default_warmup = match kind {
-        WorkloadKind::Pingpong | WorkloadKind::EchoNic | WorkloadKind::EchoKernel => 100,
-        _ => 1000,
-    };
-    let warmup = int_or("workload.warmup", &w.warmup, default_warmup, 0, 1 << 32)?;
-    let per_host = || {
-        let cores = platform.cores() as u64;
-        let per_host = int_or("workload.procs_per_host", &w.procs_per_host, cores, 1, cores)? as u32;
-        let hosts = platform.topology.hosts;
-        if per_host as u64 * hosts as u64 > MAX_RANKS as u64 {
-            return Err(ConfigError::range(
-                "workload.procs_per_host",
-                per_host,
-                &format!(
-                    "at most {} with platform.topology.hosts = {hosts}: a run has at most {MAX_RANKS} ranks",
-                    MAX_RANKS / hosts
-                ),
-            ));
-        }
-        Ok(per_host)
-    };
-    Ok(match kind {
-        WorkloadKind::Pingpong => {
-            let iterations = int_or("workload.iterations", &w.iterations, 1000, 1, 1 << 32)?;
-            Workload::PingPong { size, iterations, warmup }
-        }
-        WorkloadKind::EchoNic | WorkloadKind::EchoKernel => {
-            let iterations = int_or("workload.iterations", &w.iterations, 1000, 1, 1 << 32)?;
-            // The echo servers turn frames around one by one: no pull protocol.
-            check_u("workload.size_bytes", size, 0, rndv_threshold as u64)?;
-            // Nor any resend: a lost frame would leave the client waiting forever.
-            if loss > 0.0 {
-                return Err(ConfigError::range(
-                    "protocol.loss",
-                    loss,
-                    &format!(
-                        "0 with workload.kind = \"{}\" (the echo servers resend nothing)",
-                        if kind == WorkloadKind::EchoNic { "echo-nic" } else { "echo-kernel" }
-                    ),
-                ));
-            }
-            let at = if kind == WorkloadKind::EchoNic { EchoAt::Nic } else { EchoAt::Kernel };
-            Workload::Echo { at, size, iterations, warmup }
-        }
-        WorkloadKind::Stream | WorkloadKind::Uniband => {
-            let messages = int_or("workload.messages", &w.messages, 20_000, 1, 1 << 32)?;
-            let window =
-                int_or("workload.window", &w.window, crate::workload::STREAM_WINDOW as u64, 1, 1 << 16)? as u32;
-            if kind == WorkloadKind::Stream {
-                Workload::Stream { size, messages, warmup, window }
-            } else {
-                Workload::Uniband { size, messages, warmup, window }
-            }
-        }
-        WorkloadKind::NasCg | WorkloadKind::NasMg | WorkloadKind::NasFt => {
-            let kernel = match kind {
-                WorkloadKind::NasCg => crate::workload::NasKernel::Cg,
-                WorkloadKind::NasMg => crate::workload::NasKernel::Mg,
-                _ => crate::workload::NasKernel::Ft,
-            };
-            let class_c = match w.class.unwrap_or_default() {
-                NasClass::B => false,
-                NasClass::C => true,
-                other => {
-                    return Err(ConfigError::range(
-                        "workload.class",
-                        format!("\"{other:?}\""),
-                        "B or C (the NPB classes of the CG, MG and FT skeletons)",
-                    ))
-                }
-            };
-            let per_host = per_host()?;
-            let n = per_host as u64 * platform.topology.hosts as u64;
-            if !n.is_power_of_two() || n < 4 {
-                return Err(ConfigError::range(
-                    "workload.procs_per_host",
-                    per_host,
-                    "a value giving a power-of-two rank count of at least 4 (the NPB CG/MG/FT decompositions)",
-                ));
-            }
-            let prob = crate::workload::NasProblem::new(kernel, class_c);
-            let (flops_per_s, bytes_per_s) = nas_rates(platform, per_host);
-            let compute = prob.work(n as u32, l2_share(platform, per_host)).time(flops_per_s, bytes_per_s);
-            Workload::NasKernel { kernel, class_c, per_host, compute }
-        }
-        WorkloadKind::Alltoall | WorkloadKind::Exchange => {
-            let iterations = int_or("workload.iterations", &w.iterations, 100, 1, 1 << 24)?;
-            let per_host = per_host()?;
-            let warmup = int_or("workload.warmup", &w.warmup, 10, 0, 1 << 32)?;
-            if kind == WorkloadKind::Alltoall {
-                Workload::Alltoall { size, iterations, warmup, per_host }
-            } else {
-                Workload::Exchange { size, iterations, warmup, per_host }
-            }
-        }
-        WorkloadKind::Bcast => {
-            let iterations = int_or("workload.iterations", &w.iterations, 100, 1, 1 << 24)?;
-            let per_host = per_host()?;
-            let warmup = int_or("workload.warmup", &w.warmup, 10, 0, 1 << 32)?;
-            let forwarding = w.forwarding.unwrap_or_default();
-            let tree = w.tree.unwrap_or_default();
-            if forwarding == BcastForwarding::Ni {
-                // The firmware forwards the frames of an eager message one by
-                // one (a rendezvous one would be pulled from the root by
-                // every rank), and nobody resends a forwarded copy ([LCI]
-                // leaves reliability to its own protocol, "described
-                // elsewhere").
-                if size > rndv_threshold as u64 {
-                    return Err(ConfigError::range("workload.size_bytes", size, &ni_limit(rndv_threshold, 1)));
-                }
-                if loss > 0.0 {
-                    return Err(ConfigError::range(
-                        "protocol.loss",
-                        loss,
-                        "0 with workload.forwarding = \"ni\" (a forwarded multicast copy is never resent)",
-                    ));
-                }
-            }
-            Workload::Bcast { size, iterations, warmup, per_host, tree, forwarding }
-        }
-        WorkloadKind::Dsm => {
-            return Err(ConfigError::range(
-                "protocol.stack",
-                "\"open-mx\" with workload.kind = \"dsm\"",
-                "\"lci\": only the LCI stack runs it (its requests are answered from upcalls)",
-            ))
-        }
-        WorkloadKind::FftAlltoall => {
-            let per_host = per_host()?;
-            let ranks = (per_host * platform.topology.hosts) as f64;
-            let iterations = int_or("workload.iterations", &w.iterations, 5, 1, 1 << 20)?;
-            let block = int_or("workload.size_bytes", &w.size_bytes, 65536, 0, 1 << 30)?;
-            // The points whose transpose sends `block` bytes of complex
-            // doubles to each rank, and the radix-2 FFT's flops on them.
-            let points = (block as f64 * ranks * ranks / 16.0).max(2.0);
-            let flops = 5.0 * points * points.log2() / ranks;
-            let (flop_rate, _) = nas_rates(platform, per_host);
-            let compute_us = w.compute_us.unwrap_or(flops / flop_rate * 1e6);
-            check_f("workload.compute_us", compute_us, 0.0, 1e9)?;
-            Workload::FftAlltoall { block, iterations, per_host, compute: Duration::from_ns_f64(compute_us * 1e3) }
-        }
-        WorkloadKind::Asp | WorkloadKind::Qr => {
-            let per_host = per_host()?;
-            let ranks = per_host * platform.topology.hosts;
-            let forwarding = w.forwarding.unwrap_or_default();
-            let tree = w.tree.unwrap_or_default();
-            // The cost of `elems` elements per step, checked to fit the clock.
-            let ps = |key: &str, v: &Option<f64>, default: f64, elems: u64| -> Result<u64, ConfigError> {
-                let cycles = v.unwrap_or(default);
-                check_f(key, cycles, 0.0, 1e6)?;
-                let ghz = platform.host.clock_ghz;
-                let at = format!("{elems} elements per step and platform.host.clock_ghz = {ghz}");
-                step_within_clock(key, cycles, 1e3 / ghz, elems, 1e6, &at)?;
-                Ok((cycles * 1e3 / ghz).round() as u64)
-            };
-            let asp = kind == WorkloadKind::Asp;
-            let (key, v, default) =
-                if asp { ("workload.rows", &w.rows, 1024) } else { ("workload.cols", &w.cols, 512) };
-            let dim = int_or(key, v, default, ranks as u64, 1 << 16)? as u32;
-            if !dim.is_multiple_of(ranks) {
-                let allowed = format!("a multiple of the {ranks} ranks (hosts x procs_per_host)");
-                return Err(ConfigError::range(key, dim, &allowed));
-            }
-            // The largest message: a row of 32-bit distances, or the first
-            // pivot column of doubles.
-            let largest = if asp { 4 * dim as u64 } else { 8 * dim as u64 };
-            if forwarding == BcastForwarding::Ni {
-                // The firmware forwards the frames of an eager message ([LCI]
-                // leaves reliability to its own protocol: nobody resends a
-                // forwarded copy).
-                if largest > rndv_threshold as u64 {
-                    return Err(ConfigError::range(key, dim, &ni_limit(rndv_threshold, if asp { 4 } else { 8 })));
-                }
-                if loss > 0.0 {
-                    return Err(ConfigError::range(
-                        "protocol.loss",
-                        loss,
-                        "0 with workload.forwarding = \"ni\" (a forwarded multicast copy is never resent)",
-                    ));
-                }
-            }
-            if asp {
-                let iterations = int_or("workload.iterations", &w.iterations, dim as u64, 1, dim as u64)? as u32;
-                // A rank's update of its rows per iteration (`asp_ops`).
-                let elems = (dim / ranks) as u64 * dim as u64;
-                let elem_ps = ps("workload.elem_cycles", &w.elem_cycles, 6.0, elems)?;
-                Workload::Asp { rows: dim, iterations, per_host, elem_ps, tree, forwarding }
-            } else {
-                let iterations =
-                    int_or("workload.iterations", &w.iterations, dim as u64 / 4, 1, dim as u64 - 1)? as u32;
-                // The largest steps of `qr_ops`: the first iteration's
-                // norms and update of a rank's columns, the owner's two
-                // passes over a column.
-                let local = (dim / ranks) as u64;
-                let norm_ps = ps("workload.norm_cycles", &w.norm_cycles, 4.0, local * dim as u64)?;
-                let update_ps = ps("workload.update_cycles", &w.update_cycles, 8.0, local.max(2) * dim as u64)?;
-                Workload::Qr { cols: dim, iterations, per_host, norm_ps, update_ps, tree, forwarding }
-            }
-        }
-        WorkloadKind::NasIs => {
-            // NPB IS: TOTAL_KEYS = 2^16 (S), 2^23 (A), 2^25 (B), 2^27 (C);
-            // MAX_KEY = 2^11, 2^19, 2^21, 2^23.
-            let (keys, max_key) = match w.class.unwrap_or_default() {
-                NasClass::S => (1 << 16, 1 << 11),
-                NasClass::A => (1 << 23, 1 << 19),
-                NasClass::B => (1 << 25, 1 << 21),
-                NasClass::C => (1 << 27, 1 << 23),
-            };
-            let iterations = int_or("workload.iterations", &w.iterations, 10, 1, 1000)?;
-            let per_host = per_host()?;
-            let n = platform.topology.hosts * per_host;
-            let (before, after) = crate::workload::nas_is_work(keys / n as u64, max_key, n);
-            let (_, bytes_per_s) = nas_rates(platform, per_host);
-            let insns_per_s = platform.nas.int_ipc * platform.host.clock_ghz * 1e9;
-            let before = before.time(insns_per_s, bytes_per_s);
-            let after = after.time(insns_per_s, bytes_per_s);
-            Workload::NasIs { keys, iterations, per_host, before, after }
-        }
-        WorkloadKind::Flood => {
-            let packets = int_or("workload.packets", &w.packets, 20_000, 1, 1 << 32)?;
-            let gap_ns = w.gap_ns.unwrap_or(2000.0);
-            check_f("workload.gap_ns", gap_ns, 1.0, 1e9)?;
-            let packet_bytes =
-                int_or("workload.packet_bytes", &w.packet_bytes, 128, 60, platform.link.mtu as u64 + 14)? as u32;
-            Workload::Flood { packets, gap: Duration::from_ns_f64(gap_ns), packet_bytes }
-        }
-    })
 }
 
 /// `workload.forwarding`: who forwards a broadcast down its tree.
@@ -624,6 +326,62 @@ mod tests {
             "preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\nkind = \"bcast\"\nsize_bytes = 64\n",
         ] {
             assert!(Scenario::from_toml(text).is_ok(), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_lci_programs_are_the_one_workload_read_once_with_their_costs_in_the_workload_table() {
+        use crate::config::Workload;
+        let lci = |w: &str| {
+            let s = Scenario::from_toml(&format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\n{w}"))
+                .unwrap();
+            assert_eq!(Some(s.workload), s.lci.as_ref().map(|l| l.workload), "one description: {w}");
+            s.workload
+        };
+        // ASP's compute per element at the 200 MHz clock: 6 cycles (the
+        // default) = 30 ns, and what `workload.elem_cycles` says, as on Open-MX.
+        let elem_ps = |w| match w {
+            Workload::Asp { elem_ps, per_host: 1, tree: crate::tree::Tree::Kary(2), .. } => elem_ps,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(elem_ps(lci("kind = \"asp\"\n")), 30_000);
+        assert_eq!(elem_ps(lci("kind = \"asp\"\nelem_cycles = 12\n")), 60_000);
+        let omx =
+            Scenario::from_toml("preset = \"lci2000\"\n[protocol]\nstack = \"open-mx\"\n[workload]\nkind = \"asp\"\n")
+                .unwrap();
+        assert!(matches!(omx.workload, Workload::Asp { elem_ps: 30_000, .. }), "{:?}", omx.workload);
+        match lci("kind = \"qr\"\nnorm_cycles = 2\nupdate_cycles = 3\n") {
+            Workload::Qr { norm_ps: 10_000, update_ps: 15_000, .. } => {}
+            other => panic!("{other:?}"),
+        }
+        // The programs only the LCI stack offers are variants of the same enum.
+        assert!(matches!(lci("kind = \"bcast\"\nroot = 3\n"), Workload::BcastBench { root: 3, .. }));
+        assert!(matches!(lci("kind = \"dsm\"\nprocs = 4\n"), Workload::Dsm { procs: 4, .. }));
+        assert!(matches!(
+            lci("kind = \"stream\"\nsrc = 5\ndst = 2\n"),
+            Workload::Stream { pair: [5, 2], window: 1, messages: 1000, warmup: 10, .. }
+        ));
+        assert!(matches!(
+            lci("kind = \"fft-alltoall\"\nprocs = 8\n"),
+            Workload::FftAlltoall { ranks: 8, per_host: 1, .. }
+        ));
+    }
+
+    #[test]
+    fn a_program_cost_in_the_lci_table_is_refused_naming_its_workload_key() {
+        for (old, new) in [
+            ("asp_elem_cycles", "`workload.elem_cycles`"),
+            ("qr_norm_cycles", "`workload.norm_cycles`"),
+            ("qr_update_cycles", "`workload.update_cycles`"),
+        ] {
+            let text = format!("preset = \"lci2000\"\n[platform.lci]\n{old} = 6\n[workload]\nkind = \"qr\"\n");
+            let e = Scenario::from_toml(&text).unwrap_err().0;
+            assert!(e.starts_with(&format!("`platform.lci.{old}` = 6 is no key of a platform: ")), "{e}");
+            assert!(e.contains(new) && !e.contains('\n'), "{e}");
+            // The earlier shape's `[multicast]` names the same place.
+            let text = text.replace("[platform.lci]", "[platform.multicast]");
+            let e = Scenario::from_toml(&text).unwrap_err().0;
+            assert!(e.contains(&format!("`platform.multicast.{old}`")) && e.contains(new), "{e}");
         }
     }
 }

@@ -352,6 +352,7 @@ impl<E: Copy> Radix<E> {
 
 /// The simulator's seeded random number generator (PCG 64-bit MCG: small
 /// state, fast, and stable across platforms and `rand_pcg` versions).
+#[derive(Clone, Debug)]
 pub struct SimRng(Pcg64Mcg);
 
 impl SimRng {

@@ -159,7 +159,7 @@ impl Dsm {
             p: mix.params(),
             procs,
             ops,
-            rngs: (0..procs).map(|h| super::process::process_rng(seed, h)).collect(),
+            rngs: (0..procs).map(|h| crate::workload::process_rng(seed, h)).collect(),
             phase: vec![Phase::Ready; n],
             done_ops: vec![0; n],
             finish: vec![None; n],

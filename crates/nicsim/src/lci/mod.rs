@@ -197,7 +197,7 @@ pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let host = HostTimes::of(&p.host);
     let t = LciHostTimes::of(&s.lib, host.irq_entry, host.signal);
     let mc = HostMc::new(s.forwarding, s.fanout, n, s.lib.descriptor_bytes);
-    let job = Job::new(&s.workload, s.fanout, n);
+    let job = Job::new(&s.workload, n, s.seed);
     let upcall = job.upcall_driven();
     let hosts = (0..n).map(|h| {
         let mut lib = Lib::new(h, &s.lib, &t, strategy.detect(), p.link.mtu, ni.send_buffers, mc, upcall);

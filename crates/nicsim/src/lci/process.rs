@@ -2,7 +2,7 @@
 //! sequences of `crate::workload` that the Open-MX library runs too (ASP
 //! and QR, `crate::workload::asp_ops` and `crate::workload::qr_ops`, in
 //! their library-forwarded shape: a root [`Op::Mcast`]s, the others receive
-//! from the root; the FFT all-to-all, `crate::workload::fft_alltoall_ops`),
+//! from the root; the FFT all-to-all, `crate::workload::FftAlltoall`),
 //! and the broadcast benchmark, which only this library runs
 //! (`crate::workload::bcast_bench_ops`: its root waits for each broadcast
 //! to reach every other host, [`Op::WaitDelivered`], which
@@ -20,10 +20,10 @@
 //! `now`.
 
 use super::host::{Control, Outgoing};
-use crate::config::LciWorkload;
+use crate::config::Workload;
 use crate::metrics::{stream_unmeasurable, LinkBound};
 use crate::time::{Duration, Instant};
-use crate::workload::{asp_ops, bcast_bench_ops, fft_alltoall_ops, qr_ops, Body, Label, Op, Program};
+use crate::workload::{asp_ops, bcast_bench_ops, qr_ops, Body, Label, Op, Program};
 use crate::Metrics;
 use std::collections::BTreeMap;
 
@@ -239,56 +239,51 @@ pub struct Processes {
 impl Processes {
     /// One process per host of `w`'s program on `hosts` hosts (`None`:
     /// the stack runs `w` otherwise): ASP and QR on every host, their
-    /// broadcasts down the `fanout`-ary trees of the library's multicast;
-    /// the FFT all-to-all on hosts `0..procs`, each iteration's chunk
-    /// times drawn anew from the process's own stream
-    /// (`process_rng`), so that the program is a function of the
-    /// seed alone; the Open-MX library's stream and ping-pong as ranks 0
-    /// (`src`) and 1 (`dst`).
-    pub fn new(w: &LciWorkload, fanout: u32, hosts: u32) -> Option<Self> {
-        let tree = crate::nic::multicast::Tree::Kary(fanout);
+    /// broadcasts down the trees of the library's multicast (the
+    /// workload's, of fan-out `nic.fanout`); the FFT all-to-all on hosts
+    /// `0..ranks`, each process's chunk times drawn from its own stream of
+    /// `seed` (`crate::workload::FftAlltoall`); the Open-MX library's
+    /// stream and ping-pong as ranks 0 and 1 on the workload's pair of
+    /// hosts.
+    pub fn new(w: &Workload, hosts: u32, seed: u64) -> Option<Self> {
         let (n, drive, measure) = match *w {
-            LciWorkload::Asp { hosts, .. } | LciWorkload::Qr { hosts, .. } => (hosts, Drive::Upcall, Measure::Exec),
-            LciWorkload::FftAllToAll { procs, .. } => (procs, Drive::Idle, Measure::Exec),
-            LciWorkload::Bcast { hosts, root, size, iterations, count } => {
+            Workload::Asp { .. } | Workload::Qr { .. } => (hosts, Drive::Upcall, Measure::Exec),
+            Workload::FftAlltoall { ranks, .. } => (ranks, Drive::Idle, Measure::Exec),
+            Workload::BcastBench { root, size, iterations, count, .. } => {
                 (hosts, Drive::Upcall, Measure::Bcast { root, size, iterations, count })
             }
-            LciWorkload::Stream { size, messages, .. } => (2, Drive::Upcall, Measure::Stream { size, messages }),
-            LciWorkload::PingPong { size, iterations, .. } => {
-                (2, Drive::Upcall, Measure::PingPong { size, iterations })
-            }
+            Workload::Stream { size, messages, .. } => (2, Drive::Upcall, Measure::Stream { size, messages }),
+            Workload::PingPong { size, iterations, .. } => (2, Drive::Upcall, Measure::PingPong { size, iterations }),
             _ => return None,
         };
         let host_of: Vec<u32> = match *w {
-            LciWorkload::Stream { src, dst, .. } | LciWorkload::PingPong { src, dst, .. } => vec![src, dst],
+            Workload::Stream { pair, .. } | Workload::PingPong { pair, .. } => pair.to_vec(),
             _ => (0..n).collect(),
         };
+        // The library multicasts (`Op::Mcast`): ASP's and QR's
+        // library-forwarded shape, whatever forwards it (`nic.forwarding`).
         let program = |r| {
             let mut b = Body::new();
             match *w {
-                LciWorkload::Asp { rows, iterations, elem_ps, .. } => {
+                Workload::Asp { rows, iterations, elem_ps, tree, .. } => {
                     asp_ops(&mut b, r, n, rows, iterations, elem_ps, tree, true)
                 }
-                LciWorkload::Qr { cols, iterations, norm_ps, update_ps, .. } => {
+                Workload::Qr { cols, iterations, norm_ps, update_ps, tree, .. } => {
                     qr_ops(&mut b, r, n, cols, iterations, (norm_ps, update_ps), tree, true)
                 }
-                LciWorkload::Bcast { root, size, iterations, count, .. } => {
+                Workload::BcastBench { root, size, iterations, count, tree } => {
                     bcast_bench_ops(&mut b, root, r, n, size, (iterations, count), tree)
                 }
-                LciWorkload::FftAllToAll { iterations, size, compute_ns, seed, .. } => {
-                    let mut rng = process_rng(seed, r);
-                    for _ in 0..iterations {
-                        fft_alltoall_ops(&mut b, r, n, size, Duration::from_ns(compute_ns), &mut rng, true);
-                    }
+                Workload::FftAlltoall { iterations, block, compute, .. } => {
+                    return Program::fft_alltoall(r, n, block, compute, iterations, seed)
                 }
-                // Every message is in the library once sent: no window to keep.
-                LciWorkload::Stream { size, messages, warmup, .. } if r == 0 => {
-                    return Program::stream_sender(size, messages, warmup, 1)
+                Workload::Stream { size, messages, warmup, window, .. } if r == 0 => {
+                    return Program::stream_sender(size, messages, warmup, window)
                 }
-                LciWorkload::Stream { size, messages, warmup, .. } => {
-                    return Program::stream_receiver(size, messages, warmup, 1)
+                Workload::Stream { size, messages, warmup, window, .. } => {
+                    return Program::stream_receiver(size, messages, warmup, window)
                 }
-                LciWorkload::PingPong { size, iterations, warmup, .. } => {
+                Workload::PingPong { size, iterations, warmup, .. } => {
                     return Program::pingpong(r, size, iterations, warmup)
                 }
                 _ => {}
@@ -472,13 +467,6 @@ impl Processes {
     }
 }
 
-/// The random stream of process `h` of a program seeded `seed` (the DSM and
-/// FFT programs): one per process, so that what a process draws does not
-/// depend on the order in which the processes happen to draw.
-pub(crate) fn process_rng(seed: u64, h: u32) -> crate::engine::SimRng {
-    crate::engine::SimRng::new(seed ^ (u64::from(h) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -535,8 +523,9 @@ mod tests {
 
     #[test]
     fn a_root_waiting_for_a_delivery_goes_on_when_the_last_receiver_has_it() {
-        let w = LciWorkload::Bcast { hosts: 3, root: 1, size: 8, iterations: 2, count: 0 };
-        let mut p = Processes::new(&w, 2, 3).expect("the broadcast benchmark runs as processes");
+        let tree = crate::tree::Tree::Kary(2);
+        let w = Workload::BcastBench { root: 1, size: 8, iterations: 2, count: 0, tree };
+        let mut p = Processes::new(&w, 3, 1).expect("the broadcast benchmark runs as processes");
         let tag = crate::workload::tag::LCI_BCAST;
         assert!((0..3).all(|h| p.participates(h)));
         assert_eq!(p.next(1, Instant::ZERO), Next::Mcast { size: 8, tag });
@@ -569,9 +558,10 @@ mod tests {
     }
 
     #[test]
-    fn the_fft_runs_the_open_mx_iteration_written_out_with_new_chunk_times_each_iteration() {
-        let w = LciWorkload::FftAllToAll { procs: 4, iterations: 3, size: 1024, compute_ns: 3_000_000, seed: 7 };
-        let mut p = Processes::new(&w, 2, 4).expect("the FFT runs as processes");
+    fn the_fft_runs_the_one_fft_program_with_new_chunk_times_each_iteration() {
+        let compute = Duration::from_ms(3);
+        let w = Workload::FftAlltoall { ranks: 4, iterations: 3, block: 1024, compute, per_host: 1 };
+        let mut p = Processes::new(&w, 5, 7).expect("the FFT runs as processes");
         assert_eq!(p.drive, Drive::Idle);
         assert!(p.participates(3) && !p.participates(4));
         // Rank 1 alone, its peers' blocks arriving at once: three chunks and
@@ -598,7 +588,7 @@ mod tests {
         assert_eq!(sends.iter().map(|(_, o)| o.dst).collect::<Vec<_>>(), [2, 3, 0].repeat(3));
         assert_ne!(chunks[..3], chunks[3..6], "drawn anew each iteration");
         // The same seed draws the same program.
-        let mut q = Processes::new(&w, 2, 4).expect("processes");
+        let mut q = Processes::new(&w, 5, 7).expect("processes");
         assert_eq!(q.control(1, Instant::ZERO), Control::Compute(chunks[0]));
     }
 }

@@ -13,14 +13,14 @@
 //! Extension points: a program of operations is a `Job::Procs` built in
 //! `super::process::Processes::new` from `crate::workload`'s operations;
 //! a whole-job program is a variant of [`Job`] (and of
-//! `crate::config::LciWorkload`) implemented in [`Job::participates`],
+//! `crate::config::Workload`) implemented in [`Job::participates`],
 //! [`Job::on_message`], [`Job::done`] and [`Job::metrics`].
 
 use super::dsm::Dsm;
 pub use super::host::Control;
 use super::host::Outgoing;
 use super::process::{Drive, Processes};
-use crate::config::LciWorkload;
+use crate::config::Workload;
 use crate::metrics::LinkBound;
 use crate::time::Instant;
 use crate::Metrics;
@@ -38,20 +38,15 @@ pub enum Job {
 }
 
 impl Job {
-    pub fn new(w: &LciWorkload, fanout: u32, hosts: u32) -> Self {
-        if let Some(p) = Processes::new(w, fanout, hosts) {
+    /// The program of workload `w` on `hosts` hosts in a run seeded `seed`.
+    pub fn new(w: &Workload, hosts: u32, seed: u64) -> Self {
+        if let Some(p) = Processes::new(w, hosts, seed) {
             return Job::Procs(p);
         }
         match *w {
-            LciWorkload::Stream { .. }
-            | LciWorkload::PingPong { .. }
-            | LciWorkload::Bcast { .. }
-            | LciWorkload::Asp { .. }
-            | LciWorkload::Qr { .. }
-            | LciWorkload::FftAllToAll { .. } => unreachable!("Processes run these"),
-            LciWorkload::Dsm { mix, procs, operations, seed } => {
-                Job::Dsm(Box::new(Dsm::new(mix, procs, operations, seed)))
-            }
+            Workload::Dsm { mix, procs, operations } => Job::Dsm(Box::new(Dsm::new(mix, procs, operations, seed))),
+            // `config::workload` validates no other for the LCI stack.
+            _ => unreachable!("not a program of the LCI stack: {w:?}"),
         }
     }
 

@@ -250,7 +250,18 @@ impl World {
         w.start_clocks();
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {
-            Workload::PingPong { size, iterations, warmup } => {
+            // The hosts run the LCI stack's library and its program, not
+            // processes of this world's library (`lci_stack`). Its NIs send
+            // on the world's network, the platform's grid (every
+            // LCI-family platform has one).
+            _ if s.lci.is_some() => {
+                debug_assert!(w.wire.net.grid.is_some());
+                if let Some(l) = &s.lci {
+                    let (prog, parts) = crate::lci::build(l);
+                    w.start_lci(prog, parts);
+                }
+            }
+            Workload::PingPong { size, iterations, warmup, .. } => {
                 w.spawn(0, core, 0, Program::pingpong(0, size, iterations, warmup));
                 w.spawn(1, core, 0, Program::pingpong(1, size, iterations, warmup));
             }
@@ -263,7 +274,7 @@ impl World {
                 w.hosts[ECHO_HOST].echo = Some(Echo::new(at, copy_ns_per_byte));
                 w.ranks.add(ECHO_HOST as u16, 0);
             }
-            Workload::Stream { size, messages, warmup, window } => {
+            Workload::Stream { size, messages, warmup, window, .. } => {
                 w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup, window));
                 w.spawn(1, core, 0, Program::stream_receiver(size, messages, warmup, window));
             }
@@ -328,14 +339,12 @@ impl World {
                     }
                 }
             }
-            Workload::FftAlltoall { block, iterations, per_host, compute } => {
+            Workload::FftAlltoall { block, iterations, per_host, compute, .. } => {
                 let n = w.hosts.len() as u32 * per_host;
                 for r in 0..n {
-                    let mut body = crate::workload::Body::new();
-                    let mut rng = crate::workload::fft_rng(s.seed, r);
-                    crate::workload::fft_alltoall_ops(&mut body, r, n, block, compute, &mut rng, false);
                     let local = (r % per_host) as u16;
-                    w.spawn((r / per_host) as u16, local, local as u8, Program::script(body, iterations, 0));
+                    let prog = Program::fft_alltoall(r, n, block, compute, iterations, s.seed);
+                    w.spawn((r / per_host) as u16, local, local as u8, prog);
                 }
             }
             Workload::Asp { per_host, tree, forwarding, .. } | Workload::Qr { per_host, tree, forwarding, .. } => {
@@ -367,16 +376,8 @@ impl World {
             }
             // The frames come with `World::start_replay` (`replay::run_replay`).
             Workload::Replay => {}
-            // The hosts run the LCI stack's library, not processes of this
-            // world's library (`lci_stack`). Its NIs send on the world's
-            // network, the platform's grid (every LCI-family platform has one).
-            Workload::LciStack => {
-                debug_assert!(s.lci.is_some() && w.wire.net.grid.is_some());
-                if let Some(l) = &s.lci {
-                    let (prog, parts) = crate::lci::build(l);
-                    w.start_lci(prog, parts);
-                }
-            }
+            // Programs of the LCI stack only (`config::stack`): the first arm.
+            Workload::BcastBench { .. } | Workload::Dsm { .. } => {}
         }
         let n = w.ranks.len();
         for hs in &mut w.hosts {

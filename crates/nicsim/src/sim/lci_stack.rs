@@ -1,5 +1,5 @@
 //! The \[LCI] stack in the world: when the hosts run it
-//! (`Workload::LciStack`), each host holds its library (`HostState`'s
+//! (`Scenario::lci`), each host holds its library (`HostState`'s
 //! `lci`) and its NIC the LANai firmware (`Nic`'s `lanai`, with the host's
 //! PCI bus), which makes `HostState` the stack's `crate::lci::Parts`; the
 //! NIs send on the world's network (`Wire`'s grid); the world's run

@@ -292,7 +292,7 @@ impl World {
                     }
                 }
             }
-            Workload::Stream { size, messages, warmup, window }
+            Workload::Stream { size, messages, warmup, window, .. }
             | Workload::Uniband { size, messages, warmup, window } => {
                 let pr = &self.hosts[1].procs[0];
                 let start = pr.mark(0).unwrap_or(crate::time::Instant::ZERO);
@@ -365,7 +365,8 @@ impl World {
                 }
             }
             Workload::Replay => self.replay_metrics(&mut m),
-            Workload::LciStack => {}
+            // The LCI stack's programs report theirs (`lci_metrics`, above).
+            Workload::BcastBench { .. } | Workload::Dsm { .. } => {}
         }
         m
     }

@@ -457,9 +457,9 @@ impl World {
     /// the frames host 1's handler got.
     fn progress(&self) -> u64 {
         match self.run.workload {
+            _ if self.run.lci.is_some() => self.lci_packets(),
             Workload::Flood { .. } => self.hosts[Flood::TO].rx.rx_frames(),
             Workload::Replay => self.replay.as_ref().map_or(0, |r| self.hosts[r.host].rx.rx_frames()),
-            Workload::LciStack => self.lci_packets(),
             _ => self.run.completions,
         }
     }
@@ -490,6 +490,7 @@ impl World {
 
     fn finished(&self) -> bool {
         match self.run.workload {
+            _ if self.run.lci.is_some() => self.run.failed.is_some() || self.run.lci.as_ref().is_some_and(|s| s.done()),
             Workload::Flood { .. } => {
                 // Every flood frame reached host 1's handler or was dropped
                 // on the way (the flood is the only traffic).
@@ -502,7 +503,6 @@ impl World {
                 })
             }
             Workload::Replay => self.replay_finished(),
-            Workload::LciStack => self.run.failed.is_some() || self.run.lci.as_ref().is_none_or(|s| s.done()),
             _ => self.programs_left == 0,
         }
     }

@@ -86,7 +86,7 @@ pub(crate) struct Run {
     /// (as seen by the run loop's periodic check).
     pub ring_full_at_progress: u64,
     /// The program the hosts run when they run the \[LCI] stack
-    /// (`Workload::LciStack`; `lci_stack`): its parts are the hosts'.
+    /// (`Scenario::lci`; `lci_stack`): its parts are the hosts'.
     pub lci: Option<Box<crate::lci::Running>>,
 }
 

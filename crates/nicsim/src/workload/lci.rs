@@ -6,18 +6,18 @@
 //! is drawn: [`asp_owner`], [`asp_row_bytes`], [`asp_update_elems`],
 //! [`qr_local_cols`], [`qr_norm_elems`], [`qr_house_elems`],
 //! [`qr_update_elems`], [`qr_column_bytes`], [`QR_REDUCE_BYTES`],
-//! [`fft_chunk`]) and the operations each rank runs ([`bcast_from`],
-//! [`asp_ops`], [`qr_ops`], [`fft_alltoall_ops`], and the broadcast
-//! benchmark of \[LCI]'s multicast study, [`bcast_bench_ops`]). The Open-MX library
-//! runs them (but the broadcast benchmark, whose wait for the last
-//! receiver it does not offer), and so does the LCI stack's user-level library
-//! (`crate::lci::process`, ASP and QR in the library-forwarded shape,
-//! `ni = true`: its forwarding scheme carries the broadcast; the FFT's
-//! iterations written out from one stream each, [`fft_alltoall_ops`]).
-//! It prices nothing (the library and
+//! [`fft_chunk`], [`process_rng`]) and the operations each rank runs
+//! ([`bcast_from`], [`asp_ops`], [`qr_ops`], the program
+//! [`FftAlltoall`], and the broadcast benchmark of \[LCI]'s multicast
+//! study, [`bcast_bench_ops`]). Every library runs them in one shape (but
+//! the broadcast benchmark, whose wait for the last receiver the Open-MX
+//! library does not offer); ASP and QR take the broadcast's carrier as an
+//! argument (`ni = true`: the library multicasts, [`Op::Mcast`], as the
+//! LCI stack's user-level library does, `crate::lci::process`, whose
+//! forwarding scheme carries it). It prices nothing (the library and
 //! `crate::config::Workload`'s compute do).
 
-use super::{tag, Body, Label, Op, Step};
+use super::{tag, Body, Label, Op, Program};
 use crate::engine::SimRng;
 use crate::nic::multicast::Tree;
 use crate::time::Duration;
@@ -218,11 +218,12 @@ pub fn qr_ops(
 /// skew the ranks so that some compute while others send).
 pub const FFT_COMPUTE_JITTER: f64 = 0.2;
 
-/// The stream of FFT chunk times of `rank` in a run seeded `seed`, for
-/// the one iteration the Open-MX library's script repeats
-/// ([`fft_alltoall_ops`]).
-pub fn fft_rng(seed: u64, rank: u32) -> SimRng {
-    SimRng::new(seed ^ (u64::from(rank) << 32 | 0xF47))
+/// The random stream of process `rank` of a program seeded `seed` (the FFT
+/// all-to-all's chunk times, the LCI stack's DSM): one per process, so
+/// that what a process draws does not depend on the order in which the
+/// processes happen to draw.
+pub fn process_rng(seed: u64, rank: u32) -> SimRng {
+    SimRng::new(seed ^ (u64::from(rank) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 /// One chunk of an FFT all-to-all iteration of `compute` on `n` ranks:
@@ -233,40 +234,78 @@ pub fn fft_chunk(compute: Duration, n: u32, rng: &mut SimRng) -> Duration {
     Duration::from_ns_f64(compute.as_ns_f64() / (n - 1) as f64 * f)
 }
 
-/// One iteration of the \[LCI] FFT all-to-all for `rank` of `n` (at least
-/// 2): a receive posted from every other rank (a ring; `from_any`: `n - 1`
-/// receives from any rank, the LCI study's program, which waits for `n -
-/// 1` blocks of the iteration from whichever ranks send them), then `n - 1`
-/// chunks of the iteration's `compute`, each followed by the send of one
-/// `block` to the next rank in rotation (`rank + 1`, `rank + 2`, ...), the
-/// transpose overlapped with the butterflies; then a wait for all. Chunk
-/// `j` takes its share of `compute` times `1 +- FFT_COMPUTE_JITTER`, drawn
-/// from `rng`, the rank's own stream: a script of this one iteration
-/// repeated keeps the chunk times from one iteration to the next (the
-/// Open-MX library's, [`fft_rng`]); the iterations written one after the
-/// other from one stream draw new ones each (the LCI library's,
-/// `crate::lci::process`).
-pub fn fft_alltoall_ops(
-    ops: &mut Body,
+/// The \[LCI] FFT all-to-all of `rank` of `n` (at least 2), the one shape
+/// every library runs (`Program::FftAlltoall`): a start mark; `iterations`
+/// times, a receive posted from any rank for each of the `n - 1` blocks of
+/// the iteration, then `n - 1` chunks of the iteration's `compute`, each
+/// followed by the send of one `block` to the next rank in rotation
+/// (`rank + 1`, `rank + 2`, ...: the transpose overlapped with the
+/// butterflies), then a wait for all; an end mark. Chunk `j` takes its
+/// share of `compute` times `1 +- FFT_COMPUTE_JITTER`, drawn from the
+/// rank's own stream ([`process_rng`]) when the program reaches it, so the
+/// chunk times differ from one iteration to the next and the program
+/// holds one iteration's position, not its operations.
+#[derive(Clone, Debug)]
+pub struct FftAlltoall {
     rank: u32,
     n: u32,
     block: u64,
     compute: Duration,
-    rng: &mut SimRng,
-    from_any: bool,
-) {
-    if from_any {
-        for _ in 1..n {
-            ops.push(Op::Recv { src: None, size: block, tag: tag::FFT });
+    iterations: u64,
+    /// The iteration, and the operation within it (`0 .. 3 (n - 1) + 1`).
+    iter: u64,
+    at: u32,
+    /// 0 before the start mark, 1 running, 2 after the end mark.
+    phase: u8,
+    rng: SimRng,
+}
+
+impl FftAlltoall {
+    /// The program of `rank` of `n` in a run seeded `seed`.
+    pub fn new(rank: u32, n: u32, block: u64, compute: Duration, iterations: u64, seed: u64) -> Self {
+        debug_assert!(n >= 2 && rank < n);
+        let rng = process_rng(seed, rank);
+        FftAlltoall { rank, n, block, compute, iterations, iter: 0, at: 0, phase: 0, rng }
+    }
+
+    /// The next operation.
+    pub fn next_op(&mut self) -> Op {
+        let (n, block) = (self.n, self.block);
+        match self.phase {
+            0 => {
+                self.phase = 1;
+                return Op::Mark(Label::Start);
+            }
+            1 if self.iter == self.iterations => {
+                self.phase = 2;
+                return Op::Mark(Label::End);
+            }
+            1 => {}
+            _ => return Op::Done,
         }
-    } else {
-        ops.0.push(Step::RecvRing { rank, n, size: block, tag: tag::FFT });
+        let at = self.at;
+        self.at += 1;
+        if at < n - 1 {
+            return Op::Recv { src: None, size: block, tag: tag::FFT };
+        }
+        let q = at - (n - 1);
+        if q < 2 * (n - 1) {
+            return match q % 2 {
+                0 => Op::Compute(fft_chunk(self.compute, n, &mut self.rng)),
+                _ => Op::Send { peer: (self.rank + q / 2 + 1) % n, size: block, tag: tag::FFT },
+            };
+        }
+        self.at = 0;
+        self.iter += 1;
+        Op::WaitOutstanding(0)
     }
-    for j in 1..n {
-        ops.push(Op::Compute(fft_chunk(compute, n, rng)));
-        ops.push(Op::Send { peer: (rank + j) % n, size: block, tag: tag::FFT });
+}
+
+impl Program {
+    /// [`FftAlltoall`] of `rank` of `n`.
+    pub fn fft_alltoall(rank: u32, n: u32, block: u64, compute: Duration, iterations: u64, seed: u64) -> Self {
+        Program::FftAlltoall(Box::new(FftAlltoall::new(rank, n, block, compute, iterations, seed)))
     }
-    ops.push(Op::WaitOutstanding(0));
 }
 
 #[cfg(test)]
@@ -418,36 +457,53 @@ mod tests {
     }
 
     #[test]
-    fn fft_alltoall_moves_every_block_once_and_its_chunks_add_up_to_the_compute() {
+    fn fft_alltoall_moves_every_block_once_and_its_chunks_add_up_to_the_compute_drawn_anew_each_iteration() {
         for n in [2, 5, 16] {
             let compute = Duration::from_us(1000);
-            let body = |r| {
-                let mut b = Body::new();
-                fft_alltoall_ops(&mut b, r, n, 4096, compute, &mut fft_rng(7, r), false);
-                b
+            let ops = |r, seed| {
+                let mut p = Program::fft_alltoall(r, n, 4096, compute, 3, seed);
+                let mut ops = Vec::new();
+                loop {
+                    match p.next_op() {
+                        Op::Done => break ops,
+                        op => ops.push(op),
+                    }
+                }
             };
-            let per_tag = matched(n, body);
-            assert_eq!(per_tag[&tag::FFT], n as u64 * (n as u64 - 1));
+            let (mut sent, mut posted) = (vec![0u32; n as usize], vec![0u32; n as usize]);
             for r in 0..n {
-                let ops: Vec<Op> = body(r).ops().collect();
-                let chunks: Vec<Duration> =
-                    ops.iter().filter_map(|o| if let Op::Compute(d) = o { Some(*d) } else { None }).collect();
-                assert_eq!(chunks.len() as u32, n - 1);
-                let total: f64 = chunks.iter().map(|d| d.as_ns_f64()).sum();
-                assert!((total - 1e6).abs() <= 0.2 * 1e6, "{total}");
-                // Each chunk is followed by its block to the next rank in rotation.
-                let first = ops.iter().position(|o| matches!(o, Op::Compute(_))).unwrap();
-                assert_eq!(ops[first + 1], Op::Send { peer: (r + 1) % n, size: 4096, tag: tag::FFT });
-                assert_eq!(ops.last(), Some(&Op::WaitOutstanding(0)));
+                let ops = ops(r, 7);
+                assert_eq!((ops.first(), ops.last()), (Some(&Op::Mark(Label::Start)), Some(&Op::Mark(Label::End))));
+                let iterations: Vec<&[Op]> = ops[1..ops.len() - 1].chunks(3 * (n as usize - 1) + 1).collect();
+                assert_eq!(iterations.len(), 3);
+                let mut totals = Vec::new();
+                for it in &iterations {
+                    // The receives first, from any rank; the wait for all last.
+                    let recvs = &it[..n as usize - 1];
+                    assert!(recvs.iter().all(|o| *o == Op::Recv { src: None, size: 4096, tag: tag::FFT }));
+                    posted[r as usize] += recvs.len() as u32;
+                    assert_eq!(it.last(), Some(&Op::WaitOutstanding(0)));
+                    // Each chunk is followed by its block to the next rank in rotation.
+                    let mut total = 0.0;
+                    for (j, pair) in it[n as usize - 1..it.len() - 1].chunks(2).enumerate() {
+                        let Op::Compute(d) = pair[0] else { panic!("{pair:?}") };
+                        let peer = (r + j as u32 + 1) % n;
+                        assert_eq!(pair[1], Op::Send { peer, size: 4096, tag: tag::FFT });
+                        sent[peer as usize] += 1;
+                        total += d.as_ns_f64();
+                    }
+                    assert!((total - 1e6).abs() <= 0.2 * 1e6, "{total}");
+                    totals.push(total);
+                }
+                if n > 2 {
+                    assert_ne!(totals[0], totals[1], "drawn anew each iteration");
+                }
             }
+            // Every rank is sent exactly the blocks it posts receives for.
+            assert_eq!(sent, posted);
             // Seeded: the same seed draws the same chunks, another seed others.
-            let chunks = |seed| {
-                let mut b = Body::new();
-                fft_alltoall_ops(&mut b, 1, n, 4096, compute, &mut fft_rng(seed, 1), false);
-                b.ops().filter(|o| matches!(o, Op::Compute(_))).collect::<Vec<_>>()
-            };
-            assert_eq!(chunks(7), chunks(7));
-            assert_ne!(chunks(7), chunks(8));
+            assert_eq!(ops(1, 7), ops(1, 7));
+            assert_ne!(ops(1, 7), ops(1, 8));
         }
     }
 }

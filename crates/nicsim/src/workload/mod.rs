@@ -73,6 +73,9 @@ pub enum Program {
     /// end). `pc` is the step, `sub` the operation within it. Used for the
     /// all-to-all and the NAS skeletons. Build with [`Program::script`].
     Script { body: Vec<Step>, iters: u64, warm: u64, iter: u64, pc: usize, sub: u32, marked: u8 },
+    /// \[LCI]'s FFT all-to-all ([`FftAlltoall`]): each chunk's compute
+    /// drawn as the program reaches it, so that no iteration is held ahead.
+    FftAlltoall(Box<FftAlltoall>),
 }
 
 /// One step of a [`Program::Script`]: an operation, or a ring of them that
@@ -231,6 +234,7 @@ impl Program {
     pub fn next_op(&mut self) -> Op {
         match self {
             Program::Idle => Op::Done,
+            Program::FftAlltoall(f) => f.next_op(),
             Program::Script { body, iters, warm, iter, pc, sub, marked } => {
                 if *iter == *warm && *pc == 0 && *sub == 0 && *marked == 0 {
                     *marked = 1;

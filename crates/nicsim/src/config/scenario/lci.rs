@@ -13,17 +13,18 @@
 //! `config::nic_features`), `[protocol]` (`stack`, and the reliable
 //! protocol's keys beside the other stacks'). This module owns the rest:
 //! the reliable protocol's validation, the refusal of `pcap`, and the
-//! cross-check of the protocol, the workload (`config::lci_workload`, its
-//! own `[workload]` table) and the multicast forwarding. It does not choose
-//! the stack (`config::stack`) nor build it (`crate::lci`).
+//! cross-check of the protocol, the workload (the one `[workload]` table,
+//! validated for this stack, `config::workload`) and the multicast
+//! forwarding. It does not choose the stack (`config::stack`) nor build it
+//! (`crate::lci`).
 
-use super::super::lci_workload::{lci_workload, LciWorkload, LciWorkloadOpts};
 use super::super::nic_features::{lci_ni, LciNi};
 use super::super::nic_opts::{Forwarding, NicOpts, Polling};
+use super::super::{workload, RunsOn};
 use super::{HostOpts, ProtocolOpts, ScenarioFile};
 use crate::config::{
     check_f, from_value, int_or, load_platform, toml_error_in, variant_names, BusTimes, ConfigError, LanaiCfg,
-    LciHostCfg, Platform, Stack, WatchdogDelay,
+    LciHostCfg, Platform, Stack, WatchdogDelay, Workload, WorkloadOpts,
 };
 use crate::time::Duration;
 
@@ -109,7 +110,8 @@ pub struct LciScenario {
     /// payload (`nic.split_bytes`).
     pub polling: Polling,
     pub split_bytes: u32,
-    pub workload: LciWorkload,
+    /// The program (`Scenario::workload` holds the same).
+    pub workload: Workload,
     /// Multicast forwarding scheme and tree fan-out.
     pub forwarding: Forwarding,
     pub fanout: u32,
@@ -147,13 +149,13 @@ impl LciScenario {
             _ => false,
         };
         let workload = table.remove("workload").unwrap_or_else(|| toml::Table::new().into());
-        let w: LciWorkloadOpts = from_value("workload", workload)?;
+        let w: WorkloadOpts = from_value("workload", workload)?;
         Self::from_file(from_value("", toml::Value::Table(table))?, &w, reliable)
     }
 
     /// Validates a parsed scenario file and its `[workload]` (`reliable`:
     /// the reliable protocol is on).
-    fn from_file(f: ScenarioFile, w: &LciWorkloadOpts, reliable: bool) -> Result<Self, ConfigError> {
+    fn from_file(f: ScenarioFile, w: &WorkloadOpts, reliable: bool) -> Result<Self, ConfigError> {
         if let Some(named) = f.protocol.stack.filter(|s| *s != Stack::Lci) {
             let kind = w.kind.and_then(|k| toml::Value::try_from(k).ok()).map(|k| k.to_string()).unwrap_or_default();
             return Err(ConfigError::range(
@@ -178,7 +180,7 @@ impl LciScenario {
         let seed = f.seed.as_ref().map(|s| s.range("seed", 0, crate::config::SEED_LIMIT - 1)).transpose()?;
         let LciNi { polling, split_bytes, forwarding, fanout, watchdog, clock_period } =
             lci_ni(&f.nic, &platform, &lanai)?;
-        let workload = lci_workload(w, &platform, &lib, seed)?;
+        let workload = workload(w, &platform, RunsOn::Lci { fanout })?;
         let p = &f.protocol;
         let protocol = if reliable {
             let most = lanai.send_buffers as u64;
@@ -189,8 +191,7 @@ impl LciScenario {
         } else {
             None
         };
-        let multicast =
-            matches!(workload, LciWorkload::Bcast { .. } | LciWorkload::Asp { .. } | LciWorkload::Qr { .. });
+        let multicast = matches!(workload, Workload::BcastBench { .. } | Workload::Asp { .. } | Workload::Qr { .. });
         if protocol.is_some() && multicast && forwarding != Forwarding::HostMessage {
             // Its windows and acks count packets between a sender and a
             // receiver host; a packet forwarded along a tree by the NI or

@@ -202,7 +202,8 @@ fn errors_name_key_value_and_allowed() {
 )]
 #[case::asp_rows_of_the_ranks(
     "[workload]\nkind = \"asp\"\nprocs_per_host = 1\nrows = 33",
-    "invalid value for `workload.rows`: 33 (allowed: a multiple of the 2 ranks (hosts x procs_per_host))"
+    "invalid value for `workload.rows`: 33 (allowed: a multiple of the 2 ranks (hosts x procs_per_host), at most \
+     65536)"
 )]
 #[case::asp_ni_forwards_eager_messages(
     "[workload]\nkind = \"asp\"\nprocs_per_host = 1\nrows = 8194\nforwarding = \"ni\"",
@@ -359,7 +360,7 @@ fn linux_timeouts_in_ns_or_us() {
 )]
 #[case::rows(
     "preset = \"lci2000\"\n[workload]\nkind = \"asp\"\nrows = \"many\"",
-    "invalid value for `workload.rows`: \"many\" (allowed: a multiple of platform.grid.hosts = 64, at most 65536)"
+    "invalid value for `workload.rows`: \"many\" (allowed: a multiple of the 64 ranks (one per host), at most 65536)"
 )]
 #[case::src_of_the_grid(
     "preset = \"lci2000\"\n[workload]\nkind = \"stream\"\nsrc = -1",
