@@ -228,7 +228,7 @@ pub struct CacheStats {
     /// Lines one L2 holds.
     capacity: u64,
     /// Lines brought into each die's L2 so far.
-    fill: Vec<u64>,
+    fill: Fill,
     /// Lines one core's L1 data cache holds.
     l1_capacity: u64,
     /// \[class]\[side]: an access counts a hit and a miss side by side, in
@@ -236,6 +236,39 @@ pub struct CacheStats {
     pub counts: [[Count; 2]; CLASSES],
     /// The measured thread's counts (`thread_counts`).
     thread: Thread,
+}
+
+/// Most dies a host has (the topology's validation: `sockets *
+/// dies_per_socket` at most 64).
+pub const MAX_DIES: usize = 64;
+
+/// Each die's fill clock ([`CacheStats`]), indexed by die: a fixed array,
+/// so that a look-up, which the cache model makes at every access, is a
+/// mask (every die is below [`MAX_DIES`]) where a vector's took a load of
+/// its length, a compare and a branch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Fill(Box<[u64; MAX_DIES]>);
+
+impl Fill {
+    fn new(dies: usize) -> Self {
+        assert!(dies <= MAX_DIES, "{dies} dies: a host has at most {MAX_DIES}");
+        Fill(Box::new([0; MAX_DIES]))
+    }
+}
+
+impl std::ops::Index<usize> for Fill {
+    type Output = u64;
+    #[inline(always)]
+    fn index(&self, die: usize) -> &u64 {
+        &self.0[die % MAX_DIES]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Fill {
+    #[inline(always)]
+    fn index_mut(&mut self, die: usize) -> &mut u64 {
+        &mut self.0[die % MAX_DIES]
+    }
 }
 
 /// The accesses one core makes, counted apart: what PAPI counts for the
@@ -265,7 +298,7 @@ impl CacheStats {
         CacheStats {
             counts: [[Count::default(); 2]; CLASSES],
             thread: Thread { core: NO_CORE, counts: [[Count::default(); 2]; CLASSES] },
-            fill: vec![0; dies],
+            fill: Fill::new(dies),
             capacity: capacity_lines.max(1),
             l1_capacity: l1_lines.max(1) as u64,
         }
