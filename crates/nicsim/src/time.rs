@@ -212,41 +212,81 @@ impl Instant {
     }
 }
 
+/// `a + b`, or `u64::MAX` if that passes the `u64`'s end: what
+/// `saturating_add` gives, with the carry taken as a branch to a cold path
+/// (see the module's documentation: no run within its limit takes it)
+/// where `saturating_add` selects the result with a conditional move and a
+/// constant at every sum, one instruction more on the simulator's hottest
+/// arithmetic.
+#[inline(always)]
+fn sat_add(a: u64, b: u64) -> u64 {
+    match a.checked_add(b) {
+        Some(s) => s,
+        None => saturated(u64::MAX),
+    }
+}
+
+/// `a - b`, or 0 if `b` is greater: `saturating_sub` for the differences
+/// that are never negative in a correct run (asserted in debug builds), the
+/// borrow taken as a branch to a cold path as in [`sat_add`].
+#[inline(always)]
+fn sat_sub(a: u64, b: u64) -> u64 {
+    match a.checked_sub(b) {
+        Some(d) => d,
+        None => saturated(0),
+    }
+}
+
+/// The saturated value `v` of [`sat_add`] or [`sat_sub`], out of line and
+/// opaque to the optimiser (which would otherwise fold the branch back into
+/// a select).
+#[cold]
+#[inline(never)]
+fn saturated(v: u64) -> u64 {
+    std::hint::black_box(v)
+}
+
 impl Add<Duration> for Instant {
     type Output = Instant;
+    #[inline(always)]
     fn add(self, d: Duration) -> Instant {
-        Instant(self.0.saturating_add(d.0))
+        Instant(sat_add(self.0, d.0))
     }
 }
 impl AddAssign<Duration> for Instant {
+    #[inline(always)]
     fn add_assign(&mut self, d: Duration) {
-        self.0 = self.0.saturating_add(d.0);
+        self.0 = sat_add(self.0, d.0);
     }
 }
 impl Sub<Instant> for Instant {
     type Output = Duration;
     /// Panics in debug builds if `rhs` is later than `self`.
+    #[inline(always)]
     fn sub(self, rhs: Instant) -> Duration {
         debug_assert!(self.0 >= rhs.0, "time went backwards: {self} - {rhs}");
-        Duration(self.0.saturating_sub(rhs.0))
+        Duration(sat_sub(self.0, rhs.0))
     }
 }
 impl Add for Duration {
     type Output = Duration;
+    #[inline(always)]
     fn add(self, d: Duration) -> Duration {
-        Duration(self.0.saturating_add(d.0))
+        Duration(sat_add(self.0, d.0))
     }
 }
 impl AddAssign for Duration {
+    #[inline(always)]
     fn add_assign(&mut self, d: Duration) {
-        self.0 = self.0.saturating_add(d.0);
+        self.0 = sat_add(self.0, d.0);
     }
 }
 impl Sub for Duration {
     type Output = Duration;
+    #[inline(always)]
     fn sub(self, d: Duration) -> Duration {
         debug_assert!(self.0 >= d.0, "negative duration");
-        Duration(self.0.saturating_sub(d.0))
+        Duration(sat_sub(self.0, d.0))
     }
 }
 
@@ -333,6 +373,22 @@ mod tests {
         assert_eq!(Duration::from_us(1).times(u64::MAX), Duration::MAX);
         assert_eq!(Duration::for_bytes(u64::MAX, 1), Duration::MAX);
         assert_eq!(Instant::LIMIT + Duration::MAX, Instant::MAX);
+    }
+
+    #[test]
+    fn sums_and_differences_saturate_as_the_standard_library_does() {
+        let edges = [0, 1, 2, u64::MAX / 2, u64::MAX / 2 + 1, u64::MAX - 1, u64::MAX];
+        for a in edges {
+            for b in edges {
+                assert_eq!(sat_add(a, b), a.saturating_add(b), "{a} + {b}");
+                assert_eq!(sat_sub(a, b), a.saturating_sub(b), "{a} - {b}");
+            }
+        }
+        let (mut i, mut d) = (Instant::MAX, Duration::MAX);
+        i += Duration::from_ps(1);
+        d += Duration::from_ps(1);
+        assert_eq!((i, d), (Instant::MAX, Duration::MAX));
+        assert_eq!(Duration::MAX + Duration::from_ps(1), Duration::MAX);
     }
 
     #[test]

@@ -40,6 +40,7 @@ const SORTED_MAX: usize = 24;
 /// array (the gap to `SORTED_MAX` keeps a queue hovering at one size from
 /// converting back and forth).
 const SORTED_AGAIN: usize = 8;
+const _: () = assert!(SORTED_AGAIN < SORTED_MAX);
 
 /// A deterministic priority queue of timed events.
 ///
@@ -57,8 +58,12 @@ const SORTED_AGAIN: usize = 8;
 /// the same order. This is the simulator's hottest code (about 20 pushes
 /// and pops per simulated round trip).
 pub struct EventQueue<E> {
-    /// The sorted layout, latest first; empty in the radix layout.
-    sorted: Vec<Entry<E>>,
+    /// The sorted layout, latest first: its first `sorted_len` entries (the
+    /// rest are stale); none in the radix layout. An array in the queue
+    /// itself: a push or a pop reads no vector's pointer and capacity, and
+    /// the insertion's indices below `SORTED_MAX` need no bounds check.
+    sorted: [Entry<E>; SORTED_MAX],
+    sorted_len: usize,
     radix: Radix<E>,
     /// Which layout holds the events.
     small: bool,
@@ -68,16 +73,18 @@ pub struct EventQueue<E> {
     peak: usize,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
+impl<E: Copy + Default> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E: Copy> EventQueue<E> {
+/// `E::default()` fills the sorted array's unused slots (never popped).
+impl<E: Copy + Default> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            sorted: Vec::with_capacity(1024),
+            sorted: [Entry { time: 0, tie: 0, event: E::default() }; SORTED_MAX],
+            sorted_len: 0,
             radix: Radix::new(),
             small: true,
             now: Instant::ZERO,
@@ -109,7 +116,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Number of events waiting.
     pub fn len(&self) -> usize {
-        self.sorted.len() + self.radix.len
+        self.sorted_len + self.radix.len
     }
 
     pub fn is_empty(&self) -> bool {
@@ -135,7 +142,7 @@ impl<E: Copy> EventQueue<E> {
         if !self.small {
             return self.push_radix(time, tie, event);
         }
-        let n = self.sorted.len();
+        let n = self.sorted_len;
         if n >= SORTED_MAX {
             return self.push_slow(Entry { time, tie, event });
         }
@@ -143,12 +150,12 @@ impl<E: Copy> EventQueue<E> {
         // apart from the rare cases and written from scalars, this needs
         // few registers and never copies the new entry through the stack
         // (whose 16-byte reload of two 8-byte stores would stall).
-        // The loop runs on a slice of known length (no bounds check per
-        // step) and compares keys as one 128-bit number (no branch between
-        // the time and the tie).
-        self.sorted.push(Entry { time, tie, event });
+        // The loop runs on an array of known length (`n` is below it: no
+        // bounds check per step) and compares keys as one 128-bit number
+        // (no branch between the time and the tie).
+        self.sorted_len = n + 1;
         let key = (time as u128) << 64 | tie as u128;
-        let s = &mut self.sorted[..=n];
+        let s = &mut self.sorted;
         let mut i = n;
         while i > 0 && ((s[i - 1].time as u128) << 64 | s[i - 1].tie as u128) < key {
             s[i] = s[i - 1];
@@ -180,11 +187,12 @@ impl<E: Copy> EventQueue<E> {
     #[cold]
     #[inline(never)]
     fn push_slow(&mut self, e: Entry<E>) {
-        debug_assert!(self.small && self.sorted.len() >= SORTED_MAX);
+        debug_assert!(self.small && self.sorted_len >= SORTED_MAX);
         self.radix.last = self.now.as_ps();
-        for old in self.sorted.drain(..) {
+        for old in &self.sorted[..self.sorted_len] {
             self.radix.push(old.time, old.tie, old.event);
         }
+        self.sorted_len = 0;
         self.small = false;
         self.radix.push(e.time, e.tie, e.event);
         self.peak = self.peak.max(self.len());
@@ -192,13 +200,17 @@ impl<E: Copy> EventQueue<E> {
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Instant> {
-        let t = if self.small { self.sorted.last().map(|e| e.time) } else { self.radix.min_time() };
+        let t = if self.small {
+            self.sorted_len.checked_sub(1).map(|i| self.sorted[i].time)
+        } else {
+            self.radix.min_time()
+        };
         t.map(Instant::from_ps)
     }
 
     /// Pops the next event and advances `now` to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let top = if self.small { self.sorted.pop()? } else { self.radix_pop()? };
+        let top = if self.small { self.sorted_pop()? } else { self.radix_pop()? };
         let time = Instant::from_ps(top.time);
         debug_assert!(time >= self.now, "time went backwards");
         self.now = time;
@@ -206,13 +218,24 @@ impl<E: Copy> EventQueue<E> {
         Some((time, top.event))
     }
 
+    /// Pops the sorted layout's last entry: one compare for the empty
+    /// queue and the array's bound (an empty queue's index wraps past it).
+    #[inline(always)]
+    fn sorted_pop(&mut self) -> Option<Entry<E>> {
+        let i = self.sorted_len.wrapping_sub(1);
+        let top = *self.sorted.get(i)?;
+        self.sorted_len = i;
+        Some(top)
+    }
+
     /// Pops from the radix layout; back to the sorted layout once few
     /// events are left.
     fn radix_pop(&mut self) -> Option<Entry<E>> {
         let top = self.radix.pop()?;
         if self.radix.len <= SORTED_AGAIN {
-            self.radix.drain_into(&mut self.sorted);
-            self.sorted.sort_unstable_by(|a, b| b.time.cmp(&a.time).then(b.tie.cmp(&a.tie)));
+            let n = self.radix.drain_into(&mut self.sorted);
+            self.sorted_len = n;
+            self.sorted[..n].sort_unstable_by(|a, b| b.time.cmp(&a.time).then(b.tie.cmp(&a.tie)));
             self.small = true;
         }
         Some(top)
@@ -341,12 +364,19 @@ impl<E: Copy> Radix<E> {
         self.buckets.get(b)?.iter().map(|e| e.time).min()
     }
 
-    /// Moves every entry into `out`, in no particular order.
-    fn drain_into(&mut self, out: &mut Vec<Entry<E>>) {
+    /// Moves every entry into the front of `out`, in no particular order
+    /// (at most `out.len()` wait: `SORTED_AGAIN` is below `SORTED_MAX`);
+    /// returns how many.
+    fn drain_into(&mut self, out: &mut [Entry<E>]) -> usize {
+        let mut n = 0;
         for bucket in self.buckets.iter_mut() {
-            out.append(bucket);
+            for e in bucket.drain(..) {
+                out[n] = e;
+                n += 1;
+            }
         }
         (self.nonempty, self.len) = (0, 0);
+        n
     }
 }
 

@@ -228,7 +228,7 @@ pub struct CacheStats {
     /// Lines one L2 holds.
     capacity: u64,
     /// Lines brought into each die's L2 so far.
-    fill: Vec<u64>,
+    fill: Fill,
     /// Lines one core's L1 data cache holds.
     l1_capacity: u64,
     /// \[class]\[side]: an access counts a hit and a miss side by side, in
@@ -236,6 +236,39 @@ pub struct CacheStats {
     pub counts: [[Count; 2]; CLASSES],
     /// The measured thread's counts (`thread_counts`).
     thread: Thread,
+}
+
+/// Most dies a host has (the topology's validation: `sockets *
+/// dies_per_socket` at most 64).
+pub const MAX_DIES: usize = 64;
+
+/// Each die's fill clock ([`CacheStats`]), indexed by die: a fixed array,
+/// so that a look-up, which the cache model makes at every access, is a
+/// mask (every die is below [`MAX_DIES`]) where a vector's took a load of
+/// its length, a compare and a branch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Fill(Box<[u64; MAX_DIES]>);
+
+impl Fill {
+    fn new(dies: usize) -> Self {
+        assert!(dies <= MAX_DIES, "{dies} dies: a host has at most {MAX_DIES}");
+        Fill(Box::new([0; MAX_DIES]))
+    }
+}
+
+impl std::ops::Index<usize> for Fill {
+    type Output = u64;
+    #[inline(always)]
+    fn index(&self, die: usize) -> &u64 {
+        &self.0[die % MAX_DIES]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Fill {
+    #[inline(always)]
+    fn index_mut(&mut self, die: usize) -> &mut u64 {
+        &mut self.0[die % MAX_DIES]
+    }
 }
 
 /// The accesses one core makes, counted apart: what PAPI counts for the
@@ -265,7 +298,7 @@ impl CacheStats {
         CacheStats {
             counts: [[Count::default(); 2]; CLASSES],
             thread: Thread { core: NO_CORE, counts: [[Count::default(); 2]; CLASSES] },
-            fill: vec![0; dies],
+            fill: Fill::new(dies),
             capacity: capacity_lines.max(1),
             l1_capacity: l1_lines.max(1) as u64,
         }
@@ -388,12 +421,13 @@ pub struct CacheCosts {
     /// A line's transfer by the relation of the two dies, indexed by
     /// `Relation as usize` (`Topology::die_distance`).
     by_relation: [Duration; 3],
-    /// A line's transfer from die `from` to die `to` at
-    /// `[from * dies + to]`, for the topology given to
-    /// [`CacheCosts::for_topology`]: one look-up where the relation takes
-    /// two (the dies' sockets). Empty until then ([`CacheCosts::line`]
-    /// then finds the relation).
-    by_pair: Box<[Duration]>,
+    /// A line's transfer from die `from` to die `to` at `[from][to]`, for
+    /// the topology given to [`CacheCosts::for_topology`]: one look-up
+    /// where the relation takes two (the dies' sockets), a fixed array of
+    /// [`MAX_DIES`] squared (32 KiB a world) indexed by masks, with no
+    /// multiply nor bounds check at a miss. `None` until then
+    /// ([`CacheCosts::line`] then finds the relation).
+    by_pair: Option<Box<[[Duration; MAX_DIES]; MAX_DIES]>>,
     /// Dies of that topology.
     dies: usize,
     memory: Duration,
@@ -424,7 +458,7 @@ impl CacheCosts {
                 t[Relation::OtherSocket as usize] = c.other_socket;
                 t
             },
-            by_pair: Box::new([]),
+            by_pair: None,
             dies: 0,
             memory: c.memory,
             copy_hot_bps: c.copy_hot_bytes_per_s,
@@ -440,9 +474,14 @@ impl CacheCosts {
     /// costs of a world on that topology.
     pub fn for_topology(mut self, topo: &Topology) -> Self {
         let dies = topo.dies() as usize;
-        self.by_pair = (0..dies * dies)
-            .map(|i| self.by_relation[topo.die_distance((i / dies) as u16, (i % dies) as u16)])
-            .collect();
+        assert!(dies <= MAX_DIES, "{dies} dies: a host has at most {MAX_DIES}");
+        let mut t = Box::new([[Duration::ZERO; MAX_DIES]; MAX_DIES]);
+        for (from, row) in t.iter_mut().enumerate().take(dies) {
+            for (to, d) in row.iter_mut().enumerate().take(dies) {
+                *d = self.by_relation[topo.die_distance(from as u16, to as u16)];
+            }
+        }
+        self.by_pair = Some(t);
         self.dies = dies;
         self
     }
@@ -461,9 +500,9 @@ impl CacheCosts {
         match from.die_index() {
             None => self.memory,
             Some(d) => {
-                debug_assert!(self.by_pair.is_empty() || self.dies == topo.dies() as usize);
-                match self.by_pair.get(d as usize * self.dies + to as usize) {
-                    Some(&t) => t,
+                debug_assert!(self.by_pair.is_none() || self.dies == topo.dies() as usize);
+                match &self.by_pair {
+                    Some(t) => t[d as usize % MAX_DIES][to as usize % MAX_DIES],
                     None => self.by_relation[topo.die_distance(d, to)],
                 }
             }

@@ -233,6 +233,14 @@ pub(crate) enum Ev {
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 8);
 
+/// What fills the event queue's unused sorted slots (`EventQueue::new`):
+/// never popped.
+impl Default for Ev {
+    fn default() -> Self {
+        Ev::FloodTick
+    }
+}
+
 /// A host's state. `repr(C)`, in this order: what nearly every event of
 /// the host reads first (its cores, processes, the cache model's fill
 /// clocks and objects, its time counters), then the send path, then the
