@@ -83,7 +83,7 @@ use crate::library::lci::{Cx as LibCx, HostMc, Lib, Output as LibOut};
 use crate::net::grid::Grid;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
-use crate::nic::lanai::{self, FwCosts, FwOut, Ni, RxNext};
+use crate::nic::lanai::{self, FwCosts, FwOut, Ni};
 use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
@@ -150,6 +150,8 @@ pub struct Running {
     sends: Vec<(u32, Outgoing)>,
     /// The libraries' outputs being routed ([`Cx`]'s `lib`).
     outs: Vec<LibOut>,
+    /// The firmware's outputs being routed ([`Cx::firmware`]).
+    fw: Vec<FwOut>,
 }
 
 impl Running {
@@ -231,7 +233,12 @@ pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
         mc.program_ni(&mut nic, h, fwd_cost);
         nic
     });
-    let run = Running { job, sends: Vec::with_capacity(n as usize), outs: Vec::with_capacity(16) };
+    let run = Running {
+        job,
+        sends: Vec::with_capacity(n as usize),
+        outs: Vec::with_capacity(16),
+        fw: Vec::with_capacity(16),
+    };
     (run, hosts.zip(nis).collect())
 }
 
@@ -271,6 +278,9 @@ fn fw_due(q: &mut impl Queue, h: u32, now: Instant, o: FwOut) {
         FwOut::ClockTick(t) => (t, To::ClockTick, 0),
         FwOut::ClockFetched(t) => (t, To::ClockFetched, 0),
         FwOut::Signal => (now, To::Library(LibEv::Signal), 0),
+        FwOut::Taken | FwOut::Transmit { .. } | FwOut::Delivered(_) | FwOut::BufferFreed => {
+            unreachable!("{o:?} is done by the rules (Cx::firmware), not queued")
+        }
     };
     q.schedule(Due { at, origin: ni_origin(h), to, host: h as u16, arg });
 }
@@ -491,61 +501,26 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         }
     }
 
-    /// `FwEv::Posted`: packet `id` of NI `h`, which its host wrote; the
-    /// host is free once its PIO write is done.
-    pub fn posted(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        if let Some(t) = self.mc_post(h, now, pkt) {
-            self.at(t, ni_origin(h), To::Firmware(FwEv::TxReady), h, 0);
-        }
-        self.lib(h, now, Lib::done);
-    }
-
-    /// `FwEv::TxReady`.
-    pub fn tx_ready(&mut self, h: u32, now: Instant) {
-        self.try_transmit(h, now, false);
-    }
-
-    /// `FwEv::TxDone`.
-    pub fn tx_done(&mut self, h: u32) {
-        self.hs[h as usize].ni().tx_done();
-    }
-
-    /// `FwEv::Arrive`: packet `id` of NI `h` (the NI's, [`Ni::arrive`]).
-    pub fn arrive(&mut self, h: u32, id: u32, now: Instant) {
-        let q = &mut *self.q;
-        self.hs[h as usize].ni().arrive(now, id, &mut |o| fw_due(q, h, now, o));
-    }
-
-    /// `FwEv::RxStep`: NI `h`'s delivery goes on, or the packet is visible
-    /// to its host's library.
-    pub fn rx_step(&mut self, h: u32, now: Instant) {
-        match self.hs[h as usize].ni().rx_step(now) {
-            RxNext::Step(t) => self.at(t, ni_origin(h), To::Firmware(FwEv::RxStep), h, 0),
-            RxNext::Delivered(pkt) => {
-                self.lib(h, now, |l, cx| l.deliver(cx, pkt));
-                self.buffer_freed(h, now);
-                self.rx_kick(h, now);
-                let ni = self.hs[h as usize].ni();
-                if ni.irq_per_packet {
-                    ni.packet_irqs += 1;
-                    self.at(now, ni_origin(h), To::Library(LibEv::Signal), h, 0);
-                }
-            }
-        }
-    }
-
-    /// `FwEv::RefreshDma`.
-    pub fn refresh_dma(&mut self, h: u32, now: Instant) {
-        let t = self.hs[h as usize].ni().refresh_dma(now);
-        self.at(t, ni_origin(h), To::Firmware(FwEv::RefreshDone), h, 0);
-    }
-
-    /// `FwEv::RefreshDone`: NI `h` learns what its host consumed.
-    pub fn refresh_done(&mut self, h: u32, now: Instant) {
+    /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
+    /// the firmware's ([`Ni::event`], reading its host's processed
+    /// counter); what it asks for is done in its order.
+    pub fn firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
         let consumed = self.hs[h as usize].lib_ref().consumed();
-        let q = &mut *self.q;
-        self.hs[h as usize].ni().refresh_done(now, consumed, &mut |o| fw_due(q, h, now, o));
+        let mark = self.prog.fw.len();
+        let fw = &mut self.prog.fw;
+        self.hs[h as usize].ni().event(now, ev, arg, consumed, &mut |o| fw.push(o));
+        let mut i = mark;
+        while let Some(&o) = self.prog.fw.get(i) {
+            match o {
+                FwOut::Taken => self.lib(h, now, Lib::done),
+                FwOut::Transmit { forward } => self.try_transmit(h, now, forward),
+                FwOut::Delivered(pkt) => self.lib(h, now, |l, cx| l.deliver(cx, pkt)),
+                FwOut::BufferFreed => self.buffer_freed(h, now),
+                o => fw_due(self.q, h, now, o),
+            }
+            i += 1;
+        }
+        self.prog.fw.truncate(mark);
     }
 
     /// NI `h`'s watchdog event of generation `gen` (`To::Watchdog`; the
@@ -575,11 +550,20 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         }
     }
 
-    /// Starts NI `h`'s next delivery, or a fetch of the host counter if the
-    /// host queue looks full ([`Ni::rx_next`]).
-    fn rx_kick(&mut self, h: u32, now: Instant) {
-        let q = &mut *self.q;
-        self.hs[h as usize].ni().rx_next(now, &mut |o| fw_due(q, h, now, o));
+    /// A receive buffer of NI `h` became free: every sender, then every
+    /// forwarder, waiting for one retries (in the order they began to wait).
+    fn buffer_freed(&mut self, h: u32, now: Instant) {
+        for forward in [false, true] {
+            let mut waiting = std::mem::take(self.hs[h as usize].ni().waiting(forward));
+            for &s in &waiting {
+                self.try_transmit(s, now, forward);
+            }
+            waiting.clear();
+            let list = self.hs[h as usize].ni().waiting(forward);
+            if list.is_empty() {
+                *list = waiting;
+            }
+        }
     }
 
     /// NI `h` transmits its head descriptor (`forward`: its programmed head

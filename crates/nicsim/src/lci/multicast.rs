@@ -1,18 +1,19 @@
 //! Multicast in the LCI stack (\[LCI], SPEC §2.4): per-sender spanning trees
 //! and the three forwarding schemes.
 //!
-//! This module owns the rules ([`Cx`]) of the NIs' side: a post that
-//! shares one send buffer among one descriptor per child, the forwards
-//! and the receive buffers they free, over each host's side of the schemes
-//! (`crate::library::lci::HostMc`, in its library, with the library's
-//! broadcast post and upcall forwards, `library/lci/mc.rs`) and
-//! over the tree shape of `crate::nic::multicast` ([`Kary`]: a `fanout`-ary tree over
-//! the ranks relative to the root, binary by default; each NI's forwarding
-//! table is that module's [`ForwardTable`] of shape `Tree::Kary`, as the
-//! Open-MX NIC's) and the NI state of that module ([`NiMc`]: the table
-//! and the NI's rank, the queue of forwards transmitted from a receive
-//! buffer, the receive buffers held until every forward left, the send
-//! buffers shared by several descriptors):
+//! This module owns the multicast study's metrics and states the schemes.
+//! The NIs' side is their firmware's (`crate::nic::lanai`, `Ni::event`: a
+//! post that shares one send buffer among one descriptor per child, the
+//! forwards and the receive buffers they free), over the NI state of
+//! `crate::nic::multicast` ([`NiMc`]: the forwarding table, a
+//! [`ForwardTable`] of shape `Tree::Kary` as the Open-MX NIC's, and the
+//! NI's rank, the queue of forwards transmitted from a receive buffer,
+//! the receive buffers held until every forward left, the send buffers
+//! shared by several descriptors) and its tree shape ([`Kary`]: a
+//! `fanout`-ary tree over the ranks relative to the root, binary by
+//! default); each host's side is its library's
+//! (`crate::library::lci::HostMc`, with the library's broadcast post and
+//! upcall forwards, `library/lci/mc.rs`):
 //!
 //! * `host-message`: a host forwards a message only when all of it arrived,
 //!   by point-to-point sends (the host re-sends: one PIO copy per child).
@@ -31,10 +32,8 @@
 //! does not own the programs that multicast (`crate::workload`'s, run by
 //! `super::process`).
 
-use super::{Cx, Packet, Parts, Queue};
-use crate::config::Forwarding;
+use super::Parts;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
-use crate::time::Instant;
 
 /// The multicast study's metrics: the NIs' forwards and waits, the
 /// libraries' copies and what they consumed, the buses' PIO writes.
@@ -49,56 +48,11 @@ pub(super) fn metrics(hs: &[impl Parts], set: &mut dyn FnMut(&str, f64)) {
     set("pio_writes", nis().map(|n| n.bus.pio_writes).sum::<u64>() as f64);
 }
 
-impl<P: Parts, Q: Queue> Cx<'_, P, Q> {
-    /// Hands a written packet to NI `h`: a multicast post under `host-packet`
-    /// / `ni` becomes one descriptor per child sharing the send buffer.
-    pub(super) fn mc_post(&mut self, h: u32, now: Instant, pkt: Packet) -> Option<Instant> {
-        let mc = self.hs[h as usize].lib_ref().mc;
-        let ni = self.hs[h as usize].ni();
-        match (mc.forwarding, pkt.bcast) {
-            (Forwarding::HostPacket | Forwarding::Ni, Some(root)) => {
-                ni.packets_sent += mc.tree.child_count(root, h) as u64 - 1;
-                ni.tx_post_shared(now, pkt, mc.tree.children(root, h))
-            }
-            _ => ni.tx_post(now, pkt),
-        }
-    }
-
-    /// A receive buffer of NI `h` became free: every sender, then every
-    /// forwarder, waiting for one retries (in the order they began to wait).
-    pub(super) fn buffer_freed(&mut self, h: u32, now: Instant) {
-        for forward in [false, true] {
-            let mut waiting = std::mem::take(self.hs[h as usize].ni().waiting(forward));
-            for &s in &waiting {
-                self.try_transmit(s, now, forward);
-            }
-            waiting.clear();
-            let list = self.hs[h as usize].ni().waiting(forward);
-            if list.is_empty() {
-                *list = waiting;
-            }
-        }
-    }
-
-    /// `FwEv::FwdReady`.
-    pub fn fwd_ready(&mut self, h: u32, now: Instant) {
-        self.hs[h as usize].ni().mc.fwd_ready = true;
-        self.try_transmit(h, now, true);
-    }
-
-    /// `FwEv::FwdDone`: NI `h`'s forward of packet `id` left.
-    pub fn fwd_done(&mut self, h: u32, id: u32, now: Instant) {
-        let pkt = self.take_packet(h, id);
-        if self.hs[h as usize].ni().mc.release_on_forward(&pkt) {
-            self.hs[h as usize].ni().rx_free += 1;
-            self.buffer_freed(h, now);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Forwarding;
+    use crate::lci::Packet;
 
     #[test]
     fn binary_tree_covers_every_rank_once_from_any_root() {

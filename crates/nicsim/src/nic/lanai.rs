@@ -1,10 +1,13 @@
 //! The LANai 4.1 firmware of \[LCI]'s NIs (`protocol.stack = "lci"`), a
 //! firmware of the NIC component beside the Open-MX NIC's (held in the
 //! host's `super::Nic`, its `lanai`),
-//! as a sans-I/O state machine: it takes `now` and inputs (a descriptor
-//! posted by PIO, a packet in a receive buffer, a finished DMA) and returns
-//! when it next needs to run; the LCI rules (`crate::lci::Cx`) turn
-//! those times into events.
+//! as a sans-I/O state machine: it takes `now` and one of its events
+//! ([`FwEv`]: a descriptor posted by PIO, a packet in a receive buffer, a
+//! finished DMA; [`Ni::event`]) and answers what it asks for ([`FwOut`]:
+//! its next events, a transmission, a packet its host can see, a freed
+//! receive buffer, a signal), which the LCI rules (`crate::lci::Cx`) queue
+//! or do. The rules keep what holds across NIs: Myrinet back-pressure (a
+//! transmission waits for a free receive buffer at its destination NI).
 //!
 //! This module owns the packet the firmware carries ([`Packet`]) and the
 //! NI's resources: the firmware processor (one LANai, so firmware work is
@@ -16,18 +19,18 @@
 //! ([`Ni::waiting`]), its polling watchdog, its clock of the library's
 //! fine-grain timers, and the multicast firmware's queue
 //! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
-//! buffers ([`Ni::tx_post_shared`]) over the forwarding state of
+//! buffers (a multicast post, [`Ni::shared_posts`]) over the forwarding state of
 //! `super::multicast` ([`NiMc`]). The three DMA
 //! engines map to: the network engine (send buffer -> link, timed by
 //! `crate::net::grid`), the NI -> host engine (the [`Plan`] of each packet,
 //! priced by [`Bus`]) and the host -> NI engine (the small DMA that fetches
-//! the host's processed-packet counter, [`Ni::refresh_start`]; the polling
+//! the host's processed-packet counter, `FwEv::RefreshDma`; the polling
 //! watchdog and the NI clock reuse it, [`Ni::fetch_host_words`]). It does
 //! not own the host's polling (`crate::lci::host`), who forwards what
 //! (`crate::lci::multicast`), nor the wire.
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
-use super::multicast::{Forwarded, NiMc};
+use super::multicast::{Forwarded, Kary, NiMc};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Watchdog};
 use crate::config::{lanai_ns, LanaiCfg};
@@ -152,15 +155,16 @@ pub enum FwOut {
     ClockFetched(Instant),
     /// An interrupt to its host now, delivered as a signal to the process.
     Signal,
-}
-
-/// What the receive side needs next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RxNext {
-    /// Run [`Ni::rx_step`] again at this time.
-    Step(Instant),
-    /// The packet is visible to the host now (flag or counter written).
+    /// It took the packet its host wrote: the host goes on.
+    Taken,
+    /// Its head descriptor, or (`forward`) its head forward, is
+    /// programmed: it leaves once the destination NI has a free receive
+    /// buffer (Myrinet back-pressure, which holds across NIs: the world's).
+    Transmit { forward: bool },
+    /// A packet is visible to its host now.
     Delivered(Packet),
+    /// One of its receive buffers may be free: NIs waiting for one retry.
+    BufferFreed,
 }
 
 /// The packets the NI's events in the world's queue name
@@ -272,6 +276,10 @@ pub struct Ni {
     pub host_fetches: u64,
     /// Multicast: forwarding table, forwards, held buffers (`crate::nic::multicast::NiMc`).
     pub mc: NiMc<Packet>,
+    /// The trees along which a multicast post shares one send buffer among
+    /// one descriptor per child (`host-packet` and `ni` forwarding; its
+    /// rank in them is `mc.rank`).
+    pub shared_posts: Option<Kary>,
     /// The packets its events in the world's queue name.
     pub packets: Packets,
     /// The host's PCI bus, which the host's PIO and the NI's DMAs share.
@@ -331,6 +339,7 @@ impl Ni {
             refreshes: 0,
             host_fetches: 0,
             mc: Default::default(),
+            shared_posts: None,
             packets: Packets::new(Packets::capacity_for(send_buffers, recv_buffers, fanout)),
             bus,
             blocked: Vec::new(),
@@ -359,6 +368,69 @@ impl Ni {
         }
     }
 
+    /// Its event `ev` at `now` (`arg`: a packet of its store, [`FwEv`];
+    /// `host_consumed`: its host's processed counter, which a fetch of it
+    /// reads): what it asks for, in its order.
+    pub fn event(&mut self, now: Instant, ev: FwEv, arg: u32, host_consumed: u64, out: &mut impl FnMut(FwOut)) {
+        match ev {
+            FwEv::Posted => {
+                let pkt = self.packets.take(arg);
+                if let Some(t) = self.post(now, pkt) {
+                    out(FwOut::Fw(t, FwEv::TxReady));
+                }
+                out(FwOut::Taken);
+            }
+            FwEv::TxReady => out(FwOut::Transmit { forward: false }),
+            FwEv::TxDone => self.tx_done(),
+            FwEv::Arrive => self.arrive(now, arg, out),
+            FwEv::RxStep => self.rx_step(now, out),
+            FwEv::RefreshDma => out(FwOut::Fw(self.refresh_dma(now), FwEv::RefreshDone)),
+            FwEv::RefreshDone => {
+                self.refreshing = false;
+                self.known_consumed = self.known_consumed.max(host_consumed);
+                self.rx_next(now, out);
+            }
+            FwEv::FwdReady => {
+                self.mc.fwd_ready = true;
+                out(FwOut::Transmit { forward: true });
+            }
+            FwEv::FwdDone => {
+                let pkt = self.packets.take(arg);
+                if self.mc.release_on_forward(&pkt) {
+                    self.rx_free += 1;
+                    out(FwOut::BufferFreed);
+                }
+            }
+        }
+    }
+
+    /// Its host wrote `pkt` into a send buffer: one descriptor, or, for a
+    /// multicast post along [`Ni::shared_posts`], one per child sharing the
+    /// buffer (released after the last one left). Returns when the firmware
+    /// has the network DMA programmed, if it was idle.
+    fn post(&mut self, now: Instant, pkt: Packet) -> Option<Instant> {
+        debug_assert!(self.send_free > 0, "host wrote into a busy send buffer");
+        self.send_free -= 1;
+        match (self.shared_posts, pkt.bcast) {
+            (Some(tree), Some(root)) => {
+                let me = self.mc.rank;
+                self.packets_sent += tree.child_count(root, me) as u64 - 1;
+                for dst in tree.children(root, me) {
+                    self.tx_queue.push_back(Packet { dst, ..pkt });
+                    self.mc.tx_rel.push_back(false);
+                }
+                if let Some(last) = self.mc.tx_rel.back_mut() {
+                    *last = true;
+                }
+            }
+            _ => {
+                self.tx_queue.push_back(pkt);
+                self.mc.tx_rel.push_back(true);
+            }
+        }
+        self.tx_kick(now)
+    }
+
     /// Runs `d` of firmware on the processor from `now`; returns when it ends.
     fn fw(&mut self, now: Instant, d: Duration) -> Instant {
         self.cpu_free = now.max(self.cpu_free) + d;
@@ -366,17 +438,6 @@ impl Ni {
     }
 
     // -- send side ------------------------------------------------------
-
-    /// The host finished writing a packet and its descriptor into a send
-    /// buffer. Returns when the firmware has the network DMA programmed,
-    /// if it was idle.
-    pub fn tx_post(&mut self, now: Instant, pkt: Packet) -> Option<Instant> {
-        debug_assert!(self.send_free > 0, "host wrote into a busy send buffer");
-        self.send_free -= 1;
-        self.tx_queue.push_back(pkt);
-        self.mc.tx_rel.push_back(true);
-        self.tx_kick(now)
-    }
 
     /// Starts the firmware on the next descriptor if idle.
     pub fn tx_kick(&mut self, now: Instant) -> Option<Instant> {
@@ -397,7 +458,7 @@ impl Ni {
     }
 
     /// A packet's tail left: its send buffer is free again.
-    pub fn tx_done(&mut self) {
+    fn tx_done(&mut self) {
         // A send buffer shared by several descriptors is released by the last.
         if !self.mc.inflight_rel.pop_front().unwrap_or(true) {
             return;
@@ -412,7 +473,7 @@ impl Ni {
     /// receive buffers. The watchdog counts it (and starts if idle); under
     /// `ni` forwarding the firmware queues one forward per child, ahead of
     /// the host DMA; then the next delivery ([`Ni::rx_next`]).
-    pub fn arrive(&mut self, now: Instant, id: u32, out: &mut impl FnMut(FwOut)) {
+    fn arrive(&mut self, now: Instant, id: u32, out: &mut impl FnMut(FwOut)) {
         let pkt = self.packets.take(id);
         self.received += 1;
         if let Some((t, gen)) = self.watchdog.as_mut().and_then(|w| w.on_delivered(now)) {
@@ -427,78 +488,63 @@ impl Ni {
         self.rx_next(now, out);
     }
 
-    /// Starts its next delivery ([`FwEv::RxStep`]), or a fetch of the
-    /// host's processed counter if the host queue looks full
-    /// ([`FwEv::RefreshDma`]).
-    pub fn rx_next(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
-        if let Some(t) = self.rx_kick(now) {
-            out(FwOut::Fw(t, FwEv::RxStep));
-        } else if self.needs_refresh() {
-            let t = self.refresh_start(now);
-            out(FwOut::Fw(t, FwEv::RefreshDma));
+    /// Starts its next delivery ([`FwEv::RxStep`]) if its engine is idle and
+    /// a host receive buffer is known free; if packets wait only because the
+    /// host queue looks full, a fetch of the host's processed counter
+    /// ([`FwEv::RefreshDma`]) unless one is in flight.
+    fn rx_next(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+        if self.job.is_some() || self.rx_queue.is_empty() {
+            return;
         }
-    }
-
-    /// Whether a host receive buffer is known to be free.
-    pub fn host_slot_free(&self) -> bool {
-        self.delivered - self.known_consumed < self.host_slots
-    }
-
-    /// Starts delivering the next packet if the engine is idle and a host
-    /// buffer is known free. Returns when to call [`Ni::rx_step`]; `None`
-    /// if idle or blocked (then see [`Ni::needs_refresh`]).
-    pub fn rx_kick(&mut self, now: Instant) -> Option<Instant> {
-        if self.job.is_some() || !self.host_slot_free() {
-            return None;
-        }
-        let pkt = self.rx_queue.pop_front()?;
-        let plan = self.strategy.plan(self.header, pkt.payload, self.host_buffer);
-        self.job = Some(RxJob { pkt, plan, next: 0, programmed: false });
         let c = self.costs;
-        Some(self.fw(now, c.rx + c.dma_setup))
+        if self.delivered - self.known_consumed < self.host_slots {
+            let pkt = self.rx_queue.pop_front().expect("a packet waits");
+            let plan = self.strategy.plan(self.header, pkt.payload, self.host_buffer);
+            self.job = Some(RxJob { pkt, plan, next: 0, programmed: false });
+            out(FwOut::Fw(self.fw(now, c.rx + c.dma_setup), FwEv::RxStep));
+        } else if !self.refreshing {
+            self.refreshing = true;
+            self.refreshes += 1;
+            out(FwOut::Fw(self.fw(now, c.dma_setup), FwEv::RefreshDma));
+        }
     }
 
     /// Advances the current delivery: programs its next DMA (the firmware
     /// sets up a second DMA only after the first completed), starts it on
-    /// the bus, or finishes the packet.
-    pub fn rx_step(&mut self, now: Instant) -> RxNext {
+    /// the bus, or finishes the packet: it is visible to the host, a
+    /// receive buffer may be free, the next delivery starts, and the
+    /// packet's interrupt is raised (`nic.watchdog_us = "none"`).
+    fn rx_step(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
         let setup = self.costs.dma_setup;
         let job = self.job.as_mut().expect("rx_step without a job");
         if let Some(Some(dma)) = job.plan.dmas.get(job.next).copied() {
-            if job.next > 0 && !job.programmed {
+            let t = if job.next > 0 && !job.programmed {
                 job.programmed = true;
-                return RxNext::Step(self.fw(now, setup));
-            }
-            job.programmed = false;
-            job.next += 1;
-            self.host_dmas += 1;
-            let (_, end) = self.bus.request(now, BusOp::Dma { bytes: dma.bytes });
-            return RxNext::Step(end);
+                self.fw(now, setup)
+            } else {
+                job.programmed = false;
+                job.next += 1;
+                self.host_dmas += 1;
+                self.bus.request(now, BusOp::Dma { bytes: dma.bytes }).1
+            };
+            return out(FwOut::Fw(t, FwEv::RxStep));
         }
         let job = self.job.take().expect("job");
         self.delivered += 1;
         if self.mc.release_on_delivery(&job.pkt) {
             self.rx_free += 1;
         }
-        RxNext::Delivered(job.pkt)
-    }
-
-    /// Whether packets wait only because the host queue looks full and no
-    /// fetch of the host's processed counter is in flight.
-    pub fn needs_refresh(&self) -> bool {
-        self.job.is_none() && !self.rx_queue.is_empty() && !self.host_slot_free() && !self.refreshing
-    }
-
-    /// Starts a fetch of the host's processed-packet counter: returns when
-    /// the firmware has programmed the host -> NI DMA ([`Ni::refresh_dma`]).
-    pub fn refresh_start(&mut self, now: Instant) -> Instant {
-        self.refreshing = true;
-        self.refreshes += 1;
-        self.fw(now, self.costs.dma_setup)
+        out(FwOut::Delivered(job.pkt));
+        out(FwOut::BufferFreed);
+        self.rx_next(now, out);
+        if self.irq_per_packet {
+            self.packet_irqs += 1;
+            out(FwOut::Signal);
+        }
     }
 
     /// Starts that small DMA on the bus; returns when it completes.
-    pub fn refresh_dma(&mut self, now: Instant) -> Instant {
+    fn refresh_dma(&mut self, now: Instant) -> Instant {
         self.bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
     }
 
@@ -510,14 +556,6 @@ impl Ni {
         self.host_fetches += 1;
         let programmed = self.fw(now, self.costs.dma_setup);
         self.refresh_dma(programmed)
-    }
-
-    /// `FwEv::RefreshDone`: the fetched counter (`host_consumed`) arrived;
-    /// the next delivery may start ([`Ni::rx_next`]).
-    pub fn refresh_done(&mut self, now: Instant, host_consumed: u64, out: &mut impl FnMut(FwOut)) {
-        self.refreshing = false;
-        self.known_consumed = self.known_consumed.max(host_consumed);
-        self.rx_next(now, out);
     }
 
     /// Its watchdog's event of generation `gen`: the running timer's
@@ -581,22 +619,5 @@ impl Ni {
         self.mc.forwards += 1;
         self.mc.first_forward_at.get_or_insert(now);
         pkt
-    }
-
-    /// Posts one send buffer whose packet goes to each of `dsts` (one
-    /// descriptor each); the buffer is released after the last one left.
-    pub fn tx_post_shared(&mut self, now: Instant, pkt: Packet, dsts: impl Iterator<Item = u32>) -> Option<Instant> {
-        debug_assert!(self.send_free > 0, "host wrote into a busy send buffer");
-        self.send_free -= 1;
-        let before = self.tx_queue.len();
-        for d in dsts {
-            self.tx_queue.push_back(Packet { dst: d, ..pkt });
-            self.mc.tx_rel.push_back(false);
-        }
-        debug_assert!(self.tx_queue.len() > before, "a shared post without a destination");
-        if let Some(last) = self.mc.tx_rel.back_mut() {
-            *last = true;
-        }
-        self.tx_kick(now)
     }
 }

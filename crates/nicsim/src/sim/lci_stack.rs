@@ -68,17 +68,7 @@ impl World {
     /// NI `host`'s firmware event `ev` is due.
     pub(super) fn lanai(&mut self, now: Instant, ev: FwEv, host: u16, arg: u32) {
         let h = u32::from(host);
-        self.with_lci(now, |s| match ev {
-            FwEv::Posted => s.posted(h, arg, now),
-            FwEv::TxReady => s.tx_ready(h, now),
-            FwEv::TxDone => s.tx_done(h),
-            FwEv::Arrive => s.arrive(h, arg, now),
-            FwEv::RxStep => s.rx_step(h, now),
-            FwEv::RefreshDma => s.refresh_dma(h, now),
-            FwEv::RefreshDone => s.refresh_done(h, now),
-            FwEv::FwdReady => s.fwd_ready(h, now),
-            FwEv::FwdDone => s.fwd_done(h, arg, now),
-        });
+        self.with_lci(now, |s| s.firmware(h, ev, arg, now));
     }
 
     /// NI `h`'s watchdog event of generation `gen` (`Ev::WatchdogTimer`

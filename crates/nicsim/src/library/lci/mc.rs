@@ -56,14 +56,18 @@ impl HostMc {
         }
     }
 
-    /// Programs NI `rank`'s multicast firmware: its per-child forward cost
-    /// and, under `ni` forwarding, its forwarding table (the tree this
-    /// host's library forwards down) and its rank in it.
+    /// Programs NI `rank`'s multicast firmware: its per-child forward cost,
+    /// its rank, the trees its posts share a send buffer along (not under
+    /// `host-message`) and, under `ni` forwarding, its forwarding table (the
+    /// tree this host's library forwards down).
     pub fn program_ni(&self, ni: &mut Ni, rank: u32, fwd_cost: Duration) {
         ni.mc.fwd_cost = fwd_cost;
+        ni.mc.rank = rank;
+        if self.forwarding != Forwarding::HostMessage {
+            ni.shared_posts = Some(self.tree);
+        }
         if self.forwarding == Forwarding::Ni {
             ni.mc.table = Some(ForwardTable { tree: Tree::Kary(self.tree.fanout), ranks: self.tree.n });
-            ni.mc.rank = rank;
         }
     }
 }
@@ -73,7 +77,7 @@ impl Lib {
     /// its tree: under `host-message` one point-to-point send (one PIO
     /// copy) per child, MPICH-style; otherwise one copy into the NI,
     /// expanded to one descriptor per child when posted (the NI's
-    /// `tx_post_shared`).
+    /// `shared_posts`).
     pub fn bcast(&mut self, size: u64, tag: u64) {
         let (root, tree) = (self.id, self.mc.tree);
         let o = Outgoing { dst: root, size, count: 1, bcast: Some(root), tag };
