@@ -76,6 +76,14 @@ pub struct RxQueue {
     irq_armed: bool,
     /// The policy asked for a raise while the line was masked.
     fire_wanted: bool,
+    /// Received frames a transmit-only interrupt met in the ring (split
+    /// claims, the receive claim masked by a poll under way): reported by
+    /// no interrupt, they are owed to the receive claim's re-arm
+    /// (`owe_rx`, `rearm`). `Some(true)`: the raise came from a marked
+    /// frame's DMA, which raises at once.
+    rx_owed: Option<bool>,
+    /// The DMA completion being applied is a marked frame's.
+    marked_now: bool,
     /// Generation of the policy timer; stale timer events carry an older one.
     timer_gen: u32,
     timer_at: Option<Instant>,
@@ -186,6 +194,8 @@ impl RxQueue {
             split_claims: false,
             irq_armed: true,
             fire_wanted: false,
+            rx_owed: None,
+            marked_now: false,
             timer_gen: 0,
             timer_at: None,
             interrupts: 0,
@@ -287,7 +297,9 @@ impl RxQueue {
     ) -> (Outcome, Option<(Instant, u32)>) {
         self.push_rx(frame, small, bufs);
         let d = self.policy.on_dma_complete(now, dc);
+        self.marked_now = dc.marked;
         let out = self.apply(now, d);
+        self.marked_now = false;
         let watchdog = if self.watchdog.is_some() { self.watchdog_delivered(now) } else { None };
         (out, watchdog)
     }
@@ -451,6 +463,11 @@ impl RxQueue {
         }
         self.irq_armed = !self.split_claims;
         self.fire_wanted = false;
+        if rx {
+            self.rx_owed = None;
+        } else if !self.ring.is_empty() {
+            self.owe_rx();
+        }
         self.interrupts += 1;
         out.raise = true;
         out.rx = rx;
@@ -459,6 +476,41 @@ impl RxQueue {
         }
         let d2 = self.policy.on_irq_raised(now);
         self.apply_timer(d2.timer, out);
+    }
+
+    /// A transmit-only interrupt (split claims, the receive claim still
+    /// masked by a poll under way) reports none of the received frames in
+    /// the ring, and the policy forgets them as it is told of the raise:
+    /// they stay owed to the receive claim, reported after the poll's
+    /// re-arm (`rearm`) if it left them there. myri10ge_poll (Linux 2.6.26)
+    /// writes `irq_claim` after netif_rx_complete without looking at its
+    /// rx_done ring again, and myri10ge_intr's netif_rx_schedule for
+    /// `stats->valid & 1` is a no-op while that poll is scheduled: a
+    /// completion written in between is reported only by the NIC
+    /// interrupting again once the claim comes, never by the driver.
+    #[cold]
+    fn owe_rx(&mut self) {
+        self.rx_owed = Some(self.rx_owed.unwrap_or(false) | self.marked_now);
+    }
+
+    /// The receive claim is re-armed with frames a transmit-only interrupt
+    /// left owed (`owe_rx`): a marked one raises at once ([OMX-COAL]
+    /// Algorithm 1); others are unreported frames again from now, for the
+    /// policy's timer (or minimum gap, counted from that interrupt).
+    #[cold]
+    fn report_owed(&mut self, now: Instant, marked: bool, out: &mut Outcome) {
+        if marked {
+            self.request_raise(now, out);
+            return;
+        }
+        let dc = coalesce::DmaCompletion { marked: false, bytes: 0, other_pending: 0 };
+        let d = self.policy.on_dma_complete(now, dc);
+        let o = self.apply(now, d);
+        out.raise |= o.raise;
+        out.rx |= o.rx;
+        if o.timer.is_some() {
+            out.timer = o.timer;
+        }
     }
 
     /// A frame's DMA into the ring completed: the watchdog's timer starts
@@ -670,6 +722,11 @@ impl RxQueue {
         let pending = self.pending();
         let d = self.policy.on_rearm(now, pending);
         let mut out = self.apply(now, d);
+        if let Some(marked) = self.rx_owed.take() {
+            if !out.raise && !self.ring.is_empty() {
+                self.report_owed(now, marked, &mut out);
+            }
+        }
         if !out.raise && self.fire_wanted {
             self.fire_wanted = false;
             if pending > 0 {

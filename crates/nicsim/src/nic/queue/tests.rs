@@ -136,3 +136,38 @@ fn a_queue_with_napi_settings_of_its_own_uses_them() {
     let host = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
     assert_eq!(host.gro_flush(us(7)), us(7), "no settings of its own: the host's");
 }
+
+/// myri10ge's split claims: a marked frame whose DMA completes while the
+/// poll that took the frames before it is still under way (the receive
+/// claim masked) is reported by no interrupt of its own: the interrupt
+/// claim is armed and a transmit completion waits, so the NIC raises a
+/// transmit-only interrupt, which schedules no poll. The frame stays owed
+/// to the receive claim: the poll's re-arm (here while that transmit-only
+/// interrupt's handler still holds the interrupt claim) leads to a raise
+/// that reports it as soon as both claims are armed again, not to a frame
+/// left in the ring until the next one comes.
+#[test]
+fn a_frame_met_by_a_transmit_only_interrupt_is_reported_once_the_poll_rearms() {
+    let spec = crate::config::TimeoutSpec::absolute(Duration::from_us(75), 0);
+    let mut q = RxQueue::new(Box::new(coalesce::OpenMx::new(spec)), 32, 0).with_split_claims(true);
+    let at = |ns| Instant::ZERO + Duration::from_ns(ns);
+    let marked = coalesce::DmaCompletion { marked: true, bytes: 60, other_pending: 0 };
+    // A first marked frame: its interrupt schedules the poll, whose
+    // handler re-arms the interrupt claim; the poll takes the frame.
+    let (out, _) = q.frame_delivered(at(0), 0, true, 1, marked);
+    assert!(out.raise && out.rx);
+    assert!(!q.rearm_claim(at(500)).raise);
+    assert_eq!(q.take(), Some(RingEntry::Rx(0)));
+    // A send completes, then the next marked frame lands before the poll
+    // re-arms the receive claim: a transmit-only interrupt.
+    assert!(!q.tx_completion(at(1_000), 60, 0).raise);
+    let (out, _) = q.frame_delivered(at(2_000), 1, true, 1, marked);
+    assert!(out.raise && !out.rx, "{out:?}");
+    // The poll ends without looking at the ring again and re-arms the
+    // receive claim; the transmit-only handler reaps and re-arms its own.
+    assert!(!q.napi_done(at(2_003)).raise, "the interrupt claim is still held");
+    assert_eq!(q.take_tx_done(), 1);
+    let out = q.rearm_claim(at(3_000));
+    assert!(out.raise && out.rx, "the frame in the ring was never reported: {out:?}");
+    assert_eq!(q.take(), Some(RingEntry::Rx(1)));
+}
