@@ -5,7 +5,7 @@
 //! world schedules (`Outcome`, `BusyPoll`).
 
 use super::coalesce::{self, Coalescer, Decision, TimerCmd};
-use super::suspend::{self, Suspension};
+use super::suspend::Suspension;
 use super::watchdog::{Expiry, Watchdog};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;

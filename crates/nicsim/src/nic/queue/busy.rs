@@ -2,7 +2,8 @@
 //! (`napi_busy_loop`, net/core/dev.c), with the interrupt suspended
 //! meanwhile (`irq_suspend_timeout`), and the suspension's timer.
 
-use super::{suspend, BusyPhase, BusyPoll, BusyStep, Outcome, RingEntry, RxQueue};
+use super::{BusyPhase, BusyPoll, BusyStep, Outcome, RingEntry, RxQueue};
+use crate::nic::suspend;
 use crate::time::{Duration, Instant};
 
 impl RxQueue {
