@@ -123,7 +123,7 @@ pub struct Due {
     pub arg: u32,
 }
 
-/// Where the world keeps host `h`'s LCI parts: its library ([`Host`],
+/// Where the world keeps host `h`'s LCI parts: its library (`library::lci::Lib`,
 /// beside the host's Open-MX processes) and its NI's LANai firmware
 /// ([`Ni`], a firmware of the host's NIC, with the host's PCI bus). The
 /// rules reach them through this, in the slice of the world's hosts
