@@ -91,7 +91,7 @@ def items(path):
 RULES = {
     "lci/mod.rs": ("R", {}),
     "lci/cpu.rs": ("R", {}),
-    "lci/host.rs": ("R", {}),
+    "library/lci/program.rs": ("R", {}),
     # The LCI host library, the second library beside the Open-MX one
     # (`library/lci/`): R, as lci/host.rs and the library rules of
     # lci/mod.rs, lci/cpu.rs and lci/multicast.rs were before it moved.
@@ -105,7 +105,7 @@ RULES = {
     "lci/apps.rs": ("R", {}),
     "lci/process.rs": ("R", {}),
     "lci/dsm.rs": ("L", {}),
-    "lci/reliable.rs": ("R", {}),
+    "library/lci/reliable.rs": ("R", {}),
     "sim/lci_stack.rs": ("R", {}),
     "config/lci.rs": ("R", {}),
     # config/lci.rs's successor: the LCI part of the one scenario file (the

@@ -6,7 +6,7 @@
 //! holds the bus for its duration. A PIO poll across the bus therefore
 //! delays a DMA requested while it is in flight, and vice versa. It does
 //! not know why a transaction is made. Its users: the \[LCI] stack's
-//! hosts and NIs (`crate::lci::host`, `crate::nic::lanai`: PIO writes and
+//! hosts and NIs (`crate::library::lci`, `crate::nic::lanai`: PIO writes and
 //! polls, NI <-> host DMAs, on the `[pci]` times) and the Open-MX NIC with
 //! `nic.dma_shared_bus` (`crate::nic::Nic::receive`, `Nic::transmit`: its
 //! receive and transmit DMAs, on `nic.dma_startup_ns` and `nic.dma_MBps`;

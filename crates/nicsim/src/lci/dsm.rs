@@ -26,10 +26,9 @@
 //! request to a finished home is never served, and the run ends with a
 //! `stuck` report (see `docs/lci.md`).
 
-use super::host::Control;
-use super::host::Outgoing;
 use crate::config::Mix;
 use crate::engine::SimRng;
+use crate::library::lci::{Control, Outgoing};
 use crate::time::{Duration, Instant};
 use crate::Metrics;
 use std::collections::VecDeque;

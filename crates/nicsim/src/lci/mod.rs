@@ -53,9 +53,9 @@
 //! the NI polling watchdog (`crate::nic::watchdog`,
 //! shared with the Open-MX NIC), host soft timers and NI clock interrupts
 //! (`crate::nic::timers`), the reliable
-//! protocol ([`reliable`]), and the DSM ([`dsm`]) and FFT all-to-all
+//! protocol (`crate::library::lci::reliable`), and the DSM ([`dsm`]) and FFT all-to-all
 //! ([`process`], `Drive::Idle`) programs; the rules wire them with the
-//! events after [`FwEv::RefreshDone`]; [`host`] holds what a program and
+//! events after [`FwEv::RefreshDone`]; `crate::library::lci` holds what a program and
 //! its library say to each other.
 //!
 //! Its events are the world's, each addressed to one part ([`To`]): host
@@ -69,16 +69,15 @@
 //! overflowed ([`Cx::full`]) or the program is done ([`Running::done`]).
 
 pub mod dsm;
-pub mod host;
 pub mod multicast;
 pub mod process;
-pub mod reliable;
 pub mod workload;
 
 use crate::config::{lanai_ns, HostTimes, LciHostTimes, LciScenario, WatchdogDelay};
 use crate::engine::Origin;
 use crate::host::bus::{Bus, BusOp};
 pub use crate::library::lci::LibEv;
+use crate::library::lci::Outgoing;
 use crate::library::lci::{Cx as LibCx, HostMc, Lib, Output as LibOut};
 use crate::net::grid::Grid;
 pub use crate::nic::lanai::FwEv;
@@ -88,7 +87,6 @@ use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
 use crate::SimError;
-use host::Outgoing;
 use process::{Drive, Next};
 use workload::Job;
 
@@ -204,7 +202,7 @@ pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let hosts = (0..n).map(|h| {
         let mut lib = Lib::new(h, &s.lib, &t, strategy.detect(), p.link.mtu, ni.send_buffers, mc, upcall);
         if let Some(r) = s.protocol {
-            lib.rel = Some(reliable::Reliable::new(n, r.send_buffers, r.ack_delay));
+            lib.rel = Some(crate::library::lci::reliable::Reliable::new(n, r.send_buffers, r.ack_delay));
         }
         lib
     });

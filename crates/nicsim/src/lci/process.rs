@@ -19,8 +19,8 @@
 //! for the receives alone. It times nothing: the stack calls it with
 //! `now`.
 
-use super::host::{Control, Outgoing};
 use crate::config::Workload;
+use crate::library::lci::{Control, Outgoing};
 use crate::metrics::{stream_unmeasurable, LinkBound};
 use crate::time::{Duration, Instant};
 use crate::workload::{asp_ops, bcast_bench_ops, qr_ops, Body, Label, Op, Program};

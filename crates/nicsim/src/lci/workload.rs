@@ -17,10 +17,10 @@
 //! [`Job::on_message`], [`Job::done`] and [`Job::metrics`].
 
 use super::dsm::Dsm;
-pub use super::host::Control;
-use super::host::Outgoing;
 use super::process::{Drive, Processes};
 use crate::config::Workload;
+pub use crate::library::lci::Control;
+use crate::library::lci::Outgoing;
 use crate::metrics::LinkBound;
 use crate::time::Instant;
 use crate::Metrics;

@@ -15,7 +15,7 @@
 //! This module owns the per-packet *plan* only. It does not execute it
 //! (the LCI NI, `crate::nic::lanai`, or the Open-MX NIC, `crate::nic::Nic`),
 //! price it on a bus (`crate::host::bus`, `Nic::receive`) nor poll
-//! (`crate::lci::host`, the main world's driver and busy poller).
+//! (`crate::library::lci`, the main world's driver and busy poller).
 //!
 //! Host receive buffer layout (`B` = header + payload capacity + 4 bytes):
 //! the FULL word is the last 4 bytes, `[B - 4, B)`. Unshifted strategies put

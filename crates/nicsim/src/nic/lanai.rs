@@ -26,7 +26,7 @@
 //! priced by [`Bus`]) and the host -> NI engine (the small DMA that fetches
 //! the host's processed-packet counter, `FwEv::RefreshDma`; the polling
 //! watchdog and the NI clock reuse it, [`Ni::fetch_host_words`]). It does
-//! not own the host's polling (`crate::lci::host`), who forwards what
+//! not own the host's polling (`crate::library::lci`), who forwards what
 //! (`crate::lci::multicast`), nor the wire.
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};

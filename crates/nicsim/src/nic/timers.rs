@@ -12,12 +12,12 @@
 //!
 //! Both stacks use [`ClockPolicy`]: the LCI stack (`crate::lci`) with its
 //! per-peer [`SoftTimers`] (the delayed explicit acks of
-//! `crate::lci::reliable`), the Open-MX NIC (`crate::sim::clock`,
+//! `crate::library::lci::reliable`), the Open-MX NIC (`crate::sim::clock`,
 //! `nic.clock_period_us`) with the library's protocol deadlines (delayed
 //! acks, resends: `crate::proto::Endpoint`) as its running timers.
 //!
 //! This module does not time the tick, the fetch or the signal (each stack
-//! does), nor decide what a timer does (`crate::lci::reliable`,
+//! does), nor decide what a timer does (`crate::library::lci::reliable`,
 //! `crate::proto`).
 
 use crate::time::{Duration, Instant};

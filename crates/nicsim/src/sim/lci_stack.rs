@@ -7,7 +7,7 @@
 //! (`crate::lci::Running`). The world routes each event addressed to a
 //! part to the rules' method of its kind (`crate::lci::Cx`, lent the
 //! hosts, the grid, the program and the world's queue): host `h`'s library
-//! (`Ev::LciLibrary`, a `crate::lci::host::LibEv`), NI `h`'s LANai firmware
+//! (`Ev::LciLibrary`, a `crate::library::lci::LibEv`), NI `h`'s LANai firmware
 //! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), NI `h`'s polling watchdog
 //! and clock (the events the Open-MX NIC's share: `Ev::WatchdogTimer`,
 //! `Ev::ClockTick`, `Ev::ClockFetched`, routed here by `nic_path` and

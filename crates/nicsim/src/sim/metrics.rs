@@ -122,7 +122,7 @@ impl World {
         m.set("signals_returned_at_once", at_once as f64);
         m.set("signals_merged", merged as f64);
         m.set("ni_host_fetches", nis().map(|n| n.host_fetches).sum::<u64>() as f64);
-        let rel = |f: fn(&crate::lci::reliable::Reliable) -> u64| {
+        let rel = |f: fn(&crate::library::lci::reliable::Reliable) -> u64| {
             libs().filter_map(|h| h.rel.as_ref()).map(f).sum::<u64>() as f64
         };
         m.set("explicit_acks", rel(|r| r.explicit_acks));

@@ -18,7 +18,7 @@
 //! fragmentation into packets, the polling loop per [`Detect`] (failed
 //! polls of a cached flag are cache hits, the successful one a miss; `pio`
 //! polls read the NI counter across the bus), the reliable protocol's host
-//! side (`crate::lci::reliable`), what a signal does to the library (its
+//! side ([`reliable`]), what a signal does to the library (its
 //! core's CPU modes are `crate::host::core::SignalledCore`'s), and its side
 //! of the multicast schemes ([`mc`]). It does not own bus timing
 //! (`crate::host::bus`), the NI (`crate::nic::lanai`) nor the program
@@ -31,16 +31,18 @@
 //! test).
 
 mod mc;
+mod program;
+pub mod reliable;
 
 pub(crate) use mc::HostMc;
 
 use crate::config::{LciHostCfg, LciHostTimes};
 use crate::host::core::{Delivery, Exit, Mode, SignalledCore};
-use crate::lci::host::{Control, Outgoing, ACK_ONLY_MSG};
-use crate::lci::reliable::Reliable;
 use crate::nic::delivery::{Detect, FLAG_BYTES};
 use crate::nic::lanai::Packet;
 use crate::time::{Duration, Instant};
+pub use program::{Control, Outgoing, ACK_ONLY_MSG};
+use reliable::Reliable;
 use std::collections::VecDeque;
 
 /// What an event addressed to host `h`'s library is

@@ -1,8 +1,8 @@
 //! The LCI library as a component: called with a context, it answers with
 //! outputs and touches nothing else (no bus, no NI, no program).
 
+use super::{Control, Outgoing};
 use super::{Cx, Lib, LibEv, Output};
-use crate::lci::host::{Control, Outgoing};
 use crate::nic::delivery::FLAG_BYTES;
 use crate::time::{Duration, Instant};
 use crate::Scenario;

@@ -9,7 +9,7 @@
 //! window slot: it uses the NI's control buffer).
 //!
 //! This module owns the counts and the decision; the host library calls it
-//! (`super::host::Host::rel`) and the world times nothing here. No packet is
+//! (`super::Lib::rel`) and the world times nothing here. No packet is
 //! lost on Myrinet in this model, so nothing is retransmitted: the window is
 //! what the protocol costs.
 
