@@ -26,7 +26,7 @@ impl Proc {
     /// completion.
     #[inline(always)]
     pub(super) fn consume_cost(&mut self, cx: &mut Cx<'_>, at: Cpu, ev: LibEvent) -> Duration {
-        let (c, cc, topo) = (cx.c, cx.cc, cx.topo);
+        let (c, cc, topo) = (&cx.env.c, &cx.env.c.cc, &cx.env.topo);
         let cache = &mut *cx.cache;
         let pr = self;
         let mut cost = c.lib.event
@@ -180,7 +180,7 @@ impl Proc {
     /// An in-order message (or first fragment) is matched.
     fn deliver(&mut self, cx: &mut Cx<'_>, ev: LibEvent) {
         let (peer, m) = (ev.peer, ev.msg);
-        let layout = cx.c.layout;
+        let layout = cx.env.c.layout;
         let req = self.posted.take(Some(peer), m.tag);
         match m.kind {
             Kind::Tiny | Kind::Small => {

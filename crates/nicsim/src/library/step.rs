@@ -40,7 +40,7 @@ impl Proc {
     #[inline(always)]
     fn next_step(&mut self, cx: &mut Cx<'_>) -> Step {
         let now = cx.now;
-        let at = cx.topo.cpu(self.core);
+        let at = cx.env.topo.cpu(self.core);
         // Operations that take no time (a zero compute, a mark, a wait that
         // is already satisfied) loop back here without touching the peers:
         // the timers checked once at `now` need no second look.
@@ -71,7 +71,7 @@ impl Proc {
                 }
                 timers_checked = true;
             }
-            let c = cx.c;
+            let c = &cx.env.c;
             if self.finished {
                 // The library outlives the program: it keeps answering
                 // (acks, resends) until the whole run ends.
@@ -100,7 +100,7 @@ impl Proc {
                         WaitMode::Block => Step::Run(c.host.block, Action::Block),
                     };
                 }
-                Op::Send { peer, .. } if cx.ranks[peer as usize].0 == cx.host => {
+                Op::Send { peer, .. } if cx.env.ranks[peer as usize].0 == cx.host => {
                     // Shared-memory path: the copy is priced when it is made.
                     return Step::Run(c.lib.mpi_send + c.lib.send, Action::Op(op));
                 }
@@ -109,7 +109,7 @@ impl Proc {
                     // The library's state and the data read from the
                     // application's buffer (a large message's is pulled by
                     // the NIC): counted, their time is in `send` and the copy.
-                    let cc = cx.cc;
+                    let cc = &cx.env.c.cc;
                     let lines = &mut self.lines;
                     // The library's own lines (`LibPath::Send`) with the MPI layer's.
                     let own = cx.kernel_lines.lib_lines(LibPath::Send);
@@ -274,9 +274,9 @@ impl Proc {
                 let req = self.new_req(true, size);
                 // omx_isend ends with a progress call (see `Proc::drain`).
                 self.drain = self.ring.len() as u32;
-                let class = wire::classify(size as usize, cx.c.rndv_threshold as usize);
+                let class = wire::classify(size as usize, cx.env.c.rndv_threshold as usize);
                 let dst = peer as u16;
-                if cx.ranks[dst as usize].0 == cx.host {
+                if cx.env.ranks[dst as usize].0 == cx.host {
                     self.outbox.push_back(Out::one_frame(dst, Kind::Shm, 0, tag, size, req));
                     return;
                 }

@@ -241,14 +241,14 @@ impl World {
         if self.hosts[0].nic.rx_extra_bytes > 0 {
             // Packet shifting: per received frame, the DMA writes and the
             // lines the poller reads (the ring's beside them).
-            let [ring, ours] = super::build::rx_delivery_plan(RxDelivery::Shifted, self.c.cache.line_bytes);
+            let [ring, ours] = super::build::rx_delivery_plan(RxDelivery::Shifted, self.env.c.cache.line_bytes);
             let frames = self.hosts.iter().map(|h| h.nic.fw_rx_frames).sum::<u64>() as f64;
             m.set("rx_dma_writes", frames * ours.0 as f64);
             m.set("rx_dma_writes_ring", frames * ring.0 as f64);
             m.set("rx_poll_lines", frames * ours.1 as f64);
             m.set("rx_poll_lines_ring", frames * ring.1 as f64);
         }
-        if self.c.tx_softirq {
+        if self.env.c.tx_softirq {
             // Open-MX's transmit completions (`host.tx_softirq`): FRAG_DONE
             // events posted by the NET_TX softirqs and consumed by the
             // senders' libraries, region refcounts put.

@@ -314,15 +314,15 @@ pub(crate) struct Drops {
 pub struct World {
     pub(crate) q: EventQueue<Ev>,
     pub(crate) hosts: Vec<HostState>,
-    pub(crate) topo: Topology,
-    pub(crate) c: Costs,
+    /// The costs, the topology, the rank map: what every library call
+    /// reads, behind the one reference its context holds.
+    pub(crate) env: Env,
     /// The network and what the wire does to frames (`wire_path`).
     pub(crate) wire: Wire,
     /// The frames in flight and their counts (`wire_path`).
     pub(crate) frames: Frames,
     /// The drivers' pull handles and the pulls they serve (`pull`).
     pub(crate) pulls: Pulls,
-    pub(crate) ranks: Ranks,
     pub(crate) run: Run,
     /// Programs not finished yet (the run ends at none).
     pub(crate) programs_left: u32,
@@ -334,6 +334,18 @@ pub struct World {
     pub(crate) clock: Option<Box<clock::Clock>>,
     /// The outputs of the library calls under way (`lib_io`), reused.
     pub(crate) lib_out: Vec<Output>,
+}
+
+/// The world's parts fixed once it is built and read by every library
+/// call: a library's context ([`crate::library::Cx`]) holds one reference
+/// to them rather than one to each.
+pub(crate) struct Env {
+    pub(crate) c: Costs,
+    pub(crate) topo: Topology,
+    /// Rank -> (host, endpoint).
+    pub(crate) ranks: Ranks,
+    /// The NI clocks run (`clock`): a missed deadline is reported.
+    pub(crate) clock: bool,
 }
 
 impl World {
