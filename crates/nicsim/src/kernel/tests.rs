@@ -18,8 +18,14 @@ fn world() -> World {
 /// Calls `f` with host 1's receive path and a context on its queue 0.
 fn with_cx<R>(w: &mut World, now: Instant, f: impl FnOnce(&mut RxPath, &mut Cx<'_>) -> R) -> R {
     let hs = &mut w.hosts[1];
-    let mut cx =
-        Cx { now, c: &w.env.c, cc: &w.env.c.cc, topo: &w.env.topo, cache: &mut hs.cache, queue: &mut hs.nic.queues[0] };
+    let mut cx = Cx {
+        now,
+        c: &w.env.c,
+        cc: &w.env.c.cc,
+        topo: &w.env.topo,
+        cache: &mut hs.mem.cache,
+        queue: &mut hs.nic.queues[0],
+    };
     f(&mut hs.rx, &mut cx)
 }
 

@@ -62,11 +62,11 @@ impl Proc {
         let k = self.exp.pending;
         // The library's own lines per event (`LibPath::FragDone`), counted
         // (their time is in `frag_done`).
-        let own = cx.kernel_lines.lib_lines(LibPath::FragDone) * k as u64;
-        cc.touch(cx.cache, &mut self.lines.private, at, Side::User, own);
+        let own = cx.mem.lines.lib_lines(LibPath::FragDone) * k as u64;
+        cc.touch(&mut cx.mem.cache, &mut self.lines.private, at, Side::User, own);
         let cost = c.lib.frag_done.times(k as u64)
-            + cc.access(topo, cx.cache, &mut self.exp.ring, at, Side::User, k * c.cache.event_lines)
-            + cc.access(topo, cx.cache, &mut self.ep_obj, at, Side::User, c.cache.endpoint_lines);
+            + cc.access(topo, &mut cx.mem.cache, &mut self.exp.ring, at, Side::User, k * c.cache.event_lines)
+            + cc.access(topo, &mut cx.mem.cache, &mut self.ep_obj, at, Side::User, c.cache.endpoint_lines);
         (cost, k)
     }
 

@@ -46,8 +46,7 @@ pub(crate) use event::{LibEvent, Writer};
 pub(crate) use process::{Action, Notice, PState, Peaks, Proc, Step};
 
 use crate::costs::Costs;
-use crate::host::{CacheStats, HostLines, TxPath};
-use crate::sim::Env;
+use crate::sim::{Env, HostMem};
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
 
@@ -124,12 +123,9 @@ pub(crate) struct Cx<'a> {
     pub host: u16,
     /// The costs, the topology, the rank map, whether the NI clocks run.
     pub env: &'a Env,
-    /// The host's cache counters.
-    pub cache: &'a mut CacheStats,
-    /// The host's send path, and its cores' own kernel state and the
-    /// kernel paths' lines (`host::HostLines`).
-    pub tx: &'a mut TxPath,
-    pub kernel_lines: &'a mut HostLines,
+    /// The host's cache counters, its send path, and its cores' own
+    /// kernel state and the kernel paths' lines (`host::HostLines`).
+    pub mem: &'a mut HostMem,
     /// The outputs of this call (the world's reused buffer; appended to).
     pub out: &'a mut Vec<Output>,
 }
@@ -148,15 +144,17 @@ impl Cx<'_> {
     /// another core owe is an output.
     #[inline(always)]
     pub(crate) fn tx_touch(&mut self, core: u16, ep: u8, hold: Duration, payload: u32) -> Duration {
-        let kernel = &mut self.kernel_lines.kernel[core as usize];
-        let env = self.env;
-        let (cost, owed) = self.tx.touch(&env.c.cc, &env.topo, &env.c.cache, self.cache, kernel, self.now, core, hold);
+        let (env, mem) = (self.env, &mut *self.mem);
+        let kernel = &mut mem.lines.kernel[core as usize];
+        let (cost, owed) =
+            mem.tx.touch(&env.c.cc, &env.topo, &env.c.cache, &mut mem.cache, kernel, self.now, core, hold);
         if let Some((core, stall)) = owed {
             self.emit(Output::Stall { core, stall });
         }
         let at = env.topo.cpu(core);
         // The send system call's own lines (`Path::SendIoctl`), counted,
         // and the frame's (`Path::OmxSend`).
-        cost + self.kernel_lines.send_call(&env.c.cc, &env.topo, self.cache, ep as usize, payload, at)
+        let mem = &mut *self.mem;
+        cost + mem.lines.send_call(&env.c.cc, &env.topo, &mut mem.cache, ep as usize, payload, at)
     }
 }

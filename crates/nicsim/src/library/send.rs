@@ -76,11 +76,18 @@ impl Proc {
                     // the destructor wrote last wherever it ran.
                     let at = cx.env.topo.cpu(self.core);
                     let lines = c.cache.frag_dtor_lines;
-                    cx.env.c.cc.access(&cx.env.topo, cx.cache, &mut self.exp.dtor, at, crate::host::Side::Kernel, lines)
+                    cx.env.c.cc.access(
+                        &cx.env.topo,
+                        &mut cx.mem.cache,
+                        &mut self.exp.dtor,
+                        at,
+                        crate::host::Side::Kernel,
+                        lines,
+                    )
                 } else {
                     Duration::ZERO
                 };
-                if kind == Kind::MediumFrag && cx.kernel_lines.footprints() {
+                if kind == Kind::MediumFrag && cx.mem.lines.footprints() {
                     self.sendq_copy(cx, bytes);
                 }
                 c.host.syscall + per_frame + tx + dtor + cx.env.c.cc.copy_hot(bytes)
@@ -116,9 +123,16 @@ impl Proc {
         // Shared: the slot's lines are in this die's L2, as a DMA into it
         // would leave them; Invalid: in memory.
         let held =
-            if cx.kernel_lines.tx_read_shares() { crate::host::Owner::die(at.die) } else { crate::host::Owner::MEMORY };
-        let mut slot = crate::host::Obj::dma_written(cx.cache, held);
-        let _ = cx.env.c.cc.copy(cx.cache, &mut self.lines.app, Some(&mut slot), at, crate::host::Side::User, bytes);
+            if cx.mem.lines.tx_read_shares() { crate::host::Owner::die(at.die) } else { crate::host::Owner::MEMORY };
+        let mut slot = crate::host::Obj::dma_written(&cx.mem.cache, held);
+        let _ = cx.env.c.cc.copy(
+            &mut cx.mem.cache,
+            &mut self.lines.app,
+            Some(&mut slot),
+            at,
+            crate::host::Side::User,
+            bytes,
+        );
     }
 
     /// Queues explicit acks and resends that are due; true if it queued any.

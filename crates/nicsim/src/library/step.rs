@@ -112,8 +112,14 @@ impl Proc {
                     let cc = &cx.env.c.cc;
                     let lines = &mut self.lines;
                     // The library's own lines (`LibPath::Send`) with the MPI layer's.
-                    let own = cx.kernel_lines.lib_lines(LibPath::Send);
-                    cc.touch(cx.cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64 + own);
+                    let own = cx.mem.lines.lib_lines(LibPath::Send);
+                    cc.touch(
+                        &mut cx.mem.cache,
+                        &mut lines.private,
+                        at,
+                        Side::User,
+                        c.cache.user_private_lines as u64 + own,
+                    );
                     let class = wire::classify(size as usize, c.rndv_threshold as usize);
                     // With the paths' footprints an Open-MX medium send
                     // reads its buffer fragment by fragment, as it copies
@@ -121,9 +127,9 @@ impl Proc {
                     let by_frag = class == MessageClass::Medium
                         && !c.native
                         && matches!(op, Op::Send { .. })
-                        && cx.kernel_lines.footprints();
+                        && cx.mem.lines.footprints();
                     if class != MessageClass::Large && !by_frag {
-                        cc.touch(cx.cache, &mut lines.app, at, Side::User, cc.lines(size));
+                        cc.touch(&mut cx.mem.cache, &mut lines.app, at, Side::User, cc.lines(size));
                     }
                     match class {
                         // Open-MX copies a medium message into its send

@@ -20,8 +20,7 @@ fn world() -> World {
 /// `out`.
 fn with_cx<R>(w: &mut World, h: usize, now: Instant, out: &mut Vec<Output>, f: impl FnOnce(&mut Cx<'_>) -> R) -> R {
     let hs = &mut w.hosts[h];
-    let mut cx =
-        Cx { now, host: h as u16, env: &w.env, cache: &mut hs.cache, tx: &mut hs.tx, kernel_lines: &mut hs.lines, out };
+    let mut cx = Cx { now, host: h as u16, env: &w.env, mem: &mut hs.mem, out };
     f(&mut cx)
 }
 

@@ -196,7 +196,6 @@ impl World {
                 steering,
                 procs: Vec::new(),
                 eps: vec![None; ENDPOINTS],
-                tx: TxPath::default(),
                 // Native MX's NIC serves its own send queue: no qdisc.
                 txq: TxBacklog::new(if p.nic.tx_queue_len == 0 || s.native_mx {
                     0
@@ -204,9 +203,12 @@ impl World {
                     (p.nic.tx_queue_len + p.nic.tx_ring_frames) as usize
                 }),
                 wakes_remote: 0,
-                cache: CacheStats::new(dies, l2_lines, l1_lines),
-                lines: HostLines::new(cores as usize, steering_queues, p.cache.path_footprints)
-                    .sharing_tx_reads(p.cache.tx_dma_read_shares),
+                mem: super::HostMem {
+                    cache: CacheStats::new(dies, l2_lines, l1_lines),
+                    tx: TxPath::default(),
+                    lines: HostLines::new(cores as usize, steering_queues, p.cache.path_footprints)
+                        .sharing_tx_reads(p.cache.tx_dma_read_shares),
+                },
                 rx: RxPath::new(steering_queues),
                 net_tx: NetTx::default(),
                 kernel_time: Duration::ZERO,
@@ -405,7 +407,7 @@ impl World {
         hs.cores[core as usize].bind(idx);
         if idx == 0 {
             // The host's first process is the one its thread counts measure.
-            hs.cache.watch(core);
+            hs.mem.cache.watch(core);
         }
         self.programs_left += 1;
     }

@@ -441,15 +441,7 @@ impl World {
     ) -> R {
         let start = self.lib_out.len();
         let hs = &mut self.hosts[h];
-        let mut cx = Cx {
-            now,
-            host: h as u16,
-            env: &self.env,
-            cache: &mut hs.cache,
-            tx: &mut hs.tx,
-            kernel_lines: &mut hs.lines,
-            out: &mut self.lib_out,
-        };
+        let mut cx = Cx { now, host: h as u16, env: &self.env, mem: &mut hs.mem, out: &mut self.lib_out };
         let r = f(&mut hs.procs[p], &mut cx);
         if self.lib_out.len() > start {
             self.route(now, h, p, start);

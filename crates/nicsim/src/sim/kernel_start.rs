@@ -27,12 +27,12 @@ impl World {
     #[inline(always)]
     pub(crate) fn tx_touch(&mut self, now: Instant, h: usize, core: usize, hold: Duration) -> Duration {
         let hs = &mut self.hosts[h];
-        let kernel = &mut hs.lines.kernel[core];
-        let (cost, owed) = hs.tx.touch(
+        let kernel = &mut hs.mem.lines.kernel[core];
+        let (cost, owed) = hs.mem.tx.touch(
             &self.env.c.cc,
             &self.env.topo,
             &self.env.c.cache,
-            &mut hs.cache,
+            &mut hs.mem.cache,
             kernel,
             now,
             core as u16,
@@ -55,7 +55,7 @@ impl World {
             c: &self.env.c,
             cc: &self.env.c.cc,
             topo: &self.env.topo,
-            cache: &mut hs.cache,
+            cache: &mut hs.mem.cache,
             queue: &mut hs.nic.queues[q as usize],
         };
         (&mut hs.rx, cx)
@@ -139,10 +139,10 @@ impl World {
             KWork::Irq { .. } => {
                 let hs = &mut self.hosts[h];
                 let at = self.env.topo.cpu(core as u16);
-                hs.lines.paths(
+                hs.mem.lines.paths(
                     &self.env.c.cc,
                     &self.env.topo,
-                    &mut hs.cache,
+                    &mut hs.mem.cache,
                     [(Path::HardIrq, q), (Path::NapiPoll, q)],
                     at,
                 )
@@ -163,7 +163,7 @@ impl World {
     #[inline(always)]
     pub(super) fn path_lines(&mut self, h: usize, core: usize, run: (Path, usize)) -> Duration {
         let hs = &mut self.hosts[h];
-        hs.lines.path(&self.env.c.cc, &self.env.topo, &mut hs.cache, run, self.env.topo.cpu(core as u16))
+        hs.mem.lines.path(&self.env.c.cc, &self.env.topo, &mut hs.mem.cache, run, self.env.topo.cpu(core as u16))
     }
 
     /// CPU cost of handling one ring entry of queue `q` in the bottom half:
@@ -208,8 +208,8 @@ impl HostState {
         HandlerCx {
             c,
             topo,
-            cache: &mut self.cache,
-            lines: &mut self.lines,
+            cache: &mut self.mem.cache,
+            lines: &mut self.mem.lines,
             steering: &self.steering,
             eps: &self.eps,
             procs: &mut self.procs,

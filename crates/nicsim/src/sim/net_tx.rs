@@ -81,7 +81,7 @@ impl World {
         for i in 0..tally.len() {
             let (p, frags, replies) = tally.get(i);
             let (ep, exp) = hs.procs[p as usize].tx_shared();
-            let cache = &mut hs.cache;
+            let cache = &mut hs.mem.cache;
             if frags > 0 {
                 cost += c.host.tx_dtor.times(frags as u64)
                     + cc.access(topo, cache, &mut exp.ring, at, Kernel, frags * c.cache.event_lines)
@@ -126,6 +126,6 @@ impl World {
         let hs = &mut self.hosts[h];
         let Some(p) = hs.eps.get(ep as usize).copied().flatten() else { return Duration::ZERO };
         let (_, exp) = hs.procs[p as usize].tx_shared();
-        self.env.c.cc.access(&self.env.topo, &mut hs.cache, &mut exp.region, at, Kernel, 1)
+        self.env.c.cc.access(&self.env.topo, &mut hs.mem.cache, &mut exp.region, at, Kernel, 1)
     }
 }
