@@ -277,7 +277,7 @@ mod tests {
     #[test]
     fn the_pages_addresses_follow_the_ranks_a_process_talks_to() {
         let w = ran_exchange(1024, 8, 1);
-        let n = w.ranks.len();
+        let n = w.env.ranks.len();
         let page = crate::paged::PAGE * 64;
         let beyond = |rank: usize| usize::from(rank >= 4096);
         for p in w.hosts.iter().flat_map(|h| &h.procs) {

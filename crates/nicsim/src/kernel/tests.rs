@@ -18,14 +18,21 @@ fn world() -> World {
 /// Calls `f` with host 1's receive path and a context on its queue 0.
 fn with_cx<R>(w: &mut World, now: Instant, f: impl FnOnce(&mut RxPath, &mut Cx<'_>) -> R) -> R {
     let hs = &mut w.hosts[1];
-    let mut cx = Cx { now, c: &w.c, cc: &w.c.cc, topo: &w.topo, cache: &mut hs.cache, queue: &mut hs.nic.queues[0] };
+    let mut cx = Cx {
+        now,
+        c: &w.env.c,
+        cc: &w.env.c.cc,
+        topo: &w.env.topo,
+        cache: &mut hs.mem.cache,
+        queue: &mut hs.nic.queues[0],
+    };
     f(&mut hs.rx, &mut cx)
 }
 
 #[test]
 fn a_hard_irq_polls_each_frame_then_rearms() {
     let mut w = world();
-    let budget = w.c.napi_budget;
+    let budget = w.env.c.napi_budget;
     w.hosts[1].nic.queues[0].push_rx(7, true, 1);
     let now = Instant::ZERO;
     // The hard IRQ and the first poll: one item, priced with both, which
@@ -38,22 +45,22 @@ fn a_hard_irq_polls_each_frame_then_rearms() {
     };
     assert_eq!(entry, RingEntry::Rx(7));
     assert_eq!(next, KWork::EntryRx { q: 0, budget: budget - 1, frame: 7 });
-    assert!(cost >= w.c.host.irq_entry + w.c.host.napi_poll, "{cost:?}");
+    assert!(cost >= w.env.c.host.irq_entry + w.env.c.host.napi_poll, "{cost:?}");
     assert_eq!(w.hosts[1].rx.irq_handled(), 1);
     // The driver's tail is left out of the entry's price and opens the next
     // segment, after the frame went to the handler.
-    let e = w.c.host.driver_rx_tail + Duration::from_ns(100);
-    assert_eq!(RxPath::entry_cost(&w.c, cost, entry, e), cost + Duration::from_ns(100));
+    let e = w.env.c.host.driver_rx_tail + Duration::from_ns(100);
+    assert_eq!(RxPath::entry_cost(&w.env.c, cost, entry, e), cost + Duration::from_ns(100));
     match with_cx(&mut w, now, |rx, cx| rx.finish(cx, next)) {
         Done::Frame { next, tail, frame } => {
-            assert_eq!((next, tail, frame), (KWork::Napi { q: 0, budget: budget - 1 }, w.c.host.driver_rx_tail, 7));
+            assert_eq!((next, tail, frame), (KWork::Napi { q: 0, budget: budget - 1 }, w.env.c.host.driver_rx_tail, 7));
         }
         d => panic!("expected the frame for the handler, got {d:?}"),
     }
     // The ring is empty: napi_complete and the re-arm, priced, no entry.
     let napi = KWork::Napi { q: 0, budget: budget - 1 };
     match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, napi)) {
-        Start::Run(cost, KWork::Rearm { q: 0 }) => assert_eq!(cost, w.c.host.irq_rearm),
+        Start::Run(cost, KWork::Rearm { q: 0 }) => assert_eq!(cost, w.env.c.host.irq_rearm),
         s => panic!("expected the re-arm, got {s:?}"),
     }
     assert!(matches!(
@@ -68,11 +75,11 @@ fn a_spent_budget_yields_and_a_deferral_arms_the_timer() {
     let mut w = world();
     let now = Instant::ZERO + Duration::from_ns(1_000);
     match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, KWork::Napi { q: 0, budget: 0 })) {
-        Start::Yield(next) => assert_eq!(next, KWork::Napi { q: 0, budget: w.c.napi_budget }),
+        Start::Yield(next) => assert_eq!(next, KWork::Napi { q: 0, budget: w.env.c.napi_budget }),
         s => panic!("expected a yield, got {s:?}"),
     }
     match with_cx(&mut w, now, |rx, cx| rx.finish(cx, KWork::Defer { q: 0 })) {
-        Done::Timer { at } => assert_eq!(at, now + w.c.gro_flush),
+        Done::Timer { at } => assert_eq!(at, now + w.env.c.gro_flush),
         d => panic!("expected the NAPI timer, got {d:?}"),
     }
     assert_eq!(RxPath::napi_timer(0, false), KWork::TimerNapi { q: 0 });
@@ -88,11 +95,11 @@ fn split_claims_reap_in_the_hard_handler_and_schedule_napi_only_for_frames() {
     assert_eq!(hard, KWork::HardIrq { q: 0, rx: true });
     match with_cx(&mut w, now, |rx, cx| rx.start(cx, 0, hard)) {
         Start::Reap { cost, n, w: next } => {
-            assert_eq!((cost, n, next), (w.c.host.irq_entry, 2, hard));
+            assert_eq!((cost, n, next), (w.env.c.host.irq_entry, 2, hard));
         }
         s => panic!("expected the reap, got {s:?}"),
     }
-    let budget = w.c.napi_budget;
+    let budget = w.env.c.napi_budget;
     let done = with_cx(&mut w, now, |rx, cx| rx.finish(cx, hard));
     assert!(matches!(done, Done::Irq { next: Some(KWork::Napi { q: 0, budget: b }), .. } if b == budget), "{done:?}");
     let tx_only = KWork::HardIrq { q: 0, rx: false };
@@ -137,19 +144,19 @@ fn what_the_handler_writes_is_on_its_cores_die_or_in_memory_for_the_nic() {
     use super::RxBy;
     use crate::library::Writer;
     let w = world();
-    assert_eq!(RxBy::Nic.writer(&w.topo), Writer::Memory);
-    let core = w.topo.cores_per_die as usize; // the first core of the second die
-    assert_eq!(RxBy::Core(core).writer(&w.topo), Writer::die(w.topo.die_of(core as u16)));
-    assert_ne!(RxBy::Core(core).writer(&w.topo), RxBy::Core(0).writer(&w.topo));
+    assert_eq!(RxBy::Nic.writer(&w.env.topo), Writer::Memory);
+    let core = w.env.topo.cores_per_die as usize; // the first core of the second die
+    assert_eq!(RxBy::Core(core).writer(&w.env.topo), Writer::die(w.env.topo.die_of(core as u16)));
+    assert_ne!(RxBy::Core(core).writer(&w.env.topo), RxBy::Core(0).writer(&w.env.topo));
 }
 
 #[test]
 fn a_frame_nobody_takes_costs_the_drop_and_a_message_costs_more() {
     use super::handler_price;
     let mut w = world();
-    let c = &w.c;
+    let c = &w.env.c;
     let hs = &mut w.hosts[1];
-    let mut price = |repr| handler_price(hs.handler_cx(c, &w.topo), 0, repr, 0, |_, _| (None, false));
+    let mut price = |repr| handler_price(hs.handler_cx(c, &w.env.topo), 0, repr, 0, |_, _| (None, false));
     let drop = c.host.driver_rx + c.host.handler_drop;
     assert_eq!(price(None), drop, "a malformed frame");
     assert_eq!(price(Some(tiny(7))), drop, "a frame to no endpoint");
@@ -179,10 +186,10 @@ fn a_pull_reply_the_handle_does_not_want_is_dropped_before_its_copy() {
     use super::handler_price;
     let price = |check: bool, wanted: bool| {
         let mut w = world();
-        w.c.pull_dup_check = check;
-        let c = &w.c;
+        w.env.c.pull_dup_check = check;
+        let c = &w.env.c;
         let hs = &mut w.hosts[1];
-        let cost = handler_price(hs.handler_cx(c, &w.topo), 0, Some(pull_reply()), 0, |_, _| (None, wanted));
+        let cost = handler_price(hs.handler_cx(c, &w.env.topo), 0, Some(pull_reply()), 0, |_, _| (None, wanted));
         (cost, c.host.driver_rx + c.host.handler)
     };
     let ((new, floor), (duplicate, _)) = (price(true, true), price(true, false));

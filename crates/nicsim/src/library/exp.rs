@@ -58,15 +58,15 @@ impl Proc {
     /// and how many: the library's work per event, the event slots (each
     /// its own line, written by the core that posted it) and the endpoint.
     pub(super) fn exp_cost(&mut self, cx: &mut Cx<'_>, at: Cpu) -> (Duration, u32) {
-        let (c, cc, topo) = (cx.c, cx.cc, cx.topo);
+        let (c, cc, topo) = (&cx.env.c, &cx.env.c.cc, &cx.env.topo);
         let k = self.exp.pending;
         // The library's own lines per event (`LibPath::FragDone`), counted
         // (their time is in `frag_done`).
-        let own = cx.kernel_lines.lib_lines(LibPath::FragDone) * k as u64;
-        cc.touch(cx.cache, &mut self.lines.private, at, Side::User, own);
+        let own = cx.mem.lines.lib_lines(LibPath::FragDone) * k as u64;
+        cc.touch(&mut cx.mem.cache, &mut self.lines.private, at, Side::User, own);
         let cost = c.lib.frag_done.times(k as u64)
-            + cc.access(topo, cx.cache, &mut self.exp.ring, at, Side::User, k * c.cache.event_lines)
-            + cc.access(topo, cx.cache, &mut self.ep_obj, at, Side::User, c.cache.endpoint_lines);
+            + cc.access(topo, &mut cx.mem.cache, &mut self.exp.ring, at, Side::User, k * c.cache.event_lines)
+            + cc.access(topo, &mut cx.mem.cache, &mut self.ep_obj, at, Side::User, c.cache.endpoint_lines);
         (cost, k)
     }
 
@@ -87,7 +87,7 @@ impl Proc {
     /// holds a slot until its FRAG_DONE is consumed (only when FRAG_DONE
     /// events are posted: `host.tx_softirq`).
     pub(super) fn exp_reserve(&mut self, cx: &Cx<'_>, frags: u32) {
-        if cx.c.tx_softirq {
+        if cx.env.c.tx_softirq {
             self.exp.held += frags;
         }
     }
@@ -105,7 +105,7 @@ impl Proc {
     /// its fragments (only medium sends need them, and only when FRAG_DONE
     /// events are posted: `host.tx_softirq`).
     pub(super) fn exp_short(&self, cx: &Cx<'_>, size: u64) -> bool {
-        let c = cx.c;
+        let c = &cx.env.c;
         if !c.tx_softirq || wire::classify(size as usize, c.rndv_threshold as usize) != MessageClass::Medium {
             return false;
         }

@@ -21,7 +21,7 @@ impl Proc {
     #[inline(never)]
     pub(super) fn mcast_post(&mut self, cx: &mut Cx<'_>, size: u64, tag: u64) {
         let req = self.new_req(true, size);
-        let layout = cx.c.layout;
+        let layout = cx.env.c.layout;
         self.drain = self.ring.len() as u32;
         let me = self.rank;
         if size as usize <= SMALL_MAX {
@@ -55,7 +55,7 @@ impl Proc {
     #[inline(never)]
     pub(super) fn mcast_frag(&mut self, cx: &mut Cx<'_>, ev: LibEvent) {
         let (root, m) = (ev.peer, ev.msg);
-        let frags = cx.c.layout.medium_frag_count(m.size as usize) as u32;
+        let frags = cx.env.c.layout.medium_frag_count(m.size as usize) as u32;
         let bit = 1u32 << (m.frag_seq as u32 % 32);
         if let Some(rx) = self.mcast_rx.get_mut(root) {
             if rx.seen & bit != 0 {

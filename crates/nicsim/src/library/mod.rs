@@ -46,7 +46,7 @@ pub(crate) use event::{LibEvent, Writer};
 pub(crate) use process::{Action, Notice, PState, Peaks, Proc, Step};
 
 use crate::costs::Costs;
-use crate::host::{CacheCosts, CacheStats, HostLines, Topology, TxPath};
+use crate::sim::{Env, HostMem};
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
 
@@ -121,19 +121,11 @@ pub(crate) struct Cx<'a> {
     pub now: Instant,
     /// The process's host.
     pub host: u16,
-    pub c: &'a Costs,
-    pub cc: &'a CacheCosts,
-    pub topo: &'a Topology,
-    /// The host's cache counters.
-    pub cache: &'a mut CacheStats,
-    /// The host's send path, and its cores' own kernel state and the
-    /// kernel paths' lines (`host::HostLines`).
-    pub tx: &'a mut TxPath,
-    pub kernel_lines: &'a mut HostLines,
-    /// Rank -> (host, endpoint).
-    pub ranks: &'a [(u16, u8)],
-    /// The NI clock runs (`sim::clock`): a missed deadline is reported.
-    pub clock: bool,
+    /// The costs, the topology, the rank map, whether the NI clocks run.
+    pub env: &'a Env,
+    /// The host's cache counters, its send path, and its cores' own
+    /// kernel state and the kernel paths' lines (`host::HostLines`).
+    pub mem: &'a mut HostMem,
     /// The outputs of this call (the world's reused buffer; appended to).
     pub out: &'a mut Vec<Output>,
 }
@@ -152,14 +144,17 @@ impl Cx<'_> {
     /// another core owe is an output.
     #[inline(always)]
     pub(crate) fn tx_touch(&mut self, core: u16, ep: u8, hold: Duration, payload: u32) -> Duration {
-        let kernel = &mut self.kernel_lines.kernel[core as usize];
-        let (cost, owed) = self.tx.touch(self.cc, self.topo, &self.c.cache, self.cache, kernel, self.now, core, hold);
+        let (env, mem) = (self.env, &mut *self.mem);
+        let kernel = &mut mem.lines.kernel[core as usize];
+        let (cost, owed) =
+            mem.tx.touch(&env.c.cc, &env.topo, &env.c.cache, &mut mem.cache, kernel, self.now, core, hold);
         if let Some((core, stall)) = owed {
             self.emit(Output::Stall { core, stall });
         }
-        let at = self.topo.cpu(core);
+        let at = env.topo.cpu(core);
         // The send system call's own lines (`Path::SendIoctl`), counted,
         // and the frame's (`Path::OmxSend`).
-        cost + self.kernel_lines.send_call(self.cc, self.topo, self.cache, ep as usize, payload, at)
+        let mem = &mut *self.mem;
+        cost + mem.lines.send_call(&env.c.cc, &env.topo, &mut mem.cache, ep as usize, payload, at)
     }
 }

@@ -26,15 +26,15 @@ impl Proc {
     /// completion.
     #[inline(always)]
     pub(super) fn consume_cost(&mut self, cx: &mut Cx<'_>, at: Cpu, ev: LibEvent) -> Duration {
-        let (c, cc, topo) = (cx.c, cx.cc, cx.topo);
-        let cache = &mut *cx.cache;
+        let (c, cc, topo) = (&cx.env.c, &cx.env.c.cc, &cx.env.topo);
+        let cache = &mut cx.mem.cache;
         let pr = self;
         let mut cost = c.lib.event
             + cc.access(topo, cache, &mut pr.ring_obj, at, Side::User, c.cache.event_lines)
             + cc.access(topo, cache, &mut pr.ep_obj, at, Side::User, c.cache.endpoint_lines);
         // The library's own state (`LibPath::Recv`) and the MPI layer's,
         // counted (its time is in `event`).
-        let own = cx.kernel_lines.lib_lines(LibPath::Recv);
+        let own = cx.mem.lines.lib_lines(LibPath::Recv);
         let lines = &mut pr.lines;
         cc.touch(cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64 + own);
         let mut m = ev.msg;
@@ -180,7 +180,7 @@ impl Proc {
     /// An in-order message (or first fragment) is matched.
     fn deliver(&mut self, cx: &mut Cx<'_>, ev: LibEvent) {
         let (peer, m) = (ev.peer, ev.msg);
-        let layout = cx.c.layout;
+        let layout = cx.env.c.layout;
         let req = self.posted.take(Some(peer), m.tag);
         match m.kind {
             Kind::Tiny | Kind::Small => {

@@ -30,20 +30,20 @@ impl Proc {
     /// into the peer's memory.
     #[inline(always)]
     pub(super) fn send_cost(&mut self, cx: &mut Cx<'_>, out: Out) -> Duration {
-        let c = cx.c;
+        let c = &cx.env.c;
         if let Out::Msg { kind: Kind::Shm, size, .. } = out {
             // Intra-host: the driver copies the message into the
             // peer's memory (one copy, from this core's cache).
-            return c.host.syscall + cx.cc.copy_time(false, size);
+            return c.host.syscall + cx.env.c.cc.copy_time(false, size);
         }
         if c.native {
             // OS-bypass send: descriptor (and small data) written to
             // the NIC by PIO, then the doorbell; no system call.
             let cost = match out {
-                Out::Msg { kind: Kind::Tiny | Kind::Small, size, .. } => c.nic.doorbell + cx.cc.copy_hot(size),
+                Out::Msg { kind: Kind::Tiny | Kind::Small, size, .. } => c.nic.doorbell + cx.env.c.cc.copy_hot(size),
                 Out::Msg { kind: Kind::Mcast, size, frag, .. } => {
                     let per = c.layout.medium_frag as u64;
-                    c.nic.doorbell + cx.cc.copy_hot((size - frag as u64 * per).min(per))
+                    c.nic.doorbell + cx.env.c.cc.copy_hot((size - frag as u64 * per).min(per))
                 }
                 Out::PullStart { .. } => c.lib.pull_setup + c.nic.doorbell,
                 _ => c.nic.doorbell,
@@ -54,7 +54,7 @@ impl Proc {
         // A small message's data is copied into the skb behind its head
         // (`omx_ioctl_send_small`).
         let payload = match out {
-            Out::Msg { kind: Kind::Small, size, .. } => cx.cc.lines(size) as u32,
+            Out::Msg { kind: Kind::Small, size, .. } => cx.env.c.cc.lines(size) as u32,
             _ => 0,
         };
         let tx = cx.tx_touch(self.core, self.ep, c.host.syscall + per_frame, payload);
@@ -74,16 +74,23 @@ impl Proc {
                     // kmalloc'd, the send-queue page's get_page, the
                     // endpoint reacquired (driver/linux/omx_send.c), lines
                     // the destructor wrote last wherever it ran.
-                    let at = cx.topo.cpu(self.core);
+                    let at = cx.env.topo.cpu(self.core);
                     let lines = c.cache.frag_dtor_lines;
-                    cx.cc.access(cx.topo, cx.cache, &mut self.exp.dtor, at, crate::host::Side::Kernel, lines)
+                    cx.env.c.cc.access(
+                        &cx.env.topo,
+                        &mut cx.mem.cache,
+                        &mut self.exp.dtor,
+                        at,
+                        crate::host::Side::Kernel,
+                        lines,
+                    )
                 } else {
                     Duration::ZERO
                 };
-                if kind == Kind::MediumFrag && cx.kernel_lines.footprints() {
+                if kind == Kind::MediumFrag && cx.mem.lines.footprints() {
                     self.sendq_copy(cx, bytes);
                 }
-                c.host.syscall + per_frame + tx + dtor + cx.cc.copy_hot(bytes)
+                c.host.syscall + per_frame + tx + dtor + cx.env.c.cc.copy_hot(bytes)
             }
             Out::Ack { .. } => c.host.syscall + per_frame + tx,
             Out::PullStart { blocks, pages, .. } => {
@@ -112,13 +119,20 @@ impl Proc {
     /// the same few slots send after send, in the cache but for that.
     #[inline(never)]
     fn sendq_copy(&mut self, cx: &mut Cx<'_>, bytes: u64) {
-        let at = cx.topo.cpu(self.core);
+        let at = cx.env.topo.cpu(self.core);
         // Shared: the slot's lines are in this die's L2, as a DMA into it
         // would leave them; Invalid: in memory.
         let held =
-            if cx.kernel_lines.tx_read_shares() { crate::host::Owner::die(at.die) } else { crate::host::Owner::MEMORY };
-        let mut slot = crate::host::Obj::dma_written(cx.cache, held);
-        let _ = cx.cc.copy(cx.cache, &mut self.lines.app, Some(&mut slot), at, crate::host::Side::User, bytes);
+            if cx.mem.lines.tx_read_shares() { crate::host::Owner::die(at.die) } else { crate::host::Owner::MEMORY };
+        let mut slot = crate::host::Obj::dma_written(&cx.mem.cache, held);
+        let _ = cx.env.c.cc.copy(
+            &mut cx.mem.cache,
+            &mut self.lines.app,
+            Some(&mut slot),
+            at,
+            crate::host::Side::User,
+            bytes,
+        );
     }
 
     /// Queues explicit acks and resends that are due; true if it queued any.
@@ -139,7 +153,7 @@ impl Proc {
             Some(first) if first > now && self.timer_at.is_some_and(|t| t <= first) => return false,
             Some(_) => {}
         }
-        let c = cx.c;
+        let c = &cx.env.c;
         let mut queued = false;
         let mut gave_up = None;
         let mut resent_frags = 0;
@@ -229,8 +243,8 @@ impl Proc {
             Out::Msg { kind: Kind::Shm, peer, tag, size, rdma, .. } => {
                 // Deliver straight into the peer's event ring; the send is
                 // complete once the copy is made.
-                let (ph, pep) = cx.ranks[peer as usize];
-                let die = cx.topo.die_of(self.core);
+                let (ph, pep) = cx.env.ranks[peer as usize];
+                let die = cx.env.topo.die_of(self.core);
                 let msg = Msg { tag, size, ..Msg::new(Kind::Shm) };
                 let ev = LibEvent { msg, peer: self.rank, writer: Writer::die(die), irq_stamp: 0 };
                 cx.emit(Output::Local { host: ph, ep: pep, ev });
@@ -243,14 +257,14 @@ impl Proc {
                 }
             }
             Out::Msg { peer: rank, kind, seq, tag, size, frag, frags, tail, rdma, .. } => {
-                let (peer, peer_ep) = cx.ranks[rank as usize];
+                let (peer, peer_ep) = cx.env.ranks[rank as usize];
                 let piggy = self.proto.dispatch_ack(rank);
-                let per = cx.c.layout.medium_frag as u64;
+                let per = cx.env.c.layout.medium_frag as u64;
                 let frag_len = if kind == Kind::MediumFrag { (size - frag as u64 * per).min(per) as u32 } else { 0 };
                 let msg = Msg { kind, seq, piggy: Some(piggy.into()), tag, size, frag_len, frag_seq: frag, rdma };
                 let body = msg.emit(peer_ep, self.ep);
-                let mark = Self::carries_mark(kind, frag, frags, cx.c.misorder);
-                let marked = cx.c.marked.marks(body.kind(), mark);
+                let mark = Self::carries_mark(kind, frag, frags, cx.env.c.misorder);
+                let marked = cx.env.c.marked.marks(body.kind(), mark);
                 cx.emit(Output::Transmit { dst: peer, marked, body });
                 // Buffered sends complete once their last frame is handed over
                 // (the first time only: resends carry a dead request).
@@ -262,7 +276,7 @@ impl Proc {
                 }
             }
             Out::Ack { peer: rank, .. } => {
-                let (peer, peer_ep) = cx.ranks[rank as usize];
+                let (peer, peer_ep) = cx.env.ranks[rank as usize];
                 let upto = self.proto.dispatch_ack(rank);
                 let body = Msg { piggy: Some(upto.into()), ..Msg::new(Kind::Ack) }.emit(peer_ep, self.ep);
                 cx.emit(Output::Transmit { dst: peer, marked: false, body });
@@ -276,21 +290,21 @@ impl Proc {
     /// The caller checked that a large send finds a free region.
     pub(super) fn submit_send(&mut self, cx: &mut Cx<'_>, s: Queued) {
         let Queued { req, peer: dst, size, tag } = s;
-        let (thr, layout) = (cx.c.rndv_threshold, cx.c.layout);
+        let (thr, layout) = (cx.env.c.rndv_threshold, cx.env.c.layout);
         let class = wire::classify(size as usize, thr as usize);
         let mut rdma = req;
         if class == MessageClass::Large {
             rdma = self.regions.take(req).expect("the caller found a free region");
         }
         let frames = Self::frames_of(size, thr, layout);
-        let frags = Self::medium_frags(cx.c, size);
+        let frags = Self::medium_frags(&cx.env.c, size);
         if frags > 0 {
             // A medium message's fragments hold expected-event slots.
             self.exp_reserve(cx, frags);
         }
         let m = self.proto.send(dst, cx.now, rdma, size, tag, false, frames);
         Self::queue_message(&mut self.outbox, thr, layout, dst, m);
-        let t = cx.now + cx.c.proto.resend;
+        let t = cx.now + cx.env.c.proto.resend;
         self.arm_timer(cx, t);
         if matches!(class, MessageClass::Tiny | MessageClass::Small) {
             // Priced with the post in `step`: hand the frame over now.
@@ -308,12 +322,12 @@ impl Proc {
         self.submit_waiting_notifies(cx);
         loop {
             let large = MessageClass::Large;
-            let thr = cx.c.rndv_threshold;
+            let thr = cx.env.c.rndv_threshold;
             let Some(&s) = self.need_region.front() else { return };
             if wire::classify(s.size as usize, thr as usize) == large && self.regions.is_full() {
                 return;
             }
-            if self.proto.window_full(s.peer, Self::frames_of(s.size, thr, cx.c.layout)) {
+            if self.proto.window_full(s.peer, Self::frames_of(s.size, thr, cx.env.c.layout)) {
                 return;
             }
             if self.exp_short(cx, s.size) {
@@ -332,7 +346,7 @@ impl Proc {
         match self.timer_at {
             Some(t) if t <= now => {
                 self.timer_at = None;
-                if cx.clock && self.computing() {
+                if cx.env.clock && self.computing() {
                     // Nothing wakes a computing process: its library runs
                     // the deadline when it next enters (`sim::clock` reports when).
                     self.timer_missed.get_or_insert(t);

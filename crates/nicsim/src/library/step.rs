@@ -40,7 +40,7 @@ impl Proc {
     #[inline(always)]
     fn next_step(&mut self, cx: &mut Cx<'_>) -> Step {
         let now = cx.now;
-        let at = cx.topo.cpu(self.core);
+        let at = cx.env.topo.cpu(self.core);
         // Operations that take no time (a zero compute, a mark, a wait that
         // is already satisfied) loop back here without touching the peers:
         // the timers checked once at `now` need no second look.
@@ -71,7 +71,7 @@ impl Proc {
                 }
                 timers_checked = true;
             }
-            let c = cx.c;
+            let c = &cx.env.c;
             if self.finished {
                 // The library outlives the program: it keeps answering
                 // (acks, resends) until the whole run ends.
@@ -100,7 +100,7 @@ impl Proc {
                         WaitMode::Block => Step::Run(c.host.block, Action::Block),
                     };
                 }
-                Op::Send { peer, .. } if cx.ranks[peer as usize].0 == cx.host => {
+                Op::Send { peer, .. } if cx.env.ranks[peer as usize].0 == cx.host => {
                     // Shared-memory path: the copy is priced when it is made.
                     return Step::Run(c.lib.mpi_send + c.lib.send, Action::Op(op));
                 }
@@ -109,11 +109,17 @@ impl Proc {
                     // The library's state and the data read from the
                     // application's buffer (a large message's is pulled by
                     // the NIC): counted, their time is in `send` and the copy.
-                    let cc = cx.cc;
+                    let cc = &cx.env.c.cc;
                     let lines = &mut self.lines;
                     // The library's own lines (`LibPath::Send`) with the MPI layer's.
-                    let own = cx.kernel_lines.lib_lines(LibPath::Send);
-                    cc.touch(cx.cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64 + own);
+                    let own = cx.mem.lines.lib_lines(LibPath::Send);
+                    cc.touch(
+                        &mut cx.mem.cache,
+                        &mut lines.private,
+                        at,
+                        Side::User,
+                        c.cache.user_private_lines as u64 + own,
+                    );
                     let class = wire::classify(size as usize, c.rndv_threshold as usize);
                     // With the paths' footprints an Open-MX medium send
                     // reads its buffer fragment by fragment, as it copies
@@ -121,9 +127,9 @@ impl Proc {
                     let by_frag = class == MessageClass::Medium
                         && !c.native
                         && matches!(op, Op::Send { .. })
-                        && cx.kernel_lines.footprints();
+                        && cx.mem.lines.footprints();
                     if class != MessageClass::Large && !by_frag {
-                        cc.touch(cx.cache, &mut lines.app, at, Side::User, cc.lines(size));
+                        cc.touch(&mut cx.mem.cache, &mut lines.app, at, Side::User, cc.lines(size));
                     }
                     match class {
                         // Open-MX copies a medium message into its send
@@ -274,9 +280,9 @@ impl Proc {
                 let req = self.new_req(true, size);
                 // omx_isend ends with a progress call (see `Proc::drain`).
                 self.drain = self.ring.len() as u32;
-                let class = wire::classify(size as usize, cx.c.rndv_threshold as usize);
+                let class = wire::classify(size as usize, cx.env.c.rndv_threshold as usize);
                 let dst = peer as u16;
-                if cx.ranks[dst as usize].0 == cx.host {
+                if cx.env.ranks[dst as usize].0 == cx.host {
                     self.outbox.push_back(Out::one_frame(dst, Kind::Shm, 0, tag, size, req));
                     return;
                 }

@@ -20,19 +20,7 @@ fn world() -> World {
 /// `out`.
 fn with_cx<R>(w: &mut World, h: usize, now: Instant, out: &mut Vec<Output>, f: impl FnOnce(&mut Cx<'_>) -> R) -> R {
     let hs = &mut w.hosts[h];
-    let mut cx = Cx {
-        now,
-        host: h as u16,
-        c: &w.c,
-        cc: &w.c.cc,
-        topo: &w.topo,
-        cache: &mut hs.cache,
-        tx: &mut hs.tx,
-        kernel_lines: &mut hs.lines,
-        ranks: w.ranks.all(),
-        clock: false,
-        out,
-    };
+    let mut cx = Cx { now, host: h as u16, env: &w.env, mem: &mut hs.mem, out };
     f(&mut cx)
 }
 
@@ -52,14 +40,14 @@ fn run(w: &mut World, h: usize, p: &mut Proc, n: usize) -> Vec<Output> {
 #[test]
 fn a_tiny_send_is_priced_with_its_hand_over_and_its_outputs_come_in_order() {
     let mut w = world();
-    let mut p = Proc::new(0, 0, 0, Program::pingpong(0, 8, 1, 0), Endpoint::new(w.c.proto, 2));
+    let mut p = Proc::new(0, 0, 0, Program::pingpong(0, 8, 1, 0), Endpoint::new(w.env.c.proto, 2));
     let mut out = Vec::new();
     let step = with_cx(&mut w, 0, Instant::ZERO, &mut out, |cx| p.step(cx));
     // The program's start mark, then the send's segment: the post and the
     // system call that hands the frame over, one price.
     assert!(matches!(out[..], [Output::Mark { label: 0 }]), "{out:?}");
     let Step::Run(cost, action @ Action::Op(Op::Send { peer: 1, size: 8, .. })) = step else { panic!("{step:?}") };
-    let c = &w.c;
+    let c = &w.env.c;
     assert!(cost >= c.lib.send + c.host.syscall + c.host.driver_tx + c.nic.doorbell, "{cost:?}");
     let resend = Instant::ZERO + c.proto.resend;
     out.clear();
@@ -85,13 +73,13 @@ fn a_tiny_send_is_priced_with_its_hand_over_and_its_outputs_come_in_order() {
 #[test]
 fn a_received_event_completes_the_posted_receive() {
     let mut w = world();
-    let mut sender = Proc::new(0, 0, 0, Program::pingpong(0, 8, 1, 0), Endpoint::new(w.c.proto, 2));
+    let mut sender = Proc::new(0, 0, 0, Program::pingpong(0, 8, 1, 0), Endpoint::new(w.env.c.proto, 2));
     let frame = run(&mut w, 0, &mut sender, 4).into_iter().find_map(|o| match o {
         Output::Transmit { body, .. } => Some(body),
         _ => None,
     });
     let msg = Msg::parse(&frame.expect("the sender transmits")).unwrap();
-    let mut receiver = Proc::new(1, 0, 0, Program::pingpong(1, 8, 1, 0), Endpoint::new(w.c.proto, 2));
+    let mut receiver = Proc::new(1, 0, 0, Program::pingpong(1, 8, 1, 0), Endpoint::new(w.env.c.proto, 2));
     let done = |out: &[Output]| out.iter().filter(|o| matches!(o, Output::Completed)).count();
     // Posted and waiting: no request completes without the message.
     assert_eq!(done(&run(&mut w, 1, &mut receiver, 8)), 0);
@@ -110,7 +98,7 @@ fn stream_world(softirq: bool) -> (World, Proc) {
     ))
     .unwrap();
     let w = World::new(&s);
-    let p = Proc::new(0, 0, 0, Program::stream_sender(32768, 200, 0, 100), Endpoint::new(w.c.proto, 2));
+    let p = Proc::new(0, 0, 0, Program::stream_sender(32768, 200, 0, 100), Endpoint::new(w.env.c.proto, 2));
     (w, p)
 }
 
@@ -137,7 +125,7 @@ fn medium_sends_wait_for_expected_event_slots() {
     else {
         panic!("the events are consumed first")
     };
-    assert!(cost >= w.c.lib.frag_done.times(23), "{cost:?}");
+    assert!(cost >= w.env.c.lib.frag_done.times(23), "{cost:?}");
     with_cx(&mut w, 0, Instant::ZERO, &mut o, |cx| p.apply(cx, action));
     let out = run(&mut w, 0, &mut p, 20_000);
     assert_eq!(fragments(&out), 23);
@@ -164,9 +152,9 @@ fn a_medium_message_is_copied_once_fragment_by_fragment() {
             step => panic!("{step:?}"),
         }
     };
-    let copy = w.c.cc.copy_hot(32768);
-    let per_frame = w.c.host.syscall + w.c.host.driver_tx + w.c.nic.doorbell;
-    assert_eq!(post, w.c.lib.mpi_send + w.c.lib.send, "the post copies nothing ({copy:?} is the fragments')");
+    let copy = w.env.c.cc.copy_hot(32768);
+    let per_frame = w.env.c.host.syscall + w.env.c.host.driver_tx + w.env.c.nic.doorbell;
+    assert_eq!(post, w.env.c.lib.mpi_send + w.env.c.lib.send, "the post copies nothing ({copy:?} is the fragments')");
     with_cx(&mut w, 0, Instant::ZERO, &mut out, |cx| p.apply(cx, action));
     let mut sends = Vec::new();
     while let Step::Run(cost, Action::Send) = with_cx(&mut w, 0, Instant::ZERO, &mut out, |cx| p.step(cx)) {

@@ -196,7 +196,6 @@ impl World {
                 steering,
                 procs: Vec::new(),
                 eps: vec![None; ENDPOINTS],
-                tx: TxPath::default(),
                 // Native MX's NIC serves its own send queue: no qdisc.
                 txq: TxBacklog::new(if p.nic.tx_queue_len == 0 || s.native_mx {
                     0
@@ -204,9 +203,12 @@ impl World {
                     (p.nic.tx_queue_len + p.nic.tx_ring_frames) as usize
                 }),
                 wakes_remote: 0,
-                cache: CacheStats::new(dies, l2_lines, l1_lines),
-                lines: HostLines::new(cores as usize, steering_queues, p.cache.path_footprints)
-                    .sharing_tx_reads(p.cache.tx_dma_read_shares),
+                mem: super::HostMem {
+                    cache: CacheStats::new(dies, l2_lines, l1_lines),
+                    tx: TxPath::default(),
+                    lines: HostLines::new(cores as usize, steering_queues, p.cache.path_footprints)
+                        .sharing_tx_reads(p.cache.tx_dma_read_shares),
+                },
                 rx: RxPath::new(steering_queues),
                 net_tx: NetTx::default(),
                 kernel_time: Duration::ZERO,
@@ -225,8 +227,7 @@ impl World {
         let mut w = World {
             q: EventQueue::new(),
             hosts,
-            topo,
-            c,
+            env: super::Env { c, topo, ranks: Ranks::new(hosts_n), clock: s.ni.clock.is_some() },
             wire: Wire {
                 net: Network::new(&p.link, &s.times.link, hosts_n, p.grid.as_ref()),
                 rng: SimRng::new(s.seed),
@@ -238,7 +239,6 @@ impl World {
             },
             frames: Frames::with_capacity(1024),
             pulls: Pulls::default(),
-            ranks: Ranks::new(hosts_n),
             run: Run::new(s.workload),
             programs_left: 0,
             replay: None,
@@ -272,7 +272,7 @@ impl World {
                 let e = p.emo_cfg();
                 let copy_ns_per_byte = e.nic_copy_cycles_per_byte * 1e3 / e.nic_clock_mhz;
                 w.hosts[ECHO_HOST].echo = Some(Echo::new(at, copy_ns_per_byte));
-                w.ranks.add(ECHO_HOST as u16, 0);
+                w.env.ranks.add(ECHO_HOST as u16, 0);
             }
             Workload::Stream { size, messages, warmup, window, .. } => {
                 w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup, window));
@@ -379,12 +379,12 @@ impl World {
             // Programs of the LCI stack only (`config::stack`): the first arm.
             Workload::BcastBench { .. } | Workload::Dsm { .. } => {}
         }
-        let n = w.ranks.len();
+        let n = w.env.ranks.len();
         for hs in &mut w.hosts {
             for pr in &mut hs.procs {
-                pr.set_protocol(Endpoint::new(w.c.proto, n));
+                pr.set_protocol(Endpoint::new(w.env.c.proto, n));
             }
-            if w.c.tx_softirq {
+            if w.env.c.tx_softirq {
                 hs.net_tx = NetTx::new(hs.nic.queues.len(), hs.cores.len(), hs.procs.len());
             }
         }
@@ -398,16 +398,16 @@ impl World {
 
     pub(super) fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {
         let hosts = self.hosts.len();
-        let rank = self.ranks.add(host, ep);
+        let rank = self.env.ranks.add(host, ep);
         let hs = &mut self.hosts[host as usize];
         let idx = hs.procs.len() as u16;
         // The protocol state is resized to the rank count by `new`.
-        hs.procs.push(Proc::new(rank, core, ep, program, Endpoint::new(self.c.proto, hosts)));
+        hs.procs.push(Proc::new(rank, core, ep, program, Endpoint::new(self.env.c.proto, hosts)));
         hs.eps[ep as usize] = Some(idx);
         hs.cores[core as usize].bind(idx);
         if idx == 0 {
             // The host's first process is the one its thread counts measure.
-            hs.cache.watch(core);
+            hs.mem.cache.watch(core);
         }
         self.programs_left += 1;
     }

@@ -190,8 +190,8 @@ impl World {
     /// and the signal's delivery and return when the process computes (in
     /// its library, the handler returns at once: it has just polled).
     pub(super) fn signal_cost(&self, h: usize, p: usize) -> Duration {
-        let signal = if self.hosts[h].procs[p].computing() { self.c.host.signal } else { Duration::ZERO };
-        self.c.host.irq_entry + signal
+        let signal = if self.hosts[h].procs[p].computing() { self.env.c.host.signal } else { Duration::ZERO };
+        self.env.c.host.irq_entry + signal
     }
 
     /// The signal handler ran: a computing process runs its library now

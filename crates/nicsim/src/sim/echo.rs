@@ -93,7 +93,7 @@ impl World {
     /// then the driver's send path for the reply (no system call, no copy:
     /// the received buffer is sent back).
     pub(super) fn kernel_echo_cost(&mut self, now: Instant, h: usize, core: usize, frame: u32) -> Duration {
-        let c = &self.c;
+        let c = &self.env.c;
         let mut hdr = [0; super::wire_path::HDR_CAP];
         let hl = self.frames[frame as usize].header_bytes(&mut hdr);
         let Ok(repr) = FrameRepr::parse_header(&hdr[..hl]) else {

@@ -115,7 +115,7 @@ impl World {
         let hs = &mut self.hosts[h];
         let core = hs.steering.irq_core(q as usize) as usize;
         let queue = &hs.nic.queues[q as usize];
-        let w = RxPath::irq(q, rx, queue.split_claims(), queue.threaded(self.c.napi_threaded));
+        let w = RxPath::irq(q, rx, queue.split_claims(), queue.threaded(self.env.c.napi_threaded));
         hs.cores[core].kq.push_front(w);
         self.kick(now, h, core);
     }
@@ -125,7 +125,7 @@ impl World {
     /// wakes its kernel thread (threaded NAPI).
     pub(super) fn napi_timer(&mut self, now: Instant, h: usize, q: u8, core: usize) {
         let hs = &mut self.hosts[h];
-        let threaded = hs.nic.queues[q as usize].threaded(self.c.napi_threaded);
+        let threaded = hs.nic.queues[q as usize].threaded(self.env.c.napi_threaded);
         hs.cores[core].kq.push_back(RxPath::napi_timer(q, threaded));
         self.kick(now, h, core);
     }
@@ -143,7 +143,7 @@ impl World {
     pub(super) fn wake_napi_thread(&mut self, now: Instant, h: usize, q: u8, waker: usize) {
         let hs = &mut self.hosts[h];
         let prev = hs.rx.thread_core(q).map(usize::from);
-        let core = Core::wake_target(&hs.cores, &self.topo, waker, prev);
+        let core = Core::wake_target(&hs.cores, &self.env.topo, waker, prev);
         hs.rx.thread_placed(q, core as u16);
         hs.cores[core].kq.push_back(KWork::ThreadNapi { q });
         if core != waker {
@@ -202,7 +202,7 @@ impl World {
         if let Some(w) = cs.kq.pop_front() {
             if let Some((cost, w)) = self.start_kernel(now, h, core, w) {
                 let hs = &mut self.hosts[h];
-                let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
+                let wake = Core::wake_cost(&mut hs.cores, &self.env.topo, core, &self.env.c.sleep, now);
                 let cs = &mut hs.cores[core];
                 let cost = cost + std::mem::take(&mut cs.tail);
                 if (wake + cost).is_zero() {
@@ -246,12 +246,12 @@ impl World {
                 Some(seg)
             }
             PState::Ready | PState::Waking => {
-                let extra = if pr.state() == PState::Waking { self.c.host.wakeup } else { Duration::ZERO };
+                let extra = if pr.state() == PState::Waking { self.env.c.host.wakeup } else { Duration::ZERO };
                 let step = self.lib_step(now, h, p);
                 let hs = &mut self.hosts[h];
                 match step {
                     Some(cost) => {
-                        let wake = Core::wake_cost(&mut hs.cores, &self.topo, core, &self.c.sleep, now);
+                        let wake = Core::wake_cost(&mut hs.cores, &self.env.topo, core, &self.env.c.sleep, now);
                         let (cost, seg) = hs.cores[core].begin_app(now + wake + extra, cost);
                         hs.app_time += extra + cost;
                         if self.trace.is_some() {
@@ -341,7 +341,7 @@ impl World {
             }
             Done::Next(next) => {
                 self.hosts[h].cores[core].kq.push_front(next);
-                if matches!(w, KWork::EntryTxDone { .. }) && self.c.tx_softirq {
+                if matches!(w, KWork::EntryTxDone { .. }) && self.env.c.tx_softirq {
                     // The poll freed the skbs it reaped (`poll_dtors`).
                     self.net_tx_done(now, h, core);
                 }
@@ -352,7 +352,7 @@ impl World {
                 if let Some(next) = next {
                     hs.cores[core].kq.push_front(next);
                 }
-                if matches!(w, KWork::HardIrq { .. }) && self.c.tx_softirq && hs.net_tx.irq_exit(core) {
+                if matches!(w, KWork::HardIrq { .. }) && self.env.c.tx_softirq && hs.net_tx.irq_exit(core) {
                     // irq_exit -> __do_softirq: NET_TX (2) before NET_RX (3).
                     hs.cores[core].kq.push_front(KWork::NetTx);
                 }
@@ -375,7 +375,7 @@ impl World {
         self.frames.handled += 1;
         let hs = &mut self.hosts[h];
         let echo = hs.echoes_at(crate::config::EchoAt::Kernel);
-        let ranks = &self.ranks;
+        let ranks = &self.env.ranks;
         let rank_of = |ep: u8| Some(ranks.at(f.src as usize, ep as usize)).filter(|&r| r != NO_RANK);
         let verdict = hs.rx.handle(f.parsed, echo, &hs.eps, rank_of);
         let p = match verdict {
@@ -408,7 +408,7 @@ impl World {
                     self.frames.drops.event_queue_full += 1;
                     return;
                 }
-                let writer = by.writer(&self.topo);
+                let writer = by.writer(&self.env.topo);
                 self.post_event(now, h, p, LibEvent { msg, peer, writer, irq_stamp: f.irq_stamp }, by)
             }
             Verdict::Pull { ep, body, .. } => {
@@ -441,19 +441,7 @@ impl World {
     ) -> R {
         let start = self.lib_out.len();
         let hs = &mut self.hosts[h];
-        let mut cx = Cx {
-            now,
-            host: h as u16,
-            c: &self.c,
-            cc: &self.c.cc,
-            topo: &self.topo,
-            cache: &mut hs.cache,
-            tx: &mut hs.tx,
-            kernel_lines: &mut hs.lines,
-            ranks: self.ranks.all(),
-            clock: self.clock.is_some(),
-            out: &mut self.lib_out,
-        };
+        let mut cx = Cx { now, host: h as u16, env: &self.env, mem: &mut hs.mem, out: &mut self.lib_out };
         let r = f(&mut hs.procs[p], &mut cx);
         if self.lib_out.len() > start {
             self.route(now, h, p, start);
@@ -479,7 +467,7 @@ impl World {
                 Output::OpenPull { ep, req, ev } => {
                     let (handle, blocks) = self.open_pull(now, h, ep, req, ev);
                     let pages = crate::library::region_pages(ev.msg.size);
-                    self.hosts[h].procs[p].pull_opened(handle, blocks, pages, self.c.lib.max_pulls);
+                    self.hosts[h].procs[p].pull_opened(handle, blocks, pages, self.env.c.lib.max_pulls);
                 }
                 Output::PullStart { handle } => self.pull_start(now, h, handle),
                 Output::Completed => self.run.completions += 1,
@@ -525,7 +513,7 @@ impl World {
     /// to run (it then polls, sleeps, or is done).
     #[inline(always)]
     pub(crate) fn lib_step(&mut self, now: Instant, h: usize, p: usize) -> Option<Duration> {
-        if self.c.busy_poll {
+        if self.env.c.busy_poll {
             if let Some(step) = self.busy_poll_more(now, h, p) {
                 return Some(step);
             }
@@ -558,7 +546,7 @@ impl World {
                 match entry {
                     RingEntry::Rx(frame) => self.handle_frame(now, h, super::RxBy::Core(core), frame),
                     // The busy poll freed the skbs it reaped (`poll_dtors`).
-                    RingEntry::TxDone(_) if self.c.tx_softirq => self.net_tx_done(now, h, core),
+                    RingEntry::TxDone(_) if self.env.c.tx_softirq => self.net_tx_done(now, h, core),
                     RingEntry::TxDone(_) => {}
                 }
             }
@@ -590,7 +578,7 @@ impl World {
                 hs.stop_polling(p);
                 // Only busy polling with irq_suspend_timeout suspends a
                 // queue's interrupt (`wait_polling`).
-                if !self.c.irq_suspend.is_zero() {
+                if !self.env.c.irq_suspend.is_zero() {
                     let q = hs.steering.queue_for(Some(ep), 0);
                     self.release_suspension(now, h, q);
                 }
@@ -612,7 +600,7 @@ impl World {
     pub(crate) fn post_event(&mut self, now: Instant, h: usize, p: usize, ev: LibEvent, by: RxBy) {
         let (blocked, notice) = self.hosts[h].procs[p].post(ev);
         if let RxBy::Core(k) = by {
-            if blocked && !self.c.host.wake_remote.is_zero() {
+            if blocked && !self.env.c.host.wake_remote.is_zero() {
                 self.waker_pays(h, p, k);
             }
         }
@@ -634,7 +622,7 @@ impl World {
     #[cold]
     #[inline(never)]
     fn waker_pays(&mut self, h: usize, p: usize, k: usize) {
-        let w = self.c.host.wake_remote;
+        let w = self.env.c.host.wake_remote;
         let hs = &mut self.hosts[h];
         let s = hs.procs[p].core() as usize;
         if s == k {

@@ -27,9 +27,17 @@ impl World {
     #[inline(always)]
     pub(crate) fn tx_touch(&mut self, now: Instant, h: usize, core: usize, hold: Duration) -> Duration {
         let hs = &mut self.hosts[h];
-        let kernel = &mut hs.lines.kernel[core];
-        let (cost, owed) =
-            hs.tx.touch(&self.c.cc, &self.topo, &self.c.cache, &mut hs.cache, kernel, now, core as u16, hold);
+        let kernel = &mut hs.mem.lines.kernel[core];
+        let (cost, owed) = hs.mem.tx.touch(
+            &self.env.c.cc,
+            &self.env.topo,
+            &self.env.c.cache,
+            &mut hs.mem.cache,
+            kernel,
+            now,
+            core as u16,
+            hold,
+        );
         if let Some((other, stall)) = owed {
             hs.cores[other as usize].stall += stall;
         }
@@ -44,10 +52,10 @@ impl World {
         let hs = &mut self.hosts[h];
         let cx = Cx {
             now,
-            c: &self.c,
-            cc: &self.c.cc,
-            topo: &self.topo,
-            cache: &mut hs.cache,
+            c: &self.env.c,
+            cc: &self.env.c.cc,
+            topo: &self.env.topo,
+            cache: &mut hs.mem.cache,
             queue: &mut hs.nic.queues[q as usize],
         };
         (&mut hs.rx, cx)
@@ -68,7 +76,7 @@ impl World {
                         return None;
                     }
                     let ep = s.ep;
-                    let send = self.c.host.driver_tx + self.c.nic.doorbell;
+                    let send = self.env.c.host.driver_tx + self.env.c.nic.doorbell;
                     send + self.tx_touch(now, h, core, send)
                         + self.region_touch(h, core, ep)
                         + self.path_lines(h, core, (Path::OmxSend, 0))
@@ -90,11 +98,11 @@ impl World {
             Start::Run(cost, w) => Some((cost + lines, w)),
             Start::Entry { cost, entry, w } => {
                 let e = self.entry_cost(now, h, core, q, entry);
-                Some((RxPath::entry_cost(&self.c, cost + lines, entry, e), w))
+                Some((RxPath::entry_cost(&self.env.c, cost + lines, entry, e), w))
             }
             Start::Reap { cost, n, w } => {
                 let reap = if n > 0 { self.reap_cost(now, h, core, n) } else { Duration::ZERO };
-                if n > 0 && self.c.tx_softirq {
+                if n > 0 && self.env.c.tx_softirq {
                     // dev_kfree_skb_irq: the skbs join this core's
                     // completion queue, for its NET_TX softirq.
                     self.hosts[h].net_tx.reap(q as usize, core);
@@ -114,7 +122,7 @@ impl World {
     /// call and its spills.
     #[inline(always)]
     pub(super) fn reap_cost(&mut self, now: Instant, h: usize, core: usize, n: u32) -> Duration {
-        let free = self.c.host.tx_done.times(n as u64);
+        let free = self.env.c.host.tx_done.times(n as u64);
         free + self.tx_touch(now, h, core, free) + self.path_lines(h, core, (Path::TxDone, 0))
     }
 
@@ -130,13 +138,21 @@ impl World {
         match w {
             KWork::Irq { .. } => {
                 let hs = &mut self.hosts[h];
-                let at = self.topo.cpu(core as u16);
-                hs.lines.paths(&self.c.cc, &self.topo, &mut hs.cache, [(Path::HardIrq, q), (Path::NapiPoll, q)], at)
+                let at = self.env.topo.cpu(core as u16);
+                hs.mem.lines.paths(
+                    &self.env.c.cc,
+                    &self.env.topo,
+                    &mut hs.mem.cache,
+                    [(Path::HardIrq, q), (Path::NapiPoll, q)],
+                    at,
+                )
             }
             KWork::HardIrq { .. } => self.path_lines(h, core, (Path::HardIrq, q)),
             KWork::IrqThread { timer: false, .. } => self.path_lines(h, core, (Path::HardIrq, q)),
             KWork::TimerNapi { .. } | KWork::ThreadNapi { .. } => self.path_lines(h, core, (Path::NapiPoll, q)),
-            KWork::Napi { budget, .. } if budget == self.c.napi_budget => self.path_lines(h, core, (Path::NapiPoll, q)),
+            KWork::Napi { budget, .. } if budget == self.env.c.napi_budget => {
+                self.path_lines(h, core, (Path::NapiPoll, q))
+            }
             _ => Duration::ZERO,
         }
     }
@@ -147,7 +163,7 @@ impl World {
     #[inline(always)]
     pub(super) fn path_lines(&mut self, h: usize, core: usize, run: (Path, usize)) -> Duration {
         let hs = &mut self.hosts[h];
-        hs.lines.path(&self.c.cc, &self.topo, &mut hs.cache, run, self.topo.cpu(core as u16))
+        hs.mem.lines.path(&self.env.c.cc, &self.env.topo, &mut hs.mem.cache, run, self.env.topo.cpu(core as u16))
     }
 
     /// CPU cost of handling one ring entry of queue `q` in the bottom half:
@@ -157,7 +173,7 @@ impl World {
     /// echo's.
     pub(super) fn entry_cost(&mut self, now: Instant, h: usize, core: usize, q: u8, entry: RingEntry) -> Duration {
         match entry {
-            RingEntry::TxDone(n) if self.c.tx_softirq => {
+            RingEntry::TxDone(n) if self.env.c.tx_softirq => {
                 self.reap_cost(now, h, core, n) + self.poll_dtors(h, core, q as usize)
             }
             RingEntry::TxDone(n) => self.reap_cost(now, h, core, n),
@@ -175,9 +191,9 @@ impl World {
     #[inline(always)]
     fn handler_cost(&mut self, h: usize, core: usize, frame: u32) -> Duration {
         let f = &self.frames[frame as usize];
-        let cx = self.hosts[h].handler_cx(&self.c, &self.topo);
+        let cx = self.hosts[h].handler_cx(&self.env.c, &self.env.topo);
         let pulls = &mut self.pulls;
-        let per = self.c.layout.pull_reply as u32;
+        let per = self.env.c.layout.pull_reply as u32;
         crate::kernel::handler_price(cx, core, f.parsed, f.q as usize, |i, offset| {
             pulls.reply_target(i, h, offset, per)
         })
@@ -192,8 +208,8 @@ impl HostState {
         HandlerCx {
             c,
             topo,
-            cache: &mut self.cache,
-            lines: &mut self.lines,
+            cache: &mut self.mem.cache,
+            lines: &mut self.mem.lines,
             steering: &self.steering,
             eps: &self.eps,
             procs: &mut self.procs,

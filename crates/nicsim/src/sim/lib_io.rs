@@ -23,12 +23,12 @@ impl World {
     /// others), and holds the interrupt suspended with
     /// irq_suspend_timeout; otherwise it spins on its event ring.
     pub(super) fn wait_polling(&mut self, now: Instant, h: usize, p: usize) -> Option<Duration> {
-        if self.c.busy_poll {
+        if self.env.c.busy_poll {
             let pr = &self.hosts[h].procs[p];
             let core = pr.core() as usize;
             let q = self.hosts[h].steering.queue_for(Some(pr.ep()), 0);
             let queue = &mut self.hosts[h].nic.queues[q];
-            if let Some(poll) = queue.busy_poll(now, self.c.irq_suspend, self.c.busy_poll_budget, p as u16) {
+            if let Some(poll) = queue.busy_poll(now, self.env.c.irq_suspend, self.env.c.busy_poll_budget, p as u16) {
                 // Each busy poll pushes the suspension's deadline on, and
                 // starts its timer if none is pending (`suspend_timer`).
                 if let Some(at) = poll.suspend_timer {
@@ -36,7 +36,7 @@ impl World {
                 }
                 self.flow_kick(now, h);
                 if let Some(entry) = poll.entry {
-                    let cost = self.c.host.napi_poll + self.entry_cost(now, h, core, q as u8, entry);
+                    let cost = self.env.c.host.napi_poll + self.entry_cost(now, h, core, q as u8, entry);
                     let hs = &mut self.hosts[h];
                     hs.kernel_time += cost;
                     hs.procs[p].begin(Action::BusyPoll(entry));
@@ -67,20 +67,20 @@ impl World {
         self.flow_kick(now, h);
         let (cost, action) = match step {
             BusyStep::Entry { entry, poll } => {
-                let fee = if poll { self.c.host.napi_poll } else { Duration::ZERO };
+                let fee = if poll { self.env.c.host.napi_poll } else { Duration::ZERO };
                 (fee + self.entry_cost(now, h, core, q as u8, entry), Action::BusyPoll(entry))
             }
             BusyStep::Stop { poll, rearm, napi } => {
-                let c = &self.c.host;
+                let c = &self.env.c.host;
                 let mut cost =
                     if poll { c.napi_poll } else { Duration::ZERO } + if rearm { c.irq_rearm } else { Duration::ZERO };
                 if napi {
-                    if self.hosts[h].nic.queues[q].threaded(self.c.napi_threaded) {
+                    if self.hosts[h].nic.queues[q].threaded(self.env.c.napi_threaded) {
                         // __napi_schedule wakes the queue's kernel thread.
                         cost += c.napi_thread_wake;
                         self.wake_napi_thread(now, h, q as u8, core);
                     } else {
-                        let w = KWork::Napi { q: q as u8, budget: self.c.napi_budget };
+                        let w = KWork::Napi { q: q as u8, budget: self.env.c.napi_budget };
                         self.hosts[h].cores[core].kq.push_back(w);
                     }
                 }
@@ -107,11 +107,11 @@ impl World {
     #[inline(never)]
     pub(super) fn give_up(&mut self, h: usize, p: usize, peer: u16, seq: u32, size: u64) {
         let me = self.hosts[h].procs[p].rank();
-        let secs = self.c.proto.resend.times(RESENDS_MAX).as_us_f64() / 1e6;
+        let secs = self.env.c.proto.resend.times(RESENDS_MAX).as_us_f64() / 1e6;
         self.fail(format!(
             "peer unreachable: rank {me} (host {h}) gave up on rank {peer} (host {}): message {seq} of {size} bytes \
              unacknowledged for {secs} s (library.resend_us x {RESENDS_MAX}, Open-MX's OMX_RESENDS_MAX){}",
-            self.ranks[peer as usize].0,
+            self.env.ranks[peer as usize].0,
             self.ring_overflow_note()
         ));
     }

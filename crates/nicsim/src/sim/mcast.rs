@@ -55,13 +55,13 @@ impl World {
     pub(super) fn nic_forward(&mut self, now: Instant, h: usize, src: u16, repr: &FrameRepr) -> Option<Instant> {
         let table = self.hosts[h].nic.forwarding?;
         let (root, _) = retarget(&repr.body, 0)?;
-        let me = self.ranks.at(h, repr.body.dst_endpoint() as usize);
+        let me = self.env.ranks.at(h, repr.body.dst_endpoint() as usize);
         if me == NO_RANK {
             return None;
         }
         let mut last = None;
         for c in table.children(root as u32, me as u32) {
-            let (ch, ep) = self.ranks[c as usize];
+            let (ch, ep) = self.env.ranks[c as usize];
             let (_, body) = retarget(&repr.body, ep)?;
             let copy = FrameRepr { dst_mac: host_mac(ch), src_mac: host_mac(h as u16), body, ..*repr };
             let ready = self.hosts[h].nic.firmware_forward(now);
@@ -90,16 +90,16 @@ impl World {
         frags: u8,
     ) {
         let frag_len =
-            if size as usize > SMALL_MAX { self.c.layout.medium_frag_len(size as usize, frag as usize) } else { 0 };
+            if size as usize > SMALL_MAX { self.env.c.layout.medium_frag_len(size as usize, frag as usize) } else { 0 };
         let m = Msg { tag, size, rdma: me as u32, frag_seq: frag, frag_len: frag_len as u32, ..Msg::new(Kind::Mcast) };
         let body = m.emit(ep, ep);
-        let marked = self.c.marked.marks(body.kind(), frag + 1 == frags);
+        let marked = self.env.c.marked.marks(body.kind(), frag + 1 == frags);
         let repr =
             FrameRepr { dst_mac: host_mac(h as u16), src_mac: host_mac(h as u16), src_peer: h as u16, marked, body };
         let bytes = repr.frame_len() as u32;
         let ready = self.hosts[h].nic.transmit(now, repr.frame_len());
         let done = self.nic_forward(ready, h, h as u16, &repr).unwrap_or(ready);
-        if self.c.tx_done_irq && !self.c.native {
+        if self.env.c.tx_done_irq && !self.env.c.native {
             let q = self.hosts[h].steering.queue_for(Some(ep), 0) as u8;
             let (dtor, ep) = (crate::kernel::TxDtor::None, 0);
             self.q.push(

@@ -168,7 +168,7 @@ impl World {
             let span = self.q.now().as_s_f64();
             let busy = (h.kernel_time + h.app_time + h.spin_time).as_s_f64();
             m.ratio(&format!("host{i}_cpu_cores"), busy, span, NO_TIME);
-            m.set(&format!("host{i}_tx_contended"), h.tx.contended() as f64);
+            m.set(&format!("host{i}_tx_contended"), h.mem.tx.contended() as f64);
             if h.wakes_remote > 0 {
                 m.set(&format!("host{i}_wakes_remote"), h.wakes_remote as f64);
             }
@@ -177,21 +177,21 @@ impl World {
                 m.set(&format!("host{i}_nic_rx_ns_per_frame"), per);
             }
             for (side, name) in [(Side::Kernel, "kernel"), (Side::User, "user")] {
-                let (accesses, misses) = h.cache.side_totals(side);
+                let (accesses, misses) = h.mem.cache.side_totals(side);
                 m.ratio(&format!("host{i}_{name}_miss_rate"), misses as f64, accesses as f64, NO_ACCESS);
                 // The same, of the accesses made on the first process's core
                 // (what PAPI counts for that thread: `CacheStats::watch`).
-                if let Some((accesses, misses)) = h.cache.thread_side_totals(side) {
+                if let Some((accesses, misses)) = h.mem.cache.thread_side_totals(side) {
                     m.ratio(&format!("host{i}_thread_{name}_miss_rate"), misses as f64, accesses as f64, NO_ACCESS);
                 }
             }
             for c in ObjClass::ALL {
-                let [k, u] = h.cache.counts[c as usize];
+                let [k, u] = h.mem.cache.counts[c as usize];
                 m.set(&format!("host{i}_cache_{}_misses", c.name()), (k.misses + u.misses) as f64);
                 m.set(&format!("host{i}_cache_{}_hits", c.name()), (k.hits + u.hits) as f64);
                 // The same, of the accesses made on the first process's core.
                 for (side, name) in [(Side::Kernel, "kernel"), (Side::User, "user")] {
-                    if let Some(t) = h.cache.thread_count(c, side) {
+                    if let Some(t) = h.mem.cache.thread_count(c, side) {
                         m.set(&format!("host{i}_thread_cache_{}_{name}_misses", c.name()), t.misses as f64);
                         m.set(&format!("host{i}_thread_cache_{}_{name}_hits", c.name()), t.hits as f64);
                     }
@@ -204,7 +204,7 @@ impl World {
         }
         // L2 misses per access over every host and side.
         let (accesses, misses) =
-            self.hosts.iter().map(|h| h.cache.totals()).fold((0, 0), |(a, m), (x, y)| (a + x, m + y));
+            self.hosts.iter().map(|h| h.mem.cache.totals()).fold((0, 0), |(a, m), (x, y)| (a + x, m + y));
         m.ratio("cache_miss_rate", misses as f64, accesses as f64, NO_ACCESS);
         if self.hosts[0].nic.queues[0].watchdog().is_some() {
             let dogs = || self.hosts.iter().flat_map(|h| &h.nic.queues).filter_map(|q| q.watchdog());
@@ -241,14 +241,14 @@ impl World {
         if self.hosts[0].nic.rx_extra_bytes > 0 {
             // Packet shifting: per received frame, the DMA writes and the
             // lines the poller reads (the ring's beside them).
-            let [ring, ours] = super::build::rx_delivery_plan(RxDelivery::Shifted, self.c.cache.line_bytes);
+            let [ring, ours] = super::build::rx_delivery_plan(RxDelivery::Shifted, self.env.c.cache.line_bytes);
             let frames = self.hosts.iter().map(|h| h.nic.fw_rx_frames).sum::<u64>() as f64;
             m.set("rx_dma_writes", frames * ours.0 as f64);
             m.set("rx_dma_writes_ring", frames * ring.0 as f64);
             m.set("rx_poll_lines", frames * ours.1 as f64);
             m.set("rx_poll_lines_ring", frames * ring.1 as f64);
         }
-        if self.c.tx_softirq {
+        if self.env.c.tx_softirq {
             // Open-MX's transmit completions (`host.tx_softirq`): FRAG_DONE
             // events posted by the NET_TX softirqs and consumed by the
             // senders' libraries, region refcounts put.

@@ -250,14 +250,12 @@ impl Default for Ev {
 pub(crate) struct HostState {
     pub cores: Vec<Core>,
     pub procs: Vec<Proc>,
-    /// The kernel's per-die and the processes' private objects.
-    pub lines: HostLines,
+    /// The cache counters, the send path and the kernel's lines: what a
+    /// library call touches, behind the one reference its context holds.
+    pub mem: HostMem,
     pub kernel_time: Duration,
     /// Application CPU time: library/compute segments and spinning.
     pub app_time: Duration,
-    pub cache: CacheStats,
-    /// The send-path state its cores share.
-    pub tx: TxPath,
     /// The frames handed to the driver and not yet on the wire, and their
     /// bound (`nic.tx_queue_len`).
     pub txq: TxBacklog,
@@ -314,15 +312,15 @@ pub(crate) struct Drops {
 pub struct World {
     pub(crate) q: EventQueue<Ev>,
     pub(crate) hosts: Vec<HostState>,
-    pub(crate) topo: Topology,
-    pub(crate) c: Costs,
+    /// The costs, the topology, the rank map: what every library call
+    /// reads, behind the one reference its context holds.
+    pub(crate) env: Env,
     /// The network and what the wire does to frames (`wire_path`).
     pub(crate) wire: Wire,
     /// The frames in flight and their counts (`wire_path`).
     pub(crate) frames: Frames,
     /// The drivers' pull handles and the pulls they serve (`pull`).
     pub(crate) pulls: Pulls,
-    pub(crate) ranks: Ranks,
     pub(crate) run: Run,
     /// Programs not finished yet (the run ends at none).
     pub(crate) programs_left: u32,
@@ -334,6 +332,28 @@ pub struct World {
     pub(crate) clock: Option<Box<clock::Clock>>,
     /// The outputs of the library calls under way (`lib_io`), reused.
     pub(crate) lib_out: Vec<Output>,
+}
+
+/// A host's cache counters, its send path and the kernel paths' lines
+/// (a library call's context holds one reference to them).
+pub(crate) struct HostMem {
+    /// The kernel's per-die and the processes' private objects.
+    pub lines: HostLines,
+    pub cache: CacheStats,
+    /// The send-path state its cores share.
+    pub tx: TxPath,
+}
+
+/// The world's parts fixed once it is built and read by every library
+/// call: a library's context ([`crate::library::Cx`]) holds one reference
+/// to them rather than one to each.
+pub(crate) struct Env {
+    pub(crate) c: Costs,
+    pub(crate) topo: Topology,
+    /// Rank -> (host, endpoint).
+    pub(crate) ranks: Ranks,
+    /// The NI clocks run (`clock`): a missed deadline is reported.
+    pub(crate) clock: bool,
 }
 
 impl World {

@@ -31,7 +31,7 @@ impl World {
     /// process owns the endpoint).
     #[inline]
     pub(super) fn tx_dtor(&self, h: usize, frame: u32) -> (TxDtor, u8) {
-        if !self.c.tx_softirq {
+        if !self.env.c.tx_softirq {
             return (TxDtor::None, 0);
         }
         let f = &self.frames[frame as usize];
@@ -73,7 +73,7 @@ impl World {
     /// its endpoint (the event queue's offsets and lock, the waiters'
     /// list); for pull replies, once per region its refcount line.
     fn dtor_cost(&mut self, h: usize, core: usize) -> Duration {
-        let (c, cc, topo) = (&self.c, &self.c.cc, &self.topo);
+        let (c, cc, topo) = (&self.env.c, &self.env.c.cc, &self.env.topo);
         let at = topo.cpu(core as u16);
         let hs = &mut self.hosts[h];
         let tally = hs.net_tx.queue_of(core);
@@ -81,7 +81,7 @@ impl World {
         for i in 0..tally.len() {
             let (p, frags, replies) = tally.get(i);
             let (ep, exp) = hs.procs[p as usize].tx_shared();
-            let cache = &mut hs.cache;
+            let cache = &mut hs.mem.cache;
             if frags > 0 {
                 cost += c.host.tx_dtor.times(frags as u64)
                     + cc.access(topo, cache, &mut exp.ring, at, Kernel, frags * c.cache.event_lines)
@@ -119,13 +119,13 @@ impl World {
     /// per reply): its refcount line, which the reply's destructor puts
     /// wherever the skb is freed.
     pub(super) fn region_touch(&mut self, h: usize, core: usize, ep: u8) -> Duration {
-        if !self.c.tx_softirq {
+        if !self.env.c.tx_softirq {
             return Duration::ZERO;
         }
-        let at = self.topo.cpu(core as u16);
+        let at = self.env.topo.cpu(core as u16);
         let hs = &mut self.hosts[h];
         let Some(p) = hs.eps.get(ep as usize).copied().flatten() else { return Duration::ZERO };
         let (_, exp) = hs.procs[p as usize].tx_shared();
-        self.c.cc.access(&self.topo, &mut hs.cache, &mut exp.region, at, Kernel, 1)
+        self.env.c.cc.access(&self.env.topo, &mut hs.mem.cache, &mut exp.region, at, Kernel, 1)
     }
 }

@@ -370,7 +370,7 @@ fn a_multi_frame_broadcast_is_forwarded_fragment_by_fragment(
         ))
     };
     let ((_, host), (wn, ni)) = (bcast("host"), bcast("ni"));
-    let frags = wn.c.layout.medium_frag_count(size as usize) as u64;
+    let frags = wn.env.c.layout.medium_frag_count(size as usize) as u64;
     assert!(frags > 1, "{size} B is more than one frame");
     assert_eq!(get(&host, "mcast_forwards"), 0.0);
     assert_eq!(get(&ni, "mcast_forwards"), ((hosts - 1) * frags * (iterations + warmup)) as f64, "{size} {policy}");
@@ -395,7 +395,7 @@ fn asp_with_rows_of_several_frames_runs_with_ni_forwarding(#[values(256, 1024)] 
         ))
     };
     let ((_, host), (wn, ni)) = (asp("host"), asp("ni"));
-    let frags = wn.c.layout.medium_frag_count(4 * rows as usize) as u64;
+    let frags = wn.env.c.layout.medium_frag_count(4 * rows as usize) as u64;
     assert_eq!(get(&ni, "mcast_forwards"), (iterations as u64 * (hosts as u64 - 1) * frags) as f64, "{rows}");
     assert_eq!(get(&host, "mcast_forwards"), 0.0);
     // Messages received per rank: each run completed every receive its

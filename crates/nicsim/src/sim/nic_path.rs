@@ -109,7 +109,7 @@ impl World {
         nic.in_dma -= 1;
         nic.in_dma_small -= small as u32;
         nic.in_dma_big -= bufs * !small as u32;
-        if self.c.native {
+        if self.env.c.native {
             // OS-bypass: the event (and small data) is already in user
             // memory; no ring, no coalescing, no interrupt.
             self.handle_frame(now, h, RxBy::Nic, frame);
@@ -122,7 +122,7 @@ impl World {
             self.q.push(at, h as u32, Ev::WatchdogTimer { host: h as u16, q: qi as u8, gen });
         }
         self.nic_outcome(now, h, qi, out);
-        if self.c.busy_poll {
+        if self.env.c.busy_poll {
             // A busy-polling application sees the new descriptor at once.
             // The one polling this queue, that is (with multiqueue each
             // process polls its own).
@@ -167,7 +167,7 @@ impl World {
     /// irq_suspend_timeout from now, and its timer starts if none is pending
     /// (`suspend_timer`).
     pub(super) fn release_suspension(&mut self, now: Instant, h: usize, q: usize) {
-        if let Some(at) = self.hosts[h].nic.queues[q].poller_found_work(now, self.c.irq_suspend) {
+        if let Some(at) = self.hosts[h].nic.queues[q].poller_found_work(now, self.env.c.irq_suspend) {
             self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
         }
     }
@@ -298,7 +298,7 @@ impl World {
     pub(super) fn suspend_timer(&mut self, now: Instant, h: usize, q: usize) {
         let hs = &mut self.hosts[h];
         let polled = hs.poller_of(q).is_some();
-        let (next, out) = hs.nic.queues[q].suspend_timer(now, self.c.irq_suspend, polled);
+        let (next, out) = hs.nic.queues[q].suspend_timer(now, self.env.c.irq_suspend, polled);
         if let Some(at) = next {
             self.q.push(at, h as u32, Ev::SuspendTimer { host: h as u16, q: q as u8 });
         }

@@ -136,10 +136,10 @@ impl World {
     /// the handle, and its blocks.
     pub(super) fn open_pull(&mut self, now: Instant, h: usize, ep: u8, req: u32, ev: LibEvent) -> (u32, u32) {
         let size = ev.msg.size;
-        let replies = self.c.layout.pull_reply_count(size as usize) as u32;
-        let (peer_host, peer_ep) = self.ranks[ev.peer as usize];
+        let replies = self.env.c.layout.pull_reply_count(size as usize) as u32;
+        let (peer_host, peer_ep) = self.env.ranks[ev.peer as usize];
         let hd = Pull {
-            proto: PullHandle::new(now, replies, self.c.layout.block_replies as u32),
+            proto: PullHandle::new(now, replies, self.env.c.layout.block_replies as u32),
             host: h as u16,
             ep,
             req,
@@ -161,7 +161,7 @@ impl World {
             let f = self.pull_frame(handle, b);
             self.transmit(now, h, f);
         }
-        let at = now + self.c.lib.pull_timeout;
+        let at = now + self.env.c.lib.pull_timeout;
         let hd = &mut self.pulls.handles[handle as usize];
         match hd.timer {
             // The handle's last pull started before this one.
@@ -189,7 +189,7 @@ impl World {
         handle: u32,
         magic: u32,
     ) {
-        let per = self.c.layout.pull_reply as u64;
+        let per = self.env.c.layout.pull_reply as u64;
         let count = (block_length as u64).div_ceil(per) as u32;
         let s = Serve {
             live: true,
@@ -197,10 +197,10 @@ impl World {
             ep,
             handle,
             magic,
-            proto: PullServe::new(first, count, size, per, self.c.layout.block_replies as u32),
+            proto: PullServe::new(first, count, size, per, self.env.c.layout.block_replies as u32),
         };
         let id = self.pulls.serve(s);
-        if self.c.native {
+        if self.env.c.native {
             // The NIC firmware serves the pull: every reply goes straight to
             // its transmit queue, no host CPU.
             while self.pulls.serves[id as usize].live {
@@ -222,7 +222,7 @@ impl World {
             dst_mac: wire::host_mac(dst),
             src_mac: wire::host_mac(h as u16),
             src_peer: h as u16,
-            marked: self.c.marked.marks(PacketKind::PullReply, r.last_in_block),
+            marked: self.env.c.marked.marks(PacketKind::PullReply, r.last_in_block),
             body: OmxBody::PullReply {
                 frame_seqnum: (r.idx % 256) as u8,
                 frame_length: r.len as u16,
@@ -244,7 +244,7 @@ impl World {
     }
 
     pub(super) fn pull_reply_arrived(&mut self, now: Instant, h: usize, by: RxBy, handle: u32, offset: u32) {
-        let per = self.c.layout.pull_reply as u32;
+        let per = self.env.c.layout.pull_reply as u32;
         let Some(hd) = self.pulls.handles.get_mut(handle as usize).filter(|hd| hd.proto.live() && hd.host == h as u16)
         else {
             self.frames.drops.stale_pull += 1;
@@ -256,17 +256,17 @@ impl World {
             self.frames.drops.duplicate += 1;
             return;
         }
-        if self.c.ioat && !self.c.native {
+        if self.env.c.ioat && !self.env.c.native {
             // The copy engine works through its descriptors in order.
             let bytes = (hd.size - idx as u64 * per as u64).min(per as u64);
             let hs = &mut self.hosts[h];
-            let done = now.max(hs.ioat_free) + Duration::for_bytes(bytes, self.c.host.ioat_bytes_per_s);
+            let done = now.max(hs.ioat_free) + Duration::for_bytes(bytes, self.env.c.host.ioat_bytes_per_s);
             hs.ioat_free = done;
-            hd.copies_done = hd.copies_done.max(done + self.c.host.ioat_completion);
+            hd.copies_done = hd.copies_done.max(done + self.env.c.host.ioat_completion);
         }
         match on {
             OnReply::Complete => {
-                let writer = by.writer(&self.topo);
+                let writer = by.writer(&self.env.topo);
                 if hd.copies_done > now {
                     let at = hd.copies_done;
                     let die = match writer {
@@ -306,7 +306,7 @@ impl World {
         let hd = &self.pulls.handles[handle as usize];
         let p = self.hosts[h].eps[hd.ep as usize];
         let msg = Msg { seq: hd.req, size: hd.size, rdma: hd.rdma_id as u32, ..Msg::new(Kind::PullDone) };
-        let peer = self.ranks.at(hd.peer_host as usize, hd.peer_ep as usize);
+        let peer = self.env.ranks.at(hd.peer_host as usize, hd.peer_ep as usize);
         self.pulls.close(handle);
         if let Some(p) = p {
             self.post_event(now, h, p as usize, LibEvent { msg, peer, writer, irq_stamp: 0 }, by);
@@ -322,7 +322,7 @@ impl World {
         else {
             return DropClass::Other;
         };
-        let per = self.c.layout.pull_reply as u32;
+        let per = self.env.c.layout.pull_reply as u32;
         let wanted = self
             .pulls
             .handles
@@ -345,13 +345,13 @@ impl World {
     /// starting at reply `first`.
     fn pull_request(&mut self, handle: u32, b: u32, first: u32, replies: u32) -> u32 {
         let hd = &self.pulls.handles[handle as usize];
-        let per = self.c.layout.pull_reply as u64;
+        let per = self.env.c.layout.pull_reply as u64;
         let block_bytes = (hd.size - (first as u64 * per)).min(per * replies as u64);
         let repr = FrameRepr {
             dst_mac: wire::host_mac(hd.peer_host),
             src_mac: wire::host_mac(hd.host),
             src_peer: hd.host,
-            marked: self.c.marked.marks(PacketKind::Pull, false),
+            marked: self.env.c.marked.marks(PacketKind::Pull, false),
             body: OmxBody::Pull {
                 dst_ep: hd.peer_ep,
                 src_ep: hd.ep,
@@ -374,7 +374,8 @@ impl World {
     fn rerequest(&mut self, now: Instant, h: usize, handle: u32, from: u32, end: u32) {
         let mut from = from;
         while let Some(b) = self.pulls.handles[handle as usize].proto.incomplete_from(from).filter(|&b| b < end) {
-            let (first, replies) = self.pulls.handles[handle as usize].proto.rerequest_span(b, self.c.pull_rerequest);
+            let (first, replies) =
+                self.pulls.handles[handle as usize].proto.rerequest_span(b, self.env.c.pull_rerequest);
             let f = self.pull_request(handle, b, first, replies);
             self.transmit(now, h, f);
             from = b + 1;
@@ -382,8 +383,8 @@ impl World {
     }
 
     pub(super) fn pull_timer(&mut self, now: Instant, handle: u32) {
-        let to = self.c.lib.pull_timeout;
-        let deadline = self.c.proto.resend.times(RESENDS_MAX);
+        let to = self.env.c.lib.pull_timeout;
+        let deadline = self.env.c.proto.resend.times(RESENDS_MAX);
         let hd = &mut self.pulls.handles[handle as usize];
         hd.timer = None;
         if !hd.proto.live() {

@@ -286,7 +286,7 @@ impl World {
     fn replay_sent(&mut self, now: Instant, f: ReplayFrame) {
         let Some(r) = self.replay.as_mut() else { return };
         let h = r.host;
-        if !self.c.tx_done_irq || self.c.native {
+        if !self.env.c.tx_done_irq || self.env.c.native {
             return;
         }
         let steering = &self.hosts[h].steering;

@@ -44,11 +44,6 @@ impl Ranks {
     pub(crate) fn len(&self) -> usize {
         self.of.len()
     }
-
-    /// Rank -> (host, endpoint), every rank.
-    pub(crate) fn all(&self) -> &[(u16, u8)] {
-        &self.of
-    }
 }
 
 impl std::ops::Index<usize> for Ranks {

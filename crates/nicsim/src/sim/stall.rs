@@ -114,7 +114,7 @@ impl World {
     /// [`STALL_WINDOW_MIN`]; a replay's at least its longest quiet gap too
     /// (a capture may pause for longer than the window).
     pub(super) fn stall_window(&self) -> Duration {
-        let longest = self.c.proto.resend.max(self.c.lib.pull_timeout).max(self.c.proto.delayed_ack);
+        let longest = self.env.c.proto.resend.max(self.env.c.lib.pull_timeout).max(self.env.c.proto.delayed_ack);
         if self.run.lci.is_some() {
             // A world that runs the LCI stack is watched in events
             // (`stall_events`): its idle `pio` hosts poll forever, and a

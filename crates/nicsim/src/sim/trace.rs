@@ -476,7 +476,7 @@ impl World {
     ) {
         let handled = self.hosts[h].rx.irq_handled();
         if let Some(t) = self.trace.as_deref_mut() {
-            t.kernel(h, core, now, wake, w, cost, (self.c.host.irq_entry, handled));
+            t.kernel(h, core, now, wake, w, cost, (self.env.c.host.irq_entry, handled));
         }
     }
 

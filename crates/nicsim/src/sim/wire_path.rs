@@ -185,7 +185,7 @@ impl World {
         let len = self.frames[frame as usize].len as usize;
         let ready = self.hosts[host].nic.transmit(now, len);
         let d = self.wire_out(host, ready, frame);
-        if self.c.tx_done_irq && !self.c.native {
+        if self.env.c.tx_done_irq && !self.env.c.native {
             let ep = self.frames[frame as usize].src_ep;
             let q = self.hosts[host].steering.queue_for(Some(ep), 0) as u8;
             let (dtor, ep) = self.tx_dtor(host, frame);
