@@ -25,3 +25,13 @@ pub(crate) use self::core::{Core, Cur, Segment, Sleep};
 pub use cache::{CacheCosts, CacheStats, HostLines, Obj, ObjClass, Owner, ProcLines, Side};
 pub use topology::{Cpu, Topology};
 pub(crate) use tx::{TxBacklog, TxPath};
+
+/// A host's cache counters, its send path and the kernel paths' lines
+/// (a library call's context holds one reference to them).
+pub(crate) struct HostMem {
+    /// The kernel's per-die and the processes' private objects.
+    pub lines: HostLines,
+    pub cache: CacheStats,
+    /// The send-path state its cores share.
+    pub tx: TxPath,
+}

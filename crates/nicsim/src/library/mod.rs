@@ -30,6 +30,7 @@
 //! `crate::sim`), nor the protocol's transitions (`crate::proto`), which it
 //! applies.
 
+mod env;
 mod event;
 mod exp;
 mod indexes;
@@ -42,11 +43,12 @@ mod step;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use env::{Env, Ranks, NO_RANK};
 pub(crate) use event::{LibEvent, Writer};
 pub(crate) use process::{Action, Notice, PState, Peaks, Proc, Step};
 
 use crate::costs::Costs;
-use crate::sim::{Env, HostMem};
+use crate::host::HostMem;
 use crate::time::{Duration, Instant};
 use crate::wire::OmxBody;
 

@@ -25,7 +25,8 @@
 //! * `lib_io`: a process waiting without its core's dispatch: busy
 //!   polling, the protocol timer's event, the library giving up;
 //! * `pull`: the drivers' pull of large messages (`Pulls`: their handles);
-//! * `run`: the rank map (`Ranks`) and the run's state (`Run`);
+//! * `run`: the run's state (`Run`); the rank map is the library's
+//!   (`library::Ranks`, in the world's `library::Env`);
 //! * `replay`: the frames of a capture injected into a receiving NIC;
 //! * `echo`, `flood`: the \[EMO] echo server and the invalid-packet flood,
 //!   components the build wires onto the host they run on (an `Echo` in
@@ -80,7 +81,9 @@ pub use replay::{
 };
 
 pub(crate) use crate::costs::Costs;
+pub(crate) use crate::host::HostMem;
 pub(crate) use crate::kernel::RxBy;
+pub(crate) use crate::library::{Env, Ranks, NO_RANK};
 pub(crate) use echo::Echo;
 pub(crate) use flood::Flood;
 #[cfg(test)]
@@ -88,14 +91,14 @@ pub(crate) use frame::Frame;
 pub(crate) use kernel::ProcSet;
 pub(crate) use kernel::{Core, KWork};
 pub(crate) use pull::Pulls;
-pub(crate) use run::{Ranks, Run};
+pub(crate) use run::Run;
 use stall::{StageCounts, Stall, MAX_EVENTS_PER_US_PER_HOST, QUIET_SAMPLE, STALL_SAMPLE, STALL_WINDOWS, WATCH_EVENTS};
 pub use trace::{Record, TraceCfg, Tracer, What, TRACK_NIC_TX, TRACK_RX_QUEUE};
 pub(crate) use wire_path::{Frames, Wire};
 
 use crate::config::{Scenario, Workload};
 use crate::engine::{EventQueue, Origin};
-use crate::host::{CacheStats, HostLines, Topology, TxBacklog, TxPath};
+use crate::host::TxBacklog;
 use crate::interrupt::{self, Check};
 use crate::kernel::RxPath;
 use crate::library::{Output, Proc};
@@ -109,11 +112,6 @@ use crate::{Metrics, SimError};
 /// this one is above every host and below the engine's 2^24 origins, so
 /// at equal times host events come first (`crate::engine`).
 pub(crate) const NETWORK_ORIGIN: Origin = 1_000_000;
-
-/// `rank_of` entry of an endpoint that no rank holds (a rank id above every
-/// rank's: the configuration allows at most this many ranks).
-pub(crate) const NO_RANK: u16 = u16::MAX;
-const _: () = assert!(NO_RANK as u32 == crate::config::MAX_RANKS);
 
 /// Events of the world. Small and `Copy`: frames travel by slab index.
 /// Eight bytes in all (checked below), so that an event is passed to and
@@ -332,28 +330,6 @@ pub struct World {
     pub(crate) clock: Option<Box<clock::Clock>>,
     /// The outputs of the library calls under way (`lib_io`), reused.
     pub(crate) lib_out: Vec<Output>,
-}
-
-/// A host's cache counters, its send path and the kernel paths' lines
-/// (a library call's context holds one reference to them).
-pub(crate) struct HostMem {
-    /// The kernel's per-die and the processes' private objects.
-    pub lines: HostLines,
-    pub cache: CacheStats,
-    /// The send-path state its cores share.
-    pub tx: TxPath,
-}
-
-/// The world's parts fixed once it is built and read by every library
-/// call: a library's context ([`crate::library::Cx`]) holds one reference
-/// to them rather than one to each.
-pub(crate) struct Env {
-    pub(crate) c: Costs,
-    pub(crate) topo: Topology,
-    /// Rank -> (host, endpoint).
-    pub(crate) ranks: Ranks,
-    /// The NI clocks run (`clock`): a missed deadline is reported.
-    pub(crate) clock: bool,
 }
 
 impl World {

@@ -1,60 +1,14 @@
-//! The run's bookkeeping, two components of the world: the rank map
-//! ([`Ranks`]: rank -> (host, endpoint) and back) and the run's own state
-//! ([`Run`]: its workload and flood source, the counters its metrics and
+//! The run's bookkeeping: the run's own state ([`Run`]: its workload and flood source, the counters its metrics and
 //! its stall window read, why it failed).
 //!
 //! It owns these records; it does not own what makes them change (the
 //! library's outputs, `lib_io`; the NIC path's interrupts) nor the metrics
 //! made from them (`metrics`).
 
-use super::{Flood, NO_RANK};
+use super::Flood;
 use crate::config::Workload;
 use crate::time::Duration;
-use crate::wire::ENDPOINTS;
 use crate::SimError;
-
-/// Where each rank runs, and which rank each endpoint holds.
-pub(crate) struct Ranks {
-    /// Rank -> (host, endpoint).
-    of: Vec<(u16, u8)>,
-    /// \[host]\[endpoint] -> rank ([`NO_RANK`]: none).
-    at: Vec<Vec<u16>>,
-}
-
-impl Ranks {
-    pub(crate) fn new(hosts: usize) -> Self {
-        Ranks { of: Vec::new(), at: vec![vec![NO_RANK; ENDPOINTS]; hosts] }
-    }
-
-    /// Gives the next rank to endpoint `ep` of `host`; returns it.
-    pub(crate) fn add(&mut self, host: u16, ep: u8) -> u16 {
-        // The configuration caps the ranks below `NO_RANK`.
-        let rank = u16::try_from(self.of.len()).ok().filter(|&r| r != NO_RANK).expect("at most MAX_RANKS ranks");
-        self.of.push((host, ep));
-        self.at[host as usize][ep as usize] = rank;
-        rank
-    }
-
-    /// The rank endpoint `ep` of `host` holds ([`NO_RANK`]: none).
-    #[inline]
-    pub(crate) fn at(&self, host: usize, ep: usize) -> u16 {
-        self.at[host][ep]
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.of.len()
-    }
-}
-
-impl std::ops::Index<usize> for Ranks {
-    type Output = (u16, u8);
-
-    /// Where rank `r` runs: (host, endpoint).
-    #[inline]
-    fn index(&self, r: usize) -> &(u16, u8) {
-        &self.of[r]
-    }
-}
 
 /// The run's workload, its counters and its state.
 pub(crate) struct Run {
