@@ -179,6 +179,19 @@ pub struct Outcome {
     pub timer: Option<(Instant, u32)>,
 }
 
+impl Outcome {
+    /// Fold a later step's outcome into this one: a raise (and whether it
+    /// reports received frames) is kept once made; the later step's timer,
+    /// if it wants one, replaces any earlier one (the policy re-armed it).
+    fn merge(&mut self, later: Outcome) {
+        self.raise |= later.raise;
+        self.rx |= later.rx;
+        if later.timer.is_some() {
+            self.timer = later.timer;
+        }
+    }
+}
+
 impl RxQueue {
     pub fn new(policy: Box<dyn Coalescer>, ring_slots: usize, fill_thresh: u32) -> Self {
         RxQueue {
@@ -401,11 +414,7 @@ impl RxQueue {
         let dc = coalesce::DmaCompletion { marked: false, bytes: 0, other_pending: 0 };
         let d = self.policy.on_dma_complete(now, dc);
         let o = self.apply(now, d);
-        out.raise |= o.raise;
-        out.rx |= o.rx;
-        if o.timer.is_some() {
-            out.timer = o.timer;
-        }
+        out.merge(o);
     }
 
     /// A frame's DMA into the ring completed: the watchdog's timer starts
@@ -606,11 +615,7 @@ impl RxQueue {
             if pending > 0 {
                 let mut o2 = Outcome::default();
                 self.request_raise(now, &mut o2);
-                out.raise = o2.raise;
-                out.rx = o2.rx;
-                if o2.timer.is_some() {
-                    out.timer = o2.timer;
-                }
+                out.merge(o2);
             }
         }
         out
