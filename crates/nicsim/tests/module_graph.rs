@@ -619,8 +619,8 @@ fn the_graph_sees_the_edges_it_should() {
     let has = |from: &str, to: &str| files.get(from).is_some_and(|e| e.contains_key(to));
     // Through the facade `config/mod.rs` to the file that defines `Scenario`.
     assert!(has("crate::sim::build", "crate::config::scenario"), "{files:#?}");
-    // A path in code, not a `use`: `crate::workload::fft_alltoall_ops(..)`.
-    assert!(has("crate::sim::build", "crate::workload::lci"));
+    // A path in code, not a `use`: `crate::workload::nas_is_work(..)`.
+    assert!(has("crate::config::workload_check", "crate::workload::nas"));
     // A parent's `mod child;` declaration is no edge by itself.
     assert!(!has("crate", "crate::sim::build"));
     // A child's use of its parent's item is a file edge, but no edge of any level.

@@ -27,6 +27,7 @@ mod nic_features;
 mod nic_opts;
 mod overrides;
 mod platform;
+mod program;
 mod scenario;
 mod stack;
 mod units;

@@ -86,8 +86,9 @@ use crate::nic::lanai::{self, FwCosts, FwOut, Ni};
 use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::{Duration, Instant};
+use crate::workload::Op;
 use crate::SimError;
-use process::{Drive, Next};
+use process::Drive;
 use workload::Job;
 
 /// The component an event the rules scheduled is addressed to, and what
@@ -430,15 +431,15 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         let lib = self.hs[h as usize].lib();
         loop {
             match p.next(h, now) {
-                Next::Send { dst, size, tag } => {
-                    lib.submit(Outgoing { dst: p.host(dst), size, count: 1, bcast: None, tag })
+                Some(Op::Send { peer, size, tag }) => {
+                    lib.submit(Outgoing { dst: p.host(peer), size, count: 1, bcast: None, tag })
                 }
-                Next::Mcast { size, tag } => lib.bcast(size, tag),
-                Next::Compute(d) => {
+                Some(Op::Mcast { size, tag }) => lib.bcast(size, tag),
+                Some(Op::Compute(d)) => {
                     lib.compute_after_sends(d);
                     break;
                 }
-                Next::Wait | Next::Done => break,
+                _ => break,
             }
         }
         self.lib(h, now, Lib::wake);

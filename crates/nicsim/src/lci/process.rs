@@ -12,7 +12,11 @@
 //! runs operations until one needs the library ([`Process::next`]: a send,
 //! a multicast, a compute phase) or waits, and it matches the messages the
 //! upcalls deliver ([`Process::arrived`]) against the receives posted, by
-//! (source, tag) as MPI does; a broadcast's source is its root. The stack
+//! (source, tag) as MPI does; a broadcast's source is its root. The
+//! program's cursor (its waits and marks, `crate::workload::Cursor`) and
+//! the matching (`crate::library::BySource`) are the Open-MX library's;
+//! what is this library's own is the wait for a delivery, the compute
+//! phases the library runs, and when it runs a program ([`Drive`]). The stack
 //! hands the sends to the host's outbox, the multicasts to the forwarding
 //! scheme, and runs the compute phases, when and where [`Drive`] says. A send or a multicast is
 //! complete once it is in the library's outbox, so `WaitOutstanding` waits
@@ -21,99 +25,76 @@
 
 use crate::config::Workload;
 use crate::library::lci::{Control, Outgoing};
+use crate::library::{BySource, Ranks, NO_RANK};
 use crate::metrics::{stream_unmeasurable, LinkBound};
 use crate::time::{Duration, Instant};
-use crate::workload::{asp_ops, bcast_bench_ops, qr_ops, Body, Label, Op, Program};
+use crate::workload::{Cursor, Op, Program};
 use crate::Metrics;
 use std::collections::BTreeMap;
 
-/// What the process asks of the library next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Next {
-    /// Send `size` bytes with `tag` to `dst`.
-    Send { dst: u32, size: u64, tag: u64 },
-    /// Broadcast `size` bytes with `tag` down this host's tree.
-    Mcast { size: u64, tag: u64 },
-    /// Compute this long; the process waits for [`Process::compute_done`].
-    Compute(Duration),
-    /// Nothing until a receive it waits for is matched.
-    Wait,
-    /// The program is finished.
-    Done,
-}
-
-/// One host's process.
+/// One host's process: its place in its program (`crate::workload::Cursor`,
+/// the Open-MX library's too) and its receives, matched as that library
+/// matches them (`crate::library::BySource`). Its requests are its
+/// receives: a send or a multicast is complete once in the outbox.
 #[derive(Debug)]
 pub struct Process {
-    program: Program,
-    /// Waiting: for its posted receives (`WaitOutstanding`), or for the end
-    /// of its compute phase.
-    waiting: Option<Op>,
-    /// Receives posted and not yet matched, (source: `None` for any, tag),
-    /// and messages that arrived before their receive, (source, tag).
-    posted: Vec<(Option<u32>, u64)>,
-    unexpected: Vec<(u32, u64)>,
-    /// When the program marked its start and its end.
-    marks: [Option<Instant>; 2],
-    finished: bool,
+    cursor: Cursor,
+    /// What it waits for besides its receives: the end of its compute
+    /// phase ([`Op::Compute`]) or its multicast's delivery to every other
+    /// rank ([`Op::WaitDelivered`]).
+    blocked: Option<Op>,
+    /// Receives posted and not yet matched, and messages that arrived
+    /// before their receive, by source rank and tag.
+    posted: BySource<()>,
+    unexpected: BySource<()>,
 }
 
 impl Process {
-    /// The process of `program`; `ranks` bounds the receives it posts at
-    /// once and the messages that arrive ahead of theirs (the room the
-    /// matching lists reserve).
-    pub fn new(program: Program, ranks: u32) -> Self {
-        let room = 2 * ranks as usize + 8;
-        let finished = matches!(program, Program::Idle);
-        Process {
-            program,
-            waiting: None,
-            posted: Vec::with_capacity(room),
-            unexpected: Vec::with_capacity(room),
-            marks: [None; 2],
-            finished,
+    /// The process of `program` (an idle one is finished from the start).
+    pub fn new(program: Program) -> Self {
+        let idle = matches!(program, Program::Idle);
+        let mut cursor = Cursor::new(program);
+        if idle {
+            cursor.finish();
         }
+        Process { cursor, blocked: None, posted: BySource::new(), unexpected: BySource::new() }
     }
 
-    /// Runs the program at `now` up to its next request of the library.
-    pub fn next(&mut self, now: Instant) -> Next {
+    /// Runs the program at `now` up to its next request of the library:
+    /// an [`Op::Send`] (to a rank), an [`Op::Mcast`], an [`Op::Compute`]
+    /// that the process then waits for ([`Process::compute_done`]), or
+    /// [`Op::Done`] once finished; `None` while it waits.
+    pub fn next(&mut self, now: Instant) -> Option<Op> {
+        if self.blocked.is_some() {
+            return None;
+        }
         loop {
-            let op = match self.waiting.take() {
-                Some(Op::WaitOutstanding(n)) if self.posted.len() > n as usize => {
-                    self.waiting = Some(Op::WaitOutstanding(n));
-                    return Next::Wait;
-                }
-                Some(w @ (Op::Compute(_) | Op::WaitDelivered { .. })) => {
-                    self.waiting = Some(w);
-                    return Next::Wait;
-                }
-                Some(_) | None if self.finished => return Next::Done,
-                Some(_) | None => self.program.next_op(),
-            };
+            if self.cursor.finished() {
+                return Some(Op::Done);
+            }
+            let op = self.cursor.next(now, self.posted.len() as u32)?;
             match op {
-                Op::Send { peer, size, tag } => return Next::Send { dst: peer, size, tag },
-                Op::Mcast { size, tag } => return Next::Mcast { size, tag },
+                Op::Send { .. } | Op::Mcast { .. } => return Some(op),
                 Op::Recv { src, tag, .. } => {
-                    let takes = |&(s, t): &(u32, u64)| t == tag && src.is_none_or(|w| w == s);
-                    match self.unexpected.iter().position(takes) {
-                        Some(i) => {
-                            self.unexpected.remove(i);
-                        }
-                        None => self.posted.push((src, tag)),
+                    let src = src.map(|s| s as u16);
+                    if self.unexpected.take(src, tag).is_none() {
+                        self.posted.push(src, tag, ());
                     }
                 }
-                Op::WaitOutstanding(_) | Op::WaitDelivered { .. } => self.waiting = Some(op),
-                // A compute of no time (a step of the ping-pong) takes none.
-                Op::Compute(Duration::ZERO) => {}
-                Op::Compute(d) => {
-                    self.waiting = Some(op);
-                    return Next::Compute(d);
+                Op::WaitDelivered { .. } => {
+                    self.blocked = Some(op);
+                    return None;
                 }
-                Op::Mark(l) => self.marks[usize::from(l == Label::End)] = Some(now),
-                Op::Count => {}
+                // A compute of no time (a step of the ping-pong) takes none;
+                // the cursor keeps the waits and the marks.
+                Op::Compute(Duration::ZERO) | Op::WaitOutstanding(_) | Op::Mark(_) | Op::Count => {}
+                Op::Compute(_) => {
+                    self.blocked = Some(op);
+                    return Some(op);
+                }
                 Op::Done => {
-                    self.finished = true;
-                    return Next::Done;
+                    self.cursor.finish();
+                    return Some(op);
                 }
             }
         }
@@ -124,13 +105,11 @@ impl Process {
     /// goes on). It matches the first receive posted for it, from `src`
     /// or from any source.
     pub fn arrived(&mut self, src: u32, tag: u64) -> bool {
-        match self.posted.iter().position(|&(s, t)| t == tag && s.is_none_or(|w| w == src)) {
-            Some(i) => {
-                self.posted.remove(i);
-                matches!(self.waiting, Some(Op::WaitOutstanding(n)) if self.posted.len() <= n as usize)
-            }
+        let src = Some(src as u16);
+        match self.posted.take(src, tag) {
+            Some(()) => self.cursor.wait_over(self.posted.len() as u32),
             None => {
-                self.unexpected.push((src, tag));
+                self.unexpected.push(src, tag, ());
                 false
             }
         }
@@ -139,7 +118,7 @@ impl Process {
     /// The tag of the message whose delivery to every other rank the
     /// process waits for ([`Op::WaitDelivered`]), if it does.
     pub fn awaits_delivery(&self) -> Option<u64> {
-        match self.waiting {
+        match self.blocked {
             Some(Op::WaitDelivered { tag }) => Some(tag),
             _ => None,
         }
@@ -147,30 +126,30 @@ impl Process {
 
     /// The compute phase [`Process::next`] asked for ended.
     pub fn compute_done(&mut self) {
-        debug_assert!(matches!(self.waiting, Some(Op::Compute(_))));
-        self.waiting = None;
+        debug_assert!(matches!(self.blocked, Some(Op::Compute(_))));
+        self.blocked = None;
     }
 
     /// Every other rank has the message the process waits for
     /// ([`Process::awaits_delivery`]).
     fn delivered(&mut self) {
-        debug_assert!(matches!(self.waiting, Some(Op::WaitDelivered { .. })));
-        self.waiting = None;
+        debug_assert!(matches!(self.blocked, Some(Op::WaitDelivered { .. })));
+        self.blocked = None;
     }
 
     /// Whether the program is finished.
     pub fn finished(&self) -> bool {
-        self.finished
+        self.cursor.finished()
     }
 
     /// When the program marked its start, if it did.
     pub fn start(&self) -> Option<Instant> {
-        self.marks[0]
+        self.cursor.mark(0)
     }
 
     /// When the program marked its end, if it did.
     pub fn end(&self) -> Option<Instant> {
-        self.marks[1]
+        self.cursor.mark(1)
     }
 }
 
@@ -221,9 +200,9 @@ pub struct Processes {
     pub procs: Vec<Process>,
     pub drive: Drive,
     measure: Measure,
-    /// The host of each rank, and the rank of each host (`u32::MAX`: none).
-    host_of: Vec<u32>,
-    rank_of: Vec<u32>,
+    /// The host of each rank, and the rank of each host (endpoint 0; the
+    /// Open-MX library's rank map).
+    ranks: Ranks,
     /// `Drive::Idle`: the sends a process asked for since the stack last
     /// took them, (host, message).
     sends: Vec<(u32, Outgoing)>,
@@ -256,64 +235,36 @@ impl Processes {
             Workload::PingPong { size, iterations, .. } => (2, Drive::Upcall, Measure::PingPong { size, iterations }),
             _ => return None,
         };
-        let host_of: Vec<u32> = match *w {
+        let all = hosts.max(n);
+        let mut ranks = Ranks::new(all as usize);
+        let on = match *w {
             Workload::Stream { pair, .. } | Workload::PingPong { pair, .. } => pair.to_vec(),
             _ => (0..n).collect(),
         };
-        // The library multicasts (`Op::Mcast`): ASP's and QR's
-        // library-forwarded shape, whatever forwards it (`nic.forwarding`).
-        let program = |r| {
-            let mut b = Body::new();
-            match *w {
-                Workload::Asp { rows, iterations, elem_ps, tree, .. } => {
-                    asp_ops(&mut b, r, n, rows, iterations, elem_ps, tree, true)
-                }
-                Workload::Qr { cols, iterations, norm_ps, update_ps, tree, .. } => {
-                    qr_ops(&mut b, r, n, cols, iterations, (norm_ps, update_ps), tree, true)
-                }
-                Workload::BcastBench { root, size, iterations, count, tree } => {
-                    bcast_bench_ops(&mut b, root, r, n, size, (iterations, count), tree)
-                }
-                Workload::FftAlltoall { iterations, block, compute, .. } => {
-                    return Program::fft_alltoall(r, n, block, compute, iterations, seed)
-                }
-                Workload::Stream { size, messages, warmup, window, .. } if r == 0 => {
-                    return Program::stream_sender(size, messages, warmup, window)
-                }
-                Workload::Stream { size, messages, warmup, window, .. } => {
-                    return Program::stream_receiver(size, messages, warmup, window)
-                }
-                Workload::PingPong { size, iterations, warmup, .. } => {
-                    return Program::pingpong(r, size, iterations, warmup)
-                }
-                _ => {}
-            }
-            Program::script(b, 1, 0)
-        };
-        let mut rank_of = vec![u32::MAX; hosts.max(n) as usize];
-        for (r, &h) in host_of.iter().enumerate() {
-            rank_of[h as usize] = r as u32;
+        for h in on {
+            ranks.add(h as u16, 0);
         }
-        let procs = rank_of
-            .iter()
-            .map(|&r| match r {
-                u32::MAX => Process::new(Program::Idle, 0),
-                r => Process::new(program(r), n),
+        let procs = (0..all as usize)
+            .map(|h| match ranks.at(h, 0) as u32 {
+                r if r == NO_RANK as u32 => Process::new(Program::Idle),
+                // ASP's and QR's broadcasts are the library's multicasts
+                // (`Op::Mcast`), whatever forwards them (`nic.forwarding`).
+                r => Process::new(w.program(r, n, seed).expect("a program of crate::workload")),
             })
             .collect();
         let reached = matches!(measure, Measure::Bcast { .. }).then(BTreeMap::new);
         let sends = Vec::with_capacity(n as usize);
-        Some(Processes { procs, drive, measure, host_of, rank_of, sends, reached, woken: Vec::new() })
+        Some(Processes { procs, drive, measure, ranks, sends, reached, woken: Vec::new() })
     }
 
     /// Whether host `h` runs a process.
     pub fn participates(&self, h: u32) -> bool {
-        self.rank_of.get(h as usize).is_some_and(|&r| r != u32::MAX)
+        (h as usize) < self.procs.len() && self.ranks.at(h as usize, 0) != NO_RANK
     }
 
     /// The host of rank `r`.
     pub fn host(&self, r: u32) -> u32 {
-        self.host_of[r as usize]
+        self.ranks[r as usize].0 as u32
     }
 
     /// A whole message from host `src` (a broadcast's root) with `tag`
@@ -321,8 +272,8 @@ impl Processes {
     /// sender waits for its delivery to every other rank and `h` was the
     /// last, the sender goes on too ([`Processes::take_woken`]).
     pub fn arrived(&mut self, h: u32, src: u32, tag: u64) -> bool {
-        let from = self.rank_of[src as usize];
-        let receivers = self.host_of.len() as u32 - 1;
+        let from = self.ranks.at(src as usize, 0) as u32;
+        let receivers = self.ranks.len() as u32 - 1;
         if let Some(reached) = &mut self.reached {
             if let Some(got) = reached.get_mut(&(from, tag)) {
                 *got += 1;
@@ -343,16 +294,16 @@ impl Processes {
     /// library (see [`Process::next`]). A multicast of a program that
     /// waits for deliveries is counted until it reached every other rank;
     /// a wait for one that did goes on at once.
-    pub fn next(&mut self, h: u32, now: Instant) -> Next {
-        let rank = self.rank_of[h as usize];
+    pub fn next(&mut self, h: u32, now: Instant) -> Option<Op> {
+        let rank = self.ranks.at(h as usize, 0) as u32;
         loop {
             let next = self.procs[h as usize].next(now);
             let Some(reached) = &mut self.reached else { return next };
-            if let Next::Mcast { tag, .. } = next {
+            if let Some(Op::Mcast { tag, .. }) = next {
                 reached.insert((rank, tag), 0);
             }
             match self.procs[h as usize].awaits_delivery() {
-                Some(tag) if next == Next::Wait && !reached.contains_key(&(rank, tag)) => {
+                Some(tag) if next.is_none() && !reached.contains_key(&(rank, tag)) => {
                     self.procs[h as usize].delivered()
                 }
                 _ => return next,
@@ -371,14 +322,14 @@ impl Processes {
     /// [`Processes::drain_sends`]) or waits, polling.
     pub fn control(&mut self, h: u32, now: Instant) -> Control {
         match self.next(h, now) {
-            Next::Compute(d) => Control::Compute(d),
-            Next::Send { dst, size, tag } => {
-                let dst = self.host(dst);
+            Some(Op::Compute(d)) => Control::Compute(d),
+            Some(Op::Send { peer, size, tag }) => {
+                let dst = self.host(peer);
                 self.sends.push((h, Outgoing { dst, size, count: 1, bcast: None, tag }));
                 Control::Wait
             }
-            Next::Mcast { .. } => unreachable!("an idle-driven program does not multicast"),
-            Next::Wait | Next::Done => Control::Wait,
+            Some(Op::Mcast { .. }) => unreachable!("an idle-driven program does not multicast"),
+            _ => Control::Wait,
         }
     }
 
@@ -405,11 +356,14 @@ impl Processes {
     pub fn metrics(&self, m: &mut Metrics, link: &LinkBound) {
         let marks = |r: u32| {
             let p = &self.procs[self.host(r) as usize];
-            (p.marks[0].unwrap_or(Instant::ZERO), p.marks[1].unwrap_or(Instant::ZERO))
+            (p.start().unwrap_or(Instant::ZERO), p.end().unwrap_or(Instant::ZERO))
         };
         match self.measure {
             Measure::Exec => {
-                match self.host_of.iter().map(|&h| self.procs[h as usize].end()).collect::<Option<Vec<_>>>() {
+                match (0..self.ranks.len() as u32)
+                    .map(|r| self.procs[self.host(r) as usize].end())
+                    .collect::<Option<Vec<_>>>()
+                {
                     Some(ends) => {
                         let end = ends.into_iter().max().unwrap_or(Instant::ZERO);
                         m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
@@ -477,7 +431,7 @@ mod tests {
         for &op in ops {
             b.push(op);
         }
-        Process::new(Program::script(b, 1, 0), 4)
+        Process::new(Program::script(b, 1, 0))
     }
 
     #[test]
@@ -487,12 +441,12 @@ mod tests {
         let mut p = process(&[recv(1), recv(2), Op::WaitOutstanding(0), Op::Send { peer: 3, size: 8, tag: 6 }]);
         // The message from 2 came before its receive was posted.
         assert!(!p.arrived(2, 5));
-        assert_eq!(p.next(t), Next::Wait);
+        assert_eq!(p.next(t), None);
         assert!(!p.arrived(1, 6), "another tag does not match");
-        assert_eq!(p.next(t), Next::Wait);
+        assert_eq!(p.next(t), None);
         assert!(p.arrived(1, 5));
-        assert_eq!(p.next(t), Next::Send { dst: 3, size: 8, tag: 6 });
-        assert_eq!(p.next(t), Next::Done);
+        assert_eq!(p.next(t), Some(Op::Send { peer: 3, size: 8, tag: 6 }));
+        assert_eq!(p.next(t), Some(Op::Done));
         assert!(p.finished());
     }
 
@@ -502,22 +456,22 @@ mod tests {
         let any = Op::Recv { src: None, size: 8, tag: 5 };
         let mut p = process(&[any, any, Op::WaitOutstanding(0), Op::Mcast { size: 1, tag: 9 }]);
         assert!(!p.arrived(3, 5), "ahead of its receive");
-        assert_eq!(p.next(t), Next::Wait);
+        assert_eq!(p.next(t), None);
         assert!(!p.arrived(3, 6), "another tag does not match");
         assert!(p.arrived(3, 5), "a second message from the same source");
-        assert_eq!(p.next(t), Next::Mcast { size: 1, tag: 9 });
+        assert_eq!(p.next(t), Some(Op::Mcast { size: 1, tag: 9 }));
     }
 
     #[test]
     fn a_compute_phase_holds_the_program_until_it_ends_and_marks_take_the_time() {
         let d = Duration::from_us(5);
         let mut p = process(&[Op::Compute(d), Op::Mcast { size: 4, tag: 7 }]);
-        assert_eq!(p.next(Instant::ZERO), Next::Compute(d));
-        assert_eq!(p.next(Instant::ZERO), Next::Wait);
+        assert_eq!(p.next(Instant::ZERO), Some(Op::Compute(d)));
+        assert_eq!(p.next(Instant::ZERO), None);
         p.compute_done();
-        assert_eq!(p.next(Instant::ZERO), Next::Mcast { size: 4, tag: 7 });
+        assert_eq!(p.next(Instant::ZERO), Some(Op::Mcast { size: 4, tag: 7 }));
         let end = Instant::ZERO + d;
-        assert_eq!(p.next(end), Next::Done);
+        assert_eq!(p.next(end), Some(Op::Done));
         assert_eq!(p.end(), Some(end));
     }
 
@@ -528,31 +482,31 @@ mod tests {
         let mut p = Processes::new(&w, 3, 1).expect("the broadcast benchmark runs as processes");
         let tag = crate::workload::tag::LCI_BCAST;
         assert!((0..3).all(|h| p.participates(h)));
-        assert_eq!(p.next(1, Instant::ZERO), Next::Mcast { size: 8, tag });
-        assert_eq!(p.next(1, Instant::ZERO), Next::Wait);
+        assert_eq!(p.next(1, Instant::ZERO), Some(Op::Mcast { size: 8, tag }));
+        assert_eq!(p.next(1, Instant::ZERO), None);
         // Host 0 has it, host 2 not yet: the root still waits.
-        assert_eq!(p.next(0, Instant::ZERO), Next::Wait);
+        assert_eq!(p.next(0, Instant::ZERO), None);
         assert!(p.arrived(0, 1, tag));
         assert_eq!(p.take_woken(), None);
         assert!(!p.arrived(2, 1, tag), "ahead of its receive");
         assert_eq!(p.take_woken(), Some(1), "host 2 was the last receiver");
         let t = Instant::ZERO + Duration::from_us(3);
-        assert_eq!(p.next(1, t), Next::Mcast { size: 8, tag: tag + 1 });
+        assert_eq!(p.next(1, t), Some(Op::Mcast { size: 8, tag: tag + 1 }));
         // The second reaches both before the root asks to wait for it: its
         // wait goes on at once.
         for h in [0, 2] {
-            assert_eq!(p.next(h, t), Next::Wait);
+            assert_eq!(p.next(h, t), None);
             p.arrived(h, 1, tag + 1);
         }
         assert_eq!(p.take_woken(), None, "the root was not waiting yet");
         let end = t + Duration::from_us(5);
-        assert_eq!(p.next(1, end), Next::Done);
+        assert_eq!(p.next(1, end), Some(Op::Done));
         let mut m = Metrics::default();
         p.metrics(&mut m, &LinkBound { bytes_per_s: 1e9, frame_extra_bytes: 0, frame_payload: 4096 });
         assert_eq!(m.get("latency_us"), Some(4.0), "two broadcasts in 8 us");
         assert_eq!(m.get("burst_us"), None, "no back-to-back broadcasts");
         for h in [0, 2] {
-            assert_eq!(p.next(h, end), Next::Done, "host {h} received both");
+            assert_eq!(p.next(h, end), Some(Op::Done), "host {h} received both");
         }
         assert!(p.done());
     }

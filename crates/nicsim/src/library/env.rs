@@ -12,6 +12,7 @@ pub(crate) const NO_RANK: u16 = u16::MAX;
 const _: () = assert!(NO_RANK as u32 == crate::config::MAX_RANKS);
 
 /// Where each rank runs, and which rank each endpoint holds.
+#[derive(Debug)]
 pub(crate) struct Ranks {
     /// Rank -> (host, endpoint).
     of: Vec<(u16, u8)>,

@@ -45,6 +45,7 @@ mod tests;
 
 pub(crate) use env::{Env, Ranks, NO_RANK};
 pub(crate) use event::{LibEvent, Writer};
+pub(crate) use indexes::BySource;
 pub(crate) use process::{Action, Notice, PState, Peaks, Proc, Step};
 
 use crate::costs::Costs;

@@ -15,7 +15,7 @@ use crate::host::{Obj, ObjClass, Owner, ProcLines};
 use crate::nic::RingEntry;
 use crate::proto::{Endpoint, Kind};
 use crate::time::{Duration, Instant};
-use crate::workload::{Op, Program};
+use crate::workload::{Cursor, Op, Program};
 use std::collections::VecDeque;
 
 /// What a process does when it gets the CPU ([`Proc::step`]).
@@ -157,8 +157,6 @@ pub(crate) struct Unexpected {
 pub(crate) struct Proc {
     pub(super) state: PState,
     pub(super) ep: u8,
-    /// The program returned `Done` (the library still answers the network).
-    pub(super) finished: bool,
     pub(super) core: u16,
     /// MPI rank.
     pub(super) rank: u16,
@@ -170,15 +168,15 @@ pub(crate) struct Proc {
     pub(super) outstanding: u32,
     /// Pulls started and not finished.
     pub(super) pulls_active: u32,
-    pub(super) wait: Option<u32>,
     pub(super) action: Action,
-    /// An operation held back by the send window.
-    pub(super) pending_op: Option<crate::workload::Op>,
     /// The protocol deadline the process wants its timer event at.
     pub(super) timer_at: Option<Instant>,
     /// Since when the process spins in `Polling` (CPU-use accounting).
     pub(super) poll_since: Option<Instant>,
-    pub(super) program: Program,
+    /// Its program and its place in it (the operation held back by the
+    /// send window or the program's end, the wait, the marks, whether it
+    /// returned `Done`: the library still answers the network after).
+    pub(super) cursor: Cursor,
     pub(super) ring: VecDeque<LibEvent>,
     pub(super) outbox: VecDeque<Out>,
     pub(super) reqs: Vec<Req>,
@@ -220,7 +218,6 @@ pub(crate) struct Proc {
     pub(super) need_window: VecDeque<(u16, u32, u64)>,
     /// Pulls waiting to start (handle, blocks of its first requests).
     pub(super) pulls_waiting: VecDeque<(u32, u32, u32)>,
-    pub(super) marks: [Option<Instant>; 2],
     pub(super) irq_at_mark: [u64; 2],
     pub(super) irq_all_at_mark: [u64; 2],
     /// When the library last ran before the computation under way (the
@@ -259,10 +256,7 @@ impl Proc {
             ep,
             state: PState::Ready,
             action: Action::None,
-            program,
-            wait: None,
-            pending_op: None,
-            finished: false,
+            cursor: Cursor::new(program),
             pulls_active: 0,
             pulls_waiting: VecDeque::new(),
             ring: VecDeque::new(),
@@ -285,7 +279,6 @@ impl Proc {
             lines: Default::default(),
             timer_at: None,
             timer_events: Default::default(),
-            marks: [None; 2],
             poll_since: None,
             irq_at_mark: [0; 2],
             irq_all_at_mark: [0; 2],
@@ -324,7 +317,7 @@ impl Proc {
 
     /// The program returned `Done`.
     pub(crate) fn finished(&self) -> bool {
-        self.finished
+        self.cursor.finished()
     }
 
     /// Its segment was interrupted with `remaining` left.
@@ -438,8 +431,8 @@ impl Proc {
         if !self.computing() {
             return false;
         }
-        debug_assert!(self.pending_op.is_none(), "a computing process holds no operation back");
-        self.pending_op = Some(Op::Compute(rem));
+        debug_assert!(!self.cursor.holds(), "a computing process holds no operation back");
+        self.cursor.hold(Op::Compute(rem));
         self.state = PState::Ready;
         true
     }
@@ -451,7 +444,7 @@ impl Proc {
 
     /// When the program passed mark `i`.
     pub(crate) fn mark(&self, i: usize) -> Option<Instant> {
-        self.marks[i]
+        self.cursor.mark(i)
     }
 
     /// Interrupts raised on its host and on every host when it passed mark
@@ -497,7 +490,7 @@ impl Proc {
             "{:?}, {} outstanding, waiting for <= {:?}, {} unexpected, {} early, medium {:?}",
             self.state,
             self.outstanding,
-            self.wait,
+            self.cursor.wait(),
             self.unexpected.len(),
             self.early.len(),
             self.medium
@@ -514,7 +507,7 @@ impl Proc {
     /// message unexpected or being reassembled (tests).
     #[cfg(test)]
     pub(crate) fn all_done(&self) -> bool {
-        self.finished
+        self.cursor.finished()
             && self.outstanding == 0
             && self.unexpected.len() == 0
             && self.mcast_rx.is_empty()

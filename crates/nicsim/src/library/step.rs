@@ -58,8 +58,7 @@ impl Proc {
             // program waits for is complete: the program's next operation
             // goes before events still queued (a receiver that keeps pace
             // only by consuming would otherwise never post its receives).
-            let program_ready =
-                !self.finished && self.pending_op.is_none() && self.wait.is_none_or(|n| self.outstanding <= n);
+            let program_ready = self.cursor.ready(self.outstanding);
             if let (false, Some(ev)) = (program_ready && self.drain == 0, self.ring.front().copied()) {
                 self.drain = self.drain.saturating_sub(1);
                 let cost = self.consume_cost(cx, at, ev);
@@ -72,29 +71,24 @@ impl Proc {
                 timers_checked = true;
             }
             let c = &cx.env.c;
-            if self.finished {
+            if self.cursor.finished() {
                 // The library outlives the program: it keeps answering
                 // (acks, resends) until the whole run ends.
                 self.state = PState::Done;
                 return Step::Idle;
             }
-            if let Some(n) = self.wait {
-                if self.outstanding <= n {
-                    self.wait = None;
-                } else {
-                    return match c.wait {
-                        WaitMode::Poll => Step::Wait,
-                        WaitMode::Block => Step::Run(c.host.block, Action::Block),
-                    };
-                }
-            }
-            let op = self.pending_op.take().unwrap_or_else(|| self.program.next_op());
+            let Some(op) = self.cursor.next(now, self.outstanding) else {
+                return match c.wait {
+                    WaitMode::Poll => Step::Wait,
+                    WaitMode::Block => Step::Run(c.host.block, Action::Block),
+                };
+            };
             match op {
                 Op::Send { peer, size, .. }
                     if self.proto.window_full(peer as u16, Self::frames_of(size, c.rndv_threshold, c.layout)) =>
                 {
                     // The send window is full: wait for acks.
-                    self.pending_op = Some(op);
+                    self.cursor.hold(op);
                     return match c.wait {
                         WaitMode::Poll => Step::Wait,
                         WaitMode::Block => Step::Run(c.host.block, Action::Block),
@@ -163,7 +157,8 @@ impl Proc {
                     return Step::Run(cost, Action::Op(op));
                 }
                 Op::Recv { .. } => return Step::Run(c.lib.post_recv, Action::Op(op)),
-                Op::WaitOutstanding(n) => self.wait = Some(n),
+                // Recorded by the cursor: the loop looks at the ring again.
+                Op::WaitOutstanding(_) => {}
                 Op::Compute(d) => {
                     if !d.is_zero() {
                         // The library has just polled the clock (its timers).
@@ -171,10 +166,8 @@ impl Proc {
                         return Step::Run(d, Action::None);
                     }
                 }
-                Op::Mark(l) => {
-                    self.marks[l as usize] = Some(now);
-                    cx.emit(Output::Mark { label: l as u8 });
-                }
+                // Its time taken by the cursor.
+                Op::Mark(l) => cx.emit(Output::Mark { label: l as u8 }),
                 // No message tells a rank of this library when another has
                 // a message: no program it runs waits on that (the
                 // broadcast benchmark acks up its tree, `bcast_ops`).
@@ -185,14 +178,14 @@ impl Proc {
                     let outbox = &mut self.outbox;
                     let flushed = self.proto.flush_acks(|peer| outbox.push_back(Out::Ack { peer }));
                     if flushed || !self.proto.all_acked() {
-                        self.pending_op = Some(op);
+                        self.cursor.hold(op);
                         if !flushed {
                             return Step::Spin;
                         }
                         timers_checked = false; // acks flushed: peer state changed
                         continue;
                     }
-                    self.finished = true;
+                    self.cursor.finish();
                     self.state = PState::Done;
                     cx.emit(Output::ProgramDone);
                     return Step::Idle;
@@ -238,7 +231,7 @@ impl Proc {
                     self.protocol_timers(cx);
                 }
                 let nothing = self.ring.is_empty() && self.outbox.is_empty() && !self.exp_pending();
-                if nothing && (self.wait.is_some_and(|n| self.outstanding > n) || self.pending_op.is_some()) {
+                if nothing && self.cursor.blocked(self.outstanding) {
                     self.state = PState::Blocked;
                 }
             }

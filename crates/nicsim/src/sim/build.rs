@@ -8,7 +8,7 @@
 
 use super::echo::ECHO_HOST;
 use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, ProcSet, Pulls, Ranks, Run, Wire, World};
-use crate::config::{LibraryTimes, Scenario, Workload};
+use crate::config::{BcastForwarding, LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
 use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxBacklog, TxPath};
@@ -249,6 +249,8 @@ impl World {
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
         w.start_clocks();
         let core = s.binding.unwrap_or(0) as u16;
+        // The program of rank `r` of `n` (`config::program`).
+        let program = |r: u32, n: u32| s.workload.program(r, n, s.seed).expect("a workload of programs");
         match s.workload {
             // The hosts run the LCI stack's library and its program, not
             // processes of this world's library (`lci_stack`). Its NIs send
@@ -261,110 +263,39 @@ impl World {
                     w.start_lci(prog, parts);
                 }
             }
-            Workload::PingPong { size, iterations, warmup, .. } => {
-                w.spawn(0, core, 0, Program::pingpong(0, size, iterations, warmup));
-                w.spawn(1, core, 0, Program::pingpong(1, size, iterations, warmup));
+            Workload::PingPong { .. } | Workload::Stream { .. } | Workload::Uniband { .. } => {
+                for r in 0..2 {
+                    w.spawn(r as u16, core, 0, program(r, 2));
+                }
             }
-            Workload::Echo { at, size, iterations, warmup } => {
+            Workload::Echo { at, .. } => {
                 // The client is rank 0 of a ping-pong; rank 1 is the echo
                 // server on host 1, which has no process.
-                w.spawn(0, core, 0, Program::pingpong(0, size, iterations, warmup));
+                w.spawn(0, core, 0, program(0, 2));
                 let e = p.emo_cfg();
                 let copy_ns_per_byte = e.nic_copy_cycles_per_byte * 1e3 / e.nic_clock_mhz;
                 w.hosts[ECHO_HOST].echo = Some(Echo::new(at, copy_ns_per_byte));
                 w.env.ranks.add(ECHO_HOST as u16, 0);
             }
-            Workload::Stream { size, messages, warmup, window, .. } => {
-                w.spawn(0, core, 0, Program::stream_sender(size, messages, warmup, window));
-                w.spawn(1, core, 0, Program::stream_receiver(size, messages, warmup, window));
-            }
-            Workload::Uniband { size, messages, warmup, window } => {
-                w.spawn(0, core, 0, Program::uniband_sender(size, messages, warmup, window));
-                w.spawn(1, core, 0, Program::uniband_receiver(size, messages, warmup, window));
-            }
-            Workload::NasIs { keys, iterations, per_host, before, after } => {
-                let hosts = w.hosts.len() as u32;
-                let n = hosts * per_host;
-                let keys_per_proc = keys / n as u64;
+            Workload::NasIs { per_host, .. }
+            | Workload::NasKernel { per_host, .. }
+            | Workload::Alltoall { per_host, .. }
+            | Workload::Exchange { per_host, .. }
+            | Workload::Bcast { per_host, .. }
+            | Workload::FftAlltoall { per_host, .. }
+            | Workload::Asp { per_host, .. }
+            | Workload::Qr { per_host, .. } => {
                 // Block placement: ranks 0..per_host on host 0, one per core.
-                for r in 0..n {
-                    let body = crate::workload::nas_is_iteration(r, n, keys_per_proc, before, after);
-                    let prog = Program::script(body, iterations + 1, 1);
-                    let local = (r % per_host) as u16;
-                    w.spawn((r / per_host) as u16, local, local as u8, prog);
-                }
-            }
-            Workload::NasKernel { kernel, class_c, per_host, compute } => {
                 let n = w.hosts.len() as u32 * per_host;
-                let prob = crate::workload::NasProblem::new(kernel, class_c);
                 for r in 0..n {
-                    let body = crate::workload::nas_kernel_iteration(kernel, &prob, r, n, compute);
-                    // One untimed step first, as NPB runs the problem once.
-                    let prog = Program::script(body, prob.timed_steps() + 1, 1);
                     let local = (r % per_host) as u16;
-                    w.spawn((r / per_host) as u16, local, local as u8, prog);
+                    w.spawn((r / per_host) as u16, local, local as u8, program(r, n));
                 }
-            }
-            Workload::Alltoall { size, iterations, warmup, per_host }
-            | Workload::Exchange { size, iterations, warmup, per_host } => {
-                use crate::workload::{alltoall_ops, exchange_ops, tag};
-                let n = w.hosts.len() as u32 * per_host;
-                let exchange = matches!(s.workload, Workload::Exchange { .. });
-                for r in 0..n {
-                    let mut body = crate::workload::Body::new();
-                    if exchange {
-                        exchange_ops(&mut body, r, n, size, tag::EXCHANGE);
-                    } else {
-                        alltoall_ops(&mut body, r, n, size, tag::ALLTOALL);
-                    }
-                    let prog = Program::script(body, iterations + warmup, warmup);
-                    let local = (r % per_host) as u16;
-                    w.spawn((r / per_host) as u16, local, local as u8, prog);
-                }
-            }
-            Workload::Bcast { size, iterations, warmup, per_host, tree, forwarding } => {
-                let n = w.hosts.len() as u32 * per_host;
-                let ni = forwarding == crate::config::BcastForwarding::Ni;
-                for r in 0..n {
-                    let mut body = crate::workload::Body::new();
-                    crate::workload::bcast_ops(&mut body, r, n, size, tree, ni);
-                    let prog = Program::script(body, iterations + warmup, warmup);
-                    let local = (r % per_host) as u16;
-                    w.spawn((r / per_host) as u16, local, local as u8, prog);
-                }
-                if ni {
+                if let Workload::Bcast { tree, forwarding: BcastForwarding::Ni, .. }
+                | Workload::Asp { tree, forwarding: BcastForwarding::Ni, .. }
+                | Workload::Qr { tree, forwarding: BcastForwarding::Ni, .. } = s.workload
+                {
                     // Every NIC holds the forwarding table of the run's tree.
-                    for hs in &mut w.hosts {
-                        hs.nic.forwarding = Some(ForwardTable { tree, ranks: n });
-                    }
-                }
-            }
-            Workload::FftAlltoall { block, iterations, per_host, compute, .. } => {
-                let n = w.hosts.len() as u32 * per_host;
-                for r in 0..n {
-                    let local = (r % per_host) as u16;
-                    let prog = Program::fft_alltoall(r, n, block, compute, iterations, s.seed);
-                    w.spawn((r / per_host) as u16, local, local as u8, prog);
-                }
-            }
-            Workload::Asp { per_host, tree, forwarding, .. } | Workload::Qr { per_host, tree, forwarding, .. } => {
-                let n = w.hosts.len() as u32 * per_host;
-                let ni = forwarding == crate::config::BcastForwarding::Ni;
-                for r in 0..n {
-                    let mut body = crate::workload::Body::new();
-                    match s.workload {
-                        Workload::Asp { rows, iterations, elem_ps, .. } => {
-                            crate::workload::asp_ops(&mut body, r, n, rows, iterations, elem_ps, tree, ni)
-                        }
-                        Workload::Qr { cols, iterations, norm_ps, update_ps, .. } => {
-                            crate::workload::qr_ops(&mut body, r, n, cols, iterations, (norm_ps, update_ps), tree, ni)
-                        }
-                        _ => {}
-                    }
-                    let local = (r % per_host) as u16;
-                    w.spawn((r / per_host) as u16, local, local as u8, Program::script(body, 1, 0));
-                }
-                if ni {
                     for hs in &mut w.hosts {
                         hs.nic.forwarding = Some(ForwardTable { tree, ranks: n });
                     }

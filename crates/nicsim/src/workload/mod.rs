@@ -449,6 +449,9 @@ pub fn bcast_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tree: crate::nic:
     }
 }
 
+mod cursor;
+pub use cursor::Cursor;
+
 mod lci;
 pub use lci::*;
 
