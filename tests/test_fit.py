@@ -222,3 +222,19 @@ def test_the_committed_validation_shows_both_directions() -> None:
     for heading in ("Fit on [OMX-MQ], predict [OMX-COAL]", "Fit on [OMX-COAL], predict [OMX-MQ]"):
         assert f"### {heading}" in section
     assert section.count(" of ") >= 2 and "within 15%" in section
+
+
+def test_the_profile_says_how_far_each_value_may_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_studies(monkeypatch)
+    result = fit_joint.fit(start_mid=True, max_evals=30, starts=2, log=lambda _m: None)
+    got = {p.param: p for p in result.pinning}
+    irq = got["host.irq_entry_ns"]
+    assert irq.profile is not None
+    lo, hi = irq.profile
+    # A smooth target pins its value: the profile holds it, and is narrow.
+    assert lo <= irq.value <= hi
+    assert hi - lo <= 0.05 * (irq.range.hi - irq.range.lo)
+    # Every start is on record, the best among them.
+    assert len(result.starts) == 2
+    assert min(c for c, _ in result.starts) <= result.cost_after + 1e-9
+    assert "starts:" in fit_joint.report(result)

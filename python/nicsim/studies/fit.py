@@ -11,9 +11,15 @@ software costs (:class:`~nicsim.studies.fit_joint.Study`, ``software``).
 The fit is :func:`scipy.optimize.least_squares` (trust-region reflective,
 inside each parameter's physical range as the preset states it,
 ``# [range ...]``: :mod:`nicsim.studies.fitted`) on the relative errors of the
-targets, with a forward-difference Jacobian of a fixed step in each range.
-It reports each parameter's standard error (from the Jacobian at the
-optimum) and the targets that pin it (those whose error moves most with it).
+targets, with a forward-difference Jacobian of a fixed step in each range,
+from several starts (the presets' values, then points drawn in the ranges by
+a fixed seed), keeping the best. It reports each parameter's standard error
+(from the Jacobian at the optimum), its profile (the values over which the
+error, that parameter moved alone, stays within one residual variance of the
+best: the targets jump with the batching, so the linear error can mislead),
+the targets that pin it (those whose error moves most with it), and each
+start's error and values. A value within 2 % of its range's width from a
+bound is a misfit (:mod:`nicsim.studies.fitted`).
 Everything is deterministic (fixed seed, fixed steps).
 
 ``--holdout STUDY`` fits on the other study alone, starting every parameter

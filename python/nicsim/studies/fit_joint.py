@@ -4,8 +4,9 @@
 share, :data:`STUDIES` each study's preset, targets
 (:mod:`nicsim.studies.fit_targets`) and software costs; :func:`fit` fits
 them in their ranges (:mod:`nicsim.studies.fitted`) with
-:func:`scipy.optimize.least_squares` and returns each parameter's value,
-standard error and the targets that pin it; :func:`write_preset` and
+:func:`scipy.optimize.least_squares` from several starts and returns each
+parameter's value, standard error, profile and the targets that pin it, and
+every start's end; :func:`write_preset` and
 :func:`report` write and print the result. The command line is
 :mod:`nicsim.studies.fit`; a fit on one study that predicts the other,
 :mod:`nicsim.studies.holdout`.
@@ -194,6 +195,16 @@ class Pinning:
     stderr: float
     #: Target names, most sensitive first (at most three).
     pinned_by: tuple[str, ...]
+    #: The values around the fitted one, the others held, over which the
+    #: error stays within one residual variance of the best
+    #: (:data:`PROFILE_STEPS`); ``None`` when not profiled.
+    profile: tuple[float, float] | None = None
+
+
+#: Steps of the profile, as shares of each range, tried on both sides of a
+#: fitted value: from below the fit's rounding to ten times its
+#: finite-difference step.
+PROFILE_STEPS = (0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 
 
 @dataclass(frozen=True)
@@ -208,6 +219,8 @@ class FitResult:
     cost_before: float
     cost_after: float
     log: list[str] = field(default_factory=list)
+    #: Each start's error and parameter values, in the order run.
+    starts: list[tuple[float, list[float]]] = field(default_factory=list)
 
 
 def _threads() -> int:
@@ -303,6 +316,7 @@ def fit(
     start_mid: bool = False,
     starts: int = 4,
     max_evals: int = 30,
+    profile: bool = True,
     log: Callable[[str], None] = print,
 ) -> FitResult:
     """Fit the shared hardware and the studies' software to their targets jointly.
@@ -314,6 +328,13 @@ def fit(
     frame), so the fit runs from ``starts`` points, the first as above and
     the others drawn in the ranges by a fixed seed, and keeps the best.
     ``max_evals`` bounds the residual evaluations of each start.
+
+    Each parameter's standard error is the linear one, from the Jacobian at
+    the optimum; the targets are not smooth in the parameters (a frame more
+    or less per interrupt is a step), so ``profile`` also moves each
+    parameter alone from its fitted value and reports the values over which
+    the error stays within one residual variance of the best
+    (:attr:`Pinning.profile`).
     """
     import numpy as np
     from scipy.optimize import least_squares
@@ -355,6 +376,7 @@ def fit(
     rng = np.random.default_rng(1)
     points = [x0] + [rng.uniform(0.1, 0.9, len(x0)) for _ in range(max(0, starts - 1))]
     best: tuple[float, Any] | None = None
+    ends: list[tuple[float, list[float]]] = []
     for k, start in enumerate(points):
         x, nfev, cost = start, 0, math.inf
         # Restarted from where it stopped while that still gains: rounding
@@ -369,6 +391,7 @@ def fit(
                 break
             x, cost = sol.x, new
         say(f"start {k + 1}/{len(points)}: error {cost:.4f} after {nfev} evaluations")
+        ends.append((cost, prob.values(list(x))))
         if best is None or cost < best[0] - 1e-12:
             best = (cost, x)
     assert best is not None
@@ -391,13 +414,46 @@ def fit(
         order = [k for k in np.argsort(-col) if col[k] > 0][:3]
         names = tuple(prob.targets[k][1].name for k in order)
         label = p.path if owner is None else f"{p.path} ({owner.preset})"
-        pinning.append(Pinning(label, vals[i], r, se, names))
+        span = _profile(prob, list(x), i, cost1 + s2) if profile else None
+        pinning.append(Pinning(label, vals[i], r, se, names, span))
     targets = [(s.key, t, b, a) for (s, t), b, a in zip(prob.targets, before, after, strict=True)]
     ovs = prob.overrides(x)
     for preset, ov in ovs.items():
         for line in misfits(preset, ov):
             say(f"{preset}: {line}")
-    return FitResult(ovs, targets, pinning, cost0, cost1, lines)
+    return FitResult(ovs, targets, pinning, cost0, cost1, lines, ends)
+
+
+def _cost(prob: _Problem, x: list[float]) -> float:
+    return float(sum(e * e for e in prob.residuals(prob.measure(x))))
+
+
+def _profile(prob: _Problem, x: list[float], i: int, limit: float) -> tuple[float, float]:
+    """Return the span of parameter ``i`` around ``x[i]`` whose error stays within ``limit``.
+
+    The other parameters are held at ``x``. Each side is walked outwards
+    through :data:`PROFILE_STEPS` and stops at the first step over the
+    limit or at the range's bound.
+    """
+    trial = {}
+    for sign in (-1.0, 1.0):
+        for d in PROFILE_STEPS:
+            xi = min(1.0, max(0.0, x[i] + sign * d))
+            xs = list(x)
+            xs[i] = xi
+            trial[(sign, d)] = xs
+    keys = list(trial)
+    with ThreadPoolExecutor(_threads()) as pool:
+        costs = list(pool.map(lambda k: _cost(prob, trial[k]), keys))
+    cost = dict(zip(keys, costs, strict=True))
+    here = prob.values(x)[i]
+    span = [here, here]
+    for side, sign in enumerate((-1.0, 1.0)):
+        for d in PROFILE_STEPS:
+            if cost[(sign, d)] > limit:
+                break
+            span[side] = prob.values(trial[(sign, d)])[i]
+    return span[0], span[1]
 
 
 def borrowed(result: FitResult) -> dict[str, Overrides]:
@@ -436,10 +492,24 @@ def report(result: FitResult) -> str:
     for study, t, b, a in result.targets:
         out.append(f"{study:9} {t.name:36} {t.published:>10g} {b:>10.4g} {a:>10.4g}")
     out.append("")
-    out.append(f"{'parameter':28} {'value':>9} {'± s.e.':>9}  {'range':16} pinned by")
+    out.append(
+        f"{'parameter':32} {'value':>7} {'± s.e.':>9} {'profile':>15}  {'range':14} pinned by"
+    )
     for p in result.pinning:
         se = "-" if math.isinf(p.stderr) else f"{p.stderr:.3g}"
+        span = "-" if p.profile is None else f"{p.profile[0]:g} .. {p.profile[1]:g}"
         out.append(
-            f"{p.param:28} {p.value:>9g} {se:>9}  {p.range!s:16} {'; '.join(p.pinned_by) or '-'}"
+            f"{p.param:32} {p.value:>7g} {se:>9} {span:>15}  {p.range!s:14} "
+            f"{'; '.join(p.pinned_by) or '-'}"
         )
+    if result.starts:
+        best = min(c for c, _ in result.starts)
+        near = sum(1 for c, _ in result.starts if c <= 1.1 * best)
+        out.append("")
+        out.append(
+            f"starts: {near} of {len(result.starts)} end within 10 % of the best error; "
+            "each start's error and values (in the order of the parameters above):"
+        )
+        for k, (c, vals) in enumerate(result.starts):
+            out.append(f"  {k + 1}: {c:.4f}  " + " ".join(f"{v:g}" for v in vals))
     return "\n".join(out)

@@ -155,7 +155,12 @@ def run(
     """Fit on the study other than ``study``, predict ``study``; return the Markdown."""
     others = [s for s in fit_joint.STUDIES if s != study]
     result = fit_joint.fit(
-        others, start_mid=True, starts=starts, max_evals=max_evals, log=lambda _m: None
+        others,
+        start_mid=True,
+        starts=starts,
+        max_evals=max_evals,
+        profile=False,
+        log=lambda _m: None,
     )
     rows = predict(study, held_out_preset(study, result), jobs=jobs)
     return render(study, result, rows)

@@ -167,6 +167,13 @@ cost_table! {
         pub dma_MBps: f64 [1.0, 1e7] => MBps dma_bytes_per_s,
         pub tx_dma_startup_ns: f64 [0.0, NS_MAX] => ns tx_dma_startup,
         pub irq_delivery_ns: f64 [0.0, NS_MAX] => ns irq_delivery,
+        /// From the host's write of a claim (myri10ge's `irq_claim`, at the
+        /// end of `myri10ge_poll`, and `irq_claim + 1`, at the end of
+        /// `myri10ge_intr`: an uncached, posted PIO write into the NIC's SRAM)
+        /// to the firmware acting on it: a latency, no CPU time. Until it
+        /// lands the line stays masked and the NIC raises nothing. 0: at once.
+        #[serde(default, skip_serializing_if = "is_zero_f64")]
+        pub claim_latency_ns: f64 [0.0, NS_MAX] => ns claim_latency,
         pub doorbell_ns: f64 [0.0, NS_MAX] => ns doorbell,
         pub ring_slots: u32 [MIN_RING, 1 << 20],
         /// Frames of at most this many bytes take a buffer of a second receive

@@ -185,8 +185,11 @@ pub(crate) enum Done {
     /// The poll goes on with `next` at the front of the core's queue.
     Next(KWork),
     /// The queue's interrupt `out` (a re-arm, `nic::RxQueue`), then, if
-    /// any, `next` at the front of the core's queue.
-    Irq { out: Outcome, next: Option<KWork> },
+    /// any, `next` at the front of the core's queue. `claim`: the claim
+    /// was written but reaches the NIC only after `nic.claim_latency_ns`
+    /// (`Some(true)`: the receive claim, `Some(false)`: the interrupt
+    /// claim); the world applies it then, and `out` is empty.
+    Irq { out: Outcome, next: Option<KWork>, claim: Option<bool> },
     /// A deferred NAPI's gro_flush_timeout timer at `at`.
     Timer { at: Instant },
     /// Threaded NAPI: the hard IRQ woke queue `q`'s kernel thread, which
@@ -381,12 +384,21 @@ impl RxPath {
                 Done::Frame { next: KWork::Napi { q, budget }, tail: c.host.driver_rx_tail, frame }
             }
             KWork::EntryTxDone { q, budget, .. } => Done::Next(KWork::Napi { q, budget }),
-            KWork::Rearm { .. } => Done::Irq { out: cx.queue.napi_done(cx.now), next: None },
+            // myri10ge_poll: put_be32(htonl(3), ss->irq_claim), a posted
+            // PIO write the firmware acts on `claim_latency` later.
+            KWork::Rearm { .. } if !c.nic.claim_latency.is_zero() => {
+                Done::Irq { out: Outcome::default(), next: None, claim: Some(true) }
+            }
+            KWork::Rearm { .. } => Done::Irq { out: cx.queue.napi_done(cx.now), next: None, claim: None },
             KWork::Defer { .. } => Done::Timer { at: cx.now + cx.queue.gro_flush(c.gro_flush) },
             KWork::HardIrq { q, rx } => {
                 // put_be32(htonl(3), ss->irq_claim + 1), then the softirq.
-                let out = cx.queue.rearm_claim(cx.now);
-                Done::Irq { out, next: rx.then_some(KWork::Napi { q, budget: c.napi_budget }) }
+                let next = rx.then_some(KWork::Napi { q, budget: c.napi_budget });
+                if c.nic.claim_latency.is_zero() {
+                    Done::Irq { out: cx.queue.rearm_claim(cx.now), next, claim: None }
+                } else {
+                    Done::Irq { out: Outcome::default(), next, claim: Some(false) }
+                }
             }
             KWork::IrqThread { q, .. } => Done::Wake { q },
             KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } | KWork::ThreadNapi { .. } => {

@@ -346,8 +346,12 @@ impl World {
                     self.net_tx_done(now, h, core);
                 }
             }
-            Done::Irq { out, next } => {
+            Done::Irq { out, next, claim } => {
                 self.nic_outcome(now, h, q as usize, out);
+                if let Some(rx) = claim {
+                    let at = now + self.env.c.nic.claim_latency;
+                    self.q.push(at, h as u32, Ev::ClaimLands { host: h as u16, q, rx });
+                }
                 let hs = &mut self.hosts[h];
                 if let Some(next) = next {
                     hs.cores[core].kq.push_front(next);

@@ -144,6 +144,19 @@ impl World {
         }
     }
 
+    /// A claim host `h` wrote for queue `q` reaches the NIC
+    /// (`Ev::ClaimLands`, `nic.claim_latency_ns` after the write): the
+    /// receive claim re-arms the line as the end of a poll does
+    /// (`RxQueue::napi_done`), the interrupt claim as the end of a hard
+    /// handler does (`RxQueue::rearm_claim`); a raise wanted meanwhile
+    /// happens now.
+    #[cold]
+    pub(super) fn claim_lands(&mut self, now: Instant, h: usize, q: usize, rx: bool) {
+        let queue = &mut self.hosts[h].nic.queues[q];
+        let out = if rx { queue.napi_done(now) } else { queue.rearm_claim(now) };
+        self.nic_outcome(now, h, q, out);
+    }
+
     /// The polling watchdog of queue `q` fired (`Ev::WatchdogTimer`): the
     /// queue's watchdog looks at the host's progress
     /// (`RxQueue::watchdog_timer`); its next event and the interrupt it

@@ -69,6 +69,7 @@ impl Ev {
             Ev::TxDone { .. } => "transmit completion (TxDone, nic_path)",
             Ev::CoalTimer { .. } => "coalescing timer (CoalTimer, nic)",
             Ev::IrqArrive { .. } => "interrupt (IrqArrive, kernel)",
+            Ev::ClaimLands { .. } => "interrupt claim (ClaimLands, nic_path)",
             Ev::CoreDone { .. } => "core segment (CoreDone, kernel and library)",
             Ev::ProcTimer { .. } => "protocol timer (ProcTimer, library)",
             Ev::PullTimer { .. } => "pull timer (PullTimer, pull)",
