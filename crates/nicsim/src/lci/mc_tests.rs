@@ -165,7 +165,7 @@ fn a_forward_waits_for_a_free_buffer_at_the_child_and_holds_its_own() {
          [workload]\nkind = \"bcast\"\nsize_bytes = 8192\niterations = 0\ncount = 4");
     assert!(m.get("ni_forward_waits").unwrap() > 0.0);
     assert_eq!(m.get("mc_bytes_consumed"), Some(63.0 * 4.0 * 8192.0));
-    assert!(w.nis.iter().all(|n| n.mc.held() == 0 && n.rx_free == 1));
+    assert!(w.nis.iter().all(|n| n.mc.held() == 0 && n.credits.free() == 1));
 }
 
 #[test]

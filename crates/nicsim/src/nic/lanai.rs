@@ -6,8 +6,9 @@
 //! finished DMA; [`Ni::event`]) and answers what it asks for ([`FwOut`]:
 //! its next events, a transmission, a packet its host can see, a freed
 //! receive buffer, a signal), which the LCI rules (`crate::lci::Cx`) queue
-//! or do. The rules keep what holds across NIs: Myrinet back-pressure (a
-//! transmission waits for a free receive buffer at its destination NI).
+//! or do: a transmission across NIs leaves once its destination NI
+//! reserved it a receive buffer (Myrinet back-pressure, the NI's
+//! [`Credits`], `super::flow`).
 //!
 //! This module owns the packet the firmware carries ([`Packet`]) and the
 //! NI's resources: the firmware processor (one LANai, so firmware work is
@@ -15,8 +16,8 @@
 //! each), the NI's view of the host receive queue (how many host buffers it
 //! filled, how many it knows the host freed), the delivered-packet counter
 //! in NI SRAM that `pio` polling reads, the host's PCI bus its DMAs and
-//! the host's PIO share, the NIs waiting for its receive buffers
-//! ([`Ni::waiting`]), its polling watchdog, its clock of the library's
+//! the host's PIO share, its receive buffers' credits ([`Ni::credits`]:
+//! the free ones and the NIs' heads waiting for one), its polling watchdog, its clock of the library's
 //! fine-grain timers, and the multicast firmware's queue
 //! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
 //! buffers (a multicast post, [`Ni::shared_posts`]) over the forwarding state of
@@ -30,6 +31,7 @@
 //! (`crate::lci::multicast`), nor the wire.
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
+use super::flow::Credits;
 use super::multicast::{Forwarded, Kary, NiMc};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Watchdog};
@@ -158,12 +160,13 @@ pub enum FwOut {
     /// It took the packet its host wrote: the host goes on.
     Taken,
     /// Its head descriptor, or (`forward`) its head forward, is
-    /// programmed: it leaves once the destination NI has a free receive
-    /// buffer (Myrinet back-pressure, which holds across NIs: the world's).
+    /// programmed: it leaves once the destination NI reserved it a receive
+    /// buffer (Myrinet back-pressure across NIs, [`Credits::reserve`]).
     Transmit { forward: bool },
     /// A packet is visible to its host now.
     Delivered(Packet),
-    /// One of its receive buffers may be free: NIs waiting for one retry.
+    /// One of its receive buffers may be free: the heads waiting for one
+    /// leave as [`Credits::grant`] serves them.
     BufferFreed,
 }
 
@@ -255,8 +258,10 @@ pub struct Ni {
     pub tx_queue: VecDeque<Packet>,
     /// The firmware is handling the head of `tx_queue`.
     pub tx_busy: bool,
-    /// Free NI receive buffers (senders hold one before transmitting: Myrinet back-pressure).
-    pub rx_free: u32,
+    /// Its receive buffers: the free ones, and the NIs whose head packet
+    /// or (`ni` forwarding) head forward waits for one (Myrinet
+    /// back-pressure: a sender holds one before transmitting).
+    pub credits: Credits,
     /// Received packets waiting for a host buffer / the NI -> host engine.
     pub rx_queue: VecDeque<Packet>,
     job: Option<RxJob>,
@@ -284,10 +289,6 @@ pub struct Ni {
     pub packets: Packets,
     /// The host's PCI bus, which the host's PIO and the NI's DMAs share.
     pub bus: Bus,
-    /// NIs whose head packet, or (`ni` forwarding) head forward, waits
-    /// for one of its receive buffers ([`Ni::waiting`]).
-    blocked: Vec<u32>,
-    fwd_blocked: Vec<u32>,
     /// The polling watchdog (`nic.watchdog_us` a delay; none otherwise).
     pub watchdog: Option<Watchdog>,
     /// Packets it took in (the watchdog's count of those delivered).
@@ -312,6 +313,7 @@ impl Ni {
         send_buffers: u32,
         recv_buffers: u32,
         fanout: u32,
+        hosts: u32,
         bus: Bus,
         watchdog: Option<Watchdog>,
         irq_per_packet: bool,
@@ -328,7 +330,7 @@ impl Ni {
             sent: 0,
             tx_queue: VecDeque::with_capacity(send_buffers as usize),
             tx_busy: false,
-            rx_free: recv_buffers,
+            credits: Credits::new(recv_buffers, hosts),
             rx_queue: VecDeque::with_capacity(recv_buffers as usize),
             job: None,
             delivered: 0,
@@ -342,8 +344,6 @@ impl Ni {
             shared_posts: None,
             packets: Packets::new(Packets::capacity_for(send_buffers, recv_buffers, fanout)),
             bus,
-            blocked: Vec::new(),
-            fwd_blocked: Vec::new(),
             watchdog,
             received: 0,
             irq_per_packet,
@@ -356,16 +356,6 @@ impl Ni {
     /// Bytes of a packet's header on the wire and in a host PIO write.
     pub fn header(&self) -> u32 {
         self.header
-    }
-
-    /// The NIs waiting for one of its receive buffers: to transmit a
-    /// descriptor, or (`forward`) a forward.
-    pub fn waiting(&mut self, forward: bool) -> &mut Vec<u32> {
-        if forward {
-            &mut self.fwd_blocked
-        } else {
-            &mut self.blocked
-        }
     }
 
     /// Its event `ev` at `now` (`arg`: a packet of its store, [`FwEv`];
@@ -397,7 +387,7 @@ impl Ni {
             FwEv::FwdDone => {
                 let pkt = self.packets.take(arg);
                 if self.mc.release_on_forward(&pkt) {
-                    self.rx_free += 1;
+                    self.credits.release();
                     out(FwOut::BufferFreed);
                 }
             }
@@ -532,7 +522,7 @@ impl Ni {
         let job = self.job.take().expect("job");
         self.delivered += 1;
         if self.mc.release_on_delivery(&job.pkt) {
-            self.rx_free += 1;
+            self.credits.release();
         }
         out(FwOut::Delivered(job.pkt));
         out(FwOut::BufferFreed);
