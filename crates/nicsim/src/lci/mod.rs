@@ -63,7 +63,7 @@
 //! firmware (`Ev::Lanai`, a [`FwEv`]), NI `h`'s watchdog and clock (the
 //! Open-MX NIC's `Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`),
 //! each with one `u32`, a packet's index in that NI's store
-//! ([`lanai::Packets`], bounded) or a generation. The world routes each to
+//! (`crate::nic::lanai::Ni::packets`, bounded) or a generation. The world routes each to
 //! the method of its kind (`crate::sim` `lci_stack`), queues what it
 //! scheduled as it goes, in its order, and then asks whether an NI's store
 //! overflowed ([`Cx::full`]) or the program is done ([`Running::done`]).
@@ -330,7 +330,7 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
     /// store, at `now`, if one did.
     pub fn full(&self, now: Instant) -> Option<SimError> {
         let h = self.full?;
-        let cap = self.hs[h as usize].ni_ref().packets.capacity();
+        let cap = self.hs[h as usize].ni_ref().packets.bound();
         Some(SimError(format!(
             "NI {h} holds more packets in flight than its buffers allow ({cap}: send_buffers + 1 + \
              recv_buffers * (1 + fanout)) at {} us",

@@ -36,6 +36,7 @@ use super::multicast::{Forwarded, Kary, NiMc};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Watchdog};
 use crate::config::{lanai_ns, LanaiCfg};
+use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -117,7 +118,7 @@ struct RxJob {
 /// What an event addressed to NI `h`'s firmware is
 /// (`crate::sim::Ev::Lanai { host, ev, arg }`); the world routes each to
 /// the stack's method of that name (`crate::sim` `lci_stack`). `arg` is the
-/// index of a packet in the NI's store ([`Packets`]) for the kinds that
+/// index of a packet in the NI's store ([`Ni::packets`]) for the kinds that
 /// carry one, 0 otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -170,74 +171,15 @@ pub enum FwOut {
     BufferFreed,
 }
 
-/// The packets the NI's events in the world's queue name
-/// (`crate::sim::Ev::Lanai` and `Ev::LciLibrary` carry an index into it, so that the event stays
-/// eight bytes): a packet arriving in one of its receive buffers, its
-/// host's PIO write into a send buffer, a forward leaving it, its host's
-/// forward of a packet it consumed. Bounded: at most `capacity` packets, a
-/// number fixed when the NI is built from its buffers ([`Packets::capacity_for`]);
-/// [`Packets::put`] refuses one more.
-#[derive(Debug)]
-pub struct Packets {
-    held: Vec<Packet>,
-    free: Vec<u32>,
-    capacity: u32,
-}
-
-impl Packets {
-    /// An empty store of at most `capacity` packets.
-    pub fn new(capacity: u32) -> Self {
-        Packets { held: Vec::with_capacity(capacity as usize), free: Vec::new(), capacity }
-    }
-
-    /// What one NI's events can name at once: each of its receive buffers
-    /// is reserved by the one packet arriving in it (Myrinet
-    /// back-pressure) and, held for forwarding, by up to `fanout` forwards
-    /// leaving it; its host writes into one send buffer at a time, and
-    /// forwards one consumed packet at a time. The send buffers are
-    /// counted whole, a margin for a write a signal overlaps.
-    pub fn capacity_for(send_buffers: u32, recv_buffers: u32, fanout: u32) -> u32 {
-        send_buffers + 1 + recv_buffers * (1 + fanout)
-    }
-
-    /// Holds `pkt`; its index, or `None` when the store is full.
-    pub fn put(&mut self, pkt: Packet) -> Option<u32> {
-        if let Some(i) = self.free.pop() {
-            self.held[i as usize] = pkt;
-            return Some(i);
-        }
-        if self.held.len() as u32 == self.capacity {
-            return None;
-        }
-        self.held.push(pkt);
-        Some(self.held.len() as u32 - 1)
-    }
-
-    /// The packet at `id`, given back: the index is free again.
-    pub fn take(&mut self, id: u32) -> Packet {
-        self.free.push(id);
-        self.held[id as usize]
-    }
-
-    /// The packet at `id`, still held.
-    pub fn get(&self, id: u32) -> Packet {
-        self.held[id as usize]
-    }
-
-    /// The store's bound.
-    pub fn capacity(&self) -> u32 {
-        self.capacity
-    }
-
-    /// Packets held now.
-    pub fn len(&self) -> usize {
-        self.held.len() - self.free.len()
-    }
-
-    /// Whether none is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+/// What one NI's events in the world's queue can name at once (the
+/// bound of its [`Ni::packets`]): each of its receive buffers is reserved
+/// by the one packet arriving in it (Myrinet back-pressure) and, held for
+/// forwarding, by up to `fanout` forwards leaving it; its host writes into
+/// one send buffer at a time, and forwards one consumed packet at a time.
+/// The send buffers are counted whole, a margin for a write a signal
+/// overlaps.
+pub fn packets_bound(send_buffers: u32, recv_buffers: u32, fanout: u32) -> u32 {
+    send_buffers + 1 + recv_buffers * (1 + fanout)
 }
 
 /// One LANai NI.
@@ -285,8 +227,12 @@ pub struct Ni {
     /// one descriptor per child (`host-packet` and `ni` forwarding; its
     /// rank in them is `mc.rank`).
     pub shared_posts: Option<Kary>,
-    /// The packets its events in the world's queue name.
-    pub packets: Packets,
+    /// The packets its events in the world's queue name (an event
+    /// carries an index into it, so that it stays eight bytes): a packet
+    /// arriving in one of its receive buffers, its host's PIO write into a
+    /// send buffer, a forward leaving it, its host's forward of a packet it
+    /// consumed; at most [`packets_bound`].
+    pub packets: Slab<Packet>,
     /// The host's PCI bus, which the host's PIO and the NI's DMAs share.
     pub bus: Bus,
     /// The polling watchdog (`nic.watchdog_us` a delay; none otherwise).
@@ -342,7 +288,10 @@ impl Ni {
             host_fetches: 0,
             mc: Default::default(),
             shared_posts: None,
-            packets: Packets::new(Packets::capacity_for(send_buffers, recv_buffers, fanout)),
+            packets: {
+                let bound = packets_bound(send_buffers, recv_buffers, fanout);
+                Slab::new(bound as usize, bound)
+            },
             bus,
             watchdog,
             received: 0,
