@@ -1,4 +1,5 @@
-//! The discrete-event engine: a deterministic event queue and a seeded RNG.
+//! The discrete-event engine: a deterministic event queue, a seeded RNG,
+//! and the slab of the values events name by index ([`slab`]).
 //!
 //! This module owns ordering and randomness only. It knows nothing about
 //! NICs, hosts or packets: the event payload type is a parameter. Event order
@@ -9,6 +10,8 @@
 //! origin in push order (the per-origin sequence of STYLE rule 4), and two
 //! runs with the same inputs pop events in the same order on any machine.
 //! Pushing an event earlier than the current time is a bug and asserts.
+
+pub mod slab;
 
 use crate::time::Instant;
 use rand::{Rng as _, SeedableRng};

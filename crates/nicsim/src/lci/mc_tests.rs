@@ -165,7 +165,7 @@ fn a_forward_waits_for_a_free_buffer_at_the_child_and_holds_its_own() {
          [workload]\nkind = \"bcast\"\nsize_bytes = 8192\niterations = 0\ncount = 4");
     assert!(m.get("ni_forward_waits").unwrap() > 0.0);
     assert_eq!(m.get("mc_bytes_consumed"), Some(63.0 * 4.0 * 8192.0));
-    assert!(w.nis.iter().all(|n| n.mc.held() == 0 && n.rx_free == 1));
+    assert!(w.nis.iter().all(|n| n.mc.held() == 0 && n.credits.free() == 1));
 }
 
 #[test]
@@ -266,7 +266,7 @@ fn pkt(frag: u32) -> Packet {
 
 #[test]
 fn an_ni_store_holds_at_most_its_bound_and_reuses_the_indices_given_back() {
-    let mut s = crate::nic::lanai::Packets::new(2);
+    let mut s = crate::engine::slab::Slab::new(2, 2);
     let a = s.put(pkt(0)).expect("room");
     let b = s.put(pkt(1)).expect("room");
     assert_ne!(a, b);
@@ -274,10 +274,10 @@ fn an_ni_store_holds_at_most_its_bound_and_reuses_the_indices_given_back() {
     assert_eq!(s.take(a), pkt(0));
     assert_eq!(s.len(), 1);
     assert_eq!(s.put(pkt(3)), Some(a), "the index given back is reused");
-    assert_eq!((s.get(a), s.get(b)), (pkt(3), pkt(1)));
+    assert_eq!((s[a as usize], s[b as usize]), (pkt(3), pkt(1)));
     // Each receive buffer: its arrival and up to `fanout` forwards; one
     // host write per send buffer and one host forward.
-    assert_eq!(crate::nic::lanai::Packets::capacity_for(64, 8, 2), 64 + 1 + 8 * 3);
+    assert_eq!(crate::nic::lanai::packets_bound(64, 8, 2), 64 + 1 + 8 * 3);
 }
 
 #[test]
@@ -298,7 +298,7 @@ fn the_world_queue_carries_the_stacks_events_and_every_packet_named_is_given_bac
         // The queue ran dry: every packet an event named was taken back.
         assert!(program(&world).done(), "{f}");
         assert!(nis(&world).all(|n| n.packets.is_empty()), "{f}");
-        assert!(most > 0 && most <= ni(&world, 0).packets.capacity() as usize, "{f}: {most}");
+        assert!(most > 0 && most <= ni(&world, 0).packets.bound() as usize, "{f}: {most}");
         for k in [
             To::Firmware(FwEv::Posted),
             To::Firmware(FwEv::Arrive),
@@ -321,7 +321,7 @@ fn the_world_queue_carries_the_stacks_events_and_every_packet_named_is_given_bac
 fn an_event_past_an_nis_store_ends_the_run_with_one_line_naming_the_bound() {
     let mut world = world(&scenario("ni", "kind = \"bcast\"\nsize_bytes = 1024\niterations = 1\ncount = 0"));
     // NI 1 (an interior node of root 0's tree) with room for no packet.
-    world.hosts[1].nic.lanai.as_mut().expect("the world runs the stack").packets = crate::nic::lanai::Packets::new(0);
+    world.hosts[1].nic.lanai.as_mut().expect("the world runs the stack").packets = crate::engine::slab::Slab::new(0, 0);
     let e = world.run().expect_err("an arrival at NI 1 has no room");
     assert!(e.0.starts_with("NI 1 holds more packets in flight than its buffers allow (0: "), "{e}");
     assert!(!e.0.contains('\n'), "{e}");

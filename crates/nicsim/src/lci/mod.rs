@@ -63,7 +63,7 @@
 //! firmware (`Ev::Lanai`, a [`FwEv`]), NI `h`'s watchdog and clock (the
 //! Open-MX NIC's `Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`),
 //! each with one `u32`, a packet's index in that NI's store
-//! ([`lanai::Packets`], bounded) or a generation. The world routes each to
+//! (`crate::nic::lanai::Ni::packets`, bounded) or a generation. The world routes each to
 //! the method of its kind (`crate::sim` `lci_stack`), queues what it
 //! scheduled as it goes, in its order, and then asks whether an NI's store
 //! overflowed ([`Cx::full`]) or the program is done ([`Running::done`]).
@@ -80,6 +80,7 @@ pub use crate::library::lci::LibEv;
 use crate::library::lci::Outgoing;
 use crate::library::lci::{Cx as LibCx, HostMc, Lib, Output as LibOut};
 use crate::net::grid::Grid;
+use crate::nic::flow::Class;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
 use crate::nic::lanai::{self, FwCosts, FwOut, Ni};
@@ -224,6 +225,7 @@ pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
             ni.send_buffers,
             ni.recv_buffers,
             s.fanout,
+            n,
             Bus::new(&s.bus),
             watchdog.clone(),
             s.watchdog == WatchdogDelay::Immediate,
@@ -329,7 +331,7 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
     /// store, at `now`, if one did.
     pub fn full(&self, now: Instant) -> Option<SimError> {
         let h = self.full?;
-        let cap = self.hs[h as usize].ni_ref().packets.capacity();
+        let cap = self.hs[h as usize].ni_ref().packets.bound();
         Some(SimError(format!(
             "NI {h} holds more packets in flight than its buffers allow ({cap}: send_buffers + 1 + \
              recv_buffers * (1 + fanout)) at {} us",
@@ -549,44 +551,35 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         }
     }
 
-    /// A receive buffer of NI `h` became free: every sender, then every
-    /// forwarder, waiting for one retries (in the order they began to wait).
+    /// A receive buffer of NI `h` may be free: the waiting heads it goes
+    /// to leave, in the order its credits grant them (`crate::nic::flow::Credits::grant`).
     fn buffer_freed(&mut self, h: u32, now: Instant) {
-        for forward in [false, true] {
-            let mut waiting = std::mem::take(self.hs[h as usize].ni().waiting(forward));
-            for &s in &waiting {
-                self.try_transmit(s, now, forward);
-            }
-            waiting.clear();
-            let list = self.hs[h as usize].ni().waiting(forward);
-            if list.is_empty() {
-                *list = waiting;
-            }
+        while let Some((s, class)) = self.hs[h as usize].ni().credits.grant() {
+            self.transmit(s, now, class == Class::Forward);
         }
     }
 
     /// NI `h` transmits its head descriptor (`forward`: its programmed head
-    /// forward, `multicast`) if the destination NI has a free receive
-    /// buffer; otherwise it waits for one (Myrinet back-pressure: it is
-    /// queued once at that NI, `Ni::waiting`, and retries when a
-    /// buffer frees, `buffer_freed`), a forwarding NI still holding its own.
+    /// forward, `multicast`) if the destination NI reserves it a receive
+    /// buffer; otherwise the head waits there (Myrinet back-pressure,
+    /// `crate::nic::flow::Credits::reserve`) and leaves when granted one (`buffer_freed`),
+    /// a forwarding NI still holding its own.
     fn try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
         let ni = self.hs[h as usize].ni();
         let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
         let Some(&Packet { dst, .. }) = head else { return };
-        if self.hs[dst as usize].ni().rx_free == 0 {
-            let waiting = self.hs[dst as usize].ni().waiting(forward);
-            if !waiting.contains(&h) {
-                waiting.push(h);
-                if forward {
-                    self.hs[h as usize].ni().mc.fwd_waits += 1;
-                }
-            }
-            return;
+        let class = if forward { Class::Forward } else { Class::Send };
+        if self.hs[dst as usize].ni().credits.reserve(h, class) {
+            self.transmit(h, now, forward);
         }
-        self.hs[dst as usize].ni().rx_free -= 1;
+    }
+
+    /// NI `h`'s head (`forward`: its head forward), which holds a receive
+    /// buffer of its destination NI, leaves on the grid.
+    fn transmit(&mut self, h: u32, now: Instant, forward: bool) {
         let ni = self.hs[h as usize].ni();
         let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
+        let dst = pkt.dst;
         let (left, arrive) = self.grid.send(h, dst, now, ni.header() + pkt.payload);
         if forward {
             ni.packets_sent += 1;

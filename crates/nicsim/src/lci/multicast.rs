@@ -33,6 +33,7 @@
 //! `super::process`).
 
 use super::Parts;
+use crate::nic::flow::Class;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
 
 /// The multicast study's metrics: the NIs' forwards and waits, the
@@ -41,7 +42,7 @@ pub(super) fn metrics(hs: &[impl Parts], set: &mut dyn FnMut(&str, f64)) {
     let nis = || hs.iter().map(|x| x.ni_ref());
     let libs = || hs.iter().map(|x| &x.lib_ref().mc);
     set("ni_forwards", nis().map(|n| n.mc.forwards).sum::<u64>() as f64);
-    set("ni_forward_waits", nis().map(|n| n.mc.fwd_waits).sum::<u64>() as f64);
+    set("ni_forward_waits", nis().map(|n| n.credits.refused(Class::Forward)).sum::<u64>() as f64);
     set("host_forward_copies", libs().map(|m| m.host_forward_copies).sum::<u64>() as f64);
     set("mc_packets_consumed", libs().map(|m| m.mc_packets_consumed).sum::<u64>() as f64);
     set("mc_bytes_consumed", libs().map(|m| m.mc_bytes_consumed).sum::<u64>() as f64);

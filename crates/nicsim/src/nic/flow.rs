@@ -1,22 +1,92 @@
-//! Link-level back-pressure at a NIC's ingress (`nic.flow_control`):
-//! Myrinet's stop/go flow control, or 802.3x PAUSE honoured by the link
-//! partner. A frame that finds its receive ring full is not dropped: it
-//! waits, with every later frame for this NIC behind it (the link is
-//! stopped: a stop holds the whole link, whatever queue a frame is bound
-//! for), until ring space frees; the waiting frames then enter the NIC in
-//! arrival order.
+//! Link-level back-pressure: what waits at a stopped link for receive
+//! space, in the two policies of the simulated NICs, over one bounded FIFO
+//! ([`Stopped`]: preallocated to its bound, holding in arrival order,
+//! refusing one more at the bound, [`Hold`]).
 //!
-//! This module owns the waiting frames (a FIFO preallocated to its bound,
-//! `nic.flow_control_frames`: the NIC's packet buffer and what the stopped
-//! upstream holds), the decision to hold, admit or overflow, and the
-//! counts. It is sans-I/O: it takes `now` and answers. It does not own ring
-//! space (`Nic::ring_full`), the frames themselves (the world's slab), nor
-//! when space frees (the world asks [`FlowControl::head`] after a take, a
-//! restock or a DMA completion, `crate::sim::nic_path`). It does not
-//! propagate the stop upstream: the senders' transmit path is not delayed.
+//! * [`FlowControl`], the Open-MX NIC's (`nic.flow_control`): Myrinet's
+//!   stop/go flow control or 802.3x PAUSE honoured by the link partner,
+//!   at the NIC's ingress. A frame that finds its receive ring full is not
+//!   dropped: it waits, with every later frame for this NIC behind it (the
+//!   link is stopped: a stop holds the whole link, whatever queue a frame
+//!   is bound for), until ring space frees; the waiting frames then enter
+//!   the NIC in arrival order. It owns the waiting frames (bounded by
+//!   `nic.flow_control_frames`: the NIC's packet buffer and what the
+//!   stopped upstream holds), the decision to hold, admit or overflow, and
+//!   the counts. It does not own ring space (`Nic::ring_full`), the frames
+//!   themselves (the world's slab), nor when space frees (the world asks
+//!   [`FlowControl::head`] after a take, a restock or a DMA completion,
+//!   `crate::sim::nic_path`). It does not propagate the stop upstream: the
+//!   senders' transmit path is not delayed.
+//! * [`Credits`], the \[LCI] LANai NI's (`crate::nic::lanai`): Myrinet
+//!   stop/go between NIs, where the stop holds the *sender*: a sender's
+//!   head packet (a descriptor, or a forward of the multicast firmware)
+//!   leaves only once the receiving NI reserved it one of its receive
+//!   buffers, and until then waits there. It owns the receiving NI's free
+//!   receive buffers, the heads waiting for one and the order a freed
+//!   buffer serves them (every waiting descriptor before every waiting
+//!   forward, each class in the order it began waiting), and the count of
+//!   refusals. It does not own the heads themselves (the senders' queues)
+//!   nor their transmission (`crate::lci::Cx`).
+//!
+//! Both are sans-I/O: they take what happened (and `now`) and answer.
 
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
+
+/// What waits at a stopped link, in arrival order: a FIFO of at most
+/// `bound` entries, allocated whole.
+#[derive(Debug)]
+pub struct Stopped<T> {
+    fifo: VecDeque<T>,
+    bound: usize,
+}
+
+impl<T> Stopped<T> {
+    /// A FIFO of at most `bound` entries (at least one).
+    pub fn new(bound: usize) -> Self {
+        let bound = bound.max(1);
+        Stopped { fifo: VecDeque::with_capacity(bound), bound }
+    }
+
+    /// Entries waiting.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.fifo.len()
+    }
+
+    /// Whether none waits.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.fifo.is_empty()
+    }
+
+    /// `x` must wait behind those waiting: whether it stopped the link,
+    /// queued, or found the FIFO at its bound (it is not held).
+    pub fn hold(&mut self, x: T) -> Hold {
+        if self.fifo.len() >= self.bound {
+            return Hold::Overflow;
+        }
+        let first = self.fifo.is_empty();
+        self.fifo.push_back(x);
+        if first {
+            Hold::Stopped
+        } else {
+            Hold::Queued
+        }
+    }
+
+    /// The entry at the head.
+    #[inline]
+    pub fn head(&self) -> Option<&T> {
+        self.fifo.front()
+    }
+
+    /// The head leaves the FIFO.
+    #[inline]
+    pub fn pop(&mut self) -> Option<T> {
+        self.fifo.pop_front()
+    }
+}
 
 /// A frame waiting for ring space: its slab id, its queue, its ring class
 /// (small ring, or the big-ring buffers it fills) and when it arrived.
@@ -29,14 +99,14 @@ pub struct Held {
     pub since: Instant,
 }
 
-/// What became of a frame that had to wait.
+/// What became of what had to wait ([`Stopped::hold`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Hold {
     /// It is the first to wait: the link stops now.
     Stopped,
     /// It waits behind others (the link was already stopped).
     Queued,
-    /// The bound is reached: the frame is dropped.
+    /// The bound is reached: it is not held (a frame is dropped).
     Overflow,
 }
 
@@ -58,8 +128,7 @@ pub struct FlowStats {
 
 /// The waiting frames of one NIC.
 pub struct FlowControl {
-    fifo: VecDeque<Held>,
-    bound: usize,
+    fifo: Stopped<Held>,
     /// An admission attempt is scheduled (at most one at a time).
     resume_pending: bool,
     pub stats: FlowStats,
@@ -68,8 +137,7 @@ pub struct FlowControl {
 impl FlowControl {
     /// A FIFO of at most `bound` frames (at least one), allocated whole.
     pub fn new(bound: u32) -> Self {
-        let bound = bound.max(1) as usize;
-        FlowControl { fifo: VecDeque::with_capacity(bound), bound, resume_pending: false, stats: FlowStats::default() }
+        FlowControl { fifo: Stopped::new(bound as usize), resume_pending: false, stats: FlowStats::default() }
     }
 
     /// Frames waiting.
@@ -80,31 +148,26 @@ impl FlowControl {
 
     /// A frame must wait (its ring is full, or frames wait before it).
     pub fn hold(&mut self, h: Held) -> Hold {
-        if self.fifo.len() >= self.bound {
-            self.stats.overflow += 1;
-            return Hold::Overflow;
+        let r = self.fifo.hold(h);
+        match r {
+            Hold::Overflow => self.stats.overflow += 1,
+            Hold::Stopped => self.stats.stops += 1,
+            Hold::Queued => {}
         }
-        let first = self.fifo.is_empty();
-        self.fifo.push_back(h);
-        self.stats.held += 1;
-        if first {
-            self.stats.stops += 1;
-            Hold::Stopped
-        } else {
-            Hold::Queued
-        }
+        self.stats.held += u64::from(r != Hold::Overflow);
+        r
     }
 
     /// The frame at the head of the FIFO.
     #[inline]
     pub fn head(&self) -> Option<&Held> {
-        self.fifo.front()
+        self.fifo.head()
     }
 
     /// The head enters the NIC at `now` (the caller checked its ring has
     /// space): its wait is counted. `None` if nothing waits.
     pub fn admit(&mut self, now: Instant) -> Option<Held> {
-        let h = self.fifo.pop_front()?;
+        let h = self.fifo.pop()?;
         let wait = now.since(h.since);
         self.stats.wait_max = self.stats.wait_max.max(wait);
         self.stats.wait_sum += wait;
@@ -127,6 +190,92 @@ impl FlowControl {
     #[inline]
     pub fn resume_fired(&mut self) {
         self.resume_pending = false;
+    }
+}
+
+/// The class of a head waiting for a receive buffer ([`Credits`]), in the
+/// order a freed buffer serves them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// A sender's head descriptor (its host's post).
+    Send = 0,
+    /// A forwarding NI's head forward (`crate::nic::multicast`), which
+    /// holds its own receive buffer while it waits.
+    Forward = 1,
+}
+
+/// Myrinet stop/go at one receiving NI: its free receive buffers and the
+/// senders' heads waiting for one (module doc).
+#[derive(Debug)]
+pub struct Credits {
+    free: u32,
+    /// The senders whose head waits, by [`Class`]: each at most once (a
+    /// head asks again only once granted), so at most `senders` each.
+    waiting: [Stopped<u16>; 2],
+    /// Refusals by [`Class`]: a head counts once when it begins to wait
+    /// and once more per freed buffer that did not reach it.
+    refused: [u64; 2],
+}
+
+impl Credits {
+    /// `buffers` receive buffers, all free, for at most `senders` NIs
+    /// (`config::MAX_HOSTS` at most, an NI's number is a `u16`).
+    pub fn new(buffers: u32, senders: u32) -> Self {
+        debug_assert!(senders <= u32::from(u16::MAX) + 1);
+        let fifo = || Stopped::new(senders as usize);
+        Credits { free: buffers, waiting: [fifo(), fifo()], refused: [0; 2] }
+    }
+
+    /// Free receive buffers.
+    #[inline]
+    pub fn free(&self) -> u32 {
+        self.free
+    }
+
+    /// One of its receive buffers is free again.
+    #[inline]
+    pub fn release(&mut self) {
+        self.free += 1;
+    }
+
+    /// NI `sender`'s head of `class` asks for a receive buffer: true if one
+    /// is reserved for it (it leaves now); otherwise it waits behind the
+    /// heads of its class waiting before it ([`Credits::grant`]).
+    pub fn reserve(&mut self, sender: u32, class: Class) -> bool {
+        if self.free > 0 {
+            self.free -= 1;
+            return true;
+        }
+        let held = self.waiting[class as usize].hold(sender as u16);
+        debug_assert_ne!(held, Hold::Overflow, "NI {sender}'s head waits twice");
+        self.refused[class as usize] += 1;
+        false
+    }
+
+    /// A receive buffer may have freed: the next waiting head it goes to,
+    /// reserved for it (its sender and class: it leaves now): every
+    /// waiting descriptor before every waiting forward, each class in the
+    /// order it began waiting. `None` once no buffer or no head is left;
+    /// each head still waiting was refused once more.
+    pub fn grant(&mut self) -> Option<(u32, Class)> {
+        if self.free > 0 {
+            for class in [Class::Send, Class::Forward] {
+                if let Some(s) = self.waiting[class as usize].pop() {
+                    self.free -= 1;
+                    return Some((u32::from(s), class));
+                }
+            }
+        }
+        for (r, w) in self.refused.iter_mut().zip(&self.waiting) {
+            *r += w.len() as u64;
+        }
+        None
+    }
+
+    /// Refusals of heads of `class` so far (`ni_forward_waits` for
+    /// forwards).
+    pub fn refused(&self, class: Class) -> u64 {
+        self.refused[class as usize]
     }
 }
 
@@ -159,5 +308,33 @@ mod tests {
         assert_eq!((s.held, s.overflow, s.stops, s.admitted), (2, 1, 1, 2));
         assert_eq!(s.wait_max, Duration::from_ns(1_100));
         assert_eq!(s.wait_sum, Duration::from_ns(2_100));
+    }
+
+    #[test]
+    fn credits_serve_descriptors_then_forwards_each_in_waiting_order() {
+        let mut c = Credits::new(1, 8);
+        assert!(c.reserve(5, Class::Send), "a free buffer is reserved at once");
+        assert_eq!(c.free(), 0);
+        assert!(!c.reserve(3, Class::Forward));
+        assert!(!c.reserve(6, Class::Send));
+        assert!(!c.reserve(2, Class::Forward));
+        assert!(!c.reserve(1, Class::Send));
+        assert_eq!(c.grant(), None, "no buffer freed: nobody leaves");
+        c.release();
+        c.release();
+        assert_eq!(c.grant(), Some((6, Class::Send)));
+        assert_eq!(c.grant(), Some((1, Class::Send)));
+        assert_eq!(c.grant(), None, "two buffers, two heads");
+        c.release();
+        assert_eq!(c.grant(), Some((3, Class::Forward)));
+        assert_eq!(c.grant(), None);
+        c.release();
+        assert_eq!(c.grant(), Some((2, Class::Forward)));
+        assert_eq!((c.grant(), c.free()), (None, 0));
+        // Forwards: 2 first refusals; the rounds left 2, 2, 1, 0 waiting.
+        assert_eq!(c.refused(Class::Forward), 2 + 2 + 2 + 1);
+        assert_eq!(c.refused(Class::Send), 2 + 2);
+        c.release();
+        assert_eq!((c.grant(), c.free()), (None, 1), "a free buffer with none waiting stays free");
     }
 }

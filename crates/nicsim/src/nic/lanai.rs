@@ -6,8 +6,9 @@
 //! finished DMA; [`Ni::event`]) and answers what it asks for ([`FwOut`]:
 //! its next events, a transmission, a packet its host can see, a freed
 //! receive buffer, a signal), which the LCI rules (`crate::lci::Cx`) queue
-//! or do. The rules keep what holds across NIs: Myrinet back-pressure (a
-//! transmission waits for a free receive buffer at its destination NI).
+//! or do: a transmission across NIs leaves once its destination NI
+//! reserved it a receive buffer (Myrinet back-pressure, the NI's
+//! [`Credits`], `super::flow`).
 //!
 //! This module owns the packet the firmware carries ([`Packet`]) and the
 //! NI's resources: the firmware processor (one LANai, so firmware work is
@@ -15,8 +16,8 @@
 //! each), the NI's view of the host receive queue (how many host buffers it
 //! filled, how many it knows the host freed), the delivered-packet counter
 //! in NI SRAM that `pio` polling reads, the host's PCI bus its DMAs and
-//! the host's PIO share, the NIs waiting for its receive buffers
-//! ([`Ni::waiting`]), its polling watchdog, its clock of the library's
+//! the host's PIO share, its receive buffers' credits ([`Ni::credits`]:
+//! the free ones and the NIs' heads waiting for one), its polling watchdog, its clock of the library's
 //! fine-grain timers, and the multicast firmware's queue
 //! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
 //! buffers (a multicast post, [`Ni::shared_posts`]) over the forwarding state of
@@ -30,10 +31,12 @@
 //! (`crate::lci::multicast`), nor the wire.
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
+use super::flow::Credits;
 use super::multicast::{Forwarded, Kary, NiMc};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Watchdog};
 use crate::config::{lanai_ns, LanaiCfg};
+use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -115,7 +118,7 @@ struct RxJob {
 /// What an event addressed to NI `h`'s firmware is
 /// (`crate::sim::Ev::Lanai { host, ev, arg }`); the world routes each to
 /// the stack's method of that name (`crate::sim` `lci_stack`). `arg` is the
-/// index of a packet in the NI's store ([`Packets`]) for the kinds that
+/// index of a packet in the NI's store ([`Ni::packets`]) for the kinds that
 /// carry one, 0 otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -158,83 +161,25 @@ pub enum FwOut {
     /// It took the packet its host wrote: the host goes on.
     Taken,
     /// Its head descriptor, or (`forward`) its head forward, is
-    /// programmed: it leaves once the destination NI has a free receive
-    /// buffer (Myrinet back-pressure, which holds across NIs: the world's).
+    /// programmed: it leaves once the destination NI reserved it a receive
+    /// buffer (Myrinet back-pressure across NIs, [`Credits::reserve`]).
     Transmit { forward: bool },
     /// A packet is visible to its host now.
     Delivered(Packet),
-    /// One of its receive buffers may be free: NIs waiting for one retry.
+    /// One of its receive buffers may be free: the heads waiting for one
+    /// leave as [`Credits::grant`] serves them.
     BufferFreed,
 }
 
-/// The packets the NI's events in the world's queue name
-/// (`crate::sim::Ev::Lanai` and `Ev::LciLibrary` carry an index into it, so that the event stays
-/// eight bytes): a packet arriving in one of its receive buffers, its
-/// host's PIO write into a send buffer, a forward leaving it, its host's
-/// forward of a packet it consumed. Bounded: at most `capacity` packets, a
-/// number fixed when the NI is built from its buffers ([`Packets::capacity_for`]);
-/// [`Packets::put`] refuses one more.
-#[derive(Debug)]
-pub struct Packets {
-    held: Vec<Packet>,
-    free: Vec<u32>,
-    capacity: u32,
-}
-
-impl Packets {
-    /// An empty store of at most `capacity` packets.
-    pub fn new(capacity: u32) -> Self {
-        Packets { held: Vec::with_capacity(capacity as usize), free: Vec::new(), capacity }
-    }
-
-    /// What one NI's events can name at once: each of its receive buffers
-    /// is reserved by the one packet arriving in it (Myrinet
-    /// back-pressure) and, held for forwarding, by up to `fanout` forwards
-    /// leaving it; its host writes into one send buffer at a time, and
-    /// forwards one consumed packet at a time. The send buffers are
-    /// counted whole, a margin for a write a signal overlaps.
-    pub fn capacity_for(send_buffers: u32, recv_buffers: u32, fanout: u32) -> u32 {
-        send_buffers + 1 + recv_buffers * (1 + fanout)
-    }
-
-    /// Holds `pkt`; its index, or `None` when the store is full.
-    pub fn put(&mut self, pkt: Packet) -> Option<u32> {
-        if let Some(i) = self.free.pop() {
-            self.held[i as usize] = pkt;
-            return Some(i);
-        }
-        if self.held.len() as u32 == self.capacity {
-            return None;
-        }
-        self.held.push(pkt);
-        Some(self.held.len() as u32 - 1)
-    }
-
-    /// The packet at `id`, given back: the index is free again.
-    pub fn take(&mut self, id: u32) -> Packet {
-        self.free.push(id);
-        self.held[id as usize]
-    }
-
-    /// The packet at `id`, still held.
-    pub fn get(&self, id: u32) -> Packet {
-        self.held[id as usize]
-    }
-
-    /// The store's bound.
-    pub fn capacity(&self) -> u32 {
-        self.capacity
-    }
-
-    /// Packets held now.
-    pub fn len(&self) -> usize {
-        self.held.len() - self.free.len()
-    }
-
-    /// Whether none is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+/// What one NI's events in the world's queue can name at once (the
+/// bound of its [`Ni::packets`]): each of its receive buffers is reserved
+/// by the one packet arriving in it (Myrinet back-pressure) and, held for
+/// forwarding, by up to `fanout` forwards leaving it; its host writes into
+/// one send buffer at a time, and forwards one consumed packet at a time.
+/// The send buffers are counted whole, a margin for a write a signal
+/// overlaps.
+pub fn packets_bound(send_buffers: u32, recv_buffers: u32, fanout: u32) -> u32 {
+    send_buffers + 1 + recv_buffers * (1 + fanout)
 }
 
 /// One LANai NI.
@@ -255,8 +200,10 @@ pub struct Ni {
     pub tx_queue: VecDeque<Packet>,
     /// The firmware is handling the head of `tx_queue`.
     pub tx_busy: bool,
-    /// Free NI receive buffers (senders hold one before transmitting: Myrinet back-pressure).
-    pub rx_free: u32,
+    /// Its receive buffers: the free ones, and the NIs whose head packet
+    /// or (`ni` forwarding) head forward waits for one (Myrinet
+    /// back-pressure: a sender holds one before transmitting).
+    pub credits: Credits,
     /// Received packets waiting for a host buffer / the NI -> host engine.
     pub rx_queue: VecDeque<Packet>,
     job: Option<RxJob>,
@@ -280,14 +227,14 @@ pub struct Ni {
     /// one descriptor per child (`host-packet` and `ni` forwarding; its
     /// rank in them is `mc.rank`).
     pub shared_posts: Option<Kary>,
-    /// The packets its events in the world's queue name.
-    pub packets: Packets,
+    /// The packets its events in the world's queue name (an event
+    /// carries an index into it, so that it stays eight bytes): a packet
+    /// arriving in one of its receive buffers, its host's PIO write into a
+    /// send buffer, a forward leaving it, its host's forward of a packet it
+    /// consumed; at most [`packets_bound`].
+    pub packets: Slab<Packet>,
     /// The host's PCI bus, which the host's PIO and the NI's DMAs share.
     pub bus: Bus,
-    /// NIs whose head packet, or (`ni` forwarding) head forward, waits
-    /// for one of its receive buffers ([`Ni::waiting`]).
-    blocked: Vec<u32>,
-    fwd_blocked: Vec<u32>,
     /// The polling watchdog (`nic.watchdog_us` a delay; none otherwise).
     pub watchdog: Option<Watchdog>,
     /// Packets it took in (the watchdog's count of those delivered).
@@ -312,6 +259,7 @@ impl Ni {
         send_buffers: u32,
         recv_buffers: u32,
         fanout: u32,
+        hosts: u32,
         bus: Bus,
         watchdog: Option<Watchdog>,
         irq_per_packet: bool,
@@ -328,7 +276,7 @@ impl Ni {
             sent: 0,
             tx_queue: VecDeque::with_capacity(send_buffers as usize),
             tx_busy: false,
-            rx_free: recv_buffers,
+            credits: Credits::new(recv_buffers, hosts),
             rx_queue: VecDeque::with_capacity(recv_buffers as usize),
             job: None,
             delivered: 0,
@@ -340,10 +288,11 @@ impl Ni {
             host_fetches: 0,
             mc: Default::default(),
             shared_posts: None,
-            packets: Packets::new(Packets::capacity_for(send_buffers, recv_buffers, fanout)),
+            packets: {
+                let bound = packets_bound(send_buffers, recv_buffers, fanout);
+                Slab::new(bound as usize, bound)
+            },
             bus,
-            blocked: Vec::new(),
-            fwd_blocked: Vec::new(),
             watchdog,
             received: 0,
             irq_per_packet,
@@ -356,16 +305,6 @@ impl Ni {
     /// Bytes of a packet's header on the wire and in a host PIO write.
     pub fn header(&self) -> u32 {
         self.header
-    }
-
-    /// The NIs waiting for one of its receive buffers: to transmit a
-    /// descriptor, or (`forward`) a forward.
-    pub fn waiting(&mut self, forward: bool) -> &mut Vec<u32> {
-        if forward {
-            &mut self.fwd_blocked
-        } else {
-            &mut self.blocked
-        }
     }
 
     /// Its event `ev` at `now` (`arg`: a packet of its store, [`FwEv`];
@@ -397,7 +336,7 @@ impl Ni {
             FwEv::FwdDone => {
                 let pkt = self.packets.take(arg);
                 if self.mc.release_on_forward(&pkt) {
-                    self.rx_free += 1;
+                    self.credits.release();
                     out(FwOut::BufferFreed);
                 }
             }
@@ -532,7 +471,7 @@ impl Ni {
         let job = self.job.take().expect("job");
         self.delivered += 1;
         if self.mc.release_on_delivery(&job.pkt) {
-            self.rx_free += 1;
+            self.credits.release();
         }
         out(FwOut::Delivered(job.pkt));
         out(FwOut::BufferFreed);

@@ -124,7 +124,6 @@ pub struct NiMc<P> {
     pub inflight_rel: VecDeque<bool>,
     /// Counters.
     pub forwards: u64,
-    pub fwd_waits: u64,
     pub first_forward_at: Option<Instant>,
 }
 
@@ -142,7 +141,6 @@ impl<P> Default for NiMc<P> {
             tx_rel: VecDeque::new(),
             inflight_rel: VecDeque::new(),
             forwards: 0,
-            fwd_waits: 0,
             first_forward_at: None,
         }
     }

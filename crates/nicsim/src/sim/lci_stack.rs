@@ -128,7 +128,7 @@ impl World {
             To::Firmware(FwEv::Posted | FwEv::Arrive | FwEv::FwdDone)
                 | To::Library(LibEv::McForward | LibEv::McSendCounterDone | LibEv::McWrite)
         );
-        let pkt = names_packet.then(|| self.hosts[host as usize].ni_ref().packets.get(arg));
+        let pkt = names_packet.then(|| self.hosts[host as usize].ni_ref().packets[arg as usize]);
         self.handle(now, ev);
         Some((now, to, u32::from(host), pkt))
     }

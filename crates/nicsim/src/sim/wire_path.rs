@@ -11,6 +11,7 @@
 pub(super) use super::frame::{Frame, HDR_CAP};
 use super::pcap_sink::PcapSink;
 use super::{Drops, Ev, World, NETWORK_ORIGIN};
+use crate::engine::slab::Slab;
 use crate::engine::SimRng;
 use crate::net::Network;
 use crate::time::{Duration, Instant};
@@ -34,11 +35,12 @@ pub(crate) struct Wire {
     pub pcap: Option<Box<PcapSink>>,
 }
 
-/// The frames in flight, a slab indexed by frame id (`frames[id]`), and
-/// the counts of packet conservation: sent = handled + dropped + live.
+/// The frames in flight, a slab indexed by frame id (`frames[id]`,
+/// unbounded: what bounds the frames in flight is the senders' windows and
+/// queues), and the counts of packet conservation: sent = handled +
+/// dropped + live.
 pub(crate) struct Frames {
-    slab: Vec<Frame>,
-    free: Vec<u32>,
+    slab: Slab<Frame>,
     /// Frames allocated and not freed.
     pub live: u64,
     pub sent: u64,
@@ -51,34 +53,20 @@ pub(crate) struct Frames {
 
 impl Frames {
     pub(crate) fn with_capacity(n: usize) -> Self {
-        Frames {
-            slab: Vec::with_capacity(n),
-            free: Vec::new(),
-            live: 0,
-            sent: 0,
-            handled: 0,
-            wire_bytes: 0,
-            drops: Drops::default(),
-        }
+        Frames { slab: Slab::new(n, u32::MAX), live: 0, sent: 0, handled: 0, wire_bytes: 0, drops: Drops::default() }
     }
 
     /// A free frame slot (its fields are the caller's to set).
     #[inline]
     pub(crate) fn alloc(&mut self) -> u32 {
         self.live += 1;
-        match self.free.pop() {
-            Some(i) => i,
-            None => {
-                self.slab.push(Frame::default());
-                (self.slab.len() - 1) as u32
-            }
-        }
+        self.slab.alloc().expect("a frame id is a u32")
     }
 
     /// Frame `id` is gone (handled or dropped): its slot is free.
     pub(crate) fn free(&mut self, id: u32) {
         self.live -= 1;
-        self.free.push(id);
+        self.slab.free(id);
     }
 
     /// A frame of `len` bytes went on the wire.
@@ -90,7 +78,7 @@ impl Frames {
 
     /// Slots made: the most frames live at once.
     pub(crate) fn slots(&self) -> usize {
-        self.slab.len()
+        self.slab.slots()
     }
 }
 

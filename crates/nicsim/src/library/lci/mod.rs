@@ -49,7 +49,7 @@ use std::collections::VecDeque;
 /// (`crate::sim::Ev::LciLibrary { host, ev, arg }`); the world routes each
 /// to the library's entry point of that name (`crate::sim` `lci_stack`).
 /// `arg` is the index of a packet in NI `h`'s store
-/// (`crate::nic::lanai::Packets`) for the forwards, the generation for
+/// (`crate::nic::lanai::Ni::packets`) for the forwards, the generation for
 /// `ComputeDone`, 0 otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
