@@ -245,9 +245,11 @@ impl World {
             trace,
             clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup, hosts_n))),
             lib_out: Vec::new(),
+            ticks: None,
         };
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
         w.start_clocks();
+        w.start_ticks(&p.host.tick, s.seed);
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {
             // The hosts run the LCI stack's library and its program, not

@@ -327,6 +327,7 @@ impl World {
                 KWork::PullReply { serve } => self.send_pull_reply(now, h, RxBy::Core(core), serve),
                 KWork::Signal { p } => self.signal_done(now, h, p as usize),
                 KWork::NetTx => self.net_tx_done(now, h, core),
+                KWork::Tick => {}
                 _ => unreachable!("an item of the receive path"),
             }
             return;
