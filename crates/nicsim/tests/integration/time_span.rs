@@ -32,7 +32,10 @@ fn a_replay_spanning_400_days_is_refused_naming_the_frame() {
     assert!(frame_time_ns(4, MAX_TIME_NS + 1).is_err());
 
     // The same frames given to the core directly.
-    let s = nicsim::Scenario::from_toml("[workload]\nkind = \"pingpong\"\n").unwrap();
+    // No kernel tick: at 250 Hz its events would fill the 110 days between
+    // the two frames (4 ms apart, on every host), which is not what this
+    // test measures.
+    let s = nicsim::Scenario::from_toml("[workload]\nkind = \"pingpong\"\n[platform.host.tick]\nhz = 0\n").unwrap();
     // (400 days are past the u64 of picoseconds: 200 days are not.)
     let frames = vec![frame(0), frame(1_000), frame(200 * DAY_NS)];
     let e = run_replay(&s, frames, 1, None, &mut nicsim::interrupt::never).unwrap_err().0;
@@ -42,7 +45,10 @@ fn a_replay_spanning_400_days_is_refused_naming_the_frame() {
 
 #[test]
 fn a_replay_up_to_the_limit_runs() {
-    let s = nicsim::Scenario::from_toml("[workload]\nkind = \"pingpong\"\n").unwrap();
+    // No kernel tick: at 250 Hz its events would fill the 110 days between
+    // the two frames (4 ms apart, on every host), which is not what this
+    // test measures.
+    let s = nicsim::Scenario::from_toml("[workload]\nkind = \"pingpong\"\n[platform.host.tick]\nhz = 0\n").unwrap();
     for last in [MAX_TIME_NS / 2, MAX_TIME_NS] {
         let frames = vec![frame(0), frame(last)];
         let (m, _) = run_replay(&s, frames, 1, None, &mut nicsim::interrupt::never).unwrap();
@@ -59,7 +65,9 @@ fn a_run_longer_than_the_clock_stops_with_an_error() {
     // 400 s would keep a rank out of its library, and its peer's message
     // unacknowledged, past Open-MX's 500 s give-up.)
     let text = "[workload]\nkind = \"fft-alltoall\"\nprocs_per_host = 1\niterations = 32000\ncompute_us = 3e8\n\
-                size_bytes = 64\n";
+                size_bytes = 64\n[platform.host.tick]\nhz = 0\n";
+    // No kernel tick (as above): its events would follow the 100 days of
+    // compute 4 ms apart on every busy core.
     let e = nicsim::run_toml(text).unwrap_err();
     assert!(e.starts_with("the simulated clock passed its limit of 110 days"), "{e}");
     let m = super::run(&text.replace("32000", "28000"));
