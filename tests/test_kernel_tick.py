@@ -47,3 +47,19 @@ def test_a_tick_costs_its_core_and_is_absent_when_off() -> None:
 def test_a_tick_rate_out_of_range_is_refused_naming_the_key() -> None:
     with pytest.raises(NicsimError, match=r"host\.tick\.hz"):
         _pingpong({"hz": 20000})
+
+
+def test_the_tick_switches_are_typed_and_refused_naming_the_key() -> None:
+    with pytest.raises(NicsimError, match=r"host\.tick\.nohz.*true or false"):
+        _pingpong({"hz": 250, "nohz": "yes"})  # type: ignore[dict-item]
+    with pytest.raises(NicsimError, match=r"host\.tick\.jiffy_timers.*true or false"):
+        _pingpong({"hz": 250, "jiffy_timers": 1})
+
+
+def test_without_tickless_idle_every_core_ticks_every_period() -> None:
+    # CONFIG_NO_HZ off: the fourteen cores without a process tick too.
+    on = _pingpong({"hz": 1000, "cost_ns": 1000.0, "nohz": True})
+    off = _pingpong({"hz": 1000, "cost_ns": 1000.0, "nohz": False})
+    periods = off["sim_time_us"] / 1e3
+    assert off["kernel_ticks"] >= 16 * periods - 32
+    assert on["kernel_ticks"] < 3 * on["sim_time_us"] / 1e3

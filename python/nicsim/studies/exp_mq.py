@@ -511,6 +511,11 @@ def _improvement(benchmark: str) -> Reader:
     )
 
 
+def _is_published_is_row(p: Params) -> bool:
+    """Whether a row is one of Table III's IS cells nicsim compares (round-robin, Open-MX)."""
+    return str(p["benchmark"]).startswith("is.") and p["steering/stack"] == "single-rr/open-mx"
+
+
 NAS = Experiment(
     id="multiqueue-nas",
     preset=MQ_PRESET,
@@ -521,7 +526,7 @@ NAS = Experiment(
         **{"benchmark": MQ_NAS_BENCHMARKS, "steering/stack": MQ_NAS_CONFIGS}
     ),
     scenario=_mq_nas_scenario,
-    runs=lambda p: IS_RUNS if str(p["benchmark"]).startswith("is.") else 1,
+    runs=lambda p: IS_RUNS if _is_published_is_row(p) else 1,
     plot=plots_mq.nas,
     published=(
         *(

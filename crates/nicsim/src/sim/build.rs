@@ -249,7 +249,6 @@ impl World {
         };
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
         w.start_clocks();
-        w.start_ticks(&p.host.tick, s.seed);
         let core = s.binding.unwrap_or(0) as u16;
         match s.workload {
             // The hosts run the LCI stack's library and its program, not
@@ -395,6 +394,8 @@ impl World {
                 w.dispatch(h, core);
             }
         }
+        // The cores whose processes are placed tick from the start.
+        w.start_ticks(&p.host.tick, s.seed);
         w
     }
 

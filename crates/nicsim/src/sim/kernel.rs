@@ -587,6 +587,9 @@ impl World {
             }
             Notice::Woken => {
                 let core = pr.core() as usize;
+                if self.ticks.is_some() {
+                    self.restart_tick(now, h, core);
+                }
                 self.dispatch_at(now, h, core);
             }
             Notice::None => {}
