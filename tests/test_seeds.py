@@ -9,7 +9,7 @@ import pytest
 
 import nicsim
 from nicsim import runner
-from nicsim.studies import experiments, seeds
+from nicsim.studies import exp_coal_nas, experiments, seeds
 from nicsim.studies.exp_lci import DSM_APPS
 from nicsim.studies.seeds import Spread
 
@@ -93,36 +93,73 @@ def test_the_lci_programs_run_under_every_setting_with_one_seed() -> None:
     assert len({tomllib.loads(j.toml)["seed"] for j in jobs}) == len(jobs)
 
 
-def _is_b16_seconds(handler_ns: float, seed: int = 1) -> float:
+def _is_b16_seconds(handler_ns: float, seed: int = 1, tick_hz: int | None = None) -> float:
     # is.B.16 under the default coalescing, as coalescing-nas-is runs it,
-    # with the Open-MX handler's cost moved by a fraction of a nanosecond.
+    # with the Open-MX handler's cost moved by a fraction of a nanosecond
+    # and the kernel tick as the preset has it (or at `tick_hz`; 0: off).
+    host: dict[str, object] = {"handler_ns": handler_ns}
+    if tick_hz is not None:
+        host["tick"] = {"hz": tick_hz}
     scenario = {
         "preset": "omx2009",
         "seed": seed,
         "nic": {"coalescing": "timeout"},
         "workload": {"kind": "nas-is", "class": "B", "procs_per_host": 8},
-        "platform": {"host": {"handler_ns": handler_ns}},
+        "platform": {"host": host},
     }
     return float(nicsim.run(scenario)["exec_time_s"])
 
 
-def test_nas_is_is_the_same_under_every_seed_because_nothing_is_drawn() -> None:
-    # Nothing in the IS skeleton draws from the seed (no loss, no jitter, the
-    # ranks' compute is NPB's work at the preset's rates): its rows are the
-    # same run under every seed, so the seed-stability table cannot show
-    # how much they hang on which reply a ring drop falls on (see the next
-    # test).
-    assert _is_b16_seconds(300.0, seed=1) == _is_b16_seconds(300.0, seed=4)
+def test_nas_is_draws_its_run_from_the_seed_through_the_kernel_tick() -> None:
+    # IS draws nothing else from the seed (no loss, no jitter, the ranks'
+    # compute is NPB's work at the preset's rates): without the tick every
+    # seed gives the same run, and the seed-stability table could not show
+    # how much the rows hang on which reply a ring drop falls on. With the
+    # tick, each seed places the hosts' ticks at another phase of the
+    # traffic (docs/paths-2009.md, §IV-D), and the runs differ.
+    assert _is_b16_seconds(300.0, seed=1, tick_hz=0) == _is_b16_seconds(300.0, seed=4, tick_hz=0)
+    assert _is_b16_seconds(300.0, seed=1) != _is_b16_seconds(300.0, seed=4)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 46 item 3: is.B.16 waits out 1 s pull timers after receive-ring drops, and which "
-    "blocks the drops hit moves its time in whole timer waits (docs/paths-2009.md, §IV-D)",
-)
+def _is_b16_mean(handler_ns: float) -> float:
+    # The mean over the runs coalescing-nas-is makes of a row (IS_RUNS seeds).
+    runs = [_is_b16_seconds(handler_ns, seed=s) for s in range(1, exp_coal_nas.IS_RUNS + 1)]
+    return sum(runs) / len(runs)
+
+
 def test_nas_is_does_not_hang_on_a_nanosecond_of_handler_time() -> None:
     # A prediction is only worth its digits if a change far below what any
     # source states leaves it where it was: 0.3 % of the handler's cost
-    # must move is.B.16 by less than the 5 % of the seed test.
-    times = [_is_b16_seconds(ns) for ns in (299.0, 300.0, 301.0)]
-    assert max(times) / min(times) - 1 < seeds.STABLE, times
+    # must move the mean the experiment reports for is.B.16 by less than the
+    # 5 % of the seed test. One run moves by up to 17.5 %: it waits out
+    # whole 1 s pull timers after receive-ring drops, and which blocks the
+    # drops hit decides how many (docs/paths-2009.md, §IV-D).
+    means = [_is_b16_mean(ns) for ns in (299.0, 300.0, 301.0)]
+    assert max(means) / min(means) - 1 < seeds.STABLE, means
+
+
+def test_a_row_run_several_times_gives_one_job_a_seed_and_the_mean_of_its_runs() -> None:
+    exp = experiments.get("coalescing-nas-is")
+    jobs = runner.plan(exp, seed=3)
+    rows = exp.configurations(False)
+    assert len(jobs) == sum(exp_coal_nas.is_runs(str(r["strategy"])) for r in rows)
+    # Run 0 of a row keeps the row's seed; each further run draws its own,
+    # shared by the rows of one class (one program, common random numbers).
+    by_row: dict[int, list[int]] = {}
+    for job in jobs:
+        by_row.setdefault(job.index, []).append(int(tomllib.loads(job.toml)["seed"]))
+    first = next(i for i, r in enumerate(rows) if r["strategy"] == "timeout")
+    assert len(set(by_row[first])) == exp_coal_nas.IS_RUNS
+    same_class = [i for i, r in enumerate(rows) if r["class"] == rows[first]["class"]]
+    assert all(by_row[i][0] == by_row[first][0] for i in same_class)
+    # The table holds one row per configuration: the mean, count and range.
+    metrics = [{"exec_time_s": float(k % 5), "interrupts": 1.0} for k in range(len(jobs))]
+    table = runner.table(exp, jobs, metrics)
+    assert len(table) == len(rows)
+    runs = table["runs"].tolist()
+    assert runs == [exp_coal_nas.is_runs(str(r["strategy"])) for r in rows]
+    assert (table["exec_time_s_min"] <= table["exec_time_s"]).all()
+    assert (table["exec_time_s"] <= table["exec_time_s_max"]).all()
+    assert table.loc[0, "exec_time_s"] == pytest.approx(
+        sum(k % 5 for k in range(runs[0])) / runs[0]
+    )

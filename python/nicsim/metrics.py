@@ -170,6 +170,8 @@ _OPEN_MX = frozenset(
      "timer_late_us_max",
      # set with packet-shifting delivery (nic.rx_delivery = "shifted")
      "rx_dma_writes", "rx_dma_writes_ring", "rx_poll_lines", "rx_poll_lines_ring",
+     # set when the kernel tick is on (host.tick.hz > 0)
+     "kernel_ticks",
      # set with link-level back-pressure (nic.flow_control = true)
      "flow_control_held", "flow_control_overflow", "flow_control_stops", "flow_control_wait_us_max",
      "flow_control_wait_us_mean"}
@@ -378,7 +380,7 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "host CPU",
             r"^host\d+_(cpu_.*|kernel_us|kernel_cores|tx_contended|wakes_remote"
-            r"|work_us_per_bcast)$",
+            r"|work_us_per_bcast)$|^kernel_ticks$",
         ),
         (
             "NIC",

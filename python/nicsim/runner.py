@@ -95,7 +95,12 @@ def plan(
     A row's seed is :func:`derive_seed` of ``seed``, the experiment and the
     row's index, or the index of the first row that runs the same program
     when the experiment names the parameters choosing it
-    (:attr:`~nicsim.studies.exp_base.Experiment.program`).
+    (:attr:`~nicsim.studies.exp_base.Experiment.program`). A row the
+    experiment runs several times
+    (:attr:`~nicsim.studies.exp_base.Experiment.runs`) gives one job per run,
+    all with the row's index: run 0 under that seed, run ``k`` under
+    :func:`derive_seed` of ``seed``, the experiment's id with ``#k`` and the
+    same index (so rows of one program share each run's seed too).
     """
     check_seed(seed)
     jobs: list[Job] = []
@@ -110,8 +115,11 @@ def plan(
         if experiment.program is not None:
             key = tuple(params[name] for name in experiment.program)
             seed_index = first.setdefault(key, index)
-        scenario.seed = derive_seed(seed, experiment.id, seed_index)
-        jobs.append(Job(experiment.id, index, params, scenario.to_toml()))
+        runs = 1 if experiment.runs is None else experiment.runs(params)
+        for run in range(runs):
+            stream = experiment.id if run == 0 else f"{experiment.id}#{run}"
+            scenario.seed = derive_seed(seed, stream, seed_index)
+            jobs.append(Job(experiment.id, index, params, scenario.to_toml()))
     return jobs
 
 
@@ -223,6 +231,7 @@ def table(experiment: Experiment, jobs: Sequence[Job], metrics: Sequence[Metrics
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
+    index: list[int] = []
     for job, result in zip(jobs, metrics, strict=True):
         # A metric the run did not measure is NaN (an empty cell), never a
         # number: what a derived column computes from it is NaN too.
@@ -238,8 +247,34 @@ def table(experiment: Experiment, jobs: Sequence[Job], metrics: Sequence[Metrics
                 f"{job.label}: core returned no {', '.join(missing)}; got {', '.join(full)}"
             )
         rows.append({**job.params, **{m: full[m] for m in experiment.metrics}})
+        index.append(job.index)
     frame = pd.DataFrame(rows, columns=list(experiment.columns))
+    if experiment.runs is not None:
+        frame = _mean_of_runs(frame, index, experiment.metrics)
     return experiment.post(frame) if experiment.post is not None else frame
+
+
+def _mean_of_runs(
+    frame: pd.DataFrame, index: Sequence[int], metrics: Sequence[str]
+) -> pd.DataFrame:
+    """Collapse the runs of each configuration (rows of one ``index``) into one row of means.
+
+    A run that did not measure a metric is left out of its mean (NaN when
+    none did). The column ``runs`` counts the runs; ``<metric>_min`` and
+    ``<metric>_max`` give their range, so the table shows the spread the
+    mean hides.
+    """
+    grouped = frame.assign(_row=list(index)).groupby("_row", sort=False)
+    first = grouped.first()
+    out = first.drop(columns=list(metrics))
+    for metric in metrics:
+        values = grouped[metric]
+        out[metric] = values.mean()
+    out["runs"] = grouped.size()
+    for metric in metrics:
+        out[f"{metric}_min"] = grouped[metric].min()
+        out[f"{metric}_max"] = grouped[metric].max()
+    return out.reset_index(drop=True)
 
 
 def run_experiments(

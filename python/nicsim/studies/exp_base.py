@@ -424,6 +424,13 @@ class Experiment:
     #: the ratios between them measure the mechanism rather than two
     #: different draws of the program (common random numbers).
     program: tuple[str, ...] | None = None
+    #: How many times a row runs, each under its own seed (``None``: once):
+    #: the table holds the mean of its runs, their count (``runs``) and
+    #: range (``<metric>_min``, ``<metric>_max``; :func:`nicsim.runner.table`).
+    #: For rows whose value is a draw from a distribution the model makes
+    #: explicit (NAS IS's pull-timer waits: the kernel tick's phase,
+    #: ``host.tick``), as a study's run was one draw of the same.
+    runs: Callable[[Params], int] | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -34,7 +34,25 @@ from nicsim.studies.exp_coal import (
     STUDY,
 )
 
-__all__ = ["NAS", "NAS_IS", "TABLE_IV"]
+__all__ = ["IS_RUNS", "NAS", "NAS_IS", "TABLE_IV", "is_runs"]
+
+#: Runs of each NAS IS row of a study's strategy (and of Table III's
+#: round-robin IS rows, :mod:`nicsim.studies.exp_mq`), each under its own
+#: seed: IS waits out 1 s pull timers after receive-ring drops, and where
+#: the drops fall follows the hosts' kernel ticks (`host.tick`, whose phase
+#: the seed draws), so one run is one draw of a time that spreads between
+#: runs (one run's standard deviation, 32 seeds: 4.2-9.1 % of the mean in
+#: class B, 4.3-8.9 % in class C). With 16 runs the mean of a row departs
+#: from its median over 5 base seeds by 1.6-3.5 % (median over resamples
+#: of those 32 runs; 2.6-5.4 % in one resample of ten). Neither study says
+#: how many runs a cell is, or which value ([OMX-COAL] §IV-D, [OMX-MQ]
+#: §4.6: not stated); nicsim reports the mean of these runs and their range.
+IS_RUNS = 16
+
+
+def is_runs(strategy: str) -> int:
+    """Return the runs of an IS row: :data:`IS_RUNS` for the study's strategies, else one."""
+    return IS_RUNS if strategy in STRATEGIES else 1
 
 
 NAS_CLASSES = ("B", "C")
@@ -225,6 +243,8 @@ NAS_IS = Experiment(
         **{"class": NAS_CLASSES, "strategy": STRATEGIES + EXTRA_STRATEGIES}
     ),
     scenario=_nas_is_scenario,
+    runs=lambda p: is_runs(str(p["strategy"])),
+    program=("class",),
     plot=plots_coal.nas("class", "is.{}.16"),
     figsize=(11.0, 7.0),
     published=tuple(p for cls in NAS_CLASSES for p in _table_iv(f"is.{cls}.16", {"class": cls})),
@@ -241,18 +261,26 @@ NAS_IS = Experiment(
         "own bound (`nic.tx_queue_len` + `nic.tx_ring_frames`) never binds, as the wire "
         "outruns the receivers. Open-MX's driver asks a pull's earlier blocks again, "
         "whole, as soon as a later block completes, and otherwise after its 1 s pull "
-        "timer (`library.pull_timeout_us`): class B takes 22.88 s and class C 36.97 s "
-        "against the study's 21.98 s and 32.75 s, of which the pull timers are about "
-        "93 % and 83 % (the same runs with a 10 ms timer take 1.64 s and 6.37 s). "
-        "The same runs with `platform.nic.ring_slots = 16384` drop nothing and take "
-        "1.36 s (B) and 5.38 s (C). Across strategies the 1024-slot runs take 20.88 s "
-        "(disabled) to 24.89 s (openmx) in class B and 33.07 s (disabled) to 39.93 s "
-        "(openmx) in class C, and each moves by whole timers when the handler's cost "
-        "moves by 1 ns (up to 17.5 %, docs/paths-2009.md §IV-D); with 16384 slots "
-        "`disabled` is the slowest (+15 % in B and in C over `timeout`) and `openmx` "
-        "and `stream` are within 1.1 % of "
-        "`timeout`. nicsim's judgement: the receive ring size, an [estimate] in the "
-        "preset (`nic.ring_slots`), and the recovery timers decide these times and the "
+        "timer (`library.pull_timeout_us`, which expires on the kernel's jiffies as "
+        "`mod_timer` arms it: `host.tick.jiffy_timers`), and most of each run is those "
+        "timers. Which blocks the drops hit, and so how many timers a run waits out, "
+        "follows the timing of every step: each row of a study's strategy is the mean of "
+        "`IS_RUNS` (16) runs whose hosts' kernel ticks (`host.tick`: 250 Hz, 1.2 us, "
+        "tickless idle) fall at another phase drawn from the seed (`exec_time_s_min` and "
+        "`_max` give their range). One run's standard deviation is 4-9 % of the mean; "
+        "the mean of 16 departs from its median over 5 base seeds by about 2-3 %. Under "
+        "`timeout` the means are 31.4 s (B) and 63.1 s (C) against the study's 21.98 s "
+        "and 32.75 s; the one run without any tick (26.9 s and 38.9 s) is one draw of "
+        "the same chaos (with the tick off and a 100 ns switch jitter instead, is.C.16 "
+        "takes 41-65 s). `disabled` is the shortest in every run (0.78 and 0.68 of "
+        "`timeout`'s mean): without the delay the poll starts draining the ring at a "
+        "burst's first reply, and it drops fewer replies and waits out fewer timers. "
+        "`openmx` and `stream` differ from `timeout` and from each other by less than "
+        "one run's spread (B: 0.99 and 1.04; C: 0.96 and 1.003), so those verdicts are "
+        "thin. The same runs with `platform.nic.ring_slots = 16384` drop nothing and "
+        "take 1.36 s (B) and 5.38 s (C). nicsim's judgement: the receive ring size, an "
+        "[estimate] in the preset (`nic.ring_slots`), and the recovery timers decide these "
+        "times and the "
         "order of the strategies, more than the coalescing strategy does."
     ),
 )

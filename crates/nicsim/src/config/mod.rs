@@ -17,6 +17,8 @@
 
 mod pull_rerequest;
 pub use pull_rerequest::PullRerequest;
+mod tick;
+pub use tick::{TickCfg, TICK_HZ_MAX};
 mod bus;
 mod coalesce;
 mod emo;

@@ -277,8 +277,7 @@ cost_table! {
         #[serde(default, skip_serializing_if = "is_zero_u32")]
         pub tx_ring_frames: u32 [0, 1 << 20],
     }
-    /// The NIC's firmware, DMA, doorbell and interrupt-delivery times
-    /// (`[nic]`).
+    /// The NIC's firmware, DMA, doorbell and interrupt-delivery times (`[nic]`).
     pub struct NicTimes;
 }
 
@@ -355,6 +354,9 @@ cost_table! {
         pub ioat_MBps: f64 [1.0, 1e7] => MBps ioat_bytes_per_s,
         pub ioat_submit_ns: f64 [0.0, NS_MAX] => ns ioat_submit,
         pub ioat_completion_ns: f64 [0.0, NS_MAX] => ns ioat_completion,
+        /// The kernel's periodic tick on each busy core (`[host.tick]`, [`super::TickCfg`]).
+        #[serde(default)]
+        pub tick: super::TickCfg,
     }
     /// The host's kernel, driver and copy-engine costs (`[host]`).
     pub struct HostTimes;
@@ -420,8 +422,7 @@ cost_table! {
         #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
         pub tx_dma_read_shares: bool,
     }
-    /// Cache-line transfer costs, copy rates, line geometry and the lines
-    /// each stage touches (`[cache]`).
+    /// Cache-line transfer costs, copy rates, line geometry and the lines each stage touches (`[cache]`).
     pub struct CacheTimes;
 }
 
@@ -473,8 +474,7 @@ cost_table! {
         #[serde(default)]
         pub pin_page_ns: f64 [0.0, NS_MAX] => ns pin_page,
     }
-    /// The library's and the MPI layer's costs, its protocol timers and
-    /// limits (`[library]`).
+    /// The library's and the MPI layer's costs, its protocol timers and limits (`[library]`).
     pub struct LibraryTimes;
 }
 
@@ -536,7 +536,7 @@ impl Platform {
             }
         }
         self.nic.check()?;
-        self.host.check()?;
+        self.host.check().and_then(|()| self.host.tick.check())?;
         self.cache.check()?;
         self.library.check()?;
         self.nas.check()?;

@@ -110,6 +110,8 @@ pub(crate) enum KWork {
     /// reaped skbs and runs their Open-MX destructors (`net_tx`, priced
     /// and ended by the world's `sim/net_tx.rs`).
     NetTx,
+    /// The kernel's periodic tick on this core (`sim/tick.rs`).
+    Tick,
 }
 
 const _: () = assert!(std::mem::size_of::<KWork>() == 8);
@@ -139,7 +141,7 @@ impl KWork {
             | KWork::Rearm { q }
             | KWork::Defer { q }
             | KWork::TimerNapi { q } => Some(q),
-            KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx => None,
+            KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx | KWork::Tick => None,
         }
     }
 }
@@ -359,7 +361,9 @@ impl RxPath {
             KWork::EntryRx { .. } | KWork::EntryTxDone { .. } | KWork::Rearm { .. } | KWork::Defer { .. } => {
                 unreachable!("queued only as Napi")
             }
-            KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx => unreachable!("not the receive path's"),
+            KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx | KWork::Tick => {
+                unreachable!("not the receive path's")
+            }
         }
     }
 
@@ -404,7 +408,9 @@ impl RxPath {
             KWork::Irq { .. } | KWork::Napi { .. } | KWork::TimerNapi { .. } | KWork::ThreadNapi { .. } => {
                 unreachable!("converted to Entry/Rearm/Defer when started")
             }
-            KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx => unreachable!("not the receive path's"),
+            KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx | KWork::Tick => {
+                unreachable!("not the receive path's")
+            }
         }
     }
 }

@@ -205,15 +205,22 @@ impl PullHandle {
     /// `retransmit_delay_jiffies`: its resend delay times its resend limit,
     /// `omx_pull_handle_timeout_handler`, driver/linux `omx_pull.c`.)
     pub fn on_timer(&mut self, now: Instant, timeout: Duration, deadline: Duration) -> OnTimer {
+        self.on_timer_due(now, |armed| armed + timeout, deadline)
+    }
+
+    /// [`PullHandle::on_timer`] with the timer's expiry for an arming at
+    /// `armed` given by `due` (on the kernel's jiffies: `sim/tick.rs`).
+    pub fn on_timer_due(&mut self, now: Instant, due: impl Fn(Instant) -> Instant, deadline: Duration) -> OnTimer {
         if now.since(self.started) > deadline {
             return OnTimer::GiveUp;
         }
-        if now.since(self.last_progress) < timeout {
-            return OnTimer::Wait(self.last_progress + timeout);
+        let at = due(self.last_progress);
+        if now < at {
+            return OnTimer::Wait(at);
         }
         self.last_progress = now;
         self.rerequested = 0;
-        OnTimer::Rerequest(now + timeout)
+        OnTimer::Rerequest(due(now))
     }
 
     /// Whether reply `idx` would be taken (the pull is live, the reply is in

@@ -245,6 +245,7 @@ impl World {
             trace,
             clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup, hosts_n))),
             lib_out: Vec::new(),
+            ticks: None,
         };
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
         w.start_clocks();
@@ -324,6 +325,8 @@ impl World {
                 w.dispatch(h, core);
             }
         }
+        // The cores whose processes are placed tick from the start.
+        w.start_ticks(&p.host.tick, s.seed);
         w
     }
 

@@ -327,6 +327,7 @@ impl World {
                 KWork::PullReply { serve } => self.send_pull_reply(now, h, RxBy::Core(core), serve),
                 KWork::Signal { p } => self.signal_done(now, h, p as usize),
                 KWork::NetTx => self.net_tx_done(now, h, core),
+                KWork::Tick => {}
                 _ => unreachable!("an item of the receive path"),
             }
             return;
@@ -605,6 +606,9 @@ impl World {
             }
             Notice::Woken => {
                 let core = pr.core() as usize;
+                if self.ticks.is_some() {
+                    self.restart_tick(now, h, core);
+                }
                 self.dispatch_at(now, h, core);
             }
             Notice::None => {}

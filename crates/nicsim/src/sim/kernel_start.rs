@@ -83,6 +83,7 @@ impl World {
                 }
                 KWork::Signal { p } => self.signal_cost(h, p as usize),
                 KWork::NetTx => self.net_tx_cost(h, core)?,
+                KWork::Tick => self.tick_cost(),
                 _ => unreachable!("an item of the receive path"),
             };
             return Some((cost, w));

@@ -133,6 +133,9 @@ impl World {
     pub(crate) fn metrics(&self) -> Metrics {
         let mut m = Metrics::default();
         m.set("sim_time_us", self.q.now().as_us_f64());
+        if let Some(t) = self.ticks.as_deref() {
+            m.set("kernel_ticks", t.ran as f64);
+        }
         m.set("events", self.q.popped() as f64);
         if let Some(s) = &self.run.lci {
             self.lci_metrics(s, &mut m);

@@ -71,6 +71,7 @@ mod pull;
 mod replay;
 mod run;
 mod stall;
+mod tick;
 mod trace;
 mod wire_path;
 
@@ -214,6 +215,11 @@ pub(crate) enum Ev {
         host: u16,
         p: u16,
     },
+    /// Core `core` of `host` ticks (`tick`).
+    KernelTick {
+        host: u16,
+        core: u8,
+    },
     /// Ring space freed while frames wait at the stopped link
     /// (`nic.flow_control`): the NIC lets in those that fit.
     FlowResume {
@@ -335,6 +341,8 @@ pub struct World {
     pub(crate) trace: Option<Box<Tracer>>,
     /// The \[LCI] NI clocks (`nic.clock_period_us` > 0), their counters.
     pub(crate) clock: Option<Box<clock::Clock>>,
+    /// The kernel's periodic tick (`host.tick.hz` > 0), its count.
+    pub(crate) ticks: Option<Box<tick::Ticks>>,
     /// The outputs of the library calls under way (`lib_io`), reused.
     pub(crate) lib_out: Vec<Output>,
 }
@@ -550,6 +558,7 @@ impl World {
             Ev::ClockFetched { host } => self.clock_fetched(now, host as usize),
             Ev::ClockIrq { host, p } => self.clock_irq(now, host as usize, p as usize),
             Ev::FlowResume { host } => self.flow_resume(now, host as usize),
+            Ev::KernelTick { host, core } => self.kernel_tick(now, host as usize, core as usize),
             Ev::LciLibrary { ev, host, arg } => self.lci_library(now, ev, host, arg),
             Ev::Lanai { ev, host, arg } => self.lanai(now, ev, host, arg),
         }

@@ -161,7 +161,7 @@ impl World {
             let f = self.pull_frame(handle, b);
             self.transmit(now, h, f);
         }
-        let at = now + self.env.c.lib.pull_timeout;
+        let at = self.pull_due(h, now);
         let hd = &mut self.pulls.handles[handle as usize];
         match hd.timer {
             // The handle's last pull started before this one.
@@ -382,16 +382,32 @@ impl World {
         }
     }
 
+    /// When a pull timer host `h` arms at `armed` expires: on the kernel's
+    /// jiffies with `host.tick.jiffy_timers` (`Ticks::jiffy_expiry`), else
+    /// `library.pull_timeout_us` later.
+    pub(super) fn pull_due(&self, h: usize, armed: Instant) -> Instant {
+        let to = self.env.c.lib.pull_timeout;
+        match self.ticks.as_deref().filter(|t| t.jiffy_timers) {
+            Some(t) => t.jiffy_expiry(h, armed, to),
+            None => armed + to,
+        }
+    }
+
     pub(super) fn pull_timer(&mut self, now: Instant, handle: u32) {
         let to = self.env.c.lib.pull_timeout;
         let deadline = self.env.c.proto.resend.times(RESENDS_MAX);
+        let jiffies = self.ticks.as_deref().filter(|t| t.jiffy_timers);
         let hd = &mut self.pulls.handles[handle as usize];
         hd.timer = None;
         if !hd.proto.live() {
             return;
         }
         let host = hd.host as usize;
-        match hd.proto.on_timer(now, to, deadline) {
+        let on = match jiffies {
+            Some(t) => hd.proto.on_timer_due(now, |armed| t.jiffy_expiry(host, armed, to), deadline),
+            None => hd.proto.on_timer(now, to, deadline),
+        };
+        match on {
             OnTimer::Wait(at) => {
                 hd.timer = Some(at);
                 self.q.push(at, host as u32, Ev::PullTimer { handle })

@@ -67,6 +67,7 @@ whats! {
     PullReply = ("bottom half: pull reply sent", "kernel", "X", ""),
     ClockSignal = ("NI clock interrupt: signal, library run", "kernel", "X", "process"),
     NetTx = ("NET_TX softirq: skbs freed, Open-MX destructors", "kernel", "X", ""),
+    Tick = ("kernel tick: timer interrupt, scheduler_tick", "kernel", "X", ""),
     Send = ("library: frame to the driver", "app", "X", ""),
     Consume = ("library: ring event", "app", "X", ""),
     ExpEvents = ("library: FRAG_DONE events", "app", "X", "events"),
@@ -267,7 +268,7 @@ impl Tracer {
         (ct.kernel_seg, ct.busy_until) = ((t, end), end);
         let track = core as u16;
         let entry = match w_out {
-            KWork::HardIrq { .. } | KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx => None,
+            KWork::HardIrq { .. } | KWork::PullReply { .. } | KWork::Signal { .. } | KWork::NetTx | KWork::Tick => None,
             KWork::EntryRx { q, .. } | KWork::EntryTxDone { q, .. } | KWork::Rearm { q } | KWork::Defer { q }
                 if entered =>
             {
@@ -289,6 +290,7 @@ impl Tracer {
             KWork::PullReply { .. } => (What::PullReply, 0),
             KWork::Signal { p } => (What::ClockSignal, p as u32),
             KWork::NetTx => (What::NetTx, 0),
+            KWork::Tick => (What::Tick, 0),
             KWork::Irq { q } | KWork::Napi { q, .. } | KWork::TimerNapi { q } | KWork::ThreadNapi { q } => {
                 (What::Handler, q as u32)
             }

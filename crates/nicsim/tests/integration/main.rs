@@ -17,6 +17,7 @@ mod pcap;
 mod protocol;
 mod scale;
 mod stalls;
+mod tick;
 mod time_span;
 mod timeline;
 mod validity;
