@@ -164,9 +164,14 @@ impl World {
         let at = self.pull_due(h, now);
         let hd = &mut self.pulls.handles[handle as usize];
         match hd.timer {
-            // The handle's last pull started before this one.
-            Some(queued) => debug_assert!(queued <= at),
-            None => {
+            // The slot's timer, queued for its last pull, fires first and
+            // re-arms for this one (`OnTimer::Wait`).
+            Some(queued) if queued <= at => {}
+            // None queued; or the slot's last pull was another host's, whose
+            // jiffy grid (`sim/tick.rs`) put its timer up to a jiffy after
+            // this one's: this pull's own is queued, and the other goes
+            // stale (`pull_timer`).
+            _ => {
                 hd.timer = Some(at);
                 self.q.push(at, h as u32, Ev::PullTimer { handle });
             }
@@ -398,6 +403,10 @@ impl World {
         let deadline = self.env.c.proto.resend.times(RESENDS_MAX);
         let jiffies = self.ticks.as_deref().filter(|t| t.jiffy_timers);
         let hd = &mut self.pulls.handles[handle as usize];
+        if hd.timer != Some(now) {
+            // A stale timer: a later pull of this slot queued its own.
+            return;
+        }
         hd.timer = None;
         if !hd.proto.live() {
             return;
