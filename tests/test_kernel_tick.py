@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import nicsim
@@ -99,3 +101,19 @@ def test_a_preset_without_a_tick_checks_the_tick_keys() -> None:
     unknown = r"unknown key `platform\.host\.tick\.hertz` \(allowed here: .*nohz"
     with pytest.raises(NicsimError, match=unknown):
         _modern_pingpong({"host": {"tick": {"hertz": 250}}})
+
+
+def test_a_preset_file_with_part_of_the_tick_takes_the_rest(tmp_path: Path) -> None:
+    # A preset file that sets only `hz`: the scenario may set the other keys.
+    preset = tmp_path / "mine.toml"
+    text = (Path(__file__).parent.parent / "presets" / "modern.toml").read_text()
+    preset.write_text(text + "\n[host.tick]\nhz = 1000\ncost_ns = 1000.0\n")
+    scenario = {
+        "preset": str(preset),
+        "seed": 1,
+        "host": {"wait": "poll"},
+        "workload": {"kind": "pingpong", "size_bytes": 0, "iterations": 2000, "warmup": 0},
+    }
+    nohz = nicsim.run(scenario)
+    every = nicsim.run({**scenario, "platform": {"host": {"tick": {"nohz": False}}}})
+    assert 0 < int(nohz["kernel_ticks"]) < int(every["kernel_ticks"])
