@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import nicsim
@@ -63,3 +65,55 @@ def test_without_tickless_idle_every_core_ticks_every_period() -> None:
     periods = off["sim_time_us"] / 1e3
     assert off["kernel_ticks"] >= 16 * periods - 32
     assert on["kernel_ticks"] < 3 * on["sim_time_us"] / 1e3
+
+
+def _modern_pingpong(platform: dict[str, object]) -> dict[str, float]:
+    # `modern` does not describe its hosts' tick: it is off unless set.
+    scenario = {
+        "preset": "modern",
+        "seed": 1,
+        "host": {"wait": "poll"},
+        "workload": {"kind": "pingpong", "size_bytes": 0, "iterations": 2000, "warmup": 0},
+        "platform": platform,
+    }
+    return {k: float(v) for k, v in nicsim.run(scenario).items() if isinstance(v, int | float)}
+
+
+def test_a_preset_without_a_tick_takes_the_tick_keys() -> None:
+    off = _modern_pingpong({})
+    assert "kernel_ticks" not in off
+    busy = _modern_pingpong({"host": {"tick": {"hz": 1000, "cost_ns": 1000.0}}})
+    every = _modern_pingpong({"host": {"tick": {"hz": 1000, "cost_ns": 1000.0, "nohz": False}}})
+    # Two polling cores tick every period; without tickless idle every
+    # core of both hosts does, and the busy ones' ticks hold up round trips.
+    periods = busy["sim_time_us"] / 1e3
+    assert 2 * periods - 4 <= busy["kernel_ticks"] < every["kernel_ticks"]
+    assert busy["sim_time_us"] > off["sim_time_us"]
+    # The other keys are settable alone, and with no tick change nothing.
+    assert _modern_pingpong({"host": {"tick": {"jiffy_timers": False}}}) == off
+
+
+def test_a_preset_without_a_tick_checks_the_tick_keys() -> None:
+    with pytest.raises(NicsimError, match=r"`platform\.host\.tick\.hz`: 20000 .*0 \.\.= 10000"):
+        _modern_pingpong({"host": {"tick": {"hz": 20000}}})
+    with pytest.raises(NicsimError, match=r"`platform\.host\.tick\.hz`: -1 .*0 \.\.= 10000"):
+        _modern_pingpong({"host": {"tick": {"hz": -1}}})
+    unknown = r"unknown key `platform\.host\.tick\.hertz` \(allowed here: .*nohz"
+    with pytest.raises(NicsimError, match=unknown):
+        _modern_pingpong({"host": {"tick": {"hertz": 250}}})
+
+
+def test_a_preset_file_with_part_of_the_tick_takes_the_rest(tmp_path: Path) -> None:
+    # A preset file that sets only `hz`: the scenario may set the other keys.
+    preset = tmp_path / "mine.toml"
+    text = (Path(__file__).parent.parent / "presets" / "modern.toml").read_text()
+    preset.write_text(text + "\n[host.tick]\nhz = 1000\ncost_ns = 1000.0\n")
+    scenario = {
+        "preset": str(preset),
+        "seed": 1,
+        "host": {"wait": "poll"},
+        "workload": {"kind": "pingpong", "size_bytes": 0, "iterations": 2000, "warmup": 0},
+    }
+    nohz = nicsim.run(scenario)
+    every = nicsim.run({**scenario, "platform": {"host": {"tick": {"nohz": False}}}})
+    assert 0 < int(nohz["kernel_ticks"]) < int(every["kernel_ticks"])

@@ -56,6 +56,24 @@ fn gone(source: &Source<'_>, preset: &toml::Value) -> Option<ConfigError> {
     })
 }
 
+/// Gives a preset's `[host]` the keys of its `[host.tick]` the preset leaves
+/// out, at their defaults (no tick: [`super::TickCfg::default`]), so that a
+/// scenario may set any of them on every preset with a host, as on those that
+/// describe their tick; the platform read is the same as without them, for
+/// an absent key reads as its default.
+fn fill_optional(preset: &mut toml::Table) -> Result<(), ConfigError> {
+    let Some(toml::Value::Table(host)) = preset.get_mut("host") else { return Ok(()) };
+    let defaults =
+        toml::Table::try_from(super::TickCfg::default()).map_err(|e| ConfigError::new(format!("host.tick: {e}")))?;
+    // A `tick` of another type is refused with the key's type when the platform is read.
+    if let toml::Value::Table(tick) = host.entry("tick").or_insert_with(|| toml::Value::Table(toml::Table::new())) {
+        for (k, v) in defaults {
+            tick.entry(k).or_insert(v);
+        }
+    }
+    Ok(())
+}
+
 /// Whether a `preset` value names a file rather than an embedded preset.
 pub(crate) fn is_file(preset: &str) -> bool {
     preset.ends_with(".toml") || preset.contains('/')
@@ -195,6 +213,8 @@ pub(crate) fn load<P: DeserializeOwned>(
     preset: toml::Table,
     validate: impl Fn(&P) -> Result<(), ConfigError>,
 ) -> Result<P, ConfigError> {
+    let mut preset = preset;
+    fill_optional(&mut preset)?;
     let preset = toml::Value::Table(preset);
     if let Some(e) = gone(source, &preset) {
         return Err(e);
