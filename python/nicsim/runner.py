@@ -248,7 +248,7 @@ def table(experiment: Experiment, jobs: Sequence[Job], metrics: Sequence[Metrics
             )
         rows.append({**job.params, **{m: full[m] for m in experiment.metrics}})
         index.append(job.index)
-    frame = pd.DataFrame(rows, columns=list(experiment.columns))
+    frame = pd.DataFrame(rows, columns=[*experiment.parameters, *experiment.metrics])
     if experiment.runs is not None:
         frame = _mean_of_runs(frame, index, experiment.metrics)
     return experiment.post(frame) if experiment.post is not None else frame

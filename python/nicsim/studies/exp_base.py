@@ -434,8 +434,11 @@ class Experiment:
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """Parameter columns then metric columns."""
-        return self.parameters + self.metrics
+        """Parameter columns then metric columns (with ``runs``: their count and range)."""
+        if self.runs is None:
+            return self.parameters + self.metrics
+        spread = tuple(f"{m}_{end}" for m in self.metrics for end in ("min", "max"))
+        return self.parameters + self.metrics + ("runs", *spread)
 
 
 # -- helpers for writing experiments ---------------------------------------
