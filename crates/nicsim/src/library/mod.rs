@@ -113,9 +113,10 @@ pub(crate) enum Output {
     /// Core `core` owes `stall` (the send-path state bounced between it
     /// and this process's core: `TxPath::touch`).
     Stall { core: u16, stall: Duration },
-    /// The library gave up on rank `peer`: message `seq` of `size` bytes
-    /// was never acknowledged (the run fails).
-    GiveUp { peer: u16, seq: u32, size: u64 },
+    /// The library gave up on rank `peer`: message `seq` of `size` bytes,
+    /// last put on the wire at `last_sent`, was never acknowledged (the run
+    /// fails).
+    GiveUp { peer: u16, seq: u32, size: u64, last_sent: Instant },
 }
 
 /// What a process's library reads and where it puts what it wants done,

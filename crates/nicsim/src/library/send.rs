@@ -181,7 +181,7 @@ impl Proc {
         if let Some((peer, m)) = gave_up {
             // Message `m` unacknowledged for `RESENDS_MAX` resend delays:
             // the run fails, naming both ends (`sim`).
-            cx.emit(Output::GiveUp { peer, seq: m.seq, size: m.size });
+            cx.emit(Output::GiveUp { peer, seq: m.seq, size: m.size, last_sent: m.sent_at });
         }
         queued
     }

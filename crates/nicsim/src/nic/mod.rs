@@ -94,6 +94,10 @@ pub struct Nic {
     /// an arriving frame and a freed buffer make).
     pub flow: Option<Box<FlowControl>>,
     flow_waiting: bool,
+    /// When this NIC last dropped a frame at a full receive ring (`None`:
+    /// never): what a give-up reads to tell a ring too small for the load
+    /// from a message lost some other way.
+    pub ring_drop_at: Option<Instant>,
     /// The \[LCI] LANai firmware this NIC runs instead of the Open-MX
     /// NIC's receive path, with its PCI bus, when the host runs the LCI
     /// stack (`protocol.stack = "lci"`; `lanai`).
@@ -132,6 +136,7 @@ impl Nic {
             rx_extra_bytes: 0,
             flow: None,
             flow_waiting: false,
+            ring_drop_at: None,
             lanai: None,
         }
     }

@@ -509,7 +509,7 @@ impl World {
                 self.hosts[h].procs[p].set_mark_irqs(i, own, all);
             }
             Output::Stall { core, stall } => self.hosts[h].cores[core as usize].stall += stall,
-            Output::GiveUp { peer, seq, size } => self.give_up(h, p, peer, seq, size),
+            Output::GiveUp { peer, seq, size, last_sent } => self.give_up(h, p, peer, seq, size, last_sent),
         }
     }
 

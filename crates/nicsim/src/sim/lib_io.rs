@@ -101,18 +101,34 @@ impl World {
     }
 
     /// The library gave up on `peer` (message `seq` of `size` bytes
-    /// unacknowledged for [`RESENDS_MAX`] resend delays): the run fails,
-    /// naming both ends.
+    /// unacknowledged for [`RESENDS_MAX`] resend delays, last put on the
+    /// wire at `last_sent`): the run fails, naming both ends, and the key
+    /// to change when a full receive ring of either end dropped frames
+    /// after that last resend (the message or its ack may be among them:
+    /// every resend round then overflows the ring the same way) or since
+    /// the last message completed ([`World::ring_overflow_note`]).
     #[cold]
     #[inline(never)]
-    pub(super) fn give_up(&mut self, h: usize, p: usize, peer: u16, seq: u32, size: u64) {
+    pub(super) fn give_up(&mut self, h: usize, p: usize, peer: u16, seq: u32, size: u64, last_sent: Instant) {
         let me = self.hosts[h].procs[p].rank();
+        let ph = self.env.ranks[peer as usize].0 as usize;
         let secs = self.env.c.proto.resend.times(RESENDS_MAX).as_us_f64() / 1e6;
+        let ring = [h, ph]
+            .into_iter()
+            .filter(|&x| self.hosts[x].nic.ring_drop_at.is_some_and(|t| t >= last_sent))
+            .map(|x| (x, self.hosts[x].nic.ring_slots))
+            .next();
+        let note = match ring {
+            Some((x, slots)) => format!(
+                "; frames were dropped at full receive rings (host {x}) after the last resend: each resend round \
+                 overflows a ring the same way (Open-MX resends whole messages); `nic.ring_slots` = {slots} is too small for this \
+                 load (allowed: up to 1048576)"
+            ),
+            None => self.ring_overflow_note(),
+        };
         self.fail(format!(
-            "peer unreachable: rank {me} (host {h}) gave up on rank {peer} (host {}): message {seq} of {size} bytes \
-             unacknowledged for {secs} s (library.resend_us x {RESENDS_MAX}, Open-MX's OMX_RESENDS_MAX){}",
-            self.env.ranks[peer as usize].0,
-            self.ring_overflow_note()
+            "peer unreachable: rank {me} (host {h}) gave up on rank {peer} (host {ph}): message {seq} of {size} bytes \
+             unacknowledged for {secs} s (library.resend_us x {RESENDS_MAX}, Open-MX's OMX_RESENDS_MAX){note}"
         ));
     }
 }

@@ -74,6 +74,7 @@ impl World {
                 return;
             }
             self.frames.drops.ring_full += 1;
+            hs.nic.ring_drop_at = Some(now);
             if self.trace.is_some() {
                 self.trace_ring_drop(now, h, qi, frame);
             }
@@ -253,6 +254,7 @@ impl World {
             Some(Hold::Queued) => {}
             Some(Hold::Overflow) | None => {
                 self.frames.drops.ring_full += 1;
+                self.hosts[h].nic.ring_drop_at = Some(now);
                 if self.trace.is_some() {
                     self.trace_ring_drop(now, h, qi, frame);
                 }
