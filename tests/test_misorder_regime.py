@@ -132,18 +132,20 @@ def _off_the_gaps_us(m: Any) -> float:
 
 def test_a_slow_sender_strands_the_late_fragments_but_stream_cannot_defer() -> None:
     # The opposite regime: fragments further apart than the bottom half
-    # takes one. The early interrupt's poll drains before the last
-    # fragment lands, which waits for the next interrupt: the coalescing
-    # timer's, at the end of its gap (openmx slower than in order). The
-    # frames and transmit completions of the ping-pong keep each host's
-    # timer raising an interrupt every 75 us, so the mis-ordered transfer
-    # ends on that grid and the round trip is a whole number of gaps
-    # (600 us), where the in-order one ends at the marked last fragment's
-    # own interrupt, off the grid (560 us). Then the next fragment is never
-    # pending when the marked one's DMA completes, so stream's deferral
-    # never succeeds and stream is openmx. Stream shortens the transfer
-    # only between the two regimes: a poll quicker per fragment than one
-    # DMA.
+    # takes one. The poll that takes the marked fragment drains before the
+    # last fragment lands, which waits for the next interrupt: the
+    # coalescing timer's, at the end of its gap (openmx slower than in
+    # order). The ping-pong's frames and transmit completions keep each
+    # host's timer raising an interrupt every 75 us; at degree 1 the marked
+    # fragment lands during the poll of one of them, which takes it (no
+    # interrupt of its own), and the last one after that poll, so the
+    # transfer ends at the grid's next interrupt and the round trip is a
+    # whole number of gaps (600 us), where the in-order transfer ends at its
+    # marked last fragment's own interrupt, off the grid (560 us). Then the
+    # next fragment is never pending when the marked one's DMA completes,
+    # so stream's deferral never succeeds and stream is openmx. Stream
+    # shortens the transfer only between the two regimes: a poll quicker
+    # per fragment than one DMA.
     # Not asserted: receive interrupts a message. A message's 23 frames
     # span 240-260 us, so 4 or 5 interrupts of the receiver's grid report
     # it, by where its first frame falls on the grid; the first round trips
