@@ -84,12 +84,10 @@ def test_the_watchdog_spares_interrupts_while_the_receiver_polls(preset: str, po
 
 def _nas_is(preset: str, policy: str, clock_period_us: float) -> dict[str, Any]:
     # A 100 us delayed ack: the fine-grain timer [LCI] §5.2 uses its NI clock for.
-    # The kernel tick is off: with it, one deadline under `stream` runs 181 us
-    # late (not traced; the Rust NI-clock bound test pins it off too).
     return nicsim.run(
         {
             "preset": preset,
-            "platform": {"library": {"delayed_ack_us": 100.0}, "host": {"tick": {"hz": 0}}},
+            "platform": {"library": {"delayed_ack_us": 100.0}},
             "nic": {"coalescing": policy, "clock_period_us": clock_period_us},
             "workload": {"kind": "nas-is", "class": "A", "procs_per_host": 2},
         }
@@ -105,8 +103,14 @@ def test_the_ni_clock_runs_the_timers_of_a_computing_process(preset: str, policy
     assert "clock_ticks" not in _nas_is(preset, policy, 0.0)
     assert os_timer["clock_interrupts"] == 0 and os_timer["timers_missed"] > 0
     assert clock["clock_signals"] > 0
-    # Run within two periods of their deadline, not when the computation ends.
-    assert clock["timer_late_us_max"] <= 2 * 50.0 + 10.0
+    # Run within two periods of their deadline, not when the computation
+    # ends; plus what a signal waited on its core: Linux delivers it on the
+    # return to user mode, after the NAPI poll under way there (omx2009,
+    # `stream`: one poll that never runs dry holds a signal 112 us, and its
+    # deadline runs 182 us late; crates/nicsim/src/sim/ni_tests.rs,
+    # a_clock_signal_waits_for_the_napi_poll_on_its_core).
+    wait = clock["clock_signal_wait_us_max"]
+    assert clock["timer_late_us_max"] <= 2 * 50.0 + 10.0 + wait
     assert clock["timer_late_us_mean"] < os_timer["timer_late_us_mean"] / 10
 
 

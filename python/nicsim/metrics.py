@@ -167,7 +167,7 @@ _OPEN_MX = frozenset(
      "watchdog_held", "watchdog_saved", "watchdog_fetches",
      # set when the NI clock is on (nic.clock_period_us > 0)
      "clock_ticks", "clock_interrupts", "clock_signals", "timers_missed", "timer_late_us_mean",
-     "timer_late_us_max",
+     "timer_late_us_max", "clock_signal_wait_us_max",
      # set with packet-shifting delivery (nic.rx_delivery = "shifted")
      "rx_dma_writes", "rx_dma_writes_ring", "rx_poll_lines", "rx_poll_lines_ring",
      # set when the kernel tick is on (host.tick.hz > 0)

@@ -226,6 +226,12 @@ pub(crate) struct Proc {
     /// The protocol deadline the OS timer found the process computing at
     /// (only with an NI clock: `clock` reports how late it ran).
     pub(super) timer_missed: Option<Instant>,
+    /// Since when an NI clock interrupt's signal is pending for it: Linux
+    /// keeps it in the task (`send_signal`, `kernel/signal.c`) until the
+    /// return to user mode delivers it (`do_notify_resume` -> `do_signal`,
+    /// `arch/x86/kernel/signal_64.c`), after the kernel work under way on
+    /// its core; more interrupts meanwhile merge into it.
+    pub(super) signal_sent: Option<Instant>,
     /// Multicast messages of more than one frame being received, at most
     /// one per root (a root's fragments come down its tree in order),
     /// their `seq` a local id (`mcast_ids`) that their unexpected entry
@@ -284,6 +290,7 @@ impl Proc {
             irq_all_at_mark: [0; 2],
             lib_at: Instant::ZERO,
             timer_missed: None,
+            signal_sent: None,
             mcast_rx: MediumRxs::default(),
             mcast_ids: 0,
         }
@@ -435,6 +442,17 @@ impl Proc {
         self.cursor.hold(Op::Compute(rem));
         self.state = PState::Ready;
         true
+    }
+
+    /// An NI clock interrupt sent it a signal at `now` (one pending since
+    /// earlier stays).
+    pub(crate) fn signal_sent(&mut self, now: Instant) {
+        self.signal_sent.get_or_insert(now);
+    }
+
+    /// Its pending signal's delivery begins: since when it was pending.
+    pub(crate) fn take_signal_sent(&mut self) -> Option<Instant> {
+        self.signal_sent.take()
     }
 
     /// The protocol deadline its timer found it computing at, once.

@@ -49,6 +49,10 @@ pub(crate) struct Clock {
     pub missed: u64,
     pub late_sum: Duration,
     pub late_max: Duration,
+    /// The longest a clock interrupt's signal waited on its process's core
+    /// for the kernel work under way there (a NAPI poll, a hard IRQ, a
+    /// tick), from the interrupt's arrival to the signal's start.
+    pub signal_wait_max: Duration,
     /// The clock's own events in the queue (ticks, fetches, interrupts on
     /// their way): when nothing else is, nothing else will come (a clock
     /// interrupt needs a computing process, whose segment has its event),
@@ -72,6 +76,7 @@ impl Clock {
             missed: 0,
             late_sum: Duration::ZERO,
             late_max: Duration::ZERO,
+            signal_wait_max: Duration::ZERO,
             queued: 0,
         }
     }
@@ -176,14 +181,29 @@ impl World {
     }
 
     /// A clock interrupt reaches process `p`'s core (`Ev::ClockIrq`): its
-    /// hard IRQ and the signal run before anything else there.
+    /// hard IRQ and the signal run before anything else queued there, but
+    /// after the kernel item under way; a NAPI poll's next frame goes
+    /// before them too (`finish_kernel`), so the signal waits for the poll
+    /// to run dry or spend its budget, as Linux delivers it only on the
+    /// return to user mode, after the softirq (`irq_exit` -> `do_softirq`,
+    /// `kernel/softirq.c`).
     pub(super) fn clock_irq(&mut self, now: Instant, h: usize, p: usize) {
         if let Some(c) = self.clock.as_deref_mut() {
             c.queued -= 1;
         }
+        self.hosts[h].procs[p].signal_sent(now);
         let core = self.hosts[h].procs[p].core() as usize;
         self.hosts[h].cores[core].kq.push_front(KWork::Signal { p: p as u16 });
         self.kick(now, h, core);
+    }
+
+    /// The kernel work of a clock interrupt for process `p` begins at
+    /// `now`: how long its signal waited on the core, counted once per
+    /// pending signal.
+    pub(super) fn signal_starts(&mut self, now: Instant, h: usize, p: usize) {
+        if let (Some(sent), Some(c)) = (self.hosts[h].procs[p].take_signal_sent(), self.clock.as_deref_mut()) {
+            c.signal_wait_max = c.signal_wait_max.max(now.since(sent));
+        }
     }
 
     /// The kernel work of a clock interrupt for process `p`: the hard IRQ,

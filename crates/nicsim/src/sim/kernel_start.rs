@@ -81,7 +81,10 @@ impl World {
                         + self.region_touch(h, core, ep)
                         + self.path_lines(h, core, (Path::OmxSend, 0))
                 }
-                KWork::Signal { p } => self.signal_cost(h, p as usize),
+                KWork::Signal { p } => {
+                    self.signal_starts(now, h, p as usize);
+                    self.signal_cost(h, p as usize)
+                }
                 KWork::NetTx => self.net_tx_cost(h, core)?,
                 KWork::Tick => self.tick_cost(),
                 _ => unreachable!("an item of the receive path"),

@@ -222,6 +222,7 @@ impl World {
             m.set("timers_missed", c.missed as f64);
             m.ratio("timer_late_us_mean", c.late_sum.as_us_f64(), c.missed as f64, "no timer was missed");
             m.set("timer_late_us_max", c.late_max.as_us_f64());
+            m.set("clock_signal_wait_us_max", c.signal_wait_max.as_us_f64());
         }
         if self.hosts[0].nic.flow.is_some() {
             // Link-level back-pressure: frames that waited at a stopped
