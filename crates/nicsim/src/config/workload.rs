@@ -59,6 +59,13 @@ pub struct WorkloadOpts {
     /// nas-*, alltoall, exchange, bcast: processes per host (default: one
     /// per core).
     pub procs_per_host: Option<Int>,
+    /// alltoall: MPI_Alltoall's algorithm, auto (default) | linear |
+    /// pairwise | bruck. `auto` is Open MPI's `tuned` decision (1.2.6 and
+    /// 1.3.0 `ompi_coll_tuned_alltoall_intra_dec_fixed`): Bruck below
+    /// 200 B a block with more than 12 ranks, linear below 3,000 B,
+    /// pairwise from 3,000 B and with 2 ranks
+    /// (`crate::workload::AlltoallAlgorithm`).
+    pub alltoall_algorithm: Option<crate::workload::AlltoallAlgorithm>,
     /// bcast, asp, qr: the spanning tree of each root: binary (default,
     /// \[LCI]'s) | binomial | chain.
     pub tree: Option<Tree>,
@@ -213,8 +220,11 @@ pub enum Workload {
     /// `platform.nas`).
     NasKernel { kernel: crate::workload::NasKernel, class_c: bool, per_host: u32, compute: Duration },
     /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
-    /// repetitions after `warmup`, `per_host` ranks on each host.
-    Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
+    /// repetitions after `warmup`, `per_host` ranks on each host, each
+    /// repetition one MPI_Alltoall run with `algorithm` (never `Auto`: the
+    /// `tuned` decision's for the size and the ranks, resolved when the
+    /// workload is read).
+    Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32, algorithm: crate::workload::AlltoallAlgorithm },
     /// IMB Exchange: `size` bytes to each neighbour of a periodic chain of
     /// ranks (rank - 1 and rank + 1, mod the rank count) and from each,
     /// `iterations` timed repetitions after `warmup`, `per_host` ranks on

@@ -101,6 +101,14 @@ pub enum Step {
         size: u64,
         tag: u64,
     },
+    /// For `s` = 1 .. n - 1 in turn: `Recv` from `rank - s`, `Send` to
+    /// `rank + s` (mod n), and a wait for both ([`pairwise_alltoall_ops`]).
+    PairwiseRing {
+        rank: u32,
+        n: u32,
+        size: u64,
+        tag: u64,
+    },
 }
 
 impl Step {
@@ -110,6 +118,7 @@ impl Step {
         match *self {
             Step::Op(_) => 1,
             Step::RecvRing { n, .. } | Step::SendRing { n, .. } => n - 1,
+            Step::PairwiseRing { n, .. } => 3 * (n - 1),
         }
     }
 
@@ -120,6 +129,14 @@ impl Step {
             Step::Op(op) => op,
             Step::RecvRing { rank, n, size, tag } => Op::Recv { src: Some((rank + n - 1 - i) % n), size, tag },
             Step::SendRing { rank, n, size, tag } => Op::Send { peer: (rank + 1 + i) % n, size, tag },
+            Step::PairwiseRing { rank, n, size, tag } => {
+                let s = i / 3 + 1;
+                match i % 3 {
+                    0 => Op::Recv { src: Some((rank + n - s) % n), size, tag },
+                    1 => Op::Send { peer: (rank + s) % n, size, tag },
+                    _ => Op::WaitOutstanding(0),
+                }
+            }
         }
     }
 
@@ -448,6 +465,9 @@ pub fn bcast_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tree: crate::nic:
         ops.push(Op::WaitOutstanding(0));
     }
 }
+
+mod alltoall;
+pub use alltoall::*;
 
 mod cursor;
 pub use cursor::Cursor;
