@@ -378,6 +378,29 @@ mod tests {
     }
 
     #[test]
+    fn the_alltoall_runs_the_tuned_decisions_algorithm_for_its_size_and_ranks_unless_one_is_named() {
+        use crate::workload::AlltoallAlgorithm::{self, Bruck, Linear, Pairwise};
+        // `omx2009`: 2 hosts.
+        let alg = |per_host: u32, size: u64, named: &str| -> AlltoallAlgorithm {
+            let text = format!(
+                "preset = \"omx2009\"\n[workload]\nkind = \"alltoall\"\nprocs_per_host = {per_host}\n\
+                 size_bytes = {size}\n{named}"
+            );
+            match Scenario::from_toml(&text).unwrap().workload {
+                crate::config::Workload::Alltoall { algorithm, .. } => algorithm,
+                other => panic!("{other:?}"),
+            }
+        };
+        // 16 ranks: [OMX-MQ]'s IMB Alltoall.
+        assert_eq!([alg(8, 1, ""), alg(8, 256, ""), alg(8, 4096, "")], [Bruck, Linear, Pairwise]);
+        // 12 ranks take no Bruck; 2 ranks exchange once.
+        assert_eq!([alg(6, 1, ""), alg(1, 1, "")], [Linear, Pairwise]);
+        assert_eq!(alg(8, 1, "alltoall_algorithm = \"auto\"\n"), Bruck);
+        assert_eq!(alg(8, 4096, "alltoall_algorithm = \"linear\"\n"), Linear);
+        assert_eq!(alg(8, 4096, "alltoall_algorithm = \"bruck\"\n"), Bruck);
+    }
+
+    #[test]
     fn a_program_cost_in_the_lci_table_is_refused_naming_its_workload_key() {
         for (old, new) in [
             ("asp_elem_cycles", "`workload.elem_cycles`"),
