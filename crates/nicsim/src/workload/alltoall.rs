@@ -154,9 +154,12 @@ mod tests {
         b.ops().collect()
     }
 
-    /// The messages of one alltoall of every rank: (from, to, bytes) of the
-    /// sends, and of the receives, sorted.
-    fn messages(alg: AlltoallAlgorithm, n: u32, size: u64) -> (Vec<(u32, u32, u64)>, Vec<(u32, u32, u64)>) {
+    /// A message: from, to, bytes.
+    type Message = (u32, u32, u64);
+
+    /// The messages of one alltoall of every rank: those of the sends, and
+    /// those of the receives, sorted.
+    fn messages(alg: AlltoallAlgorithm, n: u32, size: u64) -> (Vec<Message>, Vec<Message>) {
         let (mut sends, mut recvs) = (vec![], vec![]);
         for r in 0..n {
             for op in ops_of(alg, r, n, size) {
