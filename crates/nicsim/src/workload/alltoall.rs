@@ -146,6 +146,7 @@ pub fn bruck_alltoall_ops(ops: &mut Body, rank: u32, nprocs: u32, size: u64, tag
 mod tests {
     use super::AlltoallAlgorithm::{Bruck, Linear, Pairwise};
     use super::*;
+    use crate::workload::{Label, Program};
 
     /// One MPI_Alltoall of `size` bytes a block for `rank` of `n`, as operations.
     fn ops_of(alg: AlltoallAlgorithm, rank: u32, n: u32, size: u64) -> Vec<Op> {
@@ -173,6 +174,37 @@ mod tests {
         sends.sort();
         recvs.sort();
         (sends, recvs)
+    }
+
+    #[test]
+    fn alltoall_rings_post_every_receive_then_send_in_rank_order() {
+        // Open MPI's basic linear alltoall, rank 2 of 5: receives from
+        // 1, 0, 4, 3, then sends to 3, 4, 0, 1, then waits for them all.
+        let mut body = Body::new();
+        alltoall_ops(&mut body, 2, 5, 64, 9);
+        let recv = |src| Op::Recv { src: Some(src), size: 64, tag: 9 };
+        let send = |peer| Op::Send { peer, size: 64, tag: 9 };
+        let want = [recv(1), recv(0), recv(4), recv(3), send(3), send(4), send(0), send(1), Op::WaitOutstanding(0)];
+        assert_eq!(body.ops().collect::<Vec<_>>(), want);
+        // Run as a script (one untimed iteration, one timed), the rings
+        // come out whole in every iteration.
+        let mut p = Program::script(body, 2, 1);
+        let mut run = want.to_vec();
+        run.push(Op::Mark(Label::Start));
+        run.extend(want);
+        run.extend([Op::Mark(Label::End), Op::Done]);
+        assert_eq!((0..run.len()).map(|_| p.next_op()).collect::<Vec<_>>(), run);
+        // The program's size does not grow with the ranks.
+        for n in [2, 64, 1024] {
+            let mut big = Body::new();
+            alltoall_ops(&mut big, n - 1, n, 64, 9);
+            assert_eq!(big.0.len(), 3, "{n} ranks");
+            assert_eq!(big.ops().count(), 2 * (n as usize - 1) + 1);
+        }
+        // A single rank exchanges nothing: no ring, only the wait.
+        let mut one = Body::new();
+        alltoall_ops(&mut one, 0, 1, 64, 9);
+        assert_eq!(one.ops().collect::<Vec<_>>(), [Op::WaitOutstanding(0)]);
     }
 
     #[test]
