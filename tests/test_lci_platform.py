@@ -127,8 +127,15 @@ def test_a_64_kib_alltoall_on_the_whole_grid_stalls_instead_of_dropping() -> Non
     "the hardware neither drops nor corrupts packets"): the mapping turns
     ``nic.flow_control`` on, and the 64 KiB all-to-all of the 64 hosts, whose
     pulls overflow a host's ring, drops nothing; without it the dropped
-    replies wait for Open-MX's timers."""
-    workload = {"kind": "alltoall", "size_bytes": 65536, "iterations": 3, "warmup": 1}
+    replies wait for Open-MX's timers. The all-to-all is the linear one
+    (every pull posted at once), the one that overflows the rings."""
+    workload = {
+        "kind": "alltoall",
+        "size_bytes": 65536,
+        "iterations": 3,
+        "warmup": 1,
+        "alltoall_algorithm": "linear",
+    }
     stalled = _run({"workload": workload})
     dropped = _run({"nic": {"flow_control": False}, "workload": workload})
     assert stalled["dropped"] == 0 and stalled["flow_control_overflow"] == 0

@@ -186,9 +186,15 @@ def _collective(kind: str, hosts: int, per_host: int) -> st.SearchStrategy[dict[
         "iterations": st.integers(1, 3),
         "procs_per_host": st.just(per_host),
     }
+    # Every algorithm at any size, not only the one Open MPI's decision picks.
+    algorithm = st.sampled_from(["auto", "linear", "pairwise", "bruck"])
     return st.fixed_dictionaries(
         few,
-        optional={"size_bytes": st.integers(0, 70_000), "warmup": st.integers(0, 1)},
+        optional={
+            "size_bytes": st.integers(0, 70_000),
+            "warmup": st.integers(0, 1),
+            "alltoall_algorithm": algorithm,
+        },
     )
 
 

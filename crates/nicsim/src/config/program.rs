@@ -49,8 +49,8 @@ impl Workload {
                 // One untimed step first, as NPB runs the problem once.
                 (prob.timed_steps() + 1, 1)
             }
-            Workload::Alltoall { size, iterations, warmup, .. } => {
-                wl::alltoall_ops(&mut b, rank, ranks, size, tag::ALLTOALL);
+            Workload::Alltoall { size, iterations, warmup, algorithm, .. } => {
+                algorithm.ops(&mut b, rank, ranks, size, tag::ALLTOALL);
                 (iterations + warmup, warmup)
             }
             Workload::Exchange { size, iterations, warmup, .. } => {

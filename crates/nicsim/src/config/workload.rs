@@ -59,6 +59,13 @@ pub struct WorkloadOpts {
     /// nas-*, alltoall, exchange, bcast: processes per host (default: one
     /// per core).
     pub procs_per_host: Option<Int>,
+    /// alltoall: MPI_Alltoall's algorithm, auto (default) | linear |
+    /// pairwise | bruck. `auto` is Open MPI's `tuned` decision (1.2.6 and
+    /// 1.3.0 `ompi_coll_tuned_alltoall_intra_dec_fixed`): Bruck below
+    /// 200 B a block with more than 12 ranks, linear below 3,000 B,
+    /// pairwise from 3,000 B and with 2 ranks
+    /// (`crate::workload::AlltoallAlgorithm`).
+    pub alltoall_algorithm: Option<crate::workload::AlltoallAlgorithm>,
     /// bcast, asp, qr: the spanning tree of each root: binary (default,
     /// \[LCI]'s) | binomial | chain.
     pub tree: Option<Tree>,
@@ -213,8 +220,11 @@ pub enum Workload {
     /// `platform.nas`).
     NasKernel { kernel: crate::workload::NasKernel, class_c: bool, per_host: u32, compute: Duration },
     /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
-    /// repetitions after `warmup`, `per_host` ranks on each host.
-    Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32 },
+    /// repetitions after `warmup`, `per_host` ranks on each host, each
+    /// repetition one MPI_Alltoall run with `algorithm` (never `Auto`: the
+    /// `tuned` decision's for the size and the ranks, resolved when the
+    /// workload is read).
+    Alltoall { size: u64, iterations: u64, warmup: u64, per_host: u32, algorithm: crate::workload::AlltoallAlgorithm },
     /// IMB Exchange: `size` bytes to each neighbour of a periodic chain of
     /// ranks (rank - 1 and rank + 1, mod the rank count) and from each,
     /// `iterations` timed repetitions after `warmup`, `per_host` ranks on
@@ -365,6 +375,29 @@ mod tests {
             lci("kind = \"fft-alltoall\"\nprocs = 8\n"),
             Workload::FftAlltoall { ranks: 8, per_host: 1, .. }
         ));
+    }
+
+    #[test]
+    fn the_alltoall_runs_the_tuned_decisions_algorithm_for_its_size_and_ranks_unless_one_is_named() {
+        use crate::workload::AlltoallAlgorithm::{self, Bruck, Linear, Pairwise};
+        // `omx2009`: 2 hosts.
+        let alg = |per_host: u32, size: u64, named: &str| -> AlltoallAlgorithm {
+            let text = format!(
+                "preset = \"omx2009\"\n[workload]\nkind = \"alltoall\"\nprocs_per_host = {per_host}\n\
+                 size_bytes = {size}\n{named}"
+            );
+            match Scenario::from_toml(&text).unwrap().workload {
+                crate::config::Workload::Alltoall { algorithm, .. } => algorithm,
+                other => panic!("{other:?}"),
+            }
+        };
+        // 16 ranks: [OMX-MQ]'s IMB Alltoall.
+        assert_eq!([alg(8, 1, ""), alg(8, 256, ""), alg(8, 4096, "")], [Bruck, Linear, Pairwise]);
+        // 12 ranks take no Bruck; 2 ranks exchange once.
+        assert_eq!([alg(6, 1, ""), alg(1, 1, "")], [Linear, Pairwise]);
+        assert_eq!(alg(8, 1, "alltoall_algorithm = \"auto\"\n"), Bruck);
+        assert_eq!(alg(8, 4096, "alltoall_algorithm = \"linear\"\n"), Linear);
+        assert_eq!(alg(8, 4096, "alltoall_algorithm = \"bruck\"\n"), Bruck);
     }
 
     #[test]

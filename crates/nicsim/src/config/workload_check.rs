@@ -70,7 +70,7 @@ fn keys_of(kind: WorkloadKind, on: RunsOn) -> Option<(&'static str, &'static [&'
         NasCg => ("nas-cg", &["class", "procs_per_host"]),
         NasMg => ("nas-mg", &["class", "procs_per_host"]),
         NasFt => ("nas-ft", &["class", "procs_per_host"]),
-        Alltoall => ("alltoall", COLLECTIVE),
+        Alltoall => ("alltoall", &["size_bytes", "iterations", "warmup", "procs_per_host", "alltoall_algorithm"]),
         Exchange => ("exchange", COLLECTIVE),
         Bcast => ("bcast", &["size_bytes", "iterations", "warmup", "procs_per_host", "tree", "forwarding"]),
         Asp => ("asp", &["rows", "iterations", "procs_per_host", "tree", "forwarding", "elem_cycles"]),
@@ -269,7 +269,9 @@ pub(crate) fn workload(w: &WorkloadOpts, platform: &Platform, on: RunsOn) -> Res
             let per_host = per_host()?;
             let warmup = int_or("workload.warmup", &w.warmup, 10, 0, 1 << 32)?;
             if kind == WorkloadKind::Alltoall {
-                Workload::Alltoall { size, iterations, warmup, per_host }
+                let ranks = per_host * hosts;
+                let algorithm = w.alltoall_algorithm.unwrap_or_default().resolve(size, ranks);
+                Workload::Alltoall { size, iterations, warmup, per_host, algorithm }
             } else {
                 Workload::Exchange { size, iterations, warmup, per_host }
             }

@@ -101,6 +101,14 @@ pub enum Step {
         size: u64,
         tag: u64,
     },
+    /// For `s` = 1 .. n - 1 in turn: `Recv` from `rank - s`, `Send` to
+    /// `rank + s` (mod n), and a wait for both ([`pairwise_alltoall_ops`]).
+    PairwiseRing {
+        rank: u32,
+        n: u32,
+        size: u64,
+        tag: u64,
+    },
 }
 
 impl Step {
@@ -110,6 +118,7 @@ impl Step {
         match *self {
             Step::Op(_) => 1,
             Step::RecvRing { n, .. } | Step::SendRing { n, .. } => n - 1,
+            Step::PairwiseRing { n, .. } => 3 * (n - 1),
         }
     }
 
@@ -120,6 +129,14 @@ impl Step {
             Step::Op(op) => op,
             Step::RecvRing { rank, n, size, tag } => Op::Recv { src: Some((rank + n - 1 - i) % n), size, tag },
             Step::SendRing { rank, n, size, tag } => Op::Send { peer: (rank + 1 + i) % n, size, tag },
+            Step::PairwiseRing { rank, n, size, tag } => {
+                let s = i / 3 + 1;
+                match i % 3 {
+                    0 => Op::Recv { src: Some((rank + n - s) % n), size, tag },
+                    1 => Op::Send { peer: (rank + s) % n, size, tag },
+                    _ => Op::WaitOutstanding(0),
+                }
+            }
         }
     }
 
@@ -449,6 +466,9 @@ pub fn bcast_ops(ops: &mut Body, rank: u32, n: u32, size: u64, tree: crate::nic:
     }
 }
 
+mod alltoall;
+pub use alltoall::*;
+
 mod cursor;
 pub use cursor::Cursor;
 
@@ -485,37 +505,6 @@ mod tests {
         let o = ops(&mut p, 5);
         assert_eq!(o[1], Op::Recv { src: Some(0), size: 8, tag: tag::PINGPONG });
         assert_eq!(o[3], Op::Send { peer: 0, size: 8, tag: tag::PINGPONG });
-    }
-
-    #[test]
-    fn alltoall_rings_post_every_receive_then_send_in_rank_order() {
-        // Open MPI's basic linear alltoall, rank 2 of 5: receives from
-        // 1, 0, 4, 3, then sends to 3, 4, 0, 1, then waits for them all.
-        let mut body = Body::new();
-        alltoall_ops(&mut body, 2, 5, 64, 9);
-        let recv = |src| Op::Recv { src: Some(src), size: 64, tag: 9 };
-        let send = |peer| Op::Send { peer, size: 64, tag: 9 };
-        let want = [recv(1), recv(0), recv(4), recv(3), send(3), send(4), send(0), send(1), Op::WaitOutstanding(0)];
-        assert_eq!(body.ops().collect::<Vec<_>>(), want);
-        // Run as a script (one untimed iteration, one timed), the rings
-        // come out whole in every iteration.
-        let mut p = Program::script(body, 2, 1);
-        let mut run = want.to_vec();
-        run.push(Op::Mark(Label::Start));
-        run.extend(want);
-        run.extend([Op::Mark(Label::End), Op::Done]);
-        assert_eq!(ops(&mut p, run.len()), run);
-        // The program's size does not grow with the ranks.
-        for n in [2, 64, 1024] {
-            let mut big = Body::new();
-            alltoall_ops(&mut big, n - 1, n, 64, 9);
-            assert_eq!(big.0.len(), 3, "{n} ranks");
-            assert_eq!(big.ops().count(), 2 * (n as usize - 1) + 1);
-        }
-        // A single rank exchanges nothing: no ring, only the wait.
-        let mut one = Body::new();
-        alltoall_ops(&mut one, 0, 1, 64, 9);
-        assert_eq!(one.ops().collect::<Vec<_>>(), [Op::WaitOutstanding(0)]);
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! The NAS Parallel Benchmarks skeletons (IS, CG, MG, FT): per rank and
 //! iteration, the work a core does and the messages of the collectives it
 //! takes part in, written as the steps of a script ([`super::Program::script`]);
-//! and those collectives (linear all-to-all, recursive-doubling allreduce,
-//! pairwise exchange), which the plain all-to-all workload uses too.
+//! and those collectives (recursive-doubling allreduce, pairwise exchange;
+//! the all-to-alls are `super::alltoall`'s).
 
-use super::{tag, Body, Op, Step};
+use super::{alltoall_ops, pairwise_alltoall_ops, tag, Body, Op};
 use crate::time::Duration;
 
 /// NPB IS: `NUM_BUCKETS` (2^10) bucket sizes plus `TEST_ARRAY_SIZE` (5)
@@ -98,30 +98,6 @@ pub fn nas_is_work(keys_per_proc: u64, max_key: u64, nprocs: u32) -> (NasWork, N
             bytes: IS_BYTES_PER_KEY_AFTER * keys + IS_BYTES_PER_RANGE_ENTRY * range,
         },
     )
-}
-
-/// A linear alltoall (Open MPI `tuned` basic linear): post every receive,
-/// then every send (rank+1, rank+2, ... in turn), then wait for all.
-/// Each is one ring step ([`Step`]).
-pub fn alltoall_ops(ops: &mut Body, rank: u32, nprocs: u32, size: u64, tag: u64) {
-    if nprocs > 1 {
-        ops.0.push(Step::RecvRing { rank, n: nprocs, size, tag });
-        ops.0.push(Step::SendRing { rank, n: nprocs, size, tag });
-    }
-    ops.push(Op::WaitOutstanding(0));
-}
-
-/// A pairwise alltoall (Open MPI `tuned` pairwise, which Open MPI 1.2 and
-/// 1.3 choose for blocks of 3000 bytes and more:
-/// `ompi_coll_tuned_alltoall_intra_dec_fixed`): `nprocs - 1` steps, each a
-/// send to `rank + step` and a receive from `rank - step`, waited for
-/// before the next.
-pub fn pairwise_alltoall_ops(ops: &mut Body, rank: u32, nprocs: u32, size: u64, tag: u64) {
-    for step in 1..nprocs {
-        ops.push(Op::Recv { src: Some((rank + nprocs - step) % nprocs), size, tag });
-        ops.push(Op::Send { peer: (rank + step) % nprocs, size, tag });
-        ops.push(Op::WaitOutstanding(0));
-    }
 }
 
 /// Recursive-doubling allreduce of `size` bytes among the ranks

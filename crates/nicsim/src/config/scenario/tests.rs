@@ -189,6 +189,15 @@ fn errors_name_key_value_and_allowed() {
     "[workload]\nkind = \"pingpong\"\nclass = \"C\"",
     "`workload.class` = \"C\" is not read by workload.kind = \"pingpong\" (its keys: size_bytes, iterations, warmup)"
 )]
+#[case::alltoall_algorithm_unknown(
+    "[workload]\nkind = \"alltoall\"\nalltoall_algorithm = \"ring\"",
+    "invalid value for `workload.alltoall_algorithm`: \"ring\" (allowed: one of auto, linear, pairwise, bruck)"
+)]
+#[case::alltoall_algorithm_unread(
+    "[workload]\nkind = \"exchange\"\nalltoall_algorithm = \"bruck\"",
+    "`workload.alltoall_algorithm` = \"bruck\" is not read by workload.kind = \"exchange\" (its keys: size_bytes, \
+     iterations, warmup, procs_per_host)"
+)]
 #[case::ranks_beyond_16_bits(
     "[platform.topology]\nhosts = 1024\nsockets = 16\ndies_per_socket = 1\ncores_per_die = 16\n\
      [workload]\nkind = \"exchange\"\nprocs_per_host = 256",

@@ -32,13 +32,13 @@ fn work_per_message(text: &str) -> (f64, u64, u64) {
     (work as f64 / messages as f64, messages, resent)
 }
 
-/// An all-to-all of `n` ranks, one per host, about 256 messages per
-/// rank whatever `n`.
+/// A linear all-to-all of `n` ranks (every rank talks to every other at
+/// once), one per host, about 256 messages per rank whatever `n`.
 fn alltoall(n: u32, size: u64, extra: &str) -> String {
     let iterations = (256 / (n - 1)).max(1);
     format!(
         "[platform.topology]\nhosts = {n}\n[workload]\nkind = \"alltoall\"\nsize_bytes = {size}\n\
-         iterations = {iterations}\nwarmup = 0\nprocs_per_host = 1\n{extra}"
+         iterations = {iterations}\nwarmup = 0\nprocs_per_host = 1\nalltoall_algorithm = \"linear\"\n{extra}"
     )
 }
 
