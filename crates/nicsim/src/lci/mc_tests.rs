@@ -2,7 +2,7 @@
 //! whole LCI stack, run in the world: `super::testing`): who forwards
 //! what, when, and with how many bus crossings.
 
-use super::testing::{lib, ni, nis, program, run, step, world, Ran};
+use super::testing::{lib, ni, nis, program, run, step, world, Ran, To};
 use super::*;
 use crate::config::Forwarding;
 use crate::config::LciScenario;

@@ -21,12 +21,12 @@
 //! (`Cx::lib`, `Cx::route`: its events queued, its PIO across its NI's
 //! bus, what its program learns given to the program, the program's
 //! sends and compute handed to the senders' libraries): the world lends
-//! them its hosts' parts
-//! ([`Parts`]), its grid, the program and its event queue ([`Queue`]) for
-//! one event, calls the method of the event's kind, and the rules answer
-//! with the events they schedule, each addressed to one part ([`Due`],
-//! [`To`]), which the world queues as its own. They keep nothing between
-//! events: no event type, event store or loop of their own. The world's
+//! them its hosts (`crate::sim::HostState`, which hold the parts), its
+//! grid, the program and its event queue for one event ([`Cx::event`]
+//! calls the method of the event's kind), and the rules queue the world's
+//! events (`crate::sim::Ev`) for the parts they address. They keep
+//! nothing between events: no event type, event store or loop of their
+//! own. The world's
 //! stall watch (`crate::sim` `stall`) ends a run whose NIs sent and
 //! delivered no packet for too long; the world names the run's metrics
 //! from the parts' counters (`crate::sim` `metrics`). It also uses
@@ -58,14 +58,15 @@
 //! events after [`FwEv::RefreshDone`]; `crate::library::lci` holds what a program and
 //! its library say to each other.
 //!
-//! Its events are the world's, each addressed to one part ([`To`]): host
+//! Its events are the world's, each addressed to one part: host
 //! `h`'s library (`crate::sim::Ev::LciLibrary`, a [`LibEv`]), NI `h`'s
 //! firmware (`Ev::Lanai`, a [`FwEv`]), NI `h`'s watchdog and clock (the
 //! Open-MX NIC's `Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`),
 //! each with one `u32`, a packet's index in that NI's store
-//! (`crate::nic::lanai::Ni::packets`, bounded) or a generation. The world routes each to
-//! the method of its kind (`crate::sim` `lci_stack`), queues what it
-//! scheduled as it goes, in its order, and then asks whether an NI's store
+//! (`crate::nic::lanai::Ni::packets`, bounded) or a generation. The world
+//! hands each to [`Cx::event`] (`crate::sim` `lci_stack`), the rules queue
+//! what they schedule as they go, in their order, and the world then asks
+//! whether an NI's store
 //! overflowed ([`Cx::full`]) or the program is done ([`Running::done`]).
 
 pub mod dsm;
@@ -74,7 +75,7 @@ pub mod process;
 pub mod workload;
 
 use crate::config::{lanai_ns, HostTimes, LciHostTimes, LciScenario, WatchdogDelay};
-use crate::engine::Origin;
+use crate::engine::{EventQueue, Origin};
 use crate::host::bus::{Bus, BusOp};
 pub use crate::library::lci::LibEv;
 use crate::library::lci::Outgoing;
@@ -86,61 +87,12 @@ pub use crate::nic::lanai::Packet;
 use crate::nic::lanai::{self, FwCosts, FwOut, Ni};
 use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
+use crate::sim::{Ev, HostState};
 use crate::time::{Duration, Instant};
 use crate::workload::Op;
 use crate::SimError;
 use process::Drive;
 use workload::Job;
-
-/// The component an event the rules scheduled is addressed to, and what
-/// it is: host `h`'s library ([`LibEv`]), NI `h`'s LANai firmware
-/// ([`FwEv`]), NI `h`'s polling watchdog (its timer's expiry or its fetch
-/// of the host's words, told apart by the generation in `Due::arg`, as the
-/// Open-MX queue's), or NI `h`'s clock (a tick, the tick's fetch). The
-/// world queues each as its own event for that component
-/// (`crate::sim` `lci_stack`): `Ev::LciLibrary`, `Ev::Lanai`, and the
-/// watchdog's and clock's events the Open-MX NIC's share
-/// (`Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum To {
-    Library(LibEv),
-    Firmware(FwEv),
-    Watchdog,
-    ClockTick,
-    ClockFetched,
-}
-
-/// An event the rules scheduled, for the world to queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Due {
-    pub at: Instant,
-    pub origin: Origin,
-    pub to: To,
-    /// The host or NI (at most `config::MAX_HOSTS`, 1,024: a `u16`).
-    pub host: u16,
-    /// A packet of NI `host`'s store or a generation (see [`LibEv`],
-    /// [`FwEv`], [`To::Watchdog`]), 0 otherwise.
-    pub arg: u32,
-}
-
-/// Where the world keeps host `h`'s LCI parts: its library (`library::lci::Lib`,
-/// beside the host's Open-MX processes) and its NI's LANai firmware
-/// ([`Ni`], a firmware of the host's NIC, with the host's PCI bus). The
-/// rules reach them through this, in the slice of the world's hosts
-/// (`crate::sim` implements it for its host state).
-pub trait Parts {
-    fn lib(&mut self) -> &mut Lib;
-    fn ni(&mut self) -> &mut Ni;
-    fn lib_ref(&self) -> &Lib;
-    fn ni_ref(&self) -> &Ni;
-}
-
-/// The world's event queue, as the rules see it: each event they
-/// schedule is queued at once, in their order, as the world's event for
-/// the part it is addressed to.
-pub trait Queue {
-    fn schedule(&mut self, d: Due);
-}
 
 /// The program the hosts run, which the world's run holds: the job, and
 /// the buffers its and the libraries' outputs are moved through (reused).
@@ -175,7 +127,7 @@ impl Running {
 
     /// The program's measurements and its multicast's counters, as the
     /// programs name them; `grid`'s links bound how fast a stream can go.
-    pub fn metrics(&self, hs: &[impl Parts], grid: &Grid, m: &mut crate::Metrics) {
+    pub(crate) fn metrics(&self, hs: &[HostState], grid: &Grid, m: &mut crate::Metrics) {
         if self.job.multicasts() {
             multicast::metrics(hs, &mut |k, v| m.set(k, v));
         }
@@ -190,7 +142,7 @@ impl Running {
 }
 
 /// The parts of scenario `s` (each host's library, its NI's firmware),
-/// for the world to hold ([`Parts`]), and the program they run.
+/// for the world's hosts to hold, and the program they run.
 pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let (p, ni) = (&s.platform, &s.lanai);
     let costs = FwCosts::of(ni, s.nic_clock_mhz);
@@ -246,7 +198,7 @@ pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
 /// Packet conservation over the world's NIs: no NI delivered more
 /// packets than the NIs sent (every packet sent is delivered, or in an
 /// NI queue, or on the wire).
-pub fn check_invariants(hs: &[impl Parts]) -> Result<(), SimError> {
+pub(crate) fn check_invariants(hs: &[HostState]) -> Result<(), SimError> {
     let (sent, delivered) = packets(hs);
     if delivered > sent {
         return Err(SimError(format!("invariant: {sent} packets sent, {delivered} delivered")));
@@ -255,7 +207,7 @@ pub fn check_invariants(hs: &[impl Parts]) -> Result<(), SimError> {
 }
 
 /// Packets the NIs sent and delivered so far (their counters summed).
-pub fn packets(hs: &[impl Parts]) -> (u64, u64) {
+pub(crate) fn packets(hs: &[HostState]) -> (u64, u64) {
     hs.iter().map(|x| x.ni_ref()).fold((0, 0), |(s, d), n| (s + n.packets_sent, d + n.delivered))
 }
 
@@ -270,36 +222,48 @@ fn ni_origin(h: u32) -> Origin {
     2 * h + 1
 }
 
-/// Queues what NI `h`'s firmware asked for at `now` as the event of the
-/// part it is addressed to (a signal is its host library's).
-fn fw_due(q: &mut impl Queue, h: u32, now: Instant, o: FwOut) {
-    let (at, to, arg) = match o {
-        FwOut::Fw(t, ev) => (t, To::Firmware(ev), 0),
-        FwOut::Watchdog(t, gen) => (t, To::Watchdog, gen),
-        FwOut::ClockTick(t) => (t, To::ClockTick, 0),
-        FwOut::ClockFetched(t) => (t, To::ClockFetched, 0),
-        FwOut::Signal => (now, To::Library(LibEv::Signal), 0),
+/// Queues what NI `h`'s firmware asked for at `now` as the world's event
+/// for the part it is addressed to (a signal is its host library's; the
+/// watchdog's and the clock's are the Open-MX NIC's events).
+fn fw_due(q: &mut EventQueue<Ev>, h: u32, now: Instant, o: FwOut) {
+    let host = h as u16;
+    let (at, ev) = match o {
+        FwOut::Fw(t, ev) => (t, Ev::Lanai { ev, host, arg: 0 }),
+        FwOut::Watchdog(t, gen) => (t, Ev::WatchdogTimer { host, q: 0, gen }),
+        FwOut::ClockTick(t) => (t, Ev::ClockTick { host }),
+        FwOut::ClockFetched(t) => (t, Ev::ClockFetched { host }),
+        FwOut::Signal => (now, Ev::LciLibrary { ev: LibEv::Signal, host, arg: 0 }),
         FwOut::Taken | FwOut::Transmit { .. } | FwOut::Delivered(_) | FwOut::BufferFreed => {
             unreachable!("{o:?} is done by the rules (Cx::firmware), not queued")
         }
     };
-    q.schedule(Due { at, origin: ni_origin(h), to, host: h as u16, arg });
+    q.push(at, ni_origin(h), ev);
+}
+
+/// The world's event for host `h`'s library, naming `arg` ([`LibEv`]).
+fn lib_ev(h: u32, ev: LibEv) -> impl FnOnce(u32) -> Ev {
+    move |arg| Ev::LciLibrary { ev, host: h as u16, arg }
+}
+
+/// The world's event for NI `h`'s firmware, naming `arg` ([`FwEv`]).
+fn fw_ev(h: u32, ev: FwEv) -> impl FnOnce(u32) -> Ev {
+    move |arg| Ev::Lanai { ev, host: h as u16, arg }
 }
 
 /// What the world lends the rules for one event: its hosts' parts, its
 /// grid, the program and its event queue; and an NI whose packet store was
 /// full when an event was to name one more ([`Cx::full`]: the run ends
 /// with an error).
-pub struct Cx<'a, P, Q> {
-    hs: &'a mut [P],
+pub(crate) struct Cx<'a> {
+    hs: &'a mut [HostState],
     grid: &'a mut Grid,
     prog: &'a mut Running,
-    q: &'a mut Q,
+    q: &'a mut EventQueue<Ev>,
     full: Option<u32>,
 }
 
-impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
-    pub fn new(hs: &'a mut [P], grid: &'a mut Grid, prog: &'a mut Running, q: &'a mut Q) -> Self {
+impl<'a> Cx<'a> {
+    pub fn new(hs: &'a mut [HostState], grid: &'a mut Grid, prog: &'a mut Running, q: &'a mut EventQueue<Ev>) -> Self {
         Cx { hs, grid, prog, q, full: None }
     }
 
@@ -321,7 +285,7 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
                 continue;
             }
             if let Some(c) = self.hs[h as usize].ni().clock {
-                self.at(Instant::ZERO + c.period, ni_origin(h), To::ClockTick, h, 0);
+                self.q.push(Instant::ZERO + c.period, ni_origin(h), Ev::ClockTick { host: h as u16 });
             }
             self.lib(h, Instant::ZERO, Lib::next);
         }
@@ -339,16 +303,25 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         )))
     }
 
-    /// Schedules an event for host or NI `h`'s component `to` at `t`.
-    fn at(&mut self, t: Instant, origin: Origin, to: To, h: u32, arg: u32) {
-        self.q.schedule(Due { at: t, origin, to, host: h as u16, arg });
+    /// Dispatches one event of the stack's parts to the method of its
+    /// kind: a library's, a firmware's, and the watchdog's and clock's
+    /// events the Open-MX NIC's share.
+    pub fn event(&mut self, now: Instant, ev: Ev) {
+        match ev {
+            Ev::LciLibrary { ev, host, arg } => self.library(u32::from(host), ev, arg, now),
+            Ev::Lanai { ev, host, arg } => self.firmware(u32::from(host), ev, arg, now),
+            Ev::WatchdogTimer { host, gen, .. } => self.watchdog(u32::from(host), gen, now),
+            Ev::ClockTick { host } => self.clock_tick(u32::from(host), now),
+            Ev::ClockFetched { host } => self.clock_fetched(u32::from(host), now),
+            _ => unreachable!("{ev:?} is not an event of the LCI stack"),
+        }
     }
 
-    /// Schedules an event for `to` naming `pkt`, held in NI `h`'s store
-    /// until the event is handled; a full store ends the run instead.
-    fn at_packet(&mut self, t: Instant, origin: Origin, to: To, h: u32, pkt: Packet) {
+    /// Queues the event `ev` names `pkt` with, `pkt` held in NI `h`'s
+    /// store until the event is handled; a full store ends the run instead.
+    fn at_packet(&mut self, t: Instant, origin: Origin, h: u32, pkt: Packet, ev: impl FnOnce(u32) -> Ev) {
         match self.hs[h as usize].ni().packets.put(pkt) {
-            Some(id) => self.at(t, origin, to, h, id),
+            Some(id) => self.q.push(t, origin, ev(id)),
             None => {
                 self.full.get_or_insert(h);
             }
@@ -378,22 +351,22 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
     /// queued, its PIO goes across its NI's bus, what its program learns
     /// goes to the program.
     fn route(&mut self, h: u32, now: Instant, o: LibOut) {
-        let lib = To::Library;
+        let o_h = host_origin(h);
         match o {
-            LibOut::At { at, ev, arg } => self.at(at, host_origin(h), lib(ev), h, arg),
-            LibOut::AtPacket { at, ev, pkt } => self.at_packet(at, host_origin(h), lib(ev), h, pkt),
+            LibOut::At { at, ev, arg } => self.q.push(at, o_h, lib_ev(h, ev)(arg)),
+            LibOut::AtPacket { at, ev, pkt } => self.at_packet(at, o_h, h, pkt, lib_ev(h, ev)),
             LibOut::PioRead { then, pkt } => {
                 let (_, end) = self.hs[h as usize].ni().bus.request(now, BusOp::PioRead);
                 match pkt {
-                    Some(pkt) => self.at_packet(end, host_origin(h), lib(then), h, pkt),
-                    None => self.at(end, host_origin(h), lib(then), h, 0),
+                    Some(pkt) => self.at_packet(end, o_h, h, pkt, lib_ev(h, then)),
+                    None => self.q.push(end, o_h, lib_ev(h, then)(0)),
                 }
             }
             LibOut::PioWrite { pkt, bytes } => {
                 let ni = self.hs[h as usize].ni();
                 ni.packets_sent += 1;
                 let (_, end) = ni.bus.request(now, BusOp::PioWrite { bytes: ni.header() + bytes });
-                self.at_packet(end, host_origin(h), To::Firmware(FwEv::Posted), h, pkt);
+                self.at_packet(end, o_h, h, pkt, fw_ev(h, FwEv::Posted));
             }
             LibOut::Message { src, tag } => {
                 self.prog.job.on_message(h, src, tag);
@@ -463,7 +436,7 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
 
     /// Host `h`'s library event `ev` (`arg`: a packet of NI `h`'s store or
     /// a generation, [`LibEv`]).
-    pub fn library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
+    fn library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
         match ev {
             LibEv::Done => self.lib(h, now, Lib::done),
             LibEv::Write => self.lib(h, now, Lib::write_pending),
@@ -505,7 +478,7 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
     /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
     /// the firmware's ([`Ni::event`], reading its host's processed
     /// counter); what it asks for is done in its order.
-    pub fn firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
+    fn firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
         let consumed = self.hs[h as usize].lib_ref().consumed();
         let mark = self.prog.fw.len();
         let fw = &mut self.prog.fw;
@@ -524,24 +497,24 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         self.prog.fw.truncate(mark);
     }
 
-    /// NI `h`'s watchdog event of generation `gen` (`To::Watchdog`; the
+    /// NI `h`'s watchdog event of generation `gen` (the
     /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
-    pub fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
+    fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
         let lib = self.hs[h as usize].lib_ref();
         let words = (lib.irq_enabled(), lib.consumed());
         let q = &mut *self.q;
         self.hs[h as usize].ni().watchdog_event(now, gen, words, &mut |o| fw_due(q, h, now, o));
     }
 
-    /// `To::ClockTick` (the NI's, [`Ni::clock_tick`]).
-    pub fn clock_tick(&mut self, h: u32, now: Instant) {
+    /// NI `h`'s clock ticks (the NI's, [`Ni::clock_tick`]).
+    fn clock_tick(&mut self, h: u32, now: Instant) {
         let q = &mut *self.q;
         self.hs[h as usize].ni().clock_tick(now, &mut |o| fw_due(q, h, now, o));
     }
 
-    /// `To::ClockFetched`: NI `h`'s clock read its host's timer words, and
+    /// NI `h`'s clock read its host's timer words, and
     /// interrupts it if a timer is due that the host has not polled.
-    pub fn clock_fetched(&mut self, h: u32, now: Instant) {
+    fn clock_fetched(&mut self, h: u32, now: Instant) {
         let (running, polled) = self.hs[h as usize].lib_ref().timer_words(now);
         let ni = self.hs[h as usize].ni();
         let Some(c) = ni.clock else { return };
@@ -583,19 +556,15 @@ impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
         let (left, arrive) = self.grid.send(h, dst, now, ni.header() + pkt.payload);
         if forward {
             ni.packets_sent += 1;
-            self.at_packet(left, ni_origin(h), To::Firmware(FwEv::FwdDone), h, pkt);
+            self.at_packet(left, ni_origin(h), h, pkt, fw_ev(h, FwEv::FwdDone));
         } else {
-            self.at(left, ni_origin(h), To::Firmware(FwEv::TxDone), h, 0);
+            self.q.push(left, ni_origin(h), fw_ev(h, FwEv::TxDone)(0));
         }
-        self.at_packet(arrive, ni_origin(dst), To::Firmware(FwEv::Arrive), dst, pkt);
+        self.at_packet(arrive, ni_origin(dst), dst, pkt, fw_ev(dst, FwEv::Arrive));
         let ni = self.hs[h as usize].ni();
-        let (next, to) = if forward {
-            (ni.fwd_kick(now), To::Firmware(FwEv::FwdReady))
-        } else {
-            (ni.tx_kick(now), To::Firmware(FwEv::TxReady))
-        };
+        let (next, ev) = if forward { (ni.fwd_kick(now), FwEv::FwdReady) } else { (ni.tx_kick(now), FwEv::TxReady) };
         if let Some(t) = next {
-            self.at(t, ni_origin(h), to, h, 0);
+            self.q.push(t, ni_origin(h), fw_ev(h, ev)(0));
         }
     }
 }

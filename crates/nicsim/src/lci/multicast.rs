@@ -32,13 +32,13 @@
 //! does not own the programs that multicast (`crate::workload`'s, run by
 //! `super::process`).
 
-use super::Parts;
 use crate::nic::flow::Class;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
+use crate::sim::HostState;
 
 /// The multicast study's metrics: the NIs' forwards and waits, the
 /// libraries' copies and what they consumed, the buses' PIO writes.
-pub(super) fn metrics(hs: &[impl Parts], set: &mut dyn FnMut(&str, f64)) {
+pub(super) fn metrics(hs: &[HostState], set: &mut dyn FnMut(&str, f64)) {
     let nis = || hs.iter().map(|x| x.ni_ref());
     let libs = || hs.iter().map(|x| &x.lib_ref().mc);
     set("ni_forwards", nis().map(|n| n.mc.forwards).sum::<u64>() as f64);

@@ -1,47 +1,28 @@
 //! The \[LCI] stack in the world: when the hosts run it
 //! (`Scenario::lci`), each host holds its library (`HostState`'s
 //! `lci`) and its NIC the LANai firmware (`Nic`'s `lanai`, with the host's
-//! PCI bus), which makes `HostState` the stack's `crate::lci::Parts`; the
-//! NIs send on the world's network (`Wire`'s grid); the world's run
-//! (`Run`'s `lci`) holds the program the hosts run
-//! (`crate::lci::Running`). The world routes each event addressed to a
-//! part to the rules' method of its kind (`crate::lci::Cx`, lent the
-//! hosts, the grid, the program and the world's queue): host `h`'s library
+//! PCI bus); the NIs send on the world's network (`Wire`'s grid); the
+//! world's run (`Run`'s `lci`) holds the program the hosts run
+//! (`crate::lci::Running`). The world hands each event addressed to a
+//! part to the rules (`crate::lci::Cx::event`, lent the hosts, the grid,
+//! the program and the world's queue): host `h`'s library
 //! (`Ev::LciLibrary`, a `crate::library::lci::LibEv`), NI `h`'s LANai firmware
 //! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), NI `h`'s polling watchdog
 //! and clock (the events the Open-MX NIC's share: `Ev::WatchdogTimer`,
 //! `Ev::ClockTick`, `Ev::ClockFetched`, routed here by `nic_path` and
-//! `clock` when the world runs the stack). The events the rules schedule
-//! are queued as the world's as they come ([`Queue`]). After each event a
-//! run whose NI store overflowed ends with its error, and one whose
-//! program is done has no program left; a run whose NIs stop sending and
-//! delivering is the stall watch's (`stall`). This file owns that routing
-//! and the wiring of the parts; their state and the rules are
-//! `crate::lci`'s and `crate::nic::lanai`'s.
+//! `clock` when the world runs the stack). The rules queue the world's
+//! events as they schedule them. After each event a run whose NI store
+//! overflowed ends with its error, and one whose program is done has no
+//! program left; a run whose NIs stop sending and delivering is the stall
+//! watch's (`stall`). This file owns that hand-over and the wiring of the
+//! parts; their state and the rules are `crate::lci`'s and
+//! `crate::nic::lanai`'s.
 
 use super::{Ev, HostState, World};
-use crate::engine::EventQueue;
-use crate::lci::LibEv;
-use crate::lci::{Cx, Due, Parts, Queue, Running, To};
+use crate::lci::{Cx, Running};
 use crate::library::lci::Lib;
-use crate::nic::lanai::{FwEv, Ni};
+use crate::nic::lanai::Ni;
 use crate::time::Instant;
-
-/// The rules' view of the world's queue: each event they schedule is the
-/// world's event for the part it is addressed to.
-impl Queue for EventQueue<Ev> {
-    fn schedule(&mut self, d: Due) {
-        let host = d.host;
-        let ev = match d.to {
-            To::Library(ev) => Ev::LciLibrary { ev, host, arg: d.arg },
-            To::Firmware(ev) => Ev::Lanai { ev, host, arg: d.arg },
-            To::Watchdog => Ev::WatchdogTimer { host, q: 0, gen: d.arg },
-            To::ClockTick => Ev::ClockTick { host },
-            To::ClockFetched => Ev::ClockFetched { host },
-        };
-        self.push(d.at, d.origin, ev);
-    }
-}
 
 impl World {
     /// Wires the stack onto the world: each host's library beside its
@@ -59,37 +40,18 @@ impl World {
         self.with_lci(Instant::ZERO, |cx| cx.start());
     }
 
-    /// Host `host`'s library event `ev` is due.
-    pub(super) fn lci_library(&mut self, now: Instant, ev: LibEv, host: u16, arg: u32) {
-        let h = u32::from(host);
-        self.with_lci(now, |s| s.library(h, ev, arg, now));
-    }
-
-    /// NI `host`'s firmware event `ev` is due.
-    pub(super) fn lanai(&mut self, now: Instant, ev: FwEv, host: u16, arg: u32) {
-        let h = u32::from(host);
-        self.with_lci(now, |s| s.firmware(h, ev, arg, now));
-    }
-
-    /// NI `h`'s watchdog event of generation `gen` (`Ev::WatchdogTimer`
-    /// of a world that runs the stack).
-    #[cold]
-    pub(super) fn lanai_watchdog(&mut self, now: Instant, h: usize, gen: u32) {
-        self.with_lci(now, |s| s.watchdog(h as u32, gen, now));
-    }
-
-    /// NI `h`'s clock ticks (`Ev::ClockTick` of a world that runs the
-    /// stack), or its fetch is back (`fetched`: `Ev::ClockFetched`).
-    #[cold]
-    pub(super) fn lanai_clock(&mut self, now: Instant, h: usize, fetched: bool) {
-        self.with_lci(now, |s| if fetched { s.clock_fetched(h as u32, now) } else { s.clock_tick(h as u32, now) });
+    /// An event of the stack's parts is due: the rules' (out of the
+    /// event loop's line).
+    #[inline(never)]
+    pub(super) fn lci(&mut self, now: Instant, ev: Ev) {
+        self.with_lci(now, |cx| cx.event(now, ev));
     }
 
     /// Lends the rules the hosts, the grid, the program and the queue for
     /// the event at `now` (`f`); then a run in which an NI's store
     /// overflowed ends with that error, and one whose program is done has
     /// no program left.
-    fn with_lci(&mut self, now: Instant, f: impl FnOnce(&mut Cx<'_, HostState, EventQueue<Ev>>)) {
+    fn with_lci(&mut self, now: Instant, f: impl FnOnce(&mut Cx<'_>)) {
         let (Some(prog), Some(grid)) = (self.run.lci.as_deref_mut(), self.wire.net.grid.as_mut()) else { return };
         let mut cx = Cx::new(&mut self.hosts, grid, prog, &mut self.q);
         f(&mut cx);
@@ -113,7 +75,9 @@ impl World {
     /// component it is addressed to, its host or NI, and the packet it
     /// named, if any.
     #[cfg(test)]
-    pub(crate) fn step_lci(&mut self) -> Option<(Instant, To, u32, Option<crate::lci::Packet>)> {
+    pub(crate) fn step_lci(&mut self) -> Option<(Instant, crate::lci::testing::To, u32, Option<crate::lci::Packet>)> {
+        use crate::lci::testing::To;
+        use crate::lci::{FwEv, LibEv};
         let (now, ev) = self.q.pop()?;
         let (to, host, arg) = match ev {
             Ev::LciLibrary { ev, host, arg } => (To::Library(ev), host, arg),
@@ -138,17 +102,18 @@ impl World {
 /// host (`start_lci`).
 const PARTS: &str = "a host of a world that runs the LCI stack has its library and its NI's firmware";
 
-impl Parts for HostState {
-    fn lib(&mut self) -> &mut Lib {
+/// A host's \[LCI] parts, for the rules (`crate::lci::Cx`) and the metrics.
+impl HostState {
+    pub(crate) fn lib(&mut self) -> &mut Lib {
         self.lci.as_deref_mut().expect(PARTS)
     }
-    fn ni(&mut self) -> &mut Ni {
+    pub(crate) fn ni(&mut self) -> &mut Ni {
         self.nic.lanai.as_deref_mut().expect(PARTS)
     }
-    fn lib_ref(&self) -> &Lib {
+    pub(crate) fn lib_ref(&self) -> &Lib {
         self.lci.as_deref().expect(PARTS)
     }
-    fn ni_ref(&self) -> &Ni {
+    pub(crate) fn ni_ref(&self) -> &Ni {
         self.nic.lanai.as_deref().expect(PARTS)
     }
 }

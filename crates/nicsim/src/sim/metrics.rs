@@ -96,7 +96,6 @@ impl World {
         let (sent, delivered) = crate::lci::packets(&self.hosts);
         m.set("packets", sent as f64);
         m.set("packets_delivered", delivered as f64);
-        use crate::lci::Parts;
         let libs = || self.hosts.iter().map(|h| h.lib_ref());
         let nis = || self.hosts.iter().map(|h| h.ni_ref());
         let sum = |f: fn(&crate::library::lci::Lib) -> u64| libs().map(f).sum::<u64>() as f64;
