@@ -2,10 +2,11 @@
 //! whole LCI stack, run in the world: `super::testing`): who forwards
 //! what, when, and with how many bus crossings.
 
-use super::testing::{lib, ni, nis, program, run, step, world, Ran};
+use super::testing::{lib, ni, nis, program, run, step, world, Ran, To};
 use super::*;
 use crate::config::Forwarding;
 use crate::config::LciScenario;
+use crate::time::Instant;
 use crate::Metrics;
 
 const SCHEMES: [&str; 3] = ["host-message", "host-packet", "ni"];
@@ -192,7 +193,7 @@ fn asp_and_qr_run_the_open_mx_programs_one_process_per_host() {
             let Job::Procs(p) = w.job() else { panic!("{app}: {:?}", w.job()) };
             assert_eq!(p.procs.len(), 64);
             assert!(p.procs.iter().all(process::Process::finished), "{app} {f}");
-            let last = p.procs.iter().filter_map(process::Process::end).max().expect("end marks");
+            let last = p.procs.iter().filter_map(|p| p.mark(1)).max().expect("end marks");
             assert_eq!(m.get("exec_time_s"), Some(last.as_s_f64()), "{app} {f}");
             assert_eq!(m.get("mc_bytes_consumed"), Some(63.0 * bytes as f64), "{app} {f}");
         }
@@ -209,13 +210,13 @@ fn stream_and_pingpong_run_the_open_mx_programs_on_src_and_dst_alone() {
     let Job::Procs(p) = s.job() else { panic!("{:?}", s.job()) };
     assert!((0..64).all(|h| p.participates(h) == (h == 5 || h == 2)));
     let rx = &p.procs[2];
-    let (t0, t1) = (rx.start().expect("warm-up marked"), rx.end().expect("end marked"));
+    let (t0, t1) = (rx.mark(0).expect("warm-up marked"), rx.mark(1).expect("end marked"));
     assert_eq!(m.get("elapsed_us"), Some(t1.since(t0).as_s_f64() * 1e6));
     assert_eq!(m.get("upcalls"), Some(55.0));
     let (s, m) = run(&text("kind = \"pingpong\"\nsize_bytes = 0\niterations = 10\nwarmup = 2\n"));
     let Job::Procs(p) = s.job() else { panic!("{:?}", s.job()) };
     let rank0 = &p.procs[5];
-    let trips = rank0.end().unwrap().since(rank0.start().unwrap()).as_s_f64();
+    let trips = rank0.mark(1).unwrap().since(rank0.mark(0).unwrap()).as_s_f64();
     assert_eq!(m.get("latency_us"), Some(trips / 20.0 * 1e6));
     assert_eq!(m.get("upcalls"), Some(24.0), "12 round trips");
 }

@@ -16,17 +16,16 @@
 //! `crate::net::Network`); the world's run holds the program the hosts run
 //! ([`Running`]: [`workload`], [`process`]).
 //!
-//! This module owns the rules that act across a host and its NI or
-//! between NIs ([`Cx`]), and the routing of what a host's library answers
-//! (`Cx::lib`, `Cx::route`: its events queued, its PIO across its NI's
-//! bus, what its program learns given to the program, the program's
-//! sends and compute handed to the senders' libraries): the world lends
-//! them its hosts' parts
-//! ([`Parts`]), its grid, the program and its event queue ([`Queue`]) for
-//! one event, calls the method of the event's kind, and the rules answer
-//! with the events they schedule, each addressed to one part ([`Due`],
-//! [`To`]), which the world queues as its own. They keep nothing between
-//! events: no event type, event store or loop of their own. The world's
+//! This module owns the parts' and the program's construction ([`build`])
+//! and the program's state ([`Running`]). The rules that act across a
+//! host and its NI or between NIs, and the routing of what a host's
+//! library answers (its events queued, its PIO across its NI's bus, what
+//! its program learns given to the program, the program's sends and
+//! compute handed to the senders' libraries) are the world's, as the
+//! Open-MX library's routing is (`crate::sim` `lci_stack`, its `Cx`, lent
+//! the world's hosts, grid, program and queue for one event): they queue
+//! the world's events (`crate::sim` `Ev`) for the parts they address and
+//! keep nothing between events. The world's
 //! stall watch (`crate::sim` `stall`) ends a run whose NIs sent and
 //! delivered no packet for too long; the world names the run's metrics
 //! from the parts' counters (`crate::sim` `metrics`). It also uses
@@ -58,15 +57,16 @@
 //! events after [`FwEv::RefreshDone`]; `crate::library::lci` holds what a program and
 //! its library say to each other.
 //!
-//! Its events are the world's, each addressed to one part ([`To`]): host
+//! Its events are the world's, each addressed to one part: host
 //! `h`'s library (`crate::sim::Ev::LciLibrary`, a [`LibEv`]), NI `h`'s
 //! firmware (`Ev::Lanai`, a [`FwEv`]), NI `h`'s watchdog and clock (the
 //! Open-MX NIC's `Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`),
 //! each with one `u32`, a packet's index in that NI's store
-//! (`crate::nic::lanai::Ni::packets`, bounded) or a generation. The world routes each to
-//! the method of its kind (`crate::sim` `lci_stack`), queues what it
-//! scheduled as it goes, in its order, and then asks whether an NI's store
-//! overflowed ([`Cx::full`]) or the program is done ([`Running::done`]).
+//! (`crate::nic::lanai::Ni::packets`, bounded) or a generation. The world
+//! hands each to the rule of its kind (`crate::sim` `lci_stack`), which
+//! queues what it schedules as it goes, in its order, and then asks
+//! whether an NI's store overflowed or the program is done
+//! ([`Running::done`]).
 
 pub mod dsm;
 pub mod multicast;
@@ -74,84 +74,30 @@ pub mod process;
 pub mod workload;
 
 use crate::config::{lanai_ns, HostTimes, LciHostTimes, LciScenario, WatchdogDelay};
-use crate::engine::Origin;
-use crate::host::bus::{Bus, BusOp};
+use crate::host::bus::Bus;
 pub use crate::library::lci::LibEv;
 use crate::library::lci::Outgoing;
-use crate::library::lci::{Cx as LibCx, HostMc, Lib, Output as LibOut};
+use crate::library::lci::{HostMc, Lib, Output as LibOut};
 use crate::net::grid::Grid;
-use crate::nic::flow::Class;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
 use crate::nic::lanai::{self, FwCosts, FwOut, Ni};
 use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
-use crate::time::{Duration, Instant};
-use crate::workload::Op;
+use crate::time::Duration;
 use crate::SimError;
-use process::Drive;
 use workload::Job;
-
-/// The component an event the rules scheduled is addressed to, and what
-/// it is: host `h`'s library ([`LibEv`]), NI `h`'s LANai firmware
-/// ([`FwEv`]), NI `h`'s polling watchdog (its timer's expiry or its fetch
-/// of the host's words, told apart by the generation in `Due::arg`, as the
-/// Open-MX queue's), or NI `h`'s clock (a tick, the tick's fetch). The
-/// world queues each as its own event for that component
-/// (`crate::sim` `lci_stack`): `Ev::LciLibrary`, `Ev::Lanai`, and the
-/// watchdog's and clock's events the Open-MX NIC's share
-/// (`Ev::WatchdogTimer`, `Ev::ClockTick`, `Ev::ClockFetched`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum To {
-    Library(LibEv),
-    Firmware(FwEv),
-    Watchdog,
-    ClockTick,
-    ClockFetched,
-}
-
-/// An event the rules scheduled, for the world to queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Due {
-    pub at: Instant,
-    pub origin: Origin,
-    pub to: To,
-    /// The host or NI (at most `config::MAX_HOSTS`, 1,024: a `u16`).
-    pub host: u16,
-    /// A packet of NI `host`'s store or a generation (see [`LibEv`],
-    /// [`FwEv`], [`To::Watchdog`]), 0 otherwise.
-    pub arg: u32,
-}
-
-/// Where the world keeps host `h`'s LCI parts: its library (`library::lci::Lib`,
-/// beside the host's Open-MX processes) and its NI's LANai firmware
-/// ([`Ni`], a firmware of the host's NIC, with the host's PCI bus). The
-/// rules reach them through this, in the slice of the world's hosts
-/// (`crate::sim` implements it for its host state).
-pub trait Parts {
-    fn lib(&mut self) -> &mut Lib;
-    fn ni(&mut self) -> &mut Ni;
-    fn lib_ref(&self) -> &Lib;
-    fn ni_ref(&self) -> &Ni;
-}
-
-/// The world's event queue, as the rules see it: each event they
-/// schedule is queued at once, in their order, as the world's event for
-/// the part it is addressed to.
-pub trait Queue {
-    fn schedule(&mut self, d: Due);
-}
 
 /// The program the hosts run, which the world's run holds: the job, and
 /// the buffers its and the libraries' outputs are moved through (reused).
 pub struct Running {
-    job: Job,
+    pub(crate) job: Job,
     /// The program's sends being moved to the libraries.
-    sends: Vec<(u32, Outgoing)>,
-    /// The libraries' outputs being routed ([`Cx`]'s `lib`).
-    outs: Vec<LibOut>,
-    /// The firmware's outputs being routed ([`Cx::firmware`]).
-    fw: Vec<FwOut>,
+    pub(crate) sends: Vec<(u32, Outgoing)>,
+    /// The libraries' outputs being routed (`crate::sim` `lci_stack`).
+    pub(crate) outs: Vec<LibOut>,
+    /// The firmware's outputs being routed.
+    pub(crate) fw: Vec<FwOut>,
 }
 
 impl Running {
@@ -175,22 +121,22 @@ impl Running {
 
     /// The program's measurements and its multicast's counters, as the
     /// programs name them; `grid`'s links bound how fast a stream can go.
-    pub fn metrics(&self, hs: &[impl Parts], grid: &Grid, m: &mut crate::Metrics) {
+    pub(crate) fn metrics(&self, libs: &[&Lib], nis: &[&Ni], grid: &Grid, m: &mut crate::Metrics) {
         if self.job.multicasts() {
-            multicast::metrics(hs, &mut |k, v| m.set(k, v));
+            multicast::metrics(libs, nis, &mut |k, v| m.set(k, v));
         }
         let spec = grid.spec();
         let link = crate::metrics::LinkBound {
             bytes_per_s: spec.bytes_per_s as f64,
-            frame_extra_bytes: (hs[0].ni_ref().header() + spec.overhead_bytes) as u64,
-            frame_payload: hs[0].lib_ref().packet_bytes() as u64,
+            frame_extra_bytes: (nis[0].header() + spec.overhead_bytes) as u64,
+            frame_payload: libs[0].packet_bytes() as u64,
         };
         self.job.metrics(m, &link);
     }
 }
 
 /// The parts of scenario `s` (each host's library, its NI's firmware),
-/// for the world to hold ([`Parts`]), and the program they run.
+/// for the world's hosts to hold, and the program they run.
 pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let (p, ni) = (&s.platform, &s.lanai);
     let costs = FwCosts::of(ni, s.nic_clock_mhz);
@@ -246,8 +192,8 @@ pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
 /// Packet conservation over the world's NIs: no NI delivered more
 /// packets than the NIs sent (every packet sent is delivered, or in an
 /// NI queue, or on the wire).
-pub fn check_invariants(hs: &[impl Parts]) -> Result<(), SimError> {
-    let (sent, delivered) = packets(hs);
+pub(crate) fn check_invariants<'a>(nis: impl Iterator<Item = &'a Ni>) -> Result<(), SimError> {
+    let (sent, delivered) = packets(nis);
     if delivered > sent {
         return Err(SimError(format!("invariant: {sent} packets sent, {delivered} delivered")));
     }
@@ -255,350 +201,12 @@ pub fn check_invariants(hs: &[impl Parts]) -> Result<(), SimError> {
 }
 
 /// Packets the NIs sent and delivered so far (their counters summed).
-pub fn packets(hs: &[impl Parts]) -> (u64, u64) {
-    hs.iter().map(|x| x.ni_ref()).fold((0, 0), |(s, d), n| (s + n.packets_sent, d + n.delivered))
+pub(crate) fn packets<'a>(nis: impl Iterator<Item = &'a Ni>) -> (u64, u64) {
+    nis.fold((0, 0), |(s, d), n| (s + n.packets_sent, d + n.delivered))
 }
 
 /// Why a program that could not go on (`stuck = 1`) has no execution time.
-const STUCK: &str = "the program could not go on (stuck = 1): it never finished";
-
-/// Event origins: host h = 2h, NI h = 2h + 1.
-fn host_origin(h: u32) -> Origin {
-    2 * h
-}
-fn ni_origin(h: u32) -> Origin {
-    2 * h + 1
-}
-
-/// Queues what NI `h`'s firmware asked for at `now` as the event of the
-/// part it is addressed to (a signal is its host library's).
-fn fw_due(q: &mut impl Queue, h: u32, now: Instant, o: FwOut) {
-    let (at, to, arg) = match o {
-        FwOut::Fw(t, ev) => (t, To::Firmware(ev), 0),
-        FwOut::Watchdog(t, gen) => (t, To::Watchdog, gen),
-        FwOut::ClockTick(t) => (t, To::ClockTick, 0),
-        FwOut::ClockFetched(t) => (t, To::ClockFetched, 0),
-        FwOut::Signal => (now, To::Library(LibEv::Signal), 0),
-        FwOut::Taken | FwOut::Transmit { .. } | FwOut::Delivered(_) | FwOut::BufferFreed => {
-            unreachable!("{o:?} is done by the rules (Cx::firmware), not queued")
-        }
-    };
-    q.schedule(Due { at, origin: ni_origin(h), to, host: h as u16, arg });
-}
-
-/// What the world lends the rules for one event: its hosts' parts, its
-/// grid, the program and its event queue; and an NI whose packet store was
-/// full when an event was to name one more ([`Cx::full`]: the run ends
-/// with an error).
-pub struct Cx<'a, P, Q> {
-    hs: &'a mut [P],
-    grid: &'a mut Grid,
-    prog: &'a mut Running,
-    q: &'a mut Q,
-    full: Option<u32>,
-}
-
-impl<'a, P: Parts, Q: Queue> Cx<'a, P, Q> {
-    pub fn new(hs: &'a mut [P], grid: &'a mut Grid, prog: &'a mut Running, q: &'a mut Q) -> Self {
-        Cx { hs, grid, prog, q, full: None }
-    }
-
-    /// Time zero: the programs' sends and compute; every host of the
-    /// program enters the library (and starts polling); the others stay
-    /// out of it.
-    pub fn start(&mut self) {
-        if let Job::Procs(p) = &self.prog.job {
-            if p.drive == Drive::Upcall {
-                for h in 0..p.procs.len() as u32 {
-                    self.proceed(h, Instant::ZERO);
-                }
-            }
-        }
-        for h in 0..self.hs.len() as u32 {
-            let runs = self.prog.job.participates(h);
-            self.hs[h as usize].lib().start(runs);
-            if !runs {
-                continue;
-            }
-            if let Some(c) = self.hs[h as usize].ni().clock {
-                self.at(Instant::ZERO + c.period, ni_origin(h), To::ClockTick, h, 0);
-            }
-            self.lib(h, Instant::ZERO, Lib::next);
-        }
-    }
-
-    /// The error of an event that would have named a packet past an NI's
-    /// store, at `now`, if one did.
-    pub fn full(&self, now: Instant) -> Option<SimError> {
-        let h = self.full?;
-        let cap = self.hs[h as usize].ni_ref().packets.bound();
-        Some(SimError(format!(
-            "NI {h} holds more packets in flight than its buffers allow ({cap}: send_buffers + 1 + \
-             recv_buffers * (1 + fanout)) at {} us",
-            now.as_us_f64()
-        )))
-    }
-
-    /// Schedules an event for host or NI `h`'s component `to` at `t`.
-    fn at(&mut self, t: Instant, origin: Origin, to: To, h: u32, arg: u32) {
-        self.q.schedule(Due { at: t, origin, to, host: h as u16, arg });
-    }
-
-    /// Schedules an event for `to` naming `pkt`, held in NI `h`'s store
-    /// until the event is handled; a full store ends the run instead.
-    fn at_packet(&mut self, t: Instant, origin: Origin, to: To, h: u32, pkt: Packet) {
-        match self.hs[h as usize].ni().packets.put(pkt) {
-            Some(id) => self.at(t, origin, to, h, id),
-            None => {
-                self.full.get_or_insert(h);
-            }
-        }
-    }
-
-    /// The packet an event of NI `h` named, given back to its store.
-    fn take_packet(&mut self, h: u32, id: u32) -> Packet {
-        self.hs[h as usize].ni().packets.take(id)
-    }
-
-    /// Calls host `h`'s library at `now` (`f`), then routes what it asked
-    /// for, in its order (a call made while routing appends its outputs
-    /// past these and routes them before it returns).
-    fn lib(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Lib, &mut LibCx<'_>)) {
-        let mark = self.prog.outs.len();
-        f(self.hs[h as usize].lib(), &mut LibCx { now, out: &mut self.prog.outs });
-        let mut i = mark;
-        while let Some(&o) = self.prog.outs.get(i) {
-            self.route(h, now, o);
-            i += 1;
-        }
-        self.prog.outs.truncate(mark);
-    }
-
-    /// Does what host `h`'s library asked for at `now`: its events are
-    /// queued, its PIO goes across its NI's bus, what its program learns
-    /// goes to the program.
-    fn route(&mut self, h: u32, now: Instant, o: LibOut) {
-        let lib = To::Library;
-        match o {
-            LibOut::At { at, ev, arg } => self.at(at, host_origin(h), lib(ev), h, arg),
-            LibOut::AtPacket { at, ev, pkt } => self.at_packet(at, host_origin(h), lib(ev), h, pkt),
-            LibOut::PioRead { then, pkt } => {
-                let (_, end) = self.hs[h as usize].ni().bus.request(now, BusOp::PioRead);
-                match pkt {
-                    Some(pkt) => self.at_packet(end, host_origin(h), lib(then), h, pkt),
-                    None => self.at(end, host_origin(h), lib(then), h, 0),
-                }
-            }
-            LibOut::PioWrite { pkt, bytes } => {
-                let ni = self.hs[h as usize].ni();
-                ni.packets_sent += 1;
-                let (_, end) = ni.bus.request(now, BusOp::PioWrite { bytes: ni.header() + bytes });
-                self.at_packet(end, host_origin(h), To::Firmware(FwEv::Posted), h, pkt);
-            }
-            LibOut::Message { src, tag } => {
-                self.prog.job.on_message(h, src, tag);
-                self.flush_sends(now);
-            }
-            LibOut::Arrived { from, tag, at } => {
-                let go_on = match &mut self.prog.job {
-                    Job::Procs(p) => p.arrived(h, from, tag),
-                    Job::Dsm(_) => false,
-                };
-                // A sender that waited for the message to reach every host.
-                while let Some(s) = self.prog.job.take_woken() {
-                    self.proceed(s, at);
-                }
-                if go_on {
-                    self.proceed(h, at);
-                }
-            }
-            LibOut::Idle => {
-                let c = self.prog.job.control(h, now);
-                if self.flush_sends(now) && self.hs[h as usize].lib_ref().has_sends() {
-                    self.lib(h, now, Lib::next);
-                } else {
-                    self.lib(h, now, |l, cx| l.control(cx, c));
-                }
-            }
-            LibOut::ComputeDone => self.prog.job.compute_done(h),
-        }
-    }
-
-    /// Runs host `h`'s process (a program its upcalls drive) at `now`
-    /// until it waits: its sends and broadcasts go to the host's library,
-    /// its compute waits there for them to be written.
-    fn proceed(&mut self, h: u32, now: Instant) {
-        let Job::Procs(p) = &mut self.prog.job else { return };
-        debug_assert_eq!(p.drive, Drive::Upcall);
-        let lib = self.hs[h as usize].lib();
-        loop {
-            match p.next(h, now) {
-                Some(Op::Send { peer, size, tag }) => {
-                    lib.submit(Outgoing { dst: p.host(peer), size, count: 1, bcast: None, tag })
-                }
-                Some(Op::Mcast { size, tag }) => lib.bcast(size, tag),
-                Some(Op::Compute(d)) => {
-                    lib.compute_after_sends(d);
-                    break;
-                }
-                _ => break,
-            }
-        }
-        self.lib(h, now, Lib::wake);
-    }
-
-    /// Moves the program's new messages to the senders' libraries, waking
-    /// a sender that spins in the library. Returns whether there were any.
-    fn flush_sends(&mut self, now: Instant) -> bool {
-        let mut sends = std::mem::take(&mut self.prog.sends);
-        self.prog.job.drain_sends(&mut sends);
-        let any = !sends.is_empty();
-        for (from, o) in sends.drain(..) {
-            self.hs[from as usize].lib().submit(o);
-            self.lib(from, now, Lib::wake);
-        }
-        self.prog.sends = sends;
-        any
-    }
-
-    /// Host `h`'s library event `ev` (`arg`: a packet of NI `h`'s store or
-    /// a generation, [`LibEv`]).
-    pub fn library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
-        match ev {
-            LibEv::Done => self.lib(h, now, Lib::done),
-            LibEv::Write => self.lib(h, now, Lib::write_pending),
-            LibEv::PollDone => {
-                let d = self.hs[h as usize].ni_ref().delivered;
-                self.lib(h, now, |l, cx| l.poll_done(cx, d));
-            }
-            LibEv::SendCounterDone => {
-                let sent = self.hs[h as usize].ni_ref().sent;
-                self.lib(h, now, |l, cx| l.send_counter_done(cx, sent));
-            }
-            LibEv::McForward => {
-                let pkt = self.take_packet(h, arg);
-                self.lib(h, now, |l, cx| l.mc_forward(cx, pkt));
-            }
-            LibEv::McSendCounterDone => {
-                let pkt = self.take_packet(h, arg);
-                let sent = self.hs[h as usize].ni_ref().sent;
-                self.lib(h, now, |l, cx| l.mc_send_counter_done(cx, pkt, sent));
-            }
-            LibEv::McWrite => {
-                let pkt = self.take_packet(h, arg);
-                self.lib(h, now, |l, cx| l.mc_write(cx, pkt));
-            }
-            LibEv::McComputeDone => {
-                self.hs[h as usize].lib().mc_compute_done();
-                if let Job::Procs(p) = &mut self.prog.job {
-                    p.procs[h as usize].compute_done();
-                }
-                self.proceed(h, now);
-                self.lib(h, now, Lib::next);
-            }
-            LibEv::ComputeDone => self.lib(h, now, |l, cx| l.compute_done(cx, arg)),
-            LibEv::Signal => self.lib(h, now, Lib::signal),
-            LibEv::SoftTimer => self.lib(h, now, Lib::wake),
-        }
-    }
-
-    /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
-    /// the firmware's ([`Ni::event`], reading its host's processed
-    /// counter); what it asks for is done in its order.
-    pub fn firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
-        let consumed = self.hs[h as usize].lib_ref().consumed();
-        let mark = self.prog.fw.len();
-        let fw = &mut self.prog.fw;
-        self.hs[h as usize].ni().event(now, ev, arg, consumed, &mut |o| fw.push(o));
-        let mut i = mark;
-        while let Some(&o) = self.prog.fw.get(i) {
-            match o {
-                FwOut::Taken => self.lib(h, now, Lib::done),
-                FwOut::Transmit { forward } => self.try_transmit(h, now, forward),
-                FwOut::Delivered(pkt) => self.lib(h, now, |l, cx| l.deliver(cx, pkt)),
-                FwOut::BufferFreed => self.buffer_freed(h, now),
-                o => fw_due(self.q, h, now, o),
-            }
-            i += 1;
-        }
-        self.prog.fw.truncate(mark);
-    }
-
-    /// NI `h`'s watchdog event of generation `gen` (`To::Watchdog`; the
-    /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
-    pub fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
-        let lib = self.hs[h as usize].lib_ref();
-        let words = (lib.irq_enabled(), lib.consumed());
-        let q = &mut *self.q;
-        self.hs[h as usize].ni().watchdog_event(now, gen, words, &mut |o| fw_due(q, h, now, o));
-    }
-
-    /// `To::ClockTick` (the NI's, [`Ni::clock_tick`]).
-    pub fn clock_tick(&mut self, h: u32, now: Instant) {
-        let q = &mut *self.q;
-        self.hs[h as usize].ni().clock_tick(now, &mut |o| fw_due(q, h, now, o));
-    }
-
-    /// `To::ClockFetched`: NI `h`'s clock read its host's timer words, and
-    /// interrupts it if a timer is due that the host has not polled.
-    pub fn clock_fetched(&mut self, h: u32, now: Instant) {
-        let (running, polled) = self.hs[h as usize].lib_ref().timer_words(now);
-        let ni = self.hs[h as usize].ni();
-        let Some(c) = ni.clock else { return };
-        if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
-            ni.clock_interrupts += 1;
-            self.lib(h, now, Lib::signal);
-        }
-    }
-
-    /// A receive buffer of NI `h` may be free: the waiting heads it goes
-    /// to leave, in the order its credits grant them (`crate::nic::flow::Credits::grant`).
-    fn buffer_freed(&mut self, h: u32, now: Instant) {
-        while let Some((s, class)) = self.hs[h as usize].ni().credits.grant() {
-            self.transmit(s, now, class == Class::Forward);
-        }
-    }
-
-    /// NI `h` transmits its head descriptor (`forward`: its programmed head
-    /// forward, `multicast`) if the destination NI reserves it a receive
-    /// buffer; otherwise the head waits there (Myrinet back-pressure,
-    /// `crate::nic::flow::Credits::reserve`) and leaves when granted one (`buffer_freed`),
-    /// a forwarding NI still holding its own.
-    fn try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
-        let ni = self.hs[h as usize].ni();
-        let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
-        let Some(&Packet { dst, .. }) = head else { return };
-        let class = if forward { Class::Forward } else { Class::Send };
-        if self.hs[dst as usize].ni().credits.reserve(h, class) {
-            self.transmit(h, now, forward);
-        }
-    }
-
-    /// NI `h`'s head (`forward`: its head forward), which holds a receive
-    /// buffer of its destination NI, leaves on the grid.
-    fn transmit(&mut self, h: u32, now: Instant, forward: bool) {
-        let ni = self.hs[h as usize].ni();
-        let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
-        let dst = pkt.dst;
-        let (left, arrive) = self.grid.send(h, dst, now, ni.header() + pkt.payload);
-        if forward {
-            ni.packets_sent += 1;
-            self.at_packet(left, ni_origin(h), To::Firmware(FwEv::FwdDone), h, pkt);
-        } else {
-            self.at(left, ni_origin(h), To::Firmware(FwEv::TxDone), h, 0);
-        }
-        self.at_packet(arrive, ni_origin(dst), To::Firmware(FwEv::Arrive), dst, pkt);
-        let ni = self.hs[h as usize].ni();
-        let (next, to) = if forward {
-            (ni.fwd_kick(now), To::Firmware(FwEv::FwdReady))
-        } else {
-            (ni.tx_kick(now), To::Firmware(FwEv::TxReady))
-        };
-        if let Some(t) = next {
-            self.at(t, ni_origin(h), to, h, 0);
-        }
-    }
-}
+pub(crate) const STUCK: &str = "the program could not go on (stuck = 1): it never finished";
 
 #[cfg(test)]
 pub(crate) mod testing;

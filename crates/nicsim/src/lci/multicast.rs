@@ -32,15 +32,16 @@
 //! does not own the programs that multicast (`crate::workload`'s, run by
 //! `super::process`).
 
-use super::Parts;
+use crate::library::lci::Lib;
 use crate::nic::flow::Class;
+use crate::nic::lanai::Ni;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
 
 /// The multicast study's metrics: the NIs' forwards and waits, the
 /// libraries' copies and what they consumed, the buses' PIO writes.
-pub(super) fn metrics(hs: &[impl Parts], set: &mut dyn FnMut(&str, f64)) {
-    let nis = || hs.iter().map(|x| x.ni_ref());
-    let libs = || hs.iter().map(|x| &x.lib_ref().mc);
+pub(super) fn metrics(libs: &[&Lib], nis: &[&Ni], set: &mut dyn FnMut(&str, f64)) {
+    let nis = || nis.iter();
+    let libs = || libs.iter().map(|l| &l.mc);
     set("ni_forwards", nis().map(|n| n.mc.forwards).sum::<u64>() as f64);
     set("ni_forward_waits", nis().map(|n| n.credits.refused(Class::Forward)).sum::<u64>() as f64);
     set("host_forward_copies", libs().map(|m| m.host_forward_copies).sum::<u64>() as f64);

@@ -142,14 +142,9 @@ impl Process {
         self.cursor.finished()
     }
 
-    /// When the program marked its start, if it did.
-    pub fn start(&self) -> Option<Instant> {
-        self.cursor.mark(0)
-    }
-
-    /// When the program marked its end, if it did.
-    pub fn end(&self) -> Option<Instant> {
-        self.cursor.mark(1)
+    /// When the program passed mark `i` (0: its start, 1: its end), if it did.
+    pub fn mark(&self, i: usize) -> Option<Instant> {
+        self.cursor.mark(i)
     }
 }
 
@@ -356,12 +351,12 @@ impl Processes {
     pub fn metrics(&self, m: &mut Metrics, link: &LinkBound) {
         let marks = |r: u32| {
             let p = &self.procs[self.host(r) as usize];
-            (p.start().unwrap_or(Instant::ZERO), p.end().unwrap_or(Instant::ZERO))
+            (p.mark(0).unwrap_or(Instant::ZERO), p.mark(1).unwrap_or(Instant::ZERO))
         };
         match self.measure {
             Measure::Exec => {
                 match (0..self.ranks.len() as u32)
-                    .map(|r| self.procs[self.host(r) as usize].end())
+                    .map(|r| self.procs[self.host(r) as usize].mark(1))
                     .collect::<Option<Vec<_>>>()
                 {
                     Some(ends) => {
@@ -472,7 +467,7 @@ mod tests {
         assert_eq!(p.next(Instant::ZERO), Some(Op::Mcast { size: 4, tag: 7 }));
         let end = Instant::ZERO + d;
         assert_eq!(p.next(end), Some(Op::Done));
-        assert_eq!(p.end(), Some(end));
+        assert_eq!(p.mark(1), Some(end));
     }
 
     #[test]

@@ -2,12 +2,23 @@
 //! text on `lci2000` with the stack asked for, built, stepped or run to its
 //! end, and its program and parts taken out to look at.
 
-use super::{Packet, Running, To};
+use super::{FwEv, LibEv, Packet, Running};
 use crate::library::lci::Lib as Host;
 use crate::nic::lanai::Ni;
 use crate::sim::World;
 use crate::time::Instant;
 use crate::{Metrics, Scenario};
+
+/// The part a stepped event is addressed to, and what it is: host `h`'s
+/// library, NI `h`'s firmware, its watchdog, its clock's tick or fetch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum To {
+    Library(LibEv),
+    Firmware(FwEv),
+    Watchdog,
+    ClockTick,
+    ClockFetched,
+}
 
 /// `text` (preset `lci2000` unless it names one) with the LCI stack asked
 /// for: `protocol.stack = "lci"`, in a `[protocol]` that has keys of its

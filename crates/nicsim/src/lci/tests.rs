@@ -4,6 +4,7 @@
 use super::testing::{metrics, run, Ran};
 use super::*;
 use crate::config::LciScenario;
+use crate::time::Instant;
 use crate::Metrics;
 
 fn scenario(polling: &str, workload: &str) -> String {

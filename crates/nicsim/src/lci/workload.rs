@@ -124,31 +124,23 @@ impl Job {
         }
     }
 
-    /// Whether a program that cannot progress is a result (DSM and FFT:
-    /// `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a sleeping
-    /// home node) rather than an error.
+    /// Whether a program that cannot progress is a result (DSM and FFT,
+    /// the programs the upcalls do not drive: `stuck = 1`, `exec_time_s =
+    /// NaN`, e.g. no interrupts and a sleeping home node) rather than an
+    /// error.
     pub fn stuck_is_a_result(&self) -> bool {
-        match self {
-            Job::Dsm(_) => true,
-            Job::Procs(p) => p.drive == Drive::Idle,
-        }
+        !self.upcall_driven()
     }
 
     /// Whether `super::multicast` drives the program (at upcalls and
     /// compute ends).
     pub fn upcall_driven(&self) -> bool {
-        match self {
-            Job::Procs(p) => p.drive == Drive::Upcall,
-            _ => false,
-        }
+        matches!(self, Job::Procs(p) if p.drive == Drive::Upcall)
     }
 
     /// Whether the program is one of the multicast study's (its
     /// forwarding metrics are reported).
     pub fn multicasts(&self) -> bool {
-        match self {
-            Job::Procs(p) => p.multicasts(),
-            _ => false,
-        }
+        matches!(self, Job::Procs(p) if p.multicasts())
     }
 }

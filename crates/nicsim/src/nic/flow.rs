@@ -26,7 +26,7 @@
 //!   buffer serves them (every waiting descriptor before every waiting
 //!   forward, each class in the order it began waiting), and the count of
 //!   refusals. It does not own the heads themselves (the senders' queues)
-//!   nor their transmission (`crate::lci::Cx`).
+//!   nor their transmission (`crate::sim` `lci_stack`).
 //!
 //! Both are sans-I/O: they take what happened (and `now`) and answer.
 

@@ -5,7 +5,7 @@
 //! ([`FwEv`]: a descriptor posted by PIO, a packet in a receive buffer, a
 //! finished DMA; [`Ni::event`]) and answers what it asks for ([`FwOut`]:
 //! its next events, a transmission, a packet its host can see, a freed
-//! receive buffer, a signal), which the LCI rules (`crate::lci::Cx`) queue
+//! receive buffer, a signal), which the LCI rules (`crate::sim` `lci_stack`) queue
 //! or do: a transmission across NIs leaves once its destination NI
 //! reserved it a receive buffer (Myrinet back-pressure, the NI's
 //! [`Credits`], `super::flow`).
@@ -144,7 +144,7 @@ pub enum FwEv {
 }
 
 /// What the firmware asks for after one of its events, in its order; the
-/// LCI rules queue each as an event for the NI (`crate::lci::Cx`).
+/// LCI rules queue each as an event for the NI (`crate::sim` `lci_stack`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FwOut {
     /// Its own event `.1` at `.0`.

@@ -131,7 +131,7 @@ impl World {
     /// left. Without this clock, the LANai NI's of a world that runs the
     /// \[LCI] stack (`lci_stack`).
     pub(super) fn clock_tick(&mut self, now: Instant, h: usize) {
-        let Some(c) = self.clock.as_deref_mut() else { return self.lanai_clock(now, h, false) };
+        let Some(c) = self.clock.as_deref_mut() else { return self.lci(now, Ev::ClockTick { host: h as u16 }) };
         c.queued -= 1;
         if self.q.len() == c.queued {
             return;
@@ -165,7 +165,7 @@ impl World {
     /// its library polls the clock there: it counts as having just polled.
     /// Without this clock, the LANai NI's (`lci_stack`).
     pub(super) fn clock_fetched(&mut self, now: Instant, h: usize) {
-        let Some(c) = self.clock.as_deref_mut() else { return self.lanai_clock(now, h, true) };
+        let Some(c) = self.clock.as_deref_mut() else { return self.lci(now, Ev::ClockFetched { host: h as u16 }) };
         c.queued -= 1;
         let hs = &self.hosts[h];
         for (p, pr) in hs.procs.iter().enumerate() {

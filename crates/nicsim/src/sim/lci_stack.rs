@@ -1,47 +1,42 @@
 //! The \[LCI] stack in the world: when the hosts run it
 //! (`Scenario::lci`), each host holds its library (`HostState`'s
 //! `lci`) and its NIC the LANai firmware (`Nic`'s `lanai`, with the host's
-//! PCI bus), which makes `HostState` the stack's `crate::lci::Parts`; the
-//! NIs send on the world's network (`Wire`'s grid); the world's run
-//! (`Run`'s `lci`) holds the program the hosts run
-//! (`crate::lci::Running`). The world routes each event addressed to a
-//! part to the rules' method of its kind (`crate::lci::Cx`, lent the
-//! hosts, the grid, the program and the world's queue): host `h`'s library
+//! PCI bus); the NIs send on the world's network (`Wire`'s grid); the
+//! world's run (`Run`'s `lci`) holds the program the hosts run
+//! (`crate::lci::Running`). The world hands each event addressed to a
+//! part to the rules ([`Cx::event`], lent the hosts, the grid, the
+//! program and the world's queue for that event): host `h`'s library
 //! (`Ev::LciLibrary`, a `crate::library::lci::LibEv`), NI `h`'s LANai firmware
 //! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), NI `h`'s polling watchdog
 //! and clock (the events the Open-MX NIC's share: `Ev::WatchdogTimer`,
 //! `Ev::ClockTick`, `Ev::ClockFetched`, routed here by `nic_path` and
-//! `clock` when the world runs the stack). The events the rules schedule
-//! are queued as the world's as they come ([`Queue`]). After each event a
-//! run whose NI store overflowed ends with its error, and one whose
-//! program is done has no program left; a run whose NIs stop sending and
-//! delivering is the stall watch's (`stall`). This file owns that routing
-//! and the wiring of the parts; their state and the rules are
-//! `crate::lci`'s and `crate::nic::lanai`'s.
+//! `clock` when the world runs the stack). The rules queue the world's
+//! events as they schedule them. After each event a run whose NI store
+//! overflowed ends with its error, and one whose program is done has no
+//! program left; a run whose NIs stop sending and delivering is the stall
+//! watch's (`stall`). This file owns that hand-over, the wiring of the
+//! parts and the rules ([`Cx`]): what acts across a host and its NI or
+//! between NIs (a PIO write across the host's bus, a transmit once the
+//! destination NI grants a receive buffer, the grid's timing) and the
+//! routing of what a host's library and its NI's firmware answer, as
+//! `kernel` routes the Open-MX library's; the parts' state and decisions
+//! are `crate::library::lci`'s and `crate::nic::lanai`'s, the program's
+//! `crate::lci`'s.
 
 use super::{Ev, HostState, World};
-use crate::engine::EventQueue;
-use crate::lci::LibEv;
-use crate::lci::{Cx, Due, Parts, Queue, Running, To};
-use crate::library::lci::Lib;
-use crate::nic::lanai::{FwEv, Ni};
+use crate::engine::{EventQueue, Origin};
+use crate::host::bus::BusOp;
+use crate::lci::process::Drive;
+use crate::lci::workload::Job;
+use crate::lci::Running;
+use crate::library::lci::{Cx as LibCx, Lib, LibEv, Outgoing, Output as LibOut};
+use crate::net::grid::Grid;
+use crate::nic::flow::Class;
+use crate::nic::lanai::{FwEv, FwOut, Ni, Packet};
+use crate::nic::timers;
 use crate::time::Instant;
-
-/// The rules' view of the world's queue: each event they schedule is the
-/// world's event for the part it is addressed to.
-impl Queue for EventQueue<Ev> {
-    fn schedule(&mut self, d: Due) {
-        let host = d.host;
-        let ev = match d.to {
-            To::Library(ev) => Ev::LciLibrary { ev, host, arg: d.arg },
-            To::Firmware(ev) => Ev::Lanai { ev, host, arg: d.arg },
-            To::Watchdog => Ev::WatchdogTimer { host, q: 0, gen: d.arg },
-            To::ClockTick => Ev::ClockTick { host },
-            To::ClockFetched => Ev::ClockFetched { host },
-        };
-        self.push(d.at, d.origin, ev);
-    }
-}
+use crate::workload::Op;
+use crate::SimError;
 
 impl World {
     /// Wires the stack onto the world: each host's library beside its
@@ -59,37 +54,18 @@ impl World {
         self.with_lci(Instant::ZERO, |cx| cx.start());
     }
 
-    /// Host `host`'s library event `ev` is due.
-    pub(super) fn lci_library(&mut self, now: Instant, ev: LibEv, host: u16, arg: u32) {
-        let h = u32::from(host);
-        self.with_lci(now, |s| s.library(h, ev, arg, now));
-    }
-
-    /// NI `host`'s firmware event `ev` is due.
-    pub(super) fn lanai(&mut self, now: Instant, ev: FwEv, host: u16, arg: u32) {
-        let h = u32::from(host);
-        self.with_lci(now, |s| s.firmware(h, ev, arg, now));
-    }
-
-    /// NI `h`'s watchdog event of generation `gen` (`Ev::WatchdogTimer`
-    /// of a world that runs the stack).
-    #[cold]
-    pub(super) fn lanai_watchdog(&mut self, now: Instant, h: usize, gen: u32) {
-        self.with_lci(now, |s| s.watchdog(h as u32, gen, now));
-    }
-
-    /// NI `h`'s clock ticks (`Ev::ClockTick` of a world that runs the
-    /// stack), or its fetch is back (`fetched`: `Ev::ClockFetched`).
-    #[cold]
-    pub(super) fn lanai_clock(&mut self, now: Instant, h: usize, fetched: bool) {
-        self.with_lci(now, |s| if fetched { s.clock_fetched(h as u32, now) } else { s.clock_tick(h as u32, now) });
+    /// An event of the stack's parts is due: the rules' (out of the
+    /// event loop's line).
+    #[inline(never)]
+    pub(super) fn lci(&mut self, now: Instant, ev: Ev) {
+        self.with_lci(now, |cx| cx.event(now, ev));
     }
 
     /// Lends the rules the hosts, the grid, the program and the queue for
     /// the event at `now` (`f`); then a run in which an NI's store
     /// overflowed ends with that error, and one whose program is done has
     /// no program left.
-    fn with_lci(&mut self, now: Instant, f: impl FnOnce(&mut Cx<'_, HostState, EventQueue<Ev>>)) {
+    fn with_lci(&mut self, now: Instant, f: impl FnOnce(&mut Cx<'_>)) {
         let (Some(prog), Some(grid)) = (self.run.lci.as_deref_mut(), self.wire.net.grid.as_mut()) else { return };
         let mut cx = Cx::new(&mut self.hosts, grid, prog, &mut self.q);
         f(&mut cx);
@@ -105,7 +81,7 @@ impl World {
     /// Packets the NIs sent and delivered so far: what the stall watch
     /// sees progress in, for a world that runs the stack.
     pub(super) fn lci_packets(&self) -> u64 {
-        let (sent, delivered) = crate::lci::packets(&self.hosts);
+        let (sent, delivered) = crate::lci::packets(self.hosts.iter().map(HostState::ni_ref));
         sent + delivered
     }
 
@@ -113,7 +89,8 @@ impl World {
     /// component it is addressed to, its host or NI, and the packet it
     /// named, if any.
     #[cfg(test)]
-    pub(crate) fn step_lci(&mut self) -> Option<(Instant, To, u32, Option<crate::lci::Packet>)> {
+    pub(crate) fn step_lci(&mut self) -> Option<(Instant, crate::lci::testing::To, u32, Option<crate::lci::Packet>)> {
+        use crate::lci::testing::To;
         let (now, ev) = self.q.pop()?;
         let (to, host, arg) = match ev {
             Ev::LciLibrary { ev, host, arg } => (To::Library(ev), host, arg),
@@ -138,17 +115,373 @@ impl World {
 /// host (`start_lci`).
 const PARTS: &str = "a host of a world that runs the LCI stack has its library and its NI's firmware";
 
-impl Parts for HostState {
-    fn lib(&mut self) -> &mut Lib {
+/// A host's \[LCI] parts, for the rules (`crate::lci::Cx`) and the metrics.
+impl HostState {
+    pub(crate) fn lib(&mut self) -> &mut Lib {
         self.lci.as_deref_mut().expect(PARTS)
     }
-    fn ni(&mut self) -> &mut Ni {
+    pub(crate) fn ni(&mut self) -> &mut Ni {
         self.nic.lanai.as_deref_mut().expect(PARTS)
     }
-    fn lib_ref(&self) -> &Lib {
+    pub(crate) fn lib_ref(&self) -> &Lib {
         self.lci.as_deref().expect(PARTS)
     }
-    fn ni_ref(&self) -> &Ni {
+    pub(crate) fn ni_ref(&self) -> &Ni {
         self.nic.lanai.as_deref().expect(PARTS)
+    }
+}
+
+/// Event origins: host h = 2h, NI h = 2h + 1.
+fn host_origin(h: u32) -> Origin {
+    2 * h
+}
+fn ni_origin(h: u32) -> Origin {
+    2 * h + 1
+}
+
+/// Queues what NI `h`'s firmware asked for at `now` as the world's event
+/// for the part it is addressed to (a signal is its host library's; the
+/// watchdog's and the clock's are the Open-MX NIC's events).
+fn fw_due(q: &mut EventQueue<Ev>, h: u32, now: Instant, o: FwOut) {
+    let host = h as u16;
+    let (at, ev) = match o {
+        FwOut::Fw(t, ev) => (t, Ev::Lanai { ev, host, arg: 0 }),
+        FwOut::Watchdog(t, gen) => (t, Ev::WatchdogTimer { host, q: 0, gen }),
+        FwOut::ClockTick(t) => (t, Ev::ClockTick { host }),
+        FwOut::ClockFetched(t) => (t, Ev::ClockFetched { host }),
+        FwOut::Signal => (now, Ev::LciLibrary { ev: LibEv::Signal, host, arg: 0 }),
+        FwOut::Taken | FwOut::Transmit { .. } | FwOut::Delivered(_) | FwOut::BufferFreed => {
+            unreachable!("{o:?} is done by the rules (Cx::firmware), not queued")
+        }
+    };
+    q.push(at, ni_origin(h), ev);
+}
+
+/// The world's event for host `h`'s library, naming `arg` ([`LibEv`]).
+fn lib_ev(h: u32, ev: LibEv) -> impl FnOnce(u32) -> Ev {
+    move |arg| Ev::LciLibrary { ev, host: h as u16, arg }
+}
+
+/// The world's event for NI `h`'s firmware, naming `arg` ([`FwEv`]).
+fn fw_ev(h: u32, ev: FwEv) -> impl FnOnce(u32) -> Ev {
+    move |arg| Ev::Lanai { ev, host: h as u16, arg }
+}
+
+/// What the world lends the rules for one event: its hosts' parts, its
+/// grid, the program and its event queue; and an NI whose packet store was
+/// full when an event was to name one more ([`Cx::full`]: the run ends
+/// with an error).
+pub(crate) struct Cx<'a> {
+    hs: &'a mut [HostState],
+    grid: &'a mut Grid,
+    prog: &'a mut Running,
+    q: &'a mut EventQueue<Ev>,
+    full: Option<u32>,
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(hs: &'a mut [HostState], grid: &'a mut Grid, prog: &'a mut Running, q: &'a mut EventQueue<Ev>) -> Self {
+        Cx { hs, grid, prog, q, full: None }
+    }
+
+    /// Time zero: the programs' sends and compute; every host of the
+    /// program enters the library (and starts polling); the others stay
+    /// out of it.
+    pub fn start(&mut self) {
+        if let Job::Procs(p) = &self.prog.job {
+            if p.drive == Drive::Upcall {
+                for h in 0..p.procs.len() as u32 {
+                    self.proceed(h, Instant::ZERO);
+                }
+            }
+        }
+        for h in 0..self.hs.len() as u32 {
+            let runs = self.prog.job.participates(h);
+            self.hs[h as usize].lib().start(runs);
+            if !runs {
+                continue;
+            }
+            if let Some(c) = self.hs[h as usize].ni().clock {
+                self.q.push(Instant::ZERO + c.period, ni_origin(h), Ev::ClockTick { host: h as u16 });
+            }
+            self.lib(h, Instant::ZERO, Lib::next);
+        }
+    }
+
+    /// The error of an event that would have named a packet past an NI's
+    /// store, at `now`, if one did.
+    pub fn full(&self, now: Instant) -> Option<SimError> {
+        let h = self.full?;
+        let cap = self.hs[h as usize].ni_ref().packets.bound();
+        Some(SimError(format!(
+            "NI {h} holds more packets in flight than its buffers allow ({cap}: send_buffers + 1 + \
+             recv_buffers * (1 + fanout)) at {} us",
+            now.as_us_f64()
+        )))
+    }
+
+    /// Dispatches one event of the stack's parts to the method of its
+    /// kind: a library's, a firmware's, and the watchdog's and clock's
+    /// events the Open-MX NIC's share.
+    pub fn event(&mut self, now: Instant, ev: Ev) {
+        match ev {
+            Ev::LciLibrary { ev, host, arg } => self.library(u32::from(host), ev, arg, now),
+            Ev::Lanai { ev, host, arg } => self.firmware(u32::from(host), ev, arg, now),
+            Ev::WatchdogTimer { host, gen, .. } => self.watchdog(u32::from(host), gen, now),
+            Ev::ClockTick { host } => self.clock_tick(u32::from(host), now),
+            Ev::ClockFetched { host } => self.clock_fetched(u32::from(host), now),
+            _ => unreachable!("{ev:?} is not an event of the LCI stack"),
+        }
+    }
+
+    /// Queues the event `ev` names `pkt` with, `pkt` held in NI `h`'s
+    /// store until the event is handled; a full store ends the run instead.
+    fn at_packet(&mut self, t: Instant, origin: Origin, h: u32, pkt: Packet, ev: impl FnOnce(u32) -> Ev) {
+        match self.hs[h as usize].ni().packets.put(pkt) {
+            Some(id) => self.q.push(t, origin, ev(id)),
+            None => {
+                self.full.get_or_insert(h);
+            }
+        }
+    }
+
+    /// The packet an event of NI `h` named, given back to its store.
+    fn take_packet(&mut self, h: u32, id: u32) -> Packet {
+        self.hs[h as usize].ni().packets.take(id)
+    }
+
+    /// Calls host `h`'s library at `now` (`f`), then routes what it asked
+    /// for, in its order (a call made while routing appends its outputs
+    /// past these and routes them before it returns).
+    fn lib(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Lib, &mut LibCx<'_>)) {
+        let mark = self.prog.outs.len();
+        f(self.hs[h as usize].lib(), &mut LibCx { now, out: &mut self.prog.outs });
+        let mut i = mark;
+        while let Some(&o) = self.prog.outs.get(i) {
+            self.route(h, now, o);
+            i += 1;
+        }
+        self.prog.outs.truncate(mark);
+    }
+
+    /// Does what host `h`'s library asked for at `now`: its events are
+    /// queued, its PIO goes across its NI's bus, what its program learns
+    /// goes to the program.
+    fn route(&mut self, h: u32, now: Instant, o: LibOut) {
+        let o_h = host_origin(h);
+        match o {
+            LibOut::At { at, ev, arg } => self.q.push(at, o_h, lib_ev(h, ev)(arg)),
+            LibOut::AtPacket { at, ev, pkt } => self.at_packet(at, o_h, h, pkt, lib_ev(h, ev)),
+            LibOut::PioRead { then, pkt } => {
+                let (_, end) = self.hs[h as usize].ni().bus.request(now, BusOp::PioRead);
+                match pkt {
+                    Some(pkt) => self.at_packet(end, o_h, h, pkt, lib_ev(h, then)),
+                    None => self.q.push(end, o_h, lib_ev(h, then)(0)),
+                }
+            }
+            LibOut::PioWrite { pkt, bytes } => {
+                let ni = self.hs[h as usize].ni();
+                ni.packets_sent += 1;
+                let (_, end) = ni.bus.request(now, BusOp::PioWrite { bytes: ni.header() + bytes });
+                self.at_packet(end, o_h, h, pkt, fw_ev(h, FwEv::Posted));
+            }
+            LibOut::Message { src, tag } => {
+                self.prog.job.on_message(h, src, tag);
+                self.flush_sends(now);
+            }
+            LibOut::Arrived { from, tag, at } => {
+                let go_on = match &mut self.prog.job {
+                    Job::Procs(p) => p.arrived(h, from, tag),
+                    Job::Dsm(_) => false,
+                };
+                // A sender that waited for the message to reach every host.
+                while let Some(s) = self.prog.job.take_woken() {
+                    self.proceed(s, at);
+                }
+                if go_on {
+                    self.proceed(h, at);
+                }
+            }
+            LibOut::Idle => {
+                let c = self.prog.job.control(h, now);
+                if self.flush_sends(now) && self.hs[h as usize].lib_ref().has_sends() {
+                    self.lib(h, now, Lib::next);
+                } else {
+                    self.lib(h, now, |l, cx| l.control(cx, c));
+                }
+            }
+            LibOut::ComputeDone => self.prog.job.compute_done(h),
+        }
+    }
+
+    /// Runs host `h`'s process (a program its upcalls drive) at `now`
+    /// until it waits: its sends and broadcasts go to the host's library,
+    /// its compute waits there for them to be written.
+    fn proceed(&mut self, h: u32, now: Instant) {
+        let Job::Procs(p) = &mut self.prog.job else { return };
+        debug_assert_eq!(p.drive, Drive::Upcall);
+        let lib = self.hs[h as usize].lib();
+        loop {
+            match p.next(h, now) {
+                Some(Op::Send { peer, size, tag }) => {
+                    lib.submit(Outgoing { dst: p.host(peer), size, count: 1, bcast: None, tag })
+                }
+                Some(Op::Mcast { size, tag }) => lib.bcast(size, tag),
+                Some(Op::Compute(d)) => {
+                    lib.compute_after_sends(d);
+                    break;
+                }
+                _ => break,
+            }
+        }
+        self.lib(h, now, Lib::wake);
+    }
+
+    /// Moves the program's new messages to the senders' libraries, waking
+    /// a sender that spins in the library. Returns whether there were any.
+    fn flush_sends(&mut self, now: Instant) -> bool {
+        let mut sends = std::mem::take(&mut self.prog.sends);
+        self.prog.job.drain_sends(&mut sends);
+        let any = !sends.is_empty();
+        for (from, o) in sends.drain(..) {
+            self.hs[from as usize].lib().submit(o);
+            self.lib(from, now, Lib::wake);
+        }
+        self.prog.sends = sends;
+        any
+    }
+
+    /// Host `h`'s library event `ev` (`arg`: a packet of NI `h`'s store or
+    /// a generation, [`LibEv`]).
+    fn library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
+        match ev {
+            LibEv::Done => self.lib(h, now, Lib::done),
+            LibEv::Write => self.lib(h, now, Lib::write_pending),
+            LibEv::PollDone => {
+                let d = self.hs[h as usize].ni_ref().delivered;
+                self.lib(h, now, |l, cx| l.poll_done(cx, d));
+            }
+            LibEv::SendCounterDone => {
+                let sent = self.hs[h as usize].ni_ref().sent;
+                self.lib(h, now, |l, cx| l.send_counter_done(cx, sent));
+            }
+            LibEv::McForward => {
+                let pkt = self.take_packet(h, arg);
+                self.lib(h, now, |l, cx| l.mc_forward(cx, pkt));
+            }
+            LibEv::McSendCounterDone => {
+                let pkt = self.take_packet(h, arg);
+                let sent = self.hs[h as usize].ni_ref().sent;
+                self.lib(h, now, |l, cx| l.mc_send_counter_done(cx, pkt, sent));
+            }
+            LibEv::McWrite => {
+                let pkt = self.take_packet(h, arg);
+                self.lib(h, now, |l, cx| l.mc_write(cx, pkt));
+            }
+            LibEv::McComputeDone => {
+                self.hs[h as usize].lib().mc_compute_done();
+                if let Job::Procs(p) = &mut self.prog.job {
+                    p.procs[h as usize].compute_done();
+                }
+                self.proceed(h, now);
+                self.lib(h, now, Lib::next);
+            }
+            LibEv::ComputeDone => self.lib(h, now, |l, cx| l.compute_done(cx, arg)),
+            LibEv::Signal => self.lib(h, now, Lib::signal),
+            LibEv::SoftTimer => self.lib(h, now, Lib::wake),
+        }
+    }
+
+    /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
+    /// the firmware's ([`Ni::event`], reading its host's processed
+    /// counter); what it asks for is done in its order.
+    fn firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
+        let consumed = self.hs[h as usize].lib_ref().consumed();
+        let mark = self.prog.fw.len();
+        let fw = &mut self.prog.fw;
+        self.hs[h as usize].ni().event(now, ev, arg, consumed, &mut |o| fw.push(o));
+        let mut i = mark;
+        while let Some(&o) = self.prog.fw.get(i) {
+            match o {
+                FwOut::Taken => self.lib(h, now, Lib::done),
+                FwOut::Transmit { forward } => self.try_transmit(h, now, forward),
+                FwOut::Delivered(pkt) => self.lib(h, now, |l, cx| l.deliver(cx, pkt)),
+                FwOut::BufferFreed => self.buffer_freed(h, now),
+                o => fw_due(self.q, h, now, o),
+            }
+            i += 1;
+        }
+        self.prog.fw.truncate(mark);
+    }
+
+    /// NI `h`'s watchdog event of generation `gen` (the
+    /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
+    fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
+        let lib = self.hs[h as usize].lib_ref();
+        let words = (lib.irq_enabled(), lib.consumed());
+        let q = &mut *self.q;
+        self.hs[h as usize].ni().watchdog_event(now, gen, words, &mut |o| fw_due(q, h, now, o));
+    }
+
+    /// NI `h`'s clock ticks (the NI's, [`Ni::clock_tick`]).
+    fn clock_tick(&mut self, h: u32, now: Instant) {
+        let q = &mut *self.q;
+        self.hs[h as usize].ni().clock_tick(now, &mut |o| fw_due(q, h, now, o));
+    }
+
+    /// NI `h`'s clock read its host's timer words, and
+    /// interrupts it if a timer is due that the host has not polled.
+    fn clock_fetched(&mut self, h: u32, now: Instant) {
+        let (running, polled) = self.hs[h as usize].lib_ref().timer_words(now);
+        let ni = self.hs[h as usize].ni();
+        let Some(c) = ni.clock else { return };
+        if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
+            ni.clock_interrupts += 1;
+            self.lib(h, now, Lib::signal);
+        }
+    }
+
+    /// A receive buffer of NI `h` may be free: the waiting heads it goes
+    /// to leave, in the order its credits grant them (`crate::nic::flow::Credits::grant`).
+    fn buffer_freed(&mut self, h: u32, now: Instant) {
+        while let Some((s, class)) = self.hs[h as usize].ni().credits.grant() {
+            self.transmit(s, now, class == Class::Forward);
+        }
+    }
+
+    /// NI `h` transmits its head descriptor (`forward`: its programmed head
+    /// forward, `multicast`) if the destination NI reserves it a receive
+    /// buffer; otherwise the head waits there (Myrinet back-pressure,
+    /// `crate::nic::flow::Credits::reserve`) and leaves when granted one (`buffer_freed`),
+    /// a forwarding NI still holding its own.
+    fn try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
+        let ni = self.hs[h as usize].ni();
+        let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
+        let Some(&Packet { dst, .. }) = head else { return };
+        let class = if forward { Class::Forward } else { Class::Send };
+        if self.hs[dst as usize].ni().credits.reserve(h, class) {
+            self.transmit(h, now, forward);
+        }
+    }
+
+    /// NI `h`'s head (`forward`: its head forward), which holds a receive
+    /// buffer of its destination NI, leaves on the grid.
+    fn transmit(&mut self, h: u32, now: Instant, forward: bool) {
+        let ni = self.hs[h as usize].ni();
+        let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
+        let dst = pkt.dst;
+        let (left, arrive) = self.grid.send(h, dst, now, ni.header() + pkt.payload);
+        if forward {
+            ni.packets_sent += 1;
+            self.at_packet(left, ni_origin(h), h, pkt, fw_ev(h, FwEv::FwdDone));
+        } else {
+            self.q.push(left, ni_origin(h), fw_ev(h, FwEv::TxDone)(0));
+        }
+        self.at_packet(arrive, ni_origin(dst), dst, pkt, fw_ev(dst, FwEv::Arrive));
+        let ni = self.hs[h as usize].ni();
+        let (next, ev) = if forward { (ni.fwd_kick(now), FwEv::FwdReady) } else { (ni.tx_kick(now), FwEv::TxReady) };
+        if let Some(t) = next {
+            self.q.push(t, ni_origin(h), fw_ev(h, ev)(0));
+        }
     }
 }

@@ -26,7 +26,7 @@ impl World {
     /// Packet conservation, interrupt accounting and request accounting.
     pub(crate) fn check_invariants(&self) -> Result<(), SimError> {
         if self.run.lci.is_some() {
-            return crate::lci::check_invariants(&self.hosts);
+            return crate::lci::check_invariants(self.hosts.iter().map(super::HostState::ni_ref));
         }
         let d = &self.frames.drops;
         let dropped_before_handler = d.loss + d.ring_full + d.malformed;
@@ -93,12 +93,11 @@ impl World {
     /// counters, its watchdogs' and NI clocks', its signalled cores' and
     /// its reliable protocol's, and its program's measurements.
     fn lci_metrics(&self, s: &crate::lci::Running, m: &mut Metrics) {
-        let (sent, delivered) = crate::lci::packets(&self.hosts);
-        m.set("packets", sent as f64);
-        m.set("packets_delivered", delivered as f64);
-        use crate::lci::Parts;
         let libs = || self.hosts.iter().map(|h| h.lib_ref());
         let nis = || self.hosts.iter().map(|h| h.ni_ref());
+        let (sent, delivered) = crate::lci::packets(nis());
+        m.set("packets", sent as f64);
+        m.set("packets_delivered", delivered as f64);
         let sum = |f: fn(&crate::library::lci::Lib) -> u64| libs().map(f).sum::<u64>() as f64;
         m.set("interrupts", sum(|h| h.interrupts));
         m.set("polls_failed", sum(|h| h.polls_failed));
@@ -110,7 +109,7 @@ impl World {
             n.bus.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
         }
         if let Some(grid) = &self.wire.net.grid {
-            s.metrics(&self.hosts, grid, m);
+            s.metrics(&libs().collect::<Vec<_>>(), &nis().collect::<Vec<_>>(), grid, m);
         }
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
         let wds = || nis().filter_map(|n| n.watchdog.as_ref());

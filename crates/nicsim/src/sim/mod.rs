@@ -559,8 +559,7 @@ impl World {
             Ev::ClockIrq { host, p } => self.clock_irq(now, host as usize, p as usize),
             Ev::FlowResume { host } => self.flow_resume(now, host as usize),
             Ev::KernelTick { host, core } => self.kernel_tick(now, host as usize, core as usize),
-            Ev::LciLibrary { ev, host, arg } => self.lci_library(now, ev, host, arg),
-            Ev::Lanai { ev, host, arg } => self.lanai(now, ev, host, arg),
+            Ev::LciLibrary { .. } | Ev::Lanai { .. } => self.lci(now, ev),
         }
     }
 }

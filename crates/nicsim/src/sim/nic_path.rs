@@ -165,7 +165,7 @@ impl World {
     /// watchdog (`lci_stack`).
     pub(super) fn watchdog_timer(&mut self, now: Instant, h: usize, q: usize, gen: u32) {
         if self.run.lci.is_some() {
-            return self.lanai_watchdog(now, h, gen);
+            return self.lci(now, Ev::WatchdogTimer { host: h as u16, q: q as u8, gen });
         }
         if let Some(t) = self.trace.as_deref_mut() {
             t.nic(h, q, now, What::WatchdogFired, 0);

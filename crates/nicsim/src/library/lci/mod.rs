@@ -7,7 +7,7 @@
 //! PIO read of an NI counter across its bus, a PIO write of a packet into
 //! an NI send buffer, and what its program learns (a message reached the
 //! host, the library has nothing to do, a compute phase ended). The world
-//! routes them (`crate::lci::Cx`): the bus and the NI are the NIC's, the
+//! routes them (`crate::sim` `lci_stack`): the bus and the NI are the NIC's, the
 //! program is the world's run's.
 //!
 //! This module owns the library's state and decisions: the queue of
