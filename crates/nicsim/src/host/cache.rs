@@ -438,6 +438,9 @@ pub struct CacheCosts {
     page_lines: u64,
     /// Demand misses per page of a cold sequential copy.
     prefetch_misses: u64,
+    /// Line misses one core keeps in flight at once (`cache.fill_buffers`,
+    /// at least 1): a [`Walk`]'s independent lines overlap up to this many.
+    pub(super) fill_buffers: u64,
 }
 
 /// Bytes of the page the L2 streamer prefetches within: it does not
@@ -466,6 +469,7 @@ impl CacheCosts {
             line_bytes,
             page_lines: (PREFETCH_PAGE_BYTES / line_bytes).max(1),
             prefetch_misses: c.prefetch_misses_per_page as u64,
+            fill_buffers: (c.fill_buffers as u64).max(1),
         }
     }
 
@@ -648,7 +652,7 @@ mod lines;
 pub use lines::{HostLines, ProcLines, RECVQ_SLOTS};
 
 mod walk;
-pub use walk::Walk;
+pub use walk::{Step, Walk};
 
 pub mod footprint;
 
