@@ -56,7 +56,10 @@
 //!
 //! What is charged: a transfer between dies (by relation), a line that the
 //! capacity has evicted (one memory access), and a copy at the cold rate when
-//! its source is not in the copier's L2. Accesses that are only counted (the
+//! its source is not in the copier's L2. An object's lines accessed alone
+//! ([`CacheCosts::access`]) are charged one after another; a path's
+//! footprint ([`Walk::access_at`]) costs its dependency chain, the lines
+//! of one step in flight together ([`Step`], `cache.fill_buffers`). Accesses that are only counted (the
 //! NIC-written descriptor and header lines, the private state, the sender's
 //! buffer, copy destinations) cost nothing here: their time is part of the
 //! fitted per-packet costs (`host.driver_rx_ns`, `library.*`, the copy rates).
