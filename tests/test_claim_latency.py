@@ -63,12 +63,15 @@ def test_with_the_claim_in_flight_both_bindings_batch_alike() -> None:
         return float(m["host1_rx_interrupts"]) / 3000
 
     # Claimed at once, the round-robin interrupt's line transfers alone
-    # decide that it batches and the bound one does not: [OMX-COAL] IV-B2's
-    # binding saving is then partly a change of batching. With the claim
-    # in flight both take about the same interrupts a packet.
+    # decide that it batches and the bound one does not (one interrupt a
+    # packet against 0.8 with the presets' overlap of the lines,
+    # `cache.fill_buffers`; 0.67 with the lines one after another):
+    # [OMX-COAL] IV-B2's binding saving is then partly a change of
+    # batching. With the claim in flight both take about the same
+    # interrupts a packet.
     rr0, one0 = per_packet(0.0, "single-rr"), per_packet(0.0, "single-core")
     rr, one = per_packet(500.0, "single-rr"), per_packet(500.0, "single-core")
-    assert one0 > 1.3 * rr0, (rr0, one0)
+    assert one0 > 1.15 * rr0, (rr0, one0)
     assert abs(one - rr) < 0.1 * one, (rr, one)
 
 

@@ -404,6 +404,13 @@ cost_table! {
         pub frag_dtor_lines: u32 [0, 1024] => count frag_dtor_lines,
         /// Lines of a pull handle the handler updates per pull reply.
         pub pull_lines: u32 [0, 1024] => count pull_lines,
+        /// Line misses one core keeps in flight at once (its L1 data
+        /// cache's fill buffers): a path's independent lines, those of one
+        /// step of its dependency chain (`host/cache/footprint.rs`),
+        /// overlap up to this many; 0 or 1 prices every line after the
+        /// one before.
+        #[serde(default)]
+        pub fill_buffers: u32 [0, 64] => count fill_buffers,
         /// Lines the NIC wrote by DMA that the driver reads per received frame
         /// besides its payload (receive completion entry, frame headers).
         pub rx_dma_lines: u32 [0, 1024] => count rx_dma_lines,

@@ -56,7 +56,10 @@
 //!
 //! What is charged: a transfer between dies (by relation), a line that the
 //! capacity has evicted (one memory access), and a copy at the cold rate when
-//! its source is not in the copier's L2. Accesses that are only counted (the
+//! its source is not in the copier's L2. An object's lines accessed alone
+//! ([`CacheCosts::access`]) are charged one after another; a path's
+//! footprint ([`Walk::access_at`]) costs its dependency chain, the lines
+//! of one step in flight together ([`Step`], `cache.fill_buffers`). Accesses that are only counted (the
 //! NIC-written descriptor and header lines, the private state, the sender's
 //! buffer, copy destinations) cost nothing here: their time is part of the
 //! fitted per-packet costs (`host.driver_rx_ns`, `library.*`, the copy rates).
@@ -438,6 +441,9 @@ pub struct CacheCosts {
     page_lines: u64,
     /// Demand misses per page of a cold sequential copy.
     prefetch_misses: u64,
+    /// Line misses one core keeps in flight at once (`cache.fill_buffers`,
+    /// at least 1): a [`Walk`]'s independent lines overlap up to this many.
+    pub(super) fill_buffers: u64,
 }
 
 /// Bytes of the page the L2 streamer prefetches within: it does not
@@ -466,6 +472,7 @@ impl CacheCosts {
             line_bytes,
             page_lines: (PREFETCH_PAGE_BYTES / line_bytes).max(1),
             prefetch_misses: c.prefetch_misses_per_page as u64,
+            fill_buffers: (c.fill_buffers as u64).max(1),
         }
     }
 
@@ -648,7 +655,7 @@ mod lines;
 pub use lines::{HostLines, ProcLines, RECVQ_SLOTS};
 
 mod walk;
-pub use walk::Walk;
+pub use walk::{Step, Walk};
 
 pub mod footprint;
 

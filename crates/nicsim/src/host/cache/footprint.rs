@@ -36,6 +36,7 @@
 //! instruction cache between packets, so its fetches are not L2 requests
 //! \[estimate]; they would be if the L1I were modelled.
 
+pub use super::Step;
 use super::{CacheCosts, CacheStats, Obj, ObjClass, ReadCopy, Side, Walk};
 use crate::host::topology::{Cpu, Topology};
 use crate::time::Duration;
@@ -100,6 +101,9 @@ const SLICE_OBJS: usize = 5;
 pub struct Row {
     /// Written lines, in up to two objects.
     pub written: [(Held, u32); 2],
+    /// Where each of `written`'s lines stands in the path's dependency
+    /// chain ([`Step`]): the lines of one step are in flight together.
+    pub steps: [Step; 2],
     /// Lines a DMA wrote that the path reads, or that a DMA read out of
     /// the core's cache and the path writes again (a miss wherever the
     /// path runs; counted in class `driver`).
@@ -113,21 +117,26 @@ pub struct Row {
 /// The footprint of each path, indexed by [`Path`]; counts are 64 B lines.
 pub const FOOTPRINT: [Row; PATHS] = [
     // HardIrq: irq_desc lock and status written, 2 [estimate]; mcp_irq_data (64 B) DMA-written, 1 [fact] myri10ge_mcp.h@1.4.4 L399-430, read by myri10ge_intr (myri10ge.c@1.4.4 L1524-1582); softnet_data and mgp, 2 stay [estimate]; code 25-40 [estimate]
-    Row { written: [(Held::Irq, 2), (Held::Irq, 0)], dma: 1, stay: 2, code: 32 },
+    // HardIrq steps: do_IRQ loads desc->handle_irq (line 0 of struct irq_desc, with status and irq_count) to call handle_edge_irq, whose spin_lock(&desc->lock) (line 1, offset 80 on x86_64: include/linux/irq.h of 2.6.26) is a locked instruction the load must complete before: a chain of 2 [estimate: the layout; the order, SDM Vol. 3A 8.2.2]
+    Row { written: [(Held::Irq, 2), (Held::Irq, 0)], steps: [Step::chain(0), Step::at(0)], dma: 1, stay: 2, code: 32 },
     // TxDone: ss->stats tx counters, 1 written [fact] myri10ge.c@1.4.4 L1341-1406 (tx.done, tx.info and the skbs: cache.tx_lines); per-CPU completion queue, 1 stay [fact] dev_kfree_skb_irq; code 8-12 [estimate]
-    Row { written: [(Held::Stats, 1), (Held::Irq, 0)], dma: 0, stay: 1, code: 10 },
+    Row { written: [(Held::Stats, 1), (Held::Irq, 0)], steps: [Step::at(0), Step::at(0)], dma: 0, stay: 1, code: 10 },
     // NapiPoll: napi_struct 1 [estimate] 40 B, 72 B with CONFIG_NETPOLL, include/linux/netdevice.h@2.6.26, its poll_list and state written by net_rx_action and netif_rx_complete (in place of cache.napi_lines, 0 where this table is on); rx_done header 2 [estimate] myri10ge.c@1.4.4 L159-166; lro_flush_all reads 8 net_lro_desc, 12 stay [estimate] include/linux/inet_lro.h; code 15-25 [estimate]
-    Row { written: [(Held::Poll, 3), (Held::Irq, 0)], dma: 0, stay: 12, code: 20 },
+    // NapiPoll steps: net_rx_action reads the napi_struct (its address from this CPU's softnet_data, a staying line) and calls n->poll; myri10ge_poll finds the slice by container_of (no load) and myri10ge_clean_rx_done reads rx_done's idx and cnt: their addresses are known before the napi line arrives and no locked instruction stands between (netpoll_poll_lock locks only while netpoll runs), so the 3 lines are in flight together [estimate: net/core/dev.c of 2.6.26, the call predicted]
+    Row { written: [(Held::Poll, 3), (Held::Irq, 0)], steps: [Step::at(0), Step::at(0)], dma: 0, stay: 12, code: 20 },
     // RxFrame: rx_small/rx_big 1 [fact] 64 B myri10ge.c@1.4.4 L127-139, info 1/2 -> 1, the buffer's struct page 1 (get_page/put_page) [estimate], stats rx counters 1 [fact] L168-175; ptype lists 2 stay [estimate]; the slab's per-CPU lines of skbuff_head_cache and of the data's kmalloc cache, taken by netdev_alloc_skb and given back by the skb's free after the handler on this core, 2 stay [estimate, 2-4]; code 30-45 [estimate] (mcp_slot and header: cache.rx_dma_lines; skb: cache.kernel_private_lines)
-    Row { written: [(Held::Rx, 3), (Held::Stats, 1)], dma: 0, stay: 4, code: 38 },
+    // RxFrame steps: myri10ge_rx_done reads rx->cnt and rx->info (the rx_small/rx_big line), then rx->info[idx] at the index it gives, then the struct page that entry points to (get_page): a chain of 3; ss->stats' address is known from the start, in flight with the first [estimate: myri10ge.c of 2.6.26 myri10ge_rx_done]
+    Row { written: [(Held::Rx, 3), (Held::Stats, 1)], steps: [Step::chain(0), Step::at(0)], dma: 0, stay: 4, code: 38 },
     // OmxRecv: iface->counters[] hot counters in bytes 0-111, 1 written [fact] common/omx_io.h L869ff, omx_counter_inc omx_iface.h L115-118, on by default configure.ac L281-288; the endpoint's refcount (line 0 of the 2,296 B struct omx_endpoint, offset 48), 1 written [fact] omx_endpoint_acquire_by_iface_index, driver/linux/omx_dev.c L336-365 (kref_get; kref_put at the end of the handler); iface and endpoints[] (under RCU: read) 2 stay [fact] omx_recv.c L997-1087; code 8-12 [estimate] (the endpoint's lines 1-2, queue offsets, event_lock, waiters: cache.endpoint_lines)
-    Row { written: [(Held::Iface, 1), (Held::EpRef, 1)], dma: 0, stay: 2, code: 10 },
+    // OmxRecv steps: the handler takes the endpoint first (kref_get, a locked increment of its refcount line) and counts the frame in iface->counters[] at its end (omx_recv_tiny and the others, driver/linux/omx_recv.c of 1.0.901): the counters' line after the locked instruction, step 1 [fact: the order; SDM Vol. 3A 8.2.2]
+    Row { written: [(Held::Iface, 1), (Held::EpRef, 1)], steps: [Step::at(1), Step::at(0)], dma: 0, stay: 2, code: 10 },
     // OmxSend: omx_queue_xmit increments iface->counters[SEND_<type>] for every frame it sends, the same line as omx_recv's, 1 written [fact] driver/linux/omx_misc.h L43-45; the frame's head (Ethernet and Open-MX headers) written into the skb's data, a kmalloc buffer the per-CPU slab hands out again send after send, whose line the NIC's transmit DMA read out of the cache last time: 1 DMA line, a miss if that read left the line Invalid, a hit with cache.tx_dma_read_shares (Shared: the write is an upgrade, not a line brought in; PathLines::sharing_tx_reads) [estimate]; myri10ge_xmit writes the descriptors into tx->req_list, the host's shadow of the send ring whose first entries every send rewrites (myri10ge.c of 2.6.26 L145, L2699 req = tx->req_list), 1 stay [fact]; the rest of the send path: cache.tx_lines, cache.kernel_private_lines, host.driver_tx
-    Row { written: [(Held::Iface, 1), (Held::Irq, 0)], dma: 1, stay: 1, code: 0 },
+    Row { written: [(Held::Iface, 1), (Held::Irq, 0)], steps: [Step::at(0), Step::at(0)], dma: 1, stay: 1, code: 0 },
     // SendIoctl: the endpoint's line 0, whose status omx_handle_ioctl_with_endpoint reads (offset 40, beside the refcount at 48 that omx_recv's kref writes), 1 read, not written [fact] driver/linux/omx_dev.c, omx_endpoint.h (0.9.2 and 1.0.901): PathLines::send_ioctl; per-CPU and read-mostly lines, 10 stay [estimate, range 7-14]: the system call's entry and fget_light (thread_info, files_struct's fd array, struct file: 3, fs/ioctl.c, fs/file_table.c of 2.6.26), the command copied in from the caller's stack (copy_from_user, 1: the library wrote it just before), the slab's per-CPU array_cache of skbuff_head_cache and of the kmalloc cache of the data (2, alloc_skb in omx_new_skb), the frame's head written (1: Ethernet and Open-MX headers), the peer table entry omx_set_target_peer reads (1), the iface and net_device lines (eth_ifp, dev_addr: 2); code 40-60 [estimate] (the skb's struct: cache.kernel_private_lines; the send ring: cache.tx_lines)
-    Row { written: [(Held::Irq, 0), (Held::Irq, 0)], dma: 0, stay: 10, code: 50 },
+    Row { written: [(Held::Irq, 0), (Held::Irq, 0)], steps: [Step::at(0), Step::at(0)], dma: 0, stay: 10, code: 50 },
     // Restock: myri10ge_alloc_rx_pages gives the buffer just taken back to the NIC (myri10ge.c of 2.6.26 L1199-1256; nic.fill_thresh 0: at every poll): the refilled entry's rx->info (32 B, myri10ge_rx_buffer_state) and rx->shadow (8 B, mcp_kreq_ether_recv) written, 1 line [estimate: 1/2 + 1/8 line, rounded up]; the current page's struct page, get_page(rx->page) for every buffer carved from it (L1213), 1 written [fact]; a new page from alloc_pages (L1217) every 2 buffers at MTU 9000, the presets' (small_bytes 1518 + MXGEFW_PAD, SKB_DATA_ALIGN: 1,536 B), every 32 at 1500 (128 B): the per-CPU free list's line and the new page's struct page, which the put_page of the skb that held it freed onto this CPU's hot list, 1 stay a frame [estimate: 2 lines a page, range 1/16 to 1]; the descriptors copied to the NIC 8 at a time by PIO (myri10ge_submit_8rx): uncached, no L2 request; code 10-15 [estimate]
-    Row { written: [(Held::Fill, 2), (Held::Irq, 0)], dma: 0, stay: 1, code: 12 },
+    // Restock steps: get_page(rx->page) (L1213, a locked increment of the struct page's count) comes before the stores to rx->info[idx] and rx->shadow[idx], which cannot pass it: a chain of 2 [estimate: SDM Vol. 3A 8.2.2]
+    Row { written: [(Held::Fill, 2), (Held::Irq, 0)], steps: [Step::chain(0), Step::at(0)], dma: 0, stay: 1, code: 12 },
 ];
 
 /// A path of the library (libopen-mx 1.0.901) with a row in
@@ -420,13 +429,14 @@ impl Parts<'_> {
     #[inline(always)]
     fn walk(&mut self, walk: &mut Walk, cc: &CacheCosts, topo: &Topology, cache: &CacheStats, path: Path, q: usize) {
         let row = &FOOTPRINT[path as usize];
-        let [(a, na), (b, nb)] = row.written;
+        let ([(a, na), (b, nb)], [sa, sb]) = (row.written, row.steps);
         if na > 0 {
-            walk.access(cc, topo, cache, self.obj(a, q), na);
+            walk.access_at(cc, topo, cache, self.obj(a, q), na, sa);
         }
         if nb > 0 {
-            walk.access(cc, topo, cache, self.obj(b, q), nb);
+            walk.access_at(cc, topo, cache, self.obj(b, q), nb, sb);
         }
+        walk.settle(cc);
         let (lines, mut dma) = (row.dma as u64 + row.stay as u64, row.dma as u64);
         if path == Path::OmxSend && self.tx_read_shares {
             // The head's line the NIC's transmit DMA read: Shared, a hit.
@@ -461,237 +471,5 @@ pub fn written_lines(path: Path) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn costs() -> CacheCosts {
-        // The copy speeds do not matter here.
-        crate::host::cache::tests::costs_with(70, 100)
-    }
-
-    /// The receive paths of one interrupt with one frame on core `core`.
-    fn interrupt(lines: &mut super::super::HostLines, cache: &mut CacheStats, core: u16) -> Duration {
-        let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
-        let at = topo.cpu(core);
-        let mut t = Duration::ZERO;
-        for p in [Path::HardIrq, Path::NapiPoll, Path::RxFrame, Path::OmxRecv, Path::TxDone] {
-            t += lines.path(&cc, &topo, cache, (p, 0), at);
-        }
-        t
-    }
-
-    #[test]
-    fn the_written_lines_follow_a_round_robin_interrupt_and_stay_with_a_bound_one() {
-        let mut bound = (super::super::HostLines::new(8, 1, true), CacheStats::new(4, 65536, 512));
-        let mut rr = (super::super::HostLines::new(8, 1, true), CacheStats::new(4, 65536, 512));
-        let (mut t_bound, mut t_rr) = (Duration::ZERO, Duration::ZERO);
-        for i in 0..800u16 {
-            t_bound += interrupt(&mut bound.0, &mut bound.1, 0);
-            t_rr += interrupt(&mut rr.0, &mut rr.1, i % 8);
-        }
-        let driver = |s: &CacheStats| s.counts[ObjClass::Driver as usize][Side::Kernel as usize];
-        // Round-robin: every interrupt after the first moves every written line
-        // (on another die, or modified in the sibling core's L1).
-        let written: u32 = [Path::HardIrq, Path::NapiPoll, Path::RxFrame, Path::OmxRecv, Path::TxDone]
-            .into_iter()
-            .map(written_lines)
-            .sum();
-        assert_eq!(written, 12);
-        assert!(driver(&rr.1).misses >= 799 * 11, "{:?}", driver(&rr.1));
-        // Half the hand-overs (core 1 to 2, 3 to 4, 5 to 6, 7 to 0) cross
-        // dies: those are charged.
-        assert!(t_rr >= Duration::from_ns(70).times(799 * 11 / 2), "{t_rr}");
-        assert!(t_bound <= Duration::from_ns(100).times(11), "{t_bound}");
-        // The DMA-written line (mcp_irq_data) misses wherever the
-        // interrupt runs: bound, it is the only miss after the first touches.
-        assert_eq!(driver(&bound.1).misses, 11 + 800);
-        // The per-CPU and read-mostly lines hit.
-        let stay: u64 = [Path::HardIrq, Path::NapiPoll, Path::RxFrame, Path::OmxRecv, Path::TxDone]
-            .into_iter()
-            .map(|p| FOOTPRINT[p as usize].stay as u64)
-            .sum();
-        assert_eq!(driver(&bound.1).hits, 800 * (stay + 12) - 11);
-    }
-
-    #[test]
-    fn two_paths_run_back_to_back_give_what_each_run_alone_gives() {
-        let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
-        let (mut two, mut one) = (PathLines::new(2, true), PathLines::new(2, true));
-        // An L2 of 40 lines: the DMA-written lines alone evict the others.
-        let (mut c2, mut c1) = (CacheStats::new(4, 40, 8), CacheStats::new(4, 40, 8));
-        // Core 2's accesses counted apart too (the measured thread's).
-        c2.watch(2);
-        c1.watch(2);
-        let pairs = [
-            ((Path::HardIrq, 1), (Path::NapiPoll, 1)),
-            ((Path::RxFrame, 1), (Path::OmxRecv, 3)),
-            ((Path::TxDone, 0), (Path::OmxSend, 0)),
-            ((Path::RxFrame, 0), (Path::OmxRecv, 0)),
-        ];
-        for i in 0..200u16 {
-            let at = topo.cpu((i * 3) % 8);
-            let (a, b) = pairs[i as usize % pairs.len()];
-            let t2 = two.run_all(&cc, &topo, &mut c2, [a, b], at);
-            let t1 = one.run(&cc, &topo, &mut c1, a, at) + one.run(&cc, &topo, &mut c1, b, at);
-            assert_eq!(t2, t1, "run {i}");
-            assert_eq!(c2.counts, c1.counts, "run {i}");
-            assert_eq!(c2.thread_side_totals(Side::Kernel), c1.thread_side_totals(Side::Kernel), "run {i}");
-        }
-        assert!(c2.counts[ObjClass::Driver as usize][0].misses > 0);
-        assert!(c2.thread_side_totals(Side::Kernel).unwrap().1 > 0);
-    }
-
-    #[test]
-    fn a_send_call_in_one_walk_gives_what_the_ioctl_and_the_send_give_one_after_the_other() {
-        let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
-        let (mut one, mut two) = (super::super::HostLines::new(8, 2, true), super::super::HostLines::new(8, 2, true));
-        // A small L2 and L1: evictions, and lines in a sibling's L1.
-        let (mut c1, mut c2) = (CacheStats::new(4, 60, 12), CacheStats::new(4, 60, 12));
-        c1.watch(3);
-        c2.watch(3);
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        for i in 0..3000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let (core, ep, payload) = ((x % 8) as u16, ((x >> 8) % 3) as usize, ((x >> 16) % 4) as u32);
-            let at = topo.cpu(core);
-            if (x >> 24).is_multiple_of(3) {
-                // The receive path writes the endpoint's line on some core.
-                let rx = topo.cpu(((x >> 32) % 8) as u16);
-                let run = [(Path::RxFrame, 1), (Path::OmxRecv, ep)];
-                assert_eq!(one.paths(&cc, &topo, &mut c1, run, rx), two.paths(&cc, &topo, &mut c2, run, rx));
-            }
-            let t1 = one.send_call(&cc, &topo, &mut c1, ep, payload, at);
-            two.paths.send_ioctl(&cc, &mut c2, ep, at);
-            let t2 = two.paths.send(&cc, &topo, &mut c2, payload, at);
-            assert_eq!(t1, t2, "send {i}");
-            assert_eq!(c1.counts, c2.counts, "send {i}");
-            assert_eq!(c1.fill, c2.fill, "send {i}");
-            assert_eq!(c1.thread_side_totals(Side::Kernel), c2.thread_side_totals(Side::Kernel), "send {i}");
-        }
-        // Both kinds of read outcome happened.
-        let driver = c1.counts[ObjClass::Driver as usize][Side::Kernel as usize];
-        assert!(driver.misses > 3000 && driver.hits > 3000, "{driver:?}");
-        // Off, nothing.
-        let mut off = super::super::HostLines::new(8, 1, false);
-        let mut cache = CacheStats::new(4, 65536, 512);
-        assert_eq!(off.send_call(&cc, &topo, &mut cache, 0, 2, topo.cpu(0)), Duration::ZERO);
-        assert_eq!(cache.totals(), (0, 0));
-    }
-
-    #[test]
-    fn the_send_system_call_reads_the_endpoint_line_the_receive_path_wrote() {
-        // The receive path (omx_recv's kref) on the interrupt's core 1, then
-        // the process's send ioctl on core 0 (S$: the same die), in turn.
-        let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
-        let mut lines = super::super::HostLines::new(8, 1, true);
-        let mut cache = CacheStats::new(4, 65536, 512);
-        cache.watch(0);
-        let n = 100u64;
-        for _ in 0..n {
-            lines.path(&cc, &topo, &mut cache, (Path::OmxRecv, 3), topo.cpu(1));
-            lines.paths.send_ioctl(&cc, &mut cache, 3, topo.cpu(0));
-        }
-        let row = FOOTPRINT[Path::SendIoctl as usize];
-        assert_eq!(written_lines(Path::SendIoctl), 0);
-        // The process's counts: per call, the endpoint's line 0 from the
-        // sibling's L1 (a miss) and the per-CPU and read-mostly lines (hits).
-        let (accesses, misses) = cache.thread_side_totals(Side::Kernel).unwrap();
-        assert_eq!(accesses, n * (1 + row.stay as u64));
-        assert_eq!(misses, n);
-        // Read, not taken: the receive path's writes on core 1 keep hitting
-        // (only the first touches of its two lines miss).
-        assert_eq!(cache.side_totals(Side::Kernel).1, n + 2);
-        // On the interrupt's core (SC) the line stays: only the first misses.
-        let mut lines = super::super::HostLines::new(8, 1, true);
-        let mut cache = CacheStats::new(4, 65536, 512);
-        cache.watch(0);
-        for _ in 0..n {
-            lines.path(&cc, &topo, &mut cache, (Path::OmxRecv, 3), topo.cpu(0));
-            lines.paths.send_ioctl(&cc, &mut cache, 3, topo.cpu(0));
-        }
-        let recv = FOOTPRINT[Path::OmxRecv as usize];
-        let per = 1 + row.stay as u64 + written_lines(Path::OmxRecv) as u64 + recv.stay as u64;
-        assert_eq!(cache.thread_side_totals(Side::Kernel), Some((n * per, 2)));
-    }
-
-    #[test]
-    fn the_restock_writes_lines_that_follow_a_round_robin_poll_and_stay_with_a_bound_one() {
-        let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
-        let runs = [(Path::RxFrame, 0), (Path::Restock, 0), (Path::OmxRecv, 0)];
-        let n = 400u64;
-        let misses = |rr: bool| {
-            let mut lines = super::super::HostLines::new(8, 1, true);
-            let mut cache = CacheStats::new(4, 65536, 512);
-            for i in 0..n {
-                let at = topo.cpu(if rr { (i % 8) as u16 } else { 0 });
-                let _ = lines.paths(&cc, &topo, &mut cache, runs, at);
-            }
-            cache.counts[ObjClass::Driver as usize][Side::Kernel as usize]
-        };
-        let per_frame: u32 = runs.iter().map(|&(p, _)| written_lines(p)).sum();
-        // rx_* + info + page, stats, the restock's info/shadow and page,
-        // the interface's counters and the endpoint's refcount.
-        assert_eq!(written_lines(Path::Restock), 2);
-        assert_eq!(per_frame, 8);
-        let (rr, bound) = (misses(true), misses(false));
-        // Round-robin: every frame's core misses every line the last one
-        // wrote, the restock's with them.
-        assert_eq!(rr.misses, n * per_frame as u64);
-        // Bound: only the first touches miss; the restock's lines are hits.
-        assert_eq!(bound.misses, per_frame as u64);
-        let stay: u64 = runs.iter().map(|&(p, _)| FOOTPRINT[p as usize].stay as u64).sum();
-        assert_eq!(bound.hits + bound.misses, n * (per_frame as u64 + stay));
-    }
-
-    #[test]
-    fn a_send_misses_the_lines_the_nics_transmit_dma_read_wherever_it_runs() {
-        // The process's sends on its own core (the interrupt's too: SC), one
-        // after the other, with the lines the NIC's DMA read left Invalid:
-        // the frame's head and a small send's data, read by the NIC's DMA
-        // at the last send, miss every time; the data's source in the
-        // caller's buffer, the interface's counters and the driver's shadow
-        // of the ring stay.
-        let (cc, topo) = (costs(), Topology::with_shape(2, 2, 2));
-        let mut lines = super::super::HostLines::new(8, 1, true);
-        let mut cache = CacheStats::new(4, 65536, 512);
-        cache.watch(0);
-        let (n, payload) = (100u64, 2u32);
-        for _ in 0..n {
-            let _ = lines.paths.send(&cc, &topo, &mut cache, payload, topo.cpu(0));
-        }
-        let row = FOOTPRINT[Path::OmxSend as usize];
-        assert_eq!(row.dma, 1);
-        let per = written_lines(Path::OmxSend) as u64 + row.stay as u64 + row.dma as u64 + 2 * payload as u64;
-        // The counters' line misses once (its first touch).
-        let expected = n * (row.dma as u64 + payload as u64) + 1;
-        assert_eq!(cache.thread_side_totals(Side::Kernel), Some((n * per, expected)));
-        // Left Shared (`cache.tx_dma_read_shares`), the same accesses and
-        // the counters' first touch the only miss.
-        let mut lines = super::super::HostLines::new(8, 1, true).sharing_tx_reads(true);
-        let mut cache = CacheStats::new(4, 65536, 512);
-        cache.watch(0);
-        for _ in 0..n {
-            let _ = lines.paths.send(&cc, &topo, &mut cache, payload, topo.cpu(0));
-        }
-        assert_eq!(cache.thread_side_totals(Side::Kernel), Some((n * per, 1)));
-        // Off, nothing.
-        let mut lines = super::super::HostLines::new(8, 1, false);
-        let mut cache = CacheStats::new(4, 65536, 512);
-        assert_eq!(lines.paths.send(&cc, &topo, &mut cache, payload, topo.cpu(0)), Duration::ZERO);
-        assert_eq!(cache.totals(), (0, 0));
-    }
-
-    #[test]
-    fn switched_off_the_paths_touch_nothing() {
-        let mut lines = super::super::HostLines::new(8, 1, false);
-        let mut cache = CacheStats::new(4, 65536, 512);
-        let mut t = Duration::ZERO;
-        for i in 0..64u16 {
-            t += interrupt(&mut lines, &mut cache, i % 8);
-        }
-        assert_eq!(t, Duration::ZERO);
-        assert_eq!(cache.totals(), (0, 0));
-    }
-}
+#[path = "footprint_tests.rs"]
+mod tests;

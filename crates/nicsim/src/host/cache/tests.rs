@@ -12,6 +12,12 @@ fn costs() -> CacheCosts {
 /// ns (other socket), and none of the stages' own line counts: those are
 /// what a test sets.
 pub(super) fn costs_with(same: u64, other: u64) -> CacheCosts {
+    costs_in_flight(same, other, 0)
+}
+
+/// [`costs_with`] with `fill_buffers` line misses in flight at once (0:
+/// none modelled, each line after the one before).
+pub(super) fn costs_in_flight(same: u64, other: u64, fill_buffers: u32) -> CacheCosts {
     CacheCosts::new(&CacheTimes {
         same_socket: Duration::from_ns(same),
         other_socket: Duration::from_ns(other),
@@ -28,6 +34,7 @@ pub(super) fn costs_with(same: u64, other: u64) -> CacheCosts {
         tx_contention_lines: 0,
         frag_dtor_lines: 0,
         pull_lines: 0,
+        fill_buffers,
         rx_dma_lines: 0,
         kernel_private_lines: 0,
         user_private_lines: 0,
@@ -309,4 +316,69 @@ fn the_costs_of_a_topology_look_up_each_pair_of_dies_as_its_relation_gives_it() 
     let cc = costs().for_topology(&t);
     let line = |from, to| cc.line(&t, Owner::die(from), to);
     assert_eq!((line(0, 0), line(0, 1), line(0, 2)), (Duration::ZERO, Duration::from_ns(68), Duration::from_ns(93)));
+}
+
+#[test]
+fn independent_lines_overlap_up_to_the_fill_buffers_and_a_chain_does_not() {
+    let t = topo();
+    // Four one-line objects last written on die 1 (and one on die 2, the
+    // other socket, where `far`), walked from die 0 at the given steps.
+    let stall = |fill: u32, steps: [Step; 4], far: bool| {
+        let cc = costs_in_flight(68, 93, fill);
+        let mut st = CacheStats::new(4, 65536, 512);
+        let mut objs = [Obj::new(ObjClass::Driver); 4];
+        for (i, o) in objs.iter_mut().enumerate() {
+            let die = if far && i == 3 { 2 } else { 1 };
+            let _ = cc.access(&t, &mut st, o, on(die), Side::Kernel, 1);
+        }
+        let before = st.counts;
+        let mut w = Walk::begin(&st, on(0), ObjClass::Driver, Side::Kernel);
+        for (o, s) in objs.iter_mut().zip(steps) {
+            w.access_at(&cc, &t, &st, o, 1, s);
+        }
+        w.settle(&cc);
+        let stall = w.end(&mut st);
+        // Whatever the overlap, four misses.
+        let k = Side::Kernel as usize;
+        assert_eq!(st.counts[ObjClass::Driver as usize][k].misses - before[ObjClass::Driver as usize][k].misses, 4);
+        stall
+    };
+    let line = Duration::from_ns(68);
+    let together = [Step::at(0); 4];
+    // Independent lines are in flight together: one transfer's time.
+    assert_eq!(stall(8, together, false), line);
+    // With one from the other socket, the slowest's.
+    assert_eq!(stall(8, together, true), Duration::from_ns(93));
+    // Dependent lines (each address read from the line before): the sum.
+    assert_eq!(stall(8, [Step::at(0), Step::at(1), Step::at(2), Step::at(3)], false), line.times(4));
+    // A chain runs through one object's lines: four one-line objects each
+    // starting one at step 0 are in flight together.
+    assert_eq!(stall(8, [Step::chain(0); 4], false), line);
+    // Two at step 0, then a chain of two: three transfers.
+    assert_eq!(stall(8, [Step::at(0), Step::at(0), Step::at(1), Step::at(2)], false), line.times(3));
+    // Two fill buffers: two waves of two.
+    assert_eq!(stall(2, together, false), line.times(2));
+    // One fill buffer, or none set: each line after the one before, what
+    // `CacheCosts::access` charges.
+    assert_eq!(stall(1, together, false), line.times(4));
+    assert_eq!(stall(0, together, false), line.times(4));
+}
+
+#[test]
+fn an_objects_lines_at_one_step_overlap_and_chained_they_add_up() {
+    let t = topo();
+    let stall = |step: Step| {
+        let cc = costs_in_flight(68, 93, 8);
+        let mut st = CacheStats::new(4, 65536, 512);
+        let mut obj = Obj::new(ObjClass::Driver);
+        let _ = cc.access(&t, &mut st, &mut obj, on(1), Side::Kernel, 3);
+        let mut w = Walk::begin(&st, on(0), ObjClass::Driver, Side::Kernel);
+        w.access_at(&cc, &t, &st, &mut obj, 3, step);
+        w.settle(&cc);
+        w.end(&mut st)
+    };
+    assert_eq!(stall(Step::at(0)), Duration::from_ns(68));
+    assert_eq!(stall(Step::chain(0)), Duration::from_ns(68).times(3));
+    // Past the steps a walk keeps apart, one after another.
+    assert_eq!(stall(Step::at(9)), Duration::from_ns(68).times(3));
 }

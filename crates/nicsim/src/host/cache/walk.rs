@@ -1,8 +1,54 @@
 //! A walk: one core's accesses to objects of one class, made in turn with
 //! the die's fill clock and the class's counters kept between them
-//! ([`Walk`]), for the footprints' paths (`footprint`).
+//! ([`Walk`]), for the footprints' paths (`footprint`), and the stall of
+//! a path's lines as the core overlaps them ([`Step`]).
 
 use super::*;
+
+/// Where a path's lines stand in its dependency chain: lines at the same
+/// step are independent (their addresses are known before any of them
+/// arrives, and no locked instruction stands between their loads), so the
+/// core has them in flight together; a line at step `s + 1` waits for one
+/// at step `s` (its address is read from it, a pointer chase, or a locked
+/// instruction orders it after: "Reads or writes cannot be reordered with
+/// I/O instructions, locked instructions, or serializing instructions",
+/// Intel 64 and IA-32 Architectures Software Developer's Manual, Vol. 3A
+/// §8.2.2). A path's stall is the sum over its steps of each step's
+/// (`Walk::settle`), its critical path, not the sum over its lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The step of the first line.
+    pub first: u8,
+    /// Whether each line waits for the one before (steps `first`,
+    /// `first + 1`, ...), or all are at step `first`.
+    pub chain: bool,
+}
+
+impl Step {
+    /// Lines in flight together at step `s`.
+    pub const fn at(s: u8) -> Step {
+        Step { first: s, chain: false }
+    }
+
+    /// Lines one after another from step `s`: each waits for the one
+    /// before.
+    pub const fn chain(s: u8) -> Step {
+        Step { first: s, chain: true }
+    }
+}
+
+/// Steps of a path's chain a walk keeps apart; lines past the last are
+/// priced one after another.
+const STEPS: usize = 4;
+
+/// The lines of one step in flight: how many, their transfers' sum and
+/// the slowest.
+#[derive(Clone, Copy, Debug, Default)]
+struct InFlight {
+    lines: u64,
+    sum: Duration,
+    slowest: Duration,
+}
 
 /// One core's accesses to objects of one class from one side, made in
 /// turn: each is [`CacheCosts::access`]'s (a hit, a miss, the stall of a
@@ -25,13 +71,25 @@ pub struct Walk {
     misses: u64,
     /// The stall of the walk's accesses so far.
     cost: Duration,
+    /// The current path's lines in flight by step (`Walk::access_at`),
+    /// priced by `Walk::settle`.
+    steps: [InFlight; STEPS],
 }
 
 impl Walk {
     /// A walk of core `at` through objects of `class`, from `side`.
     #[inline(always)]
     pub fn begin(stats: &CacheStats, at: Cpu, class: ObjClass, side: Side) -> Walk {
-        Walk { at, class, side, fill: stats.fill[at.die as usize], hits: 0, misses: 0, cost: Duration::ZERO }
+        Walk {
+            at,
+            class,
+            side,
+            fill: stats.fill[at.die as usize],
+            hits: 0,
+            misses: 0,
+            cost: Duration::ZERO,
+            steps: [InFlight::default(); STEPS],
+        }
     }
 
     /// Accesses `lines` lines of `obj` (of the walk's class): a hit if they
@@ -46,23 +104,98 @@ impl Walk {
     /// unpredictably would mispredict.
     #[inline(always)]
     pub fn access(&mut self, cc: &CacheCosts, topo: &Topology, stats: &CacheStats, obj: &mut Obj, lines: u32) {
+        if let Some(line) = self.take(cc, topo, stats, obj, lines) {
+            self.cost += line.times(lines as u64);
+        }
+    }
+
+    /// [`Walk::access`] of `lines` lines of `obj` at step `step` of the
+    /// current path's chain: a miss's transfers wait, in flight, for
+    /// [`Walk::settle`] to price the path's steps.
+    #[inline(always)]
+    pub fn access_at(
+        &mut self,
+        cc: &CacheCosts,
+        topo: &Topology,
+        stats: &CacheStats,
+        obj: &mut Obj,
+        lines: u32,
+        step: Step,
+    ) {
+        let Some(line) = self.take(cc, topo, stats, obj, lines) else { return };
+        if step.chain {
+            for i in 0..lines as usize {
+                self.in_flight(step.first as usize + i, line, 1);
+            }
+        } else {
+            self.in_flight(step.first as usize, line, lines as u64);
+        }
+    }
+
+    /// `n` lines of one transfer `line` each at step `step`.
+    #[inline(always)]
+    fn in_flight(&mut self, step: usize, line: Duration, n: u64) {
+        match self.steps.get_mut(step) {
+            Some(s) => {
+                s.lines += n;
+                s.sum += line.times(n);
+                s.slowest = s.slowest.max(line);
+            }
+            None => self.cost += line.times(n),
+        }
+    }
+
+    /// Prices the current path's lines in flight and starts the next
+    /// path's: each step costs its slowest line while its lines fit the
+    /// core's outstanding misses (`cc.fill_buffers`), else as many waves
+    /// of them as it takes, each the step's mean transfer (one fill buffer:
+    /// the sum of its lines, every line after the one before). The paths
+    /// of a walk follow one another (each ends in a locked instruction or
+    /// hundreds of instructions before the next begins), so their steps
+    /// add up.
+    #[inline(always)]
+    pub fn settle(&mut self, cc: &CacheCosts) {
+        let b = cc.fill_buffers;
+        for s in &mut self.steps {
+            if s.lines > 0 {
+                let waves = s.lines.div_ceil(b);
+                let mean_waves = Duration::from_ps(s.sum.as_ps() * waves / s.lines);
+                self.cost += s.slowest.max(mean_waves);
+                *s = InFlight::default();
+            }
+        }
+    }
+
+    /// The accounting of [`Walk::access`]; returns the transfer one line
+    /// of a miss that is charged costs (`None`: a hit, or lines that cost
+    /// nothing).
+    #[inline(always)]
+    fn take(
+        &mut self,
+        cc: &CacheCosts,
+        topo: &Topology,
+        stats: &CacheStats,
+        obj: &mut Obj,
+        lines: u32,
+    ) -> Option<Duration> {
         debug_assert_eq!(obj.class, self.class, "a walk is through objects of one class");
         if lines == 0 {
-            return;
+            return None;
         }
         let (n, die) = (lines as u64, self.at.die);
         let here = obj.owner == Owner::die(die);
         let age = self.fill.wrapping_sub(obj.stamp);
         let hit = here & (age < stats.capacity);
-        if !hit {
+        let line = if hit {
+            None
+        } else {
             // Another die's L2 while the lines last there, else memory
             // (this die's own lines, if not a hit, were evicted).
-            let line = match obj.owner.die_index() {
+            Some(match obj.owner.die_index() {
                 Some(d) if d != die && stats.resident(d, obj.stamp) => cc.line(topo, obj.owner, die),
                 _ => cc.memory,
-            };
-            self.cost += line.times(n);
-        }
+            })
+        };
         let sibling = here & (obj.core != self.at.core) & (obj.core != NO_CORE) & (age < stats.l1_capacity);
         let miss = if hit { 0 } else { n };
         let counted = if sibling { n } else { miss };
@@ -72,6 +205,7 @@ impl Walk {
         obj.owner = Owner::die(die);
         obj.stamp = self.fill;
         obj.core = self.at.core;
+        line.filter(|l| !l.is_zero())
     }
 
     /// Reads `lines` lines of `obj`, which another core writes, through the
@@ -119,6 +253,7 @@ impl Walk {
     /// `CacheStats::count` counts each access); returns its stall.
     #[inline(always)]
     pub fn end(self, stats: &mut CacheStats) -> Duration {
+        debug_assert!(self.steps.iter().all(|s| s.lines == 0), "a path's lines in flight are priced by `settle`");
         let (c, s) = (self.class as usize, self.side as usize);
         let k = &mut stats.counts[c][s];
         k.hits += self.hits;
