@@ -11,8 +11,8 @@ use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, Proc
 use crate::config::{BcastForwarding, LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
-use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxBacklog, TxPath};
 use crate::host::cache::code::CodeLines;
+use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxBacklog, TxPath};
 use crate::kernel::{NetTx, RxPath};
 use crate::library::Proc;
 use crate::net::Network;

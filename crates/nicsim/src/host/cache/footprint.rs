@@ -31,10 +31,8 @@
 //! handle (`cache.pull_lines`), the receive queue's slots and the copies.
 //!
 //! Sizes: docs/paths-2009.md, "Structure sizes" and "Footprint of each
-//! path". Code lines are listed and not touched: the code of the receive
-//! path (≈ 130–180 lines, 8–12 KB) stays in the core's 32 KB L1
-//! instruction cache between packets, so its fetches are not L2 requests
-//! \[estimate]; they would be if the L1I were modelled.
+//! path". Each path's code is `code::CODE`'s, fetched through the core's
+//! L1I by `HostLines` beside these data lines (`code`).
 
 use super::{CacheCosts, CacheStats, Obj, ObjClass, ReadCopy, Side, Walk};
 use crate::host::topology::{Cpu, Topology};
@@ -106,28 +104,26 @@ pub struct Row {
     pub dma: u32,
     /// Per-CPU and read-mostly lines (the core's own; they stay).
     pub stay: u32,
-    /// Code lines (listed, not touched: see the module's documentation).
-    pub code: u32,
 }
 
 /// The footprint of each path, indexed by [`Path`]; counts are 64 B lines.
 pub const FOOTPRINT: [Row; PATHS] = [
-    // HardIrq: irq_desc lock and status written, 2 [estimate]; mcp_irq_data (64 B) DMA-written, 1 [fact] myri10ge_mcp.h@1.4.4 L399-430, read by myri10ge_intr (myri10ge.c@1.4.4 L1524-1582); softnet_data and mgp, 2 stay [estimate]; code 25-40 [estimate]
-    Row { written: [(Held::Irq, 2), (Held::Irq, 0)], dma: 1, stay: 2, code: 32 },
-    // TxDone: ss->stats tx counters, 1 written [fact] myri10ge.c@1.4.4 L1341-1406 (tx.done, tx.info and the skbs: cache.tx_lines); per-CPU completion queue, 1 stay [fact] dev_kfree_skb_irq; code 8-12 [estimate]
-    Row { written: [(Held::Stats, 1), (Held::Irq, 0)], dma: 0, stay: 1, code: 10 },
-    // NapiPoll: napi_struct 1 [estimate] 40 B, 72 B with CONFIG_NETPOLL, include/linux/netdevice.h@2.6.26, its poll_list and state written by net_rx_action and netif_rx_complete (in place of cache.napi_lines, 0 where this table is on); rx_done header 2 [estimate] myri10ge.c@1.4.4 L159-166; lro_flush_all reads 8 net_lro_desc, 12 stay [estimate] include/linux/inet_lro.h; code 15-25 [estimate]
-    Row { written: [(Held::Poll, 3), (Held::Irq, 0)], dma: 0, stay: 12, code: 20 },
-    // RxFrame: rx_small/rx_big 1 [fact] 64 B myri10ge.c@1.4.4 L127-139, info 1/2 -> 1, the buffer's struct page 1 (get_page/put_page) [estimate], stats rx counters 1 [fact] L168-175; ptype lists 2 stay [estimate]; the slab's per-CPU lines of skbuff_head_cache and of the data's kmalloc cache, taken by netdev_alloc_skb and given back by the skb's free after the handler on this core, 2 stay [estimate, 2-4]; code 30-45 [estimate] (mcp_slot and header: cache.rx_dma_lines; skb: cache.kernel_private_lines)
-    Row { written: [(Held::Rx, 3), (Held::Stats, 1)], dma: 0, stay: 4, code: 38 },
-    // OmxRecv: iface->counters[] hot counters in bytes 0-111, 1 written [fact] common/omx_io.h L869ff, omx_counter_inc omx_iface.h L115-118, on by default configure.ac L281-288; the endpoint's refcount (line 0 of the 2,296 B struct omx_endpoint, offset 48), 1 written [fact] omx_endpoint_acquire_by_iface_index, driver/linux/omx_dev.c L336-365 (kref_get; kref_put at the end of the handler); iface and endpoints[] (under RCU: read) 2 stay [fact] omx_recv.c L997-1087; code 8-12 [estimate] (the endpoint's lines 1-2, queue offsets, event_lock, waiters: cache.endpoint_lines)
-    Row { written: [(Held::Iface, 1), (Held::EpRef, 1)], dma: 0, stay: 2, code: 10 },
+    // HardIrq: irq_desc lock and status written, 2 [estimate]; mcp_irq_data (64 B) DMA-written, 1 [fact] myri10ge_mcp.h@1.4.4 L399-430, read by myri10ge_intr (myri10ge.c@1.4.4 L1524-1582); softnet_data and mgp, 2 stay [estimate]; code 25-40 [estimate]: code.rs
+    Row { written: [(Held::Irq, 2), (Held::Irq, 0)], dma: 1, stay: 2 },
+    // TxDone: ss->stats tx counters, 1 written [fact] myri10ge.c@1.4.4 L1341-1406 (tx.done, tx.info and the skbs: cache.tx_lines); per-CPU completion queue, 1 stay [fact] dev_kfree_skb_irq; code 8-12 [estimate]: code.rs
+    Row { written: [(Held::Stats, 1), (Held::Irq, 0)], dma: 0, stay: 1 },
+    // NapiPoll: napi_struct 1 [estimate] 40 B, 72 B with CONFIG_NETPOLL, include/linux/netdevice.h@2.6.26, its poll_list and state written by net_rx_action and netif_rx_complete (in place of cache.napi_lines, 0 where this table is on); rx_done header 2 [estimate] myri10ge.c@1.4.4 L159-166; lro_flush_all reads 8 net_lro_desc, 12 stay [estimate] include/linux/inet_lro.h; code 15-25 [estimate]: code.rs
+    Row { written: [(Held::Poll, 3), (Held::Irq, 0)], dma: 0, stay: 12 },
+    // RxFrame: rx_small/rx_big 1 [fact] 64 B myri10ge.c@1.4.4 L127-139, info 1/2 -> 1, the buffer's struct page 1 (get_page/put_page) [estimate], stats rx counters 1 [fact] L168-175; ptype lists 2 stay [estimate]; the slab's per-CPU lines of skbuff_head_cache and of the data's kmalloc cache, taken by netdev_alloc_skb and given back by the skb's free after the handler on this core, 2 stay [estimate, 2-4]; code 30-45 [estimate]: code.rs (mcp_slot and header: cache.rx_dma_lines; skb: cache.kernel_private_lines)
+    Row { written: [(Held::Rx, 3), (Held::Stats, 1)], dma: 0, stay: 4 },
+    // OmxRecv: iface->counters[] hot counters in bytes 0-111, 1 written [fact] common/omx_io.h L869ff, omx_counter_inc omx_iface.h L115-118, on by default configure.ac L281-288; the endpoint's refcount (line 0 of the 2,296 B struct omx_endpoint, offset 48), 1 written [fact] omx_endpoint_acquire_by_iface_index, driver/linux/omx_dev.c L336-365 (kref_get; kref_put at the end of the handler); iface and endpoints[] (under RCU: read) 2 stay [fact] omx_recv.c L997-1087; code: code.rs (the endpoint's lines 1-2, queue offsets, event_lock, waiters: cache.endpoint_lines)
+    Row { written: [(Held::Iface, 1), (Held::EpRef, 1)], dma: 0, stay: 2 },
     // OmxSend: omx_queue_xmit increments iface->counters[SEND_<type>] for every frame it sends, the same line as omx_recv's, 1 written [fact] driver/linux/omx_misc.h L43-45; the frame's head (Ethernet and Open-MX headers) written into the skb's data, a kmalloc buffer the per-CPU slab hands out again send after send, whose line the NIC's transmit DMA read out of the cache last time: 1 DMA line, a miss if that read left the line Invalid, a hit with cache.tx_dma_read_shares (Shared: the write is an upgrade, not a line brought in; PathLines::sharing_tx_reads) [estimate]; myri10ge_xmit writes the descriptors into tx->req_list, the host's shadow of the send ring whose first entries every send rewrites (myri10ge.c of 2.6.26 L145, L2699 req = tx->req_list), 1 stay [fact]; the rest of the send path: cache.tx_lines, cache.kernel_private_lines, host.driver_tx
-    Row { written: [(Held::Iface, 1), (Held::Irq, 0)], dma: 1, stay: 1, code: 0 },
-    // SendIoctl: the endpoint's line 0, whose status omx_handle_ioctl_with_endpoint reads (offset 40, beside the refcount at 48 that omx_recv's kref writes), 1 read, not written [fact] driver/linux/omx_dev.c, omx_endpoint.h (0.9.2 and 1.0.901): PathLines::send_ioctl; per-CPU and read-mostly lines, 10 stay [estimate, range 7-14]: the system call's entry and fget_light (thread_info, files_struct's fd array, struct file: 3, fs/ioctl.c, fs/file_table.c of 2.6.26), the command copied in from the caller's stack (copy_from_user, 1: the library wrote it just before), the slab's per-CPU array_cache of skbuff_head_cache and of the kmalloc cache of the data (2, alloc_skb in omx_new_skb), the frame's head written (1: Ethernet and Open-MX headers), the peer table entry omx_set_target_peer reads (1), the iface and net_device lines (eth_ifp, dev_addr: 2); code 40-60 [estimate] (the skb's struct: cache.kernel_private_lines; the send ring: cache.tx_lines)
-    Row { written: [(Held::Irq, 0), (Held::Irq, 0)], dma: 0, stay: 10, code: 50 },
-    // Restock: myri10ge_alloc_rx_pages gives the buffer just taken back to the NIC (myri10ge.c of 2.6.26 L1199-1256; nic.fill_thresh 0: at every poll): the refilled entry's rx->info (32 B, myri10ge_rx_buffer_state) and rx->shadow (8 B, mcp_kreq_ether_recv) written, 1 line [estimate: 1/2 + 1/8 line, rounded up]; the current page's struct page, get_page(rx->page) for every buffer carved from it (L1213), 1 written [fact]; a new page from alloc_pages (L1217) every 2 buffers at MTU 9000, the presets' (small_bytes 1518 + MXGEFW_PAD, SKB_DATA_ALIGN: 1,536 B), every 32 at 1500 (128 B): the per-CPU free list's line and the new page's struct page, which the put_page of the skb that held it freed onto this CPU's hot list, 1 stay a frame [estimate: 2 lines a page, range 1/16 to 1]; the descriptors copied to the NIC 8 at a time by PIO (myri10ge_submit_8rx): uncached, no L2 request; code 10-15 [estimate]
-    Row { written: [(Held::Fill, 2), (Held::Irq, 0)], dma: 0, stay: 1, code: 12 },
+    Row { written: [(Held::Iface, 1), (Held::Irq, 0)], dma: 1, stay: 1 },
+    // SendIoctl: the endpoint's line 0, whose status omx_handle_ioctl_with_endpoint reads (offset 40, beside the refcount at 48 that omx_recv's kref writes), 1 read, not written [fact] driver/linux/omx_dev.c, omx_endpoint.h (0.9.2 and 1.0.901): PathLines::send_ioctl; per-CPU and read-mostly lines, 10 stay [estimate, range 7-14]: the system call's entry and fget_light (thread_info, files_struct's fd array, struct file: 3, fs/ioctl.c, fs/file_table.c of 2.6.26), the command copied in from the caller's stack (copy_from_user, 1: the library wrote it just before), the slab's per-CPU array_cache of skbuff_head_cache and of the kmalloc cache of the data (2, alloc_skb in omx_new_skb), the frame's head written (1: Ethernet and Open-MX headers), the peer table entry omx_set_target_peer reads (1), the iface and net_device lines (eth_ifp, dev_addr: 2); code 40-60 [estimate]: code.rs (the skb's struct: cache.kernel_private_lines; the send ring: cache.tx_lines)
+    Row { written: [(Held::Irq, 0), (Held::Irq, 0)], dma: 0, stay: 10 },
+    // Restock: myri10ge_alloc_rx_pages gives the buffer just taken back to the NIC (myri10ge.c of 2.6.26 L1199-1256; nic.fill_thresh 0: at every poll): the refilled entry's rx->info (32 B, myri10ge_rx_buffer_state) and rx->shadow (8 B, mcp_kreq_ether_recv) written, 1 line [estimate: 1/2 + 1/8 line, rounded up]; the current page's struct page, get_page(rx->page) for every buffer carved from it (L1213), 1 written [fact]; a new page from alloc_pages (L1217) every 2 buffers at MTU 9000, the presets' (small_bytes 1518 + MXGEFW_PAD, SKB_DATA_ALIGN: 1,536 B), every 32 at 1500 (128 B): the per-CPU free list's line and the new page's struct page, which the put_page of the skb that held it freed onto this CPU's hot list, 1 stay a frame [estimate: 2 lines a page, range 1/16 to 1]; the descriptors copied to the NIC 8 at a time by PIO (myri10ge_submit_8rx): uncached, no L2 request; code 10-15 [estimate]: code.rs
+    Row { written: [(Held::Fill, 2), (Held::Irq, 0)], dma: 0, stay: 1 },
 ];
 
 /// A path of the library (libopen-mx 1.0.901) with a row in
@@ -152,11 +148,11 @@ pub enum LibPath {
 /// headers on x86_64 (docs/paths-2009.md, "Structure sizes"); which lines
 /// a run touches \[estimate\].
 pub const LIB_FOOTPRINT: [u32; 3] = [
-    // Send: the request (union omx_request, 360 B: 6 lines, written), the partner (struct omx__partner, 200 B: 4 lines, seqnums written), the library endpoint's queues and counters (struct omx_endpoint, 648 B: 2-3 of its 11 lines, 3 [estimate: the range's top, lines are whole]), the ioctl's parameter block built on the stack (1): 14; code 45-55 lines [estimate: omx__isend_req 1,274 B + omx__alloc_setup_isend_tiny 888 B + omx_isend 278 B, gcc 12 -O2], not counted (L1I)
+    // Send: the request (union omx_request, 360 B: 6 lines, written), the partner (struct omx__partner, 200 B: 4 lines, seqnums written), the library endpoint's queues and counters (struct omx_endpoint, 648 B: 2-3 of its 11 lines, 3 [estimate: the range's top, lines are whole]), the ioctl's parameter block built on the stack (1): 14; code 45-55 lines [estimate: omx__isend_req 1,274 B + omx__alloc_setup_isend_tiny 888 B + omx_isend 278 B, gcc 12 -O2]: code.rs
     6 + 4 + 3 + 1,
-    // Recv: the partner (4: seqnums, the early and partial queues), the request it matches or allocates (6), the library endpoint (3 [estimate, 2-3]): 13 (the event slot: cache.event_lines; the endpoint's shared descriptor: cache.endpoint_lines; the data: the copies); code 45-70 lines [estimate: omx__progress 886 + omx__process_event 499 + omx__process_recv 1,487 + omx__process_recv_* 331-1,075 + omx__recv_complete 363 B, gcc 12], not counted
+    // Recv: the partner (4: seqnums, the early and partial queues), the request it matches or allocates (6), the library endpoint (3 [estimate, 2-3]): 13 (the event slot: cache.event_lines; the endpoint's shared descriptor: cache.endpoint_lines; the data: the copies); code 45-70 lines [estimate: omx__progress 886 + omx__process_event 499 + omx__process_recv 1,487 + omx__process_recv_* 331-1,075 + omx__recv_complete 363 B, gcc 12]: code.rs
     4 + 6 + 3,
-    // FragDone: the send queue's map entry released (omx__endpoint_sendq_map_user, 1) and the request's frags_pending_nr and queue (1-2 lines, 2 [estimate: the range's top, lines are whole]): 3 [fact: libopen-mx/omx_lib.c L90-112 of 1.0.901; lines estimate] (the event slot: cache.event_lines; the endpoint: cache.endpoint_lines); code 8-12 lines, not counted
+    // FragDone: the send queue's map entry released (omx__endpoint_sendq_map_user, 1) and the request's frags_pending_nr and queue (1-2 lines, 2 [estimate: the range's top, lines are whole]): 3 [fact: libopen-mx/omx_lib.c L90-112 of 1.0.901; lines estimate] (the event slot: cache.event_lines; the endpoint: cache.endpoint_lines); code: code.rs
     1 + 2,
 ];
 
