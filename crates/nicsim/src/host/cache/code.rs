@@ -13,12 +13,14 @@
 //! Per core, the L1I is an LRU set-associative cache of `sets` sets of
 //! `ways` ways (`cache.l1i_kib`, `cache.l1i_ways`). A line of a segment
 //! is still there if fewer than `ways` of the distinct lines the core
-//! fetched since mapped to its set. The distinct lines since are the sizes
-//! of the other segments run on that core after this segment's last run
-//! (an LRU stack distance over segments: a segment is run whole). Code
+//! fetched since mapped to its set. The distinct lines since a segment's
+//! line are the segment's own lines after it and the sizes of the other
+//! segments run on that core after the segment's last run (an LRU stack
+//! distance over segments: a segment is run whole, in order). Code
 //! addresses are scattered over the sets, taken as uniformly random: the
 //! chance a line survives `d` distinct lines is P(Binomial(d, 1/sets) <
-//! ways), tabulated once ([`survival`]). The lines that did not survive
+//! ways), tabulated once ([`survival`]) and summed over the segment's
+//! lines (its line `i` of `n` at distance `d + n - 1 - i`). The lines that did not survive
 //! are the path's L1I misses, each an L2 request: a hit if the die's L2
 //! still has the segment (it was fetched there fewer than the L2's
 //! capacity in lines ago on the die's fill clock), else a miss that brings
@@ -118,7 +120,7 @@ const ONE: u64 = 1 << 16;
 /// `ways` ways survives `d` distinct lines fetched after it, each in a
 /// uniformly random set: P(Binomial(d, 1/sets) < ways), for `d` in
 /// `0..=MAX_DISTANCE` (beyond: the last).
-pub fn survival(sets: u32, ways: u32) -> Vec<u16> {
+pub fn survival(sets: u32, ways: u32) -> Vec<u32> {
     let (p, w) = (1.0 / sets.max(1) as f64, ways.max(1) as usize);
     // pmf[k] = P(k of the d lines in the line's set), k < ways.
     let mut pmf = vec![0.0f64; w];
@@ -126,7 +128,7 @@ pub fn survival(sets: u32, ways: u32) -> Vec<u16> {
     let mut out = Vec::with_capacity(MAX_DISTANCE + 1);
     for _ in 0..=MAX_DISTANCE {
         let s: f64 = pmf.iter().sum();
-        out.push(((s * ONE as f64).round() as u64).min(ONE - 1) as u16);
+        out.push(((s * ONE as f64).round() as u64).min(ONE) as u32);
         for k in (0..w).rev() {
             pmf[k] = pmf[k] * (1.0 - p) + if k > 0 { pmf[k - 1] * p } else { 0.0 };
         }
@@ -138,8 +140,10 @@ pub fn survival(sets: u32, ways: u32) -> Vec<u16> {
 /// each die's L2 copy of each segment.
 #[derive(Clone, Debug)]
 pub struct CodeLines {
-    /// [`survival`] of the L1I's geometry; empty: code not fetched.
-    survive: Vec<u16>,
+    /// [`survival`] of the L1I's geometry summed: entry `x` is the
+    /// survivals of distances `0..x`, `x` up to `MAX_DISTANCE + 1`; empty:
+    /// code not fetched.
+    kept: Vec<u64>,
     /// Per core: its run counter, and the counter at each segment's last
     /// run (0: never).
     runs: Vec<(u64, [u64; SEGS])>,
@@ -153,7 +157,7 @@ pub struct CodeLines {
 impl CodeLines {
     /// No code fetched (the paths' code taken to stay in the L1I).
     pub fn off() -> Self {
-        CodeLines { survive: Vec::new(), runs: Vec::new(), carry: Vec::new(), l2: Vec::new() }
+        CodeLines { kept: Vec::new(), runs: Vec::new(), carry: Vec::new(), l2: Vec::new() }
     }
 
     /// `cores` cores of L1Is of `lines` lines in `ways` ways, on `dies`
@@ -164,7 +168,12 @@ impl CodeLines {
         }
         let ways = ways.clamp(1, lines);
         CodeLines {
-            survive: survival(lines / ways, ways),
+            kept: std::iter::once(0)
+                .chain(survival(lines / ways, ways).into_iter().scan(0u64, |sum, p| {
+                    *sum += p as u64;
+                    Some(*sum)
+                }))
+                .collect(),
             runs: vec![(0, [0; SEGS]); cores],
             carry: vec![0; cores],
             l2: vec![[(false, 0); SEGS]; dies],
@@ -174,7 +183,7 @@ impl CodeLines {
     /// Whether code is fetched.
     #[inline(always)]
     pub fn on(&self) -> bool {
-        !self.survive.is_empty()
+        !self.kept.is_empty()
     }
 
     /// One run of `seg` on core `at` from `side`: the lines the L1I lost
@@ -196,8 +205,9 @@ impl CodeLines {
             // The distinct code lines fetched since: the segments run after it.
             let since = last[s];
             let d: u64 = (0..SEGS).filter(|&t| last[t] > since).map(|t| CODE[t] as u64).sum();
-            let kept = self.survive[(d as usize).min(MAX_DISTANCE)] as u64;
-            n * (ONE - kept)
+            // Its lines at distances d..d + n (the last run's last line nearest).
+            let at = |x: u64| self.kept[(x as usize).min(MAX_DISTANCE + 1)];
+            n * ONE - (at(d + n) - at(d))
         };
         *tick += 1;
         last[s] = *tick;
@@ -226,16 +236,16 @@ mod tests {
     fn a_line_survives_fewer_distinct_lines_than_ways_and_no_more_than_the_cache_holds() {
         let s = survival(64, 8);
         // Fewer than 8 lines since: none can fill a set.
-        assert!(s[..8].iter().all(|&p| p as u64 == ONE - 1));
+        assert!(s[..8].iter().all(|&p| p as u64 == ONE));
         // The chance falls as lines come in.
         assert!(s.windows(2).all(|w| w[1] <= w[0]));
         // At the cache's 512 lines, a line of a set that got 8 others is gone.
-        let half = (ONE / 2) as u16;
+        let half = (ONE / 2) as u32;
         assert!(s[256] > half && s[512] < half, "{} {}", s[256], s[512]);
         assert!(s[2048] < 2);
         // Fully associative (one set): exactly the LRU's capacity.
         let f = survival(1, 512);
-        assert_eq!(f[511] as u64, ONE - 1);
+        assert_eq!(f[511] as u64, ONE);
         assert_eq!(f[512], 0);
     }
 
