@@ -34,10 +34,10 @@ def _rates(config: str, size: int = 0, l1i: bool = True) -> dict[str, Any]:
 #: With the paths' code fetched through the L1I (the preset's), round-robin
 #: runs the receive path's code on the process's core one interrupt in
 #: eight, which pushes part of the send path's and the user side's out and
-#: adds L2 hits that S$ has not: 0.155 against 0.198 over the full run.
+#: adds L2 hits that S$ has not: 0.145 against 0.181 over the full run.
 _CODE_SPLITS_THEM = pytest.mark.xfail(
     strict=True,
-    reason="with the code through the L1I, round-robin's per-thread kernel rate is 0.78-0.83 "
+    reason="with the code through the L1I, round-robin's per-thread kernel rate is 0.8 "
     "of S$'s (host/cache/code.rs)",
 )
 

@@ -139,9 +139,9 @@ def test_a_bound_kernel_misses_the_send_paths_dma_read_lines_if_the_read_invalid
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="with the paths' code fetched through the L1I (cache.l1i_kib), "
-                "round-robin's kernel rate at 0 B falls to 0.155, below the share of the lines "
+                "round-robin's kernel rate at 0 B falls to 0.145, below the share of the lines "
                 "a 128 B round trip adds that miss (the received data, when the interrupt is on "
-                "the process's core): it rises to 0.157 at 128 B, where Table II has it fall "
+                "the process's core): it rises to 0.147 at 128 B, where Table II has it fall "
                 "(29.80 % to 26.80 %)",
             ),
         ),
