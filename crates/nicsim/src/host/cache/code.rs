@@ -136,19 +136,27 @@ pub fn survival(sets: u32, ways: u32) -> Vec<u32> {
     out
 }
 
-/// Per host: each core's L1I (the last run of each segment on it) and
-/// each die's L2 copy of each segment.
+/// One core's L1I: its segments from the last run to the longest ago
+/// (an LRU stack over segments), and the fraction of a line of requests
+/// carried.
+#[derive(Clone, Copy, Debug)]
+struct L1i {
+    /// The first `used` entries: segments, the last run first.
+    order: [u8; SEGS],
+    used: u8,
+    /// In 1/65,536 of a line.
+    carry: u64,
+}
+
+/// Per host: each core's L1I and each die's L2 copy of each segment.
 #[derive(Clone, Debug)]
 pub struct CodeLines {
     /// [`survival`] of the L1I's geometry summed: entry `x` is the
     /// survivals of distances `0..x`, `x` up to `MAX_DISTANCE + 1`; empty:
     /// code not fetched.
     kept: Vec<u64>,
-    /// Per core: its run counter, and the counter at each segment's last
-    /// run (0: never).
-    runs: Vec<(u64, [u64; SEGS])>,
-    /// Per core: the fraction of a line of misses carried, in 1/65,536.
-    carry: Vec<u64>,
+    /// Per core.
+    l1: Vec<L1i>,
     /// Per die: the die's fill clock just after the segment's lines were
     /// last requested there, and whether ever.
     l2: Vec<[(bool, u64); SEGS]>,
@@ -157,7 +165,7 @@ pub struct CodeLines {
 impl CodeLines {
     /// No code fetched (the paths' code taken to stay in the L1I).
     pub fn off() -> Self {
-        CodeLines { kept: Vec::new(), runs: Vec::new(), carry: Vec::new(), l2: Vec::new() }
+        CodeLines { kept: Vec::new(), l1: Vec::new(), l2: Vec::new() }
     }
 
     /// `cores` cores of L1Is of `lines` lines in `ways` ways, on `dies`
@@ -174,8 +182,7 @@ impl CodeLines {
                     Some(*sum)
                 }))
                 .collect(),
-            runs: vec![(0, [0; SEGS]); cores],
-            carry: vec![0; cores],
+            l1: vec![L1i { order: [0; SEGS], used: 0, carry: 0 }; cores],
             l2: vec![[(false, 0); SEGS]; dies],
         }
     }
@@ -195,25 +202,32 @@ impl CodeLines {
         if !self.on() {
             return (0, 0);
         }
-        let (c, s) = (at.core as usize, seg as usize);
+        let s = seg as usize;
         let n = CODE[s] as u64;
-        let (tick, last) = &mut self.runs[c];
-        let gone = if last[s] == 0 {
+        let l1 = &mut self.l1[at.core as usize];
+        // The distinct code lines fetched since its last run: the segments
+        // run after it, ahead of it in the stack.
+        let (mut i, mut d) = (0usize, 0u64);
+        let used = l1.used as usize;
+        while i < used && l1.order[i] as usize != s {
+            d += CODE[l1.order[i] as usize] as u64;
+            i += 1;
+        }
+        let gone = if i == used {
             // Never run on this core: every line is fetched.
+            l1.used += 1;
             n * ONE
         } else {
-            // The distinct code lines fetched since: the segments run after it.
-            let since = last[s];
-            let d: u64 = (0..SEGS).filter(|&t| last[t] > since).map(|t| CODE[t] as u64).sum();
             // Its lines at distances d..d + n (the last run's last line nearest).
-            let at = |x: u64| self.kept[(x as usize).min(MAX_DISTANCE + 1)];
-            n * ONE - (at(d + n) - at(d))
+            let kept = |x: u64| self.kept[(x as usize).min(MAX_DISTANCE + 1)];
+            n * ONE - (kept(d + n) - kept(d))
         };
-        *tick += 1;
-        last[s] = *tick;
-        let owed = self.carry[c] + gone;
+        // To the top of the stack.
+        l1.order.copy_within(0..i.min(SEGS - 1), 1);
+        l1.order[0] = s as u8;
+        let owed = l1.carry + gone;
         let requests = owed / ONE;
-        self.carry[c] = owed % ONE;
+        l1.carry = owed % ONE;
         if requests == 0 {
             return (0, 0);
         }
