@@ -136,16 +136,31 @@ pub fn survival(sets: u32, ways: u32) -> Vec<u32> {
     out
 }
 
-/// One core's L1I: its segments from the last run to the longest ago
-/// (an LRU stack over segments), and the fraction of a line of requests
-/// carried.
+/// One core's L1I: its segments from the last run to the longest ago (an
+/// LRU stack over segments), a segment a nibble from the lowest, unused
+/// nibbles [`EMPTY`]; and the fraction of a line of requests carried.
 #[derive(Clone, Copy, Debug)]
 struct L1i {
-    /// The first `used` entries: segments, the last run first.
-    order: [u8; SEGS],
-    used: u8,
+    stack: u64,
     /// In 1/65,536 of a line.
     carry: u64,
+}
+
+/// A nibble of [`L1i::stack`] no segment holds.
+const EMPTY: u64 = 0xF;
+// Every segment fits a nibble, besides EMPTY.
+const _: () = assert!(SEGS < EMPTY as usize);
+/// Every nibble 1.
+const NIBBLES: u64 = 0x1111_1111_1111_1111;
+
+/// The first nibble of `x` equal to `v` (16 if none): SWAR, a nibble is
+/// zero in `x ^ v·NIBBLES` where `x` has `v` (borrows only disturb the
+/// nibbles above the first zero one).
+#[inline(always)]
+fn find(x: u64, v: u64) -> u32 {
+    let y = x ^ (v * NIBBLES);
+    let zero = y.wrapping_sub(NIBBLES) & !y & (NIBBLES << 3);
+    zero.trailing_zeros() / 4
 }
 
 /// Per host: each core's L1I and each die's L2 copy of each segment.
@@ -182,7 +197,7 @@ impl CodeLines {
                     Some(*sum)
                 }))
                 .collect(),
-            l1: vec![L1i { order: [0; SEGS], used: 0, carry: 0 }; cores],
+            l1: vec![L1i { stack: u64::MAX, carry: 0 }; cores],
             l2: vec![[(false, 0); SEGS]; dies],
         }
     }
@@ -205,26 +220,26 @@ impl CodeLines {
         let s = seg as usize;
         let n = CODE[s] as u64;
         let l1 = &mut self.l1[at.core as usize];
-        // The distinct code lines fetched since its last run: the segments
-        // run after it, ahead of it in the stack.
-        let (mut i, mut d) = (0usize, 0u64);
-        let used = l1.used as usize;
-        while i < used && l1.order[i] as usize != s {
-            d += CODE[l1.order[i] as usize] as u64;
-            i += 1;
-        }
-        let gone = if i == used {
+        let found = find(l1.stack, s as u64);
+        let i = if found < 16 { found } else { find(l1.stack, EMPTY) };
+        let gone = if found == 16 {
             // Never run on this core: every line is fetched.
-            l1.used += 1;
             n * ONE
         } else {
+            // The distinct code lines fetched since its last run: the
+            // segments run after it, ahead of it in the stack.
+            let mut d = 0u64;
+            for j in 0..i {
+                d += CODE[((l1.stack >> (4 * j)) & EMPTY) as usize] as u64;
+            }
             // Its lines at distances d..d + n (the last run's last line nearest).
             let kept = |x: u64| self.kept[(x as usize).min(MAX_DISTANCE + 1)];
             n * ONE - (kept(d + n) - kept(d))
         };
-        // To the top of the stack.
-        l1.order.copy_within(0..i.min(SEGS - 1), 1);
-        l1.order[0] = s as u8;
+        // To the top of the stack: the nibbles below it up by one.
+        let below = (1u64 << (4 * i)) - 1;
+        let above = if i >= 15 { 0 } else { l1.stack & !((1u64 << (4 * i + 4)) - 1) };
+        l1.stack = above | ((l1.stack & below) << 4) | s as u64;
         let owed = l1.carry + gone;
         let requests = owed / ONE;
         l1.carry = owed % ONE;
@@ -311,6 +326,39 @@ mod tests {
         let mut cache = CacheStats::new(4, 65536, 512);
         assert_eq!(off.run(&mut cache, Seg::HardIrq, at, Side::Kernel), (0, 0));
         assert_eq!(cache.totals(), (0, 0));
+    }
+
+    #[test]
+    fn the_stack_finds_each_segment_and_moves_it_to_the_top() {
+        let stack = 0xFFFF_FFFF_FFF3_0A52u64;
+        assert_eq!(find(stack, 2), 0);
+        assert_eq!(find(stack, 5), 1);
+        assert_eq!(find(stack, 0), 3);
+        assert_eq!(find(stack, 3), 4);
+        assert_eq!(find(stack, 7), 16);
+        assert_eq!(find(stack, EMPTY), 5);
+        // Segments run in turn on one core: the distance of each is the
+        // sizes of the others run since, as an LRU stack counts it.
+        let topo = Topology::with_shape(2, 2, 2);
+        let mut code = CodeLines::new(8, 4, 64, 64);
+        let mut cache = CacheStats::new(4, 65536, 512);
+        let at = topo.cpu(0);
+        for s in [Seg::TxDone, Seg::Restock, Seg::LibFragDone] {
+            let _ = code.run(&mut cache, s, at, Side::Kernel);
+        }
+        // A 64-line fully associative L1I: TxDone's 10 lines are 12 + 10
+        // deep and above; Restock's after it 10 + 10; all kept.
+        assert_eq!(code.run(&mut cache, Seg::TxDone, at, Side::Kernel), (0, 0));
+        assert_eq!(code.run(&mut cache, Seg::Restock, at, Side::Kernel), (0, 0));
+        // HardIrq (32) pushes LibFragDone's 10 lines to depths 54..64: kept.
+        let _ = code.run(&mut cache, Seg::HardIrq, at, Side::Kernel);
+        assert_eq!(code.run(&mut cache, Seg::LibFragDone, at, Side::Kernel).0, 0);
+        // NapiPoll (20): Restock's 12 lines lie under NapiPoll 20,
+        // LibFragDone 10 and HardIrq 32, at depths 62..74: 2 kept, 10 lost.
+        let _ = code.run(&mut cache, Seg::NapiPoll, at, Side::Kernel);
+        assert_eq!(code.run(&mut cache, Seg::Restock, at, Side::Kernel).0, 10);
+        // TxDone's under those four, 74 deep: all 10 lost.
+        assert_eq!(code.run(&mut cache, Seg::TxDone, at, Side::Kernel).0, 10);
     }
 
     #[test]
