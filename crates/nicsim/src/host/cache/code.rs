@@ -80,24 +80,29 @@ pub const SEGS: usize = 13;
 /// the functions on the path (docs/paths-2009.md, "Footprint of each
 /// path": the range's middle); the library's \[estimate] from gcc 12 `-O2`
 /// builds of the 1.0.901 sources, a proxy for the 2009 gcc 4.x build.
+#[rustfmt::skip]
 pub const CODE: [u32; SEGS] = [
     // HardIrq: entry, irq_desc lock, APIC ack, myri10ge_intr, netif_rx_schedule, irq_exit: 25-40 [estimate]
-    32, // TxDone: loop, dev_kfree_skb_irq, netif_tx_wake_queue: 8-12 [estimate]
+    32,
+    // TxDone: loop, dev_kfree_skb_irq, netif_tx_wake_queue: 8-12 [estimate]
     10,
     // NapiPoll: softirq entry, net_rx_action, myri10ge_poll, lro_flush_all, netif_rx_complete: 15-25 [estimate]
-    20, // RxFrame: myri10ge_rx_done, netdev_alloc_skb, header copy, netif_receive_skb: 30-45 [estimate]
+    20,
+    // RxFrame: myri10ge_rx_done, netdev_alloc_skb, header copy, netif_receive_skb: 30-45 [estimate]
     38,
     // OmxRecv: omx_recv 8-12 + a type's handler 10-25 (omx_recv.c L156-535 of 1.0.901; omx_notify_exp_event / omx_commit_notify_unexp_event) [estimate]
     25,
     // OmxXmit: omx_queue_xmit, dev_queue_xmit, the qdisc's enqueue/dequeue, myri10ge_xmit: 30-50 [estimate]
     40,
     // SendIoctl: syscall entry, sys_ioctl, fget_light, omx_miscdev_ioctl, omx_ioctl_send_*, omx_new_skb: 40-60 [estimate]
-    50, // Restock: myri10ge_alloc_rx_pages, alloc_pages' fast path: 10-15 [estimate]
+    50,
+    // Restock: myri10ge_alloc_rx_pages, alloc_pages' fast path: 10-15 [estimate]
     12,
-    // LibSend: omx__isend_req 1,274 B + omx__alloc_setup_isend_tiny 888 B + omx_isend 278 B + omx__submit_isend_* : 45-55 [estimate, gcc 12]
+    // LibSend: omx__isend_req 1,274 B + omx__alloc_setup_isend_tiny 888 B + omx_isend 278 B + omx__submit_isend_*: 45-55 [estimate, gcc 12]
     50,
     // LibRecv: omx__progress 886 + omx__process_event 499 + omx__process_recv 1,487 + omx__process_recv_* 331-1,075 + omx__recv_complete 363 B: 45-70 [estimate, gcc 12, partly inlined]
-    58, // LibFragDone: part of omx__process_event: 8-12 [estimate]
+    58,
+    // LibFragDone: part of omx__process_event: 8-12 [estimate]
     10,
     // MpiSend: MPI_Send, the PML's send request, the MX transport's send and completion: 4-8 KB [estimate: no 1.2.6 build measured], 96 lines
     96,
