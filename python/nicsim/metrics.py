@@ -177,7 +177,7 @@ _OPEN_MX = frozenset(
      "flow_control_wait_us_mean"}
 )  # fmt: skip
 _CACHE_OBJECTS = ("endpoint", "event_ring", "napi", "tx_ring", "dma", "pull_handle", "recvq",
-                  "driver", "private", "app_buffer")  # fmt: skip
+                  "driver", "private", "app_buffer", "code")  # fmt: skip
 _OPEN_MX_HOST = frozenset(
     {"interrupts", "rx_interrupts", "kernel_us", "kernel_cores", "coalesce_delay_us", "cpu_cores",
      "tx_contended", "wakes_remote",

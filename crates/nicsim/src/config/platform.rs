@@ -376,6 +376,15 @@ cost_table! {
         /// Capacity of one core's own L1 data cache, KiB (at least one
         /// line).
         pub l1d_kib: u32 [c.line_bytes.div_ceil(1024), 1 << 20],
+        /// Capacity of one core's own L1 instruction cache, KiB; 0: the
+        /// paths' code is taken to stay in it, not fetched
+        /// (`host/cache/code.rs`, read only with `path_footprints`).
+        #[serde(default, skip_serializing_if = "is_zero_u32")]
+        pub l1i_kib: u32 [0, 1 << 20],
+        /// Ways of the L1 instruction cache (its sets: `l1i_kib` over
+        /// `line_bytes` over the ways).
+        #[serde(default, skip_serializing_if = "is_zero_u32")]
+        pub l1i_ways: u32 [0, 1024],
         /// Demand misses per 4 KB page of a sequential copy whose lines are not
         /// in the cache, before the hardware prefetcher runs ahead of it.
         pub prefetch_misses_per_page: u32 [0, 1024] => count prefetch_misses_per_page,

@@ -89,10 +89,13 @@ pub enum ObjClass {
     /// The driver's and the Open-MX interface's state that follows the
     /// interrupt (the paths' written lines: `footprint`).
     Driver = 9,
+    /// The paths' code, fetched by a core whose L1 instruction cache lost
+    /// it (`code`).
+    Code = 10,
 }
 
 /// Number of [`ObjClass`] values.
-pub const CLASSES: usize = 10;
+pub const CLASSES: usize = 11;
 
 impl ObjClass {
     pub const ALL: [ObjClass; CLASSES] = [
@@ -106,6 +109,7 @@ impl ObjClass {
         ObjClass::Private,
         ObjClass::AppBuf,
         ObjClass::Driver,
+        ObjClass::Code,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -119,6 +123,7 @@ impl ObjClass {
             ObjClass::Private => "private",
             ObjClass::AppBuf => "app_buffer",
             ObjClass::Driver => "driver",
+            ObjClass::Code => "code",
         }
     }
 }
@@ -658,6 +663,8 @@ mod walk;
 pub use walk::{Step, Walk};
 
 pub mod footprint;
+
+pub mod code;
 
 #[cfg(test)]
 pub(crate) mod tests;

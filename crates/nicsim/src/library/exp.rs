@@ -26,6 +26,7 @@
 use super::process::{ExpEvents, EXP_EVENT_SLOTS};
 use super::Cx;
 use super::Proc;
+use crate::host::cache::code::Seg;
 use crate::host::cache::footprint::LibPath;
 use crate::host::{Cpu, Obj, Side};
 use crate::time::Duration;
@@ -64,6 +65,11 @@ impl Proc {
         // (their time is in `frag_done`).
         let own = cx.mem.lines.lib_lines(LibPath::FragDone) * k as u64;
         cc.touch(&mut cx.mem.cache, &mut self.lines.private, at, Side::User, own);
+        // And the library's code, run once for the events consumed together
+        // (`host/cache/code.rs`).
+        if k > 0 {
+            cx.mem.lines.code(&mut cx.mem.cache, Seg::LibFragDone, at, Side::User);
+        }
         let cost = c.lib.frag_done.times(k as u64)
             + cc.access(topo, &mut cx.mem.cache, &mut self.exp.ring, at, Side::User, k * c.cache.event_lines)
             + cc.access(topo, &mut cx.mem.cache, &mut self.ep_obj, at, Side::User, c.cache.endpoint_lines);

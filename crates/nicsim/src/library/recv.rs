@@ -11,6 +11,7 @@
 use super::indexes::{MediumRx, MediumTarget};
 use super::process::{LibEvent, Out, Proc, Unexpected, Writer};
 use super::{Cx, Output};
+use crate::host::cache::code::Seg;
 use crate::host::cache::footprint::LibPath;
 use crate::host::{Cpu, Owner, Side};
 use crate::proto::{AckPlan, Arrival, Kind};
@@ -37,6 +38,8 @@ impl Proc {
         let own = cx.mem.lines.lib_lines(LibPath::Recv);
         let lines = &mut pr.lines;
         cc.touch(cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64 + own);
+        // And the library's code (`host/cache/code.rs`).
+        cx.mem.lines.code(cache, Seg::LibRecv, at, Side::User);
         let mut m = ev.msg;
         if m.kind == Kind::Mcast {
             // A multicast frame is read as the TINY or SMALL frame or the
@@ -74,21 +77,18 @@ impl Proc {
             }
             _ => Duration::ZERO,
         };
-        match m.kind {
-            Kind::Tiny | Kind::Small => {
-                cost += c.lib.mpi_recv + copy;
-            }
-            Kind::MediumFrag => {
-                cost += copy;
-                let last = c.layout.medium_frag_count(m.size as usize) as u32;
-                if m.frag_seq as u32 + 1 == last {
-                    cost += c.lib.mpi_recv;
-                }
-            }
-            Kind::PullDone | Kind::Shm => cost += c.lib.mpi_recv,
-            Kind::Rndv | Kind::Notify | Kind::Ack | Kind::Mcast => {}
+        // Whether the MPI layer's receive completes with this event.
+        let mpi = match m.kind {
+            Kind::Tiny | Kind::Small | Kind::PullDone | Kind::Shm => true,
+            Kind::MediumFrag => m.frag_seq as u32 + 1 == c.layout.medium_frag_count(m.size as usize) as u32,
+            Kind::Rndv | Kind::Notify | Kind::Ack | Kind::Mcast => false,
+        };
+        if mpi {
+            cost += c.lib.mpi_recv;
+            // The MPI layer's code (`host/cache/code.rs`).
+            cx.mem.lines.code(&mut cx.mem.cache, Seg::MpiRecv, at, Side::User);
         }
-        cost
+        cost + copy
     }
 }
 

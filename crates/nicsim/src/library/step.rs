@@ -16,6 +16,7 @@
 use super::process::{Action, Out, PState, Proc, Queued, Req, Step};
 use super::{pin_cost, Cx, Output};
 use crate::config::WaitMode;
+use crate::host::cache::code::Seg;
 use crate::host::cache::footprint::LibPath;
 use crate::host::Side;
 use crate::proto::Kind;
@@ -114,6 +115,9 @@ impl Proc {
                         Side::User,
                         c.cache.user_private_lines as u64 + own,
                     );
+                    // The MPI layer's and the library's send code (`host/cache/code.rs`).
+                    cx.mem.lines.code(&mut cx.mem.cache, Seg::MpiSend, at, Side::User);
+                    cx.mem.lines.code(&mut cx.mem.cache, Seg::LibSend, at, Side::User);
                     let class = wire::classify(size as usize, c.rndv_threshold as usize);
                     // With the paths' footprints an Open-MX medium send
                     // reads its buffer fragment by fragment, as it copies

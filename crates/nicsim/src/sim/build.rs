@@ -11,6 +11,7 @@ use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, Proc
 use crate::config::{BcastForwarding, LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
+use crate::host::cache::code::CodeLines;
 use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxBacklog, TxPath};
 use crate::kernel::{NetTx, RxPath};
 use crate::library::Proc;
@@ -157,6 +158,12 @@ impl World {
         let l2_lines = p.cache.l2_kib as u64 * 1024 / p.cache.line_bytes as u64;
         // And one L1 data cache per core, `cache.l1d_kib` each.
         let l1_lines = p.cache.l1d_kib * 1024 / p.cache.line_bytes;
+        // And, with the paths' footprints, one L1 instruction cache per core
+        // through which their code is fetched (`cache.l1i_kib`; 0: none).
+        let l1i = |cores: usize, dies: usize| {
+            let lines = if p.cache.path_footprints { p.cache.l1i_kib * 1024 / p.cache.line_bytes } else { 0 };
+            CodeLines::new(cores, dies, lines, p.cache.l1i_ways)
+        };
         let mut hosts = Vec::with_capacity(hosts_n);
         for h in 0..hosts_n {
             let steering = Steering::new(s.steering, cores);
@@ -207,7 +214,8 @@ impl World {
                     cache: CacheStats::new(dies, l2_lines, l1_lines),
                     tx: TxPath::default(),
                     lines: HostLines::new(cores as usize, steering_queues, p.cache.path_footprints)
-                        .sharing_tx_reads(p.cache.tx_dma_read_shares),
+                        .sharing_tx_reads(p.cache.tx_dma_read_shares)
+                        .with_code(l1i(cores as usize, dies)),
                 },
                 rx: RxPath::new(steering_queues),
                 net_tx: NetTx::default(),

@@ -75,6 +75,8 @@ fn slot(recvq: &mut Vec<Obj>, i: usize) -> &mut Obj {
 pub struct HostLines {
     pub kernel: Vec<Obj>,
     pub(super) paths: footprint::PathLines,
+    /// The paths' code in each core's L1I and each die's L2 (`code`).
+    pub(super) code: code::CodeLines,
 }
 
 impl HostLines {
@@ -85,7 +87,22 @@ impl HostLines {
         HostLines {
             kernel: vec![Obj::new(ObjClass::Private); cores],
             paths: footprint::PathLines::new(queues, footprints),
+            code: code::CodeLines::off(),
         }
+    }
+
+    /// These objects with the paths' code fetched through `code` (each
+    /// core's L1I: `code::CodeLines`).
+    pub fn with_code(mut self, code: code::CodeLines) -> Self {
+        self.code = code;
+        self
+    }
+
+    /// One run of the code of `seg` on core `at` from `side`
+    /// (`code::CodeLines::run`: counted, not charged).
+    #[inline(always)]
+    pub fn code(&mut self, cache: &mut CacheStats, seg: code::Seg, at: Cpu, side: Side) {
+        let _ = self.code.run(cache, seg, at, side);
     }
 
     /// One run of `path` for receive queue (or endpoint) `q` on core `at`
@@ -99,6 +116,7 @@ impl HostLines {
         run: (footprint::Path, usize),
         at: Cpu,
     ) -> Duration {
+        let _ = self.code.run(cache, code::OF_PATH[run.0 as usize], at, Side::Kernel);
         self.paths.run(cc, topo, cache, run, at)
     }
 
@@ -113,6 +131,11 @@ impl HostLines {
         runs: [(footprint::Path, usize); N],
         at: Cpu,
     ) -> Duration {
+        if self.code.on() {
+            for &(path, _) in &runs {
+                let _ = self.code.run(cache, code::OF_PATH[path as usize], at, Side::Kernel);
+            }
+        }
         self.paths.run_all(cc, topo, cache, runs, at)
     }
 
@@ -130,6 +153,10 @@ impl HostLines {
         payload: u32,
         at: Cpu,
     ) -> Duration {
+        if self.code.on() {
+            let _ = self.code.run(cache, code::Seg::SendIoctl, at, Side::Kernel);
+            let _ = self.code.run(cache, code::Seg::OmxXmit, at, Side::Kernel);
+        }
         self.paths.send_call(cc, topo, cache, ep, payload, at)
     }
 
