@@ -145,17 +145,10 @@ def test_a_bound_kernel_misses_the_send_paths_dma_read_lines_if_the_read_invalid
     "config",
     [
         "single-core/S$",
-        pytest.param(
-            "single-rr/none",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="with the paths' code fetched through the L1I (cache.l1i_kib), "
-                "round-robin's kernel rate at 0 B falls to 0.145, below the share of the lines "
-                "a 128 B round trip adds that miss (the received data, when the interrupt is on "
-                "the process's core): it rises to 0.147 at 128 B, where Table II has it fall "
-                "(29.80 % to 26.80 %)",
-            ),
-        ),
+        # With the paths' code fetched through the L1I (cache.l1i_kib = 32;
+        # the presets leave it off), round-robin's kernel rate at 0 B falls
+        # to 0.145 and rises to 0.147 at 128 B, where Table II has it fall.
+        "single-rr/none",
     ],
 )
 def test_the_kernel_rate_falls_from_0_to_128b_only_if_the_dma_read_leaves_lines_shared(

@@ -313,10 +313,10 @@ def _table2_note(size: int, side: str, config: str) -> str:
             "data lines (host/cache/footprint.rs: driver state, the restock, interface "
             "counters, NIC-written lines, a small send's data read and written, per-CPU "
             "lines) besides the endpoint, event ring, transmit state and skbs, the lines the "
-            "NIC's transmit DMA read left Shared (cache.tx_dma_read_shares); each path's code "
-            "fetched through the core's 32 KB 8-way L1I, the lines it lost since its last run "
-            "there requested from the L2 (host/cache/code.rs; code sizes [estimate]); every "
-            "data line counted as an L2 request, none as an L1 data cache hit"
+            "NIC's transmit DMA read left Shared (cache.tx_dma_read_shares); every line "
+            "counted as an L2 request, none as an L1 hit; the paths' code is taken to stay in "
+            "the L1 instruction cache, not counted (cache.l1i_kib = 0: fetched through an L1I "
+            "while the data side has no L1, Table II moves away from the study)"
         )
     if size == 32768 and side == "user":
         notes.append(
@@ -327,16 +327,13 @@ def _table2_note(size: int, side: str, config: str) -> str:
         )
     elif size == 1048576:
         notes.append(
-            "the code paths the study names (rendezvous handshake in user space, send "
-            "stack) are fetched through the L1I as at every size; with I/OAT too few lines "
-            "come into the L2 to push that code out, so its misses are its first fetches, "
-            "spread over the run's round trips"
+            "the study names code paths outside the receive stack (rendezvous handshake, "
+            "send stack) whose code the presets do not count (cache.l1i_kib = 0)"
         )
     elif side == "user":
         notes.append(
-            "the library's and Open MPI's code fetched through the L1I (host/cache/code.rs; "
-            "Open MPI 1.2.6's 96 lines a send and a receive [estimate], no build measured); "
-            "every data line counted as an L2 request, none as an L1 data cache hit"
+            "the library's and Open MPI's code (instruction fetches) is not counted, only "
+            "their data (cache.l1i_kib = 0)"
         )
     return "; ".join(notes)
 
