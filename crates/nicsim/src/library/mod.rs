@@ -36,6 +36,7 @@ mod exp;
 mod indexes;
 pub(crate) mod lci;
 mod mcast;
+mod ob1;
 mod process;
 mod recv;
 mod send;

@@ -85,6 +85,8 @@ pub(crate) enum Action {
     /// Apply this many FRAG_DONE events of the expected-event queue
     /// (`exp.rs`).
     ExpEvents(u32),
+    /// Apply a send of the ob1 layer (`ob1.rs`).
+    Ob1(super::ob1::Ob1Op),
 }
 
 /// Something the library will hand to the driver (one system call each).
@@ -233,6 +235,11 @@ pub(crate) struct Proc {
     pub(super) mcast_rx: MediumRxs,
     /// Ids given to multicast messages of more than one frame so far.
     pub(super) mcast_ids: u32,
+    /// Sends of the ob1 layer to make before the program's next operation
+    /// (`library.mpi_path = "btl"`, `ob1.rs`).
+    pub(super) ob1_ops: VecDeque<super::ob1::Ob1Op>,
+    /// The rendezvous stage of each request (by id; empty on the MTL path).
+    pub(super) ob1_stage: Vec<super::ob1::Stage>,
 }
 
 /// The high-water marks of a process's queues (`Proc::peaks`), each its
@@ -286,6 +293,8 @@ impl Proc {
             timer_missed: None,
             mcast_rx: MediumRxs::default(),
             mcast_ids: 0,
+            ob1_ops: VecDeque::new(),
+            ob1_stage: Vec::new(),
         }
     }
 
@@ -370,6 +379,17 @@ impl Proc {
     /// message completes two requests.
     #[inline(always)]
     pub(super) fn complete(&mut self, cx: &mut Cx<'_>, req: u32) {
+        // On ob1's rendezvous a request's MX messages complete it in
+        // stages (`ob1.rs`).
+        match self.stage(req) {
+            super::ob1::Stage::None => self.finish(cx, req),
+            s => self.ob1_advance(cx, req, s),
+        }
+    }
+
+    /// Request `req` is complete for the program.
+    #[inline(always)]
+    pub(super) fn finish(&mut self, cx: &mut Cx<'_>, req: u32) {
         let r = &mut self.reqs[req as usize];
         assert!(r.live, "request {req} completed twice");
         r.live = false;

@@ -145,6 +145,7 @@ impl World {
                 ring - ours
             },
             pull_rerequest: p.library.pull_rerequest,
+            mpi_path: p.library.mpi_path,
         };
         // The firmware's per-frame work for the policy and the steering (a
         // policy given from outside runs on the host: no firmware work).
