@@ -37,6 +37,8 @@ mod indexes;
 pub(crate) mod lci;
 mod mcast;
 mod ob1;
+#[cfg(test)]
+mod ob1_tests;
 mod process;
 mod recv;
 mod send;
