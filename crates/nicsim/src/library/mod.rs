@@ -37,6 +37,7 @@ mod indexes;
 pub(crate) mod lci;
 mod mcast;
 mod ob1;
+mod ob1_ops;
 #[cfg(test)]
 mod ob1_tests;
 mod process;

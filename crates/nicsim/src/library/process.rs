@@ -86,7 +86,7 @@ pub(crate) enum Action {
     /// (`exp.rs`).
     ExpEvents(u32),
     /// Apply a send of the ob1 layer (`ob1.rs`).
-    Ob1(super::ob1::Ob1Op),
+    Ob1(super::ob1_ops::Ob1Op),
 }
 
 /// Something the library will hand to the driver (one system call each).
@@ -140,6 +140,14 @@ pub(crate) struct Req {
     pub live: bool,
     pub is_send: bool,
     pub size: u64,
+    /// A send of ob1's own (a RNDV, PUT or FIN header, `ob1.rs`): no
+    /// program waits for it, so its completion is not reported.
+    pub ob1: bool,
+    /// The peer and sequence number of the message a send put on the wire
+    /// (`submit_send`): a resent frame, which carries the request id it
+    /// was first sent with, completes nothing once the id is reused.
+    pub peer: u16,
+    pub seq: u32,
 }
 
 /// An unexpected message waiting for its receive (a medium one's further
@@ -237,9 +245,9 @@ pub(crate) struct Proc {
     pub(super) mcast_ids: u32,
     /// Sends of the ob1 layer to make before the program's next operation
     /// (`library.mpi_path = "btl"`, `ob1.rs`).
-    pub(super) ob1_ops: VecDeque<super::ob1::Ob1Op>,
+    pub(super) ob1_ops: VecDeque<super::ob1_ops::Ob1Op>,
     /// The rendezvous stage of each request (by id; empty on the MTL path).
-    pub(super) ob1_stage: Vec<super::ob1::Stage>,
+    pub(super) ob1_stage: Vec<super::ob1_ops::Stage>,
 }
 
 /// The high-water marks of a process's queues (`Proc::peaks`), each its
@@ -382,7 +390,7 @@ impl Proc {
         // On ob1's rendezvous a request's MX messages complete it in
         // stages (`ob1.rs`).
         match self.stage(req) {
-            super::ob1::Stage::None => self.finish(cx, req),
+            super::ob1_ops::Stage::None => self.finish(cx, req),
             s => self.ob1_advance(cx, req, s),
         }
     }
@@ -393,9 +401,12 @@ impl Proc {
         let r = &mut self.reqs[req as usize];
         assert!(r.live, "request {req} completed twice");
         r.live = false;
+        let ob1 = r.ob1;
         self.free_reqs.push(req);
         self.outstanding -= 1;
-        cx.emit(Output::Completed);
+        if !ob1 {
+            cx.emit(Output::Completed);
+        }
     }
 
     /// Its event ring holds as many events as it has slots.

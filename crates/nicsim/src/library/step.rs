@@ -281,7 +281,7 @@ impl Proc {
     /// Inlined: a few stores, run for every send and receive posted.
     #[inline(always)]
     pub(super) fn new_req(&mut self, is_send: bool, size: u64) -> u32 {
-        let r = Req { live: true, is_send, size };
+        let r = Req { live: true, is_send, size, ob1: false, peer: u16::MAX, seq: u32::MAX };
         self.outstanding += 1;
         if let Some(i) = self.free_reqs.pop() {
             self.reqs[i as usize] = r;
