@@ -54,7 +54,11 @@ pub(crate) const DATA: u64 = 1 << 60;
 pub(crate) const FIN: u64 = 1 << 59;
 
 /// `mca_pml_ob1_match_hdr_t`: common 2 + ctx 2 + src 4 + tag 4 + seq 2,
-/// padded to 16 \[fact, `pml_ob1_hdr.h`].
+/// padded to 16 \[fact, `pml_ob1_hdr.h`]: what 1.2.6 sends before eager
+/// data (`sizeof(mca_pml_ob1_match_hdr_t)`, `pml_ob1_sendreq.c`). 1.3.0
+/// sends `OMPI_PML_OB1_MATCH_HDR_LEN`, 14 without heterogeneous support;
+/// nicsim takes 16 for both (two bytes move a message across an Open-MX
+/// class boundary only at 15-16 B and 113-114 B of data).
 pub(crate) const MATCH_HDR: u64 = 16;
 /// `mca_pml_ob1_rendezvous_hdr_t`: match 16 + `hdr_msg_length` 8 +
 /// `hdr_src_req` 8 \[fact].
