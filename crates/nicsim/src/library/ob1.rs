@@ -58,7 +58,7 @@ pub(crate) const FIN: u64 = 1 << 59;
 /// data (`sizeof(mca_pml_ob1_match_hdr_t)`, `pml_ob1_sendreq.c`). 1.3.0
 /// sends `OMPI_PML_OB1_MATCH_HDR_LEN`, 14 without heterogeneous support;
 /// nicsim takes 16 for both (two bytes move a message across an Open-MX
-/// class boundary only at 15-16 B and 113-114 B of data).
+/// class boundary only at 17-18 B and 113-114 B of data).
 pub(crate) const MATCH_HDR: u64 = 16;
 /// `mca_pml_ob1_rendezvous_hdr_t`: match 16 + `hdr_msg_length` 8 +
 /// `hdr_src_req` 8 \[fact].
