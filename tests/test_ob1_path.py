@@ -22,7 +22,9 @@ def _latency(path: str, size: int) -> float:
         "platform": {"library": {"mpi_path": path}},
         "workload": {"kind": "pingpong", "size_bytes": size, "iterations": 20, "warmup": 2},
     }
-    return float(nicsim.run(scenario)["latency_us"])
+    latency = nicsim.run(scenario)["latency_us"]
+    assert isinstance(latency, float)
+    return latency
 
 
 def test_a_message_above_the_eager_limit_waits_for_the_rndv_and_put_round_trip() -> None:
