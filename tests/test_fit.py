@@ -32,6 +32,7 @@ PER_STUDY = {
     "nic.small_bytes",
     "nic.flow_control_frames",
     "library.wire",
+    "library.btl_eager_limit",
     "library.mpi_send_ns",
     "library.mpi_recv_ns",
     "library.send_ns",

@@ -67,4 +67,8 @@ pub(crate) struct Costs {
     pub rx_lines_saved: u32,
     /// What a pull asks for again (`library.pull_rerequest`).
     pub pull_rerequest: crate::config::PullRerequest,
+    /// Which of Open MPI's MX paths carries an MPI message
+    /// (`library.mpi_path`; the "btl" path's eager limit is
+    /// `lib.btl_eager_limit`).
+    pub mpi_path: crate::config::MpiPath,
 }

@@ -15,6 +15,8 @@
 //! Presets are TOML files embedded in the binary (`presets/*.toml`); a
 //! scenario names one and may override any of its values in `[platform]`.
 
+mod mpi_path;
+pub use mpi_path::MpiPath;
 mod pull_rerequest;
 pub use pull_rerequest::PullRerequest;
 mod tick;

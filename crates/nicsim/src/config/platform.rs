@@ -489,6 +489,18 @@ cost_table! {
         /// natively). Default 0.
         #[serde(default)]
         pub pin_page_ns: f64 [0.0, NS_MAX] => ns pin_page,
+        /// Which of Open MPI's MX paths carries an MPI message: "mtl" (the
+        /// default: one MX message per MPI message) or "btl" (the `ob1`
+        /// PML's eager send and RDMA rendezvous over the MX BTL,
+        /// [`crate::config::MpiPath`]).
+        #[serde(default, skip_serializing_if = "is_default")]
+        pub mpi_path: crate::config::MpiPath,
+        /// The MX BTL's eager limit in bytes, ob1's header included
+        /// (`btl_eager_limit`): with `mpi_path = "btl"`, an MPI message
+        /// whose data and the largest ob1 header (72 bytes) fit in it is
+        /// sent eagerly, a larger one by rendezvous. Read only with "btl".
+        #[serde(default)]
+        pub btl_eager_limit: u32 [0, 1 << 24] => count btl_eager_limit,
     }
     /// The library's and the MPI layer's costs, its protocol timers and limits (`[library]`).
     pub struct LibraryTimes;

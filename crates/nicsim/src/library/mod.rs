@@ -36,6 +36,10 @@ mod exp;
 mod indexes;
 pub(crate) mod lci;
 mod mcast;
+mod ob1;
+mod ob1_ops;
+#[cfg(test)]
+mod ob1_tests;
 mod process;
 mod recv;
 mod send;

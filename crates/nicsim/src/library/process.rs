@@ -85,6 +85,8 @@ pub(crate) enum Action {
     /// Apply this many FRAG_DONE events of the expected-event queue
     /// (`exp.rs`).
     ExpEvents(u32),
+    /// Apply a send of the ob1 layer (`ob1.rs`).
+    Ob1(super::ob1_ops::Ob1Op),
 }
 
 /// Something the library will hand to the driver (one system call each).
@@ -138,6 +140,14 @@ pub(crate) struct Req {
     pub live: bool,
     pub is_send: bool,
     pub size: u64,
+    /// A send of ob1's own (a RNDV, PUT or FIN header, `ob1.rs`): no
+    /// program waits for it, so its completion is not reported.
+    pub ob1: bool,
+    /// The peer and sequence number of the message a send put on the wire
+    /// (`submit_send`): a resent frame, which carries the request id it
+    /// was first sent with, completes nothing once the id is reused.
+    pub peer: u16,
+    pub seq: u32,
 }
 
 /// An unexpected message waiting for its receive (a medium one's further
@@ -239,6 +249,11 @@ pub(crate) struct Proc {
     pub(super) mcast_rx: MediumRxs,
     /// Ids given to multicast messages of more than one frame so far.
     pub(super) mcast_ids: u32,
+    /// Sends of the ob1 layer to make before the program's next operation
+    /// (`library.mpi_path = "btl"`, `ob1.rs`).
+    pub(super) ob1_ops: VecDeque<super::ob1_ops::Ob1Op>,
+    /// The rendezvous stage of each request (by id; empty on the MTL path).
+    pub(super) ob1_stage: Vec<super::ob1_ops::Stage>,
 }
 
 /// The high-water marks of a process's queues (`Proc::peaks`), each its
@@ -293,6 +308,8 @@ impl Proc {
             signal_sent: None,
             mcast_rx: MediumRxs::default(),
             mcast_ids: 0,
+            ob1_ops: VecDeque::new(),
+            ob1_stage: Vec::new(),
         }
     }
 
@@ -377,12 +394,26 @@ impl Proc {
     /// message completes two requests.
     #[inline(always)]
     pub(super) fn complete(&mut self, cx: &mut Cx<'_>, req: u32) {
+        // On ob1's rendezvous a request's MX messages complete it in
+        // stages (`ob1.rs`).
+        match self.stage(req) {
+            super::ob1_ops::Stage::None => self.finish(cx, req),
+            s => self.ob1_advance(cx, req, s),
+        }
+    }
+
+    /// Request `req` is complete for the program.
+    #[inline(always)]
+    pub(super) fn finish(&mut self, cx: &mut Cx<'_>, req: u32) {
         let r = &mut self.reqs[req as usize];
         assert!(r.live, "request {req} completed twice");
         r.live = false;
+        let ob1 = r.ob1;
         self.free_reqs.push(req);
         self.outstanding -= 1;
-        cx.emit(Output::Completed);
+        if !ob1 {
+            cx.emit(Output::Completed);
+        }
     }
 
     /// Its event ring holds as many events as it has slots.

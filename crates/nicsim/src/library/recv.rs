@@ -181,12 +181,16 @@ impl Proc {
     fn deliver(&mut self, cx: &mut Cx<'_>, ev: LibEvent) {
         let (peer, m) = (ev.peer, ev.msg);
         let layout = cx.env.c.layout;
-        let req = self.posted.take(Some(peer), m.tag);
+        // ob1's RNDV header matches the MPI receive of its tag (`ob1.rs`).
+        let rndv = m.tag & super::ob1::RNDV != 0;
+        let key = m.tag & !super::ob1::RNDV;
+        let req = self.posted.take(Some(peer), key);
         match m.kind {
             Kind::Tiny | Kind::Small => {
                 match req {
+                    Some(r) if rndv => self.ob1_matched(cx, r, peer, m.tag),
                     Some(r) => self.complete(cx, r),
-                    None => self.unexpected.push(Some(peer), m.tag, Unexpected { ev }),
+                    None => self.unexpected.push(Some(peer), key, Unexpected { ev }),
                 }
                 self.message_done(cx, peer);
             }

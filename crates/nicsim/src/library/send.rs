@@ -270,7 +270,8 @@ impl Proc {
                 // (the first time only: resends carry a dead request).
                 if tail && matches!(kind, Kind::Tiny | Kind::Small | Kind::MediumFrag) {
                     let r = rdma;
-                    if self.reqs.get(r as usize).is_some_and(|q| q.live && q.is_send && q.size == size) {
+                    let first = |q: &super::process::Req| q.live && q.is_send && q.peer == rank && q.seq == seq;
+                    if self.reqs.get(r as usize).is_some_and(first) {
                         self.complete(cx, r);
                     }
                 }
@@ -303,6 +304,8 @@ impl Proc {
             self.exp_reserve(cx, frags);
         }
         let m = self.proto.send(dst, cx.now, rdma, size, tag, false, frames);
+        let r = &mut self.reqs[req as usize];
+        (r.peer, r.seq) = (dst, m.seq);
         Self::queue_message(&mut self.outbox, thr, layout, dst, m);
         let t = cx.now + cx.env.c.proto.resend;
         self.arm_timer(cx, t);

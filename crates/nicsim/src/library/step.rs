@@ -55,11 +55,23 @@ impl Proc {
                 let (cost, k) = self.exp_cost(cx, at);
                 return Step::Run(cost, Action::ExpEvents(k));
             }
+            // ob1's headers and data go once their peer's send window has
+            // room: ob1 sends them from the callback of what asked for them.
+            if let Some(b) = self.ob1_ops.front().copied() {
+                let op = b.as_send();
+                let c = &cx.env.c;
+                if let Op::Send { peer, size, .. } = op {
+                    if !self.proto.window_full(peer as u16, Self::frames_of(size, c.rndv_threshold, c.layout)) {
+                        self.ob1_ops.pop_front();
+                        return Step::Run(self.send_price(cx, at, op), Action::Ob1(b));
+                    }
+                }
+            }
             // Like MPI_Wait, the progress loop returns as soon as what the
             // program waits for is complete: the program's next operation
             // goes before events still queued (a receiver that keeps pace
             // only by consuming would otherwise never post its receives).
-            let program_ready = self.cursor.ready(self.outstanding);
+            let program_ready = self.cursor.ready(self.outstanding) && self.ob1_ops.is_empty();
             if let (false, Some(ev)) = (program_ready && self.drain == 0, self.ring.front().copied()) {
                 self.drain = self.drain.saturating_sub(1);
                 let cost = self.consume_cost(cx, at, ev);
@@ -71,6 +83,7 @@ impl Proc {
                 }
                 timers_checked = true;
             }
+            let eager = super::ob1::eager_data(&cx.env.c);
             let c = &cx.env.c;
             if self.cursor.finished() {
                 // The library outlives the program: it keeps answering
@@ -78,18 +91,31 @@ impl Proc {
                 self.state = PState::Done;
                 return Step::Idle;
             }
-            let Some(op) = self.cursor.next(now, self.outstanding) else {
+            let Some(posted) = self.cursor.next(now, self.outstanding) else {
                 return match c.wait {
                     WaitMode::Poll => Step::Wait,
                     WaitMode::Block => Step::Run(c.host.block, Action::Block),
                 };
             };
+            let mut op = posted;
+            if let (Op::Send { peer, size, tag }, Some(eager)) = (op, eager) {
+                if cx.env.ranks[peer as usize].0 != cx.host {
+                    // ob1 over the MX BTL: an eager message, or a
+                    // rendezvous whose RNDV header goes first (`ob1.rs`).
+                    match self.ob1_send(cx, peer, size, tag, eager) {
+                        Some(o) => op = o,
+                        None => continue,
+                    }
+                }
+            }
+            let c = &cx.env.c;
             match op {
                 Op::Send { peer, size, .. }
                     if self.proto.window_full(peer as u16, Self::frames_of(size, c.rndv_threshold, c.layout)) =>
                 {
-                    // The send window is full: wait for acks.
-                    self.cursor.hold(op);
+                    // The send window is full: wait for acks (the program's
+                    // send is held as it posted it).
+                    self.cursor.hold(posted);
                     return match c.wait {
                         WaitMode::Poll => Step::Wait,
                         WaitMode::Block => Step::Run(c.host.block, Action::Block),
@@ -99,67 +125,7 @@ impl Proc {
                     // Shared-memory path: the copy is priced when it is made.
                     return Step::Run(c.lib.mpi_send + c.lib.send, Action::Op(op));
                 }
-                Op::Send { size, .. } | Op::Mcast { size, .. } => {
-                    let mut cost = c.lib.mpi_send + c.lib.send;
-                    // The library's state and the data read from the
-                    // application's buffer (a large message's is pulled by
-                    // the NIC): counted, their time is in `send` and the copy.
-                    let cc = &cx.env.c.cc;
-                    let lines = &mut self.lines;
-                    // The library's own lines (`LibPath::Send`) with the MPI layer's.
-                    let own = cx.mem.lines.lib_lines(LibPath::Send);
-                    cc.touch(
-                        &mut cx.mem.cache,
-                        &mut lines.private,
-                        at,
-                        Side::User,
-                        c.cache.user_private_lines as u64 + own,
-                    );
-                    // The MPI layer's and the library's send code (`host/cache/code.rs`).
-                    cx.mem.lines.code(&mut cx.mem.cache, Seg::MpiSend, at, Side::User);
-                    cx.mem.lines.code(&mut cx.mem.cache, Seg::LibSend, at, Side::User);
-                    let class = wire::classify(size as usize, c.rndv_threshold as usize);
-                    // With the paths' footprints an Open-MX medium send
-                    // reads its buffer fragment by fragment, as it copies
-                    // it into the send queue (`send_cost`).
-                    let by_frag = class == MessageClass::Medium
-                        && !c.native
-                        && matches!(op, Op::Send { .. })
-                        && cx.mem.lines.footprints();
-                    if class != MessageClass::Large && !by_frag {
-                        cc.touch(&mut cx.mem.cache, &mut lines.app, at, Side::User, cc.lines(size));
-                    }
-                    match class {
-                        // Open-MX copies a medium message into its send
-                        // queue fragment by fragment, each copy just before
-                        // that fragment's system call
-                        // (`omx__post_isend_mediumsq`, libopen-mx/omx_send.c
-                        // L440-467): `send_cost` prices it per fragment, so
-                        // the post copies nothing.
-                        MessageClass::Medium if !c.native && matches!(op, Op::Send { .. }) => {}
-                        MessageClass::Medium => cost += cc.copy_hot(size),
-                        // Open-MX registers the send buffer before the
-                        // rendezvous, pinning it page by page (`pin_cost`).
-                        MessageClass::Large => cost += pin_cost(c, size),
-                        MessageClass::Tiny | MessageClass::Small if c.native => {
-                            cost += c.nic.doorbell + cc.copy_hot(size)
-                        }
-                        class @ (MessageClass::Tiny | MessageClass::Small) => {
-                            // One frame: its send system call follows in the
-                            // same segment (see `submit_send`).
-                            let hold = c.host.syscall + c.host.driver_tx + c.nic.doorbell;
-                            if class == MessageClass::Small {
-                                cost += c.lib.small_send;
-                            }
-                            // A small message's data is copied into the
-                            // skb behind its head (`omx_ioctl_send_small`).
-                            let payload = if class == MessageClass::Small { cc.lines(size) as u32 } else { 0 };
-                            let tx = cx.tx_touch(self.core, self.ep, hold, payload);
-                            cost += hold + tx + cc.copy_hot(size);
-                        }
-                    }
-                    return Step::Run(cost, Action::Op(op));
-                }
+                Op::Send { .. } | Op::Mcast { .. } => return Step::Run(self.send_price(cx, at, op), Action::Op(op)),
                 Op::Recv { .. } => return Step::Run(c.lib.post_recv, Action::Op(op)),
                 // Recorded by the cursor: the loop looks at the ring again.
                 Op::WaitOutstanding(_) => {}
@@ -198,6 +164,65 @@ impl Proc {
         }
     }
 
+    /// The price of posting send (or multicast) `op` to another host: the
+    /// MPI layer's and the library's send, the lines they touch, and by
+    /// the message's class its copy, its buffer's pinning or its one
+    /// frame's system call.
+    #[inline(always)]
+    fn send_price(&mut self, cx: &mut Cx<'_>, at: crate::host::Cpu, op: Op) -> crate::time::Duration {
+        let (Op::Send { size, .. } | Op::Mcast { size, .. }) = op else { unreachable!("a send") };
+        let c = &cx.env.c;
+        let mut cost = c.lib.mpi_send + c.lib.send;
+        // The library's state and the data read from the
+        // application's buffer (a large message's is pulled by
+        // the NIC): counted, their time is in `send` and the copy.
+        let cc = &cx.env.c.cc;
+        let lines = &mut self.lines;
+        // The library's own lines (`LibPath::Send`) with the MPI layer's.
+        let own = cx.mem.lines.lib_lines(LibPath::Send);
+        cc.touch(&mut cx.mem.cache, &mut lines.private, at, Side::User, c.cache.user_private_lines as u64 + own);
+        // The MPI layer's and the library's send code (`host/cache/code.rs`).
+        cx.mem.lines.code(&mut cx.mem.cache, Seg::MpiSend, at, Side::User);
+        cx.mem.lines.code(&mut cx.mem.cache, Seg::LibSend, at, Side::User);
+        let class = wire::classify(size as usize, c.rndv_threshold as usize);
+        // With the paths' footprints an Open-MX medium send
+        // reads its buffer fragment by fragment, as it copies
+        // it into the send queue (`send_cost`).
+        let by_frag =
+            class == MessageClass::Medium && !c.native && matches!(op, Op::Send { .. }) && cx.mem.lines.footprints();
+        if class != MessageClass::Large && !by_frag {
+            cc.touch(&mut cx.mem.cache, &mut lines.app, at, Side::User, cc.lines(size));
+        }
+        match class {
+            // Open-MX copies a medium message into its send
+            // queue fragment by fragment, each copy just before
+            // that fragment's system call
+            // (`omx__post_isend_mediumsq`, libopen-mx/omx_send.c
+            // L440-467): `send_cost` prices it per fragment, so
+            // the post copies nothing.
+            MessageClass::Medium if !c.native && matches!(op, Op::Send { .. }) => {}
+            MessageClass::Medium => cost += cc.copy_hot(size),
+            // Open-MX registers the send buffer before the
+            // rendezvous, pinning it page by page (`pin_cost`).
+            MessageClass::Large => cost += pin_cost(c, size),
+            MessageClass::Tiny | MessageClass::Small if c.native => cost += c.nic.doorbell + cc.copy_hot(size),
+            class @ (MessageClass::Tiny | MessageClass::Small) => {
+                // One frame: its send system call follows in the
+                // same segment (see `submit_send`).
+                let hold = c.host.syscall + c.host.driver_tx + c.nic.doorbell;
+                if class == MessageClass::Small {
+                    cost += c.lib.small_send;
+                }
+                // A small message's data is copied into the
+                // skb behind its head (`omx_ioctl_send_small`).
+                let payload = if class == MessageClass::Small { cc.lines(size) as u32 } else { 0 };
+                let tx = cx.tx_touch(self.core, self.ep, hold, payload);
+                cost += hold + tx + cc.copy_hot(size);
+            }
+        }
+        cost
+    }
+
     /// Its segment ended: the segment's effect is applied (`apply`), or,
     /// for a computation's end and a busy poll's entry, handed back for the
     /// world to act on.
@@ -225,6 +250,7 @@ impl Proc {
                 }
             }
             Action::Op(op) => self.op(cx, op),
+            Action::Ob1(op) => self.ob1_apply(cx, op),
             Action::ExpEvents(k) => self.exp_consume(cx, k),
             Action::Block => {
                 // A protocol timer that fired during the blocking call found
@@ -259,7 +285,7 @@ impl Proc {
     /// Inlined: a few stores, run for every send and receive posted.
     #[inline(always)]
     pub(super) fn new_req(&mut self, is_send: bool, size: u64) -> u32 {
-        let r = Req { live: true, is_send, size };
+        let r = Req { live: true, is_send, size, ob1: false, peer: u16::MAX, seq: u32::MAX };
         self.outstanding += 1;
         if let Some(i) = self.free_reqs.pop() {
             self.reqs[i as usize] = r;
@@ -275,51 +301,61 @@ impl Proc {
         match op {
             Op::Send { peer, size, tag } => {
                 let req = self.new_req(true, size);
-                // omx_isend ends with a progress call (see `Proc::drain`).
-                self.drain = self.ring.len() as u32;
-                let class = wire::classify(size as usize, cx.env.c.rndv_threshold as usize);
-                let dst = peer as u16;
-                if cx.env.ranks[dst as usize].0 == cx.host {
-                    self.outbox.push_back(Out::one_frame(dst, Kind::Shm, 0, tag, size, req));
-                    return;
-                }
-                let no_region = class == MessageClass::Large && self.regions.is_full();
-                if no_region || self.exp_short(cx, size) || !self.need_region.is_empty() {
-                    // Every region is in use, or a medium send finds too few
-                    // expected-event slots: the send waits for them, and
-                    // later sends wait behind it (they must keep their order).
-                    self.need_region.push_back(Queued { req, peer: dst, size, tag });
-                    return;
-                }
-                self.submit_send(cx, Queued { req, peer: dst, size, tag });
+                self.post_send(cx, Queued { req, peer: peer as u16, size, tag });
             }
             Op::Mcast { size, tag } => self.mcast_post(cx, size, tag),
             Op::Recv { src, size, tag } => {
-                let src = src.map(|s| s as u16);
                 let req = self.new_req(false, size);
-                match self.unexpected.take(src, tag) {
-                    Some(u) => match u.ev.msg.kind {
-                        Kind::Rndv => self.start_pull(cx, req, u.ev),
-                        Kind::MediumFrag => {
-                            // Its fragments still coming in now complete the receive.
-                            let (peer, seq16) = (u.ev.peer, u.ev.msg.seq);
-                            match self.medium.get_mut(peer) {
-                                Some(m)
-                                    if m.seq & 0xFFFF == seq16
-                                        && m.target == super::indexes::MediumTarget::Unexpected =>
-                                {
-                                    m.target = super::indexes::MediumTarget::Req(req)
-                                }
-                                _ => self.complete(cx, req),
-                            }
-                        }
-                        Kind::Mcast => self.mcast_matched(cx, req, u.ev),
-                        _ => self.complete(cx, req),
-                    },
-                    None => self.posted.push(src, tag, req),
-                }
+                self.post_recv(cx, src.map(|s| s as u16), tag, req);
             }
             _ => {}
+        }
+    }
+
+    /// Posts send `s` (its request made): an intra-host copy, or a message
+    /// on its way or waiting for a region or expected-event slots.
+    pub(super) fn post_send(&mut self, cx: &mut Cx<'_>, s: Queued) {
+        let Queued { req, peer: dst, size, tag } = s;
+        // omx_isend ends with a progress call (see `Proc::drain`).
+        self.drain = self.ring.len() as u32;
+        let class = wire::classify(size as usize, cx.env.c.rndv_threshold as usize);
+        if cx.env.ranks[dst as usize].0 == cx.host {
+            self.outbox.push_back(Out::one_frame(dst, Kind::Shm, 0, tag, size, req));
+            return;
+        }
+        let no_region = class == MessageClass::Large && self.regions.is_full();
+        if no_region || self.exp_short(cx, size) || !self.need_region.is_empty() {
+            // Every region is in use, or a medium send finds too few
+            // expected-event slots: the send waits for them, and
+            // later sends wait behind it (they must keep their order).
+            self.need_region.push_back(s);
+            return;
+        }
+        self.submit_send(cx, s);
+    }
+
+    /// Posts receive `req` of messages with `tag` from `src`: it takes the
+    /// first such unexpected message, or waits in the posted queue.
+    pub(super) fn post_recv(&mut self, cx: &mut Cx<'_>, src: Option<u16>, tag: u64, req: u32) {
+        match self.unexpected.take(src, tag) {
+            // ob1's RNDV header, kept under its MPI tag (`recv.rs`).
+            Some(u) if u.ev.msg.tag & super::ob1::RNDV != 0 => self.ob1_matched(cx, req, u.ev.peer, u.ev.msg.tag),
+            Some(u) => match u.ev.msg.kind {
+                Kind::Rndv => self.start_pull(cx, req, u.ev),
+                Kind::MediumFrag => {
+                    // Its fragments still coming in now complete the receive.
+                    let (peer, seq16) = (u.ev.peer, u.ev.msg.seq);
+                    match self.medium.get_mut(peer) {
+                        Some(m) if m.seq & 0xFFFF == seq16 && m.target == super::indexes::MediumTarget::Unexpected => {
+                            m.target = super::indexes::MediumTarget::Req(req)
+                        }
+                        _ => self.complete(cx, req),
+                    }
+                }
+                Kind::Mcast => self.mcast_matched(cx, req, u.ev),
+                _ => self.complete(cx, req),
+            },
+            None => self.posted.push(src, tag, req),
         }
     }
 

@@ -9,10 +9,13 @@ use crate::sim::World;
 use crate::time::Instant;
 use crate::workload::{Op, Program};
 
-/// A two-host ping-pong world of 8 B messages, for its costs and hosts.
+/// A two-host ping-pong world of 8 B messages, for its costs and hosts;
+/// its MPI layer hands each message to the library whole (the MTL path).
 fn world() -> World {
-    let s = crate::Scenario::from_toml("[workload]\nkind = \"pingpong\"\nsize_bytes = 8\niterations = 1\nwarmup = 0\n")
-        .unwrap();
+    let s = crate::Scenario::from_toml(
+        "[platform.library]\nmpi_path = \"mtl\"\n[workload]\nkind = \"pingpong\"\nsize_bytes = 8\niterations = 1\nwarmup = 0\n",
+    )
+    .unwrap();
     World::new(&s)
 }
 

@@ -146,6 +146,9 @@ impl World {
                 ring - ours
             },
             pull_rerequest: p.library.pull_rerequest,
+            // Native Open-MX programs (`s.mpi` false) call the MX API
+            // themselves: no PML.
+            mpi_path: if s.mpi { p.library.mpi_path } else { crate::config::MpiPath::Mtl },
         };
         // The firmware's per-frame work for the policy and the steering (a
         // policy given from outside runs on the host: no firmware work).

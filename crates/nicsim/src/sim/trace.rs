@@ -321,6 +321,10 @@ impl Tracer {
             Action::Consume => (What::Consume, 0),
             Action::Op(Op::Send { size, .. }) => (What::SendPost, size.min(u32::MAX as u64) as u32),
             Action::Op(_) => (What::RecvPost, 0),
+            Action::Ob1(b) => match b.as_send() {
+                Op::Send { size, .. } => (What::SendPost, size.min(u32::MAX as u64) as u32),
+                _ => (What::RecvPost, 0),
+            },
             Action::Block => (What::Block, 0),
             Action::BusyPoll(_) | Action::BusyPollStop => (What::BusyPoll, 0),
             Action::ExpEvents(k) => (What::ExpEvents, k),

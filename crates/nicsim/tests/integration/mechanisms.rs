@@ -7,10 +7,11 @@ use super::{pingpong, run, stream};
 /// interrupting (so only the marked receive path decides), under a timer
 /// started by the first unreported frame (`timeout_mode = "absolute"`:
 /// every unmarked packet waits its whole 75 us; with omx2009's minimum gap
-/// the wait depends on when the host last took an interrupt).
+/// the wait depends on when the host last took an interrupt). Each MPI
+/// message is one Open-MX message (the MTL path, `library.mpi_path`).
 fn oneway(strategy: &str, size: u64, unmarked: &str) -> f64 {
     run(&format!(
-        "[platform.nic]\ntx_done_interrupts = false\n[nic]\ncoalescing = \"{strategy}\"\ntimeout_mode = \"absolute\"\n[protocol]\nunmarked = [{unmarked}]\n[workload]\nkind = \"pingpong\"\nsize_bytes = {size}\niterations = 10\nwarmup = 1\n"
+        "[platform.library]\nmpi_path = \"mtl\"\n[platform.nic]\ntx_done_interrupts = false\n[nic]\ncoalescing = \"{strategy}\"\ntimeout_mode = \"absolute\"\n[protocol]\nunmarked = [{unmarked}]\n[workload]\nkind = \"pingpong\"\nsize_bytes = {size}\niterations = 10\nwarmup = 1\n"
     ))
     .get("latency_us")
     .unwrap()
@@ -419,7 +420,9 @@ fn a_saturated_receive_bottom_half_hides_the_policy_at_32_kib() {
     // The kernel tick is off: its seeded instants fall at other points of
     // each policy's run and move the rates in the 7th digit, where this
     // test asks them to be equal because no policy decides anything.
-    let no_tick = "[platform.host.tick]\nhz = 0\n";
+    // Each 32 KiB MPI message is one medium Open-MX message (the MTL
+    // path: ob1's match header would make it a rendezvous).
+    let no_tick = "[platform.host.tick]\nhz = 0\n[platform.library]\nmpi_path = \"mtl\"\n";
     let m = |s: &str| stream(s, 32768, 600, no_tick);
     let (timeout, openmx, stream_) = (m("timeout"), m("openmx"), m("stream"));
     let rate = |x: &nicsim::Metrics| x.get("msg_rate_per_s").unwrap();

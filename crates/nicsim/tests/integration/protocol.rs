@@ -22,8 +22,9 @@ fn lossless_run_drops_nothing() {
 
 #[test]
 fn medium_message_uses_23_fragments_at_mtu_1500() {
-    // One 32 KiB message = 23 MEDIUM frames; warm-up 0, one iteration each way.
-    let m = run("[nic]\ncoalescing = \"disabled\"\n[platform.nic]\ntx_done_interrupts = false\n[workload]\nkind = \"pingpong\"\nsize_bytes = 32768\niterations = 1\nwarmup = 0\n");
+    // One 32 KiB message = 23 MEDIUM frames; warm-up 0, one iteration each
+    // way; each MPI message one Open-MX message (the MTL path).
+    let m = run("[platform.library]\nmpi_path = \"mtl\"\n[nic]\ncoalescing = \"disabled\"\n[platform.nic]\ntx_done_interrupts = false\n[workload]\nkind = \"pingpong\"\nsize_bytes = 32768\niterations = 1\nwarmup = 0\n");
     let frames = m.get("frames").unwrap();
     // 2 x 23 medium fragments plus at most a few explicit acks.
     assert!((46.0..=50.0).contains(&frames), "{frames}");
@@ -41,7 +42,8 @@ fn bad_input_is_one_line_naming_the_key() {
 fn medium_messages_from_many_peers_interleave_without_loss() {
     // 16 ranks, 4 KiB (3-fragment medium) alltoall: fragments of messages
     // from different peers arrive interleaved; none may wait for a resend.
-    let m = run("[nic]\ncoalescing = \"disabled\"\n[workload]\nkind = \"alltoall\"\nsize_bytes = 4096\niterations = 10\nprocs_per_host = 8\n");
+    // Each MPI message is one Open-MX message (the MTL path).
+    let m = run("[platform.library]\nmpi_path = \"mtl\"\n[nic]\ncoalescing = \"disabled\"\n[workload]\nkind = \"alltoall\"\nsize_bytes = 4096\niterations = 10\nprocs_per_host = 8\n");
     assert_eq!(m.get("duplicates"), Some(0.0));
     assert!(m.get("time_us").unwrap() < 1000.0, "{:?}", m.get("time_us"));
 }
@@ -121,7 +123,7 @@ fn small_sends_pay_their_retransmission_copy_and_tiny_ones_do_not() {
     // 1 us makes the sender the bottleneck whatever the receiver costs.
     let stream = |size: u32, small_send_ns: f64| {
         run(&format!(
-            "[platform.library]\nsmall_send_ns = {small_send_ns:.1}\n[nic]\ncoalescing = \"timeout\"\n[workload]\nkind = \"stream\"\nsize_bytes = {size}\nmessages = 4000\n"
+            "[platform.library]\nsmall_send_ns = {small_send_ns:.1}\nmpi_path = \"mtl\"\n[nic]\ncoalescing = \"timeout\"\n[workload]\nkind = \"stream\"\nsize_bytes = {size}\nmessages = 4000\n"
         ))
     };
     let rate = |m: &nicsim::Metrics| m.get("msg_rate_per_s").unwrap();

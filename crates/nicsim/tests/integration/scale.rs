@@ -85,7 +85,7 @@ fn an_exchange_does_the_same_per_rank_at_every_size() {
 fn pulls_keep_as_many_events_queued_in_a_long_run_as_in_a_short_one() {
     let peak = |reps: u32| {
         let m = run(&format!(
-            "[platform.topology]\nhosts = 2\n[workload]\nkind = \"alltoall\"\nsize_bytes = 40000\n\
+            "[platform.topology]\nhosts = 2\n[platform.library]\nmpi_path = \"mtl\"\n[workload]\nkind = \"alltoall\"\nsize_bytes = 40000\n\
              iterations = {reps}\nwarmup = 0\n"
         ));
         m.get("queue_peak").unwrap()
