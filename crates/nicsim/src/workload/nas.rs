@@ -4,7 +4,7 @@
 //! and those collectives (recursive-doubling allreduce, pairwise exchange;
 //! the all-to-alls are `super::alltoall`'s).
 
-use super::{alltoall_ops, pairwise_alltoall_ops, tag, Body, Op};
+use super::{alltoall_ops, pairwise_alltoall_ops, tag, AlltoallAlgorithm, Body, Op};
 use crate::time::Duration;
 
 /// NPB IS: `NUM_BUCKETS` (2^10) bucket sizes plus `TEST_ARRAY_SIZE` (5)
@@ -18,8 +18,11 @@ pub const IS_ALLREDUCE_BYTES: u64 = (1024 + 5) * 4;
 /// bucket sizes, an alltoall of the send counts, an alltoallv of the keys,
 /// then the ranking of the received keys (`after`). Collectives use the
 /// algorithms of Open MPI's `tuned` component for these sizes: recursive
-/// doubling for the allreduce, linear (post everything, wait all) for
-/// alltoall(v). NPB hands each rank a run of whole buckets holding about
+/// doubling for the allreduce; for the alltoall of one 4-byte count to
+/// each rank, its fixed decision ([`AlltoallAlgorithm::tuned_decision`]:
+/// Bruck beyond 12 ranks, linear up to 12, one exchange for 2); linear
+/// (post everything, wait all) for the alltoallv, the only algorithm
+/// Open MPI 1.2.6 and 1.3.0 have for it. NPB hands each rank a run of whole buckets holding about
 /// `TOTAL_KEYS / nprocs` keys, and every rank's keys follow the same
 /// distribution, so each pair exchanges `keys_per_proc / nprocs` keys.
 pub fn nas_is_iteration(rank: u32, nprocs: u32, keys_per_proc: u64, before: Duration, after: Duration) -> Body {
@@ -38,7 +41,7 @@ pub fn nas_is_iteration(rank: u32, nprocs: u32, keys_per_proc: u64, before: Dura
         mask <<= 1;
         step += 1;
     }
-    alltoall_ops(&mut ops, rank, nprocs, 4, tag::IS_COUNTS);
+    AlltoallAlgorithm::Auto.ops(&mut ops, rank, nprocs, 4, tag::IS_COUNTS);
     alltoall_ops(&mut ops, rank, nprocs, pair_bytes, tag::IS_KEYS);
     ops.push(Op::Compute(after));
     ops

@@ -11,16 +11,19 @@ fn nas_is_iteration_shape() {
     let ops: Vec<Op> = body.ops().collect();
     assert_eq!(ops[0], Op::Compute(before));
     assert_eq!(*ops.last().unwrap(), Op::Compute(after));
-    // 4 allreduce steps (send+recv+wait), then 2 x (15 recv + 15 send + wait)
-    assert_eq!(ops.len(), 1 + 4 * 3 + 2 * 31 + 1);
+    // 4 allreduce steps (send+recv+wait), the counts' Bruck alltoall (4
+    // exchanges of 8 counts at 16 ranks: recv+send+wait), then the keys'
+    // linear alltoallv (15 recv + 15 send + wait).
+    assert_eq!(ops.len(), 1 + 4 * 3 + 4 * 3 + 31 + 1);
     assert!(ops.contains(&Op::Send { peer: 2, size: 4116, tag: 100 }));
+    assert!(ops.contains(&Op::Send { peer: 4, size: 8 * 4, tag: 200 }));
     assert!(ops.contains(&Op::Send { peer: 4, size: (1 << 21) * 4 / 16, tag: 300 }));
-    // Each alltoall is two ring steps and its wait, whatever the ranks.
-    assert_eq!(body.0.len(), 1 + 4 * 3 + 2 * 3 + 1);
+    // The linear alltoallv is two ring steps and its wait, whatever the ranks.
+    assert_eq!(body.0.len(), 1 + 4 * 3 + 4 * 3 + 3 + 1);
     let mut p = Program::script(body, 2, 1);
     let all: Vec<Op> = std::iter::from_fn(|| Some(p.next_op())).take_while(|o| *o != Op::Done).collect();
     assert_eq!(all.iter().filter(|o| matches!(o, Op::Mark(_))).count(), 2);
-    assert_eq!(all.len(), 2 * 76 + 2);
+    assert_eq!(all.len(), 2 * 57 + 2);
 }
 
 /// Bytes each rank sends per IS iteration, by tag block, for `n` ranks.
@@ -42,13 +45,15 @@ fn is_bytes_sent(rank: u32, n: u32, keys_per_proc: u64) -> [u64; 3] {
 fn nas_is_messages_per_iteration_follow_npb() {
     // NPB is.c per iteration and rank, for n ranks: the allreduce of
     // NUM_BUCKETS + TEST_ARRAY_SIZE ints (log2 n recursive-doubling
-    // steps), one int of send count to every other rank, and all its
-    // keys but its own share to the others.
-    for (n, keys) in [(16u32, (1u64 << 25) / 16), (16, (1 << 27) / 16), (64, (1 << 25) / 64)] {
+    // steps), one int of send count to every other rank (over 12 ranks,
+    // Open MPI's Bruck alltoall: log2 n exchanges of n / 2 counts; up to
+    // 12, linear), and all its keys but its own share to the others.
+    for (n, keys) in [(16u32, (1u64 << 25) / 16), (16, (1 << 27) / 16), (64, (1 << 25) / 64), (8, (1 << 25) / 8)] {
         for rank in [0, n / 2 + 1, n - 1] {
             let [reduce, counts, key_bytes] = is_bytes_sent(rank, n, keys);
             assert_eq!(reduce, n.trailing_zeros() as u64 * (1024 + 5) * 4);
-            assert_eq!(counts, 4 * (n as u64 - 1));
+            let count_blocks = if n > 12 { n.trailing_zeros() as u64 * n as u64 / 2 } else { n as u64 - 1 };
+            assert_eq!(counts, 4 * count_blocks);
             assert_eq!(key_bytes, 4 * keys / n as u64 * (n as u64 - 1));
         }
     }
