@@ -74,8 +74,8 @@ def test_a_ring_too_small_for_whole_message_resends_is_named() -> None:
 
 
 def test_a_give_up_names_the_ring_when_a_resend_round_overflowed_it() -> None:
-    """Found by the property draws: a 0-byte all-to-all of 80 ranks on 4
-    ``modern`` hosts, one 32-slot ring a host, every interrupt on one core.
+    """Found by the property draws: a 0-byte linear all-to-all of 80 ranks
+    on 4 ``modern`` hosts, one 32-slot ring a host, every interrupt on one core.
     Each resend round puts the same burst of resends and duplicate acks on
     the wire in the same order, and the ring drops the same ack each time:
     rank 1 gives up on rank 65 after 500 s. Other messages complete between
@@ -86,7 +86,14 @@ def test_a_give_up_names_the_ring_when_a_resend_round_overflowed_it() -> None:
         "preset": "modern",
         "nic": {"coalescing": "disabled", "flow_control": False, "steering": "single-core", "irq_core": 56},
         "host": {"tx_reap": "hard-irq"},
-        "workload": {"kind": "alltoall", "iterations": 1, "procs_per_host": 20, "size_bytes": 0, "warmup": 0},
+        "workload": {
+            "kind": "alltoall",
+            "alltoall_algorithm": "linear",
+            "iterations": 1,
+            "procs_per_host": 20,
+            "size_bytes": 0,
+            "warmup": 0,
+        },
         "platform": {"topology": {"hosts": 4}, "nic": {"ring_slots": 32}},
     }
     with pytest.raises(
