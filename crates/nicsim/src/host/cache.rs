@@ -660,7 +660,7 @@ mod lines;
 pub use lines::{HostLines, ProcLines, RECVQ_SLOTS};
 
 mod walk;
-pub use walk::{Step, Walk};
+pub use walk::{Flight, Step, Walk};
 
 pub mod footprint;
 

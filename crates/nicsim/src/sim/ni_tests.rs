@@ -212,25 +212,25 @@ fn the_ni_clock_runs_a_computing_process_s_timers_in_time(
 }
 
 /// A clock signal waits for the NAPI poll on its process's core, as Linux
-/// delivers it on the return to user mode, after the softirq. Traced
-/// (omx2009, `stream`, seed 1): a deadline due at 387,233.6 µs on host 1's
-/// second rank, which computes on core 1; the NIC's interrupt at
-/// 387,229.5 µs went to core 1 (round-robin), whose poll served pull
-/// replies and then took a message's frames, arriving every 1.22 µs
-/// against 2.4 µs of handler each: the ring never ran dry. The clock
-/// interrupts of 387,301.6, 387,351.6 and 387,401.6 µs waited behind the
-/// poll's frames until its 64-frame budget yielded at 387,413.2 µs, so the
-/// deadline ran 181.5 µs late, 111.6 µs of it waiting. Over seeds (each
-/// host's tick phase), some signal waits that long, every deadline past
-/// two periods is explained by its signal's wait, and no wait outlasts
-/// the kernel work a poll can hold the core for before its budget yields
-/// (`NAPI_BUDGET` frames of at most 2.5 µs, after a hard IRQ and the pull
-/// replies it serves).
+/// delivers it on the return to user mode, after the softirq. Traced once
+/// (omx2009, `stream`, one seed; which seeds show it moves with the model): a
+/// deadline due at 387,233.6 µs on host 1's second rank, which computes on core
+/// 1; the NIC's interrupt at 387,229.5 µs went to core 1 (round-robin), whose
+/// poll served pull replies and then took a message's frames, arriving every
+/// 1.22 µs against 2.4 µs of handler each: the ring never ran dry. The clock
+/// interrupts of 387,301.6, 387,351.6 and 387,401.6 µs waited behind the poll's
+/// frames until its 64-frame budget yielded at 387,413.2 µs, so the deadline
+/// ran 181.5 µs late, 111.6 µs of it waiting. Over seeds (each host's tick
+/// phase), some deadline runs past two periods, some signal waits that long,
+/// every deadline past two periods is explained by its signal's wait, and no
+/// wait outlasts the kernel work a poll can hold the core for before its budget
+/// yields (`NAPI_BUDGET` frames of at most 2.5 µs, after a hard IRQ and the
+/// pull replies it serves).
 #[test]
 fn a_clock_signal_waits_for_the_napi_poll_on_its_core() {
     let runs: Vec<Metrics> = (1..=4).map(|seed| nas_is_seeded("omx2009", "stream", 50.0, seed)).collect();
-    let traced = &runs[0];
-    assert!(get(traced, "timer_late_us_max") > TWO_PERIODS_US, "seed 1: the traced deadline");
+    let past = runs.iter().filter(|m| get(m, "timer_late_us_max") > TWO_PERIODS_US).count();
+    assert!(past > 0, "no seed ran a deadline past two periods");
     let budget_us = f64::from(crate::sim::NAPI_BUDGET) * 2.5;
     for (seed, m) in (1..).zip(&runs) {
         let (late, wait) = (get(m, "timer_late_us_max"), get(m, "clock_signal_wait_us_max"));

@@ -170,7 +170,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("stream.pcap");
         let s = crate::Scenario::from_toml(&format!(
-            "pcap = {:?}\n[workload]\nkind = \"stream\"\nsize_bytes = 65536\nmessages = {messages}\nwarmup = 0\n",
+            "pcap = {:?}\n[platform.library]\nmpi_path = \"mtl\"\n\
+             [workload]\nkind = \"stream\"\nsize_bytes = 65536\nmessages = {messages}\nwarmup = 0\n",
             path.to_str().unwrap()
         ))
         .unwrap();
@@ -193,7 +194,8 @@ mod tests {
     }
 
     /// The sink holds the frames booked ahead of the clock, the stream's
-    /// window of messages (16 of 46 frames) at most, however long the run;
+    /// window of messages (16 of 46 frames: one Open-MX message each, the
+    /// MTL path's) at most, however long the run;
     /// its file is the one the whole run's frames, sorted, make.
     #[test]
     fn a_long_stream_is_written_as_it_goes_in_time_order() {

@@ -217,11 +217,19 @@ impl CodeLines {
     /// since its last run there, requested from the die's L2 and counted
     /// (class `code`); the L2's misses bring lines in. Returns the L2
     /// requests and misses.
-    #[inline]
+    /// Inlined to the check of [`CodeLines::on`] (off in most scenarios:
+    /// two instructions a path), the fetch itself out of line.
+    #[inline(always)]
     pub fn run(&mut self, cache: &mut CacheStats, seg: Seg, at: Cpu, side: Side) -> (u64, u64) {
         if !self.on() {
             return (0, 0);
         }
+        self.fetch(cache, seg, at, side)
+    }
+
+    /// [`CodeLines::run`] with the L1I on.
+    #[inline(never)]
+    fn fetch(&mut self, cache: &mut CacheStats, seg: Seg, at: Cpu, side: Side) -> (u64, u64) {
         let s = seg as usize;
         let n = CODE[s] as u64;
         let l1 = &mut self.l1[at.core as usize];

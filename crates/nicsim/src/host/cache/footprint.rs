@@ -35,7 +35,7 @@
 //! L1I by `HostLines` beside these data lines (`code`).
 
 pub use super::Step;
-use super::{CacheCosts, CacheStats, Obj, ObjClass, ReadCopy, Side, Walk};
+use super::{CacheCosts, CacheStats, Flight, Obj, ObjClass, ReadCopy, Side, Walk};
 use crate::host::topology::{Cpu, Topology};
 use crate::time::Duration;
 
@@ -426,13 +426,14 @@ impl Parts<'_> {
     fn walk(&mut self, walk: &mut Walk, cc: &CacheCosts, topo: &Topology, cache: &CacheStats, path: Path, q: usize) {
         let row = &FOOTPRINT[path as usize];
         let ([(a, na), (b, nb)], [sa, sb]) = (row.written, row.steps);
+        let mut flight = Flight::default();
         if na > 0 {
-            walk.access_at(cc, topo, cache, self.obj(a, q), na, sa);
+            walk.access_at(cc, topo, cache, self.obj(a, q), na, sa, &mut flight);
         }
         if nb > 0 {
-            walk.access_at(cc, topo, cache, self.obj(b, q), nb, sb);
+            walk.access_at(cc, topo, cache, self.obj(b, q), nb, sb, &mut flight);
         }
-        walk.settle(cc);
+        walk.settle(cc, &mut flight);
         let (lines, mut dma) = (row.dma as u64 + row.stay as u64, row.dma as u64);
         if path == Path::OmxSend && self.tx_read_shares {
             // The head's line the NIC's transmit DMA read: Shared, a hit.

@@ -332,11 +332,11 @@ fn independent_lines_overlap_up_to_the_fill_buffers_and_a_chain_does_not() {
             let _ = cc.access(&t, &mut st, o, on(die), Side::Kernel, 1);
         }
         let before = st.counts;
-        let mut w = Walk::begin(&st, on(0), ObjClass::Driver, Side::Kernel);
+        let (mut w, mut f) = (Walk::begin(&st, on(0), ObjClass::Driver, Side::Kernel), Flight::default());
         for (o, s) in objs.iter_mut().zip(steps) {
-            w.access_at(&cc, &t, &st, o, 1, s);
+            w.access_at(&cc, &t, &st, o, 1, s, &mut f);
         }
-        w.settle(&cc);
+        w.settle(&cc, &mut f);
         let stall = w.end(&mut st);
         // Whatever the overlap, four misses.
         let k = Side::Kernel as usize;
@@ -372,9 +372,9 @@ fn an_objects_lines_at_one_step_overlap_and_chained_they_add_up() {
         let mut st = CacheStats::new(4, 65536, 512);
         let mut obj = Obj::new(ObjClass::Driver);
         let _ = cc.access(&t, &mut st, &mut obj, on(1), Side::Kernel, 3);
-        let mut w = Walk::begin(&st, on(0), ObjClass::Driver, Side::Kernel);
-        w.access_at(&cc, &t, &st, &mut obj, 3, step);
-        w.settle(&cc);
+        let (mut w, mut f) = (Walk::begin(&st, on(0), ObjClass::Driver, Side::Kernel), Flight::default());
+        w.access_at(&cc, &t, &st, &mut obj, 3, step, &mut f);
+        w.settle(&cc, &mut f);
         w.end(&mut st)
     };
     assert_eq!(stall(Step::at(0)), Duration::from_ns(68));

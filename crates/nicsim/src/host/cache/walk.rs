@@ -50,6 +50,13 @@ struct InFlight {
     slowest: Duration,
 }
 
+/// One path's lines in flight by step ([`Walk::access_at`]), priced by
+/// [`Walk::settle`]. Kept by the path's caller, apart from the [`Walk`]:
+/// a walk of one access (`CacheCosts::access`, on most events) then stays
+/// small enough for its fields to live in registers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flight([InFlight; STEPS]);
+
 /// One core's accesses to objects of one class from one side, made in
 /// turn: each is [`CacheCosts::access`]'s (a hit, a miss, the stall of a
 /// line from another die or from memory, the object then in this die's L2
@@ -71,25 +78,13 @@ pub struct Walk {
     misses: u64,
     /// The stall of the walk's accesses so far.
     cost: Duration,
-    /// The current path's lines in flight by step (`Walk::access_at`),
-    /// priced by `Walk::settle`.
-    steps: [InFlight; STEPS],
 }
 
 impl Walk {
     /// A walk of core `at` through objects of `class`, from `side`.
     #[inline(always)]
     pub fn begin(stats: &CacheStats, at: Cpu, class: ObjClass, side: Side) -> Walk {
-        Walk {
-            at,
-            class,
-            side,
-            fill: stats.fill[at.die as usize],
-            hits: 0,
-            misses: 0,
-            cost: Duration::ZERO,
-            steps: [InFlight::default(); STEPS],
-        }
+        Walk { at, class, side, fill: stats.fill[at.die as usize], hits: 0, misses: 0, cost: Duration::ZERO }
     }
 
     /// Accesses `lines` lines of `obj` (of the walk's class): a hit if they
@@ -110,7 +105,7 @@ impl Walk {
     }
 
     /// [`Walk::access`] of `lines` lines of `obj` at step `step` of the
-    /// current path's chain: a miss's transfers wait, in flight, for
+    /// current path's chain: a miss's transfers wait in `flight` for
     /// [`Walk::settle`] to price the path's steps.
     #[inline(always)]
     pub fn access_at(
@@ -121,21 +116,22 @@ impl Walk {
         obj: &mut Obj,
         lines: u32,
         step: Step,
+        flight: &mut Flight,
     ) {
         let Some(line) = self.take(cc, topo, stats, obj, lines) else { return };
         if step.chain {
             for i in 0..lines as usize {
-                self.in_flight(step.first as usize + i, line, 1);
+                self.in_flight(flight, step.first as usize + i, line, 1);
             }
         } else {
-            self.in_flight(step.first as usize, line, lines as u64);
+            self.in_flight(flight, step.first as usize, line, lines as u64);
         }
     }
 
     /// `n` lines of one transfer `line` each at step `step`.
     #[inline(always)]
-    fn in_flight(&mut self, step: usize, line: Duration, n: u64) {
-        match self.steps.get_mut(step) {
+    fn in_flight(&mut self, flight: &mut Flight, step: usize, line: Duration, n: u64) {
+        match flight.0.get_mut(step) {
             Some(s) => {
                 s.lines += n;
                 s.sum += line.times(n);
@@ -154,13 +150,18 @@ impl Walk {
     /// hundreds of instructions before the next begins), so their steps
     /// add up.
     #[inline(always)]
-    pub fn settle(&mut self, cc: &CacheCosts) {
+    pub fn settle(&mut self, cc: &CacheCosts, flight: &mut Flight) {
         let b = cc.fill_buffers;
-        for s in &mut self.steps {
+        for s in &mut flight.0 {
             if s.lines > 0 {
-                let waves = s.lines.div_ceil(b);
-                let mean_waves = Duration::from_ps(s.sum.as_ps() * waves / s.lines);
-                self.cost += s.slowest.max(mean_waves);
+                // In one wave the lines' mean is at most the slowest: no
+                // division on the common path (a step of a few lines).
+                self.cost += if s.lines <= b {
+                    s.slowest
+                } else {
+                    let waves = s.lines.div_ceil(b);
+                    s.slowest.max(Duration::from_ps(s.sum.as_ps() * waves / s.lines))
+                };
                 *s = InFlight::default();
             }
         }
@@ -253,7 +254,6 @@ impl Walk {
     /// `CacheStats::count` counts each access); returns its stall.
     #[inline(always)]
     pub fn end(self, stats: &mut CacheStats) -> Duration {
-        debug_assert!(self.steps.iter().all(|s| s.lines == 0), "a path's lines in flight are priced by `settle`");
         let (c, s) = (self.class as usize, self.side as usize);
         let k = &mut stats.counts[c][s];
         k.hits += self.hits;
