@@ -84,7 +84,12 @@ def test_a_give_up_names_the_ring_when_a_resend_round_overflowed_it() -> None:
     key; on the preset's 1,024-slot ring the same run finishes."""
     scenario = {
         "preset": "modern",
-        "nic": {"coalescing": "disabled", "flow_control": False, "steering": "single-core", "irq_core": 56},
+        "nic": {
+            "coalescing": "disabled",
+            "flow_control": False,
+            "steering": "single-core",
+            "irq_core": 56,
+        },
         "host": {"tx_reap": "hard-irq"},
         "workload": {
             "kind": "alltoall",
@@ -98,7 +103,8 @@ def test_a_give_up_names_the_ring_when_a_resend_round_overflowed_it() -> None:
     }
     with pytest.raises(
         nicsim.NicsimError,
-        match=r"^peer unreachable: .*dropped at full receive rings \(host \d\) after the last resend.*`nic.ring_slots` = 32",
+        match=r"^peer unreachable: .*dropped at full receive rings \(host \d\) after the last "
+        r"resend.*`nic.ring_slots` = 32",
     ):
         nicsim.run(scenario)
     scenario["platform"]["nic"]["ring_slots"] = 1024
