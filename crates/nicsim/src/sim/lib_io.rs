@@ -113,16 +113,11 @@ impl World {
         let me = self.hosts[h].procs[p].rank();
         let ph = self.env.ranks[peer as usize].0 as usize;
         let secs = self.env.c.proto.resend.times(RESENDS_MAX).as_us_f64() / 1e6;
-        let ring = [h, ph]
-            .into_iter()
-            .filter(|&x| self.hosts[x].nic.ring_drop_at.is_some_and(|t| t >= last_sent))
-            .map(|x| (x, self.hosts[x].nic.ring_slots))
-            .next();
+        let ring = [h, ph].into_iter().find(|&x| self.hosts[x].nic.ring_drop_at.is_some_and(|t| t >= last_sent));
         let note = match ring {
-            Some((x, slots)) => format!(
-                "; frames were dropped at full receive rings (host {x}) after the last resend: each resend round \
-                 overflows a ring the same way (Open-MX resends whole messages); `nic.ring_slots` = {slots} is too small for this \
-                 load (allowed: up to 1048576)"
+            Some(x) => format!(
+                "; frames were dropped at full receive rings (host {x}) after the last resend{}",
+                super::ring_advice(self.hosts[x].nic.ring_slots)
             ),
             None => self.ring_overflow_note(),
         };

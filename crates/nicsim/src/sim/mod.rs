@@ -495,9 +495,8 @@ impl World {
         }
         let slots = self.hosts.iter().map(|h| h.nic.ring_slots).min().unwrap_or(0);
         format!(
-            "; {dropped} frames were dropped at full receive rings since the last message completed: each \
-             resend round overflows a ring the same way (Open-MX resends whole messages); `nic.ring_slots` = \
-             {slots} is too small for this load (allowed: up to 1048576)"
+            "; {dropped} frames were dropped at full receive rings since the last message completed{}",
+            ring_advice(slots)
         )
     }
 
@@ -622,4 +621,13 @@ pub fn run_traced(
         p.finish()?;
     }
     Ok((w.metrics(), w.trace.take()))
+}
+
+/// What a diagnosis of whole-message resends overflowing a ring of `slots`
+/// entries tells the user, after its count of drops.
+pub(crate) fn ring_advice(slots: usize) -> String {
+    format!(
+        ": each resend round overflows a ring the same way (Open-MX resends whole messages); `nic.ring_slots` = \
+         {slots} is too small for this load (allowed: up to 1048576)"
+    )
 }
