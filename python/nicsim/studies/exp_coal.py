@@ -377,7 +377,10 @@ MSGRATE = Experiment(
             printed="by about a factor of 2",
             note="nicsim's sender spaces 0 B messages about 1.8 µs apart (its library, "
             "ioctl and driver work per message), more than a 0 B frame's firmware + DMA "
-            "(0.7 µs): Algorithm 2 never finds another DMA pending, so stream defers nothing",
+            "(0.7 µs): Algorithm 2 never finds another DMA pending, so stream defers nothing. "
+            "The deferral switches on only once a frame's NIC time passes that spacing, and "
+            "then cuts the interrupts by more than 2; a sender at its ioctl floor (1.05 µs "
+            "a frame) is still too slow (tests/test_stream_regime.py)",
         ),
     ),
     claims=tuple(
