@@ -132,17 +132,17 @@ fn errors_name_key_value_and_allowed() {
 #[case::missing_kind(
     "[workload]\nsize_bytes = 8",
     "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
-     nas-ft, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
+     nas-ft, nas-bt, nas-ep, nas-lu, nas-sp, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
 )]
 #[case::missing_workload(
     "seed = 3",
     "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
-     nas-ft, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
+     nas-ft, nas-bt, nas-ep, nas-lu, nas-sp, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
 )]
 #[case::unknown_kind(
     "[workload]\nkind = \"pong\"",
     "invalid value for `workload.kind`: \"pong\" (allowed: one of pingpong, stream, uniband, flood, nas-is, \
-     nas-cg, nas-mg, nas-ft, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
+     nas-cg, nas-mg, nas-ft, nas-bt, nas-ep, nas-lu, nas-sp, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
 )]
 #[case::name_of_wrong_type(
     "[nic]\ncoalescing = 3\n[workload]\nkind = \"stream\"",
