@@ -131,9 +131,15 @@ fn bt_and_sp_steps_send_what_copy_faces_and_the_solves_send() {
     assert_eq!(count(&s, 5, 8 * 41 * 41 * 5, tag::ADI_SOLVE + 1), 3);
     // SP the face without the global boundary: along x, rank 6's stage-0
     // cell is cell 2 at (0, 3, 2): y = 3 is the last (40 - 1 points), z =
-    // 2 inside (40): 22 x 39 x 40 doubles forward.
+    // 2 inside (40): 22 x 39 x 40 doubles forward; stage 1's, cell 3 at
+    // (1, 2, 3), has 40 x 39; stage 2's, cell 0 at (2, 1, 0), 41 x 40.
     let s = sends(NasKernel::Sp, 6);
-    assert_eq!(count(&s, 7, 8 * 22 * 39 * 40, tag::ADI_SOLVE), 1);
+    assert_eq!(count(&s, 7, 8 * 22 * 39 * 40, tag::ADI_SOLVE), 2);
+    assert_eq!(count(&s, 7, 8 * 22 * 41 * 40, tag::ADI_SOLVE), 1);
+    let back: Vec<u64> = s.iter().filter(|x| x.2 == tag::ADI_SOLVE + 1).map(|x| x.1 / 80).collect();
+    // Backward from stage 3 (cell 1 at (3, 0, 1): 40 x 41), stage 2 (cell
+    // 0: 41 x 40) and stage 1 (cell 3: 40 x 39) to the predecessor.
+    assert_eq!(back, [40 * 41, 41 * 40, 40 * 39]);
 }
 
 #[test]
