@@ -115,13 +115,8 @@ impl LuRank {
 ///   then per direction u read (40 B), rsd read and written (80 B), and
 ///   the `flux` array (5 doubles a point, 3D) written back (40 B + 40 B
 ///   write-allocate; read again while in cache): 120 + 3 x 200 B.
-pub const LU_BYTES: LuBytes = LuBytes {
-    scale: 80.0,
-    sweep: 120.0,
-    update: 120.0,
-    rhs_init: 120.0,
-    rhs_direction: 200.0,
-};
+pub const LU_BYTES: LuBytes =
+    LuBytes { scale: 80.0, sweep: 120.0, update: 120.0, rhs_init: 120.0, rhs_direction: 200.0 };
 
 /// LU's traffic per point by phase (see [`LU_BYTES`]).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -63,9 +63,8 @@ fn lu_step_sends_what_exchange_1_and_exchange_3_send() {
     assert_eq!(s.len(), 2 * 160 + 2);
     // The wavefront: a plane's compute waits for its two receives.
     let p = NasProblem::new(NasKernel::Lu, true);
-    let ops: Vec<Op> = crate::workload::nas_kernel_iteration(NasKernel::Lu, &p, 5, 16, Duration::from_ms(100))
-        .ops()
-        .collect();
+    let ops: Vec<Op> =
+        crate::workload::nas_kernel_iteration(NasKernel::Lu, &p, 5, 16, Duration::from_ms(100)).ops().collect();
     let first_recv = ops.iter().position(|o| matches!(o, Op::Recv { .. })).unwrap();
     assert_eq!(ops[first_recv], Op::Recv { src: Some(4), size: 8 * 5 * 41, tag: tag::LU });
     assert_eq!(ops[first_recv + 2], Op::Recv { src: Some(1), size: 8 * 5 * 41, tag: tag::LU + 1 });
