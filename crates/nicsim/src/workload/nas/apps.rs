@@ -328,7 +328,7 @@ pub const BT_BYTES: AdiBytes = AdiBytes { rhs: 840.0, lhs: 0.0, forward: 544.0, 
 ///   (48 B), rhs read and written (80 B): 1008 B;
 /// * per solve direction: `lhsx` (and `lhsy`, `lhsz`) reads three
 ///   auxiliary arrays (24 B) and writes `lhs` (15 doubles a point: 120 B
-///   + 120 B write-allocate): 264 B; the forward elimination reads and
+///   and 120 B write-allocate): 264 B; the forward elimination reads and
 ///   writes `lhs` (240 B) and rhs (80 B); the back substitution reads the
 ///   six `lhs` entries it needs (48 B) and rhs (80 B), and `ninvr` (`pinvr`,
 ///   `tzetar`) reads and writes rhs (80 B);
