@@ -115,6 +115,10 @@ impl LuRank {
 ///   then per direction u read (40 B), rsd read and written (80 B), and
 ///   the `flux` array (5 doubles a point, 3D) written back (40 B + 40 B
 ///   write-allocate; read again while in cache): 120 + 3 x 200 B.
+///
+/// \[estimate] on what stays in cache: a sweep's blocks of one plane and a
+/// line's or plane's neighbours in the stencils are taken to, whole 3D
+/// arrays not (each rank's are 40-100 MB in class C).
 pub const LU_BYTES: LuBytes =
     LuBytes { scale: 80.0, sweep: 120.0, update: 120.0, rhs_init: 120.0, rhs_direction: 200.0 };
 
@@ -320,6 +324,9 @@ impl AdiBytes {
 ///   a whole cell's) written (200 B + 200 B write-allocate): 544 B;
 ///   back substitution: `lhsc` read (200 B), rhs read and written (80 B);
 /// * `add`: 120 B.
+///
+/// \[estimate] on what stays in cache: one line's work arrays do, a
+/// cell's arrays (5-40 MB a rank in class C) do not.
 pub const BT_BYTES: AdiBytes = AdiBytes { rhs: 840.0, lhs: 0.0, forward: 544.0, back: 280.0, add: 120.0 };
 
 /// SP (`rhs.f`, `txinvr.f`, `lhsx.f`, `x_solve.f`, `ninvr.f`, `add.f`):
@@ -333,6 +340,8 @@ pub const BT_BYTES: AdiBytes = AdiBytes { rhs: 840.0, lhs: 0.0, forward: 544.0, 
 ///   six `lhs` entries it needs (48 B) and rhs (80 B), and `ninvr` (`pinvr`,
 ///   `tzetar`) reads and writes rhs (80 B);
 /// * `add`: 120 B.
+///
+/// \[estimate] on what stays in cache, as for BT.
 pub const SP_BYTES: AdiBytes = AdiBytes { rhs: 1008.0, lhs: 264.0, forward: 320.0, back: 208.0, add: 120.0 };
 
 impl Adi {
