@@ -147,7 +147,17 @@ class Task:
 
 #: Events of a NAS kernel run at class B ([OMX-MQ] skeletons on 2 hosts x 8
 #: ranks, measured on the built-in experiments); class C is ~4x the keys or grid.
-NAS_B_EVENTS = {"nas-is": 3.0e6, "nas-cg": 3.5e6, "nas-mg": 1.4e6, "nas-ft": 2.3e7}
+NAS_B_EVENTS = {
+    "nas-is": 3.0e6,
+    "nas-cg": 3.5e6,
+    "nas-mg": 1.4e6,
+    "nas-ft": 2.3e7,
+    # A quarter of their class C runs' (coalescing-nas).
+    "nas-bt": 7.6e6,
+    "nas-ep": 5.4e4,
+    "nas-lu": 5.1e6,
+    "nas-sp": 1.4e7,
+}
 NAS_CLASS_SCALE = {"S": 1 / 512, "A": 1 / 4, "B": 1.0, "C": 4.0}
 #: Default message counts per kind (the core's defaults, config/workload.rs).
 DEFAULT_COUNT = {"pingpong": 1000, "stream": 20_000, "uniband": 20_000, "flood": 20_000}

@@ -232,7 +232,8 @@ class Scenario:
     workload
         ``[workload]`` table; ``kind`` (required by the core) is one of
         ``pingpong`` (the default here), ``stream``, ``uniband``, ``flood``,
-        ``nas-is``, ``nas-cg``, ``nas-mg``, ``nas-ft``, ``alltoall``,
+        ``nas-is``, ``nas-cg``, ``nas-mg``, ``nas-ft``, ``nas-bt``, ``nas-ep``,
+        ``nas-lu``, ``nas-sp``, ``alltoall``,
         ``exchange``, ``bcast``, ``asp``, ``qr``, ``fft-alltoall``,
         ``echo-nic``, ``echo-kernel``, or with an LCI preset and the LCI
         stack ``stream``, ``pingpong``, ``bcast`` (the [LCI] broadcast

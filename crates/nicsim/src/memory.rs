@@ -181,6 +181,10 @@ impl Task {
                     crate::workload::NasKernel::Cg => "nas-cg",
                     crate::workload::NasKernel::Mg => "nas-mg",
                     crate::workload::NasKernel::Ft => "nas-ft",
+                    crate::workload::NasKernel::Bt => "nas-bt",
+                    crate::workload::NasKernel::Ep => "nas-ep",
+                    crate::workload::NasKernel::Lu => "nas-lu",
+                    crate::workload::NasKernel::Sp => "nas-sp",
                 };
                 ranks(name, *per_host)
             }

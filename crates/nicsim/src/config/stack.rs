@@ -118,7 +118,7 @@ pub fn needs(kind: WorkloadKind, stack: Stack) -> &'static [Need] {
         Dsm => &[Need::Upcalls],
         Bcast if stack == Stack::Lci => &[Need::Delivery],
         Flood | EchoNic | EchoKernel => &[Need::EthernetPath],
-        NasIs | NasCg | NasMg | NasFt | Alltoall | Exchange => &[Need::RanksPerHost],
+        NasIs | NasCg | NasMg | NasFt | NasBt | NasEp | NasLu | NasSp | Alltoall | Exchange => &[Need::RanksPerHost],
         Uniband => &[Need::SendWindow],
         Pingpong | Stream | Bcast | Asp | Qr | FftAlltoall => &[],
     }

@@ -25,7 +25,7 @@ pub const MAX_RANKS: u32 = u16::MAX as u32;
 #[serde(deny_unknown_fields)]
 pub struct WorkloadOpts {
     /// Required: pingpong | stream | uniband | flood | nas-is | nas-cg |
-    /// nas-mg | nas-ft | alltoall | exchange | bcast | asp | qr |
+    /// nas-mg | nas-ft | nas-bt | nas-ep | nas-lu | nas-sp | alltoall | exchange | bcast | asp | qr |
     /// fft-alltoall | echo-nic | echo-kernel | dsm (each stack runs the
     /// kinds it offers, `config::Stack::offers`).
     pub kind: Option<WorkloadKind>,
@@ -54,7 +54,7 @@ pub struct WorkloadOpts {
     pub gap_ns: Option<f64>,
     /// flood: bytes per packet (default 128).
     pub packet_bytes: Option<Int>,
-    /// NAS class: S | A | B (default) | C; nas-cg, nas-mg and nas-ft have B and C only.
+    /// NAS class: S | A | B (default) | C; the other NAS kinds have B and C only.
     pub class: Option<NasClass>,
     /// nas-*, alltoall, exchange, bcast: processes per host (default: one
     /// per core).
@@ -159,6 +159,14 @@ pub enum WorkloadKind {
     NasMg,
     /// NAS FT skeleton.
     NasFt,
+    /// NAS BT skeleton.
+    NasBt,
+    /// NAS EP skeleton.
+    NasEp,
+    /// NAS LU skeleton.
+    NasLu,
+    /// NAS SP skeleton.
+    NasSp,
     /// IMB Alltoall.
     Alltoall,
     /// IMB Exchange: each rank with its two neighbours of a periodic chain.

@@ -70,6 +70,10 @@ fn keys_of(kind: WorkloadKind, on: RunsOn) -> Option<(&'static str, &'static [&'
         NasCg => ("nas-cg", &["class", "procs_per_host"]),
         NasMg => ("nas-mg", &["class", "procs_per_host"]),
         NasFt => ("nas-ft", &["class", "procs_per_host"]),
+        NasBt => ("nas-bt", &["class", "procs_per_host"]),
+        NasEp => ("nas-ep", &["class", "procs_per_host"]),
+        NasLu => ("nas-lu", &["class", "procs_per_host"]),
+        NasSp => ("nas-sp", &["class", "procs_per_host"]),
         Alltoall => ("alltoall", &["size_bytes", "iterations", "warmup", "procs_per_host", "alltoall_algorithm"]),
         Exchange => ("exchange", COLLECTIVE),
         Bcast => ("bcast", &["size_bytes", "iterations", "warmup", "procs_per_host", "tree", "forwarding"]),
@@ -233,11 +237,22 @@ pub(crate) fn workload(w: &WorkloadOpts, platform: &Platform, on: RunsOn) -> Res
                 Workload::Uniband { size, messages, warmup, window }
             }
         }
-        WorkloadKind::NasCg | WorkloadKind::NasMg | WorkloadKind::NasFt => {
+        WorkloadKind::NasCg
+        | WorkloadKind::NasMg
+        | WorkloadKind::NasFt
+        | WorkloadKind::NasBt
+        | WorkloadKind::NasEp
+        | WorkloadKind::NasLu
+        | WorkloadKind::NasSp => {
+            use crate::workload::NasKernel;
             let kernel = match kind {
-                WorkloadKind::NasCg => crate::workload::NasKernel::Cg,
-                WorkloadKind::NasMg => crate::workload::NasKernel::Mg,
-                _ => crate::workload::NasKernel::Ft,
+                WorkloadKind::NasCg => NasKernel::Cg,
+                WorkloadKind::NasMg => NasKernel::Mg,
+                WorkloadKind::NasFt => NasKernel::Ft,
+                WorkloadKind::NasBt => NasKernel::Bt,
+                WorkloadKind::NasEp => NasKernel::Ep,
+                WorkloadKind::NasLu => NasKernel::Lu,
+                _ => NasKernel::Sp,
             };
             let class_c = match w.class.unwrap_or_default() {
                 NasClass::B => false,
@@ -246,7 +261,7 @@ pub(crate) fn workload(w: &WorkloadOpts, platform: &Platform, on: RunsOn) -> Res
                     return Err(ConfigError::range(
                         "workload.class",
                         format!("\"{other:?}\""),
-                        "B or C (the NPB classes of the CG, MG and FT skeletons)",
+                        "B or C (the NPB classes of the CG, MG, FT, BT, EP, LU and SP skeletons)",
                     ))
                 }
             };
@@ -256,7 +271,17 @@ pub(crate) fn workload(w: &WorkloadOpts, platform: &Platform, on: RunsOn) -> Res
                 return Err(ConfigError::range(
                     "workload.procs_per_host",
                     per_host,
-                    "a value giving a power-of-two rank count of at least 4 (the NPB CG/MG/FT decompositions)",
+                    "a value giving a power-of-two rank count of at least 4 (the NPB CG/MG/FT/EP/LU decompositions)",
+                ));
+            }
+            // BT and SP's multi-partition needs a square count (`make_set`:
+            // ncells = sqrt(no_nodes)).
+            let square = (n as f64).sqrt().round() as u64;
+            if matches!(kernel, NasKernel::Bt | NasKernel::Sp) && square * square != n {
+                return Err(ConfigError::range(
+                    "workload.procs_per_host",
+                    per_host,
+                    "a value giving a square rank count (NPB BT and SP's multi-partition: 4, 16, 64, ...)",
                 ));
             }
             let prob = crate::workload::NasProblem::new(kernel, class_c);

@@ -208,6 +208,15 @@ pub mod tag {
     pub const FT_TRANSPOSE: u64 = 3000;
     /// NAS FT checksum allreduce (`FT_CHECKSUM + step`).
     pub const FT_CHECKSUM: u64 = 3100;
+    /// NAS LU: the lower sweep's planes `LU` (north to south), `+ 1` (west
+    /// to east), the upper sweep's `+ 2`, `+ 3`, `exchange_3`'s `+ 4 ..= + 7`.
+    pub const LU: u64 = 4000;
+    /// NAS BT/SP `copy_faces`: `ADI_FACES + 2 * axis` to the successor, `+ 1` to the predecessor.
+    pub const ADI_FACES: u64 = 4100;
+    /// NAS BT/SP solves: `ADI_SOLVE + 2 * axis` forward, `+ 1` backward.
+    pub const ADI_SOLVE: u64 = 4110;
+    /// NAS EP's three allreduces: `EP + 32 * k + step`.
+    pub const EP: u64 = 4200;
     /// \[LCI] ASP: row `k`'s broadcast is `ASP + k`.
     pub const ASP: u64 = 1 << 20;
     /// \[LCI] QR, iteration `k`: the norms' reduce `QR_REDUCE + k`, its
@@ -649,6 +658,10 @@ mod tests {
             (tag::MG, tag::MG + 64 * 8 - 1),
             (tag::FT_TRANSPOSE, tag::FT_TRANSPOSE),
             (tag::FT_CHECKSUM, tag::FT_CHECKSUM + steps),
+            (tag::LU, tag::LU + 7),
+            (tag::ADI_FACES, tag::ADI_FACES + 5),
+            (tag::ADI_SOLVE, tag::ADI_SOLVE + 5),
+            (tag::EP, tag::EP + 64 + steps),
             // Matrices of at most 2^16 rows or columns (`workload.rows`, `cols`).
             (tag::ASP, tag::ASP + (1 << 16)),
             (tag::QR_REDUCE, tag::QR_REDUCE + (1 << 16)),

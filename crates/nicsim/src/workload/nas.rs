@@ -1,4 +1,5 @@
-//! The NAS Parallel Benchmarks skeletons (IS, CG, MG, FT): per rank and
+//! The NAS Parallel Benchmarks skeletons (IS, CG, MG, FT; BT, SP, LU, EP in
+//! `nas::apps`): per rank and
 //! iteration, the work a core does and the messages of the collectives it
 //! takes part in, written as the steps of a script ([`super::Program::script`]);
 //! and those collectives (recursive-doubling allreduce, pairwise exchange;
@@ -133,6 +134,10 @@ pub enum NasKernel {
     Cg,
     Mg,
     Ft,
+    Bt,
+    Ep,
+    Lu,
+    Sp,
 }
 
 /// CG bytes per nonzero per matrix-vector product: the value (8 B) and its
@@ -194,10 +199,14 @@ pub struct NasProblem {
     /// Iterations of the benchmark (CG: outer iterations of 25 CG steps
     /// each); [`NasProblem::timed_steps`] says how many the skeleton times.
     pub iterations: u64,
-    /// Total floating-point operations of the timed part, from the Mop/s
-    /// formula each NPB benchmark prints (cg.f, mg.f, ft.f `mflops = ...`).
+    /// Total operations of the timed part, from the Mop/s formula each NPB
+    /// benchmark prints (cg.f, mg.f, ft.f, bt.f, sp.f `mflops = ...`, lu.f
+    /// `mflops`, ep.f `Mops = 2**(m+1) / tm`): floating-point operations,
+    /// but EP's are its random numbers ([`apps::ep_ops_per_number`] gives
+    /// the operations of each).
     pub total_ops: f64,
-    /// CG: matrix order and NONZER; MG/FT: grid points per dimension (nx, ny, nz).
+    /// CG: matrix order and NONZER; MG/FT/BT/SP/LU: grid points per
+    /// dimension (nx, ny, nz); EP: `[m, 0, 0]` (2^m pairs).
     pub dims: [u64; 3],
 }
 
@@ -226,6 +235,26 @@ impl NasProblem {
                 let ops = nt * (14.8157 + 7.19641 * nt.ln() + (5.23518 + 7.21113 * nt.ln()) * niter as f64);
                 NasProblem { kernel, iterations: niter, total_ops: ops, dims: d }
             }
+            NasKernel::Bt | NasKernel::Sp | NasKernel::Lu => {
+                // Classes B and C: 102^3 and 162^3 (`problem_size`, `isiz01`);
+                // BT 200 steps, SP 400, LU 250 (`niter_default`, `itmax_default`).
+                let n = if class_c { 162u64 } else { 102 };
+                let x = n as f64;
+                let (niter, per_step) = match kernel {
+                    // bt.f: 3478.8 n3 - 17655.7 navg^2 + 28023.7 navg (n3 = n^3, navg = n).
+                    NasKernel::Bt => (200u64, 3478.8 * x.powi(3) - 17655.7 * x * x + 28023.7 * x),
+                    // sp.f: 881.174 n^3 - 4683.91 n^2 + 11484.5 n - 19272.4.
+                    NasKernel::Sp => (400, 881.174 * x.powi(3) - 4683.91 * x * x + 11484.5 * x - 19272.4),
+                    // lu.f: 1984.77 nx0 ny0 nz0 - 10923.3 ((nx0+ny0+nz0)/3)^2 + 27770.9 (nx0+ny0+nz0)/3 - 144010.
+                    _ => (250, 1984.77 * x.powi(3) - 10923.3 * x * x + 27770.9 * x - 144010.0),
+                };
+                NasProblem { kernel, iterations: niter, total_ops: niter as f64 * per_step, dims: [n, n, n] }
+            }
+            NasKernel::Ep => {
+                // Class B: M = 30, class C: M = 32; ep.f counts 2^(M+1) numbers.
+                let m = if class_c { 32u64 } else { 30 };
+                NasProblem { kernel, iterations: 1, total_ops: (1u64 << (m + 1)) as f64, dims: [m, 0, 0] }
+            }
         }
     }
 
@@ -241,10 +270,12 @@ impl NasProblem {
     /// transpose is one more all-to-all, before the `niter` iterations. The
     /// set-up is one more step (its checksum allreduce of 16 B aside, its
     /// communication is an iteration's).
+    /// BT, SP and LU time their steps (each runs one untimed step first,
+    /// `bt.f`/`sp.f` `call adi`, `lu.f` `call ssor(1)`); EP is one step.
     pub fn timed_steps(&self) -> u64 {
         match self.kernel {
             NasKernel::Ft => self.iterations + 1,
-            NasKernel::Cg | NasKernel::Mg => self.iterations,
+            _ => self.iterations,
         }
     }
 
@@ -282,6 +313,16 @@ impl NasProblem {
                 let points = (self.dims[0] * self.dims[1] * self.dims[2]) as f64;
                 (FT_BYTES_PER_POINT * self.iterations as f64 + FT_SETUP_BYTES_PER_POINT) * points / steps
             }
+            NasKernel::Bt | NasKernel::Sp | NasKernel::Lu => {
+                let points = (self.dims[0] * self.dims[1] * self.dims[2]) as f64;
+                let per_point = match self.kernel {
+                    NasKernel::Bt => apps::BT_BYTES.total(),
+                    NasKernel::Sp => apps::SP_BYTES.total(),
+                    _ => apps::LU_BYTES.total(),
+                };
+                per_point * points
+            }
+            NasKernel::Ep => return NasWork { ops: ops * apps::ep_ops_per_number(), bytes: 0.0 },
         };
         NasWork { ops, bytes: bytes / n }
     }
@@ -406,10 +447,19 @@ pub fn mg_grid(nprocs: u32) -> (u32, u32, u32) {
 /// * FT (1D layout): one all-to-all transpose of the complex grid per
 ///   iteration (pairwise: its blocks are megabytes) and a checksum
 ///   allreduce (`ft.f` `transpose_x_yz`, `checksum`).
+/// * BT, SP (a square rank count), LU and EP: see [`apps`].
 pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs: u32, compute: Duration) -> Body {
     let mut ops = Body::new();
-    ops.push(Op::Compute(compute));
+    // The pseudo-applications interleave their compute with their messages.
     match kernel {
+        NasKernel::Bt => apps::adi_step(&mut ops, apps::Adi::Bt, rank, nprocs, p.dims[0], compute),
+        NasKernel::Sp => apps::adi_step(&mut ops, apps::Adi::Sp, rank, nprocs, p.dims[0], compute),
+        NasKernel::Lu => apps::lu_step(&mut ops, rank, nprocs, p.dims[0], compute),
+        _ => ops.push(Op::Compute(compute)),
+    }
+    match kernel {
+        NasKernel::Bt | NasKernel::Sp | NasKernel::Lu => {}
+        NasKernel::Ep => apps::ep_ops(&mut ops, rank, nprocs),
         NasKernel::Cg => {
             let x = CgExchanges::new(p.dims[0], rank, nprocs);
             // 25 CG steps, then (step 25) the residual's product with its
@@ -473,5 +523,6 @@ pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs
     ops
 }
 
+pub mod apps;
 #[cfg(test)]
 mod tests;

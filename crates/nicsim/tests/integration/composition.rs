@@ -107,9 +107,9 @@ fn an_open_mx_nic_key_on_the_lci_stack_is_refused_in_one_line_naming_it() {
 }
 
 /// The `[workload]` keys of a short run of `kind` on `stack` (each a key
-/// that kind reads on that stack), and whether to run it: the NAS CG, MG
-/// and FT skeletons take seconds at their smallest class (B) and are run
-/// by `nas.rs`; here they are read.
+/// that kind reads on that stack), and whether to run it: the NAS CG, MG,
+/// FT, BT, EP, LU and SP skeletons take seconds at their smallest class (B)
+/// and are run by `nas.rs`; here they are read.
 fn short(kind: &str, stack: Stack) -> (&'static str, bool) {
     let keys = match (stack, kind) {
         (Stack::Lci, "stream") | (_, "stream" | "uniband") => "messages = 50\nwarmup = 5",
@@ -119,7 +119,9 @@ fn short(kind: &str, stack: Stack) -> (&'static str, bool) {
         (_, "pingpong" | "echo-nic" | "echo-kernel") => "iterations = 5\nwarmup = 1",
         (_, "flood") => "packets = 100",
         (_, "nas-is") => "class = \"S\"\niterations = 1",
-        (_, "nas-cg" | "nas-mg" | "nas-ft") => return ("class = \"B\"", false),
+        (_, "nas-cg" | "nas-mg" | "nas-ft" | "nas-ep" | "nas-lu") => return ("class = \"B\"", false),
+        // A square rank count: one rank on each of the 4 hosts.
+        (_, "nas-bt" | "nas-sp") => return ("class = \"B\"\nprocs_per_host = 1", false),
         (_, "alltoall" | "exchange") => "iterations = 2\nwarmup = 0\nsize_bytes = 64",
         (_, "bcast") => "iterations = 2\nwarmup = 0",
         (_, "asp") => "rows = 64\niterations = 2",

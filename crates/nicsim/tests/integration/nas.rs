@@ -75,3 +75,21 @@ fn is_is_communication_bound_enough_for_coalescing_to_move_it() {
     let time = |m: &nicsim::Metrics| m.get("exec_time_s").unwrap();
     assert!(time(&disabled) > 1.05 * time(&timeout), "disabled {} s, timeout {} s", time(&disabled), time(&timeout));
 }
+
+/// nicsim's expectation, not a study's statement: LU's wavefront sends a
+/// 1.6 kB message per plane and neighbour (`exchange_1`), each after a
+/// plane's compute, so under the default coalescing its hosts take far more
+/// interrupts a second than BT's or SP's, whose few messages a step are
+/// faces and solve buffers of hundreds of kB (class B, 2 ranks a host).
+#[test]
+fn lu_s_plane_messages_raise_the_most_interrupts_a_second() {
+    let rate = |kind: &str| {
+        let m = run(&format!(
+            "preset = \"omx2009\"\n[nic]\ncoalescing = \"timeout\"\n[workload]\nkind = \"nas-{kind}\"\n\
+             class = \"B\"\nprocs_per_host = 2\n"
+        ));
+        m.get("interrupts_timed").unwrap() / m.get("exec_time_s").unwrap()
+    };
+    let (lu, bt, sp) = (rate("lu"), rate("bt"), rate("sp"));
+    assert!(lu > 3.0 * bt && lu > 3.0 * sp, "interrupts/s: lu {lu}, bt {bt}, sp {sp}");
+}

@@ -132,17 +132,17 @@ fn errors_name_key_value_and_allowed() {
 #[case::missing_kind(
     "[workload]\nsize_bytes = 8",
     "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
-     nas-ft, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
+     nas-ft, nas-bt, nas-ep, nas-lu, nas-sp, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
 )]
 #[case::missing_workload(
     "seed = 3",
     "missing key `workload.kind` (required: one of pingpong, stream, uniband, flood, nas-is, nas-cg, nas-mg, \
-     nas-ft, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
+     nas-ft, nas-bt, nas-ep, nas-lu, nas-sp, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
 )]
 #[case::unknown_kind(
     "[workload]\nkind = \"pong\"",
     "invalid value for `workload.kind`: \"pong\" (allowed: one of pingpong, stream, uniband, flood, nas-is, \
-     nas-cg, nas-mg, nas-ft, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
+     nas-cg, nas-mg, nas-ft, nas-bt, nas-ep, nas-lu, nas-sp, alltoall, exchange, bcast, asp, qr, fft-alltoall, echo-nic, echo-kernel, dsm)"
 )]
 #[case::name_of_wrong_type(
     "[nic]\ncoalescing = 3\n[workload]\nkind = \"stream\"",
@@ -173,9 +173,15 @@ fn errors_name_key_value_and_allowed() {
     "[workload]\nkind = \"uniband\"\nwindow = 5000000000",
     "invalid value for `workload.window`: 5000000000 (allowed: an integer 1 ..= 65536)"
 )]
+#[case::nas_bt_square(
+    "[workload]\nkind = \"nas-bt\"\nprocs_per_host = 4",
+    "invalid value for `workload.procs_per_host`: 4 (allowed: a value giving a square rank count (NPB BT and SP's \
+     multi-partition: 4, 16, 64, ...))"
+)]
 #[case::nas_class(
     "[workload]\nkind = \"nas-cg\"\nclass = \"A\"",
-    "invalid value for `workload.class`: \"A\" (allowed: B or C (the NPB classes of the CG, MG and FT skeletons))"
+    "invalid value for `workload.class`: \"A\" (allowed: B or C (the NPB classes of the CG, MG, FT, BT, EP, LU and SP \
+     skeletons))"
 )]
 #[case::unread_key(
     "[workload]\nkind = \"stream\"\niterations = 5",

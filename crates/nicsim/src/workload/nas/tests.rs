@@ -169,7 +169,9 @@ fn nas_kernel_op_counts_match_npb_formulas() {
 #[test]
 fn nas_kernel_messages_pair_up() {
     // Every send of every rank has a matching receive (same tag, size) at its peer.
-    for k in [NasKernel::Cg, NasKernel::Mg, NasKernel::Ft] {
+    let all_kernels =
+        [NasKernel::Cg, NasKernel::Mg, NasKernel::Ft, NasKernel::Bt, NasKernel::Ep, NasKernel::Lu, NasKernel::Sp];
+    for k in all_kernels {
         let p = NasProblem::new(k, false);
         let all: Vec<Vec<Op>> =
             (0..16).map(|r| nas_kernel_iteration(k, &p, r, 16, Duration::ZERO).ops().collect()).collect();

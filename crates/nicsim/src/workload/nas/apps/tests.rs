@@ -1,0 +1,212 @@
+//! Tests of the BT, SP, LU and EP skeletons: their grids, their messages
+//! per step against the NPB 3.3 MPI loops (16 ranks, class C), their
+//! operation counts against the Mop/s formulas.
+
+use super::*;
+use crate::workload::{NasKernel, NasProblem};
+
+/// (peer, size, tag) of every send of one step of `kernel` for `rank` of 16, class C.
+fn sends(kernel: NasKernel, rank: u32) -> Vec<(u32, u64, u64)> {
+    let p = NasProblem::new(kernel, true);
+    crate::workload::nas_kernel_iteration(kernel, &p, rank, 16, Duration::from_ms(100))
+        .ops()
+        .filter_map(|op| match op {
+            Op::Send { peer, size, tag } => Some((peer, size, tag)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn count(sends: &[(u32, u64, u64)], peer: u32, size: u64, tag: u64) -> usize {
+    sends.iter().filter(|s| **s == (peer, size, tag)).count()
+}
+
+#[test]
+fn lu_grid_is_proc_grid_s_and_subdomain_s() {
+    // 16 ranks: 4 x 4; 162 points: rows (columns) 0 and 1 take 41, 2 and 3 take 40.
+    let g = LuRank::new(5, 16, 162);
+    assert_eq!((g.xdim, g.ydim), (4, 4));
+    assert_eq!((g.north, g.south, g.west, g.east), (Some(4), Some(6), Some(1), Some(9)));
+    assert_eq!((g.nx, g.ny, g.ni, g.nj), (41, 41, 41, 41));
+    // A corner leaves out the boundary points: ist = 2, jst = 2.
+    let c = LuRank::new(0, 16, 162);
+    assert_eq!((c.north, c.south, c.west, c.east), (None, Some(1), None, Some(4)));
+    assert_eq!((c.ni, c.nj), (40, 40));
+    let last = LuRank::new(15, 16, 162);
+    assert_eq!((last.nx, last.ny, last.ni, last.nj), (40, 40, 39, 39));
+    // 8 ranks: ydim = 2, xdim = 4; 32: 8 x 4.
+    assert_eq!((LuRank::new(0, 8, 162).xdim, LuRank::new(0, 8, 162).ydim), (4, 2));
+    assert_eq!((LuRank::new(0, 32, 162).xdim, LuRank::new(0, 32, 162).ydim), (8, 4));
+}
+
+#[test]
+fn lu_step_sends_what_exchange_1_and_exchange_3_send() {
+    // Rank 5 (inside the grid), class C: per plane k = 2 .. 161 (160
+    // planes) 5 * 41 doubles to south and east in the lower sweep, to
+    // north and west in the upper; rhs's exchange_3 sends 10 * 41 * 162
+    // doubles to each of the four.
+    let s = sends(NasKernel::Lu, 5);
+    assert_eq!(count(&s, 6, 8 * 5 * 41, tag::LU), 160);
+    assert_eq!(count(&s, 9, 8 * 5 * 41, tag::LU + 1), 160);
+    assert_eq!(count(&s, 4, 8 * 5 * 41, tag::LU + 2), 160);
+    assert_eq!(count(&s, 1, 8 * 5 * 41, tag::LU + 3), 160);
+    let halo = 8 * 10 * 41 * 162;
+    assert_eq!(count(&s, 6, halo, tag::LU + 4), 1);
+    assert_eq!(count(&s, 4, halo, tag::LU + 5), 1);
+    assert_eq!(count(&s, 9, halo, tag::LU + 6), 1);
+    assert_eq!(count(&s, 1, halo, tag::LU + 7), 1);
+    assert_eq!(s.len(), 4 * 160 + 4);
+    // Rank 0 (a corner): only south and east, of its 40 interior points.
+    let s = sends(NasKernel::Lu, 0);
+    assert_eq!(count(&s, 1, 8 * 5 * 40, tag::LU), 160);
+    assert_eq!(count(&s, 4, 8 * 5 * 40, tag::LU + 1), 160);
+    assert_eq!(s.len(), 2 * 160 + 2);
+    // The wavefront: a plane's compute waits for its two receives.
+    let p = NasProblem::new(NasKernel::Lu, true);
+    let ops: Vec<Op> =
+        crate::workload::nas_kernel_iteration(NasKernel::Lu, &p, 5, 16, Duration::from_ms(100)).ops().collect();
+    let first_recv = ops.iter().position(|o| matches!(o, Op::Recv { .. })).unwrap();
+    assert_eq!(ops[first_recv], Op::Recv { src: Some(4), size: 8 * 5 * 41, tag: tag::LU });
+    assert_eq!(ops[first_recv + 2], Op::Recv { src: Some(1), size: 8 * 5 * 41, tag: tag::LU + 1 });
+    assert!(matches!(ops[first_recv + 4], Op::Compute(_)));
+    assert_eq!(ops[first_recv + 5], Op::Send { peer: 6, size: 8 * 5 * 41, tag: tag::LU });
+}
+
+#[test]
+fn multipartition_is_make_set_s() {
+    // 16 ranks: 4 cells each; rank 6 at (i, j) = (2, 1).
+    let m = MultiPartition::new(6, 16);
+    assert_eq!(m.p, 4);
+    assert_eq!(m.cell(0), [2, 1, 0]);
+    assert_eq!(m.cell(1), [3, 0, 1]);
+    assert_eq!(m.cell(2), [0, 3, 2]);
+    assert_eq!(m.cell(3), [1, 2, 3]);
+    assert_eq!((m.successor(0), m.successor(1), m.successor(2)), (7, 10, 9));
+    assert_eq!((m.predecessor(0), m.predecessor(1), m.predecessor(2)), (5, 2, 3));
+    // Every rank owns one cell of every slab of every axis, and the 16 x 4
+    // cells tile the 4 x 4 x 4 grid once.
+    let mut seen = std::collections::BTreeSet::new();
+    for r in 0..16 {
+        let m = MultiPartition::new(r, 16);
+        for axis in 0..3 {
+            let mut slabs: Vec<u32> = (0..4).map(|c| m.cell(c)[axis]).collect();
+            slabs.sort();
+            assert_eq!(slabs, [0, 1, 2, 3]);
+            // The successor holds the next cell along the axis with the same other coordinates.
+            let s = MultiPartition::new(m.successor(axis), 16);
+            for c in 0..4 {
+                let mut want = m.cell(c);
+                want[axis] = (want[axis] + 1) % 4;
+                assert!((0..4).any(|d| s.cell(d) == want), "rank {r} axis {axis} cell {c}");
+            }
+        }
+        seen.extend((0..4).map(|c| m.cell(c)));
+    }
+    assert_eq!(seen.len(), 64);
+    // 162 points over 4 cells: 41, 41, 40, 40.
+    assert_eq!((0..4).map(|c| m.cell_size(162, c)).collect::<Vec<_>>(), [41, 41, 40, 40]);
+}
+
+#[test]
+fn bt_and_sp_steps_send_what_copy_faces_and_the_solves_send() {
+    // Rank 6, class C: copy_faces sends along x to its successor the faces
+    // of its three cells not at x = 3 (cells 0, 2, 3: (y, z) sizes 41 x
+    // 41, 40 x 40, 40 x 40), 2 layers x 5 variables each.
+    let east = 10 * (41 * 41 + 40 * 40 + 40 * 40);
+    for kernel in [NasKernel::Bt, NasKernel::Sp] {
+        let s = sends(kernel, 6);
+        assert_eq!(count(&s, 7, 8 * east, tag::ADI_FACES), 1, "{kernel:?}");
+        assert_eq!(s.iter().filter(|x| x.2 < tag::ADI_SOLVE).count(), 6);
+        // Per axis 3 forward and 3 backward messages (ncells - 1 each).
+        for axis in 0..3u64 {
+            assert_eq!(s.iter().filter(|x| x.2 == tag::ADI_SOLVE + 2 * axis).count(), 3);
+            assert_eq!(s.iter().filter(|x| x.2 == tag::ADI_SOLVE + 2 * axis + 1).count(), 3);
+        }
+        assert_eq!(s.len(), 6 + 18);
+    }
+    // BT sends whole buffers: MAX_CELL_DIM = 162 / 4 + 1 = 41.
+    let s = sends(NasKernel::Bt, 6);
+    assert_eq!(count(&s, 7, 8 * 41 * 41 * 30, tag::ADI_SOLVE), 3);
+    assert_eq!(count(&s, 5, 8 * 41 * 41 * 5, tag::ADI_SOLVE + 1), 3);
+    // SP the face without the global boundary: along x, rank 6's stage-0
+    // cell is cell 2 at (0, 3, 2): y = 3 is the last (40 - 1 points), z =
+    // 2 inside (40): 22 x 39 x 40 doubles forward; stage 1's, cell 3 at
+    // (1, 2, 3), has 40 x 39; stage 2's, cell 0 at (2, 1, 0), 41 x 40.
+    let s = sends(NasKernel::Sp, 6);
+    assert_eq!(count(&s, 7, 8 * 22 * 39 * 40, tag::ADI_SOLVE), 2);
+    assert_eq!(count(&s, 7, 8 * 22 * 41 * 40, tag::ADI_SOLVE), 1);
+    let back: Vec<u64> = s.iter().filter(|x| x.2 == tag::ADI_SOLVE + 1).map(|x| x.1 / 80).collect();
+    // Backward from stage 3 (cell 1 at (3, 0, 1): 40 x 41), stage 2 (cell
+    // 0: 41 x 40) and stage 1 (cell 3: 40 x 39) to the predecessor.
+    assert_eq!(back, [40 * 41, 41 * 40, 40 * 39]);
+}
+
+#[test]
+fn op_counts_are_the_mop_s_formulas() {
+    // Per step, from the formulas of bt.f, sp.f, lu.f (n = 162, 102).
+    for (kernel, c, b, steps) in [
+        (NasKernel::Bt, 1.43314e10, 3.51090e9, 200),
+        (NasKernel::Sp, 3.62525e9, 8.87530e8, 400),
+        (NasKernel::Lu, 8.15599e9, 1.99530e9, 250),
+    ] {
+        for (class_c, want) in [(true, c), (false, b)] {
+            let p = NasProblem::new(kernel, class_c);
+            assert_eq!(p.timed_steps(), steps);
+            let per_step = p.total_ops / steps as f64;
+            assert!((per_step / want - 1.0).abs() < 1e-4, "{kernel:?} {class_c}: {per_step}");
+            // The work is that count shared by the ranks, step by step.
+            assert!((p.work(16, 2e6).ops * 16.0 / per_step - 1.0).abs() < 1e-9);
+        }
+    }
+    // EP: 2^(M+1) numbers (M = 32 in class C), in one step; each costs the
+    // generator's 22 operations and its share of the pair loop.
+    let ep = NasProblem::new(NasKernel::Ep, true);
+    assert_eq!((ep.total_ops, ep.timed_steps()), (2f64.powi(33), 1));
+    let per = ep_ops_per_number();
+    assert!(per > 22.0 + 4.0 && per < 22.0 + 4.0 + 16.0, "{per}");
+    let w = ep.work(16, 2e6);
+    assert!((w.ops - 2f64.powi(33) / 16.0 * per).abs() < 1.0);
+    assert_eq!(w.bytes, 0.0);
+}
+
+#[test]
+fn ep_reduces_two_sums_and_ten_counts() {
+    // 16 ranks: three recursive-doubling allreduces of 4 steps each.
+    let s = sends(NasKernel::Ep, 3);
+    assert_eq!(s.len(), 12);
+    assert_eq!(s.iter().filter(|x| x.1 == 8).count(), 8);
+    assert_eq!(s.iter().filter(|x| x.1 == 80).count(), 4);
+}
+
+#[test]
+fn a_step_s_compute_adds_up_to_the_work() {
+    // The phases' shares of the compute sum to the step's (to rounding).
+    let compute = Duration::from_ms(500);
+    for kernel in [NasKernel::Bt, NasKernel::Sp, NasKernel::Lu, NasKernel::Ep] {
+        let p = NasProblem::new(kernel, true);
+        for rank in [0, 6, 15] {
+            let total: u64 = crate::workload::nas_kernel_iteration(kernel, &p, rank, 16, compute)
+                .ops()
+                .map(|o| if let Op::Compute(d) = o { d.as_ps() } else { 0 })
+                .sum();
+            let off = total.abs_diff(compute.as_ps());
+            assert!(off < 2000, "{kernel:?} rank {rank}: {off} ps off");
+        }
+    }
+}
+
+/// nicsim's expectation (not a study's statement): LU moves its data in
+/// far more and far smaller messages than BT and SP, so of the three it is
+/// the one whose time the per-message latency weighs on most.
+#[test]
+fn lu_sends_the_most_and_the_smallest_messages() {
+    let per_run = |k: NasKernel| {
+        let s = sends(k, 5);
+        let steps = NasProblem::new(k, true).timed_steps() as usize;
+        let bytes: u64 = s.iter().map(|x| x.1).sum();
+        (s.len() * steps, bytes / s.len() as u64)
+    };
+    let (lu, bt, sp) = (per_run(NasKernel::Lu), per_run(NasKernel::Bt), per_run(NasKernel::Sp));
+    assert!(lu.0 > 10 * bt.0 && lu.0 > 5 * sp.0, "{lu:?} {bt:?} {sp:?}");
+    assert!(lu.1 * 20 < bt.1 && lu.1 * 20 < sp.1, "{lu:?} {bt:?} {sp:?}");
+}
