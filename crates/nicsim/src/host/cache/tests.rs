@@ -391,9 +391,8 @@ fn two_accesses_priced_in_closed_form_cost_what_their_steps_in_flight_cost() {
     // each object's lines a hit, on the same socket, the other socket or
     // in memory, with 0 to 4 fill buffers.
     let t = topo();
-    let shapes: Vec<(u32, Step)> = (0..=5)
-        .flat_map(|n| (0..=5).flat_map(move |s| [(n, Step::at(s)), (n, Step::chain(s))]))
-        .collect();
+    let shapes: Vec<(u32, Step)> =
+        (0..=5).flat_map(|n| (0..=5).flat_map(move |s| [(n, Step::at(s)), (n, Step::chain(s))])).collect();
     // Where an object's lines were last written: this die (a hit), the
     // same socket, the other socket, memory.
     let placed = |cc: &CacheCosts, st: &mut CacheStats, o: &mut Obj, at: Option<u16>| {
