@@ -58,7 +58,7 @@
 //! capacity has evicted (one memory access), and a copy at the cold rate when
 //! its source is not in the copier's L2. An object's lines accessed alone
 //! ([`CacheCosts::access`]) are charged one after another; a path's
-//! footprint ([`Walk::access_at`]) costs its dependency chain, the lines
+//! footprint (`Walk::settle_two`) costs its dependency chain, the lines
 //! of one step in flight together ([`Step`], `cache.fill_buffers`). Accesses that are only counted (the
 //! NIC-written descriptor and header lines, the private state, the sender's
 //! buffer, copy destinations) cost nothing here: their time is part of the

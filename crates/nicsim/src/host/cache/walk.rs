@@ -1,7 +1,10 @@
 //! A walk: one core's accesses to objects of one class, made in turn with
 //! the die's fill clock and the class's counters kept between them
 //! ([`Walk`]), for the footprints' paths (`footprint`), and the stall of
-//! a path's lines as the core overlaps them ([`Step`]).
+//! a path's lines as the core overlaps them ([`Step`]): of any accesses
+//! by their lines in flight ([`Flight`], [`Walk::settle`]), of a
+//! footprint row's two in closed form (`Walk::settle_two`, the same
+//! stall).
 
 use super::*;
 
@@ -99,9 +102,11 @@ struct InFlight {
 }
 
 /// One path's lines in flight by step ([`Walk::access_at`]), priced by
-/// [`Walk::settle`]. Kept by the path's caller, apart from the [`Walk`]:
-/// a walk of one access (`CacheCosts::access`, on most events) then stays
-/// small enough for its fields to live in registers.
+/// [`Walk::settle`]: the pricing of any number of accesses, which
+/// `Walk::settle_two` gives in closed form for a footprint row's two
+/// (the tests compare them). Kept by the path's caller, apart from the
+/// [`Walk`]: a walk of one access (`CacheCosts::access`, on most events)
+/// then stays small enough for its fields to live in registers.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Flight([InFlight; STEPS]);
 
