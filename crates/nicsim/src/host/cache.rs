@@ -58,7 +58,7 @@
 //! capacity has evicted (one memory access), and a copy at the cold rate when
 //! its source is not in the copier's L2. An object's lines accessed alone
 //! ([`CacheCosts::access`]) are charged one after another; a path's
-//! footprint ([`Walk::access_at`]) costs its dependency chain, the lines
+//! footprint (`Walk::settle_two`) costs its dependency chain, the lines
 //! of one step in flight together ([`Step`], `cache.fill_buffers`). Accesses that are only counted (the
 //! NIC-written descriptor and header lines, the private state, the sender's
 //! buffer, copy destinations) cost nothing here: their time is part of the
@@ -228,15 +228,14 @@ pub struct Count {
 }
 
 /// A host's L2s (their fill clocks) and the hit/miss counters. `repr(C)`:
-/// the capacity and the fill clocks' handle, which every access reads,
-/// share a line, ahead of the counters.
+/// the capacities, which every access reads, share a line, ahead of the
+/// counters; the fill clocks follow, in the struct itself (a look-up is
+/// one load at an offset of the struct, no handle to load first).
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct CacheStats {
     /// Lines one L2 holds.
     capacity: u64,
-    /// Lines brought into each die's L2 so far.
-    fill: Fill,
     /// Lines one core's L1 data cache holds.
     l1_capacity: u64,
     /// \[class]\[side]: an access counts a hit and a miss side by side, in
@@ -244,6 +243,8 @@ pub struct CacheStats {
     pub counts: [[Count; 2]; CLASSES],
     /// The measured thread's counts (`thread_counts`).
     thread: Thread,
+    /// Lines brought into each die's L2 so far.
+    fill: Fill,
 }
 
 /// Most dies a host has (the topology's validation: `sockets *
@@ -255,12 +256,12 @@ pub const MAX_DIES: usize = 64;
 /// mask (every die is below [`MAX_DIES`]) where a vector's took a load of
 /// its length, a compare and a branch.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Fill(Box<[u64; MAX_DIES]>);
+struct Fill([u64; MAX_DIES]);
 
 impl Fill {
     fn new(dies: usize) -> Self {
         assert!(dies <= MAX_DIES, "{dies} dies: a host has at most {MAX_DIES}");
-        Fill(Box::new([0; MAX_DIES]))
+        Fill([0; MAX_DIES])
     }
 }
 

@@ -35,7 +35,7 @@
 //! L1I by `HostLines` beside these data lines (`code`).
 
 pub use super::Step;
-use super::{CacheCosts, CacheStats, Flight, Obj, ObjClass, ReadCopy, Side, Walk};
+use super::{CacheCosts, CacheStats, Obj, ObjClass, ReadCopy, Side, Walk};
 use crate::host::topology::{Cpu, Topology};
 use crate::time::Duration;
 
@@ -426,14 +426,9 @@ impl Parts<'_> {
     fn walk(&mut self, walk: &mut Walk, cc: &CacheCosts, topo: &Topology, cache: &CacheStats, path: Path, q: usize) {
         let row = &FOOTPRINT[path as usize];
         let ([(a, na), (b, nb)], [sa, sb]) = (row.written, row.steps);
-        let mut flight = Flight::default();
-        if na > 0 {
-            walk.access_at(cc, topo, cache, self.obj(a, q), na, sa, &mut flight);
-        }
-        if nb > 0 {
-            walk.access_at(cc, topo, cache, self.obj(b, q), nb, sb, &mut flight);
-        }
-        walk.settle(cc, &mut flight);
+        let la = if na > 0 { walk.take(cc, topo, cache, self.obj(a, q), na) } else { Duration::ZERO };
+        let lb = if nb > 0 { walk.take(cc, topo, cache, self.obj(b, q), nb) } else { Duration::ZERO };
+        walk.settle_two(cc, (la, na, sa), (lb, nb, sb));
         let (lines, mut dma) = (row.dma as u64 + row.stay as u64, row.dma as u64);
         if path == Path::OmxSend && self.tx_read_shares {
             // The head's line the NIC's transmit DMA read: Shared, a hit.

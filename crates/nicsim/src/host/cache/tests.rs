@@ -382,3 +382,56 @@ fn an_objects_lines_at_one_step_overlap_and_chained_they_add_up() {
     // Past the steps a walk keeps apart, one after another.
     assert_eq!(stall(Step::at(9)), Duration::from_ns(68).times(3));
 }
+
+#[test]
+fn two_accesses_priced_in_closed_form_cost_what_their_steps_in_flight_cost() {
+    // `Walk::settle_two` against `access_at` of each and `settle`, over
+    // every shape a footprint row can take (lines 0-5 of each object, at
+    // or chained from steps 0-5, past the steps a walk keeps apart) and
+    // each object's lines a hit, on the same socket, the other socket or
+    // in memory, with 0 to 4 fill buffers.
+    let t = topo();
+    let shapes: Vec<(u32, Step)> =
+        (0..=5).flat_map(|n| (0..=5).flat_map(move |s| [(n, Step::at(s)), (n, Step::chain(s))])).collect();
+    // Where an object's lines were last written: this die (a hit), the
+    // same socket, the other socket, memory.
+    let placed = |cc: &CacheCosts, st: &mut CacheStats, o: &mut Obj, at: Option<u16>| {
+        if let Some(die) = at {
+            let _ = cc.access(&t, st, o, on(die), Side::Kernel, 5);
+        }
+    };
+    let mut distinct = std::collections::BTreeSet::new();
+    for fill in 0..=4 {
+        let cc = costs_in_flight(68, 93, fill);
+        for &(na, sa) in &shapes {
+            for &(nb, sb) in &shapes {
+                for (wa, wb) in [(Some(1), Some(2)), (Some(0), Some(3)), (None, Some(1)), (Some(2), Some(2))] {
+                    let run = |closed: bool| {
+                        let mut st = CacheStats::new(4, 65536, 512);
+                        let (mut a, mut b) = (Obj::new(ObjClass::Driver), Obj::new(ObjClass::Driver));
+                        placed(&cc, &mut st, &mut a, wa);
+                        placed(&cc, &mut st, &mut b, wb);
+                        let mut w = Walk::begin(&st, on(0), ObjClass::Driver, Side::Kernel);
+                        if closed {
+                            let la = w.take(&cc, &t, &st, &mut a, na);
+                            let lb = w.take(&cc, &t, &st, &mut b, nb);
+                            w.settle_two(&cc, (la, na, sa), (lb, nb, sb));
+                        } else {
+                            let mut f = Flight::default();
+                            w.access_at(&cc, &t, &st, &mut a, na, sa, &mut f);
+                            w.access_at(&cc, &t, &st, &mut b, nb, sb, &mut f);
+                            w.settle(&cc, &mut f);
+                        }
+                        let stall = w.end(&mut st);
+                        (stall, st.counts, st.fill[0])
+                    };
+                    let (closed, steps) = (run(true), run(false));
+                    assert_eq!(closed, steps, "fill {fill}: {na} at {sa:?}, {nb} at {sb:?}, from {wa:?} and {wb:?}");
+                    distinct.insert(closed.0);
+                }
+            }
+        }
+    }
+    // The cases price differently (the comparison is not of zeros).
+    assert!(distinct.len() > 20, "{} distinct stalls", distinct.len());
+}

@@ -1,7 +1,10 @@
 //! A walk: one core's accesses to objects of one class, made in turn with
 //! the die's fill clock and the class's counters kept between them
 //! ([`Walk`]), for the footprints' paths (`footprint`), and the stall of
-//! a path's lines as the core overlaps them ([`Step`]).
+//! a path's lines as the core overlaps them ([`Step`]): of any accesses
+//! by their lines in flight ([`Flight`], [`Walk::settle`]), of a
+//! footprint row's two in closed form (`Walk::settle_two`, the same
+//! stall).
 
 use super::*;
 
@@ -41,6 +44,54 @@ impl Step {
 /// priced one after another.
 const STEPS: usize = 4;
 
+/// Lines of an access of `n` lines at `step` that are at step `s` of the
+/// path's chain.
+#[inline(always)]
+const fn at_step(n: u32, step: Step, s: usize) -> u64 {
+    let f = step.first as usize;
+    if step.chain {
+        (s >= f && s < f + n as usize) as u64
+    } else if s == f {
+        n as u64
+    } else {
+        0
+    }
+}
+
+/// Step `s`'s stall in [`Walk::settle_two`] of accesses `a` and `b`, with
+/// `fb` fill buffers: its slowest line while its lines fit them, else as
+/// many waves as it takes, each the step's mean transfer.
+#[inline(always)]
+fn step_cost(fb: u64, a: (Duration, u32, Step), b: (Duration, u32, Step), s: usize) -> Duration {
+    let ((la, na, sa), (lb, nb, sb)) = (a, b);
+    let ka = if la.is_zero() { 0 } else { at_step(na, sa, s) };
+    let kb = if lb.is_zero() { 0 } else { at_step(nb, sb, s) };
+    let n = ka + kb;
+    if n == 0 {
+        return Duration::ZERO;
+    }
+    let slowest = (if ka > 0 { la } else { Duration::ZERO }).max(if kb > 0 { lb } else { Duration::ZERO });
+    if n <= fb {
+        slowest
+    } else {
+        let waves = n.div_ceil(fb);
+        slowest.max(Duration::from_ps((la.times(ka) + lb.times(kb)).as_ps() * waves / n))
+    }
+}
+
+/// Lines of an access of `n` lines at `step` past the [`STEPS`] a walk
+/// keeps apart.
+#[inline(always)]
+const fn past(n: u32, step: Step) -> u64 {
+    let mut kept = 0;
+    let mut s = 0;
+    while s < STEPS {
+        kept += at_step(n, step, s);
+        s += 1;
+    }
+    n as u64 - kept
+}
+
 /// The lines of one step in flight: how many, their transfers' sum and
 /// the slowest.
 #[derive(Clone, Copy, Debug, Default)]
@@ -51,9 +102,11 @@ struct InFlight {
 }
 
 /// One path's lines in flight by step ([`Walk::access_at`]), priced by
-/// [`Walk::settle`]. Kept by the path's caller, apart from the [`Walk`]:
-/// a walk of one access (`CacheCosts::access`, on most events) then stays
-/// small enough for its fields to live in registers.
+/// [`Walk::settle`]: the pricing of any number of accesses, which
+/// `Walk::settle_two` gives in closed form for a footprint row's two
+/// (the tests compare them). Kept by the path's caller, apart from the
+/// [`Walk`]: a walk of one access (`CacheCosts::access`, on most events)
+/// then stays small enough for its fields to live in registers.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Flight([InFlight; STEPS]);
 
@@ -99,7 +152,8 @@ impl Walk {
     /// unpredictably would mispredict.
     #[inline(always)]
     pub fn access(&mut self, cc: &CacheCosts, topo: &Topology, stats: &CacheStats, obj: &mut Obj, lines: u32) {
-        if let Some(line) = self.take(cc, topo, stats, obj, lines) {
+        let line = self.take(cc, topo, stats, obj, lines);
+        if !line.is_zero() {
             self.cost += line.times(lines as u64);
         }
     }
@@ -118,7 +172,10 @@ impl Walk {
         step: Step,
         flight: &mut Flight,
     ) {
-        let Some(line) = self.take(cc, topo, stats, obj, lines) else { return };
+        let line = self.take(cc, topo, stats, obj, lines);
+        if line.is_zero() {
+            return;
+        }
         if step.chain {
             for i in 0..lines as usize {
                 self.in_flight(flight, step.first as usize + i, line, 1);
@@ -167,35 +224,55 @@ impl Walk {
         }
     }
 
-    /// The accounting of [`Walk::access`]; returns the transfer one line
-    /// of a miss that is charged costs (`None`: a hit, or lines that cost
-    /// nothing).
+    /// Prices the lines in flight of a path of two accesses, `a` then `b`,
+    /// each the transfer one of its lines costs (as [`Walk::take`] returns
+    /// it: [`Duration::ZERO`] for none), its lines and their [`Step`]: the
+    /// stall [`Walk::access_at`] of each then [`Walk::settle`] charge, in
+    /// closed form. Every count it uses but the fill buffers is a constant
+    /// of the footprint's row at each call, so the steps no access reaches
+    /// fold away and a step of one access costs its transfer (or its
+    /// waves); no array of steps is kept.
     #[inline(always)]
-    fn take(
+    pub(super) fn settle_two(&mut self, cc: &CacheCosts, a: (Duration, u32, Step), b: (Duration, u32, Step)) {
+        let ((la, na, sa), (lb, nb, sb), fb) = (a, b, cc.fill_buffers);
+        // Lines past the steps kept apart: one after another.
+        let mut cost = la.times(past(na, sa)) + lb.times(past(nb, sb));
+        // The steps written out (`STEPS` of them), each at a constant
+        // index: a loop over them stays a loop where three paths inline.
+        const { assert!(STEPS == 4) };
+        cost += step_cost(fb, a, b, 0) + step_cost(fb, a, b, 1) + step_cost(fb, a, b, 2) + step_cost(fb, a, b, 3);
+        self.cost += cost;
+    }
+
+    /// The accounting of [`Walk::access`]; returns the transfer one line
+    /// of a miss that is charged costs ([`Duration::ZERO`]: a hit, or
+    /// lines that cost nothing).
+    #[inline(always)]
+    pub(super) fn take(
         &mut self,
         cc: &CacheCosts,
         topo: &Topology,
         stats: &CacheStats,
         obj: &mut Obj,
         lines: u32,
-    ) -> Option<Duration> {
+    ) -> Duration {
         debug_assert_eq!(obj.class, self.class, "a walk is through objects of one class");
         if lines == 0 {
-            return None;
+            return Duration::ZERO;
         }
         let (n, die) = (lines as u64, self.at.die);
         let here = obj.owner == Owner::die(die);
         let age = self.fill.wrapping_sub(obj.stamp);
         let hit = here & (age < stats.capacity);
         let line = if hit {
-            None
+            Duration::ZERO
         } else {
             // Another die's L2 while the lines last there, else memory
             // (this die's own lines, if not a hit, were evicted).
-            Some(match obj.owner.die_index() {
+            match obj.owner.die_index() {
                 Some(d) if d != die && stats.resident(d, obj.stamp) => cc.line(topo, obj.owner, die),
                 _ => cc.memory,
-            })
+            }
         };
         let sibling = here & (obj.core != self.at.core) & (obj.core != NO_CORE) & (age < stats.l1_capacity);
         let miss = if hit { 0 } else { n };
@@ -206,7 +283,7 @@ impl Walk {
         obj.owner = Owner::die(die);
         obj.stamp = self.fill;
         obj.core = self.at.core;
-        line.filter(|l| !l.is_zero())
+        line
     }
 
     /// Reads `lines` lines of `obj`, which another core writes, through the
