@@ -6,11 +6,11 @@ end of ``myri10ge_poll`` and ``irq_claim + 1`` at the end of
 ``myri10ge_intr``. The firmware raises nothing until a claim reaches it, so
 frames that arrive meanwhile wait for the same interrupt: the claim's
 latency lengthens each interrupt's window without costing the CPU anything.
-These tests isolate it (the presets leave it at 0: see their comment): with
+These tests isolate it (the presets fit it, 510 ns; here it is set): with
 it, a coalescing-disabled flood takes fewer interrupts per packet and costs
-the receiver less per packet, and batches alike whether its interrupt moves
-round-robin or stays on one core; a ping-pong, whose claims land long before
-the next frame, does not see it.
+the receiver less per packet, whether its interrupt moves round-robin or
+stays on one core; a ping-pong, whose claims land long before the next
+frame, does not see it.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def test_a_claim_in_flight_lets_more_frames_into_each_interrupt() -> None:
     assert on["overhead_ns_per_packet"] < off["overhead_ns_per_packet"], (off, on)
 
 
-def test_with_the_claim_in_flight_both_bindings_batch_alike() -> None:
+def test_a_claim_in_flight_lets_either_binding_batch_more() -> None:
     def per_packet(latency_ns: float, steering: str) -> float:
         m = _run(
             latency_ns,
@@ -62,17 +62,13 @@ def test_with_the_claim_in_flight_both_bindings_batch_alike() -> None:
         )
         return float(m["host1_rx_interrupts"]) / 3000
 
-    # Claimed at once, the round-robin interrupt's line transfers alone
-    # decide that it batches and the bound one does not (one interrupt a
-    # packet against 0.8 with the presets' overlap of the lines,
-    # `cache.fill_buffers`; 0.67 with the lines one after another):
-    # [OMX-COAL] IV-B2's binding saving is then partly a change of
-    # batching. With the claim in flight both take about the same
-    # interrupts a packet.
-    rr0, one0 = per_packet(0.0, "single-rr"), per_packet(0.0, "single-core")
-    rr, one = per_packet(500.0, "single-rr"), per_packet(500.0, "single-core")
-    assert one0 > 1.15 * rr0, (rr0, one0)
-    assert abs(one - rr) < 0.1 * one, (rr, one)
+    # The interrupts a packet move in steps (2 of 3, 3 of 4, 4 of 7 ...):
+    # with the presets' hosts, 0.67 round-robin and 0.75 bound claimed at
+    # once, 0.52 and 0.55 with a microsecond's claim in flight. Whichever
+    # core takes the interrupt, a longer masked window gathers more frames.
+    for steering in ("single-rr", "single-core"):
+        at_once, late = per_packet(0.0, steering), per_packet(1000.0, steering)
+        assert late < 0.9 * at_once, (steering, at_once, late)
 
 
 def test_a_ping_pong_does_not_wait_for_its_claims() -> None:

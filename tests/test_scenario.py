@@ -181,16 +181,7 @@ PRESET_NAMES = sorted(p.stem for p in PRESETS.glob("*.toml"))
 #: (preset, parameter) whose committed value lies outside or at a bound of its stated range:
 #: misfits the presets' next refit must resolve (docs/presets.md). The marks
 #: are strict: a value brought inside makes its test fail until it is removed.
-_IRQ_ENTRY_LOW = (
-    "the joint fit puts the hard interrupt at 253 ns, 53 ns above the 200 ns floor of a "
-    "2.6.26 x86-64 interrupt (within 2 % of the range's width): the flood's 20 % saving "
-    "of coalescing wants a cheaper interrupt than the message-rate targets leave, so a "
-    "per-interrupt or per-packet mechanism of the 2009 path is missing (issue 46)"
-)
-OUTSIDE: dict[tuple[str, str], str] = {
-    ("omx2009", "host.irq_entry_ns"): _IRQ_ENTRY_LOW,
-    ("omx2009-mq", "host.irq_entry_ns"): _IRQ_ENTRY_LOW,
-}
+OUTSIDE: dict[tuple[str, str], str] = {}
 #: Shared (hardware) parameters whose value differs between presets of the same hosts.
 DIFFERS: dict[str, str] = {}
 

@@ -89,6 +89,9 @@ SHARED: list[FitParam] = [
     FitParam("host", "sleep_exit_ns"),
     FitParam("host", "ioat_MBps"),
     FitParam("nic", "irq_delivery_ns"),
+    # The claim's way to the NIC keeps the receive interrupt masked after a
+    # poll: it sets how alike round-robin and one core batch in the flood.
+    FitParam("nic", "claim_latency_ns"),
     # The flood's binding saving is the cost of the one NAPI line that moves
     # between interrupt cores: it sets the scale of a line transfer; the
     # socket-to-socket cost keeps its estimated ratio to die-to-die.
