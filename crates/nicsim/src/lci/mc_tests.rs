@@ -5,7 +5,6 @@
 use super::testing::{lib, ni, nis, program, run, step, world, Ran, To};
 use super::*;
 use crate::config::Forwarding;
-use crate::config::LciScenario;
 use crate::time::Instant;
 use crate::Metrics;
 
@@ -223,17 +222,17 @@ fn stream_and_pingpong_run_the_open_mx_programs_on_src_and_dst_alone() {
 
 #[test]
 fn fanout_and_forwarding_parse_and_reject_bad_values() {
-    let s = LciScenario::from_toml(&scenario("host-packet", "kind = \"bcast\"")).unwrap();
+    let s = super::testing::scenario(&scenario("host-packet", "kind = \"bcast\"")).unwrap();
     assert_eq!((s.forwarding, s.fanout), (Forwarding::HostPacket, 2));
-    let e = LciScenario::from_toml("preset = \"lci2000\"\n[nic]\nforwarding = \"nic\"\n[workload]\nkind = \"bcast\"")
+    let e = super::testing::scenario("preset = \"lci2000\"\n[nic]\nforwarding = \"nic\"\n[workload]\nkind = \"bcast\"")
         .unwrap_err();
     assert!(e.0.contains("nic.forwarding") && e.0.contains("host-message") && !e.0.contains('\n'), "{e}");
     let e =
-        LciScenario::from_toml("preset = \"lci2000\"\n[nic]\nfanout = 0\n[workload]\nkind = \"bcast\"").unwrap_err();
+        super::testing::scenario("preset = \"lci2000\"\n[nic]\nfanout = 0\n[workload]\nkind = \"bcast\"").unwrap_err();
     assert!(e.0.contains("nic.fanout"), "{e}");
-    let e = LciScenario::from_toml("preset = \"lci2000\"\n[workload]\nkind = \"asp\"\nrows = 100").unwrap_err();
+    let e = super::testing::scenario("preset = \"lci2000\"\n[workload]\nkind = \"asp\"\nrows = 100").unwrap_err();
     assert!(e.0.contains("workload.rows") && e.0.contains("64"), "{e}");
-    let e = LciScenario::from_toml("preset = \"lci2000\"\n[workload]\nkind = \"bcast\"\nroot = 64").unwrap_err();
+    let e = super::testing::scenario("preset = \"lci2000\"\n[workload]\nkind = \"bcast\"\nroot = 64").unwrap_err();
     assert!(e.0.contains("workload.root"), "{e}");
     // Fan-out 4 trees work too.
     let m = run("preset = \"lci2000\"\n[nic]\nfanout = 4\n[workload]\nkind = \"bcast\"\nsize_bytes = 64\niterations = 2\ncount = 2").1;

@@ -85,7 +85,7 @@ use crate::nic::lanai::{self, FwCosts, FwOut, Ni};
 use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{delivery as poll, timers};
 use crate::time::Duration;
-use crate::SimError;
+use crate::{Scenario, SimError};
 use workload::Job;
 
 /// The program the hosts run, which the world's run holds: the job, and
@@ -135,17 +135,18 @@ impl Running {
     }
 }
 
-/// The parts of scenario `s` (each host's library, its NI's firmware),
-/// for the world's hosts to hold, and the program they run.
-pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
-    let (p, ni) = (&s.platform, &s.lanai);
+/// The parts of scenario `sc`, whose LCI stack's part is `s` (each host's
+/// library, its NI's firmware), for the world's hosts to hold, and the
+/// program they run.
+pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
+    let (p, ni) = (&sc.platform, &s.lanai);
     let costs = FwCosts::of(ni, s.nic_clock_mhz);
     let n = p.topology.hosts;
     let strategy = poll::Strategy::new(s.polling, s.split_bytes);
     let host = HostTimes::of(&p.host);
     let t = LciHostTimes::of(&s.lib, host.irq_entry, host.signal);
     let mc = HostMc::new(s.forwarding, s.fanout, n, s.lib.descriptor_bytes);
-    let job = Job::new(&s.workload, n, s.seed);
+    let job = Job::new(&sc.workload, n, sc.seed);
     let upcall = job.upcall_driven();
     let hosts = (0..n).map(|h| {
         let mut lib = Lib::new(h, &s.lib, &t, strategy.detect(), p.link.mtu, ni.send_buffers, mc, upcall);

@@ -46,6 +46,12 @@ pub(crate) fn world(text: &str) -> World {
     World::new(&s)
 }
 
+/// The LCI stack's part of `text` (see [`stack_text`]), as the one
+/// scenario reader reads it, or its error.
+pub(crate) fn scenario(text: &str) -> Result<crate::config::LciScenario, crate::config::ConfigError> {
+    Scenario::from_toml(&stack_text(text)).map(|s| *s.lci.expect("a scenario of the LCI stack"))
+}
+
 /// A run's program and the parts its hosts held (their libraries, their
 /// NIs' firmware), taken out of the world; the program's through it.
 pub(crate) struct Ran {

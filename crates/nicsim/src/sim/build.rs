@@ -271,7 +271,7 @@ impl World {
             _ if s.lci.is_some() => {
                 debug_assert!(w.wire.net.grid.is_some());
                 if let Some(l) = &s.lci {
-                    let (prog, parts) = crate::lci::build(l);
+                    let (prog, parts) = crate::lci::build(s, l);
                     w.start_lci(prog, parts);
                 }
             }

@@ -15,7 +15,7 @@ fn lib(polling: &str, h: usize) -> Lib {
          [workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 2\nwarmup = 0\n"
     );
     let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
-    let (_, parts) = crate::lci::build(s.lci.as_deref().expect("an LCI scenario"));
+    let (_, parts) = crate::lci::build(&s, s.lci.as_deref().expect("an LCI scenario"));
     parts.into_iter().nth(h).expect("a host").0
 }
 
