@@ -73,7 +73,7 @@ pub mod multicast;
 pub mod process;
 pub mod workload;
 
-use crate::config::{lanai_ns, HostTimes, LciHostTimes, LciScenario, WatchdogDelay};
+use crate::config::{lanai_ns, LciScenario, WatchdogDelay};
 use crate::host::bus::Bus;
 pub use crate::library::lci::LibEv;
 use crate::library::lci::Outgoing;
@@ -143,13 +143,12 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let costs = FwCosts::of(ni, s.nic_clock_mhz);
     let n = p.topology.hosts;
     let strategy = poll::Strategy::new(s.polling, s.split_bytes);
-    let host = HostTimes::of(&p.host);
-    let t = LciHostTimes::of(&s.lib, host.irq_entry, host.signal);
+    let signal = sc.times.host.irq_entry + sc.times.host.signal;
     let mc = HostMc::new(s.forwarding, s.fanout, n, s.lib.descriptor_bytes);
     let job = Job::new(&sc.workload, n, sc.seed);
     let upcall = job.upcall_driven();
     let hosts = (0..n).map(|h| {
-        let mut lib = Lib::new(h, &s.lib, &t, strategy.detect(), p.link.mtu, ni.send_buffers, mc, upcall);
+        let mut lib = Lib::new(h, &s.lib, signal, strategy.detect(), p.link.mtu, ni.send_buffers, mc, upcall);
         if let Some(r) = s.protocol {
             lib.rel = Some(crate::library::lci::reliable::Reliable::new(n, r.send_buffers, r.ack_delay));
         }

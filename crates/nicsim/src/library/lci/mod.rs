@@ -143,6 +143,10 @@ pub struct Lib {
     packet_bytes: u32,
     /// What its steps cost.
     t: LciHostTimes,
+    /// What a signal costs its host: the kernel's interrupt dispatch and
+    /// the user handler's delivery (`host.irq_entry_ns` + `host.signal_ns`,
+    /// as an Open-MX host charges a clock interrupt's signal).
+    signal: Duration,
     /// Its program's upcalls drive it (`Drive::Upcall`): the multicast
     /// schemes' forwards and the program's compute run in the library.
     upcall_driven: bool,
@@ -190,7 +194,7 @@ impl Lib {
     pub fn new(
         id: u32,
         cfg: &LciHostCfg,
-        t: &LciHostTimes,
+        signal: Duration,
         detect: Detect,
         packet_bytes: u32,
         send_buffers: u32,
@@ -201,7 +205,8 @@ impl Lib {
             id,
             detect,
             packet_bytes,
-            t: *t,
+            t: LciHostTimes::of(cfg),
+            signal,
             upcall_driven,
             visible: VecDeque::with_capacity(cfg.recv_buffers as usize),
             known_delivered: 0,
@@ -426,7 +431,7 @@ impl Lib {
     /// its core's mode makes of it.
     pub(crate) fn signal(&mut self, cx: &mut Cx<'_>) {
         let now = cx.now;
-        let cost = self.t.kernel_dispatch + self.t.signal_handler;
+        let cost = self.signal;
         let until = match self.core.deliver(now, self.irq_enabled, self.spin_since.is_some(), cost) {
             Delivery::Merged => return,
             Delivery::Owed => {
