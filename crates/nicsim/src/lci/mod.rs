@@ -73,18 +73,14 @@ pub mod multicast;
 pub mod process;
 pub mod workload;
 
-use crate::config::{lanai_ns, LciScenario, WatchdogDelay};
-use crate::host::bus::Bus;
+use crate::config::LciScenario;
 pub use crate::library::lci::LibEv;
 use crate::library::lci::Outgoing;
-use crate::library::lci::{HostMc, Lib, Output as LibOut};
+use crate::library::lci::{Lib, Output as LibOut};
 use crate::net::grid::Grid;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
-use crate::nic::lanai::{self, FwCosts, FwOut, Ni};
-use crate::nic::watchdog::{Raises, Watchdog};
-use crate::nic::{delivery as poll, timers};
-use crate::time::Duration;
+use crate::nic::lanai::{FwOut, Ni};
 use crate::{Scenario, SimError};
 use workload::Job;
 
@@ -139,46 +135,16 @@ impl Running {
 /// library, its NI's firmware), for the world's hosts to hold, and the
 /// program they run.
 pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
-    let (p, ni) = (&sc.platform, &s.lanai);
-    let costs = FwCosts::of(ni, s.nic_clock_mhz);
+    let p = &sc.platform;
     let n = p.topology.hosts;
-    let strategy = poll::Strategy::new(s.polling, s.split_bytes);
     let signal = sc.times.host.irq_entry + sc.times.host.signal;
-    let mc = HostMc::new(s.forwarding, s.fanout, n, s.lib.descriptor_bytes);
     let job = Job::new(&sc.workload, n, sc.seed);
     let upcall = job.upcall_driven();
-    let hosts = (0..n).map(|h| {
-        let mut lib = Lib::new(h, &s.lib, signal, strategy.detect(), p.link.mtu, ni.send_buffers, mc, upcall);
-        if let Some(r) = s.protocol {
-            lib.rel = Some(crate::library::lci::reliable::Reliable::new(n, r.send_buffers, r.ack_delay));
-        }
-        lib
-    });
-    // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
-    let watchdog = match s.watchdog {
-        WatchdogDelay::After(d) => Some(Watchdog::new(d, Duration::ZERO, Raises::Own)),
-        WatchdogDelay::Immediate | WatchdogDelay::Never => None,
-    };
-    // Per child: the table lookup and header rewrite, then the network DMA's set-up.
-    let fwd_cost = Duration::from_ns_f64(lanai_ns(s.nic_clock_mhz, ni.fw_forward_cycles + ni.dma_setup_cycles));
-    let nis = (0..n).map(|h| {
-        let mut nic = Ni::new(
-            costs,
-            strategy,
-            ni.header_bytes,
-            lanai::host_buffer_bytes(ni, p.link.mtu),
-            s.lib.recv_buffers,
-            ni.send_buffers,
-            ni.recv_buffers,
-            s.fanout,
-            n,
-            Bus::new(&s.bus),
-            watchdog.clone(),
-            s.watchdog == WatchdogDelay::Immediate,
-            s.clock_period.map(|period| timers::ClockPolicy { period }),
-        );
-        mc.program_ni(&mut nic, h, fwd_cost);
-        nic
+    let parts = (0..n).map(|h| {
+        let lib = Lib::new(h, s, signal, p.link.mtu, n, upcall);
+        let mut nic = Ni::new(s, p.link.mtu, n);
+        lib.mc.program_ni(&mut nic, h);
+        (lib, nic)
     });
     let run = Running {
         job,
@@ -186,7 +152,7 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
         outs: Vec::with_capacity(16),
         fw: Vec::with_capacity(16),
     };
-    (run, hosts.zip(nis).collect())
+    (run, parts.collect())
 }
 
 /// Packet conservation over the world's NIs: no NI delivered more

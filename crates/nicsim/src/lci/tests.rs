@@ -2,7 +2,7 @@
 //! run in the world: `super::testing`).
 
 use super::testing::{metrics, run, Ran};
-use super::*;
+use crate::nic::delivery as poll;
 use crate::time::Instant;
 use crate::Metrics;
 

@@ -34,8 +34,8 @@ use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::flow::Credits;
 use super::multicast::{Forwarded, Kary, NiMc};
 use super::timers::ClockPolicy;
-use super::watchdog::{Expiry, Watchdog};
-use crate::config::{lanai_ns, LanaiCfg};
+use super::watchdog::{Expiry, Raises, Watchdog};
+use crate::config::{lanai_ns, LanaiCfg, LciScenario, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -93,6 +93,9 @@ pub struct FwCosts {
     pub tx: Duration,
     pub rx: Duration,
     pub dma_setup: Duration,
+    /// Per forward to a child (`ni` forwarding): the table lookup and
+    /// header rewrite, then the network DMA's set-up.
+    pub fwd: Duration,
 }
 
 impl FwCosts {
@@ -100,7 +103,12 @@ impl FwCosts {
     /// clock (`emo.nic_clock_mhz`).
     pub fn of(ni: &LanaiCfg, clock_mhz: f64) -> Self {
         let cycles = |c: u32| Duration::from_ns_f64(lanai_ns(clock_mhz, c));
-        FwCosts { tx: cycles(ni.fw_tx_cycles), rx: cycles(ni.fw_rx_cycles), dma_setup: cycles(ni.dma_setup_cycles) }
+        FwCosts {
+            tx: cycles(ni.fw_tx_cycles),
+            rx: cycles(ni.fw_rx_cycles),
+            dma_setup: cycles(ni.dma_setup_cycles),
+            fwd: cycles(ni.fw_forward_cycles + ni.dma_setup_cycles),
+        }
     }
 }
 
@@ -250,27 +258,24 @@ pub struct Ni {
 }
 
 impl Ni {
-    pub fn new(
-        costs: FwCosts,
-        strategy: Strategy,
-        header: u32,
-        host_buffer: u32,
-        host_slots: u32,
-        send_buffers: u32,
-        recv_buffers: u32,
-        fanout: u32,
-        hosts: u32,
-        bus: Bus,
-        watchdog: Option<Watchdog>,
-        irq_per_packet: bool,
-        clock: Option<ClockPolicy>,
-    ) -> Self {
+    /// The NI of the LCI stack's part `s` of a scenario, on a grid of
+    /// `hosts` hosts whose links carry `mtu` bytes of payload per packet
+    /// (one NI buffer): its firmware's costs, arrival detection, buffers,
+    /// bus, watchdog and clock.
+    pub fn new(s: &LciScenario, mtu: u32, hosts: u32) -> Self {
+        let ni = &s.lanai;
+        let (send_buffers, recv_buffers) = (ni.send_buffers, ni.recv_buffers);
+        // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
+        let watchdog = match s.watchdog {
+            WatchdogDelay::After(d) => Some(Watchdog::new(d, Duration::ZERO, Raises::Own)),
+            WatchdogDelay::Immediate | WatchdogDelay::Never => None,
+        };
         Ni {
-            costs,
-            strategy,
-            header,
-            host_buffer,
-            host_slots: host_slots as u64,
+            costs: FwCosts::of(ni, s.nic_clock_mhz),
+            strategy: Strategy::new(s.polling, s.split_bytes),
+            header: ni.header_bytes,
+            host_buffer: host_buffer_bytes(ni, mtu),
+            host_slots: s.lib.recv_buffers as u64,
             cpu_free: Instant::ZERO,
             send_free: send_buffers,
             sent: 0,
@@ -289,15 +294,15 @@ impl Ni {
             mc: Default::default(),
             shared_posts: None,
             packets: {
-                let bound = packets_bound(send_buffers, recv_buffers, fanout);
+                let bound = packets_bound(send_buffers, recv_buffers, s.fanout);
                 Slab::new(bound as usize, bound)
             },
-            bus,
+            bus: Bus::new(&s.bus),
             watchdog,
             received: 0,
-            irq_per_packet,
+            irq_per_packet: s.watchdog == WatchdogDelay::Immediate,
             packet_irqs: 0,
-            clock,
+            clock: s.clock_period.map(|period| ClockPolicy { period }),
             clock_interrupts: 0,
         }
     }
@@ -546,7 +551,7 @@ impl Ni {
             return None;
         }
         self.mc.fwd_busy = true;
-        Some(self.fw(now, self.mc.fwd_cost))
+        Some(self.fw(now, self.costs.fwd))
     }
 
     /// The network DMA of the programmed head forward started at `now`: it
