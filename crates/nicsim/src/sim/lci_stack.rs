@@ -394,12 +394,31 @@ impl<'a> Cx<'a> {
 
     /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
     /// the firmware's ([`Ni::event`], reading its host's processed
-    /// counter); what it asks for is done in its order.
+    /// counter).
     fn firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
         let consumed = self.hs[h as usize].lib_ref().consumed();
+        self.fw(h, now, |ni, out| ni.event(now, ev, arg, consumed, &mut |o| out.push(o)));
+    }
+
+    /// NI `h`'s watchdog event of generation `gen` (the
+    /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
+    fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
+        let lib = self.hs[h as usize].lib_ref();
+        let words = (lib.irq_enabled(), lib.consumed());
+        self.fw(h, now, |ni, out| ni.watchdog_event(now, gen, words, &mut |o| out.push(o)));
+    }
+
+    /// NI `h`'s clock ticks (the NI's, [`Ni::clock_tick`]).
+    fn clock_tick(&mut self, h: u32, now: Instant) {
+        self.fw(h, now, |ni, out| ni.clock_tick(now, &mut |o| out.push(o)));
+    }
+
+    /// Calls NI `h`'s firmware at `now` (`f`), then does what it asked
+    /// for, in its order: its host's library is called, a transmission
+    /// tried, a freed buffer granted; the rest is queued ([`fw_due`]).
+    fn fw(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Ni, &mut Vec<FwOut>)) {
         let mark = self.prog.fw.len();
-        let fw = &mut self.prog.fw;
-        self.hs[h as usize].ni().event(now, ev, arg, consumed, &mut |o| fw.push(o));
+        f(self.hs[h as usize].ni(), &mut self.prog.fw);
         let mut i = mark;
         while let Some(&o) = self.prog.fw.get(i) {
             match o {
@@ -412,21 +431,6 @@ impl<'a> Cx<'a> {
             i += 1;
         }
         self.prog.fw.truncate(mark);
-    }
-
-    /// NI `h`'s watchdog event of generation `gen` (the
-    /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
-    fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
-        let lib = self.hs[h as usize].lib_ref();
-        let words = (lib.irq_enabled(), lib.consumed());
-        let q = &mut *self.q;
-        self.hs[h as usize].ni().watchdog_event(now, gen, words, &mut |o| fw_due(q, h, now, o));
-    }
-
-    /// NI `h`'s clock ticks (the NI's, [`Ni::clock_tick`]).
-    fn clock_tick(&mut self, h: u32, now: Instant) {
-        let q = &mut *self.q;
-        self.hs[h as usize].ni().clock_tick(now, &mut |o| fw_due(q, h, now, o));
     }
 
     /// NI `h`'s clock read its host's timer words, and
