@@ -35,7 +35,7 @@ use super::flow::Credits;
 use super::multicast::{Forwarded, Kary, NiMc};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Raises, Watchdog};
-use crate::config::{lanai_ns, LanaiCfg, LciScenario, WatchdogDelay};
+use crate::config::{lanai_ns, BusTimes, LanaiCfg, LciScenario, Platform, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -258,12 +258,13 @@ pub struct Ni {
 }
 
 impl Ni {
-    /// The NI of the LCI stack's part `s` of a scenario, on a grid of
-    /// `hosts` hosts whose links carry `mtu` bytes of payload per packet
-    /// (one NI buffer): its firmware's costs, arrival detection, buffers,
-    /// bus, watchdog and clock.
-    pub fn new(s: &LciScenario, mtu: u32, hosts: u32) -> Self {
-        let ni = &s.lanai;
+    /// The NI of the LCI stack's part `s` of a scenario on platform `p`
+    /// (its links carry `link.mtu` bytes of payload per packet, one NI
+    /// buffer): its firmware's costs at the NIC clock, arrival detection,
+    /// buffers, PCI bus, watchdog and clock.
+    pub fn new(s: &LciScenario, p: &Platform) -> Self {
+        let (ni, mtu, hosts) = (&s.lanai, p.link.mtu, p.topology.hosts);
+        let pci = p.pci.as_ref().expect("a LANai platform has a [pci] table (config::lanai_derive::validate)");
         let (send_buffers, recv_buffers) = (ni.send_buffers, ni.recv_buffers);
         // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
         let watchdog = match s.watchdog {
@@ -271,7 +272,7 @@ impl Ni {
             WatchdogDelay::Immediate | WatchdogDelay::Never => None,
         };
         Ni {
-            costs: FwCosts::of(ni, s.nic_clock_mhz),
+            costs: FwCosts::of(ni, p.emo_cfg().nic_clock_mhz),
             strategy: Strategy::new(s.polling, s.split_bytes),
             header: ni.header_bytes,
             host_buffer: host_buffer_bytes(ni, mtu),
@@ -297,7 +298,7 @@ impl Ni {
                 let bound = packets_bound(send_buffers, recv_buffers, s.fanout);
                 Slab::new(bound as usize, bound)
             },
-            bus: Bus::new(&s.bus),
+            bus: Bus::new(&BusTimes::lanai(p.nic.dma_MBps, p.nic.dma_startup_ns, pci)),
             watchdog,
             received: 0,
             irq_per_packet: s.watchdog == WatchdogDelay::Immediate,

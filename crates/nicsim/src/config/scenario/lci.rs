@@ -23,8 +23,8 @@ use super::super::nic_opts::{Forwarding, NicOpts, Polling};
 use super::super::{workload, RunsOn};
 use super::{HostOpts, ProtocolOpts, ScenarioFile};
 use crate::config::{
-    check_f, from_value, int_or, load_platform, variant_names, BusTimes, ConfigError, LanaiCfg, LciHostCfg, Platform,
-    Stack, WatchdogDelay, Workload, WorkloadOpts, DEFAULT_PRESET,
+    check_f, from_value, int_or, load_platform, variant_names, ConfigError, LanaiCfg, LciHostCfg, Platform, Stack,
+    WatchdogDelay, Workload, WorkloadOpts, DEFAULT_PRESET,
 };
 use crate::time::Duration;
 
@@ -93,11 +93,9 @@ pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
 /// platform, the seed and the program are the scenario's own).
 #[derive(Debug, Clone)]
 pub struct LciScenario {
-    /// Its LANai NI (`[lanai]`), the NI's clock (`emo.nic_clock_mhz`) and
-    /// its bus (`nic.dma_*` and `[pci]`).
+    /// Its LANai NI (`[lanai]`; its clock, `emo.nic_clock_mhz`, and its
+    /// bus, `nic.dma_*` and `[pci]`, are the platform's).
     pub lanai: LanaiCfg,
-    pub nic_clock_mhz: f64,
-    pub bus: BusTimes,
     /// The LCI library's own costs (`[lci]`).
     pub lib: LciHostCfg,
     /// Arrival detection (`nic.polling`) and, for static-split, its split
@@ -145,8 +143,8 @@ impl LciScenario {
     fn from_file(f: ScenarioFile, w: &WorkloadOpts, reliable: bool) -> Result<(Self, Platform, Workload), ConfigError> {
         let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
         let platform = load_platform(preset, f.platform.as_ref())?;
-        let (lanai, lib, pci, emo) = match (&platform.lanai, &platform.lci, &platform.pci, &platform.emo) {
-            (Some(n), Some(l), Some(p), Some(e)) => (n.clone(), l.clone(), p, e),
+        let (lanai, lib) = match (&platform.lanai, &platform.lci) {
+            (Some(n), Some(l)) => (n.clone(), l.clone()),
             _ => {
                 return Err(ConfigError(format!(
                     "missing key `lci` (required: the preset's `[lanai]` and `[lci]` tables, to run the LCI \
@@ -154,8 +152,6 @@ impl LciScenario {
                 )))
             }
         };
-        let (nic_clock_mhz, bus) =
-            (emo.nic_clock_mhz, BusTimes::lanai(platform.nic.dma_MBps, platform.nic.dma_startup_ns, pci));
         let LciNi { polling, split_bytes, forwarding, fanout, watchdog, clock_period } =
             lci_ni(&f.nic, &platform, &lanai)?;
         let workload = workload(w, &platform, RunsOn::Lci { fanout })?;
@@ -181,19 +177,8 @@ impl LciScenario {
                 "\"host-message\" with [protocol] (the reliable protocol) and a multicast workload",
             ));
         }
-        let part = LciScenario {
-            lanai,
-            nic_clock_mhz,
-            bus,
-            lib,
-            polling,
-            split_bytes,
-            forwarding,
-            fanout,
-            watchdog,
-            clock_period,
-            protocol,
-        };
+        let part =
+            LciScenario { lanai, lib, polling, split_bytes, forwarding, fanout, watchdog, clock_period, protocol };
         Ok((part, platform, workload))
     }
 }
