@@ -74,6 +74,7 @@ pub mod process;
 pub mod workload;
 
 use crate::config::LciScenario;
+use crate::host::bus::Bus;
 pub use crate::library::lci::LibEv;
 use crate::library::lci::Outgoing;
 use crate::library::lci::{Lib, Output as LibOut};
@@ -115,11 +116,12 @@ impl Running {
         self.job.stuck_is_a_result()
     }
 
-    /// The program's measurements and its multicast's counters, as the
-    /// programs name them; `grid`'s links bound how fast a stream can go.
-    pub(crate) fn metrics(&self, libs: &[&Lib], nis: &[&Ni], grid: &Grid, m: &mut crate::Metrics) {
+    /// The program's measurements and its multicast's counters (of the
+    /// hosts' libraries, their NIs and their buses), as the programs name
+    /// them; `grid`'s links bound how fast a stream can go.
+    pub(crate) fn metrics(&self, (libs, nis): (&[&Lib], &[&Ni]), buses: &[&Bus], grid: &Grid, m: &mut crate::Metrics) {
         if self.job.multicasts() {
-            multicast::metrics(libs, nis, &mut |k, v| m.set(k, v));
+            multicast::metrics(libs, nis, buses, &mut |k, v| m.set(k, v));
         }
         let spec = grid.spec();
         let link = crate::metrics::LinkBound {

@@ -87,6 +87,14 @@ pub fn host_buffer_bytes(ni: &LanaiCfg, mtu: u32) -> u32 {
     ni.header_bytes + mtu + FLAG_BYTES
 }
 
+/// The host's PCI bus of a LANai platform `p` (`nic.dma_*` and `[pci]`),
+/// which the host's PIO and the NI's DMAs share: the bus of the NIC that
+/// runs the firmware (`super::Nic::run_lanai`).
+pub fn bus(p: &Platform) -> Bus {
+    let pci = p.pci.as_ref().expect("a LANai platform has a [pci] table (config::lanai_derive::validate)");
+    Bus::new(&BusTimes::lanai(p.nic.dma_MBps, p.nic.dma_startup_ns, pci))
+}
+
 /// Firmware costs, converted from NI cycles.
 #[derive(Debug, Clone, Copy)]
 pub struct FwCosts {
@@ -241,8 +249,6 @@ pub struct Ni {
     /// send buffer, a forward leaving it, its host's forward of a packet it
     /// consumed; at most [`packets_bound`].
     pub packets: Slab<Packet>,
-    /// The host's PCI bus, which the host's PIO and the NI's DMAs share.
-    pub bus: Bus,
     /// The polling watchdog (`nic.watchdog_us` a delay; none otherwise).
     pub watchdog: Option<Watchdog>,
     /// Packets it took in (the watchdog's count of those delivered).
@@ -261,10 +267,10 @@ impl Ni {
     /// The NI of the LCI stack's part `s` of a scenario on platform `p`
     /// (its links carry `link.mtu` bytes of payload per packet, one NI
     /// buffer): its firmware's costs at the NIC clock, arrival detection,
-    /// buffers, PCI bus, watchdog and clock.
+    /// buffers, watchdog and clock (its host's PCI bus is the NIC's,
+    /// [`bus`]).
     pub fn new(s: &LciScenario, p: &Platform) -> Self {
         let (ni, mtu, hosts) = (&s.lanai, p.link.mtu, p.topology.hosts);
-        let pci = p.pci.as_ref().expect("a LANai platform has a [pci] table (config::lanai_derive::validate)");
         let (send_buffers, recv_buffers) = (ni.send_buffers, ni.recv_buffers);
         // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
         let watchdog = match s.watchdog {
@@ -298,7 +304,6 @@ impl Ni {
                 let bound = packets_bound(send_buffers, recv_buffers, s.fanout);
                 Slab::new(bound as usize, bound)
             },
-            bus: Bus::new(&BusTimes::lanai(p.nic.dma_MBps, p.nic.dma_startup_ns, pci)),
             watchdog,
             received: 0,
             irq_per_packet: s.watchdog == WatchdogDelay::Immediate,
@@ -315,8 +320,16 @@ impl Ni {
 
     /// Its event `ev` at `now` (`arg`: a packet of its store, [`FwEv`];
     /// `host_consumed`: its host's processed counter, which a fetch of it
-    /// reads): what it asks for, in its order.
-    pub fn event(&mut self, now: Instant, ev: FwEv, arg: u32, host_consumed: u64, out: &mut impl FnMut(FwOut)) {
+    /// reads; `bus`: its host's, which its DMAs take): what it asks for, in
+    /// its order.
+    pub fn event(
+        &mut self,
+        now: Instant,
+        (ev, arg): (FwEv, u32),
+        host_consumed: u64,
+        bus: &mut Bus,
+        out: &mut impl FnMut(FwOut),
+    ) {
         match ev {
             FwEv::Posted => {
                 let pkt = self.packets.take(arg);
@@ -328,8 +341,8 @@ impl Ni {
             FwEv::TxReady => out(FwOut::Transmit { forward: false }),
             FwEv::TxDone => self.tx_done(),
             FwEv::Arrive => self.arrive(now, arg, out),
-            FwEv::RxStep => self.rx_step(now, out),
-            FwEv::RefreshDma => out(FwOut::Fw(self.refresh_dma(now), FwEv::RefreshDone)),
+            FwEv::RxStep => self.rx_step(now, bus, out),
+            FwEv::RefreshDma => out(FwOut::Fw(refresh_dma(bus, now), FwEv::RefreshDone)),
             FwEv::RefreshDone => {
                 self.refreshing = false;
                 self.known_consumed = self.known_consumed.max(host_consumed);
@@ -459,7 +472,7 @@ impl Ni {
     /// the bus, or finishes the packet: it is visible to the host, a
     /// receive buffer may be free, the next delivery starts, and the
     /// packet's interrupt is raised (`nic.watchdog_us = "none"`).
-    fn rx_step(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+    fn rx_step(&mut self, now: Instant, bus: &mut Bus, out: &mut impl FnMut(FwOut)) {
         let setup = self.costs.dma_setup;
         let job = self.job.as_mut().expect("rx_step without a job");
         if let Some(Some(dma)) = job.plan.dmas.get(job.next).copied() {
@@ -470,7 +483,7 @@ impl Ni {
                 job.programmed = false;
                 job.next += 1;
                 self.host_dmas += 1;
-                self.bus.request(now, BusOp::Dma { bytes: dma.bytes }).1
+                bus.request(now, BusOp::Dma { bytes: dma.bytes }).1
             };
             return out(FwOut::Fw(t, FwEv::RxStep));
         }
@@ -488,19 +501,14 @@ impl Ni {
         }
     }
 
-    /// Starts that small DMA on the bus; returns when it completes.
-    fn refresh_dma(&mut self, now: Instant) -> Instant {
-        self.bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
-    }
-
     /// Fetches host words for the polling watchdog or the NI clock
     /// (interrupts-enabled flag, processed counter, timer word, last poll)
     /// with one small host -> NI DMA: the firmware programs it, then it
-    /// holds the bus (`Ni::refresh_dma`). Returns when the words are in SRAM.
-    pub fn fetch_host_words(&mut self, now: Instant) -> Instant {
+    /// holds the bus ([`refresh_dma`]). Returns when the words are in SRAM.
+    pub fn fetch_host_words(&mut self, now: Instant, bus: &mut Bus) -> Instant {
         self.host_fetches += 1;
         let programmed = self.fw(now, self.costs.dma_setup);
-        self.refresh_dma(programmed)
+        refresh_dma(bus, programmed)
     }
 
     /// Its watchdog's event of generation `gen`: the running timer's
@@ -513,11 +521,12 @@ impl Ni {
         now: Instant,
         gen: u32,
         (irq_enabled, consumed): (bool, u64),
+        bus: &mut Bus,
         out: &mut impl FnMut(FwOut),
     ) {
         let Some(wd) = self.watchdog.as_mut() else { return };
         if wd.expires(gen) {
-            let end = self.fetch_host_words(now);
+            let end = self.fetch_host_words(now, bus);
             let wd = self.watchdog.as_mut().expect("the watchdog that expired");
             let (t, gen) = wd.fetch(end);
             out(FwOut::Watchdog(t, gen));
@@ -535,9 +544,9 @@ impl Ni {
 
     /// Its clock ticks: the next tick, and the fetch of the host's timer
     /// words (its [`FwOut::ClockFetched`]).
-    pub fn clock_tick(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+    pub fn clock_tick(&mut self, now: Instant, bus: &mut Bus, out: &mut impl FnMut(FwOut)) {
         if let Some(c) = self.clock {
-            let end = self.fetch_host_words(now);
+            let end = self.fetch_host_words(now, bus);
             out(FwOut::ClockTick(now + c.period));
             out(FwOut::ClockFetched(end));
         }
@@ -565,4 +574,10 @@ impl Ni {
         self.mc.first_forward_at.get_or_insert(now);
         pkt
     }
+}
+
+/// The small DMA that fetches host words (`FwEv::RefreshDma`), started on
+/// the host's `bus` at `now`; returns when it completes.
+fn refresh_dma(bus: &mut Bus, now: Instant) -> Instant {
+    bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
 }

@@ -272,7 +272,7 @@ impl World {
                 debug_assert!(w.wire.net.grid.is_some());
                 if let Some(l) = &s.lci {
                     let (prog, parts) = crate::lci::build(s, l);
-                    w.start_lci(prog, parts);
+                    w.start_lci(prog, parts, &crate::nic::lanai::bus(p));
                 }
             }
             Workload::PingPong { .. } | Workload::Stream { .. } | Workload::Uniband { .. } => {
