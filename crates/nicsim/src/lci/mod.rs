@@ -10,7 +10,7 @@
 //! beside the Open-MX processes; each host's NIC
 //! holds the LANai firmware (`crate::nic::lanai`, [`Packet`]: buffers, DMA
 //! engines, delivery plans, the multicast firmware's forwarding table and
-//! forwards, the host's PCI bus `crate::host::bus`, the polling watchdog,
+//! forwards, the polling watchdog,
 //! the NI clock, the NI's packet counters); the NIs send on the world's
 //! network, the platform's grid (`crate::net::grid`, in the world's
 //! `crate::net::Network`); the world's run holds the program the hosts run
@@ -19,7 +19,8 @@
 //! This module owns the parts' and the program's construction ([`build`])
 //! and the program's state ([`Running`]). The rules that act across a
 //! host and its NI or between NIs, and the routing of what a host's
-//! library answers (its events queued, its PIO across its NI's bus, what
+//! library answers (its events queued, its PIO across its NIC's bus (the
+//! host's PCI bus, `crate::host::bus`, which the NI's DMAs share), what
 //! its program learns given to the program, the program's sends and
 //! compute handed to the senders' libraries) are the world's, as the
 //! Open-MX library's routing is (`crate::sim` `lci_stack`, its `Cx`, lent

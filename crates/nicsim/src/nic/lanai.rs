@@ -15,8 +15,7 @@
 //! serialised through `cpu_free`), the NI send and receive buffers (1 KB
 //! each), the NI's view of the host receive queue (how many host buffers it
 //! filled, how many it knows the host freed), the delivered-packet counter
-//! in NI SRAM that `pio` polling reads, the host's PCI bus its DMAs and
-//! the host's PIO share, its receive buffers' credits ([`Ni::credits`]:
+//! in NI SRAM that `pio` polling reads, its receive buffers' credits ([`Ni::credits`]:
 //! the free ones and the NIs' heads waiting for one), its polling watchdog, its clock of the library's
 //! fine-grain timers, and the multicast firmware's queue
 //! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
@@ -24,7 +23,9 @@
 //! `super::multicast` ([`NiMc`]). The three DMA
 //! engines map to: the network engine (send buffer -> link, timed by
 //! `crate::net::grid`), the NI -> host engine (the [`Plan`] of each packet,
-//! priced by [`Bus`]) and the host -> NI engine (the small DMA that fetches
+//! priced on the host's PCI bus, a [`Bus`] that the firmware's events are
+//! handed: the bus of the NIC that runs it, [`bus`], which the host's PIO
+//! shares) and the host -> NI engine (the small DMA that fetches
 //! the host's processed-packet counter, `FwEv::RefreshDma`; the polling
 //! watchdog and the NI clock reuse it, [`Ni::fetch_host_words`]). It does
 //! not own the host's polling (`crate::library::lci`), who forwards what

@@ -1,7 +1,7 @@
 //! The \[LCI] stack in the world: when the hosts run it
 //! (`Scenario::lci`), each host holds its library (`HostState`'s
-//! `lci`) and its NIC the LANai firmware (`Nic`'s `lanai`, with the host's
-//! PCI bus); the NIs send on the world's network (`Wire`'s grid); the
+//! `lci`) and its NIC the LANai firmware (`Nic`'s `lanai`, on the NIC's
+//! bus, the host's PCI bus: `Nic::run_lanai`); the NIs send on the world's network (`Wire`'s grid); the
 //! world's run (`Run`'s `lci`) holds the program the hosts run
 //! (`crate::lci::Running`). The world hands each event addressed to a
 //! part to the rules ([`Cx::event`], lent the hosts, the grid, the
@@ -270,7 +270,7 @@ impl<'a> Cx<'a> {
     }
 
     /// Does what host `h`'s library asked for at `now`: its events are
-    /// queued, its PIO goes across its NI's bus, what its program learns
+    /// queued, its PIO goes across its NIC's bus, what its program learns
     /// goes to the program.
     fn route(&mut self, h: u32, now: Instant, o: LibOut) {
         let o_h = host_origin(h);
