@@ -1,8 +1,9 @@
 // The property the `parse_scenario` fuzz target checks, shared with the
 // stable replay of its corpus (`tests/integration/fuzz_corpus.rs`), which
-// `include!`s this file: any text through both scenario parsers (Open-MX
-// and the LCI stack's options) and the choice between them (`protocol.stack`
-// and its default) returns a value or a one-line error, and never panics.
+// `include!`s this file: any text through the scenario parser, as written
+// (the choice of `protocol.stack` and its default) and with the LCI stack
+// asked for (its part read whatever the text's default), returns a value
+// or a one-line error, and never panics.
 
 /// Checks one input (any bytes; the parsers take UTF-8 text).
 pub fn check_scenario_text(data: &[u8]) {
@@ -15,7 +16,7 @@ pub fn check_scenario_text(data: &[u8]) {
     }
     for err in [
         nicsim::Scenario::from_toml(text).err().map(|e| e.0),
-        nicsim::config::LciScenario::from_toml(text).err().map(|e| e.0),
+        on_lci(text).and_then(|t| nicsim::Scenario::from_toml(&t).err()).map(|e| e.0),
     ]
     .into_iter()
     .flatten()
@@ -30,6 +31,17 @@ pub fn check_scenario_text(data: &[u8]) {
         assert_eq!(s.lci.is_some(), s.stack() == nicsim::config::Stack::Lci);
         assert!(s.receive_queues() >= 2);
     }
+}
+
+/// `text` with the LCI stack asked for (`protocol.stack = "lci"`, preset
+/// `lci2000` unless it names one); `None` if it is not a TOML table.
+fn on_lci(text: &str) -> Option<String> {
+    let mut t = text.parse::<toml::Table>().ok()?;
+    t.entry("preset").or_insert_with(|| "lci2000".into());
+    if let toml::Value::Table(p) = t.entry("protocol").or_insert_with(|| toml::Table::new().into()) {
+        p.insert("stack".into(), "lci".into());
+    }
+    Some(t.to_string())
 }
 
 /// Whether `preset` (at the top level) is a path rather than a name.

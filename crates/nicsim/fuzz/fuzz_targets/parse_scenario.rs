@@ -1,6 +1,6 @@
 //! Fuzz target `parse_scenario`: arbitrary text through the Open-MX and LCI
-//! scenario parsers and validation (`Scenario::from_toml`,
-//! `LciScenario::from_toml`, the choice of `protocol.stack`). Owns nothing but the
+//! scenario parsers and validation (`Scenario::from_toml`, as written and
+//! with the LCI stack asked for; the choice of `protocol.stack`). Owns nothing but the
 //! harness; the property (no panic, one-line errors) is in
 //! `scenario_check.rs`, which a stable `cargo test` also runs over the
 //! committed corpus (`corpus/parse_scenario`).

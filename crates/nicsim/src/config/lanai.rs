@@ -17,7 +17,6 @@
 //! firmware (`crate::nic::lanai`).
 
 use super::units::cost_table;
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The largest cycle count of one firmware or application step the LANai
@@ -61,46 +60,20 @@ cost_table! {
         /// Pinned host receive buffers in the queue the NI DMAs into.
         pub recv_buffers: u32 [1, 1 << 16],
         /// A failed poll of a cached host flag (cache hit), ns (above 0).
-        pub poll_hit_ns: f64 [0.0, 1e9],
+        pub poll_hit_ns: f64 [0.0, 1e9] => ns poll_hit,
         /// A successful poll: the NI wrote the line (cache miss), ns.
-        pub poll_miss_ns: f64 [0.0, 1e9],
+        pub poll_miss_ns: f64 [0.0, 1e9] => ns poll_miss,
         /// Library send path per packet besides the PIO itself (descriptor build, bookkeeping), ns.
-        pub send_ns: f64 [0.0, 1e9],
+        pub send_ns: f64 [0.0, 1e9] => ns send,
         /// Library receive path per packet: dispatch to the upcall and free the packet, ns.
-        pub upcall_ns: f64 [0.0, 1e9],
+        pub upcall_ns: f64 [0.0, 1e9] => ns upcall,
         /// `host-packet` forwarding: PIO bytes of each extra descriptor (one
         /// per child; at most one NI buffer, `link.mtu`).
         pub descriptor_bytes: u32,
     }
-}
-
-/// The LCI library's costs as it charges them: its own (`[lci]`) and the
-/// host's interrupt dispatch and signal delivery (`host.irq_entry_ns`,
-/// `host.signal_ns`, as `HostTimes` charges them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LciHostTimes {
-    pub poll_hit: Duration,
-    pub poll_miss: Duration,
-    pub send: Duration,
-    pub upcall: Duration,
-    pub kernel_dispatch: Duration,
-    pub signal_handler: Duration,
-}
-
-impl LciHostTimes {
-    /// The times of a validated `[lci]` table and the host's interrupt
-    /// dispatch and signal delivery.
-    pub fn of(l: &LciHostCfg, irq_entry: Duration, signal: Duration) -> Self {
-        let ns = Duration::from_ns_f64;
-        LciHostTimes {
-            poll_hit: ns(l.poll_hit_ns),
-            poll_miss: ns(l.poll_miss_ns),
-            send: ns(l.send_ns),
-            upcall: ns(l.upcall_ns),
-            kernel_dispatch: irq_entry,
-            signal_handler: signal,
-        }
-    }
+    /// The LCI library's own costs as it charges them (the interrupt
+    /// dispatch and the signal it takes are the host's, `HostTimes`).
+    pub struct LciHostTimes;
 }
 
 /// `cycles` of a NIC processor at `clock_mhz`, in nanoseconds.

@@ -359,12 +359,11 @@ impl Scenario {
     fn lci_stack(table: toml::Table) -> Result<Self, ConfigError> {
         let preset = table.get("preset").and_then(toml::Value::as_str).map(str::to_owned);
         let seed = table.get("seed").cloned().map(Int);
-        let lci = LciScenario::from_table(table)?;
-        let platform = lci.platform.clone();
+        let (lci, platform, workload) = LciScenario::from_table(table)?;
         let pingpong = WorkloadOpts { kind: Some(WorkloadKind::Pingpong), ..Default::default() };
         let world = ScenarioFile { preset, seed, workload: pingpong, ..Default::default() };
         let mut s = Self::on_platform(world, platform)?;
-        s.workload = lci.workload;
+        s.workload = workload;
         s.ni.clock = None;
         s.lci = Some(Box::new(lci));
         Ok(s)
@@ -633,7 +632,7 @@ fn ns_or_us(key: &str, ns: &Option<Int>, us: Option<f64>) -> Result<Duration, Co
 }
 
 mod lci;
-pub use lci::{LciProtocol, LciScenario, DEFAULT_ACK_DELAY_US, DEFAULT_LCI_PRESET};
+pub use lci::{LciProtocol, LciScenario, DEFAULT_ACK_DELAY_US};
 mod napi;
 pub use napi::BUSY_POLL_BUDGET;
 use napi::{busy_poll_budget, napi_per_queue, napi_threads, threaded_key};

@@ -353,7 +353,7 @@ mod tests {
         let lci = |w: &str| {
             let s = Scenario::from_toml(&format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\n{w}"))
                 .unwrap();
-            assert_eq!(Some(s.workload), s.lci.as_ref().map(|l| l.workload), "one description: {w}");
+            assert!(s.lci.is_some(), "the LCI stack's part: {w}");
             s.workload
         };
         // ASP's compute per element at the 200 MHz clock: 6 cycles (the

@@ -5,7 +5,6 @@
 use super::testing::{lib, ni, nis, program, run, step, world, Ran, To};
 use super::*;
 use crate::config::Forwarding;
-use crate::config::LciScenario;
 use crate::time::Instant;
 use crate::Metrics;
 
@@ -73,7 +72,7 @@ fn ni_forwarding_sends_to_children_before_the_host_dma_completes() {
     assert!(forwards_of_1.iter().all(|&(_, t)| t > arrive1));
     // The hosts never forwarded anything: one PIO write in all (the root's).
     assert!(world.hosts.iter().all(|h| h.lci.as_ref().is_some_and(|l| l.mc.host_forward_copies == 0)));
-    assert_eq!(nis(&world).map(|n| n.bus.pio_writes).sum::<u64>(), 1);
+    assert_eq!(world.hosts.iter().map(|h| h.nic.bus().expect("a bus").pio_writes).sum::<u64>(), 1);
 }
 
 #[test]
@@ -86,7 +85,7 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
     let interior = (1..64).filter(|&r| tree.child_count(0, r) > 0).count() as u64;
     assert_eq!(interior, 31); // relative ranks 1..=31 have children
     assert_eq!(w.hosts.iter().map(|h| h.mc.host_forward_copies).sum::<u64>(), interior * 3);
-    assert_eq!(w.nis[1].bus.pio_writes, 3, "host 1 copied each of its 3 packets once");
+    assert_eq!(w.buses[1].pio_writes, 3, "host 1 copied each of its 3 packets once");
     // Its one burst per packet carries one extra 8 B descriptor for the second child.
     let p = Packet {
         src: 0,
@@ -107,7 +106,7 @@ fn host_packet_copies_each_packet_to_the_ni_once_and_posts_one_descriptor_per_ch
     assert_eq!(m.get("ni_forwards"), Some(0.0));
     // host-message instead: one PIO copy per child.
     let (w, _) = bcast("host-message", size, 1, 0);
-    assert_eq!(w.nis[1].bus.pio_writes, 6);
+    assert_eq!(w.buses[1].pio_writes, 6);
     assert_eq!(w.nis[1].sent, 6);
 }
 
@@ -223,17 +222,17 @@ fn stream_and_pingpong_run_the_open_mx_programs_on_src_and_dst_alone() {
 
 #[test]
 fn fanout_and_forwarding_parse_and_reject_bad_values() {
-    let s = LciScenario::from_toml(&scenario("host-packet", "kind = \"bcast\"")).unwrap();
+    let s = super::testing::scenario(&scenario("host-packet", "kind = \"bcast\"")).unwrap();
     assert_eq!((s.forwarding, s.fanout), (Forwarding::HostPacket, 2));
-    let e = LciScenario::from_toml("preset = \"lci2000\"\n[nic]\nforwarding = \"nic\"\n[workload]\nkind = \"bcast\"")
+    let e = super::testing::scenario("preset = \"lci2000\"\n[nic]\nforwarding = \"nic\"\n[workload]\nkind = \"bcast\"")
         .unwrap_err();
     assert!(e.0.contains("nic.forwarding") && e.0.contains("host-message") && !e.0.contains('\n'), "{e}");
     let e =
-        LciScenario::from_toml("preset = \"lci2000\"\n[nic]\nfanout = 0\n[workload]\nkind = \"bcast\"").unwrap_err();
+        super::testing::scenario("preset = \"lci2000\"\n[nic]\nfanout = 0\n[workload]\nkind = \"bcast\"").unwrap_err();
     assert!(e.0.contains("nic.fanout"), "{e}");
-    let e = LciScenario::from_toml("preset = \"lci2000\"\n[workload]\nkind = \"asp\"\nrows = 100").unwrap_err();
+    let e = super::testing::scenario("preset = \"lci2000\"\n[workload]\nkind = \"asp\"\nrows = 100").unwrap_err();
     assert!(e.0.contains("workload.rows") && e.0.contains("64"), "{e}");
-    let e = LciScenario::from_toml("preset = \"lci2000\"\n[workload]\nkind = \"bcast\"\nroot = 64").unwrap_err();
+    let e = super::testing::scenario("preset = \"lci2000\"\n[workload]\nkind = \"bcast\"\nroot = 64").unwrap_err();
     assert!(e.0.contains("workload.root"), "{e}");
     // Fan-out 4 trees work too.
     let m = run("preset = \"lci2000\"\n[nic]\nfanout = 4\n[workload]\nkind = \"bcast\"\nsize_bytes = 64\niterations = 2\ncount = 2").1;

@@ -10,7 +10,7 @@
 //! beside the Open-MX processes; each host's NIC
 //! holds the LANai firmware (`crate::nic::lanai`, [`Packet`]: buffers, DMA
 //! engines, delivery plans, the multicast firmware's forwarding table and
-//! forwards, the host's PCI bus `crate::host::bus`, the polling watchdog,
+//! forwards, the polling watchdog,
 //! the NI clock, the NI's packet counters); the NIs send on the world's
 //! network, the platform's grid (`crate::net::grid`, in the world's
 //! `crate::net::Network`); the world's run holds the program the hosts run
@@ -19,7 +19,8 @@
 //! This module owns the parts' and the program's construction ([`build`])
 //! and the program's state ([`Running`]). The rules that act across a
 //! host and its NI or between NIs, and the routing of what a host's
-//! library answers (its events queued, its PIO across its NI's bus, what
+//! library answers (its events queued, its PIO across its NIC's bus (the
+//! host's PCI bus, `crate::host::bus`, which the NI's DMAs share), what
 //! its program learns given to the program, the program's sends and
 //! compute handed to the senders' libraries) are the world's, as the
 //! Open-MX library's routing is (`crate::sim` `lci_stack`, its `Cx`, lent
@@ -73,19 +74,16 @@ pub mod multicast;
 pub mod process;
 pub mod workload;
 
-use crate::config::{lanai_ns, HostTimes, LciHostTimes, LciScenario, WatchdogDelay};
+use crate::config::LciScenario;
 use crate::host::bus::Bus;
 pub use crate::library::lci::LibEv;
 use crate::library::lci::Outgoing;
-use crate::library::lci::{HostMc, Lib, Output as LibOut};
+use crate::library::lci::{Lib, Output as LibOut};
 use crate::net::grid::Grid;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
-use crate::nic::lanai::{self, FwCosts, FwOut, Ni};
-use crate::nic::watchdog::{Raises, Watchdog};
-use crate::nic::{delivery as poll, timers};
-use crate::time::Duration;
-use crate::SimError;
+use crate::nic::lanai::{FwOut, Ni};
+use crate::{Scenario, SimError};
 use workload::Job;
 
 /// The program the hosts run, which the world's run holds: the job, and
@@ -119,11 +117,12 @@ impl Running {
         self.job.stuck_is_a_result()
     }
 
-    /// The program's measurements and its multicast's counters, as the
-    /// programs name them; `grid`'s links bound how fast a stream can go.
-    pub(crate) fn metrics(&self, libs: &[&Lib], nis: &[&Ni], grid: &Grid, m: &mut crate::Metrics) {
+    /// The program's measurements and its multicast's counters (of the
+    /// hosts' libraries, their NIs and their buses), as the programs name
+    /// them; `grid`'s links bound how fast a stream can go.
+    pub(crate) fn metrics(&self, (libs, nis): (&[&Lib], &[&Ni]), buses: &[&Bus], grid: &Grid, m: &mut crate::Metrics) {
         if self.job.multicasts() {
-            multicast::metrics(libs, nis, &mut |k, v| m.set(k, v));
+            multicast::metrics(libs, nis, buses, &mut |k, v| m.set(k, v));
         }
         let spec = grid.spec();
         let link = crate::metrics::LinkBound {
@@ -135,50 +134,20 @@ impl Running {
     }
 }
 
-/// The parts of scenario `s` (each host's library, its NI's firmware),
-/// for the world's hosts to hold, and the program they run.
-pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
-    let (p, ni) = (&s.platform, &s.lanai);
-    let costs = FwCosts::of(ni, s.nic_clock_mhz);
+/// The parts of scenario `sc`, whose LCI stack's part is `s` (each host's
+/// library, its NI's firmware), for the world's hosts to hold, and the
+/// program they run.
+pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
+    let p = &sc.platform;
     let n = p.topology.hosts;
-    let strategy = poll::Strategy::new(s.polling, s.split_bytes);
-    let host = HostTimes::of(&p.host);
-    let t = LciHostTimes::of(&s.lib, host.irq_entry, host.signal);
-    let mc = HostMc::new(s.forwarding, s.fanout, n, s.lib.descriptor_bytes);
-    let job = Job::new(&s.workload, n, s.seed);
+    let signal = sc.times.host.irq_entry + sc.times.host.signal;
+    let job = Job::new(&sc.workload, n, sc.seed);
     let upcall = job.upcall_driven();
-    let hosts = (0..n).map(|h| {
-        let mut lib = Lib::new(h, &s.lib, &t, strategy.detect(), p.link.mtu, ni.send_buffers, mc, upcall);
-        if let Some(r) = s.protocol {
-            lib.rel = Some(crate::library::lci::reliable::Reliable::new(n, r.send_buffers, r.ack_delay));
-        }
-        lib
-    });
-    // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
-    let watchdog = match s.watchdog {
-        WatchdogDelay::After(d) => Some(Watchdog::new(d, Duration::ZERO, Raises::Own)),
-        WatchdogDelay::Immediate | WatchdogDelay::Never => None,
-    };
-    // Per child: the table lookup and header rewrite, then the network DMA's set-up.
-    let fwd_cost = Duration::from_ns_f64(lanai_ns(s.nic_clock_mhz, ni.fw_forward_cycles + ni.dma_setup_cycles));
-    let nis = (0..n).map(|h| {
-        let mut nic = Ni::new(
-            costs,
-            strategy,
-            ni.header_bytes,
-            lanai::host_buffer_bytes(ni, p.link.mtu),
-            s.lib.recv_buffers,
-            ni.send_buffers,
-            ni.recv_buffers,
-            s.fanout,
-            n,
-            Bus::new(&s.bus),
-            watchdog.clone(),
-            s.watchdog == WatchdogDelay::Immediate,
-            s.clock_period.map(|period| timers::ClockPolicy { period }),
-        );
-        mc.program_ni(&mut nic, h, fwd_cost);
-        nic
+    let parts = (0..n).map(|h| {
+        let lib = Lib::new(h, s, signal, p.link.mtu, n, upcall);
+        let mut nic = Ni::new(s, p);
+        lib.mc.program_ni(&mut nic, h);
+        (lib, nic)
     });
     let run = Running {
         job,
@@ -186,7 +155,7 @@ pub fn build(s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
         outs: Vec::with_capacity(16),
         fw: Vec::with_capacity(16),
     };
-    (run, hosts.zip(nis).collect())
+    (run, parts.collect())
 }
 
 /// Packet conservation over the world's NIs: no NI delivered more

@@ -32,6 +32,7 @@
 //! does not own the programs that multicast (`crate::workload`'s, run by
 //! `super::process`).
 
+use crate::host::bus::Bus;
 use crate::library::lci::Lib;
 use crate::nic::flow::Class;
 use crate::nic::lanai::Ni;
@@ -39,7 +40,7 @@ pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
 
 /// The multicast study's metrics: the NIs' forwards and waits, the
 /// libraries' copies and what they consumed, the buses' PIO writes.
-pub(super) fn metrics(libs: &[&Lib], nis: &[&Ni], set: &mut dyn FnMut(&str, f64)) {
+pub(super) fn metrics(libs: &[&Lib], nis: &[&Ni], buses: &[&Bus], set: &mut dyn FnMut(&str, f64)) {
     let nis = || nis.iter();
     let libs = || libs.iter().map(|l| &l.mc);
     set("ni_forwards", nis().map(|n| n.mc.forwards).sum::<u64>() as f64);
@@ -47,7 +48,7 @@ pub(super) fn metrics(libs: &[&Lib], nis: &[&Ni], set: &mut dyn FnMut(&str, f64)
     set("host_forward_copies", libs().map(|m| m.host_forward_copies).sum::<u64>() as f64);
     set("mc_packets_consumed", libs().map(|m| m.mc_packets_consumed).sum::<u64>() as f64);
     set("mc_bytes_consumed", libs().map(|m| m.mc_bytes_consumed).sum::<u64>() as f64);
-    set("pio_writes", nis().map(|n| n.bus.pio_writes).sum::<u64>() as f64);
+    set("pio_writes", buses.iter().map(|b| b.pio_writes).sum::<u64>() as f64);
 }
 
 #[cfg(test)]

@@ -46,12 +46,21 @@ pub(crate) fn world(text: &str) -> World {
     World::new(&s)
 }
 
+/// The LCI stack's part of `text` (see [`stack_text`]), as the one
+/// scenario reader reads it, or its error.
+pub(crate) fn scenario(text: &str) -> Result<crate::config::LciScenario, crate::config::ConfigError> {
+    Scenario::from_toml(&stack_text(text)).map(|s| *s.lci.expect("a scenario of the LCI stack"))
+}
+
 /// A run's program and the parts its hosts held (their libraries, their
-/// NIs' firmware), taken out of the world; the program's through it.
+/// NIs' firmware, their NICs' buses), taken out of the world; the
+/// program's through it.
 pub(crate) struct Ran {
     pub prog: Box<Running>,
     pub hosts: Vec<Host>,
     pub nis: Vec<Ni>,
+    /// The NICs' buses, which the NIs share with their hosts.
+    pub buses: Vec<crate::host::bus::Bus>,
 }
 
 impl std::ops::Deref for Ran {
@@ -70,7 +79,8 @@ pub(crate) fn run(text: &str) -> (Ran, Metrics) {
     let m = w.metrics();
     let hosts = w.hosts.iter_mut().map(|h| *h.lci.take().expect(PARTS)).collect();
     let nis = w.hosts.iter_mut().map(|h| *h.nic.lanai.take().expect(PARTS)).collect();
-    (Ran { prog: w.run.lci.take().expect("the world runs the stack"), hosts, nis }, m)
+    let buses = w.hosts.iter().map(|h| h.nic.bus().expect(PARTS).clone()).collect();
+    (Ran { prog: w.run.lci.take().expect("the world runs the stack"), hosts, nis, buses }, m)
 }
 
 const PARTS: &str = "every host of the world runs the stack";

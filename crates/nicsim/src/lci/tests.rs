@@ -2,8 +2,7 @@
 //! run in the world: `super::testing`).
 
 use super::testing::{metrics, run, Ran};
-use super::*;
-use crate::config::LciScenario;
+use crate::nic::delivery as poll;
 use crate::time::Instant;
 use crate::Metrics;
 
@@ -31,9 +30,9 @@ fn full_packet_always_moves_the_whole_buffer() {
     let (w, m) = stream("full-packet", 16, 40);
     let fetch = m.get("host_counter_fetches").unwrap() as u64;
     let per = (w.nis[1].header() + 1024 + poll::FLAG_BYTES) as u64;
-    assert_eq!(w.nis[1].bus.dma_bytes, 40 * per + fetch * poll::FLAG_BYTES as u64);
+    assert_eq!(w.buses[1].dma_bytes, 40 * per + fetch * poll::FLAG_BYTES as u64);
     let (w, _) = stream("packet-shifting", 16, 40);
-    assert!(w.nis[1].bus.dma_bytes < 40 * per / 10);
+    assert!(w.buses[1].dma_bytes < 40 * per / 10);
 }
 
 #[test]
@@ -46,7 +45,7 @@ fn messages_above_one_packet_fragment() {
 #[test]
 fn pio_polls_occupy_the_bus_and_slow_concurrent_dma() {
     let (w, m) = stream("pio", 64, 200);
-    assert!(w.nis[1].bus.pio_reads > 0);
+    assert!(w.buses[1].pio_reads > 0);
     assert!(m.get("host1_bus_wait_us").unwrap() > 0.0, "DMAs waited for polls");
     let (_, shift) = stream("packet-shifting", 64, 200);
     assert!(shift.get("throughput_MBps").unwrap() > m.get("throughput_MBps").unwrap());
@@ -79,12 +78,12 @@ fn same_seed_same_metrics() {
 
 #[test]
 fn bad_input_is_one_line_naming_the_key() {
-    let e = LciScenario::from_toml("preset = \"lci2000\"\n[nic]\npolling = \"shift\"\n[workload]\nkind = \"stream\"")
+    let e = super::testing::scenario("preset = \"lci2000\"\n[nic]\npolling = \"shift\"\n[workload]\nkind = \"stream\"")
         .unwrap_err();
     assert!(e.0.contains("nic.polling") && e.0.contains("packet-shifting"), "{e}");
-    let e = LciScenario::from_toml("preset = \"lci2000\"\n[workload]\nkind = \"stream\"\ndst = 64").unwrap_err();
+    let e = super::testing::scenario("preset = \"lci2000\"\n[workload]\nkind = \"stream\"\ndst = 64").unwrap_err();
     assert!(e.0.contains("workload.dst") && e.0.contains("63"), "{e}");
-    let e = LciScenario::from_toml("preset = \"lci2000\"\n[platform.grid]\nx = 3\n[workload]\nkind = \"stream\"")
+    let e = super::testing::scenario("preset = \"lci2000\"\n[platform.grid]\nx = 3\n[workload]\nkind = \"stream\"")
         .unwrap_err();
     assert!(e.0.contains("grid.hosts"), "{e}");
     let e = crate::run_toml("preset = \"lci2000\"\n[workload]\nkind = \"flood\"").unwrap_err();
@@ -269,7 +268,7 @@ fn watchdog_and_timer_runs_are_deterministic() {
 
 #[test]
 fn bad_watchdog_and_timer_input_is_one_line_naming_the_key() {
-    let bad = |t: &str| LciScenario::from_toml(&format!("preset = \"lci2000\"\n{t}")).unwrap_err().0;
+    let bad = |t: &str| super::testing::scenario(&format!("preset = \"lci2000\"\n{t}")).unwrap_err().0;
     let e = bad("[nic]\nwatchdog_us = \"soon\"\n[workload]\nkind = \"stream\"");
     assert!(e.contains("nic.watchdog_us") && e.contains("inf"), "{e}");
     let e = bad("[nic]\nwatchdog_us = -1\n[workload]\nkind = \"stream\"");
@@ -289,20 +288,20 @@ fn bad_watchdog_and_timer_input_is_one_line_naming_the_key() {
 fn scenarios_that_could_never_end_are_refused_naming_the_key() {
     let two_hosts = "preset = \"lci2000\"\n[platform.grid]\nhosts = 2\nx = 1\ny = 1\nz = 1\nhosts_per_switch = 2\n";
     // The default fan-out (2) on two hosts: one child, not an error.
-    let s = LciScenario::from_toml(&format!("{two_hosts}[workload]\nkind = \"stream\"\n")).unwrap();
+    let s = super::testing::scenario(&format!("{two_hosts}[workload]\nkind = \"stream\"\n")).unwrap();
     assert_eq!(s.fanout, 1);
     // An NI clock faster than one tick's host fetch (606 ns of firmware DMA
     // set-up at 33 MHz, then 270 ns on the bus) piles fetches up forever.
     let clock = |p: f64| format!("{two_hosts}[nic]\nclock_period_us = {p}\n[workload]\nkind = \"stream\"\n");
-    let e = LciScenario::from_toml(&clock(0.5)).unwrap_err().0;
+    let e = super::testing::scenario(&clock(0.5)).unwrap_err().0;
     assert!(e.contains("nic.clock_period_us") && e.contains("0.5") && e.contains("0.876"), "{e}");
-    LciScenario::from_toml(&clock(0.9)).unwrap();
+    super::testing::scenario(&clock(0.9)).unwrap();
     // The reliable protocol with packet-level multicast forwarding.
     let qr = |fw: &str| {
         format!("preset = \"lci2000\"\n[nic]\nforwarding = \"{fw}\"\n[workload]\nkind = \"qr\"\ncols = 128\niterations = 2\n[protocol]\nack_delay_us = 50\n")
     };
     for fw in ["ni", "host-packet"] {
-        let e = LciScenario::from_toml(&qr(fw)).unwrap_err().0;
+        let e = super::testing::scenario(&qr(fw)).unwrap_err().0;
         assert!(e.contains("nic.forwarding") && e.contains(fw) && e.contains("host-message"), "{e}");
     }
     let m = crate::run_toml(&qr("host-message")).unwrap();

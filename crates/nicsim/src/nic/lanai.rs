@@ -15,8 +15,7 @@
 //! serialised through `cpu_free`), the NI send and receive buffers (1 KB
 //! each), the NI's view of the host receive queue (how many host buffers it
 //! filled, how many it knows the host freed), the delivered-packet counter
-//! in NI SRAM that `pio` polling reads, the host's PCI bus its DMAs and
-//! the host's PIO share, its receive buffers' credits ([`Ni::credits`]:
+//! in NI SRAM that `pio` polling reads, its receive buffers' credits ([`Ni::credits`]:
 //! the free ones and the NIs' heads waiting for one), its polling watchdog, its clock of the library's
 //! fine-grain timers, and the multicast firmware's queue
 //! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
@@ -24,7 +23,9 @@
 //! `super::multicast` ([`NiMc`]). The three DMA
 //! engines map to: the network engine (send buffer -> link, timed by
 //! `crate::net::grid`), the NI -> host engine (the [`Plan`] of each packet,
-//! priced by [`Bus`]) and the host -> NI engine (the small DMA that fetches
+//! priced on the host's PCI bus, a [`Bus`] that the firmware's events are
+//! handed: the bus of the NIC that runs it, [`bus`], which the host's PIO
+//! shares) and the host -> NI engine (the small DMA that fetches
 //! the host's processed-packet counter, `FwEv::RefreshDma`; the polling
 //! watchdog and the NI clock reuse it, [`Ni::fetch_host_words`]). It does
 //! not own the host's polling (`crate::library::lci`), who forwards what
@@ -34,8 +35,8 @@ use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::flow::Credits;
 use super::multicast::{Forwarded, Kary, NiMc};
 use super::timers::ClockPolicy;
-use super::watchdog::{Expiry, Watchdog};
-use crate::config::{lanai_ns, LanaiCfg};
+use super::watchdog::{Expiry, Raises, Watchdog};
+use crate::config::{lanai_ns, BusTimes, LanaiCfg, LciScenario, Platform, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -87,12 +88,23 @@ pub fn host_buffer_bytes(ni: &LanaiCfg, mtu: u32) -> u32 {
     ni.header_bytes + mtu + FLAG_BYTES
 }
 
+/// The host's PCI bus of a LANai platform `p` (`nic.dma_*` and `[pci]`),
+/// which the host's PIO and the NI's DMAs share: the bus of the NIC that
+/// runs the firmware (`super::Nic::run_lanai`).
+pub fn bus(p: &Platform) -> Bus {
+    let pci = p.pci.as_ref().expect("a LANai platform has a [pci] table (config::lanai_derive::validate)");
+    Bus::new(&BusTimes::lanai(p.nic.dma_MBps, p.nic.dma_startup_ns, pci))
+}
+
 /// Firmware costs, converted from NI cycles.
 #[derive(Debug, Clone, Copy)]
 pub struct FwCosts {
     pub tx: Duration,
     pub rx: Duration,
     pub dma_setup: Duration,
+    /// Per forward to a child (`ni` forwarding): the table lookup and
+    /// header rewrite, then the network DMA's set-up.
+    pub fwd: Duration,
 }
 
 impl FwCosts {
@@ -100,7 +112,12 @@ impl FwCosts {
     /// clock (`emo.nic_clock_mhz`).
     pub fn of(ni: &LanaiCfg, clock_mhz: f64) -> Self {
         let cycles = |c: u32| Duration::from_ns_f64(lanai_ns(clock_mhz, c));
-        FwCosts { tx: cycles(ni.fw_tx_cycles), rx: cycles(ni.fw_rx_cycles), dma_setup: cycles(ni.dma_setup_cycles) }
+        FwCosts {
+            tx: cycles(ni.fw_tx_cycles),
+            rx: cycles(ni.fw_rx_cycles),
+            dma_setup: cycles(ni.dma_setup_cycles),
+            fwd: cycles(ni.fw_forward_cycles + ni.dma_setup_cycles),
+        }
     }
 }
 
@@ -233,8 +250,6 @@ pub struct Ni {
     /// send buffer, a forward leaving it, its host's forward of a packet it
     /// consumed; at most [`packets_bound`].
     pub packets: Slab<Packet>,
-    /// The host's PCI bus, which the host's PIO and the NI's DMAs share.
-    pub bus: Bus,
     /// The polling watchdog (`nic.watchdog_us` a delay; none otherwise).
     pub watchdog: Option<Watchdog>,
     /// Packets it took in (the watchdog's count of those delivered).
@@ -250,27 +265,25 @@ pub struct Ni {
 }
 
 impl Ni {
-    pub fn new(
-        costs: FwCosts,
-        strategy: Strategy,
-        header: u32,
-        host_buffer: u32,
-        host_slots: u32,
-        send_buffers: u32,
-        recv_buffers: u32,
-        fanout: u32,
-        hosts: u32,
-        bus: Bus,
-        watchdog: Option<Watchdog>,
-        irq_per_packet: bool,
-        clock: Option<ClockPolicy>,
-    ) -> Self {
+    /// The NI of the LCI stack's part `s` of a scenario on platform `p`
+    /// (its links carry `link.mtu` bytes of payload per packet, one NI
+    /// buffer): its firmware's costs at the NIC clock, arrival detection,
+    /// buffers, watchdog and clock (its host's PCI bus is the NIC's,
+    /// [`bus`]).
+    pub fn new(s: &LciScenario, p: &Platform) -> Self {
+        let (ni, mtu, hosts) = (&s.lanai, p.link.mtu, p.topology.hosts);
+        let (send_buffers, recv_buffers) = (ni.send_buffers, ni.recv_buffers);
+        // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
+        let watchdog = match s.watchdog {
+            WatchdogDelay::After(d) => Some(Watchdog::new(d, Duration::ZERO, Raises::Own)),
+            WatchdogDelay::Immediate | WatchdogDelay::Never => None,
+        };
         Ni {
-            costs,
-            strategy,
-            header,
-            host_buffer,
-            host_slots: host_slots as u64,
+            costs: FwCosts::of(ni, p.emo_cfg().nic_clock_mhz),
+            strategy: Strategy::new(s.polling, s.split_bytes),
+            header: ni.header_bytes,
+            host_buffer: host_buffer_bytes(ni, mtu),
+            host_slots: s.lib.recv_buffers as u64,
             cpu_free: Instant::ZERO,
             send_free: send_buffers,
             sent: 0,
@@ -289,15 +302,14 @@ impl Ni {
             mc: Default::default(),
             shared_posts: None,
             packets: {
-                let bound = packets_bound(send_buffers, recv_buffers, fanout);
+                let bound = packets_bound(send_buffers, recv_buffers, s.fanout);
                 Slab::new(bound as usize, bound)
             },
-            bus,
             watchdog,
             received: 0,
-            irq_per_packet,
+            irq_per_packet: s.watchdog == WatchdogDelay::Immediate,
             packet_irqs: 0,
-            clock,
+            clock: s.clock_period.map(|period| ClockPolicy { period }),
             clock_interrupts: 0,
         }
     }
@@ -309,8 +321,16 @@ impl Ni {
 
     /// Its event `ev` at `now` (`arg`: a packet of its store, [`FwEv`];
     /// `host_consumed`: its host's processed counter, which a fetch of it
-    /// reads): what it asks for, in its order.
-    pub fn event(&mut self, now: Instant, ev: FwEv, arg: u32, host_consumed: u64, out: &mut impl FnMut(FwOut)) {
+    /// reads; `bus`: its host's, which its DMAs take): what it asks for, in
+    /// its order.
+    pub fn event(
+        &mut self,
+        now: Instant,
+        (ev, arg): (FwEv, u32),
+        host_consumed: u64,
+        bus: &mut Bus,
+        out: &mut impl FnMut(FwOut),
+    ) {
         match ev {
             FwEv::Posted => {
                 let pkt = self.packets.take(arg);
@@ -322,8 +342,8 @@ impl Ni {
             FwEv::TxReady => out(FwOut::Transmit { forward: false }),
             FwEv::TxDone => self.tx_done(),
             FwEv::Arrive => self.arrive(now, arg, out),
-            FwEv::RxStep => self.rx_step(now, out),
-            FwEv::RefreshDma => out(FwOut::Fw(self.refresh_dma(now), FwEv::RefreshDone)),
+            FwEv::RxStep => self.rx_step(now, bus, out),
+            FwEv::RefreshDma => out(FwOut::Fw(refresh_dma(bus, now), FwEv::RefreshDone)),
             FwEv::RefreshDone => {
                 self.refreshing = false;
                 self.known_consumed = self.known_consumed.max(host_consumed);
@@ -453,7 +473,7 @@ impl Ni {
     /// the bus, or finishes the packet: it is visible to the host, a
     /// receive buffer may be free, the next delivery starts, and the
     /// packet's interrupt is raised (`nic.watchdog_us = "none"`).
-    fn rx_step(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+    fn rx_step(&mut self, now: Instant, bus: &mut Bus, out: &mut impl FnMut(FwOut)) {
         let setup = self.costs.dma_setup;
         let job = self.job.as_mut().expect("rx_step without a job");
         if let Some(Some(dma)) = job.plan.dmas.get(job.next).copied() {
@@ -464,7 +484,7 @@ impl Ni {
                 job.programmed = false;
                 job.next += 1;
                 self.host_dmas += 1;
-                self.bus.request(now, BusOp::Dma { bytes: dma.bytes }).1
+                bus.request(now, BusOp::Dma { bytes: dma.bytes }).1
             };
             return out(FwOut::Fw(t, FwEv::RxStep));
         }
@@ -482,19 +502,14 @@ impl Ni {
         }
     }
 
-    /// Starts that small DMA on the bus; returns when it completes.
-    fn refresh_dma(&mut self, now: Instant) -> Instant {
-        self.bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
-    }
-
     /// Fetches host words for the polling watchdog or the NI clock
     /// (interrupts-enabled flag, processed counter, timer word, last poll)
     /// with one small host -> NI DMA: the firmware programs it, then it
-    /// holds the bus (`Ni::refresh_dma`). Returns when the words are in SRAM.
-    pub fn fetch_host_words(&mut self, now: Instant) -> Instant {
+    /// holds the bus ([`refresh_dma`]). Returns when the words are in SRAM.
+    pub fn fetch_host_words(&mut self, now: Instant, bus: &mut Bus) -> Instant {
         self.host_fetches += 1;
         let programmed = self.fw(now, self.costs.dma_setup);
-        self.refresh_dma(programmed)
+        refresh_dma(bus, programmed)
     }
 
     /// Its watchdog's event of generation `gen`: the running timer's
@@ -507,11 +522,12 @@ impl Ni {
         now: Instant,
         gen: u32,
         (irq_enabled, consumed): (bool, u64),
+        bus: &mut Bus,
         out: &mut impl FnMut(FwOut),
     ) {
         let Some(wd) = self.watchdog.as_mut() else { return };
         if wd.expires(gen) {
-            let end = self.fetch_host_words(now);
+            let end = self.fetch_host_words(now, bus);
             let wd = self.watchdog.as_mut().expect("the watchdog that expired");
             let (t, gen) = wd.fetch(end);
             out(FwOut::Watchdog(t, gen));
@@ -529,9 +545,9 @@ impl Ni {
 
     /// Its clock ticks: the next tick, and the fetch of the host's timer
     /// words (its [`FwOut::ClockFetched`]).
-    pub fn clock_tick(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+    pub fn clock_tick(&mut self, now: Instant, bus: &mut Bus, out: &mut impl FnMut(FwOut)) {
         if let Some(c) = self.clock {
-            let end = self.fetch_host_words(now);
+            let end = self.fetch_host_words(now, bus);
             out(FwOut::ClockTick(now + c.period));
             out(FwOut::ClockFetched(end));
         }
@@ -546,7 +562,7 @@ impl Ni {
             return None;
         }
         self.mc.fwd_busy = true;
-        Some(self.fw(now, self.mc.fwd_cost))
+        Some(self.fw(now, self.costs.fwd))
     }
 
     /// The network DMA of the programmed head forward started at `now`: it
@@ -559,4 +575,10 @@ impl Ni {
         self.mc.first_forward_at.get_or_insert(now);
         pkt
     }
+}
+
+/// The small DMA that fetches host words (`FwEv::RefreshDma`), started on
+/// the host's `bus` at `now`; returns when it completes.
+fn refresh_dma(bus: &mut Bus, now: Instant) -> Instant {
+    bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
 }

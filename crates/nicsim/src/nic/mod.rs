@@ -99,8 +99,9 @@ pub struct Nic {
     /// from a message lost some other way.
     pub ring_drop_at: Option<Instant>,
     /// The \[LCI] LANai firmware this NIC runs instead of the Open-MX
-    /// NIC's receive path, with its PCI bus, when the host runs the LCI
-    /// stack (`protocol.stack = "lci"`; `lanai`).
+    /// NIC's receive path, when the host runs the LCI stack
+    /// (`protocol.stack = "lci"`; `lanai`); its DMAs and its host's PIO
+    /// share the NIC's bus ([`Nic::run_lanai`]).
     pub lanai: Option<Box<lanai::Ni>>,
 }
 
@@ -141,9 +142,23 @@ impl Nic {
         }
     }
 
-    /// The host's shared I/O bus (`nic.dma_shared_bus`), with its counters.
+    /// The host's shared I/O bus (`nic.dma_shared_bus`, or the LANai
+    /// firmware's PCI bus), with its counters.
     pub fn bus(&self) -> Option<&Bus> {
         self.bus.as_deref()
+    }
+
+    /// The NIC runs the LANai firmware `ni` on the host's PCI bus `bus`
+    /// (`lanai::bus`), which its DMAs share with the host's PIO.
+    pub fn run_lanai(&mut self, ni: lanai::Ni, bus: Bus) {
+        self.lanai = Some(Box::new(ni));
+        self.bus = Some(Box::new(bus));
+    }
+
+    /// The LANai firmware the NIC runs and the bus it shares with its host,
+    /// if it runs it ([`Nic::run_lanai`]).
+    pub fn lanai_parts(&mut self) -> Option<(&mut lanai::Ni, &mut Bus)> {
+        Some((self.lanai.as_deref_mut()?, self.bus.as_deref_mut()?))
     }
 
     /// Frames wait at the stopped link (`flow`): an arriving frame queues

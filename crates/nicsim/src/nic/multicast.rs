@@ -27,7 +27,7 @@
 //! nor the library's view of a multicast message
 //! (`crate::proto::Kind::Mcast`).
 
-use crate::time::{Duration, Instant};
+use crate::time::Instant;
 use std::collections::VecDeque;
 
 pub use crate::tree::{children, parent, Children, Kary, Tree};
@@ -108,8 +108,6 @@ pub struct NiMc<P> {
     pub table: Option<ForwardTable>,
     /// This NI's rank in the table's trees (its host's index).
     pub rank: u32,
-    /// Firmware per forward: table lookup + header rewrite + one network DMA set-up.
-    pub fwd_cost: Duration,
     /// Forwards (packet with `dst` = child) waiting for the firmware / the child's buffer.
     pub fwd_queue: VecDeque<P>,
     /// The firmware is programming, or has programmed, the head forward.
@@ -133,7 +131,6 @@ impl<P> Default for NiMc<P> {
         NiMc {
             table: None,
             rank: 0,
-            fwd_cost: Duration::ZERO,
             fwd_queue: VecDeque::new(),
             fwd_busy: false,
             fwd_ready: false,

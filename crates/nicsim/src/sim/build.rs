@@ -271,8 +271,8 @@ impl World {
             _ if s.lci.is_some() => {
                 debug_assert!(w.wire.net.grid.is_some());
                 if let Some(l) = &s.lci {
-                    let (prog, parts) = crate::lci::build(l);
-                    w.start_lci(prog, parts);
+                    let (prog, parts) = crate::lci::build(s, l);
+                    w.start_lci(prog, parts, &crate::nic::lanai::bus(p));
                 }
             }
             Workload::PingPong { .. } | Workload::Stream { .. } | Workload::Uniband { .. } => {

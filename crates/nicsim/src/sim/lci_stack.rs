@@ -1,7 +1,7 @@
 //! The \[LCI] stack in the world: when the hosts run it
 //! (`Scenario::lci`), each host holds its library (`HostState`'s
-//! `lci`) and its NIC the LANai firmware (`Nic`'s `lanai`, with the host's
-//! PCI bus); the NIs send on the world's network (`Wire`'s grid); the
+//! `lci`) and its NIC the LANai firmware (`Nic`'s `lanai`, on the NIC's
+//! bus, the host's PCI bus: `Nic::run_lanai`); the NIs send on the world's network (`Wire`'s grid); the
 //! world's run (`Run`'s `lci`) holds the program the hosts run
 //! (`crate::lci::Running`). The world hands each event addressed to a
 //! part to the rules ([`Cx::event`], lent the hosts, the grid, the
@@ -25,7 +25,7 @@
 
 use super::{Ev, HostState, World};
 use crate::engine::{EventQueue, Origin};
-use crate::host::bus::BusOp;
+use crate::host::bus::{Bus, BusOp};
 use crate::lci::process::Drive;
 use crate::lci::workload::Job;
 use crate::lci::Running;
@@ -40,14 +40,15 @@ use crate::SimError;
 
 impl World {
     /// Wires the stack onto the world: each host's library beside its
-    /// processes, its NI's firmware in its NIC, the program in the run;
-    /// queues the parts' events at time zero. The program is the world's
-    /// one program left until it is done.
-    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>) {
+    /// processes, its NI's firmware in its NIC, on the NIC's bus (`bus`,
+    /// the host's PCI bus), the program in the run; queues the parts'
+    /// events at time zero. The program is the world's one program left
+    /// until it is done.
+    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>, bus: &Bus) {
         debug_assert_eq!(parts.len(), self.hosts.len());
         for (hs, (lib, ni)) in self.hosts.iter_mut().zip(parts) {
             hs.lci = Some(Box::new(lib));
-            hs.nic.lanai = Some(Box::new(ni));
+            hs.nic.run_lanai(ni, bus.clone());
         }
         self.run.lci = Some(Box::new(prog));
         self.programs_left = 1;
@@ -128,6 +129,10 @@ impl HostState {
     }
     pub(crate) fn ni_ref(&self) -> &Ni {
         self.nic.lanai.as_deref().expect(PARTS)
+    }
+    /// Its NI's firmware and the bus the NI shares with the host.
+    pub(crate) fn lanai(&mut self) -> (&mut Ni, &mut Bus) {
+        self.nic.lanai_parts().expect(PARTS)
     }
 }
 
@@ -265,7 +270,7 @@ impl<'a> Cx<'a> {
     }
 
     /// Does what host `h`'s library asked for at `now`: its events are
-    /// queued, its PIO goes across its NI's bus, what its program learns
+    /// queued, its PIO goes across its NIC's bus, what its program learns
     /// goes to the program.
     fn route(&mut self, h: u32, now: Instant, o: LibOut) {
         let o_h = host_origin(h);
@@ -273,16 +278,16 @@ impl<'a> Cx<'a> {
             LibOut::At { at, ev, arg } => self.q.push(at, o_h, lib_ev(h, ev)(arg)),
             LibOut::AtPacket { at, ev, pkt } => self.at_packet(at, o_h, h, pkt, lib_ev(h, ev)),
             LibOut::PioRead { then, pkt } => {
-                let (_, end) = self.hs[h as usize].ni().bus.request(now, BusOp::PioRead);
+                let (_, end) = self.hs[h as usize].lanai().1.request(now, BusOp::PioRead);
                 match pkt {
                     Some(pkt) => self.at_packet(end, o_h, h, pkt, lib_ev(h, then)),
                     None => self.q.push(end, o_h, lib_ev(h, then)(0)),
                 }
             }
             LibOut::PioWrite { pkt, bytes } => {
-                let ni = self.hs[h as usize].ni();
+                let (ni, bus) = self.hs[h as usize].lanai();
                 ni.packets_sent += 1;
-                let (_, end) = ni.bus.request(now, BusOp::PioWrite { bytes: ni.header() + bytes });
+                let (_, end) = bus.request(now, BusOp::PioWrite { bytes: ni.header() + bytes });
                 self.at_packet(end, o_h, h, pkt, fw_ev(h, FwEv::Posted));
             }
             LibOut::Message { src, tag } => {
@@ -394,12 +399,32 @@ impl<'a> Cx<'a> {
 
     /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
     /// the firmware's ([`Ni::event`], reading its host's processed
-    /// counter); what it asks for is done in its order.
+    /// counter).
     fn firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
         let consumed = self.hs[h as usize].lib_ref().consumed();
+        self.fw(h, now, |ni, bus, out| ni.event(now, (ev, arg), consumed, bus, &mut |o| out.push(o)));
+    }
+
+    /// NI `h`'s watchdog event of generation `gen` (the
+    /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
+    fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
+        let lib = self.hs[h as usize].lib_ref();
+        let words = (lib.irq_enabled(), lib.consumed());
+        self.fw(h, now, |ni, bus, out| ni.watchdog_event(now, gen, words, bus, &mut |o| out.push(o)));
+    }
+
+    /// NI `h`'s clock ticks (the NI's, [`Ni::clock_tick`]).
+    fn clock_tick(&mut self, h: u32, now: Instant) {
+        self.fw(h, now, |ni, bus, out| ni.clock_tick(now, bus, &mut |o| out.push(o)));
+    }
+
+    /// Calls NI `h`'s firmware at `now` (`f`), then does what it asked
+    /// for, in its order: its host's library is called, a transmission
+    /// tried, a freed buffer granted; the rest is queued ([`fw_due`]).
+    fn fw(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Ni, &mut Bus, &mut Vec<FwOut>)) {
         let mark = self.prog.fw.len();
-        let fw = &mut self.prog.fw;
-        self.hs[h as usize].ni().event(now, ev, arg, consumed, &mut |o| fw.push(o));
+        let (ni, bus) = self.hs[h as usize].lanai();
+        f(ni, bus, &mut self.prog.fw);
         let mut i = mark;
         while let Some(&o) = self.prog.fw.get(i) {
             match o {
@@ -412,21 +437,6 @@ impl<'a> Cx<'a> {
             i += 1;
         }
         self.prog.fw.truncate(mark);
-    }
-
-    /// NI `h`'s watchdog event of generation `gen` (the
-    /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
-    fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
-        let lib = self.hs[h as usize].lib_ref();
-        let words = (lib.irq_enabled(), lib.consumed());
-        let q = &mut *self.q;
-        self.hs[h as usize].ni().watchdog_event(now, gen, words, &mut |o| fw_due(q, h, now, o));
-    }
-
-    /// NI `h`'s clock ticks (the NI's, [`Ni::clock_tick`]).
-    fn clock_tick(&mut self, h: u32, now: Instant) {
-        let q = &mut *self.q;
-        self.hs[h as usize].ni().clock_tick(now, &mut |o| fw_due(q, h, now, o));
     }
 
     /// NI `h`'s clock read its host's timer words, and

@@ -105,11 +105,13 @@ impl World {
         m.set("upcalls", sum(|h| h.upcalls));
         m.set("host_dmas", nis().map(|n| n.host_dmas).sum::<u64>() as f64);
         m.set("host_counter_fetches", nis().map(|n| n.refreshes).sum::<u64>() as f64);
-        for (i, n) in nis().enumerate().take(2) {
-            n.bus.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
+        let buses = || self.hosts.iter().filter_map(|h| h.nic.bus());
+        for (i, b) in buses().enumerate().take(2) {
+            b.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
         }
         if let Some(grid) = &self.wire.net.grid {
-            s.metrics(&libs().collect::<Vec<_>>(), &nis().collect::<Vec<_>>(), grid, m);
+            let parts = (&libs().collect::<Vec<_>>()[..], &nis().collect::<Vec<_>>()[..]);
+            s.metrics(parts, &buses().collect::<Vec<_>>(), grid, m);
         }
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
         let wds = || nis().filter_map(|n| n.watchdog.as_ref());

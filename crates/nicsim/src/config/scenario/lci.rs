@@ -23,8 +23,8 @@ use super::super::nic_opts::{Forwarding, NicOpts, Polling};
 use super::super::{workload, RunsOn};
 use super::{HostOpts, ProtocolOpts, ScenarioFile};
 use crate::config::{
-    check_f, from_value, int_or, load_platform, toml_error_in, variant_names, BusTimes, ConfigError, LanaiCfg,
-    LciHostCfg, Platform, Stack, WatchdogDelay, Workload, WorkloadOpts,
+    check_f, from_value, int_or, load_platform, variant_names, ConfigError, LanaiCfg, LciHostCfg, Platform, Stack,
+    WatchdogDelay, Workload, WorkloadOpts, DEFAULT_PRESET,
 };
 use crate::time::Duration;
 
@@ -77,10 +77,6 @@ pub(super) fn refuse_other_stacks_keys(table: &toml::Table, stack: Stack) -> Res
     Ok(())
 }
 
-/// The LCI preset of an LCI scenario read on its own
-/// ([`LciScenario::from_toml`]) that names none.
-pub const DEFAULT_LCI_PRESET: &str = "lci2000";
-
 /// A validated reliable protocol.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LciProtocol {
@@ -93,25 +89,19 @@ pub struct LciProtocol {
 /// carries the ack piggy-backed before the timer fires.
 pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
 
-/// A validated LCI scenario.
+/// The LCI stack's part of a validated scenario (`Scenario::lci`; the
+/// platform, the seed and the program are the scenario's own).
 #[derive(Debug, Clone)]
 pub struct LciScenario {
-    /// The one platform (the world's too).
-    pub platform: Platform,
-    /// Its LANai NI (`[lanai]`), the NI's clock (`emo.nic_clock_mhz`) and
-    /// its bus (`nic.dma_*` and `[pci]`).
+    /// Its LANai NI (`[lanai]`; its clock, `emo.nic_clock_mhz`, and its
+    /// bus, `nic.dma_*` and `[pci]`, are the platform's).
     pub lanai: LanaiCfg,
-    pub nic_clock_mhz: f64,
-    pub bus: BusTimes,
     /// The LCI library's own costs (`[lci]`).
     pub lib: LciHostCfg,
-    pub seed: u64,
     /// Arrival detection (`nic.polling`) and, for static-split, its split
     /// payload (`nic.split_bytes`).
     pub polling: Polling,
     pub split_bytes: u32,
-    /// The program (`Scenario::workload` holds the same).
-    pub workload: Workload,
     /// Multicast forwarding scheme and tree fan-out.
     pub forwarding: Forwarding,
     pub fanout: u32,
@@ -124,17 +114,12 @@ pub struct LciScenario {
 }
 
 impl LciScenario {
-    /// Parses and validates the LCI stack's part of a scenario text on its
-    /// own (its preset, by default [`DEFAULT_LCI_PRESET`], whatever the
-    /// workload's kind: the stack is not chosen here).
-    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        Self::from_table(toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?)
-    }
-
-    /// [`LciScenario::from_toml`] of a parsed TOML table: the shared
-    /// tables as any scenario's, `[workload]` as the LCI stack's programs
-    /// read it.
-    pub fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
+    /// The LCI stack's part of a scenario table (`Scenario::from_toml`,
+    /// which chose the stack), on its preset's platform with the
+    /// `[platform]` overrides: the part, the platform and the program, each
+    /// read once (the shared tables as any scenario's, `[workload]` as the
+    /// LCI stack's programs read it).
+    pub(super) fn from_table(mut table: toml::Table) -> Result<(Self, Platform, Workload), ConfigError> {
         if table.contains_key("pcap") {
             return Err(ConfigError::new(
                 "`pcap` (--pcap): the LCI stack writes no capture, its frames cross the NIs by PIO \
@@ -155,19 +140,11 @@ impl LciScenario {
 
     /// Validates a parsed scenario file and its `[workload]` (`reliable`:
     /// the reliable protocol is on).
-    fn from_file(f: ScenarioFile, w: &WorkloadOpts, reliable: bool) -> Result<Self, ConfigError> {
-        if let Some(named) = f.protocol.stack.filter(|s| *s != Stack::Lci) {
-            let kind = w.kind.and_then(|k| toml::Value::try_from(k).ok()).map(|k| k.to_string()).unwrap_or_default();
-            return Err(ConfigError::range(
-                "protocol.stack",
-                format!("{:?}", named.name()),
-                &format!("\"lci\" with workload.kind = {kind} in an LCI scenario"),
-            ));
-        }
-        let preset = f.preset.as_deref().unwrap_or(DEFAULT_LCI_PRESET);
+    fn from_file(f: ScenarioFile, w: &WorkloadOpts, reliable: bool) -> Result<(Self, Platform, Workload), ConfigError> {
+        let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
         let platform = load_platform(preset, f.platform.as_ref())?;
-        let (lanai, lib, pci, emo) = match (&platform.lanai, &platform.lci, &platform.pci, &platform.emo) {
-            (Some(n), Some(l), Some(p), Some(e)) => (n.clone(), l.clone(), p, e),
+        let (lanai, lib) = match (&platform.lanai, &platform.lci) {
+            (Some(n), Some(l)) => (n.clone(), l.clone()),
             _ => {
                 return Err(ConfigError(format!(
                     "missing key `lci` (required: the preset's `[lanai]` and `[lci]` tables, to run the LCI \
@@ -175,9 +152,6 @@ impl LciScenario {
                 )))
             }
         };
-        let (nic_clock_mhz, bus) =
-            (emo.nic_clock_mhz, BusTimes::lanai(platform.nic.dma_MBps, platform.nic.dma_startup_ns, pci));
-        let seed = f.seed.as_ref().map(|s| s.range("seed", 0, crate::config::SEED_LIMIT - 1)).transpose()?;
         let LciNi { polling, split_bytes, forwarding, fanout, watchdog, clock_period } =
             lci_ni(&f.nic, &platform, &lanai)?;
         let workload = workload(w, &platform, RunsOn::Lci { fanout })?;
@@ -203,21 +177,8 @@ impl LciScenario {
                 "\"host-message\" with [protocol] (the reliable protocol) and a multicast workload",
             ));
         }
-        Ok(LciScenario {
-            platform,
-            lanai,
-            nic_clock_mhz,
-            bus,
-            lib,
-            seed: seed.unwrap_or(1),
-            polling,
-            split_bytes,
-            workload,
-            forwarding,
-            fanout,
-            watchdog,
-            clock_period,
-            protocol,
-        })
+        let part =
+            LciScenario { lanai, lib, polling, split_bytes, forwarding, fanout, watchdog, clock_period, protocol };
+        Ok((part, platform, workload))
     }
 }

@@ -56,12 +56,10 @@ impl HostMc {
         }
     }
 
-    /// Programs NI `rank`'s multicast firmware: its per-child forward cost,
-    /// its rank, the trees its posts share a send buffer along (not under
+    /// Programs NI `rank`'s multicast firmware: its rank, the trees its posts share a send buffer along (not under
     /// `host-message`) and, under `ni` forwarding, its forwarding table (the
     /// tree this host's library forwards down).
-    pub fn program_ni(&self, ni: &mut Ni, rank: u32, fwd_cost: Duration) {
-        ni.mc.fwd_cost = fwd_cost;
+    pub fn program_ni(&self, ni: &mut Ni, rank: u32) {
         ni.mc.rank = rank;
         if self.forwarding != Forwarding::HostMessage {
             ni.shared_posts = Some(self.tree);

@@ -36,9 +36,9 @@ pub mod reliable;
 
 pub(crate) use mc::HostMc;
 
-use crate::config::{LciHostCfg, LciHostTimes};
+use crate::config::{LciHostTimes, LciScenario};
 use crate::host::core::{Delivery, Exit, Mode, SignalledCore};
-use crate::nic::delivery::{Detect, FLAG_BYTES};
+use crate::nic::delivery::{Detect, Strategy, FLAG_BYTES};
 use crate::nic::lanai::Packet;
 use crate::time::{Duration, Instant};
 pub use program::{Control, Outgoing, ACK_ONLY_MSG};
@@ -143,6 +143,10 @@ pub struct Lib {
     packet_bytes: u32,
     /// What its steps cost.
     t: LciHostTimes,
+    /// What a signal costs its host: the kernel's interrupt dispatch and
+    /// the user handler's delivery (`host.irq_entry_ns` + `host.signal_ns`,
+    /// as an Open-MX host charges a clock interrupt's signal).
+    signal: Duration,
     /// Its program's upcalls drive it (`Drive::Upcall`): the multicast
     /// schemes' forwards and the program's compute run in the library.
     upcall_driven: bool,
@@ -186,22 +190,19 @@ pub struct Lib {
 }
 
 impl Lib {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        id: u32,
-        cfg: &LciHostCfg,
-        t: &LciHostTimes,
-        detect: Detect,
-        packet_bytes: u32,
-        send_buffers: u32,
-        mc: HostMc,
-        upcall_driven: bool,
-    ) -> Self {
+    /// Host `id`'s library of the LCI stack's part `s` of a scenario, on
+    /// `hosts` hosts whose packets carry `mtu` bytes of payload; a signal
+    /// costs it `signal`, and its program's upcalls drive it if
+    /// `upcall_driven`.
+    pub fn new(id: u32, s: &LciScenario, signal: Duration, mtu: u32, hosts: u32, upcall_driven: bool) -> Self {
+        let cfg = &s.lib;
+        let rel = s.protocol.map(|r| Reliable::new(hosts, r.send_buffers, r.ack_delay));
         Lib {
             id,
-            detect,
-            packet_bytes,
-            t: *t,
+            detect: Strategy::new(s.polling, s.split_bytes).detect(),
+            packet_bytes: mtu,
+            t: LciHostTimes::of(cfg),
+            signal,
             upcall_driven,
             visible: VecDeque::with_capacity(cfg.recv_buffers as usize),
             known_delivered: 0,
@@ -214,7 +215,7 @@ impl Lib {
             pending: None,
             posted: 0,
             known_sent: 0,
-            send_buffers: send_buffers as u64,
+            send_buffers: s.lanai.send_buffers as u64,
             busy: false,
             spin_since: None,
             polls_failed: 0,
@@ -222,9 +223,9 @@ impl Lib {
             upcalls: 0,
             packets_sent: 0,
             interrupts: 0,
-            rel: None,
+            rel,
             core: SignalledCore::new(Mode::Library),
-            mc,
+            mc: HostMc::new(s.forwarding, s.fanout, hosts, cfg.descriptor_bytes),
         }
     }
 
@@ -426,7 +427,7 @@ impl Lib {
     /// its core's mode makes of it.
     pub(crate) fn signal(&mut self, cx: &mut Cx<'_>) {
         let now = cx.now;
-        let cost = self.t.kernel_dispatch + self.t.signal_handler;
+        let cost = self.signal;
         let until = match self.core.deliver(now, self.irq_enabled, self.spin_since.is_some(), cost) {
             Delivery::Merged => return,
             Delivery::Owed => {

@@ -15,7 +15,7 @@ fn lib(polling: &str, h: usize) -> Lib {
          [workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 2\nwarmup = 0\n"
     );
     let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
-    let (_, parts) = crate::lci::build(s.lci.as_deref().expect("an LCI scenario"));
+    let (_, parts) = crate::lci::build(&s, s.lci.as_deref().expect("an LCI scenario"));
     parts.into_iter().nth(h).expect("a host").0
 }
 
@@ -76,7 +76,7 @@ fn a_signal_preempts_a_compute_phase_and_the_handler_resumes_it() {
     assert!(l.irq_enabled(), "interrupts are enabled outside the library");
     let out = call(&mut l, 40, Lib::signal);
     let [Output::At { at, ev: LibEv::Done, .. }] = out[..] else { panic!("{out:?}") };
-    assert_eq!(at.since(Instant::ZERO), Duration::from_us(40) + l.t.kernel_dispatch + l.t.signal_handler);
+    assert_eq!(at.since(Instant::ZERO), Duration::from_us(40) + l.signal);
     assert!(!l.irq_enabled() && l.interrupts == 1);
     // The compute phase's end is stale; the handler, with nothing to do,
     // goes back to the 60 us left without asking the program.
