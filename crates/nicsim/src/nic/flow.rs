@@ -189,6 +189,12 @@ impl FlowControl {
         }
     }
 
+    /// Whether the stop reaches the sending host (`nic.pause_to_sender`).
+    #[inline]
+    pub fn pauses_sender(&self) -> bool {
+        self.sender.is_some()
+    }
+
     /// Whether a frame from host `src`, whose own transmit path holds
     /// `at_sender` frames not yet on the wire, fits in what a stopped
     /// sender keeps: the NIC's buffer, then the sender's send ring and

@@ -14,7 +14,7 @@
 
 use super::{Ev, RxBy, What, World};
 use crate::config::EchoAt;
-use crate::nic::flow::{Held, Hold, SenderRoom};
+use crate::nic::flow::{FlowControl, Held, Hold, SenderRoom};
 use crate::nic::{Nic, Outcome};
 use crate::time::Instant;
 
@@ -244,9 +244,10 @@ impl World {
     #[inline(never)]
     fn flow_hold(&mut self, now: Instant, h: usize, frame: u32, qi: usize) {
         let (len, src) = (self.frames[frame as usize].len as usize, self.frames[frame as usize].src);
-        let at_sender = self.hosts[src as usize].txq.backlog(now);
-        if let Some(f) = self.hosts[h].nic.flow.as_deref() {
-            if f.sender_room(src, at_sender) == SenderRoom::Full {
+        if self.hosts[h].nic.flow.as_deref().is_some_and(FlowControl::pauses_sender) {
+            let at_sender = self.hosts[src as usize].txq.backlog(now);
+            let room = self.hosts[h].nic.flow.as_deref().map(|f| f.sender_room(src, at_sender));
+            if room == Some(SenderRoom::Full) {
                 self.frames.drops.tx_queue_paused += 1;
                 self.free_frame(frame);
                 return;
