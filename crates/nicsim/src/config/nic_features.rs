@@ -44,6 +44,11 @@ pub struct NiFeatures {
     /// Link-level back-pressure: the frames that can wait at a stopped
     /// link (`None`: no flow control; a full ring drops).
     pub flow_control: Option<u32>,
+    /// With flow control, the stop reaches the sending host's transmitter
+    /// (`nic.pause_to_sender`): the frames its send ring and qdisc hold
+    /// (`tx_queue_len` + `tx_ring_frames`); `None`: the stop reaches no
+    /// sender, the link holds `flow_control` frames only.
+    pub pause_to_sender: Option<u32>,
 }
 
 /// The scenario's own values of the \[LCI] NIC features (its `[nic]`
@@ -125,13 +130,45 @@ pub(super) fn ni_features(
             "1 ..= 1048576 with nic.flow_control = true (the frames a stopped link holds)",
         ));
     }
+    let pause_to_sender =
+        (flow_control && platform.nic.pause_to_sender).then(|| pause_to_sender(platform)).transpose()?;
     Ok(NiFeatures {
         watchdog,
         multicast_forwarding,
         clock,
         rx_delivery,
         flow_control: flow_control.then_some(flow_frames),
+        pause_to_sender,
     })
+}
+
+/// `nic.pause_to_sender` (with flow control on): the link partner a stop
+/// reaches must be the sending host's NIC, so two hosts on a direct cable,
+/// and the sender's queue must be bounded. Returns that bound, the frames
+/// the sender's send ring and qdisc hold.
+fn pause_to_sender(platform: &Platform) -> Result<u32, ConfigError> {
+    let direct = platform.topology.hosts == 2
+        && platform.grid.is_none()
+        && platform.link.switch_latency_ns == 0.0
+        && platform.link.cut_through;
+    if !direct {
+        return Err(ConfigError::range(
+            "nic.pause_to_sender",
+            true,
+            "false unless the platform is two hosts on a direct cable (topology.hosts = 2, no grid, \
+             link.switch_latency_ns = 0, link.cut_through = true): a stop then reaches the sending NIC, \
+             not a switch port",
+        ));
+    }
+    let (qdisc, ring) = (platform.nic.tx_queue_len, platform.nic.tx_ring_frames);
+    if qdisc == 0 {
+        return Err(ConfigError::range(
+            "nic.pause_to_sender",
+            true,
+            "false with nic.tx_queue_len = 0 (an unbounded sender's queue: nothing would ever be dropped)",
+        ));
+    }
+    Ok(qdisc + ring)
 }
 
 /// static-split: payload from which one full-packet DMA beats two DMAs

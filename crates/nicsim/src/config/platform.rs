@@ -265,6 +265,15 @@ cost_table! {
         /// needs it at least 1.
         #[serde(default, skip_serializing_if = "is_zero_u32")]
         pub flow_control_frames: u32 [0, 1 << 20],
+        /// The stop reaches the sending host's transmitter (802.3x PAUSE on
+        /// a cable between the two hosts' NICs, no switch): what the stopped
+        /// link holds beyond `flow_control_frames` (then the receiving NIC's
+        /// packet buffer alone) waits in the sender's send ring and qdisc,
+        /// whose bound (`tx_queue_len` + `tx_ring_frames`, less what the
+        /// sender already queues) drops the rest there (`crate::nic::flow`).
+        /// Read only with `flow_control`. Default false.
+        #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
+        pub pause_to_sender: bool,
         /// Packets the sender's queueing discipline holds while the NIC's
         /// send ring is full (Linux's `tx_queue_len`, which `pfifo_fast`
         /// enforces by dropping): with `tx_ring_frames`, the bound of a

@@ -147,6 +147,14 @@ impl TxBacklog {
         }
     }
 
+    /// Frames in the backlog at `now` (those gone by then leave it).
+    pub(crate) fn backlog(&mut self, now: Instant) -> usize {
+        while self.ends.front().is_some_and(|&e| e <= now) {
+            self.ends.pop_front();
+        }
+        self.ends.len()
+    }
+
     /// Frames in the backlog at `now`.
     #[cfg(test)]
     pub(crate) fn len_at(&self, now: Instant) -> usize {

@@ -15,8 +15,17 @@
 //!   the counts. It does not own ring space (`Nic::ring_full`), the frames
 //!   themselves (the world's slab), nor when space frees (the world asks
 //!   [`FlowControl::head`] after a take, a restock or a DMA completion,
-//!   `crate::sim::nic_path`). It does not propagate the stop upstream: the
-//!   senders' transmit path is not delayed.
+//!   `crate::sim::nic_path`). Without `nic.pause_to_sender` the stop goes
+//!   no further than the FIFO (a switch port's buffer, say): the senders'
+//!   transmit path is not delayed. With it ([`SenderPause`]: two hosts on a
+//!   direct cable, where 802.3x PAUSE stops the sending NIC's MAC) the
+//!   frames the FIFO holds beyond the NIC's own packet buffer stand for the
+//!   frames the stopped sender keeps in its send ring and qdisc: the wire
+//!   is booked when a frame is sent (`crate::net`), so a frame that a real
+//!   PAUSE keeps in the sender waits here instead, in the same order, and
+//!   enters the NIC at the same instant as it would after the stop. What
+//!   the sender's qdisc would drop (`pfifo_fast` past `tx_queue_len`) is
+//!   dropped here, counted as a sender's drop.
 //! * [`Credits`], the \[LCI] LANai NI's (`crate::nic::lanai`): Myrinet
 //!   stop/go between NIs, where the stop holds the *sender*: a sender's
 //!   head packet (a descriptor, or a forward of the multicast firmware)
@@ -93,6 +102,8 @@ impl<T> Stopped<T> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Held {
     pub frame: u32,
+    /// The sending host.
+    pub src: u16,
     pub q: u8,
     pub small: bool,
     pub bufs: u32,
@@ -126,18 +137,76 @@ pub struct FlowStats {
     pub admitted: u64,
 }
 
+/// The stop reaches the sending host (`nic.pause_to_sender`): the frames
+/// each sender has waiting here, against what its NIC's packet buffer and
+/// its own send ring and qdisc hold.
+#[derive(Debug)]
+pub struct SenderPause {
+    /// The receiving NIC's packet buffer: frames that wait here whatever
+    /// the sender holds (`nic.flow_control_frames`).
+    buffer: u32,
+    /// The sender's send ring and qdisc (`tx_queue_len` + `tx_ring_frames`).
+    queue: u32,
+    /// Frames waiting, by sending host.
+    from: Vec<u32>,
+}
+
+/// What [`FlowControl::sender_room`] found for a frame from a stopped
+/// sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderRoom {
+    /// The stop reaches no sender (`nic.pause_to_sender` off).
+    NotPaused,
+    /// The frame fits in the NIC's buffer or the sender's queue.
+    Room,
+    /// The sender's qdisc is full: the frame would have been dropped there.
+    Full,
+}
+
 /// The waiting frames of one NIC.
 pub struct FlowControl {
     fifo: Stopped<Held>,
     /// An admission attempt is scheduled (at most one at a time).
     resume_pending: bool,
+    /// The stop reaches the sending host (`nic.pause_to_sender`).
+    sender: Option<SenderPause>,
     pub stats: FlowStats,
 }
 
 impl FlowControl {
-    /// A FIFO of at most `bound` frames (at least one), allocated whole.
-    pub fn new(bound: u32) -> Self {
-        FlowControl { fifo: Stopped::new(bound as usize), resume_pending: false, stats: FlowStats::default() }
+    /// A FIFO of at most `bound` frames (at least one), allocated whole;
+    /// with `pause_to_sender` (the sender's queue, `hosts` hosts) the FIFO
+    /// also holds what the stopped senders keep, at most `queue` frames
+    /// each beyond `bound`.
+    pub fn new(bound: u32, pause_to_sender: Option<u32>, hosts: usize) -> Self {
+        let sender = pause_to_sender.map(|queue| SenderPause { buffer: bound, queue, from: vec![0; hosts] });
+        let extra = pause_to_sender.map_or(0, |q| q as usize * hosts.saturating_sub(1));
+        FlowControl {
+            fifo: Stopped::new(bound as usize + extra),
+            resume_pending: false,
+            sender,
+            stats: FlowStats::default(),
+        }
+    }
+
+    /// Whether the stop reaches the sending host (`nic.pause_to_sender`).
+    #[inline]
+    pub fn pauses_sender(&self) -> bool {
+        self.sender.is_some()
+    }
+
+    /// Whether a frame from host `src`, whose own transmit path holds
+    /// `at_sender` frames not yet on the wire, fits in what a stopped
+    /// sender keeps: the NIC's buffer, then the sender's send ring and
+    /// qdisc (less what it queues itself).
+    pub fn sender_room(&self, src: u16, at_sender: usize) -> SenderRoom {
+        let Some(p) = &self.sender else { return SenderRoom::NotPaused };
+        let room = p.buffer as usize + (p.queue as usize).saturating_sub(at_sender);
+        if (p.from[src as usize] as usize) < room {
+            SenderRoom::Room
+        } else {
+            SenderRoom::Full
+        }
     }
 
     /// Frames waiting.
@@ -154,7 +223,12 @@ impl FlowControl {
             Hold::Stopped => self.stats.stops += 1,
             Hold::Queued => {}
         }
-        self.stats.held += u64::from(r != Hold::Overflow);
+        if r != Hold::Overflow {
+            self.stats.held += 1;
+            if let Some(p) = self.sender.as_mut() {
+                p.from[h.src as usize] += 1;
+            }
+        }
         r
     }
 
@@ -168,6 +242,9 @@ impl FlowControl {
     /// space): its wait is counted. `None` if nothing waits.
     pub fn admit(&mut self, now: Instant) -> Option<Held> {
         let h = self.fifo.pop()?;
+        if let Some(p) = self.sender.as_mut() {
+            p.from[h.src as usize] -= 1;
+        }
         let wait = now.since(h.since);
         self.stats.wait_max = self.stats.wait_max.max(wait);
         self.stats.wait_sum += wait;
@@ -288,12 +365,13 @@ mod tests {
     }
 
     fn held(frame: u32, at_ns: u64) -> Held {
-        Held { frame, q: 0, small: true, bufs: 1, since: at(at_ns) }
+        Held { frame, src: 0, q: 0, small: true, bufs: 1, since: at(at_ns) }
     }
 
     #[test]
     fn fifo_order_wait_and_bound() {
-        let mut f = FlowControl::new(2);
+        let mut f = FlowControl::new(2, None, 2);
+        assert_eq!(f.sender_room(0, 0), SenderRoom::NotPaused);
         assert_eq!(f.hold(held(7, 100)), Hold::Stopped);
         assert_eq!(f.hold(held(8, 200)), Hold::Queued);
         assert_eq!(f.hold(held(9, 300)), Hold::Overflow);
@@ -308,6 +386,24 @@ mod tests {
         assert_eq!((s.held, s.overflow, s.stops, s.admitted), (2, 1, 1, 2));
         assert_eq!(s.wait_max, Duration::from_ns(1_100));
         assert_eq!(s.wait_sum, Duration::from_ns(2_100));
+    }
+
+    /// With the stop reaching the sender, a sender's frames wait here up
+    /// to the NIC's buffer plus its own send ring and qdisc, less what it
+    /// already queues; each admission gives a place back.
+    #[test]
+    fn a_stopped_sender_keeps_its_queue_and_its_qdisc_drops_the_rest() {
+        let mut f = FlowControl::new(2, Some(3), 2);
+        for (i, frame) in (10..15).enumerate() {
+            assert_eq!(f.sender_room(1, 0), SenderRoom::Room, "frame {i}: buffer 2 + queue 3");
+            let h = Held { src: 1, ..held(frame, 100 + i as u64) };
+            assert_ne!(f.hold(h), Hold::Overflow);
+        }
+        assert_eq!(f.sender_room(1, 0), SenderRoom::Full, "5 wait: the qdisc drops the sixth");
+        assert_eq!(f.sender_room(0, 0), SenderRoom::Room, "the other host's queue is its own");
+        assert_eq!(f.admit(at(1_000)).map(|h| h.frame), Some(10));
+        assert_eq!(f.sender_room(1, 0), SenderRoom::Room, "an admission frees a place");
+        assert_eq!(f.sender_room(1, 1), SenderRoom::Full, "unless the sender queues one itself");
     }
 
     #[test]

@@ -200,7 +200,9 @@ impl World {
                     // Packet shifting writes the status word with the frame.
                     nic.rx_extra_bytes = if s.ni.rx_delivery == RxDelivery::Shifted { FLAG_BYTES } else { 0 };
                     // Flow control: the FIFO of the stopped link, allocated to its bound.
-                    nic.flow = s.ni.flow_control.map(|n| Box::new(crate::nic::flow::FlowControl::new(n)));
+                    nic.flow =
+                        s.ni.flow_control
+                            .map(|n| Box::new(crate::nic::flow::FlowControl::new(n, s.ni.pause_to_sender, hosts_n)));
                     nic
                 },
                 steering,

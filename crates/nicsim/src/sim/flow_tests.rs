@@ -124,3 +124,58 @@ fn flow_control_needs_a_bound() {
     .unwrap_err();
     assert!(e.contains("nic.flow_control_frames") && e.contains("nic.flow_control = true"), "{e}");
 }
+
+/// The exchange of [`exchange`] with flow control on and a stopped link
+/// that holds only `buffer` frames at the receiving NIC, the stop reaching
+/// the sender or not, and the sender's qdisc and send ring.
+fn paused(buffer: u32, to_sender: bool, qdisc: u32, ring: u32) -> String {
+    format!(
+        "preset = \"omx2009\"\n[platform.nic]\nring_slots = 32\nflow_control_frames = {buffer}\n\
+         pause_to_sender = {to_sender}\ntx_queue_len = {qdisc}\ntx_ring_frames = {ring}\n[nic]\nflow_control = true\n\
+         [workload]\nkind = \"exchange\"\nsize_bytes = 65536\niterations = 20\n"
+    )
+}
+
+/// 802.3x PAUSE on a direct cable stops the sending NIC: what the
+/// receiving NIC's small buffer cannot hold waits in the sender's send ring
+/// and qdisc, so nothing is lost; a stop that reaches no sender overflows
+/// the buffer and the pulls wait for their timer.
+#[test]
+fn a_stop_that_reaches_the_sender_keeps_what_the_nics_buffer_cannot() {
+    let link_only = run(&paused(4, false, 1000, 420));
+    let to_sender = run(&paused(4, true, 1000, 420));
+    assert!(get(&link_only, "flow_control_overflow") > 0.0, "4 frames of buffer overflow");
+    assert!(get(&link_only, "pull_timeouts") > 0.0);
+    assert_eq!(get(&to_sender, "dropped"), 0.0);
+    assert_eq!(to_sender.get("pull_timeouts").unwrap_or(0.0), 0.0);
+    assert!(get(&to_sender, "flow_control_held") > 4.0, "more wait than the NIC's buffer holds");
+    let (t_link, t_sender) = (get(&link_only, "time_us"), get(&to_sender, "time_us"));
+    assert!(t_sender * 100.0 < t_link, "{t_sender} us against {t_link} us");
+}
+
+/// The stopped sender's qdisc is bounded: past `tx_queue_len` and the send
+/// ring it drops, as `pfifo_fast` does, and the drop is the sender's, not
+/// the receiving ring's.
+#[test]
+fn a_stopped_senders_full_qdisc_drops_at_the_sender() {
+    let m = run(&paused(4, true, 32, 8));
+    assert!(get(&m, "dropped_tx_queue") > 0.0);
+    assert_eq!(get(&m, "dropped_ring_full"), 0.0);
+    assert_eq!(get(&m, "flow_control_overflow"), 0.0, "the FIFO holds what the sender would");
+    assert_eq!(get(&m, "dropped"), get(&m, "dropped_tx_queue"));
+}
+
+/// A stop reaches the sending NIC only on a cable between two hosts.
+#[test]
+fn a_stop_reaches_the_sender_only_on_a_direct_cable() {
+    let text = |extra: &str| {
+        format!(
+            "preset = \"omx2009\"\n[platform.nic]\npause_to_sender = true\n{extra}[nic]\nflow_control = true\n[workload]\nkind = \"stream\"\n"
+        )
+    };
+    assert!(crate::run_toml(&text("")).is_ok());
+    let e = crate::run_toml(&text("[platform.link]\nswitch_latency_ns = 300.0\n")).unwrap_err();
+    assert!(e.contains("nic.pause_to_sender") && e.contains("direct cable"), "{e}");
+    let e = crate::run_toml(&text("tx_queue_len = 0\n")).unwrap_err();
+    assert!(e.contains("nic.pause_to_sender") && e.contains("nic.tx_queue_len = 0"), "{e}");
+}

@@ -29,7 +29,7 @@ impl World {
             return crate::lci::check_invariants(self.hosts.iter().map(super::HostState::ni_ref));
         }
         let d = &self.frames.drops;
-        let dropped_before_handler = d.loss + d.ring_full + d.malformed;
+        let dropped_before_handler = d.loss + d.ring_full + d.malformed + d.tx_queue_paused;
         let accounted = self.frames.handled + dropped_before_handler + self.frames.live;
         if self.frames.sent != accounted {
             return Err(SimError(format!(
@@ -71,11 +71,11 @@ impl World {
     fn bound_metrics(&self, m: &mut Metrics) {
         let resent: u64 = self.hosts.iter().flat_map(|h| &h.procs).map(|p| p.resent()).sum();
         let d = &self.frames.drops;
-        if resent == 0 && d.event_queue_full == 0 && d.ring_full == 0 && d.loss == 0 && d.tx_queue == 0 {
+        if resent == 0 && d.event_queue_full == 0 && d.ring_full == 0 && d.loss == 0 && d.at_sender() == 0 {
             return;
         }
         m.set("dropped_event_queue_full", d.event_queue_full as f64);
-        m.set("dropped_tx_queue", d.tx_queue as f64);
+        m.set("dropped_tx_queue", d.at_sender() as f64);
         m.set("pull_timeouts", self.pulls.timeouts as f64);
         m.set("resends", resent as f64);
         let peak = |f: fn(&Peaks) -> usize| {
@@ -147,7 +147,10 @@ impl World {
         m.set("queue_peak", self.q.peak() as f64);
         m.set("frames", self.frames.sent as f64);
         let d = &self.frames.drops;
-        m.set("dropped", (d.loss + d.ring_full + d.malformed + d.no_endpoint + d.event_queue_full + d.tx_queue) as f64);
+        m.set(
+            "dropped",
+            (d.loss + d.ring_full + d.malformed + d.no_endpoint + d.event_queue_full + d.at_sender()) as f64,
+        );
         m.set("dropped_loss", d.loss as f64);
         m.set("dropped_ring_full", d.ring_full as f64);
         m.set("dropped_no_endpoint", d.no_endpoint as f64);

@@ -313,6 +313,17 @@ pub(crate) struct Drops {
     pub event_queue_full: u64,
     /// Frames the sender's transmit path had no room for (`TxBacklog`).
     pub tx_queue: u64,
+    /// Frames a stopped sender's qdisc had no room for (`nic.pause_to_sender`):
+    /// sent on the booked wire, dropped where they wait (`nic_path`), counted
+    /// with `tx_queue` in `dropped_tx_queue`.
+    pub tx_queue_paused: u64,
+}
+
+impl Drops {
+    /// Frames the senders' queues dropped, stopped or not.
+    pub(crate) fn at_sender(&self) -> u64 {
+        self.tx_queue + self.tx_queue_paused
+    }
 }
 
 /// The whole simulated system: the event queue, the hosts (each with its

@@ -14,7 +14,7 @@
 
 use super::{Ev, RxBy, What, World};
 use crate::config::EchoAt;
-use crate::nic::flow::{Held, Hold};
+use crate::nic::flow::{FlowControl, Held, Hold, SenderRoom};
 use crate::nic::{Nic, Outcome};
 use crate::time::Instant;
 
@@ -234,15 +234,29 @@ impl World {
     /// Flow control (`nic.flow_control`): the frame cannot enter the NIC
     /// now (its ring is full, or frames wait before it) and waits at the
     /// stopped link; at the FIFO's bound, or if the ring could never hold
-    /// it, it is dropped as without flow control.
+    /// it, it is dropped as without flow control. With the stop reaching
+    /// the sender (`nic.pause_to_sender`), a frame the stopped sender's
+    /// send ring and qdisc have no room for is dropped as its qdisc would
+    /// (`pfifo_fast_enqueue` past `tx_queue_len`, Linux 2.6.26
+    /// net/sched/sch_generic.c; Open-MX ignores `dev_queue_xmit`'s
+    /// return), counted with the sender's drops (`dropped_tx_queue`).
     #[cold]
     #[inline(never)]
     fn flow_hold(&mut self, now: Instant, h: usize, frame: u32, qi: usize) {
-        let len = self.frames[frame as usize].len as usize;
+        let (len, src) = (self.frames[frame as usize].len as usize, self.frames[frame as usize].src);
+        if self.hosts[h].nic.flow.as_deref().is_some_and(FlowControl::pauses_sender) {
+            let at_sender = self.hosts[src as usize].txq.backlog(now);
+            let room = self.hosts[h].nic.flow.as_deref().map(|f| f.sender_room(src, at_sender));
+            if room == Some(SenderRoom::Full) {
+                self.frames.drops.tx_queue_paused += 1;
+                self.free_frame(frame);
+                return;
+            }
+        }
         let nic = &mut self.hosts[h].nic;
         let small = nic.is_small(len);
         let bufs = if small { 1 } else { Nic::big_bufs(len) };
-        let held = Held { frame, q: qi as u8, small, bufs, since: now };
+        let held = Held { frame, src, q: qi as u8, small, bufs, since: now };
         // A frame no ring could ever hold would stop the link for good.
         let hold = if bufs as usize <= nic.ring_slots { nic.flow_hold(held) } else { None };
         match hold {
