@@ -93,8 +93,8 @@ fn pinning_the_next_send_lets_the_unmarked_rendezvous_miss_the_notifys_interrupt
     // buffer (59 pages). With the pinning priced, that gap outlasts the
     // peer's interrupt and poll for the NOTIFY: an unmarked RNDV waits the
     // full 75 us timer, and the pull requests and last replies, pipelined 4
-    // deep, matter less than it. With a flat setup cost the NOTIFY's
-    // interrupt sweeps the RNDV up and the order turns over.
+    // deep, matter less than it. With a flat setup cost the order turns
+    // over.
     let t = |pin: f64, unmarked: &str| {
         run(&format!(
             "[platform.library]\npin_page_ns = {pin}\n[nic]\ncoalescing = \"openmx\"\n[protocol]\nmpi = false\nunmarked = [{unmarked}]\n[workload]\nkind = \"pingpong\"\nsize_bytes = 239616\niterations = 60\nwarmup = 2\n"
@@ -107,9 +107,11 @@ fn pinning_the_next_send_lets_the_unmarked_rendezvous_miss_the_notifys_interrupt
     assert!(rndv - none >= 0.8 * 75.0, "the RNDV waits the timer: {rndv} vs {none}");
     assert!(pull < rndv && last < rndv, "pull {pull}, last reply {last}, rndv {rndv}");
     let off = |u: &str| t(0.0, u);
-    // Without the pinning the RNDV is swept into the NOTIFY's interrupt:
-    // unmarking it costs little (the order of pull and rndv is then a
-    // matter of a microsecond either way, not of the timer).
-    let (none0, rndv0) = (off(""), off("\"rndv\""));
-    assert!(rndv0 - none0 < 0.5 * 75.0, "swept without pinning: {rndv0} vs {none0}");
+    // Without the pinning the RNDV follows the NOTIFY sooner: unmarking it
+    // costs less than with the pinning, and no more than unmarking the pull
+    // requests (with the presets' hosts 49 against 61 us, and 49 against 53
+    // us): §IV-C3's order turns over.
+    let (none0, rndv0, pull0) = (off(""), off("\"rndv\""), off("\"pull\""));
+    assert!(rndv0 - none0 < rndv - none, "without pinning {rndv0} vs {none0}, with it {rndv} vs {none}");
+    assert!(pull0 >= rndv0, "without pinning: pull {pull0}, rndv {rndv0}");
 }

