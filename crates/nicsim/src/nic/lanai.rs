@@ -505,7 +505,7 @@ impl Ni {
     /// Fetches host words for the polling watchdog or the NI clock
     /// (interrupts-enabled flag, processed counter, timer word, last poll)
     /// with one small host -> NI DMA: the firmware programs it, then it
-    /// holds the bus ([`refresh_dma`]). Returns when the words are in SRAM.
+    /// holds the bus (`refresh_dma`). Returns when the words are in SRAM.
     pub fn fetch_host_words(&mut self, now: Instant, bus: &mut Bus) -> Instant {
         self.host_fetches += 1;
         let programmed = self.fw(now, self.costs.dma_setup);
