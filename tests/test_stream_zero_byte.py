@@ -65,7 +65,7 @@ def _openmx_over_stream(fw_rx_ns: float | None = None) -> float:
 
 
 def test_zero_byte_frames_arrive_further_apart_than_the_deferral_window() -> None:
-    # omx2009: s = 1.762 µs, W0 = 0.693 µs. No 0 B frame is pending when a
+    # omx2009: s = 1.804 µs, W0 = 0.693 µs. No 0 B frame is pending when a
     # marked one completes, so stream raises what openmx raises.
     assert _window_ns(PRESET["nic"]["fw_rx_ns"]) < _send_path_ns()
     assert _openmx_over_stream() == pytest.approx(1.0, abs=0.05)
@@ -85,3 +85,22 @@ def test_the_deferral_is_a_cliff_where_the_window_passes_the_send_path(
         assert ratio > 2.0
     else:
         assert ratio == pytest.approx(1.0, abs=0.05)
+
+
+def test_a_sender_at_its_ioctl_floor_is_still_too_slow_for_the_deferral() -> None:
+    # With no library time a message (s = 1.05 µs) the sender is faster, yet
+    # its frames still arrive further apart than W0: stream still defers
+    # nothing.
+    def stream(strategy: str, send_ns: float | None) -> Any:
+        scenario: dict[str, Any] = exp_coal._msgrate_scenario(
+            {"strategy": strategy, "size_bytes": 0}, quick=True
+        )
+        scenario["preset"] = "omx2009"
+        if send_ns is not None:
+            scenario["platform"] = {"library": {"send_ns": send_ns}}
+        return nicsim.run(scenario)
+
+    fast, base = stream("openmx", 0.0), stream("openmx", None)
+    assert fast["msg_rate_per_s"] > 1.2 * base["msg_rate_per_s"]
+    ratio = fast["interrupts_per_msg"] / stream("stream", 0.0)["interrupts_per_msg"]
+    assert ratio == pytest.approx(1.0, abs=0.05)

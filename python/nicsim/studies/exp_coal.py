@@ -380,7 +380,7 @@ MSGRATE = Experiment(
             "(0.7 µs): Algorithm 2 never finds another DMA pending, so stream defers nothing. "
             "The deferral switches on only once a frame's NIC time passes that spacing, and "
             "then cuts the interrupts by more than 2; a sender at its ioctl floor (1.05 µs "
-            "a frame) is still too slow (tests/test_stream_regime.py)",
+            "a frame) is still too slow (tests/test_stream_zero_byte.py)",
         ),
     ),
     claims=tuple(
