@@ -525,7 +525,7 @@ impl CacheCosts {
     /// Accesses `lines` lines of `obj` from core `at`; returns the stall and
     /// moves ownership (a [`Walk`] of one access). Always inlined: it runs
     /// for most events, and an outlined copy cost 4 % of a stream's time.
-    #[inline(always)]
+    #[inline(never)]
     pub fn access(
         &self,
         topo: &Topology,
@@ -572,7 +572,7 @@ impl CacheCosts {
     /// Counts `lines` accesses of `obj` from core `at` and moves it there,
     /// charging nothing (their time is in a fitted cost; see the module
     /// documentation).
-    #[inline(always)]
+    #[inline(never)]
     pub fn touch(&self, stats: &mut CacheStats, obj: &mut Obj, at: Cpu, side: Side, lines: u64) {
         if lines == 0 {
             return;
