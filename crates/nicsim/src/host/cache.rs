@@ -523,8 +523,11 @@ impl CacheCosts {
     }
 
     /// Accesses `lines` lines of `obj` from core `at`; returns the stall and
-    /// moves ownership (a [`Walk`] of one access). Always inlined: it runs
-    /// for most events, and an outlined copy cost 4 % of a stream's time.
+    /// moves ownership (a [`Walk`] of one access). Out of line: one copy
+    /// serves every caller, which keeps a ping-pong's hot code nearer the
+    /// size of the instruction cache (inlined at each caller, the bench's
+    /// ping-pong took 5 % more CPU time and its stream the same;
+    /// docs/performance.md).
     #[inline(never)]
     pub fn access(
         &self,
@@ -571,7 +574,7 @@ impl CacheCosts {
 
     /// Counts `lines` accesses of `obj` from core `at` and moves it there,
     /// charging nothing (their time is in a fitted cost; see the module
-    /// documentation).
+    /// documentation). Out of line, as [`CacheCosts::access`] is.
     #[inline(never)]
     pub fn touch(&self, stats: &mut CacheStats, obj: &mut Obj, at: Cpu, side: Side, lines: u64) {
         if lines == 0 {
