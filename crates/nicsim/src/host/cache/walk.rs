@@ -92,6 +92,19 @@ const fn past(n: u32, step: Step) -> u64 {
     n as u64 - kept
 }
 
+/// The transfer one line of `obj` costs on a miss by die `die`: from
+/// another die's L2 while the lines last there, else from memory (this
+/// die's own lines, if not a hit, were evicted). Out of line: every
+/// footprint row's access shares this one copy, which keeps a path's hot
+/// code small (docs/performance.md).
+#[inline(never)]
+fn miss_line(cc: &CacheCosts, topo: &Topology, stats: &CacheStats, obj: &Obj, die: u16) -> Duration {
+    match obj.owner.die_index() {
+        Some(d) if d != die && stats.resident(d, obj.stamp) => cc.line(topo, obj.owner, die),
+        _ => cc.memory,
+    }
+}
+
 /// The lines of one step in flight: how many, their transfers' sum and
 /// the slowest.
 #[derive(Clone, Copy, Debug, Default)]
@@ -264,16 +277,7 @@ impl Walk {
         let here = obj.owner == Owner::die(die);
         let age = self.fill.wrapping_sub(obj.stamp);
         let hit = here & (age < stats.capacity);
-        let line = if hit {
-            Duration::ZERO
-        } else {
-            // Another die's L2 while the lines last there, else memory
-            // (this die's own lines, if not a hit, were evicted).
-            match obj.owner.die_index() {
-                Some(d) if d != die && stats.resident(d, obj.stamp) => cc.line(topo, obj.owner, die),
-                _ => cc.memory,
-            }
-        };
+        let line = if hit { Duration::ZERO } else { miss_line(cc, topo, stats, obj, die) };
         let sibling = here & (obj.core != self.at.core) & (obj.core != NO_CORE) & (age < stats.l1_capacity);
         let miss = if hit { 0 } else { n };
         let counted = if sibling { n } else { miss };
