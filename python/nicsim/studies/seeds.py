@@ -51,6 +51,7 @@ import pandas as pd
 from nicsim import outputs, runner
 from nicsim._core import NicsimError
 from nicsim.studies import experiments as _experiments
+from nicsim.studies.exp_base import Claim, Published
 from nicsim.studies.report import markdown_table
 
 #: The largest relative departure from the median over the seeds a value
@@ -151,6 +152,18 @@ class Spread:
         return margin is not None and margin >= STABLE
 
 
+def _name(item: Published | Claim) -> str:
+    if isinstance(item, Claim):
+        return item.text
+    return item.quantity if item.bound == "=" else f"{item.quantity} {item.target}"
+
+
+def names(exp_id: str) -> list[str]:
+    """Return the names :func:`spreads` gives the values and claims of ``exp_id``, in order."""
+    experiment = _experiments.get(exp_id)
+    return [_name(p) for p in experiment.published] + [_name(c) for c in experiment.claims]
+
+
 def spreads(tables_by_seed: Sequence[Mapping[str, pd.DataFrame]]) -> list[Spread]:
     """Every published value and claim of the experiments in all of ``tables_by_seed``.
 
@@ -169,11 +182,10 @@ def spreads(tables_by_seed: Sequence[Mapping[str, pd.DataFrame]]) -> list[Spread
             checks = [item.check(table) for table in tables]
             values = tuple(c.simulated for c in checks)
             if item.bound == "=":
-                out.append(Spread(exp_id, "value", item.quantity, values))
+                out.append(Spread(exp_id, "value", _name(item), values))
             else:
                 holds = tuple(bool(c.agrees) for c in checks)
-                name = f"{item.quantity} {item.bound} {item.value:g}"
-                out.append(Spread(exp_id, "claim", name, values, holds, item.value))
+                out.append(Spread(exp_id, "claim", _name(item), values, holds, item.value))
         for claim in experiment.claims:
             checked = [claim.check(table) for table in tables]
             values = tuple(None if c is None else float(c[0]) for c in checked)
