@@ -11,7 +11,7 @@ import pytest
 import nicsim
 from nicsim import runner
 from nicsim.studies import exp_coal_nas, experiments, seeds
-from nicsim.studies.exp_base import Published, Ref, at
+from nicsim.studies.exp_base import Published, Ref, at, percent_above
 from nicsim.studies.exp_lci import DSM_APPS
 from nicsim.studies.seeds import Spread
 
@@ -90,6 +90,26 @@ def test_a_published_bound_is_judged_as_a_claim(monkeypatch: pytest.MonkeyPatch)
     assert clear.stable
     assert not row(0.1, 0.3, 0.6).stable
     assert seeds.names("x") == ["r(1) < 0.5"]
+
+
+def test_a_percentage_change_is_judged_against_the_studys_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A speedup of 0.086-0.101 % (Table IV prints -1.4 %) moves 8 % around
+    # its median but 0.6 % of the change it is compared with. Read as a plain
+    # value (no PercentAbove reader) the same numbers are not stable.
+    table = [{"x": pd.DataFrame({"k": [1, 2], "t": [1.0 + v / 100, 1.0]})} for v in (0.086, 0.101)]
+    change = percent_above(at("t", k=1), at("t", k=2))
+    speedup = Published("speedup, %", -1.4, change, Ref("omx-coal", "Table IV"))
+    monkeypatch.setattr(
+        seeds._experiments, "get", lambda _id: SimpleNamespace(published=(speedup,), claims=())
+    )
+    (row,) = seeds.spreads(table)
+    assert row.scale == -1.4 and row.departure is not None and row.departure < 0.01
+    assert row.stable
+    assert not Spread("x", "value", "speedup, %", row.values).stable
+    # A change as large as the study's is judged against itself.
+    assert not Spread("x", "value", "speedup, %", (1.0, 1.3), scale=-1.4).stable
 
 
 def test_spreads_reads_every_value_and_claim_of_an_experiment_off_each_seeds_table() -> None:

@@ -14,6 +14,11 @@ depends on what the number is:
 * A **value** the study prints (``Published`` with ``bound = "="``) is a
   prediction of that number: it is stable when no seed's value departs
   from the median over the seeds by more than :data:`STABLE` of the median.
+  A percentage change (a study's "speedup", ``100 (a / b - 1)``, read by
+  :class:`~nicsim.studies.exp_base.PercentAbove`) has no scale of its own
+  near 0: its departure is measured against the larger of its median and
+  the study's printed change, the number it is compared with (0.09 % and
+  0.10 % against a printed -1.4 % are the same prediction).
 * A **claim** (and a published bound, ``"<"`` or ``">"``, which is a claim
   the study states with a number) is a verdict: it is stable when its
   verdict is the same under every seed, and either its value keeps within
@@ -51,7 +56,7 @@ import pandas as pd
 from nicsim import outputs, runner
 from nicsim._core import NicsimError
 from nicsim.studies import experiments as _experiments
-from nicsim.studies.exp_base import Claim, Published
+from nicsim.studies.exp_base import Claim, PercentAbove, Published
 from nicsim.studies.report import markdown_table
 
 #: The largest relative departure from the median over the seeds a value
@@ -71,7 +76,8 @@ class Spread:
 
     ``values`` holds one simulated value per seed (``None``: that run could
     not measure it). A claim, or a published bound, also has its ``bound``
-    and one verdict per seed in ``holds``; a published value has neither.
+    and one verdict per seed in ``holds``; a published value has neither. A
+    percentage change has the study's value as its ``scale``.
     """
 
     experiment: str
@@ -80,12 +86,15 @@ class Spread:
     values: tuple[float | None, ...]
     holds: tuple[bool, ...] = ()
     bound: float | None = None
+    scale: float | None = None
 
     @property
     def departure(self) -> float | None:
-        """Largest ``|v / median - 1|`` over the seeds; ``None`` if a seed measured nothing.
+        """Largest ``|v - median|`` over the seeds, relative to the median (or to ``scale``).
 
-        A median of 0 gives 0 when every value is 0 and infinity otherwise.
+        ``None`` if a seed measured nothing. The reference is the larger of
+        ``|median|`` and ``|scale|``; a reference of 0 gives 0 when every
+        value is 0 and infinity otherwise.
 
         Examples
         --------
@@ -93,14 +102,17 @@ class Spread:
         0.03
         >>> Spread("e", "value", "q", (1.0, None)).departure is None
         True
+        >>> Spread("e", "value", "speedup %", (0.09, 0.10, 0.095), scale=-1.4).departure
+        0.003571428571
         """
         values = self._measured()
         if values is None:
             return None
         median = statistics.median(values)
-        if median == 0:
+        reference = max(abs(median), abs(self.scale or 0.0))
+        if reference == 0:
             return 0.0 if all(v == 0 for v in values) else math.inf
-        return round(max(abs(v / median - 1.0) for v in values), 12)
+        return round(max(abs(v - median) for v in values) / reference, 12)
 
     @property
     def margin(self) -> float | None:
@@ -182,7 +194,8 @@ def spreads(tables_by_seed: Sequence[Mapping[str, pd.DataFrame]]) -> list[Spread
             checks = [item.check(table) for table in tables]
             values = tuple(c.simulated for c in checks)
             if item.bound == "=":
-                out.append(Spread(exp_id, "value", _name(item), values))
+                scale = item.value if isinstance(item.simulated, PercentAbove) else None
+                out.append(Spread(exp_id, "value", _name(item), values, scale=scale))
             else:
                 holds = tuple(bool(c.agrees) for c in checks)
                 out.append(Spread(exp_id, "claim", _name(item), values, holds, item.value))
@@ -209,7 +222,9 @@ def run(
 #: The rule, as the report states it.
 RULE = (
     f"A value is stable when every seed's value is within {STABLE:.0%} of the median over "
-    "the seeds. A claim (or a bound the study states) is stable when its verdict is the "
+    "the seeds (a percentage change, such as a speedup: of the larger of the median and the "
+    "study's printed change). A claim (or a bound the study states) is stable when its "
+    "verdict is the "
     f"same under every seed and either its values are within {STABLE:.0%} of their median "
     f"or no seed's value comes within {STABLE:.0%} of the bound (distance relative to the "
     "bound; any non-zero distance for a bound of 0). A value or claim some seed could not "
