@@ -77,6 +77,39 @@ UNSTABLE: dict[tuple[str, str], str] = {
 }
 
 
+#: What ``python -m nicsim.studies.seeds --seeds 5 --jobs 1`` finds unstable
+#: at full length in the experiments the suite cannot afford (their spread
+#: over seeds 1-5, and why), beside the 1 MiB claim above: 166 of 171 values
+#: and claims are stable. The suite checks only that these rows exist.
+UNSTABLE_AT_FULL_LENGTH: dict[tuple[str, str], str] = {
+    (
+        "coalescing-nas-is",
+        "openmx shortens is.B.16: time(openmx) / time(timeout) < 1",
+    ): (
+        "0.977, 0.998, 1.009, 0.998, 0.914 (holds on 4 of 5). Each row is the mean of 16 "
+        "runs whose times move in whole 1 s pull-timer rounds (docs/paths-2009.md measured "
+        "about 92 % of is.B.16 as timer waits): the linear alltoallv asks 8,192 replies "
+        "of a host's 1,024-slot ring at once, and which strategy waits out one more round "
+        "decides the ratio (docs/paths-2009.md, §IV-D)."
+    ),
+    (
+        "coalescing-nas-is",
+        "stream loses openmx's gain on is.B.16: time(stream) / time(openmx) > 1",
+    ): "1.019, 1.015, 1.00002, 1.030, 1.088: holds on every seed, by 0.002 % on seed 3; "
+    "the same rounds.",
+    (
+        "coalescing-nas-is",
+        "stream loses openmx's gain on is.C.16: time(stream) / time(openmx) > 1",
+    ): "1.047, 1.008, 1.033, 1.111, 1.003: holds on every seed, by 0.3 % on seed 5; "
+    "the same rounds.",
+    (
+        "multiqueue-nas",
+        "is.C.16, single interrupt round-robin, s",
+    ): "47.09, 43.10, 45.28, 46.68, 47.13 s (7.7 %): the same overflow of the ring by the "
+    "linear alltoallv, and 1 s rounds, on Open-MX 0.9.2's identical pull timer.",
+}
+
+
 def _keys() -> list[tuple[str, str]]:
     return [(exp_id, name) for exp_id in CHEAP for name in seeds.names(exp_id)]
 
@@ -86,6 +119,9 @@ def test_the_known_unstable_rows_are_rows_of_the_cheap_experiments() -> None:
     # experiment with nothing to check has no place in CHEAP.
     assert set(UNSTABLE) <= set(_keys())
     assert all(seeds.names(exp_id) for exp_id in CHEAP)
+    full = {(e, n) for e, _ in UNSTABLE_AT_FULL_LENGTH for n in seeds.names(e)}
+    assert set(UNSTABLE_AT_FULL_LENGTH) <= full
+    assert not {e for e, _ in UNSTABLE_AT_FULL_LENGTH} & set(CHEAP)
 
 
 @pytest.fixture(scope="module")
