@@ -16,6 +16,7 @@ PURE = [
     "nicsim.studies.experiments",
     "nicsim.runner",
     "nicsim.studies.report",
+    "nicsim.studies.seeds",
     "nicsim.store",
     "nicsim.outputs",
     "nicsim.executor",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import nicsim
 from nicsim import runner
 from nicsim.studies import exp_coal_nas, experiments, seeds
+from nicsim.studies.exp_base import Published, Ref, at, percent_above
 from nicsim.studies.exp_lci import DSM_APPS
 from nicsim.studies.seeds import Spread
 
@@ -34,6 +36,80 @@ def test_a_claim_whose_verdict_flips_is_not_stable_even_when_close() -> None:
     flips = Spread("e", "claim", "c", (0.999, 1.001), (True, False))
     assert flips.departure is not None and flips.departure < seeds.STABLE
     assert not flips.stable
+
+
+def test_a_claim_that_holds_by_a_clear_margin_under_every_seed_is_stable() -> None:
+    # "openmx comparable to timeout" reads |ratio - 1| < 0.02: values near 0
+    # that move by a factor of 4 from seed to seed, each far inside the
+    # bound. Judged as a value (relative to its median) it moves 100 %; as
+    # a claim it holds under every seed by more than 5 % of the bound.
+    comparable = Spread("e", "claim", "c", (0.001, 0.004, 0.002), (True,) * 3, 0.02)
+    assert comparable.departure is not None and comparable.departure > seeds.STABLE
+    assert comparable.margin == pytest.approx(0.8)
+    assert comparable.stable
+    # The same values read as a published value are not stable.
+    assert not Spread("e", "value", "q", comparable.values).stable
+
+
+def test_a_claim_near_its_bound_whose_values_spread_is_not_stable() -> None:
+    # Holds under every seed, but one seed is 1 % from the bound and the
+    # values spread 9 %: another seed may flip it.
+    fragile = Spread("e", "claim", "c", (0.99, 0.90, 0.91), (True,) * 3, 1.0)
+    assert fragile.margin == pytest.approx(0.01)
+    assert not fragile.stable
+    # Close to the bound but the same under every seed: a stable verdict.
+    assert Spread("e", "claim", "c", (0.99, 0.991, 0.989), (True,) * 3, 1.0).stable
+
+
+def test_a_claim_against_zero_is_judged_by_its_verdict() -> None:
+    # A difference checked against 0 has no scale: any value off 0 is clear of it.
+    assert Spread("e", "claim", "c", (-3.0, -0.1), (True, True), 0.0).stable
+    assert not Spread("e", "claim", "c", (-3.0, 0.1), (True, False), 0.0).stable
+    assert Spread("e", "claim", "c", (0.0, 0.0), (True, True), 0.0).stable
+
+
+def test_a_published_bound_is_judged_as_a_claim(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A study's "less than half" is a verdict with a bound, not a value to
+    # keep within 5 % of its median.
+    half = Published("r(1)", 0.5, at("r", k=1), Ref("omx-coal", "§IV-B1"), bound="<")
+    monkeypatch.setattr(
+        seeds._experiments, "get", lambda _id: SimpleNamespace(published=(half,), claims=())
+    )
+
+    def row(*values: float) -> Spread:
+        (r,) = seeds.spreads([{"x": pd.DataFrame({"k": [1], "r": [v]})} for v in values])
+        return r
+
+    clear = row(0.1, 0.3, 0.45)
+    assert (clear.kind, clear.name, clear.bound, clear.holds) == (
+        "claim",
+        "r(1) < 0.5",
+        0.5,
+        (True, True, True),
+    )
+    assert clear.stable
+    assert not row(0.1, 0.3, 0.6).stable
+    assert seeds.names("x") == ["r(1) < 0.5"]
+
+
+def test_a_percentage_change_is_judged_against_the_studys_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A speedup of 0.086-0.101 % (Table IV prints -1.4 %) moves 8 % around
+    # its median but 0.6 % of the change it is compared with. Read as a plain
+    # value (no PercentAbove reader) the same numbers are not stable.
+    table = [{"x": pd.DataFrame({"k": [1, 2], "t": [1.0 + v / 100, 1.0]})} for v in (0.086, 0.101)]
+    change = percent_above(at("t", k=1), at("t", k=2))
+    speedup = Published("speedup, %", -1.4, change, Ref("omx-coal", "Table IV"))
+    monkeypatch.setattr(
+        seeds._experiments, "get", lambda _id: SimpleNamespace(published=(speedup,), claims=())
+    )
+    (row,) = seeds.spreads(table)
+    assert row.scale == -1.4 and row.departure is not None and row.departure < 0.01
+    assert row.stable
+    assert not Spread("x", "value", "speedup, %", row.values).stable
+    # A change as large as the study's is judged against itself.
+    assert not Spread("x", "value", "speedup, %", (1.0, 1.3), scale=-1.4).stable
 
 
 def test_spreads_reads_every_value_and_claim_of_an_experiment_off_each_seeds_table() -> None:

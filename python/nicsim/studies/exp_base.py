@@ -31,6 +31,7 @@ __all__ = [
     "Claim",
     "Experiment",
     "Params",
+    "PercentAbove",
     "Plotter",
     "Published",
     "Quote",
@@ -492,18 +493,34 @@ def difference(minuend: Reader, subtrahend: Reader) -> Reader:
     return read
 
 
-def percent_above(numerator: Reader, denominator: Reader) -> Reader:
-    """Return a reader of ``100 * (numerator / denominator - 1)``: how many percent above.
+@dataclass(frozen=True)
+class PercentAbove:
+    """A reader of ``100 * (numerator / denominator - 1)``: how many percent above.
 
-    A study's "speedup" of one run over another reads so (negative: a slowdown).
+    A study's "speedup" of one run over another reads so (negative: a
+    slowdown). A change near 0 has no scale of its own: the seed-stability
+    check (:mod:`nicsim.studies.seeds`) tells it from other values by this
+    class.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"k": [1, 2], "t": [10.5, 10.0]})
+    >>> round(PercentAbove(at("t", k=1), at("t", k=2))(table), 9)
+    5.0
     """
-    quotient = ratio(numerator, denominator)
 
-    def read(table: pd.DataFrame) -> float | None:
-        value = quotient(table)
+    numerator: Reader
+    denominator: Reader
+
+    def __call__(self, table: pd.DataFrame) -> float | None:
+        """Return the change in percent, or ``None`` if a cell is missing or the base is 0."""
+        value = ratio(self.numerator, self.denominator)(table)
         return None if value is None else 100.0 * (value - 1.0)
 
-    return read
+
+def percent_above(numerator: Reader, denominator: Reader) -> Reader:
+    """Return a reader of ``100 * (numerator / denominator - 1)``: :class:`PercentAbove`."""
+    return PercentAbove(numerator, denominator)
 
 
 def scaled(count: int, size_bytes: int, volume_bytes: int, floor: int) -> int:
