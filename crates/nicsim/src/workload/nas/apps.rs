@@ -176,7 +176,7 @@ impl LuRank {
 /// * lower sweep: `jacld` reads u (40 B; its a, b, c, d blocks for one
 ///   plane, 4 x 25 doubles x 41^2 = 1.3 MB at 16 ranks, stay in the L2
 ///   for `blts`), `blts` reads and writes rsd (80 B);
-/// * upper sweep: `jacu` and `buts`, the same 120 B;
+/// * upper sweep: `jacu` and `buts`, the same 40 and 80 B;
 /// * the update `u = u + tmp * rsd`: u read and written, rsd read (120 B);
 /// * `rhs`: `rsd = -frct` (frct 40 B, rsd 40 B + 40 B write-allocate),
 ///   then per direction u read (40 B), rsd read and written (80 B), and
@@ -187,7 +187,7 @@ impl LuRank {
 /// line's or plane's neighbours in the stencils are taken to, whole 3D
 /// arrays not (each rank's are 40-100 MB in class C).
 pub const LU_BYTES: LuPerPoint =
-    LuPerPoint { scale: 80.0, sweep: 120.0, update: 120.0, rhs_init: 120.0, rhs_direction: 200.0 };
+    LuPerPoint { scale: 80.0, jacobian: 40.0, solve: 80.0, update: 120.0, rhs_init: 120.0, rhs_direction: 200.0 };
 
 /// LU's floating-point operations per grid point by phase, as written in
 /// the loop bodies of NPB3.3-MPI LU (each operator once, a `do m = 1, 5`
@@ -198,17 +198,44 @@ pub const LU_BYTES: LuPerPoint =
 /// `rsd = -frct` (5), then 236 a direction. \[estimate] the compiler hoists
 /// the products of constants in `jacld`/`jacu` out of the loops, so these
 /// counts only apportion NPB's own operation count (`lu.f`, 1984.77 n^3
-/// a step) among the phases; the two sweeps share their mean.
+/// a step) among the phases; the two sweeps share their means.
 pub const LU_OPS_COUNTED: LuPerPoint =
-    LuPerPoint { scale: 5.0, sweep: 1087.5, update: 10.0, rhs_init: 5.0, rhs_direction: 235.7 };
+    LuPerPoint { scale: 5.0, jacobian: 815.5, solve: 272.0, update: 10.0, rhs_init: 5.0, rhs_direction: 235.7 };
+
+/// Divisions per grid point by phase (`/` on a variable; the divider is
+/// busy [`DIVSD_CYCLES`] for each): `jacld`/`jacu` take `1 / u(1,...)` of
+/// the four points whose blocks they form (4), `blts`/`buts` invert the
+/// 5 x 5 diagonal block (4 pivots) and divide the five unknowns by it in
+/// the back substitution (5), each direction of `rhs` divides by `u(1,...)`
+/// four times (`u21`, `q`, and `tmp` at i and i-1). \[fact] counted in
+/// NPB3.3-MPI LU `jacld.f`, `jacu.f`, `blts.f`, `buts.f`, `rhs.f`.
+pub const LU_DIVISIONS: LuPerPoint =
+    LuPerPoint { scale: 0.0, jacobian: 4.0, solve: 9.0, update: 0.0, rhs_init: 0.0, rhs_direction: 4.0 };
+
+/// Cycles of the dependence chain from one point of `blts` (`buts`) to the
+/// next along i: the point's unknowns need its neighbour's at i-1 (i+1),
+/// and the point's neighbour along i is the next point of the loop, so the
+/// loop over a plane runs at this chain's latency. From the neighbour's
+/// last unknown, `v(1,i-1,j,k)`: its product in the ten-term sum (5 cycles)
+/// and the nine additions in the source's order (27), `omega *` (5), the
+/// subtraction (3): 40; the forward elimination, `v(2..5) -= v(1..4) *
+/// tmp`, one after the other (4 x 8); the back substitution: `v(5) /
+/// tmat(5,5)` (32), `v(4)`: 8 + 32, `v(3)`: 11 + 32, `v(2)`: 14 + 32,
+/// `v(1)`: 17 + 32. 282 cycles on Merom (MULSD 5, ADDSD 3, DIVSD 32,
+/// [`EpGenerator::chain_cycles`]'s sources). \[estimate] the compiler keeps
+/// the source's order of the sums (gfortran without `-ffast-math`) and the
+/// core's 96-entry reorder buffer cannot reach the next row, 40 points on.
+pub const LU_SOLVE_CHAIN_CYCLES: f64 = 40.0 + 4.0 * 8.0 + 32.0 + 40.0 + 43.0 + 46.0 + 49.0;
 
 /// Something of LU per grid point (bytes: [`LU_BYTES`]; operations:
 /// [`LU_OPS_COUNTED`]) or per rank (seconds: [`lu_phases`]), by phase.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LuPerPoint {
     pub scale: f64,
-    /// Each of the two sweeps.
-    pub sweep: f64,
+    /// Each sweep's Jacobian blocks (`jacld`, `jacu`).
+    pub jacobian: f64,
+    /// Each sweep's triangular solve (`blts`, `buts`).
+    pub solve: f64,
     pub update: f64,
     pub rhs_init: f64,
     /// Each of rhs's three directions.
@@ -216,36 +243,45 @@ pub struct LuPerPoint {
 }
 
 impl LuPerPoint {
+    /// Each of the two sweeps.
+    pub fn sweep(&self) -> f64 {
+        self.jacobian + self.solve
+    }
+
     /// The whole step: both sweeps, the three directions.
     pub fn total(&self) -> f64 {
-        self.scale + 2.0 * self.sweep + self.update + self.rhs_init + 3.0 * self.rhs_direction
+        self.scale + 2.0 * self.sweep() + self.update + self.rhs_init + 3.0 * self.rhs_direction
     }
 }
 
 /// Seconds of each LU phase on one of `nprocs` ranks in one SSOR step.
 /// The phases run one after the other and each touches its own data, so
-/// each is its own roofline: the larger of its operations at `ops_per_s`
-/// (NPB's count, [`LU_OPS_COUNTED`]'s shares of it) and its bytes
-/// ([`LU_BYTES`]) at `bytes_per_s`. The sweeps (`jacld`/`blts`, `jacu`/
-/// `buts`) work on one plane's blocks in cache and are bound by their
-/// operations; the scaling, the update and `rhs` stream whole arrays and
-/// are bound by memory. A single roofline over the step would let the
-/// sweeps' operations hide under `rhs`'s memory traffic, which they cannot:
-/// they do not run at the same time. The sweeps' divisions (13 a point:
-/// `jacld` 4, `blts` 9) keep the divider busy 403 cycles a point, under
-/// their operations' 720 (class C, 1 operation a cycle): not a bound.
+/// each is its own roofline: the largest of its operations at `ops_per_s`
+/// (NPB's count, [`LU_OPS_COUNTED`]'s shares of it), its divisions on the
+/// divider ([`LU_DIVISIONS`]), its bytes ([`LU_BYTES`]) at `bytes_per_s`,
+/// and for the triangular solves their chain from point to point
+/// ([`LU_SOLVE_CHAIN_CYCLES`]). The Jacobians work on one plane's blocks in
+/// cache and are bound by their operations, the solves by their chain;
+/// the scaling, the update and `rhs` stream whole arrays and are bound by
+/// memory. A single roofline over the step would let the sweeps' work hide
+/// under `rhs`'s memory traffic, which it cannot: they do not run at the
+/// same time.
 pub fn lu_phases(p: &NasProblem, nprocs: u32, r: &NasRates) -> LuPerPoint {
     let points = (p.dims[0] * p.dims[1] * p.dims[2]) as f64 / nprocs as f64;
     let ops_per_point = p.total_ops / p.timed_steps() as f64 / (p.dims[0] * p.dims[1] * p.dims[2]) as f64;
     let share = ops_per_point / LU_OPS_COUNTED.total();
-    let phase = |ops: f64, bytes: f64| (ops * share / r.ops_per_s).max(bytes / r.bytes_per_s) * points;
-    let (o, b) = (LU_OPS_COUNTED, LU_BYTES);
+    let phase = |ops: f64, divisions: f64, bytes: f64, chain: f64| {
+        let cycles = (divisions * DIVSD_CYCLES).max(chain) / r.cycles_per_s;
+        (ops * share / r.ops_per_s).max(cycles).max(bytes / r.bytes_per_s) * points
+    };
+    let (o, d, b) = (LU_OPS_COUNTED, LU_DIVISIONS, LU_BYTES);
     LuPerPoint {
-        scale: phase(o.scale, b.scale),
-        sweep: phase(o.sweep, b.sweep),
-        update: phase(o.update, b.update),
-        rhs_init: phase(o.rhs_init, b.rhs_init),
-        rhs_direction: phase(o.rhs_direction, b.rhs_direction),
+        scale: phase(o.scale, d.scale, b.scale, 0.0),
+        jacobian: phase(o.jacobian, d.jacobian, b.jacobian, 0.0),
+        solve: phase(o.solve, d.solve, b.solve, LU_SOLVE_CHAIN_CYCLES),
+        update: phase(o.update, d.update, b.update, 0.0),
+        rhs_init: phase(o.rhs_init, d.rhs_init, b.rhs_init, 0.0),
+        rhs_direction: phase(o.rhs_direction, d.rhs_direction, b.rhs_direction, 0.0),
     }
 }
 
@@ -269,7 +305,7 @@ pub fn lu_step(ops: &mut Body, rank: u32, nprocs: u32, n0: u64, compute: Duratio
     let b = phases;
     let share = |seconds: f64| part(compute, seconds / b.total());
     let planes = n0 - 2;
-    let plane = share(b.sweep / planes as f64);
+    let plane = share(b.sweep() / planes as f64);
     let (ns, ew) = (40 * g.nj, 40 * g.ni);
     ops.push(Op::Compute(share(b.scale)));
     // Lower sweep: from north (tag +0) and west (+1), to south and east.
