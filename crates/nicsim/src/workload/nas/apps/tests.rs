@@ -329,3 +329,74 @@ fn lu_sends_the_most_and_the_smallest_messages() {
     assert!(lu.0 > 10 * bt.0 && lu.0 > 5 * sp.0, "{lu:?} {bt:?} {sp:?}");
     assert!(lu.1 * 20 < bt.1 && lu.1 * 20 < sp.1, "{lu:?} {bt:?} {sp:?}");
 }
+
+/// When each of `steps`' ranks finishes, with messages taking no time: a
+/// rank's `WaitOutstanding` waits for the sends its posted receives match
+/// (per sender, receiver and tag, in order).
+fn makespans(steps: &[Body]) -> Vec<f64> {
+    use std::collections::{HashMap, VecDeque};
+    let n = steps.len();
+    let ops: Vec<Vec<Op>> = steps.iter().map(|b| b.ops().collect()).collect();
+    let mut at = vec![0usize; n];
+    let mut now = vec![0f64; n];
+    let mut posted: Vec<Vec<(u32, u64)>> = vec![Vec::new(); n];
+    let mut sent: HashMap<(u32, u32, u64), VecDeque<f64>> = HashMap::new();
+    loop {
+        let mut moved = false;
+        for me in 0..n {
+            while let Some(op) = ops[me].get(at[me]) {
+                match *op {
+                    Op::Compute(d) => now[me] += d.as_ps() as f64 * 1e-12,
+                    Op::Send { peer, tag, .. } => sent.entry((me as u32, peer, tag)).or_default().push_back(now[me]),
+                    Op::Recv { src, tag, .. } => posted[me].push((src.unwrap(), tag)),
+                    Op::WaitOutstanding(_) => {
+                        let ready = posted[me]
+                            .iter()
+                            .all(|&(src, tag)| sent.get(&(src, me as u32, tag)).is_some_and(|q| !q.is_empty()));
+                        if !ready {
+                            break;
+                        }
+                        for (src, tag) in std::mem::take(&mut posted[me]) {
+                            let t = sent.get_mut(&(src, me as u32, tag)).unwrap().pop_front().unwrap();
+                            now[me] = now[me].max(t);
+                        }
+                    }
+                    _ => unreachable!("LU's steps use compute, send, receive and wait"),
+                }
+                at[me] += 1;
+                moved = true;
+            }
+        }
+        if at.iter().zip(&ops).all(|(a, o)| *a == o.len()) {
+            return now;
+        }
+        assert!(moved, "deadlock");
+    }
+}
+
+/// LU's sweeps are wavefronts: a rank starts a plane once its north and
+/// west neighbours (south and east going up) have finished theirs, so each
+/// sweep takes `planes + xdim + ydim - 2` plane-times (the pipeline's fill
+/// and drain grow with the grid's sides). Without the plane messages every
+/// rank would finish in 2 x `planes` plane-times.
+#[test]
+fn lu_sweeps_fill_and_drain_a_pipeline_of_the_grid_s_sides() {
+    let n0 = 162u64;
+    let planes = (n0 - 2) as f64;
+    // All the compute in the sweeps, 1 ms a plane.
+    let phases = LuPerPoint { scale: 0.0, jacobian: 1.0, solve: 0.0, update: 0.0, rhs_init: 0.0, rhs_direction: 0.0 };
+    let compute = Duration::from_ms(2 * (n0 - 2));
+    for (nprocs, sides) in [(4u32, 2.0 + 2.0), (16, 4.0 + 4.0), (32, 8.0 + 4.0)] {
+        let steps: Vec<Body> = (0..nprocs)
+            .map(|rank| {
+                let mut b = Body::new();
+                lu_step(&mut b, rank, nprocs, n0, compute, &phases);
+                b
+            })
+            .collect();
+        let ends = makespans(&steps);
+        let last = ends.iter().cloned().fold(0.0, f64::max);
+        let want = 2.0 * (planes + sides - 2.0) * 1e-3;
+        assert!((last - want).abs() < 1e-9, "{nprocs} ranks: {last} s, want {want}");
+    }
+}
