@@ -175,7 +175,8 @@ impl LuRank {
 /// * scaling `rsd = dt * rsd`: read and write rsd (2 x 40 B);
 /// * lower sweep: `jacld` reads u (40 B; its a, b, c, d blocks for one
 ///   plane, 4 x 25 doubles x 41^2 = 1.3 MB at 16 ranks, stay in the L2
-///   for `blts`), `blts` reads and writes rsd (80 B);
+///   for `blts` when they fit the rank's share of it: [`LU_BLOCK_BYTES`]),
+///   `blts` reads and writes rsd (80 B);
 /// * upper sweep: `jacu` and `buts`, the same 40 and 80 B;
 /// * the update `u = u + tmp * rsd`: u read and written, rsd read (120 B);
 /// * `rhs`: `rsd = -frct` (frct 40 B, rsd 40 B + 40 B write-allocate),
@@ -201,6 +202,13 @@ pub const LU_BYTES: LuPerPoint =
 /// a step) among the phases; the two sweeps share their means.
 pub const LU_OPS_COUNTED: LuPerPoint =
     LuPerPoint { scale: 5.0, jacobian: 815.5, solve: 272.0, update: 10.0, rhs_init: 5.0, rhs_direction: 235.7 };
+
+/// Bytes per point of a plane of the sweeps' blocks (`applu.incl`:
+/// `a, b, c, d(5,5,isiz1,isiz2)`, 4 x 25 doubles): `jacld` (`jacu`) writes
+/// them and `blts` (`buts`) reads them back. When a plane's blocks do not
+/// fit the rank's L2 share they go to memory: the Jacobian moves them
+/// twice (the write-allocate's read, the write-back) and the solve once.
+pub const LU_BLOCK_BYTES: f64 = 4.0 * 25.0 * 8.0;
 
 /// Divisions per grid point by phase (`/` on a variable; the divider is
 /// busy [`DIVSD_CYCLES`] for each): `jacld`/`jacu` take `1 / u(1,...)` of
@@ -274,7 +282,11 @@ pub fn lu_phases(p: &NasProblem, nprocs: u32, r: &NasRates) -> LuPerPoint {
         let cycles = (divisions * DIVSD_CYCLES).max(chain) / r.cycles_per_s;
         (ops * share / r.ops_per_s).max(cycles).max(bytes / r.bytes_per_s) * points
     };
-    let (o, d, b) = (LU_OPS_COUNTED, LU_DIVISIONS, LU_BYTES);
+    let (o, d, mut b) = (LU_OPS_COUNTED, LU_DIVISIONS, LU_BYTES);
+    if !lu_blocks_fit(p, nprocs, r.l2_share) {
+        b.jacobian += 2.0 * LU_BLOCK_BYTES;
+        b.solve += LU_BLOCK_BYTES;
+    }
     LuPerPoint {
         scale: phase(o.scale, d.scale, b.scale, 0.0),
         jacobian: phase(o.jacobian, d.jacobian, b.jacobian, 0.0),
@@ -283,6 +295,13 @@ pub fn lu_phases(p: &NasProblem, nprocs: u32, r: &NasRates) -> LuPerPoint {
         rhs_init: phase(o.rhs_init, d.rhs_init, b.rhs_init, 0.0),
         rhs_direction: phase(o.rhs_direction, d.rhs_direction, b.rhs_direction, 0.0),
     }
+}
+
+/// Whether a plane's Jacobian blocks ([`LU_BLOCK_BYTES`] a point of the
+/// largest rank's `nx x ny` block, [`LuRank`]) fit `l2_share` bytes.
+pub fn lu_blocks_fit(p: &NasProblem, nprocs: u32, l2_share: f64) -> bool {
+    let g = LuRank::new(0, nprocs, p.dims[0]);
+    LU_BLOCK_BYTES * (g.nx * g.ny) as f64 <= l2_share
 }
 
 /// One SSOR iteration of NPB LU for `rank` of `nprocs` on `n0`^3 points,

@@ -269,6 +269,25 @@ fn lu_solves_run_at_their_chain_s_latency() {
     assert!((lu_phases(&lu, 16, &slow).solve / ph.solve - 2.0).abs() < 1e-9);
 }
 
+/// A plane's blocks (1.3 MB at 16 ranks in class C) stay in a rank's 2 MiB
+/// of L2 between `jacld` and `blts`; at 4 ranks (5.2 MB) they do not, and
+/// the sweeps move them through memory: 1600 B a point more for the
+/// Jacobian, 800 for the solve.
+#[test]
+fn lu_blocks_go_to_memory_when_they_miss_the_l2() {
+    let lu = NasProblem::new(NasKernel::Lu, true);
+    let r = crate::workload::TEST_RATES;
+    assert!(lu_blocks_fit(&lu, 16, r.l2_share));
+    assert!(!lu_blocks_fit(&lu, 4, r.l2_share));
+    // Memory-bound at a slow memory: the bytes decide the sweeps' phases.
+    let slow = NasRates { bytes_per_s: 1e6, ..r };
+    let (fit, spill) = (lu_phases(&lu, 4, &NasRates { l2_share: 8e6, ..slow }), lu_phases(&lu, 4, &slow));
+    let points = 162f64.powi(3) / 4.0;
+    assert!((spill.jacobian - fit.jacobian - 1600.0 * points / 1e6).abs() < 1e-6);
+    assert!((spill.solve - fit.solve - 800.0 * points / 1e6).abs() < 1e-6);
+    assert_eq!(spill.rhs_direction, fit.rhs_direction);
+}
+
 /// `lu_step` gives each sweep plane its phase's share of the step.
 #[test]
 fn lu_step_splits_the_compute_by_the_phases_times() {
