@@ -250,7 +250,7 @@ fn lu_phases_are_rooflines_of_their_own() {
 }
 
 /// `blts` and `buts` run at their chain from point to point (282 cycles on
-/// Merom), above their operations (about 180) and their divider's 279:
+/// Merom), above their operations (about 170) and their divider's 279:
 /// without the chain they would take the divider's time.
 #[test]
 fn lu_solves_run_at_their_chain_s_latency() {
