@@ -43,9 +43,9 @@ impl Workload {
                 // One untimed iteration first, as NPB runs one.
                 (iterations + 1, 1)
             }
-            Workload::NasKernel { kernel, class_c, compute, .. } => {
+            Workload::NasKernel { kernel, class_c, compute, rates, .. } => {
                 let prob = wl::NasProblem::new(kernel, class_c);
-                b = wl::nas_kernel_iteration(kernel, &prob, rank, ranks, compute);
+                b = wl::nas_kernel_iteration(kernel, &prob, rank, ranks, compute, &rates);
                 // One untimed step first, as NPB runs the problem once.
                 (prob.timed_steps() + 1, 1)
             }

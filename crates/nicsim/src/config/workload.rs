@@ -223,10 +223,16 @@ pub enum Workload {
     /// compute per iteration and rank `before` and `after` the key exchange
     /// (NPB's work at the rates of `platform.nas`).
     NasIs { keys: u64, iterations: u64, per_host: u32, before: Duration, after: Duration },
-    /// NAS CG, MG or FT skeleton (class B or C), `per_host` ranks per host;
-    /// `compute` per iteration and rank (NPB's work at the rates of
-    /// `platform.nas`).
-    NasKernel { kernel: crate::workload::NasKernel, class_c: bool, per_host: u32, compute: Duration },
+    /// NAS CG, MG, FT, BT, SP, LU or EP skeleton (class B or C), `per_host`
+    /// ranks per host; `compute` per iteration and rank (NPB's work at the
+    /// `rates` of `platform.nas`, which LU's phases are split by).
+    NasKernel {
+        kernel: crate::workload::NasKernel,
+        class_c: bool,
+        per_host: u32,
+        compute: Duration,
+        rates: crate::workload::NasRates,
+    },
     /// IMB Alltoall: `size` bytes to every other rank, `iterations` timed
     /// repetitions after `warmup`, `per_host` ranks on each host, each
     /// repetition one MPI_Alltoall run with `algorithm` (never `Auto`: the

@@ -42,6 +42,13 @@ fn nas_rates(platform: &Platform, per_host: u32) -> (f64, f64) {
     (nas.flops_per_cycle * platform.host.clock_ghz * 1e9, nas.mem_MBps * 1e6 / per_host as f64)
 }
 
+/// [`nas_rates`] with the core's clock and the rank's L2 share.
+fn nas_rank_rates(platform: &Platform, per_host: u32) -> crate::workload::NasRates {
+    let (ops_per_s, bytes_per_s) = nas_rates(platform, per_host);
+    let (cycles_per_s, l2_share) = (platform.host.clock_ghz * 1e9, l2_share(platform, per_host));
+    crate::workload::NasRates { ops_per_s, bytes_per_s, cycles_per_s, l2_share }
+}
+
 /// The `[workload]` keys besides `kind` that `kind` reads on the stack
 /// `on` (`size_bytes` is the message size; the NAS skeletons size their
 /// own messages), after its name; `None`: the LCI stack has no program of
@@ -285,9 +292,9 @@ pub(crate) fn workload(w: &WorkloadOpts, platform: &Platform, on: RunsOn) -> Res
                 ));
             }
             let prob = crate::workload::NasProblem::new(kernel, class_c);
-            let (flops_per_s, bytes_per_s) = nas_rates(platform, per_host);
-            let compute = prob.work(n as u32, l2_share(platform, per_host)).time(flops_per_s, bytes_per_s);
-            Workload::NasKernel { kernel, class_c, per_host, compute }
+            let rates = nas_rank_rates(platform, per_host);
+            let compute = prob.compute(n as u32, &rates);
+            Workload::NasKernel { kernel, class_c, per_host, compute, rates }
         }
         WorkloadKind::Alltoall | WorkloadKind::Exchange => {
             let iterations = int_or("workload.iterations", &w.iterations, 100, 1, 1 << 24)?;

@@ -69,6 +69,21 @@ impl NasWork {
     }
 }
 
+/// The rates one rank's NAS work runs at: its core's (`platform.nas`,
+/// `host.clock_ghz`) and its share of its host's memory bandwidth and L2.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NasRates {
+    /// Floating-point operations a second of one core.
+    pub ops_per_s: f64,
+    /// The rank's share of its host's memory bandwidth, bytes a second.
+    pub bytes_per_s: f64,
+    /// The core's clock, cycles a second: what latency chains and the
+    /// divider's busy cycles take.
+    pub cycles_per_s: f64,
+    /// Bytes of L2 the rank has.
+    pub l2_share: f64,
+}
+
 /// IS bytes per key before the exchange: the counting pass reads the key
 /// (4 B); the scatter pass reads it again and stores it into its bucket
 /// (4 B + 4 B write-allocate). `is.c` `rank()`, the two loops over `key_array`.
@@ -202,8 +217,8 @@ pub struct NasProblem {
     /// Total operations of the timed part, from the Mop/s formula each NPB
     /// benchmark prints (cg.f, mg.f, ft.f, bt.f, sp.f `mflops = ...`, lu.f
     /// `mflops`, ep.f `Mops = 2**(m+1) / tm`): floating-point operations,
-    /// but EP's are its random numbers ([`apps::ep_ops_per_number`] gives
-    /// the operations of each).
+    /// but EP's are its random numbers ([`apps::ep_time`] says what each
+    /// costs).
     pub total_ops: f64,
     /// CG: matrix order and NONZER; MG/FT/BT/SP/LU: grid points per
     /// dimension (nx, ny, nz); EP: `[m, 0, 0]` (2^m pairs).
@@ -326,6 +341,18 @@ impl NasProblem {
         };
         NasWork { ops, bytes: bytes / n }
     }
+
+    /// A rank's compute in one timed step at the rates `r`: the roofline of
+    /// [`NasProblem::work`]; LU's phase by phase ([`apps::lu_phases`]); EP's
+    /// generator at its chain's latency and its pair loop at its busiest
+    /// resource ([`apps::ep_time`]).
+    pub fn compute(&self, nprocs: u32, r: &NasRates) -> Duration {
+        match self.kernel {
+            NasKernel::Ep => apps::ep_time(self, nprocs, r, apps::EP_GENERATOR),
+            NasKernel::Lu => Duration::from_ns_f64(apps::lu_phases(self, nprocs, r).total() * 1e9),
+            _ => self.work(nprocs, r.l2_share).time(r.ops_per_s, r.bytes_per_s),
+        }
+    }
 }
 
 impl NasProblem {
@@ -434,7 +461,8 @@ pub fn mg_grid(nprocs: u32) -> (u32, u32, u32) {
 }
 
 /// One timed iteration of a NAS kernel skeleton for `rank` of `nprocs` (a
-/// power of two, at least 4), with `compute` per iteration on each rank.
+/// power of two, at least 4), with `compute` per iteration on each rank
+/// (LU splits it among its phases as their times at the rates `r` do).
 ///
 /// * CG (2D grid `nprows x npcols`): per CG step, the row reduction of the
 ///   matrix-vector product, the exchange with the transpose partner, and
@@ -448,13 +476,20 @@ pub fn mg_grid(nprocs: u32) -> (u32, u32, u32) {
 ///   iteration (pairwise: its blocks are megabytes) and a checksum
 ///   allreduce (`ft.f` `transpose_x_yz`, `checksum`).
 /// * BT, SP (a square rank count), LU and EP: see [`apps`].
-pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs: u32, compute: Duration) -> Body {
+pub fn nas_kernel_iteration(
+    kernel: NasKernel,
+    p: &NasProblem,
+    rank: u32,
+    nprocs: u32,
+    compute: Duration,
+    r: &NasRates,
+) -> Body {
     let mut ops = Body::new();
     // The pseudo-applications interleave their compute with their messages.
     match kernel {
         NasKernel::Bt => apps::adi_step(&mut ops, apps::Adi::Bt, rank, nprocs, p.dims[0], compute),
         NasKernel::Sp => apps::adi_step(&mut ops, apps::Adi::Sp, rank, nprocs, p.dims[0], compute),
-        NasKernel::Lu => apps::lu_step(&mut ops, rank, nprocs, p.dims[0], compute),
+        NasKernel::Lu => apps::lu_step(&mut ops, rank, nprocs, p.dims[0], compute, &apps::lu_phases(p, nprocs, r)),
         _ => ops.push(Op::Compute(compute)),
     }
     match kernel {
@@ -522,6 +557,12 @@ pub fn nas_kernel_iteration(kernel: NasKernel, p: &NasProblem, rank: u32, nprocs
     }
     ops
 }
+
+/// The rates of one of 8 ranks of a 2 x Xeon E5345 host at the
+/// `omx2009` preset's `[nas]` values, for the tests.
+#[cfg(test)]
+pub(crate) const TEST_RATES: NasRates =
+    NasRates { ops_per_s: 2.33e9, bytes_per_s: 750e6, cycles_per_s: 2.33e9, l2_share: 2.0 * 1024.0 * 1024.0 };
 
 pub mod apps;
 #[cfg(test)]

@@ -14,7 +14,7 @@
 //!   `exchange_3` calls swap two-deep halos of `u` with the four neighbours.
 //! * EP ([`ep_ops`]): all compute, then the three `mpi_allreduce`s of `ep.f`.
 
-use super::allreduce_ops;
+use super::{allreduce_ops, NasProblem, NasRates};
 use crate::time::Duration;
 use crate::workload::{tag, Body, Op};
 
@@ -23,28 +23,97 @@ fn part(compute: Duration, share: f64) -> Duration {
     Duration::from_ps((compute.as_ps() as f64 * share).round() as u64)
 }
 
-/// EP operations per random number of `vranlc` (`common/randdp.f`): per
-/// element 16 floating-point operations (`t1 = r23*x`; `x2 = x - t23*x1`;
-/// `t1 = a1*x2 + a2*x1`; `r23*t1`; `z = t1 - t23*t2`; `t3 = t23*z +
-/// a2*x2`; `r46*t3`; `x = t3 - t46*t4`; `y = r46*x`) and three `int`
-/// truncations, each a conversion to an integer and back (2 operations).
-pub const EP_OPS_PER_NUMBER: f64 = 22.0;
+/// The random-number generator EP is built with (`make.def`'s `RAND`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpGenerator {
+    /// `common/randi8.f`: `Lx = iand(Lx*La, i246m1)` in 64-bit integers.
+    Randi8,
+    /// `common/randdp.f`: the product modulo 2^46 in double precision.
+    Randdp,
+}
+
+impl EpGenerator {
+    /// Cycles of one number of `vranlc` on a Core 2 (Merom) core. Each
+    /// number's seed is the product of the previous one, so the loop runs
+    /// at the latency of that dependence chain, whatever the issue width:
+    /// * `randi8`: one 64-bit `imul` (5 cycles) and one `and` (1);
+    /// * `randdp`: `t1 = r23*x` (mulsd, 5), `x1 = int(t1)` (cvttsd2si and
+    ///   cvtsi2sd, 7), `x2 = x - t23*x1` (5 + 3), `t1 = a1*x2 + a2*x1`
+    ///   (5 + 3), `t2 = int(r23*t1)` (5 + 7), `z = t1 - t23*t2` (5 + 3),
+    ///   `t3 = t23*z + a2*x2` (5 + 3), `t4 = int(r46*t3)` (5 + 7), `x = t3 -
+    ///   t46*t4` (5 + 3): 8 multiplies, 5 adds, 3 round trips to an integer.
+    ///
+    /// \[fact] latencies on Merom (Agner Fog, "Instruction tables", Intel
+    /// Core 2 (Merom, 65nm): IMUL r64,r64 5, AND 1, MULSD 5, ADDSD/SUBSD 3;
+    /// Intel 64 and IA-32 Architectures Optimization Reference Manual,
+    /// Appendix C, CPUID 06_0FH: MULSD 5, ADDSD 3). \[estimate] 7 cycles for
+    /// CVTTSD2SI then CVTSI2SD (3 + 4, each crossing between the integer
+    /// and floating-point units).
+    pub fn chain_cycles(self) -> f64 {
+        match self {
+            EpGenerator::Randi8 => 5.0 + 1.0,
+            EpGenerator::Randdp => 8.0 * 5.0 + 5.0 * 3.0 + 3.0 * 7.0,
+        }
+    }
+}
+
+/// EP's generator: NPB 3.3's default (`config/make.def.template`: "Use
+/// \"randi8\" unless there is a reason to use another one", `RAND =
+/// randi8`; `README.install`: "The default random number generator package
+/// provided is called \"randi8\" and should be used where possible").
+/// \[estimate] the studies do not say how they built NPB: the default.
+pub const EP_GENERATOR: EpGenerator = EpGenerator::Randi8;
+
+/// Cycles the Merom divider is busy per DIVSD and per SQRTSD: it is not
+/// pipelined, so these are the reciprocal throughputs. \[fact] Intel 64 and
+/// IA-32 Architectures Optimization Reference Manual, Appendix C, CPUID
+/// 06_0FH: DIVSD 32 latency / 31 throughput, SQRTSD 58 / 57; the Intel
+/// Technology Journal 12(3), 2008, "Original 45nm Intel Core
+/// Microarchitecture", §"New radix-16 divider": Merom's "Radix-4 floating
+/// point divide and Radix-2 square root" (2 and 1 quotient bits a cycle
+/// for a 53-bit mantissa).
+pub const DIVSD_CYCLES: f64 = 31.0;
+pub const SQRTSD_CYCLES: f64 = 57.0;
+
 /// EP operations per pair of loop 140 (`ep.f`), before the acceptance
 /// test: `x1 = 2x - 1`, `x2 = 2x - 1`, `t1 = x1**2 + x2**2`, the compare.
 pub const EP_OPS_PER_PAIR: f64 = 8.0;
-/// EP operations per accepted pair (`t1 <= 1`): `-2 log(t1) / t1` (2 and
-/// the log), the `sqrt`, `t3`, `t4`, two `abs` and the `max`, the count
-/// into `q(l)` (its index converted, the add) and the sums `sx`, `sy`: 12,
-/// and 20 for the `log` [estimate: a libm log is a range reduction, a table
-/// look-up and a polynomial of degree 5-7, 15-25 floating-point operations].
-pub const EP_OPS_PER_GAUSSIAN: f64 = 32.0;
+/// Operations of glibc's `log` for EP's arguments (`t1` in (0, 1], farther
+/// than 0.03 from 1 for 97 % of the accepted pairs): the 2008 library's
+/// `__ieee754_log` (`sysdeps/ieee754/dbl-64/e_log.c`, IBM Accurate
+/// Mathematical Library), stage I of `case_03`: `w = x - 1` and its test
+/// (2), the normalisation of u (2), `dbl_n` (1), `num.d += h1` (1), `u *
+/// Iu[i] + h2` (2), `p0` (2 conversions, 5 operations), `q`, `r0`, `w`
+/// (3), `polI` (5), `nln2a` (1), two `EADD`s (`dla.h`: a sum, its error
+/// and the magnitude test, 5 each), `B0` (5), `B` (1), the exit test (5).
+pub const LOG_OPS: f64 = 45.0;
+/// EP operations per accepted pair (`t1 <= 1`) besides the divider's:
+/// `-2 * log(t1)` (1), `t3`, `t4` (2), two `abs` and the `max` (3), `l`'s
+/// conversion (1), the count into `q(l)` (1), the sums `sx`, `sy` (2): 10,
+/// and the `log`. Its `/ t1` and `sqrt` run on the divider.
+pub const EP_OPS_PER_GAUSSIAN: f64 = 10.0 + LOG_OPS;
 
-/// EP operations per random number in all: the generator's, and per pair
-/// (two numbers) loop 140's, a pair accepted with probability pi/4 (the
-/// unit disc's share of the square the pair is drawn in). EP's `x` (2^17
-/// doubles, 1 MiB) stays in the L2: it moves no memory traffic.
+/// EP loop 140's operations per random number (two numbers a pair, a pair
+/// accepted with probability pi/4, the unit disc's share of the square the
+/// pair is drawn in); `vranlc`'s chain is timed apart ([`ep_time`]).
 pub fn ep_ops_per_number() -> f64 {
-    EP_OPS_PER_NUMBER + (EP_OPS_PER_PAIR + std::f64::consts::FRAC_PI_4 * EP_OPS_PER_GAUSSIAN) / 2.0
+    (EP_OPS_PER_PAIR + std::f64::consts::FRAC_PI_4 * EP_OPS_PER_GAUSSIAN) / 2.0
+}
+
+/// EP's compute on one of `nprocs` ranks (one step): `vranlc` fills `x`
+/// with 2^17 numbers at its chain's latency ([`EpGenerator::chain_cycles`]),
+/// then loop 140 takes them in pairs; its pairs are independent, so it runs
+/// at the rate of its busiest resource: the core's operations
+/// ([`ep_ops_per_number`] at `ops_per_s`) or the divider (a DIVSD and a
+/// SQRTSD per accepted pair). EP's `x` (2^17 doubles, 1 MiB) stays in the
+/// L2: it moves no memory traffic.
+pub fn ep_time(p: &NasProblem, nprocs: u32, r: &NasRates, generator: EpGenerator) -> Duration {
+    let numbers = p.total_ops / nprocs as f64;
+    let generate = numbers * generator.chain_cycles() / r.cycles_per_s;
+    let pairs = numbers / 2.0;
+    let ops = pairs * 2.0 * ep_ops_per_number() / r.ops_per_s;
+    let divider = pairs * std::f64::consts::FRAC_PI_4 * (DIVSD_CYCLES + SQRTSD_CYCLES) / r.cycles_per_s;
+    Duration::from_ns_f64((generate + ops.max(divider)) * 1e9)
 }
 
 /// EP's communication (`ep.f`, after loop 150): the sums `sx` and `sy`
@@ -102,14 +171,13 @@ impl LuRank {
     }
 }
 
-/// LU bytes per grid point per SSOR iteration, by phase (`ssor.f`), with
-/// the share of the step's compute each phase takes (the roofline's
-/// memory term binds on the 2009 hosts, so the traffic apportions it):
+/// LU bytes per grid point per SSOR iteration, by phase (`ssor.f`):
 /// * scaling `rsd = dt * rsd`: read and write rsd (2 x 40 B);
 /// * lower sweep: `jacld` reads u (40 B; its a, b, c, d blocks for one
 ///   plane, 4 x 25 doubles x 41^2 = 1.3 MB at 16 ranks, stay in the L2
-///   for `blts`), `blts` reads and writes rsd (80 B);
-/// * upper sweep: `jacu` and `buts`, the same 120 B;
+///   for `blts` when they fit the rank's share of it: [`LU_BLOCK_BYTES`]),
+///   `blts` reads and writes rsd (80 B);
+/// * upper sweep: `jacu` and `buts`, the same 40 and 80 B;
 /// * the update `u = u + tmp * rsd`: u read and written, rsd read (120 B);
 /// * `rhs`: `rsd = -frct` (frct 40 B, rsd 40 B + 40 B write-allocate),
 ///   then per direction u read (40 B), rsd read and written (80 B), and
@@ -119,29 +187,134 @@ impl LuRank {
 /// \[estimate] on what stays in cache: a sweep's blocks of one plane and a
 /// line's or plane's neighbours in the stencils are taken to, whole 3D
 /// arrays not (each rank's are 40-100 MB in class C).
-pub const LU_BYTES: LuBytes =
-    LuBytes { scale: 80.0, sweep: 120.0, update: 120.0, rhs_init: 120.0, rhs_direction: 200.0 };
+pub const LU_BYTES: LuPerPoint =
+    LuPerPoint { scale: 80.0, jacobian: 40.0, solve: 80.0, update: 120.0, rhs_init: 120.0, rhs_direction: 200.0 };
 
-/// LU's traffic per point by phase (see [`LU_BYTES`]).
+/// LU's floating-point operations per grid point by phase, as written in
+/// the loop bodies of NPB3.3-MPI LU (each operator once, a `do m = 1, 5`
+/// body five times, divisions by constants and by variables left out):
+/// `ssor.f` scaling (5) and update (10); `jacld.f` 841 and `blts.f` 270
+/// (its two k- and j/i-neighbour products, 55 + 105, the 5 x 5
+/// elimination, 90, and the back substitution, 20); `jacu.f` 790 and
+/// `buts.f` 270; `rhs.f` 895: `rsd = -frct` (5), then 297 a direction.
+/// \[estimate] the compiler hoists the products of constants in
+/// `jacld`/`jacu` out of the loops, and `rhs`'s dissipation has statements
+/// for the points next to the boundary that run at four points a line but
+/// are counted at every point, so these counts only apportion NPB's own
+/// operation count (`lu.f`, 1984.77 n^3 a step) among the phases; the two
+/// sweeps share their means.
+pub const LU_OPS_COUNTED: LuPerPoint = LuPerPoint {
+    scale: 5.0,
+    jacobian: 815.5,
+    solve: 270.0,
+    update: 10.0,
+    rhs_init: 5.0,
+    rhs_direction: 296.7,
+};
+
+/// Bytes per point of a plane of the sweeps' blocks (`applu.incl`:
+/// `a, b, c, d(5,5,isiz1,isiz2)`, 4 x 25 doubles): `jacld` (`jacu`) writes
+/// them and `blts` (`buts`) reads them back. When a plane's blocks do not
+/// fit the rank's L2 share they go to memory: the Jacobian moves them
+/// twice (the write-allocate's read, the write-back) and the solve once.
+pub const LU_BLOCK_BYTES: f64 = 4.0 * 25.0 * 8.0;
+
+/// Divisions per grid point by phase (`/` on a variable; the divider is
+/// busy [`DIVSD_CYCLES`] for each): `jacld`/`jacu` take `1 / u(1,...)` of
+/// the four points whose blocks they form (4), `blts`/`buts` invert the
+/// 5 x 5 diagonal block (4 pivots) and divide the five unknowns by it in
+/// the back substitution (5), each direction of `rhs` divides by `u(1,...)`
+/// four times (`u21`, `q`, and `tmp` at i and i-1). \[fact] counted in
+/// NPB3.3-MPI LU `jacld.f`, `jacu.f`, `blts.f`, `buts.f`, `rhs.f`.
+pub const LU_DIVISIONS: LuPerPoint =
+    LuPerPoint { scale: 0.0, jacobian: 4.0, solve: 9.0, update: 0.0, rhs_init: 0.0, rhs_direction: 4.0 };
+
+/// Cycles of the dependence chain from one point of `blts` (`buts`) to the
+/// next along i: the point's unknowns need its neighbour's at i-1 (i+1),
+/// and the point's neighbour along i is the next point of the loop, so the
+/// loop over a plane runs at this chain's latency. From the neighbour's
+/// last unknown, `v(1,i-1,j,k)`: its product in the ten-term sum (5 cycles)
+/// and the nine additions in the source's order (27), `omega *` (5), the
+/// subtraction (3): 40; the forward elimination, `v(2..5) -= v(1..4) *
+/// tmp`, one after the other (4 x 8); the back substitution: `v(5) /
+/// tmat(5,5)` (32), `v(4)`: 8 + 32, `v(3)`: 11 + 32, `v(2)`: 14 + 32,
+/// `v(1)`: 17 + 32. 282 cycles on Merom (MULSD 5, ADDSD 3, DIVSD 32,
+/// [`EpGenerator::chain_cycles`]'s sources). \[estimate] the compiler keeps
+/// the source's order of the sums (gfortran without `-ffast-math`) and the
+/// core's 96-entry reorder buffer cannot reach the next row, 40 points on.
+pub const LU_SOLVE_CHAIN_CYCLES: f64 = 40.0 + 4.0 * 8.0 + 32.0 + 40.0 + 43.0 + 46.0 + 49.0;
+
+/// Something of LU per grid point (bytes: [`LU_BYTES`]; operations:
+/// [`LU_OPS_COUNTED`]) or per rank (seconds: [`lu_phases`]), by phase.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LuBytes {
+pub struct LuPerPoint {
     pub scale: f64,
-    /// Each of the two sweeps.
-    pub sweep: f64,
+    /// Each sweep's Jacobian blocks (`jacld`, `jacu`).
+    pub jacobian: f64,
+    /// Each sweep's triangular solve (`blts`, `buts`).
+    pub solve: f64,
     pub update: f64,
     pub rhs_init: f64,
     /// Each of rhs's three directions.
     pub rhs_direction: f64,
 }
 
-impl LuBytes {
+impl LuPerPoint {
+    /// Each of the two sweeps.
+    pub fn sweep(&self) -> f64 {
+        self.jacobian + self.solve
+    }
+
+    /// The whole step: both sweeps, the three directions.
     pub fn total(&self) -> f64 {
-        self.scale + 2.0 * self.sweep + self.update + self.rhs_init + 3.0 * self.rhs_direction
+        self.scale + 2.0 * self.sweep() + self.update + self.rhs_init + 3.0 * self.rhs_direction
     }
 }
 
+/// Seconds of each LU phase on one of `nprocs` ranks in one SSOR step.
+/// The phases run one after the other and each touches its own data, so
+/// each is its own roofline: the largest of its operations at `ops_per_s`
+/// (NPB's count, [`LU_OPS_COUNTED`]'s shares of it), its divisions on the
+/// divider ([`LU_DIVISIONS`]), its bytes ([`LU_BYTES`]) at `bytes_per_s`,
+/// and for the triangular solves their chain from point to point
+/// ([`LU_SOLVE_CHAIN_CYCLES`]). The Jacobians work on one plane's blocks in
+/// cache and are bound by their operations, the solves by their chain;
+/// the scaling, the update and `rhs` stream whole arrays and are bound by
+/// memory. A single roofline over the step would let the sweeps' work hide
+/// under `rhs`'s memory traffic, which it cannot: they do not run at the
+/// same time.
+pub fn lu_phases(p: &NasProblem, nprocs: u32, r: &NasRates) -> LuPerPoint {
+    let points = (p.dims[0] * p.dims[1] * p.dims[2]) as f64 / nprocs as f64;
+    let ops_per_point = p.total_ops / p.timed_steps() as f64 / (p.dims[0] * p.dims[1] * p.dims[2]) as f64;
+    let share = ops_per_point / LU_OPS_COUNTED.total();
+    let phase = |ops: f64, divisions: f64, bytes: f64, chain: f64| {
+        let cycles = (divisions * DIVSD_CYCLES).max(chain) / r.cycles_per_s;
+        (ops * share / r.ops_per_s).max(cycles).max(bytes / r.bytes_per_s) * points
+    };
+    let (o, d, mut b) = (LU_OPS_COUNTED, LU_DIVISIONS, LU_BYTES);
+    if !lu_blocks_fit(p, nprocs, r.l2_share) {
+        b.jacobian += 2.0 * LU_BLOCK_BYTES;
+        b.solve += LU_BLOCK_BYTES;
+    }
+    LuPerPoint {
+        scale: phase(o.scale, d.scale, b.scale, 0.0),
+        jacobian: phase(o.jacobian, d.jacobian, b.jacobian, 0.0),
+        solve: phase(o.solve, d.solve, b.solve, LU_SOLVE_CHAIN_CYCLES),
+        update: phase(o.update, d.update, b.update, 0.0),
+        rhs_init: phase(o.rhs_init, d.rhs_init, b.rhs_init, 0.0),
+        rhs_direction: phase(o.rhs_direction, d.rhs_direction, b.rhs_direction, 0.0),
+    }
+}
+
+/// Whether a plane's Jacobian blocks ([`LU_BLOCK_BYTES`] a point of the
+/// largest rank's `nx x ny` block, [`LuRank`]) fit `l2_share` bytes.
+pub fn lu_blocks_fit(p: &NasProblem, nprocs: u32, l2_share: f64) -> bool {
+    let g = LuRank::new(0, nprocs, p.dims[0]);
+    LU_BLOCK_BYTES * (g.nx * g.ny) as f64 <= l2_share
+}
+
 /// One SSOR iteration of NPB LU for `rank` of `nprocs` on `n0`^3 points,
-/// with `compute` in all (split by [`LU_BYTES`]):
+/// with `compute` in all (split as `phases`, [`lu_phases`]):
 /// * lower sweep, `k = 2 .. nz-1`: `exchange_1(iex=0)` receives the
 ///   plane's `5 * (jend-jst+1)` doubles from north and `5 * (iend-ist+1)`
 ///   from west (`MPI_RECV`), `jacld` and `blts` compute, `exchange_1(iex=2)`
@@ -155,12 +328,12 @@ impl LuBytes {
 /// `l2norm`'s allreduces (5 doubles) run every `inorm` iterations, and
 /// `inorm` is `itmax` in classes B and C (`npbparams.h`): once in the timed
 /// region, left out of the step.
-pub fn lu_step(ops: &mut Body, rank: u32, nprocs: u32, n0: u64, compute: Duration) {
+pub fn lu_step(ops: &mut Body, rank: u32, nprocs: u32, n0: u64, compute: Duration, phases: &LuPerPoint) {
     let g = LuRank::new(rank, nprocs, n0);
-    let b = LU_BYTES;
-    let share = |bytes: f64| part(compute, bytes / b.total());
+    let b = phases;
+    let share = |seconds: f64| part(compute, seconds / b.total());
     let planes = n0 - 2;
-    let plane = share(b.sweep / planes as f64);
+    let plane = share(b.sweep() / planes as f64);
     let (ns, ew) = (40 * g.nj, 40 * g.ni);
     ops.push(Op::Compute(share(b.scale)));
     // Lower sweep: from north (tag +0) and west (+1), to south and east.

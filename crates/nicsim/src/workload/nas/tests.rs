@@ -173,8 +173,9 @@ fn nas_kernel_messages_pair_up() {
         [NasKernel::Cg, NasKernel::Mg, NasKernel::Ft, NasKernel::Bt, NasKernel::Ep, NasKernel::Lu, NasKernel::Sp];
     for k in all_kernels {
         let p = NasProblem::new(k, false);
-        let all: Vec<Vec<Op>> =
-            (0..16).map(|r| nas_kernel_iteration(k, &p, r, 16, Duration::ZERO).ops().collect()).collect();
+        let all: Vec<Vec<Op>> = (0..16)
+            .map(|r| nas_kernel_iteration(k, &p, r, 16, Duration::ZERO, &crate::workload::TEST_RATES).ops().collect())
+            .collect();
         let mut sends = std::collections::BTreeMap::new();
         let mut recvs = std::collections::BTreeMap::new();
         for (r, ops) in all.iter().enumerate() {
@@ -201,13 +202,14 @@ fn mg_decomposes_as_npb_setup_does() {
     assert_eq!(mg_grid(64), (4, 4, 4));
     let p = NasProblem::new(NasKernel::Mg, true);
     for rank in 0..16u32 {
-        let remote: std::collections::BTreeSet<u32> = nas_kernel_iteration(NasKernel::Mg, &p, rank, 16, Duration::ZERO)
-            .ops()
-            .filter_map(|op| match op {
-                Op::Send { peer, .. } if peer / 8 != rank / 8 => Some(peer),
-                _ => None,
-            })
-            .collect();
+        let remote: std::collections::BTreeSet<u32> =
+            nas_kernel_iteration(NasKernel::Mg, &p, rank, 16, Duration::ZERO, &crate::workload::TEST_RATES)
+                .ops()
+                .filter_map(|op| match op {
+                    Op::Send { peer, .. } if peer / 8 != rank / 8 => Some(peer),
+                    _ => None,
+                })
+                .collect();
         assert_eq!(remote.len(), 1, "rank {rank} talks across hosts to {remote:?}");
     }
 }

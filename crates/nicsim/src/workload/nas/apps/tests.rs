@@ -8,7 +8,7 @@ use crate::workload::{NasKernel, NasProblem};
 /// (peer, size, tag) of every send of one step of `kernel` for `rank` of 16, class C.
 fn sends(kernel: NasKernel, rank: u32) -> Vec<(u32, u64, u64)> {
     let p = NasProblem::new(kernel, true);
-    crate::workload::nas_kernel_iteration(kernel, &p, rank, 16, Duration::from_ms(100))
+    crate::workload::nas_kernel_iteration(kernel, &p, rank, 16, Duration::from_ms(100), &crate::workload::TEST_RATES)
         .ops()
         .filter_map(|op| match op {
             Op::Send { peer, size, tag } => Some((peer, size, tag)),
@@ -63,8 +63,16 @@ fn lu_step_sends_what_exchange_1_and_exchange_3_send() {
     assert_eq!(s.len(), 2 * 160 + 2);
     // The wavefront: a plane's compute waits for its two receives.
     let p = NasProblem::new(NasKernel::Lu, true);
-    let ops: Vec<Op> =
-        crate::workload::nas_kernel_iteration(NasKernel::Lu, &p, 5, 16, Duration::from_ms(100)).ops().collect();
+    let ops: Vec<Op> = crate::workload::nas_kernel_iteration(
+        NasKernel::Lu,
+        &p,
+        5,
+        16,
+        Duration::from_ms(100),
+        &crate::workload::TEST_RATES,
+    )
+    .ops()
+    .collect();
     let first_recv = ops.iter().position(|o| matches!(o, Op::Recv { .. })).unwrap();
     assert_eq!(ops[first_recv], Op::Recv { src: Some(4), size: 8 * 5 * 41, tag: tag::LU });
     assert_eq!(ops[first_recv + 2], Op::Recv { src: Some(1), size: 8 * 5 * 41, tag: tag::LU + 1 });
@@ -158,15 +166,144 @@ fn op_counts_are_the_mop_s_formulas() {
             assert!((p.work(16, 2e6).ops * 16.0 / per_step - 1.0).abs() < 1e-9);
         }
     }
-    // EP: 2^(M+1) numbers (M = 32 in class C), in one step; each costs the
-    // generator's 22 operations and its share of the pair loop.
+    // EP: 2^(M+1) numbers (M = 32 in class C), in one step; the work's
+    // operations are loop 140's: 8 a pair, 55 more an accepted pair (pi/4).
     let ep = NasProblem::new(NasKernel::Ep, true);
     assert_eq!((ep.total_ops, ep.timed_steps()), (2f64.powi(33), 1));
     let per = ep_ops_per_number();
-    assert!(per > 22.0 + 4.0 && per < 22.0 + 4.0 + 16.0, "{per}");
+    assert!((per - (8.0 + std::f64::consts::FRAC_PI_4 * 55.0) / 2.0).abs() < 1e-9, "{per}");
     let w = ep.work(16, 2e6);
     assert!((w.ops - 2f64.powi(33) / 16.0 * per).abs() < 1.0);
     assert_eq!(w.bytes, 0.0);
+}
+
+/// EP's generator is a dependence chain: every number costs its chain's
+/// latency in cycles, however wide the core. With the chain's cycles left
+/// out the two generators would take the same time.
+#[test]
+fn ep_generator_runs_at_its_chain_latency() {
+    let ep = NasProblem::new(NasKernel::Ep, true);
+    let r = crate::workload::TEST_RATES;
+    let numbers = 2f64.powi(33) / 16.0;
+    assert_eq!(EpGenerator::Randi8.chain_cycles(), 6.0);
+    assert_eq!(EpGenerator::Randdp.chain_cycles(), 76.0);
+    let (i8, dp) = (ep_time(&ep, 16, &r, EpGenerator::Randi8), ep_time(&ep, 16, &r, EpGenerator::Randdp));
+    let gap = (dp.as_ps() - i8.as_ps()) as f64 * 1e-12;
+    assert!((gap - numbers * 70.0 / r.cycles_per_s).abs() < 1e-6, "{gap}");
+    // A clock half as fast doubles the chain's time; the generator's time
+    // does not depend on the operation rate.
+    let slow = NasRates { cycles_per_s: r.cycles_per_s / 2.0, ..r };
+    let gap_slow = (ep_time(&ep, 16, &slow, EpGenerator::Randdp).as_ps()
+        - ep_time(&ep, 16, &slow, EpGenerator::Randi8).as_ps()) as f64
+        * 1e-12;
+    assert!((gap_slow / gap - 2.0).abs() < 1e-6);
+    // The default is NPB 3.3's `RAND = randi8`.
+    assert_eq!(EP_GENERATOR, EpGenerator::Randi8);
+    assert_eq!(ep.compute(16, &r), i8);
+}
+
+/// EP's pair loop on a Merom core waits on the divider (a DIVSD and a
+/// SQRTSD per accepted pair, 88 cycles, against 51 cycles of operations at
+/// one a cycle): without the divider the loop would take its operations'
+/// time.
+#[test]
+fn ep_pair_loop_is_bound_by_the_divider() {
+    let ep = NasProblem::new(NasKernel::Ep, true);
+    let r = crate::workload::TEST_RATES;
+    let numbers = 2f64.powi(33) / 16.0;
+    let t = ep_time(&ep, 16, &r, EpGenerator::Randi8).as_ps() as f64 * 1e-12;
+    let generate = numbers * 6.0 / r.cycles_per_s;
+    let ops = numbers * ep_ops_per_number() / r.ops_per_s;
+    let divider = numbers / 2.0 * std::f64::consts::FRAC_PI_4 * 88.0 / r.cycles_per_s;
+    assert!(divider > ops);
+    assert!((t - generate - divider).abs() < 1e-6, "{t}");
+    // With a core twice as fast at operations, nothing changes.
+    let fast = NasRates { ops_per_s: 2.0 * r.ops_per_s, ..r };
+    assert_eq!(ep_time(&ep, 16, &fast, EpGenerator::Randi8), ep_time(&ep, 16, &r, EpGenerator::Randi8));
+}
+
+/// LU's phases are rooflines of their own: the Jacobians are bound by
+/// their operations, `rhs` by memory, so the step takes longer than one
+/// roofline over the whole step (which hides the sweeps' operations under
+/// `rhs`'s traffic).
+#[test]
+fn lu_phases_are_rooflines_of_their_own() {
+    let lu = NasProblem::new(NasKernel::Lu, true);
+    let r = crate::workload::TEST_RATES;
+    let ph = lu_phases(&lu, 16, &r);
+    let points = 162f64.powi(3) / 16.0;
+    let share = lu.total_ops / 250.0 / 162f64.powi(3) / LU_OPS_COUNTED.total();
+    // The Jacobians: operations; rhs's directions: bytes.
+    assert!((ph.jacobian - LU_OPS_COUNTED.jacobian * share * points / r.ops_per_s).abs() < 1e-9);
+    assert!(ph.jacobian > LU_BYTES.jacobian * points / r.bytes_per_s);
+    assert!((ph.rhs_direction - LU_BYTES.rhs_direction * points / r.bytes_per_s).abs() < 1e-9);
+    // The counted operations apportion NPB's count: with a memory and a
+    // clock no phase is bound by, the phases add up to the step's operations.
+    let ops_only = NasRates { bytes_per_s: 1e15, cycles_per_s: 1e15, ..r };
+    let all_ops = lu_phases(&lu, 16, &ops_only).total();
+    assert!((all_ops - lu.total_ops / 250.0 / 16.0 / r.ops_per_s).abs() < 1e-9);
+    // Against one roofline over the step.
+    let one = lu.work(16, r.l2_share).time(r.ops_per_s, r.bytes_per_s);
+    let step = lu.compute(16, &r);
+    assert!(step.as_ps() as f64 > 1.2 * one.as_ps() as f64, "{step:?} {one:?}");
+    assert!((step.as_ps() as f64 * 1e-12 - ph.total()).abs() < 1e-9);
+}
+
+/// `blts` and `buts` run at their chain from point to point (282 cycles on
+/// Merom), above their operations (about 170) and their divider's 279:
+/// without the chain they would take the divider's time.
+#[test]
+fn lu_solves_run_at_their_chain_s_latency() {
+    assert_eq!(LU_SOLVE_CHAIN_CYCLES, 282.0);
+    let lu = NasProblem::new(NasKernel::Lu, true);
+    let r = crate::workload::TEST_RATES;
+    let points = 162f64.powi(3) / 16.0;
+    let ph = lu_phases(&lu, 16, &r);
+    assert!((ph.solve - 282.0 * points / r.cycles_per_s).abs() < 1e-9, "{}", ph.solve);
+    let share = lu.total_ops / 250.0 / 162f64.powi(3) / LU_OPS_COUNTED.total();
+    let ops = LU_OPS_COUNTED.solve * share * points / r.ops_per_s;
+    let divider = 9.0 * DIVSD_CYCLES * points / r.cycles_per_s;
+    assert!(ph.solve > divider && divider > ops, "{} {divider} {ops}", ph.solve);
+    // The chain is in cycles: a clock half as fast doubles it.
+    let slow = NasRates { cycles_per_s: r.cycles_per_s / 2.0, ..r };
+    assert!((lu_phases(&lu, 16, &slow).solve / ph.solve - 2.0).abs() < 1e-9);
+}
+
+/// A plane's blocks (1.3 MB at 16 ranks in class C) stay in a rank's 2 MiB
+/// of L2 between `jacld` and `blts`; at 4 ranks (5.2 MB) they do not, and
+/// the sweeps move them through memory: 1600 B a point more for the
+/// Jacobian, 800 for the solve.
+#[test]
+fn lu_blocks_go_to_memory_when_they_miss_the_l2() {
+    let lu = NasProblem::new(NasKernel::Lu, true);
+    let r = crate::workload::TEST_RATES;
+    assert!(lu_blocks_fit(&lu, 16, r.l2_share));
+    assert!(!lu_blocks_fit(&lu, 4, r.l2_share));
+    // Memory-bound at a slow memory: the bytes decide the sweeps' phases.
+    let slow = NasRates { bytes_per_s: 1e6, ..r };
+    let (fit, spill) = (lu_phases(&lu, 4, &NasRates { l2_share: 8e6, ..slow }), lu_phases(&lu, 4, &slow));
+    let points = 162f64.powi(3) / 4.0;
+    assert!((spill.jacobian - fit.jacobian - 1600.0 * points / 1e6).abs() < 1e-6);
+    assert!((spill.solve - fit.solve - 800.0 * points / 1e6).abs() < 1e-6);
+    assert_eq!(spill.rhs_direction, fit.rhs_direction);
+}
+
+/// `lu_step` gives each sweep plane its phase's share of the step.
+#[test]
+fn lu_step_splits_the_compute_by_the_phases_times() {
+    let lu = NasProblem::new(NasKernel::Lu, true);
+    let r = crate::workload::TEST_RATES;
+    let ph = lu_phases(&lu, 16, &r);
+    let compute = Duration::from_ms(500);
+    let computes: Vec<u64> = crate::workload::nas_kernel_iteration(NasKernel::Lu, &lu, 5, 16, compute, &r)
+        .ops()
+        .filter_map(|o| if let Op::Compute(d) = o { Some(d.as_ps()) } else { None })
+        .collect();
+    // The scaling, 2 x 160 planes, then the update with rhs's start and its three directions.
+    assert_eq!(computes.len(), 1 + 2 * 160 + 3);
+    let sweeps: u64 = computes[1..321].iter().sum();
+    let want = compute.as_ps() as f64 * 2.0 * ph.sweep() / ph.total();
+    assert!((sweeps as f64 - want).abs() < 400.0, "{sweeps} {want}");
 }
 
 #[test]
@@ -185,10 +322,11 @@ fn a_step_s_compute_adds_up_to_the_work() {
     for kernel in [NasKernel::Bt, NasKernel::Sp, NasKernel::Lu, NasKernel::Ep] {
         let p = NasProblem::new(kernel, true);
         for rank in [0, 6, 15] {
-            let total: u64 = crate::workload::nas_kernel_iteration(kernel, &p, rank, 16, compute)
-                .ops()
-                .map(|o| if let Op::Compute(d) = o { d.as_ps() } else { 0 })
-                .sum();
+            let total: u64 =
+                crate::workload::nas_kernel_iteration(kernel, &p, rank, 16, compute, &crate::workload::TEST_RATES)
+                    .ops()
+                    .map(|o| if let Op::Compute(d) = o { d.as_ps() } else { 0 })
+                    .sum();
             let off = total.abs_diff(compute.as_ps());
             assert!(off < 2000, "{kernel:?} rank {rank}: {off} ps off");
         }
@@ -209,4 +347,75 @@ fn lu_sends_the_most_and_the_smallest_messages() {
     let (lu, bt, sp) = (per_run(NasKernel::Lu), per_run(NasKernel::Bt), per_run(NasKernel::Sp));
     assert!(lu.0 > 10 * bt.0 && lu.0 > 5 * sp.0, "{lu:?} {bt:?} {sp:?}");
     assert!(lu.1 * 20 < bt.1 && lu.1 * 20 < sp.1, "{lu:?} {bt:?} {sp:?}");
+}
+
+/// When each of `steps`' ranks finishes, with messages taking no time: a
+/// rank's `WaitOutstanding` waits for the sends its posted receives match
+/// (per sender, receiver and tag, in order).
+fn makespans(steps: &[Body]) -> Vec<f64> {
+    use std::collections::{HashMap, VecDeque};
+    let n = steps.len();
+    let ops: Vec<Vec<Op>> = steps.iter().map(|b| b.ops().collect()).collect();
+    let mut at = vec![0usize; n];
+    let mut now = vec![0f64; n];
+    let mut posted: Vec<Vec<(u32, u64)>> = vec![Vec::new(); n];
+    let mut sent: HashMap<(u32, u32, u64), VecDeque<f64>> = HashMap::new();
+    loop {
+        let mut moved = false;
+        for me in 0..n {
+            while let Some(op) = ops[me].get(at[me]) {
+                match *op {
+                    Op::Compute(d) => now[me] += d.as_ps() as f64 * 1e-12,
+                    Op::Send { peer, tag, .. } => sent.entry((me as u32, peer, tag)).or_default().push_back(now[me]),
+                    Op::Recv { src, tag, .. } => posted[me].push((src.unwrap(), tag)),
+                    Op::WaitOutstanding(_) => {
+                        let ready = posted[me]
+                            .iter()
+                            .all(|&(src, tag)| sent.get(&(src, me as u32, tag)).is_some_and(|q| !q.is_empty()));
+                        if !ready {
+                            break;
+                        }
+                        for (src, tag) in std::mem::take(&mut posted[me]) {
+                            let t = sent.get_mut(&(src, me as u32, tag)).unwrap().pop_front().unwrap();
+                            now[me] = now[me].max(t);
+                        }
+                    }
+                    _ => unreachable!("LU's steps use compute, send, receive and wait"),
+                }
+                at[me] += 1;
+                moved = true;
+            }
+        }
+        if at.iter().zip(&ops).all(|(a, o)| *a == o.len()) {
+            return now;
+        }
+        assert!(moved, "deadlock");
+    }
+}
+
+/// LU's sweeps are wavefronts: a rank starts a plane once its north and
+/// west neighbours (south and east going up) have finished theirs, so each
+/// sweep takes `planes + xdim + ydim - 2` plane-times (the pipeline's fill
+/// and drain grow with the grid's sides). Without the plane messages every
+/// rank would finish in 2 x `planes` plane-times.
+#[test]
+fn lu_sweeps_fill_and_drain_a_pipeline_of_the_grid_s_sides() {
+    let n0 = 162u64;
+    let planes = (n0 - 2) as f64;
+    // All the compute in the sweeps, 1 ms a plane.
+    let phases = LuPerPoint { scale: 0.0, jacobian: 1.0, solve: 0.0, update: 0.0, rhs_init: 0.0, rhs_direction: 0.0 };
+    let compute = Duration::from_ms(2 * (n0 - 2));
+    for (nprocs, sides) in [(4u32, 2.0 + 2.0), (16, 4.0 + 4.0), (32, 8.0 + 4.0)] {
+        let steps: Vec<Body> = (0..nprocs)
+            .map(|rank| {
+                let mut b = Body::new();
+                lu_step(&mut b, rank, nprocs, n0, compute, &phases);
+                b
+            })
+            .collect();
+        let ends = makespans(&steps);
+        let last = ends.iter().cloned().fold(0.0, f64::max);
+        let want = 2.0 * (planes + sides - 2.0) * 1e-3;
+        assert!((last - want).abs() < 1e-9, "{nprocs} ranks: {last} s, want {want}");
+    }
 }
