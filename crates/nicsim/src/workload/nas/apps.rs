@@ -43,10 +43,12 @@ impl EpGenerator {
     ///   `t3 = t23*z + a2*x2` (5 + 3), `t4 = int(r46*t3)` (5 + 7), `x = t3 -
     ///   t46*t4` (5 + 3): 8 multiplies, 5 adds, 3 round trips to an integer.
     ///
-    /// \[fact] latencies on Merom (Agner Fog, "Instruction tables", Intel
-    /// Core 2 (Merom, 65nm): IMUL r64,r64 5, AND 1, MULSD 5, ADDSD/SUBSD 3;
-    /// Intel 64 and IA-32 Architectures Optimization Reference Manual,
-    /// Appendix C, CPUID 06_0FH: MULSD 5, ADDSD 3). \[estimate] 7 cycles for
+    /// \[estimate] latencies on Merom as Agner Fog's "Instruction tables"
+    /// (Intel Core 2, Merom, 65nm) and Intel's Optimization Reference
+    /// Manual (Appendix C, CPUID 06_0FH) give them: IMUL r64,r64 5, AND 1,
+    /// MULSD 5, ADDSD/SUBSD 3. The figures were taken from those documents
+    /// as recalled; the copies the search tools reach show only their
+    /// cover pages, so they are not quoted here. \[estimate] 7 cycles for
     /// CVTTSD2SI then CVTSI2SD (3 + 4, each crossing between the integer
     /// and floating-point units).
     pub fn chain_cycles(self) -> f64 {
@@ -65,9 +67,11 @@ impl EpGenerator {
 pub const EP_GENERATOR: EpGenerator = EpGenerator::Randi8;
 
 /// Cycles the Merom divider is busy per DIVSD and per SQRTSD: it is not
-/// pipelined, so these are the reciprocal throughputs. \[fact] Intel 64 and
-/// IA-32 Architectures Optimization Reference Manual, Appendix C, CPUID
-/// 06_0FH: DIVSD 32 latency / 31 throughput, SQRTSD 58 / 57; the Intel
+/// pipelined, so these are the reciprocal throughputs. \[estimate] as
+/// the Intel 64 and IA-32 Architectures Optimization Reference Manual,
+/// Appendix C, CPUID 06_0FH, gives them (recalled, not quoted: see
+/// [`EpGenerator::chain_cycles`]): DIVSD 32 latency / 31 throughput,
+/// SQRTSD 58 / 57; consistent with the Intel
 /// Technology Journal 12(3), 2008, "Original 45nm Intel Core
 /// Microarchitecture", §"New radix-16 divider": Merom's "Radix-4 floating
 /// point divide and Radix-2 square root" (2 and 1 quotient bits a cycle
@@ -203,14 +207,8 @@ pub const LU_BYTES: LuPerPoint =
 /// are counted at every point, so these counts only apportion NPB's own
 /// operation count (`lu.f`, 1984.77 n^3 a step) among the phases; the two
 /// sweeps share their means.
-pub const LU_OPS_COUNTED: LuPerPoint = LuPerPoint {
-    scale: 5.0,
-    jacobian: 815.5,
-    solve: 270.0,
-    update: 10.0,
-    rhs_init: 5.0,
-    rhs_direction: 296.7,
-};
+pub const LU_OPS_COUNTED: LuPerPoint =
+    LuPerPoint { scale: 5.0, jacobian: 815.5, solve: 270.0, update: 10.0, rhs_init: 5.0, rhs_direction: 296.7 };
 
 /// Bytes per point of a plane of the sweeps' blocks (`applu.incl`:
 /// `a, b, c, d(5,5,isiz1,isiz2)`, 4 x 25 doubles): `jacld` (`jacu`) writes
