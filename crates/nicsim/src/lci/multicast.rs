@@ -2,7 +2,7 @@
 //! and the three forwarding schemes.
 //!
 //! This module owns the multicast study's metrics and states the schemes.
-//! The NIs' side is their firmware's (`crate::nic::lanai`, `Ni::event`: a
+//! The NIs' side is their firmware's (`crate::nic::lanai`, `Nic::lanai_event`: a
 //! post that shares one send buffer among one descriptor per child, the
 //! forwards and the receive buffers they free), over the NI state of
 //! `crate::nic::multicast` ([`NiMc`]: the forwarding table, a

@@ -23,7 +23,7 @@
 //! with the receive and send buffers its forwards hold), and the tag ([`tag`], [`root_of`]: the top bit of the
 //! Open-MX `session` word, the root's rank in its low 16 bits). It does
 //! not own the timing of a forward (`crate::nic::Nic::firmware_forward`,
-//! the LANai firmware's `super::lanai::Ni::fwd_kick`), the frames (`crate::sim` `mcast`),
+//! the LANai firmware's `crate::nic::Nic::lanai_fwd_kick`), the frames (`crate::sim` `mcast`),
 //! nor the library's view of a multicast message
 //! (`crate::proto::Kind::Mcast`).
 

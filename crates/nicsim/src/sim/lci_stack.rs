@@ -25,7 +25,7 @@
 
 use super::{Ev, HostState, World};
 use crate::engine::{EventQueue, Origin};
-use crate::host::bus::{Bus, BusOp};
+use crate::host::bus::Bus;
 use crate::lci::process::Drive;
 use crate::lci::workload::Job;
 use crate::lci::Running;
@@ -34,6 +34,7 @@ use crate::net::grid::Grid;
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, FwOut, Ni, Packet};
 use crate::nic::timers;
+use crate::nic::Nic;
 use crate::time::Instant;
 use crate::workload::Op;
 use crate::SimError;
@@ -129,10 +130,6 @@ impl HostState {
     }
     pub(crate) fn ni_ref(&self) -> &Ni {
         self.nic.lanai.as_deref().expect(PARTS)
-    }
-    /// Its NI's firmware and the bus the NI shares with the host.
-    pub(crate) fn lanai(&mut self) -> (&mut Ni, &mut Bus) {
-        self.nic.lanai_parts().expect(PARTS)
     }
 }
 
@@ -278,16 +275,14 @@ impl<'a> Cx<'a> {
             LibOut::At { at, ev, arg } => self.q.push(at, o_h, lib_ev(h, ev)(arg)),
             LibOut::AtPacket { at, ev, pkt } => self.at_packet(at, o_h, h, pkt, lib_ev(h, ev)),
             LibOut::PioRead { then, pkt } => {
-                let (_, end) = self.hs[h as usize].lanai().1.request(now, BusOp::PioRead);
+                let end = self.hs[h as usize].nic.lanai_pio_read(now);
                 match pkt {
                     Some(pkt) => self.at_packet(end, o_h, h, pkt, lib_ev(h, then)),
                     None => self.q.push(end, o_h, lib_ev(h, then)(0)),
                 }
             }
             LibOut::PioWrite { pkt, bytes } => {
-                let (ni, bus) = self.hs[h as usize].lanai();
-                ni.packets_sent += 1;
-                let (_, end) = bus.request(now, BusOp::PioWrite { bytes: ni.header() + bytes });
+                let end = self.hs[h as usize].nic.lanai_pio_write(now, bytes);
                 self.at_packet(end, o_h, h, pkt, fw_ev(h, FwEv::Posted));
             }
             LibOut::Message { src, tag } => {
@@ -398,33 +393,32 @@ impl<'a> Cx<'a> {
     }
 
     /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
-    /// the firmware's ([`Ni::event`], reading its host's processed
+    /// the firmware's ([`Nic::lanai_event`], reading its host's processed
     /// counter).
     fn firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
         let consumed = self.hs[h as usize].lib_ref().consumed();
-        self.fw(h, now, |ni, bus, out| ni.event(now, (ev, arg), consumed, bus, &mut |o| out.push(o)));
+        self.fw(h, now, |nic, out| nic.lanai_event(now, (ev, arg), consumed, &mut |o| out.push(o)));
     }
 
     /// NI `h`'s watchdog event of generation `gen` (the
-    /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
+    /// NI's, [`Nic::lanai_watchdog`], reading its host's flag and counter).
     fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
         let lib = self.hs[h as usize].lib_ref();
         let words = (lib.irq_enabled(), lib.consumed());
-        self.fw(h, now, |ni, bus, out| ni.watchdog_event(now, gen, words, bus, &mut |o| out.push(o)));
+        self.fw(h, now, |nic, out| nic.lanai_watchdog(now, gen, words, &mut |o| out.push(o)));
     }
 
-    /// NI `h`'s clock ticks (the NI's, [`Ni::clock_tick`]).
+    /// NI `h`'s clock ticks (the NI's, [`Nic::lanai_clock_tick`]).
     fn clock_tick(&mut self, h: u32, now: Instant) {
-        self.fw(h, now, |ni, bus, out| ni.clock_tick(now, bus, &mut |o| out.push(o)));
+        self.fw(h, now, |nic, out| nic.lanai_clock_tick(now, &mut |o| out.push(o)));
     }
 
     /// Calls NI `h`'s firmware at `now` (`f`), then does what it asked
     /// for, in its order: its host's library is called, a transmission
     /// tried, a freed buffer granted; the rest is queued ([`fw_due`]).
-    fn fw(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Ni, &mut Bus, &mut Vec<FwOut>)) {
+    fn fw(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Nic, &mut Vec<FwOut>)) {
         let mark = self.prog.fw.len();
-        let (ni, bus) = self.hs[h as usize].lanai();
-        f(ni, bus, &mut self.prog.fw);
+        f(&mut self.hs[h as usize].nic, &mut self.prog.fw);
         let mut i = mark;
         while let Some(&o) = self.prog.fw.get(i) {
             match o {
@@ -488,8 +482,9 @@ impl<'a> Cx<'a> {
             self.q.push(left, ni_origin(h), fw_ev(h, FwEv::TxDone)(0));
         }
         self.at_packet(arrive, ni_origin(dst), dst, pkt, fw_ev(dst, FwEv::Arrive));
-        let ni = self.hs[h as usize].ni();
-        let (next, ev) = if forward { (ni.fwd_kick(now), FwEv::FwdReady) } else { (ni.tx_kick(now), FwEv::TxReady) };
+        let nic = &mut self.hs[h as usize].nic;
+        let (next, ev) =
+            if forward { (nic.lanai_fwd_kick(now), FwEv::FwdReady) } else { (nic.lanai_tx_kick(now), FwEv::TxReady) };
         if let Some(t) = next {
             self.q.push(t, ni_origin(h), fw_ev(h, ev)(0));
         }
