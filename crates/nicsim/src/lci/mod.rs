@@ -145,9 +145,7 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let upcall = job.upcall_driven();
     let parts = (0..n).map(|h| {
         let lib = Lib::new(h, s, signal, p.link.mtu, n, upcall);
-        let mut nic = Ni::new(s, p);
-        lib.mc.program_ni(&mut nic, h);
-        (lib, nic)
+        (lib, Ni::new(s, p, h))
     });
     let run = Running {
         job,

@@ -34,11 +34,11 @@
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::flow::Credits;
-use super::multicast::{Forwarded, Kary, NiMc};
+use super::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Raises, Watchdog};
 use super::Nic;
-use crate::config::{lanai_ns, BusTimes, LanaiCfg, LciScenario, Platform, WatchdogDelay};
+use crate::config::{lanai_ns, BusTimes, Forwarding, LanaiCfg, LciScenario, Platform, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -96,6 +96,15 @@ pub fn host_buffer_bytes(ni: &LanaiCfg, mtu: u32) -> u32 {
 pub fn bus(p: &Platform) -> Bus {
     let pci = p.pci.as_ref().expect("a LANai platform has a [pci] table (config::lanai_derive::validate)");
     Bus::new(&BusTimes::lanai(p.nic.dma_MBps, p.nic.dma_startup_ns, pci))
+}
+
+/// The forwarding table of the NICs that run the LANai firmware of the
+/// LCI stack's part `s` on platform `p` (the `forwarding` of each
+/// `super::Nic`, as the Open-MX NIC's): the fan-out tree, under `ni`
+/// forwarding only.
+pub fn forward_table(s: &LciScenario, p: &Platform) -> Option<ForwardTable> {
+    let tree = Tree::Kary(s.fanout);
+    (s.forwarding == Forwarding::Ni).then_some(ForwardTable { tree, ranks: p.topology.hosts })
 }
 
 /// Firmware costs, converted from NI cycles.
@@ -269,8 +278,9 @@ impl Ni {
     /// (its links carry `link.mtu` bytes of payload per packet, one NI
     /// buffer): its firmware's costs at the NIC clock, arrival detection,
     /// buffers, watchdog and clock (its host's PCI bus is the NIC's,
-    /// [`bus`]).
-    pub fn new(s: &LciScenario, p: &Platform) -> Self {
+    /// [`bus`]), and, as NI `rank` of the multicast trees, the trees its
+    /// posts share a send buffer along (not under `host-message`).
+    pub fn new(s: &LciScenario, p: &Platform, rank: u32) -> Self {
         let (ni, mtu, hosts) = (&s.lanai, p.link.mtu, p.topology.hosts);
         let (send_buffers, recv_buffers) = (ni.send_buffers, ni.recv_buffers);
         // The fetch is priced on the PCI bus (`Nic::fetch_host_words`), not a fixed latency.
@@ -298,8 +308,8 @@ impl Ni {
             host_dmas: 0,
             refreshes: 0,
             host_fetches: 0,
-            mc: Default::default(),
-            shared_posts: None,
+            mc: NiMc::new(rank),
+            shared_posts: (s.forwarding != Forwarding::HostMessage).then_some(Kary { n: hosts, fanout: s.fanout }),
             packets: {
                 let bound = packets_bound(send_buffers, recv_buffers, s.fanout);
                 Slab::new(bound as usize, bound)
@@ -473,6 +483,7 @@ impl Nic {
     /// `ni` forwarding the firmware queues one forward per child, ahead of
     /// the host DMA; then the next delivery (`rx_next`).
     fn arrive(&mut self, now: Instant, id: u32, out: &mut impl FnMut(FwOut)) {
+        let table = self.forwarding;
         let ni = self.fw_ni();
         let pkt = ni.packets.take(id);
         ni.received += 1;
@@ -480,7 +491,7 @@ impl Nic {
             out(FwOut::Watchdog(t, gen));
         }
         ni.rx_queue.push_back(pkt);
-        if ni.mc.start_forward(pkt) > 0 {
+        if ni.mc.start_forward(pkt, table) > 0 {
             if let Some(t) = self.lanai_fwd_kick(now) {
                 out(FwOut::Fw(t, FwEv::FwdReady));
             }

@@ -80,7 +80,8 @@ pub struct Nic {
     /// (firmware work, \[LCI]'s `dma_setup_cycles`; zero on emo2004).
     tx_dma_setup: Duration,
     /// The multicast forwarding table (`nic.multicast_forwarding`, set by
-    /// the build for a multicast workload), and the firmware's time per
+    /// the build for a multicast workload; the LANai firmware's under `ni`
+    /// forwarding, [`Nic::run_lanai`]), and the firmware's time per
     /// forward on top of its transmit work (`nic.mcast_fwd_ns`).
     pub forwarding: Option<ForwardTable>,
     fw_fwd: Duration,
@@ -150,10 +151,12 @@ impl Nic {
     }
 
     /// The NIC runs the LANai firmware `ni` on the host's PCI bus `bus`
-    /// (`lanai::bus`), which its DMAs share with the host's PIO.
-    pub fn run_lanai(&mut self, ni: lanai::Ni, bus: Bus) {
+    /// (`lanai::bus`), which its DMAs share with the host's PIO, with the
+    /// multicast forwarding table `table` (`lanai::forward_table`).
+    pub fn run_lanai(&mut self, ni: lanai::Ni, bus: Bus, table: Option<ForwardTable>) {
         self.lanai = Some(Box::new(ni));
         self.bus = Some(Box::new(bus));
+        self.forwarding = table;
     }
 
     /// Frames wait at the stopped link (`flow`): an arriving frame queues

@@ -33,6 +33,7 @@ use crate::library::lci::{Cx as LibCx, Lib, LibEv, Outgoing, Output as LibOut};
 use crate::net::grid::Grid;
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, FwOut, Ni, Packet};
+use crate::nic::multicast::ForwardTable;
 use crate::nic::timers;
 use crate::nic::Nic;
 use crate::time::Instant;
@@ -42,14 +43,15 @@ use crate::SimError;
 impl World {
     /// Wires the stack onto the world: each host's library beside its
     /// processes, its NI's firmware in its NIC, on the NIC's bus (`bus`,
-    /// the host's PCI bus), the program in the run; queues the parts'
+    /// the host's PCI bus), with the NIC's forwarding table (`table`,
+    /// `ni` forwarding), the program in the run; queues the parts'
     /// events at time zero. The program is the world's one program left
     /// until it is done.
-    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>, bus: &Bus) {
+    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>, bus: &Bus, table: Option<ForwardTable>) {
         debug_assert_eq!(parts.len(), self.hosts.len());
         for (hs, (lib, ni)) in self.hosts.iter_mut().zip(parts) {
             hs.lci = Some(Box::new(lib));
-            hs.nic.run_lanai(ni, bus.clone());
+            hs.nic.run_lanai(ni, bus.clone(), table);
         }
         self.run.lci = Some(Box::new(prog));
         self.programs_left = 1;
