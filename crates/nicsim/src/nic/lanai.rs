@@ -584,22 +584,14 @@ impl Nic {
         out: &mut impl FnMut(FwOut),
     ) {
         let ni = self.fw_ni();
-        let received = ni.received;
-        let Some(wd) = ni.watchdog.as_mut() else { return };
-        if wd.expires(gen) {
-            let end = self.fetch_host_words(now);
-            let wd = self.fw_ni().watchdog.as_mut().expect("the watchdog that expired");
-            let (t, gen) = wd.fetch(end);
+        let (Some(mut wd), received) = (ni.watchdog.take(), ni.received) else { return };
+        let e = wd.on_event(now, gen, |t| self.fetch_host_words(t), irq_enabled, received, consumed);
+        self.fw_ni().watchdog = Some(wd);
+        if let Expiry::Arm(t, gen) | Expiry::Raise(t, gen) = e {
             out(FwOut::Watchdog(t, gen));
-            return;
         }
-        match wd.on_fetched(now, gen, irq_enabled, received, consumed) {
-            Expiry::Arm(t, gen) => out(FwOut::Watchdog(t, gen)),
-            Expiry::Raise(t, gen) => {
-                out(FwOut::Watchdog(t, gen));
-                out(FwOut::Signal);
-            }
-            Expiry::Stale | Expiry::Drained { .. } => {}
+        if let Expiry::Raise(..) = e {
+            out(FwOut::Signal);
         }
     }
 
