@@ -89,7 +89,7 @@ use workload::Job;
 /// The program the hosts run, which the world's run holds: the job, and
 /// the buffers its and the libraries' outputs are moved through (reused).
 pub struct Running {
-    pub(crate) job: Job,
+    pub(crate) job: Box<dyn Job>,
     /// The program's sends being moved to the libraries.
     pub(crate) sends: Vec<(u32, Outgoing)>,
     /// The libraries' outputs being routed (`crate::sim` `lci_stack`).
@@ -106,15 +106,15 @@ impl Running {
 
     /// The running job (tests).
     #[cfg(test)]
-    pub(crate) fn job(&self) -> &Job {
-        &self.job
+    pub(crate) fn job(&self) -> &dyn Job {
+        &*self.job
     }
 
     /// Whether a run that cannot progress is a result of the program (DSM
     /// and FFT: `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a
     /// sleeping home node) rather than an error.
     pub fn stuck_is_a_result(&self) -> bool {
-        self.job.stuck_is_a_result()
+        !self.job.upcall_driven()
     }
 
     /// The program's measurements and its multicast's counters (of the
@@ -141,7 +141,7 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let p = &sc.platform;
     let n = p.topology.hosts;
     let signal = sc.times.host.irq_entry + sc.times.host.signal;
-    let job = Job::new(&sc.workload, n, sc.seed);
+    let job = workload::job(&sc.workload, n, sc.seed);
     let upcall = job.upcall_driven();
     let parts = (0..n).map(|h| {
         let lib = Lib::new(h, s, signal, p.link.mtu, n, upcall);

@@ -26,8 +26,7 @@
 use super::{Ev, HostState, World};
 use crate::engine::{EventQueue, Origin};
 use crate::host::bus::Bus;
-use crate::lci::process::Drive;
-use crate::lci::workload::Job;
+use crate::lci::process::{Drive, Processes};
 use crate::lci::Running;
 use crate::library::lci::{Cx as LibCx, Lib, LibEv, Outgoing, Output as LibOut};
 use crate::net::grid::Grid;
@@ -192,7 +191,7 @@ impl<'a> Cx<'a> {
     /// program enters the library (and starts polling); the others stay
     /// out of it.
     pub fn start(&mut self) {
-        if let Job::Procs(p) = &self.prog.job {
+        if let Some(p) = self.prog.job.procs() {
             if p.drive == Drive::Upcall {
                 for h in 0..p.procs.len() as u32 {
                     self.proceed(h, Instant::ZERO);
@@ -292,12 +291,9 @@ impl<'a> Cx<'a> {
                 self.flush_sends(now);
             }
             LibOut::Arrived { from, tag, at } => {
-                let go_on = match &mut self.prog.job {
-                    Job::Procs(p) => p.arrived(h, from, tag),
-                    Job::Dsm(_) => false,
-                };
+                let go_on = self.prog.job.procs_mut().is_some_and(|p| p.arrived(h, from, tag));
                 // A sender that waited for the message to reach every host.
-                while let Some(s) = self.prog.job.take_woken() {
+                while let Some(s) = self.prog.job.procs_mut().and_then(Processes::take_woken) {
                     self.proceed(s, at);
                 }
                 if go_on {
@@ -320,7 +316,7 @@ impl<'a> Cx<'a> {
     /// until it waits: its sends and broadcasts go to the host's library,
     /// its compute waits there for them to be written.
     fn proceed(&mut self, h: u32, now: Instant) {
-        let Job::Procs(p) = &mut self.prog.job else { return };
+        let Some(p) = self.prog.job.procs_mut() else { return };
         debug_assert_eq!(p.drive, Drive::Upcall);
         let lib = self.hs[h as usize].lib();
         loop {
@@ -382,7 +378,7 @@ impl<'a> Cx<'a> {
             }
             LibEv::McComputeDone => {
                 self.hs[h as usize].lib().mc_compute_done();
-                if let Job::Procs(p) = &mut self.prog.job {
+                if let Some(p) = self.prog.job.procs_mut() {
                     p.procs[h as usize].compute_done();
                 }
                 self.proceed(h, now);
