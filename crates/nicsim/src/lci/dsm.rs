@@ -26,7 +26,7 @@
 //! request to a finished home is never served, and the run ends with a
 //! `stuck` report (see `docs/lci.md`).
 
-use super::workload::Job;
+use super::Job;
 use crate::config::Mix;
 use crate::engine::SimRng;
 use crate::library::lci::{Control, Outgoing};

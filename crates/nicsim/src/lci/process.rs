@@ -23,7 +23,7 @@
 //! for the receives alone. It times nothing: the stack calls it with
 //! `now`.
 
-use super::workload::Job;
+use super::Job;
 use crate::config::Workload;
 use crate::library::lci::{Control, Outgoing};
 use crate::library::{BySource, Ranks, NO_RANK};
