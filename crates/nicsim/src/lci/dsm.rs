@@ -26,9 +26,11 @@
 //! request to a finished home is never served, and the run ends with a
 //! `stuck` report (see `docs/lci.md`).
 
+use super::Job;
 use crate::config::Mix;
 use crate::engine::SimRng;
 use crate::library::lci::{Control, Outgoing};
+use crate::metrics::LinkBound;
 use crate::time::{Duration, Instant};
 use crate::Metrics;
 use std::collections::VecDeque;
@@ -170,10 +172,6 @@ impl Dsm {
         }
     }
 
-    pub fn participates(&self, h: u32) -> bool {
-        h < self.procs
-    }
-
     fn send(&mut self, from: u32, to: u32, kind: Kind, size: u64) {
         self.inflight[(from * self.procs + to) as usize].push_back(kind);
         self.sends.push((from, Outgoing { dst: to, size, count: 1, bcast: None, tag: 0 }));
@@ -189,8 +187,21 @@ impl Dsm {
         }
     }
 
+    /// Processes still waiting for a reply (the stuck state, if any).
+    pub fn waiting(&self) -> usize {
+        self.phase.iter().filter(|&&p| p == Phase::WaitReply).count()
+    }
+}
+
+/// The DSM as the program of a run, the library's idle turns driving
+/// every host's part.
+impl Job for Dsm {
+    fn participates(&self, h: u32) -> bool {
+        h < self.procs
+    }
+
     /// Host `h` is idle in the library.
-    pub fn control(&mut self, h: u32, now: Instant) -> Control {
+    fn control(&mut self, h: u32, now: Instant) -> Control {
         let i = h as usize;
         loop {
             match self.phase[i] {
@@ -225,14 +236,14 @@ impl Dsm {
         }
     }
 
-    pub fn compute_done(&mut self, h: u32) {
+    fn compute_done(&mut self, h: u32) {
         if self.phase[h as usize] == Phase::Computing {
             self.phase[h as usize] = Phase::Issue;
         }
     }
 
     /// A whole message from `from` reached `h`.
-    pub fn on_message(&mut self, h: u32, from: u32) {
+    fn on_message(&mut self, h: u32, from: u32, _tag: u64) {
         let Some(kind) = self.inflight[(from * self.procs + h) as usize].pop_front() else { return };
         match kind {
             Kind::Request { write } => {
@@ -266,20 +277,15 @@ impl Dsm {
         }
     }
 
-    pub fn drain_sends(&mut self) -> Vec<(u32, Outgoing)> {
-        std::mem::take(&mut self.sends)
+    fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>) {
+        out.append(&mut self.sends);
     }
 
-    pub fn done(&self) -> bool {
+    fn done(&self) -> bool {
         self.finish.iter().all(Option::is_some)
     }
 
-    /// Processes still waiting for a reply (the stuck state, if any).
-    pub fn waiting(&self) -> usize {
-        self.phase.iter().filter(|&&p| p == Phase::WaitReply).count()
-    }
-
-    pub fn metrics(&self, m: &mut Metrics) {
+    fn metrics(&self, m: &mut Metrics, _link: &LinkBound) {
         match self.finish.iter().flatten().max() {
             Some(end) if self.done() => m.set("exec_time_s", end.as_s_f64()),
             _ => m.unmeasured("exec_time_s", super::STUCK),
@@ -328,7 +334,9 @@ mod tests {
                 }
                 // Its request (if any), then the replies, invalidations and
                 // acks it leads to, delivered at once in order.
-                let mut queue: VecDeque<(u32, Outgoing)> = dsm.drain_sends().into();
+                let mut sends = Vec::new();
+                dsm.drain_sends(&mut sends);
+                let mut queue: VecDeque<(u32, Outgoing)> = sends.drain(..).collect();
                 for (_, out) in &queue {
                     per[h as usize].last_mut().expect("a request follows a grain").1.push(out.dst);
                 }
@@ -336,8 +344,9 @@ mod tests {
                     if let Some(Kind::Inv { .. }) = dsm.inflight[(from * procs + out.dst) as usize].front() {
                         invs.push((from, out.dst));
                     }
-                    dsm.on_message(out.dst, from);
-                    queue.extend(dsm.drain_sends());
+                    dsm.on_message(out.dst, from, 0);
+                    dsm.drain_sends(&mut sends);
+                    queue.extend(sends.drain(..));
                 }
             }
         }

@@ -58,6 +58,19 @@
 //! events after [`FwEv::RefreshDone`]; `crate::library::lci` holds what a program and
 //! its library say to each other.
 //!
+//! The program the hosts run is one [`Job`]: stream, ping-pong, the
+//! broadcast benchmark, ASP, QR and the FFT all-to-all are
+//! `crate::workload::Program`s, one per host ([`Processes`], `process`),
+//! the operation sequences of `crate::workload` that the Open-MX library
+//! runs too; the DSM (`dsm`) keeps the state of every host's part
+//! together, told by the stack what reached which host (the upcall of a
+//! message's last packet) and what compute ended, and answering what each
+//! host sends or does next. A program times nothing (the world calls it
+//! with `now`). A program of operations is built in `Processes::new` from
+//! `crate::workload`'s operations; a whole-job program is an
+//! implementation of [`Job`] (and a variant of `crate::config::Workload`),
+//! made by [`job`].
+//!
 //! Its events are the world's, each addressed to one part: host
 //! `h`'s library (`crate::sim::Ev::LciLibrary`, a [`LibEv`]), NI `h`'s
 //! firmware (`Ev::Lanai`, a [`FwEv`]), NI `h`'s watchdog and clock (the
@@ -72,24 +85,91 @@
 pub mod dsm;
 pub mod multicast;
 pub mod process;
-pub mod workload;
 
 use crate::config::LciScenario;
+use crate::config::Workload;
 use crate::host::bus::Bus;
+pub use crate::library::lci::Control;
 pub use crate::library::lci::LibEv;
 use crate::library::lci::Outgoing;
 use crate::library::lci::{Lib, Output as LibOut};
+use crate::metrics::LinkBound;
 use crate::net::grid::Grid;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
 use crate::nic::lanai::{FwOut, Ni};
-use crate::{Scenario, SimError};
-use workload::Job;
+use crate::time::Instant;
+use crate::{Metrics, Scenario, SimError};
+use dsm::Dsm;
+use process::Processes;
+
+/// A running program: every host's part of it. One program per host (the
+/// broadcast benchmark, ASP, QR, FFT all-to-all, stream, ping-pong:
+/// `process`'s [`Processes`], driven by the library's upcalls or
+/// its idle turns, as its `Drive` says), or the CRL-like DSM request/reply
+/// mix (`dsm`), driven by the library's idle turns.
+pub trait Job: std::fmt::Debug {
+    /// Whether `host` runs the program (enters the library and polls).
+    fn participates(&self, host: u32) -> bool;
+
+    /// The upcall of a message's last packet on `host` (a program the
+    /// library's idle turns drive; the upcall-driven learn it from
+    /// `Output::Arrived`).
+    fn on_message(&mut self, host: u32, from: u32, tag: u64);
+
+    /// Whether every host's part is finished.
+    fn done(&self) -> bool;
+
+    /// Its measurements (`link` bounds a stream's figures).
+    fn metrics(&self, m: &mut Metrics, link: &LinkBound);
+
+    /// Host `h`'s library has nothing to do at `now`: what the host goes on
+    /// with (an upcall-driven program says `Control::Wait`).
+    fn control(&mut self, h: u32, now: Instant) -> Control;
+
+    /// Host `h`'s compute phase that [`Job::control`] asked for ended.
+    fn compute_done(&mut self, h: u32);
+
+    /// Moves the sends it asked for since the last call to `out`.
+    fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>);
+
+    /// Its processes, if it is one program per host.
+    fn procs(&self) -> Option<&Processes> {
+        None
+    }
+    fn procs_mut(&mut self) -> Option<&mut Processes> {
+        None
+    }
+
+    /// Whether its hosts' upcalls drive it: the multicast schemes' forwards
+    /// and its compute run in the library (no `stuck` result).
+    fn upcall_driven(&self) -> bool {
+        false
+    }
+
+    /// Whether it is one of the multicast study's programs (its forwarding
+    /// metrics are reported).
+    fn multicasts(&self) -> bool {
+        false
+    }
+}
+
+/// The program of workload `w` on `hosts` hosts in a run seeded `seed`.
+pub fn job(w: &Workload, hosts: u32, seed: u64) -> Box<dyn Job> {
+    if let Some(p) = Processes::new(w, hosts, seed) {
+        return Box::new(p);
+    }
+    match *w {
+        Workload::Dsm { mix, procs, operations } => Box::new(Dsm::new(mix, procs, operations, seed)),
+        // `config::workload` validates no other for the LCI stack.
+        _ => unreachable!("not a program of the LCI stack: {w:?}"),
+    }
+}
 
 /// The program the hosts run, which the world's run holds: the job, and
 /// the buffers its and the libraries' outputs are moved through (reused).
 pub struct Running {
-    pub(crate) job: Job,
+    pub(crate) job: Box<dyn Job>,
     /// The program's sends being moved to the libraries.
     pub(crate) sends: Vec<(u32, Outgoing)>,
     /// The libraries' outputs being routed (`crate::sim` `lci_stack`).
@@ -106,26 +186,26 @@ impl Running {
 
     /// The running job (tests).
     #[cfg(test)]
-    pub(crate) fn job(&self) -> &Job {
-        &self.job
+    pub(crate) fn job(&self) -> &dyn Job {
+        &*self.job
     }
 
     /// Whether a run that cannot progress is a result of the program (DSM
     /// and FFT: `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a
     /// sleeping home node) rather than an error.
     pub fn stuck_is_a_result(&self) -> bool {
-        self.job.stuck_is_a_result()
+        !self.job.upcall_driven()
     }
 
     /// The program's measurements and its multicast's counters (of the
     /// hosts' libraries, their NIs and their buses), as the programs name
     /// them; `grid`'s links bound how fast a stream can go.
-    pub(crate) fn metrics(&self, (libs, nis): (&[&Lib], &[&Ni]), buses: &[&Bus], grid: &Grid, m: &mut crate::Metrics) {
+    pub(crate) fn metrics(&self, (libs, nis): (&[&Lib], &[&Ni]), buses: &[&Bus], grid: &Grid, m: &mut Metrics) {
         if self.job.multicasts() {
             multicast::metrics(libs, nis, buses, &mut |k, v| m.set(k, v));
         }
         let spec = grid.spec();
-        let link = crate::metrics::LinkBound {
+        let link = LinkBound {
             bytes_per_s: spec.bytes_per_s as f64,
             frame_extra_bytes: (nis[0].header() + spec.overhead_bytes) as u64,
             frame_payload: libs[0].packet_bytes() as u64,
@@ -141,13 +221,11 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let p = &sc.platform;
     let n = p.topology.hosts;
     let signal = sc.times.host.irq_entry + sc.times.host.signal;
-    let job = Job::new(&sc.workload, n, sc.seed);
+    let job = job(&sc.workload, n, sc.seed);
     let upcall = job.upcall_driven();
     let parts = (0..n).map(|h| {
         let lib = Lib::new(h, s, signal, p.link.mtu, n, upcall);
-        let mut nic = Ni::new(s, p);
-        lib.mc.program_ni(&mut nic, h);
-        (lib, nic)
+        (lib, Ni::new(s, p, h))
     });
     let run = Running {
         job,

@@ -2,11 +2,12 @@
 //! and the three forwarding schemes.
 //!
 //! This module owns the multicast study's metrics and states the schemes.
-//! The NIs' side is their firmware's (`crate::nic::lanai`, `Ni::event`: a
+//! The NIs' side is their firmware's (`crate::nic::lanai`, `Nic::lanai_event`: a
 //! post that shares one send buffer among one descriptor per child, the
-//! forwards and the receive buffers they free), over the NI state of
-//! `crate::nic::multicast` ([`NiMc`]: the forwarding table, a
-//! [`ForwardTable`] of shape `Tree::Kary` as the Open-MX NIC's, and the
+//! forwards and the receive buffers they free), over its NIC's forwarding
+//! table (the `forwarding` of `crate::nic::Nic`, a [`ForwardTable`] of
+//! shape `Tree::Kary`, as the Open-MX NIC's, `crate::nic::lanai::forward_table`)
+//! and the NI state of `crate::nic::multicast` ([`NiMc`]: the
 //! NI's rank, the queue of forwards transmitted from a receive buffer,
 //! the receive buffers held until every forward left, the send buffers
 //! shared by several descriptors) and its tree shape ([`Kary`]: a
@@ -97,8 +98,9 @@ mod tests {
             }
         }
         // An NI looks its own rank up: rank 0 is relative rank 1 of root 7.
-        let m = NiMc::<Packet>::new(Some(ForwardTable { tree: Tree::Kary(2), ranks: 8 }), 0);
-        assert_eq!(m.table.unwrap().children(7, m.rank).collect::<Vec<_>>(), [2, 3]);
+        let m = NiMc::<Packet>::new(0);
+        let table = ForwardTable { tree: Tree::Kary(2), ranks: 8 };
+        assert_eq!(table.children(7, m.rank).collect::<Vec<_>>(), [2, 3]);
     }
 
     #[test]
@@ -112,7 +114,8 @@ mod tests {
 
     #[test]
     fn held_buffer_is_free_after_host_dma_and_every_forward() {
-        let mut m = NiMc::new(Some(ForwardTable { tree: Tree::Kary(2), ranks: 8 }), 0);
+        let table = Some(ForwardTable { tree: Tree::Kary(2), ranks: 8 });
+        let mut m = NiMc::new(0);
         let p = Packet {
             src: 0,
             dst: 0,
@@ -127,7 +130,7 @@ mod tests {
             ack_only: false,
         };
         // Root 7: rank 0 is relative rank 1, children relative 3, 4 = ranks 2, 3.
-        assert_eq!(m.start_forward(p), 2);
+        assert_eq!(m.start_forward(p, table), 2);
         assert_eq!(m.fwd_queue.iter().map(|q| q.dst).collect::<Vec<_>>(), vec![2, 3]);
         assert!(!m.release_on_forward(&p));
         assert!(!m.release_on_delivery(&p), "one forward still uses the buffer");
@@ -135,8 +138,8 @@ mod tests {
         assert_eq!(m.held(), 0);
         // A leaf forwards nothing and holds nothing.
         let leaf = Packet { bcast: Some(0), ..p };
-        let mut m = NiMc::new(Some(ForwardTable { tree: Tree::Kary(2), ranks: 8 }), 7);
-        assert_eq!(m.start_forward(leaf), 0);
+        let mut m = NiMc::new(7);
+        assert_eq!(m.start_forward(leaf, table), 0);
         assert!(m.release_on_delivery(&leaf));
     }
 }

@@ -23,6 +23,7 @@
 //! for the receives alone. It times nothing: the stack calls it with
 //! `now`.
 
+use super::Job;
 use crate::config::Workload;
 use crate::library::lci::{Control, Outgoing};
 use crate::library::{BySource, Ranks, NO_RANK};
@@ -252,11 +253,6 @@ impl Processes {
         Some(Processes { procs, drive, measure, ranks, sends, reached, woken: Vec::new() })
     }
 
-    /// Whether host `h` runs a process.
-    pub fn participates(&self, h: u32) -> bool {
-        (h as usize) < self.procs.len() && self.ranks.at(h as usize, 0) != NO_RANK
-    }
-
     /// The host of rank `r`.
     pub fn host(&self, r: u32) -> u32 {
         self.ranks[r as usize].0 as u32
@@ -311,11 +307,28 @@ impl Processes {
     pub fn take_woken(&mut self) -> Option<u32> {
         self.woken.pop()
     }
+}
 
-    /// `Drive::Idle`: host `h`'s library has nothing to do at `now`: the
-    /// process computes, or hands the library a send (kept for
-    /// [`Processes::drain_sends`]) or waits, polling.
-    pub fn control(&mut self, h: u32, now: Instant) -> Control {
+/// The processes as the program of a run: the library's idle turns drive
+/// them under `Drive::Idle`, its upcalls under `Drive::Upcall` (`proceed`
+/// of `crate::sim` `lci_stack`, through [`Job::procs_mut`]).
+impl Job for Processes {
+    fn participates(&self, h: u32) -> bool {
+        (h as usize) < self.procs.len() && self.ranks.at(h as usize, 0) != NO_RANK
+    }
+
+    fn on_message(&mut self, h: u32, from: u32, tag: u64) {
+        if self.drive == Drive::Idle {
+            self.arrived(h, from, tag);
+        }
+    }
+
+    /// `Drive::Idle`: the process computes, or hands the library a send
+    /// (kept for [`Job::drain_sends`]) or waits, polling.
+    fn control(&mut self, h: u32, now: Instant) -> Control {
+        if self.drive != Drive::Idle {
+            return Control::Wait;
+        }
         match self.next(h, now) {
             Some(Op::Compute(d)) => Control::Compute(d),
             Some(Op::Send { peer, size, tag }) => {
@@ -328,19 +341,34 @@ impl Processes {
         }
     }
 
-    /// Moves the sends asked for since the last call to `out`.
-    pub fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>) {
+    fn compute_done(&mut self, h: u32) {
+        if self.drive == Drive::Idle {
+            self.procs[h as usize].compute_done();
+        }
+    }
+
+    fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>) {
         out.append(&mut self.sends);
     }
 
-    /// Whether every program is finished.
-    pub fn done(&self) -> bool {
+    fn done(&self) -> bool {
         self.procs.iter().all(Process::finished)
     }
 
-    /// Whether the program is one of the multicast study's (its
-    /// forwarding metrics are reported).
-    pub fn multicasts(&self) -> bool {
+    fn procs(&self) -> Option<&Processes> {
+        Some(self)
+    }
+
+    fn procs_mut(&mut self) -> Option<&mut Processes> {
+        Some(self)
+    }
+
+    fn upcall_driven(&self) -> bool {
+        self.drive == Drive::Upcall
+    }
+
+    /// One of the multicast study's programs (its forwarding metrics are reported).
+    fn multicasts(&self) -> bool {
         self.drive == Drive::Upcall && matches!(self.measure, Measure::Exec | Measure::Bcast { .. })
     }
 
@@ -348,7 +376,7 @@ impl Processes {
     /// bounds how fast the network can carry a stream (a faster figure is
     /// not measured). An idle-driven program that could not finish
     /// reports `stuck`.
-    pub fn metrics(&self, m: &mut Metrics, link: &LinkBound) {
+    fn metrics(&self, m: &mut Metrics, link: &LinkBound) {
         let marks = |r: u32| {
             let p = &self.procs[self.host(r) as usize];
             (p.mark(0).unwrap_or(Instant::ZERO), p.mark(1).unwrap_or(Instant::ZERO))

@@ -358,8 +358,9 @@ fn the_multicast_trees_are_answered_by_each_ni_and_each_hosts_library() {
         for h in 0..64u32 {
             let (lib, ni) = (super::testing::lib(&world, h as usize), super::testing::ni(&world, h as usize));
             assert_eq!(lib.mc.forwarding.to_string(), f);
-            assert_eq!(ni.mc.table.is_some(), tables, "{f}: NI {h}");
-            if let Some(t) = ni.mc.table {
+            let table = world.hosts[h as usize].nic.forwarding;
+            assert_eq!(table.is_some(), tables, "{f}: NI {h}");
+            if let Some(t) = table {
                 assert_eq!(ni.mc.rank, h);
                 for root in [0, 7, 63] {
                     let want: Vec<u32> = lib.mc.tree.children(root, h).collect();
@@ -368,4 +369,19 @@ fn the_multicast_trees_are_answered_by_each_ni_and_each_hosts_library() {
             }
         }
     }
+}
+
+#[test]
+fn the_firmware_runs_on_its_nics_one_processor() {
+    // The LANai's steps (a descriptor, a delivery, a counter fetch) keep
+    // busy the processor of the NIC that runs it, the one the Open-MX
+    // NIC's receive, echo and forward work is serialised on; the NIC of a
+    // host outside the pair runs none.
+    let mut w =
+        super::testing::world(&scenario("packet-shifting", "kind = \"stream\"\nsize_bytes = 2500\nmessages = 10"));
+    w.run().unwrap_or_else(|e| panic!("{e}"));
+    let busy_until = |h: usize| w.hosts[h].nic.fw_free;
+    assert!(busy_until(0) > Instant::ZERO && busy_until(1) > Instant::ZERO);
+    assert!(busy_until(1) <= w.q.now(), "its last step ended in the run");
+    assert_eq!(busy_until(5), Instant::ZERO);
 }

@@ -3,7 +3,7 @@
 //! host's `super::Nic`, its `lanai`),
 //! as a sans-I/O state machine: it takes `now` and one of its events
 //! ([`FwEv`]: a descriptor posted by PIO, a packet in a receive buffer, a
-//! finished DMA; [`Ni::event`]) and answers what it asks for ([`FwOut`]:
+//! finished DMA; [`Nic::lanai_event`]) and answers what it asks for ([`FwOut`]:
 //! its next events, a transmission, a packet its host can see, a freed
 //! receive buffer, a signal), which the LCI rules (`crate::sim` `lci_stack`) queue
 //! or do: a transmission across NIs leaves once its destination NI
@@ -11,32 +11,34 @@
 //! [`Credits`], `super::flow`).
 //!
 //! This module owns the packet the firmware carries ([`Packet`]) and the
-//! NI's resources: the firmware processor (one LANai, so firmware work is
-//! serialised through `cpu_free`), the NI send and receive buffers (1 KB
+//! NI's resources (its [`Ni`]; the firmware processor, one LANai, is the
+//! NIC's, whose work is serialised through `super::Nic`'s `fw_free`, and
+//! the firmware's steps are `Nic` methods): the NI send and receive buffers (1 KB
 //! each), the NI's view of the host receive queue (how many host buffers it
 //! filled, how many it knows the host freed), the delivered-packet counter
 //! in NI SRAM that `pio` polling reads, its receive buffers' credits ([`Ni::credits`]:
 //! the free ones and the NIs' heads waiting for one), its polling watchdog, its clock of the library's
 //! fine-grain timers, and the multicast firmware's queue
-//! of forwards ([`Ni::fwd_kick`], [`Ni::fwd_started`]) and shared send
+//! of forwards ([`Nic::lanai_fwd_kick`], [`Ni::fwd_started`]) and shared send
 //! buffers (a multicast post, [`Ni::shared_posts`]) over the forwarding state of
 //! `super::multicast` ([`NiMc`]). The three DMA
 //! engines map to: the network engine (send buffer -> link, timed by
 //! `crate::net::grid`), the NI -> host engine (the [`Plan`] of each packet,
-//! priced on the host's PCI bus, a [`Bus`] that the firmware's events are
-//! handed: the bus of the NIC that runs it, [`bus`], which the host's PIO
-//! shares) and the host -> NI engine (the small DMA that fetches
+//! priced on the host's PCI bus, a [`Bus`]: the bus of the NIC that runs
+//! it, [`bus`], which the host's PIO shares, [`Nic::lanai_pio_read`],
+//! [`Nic::lanai_pio_write`]) and the host -> NI engine (the small DMA that fetches
 //! the host's processed-packet counter, `FwEv::RefreshDma`; the polling
-//! watchdog and the NI clock reuse it, [`Ni::fetch_host_words`]). It does
+//! watchdog and the NI clock reuse it, `Nic::fetch_host_words`). It does
 //! not own the host's polling (`crate::library::lci`), who forwards what
 //! (`crate::lci::multicast`), nor the wire.
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::flow::Credits;
-use super::multicast::{Forwarded, Kary, NiMc};
+use super::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Raises, Watchdog};
-use crate::config::{lanai_ns, BusTimes, LanaiCfg, LciScenario, Platform, WatchdogDelay};
+use super::Nic;
+use crate::config::{lanai_ns, BusTimes, Forwarding, LanaiCfg, LciScenario, Platform, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -94,6 +96,15 @@ pub fn host_buffer_bytes(ni: &LanaiCfg, mtu: u32) -> u32 {
 pub fn bus(p: &Platform) -> Bus {
     let pci = p.pci.as_ref().expect("a LANai platform has a [pci] table (config::lanai_derive::validate)");
     Bus::new(&BusTimes::lanai(p.nic.dma_MBps, p.nic.dma_startup_ns, pci))
+}
+
+/// The forwarding table of the NICs that run the LANai firmware of the
+/// LCI stack's part `s` on platform `p` (the `forwarding` of each
+/// `super::Nic`, as the Open-MX NIC's): the fan-out tree, under `ni`
+/// forwarding only.
+pub fn forward_table(s: &LciScenario, p: &Platform) -> Option<ForwardTable> {
+    let tree = Tree::Kary(s.fanout);
+    (s.forwarding == Forwarding::Ni).then_some(ForwardTable { tree, ranks: p.topology.hosts })
 }
 
 /// Firmware costs, converted from NI cycles.
@@ -207,8 +218,6 @@ pub struct Ni {
     header: u32,
     host_buffer: u32,
     host_slots: u64,
-    /// The firmware processor is busy until then.
-    pub cpu_free: Instant,
     /// Free NI send buffers.
     pub send_free: u32,
     /// Send buffers released so far (a counter in SRAM the host may read by PIO).
@@ -269,11 +278,12 @@ impl Ni {
     /// (its links carry `link.mtu` bytes of payload per packet, one NI
     /// buffer): its firmware's costs at the NIC clock, arrival detection,
     /// buffers, watchdog and clock (its host's PCI bus is the NIC's,
-    /// [`bus`]).
-    pub fn new(s: &LciScenario, p: &Platform) -> Self {
+    /// [`bus`]), and, as NI `rank` of the multicast trees, the trees its
+    /// posts share a send buffer along (not under `host-message`).
+    pub fn new(s: &LciScenario, p: &Platform, rank: u32) -> Self {
         let (ni, mtu, hosts) = (&s.lanai, p.link.mtu, p.topology.hosts);
         let (send_buffers, recv_buffers) = (ni.send_buffers, ni.recv_buffers);
-        // The fetch is priced on the PCI bus (`Ni::fetch_host_words`), not a fixed latency.
+        // The fetch is priced on the PCI bus (`Nic::fetch_host_words`), not a fixed latency.
         let watchdog = match s.watchdog {
             WatchdogDelay::After(d) => Some(Watchdog::new(d, Duration::ZERO, Raises::Own)),
             WatchdogDelay::Immediate | WatchdogDelay::Never => None,
@@ -284,7 +294,6 @@ impl Ni {
             header: ni.header_bytes,
             host_buffer: host_buffer_bytes(ni, mtu),
             host_slots: s.lib.recv_buffers as u64,
-            cpu_free: Instant::ZERO,
             send_free: send_buffers,
             sent: 0,
             tx_queue: VecDeque::with_capacity(send_buffers as usize),
@@ -299,8 +308,8 @@ impl Ni {
             host_dmas: 0,
             refreshes: 0,
             host_fetches: 0,
-            mc: Default::default(),
-            shared_posts: None,
+            mc: NiMc::new(rank),
+            shared_posts: (s.forwarding != Forwarding::HostMessage).then_some(Kary { n: hosts, fanout: s.fanout }),
             packets: {
                 let bound = packets_bound(send_buffers, recv_buffers, s.fanout);
                 Slab::new(bound as usize, bound)
@@ -317,95 +326,6 @@ impl Ni {
     /// Bytes of a packet's header on the wire and in a host PIO write.
     pub fn header(&self) -> u32 {
         self.header
-    }
-
-    /// Its event `ev` at `now` (`arg`: a packet of its store, [`FwEv`];
-    /// `host_consumed`: its host's processed counter, which a fetch of it
-    /// reads; `bus`: its host's, which its DMAs take): what it asks for, in
-    /// its order.
-    pub fn event(
-        &mut self,
-        now: Instant,
-        (ev, arg): (FwEv, u32),
-        host_consumed: u64,
-        bus: &mut Bus,
-        out: &mut impl FnMut(FwOut),
-    ) {
-        match ev {
-            FwEv::Posted => {
-                let pkt = self.packets.take(arg);
-                if let Some(t) = self.post(now, pkt) {
-                    out(FwOut::Fw(t, FwEv::TxReady));
-                }
-                out(FwOut::Taken);
-            }
-            FwEv::TxReady => out(FwOut::Transmit { forward: false }),
-            FwEv::TxDone => self.tx_done(),
-            FwEv::Arrive => self.arrive(now, arg, out),
-            FwEv::RxStep => self.rx_step(now, bus, out),
-            FwEv::RefreshDma => out(FwOut::Fw(refresh_dma(bus, now), FwEv::RefreshDone)),
-            FwEv::RefreshDone => {
-                self.refreshing = false;
-                self.known_consumed = self.known_consumed.max(host_consumed);
-                self.rx_next(now, out);
-            }
-            FwEv::FwdReady => {
-                self.mc.fwd_ready = true;
-                out(FwOut::Transmit { forward: true });
-            }
-            FwEv::FwdDone => {
-                let pkt = self.packets.take(arg);
-                if self.mc.release_on_forward(&pkt) {
-                    self.credits.release();
-                    out(FwOut::BufferFreed);
-                }
-            }
-        }
-    }
-
-    /// Its host wrote `pkt` into a send buffer: one descriptor, or, for a
-    /// multicast post along [`Ni::shared_posts`], one per child sharing the
-    /// buffer (released after the last one left). Returns when the firmware
-    /// has the network DMA programmed, if it was idle.
-    fn post(&mut self, now: Instant, pkt: Packet) -> Option<Instant> {
-        debug_assert!(self.send_free > 0, "host wrote into a busy send buffer");
-        self.send_free -= 1;
-        match (self.shared_posts, pkt.bcast) {
-            (Some(tree), Some(root)) => {
-                let me = self.mc.rank;
-                self.packets_sent += tree.child_count(root, me) as u64 - 1;
-                for dst in tree.children(root, me) {
-                    self.tx_queue.push_back(Packet { dst, ..pkt });
-                    self.mc.tx_rel.push_back(false);
-                }
-                if let Some(last) = self.mc.tx_rel.back_mut() {
-                    *last = true;
-                }
-            }
-            _ => {
-                self.tx_queue.push_back(pkt);
-                self.mc.tx_rel.push_back(true);
-            }
-        }
-        self.tx_kick(now)
-    }
-
-    /// Runs `d` of firmware on the processor from `now`; returns when it ends.
-    fn fw(&mut self, now: Instant, d: Duration) -> Instant {
-        self.cpu_free = now.max(self.cpu_free) + d;
-        self.cpu_free
-    }
-
-    // -- send side ------------------------------------------------------
-
-    /// Starts the firmware on the next descriptor if idle.
-    pub fn tx_kick(&mut self, now: Instant) -> Option<Instant> {
-        if self.tx_busy || self.tx_queue.is_empty() {
-            return None;
-        }
-        self.tx_busy = true;
-        let c = self.costs;
-        Some(self.fw(now, c.tx + c.dma_setup))
     }
 
     /// The network DMA of the head descriptor started: it leaves the queue.
@@ -426,21 +346,153 @@ impl Ni {
         self.sent += 1;
     }
 
+    /// The network DMA of the programmed head forward started at `now`: it
+    /// leaves the queue.
+    pub fn fwd_started(&mut self, now: Instant) -> Packet {
+        let pkt = self.mc.fwd_queue.pop_front().expect("fwd_started without a forward");
+        self.mc.fwd_busy = false;
+        self.mc.fwd_ready = false;
+        self.mc.forwards += 1;
+        self.mc.first_forward_at.get_or_insert(now);
+        pkt
+    }
+}
+
+/// A NIC that runs the LANai firmware (`Nic::run_lanai`): the firmware's
+/// steps run on the NIC's one firmware processor (`Nic::fw_run`, a FIFO
+/// server, as the Open-MX NIC's receive, echo and forward work) and its
+/// DMAs and its host's PIO on the NIC's bus; its buffers and queues are
+/// its [`Ni`].
+impl Nic {
+    /// The LANai firmware's state (a NIC that runs it).
+    fn fw_ni(&mut self) -> &mut Ni {
+        self.lanai.as_deref_mut().expect("a NIC that runs the LANai firmware")
+    }
+
+    /// The host's PCI bus the firmware's DMAs and its host's PIO share.
+    fn pci(&mut self) -> &mut Bus {
+        self.bus.as_deref_mut().expect("a NIC that runs the LANai firmware has its host's PCI bus")
+    }
+
+    /// Its host's PIO read of an NI counter at `now` across the bus;
+    /// returns when the word is back.
+    pub fn lanai_pio_read(&mut self, now: Instant) -> Instant {
+        self.pci().request(now, BusOp::PioRead).1
+    }
+
+    /// Its host writes a packet of `payload` bytes (and its header) into a
+    /// send buffer by PIO at `now`; returns when the write ends (the packet
+    /// is then the firmware's, [`FwEv::Posted`]).
+    pub fn lanai_pio_write(&mut self, now: Instant, payload: u32) -> Instant {
+        let ni = self.fw_ni();
+        ni.packets_sent += 1;
+        let bytes = ni.header() + payload;
+        self.pci().request(now, BusOp::PioWrite { bytes }).1
+    }
+
+    /// The firmware's event `ev` at `now` (`arg`: a packet of its store,
+    /// [`FwEv`]; `host_consumed`: its host's processed counter, which a
+    /// fetch of it reads): what it asks for, in its order.
+    pub fn lanai_event(
+        &mut self,
+        now: Instant,
+        (ev, arg): (FwEv, u32),
+        host_consumed: u64,
+        out: &mut impl FnMut(FwOut),
+    ) {
+        match ev {
+            FwEv::Posted => {
+                let pkt = self.fw_ni().packets.take(arg);
+                if let Some(t) = self.post(now, pkt) {
+                    out(FwOut::Fw(t, FwEv::TxReady));
+                }
+                out(FwOut::Taken);
+            }
+            FwEv::TxReady => out(FwOut::Transmit { forward: false }),
+            FwEv::TxDone => self.fw_ni().tx_done(),
+            FwEv::Arrive => self.arrive(now, arg, out),
+            FwEv::RxStep => self.rx_step(now, out),
+            FwEv::RefreshDma => out(FwOut::Fw(refresh_dma(self.pci(), now), FwEv::RefreshDone)),
+            FwEv::RefreshDone => {
+                let ni = self.fw_ni();
+                ni.refreshing = false;
+                ni.known_consumed = ni.known_consumed.max(host_consumed);
+                self.rx_next(now, out);
+            }
+            FwEv::FwdReady => {
+                self.fw_ni().mc.fwd_ready = true;
+                out(FwOut::Transmit { forward: true });
+            }
+            FwEv::FwdDone => {
+                let ni = self.fw_ni();
+                let pkt = ni.packets.take(arg);
+                if ni.mc.release_on_forward(&pkt) {
+                    ni.credits.release();
+                    out(FwOut::BufferFreed);
+                }
+            }
+        }
+    }
+
+    /// Its host wrote `pkt` into a send buffer: one descriptor, or, for a
+    /// multicast post along [`Ni::shared_posts`], one per child sharing the
+    /// buffer (released after the last one left). Returns when the firmware
+    /// has the network DMA programmed, if it was idle.
+    fn post(&mut self, now: Instant, pkt: Packet) -> Option<Instant> {
+        let ni = self.fw_ni();
+        debug_assert!(ni.send_free > 0, "host wrote into a busy send buffer");
+        ni.send_free -= 1;
+        match (ni.shared_posts, pkt.bcast) {
+            (Some(tree), Some(root)) => {
+                let me = ni.mc.rank;
+                ni.packets_sent += tree.child_count(root, me) as u64 - 1;
+                for dst in tree.children(root, me) {
+                    ni.tx_queue.push_back(Packet { dst, ..pkt });
+                    ni.mc.tx_rel.push_back(false);
+                }
+                if let Some(last) = ni.mc.tx_rel.back_mut() {
+                    *last = true;
+                }
+            }
+            _ => {
+                ni.tx_queue.push_back(pkt);
+                ni.mc.tx_rel.push_back(true);
+            }
+        }
+        self.lanai_tx_kick(now)
+    }
+
+    // -- send side ------------------------------------------------------
+
+    /// Starts the firmware on the next descriptor if idle; returns when
+    /// its network DMA is programmed.
+    pub fn lanai_tx_kick(&mut self, now: Instant) -> Option<Instant> {
+        let ni = self.fw_ni();
+        if ni.tx_busy || ni.tx_queue.is_empty() {
+            return None;
+        }
+        ni.tx_busy = true;
+        let c = ni.costs;
+        Some(self.fw_run(now, c.tx + c.dma_setup))
+    }
+
     // -- receive side ---------------------------------------------------
 
     /// `FwEv::Arrive`: packet `id` of its store is entirely in one of its
     /// receive buffers. The watchdog counts it (and starts if idle); under
     /// `ni` forwarding the firmware queues one forward per child, ahead of
-    /// the host DMA; then the next delivery ([`Ni::rx_next`]).
+    /// the host DMA; then the next delivery (`rx_next`).
     fn arrive(&mut self, now: Instant, id: u32, out: &mut impl FnMut(FwOut)) {
-        let pkt = self.packets.take(id);
-        self.received += 1;
-        if let Some((t, gen)) = self.watchdog.as_mut().and_then(|w| w.on_delivered(now)) {
+        let table = self.forwarding;
+        let ni = self.fw_ni();
+        let pkt = ni.packets.take(id);
+        ni.received += 1;
+        if let Some((t, gen)) = ni.watchdog.as_mut().and_then(|w| w.on_delivered(now)) {
             out(FwOut::Watchdog(t, gen));
         }
-        self.rx_queue.push_back(pkt);
-        if self.mc.start_forward(pkt) > 0 {
-            if let Some(t) = self.fwd_kick(now) {
+        ni.rx_queue.push_back(pkt);
+        if ni.mc.start_forward(pkt, table) > 0 {
+            if let Some(t) = self.lanai_fwd_kick(now) {
                 out(FwOut::Fw(t, FwEv::FwdReady));
             }
         }
@@ -452,19 +504,20 @@ impl Ni {
     /// host queue looks full, a fetch of the host's processed counter
     /// ([`FwEv::RefreshDma`]) unless one is in flight.
     fn rx_next(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
-        if self.job.is_some() || self.rx_queue.is_empty() {
+        let ni = self.fw_ni();
+        if ni.job.is_some() || ni.rx_queue.is_empty() {
             return;
         }
-        let c = self.costs;
-        if self.delivered - self.known_consumed < self.host_slots {
-            let pkt = self.rx_queue.pop_front().expect("a packet waits");
-            let plan = self.strategy.plan(self.header, pkt.payload, self.host_buffer);
-            self.job = Some(RxJob { pkt, plan, next: 0, programmed: false });
-            out(FwOut::Fw(self.fw(now, c.rx + c.dma_setup), FwEv::RxStep));
-        } else if !self.refreshing {
-            self.refreshing = true;
-            self.refreshes += 1;
-            out(FwOut::Fw(self.fw(now, c.dma_setup), FwEv::RefreshDma));
+        let c = ni.costs;
+        if ni.delivered - ni.known_consumed < ni.host_slots {
+            let pkt = ni.rx_queue.pop_front().expect("a packet waits");
+            let plan = ni.strategy.plan(ni.header, pkt.payload, ni.host_buffer);
+            ni.job = Some(RxJob { pkt, plan, next: 0, programmed: false });
+            out(FwOut::Fw(self.fw_run(now, c.rx + c.dma_setup), FwEv::RxStep));
+        } else if !ni.refreshing {
+            ni.refreshing = true;
+            ni.refreshes += 1;
+            out(FwOut::Fw(self.fw_run(now, c.dma_setup), FwEv::RefreshDma));
         }
     }
 
@@ -473,31 +526,35 @@ impl Ni {
     /// the bus, or finishes the packet: it is visible to the host, a
     /// receive buffer may be free, the next delivery starts, and the
     /// packet's interrupt is raised (`nic.watchdog_us = "none"`).
-    fn rx_step(&mut self, now: Instant, bus: &mut Bus, out: &mut impl FnMut(FwOut)) {
-        let setup = self.costs.dma_setup;
-        let job = self.job.as_mut().expect("rx_step without a job");
+    fn rx_step(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+        let ni = self.fw_ni();
+        let setup = ni.costs.dma_setup;
+        let job = ni.job.as_mut().expect("rx_step without a job");
         if let Some(Some(dma)) = job.plan.dmas.get(job.next).copied() {
-            let t = if job.next > 0 && !job.programmed {
-                job.programmed = true;
-                self.fw(now, setup)
-            } else {
-                job.programmed = false;
+            let program = job.next > 0 && !job.programmed;
+            job.programmed = program;
+            if !program {
                 job.next += 1;
-                self.host_dmas += 1;
-                bus.request(now, BusOp::Dma { bytes: dma.bytes }).1
+                ni.host_dmas += 1;
+            }
+            let t = if program {
+                self.fw_run(now, setup)
+            } else {
+                self.pci().request(now, BusOp::Dma { bytes: dma.bytes }).1
             };
             return out(FwOut::Fw(t, FwEv::RxStep));
         }
-        let job = self.job.take().expect("job");
-        self.delivered += 1;
-        if self.mc.release_on_delivery(&job.pkt) {
-            self.credits.release();
+        let job = ni.job.take().expect("job");
+        ni.delivered += 1;
+        if ni.mc.release_on_delivery(&job.pkt) {
+            ni.credits.release();
         }
         out(FwOut::Delivered(job.pkt));
         out(FwOut::BufferFreed);
         self.rx_next(now, out);
-        if self.irq_per_packet {
-            self.packet_irqs += 1;
+        let ni = self.fw_ni();
+        if ni.irq_per_packet {
+            ni.packet_irqs += 1;
             out(FwOut::Signal);
         }
     }
@@ -506,10 +563,12 @@ impl Ni {
     /// (interrupts-enabled flag, processed counter, timer word, last poll)
     /// with one small host -> NI DMA: the firmware programs it, then it
     /// holds the bus (`refresh_dma`). Returns when the words are in SRAM.
-    pub fn fetch_host_words(&mut self, now: Instant, bus: &mut Bus) -> Instant {
-        self.host_fetches += 1;
-        let programmed = self.fw(now, self.costs.dma_setup);
-        refresh_dma(bus, programmed)
+    fn fetch_host_words(&mut self, now: Instant) -> Instant {
+        let ni = self.fw_ni();
+        ni.host_fetches += 1;
+        let setup = ni.costs.dma_setup;
+        let programmed = self.fw_run(now, setup);
+        refresh_dma(self.pci(), programmed)
     }
 
     /// Its watchdog's event of generation `gen`: the running timer's
@@ -517,37 +576,30 @@ impl Ni {
     /// bus; the fetch's return applies \[LCI] §5.1's rule to what it read
     /// (`irq_enabled`, `consumed`: re-arm, or raise a signal and re-arm);
     /// any other is stale.
-    pub fn watchdog_event(
+    pub fn lanai_watchdog(
         &mut self,
         now: Instant,
         gen: u32,
         (irq_enabled, consumed): (bool, u64),
-        bus: &mut Bus,
         out: &mut impl FnMut(FwOut),
     ) {
-        let Some(wd) = self.watchdog.as_mut() else { return };
-        if wd.expires(gen) {
-            let end = self.fetch_host_words(now, bus);
-            let wd = self.watchdog.as_mut().expect("the watchdog that expired");
-            let (t, gen) = wd.fetch(end);
+        let ni = self.fw_ni();
+        let (Some(mut wd), received) = (ni.watchdog.take(), ni.received) else { return };
+        let e = wd.on_event(now, gen, |t| self.fetch_host_words(t), irq_enabled, received, consumed);
+        self.fw_ni().watchdog = Some(wd);
+        if let Expiry::Arm(t, gen) | Expiry::Raise(t, gen) = e {
             out(FwOut::Watchdog(t, gen));
-            return;
         }
-        match wd.on_fetched(now, gen, irq_enabled, self.received, consumed) {
-            Expiry::Arm(t, gen) => out(FwOut::Watchdog(t, gen)),
-            Expiry::Raise(t, gen) => {
-                out(FwOut::Watchdog(t, gen));
-                out(FwOut::Signal);
-            }
-            Expiry::Stale | Expiry::Drained { .. } => {}
+        if let Expiry::Raise(..) = e {
+            out(FwOut::Signal);
         }
     }
 
     /// Its clock ticks: the next tick, and the fetch of the host's timer
     /// words (its [`FwOut::ClockFetched`]).
-    pub fn clock_tick(&mut self, now: Instant, bus: &mut Bus, out: &mut impl FnMut(FwOut)) {
-        if let Some(c) = self.clock {
-            let end = self.fetch_host_words(now, bus);
+    pub fn lanai_clock_tick(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+        if let Some(c) = self.fw_ni().clock {
+            let end = self.fetch_host_words(now);
             out(FwOut::ClockTick(now + c.period));
             out(FwOut::ClockFetched(end));
         }
@@ -557,23 +609,14 @@ impl Ni {
 
     /// Starts the firmware on the next forward if idle; returns when the
     /// forward's network DMA is programmed.
-    pub fn fwd_kick(&mut self, now: Instant) -> Option<Instant> {
-        if self.mc.fwd_busy || self.mc.fwd_queue.is_empty() {
+    pub fn lanai_fwd_kick(&mut self, now: Instant) -> Option<Instant> {
+        let ni = self.fw_ni();
+        if ni.mc.fwd_busy || ni.mc.fwd_queue.is_empty() {
             return None;
         }
-        self.mc.fwd_busy = true;
-        Some(self.fw(now, self.costs.fwd))
-    }
-
-    /// The network DMA of the programmed head forward started at `now`: it
-    /// leaves the queue.
-    pub fn fwd_started(&mut self, now: Instant) -> Packet {
-        let pkt = self.mc.fwd_queue.pop_front().expect("fwd_started without a forward");
-        self.mc.fwd_busy = false;
-        self.mc.fwd_ready = false;
-        self.mc.forwards += 1;
-        self.mc.first_forward_at.get_or_insert(now);
-        pkt
+        ni.mc.fwd_busy = true;
+        let fwd = ni.costs.fwd;
+        Some(self.fw_run(now, fwd))
     }
 }
 

@@ -45,7 +45,8 @@ pub struct Nic {
     /// firmware or in DMA): the "other DMAs pending" of [OMX-COAL]
     /// Algorithm 2 (see [`Nic::other_pending`]).
     pub pending: u32,
-    /// When the receive firmware is free (it is a FIFO server).
+    /// When the firmware processor is free (a FIFO server: the receive,
+    /// echo and forward work, or the LANai firmware's steps, `lanai`).
     pub fw_free: Instant,
     pub dma_free: Vec<Instant>,
     pub tx_free: Instant,
@@ -79,7 +80,8 @@ pub struct Nic {
     /// (firmware work, \[LCI]'s `dma_setup_cycles`; zero on emo2004).
     tx_dma_setup: Duration,
     /// The multicast forwarding table (`nic.multicast_forwarding`, set by
-    /// the build for a multicast workload), and the firmware's time per
+    /// the build for a multicast workload; the LANai firmware's under `ni`
+    /// forwarding, [`Nic::run_lanai`]), and the firmware's time per
     /// forward on top of its transmit work (`nic.mcast_fwd_ns`).
     pub forwarding: Option<ForwardTable>,
     fw_fwd: Duration,
@@ -149,16 +151,12 @@ impl Nic {
     }
 
     /// The NIC runs the LANai firmware `ni` on the host's PCI bus `bus`
-    /// (`lanai::bus`), which its DMAs share with the host's PIO.
-    pub fn run_lanai(&mut self, ni: lanai::Ni, bus: Bus) {
+    /// (`lanai::bus`), which its DMAs share with the host's PIO, with the
+    /// multicast forwarding table `table` (`lanai::forward_table`).
+    pub fn run_lanai(&mut self, ni: lanai::Ni, bus: Bus, table: Option<ForwardTable>) {
         self.lanai = Some(Box::new(ni));
         self.bus = Some(Box::new(bus));
-    }
-
-    /// The LANai firmware the NIC runs and the bus it shares with its host,
-    /// if it runs it ([`Nic::run_lanai`]).
-    pub fn lanai_parts(&mut self) -> Option<(&mut lanai::Ni, &mut Bus)> {
-        Some((self.lanai.as_deref_mut()?, self.bus.as_deref_mut()?))
+        self.forwarding = table;
     }
 
     /// Frames wait at the stopped link (`flow`): an arriving frame queues
@@ -238,9 +236,7 @@ impl Nic {
     /// between NIC buffers, transmit processing; returns when the reply is
     /// ready for the wire (the firmware is busy until then).
     pub fn firmware_echo(&mut self, now: Instant, copy: Duration) -> Instant {
-        let done = now.max(self.fw_free) + self.fw_rx + copy + self.fw_tx;
-        self.fw_free = done;
-        done
+        self.fw_run(now, self.fw_rx + copy + self.fw_tx)
     }
 
     /// \[LCI] NI-level multicast: the firmware forwards one copy of a
@@ -250,10 +246,15 @@ impl Nic {
     /// busy until then). Called once per child, after the frame's own
     /// receive processing, so the copies leave in send order.
     pub fn firmware_forward(&mut self, now: Instant) -> Instant {
-        let done = now.max(self.fw_free) + self.fw_fwd + self.fw_tx;
-        self.fw_free = done;
         self.forwards += 1;
-        done
+        self.fw_run(now, self.fw_fwd + self.fw_tx)
+    }
+
+    /// Runs `d` of firmware on the NIC's processor (a FIFO server) from
+    /// `now`; returns when it ends (the processor is busy until then).
+    fn fw_run(&mut self, now: Instant, d: Duration) -> Instant {
+        self.fw_free = now.max(self.fw_free) + d;
+        self.fw_free
     }
 
     /// Frames other than the one whose DMA just completed that the NIC has

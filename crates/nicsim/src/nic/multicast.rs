@@ -23,7 +23,7 @@
 //! with the receive and send buffers its forwards hold), and the tag ([`tag`], [`root_of`]: the top bit of the
 //! Open-MX `session` word, the root's rank in its low 16 bits). It does
 //! not own the timing of a forward (`crate::nic::Nic::firmware_forward`,
-//! the LANai firmware's `super::lanai::Ni::fwd_kick`), the frames (`crate::sim` `mcast`),
+//! the LANai firmware's `crate::nic::Nic::lanai_fwd_kick`), the frames (`crate::sim` `mcast`),
 //! nor the library's view of a multicast message
 //! (`crate::proto::Kind::Mcast`).
 
@@ -104,8 +104,6 @@ pub trait Forwarded: Copy {
 /// The NI's multicast state, over its packet type `P`.
 #[derive(Debug)]
 pub struct NiMc<P> {
-    /// The forwarding table (`ni` forwarding only).
-    pub table: Option<ForwardTable>,
     /// This NI's rank in the table's trees (its host's index).
     pub rank: u32,
     /// Forwards (packet with `dst` = child) waiting for the firmware / the child's buffer.
@@ -129,7 +127,6 @@ impl<P> Default for NiMc<P> {
     /// An NI that does not forward.
     fn default() -> Self {
         NiMc {
-            table: None,
             rank: 0,
             fwd_queue: VecDeque::new(),
             fwd_busy: false,
@@ -144,16 +141,17 @@ impl<P> Default for NiMc<P> {
 }
 
 impl<P: Forwarded> NiMc<P> {
-    /// The state of NI `rank` with forwarding table `table` (`None`: the
-    /// NI does not forward).
-    pub fn new(table: Option<ForwardTable>, rank: u32) -> Self {
-        NiMc { table, rank, ..NiMc::default() }
+    /// The state of NI `rank`.
+    pub fn new(rank: u32) -> Self {
+        NiMc { rank, ..NiMc::default() }
     }
 
     /// Queues the forwards of a received multicast packet to this NI's
-    /// children and holds its receive buffer; returns the number of forwards.
-    pub fn start_forward(&mut self, pkt: P) -> u32 {
-        let (Some(t), Some(root)) = (self.table, pkt.root()) else { return 0 };
+    /// children in its NIC's forwarding table (`table`, the NIC's
+    /// `forwarding`; `None`: the NIC does not forward) and holds its
+    /// receive buffer; returns the number of forwards.
+    pub fn start_forward(&mut self, pkt: P, table: Option<ForwardTable>) -> u32 {
+        let (Some(t), Some(root)) = (table, pkt.root()) else { return 0 };
         let before = self.fwd_queue.len();
         for c in t.children(root, self.rank) {
             self.fwd_queue.push_back(pkt.to_child(c));

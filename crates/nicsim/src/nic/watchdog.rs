@@ -260,11 +260,31 @@ impl Watchdog {
     /// frames the NIC put in the ring and those the host took out of it,
     /// so far.
     pub fn on_timer(&mut self, now: Instant, gen: u32, delivered: u64, taken: u64) -> Expiry {
+        let latency = self.fetch;
+        self.on_event(now, gen, |t| t + latency, true, delivered, taken)
+    }
+
+    /// The watchdog's event of generation `gen` fired at `now`, whoever
+    /// holds it: at the running timer's expiry the NI fetches the host's
+    /// state, the fetch started at `now` and back when `fetch` says (the
+    /// Open-MX queue's fixed latency, [`Watchdog::on_timer`]; the LANai's
+    /// DMA on its bus): `Expiry::Arm` at the fetch's return
+    /// ([`Watchdog::fetch`]); at that return, \[LCI] §5.1's rule on the
+    /// host's flag and counts ([`Watchdog::on_fetched`]).
+    pub fn on_event(
+        &mut self,
+        now: Instant,
+        gen: u32,
+        fetch: impl FnOnce(Instant) -> Instant,
+        irq_enabled: bool,
+        delivered: u64,
+        taken: u64,
+    ) -> Expiry {
         if self.expires(gen) {
-            let (at, gen) = self.fetch(now + self.fetch);
+            let (at, gen) = self.fetch(fetch(now));
             return Expiry::Arm(at, gen);
         }
-        self.on_fetched(now, gen, true, delivered, taken)
+        self.on_fetched(now, gen, irq_enabled, delivered, taken)
     }
 }
 

@@ -274,7 +274,8 @@ impl World {
                 debug_assert!(w.wire.net.grid.is_some());
                 if let Some(l) = &s.lci {
                     let (prog, parts) = crate::lci::build(s, l);
-                    w.start_lci(prog, parts, &crate::nic::lanai::bus(p));
+                    let table = crate::nic::lanai::forward_table(l, p);
+                    w.start_lci(prog, parts, &crate::nic::lanai::bus(p), table);
                 }
             }
             Workload::PingPong { .. } | Workload::Stream { .. } | Workload::Uniband { .. } => {

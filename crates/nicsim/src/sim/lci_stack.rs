@@ -25,15 +25,16 @@
 
 use super::{Ev, HostState, World};
 use crate::engine::{EventQueue, Origin};
-use crate::host::bus::{Bus, BusOp};
-use crate::lci::process::Drive;
-use crate::lci::workload::Job;
+use crate::host::bus::Bus;
+use crate::lci::process::{Drive, Processes};
 use crate::lci::Running;
 use crate::library::lci::{Cx as LibCx, Lib, LibEv, Outgoing, Output as LibOut};
 use crate::net::grid::Grid;
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, FwOut, Ni, Packet};
+use crate::nic::multicast::ForwardTable;
 use crate::nic::timers;
+use crate::nic::Nic;
 use crate::time::Instant;
 use crate::workload::Op;
 use crate::SimError;
@@ -41,14 +42,15 @@ use crate::SimError;
 impl World {
     /// Wires the stack onto the world: each host's library beside its
     /// processes, its NI's firmware in its NIC, on the NIC's bus (`bus`,
-    /// the host's PCI bus), the program in the run; queues the parts'
+    /// the host's PCI bus), with the NIC's forwarding table (`table`,
+    /// `ni` forwarding), the program in the run; queues the parts'
     /// events at time zero. The program is the world's one program left
     /// until it is done.
-    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>, bus: &Bus) {
+    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>, bus: &Bus, table: Option<ForwardTable>) {
         debug_assert_eq!(parts.len(), self.hosts.len());
         for (hs, (lib, ni)) in self.hosts.iter_mut().zip(parts) {
             hs.lci = Some(Box::new(lib));
-            hs.nic.run_lanai(ni, bus.clone());
+            hs.nic.run_lanai(ni, bus.clone(), table);
         }
         self.run.lci = Some(Box::new(prog));
         self.programs_left = 1;
@@ -130,10 +132,6 @@ impl HostState {
     pub(crate) fn ni_ref(&self) -> &Ni {
         self.nic.lanai.as_deref().expect(PARTS)
     }
-    /// Its NI's firmware and the bus the NI shares with the host.
-    pub(crate) fn lanai(&mut self) -> (&mut Ni, &mut Bus) {
-        self.nic.lanai_parts().expect(PARTS)
-    }
 }
 
 /// Event origins: host h = 2h, NI h = 2h + 1.
@@ -193,7 +191,7 @@ impl<'a> Cx<'a> {
     /// program enters the library (and starts polling); the others stay
     /// out of it.
     pub fn start(&mut self) {
-        if let Job::Procs(p) = &self.prog.job {
+        if let Some(p) = self.prog.job.procs() {
             if p.drive == Drive::Upcall {
                 for h in 0..p.procs.len() as u32 {
                     self.proceed(h, Instant::ZERO);
@@ -278,16 +276,14 @@ impl<'a> Cx<'a> {
             LibOut::At { at, ev, arg } => self.q.push(at, o_h, lib_ev(h, ev)(arg)),
             LibOut::AtPacket { at, ev, pkt } => self.at_packet(at, o_h, h, pkt, lib_ev(h, ev)),
             LibOut::PioRead { then, pkt } => {
-                let (_, end) = self.hs[h as usize].lanai().1.request(now, BusOp::PioRead);
+                let end = self.hs[h as usize].nic.lanai_pio_read(now);
                 match pkt {
                     Some(pkt) => self.at_packet(end, o_h, h, pkt, lib_ev(h, then)),
                     None => self.q.push(end, o_h, lib_ev(h, then)(0)),
                 }
             }
             LibOut::PioWrite { pkt, bytes } => {
-                let (ni, bus) = self.hs[h as usize].lanai();
-                ni.packets_sent += 1;
-                let (_, end) = bus.request(now, BusOp::PioWrite { bytes: ni.header() + bytes });
+                let end = self.hs[h as usize].nic.lanai_pio_write(now, bytes);
                 self.at_packet(end, o_h, h, pkt, fw_ev(h, FwEv::Posted));
             }
             LibOut::Message { src, tag } => {
@@ -295,12 +291,9 @@ impl<'a> Cx<'a> {
                 self.flush_sends(now);
             }
             LibOut::Arrived { from, tag, at } => {
-                let go_on = match &mut self.prog.job {
-                    Job::Procs(p) => p.arrived(h, from, tag),
-                    Job::Dsm(_) => false,
-                };
+                let go_on = self.prog.job.procs_mut().is_some_and(|p| p.arrived(h, from, tag));
                 // A sender that waited for the message to reach every host.
-                while let Some(s) = self.prog.job.take_woken() {
+                while let Some(s) = self.prog.job.procs_mut().and_then(Processes::take_woken) {
                     self.proceed(s, at);
                 }
                 if go_on {
@@ -323,7 +316,7 @@ impl<'a> Cx<'a> {
     /// until it waits: its sends and broadcasts go to the host's library,
     /// its compute waits there for them to be written.
     fn proceed(&mut self, h: u32, now: Instant) {
-        let Job::Procs(p) = &mut self.prog.job else { return };
+        let Some(p) = self.prog.job.procs_mut() else { return };
         debug_assert_eq!(p.drive, Drive::Upcall);
         let lib = self.hs[h as usize].lib();
         loop {
@@ -385,7 +378,7 @@ impl<'a> Cx<'a> {
             }
             LibEv::McComputeDone => {
                 self.hs[h as usize].lib().mc_compute_done();
-                if let Job::Procs(p) = &mut self.prog.job {
+                if let Some(p) = self.prog.job.procs_mut() {
                     p.procs[h as usize].compute_done();
                 }
                 self.proceed(h, now);
@@ -398,33 +391,32 @@ impl<'a> Cx<'a> {
     }
 
     /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
-    /// the firmware's ([`Ni::event`], reading its host's processed
+    /// the firmware's ([`Nic::lanai_event`], reading its host's processed
     /// counter).
     fn firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
         let consumed = self.hs[h as usize].lib_ref().consumed();
-        self.fw(h, now, |ni, bus, out| ni.event(now, (ev, arg), consumed, bus, &mut |o| out.push(o)));
+        self.fw(h, now, |nic, out| nic.lanai_event(now, (ev, arg), consumed, &mut |o| out.push(o)));
     }
 
     /// NI `h`'s watchdog event of generation `gen` (the
-    /// NI's, [`Ni::watchdog_event`], reading its host's flag and counter).
+    /// NI's, [`Nic::lanai_watchdog`], reading its host's flag and counter).
     fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
         let lib = self.hs[h as usize].lib_ref();
         let words = (lib.irq_enabled(), lib.consumed());
-        self.fw(h, now, |ni, bus, out| ni.watchdog_event(now, gen, words, bus, &mut |o| out.push(o)));
+        self.fw(h, now, |nic, out| nic.lanai_watchdog(now, gen, words, &mut |o| out.push(o)));
     }
 
-    /// NI `h`'s clock ticks (the NI's, [`Ni::clock_tick`]).
+    /// NI `h`'s clock ticks (the NI's, [`Nic::lanai_clock_tick`]).
     fn clock_tick(&mut self, h: u32, now: Instant) {
-        self.fw(h, now, |ni, bus, out| ni.clock_tick(now, bus, &mut |o| out.push(o)));
+        self.fw(h, now, |nic, out| nic.lanai_clock_tick(now, &mut |o| out.push(o)));
     }
 
     /// Calls NI `h`'s firmware at `now` (`f`), then does what it asked
     /// for, in its order: its host's library is called, a transmission
     /// tried, a freed buffer granted; the rest is queued ([`fw_due`]).
-    fn fw(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Ni, &mut Bus, &mut Vec<FwOut>)) {
+    fn fw(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Nic, &mut Vec<FwOut>)) {
         let mark = self.prog.fw.len();
-        let (ni, bus) = self.hs[h as usize].lanai();
-        f(ni, bus, &mut self.prog.fw);
+        f(&mut self.hs[h as usize].nic, &mut self.prog.fw);
         let mut i = mark;
         while let Some(&o) = self.prog.fw.get(i) {
             match o {
@@ -488,8 +480,9 @@ impl<'a> Cx<'a> {
             self.q.push(left, ni_origin(h), fw_ev(h, FwEv::TxDone)(0));
         }
         self.at_packet(arrive, ni_origin(dst), dst, pkt, fw_ev(dst, FwEv::Arrive));
-        let ni = self.hs[h as usize].ni();
-        let (next, ev) = if forward { (ni.fwd_kick(now), FwEv::FwdReady) } else { (ni.tx_kick(now), FwEv::TxReady) };
+        let nic = &mut self.hs[h as usize].nic;
+        let (next, ev) =
+            if forward { (nic.lanai_fwd_kick(now), FwEv::FwdReady) } else { (nic.lanai_tx_kick(now), FwEv::TxReady) };
         if let Some(t) = next {
             self.q.push(t, ni_origin(h), fw_ev(h, ev)(0));
         }

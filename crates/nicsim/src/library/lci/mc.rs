@@ -11,8 +11,8 @@
 use super::{Cx, LibEv, Output};
 use super::{Lib, Outgoing};
 use crate::config::Forwarding;
-use crate::nic::lanai::{Ni, Packet};
-use crate::nic::multicast::{ForwardTable, Kary, Tree};
+use crate::nic::lanai::Packet;
+use crate::nic::multicast::Kary;
 use crate::time::Duration;
 
 /// A host's side of the multicast schemes (each host's library holds
@@ -53,19 +53,6 @@ impl HostMc {
                 self.tree.child_count(root, h).saturating_sub(1) * self.descriptor_bytes
             }
             _ => 0,
-        }
-    }
-
-    /// Programs NI `rank`'s multicast firmware: its rank, the trees its posts share a send buffer along (not under
-    /// `host-message`) and, under `ni` forwarding, its forwarding table (the
-    /// tree this host's library forwards down).
-    pub fn program_ni(&self, ni: &mut Ni, rank: u32) {
-        ni.mc.rank = rank;
-        if self.forwarding != Forwarding::HostMessage {
-            ni.shared_posts = Some(self.tree);
-        }
-        if self.forwarding == Forwarding::Ni {
-            ni.mc.table = Some(ForwardTable { tree: Tree::Kary(self.tree.fanout), ranks: self.tree.n });
         }
     }
 }

@@ -22,7 +22,7 @@
 //! core's CPU modes are `crate::host::core::SignalledCore`'s), and its side
 //! of the multicast schemes ([`mc`]). It does not own bus timing
 //! (`crate::host::bus`), the NI (`crate::nic::lanai`) nor the program
-//! (`crate::lci::workload`).
+//! (`crate::lci`, its `Job`).
 //!
 //! Extension points: [`Lib::irq_enabled`] (the flag the polling watchdog
 //! fetches), [`Lib::signal`] (kernel dispatch + user signal handler, for
