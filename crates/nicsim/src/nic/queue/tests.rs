@@ -47,12 +47,12 @@ fn a_busy_poll_takes_up_to_its_budget_then_busy_poll_stop_polls_once_more() {
     let entry = |f, poll| BusyStep::Entry { entry: RingEntry::Rx(f), poll };
     let poll = q.busy_poll(t0, Duration::ZERO, 8, 3).unwrap();
     assert_eq!(poll.entry, Some(RingEntry::Rx(0)));
-    assert_eq!(q.busy_poll_more(2), None, "another process's poll");
-    let more: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(3)).take(8).collect();
+    assert_eq!(q.busy_poll_more(Instant::ZERO, 2), None, "another process's poll");
+    let more: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(Instant::ZERO, 3)).take(8).collect();
     let mut want: Vec<_> = (1..8).map(|f| entry(f, false)).collect();
     want.push(entry(8, true));
     assert_eq!(more, want, "8 entries in one poll, then busy_poll_stop's driver poll begins");
-    let stop: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(3)).collect();
+    let stop: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(Instant::ZERO, 3)).collect();
     let mut want: Vec<_> = (9..16).map(|f| entry(f, false)).collect();
     want.push(BusyStep::Stop { poll: false, rearm: false, napi: true });
     assert_eq!(stop, want, "its whole budget: NAPI is scheduled (rc == budget)");
@@ -71,26 +71,26 @@ fn busy_poll_stop_rearms_unless_suspended_and_follows_only_received_data() {
     q.push_rx(0, true, 1);
     q.push_rx(1, true, 1);
     assert_eq!(q.busy_poll(t0, Duration::ZERO, 64, 0).unwrap().entry, Some(RingEntry::Rx(0)));
-    assert_eq!(q.busy_poll_more(0), Some(BusyStep::Entry { entry: RingEntry::Rx(1), poll: false }));
-    assert_eq!(q.busy_poll_more(0), Some(BusyStep::Stop { poll: true, rearm: true, napi: false }));
-    assert_eq!(q.busy_poll_more(0), None);
+    assert_eq!(q.busy_poll_more(Instant::ZERO, 0), Some(BusyStep::Entry { entry: RingEntry::Rx(1), poll: false }));
+    assert_eq!(q.busy_poll_more(Instant::ZERO, 0), Some(BusyStep::Stop { poll: true, rearm: true, napi: false }));
+    assert_eq!(q.busy_poll_more(Instant::ZERO, 0), None);
     assert!(!q.napi_scheduled());
 
     let mut s = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
     s.push_rx(0, true, 1);
     assert!(s.busy_poll(t0, Duration::from_us(100), 64, 0).is_some());
-    assert_eq!(s.busy_poll_more(0), Some(BusyStep::Stop { poll: true, rearm: false, napi: false }));
+    assert_eq!(s.busy_poll_more(Instant::ZERO, 0), Some(BusyStep::Stop { poll: true, rearm: false, napi: false }));
     s.push_rx(1, true, 1);
     s.push_rx(2, true, 1);
     assert!(s.busy_poll(t0, Duration::from_us(100), 1, 0).is_some());
-    assert_eq!(s.busy_poll_more(0), Some(BusyStep::Entry { entry: RingEntry::Rx(2), poll: true }));
-    assert_eq!(s.busy_poll_more(0), None, "budget spent while suspended: skip_schedule");
+    assert_eq!(s.busy_poll_more(Instant::ZERO, 0), Some(BusyStep::Entry { entry: RingEntry::Rx(2), poll: true }));
+    assert_eq!(s.busy_poll_more(Instant::ZERO, 0), None, "budget spent while suspended: skip_schedule");
     assert!(!s.napi_scheduled());
 
     let mut t = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
     t.tx_completed();
     assert_eq!(t.busy_poll(t0, Duration::ZERO, 8, 0).unwrap().entry, Some(RingEntry::TxDone(1)));
-    assert_eq!(t.busy_poll_more(0), None, "no data: no busy_poll_stop");
+    assert_eq!(t.busy_poll_more(Instant::ZERO, 0), None, "no data: no busy_poll_stop");
 }
 
 /// `SO_BUSY_POLL_BUDGET`: the budget is what one poll takes; 1 against
@@ -104,7 +104,7 @@ fn the_busy_poll_budget_is_what_one_poll_takes() {
             q.push_rx(f, true, 1);
         }
         q.busy_poll(t0, Duration::ZERO, budget, 0).unwrap();
-        1 + std::iter::from_fn(|| q.busy_poll_more(0))
+        1 + std::iter::from_fn(|| q.busy_poll_more(Instant::ZERO, 0))
             .take_while(|s| matches!(s, BusyStep::Entry { poll: false, .. }))
             .count()
     };
