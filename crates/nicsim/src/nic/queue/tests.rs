@@ -171,3 +171,69 @@ fn a_frame_met_by_a_transmit_only_interrupt_is_reported_once_the_poll_rearms() {
     assert!(out.raise && out.rx, "the frame in the ring was never reported: {out:?}");
     assert_eq!(q.take(), Some(RingEntry::Rx(1)));
 }
+
+/// A frame of `q` whose DMA completes at `ns`: the outcome.
+fn deliver(q: &mut RxQueue, ns: u64, frame: u32) -> Outcome {
+    let dc = coalesce::DmaCompletion { marked: false, bytes: 60, other_pending: 0 };
+    q.frame_delivered(Instant::ZERO + Duration::from_ns(ns), frame, true, 1, dc).0
+}
+
+/// The receive claim a poll writes on an emptied ring (`claim_written`)
+/// is kept by the queue, no event: a frame whose DMA completes after the
+/// claim's instant finds the line armed and raises, one that completes
+/// before finds it masked, and the claim then becomes an event at its
+/// instant, whose landing raises for the frame. Without the claim landing
+/// where the queue is next reached, the later frame would find the line
+/// masked.
+#[test]
+fn a_kept_claim_lands_at_its_instant_and_becomes_an_event_when_work_comes_first() {
+    let at = |ns| Instant::ZERO + Duration::from_ns(ns);
+    let poll = |q: &mut RxQueue| {
+        assert!(deliver(q, 0, 0).raise);
+        assert_eq!(q.take(), Some(RingEntry::Rx(0)));
+        assert!(!q.claim_written(at(100), at(610), true), "an idle queue keeps its claim");
+        assert!(q.claim_on_its_way());
+    };
+    let mut late = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
+    poll(&mut late);
+    let out = deliver(&mut late, 1_000, 1);
+    assert!(out.raise && out.rx && !out.claim, "armed since 610 ns: {out:?}");
+    assert!(!late.claim_on_its_way());
+    assert_eq!(late.claim_lands(at(1_000)), None);
+
+    let mut early = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
+    poll(&mut early);
+    let out = deliver(&mut early, 300, 1);
+    assert!(!out.raise && out.claim, "masked until 610 ns: {out:?}");
+    assert_eq!(early.claim_to_schedule(), Some(at(610)));
+    assert_eq!(early.claim_to_schedule(), None, "scheduled once");
+    let out = early.claim_lands(at(610)).expect("the claim is due");
+    assert!(out.raise && out.rx, "{out:?}");
+    assert_eq!(early.claim_lands(at(610)), None);
+}
+
+/// Split claims: the hard handler's interrupt claim and the poll's
+/// receive claim, written at one instant in that order, land in that
+/// order whichever event comes: the interrupt claim lets out the raise a
+/// transmit completion wanted, which reports no frame (the receive claim
+/// is still masked), as with one event per claim in the order written.
+#[test]
+fn claims_land_in_the_order_they_were_written() {
+    let at = |ns| Instant::ZERO + Duration::from_ns(ns);
+    let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0).with_split_claims(true);
+    assert!(deliver(&mut q, 0, 0).raise);
+    assert_eq!(q.take(), Some(RingEntry::Rx(0)));
+    assert!(!q.claim_written(at(100), at(610), false));
+    assert!(!q.claim_written(at(100), at(610), true));
+    // A send completes and a frame lands while both are on their way.
+    let out = q.tx_completion(at(200), 60, 0);
+    assert!(!out.raise && out.claim, "{out:?}");
+    assert!(!deliver(&mut q, 300, 1).raise);
+    let mut scheduled = std::iter::from_fn(|| q.claim_to_schedule()).collect::<Vec<_>>();
+    scheduled.dedup();
+    assert_eq!(scheduled, [at(610)]);
+    let first = q.claim_lands(at(610)).unwrap();
+    assert!(first.raise && !first.rx, "the interrupt claim first: a transmit-only raise: {first:?}");
+    assert!(!q.claim_lands(at(610)).unwrap().raise, "the receive claim: the interrupt claim is held again");
+    assert_eq!(q.claim_lands(at(610)), None);
+}
