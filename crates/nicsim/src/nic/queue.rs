@@ -296,7 +296,7 @@ impl RxQueue {
     /// A frame for this queue reached the NIC (`marked`: it carries the
     /// latency-sensitive marker): the policy decides, and the outcome to
     /// schedule.
-    #[inline]
+    #[inline(always)]
     pub fn frame_arrived(&mut self, now: Instant, marked: bool) -> Outcome {
         self.settle(now);
         let d = self.policy.on_arrival(now, marked);
@@ -592,7 +592,8 @@ impl RxQueue {
     }
 
     /// Whether NAPI is scheduled by an interrupt (a busy poller cannot take
-    /// the queue meanwhile).
+    /// the queue meanwhile), as of the last method that reached the queue
+    /// (a kept receive claim due since lands at the next one).
     #[inline]
     pub fn napi_scheduled(&self) -> bool {
         self.napi_sched

@@ -24,48 +24,47 @@
 use super::{Outcome, RxQueue};
 use crate::time::Instant;
 
+/// No claim (an instant no claim lands at: past `Instant::RUN_LIMIT`).
+const NONE: Instant = Instant::MAX;
+
 /// The two claims of a queue on their way to the NIC.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(super) struct Claims {
-    /// When the receive claim and the interrupt claim land, if written
-    /// and not landed yet.
-    rx: Option<Instant>,
-    irq: Option<Instant>,
+    /// When the receive claim and the interrupt claim land ([`NONE`]: not
+    /// on its way).
+    rx: Instant,
+    irq: Instant,
     /// Each has an `Ev::ClaimLands` scheduled (the queue does not keep it).
     rx_event: bool,
     irq_event: bool,
     /// The receive claim was written before the interrupt claim (both on
     /// their way).
     rx_first: bool,
+    /// The earlier instant of the kept claims ([`NONE`]: none kept): the
+    /// one compare a method of the queue makes when none is due.
+    kept: Instant,
+}
+
+impl Default for Claims {
+    fn default() -> Self {
+        Claims { rx: NONE, irq: NONE, rx_event: false, irq_event: false, rx_first: false, kept: NONE }
+    }
 }
 
 impl Claims {
-    /// The claim that lands first (its instant, `true` for the receive
-    /// claim): the earlier, or at equal instants the one written first.
-    fn first(&self) -> Option<(Instant, bool)> {
-        match (self.rx, self.irq) {
-            (Some(r), Some(i)) => Some(if r < i || (r == i && self.rx_first) { (r, true) } else { (i, false) }),
-            (Some(r), None) => Some((r, true)),
-            (None, Some(i)) => Some((i, false)),
-            (None, None) => None,
-        }
+    /// Which claim lands first (`true`: the receive claim): the earlier,
+    /// or at equal instants the one written first.
+    #[inline]
+    fn rx_next(&self) -> bool {
+        self.rx < self.irq || (self.rx == self.irq && self.rx_first)
     }
 
-    fn event(&self, rx: bool) -> bool {
-        if rx {
-            self.rx_event
-        } else {
-            self.irq_event
-        }
-    }
-
-    /// The claim lands: it is no longer on its way.
-    fn landed(&mut self, rx: bool) {
-        if rx {
-            (self.rx, self.rx_event) = (None, false);
-        } else {
-            (self.irq, self.irq_event) = (None, false);
-        }
+    /// `kept` after a claim lands or gets its event.
+    #[inline]
+    fn rekeep(&mut self) {
+        let rx = if self.rx_event { NONE } else { self.rx };
+        let irq = if self.irq_event { NONE } else { self.irq };
+        self.kept = rx.min(irq);
     }
 }
 
@@ -79,11 +78,14 @@ impl RxQueue {
         let event = !self.claim_quiet(rx);
         let c = &mut self.claims;
         if rx {
-            debug_assert!(c.rx.is_none(), "two receive claims on their way");
-            (c.rx, c.rx_event, c.rx_first) = (Some(at), event, c.irq.is_none());
+            debug_assert!(c.rx == NONE, "two receive claims on their way");
+            (c.rx, c.rx_event, c.rx_first) = (at, event, c.irq == NONE);
         } else {
-            debug_assert!(c.irq.is_none(), "two interrupt claims on their way");
-            (c.irq, c.irq_event, c.rx_first) = (Some(at), event, c.rx.is_some());
+            debug_assert!(c.irq == NONE, "two interrupt claims on their way");
+            (c.irq, c.irq_event, c.rx_first) = (at, event, c.rx != NONE);
+        }
+        if !event && at < c.kept {
+            c.kept = at;
         }
         event
     }
@@ -95,33 +97,55 @@ impl RxQueue {
     /// handler does ([`RxQueue::rearm_claim`]). `None` once none is due (a
     /// claim an earlier event landed with its own).
     pub fn claim_lands(&mut self, now: Instant) -> Option<Outcome> {
-        let (at, rx) = self.claims.first().filter(|&(at, _)| at <= now)?;
-        self.claims.landed(rx);
-        let mut out = if rx { self.napi_done_now(at) } else { self.rearm_claim_now(at) };
+        let rx = self.claims.rx_next();
+        let at = if rx { self.claims.rx } else { self.claims.irq };
+        if at > now {
+            return None;
+        }
+        let mut out = self.land(rx, at);
         self.claims_recheck(&mut out);
         Some(out)
+    }
+
+    /// Claim `rx` lands at `at`.
+    #[inline]
+    fn land(&mut self, rx: bool, at: Instant) -> Outcome {
+        let c = &mut self.claims;
+        if rx {
+            (c.rx, c.rx_event) = (NONE, false);
+        } else {
+            (c.irq, c.irq_event) = (NONE, false);
+        }
+        c.rekeep();
+        if rx {
+            self.napi_done_now(at)
+        } else {
+            self.rearm_claim_now(at)
+        }
     }
 
     /// A claim the queue kept that the last method gave work to do at its
     /// landing (`Outcome::claim`): its instant, now the world's to
     /// schedule as `Ev::ClaimLands`. `None` once there is none.
     pub fn claim_to_schedule(&mut self) -> Option<Instant> {
-        for rx in [false, true] {
-            let at = if rx { self.claims.rx } else { self.claims.irq };
-            if let Some(at) = at {
-                if !self.claims.event(rx) && !self.claim_quiet(rx) {
-                    *(if rx { &mut self.claims.rx_event } else { &mut self.claims.irq_event }) = true;
-                    return Some(at);
-                }
-            }
-        }
-        None
+        let c = self.claims;
+        let rx = if c.irq != NONE && !c.irq_event && !self.claim_quiet(false) {
+            false
+        } else if c.rx != NONE && !c.rx_event && !self.claim_quiet(true) {
+            true
+        } else {
+            return None;
+        };
+        let c = &mut self.claims;
+        *(if rx { &mut c.rx_event } else { &mut c.irq_event }) = true;
+        c.rekeep();
+        Some(if rx { c.rx } else { c.irq })
     }
 
     /// Whether a claim is on its way to the NIC.
     #[inline]
     pub fn claim_on_its_way(&self) -> bool {
-        self.claims.rx.is_some() || self.claims.irq.is_some()
+        self.claims.rx != NONE || self.claims.irq != NONE
     }
 
     /// Whether the claim's landing now would only re-arm the line: no
@@ -145,19 +169,21 @@ impl RxQueue {
     /// claim first in line stops it: its event lands it and those behind.
     #[inline(always)]
     pub(super) fn settle(&mut self, now: Instant) {
-        if self.claim_on_its_way() {
+        if now >= self.claims.kept {
             self.settle_kept(now);
         }
     }
 
     #[inline(never)]
     fn settle_kept(&mut self, now: Instant) {
-        while let Some((at, rx)) = self.claims.first() {
-            if at > now || self.claims.event(rx) {
+        loop {
+            let c = &self.claims;
+            let rx = c.rx_next();
+            let (at, event) = if rx { (c.rx, c.rx_event) } else { (c.irq, c.irq_event) };
+            if at > now || event {
                 return;
             }
-            self.claims.landed(rx);
-            let out = if rx { self.napi_done_now(at) } else { self.rearm_claim_now(at) };
+            let out = self.land(rx, at);
             debug_assert!(out == Outcome::default(), "a kept claim's landing did something: {out:?}");
         }
     }
@@ -167,7 +193,7 @@ impl RxQueue {
     /// [`RxQueue::claim_to_schedule`]).
     #[inline(always)]
     pub(super) fn claims_recheck(&mut self, out: &mut Outcome) {
-        if self.claim_on_its_way() {
+        if self.claims.kept != NONE {
             out.claim |= self.claims_busy();
         }
     }
@@ -175,7 +201,7 @@ impl RxQueue {
     #[inline(never)]
     fn claims_busy(&self) -> bool {
         let c = &self.claims;
-        (c.rx.is_some() && !c.rx_event && !self.claim_quiet(true))
-            || (c.irq.is_some() && !c.irq_event && !self.claim_quiet(false))
+        (c.rx != NONE && !c.rx_event && !self.claim_quiet(true))
+            || (c.irq != NONE && !c.irq_event && !self.claim_quiet(false))
     }
 }
