@@ -353,7 +353,7 @@ impl World {
                     // An event only if its landing has work to do; else
                     // the queue keeps it (`nic::queue::claim`).
                     let at = now + self.env.c.nic.claim_latency;
-                    if self.hosts[h].nic.queues[q as usize].claim_written(now, at, rx) {
+                    if self.hosts[h].nic.queues[q as usize].claim_written(at, rx) {
                         self.q.push(at, h as u32, Ev::ClaimLands { host: h as u16, q });
                     }
                 }

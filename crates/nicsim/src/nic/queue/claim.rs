@@ -9,7 +9,7 @@
 //! no raise wanted that it would let out, no timer the policy would arm)
 //! needs no event: the queue keeps it and lands it, at its instant, in the
 //! first of its own methods that runs then or later (a frame, a transmit
-//! completion, a timer, a busy poll, the other claim's write or landing):
+//! completion, a timer, a busy poll, the other claim's event):
 //! that method first lands the kept claims whose instant has come
 //! (`settle`). Once a method has acted, a kept claim still on its way that
 //! the action gave work to do at its landing (a frame to report, a raise
@@ -69,12 +69,15 @@ impl Claims {
 }
 
 impl RxQueue {
-    /// The host wrote a claim at `now` that reaches the NIC at `at`
-    /// (`rx`: the receive claim, else the interrupt claim). True when its
-    /// landing has work to do and the world must schedule `Ev::ClaimLands`
-    /// at `at`; false when the queue keeps it (see the module's doc).
-    pub fn claim_written(&mut self, now: Instant, at: Instant, rx: bool) -> bool {
-        self.settle(now);
+    /// The host wrote a claim that reaches the NIC at `at` (`rx`: the
+    /// receive claim, else the interrupt claim). True when its landing has
+    /// work to do and the world must schedule `Ev::ClaimLands` at `at`;
+    /// false when the queue keeps it (see the module's doc). A kept claim
+    /// due by the write is left for the queue's next method: it lands
+    /// before this one (its instant is earlier), and its landing leaves
+    /// this one's verdict as it is (it was quiet: nothing to report).
+    #[inline]
+    pub fn claim_written(&mut self, at: Instant, rx: bool) -> bool {
         let event = !self.claim_quiet(rx);
         let c = &mut self.claims;
         if rx {

@@ -191,7 +191,7 @@ fn a_kept_claim_lands_at_its_instant_and_becomes_an_event_when_work_comes_first(
     let poll = |q: &mut RxQueue| {
         assert!(deliver(q, 0, 0).raise);
         assert_eq!(q.take(), Some(RingEntry::Rx(0)));
-        assert!(!q.claim_written(at(100), at(610), true), "an idle queue keeps its claim");
+        assert!(!q.claim_written(at(610), true), "an idle queue keeps its claim");
         assert!(q.claim_on_its_way());
     };
     let mut late = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
@@ -223,8 +223,8 @@ fn claims_land_in_the_order_they_were_written() {
     let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0).with_split_claims(true);
     assert!(deliver(&mut q, 0, 0).raise);
     assert_eq!(q.take(), Some(RingEntry::Rx(0)));
-    assert!(!q.claim_written(at(100), at(610), false));
-    assert!(!q.claim_written(at(100), at(610), true));
+    assert!(!q.claim_written(at(610), false));
+    assert!(!q.claim_written(at(610), true));
     // A send completes and a frame lands while both are on their way.
     let out = q.tx_completion(at(200), 60, 0);
     assert!(!out.raise && out.claim, "{out:?}");
