@@ -116,9 +116,6 @@ pub struct RxQueue {
     /// `napi-set`), which replace the host-wide ones its callers pass;
     /// `None`: the host's.
     napi: Option<QueueNapi>,
-    /// The claims the host wrote that have not reached the NIC yet
-    /// (`claim`): where they are and in which order they were written.
-    claims: claim::Claims,
 }
 
 /// One NAPI instance's settings (netdev-genl `napi-set`, Linux 6.13+).
@@ -180,9 +177,6 @@ pub struct Outcome {
     pub rx: bool,
     /// Schedule a timer event at this instant with this generation.
     pub timer: Option<(Instant, u32)>,
-    /// A claim the queue kept now has work to do when it lands: the world
-    /// schedules it ([`RxQueue::claim_to_schedule`]).
-    pub claim: bool,
 }
 
 impl Outcome {
@@ -192,7 +186,6 @@ impl Outcome {
     fn merge(&mut self, later: Outcome) {
         self.raise |= later.raise;
         self.rx |= later.rx;
-        self.claim |= later.claim;
         if later.timer.is_some() {
             self.timer = later.timer;
         }
@@ -230,7 +223,6 @@ impl RxQueue {
             busy_budget: 0,
             busy_phase: BusyPhase::Off,
             napi: None,
-            claims: claim::Claims::default(),
         }
     }
 
@@ -296,13 +288,10 @@ impl RxQueue {
     /// A frame for this queue reached the NIC (`marked`: it carries the
     /// latency-sensitive marker): the policy decides, and the outcome to
     /// schedule.
-    #[inline(always)]
+    #[inline]
     pub fn frame_arrived(&mut self, now: Instant, marked: bool) -> Outcome {
-        self.settle(now);
         let d = self.policy.on_arrival(now, marked);
-        let mut out = self.apply(now, d);
-        self.claims_recheck(&mut out);
-        out
+        self.apply(now, d)
     }
 
     /// A received frame's DMA completed (`frame`, in a small-ring buffer
@@ -319,13 +308,11 @@ impl RxQueue {
         bufs: u32,
         dc: coalesce::DmaCompletion,
     ) -> (Outcome, Option<(Instant, u32)>) {
-        self.settle(now);
         self.push_rx(frame, small, bufs);
         let d = self.policy.on_dma_complete(now, dc);
         self.marked_now = dc.marked;
-        let mut out = self.apply(now, d);
+        let out = self.apply(now, d);
         self.marked_now = false;
-        self.claims_recheck(&mut out);
         let watchdog = if self.watchdog.is_some() { self.watchdog_delivered(now) } else { None };
         (out, watchdog)
     }
@@ -335,12 +322,9 @@ impl RxQueue {
     /// the policy decides, and the outcome to schedule.
     #[inline]
     pub fn tx_completion(&mut self, now: Instant, bytes: u32, other_pending: u32) -> Outcome {
-        self.settle(now);
         self.tx_completed();
         let d = self.policy.on_tx_complete(now, bytes, other_pending);
-        let mut out = self.apply(now, d);
-        self.claims_recheck(&mut out);
-        out
+        self.apply(now, d)
     }
 
     /// Applies a policy decision: timer bookkeeping, masking, and the
@@ -447,13 +431,6 @@ impl RxQueue {
     /// the host saw every frame (a re-arm with none pending). Kept apart
     /// from [`Outcome`], which every frame's path returns.
     pub fn watchdog_timer(&mut self, now: Instant, gen: u32) -> (Outcome, Option<(Instant, u32)>) {
-        self.settle(now);
-        let (mut out, next) = self.watchdog_expiry(now, gen);
-        self.claims_recheck(&mut out);
-        (out, next)
-    }
-
-    fn watchdog_expiry(&mut self, now: Instant, gen: u32) -> (Outcome, Option<(Instant, u32)>) {
         let Some(w) = self.watchdog.as_deref_mut() else { return (Outcome::default(), None) };
         match w.on_timer(now, gen, self.delivered, self.taken) {
             Expiry::Stale | Expiry::Drained { held: false } => (Outcome::default(), None),
@@ -473,13 +450,6 @@ impl RxQueue {
     /// Split claims: the hard handler returned and re-armed the interrupt
     /// claim; a raise the policy wanted meanwhile happens now.
     pub fn rearm_claim(&mut self, now: Instant) -> Outcome {
-        self.settle(now);
-        let mut out = self.rearm_claim_now(now);
-        self.claims_recheck(&mut out);
-        out
-    }
-
-    fn rearm_claim_now(&mut self, now: Instant) -> Outcome {
         self.irq_armed = true;
         if self.fire_wanted && (self.tx_done > 0 || (self.irq_enabled && !self.ring.is_empty())) {
             self.fire_wanted = false;
@@ -512,17 +482,12 @@ impl RxQueue {
     /// decision asks for, or `None` for a timer cancelled or re-armed since.
     #[inline]
     pub fn coal_timer(&mut self, now: Instant, gen: u32) -> Option<Outcome> {
-        // A kept receive claim landed before this instant cancelled the
-        // timer (`Coalescer::on_rearm`).
-        self.settle(now);
         if self.timer_gen != gen || self.timer_at.is_none() {
             return None;
         }
         self.timer_at = None;
         let d = self.policy.on_timer(now);
-        let mut out = self.apply(now, d);
-        self.claims_recheck(&mut out);
-        Some(out)
+        Some(self.apply(now, d))
     }
 
     /// A frame's DMA completed into a buffer of the small ring, or into
@@ -592,8 +557,7 @@ impl RxQueue {
     }
 
     /// Whether NAPI is scheduled by an interrupt (a busy poller cannot take
-    /// the queue meanwhile), as of the last method that reached the queue
-    /// (a kept receive claim due since lands at the next one).
+    /// the queue meanwhile).
     #[inline]
     pub fn napi_scheduled(&self) -> bool {
         self.napi_sched
@@ -627,13 +591,6 @@ impl RxQueue {
     /// The poll is complete and NAPI unscheduled: the interrupt is re-armed
     /// ([`RxQueue::rearm`]), unless a busy poller holds it suspended.
     pub fn napi_done(&mut self, now: Instant) -> Outcome {
-        self.settle(now);
-        let mut out = self.napi_done_now(now);
-        self.claims_recheck(&mut out);
-        out
-    }
-
-    fn napi_done_now(&mut self, now: Instant) -> Outcome {
         self.napi_sched = false;
         if self.suspension.is_active() {
             Outcome::default()
@@ -666,6 +623,5 @@ impl RxQueue {
 }
 
 mod busy;
-mod claim;
 #[cfg(test)]
 mod tests;

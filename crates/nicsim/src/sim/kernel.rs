@@ -350,12 +350,8 @@ impl World {
             Done::Irq { out, next, claim } => {
                 self.nic_outcome(now, h, q as usize, out);
                 if let Some(rx) = claim {
-                    // An event only if its landing has work to do; else
-                    // the queue keeps it (`nic::queue::claim`).
                     let at = now + self.env.c.nic.claim_latency;
-                    if self.hosts[h].nic.queues[q as usize].claim_written(at, rx) {
-                        self.q.push(at, h as u32, Ev::ClaimLands { host: h as u16, q });
-                    }
+                    self.q.push(at, h as u32, Ev::ClaimLands { host: h as u16, q, rx });
                 }
                 let hs = &mut self.hosts[h];
                 if let Some(next) = next {

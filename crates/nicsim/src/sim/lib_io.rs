@@ -63,7 +63,7 @@ impl World {
         let pr = &self.hosts[h].procs[p];
         let core = pr.core() as usize;
         let q = self.hosts[h].steering.queue_for(Some(pr.ep()), 0);
-        let step = self.hosts[h].nic.queues[q].busy_poll_more(now, p as u16)?;
+        let step = self.hosts[h].nic.queues[q].busy_poll_more(p as u16)?;
         self.flow_kick(now, h);
         let (cost, action) = match step {
             BusyStep::Entry { entry, poll } => {

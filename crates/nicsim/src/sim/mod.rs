@@ -157,11 +157,11 @@ pub(crate) enum Ev {
         rx: bool,
     },
     /// A claim the host wrote reaches the NIC (`nic.claim_latency_ns`):
-    /// the receive claim or the interrupt claim, and any other due
-    /// (`RxQueue::claim_lands`).
+    /// the receive claim (`rx`) or the interrupt claim.
     ClaimLands {
         host: u16,
         q: u8,
+        rx: bool,
     },
     CoreDone {
         host: u16,
@@ -554,7 +554,7 @@ impl World {
             }
             Ev::CoalTimer { host, q, gen } => self.coal_timer(now, host as usize, q as usize, gen),
             Ev::IrqArrive { host, q, rx } => self.irq_arrive(now, host as usize, q, rx),
-            Ev::ClaimLands { host, q } => self.claim_lands(now, host as usize, q as usize),
+            Ev::ClaimLands { host, q, rx } => self.claim_lands(now, host as usize, q as usize, rx),
             Ev::CoreDone { host, core, gen } => self.core_done(now, host as usize, core as usize, gen),
             Ev::ProcTimer { host, p } => self.proc_timer(now, host as usize, p as usize),
             Ev::PullTimer { handle } => self.pull_timer(now, handle),

@@ -146,26 +146,16 @@ impl World {
     }
 
     /// A claim host `h` wrote for queue `q` reaches the NIC
-    /// (`Ev::ClaimLands`, `nic.claim_latency_ns` after the write), one
-    /// whose landing has work to do (the queue keeps the others,
-    /// `nic::queue::claim`): the claims due land in the order written
-    /// (`RxQueue::claim_lands`), each outcome scheduled; a raise wanted
-    /// meanwhile happens now.
+    /// (`Ev::ClaimLands`, `nic.claim_latency_ns` after the write): the
+    /// receive claim re-arms the line as the end of a poll does
+    /// (`RxQueue::napi_done`), the interrupt claim as the end of a hard
+    /// handler does (`RxQueue::rearm_claim`); a raise wanted meanwhile
+    /// happens now.
     #[cold]
-    pub(super) fn claim_lands(&mut self, now: Instant, h: usize, q: usize) {
-        while let Some(out) = self.hosts[h].nic.queues[q].claim_lands(now) {
-            self.nic_outcome(now, h, q, out);
-        }
-    }
-
-    /// Claims queue `q` kept whose landing the last step gave work to do
-    /// (`Outcome::claim`) become events at their instants.
-    #[cold]
-    #[inline(never)]
-    fn schedule_claims(&mut self, h: usize, q: usize) {
-        while let Some(at) = self.hosts[h].nic.queues[q].claim_to_schedule() {
-            self.q.push(at, h as u32, Ev::ClaimLands { host: h as u16, q: q as u8 });
-        }
+    pub(super) fn claim_lands(&mut self, now: Instant, h: usize, q: usize, rx: bool) {
+        let queue = &mut self.hosts[h].nic.queues[q];
+        let out = if rx { queue.napi_done(now) } else { queue.rearm_claim(now) };
+        self.nic_outcome(now, h, q, out);
     }
 
     /// The polling watchdog of queue `q` fired (`Ev::WatchdogTimer`): the
@@ -238,9 +228,6 @@ impl World {
             if let Some(t) = self.trace.as_deref_mut() {
                 t.nic(h, q, now, What::IrqRaised, out.rx as u32);
             }
-        }
-        if out.claim {
-            self.schedule_claims(h, q);
         }
     }
 

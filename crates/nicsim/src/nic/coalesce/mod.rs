@@ -118,10 +118,6 @@ pub trait Coalescer: Send {
     }
     fn on_timer(&mut self, now: Instant) -> Decision;
     fn on_irq_raised(&mut self, now: Instant) -> Decision;
-    /// With `ring_pending` 0 the host has seen everything: no raise and no
-    /// timer armed (a cancel at most), which lets the receive queue keep a
-    /// claim that lands on an idle ring without an event
-    /// (`nic::queue::claim`).
     fn on_rearm(&mut self, _now: Instant, _ring_pending: u32) -> Decision {
         Decision::NONE
     }

@@ -557,43 +557,6 @@ fn itr_classifies_bulk_then_latency() {
 }
 
 // ---------------------------------------------------------------------------
-// The re-arm of an emptied ring
-// ---------------------------------------------------------------------------
-
-/// A re-arm with nothing pending neither raises nor arms the timer, after
-/// any mix of frames, transmit completions and raises: the receive queue
-/// keeps such a claim without an event (`nic::queue::claim`).
-#[rstest]
-#[case(CoalesceSpec::Disabled)]
-#[case(CoalesceSpec::Timeout(MYRI))]
-#[case(CoalesceSpec::Timeout(TimeoutSpec::absolute(Duration::from_us(75), 4)))]
-#[case(CoalesceSpec::OpenMx(MYRI))]
-#[case(CoalesceSpec::Stream(MYRI))]
-#[case(CoalesceSpec::Adaptive(AdaptiveSpec::Dim(DimSpec::EQE)))]
-#[case(CoalesceSpec::Adaptive(AdaptiveSpec::Dim(DimSpec::AT_IRQ)))]
-#[case(CoalesceSpec::Adaptive(AdaptiveSpec::Itr))]
-#[case(CoalesceSpec::OpenMxAdaptive(DimSpec::EQE))]
-#[case(CoalesceSpec::TimeoutTx(MYRI, TimeoutSpec::absolute(Duration::from_us(50), 0)))]
-fn a_rearm_with_nothing_pending_neither_raises_nor_arms(#[case] spec: CoalesceSpec) {
-    let mut p = spec.build();
-    for step in 0..40u64 {
-        let t = ns(1_000 * step);
-        // The answers do not matter here, only the re-arm's below.
-        let _ = match step % 5 {
-            0 => p.on_dma_complete(t, DmaCompletion { marked: step % 3 == 0, bytes: FULL, other_pending: 0 }),
-            1 => p.on_tx_complete(t, TINY, 0),
-            2 => p.on_irq_raised(t),
-            3 => p.on_timer(t),
-            _ => p.on_dma_complete(t, DmaCompletion { marked: false, bytes: TINY, other_pending: 1 }),
-        };
-        if step % 4 == 3 {
-            let r = p.on_rearm(t, 0);
-            assert!(!r.raise && !matches!(r.timer, TimerCmd::Arm(_)), "{} at step {step}: {r:?}", p.name());
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
 // Names
 // ---------------------------------------------------------------------------
 

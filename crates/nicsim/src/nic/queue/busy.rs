@@ -16,7 +16,6 @@ impl RxQueue {
     /// poll goes on with [`RxQueue::busy_poll_more`].
     #[inline]
     pub fn busy_poll(&mut self, now: Instant, suspend: Duration, budget: u16, by: u16) -> Option<BusyPoll> {
-        self.settle(now);
         if self.napi_sched {
             return None;
         }
@@ -43,17 +42,14 @@ impl RxQueue {
     /// budget, `napi_complete_done` re-arms the interrupt; the whole
     /// budget, `__busy_poll_stop` schedules NAPI; with the interrupt
     /// suspended (`irq_suspend_timeout`) neither, the suspension's timer
-    /// deciding (`skip_schedule`). `now`: when the step is taken (a
-    /// receive claim kept on its way lands first: NAPI is no longer
-    /// scheduled then). `None`: nothing more, no poll of `by`
+    /// deciding (`skip_schedule`). `None`: nothing more, no poll of `by`
     /// in progress, or NAPI scheduled by an interrupt meanwhile (it owns
     /// the queue, and re-arms it).
     #[inline]
-    pub fn busy_poll_more(&mut self, now: Instant, by: u16) -> Option<BusyStep> {
+    pub fn busy_poll_more(&mut self, by: u16) -> Option<BusyStep> {
         if self.busy_by != by || self.busy_phase == BusyPhase::Off {
             return None;
         }
-        self.settle(now);
         if self.napi_sched {
             self.busy_phase = BusyPhase::Off;
             return None;
@@ -112,7 +108,6 @@ impl RxQueue {
     /// (`Suspension::found_work`); its timer event to schedule, if none is
     /// pending.
     pub fn poller_found_work(&mut self, now: Instant, timeout: Duration) -> Option<Instant> {
-        self.settle(now);
         let timeout = self.irq_suspend(timeout);
         self.suspension.found_work(now, timeout)
     }
@@ -129,15 +124,12 @@ impl RxQueue {
     /// process busy polls this queue): its next event, and the outcome of
     /// the interrupt enabled again if the suspension ended.
     pub fn suspend_timer(&mut self, now: Instant, timeout: Duration, polled: bool) -> (Option<Instant>, Outcome) {
-        self.settle(now);
         let timeout = self.irq_suspend(timeout);
         let parked = self.pending() == 0 && polled;
-        let (next, mut out) = match self.suspension.on_timer(now, timeout, self.napi_sched, parked) {
+        match self.suspension.on_timer(now, timeout, self.napi_sched, parked) {
             suspend::Expiry::Stale | suspend::Expiry::Parked => (None, Outcome::default()),
             suspend::Expiry::Again(at) => (Some(at), Outcome::default()),
             suspend::Expiry::Over => (None, self.rearm(now)),
-        };
-        self.claims_recheck(&mut out);
-        (next, out)
+        }
     }
 }

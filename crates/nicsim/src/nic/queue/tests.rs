@@ -47,12 +47,12 @@ fn a_busy_poll_takes_up_to_its_budget_then_busy_poll_stop_polls_once_more() {
     let entry = |f, poll| BusyStep::Entry { entry: RingEntry::Rx(f), poll };
     let poll = q.busy_poll(t0, Duration::ZERO, 8, 3).unwrap();
     assert_eq!(poll.entry, Some(RingEntry::Rx(0)));
-    assert_eq!(q.busy_poll_more(Instant::ZERO, 2), None, "another process's poll");
-    let more: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(Instant::ZERO, 3)).take(8).collect();
+    assert_eq!(q.busy_poll_more(2), None, "another process's poll");
+    let more: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(3)).take(8).collect();
     let mut want: Vec<_> = (1..8).map(|f| entry(f, false)).collect();
     want.push(entry(8, true));
     assert_eq!(more, want, "8 entries in one poll, then busy_poll_stop's driver poll begins");
-    let stop: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(Instant::ZERO, 3)).collect();
+    let stop: Vec<_> = std::iter::from_fn(|| q.busy_poll_more(3)).collect();
     let mut want: Vec<_> = (9..16).map(|f| entry(f, false)).collect();
     want.push(BusyStep::Stop { poll: false, rearm: false, napi: true });
     assert_eq!(stop, want, "its whole budget: NAPI is scheduled (rc == budget)");
@@ -71,26 +71,26 @@ fn busy_poll_stop_rearms_unless_suspended_and_follows_only_received_data() {
     q.push_rx(0, true, 1);
     q.push_rx(1, true, 1);
     assert_eq!(q.busy_poll(t0, Duration::ZERO, 64, 0).unwrap().entry, Some(RingEntry::Rx(0)));
-    assert_eq!(q.busy_poll_more(Instant::ZERO, 0), Some(BusyStep::Entry { entry: RingEntry::Rx(1), poll: false }));
-    assert_eq!(q.busy_poll_more(Instant::ZERO, 0), Some(BusyStep::Stop { poll: true, rearm: true, napi: false }));
-    assert_eq!(q.busy_poll_more(Instant::ZERO, 0), None);
+    assert_eq!(q.busy_poll_more(0), Some(BusyStep::Entry { entry: RingEntry::Rx(1), poll: false }));
+    assert_eq!(q.busy_poll_more(0), Some(BusyStep::Stop { poll: true, rearm: true, napi: false }));
+    assert_eq!(q.busy_poll_more(0), None);
     assert!(!q.napi_scheduled());
 
     let mut s = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
     s.push_rx(0, true, 1);
     assert!(s.busy_poll(t0, Duration::from_us(100), 64, 0).is_some());
-    assert_eq!(s.busy_poll_more(Instant::ZERO, 0), Some(BusyStep::Stop { poll: true, rearm: false, napi: false }));
+    assert_eq!(s.busy_poll_more(0), Some(BusyStep::Stop { poll: true, rearm: false, napi: false }));
     s.push_rx(1, true, 1);
     s.push_rx(2, true, 1);
     assert!(s.busy_poll(t0, Duration::from_us(100), 1, 0).is_some());
-    assert_eq!(s.busy_poll_more(Instant::ZERO, 0), Some(BusyStep::Entry { entry: RingEntry::Rx(2), poll: true }));
-    assert_eq!(s.busy_poll_more(Instant::ZERO, 0), None, "budget spent while suspended: skip_schedule");
+    assert_eq!(s.busy_poll_more(0), Some(BusyStep::Entry { entry: RingEntry::Rx(2), poll: true }));
+    assert_eq!(s.busy_poll_more(0), None, "budget spent while suspended: skip_schedule");
     assert!(!s.napi_scheduled());
 
     let mut t = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
     t.tx_completed();
     assert_eq!(t.busy_poll(t0, Duration::ZERO, 8, 0).unwrap().entry, Some(RingEntry::TxDone(1)));
-    assert_eq!(t.busy_poll_more(Instant::ZERO, 0), None, "no data: no busy_poll_stop");
+    assert_eq!(t.busy_poll_more(0), None, "no data: no busy_poll_stop");
 }
 
 /// `SO_BUSY_POLL_BUDGET`: the budget is what one poll takes; 1 against
@@ -104,7 +104,7 @@ fn the_busy_poll_budget_is_what_one_poll_takes() {
             q.push_rx(f, true, 1);
         }
         q.busy_poll(t0, Duration::ZERO, budget, 0).unwrap();
-        1 + std::iter::from_fn(|| q.busy_poll_more(Instant::ZERO, 0))
+        1 + std::iter::from_fn(|| q.busy_poll_more(0))
             .take_while(|s| matches!(s, BusyStep::Entry { poll: false, .. }))
             .count()
     };
@@ -170,70 +170,4 @@ fn a_frame_met_by_a_transmit_only_interrupt_is_reported_once_the_poll_rearms() {
     let out = q.rearm_claim(at(3_000));
     assert!(out.raise && out.rx, "the frame in the ring was never reported: {out:?}");
     assert_eq!(q.take(), Some(RingEntry::Rx(1)));
-}
-
-/// A frame of `q` whose DMA completes at `ns`: the outcome.
-fn deliver(q: &mut RxQueue, ns: u64, frame: u32) -> Outcome {
-    let dc = coalesce::DmaCompletion { marked: false, bytes: 60, other_pending: 0 };
-    q.frame_delivered(Instant::ZERO + Duration::from_ns(ns), frame, true, 1, dc).0
-}
-
-/// The receive claim a poll writes on an emptied ring (`claim_written`)
-/// is kept by the queue, no event: a frame whose DMA completes after the
-/// claim's instant finds the line armed and raises, one that completes
-/// before finds it masked, and the claim then becomes an event at its
-/// instant, whose landing raises for the frame. Without the claim landing
-/// where the queue is next reached, the later frame would find the line
-/// masked.
-#[test]
-fn a_kept_claim_lands_at_its_instant_and_becomes_an_event_when_work_comes_first() {
-    let at = |ns| Instant::ZERO + Duration::from_ns(ns);
-    let poll = |q: &mut RxQueue| {
-        assert!(deliver(q, 0, 0).raise);
-        assert_eq!(q.take(), Some(RingEntry::Rx(0)));
-        assert!(!q.claim_written(at(610), true), "an idle queue keeps its claim");
-        assert!(q.claim_on_its_way());
-    };
-    let mut late = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
-    poll(&mut late);
-    let out = deliver(&mut late, 1_000, 1);
-    assert!(out.raise && out.rx && !out.claim, "armed since 610 ns: {out:?}");
-    assert!(!late.claim_on_its_way());
-    assert_eq!(late.claim_lands(at(1_000)), None);
-
-    let mut early = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
-    poll(&mut early);
-    let out = deliver(&mut early, 300, 1);
-    assert!(!out.raise && out.claim, "masked until 610 ns: {out:?}");
-    assert_eq!(early.claim_to_schedule(), Some(at(610)));
-    assert_eq!(early.claim_to_schedule(), None, "scheduled once");
-    let out = early.claim_lands(at(610)).expect("the claim is due");
-    assert!(out.raise && out.rx, "{out:?}");
-    assert_eq!(early.claim_lands(at(610)), None);
-}
-
-/// Split claims: the hard handler's interrupt claim and the poll's
-/// receive claim, written at one instant in that order, land in that
-/// order whichever event comes: the interrupt claim lets out the raise a
-/// transmit completion wanted, which reports no frame (the receive claim
-/// is still masked), as with one event per claim in the order written.
-#[test]
-fn claims_land_in_the_order_they_were_written() {
-    let at = |ns| Instant::ZERO + Duration::from_ns(ns);
-    let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0).with_split_claims(true);
-    assert!(deliver(&mut q, 0, 0).raise);
-    assert_eq!(q.take(), Some(RingEntry::Rx(0)));
-    assert!(!q.claim_written(at(610), false));
-    assert!(!q.claim_written(at(610), true));
-    // A send completes and a frame lands while both are on their way.
-    let out = q.tx_completion(at(200), 60, 0);
-    assert!(!out.raise && out.claim, "{out:?}");
-    assert!(!deliver(&mut q, 300, 1).raise);
-    let mut scheduled = std::iter::from_fn(|| q.claim_to_schedule()).collect::<Vec<_>>();
-    scheduled.dedup();
-    assert_eq!(scheduled, [at(610)]);
-    let first = q.claim_lands(at(610)).unwrap();
-    assert!(first.raise && !first.rx, "the interrupt claim first: a transmit-only raise: {first:?}");
-    assert!(!q.claim_lands(at(610)).unwrap().raise, "the receive claim: the interrupt claim is held again");
-    assert_eq!(q.claim_lands(at(610)), None);
 }
