@@ -14,7 +14,7 @@
 //! the NI clock, the NI's packet counters); the NIs send on the world's
 //! network, the platform's grid (`crate::net::grid`, in the world's
 //! `crate::net::Network`); the world's run holds the program the hosts run
-//! ([`Running`]: [`workload`], [`process`]).
+//! ([`Running`]: a [`Job`], [`process`] or [`dsm`]).
 //!
 //! This module owns the parts' and the program's construction ([`build`])
 //! and the program's state ([`Running`]). The rules that act across a
