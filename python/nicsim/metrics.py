@@ -174,7 +174,7 @@ _OPEN_MX = frozenset(
      "kernel_ticks",
      # set with link-level back-pressure (nic.flow_control = true)
      "flow_control_held", "flow_control_overflow", "flow_control_stops", "flow_control_wait_us_max",
-     "flow_control_wait_us_mean"}
+     "flow_control_wait_us_mean", "flow_control_gave_up", "flow_control_given_up_frames"}
 )  # fmt: skip
 _CACHE_OBJECTS = ("endpoint", "event_ring", "napi", "tx_ring", "dma", "pull_handle", "recvq",
                   "driver", "private", "app_buffer", "code")  # fmt: skip

@@ -49,6 +49,10 @@ pub struct NiFeatures {
     /// (`tx_queue_len` + `tx_ring_frames`); `None`: the stop reaches no
     /// sender, the link holds `flow_control` frames only.
     pub pause_to_sender: Option<u32>,
+    /// With flow control, how long the link stays stopped for a host that
+    /// takes none of the frames before the NIC drops instead
+    /// (`nic.flow_control_hold_us`); `None`: for as long as it takes.
+    pub flow_control_hold: Option<Duration>,
 }
 
 /// The scenario's own values of the \[LCI] NIC features (its `[nic]`
@@ -139,6 +143,8 @@ pub(super) fn ni_features(
         rx_delivery,
         flow_control: flow_control.then_some(flow_frames),
         pause_to_sender,
+        flow_control_hold: (flow_control && platform.nic.flow_control_hold_us > 0.0)
+            .then(|| Duration::from_ns_f64(platform.nic.flow_control_hold_us * 1e3)),
     })
 }
 

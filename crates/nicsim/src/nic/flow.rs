@@ -25,7 +25,13 @@
 //!   PAUSE keeps in the sender waits here instead, in the same order, and
 //!   enters the NIC at the same instant as it would after the stop. What
 //!   the sender's qdisc would drop (`pfifo_fast` past `tx_queue_len`) is
-//!   dropped here, counted as a sender's drop.
+//!   dropped here, counted as a sender's drop. With a hold limit
+//!   (`nic.flow_control_hold_us`; Myri10GE firmware 1.4.25: "If the host
+//!   stops consuming for too long, starts dropping packets rather than
+//!   indefinitely blocking the rx path with flow-control") a stop that
+//!   sees no frame admitted for that long gives up ([`FlowControl::check`]):
+//!   the waiting frames are dropped, and so is each frame that finds its
+//!   ring full until the host has taken one.
 //! * [`Credits`], the \[LCI] LANai NI's (`crate::nic::lanai`): Myrinet
 //!   stop/go between NIs, where the stop holds the *sender*: a sender's
 //!   head packet (a descriptor, or a forward of the multicast firmware)
@@ -135,6 +141,22 @@ pub struct FlowStats {
     pub wait_sum: Duration,
     /// Frames admitted after waiting.
     pub admitted: u64,
+    /// Stops given up past the hold limit, and the frames dropped then or
+    /// while the host took none.
+    pub gave_up: u64,
+    pub given_up_frames: u64,
+}
+
+/// What [`FlowControl::check`] found at the hold limit's instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitCheck {
+    /// Nothing waits, or nothing is due: no check follows.
+    Idle,
+    /// A frame was admitted since: check again at this instant.
+    Again(Instant),
+    /// No frame was admitted for the limit: the stop gives up (the caller
+    /// drops what waits, [`FlowControl::drop_waiting`]).
+    GiveUp,
 }
 
 /// The stop reaches the sending host (`nic.pause_to_sender`): the frames
@@ -170,6 +192,17 @@ pub struct FlowControl {
     resume_pending: bool,
     /// The stop reaches the sending host (`nic.pause_to_sender`).
     sender: Option<SenderPause>,
+    /// How long a stop lasts with no frame admitted before it gives up
+    /// (`nic.flow_control_hold_us`; `None`: for ever), and since when none
+    /// was (the stop, or the last admission).
+    limit: Option<Duration>,
+    progress_at: Instant,
+    /// A limit check is scheduled (at most one at a time).
+    check_pending: bool,
+    /// The stop gave up: frames that find their ring full are dropped
+    /// until the host has taken one, i.e. until the NIC has received more
+    /// than this many frames.
+    gave_up_at: Option<u64>,
     pub stats: FlowStats,
 }
 
@@ -185,8 +218,78 @@ impl FlowControl {
             fifo: Stopped::new(bound as usize + extra),
             resume_pending: false,
             sender,
+            limit: None,
+            progress_at: Instant::ZERO,
+            check_pending: false,
+            gave_up_at: None,
             stats: FlowStats::default(),
         }
+    }
+
+    /// These frames with a stop that gives up once no frame was admitted
+    /// for `limit` (`nic.flow_control_hold_us`).
+    pub fn with_hold_limit(mut self, limit: Option<Duration>) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// The stop gave up and the host has taken no frame since: a frame
+    /// that finds its ring full is dropped. `received` is the NIC's count
+    /// of frames received so far; once it passed the count at the give-up,
+    /// the host took one and the link stops again as before.
+    pub fn giving_up(&mut self, received: u64) -> bool {
+        match self.gave_up_at {
+            Some(n) if received > n => {
+                self.gave_up_at = None;
+                false
+            }
+            Some(_) => {
+                self.stats.given_up_frames += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// After a frame was held: the instant of the hold limit's check to
+    /// schedule, if one is due (a limit is set, frames wait, and none is
+    /// scheduled yet).
+    pub fn check_due(&mut self) -> Option<Instant> {
+        let limit = self.limit?;
+        if self.check_pending || self.fifo.is_empty() {
+            return None;
+        }
+        self.check_pending = true;
+        Some(self.progress_at + limit)
+    }
+
+    /// The hold limit's check runs at `now`, the NIC having received
+    /// `received` frames so far.
+    pub fn check(&mut self, now: Instant, received: u64) -> LimitCheck {
+        self.check_pending = false;
+        let Some(limit) = self.limit else { return LimitCheck::Idle };
+        if self.fifo.is_empty() {
+            return LimitCheck::Idle;
+        }
+        let due = self.progress_at + limit;
+        if now < due {
+            self.check_pending = true;
+            return LimitCheck::Again(due);
+        }
+        self.stats.gave_up += 1;
+        self.gave_up_at = Some(received);
+        LimitCheck::GiveUp
+    }
+
+    /// After [`LimitCheck::GiveUp`]: the next waiting frame, dropped
+    /// (`None` once none waits).
+    pub fn drop_waiting(&mut self) -> Option<Held> {
+        let h = self.fifo.pop()?;
+        if let Some(p) = self.sender.as_mut() {
+            p.from[h.src as usize] -= 1;
+        }
+        self.stats.given_up_frames += 1;
+        Some(h)
     }
 
     /// Whether the stop reaches the sending host (`nic.pause_to_sender`).
@@ -220,7 +323,10 @@ impl FlowControl {
         let r = self.fifo.hold(h);
         match r {
             Hold::Overflow => self.stats.overflow += 1,
-            Hold::Stopped => self.stats.stops += 1,
+            Hold::Stopped => {
+                self.stats.stops += 1;
+                self.progress_at = h.since;
+            }
             Hold::Queued => {}
         }
         if r != Hold::Overflow {
@@ -245,6 +351,7 @@ impl FlowControl {
         if let Some(p) = self.sender.as_mut() {
             p.from[h.src as usize] -= 1;
         }
+        self.progress_at = now;
         let wait = now.since(h.since);
         self.stats.wait_max = self.stats.wait_max.max(wait);
         self.stats.wait_sum += wait;
@@ -404,6 +511,33 @@ mod tests {
         assert_eq!(f.admit(at(1_000)).map(|h| h.frame), Some(10));
         assert_eq!(f.sender_room(1, 0), SenderRoom::Room, "an admission frees a place");
         assert_eq!(f.sender_room(1, 1), SenderRoom::Full, "unless the sender queues one itself");
+    }
+
+    /// The hold limit counts from the stop, then from each admission; it
+    /// gives up only when nothing was admitted for the limit, and then the
+    /// NIC drops until it has received one more frame.
+    #[test]
+    fn a_stop_gives_up_only_when_nothing_was_admitted_for_the_limit() {
+        let mut f = FlowControl::new(4, None, 2).with_hold_limit(Some(Duration::from_ns(1_000)));
+        assert_eq!(f.check_due(), None, "nothing waits");
+        assert_eq!(f.hold(held(1, 100)), Hold::Stopped);
+        assert_eq!(f.hold(held(2, 200)), Hold::Queued);
+        assert_eq!(f.check_due(), Some(at(1_100)), "the limit after the stop");
+        assert_eq!(f.check_due(), None, "one check at a time");
+        assert_eq!(f.admit(at(900)).map(|h| h.frame), Some(1));
+        assert_eq!(f.check(at(1_100), 10), LimitCheck::Again(at(1_900)), "admitted at 900");
+        assert_eq!(f.check(at(1_900), 10), LimitCheck::GiveUp);
+        assert_eq!(f.drop_waiting().map(|h| h.frame), Some(2));
+        assert_eq!(f.drop_waiting(), None);
+        assert!(f.giving_up(10), "no frame received since: drop");
+        assert!(!f.giving_up(11), "the host took one: hold again");
+        assert!(!f.giving_up(11));
+        let s = f.stats;
+        assert_eq!((s.gave_up, s.given_up_frames, s.admitted), (1, 2, 1));
+        assert_eq!(f.check(at(5_000), 11), LimitCheck::Idle, "nothing waits");
+        let mut off = FlowControl::new(4, None, 2);
+        assert_eq!(off.hold(held(1, 100)), Hold::Stopped);
+        assert_eq!(off.check_due(), None, "no limit: the link waits for ever");
     }
 
     #[test]

@@ -175,6 +175,15 @@ impl Nic {
         Some(r)
     }
 
+    /// After the stop gave up: the next waiting frame, to drop (`None`
+    /// once none waits).
+    pub fn flow_drop_waiting(&mut self) -> Option<Held> {
+        let f = self.flow.as_deref_mut()?;
+        let h = f.drop_waiting();
+        self.flow_waiting = f.waiting() > 0;
+        h
+    }
+
     /// The frame at the head of the stopped link enters the NIC at `now`
     /// if its ring has room for it (its slab id and queue); `None` if
     /// nothing waits or it still does not fit (it stays at the head, and

@@ -200,9 +200,10 @@ impl World {
                     // Packet shifting writes the status word with the frame.
                     nic.rx_extra_bytes = if s.ni.rx_delivery == RxDelivery::Shifted { FLAG_BYTES } else { 0 };
                     // Flow control: the FIFO of the stopped link, allocated to its bound.
-                    nic.flow =
-                        s.ni.flow_control
-                            .map(|n| Box::new(crate::nic::flow::FlowControl::new(n, s.ni.pause_to_sender, hosts_n)));
+                    nic.flow = s.ni.flow_control.map(|n| {
+                        let f = crate::nic::flow::FlowControl::new(n, s.ni.pause_to_sender, hosts_n);
+                        Box::new(f.with_hold_limit(s.ni.flow_control_hold))
+                    });
                     nic
                 },
                 steering,

@@ -165,6 +165,30 @@ fn a_stopped_senders_full_qdisc_drops_at_the_sender() {
     assert_eq!(get(&m, "dropped"), get(&m, "dropped_tx_queue"));
 }
 
+/// The firmware keeps the link stopped only while the host consumes
+/// (`nic.flow_control_hold_us`): a limit longer than any wait changes
+/// nothing; one shorter than the waits for a poll gives the stops up, and
+/// what waited is dropped at the full ring and pulled again after the
+/// timer.
+#[test]
+fn a_stop_past_its_hold_limit_drops_what_waits() {
+    let held =
+        |us: f64| run(&paused(4, true, 1000, 420).replace("[nic]\n", &format!("flow_control_hold_us = {us}\n[nic]\n")));
+    let (mut never, mut long, short) = (held(0.0), held(1e6), held(0.05));
+    let waits = get(&never, "flow_control_wait_us_max");
+    assert!(waits > 0.05 && waits < 1e6, "{waits} us");
+    // The limit's checks are events of their own: only the queue's peak sees them.
+    never.values.remove("queue_peak");
+    long.values.remove("queue_peak");
+    assert_eq!(never, long, "a limit no wait reaches changes nothing");
+    assert_eq!(get(&never, "flow_control_gave_up"), 0.0);
+    assert!(get(&short, "flow_control_gave_up") > 0.0);
+    assert!(get(&short, "flow_control_given_up_frames") > 0.0);
+    assert!(get(&short, "dropped_ring_full") > 0.0, "dropped at the full ring, as without flow control");
+    assert!(get(&short, "pull_timeouts") > 0.0);
+    assert!(get(&short, "time_us") > 100.0 * get(&never, "time_us"));
+}
+
 /// A stop reaches the sending NIC only on a cable between two hosts.
 #[test]
 fn a_stop_reaches_the_sender_only_on_a_direct_cable() {

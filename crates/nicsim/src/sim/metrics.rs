@@ -238,8 +238,11 @@ impl World {
                     (all.held + s.held, all.overflow + s.overflow, all.stops + s.stops);
                 (all.admitted, all.wait_sum) = (all.admitted + s.admitted, all.wait_sum + s.wait_sum);
                 all.wait_max = all.wait_max.max(s.wait_max);
+                (all.gave_up, all.given_up_frames) = (all.gave_up + s.gave_up, all.given_up_frames + s.given_up_frames);
             }
             m.set("flow_control_held", all.held as f64);
+            m.set("flow_control_gave_up", all.gave_up as f64);
+            m.set("flow_control_given_up_frames", all.given_up_frames as f64);
             m.set("flow_control_overflow", all.overflow as f64);
             m.set("flow_control_stops", all.stops as f64);
             m.set("flow_control_wait_us_max", all.wait_max.as_us_f64());

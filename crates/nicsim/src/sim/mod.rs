@@ -225,6 +225,11 @@ pub(crate) enum Ev {
     FlowResume {
         host: u16,
     },
+    /// The hold limit of host `host`'s stopped link
+    /// (`nic.flow_control_hold_us`): whether the stop gives up.
+    FlowLimit {
+        host: u16,
+    },
     /// An event for host `host`'s \[LCI] library (`lci_stack`): what it
     /// is, and a packet of its NI's store or a generation
     /// (`crate::lci::LibEv`).
@@ -568,6 +573,7 @@ impl World {
             Ev::ClockFetched { host } => self.clock_fetched(now, host as usize),
             Ev::ClockIrq { host, p } => self.clock_irq(now, host as usize, p as usize),
             Ev::FlowResume { host } => self.flow_resume(now, host as usize),
+            Ev::FlowLimit { host } => self.flow_limit(now, host as usize),
             Ev::KernelTick { host, core } => self.kernel_tick(now, host as usize, core as usize),
             Ev::LciLibrary { .. } | Ev::Lanai { .. } => self.lci(now, ev),
         }

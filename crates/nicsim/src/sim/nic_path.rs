@@ -14,7 +14,7 @@
 
 use super::{Ev, RxBy, What, World};
 use crate::config::EchoAt;
-use crate::nic::flow::{FlowControl, Held, Hold, SenderRoom};
+use crate::nic::flow::{FlowControl, Held, Hold, LimitCheck, SenderRoom};
 use crate::nic::{Nic, Outcome};
 use crate::time::Instant;
 
@@ -254,6 +254,18 @@ impl World {
             }
         }
         let nic = &mut self.hosts[h].nic;
+        let received = nic.fw_rx_frames;
+        if nic.flow.as_deref_mut().is_some_and(|f| f.giving_up(received)) {
+            // The stop gave up and the host has taken nothing since: the
+            // firmware drops, as without flow control.
+            self.frames.drops.ring_full += 1;
+            nic.ring_drop_at = Some(now);
+            if self.trace.is_some() {
+                self.trace_ring_drop(now, h, qi, frame);
+            }
+            self.free_frame(frame);
+            return;
+        }
         let small = nic.is_small(len);
         let bufs = if small { 1 } else { Nic::big_bufs(len) };
         let held = Held { frame, src, q: qi as u8, small, bufs, since: now };
@@ -263,6 +275,9 @@ impl World {
             Some(Hold::Stopped) => {
                 if let Some(t) = self.trace.as_deref_mut() {
                     t.nic(h, qi, now, What::LinkStopped, 0);
+                }
+                if let Some(at) = self.hosts[h].nic.flow.as_deref_mut().and_then(FlowControl::check_due) {
+                    self.q.push(at, h as u32, Ev::FlowLimit { host: h as u16 });
                 }
             }
             Some(Hold::Queued) => {}
@@ -313,6 +328,36 @@ impl World {
         if !self.hosts[h].nic.flow_waiting() {
             if let Some(t) = self.trace.as_deref_mut() {
                 t.nic(h, q, now, What::LinkRestarted, 0);
+            }
+        }
+    }
+
+    /// `Ev::FlowLimit`: the hold limit of host `h`'s stopped link
+    /// (`nic.flow_control_hold_us`). If no frame was admitted for the
+    /// limit, the stop gives up: the waiting frames are dropped at their
+    /// full rings (with the stop reaching the sender, what its send ring
+    /// and qdisc held goes out and finds them full), and the NIC drops
+    /// each frame that finds its ring full until the host takes one
+    /// (`flow_hold`). Otherwise the next check is due the limit after the
+    /// last admission.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn flow_limit(&mut self, now: Instant, h: usize) {
+        let nic = &mut self.hosts[h].nic;
+        let received = nic.fw_rx_frames;
+        let Some(f) = nic.flow.as_deref_mut() else { return };
+        match f.check(now, received) {
+            LimitCheck::Idle => {}
+            LimitCheck::Again(at) => self.q.push(at, h as u32, Ev::FlowLimit { host: h as u16 }),
+            LimitCheck::GiveUp => {
+                while let Some(held) = self.hosts[h].nic.flow_drop_waiting() {
+                    self.frames.drops.ring_full += 1;
+                    self.hosts[h].nic.ring_drop_at = Some(now);
+                    if self.trace.is_some() {
+                        self.trace_ring_drop(now, h, held.q as usize, held.frame);
+                    }
+                    self.free_frame(held.frame);
+                }
             }
         }
     }

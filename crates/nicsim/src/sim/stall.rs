@@ -82,6 +82,7 @@ impl Ev {
             Ev::ClockTick { .. } | Ev::ClockFetched { .. } => "NI clock (ClockTick, clock)",
             Ev::ClockIrq { .. } => "NI clock interrupt (ClockIrq, clock)",
             Ev::FlowResume { .. } => "link flow control (FlowResume, nic_path)",
+            Ev::FlowLimit { .. } => "link flow control's hold limit (FlowLimit, nic_path)",
             Ev::KernelTick { .. } => "kernel tick (KernelTick, tick)",
             Ev::LciLibrary { .. } => "LCI host library (LciLibrary, lci_stack)",
             Ev::Lanai { .. } => "LANai firmware (Lanai, lci_stack)",
