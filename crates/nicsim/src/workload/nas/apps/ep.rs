@@ -168,12 +168,13 @@ pub const EP_TAIL: ChainSegment =
 /// independent chains (`head` then `tail`) on a core that holds `window`
 /// micro-ops in flight: iteration k+1's micro-op m cannot be allocated
 /// before iteration k's micro-op m + n - `window` has retired (n the
-/// micro-ops of an iteration), and a chain retires as it completes, so
-/// iterations start at least as far apart as the chain's latency over the
-/// last n - `window` micro-ops of an iteration: `tail` whole, where the
-/// latency is dense (the divider), then the end of `head`, whose latency
-/// is taken as spread evenly over its micro-ops. Zero when an iteration
-/// fits the window: then other limits decide (the divider, in EP).
+/// micro-ops of an iteration), and a chain's micro-ops retire as it
+/// completes them, so consecutive iterations are at least as far apart as
+/// the chain's latency over any n - `window` consecutive micro-ops. The
+/// most is over the last ones: `tail` whole, where the latency is dense
+/// (the divider), then the end of `head`, whose latency is taken as spread
+/// evenly over its micro-ops. Zero when an iteration fits the window: then
+/// other limits decide (the divider, in EP).
 pub fn window_period(head: ChainSegment, tail: ChainSegment, window: f64) -> f64 {
     let outside = head.uops + tail.uops - window;
     if outside <= 0.0 {
@@ -187,11 +188,12 @@ pub fn window_period(head: ChainSegment, tail: ChainSegment, window: f64) -> f64
 
 /// Cycles of loop 140 per accepted pair with a reorder buffer of `window`
 /// micro-ops: an accepted pair is one chain, [`EP_HEAD`], [`LOG_CHAIN`],
-/// [`EP_TAIL`] (252 cycles, 164 micro-ops with the rejected pairs' between
+/// [`EP_TAIL`] (243 cycles, 163 micro-ops with the rejected pairs' between
 /// two accepted ones), and only 96 of those fit Merom's window
-/// ([`ROB_UOPS`]), so the next pair overlaps only the last part of this
-/// one ([`window_period`]: 159 cycles). Nor can it run faster than the
-/// divider, busy [`DIVSD_CYCLES`] + [`SQRTSD_CYCLES`] a pair.
+/// ([`ROB_UOPS`]): the next pair's chain can run beside this one's only
+/// as far as the window reaches, so the divider tail and the end of `log`
+/// are not overlapped ([`window_period`]: 158 cycles). Nor can a pair take
+/// less than the divider's busy time, [`DIVSD_CYCLES`] + [`SQRTSD_CYCLES`].
 ///
 /// The branch `if (t1 <= 1)` is taken with probability pi/4 and
 /// mispredicted about 21 % of the pairs, the one in `log` on the mantissa

@@ -203,7 +203,7 @@ fn ep_generator_runs_at_its_chain_latency() {
 }
 
 /// EP's accepted pair is one dependence chain (loop 140's head, glibc's
-/// `log`, then the divide and square root to `q(l)`), 252 cycles and 163
+/// `log`, then the divide and square root to `q(l)`), 243 cycles and 163
 /// micro-ops with the rejected pairs between, and Merom's 96-entry reorder
 /// buffer holds only part of it: the next pair overlaps the divider tail
 /// and the end of `log`, not the whole, so a pair takes 158 cycles, above
