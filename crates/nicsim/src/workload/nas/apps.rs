@@ -161,20 +161,60 @@ pub const LU_BLOCK_BYTES: f64 = 4.0 * 25.0 * 8.0;
 pub const LU_DIVISIONS: LuPerPoint =
     LuPerPoint { scale: 0.0, jacobian: 4.0, solve: 9.0, update: 0.0, rhs_init: 0.0, rhs_direction: 4.0, rhs_zeta: 4.0 };
 
+/// Fused micro-ops of one point of `blts`'s (`buts`'s) second loop, by
+/// part, in the source's order: the ten-term sums for m = 1 .. 5 (each:
+/// ten products, each with its block's load, nine additions, `omega *`,
+/// the load-subtract and the store of `v(m)`: 22; and the five loads of
+/// the neighbour at j-1: 115); the diagonal block's elimination (25 loads
+/// of `tmat`, 4 reciprocals of a pivot, 10 multipliers `tmp`, 30
+/// multiply-subtracts of `tmat` and 10 of `v`: 123); the back substitution
+/// (5 divisions, 10 multiply-subtracts, 5 stores: 30). \[estimate] as
+/// gfortran compiles the loop body (a multiply with a load operand is one
+/// fused micro-op on Merom; the binary was not read).
+pub const LU_SOLVE_UOPS: [f64; 3] = [115.0, 123.0, 30.0];
+
+/// The back substitution's chain: `v(5) / tmat(5,5)` (32), `v(4)`: 8 + 32,
+/// `v(3)`: 11 + 32, `v(2)`: 14 + 32, `v(1)`: 17 + 32 (MULSD 5, SUBSD 3,
+/// [`DIVSD_LATENCY`]).
+const LU_BACK_SUBSTITUTION_CYCLES: f64 = 5.0 * DIVSD_LATENCY + 8.0 + 11.0 + 14.0 + 17.0;
+
 /// Cycles of the dependence chain from one point of `blts` (`buts`) to the
-/// next along i: the point's unknowns need its neighbour's at i-1 (i+1),
-/// and the point's neighbour along i is the next point of the loop, so the
-/// loop over a plane runs at this chain's latency. From the neighbour's
-/// last unknown, `v(1,i-1,j,k)`: its product in the ten-term sum (5 cycles)
-/// and the nine additions in the source's order (27), `omega *` (5), the
-/// subtraction (3): 40; the forward elimination, `v(2..5) -= v(1..4) *
-/// tmp`, one after the other (4 x 8); the back substitution: `v(5) /
-/// tmat(5,5)` (32), `v(4)`: 8 + 32, `v(3)`: 11 + 32, `v(2)`: 14 + 32,
-/// `v(1)`: 17 + 32. 282 cycles on Merom (MULSD 5, ADDSD 3, DIVSD 32,
-/// [`EpGenerator::chain_cycles`]'s sources). \[estimate] the compiler keeps
-/// the source's order of the sums (gfortran without `-ffast-math`) and the
-/// core's 96-entry reorder buffer cannot reach the next row, 40 points on.
-pub const LU_SOLVE_CHAIN_CYCLES: f64 = 40.0 + 4.0 * 8.0 + 32.0 + 40.0 + 43.0 + 46.0 + 49.0;
+/// next along i, on a core that holds `window` micro-ops in flight. The
+/// point's unknowns need its neighbour's at i-1 (i+1), and that neighbour
+/// is the previous point of the loop, so the loop over a plane runs at
+/// this chain's latency. Two paths lead from the neighbour's last unknown
+/// `v(1,i-1,j,k)` to the point's:
+/// * through the ten-term sums: its product (5), the nine additions in
+///   the source's order (27), `omega *` (5), the subtraction (3): 40; the
+///   forward elimination of `v`, `v(2..5) -= v(1..4) * tmp` (4 x 8); the
+///   back substitution (210): 282 cycles, when the diagonal block's
+///   elimination, which does not depend on the neighbour, was done ahead;
+/// * through the diagonal block's elimination, when it cannot start early:
+///   it comes after the sums in the source ([`LU_SOLVE_UOPS`]: 115 micro-ops
+///   before its first load), and with Merom's 96-entry reorder buffer
+///   ([`ROB_UOPS`]) its loads enter only once the point's first 19
+///   micro-ops have retired, the first sum's products and additions up to
+///   its eighth, which wait on the neighbour's `v(1)` (5 + 8 x 3); then the
+///   load of `tmat(1,1)` (3), four pivots in a row, each a reciprocal
+///   ([`DIVSD_LATENCY`]), its multiplier (5) and the next pivot's update
+///   (5 + 3): 180 (`v(5)`'s last update runs beside `tmat(5,5)`'s), then
+///   the back substitution: 29 + 3 + 180 + 210 = 422 cycles.
+///
+/// A window that holds a whole point (268 micro-ops) lets the next point's
+/// elimination run under this point's back substitution: the first path.
+/// Between the sums' 115 and a whole point it would overlap in part; taken
+/// as not at all. \[estimate] the compiler keeps the source's order of the
+/// statements and of the sums (gfortran without `-ffast-math`); `buts`
+/// ends with `v = v - tv` (3 cycles more, left out); the Merom latencies
+/// are [`EpGenerator::chain_cycles`]'s sources.
+pub fn lu_solve_chain_cycles(window: f64) -> f64 {
+    let point: f64 = LU_SOLVE_UOPS.iter().sum();
+    if window >= point {
+        40.0 + 4.0 * 8.0 + LU_BACK_SUBSTITUTION_CYCLES
+    } else {
+        (5.0 + 8.0 * 3.0) + 3.0 + 4.0 * (DIVSD_LATENCY + 5.0 + 8.0) + LU_BACK_SUBSTITUTION_CYCLES
+    }
+}
 
 /// Something of LU per grid point (bytes: [`LU_BYTES`]; operations:
 /// [`LU_OPS_COUNTED`]) or per rank (seconds: [`lu_phases`]), by phase.
@@ -211,7 +251,7 @@ impl LuPerPoint {
 /// (NPB's count, [`LU_OPS_COUNTED`]'s shares of it), its divisions on the
 /// divider ([`LU_DIVISIONS`]), its bytes ([`LU_BYTES`]) at `bytes_per_s`,
 /// and for the triangular solves their chain from point to point
-/// ([`LU_SOLVE_CHAIN_CYCLES`]). The Jacobians work on one plane's blocks in
+/// ([`lu_solve_chain_cycles`] through Merom's window). The Jacobians work on one plane's blocks in
 /// cache and are bound by their operations, the solves by their chain;
 /// the scaling, the update and `rhs` stream whole arrays and are bound by
 /// memory. A single roofline over the step would let the sweeps' work hide
@@ -233,7 +273,7 @@ pub fn lu_phases(p: &NasProblem, nprocs: u32, r: &NasRates) -> LuPerPoint {
     LuPerPoint {
         scale: phase(o.scale, d.scale, b.scale, 0.0),
         jacobian: phase(o.jacobian, d.jacobian, b.jacobian, 0.0),
-        solve: phase(o.solve, d.solve, b.solve, LU_SOLVE_CHAIN_CYCLES),
+        solve: phase(o.solve, d.solve, b.solve, lu_solve_chain_cycles(ROB_UOPS)),
         update: phase(o.update, d.update, b.update, 0.0),
         rhs_init: phase(o.rhs_init, d.rhs_init, b.rhs_init, 0.0),
         rhs_direction: phase(o.rhs_direction, d.rhs_direction, b.rhs_direction, 0.0),
