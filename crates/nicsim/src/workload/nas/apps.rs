@@ -173,6 +173,15 @@ pub const LU_DIVISIONS: LuPerPoint =
 /// fused micro-op on Merom; the binary was not read).
 pub const LU_SOLVE_UOPS: [f64; 3] = [115.0, 123.0, 30.0];
 
+/// Operations per point of `blts`'s (`buts`'s) first loop, of the 270 of
+/// [`LU_OPS_COUNTED`]'s solve: `v(m) -= omega * (ldz(m,1..5) * v(1..5,k-1))`
+/// (`buts`: `tv(m) = omega * (udz(m,1..5) * v(1..5,k+1))`), five products,
+/// four additions, `omega *` and the subtraction for each m: 55. It is a
+/// loop over the plane of its own, before the loop that carries the chain
+/// ([`lu_solve_chain_cycles`]), and its points are independent: it runs at
+/// the core's operation rate, and the two loops' times add.
+pub const LU_SOLVE_K_OPS: f64 = 55.0;
+
 /// The back substitution's chain: `v(5) / tmat(5,5)` (32), `v(4)`: 8 + 32,
 /// `v(3)`: 11 + 32, `v(2)`: 14 + 32, `v(1)`: 17 + 32 (MULSD 5, SUBSD 3,
 /// [`DIVSD_LATENCY`]).
@@ -250,9 +259,11 @@ impl LuPerPoint {
 /// each is its own roofline: the largest of its operations at `ops_per_s`
 /// (NPB's count, [`LU_OPS_COUNTED`]'s shares of it), its divisions on the
 /// divider ([`LU_DIVISIONS`]), its bytes ([`LU_BYTES`]) at `bytes_per_s`,
-/// and for the triangular solves their chain from point to point
-/// ([`lu_solve_chain_cycles`] through Merom's window). The Jacobians work on one plane's blocks in
-/// cache and are bound by their operations, the solves by their chain;
+/// and for the triangular solves their first loop at the operation rate
+/// ([`LU_SOLVE_K_OPS`]) then their chain from point to point
+/// ([`lu_solve_chain_cycles`] through Merom's window). The Jacobians work
+/// on one plane's blocks in cache and are bound by their operations, the
+/// solves by their chain;
 /// the scaling, the update and `rhs` stream whole arrays and are bound by
 /// memory. A single roofline over the step would let the sweeps' work hide
 /// under `rhs`'s memory traffic, which it cannot: they do not run at the
@@ -261,10 +272,12 @@ pub fn lu_phases(p: &NasProblem, nprocs: u32, r: &NasRates) -> LuPerPoint {
     let points = (p.dims[0] * p.dims[1] * p.dims[2]) as f64 / nprocs as f64;
     let ops_per_point = p.total_ops / p.timed_steps() as f64 / (p.dims[0] * p.dims[1] * p.dims[2]) as f64;
     let share = ops_per_point / LU_OPS_COUNTED.total();
+    // `chain`: seconds a point that no other resource hides.
     let phase = |ops: f64, divisions: f64, bytes: f64, chain: f64| {
-        let cycles = (divisions * DIVSD_CYCLES).max(chain) / r.cycles_per_s;
-        (ops * share / r.ops_per_s).max(cycles).max(bytes / r.bytes_per_s) * points
+        let divider = divisions * DIVSD_CYCLES / r.cycles_per_s;
+        (ops * share / r.ops_per_s).max(divider).max(chain).max(bytes / r.bytes_per_s) * points
     };
+    let solve_chain = LU_SOLVE_K_OPS * share / r.ops_per_s + lu_solve_chain_cycles(ROB_UOPS) / r.cycles_per_s;
     let (o, d, mut b) = (LU_OPS_COUNTED, LU_DIVISIONS, LU_BYTES);
     if !lu_blocks_fit(p, nprocs, r.l2_share) {
         b.jacobian += 2.0 * LU_BLOCK_BYTES;
@@ -273,7 +286,7 @@ pub fn lu_phases(p: &NasProblem, nprocs: u32, r: &NasRates) -> LuPerPoint {
     LuPerPoint {
         scale: phase(o.scale, d.scale, b.scale, 0.0),
         jacobian: phase(o.jacobian, d.jacobian, b.jacobian, 0.0),
-        solve: phase(o.solve, d.solve, b.solve, lu_solve_chain_cycles(ROB_UOPS)),
+        solve: phase(o.solve, d.solve, b.solve, solve_chain),
         update: phase(o.update, d.update, b.update, 0.0),
         rhs_init: phase(o.rhs_init, d.rhs_init, b.rhs_init, 0.0),
         rhs_direction: phase(o.rhs_direction, d.rhs_direction, b.rhs_direction, 0.0),
