@@ -81,7 +81,7 @@ fn is_is_communication_bound_enough_for_coalescing_to_move_it() {
 /// plane's compute, so under the default coalescing its hosts take far more
 /// interrupts a second than BT's or SP's, whose few messages a step are
 /// faces and solve buffers of hundreds of kB (class B, 2 ranks a host):
-/// about 2,700 a second against 840 and 900.
+/// about 2,600 a second against 840 and 900.
 #[test]
 fn lu_s_plane_messages_raise_the_most_interrupts_a_second() {
     let rate = |kind: &str| {
