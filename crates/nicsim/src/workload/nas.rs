@@ -344,8 +344,9 @@ impl NasProblem {
 
     /// A rank's compute in one timed step at the rates `r`: the roofline of
     /// [`NasProblem::work`]; LU's phase by phase ([`apps::lu_phases`]); EP's
-    /// generator at its chain's latency and its pair loop at its busiest
-    /// resource ([`apps::ep_time`]).
+    /// generator at its chain's latency and its pair loop at its accepted
+    /// pairs' chain as far as the core's reorder buffer overlaps them
+    /// ([`apps::ep_time`]).
     pub fn compute(&self, nprocs: u32, r: &NasRates) -> Duration {
         match self.kernel {
             NasKernel::Ep => apps::ep_time(self, nprocs, r, apps::EP_GENERATOR),

@@ -18,106 +18,12 @@ use super::{allreduce_ops, NasProblem, NasRates};
 use crate::time::Duration;
 use crate::workload::{tag, Body, Op};
 
+mod ep;
+pub use ep::*;
+
 /// `share` of `compute`, rounded to the picosecond.
 fn part(compute: Duration, share: f64) -> Duration {
     Duration::from_ps((compute.as_ps() as f64 * share).round() as u64)
-}
-
-/// The random-number generator EP is built with (`make.def`'s `RAND`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EpGenerator {
-    /// `common/randi8.f`: `Lx = iand(Lx*La, i246m1)` in 64-bit integers.
-    Randi8,
-    /// `common/randdp.f`: the product modulo 2^46 in double precision.
-    Randdp,
-}
-
-impl EpGenerator {
-    /// Cycles of one number of `vranlc` on a Core 2 (Merom) core. Each
-    /// number's seed is the product of the previous one, so the loop runs
-    /// at the latency of that dependence chain, whatever the issue width:
-    /// * `randi8`: one 64-bit `imul` (5 cycles) and one `and` (1);
-    /// * `randdp`: `t1 = r23*x` (mulsd, 5), `x1 = int(t1)` (cvttsd2si and
-    ///   cvtsi2sd, 7), `x2 = x - t23*x1` (5 + 3), `t1 = a1*x2 + a2*x1`
-    ///   (5 + 3), `t2 = int(r23*t1)` (5 + 7), `z = t1 - t23*t2` (5 + 3),
-    ///   `t3 = t23*z + a2*x2` (5 + 3), `t4 = int(r46*t3)` (5 + 7), `x = t3 -
-    ///   t46*t4` (5 + 3): 8 multiplies, 5 adds, 3 round trips to an integer.
-    ///
-    /// \[estimate] latencies on Merom as Agner Fog's "Instruction tables"
-    /// (Intel Core 2, Merom, 65nm) and Intel's Optimization Reference
-    /// Manual (Appendix C, CPUID 06_0FH) give them: IMUL r64,r64 5, AND 1,
-    /// MULSD 5, ADDSD/SUBSD 3. The figures were taken from those documents
-    /// as recalled; the copies the search tools reach show only their
-    /// cover pages, so they are not quoted here. \[estimate] 7 cycles for
-    /// CVTTSD2SI then CVTSI2SD (3 + 4, each crossing between the integer
-    /// and floating-point units).
-    pub fn chain_cycles(self) -> f64 {
-        match self {
-            EpGenerator::Randi8 => 5.0 + 1.0,
-            EpGenerator::Randdp => 8.0 * 5.0 + 5.0 * 3.0 + 3.0 * 7.0,
-        }
-    }
-}
-
-/// EP's generator: NPB 3.3's default (`config/make.def.template`: "Use
-/// \"randi8\" unless there is a reason to use another one", `RAND =
-/// randi8`; `README.install`: "The default random number generator package
-/// provided is called \"randi8\" and should be used where possible").
-/// \[estimate] the studies do not say how they built NPB: the default.
-pub const EP_GENERATOR: EpGenerator = EpGenerator::Randi8;
-
-/// Cycles the Merom divider is busy per DIVSD and per SQRTSD: it is not
-/// pipelined, so these are the reciprocal throughputs. \[estimate] as
-/// the Intel 64 and IA-32 Architectures Optimization Reference Manual,
-/// Appendix C, CPUID 06_0FH, gives them (recalled, not quoted: see
-/// [`EpGenerator::chain_cycles`]): DIVSD 32 latency / 31 throughput,
-/// SQRTSD 58 / 57; consistent with the Intel
-/// Technology Journal 12(3), 2008, "Original 45nm Intel Core
-/// Microarchitecture", §"New radix-16 divider": Merom's "Radix-4 floating
-/// point divide and Radix-2 square root" (2 and 1 quotient bits a cycle
-/// for a 53-bit mantissa).
-pub const DIVSD_CYCLES: f64 = 31.0;
-pub const SQRTSD_CYCLES: f64 = 57.0;
-
-/// EP operations per pair of loop 140 (`ep.f`), before the acceptance
-/// test: `x1 = 2x - 1`, `x2 = 2x - 1`, `t1 = x1**2 + x2**2`, the compare.
-pub const EP_OPS_PER_PAIR: f64 = 8.0;
-/// Operations of glibc's `log` for EP's arguments (`t1` in (0, 1], farther
-/// than 0.03 from 1 for 97 % of the accepted pairs): the 2008 library's
-/// `__ieee754_log` (`sysdeps/ieee754/dbl-64/e_log.c`, IBM Accurate
-/// Mathematical Library), stage I of `case_03`: `w = x - 1` and its test
-/// (2), the normalisation of u (2), `dbl_n` (1), `num.d += h1` (1), `u *
-/// Iu[i] + h2` (2), `p0` (2 conversions, 5 operations), `q`, `r0`, `w`
-/// (3), `polI` (5), `nln2a` (1), two `EADD`s (`dla.h`: a sum, its error
-/// and the magnitude test, 5 each), `B0` (5), `B` (1), the exit test (5).
-pub const LOG_OPS: f64 = 45.0;
-/// EP operations per accepted pair (`t1 <= 1`) besides the divider's:
-/// `-2 * log(t1)` (1), `t3`, `t4` (2), two `abs` and the `max` (3), `l`'s
-/// conversion (1), the count into `q(l)` (1), the sums `sx`, `sy` (2): 10,
-/// and the `log`. Its `/ t1` and `sqrt` run on the divider.
-pub const EP_OPS_PER_GAUSSIAN: f64 = 10.0 + LOG_OPS;
-
-/// EP loop 140's operations per random number (two numbers a pair, a pair
-/// accepted with probability pi/4, the unit disc's share of the square the
-/// pair is drawn in); `vranlc`'s chain is timed apart ([`ep_time`]).
-pub fn ep_ops_per_number() -> f64 {
-    (EP_OPS_PER_PAIR + std::f64::consts::FRAC_PI_4 * EP_OPS_PER_GAUSSIAN) / 2.0
-}
-
-/// EP's compute on one of `nprocs` ranks (one step): `vranlc` fills `x`
-/// with 2^17 numbers at its chain's latency ([`EpGenerator::chain_cycles`]),
-/// then loop 140 takes them in pairs; its pairs are independent, so it runs
-/// at the rate of its busiest resource: the core's operations
-/// ([`ep_ops_per_number`] at `ops_per_s`) or the divider (a DIVSD and a
-/// SQRTSD per accepted pair). EP's `x` (2^17 doubles, 1 MiB) stays in the
-/// L2: it moves no memory traffic.
-pub fn ep_time(p: &NasProblem, nprocs: u32, r: &NasRates, generator: EpGenerator) -> Duration {
-    let numbers = p.total_ops / nprocs as f64;
-    let generate = numbers * generator.chain_cycles() / r.cycles_per_s;
-    let pairs = numbers / 2.0;
-    let ops = pairs * 2.0 * ep_ops_per_number() / r.ops_per_s;
-    let divider = pairs * std::f64::consts::FRAC_PI_4 * (DIVSD_CYCLES + SQRTSD_CYCLES) / r.cycles_per_s;
-    Duration::from_ns_f64((generate + ops.max(divider)) * 1e9)
 }
 
 /// EP's communication (`ep.f`, after loop 150): the sums `sx` and `sy`
@@ -183,16 +89,37 @@ impl LuRank {
 ///   `blts` reads and writes rsd (80 B);
 /// * upper sweep: `jacu` and `buts`, the same 40 and 80 B;
 /// * the update `u = u + tmp * rsd`: u read and written, rsd read (120 B);
-/// * `rhs`: `rsd = -frct` (frct 40 B, rsd 40 B + 40 B write-allocate),
-///   then per direction u read (40 B), rsd read and written (80 B), and
-///   the `flux` array (5 doubles a point, 3D) written back (40 B + 40 B
-///   write-allocate; read again while in cache): 120 + 3 x 200 B.
+/// * `rhs`: `rsd = -frct` (frct 40 B, rsd 40 B + 40 B write-allocate);
+///   the xi and eta directions work line by line (xi: `do k, do j`, then
+///   `do i` loops over one line) and plane by plane (eta: `do k`, then
+///   `do j, do i` loops over one plane), so each reads u (40 B), reads and
+///   writes rsd (80 B) and writes the `flux` array (5 doubles a point, 3D:
+///   40 B + 40 B write-allocate), which its later loops read again while
+///   the line or plane is in cache: 200 B each;
+/// * `rhs`'s zeta direction is five loops over the rank's whole block,
+///   each `do k, do j, do i`, so nothing stays in cache from one to the
+///   next ([`LuPerPoint::rhs_zeta`]): the flux from u (u 40 B, flux 80 B),
+///   `rsd -= tz2 * (flux(k+1) - flux(k-1))` (flux 40 B, rsd 80 B), the
+///   viscous flux from u at k and k-1 (u 40 B, flux 80 B), `rsd += ...`
+///   from u at k-1, k, k+1 and flux at k, k+1 (u 40 B, flux 40 B, rsd 80 B),
+///   the fourth-order dissipation from u at k-2 .. k+2 (u 40 B, rsd 80 B):
+///   640 B. The planes a loop reads at k-2 .. k+2 stay in the L2 between
+///   their uses (at most 5 planes of u, 81 kB each at 16 ranks in class C,
+///   and one or two of flux and rsd).
 ///
 /// \[estimate] on what stays in cache: a sweep's blocks of one plane and a
 /// line's or plane's neighbours in the stencils are taken to, whole 3D
-/// arrays not (each rank's are 40-100 MB in class C).
-pub const LU_BYTES: LuPerPoint =
-    LuPerPoint { scale: 80.0, jacobian: 40.0, solve: 80.0, update: 120.0, rhs_init: 120.0, rhs_direction: 200.0 };
+/// arrays not (`u`, `rsd`, `frct`, `flux`: 11-13 MB each a rank at 16
+/// ranks in class C, `applu.incl` with `isiz1 = isiz2 = 41`).
+pub const LU_BYTES: LuPerPoint = LuPerPoint {
+    scale: 80.0,
+    jacobian: 40.0,
+    solve: 80.0,
+    update: 120.0,
+    rhs_init: 120.0,
+    rhs_direction: 200.0,
+    rhs_zeta: 640.0,
+};
 
 /// LU's floating-point operations per grid point by phase, as written in
 /// the loop bodies of NPB3.3-MPI LU (each operator once, a `do m = 1, 5`
@@ -207,8 +134,15 @@ pub const LU_BYTES: LuPerPoint =
 /// are counted at every point, so these counts only apportion NPB's own
 /// operation count (`lu.f`, 1984.77 n^3 a step) among the phases; the two
 /// sweeps share their means.
-pub const LU_OPS_COUNTED: LuPerPoint =
-    LuPerPoint { scale: 5.0, jacobian: 815.5, solve: 270.0, update: 10.0, rhs_init: 5.0, rhs_direction: 296.7 };
+pub const LU_OPS_COUNTED: LuPerPoint = LuPerPoint {
+    scale: 5.0,
+    jacobian: 815.5,
+    solve: 270.0,
+    update: 10.0,
+    rhs_init: 5.0,
+    rhs_direction: 296.7,
+    rhs_zeta: 296.7,
+};
 
 /// Bytes per point of a plane of the sweeps' blocks (`applu.incl`:
 /// `a, b, c, d(5,5,isiz1,isiz2)`, 4 x 25 doubles): `jacld` (`jacu`) writes
@@ -225,22 +159,71 @@ pub const LU_BLOCK_BYTES: f64 = 4.0 * 25.0 * 8.0;
 /// four times (`u21`, `q`, and `tmp` at i and i-1). \[fact] counted in
 /// NPB3.3-MPI LU `jacld.f`, `jacu.f`, `blts.f`, `buts.f`, `rhs.f`.
 pub const LU_DIVISIONS: LuPerPoint =
-    LuPerPoint { scale: 0.0, jacobian: 4.0, solve: 9.0, update: 0.0, rhs_init: 0.0, rhs_direction: 4.0 };
+    LuPerPoint { scale: 0.0, jacobian: 4.0, solve: 9.0, update: 0.0, rhs_init: 0.0, rhs_direction: 4.0, rhs_zeta: 4.0 };
+
+/// Fused micro-ops of one point of `blts`'s (`buts`'s) second loop, by
+/// part, in the source's order: the ten-term sums for m = 1 .. 5 (each:
+/// ten products, each with its block's load, nine additions, `omega *`,
+/// the load-subtract and the store of `v(m)`: 22; and the five loads of
+/// the neighbour at j-1: 115); the diagonal block's elimination (25 loads
+/// of `tmat`, 4 reciprocals of a pivot, 10 multipliers `tmp`, 30
+/// multiply-subtracts of `tmat` and 10 of `v`: 123); the back substitution
+/// (5 divisions, 10 multiply-subtracts, 5 stores: 30). \[estimate] as
+/// gfortran compiles the loop body (a multiply with a load operand is one
+/// fused micro-op on Merom; the binary was not read).
+pub const LU_SOLVE_UOPS: [f64; 3] = [115.0, 123.0, 30.0];
+
+/// Operations per point of `blts`'s (`buts`'s) first loop, of the 270 of
+/// [`LU_OPS_COUNTED`]'s solve: `v(m) -= omega * (ldz(m,1..5) * v(1..5,k-1))`
+/// (`buts`: `tv(m) = omega * (udz(m,1..5) * v(1..5,k+1))`), five products,
+/// four additions, `omega *` and the subtraction for each m: 55. It is a
+/// loop over the plane of its own, before the loop that carries the chain
+/// ([`lu_solve_chain_cycles`]), and its points are independent: it runs at
+/// the core's operation rate, and the two loops' times add.
+pub const LU_SOLVE_K_OPS: f64 = 55.0;
+
+/// The back substitution's chain: `v(5) / tmat(5,5)` (32), `v(4)`: 8 + 32,
+/// `v(3)`: 11 + 32, `v(2)`: 14 + 32, `v(1)`: 17 + 32 (MULSD 5, SUBSD 3,
+/// [`DIVSD_LATENCY`]).
+const LU_BACK_SUBSTITUTION_CYCLES: f64 = 5.0 * DIVSD_LATENCY + 8.0 + 11.0 + 14.0 + 17.0;
 
 /// Cycles of the dependence chain from one point of `blts` (`buts`) to the
-/// next along i: the point's unknowns need its neighbour's at i-1 (i+1),
-/// and the point's neighbour along i is the next point of the loop, so the
-/// loop over a plane runs at this chain's latency. From the neighbour's
-/// last unknown, `v(1,i-1,j,k)`: its product in the ten-term sum (5 cycles)
-/// and the nine additions in the source's order (27), `omega *` (5), the
-/// subtraction (3): 40; the forward elimination, `v(2..5) -= v(1..4) *
-/// tmp`, one after the other (4 x 8); the back substitution: `v(5) /
-/// tmat(5,5)` (32), `v(4)`: 8 + 32, `v(3)`: 11 + 32, `v(2)`: 14 + 32,
-/// `v(1)`: 17 + 32. 282 cycles on Merom (MULSD 5, ADDSD 3, DIVSD 32,
-/// [`EpGenerator::chain_cycles`]'s sources). \[estimate] the compiler keeps
-/// the source's order of the sums (gfortran without `-ffast-math`) and the
-/// core's 96-entry reorder buffer cannot reach the next row, 40 points on.
-pub const LU_SOLVE_CHAIN_CYCLES: f64 = 40.0 + 4.0 * 8.0 + 32.0 + 40.0 + 43.0 + 46.0 + 49.0;
+/// next along i, on a core that holds `window` micro-ops in flight. The
+/// point's unknowns need its neighbour's at i-1 (i+1), and that neighbour
+/// is the previous point of the loop, so the loop over a plane runs at
+/// this chain's latency. Two paths lead from the neighbour's last unknown
+/// `v(1,i-1,j,k)` to the point's:
+/// * through the ten-term sums: its product (5), the nine additions in
+///   the source's order (27), `omega *` (5), the subtraction (3): 40; the
+///   forward elimination of `v`, `v(2..5) -= v(1..4) * tmp` (4 x 8); the
+///   back substitution (210): 282 cycles, when the diagonal block's
+///   elimination, which does not depend on the neighbour, was done ahead;
+/// * through the diagonal block's elimination, when it cannot start early:
+///   it comes after the sums in the source ([`LU_SOLVE_UOPS`]: 115 micro-ops
+///   before its first load), and with Merom's 96-entry reorder buffer
+///   ([`ROB_UOPS`]) its loads enter only once the point's first 19
+///   micro-ops have retired, the first sum's products and additions up to
+///   its eighth, which wait on the neighbour's `v(1)` (5 + 8 x 3); then the
+///   load of `tmat(1,1)` (3), four pivots in a row, each a reciprocal
+///   ([`DIVSD_LATENCY`]), its multiplier (5) and the next pivot's update
+///   (5 + 3): 180 (`v(5)`'s last update runs beside `tmat(5,5)`'s), then
+///   the back substitution: 29 + 3 + 180 + 210 = 422 cycles.
+///
+/// A window that holds a whole point (268 micro-ops) lets the next point's
+/// elimination run under this point's back substitution: the first path.
+/// Between the sums' 115 and a whole point it would overlap in part; taken
+/// as not at all. \[estimate] the compiler keeps the source's order of the
+/// statements and of the sums (gfortran without `-ffast-math`); `buts`
+/// ends with `v = v - tv` (3 cycles more, left out); the Merom latencies
+/// are [`EpGenerator::chain_cycles`]'s sources.
+pub fn lu_solve_chain_cycles(window: f64) -> f64 {
+    let point: f64 = LU_SOLVE_UOPS.iter().sum();
+    if window >= point {
+        40.0 + 4.0 * 8.0 + LU_BACK_SUBSTITUTION_CYCLES
+    } else {
+        (5.0 + 8.0 * 3.0) + 3.0 + 4.0 * (DIVSD_LATENCY + 5.0 + 8.0) + LU_BACK_SUBSTITUTION_CYCLES
+    }
+}
 
 /// Something of LU per grid point (bytes: [`LU_BYTES`]; operations:
 /// [`LU_OPS_COUNTED`]) or per rank (seconds: [`lu_phases`]), by phase.
@@ -253,8 +236,10 @@ pub struct LuPerPoint {
     pub solve: f64,
     pub update: f64,
     pub rhs_init: f64,
-    /// Each of rhs's three directions.
+    /// Each of rhs's xi and eta directions.
     pub rhs_direction: f64,
+    /// rhs's zeta direction.
+    pub rhs_zeta: f64,
 }
 
 impl LuPerPoint {
@@ -265,7 +250,7 @@ impl LuPerPoint {
 
     /// The whole step: both sweeps, the three directions.
     pub fn total(&self) -> f64 {
-        self.scale + 2.0 * self.sweep() + self.update + self.rhs_init + 3.0 * self.rhs_direction
+        self.scale + 2.0 * self.sweep() + self.update + self.rhs_init + 2.0 * self.rhs_direction + self.rhs_zeta
     }
 }
 
@@ -274,9 +259,11 @@ impl LuPerPoint {
 /// each is its own roofline: the largest of its operations at `ops_per_s`
 /// (NPB's count, [`LU_OPS_COUNTED`]'s shares of it), its divisions on the
 /// divider ([`LU_DIVISIONS`]), its bytes ([`LU_BYTES`]) at `bytes_per_s`,
-/// and for the triangular solves their chain from point to point
-/// ([`LU_SOLVE_CHAIN_CYCLES`]). The Jacobians work on one plane's blocks in
-/// cache and are bound by their operations, the solves by their chain;
+/// and for the triangular solves their first loop at the operation rate
+/// ([`LU_SOLVE_K_OPS`]) then their chain from point to point
+/// ([`lu_solve_chain_cycles`] through Merom's window). The Jacobians work
+/// on one plane's blocks in cache and are bound by their operations, the
+/// solves by their chain;
 /// the scaling, the update and `rhs` stream whole arrays and are bound by
 /// memory. A single roofline over the step would let the sweeps' work hide
 /// under `rhs`'s memory traffic, which it cannot: they do not run at the
@@ -285,10 +272,12 @@ pub fn lu_phases(p: &NasProblem, nprocs: u32, r: &NasRates) -> LuPerPoint {
     let points = (p.dims[0] * p.dims[1] * p.dims[2]) as f64 / nprocs as f64;
     let ops_per_point = p.total_ops / p.timed_steps() as f64 / (p.dims[0] * p.dims[1] * p.dims[2]) as f64;
     let share = ops_per_point / LU_OPS_COUNTED.total();
+    // `chain`: seconds a point that no other resource hides.
     let phase = |ops: f64, divisions: f64, bytes: f64, chain: f64| {
-        let cycles = (divisions * DIVSD_CYCLES).max(chain) / r.cycles_per_s;
-        (ops * share / r.ops_per_s).max(cycles).max(bytes / r.bytes_per_s) * points
+        let divider = divisions * DIVSD_CYCLES / r.cycles_per_s;
+        (ops * share / r.ops_per_s).max(divider).max(chain).max(bytes / r.bytes_per_s) * points
     };
+    let solve_chain = LU_SOLVE_K_OPS * share / r.ops_per_s + lu_solve_chain_cycles(ROB_UOPS) / r.cycles_per_s;
     let (o, d, mut b) = (LU_OPS_COUNTED, LU_DIVISIONS, LU_BYTES);
     if !lu_blocks_fit(p, nprocs, r.l2_share) {
         b.jacobian += 2.0 * LU_BLOCK_BYTES;
@@ -297,10 +286,11 @@ pub fn lu_phases(p: &NasProblem, nprocs: u32, r: &NasRates) -> LuPerPoint {
     LuPerPoint {
         scale: phase(o.scale, d.scale, b.scale, 0.0),
         jacobian: phase(o.jacobian, d.jacobian, b.jacobian, 0.0),
-        solve: phase(o.solve, d.solve, b.solve, LU_SOLVE_CHAIN_CYCLES),
+        solve: phase(o.solve, d.solve, b.solve, solve_chain),
         update: phase(o.update, d.update, b.update, 0.0),
         rhs_init: phase(o.rhs_init, d.rhs_init, b.rhs_init, 0.0),
         rhs_direction: phase(o.rhs_direction, d.rhs_direction, b.rhs_direction, 0.0),
+        rhs_zeta: phase(o.rhs_zeta, d.rhs_zeta, b.rhs_zeta, 0.0),
     }
 }
 
@@ -348,7 +338,7 @@ pub fn lu_step(ops: &mut Body, rank: u32, nprocs: u32, n0: u64, compute: Duratio
     halo(ops, g.north, g.south, 80 * g.ny * n0, tag::LU + 4);
     ops.push(Op::Compute(share(b.rhs_direction)));
     halo(ops, g.west, g.east, 80 * g.nx * n0, tag::LU + 6);
-    ops.push(Op::Compute(share(2.0 * b.rhs_direction)));
+    ops.push(Op::Compute(share(b.rhs_direction + b.rhs_zeta)));
 }
 
 /// A sweep's plane: its receives (blocking, one after the other), then its compute.

@@ -202,24 +202,56 @@ fn ep_generator_runs_at_its_chain_latency() {
     assert_eq!(ep.compute(16, &r), i8);
 }
 
-/// EP's pair loop on a Merom core waits on the divider (a DIVSD and a
-/// SQRTSD per accepted pair, 88 cycles, against 51 cycles of operations at
-/// one a cycle): without the divider the loop would take its operations'
-/// time.
+/// EP's accepted pair is one dependence chain (loop 140's head, glibc's
+/// `log`, then the divide and square root to `q(l)`), 243 cycles and 163
+/// micro-ops with the rejected pairs between, and Merom's 96-entry reorder
+/// buffer holds only part of it: the next pair overlaps the divider tail
+/// and the end of `log`, not the whole, so a pair takes 158 cycles, above
+/// the divider's 88. With an unbounded window the loop would fall back to
+/// the divider's bound (the pairs are independent).
 #[test]
-fn ep_pair_loop_is_bound_by_the_divider() {
+fn ep_pair_loop_runs_at_its_chain_through_the_reorder_buffer() {
     let ep = NasProblem::new(NasKernel::Ep, true);
     let r = crate::workload::TEST_RATES;
     let numbers = 2f64.powi(33) / 16.0;
+    let divider = DIVSD_CYCLES + SQRTSD_CYCLES;
+    let chain = EP_HEAD.cycles + LOG_CHAIN.cycles + EP_TAIL.cycles;
+    assert!((chain - 242.9).abs() < 0.1, "{chain}");
+    assert_eq!(EP_TAIL.cycles, 114.0);
+    let cycles = ep_accepted_pair_cycles(ROB_UOPS);
+    assert!((cycles - 158.4).abs() < 0.1, "{cycles}");
+    assert!(cycles > divider && cycles < chain);
+    // Unbounded, the window lets the pairs overlap up to the divider.
+    assert_eq!(ep_accepted_pair_cycles(f64::INFINITY), divider);
+    // A larger window overlaps more, a smaller one less.
+    assert!(ep_accepted_pair_cycles(128.0) < cycles && ep_accepted_pair_cycles(64.0) > cycles);
+    // The step: the generator's chain, then the pairs at that rate; the
+    // core's operations (51 an accepted pair at one a cycle) do not bind.
     let t = ep_time(&ep, 16, &r, EpGenerator::Randi8).as_ps() as f64 * 1e-12;
     let generate = numbers * 6.0 / r.cycles_per_s;
-    let ops = numbers * ep_ops_per_number() / r.ops_per_s;
-    let divider = numbers / 2.0 * std::f64::consts::FRAC_PI_4 * 88.0 / r.cycles_per_s;
-    assert!(divider > ops);
-    assert!((t - generate - divider).abs() < 1e-6, "{t}");
+    let pairs = numbers / 2.0 * std::f64::consts::FRAC_PI_4 * cycles / r.cycles_per_s;
+    assert!(numbers * ep_ops_per_number() / r.ops_per_s < pairs);
+    assert!((t - generate - pairs).abs() < 1e-6, "{t}");
+    let open = ep_time_with_window(&ep, 16, &r, EpGenerator::Randi8, f64::INFINITY).as_ps() as f64 * 1e-12;
+    let bound = numbers / 2.0 * std::f64::consts::FRAC_PI_4 * divider / r.cycles_per_s;
+    assert!((open - generate - bound).abs() < 1e-6, "{open}");
+    assert!(t > 1.6 * open, "{t} {open}");
     // With a core twice as fast at operations, nothing changes.
     let fast = NasRates { ops_per_s: 2.0 * r.ops_per_s, ..r };
     assert_eq!(ep_time(&ep, 16, &fast, EpGenerator::Randi8), ep_time(&ep, 16, &r, EpGenerator::Randi8));
+}
+
+/// The window's bound: nothing when an iteration fits, a share of the tail
+/// when only part of the tail is left out, the tail and a share of the head
+/// beyond that, the whole chain when the window holds nothing.
+#[test]
+fn window_period_counts_the_chain_the_window_cannot_overlap() {
+    let head = ChainSegment { cycles: 100.0, uops: 80.0 };
+    let tail = ChainSegment { cycles: 50.0, uops: 20.0 };
+    assert_eq!(window_period(head, tail, 100.0), 0.0);
+    assert_eq!(window_period(head, tail, 90.0), 25.0);
+    assert_eq!(window_period(head, tail, 40.0), 50.0 + 100.0 * 40.0 / 80.0);
+    assert_eq!(window_period(head, tail, 0.0), 150.0);
 }
 
 /// LU's phases are rooflines of their own: the Jacobians are bound by
@@ -245,27 +277,67 @@ fn lu_phases_are_rooflines_of_their_own() {
     // Against one roofline over the step.
     let one = lu.work(16, r.l2_share).time(r.ops_per_s, r.bytes_per_s);
     let step = lu.compute(16, &r);
-    assert!(step.as_ps() as f64 > 1.2 * one.as_ps() as f64, "{step:?} {one:?}");
+    assert!(step.as_ps() as f64 > 1.1 * one.as_ps() as f64, "{step:?} {one:?}");
     assert!((step.as_ps() as f64 * 1e-12 - ph.total()).abs() < 1e-9);
 }
 
-/// `blts` and `buts` run at their chain from point to point (282 cycles on
-/// Merom), above their operations (about 170) and their divider's 279:
-/// without the chain they would take the divider's time.
+/// `rhs`'s zeta direction loops five times over the rank's whole block
+/// (`do k, do j, do i` each), so its arrays come from memory in every loop:
+/// 640 B a point, against the 200 B of the xi and eta directions, which
+/// work on one line or plane at a time. Taken as one of those, LU's step
+/// would be 440 B a point shorter.
 #[test]
-fn lu_solves_run_at_their_chain_s_latency() {
-    assert_eq!(LU_SOLVE_CHAIN_CYCLES, 282.0);
+fn lu_rhs_zeta_direction_streams_the_whole_block_in_each_loop() {
     let lu = NasProblem::new(NasKernel::Lu, true);
     let r = crate::workload::TEST_RATES;
     let points = 162f64.powi(3) / 16.0;
     let ph = lu_phases(&lu, 16, &r);
-    assert!((ph.solve - 282.0 * points / r.cycles_per_s).abs() < 1e-9, "{}", ph.solve);
+    assert_eq!(LU_BYTES.rhs_zeta, 640.0);
+    assert!((ph.rhs_zeta - 640.0 * points / r.bytes_per_s).abs() < 1e-9, "{}", ph.rhs_zeta);
+    assert!((ph.rhs_zeta - ph.rhs_direction - 440.0 * points / r.bytes_per_s).abs() < 1e-9);
+    // The same operations and divisions as the other two directions.
+    assert_eq!(LU_OPS_COUNTED.rhs_zeta, LU_OPS_COUNTED.rhs_direction);
+    assert_eq!(LU_DIVISIONS.rhs_zeta, LU_DIVISIONS.rhs_direction);
+    // The step counts it once, beside two of the others.
+    let sum = ph.scale + 2.0 * ph.sweep() + ph.update + ph.rhs_init + 2.0 * ph.rhs_direction + ph.rhs_zeta;
+    assert!((ph.total() - sum).abs() < 1e-12);
+    // 250 steps: 39 s more than with the zeta direction at 200 B.
+    let more = 250.0 * (ph.rhs_zeta - ph.rhs_direction);
+    assert!((more - 38.97).abs() < 0.01, "{more}");
+}
+
+/// `blts` and `buts` run at their chain from point to point: on Merom the
+/// diagonal block's elimination comes after the 115 micro-ops of the sums,
+/// beyond the 96-entry window, so it waits for the previous point and its
+/// four pivots (180 cycles) lie on the chain: 422 cycles, above the
+/// operations (about 170) and the divider's 279. With a window that holds
+/// a whole point the elimination would run ahead and the chain be 282.
+/// The first loop, the k-neighbour's products, runs before it.
+#[test]
+fn lu_solves_run_at_their_chain_s_latency() {
+    assert_eq!(lu_solve_chain_cycles(ROB_UOPS), 422.0);
+    assert_eq!(lu_solve_chain_cycles(f64::INFINITY), 282.0);
+    assert_eq!(lu_solve_chain_cycles(268.0), 282.0);
+    assert_eq!(lu_solve_chain_cycles(267.0), 422.0);
+    let lu = NasProblem::new(NasKernel::Lu, true);
+    let r = crate::workload::TEST_RATES;
+    let points = 162f64.powi(3) / 16.0;
+    let ph = lu_phases(&lu, 16, &r);
     let share = lu.total_ops / 250.0 / 162f64.powi(3) / LU_OPS_COUNTED.total();
+    // The first loop (the k-neighbour's products) at the operation rate,
+    // then the chain's loop.
+    let first = LU_SOLVE_K_OPS * share / r.ops_per_s;
+    assert!((ph.solve - (first + 422.0 / r.cycles_per_s) * points).abs() < 1e-9, "{}", ph.solve);
     let ops = LU_OPS_COUNTED.solve * share * points / r.ops_per_s;
     let divider = 9.0 * DIVSD_CYCLES * points / r.cycles_per_s;
     assert!(ph.solve > divider && divider > ops, "{} {divider} {ops}", ph.solve);
-    // The chain is in cycles: a clock half as fast doubles it.
-    let slow = NasRates { cycles_per_s: r.cycles_per_s / 2.0, ..r };
+    // The two sweeps' solves over 250 steps: 8 s more than with the
+    // elimination ahead of the chain, 1.9 s more for the first loop.
+    let more = 250.0 * 2.0 * (422.0 - 282.0) * points / r.cycles_per_s;
+    assert!((more - 7.98).abs() < 0.01, "{more}");
+    assert!((250.0 * 2.0 * first * points - 1.95).abs() < 0.01, "{first}");
+    // A core half as fast, in its clock and its operations, takes twice as long.
+    let slow = NasRates { cycles_per_s: r.cycles_per_s / 2.0, ops_per_s: r.ops_per_s / 2.0, ..r };
     assert!((lu_phases(&lu, 16, &slow).solve / ph.solve - 2.0).abs() < 1e-9);
 }
 
@@ -403,7 +475,15 @@ fn lu_sweeps_fill_and_drain_a_pipeline_of_the_grid_s_sides() {
     let n0 = 162u64;
     let planes = (n0 - 2) as f64;
     // All the compute in the sweeps, 1 ms a plane.
-    let phases = LuPerPoint { scale: 0.0, jacobian: 1.0, solve: 0.0, update: 0.0, rhs_init: 0.0, rhs_direction: 0.0 };
+    let phases = LuPerPoint {
+        scale: 0.0,
+        jacobian: 1.0,
+        solve: 0.0,
+        update: 0.0,
+        rhs_init: 0.0,
+        rhs_direction: 0.0,
+        rhs_zeta: 0.0,
+    };
     let compute = Duration::from_ms(2 * (n0 - 2));
     for (nprocs, sides) in [(4u32, 2.0 + 2.0), (16, 4.0 + 4.0), (32, 8.0 + 4.0)] {
         let steps: Vec<Body> = (0..nprocs)
