@@ -23,10 +23,10 @@
 //! host's PCI bus, `crate::host::bus`, which the NI's DMAs share), what
 //! its program learns given to the program, the program's sends and
 //! compute handed to the senders' libraries) are the world's, as the
-//! Open-MX library's routing is (`crate::sim` `lci_stack`, its `Cx`, lent
-//! the world's hosts, grid, program and queue for one event): they queue
+//! Open-MX library's routing is (`crate::sim` `lci_stack`, `World`
+//! methods on the world's hosts, grid, program and queue): they queue
 //! the world's events (`crate::sim` `Ev`) for the parts they address and
-//! keep nothing between events. The world's
+//! keep nothing between events but [`Running`]'s reused buffers. The world's
 //! stall watch (`crate::sim` `stall`) ends a run whose NIs sent and
 //! delivered no packet for too long; the world names the run's metrics
 //! from the parts' counters (`crate::sim` `metrics`). It also uses
@@ -176,6 +176,9 @@ pub struct Running {
     pub(crate) outs: Vec<LibOut>,
     /// The firmware's outputs being routed.
     pub(crate) fw: Vec<FwOut>,
+    /// The NI whose packet store was full when an event was to name one
+    /// more, during the event being handled (the run ends with an error).
+    pub(crate) full: Option<u32>,
 }
 
 impl Running {
@@ -232,6 +235,7 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
         sends: Vec::with_capacity(n as usize),
         outs: Vec::with_capacity(16),
         fw: Vec::with_capacity(16),
+        full: None,
     };
     (run, parts.collect())
 }
