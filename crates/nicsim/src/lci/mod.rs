@@ -88,13 +88,11 @@ pub mod process;
 
 use crate::config::LciScenario;
 use crate::config::Workload;
-use crate::host::bus::Bus;
 pub use crate::library::lci::Control;
 pub use crate::library::lci::LibEv;
 use crate::library::lci::Outgoing;
 use crate::library::lci::{Lib, Output as LibOut};
 use crate::metrics::LinkBound;
-use crate::net::grid::Grid;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
 use crate::nic::lanai::{FwOut, Ni};
@@ -198,22 +196,6 @@ impl Running {
     /// sleeping home node) rather than an error.
     pub fn stuck_is_a_result(&self) -> bool {
         !self.job.upcall_driven()
-    }
-
-    /// The program's measurements and its multicast's counters (of the
-    /// hosts' libraries, their NIs and their buses), as the programs name
-    /// them; `grid`'s links bound how fast a stream can go.
-    pub(crate) fn metrics(&self, (libs, nis): (&[&Lib], &[&Ni]), buses: &[&Bus], grid: &Grid, m: &mut Metrics) {
-        if self.job.multicasts() {
-            multicast::metrics(libs, nis, buses, &mut |k, v| m.set(k, v));
-        }
-        let spec = grid.spec();
-        let link = LinkBound {
-            bytes_per_s: spec.bytes_per_s as f64,
-            frame_extra_bytes: (nis[0].header() + spec.overhead_bytes) as u64,
-            frame_payload: libs[0].packet_bytes() as u64,
-        };
-        self.job.metrics(m, &link);
     }
 }
 
