@@ -158,7 +158,7 @@ AUDIT = {
     },
     "library/lci/mod.rs": {
         "*": ("L", "the LCI library's own polling, PIO send-buffer credits and upcall loop (see the row)"),
-        "enum LibEv": ("R", "its own event kinds, dispatched one by one by `sim/lci_stack.rs` `Cx::library`: the Open-MX library's are `Output::Timer` + `Proc::segment_done`/`timer_fired`"),
+        "enum LibEv": ("R", "its own event kinds, dispatched one by one by `sim/lci_stack.rs` `World::lci_library`: the Open-MX library's are `Output::Timer` + `Proc::segment_done`/`timer_fired`"),
         "enum Output": ("R", "a second output vocabulary for timer / transmit / completion (`library::Output` `Timer`, `Transmit`, `Completed`); only its PIO read and write are LCI's"),
         "struct Cx": ("R", "the same context as `library::Cx` (`now`, `out`)"),
         "impl Cx<'_>::fn at": ("R", "`library::Cx::emit` of a timer"),
@@ -169,7 +169,7 @@ AUDIT = {
         "impl Lib::fn packets_for": ("L", "LCI's fragmentation into NI-buffer packets (Open-MX fragments by its own medium/large rules)"),
         "impl Lib::fn irq_enabled": ("L", "the interrupts-enabled word in host memory the LANai watchdog fetches (LCI §5.1); no Open-MX library has it"),
         "impl Lib::fn consumed": ("L", "the processed-packet counter the LANai fetches to free host buffers"),
-        "impl Lib::fn has_sends": ("R", "program-driver glue for `Cx::route` (`Idle`): the one driver knows when its process has sends"),
+        "impl Lib::fn has_sends": ("R", "program-driver glue for `World::lci_route` (`Idle`): the one driver knows when its process has sends"),
         "impl Lib::fn timer_words": ("L", "the words the NI clock fetches (LCI's fine-grain timers); the Open-MX clock reads no host word"),
         "impl Lib::fn start": ("L", "enters the library with interrupts disabled (LCI's flag)"),
         "impl Lib::fn submit": ("R", "program-driver glue: the one driver hands a send to its library (`library::Proc::step`)"),
@@ -197,9 +197,9 @@ AUDIT = {
     "nic/lanai.rs": {
         "*": ("L", "the LANai firmware's own buffers, descriptors and delivery (see the row)"),
         "struct Packet": ("R", "its own frame type, beside the world's frames (`sim/frame.rs`, `wire::OmxBody`); only `ack` and `bcast` are LCI header fields"),
-        "impl Forwarded for Packet::fn root": ("R", "multicast glue to `nic::multicast::Forwarded`"),
-        "impl Forwarded for Packet::fn to_child": ("R", "multicast glue to `nic::multicast::Forwarded`"),
-        "impl Forwarded for Packet::fn hold_key": ("R", "multicast glue to `nic::multicast::Forwarded`"),
+        "impl Forwarded for Packet::fn root": ("L", "its packet behind the shared `nic::multicast::Forwarded` interface (root, copy per child, hold key)"),
+        "impl Forwarded for Packet::fn to_child": ("L", "its packet behind the shared `nic::multicast::Forwarded` interface (root, copy per child, hold key)"),
+        "impl Forwarded for Packet::fn hold_key": ("L", "its packet behind the shared `nic::multicast::Forwarded` interface (root, copy per child, hold key)"),
         "fn host_buffer_bytes": ("L", "the LCI host receive buffer's layout (header + mtu + FULL word)"),
         "fn bus": ("R", "building the NIC's bus: `sim/build.rs` with `host::bus::Bus`/`BusTimes`"),
         "fn forward_table": ("R", "the NIC's forwarding table: `sim/build.rs` builds the Open-MX NIC's `ForwardTable`"),
@@ -241,7 +241,7 @@ AUDIT = {
         "*": ("R", "a reliability window with cumulative, piggy-backed and delayed explicit acks: `proto::Endpoint` (`send`, `process_ack`, `delivered`, `dispatch`); mismatch: LCI's window is shared across peers and its explicit acks go in peer order"),
     },
     "sim/lci_stack.rs": {
-        "*": ("R", "a world nested in the world (`Cx`): its own dispatch, routing of library and firmware outputs, program driving, packet store and transmit rules: `sim/mod.rs` `handle`, `sim/lib_io.rs`, `sim/kernel.rs`, `sim/nic_path.rs`, `sim/net_tx.rs`, `nic::flow`"),
+        "*": ("R", "the stack's own rules beside the world's: a second dispatch after `handle`'s (`World::lci`), its own routing of library and firmware outputs, program driving, packet store and transmit rules: `sim/mod.rs` `handle`, `sim/kernel.rs` `lib_call`/`route`, `sim/nic_path.rs`, `sim/net_tx.rs`, `nic::flow`"),
     },
     "config/scenario/lci.rs": {
         "struct LciProtocol": ("R", "`protocol.ack_delay_us` is the concept of `library.delayed_ack_us`; `send_buffers` the reliability window"),
