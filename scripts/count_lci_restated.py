@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Lines of LCI code that restate an Open-MX concept, file by file.
 
-Issue 45 wants under 500. Usage: scripts/count_lci_restated.py [SRC_DIR].
+Issue 45 wants under 500. Usage:
+scripts/count_lci_restated.py [--items] [--audited] [--audit-md] [SRC_DIR]
+(--items: each counted item with its lines and class; --audited: the
+classes of the item-by-item audit, `AUDIT` below and docs/lci-audit.md,
+instead of the file rules; --audit-md: the audit's table, as markdown).
 
 Method: code lines = non-blank lines that are not comments (//, ///, //!)
 nor attributes (#[...]), outside #[cfg(test)] items and test-only files.
@@ -129,6 +133,144 @@ RULES = {
 }
 
 
+# The audit (docs/lci-audit.md): each counted item's class by issue 45's
+# item 3, and the shared code it restates (R) or why no Open-MX code makes
+# the same decision (L). Keys are item names as `--items` prints them; "*"
+# is the file's default. Applied by `--audited` only.
+AUDIT = {
+    "lci/mod.rs": {
+        "*": ("R", "the run's program state, construction, invariants and metrics: the world's `Run`, `sim/build.rs` `assemble`, `sim/metrics.rs`"),
+        "trait Job": ("R", "a second program interface beside the one workload driver (`workload::Program`/`Cursor` run by `library::Proc`)"),
+        "fn job": ("R", "program construction: `Workload::program` + `sim/build.rs` `spawn`"),
+        "struct Running": ("R", "the program and the outputs' reused buffers: the world's `Run` and its output buffer (`sim/lib_io.rs`)"),
+        "impl Running::fn done": ("R", "the world's `programs_left` / `finished`"),
+        "impl Running::fn stuck_is_a_result": ("R", "the world's run-end rule (`sim/run.rs`)"),
+        "impl Running::fn metrics": ("R", "metrics naming: `sim/metrics.rs` `metrics`"),
+        "fn build": ("R", "world building: `sim/build.rs` `assemble`"),
+        "fn check_invariants": ("R", "`sim/metrics.rs` `check_invariants`"),
+        "fn packets": ("R", "the stall watch's progress count (`sim/stall.rs` `stall_events`)"),
+        "const STUCK": ("R", "an unmeasured metric's reason: `sim/metrics.rs`"),
+    },
+    "library/lci/program.rs": {
+        "enum Control": ("R", "what a program does next (compute, wait, sleep): `workload::Op` read by the one driver"),
+        "const ACK_ONLY_MSG": ("R", "the explicit ack's message number: part of the reliability window (`proto` acks)"),
+        "struct Outgoing": ("R", "a send request (peer, size, tag): `workload::Op::Send` as the one driver hands it to a library"),
+    },
+    "library/lci/mod.rs": {
+        "*": ("L", "the LCI library's own polling, PIO send-buffer credits and upcall loop (see the row)"),
+        "enum LibEv": ("R", "its own event kinds, dispatched one by one by `sim/lci_stack.rs` `World::lci_library`: the Open-MX library's are `Output::Timer` + `Proc::segment_done`/`timer_fired`"),
+        "enum Output": ("R", "a second output vocabulary for timer / transmit / completion (`library::Output` `Timer`, `Transmit`, `Completed`); only its PIO read and write are LCI's"),
+        "struct Cx": ("R", "the same context as `library::Cx` (`now`, `out`)"),
+        "impl Cx<'_>::fn at": ("R", "`library::Cx::emit` of a timer"),
+        "enum Action": ("L", "LCI's next step (consume, NI-counter poll, send path, PIO write, send-counter read, FULL-flag spin): Open-MX's `library::Step` has no PIO credits nor flag spin"),
+        "struct Lib": ("L", "the LCI library's state: receive-buffer queue, host words the NI reads, PIO send-buffer credits, spin"),
+        "impl Lib::fn new": ("L", "builds that state from the LANai / `[lci]` tables"),
+        "impl Lib::fn packet_bytes": ("L", "LCI's packet payload (one NI buffer)"),
+        "impl Lib::fn packets_for": ("L", "LCI's fragmentation into NI-buffer packets (Open-MX fragments by its own medium/large rules)"),
+        "impl Lib::fn irq_enabled": ("L", "the interrupts-enabled word in host memory the LANai watchdog fetches (LCI §5.1); no Open-MX library has it"),
+        "impl Lib::fn consumed": ("L", "the processed-packet counter the LANai fetches to free host buffers"),
+        "impl Lib::fn has_sends": ("R", "program-driver glue for `World::lci_route` (`Idle`): the one driver knows when its process has sends"),
+        "impl Lib::fn timer_words": ("L", "the words the NI clock fetches (LCI's fine-grain timers); the Open-MX clock reads no host word"),
+        "impl Lib::fn start": ("L", "enters the library with interrupts disabled (LCI's flag)"),
+        "impl Lib::fn submit": ("R", "program-driver glue: the one driver hands a send to its library (`library::Proc::step`)"),
+        "impl Lib::fn end_spin": ("L", "failed polls of the cached FULL flag (LCI's host-flag polling)"),
+        "impl Lib::fn wake": ("L", "ends a FULL-flag spin"),
+        "impl Lib::fn deliver": ("L", "the NI made a receive buffer visible (LCI's host queue)"),
+        "impl Lib::fn done": ("L", "the end of an LCI action"),
+        "impl Lib::fn write_pending": ("L", "the PIO write after the send path"),
+        "impl Lib::fn poll_done": ("L", "`pio` polling's read of the NI counter"),
+        "impl Lib::fn send_counter_done": ("L", "PIO send-buffer credits: the released counter read"),
+        "impl Lib::fn write": ("L", "the PIO write of header, payload and FULL word"),
+        "impl Lib::fn next": ("L", "LCI's progress rule (owed signal time, handler exit)"),
+        "impl Lib::fn control": ("R", "a compute phase or sleep on the host's core: the kernel's compute segment and `host::core` (`library::Proc::step` `Op::Compute`, `sim/clock.rs` `computed`); only the interrupts-enabled flip is LCI's"),
+        "impl Lib::fn act": ("L", "carries out LCI's actions (PIO reads and writes, spin)"),
+        "impl Lib::fn signal": ("R", "a signal's delivery to a process: `sim/clock.rs` `signal_starts`/`signal_cost`/`signal_done` over `host::core::SignalledCore`"),
+        "impl Lib::fn compute_done": ("R", "a compute segment's end: `sim/clock.rs` `computed` / the kernel's segment end"),
+        "impl Lib::fn next_action": ("L", "LCI's polling per `Detect`, PIO send-buffer credits, the order of ack / data / poll"),
+    },
+    "library/lci/mc.rs": {
+        "*": ("L", "LCI's host-side multicast schemes (`host-message`, `host-packet`): a host re-sends what it consumed along the tree; no Open-MX host forwards"),
+        "impl Lib::fn compute_after_sends": ("R", "a program's compute phase: the one driver's `Op::Compute`"),
+        "impl Lib::fn mc_compute": ("R", "a program's compute phase, run in the library: the kernel's compute segment"),
+        "impl Lib::fn mc_compute_done": ("R", "a compute segment's end (`sim/clock.rs` `computed`)"),
+    },
+    "nic/lanai.rs": {
+        "*": ("L", "the LANai firmware's own buffers, descriptors and delivery (see the row)"),
+        "struct Packet": ("R", "its own frame type, beside the world's frames (`sim/frame.rs`, `wire::OmxBody`); only `ack` and `bcast` are LCI header fields"),
+        "impl Forwarded for Packet::fn root": ("L", "its packet behind the shared `nic::multicast::Forwarded` interface (root, copy per child, hold key)"),
+        "impl Forwarded for Packet::fn to_child": ("L", "its packet behind the shared `nic::multicast::Forwarded` interface (root, copy per child, hold key)"),
+        "impl Forwarded for Packet::fn hold_key": ("L", "its packet behind the shared `nic::multicast::Forwarded` interface (root, copy per child, hold key)"),
+        "fn host_buffer_bytes": ("L", "the LCI host receive buffer's layout (header + mtu + FULL word)"),
+        "fn bus": ("R", "building the NIC's bus: `sim/build.rs` with `host::bus::Bus`/`BusTimes`"),
+        "fn forward_table": ("R", "the NIC's forwarding table: `sim/build.rs` builds the Open-MX NIC's `ForwardTable`"),
+        "struct FwCosts": ("R", "the firmware's step times: the shared `nic.fw_tx_ns`, `nic.fw_rx_ns`, `nic.mcast_fwd_ns` are derived from the same cycles (`config/lanai_derive.rs` `derive`), the firmware converts them again"),
+        "impl FwCosts::fn of": ("R", "the cycles-to-time conversion `config/lanai_derive.rs` `derive` already does for the shared keys"),
+        "struct RxJob": ("L", "the LANai's serial two-DMA delivery (the firmware programs the second after the first); the Open-MX NIC's DMA is one plan"),
+        "enum FwEv": ("R", "its own event kinds, dispatched by `Nic::lanai_event`: the world's NIC events (`Ev::NicRx`, `DmaDone`, `TxDone`, `sim/nic_path.rs`)"),
+        "enum FwOut": ("R", "its own output vocabulary: `nic::Outcome`, which the world schedules (`sim/nic_path.rs` `nic_outcome`)"),
+        "fn packets_bound": ("R", "the bound of its own packet store: the world's frame slab (`sim/frame.rs`)"),
+        "struct Ni": ("L", "the LANai's SRAM state (send/receive buffers, host-queue view, counters); its store, watchdog and clock fields are glue"),
+        "impl Ni::fn new": ("L", "builds that state"),
+        "impl Ni::fn header": ("L", "the LANai header bytes"),
+        "impl Ni::fn tx_started": ("L", "a send buffer shared by a multicast post's descriptors"),
+        "impl Ni::fn tx_done": ("L", "a shared send buffer released by its last descriptor"),
+        "impl Ni::fn fwd_started": ("L", "the LANai forward queue's head leaves"),
+        "impl Nic::fn fw_ni": ("R", "accessor glue onto the one `Nic`"),
+        "impl Nic::fn pci": ("R", "accessor glue onto the one `Nic`'s bus"),
+        "impl Nic::fn lanai_pio_read": ("R", "bus glue: `host::bus::Bus::request` (`BusOp::PioRead`)"),
+        "impl Nic::fn lanai_pio_write": ("R", "bus glue: `host::bus::Bus::request` (`BusOp::PioWrite`)"),
+        "impl Nic::fn lanai_event": ("R", "a dispatch of its own events: the world's event dispatch (`sim/mod.rs` `handle`) to the NIC's methods"),
+        "impl Nic::fn post": ("L", "a descriptor posted by PIO, one per child for a shared multicast post"),
+        "impl Nic::fn lanai_tx_kick": ("L", "the firmware's send step on the one firmware processor (`Nic::fw_run`)"),
+        "impl Nic::fn arrive": ("L", "the LANai receive: watchdog count, NI forwards ahead of the host DMA"),
+        "impl Nic::fn rx_next": ("L", "host-queue credits and the fetch of the processed counter (LCI's NI-host protocol)"),
+        "impl Nic::fn rx_step": ("L", "the LANai's delivery DMAs and FULL-flag write"),
+        "impl Nic::fn fetch_host_words": ("R", "the watchdog's/clock's fetch of host words: `nic::watchdog::Watchdog::on_event` and the Open-MX NIC's watchdog fetch (`RxQueue::watchdog_timer`)"),
+        "impl Nic::fn lanai_watchdog": ("R", "watchdog glue: `sim/nic_path.rs` `watchdog_timer` over `nic::watchdog`"),
+        "impl Nic::fn lanai_clock_tick": ("R", "clock glue: `sim/clock.rs` `clock_tick`"),
+        "impl Nic::fn lanai_fwd_kick": ("R", "the NIC's forward work on its firmware processor: `sim/mcast.rs` with `nic::multicast`"),
+        "fn refresh_dma": ("L", "the LANai's host->NI DMA of the processed counter"),
+    },
+    "lci/multicast.rs": {
+        "fn metrics": ("R", "metrics naming: `sim/metrics.rs`"),
+    },
+    "lci/process.rs": {
+        "*": ("R", "the one workload driver: `library::Proc` runs a `workload::Cursor`, matches receives (`library::BySource`), and `sim/metrics.rs` names latency, rate and execution time from its marks"),
+    },
+    "library/lci/reliable.rs": {
+        "*": ("R", "a reliability window with cumulative, piggy-backed and delayed explicit acks: `proto::Endpoint` (`send`, `process_ack`, `delivered`, `dispatch`); mismatch: LCI's window is shared across peers and its explicit acks go in peer order"),
+    },
+    "sim/lci_stack.rs": {
+        "*": ("R", "the stack's own rules beside the world's: a second dispatch after `handle`'s (`World::lci`), its own routing of library and firmware outputs, program driving, packet store and transmit rules: `sim/mod.rs` `handle`, `sim/kernel.rs` `lib_call`/`route`, `sim/nic_path.rs`, `sim/net_tx.rs`, `nic::flow`"),
+    },
+    "config/scenario/lci.rs": {
+        "struct LciProtocol": ("R", "`protocol.ack_delay_us` is the concept of `library.delayed_ack_us`; `send_buffers` the reliability window"),
+        "const DEFAULT_ACK_DELAY_US": ("R", "a default of the same concept as `library.delayed_ack_us`"),
+        "struct LciScenario": ("R", "a second scenario type: the stack's keys as fields of the one `Scenario`"),
+        "impl LciScenario::fn from_table": ("R", "a second scenario reader beside `config::scenario`'s"),
+        "impl LciScenario::fn from_file": ("R", "a second scenario reader (platform, workload, protocol) beside `config::scenario`'s"),
+    },
+    "config/lanai.rs": {
+        "const STEP_CYCLES_MAX": ("L", "the bound of a LANai firmware step's cycles"),
+        "fn lanai_ns": ("R", "cycles at the NIC clock to time: `cost_table!` units"),
+        "(outside items: macros, attributes)": ("L", "`[lanai]` (SRAM, buffers, firmware cycles at the shared `emo.nic_clock_mhz`) and `[lci]` (the LCI library's poll, send, upcall costs) are LCI-only keys, one `cost_table!` each"),
+    },
+    "config/lanai_derive.rs": {
+        "fn validate": ("R", "platform checks: `config/platform.rs` `validate` (the `[lanai]` table's own checks are `cost_table!`'s)"),
+    },
+}
+
+
+def audited(f, name, rule):
+    """Class item `name` of file `f` by the audit: its row, else its file's
+    "*" row, else the file rule's class `rule` (N stays N)."""
+    if rule == "N":
+        return "N", ""
+    rows = AUDIT.get(f, {})
+    c, why = rows.get(name) or rows.get("*") or (rule, "file rule (not audited)")
+    return c, why
+
+
 def classify(f, name):
     """Class item `name` of file `f`: R, L or N (see the module docstring)."""
     default, exc = RULES[f]
@@ -140,11 +282,12 @@ def classify(f, name):
     return default
 
 
-root = (
-    sys.argv[1]
-    if len(sys.argv) > 1
-    else os.path.join(os.path.dirname(__file__), "..", "crates", "nicsim", "src")
-)
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+show_items = "--items" in sys.argv[1:]
+use_audit = "--audited" in sys.argv[1:]
+audit_md = "--audit-md" in sys.argv[1:]
+rows_md = []
+root = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "crates", "nicsim", "src")
 tot = {"R": 0, "L": 0, "N": 0}
 for f in RULES:
     p = os.path.join(root, f)
@@ -153,15 +296,30 @@ for f in RULES:
     c = {"R": 0, "L": 0, "N": 0}
     for name, n, test in items(p):
         if not test:
-            c[classify(f, name)] += n
+            k = classify(f, name)
+            a, why = audited(f, name, k)
+            if use_audit:
+                k = a
+            c[k] += n
+            if show_items and n:
+                print(f"  {f}\t{name}\t{n}\t{k}")
+            if audit_md and n and a != "N":
+                rows_md.append(f"| `{f}` | `{name}` | {n} | {a} | {why} |")
     for k in c:
         tot[k] += c[k]
     with open(p) as fh:
         raw = sum(1 for _ in fh)
+    if audit_md:
+        continue
     print(
         f"{f:28s} raw {raw:4d}  code {sum(c.values()):4d}",
         f"restated {c['R']:4d}  lci-only {c['L']:4d}",
     )
+if audit_md:
+    print("| file | item | lines | class | the shared code (R) or why LCI's own (L) |")
+    print("|---|---|---:|:-:|---|")
+    print("\n".join(rows_md))
+    sys.exit(0)
 print(
     f"{'total':28s}          code {sum(tot.values()):4d}",
     f"restated {tot['R']:4d}  lci-only {tot['L']:4d}",

@@ -23,10 +23,10 @@
 //! host's PCI bus, `crate::host::bus`, which the NI's DMAs share), what
 //! its program learns given to the program, the program's sends and
 //! compute handed to the senders' libraries) are the world's, as the
-//! Open-MX library's routing is (`crate::sim` `lci_stack`, its `Cx`, lent
-//! the world's hosts, grid, program and queue for one event): they queue
+//! Open-MX library's routing is (`crate::sim` `lci_stack`, `World`
+//! methods on the world's hosts, grid, program and queue): they queue
 //! the world's events (`crate::sim` `Ev`) for the parts they address and
-//! keep nothing between events. The world's
+//! keep nothing between events but [`Running`]'s reused buffers. The world's
 //! stall watch (`crate::sim` `stall`) ends a run whose NIs sent and
 //! delivered no packet for too long; the world names the run's metrics
 //! from the parts' counters (`crate::sim` `metrics`). It also uses
@@ -88,13 +88,11 @@ pub mod process;
 
 use crate::config::LciScenario;
 use crate::config::Workload;
-use crate::host::bus::Bus;
 pub use crate::library::lci::Control;
 pub use crate::library::lci::LibEv;
 use crate::library::lci::Outgoing;
 use crate::library::lci::{Lib, Output as LibOut};
 use crate::metrics::LinkBound;
-use crate::net::grid::Grid;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
 use crate::nic::lanai::{FwOut, Ni};
@@ -176,6 +174,9 @@ pub struct Running {
     pub(crate) outs: Vec<LibOut>,
     /// The firmware's outputs being routed.
     pub(crate) fw: Vec<FwOut>,
+    /// The NI whose packet store was full when an event was to name one
+    /// more, during the event being handled (the run ends with an error).
+    pub(crate) full: Option<u32>,
 }
 
 impl Running {
@@ -195,22 +196,6 @@ impl Running {
     /// sleeping home node) rather than an error.
     pub fn stuck_is_a_result(&self) -> bool {
         !self.job.upcall_driven()
-    }
-
-    /// The program's measurements and its multicast's counters (of the
-    /// hosts' libraries, their NIs and their buses), as the programs name
-    /// them; `grid`'s links bound how fast a stream can go.
-    pub(crate) fn metrics(&self, (libs, nis): (&[&Lib], &[&Ni]), buses: &[&Bus], grid: &Grid, m: &mut Metrics) {
-        if self.job.multicasts() {
-            multicast::metrics(libs, nis, buses, &mut |k, v| m.set(k, v));
-        }
-        let spec = grid.spec();
-        let link = LinkBound {
-            bytes_per_s: spec.bytes_per_s as f64,
-            frame_extra_bytes: (nis[0].header() + spec.overhead_bytes) as u64,
-            frame_payload: libs[0].packet_bytes() as u64,
-        };
-        self.job.metrics(m, &link);
     }
 }
 
@@ -232,6 +217,7 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
         sends: Vec::with_capacity(n as usize),
         outs: Vec::with_capacity(16),
         fw: Vec::with_capacity(16),
+        full: None,
     };
     (run, parts.collect())
 }

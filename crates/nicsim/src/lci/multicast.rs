@@ -1,7 +1,8 @@
 //! Multicast in the LCI stack (\[LCI], SPEC §2.4): per-sender spanning trees
 //! and the three forwarding schemes.
 //!
-//! This module owns the multicast study's metrics and states the schemes.
+//! This module states the schemes (the world names their metrics:
+//! `crate::sim` `metrics`, `lci_metrics`).
 //! The NIs' side is their firmware's (`crate::nic::lanai`, `Nic::lanai_event`: a
 //! post that shares one send buffer among one descriptor per child, the
 //! forwards and the receive buffers they free), over its NIC's forwarding
@@ -33,24 +34,7 @@
 //! does not own the programs that multicast (`crate::workload`'s, run by
 //! `super::process`).
 
-use crate::host::bus::Bus;
-use crate::library::lci::Lib;
-use crate::nic::flow::Class;
-use crate::nic::lanai::Ni;
 pub use crate::nic::multicast::{ForwardTable, Kary, NiMc, Tree};
-
-/// The multicast study's metrics: the NIs' forwards and waits, the
-/// libraries' copies and what they consumed, the buses' PIO writes.
-pub(super) fn metrics(libs: &[&Lib], nis: &[&Ni], buses: &[&Bus], set: &mut dyn FnMut(&str, f64)) {
-    let nis = || nis.iter();
-    let libs = || libs.iter().map(|l| &l.mc);
-    set("ni_forwards", nis().map(|n| n.mc.forwards).sum::<u64>() as f64);
-    set("ni_forward_waits", nis().map(|n| n.credits.refused(Class::Forward)).sum::<u64>() as f64);
-    set("host_forward_copies", libs().map(|m| m.host_forward_copies).sum::<u64>() as f64);
-    set("mc_packets_consumed", libs().map(|m| m.mc_packets_consumed).sum::<u64>() as f64);
-    set("mc_bytes_consumed", libs().map(|m| m.mc_bytes_consumed).sum::<u64>() as f64);
-    set("pio_writes", buses.iter().map(|b| b.pio_writes).sum::<u64>() as f64);
-}
 
 #[cfg(test)]
 mod tests {

@@ -4,8 +4,8 @@
 //! bus, the host's PCI bus: `Nic::run_lanai`); the NIs send on the world's network (`Wire`'s grid); the
 //! world's run (`Run`'s `lci`) holds the program the hosts run
 //! (`crate::lci::Running`). The world hands each event addressed to a
-//! part to the rules ([`Cx::event`], lent the hosts, the grid, the
-//! program and the world's queue for that event): host `h`'s library
+//! part to its rule (`World::lci`, one `World` method per event kind, on
+//! the world's own hosts, grid, program and queue): host `h`'s library
 //! (`Ev::LciLibrary`, a `crate::library::lci::LibEv`), NI `h`'s LANai firmware
 //! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), NI `h`'s polling watchdog
 //! and clock (the events the Open-MX NIC's share: `Ev::WatchdogTimer`,
@@ -15,7 +15,7 @@
 //! overflowed ends with its error, and one whose program is done has no
 //! program left; a run whose NIs stop sending and delivering is the stall
 //! watch's (`stall`). This file owns that hand-over, the wiring of the
-//! parts and the rules ([`Cx`]): what acts across a host and its NI or
+//! parts and the rules: what acts across a host and its NI or
 //! between NIs (a PIO write across the host's bus, a transmit once the
 //! destination NI grants a receive buffer, the grid's timing) and the
 //! routing of what a host's library and its NI's firmware answer, as
@@ -29,7 +29,6 @@ use crate::host::bus::Bus;
 use crate::lci::process::{Drive, Processes};
 use crate::lci::Running;
 use crate::library::lci::{Cx as LibCx, Lib, LibEv, Outgoing, Output as LibOut};
-use crate::net::grid::Grid;
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, FwOut, Ni, Packet};
 use crate::nic::multicast::ForwardTable;
@@ -38,6 +37,9 @@ use crate::nic::Nic;
 use crate::time::Instant;
 use crate::workload::Op;
 use crate::SimError;
+
+/// The world's program of a world that runs the stack (`start_lci`).
+const PROGRAM: &str = "a world that runs the LCI stack has its program";
 
 impl World {
     /// Wires the stack onto the world: each host's library beside its
@@ -54,31 +56,48 @@ impl World {
         }
         self.run.lci = Some(Box::new(prog));
         self.programs_left = 1;
-        self.with_lci(Instant::ZERO, |cx| cx.start());
+        self.lci_start();
+        self.lci_settle(Instant::ZERO);
     }
 
-    /// An event of the stack's parts is due: the rules' (out of the
-    /// event loop's line).
+    /// An event of the stack's parts is due (out of the event loop's
+    /// line): the rule of its kind (a library's, a firmware's, and the
+    /// watchdog's and clock's events the Open-MX NIC's share), then
+    /// [`World::lci_settle`].
     #[inline(never)]
     pub(super) fn lci(&mut self, now: Instant, ev: Ev) {
-        self.with_lci(now, |cx| cx.event(now, ev));
+        if self.run.lci.is_none() || self.wire.net.grid.is_none() {
+            return;
+        }
+        match ev {
+            Ev::LciLibrary { ev, host, arg } => self.lci_library(u32::from(host), ev, arg, now),
+            Ev::Lanai { ev, host, arg } => self.lci_firmware(u32::from(host), ev, arg, now),
+            Ev::WatchdogTimer { host, gen, .. } => self.lci_watchdog(u32::from(host), gen, now),
+            Ev::ClockTick { host } => self.lci_clock_tick(u32::from(host), now),
+            Ev::ClockFetched { host } => self.lci_clock_fetched(u32::from(host), now),
+            _ => unreachable!("{ev:?} is not an event of the LCI stack"),
+        }
+        self.lci_settle(now);
     }
 
-    /// Lends the rules the hosts, the grid, the program and the queue for
-    /// the event at `now` (`f`); then a run in which an NI's store
-    /// overflowed ends with that error, and one whose program is done has
-    /// no program left.
-    fn with_lci(&mut self, now: Instant, f: impl FnOnce(&mut Cx<'_>)) {
-        let (Some(prog), Some(grid)) = (self.run.lci.as_deref_mut(), self.wire.net.grid.as_mut()) else { return };
-        let mut cx = Cx::new(&mut self.hosts, grid, prog, &mut self.q);
-        f(&mut cx);
-        let full = cx.full(now);
+    /// After an event at `now`: a run in which an NI's store overflowed
+    /// ends with that error, and one whose program is done has no program
+    /// left.
+    fn lci_settle(&mut self, now: Instant) {
+        let prog = self.lci_prog();
+        let full = prog.full.take();
         if full.is_some() || prog.done() {
             self.programs_left = 0;
         }
-        if let Some(e) = full {
+        if let Some(h) = full {
+            let e = self.lci_full(h, now);
             self.fail(e.0);
         }
+    }
+
+    /// The program the hosts run.
+    fn lci_prog(&mut self) -> &mut Running {
+        self.run.lci.as_deref_mut().expect(PROGRAM)
     }
 
     /// Packets the NIs sent and delivered so far: what the stall watch
@@ -112,13 +131,304 @@ impl World {
         self.handle(now, ev);
         Some((now, to, u32::from(host), pkt))
     }
+
+    /// Time zero: the programs' sends and compute; every host of the
+    /// program enters the library (and starts polling); the others stay
+    /// out of it.
+    fn lci_start(&mut self) {
+        if let Some(p) = self.lci_prog().job.procs() {
+            if p.drive == Drive::Upcall {
+                for h in 0..p.procs.len() as u32 {
+                    self.lci_proceed(h, Instant::ZERO);
+                }
+            }
+        }
+        for h in 0..self.hosts.len() as u32 {
+            let runs = self.lci_prog().job.participates(h);
+            self.hosts[h as usize].lib().start(runs);
+            if !runs {
+                continue;
+            }
+            if let Some(c) = self.hosts[h as usize].ni().clock {
+                self.q.push(Instant::ZERO + c.period, ni_origin(h), Ev::ClockTick { host: h as u16 });
+            }
+            self.lci_lib(h, Instant::ZERO, Lib::next);
+        }
+    }
+
+    /// The error of an event that would have named a packet past NI `h`'s
+    /// store, at `now`.
+    fn lci_full(&self, h: u32, now: Instant) -> SimError {
+        let cap = self.hosts[h as usize].ni_ref().packets.bound();
+        SimError(format!(
+            "NI {h} holds more packets in flight than its buffers allow ({cap}: send_buffers + 1 + \
+             recv_buffers * (1 + fanout)) at {} us",
+            now.as_us_f64()
+        ))
+    }
+
+    /// Queues the event `ev` names `pkt` with, `pkt` held in NI `h`'s
+    /// store until the event is handled; a full store ends the run instead
+    /// ([`World::lci_settle`]).
+    fn lci_at_packet(&mut self, t: Instant, origin: Origin, h: u32, pkt: Packet, ev: impl FnOnce(u32) -> Ev) {
+        match self.hosts[h as usize].ni().packets.put(pkt) {
+            Some(id) => self.q.push(t, origin, ev(id)),
+            None => {
+                self.lci_prog().full.get_or_insert(h);
+            }
+        }
+    }
+
+    /// The packet an event of NI `h` named, given back to its store.
+    fn lci_take_packet(&mut self, h: u32, id: u32) -> Packet {
+        self.hosts[h as usize].ni().packets.take(id)
+    }
+
+    /// Calls host `h`'s library at `now` (`f`), then routes what it asked
+    /// for, in its order (a call made while routing appends its outputs
+    /// past these and routes them before it returns).
+    fn lci_lib(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Lib, &mut LibCx<'_>)) {
+        let prog = self.run.lci.as_deref_mut().expect(PROGRAM);
+        let mark = prog.outs.len();
+        f(self.hosts[h as usize].lib(), &mut LibCx { now, out: &mut prog.outs });
+        let mut i = mark;
+        while let Some(&o) = self.lci_prog().outs.get(i) {
+            self.lci_route(h, now, o);
+            i += 1;
+        }
+        self.lci_prog().outs.truncate(mark);
+    }
+
+    /// Does what host `h`'s library asked for at `now`: its events are
+    /// queued, its PIO goes across its NIC's bus, what its program learns
+    /// goes to the program.
+    fn lci_route(&mut self, h: u32, now: Instant, o: LibOut) {
+        let o_h = host_origin(h);
+        match o {
+            LibOut::At { at, ev, arg } => self.q.push(at, o_h, lib_ev(h, ev)(arg)),
+            LibOut::AtPacket { at, ev, pkt } => self.lci_at_packet(at, o_h, h, pkt, lib_ev(h, ev)),
+            LibOut::PioRead { then, pkt } => {
+                let end = self.hosts[h as usize].nic.lanai_pio_read(now);
+                match pkt {
+                    Some(pkt) => self.lci_at_packet(end, o_h, h, pkt, lib_ev(h, then)),
+                    None => self.q.push(end, o_h, lib_ev(h, then)(0)),
+                }
+            }
+            LibOut::PioWrite { pkt, bytes } => {
+                let end = self.hosts[h as usize].nic.lanai_pio_write(now, bytes);
+                self.lci_at_packet(end, o_h, h, pkt, fw_ev(h, FwEv::Posted));
+            }
+            LibOut::Message { src, tag } => {
+                self.lci_prog().job.on_message(h, src, tag);
+                self.lci_flush_sends(now);
+            }
+            LibOut::Arrived { from, tag, at } => {
+                let go_on = self.lci_prog().job.procs_mut().is_some_and(|p| p.arrived(h, from, tag));
+                // A sender that waited for the message to reach every host.
+                while let Some(s) = self.lci_prog().job.procs_mut().and_then(Processes::take_woken) {
+                    self.lci_proceed(s, at);
+                }
+                if go_on {
+                    self.lci_proceed(h, at);
+                }
+            }
+            LibOut::Idle => {
+                let c = self.lci_prog().job.control(h, now);
+                if self.lci_flush_sends(now) && self.hosts[h as usize].lib_ref().has_sends() {
+                    self.lci_lib(h, now, Lib::next);
+                } else {
+                    self.lci_lib(h, now, |l, cx| l.control(cx, c));
+                }
+            }
+            LibOut::ComputeDone => self.lci_prog().job.compute_done(h),
+        }
+    }
+
+    /// Runs host `h`'s process (a program its upcalls drive) at `now`
+    /// until it waits: its sends and broadcasts go to the host's library,
+    /// its compute waits there for them to be written.
+    fn lci_proceed(&mut self, h: u32, now: Instant) {
+        let Some(p) = self.run.lci.as_deref_mut().and_then(|r| r.job.procs_mut()) else { return };
+        debug_assert_eq!(p.drive, Drive::Upcall);
+        let lib = self.hosts[h as usize].lib();
+        loop {
+            match p.next(h, now) {
+                Some(Op::Send { peer, size, tag }) => {
+                    lib.submit(Outgoing { dst: p.host(peer), size, count: 1, bcast: None, tag })
+                }
+                Some(Op::Mcast { size, tag }) => lib.bcast(size, tag),
+                Some(Op::Compute(d)) => {
+                    lib.compute_after_sends(d);
+                    break;
+                }
+                _ => break,
+            }
+        }
+        self.lci_lib(h, now, Lib::wake);
+    }
+
+    /// Moves the program's new messages to the senders' libraries, waking
+    /// a sender that spins in the library. Returns whether there were any.
+    fn lci_flush_sends(&mut self, now: Instant) -> bool {
+        let prog = self.lci_prog();
+        let mut sends = std::mem::take(&mut prog.sends);
+        prog.job.drain_sends(&mut sends);
+        let any = !sends.is_empty();
+        for (from, o) in sends.drain(..) {
+            self.hosts[from as usize].lib().submit(o);
+            self.lci_lib(from, now, Lib::wake);
+        }
+        self.lci_prog().sends = sends;
+        any
+    }
+
+    /// Host `h`'s library event `ev` (`arg`: a packet of NI `h`'s store or
+    /// a generation, [`LibEv`]).
+    fn lci_library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
+        match ev {
+            LibEv::Done => self.lci_lib(h, now, Lib::done),
+            LibEv::Write => self.lci_lib(h, now, Lib::write_pending),
+            LibEv::PollDone => {
+                let d = self.hosts[h as usize].ni_ref().delivered;
+                self.lci_lib(h, now, |l, cx| l.poll_done(cx, d));
+            }
+            LibEv::SendCounterDone => {
+                let sent = self.hosts[h as usize].ni_ref().sent;
+                self.lci_lib(h, now, |l, cx| l.send_counter_done(cx, sent));
+            }
+            LibEv::McForward => {
+                let pkt = self.lci_take_packet(h, arg);
+                self.lci_lib(h, now, |l, cx| l.mc_forward(cx, pkt));
+            }
+            LibEv::McSendCounterDone => {
+                let pkt = self.lci_take_packet(h, arg);
+                let sent = self.hosts[h as usize].ni_ref().sent;
+                self.lci_lib(h, now, |l, cx| l.mc_send_counter_done(cx, pkt, sent));
+            }
+            LibEv::McWrite => {
+                let pkt = self.lci_take_packet(h, arg);
+                self.lci_lib(h, now, |l, cx| l.mc_write(cx, pkt));
+            }
+            LibEv::McComputeDone => {
+                self.hosts[h as usize].lib().mc_compute_done();
+                if let Some(p) = self.lci_prog().job.procs_mut() {
+                    p.procs[h as usize].compute_done();
+                }
+                self.lci_proceed(h, now);
+                self.lci_lib(h, now, Lib::next);
+            }
+            LibEv::ComputeDone => self.lci_lib(h, now, |l, cx| l.compute_done(cx, arg)),
+            LibEv::Signal => self.lci_lib(h, now, Lib::signal),
+            LibEv::SoftTimer => self.lci_lib(h, now, Lib::wake),
+        }
+    }
+
+    /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
+    /// the firmware's ([`Nic::lanai_event`], reading its host's processed
+    /// counter).
+    fn lci_firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
+        let consumed = self.hosts[h as usize].lib_ref().consumed();
+        self.lci_fw(h, now, |nic, out| nic.lanai_event(now, (ev, arg), consumed, &mut |o| out.push(o)));
+    }
+
+    /// NI `h`'s watchdog event of generation `gen` (the
+    /// NI's, [`Nic::lanai_watchdog`], reading its host's flag and counter).
+    fn lci_watchdog(&mut self, h: u32, gen: u32, now: Instant) {
+        let lib = self.hosts[h as usize].lib_ref();
+        let words = (lib.irq_enabled(), lib.consumed());
+        self.lci_fw(h, now, |nic, out| nic.lanai_watchdog(now, gen, words, &mut |o| out.push(o)));
+    }
+
+    /// NI `h`'s clock ticks (the NI's, [`Nic::lanai_clock_tick`]).
+    fn lci_clock_tick(&mut self, h: u32, now: Instant) {
+        self.lci_fw(h, now, |nic, out| nic.lanai_clock_tick(now, &mut |o| out.push(o)));
+    }
+
+    /// Calls NI `h`'s firmware at `now` (`f`), then does what it asked
+    /// for, in its order: its host's library is called, a transmission
+    /// tried, a freed buffer granted; the rest is queued ([`fw_due`]).
+    fn lci_fw(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Nic, &mut Vec<FwOut>)) {
+        let prog = self.run.lci.as_deref_mut().expect(PROGRAM);
+        let mark = prog.fw.len();
+        f(&mut self.hosts[h as usize].nic, &mut prog.fw);
+        let mut i = mark;
+        while let Some(&o) = self.lci_prog().fw.get(i) {
+            match o {
+                FwOut::Taken => self.lci_lib(h, now, Lib::done),
+                FwOut::Transmit { forward } => self.lci_try_transmit(h, now, forward),
+                FwOut::Delivered(pkt) => self.lci_lib(h, now, |l, cx| l.deliver(cx, pkt)),
+                FwOut::BufferFreed => self.lci_buffer_freed(h, now),
+                o => fw_due(&mut self.q, h, now, o),
+            }
+            i += 1;
+        }
+        self.lci_prog().fw.truncate(mark);
+    }
+
+    /// NI `h`'s clock read its host's timer words, and
+    /// interrupts it if a timer is due that the host has not polled.
+    fn lci_clock_fetched(&mut self, h: u32, now: Instant) {
+        let (running, polled) = self.hosts[h as usize].lib_ref().timer_words(now);
+        let ni = self.hosts[h as usize].ni();
+        let Some(c) = ni.clock else { return };
+        if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
+            ni.clock_interrupts += 1;
+            self.lci_lib(h, now, Lib::signal);
+        }
+    }
+
+    /// A receive buffer of NI `h` may be free: the waiting heads it goes
+    /// to leave, in the order its credits grant them (`crate::nic::flow::Credits::grant`).
+    fn lci_buffer_freed(&mut self, h: u32, now: Instant) {
+        while let Some((s, class)) = self.hosts[h as usize].ni().credits.grant() {
+            self.lci_transmit(s, now, class == Class::Forward);
+        }
+    }
+
+    /// NI `h` transmits its head descriptor (`forward`: its programmed head
+    /// forward, `multicast`) if the destination NI reserves it a receive
+    /// buffer; otherwise the head waits there (Myrinet back-pressure,
+    /// `crate::nic::flow::Credits::reserve`) and leaves when granted one (`lci_buffer_freed`),
+    /// a forwarding NI still holding its own.
+    fn lci_try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
+        let ni = self.hosts[h as usize].ni();
+        let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
+        let Some(&Packet { dst, .. }) = head else { return };
+        let class = if forward { Class::Forward } else { Class::Send };
+        if self.hosts[dst as usize].ni().credits.reserve(h, class) {
+            self.lci_transmit(h, now, forward);
+        }
+    }
+
+    /// NI `h`'s head (`forward`: its head forward), which holds a receive
+    /// buffer of its destination NI, leaves on the world's grid.
+    fn lci_transmit(&mut self, h: u32, now: Instant, forward: bool) {
+        let ni = self.hosts[h as usize].ni();
+        let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
+        let dst = pkt.dst;
+        let grid = self.wire.net.grid.as_mut().expect("a world that runs the LCI stack has a grid");
+        let (left, arrive) = grid.send(h, dst, now, ni.header() + pkt.payload);
+        if forward {
+            ni.packets_sent += 1;
+            self.lci_at_packet(left, ni_origin(h), h, pkt, fw_ev(h, FwEv::FwdDone));
+        } else {
+            self.q.push(left, ni_origin(h), fw_ev(h, FwEv::TxDone)(0));
+        }
+        self.lci_at_packet(arrive, ni_origin(dst), dst, pkt, fw_ev(dst, FwEv::Arrive));
+        let nic = &mut self.hosts[h as usize].nic;
+        let (next, ev) =
+            if forward { (nic.lanai_fwd_kick(now), FwEv::FwdReady) } else { (nic.lanai_tx_kick(now), FwEv::TxReady) };
+        if let Some(t) = next {
+            self.q.push(t, ni_origin(h), fw_ev(h, ev)(0));
+        }
+    }
 }
 
 /// A host's \[LCI] parts, which a world that runs the stack holds in every
 /// host (`start_lci`).
 const PARTS: &str = "a host of a world that runs the LCI stack has its library and its NI's firmware";
 
-/// A host's \[LCI] parts, for the rules (`crate::lci::Cx`) and the metrics.
+/// A host's \[LCI] parts, for the rules and the metrics.
 impl HostState {
     pub(crate) fn lib(&mut self) -> &mut Lib {
         self.lci.as_deref_mut().expect(PARTS)
@@ -154,7 +464,7 @@ fn fw_due(q: &mut EventQueue<Ev>, h: u32, now: Instant, o: FwOut) {
         FwOut::ClockFetched(t) => (t, Ev::ClockFetched { host }),
         FwOut::Signal => (now, Ev::LciLibrary { ev: LibEv::Signal, host, arg: 0 }),
         FwOut::Taken | FwOut::Transmit { .. } | FwOut::Delivered(_) | FwOut::BufferFreed => {
-            unreachable!("{o:?} is done by the rules (Cx::firmware), not queued")
+            unreachable!("{o:?} is done by the rules (World::lci_fw), not queued")
         }
     };
     q.push(at, ni_origin(h), ev);
@@ -168,323 +478,4 @@ fn lib_ev(h: u32, ev: LibEv) -> impl FnOnce(u32) -> Ev {
 /// The world's event for NI `h`'s firmware, naming `arg` ([`FwEv`]).
 fn fw_ev(h: u32, ev: FwEv) -> impl FnOnce(u32) -> Ev {
     move |arg| Ev::Lanai { ev, host: h as u16, arg }
-}
-
-/// What the world lends the rules for one event: its hosts' parts, its
-/// grid, the program and its event queue; and an NI whose packet store was
-/// full when an event was to name one more ([`Cx::full`]: the run ends
-/// with an error).
-pub(crate) struct Cx<'a> {
-    hs: &'a mut [HostState],
-    grid: &'a mut Grid,
-    prog: &'a mut Running,
-    q: &'a mut EventQueue<Ev>,
-    full: Option<u32>,
-}
-
-impl<'a> Cx<'a> {
-    pub fn new(hs: &'a mut [HostState], grid: &'a mut Grid, prog: &'a mut Running, q: &'a mut EventQueue<Ev>) -> Self {
-        Cx { hs, grid, prog, q, full: None }
-    }
-
-    /// Time zero: the programs' sends and compute; every host of the
-    /// program enters the library (and starts polling); the others stay
-    /// out of it.
-    pub fn start(&mut self) {
-        if let Some(p) = self.prog.job.procs() {
-            if p.drive == Drive::Upcall {
-                for h in 0..p.procs.len() as u32 {
-                    self.proceed(h, Instant::ZERO);
-                }
-            }
-        }
-        for h in 0..self.hs.len() as u32 {
-            let runs = self.prog.job.participates(h);
-            self.hs[h as usize].lib().start(runs);
-            if !runs {
-                continue;
-            }
-            if let Some(c) = self.hs[h as usize].ni().clock {
-                self.q.push(Instant::ZERO + c.period, ni_origin(h), Ev::ClockTick { host: h as u16 });
-            }
-            self.lib(h, Instant::ZERO, Lib::next);
-        }
-    }
-
-    /// The error of an event that would have named a packet past an NI's
-    /// store, at `now`, if one did.
-    pub fn full(&self, now: Instant) -> Option<SimError> {
-        let h = self.full?;
-        let cap = self.hs[h as usize].ni_ref().packets.bound();
-        Some(SimError(format!(
-            "NI {h} holds more packets in flight than its buffers allow ({cap}: send_buffers + 1 + \
-             recv_buffers * (1 + fanout)) at {} us",
-            now.as_us_f64()
-        )))
-    }
-
-    /// Dispatches one event of the stack's parts to the method of its
-    /// kind: a library's, a firmware's, and the watchdog's and clock's
-    /// events the Open-MX NIC's share.
-    pub fn event(&mut self, now: Instant, ev: Ev) {
-        match ev {
-            Ev::LciLibrary { ev, host, arg } => self.library(u32::from(host), ev, arg, now),
-            Ev::Lanai { ev, host, arg } => self.firmware(u32::from(host), ev, arg, now),
-            Ev::WatchdogTimer { host, gen, .. } => self.watchdog(u32::from(host), gen, now),
-            Ev::ClockTick { host } => self.clock_tick(u32::from(host), now),
-            Ev::ClockFetched { host } => self.clock_fetched(u32::from(host), now),
-            _ => unreachable!("{ev:?} is not an event of the LCI stack"),
-        }
-    }
-
-    /// Queues the event `ev` names `pkt` with, `pkt` held in NI `h`'s
-    /// store until the event is handled; a full store ends the run instead.
-    fn at_packet(&mut self, t: Instant, origin: Origin, h: u32, pkt: Packet, ev: impl FnOnce(u32) -> Ev) {
-        match self.hs[h as usize].ni().packets.put(pkt) {
-            Some(id) => self.q.push(t, origin, ev(id)),
-            None => {
-                self.full.get_or_insert(h);
-            }
-        }
-    }
-
-    /// The packet an event of NI `h` named, given back to its store.
-    fn take_packet(&mut self, h: u32, id: u32) -> Packet {
-        self.hs[h as usize].ni().packets.take(id)
-    }
-
-    /// Calls host `h`'s library at `now` (`f`), then routes what it asked
-    /// for, in its order (a call made while routing appends its outputs
-    /// past these and routes them before it returns).
-    fn lib(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Lib, &mut LibCx<'_>)) {
-        let mark = self.prog.outs.len();
-        f(self.hs[h as usize].lib(), &mut LibCx { now, out: &mut self.prog.outs });
-        let mut i = mark;
-        while let Some(&o) = self.prog.outs.get(i) {
-            self.route(h, now, o);
-            i += 1;
-        }
-        self.prog.outs.truncate(mark);
-    }
-
-    /// Does what host `h`'s library asked for at `now`: its events are
-    /// queued, its PIO goes across its NIC's bus, what its program learns
-    /// goes to the program.
-    fn route(&mut self, h: u32, now: Instant, o: LibOut) {
-        let o_h = host_origin(h);
-        match o {
-            LibOut::At { at, ev, arg } => self.q.push(at, o_h, lib_ev(h, ev)(arg)),
-            LibOut::AtPacket { at, ev, pkt } => self.at_packet(at, o_h, h, pkt, lib_ev(h, ev)),
-            LibOut::PioRead { then, pkt } => {
-                let end = self.hs[h as usize].nic.lanai_pio_read(now);
-                match pkt {
-                    Some(pkt) => self.at_packet(end, o_h, h, pkt, lib_ev(h, then)),
-                    None => self.q.push(end, o_h, lib_ev(h, then)(0)),
-                }
-            }
-            LibOut::PioWrite { pkt, bytes } => {
-                let end = self.hs[h as usize].nic.lanai_pio_write(now, bytes);
-                self.at_packet(end, o_h, h, pkt, fw_ev(h, FwEv::Posted));
-            }
-            LibOut::Message { src, tag } => {
-                self.prog.job.on_message(h, src, tag);
-                self.flush_sends(now);
-            }
-            LibOut::Arrived { from, tag, at } => {
-                let go_on = self.prog.job.procs_mut().is_some_and(|p| p.arrived(h, from, tag));
-                // A sender that waited for the message to reach every host.
-                while let Some(s) = self.prog.job.procs_mut().and_then(Processes::take_woken) {
-                    self.proceed(s, at);
-                }
-                if go_on {
-                    self.proceed(h, at);
-                }
-            }
-            LibOut::Idle => {
-                let c = self.prog.job.control(h, now);
-                if self.flush_sends(now) && self.hs[h as usize].lib_ref().has_sends() {
-                    self.lib(h, now, Lib::next);
-                } else {
-                    self.lib(h, now, |l, cx| l.control(cx, c));
-                }
-            }
-            LibOut::ComputeDone => self.prog.job.compute_done(h),
-        }
-    }
-
-    /// Runs host `h`'s process (a program its upcalls drive) at `now`
-    /// until it waits: its sends and broadcasts go to the host's library,
-    /// its compute waits there for them to be written.
-    fn proceed(&mut self, h: u32, now: Instant) {
-        let Some(p) = self.prog.job.procs_mut() else { return };
-        debug_assert_eq!(p.drive, Drive::Upcall);
-        let lib = self.hs[h as usize].lib();
-        loop {
-            match p.next(h, now) {
-                Some(Op::Send { peer, size, tag }) => {
-                    lib.submit(Outgoing { dst: p.host(peer), size, count: 1, bcast: None, tag })
-                }
-                Some(Op::Mcast { size, tag }) => lib.bcast(size, tag),
-                Some(Op::Compute(d)) => {
-                    lib.compute_after_sends(d);
-                    break;
-                }
-                _ => break,
-            }
-        }
-        self.lib(h, now, Lib::wake);
-    }
-
-    /// Moves the program's new messages to the senders' libraries, waking
-    /// a sender that spins in the library. Returns whether there were any.
-    fn flush_sends(&mut self, now: Instant) -> bool {
-        let mut sends = std::mem::take(&mut self.prog.sends);
-        self.prog.job.drain_sends(&mut sends);
-        let any = !sends.is_empty();
-        for (from, o) in sends.drain(..) {
-            self.hs[from as usize].lib().submit(o);
-            self.lib(from, now, Lib::wake);
-        }
-        self.prog.sends = sends;
-        any
-    }
-
-    /// Host `h`'s library event `ev` (`arg`: a packet of NI `h`'s store or
-    /// a generation, [`LibEv`]).
-    fn library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
-        match ev {
-            LibEv::Done => self.lib(h, now, Lib::done),
-            LibEv::Write => self.lib(h, now, Lib::write_pending),
-            LibEv::PollDone => {
-                let d = self.hs[h as usize].ni_ref().delivered;
-                self.lib(h, now, |l, cx| l.poll_done(cx, d));
-            }
-            LibEv::SendCounterDone => {
-                let sent = self.hs[h as usize].ni_ref().sent;
-                self.lib(h, now, |l, cx| l.send_counter_done(cx, sent));
-            }
-            LibEv::McForward => {
-                let pkt = self.take_packet(h, arg);
-                self.lib(h, now, |l, cx| l.mc_forward(cx, pkt));
-            }
-            LibEv::McSendCounterDone => {
-                let pkt = self.take_packet(h, arg);
-                let sent = self.hs[h as usize].ni_ref().sent;
-                self.lib(h, now, |l, cx| l.mc_send_counter_done(cx, pkt, sent));
-            }
-            LibEv::McWrite => {
-                let pkt = self.take_packet(h, arg);
-                self.lib(h, now, |l, cx| l.mc_write(cx, pkt));
-            }
-            LibEv::McComputeDone => {
-                self.hs[h as usize].lib().mc_compute_done();
-                if let Some(p) = self.prog.job.procs_mut() {
-                    p.procs[h as usize].compute_done();
-                }
-                self.proceed(h, now);
-                self.lib(h, now, Lib::next);
-            }
-            LibEv::ComputeDone => self.lib(h, now, |l, cx| l.compute_done(cx, arg)),
-            LibEv::Signal => self.lib(h, now, Lib::signal),
-            LibEv::SoftTimer => self.lib(h, now, Lib::wake),
-        }
-    }
-
-    /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
-    /// the firmware's ([`Nic::lanai_event`], reading its host's processed
-    /// counter).
-    fn firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
-        let consumed = self.hs[h as usize].lib_ref().consumed();
-        self.fw(h, now, |nic, out| nic.lanai_event(now, (ev, arg), consumed, &mut |o| out.push(o)));
-    }
-
-    /// NI `h`'s watchdog event of generation `gen` (the
-    /// NI's, [`Nic::lanai_watchdog`], reading its host's flag and counter).
-    fn watchdog(&mut self, h: u32, gen: u32, now: Instant) {
-        let lib = self.hs[h as usize].lib_ref();
-        let words = (lib.irq_enabled(), lib.consumed());
-        self.fw(h, now, |nic, out| nic.lanai_watchdog(now, gen, words, &mut |o| out.push(o)));
-    }
-
-    /// NI `h`'s clock ticks (the NI's, [`Nic::lanai_clock_tick`]).
-    fn clock_tick(&mut self, h: u32, now: Instant) {
-        self.fw(h, now, |nic, out| nic.lanai_clock_tick(now, &mut |o| out.push(o)));
-    }
-
-    /// Calls NI `h`'s firmware at `now` (`f`), then does what it asked
-    /// for, in its order: its host's library is called, a transmission
-    /// tried, a freed buffer granted; the rest is queued ([`fw_due`]).
-    fn fw(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Nic, &mut Vec<FwOut>)) {
-        let mark = self.prog.fw.len();
-        f(&mut self.hs[h as usize].nic, &mut self.prog.fw);
-        let mut i = mark;
-        while let Some(&o) = self.prog.fw.get(i) {
-            match o {
-                FwOut::Taken => self.lib(h, now, Lib::done),
-                FwOut::Transmit { forward } => self.try_transmit(h, now, forward),
-                FwOut::Delivered(pkt) => self.lib(h, now, |l, cx| l.deliver(cx, pkt)),
-                FwOut::BufferFreed => self.buffer_freed(h, now),
-                o => fw_due(self.q, h, now, o),
-            }
-            i += 1;
-        }
-        self.prog.fw.truncate(mark);
-    }
-
-    /// NI `h`'s clock read its host's timer words, and
-    /// interrupts it if a timer is due that the host has not polled.
-    fn clock_fetched(&mut self, h: u32, now: Instant) {
-        let (running, polled) = self.hs[h as usize].lib_ref().timer_words(now);
-        let ni = self.hs[h as usize].ni();
-        let Some(c) = ni.clock else { return };
-        if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
-            ni.clock_interrupts += 1;
-            self.lib(h, now, Lib::signal);
-        }
-    }
-
-    /// A receive buffer of NI `h` may be free: the waiting heads it goes
-    /// to leave, in the order its credits grant them (`crate::nic::flow::Credits::grant`).
-    fn buffer_freed(&mut self, h: u32, now: Instant) {
-        while let Some((s, class)) = self.hs[h as usize].ni().credits.grant() {
-            self.transmit(s, now, class == Class::Forward);
-        }
-    }
-
-    /// NI `h` transmits its head descriptor (`forward`: its programmed head
-    /// forward, `multicast`) if the destination NI reserves it a receive
-    /// buffer; otherwise the head waits there (Myrinet back-pressure,
-    /// `crate::nic::flow::Credits::reserve`) and leaves when granted one (`buffer_freed`),
-    /// a forwarding NI still holding its own.
-    fn try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
-        let ni = self.hs[h as usize].ni();
-        let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
-        let Some(&Packet { dst, .. }) = head else { return };
-        let class = if forward { Class::Forward } else { Class::Send };
-        if self.hs[dst as usize].ni().credits.reserve(h, class) {
-            self.transmit(h, now, forward);
-        }
-    }
-
-    /// NI `h`'s head (`forward`: its head forward), which holds a receive
-    /// buffer of its destination NI, leaves on the grid.
-    fn transmit(&mut self, h: u32, now: Instant, forward: bool) {
-        let ni = self.hs[h as usize].ni();
-        let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
-        let dst = pkt.dst;
-        let (left, arrive) = self.grid.send(h, dst, now, ni.header() + pkt.payload);
-        if forward {
-            ni.packets_sent += 1;
-            self.at_packet(left, ni_origin(h), h, pkt, fw_ev(h, FwEv::FwdDone));
-        } else {
-            self.q.push(left, ni_origin(h), fw_ev(h, FwEv::TxDone)(0));
-        }
-        self.at_packet(arrive, ni_origin(dst), dst, pkt, fw_ev(dst, FwEv::Arrive));
-        let nic = &mut self.hs[h as usize].nic;
-        let (next, ev) =
-            if forward { (nic.lanai_fwd_kick(now), FwEv::FwdReady) } else { (nic.lanai_tx_kick(now), FwEv::TxReady) };
-        if let Some(t) = next {
-            self.q.push(t, ni_origin(h), fw_ev(h, ev)(0));
-        }
-    }
 }

@@ -10,7 +10,8 @@ use super::World;
 use crate::config::{RxDelivery, Workload};
 use crate::host::{ObjClass, Side};
 use crate::library::Peaks;
-use crate::metrics::stream_unmeasurable;
+use crate::metrics::{stream_unmeasurable, LinkBound};
+use crate::nic::flow::Class;
 use crate::time::Instant;
 use crate::{Metrics, SimError};
 
@@ -90,8 +91,9 @@ impl World {
     }
 
     /// The LCI stack's catalogue: its libraries', NIs' and buses'
-    /// counters, its watchdogs' and NI clocks', its signalled cores' and
-    /// its reliable protocol's, and its program's measurements.
+    /// counters, its multicast schemes' (a multicast study's program), its
+    /// program's measurements, its watchdogs' and NI clocks', its
+    /// signalled cores' and its reliable protocol's.
     fn lci_metrics(&self, s: &crate::lci::Running, m: &mut Metrics) {
         let libs = || self.hosts.iter().map(|h| h.lib_ref());
         let nis = || self.hosts.iter().map(|h| h.ni_ref());
@@ -110,8 +112,24 @@ impl World {
             b.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
         }
         if let Some(grid) = &self.wire.net.grid {
-            let parts = (&libs().collect::<Vec<_>>()[..], &nis().collect::<Vec<_>>()[..]);
-            s.metrics(parts, &buses().collect::<Vec<_>>(), grid, m);
+            if s.job.multicasts() {
+                // The multicast schemes' forwards, by the NIs and by the hosts.
+                let mc = || libs().map(|l| &l.mc);
+                m.set("ni_forwards", nis().map(|n| n.mc.forwards).sum::<u64>() as f64);
+                m.set("ni_forward_waits", nis().map(|n| n.credits.refused(Class::Forward)).sum::<u64>() as f64);
+                m.set("host_forward_copies", mc().map(|c| c.host_forward_copies).sum::<u64>() as f64);
+                m.set("mc_packets_consumed", mc().map(|c| c.mc_packets_consumed).sum::<u64>() as f64);
+                m.set("mc_bytes_consumed", mc().map(|c| c.mc_bytes_consumed).sum::<u64>() as f64);
+                m.set("pio_writes", buses().map(|b| b.pio_writes).sum::<u64>() as f64);
+            }
+            // The program's measurements; the grid's links bound how fast a stream can go.
+            let (spec, h0) = (grid.spec(), &self.hosts[0]);
+            let link = LinkBound {
+                bytes_per_s: spec.bytes_per_s as f64,
+                frame_extra_bytes: (h0.ni_ref().header() + spec.overhead_bytes) as u64,
+                frame_payload: h0.lib_ref().packet_bytes() as u64,
+            };
+            s.job.metrics(m, &link);
         }
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
         let wds = || nis().filter_map(|n| n.watchdog.as_ref());
