@@ -274,15 +274,7 @@ cost_table! {
         /// Read only with `flow_control`. Default false.
         #[serde(default, skip_serializing_if = "<&bool as std::ops::Not>::not")]
         pub pause_to_sender: bool,
-        /// How long the NIC keeps its link stopped for a host that takes
-        /// none of its frames before it drops instead, in microseconds
-        /// (Myri10GE firmware 1.4.25's release notes: "If the host stops
-        /// consuming for too long, starts dropping packets rather than
-        /// indefinitely blocking the rx path with flow-control"): the
-        /// frames waiting then are dropped, and so is every frame that
-        /// finds its ring full until the host takes one
-        /// (`crate::nic::flow`). 0 (the default): the link stays stopped
-        /// for as long as the host takes. Read only with `flow_control`.
+        /// Microseconds a stopped link waits on a host taking nothing before the NIC drops; 0: for ever.
         #[serde(default, skip_serializing_if = "is_zero_f64")]
         pub flow_control_hold_us: f64 [0.0, 10_000_000.0],
         /// Packets the sender's queueing discipline holds while the NIC's
