@@ -246,9 +246,10 @@ AUDIT = {
     "config/scenario/lci.rs": {
         "struct LciProtocol": ("R", "`protocol.ack_delay_us` is the concept of `library.delayed_ack_us`; `send_buffers` the reliability window"),
         "const DEFAULT_ACK_DELAY_US": ("R", "a default of the same concept as `library.delayed_ack_us`"),
-        "struct LciScenario": ("R", "a second scenario type: the stack's keys as fields of the one `Scenario`"),
-        "impl LciScenario::fn from_table": ("R", "a second scenario reader beside `config::scenario`'s"),
-        "impl LciScenario::fn from_file": ("R", "a second scenario reader (platform, workload, protocol) beside `config::scenario`'s"),
+        "struct LciScenario": ("R", "the stack's part of the one `Scenario`: its `watchdog` and `clock_period` are the concept of `Scenario::ni`'s, its `lanai` and `lib` copies of the platform's tables"),
+        "impl LciScenario::fn read": ("R", "the LCI-only keys the one reader (`Scenario::from_toml`) reads beside the shared ones: `[lanai]`/`[lci]` present, the firmware's `[nic]` keys (`lci_ni`), and the reliable protocol's keys, whose concept is `library.delayed_ack_us` and the send window (they fold with `library/lci/reliable.rs`)"),
+        "impl LciScenario::fn check_workload": ("R", "scenario validation: the reliable protocol refused with NI or packet-by-packet multicast forwarding, beside `config/nic_features.rs`'s cross-checks"),
+        "fn reliable_asked": ("R", "the reliable protocol's switch (`[protocol]` with a key besides `stack`): part of the reliability concept, read from the one scenario table"),
     },
     "config/lanai.rs": {
         "const STEP_CYCLES_MAX": ("L", "the bound of a LANai firmware step's cycles"),

@@ -49,7 +49,7 @@ pub use platform::*;
 pub use scenario::*;
 pub use stack::*;
 pub use workload::*;
-pub(crate) use workload_check::{workload, RunsOn};
+pub(crate) use workload_check::RunsOn;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

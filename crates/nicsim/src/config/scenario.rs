@@ -1,15 +1,15 @@
 //! A scenario: one simulated run (preset + overrides + NIC policy + host
 //! options + protocol options + workload). `ScenarioFile` mirrors the TOML the
 //! user writes; [`Scenario::from_toml`] validates it into checked values.
-//! When the hosts run the LCI stack, its part of the same file (the keys it
-//! shares, the keys only it reads beside them, and its `[workload]`) is
-//! read into [`Scenario::lci`] (`scenario/lci.rs`), on the one platform the
-//! scenario's world runs on; each stack refuses by name a key only the
-//! others read.
+//! The file is read once for every stack: when the hosts run the LCI
+//! stack, the keys only it reads beside the shared ones go into
+//! [`Scenario::lci`] (`scenario/lci.rs`), and its program is the one
+//! `[workload]`, read for that stack; each stack refuses by name a key only
+//! the others read.
 
 use super::nic_features::{ni_features, NiFeatureOpts, NiFeatures};
 use super::nic_opts::{NicOpts, Steering};
-use super::workload::{Workload, WorkloadKind, WorkloadOpts};
+use super::workload::{Workload, WorkloadOpts};
 use super::workload_check::workload;
 use super::{
     check_f, check_u, int_or, toml_error_in, CoalesceSpec, ConfigError, Int, Platform, Relation, Stack, TimeoutMode,
@@ -334,46 +334,28 @@ pub fn load_platform(preset: &str, overrides: Option<&toml::Table>) -> Result<Pl
 
 impl Scenario {
     /// Parses and validates a scenario TOML text, for the stack it runs
-    /// (`protocol.stack` or its default, `config::stack`).
+    /// (`protocol.stack` or its default, `config::stack`): the one reading
+    /// of the file for every stack, the LCI stack's keys beside the shared
+    /// ones (`scenario/lci.rs`).
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
         let table: toml::Table = toml::from_str(text).map_err(|e| toml_error_in("scenario", text, e))?;
         let stack = super::stack::of_table(&table)?;
-        if stack == Stack::Lci {
-            return Self::lci_stack(table);
-        }
         lci::refuse_other_stacks_keys(&table, stack)?;
+        let reliable = stack == Stack::Lci && lci::reliable_asked(&table);
+        let read = |f| Self::of_stack(f, stack, reliable);
         let root = toml::Value::Table(table);
         match super::try_from_value::<ScenarioFile>("", root.clone()) {
-            Ok(f) => Self::from_file(f),
-            Err(e) => Err(super::overrides::number_limits(&root, e, |f| Self::from_file(f).err())),
+            Ok(f) => read(f),
+            Err(e) => Err(super::overrides::number_limits(&root, e, |f| read(f).err())),
         }
-    }
-
-    /// A scenario table whose hosts run the LCI stack: the stack's part
-    /// ([`LciScenario`]: its `[nic]`, `[workload]` and `[protocol]`, on its
-    /// preset with the `[platform]` overrides) read once, and the world's
-    /// part on that same platform, with the same `preset` and `seed` and
-    /// every other key at its default; its workload is the stack's
-    /// program, read once. The world's NI clock is off: the stack's
-    /// library keeps its own (`nic.clock_period_us` of its `[nic]`).
-    fn lci_stack(table: toml::Table) -> Result<Self, ConfigError> {
-        let preset = table.get("preset").and_then(toml::Value::as_str).map(str::to_owned);
-        let seed = table.get("seed").cloned().map(Int);
-        let (lci, platform, workload) = LciScenario::from_table(table)?;
-        let pingpong = WorkloadOpts { kind: Some(WorkloadKind::Pingpong), ..Default::default() };
-        let world = ScenarioFile { preset, seed, workload: pingpong, ..Default::default() };
-        let mut s = Self::on_platform(world, platform)?;
-        s.workload = workload;
-        s.ni.clock = None;
-        s.lci = Some(Box::new(lci));
-        Ok(s)
     }
 
     /// Validates a parsed scenario file.
     pub fn from_file(f: ScenarioFile) -> Result<Self, ConfigError> {
         let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
         let hw = super::stack::hardware(preset);
-        if super::stack::resolve(f.protocol.stack, hw, f.workload.kind, preset)? == Stack::Lci {
+        let stack = super::stack::resolve(f.protocol.stack, hw, f.workload.kind, preset)?;
+        if stack == Stack::Lci {
             // The LCI stack's part is read from the scenario's table (`scenario/lci.rs`).
             return Err(ConfigError::range(
                 "protocol.stack",
@@ -397,12 +379,25 @@ impl Scenario {
                 "`{key}` is read by protocol.stack = \"lci\" only; leave it out, or run the workload on the LCI stack"
             )));
         }
-        let platform = load_platform(preset, f.platform.as_ref())?;
-        Self::on_platform(f, platform)
+        Self::of_stack(f, stack, false)
     }
 
-    /// Validates a parsed scenario file on its loaded platform.
-    fn on_platform(f: ScenarioFile, platform: Platform) -> Result<Self, ConfigError> {
+    /// Validates a parsed scenario file whose hosts run `stack` (the LCI
+    /// stack's reliable protocol on where `reliable`), on its preset with
+    /// the `[platform]` overrides.
+    fn of_stack(f: ScenarioFile, stack: Stack, reliable: bool) -> Result<Self, ConfigError> {
+        let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
+        let platform = load_platform(preset, f.platform.as_ref())?;
+        let lci = match stack {
+            Stack::Lci => Some(Box::new(LciScenario::read(&f, &platform, reliable)?)),
+            Stack::OpenMx | Stack::NativeMx => None,
+        };
+        Self::on_platform(f, platform, lci)
+    }
+
+    /// Validates a parsed scenario file on its loaded platform, with the
+    /// LCI stack's part when its hosts run that stack.
+    fn on_platform(f: ScenarioFile, platform: Platform, lci: Option<Box<LciScenario>>) -> Result<Self, ConfigError> {
         let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
         let lci_hw = platform.lanai.is_some();
         let cores = platform.cores();
@@ -572,15 +567,29 @@ impl Scenario {
                 }
             }
         }
-        let workload = workload(&f.workload, &platform, super::RunsOn::OpenMx { rndv_threshold, loss })?;
-        let ni_opts = NiFeatureOpts {
-            watchdog_us: f.nic.watchdog_us,
-            multicast_forwarding: f.nic.multicast_forwarding,
-            clock_period_us: f.nic.clock_period_us,
-            rx_delivery: f.nic.rx_delivery,
-            flow_control: f.nic.flow_control,
+        let runs_on = match &lci {
+            Some(l) => super::RunsOn::Lci { fanout: l.fanout },
+            None => super::RunsOn::OpenMx { rndv_threshold, loss },
         };
-        let ni = ni_features(&ni_opts, &platform, &workload, native_mx)?;
+        let workload = workload(&f.workload, &platform, runs_on)?;
+        // On the LCI stack the NI keys of `[nic]` are its firmware's
+        // (`LciScenario`), which keeps the NI clock: the world's NIC
+        // features are the platform's, without a clock.
+        let ni_opts = match &lci {
+            Some(l) => {
+                l.check_workload(&workload)?;
+                NiFeatureOpts::default()
+            }
+            None => NiFeatureOpts {
+                watchdog_us: f.nic.watchdog_us,
+                multicast_forwarding: f.nic.multicast_forwarding,
+                clock_period_us: f.nic.clock_period_us,
+                rx_delivery: f.nic.rx_delivery,
+                flow_control: f.nic.flow_control,
+            },
+        };
+        let mut ni = ni_features(&ni_opts, &platform, &workload, native_mx)?;
+        ni.clock = ni.clock.filter(|_| lci.is_none());
         Ok(Scenario {
             times: Times::of(&platform),
             platform,
@@ -610,7 +619,7 @@ impl Scenario {
             jitter: Duration::from_ns_f64(jitter_ns),
             ni,
             workload,
-            lci: None,
+            lci,
         })
     }
 }

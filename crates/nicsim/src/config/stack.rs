@@ -5,8 +5,8 @@
 //! (from the preset's family and the workload's kind, each read as a typed
 //! value), and the one-line refusal of a combination that cannot run
 //! (naming the key, the value and what is allowed). It does not read
-//! either library's options: `Scenario::from_file` reads Open-MX's and
-//! native MX's, `LciScenario::from_table` (`scenario/lci.rs`) the LCI stack's part.
+//! either library's options: the one scenario reader (`Scenario::from_toml`)
+//! reads them, the LCI stack's part with `LciScenario::read` (`scenario/lci.rs`).
 //!
 //! What each library offers (its programs; docs/lci.md, docs/design.md
 //! "The [LCI] cluster in the main world"):

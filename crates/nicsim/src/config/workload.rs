@@ -2,9 +2,8 @@
 //! every stack. [`WorkloadOpts`] mirrors the TOML table (the keys only
 //! some stacks' programs read beside the shared ones);
 //! `config::workload_check` checks it, once, into a [`Workload`] for the
-//! stack the hosts run (`RunsOn`: called by `Scenario::from_toml` for Open-MX and native MX and
-//! by `LciScenario::from_table` for the LCI stack, each knowing the
-//! platform). The \[LCI] programs are variants of the one [`Workload`]:
+//! stack the hosts run (`RunsOn`: called by the one scenario reader,
+//! `Scenario::from_toml`, for whichever stack, knowing the platform). The \[LCI] programs are variants of the one [`Workload`]:
 //! ASP, QR and the FFT all-to-all are the same variants on every stack,
 //! the broadcast benchmark ([`Workload::BcastBench`]) and the DSM
 //! ([`Workload::Dsm`]) those of the one stack that offers what they need

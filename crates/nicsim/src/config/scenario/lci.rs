@@ -1,30 +1,30 @@
-//! The LCI stack's part of a scenario (SPEC §2.4), read from the one
-//! scenario file ([`ScenarioFile`]) when the hosts run it
-//! (`protocol.stack = "lci"`): its validation into [`LciScenario`],
-//! `Scenario::lci`, which `crate::lci` runs; and, for every stack, the
-//! refusal of a key of the shared tables that only the other stacks read
+//! The LCI stack's part of a scenario (SPEC §2.4), read by the one
+//! scenario reader (`Scenario::from_toml`, which reads the file once for
+//! every stack) when the hosts run it (`protocol.stack = "lci"`): its keys
+//! beside the shared ones, validated into [`LciScenario`] (`Scenario::lci`,
+//! which `crate::lci` runs); and, for every stack, the refusal of a key of
+//! the shared tables that only the other stacks read
 //! ([`refuse_other_stacks_keys`]).
 //!
 //! The keys the LCI stack shares with the other stacks are read as theirs
-//! are: `preset`, `seed` and `platform` (the one platform, whose `[lanai]`,
-//! `[pci]` and `[lci]` tables the stack needs, `config::lanai`), the NI
-//! features of `[nic]` (`watchdog_us`, `clock_period_us` and the LANai
+//! are, once: `preset`, `seed` and `platform` (the one platform, whose
+//! `[lanai]`, `[pci]` and `[lci]` tables the stack needs, `config::lanai`),
+//! the one `[workload]` (validated for this stack, `config::workload`), the
+//! NI features of `[nic]` (`watchdog_us`, `clock_period_us` and the LANai
 //! firmware's keys beside them, `config::nic_opts`, validated in
 //! `config::nic_features`), `[protocol]` (`stack`, and the reliable
 //! protocol's keys beside the other stacks'). This module owns the rest:
 //! the reliable protocol's validation, the refusal of `pcap`, and the
-//! cross-check of the protocol, the workload (the one `[workload]` table,
-//! validated for this stack, `config::workload`) and the multicast
-//! forwarding. It does not choose the stack (`config::stack`) nor build it
+//! cross-check of the protocol, the workload and the multicast forwarding.
+//! It does not choose the stack (`config::stack`) nor build it
 //! (`crate::lci`).
 
 use super::super::nic_features::{lci_ni, LciNi};
 use super::super::nic_opts::{Forwarding, NicOpts, Polling};
-use super::super::{workload, RunsOn};
 use super::{HostOpts, ProtocolOpts, ScenarioFile};
 use crate::config::{
-    check_f, from_value, int_or, load_platform, variant_names, ConfigError, LanaiCfg, LciHostCfg, Platform, Stack,
-    WatchdogDelay, Workload, WorkloadOpts, DEFAULT_PRESET,
+    check_f, int_or, variant_names, ConfigError, LanaiCfg, LciHostCfg, Platform, Stack, WatchdogDelay, Workload,
+    DEFAULT_PRESET,
 };
 use crate::time::Duration;
 
@@ -36,14 +36,22 @@ const LCI_NIC: [&str; 6] = ["polling", "split_bytes", "forwarding", "fanout", "w
 /// read `stack`, and the rest of `[protocol]`.
 const LCI_PROTOCOL: [&str; 3] = ["stack", "send_buffers", "ack_delay_us"];
 
-/// Refuses a key of `[host]`, `[nic]` or `[protocol]` that `stack` does not
-/// read and another stack does, in one line naming the key, its value and
-/// why (a key no stack reads is the parser's to name): the LANai firmware
-/// has no coalescing policy, steering nor ring, and its hosts no kernel
-/// receive path; the Open-MX NICs have no LANai arrival detection nor
-/// forwarding trees, and their libraries no LCI reliable protocol.
+/// Refuses a key of `pcap`, `[host]`, `[nic]` or `[protocol]` that `stack`
+/// does not read and another stack does, in one line naming the key, its
+/// value and why (a key no stack reads is the parser's to name): the LCI
+/// stack writes no capture, the LANai firmware has no coalescing policy,
+/// steering nor ring, and its hosts no kernel receive path; the Open-MX
+/// NICs have no LANai arrival detection nor forwarding trees, and their
+/// libraries no LCI reliable protocol.
 pub(super) fn refuse_other_stacks_keys(table: &toml::Table, stack: Stack) -> Result<(), ConfigError> {
     let lci = stack == Stack::Lci;
+    if lci && table.contains_key("pcap") {
+        return Err(ConfigError::new(
+            "`pcap` (--pcap): the LCI stack writes no capture, its frames cross the NIs by PIO \
+             and DMA, not as Ethernet frames; leave it out, or run the workload on Open-MX \
+             (protocol.stack = \"open-mx\") to capture it",
+        ));
+    }
     let sections: [(&str, &[&str], &[&str], &str); 3] = [
         ("host", variant_names::<HostOpts>(), &[], "its hosts have no kernel receive path"),
         (
@@ -90,7 +98,8 @@ pub struct LciProtocol {
 pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
 
 /// The LCI stack's part of a validated scenario (`Scenario::lci`; the
-/// platform, the seed and the program are the scenario's own).
+/// platform, the seed and the program are the scenario's own, read once
+/// for every stack).
 #[derive(Debug, Clone)]
 pub struct LciScenario {
     /// Its LANai NI (`[lanai]`; its clock, `emo.nic_clock_mhz`, and its
@@ -114,47 +123,27 @@ pub struct LciScenario {
 }
 
 impl LciScenario {
-    /// The LCI stack's part of a scenario table (`Scenario::from_toml`,
-    /// which chose the stack), on its preset's platform with the
-    /// `[platform]` overrides: the part, the platform and the program, each
-    /// read once (the shared tables as any scenario's, `[workload]` as the
-    /// LCI stack's programs read it).
-    pub(super) fn from_table(mut table: toml::Table) -> Result<(Self, Platform, Workload), ConfigError> {
-        if table.contains_key("pcap") {
-            return Err(ConfigError::new(
-                "`pcap` (--pcap): the LCI stack writes no capture, its frames cross the NIs by PIO \
-                 and DMA, not as Ethernet frames; leave it out, or run the workload on Open-MX \
-                 (protocol.stack = \"open-mx\") to capture it",
-            ));
-        }
-        refuse_other_stacks_keys(&table, Stack::Lci)?;
-        // A `[protocol]` that names the stack only leaves the reliable protocol off.
-        let reliable = match table.get("protocol") {
-            Some(toml::Value::Table(p)) => p.is_empty() || p.keys().any(|k| k != "stack"),
-            _ => false,
-        };
-        let workload = table.remove("workload").unwrap_or_else(|| toml::Table::new().into());
-        let w: WorkloadOpts = from_value("workload", workload)?;
-        Self::from_file(from_value("", toml::Value::Table(table))?, &w, reliable)
-    }
-
-    /// Validates a parsed scenario file and its `[workload]` (`reliable`:
-    /// the reliable protocol is on).
-    fn from_file(f: ScenarioFile, w: &WorkloadOpts, reliable: bool) -> Result<(Self, Platform, Workload), ConfigError> {
-        let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
-        let platform = load_platform(preset, f.platform.as_ref())?;
+    /// The LCI stack's keys of the one scenario read (`Scenario::from_toml`
+    /// reads the file once, for every stack), on the scenario's platform:
+    /// its LANai and library tables, its firmware's `[nic]` keys
+    /// (`config::nic_features` `lci_ni`) and its reliable protocol
+    /// (`reliable`: `[protocol]` asks for it, [`reliable_asked`]). Its
+    /// program is the scenario's `[workload]`, read for this stack
+    /// (`RunsOn::Lci` with [`LciScenario::fanout`]) and cross-checked by
+    /// [`LciScenario::check_workload`].
+    pub(super) fn read(f: &ScenarioFile, platform: &Platform, reliable: bool) -> Result<Self, ConfigError> {
         let (lanai, lib) = match (&platform.lanai, &platform.lci) {
             (Some(n), Some(l)) => (n.clone(), l.clone()),
             _ => {
+                let preset = f.preset.as_deref().unwrap_or(DEFAULT_PRESET);
                 return Err(ConfigError(format!(
                     "missing key `lci` (required: the preset's `[lanai]` and `[lci]` tables, to run the LCI \
                      library (protocol.stack = \"lci\"); preset {preset:?} has none)"
-                )))
+                )));
             }
         };
         let LciNi { polling, split_bytes, forwarding, fanout, watchdog, clock_period } =
-            lci_ni(&f.nic, &platform, &lanai)?;
-        let workload = workload(w, &platform, RunsOn::Lci { fanout })?;
+            lci_ni(&f.nic, platform, &lanai)?;
         let p = &f.protocol;
         let protocol = if reliable {
             let most = lanai.send_buffers as u64;
@@ -165,20 +154,34 @@ impl LciScenario {
         } else {
             None
         };
+        Ok(LciScenario { lanai, lib, polling, split_bytes, forwarding, fanout, watchdog, clock_period, protocol })
+    }
+
+    /// Refuses the reliable protocol with a multicast program forwarded
+    /// other than host by host, message by message.
+    pub(super) fn check_workload(&self, workload: &Workload) -> Result<(), ConfigError> {
         let multicast = matches!(workload, Workload::BcastBench { .. } | Workload::Asp { .. } | Workload::Qr { .. });
-        if protocol.is_some() && multicast && forwarding != Forwarding::HostMessage {
+        if self.protocol.is_some() && multicast && self.forwarding != Forwarding::HostMessage {
             // Its windows and acks count packets between a sender and a
             // receiver host; a packet forwarded along a tree by the NI or
             // packet by packet by a host is outside that model (such runs
             // can wait forever for an ack).
             return Err(ConfigError::range(
                 "nic.forwarding",
-                format!("{:?}", forwarding.to_string()),
+                format!("{:?}", self.forwarding.to_string()),
                 "\"host-message\" with [protocol] (the reliable protocol) and a multicast workload",
             ));
         }
-        let part =
-            LciScenario { lanai, lib, polling, split_bytes, forwarding, fanout, watchdog, clock_period, protocol };
-        Ok((part, platform, workload))
+        Ok(())
+    }
+}
+
+/// Whether a scenario table asks for the LCI stack's reliable protocol:
+/// its `[protocol]` has a key besides `stack`, or is empty (one that names
+/// the stack only leaves it off).
+pub(super) fn reliable_asked(table: &toml::Table) -> bool {
+    match table.get("protocol") {
+        Some(toml::Value::Table(p)) => p.is_empty() || p.keys().any(|k| k != "stack"),
+        _ => false,
     }
 }

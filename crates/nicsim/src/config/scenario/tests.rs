@@ -574,3 +574,38 @@ fn threaded_napi_is_a_host_and_a_per_queue_setting() {
     let e = s("modern", "napi_threaded = 1").unwrap_err().0;
     assert!(e.contains("napi_threaded"), "{e}");
 }
+
+/// The one scenario reader: a bad value of a key every stack shares is
+/// refused in the same words whichever stack the hosts run, a number
+/// given as another type with the range the stack allows, and an LCI
+/// scenario's shared keys are the file's (its seed, its program from the
+/// one `[workload]`, the world's NIC features at the platform's values,
+/// its NI clock its firmware's).
+#[test]
+fn one_reader_reads_the_shared_keys_of_every_stack_alike() {
+    let read = |stack: &str, kind: &str, t: &str| {
+        Scenario::from_toml(&format!(
+            "preset = \"lci2000\"\n{t}\n[protocol]\nstack = \"{stack}\"\n[workload]\nkind = \"{kind}\"\n"
+        ))
+    };
+    for bad in ["seed = -1", "seed = 1.5", "seed = \"x\"", "[platform.link]\nmtu = 1.5", "[platform.link]\nmtu = -3"] {
+        let lci = read("lci", "stream", bad).unwrap_err().0;
+        let omx = read("open-mx", "stream", bad).unwrap_err().0;
+        assert_eq!(lci, omx, "{bad}");
+    }
+    // A number given as another type: the range the stack's check allows,
+    // found by the one reader's probe (`overrides::number_limits`).
+    let e = read("lci", "stream", "[nic]\nclock_period_us = \"x\"").unwrap_err().0;
+    assert!(
+        e.starts_with("invalid value for `nic.clock_period_us`: \"x\" (allowed: a number 0.876 ..= 10000000"),
+        "{e}"
+    );
+    let text =
+        "preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\nack_delay_us = \"x\"\n[workload]\nkind = \"stream\"\n";
+    let e = Scenario::from_toml(text).unwrap_err().0;
+    assert_eq!(e, "invalid value for `protocol.ack_delay_us`: \"x\" (allowed: a number 0 ..= 1000000000)");
+    let s = read("lci", "stream", "seed = 7\n[nic]\nclock_period_us = 5.0").unwrap();
+    assert_eq!(s.seed, 7);
+    assert!(matches!(s.workload, crate::config::Workload::Stream { messages: 1000, .. }), "{:?}", s.workload);
+    assert_eq!((s.ni.clock, s.lci.unwrap().clock_period), (None, Some(Duration::from_us(5))));
+}
