@@ -238,7 +238,7 @@ AUDIT = {
         "*": ("R", "the one workload driver: `library::Proc` runs a `workload::Cursor`, matches receives (`library::BySource`), and `sim/metrics.rs` names latency, rate and execution time from its marks"),
     },
     "library/lci/reliable.rs": {
-        "*": ("R", "a reliability window with cumulative, piggy-backed and delayed explicit acks: `proto::Endpoint` (`send`, `process_ack`, `delivered`, `dispatch`); mismatch: LCI's window is shared across peers and its explicit acks go in peer order"),
+        "*": ("R", "the reliable protocol's adapter onto `proto::Endpoint` (a packet is one message, no resend, no ack after a count; the window over all peers, `Endpoint::unacked_messages`; the delayed acks polled one per library entry, `Endpoint::ack_deadline` / `first_ack_due`, `proto/endpoint/polled.rs`) and its counters: glue a library interface taking the protocol's parameters would hold"),
     },
     "sim/lci_stack.rs": {
         "*": ("R", "the stack's own rules beside the world's: a second dispatch after `handle`'s (`World::lci`), its own routing of library and firmware outputs, program driving, packet store and transmit rules: `sim/mod.rs` `handle`, `sim/kernel.rs` `lib_call`/`route`, `sim/nic_path.rs`, `sim/net_tx.rs`, `nic::flow`"),

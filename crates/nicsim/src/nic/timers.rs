@@ -10,11 +10,11 @@
 //! interrupt only makes the host enter the library (as a signal handler),
 //! which polls the clock and fires the timers that are due.
 //!
-//! Both stacks use [`ClockPolicy`]: the LCI stack (`crate::lci`) with its
-//! per-peer [`SoftTimers`] (the delayed explicit acks of
-//! `crate::library::lci::reliable`), the Open-MX NIC (`crate::sim::clock`,
-//! `nic.clock_period_us`) with the library's protocol deadlines (delayed
-//! acks, resends: `crate::proto::Endpoint`) as its running timers.
+//! Both stacks use [`ClockPolicy`] with the library protocol's deadlines
+//! (`crate::proto::Endpoint`) as their running timers: the LCI stack
+//! (`crate::lci`) with its delayed explicit acks, polled
+//! (`crate::library::lci::reliable`), the Open-MX NIC (`crate::sim::clock`,
+//! `nic.clock_period_us`) with its delayed acks and resends.
 //!
 //! This module does not time the tick, the fetch or the signal (each stack
 //! does), nor decide what a timer does (`crate::library::lci::reliable`,
@@ -22,49 +22,6 @@
 
 use crate::time::{Duration, Instant};
 use std::fmt;
-
-/// Host soft timers, one per peer (the delayed explicit ack to that peer).
-#[derive(Debug, Clone)]
-pub struct SoftTimers {
-    due: Vec<Option<Instant>>,
-}
-
-impl SoftTimers {
-    pub fn new(peers: u32) -> Self {
-        SoftTimers { due: vec![None; peers as usize] }
-    }
-
-    /// Arms the timer of `peer` at `at` unless it is already armed (an earlier deadline wins).
-    pub fn arm(&mut self, peer: u32, at: Instant) {
-        let d = &mut self.due[peer as usize];
-        if d.is_none() {
-            *d = Some(at);
-        }
-    }
-
-    /// Disarms the timer of `peer` (its ack went out piggy-backed).
-    pub fn disarm(&mut self, peer: u32) {
-        self.due[peer as usize] = None;
-    }
-
-    /// Whether any timer is running (the word the NI reads).
-    pub fn running(&self) -> bool {
-        self.due.iter().any(Option::is_some)
-    }
-
-    /// The earliest deadline.
-    pub fn next(&self) -> Option<Instant> {
-        self.due.iter().flatten().min().copied()
-    }
-
-    /// The library polled the clock at `now`: the first peer whose timer is
-    /// due (it is disarmed), if any.
-    pub fn expired(&mut self, now: Instant) -> Option<u32> {
-        let (peer, _) = self.due.iter().enumerate().filter_map(|(p, d)| d.map(|d| (p, d))).find(|&(_, d)| d <= now)?;
-        self.due[peer] = None;
-        Some(peer as u32)
-    }
-}
 
 /// The NI clock (`nic.clock_period_us` of both stacks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,23 +77,5 @@ mod tests {
         assert_eq!(c.on_fetch(us(100), false, us(0)), Tick::NoTimer);
         assert_eq!(c.on_fetch(us(100), true, us(95)), Tick::PolledRecently);
         assert_eq!(c.on_fetch(us(100), true, us(90)), Tick::Interrupt);
-    }
-
-    #[test]
-    fn soft_timers_fire_when_polled_after_the_deadline() {
-        let mut t = SoftTimers::new(4);
-        assert!(!t.running());
-        t.arm(2, us(50));
-        t.arm(2, us(70)); // already armed: keeps 50
-        t.arm(1, us(60));
-        assert_eq!(t.next(), Some(us(50)));
-        assert_eq!(t.expired(us(49)), None);
-        assert_eq!(t.expired(us(65)), Some(1));
-        assert_eq!(t.expired(us(65)), Some(2));
-        assert_eq!(t.expired(us(65)), None);
-        assert!(!t.running());
-        t.arm(3, us(1));
-        t.disarm(3);
-        assert!(!t.running());
     }
 }

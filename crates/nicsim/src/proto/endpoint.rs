@@ -9,6 +9,8 @@
 //! the frames (`crate::sim` builds them from [`super::Msg`]) nor the event
 //! that wakes the library when a deadline passes.
 
+mod polled;
+
 use super::sent::{release_oldest, store, SentMsg, Slot, NIL};
 use super::{widen, Seq};
 use crate::paged::Paged;

@@ -258,7 +258,7 @@ impl Lib {
     /// timer runs, and when the library last polled the cycle counter (it
     /// does on every entry, so a host in it has just polled).
     pub fn timer_words(&self, now: Instant) -> (bool, Instant) {
-        let running = self.rel.as_ref().is_some_and(|r| r.timers.running());
+        let running = self.rel.as_ref().is_some_and(|r| r.timer_running());
         (running, if self.core.in_library() { now } else { self.last_poll })
     }
 
@@ -415,7 +415,7 @@ impl Lib {
             }
             Action::Spin => {
                 self.spin_since = Some(now);
-                if let Some(t) = self.rel.as_ref().and_then(|r| r.timers.next()) {
+                if let Some(t) = self.rel.as_ref().and_then(|r| r.next_timer()) {
                     cx.at(t.max(now), LibEv::SoftTimer);
                 }
             }
@@ -481,7 +481,7 @@ impl Lib {
         if let Some(r) = self.rel.as_mut() {
             // Library entry polls the cycle counter: fire a due ack timer
             // (first making sure an NI send buffer is known free for it).
-            let due = r.timers.next().is_some_and(|t| t <= now);
+            let due = r.next_timer().is_some_and(|t| t <= now);
             if due && self.posted - self.known_sent >= self.send_buffers {
                 return Action::ReadSendCounter;
             }
@@ -526,7 +526,7 @@ impl Lib {
                 ..Default::default()
             });
             if let (Some(r), Some(p)) = (self.rel.as_mut(), self.pending.as_mut()) {
-                p.ack = r.on_send_data(o.dst);
+                p.ack = r.on_send_data(now, o.dst);
             }
             if last {
                 self.next_frag = 0;

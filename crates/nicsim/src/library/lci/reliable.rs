@@ -1,33 +1,29 @@
 //! The reliable LCI host protocol of the \[LCI] timers study (SPEC §2.4),
-//! sans-I/O: per-peer packet counts as sequence numbers, a window of NI send
-//! buffers (64: a packet keeps its NI send buffer, its retransmission copy,
-//! until acknowledged), cumulative acknowledgements piggy-backed on every
-//! data packet, and delayed explicit acks driven by a host soft timer
-//! (`crate::nic::timers::SoftTimers`): when the library consumes a data packet it
-//! arms the peer's timer `ack_delay` ahead; when the library polls the clock
-//! past the deadline it sends an ack-only packet (which needs no ack and no
-//! window slot: it uses the NI's control buffer).
+//! sans-I/O, on the one library protocol (`crate::proto::Endpoint`): per-peer
+//! sequence numbers, a window of NI send buffers shared across the peers
+//! (64: a packet keeps its NI send buffer, its retransmission copy, until
+//! acknowledged), cumulative acknowledgements piggy-backed on every data
+//! packet, and delayed explicit acks: when the library consumes a data
+//! packet it arms the peer's ack `ack_delay` ahead (unless armed); each
+//! time the library polls the clock it sends the ack of the lowest-ranked
+//! peer whose deadline passed, an ack-only packet (which needs no ack and
+//! no window slot: it uses the NI's control buffer), one per entry.
 //!
-//! This module owns the counts and the decision; the host library calls it
-//! (`super::Lib::rel`) and the world times nothing here. No packet is
-//! lost on Myrinet in this model, so nothing is retransmitted: the window is
-//! what the protocol costs.
+//! This module owns what the LCI library asks of the endpoint (a packet is
+//! one message; the window is the endpoint's whole, not a peer's; no
+//! resend, no ack after a count) and its counters; the host library calls
+//! it (`super::Lib::rel`) and the world times nothing here. No packet is
+//! lost on Myrinet in this model, so nothing is resent: the window is what
+//! the protocol costs.
 
-use crate::nic::timers::SoftTimers;
+use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub struct Reliable {
-    window: u64,
-    ack_delay: Duration,
-    /// Data packets sent to each peer, and acknowledged by it.
-    sent: Vec<u64>,
-    acked_by: Vec<u64>,
-    in_flight: u64,
-    /// Data packets consumed from each peer, and the last ack we sent it.
-    recv: Vec<u64>,
-    acked_to: Vec<u64>,
-    pub timers: SoftTimers,
+    /// The NI send buffers a sender may hold unacknowledged, over all peers.
+    window: u32,
+    ep: Endpoint,
     /// Counters.
     pub explicit_acks: u64,
     pub piggybacked_acks: u64,
@@ -36,70 +32,58 @@ pub struct Reliable {
 
 impl Reliable {
     pub fn new(peers: u32, window: u32, ack_delay: Duration) -> Self {
-        let n = peers as usize;
-        Reliable {
-            window: window as u64,
-            ack_delay,
-            sent: vec![0; n],
-            acked_by: vec![0; n],
-            in_flight: 0,
-            recv: vec![0; n],
-            acked_to: vec![0; n],
-            timers: SoftTimers::new(peers),
-            explicit_acks: 0,
-            piggybacked_acks: 0,
-            stalls: 0,
-        }
+        // No ack after a count and no resend (`Duration::MAX`: its
+        // deadlines saturate at "not set"); the window is checked here,
+        // over all peers, so no peer's own is.
+        let params =
+            Params { ack_after: u32::MAX, delayed_ack: ack_delay, resend: Duration::MAX, send_window_frames: u32::MAX };
+        Reliable { window, ep: Endpoint::new(params, peers as usize), explicit_acks: 0, piggybacked_acks: 0, stalls: 0 }
     }
 
     /// Packets sent and not yet acknowledged (NI send buffers held).
     pub fn in_flight(&self) -> u64 {
-        self.in_flight
+        self.ep.unacked_messages() as u64
     }
 
     /// Whether a send buffer is free for a data packet.
     pub fn can_send(&self) -> bool {
-        self.in_flight < self.window
+        self.ep.unacked_messages() < self.window
     }
 
-    /// A data packet to `dst` is being written: returns the ack it carries.
-    pub fn on_send_data(&mut self, dst: u32) -> u64 {
-        let d = dst as usize;
+    /// A data packet to `dst` is being written at `now`: returns the ack it carries.
+    pub fn on_send_data(&mut self, now: Instant, dst: u32) -> u64 {
         debug_assert!(self.can_send(), "data sent with every send buffer unacknowledged");
-        self.sent[d] += 1;
-        self.in_flight += 1;
-        if self.recv[d] > self.acked_to[d] {
+        let d = dst as u16;
+        self.ep.send(d, now, 0, 0, 0, false, 1);
+        if self.ep.owes_ack(d) {
             self.piggybacked_acks += 1;
-            self.acked_to[d] = self.recv[d];
-            self.timers.disarm(dst);
         }
-        self.recv[d]
+        self.ep.dispatch_ack(d) as u64
+    }
+
+    /// Whether a delayed ack is armed (the word the NI clock reads).
+    pub fn timer_running(&self) -> bool {
+        self.ep.ack_deadline().is_some()
+    }
+
+    /// The earliest delayed-ack deadline armed.
+    pub fn next_timer(&self) -> Option<Instant> {
+        self.ep.ack_deadline()
     }
 
     /// The library polled the clock at `now`: a peer owed an explicit ack, with its value.
     pub fn due_ack(&mut self, now: Instant) -> Option<(u32, u64)> {
-        while let Some(p) = self.timers.expired(now) {
-            let i = p as usize;
-            if self.recv[i] > self.acked_to[i] {
-                self.acked_to[i] = self.recv[i];
-                self.explicit_acks += 1;
-                return Some((p, self.recv[i]));
-            }
-        }
-        None
+        let p = self.ep.first_ack_due(now)?;
+        self.explicit_acks += 1;
+        Some((p as u32, self.ep.dispatch_ack(p) as u64))
     }
 
     /// The library consumed a packet from `src` carrying cumulative `ack`.
     pub fn on_consume(&mut self, now: Instant, src: u32, ack: u64, ack_only: bool) {
-        let s = src as usize;
-        if ack > self.acked_by[s] {
-            debug_assert!(ack <= self.sent[s], "ack beyond what was sent");
-            self.in_flight -= ack - self.acked_by[s];
-            self.acked_by[s] = ack;
-        }
+        let s = src as u16;
+        self.ep.process_ack(s, ack as u16);
         if !ack_only {
-            self.recv[s] += 1;
-            self.timers.arm(src, now + self.ack_delay);
+            self.ep.delivered(s, now);
         }
     }
 }
@@ -117,7 +101,7 @@ mod tests {
         let mut a = Reliable::new(2, 64, Duration::from_us(50));
         for _ in 0..64 {
             assert!(a.can_send());
-            a.on_send_data(1);
+            a.on_send_data(us(0), 1);
         }
         assert!(!a.can_send());
         a.on_consume(us(10), 1, 1, true);
@@ -132,7 +116,7 @@ mod tests {
         b.on_consume(us(1), 0, 0, false);
         assert_eq!(b.due_ack(us(40)), None);
         // Data back to 0 carries the ack: the timer is disarmed.
-        assert_eq!(b.on_send_data(0), 2);
+        assert_eq!(b.on_send_data(us(2), 0), 2);
         assert_eq!(b.piggybacked_acks, 1);
         assert_eq!(b.due_ack(us(100)), None);
         b.on_consume(us(200), 0, 1, false);
@@ -140,5 +124,46 @@ mod tests {
         assert_eq!(b.due_ack(us(250)), Some((0, 3)));
         assert_eq!(b.explicit_acks, 1);
         assert_eq!(b.due_ack(us(300)), None);
+    }
+
+    /// Delayed acks are polled: an ack is armed once (an earlier deadline
+    /// wins), each poll sends one, the lowest-ranked due peer first, the
+    /// others stay armed, and an ack piggy-backed meanwhile disarms its
+    /// peer at once (the NI clock's "a timer is running" word follows).
+    #[test]
+    fn explicit_acks_go_one_per_poll_lowest_peer_first_and_a_piggy_back_disarms() {
+        let mut r = Reliable::new(4, 64, Duration::from_us(50));
+        assert!(!r.timer_running());
+        r.on_consume(us(0), 2, 0, false);
+        r.on_consume(us(20), 2, 0, false); // already armed: keeps 50
+        r.on_consume(us(10), 1, 0, false);
+        r.on_consume(us(12), 3, 0, false);
+        assert_eq!(r.next_timer(), Some(us(50)));
+        assert_eq!(r.due_ack(us(49)), None);
+        assert_eq!(r.due_ack(us(65)), Some((1, 1)), "the lowest-ranked due peer first");
+        assert!(r.timer_running(), "peers 2 and 3 stay armed");
+        assert_eq!(r.next_timer(), Some(us(50)), "a passed deadline still counts");
+        assert_eq!(r.on_send_data(us(66), 2), 2, "data to peer 2 carries its ack");
+        assert_eq!(r.piggybacked_acks, 1);
+        assert_eq!(r.due_ack(us(70)), Some((3, 1)), "peer 2's ack went piggy-backed");
+        assert_eq!(r.due_ack(us(70)), None);
+        assert!(!r.timer_running());
+        assert_eq!(r.explicit_acks, 2);
+        assert_eq!(r.on_send_data(us(80), 3), 1, "nothing new to ack: no piggy-back");
+        assert_eq!(r.piggybacked_acks, 1);
+    }
+
+    /// The window is the NI's send buffers, over all peers.
+    #[test]
+    fn the_window_is_shared_across_peers() {
+        let mut r = Reliable::new(3, 4, Duration::from_us(50));
+        for dst in [1, 2, 1, 2] {
+            assert!(r.can_send());
+            r.on_send_data(us(0), dst);
+        }
+        assert!(!r.can_send(), "4 packets to two peers fill a window of 4");
+        r.on_consume(us(5), 2, 1, true);
+        assert_eq!(r.in_flight(), 3);
+        assert!(r.can_send());
     }
 }
