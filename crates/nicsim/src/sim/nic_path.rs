@@ -258,12 +258,7 @@ impl World {
         if nic.flow.as_deref_mut().is_some_and(|f| f.giving_up(received)) {
             // The stop gave up and the host has taken nothing since: the
             // firmware drops, as without flow control.
-            self.frames.drops.ring_full += 1;
-            nic.ring_drop_at = Some(now);
-            if self.trace.is_some() {
-                self.trace_ring_drop(now, h, qi, frame);
-            }
-            self.free_frame(frame);
+            self.drop_at_full_ring(now, h, qi, frame);
             return;
         }
         let small = nic.is_small(len);
@@ -282,12 +277,7 @@ impl World {
             }
             Some(Hold::Queued) => {}
             Some(Hold::Overflow) | None => {
-                self.frames.drops.ring_full += 1;
-                self.hosts[h].nic.ring_drop_at = Some(now);
-                if self.trace.is_some() {
-                    self.trace_ring_drop(now, h, qi, frame);
-                }
-                self.free_frame(frame);
+                self.drop_at_full_ring(now, h, qi, frame);
             }
         }
     }
@@ -332,6 +322,20 @@ impl World {
         }
     }
 
+    /// Frame `frame`, bound for queue `qi` of host `h`, is dropped at its
+    /// full ring (`dropped_ring_full`) by the link's flow control: past
+    /// its FIFO's bound, or once a stop gave up.
+    #[cold]
+    #[inline(never)]
+    fn drop_at_full_ring(&mut self, now: Instant, h: usize, qi: usize, frame: u32) {
+        self.frames.drops.ring_full += 1;
+        self.hosts[h].nic.ring_drop_at = Some(now);
+        if self.trace.is_some() {
+            self.trace_ring_drop(now, h, qi, frame);
+        }
+        self.free_frame(frame);
+    }
+
     /// `Ev::FlowLimit`: the hold limit of host `h`'s stopped link
     /// (`nic.flow_control_hold_us`). If no frame was admitted for the
     /// limit, the stop gives up: the waiting frames are dropped at their
@@ -351,12 +355,7 @@ impl World {
             LimitCheck::Again(at) => self.q.push(at, h as u32, Ev::FlowLimit { host: h as u16 }),
             LimitCheck::GiveUp => {
                 while let Some(held) = self.hosts[h].nic.flow_drop_waiting() {
-                    self.frames.drops.ring_full += 1;
-                    self.hosts[h].nic.ring_drop_at = Some(now);
-                    if self.trace.is_some() {
-                        self.trace_ring_drop(now, h, held.q as usize, held.frame);
-                    }
-                    self.free_frame(held.frame);
+                    self.drop_at_full_ring(now, h, held.q as usize, held.frame);
                 }
             }
         }
