@@ -89,9 +89,9 @@ pub mod process;
 use crate::config::LciScenario;
 use crate::config::Workload;
 pub use crate::library::lci::Control;
-pub use crate::library::lci::LibEv;
+use crate::library::lci::Lib;
 use crate::library::lci::Outgoing;
-use crate::library::lci::{Lib, Output as LibOut};
+pub use crate::library::LibEv;
 use crate::metrics::LinkBound;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
@@ -170,8 +170,6 @@ pub struct Running {
     pub(crate) job: Box<dyn Job>,
     /// The program's sends being moved to the libraries.
     pub(crate) sends: Vec<(u32, Outgoing)>,
-    /// The libraries' outputs being routed (`crate::sim` `lci_stack`).
-    pub(crate) outs: Vec<LibOut>,
     /// The firmware's outputs being routed.
     pub(crate) fw: Vec<FwOut>,
     /// The NI whose packet store was full when an event was to name one
@@ -212,13 +210,7 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
         let lib = Lib::new(h, s, signal, p.link.mtu, n, upcall);
         (lib, Ni::new(s, p, h))
     });
-    let run = Running {
-        job,
-        sends: Vec::with_capacity(n as usize),
-        outs: Vec::with_capacity(16),
-        fw: Vec::with_capacity(16),
-        full: None,
-    };
+    let run = Running { job, sends: Vec::with_capacity(n as usize), fw: Vec::with_capacity(16), full: None };
     (run, parts.collect())
 }
 

@@ -36,10 +36,10 @@ use crate::engine::EventQueue;
 use crate::host::Segment;
 pub(crate) use crate::kernel::KWork;
 use crate::kernel::{Done, RxPath, Verdict};
-use crate::library::{Action, Cx, LibEvent, Notice, Output, PState, Proc, Step};
+use crate::library::{Action, LibEvent, Notice, PState, Step};
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
-use crate::wire::{self, FrameRepr, OmxBody};
+use crate::wire::OmxBody;
 
 /// The cores of a host, running this module's work items
 /// (`crate::host::core`).
@@ -430,102 +430,6 @@ impl World {
             Verdict::PullReply { handle, offset, .. } => self.pull_reply_arrived(now, h, by, handle, offset),
             _ => self.frames.drops.no_endpoint += 1,
         }
-    }
-
-    /// Calls process `p` of host `h` with its context, then routes what it
-    /// returned. Outputs of calls made while routing (a copy into a local
-    /// process that runs it) go after this call's in the buffer and are
-    /// routed and removed by their own call.
-    #[inline(always)]
-    pub(super) fn lib_call<R>(
-        &mut self,
-        now: Instant,
-        h: usize,
-        p: usize,
-        f: impl FnOnce(&mut Proc, &mut Cx<'_>) -> R,
-    ) -> R {
-        let start = self.lib_out.len();
-        let hs = &mut self.hosts[h];
-        let mut cx = Cx { now, host: h as u16, env: &self.env, mem: &mut hs.mem, out: &mut self.lib_out };
-        let r = f(&mut hs.procs[p], &mut cx);
-        if self.lib_out.len() > start {
-            self.route(now, h, p, start);
-        }
-        r
-    }
-
-    /// Routes the outputs of process `p` of host `h` from `start` on. The
-    /// outputs of most calls (a frame, a completion) are routed here and
-    /// the others by `route_other`, out of line: the loop then holds no
-    /// addresses and constants for them, computed ahead of it at every
-    /// call (about 4 calls a round trip).
-    fn route(&mut self, now: Instant, h: usize, p: usize, start: usize) {
-        let end = self.lib_out.len();
-        for i in start..end {
-            match self.lib_out[i] {
-                Output::Transmit { dst, marked, body } => self.route_transmit(now, h, dst, marked, body),
-                Output::Completed => self.run.completions += 1,
-                o => self.route_other(now, h, p, o),
-            }
-        }
-        self.lib_out.truncate(start);
-    }
-
-    /// Routes output `o` of process `p` of host `h` (any output; called for
-    /// those [`World::route`] does not route itself).
-    #[inline(never)]
-    fn route_other(&mut self, now: Instant, h: usize, p: usize, o: Output) {
-        match o {
-            Output::Timer { at } => self.q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 }),
-            Output::Transmit { dst, marked, body } => self.route_transmit(now, h, dst, marked, body),
-            Output::Local { host, ep, ev } => {
-                if let Some(q) = self.hosts[host as usize].eps[ep as usize] {
-                    self.post_event(now, host as usize, q as usize, ev, RxBy::Nic);
-                }
-            }
-            Output::Mcast { ep, rank, tag, size, frag, frags } => {
-                self.mcast_send(now, h, ep, rank, tag, size, frag, frags)
-            }
-            Output::OpenPull { ep, req, ev } => {
-                let (handle, blocks) = self.open_pull(now, h, ep, req, ev);
-                let pages = crate::library::region_pages(ev.msg.size);
-                self.hosts[h].procs[p].pull_opened(handle, blocks, pages, self.env.c.lib.max_pulls);
-            }
-            Output::PullStart { handle } => self.pull_start(now, h, handle),
-            Output::Completed => self.run.completions += 1,
-            Output::Medium { one_irq } => {
-                self.run.medium_msgs += 1;
-                self.run.medium_one_irq += one_irq as u64;
-            }
-            Output::Duplicates { n } => self.frames.drops.duplicate += n,
-            Output::ProgramDone => self.programs_left -= 1,
-            Output::Mark { label } => {
-                let i = label as usize;
-                for (hb, hs) in self.run.busy_at_mark[i].iter_mut().zip(&self.hosts) {
-                    *hb = hs.kernel_time + hs.app_time + hs.spin_time;
-                }
-                // Interrupts raised so far on this host, and on every host.
-                let (own, all) = (self.hosts[h].rx.irq_raised(), self.run.irq_raised_all);
-                self.hosts[h].procs[p].set_mark_irqs(i, own, all);
-            }
-            Output::Stall { core, stall } => self.hosts[h].cores[core as usize].stall += stall,
-            Output::GiveUp { peer, seq, size, last_sent } => self.give_up(h, p, peer, seq, size, last_sent),
-        }
-    }
-
-    /// The frame of an `Output::Transmit` sent from host `h`: out of line,
-    /// so that `route`, called for every library call with outputs (most
-    /// of them no frame), does not compute its addresses ahead of its loop.
-    #[inline(never)]
-    fn route_transmit(&mut self, now: Instant, h: usize, dst: u16, marked: bool, body: OmxBody) {
-        let repr = FrameRepr {
-            dst_mac: wire::host_mac(dst),
-            src_mac: wire::host_mac(h as u16),
-            src_peer: h as u16,
-            marked,
-            body,
-        };
-        self.send_frame(now, h, dst, &repr);
     }
 
     /// Prices the next segment of process `p` of host `h`, which has its
