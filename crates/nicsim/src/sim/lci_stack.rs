@@ -6,7 +6,7 @@
 //! (`crate::lci::Running`). The world hands each event addressed to a
 //! part to its rule (`World::lci`, one `World` method per event kind, on
 //! the world's own hosts, grid, program and queue): host `h`'s library
-//! (`Ev::LciLibrary`, a `crate::library::lci::LibEv`), NI `h`'s LANai firmware
+//! (`Ev::LciLibrary`, a `crate::library::LibEv`), NI `h`'s LANai firmware
 //! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), NI `h`'s polling watchdog
 //! and clock (the events the Open-MX NIC's share: `Ev::WatchdogTimer`,
 //! `Ev::ClockTick`, `Ev::ClockFetched`, routed here by `nic_path` and
@@ -17,9 +17,11 @@
 //! watch's (`stall`). This file owns that hand-over, the wiring of the
 //! parts and the rules: what acts across a host and its NI or
 //! between NIs (a PIO write across the host's bus, a transmit once the
-//! destination NI grants a receive buffer, the grid's timing) and the
-//! routing of what a host's library and its NI's firmware answer, as
-//! `kernel` routes the Open-MX library's; the parts' state and decisions
+//! destination NI grants a receive buffer, the grid's timing), what the
+//! one router of a library's outputs (`lib_io`'s `route`, which routes the
+//! Open-MX library's too) hands it of a host library's (its events with
+//! the packets they name, its PIO, what its program learns) and the
+//! routing of what its NI's firmware answers; the parts' state and decisions
 //! are `crate::library::lci`'s and `crate::nic::lanai`'s, the program's
 //! `crate::lci`'s.
 
@@ -289,45 +291,23 @@ impl World {
     }
 
     /// Host `h`'s library event `ev` (`arg`: a packet of NI `h`'s store or
-    /// a generation, [`LibEv`]).
+    /// a generation, [`LibEv`]): the library's ([`Lib::event`], with the
+    /// packet it names and its NI's delivered and released counters, as a
+    /// PIO read finds them), but for the end of a multicast program's
+    /// compute phase, which the program goes on from before the library.
     fn lci_library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
-        match ev {
-            LibEv::Done => self.lci_lib(h, now, Lib::done),
-            LibEv::Write => self.lci_lib(h, now, Lib::write_pending),
-            LibEv::PollDone => {
-                let d = self.hosts[h as usize].ni_ref().delivered;
-                self.lci_lib(h, now, |l, cx| l.poll_done(cx, d));
+        if ev == LibEv::McComputeDone {
+            self.hosts[h as usize].lib().mc_compute_done();
+            if let Some(p) = self.lci_prog().job.procs_mut() {
+                p.procs[h as usize].compute_done();
             }
-            LibEv::SendCounterDone => {
-                let sent = self.hosts[h as usize].ni_ref().sent;
-                self.lci_lib(h, now, |l, cx| l.send_counter_done(cx, sent));
-            }
-            LibEv::McForward => {
-                let pkt = self.lci_take_packet(h, arg);
-                self.lci_lib(h, now, |l, cx| l.mc_forward(cx, pkt));
-            }
-            LibEv::McSendCounterDone => {
-                let pkt = self.lci_take_packet(h, arg);
-                let sent = self.hosts[h as usize].ni_ref().sent;
-                self.lci_lib(h, now, |l, cx| l.mc_send_counter_done(cx, pkt, sent));
-            }
-            LibEv::McWrite => {
-                let pkt = self.lci_take_packet(h, arg);
-                self.lci_lib(h, now, |l, cx| l.mc_write(cx, pkt));
-            }
-            LibEv::McComputeDone => {
-                self.hosts[h as usize].lib().mc_compute_done();
-                if let Some(p) = self.lci_prog().job.procs_mut() {
-                    p.procs[h as usize].compute_done();
-                }
-                self.lci_proceed(h, now);
-                self.lci_lib(h, now, Lib::next);
-            }
-            LibEv::ComputeDone => self.lci_lib(h, now, |l, cx| l.compute_done(cx, arg)),
-            LibEv::Signal => self.lci_lib(h, now, Lib::signal),
-            LibEv::SoftTimer => self.lci_lib(h, now, Lib::wake),
-            LibEv::Protocol => unreachable!("an Open-MX process's timer is `Ev::ProcTimer`"),
+            self.lci_proceed(h, now);
+            return self.lci_lib(h, now, Lib::next);
         }
+        let pkt = ev.names_packet().then(|| self.lci_take_packet(h, arg));
+        let ni = self.hosts[h as usize].ni_ref();
+        let counters = (ni.delivered, ni.sent);
+        self.lci_lib(h, now, |l, cx| l.event(cx, ev, arg, pkt, counters));
     }
 
     /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):

@@ -256,6 +256,29 @@ impl Lib {
         self.wake(cx);
     }
 
+    /// Its event `ev` is due (`arg`: a generation, [`LibEv`]), naming
+    /// `pkt` if the event names one; `ni`: its NI's delivered and released
+    /// counters, which a PIO read that ends now finds. The multicast
+    /// program's compute end is the world's (`McComputeDone`: the program
+    /// goes on first, [`Lib::mc_compute_done`]).
+    pub(crate) fn event(&mut self, cx: &mut Cx<'_>, ev: LibEv, arg: u32, pkt: Option<Packet>, ni: (u64, u64)) {
+        let (delivered, sent) = ni;
+        let pkt = || pkt.expect("the event names a packet");
+        match ev {
+            LibEv::Done => self.done(cx),
+            LibEv::Write => self.write_pending(cx),
+            LibEv::PollDone => self.poll_done(cx, delivered),
+            LibEv::SendCounterDone => self.send_counter_done(cx, sent),
+            LibEv::McForward => self.mc_forward(cx, pkt()),
+            LibEv::McSendCounterDone => self.mc_send_counter_done(cx, pkt(), sent),
+            LibEv::McWrite => self.mc_write(cx, pkt()),
+            LibEv::ComputeDone => self.compute_done(cx, arg),
+            LibEv::Signal => self.signal(cx),
+            LibEv::SoftTimer => self.wake(cx),
+            LibEv::McComputeDone | LibEv::Protocol => unreachable!("{ev:?} is not the LCI library's own to handle"),
+        }
+    }
+
     /// `LibEv::Done`, and the NI took the packet it wrote (`FwEv::Posted`).
     pub(crate) fn done(&mut self, cx: &mut Cx<'_>) {
         self.busy = false;
