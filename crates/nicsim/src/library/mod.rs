@@ -128,7 +128,7 @@ impl LibEv {
 
 /// What a library wants done, in the order it wants it: the Open-MX
 /// process's ([`Proc`]) and the \[LCI] host library's ([`lci::Lib`]), routed
-/// by the one router (`crate::sim` `lib_io`). The last six are the LCI
+/// by the one router (`crate::sim` `kernel`'s `route`). The last six are the LCI
 /// library's own: its PIO across its NIC's bus and what its program learns.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Output {

@@ -15,14 +15,16 @@
 //! `Proc::segment_done` when the segment ends) is made with its context
 //! (`crate::library::Cx`: the time, the costs, the host's cache counters
 //! and send path, the rank map) and the outputs it returns are routed in
-//! order right after the call (`route`: frames to the NIC, intra-host
-//! copies to the peer's ring, timers to the event queue, pulls to the
-//! driver, multicast frames to the NIC, counters to the run's); an event's
-//! way into a process's ring and the process's wake-up (`post_event`,
-//! `notify_proc`), which dispatches its core; the host's record of which
-//! processes poll which receive queue (`HostState::start_polling`,
-//! `stop_polling`, `poller_of`, over its `pollers`, as a [`ProcSet`] per
-//! queue).
+//! order right after the call (`route`, the one router of both libraries'
+//! outputs, `lib_io`'s `lci_lib` calling it for a host's \[LCI] library:
+//! frames to the NIC, intra-host copies to the peer's ring, timers to the
+//! event queue, pulls to the driver, multicast frames to the NIC, counters
+//! to the run's, the LCI library's PIO and its program's news to
+//! `lci_stack`); an event's way into a process's ring and the process's
+//! wake-up (`post_event`, `notify_proc`), which dispatches its core; the
+//! host's record of which processes poll which receive queue
+//! (`HostState::start_polling`, `stop_polling`, `poller_of`, over its
+//! `pollers`, as a [`ProcSet`] per queue).
 //!
 //! The cores' own state and the decisions that read only it (the kernel
 //! queue, what a core runs, segment numbers, idle and sleep bookkeeping,
@@ -36,10 +38,10 @@ use crate::engine::EventQueue;
 use crate::host::Segment;
 pub(crate) use crate::kernel::KWork;
 use crate::kernel::{Done, RxPath, Verdict};
-use crate::library::{Action, LibEvent, Notice, PState, Step};
+use crate::library::{Action, Cx, LibEv, LibEvent, Notice, Output, PState, Proc, Step};
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
-use crate::wire::OmxBody;
+use crate::wire::{self, FrameRepr, OmxBody};
 
 /// The cores of a host, running this module's work items
 /// (`crate::host::core`).
@@ -430,6 +432,113 @@ impl World {
             Verdict::PullReply { handle, offset, .. } => self.pull_reply_arrived(now, h, by, handle, offset),
             _ => self.frames.drops.no_endpoint += 1,
         }
+    }
+
+    /// Calls process `p` of host `h` with its context, then routes what it
+    /// returned. Outputs of calls made while routing (a copy into a local
+    /// process that runs it) go after this call's in the buffer and are
+    /// routed and removed by their own call.
+    #[inline(always)]
+    pub(super) fn lib_call<R>(
+        &mut self,
+        now: Instant,
+        h: usize,
+        p: usize,
+        f: impl FnOnce(&mut Proc, &mut Cx<'_>) -> R,
+    ) -> R {
+        let start = self.lib_out.len();
+        let hs = &mut self.hosts[h];
+        let mut cx = Cx { now, host: h as u16, env: &self.env, mem: &mut hs.mem, out: &mut self.lib_out };
+        let r = f(&mut hs.procs[p], &mut cx);
+        if self.lib_out.len() > start {
+            self.route(now, h, p, start);
+        }
+        r
+    }
+
+    /// Routes the outputs of a library of host `h` (process `p`'s, 0 for
+    /// the LCI library) from `start` on. The outputs of most calls (a
+    /// frame, a completion) are routed here and the others by
+    /// `route_other`, out of line: the loop then holds no addresses and
+    /// constants for them, computed ahead of it at every call (about 4
+    /// calls a round trip).
+    pub(super) fn route(&mut self, now: Instant, h: usize, p: usize, start: usize) {
+        let end = self.lib_out.len();
+        for i in start..end {
+            match self.lib_out[i] {
+                Output::Transmit { dst, marked, body } => self.route_transmit(now, h, dst, marked, body),
+                Output::Completed => self.run.completions += 1,
+                o => self.route_other(now, h, p, o),
+            }
+        }
+        self.lib_out.truncate(start);
+    }
+
+    /// Routes output `o` of a library of host `h` (any output; called for
+    /// those [`World::route`] does not route itself); the \[LCI] library's
+    /// PIO and what its program learns go to `lci_stack`.
+    #[inline(never)]
+    fn route_other(&mut self, now: Instant, h: usize, p: usize, o: Output) {
+        match o {
+            Output::Timer { at, ev: LibEv::Protocol, .. } => {
+                self.q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 })
+            }
+            Output::Timer { at, ev, arg } => self.lci_timer(h as u32, at, ev, arg),
+            Output::Transmit { dst, marked, body } => self.route_transmit(now, h, dst, marked, body),
+            Output::Local { host, ep, ev } => {
+                if let Some(q) = self.hosts[host as usize].eps[ep as usize] {
+                    self.post_event(now, host as usize, q as usize, ev, RxBy::Nic);
+                }
+            }
+            Output::Mcast { ep, rank, tag, size, frag, frags } => {
+                self.mcast_send(now, h, ep, rank, tag, size, frag, frags)
+            }
+            Output::OpenPull { ep, req, ev } => {
+                let (handle, blocks) = self.open_pull(now, h, ep, req, ev);
+                let pages = crate::library::region_pages(ev.msg.size);
+                self.hosts[h].procs[p].pull_opened(handle, blocks, pages, self.env.c.lib.max_pulls);
+            }
+            Output::PullStart { handle } => self.pull_start(now, h, handle),
+            Output::Completed => self.run.completions += 1,
+            Output::Medium { one_irq } => {
+                self.run.medium_msgs += 1;
+                self.run.medium_one_irq += one_irq as u64;
+            }
+            Output::Duplicates { n } => self.frames.drops.duplicate += n,
+            Output::ProgramDone => self.programs_left -= 1,
+            Output::Mark { label } => {
+                let i = label as usize;
+                for (hb, hs) in self.run.busy_at_mark[i].iter_mut().zip(&self.hosts) {
+                    *hb = hs.kernel_time + hs.app_time + hs.spin_time;
+                }
+                // Interrupts raised so far on this host, and on every host.
+                let (own, all) = (self.hosts[h].rx.irq_raised(), self.run.irq_raised_all);
+                self.hosts[h].procs[p].set_mark_irqs(i, own, all);
+            }
+            Output::Stall { core, stall } => self.hosts[h].cores[core as usize].stall += stall,
+            Output::GiveUp { peer, seq, size, last_sent } => self.give_up(h, p, peer, seq, size, last_sent),
+            Output::PioRead { then, arg } => self.lci_pio_read(h as u32, now, then, arg),
+            Output::PioWrite { pkt, bytes } => self.lci_pio_write(h as u32, now, pkt, bytes),
+            Output::Message { src, tag } => self.lci_message(h as u32, now, src, tag),
+            Output::Arrived { from, tag, at } => self.lci_arrived(h as u32, from, tag, at),
+            Output::Idle => self.lci_idle(h as u32, now),
+            Output::ComputeDone => self.lci_compute_done(h as u32),
+        }
+    }
+
+    /// The frame of an `Output::Transmit` sent from host `h`: out of line,
+    /// so that `route`, called for every library call with outputs (most
+    /// of them no frame), does not compute its addresses ahead of its loop.
+    #[inline(never)]
+    fn route_transmit(&mut self, now: Instant, h: usize, dst: u16, marked: bool, body: OmxBody) {
+        let repr = FrameRepr {
+            dst_mac: wire::host_mac(dst),
+            src_mac: wire::host_mac(h as u16),
+            src_peer: h as u16,
+            marked,
+            body,
+        };
+        self.send_frame(now, h, dst, &repr);
     }
 
     /// Prices the next segment of process `p` of host `h`, which has its

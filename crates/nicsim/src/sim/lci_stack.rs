@@ -18,7 +18,7 @@
 //! parts and the rules: what acts across a host and its NI or
 //! between NIs (a PIO write across the host's bus, a transmit once the
 //! destination NI grants a receive buffer, the grid's timing), what the
-//! one router of a library's outputs (`lib_io`'s `route`, which routes the
+//! one router of a library's outputs (`kernel`'s `route`, which routes the
 //! Open-MX library's too) hands it of a host library's (its events with
 //! the packets they name, its PIO, what its program learns) and the
 //! routing of what its NI's firmware answers; the parts' state and decisions

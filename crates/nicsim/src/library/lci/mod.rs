@@ -8,7 +8,7 @@
 //! write of a packet into an NI send buffer across its bus, and what its
 //! program learns (a message reached the host, the library has nothing to
 //! do, a compute phase ended). The one router routes them
-//! (`crate::sim` `lib_io`); the bus and the NI are the NIC's, the program
+//! (`crate::sim` `kernel`'s `route`); the bus and the NI are the NIC's, the program
 //! is the world's run's (`crate::sim` `lci_stack`).
 //!
 //! This module owns the library's state and decisions: the queue of
