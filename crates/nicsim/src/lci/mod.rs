@@ -22,9 +22,10 @@
 //! library answers (its events queued, its PIO across its NIC's bus (the
 //! host's PCI bus, `crate::host::bus`, which the NI's DMAs share), what
 //! its program learns given to the program, the program's sends and
-//! compute handed to the senders' libraries) are the world's, as the
-//! Open-MX library's routing is (`crate::sim` `lci_stack`, `World`
-//! methods on the world's hosts, grid, program and queue): they queue
+//! compute handed to the senders' libraries) are the world's: the one
+//! router of both libraries' outputs (`crate::sim` `kernel`'s `route`)
+//! and the stack's rules it hands them to (`crate::sim` `lci_stack`,
+//! `World` methods on the world's hosts, grid, program and queue): they queue
 //! the world's events (`crate::sim` `Ev`) for the parts they address and
 //! keep nothing between events but [`Running`]'s reused buffers. The world's
 //! stall watch (`crate::sim` `stall`) ends a run whose NIs sent and

@@ -83,17 +83,17 @@ pub(crate) fn pin_cost(c: &Costs, size: u64) -> Duration {
 }
 
 /// What a library's event is: the one event a library has the world queue
-/// for it ([`Output::Timer`]), for the Open-MX process's protocol timer
+/// for it (`Output::Timer`), for the Open-MX process's protocol timer
 /// (`Protocol`, `crate::sim::Ev::ProcTimer`) or host `h`'s \[LCI] library
-/// (the others, `crate::sim::Ev::LciLibrary { host, ev, arg }`, routed to
-/// the library's entry point of that name by `crate::sim` `lci_stack`).
-/// `arg` is a packet the LCI library holds for the event
-/// ([`lci::Lib::held`], the kinds [`LibEv::names_packet`]), the generation
-/// for `ComputeDone`, 0 otherwise.
+/// (the others, `crate::sim::Ev::LciLibrary { host, ev, arg }`, handled by
+/// the library's `lci::Lib::event`, but `McComputeDone`, the world's:
+/// `crate::sim` `lci_stack`). `arg` is a packet the LCI library holds for
+/// the event (`lci::Lib::held`, the kinds [`LibEv::names_packet`]), the
+/// generation for `ComputeDone`, 0 otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum LibEv {
-    /// The Open-MX process's protocol timer ([`Proc::timer_fired`]).
+    /// The Open-MX process's protocol timer (`Proc::timer_fired`).
     Protocol,
     /// The host finished its current action.
     Done,
