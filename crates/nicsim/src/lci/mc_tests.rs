@@ -294,6 +294,8 @@ fn the_world_queue_carries_the_stacks_events_and_every_packet_named_is_given_bac
                 assert_eq!(p.map(|p| p.dst), Some(h), "{f}: an arrival is held by the NI it arrives at");
             }
             most = most.max(nis(&world).map(|n| n.packets.len()).max().unwrap_or(0));
+            // Its outputs routed, a library holds none of the packets they named.
+            assert!(world.hosts.iter().all(|hs| hs.lib_ref().held_mark() == 0), "{f}: after {kind:?}");
         }
         // The queue ran dry: every packet an event named was taken back.
         assert!(program(&world).done(), "{f}");

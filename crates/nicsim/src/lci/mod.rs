@@ -22,9 +22,10 @@
 //! library answers (its events queued, its PIO across its NIC's bus (the
 //! host's PCI bus, `crate::host::bus`, which the NI's DMAs share), what
 //! its program learns given to the program, the program's sends and
-//! compute handed to the senders' libraries) are the world's, as the
-//! Open-MX library's routing is (`crate::sim` `lci_stack`, `World`
-//! methods on the world's hosts, grid, program and queue): they queue
+//! compute handed to the senders' libraries) are the world's: the one
+//! router of both libraries' outputs (`crate::sim` `kernel`'s `route`)
+//! and the stack's rules it hands them to (`crate::sim` `lci_stack`,
+//! `World` methods on the world's hosts, grid, program and queue): they queue
 //! the world's events (`crate::sim` `Ev`) for the parts they address and
 //! keep nothing between events but [`Running`]'s reused buffers. The world's
 //! stall watch (`crate::sim` `stall`) ends a run whose NIs sent and
@@ -89,9 +90,9 @@ pub mod process;
 use crate::config::LciScenario;
 use crate::config::Workload;
 pub use crate::library::lci::Control;
-pub use crate::library::lci::LibEv;
+use crate::library::lci::Lib;
 use crate::library::lci::Outgoing;
-use crate::library::lci::{Lib, Output as LibOut};
+pub use crate::library::LibEv;
 use crate::metrics::LinkBound;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
@@ -170,8 +171,6 @@ pub struct Running {
     pub(crate) job: Box<dyn Job>,
     /// The program's sends being moved to the libraries.
     pub(crate) sends: Vec<(u32, Outgoing)>,
-    /// The libraries' outputs being routed (`crate::sim` `lci_stack`).
-    pub(crate) outs: Vec<LibOut>,
     /// The firmware's outputs being routed.
     pub(crate) fw: Vec<FwOut>,
     /// The NI whose packet store was full when an event was to name one
@@ -212,13 +211,7 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
         let lib = Lib::new(h, s, signal, p.link.mtu, n, upcall);
         (lib, Ni::new(s, p, h))
     });
-    let run = Running {
-        job,
-        sends: Vec::with_capacity(n as usize),
-        outs: Vec::with_capacity(16),
-        fw: Vec::with_capacity(16),
-        full: None,
-    };
+    let run = Running { job, sends: Vec::with_capacity(n as usize), fw: Vec::with_capacity(16), full: None };
     (run, parts.collect())
 }
 

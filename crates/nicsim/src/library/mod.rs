@@ -82,11 +82,58 @@ pub(crate) fn pin_cost(c: &Costs, size: u64) -> Duration {
     c.lib.pull_setup + c.lib.pin_page.times(region_pages(size) as u64)
 }
 
-/// What a process's library wants done, in the order it wants it.
+/// What a library's event is: the one event a library has the world queue
+/// for it (`Output::Timer`), for the Open-MX process's protocol timer
+/// (`Protocol`, `crate::sim::Ev::ProcTimer`) or host `h`'s \[LCI] library
+/// (the others, `crate::sim::Ev::LciLibrary { host, ev, arg }`, handled by
+/// the library's `lci::Lib::event`, but `McComputeDone`, the world's:
+/// `crate::sim` `lci_stack`). `arg` is a packet the LCI library holds for
+/// the event (`lci::Lib::held`, the kinds [`LibEv::names_packet`]), the
+/// generation for `ComputeDone`, 0 otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LibEv {
+    /// The Open-MX process's protocol timer (`Proc::timer_fired`).
+    Protocol,
+    /// The host finished its current action.
+    Done,
+    /// The host finished the library send path: write the packet now.
+    Write,
+    /// The host's PIO read of its NI's delivered counter completed.
+    PollDone,
+    /// The host's PIO read of its NI's released-send-buffer counter completed.
+    SendCounterDone,
+    /// The host forwards a multicast packet after its upcall (`host-packet`; a packet).
+    McForward,
+    /// The host's read of the released-send-buffer counter for that forward completed (a packet).
+    McSendCounterDone,
+    /// The host finished the send path of that forward: write it now (a packet).
+    McWrite,
+    /// The host finished a compute phase of its multicast program.
+    McComputeDone,
+    /// The host's compute phase of generation `arg` ends (stale if preempted since).
+    ComputeDone,
+    /// An NI interrupt reaches the host's process as a signal.
+    Signal,
+    /// The host's earliest soft timer is due (wakes a spinning library).
+    SoftTimer,
+}
+
+impl LibEv {
+    /// Whether the event names a packet (its `arg`).
+    pub fn names_packet(self) -> bool {
+        matches!(self, LibEv::McForward | LibEv::McSendCounterDone | LibEv::McWrite)
+    }
+}
+
+/// What a library wants done, in the order it wants it: the Open-MX
+/// process's ([`Proc`]) and the \[LCI] host library's ([`lci::Lib`]), routed
+/// by the one router (`crate::sim` `kernel`'s `route`). The last six are the LCI
+/// library's own: its PIO across its NIC's bus and what its program learns.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Output {
-    /// Have the process's protocol-timer event at `at`.
-    Timer { at: Instant },
+    /// Have the library's event `ev` at `at`, naming `arg` ([`LibEv`]).
+    Timer { at: Instant, ev: LibEv, arg: u32 },
     /// The driver sends a frame to host `dst` (its doorbell): `body`,
     /// with the latency-sensitive marker if `marked`.
     Transmit { dst: u16, marked: bool, body: OmxBody },
@@ -121,10 +168,28 @@ pub(crate) enum Output {
     /// last put on the wire at `last_sent`, was never acknowledged (the run
     /// fails).
     GiveUp { peer: u16, seq: u32, size: u64, last_sent: Instant },
+    /// \[LCI] Read an NI counter by PIO across the host's bus; then the
+    /// library's event `then` (naming `arg`), with the counter's value.
+    PioRead { then: LibEv, arg: u32 },
+    /// \[LCI] Write the packet the library holds as `pkt` ([`lci::Lib::held`];
+    /// `bytes` after the header: payload, FULL word, extra descriptors) and
+    /// its descriptor into an NI send buffer by PIO.
+    PioWrite { pkt: u32, bytes: u32 },
+    /// \[LCI] The upcall of a message's last packet: the whole message from
+    /// host `src` with `tag` reached the host's program.
+    Message { src: u32, tag: u64 },
+    /// \[LCI] The same for a program the upcalls drive (`Drive::Upcall`): the
+    /// message from `from` (a broadcast's root) whose upcall ends at `at`.
+    Arrived { from: u32, tag: u64, at: Instant },
+    /// \[LCI] The library has nothing to do: the program says what the host
+    /// goes on with ([`lci::Lib::control`]).
+    Idle,
+    /// \[LCI] The compute phase the program asked for ended.
+    ComputeDone,
 }
 
-/// What a process's library reads and where it puts what it wants done,
-/// made by the world for each call.
+/// What a library reads and where it puts what it wants done, made by the
+/// world for each call.
 pub(crate) struct Cx<'a> {
     pub now: Instant,
     /// The process's host.
@@ -142,6 +207,12 @@ impl Cx<'_> {
     #[inline(always)]
     pub(crate) fn emit(&mut self, o: Output) {
         self.out.push(o);
+    }
+
+    /// Has the library's event `ev` at `at` (`arg` 0).
+    #[inline(always)]
+    pub(crate) fn timer(&mut self, at: Instant, ev: LibEv) {
+        self.emit(Output::Timer { at, ev, arg: 0 });
     }
 
     /// The host's send-path state, touched by `core` which then works on

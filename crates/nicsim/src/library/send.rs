@@ -15,7 +15,7 @@
 //! the wire in `crate::sim` (`Output::Transmit`).
 
 use super::process::{LibEvent, Out, Proc, Queued, Writer};
-use super::{Cx, Output};
+use super::{Cx, LibEv, Output};
 use crate::proto::{Due, Kind, Msg, SentMsg};
 use crate::time::{Duration, Instant};
 use crate::wire::{self, MessageClass};
@@ -360,7 +360,7 @@ impl Proc {
             // `arm_timer`): queue the deadline's own event now.
             Some(t) if !self.timer_events.any_by(t) => {
                 self.timer_events.insert(t);
-                cx.emit(Output::Timer { at: t });
+                cx.timer(t, LibEv::Protocol);
                 false
             }
             _ => false,
@@ -376,7 +376,7 @@ impl Proc {
             self.timer_at = Some(at);
             if !self.timer_events.any_by(at) {
                 self.timer_events.insert(at);
-                cx.emit(Output::Timer { at });
+                cx.timer(at, LibEv::Protocol);
             }
         }
     }

@@ -3,7 +3,7 @@
 //! world's costs, and what it wants done is read from its outputs, with no
 //! event queue, core or NIC in between.
 
-use super::{Action, Cx, LibEvent, Output, Proc, Step, Writer};
+use super::{Action, Cx, LibEv, LibEvent, Output, Proc, Step, Writer};
 use crate::proto::{Endpoint, Kind, Msg};
 use crate::sim::World;
 use crate::time::Instant;
@@ -57,7 +57,7 @@ fn a_tiny_send_is_priced_with_its_hand_over_and_its_outputs_come_in_order() {
     with_cx(&mut w, 0, Instant::ZERO, &mut out, |cx| p.apply(cx, action));
     // The resend timer, the frame to host 1, the send request completed.
     match out[..] {
-        [Output::Timer { at }, Output::Transmit { dst: 1, body, .. }, Output::Completed] => {
+        [Output::Timer { at, ev: LibEv::Protocol, .. }, Output::Transmit { dst: 1, body, .. }, Output::Completed] => {
             assert_eq!(at, resend);
             assert_eq!(Msg::parse(&body).map(|m| (m.kind, m.size)), Some((Kind::Tiny, 8)));
         }

@@ -15,14 +15,16 @@
 //! `Proc::segment_done` when the segment ends) is made with its context
 //! (`crate::library::Cx`: the time, the costs, the host's cache counters
 //! and send path, the rank map) and the outputs it returns are routed in
-//! order right after the call (`route`: frames to the NIC, intra-host
-//! copies to the peer's ring, timers to the event queue, pulls to the
-//! driver, multicast frames to the NIC, counters to the run's); an event's
-//! way into a process's ring and the process's wake-up (`post_event`,
-//! `notify_proc`), which dispatches its core; the host's record of which
-//! processes poll which receive queue (`HostState::start_polling`,
-//! `stop_polling`, `poller_of`, over its `pollers`, as a [`ProcSet`] per
-//! queue).
+//! order right after the call (`route`, the one router of both libraries'
+//! outputs, `lib_io`'s `lci_lib` calling it for a host's \[LCI] library:
+//! frames to the NIC, intra-host copies to the peer's ring, timers to the
+//! event queue, pulls to the driver, multicast frames to the NIC, counters
+//! to the run's, the LCI library's PIO and its program's news to
+//! `lci_stack`); an event's way into a process's ring and the process's
+//! wake-up (`post_event`, `notify_proc`), which dispatches its core; the
+//! host's record of which processes poll which receive queue
+//! (`HostState::start_polling`, `stop_polling`, `poller_of`, over its
+//! `pollers`, as a [`ProcSet`] per queue).
 //!
 //! The cores' own state and the decisions that read only it (the kernel
 //! queue, what a core runs, segment numbers, idle and sleep bookkeeping,
@@ -36,7 +38,7 @@ use crate::engine::EventQueue;
 use crate::host::Segment;
 pub(crate) use crate::kernel::KWork;
 use crate::kernel::{Done, RxPath, Verdict};
-use crate::library::{Action, Cx, LibEvent, Notice, Output, PState, Proc, Step};
+use crate::library::{Action, Cx, LibEv, LibEvent, Notice, Output, PState, Proc, Step};
 use crate::nic::RingEntry;
 use crate::time::{Duration, Instant};
 use crate::wire::{self, FrameRepr, OmxBody};
@@ -454,12 +456,13 @@ impl World {
         r
     }
 
-    /// Routes the outputs of process `p` of host `h` from `start` on. The
-    /// outputs of most calls (a frame, a completion) are routed here and
-    /// the others by `route_other`, out of line: the loop then holds no
-    /// addresses and constants for them, computed ahead of it at every
-    /// call (about 4 calls a round trip).
-    fn route(&mut self, now: Instant, h: usize, p: usize, start: usize) {
+    /// Routes the outputs of a library of host `h` (process `p`'s, 0 for
+    /// the LCI library) from `start` on. The outputs of most calls (a
+    /// frame, a completion) are routed here and the others by
+    /// `route_other`, out of line: the loop then holds no addresses and
+    /// constants for them, computed ahead of it at every call (about 4
+    /// calls a round trip).
+    pub(super) fn route(&mut self, now: Instant, h: usize, p: usize, start: usize) {
         let end = self.lib_out.len();
         for i in start..end {
             match self.lib_out[i] {
@@ -471,12 +474,16 @@ impl World {
         self.lib_out.truncate(start);
     }
 
-    /// Routes output `o` of process `p` of host `h` (any output; called for
-    /// those [`World::route`] does not route itself).
+    /// Routes output `o` of a library of host `h` (any output; called for
+    /// those [`World::route`] does not route itself); the \[LCI] library's
+    /// PIO and what its program learns go to `lci_stack`.
     #[inline(never)]
     fn route_other(&mut self, now: Instant, h: usize, p: usize, o: Output) {
         match o {
-            Output::Timer { at } => self.q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 }),
+            Output::Timer { at, ev: LibEv::Protocol, .. } => {
+                self.q.push(at, h as u32, Ev::ProcTimer { host: h as u16, p: p as u16 })
+            }
+            Output::Timer { at, ev, arg } => self.lci_timer(h as u32, at, ev, arg),
             Output::Transmit { dst, marked, body } => self.route_transmit(now, h, dst, marked, body),
             Output::Local { host, ep, ev } => {
                 if let Some(q) = self.hosts[host as usize].eps[ep as usize] {
@@ -510,6 +517,12 @@ impl World {
             }
             Output::Stall { core, stall } => self.hosts[h].cores[core as usize].stall += stall,
             Output::GiveUp { peer, seq, size, last_sent } => self.give_up(h, p, peer, seq, size, last_sent),
+            Output::PioRead { then, arg } => self.lci_pio_read(h as u32, now, then, arg),
+            Output::PioWrite { pkt, bytes } => self.lci_pio_write(h as u32, now, pkt, bytes),
+            Output::Message { src, tag } => self.lci_message(h as u32, now, src, tag),
+            Output::Arrived { from, tag, at } => self.lci_arrived(h as u32, from, tag, at),
+            Output::Idle => self.lci_idle(h as u32, now),
+            Output::ComputeDone => self.lci_compute_done(h as u32),
         }
     }
 

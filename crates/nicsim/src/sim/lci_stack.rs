@@ -6,7 +6,7 @@
 //! (`crate::lci::Running`). The world hands each event addressed to a
 //! part to its rule (`World::lci`, one `World` method per event kind, on
 //! the world's own hosts, grid, program and queue): host `h`'s library
-//! (`Ev::LciLibrary`, a `crate::library::lci::LibEv`), NI `h`'s LANai firmware
+//! (`Ev::LciLibrary`, a `crate::library::LibEv`), NI `h`'s LANai firmware
 //! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), NI `h`'s polling watchdog
 //! and clock (the events the Open-MX NIC's share: `Ev::WatchdogTimer`,
 //! `Ev::ClockTick`, `Ev::ClockFetched`, routed here by `nic_path` and
@@ -17,9 +17,11 @@
 //! watch's (`stall`). This file owns that hand-over, the wiring of the
 //! parts and the rules: what acts across a host and its NI or
 //! between NIs (a PIO write across the host's bus, a transmit once the
-//! destination NI grants a receive buffer, the grid's timing) and the
-//! routing of what a host's library and its NI's firmware answer, as
-//! `kernel` routes the Open-MX library's; the parts' state and decisions
+//! destination NI grants a receive buffer, the grid's timing), what the
+//! one router of a library's outputs (`kernel`'s `route`, which routes the
+//! Open-MX library's too) hands it of a host library's (its events with
+//! the packets they name, its PIO, what its program learns) and the
+//! routing of what its NI's firmware answers; the parts' state and decisions
 //! are `crate::library::lci`'s and `crate::nic::lanai`'s, the program's
 //! `crate::lci`'s.
 
@@ -28,7 +30,8 @@ use crate::engine::{EventQueue, Origin};
 use crate::host::bus::Bus;
 use crate::lci::process::{Drive, Processes};
 use crate::lci::Running;
-use crate::library::lci::{Cx as LibCx, Lib, LibEv, Outgoing, Output as LibOut};
+use crate::library::lci::{Lib, Outgoing};
+use crate::library::LibEv;
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, FwOut, Ni, Packet};
 use crate::nic::multicast::ForwardTable;
@@ -184,64 +187,69 @@ impl World {
         self.hosts[h as usize].ni().packets.take(id)
     }
 
-    /// Calls host `h`'s library at `now` (`f`), then routes what it asked
-    /// for, in its order (a call made while routing appends its outputs
-    /// past these and routes them before it returns).
-    fn lci_lib(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Lib, &mut LibCx<'_>)) {
-        let prog = self.run.lci.as_deref_mut().expect(PROGRAM);
-        let mark = prog.outs.len();
-        f(self.hosts[h as usize].lib(), &mut LibCx { now, out: &mut prog.outs });
-        let mut i = mark;
-        while let Some(&o) = self.lci_prog().outs.get(i) {
-            self.lci_route(h, now, o);
-            i += 1;
+    /// Host `h`'s library's event `ev` at `at`, naming `arg` (a packet it
+    /// holds, [`LibEv::names_packet`], then held in NI `h`'s store until
+    /// the event is handled).
+    pub(super) fn lci_timer(&mut self, h: u32, at: Instant, ev: LibEv, arg: u32) {
+        if ev.names_packet() {
+            let pkt = self.hosts[h as usize].lib_ref().held(arg);
+            self.lci_at_packet(at, host_origin(h), h, pkt, lib_ev(h, ev));
+        } else {
+            self.q.push(at, host_origin(h), lib_ev(h, ev)(arg));
         }
-        self.lci_prog().outs.truncate(mark);
     }
 
-    /// Does what host `h`'s library asked for at `now`: its events are
-    /// queued, its PIO goes across its NIC's bus, what its program learns
-    /// goes to the program.
-    fn lci_route(&mut self, h: u32, now: Instant, o: LibOut) {
-        let o_h = host_origin(h);
-        match o {
-            LibOut::At { at, ev, arg } => self.q.push(at, o_h, lib_ev(h, ev)(arg)),
-            LibOut::AtPacket { at, ev, pkt } => self.lci_at_packet(at, o_h, h, pkt, lib_ev(h, ev)),
-            LibOut::PioRead { then, pkt } => {
-                let end = self.hosts[h as usize].nic.lanai_pio_read(now);
-                match pkt {
-                    Some(pkt) => self.lci_at_packet(end, o_h, h, pkt, lib_ev(h, then)),
-                    None => self.q.push(end, o_h, lib_ev(h, then)(0)),
-                }
-            }
-            LibOut::PioWrite { pkt, bytes } => {
-                let end = self.hosts[h as usize].nic.lanai_pio_write(now, bytes);
-                self.lci_at_packet(end, o_h, h, pkt, fw_ev(h, FwEv::Posted));
-            }
-            LibOut::Message { src, tag } => {
-                self.lci_prog().job.on_message(h, src, tag);
-                self.lci_flush_sends(now);
-            }
-            LibOut::Arrived { from, tag, at } => {
-                let go_on = self.lci_prog().job.procs_mut().is_some_and(|p| p.arrived(h, from, tag));
-                // A sender that waited for the message to reach every host.
-                while let Some(s) = self.lci_prog().job.procs_mut().and_then(Processes::take_woken) {
-                    self.lci_proceed(s, at);
-                }
-                if go_on {
-                    self.lci_proceed(h, at);
-                }
-            }
-            LibOut::Idle => {
-                let c = self.lci_prog().job.control(h, now);
-                if self.lci_flush_sends(now) && self.hosts[h as usize].lib_ref().has_sends() {
-                    self.lci_lib(h, now, Lib::next);
-                } else {
-                    self.lci_lib(h, now, |l, cx| l.control(cx, c));
-                }
-            }
-            LibOut::ComputeDone => self.lci_prog().job.compute_done(h),
+    /// Host `h`'s PIO read of an NI counter across its NIC's bus at `now`;
+    /// then its library's event `then` (naming `arg`).
+    pub(super) fn lci_pio_read(&mut self, h: u32, now: Instant, then: LibEv, arg: u32) {
+        let end = self.hosts[h as usize].nic.lanai_pio_read(now);
+        self.lci_timer(h, end, then, arg);
+    }
+
+    /// Host `h`'s PIO write of the packet its library holds as `pkt`
+    /// (`bytes` after the header) into an NI send buffer across its NIC's
+    /// bus at `now`; the firmware has it posted at the write's end.
+    pub(super) fn lci_pio_write(&mut self, h: u32, now: Instant, pkt: u32, bytes: u32) {
+        let end = self.hosts[h as usize].nic.lanai_pio_write(now, bytes);
+        let pkt = self.hosts[h as usize].lib_ref().held(pkt);
+        self.lci_at_packet(end, host_origin(h), h, pkt, fw_ev(h, FwEv::Posted));
+    }
+
+    /// The upcall of a message's last packet on host `h` at `now`: the
+    /// program learns it (a program the library's idle turns drive), and
+    /// its sends go to the senders' libraries.
+    pub(super) fn lci_message(&mut self, h: u32, now: Instant, src: u32, tag: u64) {
+        self.lci_prog().job.on_message(h, src, tag);
+        self.lci_flush_sends(now);
+    }
+
+    /// The same for a program the upcalls drive: the message from `from`
+    /// whose upcall ends at `at`; the senders that waited for it to reach
+    /// every host, and host `h` if it waited for it, go on.
+    pub(super) fn lci_arrived(&mut self, h: u32, from: u32, tag: u64, at: Instant) {
+        let go_on = self.lci_prog().job.procs_mut().is_some_and(|p| p.arrived(h, from, tag));
+        while let Some(s) = self.lci_prog().job.procs_mut().and_then(Processes::take_woken) {
+            self.lci_proceed(s, at);
         }
+        if go_on {
+            self.lci_proceed(h, at);
+        }
+    }
+
+    /// Host `h`'s library has nothing to do at `now`: its new sends if the
+    /// program has any, else what the program says the host goes on with.
+    pub(super) fn lci_idle(&mut self, h: u32, now: Instant) {
+        let c = self.lci_prog().job.control(h, now);
+        if self.lci_flush_sends(now) && self.hosts[h as usize].lib_ref().has_sends() {
+            self.lci_lib(h, now, Lib::next);
+        } else {
+            self.lci_lib(h, now, |l, cx| l.control(cx, c));
+        }
+    }
+
+    /// Host `h`'s compute phase the program asked for ended.
+    pub(super) fn lci_compute_done(&mut self, h: u32) {
+        self.lci_prog().job.compute_done(h);
     }
 
     /// Runs host `h`'s process (a program its upcalls drive) at `now`
@@ -283,44 +291,23 @@ impl World {
     }
 
     /// Host `h`'s library event `ev` (`arg`: a packet of NI `h`'s store or
-    /// a generation, [`LibEv`]).
+    /// a generation, [`LibEv`]): the library's ([`Lib::event`], with the
+    /// packet it names and its NI's delivered and released counters, as a
+    /// PIO read finds them), but for the end of a multicast program's
+    /// compute phase, which the program goes on from before the library.
     fn lci_library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
-        match ev {
-            LibEv::Done => self.lci_lib(h, now, Lib::done),
-            LibEv::Write => self.lci_lib(h, now, Lib::write_pending),
-            LibEv::PollDone => {
-                let d = self.hosts[h as usize].ni_ref().delivered;
-                self.lci_lib(h, now, |l, cx| l.poll_done(cx, d));
+        if ev == LibEv::McComputeDone {
+            self.hosts[h as usize].lib().mc_compute_done();
+            if let Some(p) = self.lci_prog().job.procs_mut() {
+                p.procs[h as usize].compute_done();
             }
-            LibEv::SendCounterDone => {
-                let sent = self.hosts[h as usize].ni_ref().sent;
-                self.lci_lib(h, now, |l, cx| l.send_counter_done(cx, sent));
-            }
-            LibEv::McForward => {
-                let pkt = self.lci_take_packet(h, arg);
-                self.lci_lib(h, now, |l, cx| l.mc_forward(cx, pkt));
-            }
-            LibEv::McSendCounterDone => {
-                let pkt = self.lci_take_packet(h, arg);
-                let sent = self.hosts[h as usize].ni_ref().sent;
-                self.lci_lib(h, now, |l, cx| l.mc_send_counter_done(cx, pkt, sent));
-            }
-            LibEv::McWrite => {
-                let pkt = self.lci_take_packet(h, arg);
-                self.lci_lib(h, now, |l, cx| l.mc_write(cx, pkt));
-            }
-            LibEv::McComputeDone => {
-                self.hosts[h as usize].lib().mc_compute_done();
-                if let Some(p) = self.lci_prog().job.procs_mut() {
-                    p.procs[h as usize].compute_done();
-                }
-                self.lci_proceed(h, now);
-                self.lci_lib(h, now, Lib::next);
-            }
-            LibEv::ComputeDone => self.lci_lib(h, now, |l, cx| l.compute_done(cx, arg)),
-            LibEv::Signal => self.lci_lib(h, now, Lib::signal),
-            LibEv::SoftTimer => self.lci_lib(h, now, Lib::wake),
+            self.lci_proceed(h, now);
+            return self.lci_lib(h, now, Lib::next);
         }
+        let pkt = ev.names_packet().then(|| self.lci_take_packet(h, arg));
+        let ni = self.hosts[h as usize].ni_ref();
+        let counters = (ni.delivered, ni.sent);
+        self.lci_lib(h, now, |l, cx| l.event(cx, ev, arg, pkt, counters));
     }
 
     /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):

@@ -1,21 +1,40 @@
-//! A process waiting for the library's next event without a core's
-//! dispatch: its busy poll of its receive queue (`wait_polling`,
-//! `busy_poll_more`: the NIC queue's receive path run by the process
-//! itself), its protocol timer's event (`proc_timer`) and the run's end
-//! when the library gives up on a peer (`give_up`).
+//! A library called without a core's dispatch: a host's \[LCI] library
+//! (`lci_lib`: called with the one library context, `crate::library::Cx`,
+//! its `crate::library::Output`s routed by the one router, `kernel`'s
+//! `route`, as an Open-MX process's are), and an Open-MX process waiting
+//! for the library's next event: its busy poll of its receive queue
+//! (`wait_polling`, `busy_poll_more`: the NIC queue's receive path run by
+//! the process itself), its protocol timer's event (`proc_timer`) and the
+//! run's end when the library gives up on a peer (`give_up`).
 //!
-//! The pollers' record, the calls into the library and the routing of
-//! what it returns are the cores' (`kernel`); what the library decides and
+//! The pollers' record, the calls into a process and the routing of what
+//! a library returns are the cores' (`kernel`); what a library decides and
 //! what a step costs are `crate::library`'s.
 
 use super::{Ev, World};
 use crate::kernel::KWork;
-use crate::library::Action;
+use crate::library::lci::Lib;
+use crate::library::{Action, Cx};
 use crate::nic::BusyStep;
 use crate::proto::RESENDS_MAX;
 use crate::time::{Duration, Instant};
 
 impl World {
+    /// Calls host `h`'s \[LCI] library at `now` (`f`) with its context, then
+    /// routes what it returned as [`World::lib_call`] does (its `p` is 0:
+    /// the host's one library), and forgets the packets its outputs named.
+    pub(super) fn lci_lib(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Lib, &mut Cx<'_>)) {
+        let start = self.lib_out.len();
+        let hs = &mut self.hosts[h as usize];
+        let lib = hs.lci.as_deref_mut().expect("a host of a world that runs the LCI stack has its library");
+        let held = lib.held_mark();
+        f(lib, &mut Cx { now, host: h as u16, env: &self.env, mem: &mut hs.mem, out: &mut self.lib_out });
+        if self.lib_out.len() > start {
+            self.route(now, h as usize, 0, start);
+        }
+        self.hosts[h as usize].lib().release_held(held);
+    }
+
     /// The process waits by polling: with busy polling it runs the NIC
     /// queue's receive path itself, a poll of up to `BUSY_POLL_BUDGET` (or
     /// `host.busy_poll_budget`, `SO_BUSY_POLL_BUDGET`) entries whose first

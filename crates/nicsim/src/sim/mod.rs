@@ -232,9 +232,9 @@ pub(crate) enum Ev {
     },
     /// An event for host `host`'s \[LCI] library (`lci_stack`): what it
     /// is, and a packet of its NI's store or a generation
-    /// (`crate::lci::LibEv`).
+    /// (`crate::library::LibEv`).
     LciLibrary {
-        ev: crate::lci::LibEv,
+        ev: crate::library::LibEv,
         host: u16,
         arg: u32,
     },

@@ -8,9 +8,9 @@
 //! `crate::nic::multicast`'s ([`Kary`]), the NI firmware's forwarding (`ni`)
 //! `crate::nic::lanai`'s.
 
-use super::{Cx, LibEv, Output};
 use super::{Lib, Outgoing};
 use crate::config::Forwarding;
+use crate::library::{Cx, LibEv, Output};
 use crate::nic::lanai::Packet;
 use crate::nic::multicast::Kary;
 use crate::time::Duration;
@@ -90,7 +90,7 @@ impl Lib {
         }
         self.mc.compute = None;
         self.busy = true;
-        cx.at(cx.now + c, LibEv::McComputeDone);
+        cx.timer(cx.now + c, LibEv::McComputeDone);
         true
     }
 
@@ -119,14 +119,15 @@ impl Lib {
                     self.outbox.extend(tree.children(root, h).map(|dst| Outgoing { dst, ..o }));
                 }
                 Forwarding::HostPacket if tree.child_count(root, h) > 0 => {
-                    cx.out.push(Output::AtPacket { at: done, ev: LibEv::McForward, pkt });
+                    let arg = self.hold(pkt);
+                    cx.emit(Output::Timer { at: done, ev: LibEv::McForward, arg });
                     took = true;
                 }
                 _ => {}
             }
         }
         if pkt.last {
-            cx.out.push(Output::Arrived { from: pkt.bcast.unwrap_or(pkt.src), tag: pkt.tag, at: done });
+            cx.emit(Output::Arrived { from: pkt.bcast.unwrap_or(pkt.src), tag: pkt.tag, at: done });
         }
         took
     }
@@ -136,9 +137,11 @@ impl Lib {
     /// first; then the send path of the forward.
     pub(crate) fn mc_forward(&mut self, cx: &mut Cx<'_>, pkt: Packet) {
         if self.posted - self.known_sent >= self.send_buffers {
-            cx.out.push(Output::PioRead { then: LibEv::McSendCounterDone, pkt: Some(pkt) });
+            let arg = self.hold(pkt);
+            cx.emit(Output::PioRead { then: LibEv::McSendCounterDone, arg });
         } else {
-            cx.out.push(Output::AtPacket { at: cx.now + self.t.send, ev: LibEv::McWrite, pkt });
+            let arg = self.hold(pkt);
+            cx.emit(Output::Timer { at: cx.now + self.t.send, ev: LibEv::McWrite, arg });
         }
     }
 

@@ -1,14 +1,15 @@
 //! \[LCI]'s user-level library of each host (`protocol.stack = "lci"`),
 //! the second library beside the Open-MX one, one component per host
-//! ([`Lib`]), with the same shape: the world calls it with a context
-//! ([`Cx`]: the time, and the reused buffer its outputs go to) and it
-//! answers with what it wants done ([`Output`]s, in its order): arm one of
-//! its events (the end of an action, of a compute phase, a soft timer), a
-//! PIO read of an NI counter across its bus, a PIO write of a packet into
-//! an NI send buffer, and what its program learns (a message reached the
-//! host, the library has nothing to do, a compute phase ended). The world
-//! routes them (`crate::sim` `lci_stack`): the bus and the NI are the NIC's, the
-//! program is the world's run's.
+//! ([`Lib`]), behind the same interface: the world calls it with the one
+//! library context (`crate::library::Cx`) and it answers with the one
+//! output vocabulary (`crate::library::Output`, in its order): one of its
+//! events ([`LibEv`]: the end of an action, of a compute phase, a soft
+//! timer) as a `Timer`, and its own: a PIO read of an NI counter or a PIO
+//! write of a packet into an NI send buffer across its bus, and what its
+//! program learns (a message reached the host, the library has nothing to
+//! do, a compute phase ended). The one router routes them
+//! (`crate::sim` `kernel`'s `route`); the bus and the NI are the NIC's, the program
+//! is the world's run's (`crate::sim` `lci_stack`).
 //!
 //! This module owns the library's state and decisions: the queue of
 //! pinned receive buffers the NI fills (packets become visible in slot
@@ -36,6 +37,7 @@ pub mod reliable;
 
 pub(crate) use mc::HostMc;
 
+use super::{Cx, LibEv, Output};
 use crate::config::{LciHostTimes, LciScenario};
 use crate::host::core::{Delivery, Exit, Mode, SignalledCore};
 use crate::nic::delivery::{Detect, Strategy, FLAG_BYTES};
@@ -44,79 +46,6 @@ use crate::time::{Duration, Instant};
 pub use program::{Control, Outgoing, ACK_ONLY_MSG};
 use reliable::Reliable;
 use std::collections::VecDeque;
-
-/// What an event addressed to host `h`'s library is
-/// (`crate::sim::Ev::LciLibrary { host, ev, arg }`); the world routes each
-/// to the library's entry point of that name (`crate::sim` `lci_stack`).
-/// `arg` is the index of a packet in NI `h`'s store
-/// (`crate::nic::lanai::Ni::packets`) for the forwards, the generation for
-/// `ComputeDone`, 0 otherwise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum LibEv {
-    /// The host finished its current action.
-    Done,
-    /// The host finished the library send path: write the packet now.
-    Write,
-    /// The host's PIO read of its NI's delivered counter completed.
-    PollDone,
-    /// The host's PIO read of its NI's released-send-buffer counter completed.
-    SendCounterDone,
-    /// The host forwards a multicast packet after its upcall (`host-packet`; a packet).
-    McForward,
-    /// The host's read of the released-send-buffer counter for that forward completed (a packet).
-    McSendCounterDone,
-    /// The host finished the send path of that forward: write it now (a packet).
-    McWrite,
-    /// The host finished a compute phase of its multicast program.
-    McComputeDone,
-    /// The host's compute phase of generation `arg` ends (stale if preempted since).
-    ComputeDone,
-    /// An NI interrupt reaches the host's process as a signal.
-    Signal,
-    /// The host's earliest soft timer is due (wakes a spinning library).
-    SoftTimer,
-}
-
-/// What a host's library wants done, in the order it wants it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Output {
-    /// Its event `ev` at `at`; `arg`: a compute phase's generation.
-    At { at: Instant, ev: LibEv, arg: u32 },
-    /// Its event `ev` at `at`, naming `pkt` (held in its NI's store).
-    AtPacket { at: Instant, ev: LibEv, pkt: Packet },
-    /// Read an NI counter by PIO across the host's bus; then `then`
-    /// (naming `pkt`, if any), with the counter's value.
-    PioRead { then: LibEv, pkt: Option<Packet> },
-    /// Write `pkt` (`bytes` after the header: payload, FULL word, extra
-    /// descriptors) and its descriptor into an NI send buffer by PIO.
-    PioWrite { pkt: Packet, bytes: u32 },
-    /// The upcall of a message's last packet: the whole message from host
-    /// `src` with `tag` reached the host's program.
-    Message { src: u32, tag: u64 },
-    /// The same for a program the upcalls drive (`Drive::Upcall`): the
-    /// message from `from` (a broadcast's root) whose upcall ends at `at`.
-    Arrived { from: u32, tag: u64, at: Instant },
-    /// The library has nothing to do: the program says what the host goes
-    /// on with ([`Lib::control`]).
-    Idle,
-    /// The compute phase the program asked for ended.
-    ComputeDone,
-}
-
-/// What a host's library reads and where it puts what it wants done, made
-/// by the world for each call.
-pub(crate) struct Cx<'a> {
-    pub now: Instant,
-    /// The outputs of this call (the world's reused buffer; appended to).
-    pub out: &'a mut Vec<Output>,
-}
-
-impl Cx<'_> {
-    fn at(&mut self, at: Instant, ev: LibEv) {
-        self.out.push(Output::At { at, ev, arg: 0 });
-    }
-}
 
 /// What the library does next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +100,11 @@ pub struct Lib {
     posted: u64,
     known_sent: u64,
     send_buffers: u64,
+    /// The packets its outputs of the call being routed name
+    /// ([`Output::PioWrite`]'s `pkt`, the `arg` of an event that
+    /// [`LibEv::names_packet`]): the world takes each into its NI's store
+    /// as it routes the output, and empties this past the call's first.
+    held: Vec<Packet>,
     /// Busy until an event wakes it.
     busy: bool,
     /// Spinning on the cached flag since then.
@@ -213,6 +147,7 @@ impl Lib {
             next_frag: 0,
             next_msg: 0,
             pending: None,
+            held: Vec::with_capacity(4),
             posted: 0,
             known_sent: 0,
             send_buffers: s.lanai.send_buffers as u64,
@@ -247,6 +182,28 @@ impl Lib {
     /// The processed-packet counter in host memory.
     pub fn consumed(&self) -> u64 {
         self.consumed
+    }
+
+    /// Packet `i` of those its outputs name ([`Lib::hold`]).
+    pub(crate) fn held(&self, i: u32) -> Packet {
+        self.held[i as usize]
+    }
+
+    /// How many packets its outputs name so far: a call's first.
+    pub(crate) fn held_mark(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Forgets the packets its outputs named from `mark` on (their call's
+    /// outputs are routed).
+    pub(crate) fn release_held(&mut self, mark: usize) {
+        self.held.truncate(mark);
+    }
+
+    /// Holds `pkt` for an output that names it; its index.
+    fn hold(&mut self, pkt: Packet) -> u32 {
+        self.held.push(pkt);
+        (self.held.len() - 1) as u32
     }
 
     /// Whether messages wait in its outbox.
@@ -299,6 +256,29 @@ impl Lib {
         self.wake(cx);
     }
 
+    /// Its event `ev` is due (`arg`: a generation, [`LibEv`]), naming
+    /// `pkt` if the event names one; `ni`: its NI's delivered and released
+    /// counters, which a PIO read that ends now finds. The multicast
+    /// program's compute end is the world's (`McComputeDone`: the program
+    /// goes on first, [`Lib::mc_compute_done`]).
+    pub(crate) fn event(&mut self, cx: &mut Cx<'_>, ev: LibEv, arg: u32, pkt: Option<Packet>, ni: (u64, u64)) {
+        let (delivered, sent) = ni;
+        let pkt = || pkt.expect("the event names a packet");
+        match ev {
+            LibEv::Done => self.done(cx),
+            LibEv::Write => self.write_pending(cx),
+            LibEv::PollDone => self.poll_done(cx, delivered),
+            LibEv::SendCounterDone => self.send_counter_done(cx, sent),
+            LibEv::McForward => self.mc_forward(cx, pkt()),
+            LibEv::McSendCounterDone => self.mc_send_counter_done(cx, pkt(), sent),
+            LibEv::McWrite => self.mc_write(cx, pkt()),
+            LibEv::ComputeDone => self.compute_done(cx, arg),
+            LibEv::Signal => self.signal(cx),
+            LibEv::SoftTimer => self.wake(cx),
+            LibEv::McComputeDone | LibEv::Protocol => unreachable!("{ev:?} is not the LCI library's own to handle"),
+        }
+    }
+
     /// `LibEv::Done`, and the NI took the packet it wrote (`FwEv::Posted`).
     pub(crate) fn done(&mut self, cx: &mut Cx<'_>) {
         self.busy = false;
@@ -331,7 +311,8 @@ impl Lib {
         self.posted += 1;
         self.packets_sent += 1;
         let bytes = pkt.payload + FLAG_BYTES + self.mc.extra_pio_bytes(self.id, &pkt);
-        cx.out.push(Output::PioWrite { pkt, bytes });
+        let pkt = self.hold(pkt);
+        cx.emit(Output::PioWrite { pkt, bytes });
     }
 
     /// The library's next action if it is free.
@@ -346,7 +327,7 @@ impl Lib {
         let stolen = self.core.take_owed();
         if !stolen.is_zero() {
             self.busy = true;
-            cx.at(now + stolen, LibEv::Done);
+            cx.timer(now + stolen, LibEv::Done);
             return;
         }
         let action = self.next_action(now);
@@ -354,7 +335,7 @@ impl Lib {
             match self.core.handler_exit() {
                 Some(Exit::Compute(d)) => return self.control(cx, Control::Compute(d)),
                 Some(Exit::Sleep) => return self.control(cx, Control::Sleep),
-                None => return cx.out.push(Output::Idle),
+                None => return cx.emit(Output::Idle),
             }
         }
         self.act(cx, action);
@@ -374,7 +355,7 @@ impl Lib {
             Control::Compute(d) => {
                 let seg = self.core.begin_compute(cx.now, d);
                 self.irq_enabled = true;
-                cx.out.push(Output::At { at: seg.end, ev: LibEv::ComputeDone, arg: seg.gen });
+                cx.emit(Output::Timer { at: seg.end, ev: LibEv::ComputeDone, arg: seg.gen });
             }
             Control::Sleep => {
                 self.core.sleep();
@@ -390,20 +371,20 @@ impl Lib {
                 self.busy = true;
                 let done = now + cost;
                 if pkt.last && !pkt.ack_only {
-                    cx.out.push(Output::Message { src: pkt.src, tag: pkt.tag });
+                    cx.emit(Output::Message { src: pkt.src, tag: pkt.tag });
                 }
                 if self.mc_consumed(cx, pkt, done) {
                     return;
                 }
-                cx.at(done, LibEv::Done);
+                cx.timer(done, LibEv::Done);
             }
             Action::PollNi => {
                 self.busy = true;
-                cx.out.push(Output::PioRead { then: LibEv::PollDone, pkt: None });
+                cx.emit(Output::PioRead { then: LibEv::PollDone, arg: 0 });
             }
             Action::SendPath => {
                 self.busy = true;
-                cx.at(now + self.t.send, LibEv::Write);
+                cx.timer(now + self.t.send, LibEv::Write);
             }
             Action::Write(pkt) => {
                 self.busy = true;
@@ -411,12 +392,12 @@ impl Lib {
             }
             Action::ReadSendCounter => {
                 self.busy = true;
-                cx.out.push(Output::PioRead { then: LibEv::SendCounterDone, pkt: None });
+                cx.emit(Output::PioRead { then: LibEv::SendCounterDone, arg: 0 });
             }
             Action::Spin => {
                 self.spin_since = Some(now);
                 if let Some(t) = self.rel.as_ref().and_then(|r| r.next_timer()) {
-                    cx.at(t.max(now), LibEv::SoftTimer);
+                    cx.timer(t.max(now), LibEv::SoftTimer);
                 }
             }
         }
@@ -445,7 +426,7 @@ impl Lib {
         };
         self.interrupts += 1;
         self.busy = true;
-        cx.at(until, LibEv::Done);
+        cx.timer(until, LibEv::Done);
     }
 
     /// `LibEv::ComputeDone` of generation `gen`: the computation ends
@@ -453,7 +434,7 @@ impl Lib {
     pub(crate) fn compute_done(&mut self, cx: &mut Cx<'_>, gen: u32) {
         if self.core.end_compute(gen) {
             self.irq_enabled = false;
-            cx.out.push(Output::ComputeDone);
+            cx.emit(Output::ComputeDone);
             self.next(cx);
         }
     }
