@@ -191,7 +191,7 @@ fn asp_and_qr_run_the_open_mx_programs_one_process_per_host() {
             let (w, m) = run_world(f, app);
             let Some(p) = w.job().procs() else { panic!("{app}: {:?}", w.job()) };
             assert_eq!(p.procs.len(), 64);
-            assert!(p.procs.iter().all(process::Process::finished), "{app} {f}");
+            assert!(p.procs.iter().all(crate::library::driver::Driver::finished), "{app} {f}");
             let last = p.procs.iter().filter_map(|p| p.mark(1)).max().expect("end marks");
             assert_eq!(m.get("exec_time_s"), Some(last.as_s_f64()), "{app} {f}");
             assert_eq!(m.get("mc_bytes_consumed"), Some(63.0 * bytes as f64), "{app} {f}");
@@ -370,7 +370,7 @@ fn the_broadcast_benchmark_is_a_program_per_host_and_times_as_the_whole_run_benc
         assert_eq!(got, bits, "{f} {size} {iterations} {count} {root}");
         let Some(p) = w.job.procs() else { panic!("{:?}", w.job) };
         assert_eq!(p.procs.len(), 64);
-        assert!(p.procs.iter().all(process::Process::finished), "{f}: every process ran to its end");
+        assert!(p.procs.iter().all(crate::library::driver::Driver::finished), "{f}: every process ran to its end");
         let n = (iterations + count) as usize;
         for h in (0..64).filter(|&h| h != root as usize) {
             assert_eq!(w.hosts[h].upcalls, n as u64 * w.hosts[0].packets_for(size) as u64, "{f}: host {h}");

@@ -30,6 +30,7 @@
 //! `crate::sim`), nor the protocol's transitions (`crate::proto`), which it
 //! applies.
 
+pub(crate) mod driver;
 mod env;
 mod event;
 mod exp;

@@ -28,8 +28,9 @@
 use super::{Ev, HostState, World};
 use crate::engine::{EventQueue, Origin};
 use crate::host::bus::Bus;
-use crate::lci::process::{Drive, Processes};
+use crate::lci::process::Processes;
 use crate::lci::Running;
+use crate::library::driver::Drive;
 use crate::library::lci::{Lib, Outgoing};
 use crate::library::LibEv;
 use crate::nic::flow::Class;
