@@ -2,7 +2,7 @@
 //! whole LCI stack, run in the world: `super::testing`): who forwards
 //! what, when, and with how many bus crossings.
 
-use super::testing::{lib, ni, nis, program, run, step, world, Ran, To};
+use super::testing::{done, lib, ni, nis, run, step, world, Ran, To};
 use super::*;
 use crate::config::Forwarding;
 use crate::time::Instant;
@@ -57,7 +57,7 @@ fn ni_forwarding_sends_to_children_before_the_host_dma_completes() {
         if ni(&world, 1).delivered > before {
             delivered1 = Some(now);
         }
-        if program(&world).done() {
+        if done(&world) {
             break;
         }
     }
@@ -125,7 +125,7 @@ fn first_forward_and_last_upcall_at_1(forwarding: &str) -> (Instant, Instant) {
         if lib(&world, 1).upcalls == 4 && before == 3 {
             last_consumed_at_1 = Some(now);
         }
-        if program(&world).done() {
+        if done(&world) {
             break;
         }
     }
@@ -189,10 +189,11 @@ fn asp_and_qr_run_the_open_mx_programs_one_process_per_host() {
     ] {
         for f in SCHEMES {
             let (w, m) = run_world(f, app);
-            let Some(p) = w.job().procs() else { panic!("{app}: {:?}", w.job()) };
-            assert_eq!(p.procs.len(), 64);
-            assert!(p.procs.iter().all(crate::library::driver::Driver::finished), "{app} {f}");
-            let last = p.procs.iter().filter_map(|p| p.mark(1)).max().expect("end marks");
+            assert!(w.procs().is_some(), "{app}: {:?}", w.program);
+            let procs = || w.hosts.iter().map(|l| l.process().expect("each host's library holds its process"));
+            assert_eq!(procs().count(), 64);
+            assert!(procs().all(crate::library::driver::Driver::finished), "{app} {f}");
+            let last = procs().filter_map(|p| p.mark(1)).max().expect("end marks");
             assert_eq!(m.get("exec_time_s"), Some(last.as_s_f64()), "{app} {f}");
             assert_eq!(m.get("mc_bytes_consumed"), Some(63.0 * bytes as f64), "{app} {f}");
         }
@@ -206,15 +207,13 @@ fn stream_and_pingpong_run_the_open_mx_programs_on_src_and_dst_alone() {
     let text =
         |w: &str| format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\n{w}src = 5\ndst = 2\n");
     let (s, m) = run(&text("kind = \"stream\"\nsize_bytes = 1000\nmessages = 50\nwarmup = 5\n"));
-    let Some(p) = s.job().procs() else { panic!("{:?}", s.job()) };
-    assert!((0..64).all(|h| p.participates(h) == (h == 5 || h == 2)));
-    let rx = &p.procs[2];
+    assert!((0..64).all(|h| s.participates(h) == (h == 5 || h == 2)));
+    let rx = s.hosts[2].process().expect("the receiver's library holds its process");
     let (t0, t1) = (rx.mark(0).expect("warm-up marked"), rx.mark(1).expect("end marked"));
     assert_eq!(m.get("elapsed_us"), Some(t1.since(t0).as_s_f64() * 1e6));
     assert_eq!(m.get("upcalls"), Some(55.0));
     let (s, m) = run(&text("kind = \"pingpong\"\nsize_bytes = 0\niterations = 10\nwarmup = 2\n"));
-    let Some(p) = s.job().procs() else { panic!("{:?}", s.job()) };
-    let rank0 = &p.procs[5];
+    let rank0 = s.hosts[5].process().expect("rank 0's library holds its process");
     let trips = rank0.mark(1).unwrap().since(rank0.mark(0).unwrap()).as_s_f64();
     assert_eq!(m.get("latency_us"), Some(trips / 20.0 * 1e6));
     assert_eq!(m.get("upcalls"), Some(24.0), "12 round trips");
@@ -298,7 +297,7 @@ fn the_world_queue_carries_the_stacks_events_and_every_packet_named_is_given_bac
             assert!(world.hosts.iter().all(|hs| hs.lib_ref().held_mark() == 0), "{f}: after {kind:?}");
         }
         // The queue ran dry: every packet an event named was taken back.
-        assert!(program(&world).done(), "{f}");
+        assert!(done(&world), "{f}");
         assert!(nis(&world).all(|n| n.packets.is_empty()), "{f}");
         assert!(most > 0 && most <= ni(&world, 0).packets.bound() as usize, "{f}: {most}");
         for k in [
@@ -368,9 +367,10 @@ fn the_broadcast_benchmark_is_a_program_per_host_and_times_as_the_whole_run_benc
         let got = ["latency_us", "burst_us", "throughput_MBps", "mc_packets_consumed", "pio_writes"]
             .map(|k| m.get(k).map(f64::to_bits));
         assert_eq!(got, bits, "{f} {size} {iterations} {count} {root}");
-        let Some(p) = w.job.procs() else { panic!("{:?}", w.job) };
-        assert_eq!(p.procs.len(), 64);
-        assert!(p.procs.iter().all(crate::library::driver::Driver::finished), "{f}: every process ran to its end");
+        assert!(w.procs().is_some(), "{:?}", w.program);
+        assert_eq!(w.hosts.len(), 64);
+        let finished = |l: &super::Lib| l.process().is_some_and(crate::library::driver::Driver::finished);
+        assert!(w.hosts.iter().all(finished), "{f}: every process ran to its end");
         let n = (iterations + count) as usize;
         for h in (0..64).filter(|&h| h != root as usize) {
             assert_eq!(w.hosts[h].upcalls, n as u64 * w.hosts[0].packets_for(size) as u64, "{f}: host {h}");

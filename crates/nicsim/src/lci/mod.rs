@@ -6,15 +6,18 @@
 //! `protocol.stack = "lci"`), each with its own state: each host holds its
 //! library (`crate::library::lci::Lib`, the second library beside the
 //! Open-MX one: PIO sends, receive-buffer queue, polling, upcall, what a
-//! signal does to its signalled core, its side of the multicast schemes),
-//! beside the Open-MX processes; each host's NIC
+//! signal does to its signalled core, its side of the multicast schemes,
+//! and its host's process when the program runs one per host: the one
+//! driver, `crate::library::driver`), beside the Open-MX processes; each
+//! host's NIC
 //! holds the LANai firmware (`crate::nic::lanai`, [`Packet`]: buffers, DMA
 //! engines, delivery plans, the multicast firmware's forwarding table and
 //! forwards, the polling watchdog,
 //! the NI clock, the NI's packet counters); the NIs send on the world's
 //! network, the platform's grid (`crate::net::grid`, in the world's
 //! `crate::net::Network`); the world's run holds the program the hosts run
-//! ([`Running`]: a [`Job`], [`process`] or [`dsm`]).
+//! ([`Running`]: a [`Program`], the run's part of one process per host,
+//! [`process`], or a whole-job [`Job`], [`dsm`]).
 //!
 //! This module owns the parts' and the program's construction ([`build`])
 //! and the program's state ([`Running`]). The rules that act across a
@@ -59,18 +62,21 @@
 //! events after [`FwEv::RefreshDone`]; `crate::library::lci` holds what a program and
 //! its library say to each other.
 //!
-//! The program the hosts run is one [`Job`]: stream, ping-pong, the
+//! The program the hosts run is a [`Program`]. Stream, ping-pong, the
 //! broadcast benchmark, ASP, QR and the FFT all-to-all are
-//! `crate::workload::Program`s, one per host ([`Processes`], `process`),
-//! the operation sequences of `crate::workload` that the Open-MX library
-//! runs too; the DSM (`dsm`) keeps the state of every host's part
-//! together, told by the stack what reached which host (the upcall of a
-//! message's last packet) and what compute ended, and answering what each
-//! host sends or does next. A program times nothing (the world calls it
-//! with `now`). A program of operations is built in `Processes::new` from
-//! `crate::workload`'s operations; a whole-job program is an
-//! implementation of [`Job`] (and a variant of `crate::config::Workload`),
-//! made by [`job`].
+//! `crate::workload::Program`s, one per host, the operation sequences of
+//! `crate::workload` that the Open-MX library runs too: each host's
+//! library holds its process and runs it at its idle turns and compute
+//! ends (the FFT); the world runs one its upcalls drive (ASP, QR, the
+//! broadcast benchmark, stream, ping-pong) at those upcalls, because the
+//! broadcast benchmark's root waits for its broadcast to reach every
+//! other host, which the run counts ([`Processes`], `process`: what is
+//! not one host's). The DSM (`dsm`) is a whole-job program, a [`Job`]: it
+//! keeps the state of every host's part together (its home nodes answer
+//! whoever asks), told by the stack what reached which host (the upcall
+//! of a message's last packet) and what compute ended, and answering
+//! what each host sends or does next. A program times nothing (the world
+//! or the library calls it with `now`). Both are built by `program`.
 //!
 //! Its events are the world's, each addressed to one part: host
 //! `h`'s library (`crate::sim::Ev::LciLibrary`, a [`LibEv`]), NI `h`'s
@@ -81,7 +87,7 @@
 //! hands each to the rule of its kind (`crate::sim` `lci_stack`), which
 //! queues what it schedules as it goes, in its order, and then asks
 //! whether an NI's store overflowed or the program is done
-//! ([`Running::done`]).
+//! (`Running::done`).
 
 pub mod dsm;
 pub mod multicast;
@@ -89,9 +95,10 @@ pub mod process;
 
 use crate::config::LciScenario;
 use crate::config::Workload;
+use crate::library::driver::Driver;
 pub use crate::library::lci::Control;
-use crate::library::lci::Lib;
 use crate::library::lci::Outgoing;
+use crate::library::lci::{Hosted, Lib};
 pub use crate::library::LibEv;
 use crate::metrics::LinkBound;
 pub use crate::nic::lanai::FwEv;
@@ -102,18 +109,17 @@ use crate::{Metrics, Scenario, SimError};
 use dsm::Dsm;
 use process::Processes;
 
-/// A running program: every host's part of it. One program per host (the
-/// broadcast benchmark, ASP, QR, FFT all-to-all, stream, ping-pong:
-/// `process`'s [`Processes`], driven by the library's upcalls or
-/// its idle turns, as its `Drive` says), or the CRL-like DSM request/reply
-/// mix (`dsm`), driven by the library's idle turns.
+/// A whole-job program: one state machine over every host's part (the
+/// CRL-like DSM request/reply mix, `dsm`, whose home nodes answer whoever
+/// asks), which the world runs at its hosts' libraries' idle turns, told
+/// what reached which host and what compute ended. A program of one
+/// process per host is not one: its hosts' libraries hold its processes
+/// ([`Processes`]).
 pub trait Job: std::fmt::Debug {
     /// Whether `host` runs the program (enters the library and polls).
     fn participates(&self, host: u32) -> bool;
 
-    /// The upcall of a message's last packet on `host` (a program the
-    /// library's idle turns drive; the upcall-driven learn it from
-    /// `Output::Arrived`).
+    /// The upcall of a message's last packet on `host` (`Output::Message`).
     fn on_message(&mut self, host: u32, from: u32, tag: u64);
 
     /// Whether every host's part is finished.
@@ -122,54 +128,50 @@ pub trait Job: std::fmt::Debug {
     /// Its measurements (`link` bounds a stream's figures).
     fn metrics(&self, m: &mut Metrics, link: &LinkBound);
 
-    /// Host `h`'s library has nothing to do at `now`: what the host goes on
-    /// with (an upcall-driven program says `Control::Wait`).
+    /// Host `h`'s library has nothing to do at `now` (`Output::Idle`):
+    /// what the host goes on with.
     fn control(&mut self, h: u32, now: Instant) -> Control;
 
-    /// Host `h`'s compute phase that [`Job::control`] asked for ended.
+    /// Host `h`'s compute phase that [`Job::control`] asked for ended
+    /// (`Output::ComputeDone`).
     fn compute_done(&mut self, h: u32);
 
     /// Moves the sends it asked for since the last call to `out`.
     fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>);
-
-    /// Its processes, if it is one program per host.
-    fn procs(&self) -> Option<&Processes> {
-        None
-    }
-    fn procs_mut(&mut self) -> Option<&mut Processes> {
-        None
-    }
-
-    /// Whether its hosts' upcalls drive it: the multicast schemes' forwards
-    /// and its compute run in the library (no `stuck` result).
-    fn upcall_driven(&self) -> bool {
-        false
-    }
-
-    /// Whether it is one of the multicast study's programs (its forwarding
-    /// metrics are reported).
-    fn multicasts(&self) -> bool {
-        false
-    }
 }
 
-/// The program of workload `w` on `hosts` hosts in a run seeded `seed`.
-pub fn job(w: &Workload, hosts: u32, seed: u64) -> Box<dyn Job> {
-    if let Some(p) = Processes::new(w, hosts, seed) {
-        return Box::new(p);
+/// The program the hosts run: one process per host (the broadcast
+/// benchmark, ASP, QR, FFT all-to-all, stream, ping-pong), whose
+/// processes the hosts' libraries hold and the run holds the rest of
+/// ([`Processes`]: the rank map, the broadcast benchmark's wait across
+/// hosts, the measurements), or a whole-job program ([`Job`], the DSM).
+#[derive(Debug)]
+pub enum Program {
+    PerHost(Processes),
+    Whole(Box<dyn Job>),
+}
+
+/// The program of workload `w` on `hosts` hosts in a run seeded `seed`,
+/// and, for one of a process per host, each host's process for its
+/// library to hold.
+pub(crate) fn program(w: &Workload, hosts: u32, seed: u64) -> (Program, Vec<Hosted>) {
+    if let Some((p, procs)) = Processes::new(w, hosts, seed) {
+        return (Program::PerHost(p), procs);
     }
     match *w {
-        Workload::Dsm { mix, procs, operations } => Box::new(Dsm::new(mix, procs, operations, seed)),
+        Workload::Dsm { mix, procs, operations } => {
+            (Program::Whole(Box::new(Dsm::new(mix, procs, operations, seed))), Vec::new())
+        }
         // `config::workload` validates no other for the LCI stack.
         _ => unreachable!("not a program of the LCI stack: {w:?}"),
     }
 }
 
-/// The program the hosts run, which the world's run holds: the job, and
-/// the buffers its and the libraries' outputs are moved through (reused).
+/// The program the hosts run, which the world's run holds: the program,
+/// and the buffers its and the firmware's outputs are moved through (reused).
 pub struct Running {
-    pub(crate) job: Box<dyn Job>,
-    /// The program's sends being moved to the libraries.
+    pub(crate) program: Program,
+    /// A whole-job program's sends being moved to the libraries.
     pub(crate) sends: Vec<(u32, Outgoing)>,
     /// The firmware's outputs being routed.
     pub(crate) fw: Vec<FwOut>,
@@ -179,39 +181,78 @@ pub struct Running {
 }
 
 impl Running {
-    /// Whether the program is done.
-    pub fn done(&self) -> bool {
-        self.job.done()
+    /// Whether the program is done (`procs`: host `h`'s process, for a
+    /// program of one per host).
+    pub(crate) fn done<'a>(&self, procs: impl Fn(u32) -> &'a Driver) -> bool {
+        match &self.program {
+            Program::PerHost(p) => p.done(procs),
+            Program::Whole(j) => j.done(),
+        }
     }
 
-    /// The running job (tests).
-    #[cfg(test)]
-    pub(crate) fn job(&self) -> &dyn Job {
-        &*self.job
+    /// Whether host `h` runs the program (enters the library and polls).
+    pub fn participates(&self, h: u32) -> bool {
+        match &self.program {
+            Program::PerHost(p) => p.participates(h),
+            Program::Whole(j) => j.participates(h),
+        }
+    }
+
+    /// The processes, if the program runs one per host.
+    pub fn procs(&self) -> Option<&Processes> {
+        match &self.program {
+            Program::PerHost(p) => Some(p),
+            Program::Whole(_) => None,
+        }
+    }
+
+    /// Whether its hosts' upcalls drive it: the multicast schemes'
+    /// forwards and its compute run in the library.
+    pub fn upcall_driven(&self) -> bool {
+        self.procs().is_some_and(Processes::upcall_driven)
+    }
+
+    /// Whether it is one of the multicast study's programs (its forwarding
+    /// metrics are reported).
+    pub fn multicasts(&self) -> bool {
+        self.procs().is_some_and(Processes::multicasts)
+    }
+
+    /// Its measurements (`link` bounds a stream's figures; `procs`: host
+    /// `h`'s process, for a program of one per host).
+    pub(crate) fn metrics<'a>(&self, m: &mut Metrics, link: &LinkBound, procs: impl Fn(u32) -> &'a Driver) {
+        match &self.program {
+            Program::PerHost(p) => p.metrics(m, link, procs),
+            Program::Whole(j) => j.metrics(m, link),
+        }
     }
 
     /// Whether a run that cannot progress is a result of the program (DSM
     /// and FFT: `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a
     /// sleeping home node) rather than an error.
     pub fn stuck_is_a_result(&self) -> bool {
-        !self.job.upcall_driven()
+        !self.upcall_driven()
     }
 }
 
 /// The parts of scenario `sc`, whose LCI stack's part is `s` (each host's
-/// library, its NI's firmware), for the world's hosts to hold, and the
-/// program they run.
+/// library, holding its process if the program runs one per host, and its
+/// NI's firmware), for the world's hosts to hold, and the program they run.
 pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let p = &sc.platform;
     let n = p.topology.hosts;
     let signal = sc.times.host.irq_entry + sc.times.host.signal;
-    let job = job(&sc.workload, n, sc.seed);
-    let upcall = job.upcall_driven();
+    let (program, procs) = program(&sc.workload, n, sc.seed);
+    let run = Running { program, sends: Vec::with_capacity(n as usize), fw: Vec::with_capacity(16), full: None };
+    let upcall = run.upcall_driven();
+    let mut procs = procs.into_iter();
     let parts = (0..n).map(|h| {
-        let lib = Lib::new(h, s, signal, p.link.mtu, n, upcall);
+        let mut lib = Lib::new(h, s, signal, p.link.mtu, n, upcall);
+        if let Some(proc) = procs.next() {
+            lib.hold_process(proc);
+        }
         (lib, Ni::new(s, p, h))
     });
-    let run = Running { job, sends: Vec::with_capacity(n as usize), fw: Vec::with_capacity(16), full: None };
     (run, parts.collect())
 }
 

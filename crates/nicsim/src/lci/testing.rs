@@ -116,3 +116,8 @@ pub(crate) fn step(w: &mut World) -> Option<(Instant, To, u32, Option<Packet>)> 
 pub(crate) fn program(w: &World) -> &Running {
     w.run.lci.as_deref().expect("the world runs the stack")
 }
+
+/// Whether the program of a world that runs the stack is done.
+pub(crate) fn done(w: &World) -> bool {
+    program(w).done(|h| lib(w, h as usize).process().expect("each host's library holds its process"))
+}

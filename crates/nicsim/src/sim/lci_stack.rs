@@ -28,9 +28,9 @@
 use super::{Ev, HostState, World};
 use crate::engine::{EventQueue, Origin};
 use crate::host::bus::Bus;
-use crate::lci::process::Processes;
-use crate::lci::Running;
+use crate::lci::{Program, Running};
 use crate::library::driver::Drive;
+use crate::library::driver::Driver;
 use crate::library::lci::{Lib, Outgoing};
 use crate::library::LibEv;
 use crate::nic::flow::Class;
@@ -44,6 +44,13 @@ use crate::SimError;
 
 /// The world's program of a world that runs the stack (`start_lci`).
 const PROGRAM: &str = "a world that runs the LCI stack has its program";
+
+/// Every host's library of a program of one process per host holds one
+/// (`crate::lci::build`).
+const PROCESS: &str = "a host of a program of one process per host holds its process";
+
+/// Only a library without a process asks the world (a whole-job program's).
+const WHOLE: &str = "a library that holds its process runs it itself";
 
 impl World {
     /// Wires the stack onto the world: each host's library beside its
@@ -88,9 +95,9 @@ impl World {
     /// ends with that error, and one whose program is done has no program
     /// left.
     fn lci_settle(&mut self, now: Instant) {
-        let prog = self.lci_prog();
+        let prog = self.run.lci.as_deref_mut().expect(PROGRAM);
         let full = prog.full.take();
-        if full.is_some() || prog.done() {
+        if full.is_some() || prog.done(|h| lci_process(&self.hosts, h)) {
             self.programs_left = 0;
         }
         if let Some(h) = full {
@@ -140,15 +147,13 @@ impl World {
     /// program enters the library (and starts polling); the others stay
     /// out of it.
     fn lci_start(&mut self) {
-        if let Some(p) = self.lci_prog().job.procs() {
-            if p.drive == Drive::Upcall {
-                for h in 0..p.procs.len() as u32 {
-                    self.lci_proceed(h, Instant::ZERO);
-                }
+        if self.lci_prog().upcall_driven() {
+            for h in 0..self.hosts.len() as u32 {
+                self.lci_proceed(h, Instant::ZERO);
             }
         }
         for h in 0..self.hosts.len() as u32 {
-            let runs = self.lci_prog().job.participates(h);
+            let runs = self.lci_prog().participates(h);
             self.hosts[h as usize].lib().start(runs);
             if !runs {
                 continue;
@@ -216,31 +221,41 @@ impl World {
         self.lci_at_packet(end, host_origin(h), h, pkt, fw_ev(h, FwEv::Posted));
     }
 
-    /// The upcall of a message's last packet on host `h` at `now`: the
-    /// program learns it (a program the library's idle turns drive), and
+    /// The upcall of a message's last packet on host `h` at `now`, for a
+    /// whole-job program (`Output::Message`): the program learns it, and
     /// its sends go to the senders' libraries.
     pub(super) fn lci_message(&mut self, h: u32, now: Instant, src: u32, tag: u64) {
-        self.lci_prog().job.on_message(h, src, tag);
+        if let Program::Whole(j) = &mut self.lci_prog().program {
+            j.on_message(h, src, tag);
+        }
         self.lci_flush_sends(now);
     }
 
-    /// The same for a program the upcalls drive: the message from `from`
-    /// whose upcall ends at `at`; the senders that waited for it to reach
-    /// every host, and host `h` if it waited for it, go on.
+    /// The message from host `from` with `tag` whose upcall on host `h`
+    /// ends at `at`, for a program of one process per host its upcalls
+    /// drive (`Output::Arrived`): the sender, if it waited for the message
+    /// to reach every other host and `h` was the last, goes on, then `h`'s
+    /// process if it waited for it.
     pub(super) fn lci_arrived(&mut self, h: u32, from: u32, tag: u64, at: Instant) {
-        let go_on = self.lci_prog().job.procs_mut().is_some_and(|p| p.arrived(h, from, tag));
-        while let Some(s) = self.lci_prog().job.procs_mut().and_then(Processes::take_woken) {
-            self.lci_proceed(s, at);
+        let Some(Program::PerHost(p)) = self.run.lci.as_deref_mut().map(|r| &mut r.program) else { return };
+        let woken = p.delivered_to(from, tag, self.hosts[from as usize].lib().process_mut().expect(PROCESS));
+        let rank = p.rank(from);
+        let go_on = self.hosts[h as usize].lib().process_mut().expect(PROCESS).arrived(rank, tag);
+        if woken {
+            self.lci_proceed(from, at);
         }
         if go_on {
             self.lci_proceed(h, at);
         }
     }
 
-    /// Host `h`'s library has nothing to do at `now`: its new sends if the
-    /// program has any, else what the program says the host goes on with.
+    /// Host `h`'s library has nothing to do at `now` and a whole-job
+    /// program (`Output::Idle`; a library that holds its process runs
+    /// it itself): its new sends if the program has any, else what the
+    /// program says the host goes on with.
     pub(super) fn lci_idle(&mut self, h: u32, now: Instant) {
-        let c = self.lci_prog().job.control(h, now);
+        let Program::Whole(j) = &mut self.lci_prog().program else { unreachable!("{}", WHOLE) };
+        let c = j.control(h, now);
         if self.lci_flush_sends(now) && self.hosts[h as usize].lib_ref().has_sends() {
             self.lci_lib(h, now, Lib::next);
         } else {
@@ -248,20 +263,23 @@ impl World {
         }
     }
 
-    /// Host `h`'s compute phase the program asked for ended.
+    /// Host `h`'s compute phase a whole-job program asked for ended
+    /// (`Output::ComputeDone`).
     pub(super) fn lci_compute_done(&mut self, h: u32) {
-        self.lci_prog().job.compute_done(h);
+        let Program::Whole(j) = &mut self.lci_prog().program else { unreachable!("{}", WHOLE) };
+        j.compute_done(h);
     }
 
-    /// Runs host `h`'s process (a program its upcalls drive) at `now`
-    /// until it waits: its sends and broadcasts go to the host's library,
-    /// its compute waits there for them to be written.
+    /// Runs host `h`'s process (a program its upcalls drive, which waits
+    /// across hosts) at `now` until it waits: its sends and broadcasts go
+    /// to the host's library, its compute waits there for them to be
+    /// written.
     fn lci_proceed(&mut self, h: u32, now: Instant) {
-        let Some(p) = self.run.lci.as_deref_mut().and_then(|r| r.job.procs_mut()) else { return };
+        let Some(Program::PerHost(p)) = self.run.lci.as_deref_mut().map(|r| &mut r.program) else { return };
         debug_assert_eq!(p.drive, Drive::Upcall);
         let lib = self.hosts[h as usize].lib();
         loop {
-            match p.next(h, now) {
+            match p.next(h, lib.process_mut().expect(PROCESS), now) {
                 Some(Op::Send { peer, size, tag }) => {
                     lib.submit(Outgoing { dst: p.host(peer), size, count: 1, bcast: None, tag })
                 }
@@ -276,12 +294,15 @@ impl World {
         self.lci_lib(h, now, Lib::wake);
     }
 
-    /// Moves the program's new messages to the senders' libraries, waking
-    /// a sender that spins in the library. Returns whether there were any.
+    /// Moves a whole-job program's new messages to the senders' libraries,
+    /// waking a sender that spins in the library. Returns whether there
+    /// were any.
     fn lci_flush_sends(&mut self, now: Instant) -> bool {
         let prog = self.lci_prog();
         let mut sends = std::mem::take(&mut prog.sends);
-        prog.job.drain_sends(&mut sends);
+        if let Program::Whole(j) = &mut prog.program {
+            j.drain_sends(&mut sends);
+        }
         let any = !sends.is_empty();
         for (from, o) in sends.drain(..) {
             self.hosts[from as usize].lib().submit(o);
@@ -295,13 +316,11 @@ impl World {
     /// a generation, [`LibEv`]): the library's ([`Lib::event`], with the
     /// packet it names and its NI's delivered and released counters, as a
     /// PIO read finds them), but for the end of a multicast program's
-    /// compute phase, which the program goes on from before the library.
+    /// compute phase, which the program goes on from before the library
+    /// (its process waits across hosts: [`World::lci_proceed`]).
     fn lci_library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
         if ev == LibEv::McComputeDone {
             self.hosts[h as usize].lib().mc_compute_done();
-            if let Some(p) = self.lci_prog().job.procs_mut() {
-                p.procs[h as usize].compute_done();
-            }
             self.lci_proceed(h, now);
             return self.lci_lib(h, now, Lib::next);
         }
@@ -430,6 +449,11 @@ impl HostState {
     pub(crate) fn ni_ref(&self) -> &Ni {
         self.nic.lanai.as_deref().expect(PARTS)
     }
+}
+
+/// Host `h`'s process, of a program of one process per host.
+pub(super) fn lci_process(hosts: &[HostState], h: u32) -> &Driver {
+    hosts[h as usize].lib_ref().process().expect(PROCESS)
 }
 
 /// Event origins: host h = 2h, NI h = 2h + 1.

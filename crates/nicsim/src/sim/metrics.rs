@@ -112,7 +112,7 @@ impl World {
             b.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
         }
         if let Some(grid) = &self.wire.net.grid {
-            if s.job.multicasts() {
+            if s.multicasts() {
                 // The multicast schemes' forwards, by the NIs and by the hosts.
                 let mc = || libs().map(|l| &l.mc);
                 m.set("ni_forwards", nis().map(|n| n.mc.forwards).sum::<u64>() as f64);
@@ -129,7 +129,7 @@ impl World {
                 frame_extra_bytes: (h0.ni_ref().header() + spec.overhead_bytes) as u64,
                 frame_payload: h0.lib_ref().packet_bytes() as u64,
             };
-            s.job.metrics(m, &link);
+            s.metrics(m, &link, |h| super::lci_stack::lci_process(&self.hosts, h));
         }
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
         let wds = || nis().filter_map(|n| n.watchdog.as_ref());

@@ -524,7 +524,10 @@ impl World {
 
     fn finished(&self) -> bool {
         match self.run.workload {
-            _ if self.run.lci.is_some() => self.run.failed.is_some() || self.run.lci.as_ref().is_some_and(|s| s.done()),
+            _ if self.run.lci.is_some() => {
+                self.run.failed.is_some()
+                    || self.run.lci.as_ref().is_some_and(|s| s.done(|h| lci_stack::lci_process(&self.hosts, h)))
+            }
             Workload::Flood { .. } => {
                 // Every flood frame reached host 1's handler or was dropped
                 // on the way (the flood is the only traffic).

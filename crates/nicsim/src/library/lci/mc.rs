@@ -94,10 +94,13 @@ impl Lib {
         true
     }
 
-    /// `LibEv::McComputeDone`: the compute ends (the program goes on, then
-    /// the library).
+    /// `LibEv::McComputeDone`: the compute ends; its process waits no
+    /// more (the world runs it on, then the library).
     pub(crate) fn mc_compute_done(&mut self) {
         self.busy = false;
+        if let Some(p) = self.process_mut() {
+            p.compute_done();
+        }
     }
 
     /// The host consumed `pkt` (its upcall ends at `done`) in a program

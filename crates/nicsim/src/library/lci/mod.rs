@@ -5,11 +5,16 @@
 //! output vocabulary (`crate::library::Output`, in its order): one of its
 //! events ([`LibEv`]: the end of an action, of a compute phase, a soft
 //! timer) as a `Timer`, and its own: a PIO read of an NI counter or a PIO
-//! write of a packet into an NI send buffer across its bus, and what its
-//! program learns (a message reached the host, the library has nothing to
-//! do, a compute phase ended). The one router routes them
-//! (`crate::sim` `kernel`'s `route`); the bus and the NI are the NIC's, the program
-//! is the world's run's (`crate::sim` `lci_stack`).
+//! write of a packet into an NI send buffer across its bus, a message
+//! that reached a process its upcalls drive (which the world counts
+//! across hosts and runs on), and, for a whole-job program that is the
+//! world's run's (the DSM), what the program learns (a message reached
+//! the host, the library has nothing to do, a compute phase ended). The
+//! one router routes them (`crate::sim` `kernel`'s `route`); the bus and
+//! the NI are the NIC's (`crate::sim` `lci_stack`). When the program runs
+//! one process per host, the library holds its host's ([`Hosted`], the
+//! one driver `crate::library::driver::Driver`) and runs it at its idle
+//! turns and compute ends itself.
 //!
 //! This module owns the library's state and decisions: the queue of
 //! pinned receive buffers the NI fills (packets become visible in slot
@@ -21,9 +26,11 @@
 //! polls read the NI counter across the bus), the reliable protocol's host
 //! side ([`reliable`]), what a signal does to the library (its
 //! core's CPU modes are `crate::host::core::SignalledCore`'s), and its side
-//! of the multicast schemes ([`mc`]). It does not own bus timing
-//! (`crate::host::bus`), the NI (`crate::nic::lanai`) nor the program
-//! (`crate::lci`, its `Job`).
+//! of the multicast schemes ([`mc`]), and its host's process, if it holds
+//! one (`program`). It does not own bus timing (`crate::host::bus`), the
+//! NI (`crate::nic::lanai`) nor the run's part of the program
+//! (`crate::lci`: the cross-host broadcast wait, the measurements, a
+//! whole-job `Job`).
 //!
 //! Extension points: [`Lib::irq_enabled`] (the flag the polling watchdog
 //! fetches), [`Lib::signal`] (kernel dispatch + user signal handler, for
@@ -43,6 +50,7 @@ use crate::host::core::{Delivery, Exit, Mode, SignalledCore};
 use crate::nic::delivery::{Detect, Strategy, FLAG_BYTES};
 use crate::nic::lanai::Packet;
 use crate::time::{Duration, Instant};
+pub(crate) use program::Hosted;
 pub use program::{Control, Outgoing, ACK_ONLY_MSG};
 use reliable::Reliable;
 use std::collections::VecDeque;
@@ -121,6 +129,9 @@ pub struct Lib {
     pub(crate) core: SignalledCore,
     /// Its side of the multicast schemes.
     pub mc: HostMc,
+    /// Its host's process, when the program runs one per host
+    /// ([`Lib::hold_process`]); `None` for a whole-job program (the DSM).
+    process: Option<Hosted>,
 }
 
 impl Lib {
@@ -161,6 +172,7 @@ impl Lib {
             rel,
             core: SignalledCore::new(Mode::Library),
             mc: HostMc::new(s.forwarding, s.fanout, hosts, cfg.descriptor_bytes),
+            process: None,
         }
     }
 
@@ -335,7 +347,7 @@ impl Lib {
             match self.core.handler_exit() {
                 Some(Exit::Compute(d)) => return self.control(cx, Control::Compute(d)),
                 Some(Exit::Sleep) => return self.control(cx, Control::Sleep),
-                None => return cx.emit(Output::Idle),
+                None => return self.idle(cx),
             }
         }
         self.act(cx, action);
@@ -371,7 +383,7 @@ impl Lib {
                 self.busy = true;
                 let done = now + cost;
                 if pkt.last && !pkt.ack_only {
-                    cx.emit(Output::Message { src: pkt.src, tag: pkt.tag });
+                    self.message(cx, pkt.src, pkt.tag);
                 }
                 if self.mc_consumed(cx, pkt, done) {
                     return;
@@ -434,7 +446,7 @@ impl Lib {
     pub(crate) fn compute_done(&mut self, cx: &mut Cx<'_>, gen: u32) {
         if self.core.end_compute(gen) {
             self.irq_enabled = false;
-            cx.emit(Output::ComputeDone);
+            self.process_computed(cx);
             self.next(cx);
         }
     }

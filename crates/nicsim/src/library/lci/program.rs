@@ -1,9 +1,20 @@
 //! What an LCI program and its host's library say to each other
-//! (`crate::library::lci`, the library; `super::workload`, the program):
-//! a message to send ([`Outgoing`]) and what a host whose library has
-//! nothing to do goes on with ([`Control`]).
+//! (`crate::library::lci`, the library; `crate::workload`, the program):
+//! a message to send ([`Outgoing`]), what a host whose library has
+//! nothing to do goes on with ([`Control`]), and the host's process the
+//! library holds when the program runs one per host ([`Hosted`], the
+//! one driver `crate::library::driver::Driver`): the library runs it at
+//! its idle turns and compute ends (`Drive::Idle`) or lets the world run
+//! it at upcalls (`Drive::Upcall`, whose broadcast wait is across hosts);
+//! a whole-job program (the DSM, `crate::lci::dsm`) is the world's, told
+//! by `Output::Message`, `Output::Idle` and `Output::ComputeDone`.
 
+use super::Lib;
+use crate::library::driver::{Drive, Driver};
+use crate::library::{Cx, Output, Ranks};
 use crate::time::Duration;
+use crate::workload::Op;
+use std::sync::Arc;
 
 /// What a host whose library has nothing to do goes on with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,4 +42,97 @@ pub struct Outgoing {
     /// The program's message tag (`crate::workload::tag`; 0 for the
     /// programs that match no receives).
     pub tag: u64,
+}
+
+/// A host's process when the program runs one per host (its library holds
+/// it, as the Open-MX library's `crate::library::Proc` holds its cursor):
+/// the driver, when the library runs it, and the run's rank map (a
+/// program names ranks, the library hosts).
+#[derive(Debug)]
+pub(crate) struct Hosted {
+    pub(crate) driver: Driver,
+    pub(crate) drive: Drive,
+    ranks: Arc<Ranks>,
+}
+
+impl Hosted {
+    /// Process `driver`, run as `drive` says, of a run whose ranks are `ranks`.
+    pub(crate) fn new(driver: Driver, drive: Drive, ranks: Arc<Ranks>) -> Self {
+        Hosted { driver, drive, ranks }
+    }
+
+    /// The rank of host `h`.
+    pub(crate) fn rank(&self, h: u32) -> u32 {
+        self.ranks.at(h as usize, 0) as u32
+    }
+
+    /// The host of rank `r`.
+    pub(crate) fn host(&self, r: u32) -> u32 {
+        self.ranks[r as usize].0 as u32
+    }
+}
+
+/// What the library does with its process, when it holds one, and what it
+/// tells the world's whole-job program (the DSM) otherwise.
+impl Lib {
+    /// Gives it its host's process.
+    pub(crate) fn hold_process(&mut self, p: Hosted) {
+        self.process = Some(p);
+    }
+
+    /// Its host's process, if it holds one.
+    pub(crate) fn process(&self) -> Option<&Driver> {
+        self.process.as_ref().map(|p| &p.driver)
+    }
+
+    /// Its host's process, if it holds one.
+    pub(crate) fn process_mut(&mut self) -> Option<&mut Driver> {
+        self.process.as_mut().map(|p| &mut p.driver)
+    }
+
+    /// The upcall of a message's last packet, from host `src` with `tag`:
+    /// a process its idle turns drive matches it (one its upcalls drive
+    /// learns it from `Output::Arrived`, which the world counts across
+    /// hosts first); a whole-job program learns it from the world.
+    pub(super) fn message(&mut self, cx: &mut Cx<'_>, src: u32, tag: u64) {
+        match self.process.as_mut() {
+            Some(p) if p.drive == Drive::Idle => {
+                let from = p.rank(src);
+                p.driver.arrived(from, tag);
+            }
+            Some(_) => {}
+            None => cx.emit(Output::Message { src, tag }),
+        }
+    }
+
+    /// It has nothing to do: a process its idle turns drive goes on (it
+    /// computes, or hands it one send and the library goes on, or it
+    /// waits, polling); one its upcalls drive waits, polling; a whole-job
+    /// program is asked by the world.
+    pub(super) fn idle(&mut self, cx: &mut Cx<'_>) {
+        let Some(p) = self.process.as_mut() else { return cx.emit(Output::Idle) };
+        if p.drive == Drive::Upcall {
+            return self.control(cx, Control::Wait);
+        }
+        match p.driver.next(cx.now) {
+            Some(Op::Compute(d)) => self.control(cx, Control::Compute(d)),
+            Some(Op::Send { peer, size, tag }) => {
+                let dst = p.host(peer);
+                self.submit(Outgoing { dst, size, count: 1, bcast: None, tag });
+                self.next(cx);
+            }
+            Some(Op::Mcast { .. }) => unreachable!("an idle-driven program does not multicast"),
+            _ => self.control(cx, Control::Wait),
+        }
+    }
+
+    /// The compute phase it left the library for ended: a process its idle
+    /// turns drive goes on; a whole-job program learns it from the world.
+    pub(super) fn process_computed(&mut self, cx: &mut Cx<'_>) {
+        match self.process.as_mut() {
+            Some(p) if p.drive == Drive::Idle => p.driver.compute_done(),
+            Some(_) => {}
+            None => cx.emit(Output::ComputeDone),
+        }
+    }
 }

@@ -17,11 +17,21 @@ struct Host {
     w: World,
 }
 
-/// Host `h`'s library of a built LCI stream (`polling`).
+/// Host `h`'s library of a built LCI stream (`polling`), without its
+/// process: as a whole-job program's (the DSM's) library, it tells the
+/// world what its program learns.
 fn lib(polling: &str, h: usize) -> Host {
+    let mut x = with_process(polling, h, "kind = \"stream\"\nsize_bytes = 64\nmessages = 2\nwarmup = 0");
+    x.l.process = None;
+    x
+}
+
+/// Host `h`'s library of a built LCI run of `workload` (`polling`),
+/// holding its process.
+fn with_process(polling: &str, h: usize, workload: &str) -> Host {
     let text = format!(
         "preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[nic]\npolling = \"{polling}\"\n\
-         [workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 2\nwarmup = 0\n"
+         [workload]\n{workload}\n"
     );
     let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
     let (_, parts) = crate::lci::build(&s, s.lci.as_deref().expect("an LCI scenario"));
@@ -99,4 +109,43 @@ fn a_signal_preempts_a_compute_phase_and_the_handler_resumes_it() {
     let out = call(&mut x, 50, Lib::done);
     let [Output::Timer { at, ev: LibEv::ComputeDone, .. }] = out[..] else { panic!("{out:?}") };
     assert_eq!(at.since(Instant::ZERO), Duration::from_us(110));
+}
+
+#[test]
+fn a_library_that_holds_an_upcall_driven_process_polls_without_asking_the_world() {
+    // The stream's receiver: its upcalls drive it, so with nothing to do
+    // the library keeps polling (a PIO poll of the NI counter), and the
+    // upcall of a message's last packet is the world's to count across
+    // hosts, not an `Output::Message`.
+    let mut y = with_process("pio", 1, "kind = \"stream\"\nsize_bytes = 64\nmessages = 2\nwarmup = 0");
+    y.l.start(true);
+    let out = call(&mut y, 0, Lib::next);
+    assert!(matches!(out[..], [Output::PioRead { then: LibEv::PollDone, arg: 0 }]), "{out:?}");
+    let mut x = with_process("packet-shifting", 1, "kind = \"stream\"\nsize_bytes = 64\nmessages = 2\nwarmup = 0");
+    x.l.start(true);
+    assert!(call(&mut x, 0, Lib::next).is_empty(), "it spins on the cached flag");
+    let pkt =
+        crate::nic::lanai::Packet { dst: 1, last: true, payload: 64, msg_bytes: 64, tag: 3, ..Default::default() };
+    let out = call(&mut x, 10, |l, cx| l.deliver(cx, pkt));
+    assert!(!out.iter().any(|o| matches!(o, Output::Message { .. })), "{out:?}");
+}
+
+#[test]
+fn a_library_runs_its_idle_driven_process_at_its_idle_turns() {
+    // The FFT all-to-all's rank 0: at its first idle turn its process
+    // computes its first chunk (interrupts enabled, outside the library),
+    // and at the chunk's end it hands the library its first block, which
+    // the library goes on to send.
+    let fft = "kind = \"fft-alltoall\"\nprocs = 4\niterations = 1\nsize_bytes = 1024\ncompute_us = 300";
+    let mut x = with_process("packet-shifting", 0, fft);
+    x.l.start(true);
+    let out = call(&mut x, 0, Lib::next);
+    let [Output::Timer { at, ev: LibEv::ComputeDone, arg: gen }] = out[..] else { panic!("{out:?}") };
+    assert!(x.l.irq_enabled(), "it computes outside the library");
+    assert!(at > Instant::ZERO);
+    let t = at.since(Instant::ZERO).as_ps().div_ceil(1_000_000);
+    let out = call(&mut x, t, |l, cx| l.compute_done(cx, gen));
+    assert!(!out.iter().any(|o| matches!(o, Output::ComputeDone | Output::Idle)), "{out:?}");
+    let [Output::Timer { ev: LibEv::Write, .. }] = out[..] else { panic!("the send path of its first block: {out:?}") };
+    assert!(!x.l.irq_enabled(), "back in the library to send");
 }
