@@ -26,11 +26,9 @@
 //! request to a finished home is never served, and the run ends with a
 //! `stuck` report (see `docs/lci.md`).
 
-use super::Job;
 use crate::config::Mix;
 use crate::engine::SimRng;
 use crate::library::lci::{Control, Outgoing};
-use crate::metrics::LinkBound;
 use crate::time::{Duration, Instant};
 use crate::Metrics;
 use std::collections::VecDeque;
@@ -193,15 +191,18 @@ impl Dsm {
     }
 }
 
-/// The DSM as the program of a run, the library's idle turns driving
-/// every host's part.
-impl Job for Dsm {
-    fn participates(&self, h: u32) -> bool {
+/// The DSM as the program of a run, a whole-job one: the world runs it
+/// at its hosts' libraries' idle turns (`Output::Idle`), told what reached
+/// which host (`Output::Message`) and what compute ended
+/// (`Output::ComputeDone`), and moves its sends to the senders' libraries.
+impl Dsm {
+    /// Whether host `h` runs the program (enters the library and polls).
+    pub fn participates(&self, h: u32) -> bool {
         h < self.procs
     }
 
-    /// Host `h` is idle in the library.
-    fn control(&mut self, h: u32, now: Instant) -> Control {
+    /// Host `h` is idle in the library at `now`: what it goes on with.
+    pub fn control(&mut self, h: u32, now: Instant) -> Control {
         let i = h as usize;
         loop {
             match self.phase[i] {
@@ -236,14 +237,16 @@ impl Job for Dsm {
         }
     }
 
-    fn compute_done(&mut self, h: u32) {
+    /// Host `h`'s compute phase that [`Dsm::control`] asked for ended.
+    pub fn compute_done(&mut self, h: u32) {
         if self.phase[h as usize] == Phase::Computing {
             self.phase[h as usize] = Phase::Issue;
         }
     }
 
-    /// A whole message from `from` reached `h`.
-    fn on_message(&mut self, h: u32, from: u32, _tag: u64) {
+    /// A whole message from `from` reached `h` (the upcall of its last
+    /// packet); its kind is the pair's next in flight, whatever its tag.
+    pub fn on_message(&mut self, h: u32, from: u32, _tag: u64) {
         let Some(kind) = self.inflight[(from * self.procs + h) as usize].pop_front() else { return };
         match kind {
             Kind::Request { write } => {
@@ -277,15 +280,18 @@ impl Job for Dsm {
         }
     }
 
-    fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>) {
+    /// Moves the sends it asked for since the last call to `out`.
+    pub fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>) {
         out.append(&mut self.sends);
     }
 
-    fn done(&self) -> bool {
+    /// Whether every host's part is finished.
+    pub fn done(&self) -> bool {
         self.finish.iter().all(Option::is_some)
     }
 
-    fn metrics(&self, m: &mut Metrics, _link: &LinkBound) {
+    /// Its measurements; a run that could not finish reports `stuck`.
+    pub fn metrics(&self, m: &mut Metrics) {
         match self.finish.iter().flatten().max() {
             Some(end) if self.done() => m.set("exec_time_s", end.as_s_f64()),
             _ => m.unmeasured("exec_time_s", super::STUCK),

@@ -17,7 +17,7 @@
 //! network, the platform's grid (`crate::net::grid`, in the world's
 //! `crate::net::Network`); the world's run holds the program the hosts run
 //! ([`Running`]: a [`Program`], the run's part of one process per host,
-//! [`process`], or a whole-job [`Job`], [`dsm`]).
+//! [`process`], or the whole-job DSM, [`dsm`]).
 //!
 //! This module owns the parts' and the program's construction ([`build`])
 //! and the program's state ([`Running`]). The rules that act across a
@@ -71,7 +71,7 @@
 //! broadcast benchmark, stream, ping-pong) at those upcalls, because the
 //! broadcast benchmark's root waits for its broadcast to reach every
 //! other host, which the run counts ([`Processes`], `process`: what is
-//! not one host's). The DSM (`dsm`) is a whole-job program, a [`Job`]: it
+//! not one host's). The DSM ([`Dsm`]) is a whole-job program: it
 //! keeps the state of every host's part together (its home nodes answer
 //! whoever asks), told by the stack what reached which host (the upcall
 //! of a message's last packet) and what compute ended, and answering
@@ -104,51 +104,22 @@ use crate::metrics::LinkBound;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
 use crate::nic::lanai::{FwOut, Ni};
-use crate::time::Instant;
 use crate::{Metrics, Scenario, SimError};
-use dsm::Dsm;
+pub use dsm::Dsm;
 use process::Processes;
-
-/// A whole-job program: one state machine over every host's part (the
-/// CRL-like DSM request/reply mix, `dsm`, whose home nodes answer whoever
-/// asks), which the world runs at its hosts' libraries' idle turns, told
-/// what reached which host and what compute ended. A program of one
-/// process per host is not one: its hosts' libraries hold its processes
-/// ([`Processes`]).
-pub trait Job: std::fmt::Debug {
-    /// Whether `host` runs the program (enters the library and polls).
-    fn participates(&self, host: u32) -> bool;
-
-    /// The upcall of a message's last packet on `host` (`Output::Message`).
-    fn on_message(&mut self, host: u32, from: u32, tag: u64);
-
-    /// Whether every host's part is finished.
-    fn done(&self) -> bool;
-
-    /// Its measurements (`link` bounds a stream's figures).
-    fn metrics(&self, m: &mut Metrics, link: &LinkBound);
-
-    /// Host `h`'s library has nothing to do at `now` (`Output::Idle`):
-    /// what the host goes on with.
-    fn control(&mut self, h: u32, now: Instant) -> Control;
-
-    /// Host `h`'s compute phase that [`Job::control`] asked for ended
-    /// (`Output::ComputeDone`).
-    fn compute_done(&mut self, h: u32);
-
-    /// Moves the sends it asked for since the last call to `out`.
-    fn drain_sends(&mut self, out: &mut Vec<(u32, Outgoing)>);
-}
 
 /// The program the hosts run: one process per host (the broadcast
 /// benchmark, ASP, QR, FFT all-to-all, stream, ping-pong), whose
 /// processes the hosts' libraries hold and the run holds the rest of
 /// ([`Processes`]: the rank map, the broadcast benchmark's wait across
-/// hosts, the measurements), or a whole-job program ([`Job`], the DSM).
+/// hosts, the measurements), or a whole-job program, the CRL-like DSM
+/// ([`Dsm`]: one state machine over every host's part, whose home nodes
+/// answer whoever asks), which the world runs at its hosts' libraries'
+/// idle turns.
 #[derive(Debug)]
 pub enum Program {
     PerHost(Processes),
-    Whole(Box<dyn Job>),
+    Whole(Box<Dsm>),
 }
 
 /// The program of workload `w` on `hosts` hosts in a run seeded `seed`,
@@ -223,7 +194,7 @@ impl Running {
     pub(crate) fn metrics<'a>(&self, m: &mut Metrics, link: &LinkBound, procs: impl Fn(u32) -> &'a Driver) {
         match &self.program {
             Program::PerHost(p) => p.metrics(m, link, procs),
-            Program::Whole(j) => j.metrics(m, link),
+            Program::Whole(j) => j.metrics(m),
         }
     }
 

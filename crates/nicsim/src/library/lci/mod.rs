@@ -30,7 +30,7 @@
 //! one (`program`). It does not own bus timing (`crate::host::bus`), the
 //! NI (`crate::nic::lanai`) nor the run's part of the program
 //! (`crate::lci`: the cross-host broadcast wait, the measurements, a
-//! whole-job `Job`).
+//! whole-job DSM, `crate::lci::dsm`).
 //!
 //! Extension points: [`Lib::irq_enabled`] (the flag the polling watchdog
 //! fetches), [`Lib::signal`] (kernel dispatch + user signal handler, for
