@@ -215,15 +215,8 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let signal = sc.times.host.irq_entry + sc.times.host.signal;
     let (program, procs) = program(&sc.workload, n, sc.seed);
     let run = Running { program, sends: Vec::with_capacity(n as usize), fw: Vec::with_capacity(16), full: None };
-    let upcall = run.upcall_driven();
     let mut procs = procs.into_iter();
-    let parts = (0..n).map(|h| {
-        let mut lib = Lib::new(h, s, signal, p.link.mtu, n, upcall);
-        if let Some(proc) = procs.next() {
-            lib.hold_process(proc);
-        }
-        (lib, Ni::new(s, p, h))
-    });
+    let parts = (0..n).map(|h| (Lib::new(h, s, signal, p.link.mtu, n, procs.next()), Ni::new(s, p, h)));
     (run, parts.collect())
 }
 

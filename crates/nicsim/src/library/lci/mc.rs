@@ -108,7 +108,7 @@ impl Lib {
     /// a message's last packet. Returns true if it armed its next wake-up
     /// itself (a `host-packet` forward follows the upcall).
     pub(super) fn mc_consumed(&mut self, cx: &mut Cx<'_>, pkt: Packet, done: crate::time::Instant) -> bool {
-        if !self.upcall_driven {
+        if !self.upcall_driven() {
             return false;
         }
         let (h, mut took) = (self.id, false);

@@ -84,9 +84,6 @@ pub struct Lib {
     /// the user handler's delivery (`host.irq_entry_ns` + `host.signal_ns`,
     /// as an Open-MX host charges a clock interrupt's signal).
     signal: Duration,
-    /// Its program's upcalls drive it (`Drive::Upcall`): the multicast
-    /// schemes' forwards and the program's compute run in the library.
-    upcall_driven: bool,
     /// Packets the NI has made visible (flag written), in receive-buffer order.
     visible: VecDeque<Packet>,
     /// `pio`: the NI counter as last read.
@@ -129,17 +126,24 @@ pub struct Lib {
     pub(crate) core: SignalledCore,
     /// Its side of the multicast schemes.
     pub mc: HostMc,
-    /// Its host's process, when the program runs one per host
-    /// ([`Lib::hold_process`]); `None` for a whole-job program (the DSM).
+    /// Its host's process, when the program runs one per host; `None` for
+    /// a whole-job program (the DSM).
     process: Option<Hosted>,
 }
 
 impl Lib {
     /// Host `id`'s library of the LCI stack's part `s` of a scenario, on
     /// `hosts` hosts whose packets carry `mtu` bytes of payload; a signal
-    /// costs it `signal`, and its program's upcalls drive it if
-    /// `upcall_driven`.
-    pub fn new(id: u32, s: &LciScenario, signal: Duration, mtu: u32, hosts: u32, upcall_driven: bool) -> Self {
+    /// costs it `signal`; it holds its host's `process` if the program
+    /// runs one per host.
+    pub(crate) fn new(
+        id: u32,
+        s: &LciScenario,
+        signal: Duration,
+        mtu: u32,
+        hosts: u32,
+        process: Option<Hosted>,
+    ) -> Self {
         let cfg = &s.lib;
         let rel = s.protocol.map(|r| Reliable::new(hosts, r.send_buffers, r.ack_delay));
         Lib {
@@ -148,7 +152,6 @@ impl Lib {
             packet_bytes: mtu,
             t: LciHostTimes::of(cfg),
             signal,
-            upcall_driven,
             visible: VecDeque::with_capacity(cfg.recv_buffers as usize),
             known_delivered: 0,
             consumed: 0,
@@ -172,7 +175,7 @@ impl Lib {
             rel,
             core: SignalledCore::new(Mode::Library),
             mc: HostMc::new(s.forwarding, s.fanout, hosts, cfg.descriptor_bytes),
-            process: None,
+            process,
         }
     }
 

@@ -75,9 +75,11 @@ impl Hosted {
 /// What the library does with its process, when it holds one, and what it
 /// tells the world's whole-job program (the DSM) otherwise.
 impl Lib {
-    /// Gives it its host's process.
-    pub(crate) fn hold_process(&mut self, p: Hosted) {
-        self.process = Some(p);
+    /// Whether its process's upcalls drive it (`Drive::Upcall`): the
+    /// multicast schemes' forwards and the program's compute run in the
+    /// library.
+    pub(super) fn upcall_driven(&self) -> bool {
+        self.process.as_ref().is_some_and(|p| p.drive == Drive::Upcall)
     }
 
     /// Its host's process, if it holds one.
