@@ -9,7 +9,7 @@
 //! (`config::overrides`, `load_platform`) runs them; the platform's own
 //! checks (`Platform::validate`) do not know of them.
 
-use super::lanai::lanai_ns;
+use super::lanai::{lanai_ns, lanai_steps_ns};
 use super::{check_f, check_u, ConfigError, LanaiCfg, Platform};
 use serde::Deserialize;
 
@@ -93,13 +93,17 @@ pub(crate) fn derive(table: &mut toml::Table) -> Result<(), ConfigError> {
             let hosts = i.grid.hosts;
             check_u("grid.hosts", hosts as u64, 2, super::MAX_HOSTS as u64)?;
             let ns = |cycles: u32| lanai_ns(clock, cycles);
+            // A firmware step and its DMA's set-up, each whole picoseconds.
+            let steps = |step: u32| lanai_steps_ns(clock, &[step, l.dma_setup_cycles]);
+            let setup = crate::time::Duration::from_ns_f64(ns(l.dma_setup_cycles));
+            let tx_dma_startup = setup + crate::time::Duration::from_ns_f64(i.nic.dma_startup_ns);
             let word = i.pci.word_write_ns();
             let frames = l.recv_buffers as i64 + (hosts as i64 - 1) * l.send_buffers as i64;
             [
                 (hosts as i64).into(),
-                ns(l.fw_rx_cycles + l.dma_setup_cycles).into(),
-                ns(l.fw_tx_cycles + l.dma_setup_cycles).into(),
-                (ns(l.dma_setup_cycles) + i.nic.dma_startup_ns).into(),
+                steps(l.fw_rx_cycles).into(),
+                steps(l.fw_tx_cycles).into(),
+                tx_dma_startup.as_ns_f64().into(),
                 word.into(),
                 ns(l.fw_forward_cycles).into(),
                 frames.into(),
@@ -243,8 +247,12 @@ mod tests {
         // (128 + 20) LANai cycles at 33 MHz, derived once.
         let n = p.lanai.as_ref().unwrap();
         let clock = p.emo.as_ref().unwrap().nic_clock_mhz;
-        assert_eq!(p.nic.fw_rx_ns, lanai_ns(clock, n.fw_rx_cycles + n.dma_setup_cycles));
-        assert_eq!(t.nic.fw_rx, Duration::from_ns_f64(148.0 * 1e3 / 33.0));
+        let step = |c: u32| Duration::from_ns_f64(lanai_ns(clock, c));
+        assert_eq!(p.nic.fw_rx_ns, lanai_steps_ns(clock, &[n.fw_rx_cycles, n.dma_setup_cycles]));
+        assert_eq!(t.nic.fw_rx, step(n.fw_rx_cycles) + step(n.dma_setup_cycles));
+        // Each step whole picoseconds: 1 ps above the sum's 148 cycles at 33 MHz rounded once.
+        assert_eq!(t.nic.fw_rx, Duration::from_ns_f64(148.0 * 1e3 / 33.0) + Duration::from_ps(1));
+        assert_eq!(t.nic.tx_dma_startup.saturating_sub(t.nic.dma_startup), step(n.dma_setup_cycles));
         assert_eq!(t.nic.dma_bytes_per_s, 132_000_000);
         assert!(p.nic.dma_shared_bus && p.grid.is_some() && p.lci.is_some());
     }

@@ -38,7 +38,7 @@ use super::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Raises, Watchdog};
 use super::Nic;
-use crate::config::{lanai_ns, BusTimes, Forwarding, LanaiCfg, LciScenario, Platform, WatchdogDelay};
+use crate::config::{BusTimes, Forwarding, LanaiCfg, LciScenario, Platform, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -105,31 +105,6 @@ pub fn bus(p: &Platform) -> Bus {
 pub fn forward_table(s: &LciScenario, p: &Platform) -> Option<ForwardTable> {
     let tree = Tree::Kary(s.fanout);
     (s.forwarding == Forwarding::Ni).then_some(ForwardTable { tree, ranks: p.topology.hosts })
-}
-
-/// Firmware costs, converted from NI cycles.
-#[derive(Debug, Clone, Copy)]
-pub struct FwCosts {
-    pub tx: Duration,
-    pub rx: Duration,
-    pub dma_setup: Duration,
-    /// Per forward to a child (`ni` forwarding): the table lookup and
-    /// header rewrite, then the network DMA's set-up.
-    pub fwd: Duration,
-}
-
-impl FwCosts {
-    /// The firmware's steps of the `[lanai]` table: its cycles at the NIC
-    /// clock (`emo.nic_clock_mhz`).
-    pub fn of(ni: &LanaiCfg, clock_mhz: f64) -> Self {
-        let cycles = |c: u32| Duration::from_ns_f64(lanai_ns(clock_mhz, c));
-        FwCosts {
-            tx: cycles(ni.fw_tx_cycles),
-            rx: cycles(ni.fw_rx_cycles),
-            dma_setup: cycles(ni.dma_setup_cycles),
-            fwd: cycles(ni.fw_forward_cycles + ni.dma_setup_cycles),
-        }
-    }
 }
 
 /// The packet the receive side is delivering and how far it got.
@@ -213,7 +188,6 @@ pub fn packets_bound(send_buffers: u32, recv_buffers: u32, fanout: u32) -> u32 {
 /// One LANai NI.
 #[derive(Debug)]
 pub struct Ni {
-    costs: FwCosts,
     strategy: Strategy,
     header: u32,
     host_buffer: u32,
@@ -276,8 +250,9 @@ pub struct Ni {
 impl Ni {
     /// The NI of the LCI stack's part `s` of a scenario on platform `p`
     /// (its links carry `link.mtu` bytes of payload per packet, one NI
-    /// buffer): its firmware's costs at the NIC clock, arrival detection,
-    /// buffers, watchdog and clock (its host's PCI bus is the NIC's,
+    /// buffer): its arrival detection, buffers, watchdog and clock (its
+    /// firmware's step times are the NIC's, `super::Nic`'s `fw_tx`,
+    /// `fw_rx`, `tx_dma_setup` and `fw_fwd`) (its host's PCI bus is the NIC's,
     /// [`bus`]), and, as NI `rank` of the multicast trees, the trees its
     /// posts share a send buffer along (not under `host-message`).
     pub fn new(s: &LciScenario, p: &Platform, rank: u32) -> Self {
@@ -289,7 +264,6 @@ impl Ni {
             WatchdogDelay::Immediate | WatchdogDelay::Never => None,
         };
         Ni {
-            costs: FwCosts::of(ni, p.emo_cfg().nic_clock_mhz),
             strategy: Strategy::new(s.polling, s.split_bytes),
             header: ni.header_bytes,
             host_buffer: host_buffer_bytes(ni, mtu),
@@ -472,8 +446,7 @@ impl Nic {
             return None;
         }
         ni.tx_busy = true;
-        let c = ni.costs;
-        Some(self.fw_run(now, c.tx + c.dma_setup))
+        Some(self.fw_run(now, self.fw_tx))
     }
 
     // -- receive side ---------------------------------------------------
@@ -504,20 +477,20 @@ impl Nic {
     /// host queue looks full, a fetch of the host's processed counter
     /// ([`FwEv::RefreshDma`]) unless one is in flight.
     fn rx_next(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+        let (rx, setup) = (self.fw_rx, self.tx_dma_setup);
         let ni = self.fw_ni();
         if ni.job.is_some() || ni.rx_queue.is_empty() {
             return;
         }
-        let c = ni.costs;
         if ni.delivered - ni.known_consumed < ni.host_slots {
             let pkt = ni.rx_queue.pop_front().expect("a packet waits");
             let plan = ni.strategy.plan(ni.header, pkt.payload, ni.host_buffer);
             ni.job = Some(RxJob { pkt, plan, next: 0, programmed: false });
-            out(FwOut::Fw(self.fw_run(now, c.rx + c.dma_setup), FwEv::RxStep));
+            out(FwOut::Fw(self.fw_run(now, rx), FwEv::RxStep));
         } else if !ni.refreshing {
             ni.refreshing = true;
             ni.refreshes += 1;
-            out(FwOut::Fw(self.fw_run(now, c.dma_setup), FwEv::RefreshDma));
+            out(FwOut::Fw(self.fw_run(now, setup), FwEv::RefreshDma));
         }
     }
 
@@ -527,8 +500,8 @@ impl Nic {
     /// receive buffer may be free, the next delivery starts, and the
     /// packet's interrupt is raised (`nic.watchdog_us = "none"`).
     fn rx_step(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+        let setup = self.tx_dma_setup;
         let ni = self.fw_ni();
-        let setup = ni.costs.dma_setup;
         let job = ni.job.as_mut().expect("rx_step without a job");
         if let Some(Some(dma)) = job.plan.dmas.get(job.next).copied() {
             let program = job.next > 0 && !job.programmed;
@@ -564,9 +537,8 @@ impl Nic {
     /// with one small host -> NI DMA: the firmware programs it, then it
     /// holds the bus (`refresh_dma`). Returns when the words are in SRAM.
     fn fetch_host_words(&mut self, now: Instant) -> Instant {
-        let ni = self.fw_ni();
-        ni.host_fetches += 1;
-        let setup = ni.costs.dma_setup;
+        self.fw_ni().host_fetches += 1;
+        let setup = self.tx_dma_setup;
         let programmed = self.fw_run(now, setup);
         refresh_dma(self.pci(), programmed)
     }
@@ -615,8 +587,7 @@ impl Nic {
             return None;
         }
         ni.mc.fwd_busy = true;
-        let fwd = ni.costs.fwd;
-        Some(self.fw_run(now, fwd))
+        Some(self.fw_run(now, self.fw_fwd + self.tx_dma_setup))
     }
 }
 

@@ -51,7 +51,9 @@ pub struct Nic {
     pub dma_free: Vec<Instant>,
     pub tx_free: Instant,
     /// Firmware time per received frame, the policy's and the steering's
-    /// own work included.
+    /// own work included, and per transmitted frame (`nic.fw_rx_ns`,
+    /// `nic.fw_tx_ns`). The LANai firmware's receive and send steps, each
+    /// with its DMA's set-up (`config::lanai_derive`).
     fw_rx: Duration,
     fw_tx: Duration,
     /// Firmware time spent on received frames, and their number.
@@ -77,12 +79,14 @@ pub struct Nic {
     bus: Option<Box<Bus>>,
     /// On the shared bus, the transmit DMA's set-up before its bus
     /// transaction: `tx_dma_startup` beyond the bus's per-DMA overhead
-    /// (firmware work, \[LCI]'s `dma_setup_cycles`; zero on emo2004).
+    /// (firmware work, \[LCI]'s `dma_setup_cycles`; zero on emo2004): the
+    /// LANai firmware's time to program any of its DMAs.
     tx_dma_setup: Duration,
     /// The multicast forwarding table (`nic.multicast_forwarding`, set by
     /// the build for a multicast workload; the LANai firmware's under `ni`
     /// forwarding, [`Nic::run_lanai`]), and the firmware's time per
-    /// forward on top of its transmit work (`nic.mcast_fwd_ns`).
+    /// forward on top of its transmit work (`nic.mcast_fwd_ns`; the LANai
+    /// firmware's forward is this lookup and its network DMA's set-up).
     pub forwarding: Option<ForwardTable>,
     fw_fwd: Duration,
     /// Copies the firmware forwarded.
