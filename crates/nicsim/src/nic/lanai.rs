@@ -37,7 +37,7 @@ use super::flow::Credits;
 use super::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Raises, Watchdog};
-use super::Nic;
+use super::{Nic, Outcome};
 use crate::config::{BusTimes, Forwarding, LanaiCfg, LciScenario, Platform, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
@@ -152,13 +152,9 @@ pub enum FwEv {
 pub enum FwOut {
     /// Its own event `.1` at `.0`.
     Fw(Instant, FwEv),
-    /// Its watchdog's event of generation `.1` at `.0` (an expiry, or the
-    /// fetch of the host's words back).
+    /// Its watchdog's timer started: its expiry, of generation `.1`, at
+    /// `.0` (the NIC's watchdog event, `Nic::watchdog_timer`).
     Watchdog(Instant, u32),
-    /// Its clock's next tick.
-    ClockTick(Instant),
-    /// The tick's fetch of the host's words is back.
-    ClockFetched(Instant),
     /// An interrupt to its host now, delivered as a signal to the process.
     Signal,
     /// It took the packet its host wrote: the host goes on.
@@ -258,9 +254,9 @@ impl Ni {
     pub fn new(s: &LciScenario, p: &Platform, rank: u32) -> Self {
         let (ni, mtu, hosts) = (&s.lanai, p.link.mtu, p.topology.hosts);
         let (send_buffers, recv_buffers) = (ni.send_buffers, ni.recv_buffers);
-        // The fetch is priced on the PCI bus (`Nic::fetch_host_words`), not a fixed latency.
+        // Its fetch is the NIC's, on the PCI bus (`Nic::fetch_host_words`).
         let watchdog = match s.watchdog {
-            WatchdogDelay::After(d) => Some(Watchdog::new(d, Duration::ZERO, Raises::Own)),
+            WatchdogDelay::After(d) => Some(Watchdog::new(d, Raises::Own)),
             WatchdogDelay::Immediate | WatchdogDelay::Never => None,
         };
         Ni {
@@ -318,6 +314,39 @@ impl Ni {
         }
         self.send_free += 1;
         self.sent += 1;
+    }
+
+    /// Its watchdog's fetch of the host's words is back at `back`: the
+    /// watchdog's event then (`Nic::watchdog_timer`).
+    pub(super) fn watchdog_fetch(&mut self, back: Instant) -> Option<(Instant, u32)> {
+        self.host_fetches += 1;
+        Some(self.watchdog.as_mut()?.fetch(back))
+    }
+
+    /// Its watchdog's event of generation `gen` at `now`, the fetch's
+    /// return (any other is stale): \[LCI] §5.1's rule on the host's words
+    /// (`irq_enabled`, `consumed`) and the packets it took in; an expiry
+    /// without progress raises its own interrupt, a signal to its host.
+    pub(super) fn watchdog_fetched(
+        &mut self,
+        now: Instant,
+        gen: u32,
+        (irq_enabled, consumed): (bool, u64),
+    ) -> (Outcome, Option<(Instant, u32)>) {
+        let Some(w) = self.watchdog.as_mut() else { return (Outcome::default(), None) };
+        match w.on_fetched(now, gen, irq_enabled, self.received, consumed) {
+            Expiry::Arm(t, gen) => (Outcome::default(), Some((t, gen))),
+            Expiry::Raise(t, gen) => (Outcome { raise: true, rx: true, timer: None }, Some((t, gen))),
+            Expiry::Stale | Expiry::Drained { .. } => (Outcome::default(), None),
+        }
+    }
+
+    /// Its clock ticks: its period, if it has a clock (the tick's fetch
+    /// of its host's timer words is counted; `crate::sim` `clock`).
+    pub fn clock_tick(&mut self) -> Option<Duration> {
+        let c = self.clock?;
+        self.host_fetches += 1;
+        Some(c.period)
     }
 
     /// The network DMA of the programmed head forward started at `now`: it
@@ -529,51 +558,6 @@ impl Nic {
         if ni.irq_per_packet {
             ni.packet_irqs += 1;
             out(FwOut::Signal);
-        }
-    }
-
-    /// Fetches host words for the polling watchdog or the NI clock
-    /// (interrupts-enabled flag, processed counter, timer word, last poll)
-    /// with one small host -> NI DMA: the firmware programs it, then it
-    /// holds the bus (`refresh_dma`). Returns when the words are in SRAM.
-    fn fetch_host_words(&mut self, now: Instant) -> Instant {
-        self.fw_ni().host_fetches += 1;
-        let setup = self.tx_dma_setup;
-        let programmed = self.fw_run(now, setup);
-        refresh_dma(self.pci(), programmed)
-    }
-
-    /// Its watchdog's event of generation `gen`: the running timer's
-    /// expiry starts the fetch of the host's flag and counter across the
-    /// bus; the fetch's return applies \[LCI] §5.1's rule to what it read
-    /// (`irq_enabled`, `consumed`: re-arm, or raise a signal and re-arm);
-    /// any other is stale.
-    pub fn lanai_watchdog(
-        &mut self,
-        now: Instant,
-        gen: u32,
-        (irq_enabled, consumed): (bool, u64),
-        out: &mut impl FnMut(FwOut),
-    ) {
-        let ni = self.fw_ni();
-        let (Some(mut wd), received) = (ni.watchdog.take(), ni.received) else { return };
-        let e = wd.on_event(now, gen, |t| self.fetch_host_words(t), irq_enabled, received, consumed);
-        self.fw_ni().watchdog = Some(wd);
-        if let Expiry::Arm(t, gen) | Expiry::Raise(t, gen) = e {
-            out(FwOut::Watchdog(t, gen));
-        }
-        if let Expiry::Raise(..) = e {
-            out(FwOut::Signal);
-        }
-    }
-
-    /// Its clock ticks: the next tick, and the fetch of the host's timer
-    /// words (its [`FwOut::ClockFetched`]).
-    pub fn lanai_clock_tick(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
-        if let Some(c) = self.fw_ni().clock {
-            let end = self.fetch_host_words(now);
-            out(FwOut::ClockTick(now + c.period));
-            out(FwOut::ClockFetched(end));
         }
     }
 

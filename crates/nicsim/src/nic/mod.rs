@@ -263,6 +263,58 @@ impl Nic {
         self.fw_run(now, self.fw_fwd + self.fw_tx)
     }
 
+    /// Fetches host words at `now` (the polling watchdog's view of the
+    /// host's progress, the NI clock's timer words) with one small host ->
+    /// NIC DMA read, for either firmware; returns when they are in the NIC.
+    /// On the host's shared bus (`nic.dma_shared_bus`, a LANai's PCI bus)
+    /// the firmware programs the DMA (`tx_dma_setup`), which then holds the
+    /// bus for its per-DMA overhead and one word; otherwise it takes the
+    /// NIC's DMA read latency (`nic.tx_dma_startup_ns`).
+    pub fn fetch_host_words(&mut self, now: Instant) -> Instant {
+        if self.bus.is_none() {
+            return now + self.tx_dma_startup;
+        }
+        let programmed = self.fw_run(now, self.tx_dma_setup);
+        let bus = self.bus.as_deref_mut().expect("checked above");
+        bus.request(programmed, BusOp::Dma { bytes: delivery::FLAG_BYTES }).1
+    }
+
+    /// The polling watchdog's event of generation `gen` at `now`, for
+    /// either firmware: receive queue `q`'s (the Open-MX NIC), or the LANai
+    /// firmware's one. At its timer's expiry the NIC fetches the host's
+    /// words ([`Nic::fetch_host_words`]), and the watchdog's next event is
+    /// the fetch's return; at that return \[LCI] §5.1's rule runs on what
+    /// the fetch read: the LANai firmware's host's `words` (its
+    /// interrupts-enabled flag and the packets it consumed), or the frames
+    /// the host took from queue `q`'s ring (its flag always reads enabled).
+    /// The outcome: the interrupt raised (the queue's, through its line; the
+    /// LANai's, a signal to its host), and the watchdog's next event (at
+    /// this instant, this generation).
+    pub fn watchdog_timer(
+        &mut self,
+        now: Instant,
+        q: usize,
+        gen: u32,
+        words: (bool, u64),
+    ) -> (Outcome, Option<(Instant, u32)>) {
+        let expires = match self.lanai.as_deref() {
+            Some(ni) => ni.watchdog.as_ref().is_some_and(|w| w.expires(gen)),
+            None => self.queues[q].watchdog_expires(gen),
+        };
+        if expires {
+            let back = self.fetch_host_words(now);
+            let next = match self.lanai.as_deref_mut() {
+                Some(ni) => ni.watchdog_fetch(back),
+                None => self.queues[q].watchdog_fetch(back),
+            };
+            return (Outcome::default(), next);
+        }
+        match self.lanai.as_deref_mut() {
+            Some(ni) => ni.watchdog_fetched(now, gen, words),
+            None => self.queues[q].watchdog_fetched(now, gen),
+        }
+    }
+
     /// Runs `d` of firmware on the NIC's processor (a FIFO server) from
     /// `now`; returns when it ends (the processor is busy until then).
     fn fw_run(&mut self, now: Instant, d: Duration) -> Instant {

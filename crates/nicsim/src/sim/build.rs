@@ -183,10 +183,8 @@ impl World {
                         Some(make) => make(),
                         None => spec.build(),
                     };
-                    // The watchdog fetches the host's counter with a small
-                    // DMA read: the NIC's read latency.
-                    let watchdog =
-                        s.ni.watchdog.map(|d| Box::new(Watchdog::new(d, t.nic.tx_dma_startup, Raises::Held)));
+                    // Its fetch of the host's counter is the NIC's (`Nic::fetch_host_words`).
+                    let watchdog = s.ni.watchdog.map(|d| Box::new(Watchdog::new(d, Raises::Held)));
                     RxQueue::new(policy, p.nic.ring_slots as usize, p.nic.fill_thresh)
                         .with_split_claims(s.tx_reap == crate::config::TxReap::HardIrq)
                         .with_watchdog(watchdog)
@@ -257,7 +255,7 @@ impl World {
             programs_left: 0,
             replay: None,
             trace,
-            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup, hosts_n))),
+            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, hosts_n))),
             lib_out: Vec::new(),
             ticks: None,
         };

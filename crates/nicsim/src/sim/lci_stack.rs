@@ -72,8 +72,6 @@ impl World {
         match ev {
             Ev::LciLibrary { ev, host, arg } => self.lci_library(u32::from(host), ev, arg, now),
             Ev::Lanai { ev, host, arg } => self.lci_firmware(u32::from(host), ev, arg, now),
-            Ev::WatchdogTimer { host, gen, .. } => self.lci_watchdog(u32::from(host), gen, now),
-            Ev::ClockTick { host } => self.lci_clock_tick(u32::from(host), now),
             Ev::ClockFetched { host } => self.lci_clock_fetched(u32::from(host), now),
             _ => unreachable!("{ev:?} is not an event of the LCI stack"),
         }
@@ -331,19 +329,6 @@ impl World {
         self.lci_fw(h, now, |nic, out| nic.lanai_event(now, (ev, arg), consumed, &mut |o| out.push(o)));
     }
 
-    /// NI `h`'s watchdog event of generation `gen` (the
-    /// NI's, [`Nic::lanai_watchdog`], reading its host's flag and counter).
-    fn lci_watchdog(&mut self, h: u32, gen: u32, now: Instant) {
-        let lib = self.hosts[h as usize].lib_ref();
-        let words = (lib.irq_enabled(), lib.consumed());
-        self.lci_fw(h, now, |nic, out| nic.lanai_watchdog(now, gen, words, &mut |o| out.push(o)));
-    }
-
-    /// NI `h`'s clock ticks (the NI's, [`Nic::lanai_clock_tick`]).
-    fn lci_clock_tick(&mut self, h: u32, now: Instant) {
-        self.lci_fw(h, now, |nic, out| nic.lanai_clock_tick(now, &mut |o| out.push(o)));
-    }
-
     /// Calls NI `h`'s firmware at `now` (`f`), then does what it asked
     /// for, in its order: its host's library is called, a transmission
     /// tried, a freed buffer granted; the rest is queued ([`fw_due`]).
@@ -452,6 +437,24 @@ fn ni_origin(h: u32) -> Origin {
     2 * h + 1
 }
 
+impl World {
+    /// The origin of host `h`'s NIC's events: the host's own, or on a host
+    /// that runs the \[LCI] stack its NI's ([`ni_origin`]).
+    pub(super) fn nic_origin(&self, h: usize) -> Origin {
+        if self.hosts[h].lci.is_some() {
+            ni_origin(h as u32)
+        } else {
+            h as Origin
+        }
+    }
+
+    /// NI `h`'s firmware interrupts its host at `now`: a signal to its
+    /// library.
+    pub(super) fn lanai_signal(&mut self, now: Instant, h: usize) {
+        fw_due(&mut self.q, h as u32, now, FwOut::Signal);
+    }
+}
+
 /// Queues what NI `h`'s firmware asked for at `now` as the world's event
 /// for the part it is addressed to (a signal is its host library's; the
 /// watchdog's and the clock's are the Open-MX NIC's events).
@@ -460,8 +463,6 @@ fn fw_due(q: &mut EventQueue<Ev>, h: u32, now: Instant, o: FwOut) {
     let (at, ev) = match o {
         FwOut::Fw(t, ev) => (t, Ev::Lanai { ev, host, arg: 0 }),
         FwOut::Watchdog(t, gen) => (t, Ev::WatchdogTimer { host, q: 0, gen }),
-        FwOut::ClockTick(t) => (t, Ev::ClockTick { host }),
-        FwOut::ClockFetched(t) => (t, Ev::ClockFetched { host }),
         FwOut::Signal => (now, Ev::LciLibrary { ev: LibEv::Signal, host, arg: 0 }),
         FwOut::Taken | FwOut::Transmit { .. } | FwOut::Delivered(_) | FwOut::BufferFreed => {
             unreachable!("{o:?} is done by the rules (World::lci_fw), not queued")
