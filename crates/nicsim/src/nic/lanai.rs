@@ -38,7 +38,7 @@ use super::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Raises, Watchdog};
 use super::{Nic, Outcome};
-use crate::config::{BusTimes, Forwarding, LanaiCfg, LciScenario, Platform, WatchdogDelay};
+use crate::config::{Forwarding, LanaiCfg, LciScenario, Platform, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -88,14 +88,6 @@ impl Forwarded for Packet {
 /// one NI buffer) + FULL word (the layouts of `crate::nic::delivery`).
 pub fn host_buffer_bytes(ni: &LanaiCfg, mtu: u32) -> u32 {
     ni.header_bytes + mtu + FLAG_BYTES
-}
-
-/// The host's PCI bus of a LANai platform `p` (`nic.dma_*` and `[pci]`),
-/// which the host's PIO and the NI's DMAs share: the bus of the NIC that
-/// runs the firmware (`super::Nic::run_lanai`).
-pub fn bus(p: &Platform) -> Bus {
-    let pci = p.pci.as_ref().expect("a LANai platform has a [pci] table (config::lanai_derive::validate)");
-    Bus::new(&BusTimes::lanai(p.nic.dma_MBps, p.nic.dma_startup_ns, pci))
 }
 
 /// The forwarding table of the NICs that run the LANai firmware of the
@@ -372,17 +364,6 @@ impl Nic {
         self.lanai.as_deref_mut().expect("a NIC that runs the LANai firmware")
     }
 
-    /// The host's PCI bus the firmware's DMAs and its host's PIO share.
-    fn pci(&mut self) -> &mut Bus {
-        self.bus.as_deref_mut().expect("a NIC that runs the LANai firmware has its host's PCI bus")
-    }
-
-    /// Its host's PIO read of an NI counter at `now` across the bus;
-    /// returns when the word is back.
-    pub fn lanai_pio_read(&mut self, now: Instant) -> Instant {
-        self.pci().request(now, BusOp::PioRead).1
-    }
-
     /// Its host writes a packet of `payload` bytes (and its header) into a
     /// send buffer by PIO at `now`; returns when the write ends (the packet
     /// is then the firmware's, [`FwEv::Posted`]).
@@ -390,7 +371,7 @@ impl Nic {
         let ni = self.fw_ni();
         ni.packets_sent += 1;
         let bytes = ni.header() + payload;
-        self.pci().request(now, BusOp::PioWrite { bytes }).1
+        self.pio(now, BusOp::PioWrite { bytes })
     }
 
     /// The firmware's event `ev` at `now` (`arg`: a packet of its store,
@@ -415,7 +396,7 @@ impl Nic {
             FwEv::TxDone => self.fw_ni().tx_done(),
             FwEv::Arrive => self.arrive(now, arg, out),
             FwEv::RxStep => self.rx_step(now, out),
-            FwEv::RefreshDma => out(FwOut::Fw(refresh_dma(self.pci(), now), FwEv::RefreshDone)),
+            FwEv::RefreshDma => out(FwOut::Fw(refresh_dma(self.shared_bus(), now), FwEv::RefreshDone)),
             FwEv::RefreshDone => {
                 let ni = self.fw_ni();
                 ni.refreshing = false;
@@ -542,7 +523,7 @@ impl Nic {
             let t = if program {
                 self.fw_run(now, setup)
             } else {
-                self.pci().request(now, BusOp::Dma { bytes: dma.bytes }).1
+                self.shared_bus().request(now, BusOp::Dma { bytes: dma.bytes }).1
             };
             return out(FwOut::Fw(t, FwEv::RxStep));
         }

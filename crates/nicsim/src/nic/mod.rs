@@ -32,7 +32,7 @@ pub use queue::{
     BusyPoll, BusyStep, Outcome, QueueNapi, RingEntry, RxQueue, BIG_BUFFER_BYTES, BUSY_POLL_BUDGET, MXGEFW_PAD,
 };
 
-use crate::config::{BusTimes, NicCfg, NicTimes};
+use crate::config::{BusTimes, NicCfg, NicTimes, PciCfg};
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant, Rate};
 use flow::{FlowControl, Held, Hold};
@@ -113,8 +113,18 @@ pub struct Nic {
 
 impl Nic {
     /// A NIC whose receive firmware spends `fw_rx_extra` per frame on top of
-    /// `t.fw_rx` (the coalescing policy's and the steering's own work).
-    pub fn new(cfg: &NicCfg, t: &NicTimes, queues: Vec<RxQueue>, fw_rx_extra: Duration) -> Self {
+    /// `t.fw_rx` (the coalescing policy's and the steering's own work); on
+    /// a shared bus (`nic.dma_shared_bus`) the host's PIO crosses it as
+    /// `pci` says (a LANai platform's `[pci]`; none: no PIO transactions).
+    pub fn new(
+        cfg: &NicCfg,
+        t: &NicTimes,
+        queues: Vec<RxQueue>,
+        fw_rx_extra: Duration,
+        pci: Option<&PciCfg>,
+    ) -> Self {
+        let bus = BusTimes::dma_only(t.dma_bytes_per_s, t.dma_startup);
+        let bus = pci.map_or(bus, |c| bus.with_pio(c));
         Nic {
             queues,
             pending: 0,
@@ -135,7 +145,7 @@ impl Nic {
             in_dma: 0,
             in_dma_small: 0,
             in_dma_big: 0,
-            bus: cfg.dma_shared_bus.then(|| Box::new(Bus::new(&BusTimes::dma_only(t.dma_bytes_per_s, t.dma_startup)))),
+            bus: cfg.dma_shared_bus.then(|| Box::new(Bus::new(&bus))),
             tx_dma_setup: t.tx_dma_startup.saturating_sub(t.dma_startup),
             forwarding: None,
             fw_fwd: t.mcast_fwd,
@@ -154,13 +164,25 @@ impl Nic {
         self.bus.as_deref()
     }
 
-    /// The NIC runs the LANai firmware `ni` on the host's PCI bus `bus`
-    /// (`lanai::bus`), which its DMAs share with the host's PIO, with the
-    /// multicast forwarding table `table` (`lanai::forward_table`).
-    pub fn run_lanai(&mut self, ni: lanai::Ni, bus: Bus, table: Option<ForwardTable>) {
+    /// The NIC runs the LANai firmware `ni` (its DMAs share the NIC's bus,
+    /// the host's PCI bus, with the host's PIO) with the multicast
+    /// forwarding table `table` (`lanai::forward_table`).
+    pub fn run_lanai(&mut self, ni: lanai::Ni, table: Option<ForwardTable>) {
+        debug_assert!(self.bus.is_some(), "a LANai platform's NIC is on its host's PCI bus");
         self.lanai = Some(Box::new(ni));
-        self.bus = Some(Box::new(bus));
         self.forwarding = table;
+    }
+
+    /// The host's shared bus (`nic.dma_shared_bus`), mutable.
+    fn shared_bus(&mut self) -> &mut Bus {
+        self.bus.as_deref_mut().expect("a NIC on its host's shared bus (nic.dma_shared_bus)")
+    }
+
+    /// Its host's programmed I/O `op` across the NIC's shared bus at `now`
+    /// (a read of a NIC word, a write into NIC memory; `[pci]`): returns
+    /// when it ends (a read: when the word is back).
+    pub fn pio(&mut self, now: Instant, op: BusOp) -> Instant {
+        self.shared_bus().request(now, op).1
     }
 
     /// Frames wait at the stopped link (`flow`): an arriving frame queues
@@ -275,8 +297,7 @@ impl Nic {
             return now + self.tx_dma_startup;
         }
         let programmed = self.fw_run(now, self.tx_dma_setup);
-        let bus = self.bus.as_deref_mut().expect("checked above");
-        bus.request(programmed, BusOp::Dma { bytes: delivery::FLAG_BYTES }).1
+        self.shared_bus().request(programmed, BusOp::Dma { bytes: delivery::FLAG_BYTES }).1
     }
 
     /// The polling watchdog's event of generation `gen` at `now`, for

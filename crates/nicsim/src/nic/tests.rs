@@ -10,7 +10,7 @@ fn nic(small_bytes: u32, fill_thresh: u32, slots: u32) -> Nic {
     let mut p = Platform::from_toml(preset_text("omx2009").unwrap()).unwrap();
     (p.nic.small_bytes, p.nic.fill_thresh, p.nic.ring_slots) = (small_bytes, fill_thresh, slots);
     let queue = RxQueue::new(Box::new(coalesce::Disabled), slots as usize, fill_thresh);
-    Nic::new(&p.nic, &Times::of(&p).nic, vec![queue], Duration::ZERO)
+    Nic::new(&p.nic, &Times::of(&p).nic, vec![queue], Duration::ZERO, None)
 }
 
 /// Fills queue 0 with `n` frames of `len` bytes, as the firmware does.
@@ -91,7 +91,7 @@ fn on_a_shared_bus_a_receive_dma_waits_for_the_transmit_dma_holding_it() {
     let p = crate::config::load_platform("lci2000", None).unwrap();
     let t = Times::of(&p).nic;
     let queue = RxQueue::new(Box::new(coalesce::Disabled), p.nic.ring_slots as usize, 0);
-    let mut nic = Nic::new(&p.nic, &t, vec![queue], Duration::ZERO);
+    let mut nic = Nic::new(&p.nic, &t, vec![queue], Duration::ZERO, p.pci.as_ref());
     let len = 1024;
     let xfer = t.dma_startup + Duration::for_bytes(len as u64, t.dma_bytes_per_s);
     let setup = t.tx_dma_startup - t.dma_startup;
@@ -127,7 +127,7 @@ fn the_watchdogs_fetch_of_host_words_is_a_dma_on_the_nics_bus() {
     let us = Duration::from_us;
     let queue = RxQueue::new(Box::new(coalesce::Disabled), p.nic.ring_slots as usize, 0)
         .with_watchdog(Some(Box::new(Watchdog::new(us(10), Raises::Held))));
-    let mut nic = Nic::new(&p.nic, &t, vec![queue], Duration::ZERO);
+    let mut nic = Nic::new(&p.nic, &t, vec![queue], Duration::ZERO, p.pci.as_ref());
     let t0 = Instant::ZERO;
     nic.queues[0].push_rx(0, true, 1);
     let (at, gen) = nic.queues[0].watchdog_delivered(t0).unwrap();

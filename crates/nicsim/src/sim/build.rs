@@ -194,7 +194,7 @@ impl World {
             hosts.push(HostState {
                 cores: (0..cores).map(|_| Core::new(16)).collect(),
                 nic: {
-                    let mut nic = Nic::new(&p.nic, &s.times.nic, queues, fw_rx_extra);
+                    let mut nic = Nic::new(&p.nic, &s.times.nic, queues, fw_rx_extra, p.pci.as_ref());
                     // Packet shifting writes the status word with the frame.
                     nic.rx_extra_bytes = if s.ni.rx_delivery == RxDelivery::Shifted { FLAG_BYTES } else { 0 };
                     // Flow control: the FIFO of the stopped link, allocated to its bound.
@@ -274,7 +274,7 @@ impl World {
                 if let Some(l) = &s.lci {
                     let (prog, parts) = crate::lci::build(s, l);
                     let table = crate::nic::lanai::forward_table(l, p);
-                    w.start_lci(prog, parts, &crate::nic::lanai::bus(p), table);
+                    w.start_lci(prog, parts, table);
                 }
             }
             Workload::PingPong { .. } | Workload::Stream { .. } | Workload::Uniband { .. } => {

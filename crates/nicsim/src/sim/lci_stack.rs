@@ -25,7 +25,7 @@
 
 use super::{Ev, HostState, World};
 use crate::engine::{EventQueue, Origin};
-use crate::host::bus::Bus;
+use crate::host::bus::BusOp;
 use crate::lci::process::{Drive, Processes};
 use crate::lci::Running;
 use crate::library::lci::{Cx as LibCx, Lib, LibEv, Outgoing, Output as LibOut};
@@ -43,16 +43,16 @@ const PROGRAM: &str = "a world that runs the LCI stack has its program";
 
 impl World {
     /// Wires the stack onto the world: each host's library beside its
-    /// processes, its NI's firmware in its NIC, on the NIC's bus (`bus`,
-    /// the host's PCI bus), with the NIC's forwarding table (`table`,
+    /// processes, its NI's firmware in its NIC (on the NIC's bus, the
+    /// host's PCI bus), with the NIC's forwarding table (`table`,
     /// `ni` forwarding), the program in the run; queues the parts'
     /// events at time zero. The program is the world's one program left
     /// until it is done.
-    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>, bus: &Bus, table: Option<ForwardTable>) {
+    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>, table: Option<ForwardTable>) {
         debug_assert_eq!(parts.len(), self.hosts.len());
         for (hs, (lib, ni)) in self.hosts.iter_mut().zip(parts) {
             hs.lci = Some(Box::new(lib));
-            hs.nic.run_lanai(ni, bus.clone(), table);
+            hs.nic.run_lanai(ni, table);
         }
         self.run.lci = Some(Box::new(prog));
         self.programs_left = 1;
@@ -206,7 +206,7 @@ impl World {
             LibOut::At { at, ev, arg } => self.q.push(at, o_h, lib_ev(h, ev)(arg)),
             LibOut::AtPacket { at, ev, pkt } => self.lci_at_packet(at, o_h, h, pkt, lib_ev(h, ev)),
             LibOut::PioRead { then, pkt } => {
-                let end = self.hosts[h as usize].nic.lanai_pio_read(now);
+                let end = self.hosts[h as usize].nic.pio(now, BusOp::PioRead);
                 match pkt {
                     Some(pkt) => self.lci_at_packet(end, o_h, h, pkt, lib_ev(h, then)),
                     None => self.q.push(end, o_h, lib_ev(h, then)(0)),
