@@ -34,7 +34,7 @@
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::flow::Credits;
-use super::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
+use super::multicast::{Forwarded, Kary, NiMc};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Raises, Watchdog};
 use super::{Nic, Outcome};
@@ -88,15 +88,6 @@ impl Forwarded for Packet {
 /// one NI buffer) + FULL word (the layouts of `crate::nic::delivery`).
 pub fn host_buffer_bytes(ni: &LanaiCfg, mtu: u32) -> u32 {
     ni.header_bytes + mtu + FLAG_BYTES
-}
-
-/// The forwarding table of the NICs that run the LANai firmware of the
-/// LCI stack's part `s` on platform `p` (the `forwarding` of each
-/// `super::Nic`, as the Open-MX NIC's): the fan-out tree, under `ni`
-/// forwarding only.
-pub fn forward_table(s: &LciScenario, p: &Platform) -> Option<ForwardTable> {
-    let tree = Tree::Kary(s.fanout);
-    (s.forwarding == Forwarding::Ni).then_some(ForwardTable { tree, ranks: p.topology.hosts })
 }
 
 /// The packet the receive side is delivering and how far it got.

@@ -82,9 +82,9 @@ pub struct Nic {
     /// (firmware work, \[LCI]'s `dma_setup_cycles`; zero on emo2004): the
     /// LANai firmware's time to program any of its DMAs.
     tx_dma_setup: Duration,
-    /// The multicast forwarding table (`nic.multicast_forwarding`, set by
-    /// the build for a multicast workload; the LANai firmware's under `ni`
-    /// forwarding, [`Nic::run_lanai`]), and the firmware's time per
+    /// The multicast forwarding table (set by the build for either
+    /// firmware: a multicast workload's tree under `ni` forwarding, or the
+    /// LCI stack's fan-out tree under `nic.forwarding = "ni"`), and the firmware's time per
     /// forward on top of its transmit work (`nic.mcast_fwd_ns`; the LANai
     /// firmware's forward is this lookup and its network DMA's set-up).
     pub forwarding: Option<ForwardTable>,
@@ -116,13 +116,7 @@ impl Nic {
     /// `t.fw_rx` (the coalescing policy's and the steering's own work); on
     /// a shared bus (`nic.dma_shared_bus`) the host's PIO crosses it as
     /// `pci` says (a LANai platform's `[pci]`; none: no PIO transactions).
-    pub fn new(
-        cfg: &NicCfg,
-        t: &NicTimes,
-        queues: Vec<RxQueue>,
-        fw_rx_extra: Duration,
-        pci: Option<&PciCfg>,
-    ) -> Self {
+    pub fn new(cfg: &NicCfg, t: &NicTimes, queues: Vec<RxQueue>, fw_rx_extra: Duration, pci: Option<&PciCfg>) -> Self {
         let bus = BusTimes::dma_only(t.dma_bytes_per_s, t.dma_startup);
         let bus = pci.map_or(bus, |c| bus.with_pio(c));
         Nic {
@@ -165,12 +159,11 @@ impl Nic {
     }
 
     /// The NIC runs the LANai firmware `ni` (its DMAs share the NIC's bus,
-    /// the host's PCI bus, with the host's PIO) with the multicast
-    /// forwarding table `table` (`lanai::forward_table`).
-    pub fn run_lanai(&mut self, ni: lanai::Ni, table: Option<ForwardTable>) {
+    /// the host's PCI bus, with the host's PIO; under `ni` forwarding it
+    /// forwards along the NIC's `forwarding` table).
+    pub fn run_lanai(&mut self, ni: lanai::Ni) {
         debug_assert!(self.bus.is_some(), "a LANai platform's NIC is on its host's PCI bus");
         self.lanai = Some(Box::new(ni));
-        self.forwarding = table;
     }
 
     /// The host's shared bus (`nic.dma_shared_bus`), mutable.

@@ -31,7 +31,6 @@ use crate::lci::Running;
 use crate::library::lci::{Cx as LibCx, Lib, LibEv, Outgoing, Output as LibOut};
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, FwOut, Ni, Packet};
-use crate::nic::multicast::ForwardTable;
 use crate::nic::timers;
 use crate::nic::Nic;
 use crate::time::Instant;
@@ -44,15 +43,14 @@ const PROGRAM: &str = "a world that runs the LCI stack has its program";
 impl World {
     /// Wires the stack onto the world: each host's library beside its
     /// processes, its NI's firmware in its NIC (on the NIC's bus, the
-    /// host's PCI bus), with the NIC's forwarding table (`table`,
-    /// `ni` forwarding), the program in the run; queues the parts'
-    /// events at time zero. The program is the world's one program left
-    /// until it is done.
-    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>, table: Option<ForwardTable>) {
+    /// host's PCI bus, with the NIC's forwarding table), the program in
+    /// the run; queues the parts' events at time zero. The program is the
+    /// world's one program left until it is done.
+    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>) {
         debug_assert_eq!(parts.len(), self.hosts.len());
         for (hs, (lib, ni)) in self.hosts.iter_mut().zip(parts) {
             hs.lci = Some(Box::new(lib));
-            hs.nic.run_lanai(ni, table);
+            hs.nic.run_lanai(ni);
         }
         self.run.lci = Some(Box::new(prog));
         self.programs_left = 1;
