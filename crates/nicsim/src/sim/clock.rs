@@ -149,6 +149,8 @@ impl World {
     /// parks): the fetch of its host's timer words, the NIC's as above,
     /// and its next tick; the fetch's return is the LCI library's
     /// (`lci_stack`).
+    #[cold]
+    #[inline(never)]
     fn lanai_clock_tick(&mut self, now: Instant, h: usize) {
         let nic = &mut self.hosts[h].nic;
         let Some(period) = nic.lanai.as_deref_mut().and_then(|ni| ni.clock_tick()) else { return };

@@ -165,6 +165,7 @@ impl World {
     /// flag and consumed count); its next event, and the interrupt it lets
     /// out: the queue's through its line, the LANai's a signal to the
     /// library (`lci_stack`).
+    #[inline(never)]
     pub(super) fn watchdog_timer(&mut self, now: Instant, h: usize, q: usize, gen: u32) {
         if let Some(t) = self.trace.as_deref_mut() {
             t.nic(h, q, now, What::WatchdogFired, 0);
