@@ -11,14 +11,12 @@
 //! (`host.clock_ghz`) and the NIC processor's (`emo.nic_clock_mhz`).
 //!
 //! This module owns those two tables, their costs as charged, and the
-//! firmware's cycles at the NIC clock ([`lanai_ns`], the one conversion, and
-//! [`lanai_steps_ns`] for consecutive steps).
+//! firmware's cycles at the NIC clock ([`lanai_ns`], the one conversion).
 //! It does not own the shared keys a LANai platform derives, its checks
 //! nor the keys of the earlier shape (`config::lanai_derive`), nor the
 //! firmware (`crate::nic::lanai`).
 
 use super::units::cost_table;
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The largest cycle count of one firmware or application step the LANai
@@ -81,15 +79,4 @@ cost_table! {
 /// `cycles` of a NIC processor at `clock_mhz`, in nanoseconds.
 pub fn lanai_ns(clock_mhz: f64, cycles: u32) -> f64 {
     cycles as f64 * 1e3 / clock_mhz
-}
-
-/// The time of consecutive firmware steps of `steps` cycles each at
-/// `clock_mhz`, in nanoseconds: each step a whole number of picoseconds
-/// (the simulator's clock, `Duration`), as the firmware runs them one
-/// after the other, then summed. A derived key that is such a sum (a
-/// step and its DMA's set-up, `config::lanai_derive`) is then read back
-/// (`Duration::from_ns_f64`) as exactly the sum of its steps' times.
-pub fn lanai_steps_ns(clock_mhz: f64, steps: &[u32]) -> f64 {
-    let ps: u64 = steps.iter().map(|&c| Duration::from_ns_f64(lanai_ns(clock_mhz, c)).as_ps()).sum();
-    Duration::from_ps(ps).as_ns_f64()
 }
