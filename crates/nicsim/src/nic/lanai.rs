@@ -25,11 +25,16 @@
 //! engines map to: the network engine (send buffer -> link, timed by
 //! `crate::net::grid`), the NI -> host engine (the [`Plan`] of each packet,
 //! priced on the host's PCI bus, a [`Bus`]: the bus of the NIC that runs
-//! it, [`bus`], which the host's PIO shares, [`Nic::lanai_pio_read`],
-//! [`Nic::lanai_pio_write`]) and the host -> NI engine (the small DMA that fetches
-//! the host's processed-packet counter, `FwEv::RefreshDma`; the polling
-//! watchdog and the NI clock reuse it, `Nic::fetch_host_words`). It does
-//! not own the host's polling (`crate::library::lci`), who forwards what
+//! it, which the host's PIO shares, `Nic::pio`, [`Nic::lanai_pio_write`])
+//! and the host -> NI engine (the small DMA that fetches the host's
+//! processed-packet counter, `FwEv::RefreshDma`). Its steps take the NIC's
+//! firmware times (`super::Nic`'s `fw_tx`, `fw_rx`, `tx_dma_setup`,
+//! `fw_fwd`: the shared `nic.*` keys a LANai platform derives from its
+//! cycles). Its polling watchdog and NI clock run on the NIC's one path for
+//! both firmwares (`Nic::watchdog_timer`, `Nic::fetch_host_words`: the
+//! firmware programs the DMA, then a word's DMA on the bus; `crate::sim`
+//! `nic_path` and `clock`); it keeps their state and counts. It does not
+//! own the host's polling (`crate::library::lci`), who forwards what
 //! (`crate::lci::multicast`), nor the wire.
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
@@ -230,10 +235,9 @@ impl Ni {
     /// The NI of the LCI stack's part `s` of a scenario on platform `p`
     /// (its links carry `link.mtu` bytes of payload per packet, one NI
     /// buffer): its arrival detection, buffers, watchdog and clock (its
-    /// firmware's step times are the NIC's, `super::Nic`'s `fw_tx`,
-    /// `fw_rx`, `tx_dma_setup` and `fw_fwd`) (its host's PCI bus is the NIC's,
-    /// [`bus`]), and, as NI `rank` of the multicast trees, the trees its
-    /// posts share a send buffer along (not under `host-message`).
+    /// firmware's step times and its host's PCI bus are the NIC's), and, as
+    /// NI `rank` of the multicast trees, the trees its posts share a send
+    /// buffer along (not under `host-message`).
     pub fn new(s: &LciScenario, p: &Platform, rank: u32) -> Self {
         let (ni, mtu, hosts) = (&s.lanai, p.link.mtu, p.topology.hosts);
         let (send_buffers, recv_buffers) = (ni.send_buffers, ni.recv_buffers);

@@ -2,8 +2,10 @@
 //! interrupt line and coalescing policy (`queue`), steering, and the
 //! transmit path; and the other firmware an NI may run, the LANai
 //! firmware of the \[LCI] stack's NIs (`lanai`), which shares the NIC's
-//! delivery plans (`delivery`), watchdog, clock (`timers`) and multicast
-//! forwarding state (`multicast`).
+//! firmware processor and step times, its bus (with the host's PIO,
+//! `Nic::pio`), delivery plans (`delivery`), the one watchdog and clock
+//! path of both firmwares (`Nic::watchdog_timer`, `Nic::fetch_host_words`;
+//! `watchdog`, `timers`) and the multicast forwarding table (`multicast`).
 //!
 //! This module owns the device's timing: the firmware is a FIFO server
 //! (per-frame time), DMA engines are FIFO servers (start-up + bytes /

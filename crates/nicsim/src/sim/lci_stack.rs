@@ -7,10 +7,10 @@
 //! part to its rule (`World::lci`, one `World` method per event kind, on
 //! the world's own hosts, grid, program and queue): host `h`'s library
 //! (`Ev::LciLibrary`, a `crate::library::lci::LibEv`), NI `h`'s LANai firmware
-//! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), NI `h`'s polling watchdog
-//! and clock (the events the Open-MX NIC's share: `Ev::WatchdogTimer`,
-//! `Ev::ClockTick`, `Ev::ClockFetched`, routed here by `nic_path` and
-//! `clock` when the world runs the stack). The rules queue the world's
+//! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), and the return of NI `h`'s
+//! clock's fetch of its host's timer words (`Ev::ClockFetched`, routed
+//! here by `clock`; the NI's watchdog and clock ticks are the NIC's one
+//! path for both firmwares, `nic_path` and `clock`). The rules queue the world's
 //! events as they schedule them. After each event a run whose NI store
 //! overflowed ends with its error, and one whose program is done has no
 //! program left; a run whose NIs stop sending and delivering is the stall
@@ -60,7 +60,7 @@ impl World {
 
     /// An event of the stack's parts is due (out of the event loop's
     /// line): the rule of its kind (a library's, a firmware's, and the
-    /// watchdog's and clock's events the Open-MX NIC's share), then
+    /// return of the NI clock's fetch), then
     /// [`World::lci_settle`].
     #[inline(never)]
     pub(super) fn lci(&mut self, now: Instant, ev: Ev) {
