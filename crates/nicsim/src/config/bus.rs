@@ -54,10 +54,11 @@ pub struct BusTimes {
 
 impl BusTimes {
     /// A bus that carries DMAs only, at `dma_bytes_per_s` with
-    /// `dma_overhead` per transfer: the Open-MX NIC's with
-    /// `nic.dma_shared_bus`, whose driver prices its PIO writes as CPU
-    /// time (`nic.doorbell_ns`, `host.irq_rearm_ns`) and makes no bus
-    /// transaction of them (its PIO times are zero).
+    /// `dma_overhead` per transfer: the NIC's with `nic.dma_shared_bus`,
+    /// whose Open-MX driver prices its PIO writes as CPU time
+    /// (`nic.doorbell_ns`, `host.irq_rearm_ns`) and makes no bus
+    /// transaction of them (its PIO times are zero without `[pci]`,
+    /// [`BusTimes::with_pio`]).
     pub fn dma_only(dma_bytes_per_s: u64, dma_overhead: Duration) -> Self {
         BusTimes {
             dma_bytes_per_s,
@@ -68,16 +69,15 @@ impl BusTimes {
         }
     }
 
-    /// The bus of a LANai NI: DMAs at `dma_mbps` (`nic.dma_MBps`) with
-    /// `dma_startup_ns` (`nic.dma_startup_ns`) each, PIO as the validated
-    /// `[pci]` table says.
-    pub fn lanai(dma_mbps: f64, dma_startup_ns: f64, c: &PciCfg) -> Self {
+    /// This bus with the host's programmed I/O across it as the validated
+    /// `[pci]` table says (a LANai platform's PCI bus: its PIO reads and
+    /// writes of NI memory hold the bus in turn with the DMAs).
+    pub fn with_pio(self, c: &PciCfg) -> Self {
         BusTimes {
-            dma_bytes_per_s: (dma_mbps * 1e6).round() as u64,
-            dma_overhead: Duration::from_ns_f64(dma_startup_ns),
             pio_read: Duration::from_ns_f64(c.pio_read_ns),
             pio_write_bytes_per_s: (c.pio_write_MBps * 1e6).round() as u64,
             pio_write_overhead: Duration::from_ns_f64(c.pio_write_overhead_ns),
+            ..self
         }
     }
 }

@@ -11,6 +11,7 @@
 
 use super::lanai::lanai_ns;
 use super::{check_f, check_u, ConfigError, LanaiCfg, Platform};
+use crate::time::Duration;
 use serde::Deserialize;
 
 /// The shared keys a LANai platform derives (table, key, from what): a
@@ -93,13 +94,17 @@ pub(crate) fn derive(table: &mut toml::Table) -> Result<(), ConfigError> {
             let hosts = i.grid.hosts;
             check_u("grid.hosts", hosts as u64, 2, super::MAX_HOSTS as u64)?;
             let ns = |cycles: u32| lanai_ns(clock, cycles);
+            // A firmware step and its DMA's set-up, each whole picoseconds.
+            let steps = |step: u32| steps_ns(clock, &[step, l.dma_setup_cycles]);
+            let setup = Duration::from_ns_f64(ns(l.dma_setup_cycles));
+            let tx_dma_startup = setup + Duration::from_ns_f64(i.nic.dma_startup_ns);
             let word = i.pci.word_write_ns();
             let frames = l.recv_buffers as i64 + (hosts as i64 - 1) * l.send_buffers as i64;
             [
                 (hosts as i64).into(),
-                ns(l.fw_rx_cycles + l.dma_setup_cycles).into(),
-                ns(l.fw_tx_cycles + l.dma_setup_cycles).into(),
-                (ns(l.dma_setup_cycles) + i.nic.dma_startup_ns).into(),
+                steps(l.fw_rx_cycles).into(),
+                steps(l.fw_tx_cycles).into(),
+                tx_dma_startup.as_ns_f64().into(),
                 word.into(),
                 ns(l.fw_forward_cycles).into(),
                 frames.into(),
@@ -113,6 +118,17 @@ pub(crate) fn derive(table: &mut toml::Table) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// The time of consecutive firmware steps of `steps` cycles each at
+/// `clock_mhz`, in nanoseconds: each step a whole number of picoseconds
+/// (the simulator's clock, `Duration`), as the firmware runs them one
+/// after the other (`crate::nic::lanai`), then summed. A derived key that
+/// is such a sum (a step and its DMA's set-up) is then read back
+/// (`Duration::from_ns_f64`) as exactly the sum of its steps' times.
+fn steps_ns(clock_mhz: f64, steps: &[u32]) -> f64 {
+    let ps: u64 = steps.iter().map(|&c| Duration::from_ns_f64(lanai_ns(clock_mhz, c)).as_ps()).sum();
+    Duration::from_ps(ps).as_ns_f64()
 }
 
 /// The checks of a LANai platform's own tables and of how they fit the
@@ -231,7 +247,6 @@ pub(crate) const MOVED: &[(&str, &str)] = &[
 mod tests {
     use super::*;
     use crate::config::{load_platform, preset_text, Times};
-    use crate::time::Duration;
 
     #[test]
     fn the_lci_preset_is_a_shared_platform() {
@@ -243,8 +258,12 @@ mod tests {
         // (128 + 20) LANai cycles at 33 MHz, derived once.
         let n = p.lanai.as_ref().unwrap();
         let clock = p.emo.as_ref().unwrap().nic_clock_mhz;
-        assert_eq!(p.nic.fw_rx_ns, lanai_ns(clock, n.fw_rx_cycles + n.dma_setup_cycles));
-        assert_eq!(t.nic.fw_rx, Duration::from_ns_f64(148.0 * 1e3 / 33.0));
+        let step = |c: u32| Duration::from_ns_f64(lanai_ns(clock, c));
+        assert_eq!(p.nic.fw_rx_ns, steps_ns(clock, &[n.fw_rx_cycles, n.dma_setup_cycles]));
+        assert_eq!(t.nic.fw_rx, step(n.fw_rx_cycles) + step(n.dma_setup_cycles));
+        // Each step whole picoseconds: 1 ps above the sum's 148 cycles at 33 MHz rounded once.
+        assert_eq!(t.nic.fw_rx, Duration::from_ns_f64(148.0 * 1e3 / 33.0) + Duration::from_ps(1));
+        assert_eq!(t.nic.tx_dma_startup.saturating_sub(t.nic.dma_startup), step(n.dma_setup_cycles));
         assert_eq!(t.nic.dma_bytes_per_s, 132_000_000);
         assert!(p.nic.dma_shared_bus && p.grid.is_some() && p.lci.is_some());
     }

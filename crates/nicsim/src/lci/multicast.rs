@@ -7,7 +7,7 @@
 //! post that shares one send buffer among one descriptor per child, the
 //! forwards and the receive buffers they free), over its NIC's forwarding
 //! table (the `forwarding` of `crate::nic::Nic`, a [`ForwardTable`] of
-//! shape `Tree::Kary`, as the Open-MX NIC's, `crate::nic::lanai::forward_table`)
+//! shape `Tree::Kary`, as the Open-MX NIC's, set by the world's build, `crate::sim`)
 //! and the NI state of `crate::nic::multicast` ([`NiMc`]: the
 //! NI's rank, the queue of forwards transmitted from a receive buffer,
 //! the receive buffers held until every forward left, the send buffers

@@ -25,20 +25,25 @@
 //! engines map to: the network engine (send buffer -> link, timed by
 //! `crate::net::grid`), the NI -> host engine (the [`Plan`] of each packet,
 //! priced on the host's PCI bus, a [`Bus`]: the bus of the NIC that runs
-//! it, [`bus`], which the host's PIO shares, [`Nic::lanai_pio_read`],
-//! [`Nic::lanai_pio_write`]) and the host -> NI engine (the small DMA that fetches
-//! the host's processed-packet counter, `FwEv::RefreshDma`; the polling
-//! watchdog and the NI clock reuse it, `Nic::fetch_host_words`). It does
-//! not own the host's polling (`crate::library::lci`), who forwards what
+//! it, which the host's PIO shares, `Nic::pio`, [`Nic::lanai_pio_write`])
+//! and the host -> NI engine (the small DMA that fetches the host's
+//! processed-packet counter, `FwEv::RefreshDma`). Its steps take the NIC's
+//! firmware times (`super::Nic`'s `fw_tx`, `fw_rx`, `tx_dma_setup`,
+//! `fw_fwd`: the shared `nic.*` keys a LANai platform derives from its
+//! cycles). Its polling watchdog and NI clock run on the NIC's one path for
+//! both firmwares (`Nic::watchdog_timer`, `Nic::fetch_host_words`: the
+//! firmware programs the DMA, then a word's DMA on the bus; `crate::sim`
+//! `nic_path` and `clock`); it keeps their state and counts. It does not
+//! own the host's polling (`crate::library::lci`), who forwards what
 //! (`crate::lci::multicast`), nor the wire.
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::flow::Credits;
-use super::multicast::{ForwardTable, Forwarded, Kary, NiMc, Tree};
+use super::multicast::{Forwarded, Kary, NiMc};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Raises, Watchdog};
-use super::Nic;
-use crate::config::{lanai_ns, BusTimes, Forwarding, LanaiCfg, LciScenario, Platform, WatchdogDelay};
+use super::{Nic, Outcome};
+use crate::config::{Forwarding, LanaiCfg, LciScenario, Platform, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -90,48 +95,6 @@ pub fn host_buffer_bytes(ni: &LanaiCfg, mtu: u32) -> u32 {
     ni.header_bytes + mtu + FLAG_BYTES
 }
 
-/// The host's PCI bus of a LANai platform `p` (`nic.dma_*` and `[pci]`),
-/// which the host's PIO and the NI's DMAs share: the bus of the NIC that
-/// runs the firmware (`super::Nic::run_lanai`).
-pub fn bus(p: &Platform) -> Bus {
-    let pci = p.pci.as_ref().expect("a LANai platform has a [pci] table (config::lanai_derive::validate)");
-    Bus::new(&BusTimes::lanai(p.nic.dma_MBps, p.nic.dma_startup_ns, pci))
-}
-
-/// The forwarding table of the NICs that run the LANai firmware of the
-/// LCI stack's part `s` on platform `p` (the `forwarding` of each
-/// `super::Nic`, as the Open-MX NIC's): the fan-out tree, under `ni`
-/// forwarding only.
-pub fn forward_table(s: &LciScenario, p: &Platform) -> Option<ForwardTable> {
-    let tree = Tree::Kary(s.fanout);
-    (s.forwarding == Forwarding::Ni).then_some(ForwardTable { tree, ranks: p.topology.hosts })
-}
-
-/// Firmware costs, converted from NI cycles.
-#[derive(Debug, Clone, Copy)]
-pub struct FwCosts {
-    pub tx: Duration,
-    pub rx: Duration,
-    pub dma_setup: Duration,
-    /// Per forward to a child (`ni` forwarding): the table lookup and
-    /// header rewrite, then the network DMA's set-up.
-    pub fwd: Duration,
-}
-
-impl FwCosts {
-    /// The firmware's steps of the `[lanai]` table: its cycles at the NIC
-    /// clock (`emo.nic_clock_mhz`).
-    pub fn of(ni: &LanaiCfg, clock_mhz: f64) -> Self {
-        let cycles = |c: u32| Duration::from_ns_f64(lanai_ns(clock_mhz, c));
-        FwCosts {
-            tx: cycles(ni.fw_tx_cycles),
-            rx: cycles(ni.fw_rx_cycles),
-            dma_setup: cycles(ni.dma_setup_cycles),
-            fwd: cycles(ni.fw_forward_cycles + ni.dma_setup_cycles),
-        }
-    }
-}
-
 /// The packet the receive side is delivering and how far it got.
 #[derive(Debug, Clone, Copy)]
 struct RxJob {
@@ -177,13 +140,9 @@ pub enum FwEv {
 pub enum FwOut {
     /// Its own event `.1` at `.0`.
     Fw(Instant, FwEv),
-    /// Its watchdog's event of generation `.1` at `.0` (an expiry, or the
-    /// fetch of the host's words back).
+    /// Its watchdog's timer started: its expiry, of generation `.1`, at
+    /// `.0` (the NIC's watchdog event, `Nic::watchdog_timer`).
     Watchdog(Instant, u32),
-    /// Its clock's next tick.
-    ClockTick(Instant),
-    /// The tick's fetch of the host's words is back.
-    ClockFetched(Instant),
     /// An interrupt to its host now, delivered as a signal to the process.
     Signal,
     /// It took the packet its host wrote: the host goes on.
@@ -213,7 +172,6 @@ pub fn packets_bound(send_buffers: u32, recv_buffers: u32, fanout: u32) -> u32 {
 /// One LANai NI.
 #[derive(Debug)]
 pub struct Ni {
-    costs: FwCosts,
     strategy: Strategy,
     header: u32,
     host_buffer: u32,
@@ -276,20 +234,19 @@ pub struct Ni {
 impl Ni {
     /// The NI of the LCI stack's part `s` of a scenario on platform `p`
     /// (its links carry `link.mtu` bytes of payload per packet, one NI
-    /// buffer): its firmware's costs at the NIC clock, arrival detection,
-    /// buffers, watchdog and clock (its host's PCI bus is the NIC's,
-    /// [`bus`]), and, as NI `rank` of the multicast trees, the trees its
-    /// posts share a send buffer along (not under `host-message`).
+    /// buffer): its arrival detection, buffers, watchdog and clock (its
+    /// firmware's step times and its host's PCI bus are the NIC's), and, as
+    /// NI `rank` of the multicast trees, the trees its posts share a send
+    /// buffer along (not under `host-message`).
     pub fn new(s: &LciScenario, p: &Platform, rank: u32) -> Self {
         let (ni, mtu, hosts) = (&s.lanai, p.link.mtu, p.topology.hosts);
         let (send_buffers, recv_buffers) = (ni.send_buffers, ni.recv_buffers);
-        // The fetch is priced on the PCI bus (`Nic::fetch_host_words`), not a fixed latency.
+        // Its fetch is the NIC's, on the PCI bus (`Nic::fetch_host_words`).
         let watchdog = match s.watchdog {
-            WatchdogDelay::After(d) => Some(Watchdog::new(d, Duration::ZERO, Raises::Own)),
+            WatchdogDelay::After(d) => Some(Watchdog::new(d, Raises::Own)),
             WatchdogDelay::Immediate | WatchdogDelay::Never => None,
         };
         Ni {
-            costs: FwCosts::of(ni, p.emo_cfg().nic_clock_mhz),
             strategy: Strategy::new(s.polling, s.split_bytes),
             header: ni.header_bytes,
             host_buffer: host_buffer_bytes(ni, mtu),
@@ -346,6 +303,39 @@ impl Ni {
         self.sent += 1;
     }
 
+    /// Its watchdog's fetch of the host's words is back at `back`: the
+    /// watchdog's event then (`Nic::watchdog_timer`).
+    pub(super) fn watchdog_fetch(&mut self, back: Instant) -> Option<(Instant, u32)> {
+        self.host_fetches += 1;
+        Some(self.watchdog.as_mut()?.fetch(back))
+    }
+
+    /// Its watchdog's event of generation `gen` at `now`, the fetch's
+    /// return (any other is stale): \[LCI] §5.1's rule on the host's words
+    /// (`irq_enabled`, `consumed`) and the packets it took in; an expiry
+    /// without progress raises its own interrupt, a signal to its host.
+    pub(super) fn watchdog_fetched(
+        &mut self,
+        now: Instant,
+        gen: u32,
+        (irq_enabled, consumed): (bool, u64),
+    ) -> (Outcome, Option<(Instant, u32)>) {
+        let Some(w) = self.watchdog.as_mut() else { return (Outcome::default(), None) };
+        match w.on_fetched(now, gen, irq_enabled, self.received, consumed) {
+            Expiry::Arm(t, gen) => (Outcome::default(), Some((t, gen))),
+            Expiry::Raise(t, gen) => (Outcome { raise: true, rx: true, timer: None }, Some((t, gen))),
+            Expiry::Stale | Expiry::Drained { .. } => (Outcome::default(), None),
+        }
+    }
+
+    /// Its clock ticks: its period, if it has a clock (the tick's fetch
+    /// of its host's timer words is counted; `crate::sim` `clock`).
+    pub fn clock_tick(&mut self) -> Option<Duration> {
+        let c = self.clock?;
+        self.host_fetches += 1;
+        Some(c.period)
+    }
+
     /// The network DMA of the programmed head forward started at `now`: it
     /// leaves the queue.
     pub fn fwd_started(&mut self, now: Instant) -> Packet {
@@ -369,17 +359,6 @@ impl Nic {
         self.lanai.as_deref_mut().expect("a NIC that runs the LANai firmware")
     }
 
-    /// The host's PCI bus the firmware's DMAs and its host's PIO share.
-    fn pci(&mut self) -> &mut Bus {
-        self.bus.as_deref_mut().expect("a NIC that runs the LANai firmware has its host's PCI bus")
-    }
-
-    /// Its host's PIO read of an NI counter at `now` across the bus;
-    /// returns when the word is back.
-    pub fn lanai_pio_read(&mut self, now: Instant) -> Instant {
-        self.pci().request(now, BusOp::PioRead).1
-    }
-
     /// Its host writes a packet of `payload` bytes (and its header) into a
     /// send buffer by PIO at `now`; returns when the write ends (the packet
     /// is then the firmware's, [`FwEv::Posted`]).
@@ -387,7 +366,7 @@ impl Nic {
         let ni = self.fw_ni();
         ni.packets_sent += 1;
         let bytes = ni.header() + payload;
-        self.pci().request(now, BusOp::PioWrite { bytes }).1
+        self.pio(now, BusOp::PioWrite { bytes })
     }
 
     /// The firmware's event `ev` at `now` (`arg`: a packet of its store,
@@ -412,7 +391,7 @@ impl Nic {
             FwEv::TxDone => self.fw_ni().tx_done(),
             FwEv::Arrive => self.arrive(now, arg, out),
             FwEv::RxStep => self.rx_step(now, out),
-            FwEv::RefreshDma => out(FwOut::Fw(refresh_dma(self.pci(), now), FwEv::RefreshDone)),
+            FwEv::RefreshDma => out(FwOut::Fw(refresh_dma(self.shared_bus(), now), FwEv::RefreshDone)),
             FwEv::RefreshDone => {
                 let ni = self.fw_ni();
                 ni.refreshing = false;
@@ -472,8 +451,7 @@ impl Nic {
             return None;
         }
         ni.tx_busy = true;
-        let c = ni.costs;
-        Some(self.fw_run(now, c.tx + c.dma_setup))
+        Some(self.fw_run(now, self.fw_tx))
     }
 
     // -- receive side ---------------------------------------------------
@@ -504,20 +482,20 @@ impl Nic {
     /// host queue looks full, a fetch of the host's processed counter
     /// ([`FwEv::RefreshDma`]) unless one is in flight.
     fn rx_next(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+        let (rx, setup) = (self.fw_rx, self.tx_dma_setup);
         let ni = self.fw_ni();
         if ni.job.is_some() || ni.rx_queue.is_empty() {
             return;
         }
-        let c = ni.costs;
         if ni.delivered - ni.known_consumed < ni.host_slots {
             let pkt = ni.rx_queue.pop_front().expect("a packet waits");
             let plan = ni.strategy.plan(ni.header, pkt.payload, ni.host_buffer);
             ni.job = Some(RxJob { pkt, plan, next: 0, programmed: false });
-            out(FwOut::Fw(self.fw_run(now, c.rx + c.dma_setup), FwEv::RxStep));
+            out(FwOut::Fw(self.fw_run(now, rx), FwEv::RxStep));
         } else if !ni.refreshing {
             ni.refreshing = true;
             ni.refreshes += 1;
-            out(FwOut::Fw(self.fw_run(now, c.dma_setup), FwEv::RefreshDma));
+            out(FwOut::Fw(self.fw_run(now, setup), FwEv::RefreshDma));
         }
     }
 
@@ -527,8 +505,8 @@ impl Nic {
     /// receive buffer may be free, the next delivery starts, and the
     /// packet's interrupt is raised (`nic.watchdog_us = "none"`).
     fn rx_step(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+        let setup = self.tx_dma_setup;
         let ni = self.fw_ni();
-        let setup = ni.costs.dma_setup;
         let job = ni.job.as_mut().expect("rx_step without a job");
         if let Some(Some(dma)) = job.plan.dmas.get(job.next).copied() {
             let program = job.next > 0 && !job.programmed;
@@ -540,7 +518,7 @@ impl Nic {
             let t = if program {
                 self.fw_run(now, setup)
             } else {
-                self.pci().request(now, BusOp::Dma { bytes: dma.bytes }).1
+                self.shared_bus().request(now, BusOp::Dma { bytes: dma.bytes }).1
             };
             return out(FwOut::Fw(t, FwEv::RxStep));
         }
@@ -559,52 +537,6 @@ impl Nic {
         }
     }
 
-    /// Fetches host words for the polling watchdog or the NI clock
-    /// (interrupts-enabled flag, processed counter, timer word, last poll)
-    /// with one small host -> NI DMA: the firmware programs it, then it
-    /// holds the bus (`refresh_dma`). Returns when the words are in SRAM.
-    fn fetch_host_words(&mut self, now: Instant) -> Instant {
-        let ni = self.fw_ni();
-        ni.host_fetches += 1;
-        let setup = ni.costs.dma_setup;
-        let programmed = self.fw_run(now, setup);
-        refresh_dma(self.pci(), programmed)
-    }
-
-    /// Its watchdog's event of generation `gen`: the running timer's
-    /// expiry starts the fetch of the host's flag and counter across the
-    /// bus; the fetch's return applies \[LCI] §5.1's rule to what it read
-    /// (`irq_enabled`, `consumed`: re-arm, or raise a signal and re-arm);
-    /// any other is stale.
-    pub fn lanai_watchdog(
-        &mut self,
-        now: Instant,
-        gen: u32,
-        (irq_enabled, consumed): (bool, u64),
-        out: &mut impl FnMut(FwOut),
-    ) {
-        let ni = self.fw_ni();
-        let (Some(mut wd), received) = (ni.watchdog.take(), ni.received) else { return };
-        let e = wd.on_event(now, gen, |t| self.fetch_host_words(t), irq_enabled, received, consumed);
-        self.fw_ni().watchdog = Some(wd);
-        if let Expiry::Arm(t, gen) | Expiry::Raise(t, gen) = e {
-            out(FwOut::Watchdog(t, gen));
-        }
-        if let Expiry::Raise(..) = e {
-            out(FwOut::Signal);
-        }
-    }
-
-    /// Its clock ticks: the next tick, and the fetch of the host's timer
-    /// words (its [`FwOut::ClockFetched`]).
-    pub fn lanai_clock_tick(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
-        if let Some(c) = self.fw_ni().clock {
-            let end = self.fetch_host_words(now);
-            out(FwOut::ClockTick(now + c.period));
-            out(FwOut::ClockFetched(end));
-        }
-    }
-
     // -- multicast firmware ---------------------------------------------
 
     /// Starts the firmware on the next forward if idle; returns when the
@@ -615,8 +547,7 @@ impl Nic {
             return None;
         }
         ni.mc.fwd_busy = true;
-        let fwd = ni.costs.fwd;
-        Some(self.fw_run(now, fwd))
+        Some(self.fw_run(now, self.fw_fwd + self.tx_dma_setup))
     }
 }
 

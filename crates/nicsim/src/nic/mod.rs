@@ -2,8 +2,10 @@
 //! interrupt line and coalescing policy (`queue`), steering, and the
 //! transmit path; and the other firmware an NI may run, the LANai
 //! firmware of the \[LCI] stack's NIs (`lanai`), which shares the NIC's
-//! delivery plans (`delivery`), watchdog, clock (`timers`) and multicast
-//! forwarding state (`multicast`).
+//! firmware processor and step times, its bus (with the host's PIO,
+//! `Nic::pio`), delivery plans (`delivery`), the one watchdog and clock
+//! path of both firmwares (`Nic::watchdog_timer`, `Nic::fetch_host_words`;
+//! `watchdog`, `timers`) and the multicast forwarding table (`multicast`).
 //!
 //! This module owns the device's timing: the firmware is a FIFO server
 //! (per-frame time), DMA engines are FIFO servers (start-up + bytes /
@@ -32,7 +34,7 @@ pub use queue::{
     BusyPoll, BusyStep, Outcome, QueueNapi, RingEntry, RxQueue, BIG_BUFFER_BYTES, BUSY_POLL_BUDGET, MXGEFW_PAD,
 };
 
-use crate::config::{BusTimes, NicCfg, NicTimes};
+use crate::config::{BusTimes, NicCfg, NicTimes, PciCfg};
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant, Rate};
 use flow::{FlowControl, Held, Hold};
@@ -51,7 +53,9 @@ pub struct Nic {
     pub dma_free: Vec<Instant>,
     pub tx_free: Instant,
     /// Firmware time per received frame, the policy's and the steering's
-    /// own work included.
+    /// own work included, and per transmitted frame (`nic.fw_rx_ns`,
+    /// `nic.fw_tx_ns`). The LANai firmware's receive and send steps, each
+    /// with its DMA's set-up (`config::lanai_derive`).
     fw_rx: Duration,
     fw_tx: Duration,
     /// Firmware time spent on received frames, and their number.
@@ -77,12 +81,14 @@ pub struct Nic {
     bus: Option<Box<Bus>>,
     /// On the shared bus, the transmit DMA's set-up before its bus
     /// transaction: `tx_dma_startup` beyond the bus's per-DMA overhead
-    /// (firmware work, \[LCI]'s `dma_setup_cycles`; zero on emo2004).
+    /// (firmware work, \[LCI]'s `dma_setup_cycles`; zero on emo2004): the
+    /// LANai firmware's time to program any of its DMAs.
     tx_dma_setup: Duration,
-    /// The multicast forwarding table (`nic.multicast_forwarding`, set by
-    /// the build for a multicast workload; the LANai firmware's under `ni`
-    /// forwarding, [`Nic::run_lanai`]), and the firmware's time per
-    /// forward on top of its transmit work (`nic.mcast_fwd_ns`).
+    /// The multicast forwarding table (set by the build for either
+    /// firmware: a multicast workload's tree under `ni` forwarding, or the
+    /// LCI stack's fan-out tree under `nic.forwarding = "ni"`), and the firmware's time per
+    /// forward on top of its transmit work (`nic.mcast_fwd_ns`; the LANai
+    /// firmware's forward is this lookup and its network DMA's set-up).
     pub forwarding: Option<ForwardTable>,
     fw_fwd: Duration,
     /// Copies the firmware forwarded.
@@ -109,8 +115,12 @@ pub struct Nic {
 
 impl Nic {
     /// A NIC whose receive firmware spends `fw_rx_extra` per frame on top of
-    /// `t.fw_rx` (the coalescing policy's and the steering's own work).
-    pub fn new(cfg: &NicCfg, t: &NicTimes, queues: Vec<RxQueue>, fw_rx_extra: Duration) -> Self {
+    /// `t.fw_rx` (the coalescing policy's and the steering's own work); on
+    /// a shared bus (`nic.dma_shared_bus`) the host's PIO crosses it as
+    /// `pci` says (a LANai platform's `[pci]`; none: no PIO transactions).
+    pub fn new(cfg: &NicCfg, t: &NicTimes, queues: Vec<RxQueue>, fw_rx_extra: Duration, pci: Option<&PciCfg>) -> Self {
+        let bus = BusTimes::dma_only(t.dma_bytes_per_s, t.dma_startup);
+        let bus = pci.map_or(bus, |c| bus.with_pio(c));
         Nic {
             queues,
             pending: 0,
@@ -131,7 +141,7 @@ impl Nic {
             in_dma: 0,
             in_dma_small: 0,
             in_dma_big: 0,
-            bus: cfg.dma_shared_bus.then(|| Box::new(Bus::new(&BusTimes::dma_only(t.dma_bytes_per_s, t.dma_startup)))),
+            bus: cfg.dma_shared_bus.then(|| Box::new(Bus::new(&bus))),
             tx_dma_setup: t.tx_dma_startup.saturating_sub(t.dma_startup),
             forwarding: None,
             fw_fwd: t.mcast_fwd,
@@ -150,13 +160,24 @@ impl Nic {
         self.bus.as_deref()
     }
 
-    /// The NIC runs the LANai firmware `ni` on the host's PCI bus `bus`
-    /// (`lanai::bus`), which its DMAs share with the host's PIO, with the
-    /// multicast forwarding table `table` (`lanai::forward_table`).
-    pub fn run_lanai(&mut self, ni: lanai::Ni, bus: Bus, table: Option<ForwardTable>) {
+    /// The NIC runs the LANai firmware `ni` (its DMAs share the NIC's bus,
+    /// the host's PCI bus, with the host's PIO; under `ni` forwarding it
+    /// forwards along the NIC's `forwarding` table).
+    pub fn run_lanai(&mut self, ni: lanai::Ni) {
+        debug_assert!(self.bus.is_some(), "a LANai platform's NIC is on its host's PCI bus");
         self.lanai = Some(Box::new(ni));
-        self.bus = Some(Box::new(bus));
-        self.forwarding = table;
+    }
+
+    /// The host's shared bus (`nic.dma_shared_bus`), mutable.
+    fn shared_bus(&mut self) -> &mut Bus {
+        self.bus.as_deref_mut().expect("a NIC on its host's shared bus (nic.dma_shared_bus)")
+    }
+
+    /// Its host's programmed I/O `op` across the NIC's shared bus at `now`
+    /// (a read of a NIC word, a write into NIC memory; `[pci]`): returns
+    /// when it ends (a read: when the word is back).
+    pub fn pio(&mut self, now: Instant, op: BusOp) -> Instant {
+        self.shared_bus().request(now, op).1
     }
 
     /// Frames wait at the stopped link (`flow`): an arriving frame queues
@@ -257,6 +278,57 @@ impl Nic {
     pub fn firmware_forward(&mut self, now: Instant) -> Instant {
         self.forwards += 1;
         self.fw_run(now, self.fw_fwd + self.fw_tx)
+    }
+
+    /// Fetches host words at `now` (the polling watchdog's view of the
+    /// host's progress, the NI clock's timer words) with one small host ->
+    /// NIC DMA read, for either firmware; returns when they are in the NIC.
+    /// On the host's shared bus (`nic.dma_shared_bus`, a LANai's PCI bus)
+    /// the firmware programs the DMA (`tx_dma_setup`), which then holds the
+    /// bus for its per-DMA overhead and one word; otherwise it takes the
+    /// NIC's DMA read latency (`nic.tx_dma_startup_ns`).
+    pub fn fetch_host_words(&mut self, now: Instant) -> Instant {
+        if self.bus.is_none() {
+            return now + self.tx_dma_startup;
+        }
+        let programmed = self.fw_run(now, self.tx_dma_setup);
+        self.shared_bus().request(programmed, BusOp::Dma { bytes: delivery::FLAG_BYTES }).1
+    }
+
+    /// The polling watchdog's event of generation `gen` at `now`, for
+    /// either firmware: receive queue `q`'s (the Open-MX NIC), or the LANai
+    /// firmware's one. At its timer's expiry the NIC fetches the host's
+    /// words ([`Nic::fetch_host_words`]), and the watchdog's next event is
+    /// the fetch's return; at that return \[LCI] §5.1's rule runs on what
+    /// the fetch read: the LANai firmware's host's `words` (its
+    /// interrupts-enabled flag and the packets it consumed), or the frames
+    /// the host took from queue `q`'s ring (its flag always reads enabled).
+    /// The outcome: the interrupt raised (the queue's, through its line; the
+    /// LANai's, a signal to its host), and the watchdog's next event (at
+    /// this instant, this generation).
+    pub fn watchdog_timer(
+        &mut self,
+        now: Instant,
+        q: usize,
+        gen: u32,
+        words: (bool, u64),
+    ) -> (Outcome, Option<(Instant, u32)>) {
+        let expires = match self.lanai.as_deref() {
+            Some(ni) => ni.watchdog.as_ref().is_some_and(|w| w.expires(gen)),
+            None => self.queues[q].watchdog_expires(gen),
+        };
+        if expires {
+            let back = self.fetch_host_words(now);
+            let next = match self.lanai.as_deref_mut() {
+                Some(ni) => ni.watchdog_fetch(back),
+                None => self.queues[q].watchdog_fetch(back),
+            };
+            return (Outcome::default(), next);
+        }
+        match self.lanai.as_deref_mut() {
+            Some(ni) => ni.watchdog_fetched(now, gen, words),
+            None => self.queues[q].watchdog_fetched(now, gen),
+        }
     }
 
     /// Runs `d` of firmware on the NIC's processor (a FIFO server) from

@@ -424,15 +424,31 @@ impl RxQueue {
         self.watchdog.as_deref_mut()?.on_delivered(now)
     }
 
-    /// The watchdog's event of generation `gen` fired: the interrupt it
-    /// lets out when the host made no progress, and its next event (at
-    /// this instant, this generation). When the host picked every frame
-    /// up, a raise the policy asked for is dropped and the policy is told
-    /// the host saw every frame (a re-arm with none pending). Kept apart
-    /// from [`Outcome`], which every frame's path returns.
-    pub fn watchdog_timer(&mut self, now: Instant, gen: u32) -> (Outcome, Option<(Instant, u32)>) {
+    /// Whether the watchdog's event of generation `gen` is its running
+    /// timer's expiry: the NIC then fetches the host's progress
+    /// (`super::Nic::watchdog_timer`), back when [`RxQueue::watchdog_fetch`]
+    /// is told.
+    pub fn watchdog_expires(&self, gen: u32) -> bool {
+        self.watchdog.as_deref().is_some_and(|w| w.expires(gen))
+    }
+
+    /// The watchdog's fetch of the host's progress is back at `back`: its
+    /// event then (this instant, this generation).
+    pub fn watchdog_fetch(&mut self, back: Instant) -> Option<(Instant, u32)> {
+        Some(self.watchdog.as_deref_mut()?.fetch(back))
+    }
+
+    /// The watchdog's event of generation `gen` at `now`, its fetch's
+    /// return (any other is stale): the interrupt it lets out when the
+    /// host made no progress (its flag always reads enabled: a Linux host
+    /// never masks the line from user space), and its next event (at this
+    /// instant, this generation). When the host picked every frame up, a
+    /// raise the policy asked for is dropped and the policy is told the
+    /// host saw every frame (a re-arm with none pending). Kept apart from
+    /// [`Outcome`], which every frame's path returns.
+    pub fn watchdog_fetched(&mut self, now: Instant, gen: u32) -> (Outcome, Option<(Instant, u32)>) {
         let Some(w) = self.watchdog.as_deref_mut() else { return (Outcome::default(), None) };
-        match w.on_timer(now, gen, self.delivered, self.taken) {
+        match w.on_fetched(now, gen, true, self.delivered, self.taken) {
             Expiry::Stale | Expiry::Drained { held: false } => (Outcome::default(), None),
             Expiry::Arm(at, gen) => (Outcome::default(), Some((at, gen))),
             Expiry::Raise(at, gen) => {

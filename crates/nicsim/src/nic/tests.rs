@@ -10,7 +10,7 @@ fn nic(small_bytes: u32, fill_thresh: u32, slots: u32) -> Nic {
     let mut p = Platform::from_toml(preset_text("omx2009").unwrap()).unwrap();
     (p.nic.small_bytes, p.nic.fill_thresh, p.nic.ring_slots) = (small_bytes, fill_thresh, slots);
     let queue = RxQueue::new(Box::new(coalesce::Disabled), slots as usize, fill_thresh);
-    Nic::new(&p.nic, &Times::of(&p).nic, vec![queue], Duration::ZERO)
+    Nic::new(&p.nic, &Times::of(&p).nic, vec![queue], Duration::ZERO, None)
 }
 
 /// Fills queue 0 with `n` frames of `len` bytes, as the firmware does.
@@ -91,7 +91,7 @@ fn on_a_shared_bus_a_receive_dma_waits_for_the_transmit_dma_holding_it() {
     let p = crate::config::load_platform("lci2000", None).unwrap();
     let t = Times::of(&p).nic;
     let queue = RxQueue::new(Box::new(coalesce::Disabled), p.nic.ring_slots as usize, 0);
-    let mut nic = Nic::new(&p.nic, &t, vec![queue], Duration::ZERO);
+    let mut nic = Nic::new(&p.nic, &t, vec![queue], Duration::ZERO, p.pci.as_ref());
     let len = 1024;
     let xfer = t.dma_startup + Duration::for_bytes(len as u64, t.dma_bytes_per_s);
     let setup = t.tx_dma_startup - t.dma_startup;
@@ -113,4 +113,39 @@ fn on_a_shared_bus_a_receive_dma_waits_for_the_transmit_dma_holding_it() {
     assert!(apart.bus().is_none());
     apart.transmit(t0, len);
     assert!(apart.receive(t0, len) < read_end);
+}
+
+/// The polling watchdog's fetch of the host's progress is the NIC's, for
+/// the Open-MX queue as for the LANai firmware: on a shared bus it waits
+/// for the DMA holding the bus and then holds it for one word; without
+/// one it takes the NIC's DMA read latency.
+#[test]
+fn the_watchdogs_fetch_of_host_words_is_a_dma_on_the_nics_bus() {
+    use crate::nic::watchdog::{Raises, Watchdog};
+    let p = crate::config::load_platform("lci2000", None).unwrap();
+    let t = Times::of(&p).nic;
+    let us = Duration::from_us;
+    let queue = RxQueue::new(Box::new(coalesce::Disabled), p.nic.ring_slots as usize, 0)
+        .with_watchdog(Some(Box::new(Watchdog::new(us(10), Raises::Held))));
+    let mut nic = Nic::new(&p.nic, &t, vec![queue], Duration::ZERO, p.pci.as_ref());
+    let t0 = Instant::ZERO;
+    nic.queues[0].push_rx(0, true, 1);
+    let (at, gen) = nic.queues[0].watchdog_delivered(t0).unwrap();
+    // A 1 KB receive DMA holds the bus across the expiry.
+    let len = 1024;
+    let dma_end = nic.receive(t0 + us(9), len);
+    assert!(dma_end > at + t.tx_dma_startup, "the DMA outlasts the read latency");
+    let (out, next) = nic.watchdog_timer(at, 0, gen, (true, 0));
+    let (back, gen) = next.unwrap();
+    let word = t.dma_startup + Duration::for_bytes(u64::from(delivery::FLAG_BYTES), t.dma_bytes_per_s);
+    assert_eq!((out.raise, back), (false, dma_end + word), "programmed, then after the DMA on the bus");
+    assert_eq!(nic.bus().unwrap().dmas, 2);
+    // Nobody took the frame and no raise was held: no interrupt, the timer restarts.
+    let (out, next) = nic.watchdog_timer(back, 0, gen, (true, 0));
+    assert!(!out.raise && next.is_some());
+    // Without a shared bus: the read latency, whatever the receive DMAs do.
+    let mut apart = self::nic(0, 0, 32);
+    let omx = Times::of(&Platform::from_toml(preset_text("omx2009").unwrap()).unwrap()).nic;
+    apart.receive(t0, len);
+    assert_eq!(apart.fetch_host_words(t0), t0 + omx.tx_dma_startup);
 }

@@ -23,7 +23,7 @@
 //! without progress restarts the timer instead of interrupting
 //! ([`Watchdog::on_fetched`]'s `irq_enabled`). A Linux host never masks the
 //! Open-MX queue's line from user space, so there the flag always reads
-//! enabled ([`Watchdog::on_timer`]).
+//! enabled (`crate::nic::RxQueue::watchdog_fetched`).
 //!
 //! Where the interrupt comes from ([`Raises`]). The LCI NI has no
 //! coalescing policy: every expiry without progress raises
@@ -40,8 +40,8 @@
 //!
 //! This module owns that decision and its counters. It does not own the
 //! interrupt line nor the timer event (`crate::nic::RxQueue` and
-//! `crate::sim`; the LCI stack's events), the timing of a fetch the caller
-//! prices itself (the LCI NI's DMA across its PCI bus,
+//! `crate::sim` `nic_path`, for both firmwares), the timing of the fetch
+//! (the NIC's, `crate::nic::Nic::fetch_host_words`, told to
 //! [`Watchdog::fetch`]), nor the counts of packets delivered and picked up
 //! (the queue keeps them as frames leave the ring, by NAPI or by a busy
 //! poll; the LCI stack as its NI takes packets in and its host consumes
@@ -115,10 +115,6 @@ impl fmt::Display for Expiry {
 #[derive(Debug, Clone)]
 pub struct Watchdog {
     interval: Duration,
-    /// The small DMA read of the host's state when its latency is fixed
-    /// ([`Watchdog::on_timer`]; the Open-MX NIC's DMA read latency,
-    /// `nic.tx_dma_startup_ns`).
-    fetch: Duration,
     raises: Raises,
     state: State,
     /// Generation of the pending timer event; stale events carry an older one.
@@ -141,13 +137,10 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    /// A watchdog of `interval` whose fetch of the host's state takes
-    /// `fetch` (when the caller uses [`Watchdog::on_timer`]) and whose
-    /// interrupts come from `raises`.
-    pub fn new(interval: Duration, fetch: Duration, raises: Raises) -> Self {
+    /// A watchdog of `interval` whose interrupts come from `raises`.
+    pub fn new(interval: Duration, raises: Raises) -> Self {
         Watchdog {
             interval,
-            fetch,
             raises,
             state: State::Idle,
             gen: 0,
@@ -253,39 +246,6 @@ impl Watchdog {
             Expiry::Arm(at, gen)
         }
     }
-
-    /// The watchdog's event of generation `gen` fired at `now`, its fetch
-    /// taking the fixed latency of [`Watchdog::new`] and the host's flag
-    /// reading enabled (the Open-MX queue); `delivered` and `taken` are the
-    /// frames the NIC put in the ring and those the host took out of it,
-    /// so far.
-    pub fn on_timer(&mut self, now: Instant, gen: u32, delivered: u64, taken: u64) -> Expiry {
-        let latency = self.fetch;
-        self.on_event(now, gen, |t| t + latency, true, delivered, taken)
-    }
-
-    /// The watchdog's event of generation `gen` fired at `now`, whoever
-    /// holds it: at the running timer's expiry the NI fetches the host's
-    /// state, the fetch started at `now` and back when `fetch` says (the
-    /// Open-MX queue's fixed latency, [`Watchdog::on_timer`]; the LANai's
-    /// DMA on its bus): `Expiry::Arm` at the fetch's return
-    /// ([`Watchdog::fetch`]); at that return, \[LCI] §5.1's rule on the
-    /// host's flag and counts ([`Watchdog::on_fetched`]).
-    pub fn on_event(
-        &mut self,
-        now: Instant,
-        gen: u32,
-        fetch: impl FnOnce(Instant) -> Instant,
-        irq_enabled: bool,
-        delivered: u64,
-        taken: u64,
-    ) -> Expiry {
-        if self.expires(gen) {
-            let (at, gen) = self.fetch(fetch(now));
-            return Expiry::Arm(at, gen);
-        }
-        self.on_fetched(now, gen, irq_enabled, delivered, taken)
-    }
 }
 
 #[cfg(test)]
@@ -297,12 +257,12 @@ mod tests {
     }
 
     fn wd() -> Watchdog {
-        Watchdog::new(Duration::from_us(10), Duration::from_us(1), Raises::Held)
+        Watchdog::new(Duration::from_us(10), Raises::Held)
     }
 
-    /// An LCI NI's watchdog: its own raises, the fetch timed by the caller.
+    /// An LCI NI's watchdog: its own raises.
     fn lci() -> Watchdog {
-        Watchdog::new(Duration::from_us(10), Duration::ZERO, Raises::Own)
+        Watchdog::new(Duration::from_us(10), Raises::Own)
     }
 
     /// Runs an LCI NI's timer to its expiry and starts the fetch, back at
@@ -313,12 +273,13 @@ mod tests {
         w.fetch(t)
     }
 
-    /// Runs the timer to its fetch and the fetch's return.
+    /// Runs the timer to its fetch (1 us) and the fetch's return, the
+    /// host's flag reading enabled (the Open-MX queue).
     fn expire(w: &mut Watchdog, delivered: u64, taken: u64) -> Expiry {
         let (State::Running(t), g) = (w.state(), w.gen) else { panic!("timer not running: {}", w.state()) };
-        let Expiry::Arm(back, g2) = w.on_timer(t, g, delivered, taken) else { panic!("no fetch") };
-        assert_eq!(back, t + Duration::from_us(1));
-        w.on_timer(back, g2, delivered, taken)
+        assert!(w.expires(g));
+        let (back, g2) = w.fetch(t + Duration::from_us(1));
+        w.on_fetched(back, g2, true, delivered, taken)
     }
 
     #[test]
@@ -358,9 +319,11 @@ mod tests {
     fn stale_events_do_nothing() {
         let mut w = wd();
         w.on_delivered(us(0));
-        assert_eq!(w.on_timer(us(10), 0, 1, 0), Expiry::Stale);
+        assert!(!w.expires(0));
+        assert_eq!(w.on_fetched(us(10), 0, true, 1, 0), Expiry::Stale);
         assert_eq!(expire(&mut w, 1, 1), Expiry::Drained { held: false });
-        assert_eq!(w.on_timer(us(30), w.gen, 1, 1), Expiry::Stale);
+        assert!(!w.expires(w.gen));
+        assert_eq!(w.on_fetched(us(30), w.gen, true, 1, 1), Expiry::Stale);
         assert_eq!(State::Fetching(us(1)).to_string(), "fetching host state");
     }
 

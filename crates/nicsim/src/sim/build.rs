@@ -8,7 +8,7 @@
 
 use super::echo::ECHO_HOST;
 use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, ProcSet, Pulls, Ranks, Run, Wire, World};
-use crate::config::{BcastForwarding, LibraryTimes, Scenario, Workload};
+use crate::config::{BcastForwarding, Forwarding, LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
 use crate::engine::{EventQueue, SimRng};
 use crate::host::cache::code::CodeLines;
@@ -17,7 +17,7 @@ use crate::kernel::{NetTx, RxPath};
 use crate::library::Proc;
 use crate::net::Network;
 use crate::nic::delivery::Strategy;
-use crate::nic::multicast::ForwardTable;
+use crate::nic::multicast::{ForwardTable, Tree};
 use crate::nic::steering::Steering;
 use crate::nic::watchdog::{Raises, Watchdog};
 use crate::nic::{Nic, QueueNapi, RxQueue};
@@ -183,10 +183,8 @@ impl World {
                         Some(make) => make(),
                         None => spec.build(),
                     };
-                    // The watchdog fetches the host's counter with a small
-                    // DMA read: the NIC's read latency.
-                    let watchdog =
-                        s.ni.watchdog.map(|d| Box::new(Watchdog::new(d, t.nic.tx_dma_startup, Raises::Held)));
+                    // Its fetch of the host's counter is the NIC's (`Nic::fetch_host_words`).
+                    let watchdog = s.ni.watchdog.map(|d| Box::new(Watchdog::new(d, Raises::Held)));
                     RxQueue::new(policy, p.nic.ring_slots as usize, p.nic.fill_thresh)
                         .with_split_claims(s.tx_reap == crate::config::TxReap::HardIrq)
                         .with_watchdog(watchdog)
@@ -196,7 +194,7 @@ impl World {
             hosts.push(HostState {
                 cores: (0..cores).map(|_| Core::new(16)).collect(),
                 nic: {
-                    let mut nic = Nic::new(&p.nic, &s.times.nic, queues, fw_rx_extra);
+                    let mut nic = Nic::new(&p.nic, &s.times.nic, queues, fw_rx_extra, p.pci.as_ref());
                     // Packet shifting writes the status word with the frame.
                     nic.rx_extra_bytes = if s.ni.rx_delivery == RxDelivery::Shifted { FLAG_BYTES } else { 0 };
                     // Flow control: the FIFO of the stopped link, allocated to its bound.
@@ -257,7 +255,7 @@ impl World {
             programs_left: 0,
             replay: None,
             trace,
-            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, t.nic.tx_dma_startup, hosts_n))),
+            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, hosts_n))),
             lib_out: Vec::new(),
             ticks: None,
         };
@@ -275,8 +273,8 @@ impl World {
                 debug_assert!(w.wire.net.grid.is_some());
                 if let Some(l) = &s.lci {
                     let (prog, parts) = crate::lci::build(s, l);
-                    let table = crate::nic::lanai::forward_table(l, p);
-                    w.start_lci(prog, parts, &crate::nic::lanai::bus(p), table);
+                    w.set_forwarding(forward_table(s, p.topology.hosts));
+                    w.start_lci(prog, parts);
                 }
             }
             Workload::PingPong { .. } | Workload::Stream { .. } | Workload::Uniband { .. } => {
@@ -307,15 +305,7 @@ impl World {
                     let local = (r % per_host) as u16;
                     w.spawn((r / per_host) as u16, local, local as u8, program(r, n));
                 }
-                if let Workload::Bcast { tree, forwarding: BcastForwarding::Ni, .. }
-                | Workload::Asp { tree, forwarding: BcastForwarding::Ni, .. }
-                | Workload::Qr { tree, forwarding: BcastForwarding::Ni, .. } = s.workload
-                {
-                    // Every NIC holds the forwarding table of the run's tree.
-                    for hs in &mut w.hosts {
-                        hs.nic.forwarding = Some(ForwardTable { tree, ranks: n });
-                    }
-                }
+                w.set_forwarding(forward_table(s, n));
             }
             Workload::Flood { packets, gap, packet_bytes } => {
                 w.run.flood = Some(Flood::new(packets, gap, packet_bytes));
@@ -345,6 +335,14 @@ impl World {
         w
     }
 
+    /// Every NIC holds the forwarding table of the run's tree, if its
+    /// firmware forwards (`forward_table`).
+    fn set_forwarding(&mut self, table: Option<ForwardTable>) {
+        for hs in &mut self.hosts {
+            hs.nic.forwarding = table;
+        }
+    }
+
     pub(super) fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {
         let hosts = self.hosts.len();
         let rank = self.env.ranks.add(host, ep);
@@ -360,4 +358,23 @@ impl World {
         }
         self.programs_left += 1;
     }
+}
+
+/// The NICs' multicast forwarding table of a scenario whose tree spans
+/// `ranks`, when their firmware forwards (`ni` forwarding): the Open-MX
+/// NIC's for a multicast workload's tree (`sim/mcast.rs`), the LANai
+/// firmware's for the LCI stack's fan-out tree (`nic.forwarding`,
+/// `nic.fanout`; its ranks are the hosts).
+fn forward_table(s: &Scenario, ranks: u32) -> Option<ForwardTable> {
+    let tree = match (&s.lci, s.workload) {
+        (Some(l), _) => (l.forwarding == Forwarding::Ni).then_some(Tree::Kary(l.fanout)),
+        (
+            None,
+            Workload::Bcast { tree, forwarding: BcastForwarding::Ni, .. }
+            | Workload::Asp { tree, forwarding: BcastForwarding::Ni, .. }
+            | Workload::Qr { tree, forwarding: BcastForwarding::Ni, .. },
+        ) => Some(tree),
+        _ => None,
+    };
+    tree.map(|tree| ForwardTable { tree, ranks })
 }

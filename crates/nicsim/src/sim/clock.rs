@@ -36,9 +36,6 @@ use crate::time::{Duration, Instant};
 /// A world's NI clocks (one per NIC, all of one period) and their counters.
 pub(crate) struct Clock {
     policy: ClockPolicy,
-    /// The tick's DMA read of the host's words (`nic.tx_dma_startup_ns`,
-    /// the NIC's read latency, as the polling watchdog's fetch).
-    fetch: Duration,
     pub ticks: u64,
     /// Clock interrupts raised, and those whose signal found the process
     /// computing and ran its library.
@@ -65,11 +62,10 @@ pub(crate) struct Clock {
 }
 
 impl Clock {
-    pub fn new(period: Duration, fetch: Duration, hosts: usize) -> Self {
+    pub fn new(period: Duration, hosts: usize) -> Self {
         Clock {
             parked: vec![None; hosts],
             policy: ClockPolicy { period },
-            fetch,
             ticks: 0,
             interrupts: 0,
             signals: 0,
@@ -126,25 +122,42 @@ impl World {
     }
 
     /// Host `h`'s NIC ticks (`Ev::ClockTick`): the fetch of the host's
-    /// timer words, and the next tick while a process of the host computes
-    /// (else the clock parks); none once only the clocks' own events are
-    /// left. Without this clock, the LANai NI's of a world that runs the
-    /// \[LCI] stack (`lci_stack`).
+    /// timer words (the NIC's, `Nic::fetch_host_words`), and the next tick
+    /// while a process of the host computes (else the clock parks); none
+    /// once only the clocks' own events are left. Without this clock, the
+    /// LANai firmware's ([`World::lanai_clock_tick`]).
     pub(super) fn clock_tick(&mut self, now: Instant, h: usize) {
-        let Some(c) = self.clock.as_deref_mut() else { return self.lci(now, Ev::ClockTick { host: h as u16 }) };
+        let Some(c) = self.clock.as_deref_mut() else { return self.lanai_clock_tick(now, h) };
         c.queued -= 1;
         if self.q.len() == c.queued {
             return;
         }
         c.ticks += 1;
         c.queued += 1;
-        self.q.push(now + c.fetch, h as u32, Ev::ClockFetched { host: h as u16 });
+        let back = self.hosts[h].nic.fetch_host_words(now);
+        self.q.push(back, h as u32, Ev::ClockFetched { host: h as u16 });
         if self.hosts[h].procs.iter().any(|p| p.computing()) {
             c.queued += 1;
             self.q.push(now + c.period(), h as u32, Ev::ClockTick { host: h as u16 });
         } else {
             c.parked[h] = Some(now);
         }
+    }
+
+    /// The clock of NI `h`'s LANai firmware ticks (a world that runs the
+    /// \[LCI] stack: `nic.clock_period_us` is the firmware's, which never
+    /// parks): the fetch of its host's timer words, the NIC's as above,
+    /// and its next tick; the fetch's return is the LCI library's
+    /// (`lci_stack`).
+    #[cold]
+    #[inline(never)]
+    fn lanai_clock_tick(&mut self, now: Instant, h: usize) {
+        let nic = &mut self.hosts[h].nic;
+        let Some(period) = nic.lanai.as_deref_mut().and_then(|ni| ni.clock_tick()) else { return };
+        let back = nic.fetch_host_words(now);
+        let (origin, host) = (self.nic_origin(h), h as u16);
+        self.q.push(now + period, origin, Ev::ClockTick { host });
+        self.q.push(back, origin, Ev::ClockFetched { host });
     }
 
     /// A process of host `h` starts computing at `now`: a parked clock

@@ -7,10 +7,10 @@
 //! part to its rule (`World::lci`, one `World` method per event kind, on
 //! the world's own hosts, grid, program and queue): host `h`'s library
 //! (`Ev::LciLibrary`, a `crate::library::LibEv`), NI `h`'s LANai firmware
-//! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), NI `h`'s polling watchdog
-//! and clock (the events the Open-MX NIC's share: `Ev::WatchdogTimer`,
-//! `Ev::ClockTick`, `Ev::ClockFetched`, routed here by `nic_path` and
-//! `clock` when the world runs the stack). The rules queue the world's
+//! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), and the return of NI `h`'s
+//! clock's fetch of its host's timer words (`Ev::ClockFetched`, routed
+//! here by `clock`; the NI's watchdog and clock ticks are the NIC's one
+//! path for both firmwares, `nic_path` and `clock`). The rules queue the world's
 //! events as they schedule them. After each event a run whose NI store
 //! overflowed ends with its error, and one whose program is done has no
 //! program left; a run whose NIs stop sending and delivering is the stall
@@ -27,15 +27,13 @@
 
 use super::{Ev, HostState, World};
 use crate::engine::{EventQueue, Origin};
-use crate::host::bus::Bus;
+use crate::host::bus::BusOp;
 use crate::lci::{Program, Running};
-use crate::library::driver::Drive;
-use crate::library::driver::Driver;
+use crate::library::driver::{Drive, Driver};
 use crate::library::lci::{Lib, Outgoing};
 use crate::library::LibEv;
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, FwOut, Ni, Packet};
-use crate::nic::multicast::ForwardTable;
 use crate::nic::timers;
 use crate::nic::Nic;
 use crate::time::Instant;
@@ -54,16 +52,15 @@ const WHOLE: &str = "a library that holds its process runs it itself";
 
 impl World {
     /// Wires the stack onto the world: each host's library beside its
-    /// processes, its NI's firmware in its NIC, on the NIC's bus (`bus`,
-    /// the host's PCI bus), with the NIC's forwarding table (`table`,
-    /// `ni` forwarding), the program in the run; queues the parts'
-    /// events at time zero. The program is the world's one program left
-    /// until it is done.
-    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>, bus: &Bus, table: Option<ForwardTable>) {
+    /// processes, its NI's firmware in its NIC (on the NIC's bus, the
+    /// host's PCI bus, with the NIC's forwarding table), the program in
+    /// the run; queues the parts' events at time zero. The program is the
+    /// world's one program left until it is done.
+    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>) {
         debug_assert_eq!(parts.len(), self.hosts.len());
         for (hs, (lib, ni)) in self.hosts.iter_mut().zip(parts) {
             hs.lci = Some(Box::new(lib));
-            hs.nic.run_lanai(ni, bus.clone(), table);
+            hs.nic.run_lanai(ni);
         }
         self.run.lci = Some(Box::new(prog));
         self.programs_left = 1;
@@ -73,7 +70,7 @@ impl World {
 
     /// An event of the stack's parts is due (out of the event loop's
     /// line): the rule of its kind (a library's, a firmware's, and the
-    /// watchdog's and clock's events the Open-MX NIC's share), then
+    /// return of the NI clock's fetch), then
     /// [`World::lci_settle`].
     #[inline(never)]
     pub(super) fn lci(&mut self, now: Instant, ev: Ev) {
@@ -83,8 +80,6 @@ impl World {
         match ev {
             Ev::LciLibrary { ev, host, arg } => self.lci_library(u32::from(host), ev, arg, now),
             Ev::Lanai { ev, host, arg } => self.lci_firmware(u32::from(host), ev, arg, now),
-            Ev::WatchdogTimer { host, gen, .. } => self.lci_watchdog(u32::from(host), gen, now),
-            Ev::ClockTick { host } => self.lci_clock_tick(u32::from(host), now),
             Ev::ClockFetched { host } => self.lci_clock_fetched(u32::from(host), now),
             _ => unreachable!("{ev:?} is not an event of the LCI stack"),
         }
@@ -208,7 +203,7 @@ impl World {
     /// Host `h`'s PIO read of an NI counter across its NIC's bus at `now`;
     /// then its library's event `then` (naming `arg`).
     pub(super) fn lci_pio_read(&mut self, h: u32, now: Instant, then: LibEv, arg: u32) {
-        let end = self.hosts[h as usize].nic.lanai_pio_read(now);
+        let end = self.hosts[h as usize].nic.pio(now, BusOp::PioRead);
         self.lci_timer(h, end, then, arg);
     }
 
@@ -338,19 +333,6 @@ impl World {
         self.lci_fw(h, now, |nic, out| nic.lanai_event(now, (ev, arg), consumed, &mut |o| out.push(o)));
     }
 
-    /// NI `h`'s watchdog event of generation `gen` (the
-    /// NI's, [`Nic::lanai_watchdog`], reading its host's flag and counter).
-    fn lci_watchdog(&mut self, h: u32, gen: u32, now: Instant) {
-        let lib = self.hosts[h as usize].lib_ref();
-        let words = (lib.irq_enabled(), lib.consumed());
-        self.lci_fw(h, now, |nic, out| nic.lanai_watchdog(now, gen, words, &mut |o| out.push(o)));
-    }
-
-    /// NI `h`'s clock ticks (the NI's, [`Nic::lanai_clock_tick`]).
-    fn lci_clock_tick(&mut self, h: u32, now: Instant) {
-        self.lci_fw(h, now, |nic, out| nic.lanai_clock_tick(now, &mut |o| out.push(o)));
-    }
-
     /// Calls NI `h`'s firmware at `now` (`f`), then does what it asked
     /// for, in its order: its host's library is called, a transmission
     /// tried, a freed buffer granted; the rest is queued ([`fw_due`]).
@@ -464,6 +446,24 @@ fn ni_origin(h: u32) -> Origin {
     2 * h + 1
 }
 
+impl World {
+    /// The origin of host `h`'s NIC's events: the host's own, or on a host
+    /// that runs the \[LCI] stack its NI's ([`ni_origin`]).
+    pub(super) fn nic_origin(&self, h: usize) -> Origin {
+        if self.hosts[h].lci.is_some() {
+            ni_origin(h as u32)
+        } else {
+            h as Origin
+        }
+    }
+
+    /// NI `h`'s firmware interrupts its host at `now`: a signal to its
+    /// library.
+    pub(super) fn lanai_signal(&mut self, now: Instant, h: usize) {
+        fw_due(&mut self.q, h as u32, now, FwOut::Signal);
+    }
+}
+
 /// Queues what NI `h`'s firmware asked for at `now` as the world's event
 /// for the part it is addressed to (a signal is its host library's; the
 /// watchdog's and the clock's are the Open-MX NIC's events).
@@ -472,8 +472,6 @@ fn fw_due(q: &mut EventQueue<Ev>, h: u32, now: Instant, o: FwOut) {
     let (at, ev) = match o {
         FwOut::Fw(t, ev) => (t, Ev::Lanai { ev, host, arg: 0 }),
         FwOut::Watchdog(t, gen) => (t, Ev::WatchdogTimer { host, q: 0, gen }),
-        FwOut::ClockTick(t) => (t, Ev::ClockTick { host }),
-        FwOut::ClockFetched(t) => (t, Ev::ClockFetched { host }),
         FwOut::Signal => (now, Ev::LciLibrary { ev: LibEv::Signal, host, arg: 0 }),
         FwOut::Taken | FwOut::Transmit { .. } | FwOut::Delivered(_) | FwOut::BufferFreed => {
             unreachable!("{o:?} is done by the rules (World::lci_fw), not queued")

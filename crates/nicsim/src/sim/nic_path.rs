@@ -158,23 +158,32 @@ impl World {
         self.nic_outcome(now, h, q, out);
     }
 
-    /// The polling watchdog of queue `q` fired (`Ev::WatchdogTimer`): the
-    /// queue's watchdog looks at the host's progress
-    /// (`RxQueue::watchdog_timer`); its next event and the interrupt it
-    /// lets out. In a world that runs the \[LCI] stack, the LANai NI's
-    /// watchdog (`lci_stack`).
+    /// The polling watchdog of queue `q` fired (`Ev::WatchdogTimer`), or,
+    /// on a NIC that runs the LANai firmware, the firmware's: the NIC's
+    /// watchdog looks at the host's progress (`Nic::watchdog_timer`; the
+    /// LANai's reads its host's words, the LCI library's interrupts-enabled
+    /// flag and consumed count); its next event, and the interrupt it lets
+    /// out: the queue's through its line, the LANai's a signal to the
+    /// library (`lci_stack`).
+    #[inline(never)]
     pub(super) fn watchdog_timer(&mut self, now: Instant, h: usize, q: usize, gen: u32) {
-        if self.run.lci.is_some() {
-            return self.lci(now, Ev::WatchdogTimer { host: h as u16, q: q as u8, gen });
-        }
         if let Some(t) = self.trace.as_deref_mut() {
             t.nic(h, q, now, What::WatchdogFired, 0);
         }
-        let (out, next) = self.hosts[h].nic.queues[q].watchdog_timer(now, gen);
+        let hs = &mut self.hosts[h];
+        let words = hs.lci.as_deref().map_or((true, 0), |l| (l.irq_enabled(), l.consumed()));
+        let (out, next) = hs.nic.watchdog_timer(now, q, gen, words);
+        let (origin, lanai) = (self.nic_origin(h), self.hosts[h].lci.is_some());
         if let Some((at, gen)) = next {
-            self.q.push(at, h as u32, Ev::WatchdogTimer { host: h as u16, q: q as u8, gen });
+            self.q.push(at, origin, Ev::WatchdogTimer { host: h as u16, q: q as u8, gen });
         }
-        self.nic_outcome(now, h, q, out);
+        if lanai {
+            if out.raise {
+                self.lanai_signal(now, h);
+            }
+        } else {
+            self.nic_outcome(now, h, q, out);
+        }
     }
 
     /// A busy poller found work on queue `q`: the suspension lasts

@@ -8,7 +8,7 @@ use crate::nic::watchdog::Raises;
 fn the_watchdog_holds_the_policys_raise_until_an_expiry_without_progress() {
     let mut q = RxQueue::new(Box::new(coalesce::Disabled), 32, 0);
     let us = Duration::from_us;
-    q.watchdog = Some(Box::new(Watchdog::new(us(10), us(1), Raises::Held)));
+    q.watchdog = Some(Box::new(Watchdog::new(us(10), Raises::Held)));
     let t0 = Instant::ZERO;
     q.push_rx(0, true, 1);
     let (at, gen) = q.watchdog_delivered(t0).unwrap();
@@ -16,19 +16,18 @@ fn the_watchdog_holds_the_policys_raise_until_an_expiry_without_progress() {
     assert!(!q.apply(t0, Decision::RAISE).raise, "held");
     // A busy poll takes the frame: the expiry and its fetch find it taken.
     assert_eq!(q.take(), Some(RingEntry::Rx(0)));
-    let (out, next) = q.watchdog_timer(at, gen);
-    let (back, gen) = next.unwrap();
-    assert_eq!((out.raise, back), (false, at + us(1)));
-    let (out, next) = q.watchdog_timer(back, gen);
+    assert!(q.watchdog_expires(gen));
+    let (back, gen) = q.watchdog_fetch(at + us(1)).unwrap();
+    let (out, next) = q.watchdog_fetched(back, gen);
     assert!(!out.raise && next.is_none());
     assert_eq!(q.interrupts, 0);
     // Nobody takes the next frame: the held raise goes out at the fetch's return.
     q.push_rx(1, true, 1);
     let (at, gen) = q.watchdog_delivered(back).unwrap();
     assert!(!q.apply(back, Decision::RAISE).raise);
-    let (_, next) = q.watchdog_timer(at, gen);
-    let (back, gen) = next.unwrap();
-    let (out, next) = q.watchdog_timer(back, gen);
+    assert!(q.watchdog_expires(gen) && !q.watchdog_expires(gen + 1));
+    let (back, gen) = q.watchdog_fetch(at + us(1)).unwrap();
+    let (out, next) = q.watchdog_fetched(back, gen);
     assert!(out.raise && out.rx && next.is_some());
     assert_eq!(q.interrupts, 1);
 }
