@@ -173,11 +173,7 @@ mod tests {
     use crate::workload::Body;
 
     fn process(ops: &[Op]) -> Driver {
-        let mut b = Body::new();
-        for &op in ops {
-            b.push(op);
-        }
-        Driver::new(Program::script(b, 1, 0))
+        Driver::new(Program::script(Body::of(ops), 1, 0))
     }
 
     #[test]

@@ -123,11 +123,7 @@ mod tests {
     use crate::workload::{Body, Label};
 
     fn cursor(ops: &[Op]) -> Cursor {
-        let mut b = Body::new();
-        for &op in ops {
-            b.push(op);
-        }
-        Cursor::new(Program::script(b, 1, 0))
+        Cursor::new(Program::script(Body::of(ops), 1, 0))
     }
 
     #[test]

@@ -160,6 +160,11 @@ impl Body {
         self.0.push(Step::Op(op));
     }
 
+    /// A body of these operations, in order.
+    pub fn of(ops: &[Op]) -> Self {
+        Body(ops.iter().map(|&op| Step::Op(op)).collect())
+    }
+
     /// The steps' operations, in order (what the script runs per iteration).
     pub fn ops(&self) -> impl Iterator<Item = Op> + '_ {
         self.0.iter().flat_map(Step::ops)
