@@ -169,6 +169,14 @@ impl Running {
         }
     }
 
+    /// The whole-job program, if it is one (the DSM).
+    pub(crate) fn whole(&mut self) -> Option<&mut Dsm> {
+        match &mut self.program {
+            Program::Whole(j) => Some(j),
+            Program::PerHost(_) => None,
+        }
+    }
+
     /// The processes, if the program runs one per host.
     pub fn procs(&self) -> Option<&Processes> {
         match &self.program {

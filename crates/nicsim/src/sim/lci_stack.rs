@@ -220,7 +220,7 @@ impl World {
     /// whole-job program (`Output::Message`): the program learns it, and
     /// its sends go to the senders' libraries.
     pub(super) fn lci_message(&mut self, h: u32, now: Instant, src: u32, tag: u64) {
-        if let Program::Whole(j) = &mut self.lci_prog().program {
+        if let Some(j) = self.lci_prog().whole() {
             j.on_message(h, src, tag);
         }
         self.lci_flush_sends(now);
@@ -249,8 +249,7 @@ impl World {
     /// it itself): its new sends if the program has any, else what the
     /// program says the host goes on with.
     pub(super) fn lci_idle(&mut self, h: u32, now: Instant) {
-        let Program::Whole(j) = &mut self.lci_prog().program else { unreachable!("{}", WHOLE) };
-        let c = j.control(h, now);
+        let c = self.lci_prog().whole().expect(WHOLE).control(h, now);
         if self.lci_flush_sends(now) && self.hosts[h as usize].lib_ref().has_sends() {
             self.lci_lib(h, now, Lib::next);
         } else {
@@ -261,8 +260,7 @@ impl World {
     /// Host `h`'s compute phase a whole-job program asked for ended
     /// (`Output::ComputeDone`).
     pub(super) fn lci_compute_done(&mut self, h: u32) {
-        let Program::Whole(j) = &mut self.lci_prog().program else { unreachable!("{}", WHOLE) };
-        j.compute_done(h);
+        self.lci_prog().whole().expect(WHOLE).compute_done(h);
     }
 
     /// Runs host `h`'s process (a program its upcalls drive, which waits
@@ -295,7 +293,7 @@ impl World {
     fn lci_flush_sends(&mut self, now: Instant) -> bool {
         let prog = self.lci_prog();
         let mut sends = std::mem::take(&mut prog.sends);
-        if let Program::Whole(j) = &mut prog.program {
+        if let Some(j) = prog.whole() {
             j.drain_sends(&mut sends);
         }
         let any = !sends.is_empty();
