@@ -595,3 +595,6 @@ impl Nic {
 fn refresh_dma(bus: &mut Bus, now: Instant) -> Instant {
     bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
 }
+
+#[cfg(test)]
+mod tests;
