@@ -102,8 +102,8 @@ use crate::library::lci::{Hosted, Lib};
 pub use crate::library::LibEv;
 use crate::metrics::LinkBound;
 pub use crate::nic::lanai::FwEv;
+use crate::nic::lanai::Ni;
 pub use crate::nic::lanai::Packet;
-use crate::nic::lanai::{FwOut, Ni};
 use crate::{Metrics, Scenario, SimError};
 pub use dsm::Dsm;
 use process::Processes;
@@ -139,13 +139,11 @@ pub(crate) fn program(w: &Workload, hosts: u32, seed: u64) -> (Program, Vec<Host
 }
 
 /// The program the hosts run, which the world's run holds: the program,
-/// and the buffers its and the firmware's outputs are moved through (reused).
+/// and the buffer its sends are moved through (reused).
 pub struct Running {
     pub(crate) program: Program,
     /// A whole-job program's sends being moved to the libraries.
     pub(crate) sends: Vec<(u32, Outgoing)>,
-    /// The firmware's outputs being routed.
-    pub(crate) fw: Vec<FwOut>,
     /// The NI whose packet store was full when an event was to name one
     /// more, during the event being handled (the run ends with an error).
     pub(crate) full: Option<u32>,
@@ -222,7 +220,7 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let n = p.topology.hosts;
     let signal = sc.times.host.irq_entry + sc.times.host.signal;
     let (program, procs) = program(&sc.workload, n, sc.seed);
-    let run = Running { program, sends: Vec::with_capacity(n as usize), fw: Vec::with_capacity(16), full: None };
+    let run = Running { program, sends: Vec::with_capacity(n as usize), full: None };
     let mut procs = procs.into_iter();
     let parts = (0..n).map(|h| (Lib::new(h, s, signal, p.link.mtu, n, procs.next()), Ni::new(s, p, h)));
     (run, parts.collect())

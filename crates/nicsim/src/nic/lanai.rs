@@ -3,12 +3,14 @@
 //! host's `super::Nic`, its `lanai`),
 //! as a sans-I/O state machine: it takes `now` and one of its events
 //! ([`FwEv`]: a descriptor posted by PIO, a packet in a receive buffer, a
-//! finished DMA; [`Nic::lanai_event`]) and answers what it asks for ([`FwOut`]:
-//! its next events, a transmission, a packet its host can see, a freed
-//! receive buffer, a signal), which the LCI rules (`crate::sim` `lci_stack`) queue
-//! or do: a transmission across NIs leaves once its destination NI
-//! reserved it a receive buffer (Myrinet back-pressure, the NI's
-//! [`Credits`], `super::flow`).
+//! finished DMA; [`Nic::lanai_event`]) and returns what it asks for as one
+//! value ([`FwOutcome`], as a receive queue returns an [`Outcome`]: its
+//! watchdog's start, a packet its host can see, a freed receive buffer,
+//! its next events, a transmission, a signal), which the world schedules
+//! or hands on (`crate::sim` `lci_stack`): a transmission across NIs leaves
+//! once its destination NI reserved it a receive buffer (Myrinet
+//! back-pressure, the NI's [`Credits`], `super::flow`; the firmware's step,
+//! [`Nic::lanai_transmit`]).
 //!
 //! This module owns the packet the firmware carries ([`Packet`]) and the
 //! NI's resources (its [`Ni`]; the firmware processor, one LANai, is the
@@ -19,7 +21,7 @@
 //! in NI SRAM that `pio` polling reads, its receive buffers' credits ([`Ni::credits`]:
 //! the free ones and the NIs' heads waiting for one), its polling watchdog, its clock of the library's
 //! fine-grain timers, and the multicast firmware's queue
-//! of forwards ([`Nic::lanai_fwd_kick`], [`Ni::fwd_started`]) and shared send
+//! of forwards (`Nic::lanai_fwd_kick`, `Ni::fwd_started`) and shared send
 //! buffers (a multicast post, [`Ni::shared_posts`]) over the forwarding state of
 //! `super::multicast` ([`NiMc`]). The three DMA
 //! engines map to: the network engine (send buffer -> link, timed by
@@ -134,28 +136,39 @@ pub enum FwEv {
     FwdDone,
 }
 
-/// What the firmware asks for after one of its events, in its order; the
-/// LCI rules queue each as an event for the NI (`crate::sim` `lci_stack`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FwOut {
-    /// Its own event `.1` at `.0`.
-    Fw(Instant, FwEv),
+/// What the firmware asks for after one of its events (as [`Outcome`] is
+/// a receive queue's): a value the world does in its fields' order, which
+/// is the order the firmware's steps ask for them in (`crate::sim`
+/// `lci_stack`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FwOutcome {
     /// Its watchdog's timer started: its expiry, of generation `.1`, at
     /// `.0` (the NIC's watchdog event, `Nic::watchdog_timer`).
-    Watchdog(Instant, u32),
-    /// An interrupt to its host now, delivered as a signal to the process.
-    Signal,
-    /// It took the packet its host wrote: the host goes on.
-    Taken,
-    /// Its head descriptor, or (`forward`) its head forward, is
-    /// programmed: it leaves once the destination NI reserved it a receive
-    /// buffer (Myrinet back-pressure across NIs, [`Credits::reserve`]).
-    Transmit { forward: bool },
+    pub watchdog: Option<(Instant, u32)>,
     /// A packet is visible to its host now.
-    Delivered(Packet),
+    pub delivered: Option<Packet>,
     /// One of its receive buffers may be free: the heads waiting for one
     /// leave as [`Credits::grant`] serves them.
-    BufferFreed,
+    pub freed: bool,
+    /// Its own next events (a forward's and a delivery's at most), in order.
+    pub steps: [Option<(Instant, FwEv)>; 2],
+    /// It took the packet its host wrote: the host goes on.
+    pub taken: bool,
+    /// Its head descriptor, or (`Some(true)`) its head forward, is
+    /// programmed: it leaves once the destination NI reserved it a receive
+    /// buffer (Myrinet back-pressure across NIs, [`Credits::reserve`];
+    /// [`Nic::lanai_head`], [`Nic::lanai_transmit`]).
+    pub transmit: Option<bool>,
+    /// An interrupt to its host now, delivered as a signal to the process.
+    pub signal: bool,
+}
+
+impl FwOutcome {
+    /// Its next event `ev` at `t`, after those it asked for before.
+    fn step(&mut self, t: Instant, ev: FwEv) {
+        let free = self.steps.iter_mut().find(|s| s.is_none()).expect("at most two steps per event");
+        *free = Some((t, ev));
+    }
 }
 
 /// What one NI's events in the world's queue can name at once (the
@@ -286,7 +299,7 @@ impl Ni {
     }
 
     /// The network DMA of the head descriptor started: it leaves the queue.
-    pub fn tx_started(&mut self) -> Packet {
+    fn tx_started(&mut self) -> Packet {
         self.tx_busy = false;
         let releases = self.mc.tx_rel.pop_front().unwrap_or(true);
         self.mc.inflight_rel.push_back(releases);
@@ -337,14 +350,27 @@ impl Ni {
     }
 
     /// The network DMA of the programmed head forward started at `now`: it
-    /// leaves the queue.
-    pub fn fwd_started(&mut self, now: Instant) -> Packet {
+    /// leaves the queue, a packet it sent.
+    fn fwd_started(&mut self, now: Instant) -> Packet {
         let pkt = self.mc.fwd_queue.pop_front().expect("fwd_started without a forward");
         self.mc.fwd_busy = false;
         self.mc.fwd_ready = false;
         self.mc.forwards += 1;
         self.mc.first_forward_at.get_or_insert(now);
+        self.packets_sent += 1;
         pkt
+    }
+
+    /// `FwEv::FwdDone`: a forward of packet `id` of its store left; returns
+    /// whether the receive buffer that held it is free (its last forward,
+    /// and its host has it).
+    fn forwarded(&mut self, id: u32) -> bool {
+        let pkt = self.packets.take(id);
+        let free = self.mc.release_on_forward(&pkt);
+        if free {
+            self.credits.release();
+        }
+        free
     }
 }
 
@@ -371,54 +397,31 @@ impl Nic {
 
     /// The firmware's event `ev` at `now` (`arg`: a packet of its store,
     /// [`FwEv`]; `host_consumed`: its host's processed counter, which a
-    /// fetch of it reads): what it asks for, in its order.
-    pub fn lanai_event(
-        &mut self,
-        now: Instant,
-        (ev, arg): (FwEv, u32),
-        host_consumed: u64,
-        out: &mut impl FnMut(FwOut),
-    ) {
+    /// fetch of it reads): what it asks for.
+    pub fn lanai_event(&mut self, now: Instant, (ev, arg): (FwEv, u32), host_consumed: u64) -> FwOutcome {
+        let mut out = FwOutcome::default();
         match ev {
-            FwEv::Posted => {
-                let pkt = self.fw_ni().packets.take(arg);
-                if let Some(t) = self.post(now, pkt) {
-                    out(FwOut::Fw(t, FwEv::TxReady));
-                }
-                out(FwOut::Taken);
-            }
-            FwEv::TxReady => out(FwOut::Transmit { forward: false }),
+            FwEv::Posted => self.post(now, arg, &mut out),
+            FwEv::TxReady => out.transmit = Some(false),
             FwEv::TxDone => self.fw_ni().tx_done(),
-            FwEv::Arrive => self.arrive(now, arg, out),
-            FwEv::RxStep => self.rx_step(now, out),
-            FwEv::RefreshDma => out(FwOut::Fw(refresh_dma(self.shared_bus(), now), FwEv::RefreshDone)),
-            FwEv::RefreshDone => {
-                let ni = self.fw_ni();
-                ni.refreshing = false;
-                ni.known_consumed = ni.known_consumed.max(host_consumed);
-                self.rx_next(now, out);
-            }
-            FwEv::FwdReady => {
-                self.fw_ni().mc.fwd_ready = true;
-                out(FwOut::Transmit { forward: true });
-            }
-            FwEv::FwdDone => {
-                let ni = self.fw_ni();
-                let pkt = ni.packets.take(arg);
-                if ni.mc.release_on_forward(&pkt) {
-                    ni.credits.release();
-                    out(FwOut::BufferFreed);
-                }
-            }
+            FwEv::Arrive => self.arrive(now, arg, &mut out),
+            FwEv::RxStep => self.rx_step(now, &mut out),
+            FwEv::RefreshDma => out.step(refresh_dma(self.shared_bus(), now), FwEv::RefreshDone),
+            FwEv::RefreshDone => self.refreshed(now, host_consumed, &mut out),
+            FwEv::FwdReady => self.fwd_ready(&mut out),
+            FwEv::FwdDone => out.freed = self.fw_ni().forwarded(arg),
         }
+        out
     }
 
-    /// Its host wrote `pkt` into a send buffer: one descriptor, or, for a
-    /// multicast post along [`Ni::shared_posts`], one per child sharing the
-    /// buffer (released after the last one left). Returns when the firmware
-    /// has the network DMA programmed, if it was idle.
-    fn post(&mut self, now: Instant, pkt: Packet) -> Option<Instant> {
+    /// `FwEv::Posted`: its host wrote packet `id` of its store into a send
+    /// buffer: one descriptor, or, for a multicast post along
+    /// [`Ni::shared_posts`], one per child sharing the buffer (released
+    /// after the last one left). The firmware took it, and starts on it if
+    /// idle.
+    fn post(&mut self, now: Instant, id: u32, out: &mut FwOutcome) {
         let ni = self.fw_ni();
+        let pkt = ni.packets.take(id);
         debug_assert!(ni.send_free > 0, "host wrote into a busy send buffer");
         ni.send_free -= 1;
         match (ni.shared_posts, pkt.bcast) {
@@ -438,14 +441,17 @@ impl Nic {
                 ni.mc.tx_rel.push_back(true);
             }
         }
-        self.lanai_tx_kick(now)
+        if let Some(t) = self.lanai_tx_kick(now) {
+            out.step(t, FwEv::TxReady);
+        }
+        out.taken = true;
     }
 
     // -- send side ------------------------------------------------------
 
     /// Starts the firmware on the next descriptor if idle; returns when
     /// its network DMA is programmed.
-    pub fn lanai_tx_kick(&mut self, now: Instant) -> Option<Instant> {
+    fn lanai_tx_kick(&mut self, now: Instant) -> Option<Instant> {
         let ni = self.fw_ni();
         if ni.tx_busy || ni.tx_queue.is_empty() {
             return None;
@@ -454,26 +460,54 @@ impl Nic {
         Some(self.fw_run(now, self.fw_tx))
     }
 
+    /// The destination NI of its programmed head descriptor (`forward`:
+    /// of its programmed head forward), if one is ready to leave.
+    pub fn lanai_head(&self, forward: bool) -> Option<u32> {
+        let ni = self.lanai.as_deref()?;
+        let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
+        head.map(|p| p.dst)
+    }
+
+    /// Its programmed head descriptor (`forward`: its head forward), which
+    /// holds a receive buffer of its destination NI, starts leaving at
+    /// `now`: the packet and its bytes on the wire, and when the firmware
+    /// has the next one's network DMA programmed (`FwEv::TxReady`,
+    /// `FwdReady`), if one waits.
+    pub fn lanai_transmit(&mut self, now: Instant, forward: bool) -> (Packet, u32, Option<Instant>) {
+        let ni = self.fw_ni();
+        let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
+        let bytes = ni.header() + pkt.payload;
+        let next = if forward { self.lanai_fwd_kick(now) } else { self.lanai_tx_kick(now) };
+        (pkt, bytes, next)
+    }
+
     // -- receive side ---------------------------------------------------
 
     /// `FwEv::Arrive`: packet `id` of its store is entirely in one of its
     /// receive buffers. The watchdog counts it (and starts if idle); under
     /// `ni` forwarding the firmware queues one forward per child, ahead of
     /// the host DMA; then the next delivery (`rx_next`).
-    fn arrive(&mut self, now: Instant, id: u32, out: &mut impl FnMut(FwOut)) {
+    fn arrive(&mut self, now: Instant, id: u32, out: &mut FwOutcome) {
         let table = self.forwarding;
         let ni = self.fw_ni();
         let pkt = ni.packets.take(id);
         ni.received += 1;
-        if let Some((t, gen)) = ni.watchdog.as_mut().and_then(|w| w.on_delivered(now)) {
-            out(FwOut::Watchdog(t, gen));
-        }
+        out.watchdog = ni.watchdog.as_mut().and_then(|w| w.on_delivered(now));
         ni.rx_queue.push_back(pkt);
         if ni.mc.start_forward(pkt, table) > 0 {
             if let Some(t) = self.lanai_fwd_kick(now) {
-                out(FwOut::Fw(t, FwEv::FwdReady));
+                out.step(t, FwEv::FwdReady);
             }
         }
+        self.rx_next(now, out);
+    }
+
+    /// `FwEv::RefreshDone`: the fetch of its host's processed counter
+    /// (`host_consumed`) is back; the next delivery may start.
+    fn refreshed(&mut self, now: Instant, host_consumed: u64, out: &mut FwOutcome) {
+        let ni = self.fw_ni();
+        ni.refreshing = false;
+        ni.known_consumed = ni.known_consumed.max(host_consumed);
         self.rx_next(now, out);
     }
 
@@ -481,7 +515,7 @@ impl Nic {
     /// a host receive buffer is known free; if packets wait only because the
     /// host queue looks full, a fetch of the host's processed counter
     /// ([`FwEv::RefreshDma`]) unless one is in flight.
-    fn rx_next(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+    fn rx_next(&mut self, now: Instant, out: &mut FwOutcome) {
         let (rx, setup) = (self.fw_rx, self.tx_dma_setup);
         let ni = self.fw_ni();
         if ni.job.is_some() || ni.rx_queue.is_empty() {
@@ -491,11 +525,11 @@ impl Nic {
             let pkt = ni.rx_queue.pop_front().expect("a packet waits");
             let plan = ni.strategy.plan(ni.header, pkt.payload, ni.host_buffer);
             ni.job = Some(RxJob { pkt, plan, next: 0, programmed: false });
-            out(FwOut::Fw(self.fw_run(now, rx), FwEv::RxStep));
+            out.step(self.fw_run(now, rx), FwEv::RxStep);
         } else if !ni.refreshing {
             ni.refreshing = true;
             ni.refreshes += 1;
-            out(FwOut::Fw(self.fw_run(now, setup), FwEv::RefreshDma));
+            out.step(self.fw_run(now, setup), FwEv::RefreshDma);
         }
     }
 
@@ -504,7 +538,7 @@ impl Nic {
     /// the bus, or finishes the packet: it is visible to the host, a
     /// receive buffer may be free, the next delivery starts, and the
     /// packet's interrupt is raised (`nic.watchdog_us = "none"`).
-    fn rx_step(&mut self, now: Instant, out: &mut impl FnMut(FwOut)) {
+    fn rx_step(&mut self, now: Instant, out: &mut FwOutcome) {
         let setup = self.tx_dma_setup;
         let ni = self.fw_ni();
         let job = ni.job.as_mut().expect("rx_step without a job");
@@ -520,20 +554,19 @@ impl Nic {
             } else {
                 self.shared_bus().request(now, BusOp::Dma { bytes: dma.bytes }).1
             };
-            return out(FwOut::Fw(t, FwEv::RxStep));
+            return out.step(t, FwEv::RxStep);
         }
         let job = ni.job.take().expect("job");
         ni.delivered += 1;
         if ni.mc.release_on_delivery(&job.pkt) {
             ni.credits.release();
         }
-        out(FwOut::Delivered(job.pkt));
-        out(FwOut::BufferFreed);
+        (out.delivered, out.freed) = (Some(job.pkt), true);
         self.rx_next(now, out);
         let ni = self.fw_ni();
         if ni.irq_per_packet {
             ni.packet_irqs += 1;
-            out(FwOut::Signal);
+            out.signal = true;
         }
     }
 
@@ -541,13 +574,19 @@ impl Nic {
 
     /// Starts the firmware on the next forward if idle; returns when the
     /// forward's network DMA is programmed.
-    pub fn lanai_fwd_kick(&mut self, now: Instant) -> Option<Instant> {
+    fn lanai_fwd_kick(&mut self, now: Instant) -> Option<Instant> {
         let ni = self.fw_ni();
         if ni.mc.fwd_busy || ni.mc.fwd_queue.is_empty() {
             return None;
         }
         ni.mc.fwd_busy = true;
         Some(self.fw_run(now, self.fw_fwd + self.tx_dma_setup))
+    }
+
+    /// `FwEv::FwdReady`: the network DMA of its head forward is programmed.
+    fn fwd_ready(&mut self, out: &mut FwOutcome) {
+        self.fw_ni().mc.fwd_ready = true;
+        out.transmit = Some(true);
     }
 }
 
@@ -556,3 +595,6 @@ impl Nic {
 fn refresh_dma(bus: &mut Bus, now: Instant) -> Instant {
     bus.request(now, BusOp::Dma { bytes: FLAG_BYTES }).1
 }
+
+#[cfg(test)]
+mod tests;

@@ -26,16 +26,15 @@
 //! `crate::lci`'s.
 
 use super::{Ev, HostState, World};
-use crate::engine::{EventQueue, Origin};
+use crate::engine::Origin;
 use crate::host::bus::BusOp;
 use crate::lci::{Program, Running};
 use crate::library::driver::{Drive, Driver};
 use crate::library::lci::{Lib, Outgoing};
 use crate::library::LibEv;
 use crate::nic::flow::Class;
-use crate::nic::lanai::{FwEv, FwOut, Ni, Packet};
+use crate::nic::lanai::{FwEv, Ni, Packet};
 use crate::nic::timers;
-use crate::nic::Nic;
 use crate::time::Instant;
 use crate::workload::Op;
 use crate::SimError;
@@ -324,32 +323,35 @@ impl World {
     }
 
     /// NI `h`'s firmware event `ev` (`arg`: a packet of its store, [`FwEv`]):
-    /// the firmware's ([`Nic::lanai_event`], reading its host's processed
-    /// counter).
+    /// the firmware's ([`crate::nic::Nic::lanai_event`], reading its host's processed
+    /// counter), then what it asked for ([`crate::nic::lanai::FwOutcome`], in its fields'
+    /// order): its own events queued, its host's library called, a
+    /// transmission tried, a freed buffer granted.
     fn lci_firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
         let consumed = self.hosts[h as usize].lib_ref().consumed();
-        self.lci_fw(h, now, |nic, out| nic.lanai_event(now, (ev, arg), consumed, &mut |o| out.push(o)));
-    }
-
-    /// Calls NI `h`'s firmware at `now` (`f`), then does what it asked
-    /// for, in its order: its host's library is called, a transmission
-    /// tried, a freed buffer granted; the rest is queued ([`fw_due`]).
-    fn lci_fw(&mut self, h: u32, now: Instant, f: impl FnOnce(&mut Nic, &mut Vec<FwOut>)) {
-        let prog = self.run.lci.as_deref_mut().expect(PROGRAM);
-        let mark = prog.fw.len();
-        f(&mut self.hosts[h as usize].nic, &mut prog.fw);
-        let mut i = mark;
-        while let Some(&o) = self.lci_prog().fw.get(i) {
-            match o {
-                FwOut::Taken => self.lci_lib(h, now, Lib::done),
-                FwOut::Transmit { forward } => self.lci_try_transmit(h, now, forward),
-                FwOut::Delivered(pkt) => self.lci_lib(h, now, |l, cx| l.deliver(cx, pkt)),
-                FwOut::BufferFreed => self.lci_buffer_freed(h, now),
-                o => fw_due(&mut self.q, h, now, o),
-            }
-            i += 1;
+        let o = self.hosts[h as usize].nic.lanai_event(now, (ev, arg), consumed);
+        let (host, origin) = (h as u16, ni_origin(h));
+        if let Some((t, gen)) = o.watchdog {
+            self.q.push(t, origin, Ev::WatchdogTimer { host, q: 0, gen });
         }
-        self.lci_prog().fw.truncate(mark);
+        if let Some(pkt) = o.delivered {
+            self.lci_lib(h, now, |l, cx| l.deliver(cx, pkt));
+        }
+        if o.freed {
+            self.lci_buffer_freed(h, now);
+        }
+        for (t, ev) in o.steps.into_iter().flatten() {
+            self.q.push(t, origin, Ev::Lanai { ev, host, arg: 0 });
+        }
+        if o.taken {
+            self.lci_lib(h, now, Lib::done);
+        }
+        if let Some(forward) = o.transmit {
+            self.lci_try_transmit(h, now, forward);
+        }
+        if o.signal {
+            self.lanai_signal(now, h as usize);
+        }
     }
 
     /// NI `h`'s clock read its host's timer words, and
@@ -378,9 +380,7 @@ impl World {
     /// `crate::nic::flow::Credits::reserve`) and leaves when granted one (`lci_buffer_freed`),
     /// a forwarding NI still holding its own.
     fn lci_try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
-        let ni = self.hosts[h as usize].ni();
-        let head = if forward { ni.mc.fwd_queue.front().filter(|_| ni.mc.fwd_ready) } else { ni.tx_queue.front() };
-        let Some(&Packet { dst, .. }) = head else { return };
+        let Some(dst) = self.hosts[h as usize].nic.lanai_head(forward) else { return };
         let class = if forward { Class::Forward } else { Class::Send };
         if self.hosts[dst as usize].ni().credits.reserve(h, class) {
             self.lci_transmit(h, now, forward);
@@ -388,25 +388,22 @@ impl World {
     }
 
     /// NI `h`'s head (`forward`: its head forward), which holds a receive
-    /// buffer of its destination NI, leaves on the world's grid.
+    /// buffer of its destination NI, leaves on the world's grid
+    /// ([`crate::nic::Nic::lanai_transmit`]): its tail's end, its arrival whole at the
+    /// destination, and the firmware's next transmission programmed.
     fn lci_transmit(&mut self, h: u32, now: Instant, forward: bool) {
-        let ni = self.hosts[h as usize].ni();
-        let pkt = if forward { ni.fwd_started(now) } else { ni.tx_started() };
-        let dst = pkt.dst;
+        let (pkt, bytes, next) = self.hosts[h as usize].nic.lanai_transmit(now, forward);
         let grid = self.wire.net.grid.as_mut().expect("a world that runs the LCI stack has a grid");
-        let (left, arrive) = grid.send(h, dst, now, ni.header() + pkt.payload);
+        let (left, arrive) = grid.send(h, pkt.dst, now, bytes);
+        let (done, ready) = if forward { (FwEv::FwdDone, FwEv::FwdReady) } else { (FwEv::TxDone, FwEv::TxReady) };
         if forward {
-            ni.packets_sent += 1;
-            self.lci_at_packet(left, ni_origin(h), h, pkt, fw_ev(h, FwEv::FwdDone));
+            self.lci_at_packet(left, ni_origin(h), h, pkt, fw_ev(h, done));
         } else {
-            self.q.push(left, ni_origin(h), fw_ev(h, FwEv::TxDone)(0));
+            self.q.push(left, ni_origin(h), fw_ev(h, done)(0));
         }
-        self.lci_at_packet(arrive, ni_origin(dst), dst, pkt, fw_ev(dst, FwEv::Arrive));
-        let nic = &mut self.hosts[h as usize].nic;
-        let (next, ev) =
-            if forward { (nic.lanai_fwd_kick(now), FwEv::FwdReady) } else { (nic.lanai_tx_kick(now), FwEv::TxReady) };
+        self.lci_at_packet(arrive, ni_origin(pkt.dst), pkt.dst, pkt, fw_ev(pkt.dst, FwEv::Arrive));
         if let Some(t) = next {
-            self.q.push(t, ni_origin(h), fw_ev(h, ev)(0));
+            self.q.push(t, ni_origin(h), fw_ev(h, ready)(0));
         }
     }
 }
@@ -458,24 +455,9 @@ impl World {
     /// NI `h`'s firmware interrupts its host at `now`: a signal to its
     /// library.
     pub(super) fn lanai_signal(&mut self, now: Instant, h: usize) {
-        fw_due(&mut self.q, h as u32, now, FwOut::Signal);
+        let ev = Ev::LciLibrary { ev: LibEv::Signal, host: h as u16, arg: 0 };
+        self.q.push(now, ni_origin(h as u32), ev);
     }
-}
-
-/// Queues what NI `h`'s firmware asked for at `now` as the world's event
-/// for the part it is addressed to (a signal is its host library's; the
-/// watchdog's and the clock's are the Open-MX NIC's events).
-fn fw_due(q: &mut EventQueue<Ev>, h: u32, now: Instant, o: FwOut) {
-    let host = h as u16;
-    let (at, ev) = match o {
-        FwOut::Fw(t, ev) => (t, Ev::Lanai { ev, host, arg: 0 }),
-        FwOut::Watchdog(t, gen) => (t, Ev::WatchdogTimer { host, q: 0, gen }),
-        FwOut::Signal => (now, Ev::LciLibrary { ev: LibEv::Signal, host, arg: 0 }),
-        FwOut::Taken | FwOut::Transmit { .. } | FwOut::Delivered(_) | FwOut::BufferFreed => {
-            unreachable!("{o:?} is done by the rules (World::lci_fw), not queued")
-        }
-    };
-    q.push(at, ni_origin(h), ev);
 }
 
 /// The world's event for host `h`'s library, naming `arg` ([`LibEv`]).
