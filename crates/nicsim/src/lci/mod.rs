@@ -224,7 +224,7 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let (program, procs) = program(&sc.workload, n, sc.seed);
     let run = Running { program, sends: Vec::with_capacity(n as usize), fw: Vec::with_capacity(16), full: None };
     let mut procs = procs.into_iter();
-    let parts = (0..n).map(|h| (Lib::new(h, s, signal, p.link.mtu, n, procs.next()), Ni::new(s, p, h)));
+    let parts = (0..n).map(|h| (Lib::new(h, s, signal, p.link.mtu, n, procs.next()), Ni::new(s, &sc.ni, p, h)));
     (run, parts.collect())
 }
 
