@@ -27,7 +27,7 @@
 
 use super::nic_opts::{Forwarding, NicOpts, Polling, WatchdogOpt, WATCHDOG_ALLOWED};
 use super::{
-    check_f, int_or, lanai_ns, BcastForwarding, ConfigError, Platform, RxDelivery, Stack, Workload,
+    check_f, int_or, nic_cycles_ns, BcastForwarding, ConfigError, Platform, RxDelivery, Stack, Workload,
     CLOCK_PERIOD_US_MAX, WATCHDOG_US_MAX,
 };
 use crate::time::Duration;
@@ -180,7 +180,7 @@ fn lci_watchdog_clock(
     let watchdog = watchdog(nic.watchdog_us, None)?;
     let (n, mhz) = (&platform.nic, platform.emo_cfg().nic_clock_mhz);
     let setup = platform.lanai.as_ref().map_or(0, |l| l.dma_setup_cycles);
-    let fetch_us = (lanai_ns(mhz, setup) + n.dma_startup_ns + FLAG_BYTES as f64 * 1e3 / n.dma_MBps) / 1e3;
+    let fetch_us = (nic_cycles_ns(mhz, setup) + n.dma_startup_ns + FLAG_BYTES as f64 * 1e3 / n.dma_MBps) / 1e3;
     let fetch = "lanai.dma_setup_cycles at emo.nic_clock_mhz, then nic.dma_startup_ns and a word at nic.dma_MBps";
     let clock = nic.clock_period_us.map(|us| clock_period(us, fetch_us, fetch, false)).transpose()?.flatten();
     Ok((watchdog, clock))
