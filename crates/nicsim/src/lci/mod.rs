@@ -57,7 +57,7 @@
 //! the NI polling watchdog (`crate::nic::watchdog`,
 //! shared with the Open-MX NIC), host soft timers and NI clock interrupts
 //! (`crate::nic::timers`), the reliable
-//! protocol (`crate::library::lci::reliable`), and the DSM ([`dsm`]) and FFT all-to-all
+//! protocol (`crate::library::lci`), and the DSM ([`dsm`]) and FFT all-to-all
 //! ([`process`], `Drive::Idle`) programs; the rules wire them with the
 //! events after [`FwEv::RefreshDone`]; `crate::library::lci` holds what a program and
 //! its library say to each other.
