@@ -105,9 +105,6 @@ pub struct Lib {
     known_delivered: u64,
     /// Processed-packet counter in host memory.
     consumed: u64,
-    /// Interrupts-enabled flag in host memory (toggled without telling the
-    /// NI; read by the NI's watchdog).
-    irq_enabled: bool,
     /// When the library last polled (entered the library).
     last_poll: Instant,
     /// Messages to send, and the packet index within the head message.
@@ -177,7 +174,6 @@ impl Lib {
             visible: VecDeque::with_capacity(cfg.recv_buffers as usize),
             known_delivered: 0,
             consumed: 0,
-            irq_enabled: true,
             last_poll: Instant::ZERO,
             outbox: VecDeque::new(),
             next_frag: 0,
@@ -215,9 +211,12 @@ impl Lib {
         size.div_ceil(self.packet_bytes as u64).max(1) as u32
     }
 
-    /// The interrupts-enabled flag in host memory.
+    /// The interrupts-enabled flag in host memory (read by the NI's
+    /// watchdog, toggled without telling the NI): the library runs with
+    /// interrupts disabled, so the flag is its core's mode, set when the
+    /// process computes or sleeps outside it (`SignalledCore::in_library`).
     pub fn irq_enabled(&self) -> bool {
-        self.irq_enabled
+        !self.core.in_library()
     }
 
     /// The processed-packet counter in host memory.
@@ -260,12 +259,10 @@ impl Lib {
         (running, if self.core.in_library() { now } else { self.last_poll })
     }
 
-    /// Time zero: the host enters the library (`runs`: its program runs on
+    /// Time zero: the host is in the library (`runs`: its program runs on
     /// it) with interrupts disabled, or stays out of it, asleep.
     pub fn start(&mut self, runs: bool) {
-        if runs {
-            self.irq_enabled = false;
-        } else {
+        if !runs {
             self.core.sleep();
         }
     }
@@ -395,12 +392,10 @@ impl Lib {
             }
             Control::Compute(d) => {
                 let seg = self.core.begin_compute(cx.now, d);
-                self.irq_enabled = true;
                 cx.emit(Output::Timer { at: seg.end, ev: LibEv::ComputeDone, arg: seg.gen });
             }
             Control::Sleep => {
                 self.core.sleep();
-                self.irq_enabled = true;
             }
         }
     }
@@ -450,7 +445,7 @@ impl Lib {
     pub(crate) fn signal(&mut self, cx: &mut Cx<'_>) {
         let now = cx.now;
         let cost = self.signal;
-        let until = match self.core.deliver(now, self.irq_enabled, self.spin_since.is_some(), cost) {
+        let until = match self.core.deliver(now, self.irq_enabled(), self.spin_since.is_some(), cost) {
             Delivery::Merged => return,
             Delivery::Owed => {
                 self.interrupts += 1;
@@ -460,10 +455,7 @@ impl Lib {
                 self.end_spin(now);
                 until
             }
-            Delivery::Handled { until } => {
-                self.irq_enabled = false;
-                until
-            }
+            Delivery::Handled { until } => until,
         };
         self.interrupts += 1;
         self.busy = true;
@@ -474,7 +466,6 @@ impl Lib {
     /// unless a signal preempted it since; the program learns it first.
     pub(crate) fn compute_done(&mut self, cx: &mut Cx<'_>, gen: u32) {
         if self.core.end_compute(gen) {
-            self.irq_enabled = false;
             self.process_computed(cx);
             self.next(cx);
         }
