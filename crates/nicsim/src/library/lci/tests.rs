@@ -167,7 +167,7 @@ fn a_full_window_stalls_until_an_ack() {
     for dst in [1, 2, 1] {
         l.submit(Outgoing { dst, size: 64, count: 1, bcast: None, tag: 0 });
     }
-    let mut sent = |l: &mut Lib, at: u64| match (l.next_action(t(at)), l.next_action(t(at))) {
+    let sent = |l: &mut Lib, at: u64| match (l.next_action(t(at)), l.next_action(t(at))) {
         (super::Action::SendPath, super::Action::Write(p)) => Some(p),
         _ => None,
     };
