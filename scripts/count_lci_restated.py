@@ -178,7 +178,7 @@ AUDIT = {
         "impl Lib::fn new": ("L", "builds that state from the LANai / `[lci]` tables"),
         "impl Lib::fn packet_bytes": ("L", "LCI's packet payload (one NI buffer)"),
         "impl Lib::fn packets_for": ("L", "LCI's fragmentation into NI-buffer packets (Open-MX fragments by its own medium/large rules)"),
-        "impl Lib::fn irq_enabled": ("L", "the interrupts-enabled word in host memory the LANai watchdog fetches (LCI §5.1), read from its core's mode (`SignalledCore::in_library`); no Open-MX library has it"),
+        "impl Lib::fn irq_enabled": ("L", "the interrupts-enabled word in host memory the LANai watchdog fetches (LCI §5.1), its core's (`SignalledCore::irq_enabled`, from the core's mode); no Open-MX library has it"),
         "impl Lib::fn consumed": ("L", "the processed-packet counter the LANai fetches to free host buffers"),
         "impl Lib::fn has_sends": ("R", "program-driver glue for `World::lci_idle` (`Output::Idle`): the one driver knows when its process has sends"),
         "impl Lib::fn held": ("R", "glue of the one `library::Output`: the packet an output names, held by index because the LCI packet (56 B) does not fit an output (the Open-MX frame body travels in `Output::Transmit` by value); goes when the packet is the world's frame (`sim/frame.rs`, fold 3)"),

@@ -212,11 +212,11 @@ impl Lib {
     }
 
     /// The interrupts-enabled flag in host memory (read by the NI's
-    /// watchdog, toggled without telling the NI): the library runs with
-    /// interrupts disabled, so the flag is its core's mode, set when the
-    /// process computes or sleeps outside it (`SignalledCore::in_library`).
+    /// watchdog, toggled without telling the NI): its core's
+    /// (`SignalledCore::irq_enabled`, set while the process computes or
+    /// sleeps outside the library).
     pub fn irq_enabled(&self) -> bool {
-        !self.core.in_library()
+        self.core.irq_enabled()
     }
 
     /// The processed-packet counter in host memory.
@@ -445,7 +445,7 @@ impl Lib {
     pub(crate) fn signal(&mut self, cx: &mut Cx<'_>) {
         let now = cx.now;
         let cost = self.signal;
-        let until = match self.core.deliver(now, self.irq_enabled(), self.spin_since.is_some(), cost) {
+        let until = match self.core.deliver(now, self.spin_since.is_some(), cost) {
             Delivery::Merged => return,
             Delivery::Owed => {
                 self.interrupts += 1;
