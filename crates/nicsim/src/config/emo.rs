@@ -69,3 +69,10 @@ impl std::fmt::Display for On {
         })
     }
 }
+
+/// `cycles` of the NIC processor at `clock_mhz` (`emo.nic_clock_mhz`), in
+/// nanoseconds: the one conversion of NIC firmware cycles (a LANai
+/// firmware's steps, `config::lanai_derive`).
+pub fn nic_cycles_ns(clock_mhz: f64, cycles: u32) -> f64 {
+    cycles as f64 * 1e3 / clock_mhz
+}

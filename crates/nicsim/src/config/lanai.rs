@@ -10,8 +10,9 @@
 //! (`host.irq_entry_ns`, `host.signal_ns`), the host clock
 //! (`host.clock_ghz`) and the NIC processor's (`emo.nic_clock_mhz`).
 //!
-//! This module owns those two tables, their costs as charged, and the
-//! firmware's cycles at the NIC clock ([`lanai_ns`], the one conversion).
+//! This module owns those two tables and their costs as charged (the
+//! firmware's cycles are converted at the NIC clock by
+//! `config::emo::nic_cycles_ns`).
 //! It does not own the shared keys a LANai platform derives, its checks
 //! nor the keys of the earlier shape (`config::lanai_derive`), nor the
 //! firmware (`crate::nic::lanai`).
@@ -74,9 +75,4 @@ cost_table! {
     /// The LCI library's own costs as it charges them (the interrupt
     /// dispatch and the signal it takes are the host's, `HostTimes`).
     pub struct LciHostTimes;
-}
-
-/// `cycles` of a NIC processor at `clock_mhz`, in nanoseconds.
-pub fn lanai_ns(clock_mhz: f64, cycles: u32) -> f64 {
-    cycles as f64 * 1e3 / clock_mhz
 }

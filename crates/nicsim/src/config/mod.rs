@@ -42,7 +42,7 @@ pub use bus::*;
 pub use coalesce::*;
 pub use emo::*;
 pub use grid::*;
-pub use lanai::{lanai_ns, LanaiCfg, LciHostCfg, LciHostTimes};
+pub use lanai::{LanaiCfg, LciHostCfg, LciHostTimes};
 pub use nic_features::*;
 pub use nic_opts::*;
 pub use platform::*;

@@ -1,18 +1,22 @@
 //! The \[LCI] NIC features, validated, for every stack: the same concept
-//! under the same file whichever library drives the NIC.
+//! under the same key and the same field whichever firmware runs the NIC
+//! ([`ni_features`], `Scenario::ni`).
 //!
-//! * On the Open-MX and native MX stacks ([`ni_features`]): the polling
-//!   watchdog (`nic.watchdog_us`), NI-level multicast forwarding
-//!   (`nic.multicast_forwarding`, used by `workload.forwarding = "ni"`), the
-//!   NI clock of fine-grain timers (`nic.clock_period_us`), packet-shifting
-//!   delivery (`nic.rx_delivery`), and link-level back-pressure
-//!   (`nic.flow_control`, Myrinet's own and \[LCI]'s premise: "the hardware
-//!   neither drops nor corrupts packets").
-//! * On the LCI stack ([`lci_ni`]), its LANai firmware's: the watchdog
-//!   (`nic.watchdog_us`, with its "none" and "inf"), the NI clock
-//!   (`nic.clock_period_us`), arrival detection, of which packet shifting is
-//!   one (`nic.polling`, `nic.split_bytes`), and multicast forwarding along
-//!   trees (`nic.forwarding`, `nic.fanout`).
+//! * On every stack: the polling watchdog (`nic.watchdog_us`, with the LCI
+//!   stack's "inf") and the NI clock of fine-grain timers
+//!   (`nic.clock_period_us`), each read once into [`NiFeatures`]; the NIC
+//!   runs them (the Open-MX NIC's queues and `sim/clock.rs`, or the LANai
+//!   firmware, `crate::nic::lanai`), and each stack's rule of what a value
+//!   means is here.
+//! * On the Open-MX and native MX stacks: NI-level multicast forwarding
+//!   (`nic.multicast_forwarding`, used by `workload.forwarding = "ni"`),
+//!   packet-shifting delivery (`nic.rx_delivery`), and link-level
+//!   back-pressure (`nic.flow_control`, Myrinet's own and \[LCI]'s premise:
+//!   "the hardware neither drops nor corrupts packets").
+//! * On the LCI stack ([`lci_ni`]), its LANai firmware's own: arrival
+//!   detection, of which packet shifting is one (`nic.polling`,
+//!   `nic.split_bytes`), and multicast forwarding along trees
+//!   (`nic.forwarding`, `nic.fanout`).
 //!
 //! This module owns the cross-checks between those keys, the platform, the
 //! workload and the stack (each error names the key, its value and what is
@@ -23,21 +27,24 @@
 
 use super::nic_opts::{Forwarding, NicOpts, Polling, WatchdogOpt, WATCHDOG_ALLOWED};
 use super::{
-    check_f, int_or, lanai_ns, BcastForwarding, ConfigError, LanaiCfg, Platform, RxDelivery, Workload,
+    check_f, int_or, nic_cycles_ns, BcastForwarding, ConfigError, Platform, RxDelivery, Stack, Workload,
     CLOCK_PERIOD_US_MAX, WATCHDOG_US_MAX,
 };
 use crate::time::Duration;
 use std::fmt;
 
-/// The validated \[LCI] NIC features of an Open-MX or native MX scenario.
+/// The validated \[LCI] NIC features of a scenario (`Scenario::ni`): the
+/// watchdog and the clock on every stack, the rest on the Open-MX and
+/// native MX stacks (on the LCI stack they are the platform's, unused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NiFeatures {
-    /// The polling watchdog's interval (`None`: no watchdog).
-    pub watchdog: Option<Duration>,
+    /// The polling watchdog (`nic.watchdog_us`).
+    pub watchdog: WatchdogDelay,
     /// The firmware has a multicast forwarding table.
     pub multicast_forwarding: bool,
-    /// The NI clock's period (`None`: no NI clock; the library's timers
-    /// run when the process enters the library or the OS timer wakes it).
+    /// The NI clock's period (`nic.clock_period_us`; `None`: no NI clock,
+    /// the library's timers run when the process enters the library or the
+    /// OS timer wakes it).
     pub clock: Option<Duration>,
     /// The receive layout.
     pub rx_delivery: RxDelivery,
@@ -56,7 +63,8 @@ pub struct NiFeatures {
 }
 
 /// The scenario's own values of the \[LCI] NIC features (its `[nic]`
-/// table's), each `None` where the preset's applies.
+/// table's), each `None` where the preset's (or, on the LCI stack, the
+/// firmware's default) applies.
 ///
 /// The scenario file's `NicOpts` holds them with the rest of the table; the
 /// scenario hands over these five, so that this module does not depend on
@@ -76,19 +84,13 @@ pub(super) fn ni_features(
     nic: &NiFeatureOpts,
     platform: &Platform,
     workload: &Workload,
-    native_mx: bool,
+    stack: Stack,
 ) -> Result<NiFeatures, ConfigError> {
-    let watchdog = match watchdog(nic.watchdog_us, Some(platform.nic.watchdog_us))? {
-        WatchdogDelay::After(d) => Some(d),
-        _ => None,
+    let native_mx = stack == Stack::NativeMx;
+    let (watchdog, clock) = match stack {
+        Stack::Lci => lci_watchdog_clock(nic, platform)?,
+        Stack::OpenMx | Stack::NativeMx => omx_watchdog_clock(nic, platform, native_mx)?,
     };
-    if watchdog.is_some() && native_mx {
-        return Err(ConfigError::range(
-            "nic.watchdog_us",
-            watchdog.map_or(0.0, |d| d.as_us_f64()),
-            "0 with protocol.stack = \"native-mx\" (OS-bypass raises no receive interrupt to hold back)",
-        ));
-    }
     let multicast_forwarding = nic.multicast_forwarding.unwrap_or(platform.nic.multicast_forwarding);
     if let Workload::Bcast { forwarding: BcastForwarding::Ni, .. } = workload {
         if !multicast_forwarding {
@@ -99,9 +101,6 @@ pub(super) fn ni_features(
             ));
         }
     }
-    // Each tick fetches the host's words with a small DMA read.
-    let clock_us = nic.clock_period_us.unwrap_or(platform.nic.clock_period_us);
-    let clock = clock_period(clock_us, platform.nic.tx_dma_startup_ns / 1e3, "nic.tx_dma_startup_ns", true)?;
     let rx_delivery = nic.rx_delivery.unwrap_or(platform.nic.rx_delivery);
     if rx_delivery == RxDelivery::Shifted {
         if native_mx {
@@ -148,6 +147,45 @@ pub(super) fn ni_features(
     })
 }
 
+/// `nic.watchdog_us` and `nic.clock_period_us` on the Open-MX and native
+/// MX stacks: absent is the preset's; OS-bypass has no receive interrupt
+/// for a watchdog to hold back; a clock tick fetches the host's words with
+/// a small DMA read (`nic.tx_dma_startup_ns`).
+fn omx_watchdog_clock(
+    nic: &NiFeatureOpts,
+    platform: &Platform,
+    native_mx: bool,
+) -> Result<(WatchdogDelay, Option<Duration>), ConfigError> {
+    let watchdog = watchdog(nic.watchdog_us, Some(platform.nic.watchdog_us))?;
+    if let (WatchdogDelay::After(d), true) = (watchdog, native_mx) {
+        return Err(ConfigError::range(
+            "nic.watchdog_us",
+            d.as_us_f64(),
+            "0 with protocol.stack = \"native-mx\" (OS-bypass raises no receive interrupt to hold back)",
+        ));
+    }
+    let clock_us = nic.clock_period_us.unwrap_or(platform.nic.clock_period_us);
+    let clock = clock_period(clock_us, platform.nic.tx_dma_startup_ns / 1e3, "nic.tx_dma_startup_ns", true)?;
+    Ok((watchdog, clock))
+}
+
+/// `nic.watchdog_us` and `nic.clock_period_us` on the LCI stack, its LANai
+/// firmware's: absent is no watchdog interrupt at all ("inf") and no
+/// clock; a tick's host fetch is the firmware's DMA set-up, then a small
+/// DMA on the PCI bus.
+fn lci_watchdog_clock(
+    nic: &NiFeatureOpts,
+    platform: &Platform,
+) -> Result<(WatchdogDelay, Option<Duration>), ConfigError> {
+    let watchdog = watchdog(nic.watchdog_us, None)?;
+    let (n, mhz) = (&platform.nic, platform.emo_cfg().nic_clock_mhz);
+    let setup = platform.lanai.as_ref().map_or(0, |l| l.dma_setup_cycles);
+    let fetch_us = (nic_cycles_ns(mhz, setup) + n.dma_startup_ns + FLAG_BYTES as f64 * 1e3 / n.dma_MBps) / 1e3;
+    let fetch = "lanai.dma_setup_cycles at emo.nic_clock_mhz, then nic.dma_startup_ns and a word at nic.dma_MBps";
+    let clock = nic.clock_period_us.map(|us| clock_period(us, fetch_us, fetch, false)).transpose()?.flatten();
+    Ok((watchdog, clock))
+}
+
 /// `nic.pause_to_sender` (with flow control on): the link partner a stop
 /// reaches must be the sending host's NIC, so two hosts on a direct cable,
 /// and the sender's queue must be bounded. Returns that bound, the frames
@@ -188,15 +226,29 @@ pub const DEFAULT_FANOUT: u32 = 2;
 /// Size of the FULL word (one 32-bit word; LANai and PCI are 32-bit).
 pub const FLAG_BYTES: u32 = 4;
 
-/// The validated watchdog delay (`nic.watchdog_us`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The validated watchdog delay (`nic.watchdog_us`), one concept on every
+/// stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WatchdogDelay {
-    /// `none`: no watchdog; the NI interrupts at once for every packet it delivers.
+    /// `none` (on the Open-MX stacks also 0): no watchdog; the NIC
+    /// interrupts as it would without one (the Open-MX NIC through its
+    /// coalescing policy, the LANai at once for every packet it delivers).
+    #[default]
     Immediate,
     /// A timer of this length.
     After(Duration),
-    /// `inf`: no interrupts at all.
+    /// `inf`: no interrupts at all (the LCI stack's only).
     Never,
+}
+
+impl WatchdogDelay {
+    /// The watchdog's timer, if it has one.
+    pub fn timer(self) -> Option<Duration> {
+        match self {
+            WatchdogDelay::After(d) => Some(d),
+            WatchdogDelay::Immediate | WatchdogDelay::Never => None,
+        }
+    }
 }
 
 impl fmt::Display for WatchdogDelay {
@@ -268,37 +320,28 @@ fn clock_period(us: f64, fetch_us: f64, fetch: &str, zero_is_none: bool) -> Resu
     Ok(Some(Duration::from_ns_f64(us * 1e3)))
 }
 
-/// The validated NI features of the LCI stack's firmware (its `[nic]`).
+/// The validated NI features only the LCI stack's firmware has (its
+/// `[nic]` keys besides the watchdog and the clock, which are
+/// [`NiFeatures`]').
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct LciNi {
     pub polling: Polling,
     pub split_bytes: u32,
     pub forwarding: Forwarding,
     pub fanout: u32,
-    pub watchdog: WatchdogDelay,
-    pub clock_period: Option<Duration>,
 }
 
-/// Validates the LCI stack's `[nic]` against its preset.
-pub(super) fn lci_ni(nic: &NicOpts, platform: &Platform, lanai: &LanaiCfg) -> Result<LciNi, ConfigError> {
+/// Validates the LCI stack's own `[nic]` keys against its preset.
+pub(super) fn lci_ni(nic: &NicOpts, platform: &Platform) -> Result<LciNi, ConfigError> {
     let buffer_bytes = platform.link.mtu as u64;
     let split_bytes = int_or("nic.split_bytes", &nic.split_bytes, DEFAULT_SPLIT_BYTES as u64, 0, buffer_bytes)? as u32;
     let hosts = platform.topology.hosts as u64;
     // The default fan-out, on a grid too small for it: as many children as there are other hosts.
     let fanout = int_or("nic.fanout", &nic.fanout, DEFAULT_FANOUT.min(hosts as u32 - 1) as u64, 1, hosts - 1)? as u32;
-    let watchdog = watchdog(nic.watchdog_us, None)?;
-    // A tick's host fetch: the firmware's DMA set-up, then a small DMA on the PCI bus.
-    let (n, clock) = (&platform.nic, platform.emo_cfg().nic_clock_mhz);
-    let fetch_us =
-        (lanai_ns(clock, lanai.dma_setup_cycles) + n.dma_startup_ns + FLAG_BYTES as f64 * 1e3 / n.dma_MBps) / 1e3;
-    let fetch = "lanai.dma_setup_cycles at emo.nic_clock_mhz, then nic.dma_startup_ns and a word at nic.dma_MBps";
-    let clock_period = nic.clock_period_us.map(|us| clock_period(us, fetch_us, fetch, false)).transpose()?.flatten();
     Ok(LciNi {
         polling: nic.polling.unwrap_or_default(),
         split_bytes,
         forwarding: nic.forwarding.unwrap_or_default(),
         fanout,
-        watchdog,
-        clock_period,
     })
 }

@@ -588,6 +588,12 @@ impl Platform {
                 check_f(&format!("emo.layer[{i}].overhead_cycles"), l.overhead_cycles, 0.0, 1e12)?;
             }
         }
+        // The other optional tables' own ranges (the bus's `[pci]`, a LANai
+        // NI's `[lanai]` and `[lci]`); which platforms have them and how they
+        // fit the other tables: `config::lanai_derive::validate`.
+        self.pci.as_ref().map_or(Ok(()), |b| b.validate())?;
+        self.lanai.as_ref().map_or(Ok(()), |n| n.check())?;
+        self.lci.as_ref().map_or(Ok(()), |h| h.check())?;
         Ok(())
     }
 
@@ -666,35 +672,4 @@ pub enum TxReap {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::{preset_names, preset_text};
-
-    #[test]
-    fn embedded_presets_parse_and_validate() {
-        for name in preset_names() {
-            // A LANai platform's derived keys are filled in when it is loaded.
-            let p = crate::config::load_platform(name, None).unwrap();
-            p.validate().unwrap();
-            assert_eq!(p.name, name);
-            if p.lanai.is_none() {
-                assert_eq!(Platform::from_toml(preset_text(name).unwrap()).unwrap(), p);
-            }
-        }
-    }
-
-    #[test]
-    fn unknown_key_is_named() {
-        let text = preset_text("omx2009").unwrap().replace("[nic]\n", "[nic]\nfw_rx_nsec = 3.0\n");
-        let e = Platform::from_toml(&text).unwrap_err();
-        assert!(e.0.contains("fw_rx_nsec"), "{e}");
-    }
-
-    #[test]
-    fn out_of_range_is_named() {
-        let mut p = Platform::from_toml(preset_text("omx2009").unwrap()).unwrap();
-        p.link.mtu = 100;
-        let e = p.validate().unwrap_err();
-        assert!(e.0.contains("link.mtu") && e.0.contains("100") && e.0.contains("576"), "{e}");
-    }
-}
+mod tests;

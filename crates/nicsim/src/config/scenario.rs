@@ -269,6 +269,21 @@ impl Scenario {
             (None, false) => Stack::OpenMx,
         }
     }
+
+    /// The receive queues' watchdog timer (`ni.watchdog`) when the world's
+    /// NIC runs it (the Open-MX and native MX stacks,
+    /// `crate::nic::RxQueue`); on the LCI stack the LANai firmware runs
+    /// `ni.watchdog` (`crate::nic::lanai::Ni`).
+    pub fn queue_watchdog(&self) -> Option<Duration> {
+        self.ni.watchdog.timer().filter(|_| self.lci.is_none())
+    }
+
+    /// The NI clock's period (`ni.clock`) when the world ticks it for the
+    /// Open-MX library's processes (`sim/clock.rs` `Clock`); on the LCI
+    /// stack the LANai firmware ticks `ni.clock` (`crate::nic::lanai::Ni`).
+    pub fn process_clock(&self) -> Option<Duration> {
+        self.ni.clock.filter(|_| self.lci.is_none())
+    }
 }
 
 /// A validated scenario.
@@ -312,8 +327,9 @@ pub struct Scenario {
     pub misorder_degree: u8,
     /// Random extra delay of each frame at the switch (uniform, seeded).
     pub jitter: Duration,
-    /// The \[LCI] NIC features: polling watchdog, multicast forwarding, NI
-    /// clock, packet-shifting delivery.
+    /// The \[LCI] NIC features: polling watchdog and NI clock (every
+    /// stack's), multicast forwarding, packet-shifting delivery, flow
+    /// control.
     pub ni: NiFeatures,
     pub workload: Workload,
     /// The \[LCI] stack's scenario when the hosts run it: its library
@@ -572,24 +588,25 @@ impl Scenario {
             None => super::RunsOn::OpenMx { rndv_threshold, loss },
         };
         let workload = workload(&f.workload, &platform, runs_on)?;
-        // On the LCI stack the NI keys of `[nic]` are its firmware's
-        // (`LciScenario`), which keeps the NI clock: the world's NIC
-        // features are the platform's, without a clock.
-        let ni_opts = match &lci {
-            Some(l) => {
-                l.check_workload(&workload)?;
-                NiFeatureOpts::default()
-            }
-            None => NiFeatureOpts {
-                watchdog_us: f.nic.watchdog_us,
-                multicast_forwarding: f.nic.multicast_forwarding,
-                clock_period_us: f.nic.clock_period_us,
-                rx_delivery: f.nic.rx_delivery,
-                flow_control: f.nic.flow_control,
-            },
+        // The NIC's watchdog and clock are read once for every stack; on
+        // the LCI stack its firmware runs them, and the other NI features
+        // of `[nic]` are the platform's (`refuse_other_stacks_keys`).
+        if let Some(l) = &lci {
+            l.check_workload(&workload)?;
+        }
+        let ni_opts = NiFeatureOpts {
+            watchdog_us: f.nic.watchdog_us,
+            multicast_forwarding: f.nic.multicast_forwarding,
+            clock_period_us: f.nic.clock_period_us,
+            rx_delivery: f.nic.rx_delivery,
+            flow_control: f.nic.flow_control,
         };
-        let mut ni = ni_features(&ni_opts, &platform, &workload, native_mx)?;
-        ni.clock = ni.clock.filter(|_| lci.is_none());
+        let stack = match (&lci, native_mx) {
+            (Some(_), _) => Stack::Lci,
+            (None, true) => Stack::NativeMx,
+            (None, false) => Stack::OpenMx,
+        };
+        let ni = ni_features(&ni_opts, &platform, &workload, stack)?;
         Ok(Scenario {
             times: Times::of(&platform),
             platform,

@@ -18,7 +18,8 @@
 //! A core whose process's NI interrupts reach it as signals (a user-level
 //! library without a kernel receive path: the \[LCI] stack's hosts) is a
 //! [`SignalledCore`]: where its process is (in the library, computing, in
-//! the signal handler, asleep, [`Mode`]) and what a signal does to it
+//! the signal handler, asleep, [`Mode`]), the interrupts-enabled word in
+//! host memory that follows from it, and what a signal does to it
 //! ([`SignalledCore::deliver`]: merged, handled, or returned from at once
 //! and paid now or owed), with the compute segment's number and the time a
 //! signal owes as a `Core`'s segment number and stall, and the signals it
@@ -372,12 +373,11 @@ impl SignalledCore {
         SignalledCore { mode, gen: 0, owed: Duration::ZERO, returned_at_once: 0, merged: 0 }
     }
 
-    /// A signal reaches the process at `now` (`irq_enabled`: the flag in
-    /// host memory; `spinning`: the library spins on a cached flag; `cost`:
-    /// kernel dispatch + user handler entry). Counts a signal merged or
-    /// returned from at once.
-    pub(crate) fn deliver(&mut self, now: Instant, irq_enabled: bool, spinning: bool, cost: Duration) -> Delivery {
-        match self.on_signal(now, irq_enabled) {
+    /// A signal reaches the process at `now` (`spinning`: the library
+    /// spins on a cached flag; `cost`: kernel dispatch + user handler
+    /// entry). Counts a signal merged or returned from at once.
+    pub(crate) fn deliver(&mut self, now: Instant, spinning: bool, cost: Duration) -> Delivery {
+        match self.on_signal(now) {
             Signal::Merged => {
                 self.merged += 1;
                 Delivery::Merged
@@ -424,14 +424,23 @@ impl SignalledCore {
         matches!(self.mode, Mode::Library | Mode::Handler { .. })
     }
 
-    /// A signal reaches the process at `now`; `irq_enabled` is the flag in
-    /// host memory (the library keeps interrupts disabled while it runs).
-    fn on_signal(&self, now: Instant, irq_enabled: bool) -> Signal {
+    /// The interrupts-enabled word in host memory (\[LCI] §5.1: the NI's
+    /// watchdog reads it): the library runs with interrupts disabled, so
+    /// the word is set exactly while the process is outside it, computing
+    /// or asleep.
+    pub(crate) fn irq_enabled(&self) -> bool {
+        !self.in_library()
+    }
+
+    /// A signal reaches the process at `now`: the handler runs the library
+    /// if interrupts are enabled ([`SignalledCore::irq_enabled`]), returns
+    /// at once if not, and is merged in the handler.
+    fn on_signal(&self, now: Instant) -> Signal {
         match self.mode {
             Mode::Handler { .. } => Signal::Merged,
-            Mode::Compute { end } if irq_enabled => Signal::Handle { resume: Some(end.since(now)) },
-            Mode::Sleep if irq_enabled => Signal::Handle { resume: None },
-            _ => Signal::ReturnAtOnce,
+            Mode::Compute { end } => Signal::Handle { resume: Some(end.since(now)) },
+            Mode::Sleep => Signal::Handle { resume: None },
+            Mode::Library => Signal::ReturnAtOnce,
         }
     }
 
@@ -529,16 +538,19 @@ mod tests {
     #[test]
     fn a_handler_that_finds_interrupts_disabled_returns_at_once() {
         let c = SignalledCore::new(Mode::Library);
-        assert_eq!(c.on_signal(Instant::ZERO, false), Signal::ReturnAtOnce);
+        assert!(!c.irq_enabled(), "the library runs with interrupts disabled");
+        assert_eq!(c.on_signal(Instant::ZERO), Signal::ReturnAtOnce);
         let mut c = SignalledCore::new(Mode::Library);
         let seg = c.begin_compute(Instant::ZERO, Duration::from_us(100));
+        assert!(c.irq_enabled(), "enabled while it computes outside the library");
         assert_eq!(
-            c.on_signal(Instant::ZERO + Duration::from_us(30), true),
+            c.on_signal(Instant::ZERO + Duration::from_us(30)),
             Signal::Handle { resume: Some(Duration::from_us(70)) }
         );
-        assert_eq!(SignalledCore::new(Mode::Sleep).on_signal(Instant::ZERO, true), Signal::Handle { resume: None });
+        assert_eq!(SignalledCore::new(Mode::Sleep).on_signal(Instant::ZERO), Signal::Handle { resume: None });
         let h = SignalledCore::new(Mode::Handler { resume: None });
-        assert_eq!(h.on_signal(Instant::ZERO, false), Signal::Merged);
+        assert!(!h.irq_enabled(), "the handler runs the library");
+        assert_eq!(h.on_signal(Instant::ZERO), Signal::Merged);
         // A signal handled preempts the computation: its end is stale.
         c.enter_handler(Some(Duration::from_us(70)));
         assert!(c.in_library());
@@ -558,17 +570,17 @@ mod tests {
         let mut c = SignalledCore::new(Mode::Library);
         let seg = c.begin_compute(Instant::ZERO, Duration::from_us(100));
         assert_eq!(c.handler_exit(), None);
-        assert_eq!(c.deliver(t, true, false, cost), Delivery::Handled { until: t + cost });
+        assert_eq!(c.deliver(t, false, cost), Delivery::Handled { until: t + cost });
         assert_eq!(c.handler_exit(), Some(Exit::Compute(Duration::from_us(70))));
         assert!(!c.end_compute(seg.gen));
         // In the handler: merged; in the library: paid now if it spins, else owed.
-        assert_eq!(c.deliver(t, false, false, cost), Delivery::Merged);
+        assert_eq!(c.deliver(t, false, cost), Delivery::Merged);
         let mut l = SignalledCore::new(Mode::Library);
-        assert_eq!(l.deliver(t, false, true, cost), Delivery::ReturnedWhileSpinning { until: t + cost });
-        assert_eq!(l.deliver(t, false, false, cost), Delivery::Owed);
+        assert_eq!(l.deliver(t, true, cost), Delivery::ReturnedWhileSpinning { until: t + cost });
+        assert_eq!(l.deliver(t, false, cost), Delivery::Owed);
         assert_eq!((l.take_owed(), c.signals(), l.signals()), (cost, (0, 1), (2, 0)));
         let mut s = SignalledCore::new(Mode::Sleep);
-        assert_eq!(s.deliver(t, true, false, cost), Delivery::Handled { until: t + cost });
+        assert_eq!(s.deliver(t, false, cost), Delivery::Handled { until: t + cost });
         assert_eq!(s.handler_exit(), Some(Exit::Sleep));
     }
 

@@ -57,7 +57,7 @@
 //! the NI polling watchdog (`crate::nic::watchdog`,
 //! shared with the Open-MX NIC), host soft timers and NI clock interrupts
 //! (`crate::nic::timers`), the reliable
-//! protocol (`crate::library::lci::reliable`), and the DSM ([`dsm`]) and FFT all-to-all
+//! protocol (`crate::library::lci`), and the DSM ([`dsm`]) and FFT all-to-all
 //! ([`process`], `Drive::Idle`) programs; the rules wire them with the
 //! events after [`FwEv::RefreshDone`]; `crate::library::lci` holds what a program and
 //! its library say to each other.
@@ -222,7 +222,7 @@ pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let (program, procs) = program(&sc.workload, n, sc.seed);
     let run = Running { program, sends: Vec::with_capacity(n as usize), full: None };
     let mut procs = procs.into_iter();
-    let parts = (0..n).map(|h| (Lib::new(h, s, signal, p.link.mtu, n, procs.next()), Ni::new(s, p, h)));
+    let parts = (0..n).map(|h| (Lib::new(h, s, signal, p.link.mtu, n, procs.next()), Ni::new(s, &sc.ni, p, h)));
     (run, parts.collect())
 }
 

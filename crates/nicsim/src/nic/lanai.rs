@@ -45,7 +45,7 @@ use super::multicast::{Forwarded, Kary, NiMc};
 use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Raises, Watchdog};
 use super::{Nic, Outcome};
-use crate::config::{Forwarding, LanaiCfg, LciScenario, Platform, WatchdogDelay};
+use crate::config::{Forwarding, LanaiCfg, LciScenario, NiFeatures, Platform, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
 use crate::time::{Duration, Instant};
@@ -245,20 +245,17 @@ pub struct Ni {
 }
 
 impl Ni {
-    /// The NI of the LCI stack's part `s` of a scenario on platform `p`
-    /// (its links carry `link.mtu` bytes of payload per packet, one NI
+    /// The NI of the LCI stack's part `s` of a scenario with NIC features
+    /// `f` (its watchdog and clock) on platform `p` (its links carry `link.mtu` bytes of payload per packet, one NI
     /// buffer): its arrival detection, buffers, watchdog and clock (its
     /// firmware's step times and its host's PCI bus are the NIC's), and, as
     /// NI `rank` of the multicast trees, the trees its posts share a send
     /// buffer along (not under `host-message`).
-    pub fn new(s: &LciScenario, p: &Platform, rank: u32) -> Self {
+    pub fn new(s: &LciScenario, f: &NiFeatures, p: &Platform, rank: u32) -> Self {
         let (ni, mtu, hosts) = (&s.lanai, p.link.mtu, p.topology.hosts);
         let (send_buffers, recv_buffers) = (ni.send_buffers, ni.recv_buffers);
         // Its fetch is the NIC's, on the PCI bus (`Nic::fetch_host_words`).
-        let watchdog = match s.watchdog {
-            WatchdogDelay::After(d) => Some(Watchdog::new(d, Raises::Own)),
-            WatchdogDelay::Immediate | WatchdogDelay::Never => None,
-        };
+        let watchdog = f.watchdog.timer().map(|d| Watchdog::new(d, Raises::Own));
         Ni {
             strategy: Strategy::new(s.polling, s.split_bytes),
             header: ni.header_bytes,
@@ -286,9 +283,9 @@ impl Ni {
             },
             watchdog,
             received: 0,
-            irq_per_packet: s.watchdog == WatchdogDelay::Immediate,
+            irq_per_packet: f.watchdog == WatchdogDelay::Immediate,
             packet_irqs: 0,
-            clock: s.clock_period.map(|period| ClockPolicy { period }),
+            clock: f.clock.map(|period| ClockPolicy { period }),
             clock_interrupts: 0,
         }
     }

@@ -13,11 +13,11 @@
 //! Both stacks use [`ClockPolicy`] with the library protocol's deadlines
 //! (`crate::proto::Endpoint`) as their running timers: the LCI stack
 //! (`crate::lci`) with its delayed explicit acks, polled
-//! (`crate::library::lci::reliable`), the Open-MX NIC (`crate::sim::clock`,
+//! (`crate::library::lci`), the Open-MX NIC (`crate::sim::clock`,
 //! `nic.clock_period_us`) with its delayed acks and resends.
 //!
 //! This module does not time the tick, the fetch or the signal (each stack
-//! does), nor decide what a timer does (`crate::library::lci::reliable`,
+//! does), nor decide what a timer does (`crate::library::lci`,
 //! `crate::proto`).
 
 use crate::time::{Duration, Instant};

@@ -465,7 +465,7 @@ impl Endpoint {
     /// is expected, and it waits for an ack ([`AckPlan`]). The caller queues
     /// the explicit ack of [`AckPlan::AckNow`] at once. Inlined into each
     /// caller: the Open-MX receive path's, which has it on every message,
-    /// and the \[LCI] library's (`library/lci/reliable.rs`).
+    /// and the \[LCI] library's reliable protocol (`library/lci/mod.rs`).
     #[inline(always)]
     pub fn delivered(&mut self, peer: u16, now: Instant) -> AckPlan {
         let ps = &mut self.peers[peer as usize];

@@ -184,7 +184,7 @@ impl World {
                         None => spec.build(),
                     };
                     // Its fetch of the host's counter is the NIC's (`Nic::fetch_host_words`).
-                    let watchdog = s.ni.watchdog.map(|d| Box::new(Watchdog::new(d, Raises::Held)));
+                    let watchdog = s.queue_watchdog().map(|d| Box::new(Watchdog::new(d, Raises::Held)));
                     RxQueue::new(policy, p.nic.ring_slots as usize, p.nic.fill_thresh)
                         .with_split_claims(s.tx_reap == crate::config::TxReap::HardIrq)
                         .with_watchdog(watchdog)
@@ -239,7 +239,7 @@ impl World {
         let mut w = World {
             q: EventQueue::new(),
             hosts,
-            env: super::Env { c, topo, ranks: Ranks::new(hosts_n), clock: s.ni.clock.is_some() },
+            env: super::Env { c, topo, ranks: Ranks::new(hosts_n), clock: s.process_clock().is_some() },
             wire: Wire {
                 net: Network::new(&p.link, &s.times.link, hosts_n, p.grid.as_ref()),
                 rng: SimRng::new(s.seed),
@@ -255,7 +255,7 @@ impl World {
             programs_left: 0,
             replay: None,
             trace,
-            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, hosts_n))),
+            clock: s.process_clock().map(|period| Box::new(super::clock::Clock::new(period, hosts_n))),
             lib_out: Vec::new(),
             ticks: None,
         };

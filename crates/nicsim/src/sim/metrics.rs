@@ -141,12 +141,9 @@ impl World {
         m.set("signals_returned_at_once", at_once as f64);
         m.set("signals_merged", merged as f64);
         m.set("ni_host_fetches", nis().map(|n| n.host_fetches).sum::<u64>() as f64);
-        let rel = |f: fn(&crate::library::lci::reliable::Reliable) -> u64| {
-            libs().filter_map(|h| h.rel.as_ref()).map(f).sum::<u64>() as f64
-        };
-        m.set("explicit_acks", rel(|r| r.explicit_acks));
-        m.set("piggybacked_acks", rel(|r| r.piggybacked_acks));
-        m.set("window_full_polls", rel(|r| r.stalls));
+        m.set("explicit_acks", libs().map(|h| h.explicit_acks).sum::<u64>() as f64);
+        m.set("piggybacked_acks", libs().map(|h| h.piggybacked_acks).sum::<u64>() as f64);
+        m.set("window_full_polls", libs().map(|h| h.window_full_polls).sum::<u64>() as f64);
     }
 
     pub(crate) fn metrics(&self) -> Metrics {

@@ -103,7 +103,7 @@ fn an_open_mx_nic_key_on_the_lci_stack_is_refused_in_one_line_naming_it() {
         "{LCI4}[protocol]\nstack = \"lci\"\n[nic]\nwatchdog_us = 20\n[workload]\nkind = \"stream\"\n"
     ))
     .unwrap();
-    assert!(s.lci.is_some_and(|l| l.watchdog.to_string() == "20"));
+    assert!(s.lci.is_some() && s.ni.watchdog.to_string() == "20");
 }
 
 /// The `[workload]` keys of a short run of `kind` on `stack` (each a key

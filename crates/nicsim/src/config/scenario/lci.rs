@@ -10,9 +10,10 @@
 //! are, once: `preset`, `seed` and `platform` (the one platform, whose
 //! `[lanai]`, `[pci]` and `[lci]` tables the stack needs, `config::lanai`),
 //! the one `[workload]` (validated for this stack, `config::workload`), the
-//! NI features of `[nic]` (`watchdog_us`, `clock_period_us` and the LANai
-//! firmware's keys beside them, `config::nic_opts`, validated in
-//! `config::nic_features`), `[protocol]` (`stack`, and the reliable
+//! NIC's watchdog and clock (`nic.watchdog_us`, `nic.clock_period_us`: the
+//! scenario's `ni`, `config::nic_features`) and, beside them, the LANai
+//! firmware's own `[nic]` keys (`config::nic_opts`, validated in
+//! `config::nic_features` `lci_ni`), `[protocol]` (`stack`, and the reliable
 //! protocol's keys beside the other stacks'). This module owns the rest:
 //! the reliable protocol's validation, the refusal of `pcap`, and the
 //! cross-check of the protocol, the workload and the multicast forwarding.
@@ -23,8 +24,7 @@ use super::super::nic_features::{lci_ni, LciNi};
 use super::super::nic_opts::{Forwarding, NicOpts, Polling};
 use super::{HostOpts, ProtocolOpts, ScenarioFile};
 use crate::config::{
-    check_f, int_or, variant_names, ConfigError, LanaiCfg, LciHostCfg, Platform, Stack, WatchdogDelay, Workload,
-    DEFAULT_PRESET,
+    check_f, int_or, variant_names, ConfigError, LanaiCfg, LciHostCfg, Platform, Stack, Workload, DEFAULT_PRESET,
 };
 use crate::time::Duration;
 
@@ -98,8 +98,8 @@ pub struct LciProtocol {
 pub const DEFAULT_ACK_DELAY_US: f64 = 50.0;
 
 /// The LCI stack's part of a validated scenario (`Scenario::lci`; the
-/// platform, the seed and the program are the scenario's own, read once
-/// for every stack).
+/// platform, the seed, the program and the NIC's watchdog and clock,
+/// `Scenario::ni`, are the scenario's own, read once for every stack).
 #[derive(Debug, Clone)]
 pub struct LciScenario {
     /// Its LANai NI (`[lanai]`; its clock, `emo.nic_clock_mhz`, and its
@@ -114,10 +114,6 @@ pub struct LciScenario {
     /// Multicast forwarding scheme and tree fan-out.
     pub forwarding: Forwarding,
     pub fanout: u32,
-    /// Polling watchdog delay (`nic.watchdog_us`).
-    pub watchdog: WatchdogDelay,
-    /// NI clock period for fine-grain timers (`nic.clock_period_us`).
-    pub clock_period: Option<Duration>,
     /// Reliable protocol (`[protocol]` with a key besides `stack`, or empty).
     pub protocol: Option<LciProtocol>,
 }
@@ -125,7 +121,7 @@ pub struct LciScenario {
 impl LciScenario {
     /// The LCI stack's keys of the one scenario read (`Scenario::from_toml`
     /// reads the file once, for every stack), on the scenario's platform:
-    /// its LANai and library tables, its firmware's `[nic]` keys
+    /// its LANai and library tables, its firmware's own `[nic]` keys
     /// (`config::nic_features` `lci_ni`) and its reliable protocol
     /// (`reliable`: `[protocol]` asks for it, [`reliable_asked`]). Its
     /// program is the scenario's `[workload]`, read for this stack
@@ -142,8 +138,7 @@ impl LciScenario {
                 )));
             }
         };
-        let LciNi { polling, split_bytes, forwarding, fanout, watchdog, clock_period } =
-            lci_ni(&f.nic, platform, &lanai)?;
+        let LciNi { polling, split_bytes, forwarding, fanout } = lci_ni(&f.nic, platform)?;
         let p = &f.protocol;
         let protocol = if reliable {
             let most = lanai.send_buffers as u64;
@@ -154,7 +149,7 @@ impl LciScenario {
         } else {
             None
         };
-        Ok(LciScenario { lanai, lib, polling, split_bytes, forwarding, fanout, watchdog, clock_period, protocol })
+        Ok(LciScenario { lanai, lib, polling, split_bytes, forwarding, fanout, protocol })
     }
 
     /// Refuses the reliable protocol with a multicast program forwarded

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::config::WatchdogDelay;
+use crate::time::Instant;
 
 #[test]
 fn minimal_scenario_uses_defaults() {
@@ -416,7 +417,7 @@ fn lci_stack_error_messages(#[case] text: &str, #[case] want: &str) {
 fn lci_stack_watchdog_values() {
     let parse = |v: &str| {
         let text = format!("preset = \"lci2000\"\n[nic]\nwatchdog_us = {v}\n[workload]\nkind = \"stream\"");
-        Scenario::from_toml(&format!("{text}\n[protocol]\nstack = \"lci\"\n")).unwrap().lci.unwrap().watchdog
+        Scenario::from_toml(&format!("{text}\n[protocol]\nstack = \"lci\"\n")).unwrap().ni.watchdog
     };
     assert_eq!(parse("\"none\""), WatchdogDelay::Immediate);
     assert_eq!(parse("\"inf\""), WatchdogDelay::Never);
@@ -463,8 +464,9 @@ fn a_key_only_the_other_stacks_read_is_refused_by_name() {
 #[test]
 fn the_watchdog_delay_is_one_key_for_every_stack() {
     let omx = |v: &str| Scenario::from_toml(&format!("[nic]\nwatchdog_us = {v}\n[workload]\nkind = \"stream\"\n"));
-    assert_eq!(omx("\"none\"").unwrap().ni.watchdog, None);
-    assert_eq!(omx("20").unwrap().ni.watchdog, Some(Duration::from_us(20)));
+    assert_eq!(omx("\"none\"").unwrap().ni.watchdog, WatchdogDelay::Immediate);
+    assert_eq!(omx("0").unwrap().ni.watchdog, WatchdogDelay::Immediate);
+    assert_eq!(omx("20").unwrap().ni.watchdog, WatchdogDelay::After(Duration::from_us(20)));
     let e = omx("\"inf\"").unwrap_err().0;
     assert!(e.starts_with("invalid value for `nic.watchdog_us`: \"inf\"") && e.contains("LCI stack"), "{e}");
     // The NI clock's period: one check, the tick's fetch priced by each stack's NIC.
@@ -480,6 +482,38 @@ fn the_watchdog_delay_is_one_key_for_every_stack() {
     assert!(e.contains("0.876 ..= 10000000: at least one tick's fetch") && !e.contains("0 (no NI clock)"), "{e}");
     let e = clock("omx2009", "open-mx", "0.5").unwrap_err();
     assert!(e.contains("0 (no NI clock), or 0.7 ..= 1000000: at least one tick's fetch"), "{e}");
+}
+
+/// The NIC's watchdog and clock are one concept on every stack: on the LCI
+/// stack the LANai firmware each host gets runs the scenario's `ni`
+/// watchdog and clock (its interval, its per-packet interrupts, its
+/// period), and the world runs no second one (no queue watchdog, no
+/// process clock).
+#[test]
+fn the_lanai_firmware_runs_the_scenarios_watchdog_and_clock() {
+    for (nic, watchdog, clock) in [
+        ("watchdog_us = 20\nclock_period_us = 5.0", WatchdogDelay::After(Duration::from_us(20)), Some(5)),
+        ("watchdog_us = \"none\"", WatchdogDelay::Immediate, None),
+        ("", WatchdogDelay::Never, None),
+    ] {
+        let text =
+            format!("preset = \"lci2000\"\n[nic]\n{nic}\n[protocol]\nstack = \"lci\"\n[workload]\nkind = \"stream\"\n");
+        let s = Scenario::from_toml(&text).unwrap();
+        assert_eq!((s.ni.watchdog, s.ni.clock), (watchdog, clock.map(Duration::from_us)), "{nic}");
+        assert_eq!((s.queue_watchdog(), s.process_clock()), (None, None), "{nic}");
+        let (_, parts) = crate::lci::build(&s, s.lci.as_deref().unwrap());
+        for (_, ni) in &parts {
+            let at = Instant::ZERO + Duration::from_us(1);
+            let timer = ni.watchdog.clone().and_then(|mut w| w.on_delivered(at)).map(|(t, _)| t.since(at));
+            assert_eq!(timer, s.ni.watchdog.timer(), "{nic}");
+            assert_eq!(ni.irq_per_packet, s.ni.watchdog == WatchdogDelay::Immediate, "{nic}");
+            assert_eq!(ni.clock.map(|c| c.period), s.ni.clock, "{nic}");
+        }
+    }
+    // On Open-MX the world's NIC runs them.
+    let text = "[nic]\nwatchdog_us = 20\nclock_period_us = 5.0\n[workload]\nkind = \"stream\"\n";
+    let s = Scenario::from_toml(text).unwrap();
+    assert_eq!((s.queue_watchdog(), s.process_clock()), (Some(Duration::from_us(20)), Some(Duration::from_us(5))));
 }
 
 /// The reliable protocol is on when `[protocol]` has a key besides
@@ -580,7 +614,7 @@ fn threaded_napi_is_a_host_and_a_per_queue_setting() {
 /// given as another type with the range the stack allows, and an LCI
 /// scenario's shared keys are the file's (its seed, its program from the
 /// one `[workload]`, the world's NIC features at the platform's values,
-/// its NI clock its firmware's).
+/// its NIC's watchdog and clock the scenario's one `ni`).
 #[test]
 fn one_reader_reads_the_shared_keys_of_every_stack_alike() {
     let read = |stack: &str, kind: &str, t: &str| {
@@ -607,5 +641,5 @@ fn one_reader_reads_the_shared_keys_of_every_stack_alike() {
     let s = read("lci", "stream", "seed = 7\n[nic]\nclock_period_us = 5.0").unwrap();
     assert_eq!(s.seed, 7);
     assert!(matches!(s.workload, crate::config::Workload::Stream { messages: 1000, .. }), "{:?}", s.workload);
-    assert_eq!((s.ni.clock, s.lci.unwrap().clock_period), (None, Some(Duration::from_us(5))));
+    assert_eq!(s.ni.clock, Some(Duration::from_us(5)));
 }

@@ -24,13 +24,29 @@
 //! fragmentation into packets, the polling loop per [`Detect`] (failed
 //! polls of a cached flag are cache hits, the successful one a miss; `pio`
 //! polls read the NI counter across the bus), the reliable protocol's host
-//! side ([`reliable`]), what a signal does to the library (its
+//! side (below), what a signal does to the library (its
 //! core's CPU modes are `crate::host::core::SignalledCore`'s), and its side
 //! of the multicast schemes ([`mc`]), and its host's process, if it holds
 //! one (`program`). It does not own bus timing (`crate::host::bus`), the
 //! NI (`crate::nic::lanai`) nor the run's part of the program
 //! (`crate::lci`: the cross-host broadcast wait, the measurements, a
 //! whole-job DSM, `crate::lci::dsm`).
+//!
+//! The reliable protocol of the \[LCI] timers study (SPEC §2.4) is the one
+//! library protocol, `crate::proto::Endpoint`, held as `library::Proc`
+//! holds its own, each packet one message of it: per-peer sequence
+//! numbers, cumulative acks piggy-backed on every data packet, and delayed
+//! explicit acks (consuming a data packet arms the peer's ack
+//! `protocol.ack_delay_us` ahead, unless armed). What the library asks of
+//! it differently (its parameters, [`reliable_params`]): no ack after a
+//! count, no resend (no packet is lost on Myrinet in this model, so the
+//! window is what the protocol costs), and a window of NI send buffers
+//! over all peers (`protocol.send_buffers`: a packet keeps its send
+//! buffer, its retransmission copy, until acknowledged), not per peer;
+//! each entry into the library polls the clock and sends the ack of the
+//! lowest-ranked peer whose deadline passed, an ack-only packet (no ack
+//! needed, no window slot: it uses the NI's control buffer), one per entry
+//! (the endpoint's polled reads, `crate::proto::endpoint` `polled`).
 //!
 //! Extension points: [`Lib::irq_enabled`] (the flag the polling watchdog
 //! fetches), [`Lib::signal`] (kernel dispatch + user signal handler, for
@@ -40,7 +56,6 @@
 
 mod mc;
 mod program;
-pub mod reliable;
 
 pub(crate) use mc::HostMc;
 
@@ -49,10 +64,10 @@ use crate::config::{LciHostTimes, LciScenario};
 use crate::host::core::{Delivery, Exit, Mode, SignalledCore};
 use crate::nic::delivery::{Detect, Strategy, FLAG_BYTES};
 use crate::nic::lanai::Packet;
+use crate::proto::{Endpoint, Params};
 use crate::time::{Duration, Instant};
 pub(crate) use program::Hosted;
 pub use program::{Control, Outgoing, ACK_ONLY_MSG};
-use reliable::Reliable;
 use std::collections::VecDeque;
 
 /// What the library does next.
@@ -90,9 +105,6 @@ pub struct Lib {
     known_delivered: u64,
     /// Processed-packet counter in host memory.
     consumed: u64,
-    /// Interrupts-enabled flag in host memory (toggled without telling the
-    /// NI; read by the NI's watchdog).
-    irq_enabled: bool,
     /// When the library last polled (entered the library).
     last_poll: Instant,
     /// Messages to send, and the packet index within the head message.
@@ -120,8 +132,15 @@ pub struct Lib {
     pub upcalls: u64,
     pub packets_sent: u64,
     pub interrupts: u64,
-    /// The reliable protocol (timers study), if on.
-    pub rel: Option<Reliable>,
+    /// The reliable protocol (timers study), if on: its endpoint towards
+    /// every host, and its window over all of them (`protocol.send_buffers`).
+    rel: Option<Endpoint>,
+    window: u32,
+    /// Its counters: explicit acks sent, acks piggy-backed on data, and
+    /// library entries that found the window full with data to send.
+    pub explicit_acks: u64,
+    pub piggybacked_acks: u64,
+    pub window_full_polls: u64,
     /// The host's core: where its process is, and the signals it took.
     pub(crate) core: SignalledCore,
     /// Its side of the multicast schemes.
@@ -145,7 +164,7 @@ impl Lib {
         process: Option<Hosted>,
     ) -> Self {
         let cfg = &s.lib;
-        let rel = s.protocol.map(|r| Reliable::new(hosts, r.send_buffers, r.ack_delay));
+        let rel = s.protocol.map(|r| Endpoint::new(reliable_params(r.ack_delay), hosts as usize));
         Lib {
             id,
             detect: Strategy::new(s.polling, s.split_bytes).detect(),
@@ -155,7 +174,6 @@ impl Lib {
             visible: VecDeque::with_capacity(cfg.recv_buffers as usize),
             known_delivered: 0,
             consumed: 0,
-            irq_enabled: true,
             last_poll: Instant::ZERO,
             outbox: VecDeque::new(),
             next_frag: 0,
@@ -173,6 +191,10 @@ impl Lib {
             packets_sent: 0,
             interrupts: 0,
             rel,
+            window: s.protocol.map_or(0, |r| r.send_buffers),
+            explicit_acks: 0,
+            piggybacked_acks: 0,
+            window_full_polls: 0,
             core: SignalledCore::new(Mode::Library),
             mc: HostMc::new(s.forwarding, s.fanout, hosts, cfg.descriptor_bytes),
             process,
@@ -189,9 +211,12 @@ impl Lib {
         size.div_ceil(self.packet_bytes as u64).max(1) as u32
     }
 
-    /// The interrupts-enabled flag in host memory.
+    /// The interrupts-enabled flag in host memory (read by the NI's
+    /// watchdog, toggled without telling the NI): its core's
+    /// (`SignalledCore::irq_enabled`, set while the process computes or
+    /// sleeps outside the library).
     pub fn irq_enabled(&self) -> bool {
-        self.irq_enabled
+        self.core.irq_enabled()
     }
 
     /// The processed-packet counter in host memory.
@@ -230,16 +255,14 @@ impl Lib {
     /// timer runs, and when the library last polled the cycle counter (it
     /// does on every entry, so a host in it has just polled).
     pub fn timer_words(&self, now: Instant) -> (bool, Instant) {
-        let running = self.rel.as_ref().is_some_and(|r| r.timer_running());
+        let running = self.rel.as_ref().is_some_and(|ep| ep.ack_deadline().is_some());
         (running, if self.core.in_library() { now } else { self.last_poll })
     }
 
-    /// Time zero: the host enters the library (`runs`: its program runs on
+    /// Time zero: the host is in the library (`runs`: its program runs on
     /// it) with interrupts disabled, or stays out of it, asleep.
     pub fn start(&mut self, runs: bool) {
-        if runs {
-            self.irq_enabled = false;
-        } else {
+        if !runs {
             self.core.sleep();
         }
     }
@@ -369,12 +392,10 @@ impl Lib {
             }
             Control::Compute(d) => {
                 let seg = self.core.begin_compute(cx.now, d);
-                self.irq_enabled = true;
                 cx.emit(Output::Timer { at: seg.end, ev: LibEv::ComputeDone, arg: seg.gen });
             }
             Control::Sleep => {
                 self.core.sleep();
-                self.irq_enabled = true;
             }
         }
     }
@@ -411,7 +432,7 @@ impl Lib {
             }
             Action::Spin => {
                 self.spin_since = Some(now);
-                if let Some(t) = self.rel.as_ref().and_then(|r| r.next_timer()) {
+                if let Some(t) = self.rel.as_ref().and_then(Endpoint::ack_deadline) {
                     cx.timer(t.max(now), LibEv::SoftTimer);
                 }
             }
@@ -424,7 +445,7 @@ impl Lib {
     pub(crate) fn signal(&mut self, cx: &mut Cx<'_>) {
         let now = cx.now;
         let cost = self.signal;
-        let until = match self.core.deliver(now, self.irq_enabled, self.spin_since.is_some(), cost) {
+        let until = match self.core.deliver(now, self.spin_since.is_some(), cost) {
             Delivery::Merged => return,
             Delivery::Owed => {
                 self.interrupts += 1;
@@ -434,10 +455,7 @@ impl Lib {
                 self.end_spin(now);
                 until
             }
-            Delivery::Handled { until } => {
-                self.irq_enabled = false;
-                until
-            }
+            Delivery::Handled { until } => until,
         };
         self.interrupts += 1;
         self.busy = true;
@@ -448,7 +466,6 @@ impl Lib {
     /// unless a signal preempted it since; the program learns it first.
     pub(crate) fn compute_done(&mut self, cx: &mut Cx<'_>, gen: u32) {
         if self.core.end_compute(gen) {
-            self.irq_enabled = false;
             self.process_computed(cx);
             self.next(cx);
         }
@@ -466,28 +483,33 @@ impl Lib {
             self.consumed += 1;
             self.polls_ok += 1;
             self.upcalls += 1;
-            if let Some(r) = self.rel.as_mut() {
-                r.on_consume(now, pkt.src, pkt.ack, pkt.ack_only);
+            // Its cumulative ack; a data packet is a message delivered.
+            if let Some(ep) = self.rel.as_mut() {
+                ep.process_ack(pkt.src as u16, pkt.ack as u16);
+                if !pkt.ack_only {
+                    ep.delivered(pkt.src as u16, now);
+                }
             }
             return Action::Consume { pkt, cost: self.t.poll_miss + self.t.upcall };
         }
         if let Some(p) = self.pending.take() {
             return Action::Write(p);
         }
-        if let Some(r) = self.rel.as_mut() {
+        if let Some(ep) = self.rel.as_mut() {
             // Library entry polls the cycle counter: fire a due ack timer
             // (first making sure an NI send buffer is known free for it).
-            let due = r.next_timer().is_some_and(|t| t <= now);
+            let due = ep.ack_deadline().is_some_and(|t| t <= now);
             if due && self.posted - self.known_sent >= self.send_buffers {
                 return Action::ReadSendCounter;
             }
-            if let Some((peer, ack)) = r.due_ack(now) {
+            if let Some(peer) = ep.first_ack_due(now) {
+                self.explicit_acks += 1;
                 let ctl = Packet {
                     src: self.id,
-                    dst: peer,
+                    dst: peer as u32,
                     msg: ACK_ONLY_MSG,
                     last: true,
-                    ack,
+                    ack: ep.dispatch_ack(peer) as u64,
                     ack_only: true,
                     ..Default::default()
                 };
@@ -495,12 +517,8 @@ impl Lib {
                 return Action::SendPath;
             }
         }
-        let window_full = self.rel.as_ref().is_some_and(|r| !r.can_send());
-        if window_full && !self.outbox.is_empty() {
-            if let Some(r) = self.rel.as_mut() {
-                r.stalls += 1;
-            }
-        }
+        let window_full = self.rel.as_ref().is_some_and(|ep| ep.unacked_messages() >= self.window);
+        self.window_full_polls += u64::from(window_full && !self.outbox.is_empty());
         if let Some(o) = self.outbox.front().copied().filter(|_| !window_full) {
             if self.posted - self.known_sent >= self.send_buffers {
                 return Action::ReadSendCounter;
@@ -521,8 +539,12 @@ impl Lib {
                 tag: o.tag,
                 ..Default::default()
             });
-            if let (Some(r), Some(p)) = (self.rel.as_mut(), self.pending.as_mut()) {
-                p.ack = r.on_send_data(now, o.dst);
+            // A data packet is a one-frame message; it carries its peer's ack.
+            if let (Some(ep), Some(p)) = (self.rel.as_mut(), self.pending.as_mut()) {
+                let peer = o.dst as u16;
+                ep.send(peer, now, 0, 0, 0, false, 1);
+                self.piggybacked_acks += u64::from(ep.owes_ack(peer));
+                p.ack = ep.dispatch_ack(peer) as u64;
             }
             if last {
                 self.next_frag = 0;
@@ -542,6 +564,15 @@ impl Lib {
             Detect::HostFlag => Action::Spin,
         }
     }
+}
+
+/// The reliable protocol's parameters as the one endpoint takes them: the
+/// delayed explicit ack `ack_delay` (`protocol.ack_delay_us`), no ack
+/// after a count, no resend (`Duration::MAX`: its deadlines saturate at
+/// "not set") and no window per peer (the library's is over all peers,
+/// `Lib::window`).
+pub fn reliable_params(ack_delay: Duration) -> Params {
+    Params { ack_after: u32::MAX, delayed_ack: ack_delay, resend: Duration::MAX, send_window_frames: u32::MAX }
 }
 
 #[cfg(test)]

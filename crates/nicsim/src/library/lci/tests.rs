@@ -149,3 +149,44 @@ fn a_library_runs_its_idle_driven_process_at_its_idle_turns() {
     let [Output::Timer { ev: LibEv::Write, .. }] = out[..] else { panic!("the send path of its first block: {out:?}") };
     assert!(!x.l.irq_enabled(), "back in the library to send");
 }
+
+/// The reliable protocol's window (`protocol.send_buffers`) holds data
+/// packets unacknowledged over all peers: with it full, a data packet
+/// waits (each such entry counted) until a consumed ack releases one; a
+/// data packet carries the ack its peer is owed.
+#[test]
+fn a_full_window_stalls_until_an_ack() {
+    let text = "preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\nsend_buffers = 2\n\
+                [workload]\nkind = \"stream\"\nsize_bytes = 64\nmessages = 2\nwarmup = 0\n";
+    let s = Scenario::from_toml(text).unwrap();
+    let (_, parts) = crate::lci::build(&s, s.lci.as_deref().unwrap());
+    let mut l = parts.into_iter().next().unwrap().0;
+    l.process = None;
+    l.start(true);
+    let t = |us: u64| Instant::ZERO + Duration::from_us(us);
+    for dst in [1, 2, 1] {
+        l.submit(Outgoing { dst, size: 64, count: 1, bcast: None, tag: 0 });
+    }
+    let sent = |l: &mut Lib, at: u64| match (l.next_action(t(at)), l.next_action(t(at))) {
+        (super::Action::SendPath, super::Action::Write(p)) => Some(p),
+        _ => None,
+    };
+    assert_eq!(sent(&mut l, 0).map(|p| p.dst), Some(1));
+    assert_eq!(sent(&mut l, 0).map(|p| p.dst), Some(2));
+    let polled = l.next_action(t(1));
+    assert!(!matches!(polled, super::Action::SendPath), "two packets to two peers fill a window of 2: {polled:?}");
+    assert_eq!(l.window_full_polls, 1);
+    // Host 2's data packet acknowledges the one sent to it: a buffer is free.
+    l.visible.push_back(crate::nic::lanai::Packet { src: 2, dst: 0, ack: 1, last: true, ..Default::default() });
+    assert!(matches!(l.next_action(t(2)), super::Action::Consume { .. }));
+    let p = sent(&mut l, 3).expect("the window has room again");
+    assert_eq!((p.dst, p.ack), (1, 0), "nothing received from host 1: no ack to carry");
+    assert_eq!(sent(&mut l, 3), None);
+    l.submit(Outgoing { dst: 2, size: 64, count: 1, bcast: None, tag: 0 });
+    l.visible.push_back(crate::nic::lanai::Packet { src: 2, dst: 0, ack: 0, last: true, ..Default::default() });
+    l.visible.push_back(crate::nic::lanai::Packet { src: 1, dst: 0, ack: 2, ack_only: true, ..Default::default() });
+    assert!(matches!(l.next_action(t(4)), super::Action::Consume { .. }));
+    assert!(matches!(l.next_action(t(4)), super::Action::Consume { .. }));
+    let p = sent(&mut l, 5).expect("host 1's ack freed two buffers");
+    assert_eq!((p.dst, p.ack, l.piggybacked_acks), (2, 2, 1), "host 2's two data packets acknowledged");
+}
