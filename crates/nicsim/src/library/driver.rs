@@ -30,7 +30,7 @@ use crate::workload::{Cursor, Op, Program};
 /// what it waits for besides them. Its requests are its receives: a send
 /// or a multicast is complete once handed to the library.
 #[derive(Debug)]
-pub(crate) struct Driver {
+pub struct Driver {
     cursor: Cursor,
     /// What it waits for besides its receives: the end of its compute
     /// phase ([`Op::Compute`]) or its multicast's delivery to every other

@@ -7,6 +7,7 @@
 //! afterwards lives in their own files.
 
 use super::echo::ECHO_HOST;
+use super::NO_RANK;
 use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, ProcSet, Pulls, Ranks, Run, Wire, World};
 use crate::config::{BcastForwarding, Forwarding, LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
@@ -14,6 +15,7 @@ use crate::engine::{EventQueue, SimRng};
 use crate::host::cache::code::CodeLines;
 use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxBacklog, TxPath};
 use crate::kernel::{NetTx, RxPath};
+use crate::library::driver::{Drive, Driver};
 use crate::library::Proc;
 use crate::net::Network;
 use crate::nic::delivery::Strategy;
@@ -272,7 +274,8 @@ impl World {
             _ if s.lci.is_some() => {
                 debug_assert!(w.wire.net.grid.is_some());
                 if let Some(l) = &s.lci {
-                    let (prog, parts) = crate::lci::build(s, l);
+                    let procs = lci_processes(&s.workload, p.topology.hosts, s.seed, &mut w.env.ranks);
+                    let (prog, parts) = crate::lci::build(s, l, procs);
                     w.set_forwarding(forward_table(s, p.topology.hosts));
                     w.start_lci(prog, parts);
                 }
@@ -358,6 +361,40 @@ impl World {
         }
         self.programs_left += 1;
     }
+}
+
+/// The \[LCI] stack's ranks of workload `w` on `hosts` hosts, given their
+/// places in the world's rank map `ranks` as [`World::spawn`] gives a
+/// process its place (one rank per host, endpoint 0: the ping-pong's and
+/// the stream's two on the workload's `pair`, the FFT's on hosts
+/// `0..ranks`, the DSM's on hosts `0..procs`, the others on every host),
+/// and, for a program of one process per host, each host's process
+/// (rank `r`'s program, `Workload::program`; a host without a rank holds
+/// an idle one) for its library to hold, with how the library runs them;
+/// `None` for the whole-job DSM (`crate::lci::dsm`).
+pub(crate) fn lci_processes(w: &Workload, hosts: u32, seed: u64, ranks: &mut Ranks) -> Option<(Drive, Vec<Driver>)> {
+    let (n, drive) = match *w {
+        Workload::Asp { .. } | Workload::Qr { .. } | Workload::BcastBench { .. } => (hosts, Some(Drive::Upcall)),
+        Workload::FftAlltoall { ranks, .. } => (ranks, Some(Drive::Idle)),
+        Workload::Stream { .. } | Workload::PingPong { .. } => (2, Some(Drive::Upcall)),
+        Workload::Dsm { procs, .. } => (procs, None),
+        // `config::workload` validates no other for the LCI stack.
+        _ => unreachable!("not a program of the LCI stack: {w:?}"),
+    };
+    let on = match *w {
+        Workload::Stream { pair, .. } | Workload::PingPong { pair, .. } => pair.to_vec(),
+        _ => (0..n).collect(),
+    };
+    for h in on {
+        ranks.add(h as u16, 0);
+    }
+    let procs = (0..hosts as usize).map(|h| match ranks.at(h, 0) {
+        NO_RANK => Driver::new(Program::Idle),
+        // ASP's and QR's broadcasts are the library's multicasts
+        // (`Op::Mcast`), whatever forwards them (`nic.forwarding`).
+        r => Driver::new(w.program(r as u32, n, seed).expect("a program of crate::workload")),
+    });
+    drive.map(|d| (d, procs.collect()))
 }
 
 /// The NICs' multicast forwarding table of a scenario whose tree spans

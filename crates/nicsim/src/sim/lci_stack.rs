@@ -25,11 +25,11 @@
 //! are `crate::library::lci`'s and `crate::nic::lanai`'s, the program's
 //! `crate::lci`'s.
 
-use super::{Ev, HostState, World};
+use super::{Ev, HostState, World, NO_RANK};
 use crate::engine::{EventQueue, Origin};
 use crate::host::bus::BusOp;
-use crate::lci::{Program, Running};
-use crate::library::driver::{Drive, Driver};
+use crate::lci::Running;
+use crate::library::driver::Driver;
 use crate::library::lci::{Lib, Outgoing};
 use crate::library::LibEv;
 use crate::nic::flow::Class;
@@ -90,9 +90,8 @@ impl World {
     /// ends with that error, and one whose program is done has no program
     /// left.
     fn lci_settle(&mut self, now: Instant) {
-        let prog = self.run.lci.as_deref_mut().expect(PROGRAM);
-        let full = prog.full.take();
-        if full.is_some() || prog.done(|h| lci_process(&self.hosts, h)) {
+        let full = self.lci_prog().full.take();
+        if full.is_some() || self.lci_done() {
             self.programs_left = 0;
         }
         if let Some(h) = full {
@@ -101,16 +100,18 @@ impl World {
         }
     }
 
-    /// The program the hosts run.
+    /// What the run holds of the program the hosts run.
     fn lci_prog(&mut self) -> &mut Running {
         self.run.lci.as_deref_mut().expect(PROGRAM)
     }
 
-    /// Packets the NIs sent and delivered so far: what the stall watch
-    /// sees progress in, for a world that runs the stack.
-    pub(super) fn lci_packets(&self) -> u64 {
-        let (sent, delivered) = crate::lci::packets(self.hosts.iter().map(HostState::ni_ref));
-        sent + delivered
+    /// Whether the program is done: the whole-job program's every part, or
+    /// every host's process.
+    pub(crate) fn lci_done(&self) -> bool {
+        match self.run.lci.as_deref().and_then(|r| r.whole.as_deref()) {
+            Some(j) => j.done(),
+            None => self.hosts.iter().all(|h| h.lib_ref().process().is_none_or(Driver::finished)),
+        }
     }
 
     /// Handles the next event, the stack's (tests); returns its time, the
@@ -148,7 +149,7 @@ impl World {
             }
         }
         for h in 0..self.hosts.len() as u32 {
-            let runs = self.lci_prog().participates(h);
+            let runs = self.env.ranks.at(h as usize, 0) != NO_RANK;
             self.hosts[h as usize].lib().start(runs);
             if !runs {
                 continue;
@@ -220,7 +221,7 @@ impl World {
     /// whole-job program (`Output::Message`): the program learns it, and
     /// its sends go to the senders' libraries.
     pub(super) fn lci_message(&mut self, h: u32, now: Instant, src: u32, tag: u64) {
-        if let Some(j) = self.lci_prog().whole() {
+        if let Some(j) = self.lci_prog().whole.as_deref_mut() {
             j.on_message(h, src, tag);
         }
         self.lci_flush_sends(now);
@@ -232,9 +233,10 @@ impl World {
     /// to reach every other host and `h` was the last, goes on, then `h`'s
     /// process if it waited for it.
     pub(super) fn lci_arrived(&mut self, h: u32, from: u32, tag: u64, at: Instant) {
-        let Some(Program::PerHost(p)) = self.run.lci.as_deref_mut().map(|r| &mut r.program) else { return };
-        let woken = p.delivered_to(from, tag, self.hosts[from as usize].lib().process_mut().expect(PROCESS));
-        let rank = p.rank(from);
+        let (rank, ranks) = (u32::from(self.env.ranks.at(from as usize, 0)), self.env.ranks.len() as u32);
+        let sender = self.hosts[from as usize].lib().process_mut().expect(PROCESS);
+        let waits = self.run.lci.as_deref_mut().and_then(|r| r.deliveries.as_mut());
+        let woken = waits.is_some_and(|d| d.delivered_to(rank, tag, ranks, sender));
         let go_on = self.hosts[h as usize].lib().process_mut().expect(PROCESS).arrived(rank, tag);
         if woken {
             self.lci_proceed(from, at);
@@ -249,7 +251,7 @@ impl World {
     /// it itself): its new sends if the program has any, else what the
     /// program says the host goes on with.
     pub(super) fn lci_idle(&mut self, h: u32, now: Instant) {
-        let c = self.lci_prog().whole().expect(WHOLE).control(h, now);
+        let c = self.lci_prog().whole.as_deref_mut().expect(WHOLE).control(h, now);
         if self.lci_flush_sends(now) && self.hosts[h as usize].lib_ref().has_sends() {
             self.lci_lib(h, now, Lib::next);
         } else {
@@ -260,7 +262,7 @@ impl World {
     /// Host `h`'s compute phase a whole-job program asked for ended
     /// (`Output::ComputeDone`).
     pub(super) fn lci_compute_done(&mut self, h: u32) {
-        self.lci_prog().whole().expect(WHOLE).compute_done(h);
+        self.lci_prog().whole.as_deref_mut().expect(WHOLE).compute_done(h);
     }
 
     /// Runs host `h`'s process (a program its upcalls drive, which waits
@@ -268,13 +270,18 @@ impl World {
     /// to the host's library, its compute waits there for them to be
     /// written.
     fn lci_proceed(&mut self, h: u32, now: Instant) {
-        let Some(Program::PerHost(p)) = self.run.lci.as_deref_mut().map(|r| &mut r.program) else { return };
-        debug_assert_eq!(p.drive, Drive::Upcall);
-        let lib = self.hosts[h as usize].lib();
+        let Some(run) = self.run.lci.as_deref_mut().filter(|r| r.upcall_driven()) else { return };
+        let (ranks, rank) = (&self.env.ranks, u32::from(self.env.ranks.at(h as usize, 0)));
+        let lib = self.hosts[h as usize].lci.as_deref_mut().expect(PARTS);
         loop {
-            match p.next(h, lib.process_mut().expect(PROCESS), now) {
+            let d = lib.process_mut().expect(PROCESS);
+            let next = match run.deliveries.as_mut() {
+                Some(waits) => waits.next(rank, d, now),
+                None => d.next(now),
+            };
+            match next {
                 Some(Op::Send { peer, size, tag }) => {
-                    lib.submit(Outgoing { dst: p.host(peer), size, count: 1, bcast: None, tag })
+                    lib.submit(Outgoing { dst: u32::from(ranks[peer as usize].0), size, count: 1, bcast: None, tag })
                 }
                 Some(Op::Mcast { size, tag }) => lib.bcast(size, tag),
                 Some(Op::Compute(d)) => {
@@ -293,7 +300,7 @@ impl World {
     fn lci_flush_sends(&mut self, now: Instant) -> bool {
         let prog = self.lci_prog();
         let mut sends = std::mem::take(&mut prog.sends);
-        if let Some(j) = prog.whole() {
+        if let Some(j) = prog.whole.as_deref_mut() {
             j.drain_sends(&mut sends);
         }
         let any = !sends.is_empty();
@@ -429,11 +436,6 @@ impl HostState {
     pub(crate) fn ni_ref(&self) -> &Ni {
         self.nic.lanai.as_deref().expect(PARTS)
     }
-}
-
-/// Host `h`'s process, of a program of one process per host.
-pub(super) fn lci_process(hosts: &[HostState], h: u32) -> &Driver {
-    hosts[h as usize].lib_ref().process().expect(PROCESS)
 }
 
 /// Event origins: host h = 2h, NI h = 2h + 1.

@@ -11,10 +11,9 @@
 
 use super::Lib;
 use crate::library::driver::{Drive, Driver};
-use crate::library::{Cx, Output, Ranks};
+use crate::library::{Cx, Output};
 use crate::time::Duration;
 use crate::workload::Op;
-use std::sync::Arc;
 
 /// What a host whose library has nothing to do goes on with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,29 +45,18 @@ pub struct Outgoing {
 
 /// A host's process when the program runs one per host (its library holds
 /// it, as the Open-MX library's `crate::library::Proc` holds its cursor):
-/// the driver, when the library runs it, and the run's rank map (a
-/// program names ranks, the library hosts).
+/// the driver, and when the library runs it. A program names ranks, the
+/// library hosts: the rank map is the world's (`Cx`'s `env.ranks`).
 #[derive(Debug)]
 pub(crate) struct Hosted {
     pub(crate) driver: Driver,
     pub(crate) drive: Drive,
-    ranks: Arc<Ranks>,
 }
 
 impl Hosted {
-    /// Process `driver`, run as `drive` says, of a run whose ranks are `ranks`.
-    pub(crate) fn new(driver: Driver, drive: Drive, ranks: Arc<Ranks>) -> Self {
-        Hosted { driver, drive, ranks }
-    }
-
-    /// The rank of host `h`.
-    pub(crate) fn rank(&self, h: u32) -> u32 {
-        self.ranks.at(h as usize, 0) as u32
-    }
-
-    /// The host of rank `r`.
-    pub(crate) fn host(&self, r: u32) -> u32 {
-        self.ranks[r as usize].0 as u32
+    /// Process `driver`, run as `drive` says.
+    pub(crate) fn new(driver: Driver, drive: Drive) -> Self {
+        Hosted { driver, drive }
     }
 }
 
@@ -99,8 +87,7 @@ impl Lib {
     pub(super) fn message(&mut self, cx: &mut Cx<'_>, src: u32, tag: u64) {
         match self.process.as_mut() {
             Some(p) if p.drive == Drive::Idle => {
-                let from = p.rank(src);
-                p.driver.arrived(from, tag);
+                p.driver.arrived(u32::from(cx.env.ranks.at(src as usize, 0)), tag);
             }
             Some(_) => {}
             None => cx.emit(Output::Message { src, tag }),
@@ -119,7 +106,7 @@ impl Lib {
         match p.driver.next(cx.now) {
             Some(Op::Compute(d)) => self.control(cx, Control::Compute(d)),
             Some(Op::Send { peer, size, tag }) => {
-                let dst = p.host(peer);
+                let dst = u32::from(cx.env.ranks[peer as usize].0);
                 self.submit(Outgoing { dst, size, count: 1, bcast: None, tag });
                 self.next(cx);
             }

@@ -34,7 +34,9 @@ fn with_process(polling: &str, h: usize, workload: &str) -> Host {
          [workload]\n{workload}\n"
     );
     let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
-    let (_, parts) = crate::lci::build(&s, s.lci.as_deref().expect("an LCI scenario"));
+    let hosts = s.platform.topology.hosts;
+    let procs = crate::sim::lci_processes(&s.workload, hosts, s.seed, &mut crate::library::Ranks::new(hosts as usize));
+    let (_, parts) = crate::lci::build(&s, s.lci.as_deref().expect("an LCI scenario"), procs);
     Host { l: parts.into_iter().nth(h).expect("a host").0, w: World::new(&s) }
 }
 
