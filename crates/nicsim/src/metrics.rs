@@ -215,6 +215,31 @@ mod tests {
     }
 
     #[test]
+    fn both_catalogues_measure_from_marks_alike_and_name_their_rate_in_their_unit() {
+        let t = |us| Some(Instant::ZERO + Duration::from_us(us));
+        let mut m = Metrics::default();
+        exec_time(&mut m, [t(3), t(7), t(5)]);
+        assert_eq!(m.get("exec_time_s"), Some(7e-6), "the last rank's end");
+        exec_time(&mut m, [t(3), None]);
+        assert_eq!(m.why_not("exec_time_s"), Some(STUCK), "a rank that never ended");
+        // 10 round trips of 1 MB in 20 ms: 1 ms one way, 10^9 B/s.
+        let span = Duration::from_ms(20);
+        for (rate, per_s) in [(MB_PER_S, 1e3), (MIB_PER_S, 1e9 / 1024.0 / 1024.0)] {
+            let mut m = Metrics::default();
+            pingpong(&mut m, 1_000_000, 10, span, &TEN_G, rate);
+            assert_eq!(m.get("latency_us"), Some(1000.0));
+            assert!((m.get(rate.name).unwrap() - per_s).abs() < 1e-9 * per_s, "{}", rate.name);
+            // Faster than the link carries a megabyte (0.8 ms at 1.25 GB/s).
+            pingpong(&mut m, 1_000_000, 10, Duration::from_us(500), &TEN_G, rate);
+            assert!(m.why_not("latency_us").is_some_and(|w| w.contains("the link needs")));
+            let mut m = Metrics::default();
+            stream_rate(&mut m, (1000, 0, 0), 1000, 0.01, &TEN_G, rate);
+            assert_eq!(m.get("msg_rate_per_s"), Some(1e5));
+            assert!((m.get(rate.name).unwrap() - 1e8 / rate.bytes).abs() < 1e-6, "{}", rate.name);
+        }
+    }
+
+    #[test]
     fn a_stream_shorter_than_its_window_or_faster_than_the_link_is_not_measured() {
         let why = stream_unmeasurable(1, 10, 64, 1 << 20, 1.0, &TEN_G).unwrap();
         assert!(why.contains("workload.window = 64") && why.contains("workload.messages"), "{why}");

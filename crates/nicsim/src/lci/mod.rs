@@ -22,8 +22,8 @@
 //! [`process`]).
 //!
 //! This module owns the parts' construction ([`build`]) and that state
-//! ([`Running`]); the ranks and processes are placed by the world's
-//! build (`crate::sim` `build`'s `lci_processes`). The rules that act across a
+//! ([`Running`]); the ranks, the processes and the whole-job program are
+//! placed by the world's build (`crate::sim` `build`'s `spawn_lci`). The rules that act across a
 //! host and its NI or between NIs, and the routing of what a host's
 //! library answers (its events queued, its PIO across its NIC's bus (the
 //! host's PCI bus, `crate::host::bus`, which the NI's DMAs share), what
@@ -98,17 +98,16 @@ pub mod process;
 
 use crate::config::LciScenario;
 pub use crate::library::driver::Drive;
-use crate::library::driver::Driver;
 pub use crate::library::lci::Control;
+use crate::library::lci::Lib;
 use crate::library::lci::Outgoing;
-use crate::library::lci::{Hosted, Lib};
 pub use crate::library::LibEv;
 pub use crate::nic::lanai::FwEv;
 pub use crate::nic::lanai::Packet;
 use crate::nic::lanai::{FwOut, Ni};
 use crate::Scenario;
 pub use dsm::Dsm;
-use process::Deliveries;
+pub use process::Deliveries;
 
 /// What the world's run holds of the program the hosts run beyond the
 /// world's own (its rank map, `crate::library::Ranks`; its programs left;
@@ -152,39 +151,16 @@ impl Running {
 }
 
 /// The parts of scenario `sc`, whose LCI stack's part is `s` (each host's
-/// library and its NI's firmware), for the world's hosts to hold, and what
-/// the run holds of the program: `procs` are a program of one process per
-/// host, how the libraries run them and each host's process for its
-/// library to hold (`crate::sim` `build`'s `lci_processes`); without them
-/// the program is the whole-job DSM.
-pub fn build(sc: &Scenario, s: &LciScenario, procs: Option<(Drive, Vec<Driver>)>) -> (Running, Vec<(Lib, Ni)>) {
+/// library and its NI's firmware), for the world's hosts to hold, and the
+/// run's part, for the world's run to hold; the program is placed in them
+/// by the world's build (`crate::sim` `build`'s `spawn_lci`).
+pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let p = &sc.platform;
     let n = p.topology.hosts;
     let signal = sc.times.host.irq_entry + sc.times.host.signal;
-    let whole = match (&procs, sc.workload) {
-        (None, crate::config::Workload::Dsm { mix, procs, operations }) => {
-            Some(Box::new(Dsm::new(mix, procs, operations, sc.seed)))
-        }
-        (None, w) => unreachable!("a program of one process per host has its processes: {w:?}"),
-        (Some(_), _) => None,
-    };
-    let drive = procs.as_ref().map(|(d, _)| *d);
-    let waits = matches!(sc.workload, crate::config::Workload::BcastBench { .. });
-    let deliveries = waits.then(Deliveries::default);
-    let run = Running {
-        whole,
-        drive,
-        deliveries,
-        sends: Vec::with_capacity(n as usize),
-        fw: Vec::with_capacity(16),
-        full: None,
-    };
-    let mut procs = procs.map(|(d, procs)| procs.into_iter().map(move |p| Hosted::new(p, d)));
-    let parts = (0..n).map(|h| {
-        let process = procs.as_mut().and_then(Iterator::next);
-        (Lib::new(h, s, signal, p.link.mtu, n, process), Ni::new(s, p, h))
-    });
-    (run, parts.collect())
+    let (sends, fw) = (Vec::with_capacity(n as usize), Vec::with_capacity(16));
+    let run = Running { whole: None, drive: None, deliveries: None, sends, fw, full: None };
+    (run, (0..n).map(|h| (Lib::new(h, s, signal, p.link.mtu, n), Ni::new(s, p, h))).collect())
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@ use crate::engine::{EventQueue, SimRng};
 use crate::host::cache::code::CodeLines;
 use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxBacklog, TxPath};
 use crate::kernel::{NetTx, RxPath};
+use crate::lci::{Deliveries, Dsm};
 use crate::library::driver::{Drive, Driver};
+use crate::library::lci::Hosted;
 use crate::library::Proc;
 use crate::net::Network;
 use crate::nic::delivery::Strategy;
@@ -274,10 +276,11 @@ impl World {
             _ if s.lci.is_some() => {
                 debug_assert!(w.wire.net.grid.is_some());
                 if let Some(l) = &s.lci {
-                    let procs = lci_processes(&s.workload, p.topology.hosts, s.seed, &mut w.env.ranks);
-                    let (prog, parts) = crate::lci::build(s, l, procs);
+                    let (run, parts) = crate::lci::build(s, l);
                     w.set_forwarding(forward_table(s, p.topology.hosts));
-                    w.start_lci(prog, parts);
+                    w.hold_lci(run, parts);
+                    w.spawn_lci(&s.workload, s.seed);
+                    w.start_lci();
                 }
             }
             Workload::PingPong { .. } | Workload::Stream { .. } | Workload::Uniband { .. } => {
@@ -344,6 +347,32 @@ impl World {
         for hs in &mut self.hosts {
             hs.nic.forwarding = table;
         }
+    }
+
+    /// Places the \[LCI] stack's program, whose hosts hold their parts
+    /// (`lci_stack`'s `hold_lci`): its ranks in the world's rank map and
+    /// each host's process in its library ([`lci_processes`], with how the
+    /// libraries run them and, for the broadcast benchmark, its wait
+    /// across hosts in the run), or the whole-job DSM in the run. It is the
+    /// world's one program left until it is done (`lci_stack`'s
+    /// `lci_settle`).
+    fn spawn_lci(&mut self, workload: &Workload, seed: u64) {
+        let hosts = self.hosts.len() as u32;
+        let run = self.run.lci.as_deref_mut().expect("the hosts hold the LCI stack's parts");
+        match lci_processes(workload, hosts, seed, &mut self.env.ranks) {
+            Some((drive, procs)) => {
+                let counted = matches!(workload, Workload::BcastBench { .. });
+                (run.drive, run.deliveries) = (Some(drive), counted.then(Deliveries::default));
+                for (hs, p) in self.hosts.iter_mut().zip(procs) {
+                    hs.lib().host_process(Hosted::new(p, drive, counted));
+                }
+            }
+            None => {
+                let Workload::Dsm { mix, procs, operations } = *workload else { unreachable!("{workload:?}") };
+                run.whole = Some(Box::new(Dsm::new(mix, procs, operations, seed)));
+            }
+        }
+        self.programs_left = 1;
     }
 
     pub(super) fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {

@@ -30,14 +30,13 @@ use crate::engine::{EventQueue, Origin};
 use crate::host::bus::BusOp;
 use crate::lci::Running;
 use crate::library::driver::Driver;
-use crate::library::lci::{Lib, Outgoing};
+use crate::library::lci::Lib;
 use crate::library::LibEv;
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, FwOut, Ni, Packet};
 use crate::nic::timers;
 use crate::nic::Nic;
 use crate::time::Instant;
-use crate::workload::Op;
 use crate::SimError;
 
 /// The world's program of a world that runs the stack (`start_lci`).
@@ -53,17 +52,19 @@ const WHOLE: &str = "a library that holds its process runs it itself";
 impl World {
     /// Wires the stack onto the world: each host's library beside its
     /// processes, its NI's firmware in its NIC (on the NIC's bus, the
-    /// host's PCI bus, with the NIC's forwarding table), the program in
-    /// the run; queues the parts' events at time zero. The program is the
-    /// world's one program left until it is done.
-    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>) {
+    /// host's PCI bus, with the NIC's forwarding table), the run's part in
+    /// the run (the program is placed next: `build`'s `spawn_lci`).
+    pub(super) fn hold_lci(&mut self, run: Running, parts: Vec<(Lib, Ni)>) {
         debug_assert_eq!(parts.len(), self.hosts.len());
         for (hs, (lib, ni)) in self.hosts.iter_mut().zip(parts) {
             hs.lci = Some(Box::new(lib));
             hs.nic.run_lanai(ni);
         }
-        self.run.lci = Some(Box::new(prog));
-        self.programs_left = 1;
+        self.run.lci = Some(Box::new(run));
+    }
+
+    /// Queues the parts' events at time zero ([`World::lci_start`]).
+    pub(super) fn start_lci(&mut self) {
         self.lci_start();
         self.lci_settle(Instant::ZERO);
     }
@@ -228,10 +229,10 @@ impl World {
     }
 
     /// The message from host `from` with `tag` whose upcall on host `h`
-    /// ends at `at`, for a program of one process per host its upcalls
-    /// drive (`Output::Arrived`): the sender, if it waited for the message
-    /// to reach every other host and `h` was the last, goes on, then `h`'s
-    /// process if it waited for it.
+    /// ends at `at`, in a run that counts its deliveries across hosts (the
+    /// broadcast benchmark, `Output::Arrived`): the sender, if it waited
+    /// for the message to reach every other host and `h` was the last,
+    /// goes on, then `h`'s process if it waited for it.
     pub(super) fn lci_arrived(&mut self, h: u32, from: u32, tag: u64, at: Instant) {
         let (rank, ranks) = (u32::from(self.env.ranks.at(from as usize, 0)), self.env.ranks.len() as u32);
         let sender = self.hosts[from as usize].lib().process_mut().expect(PROCESS);
@@ -265,32 +266,18 @@ impl World {
         self.lci_prog().whole.as_deref_mut().expect(WHOLE).compute_done(h);
     }
 
-    /// Runs host `h`'s process (a program its upcalls drive, which waits
-    /// across hosts) at `now` until it waits: its sends and broadcasts go
-    /// to the host's library, its compute waits there for them to be
-    /// written.
+    /// Runs host `h`'s process (a program its upcalls drive) at `now`
+    /// until it waits, counting its broadcasts until they reached every
+    /// other host if the run waits for that ([`Lib::proceed`] with
+    /// `crate::lci::Deliveries::next`), then its library goes on if it spun.
     fn lci_proceed(&mut self, h: u32, now: Instant) {
         let Some(run) = self.run.lci.as_deref_mut().filter(|r| r.upcall_driven()) else { return };
         let (ranks, rank) = (&self.env.ranks, u32::from(self.env.ranks.at(h as usize, 0)));
         let lib = self.hosts[h as usize].lci.as_deref_mut().expect(PARTS);
-        loop {
-            let d = lib.process_mut().expect(PROCESS);
-            let next = match run.deliveries.as_mut() {
-                Some(waits) => waits.next(rank, d, now),
-                None => d.next(now),
-            };
-            match next {
-                Some(Op::Send { peer, size, tag }) => {
-                    lib.submit(Outgoing { dst: u32::from(ranks[peer as usize].0), size, count: 1, bcast: None, tag })
-                }
-                Some(Op::Mcast { size, tag }) => lib.bcast(size, tag),
-                Some(Op::Compute(d)) => {
-                    lib.compute_after_sends(d);
-                    break;
-                }
-                _ => break,
-            }
-        }
+        lib.proceed(now, ranks, |d, t| match run.deliveries.as_mut() {
+            Some(waits) => waits.next(rank, d, t),
+            None => d.next(t),
+        });
         self.lci_lib(h, now, Lib::wake);
     }
 
@@ -315,15 +302,8 @@ impl World {
     /// Host `h`'s library event `ev` (`arg`: a packet of NI `h`'s store or
     /// a generation, [`LibEv`]): the library's ([`Lib::event`], with the
     /// packet it names and its NI's delivered and released counters, as a
-    /// PIO read finds them), but for the end of a multicast program's
-    /// compute phase, which the program goes on from before the library
-    /// (its process waits across hosts: [`World::lci_proceed`]).
+    /// PIO read finds them).
     fn lci_library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
-        if ev == LibEv::McComputeDone {
-            self.hosts[h as usize].lib().mc_compute_done();
-            self.lci_proceed(h, now);
-            return self.lci_lib(h, now, Lib::next);
-        }
         let pkt = ev.names_packet().then(|| self.lci_take_packet(h, arg));
         let ni = self.hosts[h as usize].ni_ref();
         let counters = (ni.delivered, ni.sent);

@@ -134,16 +134,9 @@ pub struct Lib {
 impl Lib {
     /// Host `id`'s library of the LCI stack's part `s` of a scenario, on
     /// `hosts` hosts whose packets carry `mtu` bytes of payload; a signal
-    /// costs it `signal`; it holds its host's `process` if the program
-    /// runs one per host.
-    pub(crate) fn new(
-        id: u32,
-        s: &LciScenario,
-        signal: Duration,
-        mtu: u32,
-        hosts: u32,
-        process: Option<Hosted>,
-    ) -> Self {
+    /// costs it `signal`. It holds no process until the world gives it its
+    /// host's ([`Lib::host_process`]).
+    pub(crate) fn new(id: u32, s: &LciScenario, signal: Duration, mtu: u32, hosts: u32) -> Self {
         let cfg = &s.lib;
         let rel = s.protocol.map(|r| Reliable::new(hosts, r.send_buffers, r.ack_delay));
         Lib {
@@ -175,7 +168,7 @@ impl Lib {
             rel,
             core: SignalledCore::new(Mode::Library),
             mc: HostMc::new(s.forwarding, s.fanout, hosts, cfg.descriptor_bytes),
-            process,
+            process: None,
         }
     }
 
@@ -273,9 +266,7 @@ impl Lib {
 
     /// Its event `ev` is due (`arg`: a generation, [`LibEv`]), naming
     /// `pkt` if the event names one; `ni`: its NI's delivered and released
-    /// counters, which a PIO read that ends now finds. The multicast
-    /// program's compute end is the world's (`McComputeDone`: the program
-    /// goes on first, [`Lib::mc_compute_done`]).
+    /// counters, which a PIO read that ends now finds.
     pub(crate) fn event(&mut self, cx: &mut Cx<'_>, ev: LibEv, arg: u32, pkt: Option<Packet>, ni: (u64, u64)) {
         let (delivered, sent) = ni;
         let pkt = || pkt.expect("the event names a packet");
@@ -290,7 +281,8 @@ impl Lib {
             LibEv::ComputeDone => self.compute_done(cx, arg),
             LibEv::Signal => self.signal(cx),
             LibEv::SoftTimer => self.wake(cx),
-            LibEv::McComputeDone | LibEv::Protocol => unreachable!("{ev:?} is not the LCI library's own to handle"),
+            LibEv::McComputeDone => self.process_mc_computed(cx),
+            LibEv::Protocol => unreachable!("{ev:?} is not the LCI library's own to handle"),
         }
     }
 

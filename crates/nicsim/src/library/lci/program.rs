@@ -11,8 +11,8 @@
 
 use super::Lib;
 use crate::library::driver::{Drive, Driver};
-use crate::library::{Cx, Output};
-use crate::time::Duration;
+use crate::library::{Cx, Output, Ranks};
+use crate::time::{Duration, Instant};
 use crate::workload::Op;
 
 /// What a host whose library has nothing to do goes on with.
@@ -51,12 +51,18 @@ pub struct Outgoing {
 pub(crate) struct Hosted {
     pub(crate) driver: Driver,
     pub(crate) drive: Drive,
+    /// The run counts its deliveries across hosts (the broadcast
+    /// benchmark's root waits for its last receiver,
+    /// `crate::lci::Deliveries`): the upcall of a message's last packet
+    /// goes to the world first (`Output::Arrived`).
+    pub(crate) counted: bool,
 }
 
 impl Hosted {
-    /// Process `driver`, run as `drive` says.
-    pub(crate) fn new(driver: Driver, drive: Drive) -> Self {
-        Hosted { driver, drive }
+    /// Process `driver`, run as `drive` says, in a run that counts its
+    /// deliveries if `counted`.
+    pub(crate) fn new(driver: Driver, drive: Drive, counted: bool) -> Self {
+        Hosted { driver, drive, counted }
     }
 }
 
@@ -68,6 +74,11 @@ impl Lib {
     /// library.
     pub(super) fn upcall_driven(&self) -> bool {
         self.process.as_ref().is_some_and(|p| p.drive == Drive::Upcall)
+    }
+
+    /// It holds its host's process `p` (the world's build places it).
+    pub(crate) fn host_process(&mut self, p: Hosted) {
+        self.process = Some(p);
     }
 
     /// Its host's process, if it holds one.
@@ -82,8 +93,8 @@ impl Lib {
 
     /// The upcall of a message's last packet, from host `src` with `tag`:
     /// a process its idle turns drive matches it (one its upcalls drive
-    /// learns it from `Output::Arrived`, which the world counts across
-    /// hosts first); a whole-job program learns it from the world.
+    /// at the upcall's end, [`Lib::arrived`]); a whole-job program learns
+    /// it from the world.
     pub(super) fn message(&mut self, cx: &mut Cx<'_>, src: u32, tag: u64) {
         match self.process.as_mut() {
             Some(p) if p.drive == Drive::Idle => {
@@ -92,6 +103,58 @@ impl Lib {
             Some(_) => {}
             None => cx.emit(Output::Message { src, tag }),
         }
+    }
+
+    /// The upcall of a message's last packet from host `src` (a
+    /// broadcast's root) with `tag` ends at `done`, in a program its
+    /// upcalls drive: its process matches it and, if it waited for it,
+    /// goes on at `done` ([`Lib::proceed`]; the library, busy with the
+    /// upcall, goes on when it ends). In a run that counts its deliveries
+    /// across hosts the world is told instead (`Output::Arrived`), which
+    /// counts it, then hands it on.
+    pub(super) fn arrived(&mut self, cx: &mut Cx<'_>, src: u32, tag: u64, done: Instant) {
+        let Some(p) = self.process.as_mut() else { return };
+        if p.counted {
+            return cx.emit(Output::Arrived { from: src, tag, at: done });
+        }
+        if p.driver.arrived(u32::from(cx.env.ranks.at(src as usize, 0)), tag) {
+            self.proceed(done, &cx.env.ranks, Driver::next);
+        }
+    }
+
+    /// Runs its process, one its upcalls drive, at `now` until it waits;
+    /// `next` runs it to its next request ([`Driver::next`], or with the
+    /// world's count of a broadcast until it reached every other host):
+    /// its sends and broadcasts go to the outbox, its compute waits there
+    /// for them to be written (`ranks`: the run's rank map).
+    pub(crate) fn proceed(
+        &mut self,
+        now: Instant,
+        ranks: &Ranks,
+        mut next: impl FnMut(&mut Driver, Instant) -> Option<Op>,
+    ) {
+        loop {
+            let p = self.process.as_mut().expect("a library that runs its process holds it");
+            match next(&mut p.driver, now) {
+                Some(Op::Send { peer, size, tag }) => {
+                    let dst = u32::from(ranks[peer as usize].0);
+                    self.submit(Outgoing { dst, size, count: 1, bcast: None, tag });
+                }
+                Some(Op::Mcast { size, tag }) => self.bcast(size, tag),
+                Some(Op::Compute(d)) => return self.compute_after_sends(d),
+                _ => return,
+            }
+        }
+    }
+
+    /// `LibEv::McComputeDone`: the compute phase of a process its upcalls
+    /// drive ended; it goes on ([`Lib::proceed`]), then the library.
+    pub(super) fn process_mc_computed(&mut self, cx: &mut Cx<'_>) {
+        debug_assert!(self.process.as_ref().is_some_and(|p| !p.counted), "the broadcast benchmark computes nothing");
+        self.mc_compute_done();
+        self.proceed(cx.now, &cx.env.ranks, Driver::next);
+        self.wake(cx);
+        self.next(cx);
     }
 
     /// It has nothing to do: a process its idle turns drive goes on (it
