@@ -220,6 +220,26 @@ fn stream_and_pingpong_run_the_open_mx_programs_on_src_and_dst_alone() {
 }
 
 #[test]
+fn each_process_is_a_program_left_of_the_world_until_it_finishes() {
+    // The ping-pong on hosts 5 and 2: two programs left (the 62 idle hosts
+    // none), each counted out as its process finishes; the run ends with
+    // the second.
+    let text = "preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\nkind = \"pingpong\"\n\
+                size_bytes = 0\niterations = 3\nwarmup = 0\nsrc = 5\ndst = 2\n";
+    let mut w = world(text);
+    assert_eq!(w.programs_left, 2);
+    let mut left = vec![2];
+    while step(&mut w).is_some() && !done(&w) {
+        if left.last() != Some(&w.programs_left) {
+            left.push(w.programs_left);
+        }
+    }
+    assert_eq!(w.programs_left, 0);
+    assert_eq!(left, [2, 1], "one finished before the other");
+    assert!(w.hosts.iter().all(|h| h.lci.as_deref().and_then(Lib::process).is_none_or(|p| p.finished())));
+}
+
+#[test]
 fn fanout_and_forwarding_parse_and_reject_bad_values() {
     let s = super::testing::scenario(&scenario("host-packet", "kind = \"bcast\"")).unwrap();
     assert_eq!((s.forwarding, s.fanout), (Forwarding::HostPacket, 2));

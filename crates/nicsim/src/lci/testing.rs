@@ -117,5 +117,5 @@ pub(crate) fn step(w: &mut World) -> Option<(Instant, To, u32, Option<Packet>)> 
 
 /// Whether the program of a world that runs the stack is done.
 pub(crate) fn done(w: &World) -> bool {
-    w.lci_done()
+    w.programs_left == 0
 }

@@ -171,8 +171,17 @@ impl World {
             let lines = if p.cache.path_footprints { p.cache.l1i_kib * 1024 / p.cache.line_bytes } else { 0 };
             CodeLines::new(cores, dies, lines, p.cache.l1i_ways)
         };
+        // On the \[LCI] stack each host holds its library and its NIC the
+        // LANai firmware (on the NIC's bus, the host's PCI bus), and the run
+        // the stack's part of the program (`crate::lci::build`).
+        let (lci_run, lci_parts) = match s.lci.as_deref().map(|l| crate::lci::build(s, l)) {
+            Some((run, parts)) => (Some(Box::new(run)), parts),
+            None => (None, Vec::new()),
+        };
+        let mut lci_parts = lci_parts.into_iter();
         let mut hosts = Vec::with_capacity(hosts_n);
         for h in 0..hosts_n {
+            let (lci, lanai) = lci_parts.next().unzip();
             let steering = Steering::new(s.steering, cores);
             let steering_queues = steering.queues();
             // `nic.host0` sets host 0's coalescing apart (an absolute timeout:
@@ -206,6 +215,9 @@ impl World {
                         let f = crate::nic::flow::FlowControl::new(n, s.ni.pause_to_sender, hosts_n);
                         Box::new(f.with_hold_limit(s.ni.flow_control_hold))
                     });
+                    if let Some(ni) = lanai {
+                        nic.run_lanai(ni);
+                    }
                     nic
                 },
                 steering,
@@ -233,7 +245,7 @@ impl World {
                 ioat_free: Instant::ZERO,
                 pollers: vec![ProcSet::default(); steering_queues],
                 echo: None,
-                lci: None,
+                lci: lci.map(Box::new),
             });
         }
         let trace = trace.map(|cfg| {
@@ -263,6 +275,7 @@ impl World {
             lib_out: Vec::new(),
             ticks: None,
         };
+        w.run.lci = lci_run;
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
         w.start_clocks();
         let core = s.binding.unwrap_or(0) as u16;
@@ -275,13 +288,9 @@ impl World {
             // LCI-family platform has one).
             _ if s.lci.is_some() => {
                 debug_assert!(w.wire.net.grid.is_some());
-                if let Some(l) = &s.lci {
-                    let (run, parts) = crate::lci::build(s, l);
-                    w.set_forwarding(forward_table(s, p.topology.hosts));
-                    w.hold_lci(run, parts);
-                    w.spawn_lci(&s.workload, s.seed);
-                    w.start_lci();
-                }
+                w.set_forwarding(forward_table(s, p.topology.hosts));
+                w.spawn_lci(&s.workload, s.seed);
+                w.start_lci();
             }
             Workload::PingPong { .. } | Workload::Stream { .. } | Workload::Uniband { .. } => {
                 for r in 0..2 {
@@ -350,11 +359,12 @@ impl World {
     }
 
     /// Places the \[LCI] stack's program, whose hosts hold their parts
-    /// (`lci_stack`'s `hold_lci`): its ranks in the world's rank map and
+    /// (`assemble`): its ranks in the world's rank map and
     /// each host's process in its library ([`lci_processes`], with how the
     /// libraries run them and, for the broadcast benchmark, its wait
-    /// across hosts in the run), or the whole-job DSM in the run. It is the
-    /// world's one program left until it is done (`lci_stack`'s
+    /// across hosts in the run), or the whole-job DSM in the run. Each
+    /// process not finished from the start is a program left until it
+    /// finishes; the DSM is one until it is done (`lci_stack`'s
     /// `lci_settle`).
     fn spawn_lci(&mut self, workload: &Workload, seed: u64) {
         let hosts = self.hosts.len() as u32;
@@ -364,15 +374,16 @@ impl World {
                 let counted = matches!(workload, Workload::BcastBench { .. });
                 (run.drive, run.deliveries) = (Some(drive), counted.then(Deliveries::default));
                 for (hs, p) in self.hosts.iter_mut().zip(procs) {
+                    self.programs_left += u32::from(!p.finished());
                     hs.lib().host_process(Hosted::new(p, drive, counted));
                 }
             }
             None => {
                 let Workload::Dsm { mix, procs, operations } = *workload else { unreachable!("{workload:?}") };
                 run.whole = Some(Box::new(Dsm::new(mix, procs, operations, seed)));
+                self.programs_left = 1;
             }
         }
-        self.programs_left = 1;
     }
 
     pub(super) fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {

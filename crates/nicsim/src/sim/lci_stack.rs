@@ -29,7 +29,6 @@ use super::{Ev, HostState, World, NO_RANK};
 use crate::engine::{EventQueue, Origin};
 use crate::host::bus::BusOp;
 use crate::lci::Running;
-use crate::library::driver::Driver;
 use crate::library::lci::Lib;
 use crate::library::LibEv;
 use crate::nic::flow::Class;
@@ -50,19 +49,6 @@ const PROCESS: &str = "a host of a program of one process per host holds its pro
 const WHOLE: &str = "a library that holds its process runs it itself";
 
 impl World {
-    /// Wires the stack onto the world: each host's library beside its
-    /// processes, its NI's firmware in its NIC (on the NIC's bus, the
-    /// host's PCI bus, with the NIC's forwarding table), the run's part in
-    /// the run (the program is placed next: `build`'s `spawn_lci`).
-    pub(super) fn hold_lci(&mut self, run: Running, parts: Vec<(Lib, Ni)>) {
-        debug_assert_eq!(parts.len(), self.hosts.len());
-        for (hs, (lib, ni)) in self.hosts.iter_mut().zip(parts) {
-            hs.lci = Some(Box::new(lib));
-            hs.nic.run_lanai(ni);
-        }
-        self.run.lci = Some(Box::new(run));
-    }
-
     /// Queues the parts' events at time zero ([`World::lci_start`]).
     pub(super) fn start_lci(&mut self) {
         self.lci_start();
@@ -88,11 +74,13 @@ impl World {
     }
 
     /// After an event at `now`: a run in which an NI's store overflowed
-    /// ends with that error, and one whose program is done has no program
-    /// left.
+    /// ends with that error, and one whose whole-job program is done has no
+    /// program left (a process of one per host counts itself out as it
+    /// finishes, `Output::ProgramDone`).
     fn lci_settle(&mut self, now: Instant) {
-        let full = self.lci_prog().full.take();
-        if full.is_some() || self.lci_done() {
+        let run = self.lci_prog();
+        let full = run.full.take();
+        if full.is_some() || run.whole.as_deref().is_some_and(crate::lci::Dsm::done) {
             self.programs_left = 0;
         }
         if let Some(h) = full {
@@ -104,15 +92,6 @@ impl World {
     /// What the run holds of the program the hosts run.
     fn lci_prog(&mut self) -> &mut Running {
         self.run.lci.as_deref_mut().expect(PROGRAM)
-    }
-
-    /// Whether the program is done: the whole-job program's every part, or
-    /// every host's process.
-    pub(crate) fn lci_done(&self) -> bool {
-        match self.run.lci.as_deref().and_then(|r| r.whole.as_deref()) {
-            Some(j) => j.done(),
-            None => self.hosts.iter().all(|h| h.lib_ref().process().is_none_or(Driver::finished)),
-        }
     }
 
     /// Handles the next event, the stack's (tests); returns its time, the
@@ -274,10 +253,11 @@ impl World {
         let Some(run) = self.run.lci.as_deref_mut().filter(|r| r.upcall_driven()) else { return };
         let (ranks, rank) = (&self.env.ranks, u32::from(self.env.ranks.at(h as usize, 0)));
         let lib = self.hosts[h as usize].lci.as_deref_mut().expect(PARTS);
-        lib.proceed(now, ranks, |d, t| match run.deliveries.as_mut() {
+        let finished = lib.proceed(now, ranks, |d, t| match run.deliveries.as_mut() {
             Some(waits) => waits.next(rank, d, t),
             None => d.next(t),
         });
+        self.programs_left -= u32::from(finished);
         self.lci_lib(h, now, Lib::wake);
     }
 

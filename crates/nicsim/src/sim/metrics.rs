@@ -133,7 +133,7 @@ impl World {
             m.set("pio_writes", buses().map(|b| b.pio_writes).sum::<u64>() as f64);
         }
         if s.stuck_is_a_result() {
-            m.set("stuck", if self.lci_done() { 0.0 } else { 1.0 });
+            m.set("stuck", if self.programs_left == 0 { 0.0 } else { 1.0 });
         }
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
         let wds = || nis().filter_map(|n| n.watchdog.as_ref());

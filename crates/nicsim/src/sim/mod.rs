@@ -529,7 +529,6 @@ impl World {
 
     fn finished(&self) -> bool {
         match self.run.workload {
-            _ if self.run.lci.is_some() => self.run.failed.is_some() || self.lci_done(),
             Workload::Flood { .. } => {
                 // Every flood frame reached host 1's handler or was dropped
                 // on the way (the flood is the only traffic).

@@ -117,8 +117,10 @@ impl Lib {
         if p.counted {
             return cx.emit(Output::Arrived { from: src, tag, at: done });
         }
-        if p.driver.arrived(u32::from(cx.env.ranks.at(src as usize, 0)), tag) {
-            self.proceed(done, &cx.env.ranks, Driver::next);
+        if p.driver.arrived(u32::from(cx.env.ranks.at(src as usize, 0)), tag)
+            && self.proceed(done, &cx.env.ranks, Driver::next)
+        {
+            cx.emit(Output::ProgramDone);
         }
     }
 
@@ -126,13 +128,14 @@ impl Lib {
     /// `next` runs it to its next request ([`Driver::next`], or with the
     /// world's count of a broadcast until it reached every other host):
     /// its sends and broadcasts go to the outbox, its compute waits there
-    /// for them to be written (`ranks`: the run's rank map).
+    /// for them to be written (`ranks`: the run's rank map). Returns
+    /// whether it finished.
     pub(crate) fn proceed(
         &mut self,
         now: Instant,
         ranks: &Ranks,
         mut next: impl FnMut(&mut Driver, Instant) -> Option<Op>,
-    ) {
+    ) -> bool {
         loop {
             let p = self.process.as_mut().expect("a library that runs its process holds it");
             match next(&mut p.driver, now) {
@@ -141,8 +144,11 @@ impl Lib {
                     self.submit(Outgoing { dst, size, count: 1, bcast: None, tag });
                 }
                 Some(Op::Mcast { size, tag }) => self.bcast(size, tag),
-                Some(Op::Compute(d)) => return self.compute_after_sends(d),
-                _ => return,
+                Some(Op::Compute(d)) => {
+                    self.compute_after_sends(d);
+                    return false;
+                }
+                next => return next == Some(Op::Done),
             }
         }
     }
@@ -152,7 +158,9 @@ impl Lib {
     pub(super) fn process_mc_computed(&mut self, cx: &mut Cx<'_>) {
         debug_assert!(self.process.as_ref().is_some_and(|p| !p.counted), "the broadcast benchmark computes nothing");
         self.mc_compute_done();
-        self.proceed(cx.now, &cx.env.ranks, Driver::next);
+        if self.proceed(cx.now, &cx.env.ranks, Driver::next) {
+            cx.emit(Output::ProgramDone);
+        }
         self.wake(cx);
         self.next(cx);
     }
@@ -174,6 +182,10 @@ impl Lib {
                 self.next(cx);
             }
             Some(Op::Mcast { .. }) => unreachable!("an idle-driven program does not multicast"),
+            Some(Op::Done) => {
+                cx.emit(Output::ProgramDone);
+                self.control(cx, Control::Wait)
+            }
             _ => self.control(cx, Control::Wait),
         }
     }

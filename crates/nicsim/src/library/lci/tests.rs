@@ -161,7 +161,7 @@ fn a_library_runs_its_upcall_driven_process_at_an_upcall_unless_the_run_counts_d
     // The ping-pong's rank 1: the upcall of rank 0's ping matches its
     // receive, and its process goes on inside the library (the reply to
     // the outbox, behind the upcall); the world is not told.
-    let pp = "kind = \"pingpong\"\nsize_bytes = 8\niterations = 1\nwarmup = 0";
+    let pp = "kind = \"pingpong\"\nsize_bytes = 8\niterations = 2\nwarmup = 0";
     let mut x = with_process("packet-shifting", 1, pp);
     x.l.start(true);
     let ranks = &x.w.env.ranks;
