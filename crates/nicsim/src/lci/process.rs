@@ -4,8 +4,8 @@
 //! another host's receive (`crate::workload::bcast_bench_ops` says why the
 //! Open-MX library does not offer it). It is counted across hosts, so it is
 //! the run's (`crate::lci::Running`), not one library's: the world runs a
-//! process its upcalls drive through [`Deliveries::next`] and hands it each
-//! upcall after [`Deliveries::delivered_to`] (`crate::sim` `lci_stack`).
+//! process its upcalls drive through `Deliveries::next` and hands it each
+//! upcall after `Deliveries::delivered_to` (`crate::sim` `lci_stack`).
 //!
 //! Everything else of a program of one process per host is the world's:
 //! its ranks are the world's rank map (`crate::library::Ranks`, placed by
