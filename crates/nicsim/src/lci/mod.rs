@@ -23,8 +23,8 @@
 //!
 //! This module owns the parts' construction ([`build`]) and that state
 //! ([`Running`]); the ranks, the processes and the whole-job program are
-//! placed by the world's build (`crate::sim` `build`'s `spawn_lci`). The rules that act across a
-//! host and its NI or between NIs, and the routing of what a host's
+//! placed by the world's build (`crate::sim` `build`'s `spawn_lci`). The
+//! rules that act across a host and its NI or between NIs, and the routing of what a host's
 //! library answers (its events queued, its PIO across its NIC's bus (the
 //! host's PCI bus, `crate::host::bus`, which the NI's DMAs share), what
 //! its program learns given to the program, the program's sends and
@@ -52,7 +52,7 @@
 //! host -> poll + upcall + free.
 //!
 //! Multicast ([`multicast`]; the broadcast benchmark, a program of
-//! `crate::workload` run by [`process`]): per-sender
+//! `crate::workload` whose root waits across hosts, [`process`]): per-sender
 //! spanning trees whose packets are forwarded by the host library or by
 //! the NI firmware.
 //!
@@ -62,20 +62,21 @@
 //! shared with the Open-MX NIC), host soft timers and NI clock interrupts
 //! (`crate::nic::timers`), the reliable
 //! protocol (`crate::library::lci::reliable`), and the DSM ([`dsm`]) and FFT all-to-all
-//! ([`process`], `Drive::Idle`) programs; the rules wire them with the
+//! (`Drive::Idle`) programs; the rules wire them with the
 //! events after [`FwEv::RefreshDone`]; `crate::library::lci` holds what a program and
 //! its library say to each other.
 //!
-//! The program the hosts run is one process per host or a whole-job one. Stream, ping-pong, the
-//! broadcast benchmark, ASP, QR and the FFT all-to-all are
-//! `crate::workload::Program`s, one per host, the operation sequences of
-//! `crate::workload` that the Open-MX library runs too: each host's
-//! library holds its process and runs it at its idle turns and compute
-//! ends (the FFT); the world runs one its upcalls drive (ASP, QR, the
-//! broadcast benchmark, stream, ping-pong) at those upcalls, because the
-//! broadcast benchmark's root waits for its broadcast to reach every
-//! other host, which the run counts ([`process::Deliveries`]: what is
-//! not one host's). The DSM ([`Dsm`]) is a whole-job program: it
+//! The program the hosts run is one process per host or a whole-job one.
+//! Stream, ping-pong, the broadcast benchmark, ASP, QR and the FFT
+//! all-to-all are `crate::workload::Program`s, one per host, the
+//! operation sequences of `crate::workload` that the Open-MX library runs
+//! too: each host's library holds its process and runs it at its idle
+//! turns and compute ends (the FFT) or at its upcalls and compute ends
+//! (ASP, QR, the broadcast benchmark, stream, ping-pong); the world runs
+//! those at time zero, and hands the broadcast benchmark's upcalls on
+//! after counting them, because its root waits for its broadcast to reach
+//! every other host ([`process::Deliveries`]: what is not one host's).
+//! The DSM ([`Dsm`]) is a whole-job program: it
 //! keeps the state of every host's part together (its home nodes answer
 //! whoever asks), told by the stack what reached which host (the upcall
 //! of a message's last packet) and what compute ended, and answering

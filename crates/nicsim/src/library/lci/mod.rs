@@ -6,15 +6,16 @@
 //! events ([`LibEv`]: the end of an action, of a compute phase, a soft
 //! timer) as a `Timer`, and its own: a PIO read of an NI counter or a PIO
 //! write of a packet into an NI send buffer across its bus, a message
-//! that reached a process its upcalls drive (which the world counts
-//! across hosts and runs on), and, for a whole-job program that is the
+//! that reached a process of a run that counts its deliveries across
+//! hosts (the broadcast benchmark: the world counts it, then runs it on),
+//! its process finished (`ProgramDone`), and, for a whole-job program that is the
 //! world's run's (the DSM), what the program learns (a message reached
 //! the host, the library has nothing to do, a compute phase ended). The
 //! one router routes them (`crate::sim` `kernel`'s `route`); the bus and
 //! the NI are the NIC's (`crate::sim` `lci_stack`). When the program runs
 //! one process per host, the library holds its host's ([`Hosted`], the
-//! one driver `crate::library::driver::Driver`) and runs it at its idle
-//! turns and compute ends itself.
+//! one driver `crate::library::driver::Driver`) and runs it itself: at its
+//! idle turns and compute ends, or at its upcalls and compute ends.
 //!
 //! This module owns the library's state and decisions: the queue of
 //! pinned receive buffers the NI fills (packets become visible in slot
@@ -29,8 +30,8 @@
 //! of the multicast schemes ([`mc`]), and its host's process, if it holds
 //! one (`program`). It does not own bus timing (`crate::host::bus`), the
 //! NI (`crate::nic::lanai`) nor the run's part of the program
-//! (`crate::lci`: the cross-host broadcast wait, the measurements, a
-//! whole-job DSM, `crate::lci::dsm`).
+//! (`crate::lci`: the cross-host broadcast wait, a whole-job DSM,
+//! `crate::lci::dsm`; the ranks and measurements are the world's).
 //!
 //! Extension points: [`Lib::irq_enabled`] (the flag the polling watchdog
 //! fetches), [`Lib::signal`] (kernel dispatch + user signal handler, for

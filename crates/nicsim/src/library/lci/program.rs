@@ -4,9 +4,11 @@
 //! nothing to do goes on with ([`Control`]), and the host's process the
 //! library holds when the program runs one per host ([`Hosted`], the
 //! one driver `crate::library::driver::Driver`): the library runs it at
-//! its idle turns and compute ends (`Drive::Idle`) or lets the world run
-//! it at upcalls (`Drive::Upcall`, whose broadcast wait is across hosts);
-//! a whole-job program (the DSM, `crate::lci::dsm`) is the world's, told
+//! its idle turns and compute ends (`Drive::Idle`) or at its upcalls and
+//! compute ends (`Drive::Upcall`), and tells the world when it finishes
+//! (`Output::ProgramDone`); the world runs it at time zero, and where the
+//! run counts its deliveries across hosts (the broadcast benchmark), after
+//! its count (`Output::Arrived`); a whole-job program (the DSM, `crate::lci::dsm`) is the world's, told
 //! by `Output::Message`, `Output::Idle` and `Output::ComputeDone`.
 
 use super::Lib;
