@@ -142,6 +142,7 @@ AUDIT = {
     "lci/mod.rs": {
         "*": ("R", "what the run holds of the program beside the world's `Run` (`sim/run.rs`), and the parts' construction, which `sim/build.rs` `assemble` gives the hosts"),
         "struct Running": ("R", "the run's part beside the world's `Run`: the whole-job DSM, how the libraries run their processes, the broadcast wait, the firmware's outputs' buffer and its store-full flag"),
+        "impl Running::fn whole": ("R", "the whole-job program's accessor (the DSM's hand-over in `sim/lci_stack.rs` reads it)"),
         "impl Running::fn upcall_driven": ("R", "which drive the run's processes have: read by the world at time zero (`sim/lci_stack.rs` `lci_start`)"),
         "impl Running::fn stuck_is_a_result": ("R", "the world's run-end rule (`sim/mod.rs` `run_traced`): a program that can be stuck"),
         "fn build": ("R", "the parts' construction, which `sim/build.rs` `assemble` gives each host as it builds it"),

@@ -137,6 +137,11 @@ pub struct Running {
 }
 
 impl Running {
+    /// The whole-job program, if it is one (the DSM).
+    pub(crate) fn whole(&mut self) -> Option<&mut Dsm> {
+        self.whole.as_deref_mut()
+    }
+
     /// Whether its hosts' upcalls drive it: the multicast schemes'
     /// forwards and its compute run in the library.
     pub fn upcall_driven(&self) -> bool {

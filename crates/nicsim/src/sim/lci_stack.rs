@@ -201,7 +201,7 @@ impl World {
     /// whole-job program (`Output::Message`): the program learns it, and
     /// its sends go to the senders' libraries.
     pub(super) fn lci_message(&mut self, h: u32, now: Instant, src: u32, tag: u64) {
-        if let Some(j) = self.lci_prog().whole.as_deref_mut() {
+        if let Some(j) = self.lci_prog().whole() {
             j.on_message(h, src, tag);
         }
         self.lci_flush_sends(now);
@@ -231,7 +231,7 @@ impl World {
     /// it itself): its new sends if the program has any, else what the
     /// program says the host goes on with.
     pub(super) fn lci_idle(&mut self, h: u32, now: Instant) {
-        let c = self.lci_prog().whole.as_deref_mut().expect(WHOLE).control(h, now);
+        let c = self.lci_prog().whole().expect(WHOLE).control(h, now);
         if self.lci_flush_sends(now) && self.hosts[h as usize].lib_ref().has_sends() {
             self.lci_lib(h, now, Lib::next);
         } else {
@@ -242,7 +242,7 @@ impl World {
     /// Host `h`'s compute phase a whole-job program asked for ended
     /// (`Output::ComputeDone`).
     pub(super) fn lci_compute_done(&mut self, h: u32) {
-        self.lci_prog().whole.as_deref_mut().expect(WHOLE).compute_done(h);
+        self.lci_prog().whole().expect(WHOLE).compute_done(h);
     }
 
     /// Runs host `h`'s process (a program its upcalls drive) at `now`
@@ -267,7 +267,7 @@ impl World {
     fn lci_flush_sends(&mut self, now: Instant) -> bool {
         let prog = self.lci_prog();
         let mut sends = std::mem::take(&mut prog.sends);
-        if let Some(j) = prog.whole.as_deref_mut() {
+        if let Some(j) = prog.whole() {
             j.drain_sends(&mut sends);
         }
         let any = !sends.is_empty();
