@@ -7,6 +7,7 @@
 //! rate over too few messages, a ratio over zero events). Each world
 //! computes its own metrics from its state at the end of a run.
 
+use crate::time::{Duration, Instant};
 use std::collections::BTreeMap;
 
 /// Named metric values of one run, in a stable (sorted) order, and the
@@ -110,6 +111,82 @@ pub(crate) fn stream_unmeasurable(
     None
 }
 
+/// Why a program that could not go on (`stuck = 1`) has no execution time.
+pub(crate) const STUCK: &str = "the program could not go on (stuck = 1): it never finished";
+
+/// How a catalogue names a rate in bytes and its unit: Open-MX's
+/// `throughput_MiBps` (2^20 B/s, as omx_perf and IMB print it), LCI's
+/// `throughput_MBps` (10^6 B/s, as \[LCI]'s figures give it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Throughput {
+    pub name: &'static str,
+    pub bytes: f64,
+}
+
+pub(crate) const MIB_PER_S: Throughput = Throughput { name: "throughput_MiBps", bytes: 1024.0 * 1024.0 };
+pub(crate) const MB_PER_S: Throughput = Throughput { name: "throughput_MBps", bytes: 1e6 };
+
+/// A program's execution time, from time zero to the last of its ranks'
+/// `ends`; not measured ([`STUCK`]) if a rank never ended.
+pub(crate) fn exec_time(m: &mut Metrics, ends: impl IntoIterator<Item = Option<Instant>>) {
+    match ends.into_iter().try_fold(Instant::ZERO, |last, end| end.map(|e| last.max(e))) {
+        Some(end) => m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64()),
+        None => m.unmeasured("exec_time_s", STUCK),
+    }
+}
+
+/// A ping-pong's one-way latency over its `iterations` timed round trips of
+/// `size` bytes, which took `span`, and the throughput it gives, named as
+/// `rate` says; neither is measured when a one-way transfer took less than
+/// `link` needs to carry it (a run too short to time).
+pub(crate) fn pingpong(
+    m: &mut Metrics,
+    size: u64,
+    iterations: u64,
+    span: Duration,
+    link: &LinkBound,
+    rate: Throughput,
+) {
+    let half_rtt = span.as_us_f64() / (2 * iterations) as f64;
+    let least = link.least_secs(1, size) * 1e6;
+    if half_rtt > 0.0 && half_rtt >= least {
+        m.set("latency_us", half_rtt);
+        m.set(rate.name, size as f64 / (half_rtt * 1e-6) / rate.bytes);
+    } else {
+        let why = format!(
+            "a one-way transfer of {size} B timed at {half_rtt:.3} µs, less than the {least:.3} µs the link needs; \
+             raise workload.iterations"
+        );
+        m.unmeasured("latency_us", why.clone());
+        m.unmeasured(rate.name, why);
+    }
+}
+
+/// A stream's message rate over its `messages` timed messages of `size`
+/// bytes (after `warmup`, `window` outstanding), which took `secs`, and
+/// the throughput it gives, named as `rate` says; neither is measured when
+/// [`stream_unmeasurable`] says why.
+pub(crate) fn stream_rate(
+    m: &mut Metrics,
+    (messages, warmup, window): (u64, u64, u64),
+    size: u64,
+    secs: f64,
+    link: &LinkBound,
+    rate: Throughput,
+) {
+    match stream_unmeasurable(messages, warmup, window, size, secs, link) {
+        None => {
+            let per_s = messages as f64 / secs;
+            m.set("msg_rate_per_s", per_s);
+            m.set(rate.name, per_s * size as f64 / rate.bytes);
+        }
+        Some(why) => {
+            m.unmeasured("msg_rate_per_s", why.clone());
+            m.unmeasured(rate.name, why);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +212,31 @@ mod tests {
         assert!((TEN_G.least_secs(1, 3000) - 3076.0 / 1.25e9).abs() < 1e-15);
         // An empty message still takes a frame.
         assert!((TEN_G.least_secs(10, 0) - 380.0 / 1.25e9).abs() < 1e-15);
+    }
+
+    #[test]
+    fn both_catalogues_measure_from_marks_alike_and_name_their_rate_in_their_unit() {
+        let t = |us| Some(Instant::ZERO + Duration::from_us(us));
+        let mut m = Metrics::default();
+        exec_time(&mut m, [t(3), t(7), t(5)]);
+        assert_eq!(m.get("exec_time_s"), Some(7e-6), "the last rank's end");
+        exec_time(&mut m, [t(3), None]);
+        assert_eq!(m.why_not("exec_time_s"), Some(STUCK), "a rank that never ended");
+        // 10 round trips of 1 MB in 20 ms: 1 ms one way, 10^9 B/s.
+        let span = Duration::from_ms(20);
+        for (rate, per_s) in [(MB_PER_S, 1e3), (MIB_PER_S, 1e9 / 1024.0 / 1024.0)] {
+            let mut m = Metrics::default();
+            pingpong(&mut m, 1_000_000, 10, span, &TEN_G, rate);
+            assert_eq!(m.get("latency_us"), Some(1000.0));
+            assert!((m.get(rate.name).unwrap() - per_s).abs() < 1e-9 * per_s, "{}", rate.name);
+            // Faster than the link carries a megabyte (0.8 ms at 1.25 GB/s).
+            pingpong(&mut m, 1_000_000, 10, Duration::from_us(500), &TEN_G, rate);
+            assert!(m.why_not("latency_us").is_some_and(|w| w.contains("the link needs")));
+            let mut m = Metrics::default();
+            stream_rate(&mut m, (1000, 0, 0), 1000, 0.01, &TEN_G, rate);
+            assert_eq!(m.get("msg_rate_per_s"), Some(1e5));
+            assert!((m.get(rate.name).unwrap() - 1e8 / rate.bytes).abs() < 1e-6, "{}", rate.name);
+        }
     }
 
     #[test]

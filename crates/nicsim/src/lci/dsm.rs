@@ -290,15 +290,13 @@ impl Dsm {
         self.finish.iter().all(Option::is_some)
     }
 
-    /// Its measurements; a run that could not finish reports `stuck`.
+    /// Its measurements: the execution time from its parts' ends (not
+    /// measured if one never ended), its remote operations and
+    /// invalidations, and the parts a stuck run left waiting.
     pub fn metrics(&self, m: &mut Metrics) {
-        match self.finish.iter().flatten().max() {
-            Some(end) if self.done() => m.set("exec_time_s", end.as_s_f64()),
-            _ => m.unmeasured("exec_time_s", super::STUCK),
-        }
+        crate::metrics::exec_time(m, self.finish.iter().copied());
         m.set("remote_ops", self.remote_ops as f64);
         m.set("invalidations", self.invalidations as f64);
-        m.set("stuck", if self.done() { 0.0 } else { 1.0 });
         m.set("stuck_waiting_procs", self.waiting() as f64);
     }
 }

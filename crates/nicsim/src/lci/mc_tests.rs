@@ -189,7 +189,7 @@ fn asp_and_qr_run_the_open_mx_programs_one_process_per_host() {
     ] {
         for f in SCHEMES {
             let (w, m) = run_world(f, app);
-            assert!(w.procs().is_some(), "{app}: {:?}", w.program);
+            assert!(w.whole.is_none(), "{app}: {:?}", w.drive);
             let procs = || w.hosts.iter().map(|l| l.process().expect("each host's library holds its process"));
             assert_eq!(procs().count(), 64);
             assert!(procs().all(crate::library::driver::Driver::finished), "{app} {f}");
@@ -207,16 +207,36 @@ fn stream_and_pingpong_run_the_open_mx_programs_on_src_and_dst_alone() {
     let text =
         |w: &str| format!("preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\n{w}src = 5\ndst = 2\n");
     let (s, m) = run(&text("kind = \"stream\"\nsize_bytes = 1000\nmessages = 50\nwarmup = 5\n"));
-    assert!((0..64).all(|h| s.participates(h) == (h == 5 || h == 2)));
+    assert!((0..64).all(|h| s.ranked[h] == (h == 5 || h == 2)));
     let rx = s.hosts[2].process().expect("the receiver's library holds its process");
     let (t0, t1) = (rx.mark(0).expect("warm-up marked"), rx.mark(1).expect("end marked"));
     assert_eq!(m.get("elapsed_us"), Some(t1.since(t0).as_s_f64() * 1e6));
     assert_eq!(m.get("upcalls"), Some(55.0));
     let (s, m) = run(&text("kind = \"pingpong\"\nsize_bytes = 0\niterations = 10\nwarmup = 2\n"));
     let rank0 = s.hosts[5].process().expect("rank 0's library holds its process");
-    let trips = rank0.mark(1).unwrap().since(rank0.mark(0).unwrap()).as_s_f64();
-    assert_eq!(m.get("latency_us"), Some(trips / 20.0 * 1e6));
+    let trips = rank0.mark(1).unwrap().since(rank0.mark(0).unwrap()).as_us_f64();
+    assert_eq!(m.get("latency_us"), Some(trips / 20.0));
     assert_eq!(m.get("upcalls"), Some(24.0), "12 round trips");
+}
+
+#[test]
+fn each_process_is_a_program_left_of_the_world_until_it_finishes() {
+    // The ping-pong on hosts 5 and 2: two programs left (the 62 idle hosts
+    // none), each counted out as its process finishes; the run ends with
+    // the second.
+    let text = "preset = \"lci2000\"\n[protocol]\nstack = \"lci\"\n[workload]\nkind = \"pingpong\"\n\
+                size_bytes = 0\niterations = 3\nwarmup = 0\nsrc = 5\ndst = 2\n";
+    let mut w = world(text);
+    assert_eq!(w.programs_left, 2);
+    let mut left = vec![2];
+    while step(&mut w).is_some() && !done(&w) {
+        if left.last() != Some(&w.programs_left) {
+            left.push(w.programs_left);
+        }
+    }
+    assert_eq!(w.programs_left, 0);
+    assert_eq!(left, [2, 1], "one finished before the other");
+    assert!(w.hosts.iter().all(|h| h.lci.as_deref().and_then(Lib::process).is_none_or(|p| p.finished())));
 }
 
 #[test]
@@ -367,7 +387,7 @@ fn the_broadcast_benchmark_is_a_program_per_host_and_times_as_the_whole_run_benc
         let got = ["latency_us", "burst_us", "throughput_MBps", "mc_packets_consumed", "pio_writes"]
             .map(|k| m.get(k).map(f64::to_bits));
         assert_eq!(got, bits, "{f} {size} {iterations} {count} {root}");
-        assert!(w.procs().is_some(), "{:?}", w.program);
+        assert!(w.whole.is_none(), "{:?}", w.drive);
         assert_eq!(w.hosts.len(), 64);
         let finished = |l: &super::Lib| l.process().is_some_and(crate::library::driver::Driver::finished);
         assert!(w.hosts.iter().all(finished), "{f}: every process ran to its end");

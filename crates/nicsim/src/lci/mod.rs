@@ -15,13 +15,16 @@
 //! forwards, the polling watchdog,
 //! the NI clock, the NI's packet counters); the NIs send on the world's
 //! network, the platform's grid (`crate::net::grid`, in the world's
-//! `crate::net::Network`); the world's run holds the program the hosts run
-//! ([`Running`]: a [`Program`], the run's part of one process per host,
-//! [`process`], or the whole-job DSM, [`dsm`]).
+//! `crate::net::Network`); the world's run holds what the program the
+//! hosts run keeps beyond the world's own rank map, programs left and
+//! metrics ([`Running`]: the whole-job DSM, [`dsm`], or how the libraries
+//! run their processes, and the broadcast benchmark's wait across hosts,
+//! [`process`]).
 //!
-//! This module owns the parts' and the program's construction ([`build`])
-//! and the program's state ([`Running`]). The rules that act across a
-//! host and its NI or between NIs, and the routing of what a host's
+//! This module owns the parts' construction ([`build`]) and that state
+//! ([`Running`]); the ranks, the processes and the whole-job program are
+//! placed by the world's build (`crate::sim` `build`'s `spawn_lci`). The
+//! rules that act across a host and its NI or between NIs, and the routing of what a host's
 //! library answers (its events queued, its PIO across its NIC's bus (the
 //! host's PCI bus, `crate::host::bus`, which the NI's DMAs share), what
 //! its program learns given to the program, the program's sends and
@@ -33,7 +36,8 @@
 //! keep nothing between events but [`Running`]'s reused buffers. The world's
 //! stall watch (`crate::sim` `stall`) ends a run whose NIs sent and
 //! delivered no packet for too long; the world names the run's metrics
-//! from the parts' counters (`crate::sim` `metrics`). It also uses
+//! from the parts' counters and the processes' marks, and checks its
+//! invariants (`crate::sim` `metrics`). It also uses
 //! `crate::nic::delivery` (the five arrival detection strategies, shared
 //! with the Open-MX NIC). It has no kernel receive path and no NAPI: the
 //! NI delivers into user memory, and an interrupt is a signal to the
@@ -48,7 +52,7 @@
 //! host -> poll + upcall + free.
 //!
 //! Multicast ([`multicast`]; the broadcast benchmark, a program of
-//! `crate::workload` run by [`process`]): per-sender
+//! `crate::workload` whose root waits across hosts, [`process`]): per-sender
 //! spanning trees whose packets are forwarded by the host library or by
 //! the NI firmware.
 //!
@@ -58,25 +62,26 @@
 //! shared with the Open-MX NIC), host soft timers and NI clock interrupts
 //! (`crate::nic::timers`), the reliable
 //! protocol (`crate::library::lci`), and the DSM ([`dsm`]) and FFT all-to-all
-//! ([`process`], `Drive::Idle`) programs; the rules wire them with the
+//! (`Drive::Idle`) programs; the rules wire them with the
 //! events after [`FwEv::RefreshDone`]; `crate::library::lci` holds what a program and
 //! its library say to each other.
 //!
-//! The program the hosts run is a [`Program`]. Stream, ping-pong, the
-//! broadcast benchmark, ASP, QR and the FFT all-to-all are
-//! `crate::workload::Program`s, one per host, the operation sequences of
-//! `crate::workload` that the Open-MX library runs too: each host's
-//! library holds its process and runs it at its idle turns and compute
-//! ends (the FFT); the world runs one its upcalls drive (ASP, QR, the
-//! broadcast benchmark, stream, ping-pong) at those upcalls, because the
-//! broadcast benchmark's root waits for its broadcast to reach every
-//! other host, which the run counts ([`Processes`], `process`: what is
-//! not one host's). The DSM ([`Dsm`]) is a whole-job program: it
+//! The program the hosts run is one process per host or a whole-job one.
+//! Stream, ping-pong, the broadcast benchmark, ASP, QR and the FFT
+//! all-to-all are `crate::workload::Program`s, one per host, the
+//! operation sequences of `crate::workload` that the Open-MX library runs
+//! too: each host's library holds its process and runs it at its idle
+//! turns and compute ends (the FFT) or at its upcalls and compute ends
+//! (ASP, QR, the broadcast benchmark, stream, ping-pong); the world runs
+//! those at time zero, and hands the broadcast benchmark's upcalls on
+//! after counting them, because its root waits for its broadcast to reach
+//! every other host ([`process::Deliveries`]: what is not one host's).
+//! The DSM ([`Dsm`]) is a whole-job program: it
 //! keeps the state of every host's part together (its home nodes answer
 //! whoever asks), told by the stack what reached which host (the upcall
 //! of a message's last packet) and what compute ended, and answering
 //! what each host sends or does next. A program times nothing (the world
-//! or the library calls it with `now`). Both are built by `program`.
+//! or the library calls it with `now`).
 //!
 //! Its events are the world's, each addressed to one part: host
 //! `h`'s library (`crate::sim::Ev::LciLibrary`, a [`LibEv`]), NI `h`'s
@@ -86,62 +91,42 @@
 //! (`crate::nic::lanai::Ni::packets`, bounded) or a generation. The world
 //! hands each to the rule of its kind (`crate::sim` `lci_stack`), which
 //! queues what it schedules as it goes, in its order, and then asks
-//! whether an NI's store overflowed or the program is done
-//! (`Running::done`).
+//! whether an NI's store overflowed or the program is done.
 
 pub mod dsm;
 pub mod multicast;
 pub mod process;
 
 use crate::config::LciScenario;
-use crate::config::Workload;
-use crate::library::driver::Driver;
+pub use crate::library::driver::Drive;
 pub use crate::library::lci::Control;
+use crate::library::lci::Lib;
 use crate::library::lci::Outgoing;
-use crate::library::lci::{Hosted, Lib};
 pub use crate::library::LibEv;
-use crate::metrics::LinkBound;
 pub use crate::nic::lanai::FwEv;
 use crate::nic::lanai::Ni;
 pub use crate::nic::lanai::Packet;
-use crate::{Metrics, Scenario, SimError};
+use crate::Scenario;
 pub use dsm::Dsm;
-use process::Processes;
+pub use process::Deliveries;
 
-/// The program the hosts run: one process per host (the broadcast
-/// benchmark, ASP, QR, FFT all-to-all, stream, ping-pong), whose
-/// processes the hosts' libraries hold and the run holds the rest of
-/// ([`Processes`]: the rank map, the broadcast benchmark's wait across
-/// hosts, the measurements), or a whole-job program, the CRL-like DSM
-/// ([`Dsm`]: one state machine over every host's part, whose home nodes
-/// answer whoever asks), which the world runs at its hosts' libraries'
-/// idle turns.
-#[derive(Debug)]
-pub enum Program {
-    PerHost(Processes),
-    Whole(Box<Dsm>),
-}
-
-/// The program of workload `w` on `hosts` hosts in a run seeded `seed`,
-/// and, for one of a process per host, each host's process for its
-/// library to hold.
-pub(crate) fn program(w: &Workload, hosts: u32, seed: u64) -> (Program, Vec<Hosted>) {
-    if let Some((p, procs)) = Processes::new(w, hosts, seed) {
-        return (Program::PerHost(p), procs);
-    }
-    match *w {
-        Workload::Dsm { mix, procs, operations } => {
-            (Program::Whole(Box::new(Dsm::new(mix, procs, operations, seed))), Vec::new())
-        }
-        // `config::workload` validates no other for the LCI stack.
-        _ => unreachable!("not a program of the LCI stack: {w:?}"),
-    }
-}
-
-/// The program the hosts run, which the world's run holds: the program,
-/// and the buffer its sends are moved through (reused).
+/// What the world's run holds of the program the hosts run beyond the
+/// world's own (its rank map, `crate::library::Ranks`; its programs left;
+/// its metrics): the whole-job DSM, if the program is one (its hosts'
+/// libraries hold no process), how the libraries run their processes
+/// otherwise, the broadcast benchmark's wait across hosts, and the buffers
+/// its and the firmware's outputs are moved through (reused).
 pub struct Running {
-    pub(crate) program: Program,
+    /// The whole-job program, the CRL-like DSM ([`Dsm`]: one state machine
+    /// over every host's part, whose home nodes answer whoever asks),
+    /// which the world runs at its hosts' libraries' idle turns.
+    pub(crate) whole: Option<Box<Dsm>>,
+    /// How the hosts' libraries run their processes (`None`: a whole-job
+    /// program).
+    pub(crate) drive: Option<Drive>,
+    /// The broadcast benchmark root's wait for its broadcasts' last
+    /// receivers ([`Deliveries`]), if the program waits for deliveries.
+    pub(crate) deliveries: Option<Deliveries>,
     /// A whole-job program's sends being moved to the libraries.
     pub(crate) sends: Vec<(u32, Outgoing)>,
     /// The NI whose packet store was full when an event was to name one
@@ -150,100 +135,37 @@ pub struct Running {
 }
 
 impl Running {
-    /// Whether the program is done (`procs`: host `h`'s process, for a
-    /// program of one per host).
-    pub(crate) fn done<'a>(&self, procs: impl Fn(u32) -> &'a Driver) -> bool {
-        match &self.program {
-            Program::PerHost(p) => p.done(procs),
-            Program::Whole(j) => j.done(),
-        }
-    }
-
-    /// Whether host `h` runs the program (enters the library and polls).
-    pub fn participates(&self, h: u32) -> bool {
-        match &self.program {
-            Program::PerHost(p) => p.participates(h),
-            Program::Whole(j) => j.participates(h),
-        }
-    }
-
     /// The whole-job program, if it is one (the DSM).
     pub(crate) fn whole(&mut self) -> Option<&mut Dsm> {
-        match &mut self.program {
-            Program::Whole(j) => Some(j),
-            Program::PerHost(_) => None,
-        }
-    }
-
-    /// The processes, if the program runs one per host.
-    pub fn procs(&self) -> Option<&Processes> {
-        match &self.program {
-            Program::PerHost(p) => Some(p),
-            Program::Whole(_) => None,
-        }
+        self.whole.as_deref_mut()
     }
 
     /// Whether its hosts' upcalls drive it: the multicast schemes'
     /// forwards and its compute run in the library.
     pub fn upcall_driven(&self) -> bool {
-        self.procs().is_some_and(Processes::upcall_driven)
-    }
-
-    /// Whether it is one of the multicast study's programs (its forwarding
-    /// metrics are reported).
-    pub fn multicasts(&self) -> bool {
-        self.procs().is_some_and(Processes::multicasts)
-    }
-
-    /// Its measurements (`link` bounds a stream's figures; `procs`: host
-    /// `h`'s process, for a program of one per host).
-    pub(crate) fn metrics<'a>(&self, m: &mut Metrics, link: &LinkBound, procs: impl Fn(u32) -> &'a Driver) {
-        match &self.program {
-            Program::PerHost(p) => p.metrics(m, link, procs),
-            Program::Whole(j) => j.metrics(m),
-        }
+        self.drive == Some(Drive::Upcall)
     }
 
     /// Whether a run that cannot progress is a result of the program (DSM
-    /// and FFT: `stuck = 1`, `exec_time_s = NaN`, e.g. no interrupts and a
-    /// sleeping home node) rather than an error.
+    /// and FFT: `stuck = 1`, `exec_time_s` not measured, e.g. no interrupts
+    /// and a sleeping home node) rather than an error.
     pub fn stuck_is_a_result(&self) -> bool {
         !self.upcall_driven()
     }
 }
 
 /// The parts of scenario `sc`, whose LCI stack's part is `s` (each host's
-/// library, holding its process if the program runs one per host, and its
-/// NI's firmware), for the world's hosts to hold, and the program they run.
+/// library and its NI's firmware), for the world's hosts to hold, and the
+/// run's part, for the world's run to hold; the program is placed in them
+/// by the world's build (`crate::sim` `build`'s `spawn_lci`).
 pub fn build(sc: &Scenario, s: &LciScenario) -> (Running, Vec<(Lib, Ni)>) {
     let p = &sc.platform;
     let n = p.topology.hosts;
     let signal = sc.times.host.irq_entry + sc.times.host.signal;
-    let (program, procs) = program(&sc.workload, n, sc.seed);
-    let run = Running { program, sends: Vec::with_capacity(n as usize), full: None };
-    let mut procs = procs.into_iter();
-    let parts = (0..n).map(|h| (Lib::new(h, s, signal, p.link.mtu, n, procs.next()), Ni::new(s, &sc.ni, p, h)));
-    (run, parts.collect())
+    let sends = Vec::with_capacity(n as usize);
+    let run = Running { whole: None, drive: None, deliveries: None, sends, full: None };
+    (run, (0..n).map(|h| (Lib::new(h, s, signal, p.link.mtu, n), Ni::new(s, &sc.ni, p, h))).collect())
 }
-
-/// Packet conservation over the world's NIs: no NI delivered more
-/// packets than the NIs sent (every packet sent is delivered, or in an
-/// NI queue, or on the wire).
-pub(crate) fn check_invariants<'a>(nis: impl Iterator<Item = &'a Ni>) -> Result<(), SimError> {
-    let (sent, delivered) = packets(nis);
-    if delivered > sent {
-        return Err(SimError(format!("invariant: {sent} packets sent, {delivered} delivered")));
-    }
-    Ok(())
-}
-
-/// Packets the NIs sent and delivered so far (their counters summed).
-pub(crate) fn packets<'a>(nis: impl Iterator<Item = &'a Ni>) -> (u64, u64) {
-    nis.fold((0, 0), |(s, d), n| (s + n.packets_sent, d + n.delivered))
-}
-
-/// Why a program that could not go on (`stuck = 1`) has no execution time.
-pub(crate) const STUCK: &str = "the program could not go on (stuck = 1): it never finished";
 
 #[cfg(test)]
 pub(crate) mod testing;

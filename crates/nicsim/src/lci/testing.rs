@@ -57,6 +57,8 @@ pub(crate) fn scenario(text: &str) -> Result<crate::config::LciScenario, crate::
 /// program's through it.
 pub(crate) struct Ran {
     pub prog: Box<Running>,
+    /// Whether each host runs a rank (the world's rank map).
+    pub ranked: Vec<bool>,
     pub hosts: Vec<Host>,
     pub nis: Vec<Ni>,
     /// The NICs' buses, which the NIs share with their hosts.
@@ -80,7 +82,8 @@ pub(crate) fn run(text: &str) -> (Ran, Metrics) {
     let hosts = w.hosts.iter_mut().map(|h| *h.lci.take().expect(PARTS)).collect();
     let nis = w.hosts.iter_mut().map(|h| *h.nic.lanai.take().expect(PARTS)).collect();
     let buses = w.hosts.iter().map(|h| h.nic.bus().expect(PARTS).clone()).collect();
-    (Ran { prog: w.run.lci.take().expect("the world runs the stack"), hosts, nis, buses }, m)
+    let ranked = (0..w.hosts.len()).map(|h| w.env.ranks.at(h, 0) != crate::library::NO_RANK).collect();
+    (Ran { prog: w.run.lci.take().expect("the world runs the stack"), ranked, hosts, nis, buses }, m)
 }
 
 const PARTS: &str = "every host of the world runs the stack";
@@ -112,12 +115,7 @@ pub(crate) fn step(w: &mut World) -> Option<(Instant, To, u32, Option<Packet>)> 
     w.step_lci()
 }
 
-/// The program of a world that runs the stack.
-pub(crate) fn program(w: &World) -> &Running {
-    w.run.lci.as_deref().expect("the world runs the stack")
-}
-
 /// Whether the program of a world that runs the stack is done.
 pub(crate) fn done(w: &World) -> bool {
-    program(w).done(|h| lib(w, h as usize).process().expect("each host's library holds its process"))
+    w.programs_left == 0
 }

@@ -30,7 +30,7 @@ use crate::workload::{Cursor, Op, Program};
 /// what it waits for besides them. Its requests are its receives: a send
 /// or a multicast is complete once handed to the library.
 #[derive(Debug)]
-pub(crate) struct Driver {
+pub struct Driver {
     cursor: Cursor,
     /// What it waits for besides its receives: the end of its compute
     /// phase ([`Op::Compute`]) or its multicast's delivery to every other
@@ -56,14 +56,15 @@ impl Driver {
     /// Runs the program at `now` up to its next request of the library:
     /// an [`Op::Send`] (to a rank), an [`Op::Mcast`], an [`Op::Compute`]
     /// that the process then waits for ([`Driver::compute_done`]), or
-    /// [`Op::Done`] once finished; `None` while it waits.
+    /// [`Op::Done`] as it finishes (once: the world counts the programs
+    /// left by it); `None` while it waits, and once finished.
     pub fn next(&mut self, now: Instant) -> Option<Op> {
         if self.blocked.is_some() {
             return None;
         }
         loop {
             if self.cursor.finished() {
-                return Some(Op::Done);
+                return None;
             }
             let op = self.cursor.next(now, self.posted.len() as u32)?;
             match op {
@@ -190,6 +191,7 @@ mod tests {
         assert_eq!(p.next(t), Some(Op::Send { peer: 3, size: 8, tag: 6 }));
         assert_eq!(p.next(t), Some(Op::Done));
         assert!(p.finished());
+        assert_eq!(p.next(t), None, "it finishes once");
     }
 
     #[test]

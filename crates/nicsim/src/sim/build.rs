@@ -7,6 +7,7 @@
 //! afterwards lives in their own files.
 
 use super::echo::ECHO_HOST;
+use super::NO_RANK;
 use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, ProcSet, Pulls, Ranks, Run, Wire, World};
 use crate::config::{BcastForwarding, Forwarding, LibraryTimes, Scenario, Workload};
 use crate::config::{RxDelivery, FLAG_BYTES};
@@ -14,6 +15,9 @@ use crate::engine::{EventQueue, SimRng};
 use crate::host::cache::code::CodeLines;
 use crate::host::{CacheCosts, CacheStats, HostLines, Sleep, Topology, TxBacklog, TxPath};
 use crate::kernel::{NetTx, RxPath};
+use crate::lci::{Deliveries, Dsm};
+use crate::library::driver::{Drive, Driver};
+use crate::library::lci::Hosted;
 use crate::library::Proc;
 use crate::net::Network;
 use crate::nic::delivery::Strategy;
@@ -167,8 +171,17 @@ impl World {
             let lines = if p.cache.path_footprints { p.cache.l1i_kib * 1024 / p.cache.line_bytes } else { 0 };
             CodeLines::new(cores, dies, lines, p.cache.l1i_ways)
         };
+        // On the \[LCI] stack each host holds its library and its NIC the
+        // LANai firmware (on the NIC's bus, the host's PCI bus), and the run
+        // the stack's part of the program (`crate::lci::build`).
+        let (lci_run, lci_parts) = match s.lci.as_deref().map(|l| crate::lci::build(s, l)) {
+            Some((run, parts)) => (Some(Box::new(run)), parts),
+            None => (None, Vec::new()),
+        };
+        let mut lci_parts = lci_parts.into_iter();
         let mut hosts = Vec::with_capacity(hosts_n);
         for h in 0..hosts_n {
+            let (lci, lanai) = lci_parts.next().unzip();
             let steering = Steering::new(s.steering, cores);
             let steering_queues = steering.queues();
             // `nic.host0` sets host 0's coalescing apart (an absolute timeout:
@@ -202,6 +215,9 @@ impl World {
                         let f = crate::nic::flow::FlowControl::new(n, s.ni.pause_to_sender, hosts_n);
                         Box::new(f.with_hold_limit(s.ni.flow_control_hold))
                     });
+                    if let Some(ni) = lanai {
+                        nic.run_lanai(ni);
+                    }
                     nic
                 },
                 steering,
@@ -229,7 +245,7 @@ impl World {
                 ioat_free: Instant::ZERO,
                 pollers: vec![ProcSet::default(); steering_queues],
                 echo: None,
-                lci: None,
+                lci: lci.map(Box::new),
             });
         }
         let trace = trace.map(|cfg| {
@@ -259,6 +275,7 @@ impl World {
             lib_out: Vec::new(),
             ticks: None,
         };
+        w.run.lci = lci_run;
         // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
         w.start_clocks();
         let core = s.binding.unwrap_or(0) as u16;
@@ -271,11 +288,9 @@ impl World {
             // LCI-family platform has one).
             _ if s.lci.is_some() => {
                 debug_assert!(w.wire.net.grid.is_some());
-                if let Some(l) = &s.lci {
-                    let (prog, parts) = crate::lci::build(s, l);
-                    w.set_forwarding(forward_table(s, p.topology.hosts));
-                    w.start_lci(prog, parts);
-                }
+                w.set_forwarding(forward_table(s, p.topology.hosts));
+                w.spawn_lci(&s.workload, s.seed);
+                w.start_lci();
             }
             Workload::PingPong { .. } | Workload::Stream { .. } | Workload::Uniband { .. } => {
                 for r in 0..2 {
@@ -343,6 +358,34 @@ impl World {
         }
     }
 
+    /// Places the \[LCI] stack's program, whose hosts hold their parts
+    /// (`assemble`): its ranks in the world's rank map and
+    /// each host's process in its library ([`lci_processes`], with how the
+    /// libraries run them and, for the broadcast benchmark, its wait
+    /// across hosts in the run), or the whole-job DSM in the run. Each
+    /// process not finished from the start is a program left until it
+    /// finishes; the DSM is one until it is done (`lci_stack`'s
+    /// `lci_settle`).
+    fn spawn_lci(&mut self, workload: &Workload, seed: u64) {
+        let hosts = self.hosts.len() as u32;
+        let run = self.run.lci.as_deref_mut().expect("the hosts hold the LCI stack's parts");
+        match lci_processes(workload, hosts, seed, &mut self.env.ranks) {
+            Some((drive, procs)) => {
+                let counted = matches!(workload, Workload::BcastBench { .. });
+                (run.drive, run.deliveries) = (Some(drive), counted.then(Deliveries::default));
+                for (hs, p) in self.hosts.iter_mut().zip(procs) {
+                    self.programs_left += u32::from(!p.finished());
+                    hs.lib().host_process(Hosted::new(p, drive, counted));
+                }
+            }
+            None => {
+                let Workload::Dsm { mix, procs, operations } = *workload else { unreachable!("{workload:?}") };
+                run.whole = Some(Box::new(Dsm::new(mix, procs, operations, seed)));
+                self.programs_left = 1;
+            }
+        }
+    }
+
     pub(super) fn spawn(&mut self, host: u16, core: u16, ep: u8, program: Program) {
         let hosts = self.hosts.len();
         let rank = self.env.ranks.add(host, ep);
@@ -358,6 +401,40 @@ impl World {
         }
         self.programs_left += 1;
     }
+}
+
+/// The \[LCI] stack's ranks of workload `w` on `hosts` hosts, given their
+/// places in the world's rank map `ranks` as [`World::spawn`] gives a
+/// process its place (one rank per host, endpoint 0: the ping-pong's and
+/// the stream's two on the workload's `pair`, the FFT's on hosts
+/// `0..ranks`, the DSM's on hosts `0..procs`, the others on every host),
+/// and, for a program of one process per host, each host's process
+/// (rank `r`'s program, `Workload::program`; a host without a rank holds
+/// an idle one) for its library to hold, with how the library runs them;
+/// `None` for the whole-job DSM (`crate::lci::dsm`).
+pub(crate) fn lci_processes(w: &Workload, hosts: u32, seed: u64, ranks: &mut Ranks) -> Option<(Drive, Vec<Driver>)> {
+    let (n, drive) = match *w {
+        Workload::Asp { .. } | Workload::Qr { .. } | Workload::BcastBench { .. } => (hosts, Some(Drive::Upcall)),
+        Workload::FftAlltoall { ranks, .. } => (ranks, Some(Drive::Idle)),
+        Workload::Stream { .. } | Workload::PingPong { .. } => (2, Some(Drive::Upcall)),
+        Workload::Dsm { procs, .. } => (procs, None),
+        // `config::workload` validates no other for the LCI stack.
+        _ => unreachable!("not a program of the LCI stack: {w:?}"),
+    };
+    let on = match *w {
+        Workload::Stream { pair, .. } | Workload::PingPong { pair, .. } => pair.to_vec(),
+        _ => (0..n).collect(),
+    };
+    for h in on {
+        ranks.add(h as u16, 0);
+    }
+    let procs = (0..hosts as usize).map(|h| match ranks.at(h, 0) {
+        NO_RANK => Driver::new(Program::Idle),
+        // ASP's and QR's broadcasts are the library's multicasts
+        // (`Op::Mcast`), whatever forwards them (`nic.forwarding`).
+        r => Driver::new(w.program(r as u32, n, seed).expect("a program of crate::workload")),
+    });
+    drive.map(|d| (d, procs.collect()))
 }
 
 /// The NICs' multicast forwarding table of a scenario whose tree spans

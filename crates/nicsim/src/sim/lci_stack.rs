@@ -25,18 +25,16 @@
 //! are `crate::library::lci`'s and `crate::nic::lanai`'s, the program's
 //! `crate::lci`'s.
 
-use super::{Ev, HostState, World};
+use super::{Ev, HostState, World, NO_RANK};
 use crate::engine::Origin;
 use crate::host::bus::BusOp;
-use crate::lci::{Program, Running};
-use crate::library::driver::{Drive, Driver};
-use crate::library::lci::{Lib, Outgoing};
+use crate::lci::Running;
+use crate::library::lci::Lib;
 use crate::library::LibEv;
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, Ni, Packet};
 use crate::nic::timers;
 use crate::time::Instant;
-use crate::workload::Op;
 use crate::SimError;
 
 /// The world's program of a world that runs the stack (`start_lci`).
@@ -50,19 +48,8 @@ const PROCESS: &str = "a host of a program of one process per host holds its pro
 const WHOLE: &str = "a library that holds its process runs it itself";
 
 impl World {
-    /// Wires the stack onto the world: each host's library beside its
-    /// processes, its NI's firmware in its NIC (on the NIC's bus, the
-    /// host's PCI bus, with the NIC's forwarding table), the program in
-    /// the run; queues the parts' events at time zero. The program is the
-    /// world's one program left until it is done.
-    pub(super) fn start_lci(&mut self, prog: Running, parts: Vec<(Lib, Ni)>) {
-        debug_assert_eq!(parts.len(), self.hosts.len());
-        for (hs, (lib, ni)) in self.hosts.iter_mut().zip(parts) {
-            hs.lci = Some(Box::new(lib));
-            hs.nic.run_lanai(ni);
-        }
-        self.run.lci = Some(Box::new(prog));
-        self.programs_left = 1;
+    /// Queues the parts' events at time zero ([`World::lci_start`]).
+    pub(super) fn start_lci(&mut self) {
         self.lci_start();
         self.lci_settle(Instant::ZERO);
     }
@@ -86,12 +73,13 @@ impl World {
     }
 
     /// After an event at `now`: a run in which an NI's store overflowed
-    /// ends with that error, and one whose program is done has no program
-    /// left.
+    /// ends with that error, and one whose whole-job program is done has no
+    /// program left (a process of one per host counts itself out as it
+    /// finishes, `Output::ProgramDone`).
     fn lci_settle(&mut self, now: Instant) {
-        let prog = self.run.lci.as_deref_mut().expect(PROGRAM);
-        let full = prog.full.take();
-        if full.is_some() || prog.done(|h| lci_process(&self.hosts, h)) {
+        let run = self.lci_prog();
+        let full = run.full.take();
+        if full.is_some() || run.whole.as_deref().is_some_and(crate::lci::Dsm::done) {
             self.programs_left = 0;
         }
         if let Some(h) = full {
@@ -100,16 +88,9 @@ impl World {
         }
     }
 
-    /// The program the hosts run.
+    /// What the run holds of the program the hosts run.
     fn lci_prog(&mut self) -> &mut Running {
         self.run.lci.as_deref_mut().expect(PROGRAM)
-    }
-
-    /// Packets the NIs sent and delivered so far: what the stall watch
-    /// sees progress in, for a world that runs the stack.
-    pub(super) fn lci_packets(&self) -> u64 {
-        let (sent, delivered) = crate::lci::packets(self.hosts.iter().map(HostState::ni_ref));
-        sent + delivered
     }
 
     /// Handles the next event, the stack's (tests); returns its time, the
@@ -147,7 +128,7 @@ impl World {
             }
         }
         for h in 0..self.hosts.len() as u32 {
-            let runs = self.lci_prog().participates(h);
+            let runs = self.env.ranks.at(h as usize, 0) != NO_RANK;
             self.hosts[h as usize].lib().start(runs);
             if !runs {
                 continue;
@@ -226,14 +207,15 @@ impl World {
     }
 
     /// The message from host `from` with `tag` whose upcall on host `h`
-    /// ends at `at`, for a program of one process per host its upcalls
-    /// drive (`Output::Arrived`): the sender, if it waited for the message
-    /// to reach every other host and `h` was the last, goes on, then `h`'s
-    /// process if it waited for it.
+    /// ends at `at`, in a run that counts its deliveries across hosts (the
+    /// broadcast benchmark, `Output::Arrived`): the sender, if it waited
+    /// for the message to reach every other host and `h` was the last,
+    /// goes on, then `h`'s process if it waited for it.
     pub(super) fn lci_arrived(&mut self, h: u32, from: u32, tag: u64, at: Instant) {
-        let Some(Program::PerHost(p)) = self.run.lci.as_deref_mut().map(|r| &mut r.program) else { return };
-        let woken = p.delivered_to(from, tag, self.hosts[from as usize].lib().process_mut().expect(PROCESS));
-        let rank = p.rank(from);
+        let (rank, ranks) = (u32::from(self.env.ranks.at(from as usize, 0)), self.env.ranks.len() as u32);
+        let sender = self.hosts[from as usize].lib().process_mut().expect(PROCESS);
+        let waits = self.run.lci.as_deref_mut().and_then(|r| r.deliveries.as_mut());
+        let woken = waits.is_some_and(|d| d.delivered_to(rank, tag, ranks, sender));
         let go_on = self.hosts[h as usize].lib().process_mut().expect(PROCESS).arrived(rank, tag);
         if woken {
             self.lci_proceed(from, at);
@@ -262,27 +244,19 @@ impl World {
         self.lci_prog().whole().expect(WHOLE).compute_done(h);
     }
 
-    /// Runs host `h`'s process (a program its upcalls drive, which waits
-    /// across hosts) at `now` until it waits: its sends and broadcasts go
-    /// to the host's library, its compute waits there for them to be
-    /// written.
+    /// Runs host `h`'s process (a program its upcalls drive) at `now`
+    /// until it waits, counting its broadcasts until they reached every
+    /// other host if the run waits for that ([`Lib::proceed`] with
+    /// `crate::lci::Deliveries::next`), then its library goes on if it spun.
     fn lci_proceed(&mut self, h: u32, now: Instant) {
-        let Some(Program::PerHost(p)) = self.run.lci.as_deref_mut().map(|r| &mut r.program) else { return };
-        debug_assert_eq!(p.drive, Drive::Upcall);
-        let lib = self.hosts[h as usize].lib();
-        loop {
-            match p.next(h, lib.process_mut().expect(PROCESS), now) {
-                Some(Op::Send { peer, size, tag }) => {
-                    lib.submit(Outgoing { dst: p.host(peer), size, count: 1, bcast: None, tag })
-                }
-                Some(Op::Mcast { size, tag }) => lib.bcast(size, tag),
-                Some(Op::Compute(d)) => {
-                    lib.compute_after_sends(d);
-                    break;
-                }
-                _ => break,
-            }
-        }
+        let Some(run) = self.run.lci.as_deref_mut().filter(|r| r.upcall_driven()) else { return };
+        let (ranks, rank) = (&self.env.ranks, u32::from(self.env.ranks.at(h as usize, 0)));
+        let lib = self.hosts[h as usize].lci.as_deref_mut().expect(PARTS);
+        let finished = lib.proceed(now, ranks, |d, t| match run.deliveries.as_mut() {
+            Some(waits) => waits.next(rank, d, t),
+            None => d.next(t),
+        });
+        self.programs_left -= u32::from(finished);
         self.lci_lib(h, now, Lib::wake);
     }
 
@@ -307,15 +281,8 @@ impl World {
     /// Host `h`'s library event `ev` (`arg`: a packet of NI `h`'s store or
     /// a generation, [`LibEv`]): the library's ([`Lib::event`], with the
     /// packet it names and its NI's delivered and released counters, as a
-    /// PIO read finds them), but for the end of a multicast program's
-    /// compute phase, which the program goes on from before the library
-    /// (its process waits across hosts: [`World::lci_proceed`]).
+    /// PIO read finds them).
     fn lci_library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
-        if ev == LibEv::McComputeDone {
-            self.hosts[h as usize].lib().mc_compute_done();
-            self.lci_proceed(h, now);
-            return self.lci_lib(h, now, Lib::next);
-        }
         let pkt = ev.names_packet().then(|| self.lci_take_packet(h, arg));
         let ni = self.hosts[h as usize].ni_ref();
         let counters = (ni.delivered, ni.sent);
@@ -426,11 +393,6 @@ impl HostState {
     pub(crate) fn ni_ref(&self) -> &Ni {
         self.nic.lanai.as_deref().expect(PARTS)
     }
-}
-
-/// Host `h`'s process, of a program of one process per host.
-pub(super) fn lci_process(hosts: &[HostState], h: u32) -> &Driver {
-    hosts[h as usize].lib_ref().process().expect(PROCESS)
 }
 
 /// Event origins: host h = 2h, NI h = 2h + 1.

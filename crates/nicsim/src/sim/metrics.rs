@@ -10,12 +10,10 @@ use super::World;
 use crate::config::{RxDelivery, Workload};
 use crate::host::{ObjClass, Side};
 use crate::library::Peaks;
-use crate::metrics::{stream_unmeasurable, LinkBound};
+use crate::metrics::{exec_time, pingpong, stream_rate, LinkBound, MB_PER_S, MIB_PER_S};
 use crate::nic::flow::Class;
 use crate::time::Instant;
 use crate::{Metrics, SimError};
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// Why a ratio over an empty part of a run is not measured.
 const NO_TIME: &str = "the run took no simulated time";
@@ -24,10 +22,17 @@ const NO_ACCESS: &str = "no cache line was accessed";
 const NO_MESSAGES: &str = "no message was timed";
 
 impl World {
-    /// Packet conservation, interrupt accounting and request accounting.
+    /// Packet conservation, interrupt accounting and request accounting
+    /// (on the \[LCI] stack, whose NIs count their own packets: no NI
+    /// delivered more packets than the NIs sent, each being delivered, in
+    /// an NI queue or on the wire).
     pub(crate) fn check_invariants(&self) -> Result<(), SimError> {
         if self.run.lci.is_some() {
-            return crate::lci::check_invariants(self.hosts.iter().map(super::HostState::ni_ref));
+            let (sent, delivered) = self.ni_packets();
+            if delivered > sent {
+                return Err(SimError(format!("invariant: {sent} packets sent, {delivered} delivered")));
+            }
+            return Ok(());
         }
         let d = &self.frames.drops;
         let dropped_before_handler = d.loss + d.ring_full + d.malformed + d.tx_queue_paused;
@@ -90,14 +95,20 @@ impl World {
         m.set("peak_frames_live", self.frames.slots() as f64);
     }
 
+    /// Packets the \[LCI] NIs sent and delivered so far (their counters
+    /// summed): the stall watch's progress and the invariant's count.
+    pub(super) fn ni_packets(&self) -> (u64, u64) {
+        self.hosts.iter().map(|h| h.ni_ref()).fold((0, 0), |(s, d), n| (s + n.packets_sent, d + n.delivered))
+    }
+
     /// The LCI stack's catalogue: its libraries', NIs' and buses'
     /// counters, its multicast schemes' (a multicast study's program), its
-    /// program's measurements, its watchdogs' and NI clocks', its
-    /// signalled cores' and its reliable protocol's.
+    /// watchdogs' and NI clocks', its signalled cores' and its reliable
+    /// protocol's; whether a program that can be stuck was.
     fn lci_metrics(&self, s: &crate::lci::Running, m: &mut Metrics) {
         let libs = || self.hosts.iter().map(|h| h.lib_ref());
         let nis = || self.hosts.iter().map(|h| h.ni_ref());
-        let (sent, delivered) = crate::lci::packets(nis());
+        let (sent, delivered) = self.ni_packets();
         m.set("packets", sent as f64);
         m.set("packets_delivered", delivered as f64);
         let sum = |f: fn(&crate::library::lci::Lib) -> u64| libs().map(f).sum::<u64>() as f64;
@@ -111,25 +122,18 @@ impl World {
         for (i, b) in buses().enumerate().take(2) {
             b.report(i, self.q.now().since(Instant::ZERO), &mut |k, v| m.set(k, v));
         }
-        if let Some(grid) = &self.wire.net.grid {
-            if s.multicasts() {
-                // The multicast schemes' forwards, by the NIs and by the hosts.
-                let mc = || libs().map(|l| &l.mc);
-                m.set("ni_forwards", nis().map(|n| n.mc.forwards).sum::<u64>() as f64);
-                m.set("ni_forward_waits", nis().map(|n| n.credits.refused(Class::Forward)).sum::<u64>() as f64);
-                m.set("host_forward_copies", mc().map(|c| c.host_forward_copies).sum::<u64>() as f64);
-                m.set("mc_packets_consumed", mc().map(|c| c.mc_packets_consumed).sum::<u64>() as f64);
-                m.set("mc_bytes_consumed", mc().map(|c| c.mc_bytes_consumed).sum::<u64>() as f64);
-                m.set("pio_writes", buses().map(|b| b.pio_writes).sum::<u64>() as f64);
-            }
-            // The program's measurements; the grid's links bound how fast a stream can go.
-            let (spec, h0) = (grid.spec(), &self.hosts[0]);
-            let link = LinkBound {
-                bytes_per_s: spec.bytes_per_s as f64,
-                frame_extra_bytes: (h0.ni_ref().header() + spec.overhead_bytes) as u64,
-                frame_payload: h0.lib_ref().packet_bytes() as u64,
-            };
-            s.metrics(m, &link, |h| super::lci_stack::lci_process(&self.hosts, h));
+        if matches!(self.run.workload, Workload::Asp { .. } | Workload::Qr { .. } | Workload::BcastBench { .. }) {
+            // A multicast study's program: the schemes' forwards, by the NIs and by the hosts.
+            let mc = || libs().map(|l| &l.mc);
+            m.set("ni_forwards", nis().map(|n| n.mc.forwards).sum::<u64>() as f64);
+            m.set("ni_forward_waits", nis().map(|n| n.credits.refused(Class::Forward)).sum::<u64>() as f64);
+            m.set("host_forward_copies", mc().map(|c| c.host_forward_copies).sum::<u64>() as f64);
+            m.set("mc_packets_consumed", mc().map(|c| c.mc_packets_consumed).sum::<u64>() as f64);
+            m.set("mc_bytes_consumed", mc().map(|c| c.mc_bytes_consumed).sum::<u64>() as f64);
+            m.set("pio_writes", buses().map(|b| b.pio_writes).sum::<u64>() as f64);
+        }
+        if s.stuck_is_a_result() {
+            m.set("stuck", if self.programs_left == 0 { 0.0 } else { 1.0 });
         }
         // The NIs' interrupts: the watchdogs' and, with `"none"`, one per delivered packet.
         let wds = || nis().filter_map(|n| n.watchdog.as_ref());
@@ -155,6 +159,7 @@ impl World {
         m.set("events", self.q.popped() as f64);
         if let Some(s) = &self.run.lci {
             self.lci_metrics(s, &mut m);
+            self.program_metrics(&mut m);
             return m;
         }
         debug_assert_eq!(self.run.irq_raised_all, self.hosts.iter().map(|h| h.rx.irq_raised()).sum::<u64>());
@@ -287,60 +292,83 @@ impl World {
             m.set("medium_messages", self.run.medium_msgs as f64);
             m.set("deferral_success_rate", self.run.medium_one_irq as f64 / self.run.medium_msgs as f64);
         }
+        self.program_metrics(&mut m);
+        m
+    }
+
+    /// Where rank `r` passed its marks (0: its start, 1: its end), as its
+    /// process holds them: an Open-MX process, or the process its host's
+    /// \[LCI] library holds.
+    fn marks(&self, r: usize) -> [Option<Instant>; 2] {
+        let (h, ep) = self.env.ranks[r];
+        let hs = &self.hosts[h as usize];
+        match hs.lci.as_deref() {
+            Some(lib) => [0, 1].map(|i| lib.process().and_then(|p| p.mark(i))),
+            None => [0, 1].map(|i| hs.procs[hs.eps[ep as usize].map_or(0, usize::from)].mark(i)),
+        }
+    }
+
+    /// The least time the network carries messages in: its links', or on
+    /// the \[LCI] stack the grid's, whose packets carry the NI's header
+    /// and at most one NI buffer of payload.
+    fn link_bound(&self) -> LinkBound {
+        match &self.wire.net.grid {
+            Some(grid) if self.run.lci.is_some() => {
+                let (spec, h0) = (grid.spec(), &self.hosts[0]);
+                LinkBound {
+                    bytes_per_s: spec.bytes_per_s as f64,
+                    frame_extra_bytes: (h0.ni_ref().header() + spec.overhead_bytes) as u64,
+                    frame_payload: h0.lib_ref().packet_bytes() as u64,
+                }
+            }
+            _ => self.wire.net.link_bound(),
+        }
+    }
+
+    /// The program's measurements from its processes' marks, whichever
+    /// library runs them (the LCI catalogue names a rate in MB/s, the
+    /// Open-MX one in MiB/s: [`crate::metrics::Throughput`]), and what
+    /// only one library's processes count (interrupts between the marks,
+    /// CPU shares, forwards).
+    fn program_metrics(&self, m: &mut Metrics) {
+        let lci = self.run.lci.as_deref();
+        let rate = if lci.is_some() { MB_PER_S } else { MIB_PER_S };
         match self.run.workload {
             Workload::PingPong { size, iterations, .. } | Workload::Echo { size, iterations, .. } => {
+                let [Some(a), Some(b)] = self.marks(0) else { return };
+                pingpong(m, size, iterations, b - a, &self.link_bound(), rate);
+                if lci.is_some() {
+                    return;
+                }
                 let pr = &self.hosts[0].procs[0];
-                if let (Some(a), Some(b)) = (pr.mark(0), pr.mark(1)) {
-                    let half_rtt = (b - a).as_us_f64() / (2 * iterations) as f64;
-                    let least = self.wire.net.link_bound().least_secs(1, size) * 1e6;
-                    if half_rtt > 0.0 && half_rtt >= least {
-                        m.set("latency_us", half_rtt);
-                        m.set("throughput_MiBps", size as f64 / (half_rtt * 1e-6) / MIB);
-                    } else {
-                        let why = format!(
-                            "a one-way transfer of {size} B timed at {:.3} µs, less than the {:.3} µs the link needs; \
-                             raise workload.iterations",
-                            half_rtt, least
-                        );
-                        m.unmeasured("latency_us", why.clone());
-                        m.unmeasured("throughput_MiBps", why);
-                    }
-                    // Interrupts raised on both hosts per one-way transfer.
-                    let irq = pr.irqs_all_between_marks() as f64;
-                    m.ratio("interrupts_per_msg", irq, (2 * iterations) as f64, NO_MESSAGES);
-                    // [EMO] host overhead: share of each host's CPU taken from
-                    // a cycle soaker between the marks (kernel + library time).
-                    let span = (b - a).as_s_f64();
-                    for i in 0..2 {
-                        let busy = (self.run.busy_at_mark[1][i].saturating_sub(self.run.busy_at_mark[0][i])).as_s_f64();
-                        let cores = self.hosts[i].cores.len() as f64;
-                        m.ratio(&format!("host{i}_cpu_pct"), 100.0 * busy, span * cores, NO_TIMED_TIME);
-                    }
+                // Interrupts raised on both hosts per one-way transfer.
+                let irq = pr.irqs_all_between_marks() as f64;
+                m.ratio("interrupts_per_msg", irq, (2 * iterations) as f64, NO_MESSAGES);
+                // [EMO] host overhead: share of each host's CPU taken from
+                // a cycle soaker between the marks (kernel + library time).
+                let span = (b - a).as_s_f64();
+                for i in 0..2 {
+                    let busy = (self.run.busy_at_mark[1][i].saturating_sub(self.run.busy_at_mark[0][i])).as_s_f64();
+                    let cores = self.hosts[i].cores.len() as f64;
+                    m.ratio(&format!("host{i}_cpu_pct"), 100.0 * busy, span * cores, NO_TIMED_TIME);
                 }
             }
             Workload::Stream { size, messages, warmup, window, .. }
             | Workload::Uniband { size, messages, warmup, window } => {
-                let pr = &self.hosts[1].procs[0];
-                let start = pr.mark(0).unwrap_or(crate::time::Instant::ZERO);
-                if let Some(end) = pr.mark(1) {
-                    let secs = (end - start).as_s_f64();
-                    let irq = pr.irqs_between_marks() as f64;
-                    let link = self.wire.net.link_bound();
-                    match stream_unmeasurable(messages, warmup, window as u64, size, secs, &link) {
-                        None => {
-                            let rate = messages as f64 / secs;
-                            m.set("msg_rate_per_s", rate);
-                            m.set("throughput_MiBps", rate * size as f64 / MIB);
-                        }
-                        Some(why) => {
-                            m.unmeasured("msg_rate_per_s", why.clone());
-                            m.unmeasured("throughput_MiBps", why);
-                        }
-                    }
-                    m.ratio("interrupts_per_msg", irq, messages as f64, NO_MESSAGES);
-                    m.set("stream_start_us", start.as_us_f64());
-                    m.set("stream_end_us", end.as_us_f64());
+                let [start, Some(end)] = self.marks(1) else { return };
+                let start = start.unwrap_or(Instant::ZERO);
+                let secs = (end - start).as_s_f64();
+                if lci.is_some() {
+                    // The LCI sender posts every message at once: no window to fill.
+                    stream_rate(m, (messages, 0, 0), size, secs, &self.link_bound(), rate);
+                    m.set("elapsed_us", secs * 1e6);
+                    return;
                 }
+                stream_rate(m, (messages, warmup, window as u64), size, secs, &self.link_bound(), rate);
+                let irq = self.hosts[1].procs[0].irqs_between_marks() as f64;
+                m.ratio("interrupts_per_msg", irq, messages as f64, NO_MESSAGES);
+                m.set("stream_start_us", start.as_us_f64());
+                m.set("stream_end_us", end.as_us_f64());
             }
             Workload::Alltoall { iterations, .. } | Workload::Exchange { iterations, .. } => {
                 let pr = &self.hosts[0].procs[0];
@@ -382,18 +410,36 @@ impl World {
             }
             Workload::Asp { .. } | Workload::Qr { .. } | Workload::FftAlltoall { .. } => {
                 // [LCI]'s execution time: from the start to the last rank's end.
-                let end = self.hosts.iter().flat_map(|h| &h.procs).filter_map(|pr| pr.mark(1)).max();
-                if let Some(end) = end {
-                    m.set("exec_time_s", end.since(Instant::ZERO).as_s_f64());
-                }
-                if !matches!(self.run.workload, Workload::FftAlltoall { .. }) {
+                exec_time(m, (0..self.env.ranks.len()).map(|r| self.marks(r)[1]));
+                if lci.is_none() && !matches!(self.run.workload, Workload::FftAlltoall { .. }) {
                     m.set("mcast_forwards", self.hosts.iter().map(|h| h.nic.forwards).sum::<u64>() as f64);
                 }
             }
-            Workload::Replay => self.replay_metrics(&mut m),
-            // The LCI stack's programs report theirs (`lci_metrics`, above).
-            Workload::BcastBench { .. } | Workload::Dsm { .. } => {}
+            Workload::Replay => self.replay_metrics(m),
+            // The \[LCI] broadcast benchmark (its root's marks): the
+            // one-at-a-time broadcasts end at its start mark, the
+            // back-to-back ones at its end.
+            Workload::BcastBench { root, size, iterations, count, .. } => {
+                let [t0, t1] = self.marks(root as usize).map(|t| t.unwrap_or(Instant::ZERO));
+                if iterations > 0 {
+                    m.set("latency_us", t0.since(Instant::ZERO).as_us_f64() / iterations as f64);
+                }
+                if count > 0 {
+                    let s = t1.since(t0).as_s_f64();
+                    m.set("burst_us", s * 1e6);
+                    if s > 0.0 {
+                        m.set(rate.name, (size * count as u64) as f64 / s / rate.bytes);
+                    } else {
+                        m.unmeasured(rate.name, "the broadcasts took no simulated time");
+                    }
+                }
+            }
+            // The whole-job DSM measures itself (`crate::lci::Dsm::metrics`).
+            Workload::Dsm { .. } => {
+                if let Some(j) = lci.and_then(|r| r.whole.as_deref()) {
+                    j.metrics(m);
+                }
+            }
         }
-        m
     }
 }

@@ -75,6 +75,8 @@ mod tick;
 mod trace;
 mod wire_path;
 
+#[cfg(test)]
+pub(crate) use build::lci_processes;
 pub use build::NAPI_BUDGET;
 pub use replay::{
     frame_time_ns, run_replay, run_replay_traced, ReplayFrame, ReplayKind, ReplaySeries, MAX_TIME_NS, NO_QUEUE,
@@ -492,7 +494,10 @@ impl World {
     /// the frames host 1's handler got.
     fn progress(&self) -> u64 {
         match self.run.workload {
-            _ if self.run.lci.is_some() => self.lci_packets(),
+            _ if self.run.lci.is_some() => {
+                let (sent, delivered) = self.ni_packets();
+                sent + delivered
+            }
             Workload::Flood { .. } => self.hosts[Flood::TO].rx.rx_frames(),
             Workload::Replay => self.replay.as_ref().map_or(0, |r| self.hosts[r.host].rx.rx_frames()),
             _ => self.run.completions,
@@ -524,10 +529,6 @@ impl World {
 
     fn finished(&self) -> bool {
         match self.run.workload {
-            _ if self.run.lci.is_some() => {
-                self.run.failed.is_some()
-                    || self.run.lci.as_ref().is_some_and(|s| s.done(|h| lci_stack::lci_process(&self.hosts, h)))
-            }
             Workload::Flood { .. } => {
                 // Every flood frame reached host 1's handler or was dropped
                 // on the way (the flood is the only traffic).

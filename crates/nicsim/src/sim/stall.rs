@@ -130,7 +130,7 @@ impl World {
 
     /// Events without progress after which a run is stalled:
     /// [`NO_PROGRESS_EVENTS`] for a world that runs the LCI stack (its
-    /// progress is a packet sent or delivered, `lci_packets`), none
+    /// progress is a packet sent or delivered, `ni_packets`), none
     /// otherwise (the stall window, in simulated time, watches those).
     pub(super) fn stall_events(&self) -> u64 {
         if self.run.lci.is_some() {

@@ -130,7 +130,7 @@ impl Lib {
             }
         }
         if pkt.last {
-            cx.emit(Output::Arrived { from: pkt.bcast.unwrap_or(pkt.src), tag: pkt.tag, at: done });
+            self.arrived(cx, pkt.bcast.unwrap_or(pkt.src), pkt.tag, done);
         }
         took
     }

@@ -6,15 +6,16 @@
 //! events ([`LibEv`]: the end of an action, of a compute phase, a soft
 //! timer) as a `Timer`, and its own: a PIO read of an NI counter or a PIO
 //! write of a packet into an NI send buffer across its bus, a message
-//! that reached a process its upcalls drive (which the world counts
-//! across hosts and runs on), and, for a whole-job program that is the
+//! that reached a process of a run that counts its deliveries across
+//! hosts (the broadcast benchmark: the world counts it, then runs it on),
+//! its process finished (`ProgramDone`), and, for a whole-job program that is the
 //! world's run's (the DSM), what the program learns (a message reached
 //! the host, the library has nothing to do, a compute phase ended). The
 //! one router routes them (`crate::sim` `kernel`'s `route`); the bus and
 //! the NI are the NIC's (`crate::sim` `lci_stack`). When the program runs
 //! one process per host, the library holds its host's ([`Hosted`], the
-//! one driver `crate::library::driver::Driver`) and runs it at its idle
-//! turns and compute ends itself.
+//! one driver `crate::library::driver::Driver`) and runs it itself: at its
+//! idle turns and compute ends, or at its upcalls and compute ends.
 //!
 //! This module owns the library's state and decisions: the queue of
 //! pinned receive buffers the NI fills (packets become visible in slot
@@ -29,8 +30,8 @@
 //! of the multicast schemes ([`mc`]), and its host's process, if it holds
 //! one (`program`). It does not own bus timing (`crate::host::bus`), the
 //! NI (`crate::nic::lanai`) nor the run's part of the program
-//! (`crate::lci`: the cross-host broadcast wait, the measurements, a
-//! whole-job DSM, `crate::lci::dsm`).
+//! (`crate::lci`: the cross-host broadcast wait, a whole-job DSM,
+//! `crate::lci::dsm`; the ranks and measurements are the world's).
 //!
 //! The reliable protocol of the \[LCI] timers study (SPEC §2.4) is the one
 //! library protocol, `crate::proto::Endpoint`, held as `library::Proc`
@@ -153,16 +154,9 @@ pub struct Lib {
 impl Lib {
     /// Host `id`'s library of the LCI stack's part `s` of a scenario, on
     /// `hosts` hosts whose packets carry `mtu` bytes of payload; a signal
-    /// costs it `signal`; it holds its host's `process` if the program
-    /// runs one per host.
-    pub(crate) fn new(
-        id: u32,
-        s: &LciScenario,
-        signal: Duration,
-        mtu: u32,
-        hosts: u32,
-        process: Option<Hosted>,
-    ) -> Self {
+    /// costs it `signal`. It holds no process until the world gives it its
+    /// host's ([`Lib::host_process`]).
+    pub(crate) fn new(id: u32, s: &LciScenario, signal: Duration, mtu: u32, hosts: u32) -> Self {
         let cfg = &s.lib;
         let rel = s.protocol.map(|r| Endpoint::new(reliable_params(r.ack_delay), hosts as usize));
         Lib {
@@ -197,7 +191,7 @@ impl Lib {
             window_full_polls: 0,
             core: SignalledCore::new(Mode::Library),
             mc: HostMc::new(s.forwarding, s.fanout, hosts, cfg.descriptor_bytes),
-            process,
+            process: None,
         }
     }
 
@@ -296,9 +290,7 @@ impl Lib {
 
     /// Its event `ev` is due (`arg`: a generation, [`LibEv`]), naming
     /// `pkt` if the event names one; `ni`: its NI's delivered and released
-    /// counters, which a PIO read that ends now finds. The multicast
-    /// program's compute end is the world's (`McComputeDone`: the program
-    /// goes on first, [`Lib::mc_compute_done`]).
+    /// counters, which a PIO read that ends now finds.
     pub(crate) fn event(&mut self, cx: &mut Cx<'_>, ev: LibEv, arg: u32, pkt: Option<Packet>, ni: (u64, u64)) {
         let (delivered, sent) = ni;
         let pkt = || pkt.expect("the event names a packet");
@@ -313,7 +305,8 @@ impl Lib {
             LibEv::ComputeDone => self.compute_done(cx, arg),
             LibEv::Signal => self.signal(cx),
             LibEv::SoftTimer => self.wake(cx),
-            LibEv::McComputeDone | LibEv::Protocol => unreachable!("{ev:?} is not the LCI library's own to handle"),
+            LibEv::McComputeDone => self.process_mc_computed(cx),
+            LibEv::Protocol => unreachable!("{ev:?} is not the LCI library's own to handle"),
         }
     }
 

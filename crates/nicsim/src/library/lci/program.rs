@@ -4,17 +4,18 @@
 //! nothing to do goes on with ([`Control`]), and the host's process the
 //! library holds when the program runs one per host ([`Hosted`], the
 //! one driver `crate::library::driver::Driver`): the library runs it at
-//! its idle turns and compute ends (`Drive::Idle`) or lets the world run
-//! it at upcalls (`Drive::Upcall`, whose broadcast wait is across hosts);
-//! a whole-job program (the DSM, `crate::lci::dsm`) is the world's, told
+//! its idle turns and compute ends (`Drive::Idle`) or at its upcalls and
+//! compute ends (`Drive::Upcall`), and tells the world when it finishes
+//! (`Output::ProgramDone`); the world runs it at time zero, and where the
+//! run counts its deliveries across hosts (the broadcast benchmark), after
+//! its count (`Output::Arrived`); a whole-job program (the DSM, `crate::lci::dsm`) is the world's, told
 //! by `Output::Message`, `Output::Idle` and `Output::ComputeDone`.
 
 use super::Lib;
 use crate::library::driver::{Drive, Driver};
 use crate::library::{Cx, Output, Ranks};
-use crate::time::Duration;
+use crate::time::{Duration, Instant};
 use crate::workload::Op;
-use std::sync::Arc;
 
 /// What a host whose library has nothing to do goes on with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,29 +47,24 @@ pub struct Outgoing {
 
 /// A host's process when the program runs one per host (its library holds
 /// it, as the Open-MX library's `crate::library::Proc` holds its cursor):
-/// the driver, when the library runs it, and the run's rank map (a
-/// program names ranks, the library hosts).
+/// the driver, and when the library runs it. A program names ranks, the
+/// library hosts: the rank map is the world's (`Cx`'s `env.ranks`).
 #[derive(Debug)]
 pub(crate) struct Hosted {
     pub(crate) driver: Driver,
     pub(crate) drive: Drive,
-    ranks: Arc<Ranks>,
+    /// The run counts its deliveries across hosts (the broadcast
+    /// benchmark's root waits for its last receiver,
+    /// `crate::lci::Deliveries`): the upcall of a message's last packet
+    /// goes to the world first (`Output::Arrived`).
+    pub(crate) counted: bool,
 }
 
 impl Hosted {
-    /// Process `driver`, run as `drive` says, of a run whose ranks are `ranks`.
-    pub(crate) fn new(driver: Driver, drive: Drive, ranks: Arc<Ranks>) -> Self {
-        Hosted { driver, drive, ranks }
-    }
-
-    /// The rank of host `h`.
-    pub(crate) fn rank(&self, h: u32) -> u32 {
-        self.ranks.at(h as usize, 0) as u32
-    }
-
-    /// The host of rank `r`.
-    pub(crate) fn host(&self, r: u32) -> u32 {
-        self.ranks[r as usize].0 as u32
+    /// Process `driver`, run as `drive` says, in a run that counts its
+    /// deliveries if `counted`.
+    pub(crate) fn new(driver: Driver, drive: Drive, counted: bool) -> Self {
+        Hosted { driver, drive, counted }
     }
 }
 
@@ -80,6 +76,11 @@ impl Lib {
     /// library.
     pub(super) fn upcall_driven(&self) -> bool {
         self.process.as_ref().is_some_and(|p| p.drive == Drive::Upcall)
+    }
+
+    /// It holds its host's process `p` (the world's build places it).
+    pub(crate) fn host_process(&mut self, p: Hosted) {
+        self.process = Some(p);
     }
 
     /// Its host's process, if it holds one.
@@ -94,17 +95,76 @@ impl Lib {
 
     /// The upcall of a message's last packet, from host `src` with `tag`:
     /// a process its idle turns drive matches it (one its upcalls drive
-    /// learns it from `Output::Arrived`, which the world counts across
-    /// hosts first); a whole-job program learns it from the world.
+    /// at the upcall's end, [`Lib::arrived`]); a whole-job program learns
+    /// it from the world.
     pub(super) fn message(&mut self, cx: &mut Cx<'_>, src: u32, tag: u64) {
         match self.process.as_mut() {
             Some(p) if p.drive == Drive::Idle => {
-                let from = p.rank(src);
-                p.driver.arrived(from, tag);
+                p.driver.arrived(u32::from(cx.env.ranks.at(src as usize, 0)), tag);
             }
             Some(_) => {}
             None => cx.emit(Output::Message { src, tag }),
         }
+    }
+
+    /// The upcall of a message's last packet from host `src` (a
+    /// broadcast's root) with `tag` ends at `done`, in a program its
+    /// upcalls drive: its process matches it and, if it waited for it,
+    /// goes on at `done` ([`Lib::proceed`]; the library, busy with the
+    /// upcall, goes on when it ends). In a run that counts its deliveries
+    /// across hosts the world is told instead (`Output::Arrived`), which
+    /// counts it, then hands it on.
+    pub(super) fn arrived(&mut self, cx: &mut Cx<'_>, src: u32, tag: u64, done: Instant) {
+        let Some(p) = self.process.as_mut() else { return };
+        if p.counted {
+            return cx.emit(Output::Arrived { from: src, tag, at: done });
+        }
+        if p.driver.arrived(u32::from(cx.env.ranks.at(src as usize, 0)), tag)
+            && self.proceed(done, &cx.env.ranks, Driver::next)
+        {
+            cx.emit(Output::ProgramDone);
+        }
+    }
+
+    /// Runs its process, one its upcalls drive, at `now` until it waits;
+    /// `next` runs it to its next request ([`Driver::next`], or with the
+    /// world's count of a broadcast until it reached every other host):
+    /// its sends and broadcasts go to the outbox, its compute waits there
+    /// for them to be written (`ranks`: the run's rank map). Returns
+    /// whether it finished.
+    pub(crate) fn proceed(
+        &mut self,
+        now: Instant,
+        ranks: &Ranks,
+        mut next: impl FnMut(&mut Driver, Instant) -> Option<Op>,
+    ) -> bool {
+        loop {
+            let p = self.process.as_mut().expect("a library that runs its process holds it");
+            match next(&mut p.driver, now) {
+                Some(Op::Send { peer, size, tag }) => {
+                    let dst = u32::from(ranks[peer as usize].0);
+                    self.submit(Outgoing { dst, size, count: 1, bcast: None, tag });
+                }
+                Some(Op::Mcast { size, tag }) => self.bcast(size, tag),
+                Some(Op::Compute(d)) => {
+                    self.compute_after_sends(d);
+                    return false;
+                }
+                next => return next == Some(Op::Done),
+            }
+        }
+    }
+
+    /// `LibEv::McComputeDone`: the compute phase of a process its upcalls
+    /// drive ended; it goes on ([`Lib::proceed`]), then the library.
+    pub(super) fn process_mc_computed(&mut self, cx: &mut Cx<'_>) {
+        debug_assert!(self.process.as_ref().is_some_and(|p| !p.counted), "the broadcast benchmark computes nothing");
+        self.mc_compute_done();
+        if self.proceed(cx.now, &cx.env.ranks, Driver::next) {
+            cx.emit(Output::ProgramDone);
+        }
+        self.wake(cx);
+        self.next(cx);
     }
 
     /// It has nothing to do: a process its idle turns drive goes on (it
@@ -119,11 +179,15 @@ impl Lib {
         match p.driver.next(cx.now) {
             Some(Op::Compute(d)) => self.control(cx, Control::Compute(d)),
             Some(Op::Send { peer, size, tag }) => {
-                let dst = p.host(peer);
+                let dst = u32::from(cx.env.ranks[peer as usize].0);
                 self.submit(Outgoing { dst, size, count: 1, bcast: None, tag });
                 self.next(cx);
             }
             Some(Op::Mcast { .. }) => unreachable!("an idle-driven program does not multicast"),
+            Some(Op::Done) => {
+                cx.emit(Output::ProgramDone);
+                self.control(cx, Control::Wait)
+            }
             _ => self.control(cx, Control::Wait),
         }
     }

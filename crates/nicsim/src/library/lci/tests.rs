@@ -34,8 +34,14 @@ fn with_process(polling: &str, h: usize, workload: &str) -> Host {
          [workload]\n{workload}\n"
     );
     let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
+    let hosts = s.platform.topology.hosts;
+    let mut ranks = crate::library::Ranks::new(hosts as usize);
+    let (drive, procs) = crate::sim::lci_processes(&s.workload, hosts, s.seed, &mut ranks).expect("its processes");
     let (_, parts) = crate::lci::build(&s, s.lci.as_deref().expect("an LCI scenario"));
-    Host { l: parts.into_iter().nth(h).expect("a host").0, w: World::new(&s) }
+    let mut l = parts.into_iter().nth(h).expect("a host").0;
+    let counted = matches!(s.workload, crate::config::Workload::BcastBench { .. });
+    l.host_process(super::Hosted::new(procs.into_iter().nth(h).expect("a process"), drive, counted));
+    Host { l, w: World::new(&s) }
 }
 
 /// Calls `f` on host `x`'s library at `t` µs; its outputs.
@@ -189,4 +195,33 @@ fn a_full_window_stalls_until_an_ack() {
     assert!(matches!(l.next_action(t(4)), super::Action::Consume { .. }));
     let p = sent(&mut l, 5).expect("host 1's ack freed two buffers");
     assert_eq!((p.dst, p.ack, l.piggybacked_acks), (2, 2, 1), "host 2's two data packets acknowledged");
+}
+
+#[test]
+fn a_library_runs_its_upcall_driven_process_at_an_upcall_unless_the_run_counts_deliveries() {
+    // The ping-pong's rank 1: the upcall of rank 0's ping matches its
+    // receive, and its process goes on inside the library (the reply to
+    // the outbox, behind the upcall); the world is not told.
+    let pp = "kind = \"pingpong\"\nsize_bytes = 8\niterations = 2\nwarmup = 0";
+    let mut x = with_process("packet-shifting", 1, pp);
+    x.l.start(true);
+    let ranks = &x.w.env.ranks;
+    x.l.proceed(Instant::ZERO, ranks, crate::library::driver::Driver::next);
+    assert!(!x.l.has_sends(), "it waits for the ping");
+    assert!(call(&mut x, 0, Lib::next).is_empty(), "it spins on the cached flag");
+    let tag = crate::workload::tag::PINGPONG;
+    let ping =
+        crate::nic::lanai::Packet { src: 0, dst: 1, last: true, payload: 8, msg_bytes: 8, tag, ..Default::default() };
+    let out = call(&mut x, 10, |l, cx| l.deliver(cx, ping));
+    let [Output::Timer { ev: LibEv::Done, .. }] = out[..] else { panic!("the upcall alone: {out:?}") };
+    assert!(x.l.has_sends(), "the pong waits in the outbox");
+    // The broadcast benchmark's receivers: the run counts each broadcast's
+    // deliveries across hosts, so the upcall goes to the world first.
+    let bcast = "kind = \"bcast\"\nsize_bytes = 8\niterations = 1\ncount = 0\nroot = 0";
+    let mut y = with_process("packet-shifting", 1, bcast);
+    y.l.start(true);
+    assert!(call(&mut y, 0, Lib::next).is_empty());
+    let pkt = crate::nic::lanai::Packet { bcast: Some(0), ..ping };
+    let out = call(&mut y, 10, |l, cx| l.deliver(cx, pkt));
+    assert!(out.iter().any(|o| matches!(o, Output::Arrived { from: 0, .. })), "{out:?}");
 }
