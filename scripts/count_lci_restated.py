@@ -227,6 +227,8 @@ AUDIT = {
         "impl Ni::fn watchdog_fetched": ("R", "watchdog glue under the NIC's one watchdog path: `RxQueue::watchdog_fetched` over the same `Watchdog::on_fetched`; only the host words it is given are LCI's"),
         "impl Ni::fn clock_tick": ("R", "clock glue: its period and fetch count for `sim/clock.rs` `lanai_clock_tick`, whose fetch is the NIC's (`Nic::fetch_host_words`)"),
         "impl Nic::fn fw_ni": ("R", "accessor glue onto the one `Nic`"),
+        "impl Nic::fn fw_ni_ref": ("R", "accessor glue onto the one `Nic` (the world's rules and metrics read the firmware's state through it)"),
+        "const RUNS_LANAI": ("R", "accessor glue onto the one `Nic`"),
         "impl Nic::fn lanai_pio_write": ("R", "bus glue: `Nic::pio` (`BusOp::PioWrite`) with the LANai header and its packets-sent counter"),
         "impl Nic::fn lanai_event": ("R", "a dispatch of its own events to its steps: the world's event dispatch (`sim/mod.rs` `handle`) to the NIC's methods"),
         "impl Nic::fn post": ("L", "a descriptor posted by PIO, one per child for a shared multicast post"),

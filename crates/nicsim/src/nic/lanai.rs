@@ -376,10 +376,15 @@ impl Ni {
 /// server, as the Open-MX NIC's receive, echo and forward work) and its
 /// DMAs and its host's PIO on the NIC's bus; its buffers and queues are
 /// its [`Ni`].
+const RUNS_LANAI: &str = "a NIC that runs the LANai firmware";
+
 impl Nic {
     /// The LANai firmware's state (a NIC that runs it).
-    fn fw_ni(&mut self) -> &mut Ni {
-        self.lanai.as_deref_mut().expect("a NIC that runs the LANai firmware")
+    pub(crate) fn fw_ni(&mut self) -> &mut Ni {
+        self.lanai.as_deref_mut().expect(RUNS_LANAI)
+    }
+    pub(crate) fn fw_ni_ref(&self) -> &Ni {
+        self.lanai.as_deref().expect(RUNS_LANAI)
     }
 
     /// Its host writes a packet of `payload` bytes (and its header) into a

@@ -111,6 +111,11 @@ pub struct Nic {
     /// (`protocol.stack = "lci"`; `lanai`); its DMAs and its host's PIO
     /// share the NIC's bus ([`Nic::run_lanai`]).
     pub lanai: Option<Box<lanai::Ni>>,
+    /// The origin of its events in the world's queue (`crate::engine`:
+    /// the tie-break of events at one instant), which the world's build
+    /// gives it: its host's, or, where the host runs the \[LCI] stack, its
+    /// own beside its host's library's.
+    pub origin: crate::engine::Origin,
 }
 
 impl Nic {
@@ -151,6 +156,7 @@ impl Nic {
             flow_waiting: false,
             ring_drop_at: None,
             lanai: None,
+            origin: 0,
         }
     }
 

@@ -215,8 +215,10 @@ impl World {
                         let f = crate::nic::flow::FlowControl::new(n, s.ni.pause_to_sender, hosts_n);
                         Box::new(f.with_hold_limit(s.ni.flow_control_hold))
                     });
+                    nic.origin = h as u32;
                     if let Some(ni) = lanai {
                         nic.run_lanai(ni);
+                        nic.origin = super::lci_stack::ni_origin(h as u32);
                     }
                     nic
                 },

@@ -155,7 +155,7 @@ impl World {
         let nic = &mut self.hosts[h].nic;
         let Some(period) = nic.lanai.as_deref_mut().and_then(|ni| ni.clock_tick()) else { return };
         let back = nic.fetch_host_words(now);
-        let (origin, host) = (self.nic_origin(h), h as u16);
+        let (origin, host) = (self.hosts[h].nic.origin, h as u16);
         self.q.push(now + period, origin, Ev::ClockTick { host });
         self.q.push(back, origin, Ev::ClockFetched { host });
     }

@@ -32,7 +32,7 @@ use crate::lci::Running;
 use crate::library::lci::Lib;
 use crate::library::LibEv;
 use crate::nic::flow::Class;
-use crate::nic::lanai::{FwEv, Ni, Packet};
+use crate::nic::lanai::{FwEv, Packet};
 use crate::nic::timers;
 use crate::time::Instant;
 use crate::SimError;
@@ -113,7 +113,7 @@ impl World {
             To::Firmware(FwEv::Posted | FwEv::Arrive | FwEv::FwdDone)
                 | To::Library(LibEv::McForward | LibEv::McSendCounterDone | LibEv::McWrite)
         );
-        let pkt = names_packet.then(|| self.hosts[host as usize].ni_ref().packets[arg as usize]);
+        let pkt = names_packet.then(|| self.hosts[host as usize].nic.fw_ni_ref().packets[arg as usize]);
         self.handle(now, ev);
         Some((now, to, u32::from(host), pkt))
     }
@@ -133,8 +133,12 @@ impl World {
             if !runs {
                 continue;
             }
-            if let Some(c) = self.hosts[h as usize].ni().clock {
-                self.q.push(Instant::ZERO + c.period, ni_origin(h), Ev::ClockTick { host: h as u16 });
+            if let Some(c) = self.hosts[h as usize].nic.fw_ni().clock {
+                self.q.push(
+                    Instant::ZERO + c.period,
+                    self.hosts[h as usize].nic.origin,
+                    Ev::ClockTick { host: h as u16 },
+                );
             }
             self.lci_lib(h, Instant::ZERO, Lib::next);
         }
@@ -143,7 +147,7 @@ impl World {
     /// The error of an event that would have named a packet past NI `h`'s
     /// store, at `now`.
     fn lci_full(&self, h: u32, now: Instant) -> SimError {
-        let cap = self.hosts[h as usize].ni_ref().packets.bound();
+        let cap = self.hosts[h as usize].nic.fw_ni_ref().packets.bound();
         SimError(format!(
             "NI {h} holds more packets in flight than its buffers allow ({cap}: send_buffers + 1 + \
              recv_buffers * (1 + fanout)) at {} us",
@@ -155,7 +159,7 @@ impl World {
     /// store until the event is handled; a full store ends the run instead
     /// ([`World::lci_settle`]).
     fn lci_at_packet(&mut self, t: Instant, origin: Origin, h: u32, pkt: Packet, ev: impl FnOnce(u32) -> Ev) {
-        match self.hosts[h as usize].ni().packets.put(pkt) {
+        match self.hosts[h as usize].nic.fw_ni().packets.put(pkt) {
             Some(id) => self.q.push(t, origin, ev(id)),
             None => {
                 self.lci_prog().full.get_or_insert(h);
@@ -165,7 +169,7 @@ impl World {
 
     /// The packet an event of NI `h` named, given back to its store.
     fn lci_take_packet(&mut self, h: u32, id: u32) -> Packet {
-        self.hosts[h as usize].ni().packets.take(id)
+        self.hosts[h as usize].nic.fw_ni().packets.take(id)
     }
 
     /// Host `h`'s library's event `ev` at `at`, naming `arg` (a packet it
@@ -284,7 +288,7 @@ impl World {
     /// PIO read finds them).
     fn lci_library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
         let pkt = ev.names_packet().then(|| self.lci_take_packet(h, arg));
-        let ni = self.hosts[h as usize].ni_ref();
+        let ni = self.hosts[h as usize].nic.fw_ni_ref();
         let counters = (ni.delivered, ni.sent);
         self.lci_lib(h, now, |l, cx| l.event(cx, ev, arg, pkt, counters));
     }
@@ -297,7 +301,7 @@ impl World {
     fn lci_firmware(&mut self, h: u32, ev: FwEv, arg: u32, now: Instant) {
         let consumed = self.hosts[h as usize].lib_ref().consumed();
         let o = self.hosts[h as usize].nic.lanai_event(now, (ev, arg), consumed);
-        let (host, origin) = (h as u16, ni_origin(h));
+        let (host, origin) = (h as u16, self.hosts[h as usize].nic.origin);
         if let Some((t, gen)) = o.watchdog {
             self.q.push(t, origin, Ev::WatchdogTimer { host, q: 0, gen });
         }
@@ -325,7 +329,7 @@ impl World {
     /// interrupts it if a timer is due that the host has not polled.
     fn lci_clock_fetched(&mut self, h: u32, now: Instant) {
         let (running, polled) = self.hosts[h as usize].lib_ref().timer_words(now);
-        let ni = self.hosts[h as usize].ni();
+        let ni = self.hosts[h as usize].nic.fw_ni();
         let Some(c) = ni.clock else { return };
         if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
             ni.clock_interrupts += 1;
@@ -336,7 +340,7 @@ impl World {
     /// A receive buffer of NI `h` may be free: the waiting heads it goes
     /// to leave, in the order its credits grant them (`crate::nic::flow::Credits::grant`).
     fn lci_buffer_freed(&mut self, h: u32, now: Instant) {
-        while let Some((s, class)) = self.hosts[h as usize].ni().credits.grant() {
+        while let Some((s, class)) = self.hosts[h as usize].nic.fw_ni().credits.grant() {
             self.lci_transmit(s, now, class == Class::Forward);
         }
     }
@@ -349,7 +353,7 @@ impl World {
     fn lci_try_transmit(&mut self, h: u32, now: Instant, forward: bool) {
         let Some(dst) = self.hosts[h as usize].nic.lanai_head(forward) else { return };
         let class = if forward { Class::Forward } else { Class::Send };
-        if self.hosts[dst as usize].ni().credits.reserve(h, class) {
+        if self.hosts[dst as usize].nic.fw_ni().credits.reserve(h, class) {
             self.lci_transmit(h, now, forward);
         }
     }
@@ -363,14 +367,15 @@ impl World {
         let grid = self.wire.net.grid.as_mut().expect("a world that runs the LCI stack has a grid");
         let (left, arrive) = grid.send(h, pkt.dst, now, bytes);
         let (done, ready) = if forward { (FwEv::FwdDone, FwEv::FwdReady) } else { (FwEv::TxDone, FwEv::TxReady) };
+        let (from, to) = (self.hosts[h as usize].nic.origin, self.hosts[pkt.dst as usize].nic.origin);
         if forward {
-            self.lci_at_packet(left, ni_origin(h), h, pkt, fw_ev(h, done));
+            self.lci_at_packet(left, from, h, pkt, fw_ev(h, done));
         } else {
-            self.q.push(left, ni_origin(h), fw_ev(h, done)(0));
+            self.q.push(left, from, fw_ev(h, done)(0));
         }
-        self.lci_at_packet(arrive, ni_origin(pkt.dst), pkt.dst, pkt, fw_ev(pkt.dst, FwEv::Arrive));
+        self.lci_at_packet(arrive, to, pkt.dst, pkt, fw_ev(pkt.dst, FwEv::Arrive));
         if let Some(t) = next {
-            self.q.push(t, ni_origin(h), fw_ev(h, ready)(0));
+            self.q.push(t, from, fw_ev(h, ready)(0));
         }
     }
 }
@@ -384,41 +389,26 @@ impl HostState {
     pub(crate) fn lib(&mut self) -> &mut Lib {
         self.lci.as_deref_mut().expect(PARTS)
     }
-    pub(crate) fn ni(&mut self) -> &mut Ni {
-        self.nic.lanai.as_deref_mut().expect(PARTS)
-    }
     pub(crate) fn lib_ref(&self) -> &Lib {
         self.lci.as_deref().expect(PARTS)
     }
-    pub(crate) fn ni_ref(&self) -> &Ni {
-        self.nic.lanai.as_deref().expect(PARTS)
-    }
 }
 
-/// Event origins: host h = 2h, NI h = 2h + 1.
+/// Event origins on the stack: host h's library 2h, its NI 2h + 1 (the NIC's
+/// `origin`, which the world's build gives it).
 fn host_origin(h: u32) -> Origin {
     2 * h
 }
-fn ni_origin(h: u32) -> Origin {
+pub(super) fn ni_origin(h: u32) -> Origin {
     2 * h + 1
 }
 
 impl World {
-    /// The origin of host `h`'s NIC's events: the host's own, or on a host
-    /// that runs the \[LCI] stack its NI's ([`ni_origin`]).
-    pub(super) fn nic_origin(&self, h: usize) -> Origin {
-        if self.hosts[h].lci.is_some() {
-            ni_origin(h as u32)
-        } else {
-            h as Origin
-        }
-    }
-
     /// NI `h`'s firmware interrupts its host at `now`: a signal to its
     /// library.
     pub(super) fn lanai_signal(&mut self, now: Instant, h: usize) {
         let ev = Ev::LciLibrary { ev: LibEv::Signal, host: h as u16, arg: 0 };
-        self.q.push(now, ni_origin(h as u32), ev);
+        self.q.push(now, self.hosts[h].nic.origin, ev);
     }
 }
 

@@ -98,7 +98,7 @@ impl World {
     /// Packets the \[LCI] NIs sent and delivered so far (their counters
     /// summed): the stall watch's progress and the invariant's count.
     pub(super) fn ni_packets(&self) -> (u64, u64) {
-        self.hosts.iter().map(|h| h.ni_ref()).fold((0, 0), |(s, d), n| (s + n.packets_sent, d + n.delivered))
+        self.hosts.iter().map(|h| h.nic.fw_ni_ref()).fold((0, 0), |(s, d), n| (s + n.packets_sent, d + n.delivered))
     }
 
     /// The LCI stack's catalogue: its libraries', NIs' and buses'
@@ -107,7 +107,7 @@ impl World {
     /// protocol's; whether a program that can be stuck was.
     fn lci_metrics(&self, s: &crate::lci::Running, m: &mut Metrics) {
         let libs = || self.hosts.iter().map(|h| h.lib_ref());
-        let nis = || self.hosts.iter().map(|h| h.ni_ref());
+        let nis = || self.hosts.iter().map(|h| h.nic.fw_ni_ref());
         let (sent, delivered) = self.ni_packets();
         m.set("packets", sent as f64);
         m.set("packets_delivered", delivered as f64);
@@ -317,7 +317,7 @@ impl World {
                 let (spec, h0) = (grid.spec(), &self.hosts[0]);
                 LinkBound {
                     bytes_per_s: spec.bytes_per_s as f64,
-                    frame_extra_bytes: (h0.ni_ref().header() + spec.overhead_bytes) as u64,
+                    frame_extra_bytes: (h0.nic.fw_ni_ref().header() + spec.overhead_bytes) as u64,
                     frame_payload: h0.lib_ref().packet_bytes() as u64,
                 }
             }

@@ -173,7 +173,7 @@ impl World {
         let hs = &mut self.hosts[h];
         let words = hs.lci.as_deref().map_or((true, 0), |l| (l.irq_enabled(), l.consumed()));
         let (out, next) = hs.nic.watchdog_timer(now, q, gen, words);
-        let (origin, lanai) = (self.nic_origin(h), self.hosts[h].lci.is_some());
+        let (origin, lanai) = (self.hosts[h].nic.origin, self.hosts[h].lci.is_some());
         if let Some((at, gen)) = next {
             self.q.push(at, origin, Ev::WatchdogTimer { host: h as u16, q: q as u8, gen });
         }
