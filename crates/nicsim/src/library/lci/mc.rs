@@ -104,9 +104,10 @@ impl Lib {
     }
 
     /// The host consumed `pkt` (its upcall ends at `done`) in a program
-    /// its upcalls drive: host-level forwarding, and the program learns of
-    /// a message's last packet. Returns true if it armed its next wake-up
-    /// itself (a `host-packet` forward follows the upcall).
+    /// its upcalls drive: host-level forwarding (the program learns of a
+    /// message's last packet after it, `Lib::message`). Returns true if it
+    /// armed its next wake-up itself (a `host-packet` forward follows the
+    /// upcall).
     pub(super) fn mc_consumed(&mut self, cx: &mut Cx<'_>, pkt: Packet, done: crate::time::Instant) -> bool {
         if !self.upcall_driven() {
             return false;
@@ -128,9 +129,6 @@ impl Lib {
                 }
                 _ => {}
             }
-        }
-        if pkt.last {
-            self.arrived(cx, pkt.bcast.unwrap_or(pkt.src), pkt.tag, done);
         }
         took
     }

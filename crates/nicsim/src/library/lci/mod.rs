@@ -399,13 +399,13 @@ impl Lib {
             Action::Consume { pkt, cost } => {
                 self.busy = true;
                 let done = now + cost;
+                let took = self.mc_consumed(cx, pkt, done);
                 if pkt.last && !pkt.ack_only {
-                    self.message(cx, pkt.src, pkt.tag);
+                    self.message(cx, pkt.bcast.unwrap_or(pkt.src), pkt.tag, done);
                 }
-                if self.mc_consumed(cx, pkt, done) {
-                    return;
+                if !took {
+                    cx.timer(done, LibEv::Done);
                 }
-                cx.timer(done, LibEv::Done);
             }
             Action::PollNi => {
                 self.busy = true;
