@@ -58,13 +58,16 @@ pub(crate) struct Hosted {
     /// `crate::lci::Deliveries`): the upcall of a message's last packet
     /// goes to the world first (`Output::Arrived`).
     pub(crate) counted: bool,
+    /// The compute phase its upcalls' drive asked for, waiting in the
+    /// library for the host's sends to be written.
+    compute: Option<Duration>,
 }
 
 impl Hosted {
     /// Process `driver`, run as `drive` says, in a run that counts its
     /// deliveries if `counted`.
     pub(crate) fn new(driver: Driver, drive: Drive, counted: bool) -> Self {
-        Hosted { driver, drive, counted }
+        Hosted { driver, drive, counted, compute: None }
     }
 }
 
@@ -140,7 +143,8 @@ impl Lib {
                 }
                 Some(Op::Mcast { size, tag }) => self.bcast(size, tag),
                 Some(Op::Compute(d)) if upcall => {
-                    self.compute_after_sends(d);
+                    debug_assert!(p.compute.is_none(), "its process waits for its compute phase");
+                    p.compute = Some(d);
                     return op;
                 }
                 op => return op,
@@ -158,14 +162,17 @@ impl Lib {
         op
     }
 
-    /// `LibEv::McComputeDone`: the compute phase of a process its upcalls
-    /// drive ended; it goes on ([`Lib::proceed`]), then the library.
-    pub(super) fn process_mc_computed(&mut self, cx: &mut Cx<'_>) {
-        self.mc_compute_done();
-        let now = cx.now;
-        self.go_on(cx, now);
-        self.wake(cx);
-        self.next(cx);
+    /// Its process, one its upcalls drive, computes what it asked for once
+    /// the host's sends are all written: in the library, interrupts
+    /// disabled, ahead of the packets still to consume ([`Lib::compute`]).
+    /// Whether it began.
+    pub(super) fn compute_after_sends(&mut self, cx: &mut Cx<'_>) -> bool {
+        if !self.outbox.is_empty() || self.pending.is_some() {
+            return false;
+        }
+        let Some(d) = self.process.as_mut().and_then(|p| p.compute.take()) else { return false };
+        self.compute(cx, d, false);
+        true
     }
 
     /// It has nothing to do: a process its idle turns drive goes on
@@ -184,13 +191,26 @@ impl Lib {
         }
     }
 
-    /// The compute phase it left the library for ended: a process its idle
-    /// turns drive goes on; a whole-job program learns it from the world.
-    pub(super) fn process_computed(&mut self, cx: &mut Cx<'_>) {
+    /// `LibEv::ComputeDone` of generation `gen`: its process's compute
+    /// phase ends unless a signal preempted it since
+    /// (`SignalledCore::end_compute`); the process waits no more (one its
+    /// upcalls drive goes on at once, [`Lib::go_on`]), or a whole-job
+    /// program learns it from the world; then the library goes on.
+    pub(crate) fn compute_done(&mut self, cx: &mut Cx<'_>, gen: u32) {
+        if !self.core.end_compute(gen) {
+            return;
+        }
+        self.busy = false;
         match self.process.as_mut() {
-            Some(p) if p.drive == Drive::Idle => p.driver.compute_done(),
-            Some(_) => {}
+            Some(p) => {
+                p.driver.compute_done();
+                if p.drive == Drive::Upcall {
+                    let now = cx.now;
+                    self.go_on(cx, now);
+                }
+            }
             None => cx.emit(Output::ComputeDone),
         }
+        self.next(cx);
     }
 }
