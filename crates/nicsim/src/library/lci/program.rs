@@ -3,13 +3,19 @@
 //! a message to send ([`Outgoing`]), what a host whose library has
 //! nothing to do goes on with ([`Control`]), and the host's process the
 //! library holds when the program runs one per host ([`Hosted`], the
-//! one driver `crate::library::driver::Driver`): the library runs it at
-//! its idle turns and compute ends (`Drive::Idle`) or at its upcalls and
-//! compute ends (`Drive::Upcall`), and tells the world when it finishes
+//! one driver `crate::library::driver::Driver`): one loop runs it for
+//! both drives (`Lib::proceed`, as `crate::library::Proc::step` runs its
+//! cursor), at its idle turns and compute ends (`Drive::Idle`) or at its
+//! upcalls and compute ends (`Drive::Upcall`); a compute phase is one
+//! segment on the host's core either way (`Lib::compute`, ended by
+//! `Lib::compute_done`), in the library with interrupts disabled under
+//! `Drive::Upcall` once the host's sends are written, outside it under
+//! `Drive::Idle`. The library tells the world when its process finishes
 //! (`Output::ProgramDone`); the world runs it at time zero, and where the
 //! run counts its deliveries across hosts (the broadcast benchmark), after
-//! its count (`Output::Arrived`); a whole-job program (the DSM, `crate::lci::dsm`) is the world's, told
-//! by `Output::Message`, `Output::Idle` and `Output::ComputeDone`.
+//! its count (`Output::Arrived`); a whole-job program (the DSM,
+//! `crate::lci::dsm`) is the world's, told by `Output::Message`,
+//! `Output::Idle` and `Output::ComputeDone`.
 
 use super::Lib;
 use crate::library::driver::{Drive, Driver};
