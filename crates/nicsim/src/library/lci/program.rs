@@ -114,8 +114,8 @@ impl Lib {
         if p.counted {
             return cx.emit(Output::Arrived { from: src, tag, at: done });
         }
-        if p.driver.arrived(u32::from(cx.env.ranks.at(src as usize, 0)), tag) && p.drive == Drive::Upcall {
-            self.go_on(cx, done);
+        if p.driver.arrived(u32::from(cx.env.ranks.at(src as usize, 0)), tag) {
+            self.go_on(cx, done, Drive::Upcall);
         }
     }
 
@@ -158,9 +158,13 @@ impl Lib {
         }
     }
 
-    /// [`Lib::proceed`] at `now` inside the library: the world learns that
-    /// its process finished (`Output::ProgramDone`).
-    fn go_on(&mut self, cx: &mut Cx<'_>, now: Instant) -> Option<Op> {
+    /// [`Lib::proceed`] at `now` inside the library, if `drive` drives its
+    /// process (`None` if not): the world learns that it finished
+    /// (`Output::ProgramDone`).
+    fn go_on(&mut self, cx: &mut Cx<'_>, now: Instant, drive: Drive) -> Option<Op> {
+        if self.process.as_ref()?.drive != drive {
+            return None;
+        }
         let op = self.proceed(now, &cx.env.ranks, Driver::next);
         if op == Some(Op::Done) {
             cx.emit(Output::ProgramDone);
@@ -187,10 +191,11 @@ impl Lib {
     /// upcalls drive waits, polling; a whole-job program is asked by the
     /// world.
     pub(super) fn idle(&mut self, cx: &mut Cx<'_>) {
-        let Some(p) = self.process.as_ref() else { return cx.emit(Output::Idle) };
+        if self.process.is_none() {
+            return cx.emit(Output::Idle);
+        }
         let now = cx.now;
-        let op = if p.drive == Drive::Idle { self.go_on(cx, now) } else { None };
-        match op {
+        match self.go_on(cx, now, Drive::Idle) {
             Some(Op::Compute(d)) => self.control(cx, Control::Compute(d)),
             Some(Op::Send { .. }) => self.next(cx),
             _ => self.control(cx, Control::Wait),
@@ -207,16 +212,12 @@ impl Lib {
             return;
         }
         self.busy = false;
-        match self.process.as_mut() {
-            Some(p) => {
-                p.driver.compute_done();
-                if p.drive == Drive::Upcall {
-                    let now = cx.now;
-                    self.go_on(cx, now);
-                }
-            }
+        match self.process_mut() {
+            Some(p) => p.compute_done(),
             None => cx.emit(Output::ComputeDone),
         }
+        let now = cx.now;
+        self.go_on(cx, now, Drive::Upcall);
         self.next(cx);
     }
 }
