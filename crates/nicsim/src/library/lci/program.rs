@@ -64,8 +64,9 @@ pub(crate) struct Hosted {
     /// `crate::lci::Deliveries`): the upcall of a message's last packet
     /// goes to the world first (`Output::Arrived`).
     pub(crate) counted: bool,
-    /// The compute phase its upcalls' drive asked for, waiting in the
-    /// library for the host's sends to be written.
+    /// The compute phase it asked for, under `Drive::Upcall`, waiting in
+    /// the library for the host's sends to be written
+    /// ([`Lib::compute_after_sends`]).
     compute: Option<Duration>,
 }
 
