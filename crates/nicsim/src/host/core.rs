@@ -301,8 +301,10 @@ impl<W: Copy> Core<W> {
 pub(crate) enum Mode {
     /// In the library: polling, sending, consuming (interrupts disabled).
     Library,
-    /// Computing outside the library until `end` (interrupts enabled).
-    Compute { end: Instant },
+    /// Computing until `end`: outside the library, interrupts enabled
+    /// (`irq`), or in it, interrupts disabled (a program its upcalls
+    /// drive), where a signal does not preempt it.
+    Compute { end: Instant, irq: bool },
     /// In the signal handler, which runs the library; then resumes the
     /// computation with `resume` left, or sleeps (`None`).
     Handler { resume: Option<Duration> },
@@ -419,9 +421,10 @@ impl SignalledCore {
         self.mode
     }
 
-    /// Whether the library runs (polls, sends, consumes) on this core.
+    /// Whether the process is in the library (interrupts disabled): it
+    /// runs it (polls, sends, consumes), or computes in it.
     pub(crate) fn in_library(&self) -> bool {
-        matches!(self.mode, Mode::Library | Mode::Handler { .. })
+        matches!(self.mode, Mode::Library | Mode::Handler { .. } | Mode::Compute { irq: false, .. })
     }
 
     /// The interrupts-enabled word in host memory (\[LCI] §5.1: the NI's
@@ -438,9 +441,9 @@ impl SignalledCore {
     fn on_signal(&self, now: Instant) -> Signal {
         match self.mode {
             Mode::Handler { .. } => Signal::Merged,
-            Mode::Compute { end } => Signal::Handle { resume: Some(end.since(now)) },
+            Mode::Compute { end, irq: true } => Signal::Handle { resume: Some(end.since(now)) },
             Mode::Sleep => Signal::Handle { resume: None },
-            Mode::Library => Signal::ReturnAtOnce,
+            Mode::Library | Mode::Compute { irq: false, .. } => Signal::ReturnAtOnce,
         }
     }
 
@@ -451,17 +454,19 @@ impl SignalledCore {
         self.mode = Mode::Handler { resume };
     }
 
-    /// The process leaves the library to compute for `d` from `now`: the
-    /// segment, whose end the stack schedules.
-    pub(crate) fn begin_compute(&mut self, now: Instant, d: Duration) -> Segment {
+    /// The process computes for `d` from `now`, having left the library
+    /// with interrupts enabled (`irq`) or in it: the segment, whose end the
+    /// stack schedules.
+    pub(crate) fn begin_compute(&mut self, now: Instant, d: Duration, irq: bool) -> Segment {
         self.gen = self.gen.wrapping_add(1);
         let end = now + d;
-        self.mode = Mode::Compute { end };
+        self.mode = Mode::Compute { end, irq };
         Segment { end, gen: self.gen }
     }
 
-    /// Compute segment `gen` ended: the process is back in the library, or
-    /// `false` if the segment is stale (a signal preempted it).
+    /// Compute segment `gen` ended: the process is back in the library
+    /// (running it), or `false` if the segment is stale (a signal
+    /// preempted it).
     pub(crate) fn end_compute(&mut self, gen: u32) -> bool {
         if self.gen != gen || !matches!(self.mode, Mode::Compute { .. }) {
             return false;
@@ -541,7 +546,7 @@ mod tests {
         assert!(!c.irq_enabled(), "the library runs with interrupts disabled");
         assert_eq!(c.on_signal(Instant::ZERO), Signal::ReturnAtOnce);
         let mut c = SignalledCore::new(Mode::Library);
-        let seg = c.begin_compute(Instant::ZERO, Duration::from_us(100));
+        let seg = c.begin_compute(Instant::ZERO, Duration::from_us(100), true);
         assert!(c.irq_enabled(), "enabled while it computes outside the library");
         assert_eq!(
             c.on_signal(Instant::ZERO + Duration::from_us(30)),
@@ -555,7 +560,7 @@ mod tests {
         c.enter_handler(Some(Duration::from_us(70)));
         assert!(c.in_library());
         assert!(!c.end_compute(seg.gen));
-        let seg = c.begin_compute(Instant::ZERO, Duration::from_us(70));
+        let seg = c.begin_compute(Instant::ZERO, Duration::from_us(70), true);
         assert!(!c.in_library());
         assert!(c.end_compute(seg.gen));
         assert_eq!(c.mode(), Mode::Library);
@@ -568,7 +573,7 @@ mod tests {
     fn a_delivery_says_what_the_signal_leaves_to_do_and_counts_it() {
         let (t, cost) = (Instant::ZERO + Duration::from_us(30), Duration::from_us(25));
         let mut c = SignalledCore::new(Mode::Library);
-        let seg = c.begin_compute(Instant::ZERO, Duration::from_us(100));
+        let seg = c.begin_compute(Instant::ZERO, Duration::from_us(100), true);
         assert_eq!(c.handler_exit(), None);
         assert_eq!(c.deliver(t, false, cost), Delivery::Handled { until: t + cost });
         assert_eq!(c.handler_exit(), Some(Exit::Compute(Duration::from_us(70))));
@@ -582,6 +587,18 @@ mod tests {
         let mut s = SignalledCore::new(Mode::Sleep);
         assert_eq!(s.deliver(t, false, cost), Delivery::Handled { until: t + cost });
         assert_eq!(s.handler_exit(), Some(Exit::Sleep));
+    }
+
+    #[test]
+    fn a_compute_in_the_library_keeps_interrupts_disabled_and_a_signal_does_not_preempt_it() {
+        let (t, cost) = (Instant::ZERO + Duration::from_us(30), Duration::from_us(25));
+        let mut c = SignalledCore::new(Mode::Library);
+        let seg = c.begin_compute(Instant::ZERO, Duration::from_us(100), false);
+        assert!(c.in_library() && !c.irq_enabled(), "a program its upcalls drive computes in the library");
+        assert_eq!(c.deliver(t, false, cost), Delivery::Owed, "the handler returns at once, paid later");
+        assert_eq!(c.handler_exit(), None);
+        assert!(c.end_compute(seg.gen), "not preempted: its end is current");
+        assert_eq!((c.mode(), c.take_owed(), c.signals()), (Mode::Library, cost, (1, 0)));
     }
 
     #[test]

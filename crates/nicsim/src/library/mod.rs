@@ -87,8 +87,7 @@ pub(crate) fn pin_cost(c: &Costs, size: u64) -> Duration {
 /// for it (`Output::Timer`), for the Open-MX process's protocol timer
 /// (`Protocol`, `crate::sim::Ev::ProcTimer`) or host `h`'s \[LCI] library
 /// (the others, `crate::sim::Ev::LciLibrary { host, ev, arg }`, handled by
-/// the library's `lci::Lib::event`, but `McComputeDone`, the world's:
-/// `crate::sim` `lci_stack`). `arg` is a packet the LCI library holds for
+/// the library's `lci::Lib::event`). `arg` is a packet the LCI library holds for
 /// the event (`lci::Lib::held`, the kinds [`LibEv::names_packet`]), the
 /// generation for `ComputeDone`, 0 otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,9 +109,8 @@ pub enum LibEv {
     McSendCounterDone,
     /// The host finished the send path of that forward: write it now (a packet).
     McWrite,
-    /// The host finished a compute phase of its multicast program.
-    McComputeDone,
-    /// The host's compute phase of generation `arg` ends (stale if preempted since).
+    /// The host's compute phase of generation `arg` ends (stale if
+    /// preempted since; in the library or outside it).
     ComputeDone,
     /// An NI interrupt reaches the host's process as a signal.
     Signal,

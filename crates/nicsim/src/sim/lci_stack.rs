@@ -256,10 +256,11 @@ impl World {
         let Some(run) = self.run.lci.as_deref_mut().filter(|r| r.upcall_driven()) else { return };
         let (ranks, rank) = (&self.env.ranks, u32::from(self.env.ranks.at(h as usize, 0)));
         let lib = self.hosts[h as usize].lci.as_deref_mut().expect(PARTS);
-        let finished = lib.proceed(now, ranks, |d, t| match run.deliveries.as_mut() {
+        let last = lib.proceed(now, ranks, |d, t| match run.deliveries.as_mut() {
             Some(waits) => waits.next(rank, d, t),
             None => d.next(t),
         });
+        let finished = last == Some(crate::workload::Op::Done);
         self.programs_left -= u32::from(finished);
         self.lci_lib(h, now, Lib::wake);
     }

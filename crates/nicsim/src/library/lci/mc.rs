@@ -3,8 +3,7 @@
 //! broadcast down the host's tree ([`Lib::bcast`]), forwarding what it
 //! consumed (`host-message`: the whole message, point to point;
 //! `host-packet`: each packet after its upcall, one PIO copy plus one
-//! descriptor per child), the program's compute that waits for the host's
-//! sends, and its copy counters ([`HostMc`]). The tree shape is
+//! descriptor per child), and its copy counters ([`HostMc`]). The tree shape is
 //! `crate::nic::multicast`'s ([`Kary`]), the NI firmware's forwarding (`ni`)
 //! `crate::nic::lanai`'s.
 
@@ -13,19 +12,15 @@ use crate::config::Forwarding;
 use crate::library::{Cx, LibEv, Output};
 use crate::nic::lanai::Packet;
 use crate::nic::multicast::Kary;
-use crate::time::Duration;
 
 /// A host's side of the multicast schemes (each host's library holds
-/// one): the scheme, the trees it forwards down, the program's compute
-/// that waits for the host's sends, and its counters.
+/// one): the scheme, the trees it forwards down, and its counters.
 #[derive(Debug, Clone, Copy)]
 pub struct HostMc {
     pub forwarding: Forwarding,
     pub tree: Kary,
     /// `host-packet`: PIO bytes of one extra descriptor per child.
     pub descriptor_bytes: u32,
-    /// Program compute waiting to run once the host's sends are written.
-    compute: Option<Duration>,
     /// Counters.
     pub host_forward_copies: u64,
     pub mc_packets_consumed: u64,
@@ -38,7 +33,6 @@ impl HostMc {
             forwarding,
             tree: Kary { n: hosts, fanout },
             descriptor_bytes,
-            compute: None,
             host_forward_copies: 0,
             mc_packets_consumed: 0,
             mc_bytes_consumed: 0,
@@ -75,38 +69,11 @@ impl Lib {
         }
     }
 
-    /// Its program computes `d` once the host's sends are all written
-    /// (in the library, interrupts off: `Drive::Upcall`).
-    pub fn compute_after_sends(&mut self, d: Duration) {
-        let c = &mut self.mc.compute;
-        *c = Some(c.unwrap_or(Duration::ZERO) + d);
-    }
-
-    /// Runs the pending compute if the host's sends are all written; true if it started.
-    pub(super) fn mc_compute(&mut self, cx: &mut Cx<'_>) -> bool {
-        let Some(c) = self.mc.compute else { return false };
-        if !self.outbox.is_empty() || self.pending.is_some() {
-            return false;
-        }
-        self.mc.compute = None;
-        self.busy = true;
-        cx.timer(cx.now + c, LibEv::McComputeDone);
-        true
-    }
-
-    /// `LibEv::McComputeDone`: the compute ends; its process waits no
-    /// more (the world runs it on, then the library).
-    pub(crate) fn mc_compute_done(&mut self) {
-        self.busy = false;
-        if let Some(p) = self.process_mut() {
-            p.compute_done();
-        }
-    }
-
     /// The host consumed `pkt` (its upcall ends at `done`) in a program
-    /// its upcalls drive: host-level forwarding, and the program learns of
-    /// a message's last packet. Returns true if it armed its next wake-up
-    /// itself (a `host-packet` forward follows the upcall).
+    /// its upcalls drive: host-level forwarding (the program learns of a
+    /// message's last packet after it, `Lib::message`). Returns true if it
+    /// armed its next wake-up itself (a `host-packet` forward follows the
+    /// upcall).
     pub(super) fn mc_consumed(&mut self, cx: &mut Cx<'_>, pkt: Packet, done: crate::time::Instant) -> bool {
         if !self.upcall_driven() {
             return false;
@@ -128,9 +95,6 @@ impl Lib {
                 }
                 _ => {}
             }
-        }
-        if pkt.last {
-            self.arrived(cx, pkt.bcast.unwrap_or(pkt.src), pkt.tag, done);
         }
         took
     }

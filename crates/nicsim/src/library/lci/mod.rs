@@ -305,7 +305,6 @@ impl Lib {
             LibEv::ComputeDone => self.compute_done(cx, arg),
             LibEv::Signal => self.signal(cx),
             LibEv::SoftTimer => self.wake(cx),
-            LibEv::McComputeDone => self.process_mc_computed(cx),
             LibEv::Protocol => unreachable!("{ev:?} is not the LCI library's own to handle"),
         }
     }
@@ -351,7 +350,7 @@ impl Lib {
         if self.busy || self.spin_since.is_some() || !self.core.in_library() {
             return;
         }
-        if self.mc_compute(cx) {
+        if self.compute_after_sends(cx) {
             return;
         }
         let now = cx.now;
@@ -376,20 +375,28 @@ impl Lib {
     /// polling, or leave the library (interrupts enabled) to compute or sleep.
     pub(crate) fn control(&mut self, cx: &mut Cx<'_>, c: Control) {
         match c {
-            Control::Wait => {
-                let idle = match self.detect {
-                    Detect::NiCounter => Action::PollNi,
-                    Detect::HostFlag => Action::Spin,
-                };
-                self.act(cx, idle)
-            }
-            Control::Compute(d) => {
-                let seg = self.core.begin_compute(cx.now, d);
-                cx.emit(Output::Timer { at: seg.end, ev: LibEv::ComputeDone, arg: seg.gen });
-            }
-            Control::Sleep => {
-                self.core.sleep();
-            }
+            Control::Wait => self.act(cx, self.waiting()),
+            Control::Compute(d) => self.compute(cx, d, true),
+            Control::Sleep => self.core.sleep(),
+        }
+    }
+
+    /// Its process computes `d` from now on its core
+    /// (`SignalledCore::begin_compute`): outside the library, interrupts
+    /// enabled (`irq`), or in it, interrupts disabled and the library busy
+    /// until the segment ends (`LibEv::ComputeDone`, [`Lib::compute_done`]).
+    fn compute(&mut self, cx: &mut Cx<'_>, d: Duration, irq: bool) {
+        self.busy = !irq;
+        let seg = self.core.begin_compute(cx.now, d, irq);
+        cx.emit(Output::Timer { at: seg.end, ev: LibEv::ComputeDone, arg: seg.gen });
+    }
+
+    /// How it waits for a packet: polls the NI counter across the bus, or
+    /// spins on the cached FULL flag (`Detect`).
+    fn waiting(&self) -> Action {
+        match self.detect {
+            Detect::NiCounter => Action::PollNi,
+            Detect::HostFlag => Action::Spin,
         }
     }
 
@@ -399,13 +406,13 @@ impl Lib {
             Action::Consume { pkt, cost } => {
                 self.busy = true;
                 let done = now + cost;
+                let took = self.mc_consumed(cx, pkt, done);
                 if pkt.last && !pkt.ack_only {
-                    self.message(cx, pkt.src, pkt.tag);
+                    self.message(cx, pkt.bcast.unwrap_or(pkt.src), pkt.tag, done);
                 }
-                if self.mc_consumed(cx, pkt, done) {
-                    return;
+                if !took {
+                    cx.timer(done, LibEv::Done);
                 }
-                cx.timer(done, LibEv::Done);
             }
             Action::PollNi => {
                 self.busy = true;
@@ -453,15 +460,6 @@ impl Lib {
         self.interrupts += 1;
         self.busy = true;
         cx.timer(until, LibEv::Done);
-    }
-
-    /// `LibEv::ComputeDone` of generation `gen`: the computation ends
-    /// unless a signal preempted it since; the program learns it first.
-    pub(crate) fn compute_done(&mut self, cx: &mut Cx<'_>, gen: u32) {
-        if self.core.end_compute(gen) {
-            self.process_computed(cx);
-            self.next(cx);
-        }
     }
 
     /// What the library does next (the host is not busy).
@@ -552,10 +550,7 @@ impl Lib {
             }
             return Action::SendPath;
         }
-        match self.detect {
-            Detect::NiCounter => Action::PollNi,
-            Detect::HostFlag => Action::Spin,
-        }
+        self.waiting()
     }
 }
 

@@ -225,3 +225,29 @@ fn a_library_runs_its_upcall_driven_process_at_an_upcall_unless_the_run_counts_d
     let out = call(&mut y, 10, |l, cx| l.deliver(cx, pkt));
     assert!(out.iter().any(|o| matches!(o, Output::Arrived { from: 0, .. })), "{out:?}");
 }
+
+#[test]
+fn an_upcall_driven_process_computes_in_the_library_after_its_sends_and_a_signal_does_not_preempt_it() {
+    // ASP's rank 0 owns the first row: it broadcasts it, then computes;
+    // its upcalls drive it, so the compute waits in the library for the
+    // broadcast to be written, then runs there with interrupts disabled.
+    let mut x = with_process("packet-shifting", 0, "kind = \"asp\"\nrows = 64\niterations = 1");
+    x.l.start(true);
+    let op = x.l.proceed(Instant::ZERO, &x.w.env.ranks, crate::library::driver::Driver::next);
+    assert!(matches!(op, Some(crate::workload::Op::Compute(_))), "{op:?}");
+    assert!(x.l.has_sends(), "its broadcast is in the outbox, ahead of the compute");
+    let out = call(&mut x, 0, Lib::next);
+    assert!(matches!(out[..], [Output::Timer { ev: LibEv::Write, .. }]), "the send path first: {out:?}");
+    call(&mut x, 1, Lib::write_pending);
+    let out = call(&mut x, 2, Lib::done);
+    let [Output::Timer { at, ev: LibEv::ComputeDone, arg: gen }] = out[..] else { panic!("{out:?}") };
+    assert!(!x.l.irq_enabled(), "it computes in the library, interrupts disabled");
+    assert!(call(&mut x, 2, Lib::next).is_empty(), "the library is busy computing");
+    // An NI interrupt: the handler returns at once; the signal is owed.
+    assert!(call(&mut x, 3, Lib::signal).is_empty());
+    assert_eq!(x.l.interrupts, 1);
+    let end = at.since(Instant::ZERO).as_ps().div_ceil(1_000_000);
+    let out = call(&mut x, end, |l, cx| l.compute_done(cx, gen));
+    let Some(Output::Timer { at: paid, ev: LibEv::Done, .. }) = out.last().copied() else { panic!("{out:?}") };
+    assert_eq!(paid, Instant::ZERO + Duration::from_us(end) + x.l.signal, "the owed signal is paid first");
+}
