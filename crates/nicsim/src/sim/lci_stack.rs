@@ -7,10 +7,9 @@
 //! part to its rule (`World::lci`, one `World` method per event kind, on
 //! the world's own hosts, grid, program and queue): host `h`'s library
 //! (`Ev::LciLibrary`, a `crate::library::LibEv`), NI `h`'s LANai firmware
-//! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), and the return of NI `h`'s
-//! clock's fetch of its host's timer words (`Ev::ClockFetched`, routed
-//! here by `clock`; the NI's watchdog and clock ticks are the NIC's one
-//! path for both firmwares, `nic_path` and `clock`). The rules queue the world's
+//! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`; the NI's watchdog and clock
+//! are the NIC's one path for both firmwares, `nic_path` and `clock`,
+//! which signal the library through here). The rules queue the world's
 //! events as they schedule them. After each event a run whose NI store
 //! overflowed ends with its error, and one whose program is done has no
 //! program left; a run whose NIs stop sending and delivering is the stall
@@ -33,7 +32,6 @@ use crate::library::lci::Lib;
 use crate::library::LibEv;
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, Packet};
-use crate::nic::timers;
 use crate::time::Instant;
 use crate::SimError;
 
@@ -55,8 +53,7 @@ impl World {
     }
 
     /// An event of the stack's parts is due (out of the event loop's
-    /// line): the rule of its kind (a library's, a firmware's, and the
-    /// return of the NI clock's fetch), then
+    /// line): the rule of its kind (a library's, a firmware's), then
     /// [`World::lci_settle`].
     #[inline(never)]
     pub(super) fn lci(&mut self, now: Instant, ev: Ev) {
@@ -66,7 +63,6 @@ impl World {
         match ev {
             Ev::LciLibrary { ev, host, arg } => self.lci_library(u32::from(host), ev, arg, now),
             Ev::Lanai { ev, host, arg } => self.lci_firmware(u32::from(host), ev, arg, now),
-            Ev::ClockFetched { host } => self.lci_clock_fetched(u32::from(host), now),
             _ => unreachable!("{ev:?} is not an event of the LCI stack"),
         }
         self.lci_settle(now);
@@ -132,13 +128,6 @@ impl World {
             self.hosts[h as usize].lib().start(runs);
             if !runs {
                 continue;
-            }
-            if let Some(c) = self.hosts[h as usize].nic.fw_ni().clock {
-                self.q.push(
-                    Instant::ZERO + c.period,
-                    self.hosts[h as usize].nic.origin,
-                    Ev::ClockTick { host: h as u16 },
-                );
             }
             self.lci_lib(h, Instant::ZERO, Lib::next);
         }
@@ -322,18 +311,6 @@ impl World {
         }
         if o.signal {
             self.lanai_signal(now, h as usize);
-        }
-    }
-
-    /// NI `h`'s clock read its host's timer words, and
-    /// interrupts it if a timer is due that the host has not polled.
-    fn lci_clock_fetched(&mut self, h: u32, now: Instant) {
-        let (running, polled) = self.hosts[h as usize].lib_ref().timer_words(now);
-        let ni = self.hosts[h as usize].nic.fw_ni();
-        let Some(c) = ni.clock else { return };
-        if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
-            ni.clock_interrupts += 1;
-            self.lci_lib(h, now, Lib::signal);
         }
     }
 
