@@ -26,7 +26,8 @@
 //! same first tick, tick, fetch (`Nic::fetch_host_words`) and rule at the
 //! fetch's return ([`ClockPolicy::on_fetch`], on the LCI library's words);
 //! what differs is whom its interrupt signals ([`Signals`]: the library,
-//! `LibEv::Signal`, at once) and that it never parks (it ticks on the hosts
+//! `LibEv::Signal`, as the firmware's watchdog does, `lanai_signal`) and
+//! that it never parks (it ticks on the hosts
 //! that run the program while the run lasts).
 //!
 //! This file owns the tick, the fetch's return, the interrupt's arrival, the
@@ -39,7 +40,6 @@
 use super::{Ev, KWork, World, NO_RANK};
 #[cfg(doc)]
 use crate::library::lci::Lib;
-use crate::library::LibEv;
 use crate::nic::timers::{ClockPolicy, Tick};
 use crate::time::{Duration, Instant};
 
@@ -51,8 +51,9 @@ pub(crate) enum Signals {
     /// the clock parks while no process of its host computes.
     Processes,
     /// The host's \[LCI] library (`LibEv::Signal`, its signal handler,
-    /// `crate::library::lci`); the LANai firmware's clock ticks on the
-    /// hosts that run the program and never parks.
+    /// `crate::library::lci`), as the LANai firmware's own interrupts do;
+    /// the LANai firmware's clock ticks on the hosts that run the program
+    /// and never parks.
     Library,
 }
 
@@ -194,7 +195,7 @@ impl World {
     /// its library within the period gets a clock interrupt. A process in
     /// its library polls the clock there: it counts as having just polled.
     /// The \[LCI] library's words are its own ([`Lib::timer_words`]), and
-    /// its interrupt is a signal to it.
+    /// its interrupt is a signal to it (`lanai_signal`).
     pub(super) fn clock_fetched(&mut self, now: Instant, h: usize) {
         let Some(c) = self.clock.as_deref_mut() else { return };
         c.queued -= 1;
@@ -203,7 +204,7 @@ impl World {
             let (running, polled) = hs.lib_ref().timer_words(now);
             if c.policy.on_fetch(now, running, polled) == Tick::Interrupt {
                 c.interrupts += 1;
-                self.lci(now, Ev::LciLibrary { ev: LibEv::Signal, host: h as u16, arg: 0 });
+                self.lanai_signal(now, h);
             }
             return;
         }

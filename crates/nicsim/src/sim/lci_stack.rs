@@ -381,8 +381,8 @@ pub(super) fn ni_origin(h: u32) -> Origin {
 }
 
 impl World {
-    /// NI `h`'s firmware interrupts its host at `now`: a signal to its
-    /// library.
+    /// NI `h`'s firmware (its watchdog, a delivered packet) or its clock
+    /// (`clock`) interrupts its host at `now`: a signal to its library.
     pub(super) fn lanai_signal(&mut self, now: Instant, h: usize) {
         let ev = Ev::LciLibrary { ev: LibEv::Signal, host: h as u16, arg: 0 };
         self.q.push(now, self.hosts[h].nic.origin, ev);
