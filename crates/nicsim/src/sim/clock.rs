@@ -194,20 +194,14 @@ impl World {
     /// protocol deadline pending ("a timer running") that has not entered
     /// its library within the period gets a clock interrupt. A process in
     /// its library polls the clock there: it counts as having just polled.
-    /// The \[LCI] library's words are its own ([`Lib::timer_words`]), and
-    /// its interrupt is a signal to it (`lanai_signal`).
+    /// On the \[LCI] stack, the library's (`library_clock_fetched`).
     pub(super) fn clock_fetched(&mut self, now: Instant, h: usize) {
         let Some(c) = self.clock.as_deref_mut() else { return };
         c.queued -= 1;
-        let hs = &self.hosts[h];
         if c.signals_to == Signals::Library {
-            let (running, polled) = hs.lib_ref().timer_words(now);
-            if c.policy.on_fetch(now, running, polled) == Tick::Interrupt {
-                c.interrupts += 1;
-                self.lanai_signal(now, h);
-            }
-            return;
+            return self.library_clock_fetched(now, h);
         }
+        let hs = &self.hosts[h];
         for (p, pr) in hs.procs.iter().enumerate() {
             let running = pr.timers_running();
             let polled = if pr.computing() { pr.lib_at() } else { now };
@@ -217,6 +211,21 @@ impl World {
                 let at = now + hs.nic.irq_delivery;
                 self.q.push(at, h as u32, Ev::ClockIrq { host: h as u16, p: p as u16 });
             }
+        }
+    }
+
+    /// The fetch's return on the \[LCI] stack: the same rule on the
+    /// library's words ([`Lib::timer_words`]); its interrupt is a signal to
+    /// the library (`lanai_signal`). Out of line: the Open-MX event loop
+    /// never calls it.
+    #[cold]
+    #[inline(never)]
+    fn library_clock_fetched(&mut self, now: Instant, h: usize) {
+        let Some(c) = self.clock.as_deref_mut() else { return };
+        let (running, polled) = self.hosts[h].lib_ref().timer_words(now);
+        if c.policy.on_fetch(now, running, polled) == Tick::Interrupt {
+            c.interrupts += 1;
+            self.lanai_signal(now, h);
         }
     }
 

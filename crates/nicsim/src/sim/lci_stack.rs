@@ -156,11 +156,6 @@ impl World {
         }
     }
 
-    /// The packet an event of NI `h` named, given back to its store.
-    fn lci_take_packet(&mut self, h: u32, id: u32) -> Packet {
-        self.hosts[h as usize].nic.fw_ni().packets.take(id)
-    }
-
     /// Host `h`'s library's event `ev` at `at`, naming `arg` (a packet it
     /// holds, [`LibEv::names_packet`], then held in NI `h`'s store until
     /// the event is handled).
@@ -276,7 +271,7 @@ impl World {
     /// packet it names and its NI's delivered and released counters, as a
     /// PIO read finds them).
     fn lci_library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
-        let pkt = ev.names_packet().then(|| self.lci_take_packet(h, arg));
+        let pkt = ev.names_packet().then(|| self.hosts[h as usize].nic.fw_ni().packets.take(arg));
         let ni = self.hosts[h as usize].nic.fw_ni_ref();
         let counters = (ni.delivered, ni.sent);
         self.lci_lib(h, now, |l, cx| l.event(cx, ev, arg, pkt, counters));
