@@ -278,9 +278,9 @@ impl Scenario {
         self.ni.watchdog.timer().filter(|_| self.lci.is_none())
     }
 
-    /// The NI clock's period (`ni.clock`) when the world ticks it for the
+    /// The NI clock's period (`ni.clock`) when its interrupts reach the
     /// Open-MX library's processes (`sim/clock.rs` `Clock`); on the LCI
-    /// stack the LANai firmware ticks `ni.clock` (`crate::nic::lanai::Ni`).
+    /// stack the same clock signals the LCI library.
     pub fn process_clock(&self) -> Option<Duration> {
         self.ni.clock.filter(|_| self.lci.is_none())
     }

@@ -19,8 +19,7 @@
 //! each), the NI's view of the host receive queue (how many host buffers it
 //! filled, how many it knows the host freed), the delivered-packet counter
 //! in NI SRAM that `pio` polling reads, its receive buffers' credits ([`Ni::credits`]:
-//! the free ones and the NIs' heads waiting for one), its polling watchdog, its clock of the library's
-//! fine-grain timers, and the multicast firmware's queue
+//! the free ones and the NIs' heads waiting for one), its polling watchdog, and the multicast firmware's queue
 //! of forwards (`Nic::lanai_fwd_kick`, `Ni::fwd_started`) and shared send
 //! buffers (a multicast post, [`Ni::shared_posts`]) over the forwarding state of
 //! `super::multicast` ([`NiMc`]). The three DMA
@@ -32,23 +31,23 @@
 //! processed-packet counter, `FwEv::RefreshDma`). Its steps take the NIC's
 //! firmware times (`super::Nic`'s `fw_tx`, `fw_rx`, `tx_dma_setup`,
 //! `fw_fwd`: the shared `nic.*` keys a LANai platform derives from its
-//! cycles). Its polling watchdog and NI clock run on the NIC's one path for
-//! both firmwares (`Nic::watchdog_timer`, `Nic::fetch_host_words`: the
-//! firmware programs the DMA, then a word's DMA on the bus; `crate::sim`
-//! `nic_path` and `clock`); it keeps their state and counts. It does not
+//! cycles). Its polling watchdog runs on the NIC's one path for both
+//! firmwares (`Nic::watchdog_timer`, `Nic::fetch_host_words`: the firmware
+//! programs the DMA, then a word's DMA on the bus; `crate::sim` `nic_path`);
+//! it keeps its state. Its NI clock is the world's one (`crate::sim`
+//! `clock`, the same fetch). It does not
 //! own the host's polling (`crate::library::lci`), who forwards what
 //! (`crate::lci::multicast`), nor the wire.
 
 use super::delivery::{Plan, Strategy, FLAG_BYTES};
 use super::flow::Credits;
 use super::multicast::{Forwarded, Kary, NiMc};
-use super::timers::ClockPolicy;
 use super::watchdog::{Expiry, Raises, Watchdog};
 use super::{Nic, Outcome};
 use crate::config::{Forwarding, LanaiCfg, LciScenario, NiFeatures, Platform, WatchdogDelay};
 use crate::engine::slab::Slab;
 use crate::host::bus::{Bus, BusOp};
-use crate::time::{Duration, Instant};
+use crate::time::Instant;
 use std::collections::VecDeque;
 
 /// One LCI packet (header fields the model needs; no bytes are built).
@@ -216,8 +215,6 @@ pub struct Ni {
     /// Counters.
     pub host_dmas: u64,
     pub refreshes: u64,
-    /// Fetches of host words for the watchdog and the NI clock.
-    pub host_fetches: u64,
     /// Multicast: forwarding table, forwards, held buffers (`crate::nic::multicast::NiMc`).
     pub mc: NiMc<Packet>,
     /// The trees along which a multicast post shares one send buffer among
@@ -238,16 +235,12 @@ pub struct Ni {
     /// (`nic.watchdog_us = "none"`), and those interrupts.
     pub irq_per_packet: bool,
     pub packet_irqs: u64,
-    /// Its clock of the library's fine-grain timers (`nic.clock_period_us`),
-    /// and the interrupts it raised.
-    pub clock: Option<ClockPolicy>,
-    pub clock_interrupts: u64,
 }
 
 impl Ni {
     /// The NI of the LCI stack's part `s` of a scenario with NIC features
-    /// `f` (its watchdog and clock) on platform `p` (its links carry `link.mtu` bytes of payload per packet, one NI
-    /// buffer): its arrival detection, buffers, watchdog and clock (its
+    /// `f` (its watchdog) on platform `p` (its links carry `link.mtu` bytes of payload per packet, one NI
+    /// buffer): its arrival detection, buffers and watchdog (its
     /// firmware's step times and its host's PCI bus are the NIC's), and, as
     /// NI `rank` of the multicast trees, the trees its posts share a send
     /// buffer along (not under `host-message`).
@@ -274,7 +267,6 @@ impl Ni {
             refreshing: false,
             host_dmas: 0,
             refreshes: 0,
-            host_fetches: 0,
             mc: NiMc::new(rank),
             shared_posts: (s.forwarding != Forwarding::HostMessage).then_some(Kary { n: hosts, fanout: s.fanout }),
             packets: {
@@ -285,8 +277,6 @@ impl Ni {
             received: 0,
             irq_per_packet: f.watchdog == WatchdogDelay::Immediate,
             packet_irqs: 0,
-            clock: f.clock.map(|period| ClockPolicy { period }),
-            clock_interrupts: 0,
         }
     }
 
@@ -313,13 +303,6 @@ impl Ni {
         self.sent += 1;
     }
 
-    /// Its watchdog's fetch of the host's words is back at `back`: the
-    /// watchdog's event then (`Nic::watchdog_timer`).
-    pub(super) fn watchdog_fetch(&mut self, back: Instant) -> Option<(Instant, u32)> {
-        self.host_fetches += 1;
-        Some(self.watchdog.as_mut()?.fetch(back))
-    }
-
     /// Its watchdog's event of generation `gen` at `now`, the fetch's
     /// return (any other is stale): \[LCI] §5.1's rule on the host's words
     /// (`irq_enabled`, `consumed`) and the packets it took in; an expiry
@@ -336,14 +319,6 @@ impl Ni {
             Expiry::Raise(t, gen) => (Outcome { raise: true, rx: true, timer: None }, Some((t, gen))),
             Expiry::Stale | Expiry::Drained { .. } => (Outcome::default(), None),
         }
-    }
-
-    /// Its clock ticks: its period, if it has a clock (the tick's fetch
-    /// of its host's timer words is counted; `crate::sim` `clock`).
-    pub fn clock_tick(&mut self) -> Option<Duration> {
-        let c = self.clock?;
-        self.host_fetches += 1;
-        Some(c.period)
     }
 
     /// The network DMA of the programmed head forward started at `now`: it

@@ -326,7 +326,7 @@ impl Nic {
         if expires {
             let back = self.fetch_host_words(now);
             let next = match self.lanai.as_deref_mut() {
-                Some(ni) => ni.watchdog_fetch(back),
+                Some(ni) => ni.watchdog.as_mut().map(|w| w.fetch(back)),
                 None => self.queues[q].watchdog_fetch(back),
             };
             return (Outcome::default(), next);

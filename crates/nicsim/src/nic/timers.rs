@@ -11,10 +11,10 @@
 //! which polls the clock and fires the timers that are due.
 //!
 //! Both stacks use [`ClockPolicy`] with the library protocol's deadlines
-//! (`crate::proto::Endpoint`) as their running timers: the LCI stack
-//! (`crate::lci`) with its delayed explicit acks, polled
-//! (`crate::library::lci`), the Open-MX NIC (`crate::sim::clock`,
-//! `nic.clock_period_us`) with its delayed acks and resends.
+//! (`crate::proto::Endpoint`) as their running timers, on the world's one
+//! NI clock (`crate::sim` `clock`, `nic.clock_period_us`): the LCI library
+//! (`crate::library::lci`) with its delayed explicit acks, the Open-MX
+//! library's processes with their delayed acks and resends.
 //!
 //! This module does not time the tick, the fetch or the signal (each stack
 //! does), nor decide what a timer does (`crate::library::lci`,

@@ -6,6 +6,7 @@
 //! dispatch of every core is the only work it starts, and what the stages do
 //! afterwards lives in their own files.
 
+use super::clock::Signals;
 use super::echo::ECHO_HOST;
 use super::NO_RANK;
 use super::{Core, Costs, Echo, Ev, Flood, Frames, HostState, PolicyFactory, ProcSet, Pulls, Ranks, Run, Wire, World};
@@ -273,13 +274,11 @@ impl World {
             programs_left: 0,
             replay: None,
             trace,
-            clock: s.process_clock().map(|period| Box::new(super::clock::Clock::new(period, hosts_n))),
+            clock: s.ni.clock.map(|period| Box::new(super::clock::Clock::new(period, hosts_n, clock_signals(s)))),
             lib_out: Vec::new(),
             ticks: None,
         };
         w.run.lci = lci_run;
-        // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
-        w.start_clocks();
         let core = s.binding.unwrap_or(0) as u16;
         // The program of rank `r` of `n` (`config::program`).
         let program = |r: u32, n: u32| s.workload.program(r, n, s.seed).expect("a workload of programs");
@@ -333,6 +332,8 @@ impl World {
             // Programs of the LCI stack only (`config::stack`): the first arm.
             Workload::BcastBench { .. } | Workload::Dsm { .. } => {}
         }
+        // Every NIC's clock runs from the start (\[LCI] §5.2: periodic).
+        w.start_clocks();
         let n = w.env.ranks.len();
         for hs in &mut w.hosts {
             for pr in &mut hs.procs {
@@ -437,6 +438,17 @@ pub(crate) fn lci_processes(w: &Workload, hosts: u32, seed: u64, ranks: &mut Ran
         r => Driver::new(w.program(r as u32, n, seed).expect("a program of crate::workload")),
     });
     drive.map(|d| (d, procs.collect()))
+}
+
+/// Whom the NI clock's interrupt signals (`nic.clock_period_us`,
+/// `Scenario::ni`'s for both stacks): the \[LCI] library on its stack,
+/// else the Open-MX library's processes.
+fn clock_signals(s: &Scenario) -> Signals {
+    if s.lci.is_some() {
+        Signals::Library
+    } else {
+        Signals::Processes
+    }
 }
 
 /// The NICs' multicast forwarding table of a scenario whose tree spans

@@ -22,6 +22,14 @@
 //! whose Open-MX pulls wait out 1 s timers for thousands of simulated
 //! seconds would otherwise queue two events per host every period).
 //!
+//! The LANai firmware's clock on the \[LCI] stack is the same clock: the
+//! same first tick, tick, fetch (`Nic::fetch_host_words`) and rule at the
+//! fetch's return ([`ClockPolicy::on_fetch`], on the LCI library's words);
+//! what differs is whom its interrupt signals ([`Signals`]: the library,
+//! `LibEv::Signal`, as the firmware's watchdog does, `lanai_signal`) and
+//! that it never parks (it ticks on the hosts
+//! that run the program while the run lasts).
+//!
 //! This file owns the tick, the fetch's return, the interrupt's arrival, the
 //! signal's price and what it does to the process, and the clock's
 //! counters. The decision is `crate::nic::timers::ClockPolicy`'s; the timers
@@ -29,13 +37,30 @@
 //! `crate::library`); the interrupt's kernel work runs on the process's core as
 //! `KWork::Signal` (`kernel`).
 
-use super::{Ev, KWork, World};
+use super::{Ev, KWork, World, NO_RANK};
+#[cfg(doc)]
+use crate::library::lci::Lib;
 use crate::nic::timers::{ClockPolicy, Tick};
 use crate::time::{Duration, Instant};
+
+/// Whom a clock interrupt signals: the one difference between the NI
+/// clocks of the two libraries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Signals {
+    /// The Open-MX library's processes, each on its core (`Ev::ClockIrq`);
+    /// the clock parks while no process of its host computes.
+    Processes,
+    /// The host's \[LCI] library (`LibEv::Signal`, its signal handler,
+    /// `crate::library::lci`), as the LANai firmware's own interrupts do;
+    /// the LANai firmware's clock ticks on the hosts that run the program
+    /// and never parks.
+    Library,
+}
 
 /// A world's NI clocks (one per NIC, all of one period) and their counters.
 pub(crate) struct Clock {
     policy: ClockPolicy,
+    signals_to: Signals,
     pub ticks: u64,
     /// Clock interrupts raised, and those whose signal found the process
     /// computing and ran its library.
@@ -62,10 +87,11 @@ pub(crate) struct Clock {
 }
 
 impl Clock {
-    pub fn new(period: Duration, hosts: usize) -> Self {
+    pub fn new(period: Duration, hosts: usize, signals_to: Signals) -> Self {
         Clock {
             parked: vec![None; hosts],
             policy: ClockPolicy { period },
+            signals_to,
             ticks: 0,
             interrupts: 0,
             signals: 0,
@@ -112,52 +138,44 @@ impl Clock {
 }
 
 impl World {
-    /// Every NIC's first tick, one period in (the build's).
+    /// Every NIC's first tick, one period in (the build's, once the
+    /// processes are placed): on every host for the Open-MX library's
+    /// processes (a host with none parks at its first tick), on the hosts
+    /// that run the program for the \[LCI] library.
     pub(super) fn start_clocks(&mut self) {
         let Some(c) = self.clock.as_deref_mut() else { return };
         for h in 0..self.hosts.len() {
+            if c.signals_to == Signals::Library && self.env.ranks.at(h, 0) == NO_RANK {
+                continue;
+            }
             c.queued += 1;
-            self.q.push(Instant::ZERO + c.period(), h as u32, Ev::ClockTick { host: h as u16 });
+            self.q.push(Instant::ZERO + c.period(), self.hosts[h].nic.origin, Ev::ClockTick { host: h as u16 });
         }
     }
 
     /// Host `h`'s NIC ticks (`Ev::ClockTick`): the fetch of the host's
-    /// timer words (the NIC's, `Nic::fetch_host_words`), and the next tick
-    /// while a process of the host computes (else the clock parks); none
-    /// once only the clocks' own events are left. Without this clock, the
-    /// LANai firmware's ([`World::lanai_clock_tick`]).
+    /// timer words (the NIC's, `Nic::fetch_host_words`, for either
+    /// firmware), and the next tick; the Open-MX processes' clock parks
+    /// instead while no process of the host computes, and ticks no more
+    /// once only the clocks' own events are left.
     pub(super) fn clock_tick(&mut self, now: Instant, h: usize) {
-        let Some(c) = self.clock.as_deref_mut() else { return self.lanai_clock_tick(now, h) };
+        let Some(c) = self.clock.as_deref_mut() else { return };
         c.queued -= 1;
-        if self.q.len() == c.queued {
+        let parks = c.signals_to == Signals::Processes;
+        if parks && self.q.len() == c.queued {
             return;
         }
         c.ticks += 1;
+        let nic = &mut self.hosts[h].nic;
+        let (back, origin, host) = (nic.fetch_host_words(now), nic.origin, h as u16);
         c.queued += 1;
-        let back = self.hosts[h].nic.fetch_host_words(now);
-        self.q.push(back, h as u32, Ev::ClockFetched { host: h as u16 });
-        if self.hosts[h].procs.iter().any(|p| p.computing()) {
+        self.q.push(back, origin, Ev::ClockFetched { host });
+        if !parks || self.hosts[h].procs.iter().any(|p| p.computing()) {
             c.queued += 1;
-            self.q.push(now + c.period(), h as u32, Ev::ClockTick { host: h as u16 });
+            self.q.push(now + c.period(), origin, Ev::ClockTick { host });
         } else {
             c.parked[h] = Some(now);
         }
-    }
-
-    /// The clock of NI `h`'s LANai firmware ticks (a world that runs the
-    /// \[LCI] stack: `nic.clock_period_us` is the firmware's, which never
-    /// parks): the fetch of its host's timer words, the NIC's as above,
-    /// and its next tick; the fetch's return is the LCI library's
-    /// (`lci_stack`).
-    #[cold]
-    #[inline(never)]
-    fn lanai_clock_tick(&mut self, now: Instant, h: usize) {
-        let nic = &mut self.hosts[h].nic;
-        let Some(period) = nic.lanai.as_deref_mut().and_then(|ni| ni.clock_tick()) else { return };
-        let back = nic.fetch_host_words(now);
-        let (origin, host) = (self.hosts[h].nic.origin, h as u16);
-        self.q.push(now + period, origin, Ev::ClockTick { host });
-        self.q.push(back, origin, Ev::ClockFetched { host });
     }
 
     /// A process of host `h` starts computing at `now`: a parked clock
@@ -176,10 +194,13 @@ impl World {
     /// protocol deadline pending ("a timer running") that has not entered
     /// its library within the period gets a clock interrupt. A process in
     /// its library polls the clock there: it counts as having just polled.
-    /// Without this clock, the LANai NI's (`lci_stack`).
+    /// On the \[LCI] stack, the library's (`library_clock_fetched`).
     pub(super) fn clock_fetched(&mut self, now: Instant, h: usize) {
-        let Some(c) = self.clock.as_deref_mut() else { return self.lci(now, Ev::ClockFetched { host: h as u16 }) };
+        let Some(c) = self.clock.as_deref_mut() else { return };
         c.queued -= 1;
+        if c.signals_to == Signals::Library {
+            return self.library_clock_fetched(now, h);
+        }
         let hs = &self.hosts[h];
         for (p, pr) in hs.procs.iter().enumerate() {
             let running = pr.timers_running();
@@ -190,6 +211,21 @@ impl World {
                 let at = now + hs.nic.irq_delivery;
                 self.q.push(at, h as u32, Ev::ClockIrq { host: h as u16, p: p as u16 });
             }
+        }
+    }
+
+    /// The fetch's return on the \[LCI] stack: the same rule on the
+    /// library's words ([`Lib::timer_words`]); its interrupt is a signal to
+    /// the library (`lanai_signal`). Out of line: the Open-MX event loop
+    /// never calls it.
+    #[cold]
+    #[inline(never)]
+    fn library_clock_fetched(&mut self, now: Instant, h: usize) {
+        let Some(c) = self.clock.as_deref_mut() else { return };
+        let (running, polled) = self.hosts[h].lib_ref().timer_words(now);
+        if c.policy.on_fetch(now, running, polled) == Tick::Interrupt {
+            c.interrupts += 1;
+            self.lanai_signal(now, h);
         }
     }
 
@@ -248,5 +284,42 @@ impl World {
         if let (Some(due), Some(c)) = (self.hosts[h].procs[p].take_timer_missed(), self.clock.as_deref_mut()) {
             c.ran_late(due, now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Signals;
+    use crate::time::Duration;
+
+    /// One NI clock for both firmwares: on the \[LCI] stack the world's
+    /// clock runs `nic.clock_period_us`, its interrupts signal the library,
+    /// and it ticks every period on each host that runs the program (four
+    /// of the platform's hosts), never parked, each tick one fetch of host
+    /// words; without the key there is none.
+    #[test]
+    fn the_lanai_firmware_ticks_the_worlds_one_ni_clock() {
+        let text = |clock: &str| {
+            format!(
+                "preset = \"lci2000\"\n[nic]\n{clock}\n[protocol]\n[workload]\nkind = \"fft-alltoall\"\nprocs = 4\n\
+                 iterations = 2\n"
+            )
+        };
+        let s = crate::Scenario::from_toml(&text("")).unwrap();
+        assert!(super::World::new(&s).clock.is_none());
+        let s = crate::Scenario::from_toml(&text("clock_period_us = 10")).unwrap();
+        assert!(s.ni.watchdog.timer().is_none());
+        let mut w = super::World::new(&s);
+        let c = w.clock.as_deref().expect("the NI clock");
+        assert_eq!((c.period(), c.signals_to), (Duration::from_us(10), Signals::Library));
+        w.run().unwrap();
+        let m = w.metrics();
+        let c = w.clock.as_deref().unwrap();
+        let periods = w.q.now().as_ps() / Duration::from_us(10).as_ps();
+        assert!(w.hosts.len() > 4 && periods > 10, "{} hosts, {periods} periods", w.hosts.len());
+        assert!((4 * (periods - 1)..=4 * periods).contains(&c.ticks), "{} ticks in {periods} periods", c.ticks);
+        assert!(c.interrupts > 0);
+        assert_eq!(m.get("clock_interrupts"), Some(c.interrupts as f64));
+        assert_eq!(m.get("ni_host_fetches"), Some(c.ticks as f64));
     }
 }

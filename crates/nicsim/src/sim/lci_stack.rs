@@ -7,10 +7,9 @@
 //! part to its rule (`World::lci`, one `World` method per event kind, on
 //! the world's own hosts, grid, program and queue): host `h`'s library
 //! (`Ev::LciLibrary`, a `crate::library::LibEv`), NI `h`'s LANai firmware
-//! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`), and the return of NI `h`'s
-//! clock's fetch of its host's timer words (`Ev::ClockFetched`, routed
-//! here by `clock`; the NI's watchdog and clock ticks are the NIC's one
-//! path for both firmwares, `nic_path` and `clock`). The rules queue the world's
+//! (`Ev::Lanai`, a `crate::nic::lanai::FwEv`; the NI's watchdog and clock
+//! are the NIC's one path for both firmwares, `nic_path` and `clock`,
+//! which signal the library through here). The rules queue the world's
 //! events as they schedule them. After each event a run whose NI store
 //! overflowed ends with its error, and one whose program is done has no
 //! program left; a run whose NIs stop sending and delivering is the stall
@@ -33,7 +32,6 @@ use crate::library::lci::Lib;
 use crate::library::LibEv;
 use crate::nic::flow::Class;
 use crate::nic::lanai::{FwEv, Packet};
-use crate::nic::timers;
 use crate::time::Instant;
 use crate::SimError;
 
@@ -55,8 +53,7 @@ impl World {
     }
 
     /// An event of the stack's parts is due (out of the event loop's
-    /// line): the rule of its kind (a library's, a firmware's, and the
-    /// return of the NI clock's fetch), then
+    /// line): the rule of its kind (a library's, a firmware's), then
     /// [`World::lci_settle`].
     #[inline(never)]
     pub(super) fn lci(&mut self, now: Instant, ev: Ev) {
@@ -66,7 +63,6 @@ impl World {
         match ev {
             Ev::LciLibrary { ev, host, arg } => self.lci_library(u32::from(host), ev, arg, now),
             Ev::Lanai { ev, host, arg } => self.lci_firmware(u32::from(host), ev, arg, now),
-            Ev::ClockFetched { host } => self.lci_clock_fetched(u32::from(host), now),
             _ => unreachable!("{ev:?} is not an event of the LCI stack"),
         }
         self.lci_settle(now);
@@ -133,13 +129,6 @@ impl World {
             if !runs {
                 continue;
             }
-            if let Some(c) = self.hosts[h as usize].nic.fw_ni().clock {
-                self.q.push(
-                    Instant::ZERO + c.period,
-                    self.hosts[h as usize].nic.origin,
-                    Ev::ClockTick { host: h as u16 },
-                );
-            }
             self.lci_lib(h, Instant::ZERO, Lib::next);
         }
     }
@@ -165,11 +154,6 @@ impl World {
                 self.lci_prog().full.get_or_insert(h);
             }
         }
-    }
-
-    /// The packet an event of NI `h` named, given back to its store.
-    fn lci_take_packet(&mut self, h: u32, id: u32) -> Packet {
-        self.hosts[h as usize].nic.fw_ni().packets.take(id)
     }
 
     /// Host `h`'s library's event `ev` at `at`, naming `arg` (a packet it
@@ -288,7 +272,7 @@ impl World {
     /// packet it names and its NI's delivered and released counters, as a
     /// PIO read finds them).
     fn lci_library(&mut self, h: u32, ev: LibEv, arg: u32, now: Instant) {
-        let pkt = ev.names_packet().then(|| self.lci_take_packet(h, arg));
+        let pkt = ev.names_packet().then(|| self.hosts[h as usize].nic.fw_ni().packets.take(arg));
         let ni = self.hosts[h as usize].nic.fw_ni_ref();
         let counters = (ni.delivered, ni.sent);
         self.lci_lib(h, now, |l, cx| l.event(cx, ev, arg, pkt, counters));
@@ -323,18 +307,6 @@ impl World {
         }
         if o.signal {
             self.lanai_signal(now, h as usize);
-        }
-    }
-
-    /// NI `h`'s clock read its host's timer words, and
-    /// interrupts it if a timer is due that the host has not polled.
-    fn lci_clock_fetched(&mut self, h: u32, now: Instant) {
-        let (running, polled) = self.hosts[h as usize].lib_ref().timer_words(now);
-        let ni = self.hosts[h as usize].nic.fw_ni();
-        let Some(c) = ni.clock else { return };
-        if c.on_fetch(now, running, polled) == timers::Tick::Interrupt {
-            ni.clock_interrupts += 1;
-            self.lci_lib(h, now, Lib::signal);
         }
     }
 
@@ -405,8 +377,8 @@ pub(super) fn ni_origin(h: u32) -> Origin {
 }
 
 impl World {
-    /// NI `h`'s firmware interrupts its host at `now`: a signal to its
-    /// library.
+    /// NI `h`'s firmware (its watchdog, a delivered packet) or its clock
+    /// (`clock`) interrupts its host at `now`: a signal to its library.
     pub(super) fn lanai_signal(&mut self, now: Instant, h: usize) {
         let ev = Ev::LciLibrary { ev: LibEv::Signal, host: h as u16, arg: 0 };
         self.q.push(now, self.hosts[h].nic.origin, ev);

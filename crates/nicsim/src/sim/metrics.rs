@@ -140,11 +140,14 @@ impl World {
         let raised = nis().map(|n| n.packet_irqs).sum::<u64>() + wds().map(|w| w.raised).sum::<u64>();
         m.set("watchdog_interrupts", raised as f64);
         m.set("watchdog_fetches", wds().map(|w| w.fetches).sum::<u64>() as f64);
-        m.set("clock_interrupts", nis().map(|n| n.clock_interrupts).sum::<u64>() as f64);
+        // The NI clock's interrupts (`clock`: a signal to the library).
+        let (ticks, clock_irqs) = self.clock.as_deref().map_or((0, 0), |c| (c.ticks, c.interrupts));
+        m.set("clock_interrupts", clock_irqs as f64);
         let (at_once, merged) = libs().map(|h| h.core.signals()).fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
         m.set("signals_returned_at_once", at_once as f64);
         m.set("signals_merged", merged as f64);
-        m.set("ni_host_fetches", nis().map(|n| n.host_fetches).sum::<u64>() as f64);
+        // The NIs' fetches of host words: the watchdogs' and one per clock tick.
+        m.set("ni_host_fetches", (wds().map(|w| w.fetches).sum::<u64>() + ticks) as f64);
         m.set("explicit_acks", libs().map(|h| h.explicit_acks).sum::<u64>() as f64);
         m.set("piggybacked_acks", libs().map(|h| h.piggybacked_acks).sum::<u64>() as f64);
         m.set("window_full_polls", libs().map(|h| h.window_full_polls).sum::<u64>() as f64);

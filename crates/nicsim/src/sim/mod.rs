@@ -36,8 +36,9 @@
 //!   of a tagged frame down its tree (the table is the NIC's,
 //!   `crate::nic::multicast`); the polling watchdog is the receive
 //!   queue's (`crate::nic::watchdog`), its event routed to `nic_path`;
-//! * `clock`: the \[LCI] NI clock of the library's fine-grain timers, its
-//!   ticks and the interrupt that runs a computing process's library;
+//! * `clock`: the \[LCI] NI clock of the library's fine-grain timers, one
+//!   for both firmwares: its ticks and the interrupt that runs a computing
+//!   process's library, or signals the LCI library;
 //! * `metrics`: metrics and invariants.
 //!
 //! Each component's own state and rules live in its module (`nic`, `net`,
