@@ -1,0 +1,546 @@
+"""What the studies' predictions hang on: the presets' estimates, run at their candidates.
+
+A preset value marked ``[estimate]`` is one no source states. Where one
+matters, a prediction is only as good as the estimate: this module runs
+the experiments on a preset once as the preset is and once per candidate
+of each estimate listed in ``estimates.toml`` (beside this module), and
+reports every published value and claim whose verdict changes (a value
+that stops or starts agreeing with the study, a claim that stops or starts
+holding), and how many values move by more than
+:data:`~nicsim.studies.seeds.STABLE` without changing their verdict.
+
+A candidate is a copy of the preset with some keys set (``table.key``, the
+last dot starting the key: ``host.tick.hz`` is ``hz`` of ``[host.tick]``),
+written with the preset's comments kept (:func:`with_values`), and run as
+``nicsim reproduce --preset FILE`` runs it: an experiment's own settings
+still win over the preset's.
+
+``python -m nicsim.studies.sensitivity [EXPERIMENT ...] [--estimate NAME ...]
+--out FILE`` writes the Markdown report (docs/estimates.md is one);
+:func:`run` and :func:`render` are what the tests call.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+import tomli_w
+
+from nicsim import _core, outputs, runner
+from nicsim._core import NicsimError
+from nicsim.scenario import check_seed
+from nicsim.studies import experiments as _experiments
+from nicsim.studies.command import CommandLine, interruptible
+from nicsim.studies.exp_base import Claim, Published
+from nicsim.studies.report import markdown_table
+from nicsim.studies.seeds import STABLE
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the 3.10 fallback
+    import tomli as tomllib
+
+#: The experiments' platform when they name none (as :func:`nicsim.runner.plan`).
+DEFAULT_PRESET = runner.DEFAULT_PRESET
+
+#: A preset key's value, as TOML holds it.
+Value = bool | int | float | str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate of an estimate: the preset keys it sets, by ``table.key``."""
+
+    label: str
+    values: Mapping[str, Value]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A preset estimate, the presets holding it, its candidates and why it is unknown."""
+
+    name: str
+    presets: tuple[str, ...]
+    candidates: tuple[Candidate, ...]
+    why: str
+
+
+def _split(key: str) -> tuple[str, str]:
+    """``"host.tick.hz"`` -> ``("host.tick", "hz")``."""
+    table, _, name = key.rpartition(".")
+    return table, name
+
+
+def _lookup(doc: Mapping[str, object], key: str) -> object:
+    """Return the value of ``table.key`` in a parsed preset (``KeyError`` if absent)."""
+    node: object = doc
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise KeyError(key)
+        node = node[part]
+    return node
+
+
+def _same_kind(old: object, new: object) -> bool:
+    if isinstance(old, bool) or isinstance(new, bool):
+        return isinstance(old, bool) and isinstance(new, bool)
+    if isinstance(old, float):
+        return isinstance(new, (int, float))
+    return type(old) is type(new)
+
+
+def _kind(value: object) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _value_end(line: str, start: int) -> int:
+    """Index just past the TOML scalar (or one-line array) that starts at ``start``."""
+    if line.startswith('"', start):
+        i = start + 1
+        while i < len(line) and line[i] != '"':
+            i += 2 if line[i] == "\\" else 1
+        return i + 1
+    if line.startswith("[", start):
+        depth = 0
+        for i in range(start, len(line)):
+            depth += {"[": 1, "]": -1}.get(line[i], 0)
+            if depth == 0:
+                return i + 1
+    hash_at = line.find("#", start)
+    end = len(line) if hash_at < 0 else hash_at
+    return len(line[:end].rstrip())
+
+
+_HEADER = re.compile(r"^\s*\[([A-Za-z0-9_.-]+)\]\s*(#.*)?$")
+_ASSIGN = re.compile(r"^(\s*)([A-Za-z0-9_-]+)(\s*=\s*)")
+
+
+def with_values(text: str, values: Mapping[str, Value]) -> str:
+    r"""Return the preset ``text`` with each ``table.key`` of ``values`` set, comments kept.
+
+    A key the preset holds keeps its line and comment, with the new value; a
+    key it lacks is added at the top of its table (a table it lacks, at the
+    end). The result is checked by parsing it: every other key keeps its
+    value. A value of another kind than the preset's (a number for a
+    boolean, say) is an error naming the key.
+
+    Examples
+    --------
+    >>> text = "[nic]\nring_slots = 1024  # [estimate] slots\nflow_control = false\n"
+    >>> print(with_values(text, {"nic.ring_slots": 512, "nic.flow_control": True}), end="")
+    [nic]
+    ring_slots = 512  # [estimate] slots
+    flow_control = true
+    >>> print(with_values("[host]\nx = 1\n", {"host.tick.hz": 100}), end="")
+    [host]
+    x = 1
+    <BLANKLINE>
+    [host.tick]
+    hz = 100
+    """
+    before = tomllib.loads(text)
+    for key, new in values.items():
+        try:
+            old = _lookup(before, key)
+        except KeyError:
+            continue
+        if not _same_kind(old, new):
+            raise NicsimError(
+                f"preset key `{key}`: {new!r} is {_kind(new)}; the preset holds {_kind(old)} "
+                f"({old!r})"
+            )
+    lines = text.splitlines()
+    pending = dict(values)
+    table = ""
+    header_at: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        h = _HEADER.match(line)
+        if h:
+            table = h.group(1)
+            header_at[table] = i
+            continue
+        m = _ASSIGN.match(line)
+        key = f"{table}.{m.group(2)}" if m and table else ""
+        if m and key in pending:
+            new = pending.pop(key)
+            old = _lookup(before, key)
+            if isinstance(old, float) and not isinstance(new, bool):
+                new = float(new)
+            start = m.end()
+            lines[i] = line[:start] + _toml(new) + line[_value_end(line, start) :]
+    for key, new in pending.items():
+        table, name = _split(key)
+        entry = f"{name} = {_toml(new)}"
+        if table in header_at:
+            at = header_at[table] + 1
+            lines.insert(at, entry)
+            header_at = {t: j + (j >= at) for t, j in header_at.items()}
+        else:
+            lines += ["", f"[{table}]", entry]
+            header_at[table] = len(lines) - 2
+    out = "\n".join(lines) + "\n"
+    _check_edit(before, tomllib.loads(out), values)
+    return out
+
+
+def _toml(value: Value) -> str:
+    return tomli_w.dumps({"v": value})[4:].strip()
+
+
+def _check_edit(
+    before: dict[str, object], after: dict[str, object], values: Mapping[str, Value]
+) -> None:
+    """Fail unless ``after`` is ``before`` with exactly ``values`` set."""
+    expected = tomllib.loads(tomli_w.dumps(before))
+    for key, value in values.items():
+        node = expected
+        *tables, name = key.split(".")
+        for part in tables:
+            node = node.setdefault(part, {})
+        old = node.get(name)
+        node[name] = (
+            float(value) if isinstance(old, float) and not isinstance(value, bool) else value
+        )
+    if after != expected:
+        raise NicsimError(f"setting {', '.join(values)} in the preset changed other keys")
+
+
+def load(path: Path | None = None) -> list[Estimate]:
+    """Read the estimates (``estimates.toml`` beside this module by default), checked.
+
+    Every preset must be one nicsim has, every key one each preset holds
+    (:func:`with_values` would add it otherwise), every value of the
+    preset's kind and different from it, and every name unique.
+    """
+    if path is None:
+        text = resources.files("nicsim.studies").joinpath("estimates.toml").read_text()
+        where = "estimates.toml"
+    else:
+        text, where = path.read_text(), str(path)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise NicsimError(f"{where}: {err}") from None
+    known = set(_core.presets())
+    out: list[Estimate] = []
+    for n, raw in enumerate(doc.get("estimate", []), 1):
+        name = str(raw.get("name", f"#{n}"))
+        presets = tuple(raw.get("presets", ()))
+        candidates = tuple(
+            Candidate(str(c["label"]), dict(c["set"])) for c in raw.get("candidates", ())
+        )
+        if not presets or not candidates:
+            raise NicsimError(f"{where}: estimate {name!r} needs presets and candidates")
+        if any(e.name == name for e in out):
+            raise NicsimError(f"{where}: estimate {name!r} is listed twice")
+        for preset in presets:
+            if preset not in known:
+                raise NicsimError(
+                    f"{where}: estimate {name!r}: preset {preset!r} unknown; "
+                    f"allowed: {', '.join(sorted(known))}"
+                )
+            parsed = tomllib.loads(_core.preset_toml(preset))
+            for cand in candidates:
+                for key, value in cand.values.items():
+                    try:
+                        old = _lookup(parsed, key)
+                    except KeyError:
+                        raise NicsimError(
+                            f"{where}: estimate {name!r}, candidate {cand.label!r}: "
+                            f"preset {preset!r} has no key `{key}`"
+                        ) from None
+                    if not _same_kind(old, value):
+                        raise NicsimError(
+                            f"{where}: estimate {name!r}, candidate {cand.label!r}: `{key}` = "
+                            f"{value!r} is {_kind(value)}; preset {preset!r} holds {_kind(old)}"
+                        )
+            if all(_lookup(parsed, k) == v for c in candidates for k, v in c.values.items()):
+                raise NicsimError(
+                    f"{where}: estimate {name!r}: every candidate is preset {preset!r}'s own value"
+                )
+        out.append(Estimate(name, presets, candidates, str(raw.get("why", ""))))
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A published value or claim of an experiment, read off one table."""
+
+    experiment: str
+    kind: Literal["value", "claim"]
+    name: str
+    value: float | None
+    holds: bool | None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The experiment and the value's or claim's name."""
+        return self.experiment, self.name
+
+
+def verdicts(exp_id: str, table: pd.DataFrame) -> list[Verdict]:
+    """Every published value (agrees or not) and claim (holds or not) of ``exp_id`` on ``table``."""
+    experiment = _experiments.get(exp_id)
+    out: list[Verdict] = []
+    for item in experiment.published:
+        check = item.check(table)
+        out.append(Verdict(exp_id, "value", _name(item), check.simulated, check.agrees))
+    for claim in experiment.claims:
+        checked = claim.check(table)
+        value, holds = (None, None) if checked is None else (float(checked[0]), checked[1])
+        out.append(Verdict(exp_id, "claim", _name(claim), value, holds))
+    return out
+
+
+def _name(item: Published | Claim) -> str:
+    if isinstance(item, Claim):
+        return item.text
+    return item.quantity if item.bound == "=" else f"{item.quantity} {item.target}"
+
+
+def moved(base: Verdict, other: Verdict) -> bool:
+    """Whether ``other`` departs from ``base`` by more than :data:`STABLE` of ``|base|``.
+
+    An unmeasured value on either side counts as moved unless both are.
+
+    Examples
+    --------
+    >>> v = lambda x: Verdict("e", "value", "q", x, True)
+    >>> moved(v(1.0), v(1.04)), moved(v(1.0), v(1.06)), moved(v(0.0), v(0.0))
+    (False, True, False)
+    """
+    if base.value is None or other.value is None:
+        return (base.value is None) != (other.value is None)
+    if base.value == 0:
+        return other.value != 0
+    return abs(other.value - base.value) / abs(base.value) > STABLE
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One estimate's run: the base verdicts and, per candidate label, the candidate's."""
+
+    estimate: Estimate
+    base: list[Verdict]
+    by_candidate: dict[str, list[Verdict]]
+
+    def flips(self) -> list[tuple[Verdict, dict[str, Verdict]]]:
+        """Return the values and claims a candidate changes the verdict of, with each's."""
+        out = []
+        for i, b in enumerate(self.base):
+            others = {label: vs[i] for label, vs in self.by_candidate.items()}
+            if any(o.holds != b.holds for o in others.values()):
+                out.append((b, others))
+        return out
+
+    def moved_only(self) -> int:
+        """How many values and claims some candidate moves by more than 5 % without a flip."""
+        n = 0
+        for i, b in enumerate(self.base):
+            others = [vs[i] for vs in self.by_candidate.values()]
+            if all(o.holds == b.holds for o in others) and any(moved(b, o) for o in others):
+                n += 1
+        return n
+
+
+def _groups(exp_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Group the experiments by the preset they run on, order kept."""
+    out: dict[str, list[str]] = {}
+    for exp_id in exp_ids:
+        preset = _experiments.get(exp_id).preset or DEFAULT_PRESET
+        out.setdefault(preset, []).append(exp_id)
+    return out
+
+
+def _tables_verdicts(tables: Mapping[str, pd.DataFrame]) -> list[Verdict]:
+    return [v for exp_id, table in tables.items() for v in verdicts(exp_id, table)]
+
+
+def run(
+    estimates: Sequence[Estimate],
+    exp_ids: Sequence[str],
+    *,
+    jobs: int | None = None,
+    quick: bool = False,
+    seed: int = runner.DEFAULT_SEED,
+    note: Callable[[str], None] | None = None,
+) -> list[Outcome]:
+    """Run ``exp_ids`` as the presets are and under each candidate of ``estimates``.
+
+    An estimate runs only the experiments on its presets; one none of
+    ``exp_ids`` runs on is left out of the result. ``note`` is told what
+    runs next (the command line prints it).
+    """
+    say = note or (lambda _: None)
+    groups = _groups(exp_ids)
+    base: dict[str, list[Verdict]] = {}
+    outcomes: list[Outcome] = []
+    with tempfile.TemporaryDirectory(prefix="nicsim-estimates-") as tmp:
+        for estimate in estimates:
+            presets = [p for p in estimate.presets if p in groups]
+            if not presets:
+                continue
+            for preset in presets:
+                if preset not in base:
+                    say(f"{preset}: {len(groups[preset])} experiments as the preset is")
+                    tables = runner.run_experiments(
+                        groups[preset], jobs=jobs, quick=quick, seed=seed
+                    )
+                    base[preset] = _tables_verdicts(tables)
+            by_candidate: dict[str, list[Verdict]] = {}
+            for n, cand in enumerate(estimate.candidates):
+                found: list[Verdict] = []
+                for preset in presets:
+                    path = Path(tmp) / f"{preset}-{len(outcomes)}-{n}.toml"
+                    path.write_text(with_values(_core.preset_toml(preset), cand.values))
+                    say(f"{preset}: {estimate.name}, {cand.label}")
+                    tables = runner.run_experiments(
+                        groups[preset], jobs=jobs, quick=quick, preset=str(path), seed=seed
+                    )
+                    found += _tables_verdicts(tables)
+                by_candidate[cand.label] = found
+            outcomes.append(Outcome(estimate, [v for p in presets for v in base[p]], by_candidate))
+    return outcomes
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:g} %"
+
+
+def _verdict_cell(v: Verdict) -> str:
+    if v.value is None:
+        return "not measured"
+    if v.holds is None:
+        word = "n/a"
+    elif v.kind == "claim":
+        word = "holds" if v.holds else "fails"
+    else:
+        word = "agrees" if v.holds else "disagrees"
+    return f"{v.value:.4g} ({word})"
+
+
+def render(outcomes: Sequence[Outcome], *, command: str) -> str:
+    """Write the Markdown report: per estimate what each candidate flips, then an index."""
+    lines = [
+        "# What the predictions hang on: the presets' estimates at their candidates",
+        "",
+        f"Generated by `{command}`. Each estimate's experiments (those on its presets) ran "
+        "once as the presets are and once per candidate (a copy of the preset with the "
+        "candidate's keys set; an experiment's own settings still win). Listed: every "
+        "published value whose agreement with the study (within 15 %, or the bound holding) "
+        "changes, and every claim whose verdict changes. Also counted: the values and claims "
+        f"a candidate moves by more than {_pct(STABLE)} without changing their verdict.",
+        "",
+    ]
+    index: dict[tuple[str, str], list[str]] = {}
+    for out in outcomes:
+        est = out.estimate
+        flips = out.flips()
+        total = len(out.base)
+        lines += [
+            f"## {est.name}",
+            "",
+            est.why,
+            "",
+            f"Presets: {', '.join(f'`{p}`' for p in est.presets)}. Candidates: "
+            + "; ".join(
+                f"{c.label} ({', '.join(f'`{k}` = {_toml(v)}' for k, v in c.values.items())})"
+                for c in est.candidates
+            )
+            + ".",
+            "",
+            f"{len(flips)} of {total} values and claims change their verdict; "
+            f"{out.moved_only()} more move by more than {_pct(STABLE)} without changing it.",
+            "",
+        ]
+        if flips:
+            labels = list(out.by_candidate)
+            header = ["experiment", "value or claim", "the presets", *labels]
+            body = [
+                [
+                    b.experiment,
+                    b.name,
+                    _verdict_cell(b),
+                    *(_verdict_cell(o[label]) for label in labels),
+                ]
+                for b, o in flips
+            ]
+            lines += [markdown_table(header, body), ""]
+        for b, _ in flips:
+            index.setdefault(b.key, []).append(est.name)
+    lines += ["## Index: the values and claims an estimate decides", ""]
+    if index:
+        lines += [
+            markdown_table(
+                ["experiment", "value or claim", "changes its verdict with"],
+                [[e, n, "; ".join(names)] for (e, n), names in index.items()],
+            ),
+            "",
+        ]
+    else:
+        lines += ["None.", ""]
+    return "\n".join(lines)
+
+
+@interruptible
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``python -m nicsim.studies.sensitivity [EXPERIMENT ...] --out FILE``."""
+    ap = CommandLine(
+        prog="python -m nicsim.studies.sensitivity", description=__doc__.splitlines()[0]
+    )
+    ap.add_argument("experiments", nargs="*", default=["all"], help="experiment ids or groups")
+    ap.add_argument(
+        "--estimate",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="run only this estimate (repeatable; default: all of estimates.toml)",
+    )
+    ap.add_argument("--jobs", type=int, default=None, help="local worker processes")
+    ap.add_argument("--quick", action="store_true", help="run the experiments' quick mode")
+    ap.add_argument("--seed", type=int, default=runner.DEFAULT_SEED, help="base seed (default 1)")
+    ap.add_argument("--out", type=Path, default=None, help="Markdown file to write (else stdout)")
+    a = ap.parse_args(argv)
+    ids = _experiments.expand(a.experiments)
+    estimates = load()
+    if a.estimate:
+        names = {e.name for e in estimates}
+        unknown = [n for n in a.estimate if n not in names]
+        if unknown:
+            ap.error(f"--estimate {unknown[0]!r}: unknown; allowed: {', '.join(sorted(names))}")
+        estimates = [e for e in estimates if e.name in a.estimate]
+    check_seed(a.seed)
+    if a.out is not None:
+        outputs.check_file(a.out, "--out")
+    outcomes = run(
+        estimates,
+        ids,
+        jobs=a.jobs,
+        quick=a.quick,
+        seed=a.seed,
+        note=lambda text: print(text, file=sys.stderr, flush=True),
+    )
+    args = sys.argv[1:] if argv is None else argv
+    text = render(outcomes, command=" ".join(["python -m nicsim.studies.sensitivity", *args]))
+    if a.out is None:
+        print(text)
+    else:
+        with outputs.atomic_file(a.out) as temp:
+            temp.write_text(text + "\n")
+        flipped = sum(len(o.flips()) for o in outcomes)
+        print(f"wrote {a.out}: {len(outcomes)} estimates, {flipped} verdicts changed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
