@@ -183,3 +183,37 @@ def test_an_unwritable_out_is_refused_before_any_run(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert "does not exist" in r.stderr
     assert "experiments as the preset is" not in r.stderr
+
+
+def test_validation_names_the_estimates_that_decide_a_claim(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nicsim.studies import validation
+    from nicsim.studies.experiments import EXPERIMENTS
+
+    claim = EXPERIMENTS["emo-latency"].claims[0]
+    index = tmp_path / "index.toml"
+    index.write_text(
+        '[[decided]]\nexperiment = "emo-latency"\n'
+        f'name = {s._toml(claim.text)}\nestimates = ["EMO hosts\' PCI bus"]\n'
+    )
+    monkeypatch.setattr(s, "INDEX", index)
+    rows = validation._claim_rows({}, True, s.decided())
+    cells = {r[1]: r[4] for r in rows if r[0] == "`emo-latency`"}
+    assert cells[claim.text] == "EMO hosts' PCI bus"
+    assert set(cells.values()) == {"EMO hosts' PCI bus", "-"}
+    monkeypatch.setattr(s, "INDEX", tmp_path / "none.toml")
+    assert s.decided() == {}
+
+
+def test_the_packaged_index_names_values_and_claims_the_experiments_have() -> None:
+    # A renamed claim or value leaves the index stale: regenerate it with
+    # sensitivity.INDEX_COMMAND.
+    from nicsim.studies import experiments
+
+    estimates = {e.name for e in s.load()}
+    for (exp_id, name), names in s.decided().items():
+        experiment = experiments.get(exp_id)
+        known = {s._name(p) for p in experiment.published} | {c.text for c in experiment.claims}
+        assert name in known, (exp_id, name)
+        assert set(names) <= estimates, names

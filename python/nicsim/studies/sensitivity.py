@@ -37,6 +37,7 @@ import tomli_w
 from nicsim import _core, outputs, runner
 from nicsim._core import NicsimError
 from nicsim.scenario import check_seed
+from nicsim.store import Store
 from nicsim.studies import experiments as _experiments
 from nicsim.studies.command import CommandLine, interruptible
 from nicsim.studies.exp_base import Claim, Published
@@ -50,6 +51,15 @@ else:  # pragma: no cover - the 3.10 fallback
 
 #: The experiments' platform when they name none (as :func:`nicsim.runner.plan`).
 DEFAULT_PRESET = runner.DEFAULT_PRESET
+
+#: The values and claims an estimate decides, as the command line last wrote them
+#: (``--index``): the whole run takes about half an hour, too long for every
+#: reproduction, so ``validation.md`` reads this file.
+INDEX = Path(__file__).with_name("estimates_index.toml")
+INDEX_COMMAND = (
+    "python -m nicsim.studies.sensitivity --jobs 2 --out docs/estimates.md "
+    "--index python/nicsim/studies/estimates_index.toml"
+)
 
 #: A preset key's value, as TOML holds it.
 Value = bool | int | float | str
@@ -353,6 +363,15 @@ class Outcome:
         return n
 
 
+def _slug(text: str) -> str:
+    """Return a file-name form of ``text``.
+
+    >>> _slug("PAUSE, 1 ms limit")
+    'pause-1-ms-limit'
+    """
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
 def _groups(exp_ids: Sequence[str]) -> dict[str, list[str]]:
     """Group the experiments by the preset they run on, order kept."""
     out: dict[str, list[str]] = {}
@@ -374,18 +393,37 @@ def run(
     quick: bool = False,
     seed: int = runner.DEFAULT_SEED,
     note: Callable[[str], None] | None = None,
+    store: Store | None = None,
 ) -> list[Outcome]:
     """Run ``exp_ids`` as the presets are and under each candidate of ``estimates``.
 
     An estimate runs only the experiments on its presets; one none of
     ``exp_ids`` runs on is left out of the result. ``note`` is told what
-    runs next (the command line prints it).
+    runs next (the command line prints it). With a ``store`` the finished
+    runs are kept there and the candidates' presets are written under its
+    root at names of their own, so the same call resumes where an
+    interrupted one stopped (a changed candidate makes new runs: a preset
+    file's bytes are part of a run's key).
     """
     say = note or (lambda _: None)
     groups = _groups(exp_ids)
     base: dict[str, list[Verdict]] = {}
     outcomes: list[Outcome] = []
+
+    def tables_of(preset: str, file: Path | None) -> list[Verdict]:
+        tables = runner.run_experiments(
+            groups[preset],
+            jobs=jobs,
+            quick=quick,
+            preset=None if file is None else str(file),
+            seed=seed,
+            store=store,
+        )
+        return _tables_verdicts(tables)
+
     with tempfile.TemporaryDirectory(prefix="nicsim-estimates-") as tmp:
+        folder = Path(tmp) if store is None else store.root / "presets"
+        folder.mkdir(parents=True, exist_ok=True)
         for estimate in estimates:
             presets = [p for p in estimate.presets if p in groups]
             if not presets:
@@ -393,21 +431,15 @@ def run(
             for preset in presets:
                 if preset not in base:
                     say(f"{preset}: {len(groups[preset])} experiments as the preset is")
-                    tables = runner.run_experiments(
-                        groups[preset], jobs=jobs, quick=quick, seed=seed
-                    )
-                    base[preset] = _tables_verdicts(tables)
+                    base[preset] = tables_of(preset, None)
             by_candidate: dict[str, list[Verdict]] = {}
-            for n, cand in enumerate(estimate.candidates):
+            for cand in estimate.candidates:
                 found: list[Verdict] = []
                 for preset in presets:
-                    path = Path(tmp) / f"{preset}-{len(outcomes)}-{n}.toml"
+                    path = folder / f"{_slug(estimate.name)}--{_slug(cand.label)}--{preset}.toml"
                     path.write_text(with_values(_core.preset_toml(preset), cand.values))
                     say(f"{preset}: {estimate.name}, {cand.label}")
-                    tables = runner.run_experiments(
-                        groups[preset], jobs=jobs, quick=quick, preset=str(path), seed=seed
-                    )
-                    found += _tables_verdicts(tables)
+                    found += tables_of(preset, path)
                 by_candidate[cand.label] = found
             outcomes.append(Outcome(estimate, [v for p in presets for v in base[p]], by_candidate))
     return outcomes
@@ -492,6 +524,51 @@ def render(outcomes: Sequence[Outcome], *, command: str) -> str:
     return "\n".join(lines)
 
 
+def index_toml(outcomes: Sequence[Outcome], *, command: str) -> str:
+    """Return the text of :data:`INDEX`: each flipped value or claim, the estimates flipping it.
+
+    Examples
+    --------
+    >>> v = Verdict("e", "claim", "c < 1", 0.9, True)
+    >>> est = Estimate("ring", ("omx2009",), (Candidate("big", {"nic.ring_slots": 4}),), "why")
+    >>> out = Outcome(est, [v], {"big": [Verdict("e", "claim", "c < 1", 1.1, False)]})
+    >>> print(index_toml([out], command="cmd"), end="")
+    # Written by `cmd` (docs/estimates.md): the published values and claims
+    # whose verdict a candidate of a preset estimate changes.
+    <BLANKLINE>
+    [[decided]]
+    experiment = "e"
+    name = "c < 1"
+    estimates = [
+        "ring",
+    ]
+    """
+    index: dict[tuple[str, str], list[str]] = {}
+    for out in outcomes:
+        for b, _ in out.flips():
+            index.setdefault(b.key, []).append(out.estimate.name)
+    head = (
+        f"# Written by `{command}` (docs/estimates.md): the published values and claims\n"
+        "# whose verdict a candidate of a preset estimate changes.\n"
+    )
+    rows = [{"experiment": e, "name": n, "estimates": names} for (e, n), names in index.items()]
+    return head + ("\n" + tomli_w.dumps({"decided": rows}) if rows else "")
+
+
+def decided(path: Path | None = None) -> dict[tuple[str, str], list[str]]:
+    """Read the index :func:`index_toml` wrote (:data:`INDEX` by default).
+
+    Maps (experiment, value or claim) to the estimates that change its
+    verdict. A missing file gives an empty index (nothing known to hang on
+    an estimate).
+    """
+    path = INDEX if path is None else path
+    if not path.is_file():
+        return {}
+    doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    return {(d["experiment"], d["name"]): list(d["estimates"]) for d in doc.get("decided", [])}
+
+
 @interruptible
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m nicsim.studies.sensitivity [EXPERIMENT ...] --out FILE``."""
@@ -510,6 +587,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="run the experiments' quick mode")
     ap.add_argument("--seed", type=int, default=runner.DEFAULT_SEED, help="base seed (default 1)")
     ap.add_argument("--out", type=Path, default=None, help="Markdown file to write (else stdout)")
+    ap.add_argument(
+        "--index",
+        type=Path,
+        default=None,
+        help=f"also write the index validation.md reads (its place: {INDEX_COMMAND.split()[-1]})",
+    )
+    ap.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="keep finished runs in this directory: the same command then resumes",
+    )
     a = ap.parse_args(argv)
     ids = _experiments.expand(a.experiments)
     estimates = load()
@@ -520,8 +609,9 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--estimate {unknown[0]!r}: unknown; allowed: {', '.join(sorted(names))}")
         estimates = [e for e in estimates if e.name in a.estimate]
     check_seed(a.seed)
-    if a.out is not None:
-        outputs.check_file(a.out, "--out")
+    for path, option in ((a.out, "--out"), (a.index, "--index")):
+        if path is not None:
+            outputs.check_file(path, option)
     outcomes = run(
         estimates,
         ids,
@@ -529,9 +619,14 @@ def main(argv: list[str] | None = None) -> int:
         quick=a.quick,
         seed=a.seed,
         note=lambda text: print(text, file=sys.stderr, flush=True),
+        store=None if a.store is None else Store(a.store),
     )
     args = sys.argv[1:] if argv is None else argv
-    text = render(outcomes, command=" ".join(["python -m nicsim.studies.sensitivity", *args]))
+    command = " ".join(["python -m nicsim.studies.sensitivity", *args])
+    text = render(outcomes, command=command)
+    if a.index is not None:
+        with outputs.atomic_file(a.index) as temp:
+            temp.write_text(index_toml(outcomes, command=command))
     if a.out is None:
         print(text)
     else:

@@ -37,7 +37,7 @@ from nicsim.outputs import atomic_file
 from nicsim.studies import fit_joint as _fit
 from nicsim.studies import fit_lci as _fit_lci
 from nicsim.studies import fitted as _fitted
-from nicsim.studies import validation_conflicts
+from nicsim.studies import sensitivity, validation_conflicts
 from nicsim.studies.exp_base import TOLERANCE, Claim, Published, unavailable
 from nicsim.studies.experiments import EXPERIMENTS
 from nicsim.studies.papers import PAPERS, Quote, Ref
@@ -325,7 +325,19 @@ def _mechanism_lines(m: Mechanism) -> list[str]:
     return [*lines, ""]
 
 
-def _claim_rows(tables: Mapping[str, pd.DataFrame], attributed: bool) -> list[list[Any]]:
+#: What a preset estimate decides: (experiment, value or claim) -> estimates.
+Decided = Mapping[tuple[str, str], Sequence[str]]
+
+
+def _decided_cell(decided: Decided, exp_id: str | None, *names: str) -> str:
+    """Name the estimates whose candidates change this value's or claim's verdict (or ``-``)."""
+    found = [e for n in names for e in decided.get((exp_id or "", n), ())]
+    return "; ".join(dict.fromkeys(found)) or "-"
+
+
+def _claim_rows(
+    tables: Mapping[str, pd.DataFrame], attributed: bool, decided: Decided
+) -> list[list[Any]]:
     body: list[list[Any]] = []
     for exp in EXPERIMENTS.values():
         for claim in exp.claims:
@@ -333,6 +345,7 @@ def _claim_rows(tables: Mapping[str, pd.DataFrame], attributed: bool) -> list[li
                 continue
             check = _claim_check(exp.id, claim, tables.get(exp.id))
             body.append([f"`{exp.id}`", claim.text, *check])
+            body[-1].append(_decided_cell(decided, exp.id, claim.text))
             body[-1].append(str(claim.source))
     return body
 
@@ -345,11 +358,20 @@ def _claim_check(exp_id: str, claim: Claim, table: pd.DataFrame | None) -> list[
     return [FLOAT_FORMAT % value, validation_conflicts.verdict(exp_id, claim, holds)]
 
 
-def _off(all_rows: Sequence[Row]) -> list[str]:
+def _off(all_rows: Sequence[Row], decided: Decided) -> list[str]:
     off = [r for r in all_rows if r.status == "predicted" and r.agrees is not True]
     if not off:
         return ["Every predicted value agrees."]
-    header = ["study", "where", "quantity", "published", "simulated", "ratio", "note"]
+    header = [
+        "study",
+        "where",
+        "quantity",
+        "published",
+        "simulated",
+        "ratio",
+        "an estimate decides it",
+        "note",
+    ]
     body = [
         [
             PAPERS[r.source.study].tag,
@@ -358,6 +380,7 @@ def _off(all_rows: Sequence[Row]) -> list[str]:
             r.target,
             _num(r.simulated),
             _num(r.ratio),
+            _decided_cell(decided, r.experiment, r.quantity, f"{r.quantity} {r.target}"),
             r.note,
         ]
         for r in off
@@ -399,6 +422,7 @@ def render(tables: Mapping[str, pd.DataFrame], provenance: Provenance) -> str:
     all_rows = rows(tables)
     run = sorted(tables)
     missing = [e for e in EXPERIMENTS if e not in tables]
+    decided = sensitivity.decided()
     lines = [
         "# Validation: what nicsim reproduces and what it predicts",
         "",
@@ -443,7 +467,7 @@ def render(tables: Mapping[str, pd.DataFrame], provenance: Provenance) -> str:
         *_cross_study(),
         "## Predicted values that disagree with the study",
         "",
-        *_off(all_rows),
+        *_off(all_rows, decided),
         "",
         "## Published results",
         "",
@@ -495,16 +519,22 @@ def render(tables: Mapping[str, pd.DataFrame], provenance: Provenance) -> str:
     lines += [
         "## Claims",
         "",
-        "Statements the experiments check on their tables. Attributed to a study (with the quote):",
+        'Statements the experiments check on their tables. "An estimate decides it" names '
+        "the preset estimates one of whose candidates (another value no source rules out) "
+        "changes the verdict, as docs/estimates.md shows them; written by "
+        f"`{sensitivity.INDEX_COMMAND}`, which a reproduction does not re-run. Attributed to "
+        "a study (with the quote):",
         "",
         markdown_table(
-            ["experiment", "claim", "simulated", "holds", "source"], _claim_rows(tables, True)
+            ["experiment", "claim", "simulated", "holds", "an estimate decides it", "source"],
+            _claim_rows(tables, True, decided),
         ),
         "",
         "nicsim's own expectations and outside sources (not the studies'):",
         "",
         markdown_table(
-            ["experiment", "claim", "simulated", "holds", "source"], _claim_rows(tables, False)
+            ["experiment", "claim", "simulated", "holds", "an estimate decides it", "source"],
+            _claim_rows(tables, False, decided),
         ),
         "",
         *validation_conflicts.lines(tables),
