@@ -217,3 +217,24 @@ def test_the_packaged_index_names_values_and_claims_the_experiments_have() -> No
         known = {s._name(p) for p in experiment.published} | {c.text for c in experiment.claims}
         assert name in known, (exp_id, name)
         assert set(names) <= estimates, names
+
+
+def test_validation_counts_the_agreeing_predictions_an_estimate_decides() -> None:
+    from nicsim.studies import validation
+
+    def row(quantity: str, agrees: bool, status: str = "predicted") -> validation.Row:
+        return validation.Row(
+            source=None,  # type: ignore[arg-type]
+            quantity=quantity,
+            printed="",
+            target="1",
+            status=status,  # type: ignore[arg-type]
+            experiment="e",
+            agrees=agrees,
+        )
+
+    rows = [row("a", True), row("b", True), row("c", False), row("d", True, "fitted")]
+    decided = {("e", "a"): ["ring"], ("e", "c"): ["ring"], ("e", "d"): ["ring"]}
+    (_, text) = validation._hanging(rows, decided, 2)
+    assert "Of the 2 predicted values that agree, **1 stop agreeing" in text
+    assert validation._hanging(rows, {}, 2) == []

@@ -208,7 +208,7 @@ def _count(rows_: Sequence[Row], status: RowStatus) -> tuple[int, int]:
     return sum(1 for r in selected if r.agrees), len(selected)
 
 
-def _summary(all_rows: Sequence[Row]) -> list[str]:
+def _summary(all_rows: Sequence[Row], decided: Decided) -> list[str]:
     header = [
         "study",
         "fitted (agree)",
@@ -242,6 +242,26 @@ def _summary(all_rows: Sequence[Row]) -> list[str]:
         f"{predicted[1]} predicted values agree** with the study (within "
         f"{TOLERANCE:.0%} for a value, the bound holds for a bound). A fitted value agreeing "
         "says only that the fit worked.",
+        *_hanging(all_rows, decided, predicted[0]),
+    ]
+
+
+def _hanging(all_rows: Sequence[Row], decided: Decided, agreeing: int) -> list[str]:
+    """Say how many agreeing predictions a preset estimate decides (none without an index)."""
+    if not decided:
+        return []
+    hang = sum(
+        1
+        for r in all_rows
+        if r.status == "predicted"
+        and r.agrees is True
+        and _decided_cell(decided, r.experiment, r.quantity, f"{r.quantity} {r.target}") != "-"
+    )
+    return [
+        "",
+        f"Of the {agreeing} predicted values that agree, **{hang} stop agreeing under a "
+        "candidate of a preset estimate** (a value no source rules out): "
+        "docs/estimates.md has each one with the values it takes.",
     ]
 
 
@@ -452,7 +472,7 @@ def render(tables: Mapping[str, pd.DataFrame], provenance: Provenance) -> str:
         "",
         "## Summary",
         "",
-        *_summary(all_rows),
+        *_summary(all_rows, decided),
         "",
         "## Calibrations",
         "",
