@@ -154,6 +154,11 @@ def test_the_emo_slope_claim_is_decided_by_the_hosts_bus() -> None:
     assert "1 of 6 values and claims change their verdict" in report
     assert "| emo-latency | the projected ToNIC" in report
     assert "EMO hosts' PCI bus |" in report.split("## Index")[1]
+    # The bands: the slope claim holds in one of the three runs (528 MB/s).
+    (band,) = [b for b in s.bands([outcome]) if b.base.key == base.key]
+    assert (band.holding, band.runs) == (1, 3)
+    assert min(band.values) < 0.15 < max(band.values)
+    assert "| holds in |" in report and "| 1 of 3 |" in report
 
 
 def test_an_estimate_on_no_chosen_experiments_preset_is_left_out() -> None:

@@ -521,7 +521,105 @@ def render(outcomes: Sequence[Outcome], *, command: str) -> str:
         ]
     else:
         lines += ["None.", ""]
-    return "\n".join(lines)
+    return "\n".join([*lines, *_bands(outcomes)])
+
+
+@dataclass(frozen=True)
+class Band:
+    """A value or claim over every candidate of every estimate, one estimate at a time."""
+
+    base: Verdict
+    values: tuple[float, ...]
+    holding: int
+    runs: int
+
+
+def bands(outcomes: Sequence[Outcome]) -> list[Band]:
+    """Each value's and claim's range over the candidates, and under how many its verdict holds.
+
+    ``runs`` counts the presets' own run and every candidate of every
+    estimate whose experiments include it; ``values`` are the measured ones.
+
+    Examples
+    --------
+    >>> v = lambda x, h: Verdict("e", "value", "q", x, h)
+    >>> est = Estimate("r", ("p",), (Candidate("a", {}), Candidate("b", {})), "")
+    >>> (b,) = bands([Outcome(est, [v(1.0, True)], {"a": [v(1.3, False)], "b": [v(0.9, True)]})])
+    >>> min(b.values), max(b.values), b.holding, b.runs
+    (0.9, 1.3, 2, 3)
+    """
+    found: dict[tuple[str, str], tuple[Verdict, list[Verdict]]] = {}
+    for out in outcomes:
+        for i, base in enumerate(out.base):
+            _, seen = found.setdefault(base.key, (base, [base]))
+            seen += [vs[i] for vs in out.by_candidate.values()]
+    return [
+        Band(
+            base,
+            tuple(v.value for v in seen if v.value is not None),
+            sum(1 for v in seen if v.holds),
+            len(seen),
+        )
+        for base, seen in found.values()
+    ]
+
+
+def _bands(outcomes: Sequence[Outcome]) -> list[str]:
+    rows = bands(outcomes)
+    if not rows:
+        return []
+    values = [r for r in rows if r.base.kind == "value"]
+    claims = [r for r in rows if r.base.kind == "claim"]
+
+    def span(r: Band) -> str:
+        if not r.values:
+            return "not measured"
+        return f"{min(r.values):.4g} .. {max(r.values):.4g}"
+
+    lines = [
+        "",
+        "## Every published value and claim over all the candidates",
+        "",
+        "One estimate at a time: each row's range covers the presets' own run and every "
+        'candidate of every estimate whose experiments include it; "agrees" and "holds" '
+        "count those runs.",
+        "",
+    ]
+    if values:
+        lines += [
+            markdown_table(
+                ["experiment", "value", "the presets", "over the candidates", "agrees in"],
+                [
+                    [
+                        r.base.experiment,
+                        r.base.name,
+                        _verdict_cell(r.base),
+                        span(r),
+                        f"{r.holding} of {r.runs}",
+                    ]
+                    for r in values
+                ],
+            ),
+            "",
+        ]
+    if claims:
+        lines += [
+            markdown_table(
+                ["experiment", "claim", "the presets", "over the candidates", "holds in"],
+                [
+                    [
+                        r.base.experiment,
+                        r.base.name,
+                        _verdict_cell(r.base),
+                        span(r),
+                        f"{r.holding} of {r.runs}",
+                    ]
+                    for r in claims
+                ],
+            ),
+            "",
+        ]
+    return lines
 
 
 def index_toml(outcomes: Sequence[Outcome], *, command: str) -> str:
