@@ -11,6 +11,7 @@ import tomllib
 
 from nicsim import _core
 from nicsim._core import NicsimError
+from nicsim.studies import preset_edit as pe
 from nicsim.studies import sensitivity as s
 
 PRESET = """\
@@ -27,7 +28,7 @@ hz = 250                  # [estimate] CONFIG_HZ
 
 
 def test_a_set_key_keeps_its_line_and_comment_and_every_other_key() -> None:
-    out = s.with_values(PRESET, {"nic.ring_slots": 512, "host.tick.hz": 1000})
+    out = pe.with_values(PRESET, {"nic.ring_slots": 512, "host.tick.hz": 1000})
     assert 'ring_slots = 512         # [estimate] slots, "quoted # not a comment"' in out
     assert "hz = 1000                  # [estimate] CONFIG_HZ" in out
     before, after = tomllib.loads(PRESET), tomllib.loads(out)
@@ -38,7 +39,7 @@ def test_a_set_key_keeps_its_line_and_comment_and_every_other_key() -> None:
 
 
 def test_booleans_strings_and_a_whole_number_for_a_float_key() -> None:
-    out = s.with_values(
+    out = pe.with_values(
         PRESET, {"nic.flow_control": True, "nic.name": "x # y", "nic.dma_MBps": 528}
     )
     doc = tomllib.loads(out)
@@ -49,7 +50,7 @@ def test_booleans_strings_and_a_whole_number_for_a_float_key() -> None:
 
 
 def test_a_key_the_preset_lacks_is_added_to_its_table_or_a_new_one() -> None:
-    out = s.with_values(PRESET, {"nic.pause_to_sender": True, "cache.l1i_kib": 32})
+    out = pe.with_values(PRESET, {"nic.pause_to_sender": True, "cache.l1i_kib": 32})
     doc = tomllib.loads(out)
     assert doc["nic"]["pause_to_sender"] is True
     assert doc["cache"]["l1i_kib"] == 32
@@ -68,7 +69,7 @@ def test_a_value_of_another_kind_is_an_error_naming_the_key(
     key: str, value: object, words: list[str]
 ) -> None:
     with pytest.raises(NicsimError) as err:
-        s.with_values(PRESET, {key: value})  # type: ignore[dict-item]
+        pe.with_values(PRESET, {key: value})  # type: ignore[dict-item]
     for w in words:
         assert w in str(err.value)
 
@@ -82,13 +83,13 @@ def test_every_candidate_edits_its_real_presets_and_nothing_else() -> None:
             text = _core.preset_toml(preset)
             base = tomllib.loads(text)
             for cand in est.candidates:
-                edited = tomllib.loads(s.with_values(text, cand.values))
-                changed = [k for k, v in cand.values.items() if s._lookup(base, k) != v]
+                edited = tomllib.loads(pe.with_values(text, cand.values))
+                changed = [k for k, v in cand.values.items() if pe.lookup(base, k) != v]
                 assert changed, (est.name, cand.label, preset)
                 for key, value in cand.values.items():
-                    assert s._lookup(edited, key) == value
+                    assert pe.lookup(edited, key) == value
                 # Comments kept: the edited text has as many lines, or more.
-                assert len(s.with_values(text, cand.values).splitlines()) >= len(text.splitlines())
+                assert len(pe.with_values(text, cand.values).splitlines()) >= len(text.splitlines())
 
 
 def _write(tmp_path: Path, body: str) -> Path:
@@ -200,7 +201,7 @@ def test_validation_names_the_estimates_that_decide_a_claim(
     index = tmp_path / "index.toml"
     index.write_text(
         '[[decided]]\nexperiment = "emo-latency"\n'
-        f'name = {s._toml(claim.text)}\nestimates = ["EMO hosts\' PCI bus"]\n'
+        f'name = {pe.toml_value(claim.text)}\nestimates = ["EMO hosts\' PCI bus"]\n'
     )
     monkeypatch.setattr(s, "INDEX", index)
     rows = validation._claim_rows({}, True, s.decided())
