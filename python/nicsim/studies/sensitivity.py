@@ -426,8 +426,6 @@ def _bands(outcomes: Sequence[Outcome]) -> list[str]:
     rows = bands(outcomes)
     if not rows:
         return []
-    values = [r for r in rows if r.base.kind == "value"]
-    claims = [r for r in rows if r.base.kind == "claim"]
 
     def span(r: Band) -> str:
         if not r.values:
@@ -443,40 +441,22 @@ def _bands(outcomes: Sequence[Outcome]) -> list[str]:
         "count those runs.",
         "",
     ]
-    if values:
-        lines += [
-            markdown_table(
-                ["experiment", "value", "the presets", "over the candidates", "agrees in"],
-                [
-                    [
-                        r.base.experiment,
-                        r.base.name,
-                        _verdict_cell(r.base),
-                        span(r),
-                        f"{r.holding} of {r.runs}",
-                    ]
-                    for r in values
-                ],
-            ),
-            "",
+    for kind, verdict in (("value", "agrees in"), ("claim", "holds in")):
+        chosen = [r for r in rows if r.base.kind == kind]
+        if not chosen:
+            continue
+        header = ["experiment", kind, "the presets", "over the candidates", verdict]
+        body = [
+            [
+                r.base.experiment,
+                r.base.name,
+                _verdict_cell(r.base),
+                span(r),
+                f"{r.holding} of {r.runs}",
+            ]
+            for r in chosen
         ]
-    if claims:
-        lines += [
-            markdown_table(
-                ["experiment", "claim", "the presets", "over the candidates", "holds in"],
-                [
-                    [
-                        r.base.experiment,
-                        r.base.name,
-                        _verdict_cell(r.base),
-                        span(r),
-                        f"{r.holding} of {r.runs}",
-                    ]
-                    for r in claims
-                ],
-            ),
-            "",
-        ]
+        lines += [markdown_table(header, body), ""]
     return lines
 
 
