@@ -164,7 +164,8 @@ class Spread:
         return margin is not None and margin >= STABLE
 
 
-def _name(item: Published | Claim) -> str:
+def item_name(item: Published | Claim) -> str:
+    """Return the name a published value or claim goes by in the seed and estimate reports."""
     if isinstance(item, Claim):
         return item.text
     return item.quantity if item.bound == "=" else f"{item.quantity} {item.target}"
@@ -173,7 +174,7 @@ def _name(item: Published | Claim) -> str:
 def names(exp_id: str) -> list[str]:
     """Return the names :func:`spreads` gives the values and claims of ``exp_id``, in order."""
     experiment = _experiments.get(exp_id)
-    return [_name(p) for p in experiment.published] + [_name(c) for c in experiment.claims]
+    return [item_name(p) for p in experiment.published] + [item_name(c) for c in experiment.claims]
 
 
 def spreads(tables_by_seed: Sequence[Mapping[str, pd.DataFrame]]) -> list[Spread]:
@@ -195,10 +196,10 @@ def spreads(tables_by_seed: Sequence[Mapping[str, pd.DataFrame]]) -> list[Spread
             values = tuple(c.simulated for c in checks)
             if item.bound == "=":
                 scale = item.value if isinstance(item.simulated, PercentAbove) else None
-                out.append(Spread(exp_id, "value", _name(item), values, scale=scale))
+                out.append(Spread(exp_id, "value", item_name(item), values, scale=scale))
             else:
                 holds = tuple(bool(c.agrees) for c in checks)
-                out.append(Spread(exp_id, "claim", _name(item), values, holds, item.value))
+                out.append(Spread(exp_id, "claim", item_name(item), values, holds, item.value))
         for claim in experiment.claims:
             checked = [claim.check(table) for table in tables]
             values = tuple(None if c is None else float(c[0]) for c in checked)

@@ -41,10 +41,9 @@ from nicsim.scenario import check_seed
 from nicsim.store import Store
 from nicsim.studies import experiments as _experiments
 from nicsim.studies.command import CommandLine, interruptible
-from nicsim.studies.exp_base import Claim, Published
 from nicsim.studies.preset_edit import Value, kind_name, lookup, same_kind, toml_value, with_values
 from nicsim.studies.report import markdown_table
-from nicsim.studies.seeds import STABLE
+from nicsim.studies.seeds import STABLE, item_name
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -162,18 +161,12 @@ def verdicts(exp_id: str, table: pd.DataFrame) -> list[Verdict]:
     out: list[Verdict] = []
     for item in experiment.published:
         check = item.check(table)
-        out.append(Verdict(exp_id, "value", _name(item), check.simulated, check.agrees))
+        out.append(Verdict(exp_id, "value", item_name(item), check.simulated, check.agrees))
     for claim in experiment.claims:
         checked = claim.check(table)
         value, holds = (None, None) if checked is None else (float(checked[0]), checked[1])
-        out.append(Verdict(exp_id, "claim", _name(claim), value, holds))
+        out.append(Verdict(exp_id, "claim", item_name(claim), value, holds))
     return out
-
-
-def _name(item: Published | Claim) -> str:
-    if isinstance(item, Claim):
-        return item.text
-    return item.quantity if item.bound == "=" else f"{item.quantity} {item.target}"
 
 
 def moved(base: Verdict, other: Verdict) -> bool:
