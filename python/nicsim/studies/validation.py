@@ -253,9 +253,7 @@ def _hanging(all_rows: Sequence[Row], decided: Decided, agreeing: int) -> list[s
     hang = sum(
         1
         for r in all_rows
-        if r.status == "predicted"
-        and r.agrees is True
-        and _decided_cell(decided, r.experiment, r.quantity, f"{r.quantity} {r.target}") != "-"
+        if r.status == "predicted" and r.agrees is True and _row_decided(decided, r) != "-"
     )
     return [
         "",
@@ -355,6 +353,11 @@ def _decided_cell(decided: Decided, exp_id: str | None, *names: str) -> str:
     return "; ".join(dict.fromkeys(found)) or "-"
 
 
+def _row_decided(decided: Decided, r: Row) -> str:
+    """Name the estimates deciding a published row (a bound goes by its quantity and target)."""
+    return _decided_cell(decided, r.experiment, r.quantity, f"{r.quantity} {r.target}")
+
+
 def _claim_rows(
     tables: Mapping[str, pd.DataFrame], attributed: bool, decided: Decided
 ) -> list[list[Any]]:
@@ -400,7 +403,7 @@ def _off(all_rows: Sequence[Row], decided: Decided) -> list[str]:
             r.target,
             _num(r.simulated),
             _num(r.ratio),
-            _decided_cell(decided, r.experiment, r.quantity, f"{r.quantity} {r.target}"),
+            _row_decided(decided, r),
             r.note,
         ]
         for r in off
